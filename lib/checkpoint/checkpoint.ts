@@ -1,0 +1,171 @@
+/**
+ * The checkpoint core: a run's progress (the map) and its committed side effects (the cargo), kept in a
+ * store that outlives the process. `runOnce` is the article's three-phase protocol with leases and fencing:
+ *
+ *   claim   — one transaction: committed → return it (skipped); free or expired → claim it with a fresh
+ *             token; held by a live lease → wait for its commit or its expiry (awaited, or take over).
+ *   execute — fn runs with the key (to pass on as an Idempotency-Key) and a signal; the lease is renewed.
+ *   commit  — one transaction: delete our claim where the token is ours, insert the result (and the
+ *             progress, when given). A crash lands before it (the step runs again) or after (it is skipped).
+ */
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { AwaitTimeoutError, IdempotencyKeyReuseError, LeaseLostError } from '../errors';
+import type { CommittedRow, ProgressWrite, Store } from '../store/types';
+import { keepLease } from './lease';
+
+export type StepStatus = 'executed' | 'skipped' | 'awaited';
+
+export interface StepContext {
+  /** Pass this on to the side effect's receiver (an Idempotency-Key header): it closes the crash window
+   * between the side effect and the commit, which no store can close. */
+  idempotencyKey: string;
+  /** Aborted when the lease is lost or the caller's signal aborts. */
+  signal: AbortSignal;
+  /** 1 on the first claim of this key; higher after a takeover or when the caller retries. */
+  attempt: number;
+}
+
+export interface RunOnceOptions {
+  /** A digest of the step's input: a committed key reused with another fingerprint is an error. */
+  fingerprint?: string;
+  /** The step's position, recorded with the claim, the result and events. */
+  step?: number;
+  signal?: AbortSignal;
+  /** Give up waiting for another holder's commit after this long. Default: wait for its commit or expiry. */
+  awaitTimeoutMs?: number;
+  /** The caller's own attempt number (the engine's retries); takeovers raise it further. */
+  attempt?: number;
+  /** Progress to write in the commit transaction if this call executes the step. */
+  progress?: { step: number; state: unknown };
+}
+
+export interface StepResult<T> {
+  result: T;
+  status: StepStatus;
+}
+
+export interface CheckpointOptions {
+  workerId?: string | null;
+  /** How long a claim lives without renewal. A worker that dies mid-step blocks the key this long. */
+  leaseMs?: number;
+  /** How long a claim written by an outside client (no lease column) lives after claimed_at. */
+  claimTtlMs?: number;
+  /** Bounds of the jittered exponential backoff while awaiting another holder. */
+  pollMs?: { min: number; max: number };
+}
+
+export class Checkpoint {
+  readonly workerId: string | null;
+  readonly leaseMs: number;
+  readonly claimTtlMs: number;
+  private readonly pollMs: { min: number; max: number };
+  /** Counts not yet written: they ride with the next progress write. */
+  private pending = { executed: 0, skipped: 0, awaited: 0 };
+
+  constructor(readonly store: Store, readonly runId: string, options: CheckpointOptions = {}) {
+    this.workerId = options.workerId ?? null;
+    this.leaseMs = options.leaseMs ?? 30_000;
+    this.claimTtlMs = options.claimTtlMs ?? 30_000;
+    this.pollMs = options.pollMs ?? { min: 5, max: 500 };
+  }
+
+  /** The resume point: the step reached and the state saved with it; step 0 and {} for a new run. */
+  async load<S = Record<string, unknown>>(): Promise<{ step: number; state: S }> {
+    const row = await this.store.loadProgress(this.runId);
+    return row ? { step: row.step, state: JSON.parse(row.stateJson) as S } : { step: 0, state: {} as S };
+  }
+
+  /** Updates only the map; the cargo is already committed. Pending skip counts ride along. */
+  async saveProgress(step: number, state: unknown): Promise<void> {
+    const write = this.progressWrite(step, state, 0);
+    await this.store.saveProgress(write);
+    this.pending = { executed: 0, skipped: 0, awaited: 0 };
+  }
+
+  /** claim → execute → commit: fn runs at most once per key across every process sharing the store. */
+  async runOnce<T>(idemKey: string, fn: (ctx: StepContext) => T | Promise<T>, options: RunOnceOptions = {}): Promise<StepResult<T>> {
+    const token = randomUUID();
+    const fingerprint = options.fingerprint ?? null;
+    const started = Date.now();
+    let waited = false;
+    let delay = this.pollMs.min;
+    for (;;) {
+      options.signal?.throwIfAborted();
+      const outcome = await this.store.claim({
+        idemKey, runId: this.runId, token, workerId: this.workerId, step: options.step ?? null,
+        attempt: options.attempt ?? 1, leaseMs: this.leaseMs, claimTtlMs: this.claimTtlMs,
+      });
+      if (outcome.kind === 'committed') return this.reuse<T>(outcome.row, fingerprint, waited ? 'awaited' : 'skipped');
+      if (outcome.kind === 'claimed') return this.execute(idemKey, token, outcome.attempt, fn, options, fingerprint);
+
+      waited = true;
+      if (options.awaitTimeoutMs !== undefined && Date.now() - started >= options.awaitTimeoutMs) {
+        throw new AwaitTimeoutError(idemKey, Date.now() - started);
+      }
+      // Full jitter keeps racing waiters apart; never sleep past the holder's expiry by more than a tick.
+      const wait = Math.min(delay * (0.5 + Math.random() / 2), outcome.msUntilExpiry + this.pollMs.min);
+      await sleep(Math.max(1, wait), undefined, options.signal ? { signal: options.signal } : undefined);
+      delay = Math.min(delay * 2, this.pollMs.max);
+    }
+  }
+
+  private reuse<T>(row: CommittedRow, fingerprint: string | null, status: 'skipped' | 'awaited'): StepResult<T> {
+    if (fingerprint !== null && row.fingerprint !== null && row.fingerprint !== fingerprint) {
+      throw new IdempotencyKeyReuseError(row.idemKey, row.fingerprint, fingerprint);
+    }
+    this.pending[status]++;
+    return { result: JSON.parse(row.resultJson) as T, status };
+  }
+
+  private async execute<T>(
+    idemKey: string, token: string, attempt: number,
+    fn: (ctx: StepContext) => T | Promise<T>, options: RunOnceOptions, fingerprint: string | null,
+  ): Promise<StepResult<T>> {
+    const controller = new AbortController();
+    const forwardAbort = () => controller.abort(options.signal?.reason);
+    options.signal?.addEventListener('abort', forwardAbort, { once: true });
+    const keeper = keepLease({
+      everyMs: this.leaseMs / 3,
+      renew: () => this.store.renewClaim(idemKey, token, this.leaseMs),
+      onLost: () => controller.abort(new LeaseLostError(idemKey, 'the claim was expired or taken over while executing')),
+    });
+    const step = options.step ?? null;
+    const started = performance.now();
+    let result: T;
+    try {
+      result = await fn({ idempotencyKey: idemKey, signal: controller.signal, attempt });
+    } catch (error) {
+      const durationMs = performance.now() - started;
+      const reason = controller.signal.reason instanceof LeaseLostError ? controller.signal.reason : error;
+      await this.store.releaseClaim({
+        idemKey, token, runId: this.runId, step, workerId: this.workerId, durationMs, error: describe(reason),
+      });
+      throw reason;
+    } finally {
+      keeper.stop();
+      options.signal?.removeEventListener('abort', forwardAbort);
+    }
+    const durationMs = performance.now() - started;
+    const progress = options.progress ? this.progressWrite(options.progress.step, options.progress.state, 1) : undefined;
+    await this.store.commit({
+      idemKey, token, runId: this.runId, resultJson: JSON.stringify(result) ?? 'null', step, fingerprint,
+      workerId: this.workerId, durationMs, progress,
+    });
+    if (progress) this.pending = { executed: 0, skipped: 0, awaited: 0 };
+    else this.pending.executed++;
+    return { result, status: 'executed' };
+  }
+
+  private progressWrite(step: number, state: unknown, executedNow: number): ProgressWrite {
+    return {
+      runId: this.runId, step, stateJson: JSON.stringify(state) ?? 'null',
+      executed: this.pending.executed + executedNow, skipped: this.pending.skipped, awaited: this.pending.awaited,
+    };
+  }
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  return String(error);
+}

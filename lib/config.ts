@@ -1,0 +1,34 @@
+/**
+ * The only place that reads process.env. Parsed once with zod; a bad value stops the process with a
+ * message naming the variable, before anything is opened or written.
+ */
+import { z } from 'zod';
+
+const schema = z.object({
+  DATABASE_URL: z
+    .string()
+    .regex(/^(file:|postgres:\/\/|postgresql:\/\/)/, 'must start with file: (SQLite) or postgres:// (PostgreSQL)')
+    .default('file:./data/waybill.db'),
+  WAYBILL_SQLITE_SYNC: z.enum(['full', 'normal']).default('full'),
+  WAYBILL_CLAIM_TTL_MS: z.coerce.number().int().positive().default(30_000),
+  WAYBILL_LEASE_MS: z.coerce.number().int().min(100).default(30_000),
+});
+
+export type Config = z.infer<typeof schema>;
+
+export class ConfigError extends Error {}
+
+export function parseConfig(env: Record<string, string | undefined> = process.env): Config {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new ConfigError(`invalid environment: ${problems}`);
+  }
+  return parsed.data;
+}
+
+let cached: Config | undefined;
+export function config(): Config {
+  cached ??= parseConfig();
+  return cached;
+}

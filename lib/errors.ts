@@ -1,0 +1,65 @@
+/**
+ * Every error Waybill raises on purpose. Callers branch on `code`, never on message text, and the
+ * HTTP layer maps codes to statuses. Only `transient` errors are worth retrying.
+ */
+export class WaybillError extends Error {
+  readonly code: string;
+  readonly transient: boolean;
+
+  constructor(code: string, message: string, options?: { cause?: unknown; transient?: boolean }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.transient = options?.transient ?? false;
+  }
+}
+
+/** Our claim was taken over or expired before we committed: the fencing token no longer matches. */
+export class LeaseLostError extends WaybillError {
+  constructor(readonly idemKey: string, detail = 'the claim is no longer held by this token') {
+    super('LEASE_LOST', `lease lost on ${idemKey}: ${detail}; nothing was committed`);
+  }
+}
+
+/** The key is committed with a different input fingerprint: the caller reused a key for other work. */
+export class IdempotencyKeyReuseError extends WaybillError {
+  constructor(
+    readonly idemKey: string,
+    readonly committedFingerprint: string,
+    readonly givenFingerprint: string,
+  ) {
+    super(
+      'IDEMPOTENCY_KEY_REUSE',
+      `idempotency key ${idemKey} was committed with fingerprint ${committedFingerprint}, ` +
+        `not ${givenFingerprint}: keys must be derived from what is processed`,
+    );
+  }
+}
+
+/** Waiting for another holder's commit took longer than the caller allowed. */
+export class AwaitTimeoutError extends WaybillError {
+  constructor(readonly idemKey: string, waitedMs: number) {
+    super('AWAIT_TIMEOUT', `timed out after ${waitedMs} ms awaiting the commit of ${idemKey}`);
+  }
+}
+
+/** A configuration value or argument is invalid; the message names it. */
+export class InvalidInputError extends WaybillError {
+  constructor(message: string) {
+    super('INVALID_INPUT', message);
+  }
+}
+
+/** The thing asked for does not exist. */
+export class NotFoundError extends WaybillError {
+  constructor(what: string) {
+    super('NOT_FOUND', `${what} not found`);
+  }
+}
+
+/** The store failed in a way that may succeed on retry (busy database, lost connection, serialization). */
+export class StoreUnavailableError extends WaybillError {
+  constructor(message: string, cause: unknown) {
+    super('STORE_UNAVAILABLE', message, { cause, transient: true });
+  }
+}

@@ -1,0 +1,103 @@
+/**
+ * SQLite tables. The first columns of progress, committed and claims are the reference article's, with
+ * its names and types, so its own client keeps working against a Waybill store; every column we added is
+ * nullable or defaulted so that client's INSERTs still succeed. Times are epoch seconds (REAL).
+ * Mirrored in schema.pg.ts under the same export names.
+ */
+import { sql } from 'drizzle-orm';
+import { index, integer, real, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+
+export const progress = sqliteTable('progress', {
+  runId: text('run_id').primaryKey(),
+  step: integer('step').notNull(),
+  stateJson: text('state_json').notNull(),
+  updatedAt: real('updated_at').notNull(),
+  // Counters ride with progress writes: a skipped step never costs a transaction of its own.
+  executed: integer('executed').notNull().default(0),
+  skipped: integer('skipped').notNull().default(0),
+  awaited: integer('awaited').notNull().default(0),
+});
+
+export const committed = sqliteTable(
+  'committed',
+  {
+    idemKey: text('idem_key').primaryKey(),
+    runId: text('run_id').notNull(),
+    resultJson: text('result_json').notNull(),
+    committedAt: real('committed_at').notNull(),
+    step: integer('step'),
+    fingerprint: text('fingerprint'),
+    workerId: text('worker_id'),
+    durationMs: real('duration_ms'),
+    source: text('source', { enum: ['executed', 'manual'] }).notNull().default('executed'),
+  },
+  (t) => [index('committed_run_step').on(t.runId, t.step)],
+);
+
+export const claims = sqliteTable(
+  'claims',
+  {
+    idemKey: text('idem_key').primaryKey(),
+    runId: text('run_id').notNull(),
+    claimedAt: real('claimed_at').notNull(),
+    token: text('token'),
+    workerId: text('worker_id'),
+    leaseExpiresAt: real('lease_expires_at'),
+    heartbeatAt: real('heartbeat_at'),
+    step: integer('step'),
+    attempt: integer('attempt').notNull().default(1),
+  },
+  (t) => [index('claims_run').on(t.runId)],
+);
+
+export const runs = sqliteTable(
+  'runs',
+  {
+    id: text('id').primaryKey(),
+    workflow: text('workflow').notNull(),
+    inputJson: text('input_json').notNull(),
+    status: text('status', { enum: ['queued', 'running', 'paused', 'completed', 'failed', 'cancelled'] })
+      .notNull()
+      .default('queued'),
+    totalSteps: integer('total_steps'),
+    owner: text('owner'),
+    leaseExpiresAt: real('lease_expires_at'),
+    attempts: integer('attempts').notNull().default(0),
+    error: text('error'),
+    outputJson: text('output_json'),
+    createdAt: real('created_at').notNull(),
+    updatedAt: real('updated_at').notNull(),
+    startedAt: real('started_at'),
+    finishedAt: real('finished_at'),
+  },
+  (t) => [index('runs_status_updated').on(t.status, t.updatedAt), index('runs_created').on(t.createdAt)],
+);
+
+export const stepEvents = sqliteTable(
+  'step_events',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    runId: text('run_id').notNull(),
+    idemKey: text('idem_key'),
+    step: integer('step'),
+    outcome: text('outcome', {
+      enum: ['executed', 'skipped', 'awaited', 'failed', 'expired', 'resolved', 'lease_lost', 'operator'],
+    }).notNull(),
+    // Skips and awaits are folded into one event per progress write; count says how many it stands for.
+    count: integer('count').notNull().default(1),
+    durationMs: real('duration_ms'),
+    workerId: text('worker_id'),
+    detail: text('detail'),
+    at: real('at').notNull().default(sql`(unixepoch('subsec'))`),
+  },
+  (t) => [index('step_events_run').on(t.runId, t.id), index('step_events_key').on(t.idemKey)],
+);
+
+export const workers = sqliteTable('workers', {
+  id: text('id').primaryKey(),
+  host: text('host').notNull(),
+  pid: integer('pid').notNull(),
+  startedAt: real('started_at').notNull(),
+  heartbeatAt: real('heartbeat_at').notNull(),
+  stoppedAt: real('stopped_at'),
+});

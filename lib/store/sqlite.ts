@@ -1,0 +1,250 @@
+/**
+ * The embedded backend: one SQLite file in WAL mode, shared by every process on the machine.
+ *
+ * better-sqlite3 is synchronous, so every transaction here is a plain function run under BEGIN IMMEDIATE
+ * (the write lock is taken up front: a deferred transaction that upgrades later fails with SQLITE_BUSY
+ * instead of waiting). Nothing awaits inside a transaction; the side effect always runs between two of them.
+ * The hot path uses prepared statements directly: at tens of microseconds a step, a query builder's
+ * per-call work would be a visible share of the cost.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { systemClock, type Clock } from '../clock';
+import { LeaseLostError, NotFoundError, StoreUnavailableError } from '../errors';
+import { findMigrationsDir, readMigrations } from './migrations';
+import { migrateSqlite } from './sqlite-migrate';
+import type {
+  ClaimOutcome, ClaimRequest, ClaimRow, CommitRequest, CommittedRow, ProgressRow, ProgressWrite,
+  ReleaseRequest, ResolveRequest, StepEvent, Store,
+} from './types';
+
+export interface SqliteStoreOptions {
+  /** A file path, or ':memory:'. */
+  path: string;
+  /** FULL survives power loss; NORMAL survives a killed process only, and is several times faster. */
+  synchronous?: 'full' | 'normal';
+  busyTimeoutMs?: number;
+  clock?: Clock;
+  migrationsDir?: string;
+}
+
+const COMMITTED_COLUMNS = `idem_key AS idemKey, run_id AS runId, result_json AS resultJson,
+  committed_at AS committedAt, step, fingerprint, worker_id AS workerId, duration_ms AS durationMs, source`;
+const CLAIM_COLUMNS = `idem_key AS idemKey, run_id AS runId, claimed_at AS claimedAt, token,
+  worker_id AS workerId, lease_expires_at AS leaseExpiresAt, heartbeat_at AS heartbeatAt, step, attempt`;
+/** A claim with no lease column was written by an outside client: it lives claim TTL after claimed_at. */
+const EXPIRES_AT = `coalesce(lease_expires_at, claimed_at + @ttl)`;
+
+type RawClaim = Omit<ClaimRow, 'orphaned'> & { orphaned?: number };
+
+export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
+  if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
+  const db = new Database(options.path, { timeout: options.busyTimeoutMs ?? 5000 });
+  try {
+    db.pragma('journal_mode = WAL');
+    // better-sqlite3 leaves WAL databases at NORMAL unless told; FULL is the durable default.
+    db.pragma(`synchronous = ${options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
+    const clock = options.clock ?? systemClock;
+    migrateSqlite(db, readMigrations(findMigrationsDir('sqlite', options.migrationsDir)), clock.now() / 1000);
+    return new SqliteStore(db, clock);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}
+
+export class SqliteStore implements Store {
+  readonly dialect = 'sqlite' as const;
+  private readonly s;
+  private readonly immediate: (fn: () => unknown) => unknown;
+
+  constructor(readonly db: Database.Database, private readonly clock: Clock) {
+    // One transaction wrapper for every write: building one per call would cost on the hot path.
+    this.immediate = db.transaction((fn: () => unknown) => fn()).immediate;
+    this.s = {
+      progress: db.prepare<[string], ProgressRow>(`SELECT run_id AS runId, step, state_json AS stateJson,
+        updated_at AS updatedAt, executed, skipped, awaited FROM progress WHERE run_id = ?`),
+      upsertProgress: db.prepare(`INSERT INTO progress (run_id, step, state_json, updated_at, executed, skipped, awaited)
+        VALUES (@runId, @step, @stateJson, @now, @executed, @skipped, @awaited)
+        ON CONFLICT (run_id) DO UPDATE SET step = excluded.step, state_json = excluded.state_json,
+          updated_at = excluded.updated_at, executed = executed + excluded.executed,
+          skipped = skipped + excluded.skipped, awaited = awaited + excluded.awaited`),
+      committed: db.prepare<[string], CommittedRow>(`SELECT ${COMMITTED_COLUMNS} FROM committed WHERE idem_key = ?`),
+      claim: db.prepare<[string], RawClaim>(`SELECT ${CLAIM_COLUMNS} FROM claims WHERE idem_key = ?`),
+      insertClaim: db.prepare(`INSERT INTO claims (idem_key, run_id, claimed_at, token, worker_id,
+        lease_expires_at, heartbeat_at, step, attempt)
+        VALUES (@idemKey, @runId, @now, @token, @workerId, @leaseExpiresAt, @now, @step, @attempt)`),
+      takeOver: db.prepare(`UPDATE claims SET run_id = @runId, claimed_at = @now, token = @token,
+        worker_id = @workerId, lease_expires_at = @leaseExpiresAt, heartbeat_at = @now, step = @step,
+        attempt = @attempt WHERE idem_key = @idemKey`),
+      renew: db.prepare(`UPDATE claims SET lease_expires_at = @leaseExpiresAt, heartbeat_at = @now
+        WHERE idem_key = @idemKey AND token = @token`),
+      deleteOwnClaim: db.prepare('DELETE FROM claims WHERE idem_key = ? AND token = ?'),
+      deleteClaim: db.prepare('DELETE FROM claims WHERE idem_key = ?'),
+      insertCommitted: db.prepare(`INSERT INTO committed (idem_key, run_id, result_json, committed_at, step,
+        fingerprint, worker_id, duration_ms, source)
+        VALUES (@idemKey, @runId, @resultJson, @now, @step, @fingerprint, @workerId, @durationMs, @source)
+        ON CONFLICT (idem_key) DO NOTHING`),
+      event: db.prepare(`INSERT INTO step_events (run_id, idem_key, step, outcome, count, duration_ms, worker_id, detail, at)
+        VALUES (@runId, @idemKey, @step, @outcome, @count, @durationMs, @workerId, @detail, @now)`),
+    };
+  }
+
+  private now(): number {
+    return this.clock.now() / 1000;
+  }
+
+  async loadProgress(runId: string): Promise<ProgressRow | null> {
+    return guard(() => this.s.progress.get(runId) ?? null);
+  }
+
+  async saveProgress(write: ProgressWrite): Promise<void> {
+    const now = this.now();
+    guard(() => this.tx(() => this.writeProgress(write, now)));
+  }
+
+  async claim(r: ClaimRequest): Promise<ClaimOutcome> {
+    const now = this.now();
+    return guard(() => this.tx((): ClaimOutcome => {
+      const done = this.s.committed.get(r.idemKey);
+      if (done) return { kind: 'committed', row: done };
+      const leaseExpiresAt = now + r.leaseMs / 1000;
+      const params = { ...r, now, leaseExpiresAt };
+      const held = this.s.claim.get(r.idemKey);
+      if (!held) {
+        this.s.insertClaim.run(params);
+        return { kind: 'claimed', attempt: r.attempt, leaseExpiresAt, tookOverFrom: null };
+      }
+      const expiresAt = held.leaseExpiresAt ?? held.claimedAt + r.claimTtlMs / 1000;
+      const holder: ClaimRow = { ...held, orphaned: expiresAt <= now };
+      if (!holder.orphaned) return { kind: 'held', holder, msUntilExpiry: (expiresAt - now) * 1000 };
+      const attempt = Math.max(r.attempt, held.attempt + 1);
+      this.s.takeOver.run({ ...params, attempt });
+      this.event({ runId: held.runId, idemKey: r.idemKey, step: held.step, outcome: 'expired', workerId: r.workerId,
+        detail: `lease of ${held.workerId ?? 'an outside client'} passed; taken over` }, now);
+      return { kind: 'claimed', attempt, leaseExpiresAt, tookOverFrom: holder };
+    }));
+  }
+
+  async renewClaim(idemKey: string, token: string, leaseMs: number): Promise<boolean> {
+    const now = this.now();
+    return guard(() => this.s.renew.run({ idemKey, token, now, leaseExpiresAt: now + leaseMs / 1000 }).changes === 1);
+  }
+
+  async commit(r: CommitRequest): Promise<void> {
+    const now = this.now();
+    try {
+      guard(() => this.tx(() => {
+        if (this.s.deleteOwnClaim.run(r.idemKey, r.token).changes === 0) throw new LeaseLostError(r.idemKey);
+        const row = { ...r, now, source: 'executed' };
+        if (this.s.insertCommitted.run(row).changes === 0) {
+          throw new LeaseLostError(r.idemKey, 'the key was committed by someone else meanwhile');
+        }
+        if (r.progress) this.writeProgress(r.progress, now);
+      }));
+    } catch (error) {
+      if (error instanceof LeaseLostError) {
+        this.event({ runId: r.runId, idemKey: r.idemKey, step: r.step, outcome: 'lease_lost', workerId: r.workerId,
+          durationMs: r.durationMs, detail: error.message }, now);
+      }
+      throw error;
+    }
+  }
+
+  async releaseClaim(r: ReleaseRequest): Promise<void> {
+    const now = this.now();
+    guard(() => this.tx(() => {
+      this.s.deleteOwnClaim.run(r.idemKey, r.token);
+      this.event({ runId: r.runId, idemKey: r.idemKey, step: r.step, outcome: 'failed', workerId: r.workerId,
+        durationMs: r.durationMs, detail: r.error }, now);
+    }));
+  }
+
+  async getCommitted(idemKey: string): Promise<CommittedRow | null> {
+    return guard(() => this.s.committed.get(idemKey) ?? null);
+  }
+
+  async listCommitted(runId: string, options: { limit?: number; afterKey?: string } = {}): Promise<CommittedRow[]> {
+    return guard(() => this.db.prepare<unknown[], CommittedRow>(`SELECT ${COMMITTED_COLUMNS} FROM committed
+      WHERE run_id = ? AND idem_key > ? ORDER BY idem_key LIMIT ?`)
+      .all(runId, options.afterKey ?? '', options.limit ?? 1000));
+  }
+
+  async listClaims(options: { runId?: string; orphanedOnly?: boolean; claimTtlMs: number }): Promise<ClaimRow[]> {
+    const ttl = options.claimTtlMs / 1000;
+    const rows = guard(() => this.db.prepare<unknown[], RawClaim>(`SELECT ${CLAIM_COLUMNS},
+        ${EXPIRES_AT} <= @now AS orphaned FROM claims
+      WHERE (@runId IS NULL OR run_id = @runId) AND (@orphanedOnly = 0 OR ${EXPIRES_AT} <= @now)
+      ORDER BY claimed_at, idem_key`)
+      .all({ now: this.now(), ttl, runId: options.runId ?? null, orphanedOnly: options.orphanedOnly ? 1 : 0 }));
+    return rows.map((row) => ({ ...row, orphaned: row.orphaned === 1 }));
+  }
+
+  async expireClaim(idemKey: string, options: { actor: string; force?: boolean; claimTtlMs: number }): Promise<boolean> {
+    const now = this.now();
+    return guard(() => this.tx(() => {
+      const held = this.s.claim.get(idemKey);
+      if (!held) return false;
+      const expiresAt = held.leaseExpiresAt ?? held.claimedAt + options.claimTtlMs / 1000;
+      if (expiresAt > now && !options.force) return false;
+      this.s.deleteClaim.run(idemKey);
+      this.event({ runId: held.runId, idemKey, step: held.step, outcome: 'expired', workerId: held.workerId,
+        detail: `expired by ${options.actor}: the step will run again` }, now);
+      return true;
+    }));
+  }
+
+  async resolveClaim(r: ResolveRequest): Promise<void> {
+    const now = this.now();
+    guard(() => this.tx(() => {
+      const held = this.s.claim.get(r.idemKey);
+      if (!held) throw new NotFoundError(`claim on ${r.idemKey}`);
+      this.s.deleteClaim.run(r.idemKey);
+      const inserted = this.s.insertCommitted.run({ idemKey: r.idemKey, runId: held.runId, resultJson: r.resultJson, now,
+        step: held.step, fingerprint: null, workerId: null, durationMs: null, source: 'manual' });
+      if (inserted.changes === 0) throw new LeaseLostError(r.idemKey, 'the key is already committed');
+      this.event({ runId: held.runId, idemKey: r.idemKey, step: held.step, outcome: 'resolved', workerId: held.workerId,
+        detail: `resolved by ${r.actor}${r.note ? `: ${r.note}` : ''}` }, now);
+    }));
+  }
+
+  async listEvents(runId: string, options: { limit?: number; afterId?: number } = {}): Promise<StepEvent[]> {
+    return guard(() => this.db.prepare<unknown[], StepEvent>(`SELECT id, run_id AS runId, idem_key AS idemKey, step,
+        outcome, count, duration_ms AS durationMs, worker_id AS workerId, detail, at
+      FROM step_events WHERE run_id = ? AND id > ? ORDER BY id LIMIT ?`)
+      .all(runId, options.afterId ?? 0, options.limit ?? 1000));
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+
+  /** Runs fn under BEGIN IMMEDIATE; a throw rolls back. */
+  private tx<T>(fn: () => T): T {
+    return this.immediate(fn) as T;
+  }
+
+  private writeProgress(w: ProgressWrite, now: number): void {
+    this.s.upsertProgress.run({ ...w, now });
+    if (w.skipped > 0) this.event({ runId: w.runId, step: w.step, outcome: 'skipped', count: w.skipped }, now);
+    if (w.awaited > 0) this.event({ runId: w.runId, step: w.step, outcome: 'awaited', count: w.awaited }, now);
+  }
+
+  private event(e: Partial<StepEvent> & Pick<StepEvent, 'runId' | 'outcome'>, now: number): void {
+    this.s.event.run({ idemKey: null, step: null, count: 1, durationMs: null, workerId: null, detail: null, ...e, now });
+  }
+}
+
+/** SQLITE_BUSY after the busy timeout is transient: the caller may retry. Everything else passes through. */
+function guard<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') {
+      throw new StoreUnavailableError(`SQLite is busy (${code}); another process holds the write lock`, error);
+    }
+    throw error;
+  }
+}
