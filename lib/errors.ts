@@ -63,3 +63,17 @@ export class StoreUnavailableError extends WaybillError {
     super('STORE_UNAVAILABLE', message, { cause, transient: true });
   }
 }
+
+/** Something with that id already exists. */
+export class ConflictError extends WaybillError {
+  constructor(what: string) {
+    super('CONFLICT', `${what} already exists`);
+  }
+}
+
+/** The run's status does not allow the action asked for. */
+export class InvalidTransitionError extends WaybillError {
+  constructor(runId: string, action: string, status: string) {
+    super('INVALID_TRANSITION', `cannot ${action} run ${runId}: it is ${status}`);
+  }
+}

@@ -3,11 +3,19 @@
  * same transaction as each step's commit, so an executed step costs one transaction after its claim; a
  * skipped step costs none, its count riding with the next write.
  */
-import type { Checkpoint, StepContext } from './checkpoint';
+import type { RunOnceOptions, StepContext, StepResult } from './checkpoint';
 import { stepKey } from './keys';
 
 export interface AgentStepContext extends StepContext {
   step: number;
+}
+
+/** What the loop needs of its runner: a Checkpoint, or the engine's RunContext (which adds retries). */
+export interface StepRunner {
+  readonly runId: string;
+  load<S>(): Promise<{ step: number; state: S }>;
+  saveProgress(step: number, state: unknown): Promise<void>;
+  runOnce<T>(key: string, fn: (ctx: StepContext) => T | Promise<T>, options?: RunOnceOptions): Promise<StepResult<T>>;
 }
 
 export interface AgentReport {
@@ -21,7 +29,7 @@ export interface AgentReport {
 
 export async function runAgent<I, R>(
   inputs: readonly I[],
-  checkpoint: Checkpoint,
+  checkpoint: StepRunner,
   handler: (item: I, ctx: AgentStepContext) => R | Promise<R>,
   options: { signal?: AbortSignal } = {},
 ): Promise<AgentReport> {

@@ -11,12 +11,14 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { systemClock, type Clock } from '../clock';
-import { LeaseLostError, NotFoundError, StoreUnavailableError } from '../errors';
+import { LeaseLostError, NotFoundError } from '../errors';
+import { guard } from './sqlite-base';
+import { SqliteRunStore } from './sqlite-runs';
 import { findMigrationsDir, readMigrations } from './migrations';
 import { migrateSqlite } from './sqlite-migrate';
 import type {
   ClaimOutcome, ClaimRequest, ClaimRow, CommitRequest, CommittedRow, ProgressRow, ProgressWrite,
-  ReleaseRequest, ResolveRequest, StepEvent, Store,
+  ReleaseRequest, ResolveRequest, RunStore, StepEvent, Store,
 } from './types';
 
 export interface SqliteStoreOptions {
@@ -54,14 +56,12 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   }
 }
 
-export class SqliteStore implements Store {
+export class SqliteStore extends SqliteRunStore implements Store, RunStore {
   readonly dialect = 'sqlite' as const;
   private readonly s;
-  private readonly immediate: (fn: () => unknown) => unknown;
 
-  constructor(readonly db: Database.Database, private readonly clock: Clock) {
-    // One transaction wrapper for every write: building one per call would cost on the hot path.
-    this.immediate = db.transaction((fn: () => unknown) => fn()).immediate;
+  constructor(db: Database.Database, clock: Clock) {
+    super(db, clock);
     this.s = {
       progress: db.prepare<[string], ProgressRow>(`SELECT run_id AS runId, step, state_json AS stateJson,
         updated_at AS updatedAt, executed, skipped, awaited FROM progress WHERE run_id = ?`),
@@ -86,13 +86,7 @@ export class SqliteStore implements Store {
         fingerprint, worker_id, duration_ms, source)
         VALUES (@idemKey, @runId, @resultJson, @now, @step, @fingerprint, @workerId, @durationMs, @source)
         ON CONFLICT (idem_key) DO NOTHING`),
-      event: db.prepare(`INSERT INTO step_events (run_id, idem_key, step, outcome, count, duration_ms, worker_id, detail, at)
-        VALUES (@runId, @idemKey, @step, @outcome, @count, @durationMs, @workerId, @detail, @now)`),
     };
-  }
-
-  private now(): number {
-    return this.clock.now() / 1000;
   }
 
   async loadProgress(runId: string): Promise<ProgressRow | null> {
@@ -101,12 +95,12 @@ export class SqliteStore implements Store {
 
   async saveProgress(write: ProgressWrite): Promise<void> {
     const now = this.now();
-    guard(() => this.tx(() => this.writeProgress(write, now)));
+    this.tx(() => this.writeProgress(write, now));
   }
 
   async claim(r: ClaimRequest): Promise<ClaimOutcome> {
     const now = this.now();
-    return guard(() => this.tx((): ClaimOutcome => {
+    return this.tx((): ClaimOutcome => {
       const done = this.s.committed.get(r.idemKey);
       if (done) return { kind: 'committed', row: done };
       const leaseExpiresAt = now + r.leaseMs / 1000;
@@ -124,7 +118,7 @@ export class SqliteStore implements Store {
       this.event({ runId: held.runId, idemKey: r.idemKey, step: held.step, outcome: 'expired', workerId: r.workerId,
         detail: `lease of ${held.workerId ?? 'an outside client'} passed; taken over` }, now);
       return { kind: 'claimed', attempt, leaseExpiresAt, tookOverFrom: holder };
-    }));
+    });
   }
 
   async renewClaim(idemKey: string, token: string, leaseMs: number): Promise<boolean> {
@@ -135,14 +129,14 @@ export class SqliteStore implements Store {
   async commit(r: CommitRequest): Promise<void> {
     const now = this.now();
     try {
-      guard(() => this.tx(() => {
+      this.tx(() => {
         if (this.s.deleteOwnClaim.run(r.idemKey, r.token).changes === 0) throw new LeaseLostError(r.idemKey);
         const row = { ...r, now, source: 'executed' };
         if (this.s.insertCommitted.run(row).changes === 0) {
           throw new LeaseLostError(r.idemKey, 'the key was committed by someone else meanwhile');
         }
         if (r.progress) this.writeProgress(r.progress, now);
-      }));
+      });
     } catch (error) {
       if (error instanceof LeaseLostError) {
         this.event({ runId: r.runId, idemKey: r.idemKey, step: r.step, outcome: 'lease_lost', workerId: r.workerId,
@@ -154,11 +148,11 @@ export class SqliteStore implements Store {
 
   async releaseClaim(r: ReleaseRequest): Promise<void> {
     const now = this.now();
-    guard(() => this.tx(() => {
+    this.tx(() => {
       this.s.deleteOwnClaim.run(r.idemKey, r.token);
       this.event({ runId: r.runId, idemKey: r.idemKey, step: r.step, outcome: 'failed', workerId: r.workerId,
         durationMs: r.durationMs, detail: r.error }, now);
-    }));
+    });
   }
 
   async getCommitted(idemKey: string): Promise<CommittedRow | null> {
@@ -183,7 +177,7 @@ export class SqliteStore implements Store {
 
   async expireClaim(idemKey: string, options: { actor: string; force?: boolean; claimTtlMs: number }): Promise<boolean> {
     const now = this.now();
-    return guard(() => this.tx(() => {
+    return this.tx(() => {
       const held = this.s.claim.get(idemKey);
       if (!held) return false;
       const expiresAt = held.leaseExpiresAt ?? held.claimedAt + options.claimTtlMs / 1000;
@@ -192,12 +186,12 @@ export class SqliteStore implements Store {
       this.event({ runId: held.runId, idemKey, step: held.step, outcome: 'expired', workerId: held.workerId,
         detail: `expired by ${options.actor}: the step will run again` }, now);
       return true;
-    }));
+    });
   }
 
   async resolveClaim(r: ResolveRequest): Promise<void> {
     const now = this.now();
-    guard(() => this.tx(() => {
+    this.tx(() => {
       const held = this.s.claim.get(r.idemKey);
       if (!held) throw new NotFoundError(`claim on ${r.idemKey}`);
       this.s.deleteClaim.run(r.idemKey);
@@ -206,7 +200,7 @@ export class SqliteStore implements Store {
       if (inserted.changes === 0) throw new LeaseLostError(r.idemKey, 'the key is already committed');
       this.event({ runId: held.runId, idemKey: r.idemKey, step: held.step, outcome: 'resolved', workerId: held.workerId,
         detail: `resolved by ${r.actor}${r.note ? `: ${r.note}` : ''}` }, now);
-    }));
+    });
   }
 
   async listEvents(runId: string, options: { limit?: number; afterId?: number } = {}): Promise<StepEvent[]> {
@@ -220,10 +214,6 @@ export class SqliteStore implements Store {
     if (this.db.open) this.db.close();
   }
 
-  /** Runs fn under BEGIN IMMEDIATE; a throw rolls back. */
-  private tx<T>(fn: () => T): T {
-    return this.immediate(fn) as T;
-  }
 
   private writeProgress(w: ProgressWrite, now: number): void {
     this.s.upsertProgress.run({ ...w, now });
@@ -231,20 +221,4 @@ export class SqliteStore implements Store {
     if (w.awaited > 0) this.event({ runId: w.runId, step: w.step, outcome: 'awaited', count: w.awaited }, now);
   }
 
-  private event(e: Partial<StepEvent> & Pick<StepEvent, 'runId' | 'outcome'>, now: number): void {
-    this.s.event.run({ idemKey: null, step: null, count: 1, durationMs: null, workerId: null, detail: null, ...e, now });
-  }
-}
-
-/** SQLITE_BUSY after the busy timeout is transient: the caller may retry. Everything else passes through. */
-function guard<T>(fn: () => T): T {
-  try {
-    return fn();
-  } catch (error) {
-    const code = (error as { code?: string }).code;
-    if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') {
-      throw new StoreUnavailableError(`SQLite is busy (${code}); another process holds the write lock`, error);
-    }
-    throw error;
-  }
 }

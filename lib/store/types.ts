@@ -176,3 +176,95 @@ export interface StepEvent {
   detail: string | null;
   at: number;
 }
+
+export type RunStatus = 'queued' | 'running' | 'paused' | 'completed' | 'failed' | 'cancelled';
+export type RunAction = 'pause' | 'resume' | 'cancel' | 'retry';
+
+export interface RunRow {
+  id: string;
+  workflow: string;
+  inputJson: string;
+  status: RunStatus;
+  totalSteps: number | null;
+  owner: string | null;
+  leaseExpiresAt: number | null;
+  attempts: number;
+  error: string | null;
+  outputJson: string | null;
+  createdAt: number;
+  updatedAt: number;
+  startedAt: number | null;
+  finishedAt: number | null;
+}
+
+/** A run as lists show it: its row joined with its progress and claims. Outside clients' runs have no
+ * runs row; they are listed with workflow `external` and a status read from their claims. */
+export interface RunSummary {
+  id: string;
+  workflow: string;
+  status: RunStatus;
+  step: number;
+  totalSteps: number | null;
+  executed: number;
+  skipped: number;
+  awaited: number;
+  orphanedClaims: number;
+  owner: string | null;
+  error: string | null;
+  createdAt: number | null;
+  updatedAt: number;
+}
+
+export interface WorkerRow {
+  id: string;
+  host: string;
+  pid: number;
+  startedAt: number;
+  heartbeatAt: number;
+  stoppedAt: number | null;
+}
+
+export interface RunStore {
+  /** Queues a new run. ConflictError when the id is taken. */
+  createRun(run: { id: string; workflow: string; inputJson: string; totalSteps: number | null }): Promise<RunRow>;
+
+  getRun(id: string): Promise<RunRow | null>;
+
+  /** Runs newest first, outside clients' runs included, with keyset pagination on (updatedAt, id). */
+  listRuns(filter: {
+    status?: RunStatus; workflow?: string; search?: string; limit?: number; claimTtlMs: number;
+  }): Promise<RunSummary[]>;
+
+  /**
+   * Takes one runnable run for this worker, in one transaction: queued, or running with a passed run lease
+   * or an owner marked dead. Returns null when there is none.
+   */
+  claimRun(request: { workerId: string; leaseMs: number; workflows: string[] }): Promise<RunRow | null>;
+
+  /** Extends the run lease; returns the run's status and owner so the worker notices pause/cancel/takeover. */
+  renewRunLease(id: string, workerId: string, leaseMs: number): Promise<{ held: boolean; status: RunStatus | null }>;
+
+  /** Ends a run this worker owns; false when it no longer owns it (fenced). */
+  finishRun(id: string, workerId: string, outcome: { status: 'completed' | 'failed'; error?: string; outputJson?: string }): Promise<boolean>;
+
+  /** Gives a run back (a draining worker, or one told to pause): queued again unless paused/cancelled. */
+  releaseRun(id: string, workerId: string): Promise<void>;
+
+  /**
+   * An operator's action, recorded as an `operator` event. Throws InvalidTransitionError when the run's
+   * status does not allow it (e.g. retry of a running run), NotFoundError for an unknown run.
+   */
+  actOnRun(id: string, action: RunAction, actor: string): Promise<RunRow>;
+
+  registerWorker(worker: { id: string; host: string; pid: number }): Promise<void>;
+  heartbeatWorker(id: string): Promise<void>;
+  stopWorker(id: string): Promise<void>;
+  listWorkers(): Promise<WorkerRow[]>;
+
+  /**
+   * A worker is known dead (its pid is gone on its host): mark it stopped, and expire the claims it held
+   * so its runs resume at once instead of after their leases. Only call with proof of death: a paused
+   * worker is fenced by tokens, but expiring its claims would make its in-doubt side effects run again.
+   */
+  markWorkerDead(id: string, reason: string): Promise<number>;
+}

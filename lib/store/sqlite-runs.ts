@@ -1,0 +1,185 @@
+/**
+ * Runs and workers on SQLite: queueing, run leases, operator actions. A run lease is a column claimed by
+ * a conditional UPDATE inside BEGIN IMMEDIATE, so two workers can never both take one run.
+ */
+import type Database from 'better-sqlite3';
+import type { Clock } from '../clock';
+import { ConflictError, InvalidTransitionError, NotFoundError } from '../errors';
+import { SqliteBase, guard } from './sqlite-base';
+import type { RunAction, RunRow, RunStatus, RunStore, RunSummary, WorkerRow } from './types';
+
+const RUN_COLUMNS = `id, workflow, input_json AS inputJson, status, total_steps AS totalSteps, owner,
+  lease_expires_at AS leaseExpiresAt, attempts, error, output_json AS outputJson, created_at AS createdAt,
+  updated_at AS updatedAt, started_at AS startedAt, finished_at AS finishedAt`;
+
+/** Which statuses each operator action may leave, and where it takes the run. */
+export const TRANSITIONS: Record<RunAction, { from: RunStatus[]; to: RunStatus }> = {
+  pause: { from: ['queued', 'running'], to: 'paused' },
+  resume: { from: ['paused'], to: 'queued' },
+  cancel: { from: ['queued', 'running', 'paused'], to: 'cancelled' },
+  retry: { from: ['failed', 'cancelled'], to: 'queued' },
+};
+
+/** Outside clients' runs have progress or claims but no runs row; they are listed all the same. */
+const SUMMARY_SQL = `
+  SELECT r.id, r.workflow, r.status, coalesce(p.step, 0) AS step, r.total_steps AS totalSteps,
+    coalesce(p.executed, 0) AS executed, coalesce(p.skipped, 0) AS skipped, coalesce(p.awaited, 0) AS awaited,
+    (SELECT count(*) FROM claims c WHERE c.run_id = r.id
+       AND coalesce(c.lease_expires_at, c.claimed_at + @ttl) <= @now) AS orphanedClaims,
+    r.owner, r.error, r.created_at AS createdAt, max(r.updated_at, coalesce(p.updated_at, 0)) AS updatedAt
+  FROM runs r LEFT JOIN progress p ON p.run_id = r.id
+  UNION ALL
+  SELECT x.run_id, 'external',
+    CASE WHEN EXISTS (SELECT 1 FROM claims c WHERE c.run_id = x.run_id) THEN 'running' ELSE 'idle' END,
+    coalesce(p.step, 0), NULL, coalesce(p.executed, 0), coalesce(p.skipped, 0), coalesce(p.awaited, 0),
+    (SELECT count(*) FROM claims c WHERE c.run_id = x.run_id
+       AND coalesce(c.lease_expires_at, c.claimed_at + @ttl) <= @now),
+    NULL, NULL, NULL,
+    max(coalesce(p.updated_at, 0), coalesce((SELECT max(claimed_at) FROM claims c WHERE c.run_id = x.run_id), 0))
+  FROM (SELECT run_id FROM progress UNION SELECT run_id FROM claims) x
+  LEFT JOIN progress p ON p.run_id = x.run_id
+  WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = x.run_id)`;
+
+export abstract class SqliteRunStore extends SqliteBase implements RunStore {
+  private readonly r;
+
+  constructor(db: Database.Database, clock: Clock) {
+    super(db, clock);
+    this.r = {
+      get: db.prepare<[string], RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE id = ?`),
+      insert: db.prepare(`INSERT INTO runs (id, workflow, input_json, status, total_steps, created_at, updated_at)
+        VALUES (@id, @workflow, @inputJson, 'queued', @totalSteps, @now, @now) ON CONFLICT (id) DO NOTHING`),
+      runnable: db.prepare<{ now: number; workflows: string }, { id: string; owner: string | null }>(`
+        SELECT id, owner FROM runs
+        WHERE workflow IN (SELECT value FROM json_each(@workflows))
+          AND (status = 'queued' OR (status = 'running' AND (lease_expires_at <= @now
+            OR owner IN (SELECT id FROM workers WHERE stopped_at IS NOT NULL))))
+        ORDER BY created_at, id LIMIT 1`),
+      take: db.prepare(`UPDATE runs SET status = 'running', owner = @workerId, lease_expires_at = @leaseExpiresAt,
+        attempts = attempts + 1, started_at = coalesce(started_at, @now), updated_at = @now WHERE id = @id`),
+      renew: db.prepare(`UPDATE runs SET lease_expires_at = @leaseExpiresAt
+        WHERE id = @id AND owner = @workerId AND status = 'running'`),
+      finish: db.prepare(`UPDATE runs SET status = @status, error = @error, output_json = @outputJson, owner = NULL,
+        lease_expires_at = NULL, finished_at = @now, updated_at = @now
+        WHERE id = @id AND owner = @workerId AND status = 'running'`),
+      release: db.prepare(`UPDATE runs SET status = CASE status WHEN 'running' THEN 'queued' ELSE status END,
+        owner = NULL, lease_expires_at = NULL, updated_at = @now WHERE id = @id AND owner = @workerId`),
+      act: db.prepare(`UPDATE runs SET status = @to, updated_at = @now,
+        error = CASE WHEN @to = 'queued' THEN NULL ELSE error END,
+        finished_at = CASE WHEN @to = 'cancelled' THEN @now WHEN @to = 'queued' THEN NULL ELSE finished_at END,
+        -- A running run keeps its owner until that worker notices and lets go (renewRunLease tells it).
+        owner = CASE WHEN status = 'running' THEN owner ELSE NULL END
+        WHERE id = @id`),
+      worker: db.prepare(`INSERT INTO workers (id, host, pid, started_at, heartbeat_at) VALUES (@id, @host, @pid, @now, @now)
+        ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid, started_at = excluded.started_at,
+          heartbeat_at = excluded.heartbeat_at, stopped_at = NULL`),
+      heartbeat: db.prepare('UPDATE workers SET heartbeat_at = ? WHERE id = ?'),
+      stopWorker: db.prepare('UPDATE workers SET stopped_at = ? WHERE id = ? AND stopped_at IS NULL'),
+      workerClaims: db.prepare<[string], { idemKey: string; runId: string; step: number | null }>(
+        'SELECT idem_key AS idemKey, run_id AS runId, step FROM claims WHERE worker_id = ?'),
+      deleteClaim: db.prepare('DELETE FROM claims WHERE idem_key = ? AND worker_id = ?'),
+    };
+  }
+
+  async createRun(run: { id: string; workflow: string; inputJson: string; totalSteps: number | null }): Promise<RunRow> {
+    const now = this.now();
+    return this.tx(() => {
+      if (this.r.insert.run({ ...run, now }).changes === 0) throw new ConflictError(`run ${run.id}`);
+      return this.r.get.get(run.id)!;
+    });
+  }
+
+  async getRun(id: string): Promise<RunRow | null> {
+    return guard(() => this.r.get.get(id) ?? null);
+  }
+
+  async listRuns(filter: { status?: RunStatus; workflow?: string; search?: string; limit?: number; claimTtlMs: number }): Promise<RunSummary[]> {
+    const search = filter.search ? `%${filter.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
+    return guard(() => this.db.prepare<unknown[], RunSummary>(`SELECT * FROM (${SUMMARY_SQL})
+      WHERE (@status IS NULL OR status = @status) AND (@workflow IS NULL OR workflow = @workflow)
+        AND (@search IS NULL OR id LIKE @search ESCAPE '\\')
+      ORDER BY updatedAt DESC, id LIMIT @limit`).all({
+      ttl: filter.claimTtlMs / 1000, now: this.now(), status: filter.status ?? null, workflow: filter.workflow ?? null,
+      search, limit: filter.limit ?? 100,
+    }));
+  }
+
+  async claimRun(request: { workerId: string; leaseMs: number; workflows: string[] }): Promise<RunRow | null> {
+    const now = this.now();
+    return this.tx(() => {
+      const found = this.r.runnable.get({ now, workflows: JSON.stringify(request.workflows) });
+      if (!found) return null;
+      this.r.take.run({ id: found.id, workerId: request.workerId, now, leaseExpiresAt: now + request.leaseMs / 1000 });
+      if (found.owner && found.owner !== request.workerId) {
+        this.event({ runId: found.id, outcome: 'expired', workerId: request.workerId,
+          detail: `run lease of ${found.owner} passed or its worker died; resumed by ${request.workerId}` }, now);
+      }
+      return this.r.get.get(found.id)!;
+    });
+  }
+
+  async renewRunLease(id: string, workerId: string, leaseMs: number): Promise<{ held: boolean; status: RunStatus | null }> {
+    const now = this.now();
+    return guard(() => {
+      if (this.r.renew.run({ id, workerId, leaseExpiresAt: now + leaseMs / 1000 }).changes === 1) return { held: true, status: 'running' };
+      const row = this.r.get.get(id);
+      return { held: false, status: row?.status ?? null };
+    });
+  }
+
+  async finishRun(id: string, workerId: string, outcome: { status: 'completed' | 'failed'; error?: string; outputJson?: string }): Promise<boolean> {
+    const now = this.now();
+    return guard(() => this.r.finish.run({ id, workerId, now, status: outcome.status, error: outcome.error ?? null,
+      outputJson: outcome.outputJson ?? null }).changes === 1);
+  }
+
+  async releaseRun(id: string, workerId: string): Promise<void> {
+    const now = this.now();
+    guard(() => this.r.release.run({ id, workerId, now }));
+  }
+
+  async actOnRun(id: string, action: RunAction, actor: string): Promise<RunRow> {
+    const now = this.now();
+    return this.tx(() => {
+      const run = this.r.get.get(id);
+      if (!run) throw new NotFoundError(`run ${id}`);
+      const { from, to } = TRANSITIONS[action];
+      if (!from.includes(run.status)) throw new InvalidTransitionError(id, action, run.status);
+      this.r.act.run({ id, to, now });
+      this.event({ runId: id, outcome: 'operator', detail: `${action} by ${actor}: ${run.status} → ${to}` }, now);
+      return this.r.get.get(id)!;
+    });
+  }
+
+  async registerWorker(worker: { id: string; host: string; pid: number }): Promise<void> {
+    const now = this.now();
+    guard(() => this.r.worker.run({ ...worker, now }));
+  }
+
+  async heartbeatWorker(id: string): Promise<void> {
+    guard(() => this.r.heartbeat.run(this.now(), id));
+  }
+
+  async stopWorker(id: string): Promise<void> {
+    guard(() => this.r.stopWorker.run(this.now(), id));
+  }
+
+  async listWorkers(): Promise<WorkerRow[]> {
+    return guard(() => this.db.prepare<[], WorkerRow>(`SELECT id, host, pid, started_at AS startedAt,
+      heartbeat_at AS heartbeatAt, stopped_at AS stoppedAt FROM workers ORDER BY started_at DESC`).all());
+  }
+
+  async markWorkerDead(id: string, reason: string): Promise<number> {
+    const now = this.now();
+    return this.tx(() => {
+      this.r.stopWorker.run(now, id);
+      const held = this.r.workerClaims.all(id);
+      for (const claim of held) {
+        this.r.deleteClaim.run(claim.idemKey, id);
+        this.event({ runId: claim.runId, idemKey: claim.idemKey, step: claim.step, outcome: 'expired', workerId: id,
+          detail: `worker ${id} died (${reason}); claim released, the step runs again` }, now);
+      }
+      return held.length;
+    });
+  }
+}
