@@ -1,0 +1,104 @@
+/**
+ * PostgreSQL tables, mirroring schema.sqlite.ts table by table under the same export names and column names.
+ * The first columns of progress, committed and claims are the reference article's (TEXT, INTEGER, and REAL
+ * as double precision), so its client keeps working; every column we added is nullable or defaulted.
+ * Times are epoch seconds in double precision, taken from the database clock, never the worker's.
+ */
+import { sql } from 'drizzle-orm';
+import { bigint, doublePrecision, index, integer, pgTable, text } from 'drizzle-orm/pg-core';
+
+export const progress = pgTable('progress', {
+  runId: text('run_id').primaryKey(),
+  step: integer('step').notNull(),
+  stateJson: text('state_json').notNull(),
+  updatedAt: doublePrecision('updated_at').notNull(),
+  // Counters ride with progress writes: a skipped step never costs a transaction of its own.
+  executed: integer('executed').notNull().default(0),
+  skipped: integer('skipped').notNull().default(0),
+  awaited: integer('awaited').notNull().default(0),
+});
+
+export const committed = pgTable(
+  'committed',
+  {
+    idemKey: text('idem_key').primaryKey(),
+    runId: text('run_id').notNull(),
+    resultJson: text('result_json').notNull(),
+    committedAt: doublePrecision('committed_at').notNull(),
+    step: integer('step'),
+    fingerprint: text('fingerprint'),
+    workerId: text('worker_id'),
+    durationMs: doublePrecision('duration_ms'),
+    source: text('source', { enum: ['executed', 'manual'] }).notNull().default('executed'),
+  },
+  (t) => [index('committed_run_step').on(t.runId, t.step)],
+);
+
+export const claims = pgTable(
+  'claims',
+  {
+    idemKey: text('idem_key').primaryKey(),
+    runId: text('run_id').notNull(),
+    claimedAt: doublePrecision('claimed_at').notNull(),
+    token: text('token'),
+    workerId: text('worker_id'),
+    leaseExpiresAt: doublePrecision('lease_expires_at'),
+    heartbeatAt: doublePrecision('heartbeat_at'),
+    step: integer('step'),
+    attempt: integer('attempt').notNull().default(1),
+  },
+  (t) => [index('claims_run').on(t.runId)],
+);
+
+export const runs = pgTable(
+  'runs',
+  {
+    id: text('id').primaryKey(),
+    workflow: text('workflow').notNull(),
+    inputJson: text('input_json').notNull(),
+    status: text('status', { enum: ['queued', 'running', 'paused', 'completed', 'failed', 'cancelled'] })
+      .notNull()
+      .default('queued'),
+    totalSteps: integer('total_steps'),
+    owner: text('owner'),
+    leaseExpiresAt: doublePrecision('lease_expires_at'),
+    attempts: integer('attempts').notNull().default(0),
+    error: text('error'),
+    outputJson: text('output_json'),
+    createdAt: doublePrecision('created_at').notNull(),
+    updatedAt: doublePrecision('updated_at').notNull(),
+    startedAt: doublePrecision('started_at'),
+    finishedAt: doublePrecision('finished_at'),
+  },
+  (t) => [index('runs_status_updated').on(t.status, t.updatedAt), index('runs_created').on(t.createdAt)],
+);
+
+export const stepEvents = pgTable(
+  'step_events',
+  {
+    // number mode: ids stay far below 2^53, and the Store interface hands them out as numbers.
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    runId: text('run_id').notNull(),
+    idemKey: text('idem_key'),
+    step: integer('step'),
+    outcome: text('outcome', {
+      enum: ['executed', 'skipped', 'awaited', 'failed', 'expired', 'resolved', 'lease_lost', 'operator'],
+    }).notNull(),
+    // Skips and awaits are folded into one event per progress write; count says how many it stands for.
+    count: integer('count').notNull().default(1),
+    durationMs: doublePrecision('duration_ms'),
+    workerId: text('worker_id'),
+    detail: text('detail'),
+    at: doublePrecision('at').notNull().default(sql`extract(epoch from now())`),
+  },
+  (t) => [index('step_events_run').on(t.runId, t.id), index('step_events_key').on(t.idemKey)],
+);
+
+export const workers = pgTable('workers', {
+  id: text('id').primaryKey(),
+  host: text('host').notNull(),
+  pid: integer('pid').notNull(),
+  startedAt: doublePrecision('started_at').notNull(),
+  heartbeatAt: doublePrecision('heartbeat_at').notNull(),
+  stoppedAt: doublePrecision('stopped_at'),
+});
