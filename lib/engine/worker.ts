@@ -119,7 +119,9 @@ export class Worker {
     const renew = setInterval(async () => {
       const lease = await store.renewRunLease(run.id, this.id, this.o.runLeaseMs).catch(() => ({ held: true, status: null }));
       if (!lease.held) interrupted.abort(new RunInterruptedError(run.id, `it is ${lease.status ?? 'gone'}`));
-    }, this.o.runLeaseMs / 3);
+      // Renewing at the heartbeat, not at a third of the lease, is what makes pause and cancel felt within
+      // a second: the renewal is where the worker learns the run's status.
+    }, Math.min(this.o.runLeaseMs / 3, this.o.heartbeatMs));
     const betweenSteps = AbortSignal.any([interrupted.signal, this.draining.signal]);
     try {
       const workflow = registry.get(run.workflow);
@@ -133,6 +135,9 @@ export class Worker {
       const output = await workflow.run(ctx, input);
       if (await store.finishRun(run.id, this.id, { status: 'completed', outputJson: JSON.stringify(output) ?? 'null' })) {
         log.info('run completed');
+      } else {
+        await store.releaseRun(run.id, this.id);
+        log.warn('run finished its steps but was cancelled or taken over meanwhile');
       }
     } catch (error) {
       if (betweenSteps.aborted || error instanceof LeaseLostError) {

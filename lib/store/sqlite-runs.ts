@@ -61,7 +61,7 @@ export abstract class SqliteRunStore extends SqliteBase implements RunStore {
         WHERE id = @id AND owner = @workerId AND status = 'running'`),
       finish: db.prepare(`UPDATE runs SET status = @status, error = @error, output_json = @outputJson, owner = NULL,
         lease_expires_at = NULL, finished_at = @now, updated_at = @now
-        WHERE id = @id AND owner = @workerId AND status = 'running'`),
+        WHERE id = @id AND owner = @workerId AND status IN ('running', 'paused')`),
       release: db.prepare(`UPDATE runs SET status = CASE status WHEN 'running' THEN 'queued' ELSE status END,
         owner = NULL, lease_expires_at = NULL, updated_at = @now WHERE id = @id AND owner = @workerId`),
       act: db.prepare(`UPDATE runs SET status = @to, updated_at = @now,

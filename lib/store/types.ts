@@ -244,7 +244,10 @@ export interface RunStore {
   /** Extends the run lease; returns the run's status and owner so the worker notices pause/cancel/takeover. */
   renewRunLease(id: string, workerId: string, leaseMs: number): Promise<{ held: boolean; status: RunStatus | null }>;
 
-  /** Ends a run this worker owns; false when it no longer owns it (fenced). */
+  /**
+   * Ends a run this worker owns. A run paused while its last step ran still completes: its work is done.
+   * False when the worker no longer owns it (taken over, or cancelled meanwhile).
+   */
   finishRun(id: string, workerId: string, outcome: { status: 'completed' | 'failed'; error?: string; outputJson?: string }): Promise<boolean>;
 
   /** Gives a run back (a draining worker, or one told to pause): queued again unless paused/cancelled. */
