@@ -1,0 +1,204 @@
+/**
+ * The PostgreSQL store's statements. Each store operation is one statement, so a statement is a
+ * transaction and a process killed at any instant leaves the tables before or after it. Hot-path
+ * statements are named: node-postgres prepares them once per connection.
+ *
+ * Time is the database's: `now()` plus a skew the caller passes (0 unless a test injected a clock it
+ * moves; see postgres.ts). Within one statement now() does not move, so every time a statement writes
+ * or compares is the same instant.
+ *
+ * Isolation is READ COMMITTED. Where a decision reads one row and writes another, the comments say why
+ * a concurrent statement cannot slip between them.
+ */
+
+/** Epoch seconds by the database clock; $skew is the parameter that holds the skew. */
+const now = (skew: string) => `(extract(epoch from now())::float8 + ${skew}::float8)`;
+
+const COMMITTED = `idem_key AS "idemKey", run_id AS "runId", result_json AS "resultJson",
+  committed_at AS "committedAt", step, fingerprint, worker_id AS "workerId", duration_ms AS "durationMs", source`;
+const CLAIM = `idem_key AS "idemKey", run_id AS "runId", claimed_at AS "claimedAt", token,
+  worker_id AS "workerId", lease_expires_at AS "leaseExpiresAt", heartbeat_at AS "heartbeatAt", step, attempt`;
+/** A claim with no lease column was written by an outside client: it lives claim TTL after claimed_at. */
+const expiresAt = (ttl: string, alias = '') => `coalesce(${alias}lease_expires_at, ${alias}claimed_at + ${ttl}::float8)`;
+
+/**
+ * Phase 1. $1 key, $2 run, $3 token, $4 worker, $5 step, $6 attempt, $7 lease s, $8 claim TTL s, $9 skew.
+ *
+ * - done:  the committed row, if any (then nothing else happens).
+ * - seen:  the claim as this statement's snapshot shows it: the holder we report when it is live.
+ * - old:   the same claim locked FOR UPDATE, but only if its lease passed or its token is ours (a retry
+ *          of this very statement whose first answer was lost with the connection). Under READ COMMITTED
+ *          the lock re-reads the newest version of the row and re-checks the condition on it, so a holder
+ *          that renewed or committed meanwhile is not taken over; `old` is that newest version, which is
+ *          why the takeover is an UPDATE … FROM a locked subquery rather than an upsert: RETURNING
+ *          cannot show the row an upsert replaced (PostgreSQL 15 has no OLD in RETURNING).
+ * - taken: the takeover, raising the attempt, keeping it when the claim was already ours.
+ * - fresh: a new claim when the snapshot shows neither a result nor a claim; ON CONFLICT DO NOTHING when
+ *          another claimant's row appeared after the snapshot (then the answer is `retry`).
+ * - the `expired` event, for a takeover of someone else's claim.
+ *
+ * kind: committed | taken | mine | fresh | held | retry. `retry` means the row changed under the
+ * snapshot (deleted, or inserted by someone else): running the statement again sees the new state.
+ */
+export const CLAIM_SQL = `WITH t AS (SELECT ${now('$9')} AS now),
+done AS (SELECT ${COMMITTED} FROM committed WHERE idem_key = $1),
+seen AS (SELECT ${CLAIM}, ${expiresAt('$8')} AS "expiresAt" FROM claims
+  WHERE idem_key = $1 AND NOT EXISTS (SELECT 1 FROM done)),
+old AS (SELECT c.* FROM claims c, t
+  WHERE c.idem_key = $1 AND NOT EXISTS (SELECT 1 FROM done)
+    AND (c.token = $3 OR ${expiresAt('$8', 'c.')} <= t.now)
+  FOR UPDATE OF c),
+taken AS (UPDATE claims c SET run_id = $2, claimed_at = t.now, token = $3, worker_id = $4,
+    lease_expires_at = t.now + $7::float8, heartbeat_at = t.now, step = $5,
+    attempt = CASE WHEN old.token = $3 THEN old.attempt ELSE greatest($6::int, old.attempt + 1) END
+  FROM old, t WHERE c.idem_key = old.idem_key
+  RETURNING c.attempt, c.lease_expires_at),
+fresh AS (INSERT INTO claims (idem_key, run_id, claimed_at, token, worker_id, lease_expires_at, heartbeat_at, step, attempt)
+  SELECT $1::text, $2::text, t.now, $3::text, $4::text, t.now + $7::float8, t.now, $5::int, $6::int FROM t
+  WHERE NOT EXISTS (SELECT 1 FROM done) AND NOT EXISTS (SELECT 1 FROM seen)
+  ON CONFLICT (idem_key) DO NOTHING
+  RETURNING attempt, lease_expires_at),
+expired AS (INSERT INTO step_events (run_id, idem_key, step, outcome, count, worker_id, detail, at)
+  SELECT old.run_id, $1::text, old.step, 'expired', 1, $4::text,
+    'lease of ' || coalesce(old.worker_id, 'an outside client') || ' passed; taken over', t.now
+  FROM old, t WHERE old.token IS DISTINCT FROM $3)
+SELECT CASE
+    WHEN d."idemKey" IS NOT NULL THEN 'committed'
+    WHEN tk.attempt IS NOT NULL THEN CASE WHEN o.token = $3 THEN 'mine' ELSE 'taken' END
+    WHEN f.attempt IS NOT NULL THEN 'fresh'
+    WHEN s."idemKey" IS NOT NULL AND s."expiresAt" > t.now THEN 'held'
+    ELSE 'retry' END AS kind,
+  to_jsonb(d) AS done, to_jsonb(s) AS holder,
+  CASE WHEN o.idem_key IS NULL THEN NULL ELSE json_build_object('idemKey', o.idem_key, 'runId', o.run_id,
+    'claimedAt', o.claimed_at, 'token', o.token, 'workerId', o.worker_id, 'leaseExpiresAt', o.lease_expires_at,
+    'heartbeatAt', o.heartbeat_at, 'step', o.step, 'attempt', o.attempt) END AS old,
+  coalesce(tk.attempt, f.attempt) AS attempt,
+  coalesce(tk.lease_expires_at, f.lease_expires_at) AS "leaseExpiresAt",
+  (s."expiresAt" - t.now) * 1000 AS "msUntilExpiry"
+FROM t LEFT JOIN done d ON true LEFT JOIN seen s ON true LEFT JOIN old o ON true
+  LEFT JOIN taken tk ON true LEFT JOIN fresh f ON true`;
+
+/**
+ * Run after a `fresh` (or `mine`) claim, before the side effect. The claim statement read `committed`
+ * from a snapshot taken when it started; its INSERT checks the claims key against the newest rows. A
+ * whole claim → execute → commit by another worker can land between the two (its claim row inserted
+ * and deleted after our snapshot): our insert then meets no conflict although the key is committed.
+ * A new statement has a new snapshot: if the key is committed now, our claim is withdrawn and the
+ * result returned. $1 key, $2 token.
+ */
+export const VERIFY_SQL = `WITH done AS (SELECT ${COMMITTED} FROM committed WHERE idem_key = $1),
+gone AS (DELETE FROM claims WHERE idem_key = $1 AND token = $2 AND EXISTS (SELECT 1 FROM done) RETURNING 1)
+SELECT to_jsonb(done) AS done FROM done`;
+
+/** $1 key, $2 token, $3 lease s, $4 skew. */
+export const RENEW_SQL = `UPDATE claims SET lease_expires_at = t.now + $3::float8, heartbeat_at = t.now
+  FROM (SELECT ${now('$4')} AS now) t WHERE idem_key = $1 AND token = $2`;
+
+/** The progress upsert with counter deltas and the folded skipped/awaited events, gated on a CTE. */
+const progressWrite = (p: number, gate: string) => `prog AS (
+  INSERT INTO progress (run_id, step, state_json, updated_at, executed, skipped, awaited)
+  SELECT $${p}::text, $${p + 1}::int, $${p + 2}::text, t.now, $${p + 3}::int, $${p + 4}::int, $${p + 5}::int FROM t WHERE $${p}::text IS NOT NULL ${gate}
+  ON CONFLICT (run_id) DO UPDATE SET step = excluded.step, state_json = excluded.state_json,
+    updated_at = excluded.updated_at, executed = progress.executed + excluded.executed,
+    skipped = progress.skipped + excluded.skipped, awaited = progress.awaited + excluded.awaited
+  RETURNING 1),
+folded AS (INSERT INTO step_events (run_id, step, outcome, count, at)
+  SELECT $${p}::text, $${p + 1}::int, v.outcome, v.n, t.now
+  FROM t, (VALUES ('skipped', $${p + 4}::int), ('awaited', $${p + 5}::int)) AS v (outcome, n)
+  WHERE v.n > 0 AND EXISTS (SELECT 1 FROM prog))`;
+
+/** $1 run, $2 step, $3 state, $4 executed, $5 skipped, $6 awaited, $7 skew. */
+export const SAVE_PROGRESS_SQL = `WITH t AS (SELECT ${now('$7')} AS now),
+${progressWrite(1, '')}
+SELECT 1`;
+
+/**
+ * Phase 3. $1 key, $2 token, $3 run, $4 result, $5 step, $6 fingerprint, $7 worker, $8 duration,
+ * $9..$14 the progress write (all null when none), $15 skew.
+ *
+ * The claim is deleted only where the token is ours; `committed` is inserted only if that delete hit a
+ * row, and the progress only if the insert did. A holder fenced off (taken over, expired, resolved)
+ * deletes nothing, so writes nothing. The delete also requires the key not to be committed in the
+ * snapshot, and the insert does nothing on a conflict, so a result is never written twice and never
+ * replaced. heldByUs (as the snapshot saw it) with nothing inserted means the key was committed by
+ * someone else while we held the claim (an operator, or an outside client): LeaseLost all the same.
+ */
+export const COMMIT_SQL = `WITH t AS (SELECT ${now('$15')} AS now),
+del AS (DELETE FROM claims WHERE idem_key = $1 AND token = $2
+  AND NOT EXISTS (SELECT 1 FROM committed WHERE idem_key = $1) RETURNING 1),
+ins AS (INSERT INTO committed (idem_key, run_id, result_json, committed_at, step, fingerprint, worker_id, duration_ms, source)
+  SELECT $1::text, $3::text, $4::text, t.now, $5::int, $6::text, $7::text, $8::float8, 'executed' FROM t
+  WHERE EXISTS (SELECT 1 FROM del)
+  ON CONFLICT (idem_key) DO NOTHING RETURNING 1),
+${progressWrite(9, 'AND EXISTS (SELECT 1 FROM ins)')}
+SELECT (SELECT count(*) FROM del)::int AS deleted, (SELECT count(*) FROM ins)::int AS inserted,
+  EXISTS (SELECT 1 FROM claims WHERE idem_key = $1 AND token = $2) AS "heldByUs"`;
+
+/**
+ * After a commit whose first attempt died with its connection: did that attempt land? The claim is gone
+ * either way, so the committed row must be recognised as ours. duration_ms is measured in fractions of
+ * a microsecond; together with the worker, run, step, fingerprint and result it is that one call's mark.
+ * $1 key, $2 run, $3 result, $4 step, $5 fingerprint, $6 worker, $7 duration.
+ */
+export const LANDED_SQL = `SELECT 1 FROM committed WHERE idem_key = $1 AND source = 'executed' AND run_id = $2
+  AND result_json = $3 AND step IS NOT DISTINCT FROM $4::int AND fingerprint IS NOT DISTINCT FROM $5::text
+  AND worker_id IS NOT DISTINCT FROM $6::text AND duration_ms = $7::float8`;
+
+/** $1 run, $2 key, $3 step, $4 outcome, $5 count, $6 duration, $7 worker, $8 detail, $9 skew. */
+export const EVENT_SQL = `INSERT INTO step_events (run_id, idem_key, step, outcome, count, duration_ms, worker_id, detail, at)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, ${now('$9')})`;
+
+/**
+ * The failed side effect: delete our claim (token-checked) and record the failure, whether or not the
+ * claim was still ours. $1 key, $2 token, $3 run, $4 step, $5 duration, $6 worker, $7 skew, $8 error.
+ */
+export const RELEASE_SQL = `WITH del AS (DELETE FROM claims WHERE idem_key = $1 AND token = $2)
+INSERT INTO step_events (run_id, idem_key, step, outcome, count, duration_ms, worker_id, detail, at)
+  VALUES ($3, $1, $4, 'failed', 1, $5, $6, $8, ${now('$7')})`;
+
+export const PROGRESS_SQL = `SELECT run_id AS "runId", step, state_json AS "stateJson", updated_at AS "updatedAt",
+  executed, skipped, awaited FROM progress WHERE run_id = $1`;
+
+export const COMMITTED_SQL = `SELECT ${COMMITTED} FROM committed WHERE idem_key = $1`;
+
+/** Byte order (COLLATE "C"), as SQLite sorts, so pages follow the same keys on both backends. */
+export const LIST_COMMITTED_SQL = `SELECT ${COMMITTED} FROM committed
+  WHERE run_id = $1 AND idem_key COLLATE "C" > $2 ORDER BY idem_key COLLATE "C" LIMIT $3`;
+
+/** $1 run or null, $2 orphaned only, $3 claim TTL s, $4 skew. */
+export const LIST_CLAIMS_SQL = `SELECT ${CLAIM}, ${expiresAt('$3')} <= t.now AS orphaned
+  FROM claims, (SELECT ${now('$4')} AS now) t
+  WHERE ($1::text IS NULL OR run_id = $1) AND (NOT $2::boolean OR ${expiresAt('$3')} <= t.now)
+  ORDER BY claimed_at, idem_key COLLATE "C"`;
+
+/**
+ * An operator expires a claim: deleted only if orphaned (or forced), judged on the newest row version.
+ * $1 key, $2 force, $3 claim TTL s, $4 actor, $5 skew.
+ */
+export const EXPIRE_SQL = `WITH t AS (SELECT ${now('$5')} AS now),
+del AS (DELETE FROM claims c USING t WHERE c.idem_key = $1 AND ($2::boolean OR ${expiresAt('$3', 'c.')} <= t.now)
+  RETURNING c.run_id, c.step, c.worker_id),
+ev AS (INSERT INTO step_events (run_id, idem_key, step, outcome, count, worker_id, detail, at)
+  SELECT del.run_id, $1::text, del.step, 'expired', 1, del.worker_id,
+    'expired by ' || $4::text || ': the step will run again', t.now FROM del, t)
+SELECT count(*)::int AS n FROM del`;
+
+/**
+ * An operator commits a result by hand. The claim is deleted only while the key is uncommitted, and the
+ * manual result inserted only if the delete hit, so the holder (whose token is gone) cannot commit after.
+ * $1 key, $2 result, $3 detail, $4 skew.
+ */
+export const RESOLVE_SQL = `WITH t AS (SELECT ${now('$4')} AS now),
+del AS (DELETE FROM claims WHERE idem_key = $1 AND NOT EXISTS (SELECT 1 FROM committed WHERE idem_key = $1)
+  RETURNING run_id, step, worker_id),
+ins AS (INSERT INTO committed (idem_key, run_id, result_json, committed_at, step, fingerprint, worker_id, duration_ms, source)
+  SELECT $1::text, del.run_id, $2::text, t.now, del.step, NULL, NULL, NULL, 'manual' FROM del, t
+  ON CONFLICT (idem_key) DO NOTHING RETURNING 1),
+ev AS (INSERT INTO step_events (run_id, idem_key, step, outcome, count, worker_id, detail, at)
+  SELECT del.run_id, $1::text, del.step, 'resolved', 1, del.worker_id, $3::text, t.now FROM del, t WHERE EXISTS (SELECT 1 FROM ins))
+SELECT EXISTS (SELECT 1 FROM claims WHERE idem_key = $1) AS "claimSeen",
+  (SELECT count(*) FROM ins)::int AS inserted`;
+
+export const LIST_EVENTS_SQL = `SELECT id::float8 AS id, run_id AS "runId", idem_key AS "idemKey", step, outcome, count,
+  duration_ms AS "durationMs", worker_id AS "workerId", detail, at
+  FROM step_events WHERE run_id = $1 AND id > $2 ORDER BY id LIMIT $3`;

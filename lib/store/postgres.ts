@@ -1,0 +1,238 @@
+/**
+ * The PostgreSQL backend: how Waybill scales past one machine, many workers on many hosts against one
+ * database. Same semantics as sqlite.ts; the differences are how they are reached:
+ *
+ * - Every operation is one statement (postgres-sql.ts), so one round trip, and the statement is its own
+ *   transaction. The one exception is a brand-new claim, checked once more before its side effect runs
+ *   (VERIFY_SQL says why).
+ * - Time is the database's clock, never the worker's: hosts disagree, the database is the one judge of
+ *   whose lease has passed. An injected clock only shifts it, by how far that clock is from this host's
+ *   (zero for the system clock), so tests can move time as they do on SQLite.
+ * - Lost connections, serialization failures and deadlocks are retried with jittered backoff
+ *   (postgres-retry.ts). A statement whose connection died after it was sent may have committed: the claim
+ *   recognises its own token, and the commit recognises its own row (see commit below).
+ */
+import pg from 'pg';
+import { systemClock, type Clock } from '../clock';
+import { InvalidInputError, LeaseLostError, NotFoundError, StoreUnavailableError } from '../errors';
+import { findMigrationsDir, readMigrations } from './migrations';
+import { migratePostgres } from './postgres-migrate';
+import { isConnectionLoss, withRetry } from './postgres-retry';
+import * as sql from './postgres-sql';
+import type {
+  ClaimOutcome, ClaimRequest, ClaimRow, CommitRequest, CommittedRow, ProgressRow, ProgressWrite,
+  ReleaseRequest, ResolveRequest, StepEvent, Store,
+} from './types';
+
+export interface PostgresStoreOptions {
+  /** postgres://user@host:port/database; an application_name in it replaces the default 'waybill'. */
+  url: string;
+  /** Set as search_path on every pooled connection and created if missing: one store per schema. */
+  schema?: string;
+  clock?: Clock;
+  /** Connections kept open; the default suits one worker. Benchmarks raise it with concurrency. */
+  poolSize?: number;
+}
+
+type Stored<T> = Omit<T, 'orphaned'>;
+type ClaimResult = {
+  kind: 'committed' | 'taken' | 'mine' | 'fresh' | 'held' | 'retry';
+  done: CommittedRow | null;
+  holder: (Stored<ClaimRow> & { expiresAt: number }) | null;
+  old: Stored<ClaimRow> | null;
+  attempt: number | null;
+  leaseExpiresAt: number | null;
+  msUntilExpiry: number | null;
+};
+
+/** A statement that found its row changed under its snapshot runs again; this many times means a bug. */
+const MAX_CLAIM_ROUNDS = 100;
+
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
+  const { schema } = options;
+  // The name goes into a startup option unquoted, where PostgreSQL would fold case and split on spaces.
+  if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
+    throw new InvalidInputError(`schema must be a lowercase SQL identifier, got ${JSON.stringify(schema)}`);
+  }
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.poolSize ?? 10,
+    // Operators (and our tests) find Waybill's connections in pg_stat_activity by this name.
+    fallback_application_name: 'waybill',
+    options: schema ? `-c search_path=${schema}` : undefined,
+  });
+  // An idle connection the server closed (restart, pg_terminate_backend, idle timeout) emits 'error' on
+  // the pool, which throws if nobody listens. The pool has already dropped it; the next query reconnects.
+  pool.on('error', () => undefined);
+  try {
+    const migrations = readMigrations(findMigrationsDir('pg'));
+    await withRetry('migration', async () => {
+      const client = await pool.connect();
+      let failure: unknown;
+      try {
+        await migratePostgres(client, migrations, schema);
+      } catch (error) {
+        failure = error;
+        throw error;
+      } finally {
+        // A connection that failed mid-migration is not handed out again.
+        client.release(failure instanceof Error ? failure : undefined);
+      }
+    });
+    return new PostgresStore(pool, options.clock ?? systemClock);
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw error;
+  }
+}
+
+export class PostgresStore implements Store {
+  readonly dialect = 'postgres' as const;
+
+  constructor(readonly pool: pg.Pool, private readonly clock: Clock) {}
+
+  /** Seconds the injected clock is ahead of this host's: added to the database clock in every statement. */
+  private skew(): number {
+    return this.clock === systemClock ? 0 : (this.clock.now() - Date.now()) / 1000;
+  }
+
+  /** One statement, retried while transient; name makes it a prepared statement on each connection. */
+  private async query<R extends pg.QueryResultRow>(name: string | undefined, text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+    return withRetry(name ?? 'query', () => this.pool.query<R>({ name, text, values }));
+  }
+
+  async loadProgress(runId: string): Promise<ProgressRow | null> {
+    return (await this.query<ProgressRow>('waybill_progress', sql.PROGRESS_SQL, [runId])).rows[0] ?? null;
+  }
+
+  async saveProgress(w: ProgressWrite): Promise<void> {
+    // A retry after a connection lost mid-statement may add the counter deltas twice; the map itself is
+    // idempotent, the counters are metrics. Commits, which carry most progress writes, cannot double.
+    await this.query('waybill_save_progress', sql.SAVE_PROGRESS_SQL,
+      [w.runId, w.step, w.stateJson, w.executed, w.skipped, w.awaited, this.skew()]);
+  }
+
+  async claim(r: ClaimRequest): Promise<ClaimOutcome> {
+    const values = [r.idemKey, r.runId, r.token, r.workerId, r.step, r.attempt, r.leaseMs / 1000, r.claimTtlMs / 1000];
+    for (let round = 1; round <= MAX_CLAIM_ROUNDS; round++) {
+      const row = (await this.query<ClaimResult>('waybill_claim', sql.CLAIM_SQL, [...values, this.skew()])).rows[0]!;
+      switch (row.kind) {
+        case 'committed':
+          return { kind: 'committed', row: row.done! };
+        case 'held':
+          return { kind: 'held', holder: claimRow(row.holder!, false), msUntilExpiry: row.msUntilExpiry! };
+        case 'taken':
+          return { kind: 'claimed', attempt: row.attempt!, leaseExpiresAt: row.leaseExpiresAt!, tookOverFrom: claimRow(row.old!, true) };
+        case 'fresh':
+        case 'mine': {
+          const done = (await this.query<{ done: CommittedRow }>('waybill_verify', sql.VERIFY_SQL, [r.idemKey, r.token])).rows[0];
+          if (done) return { kind: 'committed', row: done.done };
+          return { kind: 'claimed', attempt: row.attempt!, leaseExpiresAt: row.leaseExpiresAt!, tookOverFrom: null };
+        }
+        case 'retry':
+          continue;
+      }
+    }
+    throw new StoreUnavailableError(`claim on ${r.idemKey} kept racing concurrent writers`, undefined);
+  }
+
+  async renewClaim(idemKey: string, token: string, leaseMs: number): Promise<boolean> {
+    const result = await this.query('waybill_renew', sql.RENEW_SQL, [idemKey, token, leaseMs / 1000, this.skew()]);
+    return result.rowCount === 1;
+  }
+
+  /**
+   * A commit whose connection died after the statement was sent may have landed. Retried, it then finds
+   * its claim gone and would report LeaseLost for a result that is in the table. The rule: only after such
+   * a loss, a missed delete is checked against `committed`; a row with this call's worker, run, step,
+   * fingerprint, result and duration (measured to a fraction of a microsecond, so no other call's) is our
+   * own earlier attempt, and the commit succeeded. Anything else is a lost lease. The statement never
+   * writes a second result (the delete is token-fenced, the insert does nothing on conflict), so a retry
+   * can at worst fail to recognise its own success, never double-commit.
+   */
+  async commit(r: CommitRequest): Promise<void> {
+    const p = r.progress;
+    const values = [r.idemKey, r.token, r.runId, r.resultJson, r.step, r.fingerprint, r.workerId, r.durationMs,
+      p?.runId ?? null, p?.step ?? null, p?.stateJson ?? null, p?.executed ?? null, p?.skipped ?? null, p?.awaited ?? null];
+    let outcomeUnknown = false;
+    const detail = await withRetry('commit', async () => {
+      const row = (await this.pool.query<{ deleted: number; inserted: number; heldByUs: boolean }>(
+        { name: 'waybill_commit', text: sql.COMMIT_SQL, values: [...values, this.skew()] })).rows[0]!;
+      if (row.inserted === 1) return null;
+      if (outcomeUnknown) {
+        const landed = await this.pool.query({ name: 'waybill_landed', text: sql.LANDED_SQL,
+          values: [r.idemKey, r.runId, r.resultJson, r.step, r.fingerprint, r.workerId, r.durationMs] });
+        if (landed.rowCount === 1) return null;
+      }
+      return row.deleted === 1 || row.heldByUs ? 'the key was committed by someone else meanwhile' : undefined;
+    }, { onTransient: (error) => { outcomeUnknown ||= isConnectionLoss(error); } });
+    if (detail === null) return;
+    const error = new LeaseLostError(r.idemKey, detail);
+    await this.event({ runId: r.runId, idemKey: r.idemKey, step: r.step, outcome: 'lease_lost', workerId: r.workerId,
+      durationMs: r.durationMs, detail: error.message });
+    throw error;
+  }
+
+  async releaseClaim(r: ReleaseRequest): Promise<void> {
+    await this.query('waybill_release', sql.RELEASE_SQL,
+      [r.idemKey, r.token, r.runId, r.step, r.durationMs, r.workerId, this.skew(), r.error]);
+  }
+
+  async getCommitted(idemKey: string): Promise<CommittedRow | null> {
+    return (await this.query<CommittedRow>('waybill_committed', sql.COMMITTED_SQL, [idemKey])).rows[0] ?? null;
+  }
+
+  async listCommitted(runId: string, options: { limit?: number; afterKey?: string } = {}): Promise<CommittedRow[]> {
+    return (await this.query<CommittedRow>(undefined, sql.LIST_COMMITTED_SQL,
+      [runId, options.afterKey ?? '', options.limit ?? 1000])).rows;
+  }
+
+  async listClaims(options: { runId?: string; orphanedOnly?: boolean; claimTtlMs: number }): Promise<ClaimRow[]> {
+    return (await this.query<ClaimRow>(undefined, sql.LIST_CLAIMS_SQL,
+      [options.runId ?? null, options.orphanedOnly ?? false, options.claimTtlMs / 1000, this.skew()])).rows;
+  }
+
+  async expireClaim(idemKey: string, options: { actor: string; force?: boolean; claimTtlMs: number }): Promise<boolean> {
+    const { rows } = await this.query<{ n: number }>(undefined, sql.EXPIRE_SQL,
+      [idemKey, options.force ?? false, options.claimTtlMs / 1000, options.actor, this.skew()]);
+    return rows[0]!.n === 1;
+  }
+
+  async resolveClaim(r: ResolveRequest): Promise<void> {
+    let outcomeUnknown = false;
+    const detail = `resolved by ${r.actor}${r.note ? `: ${r.note}` : ''}`;
+    const row = await withRetry('resolve', async () =>
+      (await this.pool.query<{ claimSeen: boolean; inserted: number }>(
+        { text: sql.RESOLVE_SQL, values: [r.idemKey, r.resultJson, detail, this.skew()] })).rows[0]!,
+    { onTransient: (error) => { outcomeUnknown ||= isConnectionLoss(error); } });
+    if (row.inserted === 1) return;
+    if (!row.claimSeen) {
+      // The same rule as commit: after a lost connection, our own manual row means the first try landed.
+      const done = outcomeUnknown ? await this.getCommitted(r.idemKey) : null;
+      if (done?.source === 'manual' && done.resultJson === r.resultJson) return;
+      throw new NotFoundError(`claim on ${r.idemKey}`);
+    }
+    throw new LeaseLostError(r.idemKey, 'the key is already committed');
+  }
+
+  async listEvents(runId: string, options: { limit?: number; afterId?: number } = {}): Promise<StepEvent[]> {
+    return (await this.query<StepEvent>(undefined, sql.LIST_EVENTS_SQL,
+      [runId, options.afterId ?? 0, options.limit ?? 1000])).rows;
+  }
+
+  async close(): Promise<void> {
+    if (!this.pool.ended) await this.pool.end();
+  }
+
+  private async event(e: Partial<StepEvent> & Pick<StepEvent, 'runId' | 'outcome'>): Promise<void> {
+    await this.query('waybill_event', sql.EVENT_SQL, [e.runId, e.idemKey ?? null, e.step ?? null, e.outcome, e.count ?? 1,
+      e.durationMs ?? null, e.workerId ?? null, e.detail ?? null, this.skew()]);
+  }
+}
+
+function claimRow(row: Stored<ClaimRow>, orphaned: boolean): ClaimRow {
+  return {
+    idemKey: row.idemKey, runId: row.runId, claimedAt: row.claimedAt, token: row.token, workerId: row.workerId,
+    leaseExpiresAt: row.leaseExpiresAt, heartbeatAt: row.heartbeatAt, step: row.step, attempt: row.attempt, orphaned,
+  };
+}
