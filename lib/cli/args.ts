@@ -1,0 +1,82 @@
+/**
+ * The edge of the CLI: flags are parsed strictly (node:util parseArgs) and their values checked with zod
+ * before anything is opened. Every problem here is a UsageError — exit 2, one line naming the flag.
+ */
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import type { RunStatus } from '../store/types';
+
+/** Bad syntax or bad values: the command never reached the store. */
+export class UsageError extends Error {}
+
+/** Flags every command accepts, before or after its name. */
+export const GLOBAL_OPTIONS = {
+  db: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** Runs a parseArgs call, turning its errors into one-line UsageErrors. */
+export function flags<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code?.startsWith('ERR_PARSE_ARGS')) {
+      // Node appends advice about '--' to unknown-option errors; the first sentence names the problem.
+      throw new UsageError((error as Error).message.split('. To specify')[0]!);
+    }
+    throw error;
+  }
+}
+
+/** Checks one value against a schema; the error names the flag and the first problem. */
+export function check<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  throw new UsageError(`${what}: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+}
+
+/** Exactly `names.length` positionals, named in the error when one is missing or extra. */
+export function positionals(given: string[], names: string[]): string[] {
+  if (given.length < names.length) throw new UsageError(`missing ${names.slice(given.length).map((n) => `<${n}>`).join(' ')}`);
+  if (given.length > names.length) throw new UsageError(`unexpected argument ${JSON.stringify(given[names.length])}`);
+  return given;
+}
+
+export const RUN_STATUSES = ['queued', 'running', 'paused', 'completed', 'failed', 'cancelled'] as const satisfies readonly RunStatus[];
+
+/** What `runs --status` accepts: the run states, and `idle` for an outside client's run with no claim. */
+export const statusFilter = z.enum([...RUN_STATUSES, 'idle']);
+
+/** Positive whole numbers from a flag's text: "1.5", "1e3" and "" are refused, not rounded. */
+export const count = (max: number) =>
+  z.string().regex(/^\d+$/, 'must be a whole number').transform(Number).pipe(z.number().int().min(1).max(max));
+
+/**
+ * Ids we look up but did not necessarily create: outside clients choose their own run ids and keys, so
+ * this is looser than the id `start` creates (runIdSchema) — only whitespace and control characters are out.
+ */
+export const lookupId = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(512, 'must be at most 512 characters')
+  .regex(/^[^\s\p{Cc}]+$/u, 'must not contain spaces or control characters');
+
+/** Reads a JSON flag: the text itself, `@path` for a file, `@-` for standard input. */
+export function jsonArg(value: string, flag: string): unknown {
+  let text = value;
+  if (value.startsWith('@')) {
+    const path = value.slice(1);
+    try {
+      text = readFileSync(path === '-' ? 0 : path, 'utf8');
+    } catch (error) {
+      throw new UsageError(`${flag}: cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    }
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`${flag}: ${(error as Error).message}`);
+  }
+}

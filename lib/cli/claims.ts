@@ -1,0 +1,116 @@
+/**
+ * Claims, and what an operator does about orphaned ones: `expire` gives up on a claim (the step runs again),
+ * `resolve` commits a result by hand (it never runs again), `sweep` expires every orphaned claim.
+ * An orphaned claim's side effect may or may not have happened: these are decisions, made by a person.
+ */
+import { parseArgs } from 'node:util';
+import type { Store } from '../store/types';
+import { GLOBAL_OPTIONS, UsageError, check, flags, jsonArg, lookupId, positionals } from './args';
+import { withStore, type Cli } from './context';
+import { LiveBlock, bar, relative, table } from './format';
+
+export async function claims(cli: Cli, args: string[]): Promise<number> {
+  const { values } = flags(() => parseArgs({
+    args, strict: true, options: { ...GLOBAL_OPTIONS, orphaned: { type: 'boolean' }, run: { type: 'string' } },
+  }));
+  const runId = values.run === undefined ? undefined : check(lookupId, values.run, '--run');
+  const list = await withStore(cli, values.db, (store) =>
+    store.listClaims({ runId, orphanedOnly: values.orphaned, claimTtlMs: cli.config().WAYBILL_CLAIM_TTL_MS }));
+  if (values.json) {
+    cli.json(list.map(({ idemKey, runId, workerId, claimedAt, leaseExpiresAt, orphaned }) =>
+      ({ idemKey, runId, workerId, claimedAt, leaseExpiresAt, orphaned })));
+    return 0;
+  }
+  if (list.length === 0) {
+    cli.out(values.orphaned ? 'no orphaned claims' : 'no claims');
+    return 0;
+  }
+  const now = Date.now();
+  cli.out(table(['KEY', 'RUN', 'WORKER', 'CLAIMED', 'LEASE', 'STATE'], list.map((c) => [
+    c.idemKey, c.runId, c.workerId ?? (c.token === null ? '(outside client)' : null), relative(c.claimedAt, now),
+    c.leaseExpiresAt === null ? 'no lease' : relative(c.leaseExpiresAt, now), c.orphaned ? 'ORPHANED' : 'live',
+  ])));
+  return 0;
+}
+
+export async function expire(cli: Cli, args: string[]): Promise<number> {
+  const { values, positionals: keys } = flags(() => parseArgs({
+    args, strict: true, allowPositionals: true,
+    options: { ...GLOBAL_OPTIONS, 'all-orphaned': { type: 'boolean' }, force: { type: 'boolean' } },
+  }));
+  if (values['all-orphaned'] && keys.length > 0) throw new UsageError('give keys or --all-orphaned, not both');
+  if (!values['all-orphaned'] && keys.length === 0) throw new UsageError('missing <key…> (or --all-orphaned)');
+  keys.forEach((key) => check(lookupId, key, 'key'));
+  if (values['all-orphaned']) return sweepOrphaned(cli, values.db, Boolean(values.json));
+
+  const report = await withStore(cli, values.db, (store) => expireEach(cli, store, keys, Boolean(values.force)));
+  if (values.json) cli.json(report);
+  else {
+    for (const key of report.expired) cli.out(`expired ${key}: the step will run again`);
+    for (const key of report.notExpired) {
+      cli.err(`waybill expire: ${key}: not expired (no claim on it${values.force ? '' : ', or its lease is live: --force expires a live claim'})`);
+    }
+  }
+  return report.notExpired.length > 0 ? 1 : 0;
+}
+
+export async function sweep(cli: Cli, args: string[]): Promise<number> {
+  const { values } = flags(() => parseArgs({ args, strict: true, options: GLOBAL_OPTIONS }));
+  return sweepOrphaned(cli, values.db, Boolean(values.json));
+}
+
+export async function resolve(cli: Cli, args: string[]): Promise<number> {
+  const { values, positionals: given } = flags(() => parseArgs({
+    args, strict: true, allowPositionals: true,
+    options: { ...GLOBAL_OPTIONS, result: { type: 'string' }, note: { type: 'string' } },
+  }));
+  const [key] = positionals(given, ['key']);
+  const idemKey = check(lookupId, key, 'key');
+  if (values.result === undefined) throw new UsageError('missing --result JSON|@file (the result to commit)');
+  const resultJson = JSON.stringify(jsonArg(values.result, '--result'));
+  await withStore(cli, values.db, (store) => store.resolveClaim({ idemKey, resultJson, actor: cli.actor, note: values.note }));
+  if (values.json) cli.json({ resolved: idemKey });
+  else cli.out(`resolved ${idemKey}: committed by hand, it will not run again`);
+  return 0;
+}
+
+interface ExpireReport {
+  expired: string[];
+  notExpired: string[];
+}
+
+/**
+ * Expires every claim orphaned when listed. Not forced: a claim whose holder renewed it meanwhile was not
+ * orphaned after all, and stays.
+ */
+async function sweepOrphaned(cli: Cli, db: string | undefined, json: boolean): Promise<number> {
+  const report = await withStore(cli, db, async (store) => {
+    const orphaned = await store.listClaims({ orphanedOnly: true, claimTtlMs: cli.config().WAYBILL_CLAIM_TTL_MS });
+    return expireEach(cli, store, orphaned.map((c) => c.idemKey), false, !json);
+  });
+  if (json) cli.json(report);
+  else {
+    const total = report.expired.length + report.notExpired.length;
+    cli.out(total === 0 ? 'no orphaned claims' : `expired ${report.expired.length} of ${total} orphaned claim(s)` +
+      (report.notExpired.length ? `; ${report.notExpired.length} came back to life or were taken meanwhile` : ''));
+  }
+  return 0;
+}
+
+async function expireEach(cli: Cli, store: Store, keys: string[], force: boolean, progress = false): Promise<ExpireReport> {
+  const claimTtlMs = cli.config().WAYBILL_CLAIM_TTL_MS;
+  const report: ExpireReport = { expired: [], notExpired: [] };
+  const live = progress && cli.tty && keys.length > 1 ? new LiveBlock(cli.stderr) : null;
+  let lastLine = Date.now();
+  for (const [i, key] of keys.entries()) {
+    const done = await store.expireClaim(key, { actor: cli.actor, force, claimTtlMs });
+    (done ? report.expired : report.notExpired).push(key);
+    if (live) live.update([`expiring ${bar(i + 1, keys.length)}`]);
+    else if (progress && Date.now() - lastLine >= 3000) {
+      cli.err(`expiring: ${i + 1}/${keys.length}`);
+      lastLine = Date.now();
+    }
+  }
+  live?.done();
+  return report;
+}

@@ -1,0 +1,120 @@
+/**
+ * `waybill`: routes a command line to its command and turns what it throws into an exit code and one line on
+ * stderr. Exit codes: 0 done, 1 failed (not found, refused transition, conflict, store error), 2 bad input
+ * (nothing was written), 3 not implemented, 130 interrupted.
+ */
+import { ConfigError } from '../config';
+import { WaybillError } from '../errors';
+import { UsageError } from './args';
+import { claims, expire, resolve, sweep } from './claims';
+import { createCli, type Cli, type CliDeps } from './context';
+import { act, start } from './control';
+import { inspect, runs } from './runs';
+import { worker } from './worker';
+
+type Command = (cli: Cli, args: string[]) => Promise<number>;
+
+const COMMANDS: Record<string, { usage: string; summary: string; run: Command }> = {
+  start: { usage: 'start <workflow> [--input JSON|@file] [--id ID] [--follow]', summary: 'queue a run', run: start },
+  runs: { usage: 'runs [--status S] [--workflow W] [--search Q] [--limit N]', summary: 'list runs, outside clients\' included', run: runs },
+  inspect: { usage: 'inspect <runId>', summary: 'one run: progress, claims, committed steps, events', run: inspect },
+  claims: { usage: 'claims [--orphaned] [--run ID]', summary: 'list claims (in-flight side effects)', run: claims },
+  expire: { usage: 'expire <key…> | --all-orphaned [--force]', summary: 'give up on claims: their steps run again', run: expire },
+  resolve: { usage: 'resolve <key> --result JSON|@file [--note TEXT]', summary: 'commit a claim\'s result by hand', run: resolve },
+  pause: { usage: 'pause <runId>', summary: 'pause a queued or running run', run: (cli, args) => act(cli, 'pause', args) },
+  resume: { usage: 'resume <runId>', summary: 'queue a paused run again', run: (cli, args) => act(cli, 'resume', args) },
+  cancel: { usage: 'cancel <runId>', summary: 'cancel a run', run: (cli, args) => act(cli, 'cancel', args) },
+  retry: { usage: 'retry <runId>', summary: 'queue a failed or cancelled run again', run: (cli, args) => act(cli, 'retry', args) },
+  sweep: { usage: 'sweep', summary: 'expire every orphaned claim', run: sweep },
+  worker: { usage: 'worker [--concurrency N] [--id NAME]', summary: 'execute runs until SIGTERM', run: worker },
+  drill: { usage: 'drill …', summary: 'crash drill', run: drill },
+};
+
+const GLOBAL_HELP = `global options: --db URL (instead of DATABASE_URL), --json (one JSON document on stdout), --help`;
+
+export function usage(): string {
+  const width = Math.max(...Object.values(COMMANDS).map((c) => c.usage.length));
+  return ['usage: waybill <command> [options]', '',
+    ...Object.values(COMMANDS).map((c) => `  waybill ${c.usage.padEnd(width)}  ${c.summary}`), '', GLOBAL_HELP].join('\n');
+}
+
+/** Runs one command line and returns its exit code. Never throws. */
+export async function main(argv: string[], deps: CliDeps = {}): Promise<number> {
+  let name = 'waybill';
+  try {
+    const { command, args } = split(argv);
+    if (command === undefined || command === 'help') {
+      const help = command === 'help' || args.includes('--help') || args.includes('-h');
+      (help ? process.stdout : process.stderr).write(`${usage()}\n`);
+      return help ? 0 : 2;
+    }
+    const entry = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
+    if (!entry) throw new UsageError(`unknown command ${JSON.stringify(command)} (waybill --help lists them)`);
+    name = `waybill ${command}`;
+    if (command !== 'drill' && (args.includes('--help') || args.includes('-h'))) {
+      process.stdout.write(`usage: waybill ${entry.usage}\n${GLOBAL_HELP}\n`);
+      return 0;
+    }
+    return await entry.run(createCli(name, deps), args);
+  } catch (error) {
+    process.stderr.write(`${name}: ${oneLine(error instanceof Error ? error.message : String(error))}\n`);
+    return exitCode(error);
+  }
+}
+
+/** main() for a process: sets the exit code and lets the event loop drain. */
+export async function runCli(argv: string[], deps: CliDeps = {}): Promise<void> {
+  process.exitCode = await main(argv, deps);
+}
+
+export function exitCode(error: unknown): number {
+  if (error instanceof UsageError || error instanceof ConfigError) return 2;
+  if (error instanceof WaybillError) return error.code === 'INVALID_INPUT' ? 2 : 1;
+  return 1;
+}
+
+/**
+ * Global flags may come before the command (`waybill --db URL runs`); they are handed to the command,
+ * whose own strict parse accepts them, so they may come after it too.
+ */
+function split(argv: string[]): { command: string | undefined; args: string[] } {
+  const leading: string[] = [];
+  let i = 0;
+  for (; i < argv.length && argv[i]!.startsWith('-'); i++) {
+    const flag = argv[i]!;
+    if (flag === '--db') {
+      if (argv[i + 1] === undefined) throw new UsageError("option '--db <value>' argument missing");
+      leading.push(flag, argv[++i]!);
+    } else if (flag.startsWith('--db=') || flag === '--json' || flag === '--help' || flag === '-h') {
+      leading.push(flag);
+    } else {
+      throw new UsageError(`unknown option '${flag}' before the command`);
+    }
+  }
+  const command = argv[i];
+  if (command === undefined && leading.some((f) => f === '--help' || f === '-h')) return { command: 'help', args: [] };
+  return { command, args: [...leading, ...argv.slice(i + 1)] };
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, ' ').trim();
+}
+
+/** Built elsewhere (lib/cli/drill.ts); until that file exists the command says so. */
+async function drill(cli: Cli, args: string[]): Promise<number> {
+  // A variable specifier, so that type-checking does not require the file to exist yet.
+  const specifier = './drill';
+  let mod: { drill?: (args: string[], cli: Cli) => Promise<number | void> };
+  try {
+    mod = (await import(/* @vite-ignore */ specifier)) as typeof mod;
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === 'ERR_MODULE_NOT_FOUND' && /drill/.test((error as Error).message)) {
+      cli.err('waybill drill: not implemented yet (lib/cli/drill.ts does not exist)');
+      return 3;
+    }
+    throw error;
+  }
+  if (typeof mod.drill !== 'function') throw new Error('lib/cli/drill.ts does not export drill(args)');
+  return (await mod.drill(args, cli)) ?? 0;
+}

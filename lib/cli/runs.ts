@@ -1,0 +1,131 @@
+/**
+ * Read commands over runs: `runs` lists them (outside clients' runs included, as workflow `external`),
+ * `inspect` shows one — its row, its map, its live claims, its committed count and its timeline.
+ */
+import { parseArgs } from 'node:util';
+import { NotFoundError } from '../errors';
+import type { ClaimRow, RunRow, RunStore, Store } from '../store/types';
+import { GLOBAL_OPTIONS, check, count, flags, lookupId, positionals, statusFilter } from './args';
+import { runStore, withStore, type Cli } from './context';
+import { bar, fields, relative, table, truncate } from './format';
+
+export async function runs(cli: Cli, args: string[]): Promise<number> {
+  const { values } = flags(() => parseArgs({
+    args, strict: true,
+    options: { ...GLOBAL_OPTIONS, status: { type: 'string' }, workflow: { type: 'string' }, search: { type: 'string' }, limit: { type: 'string' } },
+  }));
+  const filter = {
+    status: values.status === undefined ? undefined : check(statusFilter, values.status, '--status'),
+    workflow: values.workflow === undefined ? undefined : check(lookupId, values.workflow, '--workflow'),
+    search: values.search,
+    limit: values.limit === undefined ? 50 : check(count(10_000), values.limit, '--limit'),
+    claimTtlMs: cli.config().WAYBILL_CLAIM_TTL_MS,
+  };
+  // An outside client's run is 'idle' (no claim), which RunStatus does not name; the store filters on text.
+  const list = await withStore(cli, values.db, (store) => runStore(store).listRuns(filter as Parameters<RunStore['listRuns']>[0]));
+  if (values.json) {
+    cli.json(list.map(({ id, workflow, status, step, totalSteps, executed, skipped, awaited, orphanedClaims, updatedAt }) =>
+      ({ id, workflow, status, step, totalSteps, executed, skipped, awaited, orphanedClaims, updatedAt })));
+    return 0;
+  }
+  if (list.length === 0) {
+    cli.out('no runs');
+    return 0;
+  }
+  const now = Date.now();
+  cli.out(table(
+    ['ID', 'WORKFLOW', 'STATUS', 'PROGRESS', 'EXECUTED', 'SKIPPED', 'AWAITED', 'ORPHANED', 'UPDATED'],
+    list.map((r) => [r.id, r.workflow, r.status, bar(r.step, r.totalSteps, 12), r.executed, r.skipped, r.awaited,
+      r.orphanedClaims || '', relative(r.updatedAt, now)]),
+  ));
+  return 0;
+}
+
+export interface RunDetail {
+  /** The runs row, or for an outside client's run one synthesized with workflow 'external'. */
+  run: RunRow | ExternalRun;
+  progress: { step: number; state: unknown };
+  claims: Pick<ClaimRow, 'idemKey' | 'workerId' | 'claimedAt' | 'leaseExpiresAt' | 'orphaned'>[];
+  committed: number;
+  events: Awaited<ReturnType<Store['listEvents']>>;
+}
+
+type ExternalRun = Omit<RunRow, 'inputJson' | 'status' | 'createdAt'> & {
+  inputJson: null; status: 'running' | 'idle'; createdAt: null;
+};
+
+export async function inspect(cli: Cli, args: string[]): Promise<number> {
+  const { values, positionals: given } = flags(() => parseArgs({ args, strict: true, allowPositionals: true, options: GLOBAL_OPTIONS }));
+  const [id] = positionals(given, ['runId']);
+  const runId = check(lookupId, id, 'run id');
+  const detail = await withStore(cli, values.db, (store) => loadDetail(store, runId, cli.config().WAYBILL_CLAIM_TTL_MS));
+  if (values.json) {
+    cli.json(detail);
+    return 0;
+  }
+  const { run, progress } = detail;
+  const now = Date.now();
+  cli.out(fields([
+    ['run', `${run.id}  (${run.workflow})`],
+    ['status', `${run.status}${run.owner ? ` on ${run.owner}` : ''}${run.attempts > 1 ? `, attempt ${run.attempts}` : ''}`],
+    ['progress', bar(progress.step, run.totalSteps)],
+    ['committed', String(detail.committed)],
+    ['created', relative(run.createdAt, now)],
+    ['updated', relative(run.updatedAt, now)],
+    ...(run.error ? [['error', truncate(run.error, 200)!] as [string, string]] : []),
+  ]));
+  if (detail.claims.length > 0) {
+    cli.out(`\nclaims (${detail.claims.length})`);
+    cli.out(table(['KEY', 'WORKER', 'CLAIMED', 'LEASE', 'STATE'], detail.claims.map((c) =>
+      [c.idemKey, c.workerId, relative(c.claimedAt, now), relative(c.leaseExpiresAt, now), c.orphaned ? 'ORPHANED' : 'live'])));
+  }
+  const recent = detail.events.slice(-15);
+  if (recent.length > 0) {
+    cli.out(`\nevents (${recent.length < detail.events.length ? `last ${recent.length} of ` : ''}${detail.events.length})`);
+    cli.out(table(['WHEN', 'OUTCOME', 'STEP', 'KEY', 'DETAIL'], recent.map((e) =>
+      [relative(e.at, now), e.count > 1 ? `${e.outcome} ×${e.count}` : e.outcome, e.step, e.idemKey, truncate(e.detail, 80)])));
+  }
+  return 0;
+}
+
+/** Everything `inspect` shows. A run with no runs row is an outside client's if any table mentions it. */
+export async function loadDetail(store: Store, runId: string, claimTtlMs: number): Promise<RunDetail> {
+  const [row, progress, claims, committed, events] = await Promise.all([
+    runStore(store).getRun(runId),
+    store.loadProgress(runId),
+    store.listClaims({ runId, claimTtlMs }),
+    countCommitted(store, runId),
+    store.listEvents(runId),
+  ]);
+  let run: RunRow | ExternalRun;
+  if (row) {
+    run = row;
+  } else {
+    if (!progress && claims.length === 0 && committed === 0 && events.length === 0) throw new NotFoundError(`run ${runId}`);
+    const lastClaim = Math.max(0, ...claims.map((c) => c.claimedAt));
+    run = {
+      id: runId, workflow: 'external', inputJson: null, status: claims.length > 0 ? 'running' : 'idle', totalSteps: null,
+      owner: null, leaseExpiresAt: null, attempts: 0, error: null, outputJson: null, createdAt: null,
+      updatedAt: Math.max(progress?.updatedAt ?? 0, lastClaim), startedAt: null, finishedAt: null,
+    };
+  }
+  return {
+    run,
+    progress: progress ? { step: progress.step, state: JSON.parse(progress.stateJson) as unknown } : { step: 0, state: null },
+    claims: claims.map(({ idemKey, workerId, claimedAt, leaseExpiresAt, orphaned }) => ({ idemKey, workerId, claimedAt, leaseExpiresAt, orphaned })),
+    committed,
+    events,
+  };
+}
+
+/** The store has no count; page through the keys. (A countCommitted(runId) store method would replace this.) */
+async function countCommitted(store: Store, runId: string): Promise<number> {
+  let total = 0;
+  let afterKey: string | undefined;
+  for (;;) {
+    const page = await store.listCommitted(runId, { limit: 1000, afterKey });
+    total += page.length;
+    if (page.length < 1000) return total;
+    afterKey = page[page.length - 1]!.idemKey;
+  }
+}

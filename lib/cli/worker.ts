@@ -1,0 +1,50 @@
+/**
+ * `waybill worker`: one Worker from lib/engine over the store, until SIGTERM or SIGINT. The first signal
+ * drains — the step in hand finishes, runs are handed back — and the process exits 0 once the worker has
+ * stopped and the store is closed; a second signal exits at once (130).
+ */
+import { parseArgs } from 'node:util';
+import { createLogger } from '../engine/log';
+import { Worker } from '../engine/worker';
+import { GLOBAL_OPTIONS, check, count, flags, lookupId } from './args';
+import { runStore, withStore, type Cli } from './context';
+import { LiveBlock } from './format';
+import { watchWorker } from './follow';
+
+export async function worker(cli: Cli, args: string[]): Promise<number> {
+  const { values } = flags(() => parseArgs({
+    args, strict: true, options: { ...GLOBAL_OPTIONS, concurrency: { type: 'string' }, id: { type: 'string' } },
+  }));
+  const concurrency = values.concurrency === undefined ? 1 : check(count(1000), values.concurrency, '--concurrency');
+  const id = values.id === undefined ? undefined : check(lookupId, values.id, '--id');
+  const registry = await cli.registry();
+  const cfg = cli.config();
+
+  return withStore(cli, values.db, async (store) => {
+    // On a terminal, log lines go through the bar block so the two never tear each other.
+    const live = cli.tty ? new LiveBlock(cli.stderr) : null;
+    const log = createLogger({}, live ? (line) => live.write(line) : undefined);
+    const w = new Worker({
+      store: runStore(store), registry, id, concurrency, log,
+      claimLeaseMs: cfg.WAYBILL_LEASE_MS, claimTtlMs: cfg.WAYBILL_CLAIM_TTL_MS,
+    });
+    let signals = 0;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (++signals > 1) process.exit(130);
+      log.info('draining: the steps in hand finish, runs are handed back (signal again to exit now)', { worker: w.id, signal });
+      w.stop();
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+    const unwatch = watchWorker(cli, runStore(store), w.id, log, live);
+    try {
+      await w.run();
+    } finally {
+      await unwatch();
+      live?.done();
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+    }
+    return 0;
+  });
+}
