@@ -163,7 +163,9 @@ export const COMMITTED_SQL = `SELECT ${COMMITTED} FROM committed WHERE idem_key 
 
 /** Byte order (COLLATE "C"), as SQLite sorts, so pages follow the same keys on both backends. */
 export const LIST_COMMITTED_SQL = `SELECT ${COMMITTED} FROM committed
-  WHERE run_id = $1 AND idem_key COLLATE "C" > $2 ORDER BY idem_key COLLATE "C" LIMIT $3`;
+  WHERE run_id = $1 AND ($2::text IS NULL OR (coalesce(step, -1), idem_key COLLATE "C") >
+    (SELECT coalesce(step, -1), idem_key COLLATE "C" FROM committed WHERE idem_key = $2))
+  ORDER BY coalesce(step, -1), idem_key COLLATE "C" LIMIT $3`;
 
 /** $1 run or null, $2 orphaned only, $3 claim TTL s, $4 skew. */
 export const LIST_CLAIMS_SQL = `SELECT ${CLAIM}, ${expiresAt('$3')} <= t.now AS orphaned

@@ -25,7 +25,10 @@ import type {
 } from './types';
 
 export interface PostgresStoreOptions {
-  /** postgres://user@host:port/database; an application_name in it replaces the default 'waybill'. */
+  /**
+   * postgres://user@host:port/database. An application_name in it replaces the default 'waybill';
+   * `options` in it (e.g. `-c synchronous_commit=off`) are kept alongside the schema's search_path.
+   */
   url: string;
   /** Set as search_path on every pooled connection and created if missing: one store per schema. */
   schema?: string;
@@ -54,12 +57,13 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
     throw new InvalidInputError(`schema must be a lowercase SQL identifier, got ${JSON.stringify(schema)}`);
   }
+  const { url, startup } = splitStartupOptions(options.url);
   const pool = new pg.Pool({
-    connectionString: options.url,
+    connectionString: url,
     max: options.poolSize ?? 10,
     // Operators (and our tests) find Waybill's connections in pg_stat_activity by this name.
     fallback_application_name: 'waybill',
-    options: schema ? `-c search_path=${schema}` : undefined,
+    options: [startup, schema ? `-c search_path=${schema}` : ''].filter(Boolean).join(' ') || undefined,
   });
   // An idle connection the server closed (restart, pg_terminate_backend, idle timeout) emits 'error' on
   // the pool, which throws if nobody listens. The pool has already dropped it; the next query reconnects.
@@ -184,7 +188,7 @@ export class PostgresStore implements Store {
 
   async listCommitted(runId: string, options: { limit?: number; afterKey?: string } = {}): Promise<CommittedRow[]> {
     return (await this.query<CommittedRow>(undefined, sql.LIST_COMMITTED_SQL,
-      [runId, options.afterKey ?? '', options.limit ?? 1000])).rows;
+      [runId, options.afterKey ?? null, options.limit ?? 1000])).rows;
   }
 
   async listClaims(options: { runId?: string; orphanedOnly?: boolean; claimTtlMs: number }): Promise<ClaimRow[]> {
@@ -228,6 +232,23 @@ export class PostgresStore implements Store {
     await this.query('waybill_event', sql.EVENT_SQL, [e.runId, e.idemKey ?? null, e.step ?? null, e.outcome, e.count ?? 1,
       e.durationMs ?? null, e.workerId ?? null, e.detail ?? null, this.skew()]);
   }
+}
+
+/**
+ * Takes `options` (server settings such as `-c synchronous_commit=off`) out of the URL so that the schema's
+ * search_path can be added to them: node-postgres would let the URL's value replace ours.
+ */
+function splitStartupOptions(raw: string): { url: string; startup: string } {
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    return { url: raw, startup: '' };
+  }
+  const startup = parsed.searchParams.get('options') ?? '';
+  if (!startup) return { url: raw, startup };
+  parsed.searchParams.delete('options');
+  return { url: parsed.toString(), startup };
 }
 
 function claimRow(row: Stored<ClaimRow>, orphaned: boolean): ClaimRow {

@@ -160,9 +160,12 @@ export class SqliteStore extends SqliteRunStore implements Store, RunStore {
   }
 
   async listCommitted(runId: string, options: { limit?: number; afterKey?: string } = {}): Promise<CommittedRow[]> {
+    // Keyset on (step, key): the cursor is the last key seen, its step looked up by primary key.
     return guard(() => this.db.prepare<unknown[], CommittedRow>(`SELECT ${COMMITTED_COLUMNS} FROM committed
-      WHERE run_id = ? AND idem_key > ? ORDER BY idem_key LIMIT ?`)
-      .all(runId, options.afterKey ?? '', options.limit ?? 1000));
+      WHERE run_id = @runId AND (@afterKey IS NULL OR (coalesce(step, -1), idem_key) >
+        (SELECT coalesce(step, -1), idem_key FROM committed WHERE idem_key = @afterKey))
+      ORDER BY coalesce(step, -1), idem_key LIMIT @limit`)
+      .all({ runId, afterKey: options.afterKey ?? null, limit: options.limit ?? 1000 }));
   }
 
   async listClaims(options: { runId?: string; orphanedOnly?: boolean; claimTtlMs: number }): Promise<ClaimRow[]> {

@@ -126,8 +126,9 @@ export interface Store {
 
   /**
    * Phase 3, one transaction: delete the claim where the token is ours, insert the result, and write the
-   * progress if given. Throws LeaseLostError, writing nothing, when the claim is gone or held by another
-   * token, or when the key was committed meanwhile (an operator resolved it).
+   * progress if given. Throws LeaseLostError when the claim is gone or held by another token, or when the
+   * key was committed meanwhile (an operator resolved it): the transaction rolls back, and only a
+   * `lease_lost` event is recorded, after it, so the timeline shows the refused commit.
    */
   commit(request: CommitRequest): Promise<void>;
 
