@@ -5,28 +5,29 @@
  */
 import { ConfigError } from '../config';
 import { WaybillError } from '../errors';
+import type { RunAction } from '../store/types';
 import { UsageError } from './args';
-import { claims, expire, resolve, sweep } from './claims';
 import { createCli, type Cli, type CliDeps } from './context';
-import { act, start } from './control';
-import { inspect, runs } from './runs';
-import { worker } from './worker';
 
 type Command = (cli: Cli, args: string[]) => Promise<number>;
 
+// Each command's module is loaded only when it runs: `waybill runs` need not load the worker and workflows.
+const lazy = <M>(load: () => Promise<M>, pick: (m: M) => Command): Command => async (cli, args) => pick(await load())(cli, args);
+const action = (name: RunAction): Command => lazy(() => import('./control'), (m) => (cli, args) => m.act(cli, name, args));
+
 const COMMANDS: Record<string, { usage: string; summary: string; run: Command }> = {
-  start: { usage: 'start <workflow> [--input JSON|@file] [--id ID] [--follow]', summary: 'queue a run', run: start },
-  runs: { usage: 'runs [--status S] [--workflow W] [--search Q] [--limit N]', summary: 'list runs, outside clients\' included', run: runs },
-  inspect: { usage: 'inspect <runId>', summary: 'one run: progress, claims, committed steps, events', run: inspect },
-  claims: { usage: 'claims [--orphaned] [--run ID]', summary: 'list claims (in-flight side effects)', run: claims },
-  expire: { usage: 'expire <key…> | --all-orphaned [--force]', summary: 'give up on claims: their steps run again', run: expire },
-  resolve: { usage: 'resolve <key> --result JSON|@file [--note TEXT]', summary: 'commit a claim\'s result by hand', run: resolve },
-  pause: { usage: 'pause <runId>', summary: 'pause a queued or running run', run: (cli, args) => act(cli, 'pause', args) },
-  resume: { usage: 'resume <runId>', summary: 'queue a paused run again', run: (cli, args) => act(cli, 'resume', args) },
-  cancel: { usage: 'cancel <runId>', summary: 'cancel a run', run: (cli, args) => act(cli, 'cancel', args) },
-  retry: { usage: 'retry <runId>', summary: 'queue a failed or cancelled run again', run: (cli, args) => act(cli, 'retry', args) },
-  sweep: { usage: 'sweep', summary: 'expire every orphaned claim', run: sweep },
-  worker: { usage: 'worker [--concurrency N] [--id NAME]', summary: 'execute runs until SIGTERM', run: worker },
+  start: { usage: 'start <workflow> [--input JSON|@file] [--id ID] [--follow]', summary: 'queue a run', run: lazy(() => import('./control'), (m) => m.start) },
+  runs: { usage: 'runs [--status S] [--workflow W] [--search Q] [--limit N]', summary: 'list runs, outside clients\' included', run: lazy(() => import('./runs'), (m) => m.runs) },
+  inspect: { usage: 'inspect <runId>', summary: 'one run: progress, claims, committed steps, events', run: lazy(() => import('./runs'), (m) => m.inspect) },
+  claims: { usage: 'claims [--orphaned] [--run ID]', summary: 'list claims (in-flight side effects)', run: lazy(() => import('./claims'), (m) => m.claims) },
+  expire: { usage: 'expire <key…> | --all-orphaned [--force]', summary: 'give up on claims: their steps run again', run: lazy(() => import('./claims'), (m) => m.expire) },
+  resolve: { usage: 'resolve <key> --result JSON|@file [--note TEXT]', summary: 'commit a claim\'s result by hand', run: lazy(() => import('./claims'), (m) => m.resolve) },
+  pause: { usage: 'pause <runId>', summary: 'pause a queued or running run', run: action('pause') },
+  resume: { usage: 'resume <runId>', summary: 'queue a paused run again', run: action('resume') },
+  cancel: { usage: 'cancel <runId>', summary: 'cancel a run', run: action('cancel') },
+  retry: { usage: 'retry <runId>', summary: 'queue a failed or cancelled run again', run: action('retry') },
+  sweep: { usage: 'sweep', summary: 'expire every orphaned claim', run: lazy(() => import('./claims'), (m) => m.sweep) },
+  worker: { usage: 'worker [--concurrency N] [--id NAME]', summary: 'execute runs until SIGTERM', run: lazy(() => import('./worker'), (m) => m.worker) },
   drill: { usage: 'drill …', summary: 'crash drill', run: drill },
 };
 
