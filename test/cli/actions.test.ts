@@ -1,0 +1,48 @@
+/**
+ * Operator actions on runs: each legal transition, each refused one (exit 1 with the reason), an unknown
+ * run (exit 1, "not found"), and the `operator` events they leave in the run's timeline.
+ */
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { freshDb, insertOutsideRun, json } from './support';
+
+describe('waybill pause, resume, cancel and retry', () => {
+  it('moves a run through its states and refuses what its state does not allow', async () => {
+    const db = await freshDb();
+    const input = JSON.stringify({ count: 2, outbox: join(db.dir, 'outbox.jsonl') });
+    await db.cli(['start', 'notify', '--input', input, '--id', 'r1']);
+    insertOutsideRun(db, 'ext-1', { claimAgeS: 5 });
+
+    const steps: [string[], number, RegExp][] = [
+      [['pause', 'r1'], 0, /^paused r1: it is paused\n$/],
+      [['pause', 'r1'], 1, /^waybill pause: cannot pause run r1: it is paused\n$/],
+      [['retry', 'r1'], 1, /^waybill retry: cannot retry run r1: it is paused\n$/],
+      [['resume', 'r1'], 0, /^resumed r1: it is queued\n$/],
+      [['resume', 'r1'], 1, /^waybill resume: cannot resume run r1: it is queued\n$/],
+      [['retry', 'r1'], 1, /^waybill retry: cannot retry run r1: it is queued\n$/],
+      [['cancel', 'r1'], 0, /^cancelled r1: it is cancelled\n$/],
+      [['pause', 'r1'], 1, /^waybill pause: cannot pause run r1: it is cancelled\n$/],
+      [['cancel', 'r1'], 1, /^waybill cancel: cannot cancel run r1: it is cancelled\n$/],
+      [['retry', 'r1', '--json'], 0, /^\{"id":"r1",.*"status":"queued"/],
+      [['pause', 'nope'], 1, /^waybill pause: run nope not found\n$/],
+      // An outside client's run has no runs row: there is no status to move.
+      [['cancel', 'ext-1'], 1, /^waybill cancel: run ext-1 not found\n$/],
+    ];
+    for (const [args, code, output] of steps) {
+      const result = await db.cli(args);
+      expect(result.code, `${args.join(' ')}: ${result.stderr}`).toBe(code);
+      expect(code === 0 ? result.stdout : result.stderr, args.join(' ')).toMatch(output);
+      expect(code === 0 ? result.stderr : result.stdout, args.join(' ')).toBe('');
+    }
+
+    const detail = json(await db.cli(['inspect', 'r1', '--json']));
+    expect(detail.run).toMatchObject({ status: 'queued', error: null, finishedAt: null });
+    expect(detail.events.map((e: { outcome: string; detail: string }) => [e.outcome, e.detail.replace(/ by \S+:/, ' by ACTOR:')])).toEqual([
+      ['operator', 'pause by ACTOR: queued → paused'],
+      ['operator', 'resume by ACTOR: paused → queued'],
+      ['operator', 'cancel by ACTOR: queued → cancelled'],
+      ['operator', 'retry by ACTOR: cancelled → queued'],
+    ]);
+    expect(detail.events[0].detail).toMatch(/^pause by cli(:\S+)?:/);
+  });
+});

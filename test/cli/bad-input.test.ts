@@ -1,0 +1,90 @@
+/**
+ * Bad input of any kind: exit 2, one line on stderr naming what was wrong, nothing on stdout, and not a
+ * row of any table changed.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { freshDb, insertOutsideRun, json, runCli } from './support';
+
+describe('waybill with bad input', () => {
+  it('exits 2 with one line naming the problem, and writes nothing', async () => {
+    const db = await freshDb();
+    const outbox = join(db.dir, 'outbox.jsonl');
+    expect(json(await db.cli(['start', 'notify', '--input', JSON.stringify({ count: 2, outbox }), '--id', 'r1', '--json'])).id).toBe('r1');
+    insertOutsideRun(db, 'ext-1', { claimAgeS: 3600 });
+    const badFile = join(db.dir, 'bad.json');
+    writeFileSync(badFile, '{"count": 2,');
+    const before = db.dump();
+
+    const cases: [string[], RegExp][] = [
+      [['frobnicate'], /^waybill: unknown command "frobnicate"/],
+      [[], /^usage: waybill <command>/],
+      [['--verbose', 'runs'], /^waybill: unknown option '--verbose'/],
+      [['runs', '--bogus'], /^waybill runs: Unknown option '--bogus'$/],
+      [['runs', 'extra'], /^waybill runs: Unexpected argument 'extra'/],
+      [['runs', '--status', 'sleeping'], /^waybill runs: --status: Invalid option: expected one of "queued"/],
+      [['runs', '--limit', '0'], /^waybill runs: --limit: /],
+      [['runs', '--limit', 'ten'], /^waybill runs: --limit: must be a whole number$/],
+      [['runs', '--limit'], /^waybill runs: Option '--limit <value>' argument missing$/],
+      [['start'], /^waybill start: missing <workflow>$/],
+      [['start', 'nope', '--input', '{}'], /^waybill start: unknown workflow "nope" \(known: agent-batch, notify\)$/],
+      [['start', 'notify', '--input', '{"count": 2,'], /^waybill start: --input: .*JSON/],
+      [['start', 'notify', '--input', `@${badFile}`], /^waybill start: --input: .*JSON/],
+      [['start', 'notify', '--input', `@${join(db.dir, 'missing.json')}`], /^waybill start: --input: cannot read .*missing\.json: ENOENT$/],
+      [['start', 'notify', '--input', JSON.stringify({ count: 'two', outbox })], /^waybill start: invalid input for notify: count: must be a number$/],
+      [['start', 'notify', '--input', JSON.stringify({ count: 2, outbox: 'relative.jsonl' })], /^waybill start: invalid input for notify: outbox: must be an absolute file path$/],
+      [['start', 'agent-batch', '--input', '[1, 2]'], /^waybill start: invalid input for agent-batch: \(input\): input must be an object$/],
+      [['start', 'notify', '--input', JSON.stringify({ count: 2, outbox }), '--id', 'has space'], /^waybill start: --id: letters, digits/],
+      [['inspect'], /^waybill inspect: missing <runId>$/],
+      [['inspect', 'bad id'], /^waybill inspect: run id: must not contain spaces or control characters$/],
+      [['inspect', 'r1', 'r2'], /^waybill inspect: unexpected argument "r2"$/],
+      [['claims', '--run', 'a\tb'], /^waybill claims: --run: must not contain spaces/],
+      [['claims', '--orphaned=yes'], /^waybill claims: Option '--orphaned' does not take an argument$/],
+      [['expire'], /^waybill expire: missing <key…> \(or --all-orphaned\)$/],
+      [['expire', 'ext-1:step:2', '--all-orphaned'], /^waybill expire: give keys or --all-orphaned, not both$/],
+      [['expire', 'bad key'], /^waybill expire: key: must not contain spaces/],
+      [['resolve', 'ext-1:step:2'], /^waybill resolve: missing --result JSON\|@file/],
+      [['resolve', 'ext-1:step:2', '--result', '{sent: true}'], /^waybill resolve: --result: .*JSON/],
+      [['resolve', 'ext-1:step:2', '--result', ''], /^waybill resolve: --result: .*JSON/],
+      [['pause'], /^waybill pause: missing <runId>$/],
+      [['cancel', 'r1', '--force'], /^waybill cancel: Unknown option '--force'$/],
+      [['retry', 'bad\u0001id'], /^waybill retry: run id: must not contain/],
+      [['sweep', 'now'], /^waybill sweep: Unexpected argument 'now'/],
+      [['worker', '--concurrency', '1.5'], /^waybill worker: --concurrency: must be a whole number$/],
+      [['worker', '--concurrency', '0'], /^waybill worker: --concurrency: /],
+      [['worker', '--id', 'two words'], /^waybill worker: --id: must not contain spaces/],
+    ];
+    // Two at a time: each is a process, and the machine has two cores.
+    const results = [];
+    for (let i = 0; i < cases.length; i += 2) {
+      results.push(...(await Promise.all(cases.slice(i, i + 2).map(([args]) => db.cli(args)))));
+    }
+    cases.forEach(([args, expected], i) => {
+      const { code, stdout, stderr } = results[i]!;
+      const lines = stderr.trimEnd().split('\n');
+      const what = `waybill ${args.join(' ')} → ${code} ${stderr}`;
+      expect(code, what).toBe(2);
+      expect(stdout, what).toBe('');
+      if (args.length > 0) expect(lines, what).toHaveLength(1);
+      expect(lines[0], what).toMatch(expected);
+    });
+    expect(db.dump()).toEqual(before);
+  });
+
+  it('refuses a --db URL it cannot open, and a bad environment, naming them', async () => {
+    const db = await freshDb();
+    const before = db.dump();
+    const [url, env, noDb] = await Promise.all([
+      runCli(['--db', 'mysql://x/y', 'runs']),
+      db.cli(['runs'], { env: { WAYBILL_CLAIM_TTL_MS: 'soon' } }),
+      runCli(['runs', '--db']),
+    ]);
+    expect(url).toMatchObject({ code: 2, stdout: '' });
+    expect(url.stderr).toMatch(/^waybill runs: DATABASE_URL must start with file: or postgres:\/\/, got "mysql:\/\/x\/y"\n$/);
+    expect(env).toMatchObject({ code: 2, stdout: '' });
+    expect(env.stderr).toMatch(/^waybill runs: invalid environment: WAYBILL_CLAIM_TTL_MS: .*\n$/);
+    expect(noDb).toMatchObject({ code: 2, stderr: "waybill runs: Option '--db <value>' argument missing\n" });
+    expect(db.dump()).toEqual(before);
+  });
+});

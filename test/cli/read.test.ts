@@ -1,0 +1,136 @@
+/**
+ * The read commands' JSON shapes, and an outside client's run (the article's Python class writing the
+ * tables directly) as the CLI lists, shows, expires and resolves it.
+ */
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { freshDb, insertOutsideRun, json } from './support';
+
+const RUN_KEYS = ['awaited', 'executed', 'id', 'orphanedClaims', 'skipped', 'status', 'step', 'totalSteps', 'updatedAt', 'workflow'];
+const CLAIM_KEYS = ['claimedAt', 'idemKey', 'leaseExpiresAt', 'orphaned', 'runId', 'workerId'];
+
+describe('waybill read commands', () => {
+  it('start, runs, inspect and claims print one JSON document each, in the documented shapes', async () => {
+    const db = await freshDb();
+    const inputFile = join(db.dir, 'input.json');
+    writeFileSync(inputFile, JSON.stringify({ count: 3, outbox: join(db.dir, 'outbox.jsonl') }));
+
+    const started = json(await db.cli(['start', 'notify', '--input', `@${inputFile}`, '--id', 'r1', '--json']));
+    expect(started).toMatchObject({ id: 'r1', workflow: 'notify', status: 'queued', totalSteps: 3 });
+    const auto = json(await db.cli(['start', 'agent-batch', '--input', '{"count":4,"latencyMs":0}', '--json']));
+    expect(auto.id).toMatch(/^agent-batch-\d{4}-\d{2}-\d{2}-[0-9a-f]{8}$/);
+
+    const [list, queued, notify, searched, limited] = await Promise.all([
+      db.cli(['runs', '--json']),
+      db.cli(['--json', 'runs', '--status', 'queued']), // global flags before the command too
+      db.cli(['runs', '--workflow', 'notify', '--json']),
+      db.cli(['runs', '--search', 'batch', '--json']),
+      db.cli(['runs', '--limit', '1', '--json']),
+    ]);
+    const runs = json<Record<string, unknown>[]>(list);
+    expect(runs).toHaveLength(2);
+    for (const run of runs) expect(Object.keys(run).sort()).toEqual(RUN_KEYS);
+    expect(runs.find((r) => r.id === 'r1')).toMatchObject({
+      workflow: 'notify', status: 'queued', step: 0, totalSteps: 3, executed: 0, skipped: 0, awaited: 0, orphanedClaims: 0,
+    });
+    expect(json(queued)).toHaveLength(2);
+    expect(json(notify).map((r: { id: string }) => r.id)).toEqual(['r1']);
+    expect(json(searched).map((r: { id: string }) => r.id)).toEqual([auto.id]);
+    expect(json(limited)).toHaveLength(1);
+
+    const [detail, claims, human] = await Promise.all([
+      db.cli(['inspect', 'r1', '--json']), db.cli(['claims', '--json']), db.cli(['runs']),
+    ]);
+    const shown = json(detail);
+    expect(Object.keys(shown).sort()).toEqual(['claims', 'committed', 'events', 'progress', 'run']);
+    expect(shown).toMatchObject({ run: { id: 'r1', workflow: 'notify', status: 'queued', totalSteps: 3 },
+      progress: { step: 0, state: null }, claims: [], committed: 0, events: [] });
+    expect(json(claims)).toEqual([]);
+    expect(human.stdout.split('\n')[0]).toMatch(/^ID\s+WORKFLOW\s+STATUS\s+PROGRESS/);
+    expect(human.stdout).toMatch(/r1\s+notify\s+queued\s+\[░+\] 0\/3/);
+    expect(human.stdout).toMatch(/\d+s ago|now/);
+
+    // DATABASE_URL named another file; --db won.
+    expect(existsSync(join(db.dir, 'env.db'))).toBe(false);
+  });
+
+  it("lists and shows an outside client's run, and expires its orphaned claim", async () => {
+    const db = await freshDb();
+    insertOutsideRun(db, 'ext-1', { claimAgeS: 3600 });
+    insertOutsideRun(db, 'ext-fresh', { claimAgeS: 1 });
+
+    const runs = json<Record<string, unknown>[]>(await db.cli(['runs', '--workflow', 'external', '--json']));
+    expect(runs.map((r) => r.id).sort()).toEqual(['ext-1', 'ext-fresh']);
+    expect(runs.find((r) => r.id === 'ext-1')).toMatchObject({
+      workflow: 'external', status: 'running', step: 2, totalSteps: null, orphanedClaims: 1,
+    });
+    expect(runs.find((r) => r.id === 'ext-fresh')).toMatchObject({ orphanedClaims: 0 });
+
+    const [detail, orphaned, all, human] = await Promise.all([
+      db.cli(['inspect', 'ext-1', '--json']),
+      db.cli(['claims', '--orphaned', '--json']),
+      db.cli(['claims', '--json']),
+      db.cli(['inspect', 'ext-1']),
+    ]);
+    expect(json(detail)).toMatchObject({
+      run: { id: 'ext-1', workflow: 'external', status: 'running', totalSteps: null },
+      progress: { step: 2, state: { done: 2 } },
+      claims: [{ idemKey: 'ext-1:step:2', workerId: null, leaseExpiresAt: null, orphaned: true }],
+      committed: 2,
+    });
+    const orphans = json<Record<string, unknown>[]>(orphaned);
+    expect(orphans).toHaveLength(1);
+    expect(Object.keys(orphans[0]!).sort()).toEqual(CLAIM_KEYS);
+    expect(orphans[0]).toMatchObject({ idemKey: 'ext-1:step:2', runId: 'ext-1', workerId: null, orphaned: true });
+    expect(json(all)).toHaveLength(2);
+    expect(human.stdout).toMatch(/ext-1:step:2\s+—\s+1h ago\s+—\s+ORPHANED/);
+
+    // Expiring deletes the claim row: any client, the article's included, can claim the key again.
+    const expired = await db.cli(['expire', 'ext-1:step:2']);
+    expect(expired).toMatchObject({ code: 0, stderr: '' });
+    expect(expired.stdout).toContain('expired ext-1:step:2');
+    const after = json(await db.cli(['inspect', 'ext-1', '--json']));
+    expect(after.claims).toEqual([]);
+    expect(after.run.status).toBe('idle');
+    expect(after.events).toEqual([expect.objectContaining({ outcome: 'expired', idemKey: 'ext-1:step:2', detail: expect.stringContaining('cli') })]);
+
+    // A live claim is refused without --force.
+    const refused = await db.cli(['expire', 'ext-fresh:step:2']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.trim().split('\n')).toHaveLength(1);
+    expect(refused.stderr).toContain('--force');
+    expect(json(await db.cli(['claims', '--json']))).toHaveLength(1);
+    expect(await db.cli(['expire', 'ext-fresh:step:2', '--force'])).toMatchObject({ code: 0 });
+    expect(json(await db.cli(['claims', '--json']))).toEqual([]);
+  });
+
+  it('resolves a claim by hand, and sweeps the rest of the orphaned ones', async () => {
+    const db = await freshDb();
+    insertOutsideRun(db, 'ext-a', { claimAgeS: 600 });
+    insertOutsideRun(db, 'ext-b', { claimAgeS: 600 });
+    insertOutsideRun(db, 'ext-c', { claimAgeS: 600 });
+    insertOutsideRun(db, 'ext-live', { claimAgeS: 1 });
+
+    const resolved = await db.cli(['resolve', 'ext-a:step:2', '--result', '{"sent": true}', '--note', 'checked the mail log']);
+    expect(resolved).toMatchObject({ code: 0, stderr: '' });
+    const row = db.raw((c) => c.prepare("SELECT result_json, source FROM committed WHERE idem_key = 'ext-a:step:2'").get());
+    expect(row).toEqual({ result_json: '{"sent":true}', source: 'manual' });
+    const events = json(await db.cli(['inspect', 'ext-a', '--json'])).events;
+    expect(events).toEqual([expect.objectContaining({ outcome: 'resolved', detail: expect.stringMatching(/^resolved by cli(:\S+)?: checked the mail log$/) })]);
+
+    const again = await db.cli(['resolve', 'ext-a:step:2', '--result', '1']);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toBe('waybill resolve: claim on ext-a:step:2 not found\n');
+
+    const swept = json(await db.cli(['sweep', '--json']));
+    expect(swept).toEqual({ expired: ['ext-b:step:2', 'ext-c:step:2'], notExpired: [] });
+    expect(json(await db.cli(['claims', '--json'])).map((c: { idemKey: string }) => c.idemKey)).toEqual(['ext-live:step:2']);
+    const human = await db.cli(['sweep']);
+    expect(human).toMatchObject({ code: 0, stdout: 'no orphaned claims\n' });
+
+    insertOutsideRun(db, 'ext-d', { claimAgeS: 600 });
+    const all = await db.cli(['expire', '--all-orphaned']);
+    expect(all).toMatchObject({ code: 0, stdout: 'expired 1 of 1 orphaned claim(s)\n' });
+  });
+});
