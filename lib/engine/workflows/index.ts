@@ -1,0 +1,30 @@
+/**
+ * The workflows every Waybill install has: a realistic demo with no network (agent-batch over a simulated
+ * model, or a real OpenAI-compatible endpoint when one is configured) and a side effect that counts its own
+ * duplicates (notify).
+ */
+import { WorkflowRegistry, type WorkflowDefinition } from '../workflow';
+import { agentBatchWorkflow } from './agent-batch';
+import type { ModelClient } from './model';
+import { notifyWorkflow } from './notify';
+
+export interface BuiltinOptions {
+  /** The model agent-batch calls; the simulated model when absent (see modelFromEnv). */
+  model?: ModelClient;
+  /** agent-batch's attempts per step before its run fails. Default 10. */
+  maxAttempts?: number;
+}
+
+export function builtinWorkflows(options: BuiltinOptions = {}): WorkflowDefinition<any>[] {
+  return [agentBatchWorkflow(options), notifyWorkflow()];
+}
+
+export function builtinRegistry(options: BuiltinOptions = {}): WorkflowRegistry {
+  return new WorkflowRegistry(builtinWorkflows(options));
+}
+
+export { agentBatchInput, agentBatchWorkflow, promptOf, syntheticItem, type AgentBatchInput } from './agent-batch';
+export { notifyInput, notifyWorkflow, type NotifyInput } from './notify';
+export { httpModel, modelFromEnv, ModelError, simulateCompletion, simulatedModel, type ModelClient, type ModelEnv, type ModelOutput } from './model';
+export { Outbox, outboxAt, readOutbox, type Delivery, type OutboxSummary } from './outbox';
+export { LockTimeoutError } from './file-lock';

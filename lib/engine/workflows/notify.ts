@@ -1,0 +1,53 @@
+/**
+ * notify: step n sends one notification into an outbox file whose receiver honours idempotency keys. It is
+ * the article's step 7 — "sent an external notification, and the sandbox vanished right after" — made
+ * countable: kill workers at will, then the outbox must hold exactly one `delivered` line per step; each
+ * `duplicate` line is a resend the receiver refused (a worker died between delivering and committing).
+ */
+import { isAbsolute } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { z } from 'zod';
+import { runAgent, type AgentReport } from '../../checkpoint/agent';
+import { defineWorkflow, type WorkflowDefinition } from '../workflow';
+import { outboxAt, type Delivery } from './outbox';
+
+export const notifyInput = z.strictObject({
+  count: z
+    .number({ error: 'must be a number' })
+    .int('must be a whole number')
+    .min(1, 'must be at least 1')
+    .max(1_000_000, 'must be at most 1,000,000'),
+  outbox: z
+    .string({ error: 'must be a file path' })
+    .min(1, 'must be a file path')
+    .max(4096, 'must be at most 4096 characters')
+    // Every worker must write the same file whatever its working directory.
+    .refine((path) => isAbsolute(path), 'must be an absolute file path')
+    .refine((path) => !path.includes('\0'), 'must not contain NUL'),
+  latencyMs: z
+    .number({ error: 'must be a number of milliseconds' })
+    .int('must be a whole number of milliseconds')
+    .min(0, 'must be between 0 and 60000 ms')
+    .max(60_000, 'must be between 0 and 60000 ms')
+    .default(0),
+}, { error: (issue) => (issue.code === 'invalid_type' ? 'input must be an object' : undefined) });
+
+export type NotifyInput = z.infer<typeof notifyInput>;
+
+export function notifyWorkflow(): WorkflowDefinition<NotifyInput> {
+  return defineWorkflow<NotifyInput>({
+    name: 'notify',
+    input: notifyInput as z.ZodType<NotifyInput>,
+    totalSteps: (input) => input.count,
+    async run(ctx, input): Promise<AgentReport> {
+      const outbox = outboxAt(input.outbox);
+      const worker = ctx.checkpoint.workerId;
+      const steps = Array.from({ length: input.count }, (_, n) => n);
+      return runAgent(steps, ctx, async (n, step): Promise<Delivery> => {
+        // The slow part of a send happens before the lock: the lock only covers check-and-append.
+        if (input.latencyMs > 0) await sleep(input.latencyMs, undefined, { signal: step.signal });
+        return outbox.deliver({ key: step.idempotencyKey, step: n, worker }, { signal: step.signal });
+      });
+    },
+  });
+}

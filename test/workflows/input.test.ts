@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { InvalidInputError } from '../../lib/errors';
+import { builtinRegistry, builtinWorkflows } from '../../lib/engine/workflows';
+
+const registry = builtinRegistry();
+const parse = (workflow: string, input: unknown) => registry.parseInput(workflow, input);
+const problem = (workflow: string, input: unknown): string => {
+  try {
+    parse(workflow, input);
+  } catch (error) {
+    expect(error).toBeInstanceOf(InvalidInputError);
+    return (error as Error).message;
+  }
+  throw new Error(`input was accepted: ${JSON.stringify(input)}`);
+};
+
+describe('built-in workflows', () => {
+  it('registers agent-batch and notify with step counts', () => {
+    expect(registry.names()).toEqual(['agent-batch', 'notify']);
+    const [agent, notify] = builtinWorkflows();
+    expect(agent!.totalSteps!(parse('agent-batch', { items: ['a', 'b', 'c'] }))).toBe(3);
+    expect(agent!.totalSteps!(parse('agent-batch', { count: 7 }))).toBe(7);
+    expect(notify!.totalSteps!(parse('notify', { count: 9, outbox: '/tmp/o.jsonl' }))).toBe(9);
+  });
+});
+
+describe('agent-batch input', () => {
+  it('applies defaults', () => {
+    expect(parse('agent-batch', { count: 3 })).toEqual({ count: 3, latencyMs: 50, failureRate: 0 });
+    expect(parse('agent-batch', { items: ['x'], latencyMs: 0, failureRate: 0.25 }))
+      .toEqual({ items: ['x'], latencyMs: 0, failureRate: 0.25 });
+  });
+
+  it('wants exactly one of items and count', () => {
+    expect(problem('agent-batch', {})).toMatch(/items: give either items \(a list of prompts\) or count, not neither/);
+    expect(problem('agent-batch', { items: ['a'], count: 1 })).toMatch(/count: give either items or count, not both/);
+  });
+
+  it('names the wrong field', () => {
+    expect(problem('agent-batch', { count: 1, latencyMs: 60_001 })).toMatch(/^invalid input for agent-batch: latencyMs: must be between 0 and 60000 ms$/);
+    expect(problem('agent-batch', { count: 1, latencyMs: -1 })).toMatch(/latencyMs: must be between 0 and 60000 ms/);
+    expect(problem('agent-batch', { count: 1, latencyMs: 1.5 })).toMatch(/latencyMs: must be a whole number of milliseconds/);
+    expect(problem('agent-batch', { count: 1, latencyMs: '5' })).toMatch(/latencyMs: must be a number of milliseconds/);
+    expect(problem('agent-batch', { count: 1, failureRate: 1.01 })).toMatch(/failureRate: must be between 0 and 1/);
+    expect(problem('agent-batch', { count: 0 })).toMatch(/count: must be at least 1/);
+    expect(problem('agent-batch', { count: 1_000_001 })).toMatch(/count: must be at most 1,000,000/);
+    expect(problem('agent-batch', { count: 2.5 })).toMatch(/count: must be a whole number/);
+    expect(problem('agent-batch', { items: [] })).toMatch(/items: must not be empty/);
+    expect(problem('agent-batch', { items: ['ok', 3] })).toMatch(/items\.1: each item must be a string/);
+    expect(problem('agent-batch', { items: 'abc' })).toMatch(/items: must be an array of strings/);
+    expect(problem('agent-batch', { count: 1, extra: true })).toMatch(/\(input\): Unrecognized key: "extra"/);
+    expect(problem('agent-batch', null)).toMatch(/\(input\): input must be an object/);
+  });
+
+  it('limits each item to 10 KB of UTF-8', () => {
+    expect(() => parse('agent-batch', { items: ['a'.repeat(10_240)] })).not.toThrow();
+    expect(problem('agent-batch', { items: ['ok', 'a'.repeat(10_241)] })).toMatch(/items\.1: each item must be at most 10 KB/);
+    // 3,414 three-byte characters: under 10,240 characters, over 10,240 bytes.
+    expect(problem('agent-batch', { items: ['€'.repeat(3_414)] })).toMatch(/items\.0: each item must be at most 10 KB/);
+  });
+});
+
+describe('notify input', () => {
+  it('applies defaults and names the wrong field', () => {
+    expect(parse('notify', { count: 2, outbox: '/tmp/x.jsonl' })).toEqual({ count: 2, outbox: '/tmp/x.jsonl', latencyMs: 0 });
+    expect(problem('notify', { count: 2, outbox: '/tmp/x', latencyMs: 70_000 })).toMatch(/^invalid input for notify: latencyMs: must be between 0 and 60000 ms$/);
+    expect(problem('notify', { count: 0, outbox: '/tmp/x' })).toMatch(/count: must be at least 1/);
+    expect(problem('notify', { count: 1_000_001, outbox: '/tmp/x' })).toMatch(/count: must be at most 1,000,000/);
+    expect(problem('notify', { count: 1 })).toMatch(/outbox: must be a file path/);
+    expect(problem('notify', { count: 1, outbox: 'relative/out.jsonl' })).toMatch(/outbox: must be an absolute file path/);
+    expect(problem('notify', { count: 1, outbox: '/tmp/x', items: [] })).toMatch(/Unrecognized key: "items"/);
+  });
+});
