@@ -161,7 +161,10 @@ export const PROGRESS_SQL = `SELECT run_id AS "runId", step, state_json AS "stat
 
 export const COMMITTED_SQL = `SELECT ${COMMITTED} FROM committed WHERE idem_key = $1`;
 
-/** Byte order (COLLATE "C"), as SQLite sorts, so pages follow the same keys on both backends. */
+/**
+ * Keyset on (step, key), the cursor being the last key seen (its step looked up by primary key), as in
+ * sqlite.ts. Keys compare in byte order (COLLATE "C"), as SQLite compares them, so both backends page alike.
+ */
 export const LIST_COMMITTED_SQL = `SELECT ${COMMITTED} FROM committed
   WHERE run_id = $1 AND ($2::text IS NULL OR (coalesce(step, -1), idem_key COLLATE "C") >
     (SELECT coalesce(step, -1), idem_key COLLATE "C" FROM committed WHERE idem_key = $2))
