@@ -5,7 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { freshDb, insertOutsideRun, json, runCli } from './support';
+import { freshDb, insertOutsideRun, json, runCli, type Result } from './support';
 
 describe('waybill with bad input', () => {
   it('exits 2 with one line naming the problem, and writes nothing', async () => {
@@ -56,7 +56,7 @@ describe('waybill with bad input', () => {
       [['worker', '--id', 'two words'], /^waybill worker: --id: must not contain spaces/],
     ];
     // Two at a time: each is a process, and the machine has two cores.
-    const results = [];
+    const results: Result[] = [];
     for (let i = 0; i < cases.length; i += 2) {
       results.push(...(await Promise.all(cases.slice(i, i + 2).map(([args]) => db.cli(args)))));
     }
