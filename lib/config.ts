@@ -12,6 +12,12 @@ const schema = z.object({
   WAYBILL_SQLITE_SYNC: z.enum(['full', 'normal']).default('full'),
   WAYBILL_CLAIM_TTL_MS: z.coerce.number().int().positive().default(30_000),
   WAYBILL_LEASE_MS: z.coerce.number().int().min(100).default(30_000),
+  WAYBILL_MODEL_URL: z
+    .url({ protocol: /^https?$/, error: 'must be an http(s) URL of an OpenAI-compatible chat-completions endpoint' })
+    .optional(),
+  WAYBILL_MODEL_NAME: z.string().min(1, 'must not be empty').optional(),
+  WAYBILL_MODEL_API_KEY: z.string().optional(),
+  WAYBILL_MODEL_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
 });
 
 export type Config = z.infer<typeof schema>;
