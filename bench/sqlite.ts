@@ -1,0 +1,94 @@
+/**
+ * SQLite: the product (runAgent over openSqliteStore) against its floor, the bare two-commit protocol
+ * driven with raw better-sqlite3 prepared statements on a file with the same schema and the same pragmas.
+ */
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { stepKey } from '../lib/checkpoint';
+import { openSqliteStore } from '../lib/store/sqlite';
+import { interleave, timeRound, type Samples } from './stats';
+import { inputs, productRound, runName, sideEffect } from './workload';
+
+export type Synchronous = 'full' | 'normal';
+
+export interface SqliteBenchOptions {
+  steps: number;
+  rounds: number;
+  /** A temporary directory the caller removes. */
+  dir: string;
+}
+
+export async function benchSqlite(synchronous: Synchronous, options: SqliteBenchOptions): Promise<Samples> {
+  const items = inputs(options.steps);
+  const store = openSqliteStore({ path: join(options.dir, `product-${synchronous}.db`), synchronous });
+  try {
+    const floor = await openFloor(join(options.dir, `floor-${synchronous}.db`), synchronous);
+    try {
+      return await interleave(
+        options.rounds,
+        (round) => timeRound(options.steps, () => floor.run(runName('floor', round), items)),
+        (round) => timeRound(options.steps, () => productRound(store, runName('product', round), items)),
+      );
+    } finally {
+      floor.close();
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * The article's protocol and nothing more, per step: (1) BEGIN IMMEDIATE, look the key up in committed,
+ * insert the claim (the article's columns), COMMIT; the side effect; (2) BEGIN IMMEDIATE, insert the
+ * result, delete the claim, upsert progress, COMMIT. The file is created by openSqliteStore, so tables and
+ * indexes are the product's, then reopened bare with the same pragmas.
+ */
+async function openFloor(path: string, synchronous: Synchronous) {
+  await openSqliteStore({ path, synchronous }).close();
+  const db = new Database(path, { timeout: 5000 });
+  db.pragma('journal_mode = WAL');
+  db.pragma(`synchronous = ${synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
+  const begin = db.prepare('BEGIN IMMEDIATE');
+  const commit = db.prepare('COMMIT');
+  const lookup = db.prepare<[string], { result_json: string }>('SELECT result_json FROM committed WHERE idem_key = ?');
+  const claim = db.prepare('INSERT INTO claims (idem_key, run_id, claimed_at) VALUES (?, ?, ?)');
+  const insertResult = db.prepare('INSERT INTO committed (idem_key, run_id, result_json, committed_at) VALUES (?, ?, ?, ?)');
+  const release = db.prepare('DELETE FROM claims WHERE idem_key = ?');
+  const progress = db.prepare(`INSERT INTO progress (run_id, step, state_json, updated_at) VALUES (?, ?, ?, ?)
+    ON CONFLICT (run_id) DO UPDATE SET step = excluded.step, state_json = excluded.state_json, updated_at = excluded.updated_at`);
+
+  const transaction = (body: () => void) => {
+    begin.run();
+    try {
+      body();
+      commit.run();
+    } catch (error) {
+      if (db.inTransaction) db.exec('ROLLBACK');
+      throw error;
+    }
+  };
+
+  return {
+    run(runId: string, items: readonly number[]): void {
+      for (let step = 0; step < items.length; step++) {
+        const key = stepKey(runId, step);
+        let done: { result_json: string } | undefined;
+        transaction(() => {
+          done = lookup.get(key);
+          if (!done) claim.run(key, runId, Date.now() / 1000);
+        });
+        if (done) throw new Error(`floor: ${key} was already committed`);
+        const resultJson = JSON.stringify(sideEffect(items[step]!));
+        transaction(() => {
+          const now = Date.now() / 1000;
+          insertResult.run(key, runId, resultJson, now);
+          release.run(key);
+          progress.run(runId, step + 1, JSON.stringify({ processed: step + 1 }), now);
+        });
+      }
+    },
+    close(): void {
+      db.close();
+    },
+  };
+}

@@ -1,0 +1,23 @@
+/**
+ * What both backends run: a fresh run id per round, so every step is a new key that claims, executes and
+ * commits, and a side effect that costs nothing, so what is timed is the protocol.
+ */
+import { Checkpoint, runAgent } from '../lib/checkpoint';
+import type { Store } from '../lib/store/types';
+
+export const sideEffect = (item: number): number => item;
+
+export function inputs(steps: number): number[] {
+  return Array.from({ length: steps }, (_, i) => i);
+}
+
+/** Round -1 is the discarded warm-up. */
+export function runName(kind: 'product' | 'floor', round: number): string {
+  return round < 0 ? `${kind}-warmup` : `${kind}-r${round}`;
+}
+
+/** The product as a caller uses it: runAgent over a Checkpoint, progress written with each commit. */
+export async function productRound(store: Store, runId: string, items: readonly number[]): Promise<void> {
+  const report = await runAgent(items, new Checkpoint(store, runId), sideEffect);
+  if (report.executed !== items.length) throw new Error(`product executed ${report.executed} of ${items.length} steps`);
+}
