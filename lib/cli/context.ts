@@ -46,7 +46,8 @@ export function createCli(command: string, deps: CliDeps): Cli {
 
 async function builtinRegistry(): Promise<WorkflowRegistry> {
   const workflows = await import('../engine/workflows/index');
-  return workflows.builtinRegistry();
+  // A configured model endpoint replaces the simulated model in agent-batch.
+  return workflows.builtinRegistry({ model: workflows.modelFromEnv(config()) });
 }
 
 function operatorName(): string {

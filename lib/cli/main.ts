@@ -1,7 +1,7 @@
 /**
  * `waybill`: routes a command line to its command and turns what it throws into an exit code and one line on
  * stderr. Exit codes: 0 done, 1 failed (not found, refused transition, conflict, store error), 2 bad input
- * (nothing was written), 3 not implemented, 130 interrupted.
+ * (nothing was written), 130 interrupted.
  */
 import { ConfigError } from '../config';
 import { WaybillError } from '../errors';
@@ -28,7 +28,7 @@ const COMMANDS: Record<string, { usage: string; summary: string; run: Command }>
   retry: { usage: 'retry <runId>', summary: 'queue a failed or cancelled run again', run: action('retry') },
   sweep: { usage: 'sweep', summary: 'expire every orphaned claim', run: lazy(() => import('./claims'), (m) => m.sweep) },
   worker: { usage: 'worker [--concurrency N] [--id NAME]', summary: 'execute runs until SIGTERM', run: lazy(() => import('./worker'), (m) => m.worker) },
-  drill: { usage: 'drill …', summary: 'crash drill', run: drill },
+  drill: { usage: 'drill [--steps 1000] [--kill-at 620] [--latency-ms 20]', summary: 'the article\'s crash experiment, with a real SIGKILL', run: lazy(() => import('./drill'), (m) => m.drill) },
 };
 
 const GLOBAL_HELP = `global options: --db URL (instead of DATABASE_URL), --json (one JSON document on stdout), --help`;
@@ -52,7 +52,7 @@ export async function main(argv: string[], deps: CliDeps = {}): Promise<number> 
     const entry = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
     if (!entry) throw new UsageError(`unknown command ${JSON.stringify(command)} (waybill --help lists them)`);
     name = `waybill ${command}`;
-    if (command !== 'drill' && (args.includes('--help') || args.includes('-h'))) {
+    if (args.includes('--help') || args.includes('-h')) {
       process.stdout.write(`usage: waybill ${entry.usage}\n${GLOBAL_HELP}\n`);
       return 0;
     }
@@ -99,23 +99,4 @@ function split(argv: string[]): { command: string | undefined; args: string[] } 
 
 function oneLine(text: string): string {
   return text.replace(/\s*\n\s*/g, ' ').trim();
-}
-
-/** Built elsewhere (lib/cli/drill.ts); until that file exists the command says so. */
-async function drill(cli: Cli, args: string[]): Promise<number> {
-  // A variable specifier, so that type-checking does not require the file to exist yet.
-  const specifier = './drill';
-  let mod: { drill?: (args: string[], cli: Cli) => Promise<number | void> };
-  try {
-    mod = (await import(/* @vite-ignore */ specifier)) as typeof mod;
-  } catch (error) {
-    const code = (error as { code?: string }).code;
-    if (code === 'ERR_MODULE_NOT_FOUND' && /drill/.test((error as Error).message)) {
-      cli.err('waybill drill: not implemented yet (lib/cli/drill.ts does not exist)');
-      return 3;
-    }
-    throw error;
-  }
-  if (typeof mod.drill !== 'function') throw new Error('lib/cli/drill.ts does not export drill(args)');
-  return (await mod.drill(args, cli)) ?? 0;
 }
