@@ -12,6 +12,10 @@ const schema = z.object({
   WAYBILL_SQLITE_SYNC: z.enum(['full', 'normal']).default('full'),
   WAYBILL_CLAIM_TTL_MS: z.coerce.number().int().positive().default(30_000),
   WAYBILL_LEASE_MS: z.coerce.number().int().min(100).default(30_000),
+  /** A run's lease: a worker silent this long (and not provably dead on this host) loses its runs. */
+  WAYBILL_RUN_LEASE_MS: z.coerce.number().int().min(100).default(30_000),
+  /** How often workers heartbeat, renew run leases (and so notice pause/cancel) and look for dead peers. */
+  WAYBILL_HEARTBEAT_MS: z.coerce.number().int().min(20).max(60_000).default(1000),
   WAYBILL_MODEL_URL: z
     .url({ protocol: /^https?$/, error: 'must be an http(s) URL of an OpenAI-compatible chat-completions endpoint' })
     .optional(),

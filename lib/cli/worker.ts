@@ -27,6 +27,7 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
     const w = new Worker({
       store: runStore(store), registry, id, concurrency, log,
       claimLeaseMs: cfg.WAYBILL_LEASE_MS, claimTtlMs: cfg.WAYBILL_CLAIM_TTL_MS,
+      runLeaseMs: cfg.WAYBILL_RUN_LEASE_MS, heartbeatMs: cfg.WAYBILL_HEARTBEAT_MS,
     });
     let signals = 0;
     const onSignal = (signal: NodeJS.Signals) => {
