@@ -18,8 +18,12 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
     return openSqliteStore({ path, synchronous: options.synchronous, clock: options.clock });
   }
   if (/^postgres(ql)?:\/\//.test(url)) {
+    // `?schema=name` keeps Waybill's tables in a schema of their own (created if missing), as Prisma's URLs do.
+    const parsed = new URL(url);
+    const schema = parsed.searchParams.get('schema') ?? undefined;
+    parsed.searchParams.delete('schema');
     const { openPostgresStore } = await import('./postgres');
-    return openPostgresStore({ url, clock: options.clock });
+    return openPostgresStore({ url: schema ? parsed.toString() : url, schema, clock: options.clock });
   }
   throw new InvalidInputError(`DATABASE_URL must start with file: or postgres://, got ${JSON.stringify(url.slice(0, 40))}`);
 }

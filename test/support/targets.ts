@@ -1,0 +1,57 @@
+/**
+ * Where a process-level test keeps its store: a SQLite file in the test's temp dir, or a PostgreSQL schema of
+ * its own (created now, dropped when the test finishes). Both are given as a DATABASE_URL, because the
+ * processes under test (the CLI, workers) only ever see a URL.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { onTestFinished } from 'vitest';
+import { openStore } from '../../lib/store/index';
+import type { RunStore, Store } from '../../lib/store/types';
+import { TEST_DATABASE_URL, postgresAvailable } from './pg';
+import { tempDir } from './tmp';
+
+export type TargetKind = 'sqlite' | 'postgres';
+
+export interface Target {
+  kind: TargetKind;
+  url: string;
+  /** A store on the same database, for the test to read and assert with; closed after the test. */
+  store(): Promise<Store & RunStore>;
+}
+
+/** The kinds to run: SQLite always; PostgreSQL when it answers (under CI=true it must). */
+export async function targetKinds(suite: string): Promise<TargetKind[]> {
+  return (await postgresAvailable(suite)) ? ['sqlite', 'postgres'] : ['sqlite'];
+}
+
+export async function makeTarget(kind: TargetKind): Promise<Target> {
+  let url: string;
+  if (kind === 'sqlite') {
+    url = `file:${tempDir('waybill-proc-').file('w.db')}`;
+  } else {
+    const schema = `wb_proc_${randomBytes(6).toString('hex')}`;
+    const parsed = new URL(TEST_DATABASE_URL);
+    parsed.searchParams.set('schema', schema);
+    url = parsed.toString();
+    onTestFinished(async () => {
+      const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await admin.connect();
+      try {
+        await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      } finally {
+        await admin.end();
+      }
+    });
+  }
+  let opened: (Store & RunStore) | undefined;
+  onTestFinished(async () => opened?.close());
+  return {
+    kind,
+    url,
+    async store() {
+      opened ??= (await openStore(url, { synchronous: 'normal' })) as Store & RunStore;
+      return opened;
+    },
+  };
+}
