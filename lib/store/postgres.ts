@@ -72,6 +72,10 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     const migrations = readMigrations(findMigrationsDir('pg'));
     await withRetry('migration', async () => {
       const client = await pool.connect();
+      // Checked out, the client is not covered by the pool's listener: a connection killed between two of
+      // the migration's statements would otherwise be an unhandled 'error'. The next statement fails instead.
+      const ignore = () => undefined;
+      client.on('error', ignore);
       let failure: unknown;
       try {
         await migratePostgres(client, migrations, schema);
@@ -80,6 +84,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
         throw error;
       } finally {
         // A connection that failed mid-migration is not handed out again.
+        client.off('error', ignore);
         client.release(failure instanceof Error ? failure : undefined);
       }
     });
@@ -110,8 +115,8 @@ export class PostgresStore implements Store {
   }
 
   async saveProgress(w: ProgressWrite): Promise<void> {
-    // A retry after a connection lost mid-statement may add the counter deltas twice; the map itself is
-    // idempotent, the counters are metrics. Commits, which carry most progress writes, cannot double.
+    // A retry of an attempt that committed but lost its answer adds the counter deltas twice: the map
+    // itself is idempotent, the counters are metrics. Commits, which carry most progress writes, cannot.
     await this.query('waybill_save_progress', sql.SAVE_PROGRESS_SQL,
       [w.runId, w.step, w.stateJson, w.executed, w.skipped, w.awaited, this.skew()]);
   }
@@ -225,7 +230,7 @@ export class PostgresStore implements Store {
   }
 
   async close(): Promise<void> {
-    if (!this.pool.ended) await this.pool.end();
+    if (!this.pool.ending) await this.pool.end();
   }
 
   private async event(e: Partial<StepEvent> & Pick<StepEvent, 'runId' | 'outcome'>): Promise<void> {
