@@ -61,7 +61,7 @@ describe.skipIf(!pgUp)('postgres: connections killed under a running agent', () 
     await killer;
 
     console.log(`terminate: ${killed} connections killed (${midStatement} mid-statement) in ${rounds} rounds; ${JSON.stringify(report)}`);
-    expect(killed).toBeGreaterThanOrEqual(10);
+    expect(killed).toBeGreaterThanOrEqual(5); // one per ~200 ms round; the run lasts a few seconds here
     expect(report.agent).toEqual({ processed: STEPS, executed: STEPS, skipped: 0, awaited: 0 });
     expect(report.executions).toBe(STEPS);
     expect(report.repeated).toEqual([]);
@@ -96,7 +96,7 @@ describe.skipIf(!pgUp)('postgres: connections killed under a running agent', () 
     await saboteur;
 
     console.log(`lossy: ${proxy.lost} answers lost; ${JSON.stringify(report)}`);
-    expect(proxy.lost).toBeGreaterThanOrEqual(10);
+    expect(proxy.lost).toBeGreaterThanOrEqual(5);
     expect(report.agent).toEqual({ processed: STEPS, executed: STEPS, skipped: 0, awaited: 0 });
     expect(report.executions).toBe(STEPS);
     expect(report.repeated).toEqual([]);
