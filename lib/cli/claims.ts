@@ -47,8 +47,8 @@ export async function expire(cli: Cli, args: string[]): Promise<number> {
   if (values.json) cli.json(report);
   else {
     for (const key of report.expired) cli.out(`expired ${key}: the step will run again`);
-    for (const key of report.notExpired) {
-      cli.err(`waybill expire: ${key}: not expired (no claim on it${values.force ? '' : ', or its lease is live: --force expires a live claim'})`);
+    for (const { key, why } of report.notExpired) {
+      cli.err(`waybill expire: ${key}: not expired (${why === 'missing' ? 'no claim on it' : 'its lease is live: --force expires a live claim'})`);
     }
   }
   return report.notExpired.length > 0 ? 1 : 0;
@@ -76,7 +76,7 @@ export async function resolve(cli: Cli, args: string[]): Promise<number> {
 
 interface ExpireReport {
   expired: string[];
-  notExpired: string[];
+  notExpired: { key: string; why: 'missing' | 'live' }[];
 }
 
 /**
@@ -103,8 +103,9 @@ async function expireEach(cli: Cli, store: Store, keys: string[], force: boolean
   const live = progress && cli.tty && keys.length > 1 ? new LiveBlock(cli.stderr) : null;
   let lastLine = Date.now();
   for (const [i, key] of keys.entries()) {
-    const done = await store.expireClaim(key, { actor: cli.actor, force, claimTtlMs });
-    (done ? report.expired : report.notExpired).push(key);
+    const outcome = await store.expireClaim(key, { actor: cli.actor, force, claimTtlMs });
+    if (outcome === 'expired') report.expired.push(key);
+    else report.notExpired.push({ key, why: outcome });
     if (live) live.update([`expiring ${bar(i + 1, keys.length)}`]);
     else if (progress && Date.now() - lastLine >= 3000) {
       cli.err(`expiring: ${i + 1}/${keys.length}`);

@@ -50,8 +50,7 @@ export function watchWorker(cli: Cli, store: Store & RunStore, workerId: string,
   const loop = async () => {
     while (!stop.signal.aborted) {
       try {
-        const held = (await store.listRuns({ status: 'running', limit: 100, claimTtlMs: cli.config().WAYBILL_CLAIM_TTL_MS }))
-          .filter((r) => r.owner === workerId);
+        const held = await store.listRuns({ status: 'running', owner: workerId, limit: 100, claimTtlMs: cli.config().WAYBILL_CLAIM_TTL_MS });
         if (live) live.update(held.map((r) => `${r.id}  ${bar(r.step, r.totalSteps)}`));
         else for (const r of held) log.info('progress', { runId: r.id, workflow: r.workflow, step: r.step, totalSteps: r.totalSteps });
       } catch (error) {

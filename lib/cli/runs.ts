@@ -22,7 +22,7 @@ export async function runs(cli: Cli, args: string[]): Promise<number> {
     claimTtlMs: cli.config().WAYBILL_CLAIM_TTL_MS,
   };
   // An outside client's run is 'idle' (no claim), which RunStatus does not name; the store filters on text.
-  const list = await withStore(cli, values.db, (store) => runStore(store).listRuns(filter as Parameters<RunStore['listRuns']>[0]));
+  const list = await withStore(cli, values.db, (store) => runStore(store).listRuns(filter));
   if (values.json) {
     cli.json(list.map(({ id, workflow, status, step, totalSteps, executed, skipped, awaited, orphanedClaims, updatedAt }) =>
       ({ id, workflow, status, step, totalSteps, executed, skipped, awaited, orphanedClaims, updatedAt })));
@@ -94,7 +94,7 @@ export async function loadDetail(store: Store, runId: string, claimTtlMs: number
     runStore(store).getRun(runId),
     store.loadProgress(runId),
     store.listClaims({ runId, claimTtlMs }),
-    countCommitted(store, runId),
+    store.countCommitted(runId),
     store.listEvents(runId),
   ]);
   let run: RunRow | ExternalRun;
@@ -116,16 +116,4 @@ export async function loadDetail(store: Store, runId: string, claimTtlMs: number
     committed,
     events,
   };
-}
-
-/** The store has no count; page through the keys. (A countCommitted(runId) store method would replace this.) */
-async function countCommitted(store: Store, runId: string): Promise<number> {
-  let total = 0;
-  let afterKey: string | undefined;
-  for (;;) {
-    const page = await store.listCommitted(runId, { limit: 1000, afterKey });
-    total += page.length;
-    if (page.length < 1000) return total;
-    afterKey = page[page.length - 1]!.idemKey;
-  }
 }

@@ -165,6 +165,8 @@ export const COMMITTED_SQL = `SELECT ${COMMITTED} FROM committed WHERE idem_key 
  * Keyset on (step, key), the cursor being the last key seen (its step looked up by primary key), as in
  * sqlite.ts. Keys compare in byte order (COLLATE "C"), as SQLite compares them, so both backends page alike.
  */
+export const COUNT_COMMITTED_SQL = `SELECT count(*)::int AS n FROM committed WHERE run_id = $1`;
+
 export const LIST_COMMITTED_SQL = `SELECT ${COMMITTED} FROM committed
   WHERE run_id = $1 AND ($2::text IS NULL OR (coalesce(step, -1), idem_key COLLATE "C") >
     (SELECT coalesce(step, -1), idem_key COLLATE "C" FROM committed WHERE idem_key = $2))
@@ -186,7 +188,7 @@ del AS (DELETE FROM claims c USING t WHERE c.idem_key = $1 AND ($2::boolean OR $
 ev AS (INSERT INTO step_events (run_id, idem_key, step, outcome, count, worker_id, detail, at)
   SELECT del.run_id, $1::text, del.step, 'expired', 1, del.worker_id,
     'expired by ' || $4::text || ': the step will run again', t.now FROM del, t)
-SELECT count(*)::int AS n FROM del`;
+SELECT (SELECT count(*) FROM del)::int AS n, EXISTS (SELECT 1 FROM claims WHERE idem_key = $1) AS "claimSeen"`;
 
 /**
  * An operator commits a result by hand. The claim is deleted only while the key is uncommitted, and the

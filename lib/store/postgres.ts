@@ -191,6 +191,10 @@ export class PostgresStore implements Store {
     return (await this.query<CommittedRow>('waybill_committed', sql.COMMITTED_SQL, [idemKey])).rows[0] ?? null;
   }
 
+  async countCommitted(runId: string): Promise<number> {
+    return (await this.query<{ n: number }>(undefined, sql.COUNT_COMMITTED_SQL, [runId])).rows[0]!.n;
+  }
+
   async listCommitted(runId: string, options: { limit?: number; afterKey?: string } = {}): Promise<CommittedRow[]> {
     return (await this.query<CommittedRow>(undefined, sql.LIST_COMMITTED_SQL,
       [runId, options.afterKey ?? null, options.limit ?? 1000])).rows;
@@ -201,10 +205,11 @@ export class PostgresStore implements Store {
       [options.runId ?? null, options.orphanedOnly ?? false, options.claimTtlMs / 1000, this.skew()])).rows;
   }
 
-  async expireClaim(idemKey: string, options: { actor: string; force?: boolean; claimTtlMs: number }): Promise<boolean> {
-    const { rows } = await this.query<{ n: number }>(undefined, sql.EXPIRE_SQL,
+  async expireClaim(idemKey: string, options: { actor: string; force?: boolean; claimTtlMs: number }): Promise<'expired' | 'missing' | 'live'> {
+    const { rows } = await this.query<{ n: number; claimSeen: boolean }>(undefined, sql.EXPIRE_SQL,
       [idemKey, options.force ?? false, options.claimTtlMs / 1000, options.actor, this.skew()]);
-    return rows[0]!.n === 1;
+    // The statement's snapshot still shows the row it deleted, so claimSeen means "there was a claim".
+    return rows[0]!.n === 1 ? 'expired' : rows[0]!.claimSeen ? 'live' : 'missing';
   }
 
   async resolveClaim(r: ResolveRequest): Promise<void> {

@@ -93,14 +93,14 @@ export abstract class SqliteRunStore extends SqliteBase implements RunStore {
     return guard(() => this.r.get.get(id) ?? null);
   }
 
-  async listRuns(filter: { status?: RunStatus; workflow?: string; search?: string; limit?: number; claimTtlMs: number }): Promise<RunSummary[]> {
+  async listRuns(filter: { status?: RunStatus | 'idle'; workflow?: string; search?: string; owner?: string; limit?: number; claimTtlMs: number }): Promise<RunSummary[]> {
     const search = filter.search ? `%${filter.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
     return guard(() => this.db.prepare<unknown[], RunSummary>(`SELECT * FROM (${SUMMARY_SQL})
       WHERE (@status IS NULL OR status = @status) AND (@workflow IS NULL OR workflow = @workflow)
-        AND (@search IS NULL OR id LIKE @search ESCAPE '\\')
+        AND (@search IS NULL OR id LIKE @search ESCAPE '\\') AND (@owner IS NULL OR owner = @owner)
       ORDER BY updatedAt DESC, id LIMIT @limit`).all({
       ttl: filter.claimTtlMs / 1000, now: this.now(), status: filter.status ?? null, workflow: filter.workflow ?? null,
-      search, limit: filter.limit ?? 100,
+      search, owner: filter.owner ?? null, limit: filter.limit ?? 100,
     }));
   }
 

@@ -71,6 +71,7 @@ export class SqliteStore extends SqliteRunStore implements Store, RunStore {
           updated_at = excluded.updated_at, executed = executed + excluded.executed,
           skipped = skipped + excluded.skipped, awaited = awaited + excluded.awaited`),
       committed: db.prepare<[string], CommittedRow>(`SELECT ${COMMITTED_COLUMNS} FROM committed WHERE idem_key = ?`),
+      countCommitted: db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM committed WHERE run_id = ?'),
       claim: db.prepare<[string], RawClaim>(`SELECT ${CLAIM_COLUMNS} FROM claims WHERE idem_key = ?`),
       insertClaim: db.prepare(`INSERT INTO claims (idem_key, run_id, claimed_at, token, worker_id,
         lease_expires_at, heartbeat_at, step, attempt)
@@ -159,6 +160,10 @@ export class SqliteStore extends SqliteRunStore implements Store, RunStore {
     return guard(() => this.s.committed.get(idemKey) ?? null);
   }
 
+  async countCommitted(runId: string): Promise<number> {
+    return guard(() => this.s.countCommitted.get(runId)!.n);
+  }
+
   async listCommitted(runId: string, options: { limit?: number; afterKey?: string } = {}): Promise<CommittedRow[]> {
     // Keyset on (step, key): the cursor is the last key seen, its step looked up by primary key.
     return guard(() => this.db.prepare<unknown[], CommittedRow>(`SELECT ${COMMITTED_COLUMNS} FROM committed
@@ -178,17 +183,17 @@ export class SqliteStore extends SqliteRunStore implements Store, RunStore {
     return rows.map((row) => ({ ...row, orphaned: row.orphaned === 1 }));
   }
 
-  async expireClaim(idemKey: string, options: { actor: string; force?: boolean; claimTtlMs: number }): Promise<boolean> {
+  async expireClaim(idemKey: string, options: { actor: string; force?: boolean; claimTtlMs: number }): Promise<'expired' | 'missing' | 'live'> {
     const now = this.now();
     return this.tx(() => {
       const held = this.s.claim.get(idemKey);
-      if (!held) return false;
+      if (!held) return 'missing';
       const expiresAt = held.leaseExpiresAt ?? held.claimedAt + options.claimTtlMs / 1000;
-      if (expiresAt > now && !options.force) return false;
+      if (expiresAt > now && !options.force) return 'live';
       this.s.deleteClaim.run(idemKey);
       this.event({ runId: held.runId, idemKey, step: held.step, outcome: 'expired', workerId: held.workerId,
         detail: `expired by ${options.actor}: the step will run again` }, now);
-      return true;
+      return 'expired';
     });
   }
 

@@ -138,6 +138,9 @@ export interface Store {
   /** One committed row, or null. */
   getCommitted(idemKey: string): Promise<CommittedRow | null>;
 
+  /** How many keys a run has committed. */
+  countCommitted(runId: string): Promise<number>;
+
   /** Committed rows of a run in step order, then key order. */
   listCommitted(runId: string, options?: { limit?: number; afterKey?: string }): Promise<CommittedRow[]>;
 
@@ -146,10 +149,10 @@ export interface Store {
 
   /**
    * An operator gives up on a claim: the row is deleted, so any client can claim the key again, and an
-   * `expired` event is recorded. Only an orphaned claim is expired unless `force` is set. False when
-   * there was nothing to expire.
+   * `expired` event is recorded. Only an orphaned claim is expired unless `force` is set: `live` says the
+   * lease has not passed, `missing` that there is no claim on the key.
    */
-  expireClaim(idemKey: string, options: { actor: string; force?: boolean; claimTtlMs: number }): Promise<boolean>;
+  expireClaim(idemKey: string, options: { actor: string; force?: boolean; claimTtlMs: number }): Promise<'expired' | 'missing' | 'live'>;
 
   /**
    * An operator commits a result by hand (`source = manual`) for a claim whose side effect is in doubt,
@@ -203,7 +206,8 @@ export interface RunRow {
 export interface RunSummary {
   id: string;
   workflow: string;
-  status: RunStatus;
+  /** `idle`: an outside client's run with no claim in flight (its progress is all there is to show). */
+  status: RunStatus | 'idle';
   step: number;
   totalSteps: number | null;
   executed: number;
@@ -233,7 +237,7 @@ export interface RunStore {
 
   /** Runs newest first, outside clients' runs included, with keyset pagination on (updatedAt, id). */
   listRuns(filter: {
-    status?: RunStatus; workflow?: string; search?: string; limit?: number; claimTtlMs: number;
+    status?: RunStatus | 'idle'; workflow?: string; search?: string; owner?: string; limit?: number; claimTtlMs: number;
   }): Promise<RunSummary[]>;
 
   /**

@@ -223,12 +223,12 @@ describe.each(list)('store contract on $name', (backend) => {
 
     it('expireClaim refuses a live claim unless forced; the old holder then cannot commit', async () => {
       const a = await claimed();
-      expect(await store.expireClaim(a.idemKey, { actor: 'ops', claimTtlMs: TTL_MS })).toBe(false);
+      expect(await store.expireClaim(a.idemKey, { actor: 'ops', claimTtlMs: TTL_MS })).toBe('live');
       expect(await store.listClaims({ claimTtlMs: TTL_MS })).toHaveLength(1);
-      expect(await store.expireClaim('no-such-key', { actor: 'ops', force: true, claimTtlMs: TTL_MS })).toBe(false);
+      expect(await store.expireClaim('no-such-key', { actor: 'ops', force: true, claimTtlMs: TTL_MS })).toBe('missing');
       expect(await outcomes()).toEqual([]);
 
-      expect(await store.expireClaim(a.idemKey, { actor: 'ops', force: true, claimTtlMs: TTL_MS })).toBe(true);
+      expect(await store.expireClaim(a.idemKey, { actor: 'ops', force: true, claimTtlMs: TTL_MS })).toBe('expired');
       expect(await store.listClaims({ claimTtlMs: TTL_MS })).toEqual([]);
       const [event] = await store.listEvents('run-1');
       expect(event).toMatchObject({ outcome: 'expired', idemKey: a.idemKey, count: 1 });
@@ -241,10 +241,10 @@ describe.each(list)('store contract on $name', (backend) => {
       // An orphaned claim needs no force; nor does an outside client's claim once its TTL has passed.
       await claimed({ idemKey: 'run-1:step:1', step: 1, leaseMs: SHORT_LEASE_MS });
       await h.insertOutsideClaim('run-1:step:2', 'run-1');
-      expect(await store.expireClaim('run-1:step:2', { actor: 'ops', claimTtlMs: TTL_MS })).toBe(false);
+      expect(await store.expireClaim('run-1:step:2', { actor: 'ops', claimTtlMs: TTL_MS })).toBe('live');
       await h.elapse(PASS_MS);
-      expect(await store.expireClaim('run-1:step:1', { actor: 'ops', claimTtlMs: TTL_MS })).toBe(true);
-      expect(await store.expireClaim('run-1:step:2', { actor: 'ops', claimTtlMs: SHORT_LEASE_MS })).toBe(true);
+      expect(await store.expireClaim('run-1:step:1', { actor: 'ops', claimTtlMs: TTL_MS })).toBe('expired');
+      expect(await store.expireClaim('run-1:step:2', { actor: 'ops', claimTtlMs: SHORT_LEASE_MS })).toBe('expired');
       expect(await outcomes()).toEqual(['expired', 'lease_lost', 'expired', 'expired']);
     });
 
