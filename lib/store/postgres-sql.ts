@@ -12,14 +12,14 @@
  */
 
 /** Epoch seconds by the database clock; $skew is the parameter that holds the skew. */
-const now = (skew: string) => `(extract(epoch from now())::float8 + ${skew}::float8)`;
+export const now = (skew: string) => `(extract(epoch from now())::float8 + ${skew}::float8)`;
 
 const COMMITTED = `idem_key AS "idemKey", run_id AS "runId", result_json AS "resultJson",
   committed_at AS "committedAt", step, fingerprint, worker_id AS "workerId", duration_ms AS "durationMs", source`;
 const CLAIM = `idem_key AS "idemKey", run_id AS "runId", claimed_at AS "claimedAt", token,
   worker_id AS "workerId", lease_expires_at AS "leaseExpiresAt", heartbeat_at AS "heartbeatAt", step, attempt`;
 /** A claim with no lease column was written by an outside client: it lives claim TTL after claimed_at. */
-const expiresAt = (ttl: string, alias = '') => `coalesce(${alias}lease_expires_at, ${alias}claimed_at + ${ttl}::float8)`;
+export const expiresAt = (ttl: string, alias = '') => `coalesce(${alias}lease_expires_at, ${alias}claimed_at + ${ttl}::float8)`;
 
 /**
  * Phase 1. $1 key, $2 run, $3 token, $4 worker, $5 step, $6 attempt, $7 lease s, $8 claim TTL s, $9 skew.
