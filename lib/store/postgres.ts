@@ -18,10 +18,11 @@ import { InvalidInputError, LeaseLostError, NotFoundError, StoreUnavailableError
 import { findMigrationsDir, readMigrations } from './migrations';
 import { migratePostgres } from './postgres-migrate';
 import { isConnectionLoss, withRetry } from './postgres-retry';
+import { PostgresRunStore } from './postgres-runs';
 import * as sql from './postgres-sql';
 import type {
   ClaimOutcome, ClaimRequest, ClaimRow, CommitRequest, CommittedRow, ProgressRow, ProgressWrite,
-  ReleaseRequest, ResolveRequest, StepEvent, Store,
+  ReleaseRequest, ResolveRequest, RunStore, StepEvent, Store,
 } from './types';
 
 export interface PostgresStoreOptions {
@@ -95,20 +96,9 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   }
 }
 
-export class PostgresStore implements Store {
+/** The step protocol here; runs and workers in postgres-runs.ts; the pool, skew and query in postgres-base.ts. */
+export class PostgresStore extends PostgresRunStore implements Store, RunStore {
   readonly dialect = 'postgres' as const;
-
-  constructor(readonly pool: pg.Pool, private readonly clock: Clock) {}
-
-  /** Seconds the injected clock is ahead of this host's: added to the database clock in every statement. */
-  private skew(): number {
-    return this.clock === systemClock ? 0 : (this.clock.now() - Date.now()) / 1000;
-  }
-
-  /** One statement, retried while transient; name makes it a prepared statement on each connection. */
-  private async query<R extends pg.QueryResultRow>(name: string | undefined, text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
-    return withRetry(name ?? 'query', () => this.pool.query<R>({ name, text, values }));
-  }
 
   async loadProgress(runId: string): Promise<ProgressRow | null> {
     return (await this.query<ProgressRow>('waybill_progress', sql.PROGRESS_SQL, [runId])).rows[0] ?? null;

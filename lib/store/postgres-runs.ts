@@ -1,0 +1,174 @@
+/**
+ * Runs and workers on PostgreSQL: queueing, run leases, operator actions, with sqlite-runs.ts's semantics.
+ * A worker takes a run with FOR UPDATE SKIP LOCKED in one statement (postgres-runs-sql.ts), so workers on
+ * many hosts never block each other or take the same run, and every lease is judged by the database clock.
+ *
+ * Transient failures are retried. Most statements are safe to run twice (a renewal, an upsert, an update
+ * fenced by owner). Four would answer wrongly after a lost connection whose statement had in fact
+ * committed, so after such a loss they first recognise their own earlier attempt:
+ *
+ * - createRun: the id is taken by a row with this call's workflow, input and total, created since the
+ *   call began: that is our run, not a conflict. (An identical run queued by someone else in that second
+ *   cannot be told apart, and needs no telling: the run asked for is queued once.)
+ * - claimRun: a running run owned by this worker that this store never handed to it is the one the lost
+ *   attempt took: it is handed over now, instead of waiting out its lease while we take another. Runs
+ *   the worker is executing are excluded by id, so one is never handed out twice.
+ * - finishRun: the run already ended the way we asked since the call began: true, not "taken over".
+ * - actOnRun: the run's latest operator event is this action by this actor, since the call began: done,
+ *   not InvalidTransition, and not done twice.
+ */
+import { performance } from 'node:perf_hooks';
+import { ConflictError, InvalidTransitionError, NotFoundError } from '../errors';
+import { PostgresBase } from './postgres-base';
+import { isConnectionLoss, withRetry } from './postgres-retry';
+import * as sql from './postgres-runs-sql';
+import { TRANSITIONS } from './sqlite-runs';
+import type { RunAction, RunRow, RunStatus, RunStore, RunSummary, WorkerRow } from './types';
+
+/**
+ * Added to "since the call began" when recognising an earlier attempt: the database's now() for the retry
+ * is taken a network hop after we measure. A generous second; the other conditions do the telling apart.
+ */
+const SLACK_S = 1;
+
+interface Attempt {
+  /** An earlier attempt's connection died: its statement may have committed. */
+  outcomeUnknown: boolean;
+  /** Seconds since the call began, slack included. */
+  sinceS: number;
+}
+
+type RunOutcome = { status: 'completed' | 'failed'; error?: string; outputJson?: string };
+
+export abstract class PostgresRunStore extends PostgresBase implements RunStore {
+  /** Per worker, the runs claimRun handed it that it has not finished or released yet. */
+  private readonly handedOut = new Map<string, Set<string>>();
+
+  async createRun(run: { id: string; workflow: string; inputJson: string; totalSteps: number | null }): Promise<RunRow> {
+    const values = [run.id, run.workflow, run.inputJson, run.totalSteps];
+    const row = await this.attempts('createRun', async ({ outcomeUnknown, sinceS }) => {
+      const created = (await this.pool.query<RunRow>(
+        { name: 'waybill_create_run', text: sql.CREATE_RUN_SQL, values: [...values, this.skew()] })).rows[0];
+      if (created || !outcomeUnknown) return created;
+      return (await this.pool.query<RunRow>({ text: sql.CREATED_SQL, values: [...values, sinceS, this.skew()] })).rows[0];
+    });
+    if (!row) throw new ConflictError(`run ${run.id}`);
+    return row;
+  }
+
+  async getRun(id: string): Promise<RunRow | null> {
+    return (await this.query<RunRow>('waybill_get_run', sql.GET_RUN_SQL, [id])).rows[0] ?? null;
+  }
+
+  async listRuns(filter: { status?: RunStatus | 'idle'; workflow?: string; search?: string; owner?: string; limit?: number; claimTtlMs: number }): Promise<RunSummary[]> {
+    const search = filter.search ? `%${filter.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
+    return (await this.query<RunSummary>(undefined, sql.LIST_RUNS_SQL, [filter.claimTtlMs / 1000, this.skew(),
+      filter.status ?? null, filter.workflow ?? null, search, filter.owner ?? null, filter.limit ?? 100])).rows;
+  }
+
+  async claimRun(request: { workerId: string; leaseMs: number; workflows: string[] }): Promise<RunRow | null> {
+    const held = this.held(request.workerId);
+    const lease = request.leaseMs / 1000;
+    const row = await this.attempts('claimRun', async ({ outcomeUnknown }) => {
+      if (outcomeUnknown) {
+        const adopted = (await this.pool.query<RunRow>(
+          { text: sql.ADOPT_RUN_SQL, values: [request.workerId, [...held], lease, this.skew()] })).rows[0];
+        if (adopted) return adopted;
+      }
+      return (await this.pool.query<RunRow>({ name: 'waybill_claim_run', text: sql.CLAIM_RUN_SQL,
+        values: [request.workerId, request.workflows, lease, this.skew()] })).rows[0];
+    });
+    if (!row) return null;
+    held.add(row.id);
+    return row;
+  }
+
+  async renewRunLease(id: string, workerId: string, leaseMs: number): Promise<{ held: boolean; status: RunStatus | null }> {
+    const renewed = await this.query('waybill_renew_run', sql.RENEW_RUN_SQL, [id, workerId, leaseMs / 1000, this.skew()]);
+    if (renewed.rowCount === 1) return { held: true, status: 'running' };
+    // Read afresh: the status that made the renewal miss may be newer than the renewal's snapshot.
+    return { held: false, status: (await this.getRun(id))?.status ?? null };
+  }
+
+  async finishRun(id: string, workerId: string, outcome: RunOutcome): Promise<boolean> {
+    const error = outcome.error ?? null;
+    const output = outcome.outputJson ?? null;
+    try {
+      return await this.attempts('finishRun', async ({ outcomeUnknown, sinceS }) => {
+        const finished = await this.pool.query({ name: 'waybill_finish_run', text: sql.FINISH_RUN_SQL,
+          values: [id, workerId, outcome.status, error, output, this.skew()] });
+        if (finished.rowCount === 1) return true;
+        if (!outcomeUnknown) return false;
+        return (await this.pool.query({ text: sql.FINISHED_SQL,
+          values: [id, outcome.status, error, output, sinceS, this.skew()] })).rowCount === 1;
+      });
+    } finally {
+      // Whatever the answer, the caller stops executing the run once it asked to finish it.
+      this.held(workerId).delete(id);
+    }
+  }
+
+  async releaseRun(id: string, workerId: string): Promise<void> {
+    try {
+      await this.query('waybill_release_run', sql.RELEASE_RUN_SQL, [id, workerId, this.skew()]);
+    } finally {
+      this.held(workerId).delete(id);
+    }
+  }
+
+  async actOnRun(id: string, action: RunAction, actor: string): Promise<RunRow> {
+    const { from, to } = TRANSITIONS[action];
+    const result = await this.attempts('actOnRun', async ({ outcomeUnknown, sinceS }) => {
+      if (outcomeUnknown) {
+        const acted = (await this.pool.query<RunRow>({ text: sql.ACTED_SQL,
+          values: [id, `${action} by ${actor}: `, ` → ${to}`, sinceS, this.skew()] })).rows[0];
+        if (acted) return { from: null, ...acted };
+      }
+      return (await this.pool.query<{ from: RunStatus } & RunRow>({ text: sql.ACT_SQL,
+        values: [id, from, to, action, actor, this.skew()] })).rows[0];
+    });
+    if (!result) throw new NotFoundError(`run ${id}`);
+    const { from: status, ...row } = result;
+    // A run whose status does not allow the action comes back with its status and no updated row.
+    if (row.id === null) throw new InvalidTransitionError(id, action, status!);
+    return row;
+  }
+
+  async registerWorker(worker: { id: string; host: string; pid: number }): Promise<void> {
+    await this.query('waybill_register_worker', sql.REGISTER_WORKER_SQL, [worker.id, worker.host, worker.pid, this.skew()]);
+  }
+
+  async heartbeatWorker(id: string): Promise<void> {
+    await this.query('waybill_heartbeat_worker', sql.HEARTBEAT_WORKER_SQL, [id, this.skew()]);
+  }
+
+  async stopWorker(id: string): Promise<void> {
+    await this.query('waybill_stop_worker', sql.STOP_WORKER_SQL, [id, this.skew()]);
+  }
+
+  async listWorkers(): Promise<WorkerRow[]> {
+    return (await this.query<WorkerRow>('waybill_list_workers', sql.LIST_WORKERS_SQL, [])).rows;
+  }
+
+  /**
+   * Retried as is: a second run finds the worker stopped and its claims gone, and changes nothing. It then
+   * counts 0, where the lost first attempt released them; the count is only ever reported.
+   */
+  async markWorkerDead(id: string, reason: string): Promise<number> {
+    return (await this.query<{ n: number }>(undefined, sql.MARK_WORKER_DEAD_SQL, [id, reason, this.skew()])).rows[0]!.n;
+  }
+
+  private held(workerId: string): Set<string> {
+    let runs = this.handedOut.get(workerId);
+    if (!runs) this.handedOut.set(workerId, (runs = new Set()));
+    return runs;
+  }
+
+  /** withRetry, telling each attempt whether an earlier one's outcome is unknown and since when to look. */
+  private async attempts<T>(what: string, fn: (attempt: Attempt) => Promise<T>): Promise<T> {
+    const began = performance.now();
+    let outcomeUnknown = false;
+    return withRetry(what, () => fn({ outcomeUnknown, sinceS: (performance.now() - began) / 1000 + SLACK_S }),
+      { onTransient: (error) => { outcomeUnknown ||= isConnectionLoss(error); } });
+  }
+}
