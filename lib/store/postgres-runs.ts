@@ -48,7 +48,7 @@ export abstract class PostgresRunStore extends PostgresBase implements RunStore 
     const values = [run.id, run.workflow, run.inputJson, run.totalSteps];
     const row = await this.attempts('createRun', async ({ outcomeUnknown, sinceS }) => {
       const created = (await this.pool.query<RunRow>(
-        { name: 'waybill_create_run', text: sql.CREATE_RUN_SQL, values: [...values, this.skew()] })).rows[0];
+        { name: 'waybill_run_create', text: sql.CREATE_RUN_SQL, values: [...values, this.skew()] })).rows[0];
       if (created || !outcomeUnknown) return created;
       return (await this.pool.query<RunRow>({ text: sql.CREATED_SQL, values: [...values, sinceS, this.skew()] })).rows[0];
     });
@@ -57,7 +57,7 @@ export abstract class PostgresRunStore extends PostgresBase implements RunStore 
   }
 
   async getRun(id: string): Promise<RunRow | null> {
-    return (await this.query<RunRow>('waybill_get_run', sql.GET_RUN_SQL, [id])).rows[0] ?? null;
+    return (await this.query<RunRow>('waybill_run_get', sql.GET_RUN_SQL, [id])).rows[0] ?? null;
   }
 
   async listRuns(filter: { status?: RunStatus | 'idle'; workflow?: string; search?: string; owner?: string; limit?: number; claimTtlMs: number }): Promise<RunSummary[]> {
@@ -75,7 +75,7 @@ export abstract class PostgresRunStore extends PostgresBase implements RunStore 
           { text: sql.ADOPT_RUN_SQL, values: [request.workerId, [...held], lease, this.skew()] })).rows[0];
         if (adopted) return adopted;
       }
-      return (await this.pool.query<RunRow>({ name: 'waybill_claim_run', text: sql.CLAIM_RUN_SQL,
+      return (await this.pool.query<RunRow>({ name: 'waybill_run_claim', text: sql.CLAIM_RUN_SQL,
         values: [request.workerId, request.workflows, lease, this.skew()] })).rows[0];
     });
     if (!row) return null;
@@ -84,7 +84,7 @@ export abstract class PostgresRunStore extends PostgresBase implements RunStore 
   }
 
   async renewRunLease(id: string, workerId: string, leaseMs: number): Promise<{ held: boolean; status: RunStatus | null }> {
-    const renewed = await this.query('waybill_renew_run', sql.RENEW_RUN_SQL, [id, workerId, leaseMs / 1000, this.skew()]);
+    const renewed = await this.query('waybill_run_renew', sql.RENEW_RUN_SQL, [id, workerId, leaseMs / 1000, this.skew()]);
     if (renewed.rowCount === 1) return { held: true, status: 'running' };
     // Read afresh: the status that made the renewal miss may be newer than the renewal's snapshot.
     return { held: false, status: (await this.getRun(id))?.status ?? null };
@@ -95,7 +95,7 @@ export abstract class PostgresRunStore extends PostgresBase implements RunStore 
     const output = outcome.outputJson ?? null;
     try {
       return await this.attempts('finishRun', async ({ outcomeUnknown, sinceS }) => {
-        const finished = await this.pool.query({ name: 'waybill_finish_run', text: sql.FINISH_RUN_SQL,
+        const finished = await this.pool.query({ name: 'waybill_run_finish', text: sql.FINISH_RUN_SQL,
           values: [id, workerId, outcome.status, error, output, this.skew()] });
         if (finished.rowCount === 1) return true;
         if (!outcomeUnknown) return false;
@@ -110,7 +110,7 @@ export abstract class PostgresRunStore extends PostgresBase implements RunStore 
 
   async releaseRun(id: string, workerId: string): Promise<void> {
     try {
-      await this.query('waybill_release_run', sql.RELEASE_RUN_SQL, [id, workerId, this.skew()]);
+      await this.query('waybill_run_release', sql.RELEASE_RUN_SQL, [id, workerId, this.skew()]);
     } finally {
       this.held(workerId).delete(id);
     }
@@ -124,7 +124,7 @@ export abstract class PostgresRunStore extends PostgresBase implements RunStore 
           values: [id, `${action} by ${actor}: `, ` → ${to}`, sinceS, this.skew()] })).rows[0];
         if (acted) return { from: null, ...acted };
       }
-      return (await this.pool.query<{ from: RunStatus } & RunRow>({ text: sql.ACT_SQL,
+      return (await this.pool.query<{ from: RunStatus } & RunRow>({ name: 'waybill_run_act', text: sql.ACT_SQL,
         values: [id, from, to, action, actor, this.skew()] })).rows[0];
     });
     if (!result) throw new NotFoundError(`run ${id}`);
@@ -135,19 +135,19 @@ export abstract class PostgresRunStore extends PostgresBase implements RunStore 
   }
 
   async registerWorker(worker: { id: string; host: string; pid: number }): Promise<void> {
-    await this.query('waybill_register_worker', sql.REGISTER_WORKER_SQL, [worker.id, worker.host, worker.pid, this.skew()]);
+    await this.query('waybill_worker_register', sql.REGISTER_WORKER_SQL, [worker.id, worker.host, worker.pid, this.skew()]);
   }
 
   async heartbeatWorker(id: string): Promise<void> {
-    await this.query('waybill_heartbeat_worker', sql.HEARTBEAT_WORKER_SQL, [id, this.skew()]);
+    await this.query('waybill_worker_heartbeat', sql.HEARTBEAT_WORKER_SQL, [id, this.skew()]);
   }
 
   async stopWorker(id: string): Promise<void> {
-    await this.query('waybill_stop_worker', sql.STOP_WORKER_SQL, [id, this.skew()]);
+    await this.query('waybill_worker_stop', sql.STOP_WORKER_SQL, [id, this.skew()]);
   }
 
   async listWorkers(): Promise<WorkerRow[]> {
-    return (await this.query<WorkerRow>('waybill_list_workers', sql.LIST_WORKERS_SQL, [])).rows;
+    return (await this.query<WorkerRow>('waybill_worker_list', sql.LIST_WORKERS_SQL, [])).rows;
   }
 
   /**
