@@ -81,7 +81,7 @@ export const stepEvents = sqliteTable(
     idemKey: text('idem_key'),
     step: integer('step'),
     outcome: text('outcome', {
-      enum: ['executed', 'skipped', 'awaited', 'failed', 'expired', 'resolved', 'lease_lost', 'operator'],
+      enum: ['executed', 'skipped', 'awaited', 'failed', 'expired', 'resolved', 'lease_lost', 'operator', 'key_reuse'],
     }).notNull(),
     // Skips and awaits are folded into one event per progress write; count says how many it stands for.
     count: integer('count').notNull().default(1),

@@ -5,7 +5,8 @@
 import type Database from 'better-sqlite3';
 import type { Clock } from '../clock';
 import { ConflictError, InvalidTransitionError, NotFoundError } from '../errors';
-import { SqliteBase, guard } from './sqlite-base';
+import { guard } from './sqlite-base';
+import { SqliteInsights } from './sqlite-insights';
 import type { RunAction, RunRow, RunStatus, RunStore, RunSummary, WorkerRow } from './types';
 
 const RUN_COLUMNS = `id, workflow, input_json AS inputJson, status, total_steps AS totalSteps, owner,
@@ -40,7 +41,7 @@ const SUMMARY_SQL = `
   LEFT JOIN progress p ON p.run_id = x.run_id
   WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = x.run_id)`;
 
-export abstract class SqliteRunStore extends SqliteBase implements RunStore {
+export abstract class SqliteRunStore extends SqliteInsights implements RunStore {
   private readonly r;
 
   constructor(db: Database.Database, clock: Clock) {
@@ -93,14 +94,16 @@ export abstract class SqliteRunStore extends SqliteBase implements RunStore {
     return guard(() => this.r.get.get(id) ?? null);
   }
 
-  async listRuns(filter: { status?: RunStatus | 'idle'; workflow?: string; search?: string; owner?: string; limit?: number; claimTtlMs: number }): Promise<RunSummary[]> {
+  async listRuns(filter: Parameters<RunStore['listRuns']>[0]): Promise<RunSummary[]> {
     const search = filter.search ? `%${filter.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
     return guard(() => this.db.prepare<unknown[], RunSummary>(`SELECT * FROM (${SUMMARY_SQL})
       WHERE (@status IS NULL OR status = @status) AND (@workflow IS NULL OR workflow = @workflow)
         AND (@search IS NULL OR id LIKE @search ESCAPE '\\') AND (@owner IS NULL OR owner = @owner)
+        AND (@afterAt IS NULL OR updatedAt < @afterAt OR (updatedAt = @afterAt AND id > @afterId))
       ORDER BY updatedAt DESC, id LIMIT @limit`).all({
       ttl: filter.claimTtlMs / 1000, now: this.now(), status: filter.status ?? null, workflow: filter.workflow ?? null,
       search, owner: filter.owner ?? null, limit: filter.limit ?? 100,
+      afterAt: filter.after?.updatedAt ?? null, afterId: filter.after?.id ?? null,
     }));
   }
 

@@ -7,7 +7,8 @@
  * Results and states cross as JSON text: the core serializes once, the store never parses on the hot path.
  */
 
-export type Outcome = 'executed' | 'skipped' | 'awaited' | 'failed' | 'expired' | 'resolved' | 'lease_lost' | 'operator';
+export type Outcome =
+  | 'executed' | 'skipped' | 'awaited' | 'failed' | 'expired' | 'resolved' | 'lease_lost' | 'operator' | 'key_reuse';
 
 export interface ProgressRow {
   runId: string;
@@ -238,6 +239,8 @@ export interface RunStore {
   /** Runs newest first, outside clients' runs included, with keyset pagination on (updatedAt, id). */
   listRuns(filter: {
     status?: RunStatus | 'idle'; workflow?: string; search?: string; owner?: string; limit?: number; claimTtlMs: number;
+    /** Keyset cursor: the last row of the previous page. */
+    after?: { updatedAt: number; id: string };
   }): Promise<RunSummary[]>;
 
   /**
@@ -275,4 +278,44 @@ export interface RunStore {
    * worker is fenced by tokens, but expiring its claims would make its in-doubt side effects run again.
    */
   markWorkerDead(id: string, reason: string): Promise<number>;
+}
+
+export interface RunStats {
+  byStatus: Record<RunStatus | 'idle', number>;
+  /** Summed over every run's progress counters. */
+  executed: number;
+  skipped: number;
+  awaited: number;
+  /** Keys committed since the given time, across all runs. */
+  committedSince: number;
+  orphanedClaims: number;
+}
+
+export interface StepTiming {
+  step: number | null;
+  idemKey: string;
+  committedAt: number;
+  durationMs: number | null;
+  source: 'executed' | 'manual';
+}
+
+/** What the control plane reads to explain a run: aggregates, series and warnings, computed in the store. */
+export interface InsightStore {
+  /** Counts across all runs, outside clients' included. */
+  runStats(options: { sinceSeconds: number; claimTtlMs: number }): Promise<RunStats>;
+
+  /** A run's committed steps without their results, in step order: for charts. At most `limit` rows. */
+  listStepTimings(runId: string, options?: { limit?: number }): Promise<StepTiming[]>;
+
+  /** Committed rows of a run whose key contains `query`, in step order. */
+  searchCommitted(runId: string, query: string, options?: { limit?: number }): Promise<CommittedRow[]>;
+
+  /**
+   * Steps committed under more than one key: the keys changed across resumes (time or attempt mixed in),
+   * so idempotency was void for them.
+   */
+  unstableKeys(runId: string, options?: { limit?: number }): Promise<{ step: number; keys: string[] }[]>;
+
+  /** Appends an event (an operator's note, a refused key reuse) to a run's timeline. */
+  recordEvent(event: { runId: string; outcome: Outcome; idemKey?: string | null; step?: number | null; workerId?: string | null; detail?: string | null }): Promise<void>;
 }
