@@ -7,7 +7,7 @@ import type { RunOnceOptions, StepContext, StepResult } from './checkpoint';
 import { stepKey } from './keys';
 
 export interface AgentStepContext extends StepContext {
-  step: number;
+  readonly step: number;
 }
 
 /** What the loop needs of its runner: a Checkpoint, or the engine's RunContext (which adds retries). */
@@ -38,7 +38,7 @@ export async function runAgent<I, R>(
   let mapBehind = false;
   for (let step = start; step < inputs.length; step++) {
     const item = inputs[step] as I;
-    const { status } = await checkpoint.runOnce(stepKey(checkpoint.runId, step), (ctx) => handler(item, { ...ctx, step }), {
+    const { status } = await checkpoint.runOnce(stepKey(checkpoint.runId, step), (ctx) => handler(item, ctx as AgentStepContext), {
       step,
       signal: options.signal,
       progress: { step: step + 1, state: { processed: report.processed + 1 } },

@@ -12,19 +12,11 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AwaitTimeoutError, IdempotencyKeyReuseError, LeaseLostError } from '../errors';
 import type { CommittedRow, ProgressWrite, Store } from '../store/types';
-import { keepLease } from './lease';
+import { LeaseKeeper } from './lease';
+import { StepCall, type StepContext } from './step-call';
 
+export type { StepContext } from './step-call';
 export type StepStatus = 'executed' | 'skipped' | 'awaited';
-
-export interface StepContext {
-  /** Pass this on to the side effect's receiver (an Idempotency-Key header): it closes the crash window
-   * between the side effect and the commit, which no store can close. */
-  idempotencyKey: string;
-  /** Aborted when the lease is lost or the caller's signal aborts. */
-  signal: AbortSignal;
-  /** 1 on the first claim of this key; higher after a takeover or when the caller retries. */
-  attempt: number;
-}
 
 export interface RunOnceOptions {
   /** A digest of the step's input: a committed key reused with another fingerprint is an error. */
@@ -122,30 +114,23 @@ export class Checkpoint {
     idemKey: string, token: string, attempt: number,
     fn: (ctx: StepContext) => T | Promise<T>, options: RunOnceOptions, fingerprint: string | null,
   ): Promise<StepResult<T>> {
-    const controller = new AbortController();
-    const forwardAbort = () => controller.abort(options.signal?.reason);
-    options.signal?.addEventListener('abort', forwardAbort, { once: true });
-    const keeper = keepLease({
-      everyMs: this.leaseMs / 3,
-      renew: () => this.store.renewClaim(idemKey, token, this.leaseMs),
-      onLost: () => controller.abort(new LeaseLostError(idemKey, 'the claim was expired or taken over while executing')),
-    });
+    const call = new StepCall(idemKey, attempt, options.step, options.signal);
+    const keeper = new LeaseKeeper(this.store, token, this.leaseMs, call);
     const step = options.step ?? null;
     const started = performance.now();
     let result: T;
     try {
-      result = await fn({ idempotencyKey: idemKey, signal: controller.signal, attempt });
+      result = await fn(call);
     } catch (error) {
+      keeper.stop();
       const durationMs = performance.now() - started;
-      const reason = controller.signal.reason instanceof LeaseLostError ? controller.signal.reason : error;
+      const reason = call.reason instanceof LeaseLostError ? call.reason : error;
       await this.store.releaseClaim({
         idemKey, token, runId: this.runId, step, workerId: this.workerId, durationMs, error: describe(reason),
       });
       throw reason;
-    } finally {
-      keeper.stop();
-      options.signal?.removeEventListener('abort', forwardAbort);
     }
+    keeper.stop();
     const durationMs = performance.now() - started;
     const progress = options.progress ? this.progressWrite(options.progress.step, options.progress.state, 1) : undefined;
     await this.store.commit({

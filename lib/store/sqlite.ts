@@ -62,11 +62,13 @@ export class SqliteStore extends SqliteRunStore implements Store, RunStore, Insi
 
   constructor(db: Database.Database, clock: Clock) {
     super(db, clock);
+    // The hot path binds positionally: named parameters and spreads with extra keys cost microseconds a
+    // call on Node 20, a visible share of a step at NORMAL.
     this.s = {
       progress: db.prepare<[string], ProgressRow>(`SELECT run_id AS runId, step, state_json AS stateJson,
         updated_at AS updatedAt, executed, skipped, awaited FROM progress WHERE run_id = ?`),
       upsertProgress: db.prepare(`INSERT INTO progress (run_id, step, state_json, updated_at, executed, skipped, awaited)
-        VALUES (@runId, @step, @stateJson, @now, @executed, @skipped, @awaited)
+        VALUES (?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT (run_id) DO UPDATE SET step = excluded.step, state_json = excluded.state_json,
           updated_at = excluded.updated_at, executed = executed + excluded.executed,
           skipped = skipped + excluded.skipped, awaited = awaited + excluded.awaited`),
@@ -75,17 +77,16 @@ export class SqliteStore extends SqliteRunStore implements Store, RunStore, Insi
       claim: db.prepare<[string], RawClaim>(`SELECT ${CLAIM_COLUMNS} FROM claims WHERE idem_key = ?`),
       insertClaim: db.prepare(`INSERT INTO claims (idem_key, run_id, claimed_at, token, worker_id,
         lease_expires_at, heartbeat_at, step, attempt)
-        VALUES (@idemKey, @runId, @now, @token, @workerId, @leaseExpiresAt, @now, @step, @attempt)`),
-      takeOver: db.prepare(`UPDATE claims SET run_id = @runId, claimed_at = @now, token = @token,
-        worker_id = @workerId, lease_expires_at = @leaseExpiresAt, heartbeat_at = @now, step = @step,
-        attempt = @attempt WHERE idem_key = @idemKey`),
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      takeOver: db.prepare(`UPDATE claims SET run_id = ?, claimed_at = ?, token = ?, worker_id = ?,
+        lease_expires_at = ?, heartbeat_at = ?, step = ?, attempt = ? WHERE idem_key = ?`),
       renew: db.prepare(`UPDATE claims SET lease_expires_at = @leaseExpiresAt, heartbeat_at = @now
         WHERE idem_key = @idemKey AND token = @token`),
       deleteOwnClaim: db.prepare('DELETE FROM claims WHERE idem_key = ? AND token = ?'),
       deleteClaim: db.prepare('DELETE FROM claims WHERE idem_key = ?'),
       insertCommitted: db.prepare(`INSERT INTO committed (idem_key, run_id, result_json, committed_at, step,
         fingerprint, worker_id, duration_ms, source)
-        VALUES (@idemKey, @runId, @resultJson, @now, @step, @fingerprint, @workerId, @durationMs, @source)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT (idem_key) DO NOTHING`),
     };
   }
@@ -105,17 +106,16 @@ export class SqliteStore extends SqliteRunStore implements Store, RunStore, Insi
       const done = this.s.committed.get(r.idemKey);
       if (done) return { kind: 'committed', row: done };
       const leaseExpiresAt = now + r.leaseMs / 1000;
-      const params = { ...r, now, leaseExpiresAt };
       const held = this.s.claim.get(r.idemKey);
       if (!held) {
-        this.s.insertClaim.run(params);
+        this.s.insertClaim.run(r.idemKey, r.runId, now, r.token, r.workerId, leaseExpiresAt, now, r.step, r.attempt);
         return { kind: 'claimed', attempt: r.attempt, leaseExpiresAt, tookOverFrom: null };
       }
       const expiresAt = held.leaseExpiresAt ?? held.claimedAt + r.claimTtlMs / 1000;
       const holder: ClaimRow = { ...held, orphaned: expiresAt <= now };
       if (!holder.orphaned) return { kind: 'held', holder, msUntilExpiry: (expiresAt - now) * 1000 };
       const attempt = Math.max(r.attempt, held.attempt + 1);
-      this.s.takeOver.run({ ...params, attempt });
+      this.s.takeOver.run(r.runId, now, r.token, r.workerId, leaseExpiresAt, now, r.step, attempt, r.idemKey);
       this.event({ runId: held.runId, idemKey: r.idemKey, step: held.step, outcome: 'expired', workerId: r.workerId,
         detail: `lease of ${held.workerId ?? 'an outside client'} passed; taken over` }, now);
       return { kind: 'claimed', attempt, leaseExpiresAt, tookOverFrom: holder };
@@ -132,8 +132,9 @@ export class SqliteStore extends SqliteRunStore implements Store, RunStore, Insi
     try {
       this.tx(() => {
         if (this.s.deleteOwnClaim.run(r.idemKey, r.token).changes === 0) throw new LeaseLostError(r.idemKey);
-        const row = { ...r, now, source: 'executed' };
-        if (this.s.insertCommitted.run(row).changes === 0) {
+        const inserted = this.s.insertCommitted.run(r.idemKey, r.runId, r.resultJson, now, r.step, r.fingerprint,
+          r.workerId, r.durationMs, 'executed');
+        if (inserted.changes === 0) {
           throw new LeaseLostError(r.idemKey, 'the key was committed by someone else meanwhile');
         }
         if (r.progress) this.writeProgress(r.progress, now);
@@ -203,8 +204,7 @@ export class SqliteStore extends SqliteRunStore implements Store, RunStore, Insi
       const held = this.s.claim.get(r.idemKey);
       if (!held) throw new NotFoundError(`claim on ${r.idemKey}`);
       this.s.deleteClaim.run(r.idemKey);
-      const inserted = this.s.insertCommitted.run({ idemKey: r.idemKey, runId: held.runId, resultJson: r.resultJson, now,
-        step: held.step, fingerprint: null, workerId: null, durationMs: null, source: 'manual' });
+      const inserted = this.s.insertCommitted.run(r.idemKey, held.runId, r.resultJson, now, held.step, null, null, null, 'manual');
       if (inserted.changes === 0) throw new LeaseLostError(r.idemKey, 'the key is already committed');
       this.event({ runId: held.runId, idemKey: r.idemKey, step: held.step, outcome: 'resolved', workerId: held.workerId,
         detail: `resolved by ${r.actor}${r.note ? `: ${r.note}` : ''}` }, now);
@@ -224,7 +224,7 @@ export class SqliteStore extends SqliteRunStore implements Store, RunStore, Insi
 
 
   private writeProgress(w: ProgressWrite, now: number): void {
-    this.s.upsertProgress.run({ ...w, now });
+    this.s.upsertProgress.run(w.runId, w.step, w.stateJson, now, w.executed, w.skipped, w.awaited);
     if (w.skipped > 0) this.event({ runId: w.runId, step: w.step, outcome: 'skipped', count: w.skipped }, now);
     if (w.awaited > 0) this.event({ runId: w.runId, step: w.step, outcome: 'awaited', count: w.awaited }, now);
   }
