@@ -22,73 +22,11 @@ const CLAIM = `idem_key AS "idemKey", run_id AS "runId", claimed_at AS "claimedA
 export const expiresAt = (ttl: string, alias = '') => `coalesce(${alias}lease_expires_at, ${alias}claimed_at + ${ttl}::float8)`;
 
 /**
- * Phase 1. $1 key, $2 run, $3 token, $4 worker, $5 step, $6 attempt, $7 lease s, $8 claim TTL s, $9 skew.
- *
- * - done:  the committed row, if any (then nothing else happens).
- * - seen:  the claim as this statement's snapshot shows it: the holder we report when it is live.
- * - old:   the same claim locked FOR UPDATE, but only if its lease passed or its token is ours (a retry
- *          of this very statement whose first answer was lost with the connection). Under READ COMMITTED
- *          the lock re-reads the newest version of the row and re-checks the condition on it, so a holder
- *          that renewed or committed meanwhile is not taken over; `old` is that newest version, which is
- *          why the takeover is an UPDATE … FROM a locked subquery rather than an upsert: RETURNING
- *          cannot show the row an upsert replaced (PostgreSQL 15 has no OLD in RETURNING).
- * - taken: the takeover, raising the attempt, keeping it when the claim was already ours.
- * - fresh: a new claim when the snapshot shows neither a result nor a claim; ON CONFLICT DO NOTHING when
- *          another claimant's row appeared after the snapshot (then the answer is `retry`).
- * - the `expired` event, for a takeover of someone else's claim.
- *
- * kind: committed | taken | mine | fresh | held | retry. `retry` means the row changed under the
- * snapshot (deleted, or inserted by someone else): running the statement again sees the new state.
+ * Phase 1, one round trip: the waybill_claim function (drizzle/pg/0001_claim_function.sql), which re-reads
+ * `committed` with a fresh snapshot after inserting a claim. $1 key, $2 run, $3 token, $4 worker, $5 step,
+ * $6 attempt, $7 lease s, $8 claim TTL s, $9 skew.
  */
-export const CLAIM_SQL = `WITH t AS (SELECT ${now('$9')} AS now),
-done AS (SELECT ${COMMITTED} FROM committed WHERE idem_key = $1),
-seen AS (SELECT ${CLAIM}, ${expiresAt('$8')} AS "expiresAt" FROM claims
-  WHERE idem_key = $1 AND NOT EXISTS (SELECT 1 FROM done)),
-old AS (SELECT c.* FROM claims c, t
-  WHERE c.idem_key = $1 AND NOT EXISTS (SELECT 1 FROM done)
-    AND (c.token = $3 OR ${expiresAt('$8', 'c.')} <= t.now)
-  FOR UPDATE OF c),
-taken AS (UPDATE claims c SET run_id = $2, claimed_at = t.now, token = $3, worker_id = $4,
-    lease_expires_at = t.now + $7::float8, heartbeat_at = t.now, step = $5,
-    attempt = CASE WHEN old.token = $3 THEN old.attempt ELSE greatest($6::int, old.attempt + 1) END
-  FROM old, t WHERE c.idem_key = old.idem_key
-  RETURNING c.attempt, c.lease_expires_at),
-fresh AS (INSERT INTO claims (idem_key, run_id, claimed_at, token, worker_id, lease_expires_at, heartbeat_at, step, attempt)
-  SELECT $1::text, $2::text, t.now, $3::text, $4::text, t.now + $7::float8, t.now, $5::int, $6::int FROM t
-  WHERE NOT EXISTS (SELECT 1 FROM done) AND NOT EXISTS (SELECT 1 FROM seen)
-  ON CONFLICT (idem_key) DO NOTHING
-  RETURNING attempt, lease_expires_at),
-expired AS (INSERT INTO step_events (run_id, idem_key, step, outcome, count, worker_id, detail, at)
-  SELECT old.run_id, $1::text, old.step, 'expired', 1, $4::text,
-    'lease of ' || coalesce(old.worker_id, 'an outside client') || ' passed; taken over', t.now
-  FROM old, t WHERE old.token IS DISTINCT FROM $3)
-SELECT CASE
-    WHEN d."idemKey" IS NOT NULL THEN 'committed'
-    WHEN tk.attempt IS NOT NULL THEN CASE WHEN o.token = $3 THEN 'mine' ELSE 'taken' END
-    WHEN f.attempt IS NOT NULL THEN 'fresh'
-    WHEN s."idemKey" IS NOT NULL AND s."expiresAt" > t.now THEN 'held'
-    ELSE 'retry' END AS kind,
-  to_jsonb(d) AS done, to_jsonb(s) AS holder,
-  CASE WHEN o.idem_key IS NULL THEN NULL ELSE json_build_object('idemKey', o.idem_key, 'runId', o.run_id,
-    'claimedAt', o.claimed_at, 'token', o.token, 'workerId', o.worker_id, 'leaseExpiresAt', o.lease_expires_at,
-    'heartbeatAt', o.heartbeat_at, 'step', o.step, 'attempt', o.attempt) END AS old,
-  coalesce(tk.attempt, f.attempt) AS attempt,
-  coalesce(tk.lease_expires_at, f.lease_expires_at) AS "leaseExpiresAt",
-  (s."expiresAt" - t.now) * 1000 AS "msUntilExpiry"
-FROM t LEFT JOIN done d ON true LEFT JOIN seen s ON true LEFT JOIN old o ON true
-  LEFT JOIN taken tk ON true LEFT JOIN fresh f ON true`;
-
-/**
- * Run after a `fresh` (or `mine`) claim, before the side effect. The claim statement read `committed`
- * from a snapshot taken when it started; its INSERT checks the claims key against the newest rows. A
- * whole claim → execute → commit by another worker can land between the two (its claim row inserted
- * and deleted after our snapshot): our insert then meets no conflict although the key is committed.
- * A new statement has a new snapshot: if the key is committed now, our claim is withdrawn and the
- * result returned. $1 key, $2 token.
- */
-export const VERIFY_SQL = `WITH done AS (SELECT ${COMMITTED} FROM committed WHERE idem_key = $1),
-gone AS (DELETE FROM claims WHERE idem_key = $1 AND token = $2 AND EXISTS (SELECT 1 FROM done) RETURNING 1)
-SELECT to_jsonb(done) AS done FROM done`;
+export const CLAIM_SQL = `SELECT * FROM waybill_claim($1, $2, $3, $4, $5, $6, $7, $8, $9)`;
 
 /** $1 key, $2 token, $3 lease s, $4 skew. */
 export const RENEW_SQL = `UPDATE claims SET lease_expires_at = t.now + $3::float8, heartbeat_at = t.now

@@ -2,9 +2,9 @@
  * The PostgreSQL backend: how Waybill scales past one machine, many workers on many hosts against one
  * database. Same semantics as sqlite.ts; the differences are how they are reached:
  *
- * - Every operation is one statement (postgres-sql.ts), so one round trip, and the statement is its own
- *   transaction. The one exception is a brand-new claim, checked once more before its side effect runs
- *   (VERIFY_SQL says why).
+ * - Every operation is one round trip (postgres-sql.ts) and its own transaction. The claim is a PL/pgSQL
+ *   function rather than one statement, because it must read `committed` again, with a fresh snapshot,
+ *   after inserting a claim (drizzle/pg/0001_claim_function.sql says why).
  * - Time is the database's clock, never the worker's: hosts disagree, the database is the one judge of
  *   whose lease has passed. An injected clock only shifts it, by how far that clock is from this host's
  *   (zero for the system clock), so tests can move time as they do on SQLite.
@@ -42,7 +42,7 @@ type Stored<T> = Omit<T, 'orphaned'>;
 type ClaimResult = {
   kind: 'committed' | 'taken' | 'mine' | 'fresh' | 'held' | 'retry';
   done: CommittedRow | null;
-  holder: (Stored<ClaimRow> & { expiresAt: number }) | null;
+  holder: Stored<ClaimRow> | null;
   old: Stored<ClaimRow> | null;
   attempt: number | null;
   leaseExpiresAt: number | null;
@@ -123,11 +123,8 @@ export class PostgresStore extends PostgresRunStore implements Store, RunStore {
         case 'taken':
           return { kind: 'claimed', attempt: row.attempt!, leaseExpiresAt: row.leaseExpiresAt!, tookOverFrom: claimRow(row.old!, true) };
         case 'fresh':
-        case 'mine': {
-          const done = (await this.query<{ done: CommittedRow }>('waybill_verify', sql.VERIFY_SQL, [r.idemKey, r.token])).rows[0];
-          if (done) return { kind: 'committed', row: done.done };
+        case 'mine':
           return { kind: 'claimed', attempt: row.attempt!, leaseExpiresAt: row.leaseExpiresAt!, tookOverFrom: null };
-        }
         case 'retry':
           continue;
       }
