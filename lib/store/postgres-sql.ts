@@ -56,21 +56,21 @@ SELECT 1`;
  *
  * The claim is deleted only where the token is ours; `committed` is inserted only if that delete hit a
  * row, and the progress only if the insert did. A holder fenced off (taken over, expired, resolved)
- * deletes nothing, so writes nothing. The delete also requires the key not to be committed in the
- * snapshot, and the insert does nothing on a conflict, so a result is never written twice and never
- * replaced. heldByUs (as the snapshot saw it) with nothing inserted means the key was committed by
- * someone else while we held the claim (an operator, or an outside client): LeaseLost all the same.
+ * deletes nothing, so writes nothing. The insert does nothing on a conflict, so a result is never written
+ * twice and never replaced: a delete that hit with nothing inserted means the key was committed by someone
+ * else while we held the claim (an outside client), and our claim is simply gone with it: LeaseLost.
+ * heldByUs is only looked up when the delete missed, for the lost-reply check in postgres.ts.
  */
 export const COMMIT_SQL = `WITH t AS (SELECT ${now('$15')} AS now),
-del AS (DELETE FROM claims WHERE idem_key = $1 AND token = $2
-  AND NOT EXISTS (SELECT 1 FROM committed WHERE idem_key = $1) RETURNING 1),
+del AS (DELETE FROM claims WHERE idem_key = $1 AND token = $2 RETURNING 1),
 ins AS (INSERT INTO committed (idem_key, run_id, result_json, committed_at, step, fingerprint, worker_id, duration_ms, source)
   SELECT $1::text, $3::text, $4::text, t.now, $5::int, $6::text, $7::text, $8::float8, 'executed' FROM t
   WHERE EXISTS (SELECT 1 FROM del)
   ON CONFLICT (idem_key) DO NOTHING RETURNING 1),
 ${progressWrite(9, 'AND EXISTS (SELECT 1 FROM ins)')}
-SELECT (SELECT count(*) FROM del)::int AS deleted, (SELECT count(*) FROM ins)::int AS inserted,
-  EXISTS (SELECT 1 FROM claims WHERE idem_key = $1 AND token = $2) AS "heldByUs"`;
+SELECT d.n AS deleted, (SELECT count(*) FROM ins)::int AS inserted,
+  d.n = 0 AND EXISTS (SELECT 1 FROM claims WHERE idem_key = $1 AND token = $2) AS "heldByUs"
+FROM (SELECT count(*)::int AS n FROM del) d`;
 
 /**
  * After a commit whose first attempt died with its connection: did that attempt land? The claim is gone
