@@ -54,6 +54,8 @@ export class Checkpoint {
   private readonly pollMs: { min: number; max: number };
   /** Counts not yet written: they ride with the next progress write. */
   private pending = { executed: 0, skipped: 0, awaited: 0 };
+  /** How long our last progress write took; the next write stores it as the run's save cost. */
+  private lastSaveMs: number | null = null;
 
   constructor(readonly store: Store, readonly runId: string, options: CheckpointOptions = {}) {
     this.workerId = options.workerId ?? null;
@@ -71,7 +73,9 @@ export class Checkpoint {
   /** Updates only the map; the cargo is already committed. Pending skip counts ride along. */
   async saveProgress(step: number, state: unknown): Promise<void> {
     const write = this.progressWrite(step, state, 0);
+    const started = performance.now();
     await this.store.saveProgress(write);
+    this.lastSaveMs = performance.now() - started;
     this.pending = { executed: 0, skipped: 0, awaited: 0 };
   }
 
@@ -131,14 +135,17 @@ export class Checkpoint {
       throw reason;
     }
     keeper.stop();
-    const durationMs = performance.now() - started;
+    const committing = performance.now();
+    const durationMs = committing - started;
     const progress = options.progress ? this.progressWrite(options.progress.step, options.progress.state, 1) : undefined;
     await this.store.commit({
       idemKey, token, runId: this.runId, resultJson: JSON.stringify(result) ?? 'null', step, fingerprint,
       workerId: this.workerId, durationMs, progress,
     });
-    if (progress) this.pending = { executed: 0, skipped: 0, awaited: 0 };
-    else this.pending.executed++;
+    if (progress) {
+      this.lastSaveMs = performance.now() - committing;
+      this.pending = { executed: 0, skipped: 0, awaited: 0 };
+    } else this.pending.executed++;
     return { result, status: 'executed' };
   }
 
@@ -146,6 +153,7 @@ export class Checkpoint {
     return {
       runId: this.runId, step, stateJson: JSON.stringify(state) ?? 'null',
       executed: this.pending.executed + executedNow, skipped: this.pending.skipped, awaited: this.pending.awaited,
+      saveMs: this.lastSaveMs,
     };
   }
 }

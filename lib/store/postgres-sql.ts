@@ -33,26 +33,28 @@ export const RENEW_SQL = `UPDATE claims SET lease_expires_at = t.now + $3::float
   FROM (SELECT ${now('$4')} AS now) t WHERE idem_key = $1 AND token = $2`;
 
 /** The progress upsert with counter deltas and the folded skipped/awaited events, gated on a CTE. */
-const progressWrite = (p: number, gate: string) => `prog AS (
-  INSERT INTO progress (run_id, step, state_json, updated_at, executed, skipped, awaited)
-  SELECT $${p}::text, $${p + 1}::int, $${p + 2}::text, t.now, $${p + 3}::int, $${p + 4}::int, $${p + 5}::int FROM t WHERE $${p}::text IS NOT NULL ${gate}
+const progressWrite = (p: number, saveMs: number, gate: string) => `prog AS (
+  INSERT INTO progress (run_id, step, state_json, updated_at, executed, skipped, awaited, save_ms)
+  SELECT $${p}::text, $${p + 1}::int, $${p + 2}::text, t.now, $${p + 3}::int, $${p + 4}::int, $${p + 5}::int, $${saveMs}::float8
+  FROM t WHERE $${p}::text IS NOT NULL ${gate}
   ON CONFLICT (run_id) DO UPDATE SET step = excluded.step, state_json = excluded.state_json,
     updated_at = excluded.updated_at, executed = progress.executed + excluded.executed,
-    skipped = progress.skipped + excluded.skipped, awaited = progress.awaited + excluded.awaited
+    skipped = progress.skipped + excluded.skipped, awaited = progress.awaited + excluded.awaited,
+    save_ms = coalesce(excluded.save_ms, progress.save_ms)
   RETURNING 1),
 folded AS (INSERT INTO step_events (run_id, step, outcome, count, at)
   SELECT $${p}::text, $${p + 1}::int, v.outcome, v.n, t.now
   FROM t, (VALUES ('skipped', $${p + 4}::int), ('awaited', $${p + 5}::int)) AS v (outcome, n)
   WHERE v.n > 0 AND EXISTS (SELECT 1 FROM prog))`;
 
-/** $1 run, $2 step, $3 state, $4 executed, $5 skipped, $6 awaited, $7 skew. */
+/** $1 run, $2 step, $3 state, $4 executed, $5 skipped, $6 awaited, $7 skew, $8 save ms. */
 export const SAVE_PROGRESS_SQL = `WITH t AS (SELECT ${now('$7')} AS now),
-${progressWrite(1, '')}
+${progressWrite(1, 8, '')}
 SELECT 1`;
 
 /**
  * Phase 3. $1 key, $2 token, $3 run, $4 result, $5 step, $6 fingerprint, $7 worker, $8 duration,
- * $9..$14 the progress write (all null when none), $15 skew.
+ * $9..$14 the progress write (all null when none), $15 skew, $16 the progress write's save ms.
  *
  * The claim is deleted only where the token is ours; `committed` is inserted only if that delete hit a
  * row, and the progress only if the insert did. A holder fenced off (taken over, expired, resolved)
@@ -67,7 +69,7 @@ ins AS (INSERT INTO committed (idem_key, run_id, result_json, committed_at, step
   SELECT $1::text, $3::text, $4::text, t.now, $5::int, $6::text, $7::text, $8::float8, 'executed' FROM t
   WHERE EXISTS (SELECT 1 FROM del)
   ON CONFLICT (idem_key) DO NOTHING RETURNING 1),
-${progressWrite(9, 'AND EXISTS (SELECT 1 FROM ins)')}
+${progressWrite(9, 16, 'AND EXISTS (SELECT 1 FROM ins)')}
 SELECT d.n AS deleted, (SELECT count(*) FROM ins)::int AS inserted,
   d.n = 0 AND EXISTS (SELECT 1 FROM claims WHERE idem_key = $1 AND token = $2) AS "heldByUs"
 FROM (SELECT count(*)::int AS n FROM del) d`;
@@ -95,7 +97,7 @@ INSERT INTO step_events (run_id, idem_key, step, outcome, count, duration_ms, wo
   VALUES ($3, $1, $4, 'failed', 1, $5, $6, $8, ${now('$7')})`;
 
 export const PROGRESS_SQL = `SELECT run_id AS "runId", step, state_json AS "stateJson", updated_at AS "updatedAt",
-  executed, skipped, awaited FROM progress WHERE run_id = $1`;
+  executed, skipped, awaited, save_ms AS "saveMs" FROM progress WHERE run_id = $1`;
 
 export const COMMITTED_SQL = `SELECT ${COMMITTED} FROM committed WHERE idem_key = $1`;
 

@@ -108,7 +108,7 @@ export class PostgresStore extends PostgresRunStore implements Store, RunStore {
     // A retry of an attempt that committed but lost its answer adds the counter deltas twice: the map
     // itself is idempotent, the counters are metrics. Commits, which carry most progress writes, cannot.
     await this.query('waybill_save_progress', sql.SAVE_PROGRESS_SQL,
-      [w.runId, w.step, w.stateJson, w.executed, w.skipped, w.awaited, this.skew()]);
+      [w.runId, w.step, w.stateJson, w.executed, w.skipped, w.awaited, this.skew(), w.saveMs ?? null]);
   }
 
   async claim(r: ClaimRequest): Promise<ClaimOutcome> {
@@ -153,7 +153,7 @@ export class PostgresStore extends PostgresRunStore implements Store, RunStore {
     let outcomeUnknown = false;
     const detail = await withRetry('commit', async () => {
       const row = (await this.pool.query<{ deleted: number; inserted: number; heldByUs: boolean }>(
-        { name: 'waybill_commit', text: sql.COMMIT_SQL, values: [...values, this.skew()] })).rows[0]!;
+        { name: 'waybill_commit', text: sql.COMMIT_SQL, values: [...values, this.skew(), p?.saveMs ?? null] })).rows[0]!;
       if (row.inserted === 1) return null;
       if (outcomeUnknown) {
         const landed = await this.pool.query({ name: 'waybill_landed', text: sql.LANDED_SQL,

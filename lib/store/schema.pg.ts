@@ -16,6 +16,8 @@ export const progress = pgTable('progress', {
   executed: integer('executed').notNull().default(0),
   skipped: integer('skipped').notNull().default(0),
   awaited: integer('awaited').notNull().default(0),
+  /** How long the last progress write took, as its writer measured it: the save cost in redo ÷ save. */
+  saveMs: doublePrecision('save_ms'),
 });
 
 export const committed = pgTable(

@@ -66,12 +66,13 @@ export class SqliteStore extends SqliteRunStore implements Store, RunStore, Insi
     // call on Node 20, a visible share of a step at NORMAL.
     this.s = {
       progress: db.prepare<[string], ProgressRow>(`SELECT run_id AS runId, step, state_json AS stateJson,
-        updated_at AS updatedAt, executed, skipped, awaited FROM progress WHERE run_id = ?`),
-      upsertProgress: db.prepare(`INSERT INTO progress (run_id, step, state_json, updated_at, executed, skipped, awaited)
-        VALUES (?, ?, ?, ?, ?, ?, ?)
+        updated_at AS updatedAt, executed, skipped, awaited, save_ms AS saveMs FROM progress WHERE run_id = ?`),
+      upsertProgress: db.prepare(`INSERT INTO progress (run_id, step, state_json, updated_at, executed, skipped, awaited, save_ms)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT (run_id) DO UPDATE SET step = excluded.step, state_json = excluded.state_json,
           updated_at = excluded.updated_at, executed = executed + excluded.executed,
-          skipped = skipped + excluded.skipped, awaited = awaited + excluded.awaited`),
+          skipped = skipped + excluded.skipped, awaited = awaited + excluded.awaited,
+          save_ms = coalesce(excluded.save_ms, save_ms)`),
       committed: db.prepare<[string], CommittedRow>(`SELECT ${COMMITTED_COLUMNS} FROM committed WHERE idem_key = ?`),
       countCommitted: db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM committed WHERE run_id = ?'),
       claim: db.prepare<[string], RawClaim>(`SELECT ${CLAIM_COLUMNS} FROM claims WHERE idem_key = ?`),
@@ -224,7 +225,7 @@ export class SqliteStore extends SqliteRunStore implements Store, RunStore, Insi
 
 
   private writeProgress(w: ProgressWrite, now: number): void {
-    this.s.upsertProgress.run(w.runId, w.step, w.stateJson, now, w.executed, w.skipped, w.awaited);
+    this.s.upsertProgress.run(w.runId, w.step, w.stateJson, now, w.executed, w.skipped, w.awaited, w.saveMs ?? null);
     if (w.skipped > 0) this.event({ runId: w.runId, step: w.step, outcome: 'skipped', count: w.skipped }, now);
     if (w.awaited > 0) this.event({ runId: w.runId, step: w.step, outcome: 'awaited', count: w.awaited }, now);
   }

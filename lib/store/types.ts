@@ -18,6 +18,8 @@ export interface ProgressRow {
   executed: number;
   skipped: number;
   awaited: number;
+  /** How long the last progress write took, measured by its writer (ms). */
+  saveMs: number | null;
 }
 
 export interface CommittedRow {
@@ -54,6 +56,8 @@ export interface ProgressWrite {
   executed: number;
   skipped: number;
   awaited: number;
+  /** How long the writer's previous progress write took (ms), kept as the run's measured save cost. */
+  saveMs?: number | null;
 }
 
 export interface ClaimRequest {

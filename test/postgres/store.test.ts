@@ -66,7 +66,7 @@ describe.skipIf(!pgUp)('postgres store', () => {
 
     const store = await open(schema);
     expect(await store.loadProgress('run-a')).toEqual({
-      runId: 'run-a', step: 2, stateJson: '{"processed":2}', updatedAt: past, executed: 0, skipped: 0, awaited: 0,
+      runId: 'run-a', step: 2, stateJson: '{"processed":2}', updatedAt: past, executed: 0, skipped: 0, awaited: 0, saveMs: null,
     });
     expect((await store.listCommitted('run-a')).map((r) => [r.idemKey, r.resultJson, r.source])).toEqual(
       [['run-a:step:0', '"r0"', 'executed'], ['run-a:step:1', '"r1"', 'executed']]);

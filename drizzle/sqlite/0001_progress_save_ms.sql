@@ -1,0 +1,1 @@
+ALTER TABLE `progress` ADD `save_ms` real;
