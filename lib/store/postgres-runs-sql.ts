@@ -33,7 +33,8 @@ export const CREATED_SQL = `SELECT ${run('r')} FROM runs r WHERE r.id = $1 AND r
 /**
  * Runs as lists show them: outside clients' runs have progress or claims but no runs row, and are listed
  * all the same. $1 claim TTL s, $2 skew, $3 status, $4 workflow, $5 LIKE pattern (\-escaped), $6 owner,
- * $7 limit. Ids order bytewise (COLLATE "C"), as SQLite orders them.
+ * $7 limit, $8 and $9 the keyset cursor (the previous page's last updatedAt and id). Ids order bytewise
+ * (COLLATE "C"), as SQLite orders them; float8 times cross to JS and back exactly, so the cursor matches.
  */
 export const LIST_RUNS_SQL = `WITH t AS (SELECT ${now('$2')} AS now),
 summary AS (
@@ -55,6 +56,7 @@ summary AS (
 SELECT * FROM summary s
 WHERE ($3::text IS NULL OR s.status = $3) AND ($4::text IS NULL OR s.workflow = $4)
   AND ($5::text IS NULL OR ${asciiLower('s.id')} LIKE ${asciiLower('$5')} ESCAPE '\\') AND ($6::text IS NULL OR s.owner = $6)
+  AND ($8::float8 IS NULL OR s."updatedAt" < $8 OR (s."updatedAt" = $8 AND s.id COLLATE "C" > $9::text COLLATE "C"))
 ORDER BY s."updatedAt" DESC, s.id COLLATE "C" LIMIT $7`;
 
 /**

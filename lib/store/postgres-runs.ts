@@ -60,10 +60,11 @@ export abstract class PostgresRunStore extends PostgresBase implements RunStore 
     return (await this.query<RunRow>('waybill_run_get', sql.GET_RUN_SQL, [id])).rows[0] ?? null;
   }
 
-  async listRuns(filter: { status?: RunStatus | 'idle'; workflow?: string; search?: string; owner?: string; limit?: number; claimTtlMs: number }): Promise<RunSummary[]> {
+  async listRuns(filter: Parameters<RunStore['listRuns']>[0]): Promise<RunSummary[]> {
     const search = filter.search ? `%${filter.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
     return (await this.query<RunSummary>(undefined, sql.LIST_RUNS_SQL, [filter.claimTtlMs / 1000, this.skew(),
-      filter.status ?? null, filter.workflow ?? null, search, filter.owner ?? null, filter.limit ?? 100])).rows;
+      filter.status ?? null, filter.workflow ?? null, search, filter.owner ?? null, filter.limit ?? 100,
+      filter.after?.updatedAt ?? null, filter.after?.id ?? null])).rows;
   }
 
   async claimRun(request: { workerId: string; leaseMs: number; workflows: string[] }): Promise<RunRow | null> {

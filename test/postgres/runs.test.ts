@@ -93,6 +93,8 @@ async function script(store: Store & RunStore, tick: (ms: number) => Promise<voi
     { search: 'R' }, { search: 'ext_' }, { search: 'EXT-' }, { owner: 'w2' }, { limit: 2 }]) {
     await step(store.listRuns({ ...filter, claimTtlMs: 30_000 }));
   }
+  const [, second] = await store.listRuns({ limit: 2, claimTtlMs: 30_000 });
+  await step(store.listRuns({ limit: 2, claimTtlMs: 30_000, after: { updatedAt: second!.updatedAt, id: second!.id } }));
   for (const id of ['r1', 'r2', 'r3']) await step(store.getRun(id));
   for (const id of ['r1', 'r2']) await step(store.listEvents(id));
   return out;
@@ -273,6 +275,22 @@ describe.skipIf(!pgUp)('postgres run store', () => {
     expect((await store.listRuns({ status: 'idle', claimTtlMs: 30_000 }))).toEqual([]);
     await admin.query(`DELETE FROM ${t('claims')} WHERE run_id = 'art'`);
     expect((await store.listRuns({ status: 'idle', claimTtlMs: 30_000 })).map((r) => r.id)).toEqual(['art']);
+  });
+
+  it('pages by (updatedAt, id): ties in time ordered bytewise by id, no gaps or repeats', async () => {
+    const schema = await testSchema();
+    const store = await open(schema);
+    for (const id of ['b', 'B', 'a', 'C', 'c', 'A', 'later']) await store.createRun(newRun(id));
+    await schema.admin.query(`UPDATE ${schema.t('runs')} SET updated_at = 1000.123456789 WHERE id <> 'later'`);
+    const seen: string[] = [];
+    let after: { updatedAt: number; id: string } | undefined;
+    for (let page = 0; page < 10; page++) {
+      const rows = await store.listRuns({ limit: 2, claimTtlMs: 30_000, after });
+      seen.push(...rows.map((r) => r.id));
+      if (rows.length < 2) break;
+      after = { updatedAt: rows[1]!.updatedAt, id: rows[1]!.id };
+    }
+    expect(seen).toEqual(['later', 'A', 'B', 'C', 'a', 'b', 'c']);
   });
 });
 
