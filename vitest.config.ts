@@ -1,6 +1,14 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  resolve: {
+    alias: {
+      // Data functions are server-only; under Node tests there is no client bundle to protect.
+      'server-only': fileURLToPath(new URL('./test/support/server-only.ts', import.meta.url)),
+      '@': fileURLToPath(new URL('.', import.meta.url)),
+    },
+  },
   test: {
     include: ['test/**/*.test.ts'],
     // Crash tests spawn real processes and wait on real fsyncs; the suite is I/O bound.

@@ -1,17 +1,43 @@
 import type { Metadata } from 'next';
+import Link from 'next/link';
 import type { ReactNode } from 'react';
 import './globals.css';
 
 export const metadata: Metadata = {
-  title: 'Waybill',
+  title: { default: 'Waybill', template: '%s · Waybill' },
   description: 'Durable checkpoints and exactly-once side effects for long-running agent runs.',
 };
+
+const NAV = [
+  { href: '/', label: 'Runs' },
+  { href: '/claims', label: 'Claims' },
+  { href: '/workers', label: 'Workers' },
+  { href: '/runs/new', label: 'Start a run' },
+];
 
 export default function RootLayout({ children }: { children: ReactNode }) {
   return (
     <html lang="en">
-      <body className="min-h-screen bg-white text-zinc-900 antialiased dark:bg-zinc-950 dark:text-zinc-100">
-        {children}
+      <body className="min-h-screen bg-zinc-50 text-zinc-900 antialiased dark:bg-zinc-950 dark:text-zinc-100">
+        <a href="#main" className="sr-only focus:not-sr-only focus:absolute focus:left-2 focus:top-2 focus:rounded focus:bg-white focus:px-3 focus:py-2 dark:focus:bg-zinc-900">
+          Skip to content
+        </a>
+        <header className="border-b border-zinc-200 bg-white dark:border-zinc-800 dark:bg-zinc-900">
+          <nav className="mx-auto flex max-w-7xl flex-wrap items-center gap-x-6 gap-y-2 px-4 py-3 sm:px-6" aria-label="Main">
+            <Link href="/" className="text-base font-semibold tracking-tight">Waybill</Link>
+            <ul className="flex flex-wrap gap-x-4 gap-y-1 text-sm">
+              {NAV.map((item) => (
+                <li key={item.href}>
+                  <Link href={item.href} data-testid={`nav-${item.label.toLowerCase().replace(/\s+/g, '-')}`}
+                    className="rounded px-1 py-0.5 text-zinc-600 hover:text-zinc-900 focus-visible:outline-2 focus-visible:outline-blue-600 dark:text-zinc-400 dark:hover:text-zinc-100">
+                    {item.label}
+                  </Link>
+                </li>
+              ))}
+            </ul>
+          </nav>
+        </header>
+        <main id="main" className="mx-auto max-w-7xl px-4 py-6 sm:px-6">{children}</main>
       </body>
     </html>
   );

@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Checkpoint } from '../checkpoint/checkpoint';
 import { WaybillError } from '../errors';
 import type { RunStore, Store } from '../store/types';
+import { granularityAdvice } from './advice';
 import { startRun } from './runs';
 import { readOutbox } from './workflows/outbox';
 import type { WorkflowRegistry } from './workflow';
@@ -74,9 +75,7 @@ export async function drill(o: DrillOptions): Promise<DrillReport> {
       executedTwice: mail.duplicates + (mail.delivered - mail.byKey.size), duplicatesRefused: mail.duplicates,
       skipped: progress?.skipped ?? 0, stepMs, saveMs, redoSaveRatio: ratio,
       recoveryMs: resumedAt.committedAt * 1000 - (resumedAt.durationMs ?? 0) - killed.atMs,
-      advice: ratio >= 10
-        ? `one redone step costs ${Math.round(ratio)}× one save: save per step (batching would redo up to the batch size on every crash)`
-        : `a step costs only ${ratio.toFixed(1)}× a save: batching saves every few steps is reasonable here`,
+      advice: granularityAdvice(ratio),
     };
   } finally {
     await Promise.all(workers.map(stopProcess));

@@ -1,0 +1,60 @@
+import 'server-only';
+/**
+ * The runs list: one page of runs (keyset cursor), the summary cards, and the filters' choices.
+ */
+import type { RunStats, RunStatus, RunSummary } from '../store/types';
+import { claimTtlMs, getRegistry, getStore } from './store';
+
+export const PAGE_SIZE = 50;
+
+export interface RunsQuery {
+  status?: RunStatus | 'idle';
+  workflow?: string;
+  q?: string;
+  cursor?: string;
+}
+
+export interface RunsPage {
+  runs: RunSummary[];
+  /** Opaque cursor of the next page, or null on the last. */
+  next: string | null;
+  stats: RunStats & { stepsPerMinute: number; skipRatio: number };
+  workflows: string[];
+}
+
+export async function getRunsPage(query: RunsQuery): Promise<RunsPage> {
+  const store = await getStore();
+  const hourAgo = Date.now() / 1000 - 3600;
+  const [runs, stats, registry] = await Promise.all([
+    store.listRuns({
+      status: query.status, workflow: query.workflow, search: query.q || undefined,
+      limit: PAGE_SIZE + 1, claimTtlMs: claimTtlMs(), after: decodeCursor(query.cursor),
+    }),
+    store.runStats({ sinceSeconds: hourAgo, claimTtlMs: claimTtlMs() }),
+    getRegistry(),
+  ]);
+  const page = runs.slice(0, PAGE_SIZE);
+  const last = page[page.length - 1];
+  const seen = stats.executed + stats.skipped + stats.awaited;
+  return {
+    runs: page,
+    next: runs.length > PAGE_SIZE && last ? encodeCursor({ updatedAt: last.updatedAt, id: last.id }) : null,
+    stats: { ...stats, stepsPerMinute: stats.committedSince / 60, skipRatio: seen === 0 ? 0 : stats.skipped / seen },
+    workflows: [...registry.names(), 'external'],
+  };
+}
+
+function encodeCursor(cursor: { updatedAt: number; id: string }): string {
+  return Buffer.from(JSON.stringify([cursor.updatedAt, cursor.id])).toString('base64url');
+}
+
+/** A cursor that does not decode is treated as none: it came from a URL anyone can edit. */
+function decodeCursor(raw: string | undefined): { updatedAt: number; id: string } | undefined {
+  if (!raw) return undefined;
+  try {
+    const [updatedAt, id] = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as unknown[];
+    return typeof updatedAt === 'number' && typeof id === 'string' ? { updatedAt, id } : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,26 @@
+import 'server-only';
+/**
+ * The control plane's one store per server process, opened from the configuration and kept on globalThis
+ * so that development reloads do not open a connection each time.
+ */
+import { config } from '../config';
+import type { WorkflowRegistry } from '../engine/workflow';
+import { openStore } from '../store/index';
+import type { InsightStore, RunStore, Store } from '../store/types';
+
+export type ControlStore = Store & RunStore & InsightStore;
+
+const cache = globalThis as { waybillStore?: Promise<ControlStore>; waybillRegistry?: Promise<WorkflowRegistry> };
+
+export function getStore(): Promise<ControlStore> {
+  cache.waybillStore ??= openStore(config().DATABASE_URL, { synchronous: config().WAYBILL_SQLITE_SYNC }) as Promise<ControlStore>;
+  return cache.waybillStore;
+}
+
+export function getRegistry(): Promise<WorkflowRegistry> {
+  cache.waybillRegistry ??= import('../engine/workflows/index').then((w) => w.builtinRegistry({ model: w.modelFromEnv(config()) }));
+  return cache.waybillRegistry;
+}
+
+/** The claim TTL the pages judge outside clients' claims by. */
+export const claimTtlMs = (): number => config().WAYBILL_CLAIM_TTL_MS;
