@@ -1,0 +1,78 @@
+'use server';
+/**
+ * Claim mutations for orphaned claims, whose side effect is in doubt: expire (the step runs again),
+ * resolve (commit a result the operator supplies, marked manual), and sweep (expire every orphaned one).
+ */
+import { revalidatePath } from 'next/cache';
+import { z } from 'zod';
+import { claimTtlMs, getStore } from '@/lib/data/store';
+import { actor, failure, fieldErrors, type ActionResult } from './result';
+
+const key = z.string().min(1, 'key is required').max(1024, 'key is too long');
+
+function refresh(runId?: string) {
+  revalidatePath('/claims');
+  revalidatePath('/');
+  if (runId) revalidatePath(`/runs/${encodeURIComponent(runId)}`);
+}
+
+export async function expireClaimAction(input: { key: string; force?: boolean }): Promise<ActionResult> {
+  const parsed = z.object({ key, force: z.boolean().optional() }).safeParse(input);
+  if (!parsed.success) return { ok: false, message: 'invalid request', errors: fieldErrors(parsed.error) };
+  try {
+    const store = await getStore();
+    const claim = (await store.listClaims({ claimTtlMs: claimTtlMs() })).find((c) => c.idemKey === parsed.data.key);
+    const outcome = await store.expireClaim(parsed.data.key, { actor: await actor(), force: parsed.data.force, claimTtlMs: claimTtlMs() });
+    refresh(claim?.runId);
+    if (outcome === 'expired') return { ok: true, message: `expired ${parsed.data.key}: the step will run again` };
+    return { ok: false, message: outcome === 'missing' ? 'there is no claim on that key any more' : 'its lease is live: the worker is still executing it' };
+  } catch (error) {
+    return failure(error);
+  }
+}
+
+const resolveSchema = z.object({
+  key,
+  result: z.string().min(1, 'a result is required').max(1024 * 1024, 'the result is larger than 1 MiB'),
+  note: z.string().max(2000, 'at most 2,000 characters').optional(),
+});
+
+export async function resolveClaimAction(_previous: ActionResult | null, form: FormData): Promise<ActionResult> {
+  const parsed = resolveSchema.safeParse({
+    key: form.get('key') ?? '', result: form.get('result') ?? '', note: (form.get('note') as string | null) || undefined,
+  });
+  if (!parsed.success) return { ok: false, message: 'check the form', errors: fieldErrors(parsed.error) };
+  try {
+    JSON.parse(parsed.data.result);
+  } catch (error) {
+    return { ok: false, message: 'the result is not valid JSON', errors: { result: [`not valid JSON: ${(error as Error).message}`] } };
+  }
+  try {
+    const store = await getStore();
+    const claim = (await store.listClaims({ claimTtlMs: claimTtlMs() })).find((c) => c.idemKey === parsed.data.key);
+    if (!claim) return { ok: false, message: 'there is no claim on that key any more' };
+    if (!claim.orphaned) return { ok: false, message: 'its lease is live: resolve only claims whose side effect is in doubt' };
+    await store.resolveClaim({ idemKey: parsed.data.key, resultJson: parsed.data.result, actor: await actor(), note: parsed.data.note });
+    refresh(claim.runId);
+    return { ok: true, message: `resolved ${parsed.data.key} by hand` };
+  } catch (error) {
+    return failure(error);
+  }
+}
+
+export async function sweepOrphanedAction(input: { confirm: boolean }): Promise<ActionResult<{ expired: number }>> {
+  const parsed = z.object({ confirm: z.literal(true, { error: 'confirm the sweep' }) }).safeParse(input);
+  if (!parsed.success) return { ok: false, message: 'confirm the sweep first', errors: fieldErrors(parsed.error) };
+  try {
+    const store = await getStore();
+    const who = await actor();
+    let expired = 0;
+    for (const claim of await store.listClaims({ orphanedOnly: true, claimTtlMs: claimTtlMs() })) {
+      if ((await store.expireClaim(claim.idemKey, { actor: who, claimTtlMs: claimTtlMs() })) === 'expired') expired++;
+    }
+    refresh();
+    return { ok: true, message: `swept ${expired} orphaned claim(s): their steps will run again`, data: { expired } };
+  } catch (error) {
+    return failure(error);
+  }
+}

@@ -1,0 +1,82 @@
+'use server';
+/**
+ * Run mutations: start, and the operator's pause / resume / cancel / retry, one run or many. Each validates
+ * its input with zod, calls lib/, and refreshes the pages that show runs. The store records every action
+ * as an operator event in the run's timeline.
+ */
+import { revalidatePath } from 'next/cache';
+import { z } from 'zod';
+import { getRegistry, getStore } from '@/lib/data/store';
+import { startRun } from '@/lib/engine/runs';
+import { InvalidInputError } from '@/lib/errors';
+import type { RunAction } from '@/lib/store/types';
+import { actor, failure, fieldErrors, type ActionResult } from './result';
+
+const runId = z.string().min(1, 'run id is required').max(512, 'run id is too long');
+const action = z.enum(['pause', 'resume', 'cancel', 'retry']);
+
+const actSchema = z.object({ action, ids: z.array(runId).min(1, 'select at least one run').max(500, 'at most 500 runs at once') });
+
+/** One action over one or more runs; runs whose status does not allow it are reported, not fatal. */
+export async function actOnRuns(input: { action: RunAction; ids: string[] }): Promise<ActionResult<{ done: string[]; refused: string[] }>> {
+  const parsed = actSchema.safeParse(input);
+  if (!parsed.success) return { ok: false, message: 'invalid request', errors: fieldErrors(parsed.error) };
+  try {
+    const store = await getStore();
+    const who = await actor();
+    const done: string[] = [];
+    const refused: string[] = [];
+    for (const id of parsed.data.ids) {
+      try {
+        await store.actOnRun(id, parsed.data.action, who);
+        done.push(id);
+      } catch (error) {
+        refused.push(`${id}: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+    revalidatePath('/');
+    for (const id of parsed.data.ids) revalidatePath(`/runs/${encodeURIComponent(id)}`);
+    const message = `${parsed.data.action}: ${done.length} run(s) done${refused.length ? `, ${refused.length} refused` : ''}`;
+    return refused.length && !done.length ? { ok: false, message: refused.join('; ') } : { ok: true, message, data: { done, refused } };
+  } catch (error) {
+    return failure(error);
+  }
+}
+
+const startSchema = z.object({
+  workflow: z.string().min(1, 'choose a workflow'),
+  input: z.string().max(1024 * 1024, 'input is larger than 1 MiB'),
+  id: z.string().max(128, 'at most 128 characters').optional(),
+});
+
+/** Starts a run from the form. JSON and schema errors come back per field ("input", "input.count", …). */
+export async function startRunAction(_previous: ActionResult<{ id: string }> | null, form: FormData): Promise<ActionResult<{ id: string }>> {
+  const parsed = startSchema.safeParse({
+    workflow: form.get('workflow') ?? '', input: form.get('input') ?? '', id: (form.get('id') as string | null) || undefined,
+  });
+  if (!parsed.success) return { ok: false, message: 'check the form', errors: fieldErrors(parsed.error) };
+  let input: unknown;
+  try {
+    input = JSON.parse(parsed.data.input || '{}');
+  } catch (error) {
+    return { ok: false, message: 'the input is not valid JSON', errors: { input: [`not valid JSON: ${(error as Error).message}`] } };
+  }
+  try {
+    const registry = await getRegistry();
+    const definition = registry.get(parsed.data.workflow);
+    const checked = definition.input.safeParse(input);
+    if (!checked.success) {
+      const errors: Record<string, string[]> = {};
+      for (const issue of checked.error.issues) (errors[['input', ...issue.path].join('.')] ??= []).push(issue.message);
+      return { ok: false, message: `the input does not match ${definition.name}'s schema`, errors };
+    }
+    const store = await getStore();
+    const run = await startRun(store, registry, { workflow: definition.name, input, id: parsed.data.id });
+    await store.recordEvent({ runId: run.id, outcome: 'operator', detail: `started by ${await actor()}` });
+    revalidatePath('/');
+    return { ok: true, message: `started ${run.id}`, data: { id: run.id } };
+  } catch (error) {
+    if (error instanceof InvalidInputError) return { ok: false, message: error.message, errors: { id: [error.message] } };
+    return failure(error);
+  }
+}
