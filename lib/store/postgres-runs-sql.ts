@@ -65,9 +65,10 @@ ORDER BY s."updatedAt" DESC, s.id COLLATE "C" LIMIT $7`;
  *
  * - pick: the oldest runnable run, locked. SKIP LOCKED passes over a row another claimer has locked, so
  *         claimers on any number of hosts never wait for each other nor take the same run; LIMIT 1 stops
- *         at the first row it could lock. Under READ COMMITTED, a row changed since the snapshot is re-read at its newest version
- *         and the WHERE re-checked on it: a run another worker took and committed meanwhile no longer
- *         qualifies, and the scan moves on to the next. MATERIALIZED: the pick runs once, whatever plan.
+ *         at the first row it could lock. Under READ COMMITTED, a row changed since the snapshot is
+ *         re-read at its newest version and the WHERE re-checked on it: a run another worker took and
+ *         committed meanwhile no longer qualifies, and the next one is tried (never a spurious "none").
+ *         MATERIALIZED: the pick runs once, whatever the plan.
  * - taken: the run becomes ours; pick.owner (the newest version's) is who we took it from.
  * - the `expired` event, when that was another worker.
  */
