@@ -1,0 +1,145 @@
+/**
+ * Claims in flight: each idempotency key being executed, its lease counting down, its worker's heartbeat,
+ * and the orphaned ones whose side effect is in doubt, with what an operator can do about them.
+ */
+import type { Metadata } from 'next';
+import Link from 'next/link';
+import { ClaimActions } from '@/app/components/claim-actions';
+import { ClaimBoard, ClaimMessage } from '@/app/components/claim-board';
+import { ClaimCountdown } from '@/app/components/claim-countdown';
+import { ClaimSweep } from '@/app/components/claim-sweep';
+import { LiveRefresh } from '@/app/components/live-refresh';
+import { EmptyState, relative } from '@/app/components/ui';
+import { getClaims, type ClaimView } from '@/lib/data/claims';
+
+export const dynamic = 'force-dynamic';
+export const metadata: Metadata = { title: 'Claims' };
+
+const th = 'px-3 py-2 text-left text-xs font-medium uppercase tracking-wide text-zinc-500 dark:text-zinc-400';
+const td = 'px-3 py-3 align-top';
+const link = 'rounded text-blue-700 underline-offset-2 hover:underline focus-visible:outline-2 focus-visible:outline-offset-1 focus-visible:outline-blue-600 dark:text-blue-400';
+
+export default async function ClaimsPage() {
+  const { claims, orphaned, now } = await getClaims();
+  return (
+    <ClaimBoard>
+      <div className="space-y-6">
+        <div className="flex flex-wrap items-start justify-between gap-4">
+          <div className="space-y-1">
+            <h1 className="flex flex-wrap items-center gap-3 text-2xl font-semibold tracking-tight">
+              Claims
+              <span data-testid="orphaned-count"
+                className={`rounded-full px-2.5 py-0.5 text-sm font-medium ring-1 ring-inset ${orphaned > 0
+                  ? 'bg-orange-50 text-orange-800 ring-orange-200 dark:bg-orange-950 dark:text-orange-300 dark:ring-orange-900'
+                  : 'bg-zinc-100 text-zinc-600 ring-zinc-300 dark:bg-zinc-800 dark:text-zinc-400 dark:ring-zinc-700'}`}>
+                {orphaned} orphaned
+              </span>
+            </h1>
+            <p className="max-w-2xl text-sm text-zinc-600 dark:text-zinc-400">
+              Side effects being executed right now, {claims.length} in flight. A claim whose lease passed is
+              orphaned: its holder stopped mid-execute, so nobody knows whether the side effect happened.
+            </p>
+          </div>
+          <div className="flex items-center gap-2">
+            <ClaimSweep orphaned={orphaned} />
+            <LiveRefresh />
+          </div>
+        </div>
+
+        <ClaimMessage />
+
+        {claims.length === 0 ? (
+          <EmptyState title="No claims in flight">
+            Claims appear here while a worker executes a step, and stay if it dies before committing.
+          </EmptyState>
+        ) : (
+          <div role="region" aria-label="Claims in flight" tabIndex={0}
+            className="overflow-x-auto rounded-lg border border-zinc-200 bg-white shadow-sm focus-visible:outline-2 focus-visible:outline-blue-600 dark:border-zinc-800 dark:bg-zinc-900">
+            <table data-testid="claims-table" className="w-full min-w-[68rem] text-sm">
+              <caption className="sr-only">Claims in flight, orphaned ones first</caption>
+              <thead className="border-b border-zinc-200 bg-zinc-50 dark:border-zinc-800 dark:bg-zinc-900/60">
+                <tr>
+                  <th scope="col" className={th}>Key</th>
+                  <th scope="col" className={th}>Run</th>
+                  <th scope="col" className={`${th} text-right`}>Step</th>
+                  <th scope="col" className={`${th} text-right`}>Attempt</th>
+                  <th scope="col" className={th}>Worker</th>
+                  <th scope="col" className={th}>Heartbeat</th>
+                  <th scope="col" className={th}>Lease</th>
+                  <th scope="col" className={th}>State</th>
+                </tr>
+              </thead>
+              <tbody className="divide-y divide-zinc-200 dark:divide-zinc-800">
+                {claims.map((claim) => <ClaimTableRow key={claim.idemKey} claim={claim} now={now} />)}
+              </tbody>
+            </table>
+          </div>
+        )}
+        <LiveRefreshNote />
+      </div>
+    </ClaimBoard>
+  );
+}
+
+function ClaimTableRow({ claim, now }: { claim: ClaimView; now: number }) {
+  const k = claim.idemKey;
+  return (
+    <tr data-testid={`claim-row-${k}`} className={claim.orphaned ? 'bg-orange-50/40 dark:bg-orange-950/20' : undefined}>
+      <td className={`${td} max-w-[16rem] break-all font-mono text-xs`}>{k}</td>
+      <td className={`${td} max-w-[12rem] break-all`}>
+        <Link href={`/runs/${encodeURIComponent(claim.runId)}`} className={link}>{claim.runId}</Link>
+      </td>
+      <td className={`${td} text-right tabular-nums`}>{claim.step ?? '—'}</td>
+      <td className={`${td} text-right tabular-nums`}>{claim.attempt}</td>
+      <td className={`${td} max-w-[12rem] break-all font-mono text-xs`}>
+        {claim.workerId ?? <span className="font-sans text-zinc-500 dark:text-zinc-400">outside client</span>}
+      </td>
+      <td className={`${td} whitespace-nowrap`}>
+        {claim.heartbeatAge === null ? (
+          <span className="text-zinc-500 dark:text-zinc-400">not a registered worker</span>
+        ) : (
+          <span className="inline-flex items-center gap-1.5 tabular-nums">
+            <span aria-hidden className={`h-2 w-2 rounded-full ${claim.workerAlive ? 'bg-emerald-500' : 'bg-red-500'}`} />
+            {relative(now - claim.heartbeatAge, now)}
+            {!claim.workerAlive && <span className="sr-only"> (worker silent)</span>}
+          </span>
+        )}
+      </td>
+      <td className={td}>
+        <ClaimCountdown idemKey={k} expiresAt={claim.expiresAt} serverNow={now} orphaned={claim.orphaned} />
+      </td>
+      <td className={`${td} w-80`}>
+        {claim.orphaned ? (
+          <div className="space-y-3">
+            <div data-testid={`claim-orphaned-${k}`}
+              className="rounded-md bg-orange-50 px-2.5 py-1.5 ring-1 ring-inset ring-orange-200 dark:bg-orange-950 dark:ring-orange-900">
+              <p className="text-sm font-medium text-orange-900 dark:text-orange-200">
+                <span aria-hidden>⚠ </span>Side effect in doubt
+              </p>
+              <p className="text-xs text-orange-900/80 dark:text-orange-200/80">
+                {claim.workerId
+                  ? 'The worker died mid-execute; whether the side effect happened is unknown.'
+                  : 'The outside client never committed within the claim TTL; whether the side effect happened is unknown.'}
+              </p>
+            </div>
+            <ClaimActions idemKey={k} />
+          </div>
+        ) : (
+          <span className="inline-flex items-center gap-1.5 text-zinc-700 dark:text-zinc-300">
+            <span aria-hidden className="h-2 w-2 animate-pulse rounded-full bg-blue-500" />
+            Executing
+          </span>
+        )}
+      </td>
+    </tr>
+  );
+}
+
+function LiveRefreshNote() {
+  return (
+    <p className="text-xs text-zinc-500 dark:text-zinc-400">
+      Leases count down by your browser&apos;s clock; whether a claim is orphaned is the store&apos;s call, refreshed
+      every two seconds while Live is on.
+    </p>
+  );
+}

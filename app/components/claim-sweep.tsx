@@ -1,0 +1,48 @@
+'use client';
+/**
+ * Expire every orphaned claim at once, behind a confirmation: each of their steps runs again, and a side
+ * effect that did happen before its worker died will happen twice unless its sink honours the key.
+ */
+import { useRef, useTransition } from 'react';
+import { sweepOrphanedAction } from '@/app/actions/claims';
+import { buttonClass } from './ui';
+import { useClaimBoard } from './claim-board';
+
+export function ClaimSweep({ orphaned }: { orphaned: number }) {
+  const board = useClaimBoard();
+  const dialog = useRef<HTMLDialogElement>(null);
+  const [pending, startSweep] = useTransition();
+
+  const confirm = () => startSweep(async () => {
+    board.say(await sweepOrphanedAction({ confirm: true }));
+    dialog.current?.close();
+  });
+
+  return (
+    <>
+      <button type="button" data-testid="sweep-all" disabled={orphaned === 0} aria-haspopup="dialog"
+        title={orphaned === 0 ? 'No claim is orphaned' : undefined}
+        onClick={() => dialog.current?.showModal()} className={buttonClass('danger')}>
+        Sweep all orphaned{orphaned > 0 ? ` (${orphaned})` : ''}
+      </button>
+      {/* Native <dialog>: showModal traps focus, Escape cancels, focus returns to the button on close. */}
+      <dialog ref={dialog} aria-labelledby="sweep-title" aria-describedby="sweep-body"
+        className="m-auto w-[min(28rem,calc(100vw-2rem))] rounded-lg border border-zinc-200 bg-white p-5 text-zinc-900 shadow-xl backdrop:bg-zinc-950/50 dark:border-zinc-700 dark:bg-zinc-900 dark:text-zinc-100">
+        <h2 id="sweep-title" className="text-base font-semibold">Expire {orphaned === 1 ? 'the orphaned claim' : `all ${orphaned} orphaned claims`}?</h2>
+        <p id="sweep-body" className="mt-2 text-sm text-zinc-600 dark:text-zinc-400">
+          Each step runs again. Where the side effect did happen before its worker died, it happens a second
+          time unless the receiving system honours the idempotency key. To keep a result you have checked,
+          resolve that claim by hand instead.
+        </p>
+        <div className="mt-5 flex justify-end gap-2">
+          <button type="button" data-testid="sweep-cancel" autoFocus onClick={() => dialog.current?.close()} className={buttonClass()}>
+            Cancel
+          </button>
+          <button type="button" data-testid="sweep-confirm" onClick={confirm} disabled={pending} className={buttonClass('danger')}>
+            {pending ? 'Sweeping…' : 'Expire them'}
+          </button>
+        </div>
+      </dialog>
+    </>
+  );
+}
