@@ -1,0 +1,78 @@
+/**
+ * The runs list's summary cards: how many runs are in each status (each card filters the list), then the
+ * last hour's throughput, how much replay skipped, and the claims whose side effect is in doubt.
+ */
+import Link from 'next/link';
+import type { RunsPage } from '@/lib/data/runs';
+import { Stat } from './ui';
+import { RUN_STATUSES, runsHref, type RunsQueryParams } from './runs-query';
+
+const STATUS_LABEL: Record<(typeof RUN_STATUSES)[number], string> = {
+  running: 'Running',
+  queued: 'Queued',
+  paused: 'Paused',
+  failed: 'Failed',
+  completed: 'Completed',
+  cancelled: 'Cancelled',
+  idle: 'Idle (external)',
+};
+
+const cardLink =
+  'block rounded-lg focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600 [&>div]:h-full [&>div]:transition-colors hover:[&>div]:border-zinc-400 dark:hover:[&>div]:border-zinc-600';
+
+export function RunsStats({ stats, query }: { stats: RunsPage['stats']; query: RunsQueryParams }) {
+  const perMinute = stats.stepsPerMinute;
+  const seen = stats.executed + stats.skipped + stats.awaited;
+  return (
+    <div className="space-y-3">
+      <h2 className="sr-only">Summary</h2>
+      <ul className="grid grid-cols-2 gap-3 sm:grid-cols-4 lg:grid-cols-7" aria-label="Runs by status">
+        {RUN_STATUSES.map((status) => {
+          const active = query.status === status;
+          return (
+            <li key={status} className="max-sm:last:col-span-2">
+              <Link
+                href={runsHref({ ...query, status: active ? undefined : status, cursor: undefined })}
+                aria-current={active ? 'true' : undefined}
+                title={active ? 'Show every status' : `Show only ${status} runs`}
+                className={`${cardLink} ${active ? '[&>div]:border-blue-500 [&>div]:ring-1 [&>div]:ring-blue-500 dark:[&>div]:border-blue-400 dark:[&>div]:ring-blue-400' : ''}`}
+              >
+                <Stat testId={`stat-${status}`} label={STATUS_LABEL[status]} value={stats.byStatus[status] ?? 0} />
+              </Link>
+            </li>
+          );
+        })}
+      </ul>
+      <div className="grid grid-cols-3 gap-3">
+        <Stat
+          testId="stat-steps-per-minute"
+          label="Steps / min · last hour"
+          value={<span title={`${stats.committedSince} steps committed in the last hour`}>{perMinute >= 10 ? perMinute.toFixed(0) : perMinute.toFixed(1)}</span>}
+        />
+        <Stat
+          testId="stat-skip-ratio"
+          label="Skip ratio"
+          value={
+            <span title={`${stats.skipped} skipped of ${seen} steps seen (executed ${stats.executed}, awaited ${stats.awaited})`}>
+              {seen === 0 ? '—' : `${(stats.skipRatio * 100).toFixed(1)}%`}
+            </span>
+          }
+        />
+        <Stat
+          testId="stat-orphaned"
+          label="Orphaned claims"
+          value={
+            stats.orphanedClaims > 0 ? (
+              <Link href="/claims" className="rounded text-orange-700 underline decoration-orange-300 underline-offset-4 hover:decoration-orange-600 focus-visible:outline-2 focus-visible:outline-blue-600 dark:text-orange-300 dark:decoration-orange-700">
+                {stats.orphanedClaims}
+                <span className="sr-only"> orphaned claims: review them</span>
+              </Link>
+            ) : (
+              <span className="text-zinc-500 dark:text-zinc-400">0</span>
+            )
+          }
+        />
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,186 @@
+'use client';
+/**
+ * The runs table with row selection and the bulk actions over the selected runs. A client component only for
+ * the selection: rows (and their relative times) are computed on the server and refreshed by LiveRefresh,
+ * and the selection survives those refreshes. Actions apply to the selected runs still on this page.
+ */
+import Link from 'next/link';
+import { useEffect, useRef, useState, useTransition } from 'react';
+import { actOnRuns } from '@/app/actions/runs';
+import type { RunAction, RunSummary } from '@/lib/store/types';
+import { Badge, ProgressBar, buttonClass } from './ui';
+
+export interface RunsTableRow extends RunSummary {
+  /** "12s ago", computed on the server so the client renders what the server did. */
+  updatedLabel: string;
+  updatedTitle: string;
+}
+
+const ACTIONS: { action: RunAction; label: string; tone: 'default' | 'danger'; hint: string }[] = [
+  { action: 'pause', label: 'Pause', tone: 'default', hint: 'Pause queued or running runs' },
+  { action: 'resume', label: 'Resume', tone: 'default', hint: 'Queue paused runs again' },
+  { action: 'retry', label: 'Retry', tone: 'default', hint: 'Queue failed or cancelled runs again' },
+  { action: 'cancel', label: 'Cancel', tone: 'danger', hint: 'Cancel the selected runs' },
+];
+
+const th = 'whitespace-nowrap px-3 py-2 text-left text-xs font-medium uppercase tracking-wide text-zinc-500 dark:text-zinc-400';
+const td = 'px-3 py-2 align-middle';
+
+type Message = { ok: boolean; text: string; refused: string[] };
+
+export function RunsTable({ rows }: { rows: RunsTableRow[] }) {
+  const [selected, setSelected] = useState<ReadonlySet<string>>(() => new Set());
+  const [message, setMessage] = useState<Message | null>(null);
+  const [pending, startTransition] = useTransition();
+  const [running, setRunning] = useState<RunAction | null>(null);
+
+  // Only runs still shown count: a run that moved to another page is not acted on unseen.
+  const chosen = rows.filter((row) => selected.has(row.id)).map((row) => row.id);
+  const allChosen = rows.length > 0 && chosen.length === rows.length;
+  const someChosen = chosen.length > 0 && !allChosen;
+
+  const selectAll = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    if (selectAll.current) selectAll.current.indeterminate = someChosen;
+  }, [someChosen]);
+
+  const toggle = (id: string, on: boolean) =>
+    setSelected((previous) => {
+      const next = new Set(previous);
+      if (on) next.add(id);
+      else next.delete(id);
+      return next;
+    });
+
+  const act = (action: RunAction) => {
+    if (chosen.length === 0) return;
+    setRunning(action);
+    startTransition(async () => {
+      const result = await actOnRuns({ action, ids: chosen });
+      if (result.ok) {
+        setMessage({ ok: true, text: result.message, refused: result.data?.refused ?? [] });
+        const done = new Set(result.data?.done ?? []);
+        setSelected((previous) => new Set([...previous].filter((id) => !done.has(id))));
+      } else {
+        const details = Object.values(result.errors ?? {}).flat();
+        setMessage({ ok: false, text: result.message, refused: details });
+      }
+      setRunning(null);
+    });
+  };
+
+  return (
+    <div className="space-y-3">
+      <div className="flex flex-col gap-2 sm:flex-row sm:items-center sm:justify-between" data-testid="bulk-actions">
+        <div role="group" aria-label="Actions on the selected runs" className="flex flex-wrap items-center gap-2">
+          <span className="mr-1 w-full text-sm text-zinc-600 tabular-nums sm:w-auto dark:text-zinc-400" data-testid="selected-count">
+            {chosen.length === 0 ? 'Select runs to act on them' : `${chosen.length} selected`}
+          </span>
+          {ACTIONS.map(({ action, label, tone, hint }) => (
+            <button key={action} type="button" data-testid={`bulk-${action}`} title={hint}
+              disabled={chosen.length === 0 || pending} onClick={() => act(action)}
+              className={`${buttonClass(tone)} py-1 text-xs`}>
+              {running === action ? `${label}…` : label}
+            </button>
+          ))}
+        </div>
+        <div role="status" data-testid="bulk-message" aria-live="polite"
+          className={`min-h-5 text-sm ${message?.ok === false ? 'text-red-700 dark:text-red-400' : 'text-zinc-700 dark:text-zinc-300'}`}>
+          {message && (
+            <>
+              {message.text}
+              {message.refused.length > 0 && (
+                <details className="mt-1 text-xs text-zinc-600 dark:text-zinc-400">
+                  <summary className="cursor-pointer rounded focus-visible:outline-2 focus-visible:outline-blue-600">Details</summary>
+                  <ul className="mt-1 list-disc space-y-0.5 pl-4">
+                    {message.refused.map((line) => <li key={line} className="break-all">{line}</li>)}
+                  </ul>
+                </details>
+              )}
+            </>
+          )}
+        </div>
+      </div>
+
+      <div className="overflow-x-auto rounded-lg border border-zinc-200 bg-white shadow-sm dark:border-zinc-800 dark:bg-zinc-900">
+        <table data-testid="runs-table" className="w-full min-w-[60rem] border-collapse text-sm">
+          <caption className="sr-only">Runs, most recent activity first</caption>
+          <thead className="border-b border-zinc-200 bg-zinc-50 dark:border-zinc-800 dark:bg-zinc-900/60">
+            <tr>
+              <th scope="col" className="w-10 px-3 py-2">
+                <input ref={selectAll} type="checkbox" data-testid="select-all" aria-label="Select every run on this page"
+                  checked={allChosen} onChange={(event) => setSelected(event.target.checked ? new Set(rows.map((row) => row.id)) : new Set())}
+                  className="h-4 w-4 rounded border-zinc-300 accent-blue-600 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600" />
+              </th>
+              <th scope="col" className={th}>Run</th>
+              <th scope="col" className={th}>Status</th>
+              <th scope="col" className={th}>Workflow</th>
+              <th scope="col" className={th}>Progress</th>
+              <th scope="col" className={`${th} text-right`} title="Steps executed / skipped on replay / awaited from another holder">
+                Exec / skip / await
+              </th>
+              <th scope="col" className={`${th} text-right`}>Orphaned</th>
+              <th scope="col" className={th}>Worker</th>
+              <th scope="col" className={`${th} text-right`}>Updated</th>
+            </tr>
+          </thead>
+          <tbody className="divide-y divide-zinc-100 dark:divide-zinc-800">
+            {rows.map((run) => {
+              const isSelected = selected.has(run.id);
+              return (
+                <tr key={run.id} data-testid={`run-row-${run.id}`} aria-selected={isSelected}
+                  className={isSelected ? 'bg-blue-50/70 dark:bg-blue-950/40' : 'hover:bg-zinc-50 dark:hover:bg-zinc-800/40'}>
+                  <td className="px-3 py-2">
+                    <input type="checkbox" data-testid={`select-${run.id}`} aria-label={`Select run ${run.id}`}
+                      checked={isSelected} onChange={(event) => toggle(run.id, event.target.checked)}
+                      className="h-4 w-4 rounded border-zinc-300 accent-blue-600 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600" />
+                  </td>
+                  <td className={td}>
+                    <Link href={`/runs/${encodeURIComponent(run.id)}`} title={run.id} data-testid={`run-link-${run.id}`}
+                      className="block max-w-[18rem] truncate rounded font-mono text-xs font-medium text-blue-700 hover:underline focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600 dark:text-blue-400">
+                      {run.id}
+                    </Link>
+                  </td>
+                  <td className={td}>
+                    <Badge value={run.status} testId={`run-status-${run.id}`} />
+                    {run.error && (
+                      <p className="mt-1 max-w-[14rem] truncate text-xs text-red-700 dark:text-red-400" title={run.error}>{run.error}</p>
+                    )}
+                  </td>
+                  <td className={`${td} whitespace-nowrap text-zinc-700 dark:text-zinc-300`}>{run.workflow}</td>
+                  <td className={`${td} w-56`}>
+                    <ProgressBar step={run.step} total={run.totalSteps} label={`Progress of ${run.id}`} />
+                  </td>
+                  <td className={`${td} whitespace-nowrap text-right tabular-nums text-zinc-700 dark:text-zinc-300`}
+                    title={`executed ${run.executed}, skipped ${run.skipped}, awaited ${run.awaited}`}>
+                    {run.executed}
+                    <span className="px-1 text-zinc-400 dark:text-zinc-600">/</span>
+                    {run.skipped}
+                    <span className="px-1 text-zinc-400 dark:text-zinc-600">/</span>
+                    {run.awaited}
+                  </td>
+                  <td className={`${td} text-right tabular-nums`} data-testid={`run-orphaned-${run.id}`}>
+                    {run.orphanedClaims > 0 ? (
+                      <span className="inline-flex items-center rounded-full bg-orange-100 px-2 py-0.5 text-xs font-semibold text-orange-800 ring-1 ring-inset ring-orange-300 dark:bg-orange-950 dark:text-orange-300 dark:ring-orange-800"
+                        title="Claims whose lease passed: the side effect may or may not have happened">
+                        {run.orphanedClaims}
+                      </span>
+                    ) : (
+                      <span className="text-zinc-400 dark:text-zinc-600">0</span>
+                    )}
+                  </td>
+                  <td className={`${td} max-w-[12rem] truncate font-mono text-xs text-zinc-600 dark:text-zinc-400`} title={run.owner ?? undefined}>
+                    {run.owner ?? <span className="text-zinc-400 dark:text-zinc-600">—</span>}
+                  </td>
+                  <td className={`${td} whitespace-nowrap text-right text-xs tabular-nums text-zinc-600 dark:text-zinc-400`}>
+                    <time dateTime={run.updatedTitle} title={run.updatedTitle}>{run.updatedLabel}</time>
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,112 @@
+/**
+ * The runs list: summary cards, filters in the URL, the newest activity first, keyset pages, bulk actions.
+ */
+import type { Metadata } from 'next';
+import Link from 'next/link';
+import { LiveRefresh } from './components/live-refresh';
+import { RunsFilters } from './components/runs-filters';
+import { parseRunsQuery, runsHref } from './components/runs-query';
+import { RunsStats } from './components/runs-stats';
+import { RunsTable, type RunsTableRow } from './components/runs-table';
+import { EmptyState, buttonClass, relative } from './components/ui';
+import { getRunsPage } from '@/lib/data/runs';
+
+export const dynamic = 'force-dynamic';
+
+export const metadata: Metadata = { title: 'Runs' };
+
+const IGNORED_LABEL: Record<string, string> = {
+  status: 'the status filter (unknown status)',
+  workflow: 'the workflow filter (too long)',
+  q: 'the search (too long)',
+};
+
+export default async function RunsPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const { query, ignored } = parseRunsQuery(await searchParams);
+  const page = await getRunsPage(query);
+  const now = Date.now() / 1000;
+  const rows: RunsTableRow[] = page.runs.map((run) => ({
+    ...run,
+    updatedLabel: relative(run.updatedAt, now),
+    updatedTitle: new Date(run.updatedAt * 1000).toISOString(),
+  }));
+  const totalRuns = Object.values(page.stats.byStatus).reduce((sum, count) => sum + count, 0);
+  const filtered = Boolean(query.status || query.workflow || query.q);
+  const filters = { status: query.status, workflow: query.workflow, q: query.q };
+
+  return (
+    <div className="space-y-6">
+      <header className="flex flex-wrap items-end justify-between gap-3">
+        <div>
+          <h1 className="text-2xl font-semibold tracking-tight">Runs</h1>
+          <p className="mt-1 text-sm text-zinc-600 dark:text-zinc-400">Every durable run, the most recent activity first.</p>
+        </div>
+        <div className="flex items-center gap-2">
+          <LiveRefresh />
+          <Link href="/runs/new" data-testid="start-run-link" className={buttonClass('primary')}>Start a run</Link>
+        </div>
+      </header>
+
+      <RunsStats stats={page.stats} query={filters} />
+
+      <section aria-labelledby="runs-heading" className="space-y-4">
+        <h2 id="runs-heading" className="sr-only">Run list</h2>
+        <RunsFilters key={runsHref(filters)} query={filters} workflows={page.workflows} />
+        {ignored.length > 0 && (
+          <p data-testid="filters-ignored" className="rounded-md bg-amber-50 px-3 py-2 text-sm text-amber-900 dark:bg-amber-950 dark:text-amber-200">
+            Ignored {ignored.map((key) => IGNORED_LABEL[key] ?? key).join(' and ')}.
+          </p>
+        )}
+
+        {rows.length === 0 ? (
+          totalRuns === 0 && !filtered ? (
+            <div data-testid="runs-empty">
+              <EmptyState title="No runs yet">
+                <p>A run is one workflow executing durably: each step checkpointed, each side effect committed once.</p>
+                <p className="mt-4 flex flex-wrap items-center justify-center gap-2">
+                  <Link href="/runs/new" className={buttonClass('primary')}>Start your first run</Link>
+                  <span>or <code className="rounded bg-zinc-100 px-1 py-0.5 font-mono text-xs dark:bg-zinc-800">waybill start agent-batch</code></span>
+                </p>
+              </EmptyState>
+            </div>
+          ) : filtered ? (
+            <div data-testid="runs-no-match">
+              <EmptyState title="No runs match these filters">
+                <p>{totalRuns} run{totalRuns === 1 ? '' : 's'} in total.</p>
+                <p className="mt-4"><Link href="/" className={buttonClass()}>Clear filters</Link></p>
+              </EmptyState>
+            </div>
+          ) : (
+            <div data-testid="runs-no-more">
+              <EmptyState title="No more runs">
+                <p className="mt-2"><Link href="/" className={buttonClass()}>Back to the first page</Link></p>
+              </EmptyState>
+            </div>
+          )
+        ) : (
+          <RunsTable rows={rows} />
+        )}
+
+        {(page.next || query.cursor) && (
+          <nav aria-label="Pages" className="flex flex-wrap items-center justify-between gap-2 text-sm">
+            <span className="text-zinc-600 dark:text-zinc-400">
+              {query.cursor ? 'A later page' : 'First page'} · {rows.length} run{rows.length === 1 ? '' : 's'} shown
+            </span>
+            <span className="flex gap-2">
+              {query.cursor && (
+                <Link href={runsHref(filters)} data-testid="first-page" className={buttonClass()}>
+                  <span aria-hidden>«</span> First page
+                </Link>
+              )}
+              {page.next && (
+                <Link href={runsHref({ ...filters, cursor: page.next })} data-testid="next-page" className={buttonClass()}>
+                  Next page <span aria-hidden>»</span>
+                </Link>
+              )}
+            </span>
+          </nav>
+        )}
+      </section>
+    </div>
+  );
+}
