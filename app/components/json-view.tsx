@@ -1,0 +1,60 @@
+/**
+ * A stored JSON value, collapsed to a one-line preview and pretty-printed when opened. Text only: values come
+ * from workers and outside clients, so nothing is ever interpreted as markup. No hooks, so it renders in
+ * server and client components alike, and <details> keeps its open state across live refreshes.
+ *
+ * Results may be up to 1 MiB each: only the first `sendChars` characters of the pretty text are sent to the
+ * browser at all, and only the first `showChars` are shown until the reader expands the rest.
+ */
+
+const PREVIEW_CHARS = 80;
+
+export function JsonView({
+  json, label = 'value', showChars = 1_200, sendChars = 32_000, testId = 'json-view',
+}: { json: string | null; label?: string; showChars?: number; sendChars?: number; testId?: string }) {
+  if (json === null) return <span className="text-zinc-500 dark:text-zinc-400">—</span>;
+  const { pretty, compact } = format(json);
+  const sent = pretty.slice(0, sendChars);
+  const head = sent.slice(0, showChars);
+  const rest = sent.slice(showChars);
+  const preview = compact.length > PREVIEW_CHARS ? `${compact.slice(0, PREVIEW_CHARS)}…` : compact;
+  return (
+    <details data-testid={testId} className="group min-w-0 max-w-full">
+      <summary
+        aria-label={`${label}: show JSON`}
+        className="cursor-pointer truncate rounded font-mono text-xs text-zinc-700 marker:text-zinc-400 hover:text-zinc-950 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600 dark:text-zinc-300 dark:hover:text-white"
+      >
+        {preview}
+      </summary>
+      <div className="mt-1 max-h-96 overflow-auto rounded-md bg-zinc-50 p-2 ring-1 ring-zinc-200 dark:bg-zinc-950 dark:ring-zinc-800">
+        <pre className="whitespace-pre-wrap break-all font-mono text-xs leading-relaxed text-zinc-800 dark:text-zinc-200">{head}</pre>
+        {rest && (
+          <details className="mt-1">
+            <summary className="cursor-pointer rounded text-xs font-medium text-blue-700 hover:underline focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600 dark:text-blue-400">
+              Show {rest.length.toLocaleString('en-US')} more characters
+            </summary>
+            <pre className="whitespace-pre-wrap break-all font-mono text-xs leading-relaxed text-zinc-800 dark:text-zinc-200">{rest}</pre>
+          </details>
+        )}
+        {pretty.length > sent.length && (
+          <p className="mt-2 text-xs text-zinc-600 dark:text-zinc-400">
+            Cut at {sent.length.toLocaleString('en-US')} of {pretty.length.toLocaleString('en-US')} characters; the full
+            value is in the store (<code>waybill inspect</code>).
+          </p>
+        )}
+      </div>
+    </details>
+  );
+}
+
+/** Pretty and one-line forms; text that is not JSON (an outside client's) is shown as it is. */
+function format(json: string): { pretty: string; compact: string } {
+  // Re-indenting a very large value costs more than it helps: it is cut long before its end anyway.
+  if (json.length > 256 * 1024) return { pretty: json, compact: json.slice(0, PREVIEW_CHARS + 1) };
+  try {
+    const value: unknown = JSON.parse(json);
+    return { pretty: JSON.stringify(value, null, 2) ?? String(value), compact: JSON.stringify(value) ?? String(value) };
+  } catch {
+    return { pretty: json, compact: json.replace(/\s+/g, ' ') };
+  }
+}

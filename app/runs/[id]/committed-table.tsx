@@ -1,0 +1,95 @@
+/**
+ * A run's committed results, searchable by key. The search is a plain GET form (`?q=`), so a search is a
+ * link one can share, and it works before any JavaScript has loaded.
+ */
+import Form from 'next/form';
+import Link from 'next/link';
+import { JsonView } from '@/app/components/json-view';
+import { buttonClass, EmptyState, relative } from '@/app/components/ui';
+import type { CommittedRow } from '@/lib/store/types';
+
+export const COMMITTED_LIMIT = 100;
+
+/** A cell: in the table from `sm` up; on a phone a labelled block (the label is its header's text). */
+const cell = 'block align-top before:block before:text-[11px] before:font-medium before:text-zinc-500 before:content-[attr(data-label)] sm:table-cell sm:py-2 sm:pr-3 sm:before:hidden dark:before:text-zinc-400';
+
+export function CommittedTable({ runId, rows, total, q, qError, now }: {
+  runId: string; rows: CommittedRow[]; total: number; q: string | undefined; qError: string | undefined; now: number;
+}) {
+  const href = `/runs/${encodeURIComponent(runId)}`;
+  return (
+    <section data-testid="committed-table" aria-labelledby="committed-title"
+      className="min-w-0 rounded-lg border border-zinc-200 bg-white p-4 shadow-sm dark:border-zinc-800 dark:bg-zinc-900">
+      <div className="mb-3 flex flex-wrap items-end justify-between gap-3">
+        <div>
+          <h2 id="committed-title" className="text-sm font-semibold text-zinc-700 dark:text-zinc-300">Committed results</h2>
+          <p data-testid="committed-count" className="mt-0.5 text-xs text-zinc-600 dark:text-zinc-400">{summary(rows.length, total, q)}</p>
+        </div>
+        <Form action={href} className="flex w-full items-end gap-2 sm:w-auto" role="search">
+          <div className="flex-1 sm:w-64 sm:flex-none">
+            <label htmlFor="committed-search" className="block text-xs font-medium text-zinc-700 dark:text-zinc-300">Search by key</label>
+            <input id="committed-search" name="q" type="search" defaultValue={q ?? ''} maxLength={200} data-testid="committed-search"
+              placeholder="e.g. step:12" aria-invalid={qError ? true : undefined} aria-describedby={qError ? 'committed-search-error' : undefined}
+              className="mt-1 block w-full rounded-md border border-zinc-300 bg-white px-2.5 py-1.5 text-sm focus-visible:outline-2 focus-visible:outline-blue-600 dark:border-zinc-700 dark:bg-zinc-950" />
+          </div>
+          <button type="submit" className={buttonClass()}>Search</button>
+          {q && <Link href={href} className={buttonClass()} data-testid="committed-clear">Clear</Link>}
+        </Form>
+      </div>
+      {qError && <p id="committed-search-error" data-testid="field-error-q" className="mb-3 text-sm text-red-700 dark:text-red-400">{qError}</p>}
+      {rows.length === 0 ? (
+        <EmptyState title={q ? `No committed key contains “${q}”` : 'Nothing committed yet'}>
+          {q ? 'Try a shorter part of the key.' : 'Each step’s result appears here once its commit transaction lands.'}
+        </EmptyState>
+      ) : (
+        // A table from a tablet up; on a phone each row stacks into a small card, each cell labelled by its header.
+        <table className="block w-full text-left text-sm sm:table sm:table-fixed">
+          <caption className="sr-only">Committed results of run {runId}</caption>
+          <thead className="hidden border-b border-zinc-200 text-xs text-zinc-600 sm:table-header-group dark:border-zinc-800 dark:text-zinc-400">
+            <tr>
+              <th scope="col" className="w-12 py-2 pr-3 font-medium">Step</th>
+              <th scope="col" className="w-[22%] py-2 pr-3 font-medium">Key</th>
+              <th scope="col" className="w-20 py-2 pr-3 font-medium">Source</th>
+              <th scope="col" className="w-[16%] py-2 pr-3 font-medium">Worker</th>
+              <th scope="col" className="w-20 py-2 pr-3 text-right font-medium">Duration</th>
+              <th scope="col" className="w-20 py-2 pr-3 font-medium">Committed</th>
+              <th scope="col" className="py-2 font-medium">Result</th>
+            </tr>
+          </thead>
+          <tbody className="block divide-y divide-zinc-100 sm:table-row-group dark:divide-zinc-800">
+            {rows.map((row) => (
+              <tr key={row.idemKey} data-testid="committed-row" className="grid grid-cols-3 gap-x-3 gap-y-1.5 py-3 sm:table-row sm:py-0">
+                <td data-label="Step" className={`${cell} tabular-nums`}>{row.step ?? '—'}</td>
+                <td data-label="Key" className={`${cell} col-span-3 row-start-1 break-all font-mono text-xs`}>{row.idemKey}</td>
+                <td data-label="Source" className={cell}>
+                  {row.source === 'manual' ? (
+                    <span data-testid="source-manual" title="resolved by hand by an operator"
+                      className="inline-flex rounded-full bg-violet-50 px-2 py-0.5 text-xs font-medium text-violet-700 ring-1 ring-inset ring-violet-200 dark:bg-violet-950 dark:text-violet-300 dark:ring-violet-900">
+                      manual
+                    </span>
+                  ) : <span className="text-xs text-zinc-600 dark:text-zinc-400">executed</span>}
+                </td>
+                <td data-label="Worker" className={`${cell} break-all text-xs text-zinc-700 dark:text-zinc-300`}>{row.workerId ?? '—'}</td>
+                <td data-label="Duration" className={`${cell} text-xs tabular-nums sm:text-right`}>{row.durationMs === null ? '—' : `${Math.round(row.durationMs)} ms`}</td>
+                <td data-label="Committed" className={`${cell} text-xs text-zinc-600 dark:text-zinc-400`}>
+                  <time dateTime={new Date(row.committedAt * 1000).toISOString()} title={new Date(row.committedAt * 1000).toISOString()}>
+                    {relative(row.committedAt, now)}
+                  </time>
+                </td>
+                <td data-label="Result" className={`${cell} col-span-3 min-w-0 sm:pr-0`}>
+                  <JsonView json={row.resultJson} label={`result of ${row.idemKey}`} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+function summary(shown: number, total: number, q: string | undefined): string {
+  if (q) return shown >= COMMITTED_LIMIT ? `showing the first ${COMMITTED_LIMIT} keys containing “${q}” (of ${total} committed)` : `${shown} of ${total} committed keys contain “${q}”`;
+  if (total > shown) return `showing first ${shown} of ${total}`;
+  return `${total} committed`;
+}

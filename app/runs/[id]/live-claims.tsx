@@ -1,0 +1,154 @@
+'use client';
+/**
+ * The run's claims, i.e. the side effects in flight, with a lease countdown that ticks every second between
+ * refreshes. Times are the store's: the page passes its own clock reading (`serverNow`) so the countdown
+ * follows the store's clock, not the browser's, whatever their skew. A passed lease means the side effect is
+ * in doubt; the operator expires the claim (the step runs again) or resolves it with a result by hand.
+ */
+import { useActionState, useEffect, useState, useTransition } from 'react';
+import { expireClaimAction, resolveClaimAction } from '@/app/actions/claims';
+import type { ActionResult } from '@/app/actions/result';
+import { buttonClass } from '@/app/components/ui';
+
+export interface LiveClaim {
+  key: string;
+  step: number | null;
+  workerId: string | null;
+  attempt: number;
+  claimedAt: number;
+  /** leaseExpiresAt, or claimedAt + the claim TTL for an outside client's claim with no lease column. */
+  expiresAt: number;
+  /** The store's own verdict when the page was rendered. */
+  orphaned: boolean;
+}
+
+/** The store's clock as seen from here: its reading at render time, advanced by the browser's clock since. */
+function useStoreClock(serverNow: number): number {
+  const [now, setNow] = useState(serverNow);
+  useEffect(() => {
+    const skew = serverNow - Date.now() / 1000;
+    setNow(Date.now() / 1000 + skew);
+    const timer = setInterval(() => setNow(Date.now() / 1000 + skew), 1000);
+    return () => clearInterval(timer);
+  }, [serverNow]);
+  return now;
+}
+
+export function LiveClaims({ claims, serverNow }: { claims: LiveClaim[]; serverNow: number }) {
+  const now = useStoreClock(serverNow);
+  if (claims.length === 0) {
+    return <p className="text-sm text-zinc-600 dark:text-zinc-400">No step in flight: nothing is claimed right now.</p>;
+  }
+  return (
+    <ul className="space-y-3">
+      {claims.map((claim) => <ClaimItem key={claim.key} claim={claim} now={now} />)}
+    </ul>
+  );
+}
+
+function ClaimItem({ claim, now }: { claim: LiveClaim; now: number }) {
+  const left = claim.expiresAt - now;
+  const passed = claim.orphaned || left <= 0;
+  return (
+    <li data-testid="claim-item" data-orphaned={passed}
+      className={`rounded-md border p-3 ${passed ? 'border-orange-300 bg-orange-50 dark:border-orange-900 dark:bg-orange-950/40' : 'border-zinc-200 dark:border-zinc-800'}`}>
+      <div className="break-all font-mono text-sm" data-testid="claim-key">{claim.key}</div>
+      <dl className="mt-2 grid grid-cols-[auto_1fr] gap-x-3 gap-y-1 text-xs">
+        <dt className="text-zinc-500 dark:text-zinc-400">Worker</dt>
+        <dd className="break-all">{claim.workerId ?? 'unknown'}</dd>
+        <dt className="text-zinc-500 dark:text-zinc-400">Attempt</dt>
+        <dd className="tabular-nums">{claim.attempt}{claim.step !== null && <span className="text-zinc-500 dark:text-zinc-400"> · step {claim.step}</span>}</dd>
+        <dt className="text-zinc-500 dark:text-zinc-400">Lease</dt>
+        <dd data-testid="claim-countdown" className={`font-medium tabular-nums ${passed ? 'text-orange-800 dark:text-orange-300' : ''}`}>
+          {passed ? 'lease passed — side effect in doubt' : `${formatLeft(left)} left`}
+        </dd>
+      </dl>
+      {passed && <DoubtActions claimKey={claim.key} />}
+    </li>
+  );
+}
+
+function DoubtActions({ claimKey }: { claimKey: string }) {
+  const [pending, startTransition] = useTransition();
+  const [message, setMessage] = useState<{ ok: boolean; message: string } | null>(null);
+  const [resolving, setResolving] = useState(false);
+
+  function expire() {
+    startTransition(async () => {
+      const result = await expireClaimAction({ key: claimKey });
+      setMessage({ ok: result.ok, message: result.message });
+    });
+  }
+
+  return (
+    <div className="mt-3 space-y-2">
+      <p className="text-xs text-zinc-700 dark:text-zinc-300">
+        Its worker stopped renewing the lease: whether the side effect happened is unknown. Expire it to run the step
+        again, or resolve it with the result you know it produced.
+      </p>
+      <div className="flex flex-wrap gap-2">
+        <button type="button" data-testid="claim-expire" disabled={pending} onClick={expire} className={buttonClass('danger')}>
+          {pending ? 'Expiring…' : 'Expire'}
+        </button>
+        <button type="button" data-testid="claim-resolve" aria-expanded={resolving} onClick={() => setResolving((v) => !v)}
+          className={buttonClass()}>
+          {resolving ? 'Close resolve form' : 'Resolve…'}
+        </button>
+      </div>
+      <p role="status" data-testid="claim-message"
+        className={`text-xs empty:sr-only ${message?.ok === false ? 'text-red-700 dark:text-red-400' : 'text-zinc-600 dark:text-zinc-400'}`}>
+        {message?.message}
+      </p>
+      {resolving && <ResolveForm claimKey={claimKey} />}
+    </div>
+  );
+}
+
+function ResolveForm({ claimKey }: { claimKey: string }) {
+  const [state, formAction, pending] = useActionState<ActionResult | null, FormData>(resolveClaimAction, null);
+  // Controlled, so that a refused submission keeps what the operator typed (React resets uncontrolled forms).
+  const [result, setResult] = useState('');
+  const [note, setNote] = useState('');
+  const resultErrors = state && !state.ok ? state.errors?.result : undefined;
+  const noteErrors = state && !state.ok ? state.errors?.note : undefined;
+  const id = `resolve-${claimKey.replace(/[^a-zA-Z0-9_-]/g, '_')}`;
+  return (
+    <form action={formAction} className="space-y-2 rounded-md border border-zinc-200 bg-white p-3 dark:border-zinc-800 dark:bg-zinc-900">
+      <input type="hidden" name="key" value={claimKey} />
+      <div>
+        <label htmlFor={`${id}-result`} className="block text-xs font-medium">Result (JSON)</label>
+        <textarea id={`${id}-result`} name="result" data-testid="resolve-result" aria-required rows={4}
+          value={result} onChange={(e) => setResult(e.target.value)} placeholder='{"ok": true}'
+          aria-invalid={resultErrors ? true : undefined} aria-describedby={resultErrors ? `${id}-result-error` : undefined}
+          className="mt-1 block w-full rounded-md border border-zinc-300 bg-white px-2 py-1.5 font-mono text-xs focus-visible:outline-2 focus-visible:outline-blue-600 dark:border-zinc-700 dark:bg-zinc-950" />
+        {resultErrors && (
+          <p id={`${id}-result-error`} data-testid="field-error-result" className="mt-1 text-xs text-red-700 dark:text-red-400">
+            {resultErrors.join('; ')}
+          </p>
+        )}
+      </div>
+      <div>
+        <label htmlFor={`${id}-note`} className="block text-xs font-medium">Note <span className="font-normal text-zinc-500 dark:text-zinc-400">(optional, kept in the timeline)</span></label>
+        <input id={`${id}-note`} name="note" data-testid="resolve-note" maxLength={2000}
+          value={note} onChange={(e) => setNote(e.target.value)}
+          aria-invalid={noteErrors ? true : undefined}
+          className="mt-1 block w-full rounded-md border border-zinc-300 bg-white px-2 py-1.5 text-xs focus-visible:outline-2 focus-visible:outline-blue-600 dark:border-zinc-700 dark:bg-zinc-950" />
+        {noteErrors && <p data-testid="field-error-note" className="mt-1 text-xs text-red-700 dark:text-red-400">{noteErrors.join('; ')}</p>}
+      </div>
+      <div className="flex flex-wrap items-center gap-3">
+        <button type="submit" data-testid="resolve-submit" disabled={pending} className={buttonClass('primary')}>
+          {pending ? 'Committing…' : 'Commit this result'}
+        </button>
+        <p role="status" data-testid="resolve-message"
+          className={`text-xs ${state?.ok === false ? 'text-red-700 dark:text-red-400' : 'text-zinc-600 dark:text-zinc-400'}`}>
+          {state?.message}
+        </p>
+      </div>
+    </form>
+  );
+}
+
+function formatLeft(seconds: number): string {
+  const s = Math.ceil(seconds);
+  return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m ${String(s % 60).padStart(2, '0')}s`;
+}

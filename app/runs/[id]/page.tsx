@@ -1,0 +1,280 @@
+/**
+ * One run: where it is, how fast it goes, what it has committed, what is in flight, and what happened.
+ * Everything comes from getRunDetail in one read; the page refreshes itself every two seconds.
+ */
+import type { Metadata } from 'next';
+import type { ReactNode } from 'react';
+import Link from 'next/link';
+import { notFound } from 'next/navigation';
+import { z } from 'zod';
+import { LiveRefresh } from '@/app/components/live-refresh';
+import { CumulativeChart, DurationsChart } from '@/app/components/run-charts';
+import { JsonView } from '@/app/components/json-view';
+import { Badge, Card, ProgressBar, Stat, relative } from '@/app/components/ui';
+import { claimTtlMs } from '@/lib/data/store';
+import { getRunDetail, type RunDetail } from '@/lib/data/run-detail';
+import { CommittedTable } from './committed-table';
+import { LiveClaims, type LiveClaim } from './live-claims';
+import { RunActions } from './run-actions';
+import { Timeline } from './timeline';
+
+export const dynamic = 'force-dynamic';
+
+const idSchema = z.string().min(1).max(512);
+const qSchema = z.string().trim().max(200, 'search at most 200 characters').optional();
+
+type Props = { params: Promise<{ id: string }>; searchParams: Promise<Record<string, string | string[] | undefined>> };
+
+/** The segment as the run's id. Next hands it over still percent-encoded in some cases; decode it once. */
+function runIdFrom(raw: string): string | null {
+  let id = raw;
+  try {
+    if (/%[0-9a-fA-F]{2}/.test(raw)) id = decodeURIComponent(raw);
+  } catch {
+    return null;
+  }
+  const parsed = idSchema.safeParse(id);
+  return parsed.success ? parsed.data : null;
+}
+
+export async function generateMetadata({ params }: Props): Promise<Metadata> {
+  const id = runIdFrom((await params).id);
+  return { title: id ? `Run ${id}` : 'Run not found' };
+}
+
+export default async function RunPage({ params, searchParams }: Props) {
+  const id = runIdFrom((await params).id);
+  if (!id) notFound();
+  const rawQ = (await searchParams).q;
+  const parsedQ = qSchema.safeParse(Array.isArray(rawQ) ? rawQ[0] : rawQ);
+  const q = parsedQ.success && parsedQ.data ? parsedQ.data : undefined;
+  const qError = parsedQ.success ? undefined : parsedQ.error.issues[0]?.message;
+
+  const detail = await getRunDetail(id, { q });
+  if (!detail) notFound();
+  const now = Date.now() / 1000;
+  const { run } = detail;
+  const ttl = claimTtlMs() / 1000;
+  const claims: LiveClaim[] = detail.claims.map((c) => ({
+    key: c.idemKey, step: c.step, workerId: c.workerId, attempt: c.attempt, claimedAt: c.claimedAt,
+    expiresAt: c.leaseExpiresAt ?? c.claimedAt + ttl, orphaned: c.orphaned,
+  }));
+
+  return (
+    <div className="space-y-6">
+      <Header detail={detail} now={now} />
+
+      {/* Two columns on a wide screen. On a phone the columns dissolve (display: contents) so their cards
+          interleave by `order`: what needs a decision (a claim in doubt, a warning) comes right after progress. */}
+      <div className="flex flex-col gap-6 lg:grid lg:grid-cols-[minmax(0,2fr)_minmax(0,1fr)] lg:items-start">
+        <div className="contents lg:block lg:min-w-0 lg:space-y-6">
+          <Slot order="order-1"><ProgressCard detail={detail} now={now} /></Slot>
+          <Slot order="order-4">
+            <div className="grid grid-cols-1 gap-6 xl:grid-cols-2">
+              <DurationsChart data={detail.durations} />
+              <CumulativeChart data={detail.cumulative} />
+            </div>
+          </Slot>
+          <Slot order="order-7">
+            <CommittedTable runId={run.id} rows={detail.committed} total={detail.committedCount} q={q} qError={qError} now={now} />
+          </Slot>
+        </div>
+
+        <div className="contents lg:block lg:min-w-0 lg:space-y-6">
+          <Slot order="order-2">
+            <Card title={claims.length === 1 ? 'Live claim' : 'Live claims'} testId="live-claim">
+              <LiveClaims claims={claims} serverNow={now} />
+            </Card>
+          </Slot>
+          <Slot order="order-3"><Warnings detail={detail} /></Slot>
+          <Slot order="order-5"><RedoSave redoSave={detail.redoSave} /></Slot>
+          <Slot order="order-6">
+            <Card title="Timeline" testId="timeline">
+              <Timeline events={detail.events} now={now} truncated={detail.events.length >= 300} />
+            </Card>
+          </Slot>
+          {!run.external && <Slot order="order-8"><RunData detail={detail} /></Slot>}
+        </div>
+      </div>
+    </div>
+  );
+}
+
+/** One card's place: its `order` only matters on a phone, where the two columns interleave. */
+function Slot({ order, children }: { order: string; children: ReactNode }) {
+  return <div className={`${order} min-w-0 empty:hidden`}>{children}</div>;
+}
+
+function ProgressCard({ detail, now }: { detail: RunDetail; now: number }) {
+  const { run, progress } = detail;
+  return (
+    <Card title="Progress" testId="run-progress-card">
+      <div data-testid="run-progress">
+        <ProgressBar step={progress?.step ?? 0} total={run.totalSteps} label={`progress of run ${run.id}`} />
+      </div>
+      <div className="mt-4 grid grid-cols-2 gap-3 sm:grid-cols-4">
+        <Stat label="Executed" value={progress?.executed ?? 0} testId="run-executed" />
+        <Stat label="Skipped (replayed)" value={progress?.skipped ?? 0} testId="run-skipped" />
+        <Stat label="Awaited" value={progress?.awaited ?? 0} testId="run-awaited" />
+        <Stat label="Committed" value={detail.committedCount} testId="run-committed" />
+      </div>
+      <p className="mt-3 text-sm text-zinc-600 dark:text-zinc-400">
+        {detail.eta && progress && stalled(detail.eta, progress.updatedAt, now) ? (
+          <span data-testid="run-stalled" className="text-amber-800 dark:text-amber-300">
+            No progress for {relative(progress.updatedAt, now).replace(' ago', '')}: its worker may have died; another
+            worker takes the run over once its lease passes.
+          </span>
+        ) : detail.eta ? (
+          <span data-testid="run-eta">{eta(detail.eta)}</span>
+        ) : progress ? (
+          <>Last saved {relative(progress.updatedAt, now)} at step {progress.step}.</>
+        ) : (
+          <>No progress saved yet.</>
+        )}
+      </p>
+    </Card>
+  );
+}
+
+function RunData({ detail }: { detail: RunDetail }) {
+  const { run, progress } = detail;
+  const term = 'text-xs text-zinc-500 dark:text-zinc-400';
+  return (
+    <Card title="Input and output">
+      <dl className="space-y-2 text-sm">
+        <div><dt className={term}>Input</dt><dd><JsonView json={run.inputJson} label="run input" testId="run-input" /></dd></div>
+        <div><dt className={term}>Output</dt><dd><JsonView json={run.outputJson} label="run output" testId="run-output" /></dd></div>
+        {progress && (
+          <div><dt className={term}>Saved state</dt><dd><JsonView json={JSON.stringify(progress.state)} label="saved state" testId="run-state" /></dd></div>
+        )}
+      </dl>
+    </Card>
+  );
+}
+
+function Header({ detail, now }: { detail: RunDetail; now: number }) {
+  const { run } = detail;
+  return (
+    <header className="space-y-4">
+      <nav aria-label="Breadcrumb" className="text-sm text-zinc-600 dark:text-zinc-400">
+        <Link href="/" className="rounded hover:text-zinc-900 focus-visible:outline-2 focus-visible:outline-blue-600 dark:hover:text-zinc-100">Runs</Link>
+        <span aria-hidden> / </span><span className="break-all">{run.id}</span>
+      </nav>
+      <div className="flex flex-col gap-4 sm:flex-row sm:items-start sm:justify-between">
+        <div className="min-w-0 space-y-2">
+          <div className="flex flex-wrap items-center gap-3">
+            <h1 data-testid="run-id" className="break-all font-mono text-xl font-semibold tracking-tight">{run.id}</h1>
+            <Badge value={run.status} testId="run-status" />
+            <LiveRefresh />
+          </div>
+          <dl className="flex flex-wrap gap-x-6 gap-y-1 text-sm">
+            <Fact label="Workflow" testId="run-workflow">{run.workflow}</Fact>
+            <Fact label="Worker" testId="run-owner">{run.owner ?? '—'}</Fact>
+            <Fact label="Attempts" testId="run-attempts">{run.attempts}</Fact>
+            <Fact label="Created"><time dateTime={iso(run.createdAt)} title={iso(run.createdAt)}>{relative(run.createdAt, now)}</time></Fact>
+            <Fact label="Updated"><time dateTime={iso(run.updatedAt)} title={iso(run.updatedAt)}>{relative(run.updatedAt, now)}</time></Fact>
+          </dl>
+          {run.external && (
+            <p data-testid="run-external" className="text-sm text-zinc-600 dark:text-zinc-400">
+              This run was written by an outside client: it has progress and claims but no run row, so there is nothing to
+              pause or retry from here.
+            </p>
+          )}
+        </div>
+        {!run.external && <RunActions runId={run.id} actions={detail.actions} />}
+      </div>
+      {run.status === 'failed' && run.error && (
+        <div data-testid="run-error" role="alert"
+          className="rounded-lg border border-red-200 bg-red-50 px-4 py-3 text-sm text-red-800 dark:border-red-900 dark:bg-red-950/60 dark:text-red-200">
+          <p className="font-medium">The run failed</p>
+          <p className="mt-1 whitespace-pre-wrap break-words font-mono text-xs">{run.error}</p>
+        </div>
+      )}
+    </header>
+  );
+}
+
+function Fact({ label, testId, children }: { label: string; testId?: string; children: ReactNode }) {
+  return (
+    <div className="flex gap-1.5">
+      <dt className="text-zinc-500 dark:text-zinc-400">{label}</dt>
+      <dd data-testid={testId} className="break-all font-medium">{children}</dd>
+    </div>
+  );
+}
+
+function RedoSave({ redoSave }: { redoSave: RunDetail['redoSave'] }) {
+  return (
+    <Card title="Redo ÷ save" testId="redo-save">
+      {redoSave ? (
+        <div className="space-y-2">
+          <p className="text-2xl font-semibold tabular-nums" data-testid="redo-save-ratio">
+            {redoSave.ratio >= 10 ? Math.round(redoSave.ratio).toLocaleString('en-US') : redoSave.ratio.toFixed(1)}×
+          </p>
+          <p className="text-xs text-zinc-600 dark:text-zinc-400">
+            median step <span className="font-medium tabular-nums text-zinc-800 dark:text-zinc-200">{ms(redoSave.stepMs)}</span>
+            {' ÷ '}save <span className="font-medium tabular-nums text-zinc-800 dark:text-zinc-200">{ms(redoSave.saveMs)}</span>
+          </p>
+          <p className="text-sm" data-testid="redo-save-advice">{redoSave.advice}</p>
+        </div>
+      ) : (
+        <p className="text-sm text-zinc-600 dark:text-zinc-400">Not measured yet: it needs a committed step and a timed progress save.</p>
+      )}
+    </Card>
+  );
+}
+
+function Warnings({ detail }: { detail: RunDetail }) {
+  if (detail.unstableKeys.length === 0 && detail.keyReuse.length === 0) return null;
+  const box = 'rounded-lg border border-amber-300 bg-amber-50 p-4 text-sm text-amber-900 dark:border-amber-800 dark:bg-amber-950/50 dark:text-amber-100';
+  return (
+    <div className="space-y-6">
+      {detail.unstableKeys.length > 0 && (
+        <section data-testid="warning-unstable" aria-labelledby="warning-unstable-title" className={box}>
+          <h2 id="warning-unstable-title" className="font-semibold">⚠ Steps committed under several keys</h2>
+          <p className="mt-1 text-xs">Their keys changed between attempts (a time or an attempt number in the key?), so the side effect may have run more than once.</p>
+          <ul className="mt-2 space-y-1">
+            {detail.unstableKeys.map((u) => (
+              <li key={u.step} className="text-xs">
+                <span className="font-medium">step {u.step}:</span>{' '}
+                <span className="break-all font-mono">{u.keys.join(', ')}</span>
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
+      {detail.keyReuse.length > 0 && (
+        <section data-testid="warning-reuse" aria-labelledby="warning-reuse-title" className={box}>
+          <h2 id="warning-reuse-title" className="font-semibold">⚠ Keys reused with a different input</h2>
+          <p className="mt-1 text-xs">The same idempotency key came with another input fingerprint, and was refused.</p>
+          <ul className="mt-2 space-y-1">
+            {detail.keyReuse.map((e) => (
+              <li key={e.id} className="text-xs">
+                <span className="break-all font-mono">{e.idemKey ?? '—'}</span>
+                {e.detail && <span className="break-words">: {e.detail}</span>}
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
+    </div>
+  );
+}
+
+function eta(e: NonNullable<RunDetail['eta']>): string {
+  const s = Math.round(e.seconds);
+  const left = s < 60 ? `${s}s` : s < 3600 ? `${Math.round(s / 60)}m` : `${Math.floor(s / 3600)}h ${Math.round((s % 3600) / 60)}m`;
+  const rate = e.stepsPerMinute >= 10 ? Math.round(e.stepsPerMinute).toLocaleString('en-US') : e.stepsPerMinute.toFixed(1);
+  return `~${left} left at ${rate} steps/min`;
+}
+
+/** A projection from a rate that stopped long ago is a wrong promise: past ten steps' time (a minute at least), say so. */
+function stalled(e: NonNullable<RunDetail['eta']>, updatedAt: number, now: number): boolean {
+  return now - updatedAt > Math.max(60, 600 / e.stepsPerMinute);
+}
+
+function ms(value: number): string {
+  return value >= 1000 ? `${(value / 1000).toFixed(1)} s` : value >= 10 ? `${Math.round(value)} ms` : `${value.toFixed(2)} ms`;
+}
+
+const iso = (epochSeconds: number) => new Date(epochSeconds * 1000).toISOString();

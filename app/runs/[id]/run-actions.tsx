@@ -1,0 +1,46 @@
+'use client';
+/**
+ * The run's operator actions: one button per action its status allows (the server decides which), each
+ * calling actOnRuns for this run alone. The message stays in a live region so screen readers hear it.
+ */
+import { useState, useTransition } from 'react';
+import { actOnRuns } from '@/app/actions/runs';
+import { buttonClass } from '@/app/components/ui';
+import type { RunAction } from '@/lib/store/types';
+
+const LABEL: Record<RunAction, string> = { pause: 'Pause', resume: 'Resume', cancel: 'Cancel run', retry: 'Retry' };
+const TONE: Record<RunAction, 'primary' | 'default' | 'danger'> = { pause: 'default', resume: 'primary', cancel: 'danger', retry: 'primary' };
+
+export function RunActions({ runId, actions }: { runId: string; actions: RunAction[] }) {
+  const [pending, startTransition] = useTransition();
+  const [running, setRunning] = useState<RunAction | null>(null);
+  const [result, setResult] = useState<{ ok: boolean; message: string } | null>(null);
+
+  function act(action: RunAction) {
+    setRunning(action);
+    startTransition(async () => {
+      const outcome = await actOnRuns({ action, ids: [runId] });
+      setResult({ ok: outcome.ok, message: outcome.message });
+      setRunning(null);
+    });
+  }
+
+  return (
+    <div className="flex flex-col items-start gap-2 sm:items-end">
+      {actions.length > 0 && (
+        <div className="flex flex-wrap gap-2" role="group" aria-label="Run actions">
+          {actions.map((action) => (
+            <button key={action} type="button" data-testid={`action-${action}`} disabled={pending}
+              onClick={() => act(action)} className={buttonClass(TONE[action])}>
+              {running === action ? `${LABEL[action]}…` : LABEL[action]}
+            </button>
+          ))}
+        </div>
+      )}
+      <p data-testid="action-message" role="status"
+        className={`text-sm empty:sr-only ${result?.ok === false ? 'text-red-700 dark:text-red-400' : 'text-zinc-600 dark:text-zinc-400'}`}>
+        {result?.message}
+      </p>
+    </div>
+  );
+}
