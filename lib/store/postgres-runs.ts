@@ -19,7 +19,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { ConflictError, InvalidTransitionError, NotFoundError } from '../errors';
-import { PostgresBase } from './postgres-base';
+import { PostgresInsights } from './postgres-insights';
 import { isConnectionLoss, withRetry } from './postgres-retry';
 import * as sql from './postgres-runs-sql';
 import { TRANSITIONS } from './sqlite-runs';
@@ -40,7 +40,7 @@ interface Attempt {
 
 type RunOutcome = { status: 'completed' | 'failed'; error?: string; outputJson?: string };
 
-export abstract class PostgresRunStore extends PostgresBase implements RunStore {
+export abstract class PostgresRunStore extends PostgresInsights implements RunStore {
   /** Per worker, the runs claimRun handed it that it has not finished or released yet. */
   private readonly handedOut = new Map<string, Set<string>>();
 

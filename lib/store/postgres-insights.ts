@@ -1,0 +1,64 @@
+/**
+ * The control plane's reads on PostgreSQL, mirroring sqlite-insights.ts: aggregates and series computed by
+ * the database. Counts come back as int (count(*) is bigint, which pg would hand over as a string).
+ */
+import { PostgresBase } from './postgres-base';
+import type { CommittedRow, InsightStore, Outcome, RunStats, StepTiming } from './types';
+
+const COMMITTED = `idem_key AS "idemKey", run_id AS "runId", result_json AS "resultJson",
+  committed_at AS "committedAt", step, fingerprint, worker_id AS "workerId", duration_ms AS "durationMs", source`;
+const NOW = `(extract(epoch from now())::float8 + $1::float8)`;
+
+const STATUS_SQL = `SELECT status, count(*)::int AS n FROM runs GROUP BY status
+  UNION ALL
+  SELECT CASE WHEN EXISTS (SELECT 1 FROM claims c WHERE c.run_id = x.run_id) THEN 'running' ELSE 'idle' END, 1
+  FROM (SELECT run_id FROM progress UNION SELECT run_id FROM claims) x
+  WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = x.run_id)`;
+
+/** $1 skew, $2 since (epoch s), $3 claim TTL s. */
+const TOTALS_SQL = `SELECT
+  (SELECT coalesce(sum(executed), 0)::int FROM progress) AS executed,
+  (SELECT coalesce(sum(skipped), 0)::int FROM progress) AS skipped,
+  (SELECT coalesce(sum(awaited), 0)::int FROM progress) AS awaited,
+  (SELECT count(*)::int FROM committed WHERE committed_at >= $2) AS "committedSince",
+  (SELECT count(*)::int FROM claims WHERE coalesce(lease_expires_at, claimed_at + $3::float8) <= ${NOW}) AS "orphanedClaims"`;
+
+const EMPTY_BY_STATUS = { queued: 0, running: 0, paused: 0, completed: 0, failed: 0, cancelled: 0, idle: 0 };
+
+export abstract class PostgresInsights extends PostgresBase implements InsightStore {
+  async runStats(options: { sinceSeconds: number; claimTtlMs: number }): Promise<RunStats> {
+    const [statuses, totals] = await Promise.all([
+      this.query<{ status: keyof typeof EMPTY_BY_STATUS; n: number }>(undefined, STATUS_SQL, []),
+      this.query<Omit<RunStats, 'byStatus'>>(undefined, TOTALS_SQL, [this.skew(), options.sinceSeconds, options.claimTtlMs / 1000]),
+    ]);
+    const byStatus = { ...EMPTY_BY_STATUS };
+    for (const { status, n } of statuses.rows) byStatus[status] += n;
+    return { byStatus, ...totals.rows[0]! };
+  }
+
+  async listStepTimings(runId: string, options: { limit?: number } = {}): Promise<StepTiming[]> {
+    return (await this.query<StepTiming>(undefined, `SELECT step, idem_key AS "idemKey", committed_at AS "committedAt",
+        duration_ms AS "durationMs", source FROM committed WHERE run_id = $1
+      ORDER BY coalesce(step, -1), idem_key COLLATE "C" LIMIT $2`, [runId, options.limit ?? 10_000])).rows;
+  }
+
+  async searchCommitted(runId: string, query: string, options: { limit?: number } = {}): Promise<CommittedRow[]> {
+    const pattern = `%${query.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    return (await this.query<CommittedRow>(undefined, `SELECT ${COMMITTED} FROM committed
+      WHERE run_id = $1 AND idem_key LIKE $2 ESCAPE '\\'
+      ORDER BY coalesce(step, -1), idem_key COLLATE "C" LIMIT $3`, [runId, pattern, options.limit ?? 100])).rows;
+  }
+
+  async unstableKeys(runId: string, options: { limit?: number } = {}): Promise<{ step: number; keys: string[] }[]> {
+    return (await this.query<{ step: number; keys: string[] }>(undefined, `SELECT step,
+        array_agg(idem_key ORDER BY idem_key COLLATE "C") AS keys
+      FROM committed WHERE run_id = $1 AND step IS NOT NULL GROUP BY step HAVING count(*) > 1 ORDER BY step LIMIT $2`,
+    [runId, options.limit ?? 50])).rows;
+  }
+
+  async recordEvent(e: { runId: string; outcome: Outcome; idemKey?: string | null; step?: number | null; workerId?: string | null; detail?: string | null }): Promise<void> {
+    await this.query(undefined, `INSERT INTO step_events (run_id, idem_key, step, outcome, count, worker_id, detail, at)
+      VALUES ($2, $3, $4, $5, 1, $6, $7, ${NOW})`,
+    [this.skew(), e.runId, e.idemKey ?? null, e.step ?? null, e.outcome, e.workerId ?? null, e.detail ?? null]);
+  }
+}
