@@ -9,7 +9,7 @@ import { ClaimBoard, ClaimMessage } from '@/app/components/claim-board';
 import { ClaimCountdown } from '@/app/components/claim-countdown';
 import { ClaimSweep } from '@/app/components/claim-sweep';
 import { LiveRefresh } from '@/app/components/live-refresh';
-import { EmptyState, relative } from '@/app/components/ui';
+import { Badge, EmptyState, relative } from '@/app/components/ui';
 import { getClaims, type ClaimView } from '@/lib/data/claims';
 
 export const dynamic = 'force-dynamic';
@@ -55,7 +55,7 @@ export default async function ClaimsPage() {
         ) : (
           <div role="region" aria-label="Claims in flight" tabIndex={0}
             className="overflow-x-auto rounded-lg border border-zinc-200 bg-white shadow-sm focus-visible:outline-2 focus-visible:outline-blue-600 dark:border-zinc-800 dark:bg-zinc-900">
-            <table data-testid="claims-table" className="w-full min-w-[68rem] text-sm">
+            <table data-testid="claims-table" className="w-full min-w-[70rem] text-sm">
               <caption className="sr-only">Claims in flight, orphaned ones first</caption>
               <thead className="border-b border-zinc-200 bg-zinc-50 dark:border-zinc-800 dark:bg-zinc-900/60">
                 <tr>
@@ -75,40 +75,56 @@ export default async function ClaimsPage() {
             </table>
           </div>
         )}
-        <LiveRefreshNote />
+        <p className="text-xs text-zinc-500 dark:text-zinc-400">
+          Leases count down by your browser&apos;s clock; whether a claim is orphaned is the store&apos;s call,
+          refreshed every two seconds while Live is on.
+        </p>
       </div>
     </ClaimBoard>
   );
+}
+
+/** A key with break opportunities after its separators, so `run:step:12` wraps at a colon, not mid-word. */
+function breakable(key: string) {
+  return key.split(/(?<=:)/).map((part, i) => <span key={i}>{i > 0 && <wbr />}{part}</span>);
 }
 
 function ClaimTableRow({ claim, now }: { claim: ClaimView; now: number }) {
   const k = claim.idemKey;
   return (
     <tr data-testid={`claim-row-${k}`} className={claim.orphaned ? 'bg-orange-50/40 dark:bg-orange-950/20' : undefined}>
-      <td className={`${td} max-w-[16rem] break-all font-mono text-xs`}>{k}</td>
-      <td className={`${td} max-w-[12rem] break-all`}>
+      <td className={`${td} min-w-56 max-w-80 font-mono text-xs leading-5 [overflow-wrap:anywhere]`}>
+        {breakable(k)}
+        {/* On a phone the State column is a scroll away: say here already that this one needs a decision. */}
+        {claim.orphaned && <div className="mt-1.5 font-sans md:hidden"><Badge value="orphaned" /></div>}
+      </td>
+      <td className={`${td} min-w-40 max-w-64 [overflow-wrap:anywhere]`}>
         <Link href={`/runs/${encodeURIComponent(claim.runId)}`} className={link}>{claim.runId}</Link>
       </td>
       <td className={`${td} text-right tabular-nums`}>{claim.step ?? '—'}</td>
       <td className={`${td} text-right tabular-nums`}>{claim.attempt}</td>
-      <td className={`${td} max-w-[12rem] break-all font-mono text-xs`}>
-        {claim.workerId ?? <span className="font-sans text-zinc-500 dark:text-zinc-400">outside client</span>}
+      <td className={`${td} min-w-28 max-w-48`}>
+        {claim.workerId
+          ? <span className="font-mono text-xs leading-5 [overflow-wrap:anywhere]">{claim.workerId}</span>
+          : <span className="whitespace-nowrap text-zinc-500 dark:text-zinc-400">outside client</span>}
       </td>
-      <td className={`${td} whitespace-nowrap`}>
+      <td className={`${td} min-w-32`}>
         {claim.heartbeatAge === null ? (
           <span className="text-zinc-500 dark:text-zinc-400">not a registered worker</span>
         ) : (
-          <span className="inline-flex items-center gap-1.5 tabular-nums">
-            <span aria-hidden className={`h-2 w-2 rounded-full ${claim.workerAlive ? 'bg-emerald-500' : 'bg-red-500'}`} />
-            {relative(now - claim.heartbeatAge, now)}
-            {!claim.workerAlive && <span className="sr-only"> (worker silent)</span>}
-          </span>
+          <>
+            <span className="inline-flex items-center gap-1.5 whitespace-nowrap tabular-nums">
+              <span aria-hidden className={`h-2 w-2 rounded-full ${claim.workerAlive ? 'bg-emerald-500' : 'bg-red-500'}`} />
+              {relative(now - claim.heartbeatAge, now)}
+            </span>
+            {!claim.workerAlive && <div className="text-xs text-red-700 dark:text-red-300">worker silent</div>}
+          </>
         )}
       </td>
       <td className={td}>
         <ClaimCountdown idemKey={k} expiresAt={claim.expiresAt} serverNow={now} orphaned={claim.orphaned} />
       </td>
-      <td className={`${td} w-80`}>
+      <td className={`${td} w-72 min-w-72`}>
         {claim.orphaned ? (
           <div className="space-y-3">
             <div data-testid={`claim-orphaned-${k}`}
@@ -132,14 +148,5 @@ function ClaimTableRow({ claim, now }: { claim: ClaimView; now: number }) {
         )}
       </td>
     </tr>
-  );
-}
-
-function LiveRefreshNote() {
-  return (
-    <p className="text-xs text-zinc-500 dark:text-zinc-400">
-      Leases count down by your browser&apos;s clock; whether a claim is orphaned is the store&apos;s call, refreshed
-      every two seconds while Live is on.
-    </p>
   );
 }

@@ -1,7 +1,7 @@
 'use client';
 /**
  * Expire every orphaned claim at once, behind a confirmation: each of their steps runs again, and a side
- * effect that did happen before its worker died will happen twice unless its sink honours the key.
+ * effect that did happen before its holder stopped will happen twice unless its sink honours the key.
  */
 import { useRef, useTransition } from 'react';
 import { sweepOrphanedAction } from '@/app/actions/claims';
@@ -22,7 +22,7 @@ export function ClaimSweep({ orphaned }: { orphaned: number }) {
     <>
       <button type="button" data-testid="sweep-all" disabled={orphaned === 0} aria-haspopup="dialog"
         title={orphaned === 0 ? 'No claim is orphaned' : undefined}
-        onClick={() => dialog.current?.showModal()} className={buttonClass('danger')}>
+        onClick={() => dialog.current?.showModal()} className={buttonClass(orphaned > 0 ? 'danger' : 'default')}>
         Sweep all orphaned{orphaned > 0 ? ` (${orphaned})` : ''}
       </button>
       {/* Native <dialog>: showModal traps focus, Escape cancels, focus returns to the button on close. */}
@@ -30,7 +30,7 @@ export function ClaimSweep({ orphaned }: { orphaned: number }) {
         className="m-auto w-[min(28rem,calc(100vw-2rem))] rounded-lg border border-zinc-200 bg-white p-5 text-zinc-900 shadow-xl backdrop:bg-zinc-950/50 dark:border-zinc-700 dark:bg-zinc-900 dark:text-zinc-100">
         <h2 id="sweep-title" className="text-base font-semibold">Expire {orphaned === 1 ? 'the orphaned claim' : `all ${orphaned} orphaned claims`}?</h2>
         <p id="sweep-body" className="mt-2 text-sm text-zinc-600 dark:text-zinc-400">
-          Each step runs again. Where the side effect did happen before its worker died, it happens a second
+          Each step runs again. Where the side effect did happen before its holder stopped, it happens a second
           time unless the receiving system honours the idempotency key. To keep a result you have checked,
           resolve that claim by hand instead.
         </p>

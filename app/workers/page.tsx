@@ -63,12 +63,12 @@ export default async function WorkersPage() {
               <thead className="border-b border-zinc-200 bg-zinc-50 dark:border-zinc-800 dark:bg-zinc-900/60">
                 <tr>
                   <th scope="col" className={th}>Worker</th>
+                  <th scope="col" className={th}>State</th>
+                  <th scope="col" className={th}>Last heartbeat</th>
+                  <th scope="col" className={th}>Runs held</th>
                   <th scope="col" className={th}>Host</th>
                   <th scope="col" className={`${th} text-right`}>PID</th>
                   <th scope="col" className={th}>Started</th>
-                  <th scope="col" className={th}>Last heartbeat</th>
-                  <th scope="col" className={th}>State</th>
-                  <th scope="col" className={th}>Runs held</th>
                 </tr>
               </thead>
               <tbody className="divide-y divide-zinc-200 dark:divide-zinc-800">
@@ -86,33 +86,33 @@ function WorkerTableRow({ worker: w, now }: { worker: WorkerView; now: number })
   const iso = (t: number) => new Date(t * 1000).toISOString();
   return (
     <tr data-testid={`worker-row-${w.id}`} className={w.state === 'stopped' ? 'text-zinc-500 dark:text-zinc-400' : undefined}>
-      <td className={`${td} max-w-[16rem] break-all font-mono text-xs`}>{w.id}</td>
-      <td className={`${td} max-w-[12rem] break-all`}>{w.host}</td>
-      <td className={`${td} text-right font-mono text-xs tabular-nums`}>{w.pid}</td>
-      <td className={`${td} whitespace-nowrap`}>
-        <time dateTime={iso(w.startedAt)} title={iso(w.startedAt)}>{relative(w.startedAt, now)}</time>
-      </td>
+      <td className={`${td} min-w-32 max-w-64 font-mono text-xs leading-5 [overflow-wrap:anywhere]`}>{w.id}</td>
+      <td className={td}><Badge value={w.state} testId={`worker-state-${w.id}`} /></td>
       <td className={`${td} whitespace-nowrap`}>
         <time dateTime={iso(w.heartbeatAt)} title={iso(w.heartbeatAt)}>{relative(w.heartbeatAt, now)}</time>
         <div className={`text-xs tabular-nums ${w.state === 'silent' ? 'text-red-700 dark:text-red-300' : 'text-zinc-500 dark:text-zinc-400'}`}>
           {w.state === 'stopped' && w.stoppedAt !== null
             ? `stopped ${relative(w.stoppedAt, now)}`
-            : w.state === 'silent' ? `silent ${age(w.heartbeatAge)}, past ${DEAD_AFTER_S} s` : `age ${age(w.heartbeatAge)}`}
+            : w.state === 'silent' ? `silent for ${age(w.heartbeatAge)}: dead after ${DEAD_AFTER_S} s` : `age ${age(w.heartbeatAge)}`}
         </div>
       </td>
-      <td className={td}><Badge value={w.state} testId={`worker-state-${w.id}`} /></td>
-      <td className={td}>
+      <td className={`${td} min-w-48`}>
         {w.runs.length === 0 ? (
           <span className="text-zinc-500 dark:text-zinc-400">none</span>
         ) : (
           <ul className="flex flex-wrap gap-x-3 gap-y-1">
             {w.runs.map((id) => (
-              <li key={id} className="max-w-[16rem] break-all">
+              <li key={id} className="max-w-64 [overflow-wrap:anywhere]">
                 <Link href={`/runs/${encodeURIComponent(id)}`} className={link}>{id}</Link>
               </li>
             ))}
           </ul>
         )}
+      </td>
+      <td className={`${td} max-w-48 [overflow-wrap:anywhere]`}>{w.host}</td>
+      <td className={`${td} text-right tabular-nums`}>{w.pid}</td>
+      <td className={`${td} whitespace-nowrap`}>
+        <time dateTime={iso(w.startedAt)} title={iso(w.startedAt)}>{relative(w.startedAt, now)}</time>
       </td>
     </tr>
   );
