@@ -92,7 +92,7 @@ export class Checkpoint {
         idemKey, runId: this.runId, token, workerId: this.workerId, step: options.step ?? null,
         attempt: options.attempt ?? 1, leaseMs: this.leaseMs, claimTtlMs: this.claimTtlMs,
       });
-      if (outcome.kind === 'committed') return this.reuse<T>(outcome.row, fingerprint, waited ? 'awaited' : 'skipped');
+      if (outcome.kind === 'committed') return this.reuse<T>(outcome.row, fingerprint, waited ? 'awaited' : 'skipped', options.step);
       if (outcome.kind === 'claimed') return this.execute(idemKey, token, outcome.attempt, fn, options, fingerprint);
 
       waited = true;
@@ -106,9 +106,13 @@ export class Checkpoint {
     }
   }
 
-  private reuse<T>(row: CommittedRow, fingerprint: string | null, status: 'skipped' | 'awaited'): StepResult<T> {
+  private async reuse<T>(row: CommittedRow, fingerprint: string | null, status: 'skipped' | 'awaited', step?: number): Promise<StepResult<T>> {
     if (fingerprint !== null && row.fingerprint !== null && row.fingerprint !== fingerprint) {
-      throw new IdempotencyKeyReuseError(row.idemKey, row.fingerprint, fingerprint);
+      const error = new IdempotencyKeyReuseError(row.idemKey, row.fingerprint, fingerprint);
+      // On the run's timeline too: a reused key is a bug in how keys are derived, worth an operator's eye.
+      await this.store.recordEvent({ runId: this.runId, outcome: 'key_reuse', idemKey: row.idemKey, step: step ?? null,
+        workerId: this.workerId, detail: error.message });
+      throw error;
     }
     this.pending[status]++;
     return { result: JSON.parse(row.resultJson) as T, status };

@@ -166,6 +166,9 @@ export interface Store {
    */
   resolveClaim(request: ResolveRequest): Promise<void>;
 
+  /** Appends an event (an operator's note, a refused key reuse) to a run's timeline. */
+  recordEvent(event: { runId: string; outcome: Outcome; idemKey?: string | null; step?: number | null; workerId?: string | null; detail?: string | null }): Promise<void>;
+
   /** Append-only history of a run, oldest first. */
   listEvents(runId: string, options?: { limit?: number; afterId?: number }): Promise<StepEvent[]>;
 
@@ -319,7 +322,4 @@ export interface InsightStore {
    * so idempotency was void for them.
    */
   unstableKeys(runId: string, options?: { limit?: number }): Promise<{ step: number; keys: string[] }[]>;
-
-  /** Appends an event (an operator's note, a refused key reuse) to a run's timeline. */
-  recordEvent(event: { runId: string; outcome: Outcome; idemKey?: string | null; step?: number | null; workerId?: string | null; detail?: string | null }): Promise<void>;
 }

@@ -408,6 +408,10 @@ describe.each(list)('store contract on $name', (backend) => {
       expect(await a.runOnce(key, fn)).toEqual({ result: 1, status: 'skipped' });
       expect(calls).toBe(1);
       expect(await store.getCommitted(key)).toMatchObject({ fingerprint: contentKey({ q: 1 }) });
+      // The refused reuse is on the run's timeline, once (the rejects above awaited one call).
+      const reuses = (await store.listEvents(a.runId)).filter((e) => e.outcome === 'key_reuse');
+      expect(reuses).toHaveLength(1);
+      expect(reuses[0]).toMatchObject({ idemKey: key, workerId: 'w1' });
     });
 
     it('fn throwing releases the claim, records `failed`, rethrows; the next runOnce executes again', async () => {
