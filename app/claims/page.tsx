@@ -36,8 +36,10 @@ export default async function ClaimsPage() {
               </span>
             </h1>
             <p className="max-w-2xl text-sm text-zinc-600 dark:text-zinc-400">
-              Side effects being executed right now, {claims.length} in flight. A claim whose lease passed is
-              orphaned: its holder stopped mid-execute, so nobody knows whether the side effect happened.
+              {claims.length === 0 ? 'Side effects being executed right now.'
+                : `${claims.length} side effect${claims.length === 1 ? '' : 's'} being executed right now.`}{' '}
+              A claim whose lease passed is orphaned: its holder stopped mid-execute, so nobody knows whether the
+              side effect happened.
             </p>
           </div>
           <div className="flex items-center gap-2">
@@ -75,10 +77,12 @@ export default async function ClaimsPage() {
             </table>
           </div>
         )}
-        <p className="text-xs text-zinc-500 dark:text-zinc-400">
-          Leases count down by your browser&apos;s clock; whether a claim is orphaned is the store&apos;s call,
-          refreshed every two seconds while Live is on.
-        </p>
+        {claims.length > 0 && (
+          <p className="text-xs text-zinc-500 dark:text-zinc-400">
+            Leases count down by your browser&apos;s clock; whether a claim is orphaned is the store&apos;s call,
+            refreshed every two seconds while Live is on.
+          </p>
+        )}
       </div>
     </ClaimBoard>
   );
