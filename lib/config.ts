@@ -22,6 +22,18 @@ const schema = z.object({
   WAYBILL_MODEL_NAME: z.string().min(1, 'must not be empty').optional(),
   WAYBILL_MODEL_API_KEY: z.string().optional(),
   WAYBILL_MODEL_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
+  /** `npm start`: the port the dashboard listens on. */
+  PORT: z.coerce
+    .number({ error: 'must be a TCP port number, 1-65535' })
+    .int('must be a TCP port number, 1-65535')
+    .min(1, 'must be a TCP port number, 1-65535')
+    .max(65_535, 'must be a TCP port number, 1-65535')
+    .default(3000),
+  /** `npm start`: the address the dashboard listens on; loopback unless an operator says otherwise. */
+  HOST: z
+    .string()
+    .regex(/^[A-Za-z0-9.:-]+$/, 'must be an IP address or host name to listen on, e.g. 127.0.0.1 or ::1')
+    .default('127.0.0.1'),
 });
 
 export type Config = z.infer<typeof schema>;
