@@ -1,0 +1,266 @@
+/**
+ * `npm start`: Waybill in one command on a fresh clone. Builds the dashboard when there is no production
+ * build, opens the store (which migrates it), queues a demo run when the store has no runs at all, then runs
+ * `next start` and one `waybill worker` as child processes until Ctrl-C or SIGTERM.
+ *
+ * Stopping: the first signal sends SIGTERM to each child and waits — the worker finishes the step in hand
+ * and hands its runs back — then exits 0. A child that dies on its own stops the other and exits 1.
+ */
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { connect, createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { config, ConfigError, type Config } from '../config';
+import { runStore } from '../cli/context';
+import { startRun } from '../engine/runs';
+import { openStore } from '../store/index';
+import { describeExit, spawnChild, stopAll, type Child } from './children';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const NEXT_BIN = createRequire(import.meta.url).resolve('next/dist/bin/next');
+const WAYBILL_BIN = fileURLToPath(new URL('../../bin/waybill.mjs', import.meta.url));
+const BUILD_ID = fileURLToPath(new URL('../../.next/BUILD_ID', import.meta.url));
+
+/** Enough that a newcomer sees progress move within seconds, and a failure or two retried, for about a minute. */
+const DEMO = { id: 'demo-agent-batch', workflow: 'agent-batch', input: { count: 120, latencyMs: 400, failureRate: 0.05 } };
+/** How long a child may take to stop after SIGTERM: the worker finishes the step it holds. */
+const GRACE_MS = 30_000;
+/** npm forwards the terminal's Ctrl-C, so one keypress can arrive twice; only a later one means "now". */
+const REPEAT_WINDOW_MS = 1000;
+
+const USAGE = `usage: npm start [-- [--no-worker] [--no-demo]]
+
+Builds the dashboard if needed, migrates the store (DATABASE_URL), queues a demo run when there are
+no runs, and runs the dashboard (next start on HOST:PORT, default 127.0.0.1:3000) and one worker.
+Ctrl-C stops both.
+
+  --no-worker  run the dashboard only (start workers yourself: npx waybill worker)
+  --no-demo    never queue the demo run`;
+
+const say = (line: string) => process.stdout.write(`${line}\n`);
+const complain = (line: string) => process.stderr.write(`waybill: ${line}\n`);
+
+export async function launch(argv: string[]): Promise<number> {
+  let flags: { worker: boolean; demo: boolean; help: boolean };
+  try {
+    const { values } = parseArgs({
+      args: argv, strict: true,
+      options: { 'no-worker': { type: 'boolean' }, 'no-demo': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    });
+    flags = { worker: !values['no-worker'], demo: !values['no-demo'], help: Boolean(values.help) };
+  } catch (error) {
+    complain(`${(error as Error).message.split('. To specify')[0]}\n${USAGE}`);
+    return 2;
+  }
+  if (flags.help) {
+    say(USAGE);
+    return 0;
+  }
+  let cfg: Config;
+  try {
+    cfg = config();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      complain(error.message);
+      return 2;
+    }
+    throw error;
+  }
+  if (!isLoopback(cfg.HOST)) {
+    complain(`HOST=${cfg.HOST} would open the dashboard beyond this machine, and Waybill has no operator sign-in yet: ` +
+      'anyone who reached it could cancel runs and resolve claims. Listen on 127.0.0.1 (or ::1) and reach it ' +
+      'through an SSH tunnel or an authenticating proxy.');
+    return 2;
+  }
+
+  // `npm start | tee log` and a Ctrl-C: the pipe may close before we finish stopping the children.
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
+  const signals = watchSignals();
+  try {
+    return await startAll(cfg, flags, signals);
+  } finally {
+    signals.dispose();
+  }
+}
+
+async function startAll(cfg: Config, flags: { worker: boolean; demo: boolean }, signals: Signals): Promise<number> {
+  const url = `http://${cfg.HOST.includes(':') ? `[${cfg.HOST}]` : cfg.HOST}:${cfg.PORT}`;
+  const taken = await portTaken(cfg.HOST, cfg.PORT);
+  if (taken) {
+    complain(`cannot listen on ${cfg.HOST}:${cfg.PORT}: ${taken}. Is Waybill already running? Choose another port: PORT=${cfg.PORT + 1} npm start`);
+    return 1;
+  }
+
+  if (!existsSync(BUILD_ID)) {
+    say('waybill: no production build yet (.next/BUILD_ID is missing): building the dashboard with next build, once; this takes a minute or two');
+    const build = spawnChild('the build (next build)', process.execPath, [NEXT_BIN, 'build'], { cwd: ROOT });
+    signals.track(build);
+    const ended = await Promise.race([build.exited, signals.requested.then(() => null)]);
+    if (ended === null) {
+      await stopAll([build], GRACE_MS);
+      say('waybill: stopped before the build finished; the next npm start builds again');
+      return 0;
+    }
+    if (ended.code !== 0) {
+      complain(`next build failed (${describeExit(ended)}); the errors are above`);
+      return 1;
+    }
+    say('waybill: build done');
+  }
+
+  let demo: string | null;
+  try {
+    demo = await prepareStore(cfg, flags.demo);
+  } catch (error) {
+    complain(`cannot open the store at ${redact(cfg.DATABASE_URL)}: ${(error as Error).message}`);
+    return 1;
+  }
+  if (signals.received()) return 0;
+
+  const web = spawnChild('the dashboard (next start)', process.execPath,
+    [NEXT_BIN, 'start', '--port', String(cfg.PORT), '--hostname', cfg.HOST], { cwd: ROOT, label: '[web]' });
+  signals.track(web);
+  const worker = flags.worker
+    // One line per step drowns everything else; the worker's progress line every few seconds says enough here.
+    ? spawnChild('the worker (waybill worker)', process.execPath, [WAYBILL_BIN, 'worker'],
+      { cwd: ROOT, label: '[worker]', omit: /"msg":"step executed"/ })
+    : null;
+  if (worker) signals.track(worker);
+  const children = worker ? [web, worker] : [web];
+
+  const settled = new AbortController();
+  void listening(cfg.HOST, cfg.PORT, settled.signal).then((up) => {
+    if (!up) return;
+    say('');
+    say(`Waybill is running at ${url}`);
+    say(`  dashboard  next start, pid ${web.pid}`);
+    say(worker ? `  worker     waybill worker, pid ${worker.pid} (more: npx waybill worker)` : '  worker     none (--no-worker); start one with: npx waybill worker');
+    if (demo) say(`  demo run   ${url}/runs/${encodeURIComponent(demo)}`);
+    say('Ctrl-C stops them.');
+    say('');
+  });
+
+  const first = await Promise.race([
+    ...children.map((child) => child.exited.then(() => ({ died: child }))),
+    signals.requested.then((signal) => ({ signal })),
+  ]);
+  settled.abort();
+  if ('signal' in first) {
+    say(`waybill: ${first.signal}: stopping ${children.map((c) => c.what).join(' and ')}`);
+    const killed = await stopAll(children, GRACE_MS);
+    if (killed.length > 0) {
+      complain(`${killed.map((c) => c.what).join(' and ')} did not stop within ${GRACE_MS / 1000} s and was killed`);
+      return 1;
+    }
+    say('waybill: stopped');
+    return 0;
+  }
+  const others = children.filter((c) => c !== first.died);
+  complain(`${first.died.what} exited unexpectedly (${describeExit(first.died.exit()!)})` +
+    (others.length ? `; stopping ${others.map((c) => c.what).join(' and ')}` : ''));
+  await stopAll(others, GRACE_MS);
+  return 1;
+}
+
+/** Opens (and so migrates) the store; queues the demo run into an empty one. Returns the demo run's id. */
+async function prepareStore(cfg: Config, demoWanted: boolean): Promise<string | null> {
+  const store = await openStore(cfg.DATABASE_URL, { synchronous: cfg.WAYBILL_SQLITE_SYNC });
+  try {
+    say(`waybill: store ${redact(cfg.DATABASE_URL)} is open and up to date`);
+    if (!demoWanted) return null;
+    const runs = runStore(store);
+    // Outside clients' runs count too: a store with any run in it is not a newcomer's.
+    if ((await runs.listRuns({ limit: 1, claimTtlMs: cfg.WAYBILL_CLAIM_TTL_MS })).length > 0) return null;
+    if (cfg.WAYBILL_MODEL_URL) {
+      say(`waybill: no runs yet, but no demo run either: a model endpoint is configured (WAYBILL_MODEL_URL) and the demo would call it ${DEMO.input.count} times`);
+      return null;
+    }
+    const { builtinRegistry } = await import('../engine/workflows/index');
+    const run = await startRun(runs, builtinRegistry(), DEMO);
+    say(`waybill: no runs yet: queued the demo run ${run.id} (${run.workflow}, ${run.totalSteps} steps of ` +
+      `${DEMO.input.latencyMs} ms, ${DEMO.input.failureRate * 100}% simulated failures, retried)`);
+    return run.id;
+  } finally {
+    await store.close();
+  }
+}
+
+interface Signals {
+  /** Resolves with the first SIGINT or SIGTERM. */
+  requested: Promise<NodeJS.Signals>;
+  received(): boolean;
+  /** Children to SIGKILL if the user insists (a second Ctrl-C). */
+  track(child: Child): void;
+  dispose(): void;
+}
+
+function watchSignals(): Signals {
+  let first: { at: number } | null = null;
+  let resolve!: (signal: NodeJS.Signals) => void;
+  const requested = new Promise<NodeJS.Signals>((r) => (resolve = r));
+  const children: Child[] = [];
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (first === null) {
+      first = { at: Date.now() };
+      resolve(signal);
+    } else if (Date.now() - first.at > REPEAT_WINDOW_MS) {
+      complain(`${signal} again: killing ${children.filter((c) => c.exit() === null).map((c) => c.what).join(' and ') || 'nothing'} now`);
+      for (const child of children) child.kill('SIGKILL');
+      process.exit(130);
+    }
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return {
+    requested,
+    received: () => first !== null,
+    track: (child) => children.push(child),
+    dispose() {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
+/** Why the address cannot be listened on, or null when it can (checked before a build, so it fails fast). */
+function portTaken(host: string, port: number): Promise<string | null> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'EADDRINUSE' ? 'the port is in use' : error.message));
+    server.listen({ host, port, exclusive: true }, () => server.close(() => resolve(null)));
+  });
+}
+
+/** Resolves true once something accepts connections on host:port, false if aborted first. */
+async function listening(host: string, port: number, signal: AbortSignal): Promise<boolean> {
+  while (!signal.aborted) {
+    const up = await new Promise<boolean>((resolve) => {
+      const socket = connect({ host, port });
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (up) return !signal.aborted;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return false;
+}
+
+/** A database URL fit to print: no password. */
+function redact(url: string): string {
+  if (!/^postgres(ql)?:\/\//.test(url)) return url;
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'postgres://…';
+  }
+}
