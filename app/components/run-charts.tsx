@@ -53,13 +53,16 @@ function ChartTooltip({ active, payload, label, labelFormatter, unit }: TooltipC
   );
 }
 
-export function DurationsChart({ data }: { data: { step: number; durationMs: number }[] }) {
+/** `sampledFrom`: how many steps the server sampled `data` from, when it did. */
+export function DurationsChart({ data, sampledFrom }: { data: { step: number; durationMs: number }[]; sampledFrom?: number }) {
   const values = data.map((d) => d.durationMs).sort((a, b) => a - b);
   const median = values[Math.floor(values.length / 2)];
   const max = values[values.length - 1];
   const description = data.length === 0
-    ? 'How long each executed step took. No step has been committed yet.'
-    : `How long each committed step took, over ${data.length} step${data.length === 1 ? '' : 's'}: median ${formatMs(median!)}, slowest ${formatMs(max!)}.`;
+    ? 'How long each executed step took. No step with a measured duration yet.'
+    : sampledFrom
+      ? `How long committed steps took, ${data.length} of ${sampledFrom.toLocaleString('en-US')} drawn: median ${formatMs(median!)}, slowest ${formatMs(max!)} among them.`
+      : `How long each committed step took, over ${data.length} step${data.length === 1 ? '' : 's'}: median ${formatMs(median!)}, slowest ${formatMs(max!)}.`;
   return (
     <ChartFigure testId="chart-durations" title="Step duration by step" description={description} empty={data.length === 0}>
       <ResponsiveContainer width="100%" height={HEIGHT}>

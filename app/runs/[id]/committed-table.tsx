@@ -48,26 +48,26 @@ export function CommittedTable({ runId, rows, total, q, qError, now }: {
           <thead className="hidden border-b border-zinc-200 text-xs text-zinc-600 sm:table-header-group dark:border-zinc-800 dark:text-zinc-400">
             <tr>
               <th scope="col" className="w-12 py-2 pr-3 font-medium">Step</th>
-              <th scope="col" className="w-[22%] py-2 pr-3 font-medium">Key</th>
+              <th scope="col" className="w-[18%] py-2 pr-3 font-medium">Key</th>
               <th scope="col" className="w-20 py-2 pr-3 font-medium">Source</th>
-              <th scope="col" className="w-[16%] py-2 pr-3 font-medium">Worker</th>
+              <th scope="col" className="w-[12%] py-2 pr-3 font-medium">Worker</th>
               <th scope="col" className="w-20 py-2 pr-3 text-right font-medium">Duration</th>
-              <th scope="col" className="w-20 py-2 pr-3 font-medium">Committed</th>
+              <th scope="col" className="w-24 py-2 pr-3 font-medium">Committed</th>
               <th scope="col" className="py-2 font-medium">Result</th>
             </tr>
           </thead>
           <tbody className="block divide-y divide-zinc-100 sm:table-row-group dark:divide-zinc-800">
             {rows.map((row) => (
               <tr key={row.idemKey} data-testid="committed-row" className="grid grid-cols-3 gap-x-3 gap-y-1.5 py-3 sm:table-row sm:py-0">
-                <td data-label="Step" className={`${cell} tabular-nums`}>{row.step ?? '—'}</td>
+                <td data-label="Step" className={`${cell} text-xs font-medium tabular-nums`}>{row.step ?? '—'}</td>
                 <td data-label="Key" className={`${cell} col-span-3 row-start-1 break-all font-mono text-xs`}>{row.idemKey}</td>
-                <td data-label="Source" className={cell}>
+                <td data-label="Source" className={`${cell} text-xs`}>
                   {row.source === 'manual' ? (
                     <span data-testid="source-manual" title="resolved by hand by an operator"
                       className="inline-flex rounded-full bg-violet-50 px-2 py-0.5 text-xs font-medium text-violet-700 ring-1 ring-inset ring-violet-200 dark:bg-violet-950 dark:text-violet-300 dark:ring-violet-900">
                       manual
                     </span>
-                  ) : <span className="text-xs text-zinc-600 dark:text-zinc-400">executed</span>}
+                  ) : <span className="text-zinc-600 dark:text-zinc-400">executed</span>}
                 </td>
                 <td data-label="Worker" className={`${cell} break-all text-xs text-zinc-700 dark:text-zinc-300`}>{row.workerId ?? '—'}</td>
                 <td data-label="Duration" className={`${cell} text-xs tabular-nums sm:text-right`}>{row.durationMs === null ? '—' : `${Math.round(row.durationMs)} ms`}</td>

@@ -12,7 +12,7 @@ import { CumulativeChart, DurationsChart } from '@/app/components/run-charts';
 import { JsonView } from '@/app/components/json-view';
 import { Badge, Card, ProgressBar, Stat, relative } from '@/app/components/ui';
 import { claimTtlMs } from '@/lib/data/store';
-import { getRunDetail, type RunDetail } from '@/lib/data/run-detail';
+import { getRunDetail, MAX_POINTS, type RunDetail } from '@/lib/data/run-detail';
 import { CommittedTable } from './committed-table';
 import { LiveClaims, type LiveClaim } from './live-claims';
 import { RunActions } from './run-actions';
@@ -25,25 +25,30 @@ const qSchema = z.string().trim().max(200, 'search at most 200 characters').opti
 
 type Props = { params: Promise<{ id: string }>; searchParams: Promise<Record<string, string | string[] | undefined>> };
 
-/** The segment as the run's id. Next hands it over still percent-encoded in some cases; decode it once. */
-function runIdFrom(raw: string): string | null {
-  let id = raw;
-  try {
-    if (/%[0-9a-fA-F]{2}/.test(raw)) id = decodeURIComponent(raw);
-  } catch {
-    return null;
+/**
+ * The segment as the run's id. Next 16 hands the page its dynamic param still percent-encoded
+ * (`a%2520b` for the id `a%20b`) but generateMetadata the decoded one, so only the page decodes, once.
+ */
+function runIdFrom(param: string, { encoded }: { encoded: boolean }): string | null {
+  let id = param;
+  if (encoded) {
+    try {
+      id = decodeURIComponent(param);
+    } catch {
+      return null;
+    }
   }
   const parsed = idSchema.safeParse(id);
   return parsed.success ? parsed.data : null;
 }
 
 export async function generateMetadata({ params }: Props): Promise<Metadata> {
-  const id = runIdFrom((await params).id);
+  const id = runIdFrom((await params).id, { encoded: false });
   return { title: id ? `Run ${id}` : 'Run not found' };
 }
 
 export default async function RunPage({ params, searchParams }: Props) {
-  const id = runIdFrom((await params).id);
+  const id = runIdFrom((await params).id, { encoded: true });
   if (!id) notFound();
   const rawQ = (await searchParams).q;
   const parsedQ = qSchema.safeParse(Array.isArray(rawQ) ? rawQ[0] : rawQ);
@@ -70,13 +75,12 @@ export default async function RunPage({ params, searchParams }: Props) {
         <div className="contents lg:block lg:min-w-0 lg:space-y-6">
           <Slot order="order-1"><ProgressCard detail={detail} now={now} /></Slot>
           <Slot order="order-4">
-            <div className="grid grid-cols-1 gap-6 xl:grid-cols-2">
-              <DurationsChart data={detail.durations} />
+            {/* Side by side on a tablet; stacked in the wide column, where a long run's series gets the width. */}
+            <div className="grid grid-cols-1 gap-6 md:grid-cols-2 lg:grid-cols-1">
+              <DurationsChart data={detail.durations}
+                sampledFrom={detail.committedCount > MAX_POINTS ? detail.committedCount : undefined} />
               <CumulativeChart data={detail.cumulative} />
             </div>
-          </Slot>
-          <Slot order="order-7">
-            <CommittedTable runId={run.id} rows={detail.committed} total={detail.committedCount} q={q} qError={qError} now={now} />
           </Slot>
         </div>
 
@@ -93,9 +97,12 @@ export default async function RunPage({ params, searchParams }: Props) {
               <Timeline events={detail.events} now={now} truncated={detail.events.length >= 300} />
             </Card>
           </Slot>
-          {!run.external && <Slot order="order-8"><RunData detail={detail} /></Slot>}
         </div>
       </div>
+
+      {/* Full width: results are JSON, and an opened one needs the room. */}
+      <CommittedTable runId={run.id} rows={detail.committed} total={detail.committedCount} q={q} qError={qError} now={now} />
+      {!run.external && <RunData detail={detail} />}
     </div>
   );
 }
