@@ -18,7 +18,7 @@ export default function ErrorPage({ error, retry }: { error: unknown; retry: () 
       className="mx-auto max-w-xl rounded-lg border border-red-200 bg-white px-6 py-10 text-center shadow-sm dark:border-red-900 dark:bg-zinc-900">
       <h1 className="text-lg font-semibold">This page could not be loaded</h1>
       <p className="mt-2 text-sm text-zinc-600 dark:text-zinc-400">
-        Something went wrong while reading the runs. Your runs are not affected: workers keep going, and every step
+        Something went wrong while loading this page. Your runs are not affected: workers keep going, and every step
         already committed stays committed.
       </p>
       {digest && (

@@ -26,11 +26,11 @@ export function RunsStats({ stats, query }: { stats: RunsPage['stats']; query: R
   return (
     <div className="space-y-3">
       <h2 className="sr-only">Summary</h2>
-      <ul className="grid grid-cols-2 gap-3 sm:grid-cols-4 lg:grid-cols-7" aria-label="Runs by status">
+      <ul className="grid grid-cols-3 gap-3 sm:grid-cols-4 lg:grid-cols-7" aria-label="Runs by status">
         {RUN_STATUSES.map((status) => {
           const active = query.status === status;
           return (
-            <li key={status} className="max-sm:last:col-span-2">
+            <li key={status} className="max-sm:last:col-span-3">
               <Link
                 href={runsHref({ ...query, status: active ? undefined : status, cursor: undefined })}
                 aria-current={active ? 'true' : undefined}
@@ -58,20 +58,22 @@ export function RunsStats({ stats, query }: { stats: RunsPage['stats']; query: R
             </span>
           }
         />
-        <Stat
-          testId="stat-orphaned"
-          label="Orphaned claims"
-          value={
-            stats.orphanedClaims > 0 ? (
-              <Link href="/claims" className="rounded text-orange-700 underline decoration-orange-300 underline-offset-4 hover:decoration-orange-600 focus-visible:outline-2 focus-visible:outline-blue-600 dark:text-orange-300 dark:decoration-orange-700">
-                {stats.orphanedClaims}
-                <span className="sr-only"> orphaned claims: review them</span>
-              </Link>
-            ) : (
-              <span className="text-zinc-500 dark:text-zinc-400">0</span>
-            )
-          }
-        />
+        <div className={stats.orphanedClaims > 0 ? '[&>div]:h-full [&>div]:border-orange-300 [&>div]:bg-orange-50 dark:[&>div]:border-orange-800 dark:[&>div]:bg-orange-950/40' : '[&>div]:h-full'}>
+          <Stat
+            testId="stat-orphaned"
+            label="Orphaned claims"
+            value={
+              stats.orphanedClaims > 0 ? (
+                <Link href="/claims" className="rounded text-orange-700 underline decoration-orange-300 underline-offset-4 hover:decoration-orange-600 focus-visible:outline-2 focus-visible:outline-blue-600 dark:text-orange-300 dark:decoration-orange-700">
+                  {stats.orphanedClaims}
+                  <span className="sr-only"> orphaned claims: review them</span>
+                </Link>
+              ) : (
+                <span className="text-zinc-500 dark:text-zinc-400">0</span>
+              )
+            }
+          />
+        </div>
       </div>
     </div>
   );

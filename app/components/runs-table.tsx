@@ -110,7 +110,7 @@ export function RunsTable({ rows }: { rows: RunsTableRow[] }) {
               <th scope="col" className="w-10 px-3 py-2">
                 <input ref={selectAll} type="checkbox" data-testid="select-all" aria-label="Select every run on this page"
                   checked={allChosen} onChange={(event) => setSelected(event.target.checked ? new Set(rows.map((row) => row.id)) : new Set())}
-                  className="h-4 w-4 rounded border-zinc-300 accent-blue-600 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600" />
+                  className="h-4 w-4 rounded border-zinc-300 accent-blue-600 dark:scheme-dark focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600" />
               </th>
               <th scope="col" className={th}>Run</th>
               <th scope="col" className={th}>Status</th>
@@ -133,7 +133,7 @@ export function RunsTable({ rows }: { rows: RunsTableRow[] }) {
                   <td className="px-3 py-2">
                     <input type="checkbox" data-testid={`select-${run.id}`} aria-label={`Select run ${run.id}`}
                       checked={isSelected} onChange={(event) => toggle(run.id, event.target.checked)}
-                      className="h-4 w-4 rounded border-zinc-300 accent-blue-600 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600" />
+                      className="h-4 w-4 rounded border-zinc-300 accent-blue-600 dark:scheme-dark focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600" />
                   </td>
                   <td className={td}>
                     <Link href={`/runs/${encodeURIComponent(run.id)}`} title={run.id} data-testid={`run-link-${run.id}`}

@@ -21,7 +21,7 @@ export interface StartChoice {
 }
 
 const fieldClass =
-  'block w-full rounded-md border bg-white px-3 py-2 text-sm text-zinc-900 shadow-sm placeholder:text-zinc-400 focus-visible:outline-2 focus-visible:outline-offset-0 focus-visible:outline-blue-600 dark:bg-zinc-900 dark:text-zinc-100 dark:placeholder:text-zinc-500';
+  'block w-full rounded-md border bg-white px-3 py-2 text-sm text-zinc-900 shadow-sm placeholder:text-zinc-400 focus-visible:outline-2 focus-visible:outline-offset-0 focus-visible:outline-blue-600 dark:bg-zinc-900 dark:text-zinc-100 dark:placeholder:text-zinc-500 dark:scheme-dark';
 const fieldBorder = (invalid: boolean) =>
   invalid ? 'border-red-500 dark:border-red-500' : 'border-zinc-300 dark:border-zinc-700';
 const labelClass = 'block text-sm font-medium text-zinc-800 dark:text-zinc-200';
