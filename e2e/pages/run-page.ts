@@ -1,0 +1,51 @@
+/** /runs/<id>: one run's progress, counters, claims, committed results and timeline. */
+import type { Locator, Page } from '@playwright/test';
+
+export class RunPage {
+  readonly status: Locator;
+  readonly progress: Locator;
+  readonly executed: Locator;
+  readonly skipped: Locator;
+  readonly awaited: Locator;
+  readonly timeline: Locator;
+  readonly committed: Locator;
+  readonly notFound: Locator;
+
+  constructor(readonly page: Page) {
+    this.status = page.getByTestId('run-status');
+    this.progress = page.getByTestId('run-progress');
+    this.executed = page.getByTestId('run-executed');
+    this.skipped = page.getByTestId('run-skipped');
+    this.awaited = page.getByTestId('run-awaited');
+    this.timeline = page.getByTestId('timeline');
+    this.committed = page.getByTestId('committed-table');
+    this.notFound = page.getByTestId('run-not-found');
+  }
+
+  async goto(id: string): Promise<void> {
+    await this.page.goto(`/runs/${encodeURIComponent(id)}`);
+  }
+
+  /** Steps done, from the progress bar (aria-valuenow), or else the first number in its text. */
+  async stepsDone(): Promise<number> {
+    const bar = this.progress.getByRole('progressbar');
+    if ((await bar.count()) > 0) {
+      const now = await bar.first().getAttribute('aria-valuenow');
+      if (now !== null) return Number(now);
+    }
+    const text = (await this.progress.textContent()) ?? '';
+    const match = /\d+/.exec(text);
+    if (!match) throw new Error(`run-progress shows no number: ${JSON.stringify(text)}`);
+    return Number(match[0]);
+  }
+
+  /** Timeline items of one outcome: executed, skipped, expired, resolved, operator, … */
+  events(outcome: string): Locator {
+    return this.timeline.getByTestId(`event-${outcome}`);
+  }
+
+  /** Committed results an operator supplied by hand. */
+  get manualResults(): Locator {
+    return this.page.getByTestId('source-manual');
+  }
+}

@@ -1,0 +1,22 @@
+/** /workers: every worker that registered, its heartbeat and state. */
+import type { Locator, Page } from '@playwright/test';
+
+export class WorkersPage {
+  readonly table: Locator;
+
+  constructor(readonly page: Page) {
+    this.table = page.getByTestId('workers-table');
+  }
+
+  async goto(): Promise<void> {
+    await this.page.goto('/workers');
+  }
+
+  row(id: string): Locator {
+    return this.page.getByTestId(`worker-row-${id}`);
+  }
+
+  state(id: string): Locator {
+    return this.page.getByTestId(`worker-state-${id}`);
+  }
+}

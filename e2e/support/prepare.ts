@@ -1,0 +1,83 @@
+/**
+ * What the e2e suite needs before Playwright starts the web server, done once in the runner process as the
+ * config file is loaded. (Playwright starts `webServer` before `globalSetup`, so a build there would come too
+ * late: the server would already have built, or served a stale build.)
+ *
+ * - Chromium: Debian's /usr/bin/chromium (browsers cannot be downloaded here). Missing under CI=true is a
+ *   failure; elsewhere the suite is skipped with a loud message and exits 0.
+ * - A throwaway SQLite database in a fresh temp dir, its URL handed to the server and the tests through the
+ *   environment (Playwright's worker processes inherit it, and load this config again: they reuse it).
+ * - A production build that is not older than the sources it was built from.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** Debian's chromium; WAYBILL_E2E_CHROMIUM names another build of it. */
+export const CHROMIUM = process.env.WAYBILL_E2E_CHROMIUM ?? '/usr/bin/chromium';
+
+export interface E2EEnv {
+  chromium: boolean;
+  dir: string;
+  databaseUrl: string;
+  port: number;
+  baseURL: string;
+}
+
+export function prepare(root: string): E2EEnv {
+  const ci = process.env.CI === 'true' || process.env.CI === '1';
+  const chromium = existsSync(CHROMIUM);
+  const port = Number(process.env.WAYBILL_E2E_PORT ?? 3210);
+  const firstLoad = process.env.WAYBILL_E2E_DIR === undefined;
+
+  if (!chromium) {
+    if (ci) {
+      throw new Error(`e2e: ${CHROMIUM} is missing. CI installs it before the tests ` +
+        '(apt-get update && apt-get install -y --no-install-recommends chromium); see .ci/run.');
+    }
+    if (firstLoad) {
+      const bar = '!'.repeat(78);
+      process.stderr.write(`\n${bar}\n  e2e SKIPPED: ${CHROMIUM} is missing, so the browser tests do not run.\n` +
+        `  Install it: sudo apt-get install -y chromium   (under CI=true this is a failure)\n${bar}\n\n`);
+    }
+  } else if (firstLoad) {
+    buildIfStale(root);
+  }
+  // Made only once the checks and the build have passed, so a failed start leaves no directory behind.
+  const dir = (process.env.WAYBILL_E2E_DIR ??= mkdtempSync(join(tmpdir(), 'waybill-e2e-')));
+  const databaseUrl = (process.env.WAYBILL_E2E_DATABASE_URL ??= `file:${join(dir, 'e2e.db')}`);
+  return { chromium, dir, databaseUrl, port, baseURL: `http://127.0.0.1:${port}` };
+}
+
+/** Sources the production build is made of; anything newer than .next/BUILD_ID means a rebuild. */
+const SOURCES = ['app', 'lib', 'public', 'next.config.js', 'postcss.config.mjs', 'package-lock.json'];
+
+function buildIfStale(root: string): void {
+  const buildId = join(root, '.next', 'BUILD_ID');
+  const builtAt = existsSync(buildId) ? statSync(buildId).mtimeMs : null;
+  const newest = SOURCES.reduce<{ path: string; at: number } | null>((best, entry) => newer(best, newestIn(join(root, entry))), null);
+  if (builtAt !== null && (newest === null || newest.at <= builtAt)) return;
+  const why = builtAt === null ? 'there is no production build' : `${newest!.path.slice(root.length + 1)} changed since the last build`;
+  process.stderr.write(`e2e: building the dashboard (${why}): next build\n`);
+  const build = spawnSync(process.execPath, [join(root, 'node_modules', 'next', 'dist', 'bin', 'next'), 'build'], {
+    cwd: root, stdio: 'inherit',
+  });
+  if (build.status !== 0) throw new Error(`e2e: next build failed (${build.signal ?? `exit code ${build.status}`}); its errors are above`);
+}
+
+function newestIn(path: string): { path: string; at: number } | null {
+  if (!existsSync(path)) return null;
+  const stat = statSync(path);
+  if (!stat.isDirectory()) return { path, at: stat.mtimeMs };
+  // A directory's own time moves when a file in it is added or deleted.
+  let best: { path: string; at: number } | null = { path, at: stat.mtimeMs };
+  for (const entry of readdirSync(path)) best = newer(best, newestIn(join(path, entry)));
+  return best;
+}
+
+function newer<T extends { at: number }>(a: T | null, b: T | null): T | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return b.at > a.at ? b : a;
+}

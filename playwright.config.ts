@@ -1,0 +1,53 @@
+/**
+ * The browser suite: the production build served by `node bin/start.mjs` (no worker, no demo) on a
+ * throwaway SQLite database; the tests start and kill real `waybill worker` processes against the same file.
+ * Setup (chromium check, temp database, build if stale) is in e2e/support/prepare.ts.
+ */
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from '@playwright/test';
+import { CHROMIUM, prepare } from './e2e/support/prepare';
+
+const root = fileURLToPath(new URL('.', import.meta.url));
+const e2e = prepare(root);
+const ci = process.env.CI === 'true' || process.env.CI === '1';
+
+export default defineConfig({
+  testDir: 'e2e',
+  outputDir: 'test-results',
+  globalTeardown: './e2e/support/teardown.ts',
+  // The tests share one server and one database, and kill workers: one at a time.
+  workers: 1,
+  fullyParallel: false,
+  forbidOnly: ci,
+  retries: 0,
+  timeout: 120_000,
+  expect: { timeout: 15_000 },
+  reporter: [['list']],
+  use: {
+    baseURL: e2e.baseURL,
+    browserName: 'chromium',
+    trace: 'retain-on-failure',
+    screenshot: 'only-on-failure',
+    launchOptions: {
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+        '--disable-sync', '--no-first-run'],
+    },
+  },
+  // Without chromium the specs skip themselves; no server is started for them.
+  webServer: e2e.chromium
+    ? {
+      command: 'node bin/start.mjs --no-worker --no-demo',
+      cwd: root,
+      env: { DATABASE_URL: e2e.databaseUrl, PORT: String(e2e.port), HOST: '127.0.0.1' },
+      // start.mjs prints this once next start accepts connections (and builds first if .next is missing).
+      wait: { stdout: /Waybill is running at/ },
+      timeout: 300_000,
+      reuseExistingServer: false,
+      stdout: 'ignore',
+      stderr: 'pipe',
+      // SIGTERM lets start.mjs stop next start itself; a SIGKILL of the group would miss it (it runs detached).
+      gracefulShutdown: { signal: 'SIGTERM', timeout: 20_000 },
+    }
+    : undefined,
+});
