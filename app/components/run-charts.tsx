@@ -94,7 +94,7 @@ export function CumulativeChart({ data }: { data: { t: number; executed: number;
         <LineChart data={data} margin={{ top: 8, right: 8, bottom: 4, left: 0 }}
           title="Executed, skipped and awaited over time" desc={description}>
           <CartesianGrid stroke="currentColor" strokeOpacity={0.15} vertical={false} />
-          <XAxis dataKey="t" type="number" scale="time" domain={['dataMin', 'dataMax']} {...axis}
+          <XAxis dataKey="t" type="number" domain={['dataMin', 'dataMax']} padding={{ left: 4, right: 8 }} {...axis}
             tickFormatter={clock} minTickGap={32} />
           <YAxis width={44} allowDecimals={false} {...axis} />
           <Tooltip content={(props) => <ChartTooltip {...props} />} labelFormatter={(label) => clock(Number(label))} />
