@@ -37,7 +37,7 @@ export async function getRunDetail(id: string, options: { q?: string } = {}): Pr
   const [committedCount, committed, events, timings, unstableKeys] = await Promise.all([
     store.countCommitted(id),
     options.q ? store.searchCommitted(id, options.q, { limit: 100 }) : store.listCommitted(id, { limit: 100 }),
-    store.listEvents(id, { limit: 100_000 }),
+    store.listEvents(id, { limit: 20_000 }),
     store.listStepTimings(id, { limit: 200_000 }),
     store.unstableKeys(id),
   ]);
@@ -89,12 +89,18 @@ function cumulative(timings: StepTiming[], events: StepEvent[]) {
   return sample(series);
 }
 
-/** The rate over the last 50 committed steps, projected over what is left. */
+/**
+ * The rate over the steps committed in the last minute before the latest one, projected over what is
+ * left. A window in time rather than a count of steps, so a crash's gap does not drag the rate down.
+ */
 function eta(run: RunRow, step: number, timings: StepTiming[]): RunDetail['eta'] {
   if (run.status !== 'running' || !run.totalSteps) return null;
-  const recent = [...timings].sort((a, b) => a.committedAt - b.committedAt).slice(-50);
+  const times = timings.map((t) => t.committedAt).sort((a, b) => a - b);
+  const latest = times[times.length - 1];
+  if (latest === undefined) return null;
+  const recent = times.filter((t) => t >= latest - 60);
   if (recent.length < 2) return null;
-  const span = recent[recent.length - 1]!.committedAt - recent[0]!.committedAt;
+  const span = latest - recent[0]!;
   if (span <= 0) return null;
   const perSecond = (recent.length - 1) / span;
   const remaining = Math.max(0, run.totalSteps - step);
