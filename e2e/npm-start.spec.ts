@@ -1,0 +1,87 @@
+/**
+ * Issue 5, item 4: `npm start` itself (node bin/start.mjs, all defaults but the port and the database), on an
+ * empty store of its own: the dashboard answers, its worker runs the demo run, and signals stop it cleanly.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { RunPage } from './pages/run-page';
+import { expect, noChromium, test } from './support/test';
+
+test.skip(noChromium, 'no chromium');
+
+const PORT = Number(process.env.WAYBILL_E2E_PORT ?? 3210) + 1;
+
+interface Started {
+  proc: ChildProcess;
+  out: () => string;
+  url: string;
+  webPid: number;
+  workerPid: number;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+async function npmStart(databaseUrl: string): Promise<Started> {
+  const proc = spawn(process.execPath, ['bin/start.mjs'], {
+    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(PORT), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  proc.stdout!.setEncoding('utf8').on('data', (c: string) => (out += c));
+  proc.stderr!.setEncoding('utf8').on('data', (c: string) => (out += c));
+  const exited = once(proc, 'close').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));
+  started.add(proc);
+  void exited.then(() => started.delete(proc));
+  await expect.poll(() => out, { timeout: 60_000, message: 'npm start prints its banner' }).toMatch(/Waybill is running at/);
+  const pid = (what: string) => Number(new RegExp(`${what}, pid (\\d+)`).exec(out)?.[1]);
+  return { proc, out: () => out, url: /Waybill is running at (\S+)/.exec(out)![1]!, webPid: pid('next start'), workerPid: pid('waybill worker'), exited };
+}
+
+const started = new Set<ChildProcess>();
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+let dir: string;
+test.beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'waybill-e2e-start-'));
+});
+test.afterAll(async () => {
+  for (const proc of started) proc.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('npm start runs the dashboard, a worker and a demo run; SIGTERM stops both and exits 0; a dead child stops the other', async ({ page }) => {
+  const databaseUrl = `file:${join(dir, 'start.db')}`;
+  const first = await npmStart(databaseUrl);
+  expect(first.url).toBe(`http://127.0.0.1:${PORT}`);
+  expect(first.out()).toContain('queued the demo run demo-agent-batch');
+  expect(alive(first.webPid) && alive(first.workerPid)).toBe(true);
+
+  // A newcomer sees the demo move within seconds.
+  const run = new RunPage(page);
+  await page.goto(`${first.url}/runs/demo-agent-batch`);
+  await expect(run.status).toBeVisible();
+  const seen = await run.stepsDone();
+  await expect.poll(() => run.stepsDone(), { timeout: 20_000 }).toBeGreaterThan(seen);
+
+  first.proc.kill('SIGTERM');
+  expect(await first.exited).toEqual({ code: 0, signal: null });
+  expect(first.out()).toContain('waybill: stopped');
+  expect(alive(first.webPid) || alive(first.workerPid)).toBe(false);
+
+  // Again on the same store: it has runs now, so no second demo. The worker dies: the dashboard goes too.
+  const second = await npmStart(databaseUrl);
+  expect(second.out()).not.toContain('queued the demo run');
+  process.kill(second.workerPid, 'SIGKILL');
+  expect((await second.exited).code).toBe(1);
+  expect(second.out()).toContain('the worker (waybill worker) exited unexpectedly (killed by SIGKILL)');
+  expect(alive(second.webPid)).toBe(false);
+});
