@@ -212,6 +212,11 @@ function watchSignals(): Signals {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // Detached children outlive us unless told: if this process ends any other way (an uncaught error),
+  // they are asked to stop. Only a SIGKILL of this process leaves them running.
+  process.on('exit', () => {
+    for (const child of children) child.kill('SIGTERM');
+  });
   return {
     requested,
     received: () => first !== null,
