@@ -91,16 +91,16 @@ export function describeExit(exit: Exit): string {
 }
 
 /**
- * SIGTERM to each child still running, then wait; a child still there after `graceMs` is SIGKILLed.
+ * SIGTERM to each child still running, then wait; a child still there after its grace period is SIGKILLed.
  * Resolves with the children that had to be killed.
  */
-export async function stopAll(children: Child[], graceMs: number): Promise<Child[]> {
+export async function stopAll(children: Child[], graceMs: (child: Child) => number): Promise<Child[]> {
   const running = children.filter((c) => c.exit() === null);
   for (const child of running) child.kill('SIGTERM');
   const killed: Child[] = [];
   await Promise.all(running.map(async (child) => {
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), graceMs)));
+    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), graceMs(child))));
     if ((await Promise.race([child.exited, late])) === 'late') {
       killed.push(child);
       child.kill('SIGKILL');

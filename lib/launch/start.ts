@@ -6,7 +6,7 @@
  * Stopping: the first signal sends SIGTERM to each child and waits — the worker finishes the step in hand
  * and hands its runs back — then exits 0. A child that dies on its own stops the other and exits 1.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { connect, createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -24,8 +24,16 @@ const BUILD_ID = fileURLToPath(new URL('../../.next/BUILD_ID', import.meta.url))
 
 /** Enough that a newcomer sees progress move within seconds, and a failure or two retried, for about a minute. */
 const DEMO = { id: 'demo-agent-batch', workflow: 'agent-batch', input: { count: 120, latencyMs: 400, failureRate: 0.05 } };
-/** How long a child may take to stop after SIGTERM: the worker finishes the step it holds. */
-const GRACE_MS = 30_000;
+/** How long the worker may take to stop after SIGTERM: it finishes the step it holds. */
+const WORKER_GRACE_MS = 30_000;
+/**
+ * How long next start may take. It waits for its open connections to finish, and a browser tab left open
+ * can keep one busy; the dashboard holds nothing that needs saving (every write is a store transaction), so
+ * after this it is killed and that is not a failure.
+ */
+const WEB_GRACE_MS = 5000;
+/** Idle kept-alive connections close after this, shorter than the pages' two-second refresh. */
+const WEB_KEEP_ALIVE_MS = 1000;
 /** npm forwards the terminal's Ctrl-C, so one keypress can arrive twice; only a later one means "now". */
 const REPEAT_WINDOW_MS = 1000;
 
@@ -98,11 +106,14 @@ async function startAll(cfg: Config, flags: { worker: boolean; demo: boolean }, 
     signals.track(build);
     const ended = await Promise.race([build.exited, signals.requested.then(() => null)]);
     if (ended === null) {
-      await stopAll([build], GRACE_MS);
+      await stopAll([build], () => WEB_GRACE_MS);
+      // next build writes BUILD_ID before its last phases: an interrupted build must not pass for a finished one.
+      rmSync(BUILD_ID, { force: true });
       say('waybill: stopped before the build finished; the next npm start builds again');
       return 0;
     }
     if (ended.code !== 0) {
+      rmSync(BUILD_ID, { force: true });
       complain(`next build failed (${describeExit(ended)}); the errors are above`);
       return 1;
     }
@@ -118,8 +129,11 @@ async function startAll(cfg: Config, flags: { worker: boolean; demo: boolean }, 
   }
   if (signals.received()) return 0;
 
+  // next start waits for open connections before it exits, and a page left open refreshes itself every two
+  // seconds on a kept-alive connection that would otherwise never go idle long enough to be closed.
   const web = spawnChild('the dashboard (next start)', process.execPath,
-    [NEXT_BIN, 'start', '--port', String(cfg.PORT), '--hostname', cfg.HOST], { cwd: ROOT, label: '[web]' });
+    [NEXT_BIN, 'start', '--port', String(cfg.PORT), '--hostname', cfg.HOST, '--keepAliveTimeout', String(WEB_KEEP_ALIVE_MS)],
+    { cwd: ROOT, label: '[web]' });
   signals.track(web);
   const worker = flags.worker
     // One line per step drowns everything else; the worker's progress line every few seconds says enough here.
@@ -146,11 +160,15 @@ async function startAll(cfg: Config, flags: { worker: boolean; demo: boolean }, 
     signals.requested.then((signal) => ({ signal })),
   ]);
   settled.abort();
+  const grace = (child: Child) => (child === web ? WEB_GRACE_MS : WORKER_GRACE_MS);
   if ('signal' in first) {
     say(`waybill: ${first.signal}: stopping ${children.map((c) => c.what).join(' and ')}`);
-    const killed = await stopAll(children, GRACE_MS);
-    if (killed.length > 0) {
-      complain(`${killed.map((c) => c.what).join(' and ')} did not stop within ${GRACE_MS / 1000} s and was killed`);
+    const killed = await stopAll(children, grace);
+    if (killed.includes(web)) {
+      say(`waybill: the dashboard was still closing connections (an open browser tab) after ${WEB_GRACE_MS / 1000} s; killed it, which loses nothing`);
+    }
+    if (worker && killed.includes(worker)) {
+      complain(`the worker did not stop within ${WORKER_GRACE_MS / 1000} s and was killed; its step in hand is an orphaned claim now (see /claims)`);
       return 1;
     }
     say('waybill: stopped');
@@ -159,7 +177,7 @@ async function startAll(cfg: Config, flags: { worker: boolean; demo: boolean }, 
   const others = children.filter((c) => c !== first.died);
   complain(`${first.died.what} exited unexpectedly (${describeExit(first.died.exit()!)})` +
     (others.length ? `; stopping ${others.map((c) => c.what).join(' and ')}` : ''));
-  await stopAll(others, GRACE_MS);
+  await stopAll(others, grace);
   return 1;
 }
 
