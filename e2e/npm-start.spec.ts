@@ -73,7 +73,7 @@ test('npm start runs the dashboard, a worker and a demo run; SIGTERM stops both 
   await expect.poll(() => run.stepsDone(), { timeout: 20_000 }).toBeGreaterThan(seen);
 
   first.proc.kill('SIGTERM');
-  expect(await first.exited).toEqual({ code: 0, signal: null });
+  expect(await first.exited, first.out()).toEqual({ code: 0, signal: null });
   expect(first.out()).toContain('waybill: stopped');
   expect(alive(first.webPid) || alive(first.workerPid)).toBe(false);
 
@@ -81,7 +81,7 @@ test('npm start runs the dashboard, a worker and a demo run; SIGTERM stops both 
   const second = await npmStart(databaseUrl);
   expect(second.out()).not.toContain('queued the demo run');
   process.kill(second.workerPid, 'SIGKILL');
-  expect((await second.exited).code).toBe(1);
+  expect((await second.exited).code, second.out()).toBe(1);
   expect(second.out()).toContain('the worker (waybill worker) exited unexpectedly (killed by SIGKILL)');
   expect(alive(second.webPid)).toBe(false);
 });
