@@ -5,7 +5,7 @@ import 'server-only';
  * live claims, redo ÷ save, and warnings about keys.
  */
 import { granularityAdvice } from '../engine/advice';
-import { TRANSITIONS } from '../store/sqlite-runs';
+import { TRANSITIONS } from '../store/transitions';
 import type { ClaimRow, CommittedRow, RunAction, RunRow, StepEvent, StepTiming } from '../store/types';
 import { claimTtlMs, getStore } from './store';
 

@@ -22,7 +22,7 @@ import { ConflictError, InvalidTransitionError, NotFoundError } from '../errors'
 import { PostgresInsights } from './postgres-insights';
 import { isConnectionLoss, withRetry } from './postgres-retry';
 import * as sql from './postgres-runs-sql';
-import { TRANSITIONS } from './sqlite-runs';
+import { TRANSITIONS } from './transitions';
 import type { RunAction, RunRow, RunStatus, RunStore, RunSummary, WorkerRow } from './types';
 
 /**

@@ -7,19 +7,12 @@ import type { Clock } from '../clock';
 import { ConflictError, InvalidTransitionError, NotFoundError } from '../errors';
 import { guard } from './sqlite-base';
 import { SqliteInsights } from './sqlite-insights';
+import { TRANSITIONS } from './transitions';
 import type { RunAction, RunRow, RunStatus, RunStore, RunSummary, WorkerRow } from './types';
 
 const RUN_COLUMNS = `id, workflow, input_json AS inputJson, status, total_steps AS totalSteps, owner,
   lease_expires_at AS leaseExpiresAt, attempts, error, output_json AS outputJson, created_at AS createdAt,
   updated_at AS updatedAt, started_at AS startedAt, finished_at AS finishedAt`;
-
-/** Which statuses each operator action may leave, and where it takes the run. */
-export const TRANSITIONS: Record<RunAction, { from: RunStatus[]; to: RunStatus }> = {
-  pause: { from: ['queued', 'running'], to: 'paused' },
-  resume: { from: ['paused'], to: 'queued' },
-  cancel: { from: ['queued', 'running', 'paused'], to: 'cancelled' },
-  retry: { from: ['failed', 'cancelled'], to: 'queued' },
-};
 
 /** Outside clients' runs have progress or claims but no runs row; they are listed all the same. */
 const SUMMARY_SQL = `

@@ -11,7 +11,7 @@ import { ManualClock } from '../../lib/clock';
 import { ConflictError, InvalidTransitionError, NotFoundError } from '../../lib/errors';
 import { openPostgresStore, type PostgresStore } from '../../lib/store/postgres';
 import { openSqliteStore } from '../../lib/store/sqlite';
-import { TRANSITIONS } from '../../lib/store/sqlite-runs';
+import { TRANSITIONS } from '../../lib/store/transitions';
 import type { ClaimRequest, RunAction, RunStatus, RunStore, Store } from '../../lib/store/types';
 import { postgresAvailable, testSchema, testUrl, type TestSchema } from '../support/pg';
 import { tempDir } from '../support/tmp';
