@@ -4,6 +4,12 @@
  */
 import { z } from 'zod';
 
+/** Long and plain enough to be a secret and to travel in a header. */
+const token = z.string()
+  .min(16, 'must be at least 16 characters (try: openssl rand -hex 24)')
+  .max(256, 'must be at most 256 characters')
+  .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces');
+
 const schema = z.object({
   DATABASE_URL: z
     .string()
@@ -34,6 +40,23 @@ const schema = z.object({
     .string()
     .regex(/^[A-Za-z0-9.:-]+$/, 'must be an IP address or host name to listen on, e.g. 127.0.0.1 or ::1')
     .default('127.0.0.1'),
+  /** Read and mutate: the dashboard's operator sign-in and the API's bearer token. Unset: loopback only, no sign-in. */
+  WAYBILL_OPERATOR_TOKEN: token.optional(),
+  /** Read only. */
+  WAYBILL_VIEWER_TOKEN: token.optional(),
+  /** Mixed into the session signing key; rotate it (or a token) to sign every session out. */
+  WAYBILL_SESSION_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  WAYBILL_SESSION_HOURS: z.coerce.number().positive().max(24 * 30, 'at most 720 hours (30 days)').default(12),
+  /**
+   * The origin browsers reach the dashboard at, when a proxy in front changes it (https://waybill.example.com).
+   * Mutations from any other origin are refused.
+   */
+  WAYBILL_PUBLIC_ORIGIN: z.url({ protocol: /^https?$/, error: 'must be an http(s) origin such as https://waybill.example.com' })
+    .transform((u) => new URL(u).origin).optional(),
+  /** Largest input, result or manual resolution accepted, in bytes (413 above it). */
+  WAYBILL_MAX_BODY_BYTES: z.coerce.number().int().min(1024, 'at least 1024 bytes').max(64 * 1024 * 1024, 'at most 64 MiB').default(1024 * 1024),
+}).refine((c) => !c.WAYBILL_OPERATOR_TOKEN || c.WAYBILL_OPERATOR_TOKEN !== c.WAYBILL_VIEWER_TOKEN, {
+  path: ['WAYBILL_VIEWER_TOKEN'], message: 'must differ from WAYBILL_OPERATOR_TOKEN (a viewer would be an operator)',
 });
 
 export type Config = z.infer<typeof schema>;

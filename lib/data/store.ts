@@ -6,9 +6,9 @@ import 'server-only';
 import { config } from '../config';
 import type { WorkflowRegistry } from '../engine/workflow';
 import { openStore } from '../store/index';
-import type { InsightStore, RunStore, Store } from '../store/types';
+import type { AuditStore, InsightStore, RunStore, Store } from '../store/types';
 
-export type ControlStore = Store & RunStore & InsightStore;
+export type ControlStore = Store & RunStore & InsightStore & AuditStore;
 
 const cache = globalThis as { waybillStore?: Promise<ControlStore>; waybillRegistry?: Promise<WorkflowRegistry> };
 

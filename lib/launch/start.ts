@@ -11,6 +11,7 @@ import { createRequire } from 'node:module';
 import { connect, createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { authEnabled } from '../auth/principal';
 import { config, ConfigError, type Config } from '../config';
 import { runStore } from '../cli/context';
 import { startRun } from '../engine/runs';
@@ -75,10 +76,10 @@ export async function launch(argv: string[]): Promise<number> {
     }
     throw error;
   }
-  if (!isLoopback(cfg.HOST)) {
-    complain(`HOST=${cfg.HOST} would open the dashboard beyond this machine, and Waybill has no operator sign-in yet: ` +
-      'anyone who reached it could cancel runs and resolve claims. Listen on 127.0.0.1 (or ::1) and reach it ' +
-      'through an SSH tunnel or an authenticating proxy.');
+  if (!isLoopback(cfg.HOST) && !authEnabled(cfg)) {
+    complain(`HOST=${cfg.HOST} would open the dashboard beyond this machine with no sign-in: ` +
+      'anyone who reached it could cancel runs and resolve claims. Set WAYBILL_OPERATOR_TOKEN (and ' +
+      'WAYBILL_VIEWER_TOKEN for read-only users), or listen on 127.0.0.1 (or ::1) and reach it through an SSH tunnel.');
     return 2;
   }
 

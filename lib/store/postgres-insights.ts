@@ -2,7 +2,7 @@
  * The control plane's reads on PostgreSQL, mirroring sqlite-insights.ts: aggregates and series computed by
  * the database. Counts come back as int (count(*) is bigint, which pg would hand over as a string).
  */
-import { PostgresBase } from './postgres-base';
+import { PostgresAudit } from './postgres-audit';
 import type { CommittedRow, InsightStore, Outcome, RunStats, StepTiming } from './types';
 
 const COMMITTED = `idem_key AS "idemKey", run_id AS "runId", result_json AS "resultJson",
@@ -25,7 +25,7 @@ const TOTALS_SQL = `SELECT
 
 const EMPTY_BY_STATUS = { queued: 0, running: 0, paused: 0, completed: 0, failed: 0, cancelled: 0, idle: 0 };
 
-export abstract class PostgresInsights extends PostgresBase implements InsightStore {
+export abstract class PostgresInsights extends PostgresAudit implements InsightStore {
   async runStats(options: { sinceSeconds: number; claimTtlMs: number }): Promise<RunStats> {
     const [statuses, totals] = await Promise.all([
       this.query<{ status: keyof typeof EMPTY_BY_STATUS; n: number }>(undefined, STATUS_SQL, []),

@@ -22,7 +22,7 @@ import { PostgresRunStore } from './postgres-runs';
 import * as sql from './postgres-sql';
 import type {
   ClaimOutcome, ClaimRequest, ClaimRow, CommitRequest, CommittedRow, ProgressRow, ProgressWrite,
-  InsightStore, ReleaseRequest, ResolveRequest, RunStore, StepEvent, Store,
+  AuditStore, InsightStore, ReleaseRequest, ResolveRequest, RunStore, StepEvent, Store,
 } from './types';
 
 export interface PostgresStoreOptions {
@@ -97,7 +97,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
 }
 
 /** The step protocol here; runs and workers in postgres-runs.ts; the pool, skew and query in postgres-base.ts. */
-export class PostgresStore extends PostgresRunStore implements Store, RunStore, InsightStore {
+export class PostgresStore extends PostgresRunStore implements Store, RunStore, InsightStore, AuditStore {
   readonly dialect = 'postgres' as const;
 
   async loadProgress(runId: string): Promise<ProgressRow | null> {

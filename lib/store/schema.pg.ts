@@ -104,3 +104,21 @@ export const workers = pgTable('workers', {
   heartbeatAt: doublePrecision('heartbeat_at').notNull(),
   stoppedAt: doublePrecision('stopped_at'),
 });
+
+/** Who did what from the control plane (dashboard or API): operators' actions, kept apart from step history. */
+export const audit = pgTable(
+  'audit',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    at: doublePrecision('at').notNull(),
+    /** The signed-in name, or the role for a bare token: "alice (operator)", "operator token (api)". */
+    actor: text('actor').notNull(),
+    role: text('role', { enum: ['viewer', 'operator', 'local'] }).notNull(),
+    action: text('action').notNull(),
+    /** What it acted on: a run id, an idempotency key, or "*" for a sweep. */
+    target: text('target').notNull(),
+    runId: text('run_id'),
+    detail: text('detail'),
+  },
+  (t) => [index('audit_at').on(t.at), index('audit_run').on(t.runId)],
+);

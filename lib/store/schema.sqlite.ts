@@ -103,3 +103,21 @@ export const workers = sqliteTable('workers', {
   heartbeatAt: real('heartbeat_at').notNull(),
   stoppedAt: real('stopped_at'),
 });
+
+/** Who did what from the control plane (dashboard or API): operators' actions, kept apart from step history. */
+export const audit = sqliteTable(
+  'audit',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    at: real('at').notNull(),
+    /** The signed-in name, or the role for a bare token: "alice (operator)", "operator token (api)". */
+    actor: text('actor').notNull(),
+    role: text('role', { enum: ['viewer', 'operator', 'local'] }).notNull(),
+    action: text('action').notNull(),
+    /** What it acted on: a run id, an idempotency key, or "*" for a sweep. */
+    target: text('target').notNull(),
+    runId: text('run_id'),
+    detail: text('detail'),
+  },
+  (t) => [index('audit_at').on(t.at), index('audit_run').on(t.runId)],
+);

@@ -2,12 +2,13 @@
  * The control plane's reads on SQLite: aggregates and series computed by the database, so a page never
  * pulls a run's whole history to count it.
  */
-import { guard, SqliteBase } from './sqlite-base';
+import { SqliteAudit } from './sqlite-audit';
+import { guard } from './sqlite-base';
 import type { CommittedRow, InsightStore, Outcome, RunStats, StepTiming } from './types';
 
 const EMPTY_BY_STATUS = { queued: 0, running: 0, paused: 0, completed: 0, failed: 0, cancelled: 0, idle: 0 };
 
-export abstract class SqliteInsights extends SqliteBase implements InsightStore {
+export abstract class SqliteInsights extends SqliteAudit implements InsightStore {
   async runStats(options: { sinceSeconds: number; claimTtlMs: number }): Promise<RunStats> {
     return guard(() => {
       const now = this.now();

@@ -18,7 +18,7 @@ import { findMigrationsDir, readMigrations } from './migrations';
 import { migrateSqlite } from './sqlite-migrate';
 import type {
   ClaimOutcome, ClaimRequest, ClaimRow, CommitRequest, CommittedRow, ProgressRow, ProgressWrite,
-  InsightStore, ReleaseRequest, ResolveRequest, RunStore, StepEvent, Store,
+  AuditStore, InsightStore, ReleaseRequest, ResolveRequest, RunStore, StepEvent, Store,
 } from './types';
 
 export interface SqliteStoreOptions {
@@ -56,7 +56,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   }
 }
 
-export class SqliteStore extends SqliteRunStore implements Store, RunStore, InsightStore {
+export class SqliteStore extends SqliteRunStore implements Store, RunStore, InsightStore, AuditStore {
   readonly dialect = 'sqlite' as const;
   private readonly s;
 

@@ -1,0 +1,47 @@
+/**
+ * Who is asking, and what a role may do. Two roles from two tokens: a viewer reads, an operator reads and
+ * mutates. With no token configured there is no sign-in at all and everyone who can reach the server is
+ * `local` — which is why the server then answers on loopback only.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Config } from '../config';
+
+export type Role = 'viewer' | 'operator';
+
+export interface Principal {
+  /** `local`: no tokens are configured; allowed everything, reachable from this machine only. */
+  role: Role | 'local';
+  /** Shown in the audit log: "alice (operator)", "operator token (api)", "local". */
+  actor: string;
+}
+
+export type AuthConfig = Pick<Config, 'WAYBILL_OPERATOR_TOKEN' | 'WAYBILL_VIEWER_TOKEN' | 'WAYBILL_SESSION_SECRET' | 'WAYBILL_SESSION_HOURS'>;
+
+export const LOCAL: Principal = { role: 'local', actor: 'local' };
+
+export function authEnabled(cfg: AuthConfig): boolean {
+  return Boolean(cfg.WAYBILL_OPERATOR_TOKEN || cfg.WAYBILL_VIEWER_TOKEN);
+}
+
+/** Whether `who` may do what `need` allows. */
+export function allows(who: Principal, need: Role): boolean {
+  return who.role === 'local' || who.role === 'operator' || need === 'viewer';
+}
+
+/** The role a presented token grants, compared in constant time so timing does not leak how much matched. */
+export function roleForToken(cfg: AuthConfig, presented: string): Role | null {
+  const given = digest(presented);
+  // Both comparisons always run, so the time taken does not tell a viewer token from an operator one.
+  const operator = cfg.WAYBILL_OPERATOR_TOKEN !== undefined && timingSafeEqual(given, digest(cfg.WAYBILL_OPERATOR_TOKEN));
+  const viewer = cfg.WAYBILL_VIEWER_TOKEN !== undefined && timingSafeEqual(given, digest(cfg.WAYBILL_VIEWER_TOKEN));
+  return operator ? 'operator' : viewer ? 'viewer' : null;
+}
+
+/** The HTTP status for a refusal: 401 when nobody is signed in, 403 when the role is too weak. */
+export function refusalStatus(who: Principal | null): 401 | 403 {
+  return who ? 403 : 401;
+}
+
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
+}

@@ -1,0 +1,75 @@
+import 'server-only';
+/**
+ * The checks every page, server action and route handler makes for itself. Each entry point calls one of
+ * these first; none relies on another having checked (a page's check does not cover its actions, and the
+ * proxy/middleware is not a check).
+ */
+import { cookies, headers } from 'next/headers';
+import { forbidden, redirect, unauthorized } from 'next/navigation';
+import { config } from '../config';
+import { crossSiteReason, hostReason, type RequestFacts } from './origin';
+import { allows, authEnabled, LOCAL, refusalStatus, roleForToken, type Principal, type Role } from './principal';
+import { readSession, SESSION_COOKIE } from './session';
+
+export type Refusal = { status: 401 | 403; message: string };
+
+function factsOf(h: Headers): RequestFacts {
+  return { host: h.get('host'), origin: h.get('origin'), secFetchSite: h.get('sec-fetch-site'), forwardedProto: h.get('x-forwarded-proto') };
+}
+
+/** Who sent these headers: the session cookie, else a bearer token; `local` when no tokens are configured. */
+export function principalOf(h: Headers, cookie: string | undefined, channel: 'dashboard' | 'api'): Principal | null {
+  const cfg = config();
+  if (!authEnabled(cfg)) return LOCAL;
+  const session = readSession(cfg, cookie, Date.now());
+  if (session) return session;
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(h.get('authorization') ?? '')?.[1];
+  const role = bearer ? roleForToken(cfg, bearer) : null;
+  return role ? { role, actor: `${role} token (${channel})` } : null;
+}
+
+/**
+ * Why the request with these headers may not do what `need` allows, or null with who it is.
+ * `mutation` adds the cross-site check; without tokens every request must name a loopback Host.
+ */
+export function judge(h: Headers, cookie: string | undefined, need: Role, options: { mutation: boolean; channel: 'dashboard' | 'api' }):
+  { who: Principal; refusal: null } | { who: Principal | null; refusal: Refusal } {
+  const cfg = config();
+  const facts = factsOf(h);
+  if (!authEnabled(cfg)) {
+    const reason = hostReason(facts);
+    if (reason) return { who: null, refusal: { status: 403, message: reason } };
+  }
+  if (options.mutation) {
+    const reason = crossSiteReason(facts, cfg.WAYBILL_PUBLIC_ORIGIN);
+    if (reason) return { who: null, refusal: { status: 403, message: reason } };
+  }
+  const who = principalOf(h, cookie, options.channel);
+  if (!who) return { who, refusal: { status: 401, message: 'sign in required: send Authorization: Bearer <token>, or sign in at /login' } };
+  if (!allows(who, need)) return { who, refusal: { status: refusalStatus(who), message: `the ${who.role} role may not do this: it needs ${need}` } };
+  return { who, refusal: null };
+}
+
+/** Route handlers: the principal, or the refusal to send back as JSON. */
+export async function authorizeRequest(request: Request, need: Role, options: { mutation: boolean }) {
+  const store = await cookies();
+  return judge(request.headers, store.get(SESSION_COOKIE)?.value, need, { ...options, channel: 'api' });
+}
+
+/** Server actions: the operator (or viewer, for reads) making this call; otherwise a 401 or 403 response. */
+export async function requireAction(need: Role = 'operator'): Promise<Principal> {
+  const [h, store] = await Promise.all([headers(), cookies()]);
+  const verdict = judge(h, store.get(SESSION_COOKIE)?.value, need, { mutation: true, channel: 'dashboard' });
+  if (!verdict.refusal) return verdict.who;
+  if (verdict.refusal.status === 401) unauthorized();
+  forbidden();
+}
+
+/** Pages: the viewer (or better) reading; nobody signed in goes to /login and comes back to `path`. */
+export async function requirePage(path: string, need: Role = 'viewer'): Promise<Principal> {
+  const [h, store] = await Promise.all([headers(), cookies()]);
+  const verdict = judge(h, store.get(SESSION_COOKIE)?.value, need, { mutation: false, channel: 'dashboard' });
+  if (!verdict.refusal) return verdict.who;
+  if (verdict.refusal.status === 401) redirect(`/login?next=${encodeURIComponent(path)}`);
+  forbidden();
+}

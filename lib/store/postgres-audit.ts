@@ -1,0 +1,25 @@
+/**
+ * The operators' log on PostgreSQL, mirroring sqlite-audit.ts; times from the database clock.
+ * recordAudit is not retried after a lost reply: a duplicated audit line would misreport what an operator did,
+ * so a connection loss surfaces instead.
+ */
+import { PostgresBase } from './postgres-base';
+import type { AuditEntry, AuditStore } from './types';
+
+const COLUMNS = `id, at, actor, role, action, target, run_id AS "runId", detail`;
+
+export abstract class PostgresAudit extends PostgresBase implements AuditStore {
+  async recordAudit(entry: Omit<AuditEntry, 'id' | 'at'>): Promise<AuditEntry> {
+    const { rows } = await this.pool.query<AuditEntry>(`INSERT INTO audit (at, actor, role, action, target, run_id, detail)
+      VALUES (extract(epoch from now())::float8 + $1::float8, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
+    [this.skew(), entry.actor, entry.role, entry.action, entry.target, entry.runId, entry.detail]);
+    return rows[0]!;
+  }
+
+  async listAudit(options: { limit?: number; beforeId?: number; runId?: string } = {}): Promise<AuditEntry[]> {
+    const { rows } = await this.query<AuditEntry>(undefined, `SELECT ${COLUMNS} FROM audit
+      WHERE ($1::bigint IS NULL OR id < $1) AND ($2::text IS NULL OR run_id = $2)
+      ORDER BY id DESC LIMIT $3`, [options.beforeId ?? null, options.runId ?? null, options.limit ?? 100]);
+    return rows;
+  }
+}
