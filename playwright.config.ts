@@ -36,18 +36,29 @@ export default defineConfig({
   },
   // Without chromium the specs skip themselves; no server is started for them.
   webServer: e2e.chromium
-    ? {
-      command: 'node bin/start.mjs --no-worker --no-demo',
-      cwd: root,
-      env: { DATABASE_URL: e2e.databaseUrl, PORT: String(e2e.port), HOST: '127.0.0.1' },
-      // start.mjs prints this once next start accepts connections (and builds first if .next is missing).
-      wait: { stdout: /Waybill is running at/ },
-      timeout: 300_000,
-      reuseExistingServer: false,
-      stdout: 'ignore',
-      stderr: 'pipe',
-      // SIGTERM lets start.mjs stop next start itself; a SIGKILL of the group would miss it (it runs detached).
-      gracefulShutdown: { signal: 'SIGTERM', timeout: 20_000 },
-    }
+    ? [
+      server({ DATABASE_URL: e2e.databaseUrl, PORT: String(e2e.port), HOST: '127.0.0.1' }),
+      // Signed-in roles, 401/403, the HTTP API: a server with both tokens on a database of its own.
+      server({
+        DATABASE_URL: e2e.secured.databaseUrl, PORT: String(e2e.secured.port), HOST: '127.0.0.1',
+        WAYBILL_OPERATOR_TOKEN: e2e.secured.operatorToken, WAYBILL_VIEWER_TOKEN: e2e.secured.viewerToken,
+      }),
+    ]
     : undefined,
 });
+
+function server(env: Record<string, string>) {
+  return {
+    command: 'node bin/start.mjs --no-worker --no-demo',
+    cwd: root,
+    env,
+    // start.mjs prints this once next start accepts connections (and builds first if .next is missing).
+    wait: { stdout: /Waybill is running at/ },
+    timeout: 300_000,
+    reuseExistingServer: false,
+    stdout: 'ignore' as const,
+    stderr: 'pipe' as const,
+    // SIGTERM lets start.mjs stop next start itself; a SIGKILL of the group would miss it (it runs detached).
+    gracefulShutdown: { signal: 'SIGTERM' as const, timeout: 20_000 },
+  };
+}

@@ -23,7 +23,13 @@ export interface E2EEnv {
   databaseUrl: string;
   port: number;
   baseURL: string;
+  /** A second server on its own database with both role tokens set: the security suite's target. */
+  secured: { databaseUrl: string; port: number; baseURL: string; operatorToken: string; viewerToken: string };
 }
+
+/** Fixed and public on purpose: they guard a throwaway database on loopback for the length of a test run. */
+export const E2E_OPERATOR_TOKEN = 'e2e-operator-token-0123456789abcdef';
+export const E2E_VIEWER_TOKEN = 'e2e-viewer-token-0123456789abcdef';
 
 export function prepare(root: string): E2EEnv {
   const ci = process.env.CI === 'true' || process.env.CI === '1';
@@ -47,7 +53,13 @@ export function prepare(root: string): E2EEnv {
   // Made only once the checks and the build have passed, so a failed start leaves no directory behind.
   const dir = (process.env.WAYBILL_E2E_DIR ??= mkdtempSync(join(tmpdir(), 'waybill-e2e-')));
   const databaseUrl = (process.env.WAYBILL_E2E_DATABASE_URL ??= `file:${join(dir, 'e2e.db')}`);
-  return { chromium, dir, databaseUrl, port, baseURL: `http://127.0.0.1:${port}` };
+  const securedPort = port + 1;
+  const secured = {
+    databaseUrl: (process.env.WAYBILL_E2E_SECURED_DATABASE_URL ??= `file:${join(dir, 'e2e-secured.db')}`),
+    port: securedPort, baseURL: `http://127.0.0.1:${securedPort}`,
+    operatorToken: E2E_OPERATOR_TOKEN, viewerToken: E2E_VIEWER_TOKEN,
+  };
+  return { chromium, dir, databaseUrl, port, baseURL: `http://127.0.0.1:${port}`, secured };
 }
 
 /** Sources the production build is made of; anything newer than .next/BUILD_ID means a rebuild. */
