@@ -7,11 +7,12 @@
  *   execute — fn runs with the key (to pass on as an Idempotency-Key) and a signal; the lease is renewed.
  *   commit  — one transaction: delete our claim where the token is ours, insert the result (and the
  *             progress, when given). A crash lands before it (the step runs again) or after (it is skipped).
+ *             A caller that knows its next key has it claimed in this same transaction (options.next).
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AwaitTimeoutError, IdempotencyKeyReuseError, LeaseLostError } from '../errors';
-import type { CommittedRow, ProgressWrite, Store } from '../store/types';
+import type { ClaimOutcome, ClaimRequest, CommittedRow, ProgressWrite, Store } from '../store/types';
 import { LeaseKeeper } from './lease';
 import { StepCall, type StepContext } from './step-call';
 
@@ -30,6 +31,12 @@ export interface RunOnceOptions {
   attempt?: number;
   /** Progress to write in the commit transaction if this call executes the step. */
   progress?: { step: number; state: unknown };
+  /**
+   * The key the caller runs next, if it knows: claimed in this step's commit transaction, so an executed
+   * step costs one transaction, not two. The next runOnce on that key starts from that claim; a claim taken
+   * ahead and not used is released by releaseAhead() (or runOnce on another key).
+   */
+  next?: { idemKey: string; step?: number };
 }
 
 export interface StepResult<T> {
@@ -56,6 +63,8 @@ export class Checkpoint {
   private pending = { executed: 0, skipped: 0, awaited: 0 };
   /** How long our last progress write took; the next write stores it as the run's save cost. */
   private lastSaveMs: number | null = null;
+  /** The next key's claim, made by the last commit; outcome null when a lost reply left it unknown. */
+  private ahead: { idemKey: string; token: string; step: number | null; outcome: ClaimOutcome | null } | null = null;
 
   constructor(readonly store: Store, readonly runId: string, options: CheckpointOptions = {}) {
     this.workerId = options.workerId ?? null;
@@ -81,17 +90,27 @@ export class Checkpoint {
 
   /** claim → execute → commit: fn runs at most once per key across every process sharing the store. */
   async runOnce<T>(idemKey: string, fn: (ctx: StepContext) => T | Promise<T>, options: RunOnceOptions = {}): Promise<StepResult<T>> {
-    const token = randomUUID();
+    // Before the claim taken ahead is picked up, so that a stopped loop still holds it to give back.
+    options.signal?.throwIfAborted();
+    let token: string;
+    let early: ClaimOutcome | null = null;
+    const ahead = this.ahead;
+    if (ahead?.idemKey === idemKey) {
+      this.ahead = null;
+      token = ahead.token;
+      early = ahead.outcome;
+    } else {
+      if (ahead) await this.releaseAhead();
+      token = randomUUID();
+    }
     const fingerprint = options.fingerprint ?? null;
     const started = Date.now();
     let waited = false;
     let delay = this.pollMs.min;
     for (;;) {
       options.signal?.throwIfAborted();
-      const outcome = await this.store.claim({
-        idemKey, runId: this.runId, token, workerId: this.workerId, step: options.step ?? null,
-        attempt: options.attempt ?? 1, leaseMs: this.leaseMs, claimTtlMs: this.claimTtlMs,
-      });
+      const outcome = early ?? await this.store.claim(this.claimRequest(idemKey, token, options.step ?? null, options.attempt ?? 1));
+      early = null;
       if (outcome.kind === 'committed') return this.reuse<T>(outcome.row, fingerprint, waited ? 'awaited' : 'skipped', options.step);
       if (outcome.kind === 'claimed') return this.execute(idemKey, token, outcome.attempt, fn, options, fingerprint);
 
@@ -104,6 +123,19 @@ export class Checkpoint {
       await sleep(Math.max(1, wait), undefined, options.signal ? { signal: options.signal } : undefined);
       delay = Math.min(delay * 2, this.pollMs.max);
     }
+  }
+
+  /**
+   * Gives back a claim the last commit took ahead for a key that will not run now (the loop stopped: paused,
+   * cancelled, failed). Without this it would sit until its lease passed and then look orphaned, a side
+   * effect in doubt, when it never started. No `failed` event: nothing failed.
+   */
+  async releaseAhead(): Promise<void> {
+    const ahead = this.ahead;
+    this.ahead = null;
+    if (!ahead || ahead.outcome?.kind === 'committed' || ahead.outcome?.kind === 'held') return;
+    await this.store.releaseClaim({ idemKey: ahead.idemKey, token: ahead.token, runId: this.runId, step: ahead.step,
+      workerId: this.workerId, durationMs: 0, error: null });
   }
 
   private async reuse<T>(row: CommittedRow, fingerprint: string | null, status: 'skipped' | 'awaited', step?: number): Promise<StepResult<T>> {
@@ -142,15 +174,23 @@ export class Checkpoint {
     const committing = performance.now();
     const durationMs = committing - started;
     const progress = options.progress ? this.progressWrite(options.progress.step, options.progress.state, 1) : undefined;
-    await this.store.commit({
+    const next = options.next;
+    const nextToken = next ? randomUUID() : '';
+    const nextOutcome = await this.store.commit({
       idemKey, token, runId: this.runId, resultJson: JSON.stringify(result) ?? 'null', step, fingerprint,
       workerId: this.workerId, durationMs, progress,
+      next: next ? this.claimRequest(next.idemKey, nextToken, next.step ?? null, 1) : undefined,
     });
+    if (next) this.ahead = { idemKey: next.idemKey, token: nextToken, step: next.step ?? null, outcome: nextOutcome };
     if (progress) {
       this.lastSaveMs = performance.now() - committing;
       this.pending = { executed: 0, skipped: 0, awaited: 0 };
     } else this.pending.executed++;
     return { result, status: 'executed' };
+  }
+
+  private claimRequest(idemKey: string, token: string, step: number | null, attempt: number): ClaimRequest {
+    return { idemKey, runId: this.runId, token, workerId: this.workerId, step, attempt, leaseMs: this.leaseMs, claimTtlMs: this.claimTtlMs };
   }
 
   private progressWrite(step: number, state: unknown, executedNow: number): ProgressWrite {

@@ -40,6 +40,10 @@ export class RunContext {
     return this.checkpoint.saveProgress(step, state);
   }
 
+  releaseAhead(): Promise<void> {
+    return this.checkpoint.releaseAhead();
+  }
+
   /** A named step: its key is derived from the run and the name, which must be stable across resumes. */
   step<T>(name: string, fn: (ctx: StepContext) => T | Promise<T>, options: Omit<RunOnceOptions, 'signal' | 'attempt'> = {}): Promise<StepResult<T>> {
     return this.runOnce(`${this.runId}:${name}`, fn, options);

@@ -54,7 +54,8 @@ SELECT 1`;
 
 /**
  * Phase 3. $1 key, $2 token, $3 run, $4 result, $5 step, $6 fingerprint, $7 worker, $8 duration,
- * $9..$14 the progress write (all null when none), $15 skew, $16 the progress write's save ms.
+ * $9..$14 the progress write (all null when none), $15 skew, $16 the progress write's save ms, $17..$24 the
+ * next key's claim as CLAIM_SQL takes it (all null when none).
  *
  * The claim is deleted only where the token is ours; `committed` is inserted only if that delete hit a
  * row, and the progress only if the insert did. A holder fenced off (taken over, expired, resolved)
@@ -62,6 +63,10 @@ SELECT 1`;
  * twice and never replaced: a delete that hit with nothing inserted means the key was committed by someone
  * else while we held the claim (an outside client), and our claim is simply gone with it: LeaseLost.
  * heldByUs is only looked up when the delete missed, for the lost-reply check in postgres.ts.
+ *
+ * The next key's claim runs only once the insert has happened (the constant gate keeps the function from
+ * being called otherwise), inside this statement's transaction: one flush to disk covers both. The function
+ * reads `committed` for that key with fresh snapshots of its own, as a claim on its own does.
  */
 export const COMMIT_SQL = `WITH t AS (SELECT ${now('$15')} AS now),
 del AS (DELETE FROM claims WHERE idem_key = $1 AND token = $2 RETURNING 1),
@@ -71,7 +76,10 @@ ins AS (INSERT INTO committed (idem_key, run_id, result_json, committed_at, step
   ON CONFLICT (idem_key) DO NOTHING RETURNING 1),
 ${progressWrite(9, 16, 'AND EXISTS (SELECT 1 FROM ins)')}
 SELECT d.n AS deleted, (SELECT count(*) FROM ins)::int AS inserted,
-  d.n = 0 AND EXISTS (SELECT 1 FROM claims WHERE idem_key = $1 AND token = $2) AS "heldByUs"
+  d.n = 0 AND EXISTS (SELECT 1 FROM claims WHERE idem_key = $1 AND token = $2) AS "heldByUs",
+  (SELECT row_to_json(c) FROM waybill_claim($17::text, $18::text, $19::text, $20::text, $21::int, $22::int,
+      $23::float8, $24::float8, $15::float8) c
+    WHERE $17::text IS NOT NULL AND EXISTS (SELECT 1 FROM ins)) AS next
 FROM (SELECT count(*)::int AS n FROM del) d`;
 
 /**
@@ -90,11 +98,12 @@ export const EVENT_SQL = `INSERT INTO step_events (run_id, idem_key, step, outco
 
 /**
  * The failed side effect: delete our claim (token-checked) and record the failure, whether or not the
- * claim was still ours. $1 key, $2 token, $3 run, $4 step, $5 duration, $6 worker, $7 skew, $8 error.
+ * claim was still ours; no event for a claim taken ahead and never used (error null).
+ * $1 key, $2 token, $3 run, $4 step, $5 duration, $6 worker, $7 skew, $8 error.
  */
 export const RELEASE_SQL = `WITH del AS (DELETE FROM claims WHERE idem_key = $1 AND token = $2)
 INSERT INTO step_events (run_id, idem_key, step, outcome, count, duration_ms, worker_id, detail, at)
-  VALUES ($3, $1, $4, 'failed', 1, $5, $6, $8, ${now('$7')})`;
+  SELECT $3, $1, $4, 'failed', 1, $5, $6, $8, ${now('$7')} WHERE $8::text IS NOT NULL`;
 
 export const PROGRESS_SQL = `SELECT run_id AS "runId", step, state_json AS "stateJson", updated_at AS "updatedAt",
   executed, skipped, awaited, save_ms AS "saveMs" FROM progress WHERE run_id = $1`;

@@ -114,20 +114,8 @@ export class PostgresStore extends PostgresRunStore implements Store, RunStore, 
   async claim(r: ClaimRequest): Promise<ClaimOutcome> {
     const values = [r.idemKey, r.runId, r.token, r.workerId, r.step, r.attempt, r.leaseMs / 1000, r.claimTtlMs / 1000];
     for (let round = 1; round <= MAX_CLAIM_ROUNDS; round++) {
-      const row = (await this.query<ClaimResult>('waybill_claim', sql.CLAIM_SQL, [...values, this.skew()])).rows[0]!;
-      switch (row.kind) {
-        case 'committed':
-          return { kind: 'committed', row: row.done! };
-        case 'held':
-          return { kind: 'held', holder: claimRow(row.holder!, false), msUntilExpiry: row.msUntilExpiry! };
-        case 'taken':
-          return { kind: 'claimed', attempt: row.attempt!, leaseExpiresAt: row.leaseExpiresAt!, tookOverFrom: claimRow(row.old!, true) };
-        case 'fresh':
-        case 'mine':
-          return { kind: 'claimed', attempt: row.attempt!, leaseExpiresAt: row.leaseExpiresAt!, tookOverFrom: null };
-        case 'retry':
-          continue;
-      }
+      const outcome = claimOutcome((await this.query<ClaimResult>('waybill_claim', sql.CLAIM_SQL, [...values, this.skew()])).rows[0]!);
+      if (outcome) return outcome;
     }
     throw new StoreUnavailableError(`claim on ${r.idemKey} kept racing concurrent writers`, undefined);
   }
@@ -146,24 +134,28 @@ export class PostgresStore extends PostgresRunStore implements Store, RunStore, 
    * writes a second result (the delete is token-fenced, the insert does nothing on conflict), so a retry
    * can at worst fail to recognise its own success, never double-commit.
    */
-  async commit(r: CommitRequest): Promise<void> {
+  async commit(r: CommitRequest): Promise<ClaimOutcome | null> {
     const p = r.progress;
+    const n = r.next;
     const values = [r.idemKey, r.token, r.runId, r.resultJson, r.step, r.fingerprint, r.workerId, r.durationMs,
       p?.runId ?? null, p?.step ?? null, p?.stateJson ?? null, p?.executed ?? null, p?.skipped ?? null, p?.awaited ?? null];
+    const next = n ? [n.idemKey, n.runId, n.token, n.workerId, n.step, n.attempt, n.leaseMs / 1000, n.claimTtlMs / 1000]
+      : [null, null, null, null, null, null, null, null];
     let outcomeUnknown = false;
-    const detail = await withRetry('commit', async () => {
-      const row = (await this.pool.query<{ deleted: number; inserted: number; heldByUs: boolean }>(
-        { name: 'waybill_commit', text: sql.COMMIT_SQL, values: [...values, this.skew(), p?.saveMs ?? null] })).rows[0]!;
-      if (row.inserted === 1) return null;
+    const settled = await withRetry('commit', async (): Promise<{ next: ClaimOutcome | null } | { lost: string | undefined }> => {
+      const row = (await this.pool.query<{ deleted: number; inserted: number; heldByUs: boolean; next: ClaimResult | null }>(
+        { name: 'waybill_commit', text: sql.COMMIT_SQL, values: [...values, this.skew(), p?.saveMs ?? null, ...next] })).rows[0]!;
+      if (row.inserted === 1) return { next: row.next ? claimOutcome(row.next) : null };
       if (outcomeUnknown) {
         const landed = await this.pool.query({ name: 'waybill_landed', text: sql.LANDED_SQL,
           values: [r.idemKey, r.runId, r.resultJson, r.step, r.fingerprint, r.workerId, r.durationMs] });
-        if (landed.rowCount === 1) return null;
+        // Landed with it, or not, the next claim is unknown: the caller claims again with the same token.
+        if (landed.rowCount === 1) return { next: null };
       }
-      return row.deleted === 1 || row.heldByUs ? 'the key was committed by someone else meanwhile' : undefined;
+      return { lost: row.deleted === 1 || row.heldByUs ? 'the key was committed by someone else meanwhile' : undefined };
     }, { onTransient: (error) => { outcomeUnknown ||= isConnectionLoss(error); } });
-    if (detail === null) return;
-    const error = new LeaseLostError(r.idemKey, detail);
+    if ('next' in settled) return settled.next ?? null;
+    const error = new LeaseLostError(r.idemKey, settled.lost);
     await this.event({ runId: r.runId, idemKey: r.idemKey, step: r.step, outcome: 'lease_lost', workerId: r.workerId,
       durationMs: r.durationMs, detail: error.message });
     throw error;
@@ -246,6 +238,23 @@ function splitStartupOptions(raw: string): { url: string; startup: string } {
   if (!startup) return { url: raw, startup };
   parsed.searchParams.delete('options');
   return { url: parsed.toString(), startup };
+}
+
+/** What waybill_claim decided, as claim() reports it; null for `retry` (the key changed under it: claim again). */
+function claimOutcome(row: ClaimResult): ClaimOutcome | null {
+  switch (row.kind) {
+    case 'committed':
+      return { kind: 'committed', row: row.done! };
+    case 'held':
+      return { kind: 'held', holder: claimRow(row.holder!, false), msUntilExpiry: row.msUntilExpiry! };
+    case 'taken':
+      return { kind: 'claimed', attempt: row.attempt!, leaseExpiresAt: row.leaseExpiresAt!, tookOverFrom: claimRow(row.old!, true) };
+    case 'fresh':
+    case 'mine':
+      return { kind: 'claimed', attempt: row.attempt!, leaseExpiresAt: row.leaseExpiresAt!, tookOverFrom: null };
+    case 'retry':
+      return null;
+  }
 }
 
 function claimRow(row: Stored<ClaimRow>, orphaned: boolean): ClaimRow {

@@ -103,24 +103,7 @@ export class SqliteStore extends SqliteRunStore implements Store, RunStore, Insi
 
   async claim(r: ClaimRequest): Promise<ClaimOutcome> {
     const now = this.now();
-    return this.tx((): ClaimOutcome => {
-      const done = this.s.committed.get(r.idemKey);
-      if (done) return { kind: 'committed', row: done };
-      const leaseExpiresAt = now + r.leaseMs / 1000;
-      const held = this.s.claim.get(r.idemKey);
-      if (!held) {
-        this.s.insertClaim.run(r.idemKey, r.runId, now, r.token, r.workerId, leaseExpiresAt, now, r.step, r.attempt);
-        return { kind: 'claimed', attempt: r.attempt, leaseExpiresAt, tookOverFrom: null };
-      }
-      const expiresAt = held.leaseExpiresAt ?? held.claimedAt + r.claimTtlMs / 1000;
-      const holder: ClaimRow = { ...held, orphaned: expiresAt <= now };
-      if (!holder.orphaned) return { kind: 'held', holder, msUntilExpiry: (expiresAt - now) * 1000 };
-      const attempt = Math.max(r.attempt, held.attempt + 1);
-      this.s.takeOver.run(r.runId, now, r.token, r.workerId, leaseExpiresAt, now, r.step, attempt, r.idemKey);
-      this.event({ runId: held.runId, idemKey: r.idemKey, step: held.step, outcome: 'expired', workerId: r.workerId,
-        detail: `lease of ${held.workerId ?? 'an outside client'} passed; taken over` }, now);
-      return { kind: 'claimed', attempt, leaseExpiresAt, tookOverFrom: holder };
-    });
+    return this.tx(() => this.claimIn(r, now));
   }
 
   async renewClaim(idemKey: string, token: string, leaseMs: number): Promise<boolean> {
@@ -128,10 +111,10 @@ export class SqliteStore extends SqliteRunStore implements Store, RunStore, Insi
     return guard(() => this.s.renew.run({ idemKey, token, now, leaseExpiresAt: now + leaseMs / 1000 }).changes === 1);
   }
 
-  async commit(r: CommitRequest): Promise<void> {
+  async commit(r: CommitRequest): Promise<ClaimOutcome | null> {
     const now = this.now();
     try {
-      this.tx(() => {
+      return this.tx(() => {
         if (this.s.deleteOwnClaim.run(r.idemKey, r.token).changes === 0) throw new LeaseLostError(r.idemKey);
         const inserted = this.s.insertCommitted.run(r.idemKey, r.runId, r.resultJson, now, r.step, r.fingerprint,
           r.workerId, r.durationMs, 'executed');
@@ -139,6 +122,7 @@ export class SqliteStore extends SqliteRunStore implements Store, RunStore, Insi
           throw new LeaseLostError(r.idemKey, 'the key was committed by someone else meanwhile');
         }
         if (r.progress) this.writeProgress(r.progress, now);
+        return r.next ? this.claimIn(r.next, now) : null;
       });
     } catch (error) {
       if (error instanceof LeaseLostError) {
@@ -153,6 +137,7 @@ export class SqliteStore extends SqliteRunStore implements Store, RunStore, Insi
     const now = this.now();
     this.tx(() => {
       this.s.deleteOwnClaim.run(r.idemKey, r.token);
+      if (r.error === null) return;
       this.event({ runId: r.runId, idemKey: r.idemKey, step: r.step, outcome: 'failed', workerId: r.workerId,
         durationMs: r.durationMs, detail: r.error }, now);
     });
@@ -223,6 +208,30 @@ export class SqliteStore extends SqliteRunStore implements Store, RunStore, Insi
     if (this.db.open) this.db.close();
   }
 
+  /** Phase 1 inside a transaction the caller holds: claim() on its own, or commit() for the next key. */
+  private claimIn(r: ClaimRequest, now: number): ClaimOutcome {
+    const done = this.s.committed.get(r.idemKey);
+    if (done) return { kind: 'committed', row: done };
+    const leaseExpiresAt = now + r.leaseMs / 1000;
+    const held = this.s.claim.get(r.idemKey);
+    if (!held) {
+      this.s.insertClaim.run(r.idemKey, r.runId, now, r.token, r.workerId, leaseExpiresAt, now, r.step, r.attempt);
+      return { kind: 'claimed', attempt: r.attempt, leaseExpiresAt, tookOverFrom: null };
+    }
+    if (held.token === r.token) {
+      // Our own claim, taken ahead by the previous step's commit.
+      this.s.renew.run({ idemKey: r.idemKey, token: r.token, now, leaseExpiresAt });
+      return { kind: 'claimed', attempt: held.attempt, leaseExpiresAt, tookOverFrom: null };
+    }
+    const expiresAt = held.leaseExpiresAt ?? held.claimedAt + r.claimTtlMs / 1000;
+    const holder: ClaimRow = { ...held, orphaned: expiresAt <= now };
+    if (!holder.orphaned) return { kind: 'held', holder, msUntilExpiry: (expiresAt - now) * 1000 };
+    const attempt = Math.max(r.attempt, held.attempt + 1);
+    this.s.takeOver.run(r.runId, now, r.token, r.workerId, leaseExpiresAt, now, r.step, attempt, r.idemKey);
+    this.event({ runId: held.runId, idemKey: r.idemKey, step: held.step, outcome: 'expired', workerId: r.workerId,
+      detail: `lease of ${held.workerId ?? 'an outside client'} passed; taken over` }, now);
+    return { kind: 'claimed', attempt, leaseExpiresAt, tookOverFrom: holder };
+  }
 
   private writeProgress(w: ProgressWrite, now: number): void {
     this.s.upsertProgress.run(w.runId, w.step, w.stateJson, now, w.executed, w.skipped, w.awaited, w.saveMs ?? null);

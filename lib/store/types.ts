@@ -90,6 +90,11 @@ export interface CommitRequest {
   durationMs: number;
   /** Written in the commit transaction itself: one transaction per executed step, not two. */
   progress?: ProgressWrite;
+  /**
+   * The caller's next key, claimed in the same transaction once the commit has succeeded: a loop that knows
+   * its next step pays one transaction (one disk flush) per executed step instead of two.
+   */
+  next?: ClaimRequest;
 }
 
 export interface ReleaseRequest {
@@ -99,7 +104,8 @@ export interface ReleaseRequest {
   step: number | null;
   workerId: string | null;
   durationMs: number;
-  error: string;
+  /** Why the side effect failed, recorded as a `failed` event; null for a claim taken ahead and never used. */
+  error: string | null;
 }
 
 export interface ResolveRequest {
@@ -134,10 +140,14 @@ export interface Store {
    * progress if given. Throws LeaseLostError when the claim is gone or held by another token, or when the
    * key was committed meanwhile (an operator resolved it): the transaction rolls back, and only a
    * `lease_lost` event is recorded, after it, so the timeline shows the refused commit.
+   *
+   * With `next`, returns that key's claim outcome, decided in the commit's transaction exactly as claim()
+   * would. Null without `next`, or when a lost connection left it unknown whether the claim was made: the
+   * caller then claims with the same token, which the store recognises as its own.
    */
-  commit(request: CommitRequest): Promise<void>;
+  commit(request: CommitRequest): Promise<ClaimOutcome | null>;
 
-  /** The side effect failed: delete our claim (token-checked) and record a `failed` event. */
+  /** The side effect failed (or a claim taken ahead went unused): delete our claim, token-checked, and record a `failed` event when there is an error. */
   releaseClaim(request: ReleaseRequest): Promise<void>;
 
   /** One committed row, or null. */

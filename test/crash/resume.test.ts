@@ -82,18 +82,21 @@ describe('crash: resume', () => {
    * | after-claim    | 7 (0..6)          | step 7     | 7               | 13 (7..19)       | 20             |
    * | during-execute | 7                 | step 7     | 7 (*)           | 13               | 20             |
    * | after-execute  | 7                 | step 7     | 8               | 13               | 21: step 7 ×2  |
-   * | after-commit   | 8 (0..7)          | none       | 8               | 12 (8..19)       | 20             |
+   * | after-commit   | 8 (0..7)          | step 8 (†) | 8               | 12 (8..19)       | 20             |
    *
    * (*) 'during-execute' stops inside fn before its side effect (the append) happens, so the effect runs
    * once, in the resumed process. Only 'after-execute' — the side effect happened, the commit did not — runs
    * it twice, which is the window the article names and only the receiver's idempotency key can close: both
    * lines carry the same key. Orphaned claims are taken over with attempt 2 and an `expired` event.
+   *
+   * (†) runAgent claims step 8 in step 7's commit transaction, so a process killed after that commit leaves
+   * step 8 claimed though its side effect never started; the resumed process takes it over like any orphan.
    */
-  const cases: { point: KillPoint; committedAtKill: number; effectsAtKill: number; orphan: boolean; twice: boolean }[] = [
-    { point: 'after-claim', committedAtKill: 7, effectsAtKill: 7, orphan: true, twice: false },
-    { point: 'during-execute', committedAtKill: 7, effectsAtKill: 7, orphan: true, twice: false },
-    { point: 'after-execute', committedAtKill: 7, effectsAtKill: 8, orphan: true, twice: true },
-    { point: 'after-commit', committedAtKill: 8, effectsAtKill: 8, orphan: false, twice: false },
+  const cases: { point: KillPoint; committedAtKill: number; effectsAtKill: number; orphanStep: number; twice: boolean }[] = [
+    { point: 'after-claim', committedAtKill: 7, effectsAtKill: 7, orphanStep: 7, twice: false },
+    { point: 'during-execute', committedAtKill: 7, effectsAtKill: 7, orphanStep: 7, twice: false },
+    { point: 'after-execute', committedAtKill: 7, effectsAtKill: 8, orphanStep: 7, twice: true },
+    { point: 'after-commit', committedAtKill: 8, effectsAtKill: 8, orphanStep: 8, twice: false },
   ];
 
   it.each(cases)('kill -9 $point: 0 steps lost, 0 double commits, side effect twice only after execute', async (c) => {
@@ -114,7 +117,7 @@ describe('crash: resume', () => {
 
     const atKill = snapshot(base.db, base.runId);
     expect(atKill.committed).toHaveLength(c.committedAtKill);
-    expect(atKill.claims.map((cl) => [cl.key, cl.workerId])).toEqual(c.orphan ? [[stepKey(base.runId, K), 'first']] : []);
+    expect(atKill.claims.map((cl) => [cl.key, cl.workerId])).toEqual([[stepKey(base.runId, c.orphanStep), 'first']]);
     expect(atKill.progress?.step).toBe(c.committedAtKill);
     expect(readEffects(base.effects)).toHaveLength(c.effectsAtKill);
 
@@ -130,11 +133,11 @@ describe('crash: resume', () => {
     for (const row of end.committed) {
       expect(row.result.key).toBe(row.key);
       expect(row.result.pid).toBe(row.step < resumedFrom ? first.pid : second.pid);
-      expect(row.result.attempt).toBe(c.orphan && row.step === K ? 2 : 1);
+      expect(row.result.attempt).toBe(row.step === c.orphanStep ? 2 : 1);
     }
     expect(end.progress).toEqual({ step: N, state: { processed: N }, executed: N, skipped: 0, awaited: 0 });
-    expect(end.events).toEqual(c.orphan ? { expired: 1 } : {});
-    if (c.orphan) expect(end.eventsByKey).toEqual([{ key: stepKey(base.runId, K), outcome: 'expired' }]);
+    expect(end.events).toEqual({ expired: 1 });
+    expect(end.eventsByKey).toEqual([{ key: stepKey(base.runId, c.orphanStep), outcome: 'expired' }]);
 
     const effects = readEffects(base.effects);
     expect(effects).toHaveLength(c.twice ? N + 1 : N);
