@@ -32,7 +32,7 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
     let signals = 0;
     const onSignal = (signal: NodeJS.Signals) => {
       if (++signals > 1) process.exit(130);
-      log.info('draining: the steps in hand finish, runs are handed back (signal again to exit now)', { worker: w.id, signal });
+      log.info('draining: the steps in hand finish, runs are handed back (signal again to exit now)', { workerId: w.id, signal });
       w.stop();
     };
     process.on('SIGTERM', onSignal);

@@ -61,7 +61,7 @@ export class Worker {
   async run(): Promise<void> {
     const { store, log } = this.o;
     await store.registerWorker({ id: this.id, host: this.host, pid: process.pid });
-    log.info('worker started', { worker: this.id, concurrency: this.o.concurrency });
+    log.info('worker started', { workerId: this.id, concurrency: this.o.concurrency });
     const heartbeat = setInterval(() => void this.beat(), this.o.heartbeatMs);
     await this.beat();
     try {
@@ -73,7 +73,7 @@ export class Worker {
     } finally {
       clearInterval(heartbeat);
       await store.stopWorker(this.id).catch(() => {});
-      log.info('worker stopped', { worker: this.id });
+      log.info('worker stopped', { workerId: this.id });
     }
   }
 
@@ -88,12 +88,12 @@ export class Worker {
       if (!run) return false;
       // execute() reports its own failures; a store error while handing back must not kill the worker.
       const done: Promise<void> = this.execute(run)
-        .catch((error) => this.o.log.error('run bookkeeping failed', { runId: run.id, error: String(error) }))
+        .catch((error) => this.o.log.error('run bookkeeping failed', { runId: run.id, workerId: this.id, error: String(error) }))
         .finally(() => this.active.delete(done));
       this.active.add(done);
       return true;
     } catch (error) {
-      this.o.log.warn('could not take a run', { worker: this.id, error: String(error) });
+      this.o.log.warn('could not take a run', { workerId: this.id, error: String(error) });
       return false;
     }
   }
@@ -105,16 +105,16 @@ export class Worker {
       for (const peer of await store.listWorkers()) {
         if (peer.id === this.id || peer.host !== this.host || peer.stoppedAt !== null || pidAlive(peer.pid)) continue;
         const released = await store.markWorkerDead(peer.id, `pid ${peer.pid} is gone on ${this.host}`);
-        log.warn('peer worker died; its runs resume now', { worker: this.id, peer: peer.id, releasedClaims: released });
+        log.warn('peer worker died; its runs resume now', { workerId: this.id, peer: peer.id, releasedClaims: released });
       }
     } catch (error) {
-      log.warn('heartbeat failed', { worker: this.id, error: String(error) });
+      log.warn('heartbeat failed', { workerId: this.id, error: String(error) });
     }
   }
 
   private async execute(run: RunRow): Promise<void> {
     const { store, registry } = this.o;
-    const log = this.o.log.child({ runId: run.id, workflow: run.workflow, worker: this.id });
+    const log = this.o.log.child({ runId: run.id, workflow: run.workflow, workerId: this.id });
     const interrupted = new AbortController();
     const renew = setInterval(async () => {
       const lease = await store.renewRunLease(run.id, this.id, this.o.runLeaseMs).catch(() => ({ held: true, status: null }));
