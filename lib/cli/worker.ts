@@ -28,6 +28,7 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
       store: runStore(store), registry, id, concurrency, log,
       claimLeaseMs: cfg.WAYBILL_LEASE_MS, claimTtlMs: cfg.WAYBILL_CLAIM_TTL_MS,
       runLeaseMs: cfg.WAYBILL_RUN_LEASE_MS, heartbeatMs: cfg.WAYBILL_HEARTBEAT_MS,
+      prune: cfg.WAYBILL_PRUNE_OLDER_THAN === undefined ? undefined : { olderThanMs: cfg.WAYBILL_PRUNE_OLDER_THAN },
     });
     let signals = 0;
     const onSignal = (signal: NodeJS.Signals) => {

@@ -16,6 +16,7 @@ import { LeaseLostError, WaybillError } from '../errors';
 import type { RunRow, RunStore, Store } from '../store/types';
 import { RunContext, type RetryPolicy } from './context';
 import { silentLogger, type Logger } from './log';
+import { startPruning } from './prune';
 import type { WorkflowRegistry } from './workflow';
 
 export interface WorkerOptions {
@@ -32,6 +33,8 @@ export interface WorkerOptions {
   heartbeatMs?: number;
   retry?: Partial<RetryPolicy>;
   log?: Logger;
+  /** Prune finished runs older than olderThanMs, at start and then every everyMs (an hour by default). */
+  prune?: { olderThanMs: number; everyMs?: number };
 }
 
 /** Why a run stopped without finishing: it was paused, cancelled or taken over, or the worker drains. */
@@ -46,7 +49,7 @@ export class Worker {
   readonly host = hostname();
   private readonly draining = new AbortController();
   private readonly active = new Set<Promise<void>>();
-  private readonly o: Required<Omit<WorkerOptions, 'id' | 'retry'>> & { retry: RetryPolicy };
+  private readonly o: Required<Omit<WorkerOptions, 'id' | 'retry' | 'prune'>> & { retry: RetryPolicy; prune?: WorkerOptions['prune'] };
 
   constructor(options: WorkerOptions) {
     this.id = options.id ?? `${this.host}-${process.pid}-${randomBytes(2).toString('hex')}`;
@@ -64,6 +67,7 @@ export class Worker {
     log.info('worker started', { workerId: this.id, concurrency: this.o.concurrency });
     const heartbeat = setInterval(() => void this.beat(), this.o.heartbeatMs);
     await this.beat();
+    const pruning = this.o.prune ? startPruning(this.o.store, this.o.prune, log.child({ workerId: this.id }), this.draining.signal) : null;
     try {
       while (!this.draining.signal.aborted) {
         if (this.active.size < this.o.concurrency && (await this.takeOne())) continue;
@@ -72,6 +76,8 @@ export class Worker {
       await Promise.allSettled([...this.active]);
     } finally {
       clearInterval(heartbeat);
+      // A prune stops between batches when the worker drains; each batch is its own transaction.
+      await pruning?.stop();
       await store.stopWorker(this.id).catch(() => {});
       log.info('worker stopped', { workerId: this.id });
     }

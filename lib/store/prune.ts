@@ -3,6 +3,7 @@
  * periodically; both backends' batches are in sqlite-prune.ts and postgres-prune.ts.
  */
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { WaybillError } from '../errors';
 import type { PruneCounts, PruneRequest, RetentionStore } from './types';
 
 export const NO_ROWS: PruneCounts = { runs: 0, external: 0, committed: 0, events: 0, progress: 0 };
@@ -30,4 +31,13 @@ export async function pruneAll(
     await yieldToEventLoop();
   }
   return total;
+}
+
+/** The retention half of a store; a backend without it says so instead of failing midway. */
+export function retentionStore(store: object): RetentionStore {
+  const s = store as Partial<RetentionStore> & { dialect?: string };
+  if (typeof s.planPrune !== 'function' || typeof s.pruneBatch !== 'function') {
+    throw new WaybillError('UNSUPPORTED', `the ${s.dialect ?? 'configured'} store does not support prune`);
+  }
+  return s as RetentionStore;
 }
