@@ -14,5 +14,7 @@ export function serverLog(): ReturnType<typeof createLogger> {
 
 /** An error's message and stack for the server log (never for a response body). */
 export function errorFields(error: unknown): { error: string; stack?: string } {
-  return error instanceof Error ? { error: `${error.name}: ${error.message}`, stack: error.stack } : { error: String(error) };
+  if (!(error instanceof Error)) return { error: String(error) };
+  // A bundled server may have minified a class's name away: then the message alone.
+  return { error: error.name ? `${error.name}: ${error.message}` : error.message, stack: error.stack };
 }
