@@ -3,6 +3,7 @@
  * message naming the variable, before anything is opened or written.
  */
 import { z } from 'zod';
+import { durationSchema, MIN_RETENTION_MS } from './duration';
 
 /** Long and plain enough to be a secret and to travel in a header. */
 const token = z.string()
@@ -28,6 +29,13 @@ const schema = z.object({
   WAYBILL_MODEL_NAME: z.string().min(1, 'must not be empty').optional(),
   WAYBILL_MODEL_API_KEY: z.string().optional(),
   WAYBILL_MODEL_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
+  /**
+   * Workers prune finished runs older than this (ms), at start and then hourly. Unset: they never prune.
+   * No --force here: a setting that silently voids deduplication is worse than a refused start.
+   */
+  WAYBILL_PRUNE_OLDER_THAN: durationSchema
+    .pipe(z.number().min(MIN_RETENTION_MS, 'must be at least 24h: a pruned idempotency key can no longer deduplicate a retry'))
+    .optional(),
   /** `npm start`: the port the dashboard listens on. */
   PORT: z.coerce
     .number({ error: 'must be a TCP port number, 1-65535' })

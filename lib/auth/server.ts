@@ -50,10 +50,17 @@ export function judge(h: Headers, cookie: string | undefined, need: Role, option
   return { who, refusal: null };
 }
 
-/** Route handlers: the principal, or the refusal to send back as JSON. */
+/** Route handlers: the principal, or the refusal to send back as JSON. Reads only the request itself. */
 export async function authorizeRequest(request: Request, need: Role, options: { mutation: boolean }) {
-  const store = await cookies();
-  return judge(request.headers, store.get(SESSION_COOKIE)?.value, need, { ...options, channel: 'api' });
+  return judge(request.headers, cookieValue(request.headers.get('cookie'), SESSION_COOKIE), need, { ...options, channel: 'api' });
+}
+
+function cookieValue(header: string | null, name: string): string | undefined {
+  for (const part of header?.split(';') ?? []) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
 }
 
 /** Server actions: the operator (or viewer, for reads) making this call; otherwise a 401 or 403 response. */

@@ -28,11 +28,12 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
       store: runStore(store), registry, id, concurrency, log,
       claimLeaseMs: cfg.WAYBILL_LEASE_MS, claimTtlMs: cfg.WAYBILL_CLAIM_TTL_MS,
       runLeaseMs: cfg.WAYBILL_RUN_LEASE_MS, heartbeatMs: cfg.WAYBILL_HEARTBEAT_MS,
+      prune: cfg.WAYBILL_PRUNE_OLDER_THAN === undefined ? undefined : { olderThanMs: cfg.WAYBILL_PRUNE_OLDER_THAN },
     });
     let signals = 0;
     const onSignal = (signal: NodeJS.Signals) => {
       if (++signals > 1) process.exit(130);
-      log.info('draining: the steps in hand finish, runs are handed back (signal again to exit now)', { worker: w.id, signal });
+      log.info('draining: the steps in hand finish, runs are handed back (signal again to exit now)', { workerId: w.id, signal });
       w.stop();
     };
     process.on('SIGTERM', onSignal);

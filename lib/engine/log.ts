@@ -1,7 +1,14 @@
 /**
- * Step-level logs: one JSON object a line on stderr so workers' output can be shipped as is; run id,
- * key and worker ride on every line through bindings.
+ * Structured logs: pino, one JSON object a line on stderr, so workers' and the server's output can be
+ * shipped as is. Run id, key and worker ride on every step line through child bindings (the worker binds
+ * runId, workflow and workerId for each run; RunContext adds key, step and attempt).
+ *
+ * On a terminal the same lines are printed readable instead (log-format.ts). Call sites see only the
+ * Logger interface below, so the engine does not depend on pino's API.
  */
+import pino from 'pino';
+import { formatLine } from './log-format';
+
 export type LogFields = Record<string, unknown>;
 
 export interface Logger {
@@ -11,14 +18,37 @@ export interface Logger {
   child(bindings: LogFields): Logger;
 }
 
-export function createLogger(bindings: LogFields = {}, write: (line: string) => void = (l) => process.stderr.write(l)): Logger {
-  const emit = (level: string) => (message: string, fields: LogFields = {}) =>
-    write(`${JSON.stringify({ time: new Date().toISOString(), level, msg: message, ...bindings, ...fields })}\n`);
+export interface LoggerOptions {
+  /** Human-readable lines instead of JSON; the default is whether stderr is a terminal. */
+  pretty?: boolean;
+}
+
+/**
+ * A logger writing to `write` (stderr when omitted). Lines are written synchronously: a worker killed
+ * with SIGKILL has lost no line it logged before.
+ */
+export function createLogger(bindings: LogFields = {}, write?: (line: string) => void, options: LoggerOptions = {}): Logger {
+  const pretty = options.pretty ?? Boolean(process.stderr.isTTY);
+  const sink = write ?? ((line: string) => process.stderr.write(line));
+  const destination = pretty
+    ? { write: (line: string) => sink(formatLine(line)) }
+    : write ? { write } : pino.destination({ fd: 2, sync: true });
+  const root = pino({
+    // No pid/hostname on every line: the worker id (host-pid-random) already says both.
+    base: null,
+    timestamp: pino.stdTimeFunctions.isoTime,
+    // "level":"info" rather than pino's 30: readable in any log viewer, and what our lines always said.
+    formatters: { level: (label) => ({ level: label }) },
+  }, destination);
+  return wrap(Object.keys(bindings).length > 0 ? root.child(bindings) : root);
+}
+
+function wrap(p: pino.Logger): Logger {
   return {
-    info: emit('info'),
-    warn: emit('warn'),
-    error: emit('error'),
-    child: (more) => createLogger({ ...bindings, ...more }, write),
+    info: (message, fields) => p.info(fields ?? {}, message),
+    warn: (message, fields) => p.warn(fields ?? {}, message),
+    error: (message, fields) => p.error(fields ?? {}, message),
+    child: (bindings) => wrap(p.child(bindings)),
   };
 }
 

@@ -16,6 +16,7 @@ import { LeaseLostError, WaybillError } from '../errors';
 import type { RunRow, RunStore, Store } from '../store/types';
 import { RunContext, type RetryPolicy } from './context';
 import { silentLogger, type Logger } from './log';
+import { startPruning } from './prune';
 import type { WorkflowRegistry } from './workflow';
 
 export interface WorkerOptions {
@@ -32,6 +33,8 @@ export interface WorkerOptions {
   heartbeatMs?: number;
   retry?: Partial<RetryPolicy>;
   log?: Logger;
+  /** Prune finished runs older than olderThanMs, at start and then every everyMs (an hour by default). */
+  prune?: { olderThanMs: number; everyMs?: number };
 }
 
 /** Why a run stopped without finishing: it was paused, cancelled or taken over, or the worker drains. */
@@ -46,7 +49,7 @@ export class Worker {
   readonly host = hostname();
   private readonly draining = new AbortController();
   private readonly active = new Set<Promise<void>>();
-  private readonly o: Required<Omit<WorkerOptions, 'id' | 'retry'>> & { retry: RetryPolicy };
+  private readonly o: Required<Omit<WorkerOptions, 'id' | 'retry' | 'prune'>> & { retry: RetryPolicy; prune?: WorkerOptions['prune'] };
 
   constructor(options: WorkerOptions) {
     this.id = options.id ?? `${this.host}-${process.pid}-${randomBytes(2).toString('hex')}`;
@@ -61,9 +64,10 @@ export class Worker {
   async run(): Promise<void> {
     const { store, log } = this.o;
     await store.registerWorker({ id: this.id, host: this.host, pid: process.pid });
-    log.info('worker started', { worker: this.id, concurrency: this.o.concurrency });
+    log.info('worker started', { workerId: this.id, concurrency: this.o.concurrency });
     const heartbeat = setInterval(() => void this.beat(), this.o.heartbeatMs);
     await this.beat();
+    const pruning = this.o.prune ? startPruning(this.o.store, this.o.prune, log.child({ workerId: this.id }), this.draining.signal) : null;
     try {
       while (!this.draining.signal.aborted) {
         if (this.active.size < this.o.concurrency && (await this.takeOne())) continue;
@@ -72,8 +76,10 @@ export class Worker {
       await Promise.allSettled([...this.active]);
     } finally {
       clearInterval(heartbeat);
+      // A prune stops between batches when the worker drains; each batch is its own transaction.
+      await pruning?.stop();
       await store.stopWorker(this.id).catch(() => {});
-      log.info('worker stopped', { worker: this.id });
+      log.info('worker stopped', { workerId: this.id });
     }
   }
 
@@ -88,12 +94,12 @@ export class Worker {
       if (!run) return false;
       // execute() reports its own failures; a store error while handing back must not kill the worker.
       const done: Promise<void> = this.execute(run)
-        .catch((error) => this.o.log.error('run bookkeeping failed', { runId: run.id, error: String(error) }))
+        .catch((error) => this.o.log.error('run bookkeeping failed', { runId: run.id, workerId: this.id, error: String(error) }))
         .finally(() => this.active.delete(done));
       this.active.add(done);
       return true;
     } catch (error) {
-      this.o.log.warn('could not take a run', { worker: this.id, error: String(error) });
+      this.o.log.warn('could not take a run', { workerId: this.id, error: String(error) });
       return false;
     }
   }
@@ -105,16 +111,16 @@ export class Worker {
       for (const peer of await store.listWorkers()) {
         if (peer.id === this.id || peer.host !== this.host || peer.stoppedAt !== null || pidAlive(peer.pid)) continue;
         const released = await store.markWorkerDead(peer.id, `pid ${peer.pid} is gone on ${this.host}`);
-        log.warn('peer worker died; its runs resume now', { worker: this.id, peer: peer.id, releasedClaims: released });
+        log.warn('peer worker died; its runs resume now', { workerId: this.id, peer: peer.id, releasedClaims: released });
       }
     } catch (error) {
-      log.warn('heartbeat failed', { worker: this.id, error: String(error) });
+      log.warn('heartbeat failed', { workerId: this.id, error: String(error) });
     }
   }
 
   private async execute(run: RunRow): Promise<void> {
     const { store, registry } = this.o;
-    const log = this.o.log.child({ runId: run.id, workflow: run.workflow, worker: this.id });
+    const log = this.o.log.child({ runId: run.id, workflow: run.workflow, workerId: this.id });
     const interrupted = new AbortController();
     const renew = setInterval(async () => {
       const lease = await store.renewRunLease(run.id, this.id, this.o.runLeaseMs).catch(() => ({ held: true, status: null }));

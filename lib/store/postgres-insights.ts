@@ -2,18 +2,12 @@
  * The control plane's reads on PostgreSQL, mirroring sqlite-insights.ts: aggregates and series computed by
  * the database. Counts come back as int (count(*) is bigint, which pg would hand over as a string).
  */
-import { PostgresAudit } from './postgres-audit';
+import { EMPTY_BY_STATUS, PostgresMetrics, STATUS_SQL } from './postgres-metrics';
 import type { CommittedRow, InsightStore, Outcome, RunStats, StepTiming } from './types';
 
 const COMMITTED = `idem_key AS "idemKey", run_id AS "runId", result_json AS "resultJson",
   committed_at AS "committedAt", step, fingerprint, worker_id AS "workerId", duration_ms AS "durationMs", source`;
 const NOW = `(extract(epoch from now())::float8 + $1::float8)`;
-
-const STATUS_SQL = `SELECT status, count(*)::int AS n FROM runs GROUP BY status
-  UNION ALL
-  SELECT CASE WHEN EXISTS (SELECT 1 FROM claims c WHERE c.run_id = x.run_id) THEN 'running' ELSE 'idle' END, 1
-  FROM (SELECT run_id FROM progress UNION SELECT run_id FROM claims) x
-  WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = x.run_id)`;
 
 /** $1 skew, $2 since (epoch s), $3 claim TTL s. */
 const TOTALS_SQL = `SELECT
@@ -23,9 +17,7 @@ const TOTALS_SQL = `SELECT
   (SELECT count(*)::int FROM committed WHERE committed_at >= $2) AS "committedSince",
   (SELECT count(*)::int FROM claims WHERE coalesce(lease_expires_at, claimed_at + $3::float8) <= ${NOW}) AS "orphanedClaims"`;
 
-const EMPTY_BY_STATUS = { queued: 0, running: 0, paused: 0, completed: 0, failed: 0, cancelled: 0, idle: 0 };
-
-export abstract class PostgresInsights extends PostgresAudit implements InsightStore {
+export abstract class PostgresInsights extends PostgresMetrics implements InsightStore {
   async runStats(options: { sinceSeconds: number; claimTtlMs: number }): Promise<RunStats> {
     const [statuses, totals] = await Promise.all([
       this.query<{ status: keyof typeof EMPTY_BY_STATUS; n: number }>(undefined, STATUS_SQL, []),

@@ -18,11 +18,11 @@ import { InvalidInputError, LeaseLostError, NotFoundError, StoreUnavailableError
 import { findMigrationsDir, readMigrations } from './migrations';
 import { migratePostgres } from './postgres-migrate';
 import { isConnectionLoss, withRetry } from './postgres-retry';
-import { PostgresRunStore } from './postgres-runs';
+import { PostgresPrune } from './postgres-prune';
 import * as sql from './postgres-sql';
 import type {
   ClaimOutcome, ClaimRequest, ClaimRow, CommitRequest, CommittedRow, ProgressRow, ProgressWrite,
-  AuditStore, InsightStore, ReleaseRequest, ResolveRequest, RunStore, StepEvent, Store,
+  AuditStore, InsightStore, ReleaseRequest, ResolveRequest, RetentionStore, RunStore, StepEvent, Store,
 } from './types';
 
 export interface PostgresStoreOptions {
@@ -97,7 +97,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
 }
 
 /** The step protocol here; runs and workers in postgres-runs.ts; the pool, skew and query in postgres-base.ts. */
-export class PostgresStore extends PostgresRunStore implements Store, RunStore, InsightStore, AuditStore {
+export class PostgresStore extends PostgresPrune implements Store, RunStore, InsightStore, RetentionStore, AuditStore {
   readonly dialect = 'postgres' as const;
 
   async loadProgress(runId: string): Promise<ProgressRow | null> {

@@ -2,23 +2,16 @@
  * The control plane's reads on SQLite: aggregates and series computed by the database, so a page never
  * pulls a run's whole history to count it.
  */
-import { SqliteAudit } from './sqlite-audit';
 import { guard } from './sqlite-base';
+import { EMPTY_BY_STATUS, SqliteMetrics, STATUS_SQL } from './sqlite-metrics';
 import type { CommittedRow, InsightStore, Outcome, RunStats, StepTiming } from './types';
 
-const EMPTY_BY_STATUS = { queued: 0, running: 0, paused: 0, completed: 0, failed: 0, cancelled: 0, idle: 0 };
-
-export abstract class SqliteInsights extends SqliteAudit implements InsightStore {
+export abstract class SqliteInsights extends SqliteMetrics implements InsightStore {
   async runStats(options: { sinceSeconds: number; claimTtlMs: number }): Promise<RunStats> {
     return guard(() => {
       const now = this.now();
       const byStatus = { ...EMPTY_BY_STATUS };
-      const statuses = this.db.prepare<[], { status: keyof typeof EMPTY_BY_STATUS; n: number }>(`
-        SELECT status, count(*) AS n FROM runs GROUP BY status
-        UNION ALL
-        SELECT CASE WHEN EXISTS (SELECT 1 FROM claims c WHERE c.run_id = x.run_id) THEN 'running' ELSE 'idle' END, 1
-        FROM (SELECT run_id FROM progress UNION SELECT run_id FROM claims) x
-        WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = x.run_id)`).all();
+      const statuses = this.db.prepare<[], { status: keyof typeof EMPTY_BY_STATUS; n: number }>(STATUS_SQL).all();
       for (const { status, n } of statuses) byStatus[status] += n;
       const totals = this.db.prepare<[], { executed: number; skipped: number; awaited: number }>(`
         SELECT coalesce(sum(executed), 0) AS executed, coalesce(sum(skipped), 0) AS skipped,

@@ -13,12 +13,12 @@ import Database from 'better-sqlite3';
 import { systemClock, type Clock } from '../clock';
 import { LeaseLostError, NotFoundError } from '../errors';
 import { guard } from './sqlite-base';
-import { SqliteRunStore } from './sqlite-runs';
+import { SqlitePrune } from './sqlite-prune';
 import { findMigrationsDir, readMigrations } from './migrations';
 import { migrateSqlite } from './sqlite-migrate';
 import type {
   ClaimOutcome, ClaimRequest, ClaimRow, CommitRequest, CommittedRow, ProgressRow, ProgressWrite,
-  AuditStore, InsightStore, ReleaseRequest, ResolveRequest, RunStore, StepEvent, Store,
+  AuditStore, InsightStore, ReleaseRequest, ResolveRequest, RetentionStore, RunStore, StepEvent, Store,
 } from './types';
 
 export interface SqliteStoreOptions {
@@ -56,7 +56,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   }
 }
 
-export class SqliteStore extends SqliteRunStore implements Store, RunStore, InsightStore, AuditStore {
+export class SqliteStore extends SqlitePrune implements Store, RunStore, InsightStore, RetentionStore, AuditStore {
   readonly dialect = 'sqlite' as const;
   private readonly s;
 

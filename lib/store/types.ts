@@ -7,6 +7,10 @@
  * Results and states cross as JSON text: the core serializes once, the store never parses on the hot path.
  */
 
+import type { MetricsSnapshot } from './types-observability';
+
+export * from './types-observability';
+
 export type Outcome =
   | 'executed' | 'skipped' | 'awaited' | 'failed' | 'expired' | 'resolved' | 'lease_lost' | 'operator' | 'key_reuse';
 
@@ -332,6 +336,12 @@ export interface InsightStore {
    * so idempotency was void for them.
    */
   unstableKeys(runId: string, options?: { limit?: number }): Promise<{ step: number; keys: string[] }[]>;
+
+  /**
+   * Counts and histograms for a metrics scrape, computed in the database (buckets are counted with SQL, no
+   * rows are loaded). `boundsMs` are the histogram bucket bounds, ascending.
+   */
+  metricsSnapshot(options: { claimTtlMs: number; boundsMs: readonly number[] }): Promise<MetricsSnapshot>;
 }
 
 export type AuditRole = 'viewer' | 'operator' | 'local';

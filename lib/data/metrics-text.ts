@@ -1,0 +1,76 @@
+/**
+ * A store's metrics snapshot in Prometheus text format, through prom-client. The registry is built afresh
+ * for each scrape and filled from the snapshot: the values are the store's, not this process's, so they are
+ * right however many workers wrote them, and a worker that stopped since the last scrape has no stale line.
+ */
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { DurationHistogram, MetricsSnapshot } from '../store/types';
+
+/** Histogram bounds in ms: from a fast local step to a slow model call, and the 5 minutes of a stuck one. */
+export const DURATION_BOUNDS_MS = [5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000, 30_000, 60_000, 300_000] as const;
+
+export const METRICS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
+
+/**
+ * prom-client's Histogram counts observations made in this process; ours are counted by the database. This
+ * one only replaces where the values come from: naming, labels and the text format stay prom-client's.
+ */
+class StoredHistogram<T extends string> extends Histogram<T> {
+  private readonly series: { labels: Partial<Record<T, string>>; h: DurationHistogram }[] = [];
+
+  constructor(private readonly meta: { name: string; help: string; labelNames?: T[]; registers: Registry[] }) {
+    super({ ...meta, buckets: [] });
+  }
+
+  set(labels: Partial<Record<T, string>>, h: DurationHistogram): void {
+    this.series.push({ labels, h });
+  }
+
+  /** What the registry prints (prom-client 15 reads getForPromString, and get() for JSON). */
+  async getForPromString(): Promise<Awaited<ReturnType<Histogram<T>['get']>>> {
+    const { name, help } = this.meta;
+    const values = this.series.flatMap(({ labels, h }) => [
+      ...h.boundsMs.map((bound, i) => ({ labels: { ...labels, le: bound / 1000 }, value: h.counts[i]!, metricName: `${name}_bucket` })),
+      { labels: { ...labels, le: '+Inf' }, value: h.count, metricName: `${name}_bucket` },
+      { labels, value: h.sumMs / 1000, metricName: `${name}_sum` },
+      { labels, value: h.count, metricName: `${name}_count` },
+    ]);
+    return { name, help, type: 'histogram', aggregator: 'sum', values } as unknown as Awaited<ReturnType<Histogram<T>['get']>>;
+  }
+
+  override async get(): Promise<Awaited<ReturnType<Histogram<T>['get']>>> {
+    return this.getForPromString();
+  }
+}
+
+export async function renderMetrics(m: MetricsSnapshot): Promise<string> {
+  const registry = new Registry();
+  const registers = [registry];
+  // Counters read from the store: a prune lowers them, which Prometheus takes for a counter reset.
+  const steps = new Counter({ name: 'waybill_steps_total', help: 'Steps by outcome, as recorded in the store', labelNames: ['outcome'], registers });
+  for (const [outcome, n] of Object.entries(m.steps)) steps.inc({ outcome }, n);
+
+  const claims = new Gauge({ name: 'waybill_claims', help: 'Claims (side effects in flight) by state; orphaned: lease passed, outcome unknown', labelNames: ['state'], registers });
+  claims.set({ state: 'live' }, m.claims.live);
+  claims.set({ state: 'orphaned' }, m.claims.orphaned);
+
+  const runs = new Gauge({ name: 'waybill_runs', help: 'Runs by status; idle: an outside client\'s run with no claim', labelNames: ['status'], registers });
+  for (const [status, n] of Object.entries(m.runsByStatus)) runs.set({ status }, n);
+
+  const stepDuration = new StoredHistogram({
+    name: 'waybill_step_duration_seconds', help: 'How long side effects ran: committed steps, failed attempts, attempts that lost their lease',
+    labelNames: ['outcome'], registers,
+  });
+  for (const [outcome, h] of Object.entries(m.stepDurations)) stepDuration.set({ outcome }, h);
+
+  const commitDuration = new StoredHistogram({
+    name: 'waybill_commit_duration_seconds', help: 'The latest measured commit (progress write) of each run',
+    registers,
+  });
+  commitDuration.set({}, m.commitDurations);
+
+  const heartbeat = new Gauge({ name: 'waybill_worker_heartbeat_age_seconds', help: 'Seconds since each running worker last heartbeat, by the store clock', labelNames: ['worker'], registers });
+  for (const w of m.workers) heartbeat.set({ worker: w.id }, w.heartbeatAgeSeconds);
+
+  return registry.metrics();
+}

@@ -1,0 +1,13 @@
+import 'server-only';
+/**
+ * /api/metrics reads here: one snapshot from the store, rendered in Prometheus text format.
+ */
+import { DURATION_BOUNDS_MS, renderMetrics } from './metrics-text';
+import { claimTtlMs, getStore } from './store';
+
+export { METRICS_CONTENT_TYPE } from './metrics-text';
+
+export async function getMetricsText(): Promise<string> {
+  const store = await getStore();
+  return renderMetrics(await store.metricsSnapshot({ claimTtlMs: claimTtlMs(), boundsMs: DURATION_BOUNDS_MS }));
+}

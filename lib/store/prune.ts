@@ -1,0 +1,43 @@
+/**
+ * A whole prune: batches until one removes nothing. Used by `waybill prune` and by workers that prune
+ * periodically; both backends' batches are in sqlite-prune.ts and postgres-prune.ts.
+ */
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { WaybillError } from '../errors';
+import type { PruneCounts, PruneRequest, RetentionStore } from './types';
+
+export const NO_ROWS: PruneCounts = { runs: 0, external: 0, committed: 0, events: 0, progress: 0 };
+
+export function addCounts(a: PruneCounts, b: PruneCounts): PruneCounts {
+  return { runs: a.runs + b.runs, external: a.external + b.external, committed: a.committed + b.committed,
+    events: a.events + b.events, progress: a.progress + b.progress };
+}
+
+/** Rows in a count: what a progress bar measures. */
+export const rowsIn = (c: PruneCounts): number => c.runs + c.committed + c.events + c.progress;
+
+export async function pruneAll(
+  store: RetentionStore,
+  request: PruneRequest,
+  options: { onBatch?: (batch: PruneCounts, total: PruneCounts) => void; signal?: AbortSignal } = {},
+): Promise<PruneCounts> {
+  let total = NO_ROWS;
+  while (!options.signal?.aborted) {
+    const batch = await store.pruneBatch(request);
+    if (rowsIn(batch) === 0 && batch.external === 0) break;
+    total = addCounts(total, batch);
+    options.onBatch?.(batch, total);
+    // SQLite's batches are synchronous: let heartbeats and lease renewals run between them.
+    await yieldToEventLoop();
+  }
+  return total;
+}
+
+/** The retention half of a store; a backend without it says so instead of failing midway. */
+export function retentionStore(store: object): RetentionStore {
+  const s = store as Partial<RetentionStore> & { dialect?: string };
+  if (typeof s.planPrune !== 'function' || typeof s.pruneBatch !== 'function') {
+    throw new WaybillError('UNSUPPORTED', `the ${s.dialect ?? 'configured'} store does not support prune`);
+  }
+  return s as RetentionStore;
+}

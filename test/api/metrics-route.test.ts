@@ -1,0 +1,58 @@
+/**
+ * GET /api/metrics, the route handler itself, on a real SQLite file: Prometheus text with the store's
+ * numbers, and a failing store answered with a 500 JSON message that carries no internals.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { runAgent } from '../../lib/checkpoint/agent';
+import { Checkpoint } from '../../lib/checkpoint/checkpoint';
+import { openStore } from '../../lib/store/index';
+import type { RunStore, Store } from '../../lib/store/types';
+import { makeTempDir } from '../support/tmp';
+
+const dir = makeTempDir('waybill-metrics-route-');
+// The handler reads its store through lib/config, like the server: set before the first import of it.
+process.env.DATABASE_URL = `file:${dir.file('w.db')}`;
+const { GET } = await import('../../app/api/metrics/route');
+const cache = globalThis as { waybillStore?: Promise<unknown> };
+
+afterAll(async () => {
+  await ((await cache.waybillStore) as Store | undefined)?.close();
+  dir.remove();
+});
+
+describe('GET /api/metrics', () => {
+  it('serves the store\'s counts in Prometheus text format', async () => {
+    const store = (await openStore(process.env.DATABASE_URL!, { synchronous: 'normal' })) as Store & RunStore;
+    try {
+      await runAgent([1, 2, 3], new Checkpoint(store, 'r1', { workerId: 'w1' }), (x) => x);
+      await store.createRun({ id: 'q1', workflow: 'w', inputJson: '{}', totalSteps: null });
+      await store.registerWorker({ id: 'w1', host: 'h', pid: 1 });
+    } finally {
+      await store.close();
+    }
+    const response = await GET(new Request('http://127.0.0.1:3000/api/metrics', { headers: { host: '127.0.0.1:3000' } }));
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
+    const lines = (await response.text()).split('\n');
+    expect(lines).toContain('# TYPE waybill_steps_total counter');
+    expect(lines).toContain('waybill_steps_total{outcome="executed"} 3');
+    expect(lines).toContain('waybill_steps_total{outcome="failed"} 0');
+    expect(lines).toContain('waybill_runs{status="queued"} 1');
+    expect(lines).toContain('waybill_runs{status="idle"} 1');
+    expect(lines).toContain('waybill_claims{state="orphaned"} 0');
+    expect(lines).toContain('# TYPE waybill_step_duration_seconds histogram');
+    expect(lines).toContain('waybill_step_duration_seconds_bucket{outcome="executed",le="+Inf"} 3');
+    expect(lines).toContain('waybill_step_duration_seconds_count{outcome="executed"} 3');
+    expect(lines).toContain('waybill_commit_duration_seconds_count 1');
+    expect(lines.filter((l) => l.startsWith('waybill_worker_heartbeat_age_seconds{worker="w1"} '))).toHaveLength(1);
+  });
+
+  it('answers a store failure with a 500 JSON message and no internals', async () => {
+    // A real failure: the server's store closed under the handler.
+    const store = (await cache.waybillStore) as Store;
+    await store.close();
+    const response = await GET(new Request('http://127.0.0.1:3000/api/metrics', { headers: { host: '127.0.0.1:3000' } }));
+    expect(response.status).toBe(500);
+    expect(await response.json()).toEqual({ error: 'metrics unavailable: the store could not be read (see the server log)' });
+  });
+});

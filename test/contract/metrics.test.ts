@@ -1,0 +1,87 @@
+/**
+ * The metrics scrape on every backend: step outcomes, claims, runs by status, duration histograms counted
+ * in SQL, and worker heartbeat ages. Durations are given to the store directly (as the checkpoint core
+ * passes what it measured), so the bucket counts are exact whatever the machine's speed.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { InsightStore, RunStore, Store } from '../../lib/store/types';
+import { backends, type StoreHandle } from '../support/backends';
+
+const list = await backends();
+const BOUNDS = [10, 100, 1000];
+
+describe.each(list)('metricsSnapshot on $name', (backend) => {
+  let h: StoreHandle;
+  let store: Store & RunStore & InsightStore;
+
+  beforeEach(async () => {
+    h = await backend.open();
+    store = h.store as Store & RunStore & InsightStore;
+  });
+  afterEach(() => h.close());
+
+  const claim = (idemKey: string, token: string) => store.claim({
+    idemKey, runId: 'm', token, workerId: 'w1', step: null, attempt: 1, leaseMs: 60_000, claimTtlMs: 60_000,
+  });
+  const commit = (idemKey: string, token: string, durationMs: number) => store.commit({
+    idemKey, token, runId: 'm', resultJson: '1', step: null, fingerprint: null, workerId: 'w1', durationMs,
+  });
+
+  it('is all zeros on an empty store', async () => {
+    const m = await store.metricsSnapshot({ claimTtlMs: 60_000, boundsMs: BOUNDS });
+    expect(m.steps).toEqual({ executed: 0, skipped: 0, awaited: 0, failed: 0, lease_lost: 0, expired: 0, resolved: 0, key_reuse: 0 });
+    expect(m.claims).toEqual({ live: 0, orphaned: 0 });
+    expect(m.stepDurations.executed).toEqual({ boundsMs: BOUNDS, counts: [0, 0, 0], count: 0, sumMs: 0 });
+    expect(m.commitDurations).toEqual({ boundsMs: BOUNDS, counts: [0, 0, 0], count: 0, sumMs: 0 });
+    expect(m.workers).toEqual([]);
+  });
+
+  it('counts outcomes, claims, runs and durations from the rows every worker wrote', async () => {
+    for (const [key, ms] of [['k1', 5], ['k2', 50], ['k3', 500]] as const) {
+      await claim(key, `t-${key}`);
+      await commit(key, `t-${key}`, ms);
+    }
+    await claim('k4', 't-k4');
+    await store.releaseClaim({ idemKey: 'k4', token: 't-k4', runId: 'm', step: null, workerId: 'w1', durationMs: 20, error: 'boom' });
+    await claim('k5', 't-k5');
+    await expect(commit('k5', 'not-ours', 70)).rejects.toThrow(/lease/i);
+    await h.insertOutsideClaim('k6', 'ext');
+    expect(await store.expireClaim('k6', { actor: 'test', force: true, claimTtlMs: 60_000 })).toBe('expired');
+    await h.insertOutsideClaim('k7', 'ext');
+    await store.resolveClaim({ idemKey: 'k7', resultJson: '2', actor: 'test' });
+    await h.insertOutsideClaim('k8', 'ext');
+    await store.recordEvent({ runId: 'm', outcome: 'key_reuse', idemKey: 'k1' });
+    // A run-level takeover is recorded as `expired` with no key: not a step, not counted.
+    await store.recordEvent({ runId: 'm', outcome: 'expired' });
+    await store.saveProgress({ runId: 'm', step: 3, stateJson: '{}', executed: 0, skipped: 2, awaited: 1, saveMs: 2 });
+    await store.saveProgress({ runId: 'm2', step: 1, stateJson: '{}', executed: 1, skipped: 0, awaited: 0, saveMs: 200 });
+    await store.createRun({ id: 'q1', workflow: 'w', inputJson: '{}', totalSteps: null });
+    await store.createRun({ id: 'c1', workflow: 'w', inputJson: '{}', totalSteps: null });
+    await store.actOnRun('c1', 'cancel', 'test');
+
+    // claimTtlMs 0: the outside client's claim (no lease column) is orphaned at once; k5 has a live lease.
+    const m = await store.metricsSnapshot({ claimTtlMs: 0, boundsMs: BOUNDS });
+    expect(m.steps).toEqual({ executed: 3, skipped: 2, awaited: 1, failed: 1, lease_lost: 1, expired: 1, resolved: 1, key_reuse: 1 });
+    expect(m.claims).toEqual({ live: 1, orphaned: 1 });
+    // m holds k5 and ext holds k8: outside clients' runs with a claim are running; m2 has none, idle.
+    expect(m.runsByStatus).toEqual({ queued: 1, running: 2, paused: 0, completed: 0, failed: 0, cancelled: 1, idle: 1 });
+    expect(m.stepDurations).toEqual({
+      executed: { boundsMs: BOUNDS, counts: [1, 2, 3], count: 3, sumMs: 555 },
+      failed: { boundsMs: BOUNDS, counts: [0, 1, 1], count: 1, sumMs: 20 },
+      lease_lost: { boundsMs: BOUNDS, counts: [0, 1, 1], count: 1, sumMs: 70 },
+    });
+    expect(m.commitDurations).toEqual({ boundsMs: BOUNDS, counts: [1, 1, 2], count: 2, sumMs: 202 });
+  });
+
+  it('gives each running worker its heartbeat age by the store clock, stopped workers none', async () => {
+    await store.registerWorker({ id: 'w-live', host: 'h', pid: 1 });
+    await store.registerWorker({ id: 'w-gone', host: 'h', pid: 2 });
+    await store.stopWorker('w-gone');
+    await h.elapse(1500);
+    const { workers } = await store.metricsSnapshot({ claimTtlMs: 60_000, boundsMs: BOUNDS });
+    expect(workers.map((w) => w.id)).toEqual(['w-live']);
+    // SQLite's clock is a ManualClock that moved exactly 1.5 s; PostgreSQL's is the database's, which slept.
+    if (backend.name === 'sqlite') expect(workers[0]!.heartbeatAgeSeconds).toBeCloseTo(1.5, 6);
+    else expect(workers[0]!.heartbeatAgeSeconds).toBeGreaterThanOrEqual(1.5);
+  });
+});
