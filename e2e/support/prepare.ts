@@ -63,7 +63,7 @@ export function prepare(root: string): E2EEnv {
 }
 
 /** Sources the production build is made of; anything newer than .next/BUILD_ID means a rebuild. */
-const SOURCES = ['app', 'lib', 'public', 'next.config.js', 'postcss.config.mjs', 'package-lock.json'];
+const SOURCES = ['app', 'lib', 'public', 'proxy.ts', 'next.config.js', 'postcss.config.mjs', 'package-lock.json'];
 
 function buildIfStale(root: string): void {
   const buildId = join(root, '.next', 'BUILD_ID');
