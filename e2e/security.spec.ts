@@ -190,6 +190,9 @@ test('pages: a stranger is sent to /login and back; a viewer reads but is offere
   await page.goto(`/runs/${encodeURIComponent(runId)}`);
   await expect(page.getByTestId('run-status')).toHaveText('queued');
   await expect(page.getByRole('group', { name: 'Run actions' })).toHaveCount(0);
+  await expect(page.getByTestId('claim-key')).toHaveText(`${runId}:0`);
+  await expect(page.getByTestId('claim-expire')).toHaveCount(0);
+  await expect(page.getByTestId('claim-resolve')).toHaveCount(0);
 
   const forbidden = await page.goto('/runs/new');
   expect(forbidden?.status()).toBe(403);

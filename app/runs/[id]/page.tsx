@@ -102,7 +102,7 @@ async function Run({ id, searchParams, operator }: { id: string; searchParams: P
         <div className="contents lg:block lg:min-w-0 lg:space-y-6">
           <Slot order="order-2">
             <Card title={claims.length === 1 ? 'Live claim' : 'Live claims'} testId="live-claim">
-              <LiveClaims claims={claims} serverNow={now} />
+              <LiveClaims claims={claims} serverNow={now} operator={operator} />
             </Card>
           </Slot>
           <Slot order="order-3"><Warnings detail={detail} /></Slot>
