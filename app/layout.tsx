@@ -1,6 +1,9 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
 import type { ReactNode } from 'react';
+import { allows } from '@/lib/auth/principal';
+import { currentPrincipal } from '@/lib/auth/server';
+import { SessionControl } from './components/session-control';
 import './globals.css';
 
 export const metadata: Metadata = {
@@ -12,10 +15,14 @@ const NAV = [
   { href: '/', label: 'Runs' },
   { href: '/claims', label: 'Claims' },
   { href: '/workers', label: 'Workers' },
-  { href: '/runs/new', label: 'Start a run' },
+  { href: '/audit', label: 'Audit' },
+  { href: '/runs/new', label: 'Start a run', operator: true },
 ];
 
-export default function RootLayout({ children }: { children: ReactNode }) {
+export default async function RootLayout({ children }: { children: ReactNode }) {
+  const who = await currentPrincipal();
+  // A viewer is not offered what the server would refuse; the server's check is what protects.
+  const nav = NAV.filter((item) => !item.operator || (who !== null && allows(who, 'operator')));
   return (
     <html lang="en">
       <body className="min-h-screen bg-zinc-50 text-zinc-900 antialiased dark:bg-zinc-950 dark:text-zinc-100">
@@ -26,7 +33,7 @@ export default function RootLayout({ children }: { children: ReactNode }) {
           <nav className="mx-auto flex max-w-7xl flex-wrap items-center gap-x-6 gap-y-2 px-4 py-3 sm:px-6" aria-label="Main">
             <Link href="/" className="text-base font-semibold tracking-tight">Waybill</Link>
             <ul className="flex flex-wrap gap-x-4 gap-y-1 text-sm">
-              {NAV.map((item) => (
+              {nav.map((item) => (
                 <li key={item.href}>
                   <Link href={item.href} data-testid={`nav-${item.label.toLowerCase().replace(/\s+/g, '-')}`}
                     className="rounded px-1 py-0.5 text-zinc-600 hover:text-zinc-900 focus-visible:outline-2 focus-visible:outline-blue-600 dark:text-zinc-400 dark:hover:text-zinc-100">
@@ -35,6 +42,7 @@ export default function RootLayout({ children }: { children: ReactNode }) {
                 </li>
               ))}
             </ul>
+            <SessionControl who={who} />
           </nav>
         </header>
         <main id="main" className="mx-auto max-w-7xl px-4 py-6 sm:px-6">{children}</main>

@@ -3,6 +3,9 @@
  */
 import type { Metadata } from 'next';
 import Link from 'next/link';
+import { Suspense } from 'react';
+import { allows } from '@/lib/auth/principal';
+import { requirePage } from '@/lib/auth/server';
 import { LiveRefresh } from './components/live-refresh';
 import { RunsFilters } from './components/runs-filters';
 import { parseRunsQuery, runsHref } from './components/runs-query';
@@ -10,6 +13,7 @@ import { RunsStats } from './components/runs-stats';
 import { RunsTable, type RunsTableRow } from './components/runs-table';
 import { EmptyState, buttonClass, relative } from './components/ui';
 import { getRunsPage } from '@/lib/data/runs';
+import RunsSkeleton from './runs-skeleton';
 
 export const dynamic = 'force-dynamic';
 
@@ -21,7 +25,18 @@ const IGNORED_LABEL: Record<string, string> = {
   q: 'the search (too long)',
 };
 
-export default async function RunsPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+type SearchParams = Promise<Record<string, string | string[] | undefined>>;
+
+export default async function RunsPage({ searchParams }: { searchParams: SearchParams }) {
+  const who = await requirePage('/');
+  return (
+    <Suspense fallback={<RunsSkeleton />}>
+      <RunsList searchParams={searchParams} operator={allows(who, 'operator')} />
+    </Suspense>
+  );
+}
+
+async function RunsList({ searchParams, operator }: { searchParams: SearchParams; operator: boolean }) {
   const { query, ignored } = parseRunsQuery(await searchParams);
   const page = await getRunsPage(query);
   const now = Date.now() / 1000;
@@ -43,7 +58,7 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
         </div>
         <div className="flex items-center gap-2">
           <LiveRefresh />
-          <Link href="/runs/new" data-testid="start-run-link" className={buttonClass('primary')}>Start a run</Link>
+          {operator && <Link href="/runs/new" data-testid="start-run-link" className={buttonClass('primary')}>Start a run</Link>}
         </div>
       </header>
 
@@ -64,8 +79,8 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
               <EmptyState title="No runs yet">
                 <p>A run is one workflow executing durably: each step checkpointed, each side effect committed once.</p>
                 <p className="mt-4 flex flex-wrap items-center justify-center gap-2">
-                  <Link href="/runs/new" className={buttonClass('primary')}>Start your first run</Link>
-                  <span>or <code className="rounded bg-zinc-100 px-1 py-0.5 font-mono text-xs dark:bg-zinc-800">waybill start agent-batch</code></span>
+                  {operator && <Link href="/runs/new" className={buttonClass('primary')}>Start your first run</Link>}
+                  <span>{operator ? 'or ' : 'An operator starts one from here, or with '}<code className="rounded bg-zinc-100 px-1 py-0.5 font-mono text-xs dark:bg-zinc-800">waybill start agent-batch</code></span>
                 </p>
               </EmptyState>
             </div>
@@ -84,7 +99,7 @@ export default async function RunsPage({ searchParams }: { searchParams: Promise
             </div>
           )
         ) : (
-          <RunsTable rows={rows} />
+          <RunsTable rows={rows} operator={operator} />
         )}
 
         {(page.next || query.cursor) && (

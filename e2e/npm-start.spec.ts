@@ -12,7 +12,8 @@ import { expect, noChromium, test } from './support/test';
 
 test.skip(noChromium, 'no chromium');
 
-const PORT = Number(process.env.WAYBILL_E2E_PORT ?? 3210) + 1;
+// The suite's servers hold the port and the one above it (the secured server): this one starts two above.
+const PORT = Number(process.env.WAYBILL_E2E_PORT ?? 3210) + 2;
 
 interface Started {
   proc: ChildProcess;

@@ -71,9 +71,9 @@ test('a screenshot of every page', async ({ page }, testInfo) => {
   await expect(workers.state(workerId)).toHaveText(/stopped/i);
   await shoot(page, testInfo, 'workers');
 
-  // No status check here: the run page streams behind a loading state (app/runs/[id]/loading.tsx), so its
-  // response has begun with 200 by the time it finds there is no such run.
-  await page.goto('/runs/no-such-run-anywhere');
+  // A real 404: the run page decides that the run exists before it starts streaming.
+  const unknownRun = await page.goto('/runs/no-such-run-anywhere');
+  expect(unknownRun?.status()).toBe(404);
   await expect(run.notFound).toBeVisible();
   await shoot(page, testInfo, 'run-not-found');
 

@@ -2,27 +2,37 @@
 /**
  * Claim mutations for orphaned claims, whose side effect is in doubt: expire (the step runs again),
  * resolve (commit a result the operator supplies, marked manual), and sweep (expire every orphaned one).
+ * Each checks the caller first (operator, same origin), before it parses anything or opens the store, and
+ * writes the audit log once its change has taken effect.
  */
 import { revalidatePath } from 'next/cache';
 import { z } from 'zod';
+import { requireAction } from '@/lib/auth/server';
+import { config } from '@/lib/config';
+import { audit } from '@/lib/data/audit';
 import { claimTtlMs, getStore } from '@/lib/data/store';
-import { actor, failure, fieldErrors, type ActionResult } from './result';
+import { failure, fieldErrors, sizeError, type ActionResult } from './result';
 
 const key = z.string().min(1, 'key is required').max(1024, 'key is too long');
 
 function refresh(runId?: string) {
   revalidatePath('/claims');
   revalidatePath('/');
+  revalidatePath('/audit');
   if (runId) revalidatePath(`/runs/${encodeURIComponent(runId)}`);
 }
 
 export async function expireClaimAction(input: { key: string; force?: boolean }): Promise<ActionResult> {
+  const who = await requireAction('operator');
   const parsed = z.object({ key, force: z.boolean().optional() }).safeParse(input);
   if (!parsed.success) return { ok: false, message: 'invalid request', errors: fieldErrors(parsed.error) };
   try {
     const store = await getStore();
     const claim = (await store.listClaims({ claimTtlMs: claimTtlMs() })).find((c) => c.idemKey === parsed.data.key);
-    const outcome = await store.expireClaim(parsed.data.key, { actor: await actor(), force: parsed.data.force, claimTtlMs: claimTtlMs() });
+    const outcome = await store.expireClaim(parsed.data.key, { actor: who.actor, force: parsed.data.force, claimTtlMs: claimTtlMs() });
+    if (outcome === 'expired') {
+      await audit(who, { action: 'expire', target: parsed.data.key, runId: claim?.runId, detail: parsed.data.force ? 'forced: the lease was live' : null });
+    }
     refresh(claim?.runId);
     if (outcome === 'expired') return { ok: true, message: `expired ${parsed.data.key}: the step will run again` };
     return { ok: false, message: outcome === 'missing' ? 'there is no claim on that key any more' : 'its lease is live: the worker is still executing it' };
@@ -33,15 +43,18 @@ export async function expireClaimAction(input: { key: string; force?: boolean })
 
 const resolveSchema = z.object({
   key,
-  result: z.string().min(1, 'a result is required').max(1024 * 1024, 'the result is larger than 1 MiB'),
+  result: z.string().min(1, 'a result is required'),
   note: z.string().max(2000, 'at most 2,000 characters').optional(),
 });
 
 export async function resolveClaimAction(_previous: ActionResult | null, form: FormData): Promise<ActionResult> {
+  const who = await requireAction('operator');
   const parsed = resolveSchema.safeParse({
     key: form.get('key') ?? '', result: form.get('result') ?? '', note: (form.get('note') as string | null) || undefined,
   });
   if (!parsed.success) return { ok: false, message: 'check the form', errors: fieldErrors(parsed.error) };
+  const tooLarge = sizeError('result', parsed.data.result, config().WAYBILL_MAX_BODY_BYTES);
+  if (tooLarge) return { ok: false, message: 'the result is too large', errors: { result: [tooLarge] } };
   try {
     JSON.parse(parsed.data.result);
   } catch (error) {
@@ -52,7 +65,8 @@ export async function resolveClaimAction(_previous: ActionResult | null, form: F
     const claim = (await store.listClaims({ claimTtlMs: claimTtlMs() })).find((c) => c.idemKey === parsed.data.key);
     if (!claim) return { ok: false, message: 'there is no claim on that key any more' };
     if (!claim.orphaned) return { ok: false, message: 'its lease is live: resolve only claims whose side effect is in doubt' };
-    await store.resolveClaim({ idemKey: parsed.data.key, resultJson: parsed.data.result, actor: await actor(), note: parsed.data.note });
+    await store.resolveClaim({ idemKey: parsed.data.key, resultJson: parsed.data.result, actor: who.actor, note: parsed.data.note });
+    await audit(who, { action: 'resolve', target: parsed.data.key, runId: claim.runId, detail: parsed.data.note ?? null });
     refresh(claim.runId);
     return { ok: true, message: `resolved ${parsed.data.key} by hand` };
   } catch (error) {
@@ -61,17 +75,22 @@ export async function resolveClaimAction(_previous: ActionResult | null, form: F
 }
 
 export async function sweepOrphanedAction(input: { confirm: boolean }): Promise<ActionResult<{ expired: number }>> {
+  const who = await requireAction('operator');
   const parsed = z.object({ confirm: z.literal(true, { error: 'confirm the sweep' }) }).safeParse(input);
   if (!parsed.success) return { ok: false, message: 'confirm the sweep first', errors: fieldErrors(parsed.error) };
   try {
     const store = await getStore();
-    const who = await actor();
-    let expired = 0;
+    const expired: string[] = [];
     for (const claim of await store.listClaims({ orphanedOnly: true, claimTtlMs: claimTtlMs() })) {
-      if ((await store.expireClaim(claim.idemKey, { actor: who, claimTtlMs: claimTtlMs() })) === 'expired') expired++;
+      if ((await store.expireClaim(claim.idemKey, { actor: who.actor, claimTtlMs: claimTtlMs() })) === 'expired') expired.push(claim.idemKey);
+    }
+    // One line for the sweep; each expired claim is in its run's timeline already, with who did it.
+    if (expired.length > 0) {
+      const listed = expired.slice(0, 20).join(', ') + (expired.length > 20 ? `, and ${expired.length - 20} more` : '');
+      await audit(who, { action: 'sweep', target: '*', detail: `expired ${expired.length} orphaned claim(s): ${listed}` });
     }
     refresh();
-    return { ok: true, message: `swept ${expired} orphaned claim(s): their steps will run again`, data: { expired } };
+    return { ok: true, message: `swept ${expired.length} orphaned claim(s): their steps will run again`, data: { expired: expired.length } };
   } catch (error) {
     return failure(error);
   }

@@ -22,7 +22,12 @@ export function failure(error: unknown): { ok: false; message: string } {
   return { ok: false, message: 'internal error: the action did not complete (see the server log)' };
 }
 
-/** Who an action is recorded as. Tokens and roles replace this with the signed-in operator. */
-export async function actor(): Promise<string> {
-  return 'dashboard';
+/**
+ * The field error for a value over WAYBILL_MAX_BODY_BYTES, or null. Measured in UTF-8 bytes, as stored; the
+ * message names the limit and the variable that sets it.
+ */
+export function sizeError(what: string, text: string, maxBytes: number): string | null {
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes <= maxBytes) return null;
+  return `the ${what} is ${bytes.toLocaleString('en-US')} bytes: the limit is ${maxBytes.toLocaleString('en-US')} bytes (WAYBILL_MAX_BODY_BYTES)`;
 }

@@ -2,15 +2,19 @@
 /**
  * Run mutations: start, and the operator's pause / resume / cancel / retry, one run or many. Each validates
  * its input with zod, calls lib/, and refreshes the pages that show runs. The store records every action
- * as an operator event in the run's timeline.
+ * as an operator event in the run's timeline; the audit log says who it was. Each checks the caller first
+ * (operator, same origin), before it parses anything or opens the store.
  */
 import { revalidatePath } from 'next/cache';
 import { z } from 'zod';
+import { requireAction } from '@/lib/auth/server';
+import { config } from '@/lib/config';
+import { audit } from '@/lib/data/audit';
 import { getRegistry, getStore } from '@/lib/data/store';
 import { startRun } from '@/lib/engine/runs';
 import { InvalidInputError } from '@/lib/errors';
 import type { RunAction } from '@/lib/store/types';
-import { actor, failure, fieldErrors, type ActionResult } from './result';
+import { failure, fieldErrors, sizeError, type ActionResult } from './result';
 
 const runId = z.string().min(1, 'run id is required').max(512, 'run id is too long');
 const action = z.enum(['pause', 'resume', 'cancel', 'retry']);
@@ -19,22 +23,25 @@ const actSchema = z.object({ action, ids: z.array(runId).min(1, 'select at least
 
 /** One action over one or more runs; runs whose status does not allow it are reported, not fatal. */
 export async function actOnRuns(input: { action: RunAction; ids: string[] }): Promise<ActionResult<{ done: string[]; refused: string[] }>> {
+  const who = await requireAction('operator');
   const parsed = actSchema.safeParse(input);
   if (!parsed.success) return { ok: false, message: 'invalid request', errors: fieldErrors(parsed.error) };
   try {
     const store = await getStore();
-    const who = await actor();
     const done: string[] = [];
     const refused: string[] = [];
     for (const id of parsed.data.ids) {
       try {
-        await store.actOnRun(id, parsed.data.action, who);
+        await store.actOnRun(id, parsed.data.action, who.actor);
         done.push(id);
       } catch (error) {
-        refused.push(`${id}: ${error instanceof Error ? error.message : String(error)}`);
+        // Our own errors say why (not found, wrong status); anything else is logged, never shown.
+        refused.push(`${id}: ${failure(error).message}`);
       }
     }
+    for (const id of done) await audit(who, { action: parsed.data.action, target: id, runId: id });
     revalidatePath('/');
+    revalidatePath('/audit');
     for (const id of parsed.data.ids) revalidatePath(`/runs/${encodeURIComponent(id)}`);
     const message = `${parsed.data.action}: ${done.length} run(s) done${refused.length ? `, ${refused.length} refused` : ''}`;
     return refused.length && !done.length ? { ok: false, message: refused.join('; ') } : { ok: true, message, data: { done, refused } };
@@ -45,16 +52,19 @@ export async function actOnRuns(input: { action: RunAction; ids: string[] }): Pr
 
 const startSchema = z.object({
   workflow: z.string().min(1, 'choose a workflow'),
-  input: z.string().max(1024 * 1024, 'input is larger than 1 MiB'),
+  input: z.string(),
   id: z.string().max(128, 'at most 128 characters').optional(),
 });
 
 /** Starts a run from the form. JSON and schema errors come back per field ("input", "input.count", …). */
 export async function startRunAction(_previous: ActionResult<{ id: string }> | null, form: FormData): Promise<ActionResult<{ id: string }>> {
+  const who = await requireAction('operator');
   const parsed = startSchema.safeParse({
     workflow: form.get('workflow') ?? '', input: form.get('input') ?? '', id: (form.get('id') as string | null) || undefined,
   });
   if (!parsed.success) return { ok: false, message: 'check the form', errors: fieldErrors(parsed.error) };
+  const tooLarge = sizeError('input', parsed.data.input, config().WAYBILL_MAX_BODY_BYTES);
+  if (tooLarge) return { ok: false, message: 'the input is too large', errors: { input: [tooLarge] } };
   let input: unknown;
   try {
     input = JSON.parse(parsed.data.input || '{}');
@@ -72,8 +82,10 @@ export async function startRunAction(_previous: ActionResult<{ id: string }> | n
     }
     const store = await getStore();
     const run = await startRun(store, registry, { workflow: definition.name, input, id: parsed.data.id });
-    await store.recordEvent({ runId: run.id, outcome: 'operator', detail: `started by ${await actor()}` });
+    await store.recordEvent({ runId: run.id, outcome: 'operator', detail: `started by ${who.actor}` });
+    await audit(who, { action: 'start', target: run.id, runId: run.id, detail: definition.name });
     revalidatePath('/');
+    revalidatePath('/audit');
     return { ok: true, message: `started ${run.id}`, data: { id: run.id } };
   } catch (error) {
     if (error instanceof InvalidInputError) return { ok: false, message: error.message, errors: { id: [error.message] } };

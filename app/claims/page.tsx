@@ -4,13 +4,17 @@
  */
 import type { Metadata } from 'next';
 import Link from 'next/link';
+import { Suspense } from 'react';
 import { ClaimActions } from '@/app/components/claim-actions';
 import { ClaimBoard, ClaimMessage } from '@/app/components/claim-board';
 import { ClaimCountdown } from '@/app/components/claim-countdown';
 import { ClaimSweep } from '@/app/components/claim-sweep';
 import { LiveRefresh } from '@/app/components/live-refresh';
 import { Badge, EmptyState, relative } from '@/app/components/ui';
+import { allows } from '@/lib/auth/principal';
+import { requirePage } from '@/lib/auth/server';
 import { getClaims, type ClaimView } from '@/lib/data/claims';
+import ClaimsSkeleton from './claims-skeleton';
 
 export const dynamic = 'force-dynamic';
 export const metadata: Metadata = { title: 'Claims' };
@@ -20,6 +24,15 @@ const td = 'px-3 py-3 align-top';
 const link = 'rounded text-blue-700 underline-offset-2 hover:underline focus-visible:outline-2 focus-visible:outline-offset-1 focus-visible:outline-blue-600 dark:text-blue-400';
 
 export default async function ClaimsPage() {
+  const who = await requirePage('/claims');
+  return (
+    <Suspense fallback={<ClaimsSkeleton />}>
+      <Claims operator={allows(who, 'operator')} />
+    </Suspense>
+  );
+}
+
+async function Claims({ operator }: { operator: boolean }) {
   const { claims, orphaned, now } = await getClaims();
   return (
     <ClaimBoard>
@@ -43,7 +56,7 @@ export default async function ClaimsPage() {
             </p>
           </div>
           <div className="flex items-center gap-2">
-            <ClaimSweep orphaned={orphaned} />
+            {operator && <ClaimSweep orphaned={orphaned} />}
             <LiveRefresh />
           </div>
         </div>
@@ -72,7 +85,7 @@ export default async function ClaimsPage() {
                 </tr>
               </thead>
               <tbody className="divide-y divide-zinc-200 dark:divide-zinc-800">
-                {claims.map((claim) => <ClaimTableRow key={claim.idemKey} claim={claim} now={now} />)}
+                {claims.map((claim) => <ClaimTableRow key={claim.idemKey} claim={claim} now={now} operator={operator} />)}
               </tbody>
             </table>
           </div>
@@ -93,7 +106,7 @@ function breakable(key: string) {
   return key.split(/(?<=:)/).map((part, i) => <span key={i}>{i > 0 && <wbr />}{part}</span>);
 }
 
-function ClaimTableRow({ claim, now }: { claim: ClaimView; now: number }) {
+function ClaimTableRow({ claim, now, operator }: { claim: ClaimView; now: number; operator: boolean }) {
   const k = claim.idemKey;
   return (
     <tr data-testid={`claim-row-${k}`} className={claim.orphaned ? 'bg-orange-50/40 dark:bg-orange-950/20' : undefined}>
@@ -142,7 +155,8 @@ function ClaimTableRow({ claim, now }: { claim: ClaimView; now: number }) {
                   : 'The outside client never committed within the claim TTL; whether the side effect happened is unknown.'}
               </p>
             </div>
-            <ClaimActions idemKey={k} />
+            {operator ? <ClaimActions idemKey={k} />
+              : <p className="text-xs text-zinc-600 dark:text-zinc-400">An operator can expire it or resolve it by hand.</p>}
           </div>
         ) : (
           <span className="inline-flex items-center gap-1.5 text-zinc-700 dark:text-zinc-300">

@@ -3,6 +3,7 @@
  * The runs table with row selection and the bulk actions over the selected runs. A client component only for
  * the selection: rows (and their relative times) are computed on the server and refreshed by LiveRefresh,
  * and the selection survives those refreshes. Actions apply to the selected runs still on this page.
+ * A viewer gets neither checkboxes nor actions: the server would refuse them, and offering them misleads.
  */
 import Link from 'next/link';
 import { useEffect, useRef, useState, useTransition } from 'react';
@@ -28,7 +29,7 @@ const td = 'px-3 py-2 align-middle';
 
 type Message = { ok: boolean; text: string; refused: string[] };
 
-export function RunsTable({ rows }: { rows: RunsTableRow[] }) {
+export function RunsTable({ rows, operator }: { rows: RunsTableRow[]; operator: boolean }) {
   const [selected, setSelected] = useState<ReadonlySet<string>>(() => new Set());
   const [message, setMessage] = useState<Message | null>(null);
   const [pending, startTransition] = useTransition();
@@ -71,7 +72,7 @@ export function RunsTable({ rows }: { rows: RunsTableRow[] }) {
 
   return (
     <div className="space-y-3">
-      <div className="flex flex-col gap-2 sm:flex-row sm:items-center sm:justify-between" data-testid="bulk-actions">
+      {operator && <div className="flex flex-col gap-2 sm:flex-row sm:items-center sm:justify-between" data-testid="bulk-actions">
         <div role="group" aria-label="Actions on the selected runs" className="flex flex-wrap items-center gap-2">
           <span className="mr-1 w-full text-sm text-zinc-600 tabular-nums sm:w-auto dark:text-zinc-400" data-testid="selected-count">
             {chosen.length === 0 ? 'Select runs to act on them' : `${chosen.length} selected`}
@@ -100,18 +101,18 @@ export function RunsTable({ rows }: { rows: RunsTableRow[] }) {
             </>
           )}
         </div>
-      </div>
+      </div>}
 
       <div className="overflow-x-auto rounded-lg border border-zinc-200 bg-white shadow-sm dark:border-zinc-800 dark:bg-zinc-900">
         <table data-testid="runs-table" className="w-full min-w-[60rem] border-collapse text-sm">
           <caption className="sr-only">Runs, most recent activity first</caption>
           <thead className="border-b border-zinc-200 bg-zinc-50 dark:border-zinc-800 dark:bg-zinc-900/60">
             <tr>
-              <th scope="col" className="w-10 px-3 py-2">
+              {operator && <th scope="col" className="w-10 px-3 py-2">
                 <input ref={selectAll} type="checkbox" data-testid="select-all" aria-label="Select every run on this page"
                   checked={allChosen} onChange={(event) => setSelected(event.target.checked ? new Set(rows.map((row) => row.id)) : new Set())}
                   className="h-4 w-4 rounded border-zinc-300 accent-blue-600 dark:scheme-dark focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600" />
-              </th>
+              </th>}
               <th scope="col" className={th}>Run</th>
               <th scope="col" className={th}>Status</th>
               <th scope="col" className={th}>Workflow</th>
@@ -130,11 +131,11 @@ export function RunsTable({ rows }: { rows: RunsTableRow[] }) {
               return (
                 <tr key={run.id} data-testid={`run-row-${run.id}`} aria-selected={isSelected}
                   className={isSelected ? 'bg-blue-50/70 dark:bg-blue-950/40' : 'hover:bg-zinc-50 dark:hover:bg-zinc-800/40'}>
-                  <td className="px-3 py-2">
+                  {operator && <td className="px-3 py-2">
                     <input type="checkbox" data-testid={`select-${run.id}`} aria-label={`Select run ${run.id}`}
                       checked={isSelected} onChange={(event) => toggle(run.id, event.target.checked)}
                       className="h-4 w-4 rounded border-zinc-300 accent-blue-600 dark:scheme-dark focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600" />
-                  </td>
+                  </td>}
                   <td className={td}>
                     <Link href={`/runs/${encodeURIComponent(run.id)}`} title={run.id} data-testid={`run-link-${run.id}`}
                       className="block max-w-[18rem] truncate rounded font-mono text-xs font-medium text-blue-700 hover:underline focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600 dark:text-blue-400">

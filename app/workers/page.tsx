@@ -3,9 +3,12 @@
  */
 import type { Metadata } from 'next';
 import Link from 'next/link';
+import { Suspense } from 'react';
 import { LiveRefresh } from '@/app/components/live-refresh';
 import { Badge, EmptyState, Stat, relative } from '@/app/components/ui';
+import { requirePage } from '@/lib/auth/server';
 import { DEAD_AFTER_S, getWorkers, type WorkerView } from '@/lib/data/workers';
+import WorkersSkeleton from './workers-skeleton';
 
 export const dynamic = 'force-dynamic';
 export const metadata: Metadata = { title: 'Workers' };
@@ -22,6 +25,15 @@ function age(seconds: number): string {
 }
 
 export default async function WorkersPage() {
+  await requirePage('/workers');
+  return (
+    <Suspense fallback={<WorkersSkeleton />}>
+      <Workers />
+    </Suspense>
+  );
+}
+
+async function Workers() {
   const workers = (await getWorkers()).sort((a, b) => ORDER[a.state] - ORDER[b.state] || b.heartbeatAt - a.heartbeatAt);
   const now = Date.now() / 1000;
   const count = (state: WorkerView['state']) => workers.filter((w) => w.state === state).length;

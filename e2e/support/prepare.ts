@@ -12,7 +12,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 
 /** Debian's chromium; WAYBILL_E2E_CHROMIUM names another build of it. */
 export const CHROMIUM = process.env.WAYBILL_E2E_CHROMIUM ?? '/usr/bin/chromium';
@@ -63,14 +63,14 @@ export function prepare(root: string): E2EEnv {
 }
 
 /** Sources the production build is made of; anything newer than .next/BUILD_ID means a rebuild. */
-const SOURCES = ['app', 'lib', 'public', 'next.config.js', 'postcss.config.mjs', 'package-lock.json'];
+const SOURCES = ['app', 'lib', 'public', 'proxy.ts', 'next.config.js', 'postcss.config.mjs', 'package-lock.json'];
 
 function buildIfStale(root: string): void {
   const buildId = join(root, '.next', 'BUILD_ID');
   const builtAt = existsSync(buildId) ? statSync(buildId).mtimeMs : null;
   const newest = SOURCES.reduce<{ path: string; at: number } | null>((best, entry) => newer(best, newestIn(join(root, entry))), null);
   if (builtAt !== null && (newest === null || newest.at <= builtAt)) return;
-  const why = builtAt === null ? 'there is no production build' : `${newest!.path.slice(root.length + 1)} changed since the last build`;
+  const why = builtAt === null ? 'there is no production build' : `${relative(root, newest!.path)} changed since the last build`;
   process.stderr.write(`e2e: building the dashboard (${why}): next build\n`);
   const build = spawnSync(process.execPath, [join(root, 'node_modules', 'next', 'dist', 'bin', 'next'), 'build'], {
     cwd: root, stdio: 'inherit',

@@ -72,6 +72,25 @@ export async function requireAction(need: Role = 'operator'): Promise<Principal>
   forbidden();
 }
 
+/**
+ * Who is looking, for the header and for hiding controls a role may not use; null when nobody is signed in.
+ * Not a check: pages and actions call requirePage / requireAction, which also judge Host and origin.
+ */
+export async function currentPrincipal(): Promise<Principal | null> {
+  const [h, store] = await Promise.all([headers(), cookies()]);
+  return principalOf(h, store.get(SESSION_COOKIE)?.value, 'dashboard');
+}
+
+/** Why a state-changing request with these headers is refused as cross-site, or null. For actions that need no role (sign-in). */
+export function crossSiteRefusal(h: Headers): string | null {
+  return crossSiteReason(factsOf(h), config().WAYBILL_PUBLIC_ORIGIN);
+}
+
+/** Whether the browser reached us over https (directly, through a proxy, or as configured): the cookie is then Secure. */
+export function reachedOverHttps(h: Headers): boolean {
+  return h.get('x-forwarded-proto')?.split(',')[0]?.trim() === 'https' || config().WAYBILL_PUBLIC_ORIGIN?.startsWith('https:') === true;
+}
+
 /** Pages: the viewer (or better) reading; nobody signed in goes to /login and comes back to `path`. */
 export async function requirePage(path: string, need: Role = 'viewer'): Promise<Principal> {
   const [h, store] = await Promise.all([headers(), cookies()]);

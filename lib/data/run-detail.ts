@@ -6,7 +6,7 @@ import 'server-only';
  */
 import { granularityAdvice } from '../engine/advice';
 import { TRANSITIONS } from '../store/transitions';
-import type { ClaimRow, CommittedRow, RunAction, RunRow, StepEvent, StepTiming } from '../store/types';
+import type { AuditEntry, ClaimRow, CommittedRow, RunAction, RunRow, StepEvent, StepTiming } from '../store/types';
 import { claimTtlMs, getStore } from './store';
 
 /** Charts never get more points than this, whatever the run's length. */
@@ -19,6 +19,8 @@ export interface RunDetail {
   committedCount: number;
   committed: CommittedRow[];
   events: StepEvent[];
+  /** Who did what to this run (the audit log's lines for it), newest first. */
+  audit: AuditEntry[];
   durations: { step: number; durationMs: number }[];
   cumulative: { t: number; executed: number; skipped: number; awaited: number }[];
   eta: { stepsPerMinute: number; remaining: number; seconds: number } | null;
@@ -28,18 +30,27 @@ export interface RunDetail {
   actions: RunAction[];
 }
 
+/** Whether anything is stored under this run id: a run row, progress, or a claim. */
+export async function runExists(id: string): Promise<boolean> {
+  const store = await getStore();
+  if (await store.getRun(id)) return true;
+  if (await store.loadProgress(id)) return true;
+  return (await store.listClaims({ runId: id, claimTtlMs: claimTtlMs() })).length > 0;
+}
+
 export async function getRunDetail(id: string, options: { q?: string } = {}): Promise<RunDetail | null> {
   const store = await getStore();
   const [row, progress, claims] = await Promise.all([
     store.getRun(id), store.loadProgress(id), store.listClaims({ runId: id, claimTtlMs: claimTtlMs() }),
   ]);
   if (!row && !progress && claims.length === 0) return null;
-  const [committedCount, committed, events, timings, unstableKeys] = await Promise.all([
+  const [committedCount, committed, events, timings, unstableKeys, audit] = await Promise.all([
     store.countCommitted(id),
     options.q ? store.searchCommitted(id, options.q, { limit: 100 }) : store.listCommitted(id, { limit: 100 }),
     store.listEvents(id, { limit: 20_000 }),
     store.listStepTimings(id, { limit: 200_000 }),
     store.unstableKeys(id),
+    store.listAudit({ runId: id, limit: 100 }),
   ]);
   const run = row ? { ...row, external: false } : externalRun(id, progress?.updatedAt ?? null, claims);
   const stepMs = median(timings.flatMap((t) => (t.durationMs === null ? [] : [t.durationMs])));
@@ -54,6 +65,7 @@ export async function getRunDetail(id: string, options: { q?: string } = {}): Pr
     committedCount,
     committed,
     events: events.slice(-300),
+    audit,
     durations: sample(timings.filter((t) => t.step !== null && t.durationMs !== null)
       .map((t) => ({ step: t.step!, durationMs: t.durationMs! }))),
     cumulative: cumulative(timings, events),

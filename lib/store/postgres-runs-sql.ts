@@ -133,8 +133,11 @@ cur AS (SELECT c.id AS cur_id, c.status AS cur_status FROM runs c WHERE c.id = $
 upd AS (UPDATE runs r SET status = $3::text, updated_at = t.now,
     error = CASE WHEN $3::text = 'queued' THEN NULL ELSE r.error END,
     finished_at = CASE WHEN $3::text = 'cancelled' THEN t.now WHEN $3::text = 'queued' THEN NULL ELSE r.finished_at END,
-    -- A running run keeps its owner until that worker notices and lets go (renewRunLease tells it).
-    owner = CASE WHEN r.status = 'running' THEN r.owner ELSE NULL END
+    -- A paused running run keeps its owner until that worker notices and lets go (renewRunLease tells it):
+    -- its last step may still complete it. A cancelled one is abandoned: nothing its worker does can finish
+    -- it, the worker learns of it from the status alone, and a dead worker would otherwise own it forever.
+    owner = CASE WHEN r.status = 'running' AND $3::text <> 'cancelled' THEN r.owner ELSE NULL END,
+    lease_expires_at = CASE WHEN r.status = 'running' AND $3::text <> 'cancelled' THEN r.lease_expires_at ELSE NULL END
   FROM cur, t WHERE r.id = cur.cur_id AND cur.cur_status = ANY($2::text[])
   RETURNING ${run('r')}),
 ev AS (INSERT INTO step_events (run_id, outcome, count, detail, at)

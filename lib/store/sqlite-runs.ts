@@ -61,8 +61,11 @@ export abstract class SqliteRunStore extends SqliteInsights implements RunStore 
       act: db.prepare(`UPDATE runs SET status = @to, updated_at = @now,
         error = CASE WHEN @to = 'queued' THEN NULL ELSE error END,
         finished_at = CASE WHEN @to = 'cancelled' THEN @now WHEN @to = 'queued' THEN NULL ELSE finished_at END,
-        -- A running run keeps its owner until that worker notices and lets go (renewRunLease tells it).
-        owner = CASE WHEN status = 'running' THEN owner ELSE NULL END
+        -- A paused running run keeps its owner until that worker notices and lets go (renewRunLease tells it):
+        -- its last step may still complete it. A cancelled one is abandoned: nothing its worker does can finish
+        -- it, the worker learns of it from the status alone, and a dead worker would otherwise own it forever.
+        owner = CASE WHEN status = 'running' AND @to <> 'cancelled' THEN owner ELSE NULL END,
+        lease_expires_at = CASE WHEN status = 'running' AND @to <> 'cancelled' THEN lease_expires_at ELSE NULL END
         WHERE id = @id`),
       worker: db.prepare(`INSERT INTO workers (id, host, pid, started_at, heartbeat_at) VALUES (@id, @host, @pid, @now, @now)
         ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid, started_at = excluded.started_at,

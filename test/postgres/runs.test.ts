@@ -239,8 +239,8 @@ describe.skipIf(!pgUp)('postgres run store', () => {
         const row = await store.actOnRun(id, action, 'ann');
         expect(row).toMatchObject({
           id, status: to,
-          // A running run keeps its owner until that worker lets go; any other loses it.
-          owner: status === 'running' ? 'w1' : null,
+          // A running run keeps its owner until that worker lets go, unless cancelled; any other loses it.
+          owner: status === 'running' && action !== 'cancel' ? 'w1' : null,
           error: to === 'queued' ? null : 'e',
           finishedAt: to === 'cancelled' ? row.updatedAt : to === 'queued' ? null : 1,
         });

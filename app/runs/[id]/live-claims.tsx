@@ -4,6 +4,7 @@
  * refreshes. Times are the store's: the page passes its own clock reading (`serverNow`) so the countdown
  * follows the store's clock, not the browser's, whatever their skew. A passed lease means the side effect is
  * in doubt; the operator expires the claim (the step runs again) or resolves it with a result by hand.
+ * A viewer sees the doubt but not the buttons: the server would refuse them.
  */
 import { useActionState, useEffect, useState, useTransition } from 'react';
 import { expireClaimAction, resolveClaimAction } from '@/app/actions/claims';
@@ -34,19 +35,19 @@ function useStoreClock(serverNow: number): number {
   return now;
 }
 
-export function LiveClaims({ claims, serverNow }: { claims: LiveClaim[]; serverNow: number }) {
+export function LiveClaims({ claims, serverNow, operator }: { claims: LiveClaim[]; serverNow: number; operator: boolean }) {
   const now = useStoreClock(serverNow);
   if (claims.length === 0) {
     return <p className="text-sm text-zinc-600 dark:text-zinc-400">No step in flight: nothing is claimed right now.</p>;
   }
   return (
     <ul className="space-y-3">
-      {claims.map((claim) => <ClaimItem key={claim.key} claim={claim} now={now} />)}
+      {claims.map((claim) => <ClaimItem key={claim.key} claim={claim} now={now} operator={operator} />)}
     </ul>
   );
 }
 
-function ClaimItem({ claim, now }: { claim: LiveClaim; now: number }) {
+function ClaimItem({ claim, now, operator }: { claim: LiveClaim; now: number; operator: boolean }) {
   const left = claim.expiresAt - now;
   const passed = claim.orphaned || left <= 0;
   return (
@@ -63,7 +64,8 @@ function ClaimItem({ claim, now }: { claim: LiveClaim; now: number }) {
           {passed ? 'lease passed — side effect in doubt' : `${formatLeft(left)} left`}
         </dd>
       </dl>
-      {passed && <DoubtActions claimKey={claim.key} />}
+      {passed && (operator ? <DoubtActions claimKey={claim.key} />
+        : <p className="mt-3 text-xs text-zinc-700 dark:text-zinc-300">Its worker stopped renewing the lease: whether the side effect happened is unknown. An operator can expire or resolve it.</p>)}
     </li>
   );
 }

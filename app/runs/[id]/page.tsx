@@ -1,9 +1,11 @@
 /**
  * One run: where it is, how fast it goes, what it has committed, what is in flight, and what happened.
  * Everything comes from getRunDetail in one read; the page refreshes itself every two seconds.
+ * The sign-in check and whether the run exists come first, outside the Suspense boundary, so that a
+ * redirect to /login, a 403 or a 404 is the response's real status rather than a 200 already streaming.
  */
 import type { Metadata } from 'next';
-import type { ReactNode } from 'react';
+import { Suspense, type ReactNode } from 'react';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
 import { z } from 'zod';
@@ -11,11 +13,14 @@ import { LiveRefresh } from '@/app/components/live-refresh';
 import { CumulativeChart, DurationsChart } from '@/app/components/run-charts';
 import { JsonView } from '@/app/components/json-view';
 import { Badge, Card, ProgressBar, Stat, relative } from '@/app/components/ui';
+import { allows } from '@/lib/auth/principal';
+import { requirePage } from '@/lib/auth/server';
 import { claimTtlMs } from '@/lib/data/store';
-import { getRunDetail, MAX_POINTS, type RunDetail } from '@/lib/data/run-detail';
+import { getRunDetail, MAX_POINTS, runExists, type RunDetail } from '@/lib/data/run-detail';
 import { CommittedTable } from './committed-table';
 import { LiveClaims, type LiveClaim } from './live-claims';
 import { RunActions } from './run-actions';
+import RunSkeleton from './run-skeleton';
 import { Timeline } from './timeline';
 
 export const dynamic = 'force-dynamic';
@@ -49,7 +54,17 @@ export async function generateMetadata({ params }: Props): Promise<Metadata> {
 
 export default async function RunPage({ params, searchParams }: Props) {
   const id = runIdFrom((await params).id, { encoded: true });
-  if (!id) notFound();
+  // Signed in first: nobody else learns which run ids exist.
+  const who = await requirePage(id ? `/runs/${encodeURIComponent(id)}` : '/');
+  if (!id || !(await runExists(id))) notFound();
+  return (
+    <Suspense fallback={<RunSkeleton />}>
+      <Run id={id} searchParams={searchParams} operator={allows(who, 'operator')} />
+    </Suspense>
+  );
+}
+
+async function Run({ id, searchParams, operator }: { id: string; searchParams: Props['searchParams']; operator: boolean }) {
   const rawQ = (await searchParams).q;
   const parsedQ = qSchema.safeParse(Array.isArray(rawQ) ? rawQ[0] : rawQ);
   const q = parsedQ.success && parsedQ.data ? parsedQ.data : undefined;
@@ -67,7 +82,7 @@ export default async function RunPage({ params, searchParams }: Props) {
 
   return (
     <div className="space-y-6">
-      <Header detail={detail} now={now} />
+      <Header detail={detail} now={now} operator={operator} />
 
       {/* Two columns on a wide screen. On a phone the columns dissolve (display: contents) so their cards
           interleave by `order`: what needs a decision (a claim in doubt, a warning) comes right after progress. */}
@@ -87,14 +102,14 @@ export default async function RunPage({ params, searchParams }: Props) {
         <div className="contents lg:block lg:min-w-0 lg:space-y-6">
           <Slot order="order-2">
             <Card title={claims.length === 1 ? 'Live claim' : 'Live claims'} testId="live-claim">
-              <LiveClaims claims={claims} serverNow={now} />
+              <LiveClaims claims={claims} serverNow={now} operator={operator} />
             </Card>
           </Slot>
           <Slot order="order-3"><Warnings detail={detail} /></Slot>
           <Slot order="order-5"><RedoSave redoSave={detail.redoSave} /></Slot>
           <Slot order="order-6">
             <Card title="Timeline" testId="timeline">
-              <Timeline events={detail.events} now={now} truncated={detail.events.length >= 300} />
+              <Timeline events={detail.events} audit={detail.audit} now={now} truncated={detail.events.length >= 300} />
             </Card>
           </Slot>
         </div>
@@ -159,7 +174,7 @@ function RunData({ detail }: { detail: RunDetail }) {
   );
 }
 
-function Header({ detail, now }: { detail: RunDetail; now: number }) {
+function Header({ detail, now, operator }: { detail: RunDetail; now: number; operator: boolean }) {
   const { run } = detail;
   return (
     <header className="space-y-4">
@@ -188,7 +203,7 @@ function Header({ detail, now }: { detail: RunDetail; now: number }) {
             </p>
           )}
         </div>
-        {!run.external && <RunActions runId={run.id} actions={detail.actions} />}
+        {!run.external && operator && <RunActions runId={run.id} actions={detail.actions} />}
       </div>
       {run.status === 'failed' && run.error && (
         <div data-testid="run-error" role="alert"

@@ -1,18 +1,31 @@
 'use client';
 /**
  * The run's history: step outcomes (skips and awaits folded into one event with a count) and operators'
- * actions. Oldest first reads as a story; newest first is what one wants while watching, so it toggles.
+ * actions, interleaved with the audit log's lines for the run (who did it, as what role, with their note).
+ * Oldest first reads as a story; newest first is what one wants while watching, so it toggles.
  * Times are relative to the server's clock at render (`now`), so server and browser render the same text.
  */
 import { useState } from 'react';
 import { OutcomeBadge } from '@/app/components/run-outcome';
 import { relative } from '@/app/components/ui';
-import type { StepEvent } from '@/lib/store/types';
+import type { AuditEntry, StepEvent } from '@/lib/store/types';
 
-export function Timeline({ events, now, truncated }: { events: StepEvent[]; now: number; truncated: boolean }) {
+type Item = { kind: 'event'; at: number; event: StepEvent } | { kind: 'audit'; at: number; entry: AuditEntry };
+
+/** Oldest first; an audit line is written just after the event its action recorded, so on a tie it follows. */
+function merge(events: StepEvent[], audit: AuditEntry[]): Item[] {
+  const items: Item[] = [
+    ...events.map((event) => ({ kind: 'event' as const, at: event.at, event })),
+    ...audit.map((entry) => ({ kind: 'audit' as const, at: entry.at, entry })),
+  ];
+  return items.sort((a, b) => a.at - b.at || (a.kind === b.kind ? 0 : a.kind === 'event' ? -1 : 1));
+}
+
+export function Timeline({ events, audit, now, truncated }: { events: StepEvent[]; audit: AuditEntry[]; now: number; truncated: boolean }) {
   const [newestFirst, setNewestFirst] = useState(false);
-  const ordered = newestFirst ? [...events].reverse() : events;
-  if (events.length === 0) {
+  const items = merge(events, audit);
+  const ordered = newestFirst ? [...items].reverse() : items;
+  if (items.length === 0) {
     return <p className="text-sm text-zinc-600 dark:text-zinc-400">No events yet: the timeline fills as steps run.</p>;
   }
   return (
@@ -20,6 +33,7 @@ export function Timeline({ events, now, truncated }: { events: StepEvent[]; now:
       <div className="mb-3 flex flex-wrap items-center justify-between gap-2">
         <p className="text-xs text-zinc-600 dark:text-zinc-400">
           {truncated ? `The last ${events.length} events` : `${events.length} event${events.length === 1 ? '' : 's'}`}
+          {audit.length > 0 && `, ${audit.length} operator action${audit.length === 1 ? '' : 's'}`}
         </p>
         <div role="group" aria-label="Order of events" className="inline-flex rounded-md border border-zinc-300 p-0.5 dark:border-zinc-700">
           {([false, true] as const).map((newest) => (
@@ -33,7 +47,9 @@ export function Timeline({ events, now, truncated }: { events: StepEvent[]; now:
       </div>
       {/* A scrolling region must be reachable by keyboard to be scrolled. */}
       <ol tabIndex={0} aria-label="Run events" className="max-h-[32rem] space-y-px overflow-y-auto rounded-md focus-visible:outline-2 focus-visible:outline-blue-600">
-        {ordered.map((event) => <EventItem key={event.id} event={event} now={now} />)}
+        {ordered.map((item) => item.kind === 'event'
+          ? <EventItem key={`e${item.event.id}`} event={item.event} now={now} />
+          : <AuditItem key={`a${item.entry.id}`} entry={item.entry} now={now} />)}
       </ol>
     </div>
   );
@@ -60,6 +76,26 @@ function EventItem({ event, now }: { event: StepEvent; now: number }) {
         </div>
       )}
       {event.detail && <p className="mt-1 whitespace-pre-wrap break-words text-xs text-zinc-800 dark:text-zinc-200">{event.detail}</p>}
+    </li>
+  );
+}
+
+function AuditItem({ entry, now }: { entry: AuditEntry; now: number }) {
+  const iso = new Date(entry.at * 1000).toISOString();
+  return (
+    <li data-testid="audit-entry" className="border-l-2 border-blue-300 py-2 pl-3 dark:border-blue-800">
+      <div className="flex flex-wrap items-center gap-x-2 gap-y-1">
+        <span className="rounded bg-blue-50 px-1.5 py-0.5 text-xs font-medium text-blue-800 ring-1 ring-inset ring-blue-200 dark:bg-blue-950 dark:text-blue-200 dark:ring-blue-900">
+          {entry.action}
+        </span>
+        <span data-testid="audit-entry-who" className="break-all text-xs text-zinc-700 dark:text-zinc-300">{entry.actor}</span>
+        <span className="text-xs text-zinc-500 dark:text-zinc-400">{entry.role}</span>
+        <time dateTime={iso} title={iso} className="ml-auto text-xs tabular-nums text-zinc-500 dark:text-zinc-400">
+          {relative(entry.at, now)}
+        </time>
+      </div>
+      {entry.target !== entry.runId && <div className="mt-1 break-all font-mono text-xs text-zinc-700 dark:text-zinc-300">{entry.target}</div>}
+      {entry.detail && <p data-testid="audit-entry-detail" className="mt-1 whitespace-pre-wrap break-words text-xs text-zinc-800 dark:text-zinc-200">{entry.detail}</p>}
     </li>
   );
 }

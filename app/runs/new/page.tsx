@@ -4,6 +4,7 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
 import { StartRunForm, type StartChoice } from '@/app/components/start-run-form';
+import { requirePage } from '@/lib/auth/server';
 import { getWorkflowChoices } from '@/lib/data/workflows';
 
 export const dynamic = 'force-dynamic';
@@ -11,6 +12,8 @@ export const dynamic = 'force-dynamic';
 export const metadata: Metadata = { title: 'Start a run' };
 
 export default async function StartRunPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  // Starting a run is an operator's: a viewer gets a 403 here rather than a form the server would refuse.
+  await requirePage('/runs/new', 'operator');
   const [choices, params] = await Promise.all([getWorkflowChoices(), searchParams]);
   const wanted = Array.isArray(params.workflow) ? params.workflow[0] : params.workflow;
   const initial = choices.find((choice) => choice.name === wanted)?.name ?? choices[0]?.name ?? '';

@@ -1,5 +1,9 @@
-/** The claims page's shape while its data loads, so nothing jumps when the table arrives. */
-export default function ClaimsLoading() {
+/**
+ * The claims page's shape while its data loads, so nothing jumps when the table arrives.
+ * A Suspense fallback inside the page, not a loading.tsx: the page's sign-in check (and the run page's
+ * existence check) must finish before the response starts streaming, so a redirect, 403 or 404 is a real status.
+ */
+export default function ClaimsSkeleton() {
   return (
     <div className="space-y-6" aria-busy="true">
       <p role="status" className="sr-only">Loading claims…</p>

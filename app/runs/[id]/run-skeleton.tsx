@@ -1,9 +1,13 @@
-/** The run page's shape while its data loads, so nothing jumps when it arrives. */
+/**
+ * The run page's shape while its data loads, so nothing jumps when it arrives.
+ * A Suspense fallback inside the page, not a loading.tsx: the page's sign-in check (and the run page's
+ * existence check) must finish before the response starts streaming, so a redirect, 403 or 404 is a real status.
+ */
 function Block({ className }: { className: string }) {
   return <div className={`animate-pulse rounded-lg bg-zinc-200 dark:bg-zinc-800 ${className}`} />;
 }
 
-export default function RunLoading() {
+export default function RunSkeleton() {
   return (
     <div className="space-y-6" aria-busy="true" aria-live="polite">
       <p className="sr-only">Loading the run…</p>

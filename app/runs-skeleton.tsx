@@ -1,9 +1,11 @@
 /**
- * Shown while a page's server components load: the shape of the runs list, so nothing jumps when it arrives.
+ * Shown while the runs list loads: its shape, so nothing jumps when it arrives.
+ * A Suspense fallback inside the page, not a loading.tsx: the page's sign-in check (and the run page's
+ * existence check) must finish before the response starts streaming, so a redirect, 403 or 404 is a real status.
  */
 const bar = 'animate-pulse rounded bg-zinc-200 dark:bg-zinc-800';
 
-export default function Loading() {
+export default function RunsSkeleton() {
   return (
     <div role="status" aria-live="polite" data-testid="loading" className="space-y-6">
       <span className="sr-only">Loading…</span>
