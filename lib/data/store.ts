@@ -13,7 +13,14 @@ export type ControlStore = Store & RunStore & InsightStore & AuditStore;
 const cache = globalThis as { waybillStore?: Promise<ControlStore>; waybillRegistry?: Promise<WorkflowRegistry> };
 
 export function getStore(): Promise<ControlStore> {
-  cache.waybillStore ??= openStore(config().DATABASE_URL, { synchronous: config().WAYBILL_SQLITE_SYNC }) as Promise<ControlStore>;
+  if (!cache.waybillStore) {
+    const opening = openStore(config().DATABASE_URL, { synchronous: config().WAYBILL_SQLITE_SYNC }) as Promise<ControlStore>;
+    // A store that failed to open (database down at the first request) is not kept: the next request tries again.
+    opening.catch(() => {
+      if (cache.waybillStore === opening) cache.waybillStore = undefined;
+    });
+    cache.waybillStore = opening;
+  }
   return cache.waybillStore;
 }
 
