@@ -19,6 +19,8 @@ import { findMigrationsDir, readMigrations } from './migrations';
 import { migratePostgres } from './postgres-migrate';
 import { isConnectionLoss, withRetry } from './postgres-retry';
 import { PostgresRunStore } from './postgres-runs';
+import { seedPostgres } from './postgres-seed';
+import type { SeedOptions, SeedReport, SeedStore } from './seed';
 import * as sql from './postgres-sql';
 import type {
   ClaimOutcome, ClaimRequest, ClaimRow, CommitRequest, CommittedRow, ProgressRow, ProgressWrite,
@@ -97,7 +99,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
 }
 
 /** The step protocol here; runs and workers in postgres-runs.ts; the pool, skew and query in postgres-base.ts. */
-export class PostgresStore extends PostgresRunStore implements Store, RunStore, InsightStore, AuditStore {
+export class PostgresStore extends PostgresRunStore implements Store, RunStore, InsightStore, AuditStore, SeedStore {
   readonly dialect = 'postgres' as const;
 
   async loadProgress(runId: string): Promise<ProgressRow | null> {
@@ -219,6 +221,10 @@ export class PostgresStore extends PostgresRunStore implements Store, RunStore, 
   async listEvents(runId: string, options: { limit?: number; afterId?: number } = {}): Promise<StepEvent[]> {
     return (await this.query<StepEvent>(undefined, sql.LIST_EVENTS_SQL,
       [runId, options.afterId ?? 0, options.limit ?? 1000])).rows;
+  }
+
+  async seedDemo(options: SeedOptions, onProgress?: (done: number, total: number) => void): Promise<SeedReport> {
+    return seedPostgres(this.pool, options, this.skew(), onProgress);
   }
 
   async close(): Promise<void> {

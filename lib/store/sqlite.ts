@@ -16,6 +16,8 @@ import { guard } from './sqlite-base';
 import { SqliteRunStore } from './sqlite-runs';
 import { findMigrationsDir, readMigrations } from './migrations';
 import { migrateSqlite } from './sqlite-migrate';
+import { seedSqlite } from './sqlite-seed';
+import type { SeedOptions, SeedReport, SeedStore } from './seed';
 import type {
   ClaimOutcome, ClaimRequest, ClaimRow, CommitRequest, CommittedRow, ProgressRow, ProgressWrite,
   AuditStore, InsightStore, ReleaseRequest, ResolveRequest, RunStore, StepEvent, Store,
@@ -56,7 +58,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   }
 }
 
-export class SqliteStore extends SqliteRunStore implements Store, RunStore, InsightStore, AuditStore {
+export class SqliteStore extends SqliteRunStore implements Store, RunStore, InsightStore, AuditStore, SeedStore {
   readonly dialect = 'sqlite' as const;
   private readonly s;
 
@@ -217,6 +219,10 @@ export class SqliteStore extends SqliteRunStore implements Store, RunStore, Insi
         outcome, count, duration_ms AS durationMs, worker_id AS workerId, detail, at
       FROM step_events WHERE run_id = ? AND id > ? ORDER BY id LIMIT ?`)
       .all(runId, options.afterId ?? 0, options.limit ?? 1000));
+  }
+
+  async seedDemo(options: SeedOptions, onProgress?: (done: number, total: number) => void): Promise<SeedReport> {
+    return seedSqlite(this.db, options, this.now(), onProgress);
   }
 
   async close(): Promise<void> {
