@@ -189,9 +189,10 @@ export class PostgresStore extends PostgresRunStore implements Store, RunStore, 
       [runId, options.afterKey ?? null, options.limit ?? 1000])).rows;
   }
 
-  async listClaims(options: { runId?: string; orphanedOnly?: boolean; claimTtlMs: number }): Promise<ClaimRow[]> {
+  async listClaims(options: Parameters<Store['listClaims']>[0] & object): Promise<ClaimRow[]> {
     return (await this.query<ClaimRow>(undefined, sql.LIST_CLAIMS_SQL,
-      [options.runId ?? null, options.orphanedOnly ?? false, options.claimTtlMs / 1000, this.skew()])).rows;
+      [options.runId ?? null, options.orphanedOnly ?? false, options.claimTtlMs / 1000, this.skew(),
+        options.limit ?? null, options.after?.claimedAt ?? null, options.after?.idemKey ?? null])).rows;
   }
 
   async expireClaim(idemKey: string, options: { actor: string; force?: boolean; claimTtlMs: number }): Promise<'expired' | 'missing' | 'live'> {

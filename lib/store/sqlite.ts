@@ -177,13 +177,15 @@ export class SqliteStore extends SqliteRunStore implements Store, RunStore, Insi
       .all({ runId, afterKey: options.afterKey ?? null, limit: options.limit ?? 1000 }));
   }
 
-  async listClaims(options: { runId?: string; orphanedOnly?: boolean; claimTtlMs: number }): Promise<ClaimRow[]> {
+  async listClaims(options: Parameters<Store['listClaims']>[0] & object): Promise<ClaimRow[]> {
     const ttl = options.claimTtlMs / 1000;
     const rows = guard(() => this.db.prepare<unknown[], RawClaim>(`SELECT ${CLAIM_COLUMNS},
         ${EXPIRES_AT} <= @now AS orphaned FROM claims
       WHERE (@runId IS NULL OR run_id = @runId) AND (@orphanedOnly = 0 OR ${EXPIRES_AT} <= @now)
-      ORDER BY claimed_at, idem_key`)
-      .all({ now: this.now(), ttl, runId: options.runId ?? null, orphanedOnly: options.orphanedOnly ? 1 : 0 }));
+        AND (@afterAt IS NULL OR (claimed_at, idem_key) > (@afterAt, @afterKey))
+      ORDER BY claimed_at, idem_key LIMIT @limit`)
+      .all({ now: this.now(), ttl, runId: options.runId ?? null, orphanedOnly: options.orphanedOnly ? 1 : 0,
+        afterAt: options.after?.claimedAt ?? null, afterKey: options.after?.idemKey ?? null, limit: options.limit ?? -1 }));
     return rows.map((row) => ({ ...row, orphaned: row.orphaned === 1 }));
   }
 
