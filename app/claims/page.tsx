@@ -19,8 +19,10 @@ const th = 'px-3 py-2 text-left text-xs font-medium uppercase tracking-wide text
 const td = 'px-3 py-3 align-top';
 const link = 'rounded text-blue-700 underline-offset-2 hover:underline focus-visible:outline-2 focus-visible:outline-offset-1 focus-visible:outline-blue-600 dark:text-blue-400';
 
-export default async function ClaimsPage() {
-  const { claims, orphaned, now } = await getClaims();
+export default async function ClaimsPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const raw = (await searchParams).cursor;
+  const cursor = typeof raw === 'string' && raw.length <= 1000 ? raw : undefined;
+  const { claims, orphaned, total, now, next } = await getClaims({ cursor });
   return (
     <ClaimBoard>
       <div className="space-y-6">
@@ -36,8 +38,8 @@ export default async function ClaimsPage() {
               </span>
             </h1>
             <p className="max-w-2xl text-sm text-zinc-600 dark:text-zinc-400">
-              {claims.length === 0 ? 'Side effects being executed right now.'
-                : `${claims.length} side effect${claims.length === 1 ? '' : 's'} being executed right now.`}{' '}
+              {total === 0 ? 'Side effects being executed right now.'
+                : `${total} side effect${total === 1 ? '' : 's'} being executed right now.`}{' '}
               A claim whose lease passed is orphaned: its holder stopped mid-execute, so nobody knows whether the
               side effect happened.
             </p>
@@ -76,6 +78,15 @@ export default async function ClaimsPage() {
               </tbody>
             </table>
           </div>
+        )}
+        {(next || cursor) && (
+          <nav aria-label="Pages" className="flex flex-wrap items-center justify-between gap-2 text-sm">
+            <span className="text-zinc-600 dark:text-zinc-400">{claims.length} of {total} claims shown, oldest first</span>
+            <span className="flex gap-2">
+              {cursor && <Link href="/claims" data-testid="claims-first-page" className={link}>« First page</Link>}
+              {next && <Link href={`/claims?cursor=${next}`} data-testid="claims-next-page" className={link}>Next page »</Link>}
+            </span>
+          </nav>
         )}
         {claims.length > 0 && (
           <p className="text-xs text-zinc-500 dark:text-zinc-400">

@@ -55,7 +55,11 @@ export default async function RunPage({ params, searchParams }: Props) {
   const q = parsedQ.success && parsedQ.data ? parsedQ.data : undefined;
   const qError = parsedQ.success ? undefined : parsedQ.error.issues[0]?.message;
 
-  const detail = await getRunDetail(id, { q });
+  const rawAfter = (await searchParams).after;
+  const parsedAfter = idSchema.safeParse(Array.isArray(rawAfter) ? rawAfter[0] : rawAfter);
+  const after = parsedAfter.success ? parsedAfter.data : undefined;
+
+  const detail = await getRunDetail(id, { q, after });
   if (!detail) notFound();
   const now = Date.now() / 1000;
   const { run } = detail;
@@ -101,7 +105,7 @@ export default async function RunPage({ params, searchParams }: Props) {
       </div>
 
       {/* Full width: results are JSON, and an opened one needs the room. */}
-      <CommittedTable runId={run.id} rows={detail.committed} total={detail.committedCount} q={q} qError={qError} now={now} />
+      <CommittedTable runId={run.id} rows={detail.committed} total={detail.committedCount} q={q} qError={qError} now={now} after={after} />
       {!run.external && <RunData detail={detail} />}
     </div>
   );
