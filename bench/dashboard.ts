@@ -103,6 +103,9 @@ async function load(server: Server, path: string, seconds: number): Promise<{ p5
   const url = `${server.url}${path}`;
   // Warm up: the first requests compile nothing in production, but fill caches and the connection pool.
   for (let i = 0; i < 5; i++) await (await fetch(url)).arrayBuffer();
+  // One connection first, on stderr only: what one request costs, which ten queued on one process multiply.
+  const alone = await autocannon({ url, connections: 1, duration: Math.min(2, seconds) });
+  log(`  ${path}: one connection: p50 ${alone.latency.p50} ms, ${Math.round((await (await fetch(url)).arrayBuffer()).byteLength / 1024)} KiB a page`);
   const result = await autocannon({ url, connections: 10, duration: seconds });
   if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
     throw new Error(`${path}: ${result.non2xx} non-2xx answers, ${result.errors} errors, ${result.timeouts} timeouts`);

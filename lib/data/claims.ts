@@ -14,7 +14,7 @@ export interface ClaimView extends ClaimRow {
 }
 
 /** Claims per page: a store with thousands in flight is shown a page at a time, oldest first. */
-export const CLAIMS_PAGE = 100;
+export const CLAIMS_PAGE = 50;
 
 export async function getClaims(options: { cursor?: string } = {}): Promise<{
   claims: ClaimView[]; orphaned: number; total: number; now: number; next: string | null;

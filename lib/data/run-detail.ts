@@ -29,6 +29,10 @@ export interface RunDetail {
   actions: RunAction[];
 }
 
+/** Rows of the committed table per page, and events on the timeline: what a page can render in a few ms. */
+export const COMMITTED_PAGE = 50;
+export const TIMELINE_EVENTS = 100;
+
 /** Enough recent steps for the ETA's last minute and a current median step time, read backwards from an index. */
 const RECENT_STEPS = 500;
 
@@ -41,8 +45,9 @@ export async function getRunDetail(id: string, options: { q?: string; after?: st
   // Every read here is bounded whatever the run's length: a page of rows, the last events, the last steps.
   const [committedCount, committed, events, keyReuse, recent] = await Promise.all([
     store.countCommitted(id),
-    options.q ? store.searchCommitted(id, options.q, { limit: 100 }) : store.listCommitted(id, { limit: 100, afterKey: options.after }),
-    store.recentEvents(id, { limit: 300 }),
+    options.q ? store.searchCommitted(id, options.q, { limit: COMMITTED_PAGE })
+      : store.listCommitted(id, { limit: COMMITTED_PAGE, afterKey: options.after }),
+    store.recentEvents(id, { limit: TIMELINE_EVENTS }),
     store.recentEvents(id, { limit: 50, outcome: 'key_reuse' }),
     store.recentSteps(id, { limit: RECENT_STEPS }),
   ]);

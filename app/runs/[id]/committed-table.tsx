@@ -8,7 +8,7 @@ import { JsonView } from '@/app/components/json-view';
 import { buttonClass, EmptyState, relative } from '@/app/components/ui';
 import type { CommittedRow } from '@/lib/store/types';
 
-export const COMMITTED_LIMIT = 100;
+import { COMMITTED_PAGE as COMMITTED_LIMIT } from '@/lib/data/run-detail';
 
 /** A cell: in the table from `sm` up; on a phone a labelled block (the label is its header's text). */
 const cell = 'block align-top before:block before:text-[11px] before:font-medium before:text-zinc-500 before:content-[attr(data-label)] sm:table-cell sm:py-2 sm:pr-3 sm:before:hidden dark:before:text-zinc-400';

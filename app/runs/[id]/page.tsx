@@ -12,7 +12,7 @@ import { CumulativeChart, DurationsChart } from '@/app/components/run-charts';
 import { JsonView } from '@/app/components/json-view';
 import { Badge, Card, ProgressBar, Stat, relative } from '@/app/components/ui';
 import { claimTtlMs } from '@/lib/data/store';
-import { getRunDetail, MAX_POINTS, type RunDetail } from '@/lib/data/run-detail';
+import { getRunDetail, MAX_POINTS, TIMELINE_EVENTS, type RunDetail } from '@/lib/data/run-detail';
 import { CommittedTable } from './committed-table';
 import { LiveClaims, type LiveClaim } from './live-claims';
 import { RunActions } from './run-actions';
@@ -98,7 +98,7 @@ export default async function RunPage({ params, searchParams }: Props) {
           <Slot order="order-5"><RedoSave redoSave={detail.redoSave} /></Slot>
           <Slot order="order-6">
             <Card title="Timeline" testId="timeline">
-              <Timeline events={detail.events} now={now} truncated={detail.events.length >= 300} />
+              <Timeline events={detail.events} now={now} truncated={detail.events.length >= TIMELINE_EVENTS} />
             </Card>
           </Slot>
         </div>
