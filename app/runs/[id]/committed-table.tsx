@@ -10,8 +10,8 @@ import type { CommittedRow } from '@/lib/store/types';
 
 import { COMMITTED_PAGE as COMMITTED_LIMIT } from '@/lib/data/run-detail';
 
-/** A cell: in the table from `sm` up; on a phone a labelled block (the label is its header's text). */
-const cell = 'block align-top before:block before:text-[11px] before:font-medium before:text-zinc-500 before:content-[attr(data-label)] sm:table-cell sm:py-2 sm:pr-3 sm:before:hidden dark:before:text-zinc-400';
+/** A cell: in the table from `sm` up; on a phone a labelled block (the label is its header's text). Defined in globals.css. */
+const cell = 'wb-cell';
 
 /**
  * `after`: the key the shown page starts after (a keyset cursor in the URL, `?after=`), so a 100,000-step
