@@ -23,17 +23,19 @@ const th = 'px-3 py-2 text-left text-xs font-medium uppercase tracking-wide text
 const td = 'px-3 py-3 align-top';
 const link = 'rounded text-blue-700 underline-offset-2 hover:underline focus-visible:outline-2 focus-visible:outline-offset-1 focus-visible:outline-blue-600 dark:text-blue-400';
 
-export default async function ClaimsPage() {
-  const who = await requirePage('/claims');
+export default async function ClaimsPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const raw = (await searchParams).cursor;
+  const cursor = typeof raw === 'string' && raw.length <= 1000 ? raw : undefined;
+  const who = await requirePage(cursor ? `/claims?cursor=${encodeURIComponent(cursor)}` : '/claims');
   return (
     <Suspense fallback={<ClaimsSkeleton />}>
-      <Claims operator={allows(who, 'operator')} />
+      <Claims operator={allows(who, 'operator')} cursor={cursor} />
     </Suspense>
   );
 }
 
-async function Claims({ operator }: { operator: boolean }) {
-  const { claims, orphaned, now } = await getClaims();
+async function Claims({ operator, cursor }: { operator: boolean; cursor: string | undefined }) {
+  const { claims, orphaned, total, now, next } = await getClaims({ cursor });
   return (
     <ClaimBoard>
       <div className="space-y-6">
@@ -49,8 +51,8 @@ async function Claims({ operator }: { operator: boolean }) {
               </span>
             </h1>
             <p className="max-w-2xl text-sm text-zinc-600 dark:text-zinc-400">
-              {claims.length === 0 ? 'Side effects being executed right now.'
-                : `${claims.length} side effect${claims.length === 1 ? '' : 's'} being executed right now.`}{' '}
+              {total === 0 ? 'Side effects being executed right now.'
+                : `${total} side effect${total === 1 ? '' : 's'} being executed right now.`}{' '}
               A claim whose lease passed is orphaned: its holder stopped mid-execute, so nobody knows whether the
               side effect happened.
             </p>
@@ -89,6 +91,15 @@ async function Claims({ operator }: { operator: boolean }) {
               </tbody>
             </table>
           </div>
+        )}
+        {(next || cursor) && (
+          <nav aria-label="Pages" className="flex flex-wrap items-center justify-between gap-2 text-sm">
+            <span className="text-zinc-600 dark:text-zinc-400">{claims.length} of {total} claims shown, oldest first</span>
+            <span className="flex gap-2">
+              {cursor && <Link href="/claims" data-testid="claims-first-page" className={link}>« First page</Link>}
+              {next && <Link href={`/claims?cursor=${next}`} data-testid="claims-next-page" className={link}>Next page »</Link>}
+            </span>
+          </nav>
         )}
         {claims.length > 0 && (
           <p className="text-xs text-zinc-500 dark:text-zinc-400">

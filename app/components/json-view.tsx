@@ -22,18 +22,19 @@ export function JsonView({
     <details data-testid={testId} className="group min-w-0 max-w-full">
       <summary
         aria-label={`${label}: show JSON`}
-        className="cursor-pointer truncate rounded font-mono text-xs text-zinc-700 marker:text-zinc-400 hover:text-zinc-950 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600 dark:text-zinc-300 dark:hover:text-white"
+        className="wb-json-summary"
       >
         {preview}
       </summary>
-      <div className="mt-1 max-h-96 overflow-auto rounded-md bg-zinc-50 p-2 ring-1 ring-zinc-200 dark:bg-zinc-950 dark:ring-zinc-800">
-        <pre className="whitespace-pre-wrap break-all font-mono text-xs leading-relaxed text-zinc-800 dark:text-zinc-200">{head}</pre>
+      {/* wb-json-*: globals.css, short names for what every row of a results table repeats. */}
+      <div className="wb-json-body">
+        <pre className="wb-json-pre">{head}</pre>
         {rest && (
           <details className="mt-1">
             <summary className="cursor-pointer rounded text-xs font-medium text-blue-700 hover:underline focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600 dark:text-blue-400">
               Show {rest.length.toLocaleString('en-US')} more characters
             </summary>
-            <pre className="whitespace-pre-wrap break-all font-mono text-xs leading-relaxed text-zinc-800 dark:text-zinc-200">{rest}</pre>
+            <pre className="wb-json-pre">{rest}</pre>
           </details>
         )}
         {pretty.length > sent.length && (

@@ -53,7 +53,7 @@ function ChartTooltip({ active, payload, label, labelFormatter, unit }: TooltipC
   );
 }
 
-/** `sampledFrom`: how many steps the server sampled `data` from, when it did. */
+/** `sampledFrom`: how many steps the server averaged into `data`'s ranges, when it grouped them. */
 export function DurationsChart({ data, sampledFrom }: { data: { step: number; durationMs: number }[]; sampledFrom?: number }) {
   const values = data.map((d) => d.durationMs).sort((a, b) => a - b);
   const median = values[Math.floor(values.length / 2)];
@@ -61,7 +61,7 @@ export function DurationsChart({ data, sampledFrom }: { data: { step: number; du
   const description = data.length === 0
     ? 'How long each executed step took. No step with a measured duration yet.'
     : sampledFrom
-      ? `How long committed steps took, ${data.length} of ${sampledFrom.toLocaleString('en-US')} drawn: median ${formatMs(median!)}, slowest ${formatMs(max!)} among them.`
+      ? `How long committed steps took on average, in ${data.length} ranges of the ${sampledFrom.toLocaleString('en-US')} steps: median ${formatMs(median!)}, slowest range ${formatMs(max!)}.`
       : `How long each committed step took, over ${data.length} step${data.length === 1 ? '' : 's'}: median ${formatMs(median!)}, slowest ${formatMs(max!)}.`;
   return (
     <ChartFigure testId="chart-durations" title="Step duration by step" description={description} empty={data.length === 0}>

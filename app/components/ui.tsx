@@ -72,11 +72,8 @@ export function EmptyState({ title, children }: { title: string; children?: Reac
   );
 }
 
-export const buttonClass = (tone: 'primary' | 'default' | 'danger' = 'default') =>
-  `inline-flex items-center justify-center gap-1.5 rounded-md px-3 py-1.5 text-sm font-medium focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600 disabled:cursor-not-allowed disabled:opacity-50 ${
-    tone === 'primary' ? 'bg-blue-600 text-white hover:bg-blue-700'
-      : tone === 'danger' ? 'bg-red-600 text-white hover:bg-red-700'
-        : 'border border-zinc-300 bg-white text-zinc-800 hover:bg-zinc-50 dark:border-zinc-700 dark:bg-zinc-900 dark:text-zinc-200 dark:hover:bg-zinc-800'}`;
+/** A button's look: wb-btn and its tone are in globals.css, short names for what every claim row repeats. */
+export const buttonClass = (tone: 'primary' | 'default' | 'danger' = 'default') => `wb-btn wb-btn-${tone}`;
 
 /** "3s ago", "in 12s": relative to now, for times in epoch seconds. */
 export function relative(epochSeconds: number | null | undefined, nowSeconds = Date.now() / 1000): string {

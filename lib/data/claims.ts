@@ -13,9 +13,22 @@ export interface ClaimView extends ClaimRow {
   workerAlive: boolean | null;
 }
 
-export async function getClaims(): Promise<{ claims: ClaimView[]; orphaned: number; now: number }> {
+/** Claims per page: a store with thousands in flight is shown a page at a time, oldest first. */
+export const CLAIMS_PAGE = 50;
+
+export async function getClaims(options: { cursor?: string } = {}): Promise<{
+  claims: ClaimView[]; orphaned: number; total: number; now: number; next: string | null;
+}> {
   const store = await getStore();
-  const [claims, workers] = await Promise.all([store.listClaims({ claimTtlMs: claimTtlMs() }), store.listWorkers()]);
+  const [page, counts, workers] = await Promise.all([
+    store.listClaims({ claimTtlMs: claimTtlMs(), limit: CLAIMS_PAGE + 1, after: decodeCursor(options.cursor) }),
+    store.countClaims({ claimTtlMs: claimTtlMs() }),
+    store.listWorkers(),
+  ]);
+  const claims = page.slice(0, CLAIMS_PAGE);
+  const last = claims[claims.length - 1];
+  const next = page.length > CLAIMS_PAGE && last
+    ? Buffer.from(JSON.stringify([last.claimedAt, last.idemKey])).toString('base64url') : null;
   const now = Date.now() / 1000;
   const byId = new Map(workers.map((w) => [w.id, w]));
   const views = claims.map((c): ClaimView => {
@@ -27,7 +40,18 @@ export async function getClaims(): Promise<{ claims: ClaimView[]; orphaned: numb
       workerAlive: worker ? worker.stoppedAt === null && now - worker.heartbeatAt < 10 : null,
     };
   });
-  // Doubtful ones first: they are what an operator came for.
+  // Doubtful ones first on each page: they are what an operator came for.
   views.sort((a, b) => Number(b.orphaned) - Number(a.orphaned) || a.claimedAt - b.claimedAt);
-  return { claims: views, orphaned: views.filter((c) => c.orphaned).length, now };
+  return { claims: views, orphaned: counts.orphaned, total: counts.total, now, next };
+}
+
+/** A cursor that does not decode is treated as none: it came from a URL anyone can edit. */
+function decodeCursor(raw: string | undefined): { claimedAt: number; idemKey: string } | undefined {
+  if (!raw) return undefined;
+  try {
+    const [claimedAt, idemKey] = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as unknown[];
+    return typeof claimedAt === 'number' && typeof idemKey === 'string' ? { claimedAt, idemKey } : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -30,7 +30,7 @@ export async function getRunsPage(query: RunsQuery): Promise<RunsPage> {
       status: query.status, workflow: query.workflow, search: query.q || undefined,
       limit: PAGE_SIZE + 1, claimTtlMs: claimTtlMs(), after: decodeCursor(query.cursor),
     }),
-    store.runStats({ sinceSeconds: hourAgo, claimTtlMs: claimTtlMs() }),
+    sharedStats(store, hourAgo),
     getRegistry(),
   ]);
   const page = runs.slice(0, PAGE_SIZE);
@@ -42,6 +42,25 @@ export async function getRunsPage(query: RunsQuery): Promise<RunsPage> {
     stats: { ...stats, stepsPerMinute: stats.committedSince / 60, skipRatio: seen === 0 ? 0 : stats.skipped / seen },
     workflows: [...registry.names(), 'external'],
   };
+}
+
+/**
+ * The summary cards read every run's counters, the one read on this page that grows with the store. They
+ * are computed at most once a second and shared by every request in that second: ten browsers refreshing
+ * every two seconds cost one aggregate, not ten, and the cards are never more than a second behind.
+ */
+let stats: { at: number; value: Promise<RunStats> } | null = null;
+const STATS_FOR_MS = 1000;
+
+function sharedStats(store: Awaited<ReturnType<typeof getStore>>, since: number): Promise<RunStats> {
+  const now = Date.now();
+  if (!stats || now - stats.at >= STATS_FOR_MS) {
+    const value = store.runStats({ sinceSeconds: since, claimTtlMs: claimTtlMs() });
+    stats = { at: now, value };
+    // A failed read is not kept: the next request tries again.
+    value.catch(() => { if (stats?.value === value) stats = null; });
+  }
+  return stats.value;
 }
 
 function encodeCursor(cursor: { updatedAt: number; id: string }): string {

@@ -3,7 +3,8 @@
  * the database. Counts come back as int (count(*) is bigint, which pg would hand over as a string).
  */
 import { EMPTY_BY_STATUS, PostgresMetrics, STATUS_SQL } from './postgres-metrics';
-import type { CommittedRow, InsightStore, Outcome, RunStats, StepTiming } from './types';
+import * as series from './postgres-series-sql';
+import type { CommitBucket, CommittedRow, InsightStore, Outcome, RunStats, StepBucket, StepEvent, StepTiming } from './types';
 
 const COMMITTED = `idem_key AS "idemKey", run_id AS "runId", result_json AS "resultJson",
   committed_at AS "committedAt", step, fingerprint, worker_id AS "workerId", duration_ms AS "durationMs", source`;
@@ -32,6 +33,27 @@ export abstract class PostgresInsights extends PostgresMetrics implements Insigh
     return (await this.query<StepTiming>(undefined, `SELECT step, idem_key AS "idemKey", committed_at AS "committedAt",
         duration_ms AS "durationMs", source FROM committed WHERE run_id = $1
       ORDER BY coalesce(step, -1), idem_key COLLATE "C" LIMIT $2`, [runId, options.limit ?? 10_000])).rows;
+  }
+
+  async stepTimingBuckets(runId: string, options: { buckets: number }): Promise<StepBucket[]> {
+    return (await this.query<StepBucket>(undefined, series.STEP_BUCKETS_SQL, [runId, options.buckets])).rows;
+  }
+
+  async commitBuckets(runId: string, options: { buckets: number }): Promise<CommitBucket[]> {
+    return (await this.query<CommitBucket>(undefined, series.COMMIT_BUCKETS_SQL, [runId, options.buckets])).rows;
+  }
+
+  async recentSteps(runId: string, options: { limit: number }): Promise<StepTiming[]> {
+    return (await this.query<StepTiming>(undefined, series.RECENT_STEPS_SQL, [runId, options.limit])).rows;
+  }
+
+  async recentEvents(runId: string, options: { limit: number; outcome?: Outcome }): Promise<StepEvent[]> {
+    return (await this.query<StepEvent>(undefined, series.RECENT_EVENTS_SQL, [runId, options.outcome ?? null, options.limit])).rows;
+  }
+
+  async countClaims(options: { claimTtlMs: number }): Promise<{ total: number; orphaned: number }> {
+    return (await this.query<{ total: number; orphaned: number }>(undefined, series.COUNT_CLAIMS_SQL,
+      [this.skew(), options.claimTtlMs / 1000])).rows[0]!;
   }
 
   async searchCommitted(runId: string, query: string, options: { limit?: number } = {}): Promise<CommittedRow[]> {

@@ -30,6 +30,37 @@ export const CREATE_RUN_SQL = `INSERT INTO runs AS r (id, workflow, input_json, 
 export const CREATED_SQL = `SELECT ${run('r')} FROM runs r WHERE r.id = $1 AND r.workflow = $2 AND r.input_json = $3
   AND r.total_steps IS NOT DISTINCT FROM $4::int AND r.created_at >= ${now('$6')} - $5::float8`;
 
+/** A run's place in the list: the later of its row's and its progress's update (an outside client's: its claims'). */
+const PLACE = `CASE WHEN r.id IS NULL
+  THEN greatest(p.updated_at, coalesce((SELECT max(c.claimed_at) FROM claims c WHERE c.run_id = p.run_id), 0))
+  ELSE greatest(r.updated_at, coalesce(p.updated_at, 0)) END`;
+const AFTER = (place: string, id: string) =>
+  `($8::float8 IS NULL OR ${place} < $8 OR (${place} = $8 AND ${id} COLLATE "C" > $9::text COLLATE "C"))`;
+const RUN_FILTER = `($3::text IS NULL OR r.status = $3) AND ($4::text IS NULL OR r.workflow = $4) AND ($6::text IS NULL OR r.owner = $6)`;
+const SEARCH = (id: string) => `($5::text IS NULL OR ${asciiLower(id)} LIKE ${asciiLower('$5')} ESCAPE '\\')`;
+
+/**
+ * The runs that can be on the page, so the summary is computed for a few hundred runs, not all of them.
+ * A run's place is the later of two times, and the first `limit` runs by that are all among the first
+ * `limit` by either time alone (a run passed over in both would have `limit` runs ahead of it), so it is
+ * enough to read the top of two indexes, runs_updated and progress_updated, each with the page's filters
+ * and cursor applied exactly; plus outside clients' claimed runs, as few as the claims in flight.
+ */
+const CANDIDATES = `cand AS (
+  (SELECT r.id FROM runs r LEFT JOIN progress p ON p.run_id = r.id
+    WHERE ${RUN_FILTER} AND ${SEARCH('r.id')} AND ${AFTER(PLACE, 'r.id')}
+    ORDER BY r.updated_at DESC, r.id COLLATE "C" LIMIT $7)
+  UNION
+  (SELECT p.run_id FROM progress p LEFT JOIN runs r ON r.id = p.run_id
+    WHERE CASE WHEN r.id IS NULL
+        THEN ($3::text IS NULL OR $3 = CASE WHEN EXISTS (SELECT 1 FROM claims c WHERE c.run_id = p.run_id) THEN 'running' ELSE 'idle' END)
+          AND ($4::text IS NULL OR $4 = 'external') AND $6::text IS NULL
+        ELSE ${RUN_FILTER} END
+      AND ${SEARCH('p.run_id')} AND ${AFTER(PLACE, 'p.run_id')}
+    ORDER BY p.updated_at DESC, p.run_id COLLATE "C" LIMIT $7)
+  UNION
+  SELECT c.run_id FROM claims c WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = c.run_id))`;
+
 /**
  * Runs as lists show them: outside clients' runs have progress or claims but no runs row, and are listed
  * all the same. $1 claim TTL s, $2 skew, $3 status, $4 workflow, $5 LIKE pattern (\-escaped), $6 owner,
@@ -37,12 +68,14 @@ export const CREATED_SQL = `SELECT ${run('r')} FROM runs r WHERE r.id = $1 AND r
  * (COLLATE "C"), as SQLite orders them; float8 times cross to JS and back exactly, so the cursor matches.
  */
 export const LIST_RUNS_SQL = `WITH t AS (SELECT ${now('$2')} AS now),
+${CANDIDATES},
 summary AS (
   SELECT r.id, r.workflow, r.status, coalesce(p.step, 0) AS step, r.total_steps AS "totalSteps",
     coalesce(p.executed, 0) AS executed, coalesce(p.skipped, 0) AS skipped, coalesce(p.awaited, 0) AS awaited,
     (SELECT count(*)::int FROM claims c WHERE c.run_id = r.id AND ${expiresAt('$1', 'c.')} <= t.now) AS "orphanedClaims",
     r.owner, r.error, r.created_at AS "createdAt", greatest(r.updated_at, coalesce(p.updated_at, 0)) AS "updatedAt"
   FROM runs r CROSS JOIN t LEFT JOIN progress p ON p.run_id = r.id
+  WHERE r.id IN (SELECT id FROM cand)
   UNION ALL
   SELECT x.run_id, 'external',
     CASE WHEN EXISTS (SELECT 1 FROM claims c WHERE c.run_id = x.run_id) THEN 'running' ELSE 'idle' END,
@@ -50,7 +83,7 @@ summary AS (
     (SELECT count(*)::int FROM claims c WHERE c.run_id = x.run_id AND ${expiresAt('$1', 'c.')} <= t.now),
     NULL::text, NULL::text, NULL::float8,
     greatest(coalesce(p.updated_at, 0), coalesce((SELECT max(c.claimed_at) FROM claims c WHERE c.run_id = x.run_id), 0))
-  FROM (SELECT run_id FROM progress UNION SELECT run_id FROM claims) x CROSS JOIN t
+  FROM (SELECT id AS run_id FROM cand) x CROSS JOIN t
   LEFT JOIN progress p ON p.run_id = x.run_id
   WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = x.run_id))
 SELECT * FROM summary s

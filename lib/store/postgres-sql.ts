@@ -121,11 +121,12 @@ export const LIST_COMMITTED_SQL = `SELECT ${COMMITTED} FROM committed
     (SELECT coalesce(step, -1), idem_key COLLATE "C" FROM committed WHERE idem_key = $2))
   ORDER BY coalesce(step, -1), idem_key COLLATE "C" LIMIT $3`;
 
-/** $1 run or null, $2 orphaned only, $3 claim TTL s, $4 skew. */
+/** $1 run or null, $2 orphaned only, $3 claim TTL s, $4 skew, $5 limit or null, $6/$7 keyset cursor (claimed_at, key). */
 export const LIST_CLAIMS_SQL = `SELECT ${CLAIM}, ${expiresAt('$3')} <= t.now AS orphaned
   FROM claims, (SELECT ${now('$4')} AS now) t
   WHERE ($1::text IS NULL OR run_id = $1) AND (NOT $2::boolean OR ${expiresAt('$3')} <= t.now)
-  ORDER BY claimed_at, idem_key COLLATE "C"`;
+    AND ($6::float8 IS NULL OR claimed_at > $6 OR (claimed_at = $6 AND idem_key COLLATE "C" > $7::text COLLATE "C"))
+  ORDER BY claimed_at, idem_key COLLATE "C" LIMIT $5`;
 
 /**
  * An operator expires a claim: deleted only if orphaned (or forced), judged on the newest row version.

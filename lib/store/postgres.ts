@@ -19,6 +19,8 @@ import { findMigrationsDir, readMigrations } from './migrations';
 import { migratePostgres } from './postgres-migrate';
 import { isConnectionLoss, withRetry } from './postgres-retry';
 import { PostgresPrune } from './postgres-prune';
+import { seedPostgres } from './postgres-seed';
+import type { SeedOptions, SeedReport, SeedStore } from './seed';
 import * as sql from './postgres-sql';
 import type {
   ClaimOutcome, ClaimRequest, ClaimRow, CommitRequest, CommittedRow, ProgressRow, ProgressWrite,
@@ -97,7 +99,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
 }
 
 /** The step protocol here; runs and workers in postgres-runs.ts; the pool, skew and query in postgres-base.ts. */
-export class PostgresStore extends PostgresPrune implements Store, RunStore, InsightStore, RetentionStore, AuditStore {
+export class PostgresStore extends PostgresPrune implements Store, RunStore, InsightStore, RetentionStore, AuditStore, SeedStore {
   readonly dialect = 'postgres' as const;
 
   async loadProgress(runId: string): Promise<ProgressRow | null> {
@@ -179,9 +181,10 @@ export class PostgresStore extends PostgresPrune implements Store, RunStore, Ins
       [runId, options.afterKey ?? null, options.limit ?? 1000])).rows;
   }
 
-  async listClaims(options: { runId?: string; orphanedOnly?: boolean; claimTtlMs: number }): Promise<ClaimRow[]> {
+  async listClaims(options: Parameters<Store['listClaims']>[0] & object): Promise<ClaimRow[]> {
     return (await this.query<ClaimRow>(undefined, sql.LIST_CLAIMS_SQL,
-      [options.runId ?? null, options.orphanedOnly ?? false, options.claimTtlMs / 1000, this.skew()])).rows;
+      [options.runId ?? null, options.orphanedOnly ?? false, options.claimTtlMs / 1000, this.skew(),
+        options.limit ?? null, options.after?.claimedAt ?? null, options.after?.idemKey ?? null])).rows;
   }
 
   async expireClaim(idemKey: string, options: { actor: string; force?: boolean; claimTtlMs: number }): Promise<'expired' | 'missing' | 'live'> {
@@ -211,6 +214,10 @@ export class PostgresStore extends PostgresPrune implements Store, RunStore, Ins
   async listEvents(runId: string, options: { limit?: number; afterId?: number } = {}): Promise<StepEvent[]> {
     return (await this.query<StepEvent>(undefined, sql.LIST_EVENTS_SQL,
       [runId, options.afterId ?? 0, options.limit ?? 1000])).rows;
+  }
+
+  async seedDemo(options: SeedOptions, onProgress?: (done: number, total: number) => void): Promise<SeedReport> {
+    return seedPostgres(this.pool, options, this.skew(), onProgress);
   }
 
   async close(): Promise<void> {

@@ -18,7 +18,10 @@ export const progress = sqliteTable('progress', {
   awaited: integer('awaited').notNull().default(0),
   /** How long the last progress write took, as its writer measured it: the save cost in redo ÷ save. */
   saveMs: real('save_ms'),
-});
+}, (t) => [
+  // Runs whose progress moved most recently, for the runs page's newest-first candidates.
+  index('progress_updated').on(t.updatedAt),
+]);
 
 export const committed = sqliteTable(
   'committed',
@@ -33,7 +36,14 @@ export const committed = sqliteTable(
     durationMs: real('duration_ms'),
     source: text('source', { enum: ['executed', 'manual'] }).notNull().default('executed'),
   },
-  (t) => [index('committed_run_step').on(t.runId, t.step)],
+  (t) => [
+    index('committed_run_step').on(t.runId, t.step),
+    // The committed table's page order, (step, key) with keyless steps first: a keyset page of a
+    // 100,000-step run reads its hundred rows from here instead of sorting the run.
+    index('committed_run_order').on(t.runId, sql`coalesce(${t.step}, -1)`, t.idemKey),
+    // Steps committed in the last hour (the runs page's rate) without reading a million rows.
+    index('committed_at').on(t.committedAt),
+  ],
 );
 
 export const claims = sqliteTable(
@@ -72,7 +82,12 @@ export const runs = sqliteTable(
     startedAt: real('started_at'),
     finishedAt: real('finished_at'),
   },
-  (t) => [index('runs_status_updated').on(t.status, t.updatedAt), index('runs_created').on(t.createdAt)],
+  (t) => [
+    index('runs_status_updated').on(t.status, t.updatedAt),
+    index('runs_created').on(t.createdAt),
+    // The runs page's newest first: its candidates are read from the top of this and progress_updated.
+    index('runs_updated').on(t.updatedAt),
+  ],
 );
 
 export const stepEvents = sqliteTable(

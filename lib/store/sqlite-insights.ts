@@ -4,7 +4,7 @@
  */
 import { guard } from './sqlite-base';
 import { EMPTY_BY_STATUS, SqliteMetrics, STATUS_SQL } from './sqlite-metrics';
-import type { CommittedRow, InsightStore, Outcome, RunStats, StepTiming } from './types';
+import type { CommitBucket, CommittedRow, InsightStore, Outcome, RunStats, StepBucket, StepEvent, StepTiming } from './types';
 
 export abstract class SqliteInsights extends SqliteMetrics implements InsightStore {
   async runStats(options: { sinceSeconds: number; claimTtlMs: number }): Promise<RunStats> {
@@ -30,6 +30,49 @@ export abstract class SqliteInsights extends SqliteMetrics implements InsightSto
         committed_at AS committedAt, duration_ms AS durationMs, source
       FROM committed WHERE run_id = ? ORDER BY coalesce(step, -1), idem_key LIMIT ?`)
       .all(runId, options.limit ?? 10_000));
+  }
+
+  async stepTimingBuckets(runId: string, options: { buckets: number }): Promise<StepBucket[]> {
+    // The width comes from the run's last step (an index seek), so the GROUP BY yields at most `buckets` rows.
+    // CAST: better-sqlite3 binds a number as REAL, and the division must be an integer one.
+    return guard(() => this.db.prepare<unknown[], StepBucket>(`WITH w AS (
+        SELECT max(1, (coalesce(max(step), 0) + CAST(@buckets AS INTEGER)) / CAST(@buckets AS INTEGER)) AS w
+        FROM committed WHERE run_id = @runId)
+      SELECT min(step) AS fromStep, max(step) AS toStep, count(*) AS count, avg(duration_ms) AS avgMs, max(duration_ms) AS maxMs
+      FROM committed, w WHERE run_id = @runId AND step IS NOT NULL GROUP BY step / w.w ORDER BY fromStep`)
+      .all({ runId, buckets: options.buckets }));
+  }
+
+  async commitBuckets(runId: string, options: { buckets: number }): Promise<CommitBucket[]> {
+    return guard(() => this.db.prepare<unknown[], CommitBucket>(`WITH pts AS (
+        SELECT committed_at AS t, 1 AS e, 0 AS s, 0 AS a FROM committed WHERE run_id = @runId AND source = 'executed'
+        UNION ALL
+        SELECT at, 0, CASE outcome WHEN 'skipped' THEN count ELSE 0 END, CASE outcome WHEN 'awaited' THEN count ELSE 0 END
+        FROM step_events WHERE run_id = @runId AND outcome IN ('skipped', 'awaited')),
+      span AS (SELECT min(t) AS t0, max(max(t) - min(t), 1e-6) / @buckets AS w FROM pts)
+      SELECT span.t0 + (b + 1) * span.w AS t, executed, skipped, awaited FROM (
+        SELECT min(CAST((t - span.t0) / span.w AS INTEGER), @buckets - 1) AS b, sum(e) AS executed, sum(s) AS skipped, sum(a) AS awaited
+        FROM pts, span GROUP BY b), span ORDER BY b`).all({ runId, buckets: options.buckets }));
+  }
+
+  async recentSteps(runId: string, options: { limit: number }): Promise<StepTiming[]> {
+    return guard(() => this.db.prepare<unknown[], StepTiming>(`SELECT * FROM (SELECT step, idem_key AS idemKey,
+        committed_at AS committedAt, duration_ms AS durationMs, source, coalesce(step, -1) AS o
+      FROM committed WHERE run_id = ? ORDER BY coalesce(step, -1) DESC, idem_key DESC LIMIT ?) ORDER BY o, idemKey`)
+      .all(runId, options.limit).map(({ o: _, ...row }: StepTiming & { o?: number }) => row));
+  }
+
+  async recentEvents(runId: string, options: { limit: number; outcome?: Outcome }): Promise<StepEvent[]> {
+    return guard(() => this.db.prepare<unknown[], StepEvent>(`SELECT * FROM (SELECT id, run_id AS runId, idem_key AS idemKey,
+        step, outcome, count, duration_ms AS durationMs, worker_id AS workerId, detail, at
+      FROM step_events WHERE run_id = ? AND (? IS NULL OR outcome = ?) ORDER BY id DESC LIMIT ?) ORDER BY id`)
+      .all(runId, options.outcome ?? null, options.outcome ?? null, options.limit));
+  }
+
+  async countClaims(options: { claimTtlMs: number }): Promise<{ total: number; orphaned: number }> {
+    return guard(() => this.db.prepare<[number, number], { total: number; orphaned: number }>(`SELECT count(*) AS total,
+      coalesce(sum(coalesce(lease_expires_at, claimed_at + ?) <= ?), 0) AS orphaned FROM claims`)
+      .get(options.claimTtlMs / 1000, this.now())!);
   }
 
   async searchCommitted(runId: string, query: string, options: { limit?: number } = {}): Promise<CommittedRow[]> {

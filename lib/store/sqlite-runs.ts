@@ -14,6 +14,36 @@ const RUN_COLUMNS = `id, workflow, input_json AS inputJson, status, total_steps 
   lease_expires_at AS leaseExpiresAt, attempts, error, output_json AS outputJson, created_at AS createdAt,
   updated_at AS updatedAt, started_at AS startedAt, finished_at AS finishedAt`;
 
+/** A run's place in the list: the later of its row's and its progress's update (an outside client's: its claims'). */
+const PLACE = `CASE WHEN r.id IS NULL
+  THEN max(p.updated_at, coalesce((SELECT max(c.claimed_at) FROM claims c WHERE c.run_id = p.run_id), 0))
+  ELSE max(r.updated_at, coalesce(p.updated_at, 0)) END`;
+const AFTER = (id: string) => `(@afterAt IS NULL OR ${PLACE} < @afterAt OR (${PLACE} = @afterAt AND ${id} > @afterId))`;
+const RUN_FILTER = `(@status IS NULL OR r.status = @status) AND (@workflow IS NULL OR r.workflow = @workflow)
+  AND (@owner IS NULL OR r.owner = @owner)`;
+
+/**
+ * The runs that can be on the page, so the summary is computed for a few hundred runs, not all of them.
+ * A run's place is the later of two times, and the first `limit` runs by that are all among the first
+ * `limit` by either time alone (a run passed over in both would have `limit` runs ahead of it), so it is
+ * enough to read the top of two indexes, runs_updated and progress_updated, each with the page's filters
+ * and cursor applied exactly; plus outside clients' claimed runs, as few as the claims in flight.
+ */
+const CANDIDATES = `cand(id) AS (
+  SELECT id FROM (SELECT r.id FROM runs r LEFT JOIN progress p ON p.run_id = r.id
+    WHERE ${RUN_FILTER} AND (@search IS NULL OR r.id LIKE @search ESCAPE '\\') AND ${AFTER('r.id')}
+    ORDER BY r.updated_at DESC, r.id LIMIT @limit)
+  UNION
+  SELECT id FROM (SELECT p.run_id AS id FROM progress p LEFT JOIN runs r ON r.id = p.run_id
+    WHERE CASE WHEN r.id IS NULL
+        THEN (@status IS NULL OR @status = CASE WHEN EXISTS (SELECT 1 FROM claims c WHERE c.run_id = p.run_id) THEN 'running' ELSE 'idle' END)
+          AND (@workflow IS NULL OR @workflow = 'external') AND @owner IS NULL
+        ELSE ${RUN_FILTER} END
+      AND (@search IS NULL OR p.run_id LIKE @search ESCAPE '\\') AND ${AFTER('p.run_id')}
+    ORDER BY p.updated_at DESC, p.run_id LIMIT @limit)
+  UNION
+  SELECT c.run_id FROM claims c WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = c.run_id))`;
+
 /** Outside clients' runs have progress or claims but no runs row; they are listed all the same. */
 const SUMMARY_SQL = `
   SELECT r.id, r.workflow, r.status, coalesce(p.step, 0) AS step, r.total_steps AS totalSteps,
@@ -22,6 +52,7 @@ const SUMMARY_SQL = `
        AND coalesce(c.lease_expires_at, c.claimed_at + @ttl) <= @now) AS orphanedClaims,
     r.owner, r.error, r.created_at AS createdAt, max(r.updated_at, coalesce(p.updated_at, 0)) AS updatedAt
   FROM runs r LEFT JOIN progress p ON p.run_id = r.id
+  WHERE r.id IN (SELECT id FROM cand)
   UNION ALL
   SELECT x.run_id, 'external',
     CASE WHEN EXISTS (SELECT 1 FROM claims c WHERE c.run_id = x.run_id) THEN 'running' ELSE 'idle' END,
@@ -30,7 +61,7 @@ const SUMMARY_SQL = `
        AND coalesce(c.lease_expires_at, c.claimed_at + @ttl) <= @now),
     NULL, NULL, NULL,
     max(coalesce(p.updated_at, 0), coalesce((SELECT max(claimed_at) FROM claims c WHERE c.run_id = x.run_id), 0))
-  FROM (SELECT run_id FROM progress UNION SELECT run_id FROM claims) x
+  FROM (SELECT id AS run_id FROM cand) x
   LEFT JOIN progress p ON p.run_id = x.run_id
   WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = x.run_id)`;
 
@@ -92,7 +123,7 @@ export abstract class SqliteRunStore extends SqliteInsights implements RunStore 
 
   async listRuns(filter: Parameters<RunStore['listRuns']>[0]): Promise<RunSummary[]> {
     const search = filter.search ? `%${filter.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
-    return guard(() => this.db.prepare<unknown[], RunSummary>(`SELECT * FROM (${SUMMARY_SQL})
+    return guard(() => this.db.prepare<unknown[], RunSummary>(`WITH ${CANDIDATES} SELECT * FROM (${SUMMARY_SQL})
       WHERE (@status IS NULL OR status = @status) AND (@workflow IS NULL OR workflow = @workflow)
         AND (@search IS NULL OR id LIKE @search ESCAPE '\\') AND (@owner IS NULL OR owner = @owner)
         AND (@afterAt IS NULL OR updatedAt < @afterAt OR (updatedAt = @afterAt AND id > @afterId))

@@ -16,6 +16,8 @@ import { guard } from './sqlite-base';
 import { SqlitePrune } from './sqlite-prune';
 import { findMigrationsDir, readMigrations } from './migrations';
 import { migrateSqlite } from './sqlite-migrate';
+import { seedSqlite } from './sqlite-seed';
+import type { SeedOptions, SeedReport, SeedStore } from './seed';
 import type {
   ClaimOutcome, ClaimRequest, ClaimRow, CommitRequest, CommittedRow, ProgressRow, ProgressWrite,
   AuditStore, InsightStore, ReleaseRequest, ResolveRequest, RetentionStore, RunStore, StepEvent, Store,
@@ -56,7 +58,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   }
 }
 
-export class SqliteStore extends SqlitePrune implements Store, RunStore, InsightStore, RetentionStore, AuditStore {
+export class SqliteStore extends SqlitePrune implements Store, RunStore, InsightStore, RetentionStore, AuditStore, SeedStore {
   readonly dialect = 'sqlite' as const;
   private readonly s;
 
@@ -160,13 +162,15 @@ export class SqliteStore extends SqlitePrune implements Store, RunStore, Insight
       .all({ runId, afterKey: options.afterKey ?? null, limit: options.limit ?? 1000 }));
   }
 
-  async listClaims(options: { runId?: string; orphanedOnly?: boolean; claimTtlMs: number }): Promise<ClaimRow[]> {
+  async listClaims(options: Parameters<Store['listClaims']>[0] & object): Promise<ClaimRow[]> {
     const ttl = options.claimTtlMs / 1000;
     const rows = guard(() => this.db.prepare<unknown[], RawClaim>(`SELECT ${CLAIM_COLUMNS},
         ${EXPIRES_AT} <= @now AS orphaned FROM claims
       WHERE (@runId IS NULL OR run_id = @runId) AND (@orphanedOnly = 0 OR ${EXPIRES_AT} <= @now)
-      ORDER BY claimed_at, idem_key`)
-      .all({ now: this.now(), ttl, runId: options.runId ?? null, orphanedOnly: options.orphanedOnly ? 1 : 0 }));
+        AND (@afterAt IS NULL OR (claimed_at, idem_key) > (@afterAt, @afterKey))
+      ORDER BY claimed_at, idem_key LIMIT @limit`)
+      .all({ now: this.now(), ttl, runId: options.runId ?? null, orphanedOnly: options.orphanedOnly ? 1 : 0,
+        afterAt: options.after?.claimedAt ?? null, afterKey: options.after?.idemKey ?? null, limit: options.limit ?? -1 }));
     return rows.map((row) => ({ ...row, orphaned: row.orphaned === 1 }));
   }
 
@@ -202,6 +206,10 @@ export class SqliteStore extends SqlitePrune implements Store, RunStore, Insight
         outcome, count, duration_ms AS durationMs, worker_id AS workerId, detail, at
       FROM step_events WHERE run_id = ? AND id > ? ORDER BY id LIMIT ?`)
       .all(runId, options.afterId ?? 0, options.limit ?? 1000));
+  }
+
+  async seedDemo(options: SeedOptions, onProgress?: (done: number, total: number) => void): Promise<SeedReport> {
+    return seedSqlite(this.db, options, this.now(), onProgress);
   }
 
   async close(): Promise<void> {

@@ -164,7 +164,11 @@ export interface Store {
   listCommitted(runId: string, options?: { limit?: number; afterKey?: string }): Promise<CommittedRow[]>;
 
   /** Claims, optionally of one run or only the orphaned ones (lease passed by the store's clock). */
-  listClaims(options?: { runId?: string; orphanedOnly?: boolean; claimTtlMs: number }): Promise<ClaimRow[]>;
+  listClaims(options?: {
+    runId?: string; orphanedOnly?: boolean; claimTtlMs: number;
+    /** A page of at most `limit` claims after the keyset cursor, in (claimedAt, idemKey) order. */
+    limit?: number; after?: { claimedAt: number; idemKey: string };
+  }): Promise<ClaimRow[]>;
 
   /**
    * An operator gives up on a claim: the row is deleted, so any client can claim the key again, and an
@@ -320,6 +324,25 @@ export interface StepTiming {
   source: 'executed' | 'manual';
 }
 
+/** Committed steps of a run grouped by step range, for a chart that never gets more points than buckets. */
+export interface StepBucket {
+  fromStep: number;
+  toStep: number;
+  /** Committed rows in the range (each step once, unless it was committed under several keys). */
+  count: number;
+  avgMs: number | null;
+  maxMs: number | null;
+}
+
+/** What happened in one slice of a run's lifetime: executed commits, and skips and awaits from their events. */
+export interface CommitBucket {
+  /** The slice's end, epoch seconds. */
+  t: number;
+  executed: number;
+  skipped: number;
+  awaited: number;
+}
+
 /** What the control plane reads to explain a run: aggregates, series and warnings, computed in the store. */
 export interface InsightStore {
   /** Counts across all runs, outside clients' included. */
@@ -327,6 +350,24 @@ export interface InsightStore {
 
   /** A run's committed steps without their results, in step order: for charts. At most `limit` rows. */
   listStepTimings(runId: string, options?: { limit?: number }): Promise<StepTiming[]>;
+
+  /**
+   * A run's committed steps in at most `buckets` ranges of equal width, in step order; rows with no step
+   * are left out. One GROUP BY in the database: a 100,000-step run never crosses the wire row by row.
+   */
+  stepTimingBuckets(runId: string, options: { buckets: number }): Promise<StepBucket[]>;
+
+  /** A run's executed commits and folded skip/await events in at most `buckets` equal slices of time. */
+  commitBuckets(runId: string, options: { buckets: number }): Promise<CommitBucket[]>;
+
+  /** The last `limit` committed steps of a run (the page's order: step, then key), returned in that order. */
+  recentSteps(runId: string, options: { limit: number }): Promise<StepTiming[]>;
+
+  /** The last `limit` events of a run, optionally of one outcome, oldest first. */
+  recentEvents(runId: string, options: { limit: number; outcome?: Outcome }): Promise<StepEvent[]>;
+
+  /** How many claims there are, and how many of them are orphaned (lease passed by the store's clock). */
+  countClaims(options: { claimTtlMs: number }): Promise<{ total: number; orphaned: number }>;
 
   /** Committed rows of a run whose key contains `query`, in step order. */
   searchCommitted(runId: string, query: string, options?: { limit?: number }): Promise<CommittedRow[]>;

@@ -8,22 +8,35 @@ import { JsonView } from '@/app/components/json-view';
 import { buttonClass, EmptyState, relative } from '@/app/components/ui';
 import type { CommittedRow } from '@/lib/store/types';
 
-export const COMMITTED_LIMIT = 100;
+import { COMMITTED_PAGE as COMMITTED_LIMIT } from '@/lib/data/run-detail';
 
-/** A cell: in the table from `sm` up; on a phone a labelled block (the label is its header's text). */
-const cell = 'block align-top before:block before:text-[11px] before:font-medium before:text-zinc-500 before:content-[attr(data-label)] sm:table-cell sm:py-2 sm:pr-3 sm:before:hidden dark:before:text-zinc-400';
+/** A cell: in the table from `sm` up; on a phone a labelled block (the label is its header's text). Defined in globals.css. */
+const cell = 'wb-cell';
 
-export function CommittedTable({ runId, rows, total, q, qError, now }: {
+/**
+ * `after`: the key the shown page starts after (a keyset cursor in the URL, `?after=`), so a 100,000-step
+ * run is read a hundred rows at a time from an index, never counted through with an offset.
+ */
+export function CommittedTable({ runId, rows, total, q, qError, now, after }: {
   runId: string; rows: CommittedRow[]; total: number; q: string | undefined; qError: string | undefined; now: number;
+  after?: string;
 }) {
   const href = `/runs/${encodeURIComponent(runId)}`;
+  const last = rows[rows.length - 1];
+  const next = !q && last && rows.length >= COMMITTED_LIMIT ? `${href}?after=${encodeURIComponent(last.idemKey)}` : null;
   return (
     <section data-testid="committed-table" aria-labelledby="committed-title"
       className="min-w-0 rounded-lg border border-zinc-200 bg-white p-4 shadow-sm dark:border-zinc-800 dark:bg-zinc-900">
       <div className="mb-3 flex flex-wrap items-end justify-between gap-3">
         <div>
           <h2 id="committed-title" className="text-sm font-semibold text-zinc-700 dark:text-zinc-300">Committed results</h2>
-          <p data-testid="committed-count" className="mt-0.5 text-xs text-zinc-600 dark:text-zinc-400">{summary(rows.length, total, q)}</p>
+          <p data-testid="committed-count" className="mt-0.5 text-xs text-zinc-600 dark:text-zinc-400">{summary(rows.length, total, q, after)}</p>
+          {(next || after) && (
+            <nav aria-label="Committed pages" className="mt-1 flex gap-3 text-xs">
+              {after && <Link href={href} data-testid="committed-first" className="text-blue-700 hover:underline dark:text-blue-400">« First</Link>}
+              {next && <Link href={next} data-testid="committed-next" className="text-blue-700 hover:underline dark:text-blue-400">Next {COMMITTED_LIMIT} »</Link>}
+            </nav>
+          )}
         </div>
         <Form action={href} className="flex w-full items-end gap-2 sm:w-auto" role="search">
           <div className="flex-1 sm:w-64 sm:flex-none">
@@ -88,7 +101,8 @@ export function CommittedTable({ runId, rows, total, q, qError, now }: {
   );
 }
 
-function summary(shown: number, total: number, q: string | undefined): string {
+function summary(shown: number, total: number, q: string | undefined, after?: string): string {
+  if (after && !q) return `${shown} of ${total} committed, after ${after}`;
   if (q) return shown >= COMMITTED_LIMIT ? `showing the first ${COMMITTED_LIMIT} keys containing “${q}” (of ${total} committed)` : `${shown} of ${total} committed keys contain “${q}”`;
   if (total > shown) return `showing first ${shown} of ${total}`;
   return `${total} committed`;

@@ -16,7 +16,7 @@ import { Badge, Card, ProgressBar, Stat, relative } from '@/app/components/ui';
 import { allows } from '@/lib/auth/principal';
 import { requirePage } from '@/lib/auth/server';
 import { claimTtlMs } from '@/lib/data/store';
-import { getRunDetail, MAX_POINTS, runExists, type RunDetail } from '@/lib/data/run-detail';
+import { getRunDetail, MAX_POINTS, runExists, TIMELINE_EVENTS, type RunDetail } from '@/lib/data/run-detail';
 import { CommittedTable } from './committed-table';
 import { LiveClaims, type LiveClaim } from './live-claims';
 import { RunActions } from './run-actions';
@@ -70,7 +70,11 @@ async function Run({ id, searchParams, operator }: { id: string; searchParams: P
   const q = parsedQ.success && parsedQ.data ? parsedQ.data : undefined;
   const qError = parsedQ.success ? undefined : parsedQ.error.issues[0]?.message;
 
-  const detail = await getRunDetail(id, { q });
+  const rawAfter = (await searchParams).after;
+  const parsedAfter = idSchema.safeParse(Array.isArray(rawAfter) ? rawAfter[0] : rawAfter);
+  const after = parsedAfter.success ? parsedAfter.data : undefined;
+
+  const detail = await getRunDetail(id, { q, after });
   if (!detail) notFound();
   const now = Date.now() / 1000;
   const { run } = detail;
@@ -109,14 +113,14 @@ async function Run({ id, searchParams, operator }: { id: string; searchParams: P
           <Slot order="order-5"><RedoSave redoSave={detail.redoSave} /></Slot>
           <Slot order="order-6">
             <Card title="Timeline" testId="timeline">
-              <Timeline events={detail.events} audit={detail.audit} now={now} truncated={detail.events.length >= 300} />
+              <Timeline events={detail.events} audit={detail.audit} now={now} truncated={detail.events.length >= TIMELINE_EVENTS} />
             </Card>
           </Slot>
         </div>
       </div>
 
       {/* Full width: results are JSON, and an opened one needs the room. */}
-      <CommittedTable runId={run.id} rows={detail.committed} total={detail.committedCount} q={q} qError={qError} now={now} />
+      <CommittedTable runId={run.id} rows={detail.committed} total={detail.committedCount} q={q} qError={qError} now={now} after={after} />
       {!run.external && <RunData detail={detail} />}
     </div>
   );

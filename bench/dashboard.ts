@@ -1,0 +1,161 @@
+/**
+ * `npm run bench:dashboard [-- --json] [--only sqlite|postgres] [--duration S] [--port P] [--build]`
+ *
+ * Seeds a store at the scale issue #7 names (10,000 runs, about a million committed rows, one run of
+ * 100,000 steps), starts the production dashboard on it, and loads three pages with autocannon, 10
+ * connections each: the runs list (/), the big run's page (/runs/<id>) and the claims page (/claims).
+ * Prints p50/p99 per page; with --json the last line of stdout is
+ * {"dashboard":{"runs":{"p50":N,"p99":N},"run":{…},"claims":{…}}}. The server is stopped however the bench ends.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { z } from 'zod';
+import { openStore } from '../lib/store/index';
+import type { SeedStore } from '../lib/store/seed';
+import { ensureBuild, startServer, type Server } from './dashboard-server';
+
+const GOAL = { p50: 100, p99: 300 };
+const SEED = { runs: 10_000, steps: 110, bigRunSteps: 100_000, prefix: 'bench' };
+const DEFAULT_PG_URL = 'postgres://postgres@127.0.0.1:5432/test';
+
+const whole = (min: number, max: number) => z.string({ error: 'needs a whole number' }).regex(/^[0-9]+$/, 'needs a whole number')
+  .transform(Number).pipe(z.number().int().min(min).max(max));
+const flagsSchema = z.strictObject({
+  json: z.literal(true, { error: 'takes no value' }).optional(),
+  build: z.literal(true, { error: 'takes no value' }).optional(),
+  only: z.enum(['sqlite', 'postgres']).default('sqlite'),
+  duration: whole(1, 600).default(5),
+  port: whole(3400, 3499).default(3457),
+});
+type Flags = z.infer<typeof flagsSchema>;
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+function fail(message: string): never {
+  log(`bench:dashboard: ${message}`);
+  process.exit(2);
+}
+
+function parseFlags(argv: string[]): Flags {
+  const raw: Record<string, string | true> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const match = /^--([^=]+)(?:=(.*))?$/.exec(argv[i]!);
+    if (!match) fail(`unexpected argument ${JSON.stringify(argv[i])}`);
+    const [, name, inline] = match as unknown as [string, string, string | undefined];
+    const next = argv[i + 1];
+    if (inline !== undefined) raw[name] = inline;
+    else if (name !== 'json' && name !== 'build' && next !== undefined && !next.startsWith('--')) raw[name] = argv[++i]!;
+    else raw[name] = true;
+  }
+  const parsed = flagsSchema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  if (issue.code === 'unrecognized_keys') fail(`unknown flag --${issue.keys[0]}`);
+  fail(`--${issue.path.join('.')}: ${issue.message}`);
+}
+
+/** A store of its own: a temp SQLite file, or a fresh schema on TEST_DATABASE_URL. Returns its URL and how to remove it. */
+async function makeStore(only: Flags['only'], undo: (() => unknown)[]): Promise<string> {
+  if (only === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'waybill-dashboard-'));
+    undo.push(() => rmSync(dir, { recursive: true, force: true }));
+    return `file:${join(dir, 'bench.db')}`;
+  }
+  const base = process.env.TEST_DATABASE_URL ?? DEFAULT_PG_URL;
+  const schema = `wb_bench_${randomBytes(5).toString('hex')}`;
+  undo.push(async () => {
+    const admin = new pg.Client({ connectionString: base });
+    await admin.connect();
+    try {
+      await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    } finally {
+      await admin.end();
+    }
+  });
+  const url = new URL(base);
+  url.searchParams.set('schema', schema);
+  return url.toString();
+}
+
+async function seed(url: string): Promise<void> {
+  const store = await openStore(url, { synchronous: 'normal' });
+  const started = performance.now();
+  let shown = 0;
+  try {
+    const report = await (store as typeof store & SeedStore).seedDemo(SEED, (done, total) => {
+      if (done - shown >= 100_000 || done === total) {
+        shown = done;
+        log(`  seeded ${done.toLocaleString('en-US')} / ${total.toLocaleString('en-US')} committed rows`);
+      }
+    });
+    log(`bench: seeded ${report.runs} runs, ${report.committed.toLocaleString('en-US')} committed rows, ${report.claims} claims ` +
+      `in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  } finally {
+    await store.close();
+  }
+}
+
+async function load(server: Server, path: string, seconds: number): Promise<{ p50: number; p99: number }> {
+  const url = `${server.url}${path}`;
+  // Warm up: the first requests compile nothing in production, but fill caches and the connection pool.
+  for (let i = 0; i < 5; i++) await (await fetch(url)).arrayBuffer();
+  // One connection first, on stderr only: what one request costs, which ten queued on one process multiply.
+  const alone = await autocannon({ url, connections: 1, duration: Math.min(2, seconds) });
+  log(`  ${path}: one connection: p50 ${alone.latency.p50} ms, ${Math.round((await (await fetch(url)).arrayBuffer()).byteLength / 1024)} KiB a page`);
+  const result = await autocannon({ url, connections: 10, duration: seconds });
+  if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
+    throw new Error(`${path}: ${result.non2xx} non-2xx answers, ${result.errors} errors, ${result.timeouts} timeouts`);
+  }
+  log(`  ${path}: ${result.requests.total} requests, p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms`);
+  return { p50: result.latency.p50, p99: result.latency.p99 };
+}
+
+async function main(): Promise<void> {
+  const flags = parseFlags(process.argv.slice(2));
+  const undo: (() => unknown)[] = [];
+  let server: Server | null = null;
+  const cleanup = async () => {
+    await server?.stop();
+    for (const fn of undo.reverse()) await Promise.resolve().then(fn).catch(() => undefined);
+  };
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      log(`bench:dashboard: ${signal}, stopping the server`);
+      void cleanup().finally(() => process.exit(130));
+    });
+  }
+  try {
+    await ensureBuild(Boolean(flags.build), log);
+    const url = await makeStore(flags.only, undo);
+    log(`bench: seeding ${flags.only}…`);
+    await seed(url);
+    server = await startServer(url, flags.port, log);
+    log(`bench: loading each page for ${flags.duration} s with 10 connections`);
+    const dashboard = {
+      runs: await load(server, '/', flags.duration),
+      run: await load(server, `/runs/${SEED.prefix}-big`, flags.duration),
+      claims: await load(server, '/claims', flags.duration),
+    };
+    const lines = [`dashboard on ${flags.only}: ${SEED.runs.toLocaleString('en-US')} runs, one of ${SEED.bigRunSteps.toLocaleString('en-US')} steps; ` +
+      `10 connections; goal p50 ≤ ${GOAL.p50} ms, p99 ≤ ${GOAL.p99} ms`,
+    ...Object.entries(dashboard).map(([page, f]) => `  ${page.padEnd(7)} p50 ${String(f.p50).padStart(5)} ms  p99 ${String(f.p99).padStart(5)} ms  ` +
+      (f.p50 <= GOAL.p50 && f.p99 <= GOAL.p99 ? 'met' : 'NOT MET'))];
+    if (flags.json) {
+      log(lines.join('\n'));
+      process.stdout.write(`${JSON.stringify({ dashboard })}\n`);
+    } else {
+      process.stdout.write(`${lines.join('\n')}\n`);
+    }
+  } finally {
+    await cleanup();
+  }
+}
+
+main().catch((error: unknown) => {
+  log(`bench:dashboard: ${error instanceof Error ? error.message : String(error)}`);
+  process.exitCode = 1;
+});
