@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { readJson } from './body';
-import { parse, pathParam, queryOf } from './validate';
+import { parse, queryOf } from './validate';
 
 export { handle, json, refused } from './errors';
 
@@ -18,8 +18,11 @@ export function query<T extends z.ZodType>(request: Request, schema: T): z.outpu
   return parse(schema, queryOf(request.url), 'query');
 }
 
-/** One path parameter, decoded once and checked; an error names it (`fields: { id: [...] }`). */
-export function param<T extends z.ZodType>(raw: string, name: string, schema: T): z.output<T> {
-  const parsed = parse(z.object({ [name]: schema }), { [name]: pathParam(raw, name) }, 'path') as Record<string, z.output<T>>;
+/**
+ * One path parameter, checked; an error names it (`fields: { id: [...] }`). Next.js hands route handlers
+ * params already percent-decoded once: decoding again would turn `a%2541` into `aA`, another run.
+ */
+export function param<T extends z.ZodType>(value: string, name: string, schema: T): z.output<T> {
+  const parsed = parse(z.object({ [name]: schema }), { [name]: value }, 'path') as Record<string, z.output<T>>;
   return parsed[name]!;
 }

@@ -47,15 +47,6 @@ export function queryOf(url: string): Record<string, string> {
   return out;
 }
 
-/** A path segment as the route received it, decoded once (clients percent-encode ids with '/' or ':'). */
-export function pathParam(raw: string, name: string): string {
-  try {
-    return decodeURIComponent(raw);
-  } catch {
-    throw new ApiError('INVALID_INPUT', `invalid path: ${name} is not valid percent-encoding`, { [name]: ['is not valid percent-encoding'] });
-  }
-}
-
 /** Query booleans: only the words, so `?orphaned=yes` is an error rather than a silent false. */
 export const queryBool = z.enum(['true', 'false'], { error: 'must be true or false' }).transform((v) => v === 'true');
 
