@@ -11,7 +11,7 @@ import type { InsightStore, RunAction, RunStore, Store } from '../store/types';
 import { decodeCommittedCursor, decodeRunsCursor, encodeCommittedCursor, encodeRunsCursor } from './cursor';
 import { ApiError } from './errors';
 import { freeText, newRunId, typeError } from './ids';
-import { queryLimit } from './validate';
+import { fieldErrors, queryLimit } from './validate';
 import { claimView, committedView, progressView, runSummaryView, runView } from './views';
 
 export type RunsStore = Store & RunStore & InsightStore;
@@ -89,8 +89,7 @@ export async function start(store: RunsStore, registry: WorkflowRegistry, body: 
   }
   const checked = registry.get(body.workflow).input.safeParse(body.input ?? {});
   if (!checked.success) {
-    const fields: Record<string, string[]> = {};
-    for (const issue of checked.error.issues) (fields[['input', ...issue.path].map(String).join('.')] ??= []).push(issue.message);
+    const fields = fieldErrors(checked.error, 'body', ['input']);
     throw new ApiError('INVALID_INPUT', `input does not match ${body.workflow}'s schema: ${Object.keys(fields)[0]}: ${Object.values(fields)[0]![0]}`, fields);
   }
   const run = await startRun(store, registry, { workflow: body.workflow, input: checked.data, id: body.id });

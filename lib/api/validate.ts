@@ -9,17 +9,19 @@ import { ApiError, type FieldErrors } from './errors';
 export type Source = 'body' | 'query' | 'path';
 
 export function fieldErrors(error: z.ZodError, source: Source, prefix: PropertyKey[] = []): FieldErrors {
-  const out: FieldErrors = {};
+  // A Map, not an object: a client's field may be called `constructor` or `__proto__`, and `out[name] ??= []`
+  // on a plain object would find Object.prototype's member instead of nothing (a 500 the fuzz test found).
+  const out = new Map<string, string[]>();
+  const add = (path: PropertyKey[], message: string) => {
+    const name = [...prefix, ...path].map(String).join('.') || source;
+    out.set(name, [...(out.get(name) ?? []), message]);
+  };
   for (const issue of error.issues) {
-    if (issue.code === 'unrecognized_keys') {
-      // Filed under each unknown name, so a typo ("froce") is named where the client looks.
-      for (const key of issue.keys) (out[[...prefix, ...issue.path, key].map(String).join('.')] ??= []).push('is not a known field');
-      continue;
-    }
-    const path = [...prefix, ...issue.path].map(String).join('.') || source;
-    (out[path] ??= []).push(issue.message);
+    // Unknown names are filed under each name, so a typo ("froce") is named where the client looks.
+    if (issue.code === 'unrecognized_keys') for (const key of issue.keys) add([...issue.path, key], 'is not a known field');
+    else add(issue.path, issue.message);
   }
-  return out;
+  return Object.fromEntries(out);
 }
 
 /** The parsed value, or INVALID_INPUT naming every bad field. */
@@ -36,15 +38,14 @@ export function parse<T extends z.ZodType>(schema: T, value: unknown, source: So
  * resolved one way or the other.
  */
 export function queryOf(url: string): Record<string, string> {
-  const params = new URL(url).searchParams;
-  const out: Record<string, string> = {};
-  const repeated: FieldErrors = {};
-  for (const [name, value] of params) {
-    if (Object.hasOwn(out, name)) repeated[name] = ['given more than once'];
-    out[name] = value;
+  const out = new Map<string, string>();
+  const repeated = new Map<string, string[]>();
+  for (const [name, value] of new URL(url).searchParams) {
+    if (out.has(name)) repeated.set(name, ['given more than once']);
+    out.set(name, value);
   }
-  if (Object.keys(repeated).length) throw new ApiError('INVALID_INPUT', `invalid query: ${Object.keys(repeated)[0]} is given more than once`, repeated);
-  return out;
+  if (repeated.size) throw new ApiError('INVALID_INPUT', `invalid query: ${[...repeated.keys()][0]} is given more than once`, Object.fromEntries(repeated));
+  return Object.fromEntries(out);
 }
 
 /** Query booleans: only the words, so `?orphaned=yes` is an error rather than a silent false. */

@@ -36,6 +36,16 @@ describe('parse', () => {
     expect(fails(() => parse(commitBody, undefined, 'body')).fields).toEqual({ body: ['Invalid input: expected object, received undefined'] });
   });
 
+  it('names fields called constructor or __proto__ like any other (they are not Object.prototype members)', () => {
+    const body = JSON.parse('{"runId":"r","key":"k","constructor":1,"__proto__":{"admin":true},"toString":"x"}');
+    // Built with fromEntries: a `__proto__:` in an object literal would set the prototype, not a field.
+    expect(fails(() => parse(claimBody, body, 'body')).fields).toEqual(Object.fromEntries(
+      ['constructor', '__proto__', 'toString'].map((name) => [name, ['is not a known field']])));
+    expect(Object.keys(fails(() => parse(z.strictObject({}), { constructor: 1 }, 'query')).fields!)).toEqual(['constructor']);
+    expect(fails(() => queryOf('http://h/api?constructor=1&constructor=2')).fields).toEqual({ constructor: ['given more than once'] });
+    expect(Object.keys(queryOf('http://h/api?__proto__=x&hasOwnProperty=y'))).toEqual(['__proto__', 'hasOwnProperty']);
+  });
+
   it('accepts null as a result: only a missing one is refused', () => {
     expect(parse(commitBody, { runId: 'r', key: 'k', token: 't', result: null }, 'body').result).toBeNull();
   });
