@@ -12,7 +12,8 @@ import { expect, noChromium, test } from './support/test';
 
 test.skip(noChromium, 'no chromium');
 
-const PORT = Number(process.env.WAYBILL_E2E_PORT ?? 3210) + 1;
+// +2: the suite's two servers listen on the port and the one after it (the secured server).
+const PORT = Number(process.env.WAYBILL_E2E_PORT ?? 3210) + 2;
 
 interface Started {
   proc: ChildProcess;
