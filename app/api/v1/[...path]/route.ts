@@ -1,0 +1,17 @@
+/**
+ * Any other path under /api/v1: a JSON 404 in the API's error shape rather than the dashboard's HTML page,
+ * after the same sign-in check, so the API's surface is not mapped by someone without a token.
+ */
+import { authorizeRequest } from '@/lib/auth/server';
+import { handle, json, refused } from '@/lib/api';
+import { errorBody } from '@/lib/api/errors';
+
+async function notFound(request: Request): Promise<Response> {
+  return handle(async () => {
+    const { refusal } = await authorizeRequest(request, 'viewer', { mutation: false });
+    if (refusal) return refused(refusal);
+    return json(errorBody('NOT_FOUND', `no API endpoint at ${new URL(request.url).pathname.slice(0, 200)}: see the README's HTTP API section`), 404);
+  });
+}
+
+export { notFound as GET, notFound as POST, notFound as PUT, notFound as PATCH, notFound as DELETE };

@@ -1,0 +1,32 @@
+/**
+ * The run's map, for a client using Waybill as its checkpoint store over HTTP.
+ * GET /api/v1/checkpoint/{runId}/progress — { step, state, counters, … }, or 404 when nothing was saved (start at 0).
+ * PUT /api/v1/checkpoint/{runId}/progress — { "step": 7, "state": {…}, "counters"?: { "skipped": 2 } }
+ */
+import { authorizeRequest } from '@/lib/auth/server';
+import { body, handle, json, param, refused } from '@/lib/api';
+import { runRef } from '@/lib/api/ids';
+import { loadProgress, progressBody, saveProgress } from '@/lib/api/protocol';
+import { config } from '@/lib/config';
+import { getStore } from '@/lib/data/store';
+
+type Context = { params: Promise<{ runId: string }> };
+
+export async function GET(request: Request, context: Context) {
+  return handle(async () => {
+    const { refusal } = await authorizeRequest(request, 'viewer', { mutation: false });
+    if (refusal) return refused(refusal);
+    const runId = param((await context.params).runId, 'runId', runRef);
+    return json(await loadProgress(await getStore(), runId));
+  });
+}
+
+export async function PUT(request: Request, context: Context) {
+  return handle(async () => {
+    const { refusal } = await authorizeRequest(request, 'operator', { mutation: true });
+    if (refusal) return refused(refusal);
+    const runId = param((await context.params).runId, 'runId', runRef);
+    const given = await body(request, progressBody, config().WAYBILL_MAX_BODY_BYTES);
+    return json(await saveProgress(await getStore(), runId, given));
+  });
+}

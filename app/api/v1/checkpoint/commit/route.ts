@@ -1,0 +1,19 @@
+/**
+ * POST /api/v1/checkpoint/commit — { runId, key, token, result, step?, fingerprint?, progress? }: result and
+ * committed mark (and progress) in one transaction; 409 LEASE_LOST when the token is not the claim's, 422 on key reuse.
+ * A protocol call, not an operator action: it needs the operator token (it writes) but is not audited.
+ */
+import { authorizeRequest } from '@/lib/auth/server';
+import { body, handle, json, refused } from '@/lib/api';
+import { commit, commitBody } from '@/lib/api/protocol';
+import { config } from '@/lib/config';
+import { claimTtlMs, getStore } from '@/lib/data/store';
+
+export async function POST(request: Request) {
+  return handle(async () => {
+    const { refusal } = await authorizeRequest(request, 'operator', { mutation: true });
+    if (refusal) return refused(refusal);
+    const given = await body(request, commitBody, config().WAYBILL_MAX_BODY_BYTES);
+    return json(await commit(await getStore(), given, { leaseMs: config().WAYBILL_LEASE_MS, claimTtlMs: claimTtlMs() }));
+  });
+}

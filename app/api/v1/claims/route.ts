@@ -1,0 +1,15 @@
+/**
+ * GET /api/v1/claims — claims in flight, orphaned ones marked: ?orphaned=true &runId=
+ */
+import { authorizeRequest } from '@/lib/auth/server';
+import { handle, json, query, refused } from '@/lib/api';
+import { listClaims, listClaimsQuery } from '@/lib/api/claims';
+import { claimTtlMs, getStore } from '@/lib/data/store';
+
+export async function GET(request: Request) {
+  return handle(async () => {
+    const { refusal } = await authorizeRequest(request, 'viewer', { mutation: false });
+    if (refusal) return refused(refusal);
+    return json(await listClaims(await getStore(), query(request, listClaimsQuery), claimTtlMs()));
+  });
+}

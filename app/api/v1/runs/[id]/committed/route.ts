@@ -1,0 +1,17 @@
+/**
+ * GET /api/v1/runs/{id}/committed — the run's committed results in step order: ?limit= (≤ 1000) &cursor=
+ */
+import { authorizeRequest } from '@/lib/auth/server';
+import { handle, json, param, query, refused } from '@/lib/api';
+import { runRef } from '@/lib/api/ids';
+import { committedQuery, listCommitted } from '@/lib/api/runs';
+import { claimTtlMs, getStore } from '@/lib/data/store';
+
+export async function GET(request: Request, context: { params: Promise<{ id: string }> }) {
+  return handle(async () => {
+    const { refusal } = await authorizeRequest(request, 'viewer', { mutation: false });
+    if (refusal) return refused(refusal);
+    const id = param((await context.params).id, 'id', runRef);
+    return json(await listCommitted(await getStore(), id, query(request, committedQuery), claimTtlMs()));
+  });
+}

@@ -1,0 +1,18 @@
+/**
+ * GET /api/v1/runs/{id} — the run (or an outside client's run, made from its rows), its progress, counts of
+ * committed steps and claims, its live claims, and the actions its status allows.
+ */
+import { authorizeRequest } from '@/lib/auth/server';
+import { handle, json, param, refused } from '@/lib/api';
+import { runRef } from '@/lib/api/ids';
+import { getRun } from '@/lib/api/runs';
+import { claimTtlMs, getStore } from '@/lib/data/store';
+
+export async function GET(request: Request, context: { params: Promise<{ id: string }> }) {
+  return handle(async () => {
+    const { refusal } = await authorizeRequest(request, 'viewer', { mutation: false });
+    if (refusal) return refused(refusal);
+    const id = param((await context.params).id, 'id', runRef);
+    return json(await getRun(await getStore(), id, claimTtlMs()));
+  });
+}

@@ -1,0 +1,92 @@
+/**
+ * Reading a request body with a byte limit, and parsing it as JSON with a depth limit.
+ *
+ * The limit is checked twice: a Content-Length above it is refused before a byte is read, and the bytes are
+ * counted while reading, because Content-Length may be absent (chunked) or lie. Nesting is bounded before
+ * parsing: JSON.parse copes with a megabyte of `[`, but storing it means JSON.stringify, which recurses and
+ * would overflow the stack — a 500 for a request that is simply bad.
+ */
+import { ApiError } from './errors';
+
+export const MAX_DEPTH = 64;
+
+/** The body as text, or '' when there is none; PAYLOAD_TOO_LARGE past `limit` bytes. */
+export async function readBody(request: Request, limit: number): Promise<string> {
+  const declared = request.headers.get('content-length');
+  if (declared !== null && /^\d+$/.test(declared.trim()) && Number(declared) > limit) throw tooLarge(limit);
+  if (!request.body) return '';
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      // Stop reading: the rest of an oversize body is not worth the memory.
+      await reader.cancel().catch(() => {});
+      throw tooLarge(limit);
+    }
+    chunks.push(value);
+  }
+  const bytes = Buffer.concat(chunks);
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new ApiError('INVALID_JSON', 'request body is not valid UTF-8');
+  }
+}
+
+function tooLarge(limit: number): ApiError {
+  return new ApiError('PAYLOAD_TOO_LARGE', `request body is larger than ${limit} bytes (WAYBILL_MAX_BODY_BYTES)`, undefined, { limit });
+}
+
+/**
+ * The body parsed as JSON. An empty body is `undefined` (endpoints whose fields are all optional accept it);
+ * malformed JSON names the position where parsing stopped.
+ */
+export function parseJson(text: string): unknown {
+  if (text.trim() === '') return undefined;
+  const depth = nestingDepth(text);
+  if (depth > MAX_DEPTH) {
+    throw new ApiError('INVALID_JSON', `request body nests deeper than ${MAX_DEPTH} levels`, undefined, { maxDepth: MAX_DEPTH });
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    const message = (error as Error).message;
+    const at = /at position (\d+)/.exec(message)?.[1];
+    const position = at === undefined ? text.length : Number(at);
+    const { line, column } = lineColumn(text, position);
+    throw new ApiError('INVALID_JSON', `request body is not valid JSON at line ${line} column ${column} (position ${position}): ${message}`,
+      undefined, { position, line, column });
+  }
+}
+
+/** The deepest nesting of [ and { outside strings; one pass, no recursion. */
+export function nestingDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) max = Math.max(max, ++depth);
+    else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return max;
+}
+
+function lineColumn(text: string, position: number): { line: number; column: number } {
+  const before = text.slice(0, position);
+  const line = before.split('\n').length;
+  return { line, column: position - before.lastIndexOf('\n') };
+}
+
+/** Reads and parses a JSON body in one go. */
+export async function readJson(request: Request, limit: number): Promise<unknown> {
+  return parseJson(await readBody(request, limit));
+}

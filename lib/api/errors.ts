@@ -1,0 +1,81 @@
+/**
+ * Every API error has one shape, `{ error: { code, message, fields? } }`, and a status chosen from the
+ * error's `code` — never from its message. Our own errors (WaybillError) say what went wrong; anything else
+ * is a bug or an outage whose text may hold SQL or paths, so the client gets "internal error" and the server
+ * log gets the rest.
+ */
+import { WaybillError } from '../errors';
+
+/** The status for each WaybillError code the API can meet. */
+export const STATUS_BY_CODE: Record<string, number> = {
+  INVALID_INPUT: 400,
+  INVALID_JSON: 400,
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  INVALID_TRANSITION: 409,
+  LEASE_LOST: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  IDEMPOTENCY_KEY_REUSE: 422,
+  STORE_UNAVAILABLE: 503,
+};
+
+/** Seconds a client waits before retrying a 503: a busy SQLite writer or a reconnecting pool clears quickly. */
+export const RETRY_AFTER_S = 1;
+
+export type FieldErrors = Record<string, string[]>;
+
+/** A refusal raised inside lib/api (bad body, bad query): carries its own code, status and field errors. */
+export class ApiError extends WaybillError {
+  constructor(code: keyof typeof STATUS_BY_CODE, message: string, readonly fields?: FieldErrors, readonly extra?: Record<string, unknown>) {
+    super(code, message);
+  }
+}
+
+export function errorBody(code: string, message: string, more: Record<string, unknown> = {}) {
+  return { error: { code, message, ...more } };
+}
+
+const NO_STORE = { 'cache-control': 'no-store' };
+
+/** A JSON response that no cache keeps: every answer describes live state. */
+export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
+  return Response.json(body, { status, headers: { ...NO_STORE, ...headers } });
+}
+
+/** The response for a thrown error; logs what the client is not shown. */
+export function errorResponse(error: unknown, log: (message: string, error: unknown) => void = defaultLog): Response {
+  if (error instanceof WaybillError && STATUS_BY_CODE[error.code] !== undefined) {
+    const status = STATUS_BY_CODE[error.code]!;
+    const more: Record<string, unknown> = {};
+    if (error instanceof ApiError) Object.assign(more, error.extra, error.fields ? { fields: error.fields } : {});
+    if (status === 503) {
+      log('api: store unavailable', error);
+      return json(errorBody(error.code, 'the store is busy or unreachable; retry shortly'), 503, { 'retry-after': String(RETRY_AFTER_S) });
+    }
+    return json(errorBody(error.code, error.message, more), status);
+  }
+  log('api: internal error', error);
+  return json(errorBody('INTERNAL', 'internal error: the request did not complete (see the server log)'), 500);
+}
+
+function defaultLog(message: string, error: unknown): void {
+  console.error(message, error);
+}
+
+/** Runs a handler body, turning anything it throws into the error response. */
+export async function handle(fn: () => Promise<Response>): Promise<Response> {
+  try {
+    return await fn();
+  } catch (error) {
+    return errorResponse(error);
+  }
+}
+
+/** The authorization refusal lib/auth returns, in the API's shape. */
+export function refused(refusal: { status: 401 | 403; message: string }): Response {
+  return json(errorBody(refusal.status === 401 ? 'UNAUTHENTICATED' : 'FORBIDDEN', refusal.message), refusal.status,
+    refusal.status === 401 ? { 'www-authenticate': 'Bearer realm="waybill"' } : {});
+}

@@ -1,0 +1,156 @@
+/**
+ * The checkpoint protocol over HTTP: what lib/checkpoint's `Checkpoint` does in-process, split into the
+ * calls a remote client makes — load and save progress, claim, renew, commit, release — with the same store
+ * transactions, so the same guarantees and errors: a committed key is returned, never run again (skipped);
+ * a live claim is reported as `held` and the client polls (awaited); a commit whose token is not the
+ * claim's is refused (LEASE_LOST) with nothing written; a committed key with another fingerprint is
+ * IDEMPOTENCY_KEY_REUSE. The server keeps no state between calls: the fencing token is the client's proof.
+ */
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { IdempotencyKeyReuseError, LeaseLostError, NotFoundError } from '../errors';
+import type { ClaimRow, ProgressWrite, Store } from '../store/types';
+import { fingerprint, freeText, idemKey, runRef, stepNumber, typeError, workerId } from './ids';
+import { jsonValue, progressView } from './views';
+
+export interface ProtocolOptions {
+  /** The lease a claim gets when the client does not ask for one (WAYBILL_LEASE_MS). */
+  leaseMs: number;
+  /** How long a claim without a lease column lives (WAYBILL_CLAIM_TTL_MS). */
+  claimTtlMs: number;
+}
+
+const leaseMs = z.number({ error: typeError('a number of milliseconds') }).int('must be a whole number')
+  .min(100, 'must be at least 100 ms').max(86_400_000, 'must be at most 86,400,000 ms (a day)');
+const count = z.number({ error: typeError('a number') }).int('must be a whole number').min(0, 'must be ≥ 0').max(1_000_000, 'must be at most 1,000,000');
+const counters = z.strictObject({ executed: count.optional(), skipped: count.optional(), awaited: count.optional() });
+/** Any JSON value, `null` included; only a missing one is refused. */
+const anyJson = z.unknown().refine((v) => v !== undefined, 'is required');
+const token = z.string({ error: typeError('a string') }).min(1, 'must not be empty').max(128, 'must be at most 128 characters');
+const duration = z.number({ error: typeError('a number') }).min(0, 'must be ≥ 0').max(1e10, 'must be at most 1e10');
+
+export const progressBody = z.strictObject({ step: stepNumber, state: anyJson, counters: counters.optional() });
+
+export const claimBody = z.strictObject({
+  runId: runRef, key: idemKey, fingerprint: fingerprint.optional(), leaseMs: leaseMs.optional(),
+  step: stepNumber.optional(), workerId: workerId.optional(),
+});
+
+export const renewBody = z.strictObject({ key: idemKey, token, leaseMs: leaseMs.optional() });
+
+export const commitBody = z.strictObject({
+  runId: runRef, key: idemKey, token, result: anyJson, step: stepNumber.optional(), fingerprint: fingerprint.optional(),
+  workerId: workerId.optional(), durationMs: duration.optional(),
+  progress: z.strictObject({ step: stepNumber, state: anyJson, counters: counters.optional() }).optional(),
+});
+
+export const releaseBody = z.strictObject({
+  key: idemKey, token, error: freeText(10_000), runId: runRef.optional(), step: stepNumber.optional(), workerId: workerId.optional(),
+});
+
+export async function loadProgress(store: Store, runId: string) {
+  const row = await store.loadProgress(runId);
+  if (!row) throw new NotFoundError(`progress of run ${runId}`);
+  return progressView(row);
+}
+
+export async function saveProgress(store: Store, runId: string, body: z.output<typeof progressBody>) {
+  await store.saveProgress(progressWrite(runId, body, 0));
+  return { runId, step: body.step, saved: true };
+}
+
+export async function claim(store: Store, body: z.output<typeof claimBody>, options: ProtocolOptions) {
+  const token = randomUUID();
+  const outcome = await store.claim({
+    idemKey: body.key, runId: body.runId, token, workerId: body.workerId ?? null, step: body.step ?? null, attempt: 1,
+    leaseMs: body.leaseMs ?? options.leaseMs, claimTtlMs: options.claimTtlMs,
+  });
+  if (outcome.kind === 'committed') {
+    const row = outcome.row;
+    if (body.fingerprint !== undefined && row.fingerprint !== null && row.fingerprint !== body.fingerprint) {
+      throw await keyReuse(store, body.runId, body.key, row.fingerprint, body.fingerprint, body.step, body.workerId);
+    }
+    return {
+      outcome: 'committed' as const, key: row.idemKey, result: jsonValue(row.resultJson), committedAt: row.committedAt,
+      source: row.source, step: row.step,
+    };
+  }
+  if (outcome.kind === 'claimed') {
+    return {
+      outcome: 'claimed' as const, key: body.key, token, leaseExpiresAt: outcome.leaseExpiresAt, attempt: outcome.attempt,
+      tookOver: outcome.tookOverFrom !== null,
+    };
+  }
+  const holder = outcome.holder;
+  return {
+    outcome: 'held' as const, key: body.key,
+    leaseExpiresAt: holder.leaseExpiresAt ?? holder.claimedAt + options.claimTtlMs / 1000,
+    // Poll again no later than the holder's expiry, and at least once a second for its commit.
+    retryAfterMs: Math.max(10, Math.min(1000, Math.round(outcome.msUntilExpiry))),
+  };
+}
+
+export async function renew(store: Store, body: z.output<typeof renewBody>, options: ProtocolOptions) {
+  const lease = body.leaseMs ?? options.leaseMs;
+  if (!(await store.renewClaim(body.key, body.token, lease))) {
+    throw new LeaseLostError(body.key, 'the claim is not held by this token (expired, taken over, resolved or committed)');
+  }
+  return { key: body.key, renewed: true, leaseMs: lease };
+}
+
+export async function commit(store: Store, body: z.output<typeof commitBody>, options: ProtocolOptions) {
+  const durationMs = body.durationMs ?? (await heldSince(store, body.runId, body.key, body.token, options));
+  const progress = body.progress ? progressWrite(body.runId, body.progress, 1) : undefined;
+  try {
+    await store.commit({
+      idemKey: body.key, token: body.token, runId: body.runId, resultJson: JSON.stringify(body.result),
+      step: body.step ?? null, fingerprint: body.fingerprint ?? null, workerId: body.workerId ?? null, durationMs, progress,
+    });
+  } catch (error) {
+    if (error instanceof LeaseLostError && body.fingerprint !== undefined) {
+      // Not ours because the key is committed already — with another input: that is the caller's real bug.
+      const row = await store.getCommitted(body.key);
+      if (row?.fingerprint && row.fingerprint !== body.fingerprint) {
+        throw await keyReuse(store, body.runId, body.key, row.fingerprint, body.fingerprint, body.step, body.workerId);
+      }
+    }
+    throw error;
+  }
+  return { key: body.key, committed: true };
+}
+
+export async function release(store: Store, body: z.output<typeof releaseBody>, options: ProtocolOptions) {
+  // The store's release deletes only a claim with our token but records the failure either way; checking
+  // first keeps a stale or guessed token from writing to a run's timeline.
+  const held = await findClaim(store, body.key, body.runId, options);
+  if (!held || held.token !== body.token) throw new LeaseLostError(body.key, 'the claim is not held by this token; nothing was released');
+  await store.releaseClaim({
+    idemKey: body.key, token: body.token, runId: held.runId, step: body.step ?? held.step, workerId: body.workerId ?? held.workerId,
+    durationMs: Math.max(0, (Date.now() / 1000 - held.claimedAt) * 1000), error: body.error,
+  });
+  return { key: body.key, released: true };
+}
+
+async function findClaim(store: Store, key: string, runId: string | undefined, options: ProtocolOptions): Promise<ClaimRow | undefined> {
+  return (await store.listClaims({ runId, claimTtlMs: options.claimTtlMs })).find((c) => c.idemKey === key);
+}
+
+/** How long the client held the claim, when it did not say how long its side effect took. */
+async function heldSince(store: Store, runId: string, key: string, token: string, options: ProtocolOptions): Promise<number> {
+  const held = await findClaim(store, key, runId, options);
+  return held && held.token === token ? Math.max(0, (Date.now() / 1000 - held.claimedAt) * 1000) : 0;
+}
+
+async function keyReuse(store: Store, runId: string, key: string, committed: string, given: string, step?: number, worker?: string) {
+  const error = new IdempotencyKeyReuseError(key, committed, given);
+  // On the run's timeline too, as the in-process Checkpoint does: a reused key is a bug in how keys are made.
+  await store.recordEvent({ runId, outcome: 'key_reuse', idemKey: key, step: step ?? null, workerId: worker ?? null, detail: error.message });
+  return error;
+}
+
+function progressWrite(runId: string, p: { step: number; state: unknown; counters?: z.output<typeof counters> }, executedNow: number): ProgressWrite {
+  return {
+    runId, step: p.step, stateJson: JSON.stringify(p.state),
+    executed: executedNow + (p.counters?.executed ?? 0), skipped: p.counters?.skipped ?? 0, awaited: p.counters?.awaited ?? 0,
+  };
+}

@@ -1,0 +1,104 @@
+/**
+ * The runs half of the API over the store: list (filters, keyset cursor), inspect, start, act. Framework-free:
+ * route handlers authorize, read the request, and call these with the store and the registry.
+ */
+import { z } from 'zod';
+import { startRun } from '../engine/runs';
+import type { WorkflowRegistry } from '../engine/workflow';
+import { NotFoundError } from '../errors';
+import { TRANSITIONS } from '../store/transitions';
+import type { InsightStore, RunAction, RunStore, Store } from '../store/types';
+import { decodeCommittedCursor, decodeRunsCursor, encodeCommittedCursor, encodeRunsCursor } from './cursor';
+import { ApiError } from './errors';
+import { freeText, newRunId, typeError } from './ids';
+import { fieldErrors, queryLimit } from './validate';
+import { claimView, committedView, progressView, runSummaryView, runView } from './views';
+
+export type RunsStore = Store & RunStore & InsightStore;
+
+export const RUN_STATUSES = ['queued', 'running', 'paused', 'completed', 'failed', 'cancelled', 'idle'] as const;
+export const RUN_ACTIONS = Object.keys(TRANSITIONS) as RunAction[];
+
+export const listRunsQuery = z.strictObject({
+  status: z.enum(RUN_STATUSES, { error: `must be one of ${RUN_STATUSES.join(', ')}` }).optional(),
+  workflow: z.string().regex(/^[a-z][a-z0-9-]{0,63}$/, 'must be a workflow name (lowercase letters, digits, dashes)').optional(),
+  q: freeText(200).refine((s) => !/\p{Cc}/u.test(s), 'must not contain control characters').optional(),
+  limit: queryLimit(500).optional(),
+  cursor: z.string().optional(),
+});
+
+export const startBody = z.strictObject({
+  workflow: z.string({ error: typeError('a workflow name') }).min(1, 'must not be empty').max(64, 'must be at most 64 characters'),
+  input: z.unknown().optional(),
+  id: newRunId.optional(),
+});
+
+export const committedQuery = z.strictObject({ limit: queryLimit(1000).optional(), cursor: z.string().optional() });
+
+export async function listRuns(store: RunsStore, query: z.output<typeof listRunsQuery>, claimTtlMs: number) {
+  const limit = query.limit ?? 50;
+  const rows = await store.listRuns({
+    status: query.status, workflow: query.workflow, search: query.q || undefined, limit: limit + 1, claimTtlMs,
+    after: query.cursor === undefined ? undefined : decodeRunsCursor(query.cursor),
+  });
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return { runs: page.map(runSummaryView), nextCursor: rows.length > limit && last ? encodeRunsCursor(last) : null };
+}
+
+/** A run as the run page sees it: its row (or an outside client's run, made from its rows), progress, counts. */
+export async function getRun(store: RunsStore, id: string, claimTtlMs: number) {
+  const [row, progress, claims, committed] = await Promise.all([
+    store.getRun(id), store.loadProgress(id), store.listClaims({ runId: id, claimTtlMs }), store.countCommitted(id),
+  ]);
+  if (!row && !progress && claims.length === 0 && committed === 0) throw new NotFoundError(`run ${id}`);
+  const run = row ? runView(row) : {
+    ...runView({
+      id, workflow: 'external', inputJson: 'null', status: claims.length > 0 ? 'running' : 'completed', totalSteps: null,
+      owner: claims[0]?.workerId ?? null, leaseExpiresAt: null, attempts: 0, error: null, outputJson: null,
+      createdAt: progress?.updatedAt ?? 0, updatedAt: progress?.updatedAt ?? 0, startedAt: null, finishedAt: null,
+    }, true),
+    // An outside client's run has no status of its own: `idle` unless a claim is in flight.
+    status: claims.length > 0 ? 'running' : 'idle',
+  };
+  return {
+    run,
+    progress: progress ? progressView(progress) : null,
+    counts: { committed, claims: claims.length, orphanedClaims: claims.filter((c) => c.orphaned).length },
+    claims: claims.map((c) => claimView(c, claimTtlMs)),
+    actions: row ? RUN_ACTIONS.filter((a) => TRANSITIONS[a].from.includes(row.status)) : [],
+  };
+}
+
+export async function listCommitted(store: RunsStore, id: string, query: z.output<typeof committedQuery>, claimTtlMs: number) {
+  await getRun(store, id, claimTtlMs); // 404 for a run that does not exist, rather than an empty page
+  const limit = query.limit ?? 100;
+  const rows = await store.listCommitted(id, {
+    limit: limit + 1, afterKey: query.cursor === undefined ? undefined : decodeCommittedCursor(query.cursor),
+  });
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return { committed: page.map(committedView), nextCursor: rows.length > limit && last ? encodeCommittedCursor(last.idemKey) : null };
+}
+
+/** Starts a run; an unknown workflow or input that does not fit its schema is INVALID_INPUT naming the field. */
+export async function start(store: RunsStore, registry: WorkflowRegistry, body: z.output<typeof startBody>, actor: string) {
+  if (!registry.names().includes(body.workflow)) {
+    const message = `unknown workflow ${JSON.stringify(body.workflow)} (known: ${registry.names().join(', ')})`;
+    throw new ApiError('INVALID_INPUT', message, { workflow: [message] });
+  }
+  const checked = registry.get(body.workflow).input.safeParse(body.input ?? {});
+  if (!checked.success) {
+    const fields = fieldErrors(checked.error, 'body', ['input']);
+    throw new ApiError('INVALID_INPUT', `input does not match ${body.workflow}'s schema: ${Object.keys(fields)[0]}: ${Object.values(fields)[0]![0]}`, fields);
+  }
+  const run = await startRun(store, registry, { workflow: body.workflow, input: checked.data, id: body.id });
+  await store.recordEvent({ runId: run.id, outcome: 'operator', detail: `started by ${actor}` });
+  return runView(run);
+}
+
+export const actionParam = z.enum(RUN_ACTIONS as [RunAction, ...RunAction[]]);
+
+export async function act(store: RunsStore, id: string, action: RunAction, actor: string) {
+  return runView(await store.actOnRun(id, action, actor));
+}

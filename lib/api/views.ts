@@ -1,0 +1,57 @@
+/**
+ * The JSON shapes the API answers with, made from store rows in one place. Stored JSON text is parsed so
+ * clients get values, not strings of JSON. Times are epoch seconds, as in the tables. A claim's fencing
+ * token is never shown: only the client that claimed holds it.
+ */
+import type { ClaimRow, CommittedRow, ProgressRow, RunRow, RunSummary } from '../store/types';
+
+/** Stored JSON as a value; text an outside client wrote that is not JSON comes back as the string itself. */
+export function jsonValue(text: string | null): unknown {
+  if (text === null) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+export function runView(row: RunRow, external = false) {
+  return {
+    id: row.id, workflow: row.workflow, status: row.status, input: jsonValue(row.inputJson), output: jsonValue(row.outputJson),
+    error: row.error, totalSteps: row.totalSteps, attempts: row.attempts, owner: row.owner, leaseExpiresAt: row.leaseExpiresAt,
+    createdAt: row.createdAt, updatedAt: row.updatedAt, startedAt: row.startedAt, finishedAt: row.finishedAt, external,
+  };
+}
+
+export function runSummaryView(row: RunSummary) {
+  return {
+    id: row.id, workflow: row.workflow, status: row.status, step: row.step, totalSteps: row.totalSteps,
+    executed: row.executed, skipped: row.skipped, awaited: row.awaited, orphanedClaims: row.orphanedClaims,
+    owner: row.owner, error: row.error, createdAt: row.createdAt, updatedAt: row.updatedAt,
+  };
+}
+
+export function progressView(row: ProgressRow) {
+  return {
+    runId: row.runId, step: row.step, state: jsonValue(row.stateJson), updatedAt: row.updatedAt,
+    counters: { executed: row.executed, skipped: row.skipped, awaited: row.awaited }, saveMs: row.saveMs,
+  };
+}
+
+export function claimView(row: ClaimRow, claimTtlMs: number) {
+  return {
+    key: row.idemKey, runId: row.runId, step: row.step, attempt: row.attempt, workerId: row.workerId,
+    claimedAt: row.claimedAt, leaseExpiresAt: row.leaseExpiresAt, heartbeatAt: row.heartbeatAt,
+    // A claim written by an outside client has no lease column: it lives claim-TTL after claimed_at.
+    expiresAt: row.leaseExpiresAt ?? row.claimedAt + claimTtlMs / 1000,
+    orphaned: row.orphaned,
+    outsideClient: row.token === null,
+  };
+}
+
+export function committedView(row: CommittedRow) {
+  return {
+    key: row.idemKey, runId: row.runId, step: row.step, result: jsonValue(row.resultJson), committedAt: row.committedAt,
+    fingerprint: row.fingerprint, workerId: row.workerId, durationMs: row.durationMs, source: row.source,
+  };
+}

@@ -1,0 +1,86 @@
+/**
+ * Reading bodies: the byte limit holds whether or not Content-Length tells the truth, and bad JSON is named
+ * by position, deep nesting refused before it can reach JSON.stringify's recursion.
+ */
+import { describe, expect, it } from 'vitest';
+import { MAX_DEPTH, nestingDepth, parseJson, readBody } from '../../lib/api/body';
+import { ApiError } from '../../lib/api/errors';
+
+const LIMIT = 1024;
+
+/** A request whose body arrives in chunks with no Content-Length, as a chunked upload does. */
+function chunked(chunks: Uint8Array[], headers: Record<string, string> = {}): Request {
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (const c of chunks) controller.enqueue(c);
+      controller.close();
+    },
+  });
+  return new Request('http://127.0.0.1/x', { method: 'POST', body: stream, headers, duplex: 'half' } as RequestInit);
+}
+
+async function refusal(promise: Promise<unknown>): Promise<ApiError> {
+  const error = await promise.then(() => null, (e: unknown) => e);
+  expect(error).toBeInstanceOf(ApiError);
+  return error as ApiError;
+}
+
+describe('readBody', () => {
+  it('reads a body of exactly the limit', async () => {
+    const text = 'a'.repeat(LIMIT);
+    expect(await readBody(new Request('http://127.0.0.1/x', { method: 'POST', body: text }), LIMIT)).toBe(text);
+  });
+
+  it('refuses a declared Content-Length over the limit before reading', async () => {
+    const request = chunked([new TextEncoder().encode('{}')], { 'content-length': String(LIMIT + 1) });
+    const error = await refusal(readBody(request, LIMIT));
+    expect(error.code).toBe('PAYLOAD_TOO_LARGE');
+    expect(error.message).toBe(`request body is larger than ${LIMIT} bytes (WAYBILL_MAX_BODY_BYTES)`);
+  });
+
+  it('counts bytes while reading when Content-Length is absent or lies', async () => {
+    const chunk = new Uint8Array(600).fill(0x61);
+    expect((await refusal(readBody(chunked([chunk, chunk]), LIMIT))).code).toBe('PAYLOAD_TOO_LARGE');
+    expect((await refusal(readBody(chunked([chunk, chunk], { 'content-length': '2' }), LIMIT))).code).toBe('PAYLOAD_TOO_LARGE');
+    // Multi-byte characters count as their bytes: 400 × "é" is 800 bytes, 700 of them are 1,400.
+    expect((await readBody(chunked([new TextEncoder().encode('é'.repeat(400))]), LIMIT)).length).toBe(400);
+    expect((await refusal(readBody(chunked([new TextEncoder().encode('é'.repeat(700))]), LIMIT))).code).toBe('PAYLOAD_TOO_LARGE');
+  });
+
+  it('refuses bytes that are not UTF-8', async () => {
+    const error = await refusal(readBody(chunked([new Uint8Array([0x7b, 0xff, 0xfe, 0x7d])]), LIMIT));
+    expect([error.code, error.message]).toEqual(['INVALID_JSON', 'request body is not valid UTF-8']);
+  });
+
+  it('gives an empty string for no body', async () => {
+    expect(await readBody(new Request('http://127.0.0.1/x', { method: 'POST' }), LIMIT)).toBe('');
+  });
+});
+
+describe('parseJson', () => {
+  it('parses JSON and treats an empty body as undefined', () => {
+    expect(parseJson('{"a":[1,"x",null]}')).toEqual({ a: [1, 'x', null] });
+    expect(parseJson('  \n')).toBeUndefined();
+  });
+
+  it('names the line, column and position where malformed JSON stops', () => {
+    const error = (() => { try { parseJson('{\n  "a": 1,\n}'); } catch (e) { return e as ApiError; } })()!;
+    expect(error.code).toBe('INVALID_JSON');
+    expect(error.extra).toEqual({ position: 12, line: 3, column: 1 });
+    expect(error.message).toMatch(/^request body is not valid JSON at line 3 column 1 \(position 12\): /);
+  });
+
+  it('puts truncated JSON at its end', () => {
+    const error = (() => { try { parseJson('{"a": [1, 2'); } catch (e) { return e as ApiError; } })()!;
+    expect(error.extra).toMatchObject({ position: 11, line: 1 });
+  });
+
+  it(`refuses nesting deeper than ${MAX_DEPTH} before parsing, counting only brackets outside strings`, () => {
+    expect(nestingDepth('[[{"a":"[[[[{{{"}]]')).toBe(3);
+    expect(nestingDepth('"\\"[[["')).toBe(0);
+    const ok = '['.repeat(MAX_DEPTH) + ']'.repeat(MAX_DEPTH);
+    expect(parseJson(ok)).toBeInstanceOf(Array);
+    const deep = '['.repeat(500_000) + ']'.repeat(500_000);
+    expect(() => parseJson(deep)).toThrow(`request body nests deeper than ${MAX_DEPTH} levels`);
+  });
+});
