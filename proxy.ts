@@ -41,5 +41,5 @@ function crossSiteAction(request: NextRequest): NextResponse | null {
 
 // Server actions (they carry a Next-Action header) and the API's paths; nothing else passes through here.
 export const config = {
-  matcher: [{ source: '/:path*', has: [{ type: 'header' as const, key: 'next-action' }] }, '/api/v1/:path*'],
+  matcher: [{ source: '/:path*', has: [{ type: 'header', key: 'next-action' }] }, '/api/v1/:path*'],
 };
