@@ -7,10 +7,13 @@ import { z } from 'zod';
 import { NotFoundError, WaybillError } from '../errors';
 import type { Store } from '../store/types';
 import { freeText, idemKey, runRef } from './ids';
-import { queryBool } from './validate';
+import { decodeClaimsCursor, encodeClaimsCursor } from './cursor';
+import { queryBool, queryLimit } from './validate';
 import { claimView } from './views';
 
-export const listClaimsQuery = z.strictObject({ orphaned: queryBool.optional(), runId: runRef.optional() });
+export const listClaimsQuery = z.strictObject({
+  orphaned: queryBool.optional(), runId: runRef.optional(), limit: queryLimit(500).optional(), cursor: z.string().optional(),
+});
 
 const force = z.boolean({ error: 'must be true or false' }).optional();
 
@@ -32,9 +35,16 @@ export class LiveClaimError extends WaybillError {
   }
 }
 
+/** A page of claims, oldest first, keyset-paged: a sweep's worth of orphans never comes back in one answer. */
 export async function listClaims(store: Store, query: z.output<typeof listClaimsQuery>, claimTtlMs: number) {
-  const rows = await store.listClaims({ runId: query.runId, orphanedOnly: query.orphaned, claimTtlMs });
-  return { claims: rows.map((c) => claimView(c, claimTtlMs)) };
+  const limit = query.limit ?? 100;
+  const rows = await store.listClaims({
+    runId: query.runId, orphanedOnly: query.orphaned, claimTtlMs, limit: limit + 1,
+    after: query.cursor === undefined ? undefined : decodeClaimsCursor(query.cursor),
+  });
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return { claims: page.map((c) => claimView(c, claimTtlMs)), nextCursor: rows.length > limit && last ? encodeClaimsCursor(last) : null };
 }
 
 /** Expires one claim; returns the run it belonged to, for the audit line. */

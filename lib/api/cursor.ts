@@ -9,6 +9,7 @@ import { ApiError } from './errors';
 
 const runsCursor = z.tuple([z.number().finite(), z.string().min(1).max(512)]);
 const committedCursor = z.tuple([z.literal('k'), z.string().min(1).max(512)]);
+const claimsCursor = z.tuple([z.literal('c'), z.number().finite(), z.string().min(1).max(512)]);
 
 function encode(value: unknown): string {
   return Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
@@ -33,3 +34,10 @@ export function decodeRunsCursor(raw: string): { updatedAt: number; id: string }
 export const encodeCommittedCursor = (idemKey: string): string => encode(['k', idemKey]);
 
 export const decodeCommittedCursor = (raw: string): string => decode(raw, committedCursor)[1];
+
+export const encodeClaimsCursor = (row: { claimedAt: number; idemKey: string }): string => encode(['c', row.claimedAt, row.idemKey]);
+
+export function decodeClaimsCursor(raw: string): { claimedAt: number; idemKey: string } {
+  const [, claimedAt, idemKey] = decode(raw, claimsCursor);
+  return { claimedAt, idemKey };
+}

@@ -3,6 +3,7 @@
  * outcomes as the in-process Checkpoint on PostgreSQL as on SQLite — skipped, held, fenced, key reuse.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { listClaims } from '../../lib/api/claims';
 import { claim, commit, loadProgress, release, renew } from '../../lib/api/protocol';
 import type { Store } from '../../lib/store/types';
 import { backends, type StoreHandle } from '../support/backends';
@@ -56,5 +57,22 @@ describe.each(list)('HTTP checkpoint protocol on $name', (backend) => {
     await expect(claim(store, { runId: 'r', key: 'k', fingerprint: 'b' }, OPTIONS)).rejects.toMatchObject({ code: 'IDEMPOTENCY_KEY_REUSE' });
     expect((await store.listEvents('r')).map((e) => e.outcome)).toEqual(['key_reuse']);
     expect(await store.countCommitted('r')).toBe(1);
+  });
+
+  it('lists claims oldest first in keyset pages, and refuses a cursor it did not make', async () => {
+    for (let i = 0; i < 5; i++) await claim(store, { runId: 'r', key: `k${i}` }, OPTIONS);
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = await listClaims(store, { limit: 2, cursor }, OPTIONS.claimTtlMs);
+      seen.push(...page.claims.map((c) => c.key));
+      cursor = page.nextCursor ?? undefined;
+      pages++;
+    } while (cursor);
+    expect(pages).toBe(3);
+    expect([...seen].sort()).toEqual(['k0', 'k1', 'k2', 'k3', 'k4']);
+    expect(new Set(seen).size).toBe(5);
+    await expect(listClaims(store, { cursor: 'bm90LWEtY3Vyc29y' }, OPTIONS.claimTtlMs)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
   });
 });

@@ -1,5 +1,5 @@
 /**
- * GET /api/v1/claims — claims in flight, orphaned ones marked: ?orphaned=true &runId=
+ * GET /api/v1/claims — claims in flight, oldest first, orphaned ones marked: ?orphaned=true &runId= &limit= (≤ 500) &cursor=
  */
 import { authorizeRequest } from '@/lib/auth/server';
 import { handle, json, query, refused } from '@/lib/api';
