@@ -75,4 +75,34 @@ describe.each(list)('HTTP checkpoint protocol on $name', (backend) => {
     expect(new Set(seen).size).toBe(5);
     await expect(listClaims(store, { cursor: 'bm90LWEtY3Vyc29y' }, OPTIONS.claimTtlMs)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
   });
+
+  it('commit with next claims the next key in the same call: three steps in four calls, no claim left', async () => {
+    const first = await claim(store, { runId: 'r', key: 'r:0', step: 0 }, OPTIONS);
+    if (first.outcome !== 'claimed') throw new Error('expected claimed');
+    let token = first.token;
+    for (let step = 0; step < 3; step++) {
+      const last = step === 2;
+      const answer = await commit(store, { runId: 'r', key: `r:${step}`, token, result: step, step,
+        progress: { step: step + 1, state: { processed: step + 1 } }, next: last ? undefined : { key: `r:${step + 1}`, step: step + 1 } }, OPTIONS);
+      if (last) {
+        expect(answer).toEqual({ key: 'r:2', committed: true });
+      } else {
+        expect(answer.next).toMatchObject({ outcome: 'claimed', key: `r:${step + 1}`, attempt: 1, tookOver: false });
+        expect((await store.listClaims({ claimTtlMs: OPTIONS.claimTtlMs })).map((c) => c.idemKey)).toEqual([`r:${step + 1}`]);
+        token = (answer.next as { token: string }).token;
+      }
+    }
+    expect(await store.countCommitted('r')).toBe(3);
+    expect(await store.listClaims({ claimTtlMs: OPTIONS.claimTtlMs })).toEqual([]);
+    expect(await loadProgress(store, 'r')).toMatchObject({ step: 3, counters: { executed: 3 } });
+
+    // A next key already committed comes back committed; a refused commit claims nothing.
+    const again = await claim(store, { runId: 's', key: 's:0' }, OPTIONS);
+    if (again.outcome !== 'claimed') throw new Error('expected claimed');
+    const answer = await commit(store, { runId: 's', key: 's:0', token: again.token, result: 'x', next: { key: 'r:1' } }, OPTIONS);
+    expect(answer.next).toMatchObject({ outcome: 'committed', key: 'r:1', result: 1 });
+    await expect(commit(store, { runId: 's', key: 's:0', token: again.token, result: 'y', next: { key: 's:1' } }, OPTIONS))
+      .rejects.toMatchObject({ code: 'LEASE_LOST' });
+    expect(await store.listClaims({ claimTtlMs: OPTIONS.claimTtlMs })).toEqual([]);
+  });
 });
