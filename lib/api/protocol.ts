@@ -47,7 +47,7 @@ export const commitBody = z.strictObject({
 });
 
 export const releaseBody = z.strictObject({
-  key: idemKey, token, error: freeText(10_000), runId: runRef.optional(), step: stepNumber.optional(), workerId: workerId.optional(),
+  key: idemKey, token, error: freeText(10_000).optional(), runId: runRef.optional(), step: stepNumber.optional(), workerId: workerId.optional(),
 });
 
 export async function loadProgress(store: Store, runId: string) {
@@ -145,7 +145,7 @@ export async function release(store: Store, body: z.output<typeof releaseBody>, 
   if (!held || held.token !== body.token) throw new LeaseLostError(body.key, 'the claim is not held by this token; nothing was released');
   await store.releaseClaim({
     idemKey: body.key, token: body.token, runId: held.runId, step: body.step ?? held.step, workerId: body.workerId ?? held.workerId,
-    durationMs: Math.max(0, (Date.now() / 1000 - held.claimedAt) * 1000), error: body.error,
+    durationMs: Math.max(0, (Date.now() / 1000 - held.claimedAt) * 1000), error: body.error ?? null,
   });
   return { key: body.key, released: true };
 }

@@ -105,4 +105,14 @@ describe.each(list)('HTTP checkpoint protocol on $name', (backend) => {
       .rejects.toMatchObject({ code: 'LEASE_LOST' });
     expect(await store.listClaims({ claimTtlMs: OPTIONS.claimTtlMs })).toEqual([]);
   });
+
+  it('release without an error gives a claim back with no failed event; with one, records it', async () => {
+    const unused = await claim(store, { runId: 'r', key: 'a' }, OPTIONS);
+    const failed = await claim(store, { runId: 'r', key: 'b' }, OPTIONS);
+    if (unused.outcome !== 'claimed' || failed.outcome !== 'claimed') throw new Error('expected claimed');
+    await release(store, { runId: 'r', key: 'a', token: unused.token }, OPTIONS);
+    await release(store, { runId: 'r', key: 'b', token: failed.token, error: 'model said 503' }, OPTIONS);
+    expect(await store.listClaims({ claimTtlMs: OPTIONS.claimTtlMs })).toEqual([]);
+    expect((await store.listEvents('r')).map((e) => [e.outcome, e.idemKey, e.detail])).toEqual([['failed', 'b', 'model said 503']]);
+  });
 });
