@@ -44,9 +44,7 @@ export function ClaimCountdown({ idemKey, expiresAt, serverNow, orphaned }: {
   const passed = left <= 0 || orphaned;
   return (
     <span data-testid={`claim-countdown-${idemKey}`} title={new Date(expiresAt * 1000).toISOString()}
-      className={`whitespace-nowrap tabular-nums ${passed
-        ? 'text-orange-700 dark:text-orange-300'
-        : left < 5 ? 'text-amber-700 dark:text-amber-300' : 'text-zinc-800 dark:text-zinc-200'}`}>
+      className={`whitespace-nowrap tabular-nums ${passed ? 'wb-late' : left < 5 ? 'wb-soon' : ''}`}>
       {passed ? `passed ${span(-left)} ago` : `${span(Math.ceil(left))} left`}
     </span>
   );

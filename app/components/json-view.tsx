@@ -19,11 +19,8 @@ export function JsonView({
   const rest = sent.slice(showChars);
   const preview = compact.length > PREVIEW_CHARS ? `${compact.slice(0, PREVIEW_CHARS)}…` : compact;
   return (
-    <details data-testid={testId} className="group min-w-0 max-w-full">
-      <summary
-        aria-label={`${label}: show JSON`}
-        className="wb-json-summary"
-      >
+    <details data-testid={testId} className="min-w-0 max-w-full">
+      <summary aria-label={`${label}: show JSON`} className="wb-json-summary">
         {preview}
       </summary>
       {/* wb-json-*: globals.css, short names for what every row of a results table repeats. */}

@@ -71,20 +71,19 @@ export function CommittedTable({ runId, rows, total, q, qError, now, after }: {
           </thead>
           <tbody className="block divide-y divide-zinc-100 sm:table-row-group dark:divide-zinc-800">
             {rows.map((row) => (
-              <tr key={row.idemKey} data-testid="committed-row" className="grid grid-cols-3 gap-x-3 gap-y-1.5 py-3 sm:table-row sm:py-0">
+              <tr key={row.idemKey} data-testid="committed-row" className="wb-committed-row">
                 <td data-label="Step" className={`${cell} text-xs font-medium tabular-nums`}>{row.step ?? '—'}</td>
                 <td data-label="Key" className={`${cell} col-span-3 row-start-1 break-all font-mono text-xs`}>{row.idemKey}</td>
                 <td data-label="Source" className={`${cell} text-xs`}>
                   {row.source === 'manual' ? (
-                    <span data-testid="source-manual" title="resolved by hand by an operator"
-                      className="inline-flex rounded-full bg-violet-50 px-2 py-0.5 text-xs font-medium text-violet-700 ring-1 ring-inset ring-violet-200 dark:bg-violet-950 dark:text-violet-300 dark:ring-violet-900">
+                    <span data-testid="source-manual" title="resolved by hand by an operator" className="wb-badge wb-tone-violet">
                       manual
                     </span>
-                  ) : <span className="text-zinc-600 dark:text-zinc-400">executed</span>}
+                  ) : <span className="wb-soft">executed</span>}
                 </td>
-                <td data-label="Worker" className={`${cell} break-all text-xs text-zinc-700 dark:text-zinc-300`}>{row.workerId ?? '—'}</td>
+                <td data-label="Worker" className={`${cell} break-all text-xs wb-body`}>{row.workerId ?? '—'}</td>
                 <td data-label="Duration" className={`${cell} text-xs tabular-nums sm:text-right`}>{row.durationMs === null ? '—' : `${Math.round(row.durationMs)} ms`}</td>
-                <td data-label="Committed" className={`${cell} text-xs text-zinc-600 dark:text-zinc-400`}>
+                <td data-label="Committed" className={`${cell} text-xs wb-soft`}>
                   <time dateTime={new Date(row.committedAt * 1000).toISOString()} title={new Date(row.committedAt * 1000).toISOString()}>
                     {relative(row.committedAt, now)}
                   </time>
