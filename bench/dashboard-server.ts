@@ -1,7 +1,8 @@
 /**
  * The production dashboard for the bench: built once if there is no build, started the way users start it
- * (`node bin/start.mjs --no-worker --no-demo`), and always stopped. start.mjs stops its own `next start`
- * child on SIGTERM, so the bench only ever signals start.mjs, and waits for it.
+ * (`node bin/start.mjs --no-worker --no-demo`: next start in a cluster of WAYBILL_WEB_PROCESSES, one per core
+ * by default), and always stopped. start.mjs stops its own dashboard child on SIGTERM, so the bench only ever
+ * signals start.mjs, and waits for it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';

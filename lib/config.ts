@@ -2,6 +2,7 @@
  * The only place that reads process.env. Parsed once with zod; a bad value stops the process with a
  * message naming the variable, before anything is opened or written.
  */
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { durationSchema, MIN_RETENTION_MS } from './duration';
 
@@ -48,6 +49,13 @@ const schema = z.object({
     .string()
     .regex(/^[A-Za-z0-9.:-]+$/, 'must be an IP address or host name to listen on, e.g. 127.0.0.1 or ::1')
     .default('127.0.0.1'),
+  /**
+   * `npm start`: how many dashboard processes share the port (a Node cluster). One renders one page at a time,
+   * so a second core doubles what ten refreshing browsers get; more than the cores only adds memory.
+   */
+  WAYBILL_WEB_PROCESSES: z.coerce.number({ error: 'must be a whole number, 1-64' })
+    .int('must be a whole number, 1-64').min(1, 'must be a whole number, 1-64').max(64, 'must be a whole number, 1-64')
+    .default(Math.min(2, availableParallelism())),
   /** Read and mutate: the dashboard's operator sign-in and the API's bearer token. Unset: loopback only, no sign-in. */
   WAYBILL_OPERATOR_TOKEN: token.optional(),
   /** Read only. */

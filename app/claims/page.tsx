@@ -5,23 +5,22 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
 import { Suspense } from 'react';
-import { ClaimActions } from '@/app/components/claim-actions';
 import { ClaimBoard, ClaimMessage } from '@/app/components/claim-board';
-import { ClaimCountdown } from '@/app/components/claim-countdown';
 import { ClaimSweep } from '@/app/components/claim-sweep';
+import { CountdownTicker } from '@/app/components/countdown-ticker';
 import { LiveRefresh } from '@/app/components/live-refresh';
-import { Badge, EmptyState, relative } from '@/app/components/ui';
+import { EmptyState } from '@/app/components/ui';
 import { allows } from '@/lib/auth/principal';
 import { requirePage } from '@/lib/auth/server';
 import { getClaims, type ClaimView } from '@/lib/data/claims';
+import { ClaimRows, type ClaimRowView } from './claim-rows';
 import ClaimsSkeleton from './claims-skeleton';
 
 export const dynamic = 'force-dynamic';
 export const metadata: Metadata = { title: 'Claims' };
 
-const th = 'px-3 py-2 text-left text-xs font-medium uppercase tracking-wide text-zinc-500 dark:text-zinc-400';
-const td = 'px-3 py-3 align-top';
-const link = 'rounded text-blue-700 underline-offset-2 hover:underline focus-visible:outline-2 focus-visible:outline-offset-1 focus-visible:outline-blue-600 dark:text-blue-400';
+const th = 'wb-th';
+const link = 'wb-link';
 
 export default async function ClaimsPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const raw = (await searchParams).cursor;
@@ -64,6 +63,7 @@ async function Claims({ operator, cursor }: { operator: boolean; cursor: string 
         </div>
 
         <ClaimMessage />
+        <CountdownTicker />
 
         {claims.length === 0 ? (
           <EmptyState title="No claims in flight">
@@ -87,7 +87,7 @@ async function Claims({ operator, cursor }: { operator: boolean; cursor: string 
                 </tr>
               </thead>
               <tbody className="divide-y divide-zinc-200 dark:divide-zinc-800">
-                {claims.map((claim) => <ClaimTableRow key={claim.idemKey} claim={claim} now={now} operator={operator} />)}
+                <ClaimRows claims={claims.map(claimRowView)} now={now} operator={operator} />
               </tbody>
             </table>
           </div>
@@ -112,70 +112,10 @@ async function Claims({ operator, cursor }: { operator: boolean; cursor: string 
   );
 }
 
-/** A key with break opportunities after its separators, so `run:step:12` wraps at a colon, not mid-word. */
-function breakable(key: string) {
-  return key.split(/(?<=:)/).map((part, i) => <span key={i}>{i > 0 && <wbr />}{part}</span>);
-}
-
-function ClaimTableRow({ claim, now, operator }: { claim: ClaimView; now: number; operator: boolean }) {
-  const k = claim.idemKey;
-  return (
-    <tr data-testid={`claim-row-${k}`} className={claim.orphaned ? 'bg-orange-50/40 dark:bg-orange-950/20' : undefined}>
-      <td className={`${td} min-w-56 max-w-80 font-mono text-xs leading-5 [overflow-wrap:anywhere]`}>
-        {breakable(k)}
-        {/* On a phone the State column is a scroll away: say here already that this one needs a decision. */}
-        {claim.orphaned && <div className="mt-1.5 font-sans md:hidden"><Badge value="orphaned" /></div>}
-      </td>
-      <td className={`${td} min-w-40 max-w-64 [overflow-wrap:anywhere]`}>
-        <Link href={`/runs/${encodeURIComponent(claim.runId)}`} className={link}>{claim.runId}</Link>
-      </td>
-      <td className={`${td} text-right tabular-nums`}>{claim.step ?? '—'}</td>
-      <td className={`${td} text-right tabular-nums`}>{claim.attempt}</td>
-      <td className={`${td} min-w-28 max-w-48`}>
-        {claim.workerId
-          ? <span className="font-mono text-xs leading-5 [overflow-wrap:anywhere]">{claim.workerId}</span>
-          : <span className="whitespace-nowrap text-zinc-500 dark:text-zinc-400">outside client</span>}
-      </td>
-      <td className={`${td} min-w-32`}>
-        {claim.heartbeatAge === null ? (
-          <span className="text-zinc-500 dark:text-zinc-400">not a registered worker</span>
-        ) : (
-          <>
-            <span className="inline-flex items-center gap-1.5 whitespace-nowrap tabular-nums">
-              <span aria-hidden className={`h-2 w-2 rounded-full ${claim.workerAlive ? 'bg-emerald-500' : 'bg-red-500'}`} />
-              {relative(now - claim.heartbeatAge, now)}
-            </span>
-            {!claim.workerAlive && <div className="text-xs text-red-700 dark:text-red-300">worker silent</div>}
-          </>
-        )}
-      </td>
-      <td className={td}>
-        <ClaimCountdown idemKey={k} expiresAt={claim.expiresAt} serverNow={now} orphaned={claim.orphaned} />
-      </td>
-      <td className={`${td} w-72 min-w-72`}>
-        {claim.orphaned ? (
-          <div className="space-y-3">
-            <div data-testid={`claim-orphaned-${k}`}
-              className="rounded-md bg-orange-50 px-2.5 py-1.5 ring-1 ring-inset ring-orange-200 dark:bg-orange-950 dark:ring-orange-900">
-              <p className="text-sm font-medium text-orange-900 dark:text-orange-200">
-                <span aria-hidden>⚠ </span>Side effect in doubt
-              </p>
-              <p className="text-xs text-orange-900/80 dark:text-orange-200/80">
-                {claim.workerId
-                  ? 'The worker died mid-execute; whether the side effect happened is unknown.'
-                  : 'The outside client never committed within the claim TTL; whether the side effect happened is unknown.'}
-              </p>
-            </div>
-            {operator ? <ClaimActions idemKey={k} />
-              : <p className="text-xs text-zinc-600 dark:text-zinc-400">An operator can expire it or resolve it by hand.</p>}
-          </div>
-        ) : (
-          <span className="inline-flex items-center gap-1.5 text-zinc-700 dark:text-zinc-300">
-            <span aria-hidden className="h-2 w-2 animate-pulse rounded-full bg-blue-500" />
-            Executing
-          </span>
-        )}
-      </td>
-    </tr>
-  );
+/** The fields a row shows (see ClaimRowView): here, on the server, because a client module's exports are not callable from it. */
+function claimRowView(c: ClaimView): ClaimRowView {
+  return {
+    idemKey: c.idemKey, runId: c.runId, step: c.step, attempt: c.attempt, workerId: c.workerId,
+    heartbeatAge: c.heartbeatAge, workerAlive: c.workerAlive, expiresAt: c.expiresAt, orphaned: c.orphaned,
+  };
 }

@@ -9,23 +9,38 @@
 
 const PREVIEW_CHARS = 80;
 
+/** What a JsonView shows, computed once where the value is (the server): small enough to pass as props. */
+export interface JsonParts {
+  preview: string;
+  head: string;
+  rest: string;
+  /** Characters sent and in all, when the pretty text was cut. */
+  cut: { sent: number; total: number } | null;
+}
+
+export function jsonParts(json: string, { showChars = 1_200, sendChars = 32_000 } = {}): JsonParts {
+  const { pretty, compact } = format(json);
+  const sent = pretty.slice(0, sendChars);
+  return {
+    preview: compact.length > PREVIEW_CHARS ? `${compact.slice(0, PREVIEW_CHARS)}…` : compact,
+    head: sent.slice(0, showChars),
+    rest: sent.slice(showChars),
+    cut: pretty.length > sent.length ? { sent: sent.length, total: pretty.length } : null,
+  };
+}
+
 export function JsonView({
   json, label = 'value', showChars = 1_200, sendChars = 32_000, testId = 'json-view',
 }: { json: string | null; label?: string; showChars?: number; sendChars?: number; testId?: string }) {
   if (json === null) return <span className="text-zinc-500 dark:text-zinc-400">—</span>;
-  const { pretty, compact } = format(json);
-  const sent = pretty.slice(0, sendChars);
-  const head = sent.slice(0, showChars);
-  const rest = sent.slice(showChars);
-  const preview = compact.length > PREVIEW_CHARS ? `${compact.slice(0, PREVIEW_CHARS)}…` : compact;
+  return <JsonPartsView parts={jsonParts(json, { showChars, sendChars })} label={label} testId={testId} />;
+}
+
+export function JsonPartsView({ parts, label, testId = 'json-view' }: { parts: JsonParts; label: string; testId?: string }) {
+  const { preview, head, rest, cut } = parts;
   return (
-    <details data-testid={testId} className="group min-w-0 max-w-full">
-      <summary
-        aria-label={`${label}: show JSON`}
-        className="wb-json-summary"
-      >
-        {preview}
-      </summary>
+    <details data-testid={testId} className="min-w-0 max-w-full">
+      <summary aria-label={`${label}: show JSON`} className="wb-json-summary">{preview}</summary>
       {/* wb-json-*: globals.css, short names for what every row of a results table repeats. */}
       <div className="wb-json-body">
         <pre className="wb-json-pre">{head}</pre>
@@ -37,9 +52,9 @@ export function JsonView({
             <pre className="wb-json-pre">{rest}</pre>
           </details>
         )}
-        {pretty.length > sent.length && (
+        {cut && (
           <p className="mt-2 text-xs text-zinc-600 dark:text-zinc-400">
-            Cut at {sent.length.toLocaleString('en-US')} of {pretty.length.toLocaleString('en-US')} characters; the full
+            Cut at {cut.sent.toLocaleString('en-US')} of {cut.total.toLocaleString('en-US')} characters; the full
             value is in the store (<code>waybill inspect</code>).
           </p>
         )}

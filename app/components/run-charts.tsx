@@ -53,8 +53,16 @@ function ChartTooltip({ active, payload, label, labelFormatter, unit }: TooltipC
   );
 }
 
+/**
+ * A series as columns of numbers: 400 points sent as objects repeat each key 400 times in the page's RSC
+ * payload, which the server writes and the browser parses on every two-second refresh.
+ */
+export interface DurationSeries { step: number[]; ms: number[] }
+export interface CumulativeSeries { t: number[]; executed: number[]; skipped: number[]; awaited: number[] }
+
 /** `sampledFrom`: how many steps the server averaged into `data`'s ranges, when it grouped them. */
-export function DurationsChart({ data, sampledFrom }: { data: { step: number; durationMs: number }[]; sampledFrom?: number }) {
+export function DurationsChart({ series, sampledFrom }: { series: DurationSeries; sampledFrom?: number }) {
+  const data = series.step.map((step, i) => ({ step, durationMs: series.ms[i]! }));
   const values = data.map((d) => d.durationMs).sort((a, b) => a - b);
   const median = values[Math.floor(values.length / 2)];
   const max = values[values.length - 1];
@@ -82,7 +90,8 @@ export function DurationsChart({ data, sampledFrom }: { data: { step: number; du
   );
 }
 
-export function CumulativeChart({ data }: { data: { t: number; executed: number; skipped: number; awaited: number }[] }) {
+export function CumulativeChart({ series }: { series: CumulativeSeries }) {
+  const data = series.t.map((t, i) => ({ t, executed: series.executed[i]!, skipped: series.skipped[i]!, awaited: series.awaited[i]! }));
   const last = data[data.length - 1];
   const description = !last
     ? 'Running totals of executed, skipped and awaited steps over time. Nothing has happened yet.'

@@ -24,8 +24,10 @@ const ACTIONS: { action: RunAction; label: string; tone: 'default' | 'danger'; h
   { action: 'cancel', label: 'Cancel', tone: 'danger', hint: 'Cancel the selected runs' },
 ];
 
-const th = 'whitespace-nowrap px-3 py-2 text-left text-xs font-medium uppercase tracking-wide text-zinc-500 dark:text-zinc-400';
-const td = 'px-3 py-2 align-middle';
+// Short class names from globals.css: fifty rows of utilities were most of the page's HTML.
+const th = 'wb-th';
+const td = 'wb-td';
+const check = 'wb-check';
 
 type Message = { ok: boolean; text: string; refused: string[] };
 
@@ -111,7 +113,7 @@ export function RunsTable({ rows, operator }: { rows: RunsTableRow[]; operator: 
               {operator && <th scope="col" className="w-10 px-3 py-2">
                 <input ref={selectAll} type="checkbox" data-testid="select-all" aria-label="Select every run on this page"
                   checked={allChosen} onChange={(event) => setSelected(event.target.checked ? new Set(rows.map((row) => row.id)) : new Set())}
-                  className="h-4 w-4 rounded border-zinc-300 accent-blue-600 dark:scheme-dark focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600" />
+                  className={check} />
               </th>}
               <th scope="col" className={th}>Run</th>
               <th scope="col" className={th}>Status</th>
@@ -130,15 +132,15 @@ export function RunsTable({ rows, operator }: { rows: RunsTableRow[]; operator: 
               const isSelected = selected.has(run.id);
               return (
                 <tr key={run.id} data-testid={`run-row-${run.id}`} aria-selected={isSelected}
-                  className={isSelected ? 'bg-blue-50/70 dark:bg-blue-950/40' : 'hover:bg-zinc-50 dark:hover:bg-zinc-800/40'}>
-                  {operator && <td className="px-3 py-2">
+                  className={isSelected ? 'wb-row-selected' : 'wb-row'}>
+                  {operator && <td className={td}>
                     <input type="checkbox" data-testid={`select-${run.id}`} aria-label={`Select run ${run.id}`}
                       checked={isSelected} onChange={(event) => toggle(run.id, event.target.checked)}
-                      className="h-4 w-4 rounded border-zinc-300 accent-blue-600 dark:scheme-dark focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600" />
+                      className={check} />
                   </td>}
                   <td className={td}>
                     <Link href={`/runs/${encodeURIComponent(run.id)}`} title={run.id} data-testid={`run-link-${run.id}`}
-                      className="block max-w-[18rem] truncate rounded font-mono text-xs font-medium text-blue-700 hover:underline focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600 dark:text-blue-400">
+                      className="wb-run-link">
                       {run.id}
                     </Link>
                   </td>
@@ -148,32 +150,32 @@ export function RunsTable({ rows, operator }: { rows: RunsTableRow[]; operator: 
                       <p className="mt-1 max-w-[14rem] truncate text-xs text-red-700 dark:text-red-400" title={run.error}>{run.error}</p>
                     )}
                   </td>
-                  <td className={`${td} whitespace-nowrap text-zinc-700 dark:text-zinc-300`}>{run.workflow}</td>
+                  <td className={`${td} whitespace-nowrap wb-body`}>{run.workflow}</td>
                   <td className={`${td} w-56`}>
                     <ProgressBar step={run.step} total={run.totalSteps} label={`Progress of ${run.id}`} />
                   </td>
-                  <td className={`${td} whitespace-nowrap text-right tabular-nums text-zinc-700 dark:text-zinc-300`}
+                  <td className={`${td} whitespace-nowrap text-right tabular-nums wb-body`}
                     title={`executed ${run.executed}, skipped ${run.skipped}, awaited ${run.awaited}`}>
                     {run.executed}
-                    <span className="px-1 text-zinc-400 dark:text-zinc-600">/</span>
+                    <span className="px-1 wb-dim">/</span>
                     {run.skipped}
-                    <span className="px-1 text-zinc-400 dark:text-zinc-600">/</span>
+                    <span className="px-1 wb-dim">/</span>
                     {run.awaited}
                   </td>
                   <td className={`${td} text-right tabular-nums`} data-testid={`run-orphaned-${run.id}`}>
                     {run.orphanedClaims > 0 ? (
-                      <span className="inline-flex items-center rounded-full bg-orange-100 px-2 py-0.5 text-xs font-semibold text-orange-800 ring-1 ring-inset ring-orange-300 dark:bg-orange-950 dark:text-orange-300 dark:ring-orange-800"
+                      <span className="wb-badge wb-tone-orange font-semibold"
                         title="Claims whose lease passed: the side effect may or may not have happened">
                         {run.orphanedClaims}
                       </span>
                     ) : (
-                      <span className="text-zinc-400 dark:text-zinc-600">0</span>
+                      <span className="wb-dim">0</span>
                     )}
                   </td>
-                  <td className={`${td} max-w-[12rem] truncate font-mono text-xs text-zinc-600 dark:text-zinc-400`} title={run.owner ?? undefined}>
-                    {run.owner ?? <span className="text-zinc-400 dark:text-zinc-600">—</span>}
+                  <td className={`${td} max-w-[12rem] truncate font-mono text-xs wb-soft`} title={run.owner ?? undefined}>
+                    {run.owner ?? <span className="wb-dim">—</span>}
                   </td>
-                  <td className={`${td} whitespace-nowrap text-right text-xs tabular-nums text-zinc-600 dark:text-zinc-400`}>
+                  <td className={`${td} whitespace-nowrap text-right text-xs tabular-nums wb-soft`}>
                     <time dateTime={run.updatedTitle} title={run.updatedTitle}>{run.updatedLabel}</time>
                   </td>
                 </tr>

@@ -3,23 +3,24 @@
  */
 import type { ReactNode } from 'react';
 
-const STATUS_STYLE: Record<string, string> = {
-  queued: 'bg-zinc-100 text-zinc-700 ring-zinc-300 dark:bg-zinc-800 dark:text-zinc-300 dark:ring-zinc-700',
-  running: 'bg-blue-50 text-blue-700 ring-blue-200 dark:bg-blue-950 dark:text-blue-300 dark:ring-blue-900',
-  paused: 'bg-amber-50 text-amber-800 ring-amber-200 dark:bg-amber-950 dark:text-amber-300 dark:ring-amber-900',
-  completed: 'bg-emerald-50 text-emerald-700 ring-emerald-200 dark:bg-emerald-950 dark:text-emerald-300 dark:ring-emerald-900',
-  failed: 'bg-red-50 text-red-700 ring-red-200 dark:bg-red-950 dark:text-red-300 dark:ring-red-900',
-  cancelled: 'bg-zinc-100 text-zinc-500 ring-zinc-300 dark:bg-zinc-800 dark:text-zinc-400 dark:ring-zinc-700',
-  idle: 'bg-zinc-100 text-zinc-600 ring-zinc-300 dark:bg-zinc-800 dark:text-zinc-400 dark:ring-zinc-700',
-  orphaned: 'bg-orange-50 text-orange-800 ring-orange-200 dark:bg-orange-950 dark:text-orange-300 dark:ring-orange-900',
-  alive: 'bg-emerald-50 text-emerald-700 ring-emerald-200 dark:bg-emerald-950 dark:text-emerald-300 dark:ring-emerald-900',
-  silent: 'bg-red-50 text-red-700 ring-red-200 dark:bg-red-950 dark:text-red-300 dark:ring-red-900',
-  stopped: 'bg-zinc-100 text-zinc-500 ring-zinc-300 dark:bg-zinc-800 dark:text-zinc-400 dark:ring-zinc-700',
+/** Tone classes (globals.css) by status: short names, because every row of the runs list carries a badge. */
+const STATUS_TONE: Record<string, string> = {
+  queued: 'wb-tone-zinc',
+  running: 'wb-tone-blue',
+  paused: 'wb-tone-amber',
+  completed: 'wb-tone-emerald',
+  failed: 'wb-tone-red',
+  cancelled: 'wb-tone-zinc-quiet',
+  idle: 'wb-tone-zinc',
+  orphaned: 'wb-tone-orange',
+  alive: 'wb-tone-emerald',
+  silent: 'wb-tone-red',
+  stopped: 'wb-tone-zinc-quiet',
 };
 
 export function Badge({ value, testId }: { value: string; testId?: string }) {
   return (
-    <span data-testid={testId} className={`inline-flex items-center rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset ${STATUS_STYLE[value] ?? STATUS_STYLE.queued}`}>
+    <span data-testid={testId} className={`wb-badge ${STATUS_TONE[value] ?? STATUS_TONE.queued}`}>
       {value}
     </span>
   );
@@ -28,12 +29,12 @@ export function Badge({ value, testId }: { value: string; testId?: string }) {
 export function ProgressBar({ step, total, label }: { step: number; total: number | null; label?: string }) {
   const pct = total ? Math.min(100, Math.round((step / total) * 100)) : null;
   return (
-    <div className="flex min-w-32 items-center gap-2">
-      <div className="h-2 flex-1 overflow-hidden rounded-full bg-zinc-200 dark:bg-zinc-800" role="progressbar"
+    <div className="wb-progress">
+      <div className="wb-progress-track" role="progressbar"
         aria-label={label ?? 'progress'} aria-valuemin={0} aria-valuemax={total ?? undefined} aria-valuenow={step}>
-        <div className="h-full rounded-full bg-blue-600 transition-[width] dark:bg-blue-500" style={{ width: `${pct ?? 0}%` }} />
+        <div className="wb-progress-fill" style={{ width: `${pct ?? 0}%` }} />
       </div>
-      <span className="w-24 text-right text-xs tabular-nums text-zinc-600 dark:text-zinc-400">
+      <span className="wb-progress-text">
         {total ? `${step}/${total}` : `step ${step}`}
       </span>
     </div>

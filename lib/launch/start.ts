@@ -1,7 +1,8 @@
 /**
  * `npm start`: Waybill in one command on a fresh clone. Builds the dashboard when there is no production
  * build, opens the store (which migrates it), queues a demo run when the store has no runs at all, then runs
- * `next start` and one `waybill worker` as child processes until Ctrl-C or SIGTERM.
+ * the dashboard (`next start` in a cluster of WAYBILL_WEB_PROCESSES, bin/web.mjs) and one `waybill worker` as
+ * child processes until Ctrl-C or SIGTERM.
  *
  * Stopping: the first signal sends SIGTERM to each child and waits — the worker finishes the step in hand
  * and hands its runs back — then exits 0. A child that dies on its own stops the other and exits 1.
@@ -21,6 +22,7 @@ import { describeExit, spawnChild, stopAll, type Child } from './children';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const NEXT_BIN = createRequire(import.meta.url).resolve('next/dist/bin/next');
 const WAYBILL_BIN = fileURLToPath(new URL('../../bin/waybill.mjs', import.meta.url));
+const WEB_BIN = fileURLToPath(new URL('../../bin/web.mjs', import.meta.url));
 const BUILD_ID = fileURLToPath(new URL('../../.next/BUILD_ID', import.meta.url));
 
 /** Enough that a newcomer sees progress move within seconds, and a failure or two retried, for about a minute. */
@@ -132,8 +134,10 @@ async function startAll(cfg: Config, flags: { worker: boolean; demo: boolean }, 
 
   // next start waits for open connections before it exits, and a page left open refreshes itself every two
   // seconds on a kept-alive connection that would otherwise never go idle long enough to be closed.
+  // bin/web.mjs runs next start in a cluster (one process per core, see lib/launch/web-cluster.ts) and stops
+  // like next start: SIGTERM, the workers drain, exit.
   const web = spawnChild('the dashboard (next start)', process.execPath,
-    [NEXT_BIN, 'start', '--port', String(cfg.PORT), '--hostname', cfg.HOST, '--keepAliveTimeout', String(WEB_KEEP_ALIVE_MS)],
+    [WEB_BIN, '--port', String(cfg.PORT), '--hostname', cfg.HOST, '--keepAliveTimeout', String(WEB_KEEP_ALIVE_MS)],
     { cwd: ROOT, label: '[web]' });
   signals.track(web);
   const worker = flags.worker
@@ -149,7 +153,7 @@ async function startAll(cfg: Config, flags: { worker: boolean; demo: boolean }, 
     if (!up) return;
     say('');
     say(`Waybill is running at ${url}`);
-    say(`  dashboard  next start, pid ${web.pid}`);
+    say(`  dashboard  next start, pid ${web.pid} (${cfg.WAYBILL_WEB_PROCESSES} process${cfg.WAYBILL_WEB_PROCESSES === 1 ? '' : 'es'}: WAYBILL_WEB_PROCESSES)`);
     say(worker ? `  worker     waybill worker, pid ${worker.pid} (more: npx waybill worker)` : '  worker     none (--no-worker); start one with: npx waybill worker');
     if (demo) say(`  demo run   ${url}/runs/${encodeURIComponent(demo)}`);
     say('Ctrl-C stops them.');

@@ -15,7 +15,7 @@ export abstract class SqliteAudit extends SqliteBase implements AuditStore {
   }
 
   async listAudit(options: { limit?: number; beforeId?: number; runId?: string } = {}): Promise<AuditEntry[]> {
-    return guard(() => this.db.prepare<[unknown], AuditEntry>(`SELECT ${COLUMNS} FROM audit
+    return guard(() => this.prepared<[unknown], AuditEntry>(`SELECT ${COLUMNS} FROM audit
       WHERE (@beforeId IS NULL OR id < @beforeId) AND (@runId IS NULL OR run_id = @runId)
       ORDER BY id DESC LIMIT @limit`).all({
       beforeId: options.beforeId ?? null, runId: options.runId ?? null, limit: options.limit ?? 100,

@@ -11,14 +11,14 @@ export abstract class SqliteInsights extends SqliteMetrics implements InsightSto
     return guard(() => {
       const now = this.now();
       const byStatus = { ...EMPTY_BY_STATUS };
-      const statuses = this.db.prepare<[], { status: keyof typeof EMPTY_BY_STATUS; n: number }>(STATUS_SQL).all();
+      const statuses = this.prepared<[], { status: keyof typeof EMPTY_BY_STATUS; n: number }>(STATUS_SQL).all();
       for (const { status, n } of statuses) byStatus[status] += n;
-      const totals = this.db.prepare<[], { executed: number; skipped: number; awaited: number }>(`
+      const totals = this.prepared<[], { executed: number; skipped: number; awaited: number }>(`
         SELECT coalesce(sum(executed), 0) AS executed, coalesce(sum(skipped), 0) AS skipped,
           coalesce(sum(awaited), 0) AS awaited FROM progress`).get()!;
-      const committedSince = this.db.prepare<[number], { n: number }>(
+      const committedSince = this.prepared<[number], { n: number }>(
         'SELECT count(*) AS n FROM committed WHERE committed_at >= ?').get(options.sinceSeconds)!.n;
-      const orphanedClaims = this.db.prepare<[number, number], { n: number }>(
+      const orphanedClaims = this.prepared<[number, number], { n: number }>(
         'SELECT count(*) AS n FROM claims WHERE coalesce(lease_expires_at, claimed_at + ?) <= ?')
         .get(options.claimTtlMs / 1000, now)!.n;
       return { byStatus, ...totals, committedSince, orphanedClaims };
@@ -26,7 +26,7 @@ export abstract class SqliteInsights extends SqliteMetrics implements InsightSto
   }
 
   async listStepTimings(runId: string, options: { limit?: number } = {}): Promise<StepTiming[]> {
-    return guard(() => this.db.prepare<[string, number], StepTiming>(`SELECT step, idem_key AS idemKey,
+    return guard(() => this.prepared<[string, number], StepTiming>(`SELECT step, idem_key AS idemKey,
         committed_at AS committedAt, duration_ms AS durationMs, source
       FROM committed WHERE run_id = ? ORDER BY coalesce(step, -1), idem_key LIMIT ?`)
       .all(runId, options.limit ?? 10_000));
@@ -35,7 +35,7 @@ export abstract class SqliteInsights extends SqliteMetrics implements InsightSto
   async stepTimingBuckets(runId: string, options: { buckets: number }): Promise<StepBucket[]> {
     // The width comes from the run's last step (an index seek), so the GROUP BY yields at most `buckets` rows.
     // CAST: better-sqlite3 binds a number as REAL, and the division must be an integer one.
-    return guard(() => this.db.prepare<unknown[], StepBucket>(`WITH w AS (
+    return guard(() => this.prepared<unknown[], StepBucket>(`WITH w AS (
         SELECT max(1, (coalesce(max(step), 0) + CAST(@buckets AS INTEGER)) / CAST(@buckets AS INTEGER)) AS w
         FROM committed WHERE run_id = @runId)
       SELECT min(step) AS fromStep, max(step) AS toStep, count(*) AS count, avg(duration_ms) AS avgMs, max(duration_ms) AS maxMs
@@ -44,7 +44,7 @@ export abstract class SqliteInsights extends SqliteMetrics implements InsightSto
   }
 
   async commitBuckets(runId: string, options: { buckets: number }): Promise<CommitBucket[]> {
-    return guard(() => this.db.prepare<unknown[], CommitBucket>(`WITH pts AS (
+    return guard(() => this.prepared<unknown[], CommitBucket>(`WITH pts AS (
         SELECT committed_at AS t, 1 AS e, 0 AS s, 0 AS a FROM committed WHERE run_id = @runId AND source = 'executed'
         UNION ALL
         SELECT at, 0, CASE outcome WHEN 'skipped' THEN count ELSE 0 END, CASE outcome WHEN 'awaited' THEN count ELSE 0 END
@@ -56,28 +56,28 @@ export abstract class SqliteInsights extends SqliteMetrics implements InsightSto
   }
 
   async recentSteps(runId: string, options: { limit: number }): Promise<StepTiming[]> {
-    return guard(() => this.db.prepare<unknown[], StepTiming>(`SELECT * FROM (SELECT step, idem_key AS idemKey,
+    return guard(() => this.prepared<unknown[], StepTiming>(`SELECT * FROM (SELECT step, idem_key AS idemKey,
         committed_at AS committedAt, duration_ms AS durationMs, source, coalesce(step, -1) AS o
       FROM committed WHERE run_id = ? ORDER BY coalesce(step, -1) DESC, idem_key DESC LIMIT ?) ORDER BY o, idemKey`)
       .all(runId, options.limit).map(({ o: _, ...row }: StepTiming & { o?: number }) => row));
   }
 
   async recentEvents(runId: string, options: { limit: number; outcome?: Outcome }): Promise<StepEvent[]> {
-    return guard(() => this.db.prepare<unknown[], StepEvent>(`SELECT * FROM (SELECT id, run_id AS runId, idem_key AS idemKey,
+    return guard(() => this.prepared<unknown[], StepEvent>(`SELECT * FROM (SELECT id, run_id AS runId, idem_key AS idemKey,
         step, outcome, count, duration_ms AS durationMs, worker_id AS workerId, detail, at
       FROM step_events WHERE run_id = ? AND (? IS NULL OR outcome = ?) ORDER BY id DESC LIMIT ?) ORDER BY id`)
       .all(runId, options.outcome ?? null, options.outcome ?? null, options.limit));
   }
 
   async countClaims(options: { claimTtlMs: number }): Promise<{ total: number; orphaned: number }> {
-    return guard(() => this.db.prepare<[number, number], { total: number; orphaned: number }>(`SELECT count(*) AS total,
+    return guard(() => this.prepared<[number, number], { total: number; orphaned: number }>(`SELECT count(*) AS total,
       coalesce(sum(coalesce(lease_expires_at, claimed_at + ?) <= ?), 0) AS orphaned FROM claims`)
       .get(options.claimTtlMs / 1000, this.now())!);
   }
 
   async searchCommitted(runId: string, query: string, options: { limit?: number } = {}): Promise<CommittedRow[]> {
     const pattern = `%${query.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    return guard(() => this.db.prepare<[string, string, number], CommittedRow>(`SELECT idem_key AS idemKey,
+    return guard(() => this.prepared<[string, string, number], CommittedRow>(`SELECT idem_key AS idemKey,
         run_id AS runId, result_json AS resultJson, committed_at AS committedAt, step, fingerprint,
         worker_id AS workerId, duration_ms AS durationMs, source
       FROM committed WHERE run_id = ? AND idem_key LIKE ? ESCAPE '\\'
@@ -85,7 +85,7 @@ export abstract class SqliteInsights extends SqliteMetrics implements InsightSto
   }
 
   async unstableKeys(runId: string, options: { limit?: number } = {}): Promise<{ step: number; keys: string[] }[]> {
-    const rows = guard(() => this.db.prepare<[string, number], { step: number; keys: string }>(`
+    const rows = guard(() => this.prepared<[string, number], { step: number; keys: string }>(`
       SELECT step, json_group_array(idem_key) AS keys FROM committed
       WHERE run_id = ? AND step IS NOT NULL GROUP BY step HAVING count(*) > 1 ORDER BY step LIMIT ?`)
       .all(runId, options.limit ?? 50));

@@ -123,7 +123,7 @@ export abstract class SqliteRunStore extends SqliteInsights implements RunStore 
 
   async listRuns(filter: Parameters<RunStore['listRuns']>[0]): Promise<RunSummary[]> {
     const search = filter.search ? `%${filter.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
-    return guard(() => this.db.prepare<unknown[], RunSummary>(`WITH ${CANDIDATES} SELECT * FROM (${SUMMARY_SQL})
+    return guard(() => this.prepared<unknown[], RunSummary>(`WITH ${CANDIDATES} SELECT * FROM (${SUMMARY_SQL})
       WHERE (@status IS NULL OR status = @status) AND (@workflow IS NULL OR workflow = @workflow)
         AND (@search IS NULL OR id LIKE @search ESCAPE '\\') AND (@owner IS NULL OR owner = @owner)
         AND (@afterAt IS NULL OR updatedAt < @afterAt OR (updatedAt = @afterAt AND id > @afterId))
@@ -195,7 +195,7 @@ export abstract class SqliteRunStore extends SqliteInsights implements RunStore 
   }
 
   async listWorkers(): Promise<WorkerRow[]> {
-    return guard(() => this.db.prepare<[], WorkerRow>(`SELECT id, host, pid, started_at AS startedAt,
+    return guard(() => this.prepared<[], WorkerRow>(`SELECT id, host, pid, started_at AS startedAt,
       heartbeat_at AS heartbeatAt, stopped_at AS stoppedAt FROM workers ORDER BY started_at DESC`).all());
   }
 

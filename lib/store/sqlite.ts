@@ -155,7 +155,7 @@ export class SqliteStore extends SqlitePrune implements Store, RunStore, Insight
 
   async listCommitted(runId: string, options: { limit?: number; afterKey?: string } = {}): Promise<CommittedRow[]> {
     // Keyset on (step, key): the cursor is the last key seen, its step looked up by primary key.
-    return guard(() => this.db.prepare<unknown[], CommittedRow>(`SELECT ${COMMITTED_COLUMNS} FROM committed
+    return guard(() => this.prepared<unknown[], CommittedRow>(`SELECT ${COMMITTED_COLUMNS} FROM committed
       WHERE run_id = @runId AND (@afterKey IS NULL OR (coalesce(step, -1), idem_key) >
         (SELECT coalesce(step, -1), idem_key FROM committed WHERE idem_key = @afterKey))
       ORDER BY coalesce(step, -1), idem_key LIMIT @limit`)
@@ -164,7 +164,7 @@ export class SqliteStore extends SqlitePrune implements Store, RunStore, Insight
 
   async listClaims(options: Parameters<Store['listClaims']>[0] & object): Promise<ClaimRow[]> {
     const ttl = options.claimTtlMs / 1000;
-    const rows = guard(() => this.db.prepare<unknown[], RawClaim>(`SELECT ${CLAIM_COLUMNS},
+    const rows = guard(() => this.prepared<unknown[], RawClaim>(`SELECT ${CLAIM_COLUMNS},
         ${EXPIRES_AT} <= @now AS orphaned FROM claims
       WHERE (@runId IS NULL OR run_id = @runId) AND (@orphanedOnly = 0 OR ${EXPIRES_AT} <= @now)
         AND (@afterAt IS NULL OR (claimed_at, idem_key) > (@afterAt, @afterKey))
@@ -202,7 +202,7 @@ export class SqliteStore extends SqlitePrune implements Store, RunStore, Insight
   }
 
   async listEvents(runId: string, options: { limit?: number; afterId?: number } = {}): Promise<StepEvent[]> {
-    return guard(() => this.db.prepare<unknown[], StepEvent>(`SELECT id, run_id AS runId, idem_key AS idemKey, step,
+    return guard(() => this.prepared<unknown[], StepEvent>(`SELECT id, run_id AS runId, idem_key AS idemKey, step,
         outcome, count, duration_ms AS durationMs, worker_id AS workerId, detail, at
       FROM step_events WHERE run_id = ? AND id > ? ORDER BY id LIMIT ?`)
       .all(runId, options.afterId ?? 0, options.limit ?? 1000));

@@ -4,14 +4,12 @@
  */
 import Form from 'next/form';
 import Link from 'next/link';
-import { JsonView } from '@/app/components/json-view';
+import { jsonParts } from '@/app/components/json-view';
 import { buttonClass, EmptyState, relative } from '@/app/components/ui';
 import type { CommittedRow } from '@/lib/store/types';
+import { CommittedRows, type CommittedRowView } from './committed-rows';
 
 import { COMMITTED_PAGE as COMMITTED_LIMIT } from '@/lib/data/run-detail';
-
-/** A cell: in the table from `sm` up; on a phone a labelled block (the label is its header's text). Defined in globals.css. */
-const cell = 'wb-cell';
 
 /**
  * `after`: the key the shown page starts after (a keyset cursor in the URL, `?after=`), so a 100,000-step
@@ -69,36 +67,21 @@ export function CommittedTable({ runId, rows, total, q, qError, now, after }: {
               <th scope="col" className="py-2 font-medium">Result</th>
             </tr>
           </thead>
-          <tbody className="block divide-y divide-zinc-100 sm:table-row-group dark:divide-zinc-800">
-            {rows.map((row) => (
-              <tr key={row.idemKey} data-testid="committed-row" className="grid grid-cols-3 gap-x-3 gap-y-1.5 py-3 sm:table-row sm:py-0">
-                <td data-label="Step" className={`${cell} text-xs font-medium tabular-nums`}>{row.step ?? '—'}</td>
-                <td data-label="Key" className={`${cell} col-span-3 row-start-1 break-all font-mono text-xs`}>{row.idemKey}</td>
-                <td data-label="Source" className={`${cell} text-xs`}>
-                  {row.source === 'manual' ? (
-                    <span data-testid="source-manual" title="resolved by hand by an operator"
-                      className="inline-flex rounded-full bg-violet-50 px-2 py-0.5 text-xs font-medium text-violet-700 ring-1 ring-inset ring-violet-200 dark:bg-violet-950 dark:text-violet-300 dark:ring-violet-900">
-                      manual
-                    </span>
-                  ) : <span className="text-zinc-600 dark:text-zinc-400">executed</span>}
-                </td>
-                <td data-label="Worker" className={`${cell} break-all text-xs text-zinc-700 dark:text-zinc-300`}>{row.workerId ?? '—'}</td>
-                <td data-label="Duration" className={`${cell} text-xs tabular-nums sm:text-right`}>{row.durationMs === null ? '—' : `${Math.round(row.durationMs)} ms`}</td>
-                <td data-label="Committed" className={`${cell} text-xs text-zinc-600 dark:text-zinc-400`}>
-                  <time dateTime={new Date(row.committedAt * 1000).toISOString()} title={new Date(row.committedAt * 1000).toISOString()}>
-                    {relative(row.committedAt, now)}
-                  </time>
-                </td>
-                <td data-label="Result" className={`${cell} col-span-3 min-w-0 sm:pr-0`}>
-                  <JsonView json={row.resultJson} label={`result of ${row.idemKey}`} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
+          <CommittedRows rows={rows.map((row) => rowView(row, now))} />
         </table>
       )}
     </section>
   );
+}
+
+/** What a row shows, nothing more: the result pretty-printed and cut here, times already in words. */
+function rowView(row: CommittedRow, now: number): CommittedRowView {
+  return {
+    key: row.idemKey, step: row.step, manual: row.source === 'manual', workerId: row.workerId,
+    durationMs: row.durationMs === null ? null : Math.round(row.durationMs),
+    iso: new Date(row.committedAt * 1000).toISOString(), ago: relative(row.committedAt, now),
+    result: jsonParts(row.resultJson),
+  };
 }
 
 function summary(shown: number, total: number, q: string | undefined, after?: string): string {

@@ -10,7 +10,7 @@ import Link from 'next/link';
 import { notFound } from 'next/navigation';
 import { z } from 'zod';
 import { LiveRefresh } from '@/app/components/live-refresh';
-import { CumulativeChart, DurationsChart } from '@/app/components/run-charts';
+import { CumulativeChart, DurationsChart, type CumulativeSeries, type DurationSeries } from '@/app/components/run-charts';
 import { JsonView } from '@/app/components/json-view';
 import { Badge, Card, ProgressBar, Stat, relative } from '@/app/components/ui';
 import { allows } from '@/lib/auth/principal';
@@ -96,9 +96,9 @@ async function Run({ id, searchParams, operator }: { id: string; searchParams: P
           <Slot order="order-4">
             {/* Side by side on a tablet; stacked in the wide column, where a long run's series gets the width. */}
             <div className="grid grid-cols-1 gap-6 md:grid-cols-2 lg:grid-cols-1">
-              <DurationsChart data={detail.durations}
+              <DurationsChart series={durationSeries(detail.durations)}
                 sampledFrom={detail.committedCount > MAX_POINTS ? detail.committedCount : undefined} />
-              <CumulativeChart data={detail.cumulative} />
+              <CumulativeChart series={cumulativeSeries(detail.cumulative)} />
             </div>
           </Slot>
         </div>
@@ -301,6 +301,18 @@ function stalled(e: NonNullable<RunDetail['eta']>, updatedAt: number, now: numbe
 
 function ms(value: number): string {
   return value >= 1000 ? `${(value / 1000).toFixed(1)} s` : value >= 10 ? `${Math.round(value)} ms` : `${value.toFixed(2)} ms`;
+}
+
+/** Columns, rounded to what a 240-pixel chart can show: a tenth of a millisecond, a whole second. */
+function durationSeries(points: RunDetail['durations']): DurationSeries {
+  return { step: points.map((p) => p.step), ms: points.map((p) => Math.round(p.durationMs * 10) / 10) };
+}
+
+function cumulativeSeries(points: RunDetail['cumulative']): CumulativeSeries {
+  return {
+    t: points.map((p) => Math.round(p.t)), executed: points.map((p) => p.executed),
+    skipped: points.map((p) => p.skipped), awaited: points.map((p) => p.awaited),
+  };
 }
 
 const iso = (epochSeconds: number) => new Date(epochSeconds * 1000).toISOString();

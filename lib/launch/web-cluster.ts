@@ -1,0 +1,73 @@
+/**
+ * The dashboard on every core: a Node cluster whose primary forks WAYBILL_WEB_PROCESSES workers, each running
+ * `next start`'s own CLI. Workers listen on the same port; on Node 20 the primary holds the socket and hands
+ * connections out in turn, so ten browsers refreshing at once are rendered on two cores instead of queuing on
+ * one. Each worker has its own store connection and its own per-process caches.
+ *
+ * Stopping, seen from outside, is what `next start` alone did: SIGTERM (or SIGINT) is passed to each worker,
+ * which stops accepting, finishes the requests in hand and exits; then the primary exits 0.
+ *
+ * A worker that dies on its own stops the rest, and the primary exits 1. Not replaced, because a crash that
+ * repeats (a broken build, a store that cannot open, memory exhausted by a page) would become a restart loop
+ * that hides it, while half the cores kept serving as if nothing were wrong. It is npm start's rule for its
+ * children; whoever runs Waybill (a terminal, systemd, a container's restart policy) restarts it whole.
+ *
+ * If the primary itself is killed, the workers lose their channel to it and Node exits them: none is left
+ * holding the port.
+ */
+import cluster, { type Worker } from 'node:cluster';
+import { createRequire } from 'node:module';
+import { config, ConfigError } from '../config';
+
+const NEXT_BIN = createRequire(import.meta.url).resolve('next/dist/bin/next');
+
+const complain = (line: string) => process.stderr.write(`waybill web: ${line}\n`);
+
+/** Runs `next start <nextArgs>` in WAYBILL_WEB_PROCESSES workers until a signal or a worker's death. Returns the exit code. */
+export async function runWebCluster(nextArgs: string[]): Promise<number> {
+  let processes: number;
+  try {
+    processes = config().WAYBILL_WEB_PROCESSES;
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      complain(error.message);
+      return 2;
+    }
+    throw error;
+  }
+
+  cluster.setupPrimary({ exec: NEXT_BIN, args: ['start', ...nextArgs] });
+  const workers = new Set<Worker>();
+  let stopping = false;
+  let failed = false;
+  let resolve!: () => void;
+  const allExited = new Promise<void>((r) => (resolve = r));
+
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    for (const worker of workers) worker.process.kill('SIGTERM');
+  };
+  const onSignal = () => stop();
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+
+  cluster.on('exit', (worker, code, signal) => {
+    workers.delete(worker);
+    if (!stopping) {
+      failed = true;
+      complain(`process ${worker.process.pid} exited unexpectedly (${signal ? `killed by ${signal}` : `exit code ${code}`}); ` +
+        `stopping the other${workers.size === 1 ? '' : 's'}`);
+      stop();
+    }
+    if (workers.size === 0) resolve();
+  });
+
+  for (let i = 0; i < processes; i++) workers.add(cluster.fork());
+  process.stdout.write(`waybill web: ${processes} process${processes === 1 ? '' : 'es'}, pids ${[...workers].map((w) => w.process.pid).join(', ')}\n`);
+
+  await allExited;
+  process.off('SIGTERM', onSignal);
+  process.off('SIGINT', onSignal);
+  return failed ? 1 : 0;
+}
