@@ -2,12 +2,14 @@
  * The metrics scrape on PostgreSQL, mirroring sqlite-metrics.ts: counts and histograms computed by the
  * database at scrape time, buckets counted with SUM(CASE …) so no rows are loaded. Counts come back as
  * int or float8 (count(*) and sum() of int are bigint/numeric, which pg would hand over as strings).
- * The statements run side by side on the pool, each with its own snapshot: a scrape is a sample, and a
- * step committed between two of them only shows up one scrape later.
+ * The statements run side by side on the pool, each with its own snapshot: a scrape is a sample. What only
+ * grows (steps, step durations) is kept as running totals (metrics-tally.ts), advanced past rows settled
+ * for SETTLE_MS, so it lags that much and reads only what is new.
  */
 import { PostgresAudit } from './postgres-audit';
 import { toHistogram, type HistogramRow } from './histogram';
-import { METRIC_OUTCOMES, type InsightStore, type MetricOutcome, type MetricsSnapshot } from './types';
+import { MetricsTally } from './metrics-tally';
+import type { InsightStore, MetricOutcome, MetricsSnapshot } from './types';
 
 /** Runs by status, outside clients' runs (no runs row) as `running` while they hold a claim, else `idle`. */
 export const STATUS_SQL = `SELECT status, count(*)::int AS n FROM runs GROUP BY status
@@ -21,10 +23,8 @@ export const EMPTY_BY_STATUS = { queued: 0, running: 0, paused: 0, completed: 0,
 const NOW = `(extract(epoch from now())::float8 + $1::float8)`;
 
 /** As in sqlite-metrics.ts: folded skips and awaits, and keyed events only (a run takeover is not a step). */
-const EVENTS_SQL = `SELECT outcome, coalesce(sum(count), 0)::float8 AS n FROM step_events
-  WHERE outcome IN ('skipped', 'awaited')
-     OR (idem_key IS NOT NULL AND outcome IN ('failed', 'lease_lost', 'expired', 'resolved', 'key_reuse'))
-  GROUP BY outcome`;
+const COUNTED_EVENTS = `outcome IN ('skipped', 'awaited')
+  OR (idem_key IS NOT NULL AND outcome IN ('failed', 'lease_lost', 'expired', 'resolved', 'key_reuse'))`;
 
 /** $1 skew, $2 claim TTL s. */
 const CLAIMS_SQL = `SELECT count(*)::int AS total,
@@ -42,40 +42,66 @@ function histogramColumns(column: string, bounds: number): string {
   return [`count(${column})::float8 AS n`, `coalesce(sum(${column}), 0)::float8 AS total`, ...buckets].join(', ');
 }
 
+/** How old a row must be before it is counted: older than any commit still in flight (each is one statement). */
+const SETTLE_MS = 10_000;
+
 export abstract class PostgresMetrics extends PostgresAudit implements Pick<InsightStore, 'metricsSnapshot'> {
-  async metricsSnapshot(options: { claimTtlMs: number; boundsMs: readonly number[] }): Promise<MetricsSnapshot> {
+  private tally: MetricsTally | undefined;
+
+  async metricsSnapshot(options: { claimTtlMs: number; boundsMs: readonly number[]; settleMs?: number }): Promise<MetricsSnapshot> {
     const bounds = [...options.boundsMs];
     const cols = (column: string) => histogramColumns(column, bounds.length);
-    const [events, executedCount, claims, statuses, executed, attempts, commits, workers] = await Promise.all([
-      this.query<{ outcome: MetricOutcome; n: number }>(undefined, EVENTS_SQL, []),
-      // An executed step is its committed row: no `executed` event is written (README, Design).
-      this.query<{ n: number }>(undefined, "SELECT count(*)::float8 AS n FROM committed WHERE source = 'executed'", []),
+    const tally = (this.tally = MetricsTally.for(this.tally, bounds));
+    const [, claims, statuses, commits, workers] = await Promise.all([
+      this.advance(tally, (options.settleMs ?? SETTLE_MS) / 1000),
       this.query<{ total: number; orphaned: number }>(undefined, CLAIMS_SQL, [this.skew(), options.claimTtlMs / 1000]),
       this.query<{ status: keyof typeof EMPTY_BY_STATUS; n: number }>(undefined, STATUS_SQL, []),
-      this.query<HistogramRow>(undefined,
-        `SELECT ${cols('duration_ms')} FROM committed WHERE source = 'executed' AND duration_ms IS NOT NULL`, bounds),
-      this.query<HistogramRow & { outcome: string }>(undefined, `SELECT outcome, ${cols('duration_ms')} FROM step_events
-        WHERE outcome IN ('failed', 'lease_lost') AND duration_ms IS NOT NULL GROUP BY outcome`, bounds),
       this.query<HistogramRow>(undefined, `SELECT ${cols('save_ms')} FROM progress WHERE save_ms IS NOT NULL`, bounds),
       this.query<{ id: string; heartbeatAgeSeconds: number }>(undefined, WORKERS_SQL, [this.skew()]),
     ]);
-    const steps = Object.fromEntries(METRIC_OUTCOMES.map((o) => [o, 0])) as Record<MetricOutcome, number>;
-    for (const { outcome, n } of events.rows) steps[outcome] = n;
-    steps.executed = executedCount.rows[0]!.n;
     const runsByStatus = { ...EMPTY_BY_STATUS };
     for (const { status, n } of statuses.rows) runsByStatus[status] += n;
     const { total, orphaned } = claims.rows[0]!;
     return {
-      steps,
+      ...tally.snapshot(),
       claims: { live: total - orphaned, orphaned },
       runsByStatus,
-      stepDurations: {
-        executed: toHistogram(executed.rows[0], bounds),
-        failed: toHistogram(attempts.rows.find((a) => a.outcome === 'failed'), bounds),
-        lease_lost: toHistogram(attempts.rows.find((a) => a.outcome === 'lease_lost'), bounds),
-      },
       commitDurations: toHistogram(commits.rows[0], bounds),
       workers: workers.rows,
     };
+  }
+
+  /**
+   * Reads what was written since the last scrape: committed rows by committed_at (indexed), events by id,
+   * both only up to `settle` seconds ago by the database clock. Times and ids are taken when a statement
+   * starts, not when it commits, so the newest rows may still become visible out of order; none is older
+   * than the settle time.
+   */
+  private advance(tally: MetricsTally, settle: number): Promise<void> {
+    return tally.exclusive(() => this.advanceOnce(tally, settle));
+  }
+
+  private async advanceOnce(tally: MetricsTally, settle: number): Promise<void> {
+    const bounds = [...tally.boundsMs];
+    const n = bounds.length;
+    const cols = histogramColumns('duration_ms', n);
+    const cutoff = (await this.query<{ t: number }>(undefined, `SELECT ${NOW} - $2::float8 AS t`, [this.skew(), settle])).rows[0]!.t;
+    const from = Number.isFinite(tally.committedMark) ? tally.committedMark : null;
+    const committed = await this.query<HistogramRow & { executed: number }>(undefined, `SELECT count(*)::float8 AS executed, ${cols}
+      FROM committed WHERE source = 'executed' AND ($${n + 1}::float8 IS NULL OR committed_at > $${n + 1}) AND committed_at <= $${n + 2}`,
+    [...bounds, from, cutoff]);
+    const events = await this.query<HistogramRow & { outcome: MetricOutcome; count: number; top: number }>(undefined,
+      `SELECT outcome, coalesce(sum(count), 0)::float8 AS count, max(id)::float8 AS top, ${cols} FROM step_events
+      WHERE id > $${n + 1} AND at <= $${n + 2} AND (${COUNTED_EVENTS}) GROUP BY outcome`,
+    [...bounds, Number.isFinite(tally.eventsMark) ? tally.eventsMark : 0, cutoff]);
+    // An executed step is its committed row: no `executed` event is written (README, Design).
+    tally.steps.executed += committed.rows[0]?.executed ?? 0;
+    tally.addDurations('executed', committed.rows[0]);
+    tally.committedMark = cutoff;
+    for (const row of events.rows) {
+      tally.steps[row.outcome] += row.count;
+      if (row.outcome === 'failed' || row.outcome === 'lease_lost') tally.addDurations(row.outcome, row);
+      tally.eventsMark = Math.max(tally.eventsMark, row.top);
+    }
   }
 }

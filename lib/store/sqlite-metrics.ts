@@ -1,12 +1,14 @@
 /**
  * The metrics scrape on SQLite: counts and histograms computed by the database at scrape time, so every
  * worker's steps are counted whichever process serves /api/metrics. Histogram buckets are counted with
- * one SUM(CASE …) per bound: a scrape never loads rows, however many a store holds.
+ * one SUM(CASE …) per bound: a scrape never loads rows. What only grows (steps, step durations) is kept as
+ * running totals and advanced by rowid (metrics-tally.ts); the rest is small and read whole.
  */
 import { toHistogram, type HistogramRow } from './histogram';
 import { SqliteAudit } from './sqlite-audit';
 import { guard } from './sqlite-base';
-import { METRIC_OUTCOMES, type InsightStore, type MetricOutcome, type MetricsSnapshot } from './types';
+import { MetricsTally } from './metrics-tally';
+import type { InsightStore, MetricOutcome, MetricsSnapshot } from './types';
 
 /** Runs by status, outside clients' runs (no runs row) as `running` while they hold a claim, else `idle`. */
 export const STATUS_SQL = `
@@ -23,10 +25,8 @@ export const EMPTY_BY_STATUS = { queued: 0, running: 0, paused: 0, completed: 0,
  * how many); the rest are one event per key. A run-level takeover is also recorded as `expired`, with no
  * key: it is not a step, so only keyed events count for the per-key outcomes.
  */
-const EVENTS_SQL = `SELECT outcome, coalesce(sum(count), 0) AS n FROM step_events
-  WHERE outcome IN ('skipped', 'awaited')
-     OR (idem_key IS NOT NULL AND outcome IN ('failed', 'lease_lost', 'expired', 'resolved', 'key_reuse'))
-  GROUP BY outcome`;
+const COUNTED_EVENTS = `outcome IN ('skipped', 'awaited')
+  OR (idem_key IS NOT NULL AND outcome IN ('failed', 'lease_lost', 'expired', 'resolved', 'key_reuse'))`;
 
 /** SELECT list of a histogram over `column`: count, sum, then b0…bN as cumulative bucket counts. */
 function histogramColumns(column: string, bounds: number): string {
@@ -34,18 +34,20 @@ function histogramColumns(column: string, bounds: number): string {
   return [`count(${column}) AS n`, `coalesce(sum(${column}), 0) AS total`, ...buckets].join(', ');
 }
 
+/** Rows read per step of the first scrape's catch-up; the event loop gets a turn between steps. */
+const CHUNK_ROWS = 50_000;
+
 export abstract class SqliteMetrics extends SqliteAudit implements Pick<InsightStore, 'metricsSnapshot'> {
-  async metricsSnapshot(options: { claimTtlMs: number; boundsMs: readonly number[] }): Promise<MetricsSnapshot> {
+  private tally: MetricsTally | undefined;
+
+  async metricsSnapshot(options: { claimTtlMs: number; boundsMs: readonly number[]; settleMs?: number }): Promise<MetricsSnapshot> {
+    const tally = (this.tally = MetricsTally.for(this.tally, options.boundsMs));
+    await this.advance(tally);
     const now = this.now();
     const bounds = Object.fromEntries(options.boundsMs.map((b, i) => [`b${i}`, b]));
     const cols = (column: string) => histogramColumns(column, options.boundsMs.length);
-    // One read transaction: every number of a scrape comes from the same snapshot of the file.
+    // The rest is small (a row per run or claim at most) and read whole, in one read transaction.
     return guard(() => this.db.transaction((): MetricsSnapshot => {
-      const steps = Object.fromEntries(METRIC_OUTCOMES.map((o) => [o, 0])) as Record<MetricOutcome, number>;
-      for (const { outcome, n } of this.db.prepare<[], { outcome: MetricOutcome; n: number }>(EVENTS_SQL).all()) steps[outcome] = n;
-      // An executed step is its committed row: no `executed` event is written (README, Design).
-      steps.executed = this.db.prepare<[], { n: number }>("SELECT count(*) AS n FROM committed WHERE source = 'executed'").get()!.n;
-
       const claims = this.db.prepare<[{ now: number; ttl: number }], { total: number; orphaned: number }>(`
         SELECT count(*) AS total, coalesce(sum(CASE WHEN coalesce(lease_expires_at, claimed_at + @ttl) <= @now THEN 1 ELSE 0 END), 0) AS orphaned
         FROM claims`).get({ now, ttl: options.claimTtlMs / 1000 })!;
@@ -54,30 +56,56 @@ export abstract class SqliteMetrics extends SqliteAudit implements Pick<InsightS
       for (const { status, n } of this.db.prepare<[], { status: keyof typeof EMPTY_BY_STATUS; n: number }>(STATUS_SQL).all()) {
         runsByStatus[status] += n;
       }
-
-      const executed = this.db.prepare<[Record<string, number>], HistogramRow>(
-        `SELECT ${cols('duration_ms')} FROM committed WHERE source = 'executed' AND duration_ms IS NOT NULL`).get(bounds);
-      const attempts = this.db.prepare<[Record<string, number>], HistogramRow & { outcome: string }>(
-        `SELECT outcome, ${cols('duration_ms')} FROM step_events
-         WHERE outcome IN ('failed', 'lease_lost') AND duration_ms IS NOT NULL GROUP BY outcome`).all(bounds);
       const commits = this.db.prepare<[Record<string, number>], HistogramRow>(
         `SELECT ${cols('save_ms')} FROM progress WHERE save_ms IS NOT NULL`).get(bounds);
-
       const workers = this.db.prepare<[number], { id: string; heartbeatAgeSeconds: number }>(`
         SELECT id, ? - heartbeat_at AS heartbeatAgeSeconds FROM workers WHERE stopped_at IS NULL ORDER BY id`).all(now);
 
       return {
-        steps,
+        ...tally.snapshot(),
         claims: { live: claims.total - claims.orphaned, orphaned: claims.orphaned },
         runsByStatus,
-        stepDurations: {
-          executed: toHistogram(executed, options.boundsMs),
-          failed: toHistogram(attempts.find((a) => a.outcome === 'failed'), options.boundsMs),
-          lease_lost: toHistogram(attempts.find((a) => a.outcome === 'lease_lost'), options.boundsMs),
-        },
         commitDurations: toHistogram(commits, options.boundsMs),
         workers,
       };
     })());
+  }
+
+  /**
+   * Reads the committed rows and events written since the last scrape, by rowid: SQLite hands rowids out in
+   * commit order (one writer at a time), so nothing below the watermark can appear later.
+   */
+  private advance(tally: MetricsTally): Promise<void> {
+    return tally.exclusive(() => this.advanceOnce(tally));
+  }
+
+  private async advanceOnce(tally: MetricsTally): Promise<void> {
+    const bounds = Object.fromEntries(tally.boundsMs.map((b, i) => [`b${i}`, b]));
+    const cols = histogramColumns('duration_ms', tally.boundsMs.length);
+    const committedTop = guard(() => this.db.prepare<[], { top: number | null }>('SELECT max(rowid) AS top FROM committed').get()!.top) ?? 0;
+    for (let lo = Math.max(0, tally.committedMark); lo < committedTop; lo += CHUNK_ROWS) {
+      const hi = Math.min(lo + CHUNK_ROWS, committedTop);
+      // An executed step is its committed row: no `executed` event is written (README, Design).
+      const row = guard(() => this.db.prepare<[Record<string, number>], HistogramRow & { executed: number }>(`
+        SELECT count(*) AS executed, ${cols} FROM committed WHERE rowid > @lo AND rowid <= @hi AND source = 'executed'`)
+        .get({ ...bounds, lo, hi }));
+      tally.steps.executed += row?.executed ?? 0;
+      tally.addDurations('executed', row);
+      tally.committedMark = hi;
+      if (hi < committedTop) await new Promise((r) => setImmediate(r));
+    }
+    const eventsTop = guard(() => this.db.prepare<[], { top: number | null }>('SELECT max(id) AS top FROM step_events').get()!.top) ?? 0;
+    for (let lo = Math.max(0, tally.eventsMark); lo < eventsTop; lo += CHUNK_ROWS) {
+      const hi = Math.min(lo + CHUNK_ROWS, eventsTop);
+      const rows = guard(() => this.db.prepare<[Record<string, number>], HistogramRow & { outcome: MetricOutcome; count: number }>(`
+        SELECT outcome, coalesce(sum(count), 0) AS count, ${cols} FROM step_events
+        WHERE id > @lo AND id <= @hi AND (${COUNTED_EVENTS}) GROUP BY outcome`).all({ ...bounds, lo, hi }));
+      for (const row of rows) {
+        tally.steps[row.outcome] += row.count;
+        if (row.outcome === 'failed' || row.outcome === 'lease_lost') tally.addDurations(row.outcome, row);
+      }
+      tally.eventsMark = hi;
+      if (hi < eventsTop) await new Promise((r) => setImmediate(r));
+    }
   }
 }

@@ -383,5 +383,12 @@ export interface InsightStore {
    * Counts and histograms for a metrics scrape, computed in the database (buckets are counted with SQL, no
    * rows are loaded). `boundsMs` are the histogram bucket bounds, ascending.
    */
-  metricsSnapshot(options: { claimTtlMs: number; boundsMs: readonly number[] }): Promise<MetricsSnapshot>;
+  metricsSnapshot(options: {
+    claimTtlMs: number; boundsMs: readonly number[];
+    /**
+     * PostgreSQL: committed rows and events younger than this are counted by a later scrape, so that a
+     * transaction still in flight when one scrape reads cannot be skipped by the next. Default 10 s.
+     */
+    settleMs?: number;
+  }): Promise<MetricsSnapshot>;
 }

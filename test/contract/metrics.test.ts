@@ -28,7 +28,7 @@ describe.each(list)('metricsSnapshot on $name', (backend) => {
   });
 
   it('is all zeros on an empty store', async () => {
-    const m = await store.metricsSnapshot({ claimTtlMs: 60_000, boundsMs: BOUNDS });
+    const m = await store.metricsSnapshot({ claimTtlMs: 60_000, boundsMs: BOUNDS, settleMs: 0 });
     expect(m.steps).toEqual({ executed: 0, skipped: 0, awaited: 0, failed: 0, lease_lost: 0, expired: 0, resolved: 0, key_reuse: 0 });
     expect(m.claims).toEqual({ live: 0, orphaned: 0 });
     expect(m.stepDurations.executed).toEqual({ boundsMs: BOUNDS, counts: [0, 0, 0], count: 0, sumMs: 0 });
@@ -60,7 +60,7 @@ describe.each(list)('metricsSnapshot on $name', (backend) => {
     await store.actOnRun('c1', 'cancel', 'test');
 
     // claimTtlMs 0: the outside client's claim (no lease column) is orphaned at once; k5 has a live lease.
-    const m = await store.metricsSnapshot({ claimTtlMs: 0, boundsMs: BOUNDS });
+    const m = await store.metricsSnapshot({ claimTtlMs: 0, boundsMs: BOUNDS, settleMs: 0 });
     expect(m.steps).toEqual({ executed: 3, skipped: 2, awaited: 1, failed: 1, lease_lost: 1, expired: 1, resolved: 1, key_reuse: 1 });
     expect(m.claims).toEqual({ live: 1, orphaned: 1 });
     // m holds k5 and ext holds k8: outside clients' runs with a claim are running; m2 has none, idle.
@@ -78,10 +78,36 @@ describe.each(list)('metricsSnapshot on $name', (backend) => {
     await store.registerWorker({ id: 'w-gone', host: 'h', pid: 2 });
     await store.stopWorker('w-gone');
     await h.elapse(1500);
-    const { workers } = await store.metricsSnapshot({ claimTtlMs: 60_000, boundsMs: BOUNDS });
+    const { workers } = await store.metricsSnapshot({ claimTtlMs: 60_000, boundsMs: BOUNDS, settleMs: 0 });
     expect(workers.map((w) => w.id)).toEqual(['w-live']);
     // SQLite's clock is a ManualClock that moved exactly 1.5 s; PostgreSQL's is the database's, which slept.
     if (backend.name === 'sqlite') expect(workers[0]!.heartbeatAgeSeconds).toBeCloseTo(1.5, 6);
     else expect(workers[0]!.heartbeatAgeSeconds).toBeGreaterThanOrEqual(1.5);
+  });
+
+  it('reads only what is new on each scrape: totals add up exactly, concurrent scrapes count once, deletions never lower them', async () => {
+    const snap = () => store.metricsSnapshot({ claimTtlMs: 60_000, boundsMs: BOUNDS, settleMs: 0 });
+    for (let i = 0; i < 4; i++) {
+      await claim(`a${i}`, `ta${i}`);
+      await commit(`a${i}`, `ta${i}`, 5);
+    }
+    expect((await snap()).steps.executed).toBe(4);
+    for (let i = 0; i < 3; i++) {
+      await claim(`b${i}`, `tb${i}`);
+      await commit(`b${i}`, `tb${i}`, 50);
+    }
+    await claim('c0', 'tc0');
+    await store.releaseClaim({ idemKey: 'c0', token: 'tc0', runId: 'm', step: null, workerId: 'w1', durationMs: 500, error: 'boom' });
+    // Three scrapes at once: the new rows are read by one of them and counted once.
+    const [x, y, z] = await Promise.all([snap(), snap(), snap()]);
+    for (const m of [x, y, z]) {
+      expect(m.steps.executed).toBe(7);
+      expect(m.steps.failed).toBe(1);
+      expect(m.stepDurations.executed).toEqual({ boundsMs: BOUNDS, counts: [4, 7, 7], count: 7, sumMs: 170 });
+      expect(m.stepDurations.failed).toEqual({ boundsMs: BOUNDS, counts: [0, 0, 1], count: 1, sumMs: 500 });
+    }
+    // Counters only grow, as Prometheus expects: rows deleted (as prune deletes them) stay counted.
+    await h.exec("DELETE FROM committed WHERE idem_key LIKE 'a%'");
+    expect((await snap()).steps.executed).toBe(7);
   });
 });

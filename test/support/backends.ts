@@ -35,6 +35,8 @@ export interface StoreHandle {
    * lease) — with claimed_at taken from the store's own clock.
    */
   insertOutsideClaim(idemKey: string, runId: string): Promise<void>;
+  /** Runs SQL against the store's tables directly, as another client (or an operator's psql) would. */
+  exec(sql: string): Promise<void>;
   /** Closes the store and removes its file or schema. */
   close(): Promise<void>;
 }
@@ -67,6 +69,9 @@ export const sqliteBackend: Backend = {
         store.db
           .prepare('INSERT INTO claims(idem_key, run_id, claimed_at) VALUES(?,?,?)')
           .run(idemKey, runId, clock.now() / 1000);
+      },
+      async exec(sql) {
+        store.db.exec(sql);
       },
       async close() {
         await store.close();
@@ -101,6 +106,9 @@ function postgresBackend(openPostgresStore: OpenPostgres): Backend {
              VALUES ($1, $2, extract(epoch from clock_timestamp()))`,
             [idemKey, runId],
           );
+        },
+        async exec(sql) {
+          await admin.query(`SET search_path TO "${schema}"; ${sql}; RESET search_path`);
         },
         async close() {
           try {
