@@ -31,7 +31,7 @@ function startWorker(target: Target, id: string, env: Record<string, string> = {
   return child;
 }
 
-async function until<T>(probe: () => Promise<T | undefined | null | false>, what: string, timeoutMs = 120_000): Promise<T> {
+async function until<T>(probe: () => Promise<T | undefined | null | false>, what: string, timeoutMs = 240_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -88,8 +88,9 @@ describe.each(kinds)('workers on %s', (kind) => {
     }
     const progress = await store.loadProgress('chaos');
     expect(progress?.step).toBe(2000);
-  // 50 worker restarts, each a new Node process, on 2 shared cores: 70-100 s here when the machine is quiet.
-  }, 300_000);
+  // 50 worker restarts, each a new Node process, on 2 shared cores: 70-100 s here when the machine is quiet,
+  // twice that beside the rest of the suite. Only the counts decide the test; the limit only stops a hang.
+  }, 420_000);
 
   it('a worker paused with SIGSTOP past its leases commits nothing once resumed: 20 trials', async () => {
     const target = await makeTarget(kind);
@@ -134,7 +135,7 @@ describe.each(kinds)('workers on %s', (kind) => {
     const mail = readOutbox(outbox);
     expect(mail.delivered).toBe(60);
     expect([...mail.byKey.values()].every((n) => n === 1)).toBe(true);
-  });
+  }, 300_000);
 
   it('does not take over a live worker whose event loop is blocked for 2.5 s (default leases)', async () => {
     const target = await makeTarget(kind);
