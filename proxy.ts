@@ -8,7 +8,7 @@
  *   matcher throws while decoding the params. Here it becomes the API's 400.
  */
 import { NextResponse, type NextRequest } from 'next/server';
-import { crossSiteReason } from './lib/auth/origin';
+import { crossSiteReason, requestFacts } from './lib/auth/origin';
 import { config as waybillConfig } from './lib/config';
 
 export function proxy(request: NextRequest) {
@@ -30,11 +30,7 @@ function brokenEncoding(path: string): NextResponse | null {
 
 function crossSiteAction(request: NextRequest): NextResponse | null {
   if (request.method !== 'POST') return null;
-  const h = request.headers;
-  const reason = crossSiteReason(
-    { host: h.get('host'), origin: h.get('origin'), secFetchSite: h.get('sec-fetch-site'), forwardedProto: h.get('x-forwarded-proto') },
-    waybillConfig().WAYBILL_PUBLIC_ORIGIN,
-  );
+  const reason = crossSiteReason(requestFacts(request.headers), waybillConfig().WAYBILL_PUBLIC_ORIGIN);
   if (!reason) return null;
   return new NextResponse(`403 Forbidden: ${reason}\n`, { status: 403, headers: { 'content-type': 'text/plain; charset=utf-8' } });
 }

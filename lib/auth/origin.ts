@@ -16,6 +16,11 @@ export interface RequestFacts {
   forwardedProto: string | null;
 }
 
+/** The facts as a request's headers state them. */
+export function requestFacts(h: Headers): RequestFacts {
+  return { host: h.get('host'), origin: h.get('origin'), secFetchSite: h.get('sec-fetch-site'), forwardedProto: h.get('x-forwarded-proto') };
+}
+
 const LOOPBACK_HOST = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])(?::\d{1,5})?$/i;
 
 /** The origin the server is reached at: the configured public origin, else the Host header's. */

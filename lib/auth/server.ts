@@ -7,15 +7,11 @@ import 'server-only';
 import { cookies, headers } from 'next/headers';
 import { forbidden, redirect, unauthorized } from 'next/navigation';
 import { config } from '../config';
-import { crossSiteReason, hostReason, type RequestFacts } from './origin';
+import { crossSiteReason, hostReason, requestFacts } from './origin';
 import { allows, authEnabled, LOCAL, refusalStatus, roleForToken, type Principal, type Role } from './principal';
 import { readSession, SESSION_COOKIE } from './session';
 
 export type Refusal = { status: 401 | 403; message: string };
-
-function factsOf(h: Headers): RequestFacts {
-  return { host: h.get('host'), origin: h.get('origin'), secFetchSite: h.get('sec-fetch-site'), forwardedProto: h.get('x-forwarded-proto') };
-}
 
 /** Who sent these headers: the session cookie, else a bearer token; `local` when no tokens are configured. */
 export function principalOf(h: Headers, cookie: string | undefined, channel: 'dashboard' | 'api'): Principal | null {
@@ -35,7 +31,7 @@ export function principalOf(h: Headers, cookie: string | undefined, channel: 'da
 export function judge(h: Headers, cookie: string | undefined, need: Role, options: { mutation: boolean; channel: 'dashboard' | 'api' }):
   { who: Principal; refusal: null } | { who: Principal | null; refusal: Refusal } {
   const cfg = config();
-  const facts = factsOf(h);
+  const facts = requestFacts(h);
   if (!authEnabled(cfg)) {
     const reason = hostReason(facts);
     if (reason) return { who: null, refusal: { status: 403, message: reason } };
@@ -83,7 +79,7 @@ export async function currentPrincipal(): Promise<Principal | null> {
 
 /** Why a state-changing request with these headers is refused as cross-site, or null. For actions that need no role (sign-in). */
 export function crossSiteRefusal(h: Headers): string | null {
-  return crossSiteReason(factsOf(h), config().WAYBILL_PUBLIC_ORIGIN);
+  return crossSiteReason(requestFacts(h), config().WAYBILL_PUBLIC_ORIGIN);
 }
 
 /** Whether the browser reached us over https (directly, through a proxy, or as configured): the cookie is then Secure. */

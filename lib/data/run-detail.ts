@@ -4,6 +4,7 @@ import 'server-only';
  * rows), progress with an ETA, charts' series grouped into a few hundred points by the database, the timeline,
  * committed results, live claims, redo ÷ save, and warnings about keys.
  */
+import { cache } from 'react';
 import { granularityAdvice } from '../engine/advice';
 import { TRANSITIONS } from '../store/transitions';
 import type { AuditEntry, ClaimRow, CommittedRow, RunAction, RunRow, StepEvent, StepTiming } from '../store/types';
@@ -38,19 +39,27 @@ export const TIMELINE_EVENTS = 100;
 /** Enough recent steps for the ETA's last minute and a current median step time, read backwards from an index. */
 const RECENT_STEPS = 200;
 
-/** Whether anything is stored under this run id: a run row, progress, or a claim. */
-export async function runExists(id: string): Promise<boolean> {
-  const store = await getStore();
-  if (await store.getRun(id)) return true;
-  if (await store.loadProgress(id)) return true;
-  return (await store.listClaims({ runId: id, claimTtlMs: claimTtlMs(), limit: 1 })).length > 0;
-}
-
-export async function getRunDetail(id: string, options: { q?: string; after?: string } = {}): Promise<RunDetail | null> {
+/**
+ * The rows that say a run exists: its run row, progress and claims. Read once per request (React's cache):
+ * the page asks first whether the run exists, before it streams, and then renders it from the same rows.
+ */
+const runRows = cache(async (id: string) => {
   const store = await getStore();
   const [row, progress, claims] = await Promise.all([
     store.getRun(id), store.loadProgress(id), store.listClaims({ runId: id, claimTtlMs: claimTtlMs() }),
   ]);
+  return { row, progress, claims };
+});
+
+/** Whether anything is stored under this run id: a run row, progress, or a claim. */
+export async function runExists(id: string): Promise<boolean> {
+  const { row, progress, claims } = await runRows(id);
+  return row !== null || progress !== null || claims.length > 0;
+}
+
+export async function getRunDetail(id: string, options: { q?: string; after?: string } = {}): Promise<RunDetail | null> {
+  const store = await getStore();
+  const { row, progress, claims } = await runRows(id);
   if (!row && !progress && claims.length === 0) return null;
   // Every read here is bounded whatever the run's length: a page of rows, the last events, the last steps.
   const [committed, events, keyReuse, recent, audit] = await Promise.all([
