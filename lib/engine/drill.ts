@@ -63,8 +63,11 @@ export async function drill(o: DrillOptions): Promise<DrillReport> {
     const events = await o.store.listEvents(run.id, { limit: 100_000 });
     const redone = new Set(events.filter((e) => e.outcome === 'expired' && e.step !== null).map((e) => e.step));
     const mail = readOutbox(outbox);
-    const resumedAt = committed.find((c) => c.step === o.killAt);
-    if (!resumedAt) throw new WaybillError('DRILL_FAILED', `step ${o.killAt} was never committed after the kill`);
+    // The first step the surviving worker committed from the kill on. Usually step killAt itself; but a kill
+    // that lands as the worker sends killAt's commit lets that commit through (it was already on the wire),
+    // and the step left in doubt is the next one, claimed in that commit.
+    const resumedAt = committed.find((c) => c.step !== null && c.step >= o.killAt && c.workerId !== killed.workerId);
+    if (!resumedAt) throw new WaybillError('DRILL_FAILED', `no step from ${o.killAt} on was committed by another worker after the kill`);
     const stepMs = median(committed.map((c) => c.durationMs ?? 0));
     const saveMs = await measureSave(o.store, run.id);
     const ratio = stepMs / saveMs;
