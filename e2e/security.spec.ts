@@ -8,7 +8,7 @@
  * viewer's, from another origin — and finally with the operator's own cookie, which must work: that proves
  * each refused replay was a real, valid mutation.
  */
-import { request as playwrightRequest, type Page } from '@playwright/test';
+import { request as playwrightRequest, type BrowserContext, type Page } from '@playwright/test';
 import { expect, noChromium, test, uniqueId } from './support/test';
 import {
   E2E_OPERATOR_TOKEN, E2E_VIEWER_TOKEN, openSecuredStore, orphanClaim, readSecured, securedURL, sessionCookie, signIn, snapshot,
@@ -70,25 +70,42 @@ test.afterAll(async () => {
 
 const runStatus = (id: string) => readSecured((db) => (db.prepare('SELECT status FROM runs WHERE id = ?').get(id) as { status: string } | undefined)?.status);
 
-test('every server action: 401 without a session, 403 as viewer, 403 from another origin or Origin null, store unchanged; the operator’s own request works', async ({ page, context }) => {
+/** Signs the page in as olga the operator and returns her session cookie. */
+async function asOperator(page: Page, context: BrowserContext): Promise<string> {
   await signIn(page, E2E_OPERATOR_TOKEN, { name: 'olga' });
-  const operatorCookie = await sessionCookie(context);
+  return sessionCookie(context);
+}
 
-  /** The refusals, each leaving every table as it was; then the operator's replay, which must take effect. */
-  async function refusedThenAccepted(what: string, c: Captured, tookEffect: () => boolean) {
-    const before = snapshot();
-    expect(await replay(c, null), `${what} without a session`).toBe(401);
-    expect(await replay(c, viewerCookie), `${what} as viewer`).toBe(403);
-    expect(await replay(c, operatorCookie, { origin: 'http://evil.example' }), `${what} from evil.example`).toBe(403);
-    expect(await replay(c, operatorCookie, { origin: 'null' }), `${what} with Origin: null`).toBe(403);
-    expect(await replay(c, operatorCookie, { 'sec-fetch-site': 'cross-site' }), `${what} Sec-Fetch-Site: cross-site`).toBe(403);
-    expect(snapshot(), `${what}: the store after the refusals`).toBe(before);
-    expect(tookEffect(), `${what} before the operator's replay`).toBe(false);
-    expect(await replay(c, operatorCookie), `${what} as operator`).toBe(200);
-    expect(tookEffect(), `${what} after the operator's replay`).toBe(true);
-  }
+/**
+ * The refusals (no session, a viewer, another origin, Origin null, Sec-Fetch-Site cross-site), each leaving
+ * every table as it was; then the operator's own replay, which must take effect.
+ */
+async function refusedThenAccepted(what: string, c: Captured, operatorCookie: string, tookEffect: () => boolean) {
+  const before = snapshot();
+  expect(await replay(c, null), `${what} without a session`).toBe(401);
+  expect(await replay(c, viewerCookie), `${what} as viewer`).toBe(403);
+  expect(await replay(c, operatorCookie, { origin: 'http://evil.example' }), `${what} from evil.example`).toBe(403);
+  expect(await replay(c, operatorCookie, { origin: 'null' }), `${what} with Origin: null`).toBe(403);
+  expect(await replay(c, operatorCookie, { 'sec-fetch-site': 'cross-site' }), `${what} Sec-Fetch-Site: cross-site`).toBe(403);
+  expect(snapshot(), `${what}: the store after the refusals`).toBe(before);
+  expect(tookEffect(), `${what} before the operator's replay`).toBe(false);
+  expect(await replay(c, operatorCookie), `${what} as operator`).toBe(200);
+  expect(tookEffect(), `${what} after the operator's replay`).toBe(true);
+}
 
-  // Start a run.
+/** The audit lines naming these targets (or, for a sweep, mentioning them), oldest first. */
+function auditOf(...targets: string[]): { who: string[]; detail: string | null }[] {
+  const marks = targets.map(() => '?').join(', ');
+  const lines = readSecured((db) => db.prepare(`SELECT actor, role, action, target, detail FROM audit
+    WHERE target IN (${marks}) OR action = 'sweep' AND (${targets.map(() => 'detail LIKE ?').join(' OR ')}) ORDER BY id`)
+    .all(...targets, ...targets.map((t) => `%${t}%`))) as { actor: string; role: string; action: string; target: string; detail: string | null }[];
+  return lines.map((l) => ({ who: [l.actor, l.role, l.action, l.target], detail: l.detail }));
+}
+
+const olga = (action: string, target: string) => ['olga (operator)', 'operator', action, target];
+
+test('start: 401 without a session, 403 as viewer, 403 from another origin or Origin null, store unchanged; the operator’s own request works', async ({ page, context }) => {
+  const operatorCookie = await asOperator(page, context);
   const started = uniqueId('sec-start');
   const start = await capture(page, async () => {
     await page.goto('/runs/new');
@@ -97,9 +114,13 @@ test('every server action: 401 without a session, 403 as viewer, 403 from anothe
     await page.getByTestId('start-id').fill(started);
     await page.getByTestId('start-submit').click();
   });
-  await refusedThenAccepted('start', start, () => runStatus(started) === 'queued');
+  await refusedThenAccepted('start', start, operatorCookie, () => runStatus(started) === 'queued');
+  // Audited once, as olga the operator; the refused replays left no line.
+  expect(auditOf(started).map((l) => l.who)).toEqual([olga('start', started)]);
+});
 
-  // Pause, resume, cancel, retry: the run page's buttons, on a run in the status each needs.
+test('pause, resume, cancel and retry: each refused without a session, as viewer and cross-site, and audited once when the operator does it', async ({ page, context }) => {
+  const operatorCookie = await asOperator(page, context);
   const runId = uniqueId('sec-run');
   await store.createRun({ id: runId, workflow: 'agent-batch', inputJson: '{"count":2}', totalSteps: 2 });
   for (const [action, after] of [['pause', 'paused'], ['resume', 'queued'], ['cancel', 'cancelled'], ['retry', 'queued']] as const) {
@@ -107,22 +128,28 @@ test('every server action: 401 without a session, 403 as viewer, 403 from anothe
       await page.goto(`/runs/${encodeURIComponent(runId)}`);
       await page.getByTestId(`action-${action}`).click();
     });
-    await refusedThenAccepted(action, c, () => runStatus(runId) === after);
+    await refusedThenAccepted(action, c, operatorCookie, () => runStatus(runId) === after);
   }
+  expect(auditOf(runId).map((l) => l.who)).toEqual(['pause', 'resume', 'cancel', 'retry'].map((a) => olga(a, runId)));
+  // The run page's timeline shows its own audit lines.
+  await page.goto(`/runs/${encodeURIComponent(runId)}`);
+  await expect(page.getByTestId('timeline').getByTestId('audit-entry')).toHaveCount(4);
+});
 
-  // Expire, resolve and sweep orphaned claims on the claims page.
+test('expire, resolve and sweep of orphaned claims: each refused without a session, as viewer and cross-site, and audited once when the operator does it', async ({ page, context }) => {
+  const operatorCookie = await asOperator(page, context);
   const claimRun = uniqueId('sec-claims');
-  const [expireKey, resolveKey, sweepKey] = ['expire', 'resolve', 'sweep'].map((k) => `${claimRun}:${k}`);
+  const [expireKey, resolveKey, sweepKey] = ['expire', 'resolve', 'sweep'].map((k) => `${claimRun}:${k}`) as [string, string, string];
   const claimGone = (key: string) => readSecured((db) => db.prepare('SELECT 1 FROM claims WHERE idem_key = ?').get(key) === undefined);
 
-  await orphanClaim(store, claimRun, expireKey!);
+  await orphanClaim(store, claimRun, expireKey);
   const expire = await capture(page, async () => {
     await page.goto('/claims');
     await page.getByTestId(`expire-${expireKey}`).click();
   });
-  await refusedThenAccepted('expire', expire, () => claimGone(expireKey!));
+  await refusedThenAccepted('expire', expire, operatorCookie, () => claimGone(expireKey));
 
-  await orphanClaim(store, claimRun, resolveKey!);
+  await orphanClaim(store, claimRun, resolveKey);
   const resolve = await capture(page, async () => {
     await page.goto('/claims');
     await page.getByTestId(`resolve-${resolveKey}`).click();
@@ -130,33 +157,23 @@ test('every server action: 401 without a session, 403 as viewer, 403 from anothe
     await page.getByTestId('resolve-note').fill('checked the provider');
     await page.getByTestId('resolve-submit').click();
   });
-  await refusedThenAccepted('resolve', resolve, () => readSecured((db) =>
+  await refusedThenAccepted('resolve', resolve, operatorCookie, () => readSecured((db) =>
     (db.prepare('SELECT source FROM committed WHERE idem_key = ?').get(resolveKey) as { source: string } | undefined)?.source === 'manual'));
 
-  await orphanClaim(store, claimRun, sweepKey!);
+  await orphanClaim(store, claimRun, sweepKey);
   const sweep = await capture(page, async () => {
     await page.goto('/claims');
     await page.getByTestId('sweep-all').click();
     await page.getByTestId('sweep-confirm').click();
   });
-  await refusedThenAccepted('sweep', sweep, () => claimGone(sweepKey!));
+  await refusedThenAccepted('sweep', sweep, operatorCookie, () => claimGone(sweepKey));
 
-  // Each accepted action is in the audit log once, as olga the operator; the refused ones left no line.
-  const lines = readSecured((db) => db.prepare(`SELECT actor, role, action, target, detail FROM audit WHERE target IN (?, ?, ?, ?, ?) OR action = 'sweep' AND detail LIKE ? ORDER BY id`)
-    .all(started, runId, expireKey, resolveKey, sweepKey, `%${sweepKey}%`)) as { actor: string; role: string; action: string; target: string; detail: string | null }[];
-  expect(lines.map((l) => [l.actor, l.role, l.action, l.target])).toEqual([
-    ['olga (operator)', 'operator', 'start', started], ['olga (operator)', 'operator', 'pause', runId],
-    ['olga (operator)', 'operator', 'resume', runId], ['olga (operator)', 'operator', 'cancel', runId],
-    ['olga (operator)', 'operator', 'retry', runId], ['olga (operator)', 'operator', 'expire', expireKey],
-    ['olga (operator)', 'operator', 'resolve', resolveKey], ['olga (operator)', 'operator', 'sweep', '*'],
-  ]);
-  expect(lines.find((l) => l.action === 'resolve')?.detail).toBe('checked the provider');
-
-  // The audit page lists them, and the run page's timeline shows its own.
+  const lines = auditOf(expireKey, resolveKey, sweepKey);
+  expect(lines.map((l) => l.who)).toEqual([olga('expire', expireKey), olga('resolve', resolveKey), olga('sweep', '*')]);
+  expect(lines[1]?.detail).toBe('checked the provider');
+  // The audit page lists them.
   await page.goto('/audit');
-  await expect(page.getByTestId('audit-table')).toContainText(`olga (operator)`);
-  await page.goto(`/runs/${encodeURIComponent(runId)}`);
-  await expect(page.getByTestId('timeline').getByTestId('audit-entry')).toHaveCount(4);
+  await expect(page.getByTestId('audit-table')).toContainText('olga (operator)');
 });
 
 test('pages: a stranger is sent to /login and back; a viewer reads but is offered no mutation, and /runs/new is 403', async ({ page, request }) => {
