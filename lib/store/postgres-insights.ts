@@ -48,7 +48,10 @@ export abstract class PostgresInsights extends PostgresMetrics implements Insigh
   }
 
   async recentEvents(runId: string, options: { limit: number; outcome?: Outcome }): Promise<StepEvent[]> {
-    return (await this.query<StepEvent>(undefined, series.RECENT_EVENTS_SQL, [runId, options.outcome ?? null, options.limit])).rows;
+    const { rows } = options.outcome
+      ? await this.query<StepEvent>(undefined, series.RECENT_EVENTS_OF_OUTCOME_SQL, [runId, options.outcome, options.limit])
+      : await this.query<StepEvent>(undefined, series.RECENT_EVENTS_SQL, [runId, options.limit]);
+    return rows;
   }
 
   async countClaims(options: { claimTtlMs: number }): Promise<{ total: number; orphaned: number }> {

@@ -29,10 +29,21 @@ export const RECENT_STEPS_SQL = `SELECT step, "idemKey", "committedAt", "duratio
     FROM committed WHERE run_id = $1 ORDER BY coalesce(step, -1) DESC, idem_key COLLATE "C" DESC LIMIT $2) last
   ORDER BY o, k`;
 
-/** $1 run, $2 outcome or null, $3 limit. */
-export const RECENT_EVENTS_SQL = `SELECT * FROM (SELECT id::float8 AS id, run_id AS "runId", idem_key AS "idemKey", step,
-    outcome, count, duration_ms AS "durationMs", worker_id AS "workerId", detail, at
-  FROM step_events WHERE run_id = $1 AND ($2::text IS NULL OR outcome = $2) ORDER BY id DESC LIMIT $3) last ORDER BY id`;
+const EVENT_COLUMNS = `id::float8 AS id, run_id AS "runId", idem_key AS "idemKey", step, outcome, count,
+  duration_ms AS "durationMs", worker_id AS "workerId", detail, at`;
+
+/*
+ * The order is by step_events.id, not by the bare name: that would be the float8 output column, which no index
+ * serves, and PostgreSQL would sort every event of the run to return the last hundred.
+ */
+
+/** $1 run, $2 limit: the run's last events, read backwards from (run_id, id). */
+export const RECENT_EVENTS_SQL = `SELECT * FROM (SELECT ${EVENT_COLUMNS}
+  FROM step_events WHERE run_id = $1 ORDER BY step_events.id DESC LIMIT $2) last ORDER BY id`;
+
+/** $1 run, $2 outcome, $3 limit: from (run_id, outcome, id), so a run without such events costs one index probe. */
+export const RECENT_EVENTS_OF_OUTCOME_SQL = `SELECT * FROM (SELECT ${EVENT_COLUMNS}
+  FROM step_events WHERE run_id = $1 AND outcome = $2 ORDER BY step_events.id DESC LIMIT $3) last ORDER BY id`;
 
 /** $1 skew, $2 claim TTL s. */
 export const COUNT_CLAIMS_SQL = `SELECT count(*)::int AS total,

@@ -108,7 +108,12 @@ export const stepEvents = pgTable(
     detail: text('detail'),
     at: doublePrecision('at').notNull().default(sql`extract(epoch from now())`),
   },
-  (t) => [index('step_events_run').on(t.runId, t.id), index('step_events_key').on(t.idemKey)],
+  (t) => [
+    index('step_events_run').on(t.runId, t.id),
+    // A run's events of one outcome, newest first (the run page's key-reuse warnings), without walking the rest.
+    index('step_events_run_outcome').on(t.runId, t.outcome, t.id),
+    index('step_events_key').on(t.idemKey),
+  ],
 );
 
 export const workers = pgTable('workers', {

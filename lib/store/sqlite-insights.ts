@@ -63,10 +63,15 @@ export abstract class SqliteInsights extends SqliteMetrics implements InsightSto
   }
 
   async recentEvents(runId: string, options: { limit: number; outcome?: Outcome }): Promise<StepEvent[]> {
-    return guard(() => this.prepared<unknown[], StepEvent>(`SELECT * FROM (SELECT id, run_id AS runId, idem_key AS idemKey,
-        step, outcome, count, duration_ms AS durationMs, worker_id AS workerId, detail, at
-      FROM step_events WHERE run_id = ? AND (? IS NULL OR outcome = ?) ORDER BY id DESC LIMIT ?) ORDER BY id`)
-      .all(runId, options.outcome ?? null, options.outcome ?? null, options.limit));
+    // Two statements, not `(? IS NULL OR outcome = ?)`: each gets the index that answers it, (run_id, id) or
+    // (run_id, outcome, id), so a run with no events of the outcome costs one probe, not a walk of all its events.
+    const columns = `id, run_id AS runId, idem_key AS idemKey, step, outcome, count, duration_ms AS durationMs,
+      worker_id AS workerId, detail, at`;
+    return guard(() => (options.outcome
+      ? this.prepared<[string, string, number], StepEvent>(`SELECT * FROM (SELECT ${columns} FROM step_events
+          WHERE run_id = ? AND outcome = ? ORDER BY id DESC LIMIT ?) ORDER BY id`).all(runId, options.outcome, options.limit)
+      : this.prepared<[string, number], StepEvent>(`SELECT * FROM (SELECT ${columns} FROM step_events
+          WHERE run_id = ? ORDER BY id DESC LIMIT ?) ORDER BY id`).all(runId, options.limit)));
   }
 
   async countClaims(options: { claimTtlMs: number }): Promise<{ total: number; orphaned: number }> {

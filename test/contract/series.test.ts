@@ -55,6 +55,16 @@ describe.each(list)('run series on $name', (backend) => {
     expect(slices.reduce((sum, b) => sum + b.skipped, 0)).toBe(1);
   });
 
+  it('the last events of one outcome among others: the newest `limit` of them, oldest first, no other outcome', async () => {
+    const outcomes = ['failed', 'key_reuse', 'failed', 'key_reuse', 'expired', 'key_reuse', 'failed'] as const;
+    for (const [step, outcome] of outcomes.entries()) await store.recordEvent({ runId: 'mixed', outcome, step, idemKey: `k${step}` });
+    await store.recordEvent({ runId: 'other', outcome: 'key_reuse', step: 99, idemKey: 'other:k' });
+    expect((await store.recentEvents('mixed', { limit: 2, outcome: 'key_reuse' })).map((e) => e.step)).toEqual([3, 5]);
+    expect((await store.recentEvents('mixed', { limit: 10, outcome: 'failed' })).map((e) => e.step)).toEqual([0, 2, 6]);
+    expect((await store.recentEvents('mixed', { limit: 3 })).map((e) => [e.step, e.outcome])).toEqual([[4, 'expired'], [5, 'key_reuse'], [6, 'failed']]);
+    expect((await store.recentEvents('mixed', { limit: 10, outcome: 'resolved' }))).toEqual([]);
+  });
+
   it('claims page by keyset cursor without gaps or repeats, and are counted without listing them', async () => {
     await store.seedDemo({ runs: 100, steps: 4 });
     // Runs 0, 10, … 90 are running with one claim each; those with an even tens digit are orphaned.

@@ -1,0 +1,1 @@
+CREATE INDEX `step_events_run_outcome` ON `step_events` (`run_id`,`outcome`,`id`);
