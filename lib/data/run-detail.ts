@@ -34,7 +34,7 @@ export interface RunDetail {
 
 /** Rows of the committed table per page, and events on the timeline: what a page can render in a few ms. */
 export const COMMITTED_PAGE = 50;
-export const TIMELINE_EVENTS = 100;
+export const TIMELINE_EVENTS = 50;
 
 /** Enough recent steps for the ETA's last minute and a current median step time, read backwards from an index. */
 const RECENT_STEPS = 200;

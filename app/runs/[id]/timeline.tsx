@@ -59,26 +59,25 @@ export function Timeline({ events, audit, now, truncated }: { events: StepEvent[
   );
 }
 
+/**
+ * Seven elements at most: the timeline is most of the run page's markup, and a page's cost to render grows with
+ * its elements. The step and the worker line are text in a styled box, not spans of their own.
+ */
 function EventItem({ event, now }: { event: StepEvent; now: number }) {
   const iso = new Date(event.at * 1000).toISOString();
+  const by = [event.workerId, event.durationMs === null ? null : `${Math.round(event.durationMs)} ms`].filter((part) => part !== null).join(' · ');
   return (
     <li data-testid={`event-${event.outcome}`} className="wb-event">
       <div className="wb-event-head">
         <OutcomeBadge outcome={event.outcome} />
-        {event.count > 1 && <span className="text-xs font-medium tabular-nums" data-testid="event-count">×{event.count}</span>}
-        {event.step !== null && <span className="text-xs wb-soft">step {event.step}</span>}
+        {event.count > 1 && <span className="font-medium tabular-nums text-zinc-900 dark:text-zinc-100" data-testid="event-count">×{event.count}</span>}
+        {event.step !== null && `step ${event.step}`}
         <time dateTime={iso} title={iso} className="wb-event-time">
           {relative(event.at, now)}
         </time>
       </div>
       {event.idemKey && <div className="wb-event-key">{event.idemKey}</div>}
-      {(event.workerId || event.durationMs !== null) && (
-        <div className="mt-0.5 text-xs wb-quiet">
-          {event.workerId && <span className="break-all">{event.workerId}</span>}
-          {event.workerId && event.durationMs !== null && ' · '}
-          {event.durationMs !== null && <span className="tabular-nums">{Math.round(event.durationMs)} ms</span>}
-        </div>
-      )}
+      {by && <div className="wb-event-by">{by}</div>}
       {event.detail && <p className="wb-event-detail">{event.detail}</p>}
     </li>
   );
