@@ -156,6 +156,7 @@ ev AS (INSERT INTO step_events (run_id, idem_key, step, outcome, count, worker_i
 SELECT EXISTS (SELECT 1 FROM claims WHERE idem_key = $1) AS "claimSeen",
   (SELECT count(*) FROM ins)::int AS inserted`;
 
+/** Ordered by the column, not the float8 alias `id` (no index serves the alias): (run_id, id) reads it in order. */
 export const LIST_EVENTS_SQL = `SELECT id::float8 AS id, run_id AS "runId", idem_key AS "idemKey", step, outcome, count,
   duration_ms AS "durationMs", worker_id AS "workerId", detail, at
-  FROM step_events WHERE run_id = $1 AND id > $2 ORDER BY step_events.id LIMIT $3`; // the column, not the float8 alias: (run_id, id) serves it
+  FROM step_events WHERE run_id = $1 AND id > $2 ORDER BY step_events.id LIMIT $3`;
