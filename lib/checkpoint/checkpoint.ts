@@ -11,8 +11,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AwaitTimeoutError, IdempotencyKeyReuseError, LeaseLostError } from '../errors';
-import type { ClaimOutcome, ClaimRequest, CommittedRow, ProgressWrite, Store } from '../store/types';
+import { AwaitTimeoutError, IdempotencyKeyReuseError, LeaseLostError, WaybillError } from '../errors';
+import type { ClaimOutcome, ClaimRequest, CommitRequest, CommittedRow, ProgressWrite, Store } from '../store/types';
 import { LeaseKeeper } from './lease';
 import { StepCall, type StepContext } from './step-call';
 
@@ -63,8 +63,11 @@ export class Checkpoint {
   private pending = { executed: 0, skipped: 0, awaited: 0 };
   /** How long our last progress write took; the next write stores it as the run's save cost. */
   private lastSaveMs: number | null = null;
-  /** The next key's claim, made by the last commit; outcome null when a lost reply left it unknown. */
-  private ahead: { idemKey: string; token: string; step: number | null; outcome: ClaimOutcome | null } | null = null;
+  /**
+   * The next key's claim, made by the last commit; outcome null when a lost reply left it unknown. `sentAt`
+   * (performance.now() when the commit was sent) dates the lease it was taken with.
+   */
+  private ahead: Ahead | null = null;
 
   constructor(readonly store: Store, readonly runId: string, options: CheckpointOptions = {}) {
     this.workerId = options.workerId ?? null;
@@ -98,7 +101,10 @@ export class Checkpoint {
     if (ahead?.idemKey === idemKey) {
       this.ahead = null;
       token = ahead.token;
-      early = ahead.outcome;
+      // A claim taken ahead is only as good as its lease. Taken a while ago (the caller did other work between
+      // steps), it is claimed again with the same token: renewed if still ours, else held or committed by
+      // whoever took it over meanwhile. Executing on the old answer would run the step beside its new holder.
+      early = ahead.outcome?.kind === 'claimed' && performance.now() - ahead.sentAt > this.leaseMs / 3 ? null : ahead.outcome;
     } else {
       if (ahead) await this.releaseAhead();
       token = randomUUID();
@@ -133,7 +139,11 @@ export class Checkpoint {
   async releaseAhead(): Promise<void> {
     const ahead = this.ahead;
     this.ahead = null;
-    if (!ahead || ahead.outcome?.kind === 'committed' || ahead.outcome?.kind === 'held') return;
+    if (ahead) await this.release(ahead);
+  }
+
+  private async release(ahead: Ahead): Promise<void> {
+    if (ahead.outcome?.kind === 'committed' || ahead.outcome?.kind === 'held') return;
     await this.store.releaseClaim({ idemKey: ahead.idemKey, token: ahead.token, runId: this.runId, step: ahead.step,
       workerId: this.workerId, durationMs: 0, error: null });
   }
@@ -170,23 +180,54 @@ export class Checkpoint {
       });
       throw reason;
     }
-    keeper.stop();
     const committing = performance.now();
     const durationMs = committing - started;
     const progress = options.progress ? this.progressWrite(options.progress.step, options.progress.state, 1) : undefined;
     const next = options.next;
     const nextToken = next ? randomUUID() : '';
-    const nextOutcome = await this.store.commit({
-      idemKey, token, runId: this.runId, resultJson: JSON.stringify(result) ?? 'null', step, fingerprint,
-      workerId: this.workerId, durationMs, progress,
-      next: next ? this.claimRequest(next.idemKey, nextToken, next.step ?? null, 1) : undefined,
-    });
-    if (next) this.ahead = { idemKey: next.idemKey, token: nextToken, step: next.step ?? null, outcome: nextOutcome };
+    let nextOutcome: ClaimOutcome | null;
+    try {
+      // The keeper renews until the commit is settled: a commit retried through an outage keeps its claim.
+      nextOutcome = await this.commitSettled({
+        idemKey, token, runId: this.runId, resultJson: JSON.stringify(result) ?? 'null', step, fingerprint,
+        workerId: this.workerId, durationMs, progress,
+        next: next ? this.claimRequest(next.idemKey, nextToken, next.step ?? null, 1) : undefined,
+      });
+    } finally {
+      keeper.stop();
+    }
+    if (next) {
+      // Two runOnce calls in flight on one checkpoint: the other's claim ahead is given back, not forgotten.
+      const previous = this.ahead;
+      this.ahead = { idemKey: next.idemKey, token: nextToken, step: next.step ?? null, outcome: nextOutcome, sentAt: committing };
+      if (previous) await this.release(previous);
+    }
     if (progress) {
       this.lastSaveMs = performance.now() - committing;
       this.pending = { executed: 0, skipped: 0, awaited: 0 };
     } else this.pending.executed++;
     return { result, status: 'executed' };
+  }
+
+  /**
+   * The side effect has run, so its result must land under this token: otherwise the step runs again once the
+   * lease passes. A transient failure that outlived the store's own retries (SQLite busy past its timeout,
+   * PostgreSQL away) is retried here with the same token, the keeper renewing the claim meanwhile; a retry
+   * that finds its claim gone recognises its earlier attempt's row (mayHaveLanded). A refusal (LeaseLostError)
+   * or a permanent error ends it at once; an outage longer than COMMIT_PATIENCE leases, too.
+   */
+  private async commitSettled(request: CommitRequest): Promise<ClaimOutcome | null> {
+    const deadline = performance.now() + Math.max(COMMIT_PATIENCE * this.leaseMs, 60_000);
+    let delay = 50;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.store.commit(attempt === 0 ? request : { ...request, mayHaveLanded: true });
+      } catch (error) {
+        if (!(error instanceof WaybillError && error.transient) || performance.now() >= deadline) throw error;
+      }
+      await sleep(delay * (0.5 + Math.random() / 2));
+      delay = Math.min(delay * 2, 5_000);
+    }
   }
 
   private claimRequest(idemKey: string, token: string, step: number | null, attempt: number): ClaimRequest {
@@ -200,6 +241,17 @@ export class Checkpoint {
       saveMs: this.lastSaveMs,
     };
   }
+}
+
+/** How many leases' time a commit keeps retrying through an outage before it gives up (and the step is in doubt). */
+const COMMIT_PATIENCE = 10;
+
+interface Ahead {
+  idemKey: string;
+  token: string;
+  step: number | null;
+  outcome: ClaimOutcome | null;
+  sentAt: number;
 }
 
 function describe(error: unknown): string {

@@ -143,7 +143,7 @@ export class PostgresStore extends PostgresPrune implements Store, RunStore, Ins
       p?.runId ?? null, p?.step ?? null, p?.stateJson ?? null, p?.executed ?? null, p?.skipped ?? null, p?.awaited ?? null];
     const next = n ? [n.idemKey, n.runId, n.token, n.workerId, n.step, n.attempt, n.leaseMs / 1000, n.claimTtlMs / 1000]
       : [null, null, null, null, null, null, null, null];
-    let outcomeUnknown = false;
+    let outcomeUnknown = r.mayHaveLanded ?? false;
     const settled = await withRetry('commit', async (): Promise<{ next: ClaimOutcome | null } | { lost: string | undefined }> => {
       const row = (await this.pool.query<{ deleted: number; inserted: number; heldByUs: boolean; next: ClaimResult | null }>(
         { name: 'waybill_commit', text: sql.COMMIT_SQL, values: [...values, this.skew(), p?.saveMs ?? null, ...next] })).rows[0]!;

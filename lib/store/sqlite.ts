@@ -117,7 +117,10 @@ export class SqliteStore extends SqlitePrune implements Store, RunStore, Insight
     const now = this.now();
     try {
       return this.tx(() => {
-        if (this.s.deleteOwnClaim.run(r.idemKey, r.token).changes === 0) throw new LeaseLostError(r.idemKey);
+        if (this.s.deleteOwnClaim.run(r.idemKey, r.token).changes === 0) {
+          if (r.mayHaveLanded && this.landed(r)) return null;
+          throw new LeaseLostError(r.idemKey);
+        }
         const inserted = this.s.insertCommitted.run(r.idemKey, r.runId, r.resultJson, now, r.step, r.fingerprint,
           r.workerId, r.durationMs, 'executed');
         if (inserted.changes === 0) {
@@ -133,6 +136,17 @@ export class SqliteStore extends SqlitePrune implements Store, RunStore, Insight
       }
       throw error;
     }
+  }
+
+  /**
+   * Whether this commit's row is in the table: the same worker, run, step, fingerprint, result and duration
+   * (measured to a fraction of a microsecond, so no other call's). A failed SQLite transaction rolls back, so
+   * this only answers true to a caller that retries a commit whose answer it never got.
+   */
+  private landed(r: CommitRequest): boolean {
+    return this.prepared<unknown[], unknown>(`SELECT 1 FROM committed WHERE idem_key = ? AND source = 'executed' AND run_id = ?
+      AND result_json = ? AND step IS ? AND fingerprint IS ? AND worker_id IS ? AND duration_ms = ?`)
+      .get(r.idemKey, r.runId, r.resultJson, r.step, r.fingerprint, r.workerId, r.durationMs) !== undefined;
   }
 
   async releaseClaim(r: ReleaseRequest): Promise<void> {

@@ -100,6 +100,12 @@ export interface CommitRequest {
    * its next step pays one transaction (one disk flush) per executed step instead of two.
    */
   next?: ClaimRequest;
+  /**
+   * An earlier attempt of this same commit (same token, result and duration) failed without an answer and may
+   * have landed. If the claim is gone, a committed row matching this request is that attempt's own, and the
+   * commit succeeded; its next claim, if it asked for one, is then unknown (null).
+   */
+  mayHaveLanded?: boolean;
 }
 
 export interface ReleaseRequest {
