@@ -129,16 +129,18 @@ export class Worker {
       // a second: the renewal is where the worker learns the run's status.
     }, Math.min(this.o.runLeaseMs / 3, this.o.heartbeatMs));
     const betweenSteps = AbortSignal.any([interrupted.signal, this.draining.signal]);
+    const checkpoint = new Checkpoint(store, run.id, {
+      workerId: this.id, leaseMs: this.o.claimLeaseMs, claimTtlMs: this.o.claimTtlMs,
+    });
     try {
       const workflow = registry.get(run.workflow);
       const input = registry.parseInput(run.workflow, JSON.parse(run.inputJson));
-      const checkpoint = new Checkpoint(store, run.id, {
-        workerId: this.id, leaseMs: this.o.claimLeaseMs, claimTtlMs: this.o.claimTtlMs,
-      });
       const retry = { ...this.o.retry, maxAttempts: workflow.maxAttempts ?? this.o.retry.maxAttempts };
       const ctx = new RunContext(run.id, checkpoint, betweenSteps, log, retry, interrupted.signal);
       log.info('run started', { attempt: run.attempts });
-      const output = await workflow.run(ctx, input);
+      // However the workflow ends, a claim its last step took ahead for a step it did not run goes back before
+      // the run does: left, it would sit out its lease and then look like a side effect in doubt.
+      const output = await workflow.run(ctx, input).finally(() => checkpoint.releaseAhead().catch(() => undefined));
       if (await store.finishRun(run.id, this.id, { status: 'completed', outputJson: JSON.stringify(output) ?? 'null' })) {
         log.info('run completed');
       } else {

@@ -38,7 +38,18 @@ const counter = defineWorkflow({
   },
 });
 
-const registry = new WorkflowRegistry([counter]);
+/** A workflow of its own steps: it names its next key in a commit, then fails before running it. */
+const aheadThenFail = defineWorkflow({
+  name: 'ahead-then-fail',
+  input: z.object({}),
+  maxAttempts: 1,
+  async run(ctx) {
+    await ctx.runOnce(`${ctx.runId}:first`, () => 'done', { step: 0, next: { idemKey: `${ctx.runId}:second`, step: 1 } });
+    throw new Error('the model said no');
+  },
+});
+
+const registry = new WorkflowRegistry([counter, aheadThenFail]);
 const workers: Worker[] = [];
 function worker(): Promise<void> {
   const w = new Worker({ store, registry, pollMs: 10, heartbeatMs: 50, retry: { baseMs: 1, maxMs: 5 } });
@@ -90,6 +101,17 @@ describe('engine', () => {
     expect((await store.loadProgress('r1'))).toMatchObject({ step: 5, executed: 5, skipped: 0 });
     workers[0]!.stop();
     await done;
+  });
+
+  it('gives back the claim a workflow took ahead and never used when the workflow fails: no claim left in doubt', async () => {
+    await startRun(store, registry, { workflow: 'ahead-then-fail', input: {}, id: 'r-ahead' });
+    void worker();
+    await until(statusIs('r-ahead', 'failed'), 'failure');
+    expect((await store.getRun('r-ahead'))?.error).toBe('the model said no');
+    expect((await store.listCommitted('r-ahead')).map((c) => c.idemKey)).toEqual(['r-ahead:first']);
+    // The second step's claim, taken in the first step's commit, went back with no failed event: it never ran.
+    expect(await store.listClaims({ runId: 'r-ahead', claimTtlMs: 30_000 })).toEqual([]);
+    expect((await store.listEvents('r-ahead')).map((e) => e.outcome)).toEqual([]);
   });
 
   it('fails the run with the error once maxAttempts is spent', async () => {
