@@ -27,13 +27,20 @@ const counters = z.strictObject({ executed: count.optional(), skipped: count.opt
 /** Any JSON value, `null` included; only a missing one is refused. */
 const anyJson = z.unknown().refine((v) => v !== undefined, 'is required');
 const token = z.string({ error: typeError('a string') }).min(1, 'must not be empty').max(128, 'must be at most 128 characters');
+/**
+ * A token the client makes itself for a claim. The server's own is lost with a lost reply, and the client's
+ * retry then finds the key held (by itself) for a whole lease; with its own, the retry finds the claim its own.
+ * Long and random enough that no other client guesses it.
+ */
+const clientToken = z.string({ error: typeError('a string') })
+  .regex(/^[A-Za-z0-9_-]{16,128}$/, 'must be 16-128 letters, digits, - or _ (a random UUID will do)');
 const duration = z.number({ error: typeError('a number') }).min(0, 'must be ≥ 0').max(1e10, 'must be at most 1e10');
 
 export const progressBody = z.strictObject({ step: stepNumber, state: anyJson, counters: counters.optional() });
 
 export const claimBody = z.strictObject({
   runId: runRef, key: idemKey, fingerprint: fingerprint.optional(), leaseMs: leaseMs.optional(),
-  step: stepNumber.optional(), workerId: workerId.optional(),
+  step: stepNumber.optional(), workerId: workerId.optional(), token: clientToken.optional(),
 });
 
 export const renewBody = z.strictObject({ key: idemKey, token, leaseMs: leaseMs.optional() });
@@ -43,7 +50,7 @@ export const commitBody = z.strictObject({
   workerId: workerId.optional(), durationMs: duration.optional(),
   progress: z.strictObject({ step: stepNumber, state: anyJson, counters: counters.optional() }).optional(),
   /** The client's next key, claimed in the commit's transaction: one round trip per step instead of two. */
-  next: z.strictObject({ key: idemKey, step: stepNumber.optional(), leaseMs: leaseMs.optional() }).optional(),
+  next: z.strictObject({ key: idemKey, step: stepNumber.optional(), leaseMs: leaseMs.optional(), token: clientToken.optional() }).optional(),
 });
 
 export const releaseBody = z.strictObject({
@@ -62,7 +69,7 @@ export async function saveProgress(store: Store, runId: string, body: z.output<t
 }
 
 export async function claim(store: Store, body: z.output<typeof claimBody>, options: ProtocolOptions) {
-  const token = randomUUID();
+  const token = body.token ?? randomUUID();
   const outcome = await store.claim({
     idemKey: body.key, runId: body.runId, token, workerId: body.workerId ?? null, step: body.step ?? null, attempt: 1,
     leaseMs: body.leaseMs ?? options.leaseMs, claimTtlMs: options.claimTtlMs,
@@ -109,7 +116,7 @@ export async function renew(store: Store, body: z.output<typeof renewBody>, opti
 export async function commit(store: Store, body: z.output<typeof commitBody>, options: ProtocolOptions) {
   const durationMs = body.durationMs ?? (await heldSince(store, body.runId, body.key, body.token, options));
   const progress = body.progress ? progressWrite(body.runId, body.progress, 1) : undefined;
-  const nextToken = randomUUID();
+  const nextToken = body.next?.token ?? randomUUID();
   const next = body.next && {
     idemKey: body.next.key, runId: body.runId, token: nextToken, workerId: body.workerId ?? null, step: body.next.step ?? null,
     attempt: 1, leaseMs: body.next.leaseMs ?? options.leaseMs, claimTtlMs: options.claimTtlMs,
@@ -119,6 +126,10 @@ export async function commit(store: Store, body: z.output<typeof commitBody>, op
     nextOutcome = await store.commit({
       idemKey: body.key, token: body.token, runId: body.runId, resultJson: JSON.stringify(body.result),
       step: body.step ?? null, fingerprint: body.fingerprint ?? null, workerId: body.workerId ?? null, durationMs, progress, next,
+      // A client that names itself and says how long its side effect took sends the same commit again after a
+      // lost reply: if its claim is gone, a row with this worker, result and duration is that earlier attempt's,
+      // and it succeeded. (Without durationMs the server measures it, differently each time.)
+      mayHaveLanded: body.durationMs !== undefined && body.workerId !== undefined,
     });
   } catch (error) {
     if (error instanceof LeaseLostError && body.fingerprint !== undefined) {

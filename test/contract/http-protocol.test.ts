@@ -35,6 +35,27 @@ describe.each(list)('HTTP checkpoint protocol on $name', (backend) => {
     expect(await store.listClaims({ claimTtlMs: OPTIONS.claimTtlMs })).toEqual([]);
   });
 
+  it('retries after lost replies: a claim with the client\'s own token finds it its own, a commit (and its next claim) is recognised', async () => {
+    const token = 'client-token-0000000001';
+    const body = { runId: 'r', key: 'r:step:0', step: 0, workerId: 'py-1', token };
+    expect(await claim(store, body, OPTIONS)).toMatchObject({ outcome: 'claimed', token, attempt: 1 });
+    // The reply was lost; the client asks again with the same token: still its claim, not held by a stranger.
+    expect(await claim(store, body, OPTIONS)).toMatchObject({ outcome: 'claimed', token, attempt: 1 });
+    const commitBody = { runId: 'r', key: 'r:step:0', token, result: { n: 0 }, step: 0, workerId: 'py-1', durationMs: 41.5,
+      next: { key: 'r:step:1', step: 1, token: 'client-token-0000000002' } };
+    expect(await commit(store, commitBody, OPTIONS)).toMatchObject({ committed: true, next: { outcome: 'claimed', token: 'client-token-0000000002' } });
+    // That reply was lost too: the same commit again succeeds, and the next key is still the client's.
+    expect(await commit(store, commitBody, OPTIONS)).toMatchObject({ committed: true, next: { outcome: 'claimed', token: 'client-token-0000000002' } });
+    expect(await store.countCommitted('r')).toBe(1);
+    expect((await store.listEvents('r')).map((e) => e.outcome)).toEqual([]);
+    // Another worker's commit, or one with another result, is still no retry of this one.
+    await expect(commit(store, { ...commitBody, workerId: 'py-2' }, OPTIONS)).rejects.toMatchObject({ code: 'LEASE_LOST' });
+    await expect(commit(store, { ...commitBody, result: { n: 1 } }, OPTIONS)).rejects.toMatchObject({ code: 'LEASE_LOST' });
+    expect((await store.getCommitted('r:step:0'))?.resultJson).toBe('{"n":0}');
+    expect((await store.listClaims({ claimTtlMs: OPTIONS.claimTtlMs })).map((c) => [c.idemKey, c.token]))
+      .toEqual([['r:step:1', 'client-token-0000000002']]);
+  });
+
   it('a stale token cannot renew, commit or release: LEASE_LOST and nothing written', async () => {
     const first = await claim(store, { runId: 'r', key: 'k' }, OPTIONS);
     if (first.outcome !== 'claimed') throw new Error('expected claimed');
