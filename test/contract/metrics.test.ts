@@ -110,4 +110,54 @@ describe.each(list)('metricsSnapshot on $name', (backend) => {
     await h.exec("DELETE FROM committed WHERE idem_key LIKE 'a%'");
     expect((await snap()).steps.executed).toBe(7);
   });
+  // SQLite's `committed` has a TEXT key, so its rowid is not AUTOINCREMENT: once the newest rows are deleted,
+  // new rows take rowids at or below the watermark. SQLite notices the row at its watermark is gone and
+  // recounts what remains, a counter reset (3 -> 2, which Prometheus reads as an increase of 2). PostgreSQL
+  // reads by time, so nothing is reused there and the counter keeps growing (3 -> 5).
+  it('counts steps committed after the newest committed rows were deleted', async () => {
+    const snap = () => store.metricsSnapshot({ claimTtlMs: 60_000, boundsMs: BOUNDS, settleMs: 0 });
+    for (let i = 0; i < 3; i++) {
+      await claim(`a${i}`, `ta${i}`);
+      await commit(`a${i}`, `ta${i}`, 5);
+    }
+    expect((await snap()).steps.executed).toBe(3);
+    await h.exec('DELETE FROM committed');
+    for (let i = 0; i < 2; i++) {
+      await claim(`b${i}`, `tb${i}`);
+      await commit(`b${i}`, `tb${i}`, 50);
+    }
+    const m = await snap();
+    if (backend.name === 'sqlite') {
+      expect(m.steps.executed).toBe(2);
+      expect(m.stepDurations.executed).toEqual({ boundsMs: BOUNDS, counts: [0, 2, 2], count: 2, sumMs: 100 });
+    } else {
+      expect(m.steps.executed).toBe(5);
+      expect(m.stepDurations.executed).toEqual({ boundsMs: BOUNDS, counts: [3, 5, 5], count: 5, sumMs: 115 });
+    }
+  });
+
+  // The same keys committed again after a prune take the same rowids on SQLite, the newest one the
+  // watermark's: the key alone would say the row there is the one already counted; its commit time does not.
+  it('counts a key committed again after its row was deleted', async () => {
+    const snap = () => store.metricsSnapshot({ claimTtlMs: 60_000, boundsMs: BOUNDS, settleMs: 0 });
+    for (let i = 0; i < 3; i++) {
+      await claim(`a${i}`, `ta${i}`);
+      await commit(`a${i}`, `ta${i}`, 5);
+    }
+    expect((await snap()).steps.executed).toBe(3);
+    await h.exec('DELETE FROM committed');
+    // SQLite's ManualClock stands still unless moved; PostgreSQL's moves by itself.
+    if (backend.name === 'sqlite') await h.elapse(1000);
+    for (let i = 0; i < 3; i++) {
+      await claim(`a${i}`, `tb${i}`);
+      await commit(`a${i}`, `tb${i}`, 50);
+    }
+    const m = await snap();
+    if (backend.name === 'sqlite') {
+      expect(m.steps.executed).toBe(3);
+      expect(m.stepDurations.executed).toEqual({ boundsMs: BOUNDS, counts: [0, 3, 3], count: 3, sumMs: 150 });
+    } else {
+      expect(m.steps.executed).toBe(6);
+    }
+  });
 });
