@@ -4,8 +4,11 @@
  * scrape reads only the rows written since the last one. Counting a million rows on every scrape took seconds
  * (and on SQLite, seconds of a blocked event loop). The first scrape of a process reads the history once.
  *
- * Rows pruned later stay counted: the totals only grow, as Prometheus counters must. Each process counts on
- * its own, so two dashboard processes agree unless a prune ran between their first scrapes.
+ * Rows pruned later stay counted: the totals only grow, as Prometheus counters must, with one exception: on
+ * SQLite, when the row at the `committed` watermark is gone or renumbered, rowids at or below the mark may be
+ * handed out again, so the executed counts start over from the rows that remain (a counter reset, which
+ * Prometheus's rate() and increase() take in their stride). Each process counts on its own, so two
+ * dashboard processes agree unless a prune ran between their first scrapes.
  */
 import type { HistogramRow } from './histogram';
 import { METRIC_OUTCOMES, type DurationHistogram, type MetricOutcome } from './types';
@@ -16,6 +19,8 @@ export class MetricsTally {
   /** How far `committed` and `step_events` have been read: a backend's own cursor (rowid, id or time). */
   committedMark = Number.NEGATIVE_INFINITY;
   eventsMark = Number.NEGATIVE_INFINITY;
+  /** SQLite: the row at `committedMark` when it was read, to tell whether it is still the one there. */
+  committedMarkRow: { idemKey: string; committedAt: number } | undefined;
 
   constructor(readonly boundsMs: readonly number[]) {
     const empty = (): DurationHistogram => ({ boundsMs: [...boundsMs], counts: boundsMs.map(() => 0), count: 0, sumMs: 0 });
@@ -34,6 +39,17 @@ export class MetricsTally {
     while (this.advancing) await this.advancing.catch(() => undefined);
     this.advancing = advance().finally(() => (this.advancing = undefined));
     return this.advancing;
+  }
+
+  /** Forgets what `committed` contributed, to count it again from its first row. */
+  resetExecuted(): void {
+    this.steps.executed = 0;
+    const h = this.durations.executed;
+    h.counts.fill(0);
+    h.count = 0;
+    h.sumMs = 0;
+    this.committedMark = Number.NEGATIVE_INFINITY;
+    this.committedMarkRow = undefined;
   }
 
   /** Adds a chunk's bucket counts (n, total, b0…bN as the SQL names them) to one histogram. */

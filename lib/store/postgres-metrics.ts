@@ -72,10 +72,11 @@ export abstract class PostgresMetrics extends PostgresAudit implements Pick<Insi
   }
 
   /**
-   * Reads what was written since the last scrape: committed rows by committed_at (indexed), events by id,
-   * both only up to `settle` seconds ago by the database clock. Times and ids are taken when a statement
-   * starts, not when it commits, so the newest rows may still become visible out of order; none is older
-   * than the settle time.
+   * Reads what was written since the last scrape: committed rows by committed_at, events by at (both
+   * indexed), in (mark, cutoff], the cutoff `settle` seconds ago by the database clock. Times are taken when
+   * a statement starts, not when it commits, so the newest rows may become visible out of order; none is
+   * older than the settle time. Ids are no better: an event's id is taken at insert, after its time, so a
+   * lower id can carry a later time, and a mark on ids would skip it for good.
    */
   private advance(tally: MetricsTally, settle: number): Promise<void> {
     return tally.exclusive(() => this.advanceOnce(tally, settle));
@@ -86,22 +87,23 @@ export abstract class PostgresMetrics extends PostgresAudit implements Pick<Insi
     const n = bounds.length;
     const cols = histogramColumns('duration_ms', n);
     const cutoff = (await this.query<{ t: number }>(undefined, `SELECT ${NOW} - $2::float8 AS t`, [this.skew(), settle])).rows[0]!.t;
-    const from = Number.isFinite(tally.committedMark) ? tally.committedMark : null;
+    const since = (mark: number) => (Number.isFinite(mark) ? mark : null);
     const committed = await this.query<HistogramRow & { executed: number }>(undefined, `SELECT count(*)::float8 AS executed, ${cols}
       FROM committed WHERE source = 'executed' AND ($${n + 1}::float8 IS NULL OR committed_at > $${n + 1}) AND committed_at <= $${n + 2}`,
-    [...bounds, from, cutoff]);
-    const events = await this.query<HistogramRow & { outcome: MetricOutcome; count: number; top: number }>(undefined,
-      `SELECT outcome, coalesce(sum(count), 0)::float8 AS count, max(id)::float8 AS top, ${cols} FROM step_events
-      WHERE id > $${n + 1} AND at <= $${n + 2} AND (${COUNTED_EVENTS}) GROUP BY outcome`,
-    [...bounds, Number.isFinite(tally.eventsMark) ? tally.eventsMark : 0, cutoff]);
+    [...bounds, since(tally.committedMark), cutoff]);
+    const events = await this.query<HistogramRow & { outcome: MetricOutcome; count: number }>(undefined,
+      `SELECT outcome, coalesce(sum(count), 0)::float8 AS count, ${cols} FROM step_events
+      WHERE ($${n + 1}::float8 IS NULL OR at > $${n + 1}) AND at <= $${n + 2} AND (${COUNTED_EVENTS}) GROUP BY outcome`,
+    [...bounds, since(tally.eventsMark), cutoff]);
     // An executed step is its committed row: no `executed` event is written (README, Design).
     tally.steps.executed += committed.rows[0]?.executed ?? 0;
     tally.addDurations('executed', committed.rows[0]);
-    tally.committedMark = cutoff;
     for (const row of events.rows) {
       tally.steps[row.outcome] += row.count;
       if (row.outcome === 'failed' || row.outcome === 'lease_lost') tally.addDurations(row.outcome, row);
-      tally.eventsMark = Math.max(tally.eventsMark, row.top);
     }
+    // The database clock can step back: a mark moved back with it would count (mark', mark] again.
+    tally.committedMark = Math.max(tally.committedMark, cutoff);
+    tally.eventsMark = Math.max(tally.eventsMark, cutoff);
   }
 }

@@ -113,6 +113,8 @@ export const stepEvents = pgTable(
     // A run's events of one outcome, newest first (the run page's key-reuse warnings), without walking the rest.
     index('step_events_run_outcome').on(t.runId, t.outcome, t.id),
     index('step_events_key').on(t.idemKey),
+    // The metrics scrape reads events written since its last one by time (postgres-metrics.ts).
+    index('step_events_at').on(t.at),
   ],
 );
 

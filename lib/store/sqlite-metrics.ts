@@ -2,7 +2,7 @@
  * The metrics scrape on SQLite: counts and histograms computed by the database at scrape time, so every
  * worker's steps are counted whichever process serves /api/metrics. Histogram buckets are counted with
  * one SUM(CASE …) per bound: a scrape never loads rows. What only grows (steps, step durations) is kept as
- * running totals and advanced by rowid (metrics-tally.ts); the rest is small and read whole.
+ * running totals and advanced by rowid and event id (metrics-tally.ts); the rest is small and read whole.
  */
 import { toHistogram, type HistogramRow } from './histogram';
 import { SqliteAudit } from './sqlite-audit';
@@ -72,8 +72,10 @@ export abstract class SqliteMetrics extends SqliteAudit implements Pick<InsightS
   }
 
   /**
-   * Reads the committed rows and events written since the last scrape, by rowid: SQLite hands rowids out in
-   * commit order (one writer at a time), so nothing below the watermark can appear later.
+   * Reads the committed rows and events written since the last scrape. Events by id, which is AUTOINCREMENT:
+   * handed out in commit order (one writer at a time) and never reused, so nothing can appear below the
+   * mark. `committed` by rowid, which is not: its key is TEXT, so a new row takes max(rowid) + 1, at or below
+   * the mark once the newest rows are deleted, and VACUUM may renumber every row.
    */
   private advance(tally: MetricsTally): Promise<void> {
     return tally.exclusive(() => this.advanceOnce(tally));
@@ -82,17 +84,8 @@ export abstract class SqliteMetrics extends SqliteAudit implements Pick<InsightS
   private async advanceOnce(tally: MetricsTally): Promise<void> {
     const bounds = Object.fromEntries(tally.boundsMs.map((b, i) => [`b${i}`, b]));
     const cols = histogramColumns('duration_ms', tally.boundsMs.length);
-    const committedTop = guard(() => this.db.prepare<[], { top: number | null }>('SELECT max(rowid) AS top FROM committed').get()!.top) ?? 0;
-    for (let lo = Math.max(0, tally.committedMark); lo < committedTop; lo += CHUNK_ROWS) {
-      const hi = Math.min(lo + CHUNK_ROWS, committedTop);
-      // An executed step is its committed row: no `executed` event is written (README, Design).
-      const row = guard(() => this.db.prepare<[Record<string, number>], HistogramRow & { executed: number }>(`
-        SELECT count(*) AS executed, ${cols} FROM committed WHERE rowid > @lo AND rowid <= @hi AND source = 'executed'`)
-        .get({ ...bounds, lo, hi }));
-      tally.steps.executed += row?.executed ?? 0;
-      tally.addDurations('executed', row);
-      tally.committedMark = hi;
-      if (hi < committedTop) await new Promise((r) => setImmediate(r));
+    while (!guard(() => this.db.transaction(() => this.advanceCommitted(tally, bounds, cols))())) {
+      await new Promise((r) => setImmediate(r));
     }
     const eventsTop = guard(() => this.db.prepare<[], { top: number | null }>('SELECT max(id) AS top FROM step_events').get()!.top) ?? 0;
     for (let lo = Math.max(0, tally.eventsMark); lo < eventsTop; lo += CHUNK_ROWS) {
@@ -107,5 +100,36 @@ export abstract class SqliteMetrics extends SqliteAudit implements Pick<InsightS
       tally.eventsMark = hi;
       if (hi < eventsTop) await new Promise((r) => setImmediate(r));
     }
+  }
+
+  /**
+   * Reads one chunk of `committed` past the mark, in one transaction; true once it has caught up. The mark is
+   * always a row, and the chunk first checks that row is still there with the same key and commit time (a
+   * key committed again after a prune may land on its old rowid, with a new time): then max(rowid) never fell
+   * below it since, and every row written since is above it. If not, rows at or below the mark may be new,
+   * and cannot be told from the counted ones: the executed counts start over (metrics-tally.ts).
+   */
+  private advanceCommitted(tally: MetricsTally, bounds: Record<string, number>, cols: string): boolean {
+    type MarkRow = { id: number; idemKey: string; committedAt: number };
+    const marked = tally.committedMarkRow;
+    if (marked) {
+      const there = this.db.prepare<[number], MarkRow>(
+        'SELECT idem_key AS idemKey, committed_at AS committedAt FROM committed WHERE rowid = ?').get(tally.committedMark);
+      if (there?.idemKey !== marked.idemKey || there.committedAt !== marked.committedAt) tally.resetExecuted();
+    }
+    const lo = Math.max(0, tally.committedMark);
+    const select = 'SELECT rowid AS id, idem_key AS idemKey, committed_at AS committedAt FROM committed WHERE rowid > ?';
+    const full = this.db.prepare<[number], MarkRow>(`${select} ORDER BY rowid LIMIT 1 OFFSET ${CHUNK_ROWS - 1}`).get(lo);
+    const end = full ?? this.db.prepare<[number], MarkRow>(`${select} ORDER BY rowid DESC LIMIT 1`).get(lo);
+    if (!end) return true;
+    // An executed step is its committed row: no `executed` event is written (README, Design).
+    const row = this.db.prepare<[Record<string, number>], HistogramRow & { executed: number }>(`
+      SELECT count(*) AS executed, ${cols} FROM committed WHERE rowid > @lo AND rowid <= @hi AND source = 'executed'`)
+      .get({ ...bounds, lo, hi: end.id });
+    tally.steps.executed += row?.executed ?? 0;
+    tally.addDurations('executed', row);
+    tally.committedMark = end.id;
+    tally.committedMarkRow = { idemKey: end.idemKey, committedAt: end.committedAt };
+    return !full;
   }
 }

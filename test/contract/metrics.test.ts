@@ -110,4 +110,86 @@ describe.each(list)('metricsSnapshot on $name', (backend) => {
     await h.exec("DELETE FROM committed WHERE idem_key LIKE 'a%'");
     expect((await snap()).steps.executed).toBe(7);
   });
+  // SQLite's `committed` has a TEXT key, so its rowid is not AUTOINCREMENT: once the newest rows are deleted,
+  // new rows take rowids at or below the watermark. SQLite notices the row at its watermark is gone and
+  // recounts what remains, a counter reset (3 -> 2, which Prometheus reads as an increase of 2). PostgreSQL
+  // reads by time, so nothing is reused there and the counter keeps growing (3 -> 5).
+  it('counts steps committed after the newest committed rows were deleted', async () => {
+    const snap = () => store.metricsSnapshot({ claimTtlMs: 60_000, boundsMs: BOUNDS, settleMs: 0 });
+    for (let i = 0; i < 3; i++) {
+      await claim(`a${i}`, `ta${i}`);
+      await commit(`a${i}`, `ta${i}`, 5);
+    }
+    expect((await snap()).steps.executed).toBe(3);
+    await h.exec('DELETE FROM committed');
+    for (let i = 0; i < 2; i++) {
+      await claim(`b${i}`, `tb${i}`);
+      await commit(`b${i}`, `tb${i}`, 50);
+    }
+    const m = await snap();
+    if (backend.name === 'sqlite') {
+      expect(m.steps.executed).toBe(2);
+      expect(m.stepDurations.executed).toEqual({ boundsMs: BOUNDS, counts: [0, 2, 2], count: 2, sumMs: 100 });
+    } else {
+      expect(m.steps.executed).toBe(5);
+      expect(m.stepDurations.executed).toEqual({ boundsMs: BOUNDS, counts: [3, 5, 5], count: 5, sumMs: 115 });
+    }
+  });
+
+  // The same keys committed again after a prune take the same rowids on SQLite, the newest one the
+  // watermark's: the key alone would say the row there is the one already counted; its commit time does not.
+  it('counts a key committed again after its row was deleted', async () => {
+    const snap = () => store.metricsSnapshot({ claimTtlMs: 60_000, boundsMs: BOUNDS, settleMs: 0 });
+    for (let i = 0; i < 3; i++) {
+      await claim(`a${i}`, `ta${i}`);
+      await commit(`a${i}`, `ta${i}`, 5);
+    }
+    expect((await snap()).steps.executed).toBe(3);
+    await h.exec('DELETE FROM committed');
+    // SQLite's ManualClock stands still unless moved; PostgreSQL's moves by itself.
+    if (backend.name === 'sqlite') await h.elapse(1000);
+    for (let i = 0; i < 3; i++) {
+      await claim(`a${i}`, `tb${i}`);
+      await commit(`a${i}`, `tb${i}`, 50);
+    }
+    const m = await snap();
+    if (backend.name === 'sqlite') {
+      expect(m.steps.executed).toBe(3);
+      expect(m.stepDurations.executed).toEqual({ boundsMs: BOUNDS, counts: [0, 3, 3], count: 3, sumMs: 150 });
+    } else {
+      expect(m.steps.executed).toBe(6);
+    }
+  });
+
+  // PostgreSQL: an event's `at` is now() at its statement's start, its id is taken at insert, so a lower id
+  // can carry a later time. The later event is written here with the time the concurrent statement would
+  // have given it; the first scrape settles only the earlier one, the second both.
+  it('counts an event whose id is lower but whose time is later, once it settles', async (ctx) => {
+    if (backend.name !== 'postgres') ctx.skip('SQLite reads events by AUTOINCREMENT id, handed out in commit order');
+    const failed = (key: string, ms: number, ageS: number) => h.exec(`INSERT INTO step_events (run_id, idem_key, outcome, duration_ms, at)
+      VALUES ('m', '${key}', 'failed', ${ms}, extract(epoch from now()) - ${ageS})`);
+    await failed('late', 50, 0);
+    await failed('early', 500, 60);
+    const first = await store.metricsSnapshot({ claimTtlMs: 60_000, boundsMs: BOUNDS, settleMs: 30_000 });
+    expect(first.steps.failed).toBe(1);
+    expect(first.stepDurations.failed).toEqual({ boundsMs: BOUNDS, counts: [0, 0, 1], count: 1, sumMs: 500 });
+    const second = await store.metricsSnapshot({ claimTtlMs: 60_000, boundsMs: BOUNDS, settleMs: 0 });
+    expect(second.steps.failed).toBe(2);
+    expect(second.stepDurations.failed).toEqual({ boundsMs: BOUNDS, counts: [0, 1, 2], count: 2, sumMs: 550 });
+  });
+
+  // A cutoff earlier than the last one (the database clock stepped back; here, a longer settle window) must
+  // not move the watermarks back, or the rows between would be counted twice.
+  it('never moves its watermarks back when the cutoff does', async (ctx) => {
+    if (backend.name !== 'postgres') ctx.skip('SQLite reads by rowid and id, not by time, and ignores settleMs');
+    await claim('k1', 't1');
+    await commit('k1', 't1', 5);
+    await store.recordEvent({ runId: 'm', outcome: 'key_reuse', idemKey: 'k1' });
+    const snap = (settleMs: number) => store.metricsSnapshot({ claimTtlMs: 60_000, boundsMs: BOUNDS, settleMs });
+    for (const settleMs of [0, 60_000, 0]) {
+      const m = await snap(settleMs);
+      expect(m.steps.executed).toBe(1);
+      expect(m.steps.key_reuse).toBe(1);
+    }
+  });
 });

@@ -1,0 +1,1 @@
+CREATE INDEX "step_events_at" ON "step_events" USING btree ("at");
