@@ -71,6 +71,17 @@ export class ConflictError extends WaybillError {
   }
 }
 
+/**
+ * An operator's resolve was refused and nothing was written: the claim's lease is live (`live`: its holder
+ * may be executing the side effect now), or the claim is no longer the one the operator decided about
+ * (`replaced`: taken over since, by a worker whose side effect may be running).
+ */
+export class ClaimNotOrphanedError extends WaybillError {
+  constructor(readonly idemKey: string, readonly reason: 'live' | 'replaced', detail: string) {
+    super('CONFLICT', `not resolved: the claim on ${idemKey} ${detail}; nothing was committed`);
+  }
+}
+
 /** The run's status does not allow the action asked for. */
 export class InvalidTransitionError extends WaybillError {
   constructor(runId: string, action: string, status: string) {

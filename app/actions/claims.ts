@@ -11,6 +11,7 @@ import { requireAction } from '@/lib/auth/server';
 import { config } from '@/lib/config';
 import { audit } from '@/lib/data/audit';
 import { claimTtlMs, getStore } from '@/lib/data/store';
+import { ClaimNotOrphanedError, NotFoundError } from '@/lib/errors';
 import { failure, fieldErrors, sizeError, type ActionResult } from './result';
 
 const key = z.string().min(1, 'key is required').max(1024, 'key is too long');
@@ -45,12 +46,15 @@ const resolveSchema = z.object({
   key,
   result: z.string().min(1, 'a result is required'),
   note: z.string().max(2000, 'at most 2,000 characters').optional(),
+  // The attempt shown on the page: if a worker took the claim over since, the store refuses.
+  attempt: z.coerce.number().int().min(1).optional(),
 });
 
 export async function resolveClaimAction(_previous: ActionResult | null, form: FormData): Promise<ActionResult> {
   const who = await requireAction('operator');
   const parsed = resolveSchema.safeParse({
     key: form.get('key') ?? '', result: form.get('result') ?? '', note: (form.get('note') as string | null) || undefined,
+    attempt: form.get('attempt') || undefined,
   });
   if (!parsed.success) return { ok: false, message: 'check the form', errors: fieldErrors(parsed.error) };
   const tooLarge = sizeError('result', parsed.data.result, config().WAYBILL_MAX_BODY_BYTES);
@@ -62,14 +66,23 @@ export async function resolveClaimAction(_previous: ActionResult | null, form: F
   }
   try {
     const store = await getStore();
-    const claim = (await store.listClaims({ claimTtlMs: claimTtlMs() })).find((c) => c.idemKey === parsed.data.key);
-    if (!claim) return { ok: false, message: 'there is no claim on that key any more' };
-    if (!claim.orphaned) return { ok: false, message: 'its lease is live: resolve only claims whose side effect is in doubt' };
-    await store.resolveClaim({ idemKey: parsed.data.key, resultJson: parsed.data.result, actor: who.actor, note: parsed.data.note });
-    await audit(who, { action: 'resolve', target: parsed.data.key, runId: claim.runId, detail: parsed.data.note ?? null });
-    refresh(claim.runId);
+    // The store decides whether the claim may be resolved, in the transaction that resolves it: a check read
+    // here first could be overtaken by a worker taking the claim over.
+    const { runId } = await store.resolveClaim({
+      idemKey: parsed.data.key, resultJson: parsed.data.result, actor: who.actor, note: parsed.data.note,
+      claimTtlMs: claimTtlMs(), attempt: parsed.data.attempt,
+    });
+    await audit(who, { action: 'resolve', target: parsed.data.key, runId, detail: parsed.data.note ?? null });
+    refresh(runId);
     return { ok: true, message: `resolved ${parsed.data.key} by hand` };
   } catch (error) {
+    if (error instanceof NotFoundError) return { ok: false, message: 'there is no claim on that key any more' };
+    if (error instanceof ClaimNotOrphanedError) {
+      refresh();
+      return { ok: false, message: error.reason === 'live'
+        ? 'its lease is live: resolve only claims whose side effect is in doubt'
+        : 'a worker took the claim over since you saw it: nothing was committed, check the claim again' };
+    }
     return failure(error);
   }
 }

@@ -82,7 +82,7 @@ function ClaimTableRow({ claim, now, operator }: { claim: ClaimRowView; now: num
                   : 'The outside client never committed within the claim TTL; whether the side effect happened is unknown.'}
               </p>
             </div>
-            {operator ? <ClaimActions idemKey={k} />
+            {operator ? <ClaimActions idemKey={k} attempt={claim.attempt} />
               : <p className="text-xs wb-soft">An operator can expire it or resolve it by hand.</p>}
           </div>
         ) : (

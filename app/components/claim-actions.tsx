@@ -9,7 +9,7 @@ import type { ActionResult } from '@/app/actions/result';
 import { buttonClass } from './ui';
 import { useClaimBoard } from './claim-board';
 
-export function ClaimActions({ idemKey }: { idemKey: string }) {
+export function ClaimActions({ idemKey, attempt }: { idemKey: string; attempt: number }) {
   const board = useClaimBoard();
   const [expiring, startExpire] = useTransition();
   const resolveButton = useRef<HTMLButtonElement>(null);
@@ -39,16 +39,18 @@ export function ClaimActions({ idemKey }: { idemKey: string }) {
           Resolve…
         </button>
       </div>
-      {open && <ResolveForm id={formId} idemKey={idemKey} onClose={close} />}
+      {open && <ResolveForm id={formId} idemKey={idemKey} attempt={attempt} onClose={close} />}
     </div>
   );
 }
 
-function ResolveForm({ id, idemKey, onClose }: { id: string; idemKey: string; onClose: () => void }) {
+function ResolveForm({ id, idemKey, attempt, onClose }: { id: string; idemKey: string; attempt: number; onClose: () => void }) {
   const board = useClaimBoard();
   // Controlled, because React resets a form after its action: a typo in the JSON must survive the round trip.
   const [result, setResult] = useState('');
   const [note, setNote] = useState('');
+  // Fixed when the form opens: the page refreshes under it, and a takeover must not retarget the decision.
+  const [seenAttempt] = useState(attempt);
   // The claim's row goes away with the refresh a successful resolve triggers, so the message is handed to
   // the board here rather than in an effect that might never run.
   const [state, formAction, pending] = useActionState(async (previous: ActionResult | null, form: FormData) => {
@@ -67,6 +69,8 @@ function ResolveForm({ id, idemKey, onClose }: { id: string; idemKey: string; on
       className="w-72 space-y-3 rounded-md border border-zinc-200 bg-zinc-50 p-3 dark:border-zinc-700 dark:bg-zinc-800/60"
       onKeyDown={(e) => { if (e.key === 'Escape') onClose(); }}>
       <input type="hidden" name="key" value={idemKey} />
+      {/* The claim this operator is deciding about: if a worker takes it over meanwhile, the store refuses. */}
+      <input type="hidden" name="attempt" value={seenAttempt} />
       <div className="space-y-1">
         <label htmlFor={`${id}-result`} className="block text-xs font-medium text-zinc-700 dark:text-zinc-300">
           Result (JSON)

@@ -4,9 +4,9 @@
  * Keys travel in bodies, not paths: they hold ':' and '/' and are up to 512 characters.
  */
 import { z } from 'zod';
-import { NotFoundError, WaybillError } from '../errors';
+import { ClaimNotOrphanedError, NotFoundError, WaybillError } from '../errors';
 import type { Store } from '../store/types';
-import { freeText, idemKey, runRef } from './ids';
+import { freeText, idemKey, runRef, stepNumber } from './ids';
 import { decodeClaimsCursor, encodeClaimsCursor } from './cursor';
 import { queryBool, queryLimit } from './validate';
 import { claimView } from './views';
@@ -24,6 +24,8 @@ export const resolveBody = z.strictObject({
   result: z.unknown().refine((v) => v !== undefined, 'is required'),
   note: freeText(2000).optional(),
   force,
+  /** The attempt the caller listed: a claim taken over since is refused. */
+  attempt: stepNumber.min(1, 'must be ≥ 1').optional(),
 });
 
 export const sweepBody = z.strictObject({ runId: runRef.optional() }).optional();
@@ -56,12 +58,18 @@ export async function expire(store: Store, body: z.output<typeof expireBody>, ac
   return { key: body.key, runId: held?.runId ?? null, expired: true };
 }
 
+/** Resolves one claim; returns the run it belonged to, for the audit line. The store decides whether it may. */
 export async function resolve(store: Store, body: z.output<typeof resolveBody>, actor: string, claimTtlMs: number) {
-  const held = await findClaim(store, body.key, claimTtlMs);
-  if (!held) throw new NotFoundError(`claim on ${body.key}`);
-  if (!held.orphaned && !body.force) throw new LiveClaimError(body.key, 'resolve');
-  await store.resolveClaim({ idemKey: body.key, resultJson: JSON.stringify(body.result), actor, note: body.note });
-  return { key: body.key, runId: held.runId, resolved: true };
+  try {
+    const { runId } = await store.resolveClaim({
+      idemKey: body.key, resultJson: JSON.stringify(body.result), actor, note: body.note, claimTtlMs, force: body.force, attempt: body.attempt,
+    });
+    return { key: body.key, runId, resolved: true };
+  } catch (error) {
+    // The same answer expire gives a live claim, with its hint about force.
+    if (error instanceof ClaimNotOrphanedError && error.reason === 'live') throw new LiveClaimError(body.key, 'resolve');
+    throw error;
+  }
 }
 
 /** Expires every orphaned claim (of one run, when given); a claim renewed meanwhile is left alone. */

@@ -4,6 +4,7 @@
  * An orphaned claim's side effect may or may not have happened: these are decisions, made by a person.
  */
 import { parseArgs } from 'node:util';
+import { ClaimNotOrphanedError } from '../errors';
 import type { Store } from '../store/types';
 import { GLOBAL_OPTIONS, UsageError, check, flags, jsonArg, lookupId, positionals } from './args';
 import { withStore, type Cli } from './context';
@@ -62,13 +63,22 @@ export async function sweep(cli: Cli, args: string[]): Promise<number> {
 export async function resolve(cli: Cli, args: string[]): Promise<number> {
   const { values, positionals: given } = flags(() => parseArgs({
     args, strict: true, allowPositionals: true,
-    options: { ...GLOBAL_OPTIONS, result: { type: 'string' }, note: { type: 'string' } },
+    options: { ...GLOBAL_OPTIONS, result: { type: 'string' }, note: { type: 'string' }, force: { type: 'boolean' } },
   }));
   const [key] = positionals(given, ['key']);
   const idemKey = check(lookupId, key, 'key');
   if (values.result === undefined) throw new UsageError('missing --result JSON|@file (the result to commit)');
   const resultJson = JSON.stringify(jsonArg(values.result, '--result'));
-  await withStore(cli, values.db, (store) => store.resolveClaim({ idemKey, resultJson, actor: cli.actor, note: values.note }));
+  try {
+    // The store decides, in the transaction that resolves: a claim taken over since it was listed is refused.
+    await withStore(cli, values.db, (store) => store.resolveClaim({
+      idemKey, resultJson, actor: cli.actor, note: values.note, claimTtlMs: cli.config().WAYBILL_CLAIM_TTL_MS, force: Boolean(values.force),
+    }));
+  } catch (error) {
+    if (!(error instanceof ClaimNotOrphanedError && error.reason === 'live')) throw error;
+    cli.err(`waybill resolve: ${idemKey}: not resolved (its lease is live: --force resolves a live claim)`);
+    return 1;
+  }
   if (values.json) cli.json({ resolved: idemKey });
   else cli.out(`resolved ${idemKey}: committed by hand, it will not run again`);
   return 0;

@@ -21,7 +21,7 @@ const COMMANDS: Record<string, { usage: string; summary: string; run: Command }>
   inspect: { usage: 'inspect <runId>', summary: 'one run: progress, claims, committed steps, events', run: lazy(() => import('./runs'), (m) => m.inspect) },
   claims: { usage: 'claims [--orphaned] [--run ID]', summary: 'list claims (in-flight side effects)', run: lazy(() => import('./claims'), (m) => m.claims) },
   expire: { usage: 'expire <key…> | --all-orphaned [--force]', summary: 'give up on claims: their steps run again', run: lazy(() => import('./claims'), (m) => m.expire) },
-  resolve: { usage: 'resolve <key> --result JSON|@file [--note TEXT]', summary: 'commit a claim\'s result by hand', run: lazy(() => import('./claims'), (m) => m.resolve) },
+  resolve: { usage: 'resolve <key> --result JSON|@file [--note TEXT] [--force]', summary: 'commit a claim\'s result by hand', run: lazy(() => import('./claims'), (m) => m.resolve) },
   pause: { usage: 'pause <runId>', summary: 'pause a queued or running run', run: action('pause') },
   resume: { usage: 'resume <runId>', summary: 'queue a paused run again', run: action('resume') },
   cancel: { usage: 'cancel <runId>', summary: 'cancel a run', run: action('cancel') },

@@ -141,20 +141,27 @@ ev AS (INSERT INTO step_events (run_id, idem_key, step, outcome, count, worker_i
 SELECT (SELECT count(*) FROM del)::int AS n, EXISTS (SELECT 1 FROM claims WHERE idem_key = $1) AS "claimSeen"`;
 
 /**
- * An operator commits a result by hand. The claim is deleted only while the key is uncommitted, and the
- * manual result inserted only if the delete hit, so the holder (whose token is gone) cannot commit after.
- * $1 key, $2 result, $3 detail, $4 skew.
+ * An operator commits a result by hand. The claim is deleted only if it is orphaned by the database's clock
+ * (or forced), is the attempt the operator saw (when given), and the key is uncommitted; the manual result is
+ * inserted only if the delete hit, so the holder (whose token is gone) cannot commit after. As in EXPIRE_SQL,
+ * a takeover committed meanwhile makes the delete re-check the newest row version, whose lease is live and
+ * attempt higher: it deletes nothing. `seen` is the claim in the statement's snapshot, for saying why not.
+ * $1 key, $2 result, $3 detail, $4 skew, $5 force, $6 claim TTL s, $7 attempt or null.
  */
 export const RESOLVE_SQL = `WITH t AS (SELECT ${now('$4')} AS now),
-del AS (DELETE FROM claims WHERE idem_key = $1 AND NOT EXISTS (SELECT 1 FROM committed WHERE idem_key = $1)
-  RETURNING run_id, step, worker_id),
+del AS (DELETE FROM claims c USING t WHERE c.idem_key = $1
+    AND ($5::boolean OR ${expiresAt('$6', 'c.')} <= t.now) AND ($7::int IS NULL OR c.attempt = $7::int)
+    AND NOT EXISTS (SELECT 1 FROM committed WHERE idem_key = $1)
+  RETURNING c.run_id, c.step, c.worker_id),
 ins AS (INSERT INTO committed (idem_key, run_id, result_json, committed_at, step, fingerprint, worker_id, duration_ms, source)
   SELECT $1::text, del.run_id, $2::text, t.now, del.step, NULL, NULL, NULL, 'manual' FROM del, t
   ON CONFLICT (idem_key) DO NOTHING RETURNING 1),
 ev AS (INSERT INTO step_events (run_id, idem_key, step, outcome, count, worker_id, detail, at)
   SELECT del.run_id, $1::text, del.step, 'resolved', 1, del.worker_id, $3::text, t.now FROM del, t WHERE EXISTS (SELECT 1 FROM ins))
-SELECT EXISTS (SELECT 1 FROM claims WHERE idem_key = $1) AS "claimSeen",
-  (SELECT count(*) FROM ins)::int AS inserted`;
+SELECT (SELECT count(*) FROM ins)::int AS inserted, (SELECT run_id FROM del) AS "runId",
+  (SELECT json_build_object('attempt', c.attempt, 'orphaned', ${expiresAt('$6', 'c.')} <= t.now)
+    FROM claims c, t WHERE c.idem_key = $1) AS seen,
+  EXISTS (SELECT 1 FROM committed WHERE idem_key = $1) AS "committedSeen"`;
 
 /** Ordered by the column, not the float8 alias `id` (no index serves the alias): (run_id, id) reads it in order. */
 export const LIST_EVENTS_SQL = `SELECT id::float8 AS id, run_id AS "runId", idem_key AS "idemKey", step, outcome, count,

@@ -14,7 +14,7 @@
  */
 import pg from 'pg';
 import { systemClock, type Clock } from '../clock';
-import { InvalidInputError, LeaseLostError, NotFoundError, StoreUnavailableError } from '../errors';
+import { ClaimNotOrphanedError, InvalidInputError, LeaseLostError, NotFoundError, StoreUnavailableError } from '../errors';
 import { findMigrationsDir, readMigrations } from './migrations';
 import { migratePostgres } from './postgres-migrate';
 import { isConnectionLoss, withRetry } from './postgres-retry';
@@ -41,6 +41,8 @@ export interface PostgresStoreOptions {
 }
 
 type Stored<T> = Omit<T, 'orphaned'>;
+/** RESOLVE_SQL's answer: `seen` is null when the statement's snapshot held no claim on the key. */
+type ResolveRow = { inserted: number; runId: string | null; seen: { attempt: number; orphaned: boolean } | null; committedSeen: boolean };
 type ClaimResult = {
   kind: 'committed' | 'taken' | 'mine' | 'fresh' | 'held' | 'retry';
   done: CommittedRow | null;
@@ -194,21 +196,29 @@ export class PostgresStore extends PostgresPrune implements Store, RunStore, Ins
     return rows[0]!.n === 1 ? 'expired' : rows[0]!.claimSeen ? 'live' : 'missing';
   }
 
-  async resolveClaim(r: ResolveRequest): Promise<void> {
+  async resolveClaim(r: ResolveRequest): Promise<{ runId: string }> {
     let outcomeUnknown = false;
     const detail = `resolved by ${r.actor}${r.note ? `: ${r.note}` : ''}`;
     const row = await withRetry('resolve', async () =>
-      (await this.pool.query<{ claimSeen: boolean; inserted: number }>(
-        { text: sql.RESOLVE_SQL, values: [r.idemKey, r.resultJson, detail, this.skew()] })).rows[0]!,
+      (await this.pool.query<ResolveRow>({ text: sql.RESOLVE_SQL,
+        values: [r.idemKey, r.resultJson, detail, this.skew(), r.force ?? false, r.claimTtlMs / 1000, r.attempt ?? null] })).rows[0]!,
     { onTransient: (error) => { outcomeUnknown ||= isConnectionLoss(error); } });
-    if (row.inserted === 1) return;
-    if (!row.claimSeen) {
+    if (row.inserted === 1) return { runId: row.runId! };
+    if (!row.seen) {
       // The same rule as commit: after a lost connection, our own manual row means the first try landed.
       const done = outcomeUnknown ? await this.getCommitted(r.idemKey) : null;
-      if (done?.source === 'manual' && done.resultJson === r.resultJson) return;
+      if (done?.source === 'manual' && done.resultJson === r.resultJson) return { runId: done.runId };
       throw new NotFoundError(`claim on ${r.idemKey}`);
     }
-    throw new LeaseLostError(r.idemKey, 'the key is already committed');
+    if (row.committedSeen) throw new LeaseLostError(r.idemKey, 'the key is already committed');
+    if (r.attempt !== undefined && row.seen.attempt !== r.attempt) {
+      throw new ClaimNotOrphanedError(r.idemKey, 'replaced', `was taken over since (attempt ${row.seen.attempt}, not ${r.attempt})`);
+    }
+    if (!row.seen.orphaned && !r.force) {
+      throw new ClaimNotOrphanedError(r.idemKey, 'live', 'has a live lease (its holder may be executing it)');
+    }
+    // The snapshot showed the claim resolvable, but its newest version was not: a takeover landed meanwhile.
+    throw new ClaimNotOrphanedError(r.idemKey, 'replaced', 'was taken over while it was being resolved');
   }
 
   async listEvents(runId: string, options: { limit?: number; afterId?: number } = {}): Promise<StepEvent[]> {

@@ -11,7 +11,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { systemClock, type Clock } from '../clock';
-import { LeaseLostError, NotFoundError } from '../errors';
+import { ClaimNotOrphanedError, LeaseLostError, NotFoundError } from '../errors';
 import { guard } from './sqlite-base';
 import { SqlitePrune } from './sqlite-prune';
 import { findMigrationsDir, readMigrations } from './migrations';
@@ -202,16 +202,19 @@ export class SqliteStore extends SqlitePrune implements Store, RunStore, Insight
     });
   }
 
-  async resolveClaim(r: ResolveRequest): Promise<void> {
+  async resolveClaim(r: ResolveRequest): Promise<{ runId: string }> {
     const now = this.now();
-    this.tx(() => {
+    return this.tx(() => {
       const held = this.s.claim.get(r.idemKey);
       if (!held) throw new NotFoundError(`claim on ${r.idemKey}`);
+      // Decided under the write lock, as expireClaim decides: no takeover can land between this and the delete.
+      refuseResolve(r, held, now);
       this.s.deleteClaim.run(r.idemKey);
       const inserted = this.s.insertCommitted.run(r.idemKey, held.runId, r.resultJson, now, held.step, null, null, null, 'manual');
       if (inserted.changes === 0) throw new LeaseLostError(r.idemKey, 'the key is already committed');
       this.event({ runId: held.runId, idemKey: r.idemKey, step: held.step, outcome: 'resolved', workerId: held.workerId,
         detail: `resolved by ${r.actor}${r.note ? `: ${r.note}` : ''}` }, now);
+      return { runId: held.runId };
     });
   }
 
@@ -261,4 +264,15 @@ export class SqliteStore extends SqlitePrune implements Store, RunStore, Insight
     if (w.awaited > 0) this.event({ runId: w.runId, step: w.step, outcome: 'awaited', count: w.awaited }, now);
   }
 
+}
+
+/** Throws if the operator may not resolve this claim now: it is not the attempt they saw, or its lease is live. */
+function refuseResolve(r: ResolveRequest, held: RawClaim, now: number): void {
+  if (r.attempt !== undefined && held.attempt !== r.attempt) {
+    throw new ClaimNotOrphanedError(r.idemKey, 'replaced', `was taken over since (attempt ${held.attempt}, not ${r.attempt})`);
+  }
+  const expiresAt = held.leaseExpiresAt ?? held.claimedAt + r.claimTtlMs / 1000;
+  if (expiresAt > now && !r.force) {
+    throw new ClaimNotOrphanedError(r.idemKey, 'live', 'has a live lease (its holder may be executing it)');
+  }
 }

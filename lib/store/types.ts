@@ -125,6 +125,15 @@ export interface ResolveRequest {
   /** Who resolved it and why, recorded in the run's timeline. */
   actor: string;
   note?: string;
+  /** For a claim with no lease column, which lives claim TTL after claimed_at, as expireClaim judges it. */
+  claimTtlMs: number;
+  /** Resolve a claim whose lease is live, as expireClaim's force does. */
+  force?: boolean;
+  /**
+   * The attempt of the claim the operator saw. A claim taken over since has another attempt and is refused,
+   * forced or not: the operator's result was decided about the previous holder's side effect.
+   */
+  attempt?: number;
 }
 
 export interface Store {
@@ -186,10 +195,14 @@ export interface Store {
 
   /**
    * An operator commits a result by hand (`source = manual`) for a claim whose side effect is in doubt,
-   * deleting the claim and recording a `resolved` event. The claim's holder can no longer commit (its
-   * token is gone). NotFoundError when there is no claim on the key.
+   * deleting the claim and recording a `resolved` event; returns the claim's run. The claim's holder can no
+   * longer commit (its token is gone). Whether the claim is orphaned (and still the attempt given) is decided
+   * in the transaction that deletes it, by the store's clock: a check made by an earlier read could be
+   * overtaken by a worker taking the claim over. Refusals write nothing: NotFoundError when there is no claim
+   * on the key, ClaimNotOrphanedError when its lease is live (unless `force`) or its attempt is not the one
+   * given, LeaseLostError when the key is already committed.
    */
-  resolveClaim(request: ResolveRequest): Promise<void>;
+  resolveClaim(request: ResolveRequest): Promise<{ runId: string }>;
 
   /** Appends an event (an operator's note, a refused key reuse) to a run's timeline. */
   recordEvent(event: { runId: string; outcome: Outcome; idemKey?: string | null; step?: number | null; workerId?: string | null; detail?: string | null }): Promise<void>;

@@ -123,6 +123,12 @@ describe('waybill read commands', () => {
     expect(again.code).toBe(1);
     expect(again.stderr).toBe('waybill resolve: claim on ext-a:step:2 not found\n');
 
+    // A claim whose TTL has not passed is refused in one line, and nothing is written.
+    const live = await db.cli(['resolve', 'ext-live:step:2', '--result', '{"sent": true}']);
+    expect(live).toMatchObject({ code: 1, stdout: '', stderr: 'waybill resolve: ext-live:step:2: not resolved (its lease is live: --force resolves a live claim)\n' });
+    expect(db.raw((c) => c.prepare("SELECT count(*) AS n FROM committed WHERE idem_key = 'ext-live:step:2'").get())).toEqual({ n: 0 });
+    expect(json(await db.cli(['inspect', 'ext-live', '--json'])).events).toEqual([]);
+
     const swept = json(await db.cli(['sweep', '--json']));
     expect(swept).toEqual({ expired: ['ext-b:step:2', 'ext-c:step:2'], notExpired: [] });
     expect(json(await db.cli(['claims', '--json'])).map((c: { idemKey: string }) => c.idemKey)).toEqual(['ext-live:step:2']);

@@ -48,7 +48,7 @@ describe.each(list)('metricsSnapshot on $name', (backend) => {
     await h.insertOutsideClaim('k6', 'ext');
     expect(await store.expireClaim('k6', { actor: 'test', force: true, claimTtlMs: 60_000 })).toBe('expired');
     await h.insertOutsideClaim('k7', 'ext');
-    await store.resolveClaim({ idemKey: 'k7', resultJson: '2', actor: 'test' });
+    await store.resolveClaim({ idemKey: 'k7', resultJson: '2', actor: 'test', claimTtlMs: 0 });
     await h.insertOutsideClaim('k8', 'ext');
     await store.recordEvent({ runId: 'm', outcome: 'key_reuse', idemKey: 'k1' });
     // A run-level takeover is recorded as `expired` with no key: not a step, not counted.

@@ -11,7 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runAgent } from '../../lib/checkpoint/agent';
 import { Checkpoint, type StepContext } from '../../lib/checkpoint/checkpoint';
 import { canonicalJson, contentKey, stepKey } from '../../lib/checkpoint/keys';
-import { IdempotencyKeyReuseError, LeaseLostError, NotFoundError } from '../../lib/errors';
+import { ClaimNotOrphanedError, IdempotencyKeyReuseError, LeaseLostError, NotFoundError } from '../../lib/errors';
 import type { ClaimOutcome, ClaimRequest, CommitRequest, Store } from '../../lib/store/types';
 import { backends, type StoreHandle } from '../support/backends';
 
@@ -249,8 +249,10 @@ describe.each(list)('store contract on $name', (backend) => {
     });
 
     it('resolveClaim commits a manual result; the old holder’s commit is then refused', async () => {
-      const a = await claimed({ idemKey: 'run-1:step:3', step: 3 });
-      await store.resolveClaim({ idemKey: a.idemKey, resultJson: '{"manual":true}', actor: 'ops', note: 'receiver says sent' });
+      const a = await claimed({ idemKey: 'run-1:step:3', step: 3, leaseMs: SHORT_LEASE_MS });
+      await h.elapse(PASS_MS);
+      const done = await store.resolveClaim({ idemKey: a.idemKey, resultJson: '{"manual":true}', actor: 'ops', note: 'receiver says sent', claimTtlMs: TTL_MS });
+      expect(done).toEqual({ runId: 'run-1' });
       expect(await store.getCommitted(a.idemKey)).toMatchObject({
         idemKey: a.idemKey, runId: 'run-1', resultJson: '{"manual":true}', step: 3, fingerprint: null, source: 'manual',
       });
@@ -263,10 +265,85 @@ describe.each(list)('store contract on $name', (backend) => {
       expect(await store.getCommitted(a.idemKey)).toMatchObject({ resultJson: '{"manual":true}', source: 'manual' });
       expect(await store.claim(claimRequest({ idemKey: a.idemKey }))).toMatchObject({ kind: 'committed', row: { source: 'manual' } });
 
-      const missing = store.resolveClaim({ idemKey: 'no-claim-here', resultJson: '{}', actor: 'ops' });
+      const missing = store.resolveClaim({ idemKey: 'no-claim-here', resultJson: '{}', actor: 'ops', claimTtlMs: TTL_MS, force: true });
       await expect(missing).rejects.toBeInstanceOf(NotFoundError);
       await expect(missing).rejects.toMatchObject({ code: 'NOT_FOUND' });
       expect(await store.getCommitted('no-claim-here')).toBeNull();
+    });
+
+    it('resolveClaim refuses a claim whose lease has not passed and writes nothing, unless forced', async () => {
+      const a = await claimed({ idemKey: 'run-1:step:3', step: 3 });
+      await h.insertOutsideClaim('run-1:step:4', 'run-1');
+      const before = await store.listClaims({ claimTtlMs: TTL_MS });
+      expect(before.map((c) => c.orphaned)).toEqual([false, false]);
+
+      for (const key of [a.idemKey, 'run-1:step:4']) {
+        const refused = store.resolveClaim({ idemKey: key, resultJson: '{"manual":true}', actor: 'ops', claimTtlMs: TTL_MS });
+        await expect(refused).rejects.toBeInstanceOf(ClaimNotOrphanedError);
+        await expect(refused).rejects.toMatchObject({ code: 'CONFLICT', reason: 'live' });
+      }
+      expect(await store.listClaims({ claimTtlMs: TTL_MS })).toEqual(before);
+      expect(await store.listCommitted('run-1')).toEqual([]);
+      expect(await store.listEvents('run-1')).toEqual([]);
+
+      // Forced, as expire is: the operator knows better than the lease. The holder is then fenced off.
+      expect(await store.resolveClaim({ idemKey: a.idemKey, resultJson: '{"manual":true}', actor: 'ops', claimTtlMs: TTL_MS, force: true }))
+        .toEqual({ runId: 'run-1' });
+      await expect(store.commit(commitRequest(a))).rejects.toBeInstanceOf(LeaseLostError);
+      expect((await store.listCommitted('run-1')).map((r) => [r.idemKey, r.source])).toEqual([[a.idemKey, 'manual']]);
+      expect(await outcomes()).toEqual(['resolved', 'lease_lost']);
+    });
+
+    it('resolveClaim refuses a claim taken over since the operator saw it orphaned; the new holder commits', async () => {
+      const a = await claimed({ idemKey: 'run-1:step:3', step: 3, leaseMs: SHORT_LEASE_MS });
+      await h.elapse(PASS_MS);
+      const [seen] = await store.listClaims({ orphanedOnly: true, claimTtlMs: TTL_MS });
+      expect(seen).toMatchObject({ idemKey: a.idemKey, token: a.token, attempt: 1, orphaned: true });
+
+      // Between the operator's look and their click, another worker takes the claim over.
+      const b = claimRequest({ idemKey: a.idemKey, step: 3, workerId: 'w2' });
+      expect(await store.claim(b)).toMatchObject({ kind: 'claimed', attempt: 2, tookOverFrom: { token: a.token } });
+
+      const resolveAsSeen = (over: { force?: boolean; attempt?: number } = {}) => store.resolveClaim({
+        idemKey: seen!.idemKey, resultJson: '{"manual":true}', actor: 'ops', claimTtlMs: TTL_MS, ...over,
+      });
+      await expect(resolveAsSeen({ attempt: seen!.attempt })).rejects.toMatchObject({ code: 'CONFLICT', reason: 'replaced' });
+      // Force overrides a live lease, never the identity of the claim the operator decided about.
+      await expect(resolveAsSeen({ attempt: seen!.attempt, force: true })).rejects.toMatchObject({ code: 'CONFLICT', reason: 'replaced' });
+      // Without the attempt (the CLI's case) the live lease alone refuses it.
+      await expect(resolveAsSeen()).rejects.toMatchObject({ code: 'CONFLICT', reason: 'live' });
+      expect(await store.listClaims({ claimTtlMs: TTL_MS })).toEqual([
+        expect.objectContaining({ idemKey: a.idemKey, token: b.token, workerId: 'w2', attempt: 2, orphaned: false }),
+      ]);
+      expect(await store.getCommitted(a.idemKey)).toBeNull();
+      expect(await outcomes()).toEqual(['expired']);
+
+      await store.commit(commitRequest(b, { resultJson: '{"sent":"by w2"}' }));
+      await expect(store.commit(commitRequest(a))).rejects.toBeInstanceOf(LeaseLostError);
+      const rows = await store.listCommitted('run-1');
+      expect(rows.map((r) => [r.idemKey, r.source, r.resultJson, r.workerId])).toEqual([[a.idemKey, 'executed', '{"sent":"by w2"}', 'w2']]);
+      expect(await store.listClaims({ claimTtlMs: TTL_MS })).toEqual([]);
+      expect(await outcomes()).toEqual(['expired', 'lease_lost']);
+      await expect(resolveAsSeen({ attempt: seen!.attempt })).rejects.toBeInstanceOf(NotFoundError);
+      expect(await store.listCommitted('run-1')).toHaveLength(1);
+      expect(await outcomes()).toEqual(['expired', 'lease_lost']);
+    });
+
+    it('resolveClaim with the attempt seen refuses a claim taken over whose new lease has passed too', async () => {
+      const a = await claimed({ idemKey: 'run-1:step:3', step: 3, leaseMs: SHORT_LEASE_MS });
+      await h.elapse(PASS_MS);
+      const [seen] = await store.listClaims({ orphanedOnly: true, claimTtlMs: TTL_MS });
+      await claimed({ idemKey: a.idemKey, step: 3, workerId: 'w2', leaseMs: SHORT_LEASE_MS });
+      await h.elapse(PASS_MS);
+      // Orphaned again, but a different worker's side effect: the operator's result was about w1's.
+      await expect(store.resolveClaim({ idemKey: a.idemKey, resultJson: '{}', actor: 'ops', claimTtlMs: TTL_MS, attempt: seen!.attempt }))
+        .rejects.toMatchObject({ code: 'CONFLICT', reason: 'replaced' });
+      expect(await store.getCommitted(a.idemKey)).toBeNull();
+      expect(await store.listClaims({ claimTtlMs: TTL_MS })).toEqual([expect.objectContaining({ workerId: 'w2', attempt: 2, orphaned: true })]);
+      expect(await outcomes()).toEqual(['expired']);
+      expect(await store.resolveClaim({ idemKey: a.idemKey, resultJson: '{}', actor: 'ops', claimTtlMs: TTL_MS, attempt: 2 }))
+        .toEqual({ runId: 'run-1' });
+      expect(await outcomes()).toEqual(['expired', 'resolved']);
     });
   });
 

@@ -64,13 +64,13 @@ function ClaimItem({ claim, now, operator }: { claim: LiveClaim; now: number; op
           {passed ? 'lease passed — side effect in doubt' : `${formatLeft(left)} left`}
         </dd>
       </dl>
-      {passed && (operator ? <DoubtActions claimKey={claim.key} />
+      {passed && (operator ? <DoubtActions claimKey={claim.key} attempt={claim.attempt} />
         : <p className="mt-3 text-xs text-zinc-700 dark:text-zinc-300">Its worker stopped renewing the lease: whether the side effect happened is unknown. An operator can expire or resolve it.</p>)}
     </li>
   );
 }
 
-function DoubtActions({ claimKey }: { claimKey: string }) {
+function DoubtActions({ claimKey, attempt }: { claimKey: string; attempt: number }) {
   const [pending, startTransition] = useTransition();
   const [message, setMessage] = useState<{ ok: boolean; message: string } | null>(null);
   const [resolving, setResolving] = useState(false);
@@ -101,22 +101,26 @@ function DoubtActions({ claimKey }: { claimKey: string }) {
         className={`text-xs empty:sr-only ${message?.ok === false ? 'text-red-700 dark:text-red-400' : 'text-zinc-600 dark:text-zinc-400'}`}>
         {message?.message}
       </p>
-      {resolving && <ResolveForm claimKey={claimKey} />}
+      {resolving && <ResolveForm claimKey={claimKey} attempt={attempt} />}
     </div>
   );
 }
 
-function ResolveForm({ claimKey }: { claimKey: string }) {
+function ResolveForm({ claimKey, attempt }: { claimKey: string; attempt: number }) {
   const [state, formAction, pending] = useActionState<ActionResult | null, FormData>(resolveClaimAction, null);
   // Controlled, so that a refused submission keeps what the operator typed (React resets uncontrolled forms).
   const [result, setResult] = useState('');
   const [note, setNote] = useState('');
+  // Fixed when the form opens: the page refreshes under it, and a takeover must not retarget the decision.
+  const [seenAttempt] = useState(attempt);
   const resultErrors = state && !state.ok ? state.errors?.result : undefined;
   const noteErrors = state && !state.ok ? state.errors?.note : undefined;
   const id = `resolve-${claimKey.replace(/[^a-zA-Z0-9_-]/g, '_')}`;
   return (
     <form action={formAction} className="space-y-2 rounded-md border border-zinc-200 bg-white p-3 dark:border-zinc-800 dark:bg-zinc-900">
       <input type="hidden" name="key" value={claimKey} />
+      {/* The claim this operator is deciding about: if a worker takes it over meanwhile, the store refuses. */}
+      <input type="hidden" name="attempt" value={seenAttempt} />
       <div>
         <label htmlFor={`${id}-result`} className="block text-xs font-medium">Result (JSON)</label>
         <textarea id={`${id}-result`} name="result" data-testid="resolve-result" aria-required rows={4}

@@ -1,6 +1,7 @@
 /**
- * POST /api/v1/claims/resolve — { "key": "…", "result": <any JSON>, "note"?: "…", "force"?: true }: commit a
- * result by hand (source manual) for a claim whose side effect is in doubt; the step never runs again.
+ * POST /api/v1/claims/resolve — { "key": "…", "result": <any JSON>, "note"?: "…", "force"?: true, "attempt"?: n }:
+ * commit a result by hand (source manual) for a claim whose side effect is in doubt; the step never runs again.
+ * A claim whose lease is live, or that is no longer the `attempt` listed, is refused (409) and nothing is audited.
  */
 import { authorizeRequest } from '@/lib/auth/server';
 import { body, handle, json, refused } from '@/lib/api';
