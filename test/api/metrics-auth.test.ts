@@ -27,7 +27,8 @@ describe('GET /api/metrics with tokens', () => {
   it('refuses a scrape without a valid token, and serves either role', async () => {
     const none = await scrape({});
     expect(none.status).toBe(401);
-    expect(await none.json()).toMatchObject({ error: { code: 'UNAUTHORIZED' } });
+    expect(await none.json()).toMatchObject({ error: { code: 'UNAUTHENTICATED' } });
+    expect(none.headers.get('www-authenticate')).toBe('Bearer realm="waybill"');
     expect((await scrape({ authorization: `Bearer ${VIEWER}x` })).status).toBe(401);
     expect((await scrape({ authorization: 'Basic abc' })).status).toBe(401);
     expect((await scrape({ cookie: 'waybill_session=forged.value' })).status).toBe(401);

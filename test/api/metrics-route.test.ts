@@ -47,12 +47,12 @@ describe('GET /api/metrics', () => {
     expect(lines.filter((l) => l.startsWith('waybill_worker_heartbeat_age_seconds{worker="w1"} '))).toHaveLength(1);
   });
 
-  it('answers a store failure with a 500 JSON message and no internals', async () => {
+  it('answers a store failure with a 500 in the API\'s error shape and no internals', async () => {
     // A real failure: the server's store closed under the handler.
     const store = (await cache.waybillStore) as Store;
     await store.close();
     const response = await GET(new Request('http://127.0.0.1:3000/api/metrics', { headers: { host: '127.0.0.1:3000' } }));
     expect(response.status).toBe(500);
-    expect(await response.json()).toEqual({ error: 'metrics unavailable: the store could not be read (see the server log)' });
+    expect(await response.json()).toEqual({ error: { code: 'INTERNAL', message: 'internal error: the request did not complete (see the server log)' } });
   });
 });
