@@ -15,10 +15,12 @@ the side effect of that step, hang instead of committing (how the tests kill it 
 """
 import json
 import os
+import socket
 import sys
 import time
 import urllib.error
 import urllib.request
+import uuid
 
 
 class WaybillError(Exception):
@@ -32,19 +34,28 @@ class Checkpoint:
 
     def __init__(self, url, token, run_id, lease_ms=30000):
         self.url, self.token, self.run_id, self.lease_ms = url.rstrip("/"), token, run_id, lease_ms
+        self.worker_id = f"py-{socket.gethostname()}-{os.getpid()}"
         self.pending = {"skipped": 0, "awaited": 0}  # counts ride with the next progress write
 
-    def _call(self, method, path, body=None):
+    def _call(self, method, path, body=None, attempts=5):
+        """One API call, retried when the answer is lost (connection refused or reset, a timeout, a 503).
+        Safe because every call is: claims carry our own token, commits our worker id and duration."""
         if body is not None:
             body = {k: v for k, v in body.items() if v is not None}  # absent, not null: the API is strict
         data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.url + "/api/v1" + path, data=data, method=method, headers={
-            "Authorization": f"Bearer {self.token}", "Content-Type": "application/json"})
-        try:
-            with urllib.request.urlopen(req, timeout=30) as resp:
-                return json.load(resp)
-        except urllib.error.HTTPError as e:
-            raise WaybillError(e.code, json.load(e).get("error", {})) from None
+        for attempt in range(attempts):
+            req = urllib.request.Request(self.url + "/api/v1" + path, data=data, method=method, headers={
+                "Authorization": f"Bearer {self.token}", "Content-Type": "application/json"})
+            try:
+                with urllib.request.urlopen(req, timeout=30) as resp:
+                    return json.load(resp)
+            except urllib.error.HTTPError as e:
+                if e.code != 503 or attempt == attempts - 1:
+                    raise WaybillError(e.code, json.load(e).get("error", {})) from None
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                if attempt == attempts - 1:
+                    raise
+            time.sleep(min(2.0, 0.1 * 2 ** attempt))
 
     def load(self):
         """The resume point: (step, state), or (0, {}) for a new run."""
@@ -64,9 +75,10 @@ class Checkpoint:
     def run_once(self, key, side_effect, step=None, progress=None):
         """claim -> execute -> commit. Returns (result, "executed" | "skipped" | "awaited")."""
         waited = False
+        token = uuid.uuid4().hex  # ours, so a claim retried after a lost answer finds the claim ours
         while True:
-            claim = self._call("POST", "/checkpoint/claim",
-                               {"runId": self.run_id, "key": key, "step": step, "leaseMs": self.lease_ms})
+            claim = self._call("POST", "/checkpoint/claim", {"runId": self.run_id, "key": key, "step": step,
+                                                              "leaseMs": self.lease_ms, "token": token, "workerId": self.worker_id})
             if claim["outcome"] == "committed":
                 status = "awaited" if waited else "skipped"
                 self.pending[status] += 1
@@ -76,12 +88,15 @@ class Checkpoint:
             # "held": another process has a live lease on the key. Poll until it commits or its lease passes.
             waited = True
             time.sleep(claim["retryAfterMs"] / 1000)
+        started = time.monotonic()
         try:
             result = side_effect(key)
         except Exception as e:
-            self._call("POST", "/checkpoint/release", {"key": key, "token": claim["token"], "error": repr(e)})
+            self._call("POST", "/checkpoint/release", {"key": key, "token": token, "error": repr(e)})
             raise
-        body = {"runId": self.run_id, "key": key, "token": claim["token"], "result": result, "step": step}
+        # workerId and durationMs make a commit retried after a lost answer recognisable as this one.
+        body = {"runId": self.run_id, "key": key, "token": token, "result": result, "step": step,
+                "workerId": self.worker_id, "durationMs": (time.monotonic() - started) * 1000}
         if progress is not None:
             counters, self.pending = self.pending, {"skipped": 0, "awaited": 0}
             body["progress"] = {"step": progress[0], "state": progress[1], "counters": counters}
