@@ -115,7 +115,7 @@ export class Checkpoint {
     let delay = this.pollMs.min;
     for (;;) {
       options.signal?.throwIfAborted();
-      const outcome = early ?? await this.store.claim(this.claimRequest(idemKey, token, options.step ?? null, options.attempt ?? 1));
+      const outcome = early ?? await this.claim(idemKey, token, options);
       early = null;
       if (outcome.kind === 'committed') return this.reuse<T>(outcome.row, fingerprint, waited ? 'awaited' : 'skipped', options.step);
       if (outcome.kind === 'claimed') return this.execute(idemKey, token, outcome.attempt, fn, options, fingerprint);
@@ -128,6 +128,22 @@ export class Checkpoint {
       const wait = Math.min(delay * (0.5 + Math.random() / 2), outcome.msUntilExpiry + this.pollMs.min);
       await sleep(Math.max(1, wait), undefined, options.signal ? { signal: options.signal } : undefined);
       delay = Math.min(delay * 2, this.pollMs.max);
+    }
+  }
+
+  /**
+   * A claim whose answer may have been lost (the store gave up on a transient error) may be ours in the table:
+   * the token is kept as a claim ahead of unknown outcome, so the caller's retry of this key claims with it
+   * and finds it ours, instead of waiting a whole lease for a holder that is itself.
+   */
+  private async claim(idemKey: string, token: string, options: RunOnceOptions): Promise<ClaimOutcome> {
+    try {
+      return await this.store.claim(this.claimRequest(idemKey, token, options.step ?? null, options.attempt ?? 1));
+    } catch (error) {
+      if (error instanceof WaybillError && error.transient && !this.ahead) {
+        this.ahead = { idemKey, token, step: options.step ?? null, outcome: null, sentAt: performance.now() };
+      }
+      throw error;
     }
   }
 

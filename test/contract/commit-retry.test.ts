@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Checkpoint } from '../../lib/checkpoint/checkpoint';
-import { AwaitTimeoutError, LeaseLostError } from '../../lib/errors';
+import { AwaitTimeoutError, LeaseLostError, StoreUnavailableError } from '../../lib/errors';
 import type { ClaimRequest, CommitRequest, Store } from '../../lib/store/types';
 import { backends, type StoreHandle } from '../support/backends';
 
@@ -65,6 +65,27 @@ describe.each(list)('retried commits and stale claims ahead on $name', (backend)
     expect(await a.runOnce('k1', () => ++executed, { step: 1 })).toEqual({ result: 'from b', status: 'skipped' });
     expect(executed).toBe(0);
     expect(await events()).toEqual(['expired']);
+  });
+
+  it('a claim whose answer was lost is retried with its token: the retry runs the step, not waits a lease for itself', async () => {
+    const a = new Checkpoint(store, 'run', { workerId: 'a', leaseMs: 60_000 });
+    // The claim lands, and the answer is lost on the way back (as a connection dying after the commit would).
+    const claim = store.claim.bind(store);
+    let lose = true;
+    store.claim = async (r) => {
+      const outcome = await claim(r);
+      if (lose) {
+        lose = false;
+        throw new StoreUnavailableError('connection lost after the claim was sent', undefined);
+      }
+      return outcome;
+    };
+    let executed = 0;
+    await expect(a.runOnce('k0', () => ++executed, { step: 0 })).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect(await a.runOnce('k0', () => ++executed, { step: 0, awaitTimeoutMs: 100 })).toEqual({ result: 1, status: 'executed' });
+    expect(executed).toBe(1);
+    expect(await store.listClaims({ claimTtlMs: 60_000 })).toEqual([]);
+    expect(await events()).toEqual([]);
   });
 
   it('a claim taken ahead and used at once is not asked for again', async () => {
