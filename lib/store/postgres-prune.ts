@@ -70,8 +70,10 @@ export abstract class PostgresPrune extends PostgresRunStore implements Retentio
     // Progress and the runs row only once a run has nothing else left.
     const progress = (await client.query(`DELETE FROM progress WHERE run_id = ANY($1::text[])
       AND ${NO_CLAIM('progress.run_id')} AND NOT ${HAS_ROWS('progress.run_id')}`, [ids])).rowCount ?? 0;
+    // A claim taken meanwhile (an outside client on a finished run) keeps the row too: without it the run would
+    // show as an outside client's, running.
     const runs = (await client.query(`DELETE FROM runs WHERE id = ANY($1::text[]) AND NOT ${HAS_ROWS('runs.id')}
-      AND NOT EXISTS (SELECT 1 FROM progress p WHERE p.run_id = runs.id)`, [runIds])).rowCount ?? 0;
+      AND ${NO_CLAIM('runs.id')} AND NOT EXISTS (SELECT 1 FROM progress p WHERE p.run_id = runs.id)`, [runIds])).rowCount ?? 0;
     const external = extIds.length === 0 ? 0 : (await client.query<{ n: number }>(`SELECT count(*)::int AS n
       FROM unnest($1::text[]) x (id) WHERE NOT ${HAS_ROWS('x.id')} AND NOT EXISTS (SELECT 1 FROM progress p WHERE p.run_id = x.id)`,
     [extIds])).rows[0]!.n;
