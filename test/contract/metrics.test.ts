@@ -27,6 +27,15 @@ describe.each(list)('metricsSnapshot on $name', (backend) => {
     idemKey, token, runId: 'm', resultJson: '1', step: null, fingerprint: null, workerId: 'w1', durationMs,
   });
 
+  /** Claims and commits each key under `${tokenPrefix}<i>`, every step taking `durationMs`. */
+  const commitAll = async (keys: string[], tokenPrefix: string, durationMs: number) => {
+    for (const [i, key] of keys.entries()) {
+      await claim(key, `${tokenPrefix}${i}`);
+      await commit(key, `${tokenPrefix}${i}`, durationMs);
+    }
+  };
+  const snap = (settleMs = 0) => store.metricsSnapshot({ claimTtlMs: 60_000, boundsMs: BOUNDS, settleMs });
+
   it('is all zeros on an empty store', async () => {
     const m = await store.metricsSnapshot({ claimTtlMs: 60_000, boundsMs: BOUNDS, settleMs: 0 });
     expect(m.steps).toEqual({ executed: 0, skipped: 0, awaited: 0, failed: 0, lease_lost: 0, expired: 0, resolved: 0, key_reuse: 0 });
@@ -86,7 +95,6 @@ describe.each(list)('metricsSnapshot on $name', (backend) => {
   });
 
   it('reads only what is new on each scrape: totals add up exactly, concurrent scrapes count once, deletions never lower them', async () => {
-    const snap = () => store.metricsSnapshot({ claimTtlMs: 60_000, boundsMs: BOUNDS, settleMs: 0 });
     for (let i = 0; i < 4; i++) {
       await claim(`a${i}`, `ta${i}`);
       await commit(`a${i}`, `ta${i}`, 5);
@@ -115,17 +123,10 @@ describe.each(list)('metricsSnapshot on $name', (backend) => {
   // recounts what remains, a counter reset (3 -> 2, which Prometheus reads as an increase of 2). PostgreSQL
   // reads by time, so nothing is reused there and the counter keeps growing (3 -> 5).
   it('counts steps committed after the newest committed rows were deleted', async () => {
-    const snap = () => store.metricsSnapshot({ claimTtlMs: 60_000, boundsMs: BOUNDS, settleMs: 0 });
-    for (let i = 0; i < 3; i++) {
-      await claim(`a${i}`, `ta${i}`);
-      await commit(`a${i}`, `ta${i}`, 5);
-    }
+    await commitAll(['a0', 'a1', 'a2'], 'ta', 5);
     expect((await snap()).steps.executed).toBe(3);
     await h.exec('DELETE FROM committed');
-    for (let i = 0; i < 2; i++) {
-      await claim(`b${i}`, `tb${i}`);
-      await commit(`b${i}`, `tb${i}`, 50);
-    }
+    await commitAll(['b0', 'b1'], 'tb', 50);
     const m = await snap();
     if (backend.name === 'sqlite') {
       expect(m.steps.executed).toBe(2);
@@ -139,19 +140,12 @@ describe.each(list)('metricsSnapshot on $name', (backend) => {
   // The same keys committed again after a prune take the same rowids on SQLite, the newest one the
   // watermark's: the key alone would say the row there is the one already counted; its commit time does not.
   it('counts a key committed again after its row was deleted', async () => {
-    const snap = () => store.metricsSnapshot({ claimTtlMs: 60_000, boundsMs: BOUNDS, settleMs: 0 });
-    for (let i = 0; i < 3; i++) {
-      await claim(`a${i}`, `ta${i}`);
-      await commit(`a${i}`, `ta${i}`, 5);
-    }
+    await commitAll(['a0', 'a1', 'a2'], 'ta', 5);
     expect((await snap()).steps.executed).toBe(3);
     await h.exec('DELETE FROM committed');
     // SQLite's ManualClock stands still unless moved; PostgreSQL's moves by itself.
     if (backend.name === 'sqlite') await h.elapse(1000);
-    for (let i = 0; i < 3; i++) {
-      await claim(`a${i}`, `tb${i}`);
-      await commit(`a${i}`, `tb${i}`, 50);
-    }
+    await commitAll(['a0', 'a1', 'a2'], 'tb', 50);
     const m = await snap();
     if (backend.name === 'sqlite') {
       expect(m.steps.executed).toBe(3);
@@ -189,7 +183,6 @@ describe.each(list)('metricsSnapshot on $name', (backend) => {
     await claim('k1', 't1');
     await commit('k1', 't1', 5);
     await store.recordEvent({ runId: 'm', outcome: 'key_reuse', idemKey: 'k1' });
-    const snap = (settleMs: number) => store.metricsSnapshot({ claimTtlMs: 60_000, boundsMs: BOUNDS, settleMs });
     for (const settleMs of [0, 60_000, 0]) {
       const m = await snap(settleMs);
       expect(m.steps.executed).toBe(1);
