@@ -3,14 +3,14 @@
  * runAgent pays one transaction per executed step. The claim is decided exactly as claim() decides it, is
  * only made when the commit succeeds, and goes back without a trace when the loop stops before using it.
  */
-import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runAgent } from '../../lib/checkpoint/agent';
 import { Checkpoint } from '../../lib/checkpoint/checkpoint';
 import { stepKey } from '../../lib/checkpoint/keys';
 import { LeaseLostError } from '../../lib/errors';
-import type { ClaimRequest, CommitRequest, Store } from '../../lib/store/types';
+import type { Store } from '../../lib/store/types';
 import { backends, type StoreHandle } from '../support/backends';
+import { claimRequest, commitRequest } from '../support/requests';
 
 const LEASE_MS = 60_000;
 const list = await backends();
@@ -39,19 +39,11 @@ describe.each(list)('claim ahead on $name', (backend) => {
   });
   afterEach(() => h.close());
 
-  const claimRequest = (idemKey: string, over: Partial<ClaimRequest> = {}): ClaimRequest => ({
-    idemKey, runId: 'run', token: randomUUID(), workerId: 'w1', step: 0, attempt: 1, leaseMs: LEASE_MS, claimTtlMs: LEASE_MS, ...over,
-  });
-  const commitRequest = (c: ClaimRequest, next?: ClaimRequest): CommitRequest => ({
-    idemKey: c.idemKey, token: c.token, runId: c.runId, resultJson: '"ok"', step: c.step, fingerprint: null,
-    workerId: c.workerId, durationMs: 1, next,
-  });
-
   it('claims a free next key in the commit, as claim() would, and commit without next returns null', async () => {
     const first = claimRequest('k0');
     await store.claim(first);
     const next = claimRequest('k1', { step: 1 });
-    const outcome = await store.commit(commitRequest(first, next));
+    const outcome = await store.commit(commitRequest(first, { next: next }));
     expect(outcome).toMatchObject({ kind: 'claimed', attempt: 1, tookOverFrom: null });
     const claims = await store.listClaims({ claimTtlMs: LEASE_MS });
     expect(claims.map((c) => [c.idemKey, c.token, c.step])).toEqual([['k1', next.token, 1]]);
@@ -71,11 +63,11 @@ describe.each(list)('claim ahead on $name', (backend) => {
 
     const a = claimRequest('a');
     await store.claim(a);
-    const skipped = await store.commit(commitRequest(a, claimRequest('done')));
+    const skipped = await store.commit(commitRequest(a, { next: claimRequest('done') }));
     expect(skipped).toMatchObject({ kind: 'committed', row: { idemKey: 'done', resultJson: '"ok"' } });
     const b = claimRequest('b');
     await store.claim(b);
-    const held = await store.commit(commitRequest(b, claimRequest('held')));
+    const held = await store.commit(commitRequest(b, { next: claimRequest('held') }));
     expect(held).toMatchObject({ kind: 'held', holder: { idemKey: 'held', token: other.token, workerId: 'w2' } });
     expect((await store.listClaims({ claimTtlMs: LEASE_MS })).map((c) => [c.idemKey, c.token])).toEqual([['held', other.token]]);
   });
@@ -84,7 +76,7 @@ describe.each(list)('claim ahead on $name', (backend) => {
     const stale = claimRequest('k0');
     await store.claim(stale);
     await store.expireClaim('k0', { actor: 'test', force: true, claimTtlMs: LEASE_MS });
-    await expect(store.commit(commitRequest(stale, claimRequest('k1')))).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(store.commit(commitRequest(stale, { next: claimRequest('k1') }))).rejects.toBeInstanceOf(LeaseLostError);
     expect(await store.listClaims({ claimTtlMs: LEASE_MS })).toEqual([]);
     expect(await store.countCommitted('run')).toBe(0);
   });

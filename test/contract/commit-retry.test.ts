@@ -2,13 +2,13 @@
  * A commit retried after an unanswered attempt, and a claim taken ahead that went stale, on every backend:
  * neither may run a side effect twice or report a landed commit as lost.
  */
-import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Checkpoint } from '../../lib/checkpoint/checkpoint';
 import { AwaitTimeoutError, LeaseLostError, StoreUnavailableError } from '../../lib/errors';
 import type { ClaimRequest, CommitRequest, Store } from '../../lib/store/types';
 import { backends, type StoreHandle } from '../support/backends';
+import { claimRequest, commitRequest } from '../support/requests';
 
 const list = await backends();
 
@@ -22,26 +22,22 @@ describe.each(list)('retried commits and stale claims ahead on $name', (backend)
   });
   afterEach(() => h.close());
 
-  const claimRequest = (idemKey: string, over: Partial<ClaimRequest> = {}): ClaimRequest => ({
-    idemKey, runId: 'run', token: randomUUID(), workerId: 'w1', step: 0, attempt: 1, leaseMs: 60_000, claimTtlMs: 60_000, ...over,
-  });
-  const commitRequest = (c: ClaimRequest, over: Partial<CommitRequest> = {}): CommitRequest => ({
-    idemKey: c.idemKey, token: c.token, runId: c.runId, resultJson: '{"sent":true}', step: c.step, fingerprint: null,
-    workerId: c.workerId, durationMs: 12.345678, ...over,
-  });
+  /** A commit with a result and a duration precise enough to be one call's own. */
+  const commitResult = (c: ClaimRequest, over: Partial<CommitRequest> = {}): CommitRequest =>
+    commitRequest(c, { resultJson: '{"sent":true}', durationMs: 12.345678, ...over });
   const events = async () => (await store.listEvents('run')).map((e) => e.outcome);
 
   it('a commit retried with mayHaveLanded recognises its own landed row; anything else is still a lost lease', async () => {
     const c = claimRequest('k0');
     await store.claim(c);
-    expect(await store.commit(commitRequest(c))).toBeNull();
+    expect(await store.commit(commitResult(c))).toBeNull();
     // The same commit again, as after an attempt whose answer never came: it landed, so it succeeded.
-    expect(await store.commit(commitRequest(c, { mayHaveLanded: true }))).toBeNull();
+    expect(await store.commit(commitResult(c, { mayHaveLanded: true }))).toBeNull();
     expect(await events()).toEqual([]);
     // Without the flag, or with another result or duration, the row is not this call's: refused, as ever.
-    await expect(store.commit(commitRequest(c))).rejects.toBeInstanceOf(LeaseLostError);
-    await expect(store.commit(commitRequest(c, { mayHaveLanded: true, resultJson: '{"sent":false}' }))).rejects.toBeInstanceOf(LeaseLostError);
-    await expect(store.commit(commitRequest(c, { mayHaveLanded: true, durationMs: 12.3 }))).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(store.commit(commitResult(c))).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(store.commit(commitResult(c, { mayHaveLanded: true, resultJson: '{"sent":false}' }))).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(store.commit(commitResult(c, { mayHaveLanded: true, durationMs: 12.3 }))).rejects.toBeInstanceOf(LeaseLostError);
     expect(await events()).toEqual(['lease_lost', 'lease_lost', 'lease_lost']);
     const rows = await store.listCommitted('run');
     expect(rows.map((r) => [r.idemKey, r.resultJson])).toEqual([['k0', '{"sent":true}']]);
@@ -61,7 +57,7 @@ describe.each(list)('retried commits and stale claims ahead on $name', (backend)
     // A comes back to k1: its claim ahead is stale, so it asks again, finds B holding it, and waits.
     await expect(a.runOnce('k1', () => ++executed, { step: 1, awaitTimeoutMs: 50 })).rejects.toBeInstanceOf(AwaitTimeoutError);
     expect(executed).toBe(0);
-    expect(await store.commit(commitRequest(b, { resultJson: '"from b"' }))).toBeNull();
+    expect(await store.commit(commitResult(b, { resultJson: '"from b"' }))).toBeNull();
     expect(await a.runOnce('k1', () => ++executed, { step: 1 })).toEqual({ result: 'from b', status: 'skipped' });
     expect(executed).toBe(0);
     expect(await events()).toEqual(['expired']);
