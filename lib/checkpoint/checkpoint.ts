@@ -97,6 +97,8 @@ export class Checkpoint {
     options.signal?.throwIfAborted();
     let token: string;
     let early: ClaimOutcome | null = null;
+    /** When the claim about to be used was sent (performance.now()): its lease runs from then. */
+    let claimedAt = performance.now();
     const ahead = this.ahead;
     if (ahead?.idemKey === idemKey) {
       this.ahead = null;
@@ -105,6 +107,7 @@ export class Checkpoint {
       // steps), it is claimed again with the same token: renewed if still ours, else held or committed by
       // whoever took it over meanwhile. Executing on the old answer would run the step beside its new holder.
       early = ahead.outcome?.kind === 'claimed' && performance.now() - ahead.sentAt > this.leaseMs / 3 ? null : ahead.outcome;
+      claimedAt = ahead.sentAt;
     } else {
       if (ahead) await this.releaseAhead();
       token = randomUUID();
@@ -115,10 +118,11 @@ export class Checkpoint {
     let delay = this.pollMs.min;
     for (;;) {
       options.signal?.throwIfAborted();
+      if (!early) claimedAt = performance.now();
       const outcome = early ?? await this.claim(idemKey, token, options);
       early = null;
       if (outcome.kind === 'committed') return this.reuse<T>(outcome.row, fingerprint, waited ? 'awaited' : 'skipped', options.step);
-      if (outcome.kind === 'claimed') return this.execute(idemKey, token, outcome.attempt, fn, options, fingerprint);
+      if (outcome.kind === 'claimed') return this.execute(idemKey, token, outcome.attempt, claimedAt, fn, options, fingerprint);
 
       waited = true;
       if (options.awaitTimeoutMs !== undefined && Date.now() - started >= options.awaitTimeoutMs) {
@@ -177,11 +181,12 @@ export class Checkpoint {
   }
 
   private async execute<T>(
-    idemKey: string, token: string, attempt: number,
+    idemKey: string, token: string, attempt: number, claimedAt: number,
     fn: (ctx: StepContext) => T | Promise<T>, options: RunOnceOptions, fingerprint: string | null,
   ): Promise<StepResult<T>> {
     const call = new StepCall(idemKey, attempt, options.step, options.signal);
-    const keeper = new LeaseKeeper(this.store, token, this.leaseMs, call);
+    // The first renewal is due a third of a lease after the claim, not after now: a claim taken ahead has aged.
+    const keeper = new LeaseKeeper(this.store, token, this.leaseMs, call, Math.max(0, this.leaseMs / 3 - (performance.now() - claimedAt)));
     const step = options.step ?? null;
     const started = performance.now();
     let result: T;
@@ -203,7 +208,8 @@ export class Checkpoint {
     const nextToken = next ? randomUUID() : '';
     let nextOutcome: ClaimOutcome | null;
     try {
-      // The keeper renews until the commit is settled: a commit retried through an outage keeps its claim.
+      // The keeper renews until the commit is settled, so a commit retried while the store refuses writes but
+      // still renews (a lock held long, a flapping connection) keeps its claim.
       nextOutcome = await this.commitSettled({
         idemKey, token, runId: this.runId, resultJson: JSON.stringify(result) ?? 'null', step, fingerprint,
         workerId: this.workerId, durationMs, progress,
@@ -216,7 +222,8 @@ export class Checkpoint {
       // Two runOnce calls in flight on one checkpoint: the other's claim ahead is given back, not forgotten.
       const previous = this.ahead;
       this.ahead = { idemKey: next.idemKey, token: nextToken, step: next.step ?? null, outcome: nextOutcome, sentAt: committing };
-      if (previous) await this.release(previous);
+      // Best effort: this step is committed whatever happens to that claim, which otherwise waits out its lease.
+      if (previous) await this.release(previous).catch(() => undefined);
     }
     if (progress) {
       this.lastSaveMs = performance.now() - committing;
@@ -230,11 +237,18 @@ export class Checkpoint {
    * lease passes. A transient failure that outlived the store's own retries (SQLite busy past its timeout,
    * PostgreSQL away) is retried here with the same token, the keeper renewing the claim meanwhile; a retry
    * that finds its claim gone recognises its earlier attempt's row (mayHaveLanded). A refusal (LeaseLostError)
-   * or a permanent error ends it at once; an outage longer than COMMIT_PATIENCE leases, too.
+   * or a permanent error ends it at once.
+   *
+   * What this cannot do is hold the claim through an outage that stops renewals too: once the lease passes,
+   * another worker may take the key over, and this commit is then refused. Retries come at least six times a
+   * lease so that, when the store returns, this commit usually lands before a rival's takeover. After
+   * COMMIT_PATIENCE leases the error goes up and the step is retried like any failed step: at least once, with
+   * the same idempotency key for the side effect to deduplicate on, as a lease-based system must.
    */
   private async commitSettled(request: CommitRequest): Promise<ClaimOutcome | null> {
     const deadline = performance.now() + Math.max(COMMIT_PATIENCE * this.leaseMs, 60_000);
-    let delay = 50;
+    const maxDelay = Math.min(5_000, this.leaseMs / 6);
+    let delay = Math.min(50, maxDelay);
     for (let attempt = 0; ; attempt++) {
       try {
         return await this.store.commit(attempt === 0 ? request : { ...request, mayHaveLanded: true });
@@ -242,7 +256,7 @@ export class Checkpoint {
         if (!(error instanceof WaybillError && error.transient) || performance.now() >= deadline) throw error;
       }
       await sleep(delay * (0.5 + Math.random() / 2));
-      delay = Math.min(delay * 2, 5_000);
+      delay = Math.min(delay * 2, maxDelay);
     }
   }
 
@@ -259,7 +273,7 @@ export class Checkpoint {
   }
 }
 
-/** How many leases' time a commit keeps retrying through an outage before it gives up (and the step is in doubt). */
+/** How many leases' time a commit keeps retrying through an outage before it gives up and the step is retried. */
 const COMMIT_PATIENCE = 10;
 
 interface Ahead {

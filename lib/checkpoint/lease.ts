@@ -20,8 +20,10 @@ export class LeaseKeeper {
     private readonly token: string,
     private readonly leaseMs: number,
     private readonly call: StepCall,
+    /** When the first renewal is due: a third of the lease, less what the claim has aged already. */
+    firstInMs = leaseMs / 3,
   ) {
-    this.schedule();
+    this.schedule(firstInMs);
   }
 
   stop(): void {
@@ -29,9 +31,9 @@ export class LeaseKeeper {
     clearTimeout(this.timer);
   }
 
-  private schedule(): void {
+  private schedule(inMs = this.leaseMs / 3): void {
     if (this.stopped) return;
-    this.timer = setTimeout(LeaseKeeper.tick, this.leaseMs / 3, this);
+    this.timer = setTimeout(LeaseKeeper.tick, inMs, this);
     this.timer.unref();
   }
 

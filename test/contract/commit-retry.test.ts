@@ -84,6 +84,51 @@ describe.each(list)('retried commits and stale claims ahead on $name', (backend)
     expect(await events()).toEqual([]);
   });
 
+  it('a commit whose answer was lost is retried and recognised as landed: executed once, no lease lost', async () => {
+    const a = new Checkpoint(store, 'run', { workerId: 'a', leaseMs: 60_000 });
+    const commit = store.commit.bind(store);
+    let lose = true;
+    store.commit = async (r) => {
+      const outcome = await commit(r);
+      if (lose) {
+        lose = false;
+        throw new StoreUnavailableError('connection lost after the commit was sent', undefined);
+      }
+      return outcome;
+    };
+    let executed = 0;
+    expect(await a.runOnce('k0', () => ++executed, { step: 0 })).toEqual({ result: 1, status: 'executed' });
+    expect(executed).toBe(1);
+    expect((await store.listCommitted('run')).map((c) => [c.idemKey, c.resultJson, c.workerId])).toEqual([['k0', '1', 'a']]);
+    expect(await events()).toEqual([]);
+  });
+
+  it('a commit refused for four leases keeps its claim: the lease keeper renews it, a rival is held, the step runs once', async () => {
+    const leaseMs = 300;
+    const a = new Checkpoint(store, 'run', { workerId: 'a', leaseMs, claimTtlMs: leaseMs });
+    const commit = store.commit.bind(store);
+    let refusals = 0;
+    let rival: Awaited<ReturnType<Store['claim']>> | undefined;
+    store.commit = async (r) => {
+      if (refusals < 12) {
+        // A third of a lease passes on the store's clock and in real time (the keeper's timer) per refusal.
+        refusals++;
+        await h.elapse(leaseMs / 3);
+        await sleep(leaseMs / 3 + 20);
+        if (refusals === 10) rival = await store.claim(claimRequest('k0', { workerId: 'rival', leaseMs, claimTtlMs: leaseMs }));
+        throw new StoreUnavailableError('the store refuses writes', undefined);
+      }
+      return commit(r);
+    };
+    let executed = 0;
+    expect(await a.runOnce('k0', () => ++executed, { step: 0 })).toEqual({ result: 1, status: 'executed' });
+    expect(refusals).toBe(12);
+    expect(rival).toMatchObject({ kind: 'held' });
+    expect(executed).toBe(1);
+    expect((await store.listCommitted('run')).map((c) => c.workerId)).toEqual(['a']);
+    expect(await events()).toEqual([]);
+  });
+
   it('a claim taken ahead and used at once is not asked for again', async () => {
     const a = new Checkpoint(store, 'run', { workerId: 'a', leaseMs: 60_000 });
     let claims = 0;
