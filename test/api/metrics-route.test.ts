@@ -5,6 +5,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { runAgent } from '../../lib/checkpoint/agent';
 import { Checkpoint } from '../../lib/checkpoint/checkpoint';
+import { createLogger } from '../../lib/engine/log';
 import { openStore } from '../../lib/store/index';
 import type { RunStore, Store } from '../../lib/store/types';
 import { makeTempDir } from '../support/tmp';
@@ -12,6 +13,9 @@ import { makeTempDir } from '../support/tmp';
 const dir = makeTempDir('waybill-metrics-route-');
 // The handler reads its store through lib/config, like the server: set before the first import of it.
 process.env.DATABASE_URL = `file:${dir.file('w.db')}`;
+// The server's log, caught: the failure's details must be there and not in the response.
+const logged: string[] = [];
+(globalThis as { waybillServerLog?: unknown }).waybillServerLog = createLogger({ component: 'web' }, (line) => logged.push(line));
 const { GET } = await import('../../app/api/metrics/route');
 const cache = globalThis as { waybillStore?: Promise<unknown> };
 
@@ -54,5 +58,8 @@ describe('GET /api/metrics', () => {
     const response = await GET(new Request('http://127.0.0.1:3000/api/metrics', { headers: { host: '127.0.0.1:3000' } }));
     expect(response.status).toBe(500);
     expect(await response.json()).toEqual({ error: { code: 'INTERNAL', message: 'internal error: the request did not complete (see the server log)' } });
+    const line = JSON.parse(logged.at(-1)!) as { component: string; msg: string; route: string; error: string; stack: string };
+    expect(line).toMatchObject({ component: 'web', msg: 'metrics scrape failed', route: '/api/metrics', error: 'TypeError: The database connection is not open' });
+    expect(line.stack).toContain('sqlite-metrics');
   });
 });

@@ -4,6 +4,7 @@
  */
 import { rmSync, writeFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../lib/engine/log';
 import type { Store } from '../../lib/store/types';
 import { makeTempDir } from '../support/tmp';
 
@@ -12,6 +13,9 @@ const dir = makeTempDir('waybill-store-recovery-');
 const blocker = dir.file('data');
 writeFileSync(blocker, 'not a directory');
 process.env.DATABASE_URL = `file:${dir.file('data/w.db')}`;
+// The server's log, caught: the failure's details must be there and not in the response.
+const logged: string[] = [];
+(globalThis as { waybillServerLog?: unknown }).waybillServerLog = createLogger({ component: 'web' }, (line) => logged.push(line));
 const { GET } = await import('../../app/api/metrics/route');
 const cache = globalThis as { waybillStore?: Promise<unknown> };
 
@@ -24,8 +28,13 @@ const scrape = () => GET(new Request('http://127.0.0.1:3000/api/metrics', { head
 
 describe('control plane store', () => {
   it('answers 500 while the store cannot be opened, and 200 once it can, without a restart', async () => {
+    const failed = await scrape();
+    expect(failed.status).toBe(500);
+    expect(await failed.text()).not.toContain('EEXIST');
     expect((await scrape()).status).toBe(500);
-    expect((await scrape()).status).toBe(500);
+    const lines = logged.map((l) => JSON.parse(l) as { msg: string; error: string });
+    expect(lines.map((l) => l.msg)).toEqual(['metrics scrape failed', 'metrics scrape failed']);
+    expect(lines[0]!.error).toMatch(/EEXIST/);
     rmSync(blocker);
     const ok = await scrape();
     expect(ok.status).toBe(200);
