@@ -29,7 +29,7 @@ export async function expireClaimAction(input: { key: string; force?: boolean })
   if (!parsed.success) return { ok: false, message: 'invalid request', errors: fieldErrors(parsed.error) };
   try {
     const store = await getStore();
-    const claim = (await store.listClaims({ claimTtlMs: claimTtlMs() })).find((c) => c.idemKey === parsed.data.key);
+    const claim = await store.getClaim(parsed.data.key, { claimTtlMs: claimTtlMs() });
     const outcome = await store.expireClaim(parsed.data.key, { actor: who.actor, force: parsed.data.force, claimTtlMs: claimTtlMs() });
     if (outcome === 'expired') {
       await audit(who, { action: 'expire', target: parsed.data.key, runId: claim?.runId, detail: parsed.data.force ? 'forced: the lease was live' : null });

@@ -51,7 +51,7 @@ export async function listClaims(store: Store, query: z.output<typeof listClaims
 
 /** Expires one claim; returns the run it belonged to, for the audit line. */
 export async function expire(store: Store, body: z.output<typeof expireBody>, actor: string, claimTtlMs: number) {
-  const held = await findClaim(store, body.key, claimTtlMs);
+  const held = await store.getClaim(body.key, { claimTtlMs });
   const outcome = await store.expireClaim(body.key, { actor, force: body.force, claimTtlMs });
   if (outcome === 'missing') throw new NotFoundError(`claim on ${body.key}`);
   if (outcome === 'live') throw new LiveClaimError(body.key, 'expire');
@@ -79,8 +79,4 @@ export async function sweep(store: Store, body: z.output<typeof sweepBody>, acto
     if ((await store.expireClaim(claim.idemKey, { actor, claimTtlMs })) === 'expired') keys.push(claim.idemKey);
   }
   return { expired: keys.length, keys };
-}
-
-async function findClaim(store: Store, key: string, claimTtlMs: number) {
-  return (await store.listClaims({ claimTtlMs })).find((c) => c.idemKey === key);
 }

@@ -161,8 +161,10 @@ export async function release(store: Store, body: z.output<typeof releaseBody>, 
   return { key: body.key, released: true };
 }
 
+/** The claim on the key, if it belongs to the run (when one is named). */
 async function findClaim(store: Store, key: string, runId: string | undefined, options: ProtocolOptions): Promise<ClaimRow | undefined> {
-  return (await store.listClaims({ runId, claimTtlMs: options.claimTtlMs })).find((c) => c.idemKey === key);
+  const held = await store.getClaim(key, { claimTtlMs: options.claimTtlMs });
+  return held && (runId === undefined || held.runId === runId) ? held : undefined;
 }
 
 /** How long the client held the claim, when it did not say how long its side effect took. */

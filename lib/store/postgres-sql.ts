@@ -128,6 +128,10 @@ export const LIST_CLAIMS_SQL = `SELECT ${CLAIM}, ${expiresAt('$3')} <= t.now AS 
     AND ($6::float8 IS NULL OR claimed_at > $6 OR (claimed_at = $6 AND idem_key COLLATE "C" > $7::text COLLATE "C"))
   ORDER BY claimed_at, idem_key COLLATE "C" LIMIT $5`;
 
+/** $1 key, $2 claim TTL s, $3 skew. */
+export const GET_CLAIM_SQL = `SELECT ${CLAIM}, ${expiresAt('$2')} <= t.now AS orphaned
+  FROM claims, (SELECT ${now('$3')} AS now) t WHERE idem_key = $1`;
+
 /**
  * An operator expires a claim: deleted only if orphaned (or forced), judged on the newest row version.
  * $1 key, $2 force, $3 claim TTL s, $4 actor, $5 skew.

@@ -189,6 +189,10 @@ export class PostgresStore extends PostgresPrune implements Store, RunStore, Ins
         options.limit ?? null, options.after?.claimedAt ?? null, options.after?.idemKey ?? null])).rows;
   }
 
+  async getClaim(idemKey: string, options: { claimTtlMs: number }): Promise<ClaimRow | null> {
+    return (await this.query<ClaimRow>('waybill_get_claim', sql.GET_CLAIM_SQL, [idemKey, options.claimTtlMs / 1000, this.skew()])).rows[0] ?? null;
+  }
+
   async expireClaim(idemKey: string, options: { actor: string; force?: boolean; claimTtlMs: number }): Promise<'expired' | 'missing' | 'live'> {
     const { rows } = await this.query<{ n: number; claimSeen: boolean }>(undefined, sql.EXPIRE_SQL,
       [idemKey, options.force ?? false, options.claimTtlMs / 1000, options.actor, this.skew()]);

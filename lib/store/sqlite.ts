@@ -188,6 +188,12 @@ export class SqliteStore extends SqlitePrune implements Store, RunStore, Insight
     return rows.map((row) => ({ ...row, orphaned: row.orphaned === 1 }));
   }
 
+  async getClaim(idemKey: string, options: { claimTtlMs: number }): Promise<ClaimRow | null> {
+    const row = guard(() => this.prepared<unknown[], RawClaim>(`SELECT ${CLAIM_COLUMNS}, ${EXPIRES_AT} <= @now AS orphaned
+      FROM claims WHERE idem_key = @idemKey`).get({ idemKey, now: this.now(), ttl: options.claimTtlMs / 1000 }));
+    return row ? { ...row, orphaned: row.orphaned === 1 } : null;
+  }
+
   async expireClaim(idemKey: string, options: { actor: string; force?: boolean; claimTtlMs: number }): Promise<'expired' | 'missing' | 'live'> {
     const now = this.now();
     return this.tx(() => {

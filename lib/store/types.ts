@@ -186,6 +186,9 @@ export interface Store {
     limit?: number; after?: { claimedAt: number; idemKey: string };
   }): Promise<ClaimRow[]>;
 
+  /** The claim on one key, if any, with whether it is orphaned by the store's clock. */
+  getClaim(idemKey: string, options: { claimTtlMs: number }): Promise<ClaimRow | null>;
+
   /**
    * An operator gives up on a claim: the row is deleted, so any client can claim the key again, and an
    * `expired` event is recorded. Only an orphaned claim is expired unless `force` is set: `live` says the

@@ -212,6 +212,12 @@ describe.each(list)('store contract on $name', (backend) => {
       expect(Object.keys(await claimsByKey({ orphanedOnly: true, claimTtlMs: SHORT_LEASE_MS })).sort()).toEqual(['k2', 'k3']);
       expect(Object.keys(await claimsByKey({ orphanedOnly: true, claimTtlMs: TTL_MS }))).toEqual(['k2']);
       expect(Object.keys(await claimsByKey({ runId: 'r2', claimTtlMs: TTL_MS }))).toEqual(['k3']);
+      // One key, read as the list reads it: the same row and the same verdict, and null for no claim.
+      for (const key of ['k1', 'k2', 'k3']) {
+        expect(await store.getClaim(key, { claimTtlMs: TTL_MS })).toEqual(longTtl[key]);
+        expect(await store.getClaim(key, { claimTtlMs: SHORT_LEASE_MS })).toEqual(shortTtl[key]);
+      }
+      expect(await store.getClaim('k9', { claimTtlMs: TTL_MS })).toBeNull();
 
       // Waybill's claim waits on the outside client's row until its TTL passes, then takes it over.
       expect(await store.claim(claimRequest({ idemKey: 'k3', runId: 'r2', claimTtlMs: TTL_MS }))).toMatchObject({ kind: 'held' });
