@@ -1,21 +1,40 @@
 /**
  * The part of a metrics scrape that only grows — steps by outcome and the step-duration histograms, read from
- * `committed` and `step_events` — kept as running totals per store instance and advanced by a watermark, so a
- * scrape reads only the rows written since the last one. Counting a million rows on every scrape took seconds
- * (and on SQLite, seconds of a blocked event loop). The first scrape of a process reads the history once.
+ * `committed` and `step_events` — kept as running totals and advanced by a watermark, so a scrape reads only
+ * the rows written since the last one. Counting a million rows on every scrape took seconds (and on SQLite,
+ * seconds of a blocked event loop). The totals live in the store (the metrics_tally table, a row per set of
+ * histogram bounds), not in a process: every dashboard process behind one port serves the same counter, and a
+ * restart carries on from it. Only the first scrape after an upgrade reads the history. Each scrape loads the
+ * row into a MetricsTally under the database's write lock, adds what is new, and saves it back.
  *
  * Rows pruned later stay counted: the totals only grow, as Prometheus counters must, with one exception: on
  * SQLite, when the row at the `committed` watermark is gone or renumbered, rowids at or below the mark may be
  * handed out again, so the executed counts start over from the rows that remain (a counter reset, which
- * Prometheus's rate() and increase() take in their stride). Each process counts on its own, so two
- * dashboard processes agree unless a prune ran between their first scrapes.
+ * Prometheus's rate() and increase() take in their stride).
  */
 import type { HistogramRow } from './histogram';
 import { METRIC_OUTCOMES, type DurationHistogram, type MetricOutcome } from './types';
 
+type Timed = 'executed' | 'failed' | 'lease_lost';
+
+/** A metrics_tally row as both backends select it. A null mark: nothing read yet. */
+export interface TallyRow {
+  bounds: string;
+  committedMark: number | null;
+  committedMarkKey: string | null;
+  committedMarkAt: number | null;
+  eventsMark: number | null;
+  stepsJson: string;
+  durationsJson: string;
+}
+
+/** The metrics_tally columns under TallyRow's names, for a SELECT on either backend. */
+export const TALLY_COLUMNS = `bounds, committed_mark AS "committedMark", committed_mark_key AS "committedMarkKey",
+  committed_mark_at AS "committedMarkAt", events_mark AS "eventsMark", steps_json AS "stepsJson", durations_json AS "durationsJson"`;
+
 export class MetricsTally {
   readonly steps = Object.fromEntries(METRIC_OUTCOMES.map((o) => [o, 0])) as Record<MetricOutcome, number>;
-  readonly durations: Record<'executed' | 'failed' | 'lease_lost', DurationHistogram>;
+  readonly durations: Record<Timed, DurationHistogram>;
   /** How far `committed` and `step_events` have been read: a backend's own cursor (rowid, id or time). */
   committedMark = Number.NEGATIVE_INFINITY;
   eventsMark = Number.NEGATIVE_INFINITY;
@@ -27,18 +46,44 @@ export class MetricsTally {
     this.durations = { executed: empty(), failed: empty(), lease_lost: empty() };
   }
 
-  /** The tally for these bounds: the same one while the bounds stay, a fresh one when they change. */
-  static for(current: MetricsTally | undefined, boundsMs: readonly number[]): MetricsTally {
-    return current && current.boundsMs.join() === boundsMs.join() ? current : new MetricsTally(boundsMs);
+  /** The key of these bounds' row. */
+  static key(boundsMs: readonly number[]): string {
+    return boundsMs.join();
   }
 
-  private advancing: Promise<void> | undefined;
+  /** The tally stored for these bounds, or a fresh one when there is none yet. */
+  static load(boundsMs: readonly number[], row: TallyRow | undefined): MetricsTally {
+    const tally = new MetricsTally(boundsMs);
+    if (!row) return tally;
+    // Merged over zeros: an outcome added in a later version starts at 0 rather than undefined.
+    const steps = JSON.parse(row.stepsJson) as Partial<Record<MetricOutcome, number>>;
+    for (const o of METRIC_OUTCOMES) tally.steps[o] = steps[o] ?? 0;
+    const durations = JSON.parse(row.durationsJson) as Partial<Record<Timed, Pick<DurationHistogram, 'counts' | 'count' | 'sumMs'>>>;
+    for (const t of ['executed', 'failed', 'lease_lost'] as const) {
+      const stored = durations[t];
+      if (stored) Object.assign(tally.durations[t], { counts: [...stored.counts], count: stored.count, sumMs: stored.sumMs });
+    }
+    tally.committedMark = row.committedMark ?? Number.NEGATIVE_INFINITY;
+    tally.eventsMark = row.eventsMark ?? Number.NEGATIVE_INFINITY;
+    tally.committedMarkRow = row.committedMarkKey !== null && row.committedMarkAt !== null
+      ? { idemKey: row.committedMarkKey, committedAt: row.committedMarkAt }
+      : undefined;
+    return tally;
+  }
 
-  /** Runs an advance alone: two scrapes at once would otherwise both read, and count, the same new rows. */
-  async exclusive(advance: () => Promise<void>): Promise<void> {
-    while (this.advancing) await this.advancing.catch(() => undefined);
-    this.advancing = advance().finally(() => (this.advancing = undefined));
-    return this.advancing;
+  /** The row to store. */
+  row(): TallyRow {
+    const mark = (m: number) => (Number.isFinite(m) ? m : null);
+    const durations = Object.fromEntries(Object.entries(this.durations).map(([t, h]) => [t, { counts: h.counts, count: h.count, sumMs: h.sumMs }]));
+    return {
+      bounds: MetricsTally.key(this.boundsMs),
+      committedMark: mark(this.committedMark),
+      committedMarkKey: this.committedMarkRow?.idemKey ?? null,
+      committedMarkAt: this.committedMarkRow?.committedAt ?? null,
+      eventsMark: mark(this.eventsMark),
+      stepsJson: JSON.stringify(this.steps),
+      durationsJson: JSON.stringify(durations),
+    };
   }
 
   /** Forgets what `committed` contributed, to count it again from its first row. */
@@ -53,7 +98,7 @@ export class MetricsTally {
   }
 
   /** Adds a chunk's bucket counts (n, total, b0…bN as the SQL names them) to one histogram. */
-  addDurations(target: 'executed' | 'failed' | 'lease_lost', row: HistogramRow | undefined): void {
+  addDurations(target: Timed, row: HistogramRow | undefined): void {
     if (!row) return;
     const h = this.durations[target];
     h.count += Number(row.n ?? 0);
@@ -61,8 +106,8 @@ export class MetricsTally {
     for (let i = 0; i < h.counts.length; i++) h.counts[i]! += Number(row[`b${i}`] ?? 0);
   }
 
-  /** Copies, so a caller holding a snapshot does not see the next scrape's additions. */
-  snapshot(): { steps: Record<MetricOutcome, number>; stepDurations: Record<'executed' | 'failed' | 'lease_lost', DurationHistogram> } {
+  /** Copies, so a caller holding a snapshot does not share arrays with the tally. */
+  snapshot(): { steps: Record<MetricOutcome, number>; stepDurations: Record<Timed, DurationHistogram> } {
     const copy = (h: DurationHistogram): DurationHistogram => ({ ...h, boundsMs: [...h.boundsMs], counts: [...h.counts] });
     return {
       steps: { ...this.steps },

@@ -1,6 +1,6 @@
 /**
- * What every PostgreSQL operation file shares: the pool, the clock's skew from this host, and one
- * retried statement. The step protocol (postgres.ts) and the runs (postgres-runs.ts) both build on it.
+ * What every PostgreSQL operation file shares: the pool, the clock's skew from this host, one
+ * retried statement, and a transaction on one pooled connection. The step protocol (postgres.ts) and the runs (postgres-runs.ts) both build on it.
  */
 import type pg from 'pg';
 import { systemClock, type Clock } from '../clock';
@@ -17,5 +17,27 @@ export abstract class PostgresBase {
   /** One statement, retried while transient; name makes it a prepared statement on each connection. */
   protected async query<R extends pg.QueryResultRow>(name: string | undefined, text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
     return withRetry(name ?? 'query', () => this.pool.query<R>({ name, text, values }));
+  }
+
+  /** BEGIN … COMMIT on one pooled connection; a failure rolls back and the connection is not reused. */
+  protected async inTransaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    // Checked out, the client is not covered by the pool's 'error' listener (see openPostgresStore).
+    const ignore = () => undefined;
+    client.on('error', ignore);
+    let failure: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      const result = await fn(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      failure = error instanceof Error ? error : new Error(String(error));
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.off('error', ignore);
+      client.release(failure);
+    }
   }
 }

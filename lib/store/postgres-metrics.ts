@@ -3,12 +3,14 @@
  * database at scrape time, buckets counted with SUM(CASE …) so no rows are loaded. Counts come back as
  * int or float8 (count(*) and sum() of int are bigint/numeric, which pg would hand over as strings).
  * The statements run side by side on the pool, each with its own snapshot: a scrape is a sample. What only
- * grows (steps, step durations) is kept as running totals (metrics-tally.ts), advanced past rows settled
- * for SETTLE_MS, so it lags that much and reads only what is new.
+ * grows (steps, step durations) is kept as running totals in the store (metrics-tally.ts), advanced past rows
+ * settled for SETTLE_MS, so it lags that much and reads only what is new.
  */
+import type pg from 'pg';
 import { PostgresAudit } from './postgres-audit';
+import { withRetry } from './postgres-retry';
 import { toHistogram, type HistogramRow } from './histogram';
-import { MetricsTally } from './metrics-tally';
+import { MetricsTally, TALLY_COLUMNS, type TallyRow } from './metrics-tally';
 import type { InsightStore, MetricOutcome, MetricsSnapshot } from './types';
 
 /** Runs by status, outside clients' runs (no runs row) as `running` while they hold a claim, else `idle`. */
@@ -45,15 +47,18 @@ function histogramColumns(column: string, bounds: number): string {
 /** How old a row must be before it is counted: older than any commit still in flight (each is one statement). */
 const SETTLE_MS = 10_000;
 
-export abstract class PostgresMetrics extends PostgresAudit implements Pick<InsightStore, 'metricsSnapshot'> {
-  private tally: MetricsTally | undefined;
+/** $1 bounds, $2 steps, $3 durations: a row to lock, so the first scrape of new bounds has one too. */
+const ENSURE_TALLY = `INSERT INTO metrics_tally (bounds, steps_json, durations_json) VALUES ($1, $2, $3) ON CONFLICT (bounds) DO NOTHING`;
+const LOCK_TALLY = `SELECT ${TALLY_COLUMNS} FROM metrics_tally WHERE bounds = $1 FOR UPDATE`;
+const SAVE_TALLY = `UPDATE metrics_tally SET committed_mark = $2, events_mark = $3, steps_json = $4, durations_json = $5
+  WHERE bounds = $1`;
 
+export abstract class PostgresMetrics extends PostgresAudit implements Pick<InsightStore, 'metricsSnapshot'> {
   async metricsSnapshot(options: { claimTtlMs: number; boundsMs: readonly number[]; settleMs?: number }): Promise<MetricsSnapshot> {
     const bounds = [...options.boundsMs];
     const cols = (column: string) => histogramColumns(column, bounds.length);
-    const tally = (this.tally = MetricsTally.for(this.tally, bounds));
-    const [, claims, statuses, commits, workers] = await Promise.all([
-      this.advance(tally, (options.settleMs ?? SETTLE_MS) / 1000),
+    const [tally, claims, statuses, commits, workers] = await Promise.all([
+      this.advance(bounds, (options.settleMs ?? SETTLE_MS) / 1000),
       this.query<{ total: number; orphaned: number }>(undefined, CLAIMS_SQL, [this.skew(), options.claimTtlMs / 1000]),
       this.query<{ status: keyof typeof EMPTY_BY_STATUS; n: number }>(undefined, STATUS_SQL, []),
       this.query<HistogramRow>(undefined, `SELECT ${cols('save_ms')} FROM progress WHERE save_ms IS NOT NULL`, bounds),
@@ -77,21 +82,34 @@ export abstract class PostgresMetrics extends PostgresAudit implements Pick<Insi
    * a statement starts, not when it commits, so the newest rows may become visible out of order; none is
    * older than the settle time. Ids are no better: an event's id is taken at insert, after its time, so a
    * lower id can carry a later time, and a mark on ids would skip it for good.
+   *
+   * The tally is the store's, shared by every dashboard process: its row is locked FOR UPDATE, read past, and
+   * saved in one transaction, so a second scrape (of this process or another) waits and then reads past the
+   * marks this one saved. A lost connection retries the whole transaction, which the rollback left undone.
    */
-  private advance(tally: MetricsTally, settle: number): Promise<void> {
-    return tally.exclusive(() => this.advanceOnce(tally, settle));
+  private advance(boundsMs: number[], settle: number): Promise<MetricsTally> {
+    return withRetry('metrics', () => this.inTransaction(async (client) => {
+      const key = MetricsTally.key(boundsMs);
+      const empty = new MetricsTally(boundsMs).row();
+      await client.query(ENSURE_TALLY, [key, empty.stepsJson, empty.durationsJson]);
+      const tally = MetricsTally.load(boundsMs, (await client.query<TallyRow>(LOCK_TALLY, [key])).rows[0]);
+      await this.advanceTally(client, tally, settle);
+      const row = tally.row();
+      await client.query(SAVE_TALLY, [key, row.committedMark, row.eventsMark, row.stepsJson, row.durationsJson]);
+      return tally;
+    }));
   }
 
-  private async advanceOnce(tally: MetricsTally, settle: number): Promise<void> {
+  private async advanceTally(client: pg.PoolClient, tally: MetricsTally, settle: number): Promise<void> {
     const bounds = [...tally.boundsMs];
     const n = bounds.length;
     const cols = histogramColumns('duration_ms', n);
-    const cutoff = (await this.query<{ t: number }>(undefined, `SELECT ${NOW} - $2::float8 AS t`, [this.skew(), settle])).rows[0]!.t;
+    const cutoff = (await client.query<{ t: number }>(`SELECT ${NOW} - $2::float8 AS t`, [this.skew(), settle])).rows[0]!.t;
     const since = (mark: number) => (Number.isFinite(mark) ? mark : null);
-    const committed = await this.query<HistogramRow & { executed: number }>(undefined, `SELECT count(*)::float8 AS executed, ${cols}
+    const committed = await client.query<HistogramRow & { executed: number }>(`SELECT count(*)::float8 AS executed, ${cols}
       FROM committed WHERE source = 'executed' AND ($${n + 1}::float8 IS NULL OR committed_at > $${n + 1}) AND committed_at <= $${n + 2}`,
     [...bounds, since(tally.committedMark), cutoff]);
-    const events = await this.query<HistogramRow & { outcome: MetricOutcome; count: number }>(undefined,
+    const events = await client.query<HistogramRow & { outcome: MetricOutcome; count: number }>(
       `SELECT outcome, coalesce(sum(count), 0)::float8 AS count, ${cols} FROM step_events
       WHERE ($${n + 1}::float8 IS NULL OR at > $${n + 1}) AND at <= $${n + 2} AND (${COUNTED_EVENTS}) GROUP BY outcome`,
     [...bounds, since(tally.eventsMark), cutoff]);

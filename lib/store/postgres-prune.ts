@@ -79,26 +79,4 @@ export abstract class PostgresPrune extends PostgresRunStore implements Retentio
     [extIds])).rows[0]!.n;
     return { runs, external, committed, events, progress };
   }
-
-  /** BEGIN … COMMIT on one pooled connection; a failure rolls back and the connection is not reused. */
-  private async inTransaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    // Checked out, the client is not covered by the pool's 'error' listener (see openPostgresStore).
-    const ignore = () => undefined;
-    client.on('error', ignore);
-    let failure: Error | undefined;
-    try {
-      await client.query('BEGIN');
-      const result = await fn(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      failure = error instanceof Error ? error : new Error(String(error));
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.off('error', ignore);
-      client.release(failure);
-    }
-  }
 }

@@ -144,3 +144,22 @@ export const audit = pgTable(
   },
   (t) => [index('audit_at').on(t.at), index('audit_run').on(t.runId)],
 );
+
+/**
+ * The metrics scrape's running totals (postgres-metrics.ts), one row per histogram-bounds signature, shared by
+ * every dashboard process so they report one counter and keep it across restarts. Prune never touches it: the
+ * totals must outlive the rows they counted. Marks are null until the first scrape reads the history.
+ */
+export const metricsTally = pgTable('metrics_tally', {
+  /** The bucket bounds (ms) joined with commas: other bounds count into other buckets, so another row. */
+  bounds: text('bounds').primaryKey(),
+  /** committed_at up to which `committed` was counted; the key and time columns are SQLite's, unused here. */
+  committedMark: doublePrecision('committed_mark'),
+  committedMarkKey: text('committed_mark_key'),
+  committedMarkAt: doublePrecision('committed_mark_at'),
+  /** `at` up to which step_events were counted. */
+  eventsMark: doublePrecision('events_mark'),
+  /** Steps by outcome, and the three step-duration histograms, as JSON. */
+  stepsJson: text('steps_json').notNull(),
+  durationsJson: text('durations_json').notNull(),
+});

@@ -141,3 +141,22 @@ export const audit = sqliteTable(
   },
   (t) => [index('audit_at').on(t.at), index('audit_run').on(t.runId)],
 );
+
+/**
+ * The metrics scrape's running totals (sqlite-metrics.ts), one row per histogram-bounds signature, shared by
+ * every dashboard process so they report one counter and keep it across restarts. Prune never touches it: the
+ * totals must outlive the rows they counted. Marks are null until the first scrape reads the history.
+ */
+export const metricsTally = sqliteTable('metrics_tally', {
+  /** The bucket bounds (ms) joined with commas: other bounds count into other buckets, so another row. */
+  bounds: text('bounds').primaryKey(),
+  /** rowid of the last `committed` row counted, and that row's key and commit time, to tell it is still there. */
+  committedMark: real('committed_mark'),
+  committedMarkKey: text('committed_mark_key'),
+  committedMarkAt: real('committed_mark_at'),
+  /** id of the last step_events row counted. */
+  eventsMark: real('events_mark'),
+  /** Steps by outcome, and the three step-duration histograms, as JSON. */
+  stepsJson: text('steps_json').notNull(),
+  durationsJson: text('durations_json').notNull(),
+});

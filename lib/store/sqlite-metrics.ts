@@ -2,12 +2,13 @@
  * The metrics scrape on SQLite: counts and histograms computed by the database at scrape time, so every
  * worker's steps are counted whichever process serves /api/metrics. Histogram buckets are counted with
  * one SUM(CASE …) per bound: a scrape never loads rows. What only grows (steps, step durations) is kept as
- * running totals and advanced by rowid and event id (metrics-tally.ts); the rest is small and read whole.
+ * running totals in the store and advanced by rowid and event id (metrics-tally.ts); the rest is small and
+ * read whole.
  */
 import { toHistogram, type HistogramRow } from './histogram';
 import { SqliteAudit } from './sqlite-audit';
 import { guard } from './sqlite-base';
-import { MetricsTally } from './metrics-tally';
+import { MetricsTally, TALLY_COLUMNS, type TallyRow } from './metrics-tally';
 import type { InsightStore, MetricOutcome, MetricsSnapshot } from './types';
 
 /** Runs by status, outside clients' runs (no runs row) as `running` while they hold a claim, else `idle`. */
@@ -37,12 +38,17 @@ function histogramColumns(column: string, bounds: number): string {
 /** Rows read per step of the first scrape's catch-up; the event loop gets a turn between steps. */
 const CHUNK_ROWS = 50_000;
 
-export abstract class SqliteMetrics extends SqliteAudit implements Pick<InsightStore, 'metricsSnapshot'> {
-  private tally: MetricsTally | undefined;
+const LOAD_TALLY = `SELECT ${TALLY_COLUMNS} FROM metrics_tally WHERE bounds = ?`;
+const SAVE_TALLY = `INSERT INTO metrics_tally
+  (bounds, committed_mark, committed_mark_key, committed_mark_at, events_mark, steps_json, durations_json)
+  VALUES (@bounds, @committedMark, @committedMarkKey, @committedMarkAt, @eventsMark, @stepsJson, @durationsJson)
+  ON CONFLICT (bounds) DO UPDATE SET committed_mark = excluded.committed_mark, committed_mark_key = excluded.committed_mark_key,
+    committed_mark_at = excluded.committed_mark_at, events_mark = excluded.events_mark,
+    steps_json = excluded.steps_json, durations_json = excluded.durations_json`;
 
+export abstract class SqliteMetrics extends SqliteAudit implements Pick<InsightStore, 'metricsSnapshot'> {
   async metricsSnapshot(options: { claimTtlMs: number; boundsMs: readonly number[]; settleMs?: number }): Promise<MetricsSnapshot> {
-    const tally = (this.tally = MetricsTally.for(this.tally, options.boundsMs));
-    await this.advance(tally);
+    const tally = await this.advance(options.boundsMs);
     const now = this.now();
     const bounds = Object.fromEntries(options.boundsMs.map((b, i) => [`b${i}`, b]));
     const cols = (column: string) => histogramColumns(column, options.boundsMs.length);
@@ -75,35 +81,61 @@ export abstract class SqliteMetrics extends SqliteAudit implements Pick<InsightS
    * Reads the committed rows and events written since the last scrape. Events by id, which is AUTOINCREMENT:
    * handed out in commit order (one writer at a time) and never reused, so nothing can appear below the
    * mark. `committed` by rowid, which is not: its key is TEXT, so a new row takes max(rowid) + 1, at or below
-   * the mark once the newest rows are deleted, and VACUUM may renumber every row.
+   * the mark once the newest rows are deleted, and VACUUM may renumber every row. Returns the tally as the
+   * last chunk saved it.
    */
-  private advance(tally: MetricsTally): Promise<void> {
-    return tally.exclusive(() => this.advanceOnce(tally));
-  }
-
-  private async advanceOnce(tally: MetricsTally): Promise<void> {
-    const bounds = Object.fromEntries(tally.boundsMs.map((b, i) => [`b${i}`, b]));
-    const cols = histogramColumns('duration_ms', tally.boundsMs.length);
-    while (!guard(() => this.db.transaction(() => this.advanceCommitted(tally, bounds, cols))())) {
+  private async advance(boundsMs: readonly number[]): Promise<MetricsTally> {
+    const bounds = Object.fromEntries(boundsMs.map((b, i) => [`b${i}`, b]));
+    const cols = histogramColumns('duration_ms', boundsMs.length);
+    let step = this.chunk(boundsMs, (tally) => this.advanceCommitted(tally, bounds, cols));
+    while (!step.done) {
       await new Promise((r) => setImmediate(r));
+      step = this.chunk(boundsMs, (tally) => this.advanceCommitted(tally, bounds, cols));
     }
+    // Up to the top seen now: a catch-up that chased every new event could run as long as the writers do.
     const eventsTop = guard(() => this.db.prepare<[], { top: number | null }>('SELECT max(id) AS top FROM step_events').get()!.top) ?? 0;
-    for (let lo = Math.max(0, tally.eventsMark); lo < eventsTop; lo += CHUNK_ROWS) {
-      const hi = Math.min(lo + CHUNK_ROWS, eventsTop);
-      const rows = guard(() => this.db.prepare<[Record<string, number>], HistogramRow & { outcome: MetricOutcome; count: number }>(`
-        SELECT outcome, coalesce(sum(count), 0) AS count, ${cols} FROM step_events
-        WHERE id > @lo AND id <= @hi AND (${COUNTED_EVENTS}) GROUP BY outcome`).all({ ...bounds, lo, hi }));
-      for (const row of rows) {
-        tally.steps[row.outcome] += row.count;
-        if (row.outcome === 'failed' || row.outcome === 'lease_lost') tally.addDurations(row.outcome, row);
-      }
-      tally.eventsMark = hi;
-      if (hi < eventsTop) await new Promise((r) => setImmediate(r));
+    for (;;) {
+      const events = this.chunk(boundsMs, (tally) => this.advanceEvents(tally, bounds, cols, eventsTop));
+      if (events.done) return events.tally;
+      await new Promise((r) => setImmediate(r));
     }
   }
 
   /**
-   * Reads one chunk of `committed` past the mark, in one transaction; true once it has caught up. The mark is
+   * One step of a catch-up, under BEGIN IMMEDIATE: loads the shared tally, lets `read` add one chunk to it,
+   * and saves it. The write lock is what keeps two processes (or two scrapes of one) from counting the same
+   * rows: each reads past the mark the other saved. Synchronous, so the lock is never held across an await.
+   */
+  private chunk(boundsMs: readonly number[], read: (tally: MetricsTally) => boolean): { tally: MetricsTally; done: boolean } {
+    return this.tx(() => {
+      const row = this.prepared<[string], TallyRow>(LOAD_TALLY).get(MetricsTally.key(boundsMs));
+      const tally = MetricsTally.load(boundsMs, row);
+      const done = read(tally);
+      const next = tally.row();
+      // Most scrapes find nothing new: no write, nothing for the WAL.
+      if (!row || JSON.stringify(next) !== JSON.stringify(row)) this.prepared(SAVE_TALLY).run(next);
+      return { tally, done };
+    });
+  }
+
+  /** Reads one chunk of events past the mark, up to `top`; true once it has reached it. */
+  private advanceEvents(tally: MetricsTally, bounds: Record<string, number>, cols: string, top: number): boolean {
+    const lo = Math.max(0, tally.eventsMark);
+    if (lo >= top) return true;
+    const hi = Math.min(lo + CHUNK_ROWS, top);
+    const rows = this.db.prepare<[Record<string, number>], HistogramRow & { outcome: MetricOutcome; count: number }>(`
+      SELECT outcome, coalesce(sum(count), 0) AS count, ${cols} FROM step_events
+      WHERE id > @lo AND id <= @hi AND (${COUNTED_EVENTS}) GROUP BY outcome`).all({ ...bounds, lo, hi });
+    for (const row of rows) {
+      tally.steps[row.outcome] += row.count;
+      if (row.outcome === 'failed' || row.outcome === 'lease_lost') tally.addDurations(row.outcome, row);
+    }
+    tally.eventsMark = hi;
+    return hi >= top;
+  }
+
+  /**
+   * Reads one chunk of `committed` past the mark; true once it has caught up. The mark is
    * always a row, and the chunk first checks that row is still there with the same key and commit time (a
    * key committed again after a prune may land on its old rowid, with a new time): then max(rowid) never fell
    * below it since, and every row written since is above it. If not, rows at or below the mark may be new,

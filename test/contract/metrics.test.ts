@@ -35,6 +35,11 @@ describe.each(list)('metricsSnapshot on $name', (backend) => {
     }
   };
   const snap = (settleMs = 0) => store.metricsSnapshot({ claimTtlMs: 60_000, boundsMs: BOUNDS, settleMs });
+  const snapOf = (other: Store) => (other as Store & InsightStore).metricsSnapshot({ claimTtlMs: 60_000, boundsMs: BOUNDS, settleMs: 0 });
+  const fail = async (idemKey: string, durationMs: number) => {
+    await claim(idemKey, `t-${idemKey}`);
+    await store.releaseClaim({ idemKey, token: `t-${idemKey}`, runId: 'm', step: null, workerId: 'w1', durationMs, error: 'boom' });
+  };
 
   it('is all zeros on an empty store', async () => {
     const m = await store.metricsSnapshot({ claimTtlMs: 60_000, boundsMs: BOUNDS, settleMs: 0 });
@@ -188,5 +193,58 @@ describe.each(list)('metricsSnapshot on $name', (backend) => {
       expect(m.steps.executed).toBe(1);
       expect(m.steps.key_reuse).toBe(1);
     }
+  });
+
+  // Two dashboard processes behind one port, scraped in turn: the second starts after a prune, and must still
+  // report the first's counter, or Prometheus reads a reset on every other scrape. Deleting every committed row
+  // resets SQLite's executed count (the watermark row is gone, as above) for both stores alike; deleting the
+  // older rows keeps the watermark row, so there nothing resets and 3 + 2 stay counted.
+  it.each([
+    { pruned: 'every committed row', sql: 'DELETE FROM committed; DELETE FROM step_events', executed: { sqlite: 2, postgres: 5 } },
+    { pruned: 'the older committed rows', sql: "DELETE FROM committed WHERE idem_key IN ('a0', 'a1'); DELETE FROM step_events", executed: { sqlite: 5, postgres: 5 } },
+  ])('gives a second store on the same database the first one\'s totals after $pruned was pruned', async ({ sql, executed }) => {
+    await commitAll(['a0', 'a1', 'a2'], 'ta', 5);
+    await fail('f0', 500);
+    const first = await snap();
+    expect(first.steps.executed).toBe(3);
+    expect(first.steps.failed).toBe(1);
+    await h.exec(sql);
+    await commitAll(['b0', 'b1'], 'tb', 50);
+    const other = await h.reopen();
+    const b = await snapOf(other);
+    const a = await snap();
+    for (const m of [b, a]) {
+      expect(m.steps.executed).toBe(executed[backend.name]);
+      // Events are read by id (SQLite) or time: never reset, the pruned failure stays counted by both.
+      expect(m.steps.failed).toBe(1);
+      expect(m.stepDurations.failed).toEqual({ boundsMs: BOUNDS, counts: [0, 0, 1], count: 1, sumMs: 500 });
+    }
+    expect(a.stepDurations.executed).toEqual(b.stepDurations.executed);
+    // Scrapes of both at once take turns on the shared row: a new step is counted once.
+    await commitAll(['c0'], 'tc', 5);
+    const [x, y] = await Promise.all([snapOf(other), snap()]);
+    expect(x.steps.executed).toBe(executed[backend.name] + 1);
+    expect(y.steps.executed).toBe(executed[backend.name] + 1);
+  });
+
+  // A restarted dashboard is a new store on the same database: it carries on from the stored totals. A recount
+  // would find only what prune left (1 step, no failure) and Prometheus would read a reset.
+  it('gives a restarted dashboard the totals the last one reached, not a recount of what remains', async () => {
+    await commitAll(['a0', 'a1', 'a2'], 'ta', 5);
+    await fail('f0', 500);
+    const before = await snap();
+    expect(before.steps.executed).toBe(3);
+    expect(before.steps.failed).toBe(1);
+    await h.exec("DELETE FROM committed WHERE idem_key IN ('a0', 'a1'); DELETE FROM step_events");
+    const restarted = await h.reopen();
+    const after = await snapOf(restarted);
+    expect(after.steps).toEqual(before.steps);
+    expect(after.stepDurations).toEqual({
+      executed: { boundsMs: BOUNDS, counts: [3, 3, 3], count: 3, sumMs: 15 },
+      failed: { boundsMs: BOUNDS, counts: [0, 0, 1], count: 1, sumMs: 500 },
+      lease_lost: { boundsMs: BOUNDS, counts: [0, 0, 0], count: 0, sumMs: 0 },
+    });
+    await commitAll(['b0'], 'tb', 50);
+    expect((await snapOf(restarted)).steps.executed).toBe(4);
   });
 });

@@ -37,7 +37,12 @@ export interface StoreHandle {
   insertOutsideClaim(idemKey: string, runId: string): Promise<void>;
   /** Runs SQL against the store's tables directly, as another client (or an operator's psql) would. */
   exec(sql: string): Promise<void>;
-  /** Closes the store and removes its file or schema. */
+  /**
+   * Another store on the same file or schema, as a second dashboard process (or the same one restarted)
+   * would open it. Closed by close().
+   */
+  reopen(): Promise<Store>;
+  /** Closes the store, and every reopened one, and removes its file or schema. */
   close(): Promise<void>;
 }
 
@@ -60,8 +65,14 @@ export const sqliteBackend: Backend = {
     const clock = new ManualClock();
     // NORMAL: these tests are about the protocol, not about surviving power loss; FULL only costs fsyncs.
     const store: SqliteStore = openSqliteStore({ path: dir.file('store.db'), clock, synchronous: 'normal' });
+    const others: Store[] = [];
     return {
       store,
+      async reopen() {
+        const other = openSqliteStore({ path: dir.file('store.db'), clock, synchronous: 'normal' });
+        others.push(other);
+        return other;
+      },
       async elapse(ms) {
         clock.advance(ms);
       },
@@ -74,6 +85,7 @@ export const sqliteBackend: Backend = {
         store.db.exec(sql);
       },
       async close() {
+        for (const other of others) await other.close();
         await store.close();
         dir.remove();
       },
@@ -95,8 +107,14 @@ function postgresBackend(openPostgresStore: OpenPostgres): Backend {
         await dropSchema(admin, schema);
         throw error;
       }
+      const others: Store[] = [];
       return {
         store,
+        async reopen() {
+          const other = await openPostgresStore({ url: TEST_DATABASE_URL, schema, poolSize: 4 });
+          others.push(other);
+          return other;
+        },
         async elapse(ms) {
           await sleep(ms);
         },
@@ -112,6 +130,7 @@ function postgresBackend(openPostgresStore: OpenPostgres): Backend {
         },
         async close() {
           try {
+            for (const other of others) await other.close();
             await store.close();
           } finally {
             await dropSchema(admin, schema);
