@@ -98,12 +98,15 @@ export const EVENT_SQL = `INSERT INTO step_events (run_id, idem_key, step, outco
 
 /**
  * The failed side effect: delete our claim (token-checked) and record the failure, whether or not the
- * claim was still ours; no event for a claim taken ahead and never used (error null).
- * $1 key, $2 token, $3 run, $4 step, $5 duration, $6 worker, $7 skew, $8 error.
+ * claim was still ours; no event for a claim taken ahead and never used (error null). A retry after a lost
+ * connection ($9) records it only if it deleted the claim itself: a first attempt that landed deleted it and
+ * recorded the failure already.
+ * $1 key, $2 token, $3 run, $4 step, $5 duration, $6 worker, $7 skew, $8 error, $9 retry after a lost reply.
  */
-export const RELEASE_SQL = `WITH del AS (DELETE FROM claims WHERE idem_key = $1 AND token = $2)
+export const RELEASE_SQL = `WITH del AS (DELETE FROM claims WHERE idem_key = $1 AND token = $2 RETURNING 1)
 INSERT INTO step_events (run_id, idem_key, step, outcome, count, duration_ms, worker_id, detail, at)
-  SELECT $3, $1, $4, 'failed', 1, $5, $6, $8, ${now('$7')} WHERE $8::text IS NOT NULL`;
+  SELECT $3, $1, $4, 'failed', 1, $5, $6, $8, ${now('$7')}
+  WHERE $8::text IS NOT NULL AND (NOT $9::boolean OR EXISTS (SELECT 1 FROM del))`;
 
 export const PROGRESS_SQL = `SELECT run_id AS "runId", step, state_json AS "stateJson", updated_at AS "updatedAt",
   executed, skipped, awaited, save_ms AS "saveMs" FROM progress WHERE run_id = $1`;

@@ -166,8 +166,10 @@ export class PostgresStore extends PostgresPrune implements Store, RunStore, Ins
   }
 
   async releaseClaim(r: ReleaseRequest): Promise<void> {
-    await this.query('waybill_release', sql.RELEASE_SQL,
-      [r.idemKey, r.token, r.runId, r.step, r.durationMs, r.workerId, this.skew(), r.error]);
+    let outcomeUnknown = false;
+    await withRetry('release', () => this.pool.query({ name: 'waybill_release', text: sql.RELEASE_SQL,
+      values: [r.idemKey, r.token, r.runId, r.step, r.durationMs, r.workerId, this.skew(), r.error, outcomeUnknown] }),
+    { onTransient: (error) => { outcomeUnknown ||= isConnectionLoss(error); } });
   }
 
   async getCommitted(idemKey: string): Promise<CommittedRow | null> {

@@ -1,0 +1,31 @@
+/**
+ * Single protocol calls whose answer is lost on the way back (the statement ran and committed; the client
+ * sees a dead connection and retries): the retry must not write what the first attempt already wrote.
+ */
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { openPostgresStore } from '../../lib/store/postgres';
+import { postgresAvailable, testSchema, testUrl } from '../support/pg';
+import { startLossyProxy } from './proxy';
+
+const pgUp = await postgresAvailable('PostgreSQL lost-reply tests');
+
+describe.skipIf(!pgUp)('postgres: a lost answer, retried', () => {
+  it('a failed step released twice (the first answer lost) records one failure and leaves no claim', async () => {
+    const schema = await testSchema('wb_lost');
+    const proxy = await startLossyProxy(testUrl());
+    onTestFinished(() => proxy.close());
+    const store = await openPostgresStore({ url: proxy.url, schema: schema.name, poolSize: 2 });
+    onTestFinished(() => store.close());
+
+    const token = randomUUID();
+    const claim = { idemKey: 'k', runId: 'run', token, workerId: 'w1', step: 0, attempt: 1, leaseMs: 60_000, claimTtlMs: 60_000 };
+    expect(await store.claim(claim)).toMatchObject({ kind: 'claimed' });
+    proxy.loseAnswerTo('waybill_release\0');
+    await store.releaseClaim({ idemKey: 'k', token, runId: 'run', step: 0, workerId: 'w1', durationMs: 3, error: 'HTTP 503 from the model' });
+
+    expect(proxy.lost).toBe(1);
+    expect(await store.listClaims({ claimTtlMs: 60_000 })).toEqual([]);
+    expect((await store.listEvents('run')).map((e) => [e.outcome, e.detail])).toEqual([['failed', 'HTTP 503 from the model']]);
+  });
+});
