@@ -26,6 +26,17 @@ describe.each(list)('retried commits and stale claims ahead on $name', (backend)
   const commitResult = (c: ClaimRequest, over: Partial<CommitRequest> = {}): CommitRequest =>
     commitRequest(c, { resultJson: '{"sent":true}', durationMs: 12.345678, ...over });
   const events = async () => (await store.listEvents('run')).map((e) => e.outcome);
+  /** The next call of `method` lands in the store and its answer is lost on the way back, as when a connection dies. */
+  const loseFirstAnswer = (method: 'claim' | 'commit') => {
+    const real = (store[method] as (r: never) => Promise<unknown>).bind(store);
+    let lose = true;
+    (store as unknown as Record<string, unknown>)[method] = async (r: never) => {
+      const outcome = await real(r);
+      if (!lose) return outcome;
+      lose = false;
+      throw new StoreUnavailableError(`connection lost after the ${method} was sent`, undefined);
+    };
+  };
 
   it('a commit retried with mayHaveLanded recognises its own landed row; anything else is still a lost lease', async () => {
     const c = claimRequest('k0');
@@ -65,17 +76,7 @@ describe.each(list)('retried commits and stale claims ahead on $name', (backend)
 
   it('a claim whose answer was lost is retried with its token: the retry runs the step, not waits a lease for itself', async () => {
     const a = new Checkpoint(store, 'run', { workerId: 'a', leaseMs: 60_000 });
-    // The claim lands, and the answer is lost on the way back (as a connection dying after the commit would).
-    const claim = store.claim.bind(store);
-    let lose = true;
-    store.claim = async (r) => {
-      const outcome = await claim(r);
-      if (lose) {
-        lose = false;
-        throw new StoreUnavailableError('connection lost after the claim was sent', undefined);
-      }
-      return outcome;
-    };
+    loseFirstAnswer('claim');
     let executed = 0;
     await expect(a.runOnce('k0', () => ++executed, { step: 0 })).rejects.toBeInstanceOf(StoreUnavailableError);
     expect(await a.runOnce('k0', () => ++executed, { step: 0, awaitTimeoutMs: 100 })).toEqual({ result: 1, status: 'executed' });
@@ -86,16 +87,7 @@ describe.each(list)('retried commits and stale claims ahead on $name', (backend)
 
   it('a commit whose answer was lost is retried and recognised as landed: executed once, no lease lost', async () => {
     const a = new Checkpoint(store, 'run', { workerId: 'a', leaseMs: 60_000 });
-    const commit = store.commit.bind(store);
-    let lose = true;
-    store.commit = async (r) => {
-      const outcome = await commit(r);
-      if (lose) {
-        lose = false;
-        throw new StoreUnavailableError('connection lost after the commit was sent', undefined);
-      }
-      return outcome;
-    };
+    loseFirstAnswer('commit');
     let executed = 0;
     expect(await a.runOnce('k0', () => ++executed, { step: 0 })).toEqual({ result: 1, status: 'executed' });
     expect(executed).toBe(1);
