@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RunPage } from './pages/run-page';
 import { expect, noChromium, test } from './support/test';
+import { pidAlive as alive } from './support/waybill';
 
 test.skip(noChromium, 'no chromium');
 
@@ -41,14 +42,6 @@ async function npmStart(databaseUrl: string): Promise<Started> {
 }
 
 const started = new Set<ChildProcess>();
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 let dir: string;
 test.beforeAll(() => {

@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, noChromium, test } from './support/test';
+import { pidAlive as alive } from './support/waybill';
 
 test.skip(noChromium, 'no chromium: the suite made no production build');
 
@@ -71,14 +72,6 @@ function fetchOnce(path: string): Promise<number> {
 }
 
 const written = (pid: number) => Number(/^wchar: (\d+)$/m.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))![1]);
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 test.describe('bin/web.mjs (the dashboard cluster)', () => {
   test.skip(noProc, '/proc/<pid>/io is Linux-only');

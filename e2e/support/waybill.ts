@@ -134,3 +134,13 @@ export async function cancelUnfinishedRuns(): Promise<void> {
   const ids = readDb((db) => (db.prepare("SELECT id FROM runs WHERE status IN ('queued', 'running', 'paused')").all() as { id: string }[]).map((r) => r.id));
   for (const id of ids) await waybill(['cancel', id]).catch(() => {});
 }
+
+/** Whether a process with this pid still exists (signal 0 checks without sending anything). */
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -96,9 +96,8 @@ export class Checkpoint {
     // Before the claim taken ahead is picked up, so that a stopped loop still holds it to give back.
     options.signal?.throwIfAborted();
     let token: string;
-    let early: ClaimOutcome | null = null;
-    /** When the claim about to be used was sent (performance.now()): its lease runs from then. */
-    let claimedAt = performance.now();
+    /** An answer already in hand (the claim taken ahead), and when it was asked for: its lease runs from then. */
+    let early: { outcome: ClaimOutcome; sentAt: number } | null = null;
     const ahead = this.ahead;
     if (ahead?.idemKey === idemKey) {
       this.ahead = null;
@@ -106,8 +105,8 @@ export class Checkpoint {
       // A claim taken ahead is only as good as its lease. Taken a while ago (the caller did other work between
       // steps), it is claimed again with the same token: renewed if still ours, else held or committed by
       // whoever took it over meanwhile. Executing on the old answer would run the step beside its new holder.
-      early = ahead.outcome?.kind === 'claimed' && performance.now() - ahead.sentAt > this.leaseMs / 3 ? null : ahead.outcome;
-      claimedAt = ahead.sentAt;
+      const stale = ahead.outcome?.kind === 'claimed' && performance.now() - ahead.sentAt > this.leaseMs / 3;
+      if (ahead.outcome && !stale) early = { outcome: ahead.outcome, sentAt: ahead.sentAt };
     } else {
       if (ahead) await this.releaseAhead();
       token = randomUUID();
@@ -118,11 +117,11 @@ export class Checkpoint {
     let delay = this.pollMs.min;
     for (;;) {
       options.signal?.throwIfAborted();
-      if (!early) claimedAt = performance.now();
-      const outcome = early ?? await this.claim(idemKey, token, options);
+      const sentAt = early?.sentAt ?? performance.now();
+      const outcome = early?.outcome ?? await this.claim(idemKey, token, options);
       early = null;
       if (outcome.kind === 'committed') return this.reuse<T>(outcome.row, fingerprint, waited ? 'awaited' : 'skipped', options.step);
-      if (outcome.kind === 'claimed') return this.execute(idemKey, token, outcome.attempt, claimedAt, fn, options, fingerprint);
+      if (outcome.kind === 'claimed') return this.execute(idemKey, token, outcome.attempt, sentAt, fn, options, fingerprint);
 
       waited = true;
       if (options.awaitTimeoutMs !== undefined && Date.now() - started >= options.awaitTimeoutMs) {

@@ -1,6 +1,7 @@
 /**
- * What every PostgreSQL operation file shares: the pool, the clock's skew from this host, one
- * retried statement, and a transaction on one pooled connection. The step protocol (postgres.ts) and the runs (postgres-runs.ts) both build on it.
+ * What every PostgreSQL operation file shares: the pool, the clock's skew from this host, one retried
+ * statement, and a transaction on one pooled connection. The step protocol (postgres.ts), the runs
+ * (postgres-runs.ts), prune and the metrics tally all build on it.
  */
 import type pg from 'pg';
 import { systemClock, type Clock } from '../clock';

@@ -199,8 +199,7 @@ export class SqliteStore extends SqlitePrune implements Store, RunStore, Insight
     return this.tx(() => {
       const held = this.s.claim.get(idemKey);
       if (!held) return 'missing';
-      const expiresAt = held.leaseExpiresAt ?? held.claimedAt + options.claimTtlMs / 1000;
-      if (expiresAt > now && !options.force) return 'live';
+      if (expiresAt(held, options.claimTtlMs) > now && !options.force) return 'live';
       this.s.deleteClaim.run(idemKey);
       this.event({ runId: held.runId, idemKey, step: held.step, outcome: 'expired', workerId: held.workerId,
         detail: `expired by ${options.actor}: the step will run again` }, now);
@@ -254,9 +253,9 @@ export class SqliteStore extends SqlitePrune implements Store, RunStore, Insight
       this.s.renew.run({ idemKey: r.idemKey, token: r.token, now, leaseExpiresAt });
       return { kind: 'claimed', attempt: held.attempt, leaseExpiresAt, tookOverFrom: null };
     }
-    const expiresAt = held.leaseExpiresAt ?? held.claimedAt + r.claimTtlMs / 1000;
-    const holder: ClaimRow = { ...held, orphaned: expiresAt <= now };
-    if (!holder.orphaned) return { kind: 'held', holder, msUntilExpiry: (expiresAt - now) * 1000 };
+    const expiry = expiresAt(held, r.claimTtlMs);
+    const holder: ClaimRow = { ...held, orphaned: expiry <= now };
+    if (!holder.orphaned) return { kind: 'held', holder, msUntilExpiry: (expiry - now) * 1000 };
     const attempt = Math.max(r.attempt, held.attempt + 1);
     this.s.takeOver.run(r.runId, now, r.token, r.workerId, leaseExpiresAt, now, r.step, attempt, r.idemKey);
     this.event({ runId: held.runId, idemKey: r.idemKey, step: held.step, outcome: 'expired', workerId: r.workerId,
@@ -277,8 +276,12 @@ function refuseResolve(r: ResolveRequest, held: RawClaim, now: number): void {
   if (r.attempt !== undefined && held.attempt !== r.attempt) {
     throw new ClaimNotOrphanedError(r.idemKey, 'replaced', `was taken over since (attempt ${held.attempt}, not ${r.attempt})`);
   }
-  const expiresAt = held.leaseExpiresAt ?? held.claimedAt + r.claimTtlMs / 1000;
-  if (expiresAt > now && !r.force) {
+  if (expiresAt(held, r.claimTtlMs) > now && !r.force) {
     throw new ClaimNotOrphanedError(r.idemKey, 'live', 'has a live lease (its holder may be executing it)');
   }
+}
+
+/** When a claim stops protecting its key: its lease, or for an outside client's claim (no lease) claimed_at + TTL. */
+function expiresAt(held: RawClaim, claimTtlMs: number): number {
+  return held.leaseExpiresAt ?? held.claimedAt + claimTtlMs / 1000;
 }
