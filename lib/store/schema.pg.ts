@@ -125,6 +125,31 @@ export const workers = pgTable('workers', {
   startedAt: doublePrecision('started_at').notNull(),
   heartbeatAt: doublePrecision('heartbeat_at').notNull(),
   stoppedAt: doublePrecision('stopped_at'),
+  /**
+   * Which kernel and pid namespace the pid belongs to (boot id + pid namespace inode): a peer may judge this
+   * worker dead by its pid only when both match, because two containers can share a hostname yet not see
+   * each other's pids. Null for workers that registered before it existed: never judged by pid.
+   */
+  machine: text('machine'),
+  /** The workflow names this worker serves, as a JSON array: the start form's "no live worker" comes from it. */
+  workflowsJson: text('workflows_json'),
+});
+
+/**
+ * The workflows live workers serve, published by each worker as it starts (the last to start wins on a
+ * name): the control plane validates starts and renders its start form from these, so it needs no code of
+ * the user's. input_schema_json is the zod input schema as JSON Schema.
+ */
+export const workflows = pgTable('workflows', {
+  name: text('name').primaryKey(),
+  description: text('description'),
+  inputSchemaJson: text('input_schema_json').notNull(),
+  /** Steps a run has when the workflow declares a fixed count; null when it depends on the input. */
+  totalSteps: integer('total_steps'),
+  /** The code version string the user gave the workflow, if any. */
+  version: text('version'),
+  publishedBy: text('published_by'),
+  updatedAt: doublePrecision('updated_at').notNull(),
 });
 
 /** Who did what from the control plane (dashboard or API): operators' actions, kept apart from step history. */

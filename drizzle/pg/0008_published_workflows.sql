@@ -1,0 +1,12 @@
+CREATE TABLE "workflows" (
+	"name" text PRIMARY KEY NOT NULL,
+	"description" text,
+	"input_schema_json" text NOT NULL,
+	"total_steps" integer,
+	"version" text,
+	"published_by" text,
+	"updated_at" double precision NOT NULL
+);
+--> statement-breakpoint
+ALTER TABLE "workers" ADD COLUMN "machine" text;--> statement-breakpoint
+ALTER TABLE "workers" ADD COLUMN "workflows_json" text;
