@@ -24,7 +24,7 @@ test(`${COUNT} random malformed requests (seed ${SEED}): no 5xx, errors in shape
   for (let i = 0; i < cases.length; i += PARALLEL) {
     await Promise.all(cases.slice(i, i + PARALLEL).map(async (c, j) => {
       const label = `#${i + j} ${c.method} ${c.path.slice(0, 120)} (${c.what})`;
-      let response;
+      let response: Awaited<ReturnType<typeof request.fetch>>;
       try {
         response = await request.fetch(`${SECURED}${c.path}`, { method: c.method, headers: c.headers, data: c.body, failOnStatusCode: false, maxRedirects: 0, timeout: 60_000 });
       } catch (error) {

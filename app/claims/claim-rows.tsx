@@ -27,6 +27,7 @@ const link = 'wb-link';
  * Text and <wbr> only: a span around each part was three more elements a row to render twice.
  */
 function breakable(key: string) {
+  // biome-ignore lint/suspicious/noArrayIndexKey: the parts of one key never reorder
   return key.split(/(?<=:)/).flatMap((part, i) => (i > 0 ? [<wbr key={i} />, part] : [part]));
 }
 

@@ -7,6 +7,7 @@ import { CHROMIUM } from './prepare';
 import { cancelUnfinishedRuns, killLeftoverWorkers } from './waybill';
 
 export const test = base.extend<{ cleanup: void }>({
+  // biome-ignore lint/correctness/noEmptyPattern: Playwright reads a fixture's dependencies from this destructuring
   cleanup: [async ({}, use) => {
     await use();
     await killLeftoverWorkers();

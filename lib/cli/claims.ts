@@ -41,7 +41,7 @@ export async function expire(cli: Cli, args: string[]): Promise<number> {
   }));
   if (values['all-orphaned'] && keys.length > 0) throw new UsageError('give keys or --all-orphaned, not both');
   if (!values['all-orphaned'] && keys.length === 0) throw new UsageError('missing <key…> (or --all-orphaned)');
-  keys.forEach((key) => check(lookupId, key, 'key'));
+  for (const key of keys) check(lookupId, key, 'key');
   if (values['all-orphaned']) return sweepOrphaned(cli, values.db, Boolean(values.json));
 
   const report = await withStore(cli, values.db, (store) => expireEach(cli, store, keys, Boolean(values.force)));

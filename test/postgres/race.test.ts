@@ -79,7 +79,7 @@ describe.skipIf(!pgUp)('postgres: four processes racing over the same keys', () 
     const byWorker = await admin.query<{ worker: string; n: string }>(
       `SELECT worker, count(*) AS n FROM ${t('race_exec')} GROUP BY worker`);
     const executedBy = Object.fromEntries(byWorker.map((r) => [r.worker, Number(r.n)]));
-    reports.forEach((r, i) => expect(executedBy[`p${i}`] ?? 0).toBe(r.executed));
+    for (const [i, r] of reports.entries()) expect(executedBy[`p${i}`] ?? 0).toBe(r.executed);
 
     // Nobody lost a lease or took one over: every wait was for a live holder's commit.
     expect(await admin.count(`SELECT count(*) FROM ${t('step_events')} WHERE outcome IN ('lease_lost', 'expired')`)).toBe(0);
