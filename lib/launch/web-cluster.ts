@@ -20,14 +20,20 @@ import { createRequire } from 'node:module';
 import { config, ConfigError } from '../config';
 
 const NEXT_BIN = createRequire(import.meta.url).resolve('next/dist/bin/next');
+/** Refuses what Next would answer with a 500 or not at all (TRACE, broken encoding, huge bodies): see the file. */
+const HTTP_GUARD = new URL('./http-guard.mjs', import.meta.url).href;
+/** Server actions may carry 1.25 MB (next.config.js); the API, WAYBILL_MAX_BODY_BYTES plus a margin. */
+const SERVER_ACTION_BODY_BYTES = 1.25 * 1024 * 1024;
 
 const complain = (line: string) => process.stderr.write(`waybill web: ${line}\n`);
 
 /** Runs `next start <nextArgs>` in WAYBILL_WEB_PROCESSES workers until a signal or a worker's death. Returns the exit code. */
 export async function runWebCluster(nextArgs: string[]): Promise<number> {
   let processes: number;
+  let maxBodyBytes: number;
   try {
     processes = config().WAYBILL_WEB_PROCESSES;
+    maxBodyBytes = Math.ceil(Math.max(SERVER_ACTION_BODY_BYTES, config().WAYBILL_MAX_BODY_BYTES * 1.25));
   } catch (error) {
     if (error instanceof ConfigError) {
       complain(error.message);
@@ -36,7 +42,7 @@ export async function runWebCluster(nextArgs: string[]): Promise<number> {
     throw error;
   }
 
-  cluster.setupPrimary({ exec: NEXT_BIN, args: ['start', ...nextArgs] });
+  cluster.setupPrimary({ exec: NEXT_BIN, args: ['start', ...nextArgs], execArgv: [...process.execArgv, '--import', HTTP_GUARD] });
   const workers = new Set<Worker>();
   let stopping = false;
   let failed = false;
@@ -63,7 +69,7 @@ export async function runWebCluster(nextArgs: string[]): Promise<number> {
     if (workers.size === 0) resolve();
   });
 
-  for (let i = 0; i < processes; i++) workers.add(cluster.fork());
+  for (let i = 0; i < processes; i++) workers.add(cluster.fork({ WAYBILL_GUARD_MAX_BODY_BYTES: String(maxBodyBytes) }));
   process.stdout.write(`waybill web: ${processes} process${processes === 1 ? '' : 'es'}, pids ${[...workers].map((w) => w.process.pid).join(', ')}\n`);
 
   await allExited;
