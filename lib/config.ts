@@ -18,6 +18,8 @@ const schema = z.object({
     .regex(/^(file:|postgres:\/\/|postgresql:\/\/)/, 'must start with file: (SQLite) or postgres:// (PostgreSQL)')
     .default('file:./data/waybill.db'),
   WAYBILL_SQLITE_SYNC: z.enum(['full', 'normal']).default('full'),
+  /** https://no-color.org: set and not empty, terminal output has no colour (readable log lines stay readable). */
+  NO_COLOR: z.string().optional().transform((v) => v !== undefined && v !== ''),
   WAYBILL_CLAIM_TTL_MS: z.coerce.number().int().positive().default(30_000),
   WAYBILL_LEASE_MS: z.coerce.number().int().min(100).default(30_000),
   /** A run's lease: a worker silent this long (and not provably dead on this host) loses its runs. */

@@ -6,9 +6,10 @@
  * parsing: JSON.parse copes with a megabyte of `[`, but storing it means JSON.stringify, which recurses and
  * would overflow the stack — a 500 for a request that is simply bad.
  */
+import { MAX_DEPTH, nestingDepth } from '../json-depth';
 import { ApiError } from './errors';
 
-export const MAX_DEPTH = 64;
+export { MAX_DEPTH, nestingDepth };
 
 /** The body as text, or '' when there is none; PAYLOAD_TOO_LARGE past `limit` bytes. */
 export async function readBody(request: Request, limit: number): Promise<string> {
@@ -61,23 +62,6 @@ export function parseJson(text: string): unknown {
     throw new ApiError('INVALID_JSON', `request body is not valid JSON at line ${line} column ${column} (position ${position}): ${message}`,
       undefined, { position, line, column });
   }
-}
-
-/** The deepest nesting of [ and { outside strings; one pass, no recursion. */
-export function nestingDepth(text: string): number {
-  let depth = 0;
-  let max = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x5b || c === 0x7b) max = Math.max(max, ++depth);
-    else if (c === 0x5d || c === 0x7d) depth--;
-  }
-  return max;
 }
 
 function lineColumn(text: string, position: number): { line: number; column: number } {

@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { MAX_DEPTH, nestingDepth } from '../json-depth';
 import type { RunStatus } from '../store/types';
 
 /** Bad syntax or bad values: the command never reached the store. */
@@ -74,6 +75,9 @@ export function jsonArg(value: string, flag: string): unknown {
       throw new UsageError(`${flag}: cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
     }
   }
+  // Parsing would succeed, but storing the value stringifies it by recursion: 50,000 levels overflow the stack.
+  const depth = nestingDepth(text);
+  if (depth > MAX_DEPTH) throw new UsageError(`${flag}: the JSON nests ${depth} levels deep; the limit is ${MAX_DEPTH} (as for the HTTP API)`);
   try {
     return JSON.parse(text);
   } catch (error) {

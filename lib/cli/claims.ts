@@ -76,7 +76,9 @@ export async function resolve(cli: Cli, args: string[]): Promise<number> {
     }));
   } catch (error) {
     if (!(error instanceof ClaimNotOrphanedError && error.reason === 'live')) throw error;
-    cli.err(`waybill resolve: ${idemKey}: not resolved (its lease is live: --force resolves a live claim)`);
+    const message = `${idemKey}: not resolved (its lease is live: --force resolves a live claim)`;
+    if (values.json) cli.err(JSON.stringify({ error: { code: 'CONFLICT', message, command: cli.command, exitCode: 1 } }));
+    else cli.err(`waybill resolve: ${message}`);
     return 1;
   }
   if (values.json) cli.json({ resolved: idemKey });

@@ -1,13 +1,16 @@
 /**
  * `waybill`: routes a command line to its command and turns what it throws into an exit code and one line on
- * stderr. Exit codes: 0 done, 1 failed (not found, refused transition, conflict, store error), 2 bad input
- * (nothing was written), 130 interrupted.
+ * stderr — under --json, one JSON object `{"error":{"code","message","exitCode"}}` instead. Exit codes: 0 done,
+ * 1 failed (not found, refused transition, conflict, store error), 2 bad input (nothing was written), 130
+ * interrupted. Output piped into a reader that stops early (`waybill inspect r1 | head`) ends the process
+ * quietly: the reader has what it wanted.
  */
 import { ConfigError } from '../config';
 import { WaybillError } from '../errors';
 import type { RunAction } from '../store/types';
 import { UsageError } from './args';
 import { createCli, type Cli, type CliDeps } from './context';
+import { packageVersion } from './version';
 
 type Command = (cli: Cli, args: string[]) => Promise<number>;
 
@@ -33,7 +36,7 @@ const COMMANDS: Record<string, { usage: string; summary: string; run: Command }>
   drill: { usage: 'drill [--steps 1000] [--kill-at 620] [--latency-ms 20]', summary: 'the article\'s crash experiment, with a real SIGKILL', run: lazy(() => import('./drill'), (m) => m.drill) },
 };
 
-const GLOBAL_HELP = `global options: --db URL (instead of DATABASE_URL), --json (one JSON document on stdout), --help`;
+const GLOBAL_HELP = `global options: --db URL (instead of DATABASE_URL), --json (one JSON document on stdout, errors as JSON on stderr), --help, --version`;
 
 export function usage(): string {
   const width = Math.max(...Object.values(COMMANDS).map((c) => c.usage.length));
@@ -46,6 +49,10 @@ export async function main(argv: string[], deps: CliDeps = {}): Promise<number> 
   let name = 'waybill';
   try {
     const { command, args } = split(argv);
+    if (command === 'version') {
+      process.stdout.write(`${packageVersion()}\n`);
+      return 0;
+    }
     if (command === undefined || command === 'help') {
       const help = command === 'help' || args.includes('--help') || args.includes('-h');
       (help ? process.stdout : process.stderr).write(`${usage()}\n`);
@@ -60,14 +67,45 @@ export async function main(argv: string[], deps: CliDeps = {}): Promise<number> 
     }
     return await entry.run(createCli(name, deps), args);
   } catch (error) {
-    process.stderr.write(`${name}: ${oneLine(error instanceof Error ? error.message : String(error))}\n`);
-    return exitCode(error);
+    const message = oneLine(error instanceof Error ? error.message : String(error));
+    const code = exitCode(error);
+    if (wantsJson(argv)) process.stderr.write(`${JSON.stringify({ error: { code: errorCode(error), message, command: name, exitCode: code } })}\n`);
+    else process.stderr.write(`${name}: ${message}\n`);
+    return code;
   }
+}
+
+/** --json anywhere before a `--` asks for JSON, errors included. */
+function wantsJson(argv: string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end === -1 ? argv : argv.slice(0, end)).includes('--json');
+}
+
+/** The error's code as the HTTP API would name it: a script handles both the same way. */
+export function errorCode(error: unknown): string {
+  if (error instanceof UsageError) return 'INVALID_INPUT';
+  if (error instanceof ConfigError) return 'INVALID_CONFIG';
+  if (error instanceof WaybillError) return error.code;
+  return 'INTERNAL';
 }
 
 /** main() for a process: sets the exit code and lets the event loop drain. */
 export async function runCli(argv: string[], deps: CliDeps = {}): Promise<void> {
+  quietOnClosedPipe();
   process.exitCode = await main(argv, deps);
+}
+
+/**
+ * A reader that closes the pipe early (`| head`) makes the next write fail with EPIPE, and an unhandled
+ * stream error is a stack trace. The output was wanted only that far: stop, quietly, with the code so far.
+ */
+function quietOnClosedPipe(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') throw error;
+      process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
+    });
+  }
 }
 
 export function exitCode(error: unknown): number {
@@ -88,6 +126,8 @@ function split(argv: string[]): { command: string | undefined; args: string[] } 
     if (flag === '--db') {
       if (argv[i + 1] === undefined) throw new UsageError("option '--db <value>' argument missing");
       leading.push(flag, argv[++i]!);
+    } else if (flag === '--version' || flag === '-V') {
+      return { command: 'version', args: [] };
     } else if (flag.startsWith('--db=') || flag === '--json' || flag === '--help' || flag === '-h') {
       leading.push(flag);
     } else {

@@ -23,7 +23,7 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
   return withStore(cli, values.db, async (store) => {
     // On a terminal, log lines go through the bar block so the two never tear each other.
     const live = cli.tty ? new LiveBlock(cli.stderr) : null;
-    const log = createLogger({}, live ? (line) => live.write(line) : undefined);
+    const log = createLogger({}, live ? (line) => live.write(line) : undefined, { colour: !cfg.NO_COLOR });
     const w = new Worker({
       store: runStore(store), registry, id, concurrency, log,
       claimLeaseMs: cfg.WAYBILL_LEASE_MS, claimTtlMs: cfg.WAYBILL_CLAIM_TTL_MS,

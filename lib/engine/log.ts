@@ -21,6 +21,8 @@ export interface Logger {
 export interface LoggerOptions {
   /** Human-readable lines instead of JSON; the default is whether stderr is a terminal. */
   pretty?: boolean;
+  /** Colour in human-readable lines (off under NO_COLOR: callers pass config().NO_COLOR). */
+  colour?: boolean;
 }
 
 /**
@@ -31,7 +33,7 @@ export function createLogger(bindings: LogFields = {}, write?: (line: string) =>
   const pretty = options.pretty ?? Boolean(process.stderr.isTTY);
   const sink = write ?? ((line: string) => process.stderr.write(line));
   const destination = pretty
-    ? { write: (line: string) => sink(formatLine(line)) }
+    ? { write: (line: string) => sink(formatLine(line, options.colour ?? true)) }
     : write ? { write } : pino.destination({ fd: 2, sync: true });
   const root = pino({
     // No pid/hostname on every line: the worker id (host-pid-random) already says both.
