@@ -14,6 +14,7 @@ import { RunsTable, type RunsTableRow } from './components/runs-table';
 import { EmptyState, buttonClass, relative } from './components/ui';
 import { getRunsPage } from '@/lib/data/runs';
 import RunsSkeleton from './runs-skeleton';
+import { isoTime } from '@/app/components/time';
 
 export const dynamic = 'force-dynamic';
 
@@ -43,7 +44,7 @@ async function RunsList({ searchParams, operator }: { searchParams: SearchParams
   const rows: RunsTableRow[] = page.runs.map((run) => ({
     ...run,
     updatedLabel: relative(run.updatedAt, now),
-    updatedTitle: new Date(run.updatedAt * 1000).toISOString(),
+    updatedTitle: isoTime(run.updatedAt),
   }));
   const totalRuns = Object.values(page.stats.byStatus).reduce((sum, count) => sum + count, 0);
   const filtered = Boolean(query.status || query.workflow || query.q);

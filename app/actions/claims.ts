@@ -7,6 +7,7 @@
  */
 import { revalidatePath } from 'next/cache';
 import { z } from 'zod';
+import { MAX_DEPTH, nestingDepth } from '@/lib/json-depth';
 import { requireAction } from '@/lib/auth/server';
 import { config } from '@/lib/config';
 import { audit } from '@/lib/data/audit';
@@ -59,6 +60,11 @@ export async function resolveClaimAction(_previous: ActionResult | null, form: F
   if (!parsed.success) return { ok: false, message: 'check the form', errors: fieldErrors(parsed.error) };
   const tooLarge = sizeError('result', parsed.data.result, config().WAYBILL_MAX_BODY_BYTES);
   if (tooLarge) return { ok: false, message: 'the result is too large', errors: { result: [tooLarge] } };
+  // The API's limit, for the same reason: a value nested deeper cannot be shown or answered safely.
+  const depth = nestingDepth(parsed.data.result);
+  if (depth > MAX_DEPTH) {
+    return { ok: false, message: 'the result nests too deep', errors: { result: [`nests ${depth.toLocaleString('en-US')} levels deep: the limit is ${MAX_DEPTH}`] } };
+  }
   try {
     JSON.parse(parsed.data.result);
   } catch (error) {

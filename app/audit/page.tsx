@@ -9,6 +9,7 @@ import { Badge, EmptyState, buttonClass, relative } from '@/app/components/ui';
 import { requirePage } from '@/lib/auth/server';
 import { listAudit } from '@/lib/data/audit';
 import type { AuditEntry } from '@/lib/store/types';
+import { isoTime } from '@/app/components/time';
 
 export const dynamic = 'force-dynamic';
 export const metadata: Metadata = { title: 'Audit' };
@@ -78,7 +79,7 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
 }
 
 function AuditRow({ entry, now }: { entry: AuditEntry; now: number }) {
-  const iso = new Date(entry.at * 1000).toISOString();
+  const iso = isoTime(entry.at);
   return (
     <tr data-testid={`audit-row-${entry.id}`}>
       <td className={`${td} whitespace-nowrap`}><time dateTime={iso} title={iso}>{relative(entry.at, now)}</time></td>

@@ -4,13 +4,14 @@
  * every countdown on it. A client component per row sent each row's props twice and hydrated fifty of them.
  */
 import { leaseState } from './lease-text';
+import { isoTime } from './time';
 
 export function ClaimCountdown({ idemKey, expiresAt, serverNow, orphaned }: {
   idemKey: string; expiresAt: number; serverNow: number; orphaned: boolean;
 }) {
   const { text, tone } = leaseState(expiresAt, serverNow, orphaned);
   return (
-    <span data-testid={`claim-countdown-${idemKey}`} title={new Date(expiresAt * 1000).toISOString()}
+    <span data-testid={`claim-countdown-${idemKey}`} title={isoTime(expiresAt)}
       data-lease-expires={expiresAt} data-orphaned={orphaned ? '' : undefined}
       className={`whitespace-nowrap tabular-nums ${tone}`}>{text}</span>
   );

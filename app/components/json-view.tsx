@@ -7,6 +7,8 @@
  * browser at all, and only the first `showChars` are shown until the reader expands the rest.
  */
 
+import { MAX_DEPTH, nestingDepth } from '@/lib/json-depth';
+
 const PREVIEW_CHARS = 80;
 
 /** What a JsonView shows, computed once where the value is (the server): small enough to pass as props. */
@@ -16,12 +18,15 @@ export interface JsonParts {
   rest: string;
   /** Characters sent and in all, when the pretty text was cut. */
   cut: { sent: number; total: number } | null;
+  /** Why the value is shown as stored rather than re-indented (it nests too deep to walk safely), or null. */
+  note: string | null;
 }
 
 export function jsonParts(json: string, { showChars = 1_200, sendChars = 32_000 } = {}): JsonParts {
-  const { pretty, compact } = format(json);
+  const { pretty, compact, note } = format(json);
   const sent = pretty.slice(0, sendChars);
   return {
+    note,
     preview: compact.length > PREVIEW_CHARS ? `${compact.slice(0, PREVIEW_CHARS)}…` : compact,
     head: sent.slice(0, showChars),
     rest: sent.slice(showChars),
@@ -37,12 +42,13 @@ export function JsonView({
 }
 
 export function JsonPartsView({ parts, label, testId = 'json-view' }: { parts: JsonParts; label: string; testId?: string }) {
-  const { preview, head, rest, cut } = parts;
+  const { preview, head, rest, cut, note } = parts;
   return (
     <details data-testid={testId} className="min-w-0 max-w-full">
       <summary aria-label={`${label}: show JSON`} className="wb-json-summary">{preview}</summary>
       {/* wb-json-*: globals.css, short names for what every row of a results table repeats. */}
       <div className="wb-json-body">
+        {note && <p data-testid="json-note" className="mb-2 text-xs text-orange-800 dark:text-orange-300">{note}</p>}
         <pre className="wb-json-pre">{head}</pre>
         {rest && (
           <details className="mt-1">
@@ -64,13 +70,22 @@ export function JsonPartsView({ parts, label, testId = 'json-view' }: { parts: J
 }
 
 /** Pretty and one-line forms; text that is not JSON (an outside client's) is shown as it is. */
-function format(json: string): { pretty: string; compact: string } {
+function format(json: string): { pretty: string; compact: string; note: string | null } {
   // Re-indenting a very large value costs more than it helps: it is cut long before its end anyway.
-  if (json.length > 256 * 1024) return { pretty: json, compact: json.slice(0, PREVIEW_CHARS + 1) };
+  if (json.length > 256 * 1024) return { pretty: json, compact: json.slice(0, PREVIEW_CHARS + 1), note: null };
+  // Re-indenting walks the value by recursion, which a value 50,000 levels deep (an outside client's row)
+  // overflows, taking the whole page down with it. The stored text is shown as it is instead.
+  const depth = nestingDepth(json);
+  if (depth > MAX_DEPTH) {
+    return {
+      pretty: json, compact: json.slice(0, PREVIEW_CHARS + 1),
+      note: `Nested ${depth.toLocaleString('en-US')} levels deep (more than ${MAX_DEPTH}): shown as stored, not re-indented.`,
+    };
+  }
   try {
     const value: unknown = JSON.parse(json);
-    return { pretty: JSON.stringify(value, null, 2) ?? String(value), compact: JSON.stringify(value) ?? String(value) };
+    return { pretty: JSON.stringify(value, null, 2) ?? String(value), compact: JSON.stringify(value) ?? String(value), note: null };
   } catch {
-    return { pretty: json, compact: json.replace(/\s+/g, ' ') };
+    return { pretty: json, compact: json.replace(/\s+/g, ' '), note: null };
   }
 }

@@ -2,6 +2,7 @@
  * The few visual pieces every page shares, so spacing, type and colour stay one system.
  */
 import type { ReactNode } from 'react';
+import { inDateRange, OUT_OF_RANGE } from './time';
 
 /** Tone classes (globals.css) by status: short names, because every row of the runs list carries a badge. */
 const STATUS_TONE: Record<string, string> = {
@@ -79,6 +80,7 @@ export const buttonClass = (tone: 'primary' | 'default' | 'danger' = 'default') 
 /** "3s ago", "in 12s": relative to now, for times in epoch seconds. */
 export function relative(epochSeconds: number | null | undefined, nowSeconds = Date.now() / 1000): string {
   if (epochSeconds === null || epochSeconds === undefined) return '—';
+  if (!inDateRange(epochSeconds)) return OUT_OF_RANGE;
   const delta = epochSeconds - nowSeconds;
   const abs = Math.abs(delta);
   const text = abs < 60 ? `${Math.round(abs)}s` : abs < 3600 ? `${Math.round(abs / 60)}m` : abs < 86400 ? `${Math.round(abs / 3600)}h` : `${Math.round(abs / 86400)}d`;

@@ -9,6 +9,7 @@ import { Badge, EmptyState, Stat, relative } from '@/app/components/ui';
 import { requirePage } from '@/lib/auth/server';
 import { DEAD_AFTER_S, getWorkers, type WorkerView } from '@/lib/data/workers';
 import WorkersSkeleton from './workers-skeleton';
+import { isoTime } from '@/app/components/time';
 
 export const dynamic = 'force-dynamic';
 export const metadata: Metadata = { title: 'Workers' };
@@ -95,7 +96,7 @@ async function Workers() {
 }
 
 function WorkerTableRow({ worker: w, now }: { worker: WorkerView; now: number }) {
-  const iso = (t: number) => new Date(t * 1000).toISOString();
+  const iso = isoTime;
   return (
     <tr data-testid={`worker-row-${w.id}`} className={w.state === 'stopped' ? 'text-zinc-500 dark:text-zinc-400' : undefined}>
       <td className={`${td} min-w-32 max-w-64 font-mono text-xs leading-5 [overflow-wrap:anywhere]`}>{w.id}</td>

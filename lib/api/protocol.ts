@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { IdempotencyKeyReuseError, LeaseLostError, NotFoundError } from '../errors';
 import type { ClaimOutcome, ClaimRow, ProgressWrite, Store } from '../store/types';
 import { fingerprint, freeText, idemKey, runRef, stepNumber, typeError, workerId } from './ids';
-import { jsonValue, progressView } from './views';
+import { jsonValue, progressView, truncation } from './views';
 
 export interface ProtocolOptions {
   /** The lease a claim gets when the client does not ask for one (WAYBILL_LEASE_MS). */
@@ -86,7 +86,8 @@ async function claimAnswer(store: Store, outcome: ClaimOutcome, token: string,
       throw await keyReuse(store, body.runId, body.key, row.fingerprint, body.fingerprint, body.step, body.workerId);
     }
     return {
-      outcome: 'committed' as const, key: row.idemKey, result: jsonValue(row.resultJson), committedAt: row.committedAt,
+      outcome: 'committed' as const, key: row.idemKey, result: jsonValue(row.resultJson), ...truncation('result', row.resultJson),
+      committedAt: row.committedAt,
       source: row.source, step: row.step,
     };
   }

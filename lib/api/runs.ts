@@ -8,7 +8,7 @@ import type { WorkflowRegistry } from '../engine/workflow';
 import { NotFoundError } from '../errors';
 import { TRANSITIONS } from '../store/transitions';
 import type { InsightStore, RunAction, RunStore, Store } from '../store/types';
-import { decodeCommittedCursor, decodeRunsCursor, encodeCommittedCursor, encodeRunsCursor } from './cursor';
+import { decodeCommittedCursor, decodeRunsCursor, encodeClaimsCursor, encodeCommittedCursor, encodeRunsCursor } from './cursor';
 import { ApiError } from './errors';
 import { freeText, newRunId, typeError } from './ids';
 import { fieldErrors, queryLimit } from './validate';
@@ -47,10 +47,19 @@ export async function listRuns(store: RunsStore, query: z.output<typeof listRuns
 }
 
 /** A run as the run page sees it: its row (or an outside client's run, made from its rows), progress, counts. */
+/**
+ * Claims a run's answer lists, oldest first; `counts` has them all, and `claimsNextCursor` pages on through
+ * GET /api/v1/claims?runId=. An outside client may hold 20,000 claims on one run (a 4.3 MB answer, unbounded).
+ */
+export const RUN_CLAIMS_SHOWN = 100;
+
 export async function getRun(store: RunsStore, id: string, claimTtlMs: number) {
-  const [row, progress, claims, committed] = await Promise.all([
-    store.getRun(id), store.loadProgress(id), store.listClaims({ runId: id, claimTtlMs }), store.countCommitted(id),
+  const [row, progress, page, claimCount, committed] = await Promise.all([
+    store.getRun(id), store.loadProgress(id), store.listClaims({ runId: id, claimTtlMs, limit: RUN_CLAIMS_SHOWN + 1 }),
+    store.countClaims({ runId: id, claimTtlMs }), store.countCommitted(id),
   ]);
+  const claims = page.slice(0, RUN_CLAIMS_SHOWN);
+  const lastShown = claims.at(-1);
   if (!row && !progress && claims.length === 0 && committed === 0) throw new NotFoundError(`run ${id}`);
   const run = row ? runView(row) : {
     ...runView({
@@ -64,8 +73,9 @@ export async function getRun(store: RunsStore, id: string, claimTtlMs: number) {
   return {
     run,
     progress: progress ? progressView(progress) : null,
-    counts: { committed, claims: claims.length, orphanedClaims: claims.filter((c) => c.orphaned).length },
+    counts: { committed, claims: claimCount.total, orphanedClaims: claimCount.orphaned },
     claims: claims.map((c) => claimView(c, claimTtlMs)),
+    claimsNextCursor: page.length > RUN_CLAIMS_SHOWN && lastShown ? encodeClaimsCursor(lastShown) : null,
     actions: row ? RUN_ACTIONS.filter((a) => TRANSITIONS[a].from.includes(row.status)) : [],
   };
 }

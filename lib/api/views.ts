@@ -4,10 +4,15 @@
  * token is never shown: only the client that claimed holds it.
  */
 import type { ClaimRow, CommittedRow, ProgressRow, RunRow, RunSummary } from '../store/types';
+import { MAX_DEPTH, nestingDepth } from '../json-depth';
 
-/** Stored JSON as a value; text an outside client wrote that is not JSON comes back as the string itself. */
+/**
+ * Stored JSON as a value; text an outside client wrote that is not JSON comes back as the string itself.
+ * Text nested deeper than the API accepts (an outside client may write anything) comes back as null: the
+ * answer is serialized by recursion, which 50,000 levels overflow, and that made the endpoint a 500 for good.
+ */
 export function jsonValue(text: string | null): unknown {
-  if (text === null) return null;
+  if (text === null || nestingDepth(text) > MAX_DEPTH) return null;
   try {
     return JSON.parse(text);
   } catch {
@@ -15,9 +20,18 @@ export function jsonValue(text: string | null): unknown {
   }
 }
 
+/** `{ <name>Truncated: why }` for a value jsonValue left out because it nests too deep, else nothing. */
+export function truncation(name: string, text: string | null): Record<string, string> {
+  if (text === null) return {};
+  const depth = nestingDepth(text);
+  if (depth <= MAX_DEPTH) return {};
+  return { [`${name}Truncated`]: `nested ${depth.toLocaleString('en-US')} levels deep, more than the ${MAX_DEPTH} the API accepts and answers with: left out here (the stored text is unchanged)` };
+}
+
 export function runView(row: RunRow, external = false) {
   return {
     id: row.id, workflow: row.workflow, status: row.status, input: jsonValue(row.inputJson), output: jsonValue(row.outputJson),
+    ...truncation('input', row.inputJson), ...truncation('output', row.outputJson),
     error: row.error, totalSteps: row.totalSteps, attempts: row.attempts, owner: row.owner, leaseExpiresAt: row.leaseExpiresAt,
     createdAt: row.createdAt, updatedAt: row.updatedAt, startedAt: row.startedAt, finishedAt: row.finishedAt, external,
   };
@@ -33,7 +47,7 @@ export function runSummaryView(row: RunSummary) {
 
 export function progressView(row: ProgressRow) {
   return {
-    runId: row.runId, step: row.step, state: jsonValue(row.stateJson), updatedAt: row.updatedAt,
+    runId: row.runId, step: row.step, state: jsonValue(row.stateJson), ...truncation('state', row.stateJson), updatedAt: row.updatedAt,
     counters: { executed: row.executed, skipped: row.skipped, awaited: row.awaited }, saveMs: row.saveMs,
   };
 }
@@ -51,7 +65,8 @@ export function claimView(row: ClaimRow, claimTtlMs: number) {
 
 export function committedView(row: CommittedRow) {
   return {
-    key: row.idemKey, runId: row.runId, step: row.step, result: jsonValue(row.resultJson), committedAt: row.committedAt,
+    key: row.idemKey, runId: row.runId, step: row.step, result: jsonValue(row.resultJson), ...truncation('result', row.resultJson),
+    committedAt: row.committedAt,
     fingerprint: row.fingerprint, workerId: row.workerId, durationMs: row.durationMs, source: row.source,
   };
 }

@@ -15,8 +15,10 @@ export const MAX_POINTS = 400;
 
 export interface RunDetail {
   run: RunRow & { external: boolean };
-  progress: { step: number; state: unknown; executed: number; skipped: number; awaited: number; saveMs: number | null; updatedAt: number } | null;
+  progress: { step: number; stateJson: string; executed: number; skipped: number; awaited: number; saveMs: number | null; updatedAt: number } | null;
+  /** The first CLAIMS_SHOWN claims, oldest first; claimCount says how many there are in all. */
   claims: ClaimRow[];
+  claimCount: { total: number; orphaned: number };
   committedCount: number;
   committed: CommittedRow[];
   events: StepEvent[];
@@ -35,6 +37,11 @@ export interface RunDetail {
 /** Rows of the committed table per page, and events on the timeline: what a page can render in a few ms. */
 export const COMMITTED_PAGE = 50;
 export const TIMELINE_EVENTS = 50;
+/**
+ * Claims listed on the run page, oldest first (the likeliest to be orphaned); the rest are counted. An
+ * outside client may hold any number of claims on one run: 20,000 of them made a 20 MB page.
+ */
+export const CLAIMS_SHOWN = 50;
 
 /** Enough recent steps for the ETA's last minute and a current median step time, read backwards from an index. */
 const RECENT_STEPS = 200;
@@ -45,10 +52,11 @@ const RECENT_STEPS = 200;
  */
 const runRows = cache(async (id: string) => {
   const store = await getStore();
-  const [row, progress, claims] = await Promise.all([
-    store.getRun(id), store.loadProgress(id), store.listClaims({ runId: id, claimTtlMs: claimTtlMs() }),
+  const [row, progress, claims, claimCount] = await Promise.all([
+    store.getRun(id), store.loadProgress(id), store.listClaims({ runId: id, claimTtlMs: claimTtlMs(), limit: CLAIMS_SHOWN }),
+    store.countClaims({ runId: id, claimTtlMs: claimTtlMs() }),
   ]);
-  return { row, progress, claims };
+  return { row, progress, claims, claimCount };
 });
 
 /** Whether anything is stored under this run id: a run row, progress, or a claim. */
@@ -59,7 +67,7 @@ export async function runExists(id: string): Promise<boolean> {
 
 export async function getRunDetail(id: string, options: { q?: string; after?: string } = {}): Promise<RunDetail | null> {
   const store = await getStore();
-  const { row, progress, claims } = await runRows(id);
+  const { row, progress, claims, claimCount } = await runRows(id);
   if (!row && !progress && claims.length === 0) return null;
   // Every read here is bounded whatever the run's length: a page of rows, the last events, the last steps.
   const [committed, events, keyReuse, recent, audit] = await Promise.all([
@@ -81,10 +89,11 @@ export async function getRunDetail(id: string, options: { q?: string; after?: st
   return {
     run,
     progress: progress && {
-      step: progress.step, state: safeParse(progress.stateJson), executed: progress.executed, skipped: progress.skipped,
+      step: progress.step, stateJson: progress.stateJson, executed: progress.executed, skipped: progress.skipped,
       awaited: progress.awaited, saveMs, updatedAt: progress.updatedAt,
     },
     claims,
+    claimCount,
     committed,
     events,
     audit,
@@ -166,12 +175,4 @@ function median(values: number[]): number | null {
   if (values.length === 0) return null;
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)]!;
-}
-
-function safeParse(json: string): unknown {
-  try {
-    return JSON.parse(json);
-  } catch {
-    return json;
-  }
 }

@@ -54,9 +54,10 @@ export abstract class PostgresInsights extends PostgresMetrics implements Insigh
     return rows;
   }
 
-  async countClaims(options: { claimTtlMs: number }): Promise<{ total: number; orphaned: number }> {
-    return (await this.query<{ total: number; orphaned: number }>(undefined, series.COUNT_CLAIMS_SQL,
-      [this.skew(), options.claimTtlMs / 1000])).rows[0]!;
+  async countClaims(options: { claimTtlMs: number; runId?: string }): Promise<{ total: number; orphaned: number }> {
+    return (await this.query<{ total: number; orphaned: number }>(undefined,
+      options.runId === undefined ? series.COUNT_CLAIMS_SQL : `${series.COUNT_CLAIMS_SQL} WHERE run_id = $3`,
+      options.runId === undefined ? [this.skew(), options.claimTtlMs / 1000] : [this.skew(), options.claimTtlMs / 1000, options.runId])).rows[0]!;
   }
 
   async searchCommitted(runId: string, query: string, options: { limit?: number } = {}): Promise<CommittedRow[]> {

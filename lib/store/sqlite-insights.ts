@@ -74,10 +74,13 @@ export abstract class SqliteInsights extends SqliteMetrics implements InsightSto
           WHERE run_id = ? ORDER BY id DESC LIMIT ?) ORDER BY id`).all(runId, options.limit)));
   }
 
-  async countClaims(options: { claimTtlMs: number }): Promise<{ total: number; orphaned: number }> {
-    return guard(() => this.prepared<[number, number], { total: number; orphaned: number }>(`SELECT count(*) AS total,
-      coalesce(sum(coalesce(lease_expires_at, claimed_at + ?) <= ?), 0) AS orphaned FROM claims`)
-      .get(options.claimTtlMs / 1000, this.now())!);
+  async countClaims(options: { claimTtlMs: number; runId?: string }): Promise<{ total: number; orphaned: number }> {
+    const counts = `SELECT count(*) AS total, coalesce(sum(coalesce(lease_expires_at, claimed_at + ?) <= ?), 0) AS orphaned FROM claims`;
+    const ttl = options.claimTtlMs / 1000;
+    return guard(() => (options.runId === undefined
+      ? this.prepared<[number, number], { total: number; orphaned: number }>(counts).get(ttl, this.now())!
+      : this.prepared<[number, number, string], { total: number; orphaned: number }>(`${counts} WHERE run_id = ?`)
+        .get(ttl, this.now(), options.runId)!));
   }
 
   async searchCommitted(runId: string, query: string, options: { limit?: number } = {}): Promise<CommittedRow[]> {

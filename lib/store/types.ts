@@ -389,8 +389,8 @@ export interface InsightStore {
   /** The last `limit` events of a run, optionally of one outcome, oldest first. */
   recentEvents(runId: string, options: { limit: number; outcome?: Outcome }): Promise<StepEvent[]>;
 
-  /** How many claims there are, and how many of them are orphaned (lease passed by the store's clock). */
-  countClaims(options: { claimTtlMs: number }): Promise<{ total: number; orphaned: number }>;
+  /** How many claims there are (of one run, or all), and how many of them are orphaned (lease passed by the store's clock). */
+  countClaims(options: { claimTtlMs: number; runId?: string }): Promise<{ total: number; orphaned: number }>;
 
   /** Committed rows of a run whose key contains `query`, in step order. */
   searchCommitted(runId: string, query: string, options?: { limit?: number }): Promise<CommittedRow[]>;

@@ -10,6 +10,7 @@ import type { CommittedRow } from '@/lib/store/types';
 import { CommittedRows, type CommittedRowView } from './committed-rows';
 
 import { COMMITTED_PAGE as COMMITTED_LIMIT } from '@/lib/data/run-detail';
+import { isoTime } from '@/app/components/time';
 
 /**
  * `after`: the key the shown page starts after (a keyset cursor in the URL, `?after=`), so a 100,000-step
@@ -79,7 +80,7 @@ function rowView(row: CommittedRow, now: number): CommittedRowView {
   return {
     key: row.idemKey, step: row.step, manual: row.source === 'manual', workerId: row.workerId,
     durationMs: row.durationMs === null ? null : Math.round(row.durationMs),
-    iso: new Date(row.committedAt * 1000).toISOString(), ago: relative(row.committedAt, now),
+    iso: isoTime(row.committedAt), ago: relative(row.committedAt, now),
     result: jsonParts(row.resultJson),
   };
 }

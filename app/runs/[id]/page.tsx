@@ -22,6 +22,7 @@ import { LiveClaims, type LiveClaim } from './live-claims';
 import { RunActions } from './run-actions';
 import RunSkeleton from './run-skeleton';
 import { Timeline } from './timeline';
+import { isoTime } from '@/app/components/time';
 
 export const dynamic = 'force-dynamic';
 
@@ -105,8 +106,15 @@ async function Run({ id, searchParams, operator }: { id: string; searchParams: P
 
         <div className="contents lg:block lg:min-w-0 lg:space-y-6">
           <Slot order="order-2">
-            <Card title={claims.length === 1 ? 'Live claim' : 'Live claims'} testId="live-claim">
+            <Card title={detail.claimCount.total === 1 ? 'Live claim' : 'Live claims'} testId="live-claim">
               <LiveClaims claims={claims} serverNow={now} operator={operator} />
+              {detail.claimCount.total > claims.length && (
+                <p data-testid="claims-more" className="mt-3 text-xs text-zinc-600 dark:text-zinc-400">
+                  The oldest {claims.length.toLocaleString('en-US')} of {detail.claimCount.total.toLocaleString('en-US')} claims
+                  ({detail.claimCount.orphaned.toLocaleString('en-US')} orphaned); every one is on the{' '}
+                  <Link href="/claims" className="text-blue-700 hover:underline dark:text-blue-400">claims page</Link>.
+                </p>
+              )}
             </Card>
           </Slot>
           <Slot order="order-3"><Warnings detail={detail} /></Slot>
@@ -171,7 +179,7 @@ function RunData({ detail }: { detail: RunDetail }) {
         <div><dt className={term}>Input</dt><dd><JsonView json={run.inputJson} label="run input" testId="run-input" /></dd></div>
         <div><dt className={term}>Output</dt><dd><JsonView json={run.outputJson} label="run output" testId="run-output" /></dd></div>
         {progress && (
-          <div><dt className={term}>Saved state</dt><dd><JsonView json={JSON.stringify(progress.state)} label="saved state" testId="run-state" /></dd></div>
+          <div><dt className={term}>Saved state</dt><dd><JsonView json={progress.stateJson} label="saved state" testId="run-state" /></dd></div>
         )}
       </dl>
     </Card>
@@ -315,4 +323,4 @@ function cumulativeSeries(points: RunDetail['cumulative']): CumulativeSeries {
   };
 }
 
-const iso = (epochSeconds: number) => new Date(epochSeconds * 1000).toISOString();
+const iso = isoTime;

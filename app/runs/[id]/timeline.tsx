@@ -13,6 +13,7 @@ import { useState } from 'react';
 import { OutcomeBadge } from '@/app/components/run-outcome';
 import { relative } from '@/app/components/ui';
 import type { AuditEntry, StepEvent } from '@/lib/store/types';
+import { isoTime } from '@/app/components/time';
 
 type Item = { kind: 'event'; at: number; event: StepEvent } | { kind: 'audit'; at: number; entry: AuditEntry };
 
@@ -64,7 +65,7 @@ export function Timeline({ events, audit, now, truncated }: { events: StepEvent[
  * its elements. The step and the worker line are text in a styled box, not spans of their own.
  */
 function EventItem({ event, now }: { event: StepEvent; now: number }) {
-  const iso = new Date(event.at * 1000).toISOString();
+  const iso = isoTime(event.at);
   const by = [event.workerId, event.durationMs === null ? null : `${Math.round(event.durationMs)} ms`].filter((part) => part !== null).join(' · ');
   return (
     <li data-testid={`event-${event.outcome}`} className="wb-event">
@@ -84,7 +85,7 @@ function EventItem({ event, now }: { event: StepEvent; now: number }) {
 }
 
 function AuditItem({ entry, now }: { entry: AuditEntry; now: number }) {
-  const iso = new Date(entry.at * 1000).toISOString();
+  const iso = isoTime(entry.at);
   return (
     <li data-testid="audit-entry" className="border-l-2 border-blue-300 py-2 pl-3 dark:border-blue-800">
       <div className="wb-event-head">
