@@ -2,6 +2,8 @@
  * What every server action returns: field errors instead of throwing, so forms show them inline.
  */
 import { z } from 'zod';
+import { errorFields, serverLog } from '@/lib/data/log';
+import { isUnreachable } from '@/lib/data/store-guard';
 import { WaybillError } from '@/lib/errors';
 
 export type ActionResult<T = undefined> =
@@ -17,8 +19,12 @@ export function fieldErrors(error: z.ZodError): Record<string, string[]> {
 
 /** A thrown error as a result: our own errors say what happened; anything else is not shown to the client. */
 export function failure(error: unknown): { ok: false; message: string } {
+  if (isUnreachable(error)) {
+    serverLog().warn('server action: store unavailable', errorFields(error));
+    return { ok: false, message: 'the store is unreachable right now: the action may not have been applied; reload to see, and try again shortly' };
+  }
   if (error instanceof WaybillError) return { ok: false, message: error.message };
-  console.error('server action failed', error);
+  serverLog().error('server action failed', errorFields(error));
   return { ok: false, message: 'internal error: the action did not complete (see the server log)' };
 }
 

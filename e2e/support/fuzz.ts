@@ -2,6 +2,8 @@
  * Random malformed requests for the API fuzz test, from a seeded PRNG so that a failure names its seed and
  * case number and replays exactly: WAYBILL_FUZZ_SEED=<seed> npx playwright test e2e/api-fuzz.spec.ts.
  */
+import { readdirSync, readFileSync } from 'node:fs';
+import net from 'node:net';
 import { apiRoutes, OPERATOR, VIEWER } from './api';
 
 /** mulberry32: small, fast, and the same sequence on every machine for a seed. */
@@ -25,7 +27,7 @@ export interface FuzzCase {
   what: string;
 }
 
-const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'PROPFIND'];
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'PROPFIND', 'TRACE', 'TRACK'];
 const WEIRD_IDS = ['', 'a'.repeat(300), '..', '%2e%2e', '%', '%E0%A4%A', '%00', 'a%00b', "x' OR 1=1 --", 'run;DROP TABLE runs', '😀', 'ﷺ‮', 'a b', '%2F%2F', 'r1/../../etc', '-', 'A'.repeat(129), 'ok-run-1', 'a@b/c:d'];
 const WEIRD_VALUES: unknown[] = [null, true, false, 0, -1, -0, 1.5, 2 ** 31, 2 ** 53 + 1, 1e308, 'x', '', 'é😀', '\u0000', '\ud800', 'a'.repeat(5000), [], [1, [2, [3]]], {}, { a: { b: null } }];
 const NUMBER_TEXT = ['1e400', '-1e400', '123456789012345678901234567890', '0.0000000000000000000001', '-0', '1E+999999'];
@@ -100,4 +102,81 @@ function fuzzBody(template: unknown, random: () => number, int: (n: number) => n
       notes.push('big string'); return text(JSON.stringify({ ...base, note: 'n'.repeat(int(200_000)) }));
     }
   }
+}
+
+/**
+ * Methods Next.js cannot build a Request for (fetch forbids TRACE), that never reach a request listener
+ * (CONNECT; TRACK and BREW, which Node's parser does not know), or that Next does not serve (PROPFIND, MKCOL).
+ */
+export const UNKNOWN_METHODS = ['TRACE', 'TRACK', 'CONNECT', 'PROPFIND', 'MKCOL', 'BREW'];
+/** Those Node's parser refuses before any listener: answered as plain text, not in the API's shape. */
+export const UNPARSED_METHODS = ['TRACK', 'BREW', 'CONNECT'];
+
+/** Paths whose percent-encoding is broken, outside /api/v1 and in it. */
+export const BROKEN_PATHS = ['/runs/%', '/runs/%E0%A4%A', '/runs/%C0%AF', '/claims/%zz', '/%', '/runs/a%2', '/api/v1/runs/%', '/api/v1/runs/%E0%A4%A/cancel', '/api/metrics/%FF'];
+
+export interface RawAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/**
+ * One request written byte for byte on a socket: a method or a path no HTTP client would send, a
+ * Content-Length that lies, a body that stops short. Resolves with the answer as soon as it is complete,
+ * whether or not the server read what was sent; rejects with "no answer" after `timeoutMs`.
+ */
+export function rawRequest(port: number, head: string, body: Buffer = Buffer.alloc(0), timeoutMs = 20_000): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let data = Buffer.alloc(0);
+    let settled = false;
+    const finish = (outcome: RawAnswer | Error) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      socket.destroy();
+      if (outcome instanceof Error) reject(outcome);
+      else resolve(outcome);
+    };
+    const timer = setTimeout(() => finish(new Error(`no answer within ${timeoutMs} ms to ${head.split('\r\n')[0]}`)), timeoutMs);
+    const parse = (complete: boolean) => {
+      const end = data.indexOf('\r\n\r\n');
+      if (end === -1) return complete ? finish(new Error(`connection closed without an answer to ${head.split('\r\n')[0]}`)) : undefined;
+      const [statusLine, ...lines] = data.subarray(0, end).toString('latin1').split('\r\n');
+      const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+      const rest = data.subarray(end + 4);
+      const length = headers['content-length'] === undefined ? null : Number(headers['content-length']);
+      if (length !== null ? rest.length >= length : complete) {
+        finish({ status: Number(statusLine!.split(' ')[1]), headers, body: rest.subarray(0, length ?? rest.length).toString('utf8') });
+      }
+    };
+    socket.on('data', (chunk: Buffer) => {
+      data = Buffer.concat([data, chunk]);
+      parse(false);
+    });
+    // The server may close as soon as it has answered, while we are still writing: the answer is what counts.
+    socket.on('error', () => parse(true));
+    socket.on('close', () => parse(true));
+    socket.write(head);
+    if (body.length > 0) socket.write(body, () => undefined);
+  });
+}
+
+/** Resident memory of the secured server's web processes (next start under the cluster), in bytes, from /proc. */
+export function webServerRss(port: number): number {
+  let total = 0;
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      // Next sets its process title, which replaces the command line.
+      if (!cmdline.startsWith('next-server')) continue;
+      if (!readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`PORT=${port}`)) continue;
+      const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+      total += Number(kb ?? 0) * 1024;
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return total;
 }

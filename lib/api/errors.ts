@@ -2,8 +2,11 @@
  * Every API error has one shape, `{ error: { code, message, fields? } }`, and a status chosen from the
  * error's `code` — never from its message. Our own errors (WaybillError) say what went wrong; anything else
  * is a bug or an outage whose text may hold SQL or paths, so the client gets "internal error" and the server
- * log gets the rest.
+ * log gets the rest, as one JSON line (lib/data/log.ts). A store that cannot be reached is a 503 with
+ * Retry-After however it surfaced: our StoreUnavailableError, or the driver's own connection error.
  */
+import { errorFields, serverLog } from '../data/log';
+import { isUnreachable } from '../data/store-guard';
 import { WaybillError } from '../errors';
 
 /** The status for each WaybillError code the API can meet. */
@@ -47,14 +50,14 @@ export function json(body: unknown, status = 200, headers: Record<string, string
 
 /** The response for a thrown error; logs what the client is not shown. */
 export function errorResponse(error: unknown, log: (message: string, error: unknown) => void = defaultLog): Response {
+  if (isUnreachable(error)) {
+    log('api: store unavailable', error);
+    return json(errorBody('STORE_UNAVAILABLE', 'the store is busy or unreachable; retry shortly'), 503, { 'retry-after': String(RETRY_AFTER_S) });
+  }
   if (error instanceof WaybillError && STATUS_BY_CODE[error.code] !== undefined) {
     const status = STATUS_BY_CODE[error.code]!;
     const more: Record<string, unknown> = {};
     if (error instanceof ApiError) Object.assign(more, error.extra, error.fields ? { fields: error.fields } : {});
-    if (status === 503) {
-      log('api: store unavailable', error);
-      return json(errorBody(error.code, 'the store is busy or unreachable; retry shortly'), 503, { 'retry-after': String(RETRY_AFTER_S) });
-    }
     return json(errorBody(error.code, error.message, more), status);
   }
   log('api: internal error', error);
@@ -62,7 +65,7 @@ export function errorResponse(error: unknown, log: (message: string, error: unkn
 }
 
 function defaultLog(message: string, error: unknown): void {
-  console.error(message, error);
+  serverLog().error(message, { code: (error as { code?: unknown } | null)?.code ?? null, ...errorFields(error) });
 }
 
 /** Runs a handler body, turning anything it throws into the error response. */

@@ -7,6 +7,8 @@ import { config } from '../config';
 import type { WorkflowRegistry } from '../engine/workflow';
 import { openStore } from '../store/index';
 import type { AuditStore, InsightStore, RunStore, Store } from '../store/types';
+import { guardStore, isUnreachable, markDown } from './store-guard';
+import { registerStoreProbe } from './store-health';
 
 export type ControlStore = Store & RunStore & InsightStore & AuditStore;
 
@@ -14,7 +16,12 @@ const cache = globalThis as { waybillStore?: Promise<ControlStore>; waybillRegis
 
 export function getStore(): Promise<ControlStore> {
   if (!cache.waybillStore) {
-    const opening = openStore(config().DATABASE_URL, { synchronous: config().WAYBILL_SQLITE_SYNC }) as Promise<ControlStore>;
+    // Guarded: an unreachable store is one StoreUnavailableError (503 from the API, the error page's own
+    // state on pages), and its state is known to the proxy (store-health.ts).
+    const opening = (openStore(config().DATABASE_URL, { synchronous: config().WAYBILL_SQLITE_SYNC }) as Promise<ControlStore>)
+      .then((store) => guardStore(store), (error: unknown) => {
+        throw isUnreachable(error) ? markDown(error) : error;
+      });
     // A store that failed to open (database down at the first request) is not kept: the next request tries again.
     opening.catch(() => {
       if (cache.waybillStore === opening) cache.waybillStore = undefined;
@@ -23,6 +30,9 @@ export function getStore(): Promise<ControlStore> {
   }
   return cache.waybillStore;
 }
+
+// The proxy's way to look at a store it was told is down: a primary-key read, which opens the store if needed.
+registerStoreProbe(async () => (await getStore()).loadProgress('waybill-health-probe'));
 
 export function getRegistry(): Promise<WorkflowRegistry> {
   cache.waybillRegistry ??= import('../engine/workflows/index').then((w) => w.builtinRegistry({ model: w.modelFromEnv(config()) }));
