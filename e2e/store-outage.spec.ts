@@ -130,7 +130,10 @@ test('the first page to meet the outage renders the store-unavailable state, not
     await expect(page.getByTestId('store-unavailable')).toBeVisible();
     await expect(page.getByTestId('error-boundary')).toHaveCount(0);
     const during = webLines.slice(linesBefore).filter((l) => l.trim() !== '');
+    console.log(`first page in the outage: ${response!.status()}; logged:\n${during.join('\n')}`);
     for (const line of during) expect(() => JSON.parse(line), line).not.toThrow();
+    // Next's own report of the failed render is among them, as one line carrying the digest the page showed.
+    expect(during.map((l) => JSON.parse(l) as { digest?: string }).some((e) => e.digest === 'WAYBILL_STORE_UNAVAILABLE')).toBe(true);
   } finally {
     gate.open();
   }
