@@ -3,12 +3,13 @@ import 'server-only';
  * The dashboard server's logger: the same structured lines as the workers', tagged `component: web`, so
  * one log pipeline reads both. Route handlers log failures here and answer the client without internals.
  */
+import { config } from '../config';
 import { createLogger } from '../engine/log';
 
 const cache = globalThis as { waybillServerLog?: ReturnType<typeof createLogger> };
 
 export function serverLog(): ReturnType<typeof createLogger> {
-  cache.waybillServerLog ??= createLogger({ component: 'web' });
+  cache.waybillServerLog ??= createLogger({ component: 'web' }, undefined, { colour: !config().NO_COLOR });
   return cache.waybillServerLog;
 }
 

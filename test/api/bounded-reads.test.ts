@@ -33,7 +33,7 @@ describe.each(list)('bounded API reads on $name', (backend) => {
     expect(answer.counts).toEqual({ committed: 0, claims: 250, orphanedClaims: 50 });
     expect(answer.claimsNextCursor).toEqual(expect.any(String));
     expect(answer.run).toMatchObject({ id: 'many', external: true, status: 'running' });
-    expect(await h.store.countClaims({ claimTtlMs: TTL, runId: 'nobody' })).toEqual({ total: 0, orphaned: 0 });
+    expect(await (h.store as RunsStore).countClaims({ claimTtlMs: TTL, runId: 'nobody' })).toEqual({ total: 0, orphaned: 0 });
   });
 
   it('leaves out JSON nested deeper than 64 levels with a note, so the answer serializes', async () => {
