@@ -6,7 +6,7 @@
  */
 import type { PublishedWorkflow, WorkflowStore } from '../store/types';
 import { checkInput, inputJsonSchema, schemaFromJson } from './input-check';
-import { type StartCheck, type StartableWorkflows, type WorkflowRegistry } from './workflow';
+import type { StartCheck, StartableWorkflows, WorkflowRegistry } from './workflow';
 
 /** A worker silent this long no longer counts as serving anything (it heartbeats every second by default). */
 export const LIVE_WITHIN_MS = 10_000;

@@ -14,8 +14,9 @@ export interface InputIssue {
 
 export type InputCheck = { ok: true; input: unknown } | { ok: false; issues: InputIssue[] };
 
+/** Any zod 4 schema: the user's module may bring its own copy of zod, so only the method is relied on. */
 interface Parser {
-  safeParse(value: unknown, params?: { error?: (issue: any) => string | undefined }): { success: true; data: unknown } | { success: false; error: { issues: any[] } };
+  safeParse(value: unknown, params?: { error?: z.core.$ZodErrorMap }): z.ZodSafeParseResult<unknown>;
 }
 
 const TYPE_NAMES: Record<string, string> = {
@@ -27,14 +28,14 @@ const TYPE_NAMES: Record<string, string> = {
  * Messages for the issues a schema did not word itself (a schema's own messages win: zod asks the schema
  * first). JSON Schema carries no messages, so these are what a published workflow's input errors read like.
  */
-export function issueMessage(issue: any): string | undefined {
+export function issueMessage(issue: z.core.$ZodRawIssue): string | undefined {
   switch (issue.code) {
     case 'invalid_type':
       if (issue.input === undefined) return 'is required';
       return TYPE_NAMES[issue.expected] ? `must be ${TYPE_NAMES[issue.expected]}` : undefined;
     case 'too_small':
     case 'too_big': {
-      const bound = Number(issue.minimum ?? issue.maximum);
+      const bound = Number(issue.code === 'too_small' ? issue.minimum : issue.maximum);
       const small = issue.code === 'too_small';
       const edge = issue.inclusive === false ? (small ? 'greater than' : 'less than') : (small ? 'at least' : 'at most');
       if (issue.origin === 'number' || issue.origin === 'int') return `must be ${edge} ${bound}`;
@@ -59,7 +60,7 @@ export function checkInput(schema: Parser, input: unknown): InputCheck {
   const issues: InputIssue[] = [];
   for (const issue of parsed.error.issues) {
     // An unknown field is filed under its own name, so a typo is named where the user looks.
-    if (issue.code === 'unrecognized_keys') for (const key of issue.keys as string[]) issues.push({ path: [...issue.path, key], message: 'is not a known field' });
+    if (issue.code === 'unrecognized_keys') for (const key of issue.keys) issues.push({ path: [...issue.path, key], message: 'is not a known field' });
     else issues.push({ path: issue.path, message: issue.message });
   }
   return { ok: false, issues };
