@@ -3,8 +3,9 @@
  * built-ins, and what the worker publishes about each in the store. Everything that can be wrong with a
  * module is found here, before the store is opened, so a bad module stops the worker having written nothing.
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { extname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { WorkflowPublication } from '../store/types';
 import { WaybillError } from '../errors';
@@ -29,7 +30,7 @@ export async function loadWorkflowModule(file: string, cwd = process.cwd()): Pro
   try {
     exported = await import(pathToFileURL(path).href);
   } catch (error) {
-    throw new WorkflowModuleError(file, `failed to load: ${describe(error)}`);
+    throw new WorkflowModuleError(file, `failed to load: ${syntaxProblem(path, error) ?? describe(error)}`);
   }
   const found = new Set<WorkflowDefinition<unknown>>();
   for (const value of Object.values(exported)) {
@@ -76,6 +77,19 @@ export function publicationsOf(registry: WorkflowRegistry, file?: string): Workf
       totalSteps: typeof definition.totalSteps === 'number' ? definition.totalSteps : null, version: definition.version ?? null,
     };
   });
+}
+
+/**
+ * Under tsx (this repository's CLI) a JavaScript syntax error reaches us as tsx's own "Parse error <file>:1:1",
+ * which points nowhere. Node itself says what and where: ask it (only on this failure path).
+ */
+function syntaxProblem(path: string, error: unknown): string | null {
+  if (!(error instanceof Error) || !error.message.startsWith('Parse error') || !/^\.[cm]?js$/.test(extname(path))) return null;
+  const checked = spawnSync(process.execPath, ['--check', path], { encoding: 'utf8', timeout: 10_000 });
+  const what = /^(\w*Error): (.+)$/m.exec(checked.stderr ?? '');
+  if (!what) return null;
+  const where = /:(\d+)\s*$/m.exec(checked.stderr.split('\n')[0] ?? '');
+  return `${what[1]}: ${what[2]}${where ? ` (line ${where[1]})` : ''}`;
 }
 
 function describe(error: unknown): string {
