@@ -32,8 +32,9 @@ export async function start(cli: Cli, args: string[]): Promise<number> {
     const catalog = await cli.catalog(store);
     refuse(workflow, catalog.check(workflow, input), catalog);
     const run = await startRun(store, catalog, { workflow, input, id });
+    // Said once, after queueing (a --follow shows the run sitting in queued instead).
     const served = catalog.entry(workflow)?.servedBy.length ?? 0;
-    if (served === 0 && !values.json) cli.err(`waybill start: no live worker serves ${workflow} yet; the run waits for one (waybill worker${catalog.entry(workflow)?.builtin ? '' : ' --workflows <module>'})`);
+    if (served === 0 && !values.json && !values.follow) cli.err(`waybill start: no live worker serves ${workflow} yet; the run waits for one (waybill worker${catalog.entry(workflow)?.builtin ? '' : ' --workflows <module>'})`);
     if (!values.follow) {
       if (values.json) cli.json(run);
       else cli.out(`queued ${run.id} (${run.workflow}${run.totalSteps === null ? '' : `, ${run.totalSteps} steps`})`);
