@@ -83,10 +83,10 @@ export function StartRunForm({ choices, initialWorkflow }: { choices: StartChoic
   const ids = { workflow: useId(), input: useId(), id: useId() };
   const fields = useMemo(() => schemaFields(choice?.schema ?? null), [choice]);
   const current = useMemo(() => objectOf(input), [input]);
-  // An error under a field it names (`input.count`, `input.items.1` → items); the rest stay by the JSON.
-  const drawn = new Set((fields ?? []).filter((f) => f.kind !== 'json').map((f) => f.name));
+  // An error shows under the field it names (`input.count`, `input.items.1` → items), and every one is also
+  // listed by the JSON, which is what was sent and where a field with no input of its own is edited.
   const fieldOf = (path: string) => path.split('.')[0] ?? '';
-  const inputErrors = errors.input.filter((e) => !drawn.has(fieldOf(e.path)));
+  const inputErrors = errors.input;
   const errorsOf = (name: string) => errors.input.filter((e) => fieldOf(e.path) === name);
   const setField = (name: string, value: unknown) => setInput(withField(input, name, value));
 
