@@ -17,7 +17,7 @@ import type { RunRow, RunStore, Store } from '../store/types';
 import { RunContext, type RetryPolicy } from './context';
 import { silentLogger, type Logger } from './log';
 import { startPruning } from './prune';
-import type { WorkflowRegistry } from './workflow';
+import { fillRunTotal, type WorkflowRegistry } from './workflow';
 
 export interface WorkerOptions {
   store: Store & RunStore;
@@ -144,6 +144,7 @@ export class Worker {
     try {
       const workflow = registry.get(run.workflow);
       const input = registry.parseInput(run.workflow, JSON.parse(run.inputJson));
+      await fillRunTotal(store, run, this.id, workflow, input);
       const retry = { ...this.o.retry, maxAttempts: workflow.maxAttempts ?? this.o.retry.maxAttempts };
       const ctx = new RunContext(run.id, checkpoint, betweenSteps, log, retry, interrupted.signal);
       log.info('run started', { attempt: run.attempts });

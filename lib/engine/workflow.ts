@@ -63,6 +63,19 @@ export function stepsOf<I>(definition: WorkflowDefinition<I>, input: I): number 
   return typeof totalSteps === 'function' ? totalSteps(input) : (totalSteps ?? null);
 }
 
+/**
+ * The worker's half of totalSteps: a run queued without a total (by a control plane that could not evaluate
+ * a function of the input) gets it from the worker that has the code, as soon as it takes the run.
+ */
+export async function fillRunTotal(
+  store: { setRunTotal(id: string, workerId: string, totalSteps: number): Promise<void> },
+  run: { id: string; totalSteps: number | null }, workerId: string, definition: WorkflowDefinition<unknown>, input: unknown,
+): Promise<void> {
+  if (run.totalSteps !== null) return;
+  const total = stepsOf(definition, input);
+  if (total !== null) await store.setRunTotal(run.id, workerId, total);
+}
+
 /** The answer to "may a run of this workflow start with this input?": the input to store, or each problem. */
 export type StartCheck = { ok: true; workflow: string; input: unknown; totalSteps: number | null } | { ok: false; issues: InputIssue[] };
 

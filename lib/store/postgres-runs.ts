@@ -22,7 +22,7 @@ import { ConflictError, InvalidTransitionError, NotFoundError } from '../errors'
 import { PostgresInsights } from './postgres-insights';
 import { isConnectionLoss, withRetry } from './postgres-retry';
 import * as sql from './postgres-runs-sql';
-import { LIST_PUBLISHED_SQL, LIVE_SERVERS_SQL, publishPostgres } from './postgres-workflows';
+import { LIST_PUBLISHED_SQL, LIVE_SERVERS_SQL, publishPostgres, SET_TOTAL_SQL } from './postgres-workflows';
 import { TRANSITIONS } from './transitions';
 import type { PublishedWorkflow, RunAction, RunRow, RunStatus, RunStore, RunSummary, WorkerRow, WorkflowPublication } from './types';
 import { withServers } from './workflow-servers';
@@ -164,6 +164,10 @@ export abstract class PostgresRunStore extends PostgresInsights implements RunSt
       this.query<{ id: string; workflowsJson: string }>('waybill_workflow_servers', LIVE_SERVERS_SQL, [options.liveWithinMs / 1000, this.skew()]),
     ]);
     return withServers(rows.rows, live.rows);
+  }
+
+  async setRunTotal(id: string, workerId: string, totalSteps: number): Promise<void> {
+    await this.query('waybill_run_set_total', SET_TOTAL_SQL, [totalSteps, id, workerId]);
   }
 
   /**

@@ -32,3 +32,6 @@ export const LIST_PUBLISHED_SQL = `SELECT name, description, input_schema_json A
 /** $1 seconds a heartbeat stays fresh, $2 skew. */
 export const LIVE_SERVERS_SQL = `SELECT id, workflows_json AS "workflowsJson" FROM workers
   WHERE stopped_at IS NULL AND heartbeat_at >= ${now('$2')} - $1::float8 AND workflows_json IS NOT NULL ORDER BY id`;
+
+/** $1 total, $2 run, $3 worker. Safe to retry: the second finds the total set. */
+export const SET_TOTAL_SQL = 'UPDATE runs SET total_steps = $1 WHERE id = $2 AND owner = $3 AND total_steps IS NULL';

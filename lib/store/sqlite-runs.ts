@@ -6,7 +6,7 @@ import type Database from 'better-sqlite3';
 import type { Clock } from '../clock';
 import { ConflictError, InvalidTransitionError, NotFoundError } from '../errors';
 import { guard } from './sqlite-base';
-import { listPublishedSqlite, publishSqlite } from './sqlite-workflows';
+import { listPublishedSqlite, publishSqlite, setTotalSqlite } from './sqlite-workflows';
 import { SqliteInsights } from './sqlite-insights';
 import { TRANSITIONS } from './transitions';
 import type { PublishedWorkflow, RunAction, RunRow, RunStatus, RunStore, RunSummary, WorkerRow, WorkflowPublication } from './types';
@@ -207,6 +207,10 @@ export abstract class SqliteRunStore extends SqliteInsights implements RunStore 
 
   async listPublishedWorkflows(options: { liveWithinMs: number }): Promise<PublishedWorkflow[]> {
     return guard(() => listPublishedSqlite(this.db, this.now() - options.liveWithinMs / 1000));
+  }
+
+  async setRunTotal(id: string, workerId: string, totalSteps: number): Promise<void> {
+    guard(() => setTotalSqlite(this.db, id, workerId, totalSteps));
   }
 
   async markWorkerDead(id: string, reason: string): Promise<number> {

@@ -28,3 +28,7 @@ export function listPublishedSqlite(db: Database.Database, liveSince: number): P
     FROM workers WHERE stopped_at IS NULL AND heartbeat_at >= ? AND workflows_json IS NOT NULL ORDER BY id`).all(liveSince);
   return withServers(rows, live);
 }
+
+export function setTotalSqlite(db: Database.Database, id: string, workerId: string, totalSteps: number): void {
+  db.prepare('UPDATE runs SET total_steps = ? WHERE id = ? AND owner = ? AND total_steps IS NULL').run(totalSteps, id, workerId);
+}

@@ -30,4 +30,10 @@ export interface WorkflowStore {
 
   /** Every published workflow by name, each with the live workers that serve it. */
   listPublishedWorkflows(options: { liveWithinMs: number }): Promise<PublishedWorkflow[]>;
+
+  /**
+   * Sets a run's total once its worker knows it (a workflow whose step count is a function of its input,
+   * started by a control plane that has not its code). Only the run's owner, only where no total was set.
+   */
+  setRunTotal(id: string, workerId: string, totalSteps: number): Promise<void>;
 }

@@ -91,8 +91,11 @@ describe('a user workflow module under waybill worker --workflows', () => {
     const started = json(await db.cli(['start', 'tally', '--id', 't1', '--json', '--input', JSON.stringify({ count: 6, effects })]));
     expect(started).toMatchObject({ id: 't1', workflow: 'tally', status: 'queued' });
     expect(JSON.parse(run(db, 't1')!.input_json)).toEqual({ count: 6, effects, label: 'item', pace: 'steady', delayMs: 0, loud: false, tags: [] });
+    // tally's total is a function of its input: unknown to the starter, set by the worker when it takes the run.
+    expect(started.totalSteps).toBeNull();
     expect(json(await db.cli(['start', 'ping', '--id', 'p1', '--json'])).totalSteps).toBe(3);
     await until('both runs to complete', () => run(db, 't1')?.status === 'completed' && run(db, 'p1')?.status === 'completed');
+    expect(run(db, 't1')!.total_steps).toBe(6);
     const counts = effectCounts(effects);
     expect([...counts.keys()].sort()).toEqual([0, 1, 2, 3, 4, 5].map((n) => `t1:step:${n}`));
     expect([...counts.values()]).toEqual([1, 1, 1, 1, 1, 1]);

@@ -53,4 +53,19 @@ describe.each(list)('published workflows on $name', (backend) => {
     await store.heartbeatWorker('w2');
     expect((await store.listPublishedWorkflows({ liveWithinMs: 200 }))[0]!.servedBy).toEqual(['w2']);
   });
+
+  it('sets the total of a run only for its owner and only where none was set', async () => {
+    handle = await backend.open();
+    const store = handle.store as Store & RunStore;
+    await store.registerWorker({ id: 'w1', host: 'h', pid: 1 });
+    await store.createRun({ id: 'r1', workflow: 'crawl', inputJson: '{}', totalSteps: null });
+    await store.setRunTotal('r1', 'w1', 7); // not its owner yet: queued, nobody's
+    expect((await store.getRun('r1'))!.totalSteps).toBeNull();
+    expect((await store.claimRun({ workerId: 'w1', leaseMs: 60_000, workflows: ['crawl'] }))!.id).toBe('r1');
+    await store.setRunTotal('r1', 'w2', 9);
+    expect((await store.getRun('r1'))!.totalSteps).toBeNull();
+    await store.setRunTotal('r1', 'w1', 7);
+    await store.setRunTotal('r1', 'w1', 8);
+    expect((await store.getRun('r1'))!.totalSteps).toBe(7);
+  });
 });
