@@ -113,7 +113,7 @@ test('a user workflow: fields from its schema, a wrong field refused by name, a 
     await expect(form.field('politeness').locator('option')).toHaveText(['(default: gentle)', 'gentle', 'brisk']);
     await expect(form.field('followLinks')).toBeChecked();
     await expect(form.field('seeds')).toHaveText('[]');
-    await expect(page.getByText('how many pages to fetch')).toBeVisible();
+    await expect(page.getByTestId('start-fields').getByText('how many pages to fetch')).toBeVisible();
 
     // A wrong field: refused by the server under that field, nothing created.
     const before = countRuns();
