@@ -17,6 +17,7 @@ const action = (name: RunAction): Command => lazy(() => import('./control'), (m)
 
 const COMMANDS: Record<string, { usage: string; summary: string; run: Command }> = {
   start: { usage: 'start <workflow> [--input JSON|@file] [--id ID] [--follow]', summary: 'queue a run', run: lazy(() => import('./control'), (m) => m.start) },
+  workflows: { usage: 'workflows', summary: 'what can be started: built-ins and published workflows, and who serves each', run: lazy(() => import('./workflows'), (m) => m.workflows) },
   runs: { usage: 'runs [--status S] [--workflow W] [--search Q] [--limit N]', summary: 'list runs, outside clients\' included', run: lazy(() => import('./runs'), (m) => m.runs) },
   inspect: { usage: 'inspect <runId>', summary: 'one run: progress, claims, committed steps, events', run: lazy(() => import('./runs'), (m) => m.inspect) },
   claims: { usage: 'claims [--orphaned] [--run ID]', summary: 'list claims (in-flight side effects)', run: lazy(() => import('./claims'), (m) => m.claims) },

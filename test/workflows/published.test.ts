@@ -63,6 +63,11 @@ describe('a user workflow module under waybill worker --workflows', () => {
     expect(rows.find((r) => r.name === 'ping')!.total_steps).toBe(3);
     expect(JSON.parse(served(db, 'w-user')!.workflows_json!)).toEqual(['agent-batch', 'notify', 'ping', 'tally']);
 
+    const listed = json<{ name: string; servedBy: string[]; builtin: boolean; version: string | null }[]>(await db.cli(['workflows', '--json']));
+    expect(listed.map((w) => [w.name, w.builtin, w.version, w.servedBy])).toEqual([
+      ['agent-batch', true, null, ['w-user']], ['notify', true, null, ['w-user']], ['ping', false, null, ['w-user']], ['tally', false, 'v1.2.3', ['w-user']],
+    ]);
+
     // Wrong fields: exit 2, one line naming each, not a row changed.
     const before = rowsOf(db);
     const refusals: [unknown, RegExp][] = [
@@ -108,6 +113,8 @@ describe('a user workflow module under waybill worker --workflows', () => {
     worker.kill('SIGTERM');
     expect(await worker.exited).toEqual({ code: 0, signal: null });
     expect(served(db, 'w-user')!.stopped_at).not.toBeNull();
+    const table = (await db.cli(['workflows'])).stdout.split('\n');
+    expect(table.find((line) => line.startsWith('tally'))).toMatch(/^tally +v1\.2\.3 +no live worker +Counts to count/);
     const waiting = await db.cli(['start', 'tally', '--id', 't2', '--input', JSON.stringify({ count: 1, effects })]);
     expect(waiting.code, waiting.stderr).toBe(0);
     expect(waiting.stderr.trimEnd()).toBe('waybill start: no live worker serves tally yet; the run waits for one (waybill worker --workflows <module>)');
