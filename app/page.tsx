@@ -44,7 +44,7 @@ async function RunsList({ searchParams, operator }: { searchParams: SearchParams
     ...run,
     updatedLabel: relative(run.updatedAt, now),
     updatedTitle: new Date(run.updatedAt * 1000).toISOString(),
-    waitingForWorker: run.status === 'queued' && page.unserved.includes(run.workflow),
+    waitingForWorker: run.status === 'queued' && !page.served.includes(run.workflow),
   }));
   const totalRuns = Object.values(page.stats.byStatus).reduce((sum, count) => sum + count, 0);
   const filtered = Boolean(query.status || query.workflow || query.q);

@@ -20,8 +20,8 @@ export interface RunsPage {
   next: string | null;
   stats: RunStats & { stepsPerMinute: number; skipRatio: number };
   workflows: string[];
-  /** Workflows no live worker serves: a queued run of one is "waiting for a worker that serves" it. */
-  unserved: string[];
+  /** Workflows some live worker serves: a queued run of any other is "waiting for a worker that serves" it. */
+  served: string[];
 }
 
 export async function getRunsPage(query: RunsQuery): Promise<RunsPage> {
@@ -43,7 +43,7 @@ export async function getRunsPage(query: RunsQuery): Promise<RunsPage> {
     next: runs.length > PAGE_SIZE && last ? encodeCursor({ updatedAt: last.updatedAt, id: last.id }) : null,
     stats: { ...stats, stepsPerMinute: stats.committedSince / 60, skipRatio: seen === 0 ? 0 : stats.skipped / seen },
     workflows: [...catalog.names(), 'external'],
-    unserved: catalog.entries().filter((w) => w.servedBy.length === 0).map((w) => w.name),
+    served: catalog.entries().filter((w) => w.servedBy.length > 0).map((w) => w.name),
   };
 }
 
