@@ -73,7 +73,8 @@ export async function fillRunTotal(
 ): Promise<void> {
   if (run.totalSteps !== null) return;
   const total = stepsOf(definition, input);
-  if (total !== null) await store.setRunTotal(run.id, workerId, total);
+  // The total only draws progress bars: a store that fails to take it must not fail the run (the next take retries).
+  if (total !== null) await store.setRunTotal(run.id, workerId, total).catch(() => undefined);
 }
 
 /** The answer to "may a run of this workflow start with this input?": the input to store, or each problem. */
