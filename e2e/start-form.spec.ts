@@ -55,10 +55,12 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** A user's module, as a user writes it: defineWorkflow and zod, one side effect per step appended to a file. */
 function writeUserModule(dir: string): string {
   const path = join(dir, 'workflows.mjs');
-  writeFileSync(path, `import { appendFileSync } from 'node:fs';
+  writeFileSync(path, `import { appendFileSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { defineWorkflow } from ${JSON.stringify(pathToFileURL(join(ROOT, 'lib/engine/workflow.ts')).href)};
 import { z } from ${JSON.stringify(pathToFileURL(join(ROOT, 'node_modules/zod/index.js')).href)};
+
+const readGate = (log) => { try { return readFileSync(log + '.gate', 'utf8'); } catch { return '0'; } };
 
 export const crawl = defineWorkflow({
   name: 'e2e-crawl',
@@ -77,6 +79,8 @@ export const crawl = defineWorkflow({
     const { step } = await ctx.load();
     for (let n = step; n < input.pages; n++) {
       await ctx.runOnce(ctx.runId + ':step:' + n, async ({ idempotencyKey, signal }) => {
+        // The test lets steps through by writing how many may run to <log>.gate: progress it can count, not race.
+        while (Number(readGate(input.log)) <= n) await sleep(50, undefined, { signal });
         await sleep(input.delayMs, undefined, { signal });
         appendFileSync(input.log, idempotencyKey + '\\n');
         return { page: n };
@@ -129,8 +133,10 @@ test('a user workflow: fields from its schema, a wrong field refused by name, a 
     expect(countRuns()).toBe(before);
     expect(runExists(refusedId)).toBe(false);
 
-    // Right input: the run starts, and moves under the worker.
-    await form.field('pages').fill('40');
+    // Right input: the run starts, and moves under the worker as the test lets its steps through.
+    const gate = (steps: number) => writeFileSync(`${log}.gate`, String(steps));
+    gate(0);
+    await form.field('pages').fill('12');
     await form.field('delayMs').fill('250');
     await form.field('politeness').selectOption('brisk');
     const runId = uniqueId('e2e-user-run');
@@ -139,16 +145,22 @@ test('a user workflow: fields from its schema, a wrong field refused by name, a 
     await expect(page).toHaveURL(new RegExp(`/runs/${runId}$`));
     const run = new RunPage(page);
     await expect(run.status).toHaveText(/running/, { timeout: 30_000 });
-    await expect.poll(() => run.stepsDone(), { timeout: 60_000 }).toBeGreaterThanOrEqual(2);
-    const seen = await run.stepsDone();
-    await expect.poll(() => run.stepsDone(), { timeout: 60_000 }).toBeGreaterThan(seen);
+    await expect.poll(() => run.stepsDone(), { timeout: 60_000 }).toBe(0);
+    gate(3);
+    await expect.poll(() => run.stepsDone(), { timeout: 60_000 }).toBe(3);
+    // The worker set the total from its own totalSteps function: the bar has an end.
+    await expect(run.progress.getByRole('progressbar')).toHaveAttribute('aria-valuemax', '12');
+    gate(7);
+    await expect.poll(() => run.stepsDone(), { timeout: 60_000 }).toBe(7);
+    gate(12);
+    await expect(run.status).toHaveText(/completed/, { timeout: 60_000 });
     const stored = readDb((db) => db.prepare('SELECT input_json FROM runs WHERE id = ?').get(runId) as { input_json: string });
-    expect(JSON.parse(stored.input_json)).toEqual({ pages: 40, log, delayMs: 250, politeness: 'brisk', followLinks: true, seeds: [] });
+    expect(JSON.parse(stored.input_json)).toEqual({ pages: 12, log, delayMs: 250, politeness: 'brisk', followLinks: true, seeds: [] });
 
     // The worker goes: the workflow stays listed, marked; a run of it waits, and says for what.
     await worker.stop();
     const executed = readFileSync(log, 'utf8').split('\n').filter(Boolean);
-    expect(new Set(executed).size).toBe(executed.length);
+    expect(executed.sort()).toEqual(Array.from({ length: 12 }, (_, n) => `${runId}:step:${n}`).sort());
     await page.goto('/runs/new?workflow=e2e-crawl');
     await expect(form.workflow.locator('option:checked')).toHaveText('e2e-crawl (no live worker)');
     await expect(form.noWorker).toContainText('No live worker serves e2e-crawl');
