@@ -45,6 +45,7 @@ async function RunsList({ searchParams, operator }: { searchParams: SearchParams
     ...run,
     updatedLabel: relative(run.updatedAt, now),
     updatedTitle: isoTime(run.updatedAt),
+    waitingForWorker: run.status === 'queued' && !page.served.includes(run.workflow),
   }));
   const totalRuns = Object.values(page.stats.byStatus).reduce((sum, count) => sum + count, 0);
   const filtered = Boolean(query.status || query.workflow || query.q);

@@ -39,6 +39,11 @@ const schema = z.object({
   WAYBILL_PRUNE_OLDER_THAN: durationSchema
     .pipe(z.number().min(MIN_RETENTION_MS, 'must be at least 24h: a pruned idempotency key can no longer deduplicate a retry'))
     .optional(),
+  /**
+   * The user's workflow module (what `waybill worker --workflows` takes): a .js/.mjs file, or .ts where the
+   * user runs TypeScript. Its workflows are served next to the built-ins and published in the store.
+   */
+  WAYBILL_WORKFLOWS: z.string().min(1, 'must be the path of a module that exports workflows').optional(),
   /** `npm start`: the port the dashboard listens on. */
   PORT: z.coerce
     .number({ error: 'must be a TCP port number, 1-65535' })

@@ -10,7 +10,8 @@ import { z } from 'zod';
 import { requireAction } from '@/lib/auth/server';
 import { config } from '@/lib/config';
 import { audit } from '@/lib/data/audit';
-import { getRegistry, getStore } from '@/lib/data/store';
+import { getCatalog, getStore } from '@/lib/data/store';
+import { issuePath } from '@/lib/engine/input-check';
 import { startRun } from '@/lib/engine/runs';
 import { InvalidInputError } from '@/lib/errors';
 import type { RunAction } from '@/lib/store/types';
@@ -72,18 +73,22 @@ export async function startRunAction(_previous: ActionResult<{ id: string }> | n
     return { ok: false, message: 'the input is not valid JSON', errors: { input: [`not valid JSON: ${(error as Error).message}`] } };
   }
   try {
-    const registry = await getRegistry();
-    const definition = registry.get(parsed.data.workflow);
-    const checked = definition.input.safeParse(input);
-    if (!checked.success) {
+    // Checked again here whatever the form checked: the catalog is the built-ins and what workers published.
+    const catalog = await getCatalog();
+    const name = parsed.data.workflow;
+    const checked = catalog.check(name, input);
+    if (!checked) {
+      return { ok: false, message: `unknown workflow ${JSON.stringify(name)}`, errors: { workflow: [`unknown workflow (known: ${catalog.names().join(', ')})`] } };
+    }
+    if (!checked.ok) {
       const errors: Record<string, string[]> = {};
-      for (const issue of checked.error.issues) (errors[['input', ...issue.path].join('.')] ??= []).push(issue.message);
-      return { ok: false, message: `the input does not match ${definition.name}'s schema`, errors };
+      for (const issue of checked.issues) (errors[issue.path.length ? `input.${issuePath(issue)}` : 'input'] ??= []).push(issue.message);
+      return { ok: false, message: `the input does not match ${name}'s schema`, errors };
     }
     const store = await getStore();
-    const run = await startRun(store, registry, { workflow: definition.name, input, id: parsed.data.id });
+    const run = await startRun(store, catalog, { workflow: name, input: checked.input, id: parsed.data.id });
     await store.recordEvent({ runId: run.id, outcome: 'operator', detail: `started by ${who.actor}` });
-    await audit(who, { action: 'start', target: run.id, runId: run.id, detail: definition.name });
+    await audit(who, { action: 'start', target: run.id, runId: run.id, detail: name });
     revalidatePath('/');
     revalidatePath('/audit');
     return { ok: true, message: `started ${run.id}`, data: { id: run.id } };

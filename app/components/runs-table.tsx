@@ -15,6 +15,8 @@ export interface RunsTableRow extends RunSummary {
   /** "12s ago", computed on the server so the client renders what the server did. */
   updatedLabel: string;
   updatedTitle: string;
+  /** Queued, and no live worker serves its workflow: it waits for one rather than for its turn. */
+  waitingForWorker: boolean;
 }
 
 const ACTIONS: { action: RunAction; label: string; tone: 'default' | 'danger'; hint: string }[] = [
@@ -146,6 +148,11 @@ export function RunsTable({ rows, operator }: { rows: RunsTableRow[]; operator: 
                   </td>
                   <td className={td}>
                     <Badge value={run.status} testId={`run-status-${run.id}`} />
+                    {run.waitingForWorker && (
+                      <p className="mt-1 max-w-[14rem] text-xs text-amber-800 dark:text-amber-300" data-testid={`run-waiting-${run.id}`}>
+                        waiting for a worker that serves {run.workflow}
+                      </p>
+                    )}
                     {run.error && (
                       <p className="mt-1 max-w-[14rem] truncate text-xs text-red-700 dark:text-red-400" title={run.error}>{run.error}</p>
                     )}

@@ -5,19 +5,30 @@
  * must stay on screen next to its errors (the action prop remains for a submit before hydration). The server validates (JSON, the workflow's
  * schema, the id); the client only helps: it swaps the example when the workflow changes and the input was
  * not edited, and says early when the text is not JSON.
+ *
+ * The input has two views of one value: fields drawn from the workflow's published JSON Schema (schema-fields.ts)
+ * and the raw JSON below them, which is what is sent. A field edits its key in the JSON; the JSON is the
+ * fallback for what no field can draw (nested objects, arrays) and is always there.
  */
 import Link from 'next/link';
 import { useRouter } from 'next/navigation';
-import { startTransition, useActionState, useEffect, useId, useMemo, useState, type FormEvent } from 'react';
+import { startTransition, useActionState, useEffect, useId, useMemo, useState, type FormEvent, type ReactNode } from 'react';
 import { startRunAction } from '@/app/actions/runs';
 import type { ActionResult } from '@/app/actions/result';
+import { objectOf, schemaFields, shown, withField, type SchemaField } from './schema-fields';
 import { buttonClass } from './ui';
 
 export interface StartChoice {
   name: string;
   example: string;
-  /** The input's JSON Schema, pretty-printed; null when the schema has no JSON form. */
-  schemaText: string | null;
+  /** The input's JSON Schema; null when it has none. */
+  schema: Record<string, unknown> | null;
+  description: string | null;
+  version: string | null;
+  totalSteps: number | null;
+  /** Live workers serving it; none: a run waits for one. */
+  servedBy: string[];
+  builtin: boolean;
 }
 
 const fieldClass =
@@ -70,6 +81,14 @@ export function StartRunForm({ choices, initialWorkflow }: { choices: StartChoic
 
   const errors = splitErrors(state && !state.ok ? state.errors ?? {} : {});
   const ids = { workflow: useId(), input: useId(), id: useId() };
+  const fields = useMemo(() => schemaFields(choice?.schema ?? null), [choice]);
+  const current = useMemo(() => objectOf(input), [input]);
+  // An error shows under the field it names (`input.count`, `input.items.1` → items), and every one is also
+  // listed by the JSON, which is what was sent and where a field with no input of its own is edited.
+  const fieldOf = (path: string) => path.split('.')[0] ?? '';
+  const inputErrors = errors.input;
+  const errorsOf = (name: string) => errors.input.filter((e) => fieldOf(e.path) === name);
+  const setField = (name: string, value: unknown) => setInput(withField(input, name, value));
 
   const changeWorkflow = (name: string) => {
     // An input the user has not touched follows the workflow; an edited one is theirs and stays.
@@ -117,17 +136,31 @@ export function StartRunForm({ choices, initialWorkflow }: { choices: StartChoic
           aria-invalid={errors.workflow.length > 0 || undefined}
           aria-describedby={errors.workflow.length > 0 ? `${ids.workflow}-error` : undefined}
           className={`${fieldClass} ${fieldBorder(errors.workflow.length > 0)} mt-1.5 h-10 sm:max-w-xs`}>
-          {choices.map((c) => <option key={c.name} value={c.name}>{c.name}</option>)}
+          {choices.map((c) => <option key={c.name} value={c.name}>{c.name}{c.servedBy.length === 0 ? ' (no live worker)' : ''}</option>)}
         </select>
         {errors.workflow.length > 0 && (
           <p id={`${ids.workflow}-error`} data-testid="field-error-workflow" className={errorClass}>{errors.workflow.join('; ')}</p>
         )}
+        {choice && <WorkflowFacts choice={choice} />}
       </div>
+
+      {fields && fields.length > 0 && (
+        <fieldset className="space-y-4" data-testid="start-fields">
+          <legend className={labelClass}>Input fields</legend>
+          {current === null && (
+            <p className={hintClass}>The JSON below is not an object yet: fix it there, and the fields follow.</p>
+          )}
+          {fields.map((field) => (
+            <InputField key={`${workflow}:${field.name}`} field={field} value={current?.[field.name]} disabled={current === null}
+              errors={errorsOf(field.name)} onChange={(value) => setField(field.name, value)} />
+          ))}
+        </fieldset>
+      )}
 
       <div>
         <div className="flex flex-wrap items-end justify-between gap-2">
           <label htmlFor={ids.input} className={labelClass}>
-            Input <span className="font-normal text-zinc-600 dark:text-zinc-400">(JSON)</span>
+            {fields && fields.length > 0 ? 'All input as JSON' : 'Input'} <span className="font-normal text-zinc-600 dark:text-zinc-400">(JSON: what is sent)</span>
           </label>
           <div className="flex items-center gap-2">
             <span data-testid="start-json-status" aria-live="polite"
@@ -146,16 +179,16 @@ export function StartRunForm({ choices, initialWorkflow }: { choices: StartChoic
         <textarea id={ids.input} name="input" data-testid="start-input" value={input} rows={10}
           onChange={(event) => setInput(event.target.value)}
           spellCheck={false} autoCapitalize="off" autoCorrect="off" autoComplete="off"
-          aria-invalid={errors.input.length > 0 || undefined}
-          aria-describedby={`${ids.input}-hint${errors.input.length > 0 ? ` ${ids.input}-error` : ''}`}
-          className={`${fieldClass} ${fieldBorder(errors.input.length > 0)} mt-1.5 resize-y font-mono text-[13px] leading-5`} />
+          aria-invalid={inputErrors.length > 0 || undefined}
+          aria-describedby={`${ids.input}-hint${inputErrors.length > 0 ? ` ${ids.input}-error` : ''}`}
+          className={`${fieldClass} ${fieldBorder(inputErrors.length > 0)} mt-1.5 resize-y font-mono text-[13px] leading-5`} />
         <p id={`${ids.input}-hint`} className={hintClass}>
           Prefilled with {workflow}&apos;s example; {edited ? 'your edits are kept when you switch workflow.' : 'switching workflow swaps it.'}
         </p>
-        {errors.input.length > 0 && (
+        {inputErrors.length > 0 && (
           <div id={`${ids.input}-error`} data-testid="field-error-input" className={errorClass}>
             <ul className="space-y-0.5">
-              {errors.input.map(({ path, message }) => (
+              {inputErrors.map(({ path, message }) => (
                 <li key={`${path}:${message}`}>
                   {path && <><code className="rounded bg-red-50 px-1 font-mono text-xs dark:bg-red-950">{path}</code>: </>}
                   {message}
@@ -164,13 +197,13 @@ export function StartRunForm({ choices, initialWorkflow }: { choices: StartChoic
             </ul>
           </div>
         )}
-        {choice?.schemaText && (
+        {choice?.schema && (
           <details className="group mt-3 rounded-md border border-zinc-200 dark:border-zinc-800" data-testid="start-schema">
             <summary className="cursor-pointer select-none rounded-md px-3 py-2 text-sm text-zinc-700 hover:bg-zinc-50 focus-visible:outline-2 focus-visible:outline-blue-600 dark:text-zinc-300 dark:hover:bg-zinc-800/50">
               Input schema of {workflow} <span className="text-zinc-500 dark:text-zinc-400">(JSON Schema)</span>
             </summary>
             <pre className="max-h-80 overflow-auto border-t border-zinc-200 bg-zinc-50 px-3 py-2 font-mono text-xs leading-5 text-zinc-800 dark:border-zinc-800 dark:bg-zinc-950 dark:text-zinc-200">
-              {choice.schemaText}
+              {JSON.stringify(choice.schema, null, 2)}
             </pre>
           </details>
         )}
@@ -201,5 +234,103 @@ export function StartRunForm({ choices, initialWorkflow }: { choices: StartChoic
         </button>
       </div>
     </form>
+  );
+}
+
+/** What the form knows of the workflow beyond its schema: its words, version, steps, and who serves it. */
+function WorkflowFacts({ choice }: { choice: StartChoice }) {
+  return (
+    <div className="mt-2 space-y-1 text-sm" data-testid="start-workflow-facts">
+      {choice.description && <p className="text-zinc-700 dark:text-zinc-300" data-testid="start-description">{choice.description}</p>}
+      <p className={hintClass}>
+        {choice.builtin ? 'built-in demo' : 'published by a worker'}
+        {choice.version && <> · version <code className="font-mono">{choice.version}</code></>}
+        {choice.totalSteps !== null && <> · {choice.totalSteps} steps</>}
+        {choice.servedBy.length > 0 && <> · served by {choice.servedBy.length} live worker{choice.servedBy.length === 1 ? '' : 's'}</>}
+      </p>
+      {choice.servedBy.length === 0 && (
+        <p data-testid="start-no-worker" className="rounded-md border border-amber-200 bg-amber-50 px-3 py-2 text-amber-900 dark:border-amber-900 dark:bg-amber-950 dark:text-amber-200">
+          No live worker serves {choice.name}: a run started now waits until one does
+          (<code className="font-mono">npx waybill worker{choice.builtin ? '' : ' --workflows <your module>'}</code>).
+        </p>
+      )}
+    </div>
+  );
+}
+
+/** One top-level input drawn from the schema; its value lives in the JSON text, so both views stay one. */
+function InputField({ field, value, disabled, errors, onChange }: {
+  field: SchemaField; value: unknown; disabled: boolean; errors: { path: string; message: string }[]; onChange: (value: unknown) => void;
+}) {
+  const id = useId();
+  const invalid = errors.length > 0;
+  const bounds = [
+    field.minimum !== undefined && `min ${field.minimum}`, field.maximum !== undefined && `max ${field.maximum}`,
+    field.minLength !== undefined && `at least ${field.minLength} characters`, field.maxLength !== undefined && `at most ${field.maxLength} characters`,
+  ].filter(Boolean).join(', ');
+  const hint = [
+    field.description, bounds || null,
+    field.hasDefault ? `default ${shown(field.defaultValue)}` : null,
+    field.kind === 'json' ? 'edit it in the JSON below' : null,
+  ].filter(Boolean).join(' · ');
+  const describedBy = `${id}-hint${invalid ? ` ${id}-error` : ''}`;
+  const common = {
+    id, disabled, 'data-testid': `start-field-${field.name}`, 'aria-invalid': invalid || undefined,
+    'aria-describedby': describedBy, 'aria-required': field.required || undefined,
+  };
+  const placeholder = field.hasDefault ? `default ${shown(field.defaultValue)}` : undefined;
+
+  let control: ReactNode;
+  if (field.kind === 'boolean') {
+    const checked = typeof value === 'boolean' ? value : field.defaultValue === true;
+    control = <input type="checkbox" {...common} checked={checked} onChange={(e) => onChange(e.target.checked)}
+      className="h-4 w-4 rounded border-zinc-300 dark:border-zinc-700" />;
+  } else if (field.kind === 'enum') {
+    const options = field.options ?? [];
+    const index = options.indexOf(value);
+    control = (
+      <select {...common} value={index < 0 ? '' : String(index)} onChange={(e) => onChange(e.target.value === '' ? undefined : options[Number(e.target.value)])}
+        className={`${fieldClass} ${fieldBorder(invalid)} h-10 sm:max-w-xs`}>
+        {!field.required || index < 0 ? <option value="">{field.hasDefault ? `(default: ${shown(field.defaultValue)})` : '(not set)'}</option> : null}
+        {options.map((o, i) => <option key={shown(o)} value={String(i)}>{shown(o)}</option>)}
+      </select>
+    );
+  } else if (field.kind === 'number' || field.kind === 'integer') {
+    control = (
+      <input type="number" {...common} value={typeof value === 'number' ? value : value === undefined ? '' : String(value)}
+        step={field.kind === 'integer' ? 1 : 'any'} min={field.minimum} max={field.maximum} placeholder={placeholder}
+        onChange={(e) => onChange(e.target.value === '' ? undefined : Number.isNaN(e.target.valueAsNumber) ? e.target.value : e.target.valueAsNumber)}
+        className={`${fieldClass} ${fieldBorder(invalid)} h-10 font-mono sm:max-w-xs`} />
+    );
+  } else if (field.kind === 'string') {
+    control = (
+      <input type="text" {...common} value={typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value)}
+        placeholder={placeholder} autoComplete="off" spellCheck={false}
+        onChange={(e) => onChange(e.target.value === '' ? undefined : e.target.value)}
+        className={`${fieldClass} ${fieldBorder(invalid)} h-10 sm:max-w-md`} />
+    );
+  } else {
+    control = (
+      <code data-testid={`start-field-${field.name}`} className="block truncate rounded bg-zinc-50 px-2 py-1 font-mono text-xs text-zinc-700 dark:bg-zinc-950 dark:text-zinc-300">
+        {value === undefined ? '(not set)' : JSON.stringify(value)}
+      </code>
+    );
+  }
+
+  return (
+    <div className={field.kind === 'boolean' ? 'flex flex-wrap items-center gap-x-2' : undefined}>
+      {field.kind === 'boolean' && control}
+      <label htmlFor={id} className={labelClass}>
+        <code className="font-mono">{field.name}</code>{' '}
+        <span className="font-normal text-zinc-600 dark:text-zinc-400">{field.required ? '(required)' : '(optional)'}</span>
+      </label>
+      {field.kind !== 'boolean' && <div className="mt-1.5">{control}</div>}
+      {hint && <p id={`${id}-hint`} className={`${hintClass} w-full`}>{hint}</p>}
+      {invalid && (
+        <p id={`${id}-error`} data-testid={`field-error-input.${field.name}`} className={errorClass}>
+          {errors.map((e) => `${e.path === field.name ? '' : `${e.path}: `}${e.message}`).join('; ')}
+        </p>
+      )}
+    </div>
   );
 }

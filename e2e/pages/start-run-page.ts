@@ -30,8 +30,18 @@ export class StartRunPage {
     await this.submit.click();
   }
 
-  /** The inline error under a field: 'input' or 'id'. */
-  fieldError(field: 'input' | 'id'): Locator {
+  /** The inline error under a field: 'input' or 'id', or `input.<name>` under a field drawn from the schema. */
+  fieldError(field: 'input' | 'id' | `input.${string}`): Locator {
     return this.page.getByTestId(`field-error-${field}`);
+  }
+
+  /** An input drawn from the workflow's JSON Schema. */
+  field(name: string): Locator {
+    return this.page.getByTestId(`start-field-${name}`);
+  }
+
+  /** "No live worker serves …" under the workflow picker. */
+  get noWorker(): Locator {
+    return this.page.getByTestId('start-no-worker');
   }
 }

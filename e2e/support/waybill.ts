@@ -32,9 +32,10 @@ export interface WorkerProcess {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Starts `waybill worker` and resolves once it has registered with the store. */
-export async function startWorker(name: string): Promise<WorkerProcess> {
-  const proc: ChildProcess = spawn(process.execPath, [BIN, 'worker', '--id', name], {
+/** Starts `waybill worker` (serving a workflow module too, if given) and resolves once it has registered with the store. */
+export async function startWorker(name: string, options: { workflows?: string } = {}): Promise<WorkerProcess> {
+  const args = ['worker', '--id', name, ...(options.workflows ? ['--workflows', options.workflows] : [])];
+  const proc: ChildProcess = spawn(process.execPath, [BIN, ...args], {
     cwd: ROOT,
     env: { ...process.env, ...WORKER_ENV, DATABASE_URL: databaseUrl() },
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -1,10 +1,13 @@
 /**
- * What every command gets: output, configuration, the operator's name, the workflow registry and a way to
- * open the store that always closes it. The registry is a seam: bin/waybill.mjs passes nothing and gets the
- * built-in workflows; tests start the same CLI with their own.
+ * What every command gets: output, configuration, the operator's name, the workflows and a way to open the
+ * store that always closes it. Workflows come two ways: a worker runs the real code (the built-ins plus the
+ * user's module, registry()); start checks against what workers published (catalog()), as the control
+ * plane does. The built-ins are a seam: bin/waybill.mjs passes nothing and gets the real ones; tests start
+ * the same CLI with their own.
  */
 import { userInfo } from 'node:os';
 import { config, type Config } from '../config';
+import type { WorkflowCatalog } from '../engine/catalog';
 import type { WorkflowRegistry } from '../engine/workflow';
 import { WaybillError } from '../errors';
 import { openStore } from '../store/index';
@@ -27,7 +30,10 @@ export interface Cli {
   config(): Config;
   /** Who operator actions are recorded as. */
   readonly actor: string;
-  registry(): Promise<WorkflowRegistry>;
+  /** The built-ins and, given a module path, the user's workflows from it (WorkflowModuleError when it is bad). */
+  registry(modulePath?: string): Promise<WorkflowRegistry>;
+  /** What a start may name: the built-ins and every published workflow, with who serves each. */
+  catalog(store: RunStore): Promise<WorkflowCatalog>;
 }
 
 export function createCli(command: string, deps: CliDeps): Cli {
@@ -40,7 +46,16 @@ export function createCli(command: string, deps: CliDeps): Cli {
     stderr: process.stderr,
     config,
     actor: operatorName(),
-    registry: async () => (deps.registry ? deps.registry() : builtinRegistry()),
+    registry: async (modulePath) => {
+      const builtins = deps.registry ? await deps.registry() : await builtinRegistry();
+      if (modulePath === undefined) return builtins;
+      const { loadWorkflowModule, workerRegistry } = await import('../engine/publish');
+      return workerRegistry(modulePath, builtins.definitions(), await loadWorkflowModule(modulePath));
+    },
+    catalog: async (store) => {
+      const { WorkflowCatalog } = await import('../engine/catalog');
+      return WorkflowCatalog.load(store, deps.registry ? await deps.registry() : await builtinRegistry());
+    },
   };
 }
 
@@ -72,6 +87,7 @@ export async function withStore<T>(cli: Cli, db: string | undefined, fn: (store:
 const RUN_METHODS = [
   'createRun', 'getRun', 'listRuns', 'claimRun', 'renewRunLease', 'finishRun', 'releaseRun', 'actOnRun',
   'registerWorker', 'heartbeatWorker', 'stopWorker', 'listWorkers', 'markWorkerDead',
+  'publishWorkflows', 'listPublishedWorkflows', 'setRunTotal',
 ] as const satisfies readonly (keyof RunStore)[];
 
 /** The run commands need the RunStore half; a backend that lacks it says so instead of failing midway. */

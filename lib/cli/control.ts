@@ -1,9 +1,12 @@
 /**
- * Commands that change runs: `start` queues one (input checked against the workflow's schema before the
- * store is opened), and the operator actions pause, resume, cancel and retry.
+ * Commands that change runs: `start` queues one of any workflow the store knows (input checked against its
+ * schema, a built-in's before the store is opened), and the operator actions pause, resume, cancel and retry.
  */
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { inputError } from '../engine/input-check';
 import { runIdSchema, startRun } from '../engine/runs';
+import type { StartCheck, StartableWorkflows } from '../engine/workflow';
 import type { RunAction } from '../store/types';
 import { GLOBAL_OPTIONS, UsageError, check, flags, jsonArg, lookupId, positionals } from './args';
 import { runStore, withStore, type Cli } from './context';
@@ -14,19 +17,24 @@ export async function start(cli: Cli, args: string[]): Promise<number> {
     args, strict: true, allowPositionals: true,
     options: { ...GLOBAL_OPTIONS, input: { type: 'string' }, id: { type: 'string' }, follow: { type: 'boolean' } },
   }));
-  const [workflow] = positionals(given, ['workflow']);
+  const [workflow] = positionals(given, ['workflow']) as [string];
   const input = values.input === undefined ? {} : jsonArg(values.input, '--input');
   const id = values.id === undefined ? undefined : check(runIdSchema, values.id, '--id');
-  const registry = await cli.registry();
-  if (!registry.names().includes(workflow!)) {
-    throw new UsageError(`unknown workflow ${JSON.stringify(workflow)} (known: ${registry.names().join(', ')})`);
-  }
-  // Checked here as well as in startRun so that bad input never opens (or creates) the store.
-  registry.parseInput(workflow!, input);
+  const builtins = await cli.registry();
+  // A built-in's input is checked before the store is opened, so bad input never opens (or creates) it; any
+  // other workflow is known only from what workers published there, and a store file that does not exist yet
+  // has published nothing.
+  if (builtins.has(workflow)) refuse(workflow, builtins.check(workflow, input), builtins);
+  else if (!storeMayExist(values.db ?? cli.config().DATABASE_URL)) refuse(workflow, undefined, builtins);
 
   return withStore(cli, values.db, async (s) => {
     const store = runStore(s);
-    const run = await startRun(store, registry, { workflow: workflow!, input, id });
+    const catalog = await cli.catalog(store);
+    refuse(workflow, catalog.check(workflow, input), catalog);
+    const run = await startRun(store, catalog, { workflow, input, id });
+    // Said once, after queueing (a --follow shows the run sitting in queued instead).
+    const served = catalog.entry(workflow)?.servedBy.length ?? 0;
+    if (served === 0 && !values.json && !values.follow) cli.err(`waybill start: no live worker serves ${workflow} yet; the run waits for one (waybill worker${catalog.entry(workflow)?.builtin ? '' : ' --workflows <module>'})`);
     if (!values.follow) {
       if (values.json) cli.json(run);
       else cli.out(`queued ${run.id} (${run.workflow}${run.totalSteps === null ? '' : `, ${run.totalSteps} steps`})`);
@@ -42,6 +50,19 @@ export async function start(cli: Cli, args: string[]): Promise<number> {
     else cli.out(`run ${final.id} ${final.status}${final.error ? `: ${final.error}` : ''}`);
     return final.status === 'completed' ? 0 : 1;
   });
+}
+
+/** Exit 2 for a name nobody knows or an input that does not fit, naming each wrong field. */
+function refuse(workflow: string, checked: StartCheck | undefined, known: StartableWorkflows): void {
+  if (!checked) throw new UsageError(`unknown workflow ${JSON.stringify(workflow)} (known: ${known.names().join(', ')})`);
+  if (!checked.ok) throw inputError(workflow, checked.issues);
+}
+
+/** False only for a SQLite file that is not there: nothing can have been published in it. */
+function storeMayExist(url: string): boolean {
+  if (!url.startsWith('file:')) return true;
+  const path = url.slice('file:'.length).replace(/^\/\/(?=\/)/, '');
+  return path === ':memory:' || existsSync(path);
 }
 
 const DONE: Record<RunAction, string> = { pause: 'paused', resume: 'resumed', cancel: 'cancelled', retry: 'queued again' };

@@ -20,6 +20,7 @@ const action = (name: RunAction): Command => lazy(() => import('./control'), (m)
 
 const COMMANDS: Record<string, { usage: string; summary: string; run: Command }> = {
   start: { usage: 'start <workflow> [--input JSON|@file] [--id ID] [--follow]', summary: 'queue a run', run: lazy(() => import('./control'), (m) => m.start) },
+  workflows: { usage: 'workflows', summary: 'what can be started: built-ins and published workflows, and who serves each', run: lazy(() => import('./workflows'), (m) => m.workflows) },
   runs: { usage: 'runs [--status S] [--workflow W] [--search Q] [--limit N]', summary: 'list runs, outside clients\' included', run: lazy(() => import('./runs'), (m) => m.runs) },
   inspect: { usage: 'inspect <runId>', summary: 'one run: progress, claims, committed steps, events', run: lazy(() => import('./runs'), (m) => m.inspect) },
   claims: { usage: 'claims [--orphaned] [--run ID]', summary: 'list claims (in-flight side effects)', run: lazy(() => import('./claims'), (m) => m.claims) },
@@ -30,7 +31,7 @@ const COMMANDS: Record<string, { usage: string; summary: string; run: Command }>
   cancel: { usage: 'cancel <runId>', summary: 'cancel a run', run: action('cancel') },
   retry: { usage: 'retry <runId>', summary: 'queue a failed or cancelled run again', run: action('retry') },
   sweep: { usage: 'sweep', summary: 'expire every orphaned claim', run: lazy(() => import('./claims'), (m) => m.sweep) },
-  worker: { usage: 'worker [--concurrency N] [--id NAME]', summary: 'execute runs until SIGTERM', run: lazy(() => import('./worker'), (m) => m.worker) },
+  worker: { usage: 'worker [--workflows MODULE] [--concurrency N] [--id NAME]', summary: 'execute runs (built-ins and MODULE\'s workflows) until SIGTERM', run: lazy(() => import('./worker'), (m) => m.worker) },
   prune: { usage: 'prune --older-than 30d [--dry-run] [--include-external] [--force] [--batch-size 500]', summary: 'delete finished runs older than the limit, in batches', run: lazy(() => import('./prune'), (m) => m.prune) },
   'seed-demo': { usage: 'seed-demo [--runs 100] [--steps 50] [--big-run-steps K] [--prefix seed]', summary: 'write a synthetic history to try the dashboard at scale', run: lazy(() => import('./seed'), (m) => m.seedDemo) },
   drill: { usage: 'drill [--steps 1000] [--kill-at 620] [--latency-ms 20]', summary: 'the article\'s crash experiment, with a real SIGKILL', run: lazy(() => import('./drill'), (m) => m.drill) },

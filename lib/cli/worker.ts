@@ -2,9 +2,14 @@
  * `waybill worker`: one Worker from lib/engine over the store, until SIGTERM or SIGINT. The first signal
  * drains — the step in hand finishes, runs are handed back — and the process exits 0 once the worker has
  * stopped and the store is closed; a second signal exits at once (130).
+ *
+ * It serves the built-ins and the workflows of `--workflows <module>` (or WAYBILL_WORKFLOWS), and publishes
+ * them in the store once registered. The module is loaded and its schemas turned into JSON Schema before
+ * the store is opened: a bad module exits 2 with one line naming the file, having written nothing.
  */
 import { parseArgs } from 'node:util';
 import { createLogger } from '../engine/log';
+import { publicationsOf } from '../engine/publish';
 import { Worker } from '../engine/worker';
 import { GLOBAL_OPTIONS, check, count, flags, lookupId } from './args';
 import { runStore, withStore, type Cli } from './context';
@@ -13,12 +18,14 @@ import { watchWorker } from './follow';
 
 export async function worker(cli: Cli, args: string[]): Promise<number> {
   const { values } = flags(() => parseArgs({
-    args, strict: true, options: { ...GLOBAL_OPTIONS, concurrency: { type: 'string' }, id: { type: 'string' } },
+    args, strict: true, options: { ...GLOBAL_OPTIONS, concurrency: { type: 'string' }, id: { type: 'string' }, workflows: { type: 'string' } },
   }));
   const concurrency = values.concurrency === undefined ? 1 : check(count(1000), values.concurrency, '--concurrency');
   const id = values.id === undefined ? undefined : check(lookupId, values.id, '--id');
-  const registry = await cli.registry();
   const cfg = cli.config();
+  const modulePath = values.workflows ?? cfg.WAYBILL_WORKFLOWS;
+  const registry = await cli.registry(modulePath);
+  const publications = publicationsOf(registry, modulePath);
 
   return withStore(cli, values.db, async (store) => {
     // On a terminal, log lines go through the bar block so the two never tear each other.
@@ -29,6 +36,10 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
       claimLeaseMs: cfg.WAYBILL_LEASE_MS, claimTtlMs: cfg.WAYBILL_CLAIM_TTL_MS,
       runLeaseMs: cfg.WAYBILL_RUN_LEASE_MS, heartbeatMs: cfg.WAYBILL_HEARTBEAT_MS,
       prune: cfg.WAYBILL_PRUNE_OLDER_THAN === undefined ? undefined : { olderThanMs: cfg.WAYBILL_PRUNE_OLDER_THAN },
+      onRegistered: async (workerId) => {
+        await runStore(store).publishWorkflows(workerId, publications);
+        log.info('serving workflows', { workerId, workflows: registry.names(), module: modulePath ?? null });
+      },
     });
     let signals = 0;
     const onSignal = (signal: NodeJS.Signals) => {

@@ -3,7 +3,7 @@ import 'server-only';
  * The runs list: one page of runs (keyset cursor), the summary cards, and the filters' choices.
  */
 import type { RunStats, RunStatus, RunSummary } from '../store/types';
-import { claimTtlMs, getRegistry, getStore } from './store';
+import { claimTtlMs, getCatalog, getStore } from './store';
 
 export const PAGE_SIZE = 50;
 
@@ -20,18 +20,20 @@ export interface RunsPage {
   next: string | null;
   stats: RunStats & { stepsPerMinute: number; skipRatio: number };
   workflows: string[];
+  /** Workflows some live worker serves: a queued run of any other is "waiting for a worker that serves" it. */
+  served: string[];
 }
 
 export async function getRunsPage(query: RunsQuery): Promise<RunsPage> {
   const store = await getStore();
   const hourAgo = Date.now() / 1000 - 3600;
-  const [runs, stats, registry] = await Promise.all([
+  const [runs, stats, catalog] = await Promise.all([
     store.listRuns({
       status: query.status, workflow: query.workflow, search: query.q || undefined,
       limit: PAGE_SIZE + 1, claimTtlMs: claimTtlMs(), after: decodeCursor(query.cursor),
     }),
     sharedStats(store, hourAgo),
-    getRegistry(),
+    getCatalog(),
   ]);
   const page = runs.slice(0, PAGE_SIZE);
   const last = page[page.length - 1];
@@ -40,7 +42,8 @@ export async function getRunsPage(query: RunsQuery): Promise<RunsPage> {
     runs: page,
     next: runs.length > PAGE_SIZE && last ? encodeCursor({ updatedAt: last.updatedAt, id: last.id }) : null,
     stats: { ...stats, stepsPerMinute: stats.committedSince / 60, skipRatio: seen === 0 ? 0 : stats.skipped / seen },
-    workflows: [...registry.names(), 'external'],
+    workflows: [...catalog.names(), 'external'],
+    served: catalog.entries().filter((w) => w.servedBy.length > 0).map((w) => w.name),
   };
 }
 

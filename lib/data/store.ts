@@ -4,6 +4,7 @@ import 'server-only';
  * so that development reloads do not open a connection each time.
  */
 import { config } from '../config';
+import { WorkflowCatalog } from '../engine/catalog';
 import type { WorkflowRegistry } from '../engine/workflow';
 import { openStore } from '../store/index';
 import type { AuditStore, InsightStore, RunStore, Store } from '../store/types';
@@ -34,9 +35,19 @@ export function getStore(): Promise<ControlStore> {
 // The proxy's way to look at a store it was told is down: a primary-key read, which opens the store if needed.
 registerStoreProbe(async () => (await getStore()).loadProgress('waybill-health-probe'));
 
-export function getRegistry(): Promise<WorkflowRegistry> {
+/** The built-in workflows, whose code ships with the control plane (see lib/engine/catalog.ts). */
+export function getBuiltins(): Promise<WorkflowRegistry> {
   cache.waybillRegistry ??= import('../engine/workflows/index').then((w) => w.builtinRegistry({ model: w.modelFromEnv(config()) }));
   return cache.waybillRegistry;
+}
+
+/**
+ * What runs may be started of: the built-ins and every workflow a worker published, with who serves each.
+ * Read at each call, not cached: a worker started a second ago must be startable now.
+ */
+export async function getCatalog(): Promise<WorkflowCatalog> {
+  const [store, builtins] = await Promise.all([getStore(), getBuiltins()]);
+  return WorkflowCatalog.load(store, builtins);
 }
 
 /** The claim TTL the pages judge outside clients' claims by. */

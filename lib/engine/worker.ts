@@ -17,7 +17,7 @@ import type { RunRow, RunStore, Store } from '../store/types';
 import { RunContext, type RetryPolicy } from './context';
 import { silentLogger, type Logger } from './log';
 import { startPruning } from './prune';
-import type { WorkflowRegistry } from './workflow';
+import { fillRunTotal, type WorkflowRegistry } from './workflow';
 
 export interface WorkerOptions {
   store: Store & RunStore;
@@ -35,6 +35,8 @@ export interface WorkerOptions {
   log?: Logger;
   /** Prune finished runs older than olderThanMs, at start and then every everyMs (an hour by default). */
   prune?: { olderThanMs: number; everyMs?: number };
+  /** Once the worker's row exists and before it takes a run: where `waybill worker` publishes its workflows. */
+  onRegistered?: (workerId: string) => Promise<void>;
 }
 
 /** Why a run stopped without finishing: it was paused, cancelled or taken over, or the worker drains. */
@@ -49,7 +51,9 @@ export class Worker {
   readonly host = hostname();
   private readonly draining = new AbortController();
   private readonly active = new Set<Promise<void>>();
-  private readonly o: Required<Omit<WorkerOptions, 'id' | 'retry' | 'prune'>> & { retry: RetryPolicy; prune?: WorkerOptions['prune'] };
+  private readonly o: Required<Omit<WorkerOptions, 'id' | 'retry' | 'prune' | 'onRegistered'>> & {
+    retry: RetryPolicy; prune?: WorkerOptions['prune']; onRegistered?: WorkerOptions['onRegistered'];
+  };
 
   constructor(options: WorkerOptions) {
     this.id = options.id ?? `${this.host}-${process.pid}-${randomBytes(2).toString('hex')}`;
@@ -64,6 +68,11 @@ export class Worker {
   async run(): Promise<void> {
     const { store, log } = this.o;
     await store.registerWorker({ id: this.id, host: this.host, pid: process.pid });
+    // A worker that could not say what it serves stops at once, and says so on its row.
+    await this.o.onRegistered?.(this.id).catch(async (error) => {
+      await store.stopWorker(this.id).catch(() => {});
+      throw error;
+    });
     log.info('worker started', { workerId: this.id, concurrency: this.o.concurrency });
     const heartbeat = setInterval(() => void this.beat(), this.o.heartbeatMs);
     await this.beat();
@@ -135,6 +144,7 @@ export class Worker {
     try {
       const workflow = registry.get(run.workflow);
       const input = registry.parseInput(run.workflow, JSON.parse(run.inputJson));
+      await fillRunTotal(store, run, this.id, workflow, input);
       const retry = { ...this.o.retry, maxAttempts: workflow.maxAttempts ?? this.o.retry.maxAttempts };
       const ctx = new RunContext(run.id, checkpoint, betweenSteps, log, retry, interrupted.signal);
       log.info('run started', { attempt: run.attempts });

@@ -5,25 +5,89 @@
 import type { z } from 'zod';
 import { InvalidInputError, NotFoundError } from '../errors';
 import type { RunContext } from './context';
+import { checkInput, inputError, type InputIssue } from './input-check';
 
 export interface WorkflowDefinition<I = unknown> {
   name: string;
+  /** One line for the start form and the CLI. */
+  description?: string;
+  /** The code version the author gives (a git sha, a semver): published with the workflow, shown beside it. */
+  version?: string;
   input: z.ZodType<I>;
   /** Attempts per step before the run fails. Default 3. */
   maxAttempts?: number;
-  /** How many steps a run of this input has, when known up front: drives progress bars and ETAs. */
-  totalSteps?: (input: I) => number | null;
+  /**
+   * How many steps a run has, when known up front: drives progress bars and ETAs. A number is published and
+   * the control plane can use it; a function of the input only the worker's own code can evaluate.
+   */
+  totalSteps?: number | ((input: I) => number | null);
   run(ctx: RunContext, input: I): Promise<unknown>;
 }
 
+/**
+ * Marks what defineWorkflow returned, so a module's other exports (helpers, constants) are told apart from
+ * its workflows. Symbol.for: the user's module may load another copy of this file than the worker does.
+ */
+const WORKFLOW = Symbol.for('waybill.workflow');
+
+const NAME = /^[a-z][a-z0-9-]{0,63}$/;
+
 export function defineWorkflow<I>(definition: WorkflowDefinition<I>): WorkflowDefinition<I> {
-  if (!/^[a-z][a-z0-9-]{0,63}$/.test(definition.name)) {
-    throw new InvalidInputError(`workflow name ${JSON.stringify(definition.name)} must be lowercase letters, digits and dashes`);
+  const label = JSON.stringify(definition?.name);
+  if (typeof definition?.name !== 'string' || !NAME.test(definition.name)) {
+    throw new InvalidInputError(`workflow name ${label} must be lowercase letters, digits and dashes, at most 64`);
   }
+  if (typeof definition.input?.safeParse !== 'function') throw new InvalidInputError(`workflow ${label}: input must be a zod schema`);
+  if (typeof definition.run !== 'function') throw new InvalidInputError(`workflow ${label}: run must be a function`);
+  const { totalSteps, version, description } = definition;
+  if (typeof totalSteps === 'number' && !(Number.isInteger(totalSteps) && totalSteps >= 0)) {
+    throw new InvalidInputError(`workflow ${label}: totalSteps must be a whole number of steps or a function of the input`);
+  }
+  if (version !== undefined && (typeof version !== 'string' || version.length === 0 || version.length > 100)) {
+    throw new InvalidInputError(`workflow ${label}: version must be a string of 1 to 100 characters`);
+  }
+  if (description !== undefined && (typeof description !== 'string' || description.length > 1000)) {
+    throw new InvalidInputError(`workflow ${label}: description must be a string of at most 1000 characters`);
+  }
+  Object.defineProperty(definition, WORKFLOW, { value: true });
   return definition;
 }
 
-export class WorkflowRegistry {
+export function isWorkflowDefinition(value: unknown): value is WorkflowDefinition<unknown> {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[WORKFLOW] === true;
+}
+
+/** The steps a run of this input has, when the definition can say. */
+export function stepsOf<I>(definition: WorkflowDefinition<I>, input: I): number | null {
+  const { totalSteps } = definition;
+  return typeof totalSteps === 'function' ? totalSteps(input) : (totalSteps ?? null);
+}
+
+/**
+ * The worker's half of totalSteps: a run queued without a total (by a control plane that could not evaluate
+ * a function of the input) gets it from the worker that has the code, as soon as it takes the run.
+ */
+export async function fillRunTotal(
+  store: { setRunTotal(id: string, workerId: string, totalSteps: number): Promise<void> },
+  run: { id: string; totalSteps: number | null }, workerId: string, definition: WorkflowDefinition<unknown>, input: unknown,
+): Promise<void> {
+  if (run.totalSteps !== null) return;
+  const total = stepsOf(definition, input);
+  // The total only draws progress bars: a store that fails to take it must not fail the run (the next take retries).
+  if (total !== null) await store.setRunTotal(run.id, workerId, total).catch(() => undefined);
+}
+
+/** The answer to "may a run of this workflow start with this input?": the input to store, or each problem. */
+export type StartCheck = { ok: true; workflow: string; input: unknown; totalSteps: number | null } | { ok: false; issues: InputIssue[] };
+
+/** What starting a run needs: the registry (code at hand) or the published catalog (the control plane). */
+export interface StartableWorkflows {
+  names(): string[];
+  /** Undefined for a name it does not know. */
+  check(name: string, input: unknown): StartCheck | undefined;
+}
+
+export class WorkflowRegistry implements StartableWorkflows {
   private readonly byName = new Map<string, WorkflowDefinition<any>>();
 
   constructor(definitions: WorkflowDefinition<any>[] = []) {
@@ -36,6 +100,10 @@ export class WorkflowRegistry {
     return this;
   }
 
+  has(name: string): boolean {
+    return this.byName.has(name);
+  }
+
   get(name: string): WorkflowDefinition<unknown> {
     const definition = this.byName.get(name);
     if (!definition) throw new NotFoundError(`workflow ${JSON.stringify(name)} (known: ${this.names().join(', ')})`);
@@ -46,11 +114,21 @@ export class WorkflowRegistry {
     return [...this.byName.keys()];
   }
 
+  definitions(): WorkflowDefinition<unknown>[] {
+    return [...this.byName.values()];
+  }
+
+  check(name: string, input: unknown): StartCheck | undefined {
+    const definition = this.byName.get(name);
+    if (!definition) return undefined;
+    const checked = checkInput(definition.input, input);
+    return checked.ok ? { ok: true, workflow: name, input: checked.input, totalSteps: stepsOf(definition, checked.input) } : checked;
+  }
+
   /** Parses input against the workflow's schema; the error names each wrong field by its path. */
   parseInput(name: string, input: unknown): unknown {
-    const parsed = this.get(name).input.safeParse(input);
-    if (parsed.success) return parsed.data;
-    const problems = parsed.error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(input)'}: ${i.message}`);
-    throw new InvalidInputError(`invalid input for ${name}: ${problems.join('; ')}`);
+    const checked = checkInput(this.get(name).input, input);
+    if (checked.ok) return checked.input;
+    throw inputError(name, checked.issues);
   }
 }

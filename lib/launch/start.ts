@@ -8,6 +8,7 @@
  * and hands its runs back — then exits 0. A child that dies on its own stops the other and exits 1.
  */
 import { existsSync, rmSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { createRequire } from 'node:module';
 import { connect, createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -97,6 +98,12 @@ export async function launch(argv: string[]): Promise<number> {
 
 async function startAll(cfg: Config, flags: { worker: boolean; demo: boolean }, signals: Signals): Promise<number> {
   const url = `http://${cfg.HOST.includes(':') ? `[${cfg.HOST}]` : cfg.HOST}:${cfg.PORT}`;
+  // The user's module is named relative to where they ran the command; the worker runs from the package.
+  const workflows = cfg.WAYBILL_WORKFLOWS === undefined ? null : resolve(cfg.WAYBILL_WORKFLOWS);
+  if (workflows && flags.worker && !existsSync(workflows)) {
+    complain(`WAYBILL_WORKFLOWS: ${cfg.WAYBILL_WORKFLOWS}: no such file (looked for ${workflows})`);
+    return 2;
+  }
   const taken = await portTaken(cfg.HOST, cfg.PORT);
   if (taken) {
     complain(`cannot listen on ${cfg.HOST}:${cfg.PORT}: ${taken}. Is Waybill already running? Choose another port: PORT=${cfg.PORT + 1} npm start`);
@@ -142,7 +149,7 @@ async function startAll(cfg: Config, flags: { worker: boolean; demo: boolean }, 
   signals.track(web);
   const worker = flags.worker
     // One line per step drowns everything else; the worker's progress line every few seconds says enough here.
-    ? spawnChild('the worker (waybill worker)', process.execPath, [WAYBILL_BIN, 'worker'],
+    ? spawnChild('the worker (waybill worker)', process.execPath, [WAYBILL_BIN, 'worker', ...(workflows ? ['--workflows', workflows] : [])],
       { cwd: ROOT, label: '[worker]', omit: /"msg":"step executed"/ })
     : null;
   if (worker) signals.track(worker);
@@ -154,7 +161,7 @@ async function startAll(cfg: Config, flags: { worker: boolean; demo: boolean }, 
     say('');
     say(`Waybill is running at ${url}`);
     say(`  dashboard  next start, pid ${web.pid} (${cfg.WAYBILL_WEB_PROCESSES} process${cfg.WAYBILL_WEB_PROCESSES === 1 ? '' : 'es'}: WAYBILL_WEB_PROCESSES)`);
-    say(worker ? `  worker     waybill worker, pid ${worker.pid} (more: npx waybill worker)` : '  worker     none (--no-worker); start one with: npx waybill worker');
+    say(worker ? `  worker     waybill worker${workflows ? ` --workflows ${workflows}` : ''}, pid ${worker.pid} (more: npx waybill worker)` : '  worker     none (--no-worker); start one with: npx waybill worker');
     if (demo) say(`  demo run   ${url}/runs/${encodeURIComponent(demo)}`);
     say('Ctrl-C stops them.');
     say('');

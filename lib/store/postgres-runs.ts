@@ -22,8 +22,10 @@ import { ConflictError, InvalidTransitionError, NotFoundError } from '../errors'
 import { PostgresInsights } from './postgres-insights';
 import { isConnectionLoss, withRetry } from './postgres-retry';
 import * as sql from './postgres-runs-sql';
+import { LIST_PUBLISHED_SQL, LIVE_SERVERS_SQL, publishPostgres, SET_TOTAL_SQL } from './postgres-workflows';
 import { TRANSITIONS } from './transitions';
-import type { RunAction, RunRow, RunStatus, RunStore, RunSummary, WorkerRow } from './types';
+import type { PublishedWorkflow, RunAction, RunRow, RunStatus, RunStore, RunSummary, WorkerRow, WorkflowPublication } from './types';
+import { withServers } from './workflow-servers';
 
 /**
  * Added to "since the call began" when recognising an earlier attempt: the database's now() for the retry
@@ -149,6 +151,23 @@ export abstract class PostgresRunStore extends PostgresInsights implements RunSt
 
   async listWorkers(): Promise<WorkerRow[]> {
     return (await this.query<WorkerRow>('waybill_worker_list', sql.LIST_WORKERS_SQL, [])).rows;
+  }
+
+  /** Retried whole: the upserts and the served list are idempotent. */
+  async publishWorkflows(workerId: string, workflows: WorkflowPublication[]): Promise<void> {
+    await withRetry('publishWorkflows', () => this.inTransaction((client) => publishPostgres(client, workerId, workflows, this.skew())));
+  }
+
+  async listPublishedWorkflows(options: { liveWithinMs: number }): Promise<PublishedWorkflow[]> {
+    const [rows, live] = await Promise.all([
+      this.query<Omit<PublishedWorkflow, 'servedBy'>>('waybill_workflow_list', LIST_PUBLISHED_SQL, []),
+      this.query<{ id: string; workflowsJson: string }>('waybill_workflow_servers', LIVE_SERVERS_SQL, [options.liveWithinMs / 1000, this.skew()]),
+    ]);
+    return withServers(rows.rows, live.rows);
+  }
+
+  async setRunTotal(id: string, workerId: string, totalSteps: number): Promise<void> {
+    await this.query('waybill_run_set_total', SET_TOTAL_SQL, [totalSteps, id, workerId]);
   }
 
   /**

@@ -6,9 +6,10 @@ import type Database from 'better-sqlite3';
 import type { Clock } from '../clock';
 import { ConflictError, InvalidTransitionError, NotFoundError } from '../errors';
 import { guard } from './sqlite-base';
+import { listPublishedSqlite, publishSqlite, setTotalSqlite } from './sqlite-workflows';
 import { SqliteInsights } from './sqlite-insights';
 import { TRANSITIONS } from './transitions';
-import type { RunAction, RunRow, RunStatus, RunStore, RunSummary, WorkerRow } from './types';
+import type { PublishedWorkflow, RunAction, RunRow, RunStatus, RunStore, RunSummary, WorkerRow, WorkflowPublication } from './types';
 
 const RUN_COLUMNS = `id, workflow, input_json AS inputJson, status, total_steps AS totalSteps, owner,
   lease_expires_at AS leaseExpiresAt, attempts, error, output_json AS outputJson, created_at AS createdAt,
@@ -197,6 +198,19 @@ export abstract class SqliteRunStore extends SqliteInsights implements RunStore 
   async listWorkers(): Promise<WorkerRow[]> {
     return guard(() => this.prepared<[], WorkerRow>(`SELECT id, host, pid, started_at AS startedAt,
       heartbeat_at AS heartbeatAt, stopped_at AS stoppedAt FROM workers ORDER BY started_at DESC`).all());
+  }
+
+  async publishWorkflows(workerId: string, workflows: WorkflowPublication[]): Promise<void> {
+    const now = this.now();
+    this.tx(() => publishSqlite(this.db, workerId, workflows, now));
+  }
+
+  async listPublishedWorkflows(options: { liveWithinMs: number }): Promise<PublishedWorkflow[]> {
+    return guard(() => listPublishedSqlite(this.db, this.now() - options.liveWithinMs / 1000));
+  }
+
+  async setRunTotal(id: string, workerId: string, totalSteps: number): Promise<void> {
+    guard(() => setTotalSqlite(this.db, id, workerId, totalSteps));
   }
 
   async markWorkerDead(id: string, reason: string): Promise<number> {

@@ -8,9 +8,11 @@
  */
 
 import type { MetricsSnapshot } from './types-observability';
+import type { WorkflowStore } from './types-workflows';
 
 export * from './types-observability';
 export * from './types-audit';
+export * from './types-workflows';
 
 export type Outcome =
   | 'executed' | 'skipped' | 'awaited' | 'failed' | 'expired' | 'resolved' | 'lease_lost' | 'operator' | 'key_reuse';
@@ -278,7 +280,8 @@ export interface WorkerRow {
   stoppedAt: number | null;
 }
 
-export interface RunStore {
+/** Runs and workers; the published workflows ride along, as workers publish them when they register. */
+export interface RunStore extends WorkflowStore {
   /** Queues a new run. ConflictError when the id is taken. */
   createRun(run: { id: string; workflow: string; inputJson: string; totalSteps: number | null }): Promise<RunRow>;
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../../lib/errors';
+import { stepsOf } from '../../lib/engine/workflow';
 import { builtinRegistry, builtinWorkflows } from '../../lib/engine/workflows';
 
 const registry = builtinRegistry();
@@ -18,9 +19,9 @@ describe('built-in workflows', () => {
   it('registers agent-batch and notify with step counts', () => {
     expect(registry.names()).toEqual(['agent-batch', 'notify']);
     const [agent, notify] = builtinWorkflows();
-    expect(agent!.totalSteps!(parse('agent-batch', { items: ['a', 'b', 'c'] }))).toBe(3);
-    expect(agent!.totalSteps!(parse('agent-batch', { count: 7 }))).toBe(7);
-    expect(notify!.totalSteps!(parse('notify', { count: 9, outbox: '/tmp/o.jsonl' }))).toBe(9);
+    expect(stepsOf(agent!, parse('agent-batch', { items: ['a', 'b', 'c'] }))).toBe(3);
+    expect(stepsOf(agent!, parse('agent-batch', { count: 7 }))).toBe(7);
+    expect(stepsOf(notify!, parse('notify', { count: 9, outbox: '/tmp/o.jsonl' }))).toBe(9);
   });
 });
 
@@ -48,7 +49,7 @@ describe('agent-batch input', () => {
     expect(problem('agent-batch', { items: [] })).toMatch(/items: must not be empty/);
     expect(problem('agent-batch', { items: ['ok', 3] })).toMatch(/items\.1: each item must be a string/);
     expect(problem('agent-batch', { items: 'abc' })).toMatch(/items: must be an array of strings/);
-    expect(problem('agent-batch', { count: 1, extra: true })).toMatch(/\(input\): Unrecognized key: "extra"/);
+    expect(problem('agent-batch', { count: 1, extra: true })).toMatch(/^invalid input for agent-batch: extra: is not a known field$/);
     expect(problem('agent-batch', null)).toMatch(/\(input\): input must be an object/);
   });
 
@@ -68,6 +69,6 @@ describe('notify input', () => {
     expect(problem('notify', { count: 1_000_001, outbox: '/tmp/x' })).toMatch(/count: must be at most 1,000,000/);
     expect(problem('notify', { count: 1 })).toMatch(/outbox: must be a file path/);
     expect(problem('notify', { count: 1, outbox: 'relative/out.jsonl' })).toMatch(/outbox: must be an absolute file path/);
-    expect(problem('notify', { count: 1, outbox: '/tmp/x', items: [] })).toMatch(/Unrecognized key: "items"/);
+    expect(problem('notify', { count: 1, outbox: '/tmp/x', items: [] })).toMatch(/items: is not a known field/);
   });
 });

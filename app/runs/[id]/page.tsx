@@ -16,6 +16,7 @@ import { Badge, Card, ProgressBar, Stat, relative } from '@/app/components/ui';
 import { allows } from '@/lib/auth/principal';
 import { requirePage } from '@/lib/auth/server';
 import { claimTtlMs } from '@/lib/data/store';
+import { getServedWorkflows } from '@/lib/data/workflows';
 import { getRunDetail, MAX_POINTS, runExists, TIMELINE_EVENTS, type RunDetail } from '@/lib/data/run-detail';
 import { CommittedTable } from './committed-table';
 import { LiveClaims, type LiveClaim } from './live-claims';
@@ -79,6 +80,8 @@ async function Run({ id, searchParams, operator }: { id: string; searchParams: P
   if (!detail) notFound();
   const now = Date.now() / 1000;
   const { run } = detail;
+  // A queued run whose workflow no live worker serves waits for one, not for its turn: say which.
+  const waitingForWorker = run.status === 'queued' && !run.external && !(await getServedWorkflows()).has(run.workflow);
   const ttl = claimTtlMs() / 1000;
   const claims: LiveClaim[] = detail.claims.map((c) => ({
     key: c.idemKey, step: c.step, workerId: c.workerId, attempt: c.attempt, claimedAt: c.claimedAt,
@@ -87,7 +90,7 @@ async function Run({ id, searchParams, operator }: { id: string; searchParams: P
 
   return (
     <div className="space-y-6">
-      <Header detail={detail} now={now} operator={operator} />
+      <Header detail={detail} now={now} operator={operator} waitingForWorker={waitingForWorker} />
 
       {/* Two columns on a wide screen. On a phone the columns dissolve (display: contents) so their cards
           interleave by `order`: what needs a decision (a claim in doubt, a warning) comes right after progress. */}
@@ -186,7 +189,7 @@ function RunData({ detail }: { detail: RunDetail }) {
   );
 }
 
-function Header({ detail, now, operator }: { detail: RunDetail; now: number; operator: boolean }) {
+function Header({ detail, now, operator, waitingForWorker }: { detail: RunDetail; now: number; operator: boolean; waitingForWorker: boolean }) {
   const { run } = detail;
   return (
     <header className="space-y-4">
@@ -208,6 +211,11 @@ function Header({ detail, now, operator }: { detail: RunDetail; now: number; ope
             <Fact label="Created"><time dateTime={iso(run.createdAt)} title={iso(run.createdAt)}>{relative(run.createdAt, now)}</time></Fact>
             <Fact label="Updated"><time dateTime={iso(run.updatedAt)} title={iso(run.updatedAt)}>{relative(run.updatedAt, now)}</time></Fact>
           </dl>
+          {waitingForWorker && (
+            <p data-testid="run-waiting" className="text-sm text-amber-800 dark:text-amber-300">
+              Waiting for a worker that serves {run.workflow}: none is live. Start one (<code className="font-mono">npx waybill worker --workflows …</code>) and it picks this run up.
+            </p>
+          )}
           {run.external && (
             <p data-testid="run-external" className="text-sm text-zinc-600 dark:text-zinc-400">
               This run was written by an outside client: it has progress and claims but no run row, so there is nothing to

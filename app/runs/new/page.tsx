@@ -1,5 +1,6 @@
 /**
- * Start a run: pick a workflow, edit its JSON input (prefilled with an example), optionally name the run.
+ * Start a run: pick a workflow (a built-in or one a worker published), fill its input (fields drawn from its
+ * JSON Schema, the raw JSON beside them), optionally name the run.
  */
 import type { Metadata } from 'next';
 import Link from 'next/link';
@@ -18,9 +19,8 @@ export default async function StartRunPage({ searchParams }: { searchParams: Pro
   const wanted = Array.isArray(params.workflow) ? params.workflow[0] : params.workflow;
   const initial = choices.find((choice) => choice.name === wanted)?.name ?? choices[0]?.name ?? '';
   const options: StartChoice[] = choices.map((choice) => ({
-    name: choice.name,
-    example: choice.example,
-    schemaText: choice.schema === null ? null : JSON.stringify(choice.schema, null, 2),
+    name: choice.name, example: choice.example, schema: choice.inputSchema, description: choice.description,
+    version: choice.version, totalSteps: choice.totalSteps, servedBy: choice.servedBy, builtin: choice.builtin,
   }));
 
   return (

@@ -74,6 +74,7 @@ export function stepsOf(input: AgentBatchInput): number {
 export function agentBatchWorkflow(options: { model?: ModelClient; maxAttempts?: number } = {}): WorkflowDefinition<AgentBatchInput> {
   return defineWorkflow<AgentBatchInput>({
     name: 'agent-batch',
+    description: 'Demo: an agent loop over a list of prompts (or count synthetic ones), one model call per step.',
     input: agentBatchInput as z.ZodType<AgentBatchInput>,
     // Simulated failures are transient by design: enough attempts that failureRate 0.5 rarely fails a run.
     maxAttempts: options.maxAttempts ?? 10,

@@ -37,6 +37,7 @@ export type NotifyInput = z.infer<typeof notifyInput>;
 export function notifyWorkflow(): WorkflowDefinition<NotifyInput> {
   return defineWorkflow<NotifyInput>({
     name: 'notify',
+    description: 'Demo: count notifications into an outbox file that honours the idempotency key and counts duplicates.',
     input: notifyInput as z.ZodType<NotifyInput>,
     totalSteps: (input) => input.count,
     async run(ctx, input): Promise<AgentReport> {
