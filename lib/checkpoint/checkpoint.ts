@@ -9,11 +9,14 @@
  *             progress, when given). A crash lands before it (the step runs again) or after (it is skipped).
  *             A caller that knows its next key has it claimed in this same transaction (options.next).
  */
-import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AwaitTimeoutError, IdempotencyKeyReuseError, LeaseLostError, WaybillError } from '../errors';
-import type { ClaimOutcome, ClaimRequest, CommitRequest, CommittedRow, ProgressWrite, Store } from '../store/types';
+import {
+  AwaitTimeoutError, IdempotencyKeyReuseError, LeaseLostError, RunCancelledError, RunPausedError, type RunStoppedError, WaybillError,
+} from '../errors';
+import type { ClaimOutcome, ClaimRequest, CommitOutcome, CommitRequest, CommittedRow, ProgressWrite, RunStatus, Store } from '../store/types';
+import { holderGone, mintToken } from './holder';
 import { LeaseKeeper } from './lease';
+import { checkDeclaration, type RunDeclaration } from './run-declaration';
 import { StepCall, type StepContext } from './step-call';
 
 export type { StepContext } from './step-call';
@@ -52,6 +55,17 @@ export interface CheckpointOptions {
   claimTtlMs?: number;
   /** Bounds of the jittered exponential backoff while awaiting another holder. */
   pollMs?: { min: number; max: number };
+  /**
+   * Declares the run a library loop's own: its runs row (this workflow name, the total, status `running`)
+   * is written as the loop starts — load() or the first runOnce — so the dashboard lists it by name with its
+   * progress and ETA, not as `external`. A pause or cancel then stops the loop before its next step
+   * (RunPausedError, RunCancelledError), and complete()/fail() record how it ended (runAgent calls them).
+   */
+  workflow?: string;
+  /** The run's number of steps, for its progress and ETA (runAgent gives its inputs' length). */
+  totalSteps?: number;
+  /** The run's input, shown on its page; any JSON. */
+  input?: unknown;
 }
 
 export class Checkpoint {
@@ -68,16 +82,67 @@ export class Checkpoint {
    * (performance.now() when the commit was sent) dates the lease it was taken with.
    */
   private ahead: Ahead | null = null;
+  /** What the loop declared of its run (options.workflow, or declare()); null for an undeclared run. */
+  private declaration: RunDeclaration | null = null;
+  private declaredAs: { workflow?: string; totalSteps?: number; input?: unknown } = {};
+  /** The runs row written for the declaration: once per Checkpoint, kept only when it succeeded. */
+  private begun: Promise<void> | null = null;
+  private stopped: RunStoppedError | null = null;
+  private status: RunStatus | null = null;
 
   constructor(readonly store: Store, readonly runId: string, options: CheckpointOptions = {}) {
     this.workerId = options.workerId ?? null;
     this.leaseMs = options.leaseMs ?? 30_000;
     this.claimTtlMs = options.claimTtlMs ?? 30_000;
     this.pollMs = options.pollMs ?? { min: 5, max: 500 };
+    if (options.workflow !== undefined || options.totalSteps !== undefined) {
+      this.declare({ workflow: options.workflow, totalSteps: options.totalSteps, input: options.input });
+    }
+  }
+
+  /**
+   * The run's status as the store last reported it (with the run's start, then with every commit); null
+   * before the first commit, or for a run with no runs row (an outside client's).
+   */
+  get runStatus(): RunStatus | null {
+    return this.status;
+  }
+
+  /**
+   * Declares the run (see CheckpointOptions.workflow) before the loop starts; what was declared already is
+   * kept, and once the loop has started its row is written and this changes nothing. runAgent calls it with
+   * its inputs' length as the total.
+   */
+  declare(run: { workflow?: string; totalSteps?: number; input?: unknown }): void {
+    if (this.begun) return;
+    const said = this.declaredAs;
+    const merged = { workflow: said.workflow ?? run.workflow, totalSteps: said.totalSteps ?? run.totalSteps, input: said.input ?? run.input };
+    this.declaration = checkDeclaration(merged);
+    this.declaredAs = merged;
+  }
+
+  /** Whether this loop declared its run: only then do pause and cancel stop it. */
+  get declared(): boolean {
+    return this.declaration !== null;
+  }
+
+  /** A declared run's steps are all done: it is completed (a cancelled run stays cancelled). */
+  async complete(output?: unknown): Promise<void> {
+    if (!this.declaration) return;
+    await this.begin();
+    this.status = await this.store.endLoopRun({ runId: this.runId, owner: this.workerId, outcome: 'completed',
+      outputJson: output === undefined ? null : (JSON.stringify(output) ?? null) });
+  }
+
+  /** A declared run's loop gave up on an error: the run is failed, with it, until the loop starts again. */
+  async fail(error: unknown): Promise<void> {
+    if (!this.declaration || !this.begun) return;
+    this.status = await this.store.endLoopRun({ runId: this.runId, owner: this.workerId, outcome: 'failed', error: describe(error) });
   }
 
   /** The resume point: the step reached and the state saved with it; step 0 and {} for a new run. */
   async load<S = Record<string, unknown>>(): Promise<{ step: number; state: S }> {
+    if (this.declaration) await this.beforeStep();
     const row = await this.store.loadProgress(this.runId);
     return row ? { step: row.step, state: JSON.parse(row.stateJson) as S } : { step: 0, state: {} as S };
   }
@@ -95,6 +160,7 @@ export class Checkpoint {
   async runOnce<T>(idemKey: string, fn: (ctx: StepContext) => T | Promise<T>, options: RunOnceOptions = {}): Promise<StepResult<T>> {
     // Before the claim taken ahead is picked up, so that a stopped loop still holds it to give back.
     options.signal?.throwIfAborted();
+    if (this.declaration) await this.beforeStep();
     let token: string;
     /** An answer already in hand (the claim taken ahead), and when it was asked for: its lease runs from then. */
     let early: { outcome: ClaimOutcome; sentAt: number } | null = null;
@@ -109,12 +175,13 @@ export class Checkpoint {
       if (ahead.outcome && !stale) early = { outcome: ahead.outcome, sentAt: ahead.sentAt };
     } else {
       if (ahead) await this.releaseAhead();
-      token = randomUUID();
+      token = mintToken();
     }
     const fingerprint = options.fingerprint ?? null;
     const started = Date.now();
     let waited = false;
     let delay = this.pollMs.min;
+    let deadHolder: string | null = null;
     for (;;) {
       options.signal?.throwIfAborted();
       const sentAt = early?.sentAt ?? performance.now();
@@ -123,6 +190,16 @@ export class Checkpoint {
       if (outcome.kind === 'committed') return this.reuse<T>(outcome.row, fingerprint, waited ? 'awaited' : 'skipped', options.step);
       if (outcome.kind === 'claimed') return this.execute(idemKey, token, outcome.attempt, sentAt, fn, options, fingerprint);
 
+      const holder = outcome.holder;
+      if (holder.workerId === this.workerId && holder.token !== null && holder.token !== deadHolder && holderGone(holder.token)) {
+        // Our own worker id, from a process on this machine that has exited (a loop restarted after a crash):
+        // no one can commit under that token any more, so the lease would only be waited out. A lease renewed
+        // to zero ends now, token-checked (a claim that changed hands meanwhile is left alone), and the claim
+        // below takes it over as any passed lease: a higher attempt and an `expired` event.
+        deadHolder = holder.token;
+        await this.store.renewClaim(idemKey, holder.token, 0);
+        continue;
+      }
       waited = true;
       if (options.awaitTimeoutMs !== undefined && Date.now() - started >= options.awaitTimeoutMs) {
         throw new AwaitTimeoutError(idemKey, Date.now() - started);
@@ -204,8 +281,8 @@ export class Checkpoint {
     const durationMs = committing - started;
     const progress = options.progress ? this.progressWrite(options.progress.step, options.progress.state, 1) : undefined;
     const next = options.next;
-    const nextToken = next ? randomUUID() : '';
-    let nextOutcome: ClaimOutcome | null;
+    const nextToken = next ? mintToken() : '';
+    let nextOutcome: CommitOutcome;
     try {
       // The keeper renews until the commit is settled, so a commit retried while the store refuses writes but
       // still renews (a lock held long, a flapping connection) keeps its claim.
@@ -217,10 +294,12 @@ export class Checkpoint {
     } finally {
       keeper.stop();
     }
-    if (next) {
+    this.status = nextOutcome.runStatus;
+    // A paused or cancelled run had no next key claimed (CommitOutcome.next): there is nothing to give back.
+    if (next && !stops(nextOutcome.runStatus)) {
       // Two runOnce calls in flight on one checkpoint: the other's claim ahead is given back, not forgotten.
       const previous = this.ahead;
-      this.ahead = { idemKey: next.idemKey, token: nextToken, step: next.step ?? null, outcome: nextOutcome, sentAt: committing };
+      this.ahead = { idemKey: next.idemKey, token: nextToken, step: next.step ?? null, outcome: nextOutcome.next, sentAt: committing };
       // Best effort: this step is committed whatever happens to that claim, which otherwise waits out its lease.
       if (previous) await this.release(previous).catch(() => undefined);
     }
@@ -244,7 +323,7 @@ export class Checkpoint {
    * COMMIT_PATIENCE leases the error goes up and the step is retried like any failed step: at least once, with
    * the same idempotency key for the side effect to deduplicate on, as a lease-based system must.
    */
-  private async commitSettled(request: CommitRequest): Promise<ClaimOutcome | null> {
+  private async commitSettled(request: CommitRequest): Promise<CommitOutcome> {
     const deadline = performance.now() + Math.max(COMMIT_PATIENCE * this.leaseMs, 60_000);
     const maxDelay = Math.min(5_000, this.leaseMs / 6);
     let delay = Math.min(50, maxDelay);
@@ -257,6 +336,39 @@ export class Checkpoint {
       await sleep(delay * (0.5 + Math.random() / 2));
       delay = Math.min(delay * 2, maxDelay);
     }
+  }
+
+  /**
+   * The run's row, written once as the loop starts. A paused or cancelled run does not start: the loop is
+   * told why, as it would be before any later step.
+   */
+  private begin(): Promise<void> {
+    const declaration = this.declaration!;
+    this.begun ??= this.store.beginLoopRun({
+      runId: this.runId, workflow: declaration.workflow, totalSteps: declaration.totalSteps,
+      inputJson: declaration.inputJson, owner: this.workerId,
+    }).then(({ status }) => {
+      this.status = status;
+    }, (error: unknown) => {
+      this.begun = null;
+      throw error;
+    });
+    return this.begun;
+  }
+
+  /**
+   * Before each step of a declared run: the status the last commit brought back says whether an operator
+   * paused or cancelled it. If so the loop stops here, with the step before committed and this one not
+   * started; its claim taken ahead (none, after such a commit) goes back, and the run's owner is let go.
+   */
+  private async beforeStep(): Promise<void> {
+    await this.begin();
+    if (this.stopped) throw this.stopped;
+    if (!stops(this.status)) return;
+    this.stopped = this.status === 'paused' ? new RunPausedError(this.runId) : new RunCancelledError(this.runId);
+    await this.releaseAhead().catch(() => undefined);
+    await this.store.endLoopRun({ runId: this.runId, owner: this.workerId, outcome: 'stopped' }).catch(() => undefined);
+    throw this.stopped;
   }
 
   private claimRequest(idemKey: string, token: string, step: number | null, attempt: number): ClaimRequest {
@@ -281,6 +393,11 @@ interface Ahead {
   step: number | null;
   outcome: ClaimOutcome | null;
   sentAt: number;
+}
+
+/** A status at which a declared loop runs no further step. */
+function stops(status: RunStatus | null): status is 'paused' | 'cancelled' {
+  return status === 'paused' || status === 'cancelled';
 }
 
 function describe(error: unknown): string {
