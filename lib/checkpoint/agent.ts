@@ -28,6 +28,8 @@ export interface StepRunner {
   readonly declared?: boolean;
   complete?(output?: unknown): Promise<void>;
   fail?(error: unknown): Promise<void>;
+  /** Checks a step done before against its input's fingerprint now, running nothing (Checkpoint.checkCommitted). */
+  checkCommitted?(idemKey: string, fingerprint: string, step?: number): Promise<void>;
 }
 
 export interface AgentOptions<I> {
@@ -70,6 +72,15 @@ export async function runAgent<I, R>(
   const report: AgentReport = { processed: state.processed ?? 0, executed: 0, skipped: 0, awaited: 0 };
   let mapBehind = false;
   try {
+    // Resuming past steps done before, none of which runs again: the first and the last of them are checked
+    // against the inputs given now (two reads), so a run id reused with other inputs is an error, not a quiet
+    // return of the old results. A change in between shows only if one of those steps runs again.
+    const done = Math.min(start, inputs.length);
+    if (fingerprint && checkpoint.checkCommitted && done > 0) {
+      for (const step of new Set([0, done - 1])) {
+        await checkpoint.checkCommitted(stepKey(checkpoint.runId, step), fingerprint(inputs[step] as I, step), step);
+      }
+    }
     for (let step = start; step < inputs.length; step++) {
       const item = inputs[step] as I;
       const { status } = await checkpoint.runOnce(stepKey(checkpoint.runId, step), (ctx) => handler(item, ctx as AgentStepContext), {

@@ -228,6 +228,16 @@ export class Checkpoint {
   }
 
   /**
+   * Checks a step done before against the fingerprint its input has now, without running anything: a key
+   * committed with another fingerprint is IdempotencyKeyReuseError (on the timeline too), as runOnce would
+   * raise it. A key not committed, or committed without a fingerprint, passes. runAgent calls it as it resumes.
+   */
+  async checkCommitted(idemKey: string, fingerprint: string, step?: number): Promise<void> {
+    const row = await this.store.getCommitted(idemKey);
+    if (row) await this.refuseReuse(row, fingerprint, step);
+  }
+
+  /**
    * Gives back a claim the last commit took ahead for a key that will not run now (the loop stopped: paused,
    * cancelled, failed). Without this it would sit until its lease passed and then look orphaned, a side
    * effect in doubt, when it never started. No `failed` event: nothing failed.
@@ -245,15 +255,18 @@ export class Checkpoint {
   }
 
   private async reuse<T>(row: CommittedRow, fingerprint: string | null, status: 'skipped' | 'awaited', step?: number): Promise<StepResult<T>> {
-    if (fingerprint !== null && row.fingerprint !== null && row.fingerprint !== fingerprint) {
-      const error = new IdempotencyKeyReuseError(row.idemKey, row.fingerprint, fingerprint);
-      // On the run's timeline too: a reused key is a bug in how keys are derived, worth an operator's eye.
-      await this.store.recordEvent({ runId: this.runId, outcome: 'key_reuse', idemKey: row.idemKey, step: step ?? null,
-        workerId: this.workerId, detail: error.message });
-      throw error;
-    }
+    await this.refuseReuse(row, fingerprint, step);
     this.pending[status]++;
     return { result: JSON.parse(row.resultJson) as T, status };
+  }
+
+  private async refuseReuse(row: CommittedRow, fingerprint: string | null, step?: number): Promise<void> {
+    if (fingerprint === null || row.fingerprint === null || row.fingerprint === fingerprint) return;
+    const error = new IdempotencyKeyReuseError(row.idemKey, row.fingerprint, fingerprint);
+    // On the run's timeline too: a reused key is a bug in how keys are derived, worth an operator's eye.
+    await this.store.recordEvent({ runId: this.runId, outcome: 'key_reuse', idemKey: row.idemKey, step: step ?? null,
+      workerId: this.workerId, detail: error.message });
+    throw error;
   }
 
   private async execute<T>(
