@@ -7,7 +7,8 @@ import type Database from 'better-sqlite3';
 import { refuseBegin } from './loop-runs';
 import type { LoopRunEnd, LoopRunStart, RunStatus } from './types';
 
-type Prepare = <P extends unknown[] | {} = unknown[], R = unknown>(sql: string) => Database.Statement<P, R>;
+/** SqliteBase's prepared(): one statement per SQL text, prepared once per connection. */
+type Prepare = (sql: string) => Database.Statement;
 
 const FOUND = `SELECT workflow, status, owner, lease_expires_at AS leaseExpiresAt FROM runs WHERE id = ?`;
 
@@ -33,7 +34,7 @@ const END: Record<LoopRunEnd['outcome'], string> = {
 
 /** Inside the caller's transaction. */
 export function beginLoopRunIn(prepare: Prepare, r: LoopRunStart, now: number): { status: RunStatus; created: boolean } {
-  const row = prepare<[string], { workflow: string; status: RunStatus; owner: string | null; leaseExpiresAt: number | null }>(FOUND).get(r.runId);
+  const row = prepare(FOUND).get(r.runId) as { workflow: string; status: RunStatus; owner: string | null; leaseExpiresAt: number | null } | undefined;
   if (!row) {
     prepare(CREATE).run({ ...r, now });
     return { status: 'running', created: true };
@@ -46,5 +47,5 @@ export function beginLoopRunIn(prepare: Prepare, r: LoopRunStart, now: number): 
 
 export function endLoopRunIn(prepare: Prepare, r: LoopRunEnd, now: number): RunStatus | null {
   prepare(END[r.outcome]).run({ runId: r.runId, owner: r.owner, error: r.error ?? null, outputJson: r.outputJson ?? null, now });
-  return prepare<[string], { status: RunStatus }>('SELECT status FROM runs WHERE id = ?').get(r.runId)?.status ?? null;
+  return (prepare('SELECT status FROM runs WHERE id = ?').get(r.runId) as { status: RunStatus } | undefined)?.status ?? null;
 }
