@@ -29,12 +29,6 @@ export function mintToken(): string {
   return `wb1_${machineTag()}_${process.pid}_${incarnation}_${randomBytes(12).toString('hex')}`;
 }
 
-/** The pid a token names when it was minted on this machine, else null. */
-export function holderPid(token: string | null): number | null {
-  const parts = token === null ? null : FORMAT.exec(token);
-  return parts && parts[1] === machineTag() ? Number(parts[2]) : null;
-}
-
 /** True only with proof that the process that minted this token has exited. */
 export function holderGone(token: string | null): boolean {
   const parts = token === null ? null : FORMAT.exec(token);

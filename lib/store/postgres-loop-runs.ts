@@ -3,6 +3,7 @@
  * sqlite-loop-runs.ts); each commit reads the run's status in its own statement (COMMIT_SQL).
  */
 import type pg from 'pg';
+import { StoreUnavailableError } from '../errors';
 import { withRetry } from './postgres-retry';
 import { now } from './postgres-sql';
 import { refuseBegin } from './loop-runs';
@@ -46,19 +47,23 @@ function endSql(update: string): string {
 }
 
 export async function beginLoopRun(inTransaction: InTransaction, r: LoopRunStart, skew: number): Promise<{ status: RunStatus; created: boolean }> {
-  // Retried whole: a restart retried after a lost answer only counts one attempt more.
-  return withRetry('begin loop run', () => inTransaction(async (client) => {
-    const created = await client.query(CREATE_SQL, [r.runId, r.workflow, r.inputJson, r.totalSteps, r.owner, skew]);
-    if (created.rowCount === 1) return { status: 'running' as const, created: true };
-    const row = (await client.query<{ workflow: string; status: RunStatus; owner: string | null; leaseExpiresAt: number | null; now: number }>(
-      FOUND_SQL, [r.runId, skew])).rows[0];
-    // Deleted between the two statements (pruned): the next attempt creates it.
-    if (!row) throw Object.assign(new Error('run vanished while starting'), { code: '40001' });
-    refuseBegin(r, row, row.now);
-    if (row.status === 'paused' || row.status === 'cancelled') return { status: row.status, created: false };
-    await client.query(RESTART_SQL, [r.runId, r.inputJson, r.totalSteps, r.owner, skew]);
-    return { status: 'running' as const, created: false };
-  }));
+  // A row deleted between the insert that found it and the lock (pruned meanwhile) is created next round.
+  for (let round = 1; round <= 3; round++) {
+    // Retried whole on a transient error: a restart retried after a lost answer only counts one attempt more.
+    const begun = await withRetry('begin loop run', () => inTransaction(async (client) => {
+      const created = await client.query(CREATE_SQL, [r.runId, r.workflow, r.inputJson, r.totalSteps, r.owner, skew]);
+      if (created.rowCount === 1) return { status: 'running' as const, created: true };
+      const row = (await client.query<{ workflow: string; status: RunStatus; owner: string | null; leaseExpiresAt: number | null; now: number }>(
+        FOUND_SQL, [r.runId, skew])).rows[0];
+      if (!row) return null;
+      refuseBegin(r, row, row.now);
+      if (row.status === 'paused' || row.status === 'cancelled') return { status: row.status, created: false };
+      await client.query(RESTART_SQL, [r.runId, r.inputJson, r.totalSteps, r.owner, skew]);
+      return { status: 'running' as const, created: false };
+    }));
+    if (begun) return begun;
+  }
+  throw new StoreUnavailableError(`run ${r.runId} kept vanishing while its loop started`, undefined);
 }
 
 export async function endLoopRun(pool: pg.Pool, r: LoopRunEnd, skew: number): Promise<RunStatus | null> {
