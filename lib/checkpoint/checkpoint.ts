@@ -10,13 +10,11 @@
  *             A caller that knows its next key has it claimed in this same transaction (options.next).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  AwaitTimeoutError, IdempotencyKeyReuseError, LeaseLostError, RunCancelledError, RunPausedError, type RunStoppedError, WaybillError,
-} from '../errors';
+import { AwaitTimeoutError, IdempotencyKeyReuseError, LeaseLostError, WaybillError } from '../errors';
 import type { ClaimOutcome, ClaimRequest, CommitOutcome, CommitRequest, CommittedRow, ProgressWrite, RunStatus, Store } from '../store/types';
 import { holderGone, mintToken } from './holder';
 import { LeaseKeeper } from './lease';
-import { checkDeclaration, type RunDeclaration } from './run-declaration';
+import { LoopRun, stops } from './loop-run';
 import { StepCall, type StepContext } from './step-call';
 
 export type { StepContext } from './step-call';
@@ -82,12 +80,8 @@ export class Checkpoint {
    * (performance.now() when the commit was sent) dates the lease it was taken with.
    */
   private ahead: Ahead | null = null;
-  /** What the loop declared of its run (options.workflow, or declare()); null for an undeclared run. */
-  private declaration: RunDeclaration | null = null;
-  private declaredAs: { workflow?: string; totalSteps?: number; input?: unknown } = {};
-  /** The runs row written for the declaration: once per Checkpoint, kept only when it succeeded. */
-  private begun: Promise<void> | null = null;
-  private stopped: RunStoppedError | null = null;
+  /** The run as this loop declared it (options.workflow, or declare()); null for an undeclared run. */
+  private loop: LoopRun | null = null;
   private status: RunStatus | null = null;
 
   constructor(readonly store: Store, readonly runId: string, options: CheckpointOptions = {}) {
@@ -114,35 +108,27 @@ export class Checkpoint {
    * its inputs' length as the total.
    */
   declare(run: { workflow?: string; totalSteps?: number; input?: unknown }): void {
-    if (this.begun) return;
-    const said = this.declaredAs;
-    const merged = { workflow: said.workflow ?? run.workflow, totalSteps: said.totalSteps ?? run.totalSteps, input: said.input ?? run.input };
-    this.declaration = checkDeclaration(merged);
-    this.declaredAs = merged;
+    this.loop = LoopRun.declare(this.loop, this.store, this.runId, this.workerId, run);
   }
 
   /** Whether this loop declared its run: only then do pause and cancel stop it. */
   get declared(): boolean {
-    return this.declaration !== null;
+    return this.loop !== null;
   }
 
   /** A declared run's steps are all done: it is completed (a cancelled run stays cancelled). */
   async complete(output?: unknown): Promise<void> {
-    if (!this.declaration) return;
-    await this.begin();
-    this.status = await this.store.endLoopRun({ runId: this.runId, owner: this.workerId, outcome: 'completed',
-      outputJson: output === undefined ? null : (JSON.stringify(output) ?? null) });
+    if (this.loop) this.status = await this.loop.end('completed', { output });
   }
 
   /** A declared run's loop gave up on an error: the run is failed, with it, until the loop starts again. */
   async fail(error: unknown): Promise<void> {
-    if (!this.declaration || !this.begun) return;
-    this.status = await this.store.endLoopRun({ runId: this.runId, owner: this.workerId, outcome: 'failed', error: describe(error) });
+    if (this.loop?.started) this.status = await this.loop.end('failed', { error: describe(error) });
   }
 
   /** The resume point: the step reached and the state saved with it; step 0 and {} for a new run. */
   async load<S = Record<string, unknown>>(): Promise<{ step: number; state: S }> {
-    if (this.declaration) await this.beforeStep();
+    if (this.loop) await this.beforeStep(this.loop);
     const row = await this.store.loadProgress(this.runId);
     return row ? { step: row.step, state: JSON.parse(row.stateJson) as S } : { step: 0, state: {} as S };
   }
@@ -160,7 +146,7 @@ export class Checkpoint {
   async runOnce<T>(idemKey: string, fn: (ctx: StepContext) => T | Promise<T>, options: RunOnceOptions = {}): Promise<StepResult<T>> {
     // Before the claim taken ahead is picked up, so that a stopped loop still holds it to give back.
     options.signal?.throwIfAborted();
-    if (this.declaration) await this.beforeStep();
+    if (this.loop) await this.beforeStep(this.loop);
     let token: string;
     /** An answer already in hand (the claim taken ahead), and when it was asked for: its lease runs from then. */
     let early: { outcome: ClaimOutcome; sentAt: number } | null = null;
@@ -352,36 +338,13 @@ export class Checkpoint {
   }
 
   /**
-   * The run's row, written once as the loop starts. A paused or cancelled run does not start: the loop is
-   * told why, as it would be before any later step.
+   * Before each step of a declared run (and as it loads): a pause or cancel seen at its start or by the last
+   * commit stops the loop here, the step before committed and this one not started. Its claim taken ahead
+   * (none, after such a commit) goes back.
    */
-  private begin(): Promise<void> {
-    const declaration = this.declaration!;
-    this.begun ??= this.store.beginLoopRun({
-      runId: this.runId, workflow: declaration.workflow, totalSteps: declaration.totalSteps,
-      inputJson: declaration.inputJson, owner: this.workerId,
-    }).then(({ status }) => {
-      this.status = status;
-    }, (error: unknown) => {
-      this.begun = null;
-      throw error;
-    });
-    return this.begun;
-  }
-
-  /**
-   * Before each step of a declared run: the status the last commit brought back says whether an operator
-   * paused or cancelled it. If so the loop stops here, with the step before committed and this one not
-   * started; its claim taken ahead (none, after such a commit) goes back, and the run's owner is let go.
-   */
-  private async beforeStep(): Promise<void> {
-    await this.begin();
-    if (this.stopped) throw this.stopped;
-    if (!stops(this.status)) return;
-    this.stopped = this.status === 'paused' ? new RunPausedError(this.runId) : new RunCancelledError(this.runId);
-    await this.releaseAhead().catch(() => undefined);
-    await this.store.endLoopRun({ runId: this.runId, owner: this.workerId, outcome: 'stopped' }).catch(() => undefined);
-    throw this.stopped;
+  private async beforeStep(loop: LoopRun): Promise<void> {
+    this.status = await loop.begin() ?? this.status;
+    await loop.stopIf(this.status, () => this.releaseAhead());
   }
 
   private claimRequest(idemKey: string, token: string, step: number | null, attempt: number): ClaimRequest {
@@ -406,11 +369,6 @@ interface Ahead {
   step: number | null;
   outcome: ClaimOutcome | null;
   sentAt: number;
-}
-
-/** A status at which a declared loop runs no further step. */
-function stops(status: RunStatus | null): status is 'paused' | 'cancelled' {
-  return status === 'paused' || status === 'cancelled';
 }
 
 function describe(error: unknown): string {
