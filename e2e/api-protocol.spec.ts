@@ -38,7 +38,7 @@ test('claim → commit → claim again is committed; a second claimer is held; a
   const committed = await call(request, 'POST', '/api/v1/checkpoint/commit', {
     headers: OPERATOR, body: { runId, key, token: first.token, result: { answer: 42 }, step: 0, fingerprint: 'f1', progress: { step: 1, state: { processed: 1 } } },
   });
-  expect([committed.status(), await committed.json()]).toEqual([200, { key, committed: true }]);
+  expect([committed.status(), await committed.json()]).toEqual([200, { key, committed: true, run: null }]);
   expect(await claim({ fingerprint: 'f1' })).toMatchObject({ outcome: 'committed', result: { answer: 42 }, source: 'executed', step: 0 });
   // The same token cannot commit twice either.
   const twice = await call(request, 'POST', '/api/v1/checkpoint/commit', { headers: OPERATOR, body: { runId, key, token: first.token, result: 'again' } });

@@ -88,3 +88,27 @@ export class InvalidTransitionError extends WaybillError {
     super('INVALID_TRANSITION', `cannot ${action} run ${runId}: it is ${status}`);
   }
 }
+
+/**
+ * A library loop stopped before its next step because an operator paused or cancelled its run. The step in
+ * hand was finished and committed; nothing after it ran. A paused run continues when it is resumed and the
+ * loop is started again; a cancelled one does not.
+ */
+export class RunStoppedError extends WaybillError {
+  constructor(code: 'RUN_PAUSED' | 'RUN_CANCELLED', readonly runId: string, readonly status: 'paused' | 'cancelled') {
+    super(code, `run ${runId} is ${status}: the loop stopped before its next step` +
+      (status === 'paused' ? '; resume the run, then start the loop again to continue' : ''));
+  }
+}
+
+export class RunPausedError extends RunStoppedError {
+  constructor(runId: string) {
+    super('RUN_PAUSED', runId, 'paused');
+  }
+}
+
+export class RunCancelledError extends RunStoppedError {
+  constructor(runId: string) {
+    super('RUN_CANCELLED', runId, 'cancelled');
+  }
+}

@@ -5,11 +5,16 @@
  * a live claim is reported as `held` and the client polls (awaited); a commit whose token is not the
  * claim's is refused (LEASE_LOST) with nothing written; a committed key with another fingerprint is
  * IDEMPOTENCY_KEY_REUSE. The server keeps no state between calls: the fencing token is the client's proof.
+ *
+ * A client may declare its run (begin: workflow, total) and is then a run like any other, listed by name;
+ * every commit answer carries the run's status (`run: { status }`, null for an undeclared run), read in the
+ * commit's own transaction, so the client learns of a pause or cancel with the call it makes anyway and
+ * stops before its next step (begin answers the status too: a paused run does not start).
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { IdempotencyKeyReuseError, LeaseLostError, NotFoundError } from '../errors';
-import type { ClaimOutcome, ClaimRow, ProgressWrite, Store } from '../store/types';
+import type { ClaimOutcome, ClaimRow, ProgressWrite, RunStatus, Store } from '../store/types';
 import { fingerprint, freeText, idemKey, runRef, stepNumber, typeError, workerId } from './ids';
 import { jsonValue, progressView, truncation } from './views';
 
@@ -56,6 +61,48 @@ export const commitBody = z.strictObject({
 export const releaseBody = z.strictObject({
   key: idemKey, token, error: freeText(10_000).optional(), runId: runRef.optional(), step: stepNumber.optional(), workerId: workerId.optional(),
 });
+
+/** A workflow name as the runs list filters on it. */
+export const workflowName = z.string({ error: typeError('a workflow name') })
+  .regex(/^[a-z][a-z0-9-]{0,63}$/, 'must be 1-64 lowercase letters, digits and dashes, starting with a letter')
+  .refine((name) => name !== 'external', 'must not be "external": the name of undeclared runs');
+
+export const beginBody = z.strictObject({
+  workflow: workflowName, totalSteps: stepNumber.optional(), input: z.unknown().optional(), workerId: workerId.optional(),
+});
+
+export const endBody = z.strictObject({
+  outcome: z.enum(['completed', 'failed', 'stopped'], { error: 'must be completed, failed or stopped' }),
+  error: freeText(10_000).optional(), output: z.unknown().optional(), workerId: workerId.optional(),
+});
+
+/** What a commit answer says of the run: its status, or null for a run that declared nothing. */
+const runAnswer = (status: RunStatus | null) => (status === null ? null : { status });
+
+/** A paused or cancelled run runs no further step: its client stops, and no next key is claimed for it. */
+const stops = (status: RunStatus | null) => status === 'paused' || status === 'cancelled';
+
+/**
+ * The client's run starts (or restarts): created `running`, or set `running` again; a paused or cancelled
+ * run is left as it is and its status answered, and the client does not start.
+ */
+export async function begin(store: Store, runId: string, body: z.output<typeof beginBody>) {
+  const { status, created } = await store.beginLoopRun({
+    runId, workflow: body.workflow, totalSteps: body.totalSteps ?? null, inputJson: JSON.stringify(body.input ?? null),
+    owner: body.workerId ?? null,
+  });
+  return { run: { id: runId, workflow: body.workflow, totalSteps: body.totalSteps ?? null, status, created } };
+}
+
+/** The client's run ended: its steps are done, it gave up on an error, or it stopped for a pause or cancel. */
+export async function end(store: Store, runId: string, body: z.output<typeof endBody>) {
+  const status = await store.endLoopRun({
+    runId, owner: body.workerId ?? null, outcome: body.outcome, error: body.error ?? null,
+    outputJson: body.output === undefined ? null : JSON.stringify(body.output),
+  });
+  if (status === null) throw new NotFoundError(`run ${runId} (begin it first)`);
+  return { run: { id: runId, status } };
+}
 
 export async function loadProgress(store: Store, runId: string) {
   const row = await store.loadProgress(runId);
@@ -122,9 +169,9 @@ export async function commit(store: Store, body: z.output<typeof commitBody>, op
     idemKey: body.next.key, runId: body.runId, token: nextToken, workerId: body.workerId ?? null, step: body.next.step ?? null,
     attempt: 1, leaseMs: body.next.leaseMs ?? options.leaseMs, claimTtlMs: options.claimTtlMs,
   };
-  let nextOutcome: ClaimOutcome | null;
+  let committed: Awaited<ReturnType<Store['commit']>>;
   try {
-    nextOutcome = await store.commit({
+    committed = await store.commit({
       idemKey: body.key, token: body.token, runId: body.runId, resultJson: JSON.stringify(body.result),
       step: body.step ?? null, fingerprint: body.fingerprint ?? null, workerId: body.workerId ?? null, durationMs, progress, next,
       // A client that names itself and says how long its side effect took sends the same commit again after a
@@ -142,12 +189,15 @@ export async function commit(store: Store, body: z.output<typeof commitBody>, op
     }
     throw error;
   }
-  if (!body.next) return { key: body.key, committed: true };
+  const run = runAnswer(committed.runStatus);
+  if (!body.next) return { key: body.key, committed: true, run };
+  // Paused or cancelled: the client stops after this step, so no next key was claimed for it.
+  if (stops(committed.runStatus)) return { key: body.key, committed: true, next: null, run };
   // Unknown only after a lost reply inside the store; claiming with the same token then finds it ours.
-  const outcome = nextOutcome ?? await store.claim({ ...next!, token: nextToken });
+  const outcome = committed.next ?? await store.claim({ ...next!, token: nextToken });
   const answer = await claimAnswer(store, outcome, nextToken,
     { runId: body.runId, key: body.next.key, step: body.next.step, workerId: body.workerId }, options);
-  return { key: body.key, committed: true, next: answer };
+  return { key: body.key, committed: true, next: answer, run };
 }
 
 export async function release(store: Store, body: z.output<typeof releaseBody>, options: ProtocolOptions) {

@@ -9,11 +9,12 @@
  *             progress, when given). A crash lands before it (the step runs again) or after (it is skipped).
  *             A caller that knows its next key has it claimed in this same transaction (options.next).
  */
-import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AwaitTimeoutError, IdempotencyKeyReuseError, LeaseLostError, WaybillError } from '../errors';
-import type { ClaimOutcome, ClaimRequest, CommitRequest, CommittedRow, ProgressWrite, Store } from '../store/types';
+import type { ClaimOutcome, ClaimRequest, CommitOutcome, CommitRequest, CommittedRow, ProgressWrite, RunStatus, Store } from '../store/types';
+import { holderGone, mintToken } from './holder';
 import { LeaseKeeper } from './lease';
+import { LoopRun, stops } from './loop-run';
 import { StepCall, type StepContext } from './step-call';
 
 export type { StepContext } from './step-call';
@@ -52,6 +53,17 @@ export interface CheckpointOptions {
   claimTtlMs?: number;
   /** Bounds of the jittered exponential backoff while awaiting another holder. */
   pollMs?: { min: number; max: number };
+  /**
+   * Declares the run a library loop's own: its runs row (this workflow name, the total, status `running`)
+   * is written as the loop starts — load() or the first runOnce — so the dashboard lists it by name with its
+   * progress and ETA, not as `external`. A pause or cancel then stops the loop before its next step
+   * (RunPausedError, RunCancelledError), and complete()/fail() record how it ended (runAgent calls them).
+   */
+  workflow?: string;
+  /** The run's number of steps, for its progress and ETA (runAgent gives its inputs' length). */
+  totalSteps?: number;
+  /** The run's input, shown on its page; any JSON. */
+  input?: unknown;
 }
 
 export class Checkpoint {
@@ -68,16 +80,55 @@ export class Checkpoint {
    * (performance.now() when the commit was sent) dates the lease it was taken with.
    */
   private ahead: Ahead | null = null;
+  /** The run as this loop declared it (options.workflow, or declare()); null for an undeclared run. */
+  private loop: LoopRun | null = null;
+  private status: RunStatus | null = null;
 
   constructor(readonly store: Store, readonly runId: string, options: CheckpointOptions = {}) {
     this.workerId = options.workerId ?? null;
     this.leaseMs = options.leaseMs ?? 30_000;
     this.claimTtlMs = options.claimTtlMs ?? 30_000;
     this.pollMs = options.pollMs ?? { min: 5, max: 500 };
+    if (options.workflow !== undefined || options.totalSteps !== undefined) {
+      this.declare({ workflow: options.workflow, totalSteps: options.totalSteps, input: options.input });
+    }
+  }
+
+  /**
+   * The run's status as the store last reported it (with the run's start, then with every commit); null
+   * before the first commit, or for a run with no runs row (an outside client's).
+   */
+  get runStatus(): RunStatus | null {
+    return this.status;
+  }
+
+  /**
+   * Declares the run (see CheckpointOptions.workflow) before the loop starts; what was declared already is
+   * kept, and once the loop has started its row is written and this changes nothing. runAgent calls it with
+   * its inputs' length as the total.
+   */
+  declare(run: { workflow?: string; totalSteps?: number; input?: unknown }): void {
+    this.loop = LoopRun.declare(this.loop, this.store, this.runId, this.workerId, run);
+  }
+
+  /** Whether this loop declared its run: only then do pause and cancel stop it. */
+  get declared(): boolean {
+    return this.loop !== null;
+  }
+
+  /** A declared run's steps are all done: it is completed (a cancelled run stays cancelled). */
+  async complete(output?: unknown): Promise<void> {
+    if (this.loop) this.status = await this.loop.end('completed', { output });
+  }
+
+  /** A declared run's loop gave up on an error: the run is failed, with it, until the loop starts again. */
+  async fail(error: unknown): Promise<void> {
+    if (this.loop?.started) this.status = await this.loop.end('failed', { error: describe(error) });
   }
 
   /** The resume point: the step reached and the state saved with it; step 0 and {} for a new run. */
   async load<S = Record<string, unknown>>(): Promise<{ step: number; state: S }> {
+    if (this.loop) await this.beforeStep(this.loop);
     const row = await this.store.loadProgress(this.runId);
     return row ? { step: row.step, state: JSON.parse(row.stateJson) as S } : { step: 0, state: {} as S };
   }
@@ -95,6 +146,7 @@ export class Checkpoint {
   async runOnce<T>(idemKey: string, fn: (ctx: StepContext) => T | Promise<T>, options: RunOnceOptions = {}): Promise<StepResult<T>> {
     // Before the claim taken ahead is picked up, so that a stopped loop still holds it to give back.
     options.signal?.throwIfAborted();
+    if (this.loop) await this.beforeStep(this.loop);
     let token: string;
     /** An answer already in hand (the claim taken ahead), and when it was asked for: its lease runs from then. */
     let early: { outcome: ClaimOutcome; sentAt: number } | null = null;
@@ -109,12 +161,13 @@ export class Checkpoint {
       if (ahead.outcome && !stale) early = { outcome: ahead.outcome, sentAt: ahead.sentAt };
     } else {
       if (ahead) await this.releaseAhead();
-      token = randomUUID();
+      token = mintToken();
     }
     const fingerprint = options.fingerprint ?? null;
     const started = Date.now();
     let waited = false;
     let delay = this.pollMs.min;
+    let deadHolder: string | null = null;
     for (;;) {
       options.signal?.throwIfAborted();
       const sentAt = early?.sentAt ?? performance.now();
@@ -123,6 +176,16 @@ export class Checkpoint {
       if (outcome.kind === 'committed') return this.reuse<T>(outcome.row, fingerprint, waited ? 'awaited' : 'skipped', options.step);
       if (outcome.kind === 'claimed') return this.execute(idemKey, token, outcome.attempt, sentAt, fn, options, fingerprint);
 
+      const holder = outcome.holder;
+      if (holder.workerId === this.workerId && holder.token !== null && holder.token !== deadHolder && holderGone(holder.token)) {
+        // Our own worker id, from a process on this machine that has exited (a loop restarted after a crash):
+        // no one can commit under that token any more, so the lease would only be waited out. A lease renewed
+        // to zero ends now, token-checked (a claim that changed hands meanwhile is left alone), and the claim
+        // below takes it over as any passed lease: a higher attempt and an `expired` event.
+        deadHolder = holder.token;
+        await this.store.renewClaim(idemKey, holder.token, 0);
+        continue;
+      }
       waited = true;
       if (options.awaitTimeoutMs !== undefined && Date.now() - started >= options.awaitTimeoutMs) {
         throw new AwaitTimeoutError(idemKey, Date.now() - started);
@@ -151,6 +214,16 @@ export class Checkpoint {
   }
 
   /**
+   * Checks a step done before against the fingerprint its input has now, without running anything: a key
+   * committed with another fingerprint is IdempotencyKeyReuseError (on the timeline too), as runOnce would
+   * raise it. A key not committed, or committed without a fingerprint, passes. runAgent calls it as it resumes.
+   */
+  async checkCommitted(idemKey: string, fingerprint: string, step?: number): Promise<void> {
+    const row = await this.store.getCommitted(idemKey);
+    if (row) await this.refuseReuse(row, fingerprint, step);
+  }
+
+  /**
    * Gives back a claim the last commit took ahead for a key that will not run now (the loop stopped: paused,
    * cancelled, failed). Without this it would sit until its lease passed and then look orphaned, a side
    * effect in doubt, when it never started. No `failed` event: nothing failed.
@@ -168,15 +241,18 @@ export class Checkpoint {
   }
 
   private async reuse<T>(row: CommittedRow, fingerprint: string | null, status: 'skipped' | 'awaited', step?: number): Promise<StepResult<T>> {
-    if (fingerprint !== null && row.fingerprint !== null && row.fingerprint !== fingerprint) {
-      const error = new IdempotencyKeyReuseError(row.idemKey, row.fingerprint, fingerprint);
-      // On the run's timeline too: a reused key is a bug in how keys are derived, worth an operator's eye.
-      await this.store.recordEvent({ runId: this.runId, outcome: 'key_reuse', idemKey: row.idemKey, step: step ?? null,
-        workerId: this.workerId, detail: error.message });
-      throw error;
-    }
+    await this.refuseReuse(row, fingerprint, step);
     this.pending[status]++;
     return { result: JSON.parse(row.resultJson) as T, status };
+  }
+
+  private async refuseReuse(row: CommittedRow, fingerprint: string | null, step?: number): Promise<void> {
+    if (fingerprint === null || row.fingerprint === null || row.fingerprint === fingerprint) return;
+    const error = new IdempotencyKeyReuseError(row.idemKey, row.fingerprint, fingerprint);
+    // On the run's timeline too: a reused key is a bug in how keys are derived, worth an operator's eye.
+    await this.store.recordEvent({ runId: this.runId, outcome: 'key_reuse', idemKey: row.idemKey, step: step ?? null,
+      workerId: this.workerId, detail: error.message });
+    throw error;
   }
 
   private async execute<T>(
@@ -204,8 +280,8 @@ export class Checkpoint {
     const durationMs = committing - started;
     const progress = options.progress ? this.progressWrite(options.progress.step, options.progress.state, 1) : undefined;
     const next = options.next;
-    const nextToken = next ? randomUUID() : '';
-    let nextOutcome: ClaimOutcome | null;
+    const nextToken = next ? mintToken() : '';
+    let nextOutcome: CommitOutcome;
     try {
       // The keeper renews until the commit is settled, so a commit retried while the store refuses writes but
       // still renews (a lock held long, a flapping connection) keeps its claim.
@@ -217,10 +293,12 @@ export class Checkpoint {
     } finally {
       keeper.stop();
     }
-    if (next) {
+    this.status = nextOutcome.runStatus;
+    // A paused or cancelled run had no next key claimed (CommitOutcome.next): there is nothing to give back.
+    if (next && !stops(nextOutcome.runStatus)) {
       // Two runOnce calls in flight on one checkpoint: the other's claim ahead is given back, not forgotten.
       const previous = this.ahead;
-      this.ahead = { idemKey: next.idemKey, token: nextToken, step: next.step ?? null, outcome: nextOutcome, sentAt: committing };
+      this.ahead = { idemKey: next.idemKey, token: nextToken, step: next.step ?? null, outcome: nextOutcome.next, sentAt: committing };
       // Best effort: this step is committed whatever happens to that claim, which otherwise waits out its lease.
       if (previous) await this.release(previous).catch(() => undefined);
     }
@@ -244,7 +322,7 @@ export class Checkpoint {
    * COMMIT_PATIENCE leases the error goes up and the step is retried like any failed step: at least once, with
    * the same idempotency key for the side effect to deduplicate on, as a lease-based system must.
    */
-  private async commitSettled(request: CommitRequest): Promise<ClaimOutcome | null> {
+  private async commitSettled(request: CommitRequest): Promise<CommitOutcome> {
     const deadline = performance.now() + Math.max(COMMIT_PATIENCE * this.leaseMs, 60_000);
     const maxDelay = Math.min(5_000, this.leaseMs / 6);
     let delay = Math.min(50, maxDelay);
@@ -257,6 +335,16 @@ export class Checkpoint {
       await sleep(delay * (0.5 + Math.random() / 2));
       delay = Math.min(delay * 2, maxDelay);
     }
+  }
+
+  /**
+   * Before each step of a declared run (and as it loads): a pause or cancel seen at its start or by the last
+   * commit stops the loop here, the step before committed and this one not started. Its claim taken ahead
+   * (none, after such a commit) goes back.
+   */
+  private async beforeStep(loop: LoopRun): Promise<void> {
+    this.status = await loop.begin() ?? this.status;
+    await loop.stopIf(this.status, () => this.releaseAhead());
   }
 
   private claimRequest(idemKey: string, token: string, step: number | null, attempt: number): ClaimRequest {

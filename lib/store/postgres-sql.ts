@@ -67,6 +67,10 @@ SELECT 1`;
  * The next key's claim runs only once the insert has happened (the constant gate keeps the function from
  * being called otherwise), inside this statement's transaction: one flush to disk covers both. The function
  * reads `committed` for that key with fresh snapshots of its own, as a claim on its own does.
+ *
+ * The run's status comes back with it (null without a runs row), read from the statement's snapshot: a
+ * pause committed before this statement began is seen by this commit, one after it by the next. A paused or
+ * cancelled run has no next step claimed: the loop stops after this one.
  */
 export const COMMIT_SQL = `WITH t AS (SELECT ${now('$15')} AS now),
 del AS (DELETE FROM claims WHERE idem_key = $1 AND token = $2 RETURNING 1),
@@ -79,8 +83,10 @@ SELECT d.n AS deleted, (SELECT count(*) FROM ins)::int AS inserted,
   d.n = 0 AND EXISTS (SELECT 1 FROM claims WHERE idem_key = $1 AND token = $2) AS "heldByUs",
   (SELECT row_to_json(c) FROM waybill_claim($17::text, $18::text, $19::text, $20::text, $21::int, $22::int,
       $23::float8, $24::float8, $15::float8) c
-    WHERE $17::text IS NOT NULL AND EXISTS (SELECT 1 FROM ins)) AS next
-FROM (SELECT count(*)::int AS n FROM del) d`;
+    WHERE $17::text IS NOT NULL AND EXISTS (SELECT 1 FROM ins) AND r.status IS DISTINCT FROM 'paused'
+      AND r.status IS DISTINCT FROM 'cancelled') AS next,
+  r.status AS "runStatus"
+FROM (SELECT count(*)::int AS n FROM del) d LEFT JOIN runs r ON r.id = $3::text`;
 
 /**
  * After a commit whose first attempt died with its connection: did that attempt land? The claim is gone

@@ -19,12 +19,13 @@ import { findMigrationsDir, readMigrations } from './migrations';
 import { migratePostgres } from './postgres-migrate';
 import { isConnectionLoss, withRetry } from './postgres-retry';
 import { PostgresPrune } from './postgres-prune';
+import { beginLoopRun, endLoopRun } from './postgres-loop-runs';
 import { seedPostgres } from './postgres-seed';
 import type { SeedOptions, SeedReport, SeedStore } from './seed';
 import * as sql from './postgres-sql';
 import type {
-  ClaimOutcome, ClaimRequest, ClaimRow, CommitRequest, CommittedRow, ProgressRow, ProgressWrite,
-  AuditStore, InsightStore, ReleaseRequest, ResolveRequest, RetentionStore, RunStore, StepEvent, Store,
+  ClaimOutcome, ClaimRequest, ClaimRow, CommitOutcome, CommitRequest, CommittedRow, LoopRunEnd, LoopRunStart, ProgressRow,
+  ProgressWrite, RunStatus, AuditStore, InsightStore, ReleaseRequest, ResolveRequest, RetentionStore, RunStore, StepEvent, Store,
 } from './types';
 
 export interface PostgresStoreOptions {
@@ -138,7 +139,7 @@ export class PostgresStore extends PostgresPrune implements Store, RunStore, Ins
    * writes a second result (the delete is token-fenced, the insert does nothing on conflict), so a retry
    * can at worst fail to recognise its own success, never double-commit.
    */
-  async commit(r: CommitRequest): Promise<ClaimOutcome | null> {
+  async commit(r: CommitRequest): Promise<CommitOutcome> {
     const p = r.progress;
     const n = r.next;
     const values = [r.idemKey, r.token, r.runId, r.resultJson, r.step, r.fingerprint, r.workerId, r.durationMs,
@@ -146,19 +147,19 @@ export class PostgresStore extends PostgresPrune implements Store, RunStore, Ins
     const next = n ? [n.idemKey, n.runId, n.token, n.workerId, n.step, n.attempt, n.leaseMs / 1000, n.claimTtlMs / 1000]
       : [null, null, null, null, null, null, null, null];
     let outcomeUnknown = r.mayHaveLanded ?? false;
-    const settled = await withRetry('commit', async (): Promise<{ next: ClaimOutcome | null } | { lost: string | undefined }> => {
-      const row = (await this.pool.query<{ deleted: number; inserted: number; heldByUs: boolean; next: ClaimResult | null }>(
+    const settled = await withRetry('commit', async (): Promise<CommitOutcome | { lost: string | undefined }> => {
+      const row = (await this.pool.query<{ deleted: number; inserted: number; heldByUs: boolean; next: ClaimResult | null; runStatus: RunStatus | null }>(
         { name: 'waybill_commit', text: sql.COMMIT_SQL, values: [...values, this.skew(), p?.saveMs ?? null, ...next] })).rows[0]!;
-      if (row.inserted === 1) return { next: row.next ? claimOutcome(row.next) : null };
+      if (row.inserted === 1) return { next: row.next ? claimOutcome(row.next) : null, runStatus: row.runStatus };
       if (outcomeUnknown) {
         const landed = await this.pool.query({ name: 'waybill_landed', text: sql.LANDED_SQL,
           values: [r.idemKey, r.runId, r.resultJson, r.step, r.fingerprint, r.workerId, r.durationMs] });
         // Landed with it, or not, the next claim is unknown: the caller claims again with the same token.
-        if (landed.rowCount === 1) return { next: null };
+        if (landed.rowCount === 1) return { next: null, runStatus: row.runStatus };
       }
       return { lost: row.deleted === 1 || row.heldByUs ? 'the key was committed by someone else meanwhile' : undefined };
     }, { onTransient: (error) => { outcomeUnknown ||= isConnectionLoss(error); } });
-    if ('next' in settled) return settled.next ?? null;
+    if ('runStatus' in settled) return settled;
     const error = new LeaseLostError(r.idemKey, settled.lost);
     await this.event({ runId: r.runId, idemKey: r.idemKey, step: r.step, outcome: 'lease_lost', workerId: r.workerId,
       durationMs: r.durationMs, detail: error.message });
@@ -230,6 +231,14 @@ export class PostgresStore extends PostgresPrune implements Store, RunStore, Ins
   async listEvents(runId: string, options: { limit?: number; afterId?: number } = {}): Promise<StepEvent[]> {
     return (await this.query<StepEvent>(undefined, sql.LIST_EVENTS_SQL,
       [runId, options.afterId ?? 0, options.limit ?? 1000])).rows;
+  }
+
+  async beginLoopRun(r: LoopRunStart): Promise<{ status: RunStatus; created: boolean }> {
+    return beginLoopRun((fn) => this.inTransaction(fn), r, this.skew());
+  }
+
+  async endLoopRun(r: LoopRunEnd): Promise<RunStatus | null> {
+    return endLoopRun(this.pool, r, this.skew());
   }
 
   async seedDemo(options: SeedOptions, onProgress?: (done: number, total: number) => void): Promise<SeedReport> {

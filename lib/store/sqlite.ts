@@ -17,10 +17,11 @@ import { SqlitePrune } from './sqlite-prune';
 import { findMigrationsDir, readMigrations } from './migrations';
 import { migrateSqlite } from './sqlite-migrate';
 import { seedSqlite } from './sqlite-seed';
+import { beginLoopRunIn, endLoopRunIn } from './sqlite-loop-runs';
 import type { SeedOptions, SeedReport, SeedStore } from './seed';
 import type {
-  ClaimOutcome, ClaimRequest, ClaimRow, CommitRequest, CommittedRow, ProgressRow, ProgressWrite,
-  AuditStore, InsightStore, ReleaseRequest, ResolveRequest, RetentionStore, RunStore, StepEvent, Store,
+  ClaimOutcome, ClaimRequest, ClaimRow, CommitOutcome, CommitRequest, CommittedRow, LoopRunEnd, LoopRunStart, ProgressRow,
+  ProgressWrite, RunStatus, AuditStore, InsightStore, ReleaseRequest, ResolveRequest, RetentionStore, RunStore, StepEvent, Store,
 } from './types';
 
 export interface SqliteStoreOptions {
@@ -91,6 +92,7 @@ export class SqliteStore extends SqlitePrune implements Store, RunStore, Insight
         fingerprint, worker_id, duration_ms, source)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT (idem_key) DO NOTHING`),
+      runStatus: db.prepare<[string], { status: RunStatus }>('SELECT status FROM runs WHERE id = ?'),
     };
   }
 
@@ -113,12 +115,12 @@ export class SqliteStore extends SqlitePrune implements Store, RunStore, Insight
     return guard(() => this.s.renew.run({ idemKey, token, now, leaseExpiresAt: now + leaseMs / 1000 }).changes === 1);
   }
 
-  async commit(r: CommitRequest): Promise<ClaimOutcome | null> {
+  async commit(r: CommitRequest): Promise<CommitOutcome> {
     const now = this.now();
     try {
       return this.tx(() => {
         if (this.s.deleteOwnClaim.run(r.idemKey, r.token).changes === 0) {
-          if (r.mayHaveLanded && this.landed(r)) return null;
+          if (r.mayHaveLanded && this.landed(r)) return { next: null, runStatus: this.runStatusOf(r.runId) };
           throw new LeaseLostError(r.idemKey);
         }
         const inserted = this.s.insertCommitted.run(r.idemKey, r.runId, r.resultJson, now, r.step, r.fingerprint,
@@ -127,7 +129,10 @@ export class SqliteStore extends SqlitePrune implements Store, RunStore, Insight
           throw new LeaseLostError(r.idemKey, 'the key was committed by someone else meanwhile');
         }
         if (r.progress) this.writeProgress(r.progress, now);
-        return r.next ? this.claimIn(r.next, now) : null;
+        const runStatus = this.runStatusOf(r.runId);
+        // A paused or cancelled run runs no step after this one: its next key is not claimed ahead.
+        const stopped = runStatus === 'paused' || runStatus === 'cancelled';
+        return { next: r.next && !stopped ? this.claimIn(r.next, now) : null, runStatus };
       });
     } catch (error) {
       if (error instanceof LeaseLostError) {
@@ -230,6 +235,16 @@ export class SqliteStore extends SqlitePrune implements Store, RunStore, Insight
       .all(runId, options.afterId ?? 0, options.limit ?? 1000));
   }
 
+  async beginLoopRun(r: LoopRunStart): Promise<{ status: RunStatus; created: boolean }> {
+    const now = this.now();
+    return this.tx(() => beginLoopRunIn((sql) => this.prepared(sql), r, now));
+  }
+
+  async endLoopRun(r: LoopRunEnd): Promise<RunStatus | null> {
+    const now = this.now();
+    return this.tx(() => endLoopRunIn((sql) => this.prepared(sql), r, now));
+  }
+
   async seedDemo(options: SeedOptions, onProgress?: (done: number, total: number) => void): Promise<SeedReport> {
     return seedSqlite(this.db, options, this.now(), onProgress);
   }
@@ -261,6 +276,10 @@ export class SqliteStore extends SqlitePrune implements Store, RunStore, Insight
     this.event({ runId: held.runId, idemKey: r.idemKey, step: held.step, outcome: 'expired', workerId: r.workerId,
       detail: `lease of ${held.workerId ?? 'an outside client'} passed; taken over` }, now);
     return { kind: 'claimed', attempt, leaseExpiresAt, tookOverFrom: holder };
+  }
+
+  private runStatusOf(runId: string): RunStatus | null {
+    return this.s.runStatus.get(runId)?.status ?? null;
   }
 
   private writeProgress(w: ProgressWrite, now: number): void {

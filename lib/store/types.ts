@@ -110,6 +110,41 @@ export interface CommitRequest {
   mayHaveLanded?: boolean;
 }
 
+/** What a commit answers, decided in its own transaction. */
+export interface CommitOutcome {
+  /**
+   * The `next` key's claim, as claim() would decide it. Null without `next`; when a lost reply left it unknown
+   * (the caller claims again with the same token); or when the run is paused or cancelled: no step after this
+   * one will run, so none is claimed ahead.
+   */
+  next: ClaimOutcome | null;
+  /**
+   * The run's status in its runs row, null when it has none (an outside client's run). Read in the commit's
+   * transaction, so a loop learns of a pause or a cancel with the commit it makes anyway, at no round trip.
+   */
+  runStatus: RunStatus | null;
+}
+
+/** A library loop (a Checkpoint given a workflow) declares its run as it starts. */
+export interface LoopRunStart {
+  runId: string;
+  workflow: string;
+  totalSteps: number | null;
+  /** The run's input as JSON, shown on its page; 'null' when the loop gives none. */
+  inputJson: string;
+  /** The loop's worker id, shown as the run's owner. */
+  owner: string | null;
+}
+
+/** How a library loop's run ends: its steps are done, it failed, or it stopped for a pause or a cancel. */
+export interface LoopRunEnd {
+  runId: string;
+  owner: string | null;
+  outcome: 'completed' | 'failed' | 'stopped';
+  error?: string | null;
+  outputJson?: string | null;
+}
+
 export interface ReleaseRequest {
   idemKey: string;
   token: string;
@@ -163,11 +198,11 @@ export interface Store {
    * key was committed meanwhile (an operator resolved it): the transaction rolls back, and only a
    * `lease_lost` event is recorded, after it, so the timeline shows the refused commit.
    *
-   * With `next`, returns that key's claim outcome, decided in the commit's transaction exactly as claim()
+   * With `next`, answers that key's claim outcome, decided in the commit's transaction exactly as claim()
    * would. Null without `next`, or when a lost connection left it unknown whether the claim was made: the
-   * caller then claims with the same token, which the store recognises as its own.
+   * caller then claims with the same token, which the store recognises as its own. With it, the run's status.
    */
-  commit(request: CommitRequest): Promise<ClaimOutcome | null>;
+  commit(request: CommitRequest): Promise<CommitOutcome>;
 
   /** The side effect failed (or a claim taken ahead went unused): delete our claim, token-checked, and record a `failed` event when there is an error. */
   releaseClaim(request: ReleaseRequest): Promise<void>;
@@ -214,6 +249,21 @@ export interface Store {
 
   /** Append-only history of a run, oldest first. */
   listEvents(runId: string, options?: { limit?: number; afterId?: number }): Promise<StepEvent[]>;
+
+  /**
+   * A library loop's run starts (or restarts), in one transaction: created `running` when it has no row;
+   * set `running` again (attempts + 1) when queued, running, failed or completed; left alone when paused or
+   * cancelled, whose status is answered so the loop does not start. ConflictError when the row is another
+   * workflow's, or a worker holds it under a live run lease. The loop's only write before its steps.
+   */
+  beginLoopRun(request: LoopRunStart): Promise<{ status: RunStatus; created: boolean }>;
+
+  /**
+   * A library loop's run ends: `completed` (also when paused during its last step: its work is done) or
+   * `failed` where it is still this owner's; `stopped` (it saw a pause or cancel) gives up ownership only.
+   * Returns the status the run is left in, null when it has no row.
+   */
+  endLoopRun(request: LoopRunEnd): Promise<RunStatus | null>;
 
   /** Releases connections; the store is unusable afterwards. */
   close(): Promise<void>;

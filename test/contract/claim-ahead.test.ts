@@ -43,13 +43,13 @@ describe.each(list)('claim ahead on $name', (backend) => {
     const first = claimRequest('k0');
     await store.claim(first);
     const next = claimRequest('k1', { step: 1 });
-    const outcome = await store.commit(commitRequest(first, { next: next }));
+    const { next: outcome } = await store.commit(commitRequest(first, { next: next }));
     expect(outcome).toMatchObject({ kind: 'claimed', attempt: 1, tookOverFrom: null });
     const claims = await store.listClaims({ claimTtlMs: LEASE_MS });
     expect(claims.map((c) => [c.idemKey, c.token, c.step])).toEqual([['k1', next.token, 1]]);
     // The claim is ours: claiming again with the same token carries on with it, and it commits.
     expect(await store.claim(next)).toMatchObject({ kind: 'claimed', attempt: 1 });
-    expect(await store.commit(commitRequest(next))).toBeNull();
+    expect((await store.commit(commitRequest(next))).next).toBeNull();
     expect(await store.countCommitted('run')).toBe(2);
     expect(await store.listClaims({ claimTtlMs: LEASE_MS })).toEqual([]);
   });
@@ -63,11 +63,11 @@ describe.each(list)('claim ahead on $name', (backend) => {
 
     const a = claimRequest('a');
     await store.claim(a);
-    const skipped = await store.commit(commitRequest(a, { next: claimRequest('done') }));
+    const { next: skipped } = await store.commit(commitRequest(a, { next: claimRequest('done') }));
     expect(skipped).toMatchObject({ kind: 'committed', row: { idemKey: 'done', resultJson: '"ok"' } });
     const b = claimRequest('b');
     await store.claim(b);
-    const held = await store.commit(commitRequest(b, { next: claimRequest('held') }));
+    const { next: held } = await store.commit(commitRequest(b, { next: claimRequest('held') }));
     expect(held).toMatchObject({ kind: 'held', holder: { idemKey: 'held', token: other.token, workerId: 'w2' } });
     expect((await store.listClaims({ claimTtlMs: LEASE_MS })).map((c) => [c.idemKey, c.token])).toEqual([['held', other.token]]);
   });

@@ -41,9 +41,9 @@ describe.each(list)('retried commits and stale claims ahead on $name', (backend)
   it('a commit retried with mayHaveLanded recognises its own landed row; anything else is still a lost lease', async () => {
     const c = claimRequest('k0');
     await store.claim(c);
-    expect(await store.commit(commitResult(c))).toBeNull();
+    expect((await store.commit(commitResult(c))).next).toBeNull();
     // The same commit again, as after an attempt whose answer never came: it landed, so it succeeded.
-    expect(await store.commit(commitResult(c, { mayHaveLanded: true }))).toBeNull();
+    expect((await store.commit(commitResult(c, { mayHaveLanded: true }))).next).toBeNull();
     expect(await events()).toEqual([]);
     // Without the flag, or with another result or duration, the row is not this call's: refused, as ever.
     await expect(store.commit(commitResult(c))).rejects.toBeInstanceOf(LeaseLostError);
@@ -68,7 +68,7 @@ describe.each(list)('retried commits and stale claims ahead on $name', (backend)
     // A comes back to k1: its claim ahead is stale, so it asks again, finds B holding it, and waits.
     await expect(a.runOnce('k1', () => ++executed, { step: 1, awaitTimeoutMs: 50 })).rejects.toBeInstanceOf(AwaitTimeoutError);
     expect(executed).toBe(0);
-    expect(await store.commit(commitResult(b, { resultJson: '"from b"' }))).toBeNull();
+    expect((await store.commit(commitResult(b, { resultJson: '"from b"' }))).next).toBeNull();
     expect(await a.runOnce('k1', () => ++executed, { step: 1 })).toEqual({ result: 'from b', status: 'skipped' });
     expect(executed).toBe(0);
     expect(await events()).toEqual(['expired']);

@@ -106,7 +106,7 @@ describe.each(list)('HTTP checkpoint protocol on $name', (backend) => {
       const answer = await commit(store, { runId: 'r', key: `r:${step}`, token, result: step, step,
         progress: { step: step + 1, state: { processed: step + 1 } }, next: last ? undefined : { key: `r:${step + 1}`, step: step + 1 } }, OPTIONS);
       if (last) {
-        expect(answer).toEqual({ key: 'r:2', committed: true });
+        expect(answer).toEqual({ key: 'r:2', committed: true, run: null });
       } else {
         expect(answer.next).toMatchObject({ outcome: 'claimed', key: `r:${step + 1}`, attempt: 1, tookOver: false });
         expect((await store.listClaims({ claimTtlMs: OPTIONS.claimTtlMs })).map((c) => c.idemKey)).toEqual([`r:${step + 1}`]);

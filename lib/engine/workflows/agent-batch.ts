@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { runAgent, type AgentReport } from '../../checkpoint/agent';
+import { contentKey } from '../../checkpoint/keys';
 import { defineWorkflow, type WorkflowDefinition } from '../workflow';
 import { simulatedModel, type ModelClient, type ModelOutput } from './model';
 
@@ -85,7 +86,9 @@ export function agentBatchWorkflow(options: { model?: ModelClient; maxAttempts?:
       // Steps are positions, so a count of a million costs an array of small integers, not of strings.
       const steps = Array.from({ length: stepsOf(input) }, (_, n) => n);
       const report = await runAgent(steps, ctx, (n, step): Promise<ModelOutput> =>
-        model.complete(promptOf(input, n), { idempotencyKey: step.idempotencyKey, signal: step.signal }));
+        model.complete(promptOf(input, n), { idempotencyKey: step.idempotencyKey, signal: step.signal }),
+      // The item is a position; what the step sends is its prompt: a run id reused with other prompts is key reuse.
+      { fingerprint: (n) => contentKey(promptOf(input, n)) });
       return { ...report, model: model.name };
     },
   });

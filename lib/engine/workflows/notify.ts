@@ -8,6 +8,7 @@ import { isAbsolute } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { runAgent, type AgentReport } from '../../checkpoint/agent';
+import { contentKey } from '../../checkpoint/keys';
 import { defineWorkflow, type WorkflowDefinition } from '../workflow';
 import { outboxAt, type Delivery } from './outbox';
 
@@ -48,7 +49,7 @@ export function notifyWorkflow(): WorkflowDefinition<NotifyInput> {
         // The slow part of a send happens before the lock: the lock only covers check-and-append.
         if (input.latencyMs > 0) await sleep(input.latencyMs, undefined, { signal: step.signal });
         return outbox.deliver({ key: step.idempotencyKey, step: n, worker }, { signal: step.signal });
-      });
+      }, { fingerprint: (n) => contentKey({ outbox: input.outbox, step: n }) });
     },
   });
 }

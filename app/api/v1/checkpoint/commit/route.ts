@@ -1,6 +1,7 @@
 /**
- * POST /api/v1/checkpoint/commit — { runId, key, token, result, step?, fingerprint?, progress? }: result and
+ * POST /api/v1/checkpoint/commit — { runId, key, token, result, step?, fingerprint?, progress?, next? }: result and
  * committed mark (and progress) in one transaction; 409 LEASE_LOST when the token is not the claim's, 422 on key reuse.
+ * The answer's `run` is the run's status from that transaction (null when undeclared): paused or cancelled, stop.
  * A protocol call, not an operator action: it needs the operator token (it writes) but is not audited.
  */
 import { authorizeRequest } from '@/lib/auth/server';

@@ -1,0 +1,22 @@
+/**
+ * POST /api/v1/checkpoint/{runId}/begin — { workflow, totalSteps?, input?, workerId? } → { run: { id, workflow, status, totalSteps, created } }
+ * Declares the client's run, so it is listed by name with its total and can be paused and cancelled. Status
+ * `running`: go on; `paused` or `cancelled`: do not start (a paused run starts again once resumed).
+ * A protocol call, not an operator action: it needs the operator token (it writes) but is not audited.
+ */
+import { authorizeRequest } from '@/lib/auth/server';
+import { body, handle, json, param, refused } from '@/lib/api';
+import { runRef } from '@/lib/api/ids';
+import { begin, beginBody } from '@/lib/api/protocol';
+import { config } from '@/lib/config';
+import { getStore } from '@/lib/data/store';
+
+export async function POST(request: Request, context: { params: Promise<{ runId: string }> }) {
+  return handle(async () => {
+    const { refusal } = await authorizeRequest(request, 'operator', { mutation: true });
+    if (refusal) return refused(refusal);
+    const runId = param((await context.params).runId, 'runId', runRef);
+    const given = await body(request, beginBody, config().WAYBILL_MAX_BODY_BYTES);
+    return json(await begin(await getStore(), runId, given));
+  });
+}

@@ -1,0 +1,21 @@
+/**
+ * POST /api/v1/checkpoint/{runId}/end — { outcome: "completed" | "failed" | "stopped", error?, output?, workerId? } → { run: { id, status } }
+ * How a declared client's run ended: its steps are done, it gave up, or it stopped for a pause or a cancel.
+ * A protocol call, not an operator action: it needs the operator token (it writes) but is not audited.
+ */
+import { authorizeRequest } from '@/lib/auth/server';
+import { body, handle, json, param, refused } from '@/lib/api';
+import { runRef } from '@/lib/api/ids';
+import { end, endBody } from '@/lib/api/protocol';
+import { config } from '@/lib/config';
+import { getStore } from '@/lib/data/store';
+
+export async function POST(request: Request, context: { params: Promise<{ runId: string }> }) {
+  return handle(async () => {
+    const { refusal } = await authorizeRequest(request, 'operator', { mutation: true });
+    if (refusal) return refused(refusal);
+    const runId = param((await context.params).runId, 'runId', runRef);
+    const given = await body(request, endBody, config().WAYBILL_MAX_BODY_BYTES);
+    return json(await end(await getStore(), runId, given));
+  });
+}

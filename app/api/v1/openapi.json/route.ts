@@ -1,0 +1,16 @@
+/**
+ * GET /api/v1/openapi.json — the OpenAPI 3.1 document of the whole HTTP API, generated from the zod schemas
+ * the routes validate with (lib/api/openapi.ts), so a client in any language can be generated from it.
+ * A read like any other: the viewer token, so the API's surface is not mapped by someone without one.
+ */
+import { authorizeRequest } from '@/lib/auth/server';
+import { handle, json, refused } from '@/lib/api';
+import { openApiDocument } from '@/lib/api/openapi';
+
+export async function GET(request: Request) {
+  return handle(async () => {
+    const { refusal } = await authorizeRequest(request, 'viewer', { mutation: false });
+    if (refusal) return refused(refusal);
+    return json(openApiDocument());
+  });
+}

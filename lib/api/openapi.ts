@@ -1,0 +1,159 @@
+/**
+ * The OpenAPI 3.1 document of the whole HTTP API, generated from the zod schemas the routes validate with
+ * (bodies, queries, path parameters) and the ones their answers are made to (responses.ts): nothing here is
+ * a hand-written schema. One table of routes says which schema goes where; test/api/openapi.test.ts walks
+ * app/api and fails when a route file and this table disagree, and holds real answers to the document.
+ */
+import { z } from 'zod';
+import { claimsPageSchema, expiredSchema, resolvedSchema, sweptSchema, beginAnswerSchema, claimAnswerSchema, commitAnswerSchema,
+  committedPageSchema, endAnswerSchema, errorSchema, healthSchema, progressSchema, releaseAnswerSchema, renewAnswerSchema,
+  runAnswerSchema, runDetailSchema, runsPageSchema, savedSchema } from './responses';
+import { expireBody, listClaimsQuery, resolveBody, sweepBody } from './claims';
+import { runRef } from './ids';
+import { beginBody, claimBody, commitBody, endBody, progressBody, releaseBody, renewBody } from './protocol';
+import { actionParam, committedQuery, listRunsQuery, startBody } from './runs';
+
+type Access = 'none' | 'viewer' | 'operator';
+
+export interface Route {
+  method: 'get' | 'post' | 'put';
+  /** OpenAPI path template: `{id}` where the route folder is `[id]`. */
+  path: string;
+  summary: string;
+  access: Access;
+  params?: Record<string, z.ZodType>;
+  query?: z.ZodType;
+  body?: z.ZodType;
+  /** The success status and its JSON schema; `text` for a non-JSON answer. */
+  ok: { status: number; schema: z.ZodType | 'text' | 'document' };
+  /** The refusals the route can answer besides auth's, 503 and 500. */
+  refusals?: number[];
+}
+
+/** The body an operator action accepts: none, or an empty object (app/api/v1/runs/[id]/[action]). */
+const actionBody = z.strictObject({}).optional();
+
+const runId = { runId: runRef };
+
+export const ROUTES: Route[] = [
+  { method: 'get', path: '/api/health', summary: 'Whether this server and its store answer: for load balancers (no auth).', access: 'none',
+    ok: { status: 200, schema: healthSchema } },
+  { method: 'get', path: '/api/metrics', summary: 'Prometheus metrics, read from the store at scrape time.', access: 'viewer',
+    ok: { status: 200, schema: 'text' } },
+  { method: 'get', path: '/api/v1/openapi.json', summary: 'This document.', access: 'viewer', ok: { status: 200, schema: 'document' } },
+  { method: 'get', path: '/api/v1/runs', summary: 'Runs newest first, outside clients\' included.', access: 'viewer',
+    query: listRunsQuery, ok: { status: 200, schema: runsPageSchema }, refusals: [400] },
+  { method: 'post', path: '/api/v1/runs', summary: 'Start a run of a workflow a worker serves.', access: 'operator',
+    body: startBody, ok: { status: 201, schema: runAnswerSchema }, refusals: [400, 409, 413, 415] },
+  { method: 'get', path: '/api/v1/runs/{id}', summary: 'A run, its progress, counts, live claims and the actions it allows.', access: 'viewer',
+    params: { id: runRef }, ok: { status: 200, schema: runDetailSchema }, refusals: [400, 404] },
+  { method: 'post', path: '/api/v1/runs/{id}/{action}', summary: 'An operator\'s action on one run: pause, resume, cancel or retry.', access: 'operator',
+    params: { id: runRef, action: actionParam }, body: actionBody, ok: { status: 200, schema: runAnswerSchema }, refusals: [400, 404, 409, 413] },
+  { method: 'get', path: '/api/v1/runs/{id}/committed', summary: 'A run\'s committed results in step order.', access: 'viewer',
+    params: { id: runRef }, query: committedQuery, ok: { status: 200, schema: committedPageSchema }, refusals: [400, 404] },
+  { method: 'get', path: '/api/v1/claims', summary: 'Claims in flight, oldest first; orphaned ones marked.', access: 'viewer',
+    query: listClaimsQuery, ok: { status: 200, schema: claimsPageSchema }, refusals: [400] },
+  { method: 'post', path: '/api/v1/claims/expire', summary: 'Give up on a claim: its step runs again.', access: 'operator',
+    body: expireBody, ok: { status: 200, schema: expiredSchema }, refusals: [400, 404, 409, 413] },
+  { method: 'post', path: '/api/v1/claims/resolve', summary: 'Commit a result by hand for a claim whose side effect is in doubt.', access: 'operator',
+    body: resolveBody, ok: { status: 200, schema: resolvedSchema }, refusals: [400, 404, 409, 413] },
+  { method: 'post', path: '/api/v1/claims/sweep', summary: 'Expire every orphaned claim (of one run, when given).', access: 'operator',
+    body: sweepBody, ok: { status: 200, schema: sweptSchema }, refusals: [400, 413] },
+  { method: 'get', path: '/api/v1/checkpoint/{runId}/progress', summary: 'The run\'s map; 404: start at step 0.', access: 'viewer',
+    params: runId, ok: { status: 200, schema: progressSchema }, refusals: [400, 404] },
+  { method: 'put', path: '/api/v1/checkpoint/{runId}/progress', summary: 'Save the run\'s map (and skip/await counts).', access: 'operator',
+    params: runId, body: progressBody, ok: { status: 200, schema: savedSchema }, refusals: [400, 413] },
+  { method: 'post', path: '/api/v1/checkpoint/{runId}/begin', summary: 'Declare the client\'s run (workflow, total): listed by name, pausable.', access: 'operator',
+    params: runId, body: beginBody, ok: { status: 200, schema: beginAnswerSchema }, refusals: [400, 409, 413] },
+  { method: 'post', path: '/api/v1/checkpoint/{runId}/end', summary: 'A declared run ended: completed, failed or stopped.', access: 'operator',
+    params: runId, body: endBody, ok: { status: 200, schema: endAnswerSchema }, refusals: [400, 404, 413] },
+  { method: 'post', path: '/api/v1/checkpoint/claim', summary: 'Phase 1: claim a key, or learn it is committed or held.', access: 'operator',
+    body: claimBody, ok: { status: 200, schema: claimAnswerSchema }, refusals: [400, 413, 422] },
+  { method: 'post', path: '/api/v1/checkpoint/renew', summary: 'Extend a claim\'s lease while its side effect runs.', access: 'operator',
+    body: renewBody, ok: { status: 200, schema: renewAnswerSchema }, refusals: [400, 409, 413] },
+  { method: 'post', path: '/api/v1/checkpoint/commit', summary: 'Phase 3: the result, committed mark and progress in one transaction.', access: 'operator',
+    body: commitBody, ok: { status: 200, schema: commitAnswerSchema }, refusals: [400, 409, 413, 422] },
+  { method: 'post', path: '/api/v1/checkpoint/release', summary: 'The side effect failed: give the key back.', access: 'operator',
+    body: releaseBody, ok: { status: 200, schema: releaseAnswerSchema }, refusals: [400, 409, 413] },
+];
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'INVALID_INPUT or INVALID_JSON: `fields` names each wrong field', 401: 'UNAUTHENTICATED: no token, or not one of ours',
+  403: 'FORBIDDEN: the role may not do this, or a cross-site write', 404: 'NOT_FOUND', 409: 'CONFLICT, INVALID_TRANSITION or LEASE_LOST',
+  413: 'PAYLOAD_TOO_LARGE', 415: 'UNSUPPORTED_MEDIA_TYPE', 422: 'IDEMPOTENCY_KEY_REUSE',
+  500: 'INTERNAL: a bug; the server log has the rest', 503: 'STORE_UNAVAILABLE: retry after Retry-After seconds',
+};
+
+/** A zod schema as the JSON Schema of one place in the document (no $schema of its own). */
+function schemaOf(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
+  const { $schema: _, ...rest } = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as Record<string, unknown>;
+  return rest;
+}
+
+function parameters(route: Route): unknown[] {
+  const out: unknown[] = [];
+  for (const [name, schema] of Object.entries(route.params ?? {})) {
+    out.push({ name, in: 'path', required: true, schema: schemaOf(schema, 'input') });
+  }
+  if (route.query) {
+    const query = schemaOf(route.query, 'input') as { properties?: Record<string, unknown>; required?: string[] };
+    for (const [name, schema] of Object.entries(query.properties ?? {})) {
+      out.push({ name, in: 'query', required: query.required?.includes(name) ?? false, schema });
+    }
+  }
+  return out;
+}
+
+function operation(route: Route): Record<string, unknown> {
+  const json = (schema: unknown) => ({ 'application/json': { schema } });
+  const error = { $ref: '#/components/schemas/Error' };
+  const ok = route.ok.schema === 'text' ? { 'text/plain': { schema: { type: 'string' } } }
+    : route.ok.schema === 'document' ? json({ type: 'object', description: 'an OpenAPI 3.1 document' })
+    : json(schemaOf(route.ok.schema, 'output'));
+  const responses: Record<string, unknown> = { [route.ok.status]: { description: 'success', content: ok } };
+  const refusals = [...(route.refusals ?? []), ...(route.access === 'none' ? [] : [401, 403]), 500, 503];
+  for (const status of [...new Set(refusals)].sort()) {
+    responses[status] = { description: STATUS_TEXT[status] ?? 'refused', content: json(error) };
+  }
+  const body = route.body && schemaOf(route.body, 'input');
+  return {
+    operationId: operationId(route), summary: route.summary,
+    security: route.access === 'none' ? [] : [{ bearer: [] }, { session: [] }],
+    'x-waybill-role': route.access,
+    ...(route.params || route.query ? { parameters: parameters(route) } : {}),
+    ...(body ? { requestBody: { required: !route.body!.safeParse(undefined).success, content: json(body) } } : {}),
+    responses,
+  };
+}
+
+/** getRuns, postCheckpointClaim, getRunsIdCommitted: from the method and the path, stable for generators. */
+function operationId(route: Route): string {
+  const words = route.path.replace(/^\/api(\/v1)?\//, '').split(/[/.{}-]+/).filter(Boolean);
+  return route.method + words.map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
+}
+
+let built: Record<string, unknown> | undefined;
+
+export function openApiDocument(): Record<string, unknown> {
+  if (built) return built;
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of ROUTES) (paths[route.path] ??= {})[route.method] = operation(route);
+  built = {
+    openapi: '3.1.0',
+    info: {
+      title: 'Waybill', version: '1',
+      description: 'Durable checkpoints and exactly-once side effects for long-running agent runs: the control plane and the '
+        + 'checkpoint protocol. Times are epoch seconds. Errors are { error: { code, message, fields? } }: branch on code.',
+    },
+    servers: [{ url: '/' }],
+    paths,
+    components: {
+      schemas: { Error: schemaOf(errorSchema, 'output') },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'WAYBILL_VIEWER_TOKEN for reads, WAYBILL_OPERATOR_TOKEN for writes' },
+        session: { type: 'apiKey', in: 'cookie', name: 'waybill_session', description: 'the dashboard\'s session, after /login' },
+      },
+    },
+  };
+  return built;
+}
