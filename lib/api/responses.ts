@@ -9,11 +9,14 @@ import { RUN_ACTIONS, RUN_STATUSES } from './runs';
 const time = z.number().describe('epoch seconds');
 const int = z.number().int();
 const json = z.unknown().describe('any JSON value');
+/** Beside a JSON value left out (null) because it nests deeper than the API answers with: why. */
+const truncated = z.string().optional().describe('present when the value is null because it nests too deep to answer with; the stored text is unchanged');
 
 export const runStatusSchema = z.enum(RUN_STATUSES);
 
 export const runSchema = z.strictObject({
-  id: z.string(), workflow: z.string(), status: runStatusSchema, input: json, output: json, error: z.string().nullable(),
+  id: z.string(), workflow: z.string(), status: runStatusSchema, input: json, output: json,
+  inputTruncated: truncated, outputTruncated: truncated, error: z.string().nullable(),
   totalSteps: int.nullable(), attempts: int, owner: z.string().nullable(), leaseExpiresAt: time.nullable(),
   createdAt: time, updatedAt: time, startedAt: time.nullable(), finishedAt: time.nullable(),
   external: z.boolean().describe('an outside client\'s run: no runs row, made from its progress and claims'),
@@ -26,7 +29,7 @@ export const runSummarySchema = z.strictObject({
 });
 
 export const progressSchema = z.strictObject({
-  runId: z.string(), step: int, state: json, updatedAt: time,
+  runId: z.string(), step: int, state: json, stateTruncated: truncated, updatedAt: time,
   counters: z.strictObject({ executed: int, skipped: int, awaited: int }), saveMs: z.number().nullable(),
 });
 
@@ -37,7 +40,7 @@ export const claimSchema = z.strictObject({
 });
 
 export const committedSchema = z.strictObject({
-  key: z.string(), runId: z.string(), step: int.nullable(), result: json, committedAt: time,
+  key: z.string(), runId: z.string(), step: int.nullable(), result: json, resultTruncated: truncated, committedAt: time,
   fingerprint: z.string().nullable(), workerId: z.string().nullable(), durationMs: z.number().nullable(),
   source: z.enum(['executed', 'manual']),
 });
@@ -48,7 +51,9 @@ export const runsPageSchema = z.strictObject({ runs: z.array(runSummarySchema), 
 export const runDetailSchema = z.strictObject({
   run: runSchema, progress: progressSchema.nullable(),
   counts: z.strictObject({ committed: int, claims: int, orphanedClaims: int }),
-  claims: z.array(claimSchema), actions: z.array(z.enum(RUN_ACTIONS as [string, ...string[]])),
+  claims: z.array(claimSchema).describe('the oldest of the run\'s claims; counts.claims has them all'),
+  claimsNextCursor: cursor.describe('pass as ?cursor= to /api/v1/claims?runId= for the claims after these; null when all are listed'),
+  actions: z.array(z.enum(RUN_ACTIONS as [string, ...string[]])),
 });
 export const runAnswerSchema = z.strictObject({ run: runSchema });
 export const committedPageSchema = z.strictObject({ committed: z.array(committedSchema), nextCursor: cursor });
@@ -59,7 +64,7 @@ export const sweptSchema = z.strictObject({ expired: int, keys: z.array(z.string
 
 export const claimAnswerSchema = z.discriminatedUnion('outcome', [
   z.strictObject({ outcome: z.literal('claimed'), key: z.string(), token: z.string(), leaseExpiresAt: time, attempt: int, tookOver: z.boolean() }),
-  z.strictObject({ outcome: z.literal('committed'), key: z.string(), result: json, committedAt: time, source: z.enum(['executed', 'manual']), step: int.nullable() }),
+  z.strictObject({ outcome: z.literal('committed'), key: z.string(), result: json, resultTruncated: truncated, committedAt: time, source: z.enum(['executed', 'manual']), step: int.nullable() }),
   z.strictObject({ outcome: z.literal('held'), key: z.string(), leaseExpiresAt: time, retryAfterMs: int }),
 ]);
 const runStatusAnswer = z.strictObject({ status: runStatusSchema }).nullable()
