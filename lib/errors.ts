@@ -88,3 +88,13 @@ export class InvalidTransitionError extends WaybillError {
     super('INVALID_TRANSITION', `cannot ${action} run ${runId}: it is ${status}`);
   }
 }
+
+/**
+ * The database driver a store URL needs is not installed: a project that uses one backend installs only its
+ * driver, and the other is loaded only when a URL asks for it.
+ */
+export class DriverMissingError extends WaybillError {
+  constructor(readonly driver: string, url: string, cause: unknown) {
+    super('DRIVER_MISSING', `${url} needs the ${driver} package, which is not installed here: npm install ${driver}`, { cause });
+  }
+}

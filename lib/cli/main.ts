@@ -30,6 +30,8 @@ const COMMANDS: Record<string, { usage: string; summary: string; run: Command }>
   worker: { usage: 'worker [--concurrency N] [--id NAME]', summary: 'execute runs until SIGTERM', run: lazy(() => import('./worker'), (m) => m.worker) },
   prune: { usage: 'prune --older-than 30d [--dry-run] [--include-external] [--force] [--batch-size 500]', summary: 'delete finished runs older than the limit, in batches', run: lazy(() => import('./prune'), (m) => m.prune) },
   'seed-demo': { usage: 'seed-demo [--runs 100] [--steps 50] [--big-run-steps K] [--prefix seed]', summary: 'write a synthetic history to try the dashboard at scale', run: lazy(() => import('./seed'), (m) => m.seedDemo) },
+  up: { usage: 'up [--no-demo] [--no-worker]', summary: 'the dashboard and one worker, until Ctrl-C (npm start in a checkout)', run: lazy(() => import('../launch/commands'), (m) => m.up) },
+  dashboard: { usage: 'dashboard', summary: 'serve the dashboard on HOST:PORT (default 127.0.0.1:3000) until Ctrl-C', run: lazy(() => import('../launch/commands'), (m) => m.dashboard) },
   drill: { usage: 'drill [--steps 1000] [--kill-at 620] [--latency-ms 20]', summary: 'the article\'s crash experiment, with a real SIGKILL', run: lazy(() => import('./drill'), (m) => m.drill) },
 };
 
@@ -45,6 +47,10 @@ export function usage(): string {
 export async function main(argv: string[], deps: CliDeps = {}): Promise<number> {
   let name = 'waybill';
   try {
+    if (argv[0] === '--version' || argv[0] === '-v') {
+      process.stdout.write(`${await packageVersion()}\n`);
+      return 0;
+    }
     const { command, args } = split(argv);
     if (command === undefined || command === 'help') {
       const help = command === 'help' || args.includes('--help') || args.includes('-h');
@@ -97,6 +103,11 @@ function split(argv: string[]): { command: string | undefined; args: string[] } 
   const command = argv[i];
   if (command === undefined && leading.some((f) => f === '--help' || f === '-h')) return { command: 'help', args: [] };
   return { command, args: [...leading, ...argv.slice(i + 1)] };
+}
+
+async function packageVersion(): Promise<string> {
+  const [{ readFileSync }, { packagePath }] = await Promise.all([import('node:fs'), import('../launch/paths')]);
+  return (JSON.parse(readFileSync(packagePath('package.json'), 'utf8')) as { version: string }).version;
 }
 
 function oneLine(text: string): string {
