@@ -15,19 +15,22 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
  */
 export async function entry(name, source, preload = []) {
   const built = join(ROOT, 'dist', `${name}.js`);
-  const sources = join(ROOT, 'lib');
-  if (!existsSync(sources)) {
-    if (!existsSync(built)) {
-      process.stderr.write(`waybill: ${built} is missing: this package was packed without its build (npm pack runs it at prepack)\n`);
-      process.exit(1);
-    }
-    return import(built);
+  if (!existsSync(join(ROOT, 'lib')) && !existsSync(built)) {
+    process.stderr.write(`waybill: ${built} is missing: this package was packed without its build (npm pack runs it at prepack)\n`);
+    process.exit(1);
   }
-  if (existsSync(built) && fresh(join(ROOT, 'dist', '.built'), sources)) return import(built);
+  if (runsBuilt(name)) return import(built);
   const { register } = await import('tsx/esm/api');
   await Promise.all(preload.map((name) => import(name)));
   register();
   return import(join(ROOT, source));
+}
+
+/** Whether entry(name) loads dist/<name>.js rather than the sources. */
+export function runsBuilt(name) {
+  const sources = join(ROOT, 'lib');
+  if (!existsSync(sources)) return true;
+  return existsSync(join(ROOT, 'dist', `${name}.js`)) && fresh(join(ROOT, 'dist', '.built'), sources);
 }
 
 function fresh(stamp, sources) {

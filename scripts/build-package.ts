@@ -14,7 +14,7 @@
  *   source is newer than that.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { builtinModules, createRequire } from 'node:module';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +25,8 @@ import { buildIfStale } from '../e2e/support/prepare';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DIST = join(ROOT, 'dist');
+/** Built beside dist and swapped in whole: a bin started from the old build keeps finding its lazy chunks. */
+const NEXT_DIST = join(ROOT, '.tmp', 'package-dist');
 const DTS_TMP = join(ROOT, '.tmp', 'package-dts');
 const started = new Date();
 const say = (line: string) => process.stderr.write(`build-package: ${line}\n`);
@@ -44,20 +46,21 @@ const ENTRIES = {
 };
 const TYPED = ['index', 'engine'] as const;
 
-rmSync(DIST, { recursive: true, force: true });
+rmSync(NEXT_DIST, { recursive: true, force: true });
 await bundleJs();
 await bundleDeclarations();
+writeFileSync(join(NEXT_DIST, '.built'), `${started.toISOString()}\n`);
+utimesSync(join(NEXT_DIST, '.built'), started, started);
+swapIn();
 buildIfStale(ROOT);
 portableExternals();
-writeFileSync(join(DIST, '.built'), `${started.toISOString()}\n`);
-utimesSync(join(DIST, '.built'), started, started);
 say('done');
 
 async function bundleJs(): Promise<void> {
   const result = await build({
     absWorkingDir: ROOT,
     entryPoints: Object.fromEntries(Object.entries(ENTRIES).map(([name, path]) => [name, join(ROOT, path)])),
-    outdir: DIST,
+    outdir: NEXT_DIST,
     chunkNames: 'chunks/[name]-[hash]',
     bundle: true,
     splitting: true,
@@ -80,7 +83,7 @@ async function bundleJs(): Promise<void> {
     }
   }
   if (unknown.size > 0) throw new Error(`dist imports packages that are not dependencies: ${[...unknown].join(', ')}`);
-  say(`bundled ${Object.keys(ENTRIES).join(', ')} into dist/`);
+  say(`bundled ${Object.keys(ENTRIES).join(', ')}`);
 }
 
 async function bundleDeclarations(): Promise<void> {
@@ -93,10 +96,19 @@ async function bundleDeclarations(): Promise<void> {
     // Types of dependencies are the consumer's to resolve, from its own node_modules.
     external: (id) => !id.startsWith('.') && !id.startsWith('/'),
   });
-  await bundle.write({ dir: DIST, format: 'es', entryFileNames: '[name].d.ts', chunkFileNames: 'chunks/[name]-[hash].d.ts' });
+  await bundle.write({ dir: NEXT_DIST, format: 'es', entryFileNames: '[name].d.ts', chunkFileNames: 'chunks/[name]-[hash].d.ts' });
   await bundle.close();
   rmSync(DTS_TMP, { recursive: true, force: true });
   say(`declarations: ${TYPED.map((name) => `dist/${name}.d.ts`).join(', ')}`);
+}
+
+/** Two renames, so dist/ is never half-written: the chunks of a build whose sources did not change keep their names. */
+function swapIn(): void {
+  const old = join(ROOT, '.tmp', 'package-dist-old');
+  rmSync(old, { recursive: true, force: true });
+  if (existsSync(DIST)) renameSync(DIST, old);
+  renameSync(NEXT_DIST, DIST);
+  rmSync(old, { recursive: true, force: true });
 }
 
 /**
