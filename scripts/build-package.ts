@@ -9,7 +9,8 @@
  *   into files with no relative imports left to resolve, so they read the same under a consumer's
  *   `nodenext` and `bundler` resolution.
  * - .next: the dashboard's production build (next build, only when the sources are newer than it, as the
- *   browser suite does), with its links to externals made portable (see portableExternals).
+ *   browser suite does), with its links to externals made portable (see portableExternals) and the next
+ *   version that built it (.next/waybill-build.json).
  * - dist/.built: stamped with the time the build started; bin/*.mjs in a checkout use dist only when no
  *   source is newer than that.
  */
@@ -54,6 +55,7 @@ utimesSync(join(NEXT_DIST, '.built'), started, started);
 swapIn();
 buildIfStale(ROOT);
 portableExternals();
+recordNextVersion();
 say('done');
 
 async function bundleJs(): Promise<void> {
@@ -100,6 +102,15 @@ async function bundleDeclarations(): Promise<void> {
   await bundle.close();
   rmSync(DTS_TMP, { recursive: true, force: true });
   say(`declarations: ${TYPED.map((name) => `dist/${name}.d.ts`).join(', ')}`);
+}
+
+/**
+ * A .next build is served only by the next that made it. package.json pins next exactly; this records the
+ * version too, so `waybill dashboard` can say what is wrong if a project's overrides installed another.
+ */
+function recordNextVersion(): void {
+  const { version } = createRequire(import.meta.url)('next/package.json') as { version: string };
+  writeFileSync(join(ROOT, '.next', 'waybill-build.json'), `${JSON.stringify({ next: version })}\n`);
 }
 
 /** Two renames, so dist/ is never half-written: the chunks of a build whose sources did not change keep their names. */

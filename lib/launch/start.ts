@@ -7,7 +7,7 @@
  * Stopping: the first signal sends SIGTERM to each child and waits — the worker finishes the step in hand
  * and hands its runs back — then exits 0. A child that dies on its own stops the other and exits 1.
  */
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { connect, createServer } from 'node:net';
 import { isAbsolute, resolve } from 'node:path';
@@ -120,6 +120,11 @@ async function startAll(cfg: Config, flags: { worker: boolean; demo: boolean }, 
   if (!existsSync(BUILD_ID) && !CAN_BUILD) {
     complain(`the package at ${ROOT} has no dashboard build (.next/BUILD_ID is missing) and no sources to build ` +
       'one from: it was packed without running its prepack script. Reinstall it from a tarball made by npm pack.');
+    return 1;
+  }
+  const mismatch = nextMismatch();
+  if (mismatch) {
+    complain(mismatch);
     return 1;
   }
   if (!existsSync(BUILD_ID)) {
@@ -301,6 +306,17 @@ async function listening(host: string, port: number, signal: AbortSignal): Promi
     await new Promise((r) => setTimeout(r, 200));
   }
   return false;
+}
+
+/** Why the installed next cannot serve the packaged build, or null. A checkout's own build records nothing. */
+function nextMismatch(): string | null {
+  const recorded = packagePath('.next', 'waybill-build.json');
+  if (!existsSync(BUILD_ID) || !existsSync(recorded)) return null;
+  const built = (JSON.parse(readFileSync(recorded, 'utf8')) as { next: string }).next;
+  const installed = (createRequire(import.meta.url)('next/package.json') as { version: string }).version;
+  return built === installed ? null
+    : `the dashboard in ${ROOT} was built with next ${built}, and next ${installed} is installed: a build runs only on the ` +
+      `next that made it. Install next@${built} (and remove any override of it)${CAN_BUILD ? ', or rebuild: npm run build' : ''}.`;
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -200,36 +200,93 @@ describe('npx waybill from the consumer', () => {
     expect(existsSync(consumer.file('data/refused.db'))).toBe(false);
   });
 
+  it('dashboard refuses a next other than the one that built the packaged dashboard, naming both', async () => {
+    const recorded = consumer.file('node_modules/waybill/.next/waybill-build.json');
+    const original = readFileSync(recorded, 'utf8');
+    const built = (JSON.parse(original) as { next: string }).next;
+    expect(built).toBe((JSON.parse(readFileSync(consumer.file('node_modules/next/package.json'), 'utf8')) as { version: string }).version);
+    writeFileSync(recorded, JSON.stringify({ next: '0.0.1' }));
+    try {
+      const out = await consumer.npx(['waybill', 'dashboard'], { DATABASE_URL: 'file:./data/mismatch.db' });
+      expect(out.code).toBe(1);
+      expect(out.stderr).toContain(`was built with next 0.0.1, and next ${built} is installed`);
+      expect(out.stderr).toContain('Install next@0.0.1');
+    } finally {
+      writeFileSync(recorded, original);
+    }
+  });
+
   it('dashboard serves the packaged build against a relative SQLite DATABASE_URL, and SIGTERM stops it', async () => {
     const port = await freePort();
-    // A process group of its own, signalled whole as a terminal's Ctrl-C or a service manager does: npx runs
-    // waybill under `sh -c`, which passes no signal on.
-    const proc = spawn('npx', ['--no-install', 'waybill', 'dashboard'], {
-      cwd: consumer.dir, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
-      env: cleanEnv({ DATABASE_URL: 'file:./data/dashboard.db', PORT: String(port), WAYBILL_WEB_PROCESSES: '1' }),
-    });
-    let stdout = '';
-    let stderr = '';
-    proc.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    proc.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    const exited = once(proc, 'close') as Promise<[number | null, NodeJS.Signals | null]>;
+    const dashboard = serve(['waybill', 'dashboard'], { DATABASE_URL: 'file:./data/dashboard.db', PORT: String(port), WAYBILL_WEB_PROCESSES: '1' });
     try {
-      await until(() => stdout.includes('Waybill is running at'), exited, () => `${stdout}\n${stderr}`);
+      await dashboard.ready();
       const page = await fetch(`http://127.0.0.1:${port}/`);
       expect(page.status).toBe(200);
       expect(await page.text()).toContain('Waybill');
       // The relative URL named the consumer's directory, not the installed package's.
       expect(existsSync(consumer.file('data/dashboard.db'))).toBe(true);
     } finally {
-      process.kill(-proc.pid!, 'SIGTERM');
+      dashboard.terminate();
     }
-    // 'close' comes once every process holding our pipes has exited: waybill itself, not only npm.
-    await exited;
-    expect(stdout, stderr).toContain('waybill: SIGTERM: stopping the dashboard (next start)');
-    expect(stdout, stderr).toContain('waybill: stopped');
+    await dashboard.exited;
+    expect(dashboard.stdout()).toContain('waybill: SIGTERM: stopping the dashboard (next start)\n');
+    expect(dashboard.stdout()).toContain('waybill: stopped');
     await expect(fetch(`http://127.0.0.1:${port}/`)).rejects.toThrow();
   });
 });
+
+describe('npx waybill up from the consumer', () => {
+  it('runs the dashboard and a worker from the package: a run queued with npx waybill start completes, every step once', async () => {
+    const port = await freePort();
+    const env = { DATABASE_URL: 'file:./data/up.db', PORT: String(port), WAYBILL_WEB_PROCESSES: '1' };
+    const up = serve(['waybill', 'up', '--no-demo'], env);
+    try {
+      await up.ready();
+      expect(up.stdout()).toMatch(/waybill worker, pid \d+/);
+      const queued = await consumer.npx(['waybill', 'start', 'agent-batch', '--id', 'up-run', '--input', '{"count": 5, "latencyMs": 0, "failureRate": 0}'], env);
+      expect(queued.code, queued.stderr).toBe(0);
+      const db = new Database(consumer.file('data/up.db'), { readonly: true });
+      try {
+        const status = () => (db.prepare("SELECT status FROM runs WHERE id = 'up-run'").get() as { status: string }).status;
+        const deadline = Date.now() + 60_000;
+        while (status() !== 'completed' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+        expect(status()).toBe('completed');
+        expect(db.prepare("SELECT count(*) AS n, count(DISTINCT idem_key) AS keys FROM committed WHERE run_id = 'up-run'").get()).toEqual({ n: 5, keys: 5 });
+      } finally {
+        db.close();
+      }
+      const page = await fetch(`http://127.0.0.1:${port}/runs/up-run`);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('up-run');
+    } finally {
+      up.terminate();
+    }
+    await up.exited;
+    expect(up.stdout()).toContain('waybill: SIGTERM: stopping the dashboard (next start) and the worker (waybill worker)');
+    expect(up.stdout()).toContain('waybill: stopped');
+  });
+});
+
+/**
+ * `npx <args>` in a process group of its own, signalled whole as a terminal's Ctrl-C or a service manager
+ * does: npx runs waybill under `sh -c`, which passes no signal on.
+ */
+function serve(args: string[], env: Record<string, string>) {
+  const proc = spawn('npx', ['--no-install', ...args], { cwd: consumer.dir, stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: cleanEnv(env) });
+  let stdout = '';
+  let stderr = '';
+  proc.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+  proc.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+  // 'close' comes once every process holding our pipes has exited: waybill itself, not only npm.
+  const exited = once(proc, 'close');
+  return {
+    exited,
+    stdout: () => stdout,
+    ready: () => until(() => stdout.includes('Waybill is running at'), exited, () => `${stdout}\n${stderr}`),
+    terminate: () => process.kill(-proc.pid!, 'SIGTERM'),
+  };
+}
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
