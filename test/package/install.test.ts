@@ -180,7 +180,7 @@ describe('the declarations in a TypeScript consumer (strict, skipLibCheck off)',
     expect(nodenext.code).toBe(0);
     expect(bundler.stdout + bundler.stderr).toBe('');
     expect(bundler.code).toBe(0);
-  });
+  }, 5 * 60_000);
 });
 
 describe('npx waybill from the consumer', () => {
@@ -207,10 +207,11 @@ describe('npx waybill from the consumer', () => {
     expect(built).toBe((JSON.parse(readFileSync(consumer.file('node_modules/next/package.json'), 'utf8')) as { version: string }).version);
     writeFileSync(recorded, JSON.stringify({ next: '0.0.1' }));
     try {
-      const out = await consumer.npx(['waybill', 'dashboard'], { DATABASE_URL: 'file:./data/mismatch.db' });
+      const out = await consumer.npx(['waybill', 'dashboard'], { DATABASE_URL: 'file:./data/mismatch.db', PORT: String(await freePort()) });
       expect(out.code).toBe(1);
       expect(out.stderr).toContain(`was built with next 0.0.1, and next ${built} is installed`);
       expect(out.stderr).toContain('Install next@0.0.1');
+      expect(existsSync(consumer.file('data/mismatch.db'))).toBe(false);
     } finally {
       writeFileSync(recorded, original);
     }
