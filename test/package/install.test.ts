@@ -20,6 +20,7 @@ beforeAll(async () => {
   consumer = await makeConsumer();
   consumer.write('agent.mjs', AGENT);
   consumer.write('open.mjs', OPEN);
+  consumer.write('worker.mjs', ENGINE);
   consumer.write('consumer.ts', TYPED_CONSUMER);
 }, 20 * 60_000);
 
@@ -41,6 +42,43 @@ const report = await runAgent(items, checkpoint, async (item, { idempotencyKey }
 });
 await store.close();
 console.log(JSON.stringify(report));
+`;
+
+/** A workflow of the consumer's, run by a Worker of its own in its own process: what waybill/engine is for. */
+const ENGINE = `import { setTimeout as sleep } from 'node:timers/promises';
+import { defineWorkflow, openStore } from 'waybill';
+import { Worker, WorkflowRegistry, startRun } from 'waybill/engine';
+import { z } from 'zod';
+
+const calls = new Map();
+const greet = defineWorkflow({
+  name: 'greet',
+  input: z.object({ times: z.number().int().min(1) }),
+  totalSteps: (input) => input.times,
+  async run(ctx, input) {
+    for (let i = 0; i < input.times; i++) {
+      await ctx.step(\`hello-\${i}\`, ({ idempotencyKey }) => {
+        calls.set(idempotencyKey, (calls.get(idempotencyKey) ?? 0) + 1);
+        return i;
+      });
+    }
+    return { greeted: input.times };
+  },
+});
+const store = await openStore(process.argv[2]);
+const registry = new WorkflowRegistry([greet]);
+const queued = await startRun(store, registry, { workflow: 'greet', input: { times: 7 }, id: 'engine-run' });
+const worker = new Worker({ store, registry, pollMs: 20, heartbeatMs: 200 });
+const running = worker.run();
+let run = await store.getRun('engine-run');
+for (let i = 0; i < 1500 && run.status !== 'completed' && run.status !== 'failed'; i++) {
+  await sleep(20);
+  run = await store.getRun('engine-run');
+}
+worker.stop();
+await running;
+await store.close();
+console.log(JSON.stringify({ status: run.status, totalSteps: queued.totalSteps, workflow: run.workflow, calls: [...calls.values()] }));
 `;
 
 /** Opens a store and says which, or prints the error it got. */
@@ -135,6 +173,12 @@ describe('the core under plain node', () => {
     expect(keys).toHaveLength(51);
     expect(new Set(keys).size).toBe(50);
     expect(keys.filter((k) => k === 'consumer-run:step:30')).toHaveLength(2);
+  });
+
+  it('runs a workflow of its own on a Worker of its own (waybill/engine): completed, every step once', async () => {
+    const out = await consumer.node(['worker.mjs', 'file:./data/engine.db']);
+    expect(out.code, out.stderr).toBe(0);
+    expect(JSON.parse(out.stdout)).toEqual({ status: 'completed', totalSteps: 7, workflow: 'greet', calls: [1, 1, 1, 1, 1, 1, 1] });
   });
 
   it('a missing driver is an error naming the package to install', async () => {
