@@ -308,7 +308,7 @@ async function listening(host: string, port: number, signal: AbortSignal): Promi
   return false;
 }
 
-/** Why the installed next cannot serve the packaged build, or null. A checkout's own build records nothing. */
+/** Why the installed next cannot serve the build, or null. Only a build made for npm pack records its next; a bare next build does not. */
 function nextMismatch(): string | null {
   const recorded = packagePath('.next', 'waybill-build.json');
   if (!existsSync(BUILD_ID) || !existsSync(recorded)) return null;
