@@ -1,9 +1,10 @@
 /**
- * `npm run bench [-- --json] [--steps N] [--rounds N] [--only sqlite|postgres]`
+ * `npm run bench [-- --json] [--steps N] [--rounds N] [--only sqlite|postgres|startup]`
  *
  * The per-step cost of runOnce + progress as the product pays it (runAgent, a side effect that costs
  * nothing), beside a floor measured in the same run: the bare protocol on the same kind of database.
- * The ratio is what Waybill adds over the article's protocol. Progress and the table go to stderr under
+ * The ratio is what Waybill adds over the article's protocol. Then how long `waybill --help` takes to start
+ * (bench/startup.ts), beside a bare `node -e 0`. Progress and the table go to stderr under
  * --json, whose single JSON object is the last line of stdout.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -12,9 +13,13 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { benchPostgres } from './postgres';
 import { benchSqlite, type Synchronous } from './sqlite';
+import { benchStartup } from './startup';
 import { figure, spread, type Figure, type Samples } from './stats';
 
 const GOALS = { sqlite: 1.1, postgres: 1.15 } as const;
+/** `waybill --help`, spawn to exit: "well under half a second" (issue #12). */
+const STARTUP_GOAL_MS = 250;
+const STARTUP_ROUNDS = 15;
 const DEFAULT_PG_URL = 'postgres://postgres@127.0.0.1:5432/test';
 
 const count = (max: number) =>
@@ -25,7 +30,7 @@ const flagsSchema = z.strictObject({
   json: z.literal(true, { error: 'takes no value' }).optional(),
   steps: count(1_000_000).default(1000),
   rounds: count(101).default(7),
-  only: z.enum(['sqlite', 'postgres']).optional(),
+  only: z.enum(['sqlite', 'postgres', 'startup']).optional(),
 });
 type Flags = z.infer<typeof flagsSchema>;
 
@@ -92,7 +97,7 @@ async function main(): Promise<void> {
     void Promise.allSettled(undo.map((fn) => fn())).then(() => process.exit(130));
   });
 
-  if (flags.only !== 'postgres') {
+  if (flags.only === undefined || flags.only === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'waybill-bench-'));
     const removeDir = () => rmSync(dir, { recursive: true, force: true });
     undo.push(removeDir);
@@ -110,7 +115,7 @@ async function main(): Promise<void> {
     }
   }
 
-  if (flags.only !== 'sqlite') {
+  if (flags.only === undefined || flags.only === 'postgres') {
     // Read here, not in lib/config: it names the test database, which the product never opens.
     const env = envSchema.safeParse(process.env);
     if (!env.success) fail(`TEST_DATABASE_URL: ${env.error.issues[0]!.message}`);
@@ -127,7 +132,15 @@ async function main(): Promise<void> {
     }
   }
 
-  const text = table(rows, flags);
+  const lines: string[] = rows.length > 0 ? [table(rows, flags)] : [];
+  if (flags.only === undefined || flags.only === 'startup') {
+    log(`startup: ${STARTUP_ROUNDS} rounds of waybill --help…`);
+    const startup = benchStartup(STARTUP_ROUNDS);
+    json.startup = startup;
+    lines.push(`waybill --help (${startup.ran}), median of ${STARTUP_ROUNDS}: ${startup.helpMs} ms spawn to exit ` +
+      `(node -e 0: ${startup.nodeMs} ms); goal ≤ ${STARTUP_GOAL_MS} ms: ${startup.helpMs <= STARTUP_GOAL_MS ? 'met' : 'NOT met'}`);
+  }
+  const text = lines.join('\n\n');
   if (flags.json) {
     log(text);
     process.stdout.write(`${JSON.stringify(json)}\n`);

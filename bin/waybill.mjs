@@ -1,10 +1,7 @@
 #!/usr/bin/env node
-// The waybill CLI. It runs the TypeScript sources directly: tsx compiles them on import.
-import { register } from 'tsx/esm/api';
+// The waybill CLI: the built dist/cli.js, or in a checkout with no fresh build the sources through tsx
+// (bin/entry.mjs says which).
+import { entry } from './entry.mjs';
 
-// Plain-JavaScript dependencies are loaded before tsx's hooks exist: under the hooks every module costs a
-// round trip to the loader thread, and zod's many modules alone would add about half a second to each run.
-await Promise.all([import('zod'), import('better-sqlite3')]);
-register();
-const { runCli } = await import('../lib/cli/main.ts');
+const { runCli } = await entry('cli', 'lib/cli/main.ts', ['zod', 'better-sqlite3']);
 await runCli(process.argv.slice(2));

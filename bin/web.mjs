@@ -1,10 +1,8 @@
 #!/usr/bin/env node
 // The dashboard as a Node cluster: `node bin/web.mjs [next start flags]`, what `npm start` runs. The work is
-// in lib/launch/web-cluster.ts; tsx compiles it on import, as in bin/start.mjs. The workers run next's own
-// CLI and never load tsx.
-import { register } from 'tsx/esm/api';
+// in lib/launch/web-cluster.ts (built, or through tsx: bin/entry.mjs). The workers run next's own CLI and
+// never load tsx.
+import { entry } from './entry.mjs';
 
-await import('zod');
-register();
-const { runWebCluster } = await import('../lib/launch/web-cluster.ts');
+const { runWebCluster } = await entry('web-cluster', 'lib/launch/web-cluster.ts', ['zod']);
 process.exitCode = await runWebCluster(process.argv.slice(2));

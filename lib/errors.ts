@@ -112,3 +112,13 @@ export class RunCancelledError extends RunStoppedError {
     super('RUN_CANCELLED', runId, 'cancelled');
   }
 }
+
+/**
+ * The database driver a store URL needs is not installed: a project that uses one backend installs only its
+ * driver, and the other is loaded only when a URL asks for it.
+ */
+export class DriverMissingError extends WaybillError {
+  constructor(readonly driver: string, url: string, cause: unknown) {
+    super('DRIVER_MISSING', `${url} needs the ${driver} package, which is not installed here: npm install ${driver}`, { cause });
+  }
+}

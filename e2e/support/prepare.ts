@@ -65,7 +65,7 @@ export function prepare(root: string): E2EEnv {
 /** Sources the production build is made of; anything newer than .next/BUILD_ID means a rebuild. */
 const SOURCES = ['app', 'lib', 'public', 'proxy.ts', 'next.config.js', 'postcss.config.mjs', 'package-lock.json'];
 
-function buildIfStale(root: string): void {
+export function buildIfStale(root: string): void {
   const buildId = join(root, '.next', 'BUILD_ID');
   const builtAt = existsSync(buildId) ? statSync(buildId).mtimeMs : null;
   const newest = SOURCES.reduce<{ path: string; at: number } | null>((best, entry) => newer(best, newestIn(join(root, entry))), null);

@@ -3,15 +3,16 @@
  * real SIGKILL. Flags are parsed here; the experiment itself is lib/engine/drill.ts.
  */
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { drill as runDrill, type DrillReport } from '../engine/drill';
 import { GLOBAL_OPTIONS, UsageError, check, count, flags } from './args';
 import { runStore, withStore, type Cli } from './context';
+import { packagePath } from '../launch/paths';
 import { LiveBlock, bar } from './format';
 
-const CLI_ENTRY = fileURLToPath(new URL('../../bin/waybill.mjs', import.meta.url));
+// Found from the package root: this file runs from lib/cli in a checkout and bundled into dist/ when installed.
+const CLI_ENTRY = packagePath('bin', 'waybill.mjs');
 
 export async function drill(cli: Cli, args: string[]): Promise<number> {
   const { values } = flags(() => parseArgs({

@@ -34,6 +34,8 @@ const COMMANDS: Record<string, { usage: string; summary: string; run: Command }>
   worker: { usage: 'worker [--workflows MODULE] [--concurrency N] [--id NAME]', summary: 'execute runs (built-ins and MODULE\'s workflows) until SIGTERM', run: lazy(() => import('./worker'), (m) => m.worker) },
   prune: { usage: 'prune --older-than 30d [--dry-run] [--include-external] [--force] [--batch-size 500]', summary: 'delete finished runs older than the limit, in batches', run: lazy(() => import('./prune'), (m) => m.prune) },
   'seed-demo': { usage: 'seed-demo [--runs 100] [--steps 50] [--big-run-steps K] [--prefix seed]', summary: 'write a synthetic history to try the dashboard at scale', run: lazy(() => import('./seed'), (m) => m.seedDemo) },
+  up: { usage: 'up [--no-demo] [--no-worker]', summary: 'the dashboard and one worker, until Ctrl-C (npm start in a checkout)', run: lazy(() => import('../launch/commands'), (m) => m.up) },
+  dashboard: { usage: 'dashboard', summary: 'serve the dashboard on HOST:PORT (default 127.0.0.1:3000) until Ctrl-C', run: lazy(() => import('../launch/commands'), (m) => m.dashboard) },
   drill: { usage: 'drill [--steps 1000] [--kill-at 620] [--latency-ms 20]', summary: 'the article\'s crash experiment, with a real SIGKILL', run: lazy(() => import('./drill'), (m) => m.drill) },
 };
 

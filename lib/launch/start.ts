@@ -7,11 +7,10 @@
  * Stopping: the first signal sends SIGTERM to each child and waits — the worker finishes the step in hand
  * and hands its runs back — then exits 0. A child that dies on its own stops the other and exits 1.
  */
-import { existsSync, rmSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { connect, createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
+import { isAbsolute, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { authEnabled } from '../auth/principal';
 import { config, ConfigError, type Config } from '../config';
@@ -19,12 +18,17 @@ import { runStore } from '../cli/context';
 import { startRun } from '../engine/runs';
 import { openStore } from '../store/index';
 import { describeExit, spawnChild, stopAll, type Child } from './children';
+import { packagePath, packageRoot } from './paths';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+// The package's own files, wherever it is (a checkout, or node_modules/waybill): next start serves the build
+// from there. The user's files (a relative DATABASE_URL, a workflows module) stay relative to their cwd.
+const ROOT = packageRoot();
 const NEXT_BIN = createRequire(import.meta.url).resolve('next/dist/bin/next');
-const WAYBILL_BIN = fileURLToPath(new URL('../../bin/waybill.mjs', import.meta.url));
-const WEB_BIN = fileURLToPath(new URL('../../bin/web.mjs', import.meta.url));
-const BUILD_ID = fileURLToPath(new URL('../../.next/BUILD_ID', import.meta.url));
+const WAYBILL_BIN = packagePath('bin', 'waybill.mjs');
+const WEB_BIN = packagePath('bin', 'web.mjs');
+const BUILD_ID = packagePath('.next', 'BUILD_ID');
+/** Only a checkout has the dashboard's sources; an installed package ships the build instead. */
+const CAN_BUILD = existsSync(packagePath('app'));
 
 /** Enough that a newcomer sees progress move within seconds, and a failure or two retried, for about a minute. */
 const DEMO = { id: 'demo-agent-batch', workflow: 'agent-batch', input: { count: 120, latencyMs: 400, failureRate: 0.05 } };
@@ -53,7 +57,16 @@ Ctrl-C stops both.
 const say = (line: string) => process.stdout.write(`${line}\n`);
 const complain = (line: string) => process.stderr.write(`waybill: ${line}\n`);
 
-export async function launch(argv: string[]): Promise<number> {
+/** How the launcher was invoked: `npm start` in a checkout, or `waybill up` / `waybill dashboard` from the package. */
+export interface LaunchAs {
+  /** What the user typed, for messages: "npm start", "waybill up". */
+  command: string;
+  usage: string;
+}
+
+const NPM_START: LaunchAs = { command: 'npm start', usage: USAGE };
+
+export async function launch(argv: string[], as: LaunchAs = NPM_START): Promise<number> {
   let flags: { worker: boolean; demo: boolean; help: boolean };
   try {
     const { values } = parseArgs({
@@ -62,11 +75,11 @@ export async function launch(argv: string[]): Promise<number> {
     });
     flags = { worker: !values['no-worker'], demo: !values['no-demo'], help: Boolean(values.help) };
   } catch (error) {
-    complain(`${(error as Error).message.split('. To specify')[0]}\n${USAGE}`);
+    complain(`${(error as Error).message.split('. To specify')[0]}\n${as.usage}`);
     return 2;
   }
   if (flags.help) {
-    say(USAGE);
+    say(as.usage);
     return 0;
   }
   let cfg: Config;
@@ -90,13 +103,13 @@ export async function launch(argv: string[]): Promise<number> {
   for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
   const signals = watchSignals();
   try {
-    return await startAll(cfg, flags, signals);
+    return await startAll({ ...cfg, DATABASE_URL: anchorDatabaseUrl(cfg.DATABASE_URL) }, flags, signals, as);
   } finally {
     signals.dispose();
   }
 }
 
-async function startAll(cfg: Config, flags: { worker: boolean; demo: boolean }, signals: Signals): Promise<number> {
+async function startAll(cfg: Config, flags: { worker: boolean; demo: boolean }, signals: Signals, as: LaunchAs): Promise<number> {
   const url = `http://${cfg.HOST.includes(':') ? `[${cfg.HOST}]` : cfg.HOST}:${cfg.PORT}`;
   // The user's module is named relative to where they ran the command; the worker runs from the package.
   const workflows = cfg.WAYBILL_WORKFLOWS === undefined ? null : resolve(cfg.WAYBILL_WORKFLOWS);
@@ -106,10 +119,20 @@ async function startAll(cfg: Config, flags: { worker: boolean; demo: boolean }, 
   }
   const taken = await portTaken(cfg.HOST, cfg.PORT);
   if (taken) {
-    complain(`cannot listen on ${cfg.HOST}:${cfg.PORT}: ${taken}. Is Waybill already running? Choose another port: PORT=${cfg.PORT + 1} npm start`);
+    complain(`cannot listen on ${cfg.HOST}:${cfg.PORT}: ${taken}. Is Waybill already running? Choose another port: PORT=${cfg.PORT + 1} ${as.command}`);
     return 1;
   }
 
+  if (!existsSync(BUILD_ID) && !CAN_BUILD) {
+    complain(`the package at ${ROOT} has no dashboard build (.next/BUILD_ID is missing) and no sources to build ` +
+      'one from: it was packed without running its prepack script. Reinstall it from a tarball made by npm pack.');
+    return 1;
+  }
+  const mismatch = nextMismatch();
+  if (mismatch) {
+    complain(mismatch);
+    return 1;
+  }
   if (!existsSync(BUILD_ID)) {
     say('waybill: no production build yet (.next/BUILD_ID is missing): building the dashboard with next build, once; this takes a minute or two');
     const build = spawnChild('the build (next build)', process.execPath, [NEXT_BIN, 'build'], { cwd: ROOT });
@@ -143,14 +166,17 @@ async function startAll(cfg: Config, flags: { worker: boolean; demo: boolean }, 
   // seconds on a kept-alive connection that would otherwise never go idle long enough to be closed.
   // bin/web.mjs runs next start in a cluster (one process per core, see lib/launch/web-cluster.ts) and stops
   // like next start: SIGTERM, the workers drain, exit.
+  // The children see the store this process opened, whatever their cwd: a relative file: URL is anchored here.
+  const env = { ...process.env, DATABASE_URL: cfg.DATABASE_URL };
   const web = spawnChild('the dashboard (next start)', process.execPath,
     [WEB_BIN, '--port', String(cfg.PORT), '--hostname', cfg.HOST, '--keepAliveTimeout', String(WEB_KEEP_ALIVE_MS)],
-    { cwd: ROOT, label: '[web]' });
+    { cwd: ROOT, label: '[web]', env });
   signals.track(web);
   const worker = flags.worker
     // One line per step drowns everything else; the worker's progress line every few seconds says enough here.
     ? spawnChild('the worker (waybill worker)', process.execPath, [WAYBILL_BIN, 'worker', ...(workflows ? ['--workflows', workflows] : [])],
-      { cwd: ROOT, label: '[worker]', omit: /"msg":"step executed"/ })
+      // The user's cwd: a module path or file: URL they name is relative to where they are.
+      { cwd: process.cwd(), label: '[worker]', omit: /"msg":"step executed"/, env })
     : null;
   if (worker) signals.track(worker);
   const children = worker ? [web, worker] : [web];
@@ -286,6 +312,27 @@ async function listening(host: string, port: number, signal: AbortSignal): Promi
     await new Promise((r) => setTimeout(r, 200));
   }
   return false;
+}
+
+/** Why the installed next cannot serve the build, or null. Only a build made for npm pack records its next; a bare next build does not. */
+function nextMismatch(): string | null {
+  const recorded = packagePath('.next', 'waybill-build.json');
+  if (!existsSync(BUILD_ID) || !existsSync(recorded)) return null;
+  const built = (JSON.parse(readFileSync(recorded, 'utf8')) as { next: string }).next;
+  const installed = (createRequire(import.meta.url)('next/package.json') as { version: string }).version;
+  return built === installed ? null
+    : `the dashboard in ${ROOT} was built with next ${built}, and next ${installed} is installed: a build runs only on the ` +
+      `next that made it. Install next@${built} (and remove any override of it)${CAN_BUILD ? ', or rebuild: npm run build' : ''}.`;
+}
+
+/**
+ * `file:./data/waybill.db` means the file under the directory the user ran the command in. The dashboard runs
+ * with the package's root as its cwd (next start serves the build found there), so it is handed the absolute path.
+ */
+function anchorDatabaseUrl(url: string): string {
+  if (!url.startsWith('file:')) return url;
+  const path = url.slice('file:'.length);
+  return path === '' || isAbsolute(path) || path.startsWith('//') ? url : `file:${resolve(path)}`;
 }
 
 /** A database URL fit to print: no password. */

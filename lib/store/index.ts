@@ -1,9 +1,11 @@
 /**
- * Opens the backend a URL names: `file:<path>` for SQLite, `postgres://…` for PostgreSQL.
+ * Opens the backend a URL names: `file:<path>` for SQLite, `postgres://…` for PostgreSQL. Each backend is
+ * loaded when its URL is opened, not before: a project on PostgreSQL never loads better-sqlite3 (a native
+ * module it may not even have installed), one on SQLite never loads pg, and a missing driver is an error
+ * naming the package to install.
  */
 import type { Clock } from '../clock';
-import { InvalidInputError } from '../errors';
-import { openSqliteStore } from './sqlite';
+import { DriverMissingError, InvalidInputError } from '../errors';
 import type { Store } from './types';
 
 export interface OpenStoreOptions {
@@ -15,6 +17,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
   if (url.startsWith('file:')) {
     const path = url.slice('file:'.length).replace(/^\/\/(?=\/)/, '');
     if (!path) throw new InvalidInputError(`DATABASE_URL ${url} names no file`);
+    const { openSqliteStore } = await loadBackend('better-sqlite3', url, () => import('./sqlite'));
     return openSqliteStore({ path, synchronous: options.synchronous, clock: options.clock });
   }
   if (/^postgres(ql)?:\/\//.test(url)) {
@@ -22,10 +25,28 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
     const parsed = new URL(url);
     const schema = parsed.searchParams.get('schema') ?? undefined;
     parsed.searchParams.delete('schema');
-    const { openPostgresStore } = await import('./postgres');
+    const shown = `postgres://${parsed.host}${parsed.pathname}`;
+    const { openPostgresStore } = await loadBackend('pg', shown, () => import('./postgres'));
     return openPostgresStore({ url: schema ? parsed.toString() : url, schema, clock: options.clock });
   }
   throw new InvalidInputError(`DATABASE_URL must start with file: or postgres://, got ${JSON.stringify(url.slice(0, 40))}`);
+}
+
+async function loadBackend<M>(driver: string, url: string, load: () => Promise<M>): Promise<M> {
+  try {
+    return await load();
+  } catch (error) {
+    if (isMissing(error, driver)) throw new DriverMissingError(driver, url, error);
+    throw error;
+  }
+}
+
+/** Node's "cannot find package" for `driver` itself (ESM or CommonJS), not for something it failed to load. */
+function isMissing(error: unknown, driver: string): boolean {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') return false;
+  const message = (error as Error).message;
+  return message.includes(`'${driver}'`) || message.includes(`"${driver}"`);
 }
 
 export type * from './types';

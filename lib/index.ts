@@ -1,0 +1,12 @@
+/**
+ * The package's root entry (`import … from 'waybill'`): the checkpoint core, a store to run it on, and
+ * defineWorkflow for a module that `waybill worker` serves. Everything a loop in the user's own process needs;
+ * running workers yourself is `waybill/engine`.
+ */
+export * from './checkpoint/index';
+export type { StepRunner } from './checkpoint/agent';
+export { openStore, type OpenStoreOptions } from './store/index';
+export type * from './store/types';
+export { defineWorkflow, type WorkflowDefinition } from './engine/workflow';
+export type { RetryPolicy, RunContext } from './engine/context';
+export type { Logger, LogFields } from './engine/log';

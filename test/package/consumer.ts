@@ -1,0 +1,148 @@
+/**
+ * A project of someone else's: `npm pack` of this repository (which runs its prepack build), a fresh
+ * directory under os.tmpdir() with a package.json of its own, and `npm install` of the tarball. Then the
+ * tests run that project's files under plain `node`, its `npx waybill`, and the repository's `tsc` over it.
+ */
+import { spawn, type SpawnOptions } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+
+export interface Output {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * The parent's environment without npm's: under `npm test` every npm_* variable of the repository's own run
+ * (its prefix, its package's fields) would reach the consumer's npm and node and describe the wrong project.
+ */
+export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k) && !k.startsWith('WAYBILL_') &&
+    k !== 'DATABASE_URL' && k !== 'PORT' && k !== 'HOST' && k !== 'INIT_CWD'));
+  return { ...env, ...extra } as NodeJS.ProcessEnv;
+}
+
+export function run(command: string, args: string[], options: SpawnOptions & { input?: string } = {}): Promise<Output> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(command, args, { env: cleanEnv(), ...options, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    proc.stdout!.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+    proc.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    proc.once('error', reject);
+    proc.stdin!.end(options.input ?? '');
+    proc.once('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+}
+
+function must(what: string, out: Output): Output {
+  if (out.code !== 0) throw new Error(`${what} failed (${out.signal ?? `exit ${out.code}`}):\n${out.stdout.slice(-4000)}\n${out.stderr.slice(-4000)}`);
+  return out;
+}
+
+export interface Consumer {
+  dir: string;
+  tarball: string;
+  /** Every path in the tarball, without the leading `package/`. */
+  files: string[];
+  file(name: string): string;
+  write(name: string, text: string): void;
+  /** `node <file>` in the consumer's directory, with `extra` in a clean environment. */
+  node(args: string[], extra?: Record<string, string>): Promise<Output>;
+  npx(args: string[], extra?: Record<string, string>): Promise<Output>;
+  /** Moves node_modules/<name> aside while fn runs: a project that never installed it. */
+  without<T>(name: string, fn: () => Promise<T>): Promise<T>;
+  remove(): void;
+}
+
+/** Packs the repository and installs the tarball into a new project. Minutes when the dashboard must be built. */
+export async function makeConsumer(): Promise<Consumer> {
+  const base = mkdtempSync(join(tmpdir(), 'waybill-consumer-'));
+  try {
+    return await install(base);
+  } catch (error) {
+    if (!process.env.WAYBILL_KEEP_TMP) rmSync(base, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+async function install(base: string): Promise<Consumer> {
+  const packDir = join(base, 'pack');
+  const dir = join(base, 'project');
+  mkdirSync(packDir);
+  mkdirSync(dir);
+  must('npm pack', await run('npm', ['pack', '--pack-destination', packDir], { cwd: ROOT }));
+  const tgz = readdirSync(packDir).filter((f) => f.endsWith('.tgz'));
+  if (tgz.length !== 1) throw new Error(`npm pack left ${tgz.length} tarballs in ${packDir}`);
+  const tarball = join(packDir, tgz[0]!);
+  const files = must('tar', await run('tar', ['-tzf', tarball])).stdout.split('\n').filter(Boolean).map((p) => p.replace(/^package\//, ''));
+
+  // better-sqlite3 is held at the repository's version so its binary can be reused (provideSqliteBinary);
+  // every other dependency resolves as a new user's would, from the tarball's ranges.
+  writeFileSync(join(dir, 'package.json'), `${JSON.stringify({
+    name: 'waybill-consumer', version: '1.0.0', private: true, type: 'module',
+    overrides: { 'better-sqlite3': sqliteVersion(ROOT) },
+  }, null, 2)}\n`);
+  // From npm's cache, as a machine that has installed these packages before does. --offline fails when the
+  // cache lacks a package's metadata (npm ci of the repository fetches tarballs, not metadata); then once
+  // more preferring the cache, which asks the registry only for what is missing and fills the cache for next time.
+  const install = (mode: string) => run('npm', ['install', mode, '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error', tarball], { cwd: dir });
+  let installed = await install('--offline');
+  if (installed.code !== 0 && /ENOTCACHED/.test(installed.stderr)) installed = await install('--prefer-offline');
+  must('npm install of the tarball', installed);
+  provideSqliteBinary(dir);
+
+  const consumer: Consumer = {
+    dir,
+    tarball,
+    files,
+    file: (name) => join(dir, name),
+    write(name, text) {
+      mkdirSync(dirname(join(dir, name)), { recursive: true });
+      writeFileSync(join(dir, name), text);
+    },
+    node: (args, extra = {}) => run(process.execPath, args, { cwd: dir, env: cleanEnv(extra) }),
+    npx: (args, extra = {}) => run('npx', ['--no-install', ...args], { cwd: dir, env: cleanEnv(extra) }),
+    async without(name, fn) {
+      const from = join(dir, 'node_modules', name);
+      const aside = join(dir, `${name}.aside`);
+      renameSync(from, aside);
+      try {
+        return await fn();
+      } finally {
+        renameSync(aside, from);
+      }
+    },
+    remove: () => {
+      if (!process.env.WAYBILL_KEEP_TMP) rmSync(base, { recursive: true, force: true });
+    },
+  };
+  return consumer;
+}
+
+/**
+ * better-sqlite3's install script fetches a prebuilt binary from GitHub or compiles one (minutes of both
+ * cores); this machine reaches neither GitHub nor, quickly, a compiler's worth of idle CPU. The install ran
+ * with --ignore-scripts, and gets the binary the repository's own install produced: the same package version
+ * on the same Node, so the file either route would have made.
+ */
+function provideSqliteBinary(dir: string): void {
+  if (sqliteVersion(dir) !== sqliteVersion(ROOT)) {
+    throw new Error(`better-sqlite3 ${sqliteVersion(dir)} in the consumer, ${sqliteVersion(ROOT)} in the repository: cannot reuse its binary`);
+  }
+  const binary = join('node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node');
+  if (!existsSync(join(ROOT, binary))) throw new Error(`${binary} is missing in the repository: npm ci builds it`);
+  mkdirSync(dirname(join(dir, binary)), { recursive: true });
+  copyFileSync(join(ROOT, binary), join(dir, binary));
+}
+
+function sqliteVersion(root: string): string {
+  return (JSON.parse(readFileSync(join(root, 'node_modules', 'better-sqlite3', 'package.json'), 'utf8')) as { version: string }).version;
+}
