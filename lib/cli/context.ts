@@ -4,7 +4,7 @@
  * built-in workflows; tests start the same CLI with their own.
  */
 import { userInfo } from 'node:os';
-import { config, type Config } from '../config';
+import { config, dataDir, type Config } from '../config';
 import type { WorkflowRegistry } from '../engine/workflow';
 import { WaybillError } from '../errors';
 import { openStore } from '../store/index';
@@ -27,7 +27,8 @@ export interface Cli {
   config(): Config;
   /** Who operator actions are recorded as. */
   readonly actor: string;
-  registry(): Promise<WorkflowRegistry>;
+  /** `db`: the store `--db` named, whose directory is the data directory unless WAYBILL_DATA_DIR says otherwise. */
+  registry(db?: string): Promise<WorkflowRegistry>;
 }
 
 export function createCli(command: string, deps: CliDeps): Cli {
@@ -40,14 +41,17 @@ export function createCli(command: string, deps: CliDeps): Cli {
     stderr: process.stderr,
     config,
     actor: operatorName(),
-    registry: async () => (deps.registry ? deps.registry() : builtinRegistry()),
+    registry: async (db) => (deps.registry ? deps.registry() : builtinRegistry(db)),
   };
 }
 
-async function builtinRegistry(): Promise<WorkflowRegistry> {
+async function builtinRegistry(db: string | undefined): Promise<WorkflowRegistry> {
   const workflows = await import('../engine/workflows/index');
+  const cfg = config();
   // A configured model endpoint replaces the simulated model in agent-batch.
-  return workflows.builtinRegistry({ model: workflows.modelFromEnv(config()) });
+  return workflows.builtinRegistry({
+    model: workflows.modelFromEnv(cfg), dataDir: dataDir({ ...cfg, DATABASE_URL: db ?? cfg.DATABASE_URL }),
+  });
 }
 
 function operatorName(): string {

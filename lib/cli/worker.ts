@@ -17,7 +17,7 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
   }));
   const concurrency = values.concurrency === undefined ? 1 : check(count(1000), values.concurrency, '--concurrency');
   const id = values.id === undefined ? undefined : check(lookupId, values.id, '--id');
-  const registry = await cli.registry();
+  const registry = await cli.registry(values.db);
   const cfg = cli.config();
 
   return withStore(cli, values.db, async (store) => {

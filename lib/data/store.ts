@@ -3,7 +3,7 @@ import 'server-only';
  * The control plane's one store per server process, opened from the configuration and kept on globalThis
  * so that development reloads do not open a connection each time.
  */
-import { config } from '../config';
+import { config, dataDir } from '../config';
 import type { WorkflowRegistry } from '../engine/workflow';
 import { openStore } from '../store/index';
 import type { AuditStore, InsightStore, RunStore, Store } from '../store/types';
@@ -25,7 +25,7 @@ export function getStore(): Promise<ControlStore> {
 }
 
 export function getRegistry(): Promise<WorkflowRegistry> {
-  cache.waybillRegistry ??= import('../engine/workflows/index').then((w) => w.builtinRegistry({ model: w.modelFromEnv(config()) }));
+  cache.waybillRegistry ??= import('../engine/workflows/index').then((w) => w.builtinRegistry({ model: w.modelFromEnv(config()), dataDir: dataDir(config()) }));
   return cache.waybillRegistry;
 }
 

@@ -2,14 +2,13 @@
  * Operator actions on runs: each legal transition, each refused one (exit 1 with the reason), an unknown
  * run (exit 1, "not found"), and the `operator` events they leave in the run's timeline.
  */
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { freshDb, insertOutsideRun, json } from './support';
 
 describe('waybill pause, resume, cancel and retry', () => {
   it('moves a run through its states and refuses what its state does not allow', async () => {
     const db = await freshDb();
-    const input = JSON.stringify({ count: 2, outbox: join(db.dir, 'outbox.jsonl') });
+    const input = JSON.stringify({ count: 2, outbox: 'outbox.jsonl' });
     await db.cli(['start', 'notify', '--input', input, '--id', 'r1']);
     insertOutsideRun(db, 'ext-1', { claimAgeS: 5 });
 

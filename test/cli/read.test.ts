@@ -14,7 +14,7 @@ describe('waybill read commands', () => {
   it('start, runs, inspect and claims print one JSON document each, in the documented shapes', async () => {
     const db = await freshDb();
     const inputFile = join(db.dir, 'input.json');
-    writeFileSync(inputFile, JSON.stringify({ count: 3, outbox: join(db.dir, 'outbox.jsonl') }));
+    writeFileSync(inputFile, JSON.stringify({ count: 3, outbox: 'outbox.jsonl' }));
 
     const started = json(await db.cli(['start', 'notify', '--input', `@${inputFile}`, '--id', 'r1', '--json']));
     expect(started).toMatchObject({ id: 'r1', workflow: 'notify', status: 'queued', totalSteps: 3 });
