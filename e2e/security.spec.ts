@@ -127,6 +127,8 @@ test('pause, resume, cancel and retry: each refused without a session, as viewer
     const c = await capture(page, async () => {
       await page.goto(`/runs/${encodeURIComponent(runId)}`);
       await page.getByTestId(`action-${action}`).click();
+      // Cancel asks first.
+      if (action === 'cancel') await page.getByTestId('confirm-submit').click();
     });
     await refusedThenAccepted(action, c, operatorCookie, () => runStatus(runId) === after);
   }
@@ -146,6 +148,7 @@ test('expire, resolve and sweep of orphaned claims: each refused without a sessi
   const expire = await capture(page, async () => {
     await page.goto('/claims');
     await page.getByTestId(`expire-${expireKey}`).click();
+    await page.getByTestId('confirm-submit').click();
   });
   await refusedThenAccepted('expire', expire, operatorCookie, () => claimGone(expireKey));
 

@@ -4,8 +4,10 @@
  */
 import { parseArgs } from 'node:util';
 import { runIdSchema, startRun } from '../engine/runs';
+import { auditDetail } from '../reason';
 import type { RunAction } from '../store/types';
 import { GLOBAL_OPTIONS, UsageError, check, flags, jsonArg, lookupId, positionals } from './args';
+import { reasonArg, recordCliAudit } from './audit';
 import { runStore, withStore, type Cli } from './context';
 import { followRun } from './follow';
 
@@ -46,11 +48,18 @@ export async function start(cli: Cli, args: string[]): Promise<number> {
 
 const DONE: Record<RunAction, string> = { pause: 'paused', resume: 'resumed', cancel: 'cancelled', retry: 'queued again' };
 
+/** pause, resume, cancel, retry; cancel takes `--reason`, kept in the audit log. */
 export async function act(cli: Cli, action: RunAction, args: string[]): Promise<number> {
-  const { values, positionals: given } = flags(() => parseArgs({ args, strict: true, allowPositionals: true, options: GLOBAL_OPTIONS }));
+  const options = action === 'cancel' ? { ...GLOBAL_OPTIONS, reason: { type: 'string' as const } } : GLOBAL_OPTIONS;
+  const { values, positionals: given } = flags(() => parseArgs({ args, strict: true, allowPositionals: true, options }));
   const [id] = positionals(given, ['runId']);
   const runId = check(lookupId, id, 'run id');
-  const run = await withStore(cli, values.db, (store) => runStore(store).actOnRun(runId, action, cli.actor));
+  const reason = reasonArg((values as { reason?: string }).reason);
+  const run = await withStore(cli, values.db, async (store) => {
+    const acted = await runStore(store).actOnRun(runId, action, cli.actor);
+    await recordCliAudit(cli, store, { action, target: runId, runId, detail: auditDetail({ reason }) });
+    return acted;
+  });
   if (values.json) {
     cli.json(run);
     return 0;

@@ -1,0 +1,22 @@
+/**
+ * An operator's reason for a cancel, an expiry or a sweep, kept by the audit log. One schema for the
+ * dashboard's actions and the CLI's `--reason`, so both accept and refuse the same text.
+ */
+import { z } from 'zod';
+
+export const REASON_MAX = 500;
+
+/** Optional; blank is no reason. Control characters would forge line breaks in the log and the audit page. */
+export const reasonSchema = z
+  .string({ error: 'must be text' })
+  .trim()
+  .max(REASON_MAX, `at most ${REASON_MAX} characters`)
+  .refine((text) => !/[\u0000-\u0008\u000b-\u001f\u007f]/.test(text), 'must not contain control characters')
+  .optional()
+  .transform((text) => (text ? text : undefined));
+
+/** The audit line's detail: what the action itself notes ("forced: …"), then the operator's reason. */
+export function auditDetail(parts: { note?: string | null; reason?: string }): string | null {
+  const text = [parts.note, parts.reason ? `reason: ${parts.reason}` : null].filter(Boolean).join('; ');
+  return text || null;
+}
