@@ -1,6 +1,7 @@
 /**
  * The runs list's summary cards: how many runs are in each status (each card filters the list), then the
- * last hour's throughput, how much replay skipped, and the claims whose side effect is in doubt.
+ * last minute's throughput (a run's pace as it is now, not averaged over an hour it did not fill), how much
+ * replay skipped, and the claims whose side effect is in doubt.
  */
 import Link from 'next/link';
 import type { RunsPage } from '@/lib/data/runs';
@@ -46,8 +47,8 @@ export function RunsStats({ stats, query }: { stats: RunsPage['stats']; query: R
       <div className="grid grid-cols-3 gap-3">
         <Stat
           testId="stat-steps-per-minute"
-          label="Steps / min · last hour"
-          value={<span title={`${stats.committedSince} steps committed in the last hour`}>{perMinute >= 10 ? perMinute.toFixed(0) : perMinute.toFixed(1)}</span>}
+          label="Steps / min · last minute"
+          value={<span title={`${stats.committedSince} steps committed in the last ${stats.windowSeconds} seconds, across all runs`}>{perMinute >= 10 ? perMinute.toFixed(0) : perMinute.toFixed(1)}</span>}
         />
         <Stat
           testId="stat-skip-ratio"
