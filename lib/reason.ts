@@ -11,7 +11,7 @@ export const reasonSchema = z
   .string({ error: 'must be text' })
   .trim()
   .max(REASON_MAX, `at most ${REASON_MAX} characters`)
-  .refine((text) => !/[\u0000-\u0008\u000b-\u001f\u007f]/.test(text), 'must not contain control characters')
+  .refine((text) => ![...text].some(isControl), 'must not contain control characters')
   .optional()
   .transform((text) => (text ? text : undefined));
 
@@ -19,4 +19,10 @@ export const reasonSchema = z
 export function auditDetail(parts: { note?: string | null; reason?: string }): string | null {
   const text = [parts.note, parts.reason ? `reason: ${parts.reason}` : null].filter(Boolean).join('; ');
   return text || null;
+}
+
+/** C0 controls and DEL; a tab is allowed (pasted text has them), a line break is not. */
+function isControl(char: string): boolean {
+  const code = char.codePointAt(0)!;
+  return (code < 0x20 && code !== 0x09) || code === 0x7f;
 }
