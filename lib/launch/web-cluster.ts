@@ -17,11 +17,33 @@
  */
 import cluster, { type Worker } from 'node:cluster';
 import { createRequire } from 'node:module';
+import { createInterface } from 'node:readline';
 import { config, ConfigError } from '../config';
 
 const NEXT_BIN = createRequire(import.meta.url).resolve('next/dist/bin/next');
 
 const complain = (line: string) => process.stderr.write(`waybill web: ${line}\n`);
+
+/**
+ * next start's start-up banner ("▲ Next.js 16…", "- Local: …", "✓ Starting...", "✓ Ready in …"), which every
+ * worker prints: the same lines once per process read as a server started twice. Only the first worker's
+ * are shown; everything else every worker writes (warnings, errors) is passed through as it is.
+ */
+const BANNER = /^\s*(▲ Next\.js|- (Local|Network|Environments?):|✓ (Starting|Ready in)|$)/;
+
+function relay(worker: Worker, first: boolean): void {
+  for (const [from, to] of [[worker.process.stdout, process.stdout], [worker.process.stderr, process.stderr]] as const) {
+    if (!from) continue;
+    createInterface({ input: from, crlfDelay: Infinity }).on('line', (line) => {
+      if (!first && BANNER.test(line)) return;
+      try {
+        to.write(`${line}\n`);
+      } catch {
+        // Nowhere left to write: npm start's pipe closed while it stops us.
+      }
+    });
+  }
+}
 
 /** Runs `next start <nextArgs>` in WAYBILL_WEB_PROCESSES workers until a signal or a worker's death. Returns the exit code. */
 export async function runWebCluster(nextArgs: string[]): Promise<number> {
@@ -36,7 +58,8 @@ export async function runWebCluster(nextArgs: string[]): Promise<number> {
     throw error;
   }
 
-  cluster.setupPrimary({ exec: NEXT_BIN, args: ['start', ...nextArgs] });
+  // silent: each worker's output comes to us, to drop the repeated banner (see relay).
+  cluster.setupPrimary({ exec: NEXT_BIN, args: ['start', ...nextArgs], silent: true });
   const workers = new Set<Worker>();
   let stopping = false;
   let failed = false;
@@ -63,7 +86,11 @@ export async function runWebCluster(nextArgs: string[]): Promise<number> {
     if (workers.size === 0) resolve();
   });
 
-  for (let i = 0; i < processes; i++) workers.add(cluster.fork());
+  for (let i = 0; i < processes; i++) {
+    const worker = cluster.fork();
+    relay(worker, i === 0);
+    workers.add(worker);
+  }
   process.stdout.write(`waybill web: ${processes} process${processes === 1 ? '' : 'es'}, pids ${[...workers].map((w) => w.process.pid).join(', ')}\n`);
 
   await allExited;
