@@ -96,8 +96,8 @@ async function Claims({ operator, cursor }: { operator: boolean; cursor: string 
           <nav aria-label="Pages" className="flex flex-wrap items-center justify-between gap-2 text-sm">
             <span className="text-zinc-600 dark:text-zinc-400">{claims.length} of {total} claims shown, oldest first</span>
             <span className="flex gap-2">
-              {cursor && <Link href="/claims" data-testid="claims-first-page" className={link}>« First page</Link>}
-              {next && <Link href={`/claims?cursor=${next}`} data-testid="claims-next-page" className={link}>Next page »</Link>}
+              {cursor && <Link prefetch={false} href="/claims" data-testid="claims-first-page" className={link}>« First page</Link>}
+              {next && <Link prefetch={false} href={`/claims?cursor=${next}`} data-testid="claims-next-page" className={link}>Next page »</Link>}
             </span>
           </nav>
         )}

@@ -32,7 +32,7 @@ export function RunsStats({ stats, query }: { stats: RunsPage['stats']; query: R
           const active = query.status === status;
           return (
             <li key={status} className="max-sm:last:col-span-3">
-              <Link
+              <Link prefetch={false}
                 href={runsHref({ ...query, status: active ? undefined : status, cursor: undefined })}
                 aria-current={active ? 'true' : undefined}
                 title={active ? 'Show every status' : `Show only ${status} runs`}
@@ -65,7 +65,7 @@ export function RunsStats({ stats, query }: { stats: RunsPage['stats']; query: R
             label="Orphaned claims"
             value={
               stats.orphanedClaims > 0 ? (
-                <Link href="/claims" className="rounded text-orange-700 underline decoration-orange-300 underline-offset-4 hover:decoration-orange-600 focus-visible:outline-2 focus-visible:outline-blue-600 dark:text-orange-300 dark:decoration-orange-700">
+                <Link prefetch={false} href="/claims" className="rounded text-orange-700 underline decoration-orange-300 underline-offset-4 hover:decoration-orange-600 focus-visible:outline-2 focus-visible:outline-blue-600 dark:text-orange-300 dark:decoration-orange-700">
                   {stats.orphanedClaims}
                   <span className="sr-only"> orphaned claims: review them</span>
                 </Link>

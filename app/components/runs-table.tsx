@@ -159,7 +159,7 @@ export function RunsTable({ rows, operator }: { rows: RunsTableRow[]; operator: 
                       className={check} />
                   </td>}
                   <td className={td}>
-                    <Link href={`/runs/${encodeURIComponent(run.id)}`} title={run.id} data-testid={`run-link-${run.id}`}
+                    <Link prefetch={false} href={`/runs/${encodeURIComponent(run.id)}`} title={run.id} data-testid={`run-link-${run.id}`}
                       className="wb-run-link">
                       {run.id}
                     </Link>

@@ -184,7 +184,7 @@ function Header({ detail, now, operator }: { detail: RunDetail; now: number; ope
   return (
     <header className="space-y-4">
       <nav aria-label="Breadcrumb" className="text-sm text-zinc-600 dark:text-zinc-400">
-        <Link href="/" className="rounded hover:text-zinc-900 focus-visible:outline-2 focus-visible:outline-blue-600 dark:hover:text-zinc-100">Runs</Link>
+        <Link prefetch={false} href="/" className="rounded hover:text-zinc-900 focus-visible:outline-2 focus-visible:outline-blue-600 dark:hover:text-zinc-100">Runs</Link>
         <span aria-hidden> / </span><span className="break-all">{run.id}</span>
       </nav>
       <div className="flex flex-col gap-4 sm:flex-row sm:items-start sm:justify-between">
