@@ -4,7 +4,7 @@
  * header gives absolute times, and a live refresh does not re-send every link's prefetch.
  */
 import { openStore } from '../lib/store/index';
-import type { RunStore, Store } from '../lib/store/types';
+import type { AuditStore, RunStore, Store } from '../lib/store/types';
 import { RunPage } from './pages/run-page';
 import { RunsPage } from './pages/runs-page';
 import { E2E_VIEWER_TOKEN, securedURL, signIn } from './support/secured';
@@ -82,9 +82,10 @@ test('the run header gives absolute start and end times and the duration', async
 
 test('a live refresh re-sends no link prefetch: counted over five refreshes of a page of fifty runs', async ({ page }) => {
   const prefix = uniqueId('e2e-prefetch');
-  const store = (await openStore(databaseUrl(), { synchronous: 'normal' })) as Store & RunStore;
+  const store = (await openStore(databaseUrl(), { synchronous: 'normal' })) as Store & RunStore & AuditStore;
   try {
     for (let i = 0; i < 50; i++) await store.createRun({ id: `${prefix}-${i}`, workflow: 'agent-batch', inputJson: '{"count":1}', totalSteps: 1 });
+    await store.recordAudit({ actor: 'e2e', role: 'local', action: 'start', target: `${prefix}-0`, runId: `${prefix}-0`, detail: null });
   } finally {
     await store.close();
   }
@@ -97,6 +98,14 @@ test('a live refresh re-sends no link prefetch: counted over five refreshes of a
     if (headers['next-router-prefetch'] || headers['next-router-segment-prefetch']) prefetches++;
     else if (new URL(request.url()).pathname === '/') refreshes++;
   });
+
+  // The counter counts prefetches: /audit (which does not refresh itself) keeps its links' prefetch.
+  counting = true;
+  await page.goto('/audit');
+  await expect(page.getByTestId('audit-table')).toBeVisible();
+  await expect.poll(() => prefetches, { timeout: 30_000, message: 'a default <Link> in view is prefetched' }).toBeGreaterThan(0);
+  counting = false;
+  prefetches = 0;
   const runs = new RunsPage(page);
   await runs.goto();
   await expect(page.getByTestId(`run-row-${prefix}-49`)).toBeVisible();
