@@ -3,6 +3,7 @@
  * page has a favicon, the runs page is titled like the others, the header names the person once, the run
  * header gives absolute times, and a live refresh does not re-send every link's prefetch.
  */
+import Database from 'better-sqlite3';
 import { openStore } from '../lib/store/index';
 import type { AuditStore, RunStore, Store } from '../lib/store/types';
 import { RunPage } from './pages/run-page';
@@ -78,6 +79,31 @@ test('the run header gives absolute start and end times and the duration', async
   await page.getByTestId('action-cancel').click();
   await page.getByTestId('confirm-submit').click();
   await expect(run.status).toHaveText(/cancelled/);
+});
+
+test("the run header's Updated follows the run's progress, not only its row", async ({ page }) => {
+  const runId = uniqueId('e2e-updated');
+  const store = (await openStore(databaseUrl(), { synchronous: 'normal' })) as Store & RunStore;
+  try {
+    await store.createRun({ id: runId, workflow: 'agent-batch', inputJson: '{"count":5}', totalSteps: 5 });
+  } finally {
+    await store.close();
+  }
+  // The run row last written an hour ago; a step's commit saves progress (just now) and leaves the row alone.
+  const db = new Database(databaseUrl().slice('file:'.length));
+  try {
+    db.prepare('UPDATE runs SET updated_at = ? WHERE id = ?').run(Date.now() / 1000 - 3600, runId);
+  } finally {
+    db.close();
+  }
+  const again = (await openStore(databaseUrl(), { synchronous: 'normal' })) as Store & RunStore;
+  try {
+    await again.saveProgress({ runId, step: 2, stateJson: '{}', executed: 2, skipped: 0, awaited: 0 });
+  } finally {
+    await again.close();
+  }
+  await new RunPage(page).goto(runId);
+  await expect(page.getByTestId('run-updated')).toHaveText(/^(\d+s ago|in \d+s)$/);
 });
 
 test('a live refresh re-sends no link prefetch: counted over five refreshes of a page of fifty runs', async ({ page }) => {

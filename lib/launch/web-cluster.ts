@@ -29,13 +29,15 @@ const complain = (line: string) => process.stderr.write(`waybill web: ${line}\n`
  * worker prints: the same lines once per process read as a server started twice. Only the first worker's
  * are shown; everything else every worker writes (warnings, errors) is passed through as it is.
  */
-const BANNER = /^\s*(▲ Next\.js|- (Local|Network|Environments?):|✓ (Starting|Ready in)|$)/;
+const BANNER = /^\s*(▲ Next\.js|- (Local|Network|Environments?):|✓ (Starting|Ready in|Running next\.config)|$)/;
+/** next colours its banner when it thinks it writes to a terminal; the colour codes are not part of the text. */
+const COLOUR = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g');
 
 function relay(worker: Worker, first: boolean): void {
   for (const [from, to] of [[worker.process.stdout, process.stdout], [worker.process.stderr, process.stderr]] as const) {
     if (!from) continue;
     createInterface({ input: from, crlfDelay: Infinity }).on('line', (line) => {
-      if (!first && BANNER.test(line)) return;
+      if (!first && BANNER.test(line.replace(COLOUR, ''))) return;
       try {
         to.write(`${line}\n`);
       } catch {
