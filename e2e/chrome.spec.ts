@@ -56,7 +56,7 @@ test('the header names a signed-in person once, beside their role', async ({ pag
   await page.goto(`${securedURL}/`);
   await expect(page.getByTestId('session-who')).toHaveText('vera');
   await expect(page.getByTestId('session-role')).toHaveText('viewer');
-  const corner = (await page.getByTestId('session-who').locator('xpath=..').innerText()).replace(/\s+/g, ' ');
+  const corner = ((await page.getByTestId('session-who').locator('xpath=..').textContent()) ?? '').replace(/\s+/g, ' ');
   expect(corner.match(/viewer/g) ?? [], corner).toHaveLength(1);
   expect(corner).not.toContain('vera (viewer)');
 });

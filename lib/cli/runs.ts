@@ -4,7 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { NotFoundError } from '../errors';
-import type { ClaimRow, RunRow, RunStore, Store } from '../store/types';
+import type { ClaimRow, RunRow, Store } from '../store/types';
 import { GLOBAL_OPTIONS, check, count, flags, lookupId, positionals, statusFilter } from './args';
 import { runStore, withStore, type Cli } from './context';
 import { bar, fields, relative, table, truncate } from './format';

@@ -3,7 +3,7 @@
  * processes, the one executing step K killed with SIGKILL mid-execute, the other resuming. Everything
  * reported is counted from the store and the outbox, not inferred.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
