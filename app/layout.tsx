@@ -3,6 +3,7 @@ import Link from 'next/link';
 import type { ReactNode } from 'react';
 import { allows } from '@/lib/auth/principal';
 import { currentPrincipal } from '@/lib/auth/server';
+import { MainNav } from './components/main-nav';
 import { SessionControl } from './components/session-control';
 import './globals.css';
 
@@ -31,17 +32,8 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
         </a>
         <header className="border-b border-zinc-200 bg-white dark:border-zinc-800 dark:bg-zinc-900">
           <nav className="mx-auto flex max-w-7xl flex-wrap items-center gap-x-6 gap-y-2 px-4 py-3 sm:px-6" aria-label="Main">
-            <Link href="/" className="text-base font-semibold tracking-tight">Waybill</Link>
-            <ul className="flex flex-wrap gap-x-4 gap-y-1 text-sm">
-              {nav.map((item) => (
-                <li key={item.href}>
-                  <Link href={item.href} data-testid={`nav-${item.label.toLowerCase().replace(/\s+/g, '-')}`}
-                    className="rounded px-1 py-0.5 text-zinc-600 hover:text-zinc-900 focus-visible:outline-2 focus-visible:outline-blue-600 dark:text-zinc-400 dark:hover:text-zinc-100">
-                    {item.label}
-                  </Link>
-                </li>
-              ))}
-            </ul>
+            <Link href="/" prefetch={false} className="text-base font-semibold tracking-tight">Waybill</Link>
+            <MainNav items={nav.map(({ href, label }) => ({ href, label }))} />
             <SessionControl who={who} />
           </nav>
         </header>

@@ -18,7 +18,8 @@ import { isoTime } from '@/app/components/time';
 
 export const dynamic = 'force-dynamic';
 
-export const metadata: Metadata = { title: 'Runs' };
+// The root layout's title template applies to the pages below it, not to this page beside it: spelled out.
+export const metadata: Metadata = { title: { absolute: 'Runs · Waybill' } };
 
 const IGNORED_LABEL: Record<string, string> = {
   status: 'the status filter (unknown status)',
@@ -60,7 +61,7 @@ async function RunsList({ searchParams, operator }: { searchParams: SearchParams
         </div>
         <div className="flex items-center gap-2">
           <LiveRefresh />
-          {operator && <Link href="/runs/new" data-testid="start-run-link" className={buttonClass('primary')}>Start a run</Link>}
+          {operator && <Link prefetch={false} href="/runs/new" data-testid="start-run-link" className={buttonClass('primary')}>Start a run</Link>}
         </div>
       </header>
 
@@ -81,7 +82,7 @@ async function RunsList({ searchParams, operator }: { searchParams: SearchParams
               <EmptyState title="No runs yet">
                 <p>A run is one workflow executing durably: each step checkpointed, each side effect committed once.</p>
                 <p className="mt-4 flex flex-wrap items-center justify-center gap-2">
-                  {operator && <Link href="/runs/new" className={buttonClass('primary')}>Start your first run</Link>}
+                  {operator && <Link prefetch={false} href="/runs/new" className={buttonClass('primary')}>Start your first run</Link>}
                   <span>{operator ? 'or ' : 'An operator starts one from here, or with '}<code className="rounded bg-zinc-100 px-1 py-0.5 font-mono text-xs dark:bg-zinc-800">waybill start agent-batch</code></span>
                 </p>
               </EmptyState>
@@ -90,13 +91,13 @@ async function RunsList({ searchParams, operator }: { searchParams: SearchParams
             <div data-testid="runs-no-match">
               <EmptyState title="No runs match these filters">
                 <p>{totalRuns} run{totalRuns === 1 ? '' : 's'} in total.</p>
-                <p className="mt-4"><Link href="/" className={buttonClass()}>Clear filters</Link></p>
+                <p className="mt-4"><Link prefetch={false} href="/" className={buttonClass()}>Clear filters</Link></p>
               </EmptyState>
             </div>
           ) : (
             <div data-testid="runs-no-more">
               <EmptyState title="No more runs">
-                <p className="mt-2"><Link href="/" className={buttonClass()}>Back to the first page</Link></p>
+                <p className="mt-2"><Link prefetch={false} href="/" className={buttonClass()}>Back to the first page</Link></p>
               </EmptyState>
             </div>
           )
@@ -111,12 +112,12 @@ async function RunsList({ searchParams, operator }: { searchParams: SearchParams
             </span>
             <span className="flex gap-2">
               {query.cursor && (
-                <Link href={runsHref(filters)} data-testid="first-page" className={buttonClass()}>
+                <Link prefetch={false} href={runsHref(filters)} data-testid="first-page" className={buttonClass()}>
                   <span aria-hidden>«</span> First page
                 </Link>
               )}
               {page.next && (
-                <Link href={runsHref({ ...filters, cursor: page.next })} data-testid="next-page" className={buttonClass()}>
+                <Link prefetch={false} href={runsHref({ ...filters, cursor: page.next })} data-testid="next-page" className={buttonClass()}>
                   Next page <span aria-hidden>»</span>
                 </Link>
               )}

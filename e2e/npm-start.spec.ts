@@ -69,6 +69,10 @@ test('npm start runs the dashboard, a worker and a demo run; SIGTERM stops both 
   first.proc.kill('SIGTERM');
   expect(await first.exited, first.out()).toEqual({ code: 0, signal: null });
   expect(first.out()).toContain('waybill: stopped');
+  // A first start reads as one: next start's banner once for all the dashboard's processes, no telemetry notice.
+  expect(first.out().match(/Ready in/g) ?? [], first.out()).toHaveLength(1);
+  expect(first.out().match(/▲ Next\.js/g) ?? [], first.out()).toHaveLength(1);
+  expect(first.out()).not.toMatch(/telemetry/i);
   expect(alive(first.webPid) || alive(first.workerPid)).toBe(false);
 
   // Again on the same store: it has runs now, so no second demo. The worker dies: the dashboard goes too.

@@ -3,6 +3,7 @@
  * message naming the variable, before anything is opened or written.
  */
 import { availableParallelism } from 'node:os';
+import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { durationSchema, MIN_RETENTION_MS } from './duration';
 
@@ -17,6 +18,11 @@ const schema = z.object({
     .string()
     .regex(/^(file:|postgres:\/\/|postgresql:\/\/)/, 'must start with file: (SQLite) or postgres:// (PostgreSQL)')
     .default('file:./data/waybill.db'),
+  /**
+   * Where files a run writes may be (the notify workflow's outboxes). Unset: the SQLite file's directory, or
+   * ./data on PostgreSQL. See dataDir().
+   */
+  WAYBILL_DATA_DIR: z.string().min(1, 'must be a directory path').refine((p) => !p.includes('\0'), 'must not contain NUL').optional(),
   WAYBILL_SQLITE_SYNC: z.enum(['full', 'normal']).default('full'),
   /** https://no-color.org: set and not empty, terminal output has no colour (readable log lines stay readable). */
   NO_COLOR: z.string().optional().transform((v) => v !== undefined && v !== ''),
@@ -93,6 +99,19 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     throw new ConfigError(`invalid environment: ${problems}`);
   }
   return parsed.data;
+}
+
+/**
+ * The data directory, absolute: WAYBILL_DATA_DIR, else the directory of the SQLite file (so a store and the
+ * files its runs write sit together), else ./data, the default store's directory.
+ */
+export function dataDir(cfg: Pick<Config, 'DATABASE_URL' | 'WAYBILL_DATA_DIR'>): string {
+  if (cfg.WAYBILL_DATA_DIR) return resolve(cfg.WAYBILL_DATA_DIR);
+  if (cfg.DATABASE_URL.startsWith('file:')) {
+    const path = cfg.DATABASE_URL.slice('file:'.length).replace(/^\/\/(?=\/)/, '');
+    if (path !== ':memory:' && path !== '') return dirname(resolve(path));
+  }
+  return resolve('data');
 }
 
 let cached: Config | undefined;

@@ -13,6 +13,7 @@ import { config } from '@/lib/config';
 import { audit } from '@/lib/data/audit';
 import { claimTtlMs, getStore } from '@/lib/data/store';
 import { ClaimNotOrphanedError, NotFoundError } from '@/lib/errors';
+import { auditDetail, reasonSchema } from '@/lib/reason';
 import { failure, fieldErrors, sizeError, type ActionResult } from './result';
 
 const key = z.string().min(1, 'key is required').max(1024, 'key is too long');
@@ -24,16 +25,20 @@ function refresh(runId?: string) {
   if (runId) revalidatePath(`/runs/${encodeURIComponent(runId)}`);
 }
 
-export async function expireClaimAction(input: { key: string; force?: boolean }): Promise<ActionResult> {
+/** `reason` (optional, from the confirm dialog) is kept in the audit line. */
+export async function expireClaimAction(input: { key: string; force?: boolean; reason?: string }): Promise<ActionResult> {
   const who = await requireAction('operator');
-  const parsed = z.object({ key, force: z.boolean().optional() }).safeParse(input);
+  const parsed = z.object({ key, force: z.boolean().optional(), reason: reasonSchema }).safeParse(input);
   if (!parsed.success) return { ok: false, message: 'invalid request', errors: fieldErrors(parsed.error) };
   try {
     const store = await getStore();
     const claim = await store.getClaim(parsed.data.key, { claimTtlMs: claimTtlMs() });
     const outcome = await store.expireClaim(parsed.data.key, { actor: who.actor, force: parsed.data.force, claimTtlMs: claimTtlMs() });
     if (outcome === 'expired') {
-      await audit(who, { action: 'expire', target: parsed.data.key, runId: claim?.runId, detail: parsed.data.force ? 'forced: the lease was live' : null });
+      await audit(who, {
+        action: 'expire', target: parsed.data.key, runId: claim?.runId,
+        detail: auditDetail({ note: parsed.data.force ? 'forced: the lease was live' : null, reason: parsed.data.reason }),
+      });
     }
     refresh(claim?.runId);
     if (outcome === 'expired') return { ok: true, message: `expired ${parsed.data.key}: the step will run again` };
@@ -93,9 +98,9 @@ export async function resolveClaimAction(_previous: ActionResult | null, form: F
   }
 }
 
-export async function sweepOrphanedAction(input: { confirm: boolean }): Promise<ActionResult<{ expired: number }>> {
+export async function sweepOrphanedAction(input: { confirm: boolean; reason?: string }): Promise<ActionResult<{ expired: number }>> {
   const who = await requireAction('operator');
-  const parsed = z.object({ confirm: z.literal(true, { error: 'confirm the sweep' }) }).safeParse(input);
+  const parsed = z.object({ confirm: z.literal(true, { error: 'confirm the sweep' }), reason: reasonSchema }).safeParse(input);
   if (!parsed.success) return { ok: false, message: 'confirm the sweep first', errors: fieldErrors(parsed.error) };
   try {
     const store = await getStore();
@@ -106,7 +111,10 @@ export async function sweepOrphanedAction(input: { confirm: boolean }): Promise<
     // One line for the sweep; each expired claim is in its run's timeline already, with who did it.
     if (expired.length > 0) {
       const listed = expired.slice(0, 20).join(', ') + (expired.length > 20 ? `, and ${expired.length - 20} more` : '');
-      await audit(who, { action: 'sweep', target: '*', detail: `expired ${expired.length} orphaned claim(s): ${listed}` });
+      await audit(who, {
+        action: 'sweep', target: '*',
+        detail: auditDetail({ note: `expired ${expired.length} orphaned claim(s): ${listed}`, reason: parsed.data.reason }),
+      });
     }
     refresh();
     return { ok: true, message: `swept ${expired.length} orphaned claim(s): their steps will run again`, data: { expired: expired.length } };

@@ -14,16 +14,22 @@ import { getCatalog, getStore } from '@/lib/data/store';
 import { issuePath } from '@/lib/engine/input-check';
 import { startRun } from '@/lib/engine/runs';
 import { InvalidInputError } from '@/lib/errors';
+import { auditDetail, reasonSchema } from '@/lib/reason';
 import type { RunAction } from '@/lib/store/types';
 import { failure, fieldErrors, sizeError, type ActionResult } from './result';
 
 const runId = z.string().min(1, 'run id is required').max(512, 'run id is too long');
 const action = z.enum(['pause', 'resume', 'cancel', 'retry']);
 
-const actSchema = z.object({ action, ids: z.array(runId).min(1, 'select at least one run').max(500, 'at most 500 runs at once') });
+const actSchema = z.object({
+  action, ids: z.array(runId).min(1, 'select at least one run').max(500, 'at most 500 runs at once'), reason: reasonSchema,
+});
 
-/** One action over one or more runs; runs whose status does not allow it are reported, not fatal. */
-export async function actOnRuns(input: { action: RunAction; ids: string[] }): Promise<ActionResult<{ done: string[]; refused: string[] }>> {
+/**
+ * One action over one or more runs; runs whose status does not allow it are reported, not fatal. `reason`
+ * (optional, the confirm dialog's) is kept in each run's audit line.
+ */
+export async function actOnRuns(input: { action: RunAction; ids: string[]; reason?: string }): Promise<ActionResult<{ done: string[]; refused: string[] }>> {
   const who = await requireAction('operator');
   const parsed = actSchema.safeParse(input);
   if (!parsed.success) return { ok: false, message: 'invalid request', errors: fieldErrors(parsed.error) };
@@ -40,7 +46,8 @@ export async function actOnRuns(input: { action: RunAction; ids: string[] }): Pr
         refused.push(`${id}: ${failure(error).message}`);
       }
     }
-    for (const id of done) await audit(who, { action: parsed.data.action, target: id, runId: id });
+    const detail = auditDetail({ reason: parsed.data.reason });
+    for (const id of done) await audit(who, { action: parsed.data.action, target: id, runId: id, detail });
     revalidatePath('/');
     revalidatePath('/audit');
     for (const id of parsed.data.ids) revalidatePath(`/runs/${encodeURIComponent(id)}`);

@@ -45,7 +45,7 @@ function ClaimTableRow({ claim, now, operator }: { claim: ClaimRowView; now: num
         {claim.orphaned && <div className="mt-1.5 font-sans md:hidden"><Badge value="orphaned" /></div>}
       </td>
       <td className={`${td} min-w-40 max-w-64 wrap-anywhere`}>
-        <Link href={`/runs/${encodeURIComponent(claim.runId)}`} className={link}>{claim.runId}</Link>
+        <Link prefetch={false} href={`/runs/${encodeURIComponent(claim.runId)}`} className={link}>{claim.runId}</Link>
       </td>
       <td className={`${td} text-right tabular-nums`}>{claim.step ?? '—'}</td>
       <td className={`${td} text-right tabular-nums`}>{claim.attempt}</td>

@@ -50,8 +50,8 @@ async function Claims({ operator, cursor }: { operator: boolean; cursor: string 
               </span>
             </h1>
             <p className="max-w-2xl text-sm text-zinc-600 dark:text-zinc-400">
-              {total === 0 ? 'Side effects being executed right now.'
-                : `${total} side effect${total === 1 ? '' : 's'} being executed right now.`}{' '}
+              {/* An orphaned claim is not being executed: its holder stopped. Counted apart, never as live work. */}
+              <span data-testid="claims-live-count">{claimsSummary(total, orphaned)}</span>{' '}
               A claim whose lease passed is orphaned: its holder stopped mid-execute, so nobody knows whether the
               side effect happened.
             </p>
@@ -96,8 +96,8 @@ async function Claims({ operator, cursor }: { operator: boolean; cursor: string 
           <nav aria-label="Pages" className="flex flex-wrap items-center justify-between gap-2 text-sm">
             <span className="text-zinc-600 dark:text-zinc-400">{claims.length} of {total} claims shown, oldest first</span>
             <span className="flex gap-2">
-              {cursor && <Link href="/claims" data-testid="claims-first-page" className={link}>« First page</Link>}
-              {next && <Link href={`/claims?cursor=${next}`} data-testid="claims-next-page" className={link}>Next page »</Link>}
+              {cursor && <Link prefetch={false} href="/claims" data-testid="claims-first-page" className={link}>« First page</Link>}
+              {next && <Link prefetch={false} href={`/claims?cursor=${next}`} data-testid="claims-next-page" className={link}>Next page »</Link>}
             </span>
           </nav>
         )}
@@ -118,4 +118,12 @@ function claimRowView(c: ClaimView): ClaimRowView {
     idemKey: c.idemKey, runId: c.runId, step: c.step, attempt: c.attempt, workerId: c.workerId,
     heartbeatAge: c.heartbeatAge, workerAlive: c.workerAlive, expiresAt: c.expiresAt, orphaned: c.orphaned,
   };
+}
+
+/** "3 side effects being executed right now, 2 orphaned claims." */
+function claimsSummary(total: number, orphaned: number): string {
+  const live = Math.max(0, total - orphaned);
+  const executing = live === 0 ? 'No side effect is being executed right now'
+    : `${live} side effect${live === 1 ? '' : 's'} being executed right now`;
+  return orphaned === 0 ? `${executing}.` : `${executing}; ${orphaned} orphaned claim${orphaned === 1 ? '' : 's'}, whose side effect is in doubt.`;
 }

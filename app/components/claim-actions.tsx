@@ -3,22 +3,18 @@
  * What an operator can do about an orphaned claim: expire it (the step runs again) or resolve it by hand
  * (commit a result they supply, marked manual). Both report into the page's claim message.
  */
-import { useActionState, useId, useRef, useState, useTransition } from 'react';
+import { useActionState, useId, useRef, useState } from 'react';
 import { expireClaimAction, resolveClaimAction } from '@/app/actions/claims';
 import type { ActionResult } from '@/app/actions/result';
 import { buttonClass } from './ui';
 import { useClaimBoard } from './claim-board';
+import { ConfirmAction } from './confirm-action';
 
 export function ClaimActions({ idemKey, attempt }: { idemKey: string; attempt: number }) {
   const board = useClaimBoard();
-  const [expiring, startExpire] = useTransition();
   const resolveButton = useRef<HTMLButtonElement>(null);
   const formId = useId();
   const open = board.openResolve === idemKey;
-
-  const expire = () => startExpire(async () => {
-    board.say(await expireClaimAction({ key: idemKey }));
-  });
 
   const close = () => {
     board.setOpenResolve(null);
@@ -28,10 +24,15 @@ export function ClaimActions({ idemKey, attempt }: { idemKey: string; attempt: n
   return (
     <div className="space-y-2">
       <div className="flex flex-wrap gap-2">
-        <button type="button" data-testid={`expire-${idemKey}`} onClick={expire} disabled={expiring}
-          className={buttonClass()} title="Delete the claim: the step runs again">
-          {expiring ? 'Expiring…' : 'Expire'}
-        </button>
+        <ConfirmAction testId={`expire-${idemKey}`} label="Expire" pendingLabel="Expiring…" triggerTitle="Delete the claim: the step runs again"
+          heading="Expire this claim?" confirmLabel="Expire: run the step again"
+          onConfirm={async (reason) => {
+            const result = await expireClaimAction({ key: idemKey, reason });
+            if (result.ok || !result.errors?.reason) board.say(result);
+            return result;
+          }}>
+          <ExpireWarning idemKey={idemKey} />
+        </ConfirmAction>
         <button type="button" ref={resolveButton} data-testid={`resolve-${idemKey}`}
           aria-expanded={open} aria-controls={open ? formId : undefined}
           onClick={() => board.setOpenResolve(open ? null : idemKey)}
@@ -106,5 +107,19 @@ function ResolveForm({ id, idemKey, attempt, onClose }: { id: string; idemKey: s
         <button type="button" onClick={onClose} className={buttonClass()}>Cancel</button>
       </div>
     </form>
+  );
+}
+
+/** What expiring does, said where the operator decides (the claims page and the run page). */
+export function ExpireWarning({ idemKey }: { idemKey: string }) {
+  return (
+    <>
+      <p className="break-all font-mono text-xs">{idemKey}</p>
+      <p className="mt-2">
+        The claim is deleted and the step runs again. If its side effect did happen before the holder stopped, it
+        happens a second time unless the receiving system honours the idempotency key. To keep a result you have
+        checked, resolve the claim by hand instead.
+      </p>
+    </>
   );
 }

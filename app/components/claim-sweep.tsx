@@ -3,7 +3,7 @@
  * Expire every orphaned claim at once, behind a confirmation: each of their steps runs again, and a side
  * effect that did happen before its holder stopped will happen twice unless its sink honours the key.
  */
-import { useRef, useTransition } from 'react';
+import { useRef, useState, useTransition } from 'react';
 import { sweepOrphanedAction } from '@/app/actions/claims';
 import { buttonClass } from './ui';
 import { useClaimBoard } from './claim-board';
@@ -12,9 +12,19 @@ export function ClaimSweep({ orphaned }: { orphaned: number }) {
   const board = useClaimBoard();
   const dialog = useRef<HTMLDialogElement>(null);
   const [pending, startSweep] = useTransition();
+  const [reason, setReason] = useState('');
+  const [reasonError, setReasonError] = useState<string | null>(null);
 
   const confirm = () => startSweep(async () => {
-    board.say(await sweepOrphanedAction({ confirm: true }));
+    const result = await sweepOrphanedAction({ confirm: true, reason: reason.trim() || undefined });
+    const refused = !result.ok ? result.errors?.reason : undefined;
+    if (refused?.length) {
+      setReasonError(refused.join('; '));
+      return;
+    }
+    board.say(result);
+    setReason('');
+    setReasonError(null);
     dialog.current?.close();
   });
 
@@ -34,6 +44,16 @@ export function ClaimSweep({ orphaned }: { orphaned: number }) {
           time unless the receiving system honours the idempotency key. To keep a result you have checked,
           resolve that claim by hand instead.
         </p>
+        <div className="mt-4 space-y-1">
+          <label htmlFor="sweep-reason" className="block text-xs font-medium text-zinc-700 dark:text-zinc-300">
+            Reason <span className="font-normal text-zinc-500 dark:text-zinc-400">(optional, kept in the audit log)</span>
+          </label>
+          <input id="sweep-reason" data-testid="sweep-reason" type="text" maxLength={500} value={reason}
+            onChange={(event) => setReason(event.target.value)}
+            aria-invalid={reasonError ? true : undefined} aria-describedby={reasonError ? 'sweep-reason-error' : undefined}
+            className="block w-full rounded-md border border-zinc-300 bg-white px-2 py-1.5 text-sm text-zinc-900 focus-visible:outline-2 focus-visible:outline-offset-1 focus-visible:outline-blue-600 dark:border-zinc-600 dark:bg-zinc-950 dark:text-zinc-100" />
+          {reasonError && <p id="sweep-reason-error" data-testid="field-error-reason" className="text-xs text-red-700 dark:text-red-300">{reasonError}</p>}
+        </div>
         <div className="mt-5 flex justify-end gap-2">
           <button type="button" data-testid="sweep-cancel" autoFocus onClick={() => dialog.current?.close()} className={buttonClass()}>
             Cancel

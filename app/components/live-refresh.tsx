@@ -2,6 +2,11 @@
 /**
  * Refreshes the server components of the page every few seconds without a reload, with a pause control:
  * live by default, because a run page that does not move hides what matters.
+ *
+ * router.refresh() empties the client router's cache, prefetched routes included, and every <Link> still in
+ * view prefetches its route again: fifty table rows cost fifty requests per refresh (125 in ten seconds on
+ * the runs page). So links on the pages that refresh themselves, and the navigation, are `prefetch={false}`:
+ * a click fetches its page then, which costs one request where the prefetches cost one per link per refresh.
  */
 import { useRouter } from 'next/navigation';
 import { useEffect, useState } from 'react';

@@ -7,6 +7,7 @@
 import type { ReactNode } from 'react';
 import { CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import type { TooltipContentProps } from 'recharts';
+import { axisWidth, formatMs } from './chart-format';
 
 const COLOR = { executed: '#3b82f6', skipped: '#10b981', awaited: '#f59e0b', duration: '#8b5cf6' };
 const HEIGHT = 240;
@@ -37,7 +38,7 @@ function ChartFigure({ testId, title, description, empty, children }: {
 
 const axis = { stroke: 'currentColor', tick: { fill: 'currentColor', fontSize: 11 }, tickLine: false } as const;
 
-function ChartTooltip({ active, payload, label, labelFormatter, unit }: TooltipContentProps & { unit?: string }) {
+function ChartTooltip({ active, payload, label, labelFormatter, format }: TooltipContentProps & { format?: (value: number) => string }) {
   if (!active || !payload?.length) return null;
   return (
     <div className="rounded-md border border-zinc-200 bg-white px-3 py-2 text-xs shadow-md dark:border-zinc-700 dark:bg-zinc-900">
@@ -46,7 +47,7 @@ function ChartTooltip({ active, payload, label, labelFormatter, unit }: TooltipC
         <div key={String(item.dataKey)} className="flex items-center gap-2 text-zinc-700 dark:text-zinc-300">
           <span className="h-2 w-2 rounded-full" style={{ background: item.color }} aria-hidden />
           <span>{item.name}</span>
-          <span className="ml-auto pl-3 font-medium tabular-nums">{Number(item.value).toLocaleString('en-US')}{unit}</span>
+          <span className="ml-auto pl-3 font-medium tabular-nums">{format ? format(Number(item.value)) : Number(item.value).toLocaleString('en-US')}</span>
         </div>
       ))}
     </div>
@@ -74,13 +75,13 @@ export function DurationsChart({ series, sampledFrom }: { series: DurationSeries
   return (
     <ChartFigure testId="chart-durations" title="Step duration by step" description={description} empty={data.length === 0}>
       <ResponsiveContainer width="100%" height={HEIGHT}>
-        <LineChart data={data} margin={{ top: 8, right: 8, bottom: 4, left: 0 }}
+        <LineChart data={data} margin={{ top: 12, right: 12, bottom: 4, left: 0 }}
           title="Step duration by step" desc={description}>
           <CartesianGrid stroke="currentColor" strokeOpacity={0.15} vertical={false} />
           <XAxis dataKey="step" type="number" domain={['dataMin', 'dataMax']} allowDecimals={false} {...axis}
             label={{ value: 'step', position: 'insideBottomRight', offset: -2, fill: 'currentColor', fontSize: 11 }} />
-          <YAxis width={56} {...axis} tickFormatter={(v: number) => formatMs(v)} />
-          <Tooltip content={(props) => <ChartTooltip {...props} unit=" ms" />}
+          <YAxis width={axisWidth(values)} {...axis} tickFormatter={(v: number) => formatMs(v)} />
+          <Tooltip content={(props) => <ChartTooltip {...props} format={formatMs} />}
             labelFormatter={(label) => `step ${label}`} />
           <Line type="monotone" dataKey="durationMs" name="duration" stroke={COLOR.duration} strokeWidth={1.5}
             dot={data.length <= 60 ? { r: 2 } : false} isAnimationActive={false} />
@@ -100,12 +101,13 @@ export function CumulativeChart({ series }: { series: CumulativeSeries }) {
     <ChartFigure testId="chart-cumulative" title="Executed, skipped and awaited over time" description={description}
       empty={data.length === 0}>
       <ResponsiveContainer width="100%" height={HEIGHT}>
-        <LineChart data={data} margin={{ top: 8, right: 8, bottom: 4, left: 0 }}
+        <LineChart data={data} margin={{ top: 12, right: 12, bottom: 4, left: 0 }}
           title="Executed, skipped and awaited over time" desc={description}>
           <CartesianGrid stroke="currentColor" strokeOpacity={0.15} vertical={false} />
           <XAxis dataKey="t" type="number" domain={['dataMin', 'dataMax']} padding={{ left: 4, right: 8 }} {...axis}
             tickFormatter={clock} minTickGap={32} />
-          <YAxis width={44} allowDecimals={false} {...axis} />
+          <YAxis width={Math.max(40, Math.ceil(String(Math.max(last?.executed ?? 0, last?.skipped ?? 0, last?.awaited ?? 0)).length * 6.6 + 16))}
+            allowDecimals={false} {...axis} />
           <Tooltip content={(props) => <ChartTooltip {...props} />} labelFormatter={(label) => clock(Number(label))} />
           <Legend iconType="plainline" itemSorter={null} wrapperStyle={{ fontSize: 12 }} />
           <Line type="stepAfter" dataKey="executed" name="executed" stroke={COLOR.executed} strokeWidth={1.75} dot={false} isAnimationActive={false} />
@@ -120,8 +122,4 @@ export function CumulativeChart({ series }: { series: CumulativeSeries }) {
 /** Epoch seconds as the browser's wall-clock time, 24-hour. */
 function clock(epochSeconds: number): string {
   return new Date(epochSeconds * 1000).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
-}
-
-function formatMs(ms: number): string {
-  return ms >= 10_000 ? `${(ms / 1000).toFixed(0)} s` : ms >= 1000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms)} ms`;
 }

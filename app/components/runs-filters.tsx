@@ -39,7 +39,7 @@ export function RunsFilters({ query, workflows }: { query: RunsQueryParams; work
       <div className="flex gap-2 sm:col-span-2 lg:col-span-1">
         <button type="submit" data-testid="filter-submit" className={`${buttonClass('primary')} flex-1 lg:flex-none`}>Apply filters</button>
         {filtered && (
-          <Link href="/" data-testid="filter-clear" className={`${buttonClass()} flex-1 lg:flex-none`}>Clear</Link>
+          <Link prefetch={false} href="/" data-testid="filter-clear" className={`${buttonClass()} flex-1 lg:flex-none`}>Clear</Link>
         )}
       </div>
     </form>

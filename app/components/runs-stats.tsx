@@ -1,6 +1,7 @@
 /**
  * The runs list's summary cards: how many runs are in each status (each card filters the list), then the
- * last hour's throughput, how much replay skipped, and the claims whose side effect is in doubt.
+ * last minute's throughput (a run's pace as it is now, not averaged over an hour it did not fill), how much
+ * replay skipped, and the claims whose side effect is in doubt.
  */
 import Link from 'next/link';
 import type { RunsPage } from '@/lib/data/runs';
@@ -31,7 +32,7 @@ export function RunsStats({ stats, query }: { stats: RunsPage['stats']; query: R
           const active = query.status === status;
           return (
             <li key={status} className="max-sm:last:col-span-3">
-              <Link
+              <Link prefetch={false}
                 href={runsHref({ ...query, status: active ? undefined : status, cursor: undefined })}
                 aria-current={active ? 'true' : undefined}
                 title={active ? 'Show every status' : `Show only ${status} runs`}
@@ -46,8 +47,8 @@ export function RunsStats({ stats, query }: { stats: RunsPage['stats']; query: R
       <div className="grid grid-cols-3 gap-3">
         <Stat
           testId="stat-steps-per-minute"
-          label="Steps / min · last hour"
-          value={<span title={`${stats.committedSince} steps committed in the last hour`}>{perMinute >= 10 ? perMinute.toFixed(0) : perMinute.toFixed(1)}</span>}
+          label="Steps / min · last minute"
+          value={<span title={`${stats.committedSince} steps committed in the last ${stats.windowSeconds} seconds, across all runs`}>{perMinute >= 10 ? perMinute.toFixed(0) : perMinute.toFixed(1)}</span>}
         />
         <Stat
           testId="stat-skip-ratio"
@@ -64,7 +65,7 @@ export function RunsStats({ stats, query }: { stats: RunsPage['stats']; query: R
             label="Orphaned claims"
             value={
               stats.orphanedClaims > 0 ? (
-                <Link href="/claims" className="rounded text-orange-700 underline decoration-orange-300 underline-offset-4 hover:decoration-orange-600 focus-visible:outline-2 focus-visible:outline-blue-600 dark:text-orange-300 dark:decoration-orange-700">
+                <Link prefetch={false} href="/claims" className="rounded text-orange-700 underline decoration-orange-300 underline-offset-4 hover:decoration-orange-600 focus-visible:outline-2 focus-visible:outline-blue-600 dark:text-orange-300 dark:decoration-orange-700">
                   {stats.orphanedClaims}
                   <span className="sr-only"> orphaned claims: review them</span>
                 </Link>

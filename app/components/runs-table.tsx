@@ -9,6 +9,7 @@ import Link from 'next/link';
 import { useEffect, useRef, useState, useTransition } from 'react';
 import { actOnRuns } from '@/app/actions/runs';
 import type { RunAction, RunSummary } from '@/lib/store/types';
+import { ConfirmAction } from './confirm-action';
 import { Badge, ProgressBar, buttonClass } from './ui';
 
 export interface RunsTableRow extends RunSummary {
@@ -57,21 +58,31 @@ export function RunsTable({ rows, operator }: { rows: RunsTableRow[]; operator: 
       return next;
     });
 
+  const report = (result: Awaited<ReturnType<typeof actOnRuns>>) => {
+    if (result.ok) {
+      setMessage({ ok: true, text: result.message, refused: result.data?.refused ?? [] });
+      const done = new Set(result.data?.done ?? []);
+      setSelected((previous) => new Set([...previous].filter((id) => !done.has(id))));
+    } else {
+      const details = Object.values(result.errors ?? {}).flat();
+      setMessage({ ok: false, text: result.message, refused: details });
+    }
+  };
+
   const act = (action: RunAction) => {
     if (chosen.length === 0) return;
     setRunning(action);
     startTransition(async () => {
-      const result = await actOnRuns({ action, ids: chosen });
-      if (result.ok) {
-        setMessage({ ok: true, text: result.message, refused: result.data?.refused ?? [] });
-        const done = new Set(result.data?.done ?? []);
-        setSelected((previous) => new Set([...previous].filter((id) => !done.has(id))));
-      } else {
-        const details = Object.values(result.errors ?? {}).flat();
-        setMessage({ ok: false, text: result.message, refused: details });
-      }
+      report(await actOnRuns({ action, ids: chosen }));
       setRunning(null);
     });
+  };
+
+  // Called with the runs chosen when the dialog opened (ConfirmAction keeps them): a refresh does not retarget it.
+  const cancelChosen = async (ids: string[], reason: string | undefined) => {
+    const result = await actOnRuns({ action: 'cancel', ids, reason });
+    if (result.ok || !result.errors?.reason) report(result);
+    return result;
   };
 
   return (
@@ -81,7 +92,16 @@ export function RunsTable({ rows, operator }: { rows: RunsTableRow[]; operator: 
           <span className="mr-1 w-full text-sm text-zinc-600 tabular-nums sm:w-auto dark:text-zinc-400" data-testid="selected-count">
             {chosen.length === 0 ? 'Select runs to act on them' : `${chosen.length} selected`}
           </span>
-          {ACTIONS.map(({ action, label, tone, hint }) => (
+          {ACTIONS.map(({ action, label, tone, hint }) => action === 'cancel' ? (
+            <ConfirmAction key={action} testId="bulk-cancel" label={label} pendingLabel="Cancelling…" tone="danger"
+              triggerClass={`${buttonClass(tone)} py-1 text-xs`} triggerTitle={hint} disabled={chosen.length === 0 || pending}
+              heading={chosen.length === 1 ? `Cancel run ${chosen[0]}?` : `Cancel ${chosen.length} runs?`}
+              confirmLabel={chosen.length === 1 ? 'Cancel the run' : `Cancel ${chosen.length} runs`}
+              onConfirm={(reason) => cancelChosen(chosen, reason)}>
+              <p>Each stops after the step in hand and is not picked up again; runs already finished are left as they are.</p>
+              <p className="mt-2 break-all font-mono text-xs" data-testid="confirm-targets">{chosen.slice(0, 10).join(', ')}{chosen.length > 10 ? `, and ${chosen.length - 10} more` : ''}</p>
+            </ConfirmAction>
+          ) : (
             <button key={action} type="button" data-testid={`bulk-${action}`} title={hint}
               disabled={chosen.length === 0 || pending} onClick={() => act(action)}
               className={`${buttonClass(tone)} py-1 text-xs`}>
@@ -141,7 +161,7 @@ export function RunsTable({ rows, operator }: { rows: RunsTableRow[]; operator: 
                       className={check} />
                   </td>}
                   <td className={td}>
-                    <Link href={`/runs/${encodeURIComponent(run.id)}`} title={run.id} data-testid={`run-link-${run.id}`}
+                    <Link prefetch={false} href={`/runs/${encodeURIComponent(run.id)}`} title={run.id} data-testid={`run-link-${run.id}`}
                       className="wb-run-link">
                       {run.id}
                     </Link>

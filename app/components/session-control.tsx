@@ -21,7 +21,10 @@ export function SessionControl({ who }: { who: Principal | null }) {
   }
   return (
     <form action={signOutAction} className="ml-auto flex items-center gap-2 text-sm">
-      <span data-testid="session-who" className="max-w-[16rem] truncate text-zinc-700 dark:text-zinc-300" title={who.actor}>{who.actor}</span>
+      {/* The name alone: the role is the badge beside it ("vera (viewer) viewer" said it twice). */}
+      <span data-testid="session-who" className="max-w-[16rem] truncate text-zinc-700 dark:text-zinc-300" title={who.actor}>
+        {who.name ?? <span className="text-zinc-500 dark:text-zinc-400">no name</span>}
+      </span>
       <span data-testid="session-role"
         className="rounded-full bg-zinc-100 px-2 py-0.5 text-xs font-medium text-zinc-700 ring-1 ring-inset ring-zinc-300 dark:bg-zinc-800 dark:text-zinc-300 dark:ring-zinc-700">
         {who.role}

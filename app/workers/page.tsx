@@ -116,7 +116,7 @@ function WorkerTableRow({ worker: w, now }: { worker: WorkerView; now: number })
           <ul className="flex flex-wrap gap-x-3 gap-y-1">
             {w.runs.map((id) => (
               <li key={id} className="max-w-64 [overflow-wrap:anywhere]">
-                <Link href={`/runs/${encodeURIComponent(id)}`} className={link}>{id}</Link>
+                <Link prefetch={false} href={`/runs/${encodeURIComponent(id)}`} className={link}>{id}</Link>
               </li>
             ))}
           </ul>

@@ -32,8 +32,12 @@ export class ClaimsPage {
     return this.page.getByTestId(`claim-countdown-${key}`);
   }
 
-  async expire(key: string): Promise<void> {
+  /** Expire asks first: the dialog takes an optional reason for the audit log. */
+  async expire(key: string, reason?: string): Promise<void> {
     await this.page.getByTestId(`expire-${key}`).click();
+    const dialog = this.page.getByTestId('confirm-dialog');
+    if (reason !== undefined) await dialog.getByTestId('confirm-reason').fill(reason);
+    await dialog.getByTestId('confirm-submit').click();
   }
 
   /** Opens the claim's resolve form, fills it and commits. */

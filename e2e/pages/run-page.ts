@@ -44,6 +44,24 @@ export class RunPage {
     return this.timeline.getByTestId(`event-${outcome}`);
   }
 
+  /**
+   * An operator's action in the timeline (start, cancel, expire, resolve, …): its audit line, which stands for
+   * the store's event of the same action too (each action is shown once).
+   */
+  action(name: string): Locator {
+    return this.timeline.locator(`[data-testid="audit-entry"][data-action="${name}"]`);
+  }
+
+  /** The timeline's kind filter: all, steps, failures, claims, operator. */
+  filter(kind: 'all' | 'steps' | 'failures' | 'claims' | 'operator'): Locator {
+    return this.timeline.getByTestId(`timeline-filter-${kind}`);
+  }
+
+  /** The timeline's items in the order shown. */
+  get timelineItems(): Locator {
+    return this.timeline.getByTestId('timeline-items').locator(':scope > li');
+  }
+
   /** Committed results an operator supplied by hand. */
   get manualResults(): Locator {
     return this.page.getByTestId('source-manual');

@@ -13,6 +13,8 @@ export interface Principal {
   role: Role | 'local';
   /** Shown in the audit log: "alice (operator)", "operator token (api)", "local". */
   actor: string;
+  /** The name given at sign-in, alone ("alice"), for the header, which shows the role beside it. */
+  name?: string;
 }
 
 export type AuthConfig = Pick<Config, 'WAYBILL_OPERATOR_TOKEN' | 'WAYBILL_VIEWER_TOKEN' | 'WAYBILL_SESSION_SECRET' | 'WAYBILL_SESSION_HOURS'>;

@@ -42,7 +42,7 @@ export function readSession(cfg: AuthConfig, value: string | undefined, nowMs: n
   if (parsed.e * 1000 <= nowMs) return null;
   // A role whose token was removed since signing: the key changed too, but say it plainly.
   if (parsed.r === 'operator' ? !cfg.WAYBILL_OPERATOR_TOKEN : !cfg.WAYBILL_VIEWER_TOKEN) return null;
-  return { role: parsed.r, actor: parsed.n ? `${parsed.n} (${parsed.r})` : `${parsed.r}` };
+  return parsed.n ? { role: parsed.r, actor: `${parsed.n} (${parsed.r})`, name: parsed.n } : { role: parsed.r, actor: parsed.r };
 }
 
 function mac(cfg: AuthConfig, payload: string): string {

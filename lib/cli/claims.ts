@@ -7,6 +7,8 @@ import { parseArgs } from 'node:util';
 import { ClaimNotOrphanedError } from '../errors';
 import type { Store } from '../store/types';
 import { GLOBAL_OPTIONS, UsageError, check, flags, jsonArg, lookupId, positionals } from './args';
+import { auditDetail } from '../reason';
+import { reasonArg, recordCliAudit } from './audit';
 import { withStore, type Cli } from './context';
 import { LiveBlock, bar, relative, table } from './format';
 
@@ -37,14 +39,15 @@ export async function claims(cli: Cli, args: string[]): Promise<number> {
 export async function expire(cli: Cli, args: string[]): Promise<number> {
   const { values, positionals: keys } = flags(() => parseArgs({
     args, strict: true, allowPositionals: true,
-    options: { ...GLOBAL_OPTIONS, 'all-orphaned': { type: 'boolean' }, force: { type: 'boolean' } },
+    options: { ...GLOBAL_OPTIONS, 'all-orphaned': { type: 'boolean' }, force: { type: 'boolean' }, reason: { type: 'string' } },
   }));
+  const reason = reasonArg(values.reason);
   if (values['all-orphaned'] && keys.length > 0) throw new UsageError('give keys or --all-orphaned, not both');
   if (!values['all-orphaned'] && keys.length === 0) throw new UsageError('missing <key…> (or --all-orphaned)');
   for (const key of keys) check(lookupId, key, 'key');
-  if (values['all-orphaned']) return sweepOrphaned(cli, values.db, Boolean(values.json));
+  if (values['all-orphaned']) return sweepOrphaned(cli, values.db, Boolean(values.json), reason);
 
-  const report = await withStore(cli, values.db, (store) => expireEach(cli, store, keys, Boolean(values.force)));
+  const report = await withStore(cli, values.db, (store) => expireEach(cli, store, keys, { force: Boolean(values.force), reason }));
   if (values.json) cli.json(report);
   else {
     for (const key of report.expired) cli.out(`expired ${key}: the step will run again`);
@@ -56,8 +59,8 @@ export async function expire(cli: Cli, args: string[]): Promise<number> {
 }
 
 export async function sweep(cli: Cli, args: string[]): Promise<number> {
-  const { values } = flags(() => parseArgs({ args, strict: true, options: GLOBAL_OPTIONS }));
-  return sweepOrphaned(cli, values.db, Boolean(values.json));
+  const { values } = flags(() => parseArgs({ args, strict: true, options: { ...GLOBAL_OPTIONS, reason: { type: 'string' } } }));
+  return sweepOrphaned(cli, values.db, Boolean(values.json), reasonArg(values.reason));
 }
 
 export async function resolve(cli: Cli, args: string[]): Promise<number> {
@@ -95,10 +98,19 @@ interface ExpireReport {
  * Expires every claim orphaned when listed. Not forced: a claim whose holder renewed it meanwhile was not
  * orphaned after all, and stays.
  */
-async function sweepOrphaned(cli: Cli, db: string | undefined, json: boolean): Promise<number> {
+async function sweepOrphaned(cli: Cli, db: string | undefined, json: boolean, reason: string | undefined): Promise<number> {
   const report = await withStore(cli, db, async (store) => {
     const orphaned = await store.listClaims({ orphanedOnly: true, claimTtlMs: cli.config().WAYBILL_CLAIM_TTL_MS });
-    return expireEach(cli, store, orphaned.map((c) => c.idemKey), false, !json);
+    const swept = await expireEach(cli, store, orphaned.map((c) => c.idemKey), { force: false, progress: !json, audit: false });
+    // One line for the sweep, as the dashboard writes; each expiry is in its run's timeline already.
+    if (swept.expired.length > 0) {
+      const listed = swept.expired.slice(0, 20).join(', ') + (swept.expired.length > 20 ? `, and ${swept.expired.length - 20} more` : '');
+      await recordCliAudit(cli, store, {
+        action: 'sweep', target: '*', runId: null,
+        detail: auditDetail({ note: `expired ${swept.expired.length} orphaned claim(s): ${listed}`, reason }),
+      });
+    }
+    return swept;
   });
   if (json) cli.json(report);
   else {
@@ -109,15 +121,25 @@ async function sweepOrphaned(cli: Cli, db: string | undefined, json: boolean): P
   return 0;
 }
 
-async function expireEach(cli: Cli, store: Store, keys: string[], force: boolean, progress = false): Promise<ExpireReport> {
+async function expireEach(cli: Cli, store: Store, keys: string[],
+  { force, reason, progress = false, audit = true }: { force: boolean; reason?: string; progress?: boolean; audit?: boolean }): Promise<ExpireReport> {
   const claimTtlMs = cli.config().WAYBILL_CLAIM_TTL_MS;
   const report: ExpireReport = { expired: [], notExpired: [] };
   const live = progress && cli.tty && keys.length > 1 ? new LiveBlock(cli.stderr) : null;
   let lastLine = Date.now();
   for (const [i, key] of keys.entries()) {
+    const held = audit ? await store.getClaim(key, { claimTtlMs }) : null;
     const outcome = await store.expireClaim(key, { actor: cli.actor, force, claimTtlMs });
-    if (outcome === 'expired') report.expired.push(key);
-    else report.notExpired.push({ key, why: outcome });
+    if (outcome !== 'expired') report.notExpired.push({ key, why: outcome });
+    else {
+      report.expired.push(key);
+      if (audit) {
+        await recordCliAudit(cli, store, {
+          action: 'expire', target: key, runId: held?.runId ?? null,
+          detail: auditDetail({ note: force && held && !held.orphaned ? 'forced: the lease was live' : null, reason }),
+        });
+      }
+    }
     if (live) live.update([`expiring ${bar(i + 1, keys.length)}`]);
     else if (progress && Date.now() - lastLine >= 3000) {
       cli.err(`expiring: ${i + 1}/${keys.length}`);

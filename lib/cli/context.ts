@@ -6,7 +6,7 @@
  * the same CLI with their own.
  */
 import { userInfo } from 'node:os';
-import { config, type Config } from '../config';
+import { config, dataDir, type Config } from '../config';
 import type { WorkflowCatalog } from '../engine/catalog';
 import type { WorkflowRegistry } from '../engine/workflow';
 import { WaybillError } from '../errors';
@@ -30,10 +30,13 @@ export interface Cli {
   config(): Config;
   /** Who operator actions are recorded as. */
   readonly actor: string;
-  /** The built-ins and, given a module path, the user's workflows from it (WorkflowModuleError when it is bad). */
-  registry(modulePath?: string): Promise<WorkflowRegistry>;
+  /**
+   * The built-ins and, given a module path, the user's workflows from it (WorkflowModuleError when it is bad).
+   * `db`: the store `--db` named, whose directory is the data directory unless WAYBILL_DATA_DIR says otherwise.
+   */
+  registry(modulePath?: string, db?: string): Promise<WorkflowRegistry>;
   /** What a start may name: the built-ins and every published workflow, with who serves each. */
-  catalog(store: RunStore): Promise<WorkflowCatalog>;
+  catalog(store: RunStore, db?: string): Promise<WorkflowCatalog>;
 }
 
 export function createCli(command: string, deps: CliDeps): Cli {
@@ -46,23 +49,26 @@ export function createCli(command: string, deps: CliDeps): Cli {
     stderr: process.stderr,
     config,
     actor: operatorName(),
-    registry: async (modulePath) => {
-      const builtins = deps.registry ? await deps.registry() : await builtinRegistry();
+    registry: async (modulePath, db) => {
+      const builtins = deps.registry ? await deps.registry() : await builtinRegistry(db);
       if (modulePath === undefined) return builtins;
       const { loadWorkflowModule, workerRegistry } = await import('../engine/publish');
       return workerRegistry(modulePath, builtins.definitions(), await loadWorkflowModule(modulePath));
     },
-    catalog: async (store) => {
+    catalog: async (store, db) => {
       const { WorkflowCatalog } = await import('../engine/catalog');
-      return WorkflowCatalog.load(store, deps.registry ? await deps.registry() : await builtinRegistry());
+      return WorkflowCatalog.load(store, deps.registry ? await deps.registry() : await builtinRegistry(db));
     },
   };
 }
 
-async function builtinRegistry(): Promise<WorkflowRegistry> {
+async function builtinRegistry(db: string | undefined): Promise<WorkflowRegistry> {
   const workflows = await import('../engine/workflows/index');
+  const cfg = config();
   // A configured model endpoint replaces the simulated model in agent-batch.
-  return workflows.builtinRegistry({ model: workflows.modelFromEnv(config()) });
+  return workflows.builtinRegistry({
+    model: workflows.modelFromEnv(cfg), dataDir: dataDir({ ...cfg, DATABASE_URL: db ?? cfg.DATABASE_URL }),
+  });
 }
 
 function operatorName(): string {

@@ -7,8 +7,10 @@ import { parseArgs } from 'node:util';
 import { inputError } from '../engine/input-check';
 import { runIdSchema, startRun } from '../engine/runs';
 import type { StartCheck, StartableWorkflows } from '../engine/workflow';
+import { auditDetail } from '../reason';
 import type { RunAction } from '../store/types';
 import { GLOBAL_OPTIONS, UsageError, check, flags, jsonArg, lookupId, positionals } from './args';
+import { reasonArg, recordCliAudit } from './audit';
 import { runStore, withStore, type Cli } from './context';
 import { followRun } from './follow';
 
@@ -20,7 +22,7 @@ export async function start(cli: Cli, args: string[]): Promise<number> {
   const [workflow] = positionals(given, ['workflow']) as [string];
   const input = values.input === undefined ? {} : jsonArg(values.input, '--input');
   const id = values.id === undefined ? undefined : check(runIdSchema, values.id, '--id');
-  const builtins = await cli.registry();
+  const builtins = await cli.registry(undefined, values.db);
   // A built-in's input is checked before the store is opened, so bad input never opens (or creates) it; any
   // other workflow is known only from what workers published there, and a store file that does not exist yet
   // has published nothing.
@@ -29,7 +31,7 @@ export async function start(cli: Cli, args: string[]): Promise<number> {
 
   return withStore(cli, values.db, async (s) => {
     const store = runStore(s);
-    const catalog = await cli.catalog(store);
+    const catalog = await cli.catalog(store, values.db);
     refuse(workflow, catalog.check(workflow, input), catalog);
     const run = await startRun(store, catalog, { workflow, input, id });
     // Said once, after queueing (a --follow shows the run sitting in queued instead).
@@ -67,11 +69,18 @@ function storeMayExist(url: string): boolean {
 
 const DONE: Record<RunAction, string> = { pause: 'paused', resume: 'resumed', cancel: 'cancelled', retry: 'queued again' };
 
+/** pause, resume, cancel, retry; cancel takes `--reason`, kept in the audit log. */
 export async function act(cli: Cli, action: RunAction, args: string[]): Promise<number> {
-  const { values, positionals: given } = flags(() => parseArgs({ args, strict: true, allowPositionals: true, options: GLOBAL_OPTIONS }));
+  const options = action === 'cancel' ? { ...GLOBAL_OPTIONS, reason: { type: 'string' as const } } : GLOBAL_OPTIONS;
+  const { values, positionals: given } = flags(() => parseArgs({ args, strict: true, allowPositionals: true, options }));
   const [id] = positionals(given, ['runId']);
   const runId = check(lookupId, id, 'run id');
-  const run = await withStore(cli, values.db, (store) => runStore(store).actOnRun(runId, action, cli.actor));
+  const reason = reasonArg((values as { reason?: string }).reason);
+  const run = await withStore(cli, values.db, async (store) => {
+    const acted = await runStore(store).actOnRun(runId, action, cli.actor);
+    await recordCliAudit(cli, store, { action, target: runId, runId, detail: auditDetail({ reason }) });
+    return acted;
+  });
   if (values.json) {
     cli.json(run);
     return 0;

@@ -31,7 +31,8 @@ export async function drill(cli: Cli, args: string[]): Promise<number> {
 
   const report = await withStore(cli, values.db, (store) => runDrill({
     store: runStore(store), registry, steps, killAt, latencyMs, claimTtlMs: cfg.WAYBILL_CLAIM_TTL_MS,
-    spawnWorker: (id) => spawn(process.execPath, [CLI_ENTRY, 'worker', '--db', db, '--id', id], { stdio: 'ignore' }),
+    spawnWorker: (id, dataDir) => spawn(process.execPath, [CLI_ENTRY, 'worker', '--db', db, '--id', id],
+      { stdio: 'ignore', env: { ...process.env, WAYBILL_DATA_DIR: dataDir } }),
     onProgress: (phase, step) => live?.update([`${phase.padEnd(8)} ${bar(step, steps)}`]),
   }));
   live?.done();

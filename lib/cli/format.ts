@@ -16,9 +16,12 @@ export function fields(pairs: [string, string][]): string {
   return pairs.map(([name, value]) => `${name.padEnd(width)}  ${value}`).join('\n');
 }
 
-/** "3s ago", "in 12s", "now"; epoch seconds against the clock in milliseconds. */
+/**
+ * "3s ago", "in 12s", "now"; epoch seconds against the clock in milliseconds. No time, 0 or less (a column an
+ * outside client left unset) and what is not a number are "—", never "20788d ago".
+ */
 export function relative(epochSeconds: number | null | undefined, nowMs = Date.now()): string {
-  if (epochSeconds === null || epochSeconds === undefined) return '—';
+  if (epochSeconds === null || epochSeconds === undefined || !Number.isFinite(epochSeconds) || epochSeconds <= 0) return '—';
   const delta = Math.round(epochSeconds - nowMs / 1000);
   if (delta === 0) return 'now';
   const abs = Math.abs(delta);

@@ -4,7 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { NotFoundError } from '../errors';
-import type { ClaimRow, RunRow, RunStore, Store } from '../store/types';
+import type { ClaimRow, RunRow, Store } from '../store/types';
 import { GLOBAL_OPTIONS, check, count, flags, lookupId, positionals, statusFilter } from './args';
 import { runStore, withStore, type Cli } from './context';
 import { bar, fields, relative, table, truncate } from './format';
@@ -44,14 +44,16 @@ export async function runs(cli: Cli, args: string[]): Promise<number> {
 export interface RunDetail {
   /** The runs row, or for an outside client's run one synthesized with workflow 'external'. */
   run: RunRow | ExternalRun;
-  progress: { step: number; state: unknown };
+  /** `updatedAt`: when progress was last saved, or null when none was. */
+  progress: { step: number; state: unknown; updatedAt: number | null };
   claims: Pick<ClaimRow, 'idemKey' | 'workerId' | 'claimedAt' | 'leaseExpiresAt' | 'orphaned'>[];
   committed: number;
   events: Awaited<ReturnType<Store['listEvents']>>;
 }
 
-type ExternalRun = Omit<RunRow, 'inputJson' | 'status' | 'createdAt'> & {
-  inputJson: null; status: 'running' | 'idle'; createdAt: null;
+/** `updatedAt` is null when none of its rows has a time (a claim or progress written without one). */
+type ExternalRun = Omit<RunRow, 'inputJson' | 'status' | 'createdAt' | 'updatedAt'> & {
+  inputJson: null; status: 'running' | 'idle'; createdAt: null; updatedAt: number | null;
 };
 
 export async function inspect(cli: Cli, args: string[]): Promise<number> {
@@ -70,8 +72,9 @@ export async function inspect(cli: Cli, args: string[]): Promise<number> {
     ['status', `${run.status}${run.owner ? ` on ${run.owner}` : ''}${run.attempts > 1 ? `, attempt ${run.attempts}` : ''}`],
     ['progress', bar(progress.step, run.totalSteps)],
     ['committed', String(detail.committed)],
-    ['created', relative(run.createdAt, now)],
-    ['updated', relative(run.updatedAt, now)],
+    ['created', run.createdAt === null ? '—' : relative(run.createdAt, now)],
+    // The latest of the row's time and the progress's: a step's commit saves progress, not the run row.
+    ['updated', when(latest(run.updatedAt, progress.updatedAt), now)],
     ...(run.error ? [['error', truncate(run.error, 200)!] as [string, string]] : []),
   ]));
   if (detail.claims.length > 0) {
@@ -102,18 +105,30 @@ export async function loadDetail(store: Store, runId: string, claimTtlMs: number
     run = row;
   } else {
     if (!progress && claims.length === 0 && committed === 0 && events.length === 0) throw new NotFoundError(`run ${runId}`);
-    const lastClaim = Math.max(0, ...claims.map((c) => c.claimedAt));
     run = {
       id: runId, workflow: 'external', inputJson: null, status: claims.length > 0 ? 'running' : 'idle', totalSteps: null,
       owner: null, leaseExpiresAt: null, attempts: 0, error: null, outputJson: null, createdAt: null,
-      updatedAt: Math.max(progress?.updatedAt ?? 0, lastClaim), startedAt: null, finishedAt: null,
+      updatedAt: latest(progress?.updatedAt, ...claims.map((c) => c.claimedAt)), startedAt: null, finishedAt: null,
     };
   }
   return {
     run,
-    progress: progress ? { step: progress.step, state: JSON.parse(progress.stateJson) as unknown } : { step: 0, state: null },
+    progress: progress
+      ? { step: progress.step, state: JSON.parse(progress.stateJson) as unknown, updatedAt: latest(progress.updatedAt) }
+      : { step: 0, state: null, updatedAt: null },
     claims: claims.map(({ idemKey, workerId, claimedAt, leaseExpiresAt, orphaned }) => ({ idemKey, workerId, claimedAt, leaseExpiresAt, orphaned })),
     committed,
     events,
   };
+}
+
+/** The latest usable time, or null: 0 (an unset column) and out-of-range values are no time at all. */
+function latest(...times: (number | null | undefined)[]): number | null {
+  const usable = times.filter((t): t is number => typeof t === 'number' && Number.isFinite(t) && t > 0);
+  return usable.length === 0 ? null : Math.max(...usable);
+}
+
+/** "12s ago", or "never" for a run no row has given a time. */
+function when(epochSeconds: number | null, nowMs: number): string {
+  return epochSeconds === null ? 'never' : relative(epochSeconds, nowMs);
 }

@@ -24,7 +24,7 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
   const id = values.id === undefined ? undefined : check(lookupId, values.id, '--id');
   const cfg = cli.config();
   const modulePath = values.workflows ?? cfg.WAYBILL_WORKFLOWS;
-  const registry = await cli.registry(modulePath);
+  const registry = await cli.registry(modulePath, values.db);
   const publications = publicationsOf(registry, modulePath);
 
   return withStore(cli, values.db, async (store) => {

@@ -10,7 +10,7 @@ import { table, truncate } from './format';
 export async function workflows(cli: Cli, args: string[]): Promise<number> {
   const { values, positionals: given } = flags(() => parseArgs({ args, strict: true, allowPositionals: true, options: GLOBAL_OPTIONS }));
   positionals(given, []);
-  const catalog = await withStore(cli, values.db, async (store) => cli.catalog(runStore(store)));
+  const catalog = await withStore(cli, values.db, async (store) => cli.catalog(runStore(store), values.db));
   const entries = catalog.entries();
   if (values.json) {
     cli.json(entries.map(({ name, description, version, totalSteps, builtin, servedBy, publishedBy, updatedAt, inputSchema }) =>

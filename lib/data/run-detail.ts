@@ -8,6 +8,7 @@ import { cache } from 'react';
 import { granularityAdvice } from '../engine/advice';
 import { TRANSITIONS } from '../store/transitions';
 import type { AuditEntry, ClaimRow, CommittedRow, RunAction, RunRow, StepEvent, StepTiming } from '../store/types';
+import { lastActivity, recentRate } from './rates';
 import { claimTtlMs, getStore } from './store';
 
 /** Charts never get more points than this, whatever the run's length: the database groups rows into this many. */
@@ -15,6 +16,8 @@ export const MAX_POINTS = 400;
 
 export interface RunDetail {
   run: RunRow & { external: boolean };
+  /** When the run last moved (its row or its progress), or null when nothing has a time. */
+  lastActivityAt: number | null;
   progress: { step: number; stateJson: string; executed: number; skipped: number; awaited: number; saveMs: number | null; updatedAt: number } | null;
   /** The first CLAIMS_SHOWN claims, oldest first; claimCount says how many there are in all. */
   claims: ClaimRow[];
@@ -88,6 +91,7 @@ export async function getRunDetail(id: string, options: { q?: string; after?: st
   const saveMs = progress?.saveMs ?? null;
   return {
     run,
+    lastActivityAt: lastActivity(run.updatedAt, progress?.updatedAt, last?.committedAt),
     progress: progress && {
       step: progress.step, stateJson: progress.stateJson, executed: progress.executed, skipped: progress.skipped,
       awaited: progress.awaited, saveMs, updatedAt: progress.updatedAt,
@@ -145,7 +149,8 @@ async function runCharts(store: Awaited<ReturnType<typeof getStore>>, id: string
 }
 
 function externalRun(id: string, updatedAt: number | null, claims: ClaimRow[]): RunRow & { external: boolean } {
-  const touched = Math.max(updatedAt ?? 0, ...claims.map((c) => c.claimedAt));
+  // 0 when no row has a time: shown as "never" (lastActivity drops it), not as 1970.
+  const touched = lastActivity(updatedAt, ...claims.map((c) => c.claimedAt)) ?? 0;
   return {
     id, workflow: 'external', inputJson: 'null', status: claims.length > 0 ? 'running' : 'completed', totalSteps: null,
     owner: claims[0]?.workerId ?? null, leaseExpiresAt: null, attempts: 0, error: null, outputJson: null,
@@ -153,22 +158,13 @@ function externalRun(id: string, updatedAt: number | null, claims: ClaimRow[]): 
   };
 }
 
-/**
- * The rate over the steps committed in the last minute before the latest one, projected over what is
- * left. A window in time rather than a count of steps, so a crash's gap does not drag the rate down.
- */
+/** The recent rate (lib/data/rates.ts) projected over what is left. */
 function eta(run: RunRow, step: number, timings: StepTiming[]): RunDetail['eta'] {
   if (run.status !== 'running' || !run.totalSteps) return null;
-  const times = timings.map((t) => t.committedAt).sort((a, b) => a - b);
-  const latest = times[times.length - 1];
-  if (latest === undefined) return null;
-  const recent = times.filter((t) => t >= latest - 60);
-  if (recent.length < 2) return null;
-  const span = latest - recent[0]!;
-  if (span <= 0) return null;
-  const perSecond = (recent.length - 1) / span;
+  const rate = recentRate(timings);
+  if (!rate) return null;
   const remaining = Math.max(0, run.totalSteps - step);
-  return { stepsPerMinute: perSecond * 60, remaining, seconds: remaining / perSecond };
+  return { stepsPerMinute: rate.perSecond * 60, remaining, seconds: remaining / rate.perSecond };
 }
 
 function median(values: number[]): number | null {

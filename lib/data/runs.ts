@@ -3,6 +3,7 @@ import 'server-only';
  * The runs list: one page of runs (keyset cursor), the summary cards, and the filters' choices.
  */
 import type { RunStats, RunStatus, RunSummary } from '../store/types';
+import { stepsPerMinute, THROUGHPUT_WINDOW_S } from './rates';
 import { claimTtlMs, getCatalog, getStore } from './store';
 
 export const PAGE_SIZE = 50;
@@ -18,7 +19,8 @@ export interface RunsPage {
   runs: RunSummary[];
   /** Opaque cursor of the next page, or null on the last. */
   next: string | null;
-  stats: RunStats & { stepsPerMinute: number; skipRatio: number };
+  /** `committedSince` counts the last THROUGHPUT_WINDOW_S seconds; `stepsPerMinute` is the rate over them. */
+  stats: RunStats & { stepsPerMinute: number; skipRatio: number; windowSeconds: number };
   workflows: string[];
   /** Workflows some live worker serves: a queued run of any other is "waiting for a worker that serves" it. */
   served: string[];
@@ -26,13 +28,13 @@ export interface RunsPage {
 
 export async function getRunsPage(query: RunsQuery): Promise<RunsPage> {
   const store = await getStore();
-  const hourAgo = Date.now() / 1000 - 3600;
+  const since = Date.now() / 1000 - THROUGHPUT_WINDOW_S;
   const [runs, stats, catalog] = await Promise.all([
     store.listRuns({
       status: query.status, workflow: query.workflow, search: query.q || undefined,
       limit: PAGE_SIZE + 1, claimTtlMs: claimTtlMs(), after: decodeCursor(query.cursor),
     }),
-    sharedStats(store, hourAgo),
+    sharedStats(store, since),
     getCatalog(),
   ]);
   const page = runs.slice(0, PAGE_SIZE);
@@ -41,7 +43,10 @@ export async function getRunsPage(query: RunsQuery): Promise<RunsPage> {
   return {
     runs: page,
     next: runs.length > PAGE_SIZE && last ? encodeCursor({ updatedAt: last.updatedAt, id: last.id }) : null,
-    stats: { ...stats, stepsPerMinute: stats.committedSince / 60, skipRatio: seen === 0 ? 0 : stats.skipped / seen },
+    stats: {
+      ...stats, stepsPerMinute: stepsPerMinute(stats.committedSince), windowSeconds: THROUGHPUT_WINDOW_S,
+      skipRatio: seen === 0 ? 0 : stats.skipped / seen,
+    },
     workflows: [...catalog.names(), 'external'],
     served: catalog.entries().filter((w) => w.servedBy.length > 0).map((w) => w.name),
   };

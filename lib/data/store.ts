@@ -3,7 +3,7 @@ import 'server-only';
  * The control plane's one store per server process, opened from the configuration and kept on globalThis
  * so that development reloads do not open a connection each time.
  */
-import { config } from '../config';
+import { config, dataDir } from '../config';
 import { WorkflowCatalog } from '../engine/catalog';
 import type { WorkflowRegistry } from '../engine/workflow';
 import { openStore } from '../store/index';
@@ -37,7 +37,7 @@ registerStoreProbe(async () => (await getStore()).loadProgress('waybill-health-p
 
 /** The built-in workflows, whose code ships with the control plane (see lib/engine/catalog.ts). */
 export function getBuiltins(): Promise<WorkflowRegistry> {
-  cache.waybillRegistry ??= import('../engine/workflows/index').then((w) => w.builtinRegistry({ model: w.modelFromEnv(config()) }));
+  cache.waybillRegistry ??= import('../engine/workflows/index').then((w) => w.builtinRegistry({ model: w.modelFromEnv(config()), dataDir: dataDir(config()) }));
   return cache.waybillRegistry;
 }
 

@@ -9,7 +9,7 @@ import { getCatalog } from './store';
 /** The built-ins' examples say more than their defaults would: a run long enough to watch. */
 const EXAMPLES: Record<string, unknown> = {
   'agent-batch': { count: 50, latencyMs: 200, failureRate: 0.05 },
-  notify: { count: 20, outbox: '/tmp/waybill-outbox.jsonl', latencyMs: 100 },
+  notify: { count: 20, outbox: 'notify-outbox.jsonl', latencyMs: 100 },
 };
 
 export interface WorkflowChoice extends CatalogEntry {

@@ -3,7 +3,7 @@
  * processes, the one executing step K killed with SIGKILL mid-execute, the other resuming. Everything
  * reported is counted from the store and the outbox, not inferred.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,8 +23,8 @@ export interface DrillOptions {
   killAt: number;
   latencyMs: number;
   claimTtlMs: number;
-  /** How to start one worker process with the given id. */
-  spawnWorker: (id: string) => ChildProcess;
+  /** How to start one worker process with the given id, its data directory (WAYBILL_DATA_DIR) `dataDir`. */
+  spawnWorker: (id: string, dataDir: string) => ChildProcess;
   onProgress?: (phase: 'running' | 'killed' | 'resumed', step: number) => void;
 }
 
@@ -48,11 +48,12 @@ export interface DrillReport {
 
 export async function drill(o: DrillOptions): Promise<DrillReport> {
   const dir = mkdtempSync(join(tmpdir(), 'waybill-drill-'));
+  // The workers' data directory is the drill's own, and the outbox a path inside it, as notify requires.
   const outbox = join(dir, 'outbox.jsonl');
-  const workers = [o.spawnWorker(`drill-a-${process.pid}`), o.spawnWorker(`drill-b-${process.pid}`)];
+  const workers = [o.spawnWorker(`drill-a-${process.pid}`, dir), o.spawnWorker(`drill-b-${process.pid}`, dir)];
   try {
     const run = await startRun(o.store, o.registry, {
-      workflow: 'notify', input: { count: o.steps, outbox, latencyMs: o.latencyMs },
+      workflow: 'notify', input: { count: o.steps, outbox: 'outbox.jsonl', latencyMs: o.latencyMs },
       id: `drill-${new Date().toISOString().replace(/[^0-9]/g, '').slice(0, 14)}-${process.pid}`,
     });
     const killed = await killMidExecute(o, run.id);

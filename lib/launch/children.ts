@@ -31,14 +31,14 @@ export interface SpawnOptions {
   label?: string;
   /** Lines not worth a terminal (with a label only). */
   omit?: RegExp;
-  /** The child's environment; ours when omitted. */
-  env?: NodeJS.ProcessEnv;
+  /** Added to the environment the child inherits. */
+  env?: Record<string, string | undefined>;
 }
 
 export function spawnChild(what: string, command: string, args: string[], options: SpawnOptions): Child {
   const proc: ChildProcess = spawn(command, args, {
     cwd: options.cwd,
-    env: options.env ?? process.env,
+    env: options.env ? { ...process.env, ...options.env } : process.env,
     detached: true,
     stdio: ['ignore', options.label ? 'pipe' : 'inherit', options.label ? 'pipe' : 'inherit'],
   });

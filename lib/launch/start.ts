@@ -1,8 +1,9 @@
 /**
  * `npm start`: Waybill in one command on a fresh clone. Builds the dashboard when there is no production
- * build, opens the store (which migrates it), queues a demo run when the store has no runs at all, then runs
- * the dashboard (`next start` in a cluster of WAYBILL_WEB_PROCESSES, bin/web.mjs) and one `waybill worker` as
- * child processes until Ctrl-C or SIGTERM.
+ * build (saying what it is doing while it does), opens the store (which migrates it), queues a demo run when
+ * the store has no runs at all and queues it again each time it completes until the user starts a run of
+ * their own (./demo.ts), then runs the dashboard (`next start` in a cluster of WAYBILL_WEB_PROCESSES,
+ * bin/web.mjs) and one `waybill worker` as child processes until Ctrl-C or SIGTERM.
  *
  * Stopping: the first signal sends SIGTERM to each child and waits — the worker finishes the step in hand
  * and hands its runs back — then exits 0. A child that dies on its own stops the other and exits 1.
@@ -13,12 +14,12 @@ import { connect, createServer } from 'node:net';
 import { isAbsolute, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { authEnabled } from '../auth/principal';
-import { config, ConfigError, type Config } from '../config';
+import { config, ConfigError, dataDir, type Config } from '../config';
 import { runStore } from '../cli/context';
-import { startRun } from '../engine/runs';
 import { openStore } from '../store/index';
 import { describeExit, spawnChild, stopAll, type Child } from './children';
 import { packagePath, packageRoot } from './paths';
+import { DEMO_INPUT, demoTick } from './demo';
 
 // The package's own files, wherever it is (a checkout, or node_modules/waybill): next start serves the build
 // from there. The user's files (a relative DATABASE_URL, a workflows module) stay relative to their cwd.
@@ -30,8 +31,15 @@ const BUILD_ID = packagePath('.next', 'BUILD_ID');
 /** Only a checkout has the dashboard's sources; an installed package ships the build instead. */
 const CAN_BUILD = existsSync(packagePath('app'));
 
-/** Enough that a newcomer sees progress move within seconds, and a failure or two retried, for about a minute. */
-const DEMO = { id: 'demo-agent-batch', workflow: 'agent-batch', input: { count: 120, latencyMs: 400, failureRate: 0.05 } };
+/** How often npm start looks whether the demo run completed, to queue it again. */
+const DEMO_POLL_MS = 5000;
+/** How often a build that says nothing is announced as still going. */
+const BUILD_NOTICE_MS = 20_000;
+/**
+ * Next.js asks every first start to read its telemetry notice; a newcomer's terminal is not the place. The
+ * children get this in their environment (next build, next start).
+ */
+const CHILD_ENV = { NEXT_TELEMETRY_DISABLED: '1' };
 /** How long the worker may take to stop after SIGTERM: it finishes the step it holds. */
 const WORKER_GRACE_MS = 30_000;
 /**
@@ -47,9 +55,9 @@ const REPEAT_WINDOW_MS = 1000;
 
 const USAGE = `usage: npm start [-- [--no-worker] [--no-demo]]
 
-Builds the dashboard if needed, migrates the store (DATABASE_URL), queues a demo run when there are
-no runs, and runs the dashboard (next start on HOST:PORT, default 127.0.0.1:3000) and one worker.
-Ctrl-C stops both.
+Builds the dashboard if needed (once, two to three minutes), migrates the store (DATABASE_URL), queues a
+demo run when there are no runs (again each time it completes, until you start a run of your own), and
+runs the dashboard (next start on HOST:PORT, default 127.0.0.1:3000) and one worker. Ctrl-C stops both.
 
   --no-worker  run the dashboard only (start workers yourself: npx waybill worker)
   --no-demo    never queue the demo run`;
@@ -134,10 +142,16 @@ async function startAll(cfg: Config, flags: { worker: boolean; demo: boolean }, 
     return 1;
   }
   if (!existsSync(BUILD_ID)) {
-    say('waybill: no production build yet (.next/BUILD_ID is missing): building the dashboard with next build, once; this takes a minute or two');
-    const build = spawnChild('the build (next build)', process.execPath, [NEXT_BIN, 'build'], { cwd: ROOT });
+    say('waybill: no production build yet (.next/BUILD_ID is missing): building the dashboard with next build, once.');
+    say('waybill: this takes two to three minutes on a laptop (longer on a busy machine); its output follows under [build].');
+    const build = spawnChild('the build (next build)', process.execPath, [NEXT_BIN, 'build'], { cwd: ROOT, label: '[build]', env: CHILD_ENV });
     signals.track(build);
-    const ended = await Promise.race([build.exited, signals.requested.then(() => null)]);
+    const startedAt = Date.now();
+    // next build is silent for a minute or more while it compiles: say that it is still going, and for how long.
+    const notice = setInterval(() => {
+      say(`waybill: still building the dashboard (${Math.round((Date.now() - startedAt) / 1000)} s so far)…`);
+    }, BUILD_NOTICE_MS);
+    const ended = await Promise.race([build.exited, signals.requested.then(() => null)]).finally(() => clearInterval(notice));
     if (ended === null) {
       await stopAll([build], () => WEB_GRACE_MS);
       // next build writes BUILD_ID before its last phases: an interrupted build must not pass for a finished one.
@@ -150,7 +164,7 @@ async function startAll(cfg: Config, flags: { worker: boolean; demo: boolean }, 
       complain(`next build failed (${describeExit(ended)}); the errors are above`);
       return 1;
     }
-    say('waybill: build done');
+    say(`waybill: build done in ${Math.round((Date.now() - startedAt) / 1000)} s`);
   }
 
   let demo: string | null;
@@ -167,7 +181,7 @@ async function startAll(cfg: Config, flags: { worker: boolean; demo: boolean }, 
   // bin/web.mjs runs next start in a cluster (one process per core, see lib/launch/web-cluster.ts) and stops
   // like next start: SIGTERM, the workers drain, exit.
   // The children see the store this process opened, whatever their cwd: a relative file: URL is anchored here.
-  const env = { ...process.env, DATABASE_URL: cfg.DATABASE_URL };
+  const env = { ...process.env, ...CHILD_ENV, DATABASE_URL: cfg.DATABASE_URL };
   const web = spawnChild('the dashboard (next start)', process.execPath,
     [WEB_BIN, '--port', String(cfg.PORT), '--hostname', cfg.HOST, '--keepAliveTimeout', String(WEB_KEEP_ALIVE_MS)],
     { cwd: ROOT, label: '[web]', env });
@@ -182,6 +196,7 @@ async function startAll(cfg: Config, flags: { worker: boolean; demo: boolean }, 
   const children = worker ? [web, worker] : [web];
 
   const settled = new AbortController();
+  const replays = flags.demo && !cfg.WAYBILL_MODEL_URL ? keepDemo(cfg, settled.signal) : Promise.resolve();
   void listening(cfg.HOST, cfg.PORT, settled.signal).then((up) => {
     if (!up) return;
     say('');
@@ -198,6 +213,7 @@ async function startAll(cfg: Config, flags: { worker: boolean; demo: boolean }, 
     signals.requested.then((signal) => ({ signal })),
   ]);
   settled.abort();
+  await replays;
   const grace = (child: Child) => (child === web ? WEB_GRACE_MS : WORKER_GRACE_MS);
   if ('signal' in first) {
     say(`waybill: ${first.signal}: stopping ${children.map((c) => c.what).join(' and ')}`);
@@ -226,20 +242,54 @@ async function prepareStore(cfg: Config, demoWanted: boolean): Promise<string | 
     say(`waybill: store ${redact(cfg.DATABASE_URL)} is open and up to date`);
     if (!demoWanted) return null;
     const runs = runStore(store);
-    // Outside clients' runs count too: a store with any run in it is not a newcomer's.
-    if ((await runs.listRuns({ limit: 1, claimTtlMs: cfg.WAYBILL_CLAIM_TTL_MS })).length > 0) return null;
     if (cfg.WAYBILL_MODEL_URL) {
-      say(`waybill: no runs yet, but no demo run either: a model endpoint is configured (WAYBILL_MODEL_URL) and the demo would call it ${DEMO.input.count} times`);
+      // Outside clients' runs count too: a store with any run in it is not a newcomer's.
+      if ((await runs.listRuns({ limit: 1, claimTtlMs: cfg.WAYBILL_CLAIM_TTL_MS })).length === 0) {
+        say(`waybill: no runs yet, but no demo run either: a model endpoint is configured (WAYBILL_MODEL_URL) and the demo would call it ${DEMO_INPUT.count} times`);
+      }
       return null;
     }
-    const { builtinRegistry } = await import('../engine/workflows/index');
-    const run = await startRun(runs, builtinRegistry(), DEMO);
-    say(`waybill: no runs yet: queued the demo run ${run.id} (${run.workflow}, ${run.totalSteps} steps of ` +
-      `${DEMO.input.latencyMs} ms, ${DEMO.input.failureRate * 100}% simulated failures, retried)`);
-    return run.id;
+    const decision = await demoTick(runs, await demoRegistry(cfg), cfg.WAYBILL_CLAIM_TTL_MS);
+    if (!('queue' in decision)) return null;
+    say(`waybill: no runs yet: queued the demo run ${decision.queue} (agent-batch, ${DEMO_INPUT.count} steps of ` +
+      `${DEMO_INPUT.latencyMs} ms, ${DEMO_INPUT.failureRate * 100}% simulated failures, retried; it replays until you start a run of your own)`);
+    return decision.queue;
   } finally {
     await store.close();
   }
+}
+
+/**
+ * While npm start runs: each time the demo run completes and the user has started nothing of their own,
+ * queue it again, so whoever comes back to the dashboard sees something move. Stops for good once the store
+ * has another run (or the demo was cancelled), and when `stop` aborts.
+ */
+async function keepDemo(cfg: Config, stop: AbortSignal): Promise<void> {
+  let store: Awaited<ReturnType<typeof openStore>> | null = null;
+  try {
+    store = await openStore(cfg.DATABASE_URL, { synchronous: cfg.WAYBILL_SQLITE_SYNC });
+    const registry = await demoRegistry(cfg);
+    while (!stop.aborted) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, DEMO_POLL_MS);
+        stop.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
+      });
+      if (stop.aborted) break;
+      const decision = await demoTick(runStore(store), registry, cfg.WAYBILL_CLAIM_TTL_MS);
+      if ('queue' in decision) say(`waybill: the demo run completed; queued it again as ${decision.queue} (until you start a run of your own)`);
+      else if (decision.done) break;
+    }
+  } catch (error) {
+    // The demo is a courtesy: a store that went away is the worker's and the dashboard's to report.
+    complain(`stopped replaying the demo run: ${(error as Error).message}`);
+  } finally {
+    await store?.close().catch(() => {});
+  }
+}
+
+async function demoRegistry(cfg: Config) {
+  const { builtinRegistry } = await import('../engine/workflows/index');
+  return builtinRegistry({ dataDir: dataDir(cfg) });
 }
 
 interface Signals {

@@ -17,6 +17,7 @@
  */
 import cluster, { type Worker } from 'node:cluster';
 import { createRequire } from 'node:module';
+import { createInterface } from 'node:readline';
 import { config, ConfigError } from '../config';
 
 const NEXT_BIN = createRequire(import.meta.url).resolve('next/dist/bin/next');
@@ -26,6 +27,29 @@ const HTTP_GUARD = new URL('./http-guard.mjs', import.meta.url).href;
 const SERVER_ACTION_BODY_BYTES = 1.25 * 1024 * 1024;
 
 const complain = (line: string) => process.stderr.write(`waybill web: ${line}\n`);
+
+/**
+ * next start's start-up banner ("▲ Next.js 16…", "- Local: …", "✓ Starting...", "✓ Ready in …"), which every
+ * worker prints: the same lines once per process read as a server started twice. Only the first worker's
+ * are shown; everything else every worker writes (warnings, errors) is passed through as it is.
+ */
+const BANNER = /^\s*(▲ Next\.js|- (Local|Network|Environments?):|✓ (Starting|Ready in|Running next\.config)|$)/;
+/** next colours its banner when it thinks it writes to a terminal; the colour codes are not part of the text. */
+const COLOUR = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g');
+
+function relay(worker: Worker, first: boolean): void {
+  for (const [from, to] of [[worker.process.stdout, process.stdout], [worker.process.stderr, process.stderr]] as const) {
+    if (!from) continue;
+    createInterface({ input: from, crlfDelay: Infinity }).on('line', (line) => {
+      if (!first && BANNER.test(line.replace(COLOUR, ''))) return;
+      try {
+        to.write(`${line}\n`);
+      } catch {
+        // Nowhere left to write: npm start's pipe closed while it stops us.
+      }
+    });
+  }
+}
 
 /** Runs `next start <nextArgs>` in WAYBILL_WEB_PROCESSES workers until a signal or a worker's death. Returns the exit code. */
 export async function runWebCluster(nextArgs: string[]): Promise<number> {
@@ -42,7 +66,8 @@ export async function runWebCluster(nextArgs: string[]): Promise<number> {
     throw error;
   }
 
-  cluster.setupPrimary({ exec: NEXT_BIN, args: ['start', ...nextArgs], execArgv: [...process.execArgv, '--import', HTTP_GUARD] });
+  // silent: each worker's output comes to us, to drop the repeated banner (see relay).
+  cluster.setupPrimary({ exec: NEXT_BIN, args: ['start', ...nextArgs], execArgv: [...process.execArgv, '--import', HTTP_GUARD], silent: true });
   const workers = new Set<Worker>();
   let stopping = false;
   let failed = false;
@@ -69,7 +94,11 @@ export async function runWebCluster(nextArgs: string[]): Promise<number> {
     if (workers.size === 0) resolve();
   });
 
-  for (let i = 0; i < processes; i++) workers.add(cluster.fork({ WAYBILL_GUARD_MAX_BODY_BYTES: String(maxBodyBytes) }));
+  for (let i = 0; i < processes; i++) {
+    const worker = cluster.fork({ WAYBILL_GUARD_MAX_BODY_BYTES: String(maxBodyBytes) });
+    relay(worker, i === 0);
+    workers.add(worker);
+  }
   process.stdout.write(`waybill web: ${processes} process${processes === 1 ? '' : 'es'}, pids ${[...workers].map((w) => w.process.pid).join(', ')}\n`);
 
   await allExited;

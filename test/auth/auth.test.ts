@@ -40,7 +40,7 @@ describe('session cookies', () => {
   it('round-trips role and name until expiry, and not a second after', () => {
     const { value, expires } = signSession(cfg, { role: 'operator', name: 'alice' }, NOW);
     expect(expires.getTime()).toBe(NOW + 12 * 3600 * 1000);
-    expect(readSession(cfg, value, NOW)).toEqual({ role: 'operator', actor: 'alice (operator)' });
+    expect(readSession(cfg, value, NOW)).toEqual({ role: 'operator', actor: 'alice (operator)', name: 'alice' });
     expect(readSession(cfg, value, expires.getTime() - 1000)).not.toBeNull();
     expect(readSession(cfg, value, expires.getTime())).toBeNull();
   });

@@ -2,14 +2,13 @@
  * Operator actions on runs: each legal transition, each refused one (exit 1 with the reason), an unknown
  * run (exit 1, "not found"), and the `operator` events they leave in the run's timeline.
  */
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { freshDb, insertOutsideRun, json } from './support';
 
 describe('waybill pause, resume, cancel and retry', () => {
   it('moves a run through its states and refuses what its state does not allow', async () => {
     const db = await freshDb();
-    const input = JSON.stringify({ count: 2, outbox: join(db.dir, 'outbox.jsonl') });
+    const input = JSON.stringify({ count: 2, outbox: 'outbox.jsonl' });
     await db.cli(['start', 'notify', '--input', input, '--id', 'r1']);
     insertOutsideRun(db, 'ext-1', { claimAgeS: 5 });
 
@@ -44,5 +43,44 @@ describe('waybill pause, resume, cancel and retry', () => {
       ['operator', 'retry by ACTOR: cancelled → queued'],
     ]);
     expect(detail.events[0].detail).toMatch(/^pause by cli(:\S+)?:/);
+  });
+});
+
+describe('--reason on cancel, expire and sweep', () => {
+  const auditRows = (db: Awaited<ReturnType<typeof freshDb>>) =>
+    db.raw((conn) => conn.prepare('SELECT actor, role, action, target, run_id AS runId, detail FROM audit ORDER BY id').all());
+
+  it('keeps the reason in the audit log, with the CLI as a local actor', async () => {
+    const db = await freshDb();
+    await db.cli(['start', 'notify', '--input', JSON.stringify({ count: 2, outbox: 'outbox.jsonl' }), '--id', 'r1']);
+    insertOutsideRun(db, 'ext-1', { claimAgeS: 120 });
+    insertOutsideRun(db, 'ext-2', { claimAgeS: 120 });
+
+    expect((await db.cli(['cancel', 'r1', '--reason', '  started with the wrong input  '])).code).toBe(0);
+    expect((await db.cli(['expire', 'ext-1:step:2', '--reason', 'the provider never got it'])).code).toBe(0);
+    expect((await db.cli(['sweep', '--reason', 'host lost'])).code).toBe(0);
+    const rows = auditRows(db) as { actor: string; role: string; action: string; target: string; runId: string | null; detail: string | null }[];
+    expect(rows.map(({ actor, ...rest }) => { expect(actor).toMatch(/^cli(:\S+)?$/); return rest; })).toEqual([
+      { role: 'local', action: 'cancel', target: 'r1', runId: 'r1', detail: 'reason: started with the wrong input' },
+      { role: 'local', action: 'expire', target: 'ext-1:step:2', runId: 'ext-1', detail: 'reason: the provider never got it' },
+      { role: 'local', action: 'sweep', target: '*', runId: null, detail: 'expired 1 orphaned claim(s): ext-2:step:2; reason: host lost' },
+    ]);
+  });
+
+  it('refuses a reason over 500 characters or with control characters, and changes nothing', async () => {
+    const db = await freshDb();
+    await db.cli(['start', 'notify', '--input', JSON.stringify({ count: 2, outbox: 'outbox.jsonl' }), '--id', 'r1']);
+    insertOutsideRun(db, 'ext-1', { claimAgeS: 120 });
+    const before = db.dump();
+    for (const [args, message] of [
+      [['cancel', 'r1', '--reason', 'x'.repeat(501)], /^waybill cancel: --reason: at most 500 characters\n$/],
+      [['expire', 'ext-1:step:2', '--reason', 'a\u001b[31mb'], /^waybill expire: --reason: must not contain control characters\n$/],
+      [['pause', 'r1', '--reason', 'why'], /^waybill pause: .*reason/],
+    ] as [string[], RegExp][]) {
+      const result = await db.cli(args);
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stderr).toMatch(message);
+    }
+    expect(db.dump()).toEqual(before);
   });
 });

@@ -10,8 +10,7 @@ import { freshDb, insertOutsideRun, json, runCli, type Result } from './support'
 describe('waybill with bad input', () => {
   it('exits 2 with one line naming the problem, and writes nothing', async () => {
     const db = await freshDb();
-    const outbox = join(db.dir, 'outbox.jsonl');
-    expect(json(await db.cli(['start', 'notify', '--input', JSON.stringify({ count: 2, outbox }), '--id', 'r1', '--json'])).id).toBe('r1');
+    expect(json(await db.cli(['start', 'notify', '--input', JSON.stringify({ count: 2, outbox: 'outbox.jsonl' }), '--id', 'r1', '--json'])).id).toBe('r1');
     insertOutsideRun(db, 'ext-1', { claimAgeS: 3600 });
     const badFile = join(db.dir, 'bad.json');
     writeFileSync(badFile, '{"count": 2,');
@@ -32,10 +31,11 @@ describe('waybill with bad input', () => {
       [['start', 'notify', '--input', '{"count": 2,'], /^waybill start: --input: .*JSON/],
       [['start', 'notify', '--input', `@${badFile}`], /^waybill start: --input: .*JSON/],
       [['start', 'notify', '--input', `@${join(db.dir, 'missing.json')}`], /^waybill start: --input: cannot read .*missing\.json: ENOENT$/],
-      [['start', 'notify', '--input', JSON.stringify({ count: 'two', outbox })], /^waybill start: invalid input for notify: count: must be a number$/],
-      [['start', 'notify', '--input', JSON.stringify({ count: 2, outbox: 'relative.jsonl' })], /^waybill start: invalid input for notify: outbox: must be an absolute file path$/],
+      [['start', 'notify', '--input', JSON.stringify({ count: 'two', outbox: 'outbox.jsonl' })], /^waybill start: invalid input for notify: count: must be a number$/],
+      [['start', 'notify', '--input', JSON.stringify({ count: 2, outbox: '/etc/waybill.jsonl' })], /^waybill start: invalid input for notify: outbox: must be a path inside the data directory \(WAYBILL_DATA_DIR\), such as outbox.jsonl: absolute paths are refused$/],
+      [['start', 'notify', '--input', JSON.stringify({ count: 2, outbox: 'a/../../x.jsonl' })], /^waybill start: invalid input for notify: outbox: must stay inside the data directory: "\.\." is refused$/],
       [['start', 'agent-batch', '--input', '[1, 2]'], /^waybill start: invalid input for agent-batch: \(input\): input must be an object$/],
-      [['start', 'notify', '--input', JSON.stringify({ count: 2, outbox }), '--id', 'has space'], /^waybill start: --id: letters, digits/],
+      [['start', 'notify', '--input', JSON.stringify({ count: 2, outbox: 'outbox.jsonl' }), '--id', 'has space'], /^waybill start: --id: letters, digits/],
       [['inspect'], /^waybill inspect: missing <runId>$/],
       [['inspect', 'bad id'], /^waybill inspect: run id: must not contain spaces or control characters$/],
       [['inspect', 'r1', 'r2'], /^waybill inspect: unexpected argument "r2"$/],

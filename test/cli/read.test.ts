@@ -14,7 +14,7 @@ describe('waybill read commands', () => {
   it('start, runs, inspect and claims print one JSON document each, in the documented shapes', async () => {
     const db = await freshDb();
     const inputFile = join(db.dir, 'input.json');
-    writeFileSync(inputFile, JSON.stringify({ count: 3, outbox: join(db.dir, 'outbox.jsonl') }));
+    writeFileSync(inputFile, JSON.stringify({ count: 3, outbox: 'outbox.jsonl' }));
 
     const started = json(await db.cli(['start', 'notify', '--input', `@${inputFile}`, '--id', 'r1', '--json']));
     expect(started).toMatchObject({ id: 'r1', workflow: 'notify', status: 'queued', totalSteps: 3 });
@@ -58,7 +58,8 @@ describe('waybill read commands', () => {
   it("lists and shows an outside client's run, and expires its orphaned claim", async () => {
     const db = await freshDb();
     insertOutsideRun(db, 'ext-1', { claimAgeS: 3600 });
-    insertOutsideRun(db, 'ext-fresh', { claimAgeS: 1 });
+    // Claimed "in an hour": live whatever the test's pace (a claim 1 s old turned orphaned on a loaded machine).
+    insertOutsideRun(db, 'ext-fresh', { claimAgeS: -3600 });
 
     const runs = json<Record<string, unknown>[]>(await db.cli(['runs', '--workflow', 'external', '--json']));
     expect(runs.map((r) => r.id).sort()).toEqual(['ext-1', 'ext-fresh']);
@@ -103,6 +104,27 @@ describe('waybill read commands', () => {
     expect(json(await db.cli(['claims', '--json']))).toHaveLength(1);
     expect(await db.cli(['expire', 'ext-fresh:step:2', '--force'])).toMatchObject({ code: 0 });
     expect(json(await db.cli(['claims', '--json']))).toEqual([]);
+  });
+
+  it('inspect says "never" for a run no row has given a time, and the progress time for a run row', async () => {
+    const db = await freshDb();
+    // An outside client's claim written with claimed_at 0: there is no time to show, not 1970-01-01.
+    db.raw((conn) => conn.prepare('INSERT INTO claims(idem_key, run_id, claimed_at) VALUES (?, ?, ?)').run('t0:step:0', 't0', 0));
+    const human = await db.cli(['inspect', 't0']);
+    expect(human.code, human.stderr).toBe(0);
+    expect(human.stdout).toMatch(/^updated\s+never$/m);
+    expect(human.stdout).not.toMatch(/\d{4,}d ago/);
+    expect(json(await db.cli(['inspect', 't0', '--json'])).run.updatedAt).toBeNull();
+
+    // A run row last touched an hour ago whose progress was saved just now: updated is the progress's time.
+    await db.cli(['start', 'notify', '--input', JSON.stringify({ count: 3, outbox: 'outbox.jsonl' }), '--id', 'r2']);
+    const now = Date.now() / 1000;
+    db.raw((conn) => {
+      conn.prepare('UPDATE runs SET updated_at = ? WHERE id = ?').run(now - 3600, 'r2');
+      conn.prepare('INSERT INTO progress(run_id, step, state_json, updated_at) VALUES (?, ?, ?, ?)').run('r2', 1, '{}', now - 2);
+    });
+    const shown = await db.cli(['inspect', 'r2']);
+    expect(shown.stdout).toMatch(/^updated\s+(\d+s ago|now)$/m);
   });
 
   it('resolves a claim by hand, and sweeps the rest of the orphaned ones', async () => {

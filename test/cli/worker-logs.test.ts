@@ -3,7 +3,6 @@
  * run, the key and the worker, so a log pipeline can follow one step across workers. On a terminal the
  * same lines are printed for a person (formatLine).
  */
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { formatLine } from '../../lib/engine/log-format';
@@ -13,8 +12,7 @@ import { BIN, freshDb, json } from './support';
 describe('worker logs', () => {
   it('are JSON lines with runId, key and workerId on every step line', async () => {
     const db = await freshDb();
-    const outbox = join(db.dir, 'outbox.jsonl');
-    await db.cli(['start', 'notify', '--id', 'logged', '--input', JSON.stringify({ count: 3, outbox, latencyMs: 0 })]);
+    await db.cli(['start', 'notify', '--id', 'logged', '--input', JSON.stringify({ count: 3, outbox: 'outbox.jsonl', latencyMs: 0 })]);
     const worker = spawnCommand(process.execPath, [BIN, '--db', db.url, 'worker', '--id', 'log-worker']);
     const deadline = Date.now() + 60_000;
     while (json(await db.cli(['inspect', 'logged', '--json'])).run.status !== 'completed') {

@@ -32,7 +32,7 @@ describe('waybill worker', () => {
 
     // start --follow on a pipe: progress lines on stderr, the outcome on stdout, exit 0 once completed.
     const followed = await db.cli(['start', 'notify', '--follow', '--id', 'short',
-      '--input', JSON.stringify({ count: 4, outbox, latencyMs: 100 })]);
+      '--input', JSON.stringify({ count: 4, outbox: 'outbox.jsonl', latencyMs: 100 })]);
     expect(followed.code, followed.stderr).toBe(0);
     expect(followed.stdout).toBe('queued short; following it (a worker runs it: waybill worker)\nrun short completed\n');
     expect(followed.stderr).toMatch(/^short {2}(queued|running)/);
@@ -42,7 +42,7 @@ describe('waybill worker', () => {
     });
 
     // A long run: the worker is stopped in the middle of it.
-    await db.cli(['start', 'notify', '--id', 'long', '--input', JSON.stringify({ count: 400, outbox, latencyMs: 50 })]);
+    await db.cli(['start', 'notify', '--id', 'long', '--input', JSON.stringify({ count: 400, outbox: 'outbox.jsonl', latencyMs: 50 })]);
     await until('the long run to make progress', () => (runRow(db, 'long')?.step ?? 0) >= 3);
     // Not on a terminal: a `progress` log line every few seconds instead of a bar.
     await until('a progress line', () => worker.stderr().split('\n').some((l) => l.includes('"msg":"progress"') && l.includes('"runId":"long"')), 10_000);
@@ -64,8 +64,7 @@ describe('waybill worker', () => {
 
   it('exits at once (130) on a second signal', async () => {
     const db = await freshDb();
-    const outbox = join(db.dir, 'outbox.jsonl');
-    await db.cli(['start', 'notify', '--id', 'slow', '--input', JSON.stringify({ count: 2, outbox, latencyMs: 30_000 })]);
+    await db.cli(['start', 'notify', '--id', 'slow', '--input', JSON.stringify({ count: 2, outbox: 'outbox.jsonl', latencyMs: 30_000 })]);
     const worker = spawnCommand(process.execPath, [BIN, '--db', db.url, 'worker']);
     await until('the worker to take the run', () => runRow(db, 'slow')?.status === 'running');
     worker.kill('SIGINT');

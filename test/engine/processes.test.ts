@@ -50,9 +50,11 @@ async function cli(target: Target, args: string[]) {
 describe.each(kinds)('workers on %s', (kind) => {
   it('a 2,000-step notify run survives 50 random SIGKILLs of its workers: each step committed once, delivered once', async () => {
     const target = await makeTarget(kind);
-    const outbox = tempDir('waybill-outbox-').file('outbox.jsonl');
-    const env = { WAYBILL_HEARTBEAT_MS: '100', WAYBILL_RUN_LEASE_MS: '5000', WAYBILL_LEASE_MS: '5000' };
-    await cli(target, ['start', 'notify', '--id', 'chaos', '--input', JSON.stringify({ count: 2000, outbox, latencyMs: 4 })]);
+    // The workers' data directory holds the outbox; the run names it by its path inside.
+    const data = tempDir('waybill-outbox-');
+    const outbox = data.file('outbox.jsonl');
+    const env = { WAYBILL_HEARTBEAT_MS: '100', WAYBILL_RUN_LEASE_MS: '5000', WAYBILL_LEASE_MS: '5000', WAYBILL_DATA_DIR: data.path };
+    await cli(target, ['start', 'notify', '--id', 'chaos', '--input', JSON.stringify({ count: 2000, outbox: 'outbox.jsonl', latencyMs: 4 })]);
     const store = await target.store();
 
     const killed = new Set<string>();
@@ -94,9 +96,11 @@ describe.each(kinds)('workers on %s', (kind) => {
 
   it('a worker paused with SIGSTOP past its leases commits nothing once resumed: 20 trials', async () => {
     const target = await makeTarget(kind);
-    const outbox = tempDir('waybill-outbox-').file('outbox.jsonl');
-    const env = { WAYBILL_HEARTBEAT_MS: '100', WAYBILL_RUN_LEASE_MS: '500', WAYBILL_LEASE_MS: '500' };
-    await cli(target, ['start', 'notify', '--id', 'stop', '--input', JSON.stringify({ count: 60, outbox, latencyMs: 250 })]);
+    // The workers' data directory holds the outbox; the run names it by its path inside.
+    const data = tempDir('waybill-outbox-');
+    const outbox = data.file('outbox.jsonl');
+    const env = { WAYBILL_HEARTBEAT_MS: '100', WAYBILL_RUN_LEASE_MS: '500', WAYBILL_LEASE_MS: '500', WAYBILL_DATA_DIR: data.path };
+    await cli(target, ['start', 'notify', '--id', 'stop', '--input', JSON.stringify({ count: 60, outbox: 'outbox.jsonl', latencyMs: 250 })]);
     const store = await target.store();
     const workers = new Map(['sa', 'sb'].map((id) => [id, startWorker(target, id, env)]));
 

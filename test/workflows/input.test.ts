@@ -21,7 +21,7 @@ describe('built-in workflows', () => {
     const [agent, notify] = builtinWorkflows();
     expect(stepsOf(agent!, parse('agent-batch', { items: ['a', 'b', 'c'] }))).toBe(3);
     expect(stepsOf(agent!, parse('agent-batch', { count: 7 }))).toBe(7);
-    expect(stepsOf(notify!, parse('notify', { count: 9, outbox: '/tmp/o.jsonl' }))).toBe(9);
+    expect(stepsOf(notify!, parse('notify', { count: 9, outbox: 'o.jsonl' }))).toBe(9);
   });
 });
 
@@ -63,12 +63,30 @@ describe('agent-batch input', () => {
 
 describe('notify input', () => {
   it('applies defaults and names the wrong field', () => {
-    expect(parse('notify', { count: 2, outbox: '/tmp/x.jsonl' })).toEqual({ count: 2, outbox: '/tmp/x.jsonl', latencyMs: 0 });
-    expect(problem('notify', { count: 2, outbox: '/tmp/x', latencyMs: 70_000 })).toMatch(/^invalid input for notify: latencyMs: must be between 0 and 60000 ms$/);
-    expect(problem('notify', { count: 0, outbox: '/tmp/x' })).toMatch(/count: must be at least 1/);
-    expect(problem('notify', { count: 1_000_001, outbox: '/tmp/x' })).toMatch(/count: must be at most 1,000,000/);
+    expect(parse('notify', { count: 2, outbox: 'x.jsonl' })).toEqual({ count: 2, outbox: 'x.jsonl', latencyMs: 0 });
+    expect(problem('notify', { count: 2, outbox: 'x', latencyMs: 70_000 })).toMatch(/^invalid input for notify: latencyMs: must be between 0 and 60000 ms$/);
+    expect(problem('notify', { count: 0, outbox: 'x' })).toMatch(/count: must be at least 1/);
+    expect(problem('notify', { count: 1_000_001, outbox: 'x' })).toMatch(/count: must be at most 1,000,000/);
     expect(problem('notify', { count: 1 })).toMatch(/outbox: must be a file path/);
-    expect(problem('notify', { count: 1, outbox: 'relative/out.jsonl' })).toMatch(/outbox: must be an absolute file path/);
-    expect(problem('notify', { count: 1, outbox: '/tmp/x', items: [] })).toMatch(/items: is not a known field/);
+    expect(parse('notify', { count: 1, outbox: 'outboxes/out.jsonl' })).toMatchObject({ outbox: 'outboxes/out.jsonl' });
+    expect(problem('notify', { count: 1, outbox: 'x', items: [] })).toMatch(/items: is not a known field/);
+  });
+});
+
+describe('notify outbox path', () => {
+  // The path arrives from a browser form or an API client and is opened by a worker: it must name a file
+  // inside the data directory and nothing else on the worker's disk.
+  it.each([
+    ['/etc/passwd', /^invalid input for notify: outbox: must be a path inside the data directory \(WAYBILL_DATA_DIR\), such as outbox.jsonl: absolute paths are refused$/],
+    ['C:\\Windows\\x.jsonl', /outbox: must be a path inside the data directory/],
+    ['\\\\host\\share\\x.jsonl', /outbox: must be a path inside the data directory/],
+    ['../x.jsonl', /^invalid input for notify: outbox: must stay inside the data directory: "\.\." is refused$/],
+    ['a/../../x.jsonl', /outbox: must stay inside the data directory/],
+    ['a\\..\\..\\x.jsonl', /outbox: must stay inside the data directory/],
+    ['..', /outbox: must stay inside the data directory/],
+    ['outboxes/', /outbox: must name a file, not a directory/],
+    ['x\0.jsonl', /outbox: must not contain NUL/],
+  ])('refuses %j, naming the field', (outbox, message) => {
+    expect(problem('notify', { count: 1, outbox })).toMatch(message);
   });
 });

@@ -32,8 +32,8 @@ export function CommittedTable({ runId, rows, total, q, qError, now, after }: {
           <p data-testid="committed-count" className="mt-0.5 text-xs text-zinc-600 dark:text-zinc-400">{summary(rows.length, total, q, after)}</p>
           {(next || after) && (
             <nav aria-label="Committed pages" className="mt-1 flex gap-3 text-xs">
-              {after && <Link href={href} data-testid="committed-first" className="text-blue-700 hover:underline dark:text-blue-400">« First</Link>}
-              {next && <Link href={next} data-testid="committed-next" className="text-blue-700 hover:underline dark:text-blue-400">Next {COMMITTED_LIMIT} »</Link>}
+              {after && <Link prefetch={false} href={href} data-testid="committed-first" className="text-blue-700 hover:underline dark:text-blue-400">« First</Link>}
+              {next && <Link prefetch={false} href={next} data-testid="committed-next" className="text-blue-700 hover:underline dark:text-blue-400">Next {COMMITTED_LIMIT} »</Link>}
             </nav>
           )}
         </div>
@@ -45,7 +45,7 @@ export function CommittedTable({ runId, rows, total, q, qError, now, after }: {
               className="mt-1 block w-full rounded-md border border-zinc-300 bg-white px-2.5 py-1.5 text-sm focus-visible:outline-2 focus-visible:outline-blue-600 dark:border-zinc-700 dark:bg-zinc-950" />
           </div>
           <button type="submit" className={buttonClass()}>Search</button>
-          {q && <Link href={href} className={buttonClass()} data-testid="committed-clear">Clear</Link>}
+          {q && <Link prefetch={false} href={href} className={buttonClass()} data-testid="committed-clear">Clear</Link>}
         </Form>
       </div>
       {qError && <p id="committed-search-error" data-testid="field-error-q" className="mb-3 text-sm text-red-700 dark:text-red-400">{qError}</p>}

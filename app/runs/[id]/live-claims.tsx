@@ -6,9 +6,11 @@
  * in doubt; the operator expires the claim (the step runs again) or resolves it with a result by hand.
  * A viewer sees the doubt but not the buttons: the server would refuse them.
  */
-import { useActionState, useEffect, useState, useTransition } from 'react';
+import { useActionState, useEffect, useState } from 'react';
 import { expireClaimAction, resolveClaimAction } from '@/app/actions/claims';
 import type { ActionResult } from '@/app/actions/result';
+import { ExpireWarning } from '@/app/components/claim-actions';
+import { ConfirmAction } from '@/app/components/confirm-action';
 import { buttonClass } from '@/app/components/ui';
 
 export interface LiveClaim {
@@ -71,16 +73,8 @@ function ClaimItem({ claim, now, operator }: { claim: LiveClaim; now: number; op
 }
 
 function DoubtActions({ claimKey, attempt }: { claimKey: string; attempt: number }) {
-  const [pending, startTransition] = useTransition();
   const [message, setMessage] = useState<{ ok: boolean; message: string } | null>(null);
   const [resolving, setResolving] = useState(false);
-
-  function expire() {
-    startTransition(async () => {
-      const result = await expireClaimAction({ key: claimKey });
-      setMessage({ ok: result.ok, message: result.message });
-    });
-  }
 
   return (
     <div className="mt-3 space-y-2">
@@ -89,9 +83,15 @@ function DoubtActions({ claimKey, attempt }: { claimKey: string; attempt: number
         again, or resolve it with the result you know it produced.
       </p>
       <div className="flex flex-wrap gap-2">
-        <button type="button" data-testid="claim-expire" disabled={pending} onClick={expire} className={buttonClass('danger')}>
-          {pending ? 'Expiring…' : 'Expire'}
-        </button>
+        <ConfirmAction testId="claim-expire" label="Expire" pendingLabel="Expiring…" tone="danger"
+          heading="Expire this claim?" confirmLabel="Expire: run the step again"
+          onConfirm={async (reason) => {
+            const result = await expireClaimAction({ key: claimKey, reason });
+            if (result.ok || !result.errors?.reason) setMessage({ ok: result.ok, message: result.message });
+            return result;
+          }}>
+          <ExpireWarning idemKey={claimKey} />
+        </ConfirmAction>
         <button type="button" data-testid="claim-resolve" aria-expanded={resolving} onClick={() => setResolving((v) => !v)}
           className={buttonClass()}>
           {resolving ? 'Close resolve form' : 'Resolve…'}

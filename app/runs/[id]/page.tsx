@@ -18,6 +18,7 @@ import { requirePage } from '@/lib/auth/server';
 import { claimTtlMs } from '@/lib/data/store';
 import { getServedWorkflows } from '@/lib/data/workflows';
 import { getRunDetail, MAX_POINTS, runExists, TIMELINE_EVENTS, type RunDetail } from '@/lib/data/run-detail';
+import { durationText, runDuration, utcText } from '@/lib/data/rates';
 import { CommittedTable } from './committed-table';
 import { LiveClaims, type LiveClaim } from './live-claims';
 import { RunActions } from './run-actions';
@@ -194,7 +195,7 @@ function Header({ detail, now, operator, waitingForWorker }: { detail: RunDetail
   return (
     <header className="space-y-4">
       <nav aria-label="Breadcrumb" className="text-sm text-zinc-600 dark:text-zinc-400">
-        <Link href="/" className="rounded hover:text-zinc-900 focus-visible:outline-2 focus-visible:outline-blue-600 dark:hover:text-zinc-100">Runs</Link>
+        <Link prefetch={false} href="/" className="rounded hover:text-zinc-900 focus-visible:outline-2 focus-visible:outline-blue-600 dark:hover:text-zinc-100">Runs</Link>
         <span aria-hidden> / </span><span className="break-all">{run.id}</span>
       </nav>
       <div className="flex flex-col gap-4 sm:flex-row sm:items-start sm:justify-between">
@@ -208,14 +209,16 @@ function Header({ detail, now, operator, waitingForWorker }: { detail: RunDetail
             <Fact label="Workflow" testId="run-workflow">{run.workflow}</Fact>
             <Fact label="Worker" testId="run-owner">{run.owner ?? '—'}</Fact>
             <Fact label="Attempts" testId="run-attempts">{run.attempts}</Fact>
-            <Fact label="Created"><time dateTime={iso(run.createdAt)} title={iso(run.createdAt)}>{relative(run.createdAt, now)}</time></Fact>
-            <Fact label="Updated"><time dateTime={iso(run.updatedAt)} title={iso(run.updatedAt)}>{relative(run.updatedAt, now)}</time></Fact>
+            <Fact label="Created"><When at={run.external ? null : run.createdAt} now={now} /></Fact>
+            {/* The latest of the run row's time and its progress's: a step's commit moves only the progress. */}
+            <Fact label="Updated" testId="run-updated"><When at={detail.lastActivityAt} now={now} /></Fact>
           </dl>
           {waitingForWorker && (
             <p data-testid="run-waiting" className="text-sm text-amber-800 dark:text-amber-300">
               Waiting for a worker that serves {run.workflow}: none is live. Start one (<code className="font-mono">npx waybill worker --workflows …</code>) and it picks this run up.
             </p>
           )}
+          <RunTimes run={run} now={now} />
           {run.external && (
             <p data-testid="run-external" className="text-sm text-zinc-600 dark:text-zinc-400">
               This run was written by an outside client: it has progress and claims but no run row, so there is nothing to
@@ -233,6 +236,28 @@ function Header({ detail, now, operator, waitingForWorker }: { detail: RunDetail
         </div>
       )}
     </header>
+  );
+}
+
+/** A relative time with its absolute one on hover; "never" when there is no time to show. */
+function When({ at, now }: { at: number | null; now: number }) {
+  const text = utcText(at);
+  if (at === null || text === null) return <span className="text-zinc-500 dark:text-zinc-400">never</span>;
+  return <time dateTime={new Date(at * 1000).toISOString()} title={text}>{relative(at, now)}</time>;
+}
+
+/** Started, finished and how long it took, as absolute times: "3m ago" does not say when a run ran. */
+function RunTimes({ run, now }: { run: RunDetail['run']; now: number }) {
+  if (run.external) return null;
+  const started = utcText(run.startedAt);
+  const finished = utcText(run.finishedAt);
+  const took = runDuration(run.startedAt, run.finishedAt, now);
+  return (
+    <dl data-testid="run-times" className="flex flex-wrap gap-x-6 gap-y-1 text-sm">
+      <Fact label="Started" testId="run-started">{started ?? 'not yet'}</Fact>
+      <Fact label="Finished" testId="run-finished">{finished ?? (started ? 'not yet' : '—')}</Fact>
+      <Fact label="Duration" testId="run-duration">{took ? `${durationText(took.seconds)}${took.ongoing ? ' so far' : ''}` : '—'}</Fact>
+    </dl>
   );
 }
 
@@ -319,9 +344,9 @@ function ms(value: number): string {
   return value >= 1000 ? `${(value / 1000).toFixed(1)} s` : value >= 10 ? `${Math.round(value)} ms` : `${value.toFixed(2)} ms`;
 }
 
-/** Columns, rounded to what a 240-pixel chart can show: a tenth of a millisecond, a whole second. */
+/** Columns, rounded to what a 240-pixel chart can show: three significant digits, so 0.25 ms stays 0.25 ms. */
 function durationSeries(points: RunDetail['durations']): DurationSeries {
-  return { step: points.map((p) => p.step), ms: points.map((p) => Math.round(p.durationMs * 10) / 10) };
+  return { step: points.map((p) => p.step), ms: points.map((p) => Number(p.durationMs.toPrecision(3))) };
 }
 
 function cumulativeSeries(points: RunDetail['cumulative']): CumulativeSeries {
@@ -331,4 +356,3 @@ function cumulativeSeries(points: RunDetail['cumulative']): CumulativeSeries {
   };
 }
 
-const iso = isoTime;

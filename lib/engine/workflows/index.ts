@@ -3,6 +3,7 @@
  * model, or a real OpenAI-compatible endpoint when one is configured) and a side effect that counts its own
  * duplicates (notify).
  */
+import { resolve } from 'node:path';
 import { WorkflowRegistry, type WorkflowDefinition } from '../workflow';
 import { agentBatchWorkflow } from './agent-batch';
 import type { ModelClient } from './model';
@@ -13,10 +14,12 @@ export interface BuiltinOptions {
   model?: ModelClient;
   /** agent-batch's attempts per step before its run fails. Default 10. */
   maxAttempts?: number;
+  /** Where notify's outboxes are (lib/config's dataDir). Default: ./data of the working directory. */
+  dataDir?: string;
 }
 
 export function builtinWorkflows(options: BuiltinOptions = {}): WorkflowDefinition<any>[] {
-  return [agentBatchWorkflow(options), notifyWorkflow()];
+  return [agentBatchWorkflow(options), notifyWorkflow({ dataDir: options.dataDir ?? resolve('data') })];
 }
 
 export function builtinRegistry(options: BuiltinOptions = {}): WorkflowRegistry {
@@ -24,7 +27,8 @@ export function builtinRegistry(options: BuiltinOptions = {}): WorkflowRegistry 
 }
 
 export { agentBatchInput, agentBatchWorkflow, promptOf, syntheticItem, type AgentBatchInput } from './agent-batch';
-export { notifyInput, notifyWorkflow, type NotifyInput } from './notify';
+export { notifyInput, notifyWorkflow, type NotifyInput, type NotifyOptions } from './notify';
+export { outboxPathSchema, resolveOutbox } from './outbox-path';
 export { httpModel, modelFromEnv, ModelError, simulateCompletion, simulatedModel, type ModelClient, type ModelEnv, type ModelOutput } from './model';
 export { Outbox, outboxAt, readOutbox, type Delivery, type OutboxSummary } from './outbox';
 export { LockTimeoutError } from './file-lock';

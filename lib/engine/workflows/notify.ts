@@ -4,13 +4,13 @@
  * countable: kill workers at will, then the outbox must hold exactly one `delivered` line per step; each
  * `duplicate` line is a resend the receiver refused (a worker died between delivering and committing).
  */
-import { isAbsolute } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { runAgent, type AgentReport } from '../../checkpoint/agent';
 import { contentKey } from '../../checkpoint/keys';
 import { defineWorkflow, type WorkflowDefinition } from '../workflow';
 import { outboxAt, type Delivery } from './outbox';
+import { outboxPathSchema, resolveOutbox } from './outbox-path';
 
 export const notifyInput = z.strictObject({
   count: z
@@ -18,13 +18,10 @@ export const notifyInput = z.strictObject({
     .int('must be a whole number')
     .min(1, 'must be at least 1')
     .max(1_000_000, 'must be at most 1,000,000'),
-  outbox: z
-    .string({ error: 'must be a file path' })
-    .min(1, 'must be a file path')
-    .max(4096, 'must be at most 4096 characters')
-    // Every worker must write the same file whatever its working directory.
-    .refine((path) => isAbsolute(path), 'must be an absolute file path')
-    .refine((path) => !path.includes('\0'), 'must not contain NUL'),
+  // Relative to the data directory: the path comes from a browser form or an API client, and the worker that
+  // opens it must not be steered to any other file on its disk. Every worker resolves it against its own
+  // WAYBILL_DATA_DIR, so workers on one machine share the file whatever their working directory.
+  outbox: outboxPathSchema,
   latencyMs: z
     .number({ error: 'must be a number of milliseconds' })
     .int('must be a whole number of milliseconds')
@@ -35,14 +32,19 @@ export const notifyInput = z.strictObject({
 
 export type NotifyInput = z.infer<typeof notifyInput>;
 
-export function notifyWorkflow(): WorkflowDefinition<NotifyInput> {
+export interface NotifyOptions {
+  /** The directory outbox paths are inside of (WAYBILL_DATA_DIR, see lib/config's dataDir). */
+  dataDir: string;
+}
+
+export function notifyWorkflow(options: NotifyOptions): WorkflowDefinition<NotifyInput> {
   return defineWorkflow<NotifyInput>({
     name: 'notify',
     description: 'Demo: count notifications into an outbox file that honours the idempotency key and counts duplicates.',
     input: notifyInput as z.ZodType<NotifyInput>,
     totalSteps: (input) => input.count,
     async run(ctx, input): Promise<AgentReport> {
-      const outbox = outboxAt(input.outbox);
+      const outbox = outboxAt(resolveOutbox(options.dataDir, input.outbox));
       const worker = ctx.checkpoint.workerId;
       const steps = Array.from({ length: input.count }, (_, n) => n);
       return runAgent(steps, ctx, async (n, step): Promise<Delivery> => {
