@@ -20,7 +20,7 @@
 import { performance } from 'node:perf_hooks';
 import { ConflictError, InvalidTransitionError, NotFoundError } from '../errors';
 import { PostgresInsights } from './postgres-insights';
-import { isConnectionLoss, withRetry } from './postgres-retry';
+import { mayHaveRun, withRetry } from './postgres-retry';
 import * as sql from './postgres-runs-sql';
 import { TRANSITIONS } from './transitions';
 import type { RunAction, RunRow, RunStatus, RunStore, RunSummary, WorkerRow } from './types';
@@ -170,6 +170,6 @@ export abstract class PostgresRunStore extends PostgresInsights implements RunSt
     const began = performance.now();
     let outcomeUnknown = false;
     return withRetry(what, () => fn({ outcomeUnknown, sinceS: (performance.now() - began) / 1000 + SLACK_S }),
-      { onTransient: (error) => { outcomeUnknown ||= isConnectionLoss(error); } });
+      { onTransient: (error) => { outcomeUnknown ||= mayHaveRun(error); } });
   }
 }

@@ -131,13 +131,13 @@ describe.each(list)('retried commits and stale claims ahead on $name', (backend)
         CREATE TRIGGER refuse_commit BEFORE INSERT ON committed FOR EACH ROW EXECUTE FUNCTION refuse_commit()`);
     }
   };
-  const acceptCommits = () => h.exec('DROP TRIGGER refuse_commit' + (backend.name === 'sqlite' ? '' : ' ON committed'));
+  const acceptCommits = () => h.exec(`DROP TRIGGER refuse_commit${backend.name === 'sqlite' ? '' : ' ON committed'}`);
 
   it('a commit refused for good keeps its token and result: the retry commits them, the side effect runs once', async () => {
     const a = new Checkpoint(store, 'run', { workerId: 'a', leaseMs: 60_000 });
     await refuseCommits();
     let executed = 0;
-    const send = () => (++executed, { sent: executed });
+    const send = () => ({ sent: ++executed });
     await expect(a.runOnce('k0', send, { step: 0, progress: { step: 1, state: {} }, next: { idemKey: 'k1', step: 1 } }))
       .rejects.toThrow(/refused by the test/);
     expect(executed).toBe(1);
