@@ -13,6 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AwaitTimeoutError, IdempotencyKeyReuseError, LeaseLostError, WaybillError } from '../errors';
 import type { ClaimOutcome, ClaimRequest, CommitRequest, CommittedRow, ProgressWrite, Store } from '../store/types';
+import { assertIdempotencyKey } from './keys';
 import { LeaseKeeper } from './lease';
 import { StepCall, type StepContext } from './step-call';
 
@@ -100,6 +101,9 @@ export class Checkpoint {
 
   /** claim → execute → commit: fn runs at most once per key across every process sharing the store. */
   async runOnce<T>(idemKey: string, fn: (ctx: StepContext) => T | Promise<T>, options: RunOnceOptions = {}): Promise<StepResult<T>> {
+    // A key PostgreSQL would store as another key, or SQLite garble: refused before anything is written.
+    assertIdempotencyKey(idemKey);
+    if (options.next) assertIdempotencyKey(options.next.idemKey, 'next idempotency key');
     // Before the claim taken ahead is picked up, so that a stopped loop still holds it to give back.
     options.signal?.throwIfAborted();
     const unsettled = this.unsettled.get(idemKey);
