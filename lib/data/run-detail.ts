@@ -7,7 +7,7 @@ import 'server-only';
 import { cache } from 'react';
 import { granularityAdvice } from '../engine/advice';
 import { TRANSITIONS } from '../store/transitions';
-import type { AuditEntry, ClaimRow, CommittedRow, RunAction, RunRow, StepEvent, StepTiming } from '../store/types';
+import type { AuditEntry, ClaimRow, CommittedRow, RunAction, RunRow, StepEvent, StepTiming, UnstableKeyGroup } from '../store/types';
 import { claimTtlMs, getStore } from './store';
 
 /** Charts never get more points than this, whatever the run's length: the database groups rows into this many. */
@@ -27,7 +27,7 @@ export interface RunDetail {
   cumulative: { t: number; executed: number; skipped: number; awaited: number }[];
   eta: { stepsPerMinute: number; remaining: number; seconds: number } | null;
   redoSave: { stepMs: number; saveMs: number; ratio: number; advice: string } | null;
-  unstableKeys: { step: number; keys: string[] }[];
+  unstableKeys: UnstableKeyGroup[];
   keyReuse: StepEvent[];
   actions: RunAction[];
 }
