@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { startRun } from '../engine/runs';
 import type { WorkflowRegistry } from '../engine/workflow';
 import { NotFoundError } from '../errors';
+import { outsideRun } from '../store/outside-runs';
 import { TRANSITIONS } from '../store/transitions';
 import type { InsightStore, RunAction, RunStore, Store } from '../store/types';
 import { decodeCommittedCursor, decodeRunsCursor, encodeCommittedCursor, encodeRunsCursor } from './cursor';
@@ -51,16 +52,10 @@ export async function getRun(store: RunsStore, id: string, claimTtlMs: number) {
   const [row, progress, claims, committed] = await Promise.all([
     store.getRun(id), store.loadProgress(id), store.listClaims({ runId: id, claimTtlMs }), store.countCommitted(id),
   ]);
-  if (!row && !progress && claims.length === 0 && committed === 0) throw new NotFoundError(`run ${id}`);
-  const run = row ? runView(row) : {
-    ...runView({
-      id, workflow: 'external', inputJson: 'null', status: claims.length > 0 ? 'running' : 'completed', totalSteps: null,
-      owner: claims[0]?.workerId ?? null, leaseExpiresAt: null, attempts: 0, error: null, outputJson: null,
-      createdAt: progress?.updatedAt ?? 0, updatedAt: progress?.updatedAt ?? 0, startedAt: null, finishedAt: null,
-    }, true),
-    // An outside client's run has no status of its own: `idle` unless a claim is in flight.
-    status: claims.length > 0 ? 'running' : 'idle',
-  };
+  const outside = row ? null
+    : outsideRun(id, { progress, claims, committed, lastCommittedAt: committed > 0 ? await store.lastCommittedAt(id) : null });
+  if (!row && !outside) throw new NotFoundError(`run ${id}`);
+  const run = row ? runView(row) : runView(outside!, true);
   return {
     run,
     progress: progress ? progressView(progress) : null,

@@ -15,7 +15,8 @@ export function jsonValue(text: string | null): unknown {
   }
 }
 
-export function runView(row: RunRow, external = false) {
+/** A run's row, or an outside client's run made from its rows (status `idle` or `running`, see outside-runs.ts). */
+export function runView(row: Omit<RunRow, 'status'> & { status: RunSummary['status'] }, external = false) {
   return {
     id: row.id, workflow: row.workflow, status: row.status, input: jsonValue(row.inputJson), output: jsonValue(row.outputJson),
     error: row.error, totalSteps: row.totalSteps, attempts: row.attempts, owner: row.owner, leaseExpiresAt: row.leaseExpiresAt,

@@ -88,6 +88,11 @@ export abstract class PostgresInsights extends PostgresMetrics implements Insigh
       .slice(0, limit);
   }
 
+  async lastCommittedAt(runId: string): Promise<number | null> {
+    return (await this.query<{ at: number | null }>(undefined, 'SELECT max(committed_at) AS at FROM committed WHERE run_id = $1', [runId]))
+      .rows[0]!.at;
+  }
+
   async recordEvent(e: { runId: string; outcome: Outcome; idemKey?: string | null; step?: number | null; workerId?: string | null; detail?: string | null }): Promise<void> {
     await this.query(undefined, `INSERT INTO step_events (run_id, idem_key, step, outcome, count, worker_id, detail, at)
       VALUES ($2, $3, $4, $5, 1, $6, $7, ${NOW})`,

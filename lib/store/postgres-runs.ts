@@ -62,9 +62,20 @@ export abstract class PostgresRunStore extends PostgresInsights implements RunSt
 
   async listRuns(filter: Parameters<RunStore['listRuns']>[0]): Promise<RunSummary[]> {
     const search = filter.search ? `%${filter.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
-    return (await this.query<RunSummary>(undefined, sql.LIST_RUNS_SQL, [filter.claimTtlMs / 1000, this.skew(),
-      filter.status ?? null, filter.workflow ?? null, search, filter.owner ?? null, filter.limit ?? 100,
-      filter.after?.updatedAt ?? null, filter.after?.id ?? null])).rows;
+    const limit = filter.limit ?? 100;
+    const after = [filter.after?.updatedAt ?? null, filter.after?.id ?? null];
+    const page = (await this.query<RunSummary>(undefined, sql.LIST_RUNS_SQL, [filter.claimTtlMs / 1000, this.skew(),
+      filter.status ?? null, filter.workflow ?? null, search, filter.owner ?? null, limit, ...after])).rows;
+    // Outside clients' runs with only committed rows, as sqlite-runs.ts finds them (an `idle` external run).
+    if ((filter.status ?? 'idle') !== 'idle' || (filter.workflow ?? 'external') !== 'external' || filter.owner) return page;
+    const values = [filter.status ?? null, filter.workflow ?? null, search, limit, ...after];
+    const lone = page.length === limit && !filter.after
+      ? await this.query<RunSummary>(undefined, sql.LONE_SINCE_SQL, [...values, page[page.length - 1]!.updatedAt])
+      : await this.query<RunSummary>(undefined, sql.LONE_ALL_SQL, values);
+    if (lone.rows.length === 0) return page;
+    const listed = new Set(page.map((r) => r.id));
+    return [...page, ...lone.rows.filter((r) => !listed.has(r.id))]
+      .sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, limit);
   }
 
   async claimRun(request: { workerId: string; leaseMs: number; workflows: string[] }): Promise<RunRow | null> {

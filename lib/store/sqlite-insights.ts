@@ -113,6 +113,11 @@ export abstract class SqliteInsights extends SqliteMetrics implements InsightSto
     });
   }
 
+  async lastCommittedAt(runId: string): Promise<number | null> {
+    return guard(() => this.prepared<[string], { at: number | null }>('SELECT max(committed_at) AS at FROM committed WHERE run_id = ?')
+      .get(runId)!.at);
+  }
+
   async recordEvent(e: { runId: string; outcome: Outcome; idemKey?: string | null; step?: number | null; workerId?: string | null; detail?: string | null }): Promise<void> {
     const now = this.now();
     guard(() => this.event({ ...e, idemKey: e.idemKey ?? null, step: e.step ?? null, workerId: e.workerId ?? null, detail: e.detail ?? null }, now));

@@ -411,6 +411,9 @@ export interface InsightStore {
    */
   unstableKeys(runId: string, options?: { limit?: number }): Promise<UnstableKeyGroup[]>;
 
+  /** The latest committed_at of a run's rows, or null: an outside client's run without progress is dated by it. */
+  lastCommittedAt(runId: string): Promise<number | null>;
+
   /**
    * Counts and histograms for a metrics scrape, computed in the database (buckets are counted with SQL, no
    * rows are loaded). `boundsMs` are the histogram bucket bounds, ascending.
