@@ -5,7 +5,7 @@
 import { parseArgs } from 'node:util';
 import { NotFoundError } from '../errors';
 import { outsideRun } from '../store/outside-runs';
-import type { ClaimRow, InsightStore, RunRow, RunStore, Store } from '../store/types';
+import type { ClaimRow, InsightStore, RunRow, Store } from '../store/types';
 import { GLOBAL_OPTIONS, check, count, flags, lookupId, positionals, statusFilter } from './args';
 import { runStore, withStore, type Cli } from './context';
 import { bar, fields, relative, table, truncate } from './format';
