@@ -95,22 +95,23 @@ ORDER BY s."updatedAt" DESC, s.id COLLATE "C" LIMIT $7`;
 /**
  * Outside clients' runs that have nothing but committed rows (no progress, no claim), which no index finds by
  * run; sqlite-runs.ts says why each of the two reads is bounded. $1 status, $2 workflow, $3 LIKE pattern,
- * $4 limit, $5 and $6 the keyset cursor; LONE_SINCE_SQL's $7 is the full first page's last place.
+ * $4 limit, $5 and $6 the keyset cursor; LONE_SINCE_SQL's $7 is the full page's last place.
  */
-const LONE = (from: string) => `SELECT * FROM (SELECT l.id, 'external' AS workflow, ${OUTSIDE_STATUS_SQL('l.id')} AS status,
+const LONE = (from: string, also = '') => `SELECT * FROM (SELECT l.id, 'external' AS workflow, ${OUTSIDE_STATUS_SQL('l.id')} AS status,
     0 AS step, NULL::int AS "totalSteps", 0 AS executed, 0 AS skipped, 0 AS awaited, 0 AS "orphanedClaims",
     NULL::text AS owner, NULL::text AS error, NULL::float8 AS "createdAt", l.at AS "updatedAt"
   FROM (${from}) l
   WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = l.id) AND NOT EXISTS (SELECT 1 FROM progress p WHERE p.run_id = l.id)
-    AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.run_id = l.id)) s
+    AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.run_id = l.id) ${also}) s
   WHERE ($1::text IS NULL OR s.status = $1) AND ($2::text IS NULL OR s.workflow = $2)
     AND ($3::text IS NULL OR ${asciiLower('s.id')} LIKE ${asciiLower('$3')} ESCAPE '\\')
     AND ($5::float8 IS NULL OR s."updatedAt" < $5 OR (s."updatedAt" = $5 AND s.id COLLATE "C" > $6::text COLLATE "C"))
   ORDER BY s."updatedAt" DESC, s.id COLLATE "C" LIMIT $4`;
 export const LONE_SINCE_SQL = LONE(`SELECT run_id AS id, max(committed_at) AS at FROM committed
-  WHERE committed_at >= $7::float8 GROUP BY run_id`);
+  WHERE committed_at >= $7::float8 AND ($5::float8 IS NULL OR committed_at <= $5) GROUP BY run_id`,
+'AND ($5::float8 IS NULL OR NOT EXISTS (SELECT 1 FROM committed c WHERE c.run_id = l.id AND c.committed_at > $5))');
 export const LONE_ALL_SQL = `WITH RECURSIVE ids(id) AS (
-    SELECT (SELECT min(run_id COLLATE "C") FROM committed)
+    SELECT (SELECT min(run_id) FROM committed)
     UNION ALL
     SELECT (SELECT min(c.run_id) FROM committed c WHERE c.run_id > ids.id) FROM ids WHERE ids.id IS NOT NULL)
   ${LONE(`SELECT id, (SELECT max(c.committed_at) FROM committed c WHERE c.run_id = ids.id) AS at FROM ids

@@ -69,7 +69,7 @@ export abstract class PostgresRunStore extends PostgresInsights implements RunSt
     // Outside clients' runs with only committed rows, as sqlite-runs.ts finds them (an `idle` external run).
     if ((filter.status ?? 'idle') !== 'idle' || (filter.workflow ?? 'external') !== 'external' || filter.owner) return page;
     const values = [filter.status ?? null, filter.workflow ?? null, search, limit, ...after];
-    const lone = page.length === limit && !filter.after
+    const lone = page.length === limit
       ? await this.query<RunSummary>(undefined, sql.LONE_SINCE_SQL, [...values, page[page.length - 1]!.updatedAt])
       : await this.query<RunSummary>(undefined, sql.LONE_ALL_SQL, values);
     if (lone.rows.length === 0) return page;

@@ -75,22 +75,24 @@ const PAGE_SQL = `WITH ${CANDIDATES} SELECT * FROM (${SUMMARY_SQL}) WHERE ${PAGE
  * Outside clients' runs that have nothing but committed rows (no progress, no claim): no index finds them by
  * run, so one of two reads looks for them, each bounded by something other than the table's size.
  *
- * - A full first page: among the commits since its last run's place (@floor). A run whose latest commit is
- *   older is beaten by a full page of others and cannot be on it, so this reads the commits of the page's
- *   time span (committed_at's index, forced: grouping by run_id would otherwise walk committed_run_step whole).
- * - Any other page (a later one, or one a filter leaves short): every run id in committed once, by skipping
- *   through committed_run_step from one id to the next (one seek per run, not per row), less those that have
- *   a runs, progress or claims row.
+ * - A full page: among the commits between its last run's place (@floor) and the cursor (@upto). A run whose
+ *   latest commit is older than @floor is beaten by a full page of others and cannot be on it, so this reads
+ *   the commits of the page's own time span (committed_at's index, forced: grouping by run_id would otherwise
+ *   walk committed_run_step whole); a run with a commit past the cursor was on an earlier page.
+ * - A page that is not full (the last, or one a filter leaves short): every run id in committed once, by
+ *   skipping through committed_run_step from one id to the next (one seek per run, not per row), less those
+ *   that have a runs, progress or claims row.
  */
-const LONE = (from: string) => `SELECT * FROM (SELECT l.id, 'external' AS workflow, ${OUTSIDE_STATUS_SQL('l.id')} AS status,
+const LONE = (from: string, also = '') => `SELECT * FROM (SELECT l.id, 'external' AS workflow, ${OUTSIDE_STATUS_SQL('l.id')} AS status,
     0 AS step, NULL AS totalSteps, 0 AS executed, 0 AS skipped, 0 AS awaited, 0 AS orphanedClaims, NULL AS owner,
     NULL AS error, NULL AS createdAt, l.at AS updatedAt
   FROM (${from}) l
   WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = l.id) AND NOT EXISTS (SELECT 1 FROM progress p WHERE p.run_id = l.id)
-    AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.run_id = l.id))
+    AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.run_id = l.id) ${also})
   WHERE ${PAGE_FILTER} ORDER BY updatedAt DESC, id LIMIT @limit`;
 const LONE_SINCE_SQL = LONE(`SELECT run_id AS id, max(committed_at) AS at FROM committed INDEXED BY committed_at
-  WHERE committed_at >= @floor GROUP BY run_id`);
+  WHERE committed_at BETWEEN @floor AND @upto GROUP BY run_id`,
+'AND (@upto >= 1e308 OR NOT EXISTS (SELECT 1 FROM committed c WHERE c.run_id = l.id AND c.committed_at > @upto))');
 const LONE_ALL_SQL = `WITH RECURSIVE ids(id) AS (
     SELECT (SELECT min(run_id) FROM committed)
     UNION ALL
@@ -167,8 +169,9 @@ export abstract class SqliteRunStore extends SqliteInsights implements RunStore 
       const lonely = (params.status === null || params.status === 'idle') && (params.workflow === null || params.workflow === 'external')
         && params.owner === null;
       if (!lonely) return page;
-      const lone = page.length === params.limit && params.afterAt === null
-        ? this.prepared<unknown[], RunSummary>(LONE_SINCE_SQL).all({ ...params, floor: page[page.length - 1]!.updatedAt })
+      const lone = page.length === params.limit
+        ? this.prepared<unknown[], RunSummary>(LONE_SINCE_SQL).all({ ...params, floor: page[page.length - 1]!.updatedAt,
+          upto: params.afterAt ?? Number.MAX_VALUE })
         : this.prepared<unknown[], RunSummary>(LONE_ALL_SQL).all(params);
       if (lone.length === 0) return page;
       return [...page, ...lone].sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, params.limit);
