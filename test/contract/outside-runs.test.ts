@@ -10,7 +10,10 @@ import { getRun } from '../../lib/api/runs';
 import { Checkpoint } from '../../lib/checkpoint/checkpoint';
 import { loadDetail } from '../../lib/cli/runs';
 import type { InsightStore, RunStore, RunSummary, Store } from '../../lib/store/types';
+import { openSqliteStore } from '../../lib/store/sqlite';
+import { runCli } from '../cli/support';
 import { backends, type StoreHandle } from '../support/backends';
+import { tempDir } from '../support/tmp';
 
 const list = await backends();
 const TTL = 60_000;
@@ -104,5 +107,20 @@ describe.each(list)('outside clients’ runs on $name', (backend) => {
       expect(seen.map((r) => r.id), `limit ${limit}`).toEqual(ids);
     }
     expect((await store.listRuns({ claimTtlMs: TTL, status: 'idle' })).map((r) => r.id)).toEqual(ids.filter((id) => !/^r[036]$/.test(id)));
+  });
+});
+
+describe('outside clients’ runs through the CLI process', () => {
+  it('`waybill runs` and `waybill inspect` list and show a run with only committed rows, idle', async () => {
+    const dir = tempDir('waybill-outside-');
+    const store = openSqliteStore({ path: dir.file('w.db') });
+    await new Checkpoint(store, 'lib-loop').runOnce('lib-loop:a', () => 'sent');
+    await store.close();
+    const db = ['--db', `file:${dir.file('w.db')}`];
+    const [runs, inspect] = await Promise.all([runCli([...db, 'runs', '--json']), runCli([...db, 'inspect', 'lib-loop', '--json'])]);
+    expect(runs.code).toBe(0);
+    expect((JSON.parse(runs.stdout) as RunSummary[]).map((r) => [r.id, r.workflow, r.status])).toEqual([['lib-loop', 'external', 'idle']]);
+    expect(inspect.code).toBe(0);
+    expect(JSON.parse(inspect.stdout)).toMatchObject({ run: { id: 'lib-loop', workflow: 'external', status: 'idle' }, committed: 1 });
   });
 });
