@@ -122,3 +122,15 @@ export class DriverMissingError extends WaybillError {
     super('DRIVER_MISSING', `${url} needs the ${driver} package, which is not installed here: npm install ${driver}`, { cause });
   }
 }
+
+/**
+ * The store cannot be opened safely by this Waybill, and nothing was changed: it was migrated by a newer
+ * Waybill (`STORE_TOO_NEW`: an old worker would write rows the new schema does not expect), or it has
+ * Waybill's tables but no readable migration ledger (`STORE_LEDGER_DAMAGED`: migrating it again would fail half-way
+ * or treat its rows as the article's).
+ */
+export class StoreRefusedError extends WaybillError {
+  constructor(code: 'STORE_TOO_NEW' | 'STORE_LEDGER_DAMAGED', message: string) {
+    super(code, message);
+  }
+}

@@ -8,6 +8,7 @@
  * PostgreSQL's text type would choke on.
  */
 import { z } from 'zod';
+import { KEY_MAX, keyProblem } from '../checkpoint/keys';
 import { runIdSchema } from '../engine/runs';
 
 export { runIdSchema as newRunId };
@@ -16,7 +17,7 @@ export { runIdSchema as newRunId };
 export const typeError = (what: string) => (issue: { input: unknown }) => (issue.input === undefined ? 'is required' : `must be ${what}`);
 
 export const RUN_ID_MAX = 128;
-export const KEY_MAX = 512;
+export { KEY_MAX };
 
 /** A run id to look up or to write progress under: ≤ 128 of [A-Za-z0-9._:@/-], starting with a letter or digit. */
 export const runRef = z
@@ -25,16 +26,13 @@ export const runRef = z
   .max(RUN_ID_MAX, `must be at most ${RUN_ID_MAX} characters`)
   .regex(/^(?:[A-Za-z0-9][A-Za-z0-9._:@/-]*)?$/, 'letters, digits and . _ : @ / - only, starting with a letter or digit');
 
-/**
- * An idempotency key: ≤ 512 printable characters. Keys are derived from content (`run:step:7`, a hash, a
- * path), so anything printable goes — but no control, format or unpaired surrogate characters (\p{C}): a NUL
- * breaks PostgreSQL's text, and invisible characters make two keys that look equal differ.
- */
+/** An idempotency key: the rule Checkpoint.runOnce applies too (keyProblem in lib/checkpoint/keys). */
 export const idemKey = z
   .string({ error: 'must be a string' })
-  .min(1, 'must not be empty')
-  .max(KEY_MAX, `must be at most ${KEY_MAX} characters`)
-  .regex(/^[^\p{C}]*$/u, 'must not contain control or invisible characters');
+  .superRefine((key, ctx) => {
+    const problem = keyProblem(key);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
 
 /** A worker's or client's name, shown on the claims page. */
 export const workerId = z

@@ -7,6 +7,7 @@ import { issuePath } from '../engine/input-check';
 import { startRun } from '../engine/runs';
 import type { StartableWorkflows } from '../engine/workflow';
 import { NotFoundError } from '../errors';
+import { outsideRun } from '../store/outside-runs';
 import { TRANSITIONS } from '../store/transitions';
 import type { InsightStore, RunAction, RunStore, Store } from '../store/types';
 import { decodeCommittedCursor, decodeRunsCursor, encodeClaimsCursor, encodeCommittedCursor, encodeRunsCursor } from './cursor';
@@ -47,13 +48,13 @@ export async function listRuns(store: RunsStore, query: z.output<typeof listRuns
   return { runs: page.map(runSummaryView), nextCursor: rows.length > limit && last ? encodeRunsCursor(last) : null };
 }
 
-/** A run as the run page sees it: its row (or an outside client's run, made from its rows), progress, counts. */
 /**
  * Claims a run's answer lists, oldest first; `counts` has them all, and `claimsNextCursor` pages on through
  * GET /api/v1/claims?runId=. An outside client may hold 20,000 claims on one run (a 4.3 MB answer, unbounded).
  */
 export const RUN_CLAIMS_SHOWN = 100;
 
+/** A run as the run page sees it: its row (or an outside client's run, made from its rows), progress, counts. */
 export async function getRun(store: RunsStore, id: string, claimTtlMs: number) {
   const [row, progress, page, claimCount, committed] = await Promise.all([
     store.getRun(id), store.loadProgress(id), store.listClaims({ runId: id, claimTtlMs, limit: RUN_CLAIMS_SHOWN + 1 }),
@@ -61,16 +62,10 @@ export async function getRun(store: RunsStore, id: string, claimTtlMs: number) {
   ]);
   const claims = page.slice(0, RUN_CLAIMS_SHOWN);
   const lastShown = claims.at(-1);
-  if (!row && !progress && claims.length === 0 && committed === 0) throw new NotFoundError(`run ${id}`);
-  const run = row ? runView(row) : {
-    ...runView({
-      id, workflow: 'external', inputJson: 'null', status: claims.length > 0 ? 'running' : 'completed', totalSteps: null,
-      owner: claims[0]?.workerId ?? null, leaseExpiresAt: null, attempts: 0, error: null, outputJson: null,
-      createdAt: progress?.updatedAt ?? 0, updatedAt: progress?.updatedAt ?? 0, startedAt: null, finishedAt: null,
-    }, true),
-    // An outside client's run has no status of its own: `idle` unless a claim is in flight.
-    status: claims.length > 0 ? 'running' : 'idle',
-  };
+  const outside = row ? null
+    : outsideRun(id, { progress, claims, committed, lastCommittedAt: committed > 0 ? await store.lastCommittedAt(id) : null });
+  if (!row && !outside) throw new NotFoundError(`run ${id}`);
+  const run = row ? runView(row) : runView(outside!, true);
   return {
     run,
     progress: progress ? progressView(progress) : null,

@@ -28,7 +28,8 @@ export function truncation(name: string, text: string | null): Record<string, st
   return { [`${name}Truncated`]: `nested ${depth.toLocaleString('en-US')} levels deep, more than the ${MAX_DEPTH} the API accepts and answers with: left out here (the stored text is unchanged)` };
 }
 
-export function runView(row: RunRow, external = false) {
+/** A run's row, or an outside client's run made from its rows (status `idle` or `running`, see outside-runs.ts). */
+export function runView(row: Omit<RunRow, 'status'> & { status: RunSummary['status'] }, external = false) {
   return {
     id: row.id, workflow: row.workflow, status: row.status, input: jsonValue(row.inputJson), output: jsonValue(row.outputJson),
     ...truncation('input', row.inputJson), ...truncation('output', row.outputJson),

@@ -13,6 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { AwaitTimeoutError, IdempotencyKeyReuseError, LeaseLostError, WaybillError } from '../errors';
 import type { ClaimOutcome, ClaimRequest, CommitOutcome, CommitRequest, CommittedRow, ProgressWrite, RunStatus, Store } from '../store/types';
 import { holderGone, mintToken } from './holder';
+import { assertIdempotencyKey } from './keys';
 import { LeaseKeeper } from './lease';
 import { LoopRun, stops } from './loop-run';
 import { StepCall, type StepContext } from './step-call';
@@ -83,6 +84,13 @@ export class Checkpoint {
   /** The run as this loop declared it (options.workflow, or declare()); null for an undeclared run. */
   private loop: LoopRun | null = null;
   private status: RunStatus | null = null;
+  /**
+   * Steps whose side effect ran but whose commit failed for good (a statement the store refused, its retries
+   * spent): their claims are still ours in the table, under these tokens. The caller's retry of such a key
+   * commits the result it already has, with the same token, rather than claiming anew and running the side
+   * effect a second time (or, with a fresh token, waiting out its own lease first and then running it).
+   */
+  private readonly unsettled = new Map<string, Unsettled>();
 
   constructor(readonly store: Store, readonly runId: string, options: CheckpointOptions = {}) {
     this.workerId = options.workerId ?? null;
@@ -144,9 +152,17 @@ export class Checkpoint {
 
   /** claim → execute → commit: fn runs at most once per key across every process sharing the store. */
   async runOnce<T>(idemKey: string, fn: (ctx: StepContext) => T | Promise<T>, options: RunOnceOptions = {}): Promise<StepResult<T>> {
+    // A key PostgreSQL would store as another key, or SQLite garble: refused before anything is written.
+    assertIdempotencyKey(idemKey);
+    if (options.next) assertIdempotencyKey(options.next.idemKey, 'next idempotency key');
     // Before the claim taken ahead is picked up, so that a stopped loop still holds it to give back.
     options.signal?.throwIfAborted();
     if (this.loop) await this.beforeStep(this.loop);
+    const unsettled = this.unsettled.get(idemKey);
+    if (unsettled) {
+      const settled = await this.settleAgain<T>(unsettled as Unsettled<T>);
+      if (settled) return settled;
+    }
     let token: string;
     /** An answer already in hand (the claim taken ahead), and when it was asked for: its lease runs from then. */
     let early: { outcome: ClaimOutcome; sentAt: number } | null = null;
@@ -281,32 +297,69 @@ export class Checkpoint {
     const progress = options.progress ? this.progressWrite(options.progress.step, options.progress.state, 1) : undefined;
     const next = options.next;
     const nextToken = next ? mintToken() : '';
-    let nextOutcome: CommitOutcome;
-    try {
-      // The keeper renews until the commit is settled, so a commit retried while the store refuses writes but
-      // still renews (a lock held long, a flapping connection) keeps its claim.
-      nextOutcome = await this.commitSettled({
+    const pending: Unsettled<T> = {
+      result, committing, next, nextToken,
+      request: {
         idemKey, token, runId: this.runId, resultJson: JSON.stringify(result) ?? 'null', step, fingerprint,
         workerId: this.workerId, durationMs, progress,
         next: next ? this.claimRequest(next.idemKey, nextToken, next.step ?? null, 1) : undefined,
-      });
+      },
+    };
+    return this.settle(pending, keeper);
+  }
+
+  /**
+   * Commits an executed step's result and takes the next key's claim with it. The keeper renews until the
+   * commit is settled, so a commit retried while the store refuses writes but still renews (a lock held long,
+   * a flapping connection) keeps its claim. A commit that fails for good is kept (see `unsettled`), unless
+   * the claim is lost: then it is not ours to commit.
+   */
+  private async settle<T>(pending: Unsettled<T>, keeper: LeaseKeeper): Promise<StepResult<T>> {
+    const { request, next } = pending;
+    let outcome: CommitOutcome;
+    try {
+      outcome = await this.commitSettled(request);
+      this.unsettled.delete(request.idemKey);
+    } catch (error) {
+      if (error instanceof LeaseLostError) this.unsettled.delete(request.idemKey);
+      else this.unsettled.set(request.idemKey, pending);
+      throw error;
     } finally {
       keeper.stop();
     }
-    this.status = nextOutcome.runStatus;
+    this.status = outcome.runStatus;
     // A paused or cancelled run had no next key claimed (CommitOutcome.next): there is nothing to give back.
-    if (next && !stops(nextOutcome.runStatus)) {
+    if (next && !stops(outcome.runStatus)) {
       // Two runOnce calls in flight on one checkpoint: the other's claim ahead is given back, not forgotten.
       const previous = this.ahead;
-      this.ahead = { idemKey: next.idemKey, token: nextToken, step: next.step ?? null, outcome: nextOutcome.next, sentAt: committing };
+      this.ahead = { idemKey: next.idemKey, token: pending.nextToken, step: next.step ?? null, outcome: outcome.next, sentAt: pending.committing };
       // Best effort: this step is committed whatever happens to that claim, which otherwise waits out its lease.
       if (previous) await this.release(previous).catch(() => undefined);
     }
-    if (progress) {
-      this.lastSaveMs = performance.now() - committing;
+    if (request.progress) {
+      this.lastSaveMs = performance.now() - pending.committing;
       this.pending = { executed: 0, skipped: 0, awaited: 0 };
     } else this.pending.executed++;
-    return { result, status: 'executed' };
+    return { result: pending.result, status: 'executed' };
+  }
+
+  /**
+   * The retry of a step whose commit failed for good: the same commit again, same token, marked as one that
+   * may have landed (a cancelled statement may have run). Null when the claim turned out lost (expired by an
+   * operator, taken over after its lease, resolved by hand): the caller claims the key as if new, and the
+   * claim decides (committed → skipped, held → awaited, free → run again, as an expiry means).
+   */
+  private async settleAgain<T>(pending: Unsettled<T>): Promise<StepResult<T> | null> {
+    const { request } = pending;
+    const call = new StepCall(request.idemKey, 1, request.step ?? undefined, undefined);
+    const keeper = new LeaseKeeper(this.store, request.token, this.leaseMs, call, 0);
+    pending.committing = performance.now();
+    try {
+      return await this.settle({ ...pending, request: { ...request, mayHaveLanded: true } }, keeper);
+    } catch (error) {
+      if (error instanceof LeaseLostError) return null;
+      throw error;
+    }
   }
 
   /**
@@ -362,6 +415,15 @@ export class Checkpoint {
 
 /** How many leases' time a commit keeps retrying through an outage before it gives up and the step is retried. */
 const COMMIT_PATIENCE = 10;
+
+interface Unsettled<T = unknown> {
+  request: CommitRequest;
+  result: T;
+  next: RunOnceOptions['next'];
+  nextToken: string;
+  /** performance.now() when the commit was (last) sent: the next key's claim is dated from it. */
+  committing: number;
+}
 
 interface Ahead {
   idemKey: string;

@@ -3,6 +3,35 @@
  * resumes voids the protocol (the article's second operational lesson).
  */
 import { createHash } from 'node:crypto';
+import { InvalidInputError } from '../errors';
+
+/** The longest idempotency key, in UTF-16 code units (what a JS string's length counts). */
+export const KEY_MAX = 512;
+
+/**
+ * Why `key` cannot be an idempotency key, or null when it can: at most 512 printable characters. Anything
+ * printable goes (keys come from content: `run:step:7`, a hash, a path), but not control, format or invisible
+ * characters (\p{C}): a NUL breaks PostgreSQL's text, invisible ones make two keys that look equal differ.
+ * Above all no unpaired surrogate: a string that is not valid UTF-16 has no UTF-8 form, so PostgreSQL stores
+ * `report-\ud83d` and `report-\ud83c` as one key (the second was "skipped" with the first's result, its side
+ * effect never run) and SQLite reads them back garbled. One rule for the HTTP API and Checkpoint.runOnce.
+ */
+export function keyProblem(key: unknown): string | null {
+  if (typeof key !== 'string') return 'must be a string';
+  if (key.length === 0) return 'must not be empty';
+  if (key.length > KEY_MAX) return `must be at most ${KEY_MAX} characters`;
+  if (/\p{Cs}/u.test(key)) return 'must not contain an unpaired surrogate (it is not valid UTF-16, so it has no UTF-8 form to store)';
+  if (/\p{C}/u.test(key)) return 'must not contain control or invisible characters';
+  return null;
+}
+
+/** Throws InvalidInputError naming the key (escaped, and cut if long) when keyProblem finds one. */
+export function assertIdempotencyKey(key: unknown, what = 'idempotency key'): asserts key is string {
+  const problem = keyProblem(key);
+  if (problem === null) return;
+  const shown = typeof key === 'string' ? JSON.stringify(key.length > 80 ? `${key.slice(0, 80)}…` : key) : String(key);
+  throw new InvalidInputError(`${what} ${shown} ${problem}; nothing was written`);
+}
 
 /** The article's key: the run and the step's position in it. */
 export function stepKey(runId: string, step: number): string {

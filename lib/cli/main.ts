@@ -1,12 +1,12 @@
 /**
  * `waybill`: routes a command line to its command and turns what it throws into an exit code and one line on
  * stderr — under --json, one JSON object `{"error":{"code","message","exitCode"}}` instead. Exit codes: 0 done,
- * 1 failed (not found, refused transition, conflict, store error), 2 bad input (nothing was written), 130
- * interrupted. Output piped into a reader that stops early (`waybill inspect r1 | head`) ends the process
- * quietly: the reader has what it wanted.
+ * 1 failed (not found, refused transition, conflict, store error), 2 bad input or a store this Waybill refuses
+ * to open (nothing was written), 130 interrupted. Output piped into a reader that stops early
+ * (`waybill inspect r1 | head`) ends the process quietly: the reader has what it wanted.
  */
 import { ConfigError } from '../config';
-import { WaybillError } from '../errors';
+import { StoreRefusedError, WaybillError } from '../errors';
 import type { RunAction } from '../store/types';
 import { UsageError } from './args';
 import { createCli, type Cli, type CliDeps } from './context';
@@ -112,7 +112,7 @@ function quietOnClosedPipe(): void {
 }
 
 export function exitCode(error: unknown): number {
-  if (error instanceof UsageError || error instanceof ConfigError) return 2;
+  if (error instanceof UsageError || error instanceof ConfigError || error instanceof StoreRefusedError) return 2;
   if (error instanceof WaybillError) return error.code === 'INVALID_INPUT' ? 2 : 1;
   return 1;
 }

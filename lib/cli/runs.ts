@@ -4,7 +4,8 @@
  */
 import { parseArgs } from 'node:util';
 import { NotFoundError } from '../errors';
-import type { ClaimRow, RunRow, Store } from '../store/types';
+import { outsideRun } from '../store/outside-runs';
+import type { ClaimRow, InsightStore, RunRow, Store } from '../store/types';
 import { GLOBAL_OPTIONS, check, count, flags, lookupId, positionals, statusFilter } from './args';
 import { runStore, withStore, type Cli } from './context';
 import { bar, fields, relative, table, truncate } from './format';
@@ -104,12 +105,11 @@ export async function loadDetail(store: Store, runId: string, claimTtlMs: number
   if (row) {
     run = row;
   } else {
-    if (!progress && claims.length === 0 && committed === 0 && events.length === 0) throw new NotFoundError(`run ${runId}`);
-    run = {
-      id: runId, workflow: 'external', inputJson: null, status: claims.length > 0 ? 'running' : 'idle', totalSteps: null,
-      owner: null, leaseExpiresAt: null, attempts: 0, error: null, outputJson: null, createdAt: null,
-      updatedAt: latest(progress?.updatedAt, ...claims.map((c) => c.claimedAt)), startedAt: null, finishedAt: null,
-    };
+    // An outside client's run, by the store's one definition (lib/store/outside-runs.ts).
+    const lastCommittedAt = committed > 0 ? await (store as Store & Pick<InsightStore, 'lastCommittedAt'>).lastCommittedAt(runId) : null;
+    const outside = outsideRun(runId, { progress, claims, committed, lastCommittedAt });
+    if (!outside) throw new NotFoundError(`run ${runId}`);
+    run = { ...outside, inputJson: null, createdAt: null };
   }
   return {
     run,

@@ -7,7 +7,10 @@ import 'server-only';
 import { cache } from 'react';
 import { granularityAdvice } from '../engine/advice';
 import { TRANSITIONS } from '../store/transitions';
-import type { AuditEntry, ClaimRow, CommittedRow, RunAction, RunRow, StepEvent, StepTiming } from '../store/types';
+import { outsideRun } from '../store/outside-runs';
+import type {
+  AuditEntry, ClaimRow, CommittedRow, RunAction, RunRow, RunSummary, StepEvent, StepTiming, UnstableKeyGroup,
+} from '../store/types';
 import { lastActivity, recentRate } from './rates';
 import { claimTtlMs, getStore } from './store';
 
@@ -15,7 +18,8 @@ import { claimTtlMs, getStore } from './store';
 export const MAX_POINTS = 400;
 
 export interface RunDetail {
-  run: RunRow & { external: boolean };
+  /** The runs row, or an outside client's run made from its rows (lib/store/outside-runs.ts: `idle` or `running`). */
+  run: Omit<RunRow, 'status'> & { status: RunSummary['status']; external: boolean };
   /** When the run last moved (its row or its progress), or null when nothing has a time. */
   lastActivityAt: number | null;
   progress: { step: number; stateJson: string; executed: number; skipped: number; awaited: number; saveMs: number | null; updatedAt: number } | null;
@@ -32,7 +36,7 @@ export interface RunDetail {
   cumulative: { t: number; executed: number; skipped: number; awaited: number }[];
   eta: { stepsPerMinute: number; remaining: number; seconds: number } | null;
   redoSave: { stepMs: number; saveMs: number; ratio: number; advice: string } | null;
-  unstableKeys: { step: number; keys: string[] }[];
+  unstableKeys: UnstableKeyGroup[];
   keyReuse: StepEvent[];
   actions: RunAction[];
 }
@@ -50,8 +54,10 @@ export const CLAIMS_SHOWN = 50;
 const RECENT_STEPS = 200;
 
 /**
- * The rows that say a run exists: its run row, progress and claims. Read once per request (React's cache):
- * the page asks first whether the run exists, before it streams, and then renders it from the same rows.
+ * The rows that say a run exists: its run row, or an outside client's progress, claims or committed rows
+ * (lib/store/outside-runs.ts). Read once per request (React's cache): the page asks first whether the run
+ * exists, before it streams, and then renders it from the same rows. The committed rows are only counted for
+ * a run with neither a row nor progress nor a claim, the one case where they decide.
  */
 const runRows = cache(async (id: string) => {
   const store = await getStore();
@@ -59,19 +65,22 @@ const runRows = cache(async (id: string) => {
     store.getRun(id), store.loadProgress(id), store.listClaims({ runId: id, claimTtlMs: claimTtlMs(), limit: CLAIMS_SHOWN }),
     store.countClaims({ runId: id, claimTtlMs: claimTtlMs() }),
   ]);
-  return { row, progress, claims, claimCount };
+  if (row) return { row, progress, claims, claimCount, outside: null };
+  const committed = progress || claims.length > 0 ? 0 : await store.countCommitted(id);
+  const lastCommittedAt = progress ? null : await store.lastCommittedAt(id);
+  return { row, progress, claims, claimCount, outside: outsideRun(id, { progress, claims, committed, lastCommittedAt }) };
 });
 
-/** Whether anything is stored under this run id: a run row, progress, or a claim. */
+/** Whether anything is stored under this run id: a run row, progress, a claim or a committed row. */
 export async function runExists(id: string): Promise<boolean> {
-  const { row, progress, claims } = await runRows(id);
-  return row !== null || progress !== null || claims.length > 0;
+  const { row, outside } = await runRows(id);
+  return row !== null || outside !== null;
 }
 
 export async function getRunDetail(id: string, options: { q?: string; after?: string } = {}): Promise<RunDetail | null> {
   const store = await getStore();
-  const { row, progress, claims, claimCount } = await runRows(id);
-  if (!row && !progress && claims.length === 0) return null;
+  const { row, progress, claims, claimCount, outside } = await runRows(id);
+  if (!row && !outside) return null;
   // Every read here is bounded whatever the run's length: a page of rows, the last events, the last steps.
   const [committed, events, keyReuse, recent, audit] = await Promise.all([
     options.q ? store.searchCommitted(id, options.q, { limit: COMMITTED_PAGE })
@@ -86,7 +95,7 @@ export async function getRunDetail(id: string, options: { q?: string; after?: st
   const last = recent.at(-1);
   const charts = await runCharts(store, id,
     [progress?.updatedAt, events.at(-1)?.id, last?.idemKey, last?.committedAt, recent.length].join('|'));
-  const run = row ? { ...row, external: false } : externalRun(id, progress?.updatedAt ?? null, claims);
+  const run = row ? { ...row, external: false } : { ...outside!, external: true };
   const stepMs = median(recent.flatMap((t) => (t.durationMs === null ? [] : [t.durationMs])));
   const saveMs = progress?.saveMs ?? null;
   return {
@@ -105,7 +114,7 @@ export async function getRunDetail(id: string, options: { q?: string; after?: st
     eta: eta(run, progress?.step ?? 0, recent),
     redoSave: stepMs !== null && saveMs ? { stepMs, saveMs, ratio: stepMs / saveMs, advice: granularityAdvice(stepMs / saveMs) } : null,
     keyReuse,
-    actions: run.external ? [] : (Object.keys(TRANSITIONS) as RunAction[]).filter((a) => TRANSITIONS[a].from.includes(run.status)),
+    actions: row ? (Object.keys(TRANSITIONS) as RunAction[]).filter((a) => TRANSITIONS[a].from.includes(row.status)) : [],
   };
 }
 
@@ -148,18 +157,8 @@ async function runCharts(store: Awaited<ReturnType<typeof getStore>>, id: string
   return charts;
 }
 
-function externalRun(id: string, updatedAt: number | null, claims: ClaimRow[]): RunRow & { external: boolean } {
-  // 0 when no row has a time: shown as "never" (lastActivity drops it), not as 1970.
-  const touched = lastActivity(updatedAt, ...claims.map((c) => c.claimedAt)) ?? 0;
-  return {
-    id, workflow: 'external', inputJson: 'null', status: claims.length > 0 ? 'running' : 'completed', totalSteps: null,
-    owner: claims[0]?.workerId ?? null, leaseExpiresAt: null, attempts: 0, error: null, outputJson: null,
-    createdAt: touched, updatedAt: touched, startedAt: null, finishedAt: null, external: true,
-  };
-}
-
 /** The recent rate (lib/data/rates.ts) projected over what is left. */
-function eta(run: RunRow, step: number, timings: StepTiming[]): RunDetail['eta'] {
+function eta(run: Pick<RunDetail['run'], 'status' | 'totalSteps'>, step: number, timings: StepTiming[]): RunDetail['eta'] {
   if (run.status !== 'running' || !run.totalSteps) return null;
   const rate = recentRate(timings);
   if (!rate) return null;

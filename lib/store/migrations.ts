@@ -8,11 +8,14 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { StoreRefusedError } from '../errors';
 
 export interface Migration {
   tag: string;
   hash: string;
   statements: string[];
+  /** The Waybill version that ships this migration file (package.json beside drizzle/), for error messages. */
+  shippedWith?: string;
 }
 
 /** The article's three tables: a store they created is adopted, rows kept, before the first migration. */
@@ -36,6 +39,7 @@ export function findMigrationsDir(dialect: 'sqlite' | 'pg', explicit?: string): 
 }
 
 export function readMigrations(dir: string): Migration[] {
+  const shippedWith = packageVersion(dir);
   const journal = JSON.parse(readFileSync(resolve(dir, 'meta', '_journal.json'), 'utf8')) as {
     entries: { idx: number; tag: string }[];
   };
@@ -47,6 +51,60 @@ export function readMigrations(dir: string): Migration[] {
         tag,
         hash: createHash('sha256').update(text).digest('hex'),
         statements: text.split('--> statement-breakpoint').map((s) => s.trim()).filter(Boolean),
+        shippedWith,
       };
     });
+}
+
+/** The tables our migrations create beyond the article's three: their presence says Waybill migrated the store. */
+export function waybillOnlyTables(migrations: Migration[]): string[] {
+  const names = new Set<string>();
+  for (const m of migrations) {
+    for (const statement of m.statements) {
+      const created = /^CREATE TABLE (?:IF NOT EXISTS )?[`"]?(\w+)/i.exec(statement);
+      if (created) names.add(created[1]!);
+    }
+  }
+  for (const t of ARTICLE_TABLES) names.delete(t);
+  return [...names];
+}
+
+/**
+ * Refuses, before anything is written, a store this Waybill must not migrate or run on. `applied` is the
+ * ledger's tags; `present` those of waybillOnlyTables() the store has. Two cases:
+ *
+ * - The ledger names migrations this Waybill does not know: a newer Waybill migrated the store. Running an
+ *   old worker on it is how a side effect ran three times and committed zero (its commits hit columns and
+ *   rules it has never heard of), so it stops here, as a rolling upgrade needs: the old version refuses,
+ *   the new one runs.
+ * - The ledger is empty (or missing) but Waybill's tables are there: the ledger was damaged (a zeroed page)
+ *   or dropped. "No migrations applied" would then mean running 0000 over live tables, or setting them
+ *   aside as the article's. A store with the article's three tables only has no such table and is adopted.
+ */
+export function refuseUnsafeLedger(migrations: Migration[], applied: string[], present: string[], where: string): void {
+  const known = new Set(migrations.map((m) => m.tag));
+  const unknown = applied.filter((tag) => !known.has(tag)).sort();
+  const latest = migrations.at(-1);
+  const ours = `this Waybill${latest?.shippedWith ? ` (${latest.shippedWith})` : ''} knows ${migrations.length} migrations, up to ${latest?.tag ?? 'none'}`;
+  if (unknown.length > 0) {
+    throw new StoreRefusedError('STORE_TOO_NEW',
+      `${where} was migrated by a newer Waybill: ${ours}, but the store has ${applied.length} applied, ` +
+      `up to ${unknown.at(-1)} (unknown here: ${unknown.join(', ')}). Run the newer Waybill against it; ` +
+      'nothing was changed');
+  }
+  if (applied.length === 0 && present.length > 0) {
+    throw new StoreRefusedError('STORE_LEDGER_DAMAGED',
+      `${where} has Waybill's tables (${present.join(', ')}) but its migration ledger waybill_migrations is ` +
+      `missing or empty (${ours}): the ledger was damaged or dropped, and migrating again would run over live ` +
+      'tables. Restore the store from a backup, or rebuild the ledger by hand; nothing was changed');
+  }
+}
+
+function packageVersion(migrationsDir: string): string | undefined {
+  try {
+    const pkg = JSON.parse(readFileSync(resolve(migrationsDir, '..', '..', 'package.json'), 'utf8')) as { name?: unknown; version?: unknown };
+    return pkg.name === 'waybill' && typeof pkg.version === 'string' ? pkg.version : undefined;
+  } catch {
+    return undefined;
+  }
 }

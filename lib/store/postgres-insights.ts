@@ -3,8 +3,11 @@
  * the database. Counts come back as int (count(*) is bigint, which pg would hand over as a string).
  */
 import { EMPTY_BY_STATUS, PostgresMetrics, STATUS_SQL } from './postgres-metrics';
+import { stepless, UNSTABLE_CANDIDATES, type UnstableCandidate } from './insights-unstable';
 import * as series from './postgres-series-sql';
-import type { CommitBucket, CommittedRow, InsightStore, Outcome, RunStats, StepBucket, StepEvent, StepTiming } from './types';
+import type {
+  CommitBucket, CommittedRow, InsightStore, Outcome, RunStats, StepBucket, StepEvent, StepTiming, UnstableKeyGroup,
+} from './types';
 
 const COMMITTED = `idem_key AS "idemKey", run_id AS "runId", result_json AS "resultJson",
   committed_at AS "committedAt", step, fingerprint, worker_id AS "workerId", duration_ms AS "durationMs", source`;
@@ -67,11 +70,28 @@ export abstract class PostgresInsights extends PostgresMetrics implements Insigh
       ORDER BY coalesce(step, -1), idem_key COLLATE "C" LIMIT $3`, [runId, pattern, options.limit ?? 100])).rows;
   }
 
-  async unstableKeys(runId: string, options: { limit?: number } = {}): Promise<{ step: number; keys: string[] }[]> {
-    return (await this.query<{ step: number; keys: string[] }>(undefined, `SELECT step,
-        array_agg(idem_key ORDER BY idem_key COLLATE "C") AS keys
-      FROM committed WHERE run_id = $1 AND step IS NOT NULL GROUP BY step HAVING count(*) > 1 ORDER BY step LIMIT $2`,
-    [runId, options.limit ?? 50])).rows;
+  async unstableKeys(runId: string, options: { limit?: number } = {}): Promise<UnstableKeyGroup[]> {
+    const limit = options.limit ?? 50;
+    const [steps, candidates] = await Promise.all([
+      this.query<{ step: number; keys: string[] }>(undefined, `SELECT step,
+          array_agg(idem_key ORDER BY idem_key COLLATE "C") AS keys
+        FROM committed WHERE run_id = $1 AND step IS NOT NULL GROUP BY step HAVING count(*) > 1 ORDER BY step LIMIT $2`,
+      [runId, limit]),
+      // Stepless rows (committed_run_step's NULL range) that can be in a group: see insights-unstable.ts.
+      this.query<UnstableCandidate>(undefined, `SELECT idem_key AS "idemKey", fingerprint, committed_at AS "committedAt"
+        FROM committed WHERE run_id = $1 AND step IS NULL AND (
+          fingerprint IN (SELECT fingerprint FROM committed WHERE run_id = $1 AND step IS NULL AND fingerprint IS NOT NULL
+            GROUP BY fingerprint HAVING count(*) > 1)
+          OR idem_key ~ '[0-9]{10}|[0-9]{2}:[0-9]{2}:[0-9]{2}' OR idem_key ~* 'try|attempt')
+        ORDER BY idem_key COLLATE "C" LIMIT $2`, [runId, UNSTABLE_CANDIDATES]),
+    ]);
+    return [...steps.rows.map((r): UnstableKeyGroup => ({ step: r.step, keys: r.keys, why: 'step' })), ...stepless(candidates.rows)]
+      .slice(0, limit);
+  }
+
+  async lastCommittedAt(runId: string): Promise<number | null> {
+    return (await this.query<{ at: number | null }>(undefined, 'SELECT max(committed_at) AS at FROM committed WHERE run_id = $1', [runId]))
+      .rows[0]!.at;
   }
 
   async recordEvent(e: { runId: string; outcome: Outcome; idemKey?: string | null; step?: number | null; workerId?: string | null; detail?: string | null }): Promise<void> {

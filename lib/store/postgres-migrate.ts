@@ -7,7 +7,7 @@
  * Either all of that happens or none of it.
  */
 import type pg from 'pg';
-import { ARTICLE_COLUMNS, ARTICLE_TABLES, type Migration } from './migrations';
+import { ARTICLE_COLUMNS, ARTICLE_TABLES, type Migration, refuseUnsafeLedger, waybillOnlyTables } from './migrations';
 
 const LEDGER = `CREATE TABLE IF NOT EXISTS waybill_migrations (
   tag text PRIMARY KEY, hash text NOT NULL, applied_at double precision NOT NULL)`;
@@ -23,9 +23,10 @@ export async function migratePostgres(client: pg.PoolClient, migrations: Migrati
     await client.query(LOCK, [schema ?? null]);
     if (schema) await client.query(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
     await client.query(LEDGER);
-    const applied = new Set(
-      (await client.query<{ tag: string }>('SELECT tag FROM waybill_migrations')).rows.map((r) => r.tag),
-    );
+    const tags = (await client.query<{ tag: string }>('SELECT tag FROM waybill_migrations')).rows.map((r) => r.tag);
+    const ours = await tablesPresent(client, waybillOnlyTables(migrations));
+    refuseUnsafeLedger(migrations, tags, ours.present, `PostgreSQL schema "${ours.schema}"`);
+    const applied = new Set(tags);
     const pending = migrations.filter((m) => !applied.has(m.tag));
     if (pending.length === 0) {
       await client.query('COMMIT');
@@ -60,13 +61,18 @@ type ArticleTable = (typeof ARTICLE_TABLES)[number];
 
 /** The article's tables present in the schema this connection writes to (the first on its search_path). */
 async function articleTables(client: pg.PoolClient): Promise<ArticleTable[]> {
-  const { rows } = await client.query<{ name: string }>(
-    `SELECT table_name AS name FROM information_schema.tables
-     WHERE table_schema = current_schema() AND table_name = ANY($1::text[])`,
-    [[...ARTICLE_TABLES]],
+  const { present } = await tablesPresent(client, [...ARTICLE_TABLES]);
+  return ARTICLE_TABLES.filter((t) => present.includes(t));
+}
+
+/** Which of these tables the schema this connection writes to has, and that schema's name. */
+async function tablesPresent(client: pg.PoolClient, names: string[]): Promise<{ schema: string; present: string[] }> {
+  const { rows } = await client.query<{ schema: string; present: string[] }>(
+    `SELECT current_schema() AS schema, coalesce((SELECT array_agg(table_name::text ORDER BY table_name)
+       FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ANY($1::text[])), '{}') AS present`,
+    [names],
   );
-  const present = new Set(rows.map((r) => r.name));
-  return ARTICLE_TABLES.filter((t) => present.has(t));
+  return rows[0]!;
 }
 
 /** Renames the table and its indexes (progress_pkey would clash with ours) to article_<name>. */

@@ -4,6 +4,7 @@
  * READ COMMITTED, and a comment says why no concurrent statement can slip in where one decision reads
  * one row and writes another. The detail texts of events are sqlite-runs.ts's, word for word.
  */
+import { OUTSIDE_STATUS_SQL } from './outside-runs';
 import { expiresAt, now } from './postgres-sql';
 
 /** A runs row as RunRow, from the table aliased `a` (ambiguous names otherwise, in UPDATE … FROM). */
@@ -53,7 +54,7 @@ const CANDIDATES = `cand AS (
   UNION
   (SELECT p.run_id FROM progress p LEFT JOIN runs r ON r.id = p.run_id
     WHERE CASE WHEN r.id IS NULL
-        THEN ($3::text IS NULL OR $3 = CASE WHEN EXISTS (SELECT 1 FROM claims c WHERE c.run_id = p.run_id) THEN 'running' ELSE 'idle' END)
+        THEN ($3::text IS NULL OR $3 = ${OUTSIDE_STATUS_SQL('p.run_id')})
           AND ($4::text IS NULL OR $4 = 'external') AND $6::text IS NULL
         ELSE ${RUN_FILTER} END
       AND ${SEARCH('p.run_id')} AND ${AFTER(PLACE, 'p.run_id')}
@@ -77,8 +78,7 @@ summary AS (
   FROM runs r CROSS JOIN t LEFT JOIN progress p ON p.run_id = r.id
   WHERE r.id IN (SELECT id FROM cand)
   UNION ALL
-  SELECT x.run_id, 'external',
-    CASE WHEN EXISTS (SELECT 1 FROM claims c WHERE c.run_id = x.run_id) THEN 'running' ELSE 'idle' END,
+  SELECT x.run_id, 'external', ${OUTSIDE_STATUS_SQL('x.run_id')},
     coalesce(p.step, 0), NULL::int, coalesce(p.executed, 0), coalesce(p.skipped, 0), coalesce(p.awaited, 0),
     (SELECT count(*)::int FROM claims c WHERE c.run_id = x.run_id AND ${expiresAt('$1', 'c.')} <= t.now),
     NULL::text, NULL::text, NULL::float8,
@@ -91,6 +91,31 @@ WHERE ($3::text IS NULL OR s.status = $3) AND ($4::text IS NULL OR s.workflow = 
   AND ($5::text IS NULL OR ${asciiLower('s.id')} LIKE ${asciiLower('$5')} ESCAPE '\\') AND ($6::text IS NULL OR s.owner = $6)
   AND ($8::float8 IS NULL OR s."updatedAt" < $8 OR (s."updatedAt" = $8 AND s.id COLLATE "C" > $9::text COLLATE "C"))
 ORDER BY s."updatedAt" DESC, s.id COLLATE "C" LIMIT $7`;
+
+/**
+ * Outside clients' runs that have nothing but committed rows (no progress, no claim), which no index finds by
+ * run; sqlite-runs.ts says why each of the two reads is bounded. $1 status, $2 workflow, $3 LIKE pattern,
+ * $4 limit, $5 and $6 the keyset cursor; LONE_SINCE_SQL's $7 is the full page's last place.
+ */
+const LONE = (from: string, also = '') => `SELECT * FROM (SELECT l.id, 'external' AS workflow, ${OUTSIDE_STATUS_SQL('l.id')} AS status,
+    0 AS step, NULL::int AS "totalSteps", 0 AS executed, 0 AS skipped, 0 AS awaited, 0 AS "orphanedClaims",
+    NULL::text AS owner, NULL::text AS error, NULL::float8 AS "createdAt", l.at AS "updatedAt"
+  FROM (${from}) l
+  WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = l.id) AND NOT EXISTS (SELECT 1 FROM progress p WHERE p.run_id = l.id)
+    AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.run_id = l.id) ${also}) s
+  WHERE ($1::text IS NULL OR s.status = $1) AND ($2::text IS NULL OR s.workflow = $2)
+    AND ($3::text IS NULL OR ${asciiLower('s.id')} LIKE ${asciiLower('$3')} ESCAPE '\\')
+    AND ($5::float8 IS NULL OR s."updatedAt" < $5 OR (s."updatedAt" = $5 AND s.id COLLATE "C" > $6::text COLLATE "C"))
+  ORDER BY s."updatedAt" DESC, s.id COLLATE "C" LIMIT $4`;
+export const LONE_SINCE_SQL = LONE(`SELECT run_id AS id, max(committed_at) AS at FROM committed
+  WHERE committed_at >= $7::float8 AND ($5::float8 IS NULL OR committed_at <= $5) GROUP BY run_id`,
+'AND ($5::float8 IS NULL OR NOT EXISTS (SELECT 1 FROM committed c WHERE c.run_id = l.id AND c.committed_at > $5))');
+export const LONE_ALL_SQL = `WITH RECURSIVE ids(id) AS (
+    SELECT (SELECT min(run_id) FROM committed)
+    UNION ALL
+    SELECT (SELECT min(c.run_id) FROM committed c WHERE c.run_id > ids.id) FROM ids WHERE ids.id IS NOT NULL)
+  ${LONE(`SELECT id, (SELECT max(c.committed_at) FROM committed c WHERE c.run_id = ids.id) AS at FROM ids
+    WHERE id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = ids.id)`)}`;
 
 /**
  * Takes one runnable run: queued, or running with a passed run lease or an owner marked stopped. $1 worker,

@@ -20,7 +20,7 @@
 import { performance } from 'node:perf_hooks';
 import { ConflictError, InvalidTransitionError, NotFoundError } from '../errors';
 import { PostgresInsights } from './postgres-insights';
-import { isConnectionLoss, withRetry } from './postgres-retry';
+import { mayHaveRun, withRetry } from './postgres-retry';
 import * as sql from './postgres-runs-sql';
 import { LIST_PUBLISHED_SQL, LIVE_SERVERS_SQL, publishPostgres, SET_TOTAL_SQL } from './postgres-workflows';
 import { TRANSITIONS } from './transitions';
@@ -64,9 +64,20 @@ export abstract class PostgresRunStore extends PostgresInsights implements RunSt
 
   async listRuns(filter: Parameters<RunStore['listRuns']>[0]): Promise<RunSummary[]> {
     const search = filter.search ? `%${filter.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
-    return (await this.query<RunSummary>(undefined, sql.LIST_RUNS_SQL, [filter.claimTtlMs / 1000, this.skew(),
-      filter.status ?? null, filter.workflow ?? null, search, filter.owner ?? null, filter.limit ?? 100,
-      filter.after?.updatedAt ?? null, filter.after?.id ?? null])).rows;
+    const limit = filter.limit ?? 100;
+    const after = [filter.after?.updatedAt ?? null, filter.after?.id ?? null];
+    const page = (await this.query<RunSummary>(undefined, sql.LIST_RUNS_SQL, [filter.claimTtlMs / 1000, this.skew(),
+      filter.status ?? null, filter.workflow ?? null, search, filter.owner ?? null, limit, ...after])).rows;
+    // Outside clients' runs with only committed rows, as sqlite-runs.ts finds them (an `idle` external run).
+    if ((filter.status ?? 'idle') !== 'idle' || (filter.workflow ?? 'external') !== 'external' || filter.owner) return page;
+    const values = [filter.status ?? null, filter.workflow ?? null, search, limit, ...after];
+    const lone = page.length === limit
+      ? await this.query<RunSummary>(undefined, sql.LONE_SINCE_SQL, [...values, page[page.length - 1]!.updatedAt])
+      : await this.query<RunSummary>(undefined, sql.LONE_ALL_SQL, values);
+    if (lone.rows.length === 0) return page;
+    const listed = new Set(page.map((r) => r.id));
+    return [...page, ...lone.rows.filter((r) => !listed.has(r.id))]
+      .sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, limit);
   }
 
   async claimRun(request: { workerId: string; leaseMs: number; workflows: string[] }): Promise<RunRow | null> {
@@ -189,6 +200,6 @@ export abstract class PostgresRunStore extends PostgresInsights implements RunSt
     const began = performance.now();
     let outcomeUnknown = false;
     return withRetry(what, () => fn({ outcomeUnknown, sinceS: (performance.now() - began) / 1000 + SLACK_S }),
-      { onTransient: (error) => { outcomeUnknown ||= isConnectionLoss(error); } });
+      { onTransient: (error) => { outcomeUnknown ||= mayHaveRun(error); } });
   }
 }

@@ -17,7 +17,7 @@ import { systemClock, type Clock } from '../clock';
 import { ClaimNotOrphanedError, InvalidInputError, LeaseLostError, NotFoundError, StoreUnavailableError } from '../errors';
 import { findMigrationsDir, readMigrations } from './migrations';
 import { migratePostgres } from './postgres-migrate';
-import { isConnectionLoss, withRetry } from './postgres-retry';
+import { capPoolWhenRefused, mayHaveRun, withRetry } from './postgres-retry';
 import { PostgresPrune } from './postgres-prune';
 import { beginLoopRun, endLoopRun } from './postgres-loop-runs';
 import { seedPostgres } from './postgres-seed';
@@ -74,6 +74,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   // An idle connection the server closed (restart, pg_terminate_backend, idle timeout) emits 'error' on
   // the pool, which throws if nobody listens. The pool has already dropped it; the next query reconnects.
   pool.on('error', () => undefined);
+  capPoolWhenRefused(pool);
   try {
     const migrations = readMigrations(findMigrationsDir('pg'));
     await withRetry('migration', async () => {
@@ -158,7 +159,7 @@ export class PostgresStore extends PostgresPrune implements Store, RunStore, Ins
         if (landed.rowCount === 1) return { next: null, runStatus: row.runStatus };
       }
       return { lost: row.deleted === 1 || row.heldByUs ? 'the key was committed by someone else meanwhile' : undefined };
-    }, { onTransient: (error) => { outcomeUnknown ||= isConnectionLoss(error); } });
+    }, { onTransient: (error) => { outcomeUnknown ||= mayHaveRun(error); } });
     if ('runStatus' in settled) return settled;
     const error = new LeaseLostError(r.idemKey, settled.lost);
     await this.event({ runId: r.runId, idemKey: r.idemKey, step: r.step, outcome: 'lease_lost', workerId: r.workerId,
@@ -170,7 +171,7 @@ export class PostgresStore extends PostgresPrune implements Store, RunStore, Ins
     let outcomeUnknown = false;
     await withRetry('release', () => this.pool.query({ name: 'waybill_release', text: sql.RELEASE_SQL,
       values: [r.idemKey, r.token, r.runId, r.step, r.durationMs, r.workerId, this.skew(), r.error, outcomeUnknown] }),
-    { onTransient: (error) => { outcomeUnknown ||= isConnectionLoss(error); } });
+    { onTransient: (error) => { outcomeUnknown ||= mayHaveRun(error); } });
   }
 
   async getCommitted(idemKey: string): Promise<CommittedRow | null> {
@@ -209,7 +210,7 @@ export class PostgresStore extends PostgresPrune implements Store, RunStore, Ins
     const row = await withRetry('resolve', async () =>
       (await this.pool.query<ResolveRow>({ text: sql.RESOLVE_SQL,
         values: [r.idemKey, r.resultJson, detail, this.skew(), r.force ?? false, r.claimTtlMs / 1000, r.attempt ?? null] })).rows[0]!,
-    { onTransient: (error) => { outcomeUnknown ||= isConnectionLoss(error); } });
+    { onTransient: (error) => { outcomeUnknown ||= mayHaveRun(error); } });
     if (row.inserted === 1) return { runId: row.runId! };
     if (!row.seen) {
       // The same rule as commit: after a lost connection, our own manual row means the first try landed.

@@ -3,8 +3,11 @@
  * pulls a run's whole history to count it.
  */
 import { guard } from './sqlite-base';
+import { stepless, UNSTABLE_CANDIDATES, type UnstableCandidate } from './insights-unstable';
 import { EMPTY_BY_STATUS, SqliteMetrics, STATUS_SQL } from './sqlite-metrics';
-import type { CommitBucket, CommittedRow, InsightStore, Outcome, RunStats, StepBucket, StepEvent, StepTiming } from './types';
+import type {
+  CommitBucket, CommittedRow, InsightStore, Outcome, RunStats, StepBucket, StepEvent, StepTiming, UnstableKeyGroup,
+} from './types';
 
 export abstract class SqliteInsights extends SqliteMetrics implements InsightStore {
   async runStats(options: { sinceSeconds: number; claimTtlMs: number }): Promise<RunStats> {
@@ -92,12 +95,30 @@ export abstract class SqliteInsights extends SqliteMetrics implements InsightSto
       ORDER BY coalesce(step, -1), idem_key LIMIT ?`).all(runId, pattern, options.limit ?? 100));
   }
 
-  async unstableKeys(runId: string, options: { limit?: number } = {}): Promise<{ step: number; keys: string[] }[]> {
-    const rows = guard(() => this.prepared<[string, number], { step: number; keys: string }>(`
-      SELECT step, json_group_array(idem_key) AS keys FROM committed
-      WHERE run_id = ? AND step IS NOT NULL GROUP BY step HAVING count(*) > 1 ORDER BY step LIMIT ?`)
-      .all(runId, options.limit ?? 50));
-    return rows.map((r) => ({ step: r.step, keys: JSON.parse(r.keys) as string[] }));
+  async unstableKeys(runId: string, options: { limit?: number } = {}): Promise<UnstableKeyGroup[]> {
+    const limit = options.limit ?? 50;
+    return guard(() => {
+      const steps = this.prepared<[string, number], { step: number; keys: string }>(`
+        SELECT step, json_group_array(idem_key) AS keys FROM committed
+        WHERE run_id = ? AND step IS NOT NULL GROUP BY step HAVING count(*) > 1 ORDER BY step LIMIT ?`)
+        .all(runId, limit).map((r): UnstableKeyGroup => ({ step: r.step, keys: (JSON.parse(r.keys) as string[]).sort(), why: 'step' }));
+      // Stepless rows (committed_run_step's NULL range) that can be in a group: see insights-unstable.ts.
+      const candidates = this.prepared<unknown[], UnstableCandidate>(`SELECT idem_key AS idemKey, fingerprint,
+          committed_at AS committedAt FROM committed
+        WHERE run_id = @runId AND step IS NULL AND (
+          fingerprint IN (SELECT fingerprint FROM committed WHERE run_id = @runId AND step IS NULL AND fingerprint IS NOT NULL
+            GROUP BY fingerprint HAVING count(*) > 1)
+          OR idem_key GLOB '*[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]*'
+          OR idem_key GLOB '*[0-9][0-9]:[0-9][0-9]:[0-9][0-9]*'
+          OR lower(idem_key) GLOB '*try*' OR lower(idem_key) GLOB '*attempt*')
+        ORDER BY idem_key LIMIT @cap`).all({ runId, cap: UNSTABLE_CANDIDATES });
+      return [...steps, ...stepless(candidates)].slice(0, limit);
+    });
+  }
+
+  async lastCommittedAt(runId: string): Promise<number | null> {
+    return guard(() => this.prepared<[string], { at: number | null }>('SELECT max(committed_at) AS at FROM committed WHERE run_id = ?')
+      .get(runId)!.at);
   }
 
   async recordEvent(e: { runId: string; outcome: Outcome; idemKey?: string | null; step?: number | null; workerId?: string | null; detail?: string | null }): Promise<void> {

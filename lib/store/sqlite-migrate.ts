@@ -5,7 +5,8 @@
  * column by column, and the old tables are dropped. Either all of that happens or none of it.
  */
 import type Database from 'better-sqlite3';
-import { ARTICLE_COLUMNS, ARTICLE_TABLES, type Migration } from './migrations';
+import { StoreRefusedError } from '../errors';
+import { ARTICLE_COLUMNS, ARTICLE_TABLES, type Migration, refuseUnsafeLedger, waybillOnlyTables } from './migrations';
 
 const LEDGER = `CREATE TABLE IF NOT EXISTS waybill_migrations (
   tag TEXT PRIMARY KEY, hash TEXT NOT NULL, applied_at REAL NOT NULL)`;
@@ -16,9 +17,9 @@ export function migrateSqlite(db: Database.Database, migrations: Migration[], no
   );
   const apply = db.transaction(() => {
     db.exec(LEDGER);
-    const applied = new Set(
-      db.prepare<[], { tag: string }>('SELECT tag FROM waybill_migrations').all().map((r) => r.tag),
-    );
+    const tags = readLedger(db);
+    refuseUnsafeLedger(migrations, tags, waybillOnlyTables(migrations).filter((t) => tableExists.get(t)!.n > 0), `SQLite store ${db.name}`);
+    const applied = new Set(tags);
     const pending = migrations.filter((m) => !applied.has(m.tag));
     if (pending.length === 0) return;
 
@@ -39,4 +40,20 @@ export function migrateSqlite(db: Database.Database, migrations: Migration[], no
     }
   });
   apply.immediate();
+}
+
+/**
+ * The ledger's tags, read from the table itself: `SELECT tag` alone is answered from the primary key's index,
+ * so a ledger whose table page was zeroed still "read" fine and the store opened as if nothing were wrong.
+ */
+function readLedger(db: Database.Database): string[] {
+  try {
+    return db.prepare<[], { tag: string; hash: string }>('SELECT tag, hash FROM waybill_migrations NOT INDEXED').all().map((r) => r.tag);
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code !== 'SQLITE_CORRUPT' && code !== 'SQLITE_NOTADB') throw error;
+    throw new StoreRefusedError('STORE_LEDGER_DAMAGED',
+      `SQLite store ${db.name}: its migration ledger waybill_migrations is unreadable (${(error as Error).message}); ` +
+      'restore the file from a backup; nothing was changed');
+  }
 }

@@ -5,6 +5,7 @@
 import type Database from 'better-sqlite3';
 import type { Clock } from '../clock';
 import { ConflictError, InvalidTransitionError, NotFoundError } from '../errors';
+import { OUTSIDE_STATUS_SQL } from './outside-runs';
 import { guard } from './sqlite-base';
 import { listPublishedSqlite, publishSqlite, setTotalSqlite } from './sqlite-workflows';
 import { SqliteInsights } from './sqlite-insights';
@@ -37,7 +38,7 @@ const CANDIDATES = `cand(id) AS (
   UNION
   SELECT id FROM (SELECT p.run_id AS id FROM progress p LEFT JOIN runs r ON r.id = p.run_id
     WHERE CASE WHEN r.id IS NULL
-        THEN (@status IS NULL OR @status = CASE WHEN EXISTS (SELECT 1 FROM claims c WHERE c.run_id = p.run_id) THEN 'running' ELSE 'idle' END)
+        THEN (@status IS NULL OR @status = ${OUTSIDE_STATUS_SQL('p.run_id')})
           AND (@workflow IS NULL OR @workflow = 'external') AND @owner IS NULL
         ELSE ${RUN_FILTER} END
       AND (@search IS NULL OR p.run_id LIKE @search ESCAPE '\\') AND ${AFTER('p.run_id')}
@@ -55,8 +56,7 @@ const SUMMARY_SQL = `
   FROM runs r LEFT JOIN progress p ON p.run_id = r.id
   WHERE r.id IN (SELECT id FROM cand)
   UNION ALL
-  SELECT x.run_id, 'external',
-    CASE WHEN EXISTS (SELECT 1 FROM claims c WHERE c.run_id = x.run_id) THEN 'running' ELSE 'idle' END,
+  SELECT x.run_id, 'external', ${OUTSIDE_STATUS_SQL('x.run_id')},
     coalesce(p.step, 0), NULL, coalesce(p.executed, 0), coalesce(p.skipped, 0), coalesce(p.awaited, 0),
     (SELECT count(*) FROM claims c WHERE c.run_id = x.run_id
        AND coalesce(c.lease_expires_at, c.claimed_at + @ttl) <= @now),
@@ -65,6 +65,41 @@ const SUMMARY_SQL = `
   FROM (SELECT id AS run_id FROM cand) x
   LEFT JOIN progress p ON p.run_id = x.run_id
   WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = x.run_id)`;
+
+const PAGE_FILTER = `(@status IS NULL OR status = @status) AND (@workflow IS NULL OR workflow = @workflow)
+  AND (@search IS NULL OR id LIKE @search ESCAPE '\\') AND (@owner IS NULL OR owner = @owner)
+  AND (@afterAt IS NULL OR updatedAt < @afterAt OR (updatedAt = @afterAt AND id > @afterId))`;
+
+const PAGE_SQL = `WITH ${CANDIDATES} SELECT * FROM (${SUMMARY_SQL}) WHERE ${PAGE_FILTER} ORDER BY updatedAt DESC, id LIMIT @limit`;
+
+/**
+ * Outside clients' runs that have nothing but committed rows (no progress, no claim): no index finds them by
+ * run, so one of two reads looks for them, each bounded by something other than the table's size.
+ *
+ * - A full page: among the commits between its last run's place (@floor) and the cursor (@upto). A run whose
+ *   latest commit is older than @floor is beaten by a full page of others and cannot be on it, so this reads
+ *   the commits of the page's own time span (committed_at's index, forced: grouping by run_id would otherwise
+ *   walk committed_run_step whole); a run with a commit past the cursor was on an earlier page.
+ * - A page that is not full (the last, or one a filter leaves short): every run id in committed once, by
+ *   skipping through committed_run_step from one id to the next (one seek per run, not per row), less those
+ *   that have a runs, progress or claims row.
+ */
+const LONE = (from: string, also = '') => `SELECT * FROM (SELECT l.id, 'external' AS workflow, ${OUTSIDE_STATUS_SQL('l.id')} AS status,
+    0 AS step, NULL AS totalSteps, 0 AS executed, 0 AS skipped, 0 AS awaited, 0 AS orphanedClaims, NULL AS owner,
+    NULL AS error, NULL AS createdAt, l.at AS updatedAt
+  FROM (${from}) l
+  WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = l.id) AND NOT EXISTS (SELECT 1 FROM progress p WHERE p.run_id = l.id)
+    AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.run_id = l.id) ${also})
+  WHERE ${PAGE_FILTER} ORDER BY updatedAt DESC, id LIMIT @limit`;
+const LONE_SINCE_SQL = LONE(`SELECT run_id AS id, max(committed_at) AS at FROM committed INDEXED BY committed_at
+  WHERE committed_at BETWEEN @floor AND @upto GROUP BY run_id`,
+'AND (@upto >= 1e308 OR NOT EXISTS (SELECT 1 FROM committed c WHERE c.run_id = l.id AND c.committed_at > @upto))');
+const LONE_ALL_SQL = `WITH RECURSIVE ids(id) AS (
+    SELECT (SELECT min(run_id) FROM committed)
+    UNION ALL
+    SELECT (SELECT min(run_id) FROM committed WHERE run_id > ids.id) FROM ids WHERE ids.id IS NOT NULL)
+  ${LONE(`SELECT id, (SELECT max(committed_at) FROM committed c WHERE c.run_id = ids.id) AS at FROM ids
+    WHERE id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = ids.id)`)}`;
 
 export abstract class SqliteRunStore extends SqliteInsights implements RunStore {
   private readonly r;
@@ -124,15 +159,24 @@ export abstract class SqliteRunStore extends SqliteInsights implements RunStore 
 
   async listRuns(filter: Parameters<RunStore['listRuns']>[0]): Promise<RunSummary[]> {
     const search = filter.search ? `%${filter.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
-    return guard(() => this.prepared<unknown[], RunSummary>(`WITH ${CANDIDATES} SELECT * FROM (${SUMMARY_SQL})
-      WHERE (@status IS NULL OR status = @status) AND (@workflow IS NULL OR workflow = @workflow)
-        AND (@search IS NULL OR id LIKE @search ESCAPE '\\') AND (@owner IS NULL OR owner = @owner)
-        AND (@afterAt IS NULL OR updatedAt < @afterAt OR (updatedAt = @afterAt AND id > @afterId))
-      ORDER BY updatedAt DESC, id LIMIT @limit`).all({
+    const params = {
       ttl: filter.claimTtlMs / 1000, now: this.now(), status: filter.status ?? null, workflow: filter.workflow ?? null,
       search, owner: filter.owner ?? null, limit: filter.limit ?? 100,
       afterAt: filter.after?.updatedAt ?? null, afterId: filter.after?.id ?? null,
-    }));
+    };
+    // One read transaction: the page and the commits it is compared with are one snapshot.
+    return guard(() => this.db.transaction(() => {
+      const page = this.prepared<unknown[], RunSummary>(PAGE_SQL).all(params);
+      const lonely = (params.status === null || params.status === 'idle') && (params.workflow === null || params.workflow === 'external')
+        && params.owner === null;
+      if (!lonely) return page;
+      const lone = page.length === params.limit
+        ? this.prepared<unknown[], RunSummary>(LONE_SINCE_SQL).all({ ...params, floor: page[page.length - 1]!.updatedAt,
+          upto: params.afterAt ?? Number.MAX_VALUE })
+        : this.prepared<unknown[], RunSummary>(LONE_ALL_SQL).all(params);
+      if (lone.length === 0) return page;
+      return [...page, ...lone].sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, params.limit);
+    })());
   }
 
   async claimRun(request: { workerId: string; leaseMs: number; workflows: string[] }): Promise<RunRow | null> {

@@ -18,6 +18,7 @@ import { findMigrationsDir, readMigrations } from './migrations';
 import { migrateSqlite } from './sqlite-migrate';
 import { seedSqlite } from './sqlite-seed';
 import { beginLoopRunIn, endLoopRunIn } from './sqlite-loop-runs';
+import { SQLITE_BUSY_TIMEOUT_MS } from './sqlite-timeouts';
 import type { SeedOptions, SeedReport, SeedStore } from './seed';
 import type {
   ClaimOutcome, ClaimRequest, ClaimRow, CommitOutcome, CommitRequest, CommittedRow, LoopRunEnd, LoopRunStart, ProgressRow,
@@ -45,7 +46,7 @@ type RawClaim = Omit<ClaimRow, 'orphaned'> & { orphaned?: number };
 
 export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
-  const db = new Database(options.path, { timeout: options.busyTimeoutMs ?? 5000 });
+  const db = new Database(options.path, { timeout: options.busyTimeoutMs ?? SQLITE_BUSY_TIMEOUT_MS });
   try {
     db.pragma('journal_mode = WAL');
     // better-sqlite3 leaves WAL databases at NORMAL unless told; FULL is the durable default.

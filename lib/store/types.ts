@@ -420,6 +420,16 @@ export interface CommitBucket {
 }
 
 /** What the control plane reads to explain a run: aggregates, series and warnings, computed in the store. */
+/**
+ * Keys that name one piece of work: `step` when they share a step number; otherwise (`step` null) why they are
+ * taken for one: the same input fingerprint, or keys equal but for the time they ran or an attempt counter.
+ */
+export interface UnstableKeyGroup {
+  step: number | null;
+  keys: string[];
+  why: 'step' | 'fingerprint' | 'time' | 'attempt';
+}
+
 export interface InsightStore {
   /** Counts across all runs, outside clients' included. */
   runStats(options: { sinceSeconds: number; claimTtlMs: number }): Promise<RunStats>;
@@ -449,10 +459,13 @@ export interface InsightStore {
   searchCommitted(runId: string, query: string, options?: { limit?: number }): Promise<CommittedRow[]>;
 
   /**
-   * Steps committed under more than one key: the keys changed across resumes (time or attempt mixed in),
-   * so idempotency was void for them.
+   * Work committed under more than one key: the keys changed across resumes (time or attempt mixed in), so
+   * idempotency was void for it. Steps first, by step; then stepless groups (insights-unstable.ts has the rules).
    */
-  unstableKeys(runId: string, options?: { limit?: number }): Promise<{ step: number; keys: string[] }[]>;
+  unstableKeys(runId: string, options?: { limit?: number }): Promise<UnstableKeyGroup[]>;
+
+  /** The latest committed_at of a run's rows, or null: an outside client's run without progress is dated by it. */
+  lastCommittedAt(runId: string): Promise<number | null>;
 
   /**
    * Counts and histograms for a metrics scrape, computed in the database (buckets are counted with SQL, no

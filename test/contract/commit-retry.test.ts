@@ -121,6 +121,58 @@ describe.each(list)('retried commits and stale claims ahead on $name', (backend)
     expect(await events()).toEqual([]);
   });
 
+  /** Makes every insert into committed fail for good (a trigger, as a store that refuses the write would). */
+  const refuseCommits = async () => {
+    if (backend.name === 'sqlite') {
+      await h.exec(`CREATE TRIGGER refuse_commit BEFORE INSERT ON committed BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`);
+    } else {
+      await h.exec(`CREATE FUNCTION refuse_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN RAISE EXCEPTION 'refused by the test'; END $$;
+        CREATE TRIGGER refuse_commit BEFORE INSERT ON committed FOR EACH ROW EXECUTE FUNCTION refuse_commit()`);
+    }
+  };
+  const acceptCommits = () => h.exec(`DROP TRIGGER refuse_commit${backend.name === 'sqlite' ? '' : ' ON committed'}`);
+
+  it('a commit refused for good keeps its token and result: the retry commits them, the side effect runs once', async () => {
+    const a = new Checkpoint(store, 'run', { workerId: 'a', leaseMs: 60_000 });
+    await refuseCommits();
+    let executed = 0;
+    const send = () => ({ sent: ++executed });
+    await expect(a.runOnce('k0', send, { step: 0, progress: { step: 1, state: {} }, next: { idemKey: 'k1', step: 1 } }))
+      .rejects.toThrow(/refused by the test/);
+    expect(executed).toBe(1);
+    // Still claimed under its token, as the store left it: the side effect ran, the result is not in.
+    expect((await store.listClaims({ claimTtlMs: 60_000 })).map((c) => [c.idemKey, c.workerId])).toEqual([['k0', 'a']]);
+
+    // The engine's retry of the step (RunContext calls runOnce again on the same Checkpoint) while the store
+    // still refuses: the commit is tried again, the side effect is not.
+    await expect(a.runOnce('k0', send, { step: 0 })).rejects.toThrow(/refused by the test/);
+    expect(executed).toBe(1);
+
+    await acceptCommits();
+    expect(await a.runOnce('k0', send, { step: 0 })).toEqual({ result: { sent: 1 }, status: 'executed' });
+    expect(executed).toBe(1);
+    expect((await store.listCommitted('run')).map((c) => [c.idemKey, c.resultJson, c.workerId])).toEqual([['k0', '{"sent":1}', 'a']]);
+    // The call it was: its progress and its next key's claim went in with it.
+    expect(await store.loadProgress('run')).toMatchObject({ step: 1, executed: 1 });
+    expect((await store.listClaims({ claimTtlMs: 60_000 })).map((c) => c.idemKey)).toEqual(['k1']);
+    expect(await a.runOnce('k1', send, { step: 1 })).toEqual({ result: { sent: 2 }, status: 'executed' });
+    expect(await events()).toEqual([]);
+  });
+
+  it('a refused commit whose claim an operator expired meanwhile is not committed: the retry claims afresh', async () => {
+    const a = new Checkpoint(store, 'run', { workerId: 'a', leaseMs: 60_000 });
+    await refuseCommits();
+    let executed = 0;
+    await expect(a.runOnce('k0', () => ++executed, { step: 0 })).rejects.toThrow(/refused by the test/);
+    await acceptCommits();
+    expect(await store.expireClaim('k0', { actor: 'op', force: true, claimTtlMs: 60_000 })).toBe('expired');
+    // The operator's expiry means "run it again": the kept result is not slipped in behind their back.
+    expect(await a.runOnce('k0', () => ++executed, { step: 0 })).toEqual({ result: 2, status: 'executed' });
+    expect(executed).toBe(2);
+    expect(await events()).toEqual(['expired', 'lease_lost']);
+  });
+
   it('a claim taken ahead and used at once is not asked for again', async () => {
     const a = new Checkpoint(store, 'run', { workerId: 'a', leaseMs: 60_000 });
     let claims = 0;

@@ -56,6 +56,50 @@ describe.each(list)('insights on $name', (backend) => {
     expect(progressed.length).toBe(7);
   });
 
+  it('unstable keys without step numbers: one input under two keys, or keys differing only in when they ran or an attempt', async () => {
+    const cp = new Checkpoint(store, 'loose');
+    await cp.runOnce('probe', () => 0);
+    // The store's own clock (the database's on PostgreSQL): a key made with Date.now() carries about this time.
+    const t = (await store.getCommitted('probe'))!.committedAt;
+    const ms = Math.round(t * 1000);
+    const run = async (key: string, fingerprint?: string) => cp.runOnce(key, () => key, fingerprint ? { fingerprint } : {});
+    // The same work, re-run under a new key: each of these pairs is one side effect done twice.
+    await run('charge-card-a', 'sha256:inputA');
+    await run('charge-card-b', 'sha256:inputA');
+    await run(`notify:${ms}:alice`);
+    await run(`notify:${ms - 4_321}:alice`);
+    await run(`digest-${new Date(ms).toISOString()}`);
+    await run(`digest-${new Date(ms - 90_000).toISOString()}`);
+    await run(`email/${Math.floor(t)}.5`);
+    await run(`email/${Math.floor(t) - 7}.5`);
+    await run('refund:attempt-1');
+    await run('refund:attempt-2');
+    // Other work, never grouped: items by number, periods far from when they ran, ids that only look like times,
+    // content hashes, one fingerprint per key.
+    await run('item-1');
+    await run('item-2');
+    await run('report-2020-01-01T00:00:00Z');
+    await run('report-2020-01-02T00:00:00Z');
+    await run('user-2125551234');
+    await run('user-2125551235');
+    await run(`notify:${ms}:bob`);
+    await run('a1b2c3d4e5f6', 'sha256:x');
+    await run('f6e5d4c3b2a1', 'sha256:y');
+
+    expect(await store.unstableKeys('loose')).toEqual([
+      { step: null, keys: ['charge-card-a', 'charge-card-b'], why: 'fingerprint' },
+      { step: null, keys: [`digest-${new Date(ms - 90_000).toISOString()}`, `digest-${new Date(ms).toISOString()}`], why: 'time' },
+      { step: null, keys: [`email/${Math.floor(t) - 7}.5`, `email/${Math.floor(t)}.5`], why: 'time' },
+      { step: null, keys: [`notify:${ms - 4_321}:alice`, `notify:${ms}:alice`], why: 'time' },
+      { step: null, keys: ['refund:attempt-1', 'refund:attempt-2'], why: 'attempt' },
+    ]);
+    // Steps come first, and the limit holds across both kinds.
+    await cp.runOnce('loose:step:1', () => 1, { step: 1 });
+    await cp.runOnce('loose:step:1:retry', () => 1, { step: 1 });
+    const limited = await store.unstableKeys('loose', { limit: 2 });
+    expect(limited.map((g) => g.why)).toEqual(['step', 'fingerprint']);
+  });
+
   it('step timings in step order, key search, unstable keys and recorded events', async () => {
     await runAgent(Array.from({ length: 12 }, (_, i) => i), new Checkpoint(store, 'run'), (x) => ({ x }));
     const timings = await store.listStepTimings('run');
@@ -70,7 +114,7 @@ describe.each(list)('insights on $name', (backend) => {
     expect(await store.unstableKeys('run')).toEqual([]);
     // A key with a timestamp mixed in: the same step committed again under a new key.
     await new Checkpoint(store, 'run').runOnce('run:step:3:1700000000', () => 'again', { step: 3 });
-    expect(await store.unstableKeys('run')).toEqual([{ step: 3, keys: expect.arrayContaining(['run:step:3', 'run:step:3:1700000000']) }]);
+    expect(await store.unstableKeys('run')).toEqual([{ step: 3, keys: ['run:step:3', 'run:step:3:1700000000'], why: 'step' }]);
 
     await store.recordEvent({ runId: 'run', outcome: 'key_reuse', idemKey: 'run:step:1', detail: 'fingerprint differs' });
     const events = await store.listEvents('run');

@@ -302,8 +302,8 @@ function Warnings({ detail }: { detail: RunDetail }) {
           <p className="mt-1 text-xs">Their keys changed between attempts (a time or an attempt number in the key?), so the side effect may have run more than once.</p>
           <ul className="mt-2 space-y-1">
             {detail.unstableKeys.map((u) => (
-              <li key={u.step} className="text-xs">
-                <span className="font-medium">step {u.step}:</span>{' '}
+              <li key={u.keys.join('\n')} className="text-xs">
+                <span className="font-medium">{unstableLabel(u)}:</span>{' '}
                 <span className="break-all font-mono">{u.keys.join(', ')}</span>
               </li>
             ))}
@@ -326,6 +326,11 @@ function Warnings({ detail }: { detail: RunDetail }) {
       )}
     </div>
   );
+}
+
+function unstableLabel(u: RunDetail['unstableKeys'][number]): string {
+  if (u.step !== null) return `step ${u.step}`;
+  return { step: 'one step', fingerprint: 'the same input (fingerprint)', time: 'keys differing only in the time they ran', attempt: 'keys differing only in an attempt number' }[u.why];
 }
 
 function eta(e: NonNullable<RunDetail['eta']>): string {
