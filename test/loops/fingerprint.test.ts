@@ -85,8 +85,9 @@ describe('built-in workflows fingerprint what their steps send', () => {
     const rows = (await store.listCommitted('batch-fp')).sort((a, b) => a.step! - b.step!);
     expect(rows.map((r) => r.fingerprint)).toEqual(input.items.map((_, n) => contentKey(promptOf(input, n))));
 
-    const outbox = tempDir('waybill-fp-outbox-').file('outbox.jsonl');
-    expect(await runToEnd(store, builtinRegistry(), { workflow: 'notify', id: 'notify-fp', input: { count: 2, outbox } })).toMatchObject({ status: 'completed' });
+    const outbox = 'outbox.jsonl';
+    const notify = builtinRegistry({ dataDir: tempDir('waybill-fp-outbox-').path });
+    expect(await runToEnd(store, notify, { workflow: 'notify', id: 'notify-fp', input: { count: 2, outbox } })).toMatchObject({ status: 'completed' });
     const sent = (await store.listCommitted('notify-fp')).sort((a, b) => a.step! - b.step!);
     expect(sent.map((r) => r.fingerprint)).toEqual([0, 1].map((step) => contentKey({ outbox, step })));
 
