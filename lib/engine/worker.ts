@@ -2,20 +2,29 @@
  * A worker: the "sandbox" that executes runs and may die at any instant. It registers itself,
  * heartbeats, takes runnable runs, keeps their run leases alive and hands them back when told to stop.
  *
+ * One execution per run: each take of a run raises its `attempts`, and that number fences the execution's
+ * renewals, finish and release, so a copy that lost the run (taken over while it stalled) can neither keep
+ * it alive nor re-queue it under its successor. A worker never takes a run it still has in hand: stalled past
+ * its lease and woken up, it finds its own run "free" and would otherwise run it twice beside itself.
+ *
+ * Pause, cancel, a takeover and a drain all stop a run the same way: the step in hand finishes and commits,
+ * and the next one is not started. Aborting a side effect halfway is the one outcome worse than either.
+ *
  * Noticing a dead peer: a run lease only passes after WAYBILL_RUN_LEASE_MS, which must be long enough that a
- * busy worker (an event loop blocked for seconds) is never taken over. A peer on the same host can do better
- * with proof instead of a timeout: if the dead worker's pid is gone, its claims are released and its runs
- * resume at once. Across hosts, the lease is the only evidence, and the fencing token covers a worker that
- * was merely paused.
+ * busy worker (an event loop blocked for seconds) is never taken over. A peer on the same machine (one kernel,
+ * one pid namespace: lib/engine/machine.ts) can do better with proof instead of a timeout: if the dead
+ * worker's pid is gone, its claims are released and its runs resume at once. Elsewhere the lease is the only
+ * evidence, and the fencing token covers a worker that was merely paused.
  */
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Checkpoint } from '../checkpoint/checkpoint';
 import { LeaseLostError, WaybillError } from '../errors';
-import type { RunRow, RunStore, Store } from '../store/types';
+import type { RunRow, RunStore, Store, WorkerRow } from '../store/types';
 import { RunContext, type RetryPolicy } from './context';
 import { silentLogger, type Logger } from './log';
+import { machineId, pidAlive } from './machine';
 import { startPruning } from './prune';
 import type { WorkflowRegistry } from './workflow';
 
@@ -35,6 +44,8 @@ export interface WorkerOptions {
   log?: Logger;
   /** Prune finished runs older than olderThanMs, at start and then every everyMs (an hour by default). */
   prune?: { olderThanMs: number; everyMs?: number };
+  /** Take only this run (the drill's workers, which must leave every other run alone). */
+  onlyRun?: string;
 }
 
 /** Why a run stopped without finishing: it was paused, cancelled or taken over, or the worker drains. */
@@ -47,9 +58,13 @@ export class RunInterruptedError extends WaybillError {
 export class Worker {
   readonly id: string;
   readonly host = hostname();
+  readonly machine = machineId();
   private readonly draining = new AbortController();
   private readonly active = new Set<Promise<void>>();
-  private readonly o: Required<Omit<WorkerOptions, 'id' | 'retry' | 'prune'>> & { retry: RetryPolicy; prune?: WorkerOptions['prune'] };
+  /** The runs being executed here now: never taken again until their execution ends. */
+  private readonly inHand = new Set<string>();
+  private readonly o: Required<Omit<WorkerOptions, 'id' | 'retry' | 'prune' | 'onlyRun'>>
+    & { retry: RetryPolicy; prune?: WorkerOptions['prune']; onlyRun?: string };
 
   constructor(options: WorkerOptions) {
     this.id = options.id ?? `${this.host}-${process.pid}-${randomBytes(2).toString('hex')}`;
@@ -63,7 +78,7 @@ export class Worker {
   /** Runs until stop() is called; resolves once every run in hand was finished or handed back. */
   async run(): Promise<void> {
     const { store, log } = this.o;
-    await store.registerWorker({ id: this.id, host: this.host, pid: process.pid });
+    await store.registerWorker({ id: this.id, host: this.host, pid: process.pid, machine: this.machine });
     log.info('worker started', { workerId: this.id, concurrency: this.o.concurrency });
     const heartbeat = setInterval(() => void this.beat(), this.o.heartbeatMs);
     await this.beat();
@@ -90,12 +105,17 @@ export class Worker {
 
   private async takeOne(): Promise<boolean> {
     try {
-      const run = await this.o.store.claimRun({ workerId: this.id, leaseMs: this.o.runLeaseMs, workflows: this.o.registry.names() });
+      const run = await this.o.store.claimRun({ workerId: this.id, leaseMs: this.o.runLeaseMs, workflows: this.o.registry.names(),
+        holding: [...this.inHand], runId: this.o.onlyRun });
       if (!run) return false;
+      this.inHand.add(run.id);
       // execute() reports its own failures; a store error while handing back must not kill the worker.
       const done: Promise<void> = this.execute(run)
         .catch((error) => this.o.log.error('run bookkeeping failed', { runId: run.id, workerId: this.id, error: String(error) }))
-        .finally(() => this.active.delete(done));
+        .finally(() => {
+          this.active.delete(done);
+          this.inHand.delete(run.id);
+        });
       this.active.add(done);
       return true;
     } catch (error) {
@@ -109,8 +129,8 @@ export class Worker {
     try {
       await store.heartbeatWorker(this.id);
       for (const peer of await store.listWorkers()) {
-        if (peer.id === this.id || peer.host !== this.host || peer.stoppedAt !== null || pidAlive(peer.pid)) continue;
-        const released = await store.markWorkerDead(peer.id, `pid ${peer.pid} is gone on ${this.host}`);
+        if (peer.id === this.id || peer.stoppedAt !== null || !this.provablyDead(peer)) continue;
+        const released = await store.markWorkerDead(peer.id, `pid ${peer.pid} is gone on ${peer.host}`);
         log.warn('peer worker died; its runs resume now', { workerId: this.id, peer: peer.id, releasedClaims: released });
       }
     } catch (error) {
@@ -118,17 +138,30 @@ export class Worker {
     }
   }
 
+  /**
+   * Proof of death, not a guess: a pid that is gone, looked up where it lives. A peer on another machine (or
+   * of unknown machine, as rows written before machines were recorded) is left to its lease.
+   */
+  private provablyDead(peer: WorkerRow): boolean {
+    return this.machine !== null && peer.machine === this.machine && !pidAlive(peer.pid);
+  }
+
   private async execute(run: RunRow): Promise<void> {
     const { store, registry } = this.o;
     const log = this.o.log.child({ runId: run.id, workflow: run.workflow, workerId: this.id });
+    // The fence: this take's attempt number. A later take (by anyone, this worker id included) raises it.
+    const attempt = run.attempts;
     const interrupted = new AbortController();
     const renew = setInterval(async () => {
-      const lease = await store.renewRunLease(run.id, this.id, this.o.runLeaseMs).catch(() => ({ held: true, status: null }));
-      if (!lease.held) interrupted.abort(new RunInterruptedError(run.id, `it is ${lease.status ?? 'gone'}`));
+      const lease = await store.renewRunLease(run.id, this.id, this.o.runLeaseMs, attempt).catch(() => ({ held: true, status: null }));
+      if (!lease.held) {
+        interrupted.abort(new RunInterruptedError(run.id, lease.status === 'running' ? 'it was taken over' : `it is ${lease.status ?? 'gone'}`));
+      }
       // Renewing at the heartbeat, not at a third of the lease, is what makes pause and cancel felt within
       // a second: the renewal is where the worker learns the run's status.
     }, Math.min(this.o.runLeaseMs / 3, this.o.heartbeatMs));
-    const betweenSteps = AbortSignal.any([interrupted.signal, this.draining.signal]);
+    // Checked before each step and while a step waits for another holder, never inside a side effect.
+    const stop = AbortSignal.any([interrupted.signal, this.draining.signal]);
     const checkpoint = new Checkpoint(store, run.id, {
       workerId: this.id, leaseMs: this.o.claimLeaseMs, claimTtlMs: this.o.claimTtlMs,
     });
@@ -136,38 +169,31 @@ export class Worker {
       const workflow = registry.get(run.workflow);
       const input = registry.parseInput(run.workflow, JSON.parse(run.inputJson));
       const retry = { ...this.o.retry, maxAttempts: workflow.maxAttempts ?? this.o.retry.maxAttempts };
-      const ctx = new RunContext(run.id, checkpoint, betweenSteps, log, retry, interrupted.signal);
-      log.info('run started', { attempt: run.attempts });
+      const ctx = new RunContext(run.id, checkpoint, stop, log, retry);
+      log.info('run started', { attempt });
       // However the workflow ends, a claim its last step took ahead for a step it did not run goes back before
       // the run does: left, it would sit out its lease and then look like a side effect in doubt.
       const output = await workflow.run(ctx, input).finally(() => checkpoint.releaseAhead().catch(() => undefined));
-      if (await store.finishRun(run.id, this.id, { status: 'completed', outputJson: JSON.stringify(output) ?? 'null' })) {
+      if (await store.finishRun(run.id, this.id, { status: 'completed', outputJson: JSON.stringify(output) ?? 'null' }, attempt)) {
         log.info('run completed');
       } else {
-        await store.releaseRun(run.id, this.id);
+        await store.releaseRun(run.id, this.id, attempt);
         log.warn('run finished its steps but was cancelled or taken over meanwhile');
       }
     } catch (error) {
-      if (betweenSteps.aborted || error instanceof LeaseLostError) {
-        await store.releaseRun(run.id, this.id);
-        log.info('run handed back', { reason: String(betweenSteps.reason?.message ?? error) });
+      if (stop.aborted || error instanceof LeaseLostError) {
+        await store.releaseRun(run.id, this.id, attempt);
+        const reason = stop.aborted ? (stop.reason as Error | undefined)?.message : String(error);
+        // A pause is a pause: the step in hand committed, nothing failed, and the timeline has the operator's event.
+        log.info('run stopped after its step in hand', { reason });
       } else {
         const message = error instanceof Error ? error.message : String(error);
-        await store.finishRun(run.id, this.id, { status: 'failed', error: message });
+        await store.finishRun(run.id, this.id, { status: 'failed', error: message }, attempt);
         log.error('run failed', { error: message });
       }
     } finally {
       clearInterval(renew);
     }
-  }
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
   }
 }
 
