@@ -30,7 +30,7 @@ const COMMANDS: Record<string, { usage: string; summary: string; run: Command }>
   worker: { usage: 'worker [--concurrency N] [--id NAME]', summary: 'execute runs until SIGTERM', run: lazy(() => import('./worker'), (m) => m.worker) },
   prune: { usage: 'prune --older-than 30d [--dry-run] [--include-external] [--force] [--batch-size 500]', summary: 'delete finished runs older than the limit, in batches', run: lazy(() => import('./prune'), (m) => m.prune) },
   'seed-demo': { usage: 'seed-demo [--runs 100] [--steps 50] [--big-run-steps K] [--prefix seed]', summary: 'write a synthetic history to try the dashboard at scale', run: lazy(() => import('./seed'), (m) => m.seedDemo) },
-  drill: { usage: 'drill [--steps 1000] [--kill-at 620] [--latency-ms 20]', summary: 'the article\'s crash experiment, with a real SIGKILL', run: lazy(() => import('./drill'), (m) => m.drill) },
+  drill: { usage: 'drill [--steps 1000] [--kill-at 620] [--kills 1] [--latency-ms 20] [--in-place]', summary: 'the article\'s crash experiment, with a real SIGKILL, on a throwaway store beside the configured one', run: lazy(() => import('./drill'), (m) => m.drill) },
 };
 
 const GLOBAL_HELP = `global options: --db URL (instead of DATABASE_URL), --json (one JSON document on stdout), --help`;

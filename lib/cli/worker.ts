@@ -2,9 +2,14 @@
  * `waybill worker`: one Worker from lib/engine over the store, until SIGTERM or SIGINT. The first signal
  * drains — the step in hand finishes, runs are handed back — and the process exits 0 once the worker has
  * stopped and the store is closed; a second signal exits at once (130).
+ *
+ * `--drill <run>` is how `waybill drill` starts its workers: they serve the drill's workflow and that one run,
+ * nothing else, so a drill on a shared store never touches the user's runs.
  */
 import { parseArgs } from 'node:util';
+import { drillWorkflow } from '../engine/drill';
 import { createLogger } from '../engine/log';
+import { WorkflowRegistry } from '../engine/workflow';
 import { Worker } from '../engine/worker';
 import { GLOBAL_OPTIONS, check, count, flags, lookupId } from './args';
 import { runStore, withStore, type Cli } from './context';
@@ -13,11 +18,12 @@ import { watchWorker } from './follow';
 
 export async function worker(cli: Cli, args: string[]): Promise<number> {
   const { values } = flags(() => parseArgs({
-    args, strict: true, options: { ...GLOBAL_OPTIONS, concurrency: { type: 'string' }, id: { type: 'string' } },
+    args, strict: true, options: { ...GLOBAL_OPTIONS, concurrency: { type: 'string' }, id: { type: 'string' }, drill: { type: 'string' } },
   }));
   const concurrency = values.concurrency === undefined ? 1 : check(count(1000), values.concurrency, '--concurrency');
   const id = values.id === undefined ? undefined : check(lookupId, values.id, '--id');
-  const registry = await cli.registry();
+  const drillRun = values.drill === undefined ? undefined : check(lookupId, values.drill, '--drill');
+  const registry = drillRun === undefined ? await cli.registry() : new WorkflowRegistry([drillWorkflow()]);
   const cfg = cli.config();
 
   return withStore(cli, values.db, async (store) => {
@@ -28,7 +34,8 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
       store: runStore(store), registry, id, concurrency, log,
       claimLeaseMs: cfg.WAYBILL_LEASE_MS, claimTtlMs: cfg.WAYBILL_CLAIM_TTL_MS,
       runLeaseMs: cfg.WAYBILL_RUN_LEASE_MS, heartbeatMs: cfg.WAYBILL_HEARTBEAT_MS,
-      prune: cfg.WAYBILL_PRUNE_OLDER_THAN === undefined ? undefined : { olderThanMs: cfg.WAYBILL_PRUNE_OLDER_THAN },
+      prune: cfg.WAYBILL_PRUNE_OLDER_THAN === undefined || drillRun !== undefined ? undefined : { olderThanMs: cfg.WAYBILL_PRUNE_OLDER_THAN },
+      onlyRun: drillRun,
     });
     let signals = 0;
     const onSignal = (signal: NodeJS.Signals) => {
