@@ -71,7 +71,7 @@ export async function withStore<T>(cli: Cli, db: string | undefined, fn: (store:
 
 const RUN_METHODS = [
   'createRun', 'getRun', 'listRuns', 'claimRun', 'renewRunLease', 'finishRun', 'releaseRun', 'actOnRun',
-  'registerWorker', 'heartbeatWorker', 'stopWorker', 'listWorkers', 'markWorkerDead',
+  'registerWorker', 'heartbeatWorker', 'stopWorker', 'listWorkers', 'markWorkerDead', 'holdLiveness', 'livenessOf',
 ] as const satisfies readonly (keyof RunStore)[];
 
 /** The run commands need the RunStore half; a backend that lacks it says so instead of failing midway. */

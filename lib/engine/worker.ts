@@ -11,9 +11,15 @@
  * and the next one is not started. Aborting a side effect halfway is the one outcome worse than either.
  *
  * Noticing a dead peer: a run lease only passes after WAYBILL_RUN_LEASE_MS, which must be long enough that a
- * busy worker (an event loop blocked for seconds) is never taken over. A peer on the same machine (one kernel,
- * one pid namespace: lib/engine/machine.ts) can do better with proof instead of a timeout: if the dead
- * worker's pid is gone, its claims are released and its runs resume at once. Elsewhere the lease is the only
+ * busy worker (an event loop blocked for seconds) is never taken over. Proof does better than a timeout, and
+ * a blocked worker still has both proofs of life:
+ * - on the same machine (one kernel, one pid namespace: lib/engine/machine.ts), its pid: gone (or a zombie),
+ *   the dead worker's claims are released and its runs resume at the next beat;
+ * - elsewhere, where the store can tell (PostgreSQL: a session lock each worker holds), the lock: seen held
+ *   once, then free on LIVENESS_BEATS beats in a row while the peer's heartbeat did not move. Both, because a
+ *   live worker that lost its connection has no lock for a moment; it also cannot heartbeat meanwhile, and it
+ *   has its lock back within a beat of its connection.
+ * Without either (SQLite across machines, a peer this worker never saw alive), the lease is the only
  * evidence, and the fencing token covers a worker that was merely paused.
  */
 import { hostname } from 'node:os';
@@ -63,6 +69,9 @@ export class Worker {
   private readonly active = new Set<Promise<void>>();
   /** The runs being executed here now: never taken again until their execution ends. */
   private readonly inHand = new Set<string>();
+  /** What each peer's proof of life looked like at our recent beats (see the header). */
+  private readonly sightings = new Map<string, Sighting>();
+  private beating = false;
   private readonly o: Required<Omit<WorkerOptions, 'id' | 'retry' | 'prune' | 'onlyRun'>>
     & { retry: RetryPolicy; prune?: WorkerOptions['prune']; onlyRun?: string };
 
@@ -79,6 +88,7 @@ export class Worker {
   async run(): Promise<void> {
     const { store, log } = this.o;
     await store.registerWorker({ id: this.id, host: this.host, pid: process.pid, machine: this.machine });
+    const liveness = await store.holdLiveness(this.id);
     log.info('worker started', { workerId: this.id, concurrency: this.o.concurrency });
     const heartbeat = setInterval(() => void this.beat(), this.o.heartbeatMs);
     await this.beat();
@@ -94,6 +104,7 @@ export class Worker {
       // A prune stops between batches when the worker drains; each batch is its own transaction.
       await pruning?.stop();
       await store.stopWorker(this.id).catch(() => {});
+      await liveness.release().catch(() => {});
       log.info('worker stopped', { workerId: this.id });
     }
   }
@@ -125,25 +136,58 @@ export class Worker {
   }
 
   private async beat(): Promise<void> {
+    // One beat at a time: sightings are counted per beat, and a slow store must not make three of one.
+    if (this.beating) return;
+    this.beating = true;
     const { store, log } = this.o;
     try {
       await store.heartbeatWorker(this.id);
-      for (const peer of await store.listWorkers()) {
-        if (peer.id === this.id || peer.stoppedAt !== null || !this.provablyDead(peer)) continue;
-        const released = await store.markWorkerDead(peer.id, `pid ${peer.pid} is gone on ${peer.host}`);
-        log.warn('peer worker died; its runs resume now', { workerId: this.id, peer: peer.id, releasedClaims: released });
+      const peers = (await store.listWorkers()).filter((peer) => peer.id !== this.id && peer.stoppedAt === null);
+      const here = peers.filter((peer) => this.onThisMachine(peer));
+      for (const peer of here) {
+        if (pidAlive(peer.pid)) continue;
+        await this.declareDead(peer, `pid ${peer.pid} is gone on ${peer.host}`);
+      }
+      const elsewhere = peers.filter((peer) => !this.onThisMachine(peer));
+      const life = await store.livenessOf(elsewhere.map((peer) => peer.id));
+      for (const id of this.sightings.keys()) if (!life.has(id)) this.sightings.delete(id);
+      for (const peer of elsewhere) {
+        if (this.lostItsLife(peer, life.get(peer.id) ?? 'unknown')) {
+          await this.declareDead(peer, `its liveness lock is free and it has not beaten for ${LIVENESS_BEATS} beats`);
+        }
       }
     } catch (error) {
       log.warn('heartbeat failed', { workerId: this.id, error: String(error) });
+    } finally {
+      this.beating = false;
     }
   }
 
+  private async declareDead(peer: WorkerRow, reason: string): Promise<void> {
+    const released = await this.o.store.markWorkerDead(peer.id, reason);
+    this.sightings.delete(peer.id);
+    this.o.log.warn('peer worker died; its runs resume now', { workerId: this.id, peer: peer.id, reason, releasedClaims: released });
+  }
+
+  /** Proof by pid is only possible where the pid lives; a peer of unknown machine (older rows) never qualifies. */
+  private onThisMachine(peer: WorkerRow): boolean {
+    return this.machine !== null && peer.machine === this.machine;
+  }
+
   /**
-   * Proof of death, not a guess: a pid that is gone, looked up where it lives. A peer on another machine (or
-   * of unknown machine, as rows written before machines were recorded) is left to its lease.
+   * Seen holding its lock once, then free with its heartbeat unmoved for LIVENESS_BEATS of our beats in a row.
+   * A peer never seen holding one (a worker of an older Waybill, or one dead before we looked) is left to its lease.
    */
-  private provablyDead(peer: WorkerRow): boolean {
-    return this.machine !== null && peer.machine === this.machine && !pidAlive(peer.pid);
+  private lostItsLife(peer: WorkerRow, life: 'held' | 'free' | 'unknown'): boolean {
+    const seen = this.sightings.get(peer.id);
+    if (life === 'held') {
+      this.sightings.set(peer.id, { everHeld: true, freeBeats: 0, heartbeatAt: peer.heartbeatAt });
+      return false;
+    }
+    if (life === 'unknown' || !seen?.everHeld) return false;
+    const freeBeats = seen.heartbeatAt === peer.heartbeatAt ? seen.freeBeats + 1 : 1;
+    this.sightings.set(peer.id, { everHeld: true, freeBeats, heartbeatAt: peer.heartbeatAt });
+    return freeBeats >= LIVENESS_BEATS;
   }
 
   private async execute(run: RunRow): Promise<void> {
@@ -195,6 +239,15 @@ export class Worker {
       clearInterval(renew);
     }
   }
+}
+
+/** Beats in a row a peer's lock must be seen free, its heartbeat unmoved, before it is called dead. */
+const LIVENESS_BEATS = 3;
+
+interface Sighting {
+  everHeld: boolean;
+  freeBeats: number;
+  heartbeatAt: number;
 }
 
 function stripUndefined<T extends object>(value: T): T {

@@ -20,6 +20,7 @@
 import { performance } from 'node:perf_hooks';
 import { ConflictError, InvalidTransitionError, NotFoundError } from '../errors';
 import { PostgresInsights } from './postgres-insights';
+import { holdLiveness, livenessOf, type LivenessHold } from './postgres-liveness';
 import { isConnectionLoss, withRetry } from './postgres-retry';
 import * as sql from './postgres-runs-sql';
 import { TRANSITIONS } from './transitions';
@@ -151,6 +152,14 @@ export abstract class PostgresRunStore extends PostgresInsights implements RunSt
 
   async listWorkers(): Promise<WorkerRow[]> {
     return (await this.query<WorkerRow>('waybill_worker_list', sql.LIST_WORKERS_SQL, [])).rows;
+  }
+
+  holdLiveness(workerId: string): Promise<LivenessHold> {
+    return holdLiveness(this.pool, workerId);
+  }
+
+  livenessOf(workerIds: string[]): Promise<Map<string, 'held' | 'free'>> {
+    return withRetry('livenessOf', () => livenessOf(this.pool, workerIds));
   }
 
   /**

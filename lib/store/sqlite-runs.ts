@@ -211,6 +211,15 @@ export abstract class SqliteRunStore extends SqliteInsights implements RunStore 
       heartbeat_at AS heartbeatAt, stopped_at AS stoppedAt FROM workers ORDER BY started_at DESC`).all());
   }
 
+  /** A SQLite file is shared on one machine, where a pid is the proof (lib/engine/machine.ts): nothing to hold. */
+  async holdLiveness(): Promise<{ release(): Promise<void> }> {
+    return { release: async () => undefined };
+  }
+
+  async livenessOf(workerIds: string[]): Promise<Map<string, 'held' | 'free' | 'unknown'>> {
+    return new Map(workerIds.map((id) => [id, 'unknown']));
+  }
+
   async markWorkerDead(id: string, reason: string): Promise<number> {
     const now = this.now();
     return this.tx(() => {

@@ -340,6 +340,18 @@ export interface RunStore {
   listWorkers(): Promise<WorkerRow[]>;
 
   /**
+   * Proof of life the worker holds while it runs, which its process's death releases wherever it ran
+   * (PostgreSQL: a session advisory lock). A backend with no such thing holds nothing.
+   */
+  holdLiveness(workerId: string): Promise<{ release(): Promise<void> }>;
+
+  /**
+   * For each worker id: `held` (some process holds its proof of life), `free` (none does: the process is gone,
+   * or lost its connection), or `unknown` (this backend cannot tell, as SQLite across machines).
+   */
+  livenessOf(workerIds: string[]): Promise<Map<string, 'held' | 'free' | 'unknown'>>;
+
+  /**
    * A worker is known dead (its pid is gone on its machine): mark it stopped, and expire the claims it held
    * so its runs resume at once instead of after their leases. Only call with proof of death: a paused
    * worker is fenced by tokens, but expiring its claims would make its in-doubt side effects run again.
