@@ -4,7 +4,7 @@
  * maxAttempts; errors that retrying cannot fix (a lost lease, a reused key, an abort) pass straight up.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type Checkpoint, type RunOnceOptions, type StepContext, type StepResult } from '../checkpoint/checkpoint';
+import type { Checkpoint, RunOnceOptions, StepContext, StepResult } from '../checkpoint/checkpoint';
 import { IdempotencyKeyReuseError, LeaseLostError, WaybillError } from '../errors';
 import type { Logger } from './log';
 

@@ -6,11 +6,11 @@
 import { describe, expect, it } from 'vitest';
 import { makeTarget, targetKinds, type Target } from '../support/targets';
 import { tempDir } from '../support/tmp';
-import { executionsByKey, startWorker, until, type WorkerProcess } from './support';
+import { executionsByKey, startWorker, until } from './support';
 
 const kinds = await targetKinds('stop-after-step tests');
 
-async function caughtInStep(target: Target, runId: string, outbox: string, worker: WorkerProcess) {
+async function caughtInStep(target: Target, runId: string, outbox: string) {
   const store = await target.store();
   await store.createRun({ id: runId, workflow: 'notify', inputJson: JSON.stringify({ count: 4, outbox, latencyMs: 1500 }), totalSteps: 4 });
   // Step 1 freshly claimed: the worker is inside its latency, well before it delivers.
@@ -24,7 +24,7 @@ describe.each(kinds)('stopping a run on %s', (kind) => {
     const target = await makeTarget(kind);
     const outbox = tempDir('waybill-outbox-').file('outbox.jsonl');
     const worker = startWorker(target, ['--id', 'pw'], { WAYBILL_HEARTBEAT_MS: '100' });
-    const store = await caughtInStep(target, 'p', outbox, worker);
+    const store = await caughtInStep(target, 'p', outbox);
     await store.actOnRun('p', 'pause', 'ann');
     await until(async () => worker.logs.find((l) => l.runId === 'p' && /^run (stopped|handed back)/.test(l.msg)), 'the worker to let go');
 
@@ -45,7 +45,7 @@ describe.each(kinds)('stopping a run on %s', (kind) => {
     const target = await makeTarget(kind);
     const outbox = tempDir('waybill-outbox-').file('outbox.jsonl');
     const worker = startWorker(target, ['--id', 'cw'], { WAYBILL_HEARTBEAT_MS: '100' });
-    const store = await caughtInStep(target, 'c', outbox, worker);
+    const store = await caughtInStep(target, 'c', outbox);
     await store.actOnRun('c', 'cancel', 'ann');
     await until(async () => worker.logs.find((l) => l.runId === 'c' && /^run (stopped|handed back)/.test(l.msg)), 'the worker to let go');
 
