@@ -26,6 +26,11 @@ export interface RunOnceOptions {
   fingerprint?: string;
   /** The step's position, recorded with the claim, the result and events. */
   step?: number;
+  /**
+   * Stops the call before it claims, and while it waits for another holder; never a side effect in flight,
+   * which finishes and commits (half a side effect, aborted, is worse than a pause that comes one step late).
+   * The side effect's own signal aborts only when its lease is lost.
+   */
   signal?: AbortSignal;
   /** Give up waiting for another holder's commit after this long. Default: wait for its commit or expiry. */
   awaitTimeoutMs?: number;
@@ -275,7 +280,7 @@ export class Checkpoint {
     idemKey: string, token: string, attempt: number, claimedAt: number,
     fn: (ctx: StepContext) => T | Promise<T>, options: RunOnceOptions, fingerprint: string | null,
   ): Promise<StepResult<T>> {
-    const call = new StepCall(idemKey, attempt, options.step, options.signal);
+    const call = new StepCall(idemKey, attempt, options.step, undefined);
     // The first renewal is due a third of a lease after the claim, not after now: a claim taken ahead has aged.
     const keeper = new LeaseKeeper(this.store, token, this.leaseMs, call, Math.max(0, this.leaseMs / 3 - (performance.now() - claimedAt)));
     const step = options.step ?? null;

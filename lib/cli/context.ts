@@ -92,7 +92,7 @@ export async function withStore<T>(cli: Cli, db: string | undefined, fn: (store:
 
 const RUN_METHODS = [
   'createRun', 'getRun', 'listRuns', 'claimRun', 'renewRunLease', 'finishRun', 'releaseRun', 'actOnRun',
-  'registerWorker', 'heartbeatWorker', 'stopWorker', 'listWorkers', 'markWorkerDead',
+  'registerWorker', 'heartbeatWorker', 'stopWorker', 'listWorkers', 'markWorkerDead', 'holdLiveness', 'livenessOf',
   'publishWorkflows', 'listPublishedWorkflows', 'setRunTotal',
 ] as const satisfies readonly (keyof RunStore)[];
 

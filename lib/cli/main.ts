@@ -36,7 +36,7 @@ const COMMANDS: Record<string, { usage: string; summary: string; run: Command }>
   'seed-demo': { usage: 'seed-demo [--runs 100] [--steps 50] [--big-run-steps K] [--prefix seed]', summary: 'write a synthetic history to try the dashboard at scale', run: lazy(() => import('./seed'), (m) => m.seedDemo) },
   up: { usage: 'up [--no-demo] [--no-worker]', summary: 'the dashboard and one worker, until Ctrl-C (npm start in a checkout)', run: lazy(() => import('../launch/commands'), (m) => m.up) },
   dashboard: { usage: 'dashboard', summary: 'serve the dashboard on HOST:PORT (default 127.0.0.1:3000) until Ctrl-C', run: lazy(() => import('../launch/commands'), (m) => m.dashboard) },
-  drill: { usage: 'drill [--steps 1000] [--kill-at 620] [--latency-ms 20]', summary: 'the article\'s crash experiment, with a real SIGKILL', run: lazy(() => import('./drill'), (m) => m.drill) },
+  drill: { usage: 'drill [--steps 1000] [--kill-at 620] [--kills 1] [--latency-ms 20] [--in-place]', summary: 'the article\'s crash experiment, with a real SIGKILL, on a throwaway store beside the configured one', run: lazy(() => import('./drill'), (m) => m.drill) },
 };
 
 const GLOBAL_HELP = `global options: --db URL (instead of DATABASE_URL), --json (one JSON document on stdout, errors as JSON on stderr), --help, --version`;

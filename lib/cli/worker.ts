@@ -6,10 +6,16 @@
  * It serves the built-ins and the workflows of `--workflows <module>` (or WAYBILL_WORKFLOWS), and publishes
  * them in the store once registered. The module is loaded and its schemas turned into JSON Schema before
  * the store is opened: a bad module exits 2 with one line naming the file, having written nothing.
+ *
+ * `--drill <run>` is how `waybill drill` starts its workers: they serve the drill's workflow and that one run,
+ * nothing else, so a drill on a shared store never touches the user's runs.
  */
 import { parseArgs } from 'node:util';
+import { dataDir } from '../config';
+import { drillWorkflow } from '../engine/drill';
 import { createLogger } from '../engine/log';
 import { publicationsOf } from '../engine/publish';
+import { WorkflowRegistry } from '../engine/workflow';
 import { Worker } from '../engine/worker';
 import { GLOBAL_OPTIONS, check, count, flags, lookupId } from './args';
 import { runStore, withStore, type Cli } from './context';
@@ -18,13 +24,16 @@ import { watchWorker } from './follow';
 
 export async function worker(cli: Cli, args: string[]): Promise<number> {
   const { values } = flags(() => parseArgs({
-    args, strict: true, options: { ...GLOBAL_OPTIONS, concurrency: { type: 'string' }, id: { type: 'string' }, workflows: { type: 'string' } },
+    args, strict: true,
+    options: { ...GLOBAL_OPTIONS, concurrency: { type: 'string' }, id: { type: 'string' }, workflows: { type: 'string' }, drill: { type: 'string' } },
   }));
   const concurrency = values.concurrency === undefined ? 1 : check(count(1000), values.concurrency, '--concurrency');
   const id = values.id === undefined ? undefined : check(lookupId, values.id, '--id');
+  const drillRun = values.drill === undefined ? undefined : check(lookupId, values.drill, '--drill');
   const cfg = cli.config();
-  const modulePath = values.workflows ?? cfg.WAYBILL_WORKFLOWS;
-  const registry = await cli.registry(modulePath, values.db);
+  const modulePath = drillRun === undefined ? values.workflows ?? cfg.WAYBILL_WORKFLOWS : undefined;
+  const registry = drillRun === undefined ? await cli.registry(modulePath, values.db)
+    : new WorkflowRegistry([drillWorkflow(dataDir({ ...cfg, DATABASE_URL: values.db ?? cfg.DATABASE_URL }))]);
   const publications = publicationsOf(registry, modulePath);
 
   return withStore(cli, values.db, async (store) => {
@@ -35,8 +44,10 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
       store: runStore(store), registry, id, concurrency, log,
       claimLeaseMs: cfg.WAYBILL_LEASE_MS, claimTtlMs: cfg.WAYBILL_CLAIM_TTL_MS,
       runLeaseMs: cfg.WAYBILL_RUN_LEASE_MS, heartbeatMs: cfg.WAYBILL_HEARTBEAT_MS,
-      prune: cfg.WAYBILL_PRUNE_OLDER_THAN === undefined ? undefined : { olderThanMs: cfg.WAYBILL_PRUNE_OLDER_THAN },
-      onRegistered: async (workerId) => {
+      prune: cfg.WAYBILL_PRUNE_OLDER_THAN === undefined || drillRun !== undefined ? undefined : { olderThanMs: cfg.WAYBILL_PRUNE_OLDER_THAN },
+      onlyRun: drillRun,
+      // A drill's worker publishes nothing: its workflow is the drill's own, never to be started by a user.
+      onRegistered: drillRun !== undefined ? undefined : async (workerId) => {
         await runStore(store).publishWorkflows(workerId, publications);
         log.info('serving workflows', { workerId, workflows: registry.names(), module: modulePath ?? null });
       },

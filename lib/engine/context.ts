@@ -4,7 +4,7 @@
  * maxAttempts; errors that retrying cannot fix (a lost lease, a reused key, an abort) pass straight up.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type Checkpoint, type RunOnceOptions, type StepContext, type StepResult } from '../checkpoint/checkpoint';
+import type { Checkpoint, RunOnceOptions, StepContext, StepResult } from '../checkpoint/checkpoint';
 import { IdempotencyKeyReuseError, LeaseLostError, WaybillError } from '../errors';
 import type { Logger } from './log';
 
@@ -24,12 +24,14 @@ export class RunContext {
   constructor(
     readonly runId: string,
     readonly checkpoint: Checkpoint,
-    /** Aborted when the run is paused, cancelled or taken over, or the worker drains. Checked between steps. */
+    /**
+     * Aborted when the run is paused, cancelled or taken over, or the worker drains. It stops the run between
+     * steps (and a step still waiting for another holder's claim), never a side effect in flight: the step in
+     * hand finishes and commits first.
+     */
     readonly signal: AbortSignal,
     readonly log: Logger,
     private readonly retry: RetryPolicy,
-    /** Aborted only for pause, cancel and takeover: a draining worker lets the step in hand finish. */
-    private readonly stepSignal: AbortSignal,
   ) {}
 
   load<S = Record<string, unknown>>(): Promise<{ step: number; state: S }> {
@@ -54,11 +56,11 @@ export class RunContext {
     for (let attempt = 1; ; attempt++) {
       this.signal.throwIfAborted();
       try {
-        const outcome = await this.checkpoint.runOnce(key, fn, { ...options, attempt, signal: this.stepSignal });
+        const outcome = await this.checkpoint.runOnce(key, fn, { ...options, attempt, signal: this.signal });
         this.log.info(`step ${outcome.status}`, { key, step: options.step, attempt });
         return outcome;
       } catch (error) {
-        if (!retryable(error) || this.stepSignal.aborted) throw error;
+        if (!retryable(error) || this.signal.aborted) throw error;
         if (attempt >= this.retry.maxAttempts) throw new StepFailedError(key, attempt, error);
         const delay = Math.random() * Math.min(this.retry.maxMs, this.retry.baseMs * 2 ** (attempt - 1));
         this.log.warn('step failed; retrying', { key, step: options.step, attempt, delayMs: Math.round(delay),

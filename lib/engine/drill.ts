@@ -1,7 +1,12 @@
 /**
- * The article's experiment, run for real: a `notify` run of N steps on the configured store, two worker
- * processes, the one executing step K killed with SIGKILL mid-execute, the other resuming. Everything
- * reported is counted from the store and the outbox, not inferred.
+ * The article's experiment, run for real: a run of N notify steps, two worker processes, the one executing
+ * step K killed with SIGKILL mid-execute, the other resuming (and, with several kills, a fresh worker started
+ * for each one killed). Everything reported is counted from the store and the outbox, not inferred.
+ *
+ * The drill keeps to itself, whatever store it is given: its run is of a workflow only its own workers serve
+ * (`waybill-drill`, the notify workflow under another name), its workers take that run and no other, and the
+ * only processes it signals are the ones it started. The caller chooses the store: lib/cli/drill.ts gives it a
+ * throwaway one unless told to work in place.
  */
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -10,22 +15,49 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Checkpoint } from '../checkpoint/checkpoint';
 import { WaybillError } from '../errors';
-import type { RunStore, Store } from '../store/types';
+import type { CommittedRow, RunStore, StepEvent, Store } from '../store/types';
 import { granularityAdvice } from './advice';
 import { startRun } from './runs';
+import { notifyWorkflow, type NotifyInput } from './workflows/notify';
 import { readOutbox } from './workflows/outbox';
-import type { WorkflowRegistry } from './workflow';
+import { defineWorkflow, WorkflowRegistry, type WorkflowDefinition } from './workflow';
+
+export const DRILL_WORKFLOW = 'waybill-drill';
+const OUTBOX = 'outbox.jsonl';
+
+/**
+ * The drill's workflow: notify, under a name no user's worker serves, so none takes the drill's run. Its
+ * outbox is a path inside `dataDir`, as notify requires; the drill gives its workers a data directory of its own.
+ */
+export function drillWorkflow(dataDir: string): WorkflowDefinition<NotifyInput> {
+  return defineWorkflow({ ...notifyWorkflow({ dataDir }), name: DRILL_WORKFLOW });
+}
 
 export interface DrillOptions {
   store: Store & RunStore;
-  registry: WorkflowRegistry;
   steps: number;
+  /** The first kill's step; further kills are spread evenly over the steps after it. */
   killAt: number;
+  kills: number;
   latencyMs: number;
   claimTtlMs: number;
-  /** How to start one worker process with the given id, its data directory (WAYBILL_DATA_DIR) `dataDir`. */
-  spawnWorker: (id: string, dataDir: string) => ChildProcess;
+  /** Starts one worker process with the given id, serving only the given run, with `dataDir` as WAYBILL_DATA_DIR. */
+  spawnWorker: (id: string, runId: string, dataDir: string) => ChildProcess;
   onProgress?: (phase: 'running' | 'killed' | 'resumed', step: number) => void;
+}
+
+/** One kill and the recovery after it, each time measured from the SIGKILL. */
+export interface KillReport {
+  step: number;
+  worker: string;
+  /** The survivor's beat found the pid gone and released the dead worker's claims (null: it never did). */
+  releasedMs: number | null;
+  /** The survivor took the run over. */
+  takenMs: number | null;
+  /** The first step begun by another worker: the recovery. */
+  resumedMs: number;
+  /** The first step another worker committed from the kill on: killAt itself, or the next one (see below). */
+  resumedAtStep: number;
 }
 
 export interface DrillReport {
@@ -33,6 +65,7 @@ export interface DrillReport {
   steps: number;
   killAt: number;
   killedWorker: string;
+  kills: KillReport[];
   committed: number;
   lost: number;
   stepsRedone: number;
@@ -42,66 +75,110 @@ export interface DrillReport {
   stepMs: number;
   saveMs: number;
   redoSaveRatio: number;
+  /** The median of the kills' resumedMs; recoveryMaxMs their worst. */
   recoveryMs: number;
+  recoveryMaxMs: number;
   advice: string;
 }
 
 export async function drill(o: DrillOptions): Promise<DrillReport> {
   const dir = mkdtempSync(join(tmpdir(), 'waybill-drill-'));
   // The workers' data directory is the drill's own, and the outbox a path inside it, as notify requires.
-  const outbox = join(dir, 'outbox.jsonl');
-  const workers = [o.spawnWorker(`drill-a-${process.pid}`, dir), o.spawnWorker(`drill-b-${process.pid}`, dir)];
+  const outbox = join(dir, OUTBOX);
+  const workers = new Map<string, ChildProcess>();
+  let generation = 0;
+  const all: ChildProcess[] = [];
   try {
-    const run = await startRun(o.store, o.registry, {
-      workflow: 'notify', input: { count: o.steps, outbox: 'outbox.jsonl', latencyMs: o.latencyMs },
+    const run = await startRun(o.store, new WorkflowRegistry([drillWorkflow(dir)]), {
+      workflow: DRILL_WORKFLOW, input: { count: o.steps, outbox: OUTBOX, latencyMs: o.latencyMs },
       id: `drill-${new Date().toISOString().replace(/[^0-9]/g, '').slice(0, 14)}-${process.pid}`,
     });
-    const killed = await killMidExecute(o, run.id);
-    o.onProgress?.('killed', o.killAt);
+    const spawnOne = () => {
+      const id = `drill-${process.pid}-w${generation++}`;
+      const child = o.spawnWorker(id, run.id, dir);
+      workers.set(id, child);
+      all.push(child);
+    };
+    spawnOne();
+    spawnOne();
+
+    const killed: { step: number; worker: string; atMs: number }[] = [];
+    for (const step of killSteps(o)) {
+      killed.push({ step, ...(await killMidExecute(o, run.id, step, workers)) });
+      o.onProgress?.('killed', step);
+      spawnOne();
+    }
     await waitForEnd(o, run.id);
 
     const committed = await o.store.listCommitted(run.id, { limit: o.steps + 1 });
     const events = await o.store.listEvents(run.id, { limit: 100_000 });
     const redone = new Set(events.filter((e) => e.outcome === 'expired' && e.step !== null).map((e) => e.step));
     const mail = readOutbox(outbox);
-    // The first step the surviving worker committed from the kill on. Usually step killAt itself; but a kill
-    // that lands as the worker sends killAt's commit lets that commit through (it was already on the wire),
-    // and the step left in doubt is the next one, claimed in that commit.
-    const resumedAt = committed.find((c) => c.step !== null && c.step >= o.killAt && c.workerId !== killed.workerId);
-    if (!resumedAt) throw new WaybillError('DRILL_FAILED', `no step from ${o.killAt} on was committed by another worker after the kill`);
+    const kills = killed.map((k) => recovery(k, committed, events));
     const stepMs = median(committed.map((c) => c.durationMs ?? 0));
     const saveMs = await measureSave(o.store, run.id);
     const ratio = stepMs / saveMs;
     const progress = await o.store.loadProgress(run.id);
+    const resumed = kills.map((k) => k.resumedMs);
     return {
-      runId: run.id, steps: o.steps, killAt: o.killAt, killedWorker: killed.workerId,
+      runId: run.id, steps: o.steps, killAt: o.killAt, killedWorker: killed[0]!.worker, kills,
       committed: committed.length, lost: o.steps - committed.length, stepsRedone: redone.size,
       executedTwice: mail.duplicates + (mail.delivered - mail.byKey.size), duplicatesRefused: mail.duplicates,
       skipped: progress?.skipped ?? 0, stepMs, saveMs, redoSaveRatio: ratio,
-      recoveryMs: resumedAt.committedAt * 1000 - (resumedAt.durationMs ?? 0) - killed.atMs,
+      recoveryMs: median(resumed), recoveryMaxMs: Math.max(...resumed),
       advice: granularityAdvice(ratio),
     };
   } finally {
-    await Promise.all(workers.map(stopProcess));
+    await Promise.all(all.map(stopProcess));
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-/** Watches the claims table until step killAt is claimed, then SIGKILLs the worker holding it. */
-async function killMidExecute(o: DrillOptions, runId: string): Promise<{ workerId: string; atMs: number }> {
+/** killAt, then the rest spread evenly over the steps after it, all before the last step. */
+function killSteps(o: DrillOptions): number[] {
+  const gap = (o.steps - o.killAt) / o.kills;
+  return Array.from({ length: o.kills }, (_, i) => o.killAt + Math.floor(i * gap));
+}
+
+/**
+ * What the store says happened after one kill. The first step the others committed from the kill on is
+ * usually the step killed itself; but a kill that lands as the worker sends that step's commit lets the commit
+ * through (it was already on the wire), and the step left in doubt is the next one, claimed in that commit.
+ */
+function recovery(k: { step: number; worker: string; atMs: number }, committed: CommittedRow[], events: StepEvent[]): KillReport {
+  const after = (atS: number) => atS * 1000 - k.atMs;
+  const begun = (c: CommittedRow) => c.committedAt * 1000 - (c.durationMs ?? 0);
+  const resumedAt = committed
+    .filter((c) => c.step !== null && c.step >= k.step && c.workerId !== k.worker && begun(c) >= k.atMs)
+    .sort((a, b) => begun(a) - begun(b))[0];
+  if (!resumedAt) throw new WaybillError('DRILL_FAILED', `no step from ${k.step} on was committed by another worker after the kill`);
+  const released = events.find((e) => e.outcome === 'expired' && e.detail?.startsWith(`worker ${k.worker} died`));
+  const taken = events.find((e) => e.outcome === 'expired' && e.detail?.startsWith(`run lease of ${k.worker} `));
+  return {
+    step: k.step, worker: k.worker,
+    releasedMs: released ? after(released.at) : null, takenMs: taken ? after(taken.at) : null,
+    resumedMs: begun(resumedAt) - k.atMs, resumedAtStep: resumedAt.step!,
+  };
+}
+
+/** Watches the claims until `step` is claimed by one of our workers, then SIGKILLs that worker. */
+async function killMidExecute(o: DrillOptions, runId: string, step: number, workers: Map<string, ChildProcess>): Promise<{ worker: string; atMs: number }> {
   let lastStep = -1;
   for (;;) {
     const claims = await o.store.listClaims({ runId, claimTtlMs: o.claimTtlMs });
-    const target = claims.find((c) => c.step === o.killAt && c.workerId);
+    const target = claims.find((c) => c.step === step && c.workerId);
     if (target) {
-      const worker = (await o.store.listWorkers()).find((w) => w.id === target.workerId);
-      if (!worker) throw new WaybillError('DRILL_FAILED', `worker ${target.workerId} holds step ${o.killAt} but is not registered`);
-      process.kill(worker.pid, 'SIGKILL');
-      return { workerId: worker.id, atMs: Date.now() };
+      const child = workers.get(target.workerId!);
+      // Only our own workers serve the drill's workflow; anything else holding its claim is not ours to kill.
+      if (!child) throw new WaybillError('DRILL_FAILED', `step ${step} is held by ${target.workerId}, which the drill did not start`);
+      child.kill('SIGKILL');
+      const atMs = Date.now();
+      workers.delete(target.workerId!);
+      return { worker: target.workerId!, atMs };
     }
     const progress = await o.store.loadProgress(runId);
-    if ((progress?.step ?? 0) > o.killAt) {
-      throw new WaybillError('DRILL_FAILED', `step ${o.killAt} finished before it could be caught mid-execute; raise --latency-ms`);
+    if ((progress?.step ?? 0) > step) {
+      throw new WaybillError('DRILL_FAILED', `step ${step} finished before it could be caught mid-execute; raise --latency-ms`);
     }
     if (progress && progress.step !== lastStep) o.onProgress?.('running', (lastStep = progress.step));
     await sleep(1);

@@ -2,20 +2,35 @@
  * A worker: the "sandbox" that executes runs and may die at any instant. It registers itself,
  * heartbeats, takes runnable runs, keeps their run leases alive and hands them back when told to stop.
  *
+ * One execution per run: each take of a run raises its `attempts`, and that number fences the execution's
+ * renewals, finish and release, so a copy that lost the run (taken over while it stalled) can neither keep
+ * it alive nor re-queue it under its successor. A worker never takes a run it still has in hand: stalled past
+ * its lease and woken up, it finds its own run "free" and would otherwise run it twice beside itself.
+ *
+ * Pause, cancel, a takeover and a drain all stop a run the same way: the step in hand finishes and commits,
+ * and the next one is not started. Aborting a side effect halfway is the one outcome worse than either.
+ *
  * Noticing a dead peer: a run lease only passes after WAYBILL_RUN_LEASE_MS, which must be long enough that a
- * busy worker (an event loop blocked for seconds) is never taken over. A peer on the same host can do better
- * with proof instead of a timeout: if the dead worker's pid is gone, its claims are released and its runs
- * resume at once. Across hosts, the lease is the only evidence, and the fencing token covers a worker that
- * was merely paused.
+ * busy worker (an event loop blocked for seconds) is never taken over. Proof does better than a timeout, and
+ * a blocked worker still has both proofs of life:
+ * - on the same machine (one kernel, one pid namespace: lib/store/machine.ts), its pid: gone (or a zombie),
+ *   the dead worker's claims are released and its runs resume at the next beat;
+ * - elsewhere, where the store can tell (PostgreSQL: a session lock each worker holds), the lock: seen held
+ *   once, then free on LIVENESS_BEATS beats in a row while the peer's heartbeat did not move. Both, because a
+ *   live worker that lost its connection has no lock for a moment; it also cannot heartbeat meanwhile, and it
+ *   has its lock back within a beat of its connection.
+ * Without either (SQLite across machines, a peer this worker never saw alive), the lease is the only
+ * evidence, and the fencing token covers a worker that was merely paused.
  */
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Checkpoint } from '../checkpoint/checkpoint';
 import { LeaseLostError, WaybillError } from '../errors';
-import type { RunRow, RunStore, Store } from '../store/types';
+import type { RunRow, RunStore, Store, WorkerRow } from '../store/types';
 import { RunContext, type RetryPolicy } from './context';
 import { silentLogger, type Logger } from './log';
+import { machineId, pidAlive } from '../store/machine';
 import { startPruning } from './prune';
 import { fillRunTotal, type WorkflowRegistry } from './workflow';
 
@@ -37,6 +52,8 @@ export interface WorkerOptions {
   prune?: { olderThanMs: number; everyMs?: number };
   /** Once the worker's row exists and before it takes a run: where `waybill worker` publishes its workflows. */
   onRegistered?: (workerId: string) => Promise<void>;
+  /** Take only this run (the drill's workers, which must leave every other run alone). */
+  onlyRun?: string;
 }
 
 /** Why a run stopped without finishing: it was paused, cancelled or taken over, or the worker drains. */
@@ -49,10 +66,16 @@ export class RunInterruptedError extends WaybillError {
 export class Worker {
   readonly id: string;
   readonly host = hostname();
+  readonly machine = machineId();
   private readonly draining = new AbortController();
   private readonly active = new Set<Promise<void>>();
-  private readonly o: Required<Omit<WorkerOptions, 'id' | 'retry' | 'prune' | 'onRegistered'>> & {
-    retry: RetryPolicy; prune?: WorkerOptions['prune']; onRegistered?: WorkerOptions['onRegistered'];
+  /** The runs being executed here now: never taken again until their execution ends. */
+  private readonly inHand = new Set<string>();
+  /** What each peer's proof of life looked like at our recent beats (see the header). */
+  private readonly sightings = new Map<string, Sighting>();
+  private beating = false;
+  private readonly o: Required<Omit<WorkerOptions, 'id' | 'retry' | 'prune' | 'onRegistered' | 'onlyRun'>> & {
+    retry: RetryPolicy; prune?: WorkerOptions['prune']; onRegistered?: WorkerOptions['onRegistered']; onlyRun?: string;
   };
 
   constructor(options: WorkerOptions) {
@@ -67,12 +90,13 @@ export class Worker {
   /** Runs until stop() is called; resolves once every run in hand was finished or handed back. */
   async run(): Promise<void> {
     const { store, log } = this.o;
-    await store.registerWorker({ id: this.id, host: this.host, pid: process.pid });
+    await store.registerWorker({ id: this.id, host: this.host, pid: process.pid, machine: this.machine });
     // A worker that could not say what it serves stops at once, and says so on its row.
     await this.o.onRegistered?.(this.id).catch(async (error) => {
       await store.stopWorker(this.id).catch(() => {});
       throw error;
     });
+    const liveness = await store.holdLiveness(this.id);
     log.info('worker started', { workerId: this.id, concurrency: this.o.concurrency });
     const heartbeat = setInterval(() => void this.beat(), this.o.heartbeatMs);
     await this.beat();
@@ -88,6 +112,7 @@ export class Worker {
       // A prune stops between batches when the worker drains; each batch is its own transaction.
       await pruning?.stop();
       await store.stopWorker(this.id).catch(() => {});
+      await liveness.release().catch(() => {});
       log.info('worker stopped', { workerId: this.id });
     }
   }
@@ -99,12 +124,17 @@ export class Worker {
 
   private async takeOne(): Promise<boolean> {
     try {
-      const run = await this.o.store.claimRun({ workerId: this.id, leaseMs: this.o.runLeaseMs, workflows: this.o.registry.names() });
+      const run = await this.o.store.claimRun({ workerId: this.id, leaseMs: this.o.runLeaseMs, workflows: this.o.registry.names(),
+        holding: [...this.inHand], runId: this.o.onlyRun });
       if (!run) return false;
+      this.inHand.add(run.id);
       // execute() reports its own failures; a store error while handing back must not kill the worker.
       const done: Promise<void> = this.execute(run)
         .catch((error) => this.o.log.error('run bookkeeping failed', { runId: run.id, workerId: this.id, error: String(error) }))
-        .finally(() => this.active.delete(done));
+        .finally(() => {
+          this.active.delete(done);
+          this.inHand.delete(run.id);
+        });
       this.active.add(done);
       return true;
     } catch (error) {
@@ -114,30 +144,76 @@ export class Worker {
   }
 
   private async beat(): Promise<void> {
+    // One beat at a time: sightings are counted per beat, and a slow store must not make three of one.
+    if (this.beating) return;
+    this.beating = true;
     const { store, log } = this.o;
     try {
       await store.heartbeatWorker(this.id);
-      for (const peer of await store.listWorkers()) {
-        if (peer.id === this.id || peer.host !== this.host || peer.stoppedAt !== null || pidAlive(peer.pid)) continue;
-        const released = await store.markWorkerDead(peer.id, `pid ${peer.pid} is gone on ${this.host}`);
-        log.warn('peer worker died; its runs resume now', { workerId: this.id, peer: peer.id, releasedClaims: released });
+      const peers = (await store.listWorkers()).filter((peer) => peer.id !== this.id && peer.stoppedAt === null);
+      const here = peers.filter((peer) => this.onThisMachine(peer));
+      for (const peer of here) {
+        if (pidAlive(peer.pid)) continue;
+        await this.declareDead(peer, `pid ${peer.pid} is gone on ${peer.host}`);
+      }
+      const elsewhere = peers.filter((peer) => !this.onThisMachine(peer));
+      const life = await store.livenessOf(elsewhere.map((peer) => peer.id));
+      for (const id of this.sightings.keys()) if (!life.has(id)) this.sightings.delete(id);
+      for (const peer of elsewhere) {
+        if (this.lostItsLife(peer, life.get(peer.id) ?? 'unknown')) {
+          await this.declareDead(peer, `its liveness lock is free and it has not beaten for ${LIVENESS_BEATS} beats`);
+        }
       }
     } catch (error) {
       log.warn('heartbeat failed', { workerId: this.id, error: String(error) });
+    } finally {
+      this.beating = false;
     }
+  }
+
+  private async declareDead(peer: WorkerRow, reason: string): Promise<void> {
+    const released = await this.o.store.markWorkerDead(peer.id, reason);
+    this.sightings.delete(peer.id);
+    this.o.log.warn('peer worker died; its runs resume now', { workerId: this.id, peer: peer.id, reason, releasedClaims: released });
+  }
+
+  /** Proof by pid is only possible where the pid lives; a peer of unknown machine (older rows) never qualifies. */
+  private onThisMachine(peer: WorkerRow): boolean {
+    return this.machine !== null && peer.machine === this.machine;
+  }
+
+  /**
+   * Seen holding its lock once, then free with its heartbeat unmoved for LIVENESS_BEATS of our beats in a row.
+   * A peer never seen holding one (a worker of an older Waybill, or one dead before we looked) is left to its lease.
+   */
+  private lostItsLife(peer: WorkerRow, life: 'held' | 'free' | 'unknown'): boolean {
+    const seen = this.sightings.get(peer.id);
+    if (life === 'held') {
+      this.sightings.set(peer.id, { everHeld: true, freeBeats: 0, heartbeatAt: peer.heartbeatAt });
+      return false;
+    }
+    if (life === 'unknown' || !seen?.everHeld) return false;
+    const freeBeats = seen.heartbeatAt === peer.heartbeatAt ? seen.freeBeats + 1 : 1;
+    this.sightings.set(peer.id, { everHeld: true, freeBeats, heartbeatAt: peer.heartbeatAt });
+    return freeBeats >= LIVENESS_BEATS;
   }
 
   private async execute(run: RunRow): Promise<void> {
     const { store, registry } = this.o;
     const log = this.o.log.child({ runId: run.id, workflow: run.workflow, workerId: this.id });
+    // The fence: this take's attempt number. A later take (by anyone, this worker id included) raises it.
+    const attempt = run.attempts;
     const interrupted = new AbortController();
     const renew = setInterval(async () => {
-      const lease = await store.renewRunLease(run.id, this.id, this.o.runLeaseMs).catch(() => ({ held: true, status: null }));
-      if (!lease.held) interrupted.abort(new RunInterruptedError(run.id, `it is ${lease.status ?? 'gone'}`));
+      const lease = await store.renewRunLease(run.id, this.id, this.o.runLeaseMs, attempt).catch(() => ({ held: true, status: null }));
+      if (!lease.held) {
+        interrupted.abort(new RunInterruptedError(run.id, lease.status === 'running' ? 'it was taken over' : `it is ${lease.status ?? 'gone'}`));
+      }
       // Renewing at the heartbeat, not at a third of the lease, is what makes pause and cancel felt within
       // a second: the renewal is where the worker learns the run's status.
     }, Math.min(this.o.runLeaseMs / 3, this.o.heartbeatMs));
-    const betweenSteps = AbortSignal.any([interrupted.signal, this.draining.signal]);
+    // Checked before each step and while a step waits for another holder, never inside a side effect.
+    const stop = AbortSignal.any([interrupted.signal, this.draining.signal]);
     const checkpoint = new Checkpoint(store, run.id, {
       workerId: this.id, leaseMs: this.o.claimLeaseMs, claimTtlMs: this.o.claimTtlMs,
     });
@@ -146,24 +222,26 @@ export class Worker {
       const input = registry.parseInput(run.workflow, JSON.parse(run.inputJson));
       await fillRunTotal(store, run, this.id, workflow, input);
       const retry = { ...this.o.retry, maxAttempts: workflow.maxAttempts ?? this.o.retry.maxAttempts };
-      const ctx = new RunContext(run.id, checkpoint, betweenSteps, log, retry, interrupted.signal);
-      log.info('run started', { attempt: run.attempts });
+      const ctx = new RunContext(run.id, checkpoint, stop, log, retry);
+      log.info('run started', { attempt });
       // However the workflow ends, a claim its last step took ahead for a step it did not run goes back before
       // the run does: left, it would sit out its lease and then look like a side effect in doubt.
       const output = await workflow.run(ctx, input).finally(() => checkpoint.releaseAhead().catch(() => undefined));
-      if (await store.finishRun(run.id, this.id, { status: 'completed', outputJson: JSON.stringify(output) ?? 'null' })) {
+      if (await store.finishRun(run.id, this.id, { status: 'completed', outputJson: JSON.stringify(output) ?? 'null' }, attempt)) {
         log.info('run completed');
       } else {
-        await store.releaseRun(run.id, this.id);
+        await store.releaseRun(run.id, this.id, attempt);
         log.warn('run finished its steps but was cancelled or taken over meanwhile');
       }
     } catch (error) {
-      if (betweenSteps.aborted || error instanceof LeaseLostError) {
-        await store.releaseRun(run.id, this.id);
-        log.info('run handed back', { reason: String(betweenSteps.reason?.message ?? error) });
+      if (stop.aborted || error instanceof LeaseLostError) {
+        await store.releaseRun(run.id, this.id, attempt);
+        const reason = stop.aborted ? (stop.reason as Error | undefined)?.message : String(error);
+        // A pause is a pause: the step in hand committed, nothing failed, and the timeline has the operator's event.
+        log.info('run stopped after its step in hand', { reason });
       } else {
         const message = error instanceof Error ? error.message : String(error);
-        await store.finishRun(run.id, this.id, { status: 'failed', error: message });
+        await store.finishRun(run.id, this.id, { status: 'failed', error: message }, attempt);
         log.error('run failed', { error: message });
       }
     } finally {
@@ -172,13 +250,13 @@ export class Worker {
   }
 }
 
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
-  }
+/** Beats in a row a peer's lock must be seen free, its heartbeat unmoved, before it is called dead. */
+const LIVENESS_BEATS = 3;
+
+interface Sighting {
+  everHeld: boolean;
+  freeBeats: number;
+  heartbeatAt: number;
 }
 
 function stripUndefined<T extends object>(value: T): T {

@@ -118,8 +118,9 @@ export const LONE_ALL_SQL = `WITH RECURSIVE ids(id) AS (
     WHERE id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = ids.id)`)}`;
 
 /**
- * Takes one runnable run: queued, or running with a passed run lease or an owner marked stopped. $1 worker,
- * $2 workflows (text[]), $3 lease s, $4 skew.
+ * Takes one runnable run: queued, or running with a passed run lease or an owner marked stopped, never one
+ * of the runs the caller has in hand ($5, text[]), and only run $6 when given. $1 worker, $2 workflows
+ * (text[]), $3 lease s, $4 skew.
  *
  * - pick: the oldest runnable run, locked. SKIP LOCKED passes over a row another claimer has locked, so
  *         claimers on any number of hosts never wait for each other nor take the same run; LIMIT 1 stops
@@ -132,7 +133,7 @@ export const LONE_ALL_SQL = `WITH RECURSIVE ids(id) AS (
  */
 export const CLAIM_RUN_SQL = `WITH pick AS MATERIALIZED (
   SELECT p.id, p.owner FROM runs p
-  WHERE p.workflow = ANY($2::text[])
+  WHERE p.workflow = ANY($2::text[]) AND p.id <> ALL($5::text[]) AND ($6::text IS NULL OR p.id = $6::text)
     AND (p.status = 'queued' OR (p.status = 'running' AND (p.lease_expires_at <= ${now('$4')}
       OR p.owner IN (SELECT w.id FROM workers w WHERE w.stopped_at IS NOT NULL))))
   ORDER BY p.created_at, p.id COLLATE "C" LIMIT 1
@@ -159,14 +160,23 @@ export const ADOPT_RUN_SQL = `UPDATE runs r SET lease_expires_at = ${now('$4')} 
   AND r.owner = $1 AND r.status = 'running'
   RETURNING ${run('r')}`;
 
-/** $1 id, $2 worker, $3 lease s, $4 skew. */
-export const RENEW_RUN_SQL = `UPDATE runs SET lease_expires_at = ${now('$4')} + $3::float8
-  WHERE id = $1 AND owner = $2 AND status = 'running'`;
+/**
+ * Which execution a call speaks for: the run's `attempts` when claimRun handed it out (null: the worker id
+ * alone, as before). A worker id cannot tell a stalled execution from its successor under the same id.
+ */
+const fence = (p: string) => `(${p}::int IS NULL OR attempts = ${p}::int)`;
 
-/** A run paused while its last step ran still completes. $1 id, $2 worker, $3 status, $4 error, $5 output, $6 skew. */
+/** $1 id, $2 worker, $3 lease s, $4 skew, $5 attempt. */
+export const RENEW_RUN_SQL = `UPDATE runs SET lease_expires_at = ${now('$4')} + $3::float8
+  WHERE id = $1 AND owner = $2 AND ${fence('$5')} AND status = 'running'`;
+
+/**
+ * A run paused while its last step ran still completes. $1 id, $2 worker, $3 status, $4 error, $5 output,
+ * $6 skew, $7 attempt.
+ */
 export const FINISH_RUN_SQL = `UPDATE runs SET status = $3, error = $4, output_json = $5, owner = NULL,
   lease_expires_at = NULL, finished_at = ${now('$6')}, updated_at = ${now('$6')}
-  WHERE id = $1 AND owner = $2 AND status IN ('running', 'paused')`;
+  WHERE id = $1 AND owner = $2 AND ${fence('$7')} AND status IN ('running', 'paused')`;
 
 /**
  * After a finishRun whose connection died and that now changes nothing: is the run ended the way that
@@ -176,9 +186,9 @@ export const FINISHED_SQL = `SELECT 1 FROM runs WHERE id = $1 AND owner IS NULL 
   AND error IS NOT DISTINCT FROM $3::text AND output_json IS NOT DISTINCT FROM $4::text
   AND finished_at >= ${now('$6')} - $5::float8`;
 
-/** $1 id, $2 worker, $3 skew. */
+/** $1 id, $2 worker, $3 skew, $4 attempt. */
 export const RELEASE_RUN_SQL = `UPDATE runs SET status = CASE status WHEN 'running' THEN 'queued' ELSE status END,
-  owner = NULL, lease_expires_at = NULL, updated_at = ${now('$3')} WHERE id = $1 AND owner = $2`;
+  owner = NULL, lease_expires_at = NULL, updated_at = ${now('$3')} WHERE id = $1 AND owner = $2 AND ${fence('$4')}`;
 
 /**
  * An operator's action. $1 id, $2 statuses it may leave (text[]), $3 status it leads to, $4 action, $5 actor,
@@ -213,11 +223,11 @@ export const ACTED_SQL = `SELECT ${run('r')} FROM runs r WHERE r.id = $1 AND EXI
     ORDER BY e.id DESC LIMIT 1) last
   WHERE starts_with(last.detail, $2) AND right(last.detail, char_length($3)) = $3 AND last.at >= ${now('$5')} - $4::float8)`;
 
-/** $1 id, $2 host, $3 pid, $4 skew. */
-export const REGISTER_WORKER_SQL = `INSERT INTO workers (id, host, pid, started_at, heartbeat_at)
-  VALUES ($1, $2, $3, ${now('$4')}, ${now('$4')})
-  ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid, started_at = excluded.started_at,
-    heartbeat_at = excluded.heartbeat_at, stopped_at = NULL`;
+/** $1 id, $2 host, $3 pid, $4 skew, $5 machine. */
+export const REGISTER_WORKER_SQL = `INSERT INTO workers (id, host, pid, machine, started_at, heartbeat_at)
+  VALUES ($1, $2, $3, $5, ${now('$4')}, ${now('$4')})
+  ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid, machine = excluded.machine,
+    started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at, stopped_at = NULL`;
 
 /** $1 id, $2 skew. */
 export const HEARTBEAT_WORKER_SQL = `UPDATE workers SET heartbeat_at = ${now('$2')} WHERE id = $1`;
@@ -225,7 +235,7 @@ export const HEARTBEAT_WORKER_SQL = `UPDATE workers SET heartbeat_at = ${now('$2
 /** $1 id, $2 skew. */
 export const STOP_WORKER_SQL = `UPDATE workers SET stopped_at = ${now('$2')} WHERE id = $1 AND stopped_at IS NULL`;
 
-export const LIST_WORKERS_SQL = `SELECT id, host, pid, started_at AS "startedAt", heartbeat_at AS "heartbeatAt",
+export const LIST_WORKERS_SQL = `SELECT id, host, pid, machine, started_at AS "startedAt", heartbeat_at AS "heartbeatAt",
   stopped_at AS "stoppedAt" FROM workers ORDER BY started_at DESC`;
 
 /**

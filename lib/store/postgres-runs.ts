@@ -20,6 +20,7 @@
 import { performance } from 'node:perf_hooks';
 import { ConflictError, InvalidTransitionError, NotFoundError } from '../errors';
 import { PostgresInsights } from './postgres-insights';
+import { holdLiveness, livenessOf, type LivenessHold } from './postgres-liveness';
 import { mayHaveRun, withRetry } from './postgres-retry';
 import * as sql from './postgres-runs-sql';
 import { LIST_PUBLISHED_SQL, LIVE_SERVERS_SQL, publishPostgres, SET_TOTAL_SQL } from './postgres-workflows';
@@ -80,37 +81,38 @@ export abstract class PostgresRunStore extends PostgresInsights implements RunSt
       .sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, limit);
   }
 
-  async claimRun(request: { workerId: string; leaseMs: number; workflows: string[] }): Promise<RunRow | null> {
+  async claimRun(request: Parameters<RunStore['claimRun']>[0]): Promise<RunRow | null> {
     const held = this.held(request.workerId);
+    const holding = request.holding ?? [];
     const lease = request.leaseMs / 1000;
     const row = await this.attempts('claimRun', async ({ outcomeUnknown }) => {
       if (outcomeUnknown) {
         const adopted = (await this.pool.query<RunRow>(
-          { text: sql.ADOPT_RUN_SQL, values: [request.workerId, [...held], lease, this.skew()] })).rows[0];
+          { text: sql.ADOPT_RUN_SQL, values: [request.workerId, [...held, ...holding], lease, this.skew()] })).rows[0];
         if (adopted) return adopted;
       }
       return (await this.pool.query<RunRow>({ name: 'waybill_run_claim', text: sql.CLAIM_RUN_SQL,
-        values: [request.workerId, request.workflows, lease, this.skew()] })).rows[0];
+        values: [request.workerId, request.workflows, lease, this.skew(), holding, request.runId ?? null] })).rows[0];
     });
     if (!row) return null;
     held.add(row.id);
     return row;
   }
 
-  async renewRunLease(id: string, workerId: string, leaseMs: number): Promise<{ held: boolean; status: RunStatus | null }> {
-    const renewed = await this.query('waybill_run_renew', sql.RENEW_RUN_SQL, [id, workerId, leaseMs / 1000, this.skew()]);
+  async renewRunLease(id: string, workerId: string, leaseMs: number, attempt?: number): Promise<{ held: boolean; status: RunStatus | null }> {
+    const renewed = await this.query('waybill_run_renew', sql.RENEW_RUN_SQL, [id, workerId, leaseMs / 1000, this.skew(), attempt ?? null]);
     if (renewed.rowCount === 1) return { held: true, status: 'running' };
     // Read afresh: the status that made the renewal miss may be newer than the renewal's snapshot.
     return { held: false, status: (await this.getRun(id))?.status ?? null };
   }
 
-  async finishRun(id: string, workerId: string, outcome: RunOutcome): Promise<boolean> {
+  async finishRun(id: string, workerId: string, outcome: RunOutcome, attempt?: number): Promise<boolean> {
     const error = outcome.error ?? null;
     const output = outcome.outputJson ?? null;
     try {
       return await this.attempts('finishRun', async ({ outcomeUnknown, sinceS }) => {
         const finished = await this.pool.query({ name: 'waybill_run_finish', text: sql.FINISH_RUN_SQL,
-          values: [id, workerId, outcome.status, error, output, this.skew()] });
+          values: [id, workerId, outcome.status, error, output, this.skew(), attempt ?? null] });
         if (finished.rowCount === 1) return true;
         if (!outcomeUnknown) return false;
         return (await this.pool.query({ text: sql.FINISHED_SQL,
@@ -122,9 +124,9 @@ export abstract class PostgresRunStore extends PostgresInsights implements RunSt
     }
   }
 
-  async releaseRun(id: string, workerId: string): Promise<void> {
+  async releaseRun(id: string, workerId: string, attempt?: number): Promise<void> {
     try {
-      await this.query('waybill_run_release', sql.RELEASE_RUN_SQL, [id, workerId, this.skew()]);
+      await this.query('waybill_run_release', sql.RELEASE_RUN_SQL, [id, workerId, this.skew(), attempt ?? null]);
     } finally {
       this.held(workerId).delete(id);
     }
@@ -148,8 +150,9 @@ export abstract class PostgresRunStore extends PostgresInsights implements RunSt
     return row;
   }
 
-  async registerWorker(worker: { id: string; host: string; pid: number }): Promise<void> {
-    await this.query('waybill_worker_register', sql.REGISTER_WORKER_SQL, [worker.id, worker.host, worker.pid, this.skew()]);
+  async registerWorker(worker: Parameters<RunStore['registerWorker']>[0]): Promise<void> {
+    await this.query('waybill_worker_register', sql.REGISTER_WORKER_SQL,
+      [worker.id, worker.host, worker.pid, this.skew(), worker.machine ?? null]);
   }
 
   async heartbeatWorker(id: string): Promise<void> {
@@ -179,6 +182,14 @@ export abstract class PostgresRunStore extends PostgresInsights implements RunSt
 
   async setRunTotal(id: string, workerId: string, totalSteps: number): Promise<void> {
     await this.query('waybill_run_set_total', SET_TOTAL_SQL, [totalSteps, id, workerId]);
+  }
+
+  holdLiveness(workerId: string): Promise<LivenessHold> {
+    return holdLiveness(this.pool, workerId);
+  }
+
+  livenessOf(workerIds: string[]): Promise<Map<string, 'held' | 'free'>> {
+    return withRetry('livenessOf', () => livenessOf(this.pool, workerIds));
   }
 
   /**

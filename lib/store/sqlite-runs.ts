@@ -101,6 +101,13 @@ const LONE_ALL_SQL = `WITH RECURSIVE ids(id) AS (
   ${LONE(`SELECT id, (SELECT max(committed_at) FROM committed c WHERE c.run_id = ids.id) AS at FROM ids
     WHERE id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = ids.id)`)}`;
 
+/**
+ * Which execution of a run a call speaks for: the run's `attempts` when claimRun handed it out. A worker id
+ * alone does not tell a stalled execution from its successor under the same id. Null: the caller's worker id
+ * is the whole test, as before.
+ */
+const FENCE = '(@attempt IS NULL OR attempts = @attempt)';
+
 export abstract class SqliteRunStore extends SqliteInsights implements RunStore {
   private readonly r;
 
@@ -110,21 +117,22 @@ export abstract class SqliteRunStore extends SqliteInsights implements RunStore 
       get: db.prepare<[string], RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE id = ?`),
       insert: db.prepare(`INSERT INTO runs (id, workflow, input_json, status, total_steps, created_at, updated_at)
         VALUES (@id, @workflow, @inputJson, 'queued', @totalSteps, @now, @now) ON CONFLICT (id) DO NOTHING`),
-      runnable: db.prepare<{ now: number; workflows: string }, { id: string; owner: string | null }>(`
+      runnable: db.prepare<{ now: number; workflows: string; holding: string; runId: string | null }, { id: string; owner: string | null }>(`
         SELECT id, owner FROM runs
         WHERE workflow IN (SELECT value FROM json_each(@workflows))
+          AND id NOT IN (SELECT value FROM json_each(@holding)) AND (@runId IS NULL OR id = @runId)
           AND (status = 'queued' OR (status = 'running' AND (lease_expires_at <= @now
             OR owner IN (SELECT id FROM workers WHERE stopped_at IS NOT NULL))))
         ORDER BY created_at, id LIMIT 1`),
       take: db.prepare(`UPDATE runs SET status = 'running', owner = @workerId, lease_expires_at = @leaseExpiresAt,
         attempts = attempts + 1, started_at = coalesce(started_at, @now), updated_at = @now WHERE id = @id`),
       renew: db.prepare(`UPDATE runs SET lease_expires_at = @leaseExpiresAt
-        WHERE id = @id AND owner = @workerId AND status = 'running'`),
+        WHERE id = @id AND owner = @workerId AND ${FENCE} AND status = 'running'`),
       finish: db.prepare(`UPDATE runs SET status = @status, error = @error, output_json = @outputJson, owner = NULL,
         lease_expires_at = NULL, finished_at = @now, updated_at = @now
-        WHERE id = @id AND owner = @workerId AND status IN ('running', 'paused')`),
+        WHERE id = @id AND owner = @workerId AND ${FENCE} AND status IN ('running', 'paused')`),
       release: db.prepare(`UPDATE runs SET status = CASE status WHEN 'running' THEN 'queued' ELSE status END,
-        owner = NULL, lease_expires_at = NULL, updated_at = @now WHERE id = @id AND owner = @workerId`),
+        owner = NULL, lease_expires_at = NULL, updated_at = @now WHERE id = @id AND owner = @workerId AND ${FENCE}`),
       act: db.prepare(`UPDATE runs SET status = @to, updated_at = @now,
         error = CASE WHEN @to = 'queued' THEN NULL ELSE error END,
         finished_at = CASE WHEN @to = 'cancelled' THEN @now WHEN @to = 'queued' THEN NULL ELSE finished_at END,
@@ -134,9 +142,10 @@ export abstract class SqliteRunStore extends SqliteInsights implements RunStore 
         owner = CASE WHEN status = 'running' AND @to <> 'cancelled' THEN owner ELSE NULL END,
         lease_expires_at = CASE WHEN status = 'running' AND @to <> 'cancelled' THEN lease_expires_at ELSE NULL END
         WHERE id = @id`),
-      worker: db.prepare(`INSERT INTO workers (id, host, pid, started_at, heartbeat_at) VALUES (@id, @host, @pid, @now, @now)
-        ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid, started_at = excluded.started_at,
-          heartbeat_at = excluded.heartbeat_at, stopped_at = NULL`),
+      worker: db.prepare(`INSERT INTO workers (id, host, pid, machine, started_at, heartbeat_at)
+        VALUES (@id, @host, @pid, @machine, @now, @now)
+        ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid, machine = excluded.machine,
+          started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at, stopped_at = NULL`),
       heartbeat: db.prepare('UPDATE workers SET heartbeat_at = ? WHERE id = ?'),
       stopWorker: db.prepare('UPDATE workers SET stopped_at = ? WHERE id = ? AND stopped_at IS NULL'),
       workerClaims: db.prepare<[string], { idemKey: string; runId: string; step: number | null }>(
@@ -179,10 +188,11 @@ export abstract class SqliteRunStore extends SqliteInsights implements RunStore 
     })());
   }
 
-  async claimRun(request: { workerId: string; leaseMs: number; workflows: string[] }): Promise<RunRow | null> {
+  async claimRun(request: Parameters<RunStore['claimRun']>[0]): Promise<RunRow | null> {
     const now = this.now();
     return this.tx(() => {
-      const found = this.r.runnable.get({ now, workflows: JSON.stringify(request.workflows) });
+      const found = this.r.runnable.get({ now, workflows: JSON.stringify(request.workflows),
+        holding: JSON.stringify(request.holding ?? []), runId: request.runId ?? null });
       if (!found) return null;
       this.r.take.run({ id: found.id, workerId: request.workerId, now, leaseExpiresAt: now + request.leaseMs / 1000 });
       if (found.owner && found.owner !== request.workerId) {
@@ -193,24 +203,26 @@ export abstract class SqliteRunStore extends SqliteInsights implements RunStore 
     });
   }
 
-  async renewRunLease(id: string, workerId: string, leaseMs: number): Promise<{ held: boolean; status: RunStatus | null }> {
+  async renewRunLease(id: string, workerId: string, leaseMs: number, attempt?: number): Promise<{ held: boolean; status: RunStatus | null }> {
     const now = this.now();
     return guard(() => {
-      if (this.r.renew.run({ id, workerId, leaseExpiresAt: now + leaseMs / 1000 }).changes === 1) return { held: true, status: 'running' };
+      if (this.r.renew.run({ id, workerId, attempt: attempt ?? null, leaseExpiresAt: now + leaseMs / 1000 }).changes === 1) {
+        return { held: true, status: 'running' };
+      }
       const row = this.r.get.get(id);
       return { held: false, status: row?.status ?? null };
     });
   }
 
-  async finishRun(id: string, workerId: string, outcome: { status: 'completed' | 'failed'; error?: string; outputJson?: string }): Promise<boolean> {
+  async finishRun(id: string, workerId: string, outcome: { status: 'completed' | 'failed'; error?: string; outputJson?: string }, attempt?: number): Promise<boolean> {
     const now = this.now();
-    return guard(() => this.r.finish.run({ id, workerId, now, status: outcome.status, error: outcome.error ?? null,
+    return guard(() => this.r.finish.run({ id, workerId, attempt: attempt ?? null, now, status: outcome.status, error: outcome.error ?? null,
       outputJson: outcome.outputJson ?? null }).changes === 1);
   }
 
-  async releaseRun(id: string, workerId: string): Promise<void> {
+  async releaseRun(id: string, workerId: string, attempt?: number): Promise<void> {
     const now = this.now();
-    guard(() => this.r.release.run({ id, workerId, now }));
+    guard(() => this.r.release.run({ id, workerId, attempt: attempt ?? null, now }));
   }
 
   async actOnRun(id: string, action: RunAction, actor: string): Promise<RunRow> {
@@ -226,9 +238,9 @@ export abstract class SqliteRunStore extends SqliteInsights implements RunStore 
     });
   }
 
-  async registerWorker(worker: { id: string; host: string; pid: number }): Promise<void> {
+  async registerWorker(worker: Parameters<RunStore['registerWorker']>[0]): Promise<void> {
     const now = this.now();
-    guard(() => this.r.worker.run({ ...worker, now }));
+    guard(() => this.r.worker.run({ ...worker, machine: worker.machine ?? null, now }));
   }
 
   async heartbeatWorker(id: string): Promise<void> {
@@ -240,7 +252,7 @@ export abstract class SqliteRunStore extends SqliteInsights implements RunStore 
   }
 
   async listWorkers(): Promise<WorkerRow[]> {
-    return guard(() => this.prepared<[], WorkerRow>(`SELECT id, host, pid, started_at AS startedAt,
+    return guard(() => this.prepared<[], WorkerRow>(`SELECT id, host, pid, machine, started_at AS startedAt,
       heartbeat_at AS heartbeatAt, stopped_at AS stoppedAt FROM workers ORDER BY started_at DESC`).all());
   }
 
@@ -255,6 +267,15 @@ export abstract class SqliteRunStore extends SqliteInsights implements RunStore 
 
   async setRunTotal(id: string, workerId: string, totalSteps: number): Promise<void> {
     guard(() => setTotalSqlite(this.db, id, workerId, totalSteps));
+  }
+
+  /** A SQLite file is shared on one machine, where a pid is the proof (lib/store/machine.ts): nothing to hold. */
+  async holdLiveness(): Promise<{ release(): Promise<void> }> {
+    return { release: async () => undefined };
+  }
+
+  async livenessOf(workerIds: string[]): Promise<Map<string, 'held' | 'free' | 'unknown'>> {
+    return new Map(workerIds.map((id) => [id, 'unknown']));
   }
 
   async markWorkerDead(id: string, reason: string): Promise<number> {

@@ -325,6 +325,11 @@ export interface WorkerRow {
   id: string;
   host: string;
   pid: number;
+  /**
+   * The kernel and pid namespace the pid lives in (see lib/store/machine.ts); null for a worker that did not
+   * record one. A peer judges this worker dead by its pid only when its own machine is the same.
+   */
+  machine: string | null;
   startedAt: number;
   heartbeatAt: number;
   stoppedAt: number | null;
@@ -346,21 +351,35 @@ export interface RunStore extends WorkflowStore {
 
   /**
    * Takes one runnable run for this worker, in one transaction: queued, or running with a passed run lease
-   * or an owner marked dead. Returns null when there is none.
+   * or an owner marked dead. Returns null when there is none. The run's `attempts` in the row returned is
+   * this execution's fence: pass it to renewRunLease, finishRun and releaseRun.
+   *
+   * `holding`: the runs this worker is executing now. They are never handed out again, even with their lease
+   * passed: a worker that stalled past its lease and woke up still has them in hand, and taking one again
+   * would run it twice beside itself. `runId`: take only this run (the drill's workers).
    */
-  claimRun(request: { workerId: string; leaseMs: number; workflows: string[] }): Promise<RunRow | null>;
-
-  /** Extends the run lease; returns the run's status and owner so the worker notices pause/cancel/takeover. */
-  renewRunLease(id: string, workerId: string, leaseMs: number): Promise<{ held: boolean; status: RunStatus | null }>;
+  claimRun(request: { workerId: string; leaseMs: number; workflows: string[]; holding?: string[]; runId?: string }): Promise<RunRow | null>;
 
   /**
-   * Ends a run this worker owns. A run paused while its last step ran still completes: its work is done.
-   * False when the worker no longer owns it (taken over, or cancelled meanwhile).
+   * Extends the run lease; returns the run's status so the worker notices pause/cancel/takeover. With
+   * `attempt` (the fence claimRun handed out), only that execution renews: an older one of the same worker
+   * id (a process restarted under its id while the old one was stalled) is told it lost the run.
    */
-  finishRun(id: string, workerId: string, outcome: { status: 'completed' | 'failed'; error?: string; outputJson?: string }): Promise<boolean>;
+  renewRunLease(id: string, workerId: string, leaseMs: number, attempt?: number): Promise<{ held: boolean; status: RunStatus | null }>;
 
-  /** Gives a run back (a draining worker, or one told to pause): queued again unless paused/cancelled. */
-  releaseRun(id: string, workerId: string): Promise<void>;
+  /**
+   * Ends a run this worker owns (and, with `attempt`, this execution of it). A run paused while its last step
+   * ran still completes: its work is done. False when the worker no longer owns it (taken over, or cancelled
+   * meanwhile).
+   */
+  finishRun(id: string, workerId: string, outcome: { status: 'completed' | 'failed'; error?: string; outputJson?: string }, attempt?: number): Promise<boolean>;
+
+  /**
+   * Gives a run back (a draining worker, or one told to pause): queued again unless paused/cancelled. With
+   * `attempt`, a no-op unless this execution still holds it, so a copy that lost the run never re-queues it
+   * under the one that runs it.
+   */
+  releaseRun(id: string, workerId: string, attempt?: number): Promise<void>;
 
   /**
    * An operator's action, recorded as an `operator` event. Throws InvalidTransitionError when the run's
@@ -368,13 +387,25 @@ export interface RunStore extends WorkflowStore {
    */
   actOnRun(id: string, action: RunAction, actor: string): Promise<RunRow>;
 
-  registerWorker(worker: { id: string; host: string; pid: number }): Promise<void>;
+  registerWorker(worker: { id: string; host: string; pid: number; machine?: string | null }): Promise<void>;
   heartbeatWorker(id: string): Promise<void>;
   stopWorker(id: string): Promise<void>;
   listWorkers(): Promise<WorkerRow[]>;
 
   /**
-   * A worker is known dead (its pid is gone on its host): mark it stopped, and expire the claims it held
+   * Proof of life the worker holds while it runs, which its process's death releases wherever it ran
+   * (PostgreSQL: a session advisory lock). A backend with no such thing holds nothing.
+   */
+  holdLiveness(workerId: string): Promise<{ release(): Promise<void> }>;
+
+  /**
+   * For each worker id: `held` (some process holds its proof of life), `free` (none does: the process is gone,
+   * or lost its connection), or `unknown` (this backend cannot tell, as SQLite across machines).
+   */
+  livenessOf(workerIds: string[]): Promise<Map<string, 'held' | 'free' | 'unknown'>>;
+
+  /**
+   * A worker is known dead (its pid is gone on its machine): mark it stopped, and expire the claims it held
    * so its runs resume at once instead of after their leases. Only call with proof of death: a paused
    * worker is fenced by tokens, but expiring its claims would make its in-doubt side effects run again.
    */

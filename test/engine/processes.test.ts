@@ -162,12 +162,4 @@ describe.each(kinds)('workers on %s', (kind) => {
     expect((await first.exited).code).toBe(0);
     expect((await second.exited).code).toBe(0);
   });
-
-  it('waybill drill: one step redone, nothing lost or executed twice, recovery measured', async () => {
-    const target = await makeTarget(kind);
-    const report = JSON.parse(await cli(target, ['drill', '--steps', '200', '--kill-at', '120', '--json'])) as Record<string, number>;
-    expect(report).toMatchObject({ steps: 200, killAt: 120, committed: 200, lost: 0, stepsRedone: 1, executedTwice: 0, skipped: 0 });
-    expect(report.recoveryMs).toBeGreaterThan(0);
-    expect(report.redoSaveRatio).toBeGreaterThan(0);
-  });
 });

@@ -130,21 +130,26 @@ describe('engine', () => {
     expect(operator.map((e) => e.detail)).toEqual(['retry by test: failed → queued']);
   });
 
-  it('pauses between steps, resumes where it stopped, and cancels', async () => {
+  it('pauses after the step in hand (committed once, no failed event, next step not started), resumes, and cancels', async () => {
     await startRun(store, registry, { workflow: 'counter', input: { count: 3, gated: true }, id: 'r3' });
     void worker();
     await until(async () => (await store.listClaims({ runId: 'r3', claimTtlMs: 30_000 })).length === 1, 'first claim');
     await store.actOnRun('r3', 'pause', 'test');
-    // The worker learns of the pause at its next lease renewal and aborts the step in hand through its signal.
+    // The worker learns of the pause at its next lease renewal, and waits for the step in hand.
+    await until(async () => (await store.listEvents('r3')).length === 1, 'the pause event');
+    await sleep(200);
+    expect((await store.getRun('r3'))?.owner).not.toBeNull();
+    gate.release();
     await until(async () => (await store.getRun('r3'))?.owner === null, 'the worker letting go');
     expect((await store.getRun('r3'))?.status).toBe('paused');
-    expect(await store.listCommitted('r3')).toEqual([]);
+    expect((await store.listCommitted('r3')).map((c) => c.idemKey)).toEqual(['r3:step:0']);
     expect(await store.listClaims({ runId: 'r3', claimTtlMs: 30_000 })).toEqual([]);
-    gate.release();
+    expect((await store.listEvents('r3')).map((e) => e.outcome)).toEqual(['operator']);
+    expect(Object.fromEntries(effects)).toEqual({ 'r3:step:0': 1 });
     await store.actOnRun('r3', 'resume', 'test');
     await until(statusIs('r3', 'completed'), 'completion after resume');
     expect((await store.listCommitted('r3')).length).toBe(3);
-    expect(Object.fromEntries(effects)).toEqual({ 'r3:step:0': 2, 'r3:step:1': 1, 'r3:step:2': 1 });
+    expect(Object.fromEntries(effects)).toEqual({ 'r3:step:0': 1, 'r3:step:1': 1, 'r3:step:2': 1 });
 
     await startRun(store, registry, { workflow: 'counter', input: { count: 3 }, id: 'r4' });
     await store.actOnRun('r4', 'cancel', 'test');
