@@ -4,6 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { NotFoundError } from '../errors';
+import { MAX_DEPTH, nestingDepth } from '../json-depth';
 import { outsideRun } from '../store/outside-runs';
 import type { ClaimRow, InsightStore, RunRow, Store } from '../store/types';
 import { GLOBAL_OPTIONS, check, count, flags, lookupId, positionals, statusFilter } from './args';
@@ -114,12 +115,27 @@ export async function loadDetail(store: Store, runId: string, claimTtlMs: number
   return {
     run,
     progress: progress
-      ? { step: progress.step, state: JSON.parse(progress.stateJson) as unknown, updatedAt: latest(progress.updatedAt) }
+      ? { step: progress.step, state: storedJson(progress.stateJson), updatedAt: latest(progress.updatedAt) }
       : { step: 0, state: null, updatedAt: null },
     claims: claims.map(({ idemKey, workerId, claimedAt, leaseExpiresAt, orphaned }) => ({ idemKey, workerId, claimedAt, leaseExpiresAt, orphaned })),
     committed,
     events,
   };
+}
+
+/**
+ * A stored JSON text as a value to print. An outside client may have written anything: text nested past
+ * MAX_DEPTH would overflow the stack when printed (JSON.stringify recurses), and text that is not JSON is
+ * shown as the text it is.
+ */
+function storedJson(text: string): unknown {
+  const depth = nestingDepth(text);
+  if (depth > MAX_DEPTH) return `(not shown: nested ${depth} levels deep, more than the ${MAX_DEPTH} Waybill prints)`;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
 }
 
 /** The latest usable time, or null: 0 (an unset column) and out-of-range values are no time at all. */

@@ -52,6 +52,18 @@ describe('waybill at its edges', () => {
     expect(db.raw((c) => c.prepare("SELECT result_json AS r FROM committed WHERE idem_key = 'ext-1:step:2'").get())).toEqual({ r: deep(64) });
   });
 
+  it('inspects a run whose saved state an outside client nested 50,000 deep, with a note instead of a stack overflow', async () => {
+    const db = await freshDb();
+    db.raw((c) => c.prepare("INSERT INTO progress(run_id, step, state_json, updated_at) VALUES ('deep-1', 3, ?, 1767225600)").run(deep(50_000)));
+    const [json, text] = await Promise.all([db.cli(['inspect', 'deep-1', '--json']), db.cli(['inspect', 'deep-1'])]);
+    expect(json).toMatchObject({ code: 0, stderr: '' });
+    expect(JSON.parse(json.stdout).progress).toMatchObject({
+      step: 3, state: '(not shown: nested 50000 levels deep, more than the 64 Waybill prints)',
+    });
+    expect(text).toMatchObject({ code: 0, stderr: '' });
+    expect(text.stdout).toMatch(/progress +step 3/);
+  });
+
   it('ends quietly when the reader of its output stops early (inspect | head)', async () => {
     const db = await freshDb();
     // 5,000 claims: inspect's table is some 400 KB, far past what a pipe holds before head has gone.
