@@ -35,8 +35,8 @@ describe.each(kinds)('waybill drill on %s', (kind) => {
   it('runs on a throwaway store: two kills, one step redone each, nothing lost or twice, the user store untouched', async () => {
     const target = await makeTarget(kind);
     const store = await target.store();
-    const outbox = tempDir('waybill-outbox-').file('outbox.jsonl');
-    await store.createRun({ id: 'users-run', workflow: 'notify', inputJson: JSON.stringify({ count: 3, outbox }), totalSteps: 3 });
+    const data = tempDir('waybill-outbox-');
+    await store.createRun({ id: 'users-run', workflow: 'notify', inputJson: JSON.stringify({ count: 3, outbox: 'outbox.jsonl' }), totalSteps: 3 });
     const before = { runs: await store.listRuns({ claimTtlMs: 30_000 }), workers: await store.listWorkers() };
 
     const report = await drill(target, ['--steps', '200', '--kill-at', '100', '--kills', '2']);
@@ -55,11 +55,11 @@ describe.each(kinds)('waybill drill on %s', (kind) => {
   it('--in-place beside a live user worker: the drill executes only its run, kills only its workers, and nobody else executes its run', async () => {
     const target = await makeTarget(kind);
     const store = await target.store();
-    const outbox = tempDir('waybill-outbox-').file('outbox.jsonl');
-    await store.createRun({ id: 'users-busy', workflow: 'notify', inputJson: JSON.stringify({ count: 100_000, outbox, latencyMs: 50 }), totalSteps: 100_000 });
-    const user = startWorker(target, ['--id', 'users-worker']);
+    const data = tempDir('waybill-outbox-');
+    await store.createRun({ id: 'users-busy', workflow: 'notify', inputJson: JSON.stringify({ count: 100_000, outbox: 'outbox.jsonl', latencyMs: 50 }), totalSteps: 100_000 });
+    const user = startWorker(target, ['--id', 'users-worker'], { WAYBILL_DATA_DIR: data.path });
     await until(async () => (await store.getRun('users-busy'))?.owner === 'users-worker', 'the user worker to take its run');
-    await store.createRun({ id: 'users-queued', workflow: 'notify', inputJson: JSON.stringify({ count: 3, outbox }), totalSteps: 3 });
+    await store.createRun({ id: 'users-queued', workflow: 'notify', inputJson: JSON.stringify({ count: 3, outbox: 'outbox.jsonl' }), totalSteps: 3 });
 
     const report = await drill(target, ['--in-place', '--steps', '120', '--kill-at', '60']);
     expect(report).toMatchObject({ committed: 120, lost: 0, stepsRedone: 1, executedTwice: 0 });

@@ -22,9 +22,9 @@ if (!isolated) console.warn('\n!!! liveness tests SKIPPED: `unshare --pid` is no
 const pgUp = isolated && (await postgresAvailable('liveness tests'));
 
 /** `waybill worker` (or a fixture) as pid 1 of a namespace of its own; killing it kills the worker. */
-function isolatedWorker(target: Target, id: string) {
+function isolatedWorker(target: Target, id: string, dataDir: string) {
   return spawnCommand('unshare', [...UNSHARE, process.execPath, BIN, 'worker', '--id', id],
-    { env: { DATABASE_URL: target.url } });
+    { env: { DATABASE_URL: target.url, WAYBILL_DATA_DIR: dataDir } });
 }
 
 function isolatedFixture(fixture: string, arg: unknown) {
@@ -49,9 +49,10 @@ describe.skipIf(!pgUp)('liveness across pid namespaces on postgres', () => {
   it('a worker SIGKILLed mid-step is proven dead by its free lock: its claim released, the run resumed, each step once', async () => {
     const target = await makeTarget('postgres');
     const store = await target.store();
-    const outbox = tempDir('waybill-outbox-').file('outbox.jsonl');
-    await store.createRun({ id: 'far', workflow: 'notify', inputJson: JSON.stringify({ count: 30, outbox, latencyMs: 300 }), totalSteps: 30 });
-    const workers = new Map(['fa', 'fb'].map((id) => [id, isolatedWorker(target, id)]));
+    const data = tempDir('waybill-outbox-');
+    const outbox = data.file('outbox.jsonl');
+    await store.createRun({ id: 'far', workflow: 'notify', inputJson: JSON.stringify({ count: 30, outbox: 'outbox.jsonl', latencyMs: 300 }), totalSteps: 30 });
+    const workers = new Map(['fa', 'fb'].map((id) => [id, isolatedWorker(target, id, data.path)]));
     const claim = await until(async () => (await store.listClaims({ runId: 'far', claimTtlMs: 30_000 }))
       .find((c) => c.step !== null && c.step >= 5 && c.workerId && Date.now() / 1000 - c.claimedAt < 0.1), 'a fresh claim');
     const victim = claim.workerId!;

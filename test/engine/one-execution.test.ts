@@ -15,14 +15,15 @@ const kinds = await targetKinds('one-execution tests');
 describe.each(kinds)('one execution per run on %s', (kind) => {
   it('one worker (--concurrency 2) stalled past its leases three times runs each step exactly once', async () => {
     const target = await makeTarget(kind);
-    const outbox = tempDir('waybill-outbox-').file('outbox.jsonl');
+    const data = tempDir('waybill-outbox-');
+    const outbox = data.file('outbox.jsonl');
     const store = await target.store();
     const steps = 24;
-    await store.createRun({ id: 'stall', workflow: 'notify', inputJson: JSON.stringify({ count: steps, outbox, latencyMs: 300 }), totalSteps: steps });
+    await store.createRun({ id: 'stall', workflow: 'notify', inputJson: JSON.stringify({ count: steps, outbox: 'outbox.jsonl', latencyMs: 300 }), totalSteps: steps });
     // The stall outlasts both leases; the claim lease stays above SQLite's 5 s busy timeout. The default
     // heartbeat renews the run lease every second, so on waking the worker's idle poll (every 250 ms) usually
     // comes before its renewal and finds the run's lease passed: the moment a second execution would start.
-    const env = { WAYBILL_RUN_LEASE_MS: '3000', WAYBILL_LEASE_MS: '5500' };
+    const env = { WAYBILL_RUN_LEASE_MS: '3000', WAYBILL_LEASE_MS: '5500', WAYBILL_DATA_DIR: data.path };
     const worker = startWorker(target, ['--id', 'solo', '--concurrency', '2'], env);
 
     const tried = new Set<string>();

@@ -10,9 +10,10 @@ import { executionsByKey, startWorker, until } from './support';
 
 const kinds = await targetKinds('stop-after-step tests');
 
-async function caughtInStep(target: Target, runId: string, outbox: string) {
+/** The run's outbox is outbox.jsonl in the worker's data directory (WAYBILL_DATA_DIR). */
+async function caughtInStep(target: Target, runId: string) {
   const store = await target.store();
-  await store.createRun({ id: runId, workflow: 'notify', inputJson: JSON.stringify({ count: 4, outbox, latencyMs: 1500 }), totalSteps: 4 });
+  await store.createRun({ id: runId, workflow: 'notify', inputJson: JSON.stringify({ count: 4, outbox: 'outbox.jsonl', latencyMs: 1500 }), totalSteps: 4 });
   // Step 1 freshly claimed: the worker is inside its latency, well before it delivers.
   await until(async () => (await store.listClaims({ runId, claimTtlMs: 30_000 }))
     .find((c) => c.step === 1 && c.workerId && Date.now() / 1000 - c.claimedAt < 0.5), 'step 1 in hand');
@@ -22,9 +23,10 @@ async function caughtInStep(target: Target, runId: string, outbox: string) {
 describe.each(kinds)('stopping a run on %s', (kind) => {
   it('pause: the step in hand commits once, the next is not started, no failed event; resume finishes the rest once', async () => {
     const target = await makeTarget(kind);
-    const outbox = tempDir('waybill-outbox-').file('outbox.jsonl');
-    const worker = startWorker(target, ['--id', 'pw'], { WAYBILL_HEARTBEAT_MS: '100' });
-    const store = await caughtInStep(target, 'p', outbox);
+    const data = tempDir('waybill-outbox-');
+    const outbox = data.file('outbox.jsonl');
+    const worker = startWorker(target, ['--id', 'pw'], { WAYBILL_HEARTBEAT_MS: '100', WAYBILL_DATA_DIR: data.path });
+    const store = await caughtInStep(target, 'p');
     await store.actOnRun('p', 'pause', 'ann');
     await until(async () => worker.logs.find((l) => l.runId === 'p' && /^run (stopped|handed back)/.test(l.msg)), 'the worker to let go');
 
@@ -43,9 +45,10 @@ describe.each(kinds)('stopping a run on %s', (kind) => {
 
   it('cancel: the step in hand commits once, the next is not started, no failed event', async () => {
     const target = await makeTarget(kind);
-    const outbox = tempDir('waybill-outbox-').file('outbox.jsonl');
-    const worker = startWorker(target, ['--id', 'cw'], { WAYBILL_HEARTBEAT_MS: '100' });
-    const store = await caughtInStep(target, 'c', outbox);
+    const data = tempDir('waybill-outbox-');
+    const outbox = data.file('outbox.jsonl');
+    const worker = startWorker(target, ['--id', 'cw'], { WAYBILL_HEARTBEAT_MS: '100', WAYBILL_DATA_DIR: data.path });
+    const store = await caughtInStep(target, 'c');
     await store.actOnRun('c', 'cancel', 'ann');
     await until(async () => worker.logs.find((l) => l.runId === 'c' && /^run (stopped|handed back)/.test(l.msg)), 'the worker to let go');
 
