@@ -58,6 +58,7 @@ const spawned: Spawned[] = [];
 beforeAll(() => {
   base = mkdtempSync(join(tmpdir(), 'waybill-five-minutes-'));
   cwd = base;
+  if (process.env.WAYBILL_KEEP_TMP) process.stderr.write(`five-minutes: kept in ${base}\n`);
 });
 
 afterAll(async () => {
@@ -152,8 +153,9 @@ describe('README: Your own agent in five minutes', () => {
     expect(atKill).toBeLessThan(20);
     expect(committedAtKill).toBeLessThan(20);
 
+    let second!: Spawned;
     await steps.run('npx waybill worker --workflows ./workflows.mjs', async (command) => {
-      spawnGroup(command);
+      second = spawnGroup(command);
     });
     const detail = await untilRun('first', 'completed');
     expect(detail.run).toMatchObject({ id: 'first', workflow: 'summarize', status: 'completed', totalSteps: 20 });
@@ -194,6 +196,15 @@ describe('README: Your own agent in five minutes', () => {
     expect(listed.runs.map(({ id, workflow, status, totalSteps }) => ({ id, workflow, status, totalSteps })))
       .toEqual([{ id: 'nightly-1', workflow: 'nightly-summaries', status: 'completed', totalSteps: 10 }]);
 
+    // Ctrl-C, as the section says to stop them: both stop in order (npx itself answers a Ctrl-C with 130).
+    second.kill('SIGINT');
+    dashboard.kill('SIGINT');
+    await Promise.all([second.exited, dashboard.exited]);
+    const drained = second.output();
+    expect(drained.indexOf('"signal":"SIGINT","msg":"draining')).toBeGreaterThan(-1);
+    expect(drained.indexOf('"msg":"worker stopped"')).toBeGreaterThan(drained.indexOf('"signal":"SIGINT","msg":"draining'));
+    expect(dashboard.output()).toContain('waybill: stopped');
+
     // Every command of the section was run, in its order.
     expect(steps.done).toEqual(commands);
   }, 20 * 60_000);
@@ -214,20 +225,29 @@ function sh(command: string, extra: Record<string, string> = {}): Promise<Output
 }
 
 interface Spawned {
-  exited: Promise<unknown>;
+  /** Its exit code, or the signal that ended it. */
+  exited: Promise<number | string>;
   output(): string;
   gone(): boolean;
   kill(signal: NodeJS.Signals): void;
 }
 
-/** A command that runs until Ctrl-C, in a process group of its own: signalled whole, as a terminal does. */
+/**
+ * A command that runs until Ctrl-C, in a process group of its own: signalled whole, as a terminal does.
+ * Spawned as its words, no shell between: a shell would die of the Ctrl-C itself, where a terminal's does not.
+ */
 function spawnGroup(command: string): Spawned {
-  const proc = spawn('sh', ['-c', command], { cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: cleanEnv(env) });
+  if (/['"\\$`|;&<>]/.test(command)) throw new Error(`${command}: quoting or shell syntax; spawnGroup runs plain words`);
+  const [bin, ...args] = command.split(/\s+/);
+  const proc = spawn(bin!, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: cleanEnv(env) });
   let output = '';
   let gone = false;
   proc.stdout.setEncoding('utf8').on('data', (c: string) => (output += c));
   proc.stderr.setEncoding('utf8').on('data', (c: string) => (output += c));
-  const exited = once(proc, 'close').then(() => (gone = true));
+  const exited = once(proc, 'close').then(([code, signal]) => {
+    gone = true;
+    return (code as number | null) ?? String(signal);
+  });
   const spawnedProc: Spawned = {
     exited,
     output: () => output,
