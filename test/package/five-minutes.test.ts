@@ -81,6 +81,7 @@ describe('README: Your own agent in five minutes', () => {
       'npx waybill inspect first',
       'node loop.mjs',
       'npx waybill runs --workflow nightly-summaries',
+      'WAYBILL_WORKFLOWS=./workflows.mjs npx waybill up',
     ]);
     expect(Object.keys(files)).toEqual(['workflows.mjs', 'loop.mjs']);
     // The section's prose says what the test counts.
@@ -205,6 +206,26 @@ describe('README: Your own agent in five minutes', () => {
     expect(drained.indexOf('"msg":"worker stopped"')).toBeGreaterThan(drained.indexOf('"signal":"SIGINT","msg":"draining'));
     expect(dashboard.output()).toContain('waybill: stopped');
 
+    // Both in one, and a run started the way the dashboard does (its API), served by up's own worker.
+    await steps.run('WAYBILL_WORKFLOWS=./workflows.mjs npx waybill up', async (command) => {
+      const up = spawnGroup(command);
+      try {
+        await until(() => up.output().includes('Waybill is running at'), up);
+        expect(up.output()).toContain(`waybill worker --workflows ${join(cwd, 'workflows.mjs')}`);
+        const started = await fetch(`http://127.0.0.1:${port}/api/v1/runs`, {
+          method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ workflow: 'summarize', id: 'from-up', input: { items: 3 } }),
+        });
+        expect(started.status, await started.clone().text()).toBe(201);
+        const done = await untilRun('from-up', 'completed');
+        expect(done.run).toMatchObject({ workflow: 'summarize', totalSteps: 3 });
+        expect(keys(effects, 'from-up:').sort()).toEqual(['from-up:step:0', 'from-up:step:1', 'from-up:step:2']);
+      } finally {
+        up.kill('SIGINT');
+      }
+      await up.exited;
+      expect(up.output()).toContain('waybill: stopped');
+    });
+
     // Every command of the section was run, in its order.
     expect(steps.done).toEqual(commands);
   }, 20 * 60_000);
@@ -238,8 +259,14 @@ interface Spawned {
  */
 function spawnGroup(command: string): Spawned {
   if (/['"\\$`|;&<>]/.test(command)) throw new Error(`${command}: quoting or shell syntax; spawnGroup runs plain words`);
-  const [bin, ...args] = command.split(/\s+/);
-  const proc = spawn(bin!, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: cleanEnv(env) });
+  const words = command.split(/\s+/);
+  const assignments: Record<string, string> = {};
+  while (/^[A-Z_]+=/.test(words[0]!)) {
+    const [name, ...value] = words.shift()!.split('=');
+    assignments[name!] = value.join('=');
+  }
+  const [bin, ...args] = words;
+  const proc = spawn(bin!, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: cleanEnv({ ...env, ...assignments }) });
   let output = '';
   let gone = false;
   proc.stdout.setEncoding('utf8').on('data', (c: string) => (output += c));
