@@ -191,7 +191,8 @@ describe('README: Your own agent in five minutes', () => {
     expect(model.prompts).toHaveLength(10);
     await steps.run('npx waybill runs --workflow nightly-summaries', async (command) => {
       const out = must(command, await sh(command));
-      expect(out.stdout).toContain('nightly-1');
+      const row = out.stdout.split('\n').find((line) => line.startsWith('nightly-1 '));
+      expect(row, out.stdout).toMatch(/nightly-1\s+nightly-summaries\s+completed/);
     });
     const listed = await api<{ runs: { id: string; workflow: string; status: string; totalSteps: number | null }[] }>('/api/v1/runs?workflow=nightly-summaries');
     expect(listed.runs.map(({ id, workflow, status, totalSteps }) => ({ id, workflow, status, totalSteps })))
