@@ -15,7 +15,7 @@
  *   source is newer than that.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { builtinModules, createRequire } from 'node:module';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -46,6 +46,11 @@ const ENTRIES = {
   'web-cluster': 'lib/launch/web-cluster.ts',
 };
 const TYPED = ['index', 'engine'] as const;
+/**
+ * Plain JavaScript a bundle loads by its own URL rather than imports (`node --import <file>`, which esbuild
+ * cannot follow): copied beside the entry that names it, and that entry must name it still (checked below).
+ */
+const BESIDE: { file: string; entry: keyof typeof ENTRIES }[] = [{ file: 'lib/launch/http-guard.mjs', entry: 'web-cluster' }];
 
 rmSync(NEXT_DIST, { recursive: true, force: true });
 await bundleJs();
@@ -85,7 +90,13 @@ async function bundleJs(): Promise<void> {
     }
   }
   if (unknown.size > 0) throw new Error(`dist imports packages that are not dependencies: ${[...unknown].join(', ')}`);
-  say(`bundled ${Object.keys(ENTRIES).join(', ')}`);
+  for (const { file, entry } of BESIDE) {
+    if (!readFileSync(join(NEXT_DIST, `${entry}.js`), 'utf8').includes(`./${basename(file)}`)) {
+      throw new Error(`dist/${entry}.js no longer loads ./${basename(file)}: the bundle moved it (a shared chunk?) or dropped it`);
+    }
+    copyFileSync(join(ROOT, file), join(NEXT_DIST, basename(file)));
+  }
+  say(`bundled ${Object.keys(ENTRIES).join(', ')}; beside them ${BESIDE.map((b) => basename(b.file)).join(', ')}`);
 }
 
 async function bundleDeclarations(): Promise<void> {

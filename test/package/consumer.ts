@@ -42,7 +42,7 @@ export function run(command: string, args: string[], options: SpawnOptions & { i
   });
 }
 
-function must(what: string, out: Output): Output {
+export function must(what: string, out: Output): Output {
   if (out.code !== 0) throw new Error(`${what} failed (${out.signal ?? `exit ${out.code}`}):\n${out.stdout.slice(-4000)}\n${out.stderr.slice(-4000)}`);
   return out;
 }
@@ -66,40 +66,114 @@ export interface Consumer {
 export async function makeConsumer(): Promise<Consumer> {
   const base = mkdtempSync(join(tmpdir(), 'waybill-consumer-'));
   try {
-    return await install(base);
+    const { tarball, files } = await packOnce();
+    const dir = join(base, 'project');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'package.json'), `${JSON.stringify({ name: 'waybill-consumer', version: '1.0.0', private: true, type: 'module' }, null, 2)}\n`);
+    await installTarball(dir, [tarball]);
+    return consumerAt(base, dir, tarball, files);
   } catch (error) {
     if (!process.env.WAYBILL_KEEP_TMP) rmSync(base, { recursive: true, force: true });
     throw error;
   }
 }
 
-async function install(base: string): Promise<Consumer> {
-  const packDir = join(base, 'pack');
-  const dir = join(base, 'project');
-  mkdirSync(packDir);
-  mkdirSync(dir);
-  must('npm pack', await run('npm', ['pack', '--pack-destination', packDir], { cwd: ROOT }));
-  const tgz = readdirSync(packDir).filter((f) => f.endsWith('.tgz'));
-  if (tgz.length !== 1) throw new Error(`npm pack left ${tgz.length} tarballs in ${packDir}`);
-  const tarball = join(packDir, tgz[0]!);
-  const files = must('tar', await run('tar', ['-tzf', tarball])).stdout.split('\n').filter(Boolean).map((p) => p.replace(/^package\//, ''));
+/**
+ * `npm pack` of the repository, once per vitest run: the test files of test/package share the tarball (the
+ * pack is most of their time), and two packs at once would build into the same .tmp/package-dist. A lock
+ * directory serializes them; the tarball is kept under a name of the run (the forks' parent, vitest itself),
+ * so a later run packs afresh from its own sources.
+ */
+export async function packOnce(): Promise<{ tarball: string; files: string[] }> {
+  const tmp = join(ROOT, '.tmp');
+  mkdirSync(tmp, { recursive: true });
+  const runKey = processKey(process.env.VITEST ? process.ppid : process.pid);
+  const packDir = join(tmp, `pack-${runKey}`);
+  const lock = join(tmp, 'pack.lock');
+  await acquire(lock);
+  try {
+    for (const old of readdirSync(tmp).filter((f) => /^pack-\d+-\d*$/.test(f) && f !== `pack-${runKey}`)) {
+      if (processKey(Number(old.split('-')[1])) !== old.slice(5)) rmSync(join(tmp, old), { recursive: true, force: true });
+    }
+    let tgz = existsSync(packDir) ? readdirSync(packDir).filter((f) => f.endsWith('.tgz')) : [];
+    if (tgz.length !== 1) {
+      rmSync(packDir, { recursive: true, force: true });
+      mkdirSync(packDir);
+      must('npm pack', await run('npm', ['pack', '--pack-destination', packDir], { cwd: ROOT }));
+      tgz = readdirSync(packDir).filter((f) => f.endsWith('.tgz'));
+      if (tgz.length !== 1) throw new Error(`npm pack left ${tgz.length} tarballs in ${packDir}`);
+    }
+    const tarball = join(packDir, tgz[0]!);
+    const files = must('tar', await run('tar', ['-tzf', tarball])).stdout.split('\n').filter(Boolean).map((p) => p.replace(/^package\//, ''));
+    return { tarball, files };
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
 
-  // better-sqlite3 is held at the repository's version so its binary can be reused (provideSqliteBinary);
-  // every other dependency resolves as a new user's would, from the tarball's ranges.
-  writeFileSync(join(dir, 'package.json'), `${JSON.stringify({
-    name: 'waybill-consumer', version: '1.0.0', private: true, type: 'module',
-    overrides: { 'better-sqlite3': sqliteVersion(ROOT) },
-  }, null, 2)}\n`);
+/** mkdir is atomic: whoever creates the directory holds the lock; a holder that died leaves its pid behind. */
+async function acquire(lock: string): Promise<void> {
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      writeFileSync(join(lock, 'pid'), String(process.pid));
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    let holder = Number.NaN;
+    try {
+      holder = Number(readFileSync(join(lock, 'pid'), 'utf8'));
+    } catch {
+      // Created, pid not written yet: look again.
+    }
+    if (Number.isInteger(holder) && holder > 0 && !pidAlive(holder)) rmSync(lock, { recursive: true, force: true });
+    else await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/** A pid and its start time (Linux's /proc): a pid reused by a later process is another key. */
+function processKey(pid: number): string {
+  let started = '';
+  try {
+    started = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[19] ?? '';
+  } catch {
+    // Gone, or no /proc: the pid alone.
+  }
+  return `${pid}-${started}`;
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * `npm install <args>` in dir, as a user's would run, with what this machine needs: better-sqlite3 held at the
+ * repository's version (an override in dir's package.json) so its binary can be reused (provideSqliteBinary);
+ * every other dependency resolves as a new user's would, from the tarball's ranges.
+ */
+export async function installTarball(dir: string, args: string[]): Promise<void> {
+  const manifest = join(dir, 'package.json');
+  const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as Record<string, unknown>;
+  writeFileSync(manifest, `${JSON.stringify({ ...pkg, overrides: { 'better-sqlite3': sqliteVersion(ROOT) } }, null, 2)}\n`);
   // From npm's cache, as a machine that has installed these packages before does. --offline fails when the
   // cache lacks a package's metadata (npm ci of the repository fetches tarballs, not metadata); then once
   // more preferring the cache, which asks the registry only for what is missing and fills the cache for next time.
-  const install = (mode: string) => run('npm', ['install', mode, '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error', tarball], { cwd: dir });
+  const install = (mode: string) => run('npm', ['install', ...args, mode, '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error'], { cwd: dir });
   let installed = await install('--offline');
   if (installed.code !== 0 && /ENOTCACHED/.test(installed.stderr)) installed = await install('--prefer-offline');
   must('npm install of the tarball', installed);
   provideSqliteBinary(dir);
+}
 
-  const consumer: Consumer = {
+/** The Consumer for a project in dir (under base, which remove() deletes). */
+export function consumerAt(base: string, dir: string, tarball: string, files: string[]): Consumer {
+  return {
     dir,
     tarball,
     files,
@@ -124,7 +198,6 @@ async function install(base: string): Promise<Consumer> {
       if (!process.env.WAYBILL_KEEP_TMP) rmSync(base, { recursive: true, force: true });
     },
   };
-  return consumer;
 }
 
 /**

@@ -131,7 +131,7 @@ describe('npm pack', () => {
   it('holds the build, the migrations and the bins, and no sources, tests or databases', () => {
     const { files } = consumer;
     for (const needed of ['package.json', 'README.md', 'bin/waybill.mjs', 'bin/entry.mjs', 'dist/index.js', 'dist/index.d.ts',
-      'dist/engine.js', 'dist/engine.d.ts', 'dist/cli.js', 'drizzle/sqlite/meta/_journal.json', 'drizzle/pg/meta/_journal.json',
+      'dist/engine.js', 'dist/engine.d.ts', 'dist/cli.js', 'dist/http-guard.mjs', 'drizzle/sqlite/meta/_journal.json', 'drizzle/pg/meta/_journal.json',
       '.next/BUILD_ID', 'next.config.js']) {
       expect(files, needed).toContain(needed);
     }
