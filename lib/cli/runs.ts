@@ -110,7 +110,8 @@ export async function loadDetail(store: Store, runId: string, claimTtlMs: number
     const lastCommittedAt = committed > 0 ? await (store as Store & Pick<InsightStore, 'lastCommittedAt'>).lastCommittedAt(runId) : null;
     const outside = outsideRun(runId, { progress, claims, committed, lastCommittedAt });
     if (!outside) throw new NotFoundError(`run ${runId}`);
-    run = { ...outside, inputJson: null, createdAt: null };
+    // 0 is the store's "no time": null here, which inspect shows as never.
+    run = { ...outside, inputJson: null, createdAt: null, updatedAt: latest(outside.updatedAt) };
   }
   return {
     run,
