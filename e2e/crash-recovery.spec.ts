@@ -1,6 +1,6 @@
 /**
  * Issue 5, item 6 (a): the article's promise in a browser. A run started from the form advances on a real
- * worker; the worker is SIGKILLed mid-step; its claim shows as orphaned on /claims once its 3 s lease passes;
+ * worker; the worker is SIGKILLed mid-step; its claim shows as orphaned on /claims once its 7.5 s lease passes;
  * the operator expires it; a new worker finishes the run, and every step is committed exactly once.
  */
 import { ClaimsPage } from './pages/claims-page';
@@ -35,7 +35,7 @@ test('a worker killed mid-step: orphaned claim, expired by hand, run completed b
   const claims = new ClaimsPage(page);
   await claims.goto();
   await expect(claims.row(key)).toBeVisible();
-  // Orphaned once the dead worker's 3 s lease has passed; the page notices on its own refresh.
+  // Orphaned once the dead worker's 7.5 s lease has passed; the page notices on its own refresh.
   await expect(claims.orphaned(key)).toBeVisible({ timeout: 20_000 });
   await claims.expire(key);
   await expect(claims.message).toContainText(/expired/i);

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { LibraryLoopArgs } from '../test/fixtures/library-loop';
+import { ConfirmDialog } from './pages/confirm-dialog';
 import { RunPage } from './pages/run-page';
 import { RunsPage } from './pages/runs-page';
 import { expect, noChromium, test, uniqueId } from './support/test';
@@ -96,9 +97,9 @@ test.describe('a library loop steered from the dashboard', () => {
       await first.held(1);
       const run = new RunPage(page);
       await run.goto(id);
-      // A confirmation, if the page asks for one, is given.
-      page.on('dialog', (dialog) => void dialog.accept());
+      // Cancel asks first (app/components/confirm-action.tsx).
       await page.getByTestId('action-cancel').click();
+      await new ConfirmDialog(page).confirm();
       await expect(run.status).toHaveText(/cancelled/);
       first.go();
       expect((await first.done).last).toMatch(/^STOPPED RUN_CANCELLED /);

@@ -18,7 +18,8 @@ export const databaseUrl = (): string => {
 };
 
 /** Short leases so an orphaned claim shows within seconds; a fast heartbeat so takeovers are prompt. */
-const WORKER_ENV = { WAYBILL_LEASE_MS: '3000', WAYBILL_HEARTBEAT_MS: '200' };
+// The shortest claim lease SQLite allows (1.5 × its busy timeout, see lib/config.ts), so orphans show soon.
+const WORKER_ENV = { WAYBILL_LEASE_MS: '7500', WAYBILL_HEARTBEAT_MS: '200' };
 
 export interface WorkerProcess {
   readonly pid: number;

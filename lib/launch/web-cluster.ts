@@ -100,6 +100,11 @@ export async function runWebCluster(nextArgs: string[]): Promise<number> {
     workers.add(worker);
   }
   process.stdout.write(`waybill web: ${processes} process${processes === 1 ? '' : 'es'}, pids ${[...workers].map((w) => w.process.pid).join(', ')}\n`);
+  // Next's banner is relayed once (see relay), so this line is what says that every process takes connections.
+  let listening = 0;
+  cluster.on('listening', () => {
+    if (++listening === processes) process.stdout.write(`waybill web: all ${processes} listening\n`);
+  });
 
   await allExited;
   process.off('SIGTERM', onSignal);
