@@ -6,7 +6,6 @@ import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { durationSchema, MIN_RETENTION_MS } from './duration';
-import { SQLITE_BUSY_TIMEOUT_MS } from './store/sqlite-timeouts';
 
 /** Long and plain enough to be a secret and to travel in a header. */
 const token = z.string()
@@ -87,19 +86,6 @@ const schema = z.object({
   WAYBILL_MAX_BODY_BYTES: z.coerce.number().int().min(1024, 'at least 1024 bytes').max(64 * 1024 * 1024, 'at most 64 MiB').default(1024 * 1024),
 }).refine((c) => !c.WAYBILL_OPERATOR_TOKEN || c.WAYBILL_OPERATOR_TOKEN !== c.WAYBILL_VIEWER_TOKEN, {
   path: ['WAYBILL_VIEWER_TOKEN'], message: 'must differ from WAYBILL_OPERATOR_TOKEN (a viewer would be an operator)',
-}).superRefine((c, ctx) => {
-  // On SQLite a commit, and the renewal due a third of a lease after the last, may each wait up to the busy
-  // timeout for the write lock. Unless the lease outlasts a third of itself plus that wait, a step that only
-  // waited for the lock is taken over by another worker, and its side effect runs again.
-  const least = Math.ceil(1.5 * SQLITE_BUSY_TIMEOUT_MS);
-  if (c.DATABASE_URL.startsWith('file:') && c.WAYBILL_LEASE_MS < least) {
-    ctx.addIssue({
-      code: 'custom', path: ['WAYBILL_LEASE_MS'],
-      message: `is ${c.WAYBILL_LEASE_MS} ms, below SQLite's busy timeout of ${SQLITE_BUSY_TIMEOUT_MS} ms × 1.5 = ${least} ms: ` +
-        'a commit waiting for the write lock would lose its claim to another worker; set it to at least ' +
-        `${least} (or use PostgreSQL)`,
-    });
-  }
 });
 
 export type Config = z.infer<typeof schema>;

@@ -18,7 +18,7 @@ export const databaseUrl = (): string => {
 };
 
 /** Short leases so an orphaned claim shows within seconds; a fast heartbeat so takeovers are prompt. */
-// The shortest claim lease SQLite allows (1.5 × its busy timeout, see lib/config.ts), so orphans show soon.
+// A claim lease well above SQLite's 5 s busy timeout, yet short, so orphans show soon.
 const WORKER_ENV = { WAYBILL_LEASE_MS: '7500', WAYBILL_HEARTBEAT_MS: '200' };
 
 export interface WorkerProcess {

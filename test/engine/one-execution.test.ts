@@ -20,10 +20,10 @@ describe.each(kinds)('one execution per run on %s', (kind) => {
     const store = await target.store();
     const steps = 24;
     await store.createRun({ id: 'stall', workflow: 'notify', inputJson: JSON.stringify({ count: steps, outbox: 'outbox.jsonl', latencyMs: 300 }), totalSteps: steps });
-    // The stall outlasts both leases; the claim lease stays above SQLite's 5 s busy timeout. The default
+    // The stall outlasts both leases; the claim lease stays well above SQLite's 5 s busy timeout. The default
     // heartbeat renews the run lease every second, so on waking the worker's idle poll (every 250 ms) usually
     // comes before its renewal and finds the run's lease passed: the moment a second execution would start.
-    const env = { WAYBILL_RUN_LEASE_MS: '3000', WAYBILL_LEASE_MS: '5500', WAYBILL_DATA_DIR: data.path };
+    const env = { WAYBILL_RUN_LEASE_MS: '3000', WAYBILL_LEASE_MS: '7500', WAYBILL_DATA_DIR: data.path };
     const worker = startWorker(target, ['--id', 'solo', '--concurrency', '2'], env);
 
     const tried = new Set<string>();
@@ -39,7 +39,7 @@ describe.each(kinds)('one execution per run on %s', (kind) => {
         worker.child.kill('SIGCONT');
         continue;
       }
-      await sleep(6500);
+      await sleep(8500);
       worker.child.kill('SIGCONT');
       stalls++;
     }
