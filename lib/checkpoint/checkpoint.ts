@@ -280,7 +280,7 @@ export class Checkpoint {
     idemKey: string, token: string, attempt: number, claimedAt: number,
     fn: (ctx: StepContext) => T | Promise<T>, options: RunOnceOptions, fingerprint: string | null,
   ): Promise<StepResult<T>> {
-    const call = new StepCall(idemKey, attempt, options.step, undefined);
+    const call = new StepCall(idemKey, attempt, options.step);
     // The first renewal is due a third of a lease after the claim, not after now: a claim taken ahead has aged.
     const keeper = new LeaseKeeper(this.store, token, this.leaseMs, call, Math.max(0, this.leaseMs / 3 - (performance.now() - claimedAt)));
     const step = options.step ?? null;
@@ -356,7 +356,7 @@ export class Checkpoint {
    */
   private async settleAgain<T>(pending: Unsettled<T>): Promise<StepResult<T> | null> {
     const { request } = pending;
-    const call = new StepCall(request.idemKey, 1, request.step ?? undefined, undefined);
+    const call = new StepCall(request.idemKey, 1, request.step ?? undefined);
     const keeper = new LeaseKeeper(this.store, request.token, this.leaseMs, call, 0);
     pending.committing = performance.now();
     try {

@@ -16,7 +16,6 @@ export interface StepContext {
 
 export class StepCall implements StepContext {
   private controller: AbortController | undefined;
-  private combined: AbortSignal | undefined;
   /** Why the call was aborted by us (a lost lease), whether or not the side effect looked. */
   reason: unknown;
 
@@ -24,16 +23,14 @@ export class StepCall implements StepContext {
     readonly idempotencyKey: string,
     readonly attempt: number,
     readonly step: number | undefined,
-    private readonly parent: AbortSignal | undefined,
   ) {}
 
   get signal(): AbortSignal {
-    if (!this.combined) {
+    if (!this.controller) {
       this.controller = new AbortController();
       if (this.reason !== undefined) this.controller.abort(this.reason);
-      this.combined = this.parent ? AbortSignal.any([this.controller.signal, this.parent]) : this.controller.signal;
     }
-    return this.combined;
+    return this.controller.signal;
   }
 
   abort(reason: unknown): void {
