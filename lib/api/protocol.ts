@@ -16,7 +16,7 @@ import { z } from 'zod';
 import { IdempotencyKeyReuseError, LeaseLostError, NotFoundError } from '../errors';
 import type { ClaimOutcome, ClaimRow, ProgressWrite, RunStatus, Store } from '../store/types';
 import { fingerprint, freeText, idemKey, runRef, stepNumber, typeError, workerId } from './ids';
-import { jsonValue, progressView, truncation } from './views';
+import { jsonValue, progressView, truncation } from '../control/views';
 
 export interface ProtocolOptions {
   /** The lease a claim gets when the client does not ask for one (WAYBILL_LEASE_MS). */
