@@ -10,9 +10,15 @@ import type { RunStatus } from '../store/types';
 /** Bad syntax or bad values: the command never reached the store. */
 export class UsageError extends Error {}
 
+/** `--as NAME`: shown in the audit log as given, so bounded and free of control characters. */
+export const actorName = z.string().trim().min(1, 'must not be empty').max(64, 'must be at most 64 characters')
+  .regex(/^[^\p{Cc}]+$/u, 'must not contain control characters');
+
 /** Flags every command accepts, before or after its name. */
 export const GLOBAL_OPTIONS = {
   db: { type: 'string' },
+  /** Who the audit log records an operator action as; else `cli:<OS user>`. */
+  as: { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;

@@ -45,7 +45,9 @@ describe('waybill read commands', () => {
     const shown = json(detail);
     expect(Object.keys(shown).sort()).toEqual(['claims', 'committed', 'events', 'progress', 'run']);
     expect(shown).toMatchObject({ run: { id: 'r1', workflow: 'notify', status: 'queued', totalSteps: 3 },
-      progress: { step: 0, state: null }, claims: [], committed: 0, events: [] });
+      progress: { step: 0, state: null }, claims: [], committed: 0 });
+    // The CLI's start is in the timeline, as the dashboard's and the API's are (it used to leave no event).
+    expect(shown.events).toEqual([expect.objectContaining({ outcome: 'operator', detail: expect.stringMatching(/^started by cli(:\S+)?$/) })]);
     expect(json(claims)).toEqual([]);
     expect(human.stdout.split('\n')[0]).toMatch(/^ID\s+WORKFLOW\s+STATUS\s+PROGRESS/);
     expect(human.stdout).toMatch(/r1\s+notify\s+queued\s+\[░+\] 0\/3/);
@@ -152,7 +154,8 @@ describe('waybill read commands', () => {
     expect(json(await db.cli(['inspect', 'ext-live', '--json'])).events).toEqual([]);
 
     const swept = json(await db.cli(['sweep', '--json']));
-    expect(swept).toEqual({ expired: ['ext-b:step:2', 'ext-c:step:2'], notExpired: [] });
+    // The API's sweep answer (lib/control/views sweepView): a count, the keys, and what was left alone.
+    expect(swept).toEqual({ expired: 2, keys: ['ext-b:step:2', 'ext-c:step:2'], skipped: [] });
     expect(json(await db.cli(['claims', '--json'])).map((c: { idemKey: string }) => c.idemKey)).toEqual(['ext-live:step:2']);
     const human = await db.cli(['sweep']);
     expect(human).toMatchObject({ code: 0, stdout: 'no orphaned claims\n' });
