@@ -3,6 +3,7 @@
  * of these at their edge (a session or token there, `--as` or the OS user here) and lib/control decides.
  * The decision is made here, once, so the three ways in cannot disagree about what a viewer may do.
  */
+import { allows } from '../auth/principal';
 import { WaybillError } from '../errors';
 
 export type Role = 'viewer' | 'operator' | 'local';
@@ -26,8 +27,9 @@ export class ForbiddenError extends WaybillError {
 /** What an operation needs: reading the log is a viewer's right, everything that changes state an operator's. */
 export type Need = 'viewer' | 'operator';
 
+/** lib/auth's one rule for what a role may do, which pages and route handlers use to hide or refuse too. */
 export function allowed(caller: Caller, need: Need): boolean {
-  return caller.role === 'local' || caller.role === 'operator' || need === 'viewer';
+  return allows(caller, need);
 }
 
 /** Refuses before anything is parsed or opened: a viewer learns nothing from a refused action. */

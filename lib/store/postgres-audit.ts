@@ -6,7 +6,9 @@
 import { PostgresBase } from './postgres-base';
 import type { AuditEntry, AuditQuery, AuditStore } from './types';
 
-const COLUMNS = `id, at, actor, role, action, target, run_id AS "runId", detail`;
+// id is a bigint, which node-postgres hands back as a string: as a double it is the number AuditEntry says
+// (exact up to 2^53), so a page's `next` cursor is the same JSON on both backends.
+const COLUMNS = `id::float8 AS id, at, actor, role, action, target, run_id AS "runId", detail`;
 
 export abstract class PostgresAudit extends PostgresBase implements AuditStore {
   async recordAudit(entry: Omit<AuditEntry, 'id' | 'at'>): Promise<AuditEntry> {

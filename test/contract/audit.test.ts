@@ -22,6 +22,8 @@ describe.each(list)('audit on $name', (backend) => {
     const first = await store.recordAudit({ actor: 'alice (operator)', role: 'operator', action: 'pause', target: 'r1', runId: 'r1', detail: null });
     expect(first).toMatchObject({ actor: 'alice (operator)', role: 'operator', action: 'pause', target: 'r1', runId: 'r1', detail: null });
     expect(first.at).toBeGreaterThan(1_700_000_000);
+    // A number on both backends (PostgreSQL's bigint came back as a string), so ids compare and page as numbers.
+    expect(typeof first.id).toBe('number');
     for (let i = 0; i < 24; i++) {
       await store.recordAudit({ actor: 'operator token (api)', role: 'operator', action: 'expire', target: `k${i}`, runId: i % 2 ? 'r2' : null, detail: `n=${i}` });
     }
