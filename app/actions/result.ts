@@ -2,7 +2,7 @@
  * What every server action returns: field errors instead of throwing, so forms show them inline.
  */
 import { forbidden } from 'next/navigation';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { authorize, ControlInputError, ForbiddenError, type Caller } from '@/lib/control';
 import { requireAction } from '@/lib/auth/server';
 import { callerOf } from '@/lib/data/control';
