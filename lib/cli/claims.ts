@@ -6,7 +6,7 @@
  */
 import { parseArgs } from 'node:util';
 import { claims as control, LiveClaimError, type Caller, type ControlDeps } from '../control';
-import { sweepView } from '../control/views';
+import { claimView, sweepView } from '../control/views';
 import { NotFoundError } from '../errors';
 import { reasonSchema } from '../reason';
 import { GLOBAL_OPTIONS, UsageError, check, flags, jsonArg, lookupId, positionals } from './args';
@@ -21,8 +21,8 @@ export async function claims(cli: Cli, args: string[]): Promise<number> {
   const list = await withStore(cli, values.db, (store) =>
     store.listClaims({ runId, orphanedOnly: values.orphaned, claimTtlMs: cli.config().WAYBILL_CLAIM_TTL_MS }));
   if (values.json) {
-    cli.json(list.map(({ idemKey, runId, workerId, claimedAt, leaseExpiresAt, orphaned }) =>
-      ({ idemKey, runId, workerId, claimedAt, leaseExpiresAt, orphaned })));
+    // The API's view of each claim (GET /api/v1/claims): `key`, its lease and expiry, never its token.
+    cli.json(list.map((c) => claimView(c, cli.config().WAYBILL_CLAIM_TTL_MS)));
     return 0;
   }
   if (list.length === 0) {
