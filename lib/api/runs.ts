@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { NotFoundError } from '../errors';
-import { outsideRun } from '../store/outside-runs';
+import { LISTED_STATUSES, outsideRun } from '../store/outside-runs';
 import { TRANSITIONS } from '../store/transitions';
 import type { InsightStore, RunAction, RunStore, Store } from '../store/types';
 import { decodeCommittedCursor, decodeRunsCursor, encodeClaimsCursor, encodeCommittedCursor, encodeRunsCursor } from './cursor';
@@ -14,7 +14,7 @@ import { claimView, committedView, progressView, runSummaryView, runView } from 
 
 export type RunsStore = Store & RunStore & InsightStore;
 
-export const RUN_STATUSES = ['queued', 'running', 'paused', 'completed', 'failed', 'cancelled', 'idle'] as const;
+export const RUN_STATUSES = LISTED_STATUSES;
 export const RUN_ACTIONS = Object.keys(TRANSITIONS) as RunAction[];
 
 export const listRunsQuery = z.strictObject({

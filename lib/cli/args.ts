@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { MAX_DEPTH, nestingDepth } from '../json-depth';
-import type { RunStatus } from '../store/types';
+import { LISTED_STATUSES } from '../store/outside-runs';
 
 /** Bad syntax or bad values: the command never reached the store. */
 export class UsageError extends Error {}
@@ -51,10 +51,8 @@ export function positionals(given: string[], names: string[]): string[] {
   return given;
 }
 
-export const RUN_STATUSES = ['queued', 'running', 'paused', 'completed', 'failed', 'cancelled'] as const satisfies readonly RunStatus[];
-
 /** What `runs --status` accepts: the run states, and `idle` for an outside client's run with no claim. */
-export const statusFilter = z.enum([...RUN_STATUSES, 'idle']);
+export const statusFilter = z.enum(LISTED_STATUSES);
 
 /** Positive whole numbers from a flag's text: "1.5", "1e3" and "" are refused, not rounded. */
 export const count = (max: number) =>
