@@ -1,6 +1,7 @@
 /**
- * The runs half of the API over the store: list (filters, keyset cursor), inspect, start, act. Framework-free:
- * route handlers authorize, read the request, and call these with the store and the registry.
+ * The runs half of the API's reads over the store — list (filters, keyset cursor), inspect, committed — and the
+ * bodies of its writes, whose operations (start, pause, resume, cancel, retry) are lib/control/runs's.
+ * Framework-free: route handlers authorize, read the request, and call these or lib/control.
  */
 import { z } from 'zod';
 import { NotFoundError } from '../errors';
@@ -10,12 +11,13 @@ import type { InsightStore, RunAction, RunStore, Store } from '../store/types';
 import { decodeCommittedCursor, decodeRunsCursor, encodeClaimsCursor, encodeCommittedCursor, encodeRunsCursor } from './cursor';
 import { freeText, newRunId, typeError } from './ids';
 import { queryLimit } from './validate';
+import { RUN_ACTIONS } from '../control/runs';
 import { claimView, committedView, progressView, runSummaryView, runView } from '../control/views';
 
 export type RunsStore = Store & RunStore & InsightStore;
 
 export const RUN_STATUSES = LISTED_STATUSES;
-export const RUN_ACTIONS = Object.keys(TRANSITIONS) as RunAction[];
+export { RUN_ACTIONS };
 
 export const listRunsQuery = z.strictObject({
   status: z.enum(RUN_STATUSES, { error: `must be one of ${RUN_STATUSES.join(', ')}` }).optional(),
