@@ -11,6 +11,7 @@ import { auditDetail } from '../reason';
 import type { AuditEntry } from '../store/types';
 import { authorize, type Caller } from './caller';
 import { ControlInputError, validate } from './errors';
+import { exactText, runRef } from './fields';
 import type { ControlDeps, ControlStore } from './store';
 
 export const AUDIT_ACTIONS = ['start', 'pause', 'resume', 'cancel', 'retry', 'expire', 'resolve', 'sweep', 'prune'] as const;
@@ -27,13 +28,12 @@ export async function record(store: ControlStore, caller: Caller, entry: {
 
 export const AUDIT_PAGE_MAX = 500;
 
-const text = (max: number) => z.string({ error: 'must be text' }).min(1, 'must not be empty').max(max, `must be at most ${max} characters`);
 const epoch = z.number({ error: 'must be a time' }).finite('must be a time').min(0, 'must not be before 1970');
 
 const auditQuery = z.strictObject({
-  actor: text(200).optional(),
+  actor: exactText(200).optional(),
   action: z.enum(AUDIT_ACTIONS, { error: `must be one of ${AUDIT_ACTIONS.join(', ')}` }).optional(),
-  runId: text(512).optional(),
+  runId: runRef.optional(),
   since: epoch.optional(),
   until: epoch.optional(),
   limit: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1')

@@ -9,7 +9,7 @@ import { ClaimNotOrphanedError, NotFoundError } from '../errors';
 import { record } from './audit';
 import { authorize, forceHint, type Caller } from './caller';
 import { ControlInputError, LiveClaimError, validate } from './errors';
-import { claimKey, note, reasonField } from './fields';
+import { claimKey, note, reasonField, runRef } from './fields';
 import type { ControlDeps } from './store';
 
 const FORCED = 'forced: the lease was live';
@@ -76,7 +76,7 @@ export async function resolve(deps: ControlDeps, caller: Caller, input: z.input<
 }
 
 const sweepInput = z.strictObject({
-  runId: z.string({ error: 'must be a run id' }).min(1, 'must not be empty').max(512, 'must be at most 512 characters').optional(),
+  runId: runRef.optional(),
   reason: reasonField,
 });
 

@@ -11,7 +11,7 @@ import { TRANSITIONS } from '../store/transitions';
 import { record } from './audit';
 import { authorize, type Caller } from './caller';
 import { ControlInputError, validate, type FieldErrors } from './errors';
-import { reasonField } from './fields';
+import { reasonField, runRef } from './fields';
 import type { ControlDeps } from './store';
 
 export const RUN_ACTIONS = Object.keys(TRANSITIONS) as RunAction[];
@@ -64,7 +64,7 @@ export async function start(deps: ControlDeps, caller: Caller, input: z.input<ty
 
 const actInput = z.strictObject({
   action: z.enum(RUN_ACTIONS as [RunAction, ...RunAction[]], { error: `must be one of ${RUN_ACTIONS.join(', ')}` }),
-  runId: z.string({ error: 'must be a run id' }).min(1, 'is required').max(512, 'must be at most 512 characters'),
+  runId: runRef,
   reason: reasonField,
 });
 

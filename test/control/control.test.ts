@@ -76,6 +76,10 @@ describe.each(list)('lib/control on $name', (backend) => {
       [() => audit.list(deps, VIEWER, { action: 'delete' as 'start' }), { action: ['must be one of start, pause, resume, cancel, retry, expire, resolve, sweep, prune'] }],
       [() => audit.list(deps, VIEWER, { since: 20, until: 10 }), { until: ['must not be before since'] }],
       [() => audit.list(deps, VIEWER, { limit: 501 }), { limit: ['must be at most 500'] }],
+      // NUL cannot reach PostgreSQL's text (a 500 there): refused by name on every backend.
+      [() => audit.list(deps, VIEWER, { actor: 'a\u0000b' }), { actor: ['must not contain NUL characters'] }],
+      [() => runs.act(deps, OPERATOR, { action: 'pause', runId: 'r\u0000' }), { runId: ['must not contain NUL characters'] }],
+      [() => claims.sweep(deps, OPERATOR, { runId: '' }), { runId: ['must not be empty'] }],
     ];
     for (const [attempt, fields] of cases) {
       const error = await attempt().then(() => null, (e: unknown) => e);
