@@ -104,7 +104,7 @@ test('orphaned claims: expire, resolve and sweep over HTTP, each audited once', 
   const resolved = await call(request, 'POST', '/api/v1/claims/resolve', { headers: OPERATOR, body: { key: keys[1], result: { sent: true }, note: 'provider confirms' } });
   expect(await resolved.json()).toEqual({ key: keys[1], runId, resolved: true });
   const swept = await call(request, 'POST', '/api/v1/claims/sweep', { headers: OPERATOR, body: { runId } });
-  expect(await swept.json()).toEqual({ expired: 2, keys: [keys[2], keys[3]] });
+  expect(await swept.json()).toEqual({ expired: 2, keys: [keys[2], keys[3]], skipped: [] });
 
   expect(readSecured((db) => db.prepare('SELECT idem_key AS k, source, result_json AS r FROM committed WHERE run_id = ?').all(runId)))
     .toEqual([{ k: keys[1], source: 'manual', r: '{"sent":true}' }]);
@@ -113,7 +113,8 @@ test('orphaned claims: expire, resolve and sweep over HTTP, each audited once', 
   expect(readSecured((db) => db.prepare('SELECT action, target, detail FROM audit WHERE run_id = ? ORDER BY id').all(runId))).toEqual([
     { action: 'expire', target: keys[0], detail: null },
     { action: 'resolve', target: keys[1], detail: 'provider confirms' },
-    { action: 'sweep', target: runId, detail: '2 expired' },
+    // One detail convention for every way in (lib/control/audit.ts): the dashboard's words, not the API's own '2 expired'.
+    { action: 'sweep', target: runId, detail: `expired 2 orphaned claim(s): ${keys[2]}, ${keys[3]}` },
   ]);
 });
 

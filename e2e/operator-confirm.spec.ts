@@ -10,7 +10,7 @@ import { ConfirmDialog } from './pages/confirm-dialog';
 import { RunPage } from './pages/run-page';
 import { RunsPage } from './pages/runs-page';
 import { expect, noChromium, test, uniqueId } from './support/test';
-import { databaseUrl, readDb } from './support/waybill';
+import { databaseUrl, readDb, waybill } from './support/waybill';
 
 test.skip(noChromium, 'no chromium');
 
@@ -139,4 +139,25 @@ test('expire asks first and keeps the reason; the claims header does not count a
   await expect(claims.message).toContainText(/expired/i);
   await expect(claims.row(key)).toHaveCount(0);
   expect(auditOf(key)).toEqual([{ action: 'expire', detail: 'reason: e2e: the provider never got it' }]);
+});
+
+test("a CLI cancel is on /audit and in the run's timeline like the dashboard's, under its --as name", async ({ page }) => {
+  const runId = uniqueId('e2e-cli-audit');
+  await withStore((store) => store.createRun({ id: runId, workflow: 'agent-batch', inputJson: '{"count":3}', totalSteps: 3 }));
+  await waybill(['cancel', runId, '--as', 'e2e-ann', '--reason', 'e2e: cancelled from a terminal']);
+  expect(readDb((db) => db.prepare('SELECT actor, role, action, detail FROM audit WHERE target = ?').all(runId)))
+    .toEqual([{ actor: 'e2e-ann', role: 'local', action: 'cancel', detail: 'reason: e2e: cancelled from a terminal' }]);
+
+  await page.goto('/audit');
+  const row = page.getByTestId('audit-table').locator('tr', { hasText: runId });
+  await expect(row).toHaveCount(1);
+  await expect(row.getByTestId('audit-who')).toHaveText('e2e-ann');
+  await expect(row.getByTestId('audit-action')).toHaveText('cancel');
+  await expect(row.getByTestId('audit-detail')).toHaveText('reason: e2e: cancelled from a terminal');
+
+  const run = new RunPage(page);
+  await run.goto(runId);
+  await expect(run.status).toHaveText(/cancelled/);
+  await expect(run.timelineItems.nth(0)).toHaveAttribute('data-action', 'cancel');
+  await expect(run.timelineItems.nth(0)).toContainText('reason: e2e: cancelled from a terminal');
 });

@@ -1,7 +1,11 @@
 /**
  * What every server action returns: field errors instead of throwing, so forms show them inline.
  */
-import { z } from 'zod';
+import { forbidden } from 'next/navigation';
+import type { z } from 'zod';
+import { authorize, ControlInputError, ForbiddenError, type Caller } from '@/lib/control';
+import { requireAction } from '@/lib/auth/server';
+import { callerOf } from '@/lib/data/control';
 import { errorFields, serverLog } from '@/lib/data/log';
 import { isUnreachable } from '@/lib/data/store-guard';
 import { WaybillError } from '@/lib/errors';
@@ -17,8 +21,25 @@ export function fieldErrors(error: z.ZodError): Record<string, string[]> {
   return out;
 }
 
-/** A thrown error as a result: our own errors say what happened; anything else is not shown to the client. */
-export function failure(error: unknown): { ok: false; message: string } {
+/**
+ * The caller of an operator action, refused before anything is parsed or opened: no session is a 401, and
+ * a viewer a 403, by lib/control's one rule (which the operation applies again itself).
+ */
+export async function operatorCaller(): Promise<Caller> {
+  const caller = callerOf(await requireAction('viewer'), 'dashboard');
+  try {
+    authorize(caller, 'operator');
+  } catch (error) {
+    if (error instanceof ForbiddenError) forbidden();
+    throw error;
+  }
+  return caller;
+}
+
+/** A thrown error as a result: our own errors say what happened, wrong fields beside their form fields. */
+export function failure(error: unknown): { ok: false; message: string; errors?: Record<string, string[]> } {
+  if (error instanceof ForbiddenError) forbidden();
+  if (error instanceof ControlInputError) return { ok: false, message: error.message, errors: error.fields };
   if (isUnreachable(error)) {
     serverLog().warn('server action: store unavailable', errorFields(error));
     return { ok: false, message: 'the store is unreachable right now: the action may not have been applied; reload to see, and try again shortly' };

@@ -1,28 +1,21 @@
 'use server';
 /**
- * Run mutations: start, and the operator's pause / resume / cancel / retry, one run or many. Each validates
- * its input with zod, calls lib/, and refreshes the pages that show runs. The store records every action
- * as an operator event in the run's timeline; the audit log says who it was. Each checks the caller first
- * (operator, same origin), before it parses anything or opens the store.
+ * Run mutations: start, and the operator's pause / resume / cancel / retry, one run or many. Thin: each
+ * checks the caller first, reads its form, calls lib/control (which decides, validates, writes the event and
+ * the audit line) and refreshes the pages that show runs.
  */
 import { revalidatePath } from 'next/cache';
 import { z } from 'zod';
-import { requireAction } from '@/lib/auth/server';
 import { config } from '@/lib/config';
-import { audit } from '@/lib/data/audit';
-import { getCatalog, getStore } from '@/lib/data/store';
-import { issuePath } from '@/lib/engine/input-check';
-import { startRun } from '@/lib/engine/runs';
+import { runs } from '@/lib/control';
+import { controlDeps } from '@/lib/data/control';
 import { InvalidInputError } from '@/lib/errors';
-import { auditDetail, reasonSchema } from '@/lib/reason';
 import type { RunAction } from '@/lib/store/types';
-import { failure, fieldErrors, sizeError, type ActionResult } from './result';
+import { failure, fieldErrors, operatorCaller, sizeError, type ActionResult } from './result';
 
-const runId = z.string().min(1, 'run id is required').max(512, 'run id is too long');
-const action = z.enum(['pause', 'resume', 'cancel', 'retry']);
-
+// Only the list's shape: each id and the reason are the operation's to check.
 const actSchema = z.object({
-  action, ids: z.array(runId).min(1, 'select at least one run').max(500, 'at most 500 runs at once'), reason: reasonSchema,
+  ids: z.array(z.string()).min(1, 'select at least one run').max(500, 'at most 500 runs at once'),
 });
 
 /**
@@ -30,43 +23,40 @@ const actSchema = z.object({
  * (optional, the confirm dialog's) is kept in each run's audit line.
  */
 export async function actOnRuns(input: { action: RunAction; ids: string[]; reason?: string }): Promise<ActionResult<{ done: string[]; refused: string[] }>> {
-  const who = await requireAction('operator');
+  const caller = await operatorCaller();
   const parsed = actSchema.safeParse(input);
   if (!parsed.success) return { ok: false, message: 'invalid request', errors: fieldErrors(parsed.error) };
-  try {
-    const store = await getStore();
-    const done: string[] = [];
-    const refused: string[] = [];
-    for (const id of parsed.data.ids) {
-      try {
-        await store.actOnRun(id, parsed.data.action, who.actor);
-        done.push(id);
-      } catch (error) {
-        // Our own errors say why (not found, wrong status); anything else is logged, never shown.
-        refused.push(`${id}: ${failure(error).message}`);
-      }
+  const deps = controlDeps();
+  const done: string[] = [];
+  const refused: string[] = [];
+  for (const id of parsed.data.ids) {
+    try {
+      await runs.act(deps, caller, { action: input.action, runId: id, reason: input.reason });
+      done.push(id);
+    } catch (error) {
+      // Bad input is the same for every id: said once, as the form's error.
+      const failed = failure(error);
+      if (failed.errors && done.length === 0) return { ok: false, message: 'invalid request', errors: failed.errors };
+      // Our own errors say why (not found, wrong status); anything else is logged, never shown.
+      refused.push(`${id}: ${failed.message}`);
     }
-    const detail = auditDetail({ reason: parsed.data.reason });
-    for (const id of done) await audit(who, { action: parsed.data.action, target: id, runId: id, detail });
-    revalidatePath('/');
-    revalidatePath('/audit');
-    for (const id of parsed.data.ids) revalidatePath(`/runs/${encodeURIComponent(id)}`);
-    const message = `${parsed.data.action}: ${done.length} run(s) done${refused.length ? `, ${refused.length} refused` : ''}`;
-    return refused.length && !done.length ? { ok: false, message: refused.join('; ') } : { ok: true, message, data: { done, refused } };
-  } catch (error) {
-    return failure(error);
   }
+  revalidatePath('/');
+  revalidatePath('/audit');
+  for (const id of parsed.data.ids) revalidatePath(`/runs/${encodeURIComponent(id)}`);
+  const message = `${input.action}: ${done.length} run(s) done${refused.length ? `, ${refused.length} refused` : ''}`;
+  return refused.length && !done.length ? { ok: false, message: refused.join('; ') } : { ok: true, message, data: { done, refused } };
 }
 
 const startSchema = z.object({
-  workflow: z.string().min(1, 'choose a workflow'),
+  workflow: z.string(),
   input: z.string(),
   id: z.string().max(128, 'at most 128 characters').optional(),
 });
 
 /** Starts a run from the form. JSON and schema errors come back per field ("input", "input.count", …). */
 export async function startRunAction(_previous: ActionResult<{ id: string }> | null, form: FormData): Promise<ActionResult<{ id: string }>> {
-  const who = await requireAction('operator');
+  const caller = await operatorCaller();
   const parsed = startSchema.safeParse({
     workflow: form.get('workflow') ?? '', input: form.get('input') ?? '', id: (form.get('id') as string | null) || undefined,
   });
@@ -80,27 +70,17 @@ export async function startRunAction(_previous: ActionResult<{ id: string }> | n
     return { ok: false, message: 'the input is not valid JSON', errors: { input: [`not valid JSON: ${(error as Error).message}`] } };
   }
   try {
-    // Checked again here whatever the form checked: the catalog is the built-ins and what workers published.
-    const catalog = await getCatalog();
-    const name = parsed.data.workflow;
-    const checked = catalog.check(name, input);
-    if (!checked) {
-      return { ok: false, message: `unknown workflow ${JSON.stringify(name)}`, errors: { workflow: [`unknown workflow (known: ${catalog.names().join(', ')})`] } };
-    }
-    if (!checked.ok) {
-      const errors: Record<string, string[]> = {};
-      for (const issue of checked.issues) (errors[issue.path.length ? `input.${issuePath(issue)}` : 'input'] ??= []).push(issue.message);
-      return { ok: false, message: `the input does not match ${name}'s schema`, errors };
-    }
-    const store = await getStore();
-    const run = await startRun(store, catalog, { workflow: name, input: checked.input, id: parsed.data.id });
-    await store.recordEvent({ runId: run.id, outcome: 'operator', detail: `started by ${who.actor}` });
-    await audit(who, { action: 'start', target: run.id, runId: run.id, detail: name });
+    const run = await runs.start(controlDeps(), caller, { workflow: parsed.data.workflow, input, id: parsed.data.id });
     revalidatePath('/');
     revalidatePath('/audit');
     return { ok: true, message: `started ${run.id}`, data: { id: run.id } };
   } catch (error) {
-    if (error instanceof InvalidInputError) return { ok: false, message: error.message, errors: { id: [error.message] } };
+    if (error instanceof runs.StartRefusedError) {
+      return error.kind === 'input'
+        ? { ok: false, message: `the input does not match ${error.workflow}'s schema`, errors: error.fields }
+        : { ok: false, message: `unknown workflow ${JSON.stringify(error.workflow)}`, errors: error.fields };
+    }
+    if (error instanceof InvalidInputError && !('fields' in error)) return { ok: false, message: error.message, errors: { id: [error.message] } };
     return failure(error);
   }
 }

@@ -1,13 +1,14 @@
 /**
- * The operators' log: every mutation made through the dashboard (and the API), newest first, with who made
- * it and as what role. Keyset pages by id (`?before=`), so a page does not shift while new lines arrive.
+ * The operators' log: every operator action, from the dashboard, the API or the CLI (lib/control writes them
+ * all), newest first, with who made it and as what role. Keyset pages by id (`?before=`), so a page does not shift while new lines arrive.
  */
 import type { Metadata } from 'next';
 import Link from 'next/link';
 import { z } from 'zod';
 import { Badge, EmptyState, buttonClass, relative } from '@/app/components/ui';
 import { requirePage } from '@/lib/auth/server';
-import { listAudit } from '@/lib/data/audit';
+import { audit } from '@/lib/control';
+import { callerOf, controlDeps } from '@/lib/data/control';
 import type { AuditEntry } from '@/lib/store/types';
 import { isoTime } from '@/app/components/time';
 
@@ -24,12 +25,10 @@ const link = 'rounded text-blue-700 underline-offset-2 hover:underline focus-vis
 const beforeSchema = z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional().catch(undefined);
 
 export default async function AuditPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
-  await requirePage('/audit');
+  const who = await requirePage('/audit');
   const raw = (await searchParams).before;
   const before = beforeSchema.parse(Array.isArray(raw) ? raw[0] : raw);
-  const rows = await listAudit({ limit: AUDIT_PAGE_SIZE + 1, beforeId: before });
-  const page = rows.slice(0, AUDIT_PAGE_SIZE);
-  const next = rows.length > AUDIT_PAGE_SIZE ? page[page.length - 1]!.id : null;
+  const { entries: page, next } = await audit.list(controlDeps(), callerOf(who, 'dashboard'), { limit: AUDIT_PAGE_SIZE, before });
   const now = Date.now() / 1000;
 
   return (
@@ -37,8 +36,8 @@ export default async function AuditPage({ searchParams }: { searchParams: Promis
       <header>
         <h1 className="text-2xl font-semibold tracking-tight">Audit</h1>
         <p className="mt-1 max-w-2xl text-sm text-zinc-600 dark:text-zinc-400">
-          Every run started, paused, resumed, cancelled or retried, and every claim expired, resolved or swept,
-          with who did it. Newest first.
+          Every run started, paused, resumed, cancelled or retried, every claim expired, resolved or swept, and
+          every prune, with who did it: from this dashboard, the API or the <code>waybill</code> CLI. Newest first.
         </p>
       </header>
       {page.length === 0 ? (

@@ -4,8 +4,13 @@
  * URLs are edited by hand and shared.
  */
 import { z } from 'zod';
+import type { ListedStatus } from '@/lib/store/outside-runs';
 
-export const RUN_STATUSES = ['running', 'queued', 'paused', 'failed', 'completed', 'cancelled', 'idle'] as const;
+/** Every listed status (lib/store/outside-runs.ts), in the order the page shows them: the busy ones first. */
+export const RUN_STATUSES = ['running', 'queued', 'paused', 'failed', 'completed', 'cancelled', 'idle'] as const satisfies readonly ListedStatus[];
+// A status the store lists but the page forgot fails the build here.
+type Unshown = Exclude<ListedStatus, (typeof RUN_STATUSES)[number]>;
+const _everyStatusShown: [Unshown] extends [never] ? true : Unshown = true;
 export type RunsStatusFilter = (typeof RUN_STATUSES)[number];
 
 export const SEARCH_MAX = 200;

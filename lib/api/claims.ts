@@ -1,23 +1,23 @@
 /**
- * Claims for operators: list them, and decide about a claim whose side effect is in doubt — expire it (the
- * step runs again), resolve it with a result supplied by hand (it never runs), or sweep every orphaned one.
- * Keys travel in bodies, not paths: they hold ':' and '/' and are up to 512 characters.
+ * Claims over HTTP: the listing, and the bodies of expire, resolve and sweep, whose decisions lib/control/claims
+ * makes. Keys travel in bodies, not paths: they hold ':' and '/' and are up to 512 characters.
  */
 import { z } from 'zod';
-import { ClaimNotOrphanedError, NotFoundError, WaybillError } from '../errors';
 import type { Store } from '../store/types';
 import { freeText, idemKey, runRef, stepNumber } from './ids';
 import { decodeClaimsCursor, encodeClaimsCursor } from './cursor';
 import { queryBool, queryLimit } from './validate';
-import { claimView } from './views';
+import { claimView } from '../control/views';
 
 export const listClaimsQuery = z.strictObject({
   orphaned: queryBool.optional(), runId: runRef.optional(), limit: queryLimit(500).optional(), cursor: z.string().optional(),
 });
 
 const force = z.boolean({ error: 'must be true or false' }).optional();
+/** The operator's reason, kept in the audit line; lib/control checks its text (reasonSchema). */
+const reason = z.string({ error: 'must be text' }).optional();
 
-export const expireBody = z.strictObject({ key: idemKey, force });
+export const expireBody = z.strictObject({ key: idemKey, force, reason });
 
 export const resolveBody = z.strictObject({
   key: idemKey,
@@ -28,14 +28,7 @@ export const resolveBody = z.strictObject({
   attempt: stepNumber.min(1, 'must be ≥ 1').optional(),
 });
 
-export const sweepBody = z.strictObject({ runId: runRef.optional() }).optional();
-
-/** A claim whose lease is live: its worker may be executing it right now. */
-export class LiveClaimError extends WaybillError {
-  constructor(key: string, verb: string) {
-    super('CONFLICT', `the claim on ${key} has a live lease (its holder may be executing it): ${verb} only claims whose side effect is in doubt, or send "force": true`);
-  }
-}
+export const sweepBody = z.strictObject({ runId: runRef.optional(), reason }).optional();
 
 /** A page of claims, oldest first, keyset-paged: a sweep's worth of orphans never comes back in one answer. */
 export async function listClaims(store: Store, query: z.output<typeof listClaimsQuery>, claimTtlMs: number) {
@@ -47,36 +40,4 @@ export async function listClaims(store: Store, query: z.output<typeof listClaims
   const page = rows.slice(0, limit);
   const last = page.at(-1);
   return { claims: page.map((c) => claimView(c, claimTtlMs)), nextCursor: rows.length > limit && last ? encodeClaimsCursor(last) : null };
-}
-
-/** Expires one claim; returns the run it belonged to, for the audit line. */
-export async function expire(store: Store, body: z.output<typeof expireBody>, actor: string, claimTtlMs: number) {
-  const held = await store.getClaim(body.key, { claimTtlMs });
-  const outcome = await store.expireClaim(body.key, { actor, force: body.force, claimTtlMs });
-  if (outcome === 'missing') throw new NotFoundError(`claim on ${body.key}`);
-  if (outcome === 'live') throw new LiveClaimError(body.key, 'expire');
-  return { key: body.key, runId: held?.runId ?? null, expired: true };
-}
-
-/** Resolves one claim; returns the run it belonged to, for the audit line. The store decides whether it may. */
-export async function resolve(store: Store, body: z.output<typeof resolveBody>, actor: string, claimTtlMs: number) {
-  try {
-    const { runId } = await store.resolveClaim({
-      idemKey: body.key, resultJson: JSON.stringify(body.result), actor, note: body.note, claimTtlMs, force: body.force, attempt: body.attempt,
-    });
-    return { key: body.key, runId, resolved: true };
-  } catch (error) {
-    // The same answer expire gives a live claim, with its hint about force.
-    if (error instanceof ClaimNotOrphanedError && error.reason === 'live') throw new LiveClaimError(body.key, 'resolve');
-    throw error;
-  }
-}
-
-/** Expires every orphaned claim (of one run, when given); a claim renewed meanwhile is left alone. */
-export async function sweep(store: Store, body: z.output<typeof sweepBody>, actor: string, claimTtlMs: number) {
-  const keys: string[] = [];
-  for (const claim of await store.listClaims({ runId: body?.runId, orphanedOnly: true, claimTtlMs })) {
-    if ((await store.expireClaim(claim.idemKey, { actor, claimTtlMs })) === 'expired') keys.push(claim.idemKey);
-  }
-  return { expired: keys.length, keys };
 }

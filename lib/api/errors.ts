@@ -5,6 +5,7 @@
  * log gets the rest, as one JSON line (lib/data/log.ts). A store that cannot be reached is a 503 with
  * Retry-After however it surfaced: our StoreUnavailableError, or the driver's own connection error.
  */
+import { ControlInputError } from '../control/errors';
 import { errorFields, serverLog } from '../data/log';
 import { isUnreachable } from '../data/store-guard';
 import { WaybillError } from '../errors';
@@ -58,6 +59,7 @@ export function errorResponse(error: unknown, log: (message: string, error: unkn
     const status = STATUS_BY_CODE[error.code]!;
     const more: Record<string, unknown> = {};
     if (error instanceof ApiError) Object.assign(more, error.extra, error.fields ? { fields: error.fields } : {});
+    else if (error instanceof ControlInputError) more.fields = error.fields;
     return json(errorBody(error.code, error.message, more), status);
   }
   log('api: internal error', error);

@@ -5,13 +5,14 @@
  * app/api and fails when a route file and this table disagree, and holds real answers to the document.
  */
 import { z } from 'zod';
-import { claimsPageSchema, expiredSchema, resolvedSchema, sweptSchema, beginAnswerSchema, claimAnswerSchema, commitAnswerSchema,
+import { auditPageSchema, claimsPageSchema, expiredSchema, resolvedSchema, sweptSchema, beginAnswerSchema, claimAnswerSchema, commitAnswerSchema,
   committedPageSchema, endAnswerSchema, errorSchema, healthSchema, progressSchema, releaseAnswerSchema, renewAnswerSchema,
   runAnswerSchema, runDetailSchema, runsPageSchema, savedSchema } from './responses';
 import { expireBody, listClaimsQuery, resolveBody, sweepBody } from './claims';
 import { runRef } from './ids';
 import { beginBody, claimBody, commitBody, endBody, progressBody, releaseBody, renewBody } from './protocol';
-import { actionParam, committedQuery, listRunsQuery, startBody } from './runs';
+import { auditQuery } from './audit';
+import { actionBody, actionParam, committedQuery, listRunsQuery, startBody } from './runs';
 
 type Access = 'none' | 'viewer' | 'operator';
 
@@ -29,9 +30,6 @@ export interface Route {
   /** The refusals the route can answer besides auth's, 503 and 500. */
   refusals?: number[];
 }
-
-/** The body an operator action accepts: none, or an empty object (app/api/v1/runs/[id]/[action]). */
-const actionBody = z.strictObject({}).optional();
 
 const runId = { runId: runRef };
 
@@ -59,6 +57,8 @@ export const ROUTES: Route[] = [
     body: resolveBody, ok: { status: 200, schema: resolvedSchema }, refusals: [400, 404, 409, 413] },
   { method: 'post', path: '/api/v1/claims/sweep', summary: 'Expire every orphaned claim (of one run, when given).', access: 'operator',
     body: sweepBody, ok: { status: 200, schema: sweptSchema }, refusals: [400, 413] },
+  { method: 'get', path: '/api/v1/audit', summary: 'The operators\' log, newest first: the dashboard\'s, the API\'s and the CLI\'s actions.', access: 'viewer',
+    query: auditQuery, ok: { status: 200, schema: auditPageSchema }, refusals: [400] },
   { method: 'get', path: '/api/v1/checkpoint/{runId}/progress', summary: 'The run\'s map; 404: start at step 0.', access: 'viewer',
     params: runId, ok: { status: 200, schema: progressSchema }, refusals: [400, 404] },
   { method: 'put', path: '/api/v1/checkpoint/{runId}/progress', summary: 'Save the run\'s map (and skip/await counts).', access: 'operator',

@@ -17,7 +17,7 @@ import { IdempotencyKeyReuseError, InvalidInputError, LeaseLostError, NotFoundEr
 import { shortestLeaseFor } from '../store/sqlite-timeouts';
 import type { ClaimOutcome, ClaimRow, ProgressWrite, RunStatus, Store } from '../store/types';
 import { fingerprint, freeText, idemKey, runRef, stepNumber, typeError, workerId } from './ids';
-import { jsonValue, progressView, truncation } from './views';
+import { jsonValue, progressView, truncation } from '../control/views';
 
 export interface ProtocolOptions {
   /** The lease a claim gets when the client does not ask for one (WAYBILL_LEASE_MS). */

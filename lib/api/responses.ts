@@ -60,7 +60,22 @@ export const committedPageSchema = z.strictObject({ committed: z.array(committed
 export const claimsPageSchema = z.strictObject({ claims: z.array(claimSchema), nextCursor: cursor });
 export const expiredSchema = z.strictObject({ key: z.string(), runId: z.string().nullable(), expired: z.literal(true) });
 export const resolvedSchema = z.strictObject({ key: z.string(), runId: z.string(), resolved: z.literal(true) });
-export const sweptSchema = z.strictObject({ expired: int, keys: z.array(z.string()) });
+export const auditEntrySchema = z.strictObject({
+  id: int.describe('ids only grow: newest first is highest first'), at: time,
+  actor: z.string().describe('"alice (operator)", "operator token (api)", "cli:ann": who, as the way in names them'),
+  role: z.enum(['viewer', 'operator', 'local']), action: z.string().describe('start, pause, resume, cancel, retry, expire, resolve, sweep or prune'),
+  target: z.string().describe('a run id, an idempotency key, or * for a sweep or prune of everything'), runId: z.string().nullable(),
+  detail: z.string().nullable().describe('what the action notes, then "reason: …" when the operator gave one, joined by "; "'),
+});
+export const auditPageSchema = z.strictObject({
+  entries: z.array(auditEntrySchema),
+  next: int.nullable().describe('pass back as ?before= for the next page; null on the last'),
+});
+export const sweptSchema = z.strictObject({
+  expired: int, keys: z.array(z.string()).describe('the keys expired, oldest claim first'),
+  skipped: z.array(z.strictObject({ key: z.string(), why: z.enum(['missing', 'live']) }))
+    .describe('orphaned when listed, but gone or renewed before their turn: left alone'),
+});
 
 export const claimAnswerSchema = z.discriminatedUnion('outcome', [
   z.strictObject({ outcome: z.literal('claimed'), key: z.string(), token: z.string(), leaseExpiresAt: time, attempt: int, tookOver: z.boolean() }),

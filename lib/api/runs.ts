@@ -1,25 +1,23 @@
 /**
- * The runs half of the API over the store: list (filters, keyset cursor), inspect, start, act. Framework-free:
- * route handlers authorize, read the request, and call these with the store and the registry.
+ * The runs half of the API's reads over the store — list (filters, keyset cursor), inspect, committed — and the
+ * bodies of its writes, whose operations (start, pause, resume, cancel, retry) are lib/control/runs's.
+ * Framework-free: route handlers authorize, read the request, and call these or lib/control.
  */
 import { z } from 'zod';
-import { issuePath } from '../engine/input-check';
-import { startRun } from '../engine/runs';
-import type { StartableWorkflows } from '../engine/workflow';
 import { NotFoundError } from '../errors';
-import { outsideRun } from '../store/outside-runs';
+import { LISTED_STATUSES, outsideRun } from '../store/outside-runs';
 import { TRANSITIONS } from '../store/transitions';
 import type { InsightStore, RunAction, RunStore, Store } from '../store/types';
 import { decodeCommittedCursor, decodeRunsCursor, encodeClaimsCursor, encodeCommittedCursor, encodeRunsCursor } from './cursor';
-import { ApiError } from './errors';
 import { freeText, newRunId, typeError } from './ids';
 import { queryLimit } from './validate';
-import { claimView, committedView, progressView, runSummaryView, runView } from './views';
+import { RUN_ACTIONS } from '../control/runs';
+import { claimView, committedView, progressView, runSummaryView, runView } from '../control/views';
 
 export type RunsStore = Store & RunStore & InsightStore;
 
-export const RUN_STATUSES = ['queued', 'running', 'paused', 'completed', 'failed', 'cancelled', 'idle'] as const;
-export const RUN_ACTIONS = Object.keys(TRANSITIONS) as RunAction[];
+export const RUN_STATUSES = LISTED_STATUSES;
+export { RUN_ACTIONS };
 
 export const listRunsQuery = z.strictObject({
   status: z.enum(RUN_STATUSES, { error: `must be one of ${RUN_STATUSES.join(', ')}` }).optional(),
@@ -87,32 +85,7 @@ export async function listCommitted(store: RunsStore, id: string, query: z.outpu
   return { committed: page.map(committedView), nextCursor: rows.length > limit && last ? encodeCommittedCursor(last.idemKey) : null };
 }
 
-/**
- * Starts a run of any workflow the catalog knows (built-in or published); an unknown workflow or input that
- * does not fit its schema is INVALID_INPUT naming each field (`input.count`).
- */
-export async function start(store: RunsStore, workflows: StartableWorkflows, body: z.output<typeof startBody>, actor: string) {
-  const checked = workflows.check(body.workflow, body.input ?? {});
-  if (!checked) {
-    const message = `unknown workflow ${JSON.stringify(body.workflow)} (known: ${workflows.names().join(', ')})`;
-    throw new ApiError('INVALID_INPUT', message, { workflow: [message] });
-  }
-  if (!checked.ok) {
-    const fields = new Map<string, string[]>();
-    for (const issue of checked.issues) {
-      const name = issue.path.length ? `input.${issuePath(issue)}` : 'input';
-      fields.set(name, [...(fields.get(name) ?? []), issue.message]);
-    }
-    const [first, messages] = [...fields][0]!;
-    throw new ApiError('INVALID_INPUT', `input does not match ${body.workflow}'s schema: ${first}: ${messages[0]}`, Object.fromEntries(fields));
-  }
-  const run = await startRun(store, workflows, { workflow: body.workflow, input: checked.input, id: body.id });
-  await store.recordEvent({ runId: run.id, outcome: 'operator', detail: `started by ${actor}` });
-  return runView(run);
-}
+/** An operator action's body: none, or `{ "reason"?: "…" }`, kept in the audit line (lib/control checks its text). */
+export const actionBody = z.strictObject({ reason: z.string({ error: 'must be text' }).optional() }).optional();
 
 export const actionParam = z.enum(RUN_ACTIONS as [RunAction, ...RunAction[]]);
-
-export async function act(store: RunsStore, id: string, action: RunAction, actor: string) {
-  return runView(await store.actOnRun(id, action, actor));
-}

@@ -5,14 +5,20 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { MAX_DEPTH, nestingDepth } from '../json-depth';
-import type { RunStatus } from '../store/types';
+import { LISTED_STATUSES } from '../store/outside-runs';
 
 /** Bad syntax or bad values: the command never reached the store. */
 export class UsageError extends Error {}
 
+/** `--as NAME`: shown in the audit log as given, so bounded and free of control characters. */
+export const actorName = z.string().trim().min(1, 'must not be empty').max(64, 'must be at most 64 characters')
+  .regex(/^[^\p{Cc}]+$/u, 'must not contain control characters');
+
 /** Flags every command accepts, before or after its name. */
 export const GLOBAL_OPTIONS = {
   db: { type: 'string' },
+  /** Who the audit log records an operator action as; else `cli:<OS user>`. */
+  as: { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -45,10 +51,8 @@ export function positionals(given: string[], names: string[]): string[] {
   return given;
 }
 
-export const RUN_STATUSES = ['queued', 'running', 'paused', 'completed', 'failed', 'cancelled'] as const satisfies readonly RunStatus[];
-
 /** What `runs --status` accepts: the run states, and `idle` for an outside client's run with no claim. */
-export const statusFilter = z.enum([...RUN_STATUSES, 'idle']);
+export const statusFilter = z.enum(LISTED_STATUSES);
 
 /** Positive whole numbers from a flag's text: "1.5", "1e3" and "" are refused, not rounded. */
 export const count = (max: number) =>

@@ -1,15 +1,16 @@
 /**
  * Claims, and what an operator does about orphaned ones: `expire` gives up on a claim (the step runs again),
  * `resolve` commits a result by hand (it never runs again), `sweep` expires every orphaned claim.
- * An orphaned claim's side effect may or may not have happened: these are decisions, made by a person.
+ * An orphaned claim's side effect may or may not have happened: these are decisions, made by a person, and
+ * lib/control/claims makes them (with the audit line, as `--as NAME` or `cli:<OS user>`); this file parses and prints.
  */
 import { parseArgs } from 'node:util';
-import { ClaimNotOrphanedError } from '../errors';
-import type { Store } from '../store/types';
+import { claims as control, LiveClaimError, type Caller, type ControlDeps } from '../control';
+import { claimView, sweepView } from '../control/views';
+import { NotFoundError } from '../errors';
+import { reasonSchema } from '../reason';
 import { GLOBAL_OPTIONS, UsageError, check, flags, jsonArg, lookupId, positionals } from './args';
-import { auditDetail } from '../reason';
-import { reasonArg, recordCliAudit } from './audit';
-import { withStore, type Cli } from './context';
+import { callerOf, withControl, withStore, type Cli } from './context';
 import { LiveBlock, bar, relative, table } from './format';
 
 export async function claims(cli: Cli, args: string[]): Promise<number> {
@@ -20,8 +21,8 @@ export async function claims(cli: Cli, args: string[]): Promise<number> {
   const list = await withStore(cli, values.db, (store) =>
     store.listClaims({ runId, orphanedOnly: values.orphaned, claimTtlMs: cli.config().WAYBILL_CLAIM_TTL_MS }));
   if (values.json) {
-    cli.json(list.map(({ idemKey, runId, workerId, claimedAt, leaseExpiresAt, orphaned }) =>
-      ({ idemKey, runId, workerId, claimedAt, leaseExpiresAt, orphaned })));
+    // The API's view of each claim (GET /api/v1/claims): `key`, its lease and expiry, never its token.
+    cli.json(list.map((c) => claimView(c, cli.config().WAYBILL_CLAIM_TTL_MS)));
     return 0;
   }
   if (list.length === 0) {
@@ -45,9 +46,10 @@ export async function expire(cli: Cli, args: string[]): Promise<number> {
   if (values['all-orphaned'] && keys.length > 0) throw new UsageError('give keys or --all-orphaned, not both');
   if (!values['all-orphaned'] && keys.length === 0) throw new UsageError('missing <key…> (or --all-orphaned)');
   for (const key of keys) check(lookupId, key, 'key');
-  if (values['all-orphaned']) return sweepOrphaned(cli, values.db, Boolean(values.json), reason);
+  const caller = callerOf(cli, values.as);
+  if (values['all-orphaned']) return sweepOrphaned(cli, caller, values.db, Boolean(values.json), reason);
 
-  const report = await withStore(cli, values.db, (store) => expireEach(cli, store, keys, { force: Boolean(values.force), reason }));
+  const report = await withControl(cli, values.db, (deps) => expireEach(cli, deps, caller, keys, { force: Boolean(values.force), reason }));
   if (values.json) cli.json(report);
   else {
     for (const key of report.expired) cli.out(`expired ${key}: the step will run again`);
@@ -60,7 +62,7 @@ export async function expire(cli: Cli, args: string[]): Promise<number> {
 
 export async function sweep(cli: Cli, args: string[]): Promise<number> {
   const { values } = flags(() => parseArgs({ args, strict: true, options: { ...GLOBAL_OPTIONS, reason: { type: 'string' } } }));
-  return sweepOrphaned(cli, values.db, Boolean(values.json), reasonArg(values.reason));
+  return sweepOrphaned(cli, callerOf(cli, values.as), values.db, Boolean(values.json), reasonArg(values.reason));
 }
 
 export async function resolve(cli: Cli, args: string[]): Promise<number> {
@@ -71,20 +73,20 @@ export async function resolve(cli: Cli, args: string[]): Promise<number> {
   const [key] = positionals(given, ['key']);
   const idemKey = check(lookupId, key, 'key');
   if (values.result === undefined) throw new UsageError('missing --result JSON|@file (the result to commit)');
-  const resultJson = JSON.stringify(jsonArg(values.result, '--result'));
+  const result = jsonArg(values.result, '--result');
+  const caller = callerOf(cli, values.as);
+  let done: { key: string; runId: string };
   try {
     // The store decides, in the transaction that resolves: a claim taken over since it was listed is refused.
-    await withStore(cli, values.db, (store) => store.resolveClaim({
-      idemKey, resultJson, actor: cli.actor, note: values.note, claimTtlMs: cli.config().WAYBILL_CLAIM_TTL_MS, force: Boolean(values.force),
-    }));
+    done = await withControl(cli, values.db, (deps) => control.resolve(deps, caller, { key: idemKey, result, note: values.note, force: Boolean(values.force) }));
   } catch (error) {
-    if (!(error instanceof ClaimNotOrphanedError && error.reason === 'live')) throw error;
+    if (!(error instanceof LiveClaimError)) throw error;
     const message = `${idemKey}: not resolved (its lease is live: --force resolves a live claim)`;
     if (values.json) cli.err(JSON.stringify({ error: { code: 'CONFLICT', message, command: cli.command, exitCode: 1 } }));
     else cli.err(`waybill resolve: ${message}`);
     return 1;
   }
-  if (values.json) cli.json({ resolved: idemKey });
+  if (values.json) cli.json({ ...done, resolved: true });
   else cli.out(`resolved ${idemKey}: committed by hand, it will not run again`);
   return 0;
 }
@@ -94,58 +96,50 @@ interface ExpireReport {
   notExpired: { key: string; why: 'missing' | 'live' }[];
 }
 
-/**
- * Expires every claim orphaned when listed. Not forced: a claim whose holder renewed it meanwhile was not
- * orphaned after all, and stays.
- */
-async function sweepOrphaned(cli: Cli, db: string | undefined, json: boolean, reason: string | undefined): Promise<number> {
-  const report = await withStore(cli, db, async (store) => {
-    const orphaned = await store.listClaims({ orphanedOnly: true, claimTtlMs: cli.config().WAYBILL_CLAIM_TTL_MS });
-    const swept = await expireEach(cli, store, orphaned.map((c) => c.idemKey), { force: false, progress: !json, audit: false });
-    // One line for the sweep, as the dashboard writes; each expiry is in its run's timeline already.
-    if (swept.expired.length > 0) {
-      const listed = swept.expired.slice(0, 20).join(', ') + (swept.expired.length > 20 ? `, and ${swept.expired.length - 20} more` : '');
-      await recordCliAudit(cli, store, {
-        action: 'sweep', target: '*', runId: null,
-        detail: auditDetail({ note: `expired ${swept.expired.length} orphaned claim(s): ${listed}`, reason }),
-      });
-    }
-    return swept;
-  });
-  if (json) cli.json(report);
+/** Every orphaned claim expired through lib/control's sweep, with a progress bar on a terminal. */
+async function sweepOrphaned(cli: Cli, caller: Caller, db: string | undefined, json: boolean, reason: string | undefined): Promise<number> {
+  const live = !json && cli.tty ? new LiveBlock(cli.stderr) : null;
+  let lastLine = Date.now();
+  const report = await withControl(cli, db, (deps) => control.sweep(deps, caller, { reason }, {
+    onProgress: (done, total) => {
+      if (json || total < 2) return;
+      if (live) live.update([`expiring ${bar(done, total)}`]);
+      else if (Date.now() - lastLine >= 3000) {
+        cli.err(`expiring: ${done}/${total}`);
+        lastLine = Date.now();
+      }
+    },
+  }));
+  live?.done();
+  if (json) cli.json(sweepView(report));
   else {
-    const total = report.expired.length + report.notExpired.length;
-    cli.out(total === 0 ? 'no orphaned claims' : `expired ${report.expired.length} of ${total} orphaned claim(s)` +
-      (report.notExpired.length ? `; ${report.notExpired.length} came back to life or were taken meanwhile` : ''));
+    const total = report.keys.length + report.skipped.length;
+    cli.out(total === 0 ? 'no orphaned claims' : `expired ${report.keys.length} of ${total} orphaned claim(s)` +
+      (report.skipped.length ? `; ${report.skipped.length} came back to life or were taken meanwhile` : ''));
   }
   return 0;
 }
 
-async function expireEach(cli: Cli, store: Store, keys: string[],
-  { force, reason, progress = false, audit = true }: { force: boolean; reason?: string; progress?: boolean; audit?: boolean }): Promise<ExpireReport> {
-  const claimTtlMs = cli.config().WAYBILL_CLAIM_TTL_MS;
+/** Each key through lib/control's expire; a key with no claim, or a live one without --force, is reported, not fatal. */
+async function expireEach(cli: Cli, deps: ControlDeps, caller: Caller, keys: string[], { force, reason }: { force: boolean; reason?: string }): Promise<ExpireReport> {
   const report: ExpireReport = { expired: [], notExpired: [] };
-  const live = progress && cli.tty && keys.length > 1 ? new LiveBlock(cli.stderr) : null;
-  let lastLine = Date.now();
+  const live = cli.tty && keys.length > 1 ? new LiveBlock(cli.stderr) : null;
   for (const [i, key] of keys.entries()) {
-    const held = audit ? await store.getClaim(key, { claimTtlMs }) : null;
-    const outcome = await store.expireClaim(key, { actor: cli.actor, force, claimTtlMs });
-    if (outcome !== 'expired') report.notExpired.push({ key, why: outcome });
-    else {
+    try {
+      await control.expire(deps, caller, { key, force, reason });
       report.expired.push(key);
-      if (audit) {
-        await recordCliAudit(cli, store, {
-          action: 'expire', target: key, runId: held?.runId ?? null,
-          detail: auditDetail({ note: force && held && !held.orphaned ? 'forced: the lease was live' : null, reason }),
-        });
-      }
+    } catch (error) {
+      if (error instanceof NotFoundError) report.notExpired.push({ key, why: 'missing' });
+      else if (error instanceof LiveClaimError) report.notExpired.push({ key, why: 'live' });
+      else throw error;
     }
-    if (live) live.update([`expiring ${bar(i + 1, keys.length)}`]);
-    else if (progress && Date.now() - lastLine >= 3000) {
-      cli.err(`expiring: ${i + 1}/${keys.length}`);
-      lastLine = Date.now();
-    }
+    live?.update([`expiring ${bar(i + 1, keys.length)}`]);
   }
   live?.done();
   return report;
+}
+
+/** `--reason` checked before anything is opened, as lib/control checks it (one schema, lib/reason.ts). */
+function reasonArg(value: string | undefined): string | undefined {
+  return value === undefined ? undefined : check(reasonSchema, value, '--reason');
 }

@@ -10,8 +10,10 @@ import { config, dataDir, storeOptions, type Config } from '../config';
 import type { WorkflowCatalog } from '../engine/catalog';
 import type { WorkflowRegistry } from '../engine/workflow';
 import { WaybillError } from '../errors';
+import { asControlStore, type Caller, type ControlDeps } from '../control';
 import { openStore } from '../store/index';
 import type { RunStore, Store } from '../store/types';
+import { actorName, check } from './args';
 
 export interface CliDeps {
   registry?: () => WorkflowRegistry | Promise<WorkflowRegistry>;
@@ -28,7 +30,7 @@ export interface Cli {
   readonly tty: boolean;
   readonly stderr: NodeJS.WriteStream;
   config(): Config;
-  /** Who operator actions are recorded as. */
+  /** Who operator actions are recorded as when no --as is given: `cli:<OS user>`. */
   readonly actor: string;
   /**
    * The built-ins and, given a module path, the user's workflows from it (WorkflowModuleError when it is bad).
@@ -76,6 +78,36 @@ function operatorName(): string {
     return `cli:${userInfo().username}`;
   } catch {
     return 'cli';
+  }
+}
+
+/**
+ * The CLI as lib/control's caller: the name `--as` gives, else `cli:<OS user>`. The CLI holds the store
+ * itself, with no token between it and the tables, so its role is `local` — as the dashboard's is on a
+ * machine with no tokens configured.
+ */
+export function callerOf(cli: Cli, as: string | undefined): Caller {
+  return { actor: as === undefined ? cli.actor : check(actorName, as, '--as'), role: 'local', channel: 'cli' };
+}
+
+/**
+ * What lib/control needs, for the store `--db` names: opened only when the operation asks for it (after
+ * the caller and the input passed), and closed whatever happens.
+ */
+export async function withControl<T>(cli: Cli, db: string | undefined, fn: (deps: ControlDeps) => Promise<T>): Promise<T> {
+  const cfg = cli.config();
+  let opened: Promise<Store> | undefined;
+  const deps: ControlDeps = {
+    store: async () => asControlStore(await (opened ??= openStore(db ?? cfg.DATABASE_URL, { synchronous: cfg.WAYBILL_SQLITE_SYNC }))),
+    claimTtlMs: cfg.WAYBILL_CLAIM_TTL_MS,
+    maxBytes: cfg.WAYBILL_MAX_BODY_BYTES,
+    workflows: (store) => cli.catalog(store, db),
+  };
+  try {
+    return await fn(deps);
+  } finally {
+    const store = await opened?.catch(() => undefined);
+    await store?.close();
   }
 }
 

@@ -1,17 +1,18 @@
 /**
- * Commands that change runs: `start` queues one of any workflow the store knows (input checked against its
- * schema, a built-in's before the store is opened), and the operator actions pause, resume, cancel and retry.
+ * Commands that change runs: `start` queues one of any workflow the store knows, and the operator actions
+ * pause, resume, cancel and retry. Thin: flags are parsed here, lib/control/runs decides, validates, writes
+ * and audits (as `--as NAME` or `cli:<OS user>`, role local), and the answer is printed in the API's views.
  */
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { runs } from '../control';
+import { runView } from '../control/views';
 import { inputError } from '../engine/input-check';
-import { runIdSchema, startRun } from '../engine/runs';
+import { runIdSchema } from '../engine/runs';
 import type { StartCheck, StartableWorkflows } from '../engine/workflow';
-import { auditDetail } from '../reason';
 import type { RunAction } from '../store/types';
 import { GLOBAL_OPTIONS, UsageError, check, flags, jsonArg, lookupId, positionals } from './args';
-import { reasonArg, recordCliAudit } from './audit';
-import { runStore, withStore, type Cli } from './context';
+import { callerOf, withControl, type Cli } from './context';
 import { followRun } from './follow';
 
 export async function start(cli: Cli, args: string[]): Promise<number> {
@@ -22,6 +23,7 @@ export async function start(cli: Cli, args: string[]): Promise<number> {
   const [workflow] = positionals(given, ['workflow']) as [string];
   const input = values.input === undefined ? {} : jsonArg(values.input, '--input');
   const id = values.id === undefined ? undefined : check(runIdSchema, values.id, '--id');
+  const caller = callerOf(cli, values.as);
   const builtins = await cli.registry(undefined, values.db);
   // A built-in's input is checked before the store is opened, so bad input never opens (or creates) it; any
   // other workflow is known only from what workers published there, and a store file that does not exist yet
@@ -29,26 +31,29 @@ export async function start(cli: Cli, args: string[]): Promise<number> {
   if (builtins.has(workflow)) refuse(workflow, builtins.check(workflow, input), builtins);
   else if (!storeMayExist(values.db ?? cli.config().DATABASE_URL)) refuse(workflow, undefined, builtins);
 
-  return withStore(cli, values.db, async (s) => {
-    const store = runStore(s);
-    const catalog = await cli.catalog(store, values.db);
-    refuse(workflow, catalog.check(workflow, input), catalog);
-    const run = await startRun(store, catalog, { workflow, input, id });
+  return withControl(cli, values.db, async (deps) => {
+    let catalog: Awaited<ReturnType<Cli['catalog']>> | undefined;
+    const run = await runs.start({ ...deps, workflows: async (store) => (catalog = await cli.catalog(store, values.db)) }, caller, { workflow, input, id })
+      .catch((error: unknown) => {
+        // The CLI's words for a refused start, as before lib/control: exit 2, each wrong field named.
+        if (error instanceof runs.StartRefusedError) throw error.kind === 'input' ? inputError(workflow, error.issues) : new UsageError(error.message);
+        throw error;
+      });
     // Said once, after queueing (a --follow shows the run sitting in queued instead).
-    const served = catalog.entry(workflow)?.servedBy.length ?? 0;
-    if (served === 0 && !values.json && !values.follow) cli.err(`waybill start: no live worker serves ${workflow} yet; the run waits for one (waybill worker${catalog.entry(workflow)?.builtin ? '' : ' --workflows <module>'})`);
+    const served = catalog?.entry(workflow)?.servedBy.length ?? 0;
+    if (served === 0 && !values.json && !values.follow) cli.err(`waybill start: no live worker serves ${workflow} yet; the run waits for one (waybill worker${catalog?.entry(workflow)?.builtin ? '' : ' --workflows <module>'})`);
     if (!values.follow) {
-      if (values.json) cli.json(run);
+      if (values.json) cli.json(runView(run));
       else cli.out(`queued ${run.id} (${run.workflow}${run.totalSteps === null ? '' : `, ${run.totalSteps} steps`})`);
       return 0;
     }
     if (!values.json) cli.out(`queued ${run.id}; following it (a worker runs it: waybill worker)`);
-    const final = await followRun(cli, store, run.id);
+    const final = await followRun(cli, await deps.store(), run.id);
     if (!final) {
       cli.err(`waybill start: stopped following; run ${run.id} goes on`);
       return 130;
     }
-    if (values.json) cli.json(final);
+    if (values.json) cli.json(runView(final));
     else cli.out(`run ${final.id} ${final.status}${final.error ? `: ${final.error}` : ''}`);
     return final.status === 'completed' ? 0 : 1;
   });
@@ -75,14 +80,10 @@ export async function act(cli: Cli, action: RunAction, args: string[]): Promise<
   const { values, positionals: given } = flags(() => parseArgs({ args, strict: true, allowPositionals: true, options }));
   const [id] = positionals(given, ['runId']);
   const runId = check(lookupId, id, 'run id');
-  const reason = reasonArg((values as { reason?: string }).reason);
-  const run = await withStore(cli, values.db, async (store) => {
-    const acted = await runStore(store).actOnRun(runId, action, cli.actor);
-    await recordCliAudit(cli, store, { action, target: runId, runId, detail: auditDetail({ reason }) });
-    return acted;
-  });
+  const caller = callerOf(cli, values.as);
+  const run = await withControl(cli, values.db, (deps) => runs.act(deps, caller, { action, runId, reason: (values as { reason?: string }).reason }));
   if (values.json) {
-    cli.json(run);
+    cli.json(runView(run));
     return 0;
   }
   // A running run keeps its owner until the worker notices, between two steps.

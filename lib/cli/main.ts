@@ -6,6 +6,7 @@
  * (`waybill inspect r1 | head`) ends the process quietly: the reader has what it wanted.
  */
 import { ConfigError } from '../config';
+import { ControlInputError } from '../control/errors';
 import { StoreRefusedError, WaybillError } from '../errors';
 import type { RunAction } from '../store/types';
 import { UsageError } from './args';
@@ -31,15 +32,16 @@ const COMMANDS: Record<string, { usage: string; summary: string; run: Command }>
   cancel: { usage: 'cancel <runId> [--reason TEXT]', summary: 'cancel a run', run: action('cancel') },
   retry: { usage: 'retry <runId>', summary: 'queue a failed or cancelled run again', run: action('retry') },
   sweep: { usage: 'sweep [--reason TEXT]', summary: 'expire every orphaned claim', run: lazy(() => import('./claims'), (m) => m.sweep) },
+  audit: { usage: 'audit [--actor A] [--action X] [--run ID] [--since T] [--until T] [--limit N] [--before ID]', summary: 'the operators\' log, newest first: the dashboard\'s, the API\'s and the CLI\'s actions', run: lazy(() => import('./audit'), (m) => m.audit) },
   worker: { usage: 'worker [--workflows MODULE] [--concurrency N] [--id NAME]', summary: 'execute runs (built-ins and MODULE\'s workflows) until SIGTERM', run: lazy(() => import('./worker'), (m) => m.worker) },
-  prune: { usage: 'prune --older-than 30d [--dry-run] [--include-external] [--force] [--batch-size 500]', summary: 'delete finished runs older than the limit, in batches', run: lazy(() => import('./prune'), (m) => m.prune) },
+  prune: { usage: 'prune --older-than 30d [--dry-run] [--include-external] [--force] [--batch-size 500] [--reason TEXT]', summary: 'delete finished runs older than the limit, in batches', run: lazy(() => import('./prune'), (m) => m.prune) },
   'seed-demo': { usage: 'seed-demo [--runs 100] [--steps 50] [--big-run-steps K] [--prefix seed]', summary: 'write a synthetic history to try the dashboard at scale', run: lazy(() => import('./seed'), (m) => m.seedDemo) },
   up: { usage: 'up [--no-demo] [--no-worker]', summary: 'the dashboard and one worker, until Ctrl-C (npm start in a checkout)', run: lazy(() => import('../launch/commands'), (m) => m.up) },
   dashboard: { usage: 'dashboard', summary: 'serve the dashboard on HOST:PORT (default 127.0.0.1:3000) until Ctrl-C', run: lazy(() => import('../launch/commands'), (m) => m.dashboard) },
   drill: { usage: 'drill [--steps 1000] [--kill-at 620] [--kills 1] [--latency-ms 20] [--in-place]', summary: 'the article\'s crash experiment, with a real SIGKILL, on a throwaway store beside the configured one', run: lazy(() => import('./drill'), (m) => m.drill) },
 };
 
-const GLOBAL_HELP = `global options: --db URL (instead of DATABASE_URL), --json (one JSON document on stdout, errors as JSON on stderr), --help, --version`;
+const GLOBAL_HELP = `global options: --db URL (instead of DATABASE_URL), --as NAME (who the audit log records; else cli:<OS user>), --json (one JSON document on stdout, errors as JSON on stderr), --help, --version`;
 
 export function usage(): string {
   const width = Math.max(...Object.values(COMMANDS).map((c) => c.usage.length));
@@ -70,7 +72,7 @@ export async function main(argv: string[], deps: CliDeps = {}): Promise<number> 
     }
     return await entry.run(createCli(name, deps), args);
   } catch (error) {
-    const message = oneLine(error instanceof Error ? error.message : String(error));
+    const message = oneLine(error instanceof ControlInputError ? asFlags(error) : error instanceof Error ? error.message : String(error));
     const code = exitCode(error);
     if (wantsJson(argv)) process.stderr.write(`${JSON.stringify({ error: { code: errorCode(error), message, command: name, exitCode: code } })}\n`);
     else process.stderr.write(`${name}: ${message}\n`);
@@ -126,12 +128,12 @@ function split(argv: string[]): { command: string | undefined; args: string[] } 
   let i = 0;
   for (; i < argv.length && argv[i]!.startsWith('-'); i++) {
     const flag = argv[i]!;
-    if (flag === '--db') {
-      if (argv[i + 1] === undefined) throw new UsageError("option '--db <value>' argument missing");
+    if (flag === '--db' || flag === '--as') {
+      if (argv[i + 1] === undefined) throw new UsageError(`option '${flag} <value>' argument missing`);
       leading.push(flag, argv[++i]!);
     } else if (flag === '--version' || flag === '-V') {
       return { command: 'version', args: [] };
-    } else if (flag.startsWith('--db=') || flag === '--json' || flag === '--help' || flag === '-h') {
+    } else if (flag.startsWith('--db=') || flag.startsWith('--as=') || flag === '--json' || flag === '--help' || flag === '-h') {
       leading.push(flag);
     } else {
       throw new UsageError(`unknown option '${flag}' before the command`);
@@ -140,6 +142,22 @@ function split(argv: string[]): { command: string | undefined; args: string[] } 
   const command = argv[i];
   if (command === undefined && leading.some((f) => f === '--help' || f === '-h')) return { command: 'help', args: [] };
   return { command, args: [...leading, ...argv.slice(i + 1)] };
+}
+
+/**
+ * lib/control names a wrong field by the operation's name for it (`reason`, `olderThan`); the CLI's user gave
+ * it as a flag, so the line names the flag (`--reason`, `--older-than`).
+ */
+const FLAG_OF: Record<string, string> = {
+  reason: '--reason', olderThan: '--older-than', batchSize: '--batch-size', result: '--result', note: '--note', id: '--id',
+  input: '--input', runId: 'run id', actor: '--actor', action: '--action', since: '--since', until: '--until', limit: '--limit',
+  before: '--before',
+};
+
+function asFlags(error: ControlInputError): string {
+  const [field, messages] = Object.entries(error.fields)[0] ?? [];
+  if (field === undefined || messages === undefined) return error.message;
+  return `${FLAG_OF[field] ?? field}: ${messages[0]}`;
 }
 
 function oneLine(text: string): string {

@@ -4,11 +4,11 @@
  * between batches: what was removed stays removed, the rest is left for the next prune.
  */
 import { parseArgs } from 'node:util';
-import { durationSchema, MIN_RETENTION_MS } from '../duration';
-import { pruneAll, retentionStore, rowsIn } from '../store/prune';
-import type { PruneCounts, PruneRequest } from '../store/types';
+import { retention } from '../control';
+import { describeCounts } from '../control/retention';
+import { rowsIn } from '../store/prune';
 import { GLOBAL_OPTIONS, UsageError, check, count, flags } from './args';
-import { withStore, type Cli } from './context';
+import { callerOf, withControl, type Cli } from './context';
 import { LiveBlock, bar } from './format';
 
 export async function prune(cli: Cli, args: string[]): Promise<number> {
@@ -16,60 +16,51 @@ export async function prune(cli: Cli, args: string[]): Promise<number> {
     args, strict: true,
     options: {
       ...GLOBAL_OPTIONS, 'older-than': { type: 'string' }, 'dry-run': { type: 'boolean' },
-      'include-external': { type: 'boolean' }, force: { type: 'boolean' }, 'batch-size': { type: 'string' },
+      'include-external': { type: 'boolean' }, force: { type: 'boolean' }, 'batch-size': { type: 'string' }, reason: { type: 'string' },
     },
   }));
   const olderThan = values['older-than'];
   if (olderThan === undefined) throw new UsageError('missing --older-than DURATION (e.g. 30d)');
-  const olderThanMs = check(durationSchema, olderThan, '--older-than');
-  if (olderThanMs < MIN_RETENTION_MS && !values.force) {
-    throw new UsageError(`--older-than: ${olderThan} is under 24h, and a pruned idempotency key can no longer deduplicate a retry (--force to prune anyway)`);
-  }
-  const batchSize = values['batch-size'] === undefined ? 500 : check(count(100_000), values['batch-size'], '--batch-size');
-  // This host's clock: against a limit of a day or more, seconds of skew from the database do not matter.
-  const request: PruneRequest = { before: Date.now() / 1000 - olderThanMs / 1000, includeExternal: Boolean(values['include-external']), batchSize };
-  const dryRun = Boolean(values['dry-run']);
+  const batchSize = values['batch-size'] === undefined ? undefined : check(count(100_000), values['batch-size'], '--batch-size');
+  const caller = callerOf(cli, values.as);
 
   const interrupted = new AbortController();
   const onSigint = () => interrupted.abort();
   process.once('SIGINT', onSigint);
-  let counts: PruneCounts;
+  let report: retention.PruneReport;
   try {
-    counts = await withStore(cli, values.db, async (store) => {
-      const retention = retentionStore(store);
-      const plan = await retention.planPrune(request);
-      if (dryRun) return plan;
-      const total = rowsIn(plan);
-      const live = cli.tty && !values.json && total > 0 ? new LiveBlock(cli.stderr) : null;
+    report = await withControl(cli, values.db, async (deps) => {
+      let total = 0;
+      let live: LiveBlock | null = null;
       let lastLine = Date.now();
-      const removed = await pruneAll(retention, request, {
-        signal: interrupted.signal,
-        onBatch: (_, soFar) => {
+      const done = await retention.prune(deps, caller, {
+        olderThan, force: Boolean(values.force), includeExternal: Boolean(values['include-external']), batchSize,
+        dryRun: Boolean(values['dry-run']), reason: values.reason,
+      }, {
+        nowMs: Date.now(), signal: interrupted.signal,
+        onPlan: (plan) => {
+          total = rowsIn(plan);
+          live = cli.tty && !values.json && total > 0 ? new LiveBlock(cli.stderr) : null;
+        },
+        onBatch: (soFar) => {
           // Rows removed may pass the plan's total when runs finished past the limit meanwhile.
-          const done = Math.min(rowsIn(soFar), total);
-          if (live) live.update([`pruning ${bar(done, total)}`]);
+          const removed = Math.min(rowsIn(soFar), total);
+          if (live) live.update([`pruning ${bar(removed, total)}`]);
           else if (!values.json && Date.now() - lastLine >= 3000) {
-            cli.err(`pruning: ${done}/${total} rows`);
+            cli.err(`pruning: ${removed}/${total} rows`);
             lastLine = Date.now();
           }
         },
       });
-      live?.done();
-      return removed;
+      (live as LiveBlock | null)?.done();
+      return done;
     });
   } finally {
     process.off('SIGINT', onSigint);
   }
 
-  const stopped = interrupted.signal.aborted;
-  if (values.json) cli.json({ dryRun, olderThan, before: request.before, includeExternal: request.includeExternal, interrupted: stopped, ...counts });
-  else cli.out(describe(counts, olderThan, dryRun, stopped));
-  return stopped ? 130 : 0;
-}
-
-function describe(c: PruneCounts, olderThan: string, dryRun: boolean, stopped: boolean): string {
-  const what = `${c.runs} finished run(s)${c.external ? ` and ${c.external} outside client run(s)` : ''} older than ${olderThan}`;
-  const rows = `${c.committed} committed, ${c.events} events, ${c.progress} progress rows`;
-  if (dryRun) return `would prune ${what}: ${rows}`;
-  return `${stopped ? 'interrupted; pruned so far' : 'pruned'} ${what}: ${rows}`;
+  if (values.json) cli.json(report);
+  else cli.out(report.dryRun ? `would prune ${describeCounts(report, olderThan)}`
+    : `${report.interrupted ? 'interrupted; pruned so far' : 'pruned'} ${describeCounts(report, olderThan)}`);
+  return report.interrupted ? 130 : 0;
 }

@@ -5,8 +5,9 @@
 import { parseArgs } from 'node:util';
 import { NotFoundError } from '../errors';
 import { MAX_DEPTH, nestingDepth } from '../json-depth';
+import { claimView, eventView, progressView, runSummaryView, runView } from '../control/views';
 import { outsideRun } from '../store/outside-runs';
-import type { ClaimRow, InsightStore, RunRow, Store } from '../store/types';
+import type { ClaimRow, InsightStore, ProgressRow, RunRow, Store } from '../store/types';
 import { GLOBAL_OPTIONS, check, count, flags, lookupId, positionals, statusFilter } from './args';
 import { runStore, withStore, type Cli } from './context';
 import { bar, fields, relative, table, truncate } from './format';
@@ -26,8 +27,8 @@ export async function runs(cli: Cli, args: string[]): Promise<number> {
   // An outside client's run is 'idle' (no claim), which RunStatus does not name; the store filters on text.
   const list = await withStore(cli, values.db, (store) => runStore(store).listRuns(filter));
   if (values.json) {
-    cli.json(list.map(({ id, workflow, status, step, totalSteps, executed, skipped, awaited, orphanedClaims, updatedAt }) =>
-      ({ id, workflow, status, step, totalSteps, executed, skipped, awaited, orphanedClaims, updatedAt })));
+    // The API's view of each run (GET /api/v1/runs), so a script reads the same fields from either.
+    cli.json(list.map(runSummaryView));
     return 0;
   }
   if (list.length === 0) {
@@ -46,9 +47,11 @@ export async function runs(cli: Cli, args: string[]): Promise<number> {
 export interface RunDetail {
   /** The runs row, or for an outside client's run one synthesized with workflow 'external'. */
   run: RunRow | ExternalRun;
+  external: boolean;
   /** `updatedAt`: when progress was last saved, or null when none was. */
   progress: { step: number; state: unknown; updatedAt: number | null };
-  claims: Pick<ClaimRow, 'idemKey' | 'workerId' | 'claimedAt' | 'leaseExpiresAt' | 'orphaned'>[];
+  progressRow: ProgressRow | null;
+  claims: ClaimRow[];
   committed: number;
   events: Awaited<ReturnType<Store['listEvents']>>;
 }
@@ -64,7 +67,7 @@ export async function inspect(cli: Cli, args: string[]): Promise<number> {
   const runId = check(lookupId, id, 'run id');
   const detail = await withStore(cli, values.db, (store) => loadDetail(store, runId, cli.config().WAYBILL_CLAIM_TTL_MS));
   if (values.json) {
-    cli.json(detail);
+    cli.json(detailView(detail, cli.config().WAYBILL_CLAIM_TTL_MS));
     return 0;
   }
   const { run, progress } = detail;
@@ -115,12 +118,31 @@ export async function loadDetail(store: Store, runId: string, claimTtlMs: number
   }
   return {
     run,
+    external: !row,
     progress: progress
       ? { step: progress.step, state: storedJson(progress.stateJson), updatedAt: latest(progress.updatedAt) }
       : { step: 0, state: null, updatedAt: null },
-    claims: claims.map(({ idemKey, workerId, claimedAt, leaseExpiresAt, orphaned }) => ({ idemKey, workerId, claimedAt, leaseExpiresAt, orphaned })),
+    progressRow: progress,
+    claims,
     committed,
     events,
+  };
+}
+
+/**
+ * `inspect --json`: the run, its progress, claims and events in the API's views (lib/control/views), so the
+ * fields are the API's (`input`, `key`). Where the CLI says more, it says it in the same fields: a time no row
+ * gave is null rather than 0, and a run with no progress yet is at step 0.
+ */
+function detailView(detail: RunDetail, claimTtlMs: number) {
+  const { run, progressRow } = detail;
+  const row = { ...run, inputJson: run.inputJson ?? 'null', createdAt: run.createdAt ?? 0, updatedAt: run.updatedAt ?? 0 };
+  return {
+    run: { ...runView(row, detail.external), createdAt: run.createdAt, updatedAt: run.updatedAt },
+    progress: progressRow ? { ...progressView(progressRow), updatedAt: detail.progress.updatedAt } : detail.progress,
+    claims: detail.claims.map((c) => claimView(c, claimTtlMs)),
+    committed: detail.committed,
+    events: detail.events.map(eventView),
   };
 }
 

@@ -7,11 +7,11 @@ import { config, dataDir, storeOptions } from '../config';
 import { WorkflowCatalog } from '../engine/catalog';
 import type { WorkflowRegistry } from '../engine/workflow';
 import { openStore } from '../store/index';
-import type { AuditStore, InsightStore, RunStore, Store } from '../store/types';
+import type { ControlStore } from '../control/store';
 import { guardStore, isUnreachable, markDown } from './store-guard';
 import { registerStoreProbe } from './store-health';
 
-export type ControlStore = Store & RunStore & InsightStore & AuditStore;
+export type { ControlStore };
 
 const cache = globalThis as { waybillStore?: Promise<ControlStore>; waybillRegistry?: Promise<WorkflowRegistry> };
 

@@ -11,9 +11,19 @@
  *   `idle`: it has no status of its own, and nothing says whether it is done, so never `completed`;
  * - its time is the latest of its progress write, its claims and its commits.
  */
-import type { RunRow } from './types';
+import type { RunRow, RunStatus } from './types';
 
 export const OUTSIDE_WORKFLOW = 'external';
+
+/** A runs row's statuses (the schemas' enum). */
+export const RUN_STATUSES = ['queued', 'running', 'paused', 'completed', 'failed', 'cancelled'] as const satisfies readonly RunStatus[];
+
+/**
+ * What a listing may show and filter by: a runs row's status, or `idle` for an outside client's run holding
+ * no claim. One list for the store's filter, the API's `?status=`, the CLI's `--status` and the runs page.
+ */
+export const LISTED_STATUSES = [...RUN_STATUSES, 'idle'] as const;
+export type ListedStatus = (typeof LISTED_STATUSES)[number];
 
 /** The status of the outside run whose id is the SQL expression `runId`; valid on SQLite and PostgreSQL alike. */
 export const OUTSIDE_STATUS_SQL = (runId: string) =>

@@ -4,9 +4,11 @@
  * so a connection loss surfaces instead.
  */
 import { PostgresBase } from './postgres-base';
-import type { AuditEntry, AuditStore } from './types';
+import type { AuditEntry, AuditQuery, AuditStore } from './types';
 
-const COLUMNS = `id, at, actor, role, action, target, run_id AS "runId", detail`;
+// id is a bigint, which node-postgres hands back as a string: as a double it is the number AuditEntry says
+// (exact up to 2^53), so a page's `next` cursor is the same JSON on both backends.
+const COLUMNS = `id::float8 AS id, at, actor, role, action, target, run_id AS "runId", detail`;
 
 export abstract class PostgresAudit extends PostgresBase implements AuditStore {
   async recordAudit(entry: Omit<AuditEntry, 'id' | 'at'>): Promise<AuditEntry> {
@@ -16,10 +18,13 @@ export abstract class PostgresAudit extends PostgresBase implements AuditStore {
     return rows[0]!;
   }
 
-  async listAudit(options: { limit?: number; beforeId?: number; runId?: string } = {}): Promise<AuditEntry[]> {
+  async listAudit(options: AuditQuery = {}): Promise<AuditEntry[]> {
     const { rows } = await this.query<AuditEntry>(undefined, `SELECT ${COLUMNS} FROM audit
       WHERE ($1::bigint IS NULL OR id < $1) AND ($2::text IS NULL OR run_id = $2)
-      ORDER BY id DESC LIMIT $3`, [options.beforeId ?? null, options.runId ?? null, options.limit ?? 100]);
+        AND ($3::text IS NULL OR actor = $3) AND ($4::text IS NULL OR action = $4)
+        AND ($5::float8 IS NULL OR at >= $5) AND ($6::float8 IS NULL OR at < $6)
+      ORDER BY id DESC LIMIT $7`, [options.beforeId ?? null, options.runId ?? null, options.actor ?? null, options.action ?? null,
+      options.since ?? null, options.until ?? null, options.limit ?? 100]);
     return rows;
   }
 }

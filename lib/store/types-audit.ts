@@ -1,4 +1,4 @@
-/** The operators' log: who did what from the dashboard or the HTTP API. Re-exported by types.ts. */
+/** The operators' log: who did what from the dashboard, the HTTP API or the CLI. Re-exported by types.ts. */
 
 export type AuditRole = 'viewer' | 'operator' | 'local';
 
@@ -18,10 +18,23 @@ export interface AuditEntry {
   detail: string | null;
 }
 
-/** The operators' log: every mutation made through the dashboard or the HTTP API, newest first. */
+/** The operators' log: every operator action (lib/control), whichever way it came, newest first. */
 export interface AuditStore {
   recordAudit(entry: Omit<AuditEntry, 'id' | 'at'>): Promise<AuditEntry>;
 
-  /** Newest first; `beforeId` continues a page (keyset), `runId` narrows to one run. */
-  listAudit(options?: { limit?: number; beforeId?: number; runId?: string }): Promise<AuditEntry[]>;
+  /**
+   * Newest first by id; `beforeId` continues a page (keyset). The filters narrow by exact match (`runId`,
+   * `actor`, `action`) and by time, `since <= at < until` in epoch seconds, so adjacent ranges never share a line.
+   */
+  listAudit(options?: AuditQuery): Promise<AuditEntry[]>;
+}
+
+export interface AuditQuery {
+  limit?: number;
+  beforeId?: number;
+  runId?: string;
+  actor?: string;
+  action?: string;
+  since?: number;
+  until?: number;
 }

@@ -143,6 +143,12 @@ describe('GET /api/v1/openapi.json', () => {
     expect(ended).toEqual({ run: { id: 'loop-1', status: 'paused' } });
     await conforms(await claims.GET(get('/api/v1/claims')), '/api/v1/claims', 'get', 200);
     await conforms(await sweep.POST(post('/api/v1/claims/sweep', {})), '/api/v1/claims/sweep', 'post', 200);
+
+    // The operators' log those actions wrote: a start and a pause, as the API's local caller.
+    const { GET: auditLog } = await import('../../app/api/v1/audit/route');
+    const logged = (await conforms(await auditLog(get('/api/v1/audit?limit=1')), '/api/v1/audit', 'get', 200)) as { entries: { action: string }[]; next: number | null };
+    expect([logged.entries.map((e) => e.action), typeof logged.next]).toEqual([['pause'], 'number']);
+    await conforms(await auditLog(get('/api/v1/audit?since=yesterday')), '/api/v1/audit', 'get', 400);
   });
 });
 

@@ -36,13 +36,15 @@ describe('waybill pause, resume, cancel and retry', () => {
 
     const detail = json(await db.cli(['inspect', 'r1', '--json']));
     expect(detail.run).toMatchObject({ status: 'queued', error: null, finishedAt: null });
-    expect(detail.events.map((e: { outcome: string; detail: string }) => [e.outcome, e.detail.replace(/ by \S+:/, ' by ACTOR:')])).toEqual([
+    // The start is in the timeline as the dashboard's and the API's are (the CLI's start used to leave none).
+    expect(detail.events.map((e: { outcome: string; detail: string }) => [e.outcome, e.detail.replace(/ by \S+:/, ' by ACTOR:').replace(/^started by \S+$/, 'started by ACTOR')])).toEqual([
+      ['operator', 'started by ACTOR'],
       ['operator', 'pause by ACTOR: queued → paused'],
       ['operator', 'resume by ACTOR: paused → queued'],
       ['operator', 'cancel by ACTOR: queued → cancelled'],
       ['operator', 'retry by ACTOR: cancelled → queued'],
     ]);
-    expect(detail.events[0].detail).toMatch(/^pause by cli(:\S+)?:/);
+    expect(detail.events[1].detail).toMatch(/^pause by cli(:\S+)?:/);
   });
 });
 
@@ -61,6 +63,8 @@ describe('--reason on cancel, expire and sweep', () => {
     expect((await db.cli(['sweep', '--reason', 'host lost'])).code).toBe(0);
     const rows = auditRows(db) as { actor: string; role: string; action: string; target: string; runId: string | null; detail: string | null }[];
     expect(rows.map(({ actor, ...rest }) => { expect(actor).toMatch(/^cli(:\S+)?$/); return rest; })).toEqual([
+      // The CLI's start is audited like the dashboard's (it used to be missing from /audit).
+      { role: 'local', action: 'start', target: 'r1', runId: 'r1', detail: 'workflow notify' },
       { role: 'local', action: 'cancel', target: 'r1', runId: 'r1', detail: 'reason: started with the wrong input' },
       { role: 'local', action: 'expire', target: 'ext-1:step:2', runId: 'ext-1', detail: 'reason: the provider never got it' },
       { role: 'local', action: 'sweep', target: '*', runId: null, detail: 'expired 1 orphaned claim(s): ext-2:step:2; reason: host lost' },

@@ -7,8 +7,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { freshDb, insertOutsideRun, json } from './support';
 
-const RUN_KEYS = ['awaited', 'executed', 'id', 'orphanedClaims', 'skipped', 'status', 'step', 'totalSteps', 'updatedAt', 'workflow'];
-const CLAIM_KEYS = ['claimedAt', 'idemKey', 'leaseExpiresAt', 'orphaned', 'runId', 'workerId'];
+// The API's views (lib/control/views): runs and claims --json print what GET /api/v1/runs and /claims answer.
+const RUN_KEYS = ['awaited', 'createdAt', 'error', 'executed', 'id', 'orphanedClaims', 'owner', 'skipped', 'status', 'step', 'totalSteps', 'updatedAt', 'workflow'];
+const CLAIM_KEYS = ['attempt', 'claimedAt', 'expiresAt', 'heartbeatAt', 'key', 'leaseExpiresAt', 'orphaned', 'outsideClient', 'runId', 'step', 'workerId'];
 
 describe('waybill read commands', () => {
   it('start, runs, inspect and claims print one JSON document each, in the documented shapes', async () => {
@@ -45,7 +46,9 @@ describe('waybill read commands', () => {
     const shown = json(detail);
     expect(Object.keys(shown).sort()).toEqual(['claims', 'committed', 'events', 'progress', 'run']);
     expect(shown).toMatchObject({ run: { id: 'r1', workflow: 'notify', status: 'queued', totalSteps: 3 },
-      progress: { step: 0, state: null }, claims: [], committed: 0, events: [] });
+      progress: { step: 0, state: null }, claims: [], committed: 0 });
+    // The CLI's start is in the timeline, as the dashboard's and the API's are (it used to leave no event).
+    expect(shown.events).toEqual([expect.objectContaining({ outcome: 'operator', detail: expect.stringMatching(/^started by cli(:\S+)?$/) })]);
     expect(json(claims)).toEqual([]);
     expect(human.stdout.split('\n')[0]).toMatch(/^ID\s+WORKFLOW\s+STATUS\s+PROGRESS/);
     expect(human.stdout).toMatch(/r1\s+notify\s+queued\s+\[░+\] 0\/3/);
@@ -77,13 +80,13 @@ describe('waybill read commands', () => {
     expect(json(detail)).toMatchObject({
       run: { id: 'ext-1', workflow: 'external', status: 'running', totalSteps: null },
       progress: { step: 2, state: { done: 2 } },
-      claims: [{ idemKey: 'ext-1:step:2', workerId: null, leaseExpiresAt: null, orphaned: true }],
+      claims: [{ key: 'ext-1:step:2', workerId: null, leaseExpiresAt: null, orphaned: true }],
       committed: 2,
     });
     const orphans = json<Record<string, unknown>[]>(orphaned);
     expect(orphans).toHaveLength(1);
     expect(Object.keys(orphans[0]!).sort()).toEqual(CLAIM_KEYS);
-    expect(orphans[0]).toMatchObject({ idemKey: 'ext-1:step:2', runId: 'ext-1', workerId: null, orphaned: true });
+    expect(orphans[0]).toMatchObject({ key: 'ext-1:step:2', runId: 'ext-1', workerId: null, orphaned: true });
     expect(json(all)).toHaveLength(2);
     expect(human.stdout).toMatch(/ext-1:step:2\s+—\s+1h ago\s+—\s+ORPHANED/);
 
@@ -94,7 +97,7 @@ describe('waybill read commands', () => {
     const after = json(await db.cli(['inspect', 'ext-1', '--json']));
     expect(after.claims).toEqual([]);
     expect(after.run.status).toBe('idle');
-    expect(after.events).toEqual([expect.objectContaining({ outcome: 'expired', idemKey: 'ext-1:step:2', detail: expect.stringContaining('cli') })]);
+    expect(after.events).toEqual([expect.objectContaining({ outcome: 'expired', key: 'ext-1:step:2', detail: expect.stringContaining('cli') })]);
 
     // A live claim is refused without --force.
     const refused = await db.cli(['expire', 'ext-fresh:step:2']);
@@ -152,8 +155,9 @@ describe('waybill read commands', () => {
     expect(json(await db.cli(['inspect', 'ext-live', '--json'])).events).toEqual([]);
 
     const swept = json(await db.cli(['sweep', '--json']));
-    expect(swept).toEqual({ expired: ['ext-b:step:2', 'ext-c:step:2'], notExpired: [] });
-    expect(json(await db.cli(['claims', '--json'])).map((c: { idemKey: string }) => c.idemKey)).toEqual(['ext-live:step:2']);
+    // The API's sweep answer (lib/control/views sweepView): a count, the keys, and what was left alone.
+    expect(swept).toEqual({ expired: 2, keys: ['ext-b:step:2', 'ext-c:step:2'], skipped: [] });
+    expect(json(await db.cli(['claims', '--json'])).map((c: { key: string }) => c.key)).toEqual(['ext-live:step:2']);
     const human = await db.cli(['sweep']);
     expect(human).toMatchObject({ code: 0, stdout: 'no orphaned claims\n' });
 

@@ -8,12 +8,18 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { stepKey } from '../../lib/checkpoint/keys';
-import { act, getRun, listRuns, type RunsStore } from '../../lib/api/runs';
+import { getRun, listRuns, type RunsStore } from '../../lib/api/runs';
+import { asControlStore, runs } from '../../lib/control';
 import { openStore } from '../../lib/store/index';
 import { finish, killHard, spawnFixture, type Child } from '../support/child';
 import { postgresAvailable, testSchema, TEST_DATABASE_URL } from '../support/pg';
 import { tempDir } from '../support/tmp';
 import type { LibraryLoopArgs } from '../fixtures/library-loop';
+
+/** The control plane's own action, as the dashboard, the API and the CLI make it (lib/control). */
+const act = (store: RunsStore, runId: string, action: 'pause' | 'resume' | 'cancel') => runs.act(
+  { store: async () => asControlStore(store), claimTtlMs: 30_000, maxBytes: 1 << 20 },
+  { actor: 'operator:test', role: 'operator', channel: 'api' }, { action, runId });
 
 const TTL = 30_000;
 const STEPS = 6;
@@ -86,7 +92,7 @@ describe.each(targets)('library loops on %s', (_name, open) => {
       expect(running.actions).toEqual(expect.arrayContaining(['pause', 'cancel']));
 
       // The control plane's own pause, while step 2 is in hand; then step 2 is let finish.
-      await act(store, 'loop-pause', 'pause', 'operator:test');
+      await act(store, 'loop-pause', 'pause');
       first.send('GO');
       expect(await stopped(first)).toBe('RUN_PAUSED');
 
@@ -103,7 +109,7 @@ describe.each(targets)('library loops on %s', (_name, open) => {
       expect(await stopped(loop(base))).toBe('RUN_PAUSED');
       expect(perStep(effectsFile)).toEqual([1, 1, 1, 0, 0, 0]);
 
-      await act(store, 'loop-pause', 'resume', 'operator:test');
+      await act(store, 'loop-pause', 'resume');
       const report = await finish<{ executed: number; skipped: number; processed: number }>(loop(base));
       expect(report).toMatchObject({ executed: 3, skipped: 0, processed: STEPS });
       expect(perStep(effectsFile)).toEqual([1, 1, 1, 1, 1, 1]);
@@ -121,7 +127,7 @@ describe.each(targets)('library loops on %s', (_name, open) => {
     try {
       const first = loop(base, { holdAt: { step: 1, until: 'go' } });
       await first.waitForLine(/^IN step=1 /);
-      await act(store, 'loop-cancel', 'cancel', 'operator:test');
+      await act(store, 'loop-cancel', 'cancel');
       first.send('GO');
       expect(await stopped(first)).toBe('RUN_CANCELLED');
       expect(perStep(effectsFile)).toEqual([1, 1, 0, 0, 0, 0]);

@@ -4,10 +4,12 @@
  */
 import { authorizeRequest } from '@/lib/auth/server';
 import { body, handle, json, query, refused } from '@/lib/api';
-import { listRuns, listRunsQuery, start, startBody } from '@/lib/api/runs';
+import { listRuns, listRunsQuery, startBody } from '@/lib/api/runs';
 import { config } from '@/lib/config';
-import { audit } from '@/lib/data/audit';
-import { claimTtlMs, getCatalog, getStore } from '@/lib/data/store';
+import { authorize, runs } from '@/lib/control';
+import { runView } from '@/lib/control/views';
+import { callerOf, controlDeps } from '@/lib/data/control';
+import { claimTtlMs, getStore } from '@/lib/data/store';
 
 export async function GET(request: Request) {
   return handle(async () => {
@@ -20,12 +22,12 @@ export async function GET(request: Request) {
 
 export async function POST(request: Request) {
   return handle(async () => {
-    const { who, refusal } = await authorizeRequest(request, 'operator', { mutation: true });
+    const { who, refusal } = await authorizeRequest(request, 'viewer', { mutation: true });
     if (refusal) return refused(refusal);
+    const caller = callerOf(who, 'api');
+    authorize(caller, 'operator'); // before the body is read; lib/control decides again
     const given = await body(request, startBody, config().WAYBILL_MAX_BODY_BYTES);
-    const [store, catalog] = await Promise.all([getStore(), getCatalog()]);
-    const run = await start(store, catalog, given, who.actor);
-    await audit(who, { action: 'start', target: run.id, runId: run.id, detail: `workflow ${run.workflow}` });
+    const run = runView(await runs.start(controlDeps(), caller, given));
     return json({ run }, 201, { location: `/api/v1/runs/${encodeURIComponent(run.id)}` });
   });
 }

@@ -5,18 +5,19 @@
  */
 import { authorizeRequest } from '@/lib/auth/server';
 import { body, handle, json, refused } from '@/lib/api';
-import { resolve, resolveBody } from '@/lib/api/claims';
+import { resolveBody } from '@/lib/api/claims';
 import { config } from '@/lib/config';
-import { audit } from '@/lib/data/audit';
-import { claimTtlMs, getStore } from '@/lib/data/store';
+import { authorize, claims } from '@/lib/control';
+import { callerOf, controlDeps } from '@/lib/data/control';
 
 export async function POST(request: Request) {
   return handle(async () => {
-    const { who, refusal } = await authorizeRequest(request, 'operator', { mutation: true });
+    const { who, refusal } = await authorizeRequest(request, 'viewer', { mutation: true });
     if (refusal) return refused(refusal);
+    const caller = callerOf(who, 'api');
+    authorize(caller, 'operator'); // before the body is read; lib/control decides again
     const given = await body(request, resolveBody, config().WAYBILL_MAX_BODY_BYTES);
-    const done = await resolve(await getStore(), given, who.actor, claimTtlMs());
-    await audit(who, { action: 'resolve', target: given.key, runId: done.runId, detail: given.note ?? null });
-    return json(done);
+    const done = await claims.resolve(controlDeps(), caller, given);
+    return json({ ...done, resolved: true });
   });
 }

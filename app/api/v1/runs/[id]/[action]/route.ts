@@ -1,31 +1,30 @@
 /**
  * POST /api/v1/runs/{id}/{pause|resume|cancel|retry} — an operator's action on one run → { run }.
+ * Optional body { "reason"?: "…" }, kept in the audit line.
  * 409 INVALID_TRANSITION when the run's status does not allow it (retry of a running run, …).
  */
 import { authorizeRequest } from '@/lib/auth/server';
 import { body, handle, json, param, refused } from '@/lib/api';
 import { ApiError } from '@/lib/api/errors';
 import { runRef } from '@/lib/api/ids';
-import { act, actionParam, RUN_ACTIONS } from '@/lib/api/runs';
+import { actionBody, actionParam, RUN_ACTIONS } from '@/lib/api/runs';
 import { config } from '@/lib/config';
-import { audit } from '@/lib/data/audit';
-import { getStore } from '@/lib/data/store';
-import { z } from 'zod';
-
-// No fields yet; an object is accepted (or no body at all) so clients may send `{}`.
-const actionBody = z.strictObject({}).optional();
+import { authorize, runs } from '@/lib/control';
+import { runView } from '@/lib/control/views';
+import { callerOf, controlDeps } from '@/lib/data/control';
 
 export async function POST(request: Request, context: { params: Promise<{ id: string; action: string }> }) {
   return handle(async () => {
-    const { who, refusal } = await authorizeRequest(request, 'operator', { mutation: true });
+    const { who, refusal } = await authorizeRequest(request, 'viewer', { mutation: true });
     if (refusal) return refused(refusal);
+    const caller = callerOf(who, 'api');
+    authorize(caller, 'operator'); // before anything is read; lib/control decides again
     const params = await context.params;
     const id = param(params.id, 'id', runRef);
     const action = actionParam.safeParse(params.action);
     if (!action.success) throw new ApiError('NOT_FOUND', `no such run action ${JSON.stringify(params.action.slice(0, 64))}: one of ${RUN_ACTIONS.join(', ')}`);
-    await body(request, actionBody, config().WAYBILL_MAX_BODY_BYTES);
-    const run = await act(await getStore(), id, action.data, who.actor);
-    await audit(who, { action: action.data, target: id, runId: id, detail: `now ${run.status}` });
-    return json({ run });
+    const given = await body(request, actionBody, config().WAYBILL_MAX_BODY_BYTES);
+    const run = await runs.act(controlDeps(), caller, { action: action.data, runId: id, reason: given?.reason });
+    return json({ run: runView(run) });
   });
 }

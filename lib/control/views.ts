@@ -1,9 +1,10 @@
 /**
- * The JSON shapes the API answers with, made from store rows in one place. Stored JSON text is parsed so
+ * The JSON shapes the API answers with and the CLI's --json prints, made from store rows in one place, so
+ * a script reads the same field names either way (`input`, `key`, never `inputJson`, `idemKey`). Stored JSON text is parsed so
  * clients get values, not strings of JSON. Times are epoch seconds, as in the tables. A claim's fencing
  * token is never shown: only the client that claimed holds it.
  */
-import type { ClaimRow, CommittedRow, ProgressRow, RunRow, RunSummary } from '../store/types';
+import type { AuditEntry, ClaimRow, CommittedRow, ProgressRow, RunRow, RunSummary, StepEvent } from '../store/types';
 import { MAX_DEPTH, nestingDepth } from '../json-depth';
 
 /**
@@ -70,4 +71,22 @@ export function committedView(row: CommittedRow) {
     committedAt: row.committedAt,
     fingerprint: row.fingerprint, workerId: row.workerId, durationMs: row.durationMs, source: row.source,
   };
+}
+
+/** One line of the operators' log, as stored: who (actor, role), what (action), on what (target, runId), detail. */
+export function auditView(row: AuditEntry) {
+  return { id: row.id, at: row.at, actor: row.actor, role: row.role, action: row.action, target: row.target, runId: row.runId, detail: row.detail };
+}
+
+/** One line of a run's step history. */
+export function eventView(row: StepEvent) {
+  return {
+    id: row.id, runId: row.runId, key: row.idemKey, step: row.step, outcome: row.outcome, count: row.count, durationMs: row.durationMs,
+    workerId: row.workerId, detail: row.detail, at: row.at,
+  };
+}
+
+/** What a sweep did: how many it expired and which, and those it left (renewed or taken meanwhile). */
+export function sweepView(report: { keys: string[]; skipped: { key: string; why: 'missing' | 'live' }[] }) {
+  return { expired: report.keys.length, keys: report.keys, skipped: report.skipped };
 }

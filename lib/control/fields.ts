@@ -1,0 +1,31 @@
+/**
+ * Field rules more than one operation uses, so the dashboard, the API and the CLI accept and refuse the
+ * same text everywhere.
+ */
+import { z } from 'zod';
+import { keyProblem } from '../checkpoint/keys';
+import { reasonSchema } from '../reason';
+
+/** The operator's reason (the confirm dialog's, `--reason`): trimmed, ≤ 500 characters, no control characters. */
+export const reasonField = reasonSchema;
+
+/** A claim's key: the rule every key was written under (runOnce and the protocol, lib/checkpoint/keys). */
+export const claimKey = z.string({ error: 'must be a string' }).superRefine((key, ctx) => {
+  const problem = keyProblem(key);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
+
+/** Notes: any text but NUL (PostgreSQL's text cannot hold it), bounded. */
+export const note = (max: number) => z.string({ error: 'must be text' }).max(max, `must be at most ${max} characters`)
+  .refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');
+
+/**
+ * A run id to act on or filter by. Looser than a new run's id (runIdSchema): outside clients chose theirs.
+ * Bounded, and free of NUL, which PostgreSQL's text cannot hold (a NUL reaching it is a 500, not a refusal).
+ */
+export const runRef = z.string({ error: 'must be a run id' }).min(1, 'must not be empty').max(512, 'must be at most 512 characters')
+  .refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');
+
+/** Text to match exactly (an actor's name): bounded and NUL-free, for the same reason. */
+export const exactText = (max: number) => z.string({ error: 'must be text' }).min(1, 'must not be empty')
+  .max(max, `must be at most ${max} characters`).refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');

@@ -1,0 +1,13 @@
+/**
+ * lib/control: every operator operation, written once — start, pause, resume, cancel, retry (runs), expire,
+ * resolve, sweep (claims), prune (retention) — and the audit log's reader. Each takes the caller, decides
+ * whether it may, validates, calls the store and records its audit line. Server actions, API routes and CLI
+ * commands only parse their input, build the caller and shape the answer. No next/*, no react.
+ */
+export * as audit from './audit';
+export * as claims from './claims';
+export * as retention from './retention';
+export * as runs from './runs';
+export { authorize, ForbiddenError, type Caller, type Channel, type Role } from './caller';
+export { ControlInputError, LiveClaimError, type FieldErrors } from './errors';
+export { asControlStore, type ControlDeps, type ControlStore } from './store';

@@ -1,0 +1,83 @@
+/**
+ * Run operations: start one, and the operator's pause, resume, cancel and retry. Each authorizes the caller,
+ * validates, calls the store, and records its audit line once the change took effect; the store writes the
+ * run's own `operator` event in the same transaction as the change (actOnRun) or just after (start).
+ */
+import { z } from 'zod';
+import { issuePath, type InputIssue } from '../engine/input-check';
+import { runIdSchema, startRun } from '../engine/runs';
+import type { RunAction, RunRow } from '../store/types';
+import { TRANSITIONS } from '../store/transitions';
+import { record } from './audit';
+import { authorize, type Caller } from './caller';
+import { ControlInputError, validate, type FieldErrors } from './errors';
+import { reasonField, runRef } from './fields';
+import type { ControlDeps } from './store';
+
+export const RUN_ACTIONS = Object.keys(TRANSITIONS) as RunAction[];
+
+/** A start refused for its workflow or its input: `issues` for callers that word them their own way. */
+export class StartRefusedError extends ControlInputError {
+  constructor(readonly workflow: string, readonly kind: 'unknown-workflow' | 'input', message: string, fields: FieldErrors,
+    readonly issues: InputIssue[] = []) {
+    super(message, fields);
+  }
+}
+
+const startInput = z.strictObject({
+  workflow: z.string({ error: 'must be a workflow name' }).min(1, 'choose a workflow').max(64, 'must be at most 64 characters'),
+  input: z.unknown().optional(),
+  id: runIdSchema.optional(),
+  reason: reasonField,
+});
+
+/**
+ * Queues a run of any workflow the catalog knows (built-in or published); the input is checked against its
+ * schema and stored parsed (defaults applied). An unknown workflow or a wrong field is StartRefusedError.
+ */
+export async function start(deps: ControlDeps, caller: Caller, input: z.input<typeof startInput>): Promise<RunRow> {
+  authorize(caller, 'operator');
+  const given = validate(startInput, input);
+  if (!deps.workflows) throw new Error('lib/control start: no workflows given');
+  const store = await deps.store();
+  const workflows = await deps.workflows(store);
+  const checked = workflows.check(given.workflow, given.input ?? {});
+  if (!checked) {
+    const message = `unknown workflow ${JSON.stringify(given.workflow)} (known: ${workflows.names().join(', ')})`;
+    throw new StartRefusedError(given.workflow, 'unknown-workflow', message, { workflow: [message] });
+  }
+  if (!checked.ok) {
+    const fields = new Map<string, string[]>();
+    for (const issue of checked.issues) {
+      const name = issue.path.length ? `input.${issuePath(issue)}` : 'input';
+      fields.set(name, [...(fields.get(name) ?? []), issue.message]);
+    }
+    const [first, messages] = [...fields][0]!;
+    throw new StartRefusedError(given.workflow, 'input', `input does not match ${given.workflow}'s schema: ${first}: ${messages[0]}`,
+      Object.fromEntries(fields), checked.issues);
+  }
+  const run = await startRun(store, workflows, { workflow: given.workflow, input: checked.input, id: given.id });
+  await store.recordEvent({ runId: run.id, outcome: 'operator', detail: `started by ${caller.actor}` });
+  await record(store, caller, { action: 'start', target: run.id, runId: run.id, note: `workflow ${run.workflow}`, reason: given.reason });
+  return run;
+}
+
+const actInput = z.strictObject({
+  action: z.enum(RUN_ACTIONS as [RunAction, ...RunAction[]], { error: `must be one of ${RUN_ACTIONS.join(', ')}` }),
+  runId: runRef,
+  reason: reasonField,
+});
+
+/**
+ * One operator action on one run. The store refuses what the run's status does not allow
+ * (InvalidTransitionError) and a run it has no row of (NotFoundError: an outside client's run has no status
+ * to move); refused, nothing is written and nothing is audited.
+ */
+export async function act(deps: ControlDeps, caller: Caller, input: z.input<typeof actInput>): Promise<RunRow> {
+  authorize(caller, 'operator');
+  const given = validate(actInput, input);
+  const store = await deps.store();
+  const run = await store.actOnRun(given.runId, given.action, caller.actor);
+  await record(store, caller, { action: given.action, target: given.runId, runId: given.runId, reason: given.reason });
+  return run;
+}

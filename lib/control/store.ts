@@ -1,0 +1,26 @@
+/**
+ * What lib/control needs of a store, and what every caller hands it. The store is opened through `store()`
+ * only once the caller is allowed and the input is valid, so a refused or malformed request never opens a
+ * database (the CLI's `--db` file is not even created).
+ */
+import type { StartableWorkflows } from '../engine/workflow';
+import type { AuditStore, InsightStore, RetentionStore, RunStore, Store } from '../store/types';
+
+/** Both backends implement all of these; once openStore() returns the full type this is an alias of it. */
+export type ControlStore = Store & RunStore & AuditStore & InsightStore & RetentionStore;
+
+export interface ControlDeps {
+  store(): Promise<ControlStore>;
+  /** How long a claim with no lease column lives after claimed_at (WAYBILL_CLAIM_TTL_MS). */
+  claimTtlMs: number;
+  /** The largest JSON text accepted for a start's input or a resolve's result (WAYBILL_MAX_BODY_BYTES). */
+  maxBytes: number;
+  /** What a start may name: built-ins and published workflows, read from the store at the call. */
+  workflows?(store: ControlStore): Promise<StartableWorkflows>;
+}
+
+/**
+ * The one place a store from openStore() becomes a ControlStore: every backend has these methods today,
+ * and the store re-cut makes openStore() say so, after which this goes.
+ */
+export const asControlStore = (store: Store): ControlStore => store as ControlStore;

@@ -1,0 +1,23 @@
+import 'server-only';
+/**
+ * What the dashboard's server actions and the API's route handlers hand lib/control: the server's one store,
+ * its limits and its catalog, and the caller made from the principal lib/auth judged.
+ */
+import type { Principal } from '../auth/principal';
+import { config } from '../config';
+import type { Caller, ControlDeps } from '../control';
+import { WorkflowCatalog } from '../engine/catalog';
+import { claimTtlMs, getBuiltins, getStore } from './store';
+
+export function controlDeps(): ControlDeps {
+  return {
+    store: getStore,
+    claimTtlMs: claimTtlMs(),
+    maxBytes: config().WAYBILL_MAX_BODY_BYTES,
+    workflows: async (store) => WorkflowCatalog.load(store, await getBuiltins()),
+  };
+}
+
+export function callerOf(who: Principal, channel: 'dashboard' | 'api'): Caller {
+  return { actor: who.actor, role: who.role, channel };
+}
