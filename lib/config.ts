@@ -6,6 +6,7 @@ import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { durationSchema, MIN_RETENTION_MS } from './duration';
+import { ConfigError } from './errors';
 import { SQLITE_MIN_LEASE_MS } from './store/sqlite-timeouts';
 
 /** Long and plain enough to be a secret and to travel in a header. */
@@ -102,7 +103,6 @@ export function storeOptions(cfg: Pick<Config, 'WAYBILL_SQLITE_SYNC' | 'WAYBILL_
 
 export type Config = z.infer<typeof schema>;
 
-export class ConfigError extends Error {}
 
 export function parseConfig(env: Record<string, string | undefined> = process.env): Config {
   const parsed = schema.safeParse(env);

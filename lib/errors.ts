@@ -1,12 +1,49 @@
 /**
- * Every error Waybill raises on purpose. Callers branch on `code`, never on message text, and the
- * HTTP layer maps codes to statuses. Only `transient` errors are worth retrying.
+ * Every error Waybill raises on purpose, in one place. Callers branch on `code`, never on message text; the
+ * HTTP layer maps codes to statuses (lib/api/errors.ts), the CLI to exit codes (lib/cli/main.ts). Only
+ * `transient` errors are worth retrying.
  */
+
+/** Every code a WaybillError may carry. A new condition adds its code here, so the API and CLI see it. */
+export type ErrorCode =
+  // the step protocol
+  | 'LEASE_LOST'
+  | 'IDEMPOTENCY_KEY_REUSE'
+  | 'AWAIT_TIMEOUT'
+  | 'STEP_FAILED'
+  // runs
+  | 'RUN_PAUSED'
+  | 'RUN_CANCELLED'
+  | 'RUN_INTERRUPTED'
+  | 'INVALID_TRANSITION'
+  // input and configuration
+  | 'INVALID_INPUT'
+  | 'INVALID_JSON'
+  | 'INVALID_CONFIG'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'METHOD_NOT_ALLOWED'
+  | 'NOT_FOUND'
+  | 'CONFLICT'
+  // who may
+  | 'UNAUTHENTICATED'
+  | 'FORBIDDEN'
+  // the store
+  | 'STORE_UNAVAILABLE'
+  | 'STORE_TOO_NEW'
+  | 'STORE_LEDGER_DAMAGED'
+  | 'DRIVER_MISSING'
+  | 'UNSUPPORTED'
+  // built-in workflows and tools
+  | 'MODEL_ERROR'
+  | 'LOCK_TIMEOUT'
+  | 'DRILL_FAILED';
+
 export class WaybillError extends Error {
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly transient: boolean;
 
-  constructor(code: string, message: string, options?: { cause?: unknown; transient?: boolean }) {
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; transient?: boolean }) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;
@@ -132,5 +169,102 @@ export class DriverMissingError extends WaybillError {
 export class StoreRefusedError extends WaybillError {
   constructor(code: 'STORE_TOO_NEW' | 'STORE_LEDGER_DAMAGED', message: string) {
     super(code, message);
+  }
+}
+
+/** A configuration value (an environment variable) is invalid; the message names it. Exit 2 for the CLI. */
+export class ConfigError extends WaybillError {
+  constructor(message: string) {
+    super('INVALID_CONFIG', message);
+  }
+}
+
+/** A CLI flag or argument is wrong; the message names it, nothing was opened. Exit 2. */
+export class UsageError extends WaybillError {
+  constructor(message: string) {
+    super('INVALID_INPUT', message);
+  }
+}
+
+/** Field name → what is wrong with it, in the operation's own names (`key`, `reason`, `input.count`). */
+export type FieldErrors = Record<string, string[]>;
+
+/**
+ * Input that does not fit, nothing changed. The API answers `fields` as they are, the dashboard shows them
+ * beside its form fields, and the CLI says them as its flags (`--reason`).
+ */
+export class ControlInputError extends WaybillError {
+  constructor(message: string, readonly fields: FieldErrors) {
+    super('INVALID_INPUT', message);
+  }
+
+  static of(fields: FieldErrors): ControlInputError {
+    const [name, messages] = Object.entries(fields)[0] ?? ['input', ['is invalid']];
+    return new ControlInputError(`${name}: ${messages[0]}`, fields);
+  }
+}
+
+/** A start refused for its workflow or its input: `issues` for callers that word them their own way. */
+export class StartRefusedError extends ControlInputError {
+  constructor(readonly workflow: string, readonly kind: 'unknown-workflow' | 'input', message: string, fields: FieldErrors,
+    readonly issues: { path: PropertyKey[]; message: string }[] = []) {
+    super(message, fields);
+  }
+}
+
+/** The caller's role does not allow the operation. Nothing was read or written. */
+export class ForbiddenError extends WaybillError {
+  constructor(readonly role: 'viewer' | 'operator' | 'local', readonly need: 'viewer' | 'operator' | 'local') {
+    super('FORBIDDEN', `the ${role} role may not do this: it needs ${need}`);
+  }
+}
+
+/** A claim whose lease is live: its worker may be executing it right now. */
+export class LiveClaimError extends WaybillError {
+  /** `force`: how the caller's channel says it (`send "force": true`, `--force`), or null where it cannot. */
+  constructor(readonly key: string, verb: string, force: string | null) {
+    super('CONFLICT', `the claim on ${key} has a live lease (its holder may be executing it): ${verb} only claims whose side effect is in doubt${force ? `, or ${force}` : ''}`);
+  }
+}
+
+/** A refusal raised inside lib/api (bad body, bad query): carries its own field errors and extra answer fields. */
+export class ApiError extends WaybillError {
+  constructor(code: ErrorCode, message: string, readonly fields?: FieldErrors, readonly extra?: Record<string, unknown>) {
+    super(code, message);
+  }
+}
+
+/** A step failed every attempt its policy allowed. */
+export class StepFailedError extends WaybillError {
+  constructor(readonly idemKey: string, readonly attempts: number, cause: unknown) {
+    super('STEP_FAILED', `step ${idemKey} failed after ${attempts} attempt(s): ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+}
+
+/** Why a run stopped without finishing: it was paused, cancelled or taken over, or the worker drains. */
+export class RunInterruptedError extends WaybillError {
+  constructor(runId: string, readonly reason: string) {
+    super('RUN_INTERRUPTED', `run ${runId} interrupted: ${reason}`);
+  }
+}
+
+/** A workflow module that cannot be served (exit 2): the message starts with the file as the user gave it. */
+export class WorkflowModuleError extends WaybillError {
+  constructor(readonly file: string, problem: string) {
+    super('INVALID_INPUT', `${file}: ${problem}`);
+  }
+}
+
+/** A failed model call. `status` is the HTTP status when the endpoint answered. */
+export class ModelError extends WaybillError {
+  constructor(message: string, readonly status: number | null, transient: boolean, cause?: unknown) {
+    super('MODEL_ERROR', message, { transient, cause });
+  }
+}
+
+/** A file lock still held by a live process after the wait allowed (transient: the run context retries). */
+export class LockTimeoutError extends WaybillError {
+  constructor(path: string, owner: number | null, waitedMs: number) {
+    super('LOCK_TIMEOUT', `lock ${path} still held by live pid ${owner ?? '?'} after ${waitedMs} ms`, { transient: true });
   }
 }

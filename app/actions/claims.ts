@@ -8,9 +8,9 @@
 import { revalidatePath } from 'next/cache';
 import { z } from 'zod';
 import { config } from '@/lib/config';
-import { claims, LiveClaimError } from '@/lib/control';
+import { claims } from '@/lib/control';
 import { controlDeps } from '@/lib/data/control';
-import { ClaimNotOrphanedError, NotFoundError } from '@/lib/errors';
+import { ClaimNotOrphanedError, LiveClaimError, NotFoundError } from '@/lib/errors';
 import { MAX_DEPTH, nestingDepth } from '@/lib/json-depth';
 import { failure, fieldErrors, operatorCaller, sizeError, type ActionResult } from './result';
 

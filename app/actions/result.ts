@@ -3,12 +3,12 @@
  */
 import { forbidden } from 'next/navigation';
 import type { z } from 'zod';
-import { authorize, ControlInputError, ForbiddenError, type Caller } from '@/lib/control';
+import { authorize, type Caller } from '@/lib/control';
 import { requireAction } from '@/lib/auth/server';
 import { callerOf } from '@/lib/data/control';
 import { errorFields, serverLog } from '@/lib/data/log';
 import { isUnreachable } from '@/lib/data/store-guard';
-import { WaybillError } from '@/lib/errors';
+import { ControlInputError, ForbiddenError, WaybillError } from '@/lib/errors';
 
 export type ActionResult<T = undefined> =
   | { ok: true; message: string; data?: T }

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { config } from '@/lib/config';
 import { runs } from '@/lib/control';
 import { controlDeps } from '@/lib/data/control';
-import { InvalidInputError } from '@/lib/errors';
+import { InvalidInputError, StartRefusedError } from '@/lib/errors';
 import type { RunAction } from '@/lib/store/types';
 import { failure, fieldErrors, operatorCaller, sizeError, type ActionResult } from './result';
 
@@ -75,7 +75,7 @@ export async function startRunAction(_previous: ActionResult<{ id: string }> | n
     revalidatePath('/audit');
     return { ok: true, message: `started ${run.id}`, data: { id: run.id } };
   } catch (error) {
-    if (error instanceof runs.StartRefusedError) {
+    if (error instanceof StartRefusedError) {
       return error.kind === 'input'
         ? { ok: false, message: `the input does not match ${error.workflow}'s schema`, errors: error.fields }
         : { ok: false, message: `unknown workflow ${JSON.stringify(error.workflow)}`, errors: error.fields };

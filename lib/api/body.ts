@@ -7,7 +7,7 @@
  * would overflow the stack — a 500 for a request that is simply bad.
  */
 import { MAX_DEPTH, nestingDepth } from '../json-depth';
-import { ApiError } from './errors';
+import { ApiError } from '../errors';
 
 export { MAX_DEPTH, nestingDepth };
 

@@ -5,7 +5,7 @@
  * quietly restarting from the first page.
  */
 import { z } from 'zod';
-import { ApiError } from './errors';
+import { ApiError } from '../errors';
 
 const runsCursor = z.tuple([z.number().finite(), z.string().min(1).max(512)]);
 const committedCursor = z.tuple([z.literal('k'), z.string().min(1).max(512)]);

@@ -5,13 +5,12 @@
  * log gets the rest, as one JSON line (lib/data/log.ts). A store that cannot be reached is a 503 with
  * Retry-After however it surfaced: our StoreUnavailableError, or the driver's own connection error.
  */
-import { ControlInputError } from '../control/errors';
 import { errorFields, serverLog } from '../data/log';
 import { isUnreachable } from '../data/store-guard';
-import { WaybillError } from '../errors';
+import { ApiError, ControlInputError, WaybillError, type ErrorCode } from '../errors';
 
 /** The status for each WaybillError code the API can meet. */
-export const STATUS_BY_CODE: Record<string, number> = {
+export const STATUS_BY_CODE: Partial<Record<ErrorCode, number>> = {
   INVALID_INPUT: 400,
   INVALID_JSON: 400,
   UNAUTHENTICATED: 401,
@@ -31,12 +30,6 @@ export const RETRY_AFTER_S = 1;
 
 export type FieldErrors = Record<string, string[]>;
 
-/** A refusal raised inside lib/api (bad body, bad query): carries its own code, status and field errors. */
-export class ApiError extends WaybillError {
-  constructor(code: keyof typeof STATUS_BY_CODE, message: string, readonly fields?: FieldErrors, readonly extra?: Record<string, unknown>) {
-    super(code, message);
-  }
-}
 
 export function errorBody(code: string, message: string, more: Record<string, unknown> = {}) {
   return { error: { code, message, ...more } };

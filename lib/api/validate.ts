@@ -4,7 +4,7 @@
  * show or fix exactly what was wrong. A problem with the whole value is filed under its source's name.
  */
 import { z } from 'zod';
-import { ApiError, type FieldErrors } from './errors';
+import { ApiError, type FieldErrors } from '../errors';
 
 export type Source = 'body' | 'query' | 'path';
 

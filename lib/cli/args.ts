@@ -6,9 +6,9 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { MAX_DEPTH, nestingDepth } from '../json-depth';
 import { LISTED_STATUSES } from '../store/outside-runs';
+import { UsageError } from '../errors';
 
 /** Bad syntax or bad values: the command never reached the store. */
-export class UsageError extends Error {}
 
 /** `--as NAME`: shown in the audit log as given, so bounded and free of control characters. */
 export const actorName = z.string().trim().min(1, 'must not be empty').max(64, 'must be at most 64 characters')

@@ -7,9 +7,10 @@ import { parseArgs } from 'node:util';
 import { audit as control } from '../control';
 import { parseTime, TIME_HINT } from '../control/audit';
 import { auditView } from '../control/views';
-import { GLOBAL_OPTIONS, UsageError, check, count, flags } from './args';
+import { GLOBAL_OPTIONS, check, count, flags } from './args';
 import { callerOf, withControl, type Cli } from './context';
 import { relative, table, truncate } from './format';
+import { UsageError } from '../errors';
 
 export async function audit(cli: Cli, args: string[]): Promise<number> {
   const { values } = flags(() => parseArgs({

@@ -5,11 +5,11 @@
  * lib/control/claims makes them (with the audit line, as `--as NAME` or `cli:<OS user>`); this file parses and prints.
  */
 import { parseArgs } from 'node:util';
-import { claims as control, LiveClaimError, type Caller, type ControlDeps } from '../control';
+import { claims as control, type Caller, type ControlDeps } from '../control';
 import { claimView, sweepView } from '../control/views';
-import { NotFoundError } from '../errors';
+import { LiveClaimError, NotFoundError, UsageError } from '../errors';
 import { reasonSchema } from '../reason';
-import { GLOBAL_OPTIONS, UsageError, check, flags, jsonArg, lookupId, positionals } from './args';
+import { GLOBAL_OPTIONS, check, flags, jsonArg, lookupId, positionals } from './args';
 import { callerOf, withControl, withStore, type Cli } from './context';
 import { LiveBlock, bar, relative, table } from './format';
 

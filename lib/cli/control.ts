@@ -11,9 +11,10 @@ import { inputError } from '../engine/input-check';
 import { runIdSchema } from '../engine/runs';
 import type { StartCheck, StartableWorkflows } from '../engine/workflow';
 import type { RunAction } from '../store/types';
-import { GLOBAL_OPTIONS, UsageError, check, flags, jsonArg, lookupId, positionals } from './args';
+import { GLOBAL_OPTIONS, check, flags, jsonArg, lookupId, positionals } from './args';
 import { callerOf, withControl, type Cli } from './context';
 import { followRun } from './follow';
+import { StartRefusedError, UsageError } from '../errors';
 
 export async function start(cli: Cli, args: string[]): Promise<number> {
   const { values, positionals: given } = flags(() => parseArgs({
@@ -36,7 +37,7 @@ export async function start(cli: Cli, args: string[]): Promise<number> {
     const run = await runs.start({ ...deps, workflows: async (store) => (catalog = await cli.catalog(store, values.db)) }, caller, { workflow, input, id })
       .catch((error: unknown) => {
         // The CLI's words for a refused start, as before lib/control: exit 2, each wrong field named.
-        if (error instanceof runs.StartRefusedError) throw error.kind === 'input' ? inputError(workflow, error.issues) : new UsageError(error.message);
+        if (error instanceof StartRefusedError) throw error.kind === 'input' ? inputError(workflow, error.issues) : new UsageError(error.message);
         throw error;
       });
     // Said once, after queueing (a --follow shows the run sitting in queued instead).

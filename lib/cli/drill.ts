@@ -13,9 +13,10 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { drill as runDrill, type DrillReport } from '../engine/drill';
 import { scratchStoreBeside } from '../store/scratch';
-import { GLOBAL_OPTIONS, UsageError, check, count, flags } from './args';
+import { GLOBAL_OPTIONS, check, count, flags } from './args';
 import { runStore, withStore, type Cli } from './context';
 import { LiveBlock, bar } from './format';
+import { UsageError } from '../errors';
 
 const CLI_ENTRY = fileURLToPath(new URL('../../bin/waybill.mjs', import.meta.url));
 

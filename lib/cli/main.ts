@@ -5,11 +5,8 @@
  * to open (nothing was written), 130 interrupted. Output piped into a reader that stops early
  * (`waybill inspect r1 | head`) ends the process quietly: the reader has what it wanted.
  */
-import { ConfigError } from '../config';
-import { ControlInputError } from '../control/errors';
-import { StoreRefusedError, WaybillError } from '../errors';
+import { ConfigError, ControlInputError, StoreRefusedError, UsageError, WaybillError } from '../errors';
 import type { RunAction } from '../store/types';
-import { UsageError } from './args';
 import { createCli, type Cli, type CliDeps } from './context';
 import { packageVersion } from './version';
 
@@ -88,8 +85,6 @@ function wantsJson(argv: string[]): boolean {
 
 /** The error's code as the HTTP API would name it: a script handles both the same way. */
 export function errorCode(error: unknown): string {
-  if (error instanceof UsageError) return 'INVALID_INPUT';
-  if (error instanceof ConfigError) return 'INVALID_CONFIG';
   if (error instanceof WaybillError) return error.code;
   return 'INTERNAL';
 }
@@ -114,7 +109,9 @@ function quietOnClosedPipe(): void {
 }
 
 export function exitCode(error: unknown): number {
-  if (error instanceof UsageError || error instanceof ConfigError || error instanceof StoreRefusedError) return 2;
+  // Exit 2: what the user gave (a flag, the environment, a store this Waybill must not open) is wrong and
+  // nothing was done; 1: the command ran and failed.
+  if (error instanceof ConfigError || error instanceof StoreRefusedError) return 2;
   if (error instanceof WaybillError) return error.code === 'INVALID_INPUT' ? 2 : 1;
   return 1;
 }

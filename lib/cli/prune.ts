@@ -7,9 +7,10 @@ import { parseArgs } from 'node:util';
 import { retention } from '../control';
 import { describeCounts } from '../control/retention';
 import { rowsIn } from '../store/prune';
-import { GLOBAL_OPTIONS, UsageError, check, count, flags } from './args';
+import { GLOBAL_OPTIONS, check, count, flags } from './args';
 import { callerOf, withControl, type Cli } from './context';
 import { LiveBlock, bar } from './format';
+import { UsageError } from '../errors';
 
 export async function prune(cli: Cli, args: string[]): Promise<number> {
   const { values } = flags(() => parseArgs({

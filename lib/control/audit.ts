@@ -10,9 +10,10 @@ import { z } from 'zod';
 import { auditDetail } from '../reason';
 import type { AuditEntry } from '../store/types';
 import { authorize, type Caller } from './caller';
-import { ControlInputError, validate } from './errors';
+import { validate } from './errors';
 import { exactText, runRef } from './fields';
 import type { ControlDeps, ControlStore } from './store';
+import { ControlInputError } from '../errors';
 
 export const AUDIT_ACTIONS = ['start', 'pause', 'resume', 'cancel', 'retry', 'expire', 'resolve', 'sweep', 'prune'] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

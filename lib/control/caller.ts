@@ -4,7 +4,7 @@
  * The decision is made here, once, so the three ways in cannot disagree about what a viewer may do.
  */
 import { allows } from '../auth/principal';
-import { WaybillError } from '../errors';
+import { ForbiddenError } from '../errors';
 
 export type Role = 'viewer' | 'operator' | 'local';
 export type Channel = 'dashboard' | 'api' | 'cli';
@@ -17,12 +17,6 @@ export interface Caller {
   channel: Channel;
 }
 
-/** The caller's role does not allow the operation. Nothing was read or written. */
-export class ForbiddenError extends WaybillError {
-  constructor(readonly role: Role, readonly need: Role) {
-    super('FORBIDDEN', `the ${role} role may not do this: it needs ${need}`);
-  }
-}
 
 /** What an operation needs: reading the log is a viewer's right, everything that changes state an operator's. */
 export type Need = 'viewer' | 'operator';

@@ -5,10 +5,10 @@
  * audit line once it did; a refusal writes nothing.
  */
 import { z } from 'zod';
-import { ClaimNotOrphanedError, NotFoundError } from '../errors';
+import { ClaimNotOrphanedError, ControlInputError, LiveClaimError, NotFoundError } from '../errors';
 import { record } from './audit';
 import { authorize, forceHint, type Caller } from './caller';
-import { ControlInputError, LiveClaimError, validate } from './errors';
+import { validate } from './errors';
 import { claimKey, note, reasonField, runRef } from './fields';
 import type { ControlDeps } from './store';
 

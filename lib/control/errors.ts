@@ -4,25 +4,10 @@
  * (lib/api/errors.ts), the server actions show as a message, and the CLI turns into an exit code.
  */
 import type { z } from 'zod';
-import { WaybillError } from '../errors';
+import { ControlInputError, type FieldErrors } from '../errors';
 
-export type FieldErrors = Record<string, string[]>;
+export type { FieldErrors };
 
-/**
- * Input that does not fit, nothing changed. `fields` names each wrong field by the operation's own names
- * (`key`, `reason`, `input.count`): the API answers them as they are, the dashboard shows them beside its
- * form fields, and the CLI says them as its flags (`--reason`).
- */
-export class ControlInputError extends WaybillError {
-  constructor(message: string, readonly fields: FieldErrors) {
-    super('INVALID_INPUT', message);
-  }
-
-  static of(fields: FieldErrors): ControlInputError {
-    const [name, messages] = Object.entries(fields)[0] ?? ['input', ['is invalid']];
-    return new ControlInputError(`${name}: ${messages[0]}`, fields);
-  }
-}
 
 /** zod's issues as fields, path joined with dots; a problem with the whole value is filed under `input`. */
 export function zodFields(error: z.ZodError): FieldErrors {
@@ -46,10 +31,3 @@ export function validate<T extends z.ZodType>(schema: T, value: unknown): z.outp
   throw ControlInputError.of(zodFields(parsed.error));
 }
 
-/** A claim whose lease is live: its worker may be executing it right now. */
-export class LiveClaimError extends WaybillError {
-  /** `force`: how the caller's channel says it (`send "force": true`, `--force`), or null where it cannot. */
-  constructor(readonly key: string, verb: string, force: string | null) {
-    super('CONFLICT', `the claim on ${key} has a live lease (its holder may be executing it): ${verb} only claims whose side effect is in doubt${force ? `, or ${force}` : ''}`);
-  }
-}

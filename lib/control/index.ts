@@ -8,6 +8,6 @@ export * as audit from './audit';
 export * as claims from './claims';
 export * as retention from './retention';
 export * as runs from './runs';
-export { authorize, ForbiddenError, type Caller, type Channel, type Role } from './caller';
-export { ControlInputError, LiveClaimError, type FieldErrors } from './errors';
+export { authorize, type Caller, type Channel, type Role } from './caller';
+export { ControlInputError, ForbiddenError, LiveClaimError, StartRefusedError, type FieldErrors } from '../errors';
 export { asControlStore, type ControlDeps, type ControlStore } from './store';

@@ -10,9 +10,10 @@ import { pruneAll, rowsIn } from '../store/prune';
 import type { PruneCounts } from '../store/types';
 import { record } from './audit';
 import { authorize, forceHint, type Caller } from './caller';
-import { ControlInputError, validate } from './errors';
+import { validate } from './errors';
 import { reasonField } from './fields';
 import type { ControlDeps } from './store';
+import { ControlInputError } from '../errors';
 
 const pruneInput = z.strictObject({
   olderThan: z.string({ error: 'is required (a duration such as 30d)' }).refine((text) => durationSchema.safeParse(text).success, {

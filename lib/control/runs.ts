@@ -4,25 +4,19 @@
  * run's own `operator` event in the same transaction as the change (actOnRun) or just after (start).
  */
 import { z } from 'zod';
-import { issuePath, type InputIssue } from '../engine/input-check';
+import { issuePath } from '../engine/input-check';
 import { runIdSchema, startRun } from '../engine/runs';
 import type { RunAction, RunRow } from '../store/types';
 import { TRANSITIONS } from '../store/transitions';
 import { record } from './audit';
 import { authorize, type Caller } from './caller';
-import { ControlInputError, validate, type FieldErrors } from './errors';
+import { validate } from './errors';
 import { reasonField, runRef } from './fields';
 import type { ControlDeps } from './store';
+import { StartRefusedError } from '../errors';
 
 export const RUN_ACTIONS = Object.keys(TRANSITIONS) as RunAction[];
 
-/** A start refused for its workflow or its input: `issues` for callers that word them their own way. */
-export class StartRefusedError extends ControlInputError {
-  constructor(readonly workflow: string, readonly kind: 'unknown-workflow' | 'input', message: string, fields: FieldErrors,
-    readonly issues: InputIssue[] = []) {
-    super(message, fields);
-  }
-}
 
 const startInput = z.strictObject({
   workflow: z.string({ error: 'must be a workflow name' }).min(1, 'choose a workflow').max(64, 'must be at most 64 characters'),

@@ -5,7 +5,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Checkpoint, RunOnceOptions, StepContext, StepResult } from '../checkpoint/checkpoint';
-import { IdempotencyKeyReuseError, LeaseLostError, WaybillError } from '../errors';
+import { IdempotencyKeyReuseError, LeaseLostError, StepFailedError } from '../errors';
 import type { Logger } from './log';
 
 export interface RetryPolicy {
@@ -14,11 +14,6 @@ export interface RetryPolicy {
   maxMs: number;
 }
 
-export class StepFailedError extends WaybillError {
-  constructor(readonly idemKey: string, readonly attempts: number, cause: unknown) {
-    super('STEP_FAILED', `step ${idemKey} failed after ${attempts} attempt(s): ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
-  }
-}
 
 export class RunContext {
   constructor(

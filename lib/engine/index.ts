@@ -2,9 +2,10 @@
  * `waybill/engine`: what a program needs to run workers of its own instead of `waybill worker`: the worker,
  * the registry it serves, starting runs, and the run context a workflow sees.
  */
-export { Worker, RunInterruptedError, type WorkerOptions } from './worker';
+export { Worker, type WorkerOptions } from './worker';
+export { RunInterruptedError, StepFailedError, WorkflowModuleError } from '../errors';
 export { WorkflowRegistry, defineWorkflow, type WorkflowDefinition } from './workflow';
-export { RunContext, StepFailedError, type RetryPolicy } from './context';
+export { RunContext, type RetryPolicy } from './context';
 export { startRun, runIdSchema } from './runs';
 export { createLogger, silentLogger, type Logger, type LogFields, type LoggerOptions } from './log';
 export { builtinRegistry, builtinWorkflows, type BuiltinOptions } from './workflows/index';

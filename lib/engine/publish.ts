@@ -8,16 +8,10 @@ import { existsSync } from 'node:fs';
 import { extname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { WorkflowPublication } from '../store/types';
-import { WaybillError } from '../errors';
+import { WaybillError, WorkflowModuleError } from '../errors';
 import { inputJsonSchema, schemaFromJson } from './input-check';
 import { isWorkflowDefinition, WorkflowRegistry, type WorkflowDefinition } from './workflow';
 
-/** Bad input (exit 2): the message starts with the file as the user gave it. */
-export class WorkflowModuleError extends WaybillError {
-  constructor(readonly file: string, problem: string) {
-    super('INVALID_INPUT', `${file}: ${problem}`);
-  }
-}
 
 /**
  * The workflows a module exports: each named export or the default export that defineWorkflow made, or an

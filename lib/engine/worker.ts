@@ -26,7 +26,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Checkpoint } from '../checkpoint/checkpoint';
-import { LeaseLostError, WaybillError } from '../errors';
+import { LeaseLostError, RunInterruptedError } from '../errors';
 import type { RunRow, RunStore, Store, WorkerRow } from '../store/types';
 import { RunContext, type RetryPolicy } from './context';
 import { silentLogger, type Logger } from './log';
@@ -56,12 +56,6 @@ export interface WorkerOptions {
   onlyRun?: string;
 }
 
-/** Why a run stopped without finishing: it was paused, cancelled or taken over, or the worker drains. */
-export class RunInterruptedError extends WaybillError {
-  constructor(runId: string, readonly reason: string) {
-    super('RUN_INTERRUPTED', `run ${runId} interrupted: ${reason}`);
-  }
-}
 
 export class Worker {
   readonly id: string;

@@ -14,12 +14,13 @@ import { connect, createServer } from 'node:net';
 import { isAbsolute, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { authEnabled } from '../auth/principal';
-import { config, ConfigError, dataDir, storeOptions, type Config } from '../config';
+import { config, dataDir, storeOptions, type Config } from '../config';
 import { runStore } from '../cli/context';
 import { openStore } from '../store/index';
 import { describeExit, spawnChild, stopAll, type Child } from './children';
 import { packagePath, packageRoot } from './paths';
 import { DEMO_INPUT, demoTick } from './demo';
+import { ConfigError } from '../errors';
 
 // The package's own files, wherever it is (a checkout, or node_modules/waybill): next start serves the build
 // from there. The user's files (a relative DATABASE_URL, a workflows module) stay relative to their cwd.

@@ -18,7 +18,8 @@
 import cluster, { type Worker } from 'node:cluster';
 import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
-import { config, ConfigError } from '../config';
+import { config } from '../config';
+import { ConfigError } from '../errors';
 
 const NEXT_BIN = createRequire(import.meta.url).resolve('next/dist/bin/next');
 /** Refuses what Next would answer with a 500 or not at all (TRACE, broken encoding, huge bodies): see the file. */

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MAX_DEPTH, nestingDepth, parseJson, readBody } from '../../lib/api/body';
-import { ApiError } from '../../lib/api/errors';
+import { ApiError } from '../../lib/errors';
 
 const LIMIT = 1024;
 

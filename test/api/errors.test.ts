@@ -3,10 +3,8 @@
  * "internal error" with nothing of its text, stack or SQL reaching the client.
  */
 import { describe, expect, it } from 'vitest';
-import { ApiError, errorResponse, refused, STATUS_BY_CODE } from '../../lib/api/errors';
-import {
-  ConflictError, IdempotencyKeyReuseError, InvalidInputError, InvalidTransitionError, LeaseLostError, NotFoundError, StoreUnavailableError,
-} from '../../lib/errors';
+import { errorResponse, refused, STATUS_BY_CODE } from '../../lib/api/errors';
+import { ApiError, ConflictError, IdempotencyKeyReuseError, InvalidInputError, InvalidTransitionError, LeaseLostError, NotFoundError, StoreUnavailableError } from '../../lib/errors';
 
 const quiet = () => {};
 

@@ -3,10 +3,11 @@
  * `input.outbox`, and no run is created (the same schema refuses it on the dashboard's form).
  */
 import { describe, expect, it } from 'vitest';
-import { asControlStore, ControlInputError, runs } from '../../lib/control';
+import { asControlStore, runs } from '../../lib/control';
 import { builtinRegistry } from '../../lib/engine/workflows';
 import type { SqliteStore } from '../../lib/store/sqlite';
 import { openTestStore } from '../workflows/harness';
+import { ControlInputError } from '../../lib/errors';
 
 /** The start every way in makes (lib/control), as the API's caller. */
 const start = (store: SqliteStore, registry: ReturnType<typeof builtinRegistry>, input: { workflow: string; input: unknown; id: string }) =>

@@ -5,10 +5,10 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { decodeRunsCursor, encodeRunsCursor } from '../../lib/api/cursor';
-import { ApiError } from '../../lib/api/errors';
 import { idemKey, newRunId, runRef } from '../../lib/api/ids';
 import { claimBody, commitBody } from '../../lib/api/protocol';
 import { parse, queryLimit, queryOf } from '../../lib/api/validate';
+import { ApiError } from '../../lib/errors';
 
 function fails(fn: () => unknown): ApiError {
   try {

@@ -3,10 +3,11 @@
  * one, before anything is written or even read), and the audit log's reader filters and pages exactly.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { asControlStore, audit, claims, ControlInputError, ForbiddenError, retention, runs, type Caller, type ControlDeps, type ControlStore } from '../../lib/control';
+import { asControlStore, audit, claims, retention, runs, type Caller, type ControlDeps, type ControlStore } from '../../lib/control';
 import { WorkflowRegistry, defineWorkflow } from '../../lib/engine/workflow';
 import { z } from 'zod';
 import { backends, type StoreHandle } from '../support/backends';
+import { ControlInputError, ForbiddenError } from '../../lib/errors';
 
 const list = await backends();
 

@@ -8,12 +8,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { runAgent } from '../../lib/checkpoint/agent';
 import { Checkpoint } from '../../lib/checkpoint/checkpoint';
 import { ManualClock } from '../../lib/clock';
-import { ConfigError, parseConfig } from '../../lib/config';
+import { parseConfig } from '../../lib/config';
 import { createLogger } from '../../lib/engine/log';
 import { Worker } from '../../lib/engine/worker';
 import { WorkflowRegistry } from '../../lib/engine/workflow';
 import { openSqliteStore, type SqliteStore } from '../../lib/store/sqlite';
 import { tempDir } from '../support/tmp';
+import { ConfigError } from '../../lib/errors';
 
 const DAY_MS = 86_400_000;
 let store: SqliteStore | undefined;

@@ -3,11 +3,11 @@ import { appendFileSync, existsSync, readdirSync, readFileSync, renameSync, writ
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { LockTimeoutError } from '../../lib/engine/workflows/file-lock';
 import { Outbox, readOutbox } from '../../lib/engine/workflows/outbox';
 import { finish, killHard, spawnCommand, type Child } from '../support/child';
 import { tempDir } from '../support/tmp';
 import type { OutboxChildArgs } from './outbox-child';
+import { LockTimeoutError } from '../../lib/errors';
 
 const FIXTURE = fileURLToPath(new URL('./outbox-child.ts', import.meta.url));
 const spawnOutboxChild = (args: OutboxChildArgs): Child =>

@@ -18,13 +18,8 @@ import { randomBytes } from 'node:crypto';
 import { linkSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { WaybillError } from '../../errors';
+import { LockTimeoutError } from '../../errors';
 
-export class LockTimeoutError extends WaybillError {
-  constructor(path: string, owner: number | null, waitedMs: number) {
-    super('LOCK_TIMEOUT', `lock ${path} still held by live pid ${owner ?? '?'} after ${waitedMs} ms`, { transient: true });
-  }
-}
 
 export interface FileLockOptions {
   signal?: AbortSignal;

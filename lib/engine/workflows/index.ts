@@ -29,6 +29,6 @@ export function builtinRegistry(options: BuiltinOptions = {}): WorkflowRegistry 
 export { agentBatchInput, agentBatchWorkflow, promptOf, syntheticItem, type AgentBatchInput } from './agent-batch';
 export { notifyInput, notifyWorkflow, type NotifyInput, type NotifyOptions } from './notify';
 export { outboxPathSchema, resolveOutbox } from './outbox-path';
-export { httpModel, modelFromEnv, ModelError, simulateCompletion, simulatedModel, type ModelClient, type ModelEnv, type ModelOutput } from './model';
+export { httpModel, modelFromEnv, simulateCompletion, simulatedModel, type ModelClient, type ModelEnv, type ModelOutput } from './model';
 export { Outbox, outboxAt, readOutbox, type Delivery, type OutboxSummary } from './outbox';
-export { LockTimeoutError } from './file-lock';
+export { LockTimeoutError, ModelError } from '../../errors';

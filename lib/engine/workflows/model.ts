@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { InvalidInputError, WaybillError } from '../../errors';
+import { InvalidInputError, ModelError } from '../../errors';
 
 export interface ModelCall {
   idempotencyKey: string;
@@ -26,12 +26,6 @@ export interface ModelClient {
   complete(prompt: string, call: ModelCall): Promise<ModelOutput>;
 }
 
-/** A failed model call. `status` is the HTTP status when the endpoint answered. */
-export class ModelError extends WaybillError {
-  constructor(message: string, readonly status: number | null, transient: boolean, cause?: unknown) {
-    super('MODEL_ERROR', message, { transient, cause });
-  }
-}
 
 /** The simulated model's answer: a function of the prompt only, so a replayed step gives the same output. */
 export function simulateCompletion(prompt: string): ModelOutput {

@@ -5,13 +5,13 @@
  */
 import { authorizeRequest } from '@/lib/auth/server';
 import { body, handle, json, param, refused } from '@/lib/api';
-import { ApiError } from '@/lib/api/errors';
 import { runRef } from '@/lib/api/ids';
 import { actionBody, actionParam, RUN_ACTIONS } from '@/lib/api/runs';
 import { config } from '@/lib/config';
 import { authorize, runs } from '@/lib/control';
 import { runView } from '@/lib/control/views';
 import { callerOf, controlDeps } from '@/lib/data/control';
+import { ApiError } from '@/lib/errors';
 
 export async function POST(request: Request, context: { params: Promise<{ id: string; action: string }> }) {
   return handle(async () => {
