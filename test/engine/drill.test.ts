@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../cli/support';
-import { TEST_DATABASE_URL } from '../support/pg';
+import { TEST_DATABASE_URL } from '../support/postgres';
 import { makeTarget, targetKinds, type Target } from '../support/targets';
 import { tempDir } from '../support/tmp';
 import { startWorker, until } from './support';

@@ -11,7 +11,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { BIN } from '../cli/support';
 import { spawnCommand } from '../support/child';
-import { TEST_DATABASE_URL, postgresAvailable } from '../support/pg';
+import { TEST_DATABASE_URL, postgresAvailable } from '../support/postgres';
 import { makeTarget, type Target } from '../support/targets';
 import { tempDir } from '../support/tmp';
 import { executionsByKey, until } from './support';

@@ -11,7 +11,7 @@ import { stepKey } from '../../lib/checkpoint/keys';
 import { act, getRun, listRuns, type RunsStore } from '../../lib/api/runs';
 import { openStore } from '../../lib/store/index';
 import { finish, killHard, spawnFixture, type Child } from '../support/child';
-import { postgresAvailable, testSchema, TEST_DATABASE_URL } from '../support/pg';
+import { postgresAvailable, testSchema, TEST_DATABASE_URL } from '../support/postgres';
 import { tempDir } from '../support/tmp';
 import type { LibraryLoopArgs } from '../fixtures/library-loop';
 

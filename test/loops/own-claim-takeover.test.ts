@@ -11,7 +11,7 @@ import { AwaitTimeoutError } from '../../lib/errors';
 import { openStore } from '../../lib/store/index';
 import type { Store } from '../../lib/store/types';
 import { killHard, spawnFixture } from '../support/child';
-import { postgresAvailable, testSchema, TEST_DATABASE_URL } from '../support/pg';
+import { postgresAvailable, testSchema, TEST_DATABASE_URL } from '../support/postgres';
 import { tempDir } from '../support/tmp';
 
 const TTL = 30_000;

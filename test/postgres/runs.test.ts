@@ -13,9 +13,9 @@ import { openPostgresStore, type PostgresStore } from '../../lib/store/postgres'
 import { openSqliteStore } from '../../lib/store/sqlite';
 import { TRANSITIONS } from '../../lib/store/transitions';
 import type { ClaimRequest, RunAction, RunStatus, RunStore, Store } from '../../lib/store/types';
-import { postgresAvailable, testSchema, testUrl, type TestSchema } from '../support/pg';
+import { postgresAvailable, testSchema, testUrl, type TestSchema } from '../support/postgres';
 import { tempDir } from '../support/tmp';
-import { startLossyProxy } from './proxy';
+import { startPgProxy } from '../support/postgres';
 
 const pgUp = await postgresAvailable('PostgreSQL run store tests');
 
@@ -296,7 +296,7 @@ describe.skipIf(!pgUp)('postgres run store', () => {
 
 describe.skipIf(!pgUp)('postgres run store after a lost answer', () => {
   async function lossy(schema: TestSchema) {
-    const proxy = await startLossyProxy(testUrl());
+    const proxy = await startPgProxy(testUrl());
     onTestFinished(() => proxy.close());
     return { proxy, store: await open(schema, { url: proxy.url }) };
   }
