@@ -5,8 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { openPostgresStore } from '../../lib/store/postgres';
-import { postgresAvailable, testSchema, testUrl } from '../support/postgres';
-import { startPgProxy } from '../support/postgres';
+import { postgresAvailable, startPgProxy, testSchema, testUrl } from '../support/postgres';
 
 const pgUp = await postgresAvailable('PostgreSQL lost-reply tests');
 

@@ -11,8 +11,7 @@ import { ManualClock } from '../../lib/clock';
 import { LeaseLostError } from '../../lib/errors';
 import { openPostgresStore, type PostgresStore } from '../../lib/store/postgres';
 import type { ClaimRequest } from '../../lib/store/types';
-import { postgresAvailable, testSchema, testUrl, type TestSchema } from '../support/postgres';
-import { startPgProxy } from '../support/postgres';
+import { postgresAvailable, startPgProxy, testSchema, testUrl, type TestSchema } from '../support/postgres';
 
 const pgUp = await postgresAvailable('PostgreSQL store tests');
 

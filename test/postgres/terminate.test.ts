@@ -14,8 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { finish, spawnFixture } from '../support/child';
-import { postgresAvailable, testSchema, testUrl } from '../support/postgres';
-import { startPgProxy } from '../support/postgres';
+import { postgresAvailable, startPgProxy, testSchema, testUrl } from '../support/postgres';
 import type { PgAgentArgs, PgAgentReport } from '../fixtures/pg-agent';
 
 const STEPS = 2000;

@@ -33,6 +33,8 @@ export interface StoreHandle {
    * the ManualClock jumps to each timer as the work comes to wait on it; on PostgreSQL real time passes.
    */
   settle<T>(work: Promise<T>): Promise<T>;
+  /** Epoch seconds by the store's clock (the database's on PostgreSQL): for rows a test writes by hand. */
+  now(): Promise<number>;
   /**
    * Writes a claim the way the article's client does — idem_key, run_id, claimed_at only (no token, no
    * lease) — with claimed_at taken from the store's own clock.
@@ -72,6 +74,7 @@ export const sqliteBackend: Backend = {
       },
       elapse: (ms) => clock.tick(ms),
       settle: (work) => clock.runUntil(work),
+      now: async () => clock.now() / 1000,
       async insertOutsideClaim(idemKey, runId) {
         store.db
           .prepare('INSERT INTO claims(idem_key, run_id, claimed_at) VALUES(?,?,?)')
@@ -113,6 +116,9 @@ export const postgresBackend: Backend = {
       },
       elapse: (ms) => sleep(ms),
       settle: (work) => work,
+      async now() {
+        return Number((await schema.admin.query<{ now: number }>('SELECT extract(epoch from now())::float8 AS now'))[0]!.now);
+      },
       async insertOutsideClaim(idemKey, runId) {
         await schema.admin.query(
           `INSERT INTO ${schema.t('claims')} (idem_key, run_id, claimed_at) VALUES ($1, $2, extract(epoch from clock_timestamp()))`,
