@@ -18,7 +18,7 @@ import { findMigrationsDir, readMigrations } from './migrations';
 import { migrateSqlite } from './sqlite-migrate';
 import { seedSqlite } from './sqlite-seed';
 import { beginLoopRunIn, endLoopRunIn } from './sqlite-loop-runs';
-import { SQLITE_BUSY_TIMEOUT_MS } from './sqlite-timeouts';
+import { busyTimeoutFor } from './sqlite-timeouts';
 import type { SeedOptions, SeedReport, SeedStore } from './seed';
 import type {
   ClaimOutcome, ClaimRequest, ClaimRow, CommitOutcome, CommitRequest, CommittedRow, LoopRunEnd, LoopRunStart, ProgressRow,
@@ -30,7 +30,10 @@ export interface SqliteStoreOptions {
   path: string;
   /** FULL survives power loss; NORMAL survives a killed process only, and is several times faster. */
   synchronous?: 'full' | 'normal';
+  /** The write-lock wait; unset, it is derived from `leaseMs` (see sqlite-timeouts.ts). */
   busyTimeoutMs?: number;
+  /** The shortest step lease this store will grant (WAYBILL_LEASE_MS); keeps the lock wait inside it. */
+  leaseMs?: number;
   clock?: Clock;
   migrationsDir?: string;
 }
@@ -46,7 +49,7 @@ type RawClaim = Omit<ClaimRow, 'orphaned'> & { orphaned?: number };
 
 export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
-  const db = new Database(options.path, { timeout: options.busyTimeoutMs ?? SQLITE_BUSY_TIMEOUT_MS });
+  const db = new Database(options.path, { timeout: options.busyTimeoutMs ?? busyTimeoutFor(options.leaseMs) });
   try {
     db.pragma('journal_mode = WAL');
     // better-sqlite3 leaves WAL databases at NORMAL unless told; FULL is the durable default.
