@@ -75,7 +75,7 @@ function realSleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 /** The error an aborted sleep rejects with, shaped as node:timers/promises shapes it. */
-function abortError(signal: AbortSignal): Error {
+export function abortError(signal: AbortSignal): Error {
   const error = new Error('The operation was aborted', { cause: signal.reason });
   error.name = 'AbortError';
   (error as Error & { code: string }).code = 'ABORT_ERR';

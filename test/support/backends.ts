@@ -5,18 +5,19 @@
  *   const list = await backends();
  *   describe.each(list)('store contract on $name', (backend) => { … backend.open() … });
  *
- * Time. SQLite runs on a fresh temp file per test with a ManualClock, and so does everything the test gives
- * `h.clock` (a Checkpoint's renewals and waits, a worker's beats): `elapse(ms)` moves it, firing the timers
- * due, and nothing sleeps. PostgreSQL judges leases by the database's clock, so there `h.clock` is the system
- * clock and `elapse(ms)` a real wait: tests that need a lease to pass use short leases (≈200 ms) and elapse a
- * generous multiple of them, and the same test runs on both.
+ * Time. Each store runs on a clock the test moves, and so does everything the test gives `h.clock` (a
+ * Checkpoint's renewals and waits, a worker's beats): `elapse(ms)` moves it, firing the timers due, and
+ * nothing sleeps. SQLite (a fresh temp file per test) runs on a ManualClock, which stands still unless moved.
+ * PostgreSQL judges leases by the database's own clock, so its store runs on a ShiftedClock: the database's
+ * now() as ever, plus the time the test let pass — it ticks by itself and jumps on elapse. Tests that need a
+ * lease to pass use short leases (≈200 ms) and elapse a generous multiple of them, the same on both.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
-import { ManualClock, systemClock, type Clock } from '../../lib/clock';
+import { ManualClock, type Clock } from '../../lib/clock';
 import { openStore } from '../../lib/store/index';
 import { openSqliteStore, type SqliteStore } from '../../lib/store/sqlite';
 import type { Store } from '../../lib/store/types';
 import { createSchema, postgresAvailable } from './postgres';
+import { ShiftedClock } from './shifted-clock';
 import { makeTempDir } from './tmp';
 
 export interface StoreHandle {
@@ -30,7 +31,8 @@ export interface StoreHandle {
   elapse(ms: number): Promise<void>;
   /**
    * Awaits work that waits on the clock (a Checkpoint awaiting another holder, retrying a commit): on SQLite
-   * the ManualClock jumps to each timer as the work comes to wait on it; on PostgreSQL real time passes.
+   * the ManualClock jumps to each timer as the work comes to wait on it; on PostgreSQL the ShiftedClock's
+   * timers fire in real time, as they would in production.
    */
   settle<T>(work: Promise<T>): Promise<T>;
   /** Epoch seconds by the store's clock (the database's on PostgreSQL): for rows a test writes by hand. */
@@ -92,15 +94,16 @@ export const sqliteBackend: Backend = {
   },
 };
 
-const open = (url: string): Promise<Store> => openStore(url);
 
 export const postgresBackend: Backend = {
   name: 'postgres',
   async open() {
     const schema = await createSchema('wb_test');
+    const clock = new ShiftedClock();
+    const open = (): Promise<Store> => openStore(schema.url, { clock });
     let store: Store;
     try {
-      store = await open(schema.url);
+      store = await open();
     } catch (error) {
       await schema.drop();
       throw error;
@@ -108,21 +111,22 @@ export const postgresBackend: Backend = {
     const others: Store[] = [];
     return {
       store,
-      clock: systemClock,
+      clock,
       async reopen() {
-        const other = await open(schema.url);
+        const other = await open();
         others.push(other);
         return other;
       },
-      elapse: (ms) => sleep(ms),
+      elapse: (ms) => clock.advance(ms),
       settle: (work) => work,
       async now() {
-        return Number((await schema.admin.query<{ now: number }>('SELECT extract(epoch from now())::float8 AS now'))[0]!.now);
+        const [row] = await schema.admin.query<{ now: number }>('SELECT extract(epoch from now())::float8 + $1 AS now', [clock.shiftMs / 1000]);
+        return Number(row!.now);
       },
       async insertOutsideClaim(idemKey, runId) {
         await schema.admin.query(
-          `INSERT INTO ${schema.t('claims')} (idem_key, run_id, claimed_at) VALUES ($1, $2, extract(epoch from clock_timestamp()))`,
-          [idemKey, runId],
+          `INSERT INTO ${schema.t('claims')} (idem_key, run_id, claimed_at) VALUES ($1, $2, extract(epoch from clock_timestamp()) + $3)`,
+          [idemKey, runId, clock.shiftMs / 1000],
         );
       },
       async exec(sql) {
