@@ -12,8 +12,11 @@ export interface Clock {
   now(): number;
   /** Milliseconds from an arbitrary origin that never goes back: for durations and deadlines. */
   monotonic(): number;
-  /** Calls fn once, ms from now on this clock. The handle is for clearTimeout only. */
-  setTimeout(fn: () => void, ms: number): TimerHandle;
+  /**
+   * Calls fn once, ms from now on this clock. The handle is for clearTimeout only. keepAlive false: this
+   * timer alone does not keep the process running (Node's unref), as for a renewal or an hourly prune.
+   */
+  setTimeout(fn: () => void, ms: number, options?: TimerOptions): TimerHandle;
   clearTimeout(handle: TimerHandle | undefined): void;
   /** Resolves after ms on this clock; rejects with an AbortError (cause: the reason) when signal aborts. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
@@ -23,31 +26,36 @@ export interface Clock {
  * Calls fn every ms on the clock until the returned stop is called, as setInterval does: the next call is
  * set when this one starts, so a slow fn does not stretch the cadence (and may overlap; fn guards itself).
  */
-export function every(clock: Clock, ms: number, fn: () => void): () => void {
+export function every(clock: Clock, ms: number, fn: () => void, options?: TimerOptions): () => void {
   let handle: TimerHandle | undefined;
   let stopped = false;
   const fire = () => {
     if (stopped) return;
-    handle = clock.setTimeout(fire, ms);
+    handle = clock.setTimeout(fire, ms, options);
     fn();
   };
-  handle = clock.setTimeout(fire, ms);
+  handle = clock.setTimeout(fire, ms, options);
   return () => {
     stopped = true;
     clock.clearTimeout(handle);
   };
 }
 
+export interface TimerOptions {
+  /** Default true, as Node's own timers. */
+  keepAlive?: boolean;
+}
+
 /** Opaque: what setTimeout gave back. */
 export type TimerHandle = { readonly __timer: true };
 
-/** The real clock. Its timers are unref'd: a pending renewal or poll never keeps a process alive alone. */
+/** The real clock: Date.now(), performance.now() and Node's timers. */
 export const systemClock: Clock = {
   now: () => Date.now(),
   monotonic: () => performance.now(),
-  setTimeout(fn, ms) {
+  setTimeout(fn, ms, options) {
     const timer = setTimeout(fn, ms);
-    timer.unref();
+    if (options?.keepAlive === false) timer.unref();
     return timer as unknown as TimerHandle;
   },
   clearTimeout(handle) {
@@ -65,7 +73,7 @@ function realSleep(ms: number, signal?: AbortSignal): Promise<void> {
       clearTimeout(timer);
       reject(abortError(signal!));
     };
-    // Not unref'd, as node:timers/promises does not: an awaited sleep is work the process is doing.
+    // Kept alive, as node:timers/promises does: an awaited sleep is work the process is doing.
     const timer = setTimeout(() => {
       signal?.removeEventListener('abort', onAbort);
       resolve();
@@ -110,7 +118,8 @@ export class ManualClock implements Clock {
     return this.ms - this.origin;
   }
 
-  setTimeout(fn: () => void, ms: number): TimerHandle {
+  /** keepAlive means nothing here: no real timer is set. */
+  setTimeout(fn: () => void, ms: number, _options?: TimerOptions): TimerHandle {
     const handle = { __timer: true } as TimerHandle;
     this.timers.set(handle, { due: this.ms + Math.max(0, ms), seq: this.seq++, fn });
     return handle;

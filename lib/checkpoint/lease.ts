@@ -13,6 +13,8 @@ import { LeaseLostError } from '../errors';
 import type { Store } from '../store/types';
 import type { StepCall } from './step-call';
 
+const NOT_KEPT_ALIVE = { keepAlive: false } as const;
+
 export class LeaseKeeper {
   private timer: TimerHandle | undefined;
   private stopped = false;
@@ -36,8 +38,8 @@ export class LeaseKeeper {
 
   private schedule(inMs = this.leaseMs / 3): void {
     if (this.stopped) return;
-    // The system clock's timers are unref'd: a renewal due never keeps a process alive on its own.
-    this.timer = this.clock.setTimeout(() => LeaseKeeper.tick(this), inMs);
+    // A renewal due never keeps a process alive on its own.
+    this.timer = this.clock.setTimeout(() => LeaseKeeper.tick(this), inMs, NOT_KEPT_ALIVE);
   }
 
   private static tick(self: LeaseKeeper): void {

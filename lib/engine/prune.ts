@@ -30,11 +30,11 @@ export function startPruning(
     }
   };
   running = once();
-  // The system clock's timers are unref'd: an hourly prune never keeps a process alive on its own.
+  // An hourly prune never keeps a process alive on its own.
   const stopTimer = every(clock, options.everyMs ?? HOUR_MS, () => {
     // At most one prune at a time in this worker: a slow one delays the next instead of overlapping it.
     running = running.then(once);
-  });
+  }, { keepAlive: false });
   return {
     async stop() {
       stopTimer();

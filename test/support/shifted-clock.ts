@@ -8,7 +8,7 @@
  * Timers are real timers that also fire when a jump passes their due time, so a Checkpoint's renewals and
  * waits on this clock keep up with the store's time either way.
  */
-import { abortError, type Clock, type TimerHandle } from '../../lib/clock';
+import { abortError, type Clock, type TimerHandle, type TimerOptions } from '../../lib/clock';
 
 interface Pending {
   due: number;
@@ -35,10 +35,10 @@ export class ShiftedClock implements Clock {
     return performance.now() + this.shift;
   }
 
-  setTimeout(fn: () => void, ms: number): TimerHandle {
+  setTimeout(fn: () => void, ms: number, options?: TimerOptions): TimerHandle {
     const handle = { __timer: true } as TimerHandle;
     const timer = setTimeout(() => this.fire(handle), Math.max(0, ms));
-    timer.unref();
+    if (options?.keepAlive === false) timer.unref();
     this.timers.set(handle, { due: this.monotonic() + Math.max(0, ms), seq: this.seq++, fn, timer });
     return handle;
   }
