@@ -14,7 +14,7 @@ import { AwaitTimeoutError } from '../../lib/errors';
 import { openStore } from '../../lib/store/index';
 import type { Store } from '../../lib/store/types';
 import { killHard, spawnFixture } from '../support/child';
-import { postgresAvailable, testSchema, TEST_DATABASE_URL } from '../support/postgres';
+import { postgresAvailable, testSchema } from '../support/postgres';
 import { tempDir } from '../support/tmp';
 
 const TTL = 30_000;
@@ -29,9 +29,7 @@ async function sqlite(): Promise<{ url: string; exec: (sql: string) => Promise<v
 
 async function postgres(): Promise<{ url: string; exec: (sql: string) => Promise<void> }> {
   const schema = await testSchema('wb_takeover');
-  const url = new URL(TEST_DATABASE_URL);
-  url.searchParams.set('schema', schema.name);
-  return { url: url.toString(), exec: async (sql) => { await schema.admin.query(`SET search_path TO "${schema.name}"; ${sql}; RESET search_path`); } };
+  return { url: schema.url, exec: async (sql) => { await schema.admin.query(`SET search_path TO "${schema.name}"; ${sql}; RESET search_path`); } };
 }
 
 const targets: [string, typeof sqlite][] = [['sqlite', sqlite], ...(pgUp ? [['postgres', postgres] as [string, typeof sqlite]] : [])];
