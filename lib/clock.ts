@@ -178,26 +178,32 @@ export class ManualClock implements Clock {
   /**
    * Awaits `work`, jumping to the next timer whenever the event loop has nothing else to do first — time
    * that passes only while the code under test waits, as Temporal's time-skipping test server does. Gives
-   * up after limitMs of clock time, naming it, rather than spinning forever on work that never settles.
+   * up, naming it, after limitMs of clock time, or when no timer is due and the work has not settled for
+   * idleMs of real time (it waits on nothing, or on I/O far slower than any store's).
    */
-  async runUntil<T>(work: Promise<T>, limitMs = 3_600_000): Promise<T> {
+  async runUntil<T>(work: Promise<T>, options: { limitMs?: number; idleMs?: number } = {}): Promise<T> {
+    const { limitMs = 3_600_000, idleMs = 10_000 } = options;
     let settled = false;
     const done = work.finally(() => {
       settled = true;
     });
     done.catch(() => undefined);
-    const limit = this.ms + limitMs;
-    for (let idle = 0; !settled; ) {
+    const start = this.ms;
+    let idleSince: number | null = null;
+    while (!settled) {
       await turn();
       if (settled) break;
-      const next = this.next(limit);
+      const next = this.next(start + limitMs);
       if (next) {
-        idle = 0;
+        idleSince = null;
         this.fire(next);
         continue;
       }
-      // No timer within reach: the work waits on real I/O, or on nothing at all.
-      if (++idle > 500) throw new Error(`ManualClock.runUntil: the work is still pending after ${this.ms - (limit - limitMs)} ms of clock time and no timer is due before ${limitMs} ms`);
+      // No timer within reach: the work waits on real I/O (a database's answer), or on nothing at all.
+      idleSince ??= performance.now();
+      if (performance.now() - idleSince > idleMs) {
+        throw new Error(`ManualClock.runUntil: the work is still pending after ${this.ms - start} ms of clock time, with no timer due within ${limitMs} ms`);
+      }
       await new Promise((resolve) => setTimeout(resolve, 1));
     }
     return done;
