@@ -2,11 +2,11 @@
  * The store contract: one suite, run against every backend (SQLite always, PostgreSQL when reachable —
  * see test/support/backends.ts). Each test gets a fresh store (its own SQLite file or PostgreSQL schema).
  *
- * Time: SQLite runs on a ManualClock and PostgreSQL on the database's clock, so a test that needs a lease to
- * pass claims with SHORT_LEASE_MS and then `elapse(PASS_MS)` — a clock move on SQLite, a real wait on
- * PostgreSQL, more than three leases long either way. A claim that must stay live uses LONG_LEASE_MS. The
- * Checkpoints run on the same clock (`h.clock`), so on SQLite their renewals and waits fire as it moves, and
- * a call that waits on them is awaited through `h.settle`.
+ * Time: SQLite runs on a ManualClock and PostgreSQL on the database's clock shifted by what the test let
+ * pass, so a test that needs a lease to pass claims with SHORT_LEASE_MS and then `elapse(PASS_MS)` — a clock
+ * move, no sleep, more than three leases long. A claim that must stay live uses LONG_LEASE_MS. The
+ * Checkpoints run on the same clock (`h.clock`), so their renewals and waits fire as it moves, and a call
+ * that waits on them is awaited through `h.settle`.
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
