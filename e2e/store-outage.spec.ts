@@ -5,33 +5,29 @@
  * server's log is one JSON line per entry, and once the gate opens everything answers 200 again, no restart.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
+import { createSchema, startPgProxy, TEST_DATABASE_URL, type PgProxy, type TestSchema } from '../test/support/postgres';
 import { expect, noChromium, test } from './support/test';
-import { startPgGate, type PgGate } from './support/pg-gate';
 
 test.skip(noChromium, 'no chromium');
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 // The suite's servers use the port and the next one; this spec's own server, the one after.
 const PORT = Number(process.env.WAYBILL_E2E_PORT ?? 3210) + 2;
 const BASE = `http://127.0.0.1:${PORT}`;
 
 let schema: string;
-let admin: pg.Client;
-let gate: PgGate;
+let own: TestSchema | undefined;
+let gate: PgProxy;
 let server: ChildProcess;
 const webLines: string[] = [];
 
 test.beforeAll(async () => {
   test.setTimeout(180_000);
-  admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await admin.connect();
-  schema = `wb_outage_${randomBytes(4).toString('hex')}`;
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  gate = await startPgGate(TEST_DATABASE_URL);
+  own = await createSchema('wb_outage');
+  schema = own.name;
+  await own.admin.query(`CREATE SCHEMA ${schema}`);
+  gate = await startPgProxy(TEST_DATABASE_URL);
   const url = new URL(gate.url);
   url.searchParams.set('options', `-c search_path=${schema}`);
   server = spawn(process.execPath, ['bin/start.mjs', '--no-worker', '--no-demo'], {
@@ -66,8 +62,7 @@ test.afterAll(async () => {
     await new Promise((resolve) => server.once('exit', resolve));
   }
   await gate?.close();
-  await admin?.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => undefined);
-  await admin?.end();
+  await own?.drop().catch(() => undefined);
 });
 
 // No tokens on this server (loopback): pages and API are open, as on a laptop.
@@ -75,7 +70,7 @@ const auth = {};
 
 test('PostgreSQL unreachable: the API answers 503 STORE_UNAVAILABLE with Retry-After, pages a 503 that says so; back to 200 without a restart', async ({ page, request }) => {
   test.setTimeout(180_000);
-  await admin.query(`INSERT INTO ${schema}.progress(run_id, step, state_json, updated_at) VALUES ('outage-run', 1, '{}', extract(epoch from now()))`);
+  await own!.admin.query(`INSERT INTO ${schema}.progress(run_id, step, state_json, updated_at) VALUES ('outage-run', 1, '{}', extract(epoch from now()))`);
   expect((await request.get(`${BASE}/api/v1/runs`, { headers: auth })).status()).toBe(200);
   expect((await page.goto(`${BASE}/`))!.status()).toBe(200);
   const linesBefore = webLines.length;

@@ -9,7 +9,7 @@
  *             progress, when given). A crash lands before it (the step runs again) or after (it is skipped).
  *             A caller that knows its next key has it claimed in this same transaction (options.next).
  */
-import { setTimeout as sleep } from 'node:timers/promises';
+import { systemClock, type Clock } from '../clock';
 import { AwaitTimeoutError, IdempotencyKeyReuseError, LeaseLostError, WaybillError } from '../errors';
 import type { ClaimOutcome, ClaimRequest, CommitOutcome, CommitRequest, CommittedRow, ProgressWrite, RunStatus, Store } from '../store/types';
 import { holderGone, mintToken } from './holder';
@@ -70,12 +70,18 @@ export interface CheckpointOptions {
   totalSteps?: number;
   /** The run's input, shown on its page; any JSON. */
   input?: unknown;
+  /**
+   * Durations, the lease keeper's renewals, the waits for another holder and the commit's retries run on it.
+   * Give the store's own clock (a test's ManualClock): the lease a claim is judged by is the store's.
+   */
+  clock?: Clock;
 }
 
 export class Checkpoint {
   readonly workerId: string | null;
   readonly leaseMs: number;
   readonly claimTtlMs: number;
+  readonly clock: Clock;
   private readonly pollMs: { min: number; max: number };
   /** Counts not yet written: they ride with the next progress write. */
   private pending = { executed: 0, skipped: 0, awaited: 0 };
@@ -83,7 +89,7 @@ export class Checkpoint {
   private lastSaveMs: number | null = null;
   /**
    * The next key's claim, made by the last commit; outcome null when a lost reply left it unknown. `sentAt`
-   * (performance.now() when the commit was sent) dates the lease it was taken with.
+   * (the clock's monotonic time when the commit was sent) dates the lease it was taken with.
    */
   private ahead: Ahead | null = null;
   /** The run as this loop declared it (options.workflow, or declare()); null for an undeclared run. */
@@ -102,6 +108,7 @@ export class Checkpoint {
     this.leaseMs = options.leaseMs ?? 30_000;
     this.claimTtlMs = options.claimTtlMs ?? 30_000;
     this.pollMs = options.pollMs ?? { min: 5, max: 500 };
+    this.clock = options.clock ?? systemClock;
     if (options.workflow !== undefined || options.totalSteps !== undefined) {
       this.declare({ workflow: options.workflow, totalSteps: options.totalSteps, input: options.input });
     }
@@ -149,9 +156,9 @@ export class Checkpoint {
   /** Updates only the map; the cargo is already committed. Pending skip counts ride along. */
   async saveProgress(step: number, state: unknown): Promise<void> {
     const write = this.progressWrite(step, state, 0);
-    const started = performance.now();
+    const started = this.clock.monotonic();
     await this.store.saveProgress(write);
-    this.lastSaveMs = performance.now() - started;
+    this.lastSaveMs = this.clock.monotonic() - started;
     this.pending = { executed: 0, skipped: 0, awaited: 0 };
   }
 
@@ -178,20 +185,20 @@ export class Checkpoint {
       // A claim taken ahead is only as good as its lease. Taken a while ago (the caller did other work between
       // steps), it is claimed again with the same token: renewed if still ours, else held or committed by
       // whoever took it over meanwhile. Executing on the old answer would run the step beside its new holder.
-      const stale = ahead.outcome?.kind === 'claimed' && performance.now() - ahead.sentAt > this.leaseMs / 3;
+      const stale = ahead.outcome?.kind === 'claimed' && this.clock.monotonic() - ahead.sentAt > this.leaseMs / 3;
       if (ahead.outcome && !stale) early = { outcome: ahead.outcome, sentAt: ahead.sentAt };
     } else {
       if (ahead) await this.releaseAhead();
       token = mintToken();
     }
     const fingerprint = options.fingerprint ?? null;
-    const started = Date.now();
+    const started = this.clock.monotonic();
     let waited = false;
     let delay = this.pollMs.min;
     let deadHolder: string | null = null;
     for (;;) {
       options.signal?.throwIfAborted();
-      const sentAt = early?.sentAt ?? performance.now();
+      const sentAt = early?.sentAt ?? this.clock.monotonic();
       const outcome = early?.outcome ?? await this.claim(idemKey, token, options);
       early = null;
       if (outcome.kind === 'committed') return this.reuse<T>(outcome.row, fingerprint, waited ? 'awaited' : 'skipped', options.step);
@@ -208,12 +215,12 @@ export class Checkpoint {
         continue;
       }
       waited = true;
-      if (options.awaitTimeoutMs !== undefined && Date.now() - started >= options.awaitTimeoutMs) {
-        throw new AwaitTimeoutError(idemKey, Date.now() - started);
+      if (options.awaitTimeoutMs !== undefined && this.clock.monotonic() - started >= options.awaitTimeoutMs) {
+        throw new AwaitTimeoutError(idemKey, this.clock.monotonic() - started);
       }
       // Full jitter keeps racing waiters apart; never sleep past the holder's expiry by more than a tick.
       const wait = Math.min(delay * (0.5 + Math.random() / 2), outcome.msUntilExpiry + this.pollMs.min);
-      await sleep(Math.max(1, wait), undefined, options.signal ? { signal: options.signal } : undefined);
+      await this.clock.sleep(Math.max(1, wait), options.signal);
       delay = Math.min(delay * 2, this.pollMs.max);
     }
   }
@@ -228,7 +235,7 @@ export class Checkpoint {
       return await this.store.claim(this.claimRequest(idemKey, token, options.step ?? null, options.attempt ?? 1));
     } catch (error) {
       if (error instanceof WaybillError && error.transient && !this.ahead) {
-        this.ahead = { idemKey, token, step: options.step ?? null, outcome: null, sentAt: performance.now() };
+        this.ahead = { idemKey, token, step: options.step ?? null, outcome: null, sentAt: this.clock.monotonic() };
       }
       throw error;
     }
@@ -282,22 +289,22 @@ export class Checkpoint {
   ): Promise<StepResult<T>> {
     const call = new StepCall(idemKey, attempt, options.step);
     // The first renewal is due a third of a lease after the claim, not after now: a claim taken ahead has aged.
-    const keeper = new LeaseKeeper(this.store, token, this.leaseMs, call, Math.max(0, this.leaseMs / 3 - (performance.now() - claimedAt)));
+    const keeper = new LeaseKeeper(this.store, this.clock, token, this.leaseMs, call, Math.max(0, this.leaseMs / 3 - (this.clock.monotonic() - claimedAt)));
     const step = options.step ?? null;
-    const started = performance.now();
+    const started = this.clock.monotonic();
     let result: T;
     try {
       result = await fn(call);
     } catch (error) {
       keeper.stop();
-      const durationMs = performance.now() - started;
+      const durationMs = this.clock.monotonic() - started;
       const reason = call.reason instanceof LeaseLostError ? call.reason : error;
       await this.store.releaseClaim({
         idemKey, token, runId: this.runId, step, workerId: this.workerId, durationMs, error: describe(reason),
       });
       throw reason;
     }
-    const committing = performance.now();
+    const committing = this.clock.monotonic();
     const durationMs = committing - started;
     const progress = options.progress ? this.progressWrite(options.progress.step, options.progress.state, 1) : undefined;
     const next = options.next;
@@ -342,7 +349,7 @@ export class Checkpoint {
       if (previous) await this.release(previous).catch(() => undefined);
     }
     if (request.progress) {
-      this.lastSaveMs = performance.now() - pending.committing;
+      this.lastSaveMs = this.clock.monotonic() - pending.committing;
       this.pending = { executed: 0, skipped: 0, awaited: 0 };
     } else this.pending.executed++;
     return { result: pending.result, status: 'executed' };
@@ -357,8 +364,8 @@ export class Checkpoint {
   private async settleAgain<T>(pending: Unsettled<T>): Promise<StepResult<T> | null> {
     const { request } = pending;
     const call = new StepCall(request.idemKey, 1, request.step ?? undefined);
-    const keeper = new LeaseKeeper(this.store, request.token, this.leaseMs, call, 0);
-    pending.committing = performance.now();
+    const keeper = new LeaseKeeper(this.store, this.clock, request.token, this.leaseMs, call, 0);
+    pending.committing = this.clock.monotonic();
     try {
       return await this.settle({ ...pending, request: { ...request, mayHaveLanded: true } }, keeper);
     } catch (error) {
@@ -381,16 +388,16 @@ export class Checkpoint {
    * the same idempotency key for the side effect to deduplicate on, as a lease-based system must.
    */
   private async commitSettled(request: CommitRequest): Promise<CommitOutcome> {
-    const deadline = performance.now() + Math.max(COMMIT_PATIENCE * this.leaseMs, 60_000);
+    const deadline = this.clock.monotonic() + Math.max(COMMIT_PATIENCE * this.leaseMs, 60_000);
     const maxDelay = Math.min(5_000, this.leaseMs / 6);
     let delay = Math.min(50, maxDelay);
     for (let attempt = 0; ; attempt++) {
       try {
         return await this.store.commit(attempt === 0 ? request : { ...request, mayHaveLanded: true });
       } catch (error) {
-        if (!(error instanceof WaybillError && error.transient) || performance.now() >= deadline) throw error;
+        if (!(error instanceof WaybillError && error.transient) || this.clock.monotonic() >= deadline) throw error;
       }
-      await sleep(delay * (0.5 + Math.random() / 2));
+      await this.clock.sleep(delay * (0.5 + Math.random() / 2));
       delay = Math.min(delay * 2, maxDelay);
     }
   }
@@ -426,7 +433,7 @@ interface Unsettled<T = unknown> {
   result: T;
   next: RunOnceOptions['next'];
   nextToken: string;
-  /** performance.now() when the commit was (last) sent: the next key's claim is dated from it. */
+  /** The clock's monotonic time when the commit was (last) sent: the next key's claim is dated from it. */
   committing: number;
 }
 

@@ -3,8 +3,8 @@
  * Steps retry transient failures with exponential backoff and full jitter up to the workflow's
  * maxAttempts; errors that retrying cannot fix (a lost lease, a reused key, an abort) pass straight up.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Checkpoint, RunOnceOptions, StepContext, StepResult } from '../checkpoint/checkpoint';
+import { systemClock, type Clock } from '../clock';
 import { IdempotencyKeyReuseError, LeaseLostError, StepFailedError } from '../errors';
 import type { Logger } from './log';
 
@@ -27,6 +27,8 @@ export class RunContext {
     readonly signal: AbortSignal,
     readonly log: Logger,
     private readonly retry: RetryPolicy,
+    /** The retries' backoff waits on it (the worker's clock). */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   load<S = Record<string, unknown>>(): Promise<{ step: number; state: S }> {
@@ -60,7 +62,7 @@ export class RunContext {
         const delay = Math.random() * Math.min(this.retry.maxMs, this.retry.baseMs * 2 ** (attempt - 1));
         this.log.warn('step failed; retrying', { key, step: options.step, attempt, delayMs: Math.round(delay),
           error: error instanceof Error ? error.message : String(error) });
-        await sleep(delay, undefined, { signal: this.signal });
+        await this.clock.sleep(delay, this.signal);
       }
     }
   }

@@ -4,6 +4,7 @@
  * prune finds less or nothing. Outside clients' runs are never pruned here; that is an operator's call
  * (`waybill prune --include-external`).
  */
+import { every, systemClock, type Clock } from '../clock';
 import { pruneAll, retentionStore, rowsIn } from '../store/prune';
 import type { Logger } from './log';
 
@@ -14,12 +15,13 @@ export function startPruning(
   options: { olderThanMs: number; everyMs?: number },
   log: Logger,
   signal: AbortSignal,
+  clock: Clock = systemClock,
 ): { stop(): Promise<void> } {
   const retention = retentionStore(store);
   let running: Promise<void> = Promise.resolve();
   const once = async () => {
     // This host's clock: against a limit of a day or more, seconds of skew from the database do not matter.
-    const before = Date.now() / 1000 - options.olderThanMs / 1000;
+    const before = clock.now() / 1000 - options.olderThanMs / 1000;
     try {
       const removed = await pruneAll(retention, { before }, { signal });
       if (rowsIn(removed) > 0) log.info('pruned finished runs', { olderThanMs: options.olderThanMs, ...removed });
@@ -28,14 +30,14 @@ export function startPruning(
     }
   };
   running = once();
-  const timer = setInterval(() => {
+  // An hourly prune never keeps a process alive on its own.
+  const stopTimer = every(clock, options.everyMs ?? HOUR_MS, () => {
     // At most one prune at a time in this worker: a slow one delays the next instead of overlapping it.
     running = running.then(once);
-  }, options.everyMs ?? HOUR_MS);
-  timer.unref();
+  }, { keepAlive: false });
   return {
     async stop() {
-      clearInterval(timer);
+      stopTimer();
       await running;
     },
   };

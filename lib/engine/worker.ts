@@ -24,8 +24,8 @@
  */
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Checkpoint } from '../checkpoint/checkpoint';
+import { every, systemClock, type Clock } from '../clock';
 import { LeaseLostError, RunInterruptedError } from '../errors';
 import type { RunRow, RunStore, Store, WorkerRow } from '../store/types';
 import { RunContext, type RetryPolicy } from './context';
@@ -54,6 +54,11 @@ export interface WorkerOptions {
   onRegistered?: (workerId: string) => Promise<void>;
   /** Take only this run (the drill's workers, which must leave every other run alone). */
   onlyRun?: string;
+  /**
+   * Heartbeats, idle polls, run-lease renewals, step retries' backoff and the checkpoint's timers run on it.
+   * Give the store's own clock (a test's ManualClock); the system clock by default.
+   */
+  clock?: Clock;
 }
 
 
@@ -68,15 +73,18 @@ export class Worker {
   /** What each peer's proof of life looked like at our recent beats (see the header). */
   private readonly sightings = new Map<string, Sighting>();
   private beating = false;
-  private readonly o: Required<Omit<WorkerOptions, 'id' | 'retry' | 'prune' | 'onRegistered' | 'onlyRun'>> & {
+  private readonly clock: Clock;
+  private readonly o: Required<Omit<WorkerOptions, 'id' | 'retry' | 'prune' | 'onRegistered' | 'onlyRun' | 'clock'>> & {
     retry: RetryPolicy; prune?: WorkerOptions['prune']; onRegistered?: WorkerOptions['onRegistered']; onlyRun?: string;
   };
 
   constructor(options: WorkerOptions) {
     this.id = options.id ?? `${this.host}-${process.pid}-${randomBytes(2).toString('hex')}`;
+    this.clock = options.clock ?? systemClock;
+    const { clock: _clock, ...rest } = options;
     this.o = {
       concurrency: 1, runLeaseMs: 30_000, claimLeaseMs: 30_000, claimTtlMs: 30_000, pollMs: 250, heartbeatMs: 1000,
-      log: silentLogger, ...stripUndefined(options),
+      log: silentLogger, ...stripUndefined(rest),
       retry: { maxAttempts: 3, baseMs: 200, maxMs: 10_000, ...options.retry },
     };
   }
@@ -92,17 +100,17 @@ export class Worker {
     });
     const liveness = await store.holdLiveness(this.id);
     log.info('worker started', { workerId: this.id, concurrency: this.o.concurrency });
-    const heartbeat = setInterval(() => void this.beat(), this.o.heartbeatMs);
+    const stopBeating = every(this.clock, this.o.heartbeatMs, () => void this.beat());
     await this.beat();
-    const pruning = this.o.prune ? startPruning(this.o.store, this.o.prune, log.child({ workerId: this.id }), this.draining.signal) : null;
+    const pruning = this.o.prune ? startPruning(this.o.store, this.o.prune, log.child({ workerId: this.id }), this.draining.signal, this.clock) : null;
     try {
       while (!this.draining.signal.aborted) {
         if (this.active.size < this.o.concurrency && (await this.takeOne())) continue;
-        await sleep(this.o.pollMs * (0.5 + Math.random()), undefined, { signal: this.draining.signal }).catch(() => {});
+        await this.clock.sleep(this.o.pollMs * (0.5 + Math.random()), this.draining.signal).catch(() => {});
       }
       await Promise.allSettled([...this.active]);
     } finally {
-      clearInterval(heartbeat);
+      stopBeating();
       // A prune stops between batches when the worker drains; each batch is its own transaction.
       await pruning?.stop();
       await store.stopWorker(this.id).catch(() => {});
@@ -198,25 +206,25 @@ export class Worker {
     // The fence: this take's attempt number. A later take (by anyone, this worker id included) raises it.
     const attempt = run.attempts;
     const interrupted = new AbortController();
-    const renew = setInterval(async () => {
+    const stopRenewing = every(this.clock, Math.min(this.o.runLeaseMs / 3, this.o.heartbeatMs), async () => {
       const lease = await store.renewRunLease(run.id, this.id, this.o.runLeaseMs, attempt).catch(() => ({ held: true, status: null }));
       if (!lease.held) {
         interrupted.abort(new RunInterruptedError(run.id, lease.status === 'running' ? 'it was taken over' : `it is ${lease.status ?? 'gone'}`));
       }
       // Renewing at the heartbeat, not at a third of the lease, is what makes pause and cancel felt within
       // a second: the renewal is where the worker learns the run's status.
-    }, Math.min(this.o.runLeaseMs / 3, this.o.heartbeatMs));
+    });
     // Checked before each step and while a step waits for another holder, never inside a side effect.
     const stop = AbortSignal.any([interrupted.signal, this.draining.signal]);
     const checkpoint = new Checkpoint(store, run.id, {
-      workerId: this.id, leaseMs: this.o.claimLeaseMs, claimTtlMs: this.o.claimTtlMs,
+      workerId: this.id, leaseMs: this.o.claimLeaseMs, claimTtlMs: this.o.claimTtlMs, clock: this.clock,
     });
     try {
       const workflow = registry.get(run.workflow);
       const input = registry.parseInput(run.workflow, JSON.parse(run.inputJson));
       await fillRunTotal(store, run, this.id, workflow, input);
       const retry = { ...this.o.retry, maxAttempts: workflow.maxAttempts ?? this.o.retry.maxAttempts };
-      const ctx = new RunContext(run.id, checkpoint, stop, log, retry);
+      const ctx = new RunContext(run.id, checkpoint, stop, log, retry, this.clock);
       log.info('run started', { attempt });
       // However the workflow ends, a claim its last step took ahead for a step it did not run goes back before
       // the run does: left, it would sit out its lease and then look like a side effect in doubt.
@@ -239,7 +247,7 @@ export class Worker {
         log.error('run failed', { error: message });
       }
     } finally {
-      clearInterval(renew);
+      stopRenewing();
     }
   }
 }

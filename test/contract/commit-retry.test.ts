@@ -2,7 +2,6 @@
  * A commit retried after an unanswered attempt, and a claim taken ahead that went stale, on every backend:
  * neither may run a side effect twice or report a landed commit as lost.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Checkpoint } from '../../lib/checkpoint/checkpoint';
 import { AwaitTimeoutError, LeaseLostError, StoreUnavailableError } from '../../lib/errors';
@@ -56,17 +55,17 @@ describe.each(list)('retried commits and stale claims ahead on $name', (backend)
 
   it('a claim taken ahead that went stale is claimed again, not trusted: its new holder keeps it, the step runs once', async () => {
     const leaseMs = 200;
-    const a = new Checkpoint(store, 'run', { workerId: 'a', leaseMs, claimTtlMs: leaseMs, pollMs: { min: 5, max: 20 } });
+    const a = new Checkpoint(store, 'run', { workerId: 'a', leaseMs, claimTtlMs: leaseMs, pollMs: { min: 5, max: 20 }, clock: h.clock });
     let executed = 0;
     await a.runOnce('k0', () => 'zero', { step: 0, next: { idemKey: 'k1', step: 1 } });
-    // A stalls past its lease on k1 (taken in k0's commit); B takes k1 over and is mid-step.
-    await h.elapse(leaseMs * 3);
-    await sleep(leaseMs);
+    // A stalls past its lease on k1 (taken in k0's commit), on the store's clock and its own; B takes k1 over
+    // and is mid-step.
+    await h.elapse(leaseMs * 4);
     const b = claimRequest('k1', { workerId: 'b', step: 1, attempt: 2, leaseMs: 60_000 });
     expect(await store.claim(b)).toMatchObject({ kind: 'claimed', tookOverFrom: { workerId: 'a' } });
 
     // A comes back to k1: its claim ahead is stale, so it asks again, finds B holding it, and waits.
-    await expect(a.runOnce('k1', () => ++executed, { step: 1, awaitTimeoutMs: 50 })).rejects.toBeInstanceOf(AwaitTimeoutError);
+    await expect(h.settle(a.runOnce('k1', () => ++executed, { step: 1, awaitTimeoutMs: 50 }))).rejects.toBeInstanceOf(AwaitTimeoutError);
     expect(executed).toBe(0);
     expect((await store.commit(commitResult(b, { resultJson: '"from b"' }))).next).toBeNull();
     expect(await a.runOnce('k1', () => ++executed, { step: 1 })).toEqual({ result: 'from b', status: 'skipped' });
@@ -97,23 +96,22 @@ describe.each(list)('retried commits and stale claims ahead on $name', (backend)
 
   it('a commit refused for four leases keeps its claim: the lease keeper renews it, a rival is held, the step runs once', async () => {
     const leaseMs = 300;
-    const a = new Checkpoint(store, 'run', { workerId: 'a', leaseMs, claimTtlMs: leaseMs });
+    const a = new Checkpoint(store, 'run', { workerId: 'a', leaseMs, claimTtlMs: leaseMs, clock: h.clock });
     const commit = store.commit.bind(store);
     let refusals = 0;
     let rival: Awaited<ReturnType<Store['claim']>> | undefined;
     store.commit = async (r) => {
       if (refusals < 12) {
-        // A third of a lease passes on the store's clock and in real time (the keeper's timer) per refusal.
+        // A third of a lease passes per refusal, on the store's clock and the keeper's (one clock on SQLite).
         refusals++;
-        await h.elapse(leaseMs / 3);
-        await sleep(leaseMs / 3 + 20);
+        await h.elapse(leaseMs / 3 + 20);
         if (refusals === 10) rival = await store.claim(claimRequest('k0', { workerId: 'rival', leaseMs, claimTtlMs: leaseMs }));
         throw new StoreUnavailableError('the store refuses writes', undefined);
       }
       return commit(r);
     };
     let executed = 0;
-    expect(await a.runOnce('k0', () => ++executed, { step: 0 })).toEqual({ result: 1, status: 'executed' });
+    expect(await h.settle(a.runOnce('k0', () => ++executed, { step: 0 }))).toEqual({ result: 1, status: 'executed' });
     expect(refusals).toBe(12);
     expect(rival).toMatchObject({ kind: 'held' });
     expect(executed).toBe(1);

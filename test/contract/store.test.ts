@@ -2,9 +2,11 @@
  * The store contract: one suite, run against every backend (SQLite always, PostgreSQL when reachable —
  * see test/support/backends.ts). Each test gets a fresh store (its own SQLite file or PostgreSQL schema).
  *
- * Time: SQLite runs on a ManualClock and PostgreSQL on the database's clock, so a test that needs a lease to
- * pass claims with SHORT_LEASE_MS and then `elapse(PASS_MS)` — a clock move on SQLite, a real wait on
- * PostgreSQL, more than three leases long either way. A claim that must stay live uses LONG_LEASE_MS.
+ * Time: SQLite runs on a ManualClock and PostgreSQL on the database's clock shifted by what the test let
+ * pass, so a test that needs a lease to pass claims with SHORT_LEASE_MS and then `elapse(PASS_MS)` — a clock
+ * move, no sleep, more than three leases long. A claim that must stay live uses LONG_LEASE_MS. The
+ * Checkpoints run on the same clock (`h.clock`), so their renewals and waits fire as it moves, and a call
+ * that waits on them is awaited through `h.settle`.
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -398,7 +400,7 @@ describe.each(list)('store contract on $name', (backend) => {
   describe('Checkpoint over this store', () => {
     const key = 'run-1:step:0';
     const checkpoint = (workerId: string, options: { leaseMs?: number } = {}) =>
-      new Checkpoint(store, 'run-1', { workerId, claimTtlMs: TTL_MS, pollMs: { min: 2, max: 20 }, ...options });
+      new Checkpoint(store, 'run-1', { workerId, claimTtlMs: TTL_MS, pollMs: { min: 2, max: 20 }, clock: h.clock, ...options });
 
     it('load of a new run is step 0 with an empty state', async () => {
       expect(await checkpoint('w1').load()).toEqual({ step: 0, state: {} });
@@ -441,7 +443,7 @@ describe.each(list)('store contract on $name', (backend) => {
         },
       });
       const a = checkpoint('w1');
-      const b = new Checkpoint(observed, 'run-1', { workerId: 'w2', claimTtlMs: TTL_MS, pollMs: { min: 2, max: 20 } });
+      const b = new Checkpoint(observed, 'run-1', { workerId: 'w2', claimTtlMs: TTL_MS, pollMs: { min: 2, max: 20 }, clock: h.clock });
 
       const first = a.runOnce(key, async () => {
         calls++;
@@ -457,7 +459,7 @@ describe.each(list)('store contract on $name', (backend) => {
       await sawHeld.promise;
       release.resolve();
       expect(await first).toEqual({ result: 'from a', status: 'executed' });
-      expect(await second).toEqual({ result: 'from a', status: 'awaited' });
+      expect(await h.settle(second)).toEqual({ result: 'from a', status: 'awaited' });
       expect(calls).toBe(1);
       await b.saveProgress(1, {});
       expect(await store.loadProgress('run-1')).toMatchObject({ executed: 0, skipped: 0, awaited: 1 });
@@ -530,7 +532,7 @@ describe.each(list)('store contract on $name', (backend) => {
         await aborted(signal);
         throw signal.reason;
       });
-      await expect(run).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(h.settle(run)).rejects.toBeInstanceOf(LeaseLostError);
       expect(await store.getCommitted(key)).toBeNull();
       expect(await store.listClaims({ claimTtlMs: TTL_MS })).toEqual([]);
       expect(await outcomes()).toEqual(['expired', 'failed']);
@@ -543,7 +545,7 @@ describe.each(list)('store contract on $name', (backend) => {
         await aborted(signal);
         return 'too late';
       });
-      await expect(run).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(h.settle(run)).rejects.toBeInstanceOf(LeaseLostError);
       expect(await store.getCommitted(key)).toBeNull();
       expect(await outcomes()).toEqual(['expired', 'lease_lost']);
       expect(await checkpoint('w2').runOnce(key, () => 'redone')).toEqual({ result: 'redone', status: 'executed' });

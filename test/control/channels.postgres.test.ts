@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { describe, it } from 'vitest';
-import { postgresAvailable, TEST_DATABASE_URL } from '../support/pg';
+import { postgresAvailable, TEST_DATABASE_URL } from '../support/postgres';
 import { channelSuite } from './channels';
 
 const reachable = await postgresAvailable('test/control/channels.postgres');

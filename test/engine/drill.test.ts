@@ -5,10 +5,9 @@
  * only the workers it started, and its run is executed by nobody else. Real processes, every backend.
  */
 import { existsSync } from 'node:fs';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../cli/support';
-import { TEST_DATABASE_URL } from '../support/pg';
+import { Admin } from '../support/postgres';
 import { makeTarget, targetKinds, type Target } from '../support/targets';
 import { tempDir } from '../support/tmp';
 import { startWorker, until } from './support';
@@ -22,12 +21,11 @@ async function drill(target: Target, args: string[]) {
 }
 
 async function schemaExists(name: string): Promise<boolean> {
-  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await client.connect();
+  const admin = await Admin.connect();
   try {
-    return (await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [name])).rowCount === 1;
+    return (await admin.count('SELECT count(*) FROM pg_namespace WHERE nspname = $1', [name])) === 1;
   } finally {
-    await client.end();
+    await admin.end();
   }
 }
 

@@ -7,11 +7,10 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { BIN } from '../cli/support';
 import { spawnCommand } from '../support/child';
-import { TEST_DATABASE_URL, postgresAvailable } from '../support/pg';
+import { Admin, postgresAvailable } from '../support/postgres';
 import { makeTarget, type Target } from '../support/targets';
 import { tempDir } from '../support/tmp';
 import { executionsByKey, until } from './support';
@@ -33,10 +32,9 @@ function isolatedFixture(fixture: string, arg: unknown) {
 
 /** Terminates the session holding a worker's liveness lock, as an operator's pg_terminate_backend would. */
 async function terminateLiveness(schema: string, workerId: string): Promise<number> {
-  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await admin.connect();
+  const admin = await Admin.connect();
   try {
-    const { rows } = await admin.query(`SELECT pg_terminate_backend(l.pid) AS t FROM pg_locks l
+    const rows = await admin.query(`SELECT pg_terminate_backend(l.pid) AS t FROM pg_locks l
       WHERE l.locktype = 'advisory' AND l.classid = ${0x57594231}::oid AND l.objsubid = 2
         AND l.objid = (hashtext($1 || ':' || $2)::bigint & 4294967295)::oid`, [schema, workerId]);
     return rows.length;

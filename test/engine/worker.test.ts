@@ -1,10 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { runAgent } from '../../lib/checkpoint/agent';
+import { ManualClock } from '../../lib/clock';
 import { InvalidInputError, InvalidTransitionError } from '../../lib/errors';
 import { startRun } from '../../lib/engine/runs';
 import { Worker } from '../../lib/engine/worker';
@@ -12,6 +12,11 @@ import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
 import { openSqliteStore, type SqliteStore } from '../../lib/store/sqlite';
 import type { RunStatus } from '../../lib/store/types';
 
+/**
+ * The store, the workers and their checkpoints share one ManualClock: polls, heartbeats, run-lease renewals
+ * and retry backoff fire as the test moves it, and nothing here sleeps.
+ */
+let clock: ManualClock;
 let dir: string;
 let store: SqliteStore;
 const effects = new Map<string, number>();
@@ -51,16 +56,20 @@ const aheadThenFail = defineWorkflow({
 
 const registry = new WorkflowRegistry([counter, aheadThenFail]);
 const workers: Worker[] = [];
+const running: Promise<void>[] = [];
 function worker(): Promise<void> {
-  const w = new Worker({ store, registry, pollMs: 10, heartbeatMs: 50, retry: { baseMs: 1, maxMs: 5 } });
+  const w = new Worker({ store, registry, pollMs: 10, heartbeatMs: 50, retry: { baseMs: 1, maxMs: 5 }, clock });
   workers.push(w);
-  return w.run();
+  const run = w.run();
+  running.push(run);
+  return run;
 }
 
+/** Moves the clock 10 ms at a time (10 s at most) until predicate holds. */
 async function until(predicate: () => Promise<boolean>, what: string): Promise<void> {
   for (let i = 0; i < 1000; i++) {
     if (await predicate()) return;
-    await sleep(10);
+    await clock.tick(10);
   }
   throw new Error(`timed out waiting for ${what}: ${JSON.stringify(await store.listRuns({ claimTtlMs: 30_000 }))}`);
 }
@@ -68,7 +77,8 @@ const statusIs = (id: string, status: RunStatus) => async () => (await store.get
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'waybill-engine-'));
-  store = openSqliteStore({ path: join(dir, 'w.db'), synchronous: 'normal' });
+  clock = new ManualClock();
+  store = openSqliteStore({ path: join(dir, 'w.db'), synchronous: 'normal', clock });
   effects.clear();
   let release!: () => void;
   gate = { open: new Promise<void>((r) => (release = r)), release };
@@ -77,7 +87,7 @@ beforeEach(() => {
 afterEach(async () => {
   for (const w of workers.splice(0)) w.stop();
   gate.release();
-  await sleep(50);
+  await clock.runUntil(Promise.allSettled(running.splice(0)));
   await store.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -100,7 +110,7 @@ describe('engine', () => {
     expect(failed.length).toBe(10);
     expect((await store.loadProgress('r1'))).toMatchObject({ step: 5, executed: 5, skipped: 0 });
     workers[0]!.stop();
-    await done;
+    await clock.runUntil(done);
   });
 
   it('gives back the claim a workflow took ahead and never used when the workflow fails: no claim left in doubt', async () => {
@@ -137,7 +147,7 @@ describe('engine', () => {
     await store.actOnRun('r3', 'pause', 'test');
     // The worker learns of the pause at its next lease renewal, and waits for the step in hand.
     await until(async () => (await store.listEvents('r3')).length === 1, 'the pause event');
-    await sleep(200);
+    await clock.tick(200);
     expect((await store.getRun('r3'))?.owner).not.toBeNull();
     gate.release();
     await until(async () => (await store.getRun('r3'))?.owner === null, 'the worker letting go');
@@ -153,7 +163,7 @@ describe('engine', () => {
 
     await startRun(store, registry, { workflow: 'counter', input: { count: 3 }, id: 'r4' });
     await store.actOnRun('r4', 'cancel', 'test');
-    await sleep(100);
+    await clock.tick(100);
     expect((await store.getRun('r4'))?.status).toBe('cancelled');
     expect(await store.listCommitted('r4')).toEqual([]);
   });

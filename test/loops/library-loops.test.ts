@@ -12,7 +12,7 @@ import { getRun, listRuns, type RunsStore } from '../../lib/api/runs';
 import { asControlStore, runs } from '../../lib/control';
 import { openStore } from '../../lib/store/index';
 import { finish, killHard, spawnFixture, type Child } from '../support/child';
-import { postgresAvailable, testSchema, TEST_DATABASE_URL } from '../support/pg';
+import { postgresAvailable, testSchema } from '../support/postgres';
 import { tempDir } from '../support/tmp';
 import type { LibraryLoopArgs } from '../fixtures/library-loop';
 
@@ -37,11 +37,9 @@ async function sqliteTarget(): Promise<Target> {
 }
 
 async function postgresTarget(): Promise<Target> {
-  const schema = await testSchema('wb_loops');
-  const url = new URL(TEST_DATABASE_URL);
-  url.searchParams.set('schema', schema.name);
-  const store = (await openStore(url.toString())) as RunsStore;
-  return { url: url.toString(), store };
+  const { url } = await testSchema('wb_loops');
+  const store = (await openStore(url)) as RunsStore;
+  return { url, store };
 }
 
 const targets: [string, () => Promise<Target>][] = [['sqlite', sqliteTarget], ...(pgUp ? [['postgres', postgresTarget] as [string, () => Promise<Target>]] : [])];

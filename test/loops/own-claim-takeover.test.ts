@@ -2,16 +2,19 @@
  * Which claims a Checkpoint takes over at once, and which it must wait for. The holder is a real library
  * loop process (test/fixtures/library-loop.ts) holding step 3; the judge is a Checkpoint in this process
  * with a 30 s lease, so waiting it out is never what ends a test: each wait is cut short by awaitTimeoutMs
- * and counted (AwaitTimeoutError, zero executions), and the one takeover asserts attempt 2.
+ * and counted (AwaitTimeoutError, zero executions), and the one takeover asserts attempt 2. The judge waits on
+ * a ManualClock of its own, jumped from poll to poll: the holder and its kill are real, the store's leases are
+ * real time, and only the judge's patience costs nothing.
  */
 import { describe, expect, it } from 'vitest';
 import { Checkpoint } from '../../lib/checkpoint/checkpoint';
+import { ManualClock } from '../../lib/clock';
 import { stepKey } from '../../lib/checkpoint/keys';
 import { AwaitTimeoutError } from '../../lib/errors';
 import { openStore } from '../../lib/store/index';
 import type { Store } from '../../lib/store/types';
 import { killHard, spawnFixture } from '../support/child';
-import { postgresAvailable, testSchema, TEST_DATABASE_URL } from '../support/pg';
+import { postgresAvailable, testSchema } from '../support/postgres';
 import { tempDir } from '../support/tmp';
 
 const TTL = 30_000;
@@ -26,9 +29,7 @@ async function sqlite(): Promise<{ url: string; exec: (sql: string) => Promise<v
 
 async function postgres(): Promise<{ url: string; exec: (sql: string) => Promise<void> }> {
   const schema = await testSchema('wb_takeover');
-  const url = new URL(TEST_DATABASE_URL);
-  url.searchParams.set('schema', schema.name);
-  return { url: url.toString(), exec: async (sql) => { await schema.admin.query(`SET search_path TO "${schema.name}"; ${sql}; RESET search_path`); } };
+  return { url: schema.url, exec: async (sql) => { await schema.admin.query(`SET search_path TO "${schema.name}"; ${sql}; RESET search_path`); } };
 }
 
 const targets: [string, typeof sqlite][] = [['sqlite', sqlite], ...(pgUp ? [['postgres', postgres] as [string, typeof sqlite]] : [])];
@@ -44,8 +45,11 @@ describe.each(targets)('own-claim takeover on %s', (_name, open) => {
     try {
       await holder.waitForLine(/^IN step=3 /);
       let executions = 0;
-      const tryStep = (store: Store, workerId: string) => new Checkpoint(store, 'held-run', { workerId, leaseMs: TTL, pollMs: { min: 20, max: 100 } })
-        .runOnce(KEY, (ctx) => { executions++; return { attempt: ctx.attempt }; }, { step: 3, awaitTimeoutMs: 600 });
+      const tryStep = (store: Store, workerId: string) => {
+        const clock = new ManualClock();
+        return clock.runUntil(new Checkpoint(store, 'held-run', { workerId, leaseMs: TTL, pollMs: { min: 20, max: 100 }, clock })
+          .runOnce(KEY, (ctx) => { executions++; return { attempt: ctx.attempt }; }, { step: 3, awaitTimeoutMs: 600 }));
+      };
       const claim = () => store.getClaim(KEY, { claimTtlMs: TTL });
       const before = await claim();
       expect(before).toMatchObject({ workerId: 'laptop-loop', attempt: 1, orphaned: false });

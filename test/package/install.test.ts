@@ -10,7 +10,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postgresAvailable, testSchema, testUrl } from '../support/pg';
+import { postgresAvailable, testSchema, testUrl } from '../support/postgres';
 import { cleanEnv, makeConsumer, ROOT, run, VERSION, type Consumer } from './consumer';
 
 let consumer: Consumer;

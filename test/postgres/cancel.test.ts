@@ -14,7 +14,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { runAgent } from '../../lib/checkpoint/agent';
 import { Checkpoint } from '../../lib/checkpoint/checkpoint';
 import { openPostgresStore } from '../../lib/store/postgres';
-import { postgresAvailable, TEST_DATABASE_URL, testSchema, testUrl, type TestSchema } from '../support/pg';
+import { Admin, postgresAvailable, TEST_DATABASE_URL, testSchema, testUrl, type TestSchema } from '../support/postgres';
 
 const pgUp = await postgresAvailable('PostgreSQL cancel and connection-limit tests');
 
@@ -125,8 +125,7 @@ describe.skipIf(!pgUp)('postgres: cancelled statements and refused connections a
     let store: Awaited<ReturnType<typeof openPostgresStore>> | undefined;
     onTestFinished(async () => {
       await store?.close();
-      const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-      await admin.connect();
+      const admin = await Admin.connect();
       try {
         await admin.query(`DROP SCHEMA IF EXISTS "${schema.name}" CASCADE`);
         await admin.query(`DROP OWNED BY ${role}`);

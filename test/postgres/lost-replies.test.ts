@@ -5,15 +5,14 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { openPostgresStore } from '../../lib/store/postgres';
-import { postgresAvailable, testSchema, testUrl } from '../support/pg';
-import { startLossyProxy } from './proxy';
+import { postgresAvailable, startPgProxy, testSchema, testUrl } from '../support/postgres';
 
 const pgUp = await postgresAvailable('PostgreSQL lost-reply tests');
 
 describe.skipIf(!pgUp)('postgres: a lost answer, retried', () => {
   it('a failed step released twice (the first answer lost) records one failure and leaves no claim', async () => {
     const schema = await testSchema('wb_lost');
-    const proxy = await startLossyProxy(testUrl());
+    const proxy = await startPgProxy(testUrl());
     onTestFinished(() => proxy.close());
     const store = await openPostgresStore({ url: proxy.url, schema: schema.name, poolSize: 2 });
     onTestFinished(() => store.close());

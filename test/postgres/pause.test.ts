@@ -9,7 +9,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { finish, spawnFixture } from '../support/child';
-import { postgresAvailable, testSchema, testUrl } from '../support/pg';
+import { postgresAvailable, testSchema, testUrl } from '../support/postgres';
 import type { PgPauseArgs, PgPauseReport } from '../fixtures/pg-pause';
 
 const TRIALS = 20;

@@ -9,7 +9,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { finish, spawnFixture } from '../support/child';
-import { postgresAvailable, testSchema, testUrl } from '../support/pg';
+import { postgresAvailable, testSchema, testUrl } from '../support/postgres';
 import type { PgRaceArgs, PgRaceReport } from '../fixtures/pg-race';
 
 const N = 2000;

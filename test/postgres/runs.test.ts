@@ -1,21 +1,20 @@
 /**
- * Runs and workers on PostgreSQL (postgres-runs.ts): the same answers as SQLite for the same calls, many
- * claimers that never take one run twice nor wait for each other, takeovers by the database clock, dead
- * workers, operator actions, outside clients' runs, and the four calls that must recognise their own
- * attempt after a lost answer. Each test has a schema of its own.
+ * Runs and workers on PostgreSQL (postgres-runs.ts), what only PostgreSQL can show: the same answers as
+ * SQLite for the same calls, many claimers that never take one run twice nor wait for each other, takeovers
+ * by the database clock against an injected one, and the four calls that must recognise their own attempt
+ * after a lost answer. The run store's contract on every backend (dead workers, operator actions, outside
+ * clients' runs, paging, liveness) is test/contract/runs.test.ts. Each test has a schema of its own.
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { ManualClock } from '../../lib/clock';
-import { ConflictError, InvalidTransitionError, NotFoundError } from '../../lib/errors';
+import { ConflictError, InvalidTransitionError } from '../../lib/errors';
 import { openPostgresStore, type PostgresStore } from '../../lib/store/postgres';
 import { openSqliteStore } from '../../lib/store/sqlite';
-import { TRANSITIONS } from '../../lib/store/transitions';
-import type { ClaimRequest, RunAction, RunStatus, RunStore, Store } from '../../lib/store/types';
-import { postgresAvailable, testSchema, testUrl, type TestSchema } from '../support/pg';
+import type { ClaimRequest, RunStore, Store } from '../../lib/store/types';
+import { postgresAvailable, startPgProxy, testSchema, testUrl, type TestSchema } from '../support/postgres';
 import { tempDir } from '../support/tmp';
-import { startLossyProxy } from './proxy';
 
 const pgUp = await postgresAvailable('PostgreSQL run store tests');
 
@@ -196,107 +195,11 @@ describe.skipIf(!pgUp)('postgres run store', () => {
     expect((await plain.listEvents('r1')).map((e) => e.detail)).toEqual([
       'run lease of w1 passed or its worker died; resumed by w2', 'run lease of w2 passed or its worker died; resumed by w4']);
   });
-
-  it('markWorkerDead stops the worker and releases its claims, one `expired` event each', async () => {
-    const schema = await testSchema();
-    const store = await open(schema);
-    await store.registerWorker({ id: 'w1', host: 'h', pid: 1 });
-    await store.createRun(newRun('run-1'));
-    await store.claimRun({ workerId: 'w1', leaseMs: 60_000, workflows: ['wf'] });
-    await store.claim(stepClaim({ idemKey: 'run-1:step:0', step: 0 }));
-    await store.claim(stepClaim({ idemKey: 'run-1:step:1', step: 1 }));
-    await store.claim(stepClaim({ idemKey: 'other:0', runId: 'other', workerId: 'w2' }));
-
-    expect(await store.markWorkerDead('w1', 'pid 1 is gone on h')).toBe(2);
-    expect((await store.listClaims({ claimTtlMs: 30_000 })).map((c) => c.idemKey)).toEqual(['other:0']);
-    const events = await store.listEvents('run-1');
-    expect(events.map((e) => [e.idemKey, e.step, e.outcome, e.workerId, e.detail]).sort()).toEqual([
-      ['run-1:step:0', 0, 'expired', 'w1', 'worker w1 died (pid 1 is gone on h); claim released, the step runs again'],
-      ['run-1:step:1', 1, 'expired', 'w1', 'worker w1 died (pid 1 is gone on h); claim released, the step runs again'],
-    ]);
-    expect((await store.listWorkers())[0]?.stoppedAt).toEqual(expect.any(Number));
-    // Its run resumes now, not after its lease; its steps can be claimed again.
-    expect(await store.claimRun({ workerId: 'w2', leaseMs: 60_000, workflows: ['wf'] })).toMatchObject({ id: 'run-1', owner: 'w2' });
-    expect(await store.claim(stepClaim({ idemKey: 'run-1:step:0', workerId: 'w2' }))).toMatchObject({ kind: 'claimed', tookOverFrom: null });
-    expect(await store.markWorkerDead('w1', 'again')).toBe(0);
-  });
-
-  it('actOnRun allows exactly the TRANSITIONS table, and says why it refuses', async () => {
-    const schema = await testSchema();
-    const store = await open(schema);
-    const statuses: RunStatus[] = ['queued', 'running', 'paused', 'completed', 'failed', 'cancelled'];
-    for (const action of Object.keys(TRANSITIONS) as RunAction[]) {
-      for (const status of statuses) {
-        const id = `${action}-${status}`;
-        await store.createRun(newRun(id));
-        await schema.admin.query(`UPDATE ${schema.t('runs')} SET status = $2, owner = 'w1', error = 'e', finished_at = 1 WHERE id = $1`, [id, status]);
-        const { from, to } = TRANSITIONS[action];
-        if (!from.includes(status)) {
-          await expect(store.actOnRun(id, action, 'ann')).rejects.toThrow(new InvalidTransitionError(id, action, status));
-          expect(await store.listEvents(id)).toEqual([]);
-          continue;
-        }
-        const row = await store.actOnRun(id, action, 'ann');
-        expect(row).toMatchObject({
-          id, status: to,
-          // A running run keeps its owner until that worker lets go, unless cancelled; any other loses it.
-          owner: status === 'running' && action !== 'cancel' ? 'w1' : null,
-          error: to === 'queued' ? null : 'e',
-          finishedAt: to === 'cancelled' ? row.updatedAt : to === 'queued' ? null : 1,
-        });
-        expect((await store.listEvents(id)).map((e) => [e.outcome, e.detail])).toEqual([['operator', `${action} by ann: ${status} → ${to}`]]);
-      }
-    }
-    await expect(store.actOnRun('missing', 'pause', 'ann')).rejects.toBeInstanceOf(NotFoundError);
-  });
-
-  it('lists outside clients’ runs, counts orphaned claims by the claim TTL, and searches literally', async () => {
-    const schema = await testSchema();
-    const store = await open(schema);
-    const { admin, t } = schema;
-    await store.createRun(newRun('Run_50%'));
-    await store.createRun(newRun('runx50a'));
-    // The article's client: claims with claimed_at only, one an hour old, and progress with no runs row.
-    await admin.query(`INSERT INTO ${t('claims')} (idem_key, run_id, claimed_at) VALUES
-      ('art:0', 'art', extract(epoch from now()) - 3600), ('art:1', 'art', extract(epoch from now()))`);
-    await admin.query(`INSERT INTO ${t('progress')} (run_id, step, state_json, updated_at) VALUES ('art', 7, '{}', extract(epoch from now()) - 60)`);
-    await admin.query(`INSERT INTO ${t('claims')} (idem_key, run_id, claimed_at) VALUES ('Run_50%:0', 'Run_50%', extract(epoch from now()) - 3600)`);
-
-    const list = await store.listRuns({ claimTtlMs: 30_000 });
-    expect(list.find((r) => r.id === 'art')).toEqual({
-      id: 'art', workflow: 'external', status: 'running', step: 7, totalSteps: null, executed: 0, skipped: 0, awaited: 0,
-      orphanedClaims: 1, owner: null, error: null, createdAt: null, updatedAt: expect.any(Number),
-    });
-    expect(list.find((r) => r.id === 'Run_50%')).toMatchObject({ workflow: 'wf', status: 'queued', orphanedClaims: 1 });
-    // A TTL longer than the claim's age: not orphaned yet.
-    expect((await store.listRuns({ claimTtlMs: 7_200_000 })).map((r) => r.orphanedClaims)).toEqual([0, 0, 0]);
-    expect((await store.listRuns({ search: '_50%', claimTtlMs: 30_000 })).map((r) => r.id)).toEqual(['Run_50%']);
-    expect((await store.listRuns({ search: 'RUN', claimTtlMs: 30_000 })).map((r) => r.id).sort()).toEqual(['Run_50%', 'runx50a']);
-    expect((await store.listRuns({ status: 'idle', claimTtlMs: 30_000 }))).toEqual([]);
-    await admin.query(`DELETE FROM ${t('claims')} WHERE run_id = 'art'`);
-    expect((await store.listRuns({ status: 'idle', claimTtlMs: 30_000 })).map((r) => r.id)).toEqual(['art']);
-  });
-
-  it('pages by (updatedAt, id): ties in time ordered bytewise by id, no gaps or repeats', async () => {
-    const schema = await testSchema();
-    const store = await open(schema);
-    for (const id of ['b', 'B', 'a', 'C', 'c', 'A', 'later']) await store.createRun(newRun(id));
-    await schema.admin.query(`UPDATE ${schema.t('runs')} SET updated_at = 1000.123456789 WHERE id <> 'later'`);
-    const seen: string[] = [];
-    let after: { updatedAt: number; id: string } | undefined;
-    for (let page = 0; page < 10; page++) {
-      const rows = await store.listRuns({ limit: 2, claimTtlMs: 30_000, after });
-      seen.push(...rows.map((r) => r.id));
-      if (rows.length < 2) break;
-      after = { updatedAt: rows[1]!.updatedAt, id: rows[1]!.id };
-    }
-    expect(seen).toEqual(['later', 'A', 'B', 'C', 'a', 'b', 'c']);
-  });
 });
 
 describe.skipIf(!pgUp)('postgres run store after a lost answer', () => {
   async function lossy(schema: TestSchema) {
-    const proxy = await startLossyProxy(testUrl());
+    const proxy = await startPgProxy(testUrl());
     onTestFinished(() => proxy.close());
     return { proxy, store: await open(schema, { url: proxy.url }) };
   }

@@ -11,8 +11,7 @@ import { ManualClock } from '../../lib/clock';
 import { LeaseLostError } from '../../lib/errors';
 import { openPostgresStore, type PostgresStore } from '../../lib/store/postgres';
 import type { ClaimRequest } from '../../lib/store/types';
-import { postgresAvailable, testSchema, testUrl, type TestSchema } from '../support/pg';
-import { startLossyProxy } from './proxy';
+import { postgresAvailable, startPgProxy, testSchema, testUrl, type TestSchema } from '../support/postgres';
 
 const pgUp = await postgresAvailable('PostgreSQL store tests');
 
@@ -165,7 +164,7 @@ describe.skipIf(!pgUp)('postgres store', () => {
 
   it('recognises its own commit whose answer was lost with the connection', async () => {
     const schema = await testSchema();
-    const proxy = await startLossyProxy(testUrl());
+    const proxy = await startPgProxy(testUrl());
     onTestFinished(() => proxy.close());
     const store = await open(schema, { url: proxy.url });
     const c = claimRequest();
@@ -182,7 +181,7 @@ describe.skipIf(!pgUp)('postgres store', () => {
 
   it('still reports a lost lease when a fenced commit’s answer is lost', async () => {
     const schema = await testSchema();
-    const proxy = await startLossyProxy(testUrl());
+    const proxy = await startPgProxy(testUrl());
     onTestFinished(() => proxy.close());
     const store = await open(schema, { url: proxy.url });
     const mine = claimRequest({ leaseMs: 100 });
@@ -200,7 +199,7 @@ describe.skipIf(!pgUp)('postgres store', () => {
 
   it('recognises its own claim whose answer was lost with the connection', async () => {
     const schema = await testSchema();
-    const proxy = await startLossyProxy(testUrl());
+    const proxy = await startPgProxy(testUrl());
     onTestFinished(() => proxy.close());
     const store = await open(schema, { url: proxy.url });
     const c = claimRequest();

@@ -14,8 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { finish, spawnFixture } from '../support/child';
-import { postgresAvailable, testSchema, testUrl } from '../support/pg';
-import { startLossyProxy } from './proxy';
+import { postgresAvailable, startPgProxy, testSchema, testUrl } from '../support/postgres';
 import type { PgAgentArgs, PgAgentReport } from '../fixtures/pg-agent';
 
 const STEPS = 2000;
@@ -83,7 +82,7 @@ describe.skipIf(!pgUp)('postgres: connections killed under a running agent', () 
   it('completes a 2,000-step run with every step committed once while answers to claims and commits are lost', async () => {
     const schema = await testSchema('wb_lossy');
     const { admin, t } = schema;
-    const proxy = await startLossyProxy(testUrl({ asyncCommit: true }));
+    const proxy = await startPgProxy(testUrl({ asyncCommit: true }));
     onTestFinished(() => proxy.close());
     const child = spawnFixture('pg-agent.ts', {
       url: proxy.url, schema: schema.name, runId: 'agent-run', steps: STEPS, leaseMs: 5000, stepDelayMs: 1,

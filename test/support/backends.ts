@@ -1,35 +1,42 @@
 /**
- * The backends the store contract suite runs against: SQLite always, PostgreSQL when it can be reached.
+ * The backends every contract suite runs against: SQLite always, PostgreSQL when it answers (under CI=true it
+ * must: see test/support/postgres.ts).
  *
  *   const list = await backends();
  *   describe.each(list)('store contract on $name', (backend) => { … backend.open() … });
  *
- * SQLite runs on a fresh temp file per test with a ManualClock, so lease expiry costs no sleep. PostgreSQL
- * takes time from the database's clock, so `elapse(ms)` is a real wait there: tests that need a lease to pass
- * use short leases (≈200 ms) and elapse a generous multiple of them, and the same test runs on both.
- *
- * PostgreSQL is imported lazily: when lib/store/postgres.ts does not exist or the server does not answer,
- * the suite fails under CI=true and otherwise warns loudly and runs SQLite alone.
+ * Time. Each store runs on a clock the test moves, and so does everything the test gives `h.clock` (a
+ * Checkpoint's renewals and waits, a worker's beats): `elapse(ms)` moves it, firing the timers due, and
+ * nothing sleeps. SQLite (a fresh temp file per test) runs on a ManualClock, which stands still unless moved.
+ * PostgreSQL judges leases by the database's own clock, so its store runs on a ShiftedClock: the database's
+ * now() as ever, plus the time the test let pass — it ticks by itself and jumps on elapse. Tests that need a
+ * lease to pass use short leases (≈200 ms) and elapse a generous multiple of them, the same on both.
  */
-import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
 import { ManualClock, type Clock } from '../../lib/clock';
+import { openStore } from '../../lib/store/index';
 import { openSqliteStore, type SqliteStore } from '../../lib/store/sqlite';
 import type { Store } from '../../lib/store/types';
+import { createSchema, postgresAvailable } from './postgres';
+import { ShiftedClock } from './shifted-clock';
 import { makeTempDir } from './tmp';
-
-export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 export interface StoreHandle {
   store: Store;
+  /** The store's clock, for whatever the test runs over the store (Checkpoint, Worker): see the header. */
+  clock: Clock;
   /**
-   * Lets `ms` pass on the store's clock. SQLite: the ManualClock moves and nothing sleeps. PostgreSQL: a real
-   * wait, because the database's clock is the one that counts.
+   * Lets `ms` pass on the store's clock. SQLite: the ManualClock moves, the timers due fire in order, and
+   * nothing sleeps. PostgreSQL: a real wait, because the database's clock is the one that counts.
    */
   elapse(ms: number): Promise<void>;
+  /**
+   * Awaits work that waits on the clock (a Checkpoint awaiting another holder, retrying a commit): on SQLite
+   * the ManualClock jumps to each timer as the work comes to wait on it; on PostgreSQL the ShiftedClock's
+   * timers fire in real time, as they would in production.
+   */
+  settle<T>(work: Promise<T>): Promise<T>;
+  /** Epoch seconds by the store's clock (the database's on PostgreSQL): for rows a test writes by hand. */
+  now(): Promise<number>;
   /**
    * Writes a claim the way the article's client does — idem_key, run_id, claimed_at only (no token, no
    * lease) — with claimed_at taken from the store's own clock.
@@ -51,13 +58,6 @@ export interface Backend {
   open(): Promise<StoreHandle>;
 }
 
-type OpenPostgres = (options: {
-  url: string;
-  schema?: string;
-  clock?: Clock;
-  poolSize?: number;
-}) => Promise<Store & { dialect: 'postgres' }>;
-
 export const sqliteBackend: Backend = {
   name: 'sqlite',
   async open() {
@@ -68,14 +68,15 @@ export const sqliteBackend: Backend = {
     const others: Store[] = [];
     return {
       store,
+      clock,
       async reopen() {
         const other = openSqliteStore({ path: dir.file('store.db'), clock, synchronous: 'normal' });
         others.push(other);
         return other;
       },
-      async elapse(ms) {
-        clock.advance(ms);
-      },
+      elapse: (ms) => clock.tick(ms),
+      settle: (work) => clock.runUntil(work),
+      now: async () => clock.now() / 1000,
       async insertOutsideClaim(idemKey, runId) {
         store.db
           .prepare('INSERT INTO claims(idem_key, run_id, claimed_at) VALUES(?,?,?)')
@@ -93,100 +94,60 @@ export const sqliteBackend: Backend = {
   },
 };
 
-function postgresBackend(openPostgresStore: OpenPostgres): Backend {
-  return {
-    name: 'postgres',
-    async open() {
-      const schema = `wb_test_${randomBytes(6).toString('hex')}`;
-      const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-      await admin.connect();
-      let store: Store;
-      try {
-        store = await openPostgresStore({ url: TEST_DATABASE_URL, schema, poolSize: 4 });
-      } catch (error) {
-        await dropSchema(admin, schema);
-        throw error;
-      }
-      const others: Store[] = [];
-      return {
-        store,
-        async reopen() {
-          const other = await openPostgresStore({ url: TEST_DATABASE_URL, schema, poolSize: 4 });
-          others.push(other);
-          return other;
-        },
-        async elapse(ms) {
-          await sleep(ms);
-        },
-        async insertOutsideClaim(idemKey, runId) {
-          await admin.query(
-            `INSERT INTO "${schema}".claims (idem_key, run_id, claimed_at)
-             VALUES ($1, $2, extract(epoch from clock_timestamp()))`,
-            [idemKey, runId],
-          );
-        },
-        async exec(sql) {
-          await admin.query(`SET search_path TO "${schema}"; ${sql}; RESET search_path`);
-        },
-        async close() {
-          try {
-            for (const other of others) await other.close();
-            await store.close();
-          } finally {
-            await dropSchema(admin, schema);
-          }
-        },
-      };
-    },
-  };
-}
 
-async function dropSchema(admin: pg.Client, schema: string): Promise<void> {
-  try {
-    await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  } finally {
-    await admin.end();
-  }
-}
-
-/** Why PostgreSQL cannot be tested here, or null when it can. */
-async function probePostgres(): Promise<{ open: OpenPostgres } | { skip: string }> {
-  const file = fileURLToPath(new URL('../../lib/store/postgres.ts', import.meta.url));
-  if (!existsSync(file)) return { skip: `${file} does not exist yet` };
-  const client = new pg.Client({ connectionString: TEST_DATABASE_URL, connectionTimeoutMillis: 5000 });
-  try {
-    await client.connect();
-    await client.query('SELECT 1');
-  } catch (error) {
-    return { skip: `PostgreSQL at ${TEST_DATABASE_URL} is unreachable (${(error as Error).message})` };
-  } finally {
-    await client.end().catch(() => {});
-  }
-  // The file exists and the server answers: from here on, an error in the backend is a test failure.
-  // The specifier is a variable so that type-checking does not require the file to exist yet.
-  const specifier = '../../lib/store/postgres';
-  const mod = (await import(/* @vite-ignore */ specifier)) as { openPostgresStore?: OpenPostgres };
-  if (typeof mod.openPostgresStore !== 'function') {
-    throw new Error('lib/store/postgres.ts does not export openPostgresStore(options)');
-  }
-  return { open: mod.openPostgresStore };
-}
+export const postgresBackend: Backend = {
+  name: 'postgres',
+  async open() {
+    const schema = await createSchema('wb_test');
+    const clock = new ShiftedClock();
+    const open = (): Promise<Store> => openStore(schema.url, { clock });
+    let store: Store;
+    try {
+      store = await open();
+    } catch (error) {
+      await schema.drop();
+      throw error;
+    }
+    const others: Store[] = [];
+    return {
+      store,
+      clock,
+      async reopen() {
+        const other = await open();
+        others.push(other);
+        return other;
+      },
+      elapse: (ms) => clock.advance(ms),
+      settle: (work) => work,
+      async now() {
+        const [row] = await schema.admin.query<{ now: number }>('SELECT extract(epoch from now())::float8 + $1 AS now', [clock.shiftMs / 1000]);
+        return Number(row!.now);
+      },
+      async insertOutsideClaim(idemKey, runId) {
+        await schema.admin.query(
+          `INSERT INTO ${schema.t('claims')} (idem_key, run_id, claimed_at) VALUES ($1, $2, extract(epoch from clock_timestamp()) + $3)`,
+          [idemKey, runId, clock.shiftMs / 1000],
+        );
+      },
+      async exec(sql) {
+        await schema.admin.query(`SET search_path TO "${schema.name}"; ${sql}; RESET search_path`);
+      },
+      async close() {
+        try {
+          for (const other of others) await other.close();
+          await store.close();
+        } finally {
+          await schema.drop();
+        }
+      },
+    };
+  },
+};
 
 let cached: Promise<Backend[]> | undefined;
 
 /** SQLite, plus PostgreSQL when it is available (required under CI=true). */
 export function backends(): Promise<Backend[]> {
-  cached ??= (async () => {
-    const probe = await probePostgres();
-    if ('open' in probe) return [sqliteBackend, postgresBackend(probe.open)];
-    if (process.env.CI === 'true') {
-      throw new Error(`CI=true requires the PostgreSQL backend, but ${probe.skip}. Start PostgreSQL or set TEST_DATABASE_URL.`);
-    }
-    console.warn(
-      `\n!!! PostgreSQL contract tests SKIPPED: ${probe.skip}.\n` +
-        '!!! Only the SQLite backend was tested. Set TEST_DATABASE_URL (or CI=true to make this an error).\n',
-    );
-    return [sqliteBackend];
-  })();
+  cached ??= postgresAvailable('the contract suites').then((up) => (up ? [sqliteBackend, postgresBackend] : [sqliteBackend]));
   return cached;
 }

@@ -3,12 +3,10 @@
  * its own (created now, dropped when the test finishes). Both are given as a DATABASE_URL, because the
  * processes under test (the CLI, workers) only ever see a URL.
  */
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { onTestFinished } from 'vitest';
 import { openStore } from '../../lib/store/index';
 import type { RunStore, Store } from '../../lib/store/types';
-import { TEST_DATABASE_URL, postgresAvailable } from './pg';
+import { postgresAvailable, testSchema } from './postgres';
 import { tempDir } from './tmp';
 
 export type TargetKind = 'sqlite' | 'postgres';
@@ -30,19 +28,7 @@ export async function makeTarget(kind: TargetKind): Promise<Target> {
   if (kind === 'sqlite') {
     url = `file:${tempDir('waybill-proc-').file('w.db')}`;
   } else {
-    const schema = `wb_proc_${randomBytes(6).toString('hex')}`;
-    const parsed = new URL(TEST_DATABASE_URL);
-    parsed.searchParams.set('schema', schema);
-    url = parsed.toString();
-    onTestFinished(async () => {
-      const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-      await admin.connect();
-      try {
-        await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      } finally {
-        await admin.end();
-      }
-    });
+    url = (await testSchema('wb_proc')).url;
   }
   let opened: (Store & RunStore) | undefined;
   onTestFinished(async () => opened?.close());
