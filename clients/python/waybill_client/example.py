@@ -19,9 +19,11 @@ from typing import Any, Dict
 from . import Checkpoint, RunStoppedError, StepContext, WaybillError, run_agent
 
 
-def deliver(effects_path: str, key: str, payload: Any, worker_id: str) -> Dict[str, Any]:
-    """The receiver: appends the delivery (fsynced, so a SIGKILL right after leaves it on disk)."""
-    entry = {"key": key, "payload": payload, "pid": os.getpid(), "worker": worker_id}
+def deliver(effects_path: str, ctx: StepContext, payload: Any, worker_id: str) -> Dict[str, Any]:
+    """The receiver: appends the delivery (fsynced, so a SIGKILL right after leaves it on disk), with whether
+    the step was in doubt — the only way a key can arrive twice."""
+    key = ctx.idempotency_key
+    entry = {"key": key, "payload": payload, "pid": os.getpid(), "worker": worker_id, "inDoubt": ctx.in_doubt, "attempt": ctx.attempt}
     with open(effects_path, "a", encoding="utf-8") as f:
         f.write(json.dumps(entry) + "\n")
         f.flush()
@@ -49,7 +51,7 @@ def main() -> int:
         print(f"executing {ctx.idempotency_key}" + (" in-doubt" if ctx.in_doubt else ""), flush=True)
         time.sleep(s["model_ms"] / 1000)
         ctx.check()  # the lease is still ours: deliver
-        return deliver(s["effects"], ctx.idempotency_key, item, ckpt.worker_id)
+        return deliver(s["effects"], ctx, item, ckpt.worker_id)
 
     def on_step(step: int, status: str, result: Any) -> None:
         print(f"step {step} {status}", flush=True)
