@@ -30,6 +30,7 @@ const COMMANDS: Record<string, { usage: string; summary: string; run: Command }>
   resume: { usage: 'resume <runId>', summary: 'queue a paused run again', run: action('resume') },
   cancel: { usage: 'cancel <runId> [--reason TEXT]', summary: 'cancel a run', run: action('cancel') },
   retry: { usage: 'retry <runId>', summary: 'queue a failed or cancelled run again', run: action('retry') },
+  token: { usage: 'token --run ID [--ttl 24h]', summary: 'print a token that may use the checkpoint protocol for that run only', run: lazy(() => import('./token'), (m) => m.token) },
   sweep: { usage: 'sweep [--reason TEXT]', summary: 'expire every orphaned claim', run: lazy(() => import('./claims'), (m) => m.sweep) },
   worker: { usage: 'worker [--workflows MODULE] [--concurrency N] [--id NAME]', summary: 'execute runs (built-ins and MODULE\'s workflows) until SIGTERM', run: lazy(() => import('./worker'), (m) => m.worker) },
   prune: { usage: 'prune --older-than 30d [--dry-run] [--include-external] [--force] [--batch-size 500]', summary: 'delete finished runs older than the limit, in batches', run: lazy(() => import('./prune'), (m) => m.prune) },

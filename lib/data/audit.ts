@@ -8,9 +8,12 @@ import type { Principal } from '../auth/principal';
 import type { AuditEntry } from '../store/types';
 import { getStore } from './store';
 
-export type AuditAction = 'start' | 'pause' | 'resume' | 'cancel' | 'retry' | 'expire' | 'resolve' | 'sweep';
+export type AuditAction = 'start' | 'pause' | 'resume' | 'cancel' | 'retry' | 'expire' | 'resolve' | 'sweep' | 'token';
 
 export async function audit(who: Principal, entry: { action: AuditAction; target: string; runId?: string | null; detail?: string | null }): Promise<void> {
+  // Unreachable by construction (judge admits a run token only to protocol routes, which are not audited), and
+  // the audit log has no role for it: refuse rather than write a line that misnames the caller.
+  if (who.role === 'run') throw new Error(`a run token (${who.actor}) reached an audited action: ${entry.action}`);
   const store = await getStore();
   await store.recordAudit({ actor: who.actor, role: who.role, action: entry.action, target: entry.target, runId: entry.runId ?? null, detail: entry.detail ?? null });
 }

@@ -9,6 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnCommand, type Child } from '../support/child';
+import { request, type Answer } from '../support/http';
 import { makeTempDir } from '../support/tmp';
 import { makeVenv, pythonMissing } from './venv';
 
@@ -52,14 +53,7 @@ function read<T>(sql: string, ...args: unknown[]): T[] {
 }
 const countOf = (sql: string, ...args: unknown[]) => read<{ n: number }>(`SELECT count(*) AS n FROM ${sql}`, ...args)[0]!.n;
 
-async function api(method: string, path: string, token: string | null, body?: unknown): Promise<{ status: number; body: any }> {
-  const response = await fetch(server.url + path, {
-    method, body: body === undefined ? undefined : JSON.stringify(body),
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : null };
-}
+const api = (method: string, path: string, token: string | null, body?: unknown): Promise<Answer> => request(server.url, method, path, token, body);
 
 /** The package's example agent (the article's experiment) as a process of its own. */
 function agent(runId: string, env: Record<string, string> = {}): Child {
@@ -165,6 +159,19 @@ describe.skipIf(missing !== null)('the Python client', () => {
     expect(out.code).toBe(1);
     expect(out.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^waybill_client\.example: POST .*\/checkpoint\/py-viewer\/begin: FORBIDDEN \(HTTP 403\): the viewer role may not do this/)]);
     expect(countOf("runs WHERE id = 'py-viewer'") + countOf("claims WHERE run_id = 'py-viewer'") + countOf("committed WHERE run_id = 'py-viewer'")).toBe(0);
+  });
+
+  it('a run-scoped token runs its own run, and is refused on another run with one line and nothing written', async () => {
+    const minted = await api('POST', '/api/v1/runs/py-scoped/tokens', OPERATOR, { ttl: '1h' });
+    expect(minted.status).toBe(201);
+    const own = await exitOf(agent('py-scoped', { WAYBILL_TOKEN: minted.body.token, STEPS: '5', MODEL_MS: '0' }));
+    expect(own.code, own.stderr).toBe(0);
+    expect(countOf("committed WHERE run_id = 'py-scoped'")).toBe(5);
+    const other = await exitOf(agent('py-not-mine', { WAYBILL_TOKEN: minted.body.token, STEPS: '5', MODEL_MS: '0' }));
+    expect(other.code).toBe(1);
+    expect(other.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/^waybill_client\.example: POST .*\/checkpoint\/py-not-mine\/begin: FORBIDDEN \(HTTP 403\): a run token for run py-scoped may not touch run py-not-mine$/)]);
+    expect(countOf("runs WHERE id = 'py-not-mine'") + countOf("committed WHERE run_id = 'py-not-mine'")).toBe(0);
   });
 
   it('a wrong base URL or token is one clear line, not a traceback', async () => {
