@@ -68,6 +68,8 @@ async function builtinRegistry(db: string | undefined): Promise<WorkflowRegistry
   // A configured model endpoint replaces the simulated model in agent-batch.
   return workflows.builtinRegistry({
     model: workflows.modelFromEnv(cfg), dataDir: dataDir({ ...cfg, DATABASE_URL: db ?? cfg.DATABASE_URL }),
+    // A worker that can hand a program the control plane's address serves the Python demo too.
+    pythonAgent: cfg.WAYBILL_URL !== undefined,
   });
 }
 

@@ -4,6 +4,7 @@
  */
 export { Worker, RunInterruptedError, type WorkerOptions } from './worker';
 export { WorkflowRegistry, defineWorkflow, type WorkflowDefinition } from './workflow';
+export { defineCommandWorkflow, CommandFailedError, type CommandWorkflowDefinition } from './command-workflow';
 export { RunContext, StepFailedError, type RetryPolicy } from './context';
 export { startRun, runIdSchema } from './runs';
 export { createLogger, silentLogger, type Logger, type LogFields, type LoggerOptions } from './log';

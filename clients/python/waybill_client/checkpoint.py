@@ -12,7 +12,9 @@ from __future__ import annotations
 import inspect
 import logging
 import os
+import signal
 import socket
+import threading
 import time
 import urllib.parse
 import uuid
@@ -66,7 +68,30 @@ class Checkpoint:
         if env.get("WAYBILL_LEASE_MS"):
             args["lease_ms"] = int(env["WAYBILL_LEASE_MS"])
         args.update(overrides)
-        return cls(**args)
+        ckpt = cls(**args)
+        if ckpt.managed:
+            ckpt.stop_when_told(int(env["WAYBILL_PARENT_PID"]) if env.get("WAYBILL_PARENT_PID", "").isdigit() else None)
+        return ckpt
+
+    def stop_when_told(self, parent_pid: Optional[int] = None) -> None:
+        """Stop after the step in hand on SIGTERM, or once the worker that spawned us is gone.
+
+        A worker stops its program with SIGTERM for a pause, a cancel or a drain, and SIGKILLs it only after a
+        grace period: the step in hand commits first. A worker that was itself killed sends nothing; its
+        program notices it was re-parented and stops the same way, so the next worker's copy runs alone.
+        """
+        def on_term(signum: int, frame: Any) -> None:
+            self._stop = self._stop or "terminated"
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, on_term)
+        if parent_pid is not None:
+            def watch() -> None:
+                while self._stop is None:
+                    if os.getppid() != parent_pid:
+                        self._stop = "orphaned"
+                        return
+                    time.sleep(0.2)
+            threading.Thread(target=watch, name="waybill-parent-watch", daemon=True).start()
 
     @property
     def declared(self) -> bool:
@@ -110,8 +135,11 @@ class Checkpoint:
         if self._stop == "paused":
             error = RunPausedError(f"run {self.run_id} was paused; stopped before step {step} (resume it, then run this again)",
                                    self.run_id, step)
-        else:
+        elif self._stop == "cancelled":
             error = RunCancelledError(f"run {self.run_id} was cancelled; stopped before step {step}", self.run_id, step)
+        else:
+            why = "its worker is gone" if self._stop == "orphaned" else "asked to stop (SIGTERM)"
+            error = RunStoppedError(f"run {self.run_id}: {why}; stopped before step {step}", self.run_id, step)
         if self.declared and self._begun:
             try:  # the operator's status stands; this only lets go of the run's owner
                 self._http.call("POST", self._run_path("end"), {"outcome": "stopped", "workerId": self.worker_id}, retry_for=5)

@@ -4,14 +4,15 @@ receiver that honours the idempotency key; kill it anywhere (SIGKILL) and run it
     WAYBILL_URL=http://127.0.0.1:3000 WAYBILL_TOKEN=… WAYBILL_RUN_ID=article-1 python3 -m waybill_client.example
 
 Settings (environment, or WAYBILL_INPUT as JSON from a Waybill worker): STEPS / "steps" (1000), MODEL_MS /
-"modelMs" (400, the stub's latency), EFFECTS / "effects" (effects.jsonl: the receiver's log, one line per
-delivery, a key seen before marked duplicate). Prints a line per step and `REPORT {…}` at the end; a refusal
+"modelMs" (400, the stub's latency), EFFECTS (<run id>.effects.jsonl: the receiver's log, one line per
+delivery, with whether the step was in doubt). Prints a line per step and `REPORT {…}` at the end; a refusal
 or an unreachable server is one line on stderr and exit 1; a pause or cancel, exit 3.
 """
 from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 from typing import Any, Dict
@@ -38,7 +39,8 @@ def settings() -> Dict[str, Any]:
     return {
         "steps": int(given.get("steps", os.environ.get("STEPS", 1000))),
         "model_ms": float(given.get("modelMs", os.environ.get("MODEL_MS", 400))),
-        "effects": str(given.get("effects", os.environ.get("EFFECTS", "effects.jsonl"))),
+        # The receiver's log: the caller's path, else one per run in the working directory (a worker's data dir).
+        "effects": os.environ.get("EFFECTS") or re.sub(r"[^A-Za-z0-9._-]", "_", os.environ.get("WAYBILL_RUN_ID", "run")) + ".effects.jsonl",
     }
 
 
