@@ -31,8 +31,11 @@ Status = str  # "executed" | "skipped" | "awaited"
 
 
 class Checkpoint:
+    """The run's checkpoint store over HTTP. `lease_ms` (10 s): how long a claim outlives a killed process,
+    so how long a restarted agent waits before it runs that step again; renewed every third of it meanwhile."""
+
     def __init__(self, base_url: str, run_id: str, token: Optional[str] = None, worker_id: Optional[str] = None,
-                 workflow: Optional[str] = None, total_steps: Optional[int] = None, *, lease_ms: int = 30_000,
+                 workflow: Optional[str] = None, total_steps: Optional[int] = None, *, lease_ms: int = 10_000,
                  input: Any = None, managed: bool = False, timeout: float = 30.0, retry_for: float = 60.0):
         if not isinstance(run_id, str) or not run_id or len(run_id) > 200:
             raise InvalidInputError("run_id must be a non-empty string of at most 200 characters")
