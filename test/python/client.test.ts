@@ -6,6 +6,7 @@
  */
 import Database from 'better-sqlite3';
 import { existsSync, readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnCommand, type Child } from '../support/child';
@@ -22,6 +23,8 @@ process.env.DATABASE_URL = `file:${DB}`;
 process.env.WAYBILL_OPERATOR_TOKEN = OPERATOR;
 process.env.WAYBILL_VIEWER_TOKEN = VIEWER;
 process.env.WAYBILL_SESSION_SECRET = 'python-suite-session-secret-0123';
+// Only client processes are killed here, never the server: a commit needs to survive a crash of the process, not of the machine.
+process.env.WAYBILL_SQLITE_SYNC = 'normal';
 
 const missing = pythonMissing();
 if (missing && process.env.CI === 'true') throw new Error(`test/python needs python3 with venv under CI=true: ${missing}`);
@@ -129,6 +132,88 @@ describe.skipIf(missing !== null)('the Python client', () => {
     expect(countOf("step_events WHERE run_id = ? AND outcome = 'expired'", runId)).toBeLessThanOrEqual(killedPids.length);
     console.log(`py-kill: ${killedPids.length} kills, ${between.length} between a delivery and its commit (each delivered twice, in doubt)`);
   }, 150_000);
+
+  it('the article\'s experiment: 1,000 steps, SIGKILLed at step 620 mid-execute, resumed: one step redone, no side effect twice, the step in doubt on the claims list', async () => {
+    const runId = 'py-article';
+    const first = agent(runId, { STEPS: '1000', MODEL_MS: '0', STALL_AT_STEP: '620' });
+    await first.waitForLine(/^executing py-article:step:620$/, 90_000);
+    first.kill('SIGKILL');
+    await first.exited;
+    expect(countOf('committed WHERE run_id = ?', runId)).toBe(620);
+    await sleep(1100); // the dead holder's lease (1 s) passes: its claim is orphaned, its side effect in doubt
+    const claims = await api('GET', `/api/v1/claims?runId=${runId}`, VIEWER);
+    expect(claims.body.claims).toEqual([expect.objectContaining({ key: 'py-article:step:620', step: 620, orphaned: true, attempt: 1 })]);
+    const resumed = await exitOf(agent(runId, { STEPS: '1000', MODEL_MS: '0' }));
+    expect(resumed.code, resumed.stderr).toBe(0);
+    // Resumed at 620: step 620 was the one redone (in doubt, attempt 2); nothing before it ran again.
+    expect(JSON.parse(resumed.lines.at(-1)!.slice('REPORT '.length))).toMatchObject({ processed: 1000, executed: 380, skipped: 0, inDoubt: ['py-article:step:620'] });
+    const all = deliveries(runId);
+    expect(all).toHaveLength(1000);
+    expect(new Set(all.map((d) => d.key)).size).toBe(1000);
+    expect(all.find((d) => d.key === 'py-article:step:620')).toMatchObject({ inDoubt: true, attempt: 2 });
+    expect(countOf('committed WHERE run_id = ?', runId)).toBe(1000);
+  }, 120_000);
+
+  it('a lost answer is retried with the same token, and a 503 after its Retry-After: nothing runs twice, nothing in doubt', async () => {
+    // In front of the server: the first claim and the first commit go through and their answers are dropped
+    // (the connection closed), and the first progress read is a 503 asking to retry after a second.
+    const seen: { path: string; body: Record<string, unknown>; at: number }[] = [];
+    const dropped = new Set<string>();
+    const readAll = async (req: IncomingMessage) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks).toString('utf8');
+    };
+    const proxy = createServer((req, res) => {
+      void (async () => {
+        const text = await readAll(req);
+        const path = req.url ?? '/';
+        seen.push({ path: `${req.method} ${path}`, body: text ? JSON.parse(text) : {}, at: performance.now() });
+        if (req.method === 'GET' && path.endsWith('/progress') && !dropped.has('503')) {
+          dropped.add('503');
+          res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' });
+          res.end(JSON.stringify({ error: { code: 'STORE_UNAVAILABLE', message: 'the store is busy or unreachable; retry shortly' } }));
+          return;
+        }
+        const upstream = await fetch(server.url + path, {
+          method: req.method, body: text || undefined,
+          headers: { authorization: req.headers.authorization ?? '', ...(text ? { 'content-type': 'application/json' } : {}) },
+        });
+        const answer = await upstream.text();
+        const kind = path.split('/').pop()!;
+        if ((kind === 'claim' || kind === 'commit') && !dropped.has(kind)) {
+          dropped.add(kind);
+          req.socket.destroy(); // the server did it; the client never hears so
+          return;
+        }
+        res.writeHead(upstream.status, { 'content-type': 'application/json', ...(upstream.headers.get('retry-after') ? { 'retry-after': upstream.headers.get('retry-after')! } : {}) });
+        res.end(answer);
+      })();
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const port = (proxy.address() as { port: number }).port;
+    try {
+      const out = await exitOf(agent('py-lost', { WAYBILL_URL: `http://127.0.0.1:${port}`, STEPS: '3', MODEL_MS: '0', WAYBILL_LEASE_MS: '30000' }));
+      expect(out.code, out.stderr).toBe(0);
+      expect(JSON.parse(out.lines.at(-1)!.slice('REPORT '.length))).toMatchObject({ executed: 3, skipped: 0, awaited: 0, inDoubt: [] });
+    } finally {
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+    }
+    expect([...dropped].sort()).toEqual(['503', 'claim', 'commit']);
+    // The claim was sent twice with one token: the retry found the claim its own, not held for 30 s by itself.
+    const claims = seen.filter((r) => r.path === 'POST /api/v1/checkpoint/claim' && r.body.key === 'py-lost:step:0');
+    expect(claims).toHaveLength(2);
+    expect(claims[1]!.body.token).toBe(claims[0]!.body.token);
+    // The commit too, the same worker and duration: the server knew its own row and answered committed.
+    const commits = seen.filter((r) => r.path === 'POST /api/v1/checkpoint/commit' && r.body.key === 'py-lost:step:0');
+    expect(commits.map((c) => [c.body.token, c.body.workerId, c.body.durationMs])).toEqual([0, 1].map(() => [claims[0]!.body.token, commits[0]!.body.workerId, commits[0]!.body.durationMs]));
+    const reads = seen.filter((r) => r.path === 'GET /api/v1/checkpoint/py-lost/progress');
+    expect(reads).toHaveLength(2);
+    expect(reads[1]!.at - reads[0]!.at).toBeGreaterThanOrEqual(990);
+    expect(countOf("committed WHERE run_id = 'py-lost'")).toBe(3);
+    expect(deliveries('py-lost')).toHaveLength(3);
+    expect(countOf("step_events WHERE run_id = 'py-lost' AND outcome IN ('expired', 'lease_lost')")).toBe(0);
+  });
 
   it('a paused run stops the Python loop before its next step; resumed, it completes', async () => {
     const runId = 'py-pause';

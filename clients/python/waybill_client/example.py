@@ -5,7 +5,8 @@ receiver that honours the idempotency key; kill it anywhere (SIGKILL) and run it
 
 Settings (environment, or WAYBILL_INPUT as JSON from a Waybill worker): STEPS / "steps" (1000), MODEL_MS /
 "modelMs" (400, the stub's latency), EFFECTS (<run id>.effects.jsonl: the receiver's log, one line per
-delivery, with whether the step was in doubt). Prints a line per step and `REPORT {…}` at the end; a refusal
+delivery, with whether the step was in doubt), STALL_AT_STEP (that step's model call takes an hour: how the article's
+experiment is killed mid-execute, before the side effect). Prints a line per step and `REPORT {…}` at the end; a refusal
 or an unreachable server is one line on stderr and exit 1; a pause or cancel, exit 3.
 """
 from __future__ import annotations
@@ -39,6 +40,7 @@ def settings() -> Dict[str, Any]:
     return {
         "steps": int(given.get("steps", os.environ.get("STEPS", 1000))),
         "model_ms": float(given.get("modelMs", os.environ.get("MODEL_MS", 400))),
+        "stall_at": int(os.environ["STALL_AT_STEP"]) if os.environ.get("STALL_AT_STEP") else None,
         # The receiver's log: the caller's path, else one per run in the working directory (a worker's data dir).
         "effects": os.environ.get("EFFECTS") or re.sub(r"[^A-Za-z0-9._-]", "_", os.environ.get("WAYBILL_RUN_ID", "run")) + ".effects.jsonl",
     }
@@ -51,7 +53,7 @@ def main() -> int:
 
     def call_model(item: str, ctx: StepContext) -> Dict[str, Any]:
         print(f"executing {ctx.idempotency_key}" + (" in-doubt" if ctx.in_doubt else ""), flush=True)
-        time.sleep(s["model_ms"] / 1000)
+        time.sleep(3600 if ctx.step == s["stall_at"] else s["model_ms"] / 1000)
         ctx.check()  # the lease is still ours: deliver
         return deliver(s["effects"], ctx, item, ckpt.worker_id)
 
