@@ -129,6 +129,42 @@ describe.skipIf(missing !== null)('command workflows', () => {
     await w.exited;
   }, 120_000);
 
+  it('a draining worker SIGTERMs its program, which stops after its step in hand; a program that ignores SIGTERM is SIGKILLed after the grace period', async () => {
+    const w = worker('w-py-drain');
+    await until('w-py-drain serving', () => served('w-py-drain', 'python-agent'));
+    expect((await api('POST', '/api/v1/runs', { workflow: 'python-agent', id: 'pa-drain', input: { steps: 200, modelMs: 40 } })).status).toBe(201);
+    await until('3 steps committed', () => committedOf('pa-drain') >= 3);
+    w.kill('SIGTERM');
+    expect((await w.exited).code).toBe(0);
+    const notes = tailRunLog(dir.path, 'pa-drain', 1000).filter((l) => l.stream === 'worker').map((l) => l.text);
+    expect(notes.slice(-2)).toEqual([expect.stringMatching(/^stopping the program \(SIGTERM; SIGKILL in 10000 ms\): .*draining/), 'program exited with 3']);
+    // Handed back, not failed: queued for the next worker, its steps so far committed and not one more.
+    const stopped = committedOf('pa-drain');
+    expect(statusOf('pa-drain')?.status).toBe('queued');
+    expect(stopped).toBeLessThan(200);
+    expect((await api('POST', '/api/v1/runs/pa-drain/cancel', {})).status).toBe(200);
+
+    const engine = pathToFileURL(join(ROOT, 'lib/engine/command-workflow.ts')).href;
+    const zod = pathToFileURL(join(ROOT, 'node_modules/zod/index.js')).href;
+    const module = dir.file('stubborn.mjs');
+    writeFileSync(module, `import { defineCommandWorkflow } from ${JSON.stringify(engine)};
+import { z } from ${JSON.stringify(zod)};
+const script = 'import signal, time\\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\\nprint("ready", flush=True)\\ntime.sleep(60)';
+export const stubborn = defineCommandWorkflow({ name: 'stubborn', input: z.object({}), command: ['python3', '-c', script], graceMs: 300 });
+`);
+    const w2 = worker('w-stubborn', { module });
+    await until('w-stubborn serving', () => served('w-stubborn', 'stubborn'));
+    expect((await api('POST', '/api/v1/runs', { workflow: 'stubborn', id: 'cmd-stubborn', input: {} })).status).toBe(201);
+    await until('ready', () => tailRunLog(dir.path, 'cmd-stubborn', 100).some((l) => l.text === 'ready'));
+    expect((await api('POST', '/api/v1/runs/cmd-stubborn/cancel', {})).status).toBe(200);
+    await until('killed', () => tailRunLog(dir.path, 'cmd-stubborn', 100).some((l) => l.text === 'program killed by SIGKILL'), 30_000);
+    expect(tailRunLog(dir.path, 'cmd-stubborn', 100).filter((l) => l.stream === 'worker').map((l) => l.text).slice(-2))
+      .toEqual([expect.stringMatching(/^stopping the program \(SIGTERM; SIGKILL in 300 ms\): run cmd-stubborn interrupted: it is cancelled$/), 'program killed by SIGKILL']);
+    expect(statusOf('cmd-stubborn')?.status).toBe('cancelled');
+    w2.kill('SIGTERM');
+    await w2.exited;
+  }, 120_000);
+
   it('a failing program is retried with backoff and then fails the run; without WAYBILL_URL the run fails saying so', async () => {
     const engine = pathToFileURL(join(ROOT, 'lib/engine/command-workflow.ts')).href;
     const zod = pathToFileURL(join(ROOT, 'node_modules/zod/index.js')).href;
