@@ -126,6 +126,10 @@ describe('run-scoped tokens', () => {
     await refuse('POST', '/api/v1/checkpoint/release', { key: 'tok-b:1', token: b1.body.token });
     await refuse('POST', '/api/v1/checkpoint/commit', { runId: 'tok-a', key: 'tok-b:1', token: b1.body.token, result: 'forged' });
     await refuse('POST', '/api/v1/checkpoint/commit', { runId: 'tok-a', key: 'tok-a:x', token: 'x'.repeat(20), result: 1, next: { key: 'tok-b:0' } });
+    // Keys of no run yet: another run's next step, or one runs share by content, are not a run token's to claim.
+    await refuse('POST', '/api/v1/checkpoint/claim', { runId: 'tok-a', key: 'tok-b:9' });
+    await refuse('POST', '/api/v1/checkpoint/claim', { runId: 'tok-a', key: 'sha256-of-shared-input' });
+    await refuse('POST', '/api/v1/checkpoint/claim', { runId: 'tok-a', key: 'tok-ab:0' });
     expect(refusals).toEqual([]);
     expect(snapshot()).toBe(before);
   });
