@@ -150,5 +150,8 @@ describe('run-scoped tokens', () => {
     expect(refused.body.error.message).toMatch(/signed with a secret since rotated/);
     const usage = spawnSync(process.execPath, [bin, 'token'], { encoding: 'utf8' });
     expect([usage.status, usage.stderr.trim()]).toEqual([2, 'waybill token: missing --run ID: a token is for one run']);
+    // WAYBILL_URL (what a worker hands its programs) is checked with the rest of the environment.
+    const badUrl = spawnSync(process.execPath, [bin, 'token', '--run', 'tok-c'], { encoding: 'utf8', env: { ...process.env, WAYBILL_URL: 'ftp://example' } });
+    expect([badUrl.status, badUrl.stderr.trim()]).toEqual([2, 'waybill token: invalid environment: WAYBILL_URL: must be the dashboard\'s http(s) address, e.g. http://127.0.0.1:3000']);
   });
 });
