@@ -69,6 +69,8 @@ class Checkpoint:
             "managed": env.get("WAYBILL_MANAGED") == "1",
         }
         if env.get("WAYBILL_LEASE_MS"):
+            if not env["WAYBILL_LEASE_MS"].isdigit():
+                raise InvalidInputError(f"WAYBILL_LEASE_MS must be a whole number of milliseconds, not {env['WAYBILL_LEASE_MS']!r}")
             args["lease_ms"] = int(env["WAYBILL_LEASE_MS"])
         args.update(overrides)
         ckpt = cls(**args)
