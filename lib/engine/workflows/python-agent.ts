@@ -9,6 +9,7 @@
  * the control plane's address (WAYBILL_URL).
  */
 import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { defineCommandWorkflow } from '../command-workflow';
@@ -19,7 +20,9 @@ export const pythonAgentInput = z.object({
 });
 
 export function pythonAgentWorkflow() {
-  const clientDir = fileURLToPath(new URL('../../../clients/python', import.meta.url));
+  // Not `new URL('…', import.meta.url)`: bundlers (Next's Turbopack) take that for an asset to bundle, and a
+  // directory is none. In a bundle the path leads nowhere, and the installed package is used instead.
+  const clientDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'clients', 'python');
   return defineCommandWorkflow({
     name: 'python-agent',
     description: 'The article\'s agent loop in Python (clients/python), run as a program by the worker.',
