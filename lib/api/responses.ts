@@ -94,6 +94,10 @@ export const beginAnswerSchema = z.strictObject({
   run: z.strictObject({ id: z.string(), workflow: z.string(), totalSteps: int.nullable(), status: runStatusSchema, created: z.boolean() }),
 });
 export const endAnswerSchema = z.strictObject({ run: z.strictObject({ id: z.string(), status: runStatusSchema }) });
+export const runTokenSchema = z.strictObject({
+  token: z.string().describe('send as Authorization: Bearer <token>; it may use the checkpoint protocol for this run only'),
+  runId: z.string(), expiresAt: time,
+});
 export const healthSchema = z.strictObject({ ok: z.boolean(), store: z.enum(['up', 'down']) });
 
 /** Every refusal: branch on code, never on message. Some carry more (limit, position, line, column). */

@@ -3,8 +3,9 @@
  * the registry it serves, starting runs, and the run context a workflow sees.
  */
 export { Worker, type WorkerOptions } from './worker';
-export { RunInterruptedError, StepFailedError, WorkflowModuleError } from '../errors';
+export { CommandFailedError, RunInterruptedError, StepFailedError, WorkflowModuleError } from '../errors';
 export { WorkflowRegistry, defineWorkflow, type WorkflowDefinition } from './workflow';
+export { defineCommandWorkflow, type CommandWorkflowDefinition } from './command-workflow';
 export { RunContext, type RetryPolicy } from './context';
 export { startRun, runIdSchema } from './runs';
 export { createLogger, silentLogger, type Logger, type LogFields, type LoggerOptions } from './log';
