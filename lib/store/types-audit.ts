@@ -1,27 +1,23 @@
-/** The operators' log: who did what from the dashboard or the HTTP API. Re-exported by types.ts. */
+/** The operators' log: who did what from the dashboard, the HTTP API or the CLI. */
+import type { AuditEntry } from './types-rows';
 
-export type AuditRole = 'viewer' | 'operator' | 'local';
-
-export interface AuditEntry {
-  id: number;
-  /** Epoch seconds, by the store's clock. */
-  at: number;
-  /** Who: the signed-in name with its role, or the role and channel of a bare token. */
-  actor: string;
-  /** `local` when no tokens are configured and the control plane answers loopback only. */
-  role: AuditRole;
-  /** What: start, pause, resume, cancel, retry, expire, resolve, sweep. */
-  action: string;
-  /** On what: a run id, an idempotency key, or `*` for a sweep. */
-  target: string;
-  runId: string | null;
-  detail: string | null;
+/**
+ * A page of the log, newest first. Exact match on `actor` and `action`; `since <= at < until` in epoch
+ * seconds; `beforeId` continues a page (keyset on id, which only grows).
+ */
+export interface AuditQuery {
+  limit?: number;
+  beforeId?: number;
+  runId?: string;
+  actor?: string;
+  action?: string;
+  since?: number;
+  until?: number;
 }
 
-/** The operators' log: every mutation made through the dashboard or the HTTP API, newest first. */
 export interface AuditStore {
+  /** `at` is the store's clock; `id` the log's own sequence. */
   recordAudit(entry: Omit<AuditEntry, 'id' | 'at'>): Promise<AuditEntry>;
 
-  /** Newest first; `beforeId` continues a page (keyset), `runId` narrows to one run. */
-  listAudit(options?: { limit?: number; beforeId?: number; runId?: string }): Promise<AuditEntry[]>;
+  listAudit(query?: AuditQuery): Promise<AuditEntry[]>;
 }
