@@ -4,15 +4,12 @@
  * so its role is `local`; the actor is `cli:<OS user>`.
  */
 import { reasonSchema } from '../reason';
-import type { AuditStore, Store } from '../store/types';
+import type { Store } from '../store/types';
 import { check } from './args';
 import type { Cli } from './context';
 
 export async function recordCliAudit(cli: Cli, store: Store, entry: { action: string; target: string; runId: string | null; detail: string | null }): Promise<void> {
-  const audit = store as Store & Partial<AuditStore>;
-  // A backend without the audit table (an outside store) does the action anyway: the event records it.
-  if (typeof audit.recordAudit !== 'function') return;
-  await audit.recordAudit({ actor: cli.actor, role: 'local', ...entry });
+  await store.recordAudit({ actor: cli.actor, role: 'local', ...entry });
 }
 
 /** `--reason` checked as the dashboard checks it: trimmed, at most 500 characters, no control characters. */

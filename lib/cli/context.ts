@@ -9,7 +9,6 @@ import { userInfo } from 'node:os';
 import { config, dataDir, type Config } from '../config';
 import type { WorkflowCatalog } from '../engine/catalog';
 import type { WorkflowRegistry } from '../engine/workflow';
-import { WaybillError } from '../errors';
 import { openStore } from '../store/index';
 import type { RunStore, Store } from '../store/types';
 
@@ -90,17 +89,10 @@ export async function withStore<T>(cli: Cli, db: string | undefined, fn: (store:
   }
 }
 
-const RUN_METHODS = [
-  'createRun', 'getRun', 'listRuns', 'claimRun', 'renewRunLease', 'finishRun', 'releaseRun', 'actOnRun',
-  'registerWorker', 'heartbeatWorker', 'stopWorker', 'listWorkers', 'markWorkerDead', 'holdLiveness', 'livenessOf',
-  'publishWorkflows', 'listPublishedWorkflows', 'setRunTotal',
-] as const satisfies readonly (keyof RunStore)[];
-
-/** The run commands need the RunStore half; a backend that lacks it says so instead of failing midway. */
-export function runStore(store: Store): Store & RunStore {
-  const missing = RUN_METHODS.filter((m) => typeof (store as Partial<RunStore>)[m] !== 'function');
-  if (missing.length > 0) {
-    throw new WaybillError('UNSUPPORTED', `the ${store.dialect} store does not support runs yet (missing ${missing.join(', ')})`);
-  }
-  return store as Store & RunStore;
+/**
+ * Every store has the run methods now (Store is the full type), so this only hands the store back. Kept so
+ * the commands that call it need no edit in this change; new code passes the store itself.
+ */
+export function runStore(store: Store): Store {
+  return store;
 }

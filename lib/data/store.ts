@@ -7,11 +7,12 @@ import { config, dataDir } from '../config';
 import { WorkflowCatalog } from '../engine/catalog';
 import type { WorkflowRegistry } from '../engine/workflow';
 import { openStore } from '../store/index';
-import type { AuditStore, InsightStore, RunStore, Store } from '../store/types';
+import type { Store } from '../store/types';
 import { guardStore, isUnreachable, markDown } from './store-guard';
 import { registerStoreProbe } from './store-health';
 
-export type ControlStore = Store & RunStore & InsightStore & AuditStore;
+/** The full store: every page, action and route reads and writes through it. */
+export type ControlStore = Store;
 
 const cache = globalThis as { waybillStore?: Promise<ControlStore>; waybillRegistry?: Promise<WorkflowRegistry> };
 
@@ -19,7 +20,7 @@ export function getStore(): Promise<ControlStore> {
   if (!cache.waybillStore) {
     // Guarded: an unreachable store is one StoreUnavailableError (503 from the API, the error page's own
     // state on pages), and its state is known to the proxy (store-health.ts).
-    const opening = (openStore(config().DATABASE_URL, { synchronous: config().WAYBILL_SQLITE_SYNC }) as Promise<ControlStore>)
+    const opening = openStore(config().DATABASE_URL, { synchronous: config().WAYBILL_SQLITE_SYNC })
       .then((store) => guardStore(store), (error: unknown) => {
         throw isUnreachable(error) ? markDown(error) : error;
       });

@@ -151,7 +151,7 @@ async function dropSchema(admin: pg.Client, schema: string): Promise<void> {
 
 /** Why PostgreSQL cannot be tested here, or null when it can. */
 async function probePostgres(): Promise<{ open: OpenPostgres } | { skip: string }> {
-  const file = fileURLToPath(new URL('../../lib/store/postgres.ts', import.meta.url));
+  const file = fileURLToPath(new URL('../../lib/store/postgres/index.ts', import.meta.url));
   if (!existsSync(file)) return { skip: `${file} does not exist yet` };
   const client = new pg.Client({ connectionString: TEST_DATABASE_URL, connectionTimeoutMillis: 5000 });
   try {
