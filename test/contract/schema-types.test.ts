@@ -4,8 +4,8 @@
  * `npm run typecheck` (CI runs it before the tests); at run time the assertions are no-ops.
  */
 import { describe, expectTypeOf, it } from 'vitest';
-import * as pg from '../../lib/store/schema.pg';
-import * as sqlite from '../../lib/store/schema.sqlite';
+import type * as pg from '../../lib/store/schema.pg';
+import type * as sqlite from '../../lib/store/schema.sqlite';
 import type { ClaimRow, CommittedRow, ProgressRow, RunRow, StepEvent, WorkerRow } from '../../lib/store/types';
 
 type Rows<T extends Record<string, { $inferSelect: unknown }>> = { [K in keyof T]: T[K]['$inferSelect'] };

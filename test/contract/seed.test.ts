@@ -6,7 +6,6 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConflictError } from '../../lib/errors';
 import type { Backend } from '../../lib/store/index';
 import { seedDemo, seedPlan } from '../../lib/store/seed/index';
-import type { InsightStore, RunStore, Store } from '../../lib/store/types';
 import { backends, type StoreHandle } from '../support/backends';
 
 const list = await backends();

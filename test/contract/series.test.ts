@@ -5,7 +5,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Backend } from '../../lib/store/index';
 import { seedDemo } from '../../lib/store/seed/index';
-import type { InsightStore, RunStore, Store } from '../../lib/store/types';
 import { backends, type StoreHandle } from '../support/backends';
 
 const list = await backends();

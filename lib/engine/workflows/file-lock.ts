@@ -19,6 +19,7 @@ import { linkSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from '
 import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WaybillError } from '../../errors';
+import { pidAlive } from '../../store/machine';
 
 export class LockTimeoutError extends WaybillError {
   constructor(path: string, owner: number | null, waitedMs: number) {
@@ -87,16 +88,6 @@ export function readOwner(path: string): number | null {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw error;
-  }
-}
-
-export function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: alive, owned by another user.
-    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
   }
 }
 

@@ -131,13 +131,15 @@ export function postgresSteps(c: PgConnection): Omit<StepStore, 'dialect'> {
      * can at worst fail to recognise its own success, never double-commit.
      */
     async commit(r) {
+      // `INSERT INTO committed` is written out, not `${committed}` (which renders "committed"): it is how an
+      // operator, and test/postgres/cancel.test.ts, find running commits in pg_stat_activity.
       const key = sql`${r.idemKey}::text`;
       const token = sql`${r.token}::text`;
       const runId = sql`${r.runId}::text`;
       const skew = c.skew();
       const statement = sql`WITH t AS (SELECT (extract(epoch from now())::float8 + ${skew}::float8) AS now),
 del AS (DELETE FROM ${claims} WHERE ${claims.idemKey} = ${key} AND ${claims.token} = ${token} RETURNING 1),
-ins AS (INSERT INTO ${committed} (${names(committed.idemKey, committed.runId, committed.resultJson, committed.committedAt,
+ins AS (INSERT INTO committed (${names(committed.idemKey, committed.runId, committed.resultJson, committed.committedAt,
     committed.step, committed.fingerprint, committed.workerId, committed.durationMs, committed.source)})
   SELECT ${key}, ${runId}, ${r.resultJson}::text, t.now, ${r.step}::int, ${r.fingerprint}::text, ${r.workerId}::text,
     ${r.durationMs}::float8, 'executed' FROM t

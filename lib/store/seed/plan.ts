@@ -7,6 +7,7 @@
  * registers: workers never pick them up, and their orphaned claims stay for an operator to look at. The
  * seeded workers live on host `seed-host`, so no real worker's pid check ever declares them dead.
  */
+import { seededRandom } from '../random';
 
 export interface SeedOptions {
   runs: number;
@@ -140,7 +141,7 @@ export function* seedBatches(options: SeedOptions, now: number, rowsPerBatch = 2
 const emptyBatch = (): SeedBatch => ({ runs: [], progress: [], committed: [], events: [], claims: [] });
 
 function addRun(b: SeedBatch, s: RunShape, options: SeedOptions, now: number): void {
-  const random = mulberry32(s.index + 1);
+  const random = seededRandom(s.index + 1);
   const prefix = options.prefix ?? 'seed';
   const worker = `${prefix}-worker-${(s.index % SEED_WORKERS) + 1}`;
   // Step durations around 400 ms, log-normal, with the occasional slow call a model endpoint has.
@@ -192,18 +193,6 @@ function addRun(b: SeedBatch, s: RunShape, options: SeedOptions, now: number): v
     b.claims.push([`${s.id}:step:${s.committed}`, s.id, last, token, worker, s.orphaned ? last + 30 : now + 600,
       s.orphaned ? last + 20 : now, s.committed, 1]);
   }
-}
-
-/** A small seeded generator (mulberry32): the same plan gives the same rows on every machine. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
 }
 
 function gaussian(random: () => number): number {

@@ -42,7 +42,7 @@ export interface SqliteConnection {
    * A prepared statement per SQL text, prepared once per connection. The dashboard's reads are long CTEs:
    * preparing them on every call cost as much as running them (≈ 3 ms a runs page, measured).
    */
-  prepared<P extends unknown[] | {} = unknown[], R = unknown>(sql: string): Database.Statement<P, R>;
+  prepared<P extends unknown[] | object = unknown[], R = unknown>(sql: string): Database.Statement<P, R>;
   /** Appends a step event inside the caller's transaction (or on its own). */
   event(e: EventInput, now: number): void;
 }
@@ -73,7 +73,7 @@ function connection(db: Database.Database, clock: Clock): SqliteConnection {
     clock,
     now: () => clock.now() / 1000,
     tx: <T>(fn: () => T): T => guard(() => immediate(fn) as T),
-    prepared<P extends unknown[] | {} = unknown[], R = unknown>(sql: string): Database.Statement<P, R> {
+    prepared<P extends unknown[] | object = unknown[], R = unknown>(sql: string): Database.Statement<P, R> {
       let statement = statements.get(sql);
       if (!statement) {
         // Every text passed here is a constant template; the bound keeps a mistake from growing the map without end.
