@@ -6,7 +6,7 @@ import { parseArgs } from 'node:util';
 import { NotFoundError } from '../errors';
 import { MAX_DEPTH, nestingDepth } from '../json-depth';
 import { outsideRun } from '../store/outside-runs';
-import type { ClaimRow, InsightStore, RunRow, Store } from '../store/types';
+import type { ClaimRow, RunRow, Store } from '../store/types';
 import { GLOBAL_OPTIONS, check, count, flags, lookupId, positionals, statusFilter } from './args';
 import { runStore, withStore, type Cli } from './context';
 import { bar, fields, relative, table, truncate } from './format';
@@ -107,7 +107,7 @@ export async function loadDetail(store: Store, runId: string, claimTtlMs: number
     run = row;
   } else {
     // An outside client's run, by the store's one definition (lib/store/outside-runs.ts).
-    const lastCommittedAt = committed > 0 ? await (store as Store & Pick<InsightStore, 'lastCommittedAt'>).lastCommittedAt(runId) : null;
+    const lastCommittedAt = committed > 0 ? await store.lastCommittedAt(runId) : null;
     const outside = outsideRun(runId, { progress, claims, committed, lastCommittedAt });
     if (!outside) throw new NotFoundError(`run ${runId}`);
     // 0 is the store's "no time": null here, which inspect shows as never.
