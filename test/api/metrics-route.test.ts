@@ -60,6 +60,6 @@ describe('GET /api/metrics', () => {
     expect(await response.json()).toEqual({ error: { code: 'INTERNAL', message: 'internal error: the request did not complete (see the server log)' } });
     const line = JSON.parse(logged.at(-1)!) as { component: string; msg: string; route: string; error: string; stack: string };
     expect(line).toMatchObject({ component: 'web', msg: 'metrics scrape failed', route: '/api/metrics', error: 'TypeError: The database connection is not open' });
-    expect(line.stack).toContain('sqlite-metrics');
+    expect(line.stack).toContain('sqlite/metrics');
   });
 });

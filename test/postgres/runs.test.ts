@@ -1,5 +1,5 @@
 /**
- * Runs and workers on PostgreSQL (postgres-runs.ts): the same answers as SQLite for the same calls, many
+ * Runs and workers on PostgreSQL (lib/store/postgres/runs.ts): the same answers as SQLite for the same calls, many
  * claimers that never take one run twice nor wait for each other, takeovers by the database clock, dead
  * workers, operator actions, outside clients' runs, and the four calls that must recognise their own
  * attempt after a lost answer. Each test has a schema of its own.

@@ -8,7 +8,7 @@
  * takes time from the database's clock, so `elapse(ms)` is a real wait there: tests that need a lease to pass
  * use short leases (≈200 ms) and elapse a generous multiple of them, and the same test runs on both.
  *
- * PostgreSQL is imported lazily: when lib/store/postgres.ts does not exist or the server does not answer,
+ * PostgreSQL is imported lazily: when lib/store/postgres/index.ts does not exist or the server does not answer,
  * the suite fails under CI=true and otherwise warns loudly and runs SQLite alone.
  */
 import { randomBytes } from 'node:crypto';
@@ -167,7 +167,7 @@ async function probePostgres(): Promise<{ open: OpenPostgres } | { skip: string 
   const specifier = '../../lib/store/postgres';
   const mod = (await import(/* @vite-ignore */ specifier)) as { openPostgresStore?: OpenPostgres };
   if (typeof mod.openPostgresStore !== 'function') {
-    throw new Error('lib/store/postgres.ts does not export openPostgresStore(options)');
+    throw new Error('lib/store/postgres/index.ts does not export openPostgresStore(options)');
   }
   return { open: mod.openPostgresStore };
 }
