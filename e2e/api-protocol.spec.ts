@@ -17,6 +17,10 @@ test.skip(noChromium, 'no chromium');
 type Claim = { outcome: 'claimed'; token: string; leaseExpiresAt: number; attempt: number; tookOver: boolean }
   | { outcome: 'committed'; result: unknown } | { outcome: 'held'; leaseExpiresAt: number; retryAfterMs: number };
 
+
+// The shortest lease the dashboard grants on SQLite with its default 30 s WAYBILL_LEASE_MS: 1.5 × its 5 s wait for
+// the write lock (lib/store/sqlite-timeouts.ts). Short, so orphans show within seconds.
+const SHORT_LEASE_MS = 7500;
 test('claim → commit → claim again is committed; a second claimer is held; a wrong token commits nothing', async ({ request }) => {
   const runId = uniqueId('e2e-proto');
   const key = `${runId}:step:0`;
@@ -62,11 +66,11 @@ test('claim → commit → claim again is committed; a second claimer is held; a
 test('a slow holder is fenced: after its lease passes the key is taken over and its commit is refused', async ({ request }) => {
   const runId = uniqueId('e2e-fence');
   const key = `${runId}:step:3`;
-  const claim = async () => (await call(request, 'POST', '/api/v1/checkpoint/claim', { headers: OPERATOR, body: { runId, key, leaseMs: 300 } })).json() as Promise<Claim>;
+  const claim = async () => (await call(request, 'POST', '/api/v1/checkpoint/claim', { headers: OPERATOR, body: { runId, key, leaseMs: SHORT_LEASE_MS } })).json() as Promise<Claim>;
   const slow = await claim();
   if (slow.outcome !== 'claimed') throw new Error(`expected claimed, got ${slow.outcome}`);
   // Time passes (however long it takes); the claim shows as orphaned, then another client takes it over.
-  await expect.poll(async () => (await (await call(request, 'GET', `/api/v1/claims?runId=${runId}&orphaned=true`, { headers: VIEWER })).json()).claims.length).toBe(1);
+  await expect.poll(async () => (await (await call(request, 'GET', `/api/v1/claims?runId=${runId}&orphaned=true`, { headers: VIEWER })).json()).claims.length, { timeout: 20_000 }).toBe(1);
   const next = await claim();
   expect(next).toMatchObject({ outcome: 'claimed', attempt: 2, tookOver: true });
   if (next.outcome !== 'claimed') throw new Error('unreachable');
@@ -89,10 +93,10 @@ test('orphaned claims: expire, resolve and sweep over HTTP, each audited once', 
   const runId = uniqueId('e2e-orphans');
   const keys = [0, 1, 2, 3].map((i) => `${runId}:step:${i}`);
   for (const key of keys) {
-    const claimed = await call(request, 'POST', '/api/v1/checkpoint/claim', { headers: OPERATOR, body: { runId, key, leaseMs: 300 } });
+    const claimed = await call(request, 'POST', '/api/v1/checkpoint/claim', { headers: OPERATOR, body: { runId, key, leaseMs: SHORT_LEASE_MS } });
     expect((await claimed.json()).outcome).toBe('claimed');
   }
-  await expect.poll(async () => (await (await call(request, 'GET', `/api/v1/claims?runId=${runId}&orphaned=true`, { headers: VIEWER })).json()).claims.length).toBe(4);
+  await expect.poll(async () => (await (await call(request, 'GET', `/api/v1/claims?runId=${runId}&orphaned=true`, { headers: VIEWER })).json()).claims.length, { timeout: 20_000 }).toBe(4);
   const auditBefore = countWhere('audit');
 
   const expired = await call(request, 'POST', '/api/v1/claims/expire', { headers: OPERATOR, body: { key: keys[0] } });
@@ -119,7 +123,7 @@ test("the article's loop in Python: SIGKILLed between a side effect and its comm
   const runId = uniqueId('e2e-python');
   const dir = mkdtempSync(join(tmpdir(), 'waybill-python-'));
   const effects = join(dir, 'effects.jsonl');
-  const env = { ...process.env, WAYBILL_URL: SECURED, WAYBILL_TOKEN: E2E_OPERATOR_TOKEN, RUN_ID: runId, STEPS: String(STEPS), EFFECTS: effects, LEASE_MS: '1500' };
+  const env = { ...process.env, WAYBILL_URL: SECURED, WAYBILL_TOKEN: E2E_OPERATOR_TOKEN, RUN_ID: runId, STEPS: String(STEPS), EFFECTS: effects, LEASE_MS: String(SHORT_LEASE_MS) };
   try {
     // Run 1 hangs after the side effect of step 3, before its commit — where a crash hurts most.
     const first = python({ ...env, HANG_AT_STEP: String(HANG) });

@@ -6,6 +6,7 @@ import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { durationSchema, MIN_RETENTION_MS } from './duration';
+import { SQLITE_MIN_LEASE_MS } from './store/sqlite-timeouts';
 
 /** Long and plain enough to be a secret and to travel in a header. */
 const token = z.string()
@@ -86,7 +87,18 @@ const schema = z.object({
   WAYBILL_MAX_BODY_BYTES: z.coerce.number().int().min(1024, 'at least 1024 bytes').max(64 * 1024 * 1024, 'at most 64 MiB').default(1024 * 1024),
 }).refine((c) => !c.WAYBILL_OPERATOR_TOKEN || c.WAYBILL_OPERATOR_TOKEN !== c.WAYBILL_VIEWER_TOKEN, {
   path: ['WAYBILL_VIEWER_TOKEN'], message: 'must differ from WAYBILL_OPERATOR_TOKEN (a viewer would be an operator)',
+}).refine((c) => !c.DATABASE_URL.startsWith('file:') || c.WAYBILL_LEASE_MS >= SQLITE_MIN_LEASE_MS, {
+  // The store keeps SQLite's wait for the write lock within two thirds of the lease (sqlite-timeouts.ts); below
+  // this floor that wait is too short to queue behind another writer, and steps would fail instead.
+  path: ['WAYBILL_LEASE_MS'],
+  message: `is below ${SQLITE_MIN_LEASE_MS} ms, the shortest step lease on SQLite (its wait for the write lock is two thirds ` +
+    'of the lease, and shorter waits fail steps under ordinary contention); raise it, or use PostgreSQL',
 });
+
+/** How the configured processes open the store: the lease bounds SQLite's wait for the write lock. */
+export function storeOptions(cfg: Pick<Config, 'WAYBILL_SQLITE_SYNC' | 'WAYBILL_LEASE_MS'>): { synchronous: 'full' | 'normal'; leaseMs: number } {
+  return { synchronous: cfg.WAYBILL_SQLITE_SYNC, leaseMs: cfg.WAYBILL_LEASE_MS };
+}
 
 export type Config = z.infer<typeof schema>;
 

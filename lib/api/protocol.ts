@@ -13,7 +13,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { IdempotencyKeyReuseError, LeaseLostError, NotFoundError } from '../errors';
+import { IdempotencyKeyReuseError, InvalidInputError, LeaseLostError, NotFoundError } from '../errors';
+import { shortestLeaseFor } from '../store/sqlite-timeouts';
 import type { ClaimOutcome, ClaimRow, ProgressWrite, RunStatus, Store } from '../store/types';
 import { fingerprint, freeText, idemKey, runRef, stepNumber, typeError, workerId } from './ids';
 import { jsonValue, progressView, truncation } from './views';
@@ -115,11 +116,25 @@ export async function saveProgress(store: Store, runId: string, body: z.output<t
   return { runId, step: body.step, saved: true };
 }
 
+/**
+ * The lease a client asked for, or the default. On SQLite the dashboard's store waits for the write lock up to
+ * two thirds of WAYBILL_LEASE_MS; a shorter lease than 1.5 × that wait could expire while its commit only
+ * waited for the lock, and another worker would run the step again, so it is refused.
+ */
+function leaseOf(store: Store, asked: number | undefined, options: ProtocolOptions, field = 'leaseMs'): number {
+  if (asked === undefined) return options.leaseMs;
+  const shortest = store.dialect === 'sqlite' ? shortestLeaseFor(options.leaseMs) : 0;
+  if (asked < shortest) {
+    throw new InvalidInputError(`${field}: must be at least ${shortest} ms on this SQLite store (1.5 × its wait for the write lock, two thirds of the server's WAYBILL_LEASE_MS of ${options.leaseMs} ms); ask for more, or lower the server's WAYBILL_LEASE_MS`);
+  }
+  return asked;
+}
+
 export async function claim(store: Store, body: z.output<typeof claimBody>, options: ProtocolOptions) {
   const token = body.token ?? randomUUID();
   const outcome = await store.claim({
     idemKey: body.key, runId: body.runId, token, workerId: body.workerId ?? null, step: body.step ?? null, attempt: 1,
-    leaseMs: body.leaseMs ?? options.leaseMs, claimTtlMs: options.claimTtlMs,
+    leaseMs: leaseOf(store, body.leaseMs, options), claimTtlMs: options.claimTtlMs,
   });
   return claimAnswer(store, outcome, token, body, options);
 }
@@ -154,7 +169,7 @@ async function claimAnswer(store: Store, outcome: ClaimOutcome, token: string,
 }
 
 export async function renew(store: Store, body: z.output<typeof renewBody>, options: ProtocolOptions) {
-  const lease = body.leaseMs ?? options.leaseMs;
+  const lease = leaseOf(store, body.leaseMs, options);
   if (!(await store.renewClaim(body.key, body.token, lease))) {
     throw new LeaseLostError(body.key, 'the claim is not held by this token (expired, taken over, resolved or committed)');
   }
@@ -167,7 +182,7 @@ export async function commit(store: Store, body: z.output<typeof commitBody>, op
   const nextToken = body.next?.token ?? randomUUID();
   const next = body.next && {
     idemKey: body.next.key, runId: body.runId, token: nextToken, workerId: body.workerId ?? null, step: body.next.step ?? null,
-    attempt: 1, leaseMs: body.next.leaseMs ?? options.leaseMs, claimTtlMs: options.claimTtlMs,
+    attempt: 1, leaseMs: leaseOf(store, body.next.leaseMs, options, 'next.leaseMs'), claimTtlMs: options.claimTtlMs,
   };
   let committed: Awaited<ReturnType<Store['commit']>>;
   try {

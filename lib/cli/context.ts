@@ -6,7 +6,7 @@
  * the same CLI with their own.
  */
 import { userInfo } from 'node:os';
-import { config, dataDir, type Config } from '../config';
+import { config, dataDir, storeOptions, type Config } from '../config';
 import type { WorkflowCatalog } from '../engine/catalog';
 import type { WorkflowRegistry } from '../engine/workflow';
 import { openStore } from '../store/index';
@@ -81,7 +81,7 @@ function operatorName(): string {
 /** Opens the store `--db` names (else DATABASE_URL), runs fn, and closes the store whatever happens. */
 export async function withStore<T>(cli: Cli, db: string | undefined, fn: (store: Store) => Promise<T>): Promise<T> {
   const cfg = cli.config();
-  const store = await openStore(db ?? cfg.DATABASE_URL, { synchronous: cfg.WAYBILL_SQLITE_SYNC });
+  const store = await openStore(db ?? cfg.DATABASE_URL, storeOptions(cfg));
   try {
     return await fn(store);
   } finally {

@@ -3,7 +3,7 @@ import 'server-only';
  * The control plane's one store per server process, opened from the configuration and kept on globalThis
  * so that development reloads do not open a connection each time.
  */
-import { config, dataDir } from '../config';
+import { config, dataDir, storeOptions } from '../config';
 import { WorkflowCatalog } from '../engine/catalog';
 import type { WorkflowRegistry } from '../engine/workflow';
 import { openStore } from '../store/index';
@@ -20,7 +20,7 @@ export function getStore(): Promise<ControlStore> {
   if (!cache.waybillStore) {
     // Guarded: an unreachable store is one StoreUnavailableError (503 from the API, the error page's own
     // state on pages), and its state is known to the proxy (store-health.ts).
-    const opening = openStore(config().DATABASE_URL, { synchronous: config().WAYBILL_SQLITE_SYNC })
+    const opening = openStore(config().DATABASE_URL, storeOptions(config()))
       .then((store) => guardStore(store), (error: unknown) => {
         throw isUnreachable(error) ? markDown(error) : error;
       });

@@ -14,7 +14,7 @@ import { connect, createServer } from 'node:net';
 import { isAbsolute, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { authEnabled } from '../auth/principal';
-import { config, ConfigError, dataDir, type Config } from '../config';
+import { config, ConfigError, dataDir, storeOptions, type Config } from '../config';
 import { runStore } from '../cli/context';
 import { openStore } from '../store/index';
 import { describeExit, spawnChild, stopAll, type Child } from './children';
@@ -237,7 +237,7 @@ async function startAll(cfg: Config, flags: { worker: boolean; demo: boolean }, 
 
 /** Opens (and so migrates) the store; queues the demo run into an empty one. Returns the demo run's id. */
 async function prepareStore(cfg: Config, demoWanted: boolean): Promise<string | null> {
-  const store = await openStore(cfg.DATABASE_URL, { synchronous: cfg.WAYBILL_SQLITE_SYNC });
+  const store = await openStore(cfg.DATABASE_URL, storeOptions(cfg));
   try {
     say(`waybill: store ${redact(cfg.DATABASE_URL)} is open and up to date`);
     if (!demoWanted) return null;
@@ -267,7 +267,7 @@ async function prepareStore(cfg: Config, demoWanted: boolean): Promise<string | 
 async function keepDemo(cfg: Config, stop: AbortSignal): Promise<void> {
   let store: Awaited<ReturnType<typeof openStore>> | null = null;
   try {
-    store = await openStore(cfg.DATABASE_URL, { synchronous: cfg.WAYBILL_SQLITE_SYNC });
+    store = await openStore(cfg.DATABASE_URL, storeOptions(cfg));
     const registry = await demoRegistry(cfg);
     while (!stop.aborted) {
       await new Promise<void>((resolve) => {

@@ -17,6 +17,11 @@ export type Backend = SqliteStore | PostgresStore;
 
 export interface OpenStoreOptions {
   synchronous?: 'full' | 'normal';
+  /**
+   * The shortest step lease this store will grant (the worker's WAYBILL_LEASE_MS). SQLite keeps its wait for the
+   * write lock within two thirds of it, so a commit that only waited for the lock never loses its claim.
+   */
+  leaseMs?: number;
   clock?: Clock;
 }
 
@@ -31,7 +36,7 @@ export async function openBackend(url: string, options: OpenStoreOptions = {}): 
     const path = url.slice('file:'.length).replace(/^\/\/(?=\/)/, '');
     if (!path) throw new InvalidInputError(`DATABASE_URL ${url} names no file`);
     const { openSqliteStore } = await loadBackend('better-sqlite3', url, () => import('./sqlite/index'));
-    return openSqliteStore({ path, synchronous: options.synchronous, clock: options.clock });
+    return openSqliteStore({ path, synchronous: options.synchronous, leaseMs: options.leaseMs, clock: options.clock });
   }
   if (/^postgres(ql)?:\/\//.test(url)) {
     // `?schema=name` keeps Waybill's tables in a schema of their own (created if missing), as Prisma's URLs do.

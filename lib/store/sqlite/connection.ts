@@ -13,7 +13,7 @@ import Database from 'better-sqlite3';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { systemClock, type Clock } from '../../clock';
 import { StoreUnavailableError } from '../../errors';
-import { SQLITE_BUSY_TIMEOUT_MS } from '../sqlite-timeouts';
+import { busyTimeoutFor } from '../sqlite-timeouts';
 import * as schema from '../schema.sqlite';
 import type { StepEvent } from '../types';
 
@@ -22,8 +22,10 @@ export interface SqliteOpenOptions {
   path: string;
   /** FULL survives power loss; NORMAL survives a killed process only, and is several times faster. */
   synchronous?: 'full' | 'normal';
-  /** How long a writer waits for the file's write lock before SQLITE_BUSY. */
+  /** The write-lock wait; unset, it is derived from `leaseMs` (see sqlite-timeouts.ts). */
   busyTimeoutMs?: number;
+  /** The shortest step lease this store will grant (WAYBILL_LEASE_MS); keeps the lock wait inside it. */
+  leaseMs?: number;
   clock?: Clock;
 }
 
@@ -49,7 +51,7 @@ export interface SqliteConnection {
 
 export function openSqliteConnection(options: SqliteOpenOptions): SqliteConnection {
   if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
-  const db = new Database(options.path, { timeout: options.busyTimeoutMs ?? SQLITE_BUSY_TIMEOUT_MS });
+  const db = new Database(options.path, { timeout: options.busyTimeoutMs ?? busyTimeoutFor(options.leaseMs) });
   try {
     db.pragma('journal_mode = WAL');
     // better-sqlite3 leaves WAL databases at NORMAL unless told; FULL is the durable default.
