@@ -9,7 +9,7 @@
  * The lock's key is (WAYBILL_LIVENESS, hashtext(schema:worker id)), so stores in different schemas of one
  * database never see each other's workers. pg_locks is read, never locked, by those who look.
  */
-import { desc, getTableColumns, sql } from 'drizzle-orm';
+import { and, desc, eq, getTableColumns, isNull, sql } from 'drizzle-orm';
 import type pg from 'pg';
 import { claims, stepEvents, workers } from '../schema.pg';
 import type { WorkerRow, WorkerStore } from '../types';
@@ -102,20 +102,19 @@ export async function livenessOf(pool: pg.Pool, workerIds: string[]): Promise<Ma
 export function postgresWorkers(c: PgConnection): WorkerStore {
   return {
     async registerWorker(worker) {
-      const now = c.now();
-      await c.query(sql`INSERT INTO ${workers} (id, host, pid, machine, started_at, heartbeat_at)
-        VALUES (${worker.id}, ${worker.host}, ${worker.pid}::int, ${worker.machine ?? null}::text, ${now}, ${now})
-        ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid, machine = excluded.machine,
-          started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at, stopped_at = NULL`, 'waybill_worker_register');
+      // The database's clock, skewed: now() is one instant per statement, so started and heartbeat agree.
+      const row = { host: worker.host, pid: worker.pid, machine: worker.machine ?? null, startedAt: c.now(), heartbeatAt: c.now() };
+      await withRetry('registerWorker', () => c.orm.insert(workers).values({ id: worker.id, ...row })
+        .onConflictDoUpdate({ target: workers.id, set: { ...row, stoppedAt: null } }));
     },
 
     async heartbeatWorker(id) {
-      await c.query(sql`UPDATE ${workers} SET heartbeat_at = ${c.now()} WHERE ${workers.id} = ${id}`, 'waybill_worker_heartbeat');
+      await withRetry('heartbeatWorker', () => c.orm.update(workers).set({ heartbeatAt: c.now() }).where(eq(workers.id, id)));
     },
 
     async stopWorker(id) {
-      await c.query(sql`UPDATE ${workers} SET stopped_at = ${c.now()} WHERE ${workers.id} = ${id} AND ${workers.stoppedAt} IS NULL`,
-        'waybill_worker_stop');
+      await withRetry('stopWorker', () => c.orm.update(workers).set({ stoppedAt: c.now() })
+        .where(and(eq(workers.id, id), isNull(workers.stoppedAt))));
     },
 
     async listWorkers(): Promise<WorkerRow[]> {
