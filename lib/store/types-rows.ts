@@ -1,41 +1,118 @@
 /**
- * The rows the store hands out, derived from the Drizzle schema (schema.sqlite.ts) so a row's shape is written
- * once. test/contract/schema-types.test.ts checks that schema.pg.ts infers the very same rows, so either file
- * would do; the SQLite one is the reference. Times are epoch seconds, durations ms, JSON crosses as text.
- * Type-only: importing this loads no driver and no drizzle code.
+ * The rows the store hands out. Each is exactly its table's row as the Drizzle schemas infer it
+ * (`$inferSelect` of schema.sqlite.ts and of schema.pg.ts): test/contract/schema-types.test.ts fails the
+ * typecheck the moment a column is added, dropped or retyped in either schema without its row here.
+ *
+ * They are written out rather than derived here because these types are the package's public surface
+ * (dist/index.d.ts): a derived type would make every TypeScript consumer type-check drizzle-orm's own
+ * declarations, which do not compile with skipLibCheck off (test/package/install.test.ts). Times are epoch
+ * seconds, durations ms, JSON crosses as text.
  */
-import type * as tables from './schema.sqlite';
-
-type Row<T extends { $inferSelect: unknown }> = T['$inferSelect'];
 
 export type Dialect = 'sqlite' | 'postgres';
 
-export type Outcome = Row<typeof tables.stepEvents>['outcome'];
-export type RunStatus = Row<typeof tables.runs>['status'];
-export type RunAction = 'pause' | 'resume' | 'cancel' | 'retry';
+export type Outcome =
+  | 'executed' | 'skipped' | 'awaited' | 'failed' | 'expired' | 'resolved' | 'lease_lost' | 'operator' | 'key_reuse';
 
-/** A run's position and its counters. `saveMs`: how long the last progress write took, by its writer (ms). */
-export type ProgressRow = Row<typeof tables.progress>;
+export interface ProgressRow {
+  runId: string;
+  step: number;
+  stateJson: string;
+  updatedAt: number;
+  executed: number;
+  skipped: number;
+  awaited: number;
+  /** How long the last progress write took, measured by its writer (ms). */
+  saveMs: number | null;
+}
 
-export type CommittedRow = Row<typeof tables.committed>;
+export interface CommittedRow {
+  idemKey: string;
+  runId: string;
+  resultJson: string;
+  committedAt: number;
+  step: number | null;
+  fingerprint: string | null;
+  workerId: string | null;
+  durationMs: number | null;
+  source: 'executed' | 'manual';
+}
 
-export type ClaimRow = Row<typeof tables.claims> & {
+export interface ClaimRow {
+  idemKey: string;
+  runId: string;
+  claimedAt: number;
+  token: string | null;
+  workerId: string | null;
+  leaseExpiresAt: number | null;
+  heartbeatAt: number | null;
+  step: number | null;
+  attempt: number;
   /** The lease has passed by the store's clock: whether the side effect happened is unknown. */
   orphaned: boolean;
-};
+}
 
-/** Append-only history of a run: each step's outcomes and the operators' actions. */
-export type StepEvent = Row<typeof tables.stepEvents>;
+export interface StepEvent {
+  id: number;
+  runId: string;
+  idemKey: string | null;
+  step: number | null;
+  outcome: Outcome;
+  count: number;
+  durationMs: number | null;
+  workerId: string | null;
+  detail: string | null;
+  at: number;
+}
 
-export type RunRow = Row<typeof tables.runs>;
+export type RunStatus = 'queued' | 'running' | 'paused' | 'completed' | 'failed' | 'cancelled';
+export type RunAction = 'pause' | 'resume' | 'cancel' | 'retry';
 
-/**
- * A worker, less the names it serves (read through the published workflows). `machine`: the kernel and pid
- * namespace its pid lives in (machine.ts), null for a worker that recorded none; a peer judges this worker
- * dead by its pid only when its own machine is the same.
- */
-export type WorkerRow = Omit<Row<typeof tables.workers>, 'workflowsJson'>;
+export interface RunRow {
+  id: string;
+  workflow: string;
+  inputJson: string;
+  status: RunStatus;
+  totalSteps: number | null;
+  owner: string | null;
+  leaseExpiresAt: number | null;
+  attempts: number;
+  error: string | null;
+  outputJson: string | null;
+  createdAt: number;
+  updatedAt: number;
+  startedAt: number | null;
+  finishedAt: number | null;
+}
 
-/** The operators' log. `role` is `local` when no tokens are configured and the control plane answers loopback only. */
-export type AuditEntry = Row<typeof tables.audit>;
-export type AuditRole = AuditEntry['role'];
+export interface WorkerRow {
+  id: string;
+  host: string;
+  pid: number;
+  /**
+   * The kernel and pid namespace the pid lives in (see lib/store/machine.ts); null for a worker that did not
+   * record one. A peer judges this worker dead by its pid only when its own machine is the same.
+   */
+  machine: string | null;
+  startedAt: number;
+  heartbeatAt: number;
+  stoppedAt: number | null;
+}
+
+export type AuditRole = 'viewer' | 'operator' | 'local';
+
+export interface AuditEntry {
+  id: number;
+  /** Epoch seconds, by the store's clock. */
+  at: number;
+  /** Who: the signed-in name with its role, or the role and channel of a bare token. */
+  actor: string;
+  /** `local` when no tokens are configured and the control plane answers loopback only. */
+  role: AuditRole;
+  /** What: start, pause, resume, cancel, retry, expire, resolve, sweep. */
+  action: string;
+  /** On what: a run id, an idempotency key, or `*` for a sweep. */
+  target: string;
+  runId: string | null;
+  detail: string | null;
+}

@@ -1,12 +1,13 @@
 /**
- * The row types the store hands out are inferred from schema.sqlite.ts (lib/store/types-rows.ts); this checks
- * that schema.pg.ts infers the very same rows, table by table, so a column added to one dialect only fails
- * `npm run typecheck` (CI runs it before the tests); at run time the assertions are no-ops.
+ * The row types the store hands out (lib/store/types-rows.ts) are exactly what the two Drizzle schemas infer
+ * (`$inferSelect`), and the two schemas infer the same rows and inserts, table by table: a column added to,
+ * dropped from or retyped in one dialect, or in a row type, fails `npm run typecheck` (CI runs it before the
+ * tests). At run time the assertions are no-ops.
  */
 import { describe, expectTypeOf, it } from 'vitest';
 import type * as pg from '../../lib/store/schema.pg';
 import type * as sqlite from '../../lib/store/schema.sqlite';
-import type { ClaimRow, CommittedRow, ProgressRow, RunRow, StepEvent, WorkerRow } from '../../lib/store/types';
+import type { AuditEntry, ClaimRow, CommittedRow, ProgressRow, RunRow, StepEvent, WorkerRow } from '../../lib/store/types';
 
 type Rows<T extends Record<string, { $inferSelect: unknown }>> = { [K in keyof T]: T[K]['$inferSelect'] };
 type Inserts<T extends Record<string, { $inferInsert: unknown }>> = { [K in keyof T]: T[K]['$inferInsert'] };
@@ -41,12 +42,13 @@ describe('the two Drizzle schemas', () => {
     expectTypeOf<Inserts<PgTables>['workflows']>().toEqualTypeOf<Inserts<Tables>['workflows']>();
   });
 
-  it('are where the store interface gets its rows', () => {
-    expectTypeOf<ProgressRow>().toEqualTypeOf<Rows<PgTables>['progress']>();
-    expectTypeOf<CommittedRow>().toEqualTypeOf<Rows<PgTables>['committed']>();
-    expectTypeOf<Omit<ClaimRow, 'orphaned'>>().toEqualTypeOf<Rows<PgTables>['claims']>();
-    expectTypeOf<RunRow>().toEqualTypeOf<Rows<PgTables>['runs']>();
-    expectTypeOf<StepEvent>().toEqualTypeOf<Rows<PgTables>['stepEvents']>();
-    expectTypeOf<WorkerRow>().toEqualTypeOf<Omit<Rows<PgTables>['workers'], 'workflowsJson'>>();
+  it('infer exactly the rows the store interface hands out', () => {
+    expectTypeOf<ProgressRow>().toEqualTypeOf<Rows<Tables>['progress']>();
+    expectTypeOf<CommittedRow>().toEqualTypeOf<Rows<Tables>['committed']>();
+    expectTypeOf<Omit<ClaimRow, 'orphaned'>>().toEqualTypeOf<Rows<Tables>['claims']>();
+    expectTypeOf<RunRow>().toEqualTypeOf<Rows<Tables>['runs']>();
+    expectTypeOf<StepEvent>().toEqualTypeOf<Rows<Tables>['stepEvents']>();
+    expectTypeOf<WorkerRow>().toEqualTypeOf<Omit<Rows<Tables>['workers'], 'workflowsJson'>>();
+    expectTypeOf<AuditEntry>().toEqualTypeOf<Rows<Tables>['audit']>();
   });
 });
