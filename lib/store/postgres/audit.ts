@@ -8,12 +8,12 @@ import { auditFilter } from '../audit-filter';
 import { audit } from '../schema.pg';
 import type { AuditStore } from '../types';
 import type { PgConnection } from './connection';
-import { withRetry } from './retry';
+import { unwrapped, withRetry } from './retry';
 
 export function postgresAudit(c: PgConnection): AuditStore {
   return {
     async recordAudit(entry) {
-      const [row] = await c.orm.insert(audit).values({ ...entry, at: c.now() }).returning();
+      const [row] = await unwrapped(() => c.orm.insert(audit).values({ ...entry, at: c.now() }).returning());
       return row!;
     },
 

@@ -7,6 +7,7 @@
  * with its SQLSTATE in `code` as node-postgres gives it.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { DrizzleQueryError } from 'drizzle-orm';
 import type pg from 'pg';
 import { StoreUnavailableError } from '../../errors';
 
@@ -67,7 +68,8 @@ export async function withRetry<T>(
   for (let attempt = 1; ; attempt++) {
     try {
       return await fn(attempt);
-    } catch (error) {
+    } catch (thrown) {
+      const error = driverError(thrown);
       if (!isTransient(error)) throw error;
       if (attempt >= policy.attempts) {
         const code = (error as { code?: string }).code ?? 'unknown';
@@ -78,6 +80,24 @@ export async function withRetry<T>(
       const ceiling = Math.min(policy.maxMs, policy.baseMs * 2 ** (attempt - 1));
       await sleep(ceiling / 2 + (Math.random() * ceiling) / 2);
     }
+  }
+}
+
+/**
+ * The driver's own error under Drizzle's wrapper: DrizzleQueryError carries node-postgres's error (its
+ * SQLSTATE in `code`) as `cause`, and its message holds the statement's parameters, which are not for logs
+ * or answers. Everything else is itself.
+ */
+export function driverError(error: unknown): unknown {
+  return error instanceof DrizzleQueryError && error.cause !== undefined ? error.cause : error;
+}
+
+/** Runs fn once, its failure the driver's own (see driverError): for a Drizzle query that is not retried. */
+export async function unwrapped<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    throw driverError(error);
   }
 }
 

@@ -10,6 +10,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { DrizzleQueryError } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { systemClock, type Clock } from '../../clock';
 import { StoreUnavailableError } from '../../errors';
@@ -94,11 +95,16 @@ function connection(db: Database.Database, clock: Clock): SqliteConnection {
   };
 }
 
-/** SQLITE_BUSY after the busy timeout is transient: the caller may retry. Everything else passes through. */
+/**
+ * SQLITE_BUSY after the busy timeout is transient: the caller may retry. Everything else passes through, as
+ * better-sqlite3 threw it: Drizzle's DrizzleQueryError wrapper is taken off (its message holds the statement's
+ * parameters, which are not for logs or answers, and the driver's `code` is on its cause).
+ */
 export function guard<T>(fn: () => T): T {
   try {
     return fn();
-  } catch (error) {
+  } catch (thrown) {
+    const error = thrown instanceof DrizzleQueryError && thrown.cause !== undefined ? thrown.cause : thrown;
     const code = (error as { code?: string }).code;
     if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') {
       throw new StoreUnavailableError(`SQLite is busy (${code}); another process holds the write lock`, error);
