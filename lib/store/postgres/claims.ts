@@ -8,7 +8,7 @@ import { and, asc, count, eq, gt, sql, type SQL } from 'drizzle-orm';
 import { ClaimNotOrphanedError, LeaseLostError, NotFoundError } from '../../errors';
 import { claims, committed, stepEvents } from '../schema.pg';
 import type { ClaimRow, ClaimStore, CommittedRow, StepEvent } from '../types';
-import { committedSelect, names } from './columns';
+import { committedByKey, committedSelect, names } from './columns';
 import type { PgConnection } from './connection';
 import { mayHaveRun, withRetry } from './retry';
 
@@ -137,7 +137,6 @@ export function postgresClaims(c: PgConnection): ClaimStore {
 }
 
 async function getCommitted(c: PgConnection, idemKey: string): Promise<CommittedRow | null> {
-  const { rows } = await c.query<CommittedRow>(sql`SELECT ${committedSelect} FROM ${committed}
-    WHERE ${committed.idemKey} = ${idemKey}`, 'waybill_committed');
+  const { rows } = await c.query<CommittedRow>(committedByKey(idemKey), 'waybill_committed');
   return rows[0] ?? null;
 }

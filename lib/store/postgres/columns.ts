@@ -5,7 +5,7 @@
  */
 import { sql, type AnyColumn, type SQL } from 'drizzle-orm';
 import { committedColumns } from '../columns';
-import { stepEvents } from '../schema.pg';
+import { committed, stepEvents } from '../schema.pg';
 import type { StepEvent } from '../types';
 
 /** `"col", "col", …` for an INSERT's column list. */
@@ -15,6 +15,13 @@ export function names(...columns: AnyColumn[]): SQL {
 
 /** The committed row as CommittedRow, from the table itself (no alias). */
 export const committedSelect = sql.raw(committedColumns('postgres'));
+
+/**
+ * One committed row by key. One builder for every caller: node-postgres refuses a statement name reused
+ * with another text on a connection, and this one is prepared under 'waybill_committed'.
+ */
+export const committedByKey = (idemKey: string): SQL =>
+  sql`SELECT ${committedSelect} FROM ${committed} WHERE ${committed.idemKey} = ${idemKey}`;
 
 export type EventInput = Partial<StepEvent> & Pick<StepEvent, 'runId' | 'outcome'>;
 

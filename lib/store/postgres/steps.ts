@@ -19,7 +19,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import { LeaseLostError, StoreUnavailableError } from '../../errors';
 import { claims, committed, progress, runs, stepEvents } from '../schema.pg';
 import type { ClaimOutcome, ClaimRequest, ClaimRow, CommitOutcome, CommittedRow, ProgressRow, ProgressWrite, RunStatus, StepStore } from '../types';
-import { committedSelect, eventInsert, names, type EventInput } from './columns';
+import { committedByKey, eventInsert, names, type EventInput } from './columns';
 import type { PgConnection } from './connection';
 import { beginLoopRun, endLoopRun } from './loop-runs';
 import { mayHaveRun, withRetry } from './retry';
@@ -195,8 +195,7 @@ FROM (SELECT count(*)::int AS n FROM del) d LEFT JOIN ${runs} r ON r.id = ${runI
     },
 
     async getCommitted(idemKey) {
-      const { rows } = await c.query<CommittedRow>(sql`SELECT ${committedSelect} FROM ${committed}
-        WHERE ${committed.idemKey} = ${idemKey}`, 'waybill_committed');
+      const { rows } = await c.query<CommittedRow>(committedByKey(idemKey), 'waybill_committed');
       return rows[0] ?? null;
     },
 
