@@ -46,11 +46,15 @@ export interface Prepared<V> {
 
 export function prepare<V extends Record<string, unknown>>(name: string, statement: SQL): Prepared<V> {
   const q = dialect.sqlToQuery(statement);
-  const slots = q.params.map((p) => {
+  const names = q.params.map((p) => {
     if (!is(p, Placeholder)) throw new Error(`statement ${name}: every value must be a placeholder, got ${String(p)}`);
     return p.name as keyof V & string;
   });
-  return { name, text: q.sql, slots };
+  // Drizzle numbers every occurrence anew; a placeholder used twice becomes one parameter again, so the server
+  // sees one value (and one bind) where the statement means one.
+  const slots = [...new Set(names)];
+  const text = q.sql.replace(/\$(\d+)\b/g, (_, n: string) => `$${slots.indexOf(names[Number(n) - 1]!) + 1}`);
+  return { name, text, slots };
 }
 
 export interface PgConnection {

@@ -20,7 +20,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import type pg from 'pg';
 import { LeaseLostError, StoreUnavailableError } from '../../errors';
 import { claims, committed, progress, runs, stepEvents } from '../schema.pg';
-import type { ClaimOutcome, ClaimRequest, ClaimRow, CommitOutcome, CommittedRow, ProgressRow, ProgressWrite, RunStatus, StepStore } from '../types';
+import type { ClaimOutcome, ClaimRow, CommitOutcome, CommittedRow, ProgressRow, ProgressWrite, RunStatus, StepStore } from '../types';
 import { committedByKey, eventInsert, names, type EventInput } from './columns';
 import { prepare, type PgConnection, type Prepared } from './connection';
 import { beginLoopRun, endLoopRun } from './loop-runs';
@@ -52,15 +52,6 @@ function claimCall(prefix: string): SQL {
     ${v('Attempt')}::int, ${v('Lease')}::float8, ${v('Ttl')}::float8, ${P('skew')}::float8)`;
 }
 
-/** The values of claimCall(prefix) for a request (all null without one). */
-function claimValues(prefix: string, r: ClaimRequest | undefined): Record<string, unknown> {
-  return {
-    [`${prefix}Key`]: r?.idemKey ?? null, [`${prefix}Run`]: r?.runId ?? null, [`${prefix}Token`]: r?.token ?? null,
-    [`${prefix}Worker`]: r?.workerId ?? null, [`${prefix}Step`]: r?.step ?? null, [`${prefix}Attempt`]: r?.attempt ?? null,
-    [`${prefix}Lease`]: r ? r.leaseMs / 1000 : null, [`${prefix}Ttl`]: r ? r.claimTtlMs / 1000 : null,
-  };
-}
-
 /**
  * The progress upsert with counter deltas and the folded skipped/awaited events, as two CTEs over `t` (the
  * statement's now), written only when `gate` holds. Its values are the placeholders p…; a null pRun writes
@@ -84,11 +75,10 @@ folded AS (INSERT INTO ${stepEvents} (run_id, step, outcome, count, at)
   WHERE v.n > 0 AND EXISTS (SELECT 1 FROM prog))`;
 }
 
-function progressValues(p: ProgressWrite | undefined) {
-  return {
-    pRun: p?.runId ?? null, pStep: p?.step ?? null, pState: p?.stateJson ?? null, pExecuted: p?.executed ?? null,
-    pSkipped: p?.skipped ?? null, pAwaited: p?.awaited ?? null, pSaveMs: p?.saveMs ?? null,
-  };
+/** SAVE_PROGRESS's values; COMMIT's progress placeholders are the same names. Plain literals: on the hot path. */
+function progressValues(p: ProgressWrite, skew: number) {
+  return { pRun: p.runId, pStep: p.step, pState: p.stateJson, pExecuted: p.executed, pSkipped: p.skipped, pAwaited: p.awaited,
+    pSaveMs: p.saveMs ?? null, skew };
 }
 
 // The hot path's statements, each built once (connection.ts says why) and named: node-postgres prepares a
@@ -97,7 +87,7 @@ const LOAD_PROGRESS = prepare<{ runId: string }>('waybill_progress', sql`SELECT 
   ${progress.stateJson} AS "stateJson", ${progress.updatedAt} AS "updatedAt", ${progress.executed}, ${progress.skipped},
   ${progress.awaited}, ${progress.saveMs} AS "saveMs" FROM ${progress} WHERE ${progress.runId} = ${P('runId')}`);
 
-const SAVE_PROGRESS = prepare<ReturnType<typeof progressValues> & { skew: number }>('waybill_save_progress',
+const SAVE_PROGRESS = prepare<ReturnType<typeof progressValues>>('waybill_save_progress',
   sql`WITH t AS (SELECT ${NOW} AS now), ${progressWrite(sql``)} SELECT 1`);
 
 const CLAIM = prepare<Record<string, unknown>>('waybill_claim', sql`SELECT * FROM ${claimCall('c')}`);
@@ -180,12 +170,14 @@ export function postgresSteps(c: PgConnection): Omit<StepStore, 'dialect'> {
     async saveProgress(w) {
       // A retry of an attempt that committed but lost its answer adds the counter deltas twice: the map
       // itself is idempotent, the counters are metrics. Commits, which carry most progress writes, cannot.
-      await retried('saveProgress', SAVE_PROGRESS, () => ({ ...progressValues(w), skew: c.skew() }));
+      await retried('saveProgress', SAVE_PROGRESS, () => progressValues(w, c.skew()));
     },
 
     async claim(r) {
       for (let round = 1; round <= MAX_CLAIM_ROUNDS; round++) {
-        const { rows } = await retried<ClaimResult, Record<string, unknown>>('claim', CLAIM, () => ({ ...claimValues('c', r), skew: c.skew() }));
+        const { rows } = await retried<ClaimResult, Record<string, unknown>>('claim', CLAIM, () => ({ cKey: r.idemKey, cRun: r.runId,
+          cToken: r.token, cWorker: r.workerId, cStep: r.step, cAttempt: r.attempt, cLease: r.leaseMs / 1000, cTtl: r.claimTtlMs / 1000,
+          skew: c.skew() }));
         const outcome = claimOutcome(rows[0]!);
         if (outcome) return outcome;
       }
@@ -208,7 +200,17 @@ export function postgresSteps(c: PgConnection): Omit<StepStore, 'dialect'> {
     async commit(r) {
       const row = { key: r.idemKey, token: r.token, run: r.runId, result: r.resultJson, step: r.step, fingerprint: r.fingerprint,
         worker: r.workerId, duration: r.durationMs };
-      const values = { ...row, ...progressValues(r.progress), ...claimValues('n', r.next), skew: c.skew() };
+      const p = r.progress;
+      const n = r.next;
+      // One literal, every placeholder by name (no spreads: this is the hot path).
+      const values = {
+        key: r.idemKey, token: r.token, run: r.runId, result: r.resultJson, step: r.step, fingerprint: r.fingerprint,
+        worker: r.workerId, duration: r.durationMs, skew: c.skew(),
+        pRun: p ? p.runId : null, pStep: p ? p.step : null, pState: p ? p.stateJson : null, pExecuted: p ? p.executed : null,
+        pSkipped: p ? p.skipped : null, pAwaited: p ? p.awaited : null, pSaveMs: p?.saveMs ?? null,
+        nKey: n ? n.idemKey : null, nRun: n ? n.runId : null, nToken: n ? n.token : null, nWorker: n ? n.workerId : null,
+        nStep: n ? n.step : null, nAttempt: n ? n.attempt : null, nLease: n ? n.leaseMs / 1000 : null, nTtl: n ? n.claimTtlMs / 1000 : null,
+      };
       let outcomeUnknown = r.mayHaveLanded ?? false;
       type Row = { deleted: number; inserted: number; heldByUs: boolean; next: ClaimResult | null; runStatus: RunStatus | null };
       const settled = await withRetry('commit', async (): Promise<CommitOutcome | { lost: string | undefined }> => {
