@@ -14,8 +14,8 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { z } from 'zod';
-import { openStore } from '../lib/store/index';
-import type { SeedStore } from '../lib/store/seed';
+import { openBackend } from '../lib/store/index';
+import { seedDemo } from '../lib/store/seed/index';
 import { ensureBuild, startServer, type Server } from './dashboard-server';
 
 const GOAL = { p50: 100, p99: 300 };
@@ -82,11 +82,11 @@ async function makeStore(only: Flags['only'], undo: (() => unknown)[]): Promise<
 }
 
 async function seed(url: string): Promise<void> {
-  const store = await openStore(url, { synchronous: 'normal' });
+  const store = await openBackend(url, { synchronous: 'normal' });
   const started = performance.now();
   let shown = 0;
   try {
-    const report = await (store as typeof store & SeedStore).seedDemo(SEED, (done, total) => {
+    const report = await seedDemo(store, SEED, (done, total) => {
       if (done - shown >= 100_000 || done === total) {
         shown = done;
         log(`  seeded ${done.toLocaleString('en-US')} / ${total.toLocaleString('en-US')} committed rows`);

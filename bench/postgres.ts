@@ -3,7 +3,7 @@
  * protocol over one pg connection with named prepared statements. Both live in throwaway schemas created
  * by the store itself (so tables and indexes are the product's) and dropped afterwards.
  *
- * lib/store/postgres.ts is imported dynamically: the SQLite half of the bench must run without it.
+ * lib/store/postgres/index.ts is imported dynamically: the SQLite half of the bench must run without it.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -65,14 +65,14 @@ export async function benchPostgres(options: PostgresBenchOptions): Promise<Samp
 
 /** The store's opener, or the reason there is none. */
 async function loadBackend(): Promise<OpenPostgresStore | string> {
-  const url = new URL('../lib/store/postgres.ts', import.meta.url);
-  if (!existsSync(fileURLToPath(url))) return 'lib/store/postgres.ts does not exist yet';
+  const url = new URL('../lib/store/postgres/index.ts', import.meta.url);
+  if (!existsSync(fileURLToPath(url))) return 'lib/store/postgres/index.ts does not exist yet';
   try {
     const module = (await import(url.href)) as { openPostgresStore?: unknown };
-    if (typeof module.openPostgresStore !== 'function') return 'lib/store/postgres.ts exports no openPostgresStore';
+    if (typeof module.openPostgresStore !== 'function') return 'lib/store/postgres/index.ts exports no openPostgresStore';
     return module.openPostgresStore as OpenPostgresStore;
   } catch (error) {
-    return `lib/store/postgres.ts failed to load: ${(error as Error).message}`;
+    return `lib/store/postgres/index.ts failed to load: ${(error as Error).message}`;
   }
 }
 

@@ -4,19 +4,11 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
+import { seededRandom } from '../../lib/store/random';
 import { apiRoutes, OPERATOR, VIEWER } from './api';
 
-/** mulberry32: small, fast, and the same sequence on every machine for a seed. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The repository's one seeded generator (lib/store/random.ts): the same sequence on every machine for a seed. */
+export const prng = seededRandom;
 
 export interface FuzzCase {
   method: string;

@@ -9,8 +9,7 @@ import { userInfo } from 'node:os';
 import { config, dataDir, storeOptions, type Config } from '../config';
 import type { WorkflowCatalog } from '../engine/catalog';
 import type { WorkflowRegistry } from '../engine/workflow';
-import { WaybillError } from '../errors';
-import { asControlStore, type Caller, type ControlDeps } from '../control';
+import { type Caller, type ControlDeps } from '../control';
 import { openStore } from '../store/index';
 import type { RunStore, Store } from '../store/types';
 import { actorName, check } from './args';
@@ -100,7 +99,7 @@ export async function withControl<T>(cli: Cli, db: string | undefined, fn: (deps
   const cfg = cli.config();
   let opened: Promise<Store> | undefined;
   const deps: ControlDeps = {
-    store: async () => asControlStore(await (opened ??= openStore(db ?? cfg.DATABASE_URL, storeOptions(cfg)))),
+    store: () => (opened ??= openStore(db ?? cfg.DATABASE_URL, storeOptions(cfg))),
     claimTtlMs: cfg.WAYBILL_CLAIM_TTL_MS,
     maxBytes: cfg.WAYBILL_MAX_BODY_BYTES,
     workflows: (store) => cli.catalog(store, db),
@@ -124,17 +123,3 @@ export async function withStore<T>(cli: Cli, db: string | undefined, fn: (store:
   }
 }
 
-const RUN_METHODS = [
-  'createRun', 'getRun', 'listRuns', 'claimRun', 'renewRunLease', 'finishRun', 'releaseRun', 'actOnRun',
-  'registerWorker', 'heartbeatWorker', 'stopWorker', 'listWorkers', 'markWorkerDead', 'holdLiveness', 'livenessOf',
-  'publishWorkflows', 'listPublishedWorkflows', 'setRunTotal',
-] as const satisfies readonly (keyof RunStore)[];
-
-/** The run commands need the RunStore half; a backend that lacks it says so instead of failing midway. */
-export function runStore(store: Store): Store & RunStore {
-  const missing = RUN_METHODS.filter((m) => typeof (store as Partial<RunStore>)[m] !== 'function');
-  if (missing.length > 0) {
-    throw new WaybillError('UNSUPPORTED', `the ${store.dialect} store does not support runs yet (missing ${missing.join(', ')})`);
-  }
-  return store as Store & RunStore;
-}

@@ -7,9 +7,9 @@ import { NotFoundError } from '../errors';
 import { MAX_DEPTH, nestingDepth } from '../json-depth';
 import { claimView, eventView, progressView, runSummaryView, runView } from '../control/views';
 import { outsideRun } from '../store/outside-runs';
-import type { ClaimRow, InsightStore, ProgressRow, RunRow, Store } from '../store/types';
+import type { ClaimRow, ProgressRow, RunRow, Store } from '../store/types';
 import { GLOBAL_OPTIONS, check, count, flags, lookupId, positionals, statusFilter } from './args';
-import { runStore, withStore, type Cli } from './context';
+import { withStore, type Cli } from './context';
 import { bar, fields, relative, table, truncate } from './format';
 
 export async function runs(cli: Cli, args: string[]): Promise<number> {
@@ -25,7 +25,7 @@ export async function runs(cli: Cli, args: string[]): Promise<number> {
     claimTtlMs: cli.config().WAYBILL_CLAIM_TTL_MS,
   };
   // An outside client's run is 'idle' (no claim), which RunStatus does not name; the store filters on text.
-  const list = await withStore(cli, values.db, (store) => runStore(store).listRuns(filter));
+  const list = await withStore(cli, values.db, (store) => store.listRuns(filter));
   if (values.json) {
     // The API's view of each run (GET /api/v1/runs), so a script reads the same fields from either.
     cli.json(list.map(runSummaryView));
@@ -99,7 +99,7 @@ export async function inspect(cli: Cli, args: string[]): Promise<number> {
 /** Everything `inspect` shows. A run with no runs row is an outside client's if any table mentions it. */
 export async function loadDetail(store: Store, runId: string, claimTtlMs: number): Promise<RunDetail> {
   const [row, progress, claims, committed, events] = await Promise.all([
-    runStore(store).getRun(runId),
+    store.getRun(runId),
     store.loadProgress(runId),
     store.listClaims({ runId, claimTtlMs }),
     store.countCommitted(runId),
@@ -110,7 +110,7 @@ export async function loadDetail(store: Store, runId: string, claimTtlMs: number
     run = row;
   } else {
     // An outside client's run, by the store's one definition (lib/store/outside-runs.ts).
-    const lastCommittedAt = committed > 0 ? await (store as Store & Pick<InsightStore, 'lastCommittedAt'>).lastCommittedAt(runId) : null;
+    const lastCommittedAt = committed > 0 ? await store.lastCommittedAt(runId) : null;
     const outside = outsideRun(runId, { progress, claims, committed, lastCommittedAt });
     if (!outside) throw new NotFoundError(`run ${runId}`);
     // 0 is the store's "no time": null here, which inspect shows as never.

@@ -1,15 +1,14 @@
 /**
  * `waybill seed-demo`: writes a synthetic history (finished, running, failed and paused runs, their
  * committed steps and events, orphaned claims) for trying the dashboard at scale. Flags are checked here;
- * the rows are lib/store/seed.ts's, inserted in bulk by the backend.
+ * the rows are lib/store/seed's, inserted in bulk on the backend's own connection.
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { WaybillError } from '../errors';
-import type { SeedStore } from '../store/seed';
-import type { Store } from '../store/types';
+import { openBackend } from '../store/index';
+import { seedDemo as seed, type SeedReport } from '../store/seed/index';
 import { GLOBAL_OPTIONS, check, count, flags } from './args';
-import { withStore, type Cli } from './context';
+import type { Cli } from './context';
 import { LiveBlock, bar } from './format';
 
 const prefixSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$/, 'letters, digits, _ . - (at most 40), starting with a letter or digit');
@@ -28,14 +27,22 @@ export async function seedDemo(cli: Cli, args: string[]): Promise<number> {
   const live = cli.tty && !values.json ? new LiveBlock(cli.stderr) : null;
   const started = performance.now();
   let lastLine = 0;
-  const report = await withStore(cli, values.db, (store) => seedStore(store).seedDemo(options, (done, total) => {
-    if (live) live.update([`seeding ${bar(done, total)} committed rows`]);
-    else if (!values.json && performance.now() - lastLine > 5000) {
-      // Not a terminal (a log file, CI): a plain line every few seconds instead of a redrawn bar.
-      lastLine = performance.now();
-      cli.err(`seeding: ${done}/${total} committed rows`);
-    }
-  }));
+  const cfg = cli.config();
+  // The backend itself, not only the Store: the seed writes in bulk on its connection.
+  const store = await openBackend(values.db ?? cfg.DATABASE_URL, { synchronous: cfg.WAYBILL_SQLITE_SYNC });
+  let report: SeedReport;
+  try {
+    report = await seed(store, options, (done, total) => {
+      if (live) live.update([`seeding ${bar(done, total)} committed rows`]);
+      else if (!values.json && performance.now() - lastLine > 5000) {
+        // Not a terminal (a log file, CI): a plain line every few seconds instead of a redrawn bar.
+        lastLine = performance.now();
+        cli.err(`seeding: ${done}/${total} committed rows`);
+      }
+    });
+  } finally {
+    await store.close();
+  }
   live?.done();
   const seconds = (performance.now() - started) / 1000;
   if (values.json) {
@@ -47,11 +54,4 @@ export async function seedDemo(cli: Cli, args: string[]): Promise<number> {
     `${report.committed} committed steps, ${report.events} events, ${report.claims} claims (${report.orphanedClaims} orphaned), ` +
     `${report.workers} workers in ${seconds.toFixed(1)} s`);
   return 0;
-}
-
-function seedStore(store: Store): Store & SeedStore {
-  if (typeof (store as Partial<SeedStore>).seedDemo !== 'function') {
-    throw new WaybillError('UNSUPPORTED', `the ${store.dialect} store cannot seed`);
-  }
-  return store as Store & SeedStore;
 }

@@ -18,7 +18,7 @@ import { publicationsOf } from '../engine/publish';
 import { WorkflowRegistry } from '../engine/workflow';
 import { Worker } from '../engine/worker';
 import { GLOBAL_OPTIONS, check, count, flags, lookupId } from './args';
-import { runStore, withStore, type Cli } from './context';
+import { withStore, type Cli } from './context';
 import { LiveBlock } from './format';
 import { watchWorker } from './follow';
 
@@ -41,14 +41,14 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
     const live = cli.tty ? new LiveBlock(cli.stderr) : null;
     const log = createLogger({}, live ? (line) => live.write(line) : undefined, { colour: !cfg.NO_COLOR });
     const w = new Worker({
-      store: runStore(store), registry, id, concurrency, log,
+      store: store, registry, id, concurrency, log,
       claimLeaseMs: cfg.WAYBILL_LEASE_MS, claimTtlMs: cfg.WAYBILL_CLAIM_TTL_MS,
       runLeaseMs: cfg.WAYBILL_RUN_LEASE_MS, heartbeatMs: cfg.WAYBILL_HEARTBEAT_MS,
       prune: cfg.WAYBILL_PRUNE_OLDER_THAN === undefined || drillRun !== undefined ? undefined : { olderThanMs: cfg.WAYBILL_PRUNE_OLDER_THAN },
       onlyRun: drillRun,
       // A drill's worker publishes nothing: its workflow is the drill's own, never to be started by a user.
       onRegistered: drillRun !== undefined ? undefined : async (workerId) => {
-        await runStore(store).publishWorkflows(workerId, publications);
+        await store.publishWorkflows(workerId, publications);
         log.info('serving workflows', { workerId, workflows: registry.names(), module: modulePath ?? null });
       },
     });
@@ -60,7 +60,7 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
     };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
-    const unwatch = watchWorker(cli, runStore(store), w.id, log, live);
+    const unwatch = watchWorker(cli, store, w.id, log, live);
     try {
       await w.run();
     } finally {

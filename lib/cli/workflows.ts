@@ -4,13 +4,13 @@
  */
 import { parseArgs } from 'node:util';
 import { GLOBAL_OPTIONS, flags, positionals } from './args';
-import { runStore, withStore, type Cli } from './context';
+import { withStore, type Cli } from './context';
 import { table, truncate } from './format';
 
 export async function workflows(cli: Cli, args: string[]): Promise<number> {
   const { values, positionals: given } = flags(() => parseArgs({ args, strict: true, allowPositionals: true, options: GLOBAL_OPTIONS }));
   positionals(given, []);
-  const catalog = await withStore(cli, values.db, async (store) => cli.catalog(runStore(store), values.db));
+  const catalog = await withStore(cli, values.db, async (store) => cli.catalog(store, values.db));
   const entries = catalog.entries();
   if (values.json) {
     cli.json(entries.map(({ name, description, version, totalSteps, builtin, servedBy, publishedBy, updatedAt, inputSchema }) =>

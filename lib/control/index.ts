@@ -11,4 +11,4 @@ export * as runs from './runs';
 export * as tokens from './tokens';
 export { authorize, type Caller, type Channel, type Role } from './caller';
 export { ControlInputError, ForbiddenError, LiveClaimError, StartRefusedError, type FieldErrors } from '../errors';
-export { asControlStore, type ControlDeps, type ControlStore } from './store';
+export type { ControlDeps, ControlStore } from './store';

@@ -4,10 +4,10 @@
  * database (the CLI's `--db` file is not even created).
  */
 import type { StartableWorkflows } from '../engine/workflow';
-import type { AuditStore, InsightStore, RetentionStore, RunStore, Store } from '../store/types';
+import type { Store } from '../store/types';
 
-/** Both backends implement all of these; once openStore() returns the full type this is an alias of it. */
-export type ControlStore = Store & RunStore & AuditStore & InsightStore & RetentionStore;
+/** The full store openStore() returns: every operation may read and write any of it. */
+export type ControlStore = Store;
 
 export interface ControlDeps {
   store(): Promise<ControlStore>;
@@ -18,9 +18,3 @@ export interface ControlDeps {
   /** What a start may name: built-ins and published workflows, read from the store at the call. */
   workflows?(store: ControlStore): Promise<StartableWorkflows>;
 }
-
-/**
- * The one place a store from openStore() becomes a ControlStore: every backend has these methods today,
- * and the store re-cut makes openStore() say so, after which this goes.
- */
-export const asControlStore = (store: Store): ControlStore => store as ControlStore;

@@ -2,6 +2,7 @@ import 'server-only';
 /**
  * The claims page: every claim with its lease, its worker's heartbeat, and whether its side effect is in doubt.
  */
+import { claimsCursor } from '../store/cursor';
 import type { ClaimRow } from '../store/types';
 import { claimTtlMs, getStore } from './store';
 
@@ -28,7 +29,7 @@ export async function getClaims(options: { cursor?: string } = {}): Promise<{
   const claims = page.slice(0, CLAIMS_PAGE);
   const last = claims[claims.length - 1];
   const next = page.length > CLAIMS_PAGE && last
-    ? Buffer.from(JSON.stringify([last.claimedAt, last.idemKey])).toString('base64url') : null;
+    ? claimsCursor.encode(last) : null;
   const now = Date.now() / 1000;
   const byId = new Map(workers.map((w) => [w.id, w]));
   const views = claims.map((c): ClaimView => {
@@ -46,12 +47,4 @@ export async function getClaims(options: { cursor?: string } = {}): Promise<{
 }
 
 /** A cursor that does not decode is treated as none: it came from a URL anyone can edit. */
-function decodeCursor(raw: string | undefined): { claimedAt: number; idemKey: string } | undefined {
-  if (!raw) return undefined;
-  try {
-    const [claimedAt, idemKey] = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as unknown[];
-    return typeof claimedAt === 'number' && typeof idemKey === 'string' ? { claimedAt, idemKey } : undefined;
-  } catch {
-    return undefined;
-  }
-}
+const decodeCursor = (raw: string | undefined) => (raw ? claimsCursor.decode(raw) ?? undefined : undefined);

@@ -2,6 +2,7 @@ import 'server-only';
 /**
  * The runs list: one page of runs (keyset cursor), the summary cards, and the filters' choices.
  */
+import { runsCursor } from '../store/cursor';
 import type { RunStats, RunStatus, RunSummary } from '../store/types';
 import { stepsPerMinute, THROUGHPUT_WINDOW_S } from './rates';
 import { claimTtlMs, getCatalog, getStore } from './store';
@@ -71,17 +72,7 @@ function sharedStats(store: Awaited<ReturnType<typeof getStore>>, since: number)
   return stats.value;
 }
 
-function encodeCursor(cursor: { updatedAt: number; id: string }): string {
-  return Buffer.from(JSON.stringify([cursor.updatedAt, cursor.id])).toString('base64url');
-}
+const encodeCursor = runsCursor.encode;
 
 /** A cursor that does not decode is treated as none: it came from a URL anyone can edit. */
-function decodeCursor(raw: string | undefined): { updatedAt: number; id: string } | undefined {
-  if (!raw) return undefined;
-  try {
-    const [updatedAt, id] = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as unknown[];
-    return typeof updatedAt === 'number' && typeof id === 'string' ? { updatedAt, id } : undefined;
-  } catch {
-    return undefined;
-  }
-}
+const decodeCursor = (raw: string | undefined) => (raw ? runsCursor.decode(raw) ?? undefined : undefined);

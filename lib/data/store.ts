@@ -19,7 +19,7 @@ export function getStore(): Promise<ControlStore> {
   if (!cache.waybillStore) {
     // Guarded: an unreachable store is one StoreUnavailableError (503 from the API, the error page's own
     // state on pages), and its state is known to the proxy (store-health.ts).
-    const opening = (openStore(config().DATABASE_URL, storeOptions(config())) as Promise<ControlStore>)
+    const opening = openStore(config().DATABASE_URL, storeOptions(config()))
       .then((store) => guardStore(store), (error: unknown) => {
         throw isUnreachable(error) ? markDown(error) : error;
       });

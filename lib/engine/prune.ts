@@ -5,19 +5,20 @@
  * (`waybill prune --include-external`).
  */
 import { every, systemClock, type Clock } from '../clock';
-import { pruneAll, retentionStore, rowsIn } from '../store/prune';
+import { pruneAll, rowsIn } from '../store/prune';
+import type { RetentionStore } from '../store/types';
 import type { Logger } from './log';
 
 const HOUR_MS = 3_600_000;
 
 export function startPruning(
-  store: object,
+  store: RetentionStore,
   options: { olderThanMs: number; everyMs?: number },
   log: Logger,
   signal: AbortSignal,
   clock: Clock = systemClock,
 ): { stop(): Promise<void> } {
-  const retention = retentionStore(store);
+  const retention = store;
   let running: Promise<void> = Promise.resolve();
   const once = async () => {
     // This host's clock: against a limit of a day or more, seconds of skew from the database do not matter.

@@ -15,7 +15,6 @@ import { isAbsolute, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { authEnabled } from '../auth/principal';
 import { config, dataDir, storeOptions, type Config } from '../config';
-import { runStore } from '../cli/context';
 import { openStore } from '../store/index';
 import { describeExit, spawnChild, stopAll, type Child } from './children';
 import { packagePath, packageRoot } from './paths';
@@ -242,7 +241,7 @@ async function prepareStore(cfg: Config, demoWanted: boolean): Promise<string | 
   try {
     say(`waybill: store ${redact(cfg.DATABASE_URL)} is open and up to date`);
     if (!demoWanted) return null;
-    const runs = runStore(store);
+    const runs = store;
     if (cfg.WAYBILL_MODEL_URL) {
       // Outside clients' runs count too: a store with any run in it is not a newcomer's.
       if ((await runs.listRuns({ limit: 1, claimTtlMs: cfg.WAYBILL_CLAIM_TTL_MS })).length === 0) {
@@ -276,7 +275,7 @@ async function keepDemo(cfg: Config, stop: AbortSignal): Promise<void> {
         stop.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
       });
       if (stop.aborted) break;
-      const decision = await demoTick(runStore(store), registry, cfg.WAYBILL_CLAIM_TTL_MS);
+      const decision = await demoTick(store, registry, cfg.WAYBILL_CLAIM_TTL_MS);
       if ('queue' in decision) say(`waybill: the demo run completed; queued it again as ${decision.queue} (until you start a run of your own)`);
       else if (decision.done) break;
     }

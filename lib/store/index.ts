@@ -6,7 +6,14 @@
  */
 import type { Clock } from '../clock';
 import { DriverMissingError, InvalidInputError } from '../errors';
+import type { PostgresStore } from './postgres/index';
+import type { SqliteStore } from './sqlite/index';
 import type { Store } from './types';
+
+export type { PostgresStore } from './postgres/index';
+export type { SqliteStore } from './sqlite/index';
+/** An opened store with its backend's own handle: what the demo seed (lib/store/seed) takes. */
+export type Backend = SqliteStore | PostgresStore;
 
 export interface OpenStoreOptions {
   synchronous?: 'full' | 'normal';
@@ -18,11 +25,17 @@ export interface OpenStoreOptions {
   clock?: Clock;
 }
 
+/** The full Store: every interface both backends implement. */
 export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<Store> {
+  return openBackend(url, options);
+}
+
+/** openStore, with the backend's own handle (the SQLite file, the PostgreSQL pool) told apart by `dialect`. */
+export async function openBackend(url: string, options: OpenStoreOptions = {}): Promise<Backend> {
   if (url.startsWith('file:')) {
     const path = url.slice('file:'.length).replace(/^\/\/(?=\/)/, '');
     if (!path) throw new InvalidInputError(`DATABASE_URL ${url} names no file`);
-    const { openSqliteStore } = await loadBackend('better-sqlite3', url, () => import('./sqlite'));
+    const { openSqliteStore } = await loadBackend('better-sqlite3', url, () => import('./sqlite/index'));
     return openSqliteStore({ path, synchronous: options.synchronous, leaseMs: options.leaseMs, clock: options.clock });
   }
   if (/^postgres(ql)?:\/\//.test(url)) {
@@ -31,7 +44,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
     const schema = parsed.searchParams.get('schema') ?? undefined;
     parsed.searchParams.delete('schema');
     const shown = `postgres://${parsed.host}${parsed.pathname}`;
-    const { openPostgresStore } = await loadBackend('pg', shown, () => import('./postgres'));
+    const { openPostgresStore } = await loadBackend('pg', shown, () => import('./postgres/index'));
     return openPostgresStore({ url: schema ? parsed.toString() : url, schema, clock: options.clock });
   }
   throw new InvalidInputError(`DATABASE_URL must start with file: or postgres://, got ${JSON.stringify(url.slice(0, 40))}`);

@@ -1,5 +1,5 @@
 /**
- * What both backends decide alike about a library loop's run (sqlite-loop-runs.ts, postgres-loop-runs.ts).
+ * What both backends decide alike about a library loop's run (sqlite/loop-runs.ts, postgres/loop-runs.ts).
  */
 import { ConflictError, InvalidInputError } from '../errors';
 import type { LoopRunStart } from './types';

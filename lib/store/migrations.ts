@@ -1,8 +1,10 @@
 /**
- * Reads the migrations drizzle-kit generated (drizzle/<dialect>/meta/_journal.json and its .sql files).
- * We apply them ourselves rather than with drizzle's migrator because that one takes no lock: two workers
- * opening a fresh store at once would both run CREATE TABLE. Each backend applies these under its own
- * writer lock (BEGIN IMMEDIATE, pg_advisory_xact_lock) and records them in waybill_migrations.
+ * Reads the migrations drizzle-kit generated (drizzle/<dialect>/meta/_journal.json and its .sql files), and
+ * applies them: one runner (runMigrations) for both dialects, each of which only says how to take its lock,
+ * read its ledger and set a table aside (sqlite/migrate.ts, postgres/migrate.ts). We apply them ourselves
+ * rather than with drizzle's migrator because that one takes no lock: two workers opening a fresh store at
+ * once would both run CREATE TABLE. Each backend applies these under its own writer lock (BEGIN IMMEDIATE,
+ * pg_advisory_xact_lock) and records them in waybill_migrations.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
@@ -106,5 +108,110 @@ function packageVersion(migrationsDir: string): string | undefined {
     return pkg.name === 'waybill' && typeof pkg.version === 'string' ? pkg.version : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * What the runner needs of a dialect; every call runs inside the transaction begin() opened. SQLite's
+ * methods answer at once (better-sqlite3 is synchronous, and its store opens synchronously), PostgreSQL's
+ * with promises: one algorithm (migrationSteps) serves both, driven by runMigrationsSync or runMigrations.
+ */
+export interface MigrationTarget<R extends 'sync' | 'async'> {
+  /** Opens the transaction and takes the writer lock, so concurrent openers serialize. */
+  begin(): Answer<R, void>;
+  commit(): Answer<R, void>;
+  rollback(): Answer<R, void>;
+  /** Creates the ledger if missing and answers its tags (StoreRefusedError when it is unreadable). */
+  appliedTags(): Answer<R, string[]>;
+  /** Which of these tables the store has. */
+  tablesPresent(names: readonly string[]): Answer<R, string[]>;
+  /** How error messages name the store (its file, or its schema); asked after tablesPresent. */
+  where(): string;
+  /** Renames an article table (and whatever would clash with ours) to article_<name>. */
+  setAside(table: string): Answer<R, void>;
+  exec(statement: string): Answer<R, void>;
+  record(migration: Migration): Answer<R, void>;
+}
+
+type Answer<R extends 'sync' | 'async', T> = R extends 'sync' ? T : Promise<T>;
+type Step = () => unknown;
+
+/** One call to the target, its answer handed back by whichever driver runs the steps. */
+function* call<T>(fn: () => T | Promise<T>): Generator<Step, T, unknown> {
+  return (yield fn) as T;
+}
+
+const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+/**
+ * Brings a store to the current schema in one transaction. A store created by the reference article's three
+ * CREATE TABLE statements is adopted in the same transaction: its tables are renamed aside, the first
+ * migration creates ours, the rows are copied over column by column, and the old tables are dropped.
+ * Either all of that happens or none of it. Refuses (before writing anything) a ledger this Waybill must
+ * not run on: see refuseUnsafeLedger.
+ */
+function* migrationSteps(target: MigrationTarget<'sync'> | MigrationTarget<'async'>, migrations: Migration[]): Generator<Step, void, unknown> {
+  yield* call(() => target.begin());
+  try {
+    const tags = yield* call(() => target.appliedTags());
+    const present = yield* call(() => target.tablesPresent(waybillOnlyTables(migrations)));
+    refuseUnsafeLedger(migrations, tags, present, target.where());
+    const applied = new Set(tags);
+    const pending = migrations.filter((m) => !applied.has(m.tag));
+    if (pending.length === 0) {
+      yield* call(() => target.commit());
+      return;
+    }
+    const article = applied.size === 0 ? yield* call(() => target.tablesPresent(ARTICLE_TABLES)) : [];
+    const adopted = ARTICLE_TABLES.filter((t) => article.includes(t));
+    for (const table of adopted) yield* call(() => target.setAside(table));
+    for (const migration of pending) {
+      for (const statement of migration.statements) yield* call(() => target.exec(statement));
+      yield* call(() => target.record(migration));
+    }
+    for (const table of adopted) {
+      const columns = ARTICLE_COLUMNS[table].map(quote).join(', ');
+      yield* call(() => target.exec(`INSERT INTO ${quote(table)} (${columns}) SELECT ${columns} FROM ${quote(`article_${table}`)}`));
+      yield* call(() => target.exec(`DROP TABLE ${quote(`article_${table}`)}`));
+    }
+    yield* call(() => target.commit());
+  } catch (error) {
+    // A connection that died mid-transaction cannot roll back; the server already has.
+    try {
+      yield* call(() => target.rollback());
+    } catch {
+      // the rollback's own failure says nothing the first error does not
+    }
+    throw error;
+  }
+}
+
+export function runMigrationsSync(target: MigrationTarget<'sync'>, migrations: Migration[]): void {
+  const steps = migrationSteps(target, migrations);
+  let next = steps.next();
+  while (!next.done) {
+    let answer: unknown;
+    try {
+      answer = next.value();
+    } catch (error) {
+      next = steps.throw(error);
+      continue;
+    }
+    next = steps.next(answer);
+  }
+}
+
+export async function runMigrations(target: MigrationTarget<'async'>, migrations: Migration[]): Promise<void> {
+  const steps = migrationSteps(target, migrations);
+  let next = steps.next();
+  while (!next.done) {
+    let answer: unknown;
+    try {
+      answer = await next.value();
+    } catch (error) {
+      next = steps.throw(error);
+      continue;
+    }
+    next = steps.next(answer);
   }
 }

@@ -1,9 +1,8 @@
 /**
  * A whole prune: batches until one removes nothing. Used by `waybill prune` and by workers that prune
- * periodically; both backends' batches are in sqlite-prune.ts and postgres-prune.ts.
+ * periodically; both backends' batches are in sqlite/retention.ts and postgres/retention.ts.
  */
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { WaybillError } from '../errors';
 import type { PruneCounts, PruneRequest, RetentionStore } from './types';
 
 export const NO_ROWS: PruneCounts = { runs: 0, external: 0, committed: 0, events: 0, progress: 0 };
@@ -33,11 +32,3 @@ export async function pruneAll(
   return total;
 }
 
-/** The retention half of a store; a backend without it says so instead of failing midway. */
-export function retentionStore(store: object): RetentionStore {
-  const s = store as Partial<RetentionStore> & { dialect?: string };
-  if (typeof s.planPrune !== 'function' || typeof s.pruneBatch !== 'function') {
-    throw new WaybillError('UNSUPPORTED', `the ${s.dialect ?? 'configured'} store does not support prune`);
-  }
-  return s as RetentionStore;
-}

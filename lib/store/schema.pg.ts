@@ -113,7 +113,7 @@ export const stepEvents = pgTable(
     // A run's events of one outcome, newest first (the run page's key-reuse warnings), without walking the rest.
     index('step_events_run_outcome').on(t.runId, t.outcome, t.id),
     index('step_events_key').on(t.idemKey),
-    // The metrics scrape reads events written since its last one by time (postgres-metrics.ts).
+    // The metrics scrape reads events written since its last one by time (postgres/metrics.ts).
     index('step_events_at').on(t.at),
   ],
 );
@@ -171,7 +171,7 @@ export const audit = pgTable(
 );
 
 /**
- * The metrics scrape's running totals (postgres-metrics.ts), one row per histogram-bounds signature, shared by
+ * The metrics scrape's running totals (postgres/metrics.ts), one row per histogram-bounds signature, shared by
  * every dashboard process so they report one counter and keep it across restarts. Prune never touches it: the
  * totals must outlive the rows they counted. Marks are null until the first scrape reads the history.
  */

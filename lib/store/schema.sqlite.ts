@@ -168,7 +168,7 @@ export const audit = sqliteTable(
 );
 
 /**
- * The metrics scrape's running totals (sqlite-metrics.ts), one row per histogram-bounds signature, shared by
+ * The metrics scrape's running totals (sqlite/metrics.ts), one row per histogram-bounds signature, shared by
  * every dashboard process so they report one counter and keep it across restarts. Prune never touches it: the
  * totals must outlive the rows they counted. Marks are null until the first scrape reads the history.
  */

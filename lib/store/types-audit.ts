@@ -1,34 +1,10 @@
-/** The operators' log: who did what from the dashboard, the HTTP API or the CLI. Re-exported by types.ts. */
+/** The operators' log: who did what from the dashboard, the HTTP API or the CLI. */
+import type { AuditEntry } from './types-rows';
 
-export type AuditRole = 'viewer' | 'operator' | 'local';
-
-export interface AuditEntry {
-  id: number;
-  /** Epoch seconds, by the store's clock. */
-  at: number;
-  /** Who: the signed-in name with its role, or the role and channel of a bare token. */
-  actor: string;
-  /** `local` when no tokens are configured and the control plane answers loopback only. */
-  role: AuditRole;
-  /** What: start, pause, resume, cancel, retry, expire, resolve, sweep. */
-  action: string;
-  /** On what: a run id, an idempotency key, or `*` for a sweep. */
-  target: string;
-  runId: string | null;
-  detail: string | null;
-}
-
-/** The operators' log: every operator action (lib/control), whichever way it came, newest first. */
-export interface AuditStore {
-  recordAudit(entry: Omit<AuditEntry, 'id' | 'at'>): Promise<AuditEntry>;
-
-  /**
-   * Newest first by id; `beforeId` continues a page (keyset). The filters narrow by exact match (`runId`,
-   * `actor`, `action`) and by time, `since <= at < until` in epoch seconds, so adjacent ranges never share a line.
-   */
-  listAudit(options?: AuditQuery): Promise<AuditEntry[]>;
-}
-
+/**
+ * A page of the log, newest first. Exact match on `actor` and `action`; `since <= at < until` in epoch
+ * seconds; `beforeId` continues a page (keyset on id, which only grows).
+ */
 export interface AuditQuery {
   limit?: number;
   beforeId?: number;
@@ -37,4 +13,11 @@ export interface AuditQuery {
   action?: string;
   since?: number;
   until?: number;
+}
+
+export interface AuditStore {
+  /** `at` is the store's clock; `id` the log's own sequence. */
+  recordAudit(entry: Omit<AuditEntry, 'id' | 'at'>): Promise<AuditEntry>;
+
+  listAudit(query?: AuditQuery): Promise<AuditEntry[]>;
 }

@@ -26,7 +26,7 @@ afterAll(async () => {
 
 describe('GET /api/metrics', () => {
   it('serves the store\'s counts in Prometheus text format', async () => {
-    const store = (await openStore(process.env.DATABASE_URL!, { synchronous: 'normal' })) as Store & RunStore;
+    const store = (await openStore(process.env.DATABASE_URL!, { synchronous: 'normal' }));
     try {
       await runAgent([1, 2, 3], new Checkpoint(store, 'r1', { workerId: 'w1' }), (x) => x);
       await store.createRun({ id: 'q1', workflow: 'w', inputJson: '{}', totalSteps: null });
@@ -60,6 +60,6 @@ describe('GET /api/metrics', () => {
     expect(await response.json()).toEqual({ error: { code: 'INTERNAL', message: 'internal error: the request did not complete (see the server log)' } });
     const line = JSON.parse(logged.at(-1)!) as { component: string; msg: string; route: string; error: string; stack: string };
     expect(line).toMatchObject({ component: 'web', msg: 'metrics scrape failed', route: '/api/metrics', error: 'TypeError: The database connection is not open' });
-    expect(line.stack).toContain('sqlite-metrics');
+    expect(line.stack).toContain('sqlite/metrics');
   });
 });

@@ -3,7 +3,7 @@
  * `input.outbox`, and no run is created (the same schema refuses it on the dashboard's form).
  */
 import { describe, expect, it } from 'vitest';
-import { asControlStore, runs } from '../../lib/control';
+import { runs } from '../../lib/control';
 import { builtinRegistry } from '../../lib/engine/workflows';
 import type { SqliteStore } from '../../lib/store/sqlite';
 import { openTestStore } from '../workflows/harness';
@@ -11,7 +11,7 @@ import { ControlInputError } from '../../lib/errors';
 
 /** The start every way in makes (lib/control), as the API's caller. */
 const start = (store: SqliteStore, registry: ReturnType<typeof builtinRegistry>, input: { workflow: string; input: unknown; id: string }) =>
-  runs.start({ store: async () => asControlStore(store), claimTtlMs: 30_000, maxBytes: 1 << 20, workflows: async () => registry },
+  runs.start({ store: async () => store, claimTtlMs: 30_000, maxBytes: 1 << 20, workflows: async () => registry },
     { actor: 'api', role: 'operator', channel: 'api' }, input);
 
 describe('POST /api/v1/runs with a notify outbox', () => {

@@ -27,7 +27,7 @@ describe.each(list)('run store contract on $name', (backend) => {
 
   beforeEach(async () => {
     h = await backend.open();
-    store = h.store as Store & RunStore;
+    store = h.store;
   });
   afterEach(() => h.close());
 
@@ -73,7 +73,7 @@ describe.each(list)('run store contract on $name', (backend) => {
     expect(workers.w2).toMatchObject({ machine: null, stoppedAt: expect.any(Number) });
 
     // Another process's view of w1's proof of life: PostgreSQL holds a session lock, SQLite cannot tell.
-    const observer = (await h.reopen()) as Store & RunStore;
+    const observer = (await h.reopen());
     const hold = await store.holdLiveness('w1');
     const whileHeld = await observer.livenessOf(['w1', 'never-ran']);
     await hold.release();

@@ -4,8 +4,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConflictError } from '../../lib/errors';
-import { seedPlan, type SeedStore } from '../../lib/store/seed';
-import type { InsightStore, RunStore, Store } from '../../lib/store/types';
+import type { Backend } from '../../lib/store/index';
+import { seedDemo, seedPlan } from '../../lib/store/seed/index';
 import { backends, type StoreHandle } from '../support/backends';
 
 const list = await backends();
@@ -14,7 +14,7 @@ const PLAN = { runs: 20, steps: 10, bigRunSteps: 30 };
 
 describe.each(list)('seedDemo on $name', (backend) => {
   let h: StoreHandle;
-  let store: Store & RunStore & InsightStore & SeedStore;
+  let store: Backend;
 
   beforeEach(async () => {
     h = await backend.open();
@@ -24,7 +24,7 @@ describe.each(list)('seedDemo on $name', (backend) => {
 
   it('writes exactly the planned runs, steps, events, claims and workers', async () => {
     const progress: number[] = [];
-    const report = await store.seedDemo(PLAN, (done) => progress.push(done));
+    const report = await seedDemo(store, PLAN, (done) => progress.push(done));
     // 20 runs: indexes 0 and 10 running, 1 and 11 failed, 2 and 12 paused, 14 completed, plus the big run.
     expect(report).toEqual({
       runs: 21, byStatus: { completed: 15, running: 2, failed: 2, paused: 2 },
@@ -62,10 +62,10 @@ describe.each(list)('seedDemo on $name', (backend) => {
   });
 
   it('refuses a second seed with the same prefix and writes nothing; another prefix adds alongside', async () => {
-    await store.seedDemo({ runs: 3, steps: 4 });
-    await expect(store.seedDemo({ runs: 3, steps: 4 })).rejects.toBeInstanceOf(ConflictError);
+    await seedDemo(store, { runs: 3, steps: 4 });
+    await expect(seedDemo(store, { runs: 3, steps: 4 })).rejects.toBeInstanceOf(ConflictError);
     expect((await store.listRuns({ limit: 100, claimTtlMs: TTL })).length).toBe(3);
-    const again = await store.seedDemo({ runs: 3, steps: 4, prefix: 'more' });
+    const again = await seedDemo(store, { runs: 3, steps: 4, prefix: 'more' });
     expect(again.committed).toBe(2 + 3 + 1);
     expect((await store.listRuns({ limit: 100, claimTtlMs: TTL })).length).toBe(6);
     expect((await store.runStats({ sinceSeconds: 0, claimTtlMs: TTL })).executed).toBe(12);

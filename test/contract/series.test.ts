@@ -3,8 +3,8 @@
  * commits (a few hundred rows whose counts sum to the run), the last steps and events, claim pages and counts.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { SeedStore } from '../../lib/store/seed';
-import type { InsightStore, RunStore, Store } from '../../lib/store/types';
+import type { Backend } from '../../lib/store/index';
+import { seedDemo } from '../../lib/store/seed/index';
 import { backends, type StoreHandle } from '../support/backends';
 
 const list = await backends();
@@ -12,7 +12,7 @@ const TTL = 60_000;
 
 describe.each(list)('run series on $name', (backend) => {
   let h: StoreHandle;
-  let store: Store & RunStore & InsightStore & SeedStore;
+  let store: Backend;
 
   beforeEach(async () => {
     h = await backend.open();
@@ -21,7 +21,7 @@ describe.each(list)('run series on $name', (backend) => {
   afterEach(() => h.close());
 
   it('buckets 10,000 steps into at most 500 step ranges and 400 time slices that sum to the run', async () => {
-    await store.seedDemo({ runs: 1, steps: 1, bigRunSteps: 10_000 });
+    await seedDemo(store, { runs: 1, steps: 1, bigRunSteps: 10_000 });
     const steps = await store.stepTimingBuckets('seed-big', { buckets: 500 });
     expect(steps.length).toBe(500);
     expect(steps.reduce((sum, b) => sum + b.count, 0)).toBe(10_000);
@@ -40,7 +40,7 @@ describe.each(list)('run series on $name', (backend) => {
   });
 
   it('the last steps and events of a run, oldest first; skips counted in the time slices', async () => {
-    await store.seedDemo({ runs: 4, steps: 60, bigRunSteps: 10_000 });
+    await seedDemo(store, { runs: 4, steps: 60, bigRunSteps: 10_000 });
     const last = await store.recentSteps('seed-big', { limit: 5 });
     expect(last.map((s) => s.step)).toEqual([9995, 9996, 9997, 9998, 9999]);
     expect(last.map((s) => s.idemKey)).toEqual([9995, 9996, 9997, 9998, 9999].map((n) => `seed-big:step:${n}`));
@@ -66,7 +66,7 @@ describe.each(list)('run series on $name', (backend) => {
   });
 
   it('claims page by keyset cursor without gaps or repeats, and are counted without listing them', async () => {
-    await store.seedDemo({ runs: 100, steps: 4 });
+    await seedDemo(store, { runs: 100, steps: 4 });
     // Runs 0, 10, … 90 are running with one claim each; those with an even tens digit are orphaned.
     expect(await store.countClaims({ claimTtlMs: TTL })).toEqual({ total: 10, orphaned: 5 });
     const seen: string[] = [];

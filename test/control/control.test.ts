@@ -3,7 +3,7 @@
  * one, before anything is written or even read), and the audit log's reader filters and pages exactly.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { asControlStore, audit, claims, retention, runs, type Caller, type ControlDeps, type ControlStore } from '../../lib/control';
+import { audit, claims, retention, runs, type Caller, type ControlDeps, type ControlStore } from '../../lib/control';
 import { WorkflowRegistry, defineWorkflow } from '../../lib/engine/workflow';
 import { z } from 'zod';
 import { backends, type StoreHandle } from '../support/backends';
@@ -25,7 +25,7 @@ describe.each(list)('lib/control on $name', (backend) => {
 
   beforeEach(async () => {
     h = await backend.open();
-    store = asControlStore(h.store);
+    store = h.store;
     opened = 0;
     deps = {
       store: async () => {

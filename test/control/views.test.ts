@@ -4,7 +4,6 @@
  * equal field for field — `input` and `key`, never `inputJson` and `idemKey`.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import type { RunStore, Store } from '../../lib/store/types';
 import { json, runCli } from '../cli/support';
 import { makeTempDir } from '../support/tmp';
 
@@ -12,7 +11,7 @@ const dir = makeTempDir('waybill-views-');
 const url = `file:${dir.file('w.db')}`;
 process.env.DATABASE_URL = url;
 const { getStore } = await import('../../lib/data/store');
-const store = (await getStore()) as Store & RunStore;
+const store = (await getStore());
 
 afterAll(async () => {
   await store.close();

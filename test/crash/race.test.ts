@@ -10,6 +10,7 @@
 import { mkdirSync, existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { stepKey } from '../../lib/checkpoint/keys';
+import { seededShuffle } from '../../lib/store/random';
 import { finish, spawnFixture } from '../support/child';
 import { tempDir } from '../support/tmp';
 import type { CrashChildArgs, CrashChildReport } from '../fixtures/crash-child';
@@ -17,23 +18,8 @@ import { countByKey, readEffects, snapshot } from './helpers';
 
 const N = 1000;
 
-/** A seeded permutation of 0..n-1 (mulberry32 + Fisher–Yates), so a failure can be replayed. */
-function shuffled(n: number, seed: number): number[] {
-  let a = seed >>> 0;
-  const random = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const out = Array.from({ length: n }, (_, i) => i);
-  for (let i = n - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [out[i], out[j]] = [out[j]!, out[i]!];
-  }
-  return out;
-}
+/** A seeded permutation of 0..n-1 (lib/store/random.ts), so a failure can be replayed. */
+const shuffled = (n: number, seed: number): number[] => seededShuffle(Array.from({ length: n }, (_, i) => i), seed);
 
 describe('crash: two processes racing over the same keys', () => {
   const orders = [

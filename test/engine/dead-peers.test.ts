@@ -47,7 +47,7 @@ describe.each(list)('dead peers on $name', (backend) => {
 
   beforeEach(async () => {
     h = await backend.open();
-    store = h.store as Store & RunStore;
+    store = h.store;
   });
   afterEach(() => h.close());
 

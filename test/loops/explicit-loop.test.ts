@@ -17,7 +17,7 @@ describe.each(list)('a declared loop of explicit runOnce calls on $name', (backe
   let store: Store & RunStore;
   beforeEach(async () => {
     h = await backend.open();
-    store = h.store as Store & RunStore;
+    store = h.store;
   });
   afterEach(() => h.close());
 

@@ -9,7 +9,7 @@ import { readFileSync, existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { stepKey } from '../../lib/checkpoint/keys';
 import { getRun, listRuns, type RunsStore } from '../../lib/api/runs';
-import { asControlStore, runs } from '../../lib/control';
+import { runs } from '../../lib/control';
 import { openStore } from '../../lib/store/index';
 import { finish, killHard, spawnFixture, type Child } from '../support/child';
 import { postgresAvailable, testSchema } from '../support/postgres';
@@ -18,7 +18,7 @@ import type { LibraryLoopArgs } from '../fixtures/library-loop';
 
 /** The control plane's own action, as the dashboard, the API and the CLI make it (lib/control). */
 const act = (store: RunsStore, runId: string, action: 'pause' | 'resume' | 'cancel') => runs.act(
-  { store: async () => asControlStore(store), claimTtlMs: 30_000, maxBytes: 1 << 20 },
+  { store: async () => store, claimTtlMs: 30_000, maxBytes: 1 << 20 },
   { actor: 'operator:test', role: 'operator', channel: 'api' }, { action, runId });
 
 const TTL = 30_000;

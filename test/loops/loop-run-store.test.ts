@@ -18,7 +18,7 @@ describe.each(list)('library loop runs on $name', (backend) => {
   let store: Store & RunStore;
   beforeEach(async () => {
     h = await backend.open();
-    store = h.store as Store & RunStore;
+    store = h.store;
   });
   afterEach(() => h.close());
 

@@ -8,6 +8,7 @@
  * every wait is for a live holder's commit.
  */
 import { describe, expect, it } from 'vitest';
+import { seededShuffle } from '../../lib/store/random';
 import { finish, spawnFixture } from '../support/child';
 import { postgresAvailable, testSchema, testUrl } from '../support/postgres';
 import type { PgRaceArgs, PgRaceReport } from '../fixtures/pg-race';
@@ -15,23 +16,8 @@ import type { PgRaceArgs, PgRaceReport } from '../fixtures/pg-race';
 const N = 2000;
 const pgUp = await postgresAvailable('PostgreSQL race test');
 
-/** A seeded permutation (mulberry32 + Fisher–Yates), so a failure can be replayed. */
-function shuffled<T>(items: T[], seed: number): T[] {
-  let a = seed >>> 0;
-  const random = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const out = [...items];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [out[i], out[j]] = [out[j]!, out[i]!];
-  }
-  return out;
-}
+/** A seeded permutation (lib/store/random.ts), so a failure can be replayed. */
+const shuffled = seededShuffle;
 
 describe.skipIf(!pgUp)('postgres: four processes racing over the same keys', () => {
   it('commits each of 2,000 keys once, executed by exactly one process, never two at once', async () => {

@@ -1,5 +1,5 @@
 /**
- * Runs and workers on PostgreSQL (postgres-runs.ts), what only PostgreSQL can show: the same answers as
+ * Runs and workers on PostgreSQL (lib/store/postgres/runs.ts), what only PostgreSQL can show: the same answers as
  * SQLite for the same calls, many claimers that never take one run twice nor wait for each other, takeovers
  * by the database clock against an injected one, and the four calls that must recognise their own attempt
  * after a lost answer. The run store's contract on every backend (dead workers, operator actions, outside

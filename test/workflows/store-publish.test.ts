@@ -9,7 +9,6 @@ import { z } from 'zod';
 import { WorkflowCatalog } from '../../lib/engine/catalog';
 import { publicationsOf } from '../../lib/engine/publish';
 import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
-import type { RunStore, Store } from '../../lib/store/types';
 import { backends, type StoreHandle } from '../support/backends';
 
 const list = await backends();
@@ -26,7 +25,7 @@ describe.each(list)('published workflows on $name', (backend) => {
 
   it('upserts by name, records who serves what, and judges liveness by heartbeat and stop', async () => {
     handle = await backend.open();
-    const store = handle.store as Store & RunStore;
+    const store = handle.store;
     expect(await store.listPublishedWorkflows({ liveWithinMs: 10_000 })).toEqual([]);
 
     await store.registerWorker({ id: 'w1', host: 'h', pid: 1 });
@@ -56,7 +55,7 @@ describe.each(list)('published workflows on $name', (backend) => {
 
   it('sets the total of a run only for its owner and only where none was set', async () => {
     handle = await backend.open();
-    const store = handle.store as Store & RunStore;
+    const store = handle.store;
     await store.registerWorker({ id: 'w1', host: 'h', pid: 1 });
     await store.createRun({ id: 'r1', workflow: 'crawl', inputJson: '{}', totalSteps: null });
     await store.setRunTotal('r1', 'w1', 7); // not its owner yet: queued, nobody's

@@ -19,6 +19,7 @@ import { linkSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from '
 import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LockTimeoutError } from '../../errors';
+import { pidAlive } from '../../store/machine';
 
 
 export interface FileLockOptions {
@@ -82,16 +83,6 @@ export function readOwner(path: string): number | null {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw error;
-  }
-}
-
-export function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: alive, owned by another user.
-    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
   }
 }
 

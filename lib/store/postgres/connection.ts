@@ -1,0 +1,160 @@
+/**
+ * The PostgreSQL connection every operation file takes: the pool and its Drizzle view, the clock's skew,
+ * one retried statement, and a transaction on one pooled connection. Operation files are free functions of
+ * this object; nothing inherits from anything.
+ *
+ * Statements are built with Drizzle's `sql` template, each value at its place and cast there (`${step}::int`),
+ * and run on the pool directly, so the retry and transient mapping (retry.ts) wrap exactly one round trip.
+ * A name makes a statement prepared once per connection by node-postgres: only for texts that never vary.
+ */
+import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
+import { PgDialect } from 'drizzle-orm/pg-core';
+import { is, Placeholder, sql, type SQL } from 'drizzle-orm';
+import pg from 'pg';
+import type { Clock } from '../../clock';
+import { InvalidInputError } from '../../errors';
+import * as schema from '../schema.pg';
+import { capPoolWhenRefused, withRetry } from './retry';
+import { skewSeconds } from './skew';
+
+export interface PostgresOpenOptions {
+  /**
+   * postgres://user@host:port/database. An application_name in it replaces the default 'waybill';
+   * `options` in it (e.g. `-c synchronous_commit=off`) are kept alongside the schema's search_path.
+   */
+  url: string;
+  /** Set as search_path on every pooled connection and created if missing: one store per schema. */
+  schema?: string;
+  clock?: Clock;
+  /** Connections kept open; the default suits one worker. Benchmarks raise it with concurrency. */
+  poolSize?: number;
+}
+
+const dialect = new PgDialect();
+
+/**
+ * A hot-path statement, built once: its values are named placeholders (`sql.placeholder('token')`) at their
+ * places in the template, and each call fills them by name. Building a Drizzle template and rendering it
+ * costs tens of microseconds a call, a visible share of a step (npm run bench); this costs a lookup per value.
+ */
+export interface Prepared<V> {
+  readonly name: string;
+  readonly text: string;
+  /** The placeholder each $n of the text takes, in order. */
+  readonly slots: readonly (keyof V & string)[];
+}
+
+export function prepare<V extends Record<string, unknown>>(name: string, statement: SQL): Prepared<V> {
+  const q = dialect.sqlToQuery(statement);
+  const names = q.params.map((p) => {
+    if (!is(p, Placeholder)) throw new Error(`statement ${name}: every value must be a placeholder, got ${String(p)}`);
+    return p.name as keyof V & string;
+  });
+  // Drizzle numbers every occurrence anew; a placeholder used twice becomes one parameter again, so the server
+  // sees one value (and one bind) where the statement means one.
+  const slots = [...new Set(names)];
+  const text = q.sql.replace(/\$(\d+)\b/g, (_, n: string) => `$${slots.indexOf(names[Number(n) - 1]!) + 1}`);
+  return { name, text, slots };
+}
+
+export interface PgConnection {
+  readonly pool: pg.Pool;
+  /** The same pool through Drizzle's query builder, for the plain reads and writes. */
+  readonly orm: NodePgDatabase<typeof schema>;
+  readonly clock: Clock;
+  /** Seconds the injected clock is ahead of this host's (skew.ts). */
+  skew(): number;
+  /** `now` by the database's clock, shifted by the skew: the one time every lease is judged by. */
+  now(): SQL;
+  /** Text and values of a statement, as node-postgres takes them. */
+  text(statement: SQL): { text: string; values: unknown[] };
+  /** One statement, retried while transient. */
+  query<R extends pg.QueryResultRow>(statement: SQL, name?: string): Promise<pg.QueryResult<R>>;
+  /** One statement, not retried: for the callers that decide themselves what a lost answer means. */
+  once<R extends pg.QueryResultRow>(statement: SQL, name?: string, on?: pg.Pool | pg.PoolClient): Promise<pg.QueryResult<R>>;
+  /** A prepared statement with its values, not retried (the caller's withRetry decides what a loss means). */
+  exec<R extends pg.QueryResultRow, V>(statement: Prepared<V>, values: V): Promise<pg.QueryResult<R>>;
+  /** BEGIN … COMMIT on one pooled connection; a failure rolls back and the connection is not reused. */
+  inTransaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T>;
+}
+
+export function postgresConnection(pool: pg.Pool, clock: Clock): PgConnection {
+  const text = (statement: SQL) => {
+    const q = dialect.sqlToQuery(statement);
+    return { text: q.sql, values: q.params };
+  };
+  const once = <R extends pg.QueryResultRow>(statement: SQL, name?: string, on: pg.Pool | pg.PoolClient = pool) =>
+    on.query<R>({ name, ...text(statement) });
+  const skew = () => skewSeconds(clock);
+  return {
+    pool,
+    orm: drizzle(pool, { schema }),
+    clock,
+    skew,
+    now: () => sql`(extract(epoch from now())::float8 + ${skew()}::float8)`,
+    text,
+    once,
+    query: (statement, name) => withRetry(name ?? 'query', () => once(statement, name)),
+    exec: <R extends pg.QueryResultRow, V>(statement: Prepared<V>, values: V) =>
+      pool.query<R>({ name: statement.name, text: statement.text, values: statement.slots.map((slot) => values[slot]) }),
+    async inTransaction(fn) {
+      const client = await pool.connect();
+      // Checked out, the client is not covered by the pool's 'error' listener (see openPool).
+      const ignore = () => undefined;
+      client.on('error', ignore);
+      let failure: Error | undefined;
+      try {
+        await client.query('BEGIN');
+        const result = await fn(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        failure = error instanceof Error ? error : new Error(String(error));
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      } finally {
+        client.off('error', ignore);
+        client.release(failure);
+      }
+    },
+  };
+}
+
+/** The pool a store runs on, with the schema as search_path on every connection. */
+export function openPool(options: PostgresOpenOptions): pg.Pool {
+  const { schema } = options;
+  // The name goes into a startup option unquoted, where PostgreSQL would fold case and split on spaces.
+  if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
+    throw new InvalidInputError(`schema must be a lowercase SQL identifier, got ${JSON.stringify(schema)}`);
+  }
+  const { url, startup } = splitStartupOptions(options.url);
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolSize ?? 10,
+    // Operators (and our tests) find Waybill's connections in pg_stat_activity by this name.
+    fallback_application_name: 'waybill',
+    options: [startup, schema ? `-c search_path=${schema}` : ''].filter(Boolean).join(' ') || undefined,
+  });
+  // An idle connection the server closed (restart, pg_terminate_backend, idle timeout) emits 'error' on
+  // the pool, which throws if nobody listens. The pool has already dropped it; the next query reconnects.
+  pool.on('error', () => undefined);
+  capPoolWhenRefused(pool);
+  return pool;
+}
+
+/**
+ * Takes `options` (server settings such as `-c synchronous_commit=off`) out of the URL so that the schema's
+ * search_path can be added to them: node-postgres would let the URL's value replace ours.
+ */
+function splitStartupOptions(raw: string): { url: string; startup: string } {
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    return { url: raw, startup: '' };
+  }
+  const startup = parsed.searchParams.get('options') ?? '';
+  if (!startup) return { url: raw, startup };
+  parsed.searchParams.delete('options');
+  return { url: parsed.toString(), startup };
+}

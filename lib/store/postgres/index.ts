@@ -1,0 +1,76 @@
+/**
+ * The PostgreSQL backend: how Waybill scales past one machine, many workers on many hosts against one
+ * database. Same file names as sqlite/, same composition: one object of the operation files, each a function
+ * of the connection, no chain of classes.
+ */
+import type pg from 'pg';
+import { systemClock, type Clock } from '../../clock';
+import { findMigrationsDir, readMigrations } from '../migrations';
+import type { Store } from '../types';
+import { postgresAudit } from './audit';
+import { postgresClaims } from './claims';
+import { openPool, postgresConnection, type PostgresOpenOptions } from './connection';
+import { postgresMetrics } from './metrics';
+import { migratePostgres } from './migrate';
+import { postgresReads } from './reads';
+import { postgresRetention } from './retention';
+import { withRetry } from './retry';
+import { postgresRuns } from './runs';
+import { postgresSteps } from './steps';
+import { postgresWorkers } from './workers';
+import { postgresWorkflows } from './workflows';
+
+export type PostgresStoreOptions = PostgresOpenOptions;
+
+/** The full Store, and the pool for what only PostgreSQL has (tests, the demo seed). */
+export interface PostgresStore extends Store {
+  readonly dialect: 'postgres';
+  readonly pool: pg.Pool;
+  readonly clock: Clock;
+}
+
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
+  const pool = openPool(options);
+  try {
+    const migrations = readMigrations(findMigrationsDir('pg'));
+    await withRetry('migration', async () => {
+      const client = await pool.connect();
+      // Checked out, the client is not covered by the pool's listener: a connection killed between two of
+      // the migration's statements would otherwise be an unhandled 'error'. The next statement fails instead.
+      const ignore = () => undefined;
+      client.on('error', ignore);
+      let failure: unknown;
+      try {
+        await migratePostgres(client, migrations, options.schema);
+      } catch (error) {
+        failure = error;
+        throw error;
+      } finally {
+        // A connection that failed mid-migration is not handed out again.
+        client.off('error', ignore);
+        client.release(failure instanceof Error ? failure : undefined);
+      }
+    });
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw error;
+  }
+  const c = postgresConnection(pool, options.clock ?? systemClock);
+  return {
+    dialect: 'postgres',
+    pool,
+    clock: c.clock,
+    ...postgresSteps(c),
+    ...postgresClaims(c),
+    ...postgresRuns(c),
+    ...postgresWorkers(c),
+    ...postgresWorkflows(c),
+    ...postgresReads(c),
+    ...postgresMetrics(c),
+    ...postgresAudit(c),
+    ...postgresRetention(c),
+    async close() {
+      if (!pool.ending) await pool.end();
+    },
+  };
+}

@@ -1,0 +1,67 @@
+/**
+ * Retention on PostgreSQL, mirroring sqlite/retention.ts. A batch is one short transaction of a few
+ * statements on one connection: the runs it prunes are locked FOR UPDATE SKIP LOCKED first, so an operator's
+ * retry of one of them waits for the batch (and then finds it gone, or finds it finished with less history),
+ * and two workers pruning at once split the runs instead of queueing on them. Outside clients' runs have no
+ * runs row to lock: each delete re-checks that they still hold no claim.
+ *
+ * A batch whose connection is lost is retried whole: every statement is re-decided, so a retry deletes
+ * nothing twice; only the counts of an attempt that committed without an answer are lost (they are reported,
+ * never relied on). The fragments shared with SQLite (sql-shared.ts) take `before` as $1; each statement's
+ * values are listed where it runs.
+ */
+import type pg from 'pg';
+import { HAS_ROWS, PLAN_COUNTS, PRUNABLE_EXTERNAL, PRUNABLE_RUNS } from '../sql-shared';
+import type { PruneCounts, PruneRequest, RetentionStore } from '../types';
+import type { PgConnection } from './connection';
+import { withRetry } from './retry';
+
+const DEFAULT_BATCH = 500;
+const RUNS = PRUNABLE_RUNS('$1::float8');
+const EXTERNAL = PRUNABLE_EXTERNAL('$1::float8');
+const NO_CLAIM = (id: string) => `NOT EXISTS (SELECT 1 FROM claims cl WHERE cl.run_id = ${id})`;
+
+/** $1 before. */
+const planSql = (external: boolean) => `WITH doomed (id, external) AS (
+    SELECT id, false FROM (${RUNS}) r ${external ? `UNION ALL SELECT id, true FROM (${EXTERNAL}) x` : ''})
+  ${PLAN_COUNTS('postgres', (flag) => String(flag))}`;
+
+async function batch(client: pg.PoolClient, request: PruneRequest): Promise<PruneCounts> {
+  const size = request.batchSize ?? DEFAULT_BATCH;
+  const pick = async (sql: string) => (await client.query<{ id: string }>(sql, [request.before, size])).rows.map((r) => r.id);
+  const runIds = await pick(`${RUNS} ORDER BY r.id COLLATE "C" LIMIT $2 FOR UPDATE OF r SKIP LOCKED`);
+  const extIds = request.includeExternal ? await pick(`${EXTERNAL} ORDER BY 1 LIMIT $2`) : [];
+  const ids = [...runIds, ...extIds];
+  if (ids.length === 0) return { runs: 0, external: 0, committed: 0, events: 0, progress: 0 };
+
+  // Events first and committed after: a prune cut short keeps a run's keys (its deduplication) longest.
+  const events = (await client.query(`DELETE FROM step_events WHERE id IN (SELECT id FROM step_events
+    WHERE run_id = ANY($1::text[]) AND ${NO_CLAIM('step_events.run_id')} LIMIT $2)`, [ids, size])).rowCount ?? 0;
+  const committed = size - events <= 0 ? 0 : (await client.query(`DELETE FROM committed WHERE idem_key IN
+    (SELECT idem_key FROM committed WHERE run_id = ANY($1::text[]) AND ${NO_CLAIM('committed.run_id')} LIMIT $2)`,
+  [ids, size - events])).rowCount ?? 0;
+  // Progress and the runs row only once a run has nothing else left.
+  const progress = (await client.query(`DELETE FROM progress WHERE run_id = ANY($1::text[])
+    AND ${NO_CLAIM('progress.run_id')} AND NOT ${HAS_ROWS('progress.run_id')}`, [ids])).rowCount ?? 0;
+  // A claim taken meanwhile (an outside client on a finished run) keeps the row too: without it the run would
+  // show as an outside client's, running.
+  const runs = (await client.query(`DELETE FROM runs WHERE id = ANY($1::text[]) AND NOT ${HAS_ROWS('runs.id')}
+    AND ${NO_CLAIM('runs.id')} AND NOT EXISTS (SELECT 1 FROM progress p WHERE p.run_id = runs.id)`, [runIds])).rowCount ?? 0;
+  const external = extIds.length === 0 ? 0 : (await client.query<{ n: number }>(`SELECT count(*)::int AS n
+    FROM unnest($1::text[]) x (id) WHERE NOT ${HAS_ROWS('x.id')} AND NOT EXISTS (SELECT 1 FROM progress p WHERE p.run_id = x.id)`,
+  [extIds])).rows[0]!.n;
+  return { runs, external, committed, events, progress };
+}
+
+export function postgresRetention(c: PgConnection): RetentionStore {
+  return {
+    async planPrune(request) {
+      return (await withRetry('planPrune', () => c.pool.query<PruneCounts>(planSql(Boolean(request.includeExternal)), [request.before])))
+        .rows[0]!;
+    },
+
+    async pruneBatch(request) {
+      return withRetry('prune', () => c.inTransaction((client) => batch(client, request)));
+    },
+  };
+}

@@ -1,0 +1,129 @@
+/**
+ * The runs page on PostgreSQL: runs newest first, outside clients' runs (rows with no runs row) among them,
+ * keyset pagination on (updatedAt, id), with sqlite/run-list.ts's semantics. Ids order bytewise (COLLATE
+ * "C"), as SQLite orders them; float8 times cross to JS and back exactly, so the cursor matches. Each filter
+ * value sits where it is compared (Drizzle's `sql`), cast there so a null filter is typed.
+ */
+import { sql, type SQL } from 'drizzle-orm';
+import { containsPattern } from '../columns';
+import { OUTSIDE_STATUS_SQL } from '../outside-runs';
+import type { RunStore, RunSummary } from '../types';
+import type { PgConnection } from './connection';
+
+type Filter = Parameters<RunStore['listRuns']>[0];
+
+const outsideStatus = (runId: string) => sql.raw(OUTSIDE_STATUS_SQL(runId));
+/** SQLite's LIKE folds ASCII letters only; so does this, where ILIKE would follow the database's locale. */
+const asciiLower = (x: SQL) => sql`translate(${x}, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')`;
+/** A run's place in the list: the later of its row's and its progress's update (an outside client's: its claims'). */
+const PLACE = sql.raw(`CASE WHEN r.id IS NULL
+  THEN greatest(p.updated_at, coalesce((SELECT max(c.claimed_at) FROM claims c WHERE c.run_id = p.run_id), 0))
+  ELSE greatest(r.updated_at, coalesce(p.updated_at, 0)) END`);
+
+/** The page's filter values, each typed where it is used. */
+function values(filter: Filter) {
+  const search = filter.search ? containsPattern(filter.search) : null;
+  return {
+    status: sql`${filter.status ?? null}::text`,
+    workflow: sql`${filter.workflow ?? null}::text`,
+    owner: sql`${filter.owner ?? null}::text`,
+    search: sql`${search}::text`,
+    limit: sql`${filter.limit ?? 100}::int`,
+    afterAt: sql`${filter.after?.updatedAt ?? null}::float8`,
+    afterId: sql`${filter.after?.id ?? null}::text`,
+  };
+}
+
+function listSql(c: PgConnection, filter: Filter): SQL {
+  const v = values(filter);
+  const ttl = sql`${filter.claimTtlMs / 1000}::float8`;
+  const after = (place: SQL, id: SQL) => sql`(${v.afterAt} IS NULL OR ${place} < ${v.afterAt}
+    OR (${place} = ${v.afterAt} AND ${id} COLLATE "C" > ${v.afterId} COLLATE "C"))`;
+  const runFilter = sql`(${v.status} IS NULL OR r.status = ${v.status}) AND (${v.workflow} IS NULL OR r.workflow = ${v.workflow})
+    AND (${v.owner} IS NULL OR r.owner = ${v.owner})`;
+  const search = (id: SQL) => sql`(${v.search} IS NULL OR ${asciiLower(id)} LIKE ${asciiLower(v.search)} ESCAPE '\\')`;
+  const orphaned = (run: string) => sql`(SELECT count(*)::int FROM claims c WHERE c.run_id = ${sql.raw(run)}
+    AND coalesce(c.lease_expires_at, c.claimed_at + ${ttl}) <= t.now)`;
+  // The runs that can be on the page, so the summary is computed for a few hundred runs, not all of them.
+  // A run's place is the later of two times, and the first `limit` runs by that are all among the first
+  // `limit` by either time alone (a run passed over in both would have `limit` runs ahead of it), so it is
+  // enough to read the top of two indexes, runs_updated and progress_updated, each with the page's filters
+  // and cursor applied exactly; plus outside clients' claimed runs, as few as the claims in flight.
+  return sql`WITH t AS (SELECT ${c.now()} AS now),
+cand AS (
+  (SELECT r.id FROM runs r LEFT JOIN progress p ON p.run_id = r.id
+    WHERE ${runFilter} AND ${search(sql.raw('r.id'))} AND ${after(PLACE, sql.raw('r.id'))}
+    ORDER BY r.updated_at DESC, r.id COLLATE "C" LIMIT ${v.limit})
+  UNION
+  (SELECT p.run_id FROM progress p LEFT JOIN runs r ON r.id = p.run_id
+    WHERE CASE WHEN r.id IS NULL
+        THEN (${v.status} IS NULL OR ${v.status} = ${outsideStatus('p.run_id')})
+          AND (${v.workflow} IS NULL OR ${v.workflow} = 'external') AND ${v.owner} IS NULL
+        ELSE ${runFilter} END
+      AND ${search(sql.raw('p.run_id'))} AND ${after(PLACE, sql.raw('p.run_id'))}
+    ORDER BY p.updated_at DESC, p.run_id COLLATE "C" LIMIT ${v.limit})
+  UNION
+  SELECT c.run_id FROM claims c WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = c.run_id)),
+summary AS (
+  SELECT r.id, r.workflow, r.status, coalesce(p.step, 0) AS step, r.total_steps AS "totalSteps",
+    coalesce(p.executed, 0) AS executed, coalesce(p.skipped, 0) AS skipped, coalesce(p.awaited, 0) AS awaited,
+    ${orphaned('r.id')} AS "orphanedClaims",
+    r.owner, r.error, r.created_at AS "createdAt", greatest(r.updated_at, coalesce(p.updated_at, 0)) AS "updatedAt"
+  FROM runs r CROSS JOIN t LEFT JOIN progress p ON p.run_id = r.id
+  WHERE r.id IN (SELECT id FROM cand)
+  UNION ALL
+  SELECT x.run_id, 'external', ${outsideStatus('x.run_id')},
+    coalesce(p.step, 0), NULL::int, coalesce(p.executed, 0), coalesce(p.skipped, 0), coalesce(p.awaited, 0),
+    ${orphaned('x.run_id')},
+    NULL::text, NULL::text, NULL::float8,
+    greatest(coalesce(p.updated_at, 0), coalesce((SELECT max(c.claimed_at) FROM claims c WHERE c.run_id = x.run_id), 0))
+  FROM (SELECT id AS run_id FROM cand) x CROSS JOIN t
+  LEFT JOIN progress p ON p.run_id = x.run_id
+  WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = x.run_id))
+SELECT * FROM summary s
+WHERE (${v.status} IS NULL OR s.status = ${v.status}) AND (${v.workflow} IS NULL OR s.workflow = ${v.workflow})
+  AND ${search(sql.raw('s.id'))} AND (${v.owner} IS NULL OR s.owner = ${v.owner})
+  AND ${after(sql.raw('s."updatedAt"'), sql.raw('s.id'))}
+ORDER BY s."updatedAt" DESC, s.id COLLATE "C" LIMIT ${v.limit}`;
+}
+
+/**
+ * Outside clients' runs that have nothing but committed rows (no progress, no claim), which no index finds by
+ * run; sqlite/run-list.ts says why each of the two reads is bounded. `floor`: the full page's last place.
+ */
+function loneSql(filter: Filter, floor: number | null): SQL {
+  const v = values(filter);
+  const lone = (from: SQL, also: SQL = sql``) => sql`SELECT * FROM (SELECT l.id, 'external' AS workflow, ${outsideStatus('l.id')} AS status,
+    0 AS step, NULL::int AS "totalSteps", 0 AS executed, 0 AS skipped, 0 AS awaited, 0 AS "orphanedClaims",
+    NULL::text AS owner, NULL::text AS error, NULL::float8 AS "createdAt", l.at AS "updatedAt"
+  FROM (${from}) l
+  WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = l.id) AND NOT EXISTS (SELECT 1 FROM progress p WHERE p.run_id = l.id)
+    AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.run_id = l.id) ${also}) s
+  WHERE (${v.status} IS NULL OR s.status = ${v.status}) AND (${v.workflow} IS NULL OR s.workflow = ${v.workflow})
+    AND (${v.search} IS NULL OR ${asciiLower(sql.raw('s.id'))} LIKE ${asciiLower(v.search)} ESCAPE '\\')
+    AND (${v.afterAt} IS NULL OR s."updatedAt" < ${v.afterAt} OR (s."updatedAt" = ${v.afterAt} AND s.id COLLATE "C" > ${v.afterId} COLLATE "C"))
+  ORDER BY s."updatedAt" DESC, s.id COLLATE "C" LIMIT ${v.limit}`;
+  if (floor !== null) {
+    return lone(sql`SELECT run_id AS id, max(committed_at) AS at FROM committed
+      WHERE committed_at >= ${floor}::float8 AND (${v.afterAt} IS NULL OR committed_at <= ${v.afterAt}) GROUP BY run_id`,
+    sql`AND (${v.afterAt} IS NULL OR NOT EXISTS (SELECT 1 FROM committed c WHERE c.run_id = l.id AND c.committed_at > ${v.afterAt}))`);
+  }
+  return sql`WITH RECURSIVE ids(id) AS (
+    SELECT (SELECT min(run_id) FROM committed)
+    UNION ALL
+    SELECT (SELECT min(c.run_id) FROM committed c WHERE c.run_id > ids.id) FROM ids WHERE ids.id IS NOT NULL)
+  ${lone(sql`SELECT id, (SELECT max(c.committed_at) FROM committed c WHERE c.run_id = ids.id) AS at FROM ids
+    WHERE id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = ids.id)`)}`;
+}
+
+export async function listRuns(c: PgConnection, filter: Filter): Promise<RunSummary[]> {
+  const limit = filter.limit ?? 100;
+  const page = (await c.query<RunSummary>(listSql(c, filter))).rows;
+  // Outside clients' runs with only committed rows, as sqlite/run-list.ts finds them (an `idle` external run).
+  if ((filter.status ?? 'idle') !== 'idle' || (filter.workflow ?? 'external') !== 'external' || filter.owner) return page;
+  const lone = (await c.query<RunSummary>(loneSql(filter, page.length === limit ? page[page.length - 1]!.updatedAt : null))).rows;
+  if (lone.length === 0) return page;
+  const listed = new Set(page.map((r) => r.id));
+  return [...page, ...lone.filter((r) => !listed.has(r.id))]
+    .sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, limit);
+}

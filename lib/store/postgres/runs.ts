@@ -1,0 +1,244 @@
+/**
+ * Runs on PostgreSQL: queueing, run leases, operator actions, with sqlite/runs.ts's semantics. A worker takes
+ * a run with FOR UPDATE SKIP LOCKED in one statement, so workers on many hosts never block each other or take
+ * the same run, and every lease is judged by the database clock. The plain reads go through Drizzle's query
+ * builder; the statements whose semantics need one round trip are Drizzle `sql` templates, each value at its
+ * place. Isolation is READ COMMITTED; a comment says why no concurrent statement can slip in where one
+ * decision reads one row and writes another. Event details are sqlite/runs.ts's, word for word.
+ *
+ * Transient failures are retried. Most statements are safe to run twice (a renewal, an upsert, an update
+ * fenced by owner). Four would answer wrongly after a lost connection whose statement had in fact
+ * committed, so after such a loss they first recognise their own earlier attempt:
+ *
+ * - createRun: the id is taken by a row with this call's workflow, input and total, created since the
+ *   call began: that is our run, not a conflict. (An identical run queued by someone else in that second
+ *   cannot be told apart, and needs no telling: the run asked for is queued once.)
+ * - claimRun: a running run owned by this worker that this store never handed to it is the one the lost
+ *   attempt took: it is handed over now, instead of waiting out its lease while we take another. Runs
+ *   the worker is executing are excluded by id, so one is never handed out twice.
+ * - finishRun: the run already ended the way we asked since the call began: true, not "taken over".
+ * - actOnRun: the run's latest operator event is this action by this actor, since the call began: done,
+ *   not InvalidTransition, and not done twice.
+ */
+import { performance } from 'node:perf_hooks';
+import { eq, sql, type SQL } from 'drizzle-orm';
+import { ConflictError, InvalidTransitionError, NotFoundError } from '../../errors';
+import { runs, stepEvents } from '../schema.pg';
+import { TRANSITIONS } from '../transitions';
+import type { RunRow, RunStatus, RunStore, WorkerStore, WorkflowStore } from '../types';
+import type { PgConnection } from './connection';
+import { mayHaveRun, withRetry } from './retry';
+import { listRuns } from './run-list';
+
+type RunsOnly = Omit<RunStore, keyof WorkerStore | keyof WorkflowStore>;
+
+/**
+ * Added to "since the call began" when recognising an earlier attempt: the database's now() for the retry
+ * is taken a network hop after we measure. A generous second; the other conditions do the telling apart.
+ */
+const SLACK_S = 1;
+
+interface Attempt {
+  /** An earlier attempt's connection died: its statement may have committed. */
+  outcomeUnknown: boolean;
+  /** Seconds since the call began, slack included. */
+  sinceS: number;
+}
+
+/** A runs row as RunRow, from the table aliased `r` (ambiguous names otherwise, in UPDATE … FROM). */
+const RUN = sql.raw(`r.id, r.workflow, r.input_json AS "inputJson", r.status, r.total_steps AS "totalSteps", r.owner,
+  r.lease_expires_at AS "leaseExpiresAt", r.attempts, r.error, r.output_json AS "outputJson", r.created_at AS "createdAt",
+  r.updated_at AS "updatedAt", r.started_at AS "startedAt", r.finished_at AS "finishedAt"`);
+
+/**
+ * Which execution a call speaks for: the run's `attempts` when claimRun handed it out (undefined: the worker
+ * id alone). A worker id cannot tell a stalled execution from its successor under the same id.
+ */
+const fence = (attempt: number | undefined): SQL => sql`(${attempt ?? null}::int IS NULL OR ${runs.attempts} = ${attempt ?? null}::int)`;
+
+export function postgresRuns(c: PgConnection): RunsOnly {
+  /** Per worker, the runs claimRun handed it that it has not finished or released yet. */
+  const handedOut = new Map<string, Set<string>>();
+  const held = (workerId: string): Set<string> => {
+    let ids = handedOut.get(workerId);
+    if (!ids) handedOut.set(workerId, (ids = new Set()));
+    return ids;
+  };
+
+  /** withRetry, telling each attempt whether an earlier one's outcome is unknown and since when to look. */
+  const attempts = <T>(what: string, fn: (attempt: Attempt) => Promise<T>): Promise<T> => {
+    const began = performance.now();
+    let outcomeUnknown = false;
+    return withRetry(what, () => fn({ outcomeUnknown, sinceS: (performance.now() - began) / 1000 + SLACK_S }),
+      { onTransient: (error) => { outcomeUnknown ||= mayHaveRun(error); } });
+  };
+
+  const getRun = async (id: string): Promise<RunRow | null> =>
+    (await withRetry('getRun', () => c.orm.select().from(runs).where(eq(runs.id, id)))).at(0) ?? null;
+
+  return {
+    async createRun(run) {
+      const row = await attempts('createRun', async ({ outcomeUnknown, sinceS }) => {
+        const now = c.now();
+        const created = (await c.once<RunRow>(sql`INSERT INTO ${runs} AS r (id, workflow, input_json, status, total_steps, created_at, updated_at)
+          VALUES (${run.id}, ${run.workflow}, ${run.inputJson}, 'queued', ${run.totalSteps}::int, ${now}, ${now})
+          ON CONFLICT (id) DO NOTHING RETURNING ${RUN}`, 'waybill_run_create')).rows[0];
+        if (created || !outcomeUnknown) return created;
+        // Is the row that holds the id the one the lost attempt wrote? Same workflow, input and total, created since the call began.
+        return (await c.once<RunRow>(sql`SELECT ${RUN} FROM ${runs} r WHERE r.id = ${run.id} AND r.workflow = ${run.workflow}
+          AND r.input_json = ${run.inputJson} AND r.total_steps IS NOT DISTINCT FROM ${run.totalSteps}::int
+          AND r.created_at >= ${c.now()} - ${sinceS}::float8`)).rows[0];
+      });
+      if (!row) throw new ConflictError(`run ${run.id}`);
+      return row;
+    },
+
+    getRun,
+
+    listRuns: (filter) => listRuns(c, filter),
+
+    /**
+     * Takes one runnable run: queued, or running with a passed run lease or an owner marked stopped, never
+     * one of the runs the caller has in hand, and only `runId` when given.
+     *
+     * - pick: the oldest runnable run, locked. SKIP LOCKED passes over a row another claimer has locked, so
+     *         claimers on any number of hosts never wait for each other nor take the same run; LIMIT 1 stops
+     *         at the first row it could lock. Under READ COMMITTED, a row changed since the snapshot is
+     *         re-read at its newest version and the WHERE re-checked on it: a run another worker took and
+     *         committed meanwhile no longer qualifies, and the next one is tried (never a spurious "none").
+     *         MATERIALIZED: the pick runs once, whatever the plan.
+     * - taken: the run becomes ours; pick.owner (the newest version's) is who we took it from.
+     * - the `expired` event, when that was another worker.
+     *
+     * After a claimRun whose connection died, a running run of ours that the caller was never handed is the
+     * one that attempt took: its lease is renewed and it is handed over now.
+     */
+    async claimRun(request) {
+      const mine = held(request.workerId);
+      const holding = request.holding ?? [];
+      const lease = request.leaseMs / 1000;
+      const worker = sql`${request.workerId}::text`;
+      const row = await attempts('claimRun', async ({ outcomeUnknown }) => {
+        if (outcomeUnknown) {
+          const adopted = (await c.once<RunRow>(sql`UPDATE ${runs} r SET lease_expires_at = ${c.now()} + ${lease}::float8
+            WHERE r.id = (SELECT a.id FROM ${runs} a WHERE a.owner = ${worker} AND a.status = 'running'
+                AND a.id <> ALL(${sql.param([...mine, ...holding])}::text[])
+              ORDER BY a.updated_at DESC LIMIT 1)
+            AND r.owner = ${worker} AND r.status = 'running'
+            RETURNING ${RUN}`)).rows[0];
+          if (adopted) return adopted;
+        }
+        return (await c.once<RunRow>(sql`WITH pick AS MATERIALIZED (
+            SELECT p.id, p.owner FROM ${runs} p
+            WHERE p.workflow = ANY(${sql.param(request.workflows)}::text[]) AND p.id <> ALL(${sql.param(holding)}::text[])
+              AND (${request.runId ?? null}::text IS NULL OR p.id = ${request.runId ?? null}::text)
+              AND (p.status = 'queued' OR (p.status = 'running' AND (p.lease_expires_at <= ${c.now()}
+                OR p.owner IN (SELECT w.id FROM workers w WHERE w.stopped_at IS NOT NULL))))
+            ORDER BY p.created_at, p.id COLLATE "C" LIMIT 1
+            FOR UPDATE OF p SKIP LOCKED),
+          taken AS (UPDATE ${runs} r SET status = 'running', owner = ${worker}, lease_expires_at = t.now + ${lease}::float8,
+              attempts = r.attempts + 1, started_at = coalesce(r.started_at, t.now), updated_at = t.now
+            FROM pick, (SELECT ${c.now()} AS now) t WHERE r.id = pick.id
+            RETURNING ${RUN}, pick.owner AS "previousOwner"),
+          expired AS (INSERT INTO ${stepEvents} (run_id, outcome, count, worker_id, detail, at)
+            SELECT taken.id, 'expired', 1, ${worker},
+              'run lease of ' || taken."previousOwner" || ' passed or its worker died; resumed by ' || ${worker}, taken."updatedAt"
+            FROM taken WHERE taken."previousOwner" <> ${worker})
+          SELECT id, workflow, "inputJson", status, "totalSteps", owner, "leaseExpiresAt", attempts, error, "outputJson",
+            "createdAt", "updatedAt", "startedAt", "finishedAt" FROM taken`, 'waybill_run_claim')).rows[0];
+      });
+      if (!row) return null;
+      mine.add(row.id);
+      return row;
+    },
+
+    async renewRunLease(id, workerId, leaseMs, attempt) {
+      const renewed = await c.query(sql`UPDATE ${runs} SET lease_expires_at = ${c.now()} + ${leaseMs / 1000}::float8
+        WHERE ${runs.id} = ${id} AND ${runs.owner} = ${workerId} AND ${fence(attempt)} AND ${runs.status} = 'running'`,
+      'waybill_run_renew');
+      if (renewed.rowCount === 1) return { held: true, status: 'running' as const };
+      // Read afresh: the status that made the renewal miss may be newer than the renewal's snapshot.
+      return { held: false, status: (await getRun(id))?.status ?? null };
+    },
+
+    /** A run paused while its last step ran still completes. */
+    async finishRun(id, workerId, outcome, attempt) {
+      const error = outcome.error ?? null;
+      const output = outcome.outputJson ?? null;
+      try {
+        return await attempts('finishRun', async ({ outcomeUnknown, sinceS }) => {
+          const now = c.now();
+          const finished = await c.once(sql`UPDATE ${runs} SET status = ${outcome.status}, error = ${error}, output_json = ${output},
+            owner = NULL, lease_expires_at = NULL, finished_at = ${now}, updated_at = ${now}
+            WHERE ${runs.id} = ${id} AND ${runs.owner} = ${workerId} AND ${fence(attempt)} AND ${runs.status} IN ('running', 'paused')`,
+          'waybill_run_finish');
+          if (finished.rowCount === 1) return true;
+          if (!outcomeUnknown) return false;
+          // Is the run ended the way the lost attempt asked, since the call began?
+          return (await c.once(sql`SELECT 1 FROM ${runs} WHERE ${runs.id} = ${id} AND ${runs.owner} IS NULL
+            AND ${runs.status} = ${outcome.status} AND ${runs.error} IS NOT DISTINCT FROM ${error}::text
+            AND ${runs.outputJson} IS NOT DISTINCT FROM ${output}::text AND ${runs.finishedAt} >= ${c.now()} - ${sinceS}::float8`))
+            .rowCount === 1;
+        });
+      } finally {
+        // Whatever the answer, the caller stops executing the run once it asked to finish it.
+        held(workerId).delete(id);
+      }
+    },
+
+    async releaseRun(id, workerId, attempt) {
+      try {
+        await c.query(sql`UPDATE ${runs} SET status = CASE status WHEN 'running' THEN 'queued' ELSE status END,
+          owner = NULL, lease_expires_at = NULL, updated_at = ${c.now()}
+          WHERE ${runs.id} = ${id} AND ${runs.owner} = ${workerId} AND ${fence(attempt)}`, 'waybill_run_release');
+      } finally {
+        held(workerId).delete(id);
+      }
+    },
+
+    /**
+     * An operator's action. `cur` locks the run and reads its newest status (READ COMMITTED re-reads a row
+     * changed since the snapshot when it locks it), so the transition is judged on the status it changes.
+     * No row for an unknown run; `from` and a null id when the status does not allow the action.
+     */
+    async actOnRun(id, action, actor) {
+      const { from, to } = TRANSITIONS[action];
+      const target = sql`${to}::text`;
+      const result = await attempts('actOnRun', async ({ outcomeUnknown, sinceS }) => {
+        if (outcomeUnknown) {
+          // Did the lost attempt land? It did if the run's latest operator event is this action by this actor,
+          // recorded since the call began.
+          const start = `${action} by ${actor}: `;
+          const end = ` → ${to}`;
+          const acted = (await c.once<RunRow>(sql`SELECT ${RUN} FROM ${runs} r WHERE r.id = ${id} AND EXISTS (
+            SELECT 1 FROM (SELECT e.detail, e.at FROM ${stepEvents} e WHERE e.run_id = ${id} AND e.outcome = 'operator'
+              ORDER BY e.id DESC LIMIT 1) last
+            WHERE starts_with(last.detail, ${start}) AND right(last.detail, char_length(${end})) = ${end}
+              AND last.at >= ${c.now()} - ${sinceS}::float8)`)).rows[0];
+          if (acted) return { from: null, ...acted };
+        }
+        return (await c.once<{ from: RunStatus } & RunRow>(sql`WITH t AS (SELECT ${c.now()} AS now),
+          cur AS (SELECT c.id AS cur_id, c.status AS cur_status FROM ${runs} c WHERE c.id = ${id} FOR UPDATE),
+          upd AS (UPDATE ${runs} r SET status = ${target}, updated_at = t.now,
+              error = CASE WHEN ${target} = 'queued' THEN NULL ELSE r.error END,
+              finished_at = CASE WHEN ${target} = 'cancelled' THEN t.now WHEN ${target} = 'queued' THEN NULL ELSE r.finished_at END,
+              -- A paused running run keeps its owner until that worker notices and lets go (renewRunLease tells it):
+              -- its last step may still complete it. A cancelled one is abandoned: nothing its worker does can finish
+              -- it, the worker learns of it from the status alone, and a dead worker would otherwise own it forever.
+              owner = CASE WHEN r.status = 'running' AND ${target} <> 'cancelled' THEN r.owner ELSE NULL END,
+              lease_expires_at = CASE WHEN r.status = 'running' AND ${target} <> 'cancelled' THEN r.lease_expires_at ELSE NULL END
+            FROM cur, t WHERE r.id = cur.cur_id AND cur.cur_status = ANY(${sql.param([...from])}::text[])
+            RETURNING ${RUN}),
+          ev AS (INSERT INTO ${stepEvents} (run_id, outcome, count, detail, at)
+            SELECT cur.cur_id, 'operator', 1, ${action}::text || ' by ' || ${actor}::text || ': ' || cur.cur_status || ' → ' || ${target}, t.now
+            FROM cur, t WHERE EXISTS (SELECT 1 FROM upd))
+          SELECT cur.cur_status AS "from", upd.* FROM cur LEFT JOIN upd ON true`, 'waybill_run_act')).rows[0];
+      });
+      if (!result) throw new NotFoundError(`run ${id}`);
+      const { from: status, ...row } = result;
+      // A run whose status does not allow the action comes back with its status and no updated row.
+      if (row.id === null) throw new InvalidTransitionError(id, action, status!);
+      return row;
+    },
+  };
+}

@@ -1,0 +1,115 @@
+/**
+ * The runs page on SQLite: runs newest first, outside clients' runs (rows with no runs row) among them, with
+ * keyset pagination on (updatedAt, id). Hand-written: a run's place is the later of two times, and the
+ * statements below read the top of two indexes instead of sorting every run (CANDIDATES says why).
+ */
+import { containsPattern } from '../columns';
+import { OUTSIDE_STATUS_SQL } from '../outside-runs';
+import type { RunStore, RunSummary } from '../types';
+import type { SqliteConnection } from './connection';
+
+/** A run's place in the list: the later of its row's and its progress's update (an outside client's: its claims'). */
+const PLACE = `CASE WHEN r.id IS NULL
+  THEN max(p.updated_at, coalesce((SELECT max(c.claimed_at) FROM claims c WHERE c.run_id = p.run_id), 0))
+  ELSE max(r.updated_at, coalesce(p.updated_at, 0)) END`;
+const AFTER = (id: string) => `(@afterAt IS NULL OR ${PLACE} < @afterAt OR (${PLACE} = @afterAt AND ${id} > @afterId))`;
+const RUN_FILTER = `(@status IS NULL OR r.status = @status) AND (@workflow IS NULL OR r.workflow = @workflow)
+  AND (@owner IS NULL OR r.owner = @owner)`;
+
+/**
+ * The runs that can be on the page, so the summary is computed for a few hundred runs, not all of them.
+ * A run's place is the later of two times, and the first `limit` runs by that are all among the first
+ * `limit` by either time alone (a run passed over in both would have `limit` runs ahead of it), so it is
+ * enough to read the top of two indexes, runs_updated and progress_updated, each with the page's filters
+ * and cursor applied exactly; plus outside clients' claimed runs, as few as the claims in flight.
+ */
+const CANDIDATES = `cand(id) AS (
+  SELECT id FROM (SELECT r.id FROM runs r LEFT JOIN progress p ON p.run_id = r.id
+    WHERE ${RUN_FILTER} AND (@search IS NULL OR r.id LIKE @search ESCAPE '\\') AND ${AFTER('r.id')}
+    ORDER BY r.updated_at DESC, r.id LIMIT @limit)
+  UNION
+  SELECT id FROM (SELECT p.run_id AS id FROM progress p LEFT JOIN runs r ON r.id = p.run_id
+    WHERE CASE WHEN r.id IS NULL
+        THEN (@status IS NULL OR @status = ${OUTSIDE_STATUS_SQL('p.run_id')})
+          AND (@workflow IS NULL OR @workflow = 'external') AND @owner IS NULL
+        ELSE ${RUN_FILTER} END
+      AND (@search IS NULL OR p.run_id LIKE @search ESCAPE '\\') AND ${AFTER('p.run_id')}
+    ORDER BY p.updated_at DESC, p.run_id LIMIT @limit)
+  UNION
+  SELECT c.run_id FROM claims c WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = c.run_id))`;
+
+/** Outside clients' runs have progress or claims but no runs row; they are listed all the same. */
+const SUMMARY_SQL = `
+  SELECT r.id, r.workflow, r.status, coalesce(p.step, 0) AS step, r.total_steps AS totalSteps,
+    coalesce(p.executed, 0) AS executed, coalesce(p.skipped, 0) AS skipped, coalesce(p.awaited, 0) AS awaited,
+    (SELECT count(*) FROM claims c WHERE c.run_id = r.id
+       AND coalesce(c.lease_expires_at, c.claimed_at + @ttl) <= @now) AS orphanedClaims,
+    r.owner, r.error, r.created_at AS createdAt, max(r.updated_at, coalesce(p.updated_at, 0)) AS updatedAt
+  FROM runs r LEFT JOIN progress p ON p.run_id = r.id
+  WHERE r.id IN (SELECT id FROM cand)
+  UNION ALL
+  SELECT x.run_id, 'external', ${OUTSIDE_STATUS_SQL('x.run_id')},
+    coalesce(p.step, 0), NULL, coalesce(p.executed, 0), coalesce(p.skipped, 0), coalesce(p.awaited, 0),
+    (SELECT count(*) FROM claims c WHERE c.run_id = x.run_id
+       AND coalesce(c.lease_expires_at, c.claimed_at + @ttl) <= @now),
+    NULL, NULL, NULL,
+    max(coalesce(p.updated_at, 0), coalesce((SELECT max(claimed_at) FROM claims c WHERE c.run_id = x.run_id), 0))
+  FROM (SELECT id AS run_id FROM cand) x
+  LEFT JOIN progress p ON p.run_id = x.run_id
+  WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = x.run_id)`;
+
+const PAGE_FILTER = `(@status IS NULL OR status = @status) AND (@workflow IS NULL OR workflow = @workflow)
+  AND (@search IS NULL OR id LIKE @search ESCAPE '\\') AND (@owner IS NULL OR owner = @owner)
+  AND (@afterAt IS NULL OR updatedAt < @afterAt OR (updatedAt = @afterAt AND id > @afterId))`;
+
+const PAGE_SQL = `WITH ${CANDIDATES} SELECT * FROM (${SUMMARY_SQL}) WHERE ${PAGE_FILTER} ORDER BY updatedAt DESC, id LIMIT @limit`;
+
+/**
+ * Outside clients' runs that have nothing but committed rows (no progress, no claim): no index finds them by
+ * run, so one of two reads looks for them, each bounded by something other than the table's size.
+ *
+ * - A full page: among the commits between its last run's place (@floor) and the cursor (@upto). A run whose
+ *   latest commit is older than @floor is beaten by a full page of others and cannot be on it, so this reads
+ *   the commits of the page's own time span (committed_at's index, forced: grouping by run_id would otherwise
+ *   walk committed_run_step whole); a run with a commit past the cursor was on an earlier page.
+ * - A page that is not full (the last, or one a filter leaves short): every run id in committed once, by
+ *   skipping through committed_run_step from one id to the next (one seek per run, not per row), less those
+ *   that have a runs, progress or claims row.
+ */
+const LONE = (from: string, also = '') => `SELECT * FROM (SELECT l.id, 'external' AS workflow, ${OUTSIDE_STATUS_SQL('l.id')} AS status,
+    0 AS step, NULL AS totalSteps, 0 AS executed, 0 AS skipped, 0 AS awaited, 0 AS orphanedClaims, NULL AS owner,
+    NULL AS error, NULL AS createdAt, l.at AS updatedAt
+  FROM (${from}) l
+  WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = l.id) AND NOT EXISTS (SELECT 1 FROM progress p WHERE p.run_id = l.id)
+    AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.run_id = l.id) ${also})
+  WHERE ${PAGE_FILTER} ORDER BY updatedAt DESC, id LIMIT @limit`;
+const LONE_SINCE_SQL = LONE(`SELECT run_id AS id, max(committed_at) AS at FROM committed INDEXED BY committed_at
+  WHERE committed_at BETWEEN @floor AND @upto GROUP BY run_id`,
+'AND (@upto >= 1e308 OR NOT EXISTS (SELECT 1 FROM committed c WHERE c.run_id = l.id AND c.committed_at > @upto))');
+const LONE_ALL_SQL = `WITH RECURSIVE ids(id) AS (
+    SELECT (SELECT min(run_id) FROM committed)
+    UNION ALL
+    SELECT (SELECT min(run_id) FROM committed WHERE run_id > ids.id) FROM ids WHERE ids.id IS NOT NULL)
+  ${LONE(`SELECT id, (SELECT max(committed_at) FROM committed c WHERE c.run_id = ids.id) AS at FROM ids
+    WHERE id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = ids.id)`)}`;
+
+/** One read transaction: the page and the commits it is compared with are one snapshot. */
+export function listRunsIn(c: SqliteConnection, filter: Parameters<RunStore['listRuns']>[0]): RunSummary[] {
+  const params = {
+    ttl: filter.claimTtlMs / 1000, now: c.now(), status: filter.status ?? null, workflow: filter.workflow ?? null,
+    search: filter.search ? containsPattern(filter.search) : null, owner: filter.owner ?? null, limit: filter.limit ?? 100,
+    afterAt: filter.after?.updatedAt ?? null, afterId: filter.after?.id ?? null,
+  };
+  return c.db.transaction(() => {
+    const page = c.prepared<unknown[], RunSummary>(PAGE_SQL).all(params);
+    const lonely = (params.status === null || params.status === 'idle') && (params.workflow === null || params.workflow === 'external')
+      && params.owner === null;
+    if (!lonely) return page;
+    const lone = page.length === params.limit
+      ? c.prepared<unknown[], RunSummary>(LONE_SINCE_SQL).all({ ...params, floor: page[page.length - 1]!.updatedAt,
+        upto: params.afterAt ?? Number.MAX_VALUE })
+      : c.prepared<unknown[], RunSummary>(LONE_ALL_SQL).all(params);
+    if (lone.length === 0) return page;
+    return [...page, ...lone].sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, params.limit);
+  })();
+}

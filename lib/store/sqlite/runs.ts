@@ -1,0 +1,120 @@
+/**
+ * Runs on SQLite: queueing, run leases, operator actions. A run lease is a column claimed by a conditional
+ * UPDATE inside BEGIN IMMEDIATE, so two workers can never both take one run. The plain reads and writes go
+ * through Drizzle's query builder; the pick of a runnable run and an operator's action stay hand-written
+ * (json_each over the caller's lists, and a CASE per column whose reasons are in its comments).
+ */
+import { and, eq, inArray, sql } from 'drizzle-orm';
+import { ConflictError, InvalidTransitionError, NotFoundError } from '../../errors';
+import { runs } from '../schema.sqlite';
+import { TRANSITIONS } from '../transitions';
+import type { RunRow, RunStore, WorkerStore, WorkflowStore } from '../types';
+import { guard, type SqliteConnection } from './connection';
+import { listRunsIn } from './run-list';
+
+type RunsOnly = Omit<RunStore, keyof WorkerStore | keyof WorkflowStore>;
+
+const RUNNABLE = `SELECT id, owner FROM runs
+  WHERE workflow IN (SELECT value FROM json_each(@workflows))
+    AND id NOT IN (SELECT value FROM json_each(@holding)) AND (@runId IS NULL OR id = @runId)
+    AND (status = 'queued' OR (status = 'running' AND (lease_expires_at <= @now
+      OR owner IN (SELECT id FROM workers WHERE stopped_at IS NOT NULL))))
+  ORDER BY created_at, id LIMIT 1`;
+
+const ACT = `UPDATE runs SET status = @to, updated_at = @now,
+  error = CASE WHEN @to = 'queued' THEN NULL ELSE error END,
+  finished_at = CASE WHEN @to = 'cancelled' THEN @now WHEN @to = 'queued' THEN NULL ELSE finished_at END,
+  -- A paused running run keeps its owner until that worker notices and lets go (renewRunLease tells it):
+  -- its last step may still complete it. A cancelled one is abandoned: nothing its worker does can finish
+  -- it, the worker learns of it from the status alone, and a dead worker would otherwise own it forever.
+  owner = CASE WHEN status = 'running' AND @to <> 'cancelled' THEN owner ELSE NULL END,
+  lease_expires_at = CASE WHEN status = 'running' AND @to <> 'cancelled' THEN lease_expires_at ELSE NULL END
+  WHERE id = @id`;
+
+export function sqliteRuns(c: SqliteConnection): RunsOnly {
+  const { orm } = c;
+  const get = (id: string): RunRow | undefined => orm.select().from(runs).where(eq(runs.id, id)).get();
+  /**
+   * Which execution of a run a call speaks for: the run's `attempts` when claimRun handed it out. A worker id
+   * alone does not tell a stalled execution from its successor under the same id. Undefined: the caller's
+   * worker id is the whole test.
+   */
+  const owned = (id: string, workerId: string, attempt: number | undefined) =>
+    and(eq(runs.id, id), eq(runs.owner, workerId), attempt === undefined ? undefined : eq(runs.attempts, attempt));
+
+  return {
+    async createRun(run) {
+      const now = c.now();
+      return c.tx(() => {
+        const inserted = orm.insert(runs).values({ ...run, status: 'queued', createdAt: now, updatedAt: now })
+          .onConflictDoNothing().run();
+        if (inserted.changes === 0) throw new ConflictError(`run ${run.id}`);
+        return get(run.id)!;
+      });
+    },
+
+    async getRun(id) {
+      return guard(() => get(id) ?? null);
+    },
+
+    async listRuns(filter) {
+      return guard(() => listRunsIn(c, filter));
+    },
+
+    async claimRun(request) {
+      const now = c.now();
+      return c.tx(() => {
+        const found = c.prepared<unknown[], { id: string; owner: string | null }>(RUNNABLE).get({ now,
+          workflows: JSON.stringify(request.workflows), holding: JSON.stringify(request.holding ?? []), runId: request.runId ?? null });
+        if (!found) return null;
+        orm.update(runs).set({ status: 'running', owner: request.workerId, leaseExpiresAt: now + request.leaseMs / 1000,
+          attempts: sql`${runs.attempts} + 1`, startedAt: sql`coalesce(${runs.startedAt}, ${now})`, updatedAt: now })
+          .where(eq(runs.id, found.id)).run();
+        if (found.owner && found.owner !== request.workerId) {
+          c.event({ runId: found.id, outcome: 'expired', workerId: request.workerId,
+            detail: `run lease of ${found.owner} passed or its worker died; resumed by ${request.workerId}` }, now);
+        }
+        return get(found.id)!;
+      });
+    },
+
+    async renewRunLease(id, workerId, leaseMs, attempt) {
+      const now = c.now();
+      return guard(() => {
+        const renewed = orm.update(runs).set({ leaseExpiresAt: now + leaseMs / 1000 })
+          .where(and(owned(id, workerId, attempt), eq(runs.status, 'running'))).run();
+        if (renewed.changes === 1) return { held: true, status: 'running' as const };
+        return { held: false, status: get(id)?.status ?? null };
+      });
+    },
+
+    async finishRun(id, workerId, outcome, attempt) {
+      const now = c.now();
+      return guard(() => orm.update(runs).set({ status: outcome.status, error: outcome.error ?? null,
+        outputJson: outcome.outputJson ?? null, owner: null, leaseExpiresAt: null, finishedAt: now, updatedAt: now })
+        .where(and(owned(id, workerId, attempt), inArray(runs.status, ['running', 'paused']))).run().changes === 1);
+    },
+
+    async releaseRun(id, workerId, attempt) {
+      const now = c.now();
+      guard(() => orm.update(runs).set({
+        status: sql`CASE ${runs.status} WHEN 'running' THEN 'queued' ELSE ${runs.status} END`,
+        owner: null, leaseExpiresAt: null, updatedAt: now,
+      }).where(owned(id, workerId, attempt)).run());
+    },
+
+    async actOnRun(id, action, actor) {
+      const now = c.now();
+      return c.tx(() => {
+        const run = get(id);
+        if (!run) throw new NotFoundError(`run ${id}`);
+        const { from, to } = TRANSITIONS[action];
+        if (!from.includes(run.status)) throw new InvalidTransitionError(id, action, run.status);
+        c.prepared(ACT).run({ id, to, now });
+        c.event({ runId: id, outcome: 'operator', detail: `${action} by ${actor}: ${run.status} → ${to}` }, now);
+        return get(id)!;
+      });
+    },
+  };
+}
+

@@ -1,0 +1,118 @@
+/**
+ * The rows the store hands out. Each is exactly its table's row as the Drizzle schemas infer it
+ * (`$inferSelect` of schema.sqlite.ts and of schema.pg.ts): test/contract/schema-types.test.ts fails the
+ * typecheck the moment a column is added, dropped or retyped in either schema without its row here.
+ *
+ * They are written out rather than derived here because these types are the package's public surface
+ * (dist/index.d.ts): a derived type would make every TypeScript consumer type-check drizzle-orm's own
+ * declarations, which do not compile with skipLibCheck off (test/package/install.test.ts). Times are epoch
+ * seconds, durations ms, JSON crosses as text.
+ */
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export type Outcome =
+  | 'executed' | 'skipped' | 'awaited' | 'failed' | 'expired' | 'resolved' | 'lease_lost' | 'operator' | 'key_reuse';
+
+export interface ProgressRow {
+  runId: string;
+  step: number;
+  stateJson: string;
+  updatedAt: number;
+  executed: number;
+  skipped: number;
+  awaited: number;
+  /** How long the last progress write took, measured by its writer (ms). */
+  saveMs: number | null;
+}
+
+export interface CommittedRow {
+  idemKey: string;
+  runId: string;
+  resultJson: string;
+  committedAt: number;
+  step: number | null;
+  fingerprint: string | null;
+  workerId: string | null;
+  durationMs: number | null;
+  source: 'executed' | 'manual';
+}
+
+export interface ClaimRow {
+  idemKey: string;
+  runId: string;
+  claimedAt: number;
+  token: string | null;
+  workerId: string | null;
+  leaseExpiresAt: number | null;
+  heartbeatAt: number | null;
+  step: number | null;
+  attempt: number;
+  /** The lease has passed by the store's clock: whether the side effect happened is unknown. */
+  orphaned: boolean;
+}
+
+export interface StepEvent {
+  id: number;
+  runId: string;
+  idemKey: string | null;
+  step: number | null;
+  outcome: Outcome;
+  count: number;
+  durationMs: number | null;
+  workerId: string | null;
+  detail: string | null;
+  at: number;
+}
+
+export type RunStatus = 'queued' | 'running' | 'paused' | 'completed' | 'failed' | 'cancelled';
+export type RunAction = 'pause' | 'resume' | 'cancel' | 'retry';
+
+export interface RunRow {
+  id: string;
+  workflow: string;
+  inputJson: string;
+  status: RunStatus;
+  totalSteps: number | null;
+  owner: string | null;
+  leaseExpiresAt: number | null;
+  attempts: number;
+  error: string | null;
+  outputJson: string | null;
+  createdAt: number;
+  updatedAt: number;
+  startedAt: number | null;
+  finishedAt: number | null;
+}
+
+export interface WorkerRow {
+  id: string;
+  host: string;
+  pid: number;
+  /**
+   * The kernel and pid namespace the pid lives in (see lib/store/machine.ts); null for a worker that did not
+   * record one. A peer judges this worker dead by its pid only when its own machine is the same.
+   */
+  machine: string | null;
+  startedAt: number;
+  heartbeatAt: number;
+  stoppedAt: number | null;
+}
+
+export type AuditRole = 'viewer' | 'operator' | 'local';
+
+export interface AuditEntry {
+  id: number;
+  /** Epoch seconds, by the store's clock. */
+  at: number;
+  /** Who: the signed-in name with its role, or the role and channel of a bare token. */
+  actor: string;
+  /** `local` when no tokens are configured and the control plane answers loopback only. */
+  role: AuditRole;
+  /** What: start, pause, resume, cancel, retry, expire, resolve, sweep. */
+  action: string;
+  /** On what: a run id, an idempotency key, or `*` for a sweep. */
+  target: string;
+  runId: string | null;
+  detail: string | null;
+}

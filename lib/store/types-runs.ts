@@ -1,0 +1,105 @@
+/** Runs and workers: queueing, run leases, operator actions, and the workers that execute runs. */
+import type { RunAction, RunRow, RunStatus, WorkerRow } from './types-rows';
+import type { WorkflowStore } from './types-workflows';
+
+/** A run as lists show it: its row joined with its progress and claims. Outside clients' runs have no
+ * runs row; they are listed with workflow `external` and a status read from their claims. */
+export interface RunSummary {
+  id: string;
+  workflow: string;
+  /** `idle`: an outside client's run with no claim in flight (its progress is all there is to show). */
+  status: RunStatus | 'idle';
+  step: number;
+  totalSteps: number | null;
+  executed: number;
+  skipped: number;
+  awaited: number;
+  orphanedClaims: number;
+  owner: string | null;
+  error: string | null;
+  createdAt: number | null;
+  updatedAt: number;
+}
+
+/** The processes that execute runs, and how a dead one is told from a paused one. */
+export interface WorkerStore {
+  registerWorker(worker: { id: string; host: string; pid: number; machine?: string | null }): Promise<void>;
+  heartbeatWorker(id: string): Promise<void>;
+  stopWorker(id: string): Promise<void>;
+  listWorkers(): Promise<WorkerRow[]>;
+
+  /**
+   * Proof of life the worker holds while it runs, which its process's death releases wherever it ran
+   * (PostgreSQL: a session advisory lock). A backend with no such thing holds nothing.
+   */
+  holdLiveness(workerId: string): Promise<{ release(): Promise<void> }>;
+
+  /**
+   * For each worker id: `held` (some process holds its proof of life), `free` (none does: the process is gone,
+   * or lost its connection), or `unknown` (this backend cannot tell, as SQLite across machines).
+   */
+  livenessOf(workerIds: string[]): Promise<Map<string, 'held' | 'free' | 'unknown'>>;
+
+  /**
+   * A worker is known dead (its pid is gone on its machine): mark it stopped, and expire the claims it held
+   * so its runs resume at once instead of after their leases. Only call with proof of death: a paused
+   * worker is fenced by tokens, but expiring its claims would make its in-doubt side effects run again.
+   */
+  markWorkerDead(id: string, reason: string): Promise<number>;
+}
+
+/**
+ * Runs, with the workers and the published workflows beside them: the engine's worker loop registers,
+ * publishes, then claims and renews runs, so one interface serves its one caller.
+ */
+export interface RunStore extends WorkerStore, WorkflowStore {
+  /** Queues a new run. ConflictError when the id is taken. */
+  createRun(run: { id: string; workflow: string; inputJson: string; totalSteps: number | null }): Promise<RunRow>;
+
+  getRun(id: string): Promise<RunRow | null>;
+
+  /** Runs newest first, outside clients' runs included, with keyset pagination on (updatedAt, id). */
+  listRuns(filter: {
+    status?: RunStatus | 'idle'; workflow?: string; search?: string; owner?: string; limit?: number; claimTtlMs: number;
+    /** Keyset cursor: the last row of the previous page. */
+    after?: { updatedAt: number; id: string };
+  }): Promise<RunSummary[]>;
+
+  /**
+   * Takes one runnable run for this worker, in one transaction: queued, or running with a passed run lease
+   * or an owner marked dead. Returns null when there is none. The run's `attempts` in the row returned is
+   * this execution's fence: pass it to renewRunLease, finishRun and releaseRun.
+   *
+   * `holding`: the runs this worker is executing now. They are never handed out again, even with their lease
+   * passed: a worker that stalled past its lease and woke up still has them in hand, and taking one again
+   * would run it twice beside itself. `runId`: take only this run (the drill's workers).
+   */
+  claimRun(request: { workerId: string; leaseMs: number; workflows: string[]; holding?: string[]; runId?: string }): Promise<RunRow | null>;
+
+  /**
+   * Extends the run lease; returns the run's status so the worker notices pause/cancel/takeover. With
+   * `attempt` (the fence claimRun handed out), only that execution renews: an older one of the same worker
+   * id (a process restarted under its id while the old one was stalled) is told it lost the run.
+   */
+  renewRunLease(id: string, workerId: string, leaseMs: number, attempt?: number): Promise<{ held: boolean; status: RunStatus | null }>;
+
+  /**
+   * Ends a run this worker owns (and, with `attempt`, this execution of it). A run paused while its last step
+   * ran still completes: its work is done. False when the worker no longer owns it (taken over, or cancelled
+   * meanwhile).
+   */
+  finishRun(id: string, workerId: string, outcome: { status: 'completed' | 'failed'; error?: string; outputJson?: string }, attempt?: number): Promise<boolean>;
+
+  /**
+   * Gives a run back (a draining worker, or one told to pause): queued again unless paused/cancelled. With
+   * `attempt`, a no-op unless this execution still holds it, so a copy that lost the run never re-queues it
+   * under the one that runs it.
+   */
+  releaseRun(id: string, workerId: string, attempt?: number): Promise<void>;
+
+  /**
+   * An operator's action, recorded as an `operator` event. Throws InvalidTransitionError when the run's
+   * status does not allow it (e.g. retry of a running run), NotFoundError for an unknown run.
+   */
+  actOnRun(id: string, action: RunAction, actor: string): Promise<RunRow>;
+}
