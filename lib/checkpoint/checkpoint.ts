@@ -11,7 +11,7 @@
  */
 import { systemClock, type Clock } from '../clock';
 import { AwaitTimeoutError, IdempotencyKeyReuseError, LeaseLostError, WaybillError } from '../errors';
-import type { ClaimOutcome, ClaimRequest, CommitOutcome, CommitRequest, CommittedRow, ProgressWrite, RunStatus, Store } from '../store/types';
+import type { ClaimOutcome, ClaimRequest, CommitOutcome, CommitRequest, CommittedRow, ProgressWrite, RunStatus, StepStore } from '../store/types';
 import { holderGone, mintToken } from './holder';
 import { assertIdempotencyKey } from './keys';
 import { LeaseKeeper } from './lease';
@@ -103,7 +103,7 @@ export class Checkpoint {
    */
   private readonly unsettled = new Map<string, Unsettled>();
 
-  constructor(readonly store: Store, readonly runId: string, options: CheckpointOptions = {}) {
+  constructor(readonly store: StepStore, readonly runId: string, options: CheckpointOptions = {}) {
     this.workerId = options.workerId ?? null;
     this.leaseMs = options.leaseMs ?? 30_000;
     this.claimTtlMs = options.claimTtlMs ?? 30_000;

@@ -10,7 +10,7 @@
  */
 import type { Clock, TimerHandle } from '../clock';
 import { LeaseLostError } from '../errors';
-import type { Store } from '../store/types';
+import type { StepStore } from '../store/types';
 import type { StepCall } from './step-call';
 
 const NOT_KEPT_ALIVE = { keepAlive: false } as const;
@@ -20,7 +20,7 @@ export class LeaseKeeper {
   private stopped = false;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: StepStore,
     private readonly clock: Clock,
     private readonly token: string,
     private readonly leaseMs: number,

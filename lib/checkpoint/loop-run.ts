@@ -4,7 +4,7 @@
  * status back (CommitOutcome.runStatus), and the Checkpoint asks this whether that status stops the loop.
  */
 import { RunCancelledError, RunPausedError, type RunStoppedError } from '../errors';
-import type { RunStatus, Store } from '../store/types';
+import type { RunStatus, StepStore } from '../store/types';
 import { checkDeclaration, type RunDeclaration } from './run-declaration';
 
 type Said = { workflow?: string; totalSteps?: number; input?: unknown };
@@ -20,7 +20,7 @@ export class LoopRun {
   private stopped: RunStoppedError | null = null;
 
   private constructor(
-    private readonly store: Store, private readonly runId: string, private readonly owner: string | null,
+    private readonly store: StepStore, private readonly runId: string, private readonly owner: string | null,
     private readonly said: Said, private readonly declaration: RunDeclaration,
   ) {}
 
@@ -28,7 +28,7 @@ export class LoopRun {
    * A declaration, merged into what was declared before (what was said first is kept). Once the loop has
    * started its row is written, and a later declaration changes nothing.
    */
-  static declare(previous: LoopRun | null, store: Store, runId: string, owner: string | null, run: Said): LoopRun {
+  static declare(previous: LoopRun | null, store: StepStore, runId: string, owner: string | null, run: Said): LoopRun {
     if (previous?.begun) return previous;
     const said = previous?.said ?? {};
     const merged = { workflow: said.workflow ?? run.workflow, totalSteps: said.totalSteps ?? run.totalSteps, input: said.input ?? run.input };
