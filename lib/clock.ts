@@ -115,18 +115,7 @@ export class ManualClock implements Clock {
   }
 
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    if (signal?.aborted) return Promise.reject(abortError(signal));
-    return new Promise((resolve, reject) => {
-      const onAbort = () => {
-        this.clearTimeout(handle);
-        reject(abortError(signal!));
-      };
-      const handle = this.setTimeout(() => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      }, ms);
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
+    return sleepOn(this, ms, signal);
   }
 
   /** How many timers are set and not yet fired. */
@@ -217,3 +206,19 @@ function turn(): Promise<void> {
 }
 
 export const toSeconds = (ms: number): number => ms / 1000;
+
+/** A sleep made of a clock's own timers, for clocks whose timers are not Node's (a test's): abortable. */
+export function sleepOn(clock: Pick<Clock, 'setTimeout' | 'clearTimeout'>, ms: number, signal?: AbortSignal): Promise<void> {
+  if (signal?.aborted) return Promise.reject(abortError(signal));
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clock.clearTimeout(handle);
+      reject(abortError(signal!));
+    };
+    const handle = clock.setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -8,7 +8,7 @@
  * Timers are real timers that also fire when a jump passes their due time, so a Checkpoint's renewals and
  * waits on this clock keep up with the store's time either way.
  */
-import { abortError, type Clock, type TimerHandle, type TimerOptions } from '../../lib/clock';
+import { type Clock, sleepOn, type TimerHandle, type TimerOptions } from '../../lib/clock';
 
 interface Pending {
   due: number;
@@ -51,18 +51,7 @@ export class ShiftedClock implements Clock {
   }
 
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    if (signal?.aborted) return Promise.reject(abortError(signal));
-    return new Promise((resolve, reject) => {
-      const onAbort = () => {
-        this.clearTimeout(handle);
-        reject(abortError(signal!));
-      };
-      const handle = this.setTimeout(() => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      }, ms);
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
+    return sleepOn(this, ms, signal);
   }
 
   /**
