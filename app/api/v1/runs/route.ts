@@ -7,6 +7,7 @@ import { body, handle, json, query, refused } from '@/lib/api';
 import { listRuns, listRunsQuery, startBody } from '@/lib/api/runs';
 import { config } from '@/lib/config';
 import { authorize, runs } from '@/lib/control';
+import { stallSettings } from '@/lib/control/stalled';
 import { runView } from '@/lib/control/views';
 import { callerOf, controlDeps } from '@/lib/data/control';
 import { claimTtlMs, getStore } from '@/lib/data/store';
@@ -16,7 +17,7 @@ export async function GET(request: Request) {
     const { refusal } = await authorizeRequest(request, 'viewer', { mutation: false });
     if (refusal) return refused(refusal);
     const filters = query(request, listRunsQuery);
-    return json(await listRuns(await getStore(), filters, claimTtlMs()));
+    return json(await listRuns(await getStore(), filters, claimTtlMs(), stallSettings(config())));
   });
 }
 
