@@ -75,8 +75,9 @@ function storeMayExist(url: string): boolean {
 
 const DONE: Record<RunAction, string> = { pause: 'paused', resume: 'resumed', cancel: 'cancelled', retry: 'queued again' };
 
-/** pause, resume, cancel, retry; cancel takes `--reason`, kept in the audit log. */
+/** pause, resume, cancel, retry; cancel takes `--reason`, kept in the audit log. `--all-matching`: lib/cli/bulk.ts. */
 export async function act(cli: Cli, action: RunAction, args: string[]): Promise<number> {
+  if (args.includes('--all-matching')) return (await import('./bulk')).actAll(cli, action, args);
   const options = action === 'cancel' ? { ...GLOBAL_OPTIONS, reason: { type: 'string' as const } } : GLOBAL_OPTIONS;
   const { values, positionals: given } = flags(() => parseArgs({ args, strict: true, allowPositionals: true, options }));
   const [id] = positionals(given, ['runId']);

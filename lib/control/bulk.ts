@@ -103,7 +103,7 @@ export async function preview(deps: ControlDeps, caller: Caller, input: { action
  * The action over every run the filter matches. Refused whole (nothing written) for a viewer, bad input or a
  * filter matching more than BULK_MAX; otherwise each run is done or skipped with its reason.
  */
-export async function apply(deps: ControlDeps, caller: Caller, input: BulkInput): Promise<BulkReport> {
+export async function apply(deps: ControlDeps, caller: Caller, input: BulkInput | { action: unknown; filter: unknown; reason?: unknown }): Promise<BulkReport> {
   authorize(caller, 'operator');
   const given = validate(bulkInput, input);
   const store = await deps.store();
@@ -135,7 +135,7 @@ export async function apply(deps: ControlDeps, caller: Caller, input: BulkInput)
 }
 
 /** `status=failed workflow=notify q="x"`, or `every run` for an empty filter: for the audit line. */
-export function describeFilter(filter: BulkFilter): string {
+export function describeFilter(filter: { status?: string; workflow?: string; q?: string }): string {
   const parts = [filter.status && `status=${filter.status}`, filter.workflow && `workflow=${filter.workflow}`,
     filter.q && `q=${JSON.stringify(filter.q)}`].filter(Boolean);
   return parts.length ? parts.join(' ') : 'no filter (every run)';
