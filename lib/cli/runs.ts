@@ -47,7 +47,7 @@ export async function runs(cli: Cli, args: string[]): Promise<number> {
       r.orphanedClaims || '', relative(r.updatedAt, now), stateText(stalls[i] ?? null)]),
   ));
   const stalled = stalls.filter(Boolean).length;
-  if (stalled > 0) cli.err(`${stalled} of these run${stalled === 1 ? ' is' : 's are'} stalled: see STATE`);
+  if (stalled > 0) cli.err(`${stalled} of these runs ${stalled === 1 ? 'is' : 'are'} stalled: see STATE`);
   return 0;
 }
 
