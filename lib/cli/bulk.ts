@@ -29,11 +29,11 @@ export async function actAll(cli: Cli, action: RunAction, args: string[]): Promi
     throw new UsageError(`${flag[field] ?? field}: ${messages[0]}`);
   };
   if (!values.yes) {
-    const seen = await withControl(cli, values.db, (deps) => bulk.preview(deps, caller, { action, filter })).catch(named);
+    const seen = await withControl(cli, values.db, (deps) => bulk.preview(deps, caller, { filter })).catch(named);
     const what = seen.tooMany ? `more than ${bulk.BULK_MAX.toLocaleString('en-US')} runs match: narrow the filters`
-      : `${seen.matched} run${seen.matched === 1 ? '' : 's'} match (${bulk.describeFilter(filter)}); ${action} applies to ${seen.applicable} of them`;
+      : `${seen.matched} run${seen.matched === 1 ? '' : 's'} match (${bulk.describeFilter(filter)}); ${action} applies to ${seen.applicable[action]} of them`;
     if (!values.json) throw new UsageError(`${what}. Nothing changed: add --yes to ${action} them.`);
-    cli.json({ matched: seen.matched, applicable: seen.applicable, tooMany: seen.tooMany, done: 0 });
+    cli.json({ matched: seen.matched, applicable: seen.applicable[action], tooMany: seen.tooMany, done: 0 });
     return 2;
   }
   const report = await withControl(cli, values.db, (deps) => bulk.apply(deps, caller, { action, filter, reason: values.reason })).catch(named);

@@ -52,11 +52,11 @@ export interface BulkReport {
   skipped: { id: string; reason: string }[];
 }
 
-/** Which matched runs the action applies to, by their status now: what the confirmation counts. */
+/** What the confirmation counts: the runs matched, and how many of them each action applies to now. */
 export interface BulkPreview {
   matched: number;
-  applicable: number;
-  /** More than BULK_MAX matched: the operation would be refused. */
+  applicable: Record<BulkAction, number>;
+  /** More than BULK_MAX matched: the operation would be refused (matched is then BULK_MAX + 1). */
   tooMany: boolean;
 }
 
@@ -85,18 +85,21 @@ function notApplicable(action: BulkAction, run: RunSummary): string | null {
   return from.includes(run.status) ? null : `is ${run.status}: ${action} applies to ${from.join(', ')} runs`;
 }
 
-/** How many runs the filter matches and how many of them the action applies to now. A viewer may ask. */
-export async function preview(deps: ControlDeps, caller: Caller, input: { action: unknown; filter: unknown }): Promise<BulkPreview> {
+/** How many runs the filter matches and how many of them each action applies to now. A viewer may ask. */
+export async function preview(deps: ControlDeps, caller: Caller, input: { filter: unknown }): Promise<BulkPreview> {
   authorize(caller, 'viewer');
-  const given = validate(bulkInput.pick({ action: true, filter: true }), input);
+  const given = validate(bulkInput.pick({ filter: true }), input);
   const store = await deps.store();
+  const applicable = Object.fromEntries(BULK_ACTIONS.map((a) => [a, 0])) as Record<BulkAction, number>;
+  let runs: RunSummary[];
   try {
-    const runs = await matching(store, given.filter, deps.claimTtlMs);
-    return { matched: runs.length, applicable: runs.filter((run) => notApplicable(given.action, run) === null).length, tooMany: false };
+    runs = await matching(store, given.filter, deps.claimTtlMs);
   } catch (error) {
-    if (error instanceof ControlInputError) return { matched: BULK_MAX + 1, applicable: 0, tooMany: true };
+    if (error instanceof ControlInputError) return { matched: BULK_MAX + 1, applicable, tooMany: true };
     throw error;
   }
+  for (const run of runs) for (const action of BULK_ACTIONS) if (notApplicable(action, run) === null) applicable[action]++;
+  return { matched: runs.length, applicable, tooMany: false };
 }
 
 /**

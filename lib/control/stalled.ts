@@ -133,21 +133,31 @@ export async function countStalled(
   const running = await store.listRuns({ status: 'running', limit: STALL_SCAN, claimTtlMs });
   const ownerSilent = running.filter((run) => stallOf(run, facts)?.kind === 'owner-silent').length;
   let atLeast = running.length >= STALL_SCAN;
-  let noLiveWorker = 0;
+  const waiting = new Set<string>();
   if (!facts.unknownServer) {
-    // The catalog's names (built-ins too, which a fresh store has no published row of) and the published ones.
+    // The newest queued runs, whatever their workflow (a name nothing published), and every queued run of each
+    // known workflow no live worker serves (the catalog's names, built-ins too): the same run counted once.
     const names = new Set([...options.workflows, ...facts.servedBy.keys()]);
     const unserved = [...names].filter((name) => name !== 'external' && !served(facts, name));
-    const queued = await Promise.all(unserved.map((workflow) => store.listRuns({ status: 'queued', workflow, limit: STALL_SCAN, claimTtlMs })));
-    for (const list of queued) {
-      noLiveWorker += list.length;
-      if (list.length >= STALL_SCAN) atLeast = true;
+    const lists = await Promise.all([
+      store.listRuns({ status: 'queued', limit: STALL_SCAN, claimTtlMs }),
+      ...unserved.map((workflow) => store.listRuns({ status: 'queued', workflow, limit: STALL_SCAN, claimTtlMs })),
+    ]);
+    for (const [i, list] of lists.entries()) {
+      for (const run of list) if (stallOf(run, facts)) waiting.add(run.id);
+      if (i > 0 && list.length >= STALL_SCAN) atLeast = true;
     }
   }
+  const noLiveWorker = waiting.size;
   return { noLiveWorker, ownerSilent, atLeast };
 }
 
 /** Epoch seconds as ISO 8601 to the second: what the messages print. */
 function iso(seconds: number): string {
   return new Date(Math.round(seconds) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+/** One run's stall, read now: for the answers that show a single run (a start's, an action's). */
+export async function stallFor(store: Pick<RunStore, 'listWorkers' | 'listPublishedWorkflows'>, run: StallSubject, settings: StallSettings): Promise<Stall | null> {
+  return stallOf(run, await readStallFacts(store, settings));
 }

@@ -71,8 +71,10 @@ describe.each(list)('bulk by filter on $name', (backend) => {
     expect(await statuses()).toEqual({ 'alpha:paused': 250, 'beta:queued': 40, 'alpha:completed': 5 });
     expect((await store.listAudit({ limit: 1000 })).length).toBe(250);
     // The preview the confirmation shows: what matches, and what the action would apply to now.
-    expect(await bulk.preview(deps, VIEWER, { action: 'resume', filter: { workflow: 'alpha' } })).toEqual({ matched: 255, applicable: 250, tooMany: false });
-    expect(await bulk.preview(deps, VIEWER, { action: 'resume', filter: { q: 'b-3' } })).toEqual({ matched: 11, applicable: 0, tooMany: false });
+    expect(await bulk.preview(deps, VIEWER, { filter: { workflow: 'alpha' } }))
+      .toEqual({ matched: 255, applicable: { pause: 0, resume: 250, cancel: 250, retry: 0 }, tooMany: false });
+    expect(await bulk.preview(deps, VIEWER, { filter: { q: 'b-3' } }))
+      .toEqual({ matched: 11, applicable: { pause: 11, resume: 0, cancel: 11, retry: 0 }, tooMany: false });
   });
 
   it("refuses a viewer's bulk before the store is opened: nothing changes", async () => {
