@@ -2,15 +2,20 @@
  * Issue 14, items 5 and 6 in Chromium: the runs list's bulk action over every run a filter matches (counted,
  * confirmed, done on the server, one audit line per run, no other run touched), and stalled runs named: a run
  * whose owner stopped heartbeating carries the owner and its takeover time on the list and its page, the
- * banner counts it, and the Running card does not.
+ * banner counts it, and the Running card does not. And item 2's line on the run page: the step being retried,
+ * "attempt 1 of 10 failed, next in … s", counting down, with its last error.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { openStore } from '../lib/store/index';
 import type { SqliteStore } from '../lib/store/sqlite';
 import type { RunStore, Store } from '../lib/store/types';
 import { ConfirmDialog } from './pages/confirm-dialog';
 import { RunPage } from './pages/run-page';
 import { expect, noChromium, test, uniqueId } from './support/test';
-import { databaseUrl, readDb } from './support/waybill';
+import { databaseUrl, readDb, startWorker } from './support/waybill';
 
 test.skip(noChromium, 'no chromium');
 
@@ -102,4 +107,44 @@ test('a run whose owner went silent is named with its takeover time, counted by 
     await store.stopWorker(worker);
     await store.stopWorker(`${worker}-peer`);
   });
+});
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+test('the run page shows the step being retried: its attempt, the next one counting down, the last error', async ({ page }) => {
+  const dir = mkdtempSync(join(tmpdir(), 'waybill-e2e-retry-'));
+  const workflow = `e2e-flaky-${Date.now().toString(36)}`;
+  const module = join(dir, 'workflows.mjs');
+  writeFileSync(module, `import { defineWorkflow } from ${JSON.stringify(pathToFileURL(join(ROOT, 'lib/engine/workflow.ts')).href)};
+import { z } from ${JSON.stringify(pathToFileURL(join(ROOT, 'node_modules/zod/index.js')).href)};
+export const flaky = defineWorkflow({
+  name: ${JSON.stringify(workflow)},
+  input: z.strictObject({}),
+  retry: { maxAttempts: 10, backoff: { initialMs: 90000, maxMs: 90000 } },
+  async run(ctx) {
+    await ctx.step('fetch', () => { throw new Error('upstream answered 503'); }, { step: 0 });
+  },
+});
+`);
+  const runId = uniqueId('e2e-retrying');
+  const worker = await startWorker(uniqueId('e2e-retry-worker'), { workflows: module });
+  try {
+    await withStore((store) => store.createRun({ id: runId, workflow, inputJson: '{}', totalSteps: 1 }));
+    const run = new RunPage(page);
+    await run.goto(runId);
+    const line = page.getByTestId('step-in-flight-attempt');
+    await expect(line).toHaveText(/^attempt 1 of 10 failed, next in \d+\.\d s$/, { timeout: 30_000 });
+    await expect(page.getByTestId('step-in-flight-error')).toHaveText('last error: Error: upstream answered 503');
+    const seconds = async () => Number((await line.textContent())!.match(/next in ([\d.]+) s/)![1]);
+    const first = await seconds();
+    expect(first).toBeGreaterThan(60);
+    expect(first).toBeLessThanOrEqual(90);
+    // It counts down by the browser's clock, between the page's own refreshes.
+    await expect.poll(seconds, { timeout: 5_000 }).toBeLessThan(first - 1);
+    expect(readDb((db) => (db.prepare(`SELECT count(*) AS n FROM step_events WHERE run_id = ? AND outcome = 'failed'`).get(runId) as { n: number }).n)).toBe(1);
+  } finally {
+    await worker.stop();
+    await withStore((store) => store.actOnRun(runId, 'cancel', 'e2e').catch(() => undefined));
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -24,7 +24,13 @@ describe.each(list)('bulk by filter on $name', (backend) => {
     h = await backend.open();
     store = asControlStore(h.store);
     opened = 0;
-    deps = { store: async () => (opened++, store), claimTtlMs: 30_000, maxBytes: 1000 };
+    deps = {
+      store: async () => {
+        opened++;
+        return store;
+      },
+      claimTtlMs: 30_000, maxBytes: 1000,
+    };
   });
   afterEach(() => h.close());
 
