@@ -36,15 +36,15 @@ export interface RunsPage {
 export async function getRunsPage(query: RunsQuery): Promise<RunsPage> {
   const store = await getStore();
   const since = Date.now() / 1000 - THROUGHPUT_WINDOW_S;
-  const facts = await getStallFacts();
-  const [runs, stats, catalog, stalled] = await Promise.all([
+  const [runs, stats, catalog, stalled, facts] = await Promise.all([
     store.listRuns({
       status: query.status, workflow: query.workflow, search: query.q || undefined,
       limit: PAGE_SIZE + 1, claimTtlMs: claimTtlMs(), after: decodeCursor(query.cursor),
     }),
     sharedStats(store, since),
     getCatalog(),
-    getStallCount(facts),
+    getStallCount(),
+    getStallFacts(),
   ]);
   const page = runs.slice(0, PAGE_SIZE).map((run) => ({ ...run, stall: stallOf(run, facts) }));
   const last = page[page.length - 1];
