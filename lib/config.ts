@@ -26,6 +26,13 @@ const schema = z.object({
    */
   WAYBILL_DATA_DIR: z.string().min(1, 'must be a directory path').refine((p) => !p.includes('\0'), 'must not contain NUL').optional(),
   WAYBILL_SQLITE_SYNC: z.enum(['full', 'normal']).default('full'),
+  /**
+   * The control plane's address as a worker's programs reach it (http://127.0.0.1:3000): a command workflow
+   * (defineCommandWorkflow) hands it to the program it spawns, with a token for its run. Unset, a worker
+   * cannot run command workflows (and does not serve the python-agent demo).
+   */
+  WAYBILL_URL: z.url({ protocol: /^https?$/, error: 'must be the dashboard\'s http(s) address, e.g. http://127.0.0.1:3000' })
+    .transform((u) => u.replace(/\/+$/, '')).optional(),
   /** https://no-color.org: set and not empty, terminal output has no colour (readable log lines stay readable). */
   NO_COLOR: z.string().optional().transform((v) => v !== undefined && v !== ''),
   WAYBILL_CLAIM_TTL_MS: z.coerce.number().int().positive().default(30_000),

@@ -39,7 +39,8 @@ export type ErrorCode =
   // built-in workflows and tools
   | 'MODEL_ERROR'
   | 'LOCK_TIMEOUT'
-  | 'DRILL_FAILED';
+  | 'DRILL_FAILED'
+  | 'COMMAND_FAILED';
 
 export class WaybillError extends Error {
   readonly code: ErrorCode;
@@ -216,7 +217,7 @@ export class StartRefusedError extends ControlInputError {
 
 /** The caller's role does not allow the operation. Nothing was read or written. */
 export class ForbiddenError extends WaybillError {
-  constructor(readonly role: 'viewer' | 'operator' | 'local', readonly need: 'viewer' | 'operator' | 'local') {
+  constructor(readonly role: 'viewer' | 'operator' | 'local' | 'run', readonly need: 'viewer' | 'operator' | 'local') {
     super('FORBIDDEN', `the ${role} role may not do this: it needs ${need}`);
   }
 }
@@ -287,5 +288,12 @@ export class ModelError extends WaybillError {
 export class LockTimeoutError extends WaybillError {
   constructor(path: string, owner: number | null, waitedMs: number) {
     super('LOCK_TIMEOUT', `lock ${path} still held by live pid ${owner ?? '?'} after ${waitedMs} ms`, { transient: true });
+  }
+}
+
+/** The program failed (or could not start) on every attempt; or the worker cannot run programs at all. */
+export class CommandFailedError extends WaybillError {
+  constructor(message: string) {
+    super('COMMAND_FAILED', message);
   }
 }

@@ -7,12 +7,13 @@
 import { z } from 'zod';
 import { auditPageSchema, bulkAnswerSchema, claimsPageSchema, expiredSchema, resolvedSchema, sweptSchema, beginAnswerSchema, claimAnswerSchema, commitAnswerSchema,
   committedPageSchema, endAnswerSchema, errorSchema, healthSchema, progressSchema, releaseAnswerSchema, renewAnswerSchema,
-  runAnswerSchema, runDetailSchema, runsPageSchema, savedSchema } from './responses';
+  runAnswerSchema, runDetailSchema, runsPageSchema, runTokenSchema, savedSchema } from './responses';
 import { expireBody, listClaimsQuery, resolveBody, sweepBody } from './claims';
 import { runRef } from './ids';
 import { beginBody, claimBody, commitBody, endBody, progressBody, releaseBody, renewBody } from './protocol';
 import { auditQuery } from './audit';
 import { actionBody, actionParam, bulkBody, committedQuery, listRunsQuery, startBody } from './runs';
+import { tokenBody } from './tokens';
 
 type Access = 'none' | 'viewer' | 'operator';
 
@@ -49,7 +50,9 @@ export const ROUTES: Route[] = [
     params: { id: runRef }, ok: { status: 200, schema: runDetailSchema }, refusals: [400, 404] },
   { method: 'post', path: '/api/v1/runs/{id}/{action}', summary: 'An operator\'s action on one run: pause, resume, cancel or retry.', access: 'operator',
     params: { id: runRef, action: actionParam }, body: actionBody, ok: { status: 200, schema: runAnswerSchema }, refusals: [400, 404, 409, 413] },
-  { method: 'get', path: '/api/v1/runs/{id}/committed', summary: 'A run\'s committed results in step order.', access: 'viewer',
+  { method: 'post', path: '/api/v1/runs/{id}/tokens', summary: 'Mint a token that may use the checkpoint protocol for this run only.', access: 'operator',
+    params: { id: runRef }, body: tokenBody, ok: { status: 201, schema: runTokenSchema }, refusals: [400, 413] },
+  { method: 'get', path: '/api/v1/runs/{id}/committed', summary: 'A run\'s committed results in step order (a run token: its own run\'s).', access: 'viewer',
     params: { id: runRef }, query: committedQuery, ok: { status: 200, schema: committedPageSchema }, refusals: [400, 404] },
   { method: 'get', path: '/api/v1/claims', summary: 'Claims in flight, oldest first; orphaned ones marked.', access: 'viewer',
     query: listClaimsQuery, ok: { status: 200, schema: claimsPageSchema }, refusals: [400] },
@@ -152,7 +155,9 @@ export function openApiDocument(): Record<string, unknown> {
     components: {
       schemas: { Error: schemaOf(errorSchema, 'output') },
       securitySchemes: {
-        bearer: { type: 'http', scheme: 'bearer', description: 'WAYBILL_VIEWER_TOKEN for reads, WAYBILL_OPERATOR_TOKEN for writes' },
+        bearer: { type: 'http', scheme: 'bearer',
+          description: 'WAYBILL_VIEWER_TOKEN for reads, WAYBILL_OPERATOR_TOKEN for writes; a run token (POST /api/v1/runs/{id}/tokens) '
+            + 'for the checkpoint protocol of its one run, and nothing else' },
         session: { type: 'apiKey', in: 'cookie', name: 'waybill_session', description: 'the dashboard\'s session, after /login' },
       },
     },

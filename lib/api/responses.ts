@@ -111,6 +111,10 @@ export const bulkAnswerSchema = z.strictObject({
   skipped: z.array(z.strictObject({ id: z.string(), reason: z.string() }))
     .describe('matched runs the action does not apply to (their status, an outside client\'s run), or that moved meanwhile'),
 });
+export const runTokenSchema = z.strictObject({
+  token: z.string().describe('send as Authorization: Bearer <token>; it may use the checkpoint protocol for this run only'),
+  runId: z.string(), expiresAt: time,
+});
 export const healthSchema = z.strictObject({ ok: z.boolean(), store: z.enum(['up', 'down']) });
 
 /** Every refusal: branch on code, never on message. Some carry more (limit, position, line, column). */

@@ -9,12 +9,17 @@ import type { Config } from '../config';
 export type Role = 'viewer' | 'operator';
 
 export interface Principal {
-  /** `local`: no tokens are configured; allowed everything, reachable from this machine only. */
-  role: Role | 'local';
+  /**
+   * `local`: no tokens are configured; allowed everything, reachable from this machine only. `run`: a run
+   * token (lib/auth/run-token.ts), admitted only by the checkpoint protocol's routes, for `runId` alone.
+   */
+  role: Role | 'local' | 'run';
   /** Shown in the audit log: "alice (operator)", "operator token (api)", "local". */
   actor: string;
   /** The name given at sign-in, alone ("alice"), for the header, which shows the role beside it. */
   name?: string;
+  /** The one run a `run` principal may touch. */
+  runId?: string;
 }
 
 export type AuthConfig = Pick<Config, 'WAYBILL_OPERATOR_TOKEN' | 'WAYBILL_VIEWER_TOKEN' | 'WAYBILL_SESSION_SECRET' | 'WAYBILL_SESSION_HOURS'>;
@@ -27,6 +32,8 @@ export function authEnabled(cfg: AuthConfig): boolean {
 
 /** Whether `who` may do what `need` allows. */
 export function allows(who: Principal, need: Role): boolean {
+  // A run token is neither role: only routes that admit it by name (judge's `run` option) let it in.
+  if (who.role === 'run') return false;
   return who.role === 'local' || who.role === 'operator' || need === 'viewer';
 }
 

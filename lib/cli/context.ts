@@ -70,6 +70,8 @@ async function builtinRegistry(db: string | undefined): Promise<WorkflowRegistry
   // A configured model endpoint replaces the simulated model in agent-batch.
   return workflows.builtinRegistry({
     model: workflows.modelFromEnv(cfg), dataDir: dataDir({ ...cfg, DATABASE_URL: db ?? cfg.DATABASE_URL }),
+    // A worker that can hand a program the control plane's address serves the Python demo too.
+    pythonAgent: cfg.WAYBILL_URL !== undefined,
   });
 }
 
@@ -98,7 +100,7 @@ export async function withControl<T>(cli: Cli, db: string | undefined, fn: (deps
   const cfg = cli.config();
   let opened: Promise<Store> | undefined;
   const deps: ControlDeps = {
-    store: async () => asControlStore(await (opened ??= openStore(db ?? cfg.DATABASE_URL, { synchronous: cfg.WAYBILL_SQLITE_SYNC }))),
+    store: async () => asControlStore(await (opened ??= openStore(db ?? cfg.DATABASE_URL, storeOptions(cfg)))),
     claimTtlMs: cfg.WAYBILL_CLAIM_TTL_MS,
     maxBytes: cfg.WAYBILL_MAX_BODY_BYTES,
     workflows: (store) => cli.catalog(store, db),

@@ -28,6 +28,7 @@ const COMMANDS: Record<string, { usage: string; summary: string; run: Command }>
   resume: { usage: 'resume <runId> | --all-matching …', summary: 'queue a paused run again', run: action('resume') },
   cancel: { usage: 'cancel <runId> [--reason TEXT] | --all-matching …', summary: 'cancel a run', run: action('cancel') },
   retry: { usage: 'retry <runId> | --all-matching …', summary: 'queue a failed or cancelled run again', run: action('retry') },
+  token: { usage: 'token --run ID [--ttl 24h]', summary: 'print a token that may use the checkpoint protocol for that run only', run: lazy(() => import('./token'), (m) => m.token) },
   sweep: { usage: 'sweep [--reason TEXT]', summary: 'expire every orphaned claim', run: lazy(() => import('./claims'), (m) => m.sweep) },
   audit: { usage: 'audit [--actor A] [--action X] [--run ID] [--since T] [--until T] [--limit N] [--before ID]', summary: 'the operators\' log, newest first: the dashboard\'s, the API\'s and the CLI\'s actions', run: lazy(() => import('./audit'), (m) => m.audit) },
   worker: { usage: 'worker [--workflows MODULE] [--concurrency N] [--id NAME]', summary: 'execute runs (built-ins and MODULE\'s workflows) until SIGTERM', run: lazy(() => import('./worker'), (m) => m.worker) },

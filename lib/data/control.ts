@@ -7,6 +7,7 @@ import type { Principal } from '../auth/principal';
 import { config } from '../config';
 import type { Caller, ControlDeps } from '../control';
 import { WorkflowCatalog } from '../engine/catalog';
+import { ForbiddenError } from '../errors';
 import { claimTtlMs, getBuiltins, getStore } from './store';
 
 export function controlDeps(): ControlDeps {
@@ -19,5 +20,7 @@ export function controlDeps(): ControlDeps {
 }
 
 export function callerOf(who: Principal, channel: 'dashboard' | 'api'): Caller {
+  // A run token is admitted only by the checkpoint protocol's routes, which call no operator operation.
+  if (who.role === 'run') throw new ForbiddenError('run', 'viewer');
   return { actor: who.actor, role: who.role, channel };
 }

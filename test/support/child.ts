@@ -40,8 +40,8 @@ export function spawnFixture(fixture: string, arg: unknown, options: { env?: Rec
 }
 
 /** Starts any command (python3, …) with the same line handling and cleanup. */
-export function spawnCommand(command: string, args: string[], options: { env?: Record<string, string> } = {}): Child {
-  return track(spawn(command, args, { cwd: ROOT, env: { ...process.env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] }));
+export function spawnCommand(command: string, args: string[], options: { env?: Record<string, string>; cwd?: string } = {}): Child {
+  return track(spawn(command, args, { cwd: options.cwd ?? ROOT, env: { ...process.env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] }));
 }
 
 function track(proc: ChildProcess): Child {

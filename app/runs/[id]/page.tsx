@@ -16,10 +16,12 @@ import { Badge, Card, ProgressBar, Stat, relative } from '@/app/components/ui';
 import { allows } from '@/lib/auth/principal';
 import { requirePage } from '@/lib/auth/server';
 import { claimTtlMs } from '@/lib/data/store';
+import { getRunLog } from '@/lib/data/run-log';
 import { getRunDetail, MAX_POINTS, runExists, TIMELINE_EVENTS, type RunDetail } from '@/lib/data/run-detail';
 import { durationText, runDuration, utcText } from '@/lib/data/rates';
 import { CommittedTable } from './committed-table';
 import { LiveClaims, type LiveClaim } from './live-claims';
+import { ProgramLog } from './program-log';
 import { RunActions } from './run-actions';
 import { StepInFlightLine } from './step-in-flight';
 import RunSkeleton from './run-skeleton';
@@ -124,7 +126,8 @@ async function Run({ id, searchParams, operator }: { id: string; searchParams: P
           </Slot>
           <Slot order="order-3"><Warnings detail={detail} /></Slot>
           <Slot order="order-5"><RedoSave redoSave={detail.redoSave} /></Slot>
-          <Slot order="order-6">
+          <Slot order="order-6"><ProgramLog lines={getRunLog(run.id)} /></Slot>
+          <Slot order="order-7">
             <Card title="Timeline" testId="timeline">
               <Timeline events={detail.events} audit={detail.audit} now={now} truncated={detail.events.length >= TIMELINE_EVENTS} />
             </Card>

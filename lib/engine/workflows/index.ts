@@ -8,6 +8,7 @@ import { WorkflowRegistry, type WorkflowDefinition } from '../workflow';
 import { agentBatchWorkflow } from './agent-batch';
 import type { ModelClient } from './model';
 import { notifyWorkflow } from './notify';
+import { pythonAgentWorkflow } from './python-agent';
 
 export interface BuiltinOptions {
   /** The model agent-batch calls; the simulated model when absent (see modelFromEnv). */
@@ -16,10 +17,13 @@ export interface BuiltinOptions {
   maxAttempts?: number;
   /** Where notify's outboxes are (lib/config's dataDir). Default: ./data of the working directory. */
   dataDir?: string;
+  /** Serve python-agent, which runs a Python program: only a worker that has WAYBILL_URL for it can. */
+  pythonAgent?: boolean;
 }
 
 export function builtinWorkflows(options: BuiltinOptions = {}): WorkflowDefinition<any>[] {
-  return [agentBatchWorkflow(options), notifyWorkflow({ dataDir: options.dataDir ?? resolve('data') })];
+  return [agentBatchWorkflow(options), notifyWorkflow({ dataDir: options.dataDir ?? resolve('data') }),
+    ...(options.pythonAgent ? [pythonAgentWorkflow()] : [])];
 }
 
 export function builtinRegistry(options: BuiltinOptions = {}): WorkflowRegistry {
@@ -28,6 +32,7 @@ export function builtinRegistry(options: BuiltinOptions = {}): WorkflowRegistry 
 
 export { agentBatchInput, agentBatchWorkflow, promptOf, syntheticItem, type AgentBatchInput } from './agent-batch';
 export { notifyInput, notifyWorkflow, type NotifyInput, type NotifyOptions } from './notify';
+export { pythonAgentInput, pythonAgentWorkflow } from './python-agent';
 export { outboxPathSchema, resolveOutbox } from './outbox-path';
 export { httpModel, modelFromEnv, simulateCompletion, simulatedModel, type ModelClient, type ModelEnv, type ModelOutput } from './model';
 export { Outbox, outboxAt, readOutbox, type Delivery, type OutboxSummary } from './outbox';

@@ -1,19 +1,23 @@
 /**
  * POST /api/v1/checkpoint/claim — { runId, key, fingerprint?, leaseMs?, step?, workerId? } →
  *   { outcome: "claimed", token, leaseExpiresAt, attempt } | { outcome: "committed", result } | { outcome: "held", leaseExpiresAt, retryAfterMs }
- * A protocol call, not an operator action: it needs the operator token (it writes) but is not audited.
+ * A protocol call, not an operator action: it needs the operator token (it writes) or a run token for the
+ * run it names (lib/api/run-scope.ts), and is not audited.
  */
 import { authorizeRequest } from '@/lib/auth/server';
 import { body, handle, json, refused } from '@/lib/api';
 import { claim, claimBody } from '@/lib/api/protocol';
+import { checkRunScope } from '@/lib/api/run-scope';
 import { config } from '@/lib/config';
 import { claimTtlMs, getStore } from '@/lib/data/store';
 
 export async function POST(request: Request) {
   return handle(async () => {
-    const { refusal } = await authorizeRequest(request, 'operator', { mutation: true });
+    const { who, refusal } = await authorizeRequest(request, 'operator', { mutation: true, run: 'any' });
     if (refusal) return refused(refusal);
     const given = await body(request, claimBody, config().WAYBILL_MAX_BODY_BYTES);
-    return json(await claim(await getStore(), given, { leaseMs: config().WAYBILL_LEASE_MS, claimTtlMs: claimTtlMs() }));
+    const store = await getStore();
+    await checkRunScope(store, who, { runId: given.runId, keys: [given.key] }, claimTtlMs());
+    return json(await claim(store, given, { leaseMs: config().WAYBILL_LEASE_MS, claimTtlMs: claimTtlMs() }));
   });
 }

@@ -1,18 +1,22 @@
 /**
  * POST /api/v1/checkpoint/release — { key, token, error }: the side effect failed; the key may be claimed again.
- * A protocol call, not an operator action: it needs the operator token (it writes) but is not audited.
+ * A protocol call, not an operator action: it needs the operator token (it writes) or a run token for the
+ * run it names (lib/api/run-scope.ts), and is not audited.
  */
 import { authorizeRequest } from '@/lib/auth/server';
 import { body, handle, json, refused } from '@/lib/api';
 import { release, releaseBody } from '@/lib/api/protocol';
+import { checkRunScope } from '@/lib/api/run-scope';
 import { config } from '@/lib/config';
 import { claimTtlMs, getStore } from '@/lib/data/store';
 
 export async function POST(request: Request) {
   return handle(async () => {
-    const { refusal } = await authorizeRequest(request, 'operator', { mutation: true });
+    const { who, refusal } = await authorizeRequest(request, 'operator', { mutation: true, run: 'any' });
     if (refusal) return refused(refusal);
     const given = await body(request, releaseBody, config().WAYBILL_MAX_BODY_BYTES);
-    return json(await release(await getStore(), given, { leaseMs: config().WAYBILL_LEASE_MS, claimTtlMs: claimTtlMs() }));
+    const store = await getStore();
+    await checkRunScope(store, who, { runId: given.runId, keys: [given.key] }, claimTtlMs());
+    return json(await release(store, given, { leaseMs: config().WAYBILL_LEASE_MS, claimTtlMs: claimTtlMs() }));
   });
 }

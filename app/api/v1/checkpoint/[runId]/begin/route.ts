@@ -2,7 +2,8 @@
  * POST /api/v1/checkpoint/{runId}/begin — { workflow, totalSteps?, input?, workerId? } → { run: { id, workflow, status, totalSteps, created } }
  * Declares the client's run, so it is listed by name with its total and can be paused and cancelled. Status
  * `running`: go on; `paused` or `cancelled`: do not start (a paused run starts again once resumed).
- * A protocol call, not an operator action: it needs the operator token (it writes) but is not audited.
+ * A protocol call, not an operator action: it needs the operator token (it writes) or this run's run token,
+ * and is not audited.
  */
 import { authorizeRequest } from '@/lib/auth/server';
 import { body, handle, json, param, refused } from '@/lib/api';
@@ -13,9 +14,10 @@ import { getStore } from '@/lib/data/store';
 
 export async function POST(request: Request, context: { params: Promise<{ runId: string }> }) {
   return handle(async () => {
-    const { refusal } = await authorizeRequest(request, 'operator', { mutation: true });
+    const raw = (await context.params).runId;
+    const { refusal } = await authorizeRequest(request, 'operator', { mutation: true, run: raw });
     if (refusal) return refused(refusal);
-    const runId = param((await context.params).runId, 'runId', runRef);
+    const runId = param(raw, 'runId', runRef);
     const given = await body(request, beginBody, config().WAYBILL_MAX_BODY_BYTES);
     return json(await begin(await getStore(), runId, given));
   });

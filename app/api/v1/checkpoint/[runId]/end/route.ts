@@ -1,7 +1,8 @@
 /**
  * POST /api/v1/checkpoint/{runId}/end — { outcome: "completed" | "failed" | "stopped", error?, output?, workerId? } → { run: { id, status } }
  * How a declared client's run ended: its steps are done, it gave up, or it stopped for a pause or a cancel.
- * A protocol call, not an operator action: it needs the operator token (it writes) but is not audited.
+ * A protocol call, not an operator action: it needs the operator token (it writes) or this run's run token,
+ * and is not audited.
  */
 import { authorizeRequest } from '@/lib/auth/server';
 import { body, handle, json, param, refused } from '@/lib/api';
@@ -12,9 +13,10 @@ import { getStore } from '@/lib/data/store';
 
 export async function POST(request: Request, context: { params: Promise<{ runId: string }> }) {
   return handle(async () => {
-    const { refusal } = await authorizeRequest(request, 'operator', { mutation: true });
+    const raw = (await context.params).runId;
+    const { refusal } = await authorizeRequest(request, 'operator', { mutation: true, run: raw });
     if (refusal) return refused(refusal);
-    const runId = param((await context.params).runId, 'runId', runRef);
+    const runId = param(raw, 'runId', runRef);
     const given = await body(request, endBody, config().WAYBILL_MAX_BODY_BYTES);
     return json(await end(await getStore(), runId, given));
   });

@@ -14,18 +14,20 @@ type Context = { params: Promise<{ runId: string }> };
 
 export async function GET(request: Request, context: Context) {
   return handle(async () => {
-    const { refusal } = await authorizeRequest(request, 'viewer', { mutation: false });
+    const raw = (await context.params).runId;
+    const { refusal } = await authorizeRequest(request, 'viewer', { mutation: false, run: raw });
     if (refusal) return refused(refusal);
-    const runId = param((await context.params).runId, 'runId', runRef);
+    const runId = param(raw, 'runId', runRef);
     return json(await loadProgress(await getStore(), runId));
   });
 }
 
 export async function PUT(request: Request, context: Context) {
   return handle(async () => {
-    const { refusal } = await authorizeRequest(request, 'operator', { mutation: true });
+    const raw = (await context.params).runId;
+    const { refusal } = await authorizeRequest(request, 'operator', { mutation: true, run: raw });
     if (refusal) return refused(refusal);
-    const runId = param((await context.params).runId, 'runId', runRef);
+    const runId = param(raw, 'runId', runRef);
     const given = await body(request, progressBody, config().WAYBILL_MAX_BODY_BYTES);
     return json(await saveProgress(await getStore(), runId, given));
   });

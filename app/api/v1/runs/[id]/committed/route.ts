@@ -9,9 +9,11 @@ import { claimTtlMs, getStore } from '@/lib/data/store';
 
 export async function GET(request: Request, context: { params: Promise<{ id: string }> }) {
   return handle(async () => {
-    const { refusal } = await authorizeRequest(request, 'viewer', { mutation: false });
+    // A run token may read its own run's committed results (a resuming agent's only read besides progress).
+    const raw = (await context.params).id;
+    const { refusal } = await authorizeRequest(request, 'viewer', { mutation: false, run: raw });
     if (refusal) return refused(refusal);
-    const id = param((await context.params).id, 'id', runRef);
+    const id = param(raw, 'id', runRef);
     return json(await listCommitted(await getStore(), id, query(request, committedQuery), claimTtlMs()));
   });
 }

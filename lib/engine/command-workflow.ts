@@ -1,0 +1,180 @@
+/**
+ * A workflow that runs a program: an agent written in any language, started, resumed and stopped from the
+ * dashboard like a built-in one. The command is fixed in the module that defines the workflow — never taken
+ * from a request — and the run's input reaches the program as JSON on stdin and in WAYBILL_INPUT.
+ *
+ * The program checkpoints through the HTTP protocol (clients/python, or any client): the worker hands it the
+ * control plane's address (WAYBILL_URL), a token that may use the protocol for this run only, the run id and
+ * its own worker id, and nothing else of its environment — not the operator token or the database URL, since
+ * a sandboxed agent is the least trusted code in the system. Its stdout and stderr lines go to the run's log.
+ *
+ * - Exit 0: the run is complete. Any other exit is a failed attempt, run again with backoff up to maxAttempts;
+ *   the program resumes from its progress, skipping committed steps.
+ * - Pause, cancel, a takeover or a drain: SIGTERM, so the program stops after its step in hand (the Python
+ *   client does), then SIGKILL after graceMs. The worker stops the run as it stops any other.
+ * - The worker dies: nothing is sent, so the program watches its parent (WAYBILL_PARENT_PID) and stops after
+ *   its step in hand; the next worker takes the run and spawns the program again.
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { z } from 'zod';
+import { mintRunToken } from '../auth/run-token';
+import { config, dataDir } from '../config';
+import { CommandFailedError, InvalidInputError } from '../errors';
+import type { RunContext } from './context';
+import { appendRunLog } from './run-log';
+import { defineWorkflow, type WorkflowDefinition } from './workflow';
+
+export interface CommandWorkflowDefinition<I> {
+  name: string;
+  description?: string;
+  version?: string;
+  input: z.ZodType<I>;
+  /** The program and its arguments, e.g. ['python3', 'agent.py']. Run without a shell. */
+  command: readonly string[];
+  /** Added to the program's environment (which holds only PATH, HOME, locale and these besides Waybill's own). */
+  env?: Record<string, string>;
+  /** The program's working directory; the data directory by default. */
+  cwd?: string;
+  totalSteps?: WorkflowDefinition<I>['totalSteps'];
+  /** Program runs per run before the run fails. Default 3. */
+  maxAttempts?: number;
+  /** After SIGTERM, how long the step in hand may take before SIGKILL. Default 10 s. */
+  graceMs?: number;
+  /** The control plane's address; WAYBILL_URL by default. */
+  url?: string;
+}
+
+/** Exit status meaning "stopped for the operator" (paused or cancelled): not a failure if the run says so. */
+const STOPPED_EXIT = 3;
+const PASSED_ENV = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR', 'SYSTEMROOT'];
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+export function defineCommandWorkflow<I>(definition: CommandWorkflowDefinition<I>): WorkflowDefinition<I> {
+  const label = JSON.stringify(definition?.name);
+  const { command, env = {}, maxAttempts = 3, graceMs = 10_000 } = definition ?? {};
+  if (!Array.isArray(command) || command.length === 0 || command.some((part) => typeof part !== 'string' || part === '' || part.includes('\0'))) {
+    throw new InvalidInputError(`workflow ${label}: command must be a non-empty array of non-empty strings, e.g. ['python3', 'agent.py']`);
+  }
+  for (const [name, value] of Object.entries(env)) {
+    if (!ENV_NAME.test(name) || typeof value !== 'string' || value.includes('\0')) throw new InvalidInputError(`workflow ${label}: env ${JSON.stringify(name)} must be a name and a string`);
+    if (name.startsWith('WAYBILL_')) throw new InvalidInputError(`workflow ${label}: env ${name}: WAYBILL_* variables are the worker's to set`);
+  }
+  if (!(Number.isInteger(maxAttempts) && maxAttempts >= 1 && maxAttempts <= 100)) throw new InvalidInputError(`workflow ${label}: maxAttempts must be 1 to 100`);
+  if (!(Number.isInteger(graceMs) && graceMs >= 0)) throw new InvalidInputError(`workflow ${label}: graceMs must be a whole number of milliseconds`);
+  const fixed = { command: [...command], env: { ...env }, maxAttempts, graceMs };
+  return defineWorkflow<I>({
+    name: definition.name, description: definition.description, version: definition.version, input: definition.input,
+    totalSteps: definition.totalSteps,
+    // The program's own attempts are counted here; a step of it is retried by the program's client.
+    maxAttempts: 1,
+    run: (ctx, input) => runProgram(ctx, input, { ...fixed, name: definition.name, cwd: definition.cwd, url: definition.url }),
+  });
+}
+
+interface Fixed {
+  name: string;
+  command: string[];
+  env: Record<string, string>;
+  maxAttempts: number;
+  graceMs: number;
+  cwd?: string;
+  url?: string;
+}
+
+async function runProgram(ctx: RunContext, input: unknown, fixed: Fixed): Promise<unknown> {
+  const cfg = config();
+  const url = fixed.url ?? cfg.WAYBILL_URL;
+  if (!url) {
+    throw new CommandFailedError(`workflow ${fixed.name} runs a program, which needs the control plane's address: `
+      + 'start the worker with WAYBILL_URL set (e.g. WAYBILL_URL=http://127.0.0.1:3000)');
+  }
+  const dir = dataDir(cfg);
+  if (!fixed.cwd) mkdirSync(dir, { recursive: true });
+  const log = (stream: 'stdout' | 'stderr' | 'worker', text: string) => {
+    ctx.log.info(`program ${stream}`, { line: text.slice(0, 4000) });
+    try {
+      appendRunLog(dir, ctx.runId, stream, text);
+    } catch {
+      // The log is for people: a full disk must not fail the run.
+    }
+  };
+  for (let attempt = 1; ; attempt++) {
+    ctx.signal.throwIfAborted();
+    // A fresh token per attempt: a day, and a program still running past that is on a later attempt anyway.
+    const { token } = mintRunToken(cfg, ctx.runId, undefined, Date.now());
+    const exit = await spawnOnce(ctx, input, fixed, { url, token, attempt, cwd: fixed.cwd ?? dir, log });
+    if (exit.code === 0) return { exitCode: 0, attempts: attempt };
+    // Stopped for the operator: the program saw the pause in a commit answer, likely before our renewal did.
+    if (exit.code === STOPPED_EXIT) await abortedWithin(ctx.signal, 5000);
+    ctx.signal.throwIfAborted();
+    const what = `${fixed.command.join(' ')} ${exit.code === null ? `was killed by ${exit.signal}` : `exited with ${exit.code}`}`
+      + `${exit.lastError ? `: ${exit.lastError}` : ''}`;
+    if (attempt >= fixed.maxAttempts) throw new CommandFailedError(`${what} (attempt ${attempt} of ${fixed.maxAttempts})`);
+    const delay = Math.min(10_000, 500 * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
+    log('worker', `${what}; attempt ${attempt + 1} of ${fixed.maxAttempts} in ${Math.round(delay)} ms`);
+    await sleep(delay, undefined, { signal: ctx.signal });
+  }
+}
+
+interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  lastError: string | null;
+}
+
+function spawnOnce(ctx: RunContext, input: unknown, fixed: Fixed,
+  o: { url: string; token: string; attempt: number; cwd: string; log: (stream: 'stdout' | 'stderr' | 'worker', text: string) => void }): Promise<Exit> {
+  const inputJson = JSON.stringify(input) ?? 'null';
+  const env: Record<string, string> = {};
+  for (const name of PASSED_ENV) if (process.env[name] !== undefined) env[name] = process.env[name]!;
+  Object.assign(env, fixed.env, {
+    WAYBILL_URL: o.url, WAYBILL_TOKEN: o.token, WAYBILL_RUN_ID: ctx.runId, WAYBILL_WORKFLOW: fixed.name, WAYBILL_INPUT: inputJson,
+    WAYBILL_WORKER_ID: ctx.checkpoint.workerId ?? '', WAYBILL_PARENT_PID: String(process.pid), WAYBILL_MANAGED: '1',
+    WAYBILL_ATTEMPT: String(o.attempt), PYTHONUNBUFFERED: '1',
+  });
+  return new Promise<Exit>((resolve) => {
+    const child = spawn(fixed.command[0]!, fixed.command.slice(1), { cwd: o.cwd, env: env as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'pipe'] });
+    let lastError: string | null = null;
+    let settled = false;
+    let killTimer: NodeJS.Timeout | undefined;
+    const onAbort = () => {
+      o.log('worker', `stopping the program (SIGTERM; SIGKILL in ${fixed.graceMs} ms): ${(ctx.signal.reason as Error | undefined)?.message ?? 'stopped'}`);
+      child.kill('SIGTERM');
+      killTimer = setTimeout(() => child.kill('SIGKILL'), fixed.graceMs);
+    };
+    const finish = (exit: Exit) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(killTimer);
+      ctx.signal.removeEventListener('abort', onAbort);
+      resolve(exit);
+    };
+    child.on('error', (error) => {
+      o.log('worker', `cannot start ${fixed.command[0]}: ${error.message}`);
+      finish({ code: 127, signal: null, lastError: `cannot start ${fixed.command[0]}: ${error.message}` });
+    });
+    child.stdin.on('error', () => undefined); // a program that never reads its stdin closes it: fine
+    child.stdin.end(`${inputJson}\n`);
+    createInterface({ input: child.stdout }).on('line', (line) => o.log('stdout', line));
+    createInterface({ input: child.stderr }).on('line', (line) => {
+      if (line.trim()) lastError = line.trim().slice(0, 500);
+      o.log('stderr', line);
+    });
+    if (child.pid !== undefined) o.log('worker', `started ${fixed.command.join(' ')} (pid ${child.pid}, attempt ${o.attempt})`);
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    if (ctx.signal.aborted) onAbort();
+    // 'close' comes after stdout and stderr are drained: every line is logged by then.
+    child.on('close', (code, signal) => {
+      o.log('worker', `program ${code === null ? `killed by ${signal}` : `exited with ${code}`}`);
+      finish({ code, signal, lastError });
+    });
+  });
+}
+
+async function abortedWithin(signal: AbortSignal, ms: number): Promise<void> {
+  if (signal.aborted) return;
+  await sleep(ms, undefined, { signal }).catch(() => undefined);
+}

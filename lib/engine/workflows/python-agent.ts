@@ -1,0 +1,34 @@
+/**
+ * python-agent: the article's experiment as a Python program (clients/python's waybill_client.example), run by
+ * the worker as a command workflow — the demo of an agent in another language started, stopped and resumed
+ * from the dashboard. Each step sleeps `modelMs` (the stand-in for a model call) and appends its delivery to
+ * `<run id>.effects.jsonl` in the data directory.
+ *
+ * It needs python3 on the worker's PATH with waybill_client importable: in a checkout, clients/python is put
+ * on PYTHONPATH; elsewhere `pip install ./clients/python` (no index needed). Served only by a worker that knows
+ * the control plane's address (WAYBILL_URL).
+ */
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { defineCommandWorkflow } from '../command-workflow';
+
+export const pythonAgentInput = z.object({
+  steps: z.number().int().min(1).max(10_000).default(50).describe('how many steps'),
+  modelMs: z.number().int().min(0).max(10_000).default(200).describe('milliseconds each simulated model call takes'),
+});
+
+export function pythonAgentWorkflow() {
+  // Not `new URL('…', import.meta.url)`: bundlers (Next's Turbopack) take that for an asset to bundle, and a
+  // directory is none. In a bundle the path leads nowhere, and the installed package is used instead.
+  const clientDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'clients', 'python');
+  return defineCommandWorkflow({
+    name: 'python-agent',
+    description: 'The article\'s agent loop in Python (clients/python), run as a program by the worker.',
+    input: pythonAgentInput,
+    command: ['python3', '-m', 'waybill_client.example'],
+    env: existsSync(`${clientDir}/waybill_client/__init__.py`) ? { PYTHONPATH: clientDir } : {},
+    totalSteps: (input) => input.steps,
+  });
+}
