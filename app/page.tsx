@@ -14,6 +14,7 @@ import { RunsTable, type RunsTableRow } from './components/runs-table';
 import { EmptyState, buttonClass, relative } from './components/ui';
 import { getRunsPage } from '@/lib/data/runs';
 import RunsSkeleton from './runs-skeleton';
+import type { StallCount } from '@/lib/control/stalled';
 import { isoTime } from '@/app/components/time';
 
 export const dynamic = 'force-dynamic';
@@ -46,8 +47,10 @@ async function RunsList({ searchParams, operator }: { searchParams: SearchParams
     ...run,
     updatedLabel: relative(run.updatedAt, now),
     updatedTitle: isoTime(run.updatedAt),
-    waitingForWorker: run.status === 'queued' && !page.served.includes(run.workflow),
+    waitingForWorker: run.stall?.kind === 'no-live-worker',
+    stallMessage: run.stall?.message ?? null,
   }));
+  const { stalled } = page.stats;
   const totalRuns = Object.values(page.stats.byStatus).reduce((sum, count) => sum + count, 0);
   const filtered = Boolean(query.status || query.workflow || query.q);
   const filters = { status: query.status, workflow: query.workflow, q: query.q };
@@ -66,6 +69,7 @@ async function RunsList({ searchParams, operator }: { searchParams: SearchParams
       </header>
 
       <RunsStats stats={page.stats} query={filters} />
+      <StalledBanner stalled={stalled} />
 
       <section aria-labelledby="runs-heading" className="space-y-4">
         <h2 id="runs-heading" className="sr-only">Run list</h2>
@@ -102,7 +106,7 @@ async function RunsList({ searchParams, operator }: { searchParams: SearchParams
             </div>
           )
         ) : (
-          <RunsTable rows={rows} operator={operator} />
+          <RunsTable rows={rows} operator={operator} filter={filters} filtered={filtered} />
         )}
 
         {(page.next || query.cursor) && (
@@ -125,6 +129,39 @@ async function RunsList({ searchParams, operator }: { searchParams: SearchParams
           </nav>
         )}
       </section>
+    </div>
+  );
+}
+
+/**
+ * How many runs are stalled (lib/control/stalled.ts), each kind linked to the runs it counts: the queued ones
+ * no live worker serves, the running ones whose owner went silent (counted here, not as running).
+ */
+function StalledBanner({ stalled }: { stalled: StallCount }) {
+  const total = stalled.noLiveWorker + stalled.ownerSilent;
+  if (total === 0) return null;
+  const plus = stalled.atLeast ? '+' : '';
+  const link = 'underline decoration-amber-400 underline-offset-4 hover:decoration-amber-700';
+  return (
+    <div data-testid="stalled-banner" role="status"
+      className="rounded-lg border border-amber-300 bg-amber-50 px-4 py-3 text-sm text-amber-900 dark:border-amber-800 dark:bg-amber-950/40 dark:text-amber-200">
+      <p className="font-medium" data-testid="stalled-count">
+        {total.toLocaleString('en-US')}{plus} run{total === 1 && !plus ? ' is' : 's are'} stalled
+      </p>
+      <ul className="mt-1 space-y-0.5">
+        {stalled.noLiveWorker > 0 && (
+          <li data-testid="stalled-no-worker">
+            <Link prefetch={false} className={link} href={runsHref({ status: 'queued' })}>{stalled.noLiveWorker.toLocaleString('en-US')}{plus} queued</Link>
+            {' '}with no live worker serving their workflow: start one (<code className="font-mono text-xs">waybill worker</code>).
+          </li>
+        )}
+        {stalled.ownerSilent > 0 && (
+          <li data-testid="stalled-owner-silent">
+            <Link prefetch={false} className={link} href={runsHref({ status: 'running' })}>{stalled.ownerSilent.toLocaleString('en-US')}{plus} running</Link>
+            {' '}on a worker that stopped heartbeating: another worker takes each over when its run lease passes (not counted as running).
+          </li>
+        )}
+      </ul>
     </div>
   );
 }

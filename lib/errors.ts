@@ -11,6 +11,8 @@ export type ErrorCode =
   | 'IDEMPOTENCY_KEY_REUSE'
   | 'AWAIT_TIMEOUT'
   | 'STEP_FAILED'
+  | 'STEP_TIMEOUT'
+  | 'NON_RETRYABLE'
   // runs
   | 'RUN_PAUSED'
   | 'RUN_CANCELLED'
@@ -239,6 +241,25 @@ export class ApiError extends WaybillError {
 export class StepFailedError extends WaybillError {
   constructor(readonly idemKey: string, readonly attempts: number, cause: unknown) {
     super('STEP_FAILED', `step ${idemKey} failed after ${attempts} attempt(s): ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+}
+
+/**
+ * Thrown by a side effect that knows retrying cannot help (a refused card, a 4xx that will stay a 4xx): the
+ * step is not retried, whatever its policy, and the run fails at once with this message.
+ */
+export class NonRetryableError extends WaybillError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('NON_RETRYABLE', message, options);
+    this.name = 'NonRetryableError';
+  }
+}
+
+/** A step ran past its policy's timeoutMs: its signal was aborted and the attempt counts as failed. */
+export class StepTimeoutError extends WaybillError {
+  constructor(readonly idemKey: string, readonly timeoutMs: number) {
+    super('STEP_TIMEOUT', `step ${idemKey} timed out after ${timeoutMs} ms`);
+    this.name = 'StepTimeoutError';
   }
 }
 

@@ -8,5 +8,7 @@ export type { StepRunner } from './checkpoint/agent';
 export { openStore, type OpenStoreOptions } from './store/index';
 export type * from './store/types';
 export { defineWorkflow, type WorkflowDefinition } from './engine/workflow';
-export type { RetryPolicy, RunContext } from './engine/context';
+export type { RetryPolicy, RunContext, StepOptions } from './engine/context';
+export type { ErrorMatcher } from './engine/retry-policy';
+export { NonRetryableError, StepTimeoutError } from './errors';
 export type { Logger, LogFields } from './engine/log';

@@ -7,11 +7,12 @@
 import { revalidatePath } from 'next/cache';
 import { z } from 'zod';
 import { config } from '@/lib/config';
-import { runs } from '@/lib/control';
+import { bulk, runs } from '@/lib/control';
 import { controlDeps } from '@/lib/data/control';
 import { InvalidInputError, StartRefusedError } from '@/lib/errors';
 import type { RunAction } from '@/lib/store/types';
 import { failure, fieldErrors, operatorCaller, sizeError, type ActionResult } from './result';
+import type { BulkFilter, BulkPreview, BulkReport } from '@/lib/control/bulk';
 
 // Only the list's shape: each id and the reason are the operation's to check.
 const actSchema = z.object({
@@ -46,6 +47,30 @@ export async function actOnRuns(input: { action: RunAction; ids: string[]; reaso
   for (const id of parsed.data.ids) revalidatePath(`/runs/${encodeURIComponent(id)}`);
   const message = `${input.action}: ${done.length} run(s) done${refused.length ? `, ${refused.length} refused` : ''}`;
   return refused.length && !done.length ? { ok: false, message: refused.join('; ') } : { ok: true, message, data: { done, refused } };
+}
+
+/** The count the "all matching" confirmation shows: how many runs match, and how many each action applies to. */
+export async function previewBulkAction(input: { filter: BulkFilter }): Promise<ActionResult<BulkPreview>> {
+  const caller = await operatorCaller();
+  try {
+    return { ok: true, message: 'counted', data: await bulk.preview(controlDeps(), caller, input) };
+  } catch (error) {
+    return failure(error);
+  }
+}
+
+/** One action over every run the filter matches (lib/control/bulk.ts): done in batches, one audit line per run. */
+export async function bulkByFilterAction(input: { action: RunAction; filter: BulkFilter; reason?: string }): Promise<ActionResult<BulkReport>> {
+  const caller = await operatorCaller();
+  try {
+    const report = await bulk.apply(controlDeps(), caller, input);
+    revalidatePath('/');
+    revalidatePath('/audit');
+    const message = `${input.action}: ${report.matched} matched, ${report.done} done${report.skipped.length ? `, ${report.skipped.length} skipped` : ''}`;
+    return { ok: true, message, data: report };
+  } catch (error) {
+    return failure(error);
+  }
 }
 
 const startSchema = z.object({

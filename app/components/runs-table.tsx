@@ -2,12 +2,15 @@
 /**
  * The runs table with row selection and the bulk actions over the selected runs. A client component only for
  * the selection: rows (and their relative times) are computed on the server and refreshed by LiveRefresh,
- * and the selection survives those refreshes. Actions apply to the selected runs still on this page.
- * A viewer gets neither checkboxes nor actions: the server would refuse them, and offering them misleads.
+ * and the selection survives those refreshes. Actions apply to the selected runs still on this page, or,
+ * with "all matching" on, to every run the list's filter matches (counted first, then confirmed, then done
+ * in batches on the server: lib/control/bulk.ts). A viewer gets neither checkboxes nor actions: the server
+ * would refuse them, and offering them misleads.
  */
 import Link from 'next/link';
 import { useEffect, useRef, useState, useTransition } from 'react';
-import { actOnRuns } from '@/app/actions/runs';
+import { actOnRuns, bulkByFilterAction, previewBulkAction } from '@/app/actions/runs';
+import type { BulkFilter, BulkPreview } from '@/lib/control/bulk';
 import type { RunAction, RunSummary } from '@/lib/store/types';
 import { ConfirmAction } from './confirm-action';
 import { Badge, ProgressBar, buttonClass } from './ui';
@@ -18,6 +21,8 @@ export interface RunsTableRow extends RunSummary {
   updatedTitle: string;
   /** Queued, and no live worker serves its workflow: it waits for one rather than for its turn. */
   waitingForWorker: boolean;
+  /** Why it is stalled (lib/control/stalled.ts), or null. */
+  stallMessage: string | null;
 }
 
 const ACTIONS: { action: RunAction; label: string; tone: 'default' | 'danger'; hint: string }[] = [
@@ -27,6 +32,13 @@ const ACTIONS: { action: RunAction; label: string; tone: 'default' | 'danger'; h
   { action: 'cancel', label: 'Cancel', tone: 'danger', hint: 'Cancel the selected runs' },
 ];
 
+const ACTION_DONE: Record<RunAction, string> = { pause: 'paused', resume: 'resumed', cancel: 'cancelled', retry: 'queued again' };
+
+function filterText(filter: BulkFilter): string {
+  const parts = [filter.status && `status ${filter.status}`, filter.workflow && `workflow ${filter.workflow}`, filter.q && `search "${filter.q}"`].filter(Boolean);
+  return parts.length ? `filter: ${parts.join(', ')}` : 'no filter: every run';
+}
+
 // Short class names from globals.css: fifty rows of utilities were most of the page's HTML.
 const th = 'wb-th';
 const td = 'wb-td';
@@ -34,8 +46,12 @@ const check = 'wb-check';
 
 type Message = { ok: boolean; text: string; refused: string[] };
 
-export function RunsTable({ rows, operator }: { rows: RunsTableRow[]; operator: boolean }) {
+export function RunsTable({ rows, operator, filter, filtered }: {
+  rows: RunsTableRow[]; operator: boolean; filter: BulkFilter; filtered: boolean;
+}) {
   const [selected, setSelected] = useState<ReadonlySet<string>>(() => new Set());
+  /** "All matching" on: the count the server gave for the filter, or null while it counts. */
+  const [allMatching, setAllMatching] = useState<{ preview: BulkPreview | null } | null>(null);
   const [message, setMessage] = useState<Message | null>(null);
   const [pending, startTransition] = useTransition();
   const [running, setRunning] = useState<RunAction | null>(null);
@@ -78,6 +94,36 @@ export function RunsTable({ rows, operator }: { rows: RunsTableRow[]; operator: 
     });
   };
 
+  const toggleAllMatching = (on: boolean) => {
+    if (!on) {
+      setAllMatching(null);
+      return;
+    }
+    setAllMatching({ preview: null });
+    startTransition(async () => {
+      const result = await previewBulkAction({ filter });
+      if (result.ok && result.data) setAllMatching({ preview: result.data });
+      else {
+        setAllMatching(null);
+        setMessage({ ok: false, text: result.message, refused: [] });
+      }
+    });
+  };
+
+  const bulkConfirmed = async (action: RunAction, reason: string | undefined) => {
+    const result = await bulkByFilterAction({ action, filter, reason });
+    if (result.ok) {
+      const skipped = result.data?.skipped ?? [];
+      setMessage({ ok: true, text: result.message, refused: skipped.slice(0, 50).map((s) => `${s.id}: ${s.reason}`) });
+      setAllMatching(null);
+    } else if (!result.errors?.reason) {
+      setMessage({ ok: false, text: result.message, refused: Object.values(result.errors ?? {}).flat() });
+    }
+    return result;
+  };
+  const preview = allMatching?.preview ?? null;
+  const scope = filtered ? 'matching this filter' : 'in the list (no filter: every run)';
+
   // Called with the runs chosen when the dialog opened (ConfirmAction keeps them): a refresh does not retarget it.
   const cancelChosen = async (ids: string[], reason: string | undefined) => {
     const result = await actOnRuns({ action: 'cancel', ids, reason });
@@ -90,9 +136,31 @@ export function RunsTable({ rows, operator }: { rows: RunsTableRow[]; operator: 
       {operator && <div className="flex flex-col gap-2 sm:flex-row sm:items-center sm:justify-between" data-testid="bulk-actions">
         <div role="group" aria-label="Actions on the selected runs" className="flex flex-wrap items-center gap-2">
           <span className="mr-1 w-full text-sm text-zinc-600 tabular-nums sm:w-auto dark:text-zinc-400" data-testid="selected-count">
-            {chosen.length === 0 ? 'Select runs to act on them' : `${chosen.length} selected`}
+            {allMatching ? (preview ? `${preview.tooMany ? `more than ${(preview.matched - 1).toLocaleString('en-US')}` : preview.matched.toLocaleString('en-US')} run${preview.matched === 1 ? '' : 's'} ${scope}` : 'Counting the runs…')
+              : chosen.length === 0 ? 'Select runs to act on them' : `${chosen.length} selected`}
           </span>
-          {ACTIONS.map(({ action, label, tone, hint }) => action === 'cancel' ? (
+          <label className="mr-1 inline-flex items-center gap-1.5 text-xs text-zinc-700 dark:text-zinc-300">
+            <input type="checkbox" data-testid="bulk-all-matching" className={check} checked={allMatching !== null}
+              onChange={(event) => toggleAllMatching(event.target.checked)} />
+            All runs {filtered ? 'matching this filter' : 'in the list'}
+          </label>
+          {allMatching ? ACTIONS.map(({ action, label, tone, hint }) => {
+            const n = preview?.applicable[action] ?? 0;
+            return (
+              <ConfirmAction key={action} testId={`bulk-${action}`} label={label} pendingLabel={`${label}…`} tone={tone}
+                triggerClass={`${buttonClass(tone)} py-1 text-xs`} triggerTitle={`${hint}: every run ${scope}`}
+                disabled={!preview || preview.tooMany || n === 0 || pending}
+                heading={`${label} ${n.toLocaleString('en-US')} of the ${preview?.matched.toLocaleString('en-US') ?? ''} runs ${scope}?`}
+                confirmLabel={`${label} ${n.toLocaleString('en-US')} run${n === 1 ? '' : 's'}`}
+                onConfirm={(reason) => bulkConfirmed(action, reason)}>
+                <p data-testid="confirm-count">
+                  {n.toLocaleString('en-US')} of the {preview?.matched.toLocaleString('en-US')} runs {scope} can be {ACTION_DONE[action]} now;
+                  the others are skipped and listed. The server acts on the runs that match when you confirm, in batches, with one audit line each.
+                </p>
+                <p className="mt-2 font-mono text-xs" data-testid="confirm-filter">{filterText(filter)}</p>
+              </ConfirmAction>
+            );
+          }) : ACTIONS.map(({ action, label, tone, hint }) => action === 'cancel' ? (
             <ConfirmAction key={action} testId="bulk-cancel" label={label} pendingLabel="Cancelling…" tone="danger"
               triggerClass={`${buttonClass(tone)} py-1 text-xs`} triggerTitle={hint} disabled={chosen.length === 0 || pending}
               heading={chosen.length === 1 ? `Cancel run ${chosen[0]}?` : `Cancel ${chosen.length} runs?`}
@@ -168,6 +236,12 @@ export function RunsTable({ rows, operator }: { rows: RunsTableRow[]; operator: 
                   </td>
                   <td className={td}>
                     <Badge value={run.status} testId={`run-status-${run.id}`} />
+                    {run.stallMessage && (
+                      <span className="wb-badge wb-tone-orange ml-1" data-testid={`run-stalled-${run.id}`} title={run.stallMessage}>stalled</span>
+                    )}
+                    {run.stallMessage && !run.waitingForWorker && (
+                      <p className="mt-1 max-w-[14rem] text-xs text-amber-800 dark:text-amber-300" data-testid={`run-stall-${run.id}`}>{run.stallMessage}</p>
+                    )}
                     {run.waitingForWorker && (
                       <p className="mt-1 max-w-[14rem] text-xs text-amber-800 dark:text-amber-300" data-testid={`run-waiting-${run.id}`}>
                         waiting for a worker that serves {run.workflow}

@@ -5,14 +5,14 @@
  * app/api and fails when a route file and this table disagree, and holds real answers to the document.
  */
 import { z } from 'zod';
-import { auditPageSchema, claimsPageSchema, expiredSchema, resolvedSchema, sweptSchema, beginAnswerSchema, claimAnswerSchema, commitAnswerSchema,
+import { auditPageSchema, bulkAnswerSchema, claimsPageSchema, expiredSchema, resolvedSchema, sweptSchema, beginAnswerSchema, claimAnswerSchema, commitAnswerSchema,
   committedPageSchema, endAnswerSchema, errorSchema, healthSchema, progressSchema, releaseAnswerSchema, renewAnswerSchema,
   runAnswerSchema, runDetailSchema, runsPageSchema, runTokenSchema, savedSchema } from './responses';
 import { expireBody, listClaimsQuery, resolveBody, sweepBody } from './claims';
 import { runRef } from './ids';
 import { beginBody, claimBody, commitBody, endBody, progressBody, releaseBody, renewBody } from './protocol';
 import { auditQuery } from './audit';
-import { actionBody, actionParam, committedQuery, listRunsQuery, startBody } from './runs';
+import { actionBody, actionParam, bulkBody, committedQuery, listRunsQuery, startBody } from './runs';
 import { tokenBody } from './tokens';
 
 type Access = 'none' | 'viewer' | 'operator';
@@ -44,6 +44,8 @@ export const ROUTES: Route[] = [
     query: listRunsQuery, ok: { status: 200, schema: runsPageSchema }, refusals: [400] },
   { method: 'post', path: '/api/v1/runs', summary: 'Start a run of a workflow a worker serves.', access: 'operator',
     body: startBody, ok: { status: 201, schema: runAnswerSchema }, refusals: [400, 409, 413, 415] },
+  { method: 'post', path: '/api/v1/runs/bulk', summary: 'One action (pause, resume, cancel, retry) over every run a filter matches (GET /api/v1/runs\'s filters), audited per run.',
+    access: 'operator', body: bulkBody, ok: { status: 200, schema: bulkAnswerSchema }, refusals: [400, 413, 415] },
   { method: 'get', path: '/api/v1/runs/{id}', summary: 'A run, its progress, counts, live claims and the actions it allows.', access: 'viewer',
     params: { id: runRef }, ok: { status: 200, schema: runDetailSchema }, refusals: [400, 404] },
   { method: 'post', path: '/api/v1/runs/{id}/{action}', summary: 'An operator\'s action on one run: pause, resume, cancel or retry.', access: 'operator',

@@ -14,18 +14,29 @@ const truncated = z.string().optional().describe('present when the value is null
 
 export const runStatusSchema = z.enum(RUN_STATUSES);
 
+/** Why a run is not moving (lib/control/stalled.ts); null when nothing holds it up. */
+export const stallSchema = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('no-live-worker'), message: z.string(), workflow: z.string() })
+    .describe('queued, and no live worker serves its workflow'),
+  z.strictObject({
+    kind: z.literal('owner-silent'), message: z.string(), owner: z.string(), silentSince: time.describe('the owner\'s last heartbeat'),
+    takeoverAt: time.describe('when its run lease passes and another worker may take the run over'),
+  }).describe('running, and its owner stopped heartbeating: not counted as running'),
+]).nullable().describe('why the run is not moving, or null; a stalled run is never counted as running');
+
 export const runSchema = z.strictObject({
   id: z.string(), workflow: z.string(), status: runStatusSchema, input: json, output: json,
   inputTruncated: truncated, outputTruncated: truncated, error: z.string().nullable(),
   totalSteps: int.nullable(), attempts: int, owner: z.string().nullable(), leaseExpiresAt: time.nullable(),
   createdAt: time, updatedAt: time, startedAt: time.nullable(), finishedAt: time.nullable(),
   external: z.boolean().describe('an outside client\'s run: no runs row, made from its progress and claims'),
+  stall: stallSchema,
 });
 
 export const runSummarySchema = z.strictObject({
   id: z.string(), workflow: z.string(), status: runStatusSchema, step: int, totalSteps: int.nullable(),
   executed: int, skipped: int, awaited: int, orphanedClaims: int, owner: z.string().nullable(), error: z.string().nullable(),
-  createdAt: time.nullable(), updatedAt: time,
+  createdAt: time.nullable(), updatedAt: time, stall: stallSchema,
 });
 
 export const progressSchema = z.strictObject({
@@ -94,6 +105,12 @@ export const beginAnswerSchema = z.strictObject({
   run: z.strictObject({ id: z.string(), workflow: z.string(), totalSteps: int.nullable(), status: runStatusSchema, created: z.boolean() }),
 });
 export const endAnswerSchema = z.strictObject({ run: z.strictObject({ id: z.string(), status: runStatusSchema }) });
+export const bulkAnswerSchema = z.strictObject({
+  matched: int.describe('runs the filter matched when the operation began'),
+  done: int.describe('runs the action was applied to: one audit line each'),
+  skipped: z.array(z.strictObject({ id: z.string(), reason: z.string() }))
+    .describe('matched runs the action does not apply to (their status, an outside client\'s run), or that moved meanwhile'),
+});
 export const runTokenSchema = z.strictObject({
   token: z.string().describe('send as Authorization: Bearer <token>; it may use the checkpoint protocol for this run only'),
   runId: z.string(), expiresAt: time,

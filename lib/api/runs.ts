@@ -13,6 +13,10 @@ import { freeText, newRunId, typeError } from './ids';
 import { queryLimit } from './validate';
 import { RUN_ACTIONS } from '../control/runs';
 import { claimView, committedView, progressView, runSummaryView, runView } from '../control/views';
+import { readStallFacts, stallOf, type StallSettings } from '../control/stalled';
+
+/** The defaults of WAYBILL_RUN_LEASE_MS and WAYBILL_HEARTBEAT_MS, now: for a caller without a configuration. */
+const defaultStall = (): StallSettings => ({ now: Date.now(), runLeaseMs: 30_000, heartbeatMs: 1000 });
 
 export type RunsStore = Store & RunStore & InsightStore;
 
@@ -35,15 +39,15 @@ export const startBody = z.strictObject({
 
 export const committedQuery = z.strictObject({ limit: queryLimit(1000).optional(), cursor: z.string().optional() });
 
-export async function listRuns(store: RunsStore, query: z.output<typeof listRunsQuery>, claimTtlMs: number) {
+export async function listRuns(store: RunsStore, query: z.output<typeof listRunsQuery>, claimTtlMs: number, stall = defaultStall()) {
   const limit = query.limit ?? 50;
-  const rows = await store.listRuns({
+  const [rows, facts] = await Promise.all([store.listRuns({
     status: query.status, workflow: query.workflow, search: query.q || undefined, limit: limit + 1, claimTtlMs,
     after: query.cursor === undefined ? undefined : decodeRunsCursor(query.cursor),
-  });
+  }), readStallFacts(store, stall)]);
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
-  return { runs: page.map(runSummaryView), nextCursor: rows.length > limit && last ? encodeRunsCursor(last) : null };
+  return { runs: page.map((row) => runSummaryView(row, stallOf(row, facts))), nextCursor: rows.length > limit && last ? encodeRunsCursor(last) : null };
 }
 
 /**
@@ -53,17 +57,17 @@ export async function listRuns(store: RunsStore, query: z.output<typeof listRuns
 export const RUN_CLAIMS_SHOWN = 100;
 
 /** A run as the run page sees it: its row (or an outside client's run, made from its rows), progress, counts. */
-export async function getRun(store: RunsStore, id: string, claimTtlMs: number) {
-  const [row, progress, page, claimCount, committed] = await Promise.all([
+export async function getRun(store: RunsStore, id: string, claimTtlMs: number, stall = defaultStall()) {
+  const [row, progress, page, claimCount, committed, facts] = await Promise.all([
     store.getRun(id), store.loadProgress(id), store.listClaims({ runId: id, claimTtlMs, limit: RUN_CLAIMS_SHOWN + 1 }),
-    store.countClaims({ runId: id, claimTtlMs }), store.countCommitted(id),
+    store.countClaims({ runId: id, claimTtlMs }), store.countCommitted(id), readStallFacts(store, stall),
   ]);
   const claims = page.slice(0, RUN_CLAIMS_SHOWN);
   const lastShown = claims.at(-1);
   const outside = row ? null
     : outsideRun(id, { progress, claims, committed, lastCommittedAt: committed > 0 ? await store.lastCommittedAt(id) : null });
   if (!row && !outside) throw new NotFoundError(`run ${id}`);
-  const run = row ? runView(row) : runView(outside!, true);
+  const run = row ? runView(row, false, stallOf(row, facts)) : runView(outside!, true);
   return {
     run,
     progress: progress ? progressView(progress) : null,
@@ -89,3 +93,6 @@ export async function listCommitted(store: RunsStore, id: string, query: z.outpu
 export const actionBody = z.strictObject({ reason: z.string({ error: 'must be text' }).optional() }).optional();
 
 export const actionParam = z.enum(RUN_ACTIONS as [RunAction, ...RunAction[]]);
+
+/** POST /api/v1/runs/bulk's body: lib/control's own rules (the filters are this list's, checked the same way). */
+export { bulkInput as bulkBody } from '../control/bulk';

@@ -10,7 +10,7 @@
  *             A caller that knows its next key has it claimed in this same transaction (options.next).
  */
 import { systemClock, type Clock } from '../clock';
-import { AwaitTimeoutError, IdempotencyKeyReuseError, LeaseLostError, WaybillError } from '../errors';
+import { AwaitTimeoutError, IdempotencyKeyReuseError, LeaseLostError, StepTimeoutError, WaybillError } from '../errors';
 import type { ClaimOutcome, ClaimRequest, CommitOutcome, CommitRequest, CommittedRow, ProgressWrite, RunStatus, StepStore } from '../store/types';
 import { holderGone, mintToken } from './holder';
 import { assertIdempotencyKey } from './keys';
@@ -44,6 +44,14 @@ export interface RunOnceOptions {
    * ahead and not used is released by releaseAhead() (or runOnce on another key).
    */
   next?: { idemKey: string; step?: number };
+  /**
+   * An attempt of fn running longer than this fails with StepTimeoutError: the side effect's signal is
+   * aborted with it and its claim released. A side effect that ignores its signal runs on, its result unused;
+   * the next attempt carries the same idempotency key for the receiver to deduplicate on.
+   */
+  timeoutMs?: number;
+  /** When fn fails: a line to add under the error in the `failed` event (the engine's attempt and retry time). */
+  noteFailure?: (error: unknown) => string;
 }
 
 export interface StepResult<T> {
@@ -294,13 +302,14 @@ export class Checkpoint {
     const started = this.clock.monotonic();
     let result: T;
     try {
-      result = await fn(call);
+      result = options.timeoutMs === undefined ? await fn(call) : await this.timed(fn, call, options.timeoutMs);
     } catch (error) {
       keeper.stop();
       const durationMs = this.clock.monotonic() - started;
       const reason = call.reason instanceof LeaseLostError ? call.reason : error;
+      const note = options.noteFailure?.(reason) ?? '';
       await this.store.releaseClaim({
-        idemKey, token, runId: this.runId, step, workerId: this.workerId, durationMs, error: describe(reason),
+        idemKey, token, runId: this.runId, step, workerId: this.workerId, durationMs, error: describe(reason) + note,
       });
       throw reason;
     }
@@ -318,6 +327,18 @@ export class Checkpoint {
       },
     };
     return this.settle(pending, keeper);
+  }
+
+  /** fn raced against its timeout on the clock: past it, the signal aborts and the attempt fails. */
+  private timed<T>(fn: (ctx: StepContext) => T | Promise<T>, call: StepCall, timeoutMs: number): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const handle = this.clock.setTimeout(() => {
+        const error = new StepTimeoutError(call.idempotencyKey, timeoutMs);
+        call.abort(error);
+        reject(error);
+      }, timeoutMs);
+      Promise.resolve().then(() => fn(call)).then(resolve, reject).finally(() => this.clock.clearTimeout(handle));
+    });
   }
 
   /**

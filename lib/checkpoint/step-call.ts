@@ -6,7 +6,7 @@ export interface StepContext {
   /** Pass this on to the side effect's receiver (an Idempotency-Key header): it closes the crash window
    * between the side effect and the commit, which no store can close. */
   readonly idempotencyKey: string;
-  /** Aborted when the lease is lost (the caller's own signal stops it between steps, not here). */
+  /** Aborted when the lease is lost or the step's timeoutMs passes (the caller's own signal stops it between steps, not here). */
   readonly signal: AbortSignal;
   /** 1 on the first claim of this key; higher after a takeover or when the caller retries. */
   readonly attempt: number;

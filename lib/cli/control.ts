@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { runs } from '../control';
 import { runView } from '../control/views';
+import { stallFor, stallSettings } from '../control/stalled';
 import { inputError } from '../engine/input-check';
 import { runIdSchema } from '../engine/runs';
 import type { StartCheck, StartableWorkflows } from '../engine/workflow';
@@ -44,7 +45,7 @@ export async function start(cli: Cli, args: string[]): Promise<number> {
     const served = catalog?.entry(workflow)?.servedBy.length ?? 0;
     if (served === 0 && !values.json && !values.follow) cli.err(`waybill start: no live worker serves ${workflow} yet; the run waits for one (waybill worker${catalog?.entry(workflow)?.builtin ? '' : ' --workflows <module>'})`);
     if (!values.follow) {
-      if (values.json) cli.json(runView(run));
+      if (values.json) cli.json(runView(run, false, await stallFor(await deps.store(), run, stallSettings(cli.config()))));
       else cli.out(`queued ${run.id} (${run.workflow}${run.totalSteps === null ? '' : `, ${run.totalSteps} steps`})`);
       return 0;
     }
@@ -75,16 +76,20 @@ function storeMayExist(url: string): boolean {
 
 const DONE: Record<RunAction, string> = { pause: 'paused', resume: 'resumed', cancel: 'cancelled', retry: 'queued again' };
 
-/** pause, resume, cancel, retry; cancel takes `--reason`, kept in the audit log. */
+/** pause, resume, cancel, retry; cancel takes `--reason`, kept in the audit log. `--all-matching`: lib/cli/bulk.ts. */
 export async function act(cli: Cli, action: RunAction, args: string[]): Promise<number> {
+  if (args.includes('--all-matching')) return (await import('./bulk')).actAll(cli, action, args);
   const options = action === 'cancel' ? { ...GLOBAL_OPTIONS, reason: { type: 'string' as const } } : GLOBAL_OPTIONS;
   const { values, positionals: given } = flags(() => parseArgs({ args, strict: true, allowPositionals: true, options }));
   const [id] = positionals(given, ['runId']);
   const runId = check(lookupId, id, 'run id');
   const caller = callerOf(cli, values.as);
-  const run = await withControl(cli, values.db, (deps) => runs.act(deps, caller, { action, runId, reason: (values as { reason?: string }).reason }));
+  const { run, stall } = await withControl(cli, values.db, async (deps) => {
+    const run = await runs.act(deps, caller, { action, runId, reason: (values as { reason?: string }).reason });
+    return { run, stall: values.json ? await stallFor(await deps.store(), run, stallSettings(cli.config())) : null };
+  });
   if (values.json) {
-    cli.json(runView(run));
+    cli.json(runView(run, false, stall));
     return 0;
   }
   // A running run keeps its owner until the worker notices, between two steps.

@@ -24,10 +24,10 @@ const COMMANDS: Record<string, { usage: string; summary: string; run: Command }>
   claims: { usage: 'claims [--orphaned] [--run ID]', summary: 'list claims (in-flight side effects)', run: lazy(() => import('./claims'), (m) => m.claims) },
   expire: { usage: 'expire <key…> | --all-orphaned [--force] [--reason TEXT]', summary: 'give up on claims: their steps run again', run: lazy(() => import('./claims'), (m) => m.expire) },
   resolve: { usage: 'resolve <key> --result JSON|@file [--note TEXT] [--force]', summary: 'commit a claim\'s result by hand', run: lazy(() => import('./claims'), (m) => m.resolve) },
-  pause: { usage: 'pause <runId>', summary: 'pause a queued or running run', run: action('pause') },
-  resume: { usage: 'resume <runId>', summary: 'queue a paused run again', run: action('resume') },
-  cancel: { usage: 'cancel <runId> [--reason TEXT]', summary: 'cancel a run', run: action('cancel') },
-  retry: { usage: 'retry <runId>', summary: 'queue a failed or cancelled run again', run: action('retry') },
+  pause: { usage: 'pause <runId> | --all-matching …', summary: 'pause a queued or running run', run: action('pause') },
+  resume: { usage: 'resume <runId> | --all-matching …', summary: 'queue a paused run again', run: action('resume') },
+  cancel: { usage: 'cancel <runId> [--reason TEXT] | --all-matching …', summary: 'cancel a run', run: action('cancel') },
+  retry: { usage: 'retry <runId> | --all-matching …', summary: 'queue a failed or cancelled run again', run: action('retry') },
   token: { usage: 'token --run ID [--ttl 24h]', summary: 'print a token that may use the checkpoint protocol for that run only', run: lazy(() => import('./token'), (m) => m.token) },
   sweep: { usage: 'sweep [--reason TEXT]', summary: 'expire every orphaned claim', run: lazy(() => import('./claims'), (m) => m.sweep) },
   audit: { usage: 'audit [--actor A] [--action X] [--run ID] [--since T] [--until T] [--limit N] [--before ID]', summary: 'the operators\' log, newest first: the dashboard\'s, the API\'s and the CLI\'s actions', run: lazy(() => import('./audit'), (m) => m.audit) },
@@ -39,12 +39,14 @@ const COMMANDS: Record<string, { usage: string; summary: string; run: Command }>
   drill: { usage: 'drill [--steps 1000] [--kill-at 620] [--kills 1] [--latency-ms 20] [--in-place]', summary: 'the article\'s crash experiment, with a real SIGKILL, on a throwaway store beside the configured one', run: lazy(() => import('./drill'), (m) => m.drill) },
 };
 
+const BULK_HELP = `pause, resume, cancel and retry --all-matching [--status S] [--workflow W] [--search Q] [--reason TEXT] --yes: every run the filters match (as in runs), audited per run; without --yes, only the count`;
+
 const GLOBAL_HELP = `global options: --db URL (instead of DATABASE_URL), --as NAME (who the audit log records; else cli:<OS user>), --json (one JSON document on stdout, errors as JSON on stderr), --help, --version`;
 
 export function usage(): string {
   const width = Math.max(...Object.values(COMMANDS).map((c) => c.usage.length));
   return ['usage: waybill <command> [options]', '',
-    ...Object.values(COMMANDS).map((c) => `  waybill ${c.usage.padEnd(width)}  ${c.summary}`), '', GLOBAL_HELP].join('\n');
+    ...Object.values(COMMANDS).map((c) => `  waybill ${c.usage.padEnd(width)}  ${c.summary}`), '', BULK_HELP, GLOBAL_HELP].join('\n');
 }
 
 /** Runs one command line and returns its exit code. Never throws. */

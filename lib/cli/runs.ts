@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { NotFoundError } from '../errors';
 import { MAX_DEPTH, nestingDepth } from '../json-depth';
 import { claimView, eventView, progressView, runSummaryView, runView } from '../control/views';
+import { readStallFacts, stallOf, stallSettings, type Stall } from '../control/stalled';
 import { outsideRun } from '../store/outside-runs';
 import type { ClaimRow, ProgressRow, RunRow, Store } from '../store/types';
 import { GLOBAL_OPTIONS, check, count, flags, lookupId, positionals, statusFilter } from './args';
@@ -25,10 +26,14 @@ export async function runs(cli: Cli, args: string[]): Promise<number> {
     claimTtlMs: cli.config().WAYBILL_CLAIM_TTL_MS,
   };
   // An outside client's run is 'idle' (no claim), which RunStatus does not name; the store filters on text.
-  const list = await withStore(cli, values.db, (store) => store.listRuns(filter));
+  const { list, facts } = await withStore(cli, values.db, async (store) => {
+    const [list, facts] = await Promise.all([store.listRuns(filter), readStallFacts(store, stallSettings(cli.config()))]);
+    return { list, facts };
+  });
+  const stalls = list.map((r) => stallOf(r, facts));
   if (values.json) {
     // The API's view of each run (GET /api/v1/runs), so a script reads the same fields from either.
-    cli.json(list.map(runSummaryView));
+    cli.json(list.map((r, i) => runSummaryView(r, stalls[i])));
     return 0;
   }
   if (list.length === 0) {
@@ -37,11 +42,18 @@ export async function runs(cli: Cli, args: string[]): Promise<number> {
   }
   const now = Date.now();
   cli.out(table(
-    ['ID', 'WORKFLOW', 'STATUS', 'PROGRESS', 'EXECUTED', 'SKIPPED', 'AWAITED', 'ORPHANED', 'UPDATED'],
-    list.map((r) => [r.id, r.workflow, r.status, bar(r.step, r.totalSteps, 12), r.executed, r.skipped, r.awaited,
-      r.orphanedClaims || '', relative(r.updatedAt, now)]),
+    ['ID', 'WORKFLOW', 'STATUS', 'PROGRESS', 'EXECUTED', 'SKIPPED', 'AWAITED', 'ORPHANED', 'UPDATED', 'STATE'],
+    list.map((r, i) => [r.id, r.workflow, r.status, bar(r.step, r.totalSteps, 12), r.executed, r.skipped, r.awaited,
+      r.orphanedClaims || '', relative(r.updatedAt, now), stateText(stalls[i] ?? null)]),
   ));
+  const stalled = stalls.filter(Boolean).length;
+  if (stalled > 0) cli.err(`${stalled} of these runs ${stalled === 1 ? 'is' : 'are'} stalled: see STATE`);
   return 0;
+}
+
+/** The STATE column: a stalled run's reason; '' for a run that moves. */
+function stateText(stall: Stall | null): string {
+  return stall ? `stalled: ${stall.message}` : '';
 }
 
 export interface RunDetail {
@@ -65,9 +77,13 @@ export async function inspect(cli: Cli, args: string[]): Promise<number> {
   const { values, positionals: given } = flags(() => parseArgs({ args, strict: true, allowPositionals: true, options: GLOBAL_OPTIONS }));
   const [id] = positionals(given, ['runId']);
   const runId = check(lookupId, id, 'run id');
-  const detail = await withStore(cli, values.db, (store) => loadDetail(store, runId, cli.config().WAYBILL_CLAIM_TTL_MS));
+  const { detail, stall } = await withStore(cli, values.db, async (store) => {
+    const [detail, facts] = await Promise.all([loadDetail(store, runId, cli.config().WAYBILL_CLAIM_TTL_MS),
+      readStallFacts(store, stallSettings(cli.config()))]);
+    return { detail, stall: detail.external ? null : stallOf(detail.run as RunRow, facts) };
+  });
   if (values.json) {
-    cli.json(detailView(detail, cli.config().WAYBILL_CLAIM_TTL_MS));
+    cli.json(detailView(detail, cli.config().WAYBILL_CLAIM_TTL_MS, stall));
     return 0;
   }
   const { run, progress } = detail;
@@ -75,6 +91,7 @@ export async function inspect(cli: Cli, args: string[]): Promise<number> {
   cli.out(fields([
     ['run', `${run.id}  (${run.workflow})`],
     ['status', `${run.status}${run.owner ? ` on ${run.owner}` : ''}${run.attempts > 1 ? `, attempt ${run.attempts}` : ''}`],
+    ...(stall ? [['stalled', stall.message] as [string, string]] : []),
     ['progress', bar(progress.step, run.totalSteps)],
     ['committed', String(detail.committed)],
     ['created', run.createdAt === null ? '—' : relative(run.createdAt, now)],
@@ -134,11 +151,11 @@ export async function loadDetail(store: Store, runId: string, claimTtlMs: number
  * fields are the API's (`input`, `key`). Where the CLI says more, it says it in the same fields: a time no row
  * gave is null rather than 0, and a run with no progress yet is at step 0.
  */
-function detailView(detail: RunDetail, claimTtlMs: number) {
+function detailView(detail: RunDetail, claimTtlMs: number, stall: Stall | null) {
   const { run, progressRow } = detail;
   const row = { ...run, inputJson: run.inputJson ?? 'null', createdAt: run.createdAt ?? 0, updatedAt: run.updatedAt ?? 0 };
   return {
-    run: { ...runView(row, detail.external), createdAt: run.createdAt, updatedAt: run.updatedAt },
+    run: { ...runView(row, detail.external, stall), createdAt: run.createdAt, updatedAt: run.updatedAt },
     progress: progressRow ? { ...progressView(progressRow), updatedAt: detail.progress.updatedAt } : detail.progress,
     claims: detail.claims.map((c) => claimView(c, claimTtlMs)),
     committed: detail.committed,

@@ -6,6 +6,7 @@
  */
 import type { AuditEntry, ClaimRow, CommittedRow, ProgressRow, RunRow, RunSummary, StepEvent } from '../store/types';
 import { MAX_DEPTH, nestingDepth } from '../json-depth';
+import { stallField, type Stall } from './stalled';
 
 /**
  * Stored JSON as a value; text an outside client wrote that is not JSON comes back as the string itself.
@@ -29,21 +30,25 @@ export function truncation(name: string, text: string | null): Record<string, st
   return { [`${name}Truncated`]: `nested ${depth.toLocaleString('en-US')} levels deep, more than the ${MAX_DEPTH} the API accepts and answers with: left out here (the stored text is unchanged)` };
 }
 
-/** A run's row, or an outside client's run made from its rows (status `idle` or `running`, see outside-runs.ts). */
-export function runView(row: Omit<RunRow, 'status'> & { status: RunSummary['status'] }, external = false) {
+/**
+ * A run's row, or an outside client's run made from its rows (status `idle` or `running`, see outside-runs.ts).
+ * `stall`: why it is not moving (lib/control/stalled.ts), null when it is, or was not asked.
+ */
+export function runView(row: Omit<RunRow, 'status'> & { status: RunSummary['status'] }, external = false, stall: Stall | null = null) {
   return {
     id: row.id, workflow: row.workflow, status: row.status, input: jsonValue(row.inputJson), output: jsonValue(row.outputJson),
     ...truncation('input', row.inputJson), ...truncation('output', row.outputJson),
     error: row.error, totalSteps: row.totalSteps, attempts: row.attempts, owner: row.owner, leaseExpiresAt: row.leaseExpiresAt,
     createdAt: row.createdAt, updatedAt: row.updatedAt, startedAt: row.startedAt, finishedAt: row.finishedAt, external,
+    stall: stallField(stall),
   };
 }
 
-export function runSummaryView(row: RunSummary) {
+export function runSummaryView(row: RunSummary, stall: Stall | null = null) {
   return {
     id: row.id, workflow: row.workflow, status: row.status, step: row.step, totalSteps: row.totalSteps,
     executed: row.executed, skipped: row.skipped, awaited: row.awaited, orphanedClaims: row.orphanedClaims,
-    owner: row.owner, error: row.error, createdAt: row.createdAt, updatedAt: row.updatedAt,
+    owner: row.owner, error: row.error, createdAt: row.createdAt, updatedAt: row.updatedAt, stall: stallField(stall),
   };
 }
 

@@ -43,7 +43,7 @@ class StoredHistogram<T extends string> extends Histogram<T> {
   }
 }
 
-export async function renderMetrics(m: MetricsSnapshot): Promise<string> {
+export async function renderMetrics(m: MetricsSnapshot, stalled?: { noLiveWorker: number; ownerSilent: number }): Promise<string> {
   const registry = new Registry();
   const registers = [registry];
   // Counters read from the store: a prune lowers them, which Prometheus takes for a counter reset.
@@ -56,6 +56,11 @@ export async function renderMetrics(m: MetricsSnapshot): Promise<string> {
 
   const runs = new Gauge({ name: 'waybill_runs', help: 'Runs by status; idle: an outside client\'s run with no claim', labelNames: ['status'], registers });
   for (const [status, n] of Object.entries(m.runsByStatus)) runs.set({ status }, n);
+  if (stalled) {
+    const stalledRuns = new Gauge({ name: 'waybill_runs_stalled', help: 'Runs not moving: queued with no live worker for their workflow, or running on an owner that stopped heartbeating (not counted in waybill_runs{status="running"})', labelNames: ['reason'], registers });
+    stalledRuns.set({ reason: 'no_live_worker' }, stalled.noLiveWorker);
+    stalledRuns.set({ reason: 'owner_silent' }, stalled.ownerSilent);
+  }
 
   const stepDuration = new StoredHistogram({
     name: 'waybill_step_duration_seconds', help: 'How long side effects ran: committed steps, failed attempts, attempts that lost their lease',

@@ -3,11 +3,15 @@ import 'server-only';
  * /api/metrics reads here: one snapshot from the store, rendered in Prometheus text format.
  */
 import { DURATION_BOUNDS_MS, renderMetrics } from './metrics-text';
+import { withoutStalled } from './runs';
+import { getStallCount } from './stalled';
 import { claimTtlMs, getStore } from './store';
 
 export { METRICS_CONTENT_TYPE } from './metrics-text';
 
 export async function getMetricsText(): Promise<string> {
   const store = await getStore();
-  return renderMetrics(await store.metricsSnapshot({ claimTtlMs: claimTtlMs(), boundsMs: DURATION_BOUNDS_MS }));
+  const [snapshot, stalled] = await Promise.all([store.metricsSnapshot({ claimTtlMs: claimTtlMs(), boundsMs: DURATION_BOUNDS_MS }), getStallCount()]);
+  // A run whose owner went silent is not running: counted under waybill_runs_stalled instead.
+  return renderMetrics({ ...snapshot, runsByStatus: withoutStalled(snapshot.runsByStatus, stalled) }, stalled);
 }

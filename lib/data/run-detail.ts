@@ -11,7 +11,10 @@ import { outsideRun } from '../store/outside-runs';
 import type {
   AuditEntry, ClaimRow, CommittedRow, RunAction, RunRow, RunSummary, StepEvent, StepTiming, UnstableKeyGroup,
 } from '../store/types';
+import { stallOf, type Stall } from '../control/stalled';
 import { lastActivity, recentRate } from './rates';
+import { getStallFacts } from './stalled';
+import { stepInFlight, type StepInFlight } from './step-in-flight';
 import { claimTtlMs, getStore } from './store';
 
 /** Charts never get more points than this, whatever the run's length: the database groups rows into this many. */
@@ -39,6 +42,10 @@ export interface RunDetail {
   unstableKeys: UnstableKeyGroup[];
   keyReuse: StepEvent[];
   actions: RunAction[];
+  /** Why the run is not moving (lib/control/stalled.ts), or null. */
+  stall: Stall | null;
+  /** The step being retried: its last failed attempt and when the next is due (lib/data/step-in-flight.ts). */
+  inFlight: StepInFlight | null;
 }
 
 /** Rows of the committed table per page, and events on the timeline: what a page can render in a few ms. */
@@ -82,14 +89,19 @@ export async function getRunDetail(id: string, options: { q?: string; after?: st
   const { row, progress, claims, claimCount, outside } = await runRows(id);
   if (!row && !outside) return null;
   // Every read here is bounded whatever the run's length: a page of rows, the last events, the last steps.
-  const [committed, events, keyReuse, recent, audit] = await Promise.all([
+  const [committed, events, keyReuse, recent, audit, [lastFailed], facts] = await Promise.all([
     options.q ? store.searchCommitted(id, options.q, { limit: COMMITTED_PAGE })
       : store.listCommitted(id, { limit: COMMITTED_PAGE, afterKey: options.after }),
     store.recentEvents(id, { limit: TIMELINE_EVENTS }),
     store.recentEvents(id, { limit: 50, outcome: 'key_reuse' }),
     store.recentSteps(id, { limit: RECENT_STEPS }),
     store.listAudit({ runId: id, limit: TIMELINE_EVENTS }),
+    store.recentEvents(id, { limit: 1, outcome: 'failed' }),
+    getStallFacts(),
   ]);
+  // One primary-key read, only while a step is being retried: has it committed since its last failure?
+  const retriedKey = row?.status === 'running' ? lastFailed?.idemKey ?? null : null;
+  const retriedCommitted = retriedKey ? (await store.getCommitted(retriedKey)) !== null : false;
   // What moves when the run's committed rows change: a commit comes with a progress write (the article's
   // client too) or lands at the end of the step order; a manual resolution, an expiry, a failure are events.
   const last = recent.at(-1);
@@ -115,6 +127,8 @@ export async function getRunDetail(id: string, options: { q?: string; after?: st
     redoSave: stepMs !== null && saveMs ? { stepMs, saveMs, ratio: stepMs / saveMs, advice: granularityAdvice(stepMs / saveMs) } : null,
     keyReuse,
     actions: row ? (Object.keys(TRANSITIONS) as RunAction[]).filter((a) => TRANSITIONS[a].from.includes(row.status)) : [],
+    stall: row ? stallOf(row, facts) : null,
+    inFlight: row ? stepInFlight(row, lastFailed ?? null, claims, retriedCommitted) : null,
   };
 }
 

@@ -3,8 +3,10 @@ import 'server-only';
  * The runs list: one page of runs (keyset cursor), the summary cards, and the filters' choices.
  */
 import { runsCursor } from '../store/cursor';
+import { stallOf, type Stall, type StallCount } from '../control/stalled';
 import type { RunStats, RunStatus, RunSummary } from '../store/types';
 import { stepsPerMinute, THROUGHPUT_WINDOW_S } from './rates';
+import { getStallCount, getStallFacts } from './stalled';
 import { claimTtlMs, getCatalog, getStore } from './store';
 
 export const PAGE_SIZE = 50;
@@ -17,11 +19,16 @@ export interface RunsQuery {
 }
 
 export interface RunsPage {
-  runs: RunSummary[];
+  /** Each with why it is stalled (lib/control/stalled.ts), or null. */
+  runs: (RunSummary & { stall: Stall | null })[];
   /** Opaque cursor of the next page, or null on the last. */
   next: string | null;
-  /** `committedSince` counts the last THROUGHPUT_WINDOW_S seconds; `stepsPerMinute` is the rate over them. */
-  stats: RunStats & { stepsPerMinute: number; skipRatio: number; windowSeconds: number };
+  /**
+   * `committedSince` counts the last THROUGHPUT_WINDOW_S seconds; `stepsPerMinute` is the rate over them.
+   * byStatus.running leaves out the running runs whose owner went silent: `stalled` counts them, and the
+   * queued runs no live worker serves.
+   */
+  stats: RunStats & { stalled: StallCount; stepsPerMinute: number; skipRatio: number; windowSeconds: number };
   workflows: string[];
   /** Workflows some live worker serves: a queued run of any other is "waiting for a worker that serves" it. */
   served: string[];
@@ -30,27 +37,34 @@ export interface RunsPage {
 export async function getRunsPage(query: RunsQuery): Promise<RunsPage> {
   const store = await getStore();
   const since = Date.now() / 1000 - THROUGHPUT_WINDOW_S;
-  const [runs, stats, catalog] = await Promise.all([
+  const [runs, stats, catalog, stalled, facts] = await Promise.all([
     store.listRuns({
       status: query.status, workflow: query.workflow, search: query.q || undefined,
       limit: PAGE_SIZE + 1, claimTtlMs: claimTtlMs(), after: decodeCursor(query.cursor),
     }),
     sharedStats(store, since),
     getCatalog(),
+    getStallCount(),
+    getStallFacts(),
   ]);
-  const page = runs.slice(0, PAGE_SIZE);
+  const page = runs.slice(0, PAGE_SIZE).map((run) => ({ ...run, stall: stallOf(run, facts) }));
   const last = page[page.length - 1];
   const seen = stats.executed + stats.skipped + stats.awaited;
   return {
     runs: page,
     next: runs.length > PAGE_SIZE && last ? encodeCursor({ updatedAt: last.updatedAt, id: last.id }) : null,
     stats: {
-      ...stats, stepsPerMinute: stepsPerMinute(stats.committedSince), windowSeconds: THROUGHPUT_WINDOW_S,
+      ...stats, byStatus: withoutStalled(stats.byStatus, stalled), stalled, stepsPerMinute: stepsPerMinute(stats.committedSince), windowSeconds: THROUGHPUT_WINDOW_S,
       skipRatio: seen === 0 ? 0 : stats.skipped / seen,
     },
     workflows: [...catalog.names(), 'external'],
     served: catalog.entries().filter((w) => w.servedBy.length > 0).map((w) => w.name),
   };
+}
+
+/** A run whose owner went silent is not running, whatever its row says: no figure counts it so. */
+export function withoutStalled(byStatus: RunStats['byStatus'], stalled: StallCount): RunStats['byStatus'] {
+  return { ...byStatus, running: Math.max(0, (byStatus.running ?? 0) - stalled.ownerSilent) };
 }
 
 /**

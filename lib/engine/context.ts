@@ -1,19 +1,22 @@
 /**
  * What a workflow sees of its run: exactly-once steps with retries, the map, a signal, a logger.
- * Steps retry transient failures with exponential backoff and full jitter up to the workflow's
- * maxAttempts; errors that retrying cannot fix (a lost lease, a reused key, an abort) pass straight up.
+ * Each step runs under a retry policy (lib/engine/retry-policy.ts): its own options over its workflow's
+ * `retry` over the worker's defaults. Errors that retrying cannot fix (a lost lease, a reused key, an abort,
+ * a NonRetryableError) pass straight up; the others are retried until the policy's attempts are spent.
  */
 import type { Checkpoint, RunOnceOptions, StepContext, StepResult } from '../checkpoint/checkpoint';
 import { systemClock, type Clock } from '../clock';
-import { IdempotencyKeyReuseError, LeaseLostError, StepFailedError } from '../errors';
+import { NonRetryableError, StepFailedError } from '../errors';
+import { formatAttemptNote } from './attempt-note';
 import type { Logger } from './log';
+import {
+  backoffMs, checkRetryPolicy, DEFAULT_RETRY, POLICY_FIELDS, resolvePolicy, retryableUnder, type ResolvedRetryPolicy, type RetryPolicy,
+} from './retry-policy';
 
-export interface RetryPolicy {
-  maxAttempts: number;
-  baseMs: number;
-  maxMs: number;
-}
+export type { RetryPolicy } from './retry-policy';
 
+/** What ctx.step and ctx.runOnce take: the checkpoint's options (the run sets signal and attempt) and a retry policy. */
+export type StepOptions = Omit<RunOnceOptions, 'signal' | 'attempt' | 'timeoutMs' | 'noteFailure'> & RetryPolicy;
 
 export class RunContext {
   constructor(
@@ -26,8 +29,9 @@ export class RunContext {
      */
     readonly signal: AbortSignal,
     readonly log: Logger,
-    private readonly retry: RetryPolicy,
-    /** The retries' backoff waits on it (the worker's clock). */
+    /** The run's default policy: the worker's, under the workflow's own. */
+    private readonly retry: ResolvedRetryPolicy = DEFAULT_RETRY,
+    /** The retries' backoff and the steps' timeouts run on it (the worker's clock). */
     private readonly clock: Clock = systemClock,
   ) {}
 
@@ -44,32 +48,58 @@ export class RunContext {
   }
 
   /** A named step: its key is derived from the run and the name, which must be stable across resumes. */
-  step<T>(name: string, fn: (ctx: StepContext) => T | Promise<T>, options: Omit<RunOnceOptions, 'signal' | 'attempt'> = {}): Promise<StepResult<T>> {
+  step<T>(name: string, fn: (ctx: StepContext) => T | Promise<T>, options: StepOptions = {}): Promise<StepResult<T>> {
     return this.runOnce(`${this.runId}:${name}`, fn, options);
   }
 
-  async runOnce<T>(key: string, fn: (ctx: StepContext) => T | Promise<T>, options: RunOnceOptions = {}): Promise<StepResult<T>> {
+  async runOnce<T>(key: string, fn: (ctx: StepContext) => T | Promise<T>, options: StepOptions = {}): Promise<StepResult<T>> {
+    const { maxAttempts, backoff, timeoutMs, retryOn, nonRetryable, ...checkpointOptions } = options;
+    const own = { maxAttempts, backoff, timeoutMs, retryOn, nonRetryable };
+    // Most steps give no policy of their own: they pay for no parse.
+    const policy = POLICY_FIELDS.some((field) => own[field] !== undefined)
+      ? resolvePolicy(this.retry, checkRetryPolicy(stripUndefined(own), '', `step ${JSON.stringify(key)}`))
+      : this.retry;
     // The run's own signal and attempt count replace the caller's.
     for (let attempt = 1; ; attempt++) {
       this.signal.throwIfAborted();
+      // Decided as the attempt fails, before its claim is released: the `failed` event says what comes next.
+      let decision: Decision | null = null;
+      const decide = (error: unknown): Decision => (decision ??= this.decide(policy, error, attempt));
       try {
-        const outcome = await this.checkpoint.runOnce(key, fn, { ...options, attempt, signal: this.signal });
+        const outcome = await this.checkpoint.runOnce(key, fn, {
+          ...checkpointOptions, attempt, signal: this.signal, timeoutMs: policy.timeoutMs ?? undefined,
+          noteFailure: (error) => {
+            const d = decide(error);
+            return formatAttemptNote({ attempt, maxAttempts: policy.maxAttempts, retryAt: d.retry ? this.clock.now() + d.delayMs : null, gaveUp: d.retry ? null : d.why });
+          },
+        });
         this.log.info(`step ${outcome.status}`, { key, step: options.step, attempt });
         return outcome;
       } catch (error) {
-        if (!retryable(error) || this.signal.aborted) throw error;
-        if (attempt >= this.retry.maxAttempts) throw new StepFailedError(key, attempt, error);
-        const delay = Math.random() * Math.min(this.retry.maxMs, this.retry.baseMs * 2 ** (attempt - 1));
-        this.log.warn('step failed; retrying', { key, step: options.step, attempt, delayMs: Math.round(delay),
-          error: error instanceof Error ? error.message : String(error) });
-        await this.clock.sleep(delay, this.signal);
+        if (this.signal.aborted) throw error;
+        const d = decide(error);
+        if (!d.retry) {
+          if (d.why !== 'attempts spent') throw error;
+          throw new StepFailedError(key, attempt, error);
+        }
+        this.log.warn('step failed; retrying', { key, step: options.step, attempt, maxAttempts: policy.maxAttempts,
+          delayMs: Math.round(d.delayMs), error: error instanceof Error ? error.message : String(error) });
+        await this.clock.sleep(d.delayMs, this.signal);
       }
     }
   }
+
+  private decide(policy: ResolvedRetryPolicy, error: unknown, attempt: number): Decision {
+    if (!retryableUnder(policy, error, attempt)) {
+      return { retry: false, why: error instanceof NonRetryableError ? 'NonRetryableError' : 'not retryable' };
+    }
+    if (attempt >= policy.maxAttempts) return { retry: false, why: 'attempts spent' };
+    return { retry: true, delayMs: backoffMs(policy, attempt) };
+  }
 }
 
-function retryable(error: unknown): boolean {
-  if (error instanceof LeaseLostError || error instanceof IdempotencyKeyReuseError) return false;
-  if (error instanceof Error && error.name === 'AbortError') return false;
-  return true;
+type Decision = { retry: true; delayMs: number } | { retry: false; why: string };
+
+function stripUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }

@@ -3,10 +3,11 @@
  * the registry it serves, starting runs, and the run context a workflow sees.
  */
 export { Worker, type WorkerOptions } from './worker';
-export { CommandFailedError, RunInterruptedError, StepFailedError, WorkflowModuleError } from '../errors';
+export { CommandFailedError, NonRetryableError, RunInterruptedError, StepFailedError, StepTimeoutError, WorkflowModuleError } from '../errors';
 export { WorkflowRegistry, defineWorkflow, type WorkflowDefinition } from './workflow';
 export { defineCommandWorkflow, type CommandWorkflowDefinition } from './command-workflow';
-export { RunContext, type RetryPolicy } from './context';
+export { RunContext, type RetryPolicy, type StepOptions } from './context';
+export type { ErrorMatcher } from './retry-policy';
 export { startRun, runIdSchema } from './runs';
 export { createLogger, silentLogger, type Logger, type LogFields, type LoggerOptions } from './log';
 export { builtinRegistry, builtinWorkflows, type BuiltinOptions } from './workflows/index';

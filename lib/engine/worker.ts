@@ -28,7 +28,8 @@ import { Checkpoint } from '../checkpoint/checkpoint';
 import { every, systemClock, type Clock } from '../clock';
 import { LeaseLostError, RunInterruptedError } from '../errors';
 import type { RunRow, RunStore, Store, WorkerRow } from '../store/types';
-import { RunContext, type RetryPolicy } from './context';
+import { RunContext } from './context';
+import { DEFAULT_RETRY, resolvePolicy, type ResolvedRetryPolicy } from './retry-policy';
 import { silentLogger, type Logger } from './log';
 import { machineId, pidAlive } from '../store/machine';
 import { startPruning } from './prune';
@@ -46,7 +47,11 @@ export interface WorkerOptions {
   claimTtlMs?: number;
   pollMs?: number;
   heartbeatMs?: number;
-  retry?: Partial<RetryPolicy>;
+  /**
+   * The steps' defaults under every workflow's own policy: attempts, and the full-jitter backoff's first and
+   * largest wait. A workflow's `retry` and a step's options override them.
+   */
+  retry?: { maxAttempts?: number; baseMs?: number; maxMs?: number };
   log?: Logger;
   /** Prune finished runs older than olderThanMs, at start and then every everyMs (an hour by default). */
   prune?: { olderThanMs: number; everyMs?: number };
@@ -75,7 +80,7 @@ export class Worker {
   private beating = false;
   private readonly clock: Clock;
   private readonly o: Required<Omit<WorkerOptions, 'id' | 'retry' | 'prune' | 'onRegistered' | 'onlyRun' | 'clock'>> & {
-    retry: RetryPolicy; prune?: WorkerOptions['prune']; onRegistered?: WorkerOptions['onRegistered']; onlyRun?: string;
+    retry: ResolvedRetryPolicy; prune?: WorkerOptions['prune']; onRegistered?: WorkerOptions['onRegistered']; onlyRun?: string;
   };
 
   constructor(options: WorkerOptions) {
@@ -85,7 +90,10 @@ export class Worker {
     this.o = {
       concurrency: 1, runLeaseMs: 30_000, claimLeaseMs: 30_000, claimTtlMs: 30_000, pollMs: 250, heartbeatMs: 1000,
       log: silentLogger, ...stripUndefined(rest),
-      retry: { maxAttempts: 3, baseMs: 200, maxMs: 10_000, ...options.retry },
+      retry: resolvePolicy(DEFAULT_RETRY, {
+        maxAttempts: options.retry?.maxAttempts,
+        backoff: { initialMs: options.retry?.baseMs, maxMs: options.retry?.maxMs, jitter: true },
+      }),
     };
   }
 
@@ -223,7 +231,7 @@ export class Worker {
       const workflow = registry.get(run.workflow);
       const input = registry.parseInput(run.workflow, JSON.parse(run.inputJson));
       await fillRunTotal(store, run, this.id, workflow, input);
-      const retry = { ...this.o.retry, maxAttempts: workflow.maxAttempts ?? this.o.retry.maxAttempts };
+      const retry = resolvePolicy(this.o.retry, { maxAttempts: workflow.maxAttempts }, workflow.retry);
       const ctx = new RunContext(run.id, checkpoint, stop, log, retry, this.clock);
       log.info('run started', { attempt });
       // However the workflow ends, a claim its last step took ahead for a step it did not run goes back before

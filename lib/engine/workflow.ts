@@ -6,6 +6,7 @@ import type { z } from 'zod';
 import { InvalidInputError, NotFoundError } from '../errors';
 import type { RunContext } from './context';
 import { checkInput, inputError, type InputIssue } from './input-check';
+import { checkRetryPolicy, type RetryPolicy } from './retry-policy';
 
 export interface WorkflowDefinition<I = unknown> {
   name: string;
@@ -14,8 +15,10 @@ export interface WorkflowDefinition<I = unknown> {
   /** The code version the author gives (a git sha, a semver): published with the workflow, shown beside it. */
   version?: string;
   input: z.ZodType<I>;
-  /** Attempts per step before the run fails. Default 3. */
+  /** Attempts per step before the run fails. Default 3. The same as retry.maxAttempts, which wins when both are given. */
   maxAttempts?: number;
+  /** Every step's retry policy, unless the step gives its own fields (ctx.step's options win field by field). */
+  retry?: RetryPolicy;
   /**
    * How many steps a run has, when known up front: drives progress bars and ETAs. A number is published and
    * the control plane can use it; a function of the input only the worker's own code can evaluate.
@@ -49,6 +52,9 @@ export function defineWorkflow<I>(definition: WorkflowDefinition<I>): WorkflowDe
   if (description !== undefined && (typeof description !== 'string' || description.length > 1000)) {
     throw new InvalidInputError(`workflow ${label}: description must be a string of at most 1000 characters`);
   }
+  if (definition.maxAttempts !== undefined) checkRetryPolicy({ maxAttempts: definition.maxAttempts }, '', `workflow ${label}`);
+  // Refused here, at import, rather than at the first failing step of some run hours later.
+  if (definition.retry !== undefined) checkRetryPolicy(definition.retry, 'retry', `workflow ${label}`);
   Object.defineProperty(definition, WORKFLOW, { value: true });
   return definition;
 }

@@ -106,6 +106,7 @@ describe('GET /api/v1/openapi.json', () => {
     const release = await import('../../app/api/v1/checkpoint/release/route');
     const claims = await import('../../app/api/v1/claims/route');
     const sweep = await import('../../app/api/v1/claims/sweep/route');
+    const bulk = await import('../../app/api/v1/runs/bulk/route');
 
     await conforms(await runs.POST(post('/api/v1/runs', { workflow: 'agent-batch', input: { count: 3 }, id: 'api-1' })), '/api/v1/runs', 'post', 201);
     await conforms(await runs.POST(post('/api/v1/runs', { workflow: 'agent-batch', input: { count: 'x' } })), '/api/v1/runs', 'post', 400);
@@ -138,6 +139,8 @@ describe('GET /api/v1/openapi.json', () => {
     await conforms(await committed.GET(get('/api/v1/runs/loop-1/committed'), params({ id: 'loop-1' })), '/api/v1/runs/{id}/committed', 'get', 200);
     await conforms(await action.POST(post('/api/v1/runs/loop-1/pause', {}), params({ id: 'loop-1', action: 'pause' })), '/api/v1/runs/{id}/{action}', 'post', 200);
     await conforms(await action.POST(post('/api/v1/runs/loop-1/retry', {}), params({ id: 'loop-1', action: 'retry' })), '/api/v1/runs/{id}/{action}', 'post', 409);
+    await conforms(await bulk.POST(post('/api/v1/runs/bulk', { action: 'pause', filter: { status: 'completed' } })), '/api/v1/runs/bulk', 'post', 200);
+    await conforms(await bulk.POST(post('/api/v1/runs/bulk', { action: 'pause', filter: { status: 'nope' } })), '/api/v1/runs/bulk', 'post', 400);
     const ended = await conforms(await end.POST(post('/api/v1/checkpoint/loop-1/end', { outcome: 'stopped', workerId: 'py' }), params({ runId: 'loop-1' })),
       `${p}/end`, 'post', 200);
     expect(ended).toEqual({ run: { id: 'loop-1', status: 'paused' } });

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { freshDb, insertOutsideRun, json } from './support';
 
 // The API's views (lib/control/views): runs and claims --json print what GET /api/v1/runs and /claims answer.
-const RUN_KEYS = ['awaited', 'createdAt', 'error', 'executed', 'id', 'orphanedClaims', 'owner', 'skipped', 'status', 'step', 'totalSteps', 'updatedAt', 'workflow'];
+const RUN_KEYS = ['awaited', 'createdAt', 'error', 'executed', 'id', 'orphanedClaims', 'owner', 'skipped', 'stall', 'status', 'step', 'totalSteps', 'updatedAt', 'workflow'];
 const CLAIM_KEYS = ['attempt', 'claimedAt', 'expiresAt', 'heartbeatAt', 'key', 'leaseExpiresAt', 'orphaned', 'outsideClient', 'runId', 'step', 'workerId'];
 
 describe('waybill read commands', () => {

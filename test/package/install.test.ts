@@ -117,9 +117,9 @@ export async function main(): Promise<void> {
   const one: StepResult<number> = await checkpoint.runOnce(stepKey('typed-run', 9), () => 9);
   const registry = new WorkflowRegistry([greet]);
   const options: Omit<WorkerOptions, 'store'> = { registry, concurrency: 2, log: createLogger({ app: 'typed' }) };
-  const runStore = store as Store & import('waybill').RunStore;
-  const run: RunRow = await startRun(runStore, registry, { workflow: 'greet', input: { name: 'x' } });
-  const worker = new Worker({ ...options, store: runStore });
+  // openStore() returns the full Store: the engine takes it as it is, no cast.
+  const run: RunRow = await startRun(store, registry, { workflow: 'greet', input: { name: 'x' } });
+  const worker = new Worker({ ...options, store });
   worker.stop();
   const errors: WaybillError[] = [new LeaseLostError('k'), new IdempotencyKeyReuseError('k', 'a', 'b')];
   void [report.executed, one.status, run.id, errors, DriverMissingError];

@@ -17,13 +17,13 @@ import { allows } from '@/lib/auth/principal';
 import { requirePage } from '@/lib/auth/server';
 import { claimTtlMs } from '@/lib/data/store';
 import { getRunLog } from '@/lib/data/run-log';
-import { getServedWorkflows } from '@/lib/data/workflows';
 import { getRunDetail, MAX_POINTS, runExists, TIMELINE_EVENTS, type RunDetail } from '@/lib/data/run-detail';
 import { durationText, runDuration, utcText } from '@/lib/data/rates';
 import { CommittedTable } from './committed-table';
 import { LiveClaims, type LiveClaim } from './live-claims';
 import { ProgramLog } from './program-log';
 import { RunActions } from './run-actions';
+import { StepInFlightLine } from './step-in-flight';
 import RunSkeleton from './run-skeleton';
 import { Timeline } from './timeline';
 import { isoTime } from '@/app/components/time';
@@ -84,7 +84,7 @@ async function Run({ id, searchParams, operator }: { id: string; searchParams: P
   const now = Date.now() / 1000;
   const { run } = detail;
   // A queued run whose workflow no live worker serves waits for one, not for its turn: say which.
-  const waitingForWorker = run.status === 'queued' && !run.external && !(await getServedWorkflows()).has(run.workflow);
+  const waitingForWorker = detail.stall?.kind === 'no-live-worker';
   const ttl = claimTtlMs() / 1000;
   const claims: LiveClaim[] = detail.claims.map((c) => ({
     key: c.idemKey, step: c.step, workerId: c.workerId, attempt: c.attempt, claimedAt: c.claimedAt,
@@ -113,6 +113,7 @@ async function Run({ id, searchParams, operator }: { id: string; searchParams: P
         <div className="contents lg:block lg:min-w-0 lg:space-y-6">
           <Slot order="order-2">
             <Card title={detail.claimCount.total === 1 ? 'Live claim' : 'Live claims'} testId="live-claim">
+              {detail.inFlight && <StepInFlightLine step={detail.inFlight} serverNowMs={now * 1000} />}
               <LiveClaims claims={claims} serverNow={now} operator={operator} />
               {detail.claimCount.total > claims.length && (
                 <p data-testid="claims-more" className="mt-3 text-xs text-zinc-600 dark:text-zinc-400">
@@ -216,6 +217,11 @@ function Header({ detail, now, operator, waitingForWorker }: { detail: RunDetail
             {/* The latest of the run row's time and its progress's: a step's commit moves only the progress. */}
             <Fact label="Updated" testId="run-updated"><When at={detail.lastActivityAt} now={now} /></Fact>
           </dl>
+          {detail.stall && (
+            <p data-testid="run-stall-reason" className="text-sm font-medium text-amber-800 dark:text-amber-300">
+              Stalled: {detail.stall.message}
+            </p>
+          )}
           {waitingForWorker && (
             <p data-testid="run-waiting" className="text-sm text-amber-800 dark:text-amber-300">
               Waiting for a worker that serves {run.workflow}: none is live. Start one (<code className="font-mono">npx waybill worker --workflows …</code>) and it picks this run up.

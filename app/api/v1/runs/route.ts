@@ -7,6 +7,7 @@ import { body, handle, json, query, refused } from '@/lib/api';
 import { listRuns, listRunsQuery, startBody } from '@/lib/api/runs';
 import { config } from '@/lib/config';
 import { authorize, runs } from '@/lib/control';
+import { stallFor, stallSettings } from '@/lib/control/stalled';
 import { runView } from '@/lib/control/views';
 import { callerOf, controlDeps } from '@/lib/data/control';
 import { claimTtlMs, getStore } from '@/lib/data/store';
@@ -16,7 +17,7 @@ export async function GET(request: Request) {
     const { refusal } = await authorizeRequest(request, 'viewer', { mutation: false });
     if (refusal) return refused(refusal);
     const filters = query(request, listRunsQuery);
-    return json(await listRuns(await getStore(), filters, claimTtlMs()));
+    return json(await listRuns(await getStore(), filters, claimTtlMs(), stallSettings(config())));
   });
 }
 
@@ -27,7 +28,8 @@ export async function POST(request: Request) {
     const caller = callerOf(who, 'api');
     authorize(caller, 'operator'); // before the body is read; lib/control decides again
     const given = await body(request, startBody, config().WAYBILL_MAX_BODY_BYTES);
-    const run = runView(await runs.start(controlDeps(), caller, given));
+    const row = await runs.start(controlDeps(), caller, given);
+    const run = runView(row, false, await stallFor(await getStore(), row, stallSettings(config())));
     return json({ run }, 201, { location: `/api/v1/runs/${encodeURIComponent(run.id)}` });
   });
 }

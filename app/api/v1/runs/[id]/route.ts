@@ -6,6 +6,8 @@ import { authorizeRequest } from '@/lib/auth/server';
 import { handle, json, param, refused } from '@/lib/api';
 import { runRef } from '@/lib/api/ids';
 import { getRun } from '@/lib/api/runs';
+import { config } from '@/lib/config';
+import { stallSettings } from '@/lib/control/stalled';
 import { claimTtlMs, getStore } from '@/lib/data/store';
 
 export async function GET(request: Request, context: { params: Promise<{ id: string }> }) {
@@ -13,6 +15,6 @@ export async function GET(request: Request, context: { params: Promise<{ id: str
     const { refusal } = await authorizeRequest(request, 'viewer', { mutation: false });
     if (refusal) return refused(refusal);
     const id = param((await context.params).id, 'id', runRef);
-    return json(await getRun(await getStore(), id, claimTtlMs()));
+    return json(await getRun(await getStore(), id, claimTtlMs(), stallSettings(config())));
   });
 }

@@ -10,6 +10,8 @@ import { actionBody, actionParam, RUN_ACTIONS } from '@/lib/api/runs';
 import { config } from '@/lib/config';
 import { authorize, runs } from '@/lib/control';
 import { runView } from '@/lib/control/views';
+import { stallFor, stallSettings } from '@/lib/control/stalled';
+import { getStore } from '@/lib/data/store';
 import { callerOf, controlDeps } from '@/lib/data/control';
 import { ApiError } from '@/lib/errors';
 
@@ -25,6 +27,6 @@ export async function POST(request: Request, context: { params: Promise<{ id: st
     if (!action.success) throw new ApiError('NOT_FOUND', `no such run action ${JSON.stringify(params.action.slice(0, 64))}: one of ${RUN_ACTIONS.join(', ')}`);
     const given = await body(request, actionBody, config().WAYBILL_MAX_BODY_BYTES);
     const run = await runs.act(controlDeps(), caller, { action: action.data, runId: id, reason: given?.reason });
-    return json({ run: runView(run) });
+    return json({ run: runView(run, false, await stallFor(await getStore(), run, stallSettings(config()))) });
   });
 }

@@ -1,0 +1,117 @@
+/**
+ * Bulk by filter (lib/control/bulk.ts), on every backend: exactly the runs the filter matches are acted on,
+ * each with its own audit line; runs the action does not apply to are skipped with the reason; a viewer is
+ * refused and bad input names its field, both before the store is opened, and change nothing.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { bulk, type Caller, type ControlDeps, type ControlStore } from '../../lib/control';
+import { ControlInputError, ForbiddenError } from '../../lib/errors';
+import type { RunStatus } from '../../lib/store/types';
+import { backends, type StoreHandle } from '../support/backends';
+
+const list = await backends();
+
+const OPERATOR: Caller = { actor: 'olga (operator)', role: 'operator', channel: 'api' };
+const VIEWER: Caller = { actor: 'vera (viewer)', role: 'viewer', channel: 'api' };
+
+describe.each(list)('bulk by filter on $name', (backend) => {
+  let h: StoreHandle;
+  let store: ControlStore;
+  let opened: number;
+  let deps: ControlDeps;
+
+  beforeEach(async () => {
+    h = await backend.open();
+    store = h.store;
+    opened = 0;
+    deps = {
+      store: async () => {
+        opened++;
+        return store;
+      },
+      claimTtlMs: 30_000, maxBytes: 1000,
+    };
+  });
+  afterEach(() => h.close());
+
+  /** 250 queued `alpha` runs, 40 queued `beta` runs, and 5 `alpha` runs a worker completed. */
+  async function seed(): Promise<void> {
+    for (let i = 0; i < 250; i++) await store.createRun({ id: `a-${i}`, workflow: 'alpha', inputJson: '{}', totalSteps: 1 });
+    for (let i = 0; i < 40; i++) await store.createRun({ id: `b-${i}`, workflow: 'beta', inputJson: '{}', totalSteps: 1 });
+    await store.registerWorker({ id: 'w1', host: 'h', pid: 1 });
+    for (let i = 0; i < 5; i++) {
+      await store.createRun({ id: `done-${i}`, workflow: 'alpha', inputJson: '{}', totalSteps: 1 });
+      const run = await store.claimRun({ workerId: 'w1', leaseMs: 60_000, workflows: ['alpha'], runId: `done-${i}` });
+      await store.finishRun(run!.id, 'w1', { status: 'completed', outputJson: '1' }, run!.attempts);
+    }
+  }
+  const statuses = async () => {
+    const out: Record<string, number> = {};
+    for (const run of await store.listRuns({ claimTtlMs: 30_000, limit: 10_000 })) {
+      const key = `${run.workflow}:${run.status}`;
+      out[key] = (out[key] ?? 0) + 1;
+    }
+    return out;
+  };
+
+  it('cancels exactly the 250 runs a filter matches, and no other, with 250 audit lines', async () => {
+    await seed();
+    const report = await bulk.apply(deps, OPERATOR, { action: 'cancel', filter: { workflow: 'alpha', status: 'queued' }, reason: 'bad deploy' });
+    expect(report).toEqual({ matched: 250, done: 250, skipped: [] });
+    expect(await statuses()).toEqual({ 'alpha:cancelled': 250, 'beta:queued': 40, 'alpha:completed': 5 });
+    const lines = await store.listAudit({ limit: 1000 });
+    expect(lines.length).toBe(250);
+    expect(new Set(lines.map((l) => l.target))).toEqual(new Set(Array.from({ length: 250 }, (_, i) => `a-${i}`)));
+    expect(lines.every((l) => l.action === 'cancel' && l.actor === 'olga (operator)'
+      && l.detail === 'bulk cancel of runs matching status=queued workflow=alpha; reason: bad deploy')).toBe(true);
+    // Each run's own timeline has its operator event, as a single cancel writes.
+    expect((await store.listEvents('a-17')).filter((e) => e.outcome === 'operator').length).toBe(1);
+  });
+
+  it('skips the matched runs the action does not apply to, saying why, and counts them in matched', async () => {
+    await seed();
+    const report = await bulk.apply(deps, OPERATOR, { action: 'pause', filter: { workflow: 'alpha' } });
+    expect([report.matched, report.done, report.skipped.length]).toEqual([255, 250, 5]);
+    expect(report.skipped.map((s) => s.id).sort()).toEqual(['done-0', 'done-1', 'done-2', 'done-3', 'done-4']);
+    expect(report.skipped[0]!.reason).toBe('is completed: pause applies to queued, running runs');
+    expect(await statuses()).toEqual({ 'alpha:paused': 250, 'beta:queued': 40, 'alpha:completed': 5 });
+    expect((await store.listAudit({ limit: 1000 })).length).toBe(250);
+    // The preview the confirmation shows: what matches, and what the action would apply to now.
+    expect(await bulk.preview(deps, VIEWER, { filter: { workflow: 'alpha' } }))
+      .toEqual({ matched: 255, applicable: { pause: 0, resume: 250, cancel: 250, retry: 0 }, tooMany: false });
+    expect(await bulk.preview(deps, VIEWER, { filter: { q: 'b-3' } }))
+      .toEqual({ matched: 11, applicable: { pause: 11, resume: 0, cancel: 11, retry: 0 }, tooMany: false });
+  });
+
+  it("refuses a viewer's bulk before the store is opened: nothing changes", async () => {
+    await seed();
+    opened = 0;
+    const error = await bulk.apply(deps, VIEWER, { action: 'cancel', filter: {} }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ForbiddenError);
+    expect(opened).toBe(0);
+    expect(await statuses()).toEqual({ 'alpha:queued': 250, 'beta:queued': 40, 'alpha:completed': 5 });
+    expect(await store.listAudit()).toEqual([]);
+  });
+
+  it('refuses bad input naming the field, before the store is opened: nothing changes', async () => {
+    await store.createRun({ id: 'r1', workflow: 'alpha', inputJson: '{}', totalSteps: 1 });
+    opened = 0;
+    const cases: [unknown, Record<string, string[]>][] = [
+      [{ action: 'explode', filter: {} }, { action: ['must be one of pause, resume, cancel, retry'] }],
+      [{ action: 'cancel' }, { filter: ['must be an object of status, workflow and q'] }],
+      [{ action: 'cancel', filter: { status: 'stuck' } }, { 'filter.status': ['must be one of queued, running, paused, completed, failed, cancelled, idle'] }],
+      [{ action: 'cancel', filter: { workflow: 'Not A Name' } }, { 'filter.workflow': ['must be a workflow name (lowercase letters, digits, dashes)'] }],
+      [{ action: 'cancel', filter: { q: 'x'.repeat(201) } }, { 'filter.q': ['must be at most 200 characters'] }],
+      [{ action: 'cancel', filter: { colour: 'red' } }, { 'filter.colour': ['is not a known field'] }],
+      [{ action: 'cancel', filter: {}, reason: 'r'.repeat(501) }, { reason: ['at most 500 characters'] }],
+    ];
+    for (const [input, fields] of cases) {
+      const error = await bulk.apply(deps, OPERATOR, input as never).catch((e: unknown) => e);
+      expect(error, JSON.stringify(input).slice(0, 80)).toBeInstanceOf(ControlInputError);
+      expect((error as ControlInputError).fields).toEqual(fields);
+    }
+    expect(opened).toBe(0);
+    expect((await store.getRun('r1'))?.status).toBe<RunStatus>('queued');
+    expect(await store.listAudit()).toEqual([]);
+  });
+});
