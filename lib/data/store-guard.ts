@@ -5,7 +5,7 @@
  * digest the error page recognises; any success marks it up.
  */
 import { StoreUnavailableError } from '../errors';
-import { isConnectionLoss } from '../store/postgres/retry';
+import { isConnectionLoss } from '../store/index';
 import { STORE_UNAVAILABLE_DIGEST } from './store-digest';
 import { markStoreDown, markStoreUp } from './store-health';
 

@@ -68,3 +68,9 @@ function isMissing(error: unknown, driver: string): boolean {
 }
 
 export type * from './types';
+
+/**
+ * Whether an error is a lost or refused connection, whichever backend raised it: the control plane's store
+ * guard asks, to answer 503 rather than 500. The PostgreSQL codes live with that backend; the module loads no driver.
+ */
+export { isConnectionLoss } from './postgres/retry';
