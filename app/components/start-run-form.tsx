@@ -9,6 +9,9 @@
  * The input has two views of one value: fields drawn from the workflow's published JSON Schema (schema-fields.ts)
  * and the raw JSON below them, which is what is sent. A field edits its key in the JSON; the JSON is the
  * fallback for what no field can draw (nested objects, arrays) and is always there.
+ *
+ * Over ~300 lines: one controlled form whose two views of the input must stay in step; the schema-drawn fields
+ * are schema-fields.ts.
  */
 import Link from 'next/link';
 import { useRouter } from 'next/navigation';

@@ -7,6 +7,9 @@
  *
  * Stopping: the first signal sends SIGTERM to each child and waits — the worker finishes the step in hand
  * and hands its runs back — then exits 0. A child that dies on its own stops the other and exits 1.
+ *
+ * Over ~300 lines because it is one sequence a reader follows top to bottom (build, open, demo, children,
+ * stop); the pieces that stand alone are beside it (demo.ts, children.ts, web-cluster.ts).
  */
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
