@@ -103,9 +103,12 @@ export async function drill(o: DrillOptions): Promise<DrillReport> {
     spawnOne();
 
     const killed: { step: number; worker: string; atMs: number }[] = [];
-    for (const step of killSteps(o)) {
-      killed.push({ step, ...(await killMidExecute(o, run.id, step, workers)) });
-      o.onProgress?.('killed', step);
+    for (const planned of killSteps(o)) {
+      // Never at or before a step already killed at: a late first kill may overtake the next planned one.
+      const from = Math.max(planned, (killed.at(-1)?.step ?? -1) + 1);
+      const kill = await killMidExecute(o, run.id, from, workers);
+      killed.push(kill);
+      o.onProgress?.('killed', kill.step);
       spawnOne();
     }
     await waitForEnd(o, run.id);
@@ -161,24 +164,28 @@ function recovery(k: { step: number; worker: string; atMs: number }, committed: 
   };
 }
 
-/** Watches the claims until `step` is claimed by one of our workers, then SIGKILLs that worker. */
-async function killMidExecute(o: DrillOptions, runId: string, step: number, workers: Map<string, ChildProcess>): Promise<{ worker: string; atMs: number }> {
+/**
+ * Watches the claims until a step from `step` on is claimed by one of our workers, then SIGKILLs that worker.
+ * Usually it is `step` itself; on a loaded machine one poll can take longer than a step (20 ms by default),
+ * so the kill lands on the first step from there that the drill sees in flight, and the report names it.
+ */
+async function killMidExecute(o: DrillOptions, runId: string, step: number, workers: Map<string, ChildProcess>): Promise<{ step: number; worker: string; atMs: number }> {
   let lastStep = -1;
   for (;;) {
     const claims = await o.store.listClaims({ runId, claimTtlMs: o.claimTtlMs });
-    const target = claims.find((c) => c.step === step && c.workerId);
+    const target = claims.filter((c) => c.step !== null && c.step >= step && c.workerId).sort((a, b) => a.step! - b.step!)[0];
     if (target) {
       const child = workers.get(target.workerId!);
       // Only our own workers serve the drill's workflow; anything else holding its claim is not ours to kill.
-      if (!child) throw new WaybillError('DRILL_FAILED', `step ${step} is held by ${target.workerId}, which the drill did not start`);
+      if (!child) throw new WaybillError('DRILL_FAILED', `step ${target.step} is held by ${target.workerId}, which the drill did not start`);
       child.kill('SIGKILL');
       const atMs = Date.now();
       workers.delete(target.workerId!);
-      return { worker: target.workerId!, atMs };
+      return { step: target.step!, worker: target.workerId!, atMs };
     }
     const progress = await o.store.loadProgress(runId);
-    if ((progress?.step ?? 0) > step) {
-      throw new WaybillError('DRILL_FAILED', `step ${step} finished before it could be caught mid-execute; raise --latency-ms`);
+    if ((progress?.step ?? 0) >= o.steps) {
+      throw new WaybillError('DRILL_FAILED', `the run finished before a step from ${step} on could be caught mid-execute; raise --latency-ms`);
     }
     if (progress && progress.step !== lastStep) o.onProgress?.('running', (lastStep = progress.step));
     await sleep(1);

@@ -39,7 +39,12 @@ describe.each(kinds)('waybill drill on %s', (kind) => {
 
     const report = await drill(target, ['--steps', '200', '--kill-at', '100', '--kills', '2']);
     expect(report).toMatchObject({ steps: 200, killAt: 100, committed: 200, lost: 0, stepsRedone: 2, executedTwice: 0, skipped: 0 });
-    expect(report.kills.map((k) => k.step)).toEqual([100, 150]);
+    // At 100 and 150, or the first step from there the drill saw in flight (one poll can outlast a 20 ms step).
+    const [first, second] = report.kills.map((k) => k.step);
+    expect(report.kills).toHaveLength(2);
+    expect(first).toBeGreaterThanOrEqual(100);
+    expect(second).toBeGreaterThanOrEqual(Math.max(150, first! + 1));
+    expect(second).toBeLessThan(200);
     // The mechanism, not the speed: each kill was noticed by proof (the dead pid), not by a lease passing.
     for (const k of report.kills) expect(k.releasedMs).not.toBeNull();
     expect(report.store).toMatch(/^a throwaway store/);
