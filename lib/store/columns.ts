@@ -21,7 +21,10 @@ export function selectList(dialect: Dialect, columns: readonly string[], table =
   }).join(', ');
 }
 
-export const committedColumns = (dialect: Dialect, table = '') => selectList(dialect, COMMITTED_FIELDS, table);
+/** What a read of a committed row selects: the insert's columns and the fork link, which only a fork writes. */
+export const COMMITTED_READ = [...COMMITTED_FIELDS, 'forked_from'] as const;
+
+export const committedColumns = (dialect: Dialect, table = '') => selectList(dialect, COMMITTED_READ, table);
 
 /**
  * A LIKE pattern that finds `query` anywhere, its own `%`, `_` and `\` matched literally (both dialects'
