@@ -16,6 +16,7 @@ export type ErrorCode =
   | 'RUN_CANCELLED'
   | 'RUN_INTERRUPTED'
   | 'INVALID_TRANSITION'
+  | 'REWIND_REFUSED'
   // input and configuration
   | 'INVALID_INPUT'
   | 'INVALID_JSON'
@@ -274,5 +275,15 @@ export class LockTimeoutError extends WaybillError {
 export class CommandFailedError extends WaybillError {
   constructor(message: string) {
     super('COMMAND_FAILED', message);
+  }
+}
+
+/**
+ * A rerun or fork refused with nothing changed: the run is running (pause it first), the step is beyond its
+ * last, a claim is live, the run has no workflow (an outside client's), or its keys do not embed its id.
+ */
+export class RewindRefusedError extends WaybillError {
+  constructor(readonly kind: string, message: string) {
+    super('REWIND_REFUSED', `${message}; nothing was changed`);
   }
 }

@@ -252,7 +252,7 @@ export function postgresSteps(c: PgConnection): Omit<StepStore, 'dialect'> {
 export function claimOutcome(row: ClaimResult): ClaimOutcome | null {
   switch (row.kind) {
     case 'committed':
-      return { kind: 'committed', row: { forkedFrom: null, ...row.done! } };
+      return { kind: 'committed', row: { ...row.done!, forkedFrom: row.done!.forkedFrom ?? null } };
     case 'held':
       return { kind: 'held', holder: claimRow(row.holder!, false), msUntilExpiry: row.msUntilExpiry! };
     case 'taken':

@@ -1,0 +1,35 @@
+/** Rerun and fork on SQLite: the shared plans (../rewind.ts) driven synchronously inside one BEGIN IMMEDIATE. */
+import { forkPlan, forksPlan, readStepPlan, rerunPlan, type Plan, type RewindOutcome } from '../rewind';
+import type { RewindStore } from '../types-rewind';
+import { guard, type SqliteConnection } from './connection';
+
+function drive<T>(c: SqliteConnection, plan: Plan<T>): T {
+  let step = plan.next();
+  while (!step.done) {
+    const statement = c.prepared(step.value.sql);
+    const rows = statement.reader ? statement.all(...step.value.params) as Record<string, unknown>[] : (statement.run(...step.value.params), []);
+    step = plan.next(rows);
+  }
+  return step.value;
+}
+
+export function sqliteRewind(c: SqliteConnection): RewindStore {
+  const run = (make: (now: number) => Plan<RewindOutcome>) => {
+    const now = c.now();
+    return c.tx(() => drive(c, make(now)));
+  };
+  return {
+    async rerunRun(request) {
+      return run((now) => rerunPlan(request, now, ''));
+    },
+    async forkRun(request) {
+      return run((now) => forkPlan(request, now, ''));
+    },
+    async readStep(runId, step, limit = 200) {
+      return guard(() => drive(c, readStepPlan(runId, step, limit)));
+    },
+    async listForks(runId) {
+      return guard(() => drive(c, forksPlan(runId)));
+    },
+  };
+}
