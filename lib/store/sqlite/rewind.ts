@@ -7,8 +7,12 @@ function drive<T>(c: SqliteConnection, plan: Plan<T>): T {
   let step = plan.next();
   while (!step.done) {
     const statement = c.prepared(step.value.sql);
-    const rows = statement.reader ? statement.all(...step.value.params) as Record<string, unknown>[] : (statement.run(...step.value.params), []);
-    step = plan.next(rows);
+    if (statement.reader) {
+      step = plan.next(statement.all(...step.value.params) as Record<string, unknown>[]);
+    } else {
+      statement.run(...step.value.params);
+      step = plan.next([]);
+    }
   }
   return step.value;
 }
