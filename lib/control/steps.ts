@@ -91,7 +91,7 @@ export function stepView(run: RunRow | null, runId: string, step: number, record
     runId, step, key, workflow: run?.workflow ?? null, runStatus: run?.status ?? null,
     status: record.committed ? 'committed' as const : claim ? 'in_flight' as const : 'not_committed' as const,
     result: record.committed ? jsonValue(record.committed.resultJson) : null,
-    ...(record.committed ? truncation('result', record.committed.resultJson) : {}),
+    resultTruncated: record.committed ? truncation('result', record.committed.resultJson).resultTruncated : undefined,
     committed: record.committed ? committedView(record.committed) : null,
     attempts: attemptsOf(record, claimTtlMs, now),
     claim: claim ? claimView(claim, claimTtlMs) : null,
