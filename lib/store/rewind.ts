@@ -191,3 +191,28 @@ export function* forksPlan(runId: string): Plan<{ id: string; forkedAtStep: numb
   const rows = yield q('SELECT id, forked_at_step, created_at FROM runs WHERE forked_from_run = ? ORDER BY created_at, id LIMIT 20', runId);
   return rows.map((r) => ({ id: String(r.id), forkedAtStep: num(r.forked_at_step), createdAt: Number(r.created_at) }));
 }
+
+/** One bar of the run page's trace: an attempt of a step, from its start (end − duration) to its end. */
+export interface TraceBar {
+  step: number;
+  outcome: 'committed' | 'failed' | 'expired' | 'lease_lost';
+  endAt: number;
+  durationMs: number | null;
+  workerId: string | null;
+}
+
+/** The attempts of steps [from, from + count): committed rows and failure events, both read by (run, step) indexes. */
+export function* tracePlan(runId: string, from: number, count: number): Plan<TraceBar[]> {
+  const to = from + count;
+  const committed = yield q(`SELECT step, committed_at, duration_ms, worker_id FROM committed
+    WHERE run_id = ? AND step >= ? AND step < ? ORDER BY step LIMIT ?`, runId, from, to, count);
+  const failed = yield q(`SELECT step, outcome, at, duration_ms, worker_id FROM step_events
+    WHERE run_id = ? AND step >= ? AND step < ? AND outcome IN ('failed', 'expired', 'lease_lost') ORDER BY id LIMIT ?`,
+  runId, from, to, count * 20);
+  return [
+    ...failed.map((e) => ({ step: Number(e.step), outcome: e.outcome as TraceBar['outcome'], endAt: Number(e.at),
+      durationMs: num(e.duration_ms), workerId: str(e.worker_id) })),
+    ...committed.map((c) => ({ step: Number(c.step), outcome: 'committed' as const, endAt: Number(c.committed_at),
+      durationMs: num(c.duration_ms), workerId: str(c.worker_id) })),
+  ];
+}

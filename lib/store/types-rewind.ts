@@ -1,8 +1,8 @@
 /** Rewinding runs (rerun and fork from a step) and the step page's read: see rewind.ts for the design. */
-import type { ForkRequest, HistoryRow, RerunRequest, RewindOutcome } from './rewind';
+import type { ForkRequest, HistoryRow, RerunRequest, RewindOutcome, TraceBar } from './rewind';
 import type { ClaimRow, CommittedRow, StepEvent } from './types-rows';
 
-export type { ForkRequest, HistoryRow, RerunRequest, RewindOutcome } from './rewind';
+export type { ForkRequest, HistoryRow, RerunRequest, RewindOutcome, TraceBar } from './rewind';
 export { RewindRefusal } from './rewind';
 
 /** Everything recorded of one step of one run, oldest first. */
@@ -28,6 +28,8 @@ export interface RewindStore {
   forkRun(request: ForkRequest): Promise<RewindOutcome>;
   /** The step page's rows. */
   readStep(runId: string, step: number, limit?: number): Promise<StepRecord>;
+  /** The attempts of steps [from, from + count) for the run page's trace; count is bounded by the caller. */
+  readTrace(runId: string, from: number, count: number): Promise<TraceBar[]>;
   /** Runs forked from this one, oldest first (at most 20). */
   listForks(runId: string): Promise<{ id: string; forkedAtStep: number | null; createdAt: number }[]>;
 }

@@ -117,5 +117,8 @@ describe.each(list)('rerun and fork refusals on $name', (backend) => {
       [1, 'failed', 'w0', 'model timed out'], [2, 'failed', 'w1', 'HTTP 503 from model'], [3, 'committed', 'w1', null]]);
     expect(view.result).toEqual({ n: 2 });
     await expect(steps.read(deps, VIEWER, { runId: 'nobody', step: 0 })).rejects.toThrow('step 0 of run nobody not found');
+    // The trace reads its window only: steps 1–2 are two failures and two commits.
+    const bars = await h.store.readTrace('r', 1, 2);
+    expect(bars.map((b) => [b.step, b.outcome]).sort()).toEqual([[1, 'committed'], [2, 'committed'], [2, 'failed'], [2, 'failed']]);
   });
 });

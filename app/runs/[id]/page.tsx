@@ -27,6 +27,7 @@ import { RewindActions } from './rewind-actions';
 import { RunActions } from './run-actions';
 import RunSkeleton from './run-skeleton';
 import { Timeline } from './timeline';
+import { Trace, TRACE_STEPS } from './trace';
 import { isoTime } from '@/app/components/time';
 
 export const dynamic = 'force-dynamic';
@@ -86,8 +87,15 @@ async function Run({ id, searchParams, operator }: { id: string; searchParams: P
   const { run } = detail;
   // A queued run whose workflow no live worker serves waits for one, not for its turn: say which.
   const waitingForWorker = run.status === 'queued' && !run.external && !(await getServedWorkflows()).has(run.workflow);
-  const forks = run.external ? [] : await (await getStore()).listForks(run.id);
+  const store = await getStore();
+  const forks = run.external ? [] : await store.listForks(run.id);
   const lastStep = run.totalSteps !== null ? run.totalSteps - 1 : Math.max(0, (detail.progress?.step ?? 1) - 1);
+  // The trace's window: ?trace=N, else the steps up to where the run stands.
+  const rawTrace = (await searchParams).trace;
+  const traceAsked = Number(Array.isArray(rawTrace) ? rawTrace[0] : rawTrace);
+  const traceFrom = Number.isInteger(traceAsked) && traceAsked >= 0 && traceAsked <= lastStep ? traceAsked
+    : Math.max(0, Math.min(lastStep, detail.progress?.step ?? 0) - TRACE_STEPS + 1);
+  const trace = await store.readTrace(run.id, traceFrom, TRACE_STEPS);
   const ttl = claimTtlMs() / 1000;
   const claims: LiveClaim[] = detail.claims.map((c) => ({
     key: c.idemKey, step: c.step, workerId: c.workerId, attempt: c.attempt, claimedAt: c.claimedAt,
@@ -138,6 +146,7 @@ async function Run({ id, searchParams, operator }: { id: string; searchParams: P
         </div>
       </div>
 
+      <div id="trace"><Card title="Trace" testId="trace-card"><Trace runId={run.id} bars={trace} from={traceFrom} lastStep={lastStep} /></Card></div>
       {/* Full width: results are JSON, and an opened one needs the room. */}
       <CommittedTable runId={run.id} rows={detail.committed} total={detail.committedCount} q={q} qError={qError} now={now} after={after} />
       {!run.external && operator && (

@@ -4,7 +4,7 @@
  * a lost connection: the rollback leaves nothing done, and the caller sees the error and may ask again.
  */
 import { sql } from 'drizzle-orm';
-import { forkPlan, forksPlan, readStepPlan, rerunPlan, type Plan, type RewindOutcome } from '../rewind';
+import { forkPlan, forksPlan, readStepPlan, rerunPlan, tracePlan, type Plan, type RewindOutcome } from '../rewind';
 import type { RewindStore } from '../types-rewind';
 import type { PgConnection } from './connection';
 import { withRetry } from './retry';
@@ -45,6 +45,9 @@ export function postgresRewind(c: PgConnection): RewindStore {
     },
     async readStep(runId, step, limit = 200) {
       return read(readStepPlan(runId, step, limit));
+    },
+    async readTrace(runId, from, count) {
+      return read(tracePlan(runId, from, count));
     },
     async listForks(runId) {
       return read(forksPlan(runId));

@@ -1,5 +1,5 @@
 /** Rerun and fork on SQLite: the shared plans (../rewind.ts) driven synchronously inside one BEGIN IMMEDIATE. */
-import { forkPlan, forksPlan, readStepPlan, rerunPlan, type Plan, type RewindOutcome } from '../rewind';
+import { forkPlan, forksPlan, readStepPlan, rerunPlan, tracePlan, type Plan, type RewindOutcome } from '../rewind';
 import type { RewindStore } from '../types-rewind';
 import { guard, type SqliteConnection } from './connection';
 
@@ -31,6 +31,9 @@ export function sqliteRewind(c: SqliteConnection): RewindStore {
     },
     async readStep(runId, step, limit = 200) {
       return guard(() => drive(c, readStepPlan(runId, step, limit)));
+    },
+    async readTrace(runId, from, count) {
+      return guard(() => drive(c, tracePlan(runId, from, count)));
     },
     async listForks(runId) {
       return guard(() => drive(c, forksPlan(runId)));
