@@ -16,7 +16,6 @@ export type ErrorCode =
   | 'RUN_CANCELLED'
   | 'RUN_INTERRUPTED'
   | 'INVALID_TRANSITION'
-  | 'REWIND_REFUSED'
   // input and configuration
   | 'INVALID_INPUT'
   | 'INVALID_JSON'
@@ -278,12 +277,16 @@ export class CommandFailedError extends WaybillError {
   }
 }
 
+export type RewindRefusal = 'no-run' | 'status' | 'step' | 'live-claims' | 'foreign-keys' | 'id-taken';
+
 /**
- * A rerun or fork refused with nothing changed: the run is running (pause it first), the step is beyond its
- * last, a claim is live, the run has no workflow (an outside client's), or its keys do not embed its id.
+ * A rerun or fork refused with nothing changed (lib/store/rewind.ts decides, in its transaction). Its code is
+ * the nearest existing one: INVALID_TRANSITION for a status that does not allow it (running: pause it first),
+ * INVALID_INPUT for a step beyond the run's last, CONFLICT for a live claim, an outside client's run (no
+ * workflow to run it again), keys that do not embed the run id, or a fork id already taken.
  */
 export class RewindRefusedError extends WaybillError {
-  constructor(readonly kind: string, message: string) {
-    super('REWIND_REFUSED', `${message}; nothing was changed`);
+  constructor(readonly kind: RewindRefusal, message: string) {
+    super(kind === 'status' ? 'INVALID_TRANSITION' : kind === 'step' ? 'INVALID_INPUT' : 'CONFLICT', `${message}; nothing was changed`);
   }
 }

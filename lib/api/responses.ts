@@ -46,6 +46,8 @@ export const committedSchema = z.strictObject({
   fingerprint: z.string().nullable(), workerId: z.string().nullable(), durationMs: z.number().nullable(),
   source: z.enum(['executed', 'manual', 'forked']),
   forkedFrom: z.string().nullable().describe('a forked row: the key of the original run\'s row it was copied from'),
+  input: json.describe('what the step was given, when its caller recorded it (ctx.step options.input, runAgent\'s item); null otherwise'),
+  inputTruncated: truncated,
 });
 
 const cursor = z.string().nullable().describe('pass back as ?cursor= for the next page; null on the last');

@@ -9,6 +9,7 @@
  *             progress, when given). A crash lands before it (the step runs again) or after (it is skipped).
  *             A caller that knows its next key has it claimed in this same transaction (options.next).
  */
+import { recordedInput } from './step-input';
 import { systemClock, type Clock } from '../clock';
 import { AwaitTimeoutError, IdempotencyKeyReuseError, LeaseLostError, WaybillError } from '../errors';
 import type { ClaimOutcome, ClaimRequest, CommitOutcome, CommitRequest, CommittedRow, ProgressWrite, RunStatus, Store } from '../store/types';
@@ -26,6 +27,8 @@ export interface RunOnceOptions {
   fingerprint?: string;
   /** The step's position, recorded with the claim, the result and events. */
   step?: number;
+  /** What the step is given, recorded beside its result (bounded: step-input.ts) and shown on its page. */
+  input?: unknown;
   /**
    * Stops the call before it claims, and while it waits for another holder; never a side effect in flight,
    * which finishes and commits (half a side effect, aborted, is worse than a pause that comes one step late).
@@ -313,7 +316,7 @@ export class Checkpoint {
       result, committing, next, nextToken,
       request: {
         idemKey, token, runId: this.runId, resultJson: JSON.stringify(result) ?? 'null', step, fingerprint,
-        workerId: this.workerId, durationMs, progress,
+        workerId: this.workerId, durationMs, progress, inputJson: recordedInput(options.input),
         next: next ? this.claimRequest(next.idemKey, nextToken, next.step ?? null, 1) : undefined,
       },
     };

@@ -37,6 +37,7 @@ export async function step(cli: Cli, args: string[]): Promise<number> {
     cli.out(table(['#', 'OUTCOME', 'ENDED', 'MS', 'WORKER', 'ERROR'], view.attempts.map((a) =>
       [a.n, a.outcome.replace('_', ' '), relative(a.endedAt, now), a.durationMs === null ? null : Math.round(a.durationMs), a.workerId, truncate(a.error, 80)])));
   }
+  if (view.committed && view.committed.input !== null) cli.out(`\ninput\n${JSON.stringify(view.committed.input, null, 2)}`);
   if (view.committed) cli.out(`\nresult\n${JSON.stringify(view.result, null, 2)}`);
   for (const h of view.history) {
     cli.out(`\nsuperseded by rerun ${h.rerun} at ${new Date(h.supersededAt * 1000).toISOString()}, by ${h.supersededBy}${h.reason ? ` (${h.reason})` : ''}`);

@@ -18,10 +18,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { RewindRefusedError, StartRefusedError } from '../errors';
+import { StartRefusedError } from '../errors';
 import { issuePath } from '../engine/input-check';
 import { runIdSchema } from '../engine/runs';
-import { RewindRefusal, type RewindOutcome } from '../store/types';
+import type { RewindOutcome } from '../store/types';
 import { record } from './audit';
 import { authorize, type Caller } from './caller';
 import { validate } from './errors';
@@ -71,23 +71,14 @@ async function checkedInput(deps: ControlDeps, store: ControlStore, runId: strin
   return { inputJson: JSON.stringify(checked.input), totalSteps: checked.totalSteps };
 }
 
-async function refusing<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (error instanceof RewindRefusal) throw new RewindRefusedError(error.kind, error.message);
-    throw error;
-  }
-}
-
 /** Reruns a finished, failed, cancelled or paused run from step N (see the top comment). Operator only; audited. */
 export async function rerun(deps: ControlDeps, caller: Caller, input: z.input<typeof rerunInput>): Promise<RewindOutcome> {
   authorize(caller, 'operator');
   const given = validate(rerunInput, input);
   const store = await deps.store();
   const edited = await checkedInput(deps, store, given.runId, given.input);
-  const outcome = await refusing(() => store.rerunRun({ runId: given.runId, fromStep: given.fromStep, ...edited,
-    actor: caller.actor, reason: given.reason ?? null, claimTtlMs: deps.claimTtlMs }));
+  const outcome = await store.rerunRun({ runId: given.runId, fromStep: given.fromStep, ...edited,
+    actor: caller.actor, reason: given.reason ?? null, claimTtlMs: deps.claimTtlMs });
   await record(store, caller, { action: 'rerun', target: given.runId, runId: given.runId, reason: given.reason,
     note: `rerun ${outcome.rerun} from step ${given.fromStep}: ${outcome.moved} results moved to history${edited.inputJson ? ', input edited' : ''}` });
   return outcome;
@@ -100,8 +91,8 @@ export async function fork(deps: ControlDeps, caller: Caller, input: z.input<typ
   const store = await deps.store();
   const edited = await checkedInput(deps, store, given.runId, given.input);
   const newId = given.id ?? `${given.runId.slice(0, 100)}-fork-${randomBytes(3).toString('hex')}`;
-  const outcome = await refusing(() => store.forkRun({ runId: given.runId, fromStep: given.fromStep, newId, ...edited,
-    actor: caller.actor, claimTtlMs: deps.claimTtlMs }));
+  const outcome = await store.forkRun({ runId: given.runId, fromStep: given.fromStep, newId, ...edited,
+    actor: caller.actor, claimTtlMs: deps.claimTtlMs });
   await record(store, caller, { action: 'fork', target: given.runId, runId: given.runId, reason: given.reason,
     note: `forked as ${newId} from step ${given.fromStep}: ${outcome.moved} results copied${edited.inputJson ? ', input edited' : ''}` });
   return outcome;

@@ -71,6 +71,7 @@ export function committedView(row: CommittedRow) {
     key: row.idemKey, runId: row.runId, step: row.step, result: jsonValue(row.resultJson), ...truncation('result', row.resultJson),
     committedAt: row.committedAt,
     fingerprint: row.fingerprint, workerId: row.workerId, durationMs: row.durationMs, source: row.source, forkedFrom: row.forkedFrom,
+    input: jsonValue(row.inputJson), ...truncation('input', row.inputJson),
   };
 }
 

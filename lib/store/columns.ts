@@ -7,7 +7,7 @@ import type { Dialect } from './types';
 
 /** The committed row, in the order every insert of one binds its values. */
 export const COMMITTED_FIELDS = [
-  'idem_key', 'run_id', 'result_json', 'committed_at', 'step', 'fingerprint', 'worker_id', 'duration_ms', 'source',
+  'idem_key', 'run_id', 'result_json', 'committed_at', 'step', 'fingerprint', 'worker_id', 'duration_ms', 'source', 'input_json',
 ] as const;
 
 const camel = (column: string) => column.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());

@@ -14,6 +14,7 @@
  * a second row. A worker killed mid-rerun is the ordinary case: its claim's lease passes, the next worker
  * takes it over (attempt + 1) and commits once; steps it committed stay committed and are skipped.
  */
+import { RewindRefusedError } from '../errors';
 import type { StepRecord } from './types-rewind';
 import type { CommittedRow, RunRow, StepEvent } from './types-rows';
 
@@ -51,12 +52,6 @@ export interface RewindOutcome {
   rerun: number;
 }
 
-/** Why a rewind was refused, with nothing changed. `kind` lets lib/control map it to an error. */
-export class RewindRefusal extends Error {
-  constructor(readonly kind: 'not-found' | 'status' | 'step' | 'live-claims' | 'foreign-keys' | 'id-taken', message: string) {
-    super(message);
-  }
-}
 
 export interface HistoryRow extends CommittedRow {
   id: number;
@@ -87,19 +82,19 @@ const q = (sql: string, ...params: unknown[]): Statement => ({ sql, params });
 function* checked(runId: string, fromStep: number, claimTtlMs: number, now: number, lock: string): Plan<{ run: RunRow; last: number }> {
   const found = (yield q(`SELECT ${RUN_COLUMNS} FROM runs WHERE id = ?${lock}`, runId))[0];
   if (!found) {
-    throw new RewindRefusal('not-found', `run ${runId} has no runs row: it is an outside client's run (or none), with no workflow to run it again`);
+    throw new RewindRefusedError('no-run', `run ${runId} has no runs row: it is an outside client's run (or none), with no workflow to run it again`);
   }
   const run = runFromRow(found);
   const max = (yield q('SELECT max(step) AS last FROM committed WHERE run_id = ?', runId))[0]?.last;
   const last = run.totalSteps !== null ? run.totalSteps - 1 : max === null || max === undefined ? -1 : Number(max);
   if (fromStep > last) {
-    throw new RewindRefusal('step', last < 0 ? `run ${runId} has no steps to go back to`
+    throw new RewindRefusedError('step', last < 0 ? `run ${runId} has no steps to go back to`
       : `step ${fromStep} is beyond run ${runId}'s last step (${last})`);
   }
   const live = (yield q(`SELECT idem_key, worker_id FROM claims WHERE run_id = ?
     AND coalesce(lease_expires_at, claimed_at + CAST(? AS DOUBLE PRECISION)) > CAST(? AS DOUBLE PRECISION) LIMIT 1`, runId, claimTtlMs / 1000, now))[0];
   if (live) {
-    throw new RewindRefusal('live-claims', `run ${runId} has a live claim on ${String(live.idem_key)} (held by ${String(live.worker_id ?? 'an outside client')}): wait for it to end or expire it first`);
+    throw new RewindRefusedError('live-claims', `run ${runId} has a live claim on ${String(live.idem_key)} (held by ${String(live.worker_id ?? 'an outside client')}): wait for it to end or expire it first`);
   }
   return { run, last };
 }
@@ -107,10 +102,10 @@ function* checked(runId: string, fromStep: number, claimTtlMs: number, now: numb
 export function* rerunPlan(r: RerunRequest, now: number, lock: string): Plan<RewindOutcome> {
   const { run } = yield* checked(r.runId, r.fromStep, r.claimTtlMs, now, lock);
   if (!['completed', 'failed', 'cancelled', 'paused'].includes(run.status)) {
-    throw new RewindRefusal('status', `cannot rerun run ${r.runId}: it is ${run.status}${run.status === 'running' ? ' (pause it first)' : ''}`);
+    throw new RewindRefusedError('status', `cannot rerun run ${r.runId}: it is ${run.status}${run.status === 'running' ? ' (pause it first)' : ''}`);
   }
   const rerun = Number((yield q('SELECT coalesce(max(rerun), 0) AS n FROM committed_history WHERE run_id = ?', r.runId))[0]?.n ?? 0) + 1;
-  const columns = 'idem_key, run_id, result_json, committed_at, step, fingerprint, worker_id, duration_ms, source, forked_from';
+  const columns = 'idem_key, run_id, result_json, committed_at, step, fingerprint, worker_id, duration_ms, source, forked_from, input_json';
   yield q(`INSERT INTO committed_history (${columns}, superseded_at, superseded_by, reason, rerun)
     SELECT ${columns}, CAST(? AS DOUBLE PRECISION), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS INTEGER) FROM committed WHERE run_id = ? AND step >= ? ORDER BY step`,
   now, r.actor, r.reason, rerun, r.runId, r.fromStep);
@@ -135,17 +130,17 @@ export function* forkPlan(r: ForkRequest, now: number, lock: string): Plan<Rewin
   const foreign = (yield q(`SELECT idem_key FROM committed WHERE run_id = ? AND substr(idem_key, 1, length(CAST(? AS TEXT))) <> CAST(? AS TEXT) LIMIT 1`,
     r.runId, `${r.runId}:`, `${r.runId}:`))[0];
   if (foreign) {
-    throw new RewindRefusal('foreign-keys', `run ${r.runId}'s key ${JSON.stringify(foreign.idem_key)} does not embed the run id, so a fork would share it with the original: rerun the run instead`);
+    throw new RewindRefusedError('foreign-keys', `run ${r.runId}'s key ${JSON.stringify(foreign.idem_key)} does not embed the run id, so a fork would share it with the original: rerun the run instead`);
   }
-  if ((yield q('SELECT 1 AS x FROM runs WHERE id = ?', r.newId)).length > 0) throw new RewindRefusal('id-taken', `run ${r.newId} already exists`);
+  if ((yield q('SELECT 1 AS x FROM runs WHERE id = ?', r.newId)).length > 0) throw new RewindRefusedError('id-taken', `run ${r.newId} already exists`);
   const row = (yield q(`INSERT INTO runs (id, workflow, input_json, status, total_steps, attempts, created_at, updated_at,
       forked_from_run, forked_at_step)
     VALUES (?, ?, ?, 'queued', ?, 0, ?, ?, ?, ?) RETURNING ${RUN_COLUMNS}`,
   r.newId, run.workflow, r.inputJson ?? run.inputJson, r.inputJson === null ? run.totalSteps : (r.totalSteps ?? null), now, now, r.runId, r.fromStep))[0]!;
   const copied = (yield q(`INSERT INTO committed (idem_key, run_id, result_json, committed_at, step, fingerprint, worker_id,
-      duration_ms, source, forked_from)
+      duration_ms, source, forked_from, input_json)
     SELECT CAST(? AS TEXT) || substr(idem_key, length(CAST(? AS TEXT)) + 1), CAST(? AS TEXT), result_json, committed_at, step, fingerprint, worker_id, duration_ms,
-      'forked', idem_key FROM committed WHERE run_id = ? AND step < ? RETURNING 1 AS x`,
+      'forked', idem_key, input_json FROM committed WHERE run_id = ? AND step < ? RETURNING 1 AS x`,
   r.newId, r.runId, r.newId, r.runId, r.fromStep)).length;
   // The fork resumes where the original stood at N; its state is the original's latest (see the README).
   yield q(`INSERT INTO progress (run_id, step, state_json, updated_at, executed, skipped, awaited)
@@ -162,7 +157,7 @@ function committedFromRow(r: Record<string, unknown>): CommittedRow {
   return {
     idemKey: String(r.idem_key), runId: String(r.run_id), resultJson: String(r.result_json), committedAt: Number(r.committed_at),
     step: num(r.step), fingerprint: str(r.fingerprint), workerId: str(r.worker_id), durationMs: num(r.duration_ms),
-    source: r.source as CommittedRow['source'], forkedFrom: str(r.forked_from),
+    source: r.source as CommittedRow['source'], forkedFrom: str(r.forked_from), inputJson: str(r.input_json),
   };
 }
 

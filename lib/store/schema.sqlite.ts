@@ -37,6 +37,8 @@ export const committed = sqliteTable(
     source: text('source', { enum: ['executed', 'manual', 'forked'] }).notNull().default('executed'),
     /** For a `forked` row: the key of the original run's row it was copied from (control/rewind.ts). */
     forkedFrom: text('forked_from'),
+    /** What the step was given, when its caller recorded it (`ctx.step(name, fn, { input })`, runAgent's item), bounded. */
+    inputJson: text('input_json'),
   },
   (t) => [
     index('committed_run_step').on(t.runId, t.step),
@@ -66,6 +68,8 @@ export const committedHistory = sqliteTable(
     durationMs: real('duration_ms'),
     source: text('source', { enum: ['executed', 'manual', 'forked'] }).notNull(),
     forkedFrom: text('forked_from'),
+    /** What the step was given, when its caller recorded it (`ctx.step(name, fn, { input })`, runAgent's item), bounded. */
+    inputJson: text('input_json'),
     supersededAt: real('superseded_at').notNull(),
     supersededBy: text('superseded_by').notNull(),
     reason: text('reason'),

@@ -3,7 +3,6 @@ import type { ForkRequest, HistoryRow, RerunRequest, RewindOutcome, TraceBar } f
 import type { ClaimRow, CommittedRow, StepEvent } from './types-rows';
 
 export type { ForkRequest, HistoryRow, RerunRequest, RewindOutcome, TraceBar } from './rewind';
-export { RewindRefusal } from './rewind';
 
 /** Everything recorded of one step of one run, oldest first. */
 export interface StepRecord {
@@ -20,7 +19,7 @@ export interface RewindStore {
   /**
    * One transaction: the run's committed results from step N on move to committed_history, its orphaned
    * claims are deleted, progress returns to N and the run is queued (with the edited input, if given).
-   * RewindRefusal, with nothing changed, for a run with no row, not completed/failed/cancelled/paused,
+   * RewindRefusedError, with nothing changed, for a run with no row, not completed/failed/cancelled/paused,
    * N beyond its last step, or a live claim.
    */
   rerunRun(request: RerunRequest): Promise<RewindOutcome>;

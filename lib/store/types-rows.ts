@@ -38,6 +38,8 @@ export interface CommittedRow {
   /** `forked`: copied from another run by a fork, from the row keyed forkedFrom. */
   source: 'executed' | 'manual' | 'forked';
   forkedFrom: string | null;
+  /** What the step was given, when its caller recorded it (bounded: see lib/checkpoint/step-input.ts). */
+  inputJson: string | null;
 }
 
 export interface ClaimRow {

@@ -80,6 +80,9 @@ describe.each(kinds)('rewinding runs on %s', (kind) => {
     expect((await store.readStep('a', 25)).history.map((h) => (JSON.parse(h.resultJson) as { text: string }).text)).toEqual([
       expect.stringContaining('first prompt 25')]);
     expect(JSON.parse((await store.getRun('a'))!.inputJson).items[25]).toBe('edited prompt 25');
+    // runAgent records each step's item (agent-batch's is the position) beside its result.
+    expect((await store.getCommitted('a:step:25'))!.inputJson).toBe('25');
+    expect((await store.readStep('a', 25)).history[0]!.inputJson).toBe('25');
   }, 240_000);
 
   it('fork from step 10 executes exactly 20 steps under its own keys and leaves the original as it was', async () => {

@@ -105,7 +105,12 @@ export default async function StepPage({ params }: Props) {
             <pre data-testid="step-result-json" className="max-h-[32rem] overflow-auto whitespace-pre-wrap break-words rounded bg-zinc-50 p-3 font-mono text-xs dark:bg-zinc-950">{pretty(view.result)}</pre>
           </>
         ) : <p className="text-sm text-zinc-600 dark:text-zinc-400">Not committed{view.status === 'in_flight' ? ': a worker holds the step now' : ''}.</p>}
-        <p className={`mt-3 text-xs ${term}`}>Input: not recorded for this step (the run&apos;s input is on the <Link href={runHref} className="text-blue-700 hover:underline dark:text-blue-400">run page</Link>).</p>
+        <h3 className={`mt-4 text-xs font-medium ${term}`}>Input</h3>
+        {view.committed && view.committed.input !== null ? (
+          <pre data-testid="step-input-json" className="mt-1 max-h-64 overflow-auto whitespace-pre-wrap break-words rounded bg-zinc-50 p-3 font-mono text-xs dark:bg-zinc-950">{pretty(view.committed.input)}</pre>
+        ) : (
+          <p className={`mt-1 text-xs ${term}`}>Not recorded for this step (ctx.step(name, fn, {'{ input }'}) records one); the run&apos;s input is on the <Link href={runHref} className="text-blue-700 hover:underline dark:text-blue-400">run page</Link>.</p>
+        )}
       </Card>
 
       {view.history.length > 0 && (

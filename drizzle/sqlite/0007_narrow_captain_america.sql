@@ -10,6 +10,7 @@ CREATE TABLE `committed_history` (
 	`duration_ms` real,
 	`source` text NOT NULL,
 	`forked_from` text,
+	`input_json` text,
 	`superseded_at` real NOT NULL,
 	`superseded_by` text NOT NULL,
 	`reason` text,
@@ -18,6 +19,7 @@ CREATE TABLE `committed_history` (
 --> statement-breakpoint
 CREATE INDEX `committed_history_run_step` ON `committed_history` (`run_id`,`step`,`id`);--> statement-breakpoint
 ALTER TABLE `committed` ADD `forked_from` text;--> statement-breakpoint
+ALTER TABLE `committed` ADD `input_json` text;--> statement-breakpoint
 ALTER TABLE `runs` ADD `forked_from_run` text;--> statement-breakpoint
 ALTER TABLE `runs` ADD `forked_at_step` integer;--> statement-breakpoint
 CREATE INDEX `step_events_run_step` ON `step_events` (`run_id`,`step`);

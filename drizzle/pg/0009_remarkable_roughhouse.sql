@@ -10,6 +10,7 @@ CREATE TABLE "committed_history" (
 	"duration_ms" double precision,
 	"source" text NOT NULL,
 	"forked_from" text,
+	"input_json" text,
 	"superseded_at" double precision NOT NULL,
 	"superseded_by" text NOT NULL,
 	"reason" text,
@@ -17,6 +18,7 @@ CREATE TABLE "committed_history" (
 );
 --> statement-breakpoint
 ALTER TABLE "committed" ADD COLUMN "forked_from" text;--> statement-breakpoint
+ALTER TABLE "committed" ADD COLUMN "input_json" text;--> statement-breakpoint
 ALTER TABLE "runs" ADD COLUMN "forked_from_run" text;--> statement-breakpoint
 ALTER TABLE "runs" ADD COLUMN "forked_at_step" integer;--> statement-breakpoint
 CREATE INDEX "committed_history_run_step" ON "committed_history" USING btree ("run_id","step","id");--> statement-breakpoint
