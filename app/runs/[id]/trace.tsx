@@ -35,8 +35,8 @@ export function Trace({ runId, bars, from, lastStep }: { runId: string; bars: Tr
           <li key={step} data-testid="trace-row" className="flex items-center gap-2">
             <Link href={`/runs/${encodeURIComponent(runId)}/steps/${step}`} className="w-12 shrink-0 text-right tabular-nums text-blue-700 hover:underline dark:text-blue-400">{step}</Link>
             <div className="relative h-3 flex-1 rounded bg-zinc-100 dark:bg-zinc-800">
-              {spans.filter((s) => s.step === step).map((s, i) => (
-                <span key={i} data-testid={`trace-${s.outcome}`} title={`${s.outcome}${s.durationMs === null ? '' : `, ${Math.round(s.durationMs)} ms`}${s.workerId ? ` on ${s.workerId}` : ''}`}
+              {spans.filter((s) => s.step === step).map((s) => (
+                <span key={`${s.outcome}-${s.endAt}`} data-testid={`trace-${s.outcome}`} title={`${s.outcome}${s.durationMs === null ? '' : `, ${Math.round(s.durationMs)} ms`}${s.workerId ? ` on ${s.workerId}` : ''}`}
                   className={`absolute top-0 h-3 min-w-[2px] rounded ${TONE[s.outcome]}`}
                   style={{ left: pct(s.start), width: `calc(${pct(s.endAt)} - ${pct(s.start)})` }} />
               ))}
