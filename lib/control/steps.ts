@@ -105,13 +105,15 @@ export function stepView(run: RunRow | null, runId: string, step: number, record
 
 export type StepView = ReturnType<typeof stepView>;
 
-/** The step's view; NotFoundError when the run has no row and nothing of the step is recorded. A viewer may read it. */
+/** The step's view; NotFoundError when nothing of the step is recorded and the run has no row or no such step. A viewer may read it. */
 export async function read(deps: ControlDeps, caller: Caller, input: z.input<typeof stepInput>): Promise<StepView> {
   authorize(caller, 'viewer');
   const given = validate(stepInput, input);
   const store = await deps.store();
   const [run, record] = await Promise.all([store.getRun(given.runId), store.readStep(given.runId, given.step)]);
-  if (!run && !record.committed && !record.claim && record.history.length === 0 && record.events.length === 0) {
+  const nothing = !record.committed && !record.claim && record.history.length === 0 && record.events.length === 0;
+  // A step the run has not reached yet has a page (a permalink to come back to); one past its last step does not.
+  if (nothing && (!run || (run.totalSteps !== null && given.step >= run.totalSteps))) {
     throw new NotFoundError(`step ${given.step} of run ${given.runId}`);
   }
   return stepView(run, given.runId, given.step, record, deps.claimTtlMs);

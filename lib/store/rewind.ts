@@ -89,7 +89,7 @@ function* checked(runId: string, fromStep: number, claimTtlMs: number, now: numb
   const last = run.totalSteps !== null ? run.totalSteps - 1 : max === null || max === undefined ? -1 : Number(max);
   if (fromStep > last) {
     throw new RewindRefusedError('step', last < 0 ? `run ${runId} has no steps to go back to`
-      : `step ${fromStep} is beyond run ${runId}'s last step (${last})`);
+      : `fromStep ${fromStep} is beyond run ${runId}'s last step (${last})`);
   }
   const live = (yield q(`SELECT idem_key, worker_id FROM claims WHERE run_id = ?
     AND coalesce(lease_expires_at, claimed_at + CAST(? AS DOUBLE PRECISION)) > CAST(? AS DOUBLE PRECISION) LIMIT 1`, runId, claimTtlMs / 1000, now))[0];
