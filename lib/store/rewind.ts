@@ -110,8 +110,11 @@ export function* rerunPlan(r: RerunRequest, now: number, lock: string): Plan<Rew
     SELECT ${columns}, CAST(? AS DOUBLE PRECISION), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS INTEGER) FROM committed WHERE run_id = ? AND step >= ? ORDER BY step`,
   now, r.actor, r.reason, rerun, r.runId, r.fromStep);
   const moved = (yield q('DELETE FROM committed WHERE run_id = ? AND step >= ? RETURNING 1 AS x', r.runId, r.fromStep)).length;
-  // Every claim left is orphaned (checked above): gone, its holder can no longer commit into the rerun.
-  yield q('DELETE FROM claims WHERE run_id = ?', r.runId);
+  // Every claim left is orphaned (checked above): gone, its holder can no longer commit into the rerun. Only
+  // orphaned ones, judged again: under READ COMMITTED a claim taken since the check is live, and stays.
+  yield q(`DELETE FROM claims WHERE run_id = ?
+    AND coalesce(lease_expires_at, claimed_at + CAST(? AS DOUBLE PRECISION)) <= CAST(? AS DOUBLE PRECISION)`,
+  r.runId, r.claimTtlMs / 1000, now);
   yield q('UPDATE progress SET step = ?, updated_at = ? WHERE run_id = ? AND step > ?', r.fromStep, now, r.runId, r.fromStep);
   const edited = r.inputJson !== null;
   const row = (yield q(`UPDATE runs SET status = 'queued', input_json = coalesce(CAST(? AS TEXT), input_json), error = NULL,

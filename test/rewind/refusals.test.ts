@@ -107,6 +107,22 @@ describe.each(list)('rerun and fork refusals on $name', (backend) => {
     ]);
   });
 
+  it('a worker of the earlier execution whose claim was orphaned cannot commit into the rerun', async () => {
+    await seed('r', 'failed', 3);
+    await h.exec(`DELETE FROM committed WHERE idem_key = 'r:step:2'`);
+    const now = await h.now();
+    // Its lease passed long ago, but it was never taken over: before the rerun, its token could still commit.
+    await h.exec(`INSERT INTO claims (idem_key, run_id, claimed_at, token, worker_id, lease_expires_at, heartbeat_at, step, attempt)
+      VALUES ('r:step:2', 'r', ${now - 600}, 'stale', 'w-old', ${now - 500}, ${now - 600}, 2, 1)`);
+    await rewind.rerun(deps, OPERATOR, { runId: 'r', fromStep: 1 });
+    const late = await h.store.commit({ idemKey: 'r:step:2', token: 'stale', runId: 'r', resultJson: '"late"', step: 2,
+      fingerprint: null, workerId: 'w-old', durationMs: 1 }).then(() => 'committed', (e: Error) => e.name);
+    expect(late).toBe('LeaseLostError');
+    expect(await h.store.getCommitted('r:step:2')).toBeNull();
+    expect((await h.store.readStep('r', 1)).history).toHaveLength(1);
+    expect(await h.store.listClaims({ runId: 'r', claimTtlMs: 30_000 })).toEqual([]);
+  });
+
   it('the step view shows a step that failed twice then succeeded as three attempts with their errors', async () => {
     await seed('r', 'completed');
     for (const [i, error] of ['model timed out', 'HTTP 503 from model'].entries()) {
