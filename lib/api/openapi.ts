@@ -7,12 +7,12 @@
 import { z } from 'zod';
 import { auditPageSchema, bulkAnswerSchema, claimsPageSchema, expiredSchema, resolvedSchema, sweptSchema, beginAnswerSchema, claimAnswerSchema, commitAnswerSchema,
   committedPageSchema, endAnswerSchema, errorSchema, healthSchema, progressSchema, releaseAnswerSchema, renewAnswerSchema,
-  runAnswerSchema, runDetailSchema, runsPageSchema, runTokenSchema, savedSchema } from './responses';
+  runAnswerSchema, runDetailSchema, runsPageSchema, runTokenSchema, savedSchema, stepSchema, rerunAnswerSchema, forkAnswerSchema } from './responses';
 import { expireBody, listClaimsQuery, resolveBody, sweepBody } from './claims';
 import { runRef } from './ids';
 import { beginBody, claimBody, commitBody, endBody, progressBody, releaseBody, renewBody } from './protocol';
 import { auditQuery } from './audit';
-import { actionBody, actionParam, bulkBody, committedQuery, listRunsQuery, startBody } from './runs';
+import { actionBody, actionParam, bulkBody, committedQuery, forkBody, listRunsQuery, rerunBody, startBody, stepParam } from './runs';
 import { tokenBody } from './tokens';
 
 type Access = 'none' | 'viewer' | 'operator';
@@ -50,6 +50,12 @@ export const ROUTES: Route[] = [
     params: { id: runRef }, ok: { status: 200, schema: runDetailSchema }, refusals: [400, 404] },
   { method: 'post', path: '/api/v1/runs/{id}/{action}', summary: 'An operator\'s action on one run: pause, resume, cancel or retry.', access: 'operator',
     params: { id: runRef, action: actionParam }, body: actionBody, ok: { status: 200, schema: runAnswerSchema }, refusals: [400, 404, 409, 413] },
+  { method: 'post', path: '/api/v1/runs/{id}/rerun', summary: 'Run a completed, failed, cancelled or paused run again from a step; its results from there move to history.', access: 'operator',
+    params: { id: runRef }, body: rerunBody, ok: { status: 200, schema: rerunAnswerSchema }, refusals: [400, 404, 409, 413] },
+  { method: 'post', path: '/api/v1/runs/{id}/fork', summary: 'A new run with this run\'s steps before a step copied, the rest run anew; this run untouched.', access: 'operator',
+    params: { id: runRef }, body: forkBody, ok: { status: 201, schema: forkAnswerSchema }, refusals: [400, 404, 409, 413] },
+  { method: 'get', path: '/api/v1/runs/{id}/steps/{n}', summary: 'One step: key, every attempt, the result, and results a rerun replaced.', access: 'viewer',
+    params: { id: runRef, n: stepParam }, ok: { status: 200, schema: stepSchema }, refusals: [400, 404] },
   { method: 'post', path: '/api/v1/runs/{id}/tokens', summary: 'Mint a token that may use the checkpoint protocol for this run only.', access: 'operator',
     params: { id: runRef }, body: tokenBody, ok: { status: 201, schema: runTokenSchema }, refusals: [400, 413] },
   { method: 'get', path: '/api/v1/runs/{id}/committed', summary: 'A run\'s committed results in step order (a run token: its own run\'s).', access: 'viewer',

@@ -31,6 +31,8 @@ export const runSchema = z.strictObject({
   createdAt: time, updatedAt: time, startedAt: time.nullable(), finishedAt: time.nullable(),
   external: z.boolean().describe('an outside client\'s run: no runs row, made from its progress and claims'),
   stall: stallSchema,
+  forkedFromRun: z.string().nullable().describe('a fork: the run it was forked from'),
+  forkedAtStep: int.nullable().describe('a fork: the step it was forked at (steps before it were copied)'),
 });
 
 export const runSummarySchema = z.strictObject({
@@ -53,7 +55,10 @@ export const claimSchema = z.strictObject({
 export const committedSchema = z.strictObject({
   key: z.string(), runId: z.string(), step: int.nullable(), result: json, resultTruncated: truncated, committedAt: time,
   fingerprint: z.string().nullable(), workerId: z.string().nullable(), durationMs: z.number().nullable(),
-  source: z.enum(['executed', 'manual']),
+  source: z.enum(['executed', 'manual', 'forked']),
+  forkedFrom: z.string().nullable().describe('a forked row: the key of the original run\'s row it was copied from'),
+  input: json.describe('what the step was given, when its caller recorded it (ctx.step options.input, runAgent\'s item); null otherwise'),
+  inputTruncated: truncated,
 });
 
 const cursor = z.string().nullable().describe('pass back as ?cursor= for the next page; null on the last');
@@ -74,7 +79,7 @@ export const resolvedSchema = z.strictObject({ key: z.string(), runId: z.string(
 export const auditEntrySchema = z.strictObject({
   id: int.describe('ids only grow: newest first is highest first'), at: time,
   actor: z.string().describe('"alice (operator)", "operator token (api)", "cli:ann": who, as the way in names them'),
-  role: z.enum(['viewer', 'operator', 'local']), action: z.string().describe('start, pause, resume, cancel, retry, expire, resolve, sweep or prune'),
+  role: z.enum(['viewer', 'operator', 'local']), action: z.string().describe('start, pause, resume, cancel, retry, rerun, fork, expire, resolve, sweep, prune or token'),
   target: z.string().describe('a run id, an idempotency key, or * for a sweep or prune of everything'), runId: z.string().nullable(),
   detail: z.string().nullable().describe('what the action notes, then "reason: …" when the operator gave one, joined by "; "'),
 });
@@ -90,7 +95,7 @@ export const sweptSchema = z.strictObject({
 
 export const claimAnswerSchema = z.discriminatedUnion('outcome', [
   z.strictObject({ outcome: z.literal('claimed'), key: z.string(), token: z.string(), leaseExpiresAt: time, attempt: int, tookOver: z.boolean() }),
-  z.strictObject({ outcome: z.literal('committed'), key: z.string(), result: json, resultTruncated: truncated, committedAt: time, source: z.enum(['executed', 'manual']), step: int.nullable() }),
+  z.strictObject({ outcome: z.literal('committed'), key: z.string(), result: json, resultTruncated: truncated, committedAt: time, source: z.enum(['executed', 'manual', 'forked']), step: int.nullable() }),
   z.strictObject({ outcome: z.literal('held'), key: z.string(), leaseExpiresAt: time, retryAfterMs: int }),
 ]);
 const runStatusAnswer = z.strictObject({ status: runStatusSchema }).nullable()
@@ -124,3 +129,26 @@ export const errorSchema = z.object({
     fields: z.record(z.string(), z.array(z.string())).optional().describe('each wrong field and what is wrong with it'),
   }),
 });
+
+export const attemptSchema = z.strictObject({
+  n: int, outcome: z.enum(['failed', 'taken_over', 'lease_lost', 'committed', 'resolved', 'forked', 'in_flight']),
+  startedAt: time.nullable(), endedAt: time.nullable(), durationMs: z.number().nullable(), workerId: z.string().nullable(),
+  error: z.string().nullable(), rerun: int.describe('0 before any rerun; k after the k-th rerun that covered this step'),
+});
+const eventSchema = z.strictObject({
+  id: int, runId: z.string(), key: z.string().nullable(), step: int.nullable(), outcome: z.string(), count: int,
+  durationMs: z.number().nullable(), workerId: z.string().nullable(), detail: z.string().nullable(), at: time,
+});
+export const stepSchema = z.strictObject({
+  runId: z.string(), step: int, key: z.string().nullable(), workflow: z.string().nullable(), runStatus: runStatusSchema.nullable(),
+  status: z.enum(['committed', 'in_flight', 'not_committed']), result: json, resultTruncated: truncated,
+  committed: committedSchema.nullable(), attempts: z.array(attemptSchema), claim: claimSchema.nullable(),
+  history: z.array(committedSchema.extend({
+    supersededAt: time, supersededBy: z.string(), reason: z.string().nullable(), rerun: int,
+    replacedBy: z.strictObject({ rerun: int.nullable(), committedAt: time, supersededAt: time.nullable(), current: z.boolean() }).nullable()
+      .describe('the result that replaced this one: a later rerun\'s (current false) or the committed one (current true)'),
+  })).describe('earlier results a rerun moved to history, oldest first'),
+  events: z.array(eventSchema),
+});
+export const rerunAnswerSchema = z.strictObject({ run: runSchema, moved: int.describe('results moved to history'), rerun: int });
+export const forkAnswerSchema = z.strictObject({ run: runSchema, copied: int.describe('results copied from the original') });

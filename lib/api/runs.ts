@@ -9,7 +9,7 @@ import { LISTED_STATUSES, outsideRun } from '../store/outside-runs';
 import { TRANSITIONS } from '../store/transitions';
 import type { InsightStore, RunAction, RunStore, Store } from '../store/types';
 import { decodeCommittedCursor, decodeRunsCursor, encodeClaimsCursor, encodeCommittedCursor, encodeRunsCursor } from './cursor';
-import { freeText, newRunId, typeError } from './ids';
+import { freeText, newRunId, stepNumber, typeError } from './ids';
 import { queryLimit } from './validate';
 import { RUN_ACTIONS } from '../control/runs';
 import { claimView, committedView, progressView, runSummaryView, runView } from '../control/views';
@@ -91,6 +91,13 @@ export async function listCommitted(store: RunsStore, id: string, query: z.outpu
 
 /** An operator action's body: none, or `{ "reason"?: "…" }`, kept in the audit line (lib/control checks its text). */
 export const actionBody = z.strictObject({ reason: z.string({ error: 'must be text' }).optional() }).optional();
+
+export const rerunBody = z.strictObject({
+  fromStep: stepNumber, input: z.unknown().optional(), reason: z.string({ error: 'must be text' }).optional(),
+});
+export const forkBody = rerunBody.extend({ id: newRunId.optional() });
+/** A step number in a path: digits only. */
+export const stepParam = z.string().regex(/^\d{1,15}$/, 'must be a step number (digits only)').transform(Number);
 
 export const actionParam = z.enum(RUN_ACTIONS as [RunAction, ...RunAction[]]);
 

@@ -85,6 +85,8 @@ export async function runAgent<I, R>(
       const item = inputs[step] as I;
       const { status } = await checkpoint.runOnce(stepKey(checkpoint.runId, step), (ctx) => handler(item, ctx as AgentStepContext), {
         step,
+        // The item is what the step processes: recorded beside its result, bounded (step-input.ts).
+        input: item,
         signal: options.signal,
         fingerprint: fingerprint ? fingerprint(item, step) : undefined,
         progress: { step: step + 1, state: { processed: report.processed + 1 } },

@@ -13,6 +13,7 @@
  * claim, execute, commit and their retries stay together; what stands alone (the lease keeper, keys, holders,
  * loop runs) has its own file.
  */
+import { recordedInput } from './step-input';
 import { systemClock, type Clock } from '../clock';
 import { AwaitTimeoutError, IdempotencyKeyReuseError, LeaseLostError, StepTimeoutError, WaybillError } from '../errors';
 import type { ClaimOutcome, ClaimRequest, CommitOutcome, CommitRequest, CommittedRow, ProgressWrite, RunStatus, StepStore } from '../store/types';
@@ -30,6 +31,8 @@ export interface RunOnceOptions {
   fingerprint?: string;
   /** The step's position, recorded with the claim, the result and events. */
   step?: number;
+  /** What the step is given, recorded beside its result (bounded: step-input.ts) and shown on its page. */
+  input?: unknown;
   /**
    * Stops the call before it claims, and while it waits for another holder; never a side effect in flight,
    * which finishes and commits (half a side effect, aborted, is worse than a pause that comes one step late).
@@ -326,7 +329,7 @@ export class Checkpoint {
       result, committing, next, nextToken,
       request: {
         idemKey, token, runId: this.runId, resultJson: JSON.stringify(result) ?? 'null', step, fingerprint,
-        workerId: this.workerId, durationMs, progress,
+        workerId: this.workerId, durationMs, progress, inputJson: recordedInput(options.input),
         next: next ? this.claimRequest(next.idemKey, nextToken, next.step ?? null, 1) : undefined,
       },
     };

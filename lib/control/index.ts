@@ -10,6 +10,8 @@ export * as bulk from './bulk';
 export * as stalled from './stalled';
 export * as claims from './claims';
 export * as retention from './retention';
+export * as rewind from './rewind';
+export * as steps from './steps';
 export * as runs from './runs';
 export * as tokens from './tokens';
 export { authorize, type Caller, type Channel, type Role } from './caller';

@@ -75,3 +75,4 @@ export async function act(deps: ControlDeps, caller: Caller, input: z.input<type
   await record(store, caller, { action: given.action, target: given.runId, runId: given.runId, reason: given.reason });
   return run;
 }
+export { fork, rerun } from './rewind';

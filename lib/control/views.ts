@@ -41,6 +41,7 @@ export function runView(row: Omit<RunRow, 'status'> & { status: RunSummary['stat
     error: row.error, totalSteps: row.totalSteps, attempts: row.attempts, owner: row.owner, leaseExpiresAt: row.leaseExpiresAt,
     createdAt: row.createdAt, updatedAt: row.updatedAt, startedAt: row.startedAt, finishedAt: row.finishedAt, external,
     stall: stallField(stall),
+    forkedFromRun: row.forkedFromRun, forkedAtStep: row.forkedAtStep,
   };
 }
 
@@ -74,7 +75,8 @@ export function committedView(row: CommittedRow) {
   return {
     key: row.idemKey, runId: row.runId, step: row.step, result: jsonValue(row.resultJson), ...truncation('result', row.resultJson),
     committedAt: row.committedAt,
-    fingerprint: row.fingerprint, workerId: row.workerId, durationMs: row.durationMs, source: row.source,
+    fingerprint: row.fingerprint, workerId: row.workerId, durationMs: row.durationMs, source: row.source, forkedFrom: row.forkedFrom,
+    input: jsonValue(row.inputJson), ...truncation('input', row.inputJson),
   };
 }
 

@@ -7,7 +7,7 @@ import type { Dialect } from './types';
 
 /** The committed row, in the order every insert of one binds its values. */
 export const COMMITTED_FIELDS = [
-  'idem_key', 'run_id', 'result_json', 'committed_at', 'step', 'fingerprint', 'worker_id', 'duration_ms', 'source',
+  'idem_key', 'run_id', 'result_json', 'committed_at', 'step', 'fingerprint', 'worker_id', 'duration_ms', 'source', 'input_json',
 ] as const;
 
 const camel = (column: string) => column.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
@@ -21,7 +21,10 @@ export function selectList(dialect: Dialect, columns: readonly string[], table =
   }).join(', ');
 }
 
-export const committedColumns = (dialect: Dialect, table = '') => selectList(dialect, COMMITTED_FIELDS, table);
+/** What a read of a committed row selects: the insert's columns and the fork link, which only a fork writes. */
+export const COMMITTED_READ = [...COMMITTED_FIELDS, 'forked_from'] as const;
+
+export const committedColumns = (dialect: Dialect, table = '') => selectList(dialect, COMMITTED_READ, table);
 
 /**
  * A LIKE pattern that finds `query` anywhere, its own `%`, `_` and `\` matched literally (both dialects'

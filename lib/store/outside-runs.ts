@@ -47,6 +47,6 @@ export function outsideRun(id: string, rows: OutsideRows): (Omit<RunRow, 'status
   return {
     id, workflow: OUTSIDE_WORKFLOW, inputJson: 'null', status: rows.claims.length > 0 ? 'running' : 'idle', totalSteps: null,
     owner: rows.claims[0]?.workerId ?? null, leaseExpiresAt: null, attempts: 0, error: null, outputJson: null,
-    createdAt: touched, updatedAt: touched, startedAt: null, finishedAt: null,
+    createdAt: touched, updatedAt: touched, startedAt: null, finishedAt: null, forkedFromRun: null, forkedAtStep: null,
   };
 }

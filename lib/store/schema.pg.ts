@@ -34,7 +34,11 @@ export const committed = pgTable(
     fingerprint: text('fingerprint'),
     workerId: text('worker_id'),
     durationMs: doublePrecision('duration_ms'),
-    source: text('source', { enum: ['executed', 'manual'] }).notNull().default('executed'),
+    source: text('source', { enum: ['executed', 'manual', 'forked'] }).notNull().default('executed'),
+    /** For a `forked` row: the key of the original run's row it was copied from (control/rewind.ts). */
+    forkedFrom: text('forked_from'),
+    /** What the step was given, when its caller recorded it (`ctx.step(name, fn, { input })`, runAgent's item), bounded. */
+    inputJson: text('input_json'),
   },
   (t) => [
     index('committed_run_step').on(t.runId, t.step),
@@ -44,6 +48,35 @@ export const committed = pgTable(
     // Steps committed in the last hour (the runs page's rate) without reading a million rows.
     index('committed_at').on(t.committedAt),
   ],
+);
+
+/**
+ * Committed results a rerun took out of `committed` (control/rewind.ts): every committed column as it was,
+ * plus when, by whom, why and by which rerun of the run. Never deleted by a rerun; the step page reads it.
+ */
+export const committedHistory = pgTable(
+  'committed_history',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    idemKey: text('idem_key').notNull(),
+    runId: text('run_id').notNull(),
+    resultJson: text('result_json').notNull(),
+    committedAt: doublePrecision('committed_at').notNull(),
+    step: integer('step'),
+    fingerprint: text('fingerprint'),
+    workerId: text('worker_id'),
+    durationMs: doublePrecision('duration_ms'),
+    source: text('source', { enum: ['executed', 'manual', 'forked'] }).notNull(),
+    forkedFrom: text('forked_from'),
+    /** What the step was given, when its caller recorded it (`ctx.step(name, fn, { input })`, runAgent's item), bounded. */
+    inputJson: text('input_json'),
+    supersededAt: doublePrecision('superseded_at').notNull(),
+    supersededBy: text('superseded_by').notNull(),
+    reason: text('reason'),
+    /** 1 for the run's first rerun, 2 for its second…: which results one rerun replaced. */
+    rerun: integer('rerun').notNull(),
+  },
+  (t) => [index('committed_history_run_step').on(t.runId, t.step, t.id)],
 );
 
 export const claims = pgTable(
@@ -81,6 +114,9 @@ export const runs = pgTable(
     updatedAt: doublePrecision('updated_at').notNull(),
     startedAt: doublePrecision('started_at'),
     finishedAt: doublePrecision('finished_at'),
+    /** A fork's original run and the step it was forked from: each run page links to the other. */
+    forkedFromRun: text('forked_from_run'),
+    forkedAtStep: integer('forked_at_step'),
   },
   (t) => [
     index('runs_status_updated').on(t.status, t.updatedAt),
@@ -113,6 +149,8 @@ export const stepEvents = pgTable(
     // A run's events of one outcome, newest first (the run page's key-reuse warnings), without walking the rest.
     index('step_events_run_outcome').on(t.runId, t.outcome, t.id),
     index('step_events_key').on(t.idemKey),
+    // One step's attempts (the step page) without walking a 100,000-step run's events.
+    index('step_events_run_step').on(t.runId, t.step),
     // The metrics scrape reads events written since its last one by time (postgres/metrics.ts).
     index('step_events_at').on(t.at),
   ],

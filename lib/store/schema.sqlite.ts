@@ -34,7 +34,11 @@ export const committed = sqliteTable(
     fingerprint: text('fingerprint'),
     workerId: text('worker_id'),
     durationMs: real('duration_ms'),
-    source: text('source', { enum: ['executed', 'manual'] }).notNull().default('executed'),
+    source: text('source', { enum: ['executed', 'manual', 'forked'] }).notNull().default('executed'),
+    /** For a `forked` row: the key of the original run's row it was copied from (control/rewind.ts). */
+    forkedFrom: text('forked_from'),
+    /** What the step was given, when its caller recorded it (`ctx.step(name, fn, { input })`, runAgent's item), bounded. */
+    inputJson: text('input_json'),
   },
   (t) => [
     index('committed_run_step').on(t.runId, t.step),
@@ -44,6 +48,35 @@ export const committed = sqliteTable(
     // Steps committed in the last hour (the runs page's rate) without reading a million rows.
     index('committed_at').on(t.committedAt),
   ],
+);
+
+/**
+ * Committed results a rerun took out of `committed` (control/rewind.ts): every committed column as it was,
+ * plus when, by whom, why and by which rerun of the run. Never deleted by a rerun; the step page reads it.
+ */
+export const committedHistory = sqliteTable(
+  'committed_history',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    idemKey: text('idem_key').notNull(),
+    runId: text('run_id').notNull(),
+    resultJson: text('result_json').notNull(),
+    committedAt: real('committed_at').notNull(),
+    step: integer('step'),
+    fingerprint: text('fingerprint'),
+    workerId: text('worker_id'),
+    durationMs: real('duration_ms'),
+    source: text('source', { enum: ['executed', 'manual', 'forked'] }).notNull(),
+    forkedFrom: text('forked_from'),
+    /** What the step was given, when its caller recorded it (`ctx.step(name, fn, { input })`, runAgent's item), bounded. */
+    inputJson: text('input_json'),
+    supersededAt: real('superseded_at').notNull(),
+    supersededBy: text('superseded_by').notNull(),
+    reason: text('reason'),
+    /** 1 for the run's first rerun, 2 for its second…: which results one rerun replaced. */
+    rerun: integer('rerun').notNull(),
+  },
+  (t) => [index('committed_history_run_step').on(t.runId, t.step, t.id)],
 );
 
 export const claims = sqliteTable(
@@ -81,6 +114,9 @@ export const runs = sqliteTable(
     updatedAt: real('updated_at').notNull(),
     startedAt: real('started_at'),
     finishedAt: real('finished_at'),
+    /** A fork's original run and the step it was forked from: each run page links to the other. */
+    forkedFromRun: text('forked_from_run'),
+    forkedAtStep: integer('forked_at_step'),
   },
   (t) => [
     index('runs_status_updated').on(t.status, t.updatedAt),
@@ -112,6 +148,8 @@ export const stepEvents = sqliteTable(
     // A run's events of one outcome, newest first (the run page's key-reuse warnings), without walking the rest.
     index('step_events_run_outcome').on(t.runId, t.outcome, t.id),
     index('step_events_key').on(t.idemKey),
+    // One step's attempts (the step page) without walking a 100,000-step run's events.
+    index('step_events_run_step').on(t.runId, t.step),
   ],
 );
 

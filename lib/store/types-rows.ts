@@ -35,7 +35,11 @@ export interface CommittedRow {
   fingerprint: string | null;
   workerId: string | null;
   durationMs: number | null;
-  source: 'executed' | 'manual';
+  /** `forked`: copied from another run by a fork, from the row keyed forkedFrom. */
+  source: 'executed' | 'manual' | 'forked';
+  forkedFrom: string | null;
+  /** What the step was given, when its caller recorded it (bounded: see lib/checkpoint/step-input.ts). */
+  inputJson: string | null;
 }
 
 export interface ClaimRow {
@@ -83,6 +87,9 @@ export interface RunRow {
   updatedAt: number;
   startedAt: number | null;
   finishedAt: number | null;
+  /** A fork's original run, and the step it was forked from (steps before it were copied). */
+  forkedFromRun: string | null;
+  forkedAtStep: number | null;
 }
 
 export interface WorkerRow {

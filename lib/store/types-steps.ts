@@ -47,6 +47,8 @@ export interface CommitRequest {
   fingerprint: string | null;
   workerId: string | null;
   durationMs: number;
+  /** The step's input as recorded (bounded), stored beside the result; null or absent when not recorded. */
+  inputJson?: string | null;
   /** Written in the commit transaction itself: one transaction per executed step, not two. */
   progress?: ProgressWrite;
   /**

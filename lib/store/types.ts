@@ -9,6 +9,7 @@ import type { AuditStore } from './types-audit';
 import type { ClaimStore } from './types-claims';
 import type { InsightStore } from './types-insights';
 import type { RetentionStore } from './types-retention';
+import type { RewindStore } from './types-rewind';
 import type { RunStore } from './types-runs';
 import type { StepStore } from './types-steps';
 
@@ -17,13 +18,14 @@ export * from './types-claims';
 export * from './types-insights';
 export * from './types-metrics';
 export * from './types-retention';
+export * from './types-rewind';
 export * from './types-rows';
 export * from './types-runs';
 export * from './types-steps';
 export * from './types-workflows';
 
 /** Everything both backends do: no caller ever needs a cast or a capability check. */
-export interface Store extends StepStore, ClaimStore, RunStore, InsightStore, RetentionStore, AuditStore {
+export interface Store extends StepStore, ClaimStore, RunStore, InsightStore, RetentionStore, AuditStore, RewindStore {
   /** Releases connections; the store is unusable afterwards. */
   close(): Promise<void>;
 }

@@ -61,14 +61,14 @@ describe("article compatibility: the article's schema and SQL", () => {
     const clock = new ManualClock((T0 + 120) * 1000);
     const store = openSqliteStore({ path, clock, synchronous: 'normal' });
     try {
-      expect(tables(path)).toEqual(['audit', 'claims', 'committed', 'metrics_tally', 'progress', 'runs', 'step_events', 'waybill_migrations', 'workers', 'workflows']);
+      expect(tables(path)).toEqual(['audit', 'claims', 'committed', 'committed_history', 'metrics_tally', 'progress', 'runs', 'step_events', 'waybill_migrations', 'workers', 'workflows']);
       expect(await store.loadProgress('legacy')).toEqual({
         runId: 'legacy', step: 3, stateJson: '{"processed":3}', updatedAt: T0 + 3, executed: 0, skipped: 0, awaited: 0, saveMs: null,
       });
       expect(await store.loadProgress('other')).toMatchObject({ step: 1, stateJson: '{"processed":1}' });
       expect(await store.listCommitted('legacy')).toEqual([0, 1, 2].map((step) => ({
         idemKey: stepKey('legacy', step), runId: 'legacy', resultJson: JSON.stringify({ answer: step * 10 }),
-        committedAt: T0 + step, step: null, fingerprint: null, workerId: null, durationMs: null, source: 'executed',
+        committedAt: T0 + step, step: null, fingerprint: null, workerId: null, durationMs: null, source: 'executed', forkedFrom: null, inputJson: null,
       })));
       expect(await store.listClaims({ claimTtlMs: 30_000 })).toEqual([{
         idemKey: stepKey('legacy', 3), runId: 'legacy', claimedAt: T0 + 3.5, token: null, workerId: null,

@@ -5,12 +5,15 @@
  * payload carry every element tree besides the HTML (1.6 KiB a row), where their data is a few hundred bytes.
  * Text only, like everything that shows stored values.
  */
+import Link from 'next/link';
 import { JsonPartsView, type JsonParts } from '@/app/components/json-view';
 
 export interface CommittedRowView {
   key: string;
   step: number | null;
   manual: boolean;
+  /** Copied from another run by a fork. */
+  forked?: boolean;
   workerId: string | null;
   durationMs: number | null;
   iso: string;
@@ -22,16 +25,21 @@ export interface CommittedRowView {
 /** A cell: in the table from `sm` up; on a phone a labelled block (the label is its header's text). Defined in globals.css. */
 const cell = 'wb-cell';
 
-export function CommittedRows({ rows }: { rows: CommittedRowView[] }) {
+export function CommittedRows({ rows, runId }: { rows: CommittedRowView[]; runId: string }) {
   return (
     <tbody className="block divide-y divide-zinc-100 sm:table-row-group dark:divide-zinc-800">
       {rows.map((row) => (
         <tr key={row.key} data-testid="committed-row" className="wb-committed-row">
-          <td data-label="Step" className={`${cell} text-xs font-medium tabular-nums`}>{row.step ?? '—'}</td>
+          <td data-label="Step" className={`${cell} text-xs font-medium tabular-nums`}>
+            {/* The step's permalink: every attempt, the result with a copy button, and what a rerun replaced. */}
+            {row.step === null ? '—' : <Link prefetch={false} data-testid="step-link" href={`/runs/${encodeURIComponent(runId)}/steps/${row.step}`}
+              className="text-blue-700 hover:underline dark:text-blue-400">{row.step}</Link>}
+          </td>
           <td data-label="Key" className={`${cell} col-span-3 row-start-1 break-all font-mono text-xs`}>{row.key}</td>
           <td data-label="Source" className={`${cell} text-xs`}>
             {row.manual
               ? <span data-testid="source-manual" title="resolved by hand by an operator" className="wb-badge wb-tone-violet">manual</span>
+              : row.forked ? <span data-testid="source-forked" title="copied from the original run by a fork" className="wb-badge wb-tone-violet">forked</span>
               : <span className="wb-soft">executed</span>}
           </td>
           <td data-label="Worker" className={`${cell} break-all text-xs wb-body`}>{row.workerId ?? '—'}</td>

@@ -68,7 +68,7 @@ export function CommittedTable({ runId, rows, total, q, qError, now, after }: {
               <th scope="col" className="py-2 font-medium">Result</th>
             </tr>
           </thead>
-          <CommittedRows rows={rows.map((row) => rowView(row, now))} />
+          <CommittedRows runId={runId} rows={rows.map((row) => rowView(row, now))} />
         </table>
       )}
     </section>
@@ -78,7 +78,7 @@ export function CommittedTable({ runId, rows, total, q, qError, now, after }: {
 /** What a row shows, nothing more: the result pretty-printed and cut here, times already in words. */
 function rowView(row: CommittedRow, now: number): CommittedRowView {
   return {
-    key: row.idemKey, step: row.step, manual: row.source === 'manual', workerId: row.workerId,
+    key: row.idemKey, step: row.step, manual: row.source === 'manual', forked: row.source === 'forked', workerId: row.workerId,
     durationMs: row.durationMs === null ? null : Math.round(row.durationMs),
     iso: isoTime(row.committedAt), ago: relative(row.committedAt, now),
     result: jsonParts(row.resultJson),

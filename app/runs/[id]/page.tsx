@@ -15,17 +15,19 @@ import { JsonView } from '@/app/components/json-view';
 import { Badge, Card, ProgressBar, Stat, relative } from '@/app/components/ui';
 import { allows } from '@/lib/auth/principal';
 import { requirePage } from '@/lib/auth/server';
-import { claimTtlMs } from '@/lib/data/store';
+import { claimTtlMs, getStore } from '@/lib/data/store';
 import { getRunLog } from '@/lib/data/run-log';
 import { getRunDetail, MAX_POINTS, runExists, TIMELINE_EVENTS, type RunDetail } from '@/lib/data/run-detail';
 import { durationText, runDuration, utcText } from '@/lib/data/rates';
 import { CommittedTable } from './committed-table';
 import { LiveClaims, type LiveClaim } from './live-claims';
 import { ProgramLog } from './program-log';
+import { RewindActions } from './rewind-actions';
 import { RunActions } from './run-actions';
 import { StepInFlightLine } from './step-in-flight';
 import RunSkeleton from './run-skeleton';
 import { Timeline } from './timeline';
+import { Trace, TRACE_STEPS } from './trace';
 import { isoTime } from '@/app/components/time';
 
 export const dynamic = 'force-dynamic';
@@ -85,6 +87,15 @@ async function Run({ id, searchParams, operator }: { id: string; searchParams: P
   const { run } = detail;
   // A queued run whose workflow no live worker serves waits for one, not for its turn: say which.
   const waitingForWorker = detail.stall?.kind === 'no-live-worker';
+  const store = await getStore();
+  const forks = run.external ? [] : await store.listForks(run.id);
+  const lastStep = run.totalSteps !== null ? run.totalSteps - 1 : Math.max(0, (detail.progress?.step ?? 1) - 1);
+  // The trace's window: ?trace=N, else the steps up to where the run stands.
+  const rawTrace = (await searchParams).trace;
+  const traceAsked = Number(Array.isArray(rawTrace) ? rawTrace[0] : rawTrace);
+  const traceFrom = Number.isInteger(traceAsked) && traceAsked >= 0 && traceAsked <= lastStep ? traceAsked
+    : Math.max(0, Math.min(lastStep, detail.progress?.step ?? 0) - TRACE_STEPS + 1);
+  const trace = await store.readTrace(run.id, traceFrom, TRACE_STEPS);
   const ttl = claimTtlMs() / 1000;
   const claims: LiveClaim[] = detail.claims.map((c) => ({
     key: c.idemKey, step: c.step, workerId: c.workerId, attempt: c.attempt, claimedAt: c.claimedAt,
@@ -94,6 +105,7 @@ async function Run({ id, searchParams, operator }: { id: string; searchParams: P
   return (
     <div className="space-y-6">
       <Header detail={detail} now={now} operator={operator} waitingForWorker={waitingForWorker} />
+      <Lineage run={run} forks={forks} />
 
       {/* Two columns on a wide screen. On a phone the columns dissolve (display: contents) so their cards
           interleave by `order`: what needs a decision (a claim in doubt, a warning) comes right after progress. */}
@@ -135,9 +147,36 @@ async function Run({ id, searchParams, operator }: { id: string; searchParams: P
         </div>
       </div>
 
+      <div id="trace"><Card title="Trace" testId="trace-card"><Trace runId={run.id} bars={trace} from={traceFrom} lastStep={lastStep} /></Card></div>
       {/* Full width: results are JSON, and an opened one needs the room. */}
       <CommittedTable runId={run.id} rows={detail.committed} total={detail.committedCount} q={q} qError={qError} now={now} after={after} />
+      {!run.external && operator && (
+        <Card title="Rerun or fork from a step" testId="rewind-card">
+          <RewindActions runId={run.id} lastStep={lastStep} rerunnable={['completed', 'failed', 'cancelled', 'paused'].includes(run.status)} />
+        </Card>
+      )}
       {!run.external && <RunData detail={detail} />}
+    </div>
+  );
+}
+
+/** A fork links to its original, and an original to its forks. */
+function Lineage({ run, forks }: { run: RunDetail['run']; forks: { id: string; forkedAtStep: number | null }[] }) {
+  const link = 'font-mono text-blue-700 hover:underline dark:text-blue-400';
+  const original = run.forkedFromRun;
+  if (!original && forks.length === 0) return null;
+  return (
+    <div data-testid="run-lineage" className="space-y-1 text-sm text-zinc-600 dark:text-zinc-400">
+      {original && (
+        <p data-testid="forked-from">Forked from <Link href={`/runs/${encodeURIComponent(original)}`} className={link}>{original}</Link>
+          {run.forkedAtStep !== null ? ` at step ${run.forkedAtStep}` : ''}: steps before it were copied from there.</p>
+      )}
+      {forks.length > 0 && (
+        <p data-testid="forks">Forks: {forks.map((f, i) => (
+          <span key={f.id}>{i > 0 && ', '}<Link href={`/runs/${encodeURIComponent(f.id)}`} className={link}>{f.id}</Link>
+            {f.forkedAtStep !== null && ` (from step ${f.forkedAtStep})`}</span>
+        ))}</p>
+      )}
     </div>
   );
 }

@@ -82,7 +82,10 @@ function EventItem({ event, now }: { event: StepEvent; now: number }) {
       <div className="wb-event-head">
         <OutcomeBadge outcome={event.outcome} />
         {event.count > 1 && <span className="font-medium tabular-nums text-zinc-900 dark:text-zinc-100" data-testid="event-count">×{event.count}</span>}
-        {event.step !== null && `step ${event.step}`}
+        {/* A step's own event links to its page (its attempts); folded skips and awaits stand for many steps. */}
+        {event.step !== null && (event.count === 1
+          ? <a href={`/runs/${encodeURIComponent(event.runId)}/steps/${event.step}`} data-testid="event-step-link" className="text-blue-700 hover:underline dark:text-blue-400">step {event.step}</a>
+          : `step ${event.step}`)}
         <time dateTime={iso} title={iso} className="wb-event-time">
           {relative(event.at, now)}
         </time>

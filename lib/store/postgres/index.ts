@@ -14,6 +14,7 @@ import { postgresMetrics } from './metrics';
 import { migratePostgres } from './migrate';
 import { postgresReads } from './reads';
 import { postgresRetention } from './retention';
+import { postgresRewind } from './rewind';
 import { withRetry } from './retry';
 import { postgresRuns } from './runs';
 import { postgresSteps } from './steps';
@@ -69,6 +70,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     ...postgresMetrics(c),
     ...postgresAudit(c),
     ...postgresRetention(c),
+    ...postgresRewind(c),
     async close() {
       if (!pool.ending) await pool.end();
     },

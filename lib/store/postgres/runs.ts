@@ -48,7 +48,8 @@ interface Attempt {
 /** A runs row as RunRow, from the table aliased `r` (ambiguous names otherwise, in UPDATE … FROM). */
 const RUN = sql.raw(`r.id, r.workflow, r.input_json AS "inputJson", r.status, r.total_steps AS "totalSteps", r.owner,
   r.lease_expires_at AS "leaseExpiresAt", r.attempts, r.error, r.output_json AS "outputJson", r.created_at AS "createdAt",
-  r.updated_at AS "updatedAt", r.started_at AS "startedAt", r.finished_at AS "finishedAt"`);
+  r.updated_at AS "updatedAt", r.started_at AS "startedAt", r.finished_at AS "finishedAt",
+  r.forked_from_run AS "forkedFromRun", r.forked_at_step AS "forkedAtStep"`);
 
 /**
  * Which execution a call speaks for: the run's `attempts` when claimRun handed it out (undefined: the worker
@@ -145,7 +146,7 @@ export function postgresRuns(c: PgConnection): RunsOnly {
               'run lease of ' || taken."previousOwner" || ' passed or its worker died; resumed by ' || ${worker}, taken."updatedAt"
             FROM taken WHERE taken."previousOwner" <> ${worker})
           SELECT id, workflow, "inputJson", status, "totalSteps", owner, "leaseExpiresAt", attempts, error, "outputJson",
-            "createdAt", "updatedAt", "startedAt", "finishedAt" FROM taken`, 'waybill_run_claim')).rows[0];
+            "createdAt", "updatedAt", "startedAt", "finishedAt", "forkedFromRun", "forkedAtStep" FROM taken`, 'waybill_run_claim')).rows[0];
       });
       if (!row) return null;
       mine.add(row.id);

@@ -118,9 +118,9 @@ const RENEW = prepare<{ key: string; token: string; lease: number; skew: number 
 const COMMIT = prepare<Record<string, unknown>>('waybill_commit', sql`WITH t AS (SELECT ${NOW} AS now),
 del AS (DELETE FROM ${claims} WHERE ${claims.idemKey} = ${P('key')}::text AND ${claims.token} = ${P('token')}::text RETURNING 1),
 ins AS (INSERT INTO committed (${names(committed.idemKey, committed.runId, committed.resultJson, committed.committedAt,
-    committed.step, committed.fingerprint, committed.workerId, committed.durationMs, committed.source)})
+    committed.step, committed.fingerprint, committed.workerId, committed.durationMs, committed.source, committed.inputJson)})
   SELECT ${P('key')}::text, ${P('run')}::text, ${P('result')}::text, t.now, ${P('step')}::int, ${P('fingerprint')}::text,
-    ${P('worker')}::text, ${P('duration')}::float8, 'executed' FROM t
+    ${P('worker')}::text, ${P('duration')}::float8, 'executed', ${P('input')}::text FROM t
   WHERE EXISTS (SELECT 1 FROM del)
   ON CONFLICT (idem_key) DO NOTHING RETURNING 1),
 ${progressWrite(sql`AND EXISTS (SELECT 1 FROM ins)`)}
@@ -205,7 +205,7 @@ export function postgresSteps(c: PgConnection): Omit<StepStore, 'dialect'> {
       // One literal, every placeholder by name (no spreads: this is the hot path).
       const values = {
         key: r.idemKey, token: r.token, run: r.runId, result: r.resultJson, step: r.step, fingerprint: r.fingerprint,
-        worker: r.workerId, duration: r.durationMs, skew: c.skew(),
+        worker: r.workerId, duration: r.durationMs, skew: c.skew(), input: r.inputJson ?? null,
         pRun: p ? p.runId : null, pStep: p ? p.step : null, pState: p ? p.stateJson : null, pExecuted: p ? p.executed : null,
         pSkipped: p ? p.skipped : null, pAwaited: p ? p.awaited : null, pSaveMs: p?.saveMs ?? null,
         nKey: n ? n.idemKey : null, nRun: n ? n.runId : null, nToken: n ? n.token : null, nWorker: n ? n.workerId : null,
@@ -252,7 +252,7 @@ export function postgresSteps(c: PgConnection): Omit<StepStore, 'dialect'> {
 export function claimOutcome(row: ClaimResult): ClaimOutcome | null {
   switch (row.kind) {
     case 'committed':
-      return { kind: 'committed', row: row.done! };
+      return { kind: 'committed', row: { ...row.done!, forkedFrom: row.done!.forkedFrom ?? null, inputJson: row.done!.inputJson ?? null } };
     case 'held':
       return { kind: 'held', holder: claimRow(row.holder!, false), msUntilExpiry: row.msUntilExpiry! };
     case 'taken':

@@ -76,7 +76,7 @@ export function sqliteClaims(c: SqliteConnection): ClaimStore {
         // Decided under the write lock, as expireClaim decides: no takeover can land between this and the delete.
         refuseResolve(r, held, now);
         c.prepared('DELETE FROM claims WHERE idem_key = ?').run(r.idemKey);
-        const inserted = c.prepared(INSERT_COMMITTED).run(r.idemKey, held.runId, r.resultJson, now, held.step, null, null, null, 'manual');
+        const inserted = c.prepared(INSERT_COMMITTED).run(r.idemKey, held.runId, r.resultJson, now, held.step, null, null, null, 'manual', null);
         if (inserted.changes === 0) throw new LeaseLostError(r.idemKey, 'the key is already committed');
         c.event({ runId: held.runId, idemKey: r.idemKey, step: held.step, outcome: 'resolved', workerId: held.workerId,
           detail: `resolved by ${r.actor}${r.note ? `: ${r.note}` : ''}` }, now);

@@ -14,6 +14,7 @@ import { sqliteMetrics } from './metrics';
 import { migrateSqlite } from './migrate';
 import { sqliteReads } from './reads';
 import { sqliteRetention } from './retention';
+import { sqliteRewind } from './rewind';
 import { sqliteRuns } from './runs';
 import { sqliteSteps } from './steps';
 import { sqliteWorkers } from './workers';
@@ -52,6 +53,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     ...sqliteMetrics(c),
     ...sqliteAudit(c),
     ...sqliteRetention(c),
+    ...sqliteRewind(c),
     async close() {
       if (c.db.open) c.db.close();
     },

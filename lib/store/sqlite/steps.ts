@@ -125,7 +125,7 @@ export function sqliteSteps(c: SqliteConnection): Omit<StepStore, 'dialect'> {
             throw new LeaseLostError(r.idemKey);
           }
           const inserted = s.insertCommitted.run(r.idemKey, r.runId, r.resultJson, now, r.step, r.fingerprint,
-            r.workerId, r.durationMs, 'executed');
+            r.workerId, r.durationMs, 'executed', r.inputJson ?? null);
           if (inserted.changes === 0) {
             throw new LeaseLostError(r.idemKey, 'the key was committed by someone else meanwhile');
           }

@@ -1,0 +1,22 @@
+/**
+ * GET /api/v1/runs/{id}/steps/{n} — one step: key, every attempt, the result, and the results a rerun
+ * replaced (lib/control/steps, the same view as the step page and `waybill step --json`). 404 when nothing of
+ * it is recorded.
+ */
+import { authorizeRequest } from '@/lib/auth/server';
+import { handle, json, param, refused } from '@/lib/api';
+import { runRef } from '@/lib/api/ids';
+import { stepParam } from '@/lib/api/runs';
+import { steps } from '@/lib/control';
+import { callerOf, controlDeps } from '@/lib/data/control';
+
+export async function GET(request: Request, context: { params: Promise<{ id: string; n: string }> }) {
+  return handle(async () => {
+    const { who, refusal } = await authorizeRequest(request, 'viewer', { mutation: false });
+    if (refusal) return refused(refusal);
+    const params = await context.params;
+    const id = param(params.id, 'id', runRef);
+    const n = param(params.n, 'n', stepParam);
+    return json(await steps.read(controlDeps(), callerOf(who, 'api'), { runId: id, step: n }));
+  });
+}

@@ -1,0 +1,120 @@
+/**
+ * One step of one run, as the step page, `waybill step` and GET /api/v1/runs/:id/steps/:n all show it: its
+ * key, every attempt (from its events and its committed row), the result, and every earlier result a rerun
+ * replaced with what replaced it. Read here once; views.ts shapes it.
+ *
+ * Attempts cost no write of their own: a first attempt that succeeds is only its committed row, as before;
+ * each failed attempt is the `failed` event its release already wrote, a takeover the `expired` event, a
+ * refused commit `lease_lost`, a hand-made result the committed row with source `manual`.
+ */
+import { z } from 'zod';
+import { NotFoundError } from '../errors';
+import type { ClaimRow, HistoryRow, RunRow, StepEvent, StepRecord } from '../store/types';
+import { authorize, type Caller } from './caller';
+import { validate } from './errors';
+import { runRef } from './fields';
+import type { ControlDeps } from './store';
+import { committedView, claimView, eventView, jsonValue, truncation } from './views';
+
+const stepInput = z.strictObject({
+  runId: runRef,
+  step: z.number({ error: 'must be a step number' }).int('must be a whole number').min(0, 'must be 0 or more')
+    .max(Number.MAX_SAFE_INTEGER, 'is too large'),
+});
+
+export type AttemptOutcome = 'failed' | 'taken_over' | 'lease_lost' | 'committed' | 'resolved' | 'forked' | 'in_flight';
+
+export interface AttemptView {
+  n: number;
+  outcome: AttemptOutcome;
+  /** When the attempt began, when known (its end minus its duration), and when it ended. */
+  startedAt: number | null;
+  endedAt: number | null;
+  durationMs: number | null;
+  workerId: string | null;
+  error: string | null;
+  /** Which execution of the step: 0 before any rerun, k after the k-th rerun that covered it. */
+  rerun: number;
+}
+
+const ATTEMPT_OF: Partial<Record<StepEvent['outcome'], AttemptOutcome>> = { failed: 'failed', expired: 'taken_over', lease_lost: 'lease_lost' };
+
+/** The attempts in order: events, rerun markers (operator events naming a rerun) and the row(s) that ended each execution. */
+export function attemptsOf(record: StepRecord, claimTtlMs: number, now: number): AttemptView[] {
+  const out: AttemptView[] = [];
+  const ends = [...record.history.map((h) => ({ at: h.supersededAt, row: h as HistoryRow | null }))];
+  let rerun = 0;
+  let hist = 0;
+  const push = (a: Omit<AttemptView, 'n' | 'rerun'>) => out.push({ ...a, n: out.length + 1, rerun });
+  const closeExecution = (row: { committedAt: number; durationMs: number | null; workerId: string | null; source: string }) => push({
+    outcome: row.source === 'manual' ? 'resolved' : row.source === 'forked' ? 'forked' : 'committed',
+    startedAt: row.durationMs === null ? null : row.committedAt - row.durationMs / 1000, endedAt: row.committedAt,
+    durationMs: row.durationMs, workerId: row.workerId, error: null,
+  });
+  const events = record.events.filter((e) => ATTEMPT_OF[e.outcome]);
+  let i = 0;
+  for (const end of ends) {
+    // Events before this history row was superseded belong to the execution it ended.
+    while (i < events.length && events[i]!.at <= end.at) pushEvent(events[i++]!);
+    const row = record.history[hist++]!;
+    closeExecution(row);
+    rerun = row.rerun;
+  }
+  while (i < events.length) pushEvent(events[i++]!);
+  if (record.committed) closeExecution(record.committed);
+  else if (record.claim) {
+    const claim = record.claim;
+    const orphaned = (claim.leaseExpiresAt ?? claim.claimedAt + claimTtlMs / 1000) <= now;
+    push({ outcome: 'in_flight', startedAt: claim.claimedAt, endedAt: null, durationMs: null, workerId: claim.workerId,
+      error: orphaned ? 'its lease passed: the next worker takes it over' : null });
+  }
+  return out;
+
+  function pushEvent(e: StepEvent) {
+    push({ outcome: ATTEMPT_OF[e.outcome]!, startedAt: e.durationMs === null ? null : e.at - e.durationMs / 1000, endedAt: e.at,
+      durationMs: e.durationMs, workerId: e.workerId, error: e.detail });
+  }
+}
+
+export function stepView(run: RunRow | null, runId: string, step: number, record: StepRecord, claimTtlMs: number, now = Date.now() / 1000) {
+  const key = record.committed?.idemKey ?? record.claim?.idemKey ?? record.history.at(-1)?.idemKey
+    ?? record.events.find((e) => e.idemKey)?.idemKey ?? null;
+  const claim: ClaimRow | null = record.claim
+    ? { ...record.claim, orphaned: (record.claim.leaseExpiresAt ?? record.claim.claimedAt + claimTtlMs / 1000) <= now } : null;
+  const replacement = (i: number) => {
+    const later = record.history[i + 1];
+    if (later) return { rerun: later.rerun, committedAt: later.committedAt, supersededAt: later.supersededAt, current: false };
+    if (record.committed) return { rerun: null, committedAt: record.committed.committedAt, supersededAt: null, current: true };
+    return null;
+  };
+  return {
+    runId, step, key, workflow: run?.workflow ?? null, runStatus: run?.status ?? null,
+    status: record.committed ? 'committed' as const : claim ? 'in_flight' as const : 'not_committed' as const,
+    result: record.committed ? jsonValue(record.committed.resultJson) : null,
+    resultTruncated: record.committed ? truncation('result', record.committed.resultJson).resultTruncated : undefined,
+    committed: record.committed ? committedView(record.committed) : null,
+    attempts: attemptsOf(record, claimTtlMs, now),
+    claim: claim ? claimView(claim, claimTtlMs) : null,
+    history: record.history.map((h, i) => ({
+      ...committedView(h), supersededAt: h.supersededAt, supersededBy: h.supersededBy, reason: h.reason, rerun: h.rerun,
+      replacedBy: replacement(i),
+    })),
+    events: record.events.map(eventView),
+  };
+}
+
+export type StepView = ReturnType<typeof stepView>;
+
+/** The step's view; NotFoundError when nothing of the step is recorded and the run has no row or no such step. A viewer may read it. */
+export async function read(deps: ControlDeps, caller: Caller, input: z.input<typeof stepInput>): Promise<StepView> {
+  authorize(caller, 'viewer');
+  const given = validate(stepInput, input);
+  const store = await deps.store();
+  const [run, record] = await Promise.all([store.getRun(given.runId), store.readStep(given.runId, given.step)]);
+  const nothing = !record.committed && !record.claim && record.history.length === 0 && record.events.length === 0;
+  // A step the run has not reached yet has a page (a permalink to come back to); one past its last step does not.
+  if (nothing && (!run || (run.totalSteps !== null && given.step >= run.totalSteps))) {
+    throw new NotFoundError(`step ${given.step} of run ${given.runId}`);
+  }
+  return stepView(run, given.runId, given.step, record, deps.claimTtlMs);
+}

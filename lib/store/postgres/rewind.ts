@@ -1,0 +1,56 @@
+/**
+ * Rerun and fork on PostgreSQL: the shared plans (../rewind.ts) driven inside one BEGIN … COMMIT, the run row
+ * locked FOR UPDATE first so a worker's claimRun or an operator's action waits for the rewind. Not retried on
+ * a lost connection: the rollback leaves nothing done, and the caller sees the error and may ask again.
+ */
+import { sql } from 'drizzle-orm';
+import { forkPlan, forksPlan, readStepPlan, rerunPlan, tracePlan, type Plan, type RewindOutcome } from '../rewind';
+import type { RewindStore } from '../types-rewind';
+import type { PgConnection } from './connection';
+import { withRetry } from './retry';
+
+/** `?` placeholders as PostgreSQL's $1, $2… (the plans' statements hold no `?` inside a string literal). */
+const numbered = (text: string) => {
+  let n = 0;
+  return text.replace(/\?/g, () => `$${++n}`);
+};
+
+export function postgresRewind(c: PgConnection): RewindStore {
+  /** A read plan, each statement on the pool and retried while transient. */
+  async function read<T>(plan: Plan<T>): Promise<T> {
+    let step = plan.next();
+    while (!step.done) {
+      const { sql: text, params } = step.value;
+      const { rows } = await withRetry('readStep', () => c.pool.query<Record<string, unknown>>(numbered(text), params));
+      step = plan.next(rows);
+    }
+    return step.value;
+  }
+  const run = (make: (now: number) => Plan<RewindOutcome>) => c.inTransaction(async (client) => {
+    const now = Number((await client.query<{ now: number }>(c.text(sql`SELECT ${c.now()} AS now`))).rows[0]!.now);
+    const plan = make(now);
+    let step = plan.next();
+    while (!step.done) {
+      const { rows } = await client.query<Record<string, unknown>>(numbered(step.value.sql), step.value.params);
+      step = plan.next(rows);
+    }
+    return step.value;
+  });
+  return {
+    async rerunRun(request) {
+      return run((now) => rerunPlan(request, now, ' FOR UPDATE'));
+    },
+    async forkRun(request) {
+      return run((now) => forkPlan(request, now, ''));
+    },
+    async readStep(runId, step, limit = 200) {
+      return read(readStepPlan(runId, step, limit));
+    },
+    async readTrace(runId, from, count) {
+      return read(tracePlan(runId, from, count));
+    },
+    async listForks(runId) {
+      return read(forksPlan(runId));
+    },
+  };
+}

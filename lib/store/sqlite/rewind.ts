@@ -1,0 +1,42 @@
+/** Rerun and fork on SQLite: the shared plans (../rewind.ts) driven synchronously inside one BEGIN IMMEDIATE. */
+import { forkPlan, forksPlan, readStepPlan, rerunPlan, tracePlan, type Plan, type RewindOutcome } from '../rewind';
+import type { RewindStore } from '../types-rewind';
+import { guard, type SqliteConnection } from './connection';
+
+function drive<T>(c: SqliteConnection, plan: Plan<T>): T {
+  let step = plan.next();
+  while (!step.done) {
+    const statement = c.prepared(step.value.sql);
+    if (statement.reader) {
+      step = plan.next(statement.all(...step.value.params) as Record<string, unknown>[]);
+    } else {
+      statement.run(...step.value.params);
+      step = plan.next([]);
+    }
+  }
+  return step.value;
+}
+
+export function sqliteRewind(c: SqliteConnection): RewindStore {
+  const run = (make: (now: number) => Plan<RewindOutcome>) => {
+    const now = c.now();
+    return c.tx(() => drive(c, make(now)));
+  };
+  return {
+    async rerunRun(request) {
+      return run((now) => rerunPlan(request, now, ''));
+    },
+    async forkRun(request) {
+      return run((now) => forkPlan(request, now, ''));
+    },
+    async readStep(runId, step, limit = 200) {
+      return guard(() => drive(c, readStepPlan(runId, step, limit)));
+    },
+    async readTrace(runId, from, count) {
+      return guard(() => drive(c, tracePlan(runId, from, count)));
+    },
+    async listForks(runId) {
+      return guard(() => drive(c, forksPlan(runId)));
+    },
+  };
+}
