@@ -18,6 +18,7 @@ import { withRetry } from './retry';
 import { postgresRuns } from './runs';
 import { postgresSteps } from './steps';
 import { postgresWorkers } from './workers';
+import { postgresWaits } from './waits';
 import { postgresWorkflows } from './workflows';
 
 export type PostgresStoreOptions = PostgresOpenOptions;
@@ -69,6 +70,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     ...postgresMetrics(c),
     ...postgresAudit(c),
     ...postgresRetention(c),
+    ...postgresWaits(c),
     async close() {
       if (!pool.ending) await pool.end();
     },

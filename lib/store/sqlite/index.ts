@@ -17,6 +17,7 @@ import { sqliteRetention } from './retention';
 import { sqliteRuns } from './runs';
 import { sqliteSteps } from './steps';
 import { sqliteWorkers } from './workers';
+import { sqliteWaits } from './waits';
 import { sqliteWorkflows } from './workflows';
 
 export interface SqliteStoreOptions extends SqliteOpenOptions {
@@ -52,6 +53,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     ...sqliteMetrics(c),
     ...sqliteAudit(c),
     ...sqliteRetention(c),
+    ...sqliteWaits(c),
     async close() {
       if (c.db.open) c.db.close();
     },
