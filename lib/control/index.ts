@@ -9,6 +9,7 @@ export * as claims from './claims';
 export * as retention from './retention';
 export * as runs from './runs';
 export * as tokens from './tokens';
+export * as waits from './waits';
 export { authorize, type Caller, type Channel, type Role } from './caller';
 export { ControlInputError, ForbiddenError, LiveClaimError, StartRefusedError, type FieldErrors } from '../errors';
 export type { ControlDeps, ControlStore } from './store';
