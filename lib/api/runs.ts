@@ -13,6 +13,7 @@ import { freeText, newRunId, typeError } from './ids';
 import { queryLimit } from './validate';
 import { RUN_ACTIONS } from '../control/runs';
 import { claimView, committedView, progressView, runSummaryView, runView } from '../control/views';
+import { waitView } from '../control/waits';
 
 export type RunsStore = Store & RunStore & InsightStore;
 
@@ -58,6 +59,7 @@ export async function getRun(store: RunsStore, id: string, claimTtlMs: number) {
     store.getRun(id), store.loadProgress(id), store.listClaims({ runId: id, claimTtlMs, limit: RUN_CLAIMS_SHOWN + 1 }),
     store.countClaims({ runId: id, claimTtlMs }), store.countCommitted(id),
   ]);
+  const waits = row ? await store.listWaits(id) : [];
   const claims = page.slice(0, RUN_CLAIMS_SHOWN);
   const lastShown = claims.at(-1);
   const outside = row ? null
@@ -71,6 +73,7 @@ export async function getRun(store: RunsStore, id: string, claimTtlMs: number) {
     claims: claims.map((c) => claimView(c, claimTtlMs)),
     claimsNextCursor: page.length > RUN_CLAIMS_SHOWN && lastShown ? encodeClaimsCursor(lastShown) : null,
     actions: row ? RUN_ACTIONS.filter((a) => TRANSITIONS[a].from.includes(row.status)) : [],
+    waits: waits.map(waitView),
   };
 }
 
