@@ -78,8 +78,11 @@ async function decideOnce(deps: ControlDeps, caller: Caller, kind: WaitKind, run
 }
 
 async function openApproval(store: Awaited<ReturnType<ControlDeps['store']>>, runId: string): Promise<string> {
-  const open = (await store.listWaits(runId)).filter((w) => w.kind === 'approval' && w.decidedAt === null);
+  const approvals = (await store.listWaits(runId)).filter((w) => w.kind === 'approval');
+  const open = approvals.filter((w) => w.decidedAt === null);
   if (open.length === 1) return open[0]!.name;
+  // Its one approval already decided: a second decision, answered as such (409), not "nothing to approve".
+  if (open.length === 0 && approvals.length === 1) return approvals[0]!.name;
   if (open.length === 0) {
     if (!(await store.getRun(runId))) throw new NotFoundError(`run ${runId}`);
     throw new NotFoundError(`an open approval of run ${runId}`);
