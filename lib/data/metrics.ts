@@ -9,5 +9,8 @@ export { METRICS_CONTENT_TYPE } from './metrics-text';
 
 export async function getMetricsText(): Promise<string> {
   const store = await getStore();
-  return renderMetrics(await store.metricsSnapshot({ claimTtlMs: claimTtlMs(), boundsMs: DURATION_BOUNDS_MS }));
+  const [snapshot, waiting] = await Promise.all([
+    store.metricsSnapshot({ claimTtlMs: claimTtlMs(), boundsMs: DURATION_BOUNDS_MS }), store.waitingSummary(),
+  ]);
+  return renderMetrics({ ...snapshot, waiting });
 }

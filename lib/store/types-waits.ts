@@ -59,6 +59,6 @@ export interface WaitStore {
    */
   parkRun(runId: string, name: string, workerId: string, attempt: number): Promise<'parked' | 'decided' | 'lost'>;
 
-  /** Runs waiting now, by the kind of their open wait, with the oldest such wait's creation time. */
-  waitingSummary(): Promise<{ kind: WaitKind; runs: number; oldestAt: number }[]>;
+  /** Runs waiting now, by the kind of their open wait, with the oldest such wait's creation time and age (store clock). */
+  waitingSummary(): Promise<{ kind: WaitKind; runs: number; oldestAt: number; ageSeconds: number }[]>;
 }

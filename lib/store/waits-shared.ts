@@ -3,7 +3,8 @@ import { InvalidInputError } from '../errors';
 import type { WaitKind, WaitRow } from './types';
 
 /** Open waits of waiting runs by kind. */
-export const WAITING_SUMMARY = `SELECT w.kind AS kind, count(DISTINCT w.run_id) AS runs, min(w.created_at) AS "oldestAt"
+export const WAITING_SUMMARY = (now: string) => `SELECT w.kind AS kind, count(DISTINCT w.run_id) AS runs, min(w.created_at) AS "oldestAt",
+  ${now} - min(w.created_at) AS "ageSeconds"
   FROM waits w JOIN runs r ON r.id = w.run_id
   WHERE r.status = 'waiting' AND w.decided_at IS NULL GROUP BY w.kind ORDER BY w.kind`;
 

@@ -7,6 +7,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { waits } from '../../lib/control';
+import { DURATION_BOUNDS_MS, renderMetrics } from '../../lib/data/metrics-text';
 import type { Caller } from '../../lib/control/caller';
 import { ForbiddenError, InvalidTransitionError, RunRejectedError, WaitDecidedError } from '../../lib/errors';
 import { startRun } from '../../lib/engine/runs';
@@ -107,6 +108,14 @@ describe.each([['sqlite'], ['postgres']] as const)('durable waits on %s', (name)
     const other = await s.start('quick');
     await s.until(other.id, 'completed');
     expect(await s.status(run.id)).toBe('waiting');
+    await s.h.elapse(2000);
+    const summary = await s.h.store.waitingSummary();
+    expect(summary.map((w) => [w.kind, w.runs])).toEqual([['approval', 1]]);
+    expect(summary[0]!.ageSeconds).toBeGreaterThanOrEqual(2);
+    const text = await renderMetrics({ ...(await s.h.store.metricsSnapshot({ claimTtlMs: 30_000, boundsMs: DURATION_BOUNDS_MS })), waiting: summary });
+    expect(text).toContain('waybill_runs_waiting{kind="approval"} 1\n');
+    expect(text).toContain('waybill_runs_waiting{kind="sleep"} 0\n');
+    expect(text).toContain('waybill_runs{status="waiting"} 1\n');
     const [wait] = await s.h.store.listWaits(run.id);
     expect(waits.waitView(wait!)).toMatchObject({ name: 'review', kind: 'approval', details: { draft: 'hello' }, decidedAt: null });
 

@@ -82,8 +82,10 @@ export function postgresWaits(c: PgConnection): WaitStore {
     },
 
     async waitingSummary() {
-      return (await c.query<{ kind: WaitKind; runs: number; oldestAt: number }>(sql.raw(WAITING_SUMMARY))).rows
-        .map((row) => ({ kind: row.kind, runs: Number(row.runs), oldestAt: Number(row.oldestAt) }));
+      // c.now()'s expression, its skew a number rendered in place (the shared text is plain SQL).
+      const now = `(extract(epoch from now())::float8 + ${Number(c.skew())}::float8)`;
+      return (await c.query<{ kind: WaitKind; runs: number; oldestAt: number; ageSeconds: number }>(sql.raw(WAITING_SUMMARY(now)))).rows
+        .map((row) => ({ kind: row.kind, runs: Number(row.runs), oldestAt: Number(row.oldestAt), ageSeconds: Number(row.ageSeconds) }));
     },
   };
 }

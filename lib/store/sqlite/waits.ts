@@ -67,7 +67,8 @@ export function sqliteWaits(c: SqliteConnection): WaitStore {
     },
 
     async waitingSummary() {
-      return guard(() => c.prepared<[], { kind: WaitKind; runs: number; oldestAt: number }>(WAITING_SUMMARY).all());
+      return guard(() => c.prepared<{ now: number }, { kind: WaitKind; runs: number; oldestAt: number; ageSeconds: number }>(WAITING_SUMMARY('@now'))
+        .all({ now: c.now() }));
     },
   };
 }
