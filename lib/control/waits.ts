@@ -70,7 +70,12 @@ async function decideOnce(deps: ControlDeps, caller: Caller, kind: WaitKind, run
   const store = await deps.store();
   const run = await store.getRun(runId);
   if (!run) throw new NotFoundError(`run ${runId}`);
-  if ((FINISHED_STATUSES as readonly string[]).includes(run.status)) throw new InvalidTransitionError(runId, action, run.status);
+  if ((FINISHED_STATUSES as readonly string[]).includes(run.status)) {
+    // A wait decided before the run ended is answered as the second decision it is; anything else cannot be decided now.
+    const done = await store.getWait(runId, name);
+    if (done?.decidedAt != null) throw new WaitDecidedError(runId, name, done.decidedBy);
+    throw new InvalidTransitionError(runId, action, run.status);
+  }
   const { decided, wait } = await store.decideWait({ runId, name, kind, decisionJson, decidedBy: caller.actor, note: noteText, createIfAbsent });
   if (!decided) throw new WaitDecidedError(runId, name, wait.decidedBy);
   await record(store, caller, { action, target: `${runId}/${name}`, runId, note: noteText });

@@ -124,8 +124,8 @@ describe.each([['sqlite'], ['postgres']] as const)('durable waits on %s', (name)
     expect([count(`${run.id}:before`), count(`${run.id}:after`)]).toEqual([1, 1]);
     expect(JSON.parse((await s.h.store.getRun(run.id))!.outputJson!)).toMatchObject({ approved: true, by: 'alice (operator)', note: 'ship it', timedOut: false });
 
-    // Completed: refused by the run's status (INVALID_TRANSITION, 409) before the wait is looked at.
-    await expect(waits.decide(s.deps, bob, { runId: run.id, name: 'review', approve: false, note: 'too late' })).rejects.toBeInstanceOf(InvalidTransitionError);
+    // Completed since: still the second decision of a decided wait (409 CONFLICT), not a refusal by status.
+    await expect(waits.decide(s.deps, bob, { runId: run.id, name: 'review', approve: false, note: 'too late' })).rejects.toBeInstanceOf(WaitDecidedError);
     const audit = await s.h.store.listAudit({ runId: run.id });
     expect(audit.map((a) => [a.action, a.actor, a.detail])).toEqual([['approve', 'alice (operator)', 'ship it']]);
     const events = (await s.h.store.listEvents(run.id)).filter((e) => e.outcome === 'operator').map((e) => e.detail);
@@ -254,7 +254,7 @@ describe.each([['sqlite'], ['postgres']] as const)('durable waits on %s', (name)
     await s.h.store.actOnRun(cancelled.id, 'cancel', 'alice');
     await waits.decide(s.deps, alice, { runId: paused.id, approve: true });
     expect(await s.status(paused.id)).toBe('paused');
-    await expect(waits.decide(s.deps, alice, { runId: cancelled.id, approve: true })).rejects.toThrow(/cancelled/);
+    await expect(waits.decide(s.deps, alice, { runId: cancelled.id, approve: true })).rejects.toBeInstanceOf(InvalidTransitionError);
     await s.h.store.actOnRun(paused.id, 'resume', 'alice');
     await s.until(paused.id, 'completed');
     expect(count(`${paused.id}:after`)).toBe(1);
