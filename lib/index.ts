@@ -9,4 +9,5 @@ export { openStore, type OpenStoreOptions } from './store/index';
 export type * from './store/types';
 export { defineWorkflow, type WorkflowDefinition } from './engine/workflow';
 export type { RetryPolicy, RunContext } from './engine/context';
+export type { Approval, ApprovalOptions, SignalResult } from './engine/waits';
 export type { Logger, LogFields } from './engine/log';
