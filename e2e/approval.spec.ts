@@ -30,7 +30,9 @@ test('approve on the run page: the drafted message is delivered exactly once', a
 
   await page.getByTestId('wait-note').fill('reads well');
   await page.getByTestId('wait-approve').click();
-  await expect(page.getByTestId('wait-message')).toContainText(/approved review/);
+  // The open wait gives way to its decided line once the page re-renders (the buttons go with it).
+  await expect(page.getByTestId('wait-decided')).toContainText(/approved by /);
+  await expect(page.getByTestId('wait-approve')).toHaveCount(0);
   await expect(run.status).toHaveText(/completed/i, { timeout: 30_000 });
   await expect(page.getByTestId('wait-decided')).toContainText('reads well');
 

@@ -165,6 +165,10 @@ describe.each([['sqlite'], ['postgres']] as const)('durable waits on %s', (name)
     expect((await s.h.store.getRun(run.id))!.error).toBe('wrong customer');
     expect([count(`${run.id}:before`), count(`${run.id}:after`)]).toEqual([1, 0]);
     expect((await s.h.store.listAudit({ runId: run.id })).map((a) => [a.action, a.detail])).toEqual([['reject', 'wrong customer']]);
+    // Rejected is finished: a prune removes the run, and its waits with it.
+    const pruned = await s.h.store.pruneBatch({ before: (await s.h.now()) + 10, batchSize: 100 });
+    expect(pruned.runs).toBe(1);
+    expect([await s.h.store.getRun(run.id), await s.h.store.listWaits(run.id)]).toEqual([null, []]);
   });
 
   it("a viewer's approval is refused and changes nothing", async (t) => {
