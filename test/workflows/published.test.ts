@@ -90,7 +90,7 @@ describe('a user workflow module under waybill worker --workflows', () => {
     }
     const unknown = await db.cli(['start', 'tallly', '--input', '{}']);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr.trimEnd()).toBe('waybill start: unknown workflow "tallly" (known: agent-batch, notify, ping, tally)');
+    expect(unknown.stderr.trimEnd()).toBe('waybill start: unknown workflow "tallly" (known: agent-batch, notify, review-and-send, ping, tally)');
     expect(rowsOf(db)).toEqual(before);
 
     // Right input: stored parsed (the published defaults applied), run by the worker, each step once.
