@@ -9,8 +9,8 @@ export { METRICS_CONTENT_TYPE } from './metrics-text';
 
 export async function getMetricsText(): Promise<string> {
   const store = await getStore();
-  const [snapshot, waiting] = await Promise.all([
-    store.metricsSnapshot({ claimTtlMs: claimTtlMs(), boundsMs: DURATION_BOUNDS_MS }), store.waitingSummary(),
-  ]);
+  // One after the other: a store that fails, fails in the snapshot, whose error the route reports.
+  const snapshot = await store.metricsSnapshot({ claimTtlMs: claimTtlMs(), boundsMs: DURATION_BOUNDS_MS });
+  const waiting = await store.waitingSummary();
   return renderMetrics({ ...snapshot, waiting });
 }
