@@ -10,6 +10,7 @@ import { LiveRefresh } from './components/live-refresh';
 import { RunsFilters } from './components/runs-filters';
 import { parseRunsQuery, runsHref } from './components/runs-query';
 import { RunsStats } from './components/runs-stats';
+import { WaitingBanner } from './components/waiting-banner';
 import { RunsTable, type RunsTableRow } from './components/runs-table';
 import { EmptyState, buttonClass, relative } from './components/ui';
 import { getRunsPage } from '@/lib/data/runs';
@@ -68,6 +69,7 @@ async function RunsList({ searchParams, operator }: { searchParams: SearchParams
         </div>
       </header>
 
+      <WaitingBanner />
       <RunsStats stats={page.stats} query={filters} />
       <StalledBanner stalled={stalled} />
 

@@ -311,3 +311,27 @@ export class RewindRefusedError extends WaybillError {
     super(kind === 'status' ? 'INVALID_TRANSITION' : kind === 'step' ? 'INVALID_INPUT' : 'CONFLICT', `${message}; nothing was changed`);
   }
 }
+
+/** A wait was already decided (or is being decided by someone else this instant): the first decision stands. */
+export class WaitDecidedError extends WaybillError {
+  constructor(readonly runId: string, readonly name: string, readonly decidedBy: string | null) {
+    super('CONFLICT', `wait ${name} of run ${runId} was already decided${decidedBy ? ` by ${decidedBy}` : ''}; nothing was changed`);
+  }
+}
+
+/**
+ * Thrown inside a run by ctx.waitForApproval/waitForSignal/sleep once the run is parked: the worker lets it go
+ * as after a clean stop (no failure, no finish). A workflow must not catch it; the wait resumes the run later.
+ */
+export class RunParkedError extends WaybillError {
+  constructor(readonly runId: string, readonly waitName: string) {
+    super('RUN_INTERRUPTED', `run ${runId} is waiting on ${waitName}`);
+  }
+}
+
+/** A workflow ends its run as `rejected` (an approval said no): an answer, not a failure. */
+export class RunRejectedError extends WaybillError {
+  constructor(readonly note: string) {
+    super('RUN_INTERRUPTED', `rejected: ${note}`);
+  }
+}

@@ -11,4 +11,5 @@ export { defineWorkflow, type WorkflowDefinition } from './engine/workflow';
 export type { RetryPolicy, RunContext, StepOptions } from './engine/context';
 export type { ErrorMatcher } from './engine/retry-policy';
 export { NonRetryableError, StepTimeoutError } from './errors';
+export type { Approval, ApprovalOptions, SignalResult } from './engine/waits';
 export type { Logger, LogFields } from './engine/log';

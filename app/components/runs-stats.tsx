@@ -10,11 +10,13 @@ import { RUN_STATUSES, runsHref, type RunsQueryParams } from './runs-query';
 
 const STATUS_LABEL: Record<(typeof RUN_STATUSES)[number], string> = {
   running: 'Running',
+  waiting: 'Waiting',
   queued: 'Queued',
   paused: 'Paused',
   failed: 'Failed',
   completed: 'Completed',
   cancelled: 'Cancelled',
+  rejected: 'Rejected',
   idle: 'Idle (external)',
 };
 
@@ -27,7 +29,7 @@ export function RunsStats({ stats, query }: { stats: RunsPage['stats']; query: R
   return (
     <div className="space-y-3">
       <h2 className="sr-only">Summary</h2>
-      <ul className="grid grid-cols-3 gap-3 sm:grid-cols-4 lg:grid-cols-7" aria-label="Runs by status">
+      <ul className="grid grid-cols-3 gap-3 sm:grid-cols-4 lg:grid-cols-9" aria-label="Runs by status">
         {RUN_STATUSES.map((status) => {
           const active = query.status === status;
           return (

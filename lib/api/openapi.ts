@@ -7,7 +7,9 @@
 import { z } from 'zod';
 import { auditPageSchema, bulkAnswerSchema, claimsPageSchema, expiredSchema, resolvedSchema, sweptSchema, beginAnswerSchema, claimAnswerSchema, commitAnswerSchema,
   committedPageSchema, endAnswerSchema, errorSchema, healthSchema, progressSchema, releaseAnswerSchema, renewAnswerSchema,
-  runAnswerSchema, runDetailSchema, runsPageSchema, runTokenSchema, savedSchema, stepSchema, rerunAnswerSchema, forkAnswerSchema } from './responses';
+  runAnswerSchema, runDetailSchema, runsPageSchema, runTokenSchema, savedSchema, stepSchema, rerunAnswerSchema, forkAnswerSchema,
+  waitAnswerSchema } from './responses';
+import { approvalBody, signalBody, waitNameParam } from './waits';
 import { expireBody, listClaimsQuery, resolveBody, sweepBody } from './claims';
 import { runRef } from './ids';
 import { beginBody, claimBody, commitBody, endBody, progressBody, releaseBody, renewBody } from './protocol';
@@ -56,6 +58,10 @@ export const ROUTES: Route[] = [
     params: { id: runRef }, body: forkBody, ok: { status: 201, schema: forkAnswerSchema }, refusals: [400, 404, 409, 413] },
   { method: 'get', path: '/api/v1/runs/{id}/steps/{n}', summary: 'One step: key, every attempt, the result, and results a rerun replaced.', access: 'viewer',
     params: { id: runRef, n: stepParam }, ok: { status: 200, schema: stepSchema }, refusals: [400, 404] },
+  { method: 'post', path: '/api/v1/runs/{id}/approvals/{name}', summary: 'Approve or reject a run\'s waitForApproval (once: a second decision is 409).', access: 'operator',
+    params: { id: runRef, name: waitNameParam }, body: approvalBody, ok: { status: 200, schema: waitAnswerSchema }, refusals: [400, 404, 409, 413] },
+  { method: 'post', path: '/api/v1/runs/{id}/signals/{name}', summary: 'Send a run a signal; one sent before its waitForSignal is kept (once: a second is 409).', access: 'operator',
+    params: { id: runRef, name: waitNameParam }, body: signalBody, ok: { status: 200, schema: waitAnswerSchema }, refusals: [400, 404, 409, 413] },
   { method: 'post', path: '/api/v1/runs/{id}/tokens', summary: 'Mint a token that may use the checkpoint protocol for this run only.', access: 'operator',
     params: { id: runRef }, body: tokenBody, ok: { status: 201, schema: runTokenSchema }, refusals: [400, 413] },
   { method: 'get', path: '/api/v1/runs/{id}/committed', summary: 'A run\'s committed results in step order (a run token: its own run\'s).', access: 'viewer',

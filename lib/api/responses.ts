@@ -61,6 +61,15 @@ export const committedSchema = z.strictObject({
   inputTruncated: truncated,
 });
 
+export const waitSchema = z.strictObject({
+  runId: z.string(), name: z.string(), kind: z.enum(['approval', 'signal', 'sleep']), details: json.describe('what the approver is shown'),
+  createdAt: time, dueAt: time.nullable().describe('when a sleep wakes or a timeout decides; null: no timeout'),
+  onTimeout: z.string().nullable().describe("an approval's 'approve' or 'reject'; a signal's 'timeout'"),
+  decidedAt: time.nullable(), decision: json.describe('{ approved } for an approval, { payload } for a signal, { timedOut: true } after a timeout'),
+  decidedBy: z.string().nullable(), note: z.string().nullable(),
+});
+export const waitAnswerSchema = z.strictObject({ wait: waitSchema });
+
 const cursor = z.string().nullable().describe('pass back as ?cursor= for the next page; null on the last');
 
 export const runsPageSchema = z.strictObject({ runs: z.array(runSummarySchema), nextCursor: cursor });
@@ -70,6 +79,7 @@ export const runDetailSchema = z.strictObject({
   claims: z.array(claimSchema).describe('the oldest of the run\'s claims; counts.claims has them all'),
   claimsNextCursor: cursor.describe('pass as ?cursor= to /api/v1/claims?runId= for the claims after these; null when all are listed'),
   actions: z.array(z.enum(RUN_ACTIONS as [string, ...string[]])),
+  waits: z.array(waitSchema).describe('the run\'s durable waits, oldest first: approvals, signals, sleeps'),
 });
 export const runAnswerSchema = z.strictObject({ run: runSchema });
 export const committedPageSchema = z.strictObject({ committed: z.array(committedSchema), nextCursor: cursor });
@@ -79,7 +89,7 @@ export const resolvedSchema = z.strictObject({ key: z.string(), runId: z.string(
 export const auditEntrySchema = z.strictObject({
   id: int.describe('ids only grow: newest first is highest first'), at: time,
   actor: z.string().describe('"alice (operator)", "operator token (api)", "cli:ann": who, as the way in names them'),
-  role: z.enum(['viewer', 'operator', 'local']), action: z.string().describe('start, pause, resume, cancel, retry, rerun, fork, expire, resolve, sweep, prune or token'),
+  role: z.enum(['viewer', 'operator', 'local']), action: z.string().describe('start, pause, resume, cancel, retry, rerun, fork, expire, resolve, sweep, prune, token, approve, reject or signal'),
   target: z.string().describe('a run id, an idempotency key, or * for a sweep or prune of everything'), runId: z.string().nullable(),
   detail: z.string().nullable().describe('what the action notes, then "reason: …" when the operator gave one, joined by "; "'),
 });

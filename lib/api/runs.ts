@@ -17,6 +17,7 @@ import { readStallFacts, stallOf, type StallSettings } from '../control/stalled'
 
 /** The defaults of WAYBILL_RUN_LEASE_MS and WAYBILL_HEARTBEAT_MS, now: for a caller without a configuration. */
 const defaultStall = (): StallSettings => ({ now: Date.now(), runLeaseMs: 30_000, heartbeatMs: 1000 });
+import { waitView } from '../control/waits';
 
 export type RunsStore = Store & RunStore & InsightStore;
 
@@ -62,6 +63,7 @@ export async function getRun(store: RunsStore, id: string, claimTtlMs: number, s
     store.getRun(id), store.loadProgress(id), store.listClaims({ runId: id, claimTtlMs, limit: RUN_CLAIMS_SHOWN + 1 }),
     store.countClaims({ runId: id, claimTtlMs }), store.countCommitted(id), readStallFacts(store, stall),
   ]);
+  const waits = row ? await store.listWaits(id) : [];
   const claims = page.slice(0, RUN_CLAIMS_SHOWN);
   const lastShown = claims.at(-1);
   const outside = row ? null
@@ -75,6 +77,7 @@ export async function getRun(store: RunsStore, id: string, claimTtlMs: number, s
     claims: claims.map((c) => claimView(c, claimTtlMs)),
     claimsNextCursor: page.length > RUN_CLAIMS_SHOWN && lastShown ? encodeClaimsCursor(lastShown) : null,
     actions: row ? RUN_ACTIONS.filter((a) => TRANSITIONS[a].from.includes(row.status)) : [],
+    waits: waits.map(waitView),
   };
 }
 

@@ -10,10 +10,10 @@ import type { RunRow, RunStore, Store } from '../store/types';
 import type { Cli } from './context';
 import { LiveBlock, bar } from './format';
 
-const FINAL = new Set(['completed', 'failed', 'cancelled']);
+const FINAL = new Set(['completed', 'failed', 'cancelled', 'rejected']);
 const LINE_EVERY_MS = 3000;
 
-/** Follows a run until it completes, fails or is cancelled; null when the user pressed Ctrl-C first. */
+/** Follows a run until it completes, fails, is cancelled or rejected (a waiting run is followed on: it is not over); null when the user pressed Ctrl-C first. */
 export async function followRun(cli: Cli, store: Store & RunStore, runId: string): Promise<RunRow | null> {
   const live = cli.tty ? new LiveBlock(cli.stderr) : null;
   const interrupted = new AbortController();

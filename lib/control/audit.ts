@@ -15,7 +15,7 @@ import { exactText, runRef } from './fields';
 import type { ControlDeps, ControlStore } from './store';
 import { ControlInputError } from '../errors';
 
-export const AUDIT_ACTIONS = ['start', 'pause', 'resume', 'cancel', 'retry', 'expire', 'resolve', 'sweep', 'prune', 'token', 'rerun', 'fork'] as const;
+export const AUDIT_ACTIONS = ['start', 'pause', 'resume', 'cancel', 'retry', 'expire', 'resolve', 'sweep', 'prune', 'token', 'rerun', 'fork', 'approve', 'reject', 'signal'] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 export async function record(store: ControlStore, caller: Caller, entry: {

@@ -14,6 +14,7 @@ export * as rewind from './rewind';
 export * as steps from './steps';
 export * as runs from './runs';
 export * as tokens from './tokens';
+export * as waits from './waits';
 export { authorize, type Caller, type Channel, type Role } from './caller';
 export { ControlInputError, ForbiddenError, LiveClaimError, StartRefusedError, type FieldErrors } from '../errors';
 export type { ControlDeps, ControlStore } from './store';

@@ -74,6 +74,17 @@ export async function renderMetrics(m: MetricsSnapshot, stalled?: { noLiveWorker
   });
   commitDuration.set({}, m.commitDurations);
 
+  if (m.waiting) {
+    // Every kind, zero included: an alert on "oldest approval older than 1h" needs the series to exist.
+    const waiting = new Gauge({ name: 'waybill_runs_waiting', help: 'Runs parked at a durable wait, by the kind of wait', labelNames: ['kind'], registers });
+    const oldest = new Gauge({ name: 'waybill_wait_oldest_age_seconds', help: 'Age of the oldest open wait of each kind, by the store clock; 0 when none', labelNames: ['kind'], registers });
+    for (const kind of ['approval', 'signal', 'sleep'] as const) {
+      const row = m.waiting.find((w) => w.kind === kind);
+      waiting.set({ kind }, row?.runs ?? 0);
+      oldest.set({ kind }, row ? Math.max(0, row.ageSeconds) : 0);
+    }
+  }
+
   const heartbeat = new Gauge({ name: 'waybill_worker_heartbeat_age_seconds', help: 'Seconds since each running worker last heartbeat, by the store clock', labelNames: ['worker'], registers });
   for (const w of m.workers) heartbeat.set({ worker: w.id }, w.heartbeatAgeSeconds);
 

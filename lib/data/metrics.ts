@@ -11,7 +11,9 @@ export { METRICS_CONTENT_TYPE } from './metrics-text';
 
 export async function getMetricsText(): Promise<string> {
   const store = await getStore();
-  const [snapshot, stalled] = await Promise.all([store.metricsSnapshot({ claimTtlMs: claimTtlMs(), boundsMs: DURATION_BOUNDS_MS }), getStallCount()]);
+  // The snapshot first: a store that fails, fails in it, whose error the route reports.
+  const snapshot = await store.metricsSnapshot({ claimTtlMs: claimTtlMs(), boundsMs: DURATION_BOUNDS_MS });
+  const [stalled, waiting] = await Promise.all([getStallCount(), store.waitingSummary()]);
   // A run whose owner went silent is not running: counted under waybill_runs_stalled instead.
-  return renderMetrics({ ...snapshot, runsByStatus: withoutStalled(snapshot.runsByStatus, stalled) }, stalled);
+  return renderMetrics({ ...snapshot, runsByStatus: withoutStalled(snapshot.runsByStatus, stalled), waiting }, stalled);
 }

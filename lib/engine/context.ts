@@ -12,6 +12,7 @@ import type { Logger } from './log';
 import {
   backoffMs, checkRetryPolicy, DEFAULT_RETRY, POLICY_FIELDS, resolvePolicy, retryableUnder, type ResolvedRetryPolicy, type RetryPolicy,
 } from './retry-policy';
+import { sleepUntil, waitForApproval, waitForSignal, type Approval, type ApprovalOptions, type Parking, type SignalResult } from './waits';
 
 export type { RetryPolicy } from './retry-policy';
 
@@ -33,7 +34,37 @@ export class RunContext {
     private readonly retry: ResolvedRetryPolicy = DEFAULT_RETRY,
     /** The retries' backoff and the steps' timeouts run on it (the worker's clock). */
     private readonly clock: Clock = systemClock,
+    /** Durable waits (waits.ts): the store and this execution's fence. Absent: a context that cannot park. */
+    private readonly parking?: Parking,
   ) {}
+
+  // --- durable waits (lib/engine/waits.ts) ---
+  private sleeps = 0;
+
+  /** Parks the run until an operator approves or rejects `name` (or its timeout decides). */
+  waitForApproval(name: string, options?: ApprovalOptions): Promise<Approval> {
+    return waitForApproval(this.parked(), this.runId, name, options);
+  }
+
+  /** Parks the run until the signal `name` arrives (one sent earlier is already there) or it times out. */
+  waitForSignal<T = unknown>(name: string, options?: { timeoutMs?: number }): Promise<SignalResult<T>> {
+    return waitForSignal<T>(this.parked(), this.runId, name, options);
+  }
+
+  /**
+   * Parks the run for `ms` (from the first time it got here) or until a moment. Unnamed sleeps are numbered
+   * in call order (`sleep#1`, …), which replay repeats; name one when the order may change between versions.
+   */
+  sleep(until: number | Date, name?: string): Promise<void> {
+    return sleepUntil(this.parked(), this.runId, name ?? `sleep#${++this.sleeps}`, until);
+  }
+
+  private parked(): Parking {
+    if (!this.parking) throw new Error('this run context cannot wait: it was built without a store to park in');
+    this.signal.throwIfAborted();
+    return this.parking;
+  }
+  // --- end durable waits ---
 
   load<S = Record<string, unknown>>(): Promise<{ step: number; state: S }> {
     return this.checkpoint.load<S>();

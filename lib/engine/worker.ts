@@ -26,7 +26,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { Checkpoint } from '../checkpoint/checkpoint';
 import { every, systemClock, type Clock } from '../clock';
-import { LeaseLostError, RunInterruptedError } from '../errors';
+import { LeaseLostError, RunInterruptedError, RunParkedError, RunRejectedError } from '../errors';
 import type { RunRow, RunStore, Store, WorkerRow } from '../store/types';
 import { RunContext } from './context';
 import { DEFAULT_RETRY, resolvePolicy, type ResolvedRetryPolicy } from './retry-policy';
@@ -232,7 +232,7 @@ export class Worker {
       const input = registry.parseInput(run.workflow, JSON.parse(run.inputJson));
       await fillRunTotal(store, run, this.id, workflow, input);
       const retry = resolvePolicy(this.o.retry, { maxAttempts: workflow.maxAttempts }, workflow.retry);
-      const ctx = new RunContext(run.id, checkpoint, stop, log, retry, this.clock);
+      const ctx = new RunContext(run.id, checkpoint, stop, log, retry, this.clock, { store, workerId: this.id, attempt, clock: this.clock });
       log.info('run started', { attempt });
       // However the workflow ends, a claim its last step took ahead for a step it did not run goes back before
       // the run does: left, it would sit out its lease and then look like a side effect in doubt.
@@ -244,7 +244,14 @@ export class Worker {
         log.warn('run finished its steps but was cancelled or taken over meanwhile');
       }
     } catch (error) {
-      if (stop.aborted || error instanceof LeaseLostError) {
+      if (error instanceof RunParkedError) {
+        // Parked at a durable wait: the run is `waiting` and owns nothing; this release only drops our bookkeeping.
+        await store.releaseRun(run.id, this.id, attempt);
+        log.info('run waiting', { wait: error.waitName });
+      } else if (error instanceof RunRejectedError) {
+        await store.finishRun(run.id, this.id, { status: 'rejected', error: error.note }, attempt);
+        log.info('run rejected', { note: error.note });
+      } else if (stop.aborted || error instanceof LeaseLostError) {
         await store.releaseRun(run.id, this.id, attempt);
         const reason = stop.aborted ? (stop.reason as Error | undefined)?.message : String(error);
         // A pause is a pause: the step in hand committed, nothing failed, and the timeline has the operator's event.

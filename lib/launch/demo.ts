@@ -16,7 +16,13 @@ export const REPLAYS_MAX = 240;
 /** How many of the latest runs are looked at: a user's own run is among the newest when there is one. */
 const LOOK_AT = 20;
 
-export const isDemoRun = (id: string) => id === DEMO_PREFIX || id.startsWith(`${DEMO_PREFIX}-`);
+/**
+ * Queued once beside the first demo: a review-and-send run, so a newcomer finds an approval waiting on the first
+ * page (Approve or Reject on its run page). Never replayed: one decision is the whole demo.
+ */
+export const DEMO_REVIEW_ID = 'demo-review-and-send';
+
+export const isDemoRun = (id: string) => id === DEMO_PREFIX || id.startsWith(`${DEMO_PREFIX}-`) || id === DEMO_REVIEW_ID;
 
 /** The demo run's id after `latest` (demo-agent-batch, -2, -3, …). */
 export function nextDemoId(latest: string | null): string {
@@ -37,7 +43,10 @@ export type DemoDecision =
 export function decideDemo(runs: Pick<RunSummary, 'id' | 'status' | 'createdAt' | 'updatedAt'>[]): DemoDecision {
   if (runs.some((run) => !isDemoRun(run.id))) return { wait: true, done: true, why: 'the store has runs of its own' };
   if (runs.length === 0) return { queue: DEMO_PREFIX };
-  const latest = [...runs].sort((a, b) => demoNumber(b.id) - demoNumber(a.id))[0]!;
+  // The review demo is never replayed: only the agent-batch runs say what comes next.
+  const batches = runs.filter((run) => run.id !== DEMO_REVIEW_ID);
+  if (batches.length === 0) return { wait: true, done: true, why: 'only the review demo is left' };
+  const latest = [...batches].sort((a, b) => demoNumber(b.id) - demoNumber(a.id))[0]!;
   if (demoNumber(latest.id) > REPLAYS_MAX) return { wait: true, done: true, why: `the demo ran ${REPLAYS_MAX} times` };
   if (latest.status === 'cancelled') return { wait: true, done: true, why: 'the demo run was cancelled' };
   if (latest.status === 'completed') return { queue: nextDemoId(latest.id) };
@@ -54,6 +63,11 @@ function demoNumber(id: string): number {
 export async function demoTick(store: Store & RunStore, registry: WorkflowRegistry, claimTtlMs: number): Promise<DemoDecision> {
   const runs = await store.listRuns({ limit: LOOK_AT, claimTtlMs });
   const decision = decideDemo(runs);
-  if ('queue' in decision) await startRun(store, registry, { id: decision.queue, workflow: 'agent-batch', input: DEMO_INPUT });
+  if ('queue' in decision) {
+    await startRun(store, registry, { id: decision.queue, workflow: 'agent-batch', input: DEMO_INPUT });
+    if (decision.queue === DEMO_PREFIX && registry.has('review-and-send')) {
+      await startRun(store, registry, { id: DEMO_REVIEW_ID, workflow: 'review-and-send', input: {} }).catch(() => undefined);
+    }
+  }
   return decision;
 }

@@ -11,12 +11,13 @@
  *   `idle`: it has no status of its own, and nothing says whether it is done, so never `completed`;
  * - its time is the latest of its progress write, its claims and its commits.
  */
-import type { RunRow, RunStatus } from './types';
+import { RUN_STATUSES } from './sql-shared';
+import type { RunRow } from './types';
 
 export const OUTSIDE_WORKFLOW = 'external';
 
-/** A runs row's statuses (the schemas' enum). */
-export const RUN_STATUSES = ['queued', 'running', 'paused', 'completed', 'failed', 'cancelled'] as const satisfies readonly RunStatus[];
+/** A runs row's statuses (the schemas' enum), defined once in sql-shared.ts. */
+export { RUN_STATUSES };
 
 /**
  * What a listing may show and filter by: a runs row's status, or `idle` for an outside client's run holding

@@ -5,7 +5,7 @@
  * Mirrored in schema.pg.ts under the same export names.
  */
 import { sql } from 'drizzle-orm';
-import { index, integer, real, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import { index, integer, primaryKey, real, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 
 export const progress = sqliteTable('progress', {
   runId: text('run_id').primaryKey(),
@@ -101,7 +101,7 @@ export const runs = sqliteTable(
     id: text('id').primaryKey(),
     workflow: text('workflow').notNull(),
     inputJson: text('input_json').notNull(),
-    status: text('status', { enum: ['queued', 'running', 'paused', 'completed', 'failed', 'cancelled'] })
+    status: text('status', { enum: ['queued', 'running', 'paused', 'waiting', 'completed', 'failed', 'cancelled', 'rejected'] })
       .notNull()
       .default('queued'),
     totalSteps: integer('total_steps'),
@@ -223,3 +223,34 @@ export const metricsTally = sqliteTable('metrics_tally', {
   stepsJson: text('steps_json').notNull(),
   durationsJson: text('durations_json').notNull(),
 });
+
+/**
+ * A run's durable waits (lib/engine/waits.ts): an approval, a signal or a sleep, one row per (run, name). A row
+ * is created when the run reaches its wait, or earlier by a signal sent ahead (then already decided). Once
+ * decided_at is set it never changes: the first decision is the one, on replay and for every later caller.
+ */
+export const waits = sqliteTable(
+  'waits',
+  {
+    runId: text('run_id').notNull(),
+    name: text('name').notNull(),
+    kind: text('kind', { enum: ['approval', 'signal', 'sleep'] }).notNull(),
+    /** What the approver is shown (an approval's details), as JSON. */
+    detailsJson: text('details_json'),
+    createdAt: real('created_at').notNull(),
+    /** When the wait ends by itself: a sleep's wake time, or a timeout. Null: it waits for a decision alone. */
+    dueAt: real('due_at'),
+    /** What a timeout decides: an approval's 'approve' or 'reject'; a signal's 'timeout'. */
+    onTimeout: text('on_timeout'),
+    decidedAt: real('decided_at'),
+    /** The decision as JSON: an approval's { approved }, a signal's { payload }, a timeout's { timedOut: true }. */
+    decisionJson: text('decision_json'),
+    decidedBy: text('decided_by'),
+    note: text('note'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.runId, t.name] }),
+    // The claim's "a waiting run whose time came" reads undecided waits by due time.
+    index('waits_due').on(t.dueAt),
+  ],
+);

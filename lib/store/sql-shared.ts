@@ -6,12 +6,13 @@
 import { DIALECTS } from './dialects';
 import type { Dialect, RunStatus } from './types';
 
-export const RUN_STATUSES = ['queued', 'running', 'paused', 'completed', 'failed', 'cancelled'] as const satisfies readonly RunStatus[];
+/** A runs row's statuses (the schemas' enum): the one list every other list is built from. */
+export const RUN_STATUSES = ['queued', 'running', 'paused', 'waiting', 'completed', 'failed', 'cancelled', 'rejected'] as const satisfies readonly RunStatus[];
 /** Runs a prune may remove: nothing will happen to them again unless an operator retries them. */
-export const FINISHED_STATUSES = ['completed', 'failed', 'cancelled'] as const satisfies readonly RunStatus[];
+export const FINISHED_STATUSES = ['completed', 'failed', 'cancelled', 'rejected'] as const satisfies readonly RunStatus[];
 
 export const EMPTY_BY_STATUS: Record<RunStatus | 'idle', number> = {
-  queued: 0, running: 0, paused: 0, completed: 0, failed: 0, cancelled: 0, idle: 0,
+  queued: 0, running: 0, paused: 0, waiting: 0, completed: 0, failed: 0, cancelled: 0, rejected: 0, idle: 0,
 };
 
 /** Runs by status, outside clients' runs (no runs row) as `running` while they hold a claim, else `idle`. */

@@ -5,8 +5,10 @@
 import type { RunAction, RunStatus } from './types';
 
 export const TRANSITIONS: Record<RunAction, { from: RunStatus[]; to: RunStatus }> = {
-  pause: { from: ['queued', 'running'], to: 'paused' },
+  // A waiting run pauses and cancels like any other; resumed, it replays to its wait and parks again (or
+  // goes on, if the wait was decided meanwhile). A rejected run is an answer, not a failure: not retried.
+  pause: { from: ['queued', 'running', 'waiting'], to: 'paused' },
   resume: { from: ['paused'], to: 'queued' },
-  cancel: { from: ['queued', 'running', 'paused'], to: 'cancelled' },
+  cancel: { from: ['queued', 'running', 'paused', 'waiting'], to: 'cancelled' },
   retry: { from: ['failed', 'cancelled'], to: 'queued' },
 };

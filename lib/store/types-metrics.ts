@@ -25,6 +25,8 @@ export interface MetricsSnapshot {
   stepDurations: Record<'executed' | 'failed' | 'lease_lost', DurationHistogram>;
   /** The latest measured commit (progress write) of each run: progress.save_ms. */
   commitDurations: DurationHistogram;
+  /** Runs parked at a durable wait, by kind, and the age of each kind's oldest open wait (store clock). Absent: not read. */
+  waiting?: { kind: 'approval' | 'signal' | 'sleep'; runs: number; ageSeconds: number }[];
   /** Workers not stopped, and how long ago each last heartbeat, by the store's clock. */
   workers: { id: string; heartbeatAgeSeconds: number }[];
 }

@@ -69,7 +69,8 @@ export interface StepEvent {
   at: number;
 }
 
-export type RunStatus = 'queued' | 'running' | 'paused' | 'completed' | 'failed' | 'cancelled';
+/** `waiting`: parked at a durable wait (lib/engine/waits.ts), holding no worker. `rejected`: ended by a rejected approval. */
+export type RunStatus = 'queued' | 'running' | 'paused' | 'waiting' | 'completed' | 'failed' | 'cancelled' | 'rejected';
 export type RunAction = 'pause' | 'resume' | 'cancel' | 'retry';
 
 export interface RunRow {

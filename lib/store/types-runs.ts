@@ -88,7 +88,7 @@ export interface RunStore extends WorkerStore, WorkflowStore {
    * ran still completes: its work is done. False when the worker no longer owns it (taken over, or cancelled
    * meanwhile).
    */
-  finishRun(id: string, workerId: string, outcome: { status: 'completed' | 'failed'; error?: string; outputJson?: string }, attempt?: number): Promise<boolean>;
+  finishRun(id: string, workerId: string, outcome: { status: 'completed' | 'failed' | 'rejected'; error?: string; outputJson?: string }, attempt?: number): Promise<boolean>;
 
   /**
    * Gives a run back (a draining worker, or one told to pause): queued again unless paused/cancelled. With

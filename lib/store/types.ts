@@ -12,6 +12,7 @@ import type { RetentionStore } from './types-retention';
 import type { RewindStore } from './types-rewind';
 import type { RunStore } from './types-runs';
 import type { StepStore } from './types-steps';
+import type { WaitStore } from './types-waits';
 
 export * from './types-audit';
 export * from './types-claims';
@@ -23,9 +24,10 @@ export * from './types-rows';
 export * from './types-runs';
 export * from './types-steps';
 export * from './types-workflows';
+export * from './types-waits';
 
 /** Everything both backends do: no caller ever needs a cast or a capability check. */
-export interface Store extends StepStore, ClaimStore, RunStore, InsightStore, RetentionStore, AuditStore, RewindStore {
+export interface Store extends StepStore, ClaimStore, RunStore, InsightStore, RetentionStore, AuditStore, RewindStore, WaitStore {
   /** Releases connections; the store is unusable afterwards. */
   close(): Promise<void>;
 }

@@ -27,7 +27,7 @@ describe('waybill with bad input', () => {
       [['runs', '--limit', 'ten'], /^waybill runs: --limit: must be a whole number$/],
       [['runs', '--limit'], /^waybill runs: Option '--limit <value>' argument missing$/],
       [['start'], /^waybill start: missing <workflow>$/],
-      [['start', 'nope', '--input', '{}'], /^waybill start: unknown workflow "nope" \(known: agent-batch, notify\)$/],
+      [['start', 'nope', '--input', '{}'], /^waybill start: unknown workflow "nope" \(known: agent-batch, notify, review-and-send\)$/],
       [['start', 'notify', '--input', '{"count": 2,'], /^waybill start: --input: .*JSON/],
       [['start', 'notify', '--input', `@${badFile}`], /^waybill start: --input: .*JSON/],
       [['start', 'notify', '--input', `@${join(db.dir, 'missing.json')}`], /^waybill start: --input: cannot read .*missing\.json: ENOENT$/],

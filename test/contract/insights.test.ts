@@ -32,7 +32,7 @@ describe.each(list)('insights on $name', (backend) => {
     const before = (await store.getCommitted('ext-done:step:0'))!.committedAt;
 
     const stats = await store.runStats({ sinceSeconds: before - 1, claimTtlMs: TTL });
-    expect(stats.byStatus).toEqual({ queued: 1, running: 1, paused: 0, completed: 0, failed: 0, cancelled: 1, idle: 2 });
+    expect(stats.byStatus).toEqual({ queued: 1, running: 1, paused: 0, waiting: 0, completed: 0, failed: 0, cancelled: 1, rejected: 0, idle: 2 });
     expect(stats).toMatchObject({ executed: 7, skipped: 0, awaited: 0, committedSince: 7, orphanedClaims: 0 });
     const short = await store.runStats({ sinceSeconds: before + 3600, claimTtlMs: 1 });
     expect(short.committedSince).toBe(0);

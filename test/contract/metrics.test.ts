@@ -78,7 +78,7 @@ describe.each(list)('metricsSnapshot on $name', (backend) => {
     expect(m.steps).toEqual({ executed: 3, skipped: 2, awaited: 1, failed: 1, lease_lost: 1, expired: 1, resolved: 1, key_reuse: 1 });
     expect(m.claims).toEqual({ live: 1, orphaned: 1 });
     // m holds k5 and ext holds k8: outside clients' runs with a claim are running; m2 has none, idle.
-    expect(m.runsByStatus).toEqual({ queued: 1, running: 2, paused: 0, completed: 0, failed: 0, cancelled: 1, idle: 1 });
+    expect(m.runsByStatus).toEqual({ queued: 1, running: 2, paused: 0, waiting: 0, completed: 0, failed: 0, cancelled: 1, rejected: 0, idle: 1 });
     expect(m.stepDurations).toEqual({
       executed: { boundsMs: BOUNDS, counts: [1, 2, 3], count: 3, sumMs: 555 },
       failed: { boundsMs: BOUNDS, counts: [0, 1, 1], count: 1, sumMs: 20 },

@@ -37,7 +37,7 @@ describe.each(list)('seedDemo on $name', (backend) => {
     expect(progress.at(-1)).toBe(200);
 
     const stats = await store.runStats({ sinceSeconds: 0, claimTtlMs: TTL });
-    expect(stats.byStatus).toEqual({ queued: 0, running: 2, paused: 2, completed: 15, failed: 2, cancelled: 0, idle: 0 });
+    expect(stats.byStatus).toEqual({ queued: 0, running: 2, paused: 2, waiting: 0, completed: 15, failed: 2, cancelled: 0, rejected: 0, idle: 0 });
     expect(stats).toMatchObject({ executed: 200, skipped: 2, awaited: 0, committedSince: 200, orphanedClaims: 1 });
 
     const runs = await store.listRuns({ limit: 100, claimTtlMs: TTL });

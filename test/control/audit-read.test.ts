@@ -108,7 +108,7 @@ describe('waybill audit and GET /api/v1/audit', () => {
   it('refuse bad filters naming them, with exit 2 and 400', async () => {
     for (const [args, line] of [
       [['audit', '--since', 'yesterday'], 'waybill audit: --since: must be epoch seconds or an ISO 8601 date-time (2026-12-01T10:00:00Z)\n'],
-      [['audit', '--action', 'delete'], 'waybill audit: --action: must be one of start, pause, resume, cancel, retry, expire, resolve, sweep, prune, token, rerun, fork\n'],
+      [['audit', '--action', 'delete'], 'waybill audit: --action: must be one of start, pause, resume, cancel, retry, expire, resolve, sweep, prune, token, rerun, fork, approve, reject, signal\n'],
       [['audit', '--limit', '0'], expect.stringMatching(/^waybill audit: --limit: /)],
       [['audit', '--since', '20', '--until', '10'], 'waybill audit: --until: must not be before since\n'],
     ] as [string[], string][]) {

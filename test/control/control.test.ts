@@ -74,7 +74,7 @@ describe.each(list)('lib/control on $name', (backend) => {
       [() => retention.prune(deps, CLI, { olderThan: '2h' }, { nowMs: 0 }), {
         olderThan: ['2h is under 24h, and a pruned idempotency key can no longer deduplicate a retry (--force to prune anyway)'],
       }],
-      [() => audit.list(deps, VIEWER, { action: 'delete' as 'start' }), { action: ['must be one of start, pause, resume, cancel, retry, expire, resolve, sweep, prune, token, rerun, fork'] }],
+      [() => audit.list(deps, VIEWER, { action: 'delete' as 'start' }), { action: ['must be one of start, pause, resume, cancel, retry, expire, resolve, sweep, prune, token, rerun, fork, approve, reject, signal'] }],
       [() => audit.list(deps, VIEWER, { since: 20, until: 10 }), { until: ['must not be before since'] }],
       [() => audit.list(deps, VIEWER, { limit: 501 }), { limit: ['must be at most 500'] }],
       // NUL cannot reach PostgreSQL's text (a 500 there): refused by name on every backend.

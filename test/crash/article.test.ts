@@ -61,7 +61,7 @@ describe("article compatibility: the article's schema and SQL", () => {
     const clock = new ManualClock((T0 + 120) * 1000);
     const store = openSqliteStore({ path, clock, synchronous: 'normal' });
     try {
-      expect(tables(path)).toEqual(['audit', 'claims', 'committed', 'committed_history', 'metrics_tally', 'progress', 'runs', 'step_events', 'waybill_migrations', 'workers', 'workflows']);
+      expect(tables(path)).toEqual(['audit', 'claims', 'committed', 'committed_history', 'metrics_tally', 'progress', 'runs', 'step_events', 'waits', 'waybill_migrations', 'workers', 'workflows']);
       expect(await store.loadProgress('legacy')).toEqual({
         runId: 'legacy', step: 3, stateJson: '{"processed":3}', updatedAt: T0 + 3, executed: 0, skipped: 0, awaited: 0, saveMs: null,
       });

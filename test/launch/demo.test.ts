@@ -22,6 +22,7 @@ describe('the demo run', () => {
     expect(await demoTick(store, registry, TTL)).toEqual({ queue: 'demo-agent-batch' });
     const first = await store.getRun('demo-agent-batch');
     expect(first).toMatchObject({ status: 'queued', totalSteps: DEMO_INPUT.count });
+    expect(await store.getRun('demo-review-and-send')).toMatchObject({ status: 'queued', workflow: 'review-and-send' });
     // Long enough to watch: minutes, not the minute the old demo took.
     expect((DEMO_INPUT.count * DEMO_INPUT.latencyMs) / 60_000).toBeGreaterThanOrEqual(3);
 
@@ -38,7 +39,8 @@ describe('the demo run', () => {
     await complete('demo-agent-batch-3');
     expect(await demoTick(store, registry, TTL)).toMatchObject({ wait: true, done: true, why: 'the store has runs of its own' });
     const ids = (await store.listRuns({ limit: 50, claimTtlMs: TTL })).map((r) => r.id).sort();
-    expect(ids).toEqual(['demo-agent-batch', 'demo-agent-batch-2', 'demo-agent-batch-3', 'mine']);
+    // Issue 15: the first demo brings one review-and-send run beside it (an approval waiting on the first page), never replayed.
+    expect(ids).toEqual(['demo-agent-batch', 'demo-agent-batch-2', 'demo-agent-batch-3', 'demo-review-and-send', 'mine']);
   });
 
   it('stops when the demo was cancelled or has replayed enough, and never queues into a store with runs', () => {

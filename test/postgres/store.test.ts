@@ -43,7 +43,7 @@ describe.skipIf(!pgUp)('postgres store', () => {
     const tables = await schema.admin.query<{ name: string }>(
       `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1`, [schema.name]);
     expect(tables.map((r) => r.name)).toEqual(
-      ['audit', 'claims', 'committed', 'committed_history', 'metrics_tally', 'progress', 'runs', 'step_events', 'waybill_migrations', 'workers', 'workflows']);
+      ['audit', 'claims', 'committed', 'committed_history', 'metrics_tally', 'progress', 'runs', 'step_events', 'waits', 'waybill_migrations', 'workers', 'workflows']);
   });
 
   it('adopts a schema made by the article’s three CREATE TABLE statements, every row kept', async () => {

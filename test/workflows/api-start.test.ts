@@ -75,7 +75,7 @@ describe('POST /api/v1/runs of a published workflow', () => {
     expect((await (await post({ workflow: 'survey', input: {} })).json()).error.fields).toEqual({ 'input.count': ['is required'] });
     expect((await (await post({ workflow: 'survey', input: [] })).json()).error.fields).toEqual({ input: ['must be an object'] });
     const unknown = await (await post({ workflow: 'surveys', input: {} })).json();
-    expect(unknown.error.fields).toEqual({ workflow: ['unknown workflow "surveys" (known: agent-batch, notify, survey)'] });
+    expect(unknown.error.fields).toEqual({ workflow: ['unknown workflow "surveys" (known: agent-batch, notify, review-and-send, survey)'] });
     expect(written()).toEqual(nothing);
 
     const created = await post({ workflow: 'survey', input: { count: 2 }, id: 's1' });
@@ -94,7 +94,7 @@ describe('POST /api/v1/runs of a published workflow', () => {
     });
     await store.stopWorker('w-survey');
     const choices = await getWorkflowChoices();
-    expect(choices.map((c) => [c.name, c.servedBy])).toEqual([['agent-batch', []], ['notify', []], ['survey', []]]);
+    expect(choices.map((c) => [c.name, c.servedBy])).toEqual([['agent-batch', []], ['notify', []], ['review-and-send', []], ['survey', []]]);
     expect((await post({ workflow: 'survey', input: { count: 1 }, id: 's2' })).status).toBe(201);
   });
 });

@@ -17,7 +17,7 @@ const problem = (workflow: string, input: unknown): string => {
 
 describe('built-in workflows', () => {
   it('registers agent-batch and notify with step counts', () => {
-    expect(registry.names()).toEqual(['agent-batch', 'notify']);
+    expect(registry.names()).toEqual(['agent-batch', 'notify', 'review-and-send']);
     const [agent, notify] = builtinWorkflows();
     expect(stepsOf(agent!, parse('agent-batch', { items: ['a', 'b', 'c'] }))).toBe(3);
     expect(stepsOf(agent!, parse('agent-batch', { count: 7 }))).toBe(7);

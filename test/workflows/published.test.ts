@@ -45,7 +45,7 @@ describe('a user workflow module under waybill worker --workflows', () => {
 
     // Published: every workflow the worker serves, the built-ins too, each with its JSON Schema.
     const rows = published(db);
-    expect(rows.map((r) => r.name)).toEqual(['agent-batch', 'notify', 'ping', 'tally']);
+    expect(rows.map((r) => r.name)).toEqual(['agent-batch', 'notify', 'ping', 'review-and-send', 'tally']);
     expect(rows.every((r) => r.published_by === 'w-user')).toBe(true);
     const tally = rows.find((r) => r.name === 'tally')!;
     expect(tally).toMatchObject({ description: 'Counts to count, one side effect per step.', version: 'v1.2.3', total_steps: null });
@@ -61,11 +61,12 @@ describe('a user workflow module under waybill worker --workflows', () => {
       },
     });
     expect(rows.find((r) => r.name === 'ping')!.total_steps).toBe(3);
-    expect(JSON.parse(served(db, 'w-user')!.workflows_json!)).toEqual(['agent-batch', 'notify', 'ping', 'tally']);
+    expect(JSON.parse(served(db, 'w-user')!.workflows_json!)).toEqual(['agent-batch', 'notify', 'review-and-send', 'ping', 'tally']);
 
     const listed = json<{ name: string; servedBy: string[]; builtin: boolean; version: string | null }[]>(await db.cli(['workflows', '--json']));
     expect(listed.map((w) => [w.name, w.builtin, w.version, w.servedBy])).toEqual([
-      ['agent-batch', true, null, ['w-user']], ['notify', true, null, ['w-user']], ['ping', false, null, ['w-user']], ['tally', false, 'v1.2.3', ['w-user']],
+      ['agent-batch', true, null, ['w-user']], ['notify', true, null, ['w-user']], ['review-and-send', true, null, ['w-user']],
+      ['ping', false, null, ['w-user']], ['tally', false, 'v1.2.3', ['w-user']],
     ]);
 
     // Wrong fields: exit 2, one line naming each, not a row changed.
@@ -89,7 +90,7 @@ describe('a user workflow module under waybill worker --workflows', () => {
     }
     const unknown = await db.cli(['start', 'tallly', '--input', '{}']);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr.trimEnd()).toBe('waybill start: unknown workflow "tallly" (known: agent-batch, notify, ping, tally)');
+    expect(unknown.stderr.trimEnd()).toBe('waybill start: unknown workflow "tallly" (known: agent-batch, notify, review-and-send, ping, tally)');
     expect(rowsOf(db)).toEqual(before);
 
     // Right input: stored parsed (the published defaults applied), run by the worker, each step once.

@@ -28,6 +28,7 @@ import { StepInFlightLine } from './step-in-flight';
 import RunSkeleton from './run-skeleton';
 import { Timeline } from './timeline';
 import { Trace, TRACE_STEPS } from './trace';
+import { WaitsCard } from './waits-card';
 import { isoTime } from '@/app/components/time';
 
 export const dynamic = 'force-dynamic';
@@ -111,6 +112,8 @@ async function Run({ id, searchParams, operator }: { id: string; searchParams: P
           interleave by `order`: what needs a decision (a claim in doubt, a warning) comes right after progress. */}
       <div className="flex flex-col gap-6 lg:grid lg:grid-cols-[minmax(0,2fr)_minmax(0,1fr)] lg:items-start">
         <div className="contents lg:block lg:min-w-0 lg:space-y-6">
+          {/* durable waits (issue 15): what the run waits for, and the decision, above everything else */}
+          <Slot order="order-1"><WaitsCard runId={id} operator={operator} status={run.status} now={now} /></Slot>
           <Slot order="order-1"><ProgressCard detail={detail} now={now} /></Slot>
           <Slot order="order-4">
             {/* Side by side on a tablet; stacked in the wide column, where a long run's series gets the width. */}

@@ -9,6 +9,7 @@ import { agentBatchWorkflow } from './agent-batch';
 import type { ModelClient } from './model';
 import { notifyWorkflow } from './notify';
 import { pythonAgentWorkflow } from './python-agent';
+import { reviewAndSendWorkflow } from './review-and-send';
 
 export interface BuiltinOptions {
   /** The model agent-batch calls; the simulated model when absent (see modelFromEnv). */
@@ -22,7 +23,8 @@ export interface BuiltinOptions {
 }
 
 export function builtinWorkflows(options: BuiltinOptions = {}): WorkflowDefinition<any>[] {
-  return [agentBatchWorkflow(options), notifyWorkflow({ dataDir: options.dataDir ?? resolve('data') }),
+  const dataDir = options.dataDir ?? resolve('data');
+  return [agentBatchWorkflow(options), notifyWorkflow({ dataDir }), reviewAndSendWorkflow({ dataDir, model: options.model }),
     ...(options.pythonAgent ? [pythonAgentWorkflow()] : [])];
 }
 
@@ -33,6 +35,7 @@ export function builtinRegistry(options: BuiltinOptions = {}): WorkflowRegistry 
 export { agentBatchInput, agentBatchWorkflow, promptOf, syntheticItem, type AgentBatchInput } from './agent-batch';
 export { notifyInput, notifyWorkflow, type NotifyInput, type NotifyOptions } from './notify';
 export { pythonAgentInput, pythonAgentWorkflow } from './python-agent';
+export { reviewAndSendInput, reviewAndSendWorkflow, type ReviewAndSendInput } from './review-and-send';
 export { outboxPathSchema, resolveOutbox } from './outbox-path';
 export { httpModel, modelFromEnv, simulateCompletion, simulatedModel, type ModelClient, type ModelEnv, type ModelOutput } from './model';
 export { Outbox, outboxAt, readOutbox, type Delivery, type OutboxSummary } from './outbox';

@@ -19,6 +19,7 @@ import { withRetry } from './retry';
 import { postgresRuns } from './runs';
 import { postgresSteps } from './steps';
 import { postgresWorkers } from './workers';
+import { postgresWaits } from './waits';
 import { postgresWorkflows } from './workflows';
 
 export type PostgresStoreOptions = PostgresOpenOptions;
@@ -71,6 +72,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     ...postgresAudit(c),
     ...postgresRetention(c),
     ...postgresRewind(c),
+    ...postgresWaits(c),
     async close() {
       if (!pool.ending) await pool.end();
     },

@@ -47,6 +47,8 @@ async function batch(client: pg.PoolClient, request: PruneRequest): Promise<Prun
   // show as an outside client's, running.
   const runs = (await client.query(`DELETE FROM runs WHERE id = ANY($1::text[]) AND NOT ${HAS_ROWS('runs.id')}
     AND ${NO_CLAIM('runs.id')} AND NOT EXISTS (SELECT 1 FROM progress p WHERE p.run_id = runs.id)`, [runIds])).rowCount ?? 0;
+  // A removed run's waits go with it (decided long ago: the run was finished).
+  await client.query(`DELETE FROM waits WHERE run_id = ANY($1::text[]) AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = waits.run_id)`, [runIds]);
   const external = extIds.length === 0 ? 0 : (await client.query<{ n: number }>(`SELECT count(*)::int AS n
     FROM unnest($1::text[]) x (id) WHERE NOT ${HAS_ROWS('x.id')} AND NOT EXISTS (SELECT 1 FROM progress p WHERE p.run_id = x.id)`,
   [extIds])).rows[0]!.n;

@@ -134,7 +134,10 @@ export function postgresRuns(c: PgConnection): RunsOnly {
             WHERE p.workflow = ANY(${sql.param(request.workflows)}::text[]) AND p.id <> ALL(${sql.param(holding)}::text[])
               AND (${request.runId ?? null}::text IS NULL OR p.id = ${request.runId ?? null}::text)
               AND (p.status = 'queued' OR (p.status = 'running' AND (p.lease_expires_at <= ${c.now()}
-                OR p.owner IN (SELECT w.id FROM workers w WHERE w.stopped_at IS NOT NULL))))
+                OR p.owner IN (SELECT w.id FROM workers w WHERE w.stopped_at IS NOT NULL)))
+                -- A parked run whose sleep or timeout came (a decision queues its run itself: lib/store/types-waits.ts).
+                OR (p.status = 'waiting' AND EXISTS (SELECT 1 FROM waits d
+                  WHERE d.run_id = p.id AND d.decided_at IS NULL AND d.due_at <= ${c.now()})))
             ORDER BY p.created_at, p.id COLLATE "C" LIMIT 1
             FOR UPDATE OF p SKIP LOCKED),
           taken AS (UPDATE ${runs} r SET status = 'running', owner = ${worker}, lease_expires_at = t.now + ${lease}::float8,

@@ -18,6 +18,7 @@ import { sqliteRewind } from './rewind';
 import { sqliteRuns } from './runs';
 import { sqliteSteps } from './steps';
 import { sqliteWorkers } from './workers';
+import { sqliteWaits } from './waits';
 import { sqliteWorkflows } from './workflows';
 
 export interface SqliteStoreOptions extends SqliteOpenOptions {
@@ -54,6 +55,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     ...sqliteAudit(c),
     ...sqliteRetention(c),
     ...sqliteRewind(c),
+    ...sqliteWaits(c),
     async close() {
       if (c.db.open) c.db.close();
     },

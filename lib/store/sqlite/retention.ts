@@ -42,6 +42,8 @@ export function sqliteRetention(c: SqliteConnection): RetentionStore {
           .run({ ids }).changes;
         const runs = db.prepare(`DELETE FROM runs WHERE id IN ${IN_IDS} AND NOT ${HAS_ROWS('runs.id')}
           AND NOT EXISTS (SELECT 1 FROM progress p WHERE p.run_id = runs.id)`).run({ ids }).changes;
+        // A removed run's waits go with it (decided long ago: the run was finished).
+        db.prepare(`DELETE FROM waits WHERE run_id IN ${IN_IDS} AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = waits.run_id)`).run({ ids });
         const external = extIds.length === 0 ? 0 : db.prepare<[{ ids: string }], { n: number }>(`
           SELECT count(*) AS n FROM json_each(@ids) x WHERE NOT ${HAS_ROWS('x.value')}
             AND NOT EXISTS (SELECT 1 FROM progress p WHERE p.run_id = x.value)`).get({ ids: JSON.stringify(extIds) })!.n;

@@ -1,0 +1,27 @@
+/**
+ * POST /api/v1/runs/{id}/signals/{name} — send the signal `name` to the run → { wait }. Body { "payload": any }.
+ * A signal sent before the run reaches its waitForSignal is kept and delivered there. 409 CONFLICT when the
+ * signal was already sent: the first payload is the one the run gets.
+ */
+import { authorizeRequest } from '@/lib/auth/server';
+import { body, handle, json, param, refused } from '@/lib/api';
+import { runRef } from '@/lib/api/ids';
+import { signalBody, waitNameParam } from '@/lib/api/waits';
+import { config } from '@/lib/config';
+import { authorize, waits } from '@/lib/control';
+import { callerOf, controlDeps } from '@/lib/data/control';
+
+export async function POST(request: Request, context: { params: Promise<{ id: string; name: string }> }) {
+  return handle(async () => {
+    const { who, refusal } = await authorizeRequest(request, 'viewer', { mutation: true });
+    if (refusal) return refused(refusal);
+    const caller = callerOf(who, 'api');
+    authorize(caller, 'operator');
+    const params = await context.params;
+    const id = param(params.id, 'id', runRef);
+    const name = param(params.name, 'name', waitNameParam);
+    const given = await body(request, signalBody, config().WAYBILL_MAX_BODY_BYTES);
+    const wait = await waits.signal(controlDeps(), caller, { runId: id, name, payload: given?.payload ?? null });
+    return json({ wait: waits.waitView(wait) });
+  });
+}

@@ -1,0 +1,64 @@
+/** A run's durable waits (approvals, signals, sleeps): what lib/engine/waits.ts and lib/control/waits.ts need. */
+
+export type WaitKind = 'approval' | 'signal' | 'sleep';
+
+export interface WaitRow {
+  runId: string;
+  name: string;
+  kind: WaitKind;
+  detailsJson: string | null;
+  /** Epoch seconds, as every time in the store. */
+  createdAt: number;
+  dueAt: number | null;
+  onTimeout: string | null;
+  decidedAt: number | null;
+  decisionJson: string | null;
+  decidedBy: string | null;
+  note: string | null;
+}
+
+export interface WaitDecision {
+  runId: string;
+  name: string;
+  kind: WaitKind;
+  decisionJson: string;
+  decidedBy: string;
+  note?: string | null;
+  /**
+   * A signal may arrive before its run reaches the wait: then the row is created, already decided, and the
+   * run finds it there. An approval cannot be decided before it is asked for (NotFound).
+   */
+  createIfAbsent?: boolean;
+}
+
+export interface WaitStore {
+  getWait(runId: string, name: string): Promise<WaitRow | null>;
+
+  /** A run's waits, oldest first (the run page, the API's run view). */
+  listWaits(runId: string): Promise<WaitRow[]>;
+
+  /**
+   * The run reached a wait: the row is created if absent (due `dueInMs` from now on the store's clock, or at
+   * `dueAt`), and the row as stored returned — an existing one unchanged, so a replay keeps its first timeout.
+   */
+  recordWait(wait: { runId: string; name: string; kind: WaitKind; detailsJson?: string | null; dueInMs?: number | null;
+    dueAt?: number | null; onTimeout?: string | null }): Promise<WaitRow>;
+
+  /**
+   * Decides a wait once: one conditional UPDATE (decided_at IS NULL), so of two deciders at one instant one
+   * wins; the other gets `decided: false` and the winner's row. The winning decision also flips the run from
+   * `waiting` to `queued` and records an `operator` event, in the same transaction, so the ordinary pick
+   * finds it at once. NotFoundError when there is no such run, or (without createIfAbsent) no such wait.
+   */
+  decideWait(decision: WaitDecision): Promise<{ decided: boolean; wait: WaitRow }>;
+
+  /**
+   * Parks the run this execution holds at its wait `name`: `waiting`, no owner, no lease. Under the wait's
+   * row lock: if the wait was decided meanwhile, nothing is parked (`decided`) and the run goes on. `lost`:
+   * this execution no longer holds the run.
+   */
+  parkRun(runId: string, name: string, workerId: string, attempt: number): Promise<'parked' | 'decided' | 'lost'>;
+
+  /** Runs waiting now, by the kind of their open wait, with the oldest such wait's creation time and age (store clock). */
+  waitingSummary(): Promise<{ kind: WaitKind; runs: number; oldestAt: number; ageSeconds: number }[]>;
+}
