@@ -59,7 +59,7 @@ describe('POST /api/v1/runs/bulk', () => {
     const cases: [unknown, Record<string, string[]>][] = [
       [{ action: 'delete', filter: {} }, { action: ['must be one of pause, resume, cancel, retry'] }],
       [{ action: 'cancel' }, { filter: ['must be an object of status, workflow and q'] }],
-      [{ action: 'cancel', filter: { status: 'zombie' } }, { 'filter.status': ['must be one of queued, running, paused, completed, failed, cancelled, idle'] }],
+      [{ action: 'cancel', filter: { status: 'zombie' } }, { 'filter.status': ['must be one of queued, running, paused, waiting, completed, failed, cancelled, rejected, idle'] }],
       [{ action: 'cancel', filter: { workflow: 'NOTIFY' } }, { 'filter.workflow': ['must be a workflow name (lowercase letters, digits, dashes)'] }],
       [{ action: 'cancel', filter: { q: 'a\u0007b' } }, { 'filter.q': ['must not contain control characters'] }],
       [{ action: 'cancel', filter: {}, froce: true }, { froce: ['is not a known field'] }],

@@ -45,7 +45,7 @@ describe('waybill --all-matching', () => {
       VALUES ('r1', 'notify', '{}', 'queued', 0, 1, 1)`).run());
     const before = db.dump();
     const cases: [string[], string][] = [
-      [['cancel', '--all-matching', '--status', 'stuck', '--yes'], 'waybill cancel: --status: must be one of queued, running, paused, completed, failed, cancelled, idle'],
+      [['cancel', '--all-matching', '--status', 'stuck', '--yes'], 'waybill cancel: --status: must be one of queued, running, paused, waiting, completed, failed, cancelled, rejected, idle'],
       [['cancel', '--all-matching', '--workflow', 'Bad Name', '--yes'], 'waybill cancel: --workflow: must be a workflow name (lowercase letters, digits, dashes)'],
       [['cancel', '--all-matching', '--search', 'x'.repeat(201)], 'waybill cancel: --search: must be at most 200 characters'],
       [['cancel', '--all-matching', '--reason', 'r'.repeat(501), '--yes'], 'waybill cancel: --reason: at most 500 characters'],

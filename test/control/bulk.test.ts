@@ -73,7 +73,7 @@ describe.each(list)('bulk by filter on $name', (backend) => {
     const report = await bulk.apply(deps, OPERATOR, { action: 'pause', filter: { workflow: 'alpha' } });
     expect([report.matched, report.done, report.skipped.length]).toEqual([255, 250, 5]);
     expect(report.skipped.map((s) => s.id).sort()).toEqual(['done-0', 'done-1', 'done-2', 'done-3', 'done-4']);
-    expect(report.skipped[0]!.reason).toBe('is completed: pause applies to queued, running runs');
+    expect(report.skipped[0]!.reason).toBe('is completed: pause applies to queued, running, waiting runs');
     expect(await statuses()).toEqual({ 'alpha:paused': 250, 'beta:queued': 40, 'alpha:completed': 5 });
     expect((await store.listAudit({ limit: 1000 })).length).toBe(250);
     // The preview the confirmation shows: what matches, and what the action would apply to now.
@@ -99,7 +99,7 @@ describe.each(list)('bulk by filter on $name', (backend) => {
     const cases: [unknown, Record<string, string[]>][] = [
       [{ action: 'explode', filter: {} }, { action: ['must be one of pause, resume, cancel, retry'] }],
       [{ action: 'cancel' }, { filter: ['must be an object of status, workflow and q'] }],
-      [{ action: 'cancel', filter: { status: 'stuck' } }, { 'filter.status': ['must be one of queued, running, paused, completed, failed, cancelled, idle'] }],
+      [{ action: 'cancel', filter: { status: 'stuck' } }, { 'filter.status': ['must be one of queued, running, paused, waiting, completed, failed, cancelled, rejected, idle'] }],
       [{ action: 'cancel', filter: { workflow: 'Not A Name' } }, { 'filter.workflow': ['must be a workflow name (lowercase letters, digits, dashes)'] }],
       [{ action: 'cancel', filter: { q: 'x'.repeat(201) } }, { 'filter.q': ['must be at most 200 characters'] }],
       [{ action: 'cancel', filter: { colour: 'red' } }, { 'filter.colour': ['is not a known field'] }],
