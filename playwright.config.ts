@@ -30,20 +30,29 @@ export default defineConfig({
     screenshot: 'only-on-failure',
     launchOptions: {
       executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-        '--disable-sync', '--no-first-run'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
     },
   },
   // Without chromium the specs skip themselves; no server is started for them.
   webServer: e2e.chromium
     ? [
-      server({ DATABASE_URL: e2e.databaseUrl, PORT: String(e2e.port), HOST: '127.0.0.1' }),
-      // Signed-in roles, 401/403, the HTTP API: a server with both tokens on a database of its own.
-      server({
-        DATABASE_URL: e2e.secured.databaseUrl, PORT: String(e2e.secured.port), HOST: '127.0.0.1',
-        WAYBILL_OPERATOR_TOKEN: e2e.secured.operatorToken, WAYBILL_VIEWER_TOKEN: e2e.secured.viewerToken,
-      }),
-    ]
+        server({ DATABASE_URL: e2e.databaseUrl, PORT: String(e2e.port), HOST: '127.0.0.1' }),
+        // Signed-in roles, 401/403, the HTTP API: a server with both tokens on a database of its own.
+        server({
+          DATABASE_URL: e2e.secured.databaseUrl,
+          PORT: String(e2e.secured.port),
+          HOST: '127.0.0.1',
+          WAYBILL_OPERATOR_TOKEN: e2e.secured.operatorToken,
+          WAYBILL_VIEWER_TOKEN: e2e.secured.viewerToken,
+        }),
+      ]
     : undefined,
 });
 

@@ -36,7 +36,11 @@ function storeUnavailable(request: NextRequest): NextResponse | null {
   const seconds = Math.max(0, Math.round((Date.now() - since) / 1000));
   return new NextResponse(unavailablePage(seconds), {
     status: 503,
-    headers: { 'content-type': 'text/html; charset=utf-8', 'retry-after': String(RETRY_AFTER_S), 'cache-control': 'no-store' },
+    headers: {
+      'content-type': 'text/html; charset=utf-8',
+      'retry-after': String(RETRY_AFTER_S),
+      'cache-control': 'no-store',
+    },
   });
 }
 
@@ -56,7 +60,10 @@ function crossSiteAction(request: NextRequest): NextResponse | null {
   if (request.method !== 'POST') return null;
   const reason = crossSiteReason(requestFacts(request.headers), waybillConfig().WAYBILL_PUBLIC_ORIGIN);
   if (!reason) return null;
-  return new NextResponse(`403 Forbidden: ${reason}\n`, { status: 403, headers: { 'content-type': 'text/plain; charset=utf-8' } });
+  return new NextResponse(`403 Forbidden: ${reason}\n`, {
+    status: 403,
+    headers: { 'content-type': 'text/plain; charset=utf-8' },
+  });
 }
 
 // Server actions (they carry a Next-Action header), and pages asked for without a body; never /api, never Next's assets.
@@ -65,7 +72,11 @@ export const config = {
     { source: '/:path*', has: [{ type: 'header', key: 'next-action' }] },
     {
       source: '/((?!api/|_next/|favicon\\.ico).*)',
-      missing: [{ type: 'header', key: 'content-length' }, { type: 'header', key: 'transfer-encoding' }, { type: 'header', key: 'next-action' }],
+      missing: [
+        { type: 'header', key: 'content-length' },
+        { type: 'header', key: 'transfer-encoding' },
+        { type: 'header', key: 'next-action' },
+      ],
     },
   ],
 };

@@ -14,9 +14,14 @@ export default function ErrorPage({ error, retry }: { error: unknown; retry: () 
   const storeDown = digest === STORE_UNAVAILABLE_DIGEST;
 
   return (
-    <div role="alert" data-testid={storeDown ? 'store-unavailable' : 'error-boundary'}
-      className="mx-auto max-w-xl rounded-lg border border-red-200 bg-white px-6 py-10 text-center shadow-sm dark:border-red-900 dark:bg-zinc-900">
-      <h1 className="text-lg font-semibold">{storeDown ? 'The store is unavailable' : 'This page could not be loaded'}</h1>
+    <div
+      role="alert"
+      data-testid={storeDown ? 'store-unavailable' : 'error-boundary'}
+      className="mx-auto max-w-xl rounded-lg border border-red-200 bg-white px-6 py-10 text-center shadow-sm dark:border-red-900 dark:bg-zinc-900"
+    >
+      <h1 className="text-lg font-semibold">
+        {storeDown ? 'The store is unavailable' : 'This page could not be loaded'}
+      </h1>
       <p className="mt-2 text-sm text-zinc-600 dark:text-zinc-400">
         {storeDown
           ? 'The dashboard cannot reach its database right now. Workers that use the same database cannot claim or ' +
@@ -26,12 +31,17 @@ export default function ErrorPage({ error, retry }: { error: unknown; retry: () 
       </p>
       {digest && !storeDown && (
         <p className="mt-3 text-xs text-zinc-500 dark:text-zinc-400">
-          Reference <code className="rounded bg-zinc-100 px-1 py-0.5 font-mono dark:bg-zinc-800">{digest}</code> in the server log
+          Reference <code className="rounded bg-zinc-100 px-1 py-0.5 font-mono dark:bg-zinc-800">{digest}</code> in the
+          server log
         </p>
       )}
       <div className="mt-6 flex flex-wrap justify-center gap-2">
-        <button type="button" data-testid="error-retry" onClick={() => retry()} className={buttonClass('primary')}>Try again</button>
-        <Link href="/" className={buttonClass()}>Back to runs</Link>
+        <button type="button" data-testid="error-retry" onClick={() => retry()} className={buttonClass('primary')}>
+          Try again
+        </button>
+        <Link href="/" className={buttonClass()}>
+          Back to runs
+        </Link>
       </div>
     </div>
   );

@@ -11,12 +11,16 @@ export default function Forbidden() {
       <p className="text-sm font-semibold text-blue-700 dark:text-blue-400">403</p>
       <h1 className="mt-2 text-2xl font-semibold tracking-tight">Not allowed</h1>
       <p className="mt-2 text-sm text-zinc-600 dark:text-zinc-400">
-        Your role may not do this: starting runs, pausing, cancelling, retrying and resolving claims need the
-        operator token. Requests from other sites are refused too.
+        Your role may not do this: starting runs, pausing, cancelling, retrying and resolving claims need the operator
+        token. Requests from other sites are refused too.
       </p>
       <div className="mt-6 flex flex-wrap justify-center gap-2">
-        <Link href="/login" className={buttonClass('primary')}>Sign in as an operator</Link>
-        <Link href="/" className={buttonClass()}>Back to runs</Link>
+        <Link href="/login" className={buttonClass('primary')}>
+          Sign in as an operator
+        </Link>
+        <Link href="/" className={buttonClass()}>
+          Back to runs
+        </Link>
       </div>
     </div>
   );

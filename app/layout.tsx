@@ -27,17 +27,27 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
   return (
     <html lang="en">
       <body className="min-h-screen bg-zinc-50 text-zinc-900 antialiased dark:bg-zinc-950 dark:text-zinc-100">
-        <a href="#main" className="sr-only focus:not-sr-only focus:absolute focus:left-2 focus:top-2 focus:rounded focus:bg-white focus:px-3 focus:py-2 dark:focus:bg-zinc-900">
+        <a
+          href="#main"
+          className="sr-only focus:not-sr-only focus:absolute focus:left-2 focus:top-2 focus:rounded focus:bg-white focus:px-3 focus:py-2 dark:focus:bg-zinc-900"
+        >
           Skip to content
         </a>
         <header className="border-b border-zinc-200 bg-white dark:border-zinc-800 dark:bg-zinc-900">
-          <nav className="mx-auto flex max-w-7xl flex-wrap items-center gap-x-6 gap-y-2 px-4 py-3 sm:px-6" aria-label="Main">
-            <Link href="/" prefetch={false} className="text-base font-semibold tracking-tight">Waybill</Link>
+          <nav
+            className="mx-auto flex max-w-7xl flex-wrap items-center gap-x-6 gap-y-2 px-4 py-3 sm:px-6"
+            aria-label="Main"
+          >
+            <Link href="/" prefetch={false} className="text-base font-semibold tracking-tight">
+              Waybill
+            </Link>
             <MainNav items={nav.map(({ href, label }) => ({ href, label }))} />
             <SessionControl who={who} />
           </nav>
         </header>
-        <main id="main" className="mx-auto max-w-7xl px-4 py-6 sm:px-6">{children}</main>
+        <main id="main" className="mx-auto max-w-7xl px-4 py-6 sm:px-6">
+          {children}
+        </main>
       </body>
     </html>
   );

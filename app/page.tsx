@@ -61,11 +61,17 @@ async function RunsList({ searchParams, operator }: { searchParams: SearchParams
       <header className="flex flex-wrap items-end justify-between gap-3">
         <div>
           <h1 className="text-2xl font-semibold tracking-tight">Runs</h1>
-          <p className="mt-1 text-sm text-zinc-600 dark:text-zinc-400">Every durable run, the most recent activity first.</p>
+          <p className="mt-1 text-sm text-zinc-600 dark:text-zinc-400">
+            Every durable run, the most recent activity first.
+          </p>
         </div>
         <div className="flex items-center gap-2">
           <LiveRefresh />
-          {operator && <Link prefetch={false} href="/runs/new" data-testid="start-run-link" className={buttonClass('primary')}>Start a run</Link>}
+          {operator && (
+            <Link prefetch={false} href="/runs/new" data-testid="start-run-link" className={buttonClass('primary')}>
+              Start a run
+            </Link>
+          )}
         </div>
       </header>
 
@@ -74,10 +80,15 @@ async function RunsList({ searchParams, operator }: { searchParams: SearchParams
       <StalledBanner stalled={stalled} />
 
       <section aria-labelledby="runs-heading" className="space-y-4">
-        <h2 id="runs-heading" className="sr-only">Run list</h2>
+        <h2 id="runs-heading" className="sr-only">
+          Run list
+        </h2>
         <RunsFilters key={runsHref(filters)} query={filters} workflows={page.workflows} />
         {ignored.length > 0 && (
-          <p data-testid="filters-ignored" className="rounded-md bg-amber-50 px-3 py-2 text-sm text-amber-900 dark:bg-amber-950 dark:text-amber-200">
+          <p
+            data-testid="filters-ignored"
+            className="rounded-md bg-amber-50 px-3 py-2 text-sm text-amber-900 dark:bg-amber-950 dark:text-amber-200"
+          >
             Ignored {ignored.map((key) => IGNORED_LABEL[key] ?? key).join(' and ')}.
           </p>
         )}
@@ -88,22 +99,41 @@ async function RunsList({ searchParams, operator }: { searchParams: SearchParams
               <EmptyState title="No runs yet">
                 <p>A run is one workflow executing durably: each step checkpointed, each side effect committed once.</p>
                 <p className="mt-4 flex flex-wrap items-center justify-center gap-2">
-                  {operator && <Link prefetch={false} href="/runs/new" className={buttonClass('primary')}>Start your first run</Link>}
-                  <span>{operator ? 'or ' : 'An operator starts one from here, or with '}<code className="rounded bg-zinc-100 px-1 py-0.5 font-mono text-xs dark:bg-zinc-800">waybill start agent-batch</code></span>
+                  {operator && (
+                    <Link prefetch={false} href="/runs/new" className={buttonClass('primary')}>
+                      Start your first run
+                    </Link>
+                  )}
+                  <span>
+                    {operator ? 'or ' : 'An operator starts one from here, or with '}
+                    <code className="rounded bg-zinc-100 px-1 py-0.5 font-mono text-xs dark:bg-zinc-800">
+                      waybill start agent-batch
+                    </code>
+                  </span>
                 </p>
               </EmptyState>
             </div>
           ) : filtered ? (
             <div data-testid="runs-no-match">
               <EmptyState title="No runs match these filters">
-                <p>{totalRuns} run{totalRuns === 1 ? '' : 's'} in total.</p>
-                <p className="mt-4"><Link prefetch={false} href="/" className={buttonClass()}>Clear filters</Link></p>
+                <p>
+                  {totalRuns} run{totalRuns === 1 ? '' : 's'} in total.
+                </p>
+                <p className="mt-4">
+                  <Link prefetch={false} href="/" className={buttonClass()}>
+                    Clear filters
+                  </Link>
+                </p>
               </EmptyState>
             </div>
           ) : (
             <div data-testid="runs-no-more">
               <EmptyState title="No more runs">
-                <p className="mt-2"><Link prefetch={false} href="/" className={buttonClass()}>Back to the first page</Link></p>
+                <p className="mt-2">
+                  <Link prefetch={false} href="/" className={buttonClass()}>
+                    Back to the first page
+                  </Link>
+                </p>
               </EmptyState>
             </div>
           )
@@ -123,7 +153,12 @@ async function RunsList({ searchParams, operator }: { searchParams: SearchParams
                 </Link>
               )}
               {page.next && (
-                <Link prefetch={false} href={runsHref({ ...filters, cursor: page.next })} data-testid="next-page" className={buttonClass()}>
+                <Link
+                  prefetch={false}
+                  href={runsHref({ ...filters, cursor: page.next })}
+                  data-testid="next-page"
+                  className={buttonClass()}
+                >
                   Next page <span aria-hidden>»</span>
                 </Link>
               )}
@@ -145,22 +180,34 @@ function StalledBanner({ stalled }: { stalled: StallCount }) {
   const plus = stalled.atLeast ? '+' : '';
   const link = 'underline decoration-amber-400 underline-offset-4 hover:decoration-amber-700';
   return (
-    <div data-testid="stalled-banner" role="status"
-      className="rounded-lg border border-amber-300 bg-amber-50 px-4 py-3 text-sm text-amber-900 dark:border-amber-800 dark:bg-amber-950/40 dark:text-amber-200">
+    <div
+      data-testid="stalled-banner"
+      role="status"
+      className="rounded-lg border border-amber-300 bg-amber-50 px-4 py-3 text-sm text-amber-900 dark:border-amber-800 dark:bg-amber-950/40 dark:text-amber-200"
+    >
       <p className="font-medium" data-testid="stalled-count">
-        {total.toLocaleString('en-US')}{plus} run{total === 1 && !plus ? ' is' : 's are'} stalled
+        {total.toLocaleString('en-US')}
+        {plus} run{total === 1 && !plus ? ' is' : 's are'} stalled
       </p>
       <ul className="mt-1 space-y-0.5">
         {stalled.noLiveWorker > 0 && (
           <li data-testid="stalled-no-worker">
-            <Link prefetch={false} className={link} href={runsHref({ status: 'queued' })}>{stalled.noLiveWorker.toLocaleString('en-US')}{plus} queued</Link>
-            {' '}with no live worker serving their workflow: start one (<code className="font-mono text-xs">waybill worker</code>).
+            <Link prefetch={false} className={link} href={runsHref({ status: 'queued' })}>
+              {stalled.noLiveWorker.toLocaleString('en-US')}
+              {plus} queued
+            </Link>{' '}
+            with no live worker serving their workflow: start one (
+            <code className="font-mono text-xs">waybill worker</code>).
           </li>
         )}
         {stalled.ownerSilent > 0 && (
           <li data-testid="stalled-owner-silent">
-            <Link prefetch={false} className={link} href={runsHref({ status: 'running' })}>{stalled.ownerSilent.toLocaleString('en-US')}{plus} running</Link>
-            {' '}on a worker that stopped heartbeating: another worker takes each over when its run lease passes (not counted as running).
+            <Link prefetch={false} className={link} href={runsHref({ status: 'running' })}>
+              {stalled.ownerSilent.toLocaleString('en-US')}
+              {plus} running
+            </Link>{' '}
+            on a worker that stopped heartbeating: another worker takes each over when its run lease passes (not counted
+            as running).
           </li>
         )}
       </ul>

@@ -18,18 +18,27 @@ export default function RunsSkeleton() {
       </div>
       <div className="grid grid-cols-2 gap-3 sm:grid-cols-4 lg:grid-cols-7" aria-hidden>
         {Array.from({ length: 7 }, (_, i) => (
-          <div key={i} className="rounded-lg border border-zinc-200 bg-white px-4 py-3 dark:border-zinc-800 dark:bg-zinc-900">
+          <div
+            key={i}
+            className="rounded-lg border border-zinc-200 bg-white px-4 py-3 dark:border-zinc-800 dark:bg-zinc-900"
+          >
             <div className={`${bar} h-3 w-16`} />
             <div className={`${bar} mt-2 h-6 w-10`} />
           </div>
         ))}
       </div>
-      <div className="overflow-hidden rounded-lg border border-zinc-200 bg-white dark:border-zinc-800 dark:bg-zinc-900" aria-hidden>
+      <div
+        className="overflow-hidden rounded-lg border border-zinc-200 bg-white dark:border-zinc-800 dark:bg-zinc-900"
+        aria-hidden
+      >
         <div className="border-b border-zinc-200 bg-zinc-50 px-3 py-3 dark:border-zinc-800 dark:bg-zinc-900/60">
           <div className={`${bar} h-3 w-1/3`} />
         </div>
         {Array.from({ length: 8 }, (_, i) => (
-          <div key={i} className="flex items-center gap-4 border-b border-zinc-100 px-3 py-3 last:border-0 dark:border-zinc-800">
+          <div
+            key={i}
+            className="flex items-center gap-4 border-b border-zinc-100 px-3 py-3 last:border-0 dark:border-zinc-800"
+          >
             <div className={`${bar} h-4 w-4`} />
             <div className={`${bar} h-4 w-48`} />
             <div className={`${bar} h-5 w-16 rounded-full`} />

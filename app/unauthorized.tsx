@@ -13,7 +13,11 @@ export default function Unauthorized() {
       <p className="mt-2 text-sm text-zinc-600 dark:text-zinc-400">
         This server has sign-in on, and you are not signed in (or your session expired, or a token was rotated).
       </p>
-      <div className="mt-6"><Link href="/login" className={buttonClass('primary')}>Sign in</Link></div>
+      <div className="mt-6">
+        <Link href="/login" className={buttonClass('primary')}>
+          Sign in
+        </Link>
+      </div>
     </div>
   );
 }

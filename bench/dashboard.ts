@@ -22,8 +22,12 @@ const GOAL = { p50: 100, p99: 300 };
 const SEED = { runs: 10_000, steps: 110, bigRunSteps: 100_000, prefix: 'bench' };
 const DEFAULT_PG_URL = 'postgres://postgres@127.0.0.1:5432/test';
 
-const whole = (min: number, max: number) => z.string({ error: 'needs a whole number' }).regex(/^[0-9]+$/, 'needs a whole number')
-  .transform(Number).pipe(z.number().int().min(min).max(max));
+const whole = (min: number, max: number) =>
+  z
+    .string({ error: 'needs a whole number' })
+    .regex(/^[0-9]+$/, 'needs a whole number')
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
 const flagsSchema = z.strictObject({
   json: z.literal(true, { error: 'takes no value' }).optional(),
   build: z.literal(true, { error: 'takes no value' }).optional(),
@@ -48,7 +52,8 @@ function parseFlags(argv: string[]): Flags {
     const [, name, inline] = match as unknown as [string, string, string | undefined];
     const next = argv[i + 1];
     if (inline !== undefined) raw[name] = inline;
-    else if (name !== 'json' && name !== 'build' && next !== undefined && !next.startsWith('--')) raw[name] = argv[++i]!;
+    else if (name !== 'json' && name !== 'build' && next !== undefined && !next.startsWith('--'))
+      raw[name] = argv[++i]!;
     else raw[name] = true;
   }
   const parsed = flagsSchema.safeParse(raw);
@@ -92,8 +97,10 @@ async function seed(url: string): Promise<void> {
         log(`  seeded ${done.toLocaleString('en-US')} / ${total.toLocaleString('en-US')} committed rows`);
       }
     });
-    log(`bench: seeded ${report.runs} runs, ${report.committed.toLocaleString('en-US')} committed rows, ${report.claims} claims ` +
-      `in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    log(
+      `bench: seeded ${report.runs} runs, ${report.committed.toLocaleString('en-US')} committed rows, ${report.claims} claims ` +
+        `in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+    );
   } finally {
     await store.close();
   }
@@ -105,7 +112,9 @@ async function load(server: Server, path: string, seconds: number): Promise<{ p5
   for (let i = 0; i < 5; i++) await (await fetch(url)).arrayBuffer();
   // One connection first, on stderr only: what one request costs, which ten queued on one process multiply.
   const alone = await autocannon({ url, connections: 1, duration: Math.min(2, seconds) });
-  log(`  ${path}: one connection: p50 ${alone.latency.p50} ms, ${Math.round((await (await fetch(url)).arrayBuffer()).byteLength / 1024)} KiB a page`);
+  log(
+    `  ${path}: one connection: p50 ${alone.latency.p50} ms, ${Math.round((await (await fetch(url)).arrayBuffer()).byteLength / 1024)} KiB a page`,
+  );
   const result = await autocannon({ url, connections: 10, duration: seconds });
   if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
     throw new Error(`${path}: ${result.non2xx} non-2xx answers, ${result.errors} errors, ${result.timeouts} timeouts`);
@@ -120,7 +129,10 @@ async function main(): Promise<void> {
   let server: Server | null = null;
   const cleanup = async () => {
     await server?.stop();
-    for (const fn of undo.reverse()) await Promise.resolve().then(fn).catch(() => undefined);
+    for (const fn of undo.reverse())
+      await Promise.resolve()
+        .then(fn)
+        .catch(() => undefined);
   };
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
@@ -140,10 +152,15 @@ async function main(): Promise<void> {
       run: await load(server, `/runs/${SEED.prefix}-big`, flags.duration),
       claims: await load(server, '/claims', flags.duration),
     };
-    const lines = [`dashboard on ${flags.only}: ${SEED.runs.toLocaleString('en-US')} runs, one of ${SEED.bigRunSteps.toLocaleString('en-US')} steps; ` +
-      `10 connections; goal p50 ≤ ${GOAL.p50} ms, p99 ≤ ${GOAL.p99} ms`,
-    ...Object.entries(dashboard).map(([page, f]) => `  ${page.padEnd(7)} p50 ${String(f.p50).padStart(5)} ms  p99 ${String(f.p99).padStart(5)} ms  ` +
-      (f.p50 <= GOAL.p50 && f.p99 <= GOAL.p99 ? 'met' : 'NOT MET'))];
+    const lines = [
+      `dashboard on ${flags.only}: ${SEED.runs.toLocaleString('en-US')} runs, one of ${SEED.bigRunSteps.toLocaleString('en-US')} steps; ` +
+        `10 connections; goal p50 ≤ ${GOAL.p50} ms, p99 ≤ ${GOAL.p99} ms`,
+      ...Object.entries(dashboard).map(
+        ([page, f]) =>
+          `  ${page.padEnd(7)} p50 ${String(f.p50).padStart(5)} ms  p99 ${String(f.p99).padStart(5)} ms  ` +
+          (f.p50 <= GOAL.p50 && f.p99 <= GOAL.p99 ? 'met' : 'NOT MET'),
+      ),
+    ];
     if (flags.json) {
       log(lines.join('\n'));
       process.stdout.write(`${JSON.stringify({ dashboard })}\n`);

@@ -23,8 +23,11 @@ const STARTUP_ROUNDS = 15;
 const DEFAULT_PG_URL = 'postgres://postgres@127.0.0.1:5432/test';
 
 const count = (max: number) =>
-  z.string({ error: 'needs a whole number' }).regex(/^[0-9]+$/, 'needs a whole number')
-    .transform(Number).pipe(z.number().int().min(1).max(max));
+  z
+    .string({ error: 'needs a whole number' })
+    .regex(/^[0-9]+$/, 'needs a whole number')
+    .transform(Number)
+    .pipe(z.number().int().min(1).max(max));
 
 const flagsSchema = z.strictObject({
   json: z.literal(true, { error: 'takes no value' }).optional(),
@@ -35,7 +38,10 @@ const flagsSchema = z.strictObject({
 type Flags = z.infer<typeof flagsSchema>;
 
 const envSchema = z.object({
-  TEST_DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must start with postgres://').default(DEFAULT_PG_URL),
+  TEST_DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must start with postgres://')
+    .default(DEFAULT_PG_URL),
 });
 
 interface Row {
@@ -73,11 +79,18 @@ function fail(message: string): never {
 function table(rows: Row[], flags: Flags): string {
   const head = ['backend', 'product µs/step', 'floor µs/step', 'ratio', 'goal', 'met', 'product range', 'floor range'];
   const body = rows.map((r) => [
-    r.label, r.figure.stepUs.toFixed(1), r.figure.floorUs.toFixed(1), r.figure.ratio.toFixed(3),
-    `≤ ${r.goal.toFixed(2)}`, r.figure.ratio <= r.goal ? 'yes' : 'NO', spread(r.samples.product), spread(r.samples.floor),
+    r.label,
+    r.figure.stepUs.toFixed(1),
+    r.figure.floorUs.toFixed(1),
+    r.figure.ratio.toFixed(3),
+    `≤ ${r.goal.toFixed(2)}`,
+    r.figure.ratio <= r.goal ? 'yes' : 'NO',
+    spread(r.samples.product),
+    spread(r.samples.floor),
   ]);
   const widths = head.map((h, c) => Math.max(h.length, ...body.map((line) => line[c]!.length)));
-  const format = (cells: string[]) => cells.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ');
+  const format = (cells: string[]) =>
+    cells.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ');
   return [
     `runAgent, ${flags.steps} steps, median of ${flags.rounds} rounds; floor = the bare protocol on the same kind of database, interleaved`,
     format(head),
@@ -107,7 +120,12 @@ async function main(): Promise<void> {
         log(`sqlite ${synchronous}: ${flags.rounds} rounds of ${flags.steps} steps…`);
         const samples = await benchSqlite(synchronous, { steps: flags.steps, rounds: flags.rounds, dir });
         sqlite[synchronous] = figure(samples);
-        rows.push({ label: `sqlite ${synchronous.toUpperCase()}`, goal: GOALS.sqlite, figure: sqlite[synchronous], samples });
+        rows.push({
+          label: `sqlite ${synchronous.toUpperCase()}`,
+          goal: GOALS.sqlite,
+          figure: sqlite[synchronous],
+          samples,
+        });
       }
       json.sqlite = sqlite;
     } finally {
@@ -121,7 +139,10 @@ async function main(): Promise<void> {
     if (!env.success) fail(`TEST_DATABASE_URL: ${env.error.issues[0]!.message}`);
     log(`postgres: ${flags.rounds} rounds of ${flags.steps} steps…`);
     const result = await benchPostgres({
-      url: env.data.TEST_DATABASE_URL, steps: flags.steps, rounds: flags.rounds, onInterrupt: (fn) => undo.push(fn),
+      url: env.data.TEST_DATABASE_URL,
+      steps: flags.steps,
+      rounds: flags.rounds,
+      onInterrupt: (fn) => undo.push(fn),
     });
     if ('skipped' in result) {
       log(`postgres: SKIPPED: ${result.skipped}`);
@@ -137,8 +158,10 @@ async function main(): Promise<void> {
     log(`startup: ${STARTUP_ROUNDS} rounds of waybill --help…`);
     const startup = benchStartup(STARTUP_ROUNDS);
     json.startup = startup;
-    lines.push(`waybill --help (${startup.ran}), median of ${STARTUP_ROUNDS}: ${startup.helpMs} ms spawn to exit ` +
-      `(node -e 0: ${startup.nodeMs} ms); goal ≤ ${STARTUP_GOAL_MS} ms: ${startup.helpMs <= STARTUP_GOAL_MS ? 'met' : 'NOT met'}`);
+    lines.push(
+      `waybill --help (${startup.ran}), median of ${STARTUP_ROUNDS}: ${startup.helpMs} ms spawn to exit ` +
+        `(node -e 0: ${startup.nodeMs} ms); goal ≤ ${STARTUP_GOAL_MS} ms: ${startup.helpMs <= STARTUP_GOAL_MS ? 'met' : 'NOT met'}`,
+    );
   }
   const text = lines.join('\n\n');
   if (flags.json) {

@@ -69,7 +69,8 @@ async function loadBackend(): Promise<OpenPostgresStore | string> {
   if (!existsSync(fileURLToPath(url))) return 'lib/store/postgres/index.ts does not exist yet';
   try {
     const module = (await import(url.href)) as { openPostgresStore?: unknown };
-    if (typeof module.openPostgresStore !== 'function') return 'lib/store/postgres/index.ts exports no openPostgresStore';
+    if (typeof module.openPostgresStore !== 'function')
+      return 'lib/store/postgres/index.ts exports no openPostgresStore';
     return module.openPostgresStore as OpenPostgresStore;
   } catch (error) {
     return `lib/store/postgres/index.ts failed to load: ${(error as Error).message}`;
@@ -106,12 +107,15 @@ async function openFloor(url: string, schema: string) {
       for (let step = 0; step < items.length; step++) {
         const key = stepKey(runId, step);
         const claimed = await client.query<{ result_json: string | null; claimed: boolean }>({
-          name: 'waybill-bench-claim', text: claim, values: [key, runId],
+          name: 'waybill-bench-claim',
+          text: claim,
+          values: [key, runId],
         });
         if (!claimed.rows[0]?.claimed) throw new Error(`floor: ${key} was not claimed`);
         const resultJson = JSON.stringify(sideEffect(items[step]!));
         const committed = await client.query({
-          name: 'waybill-bench-commit', text: commit,
+          name: 'waybill-bench-commit',
+          text: commit,
           values: [key, runId, resultJson, step + 1, JSON.stringify({ processed: step + 1 })],
         });
         if (committed.rowCount !== 1) throw new Error(`floor: ${key} was not committed`);

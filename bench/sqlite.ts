@@ -52,7 +52,9 @@ async function openFloor(path: string, synchronous: Synchronous) {
   const commit = db.prepare('COMMIT');
   const lookup = db.prepare<[string], { result_json: string }>('SELECT result_json FROM committed WHERE idem_key = ?');
   const claim = db.prepare('INSERT INTO claims (idem_key, run_id, claimed_at) VALUES (?, ?, ?)');
-  const insertResult = db.prepare('INSERT INTO committed (idem_key, run_id, result_json, committed_at) VALUES (?, ?, ?, ?)');
+  const insertResult = db.prepare(
+    'INSERT INTO committed (idem_key, run_id, result_json, committed_at) VALUES (?, ?, ?, ?)',
+  );
   const release = db.prepare('DELETE FROM claims WHERE idem_key = ?');
   const progress = db.prepare(`INSERT INTO progress (run_id, step, state_json, updated_at) VALUES (?, ?, ?, ?)
     ON CONFLICT (run_id) DO UPDATE SET step = excluded.step, state_json = excluded.state_json, updated_at = excluded.updated_at`);

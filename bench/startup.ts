@@ -24,7 +24,11 @@ export interface StartupFigure {
 export function benchStartup(rounds: number): StartupFigure {
   const time = (args: string[]) => {
     const started = process.hrtime.bigint();
-    const out = spawnSync(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, WAYBILL_BUILT: '1' } });
+    const out = spawnSync(process.execPath, args, {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, WAYBILL_BUILT: '1' },
+    });
     if (out.status !== 0) throw new Error(`node ${args.join(' ')} exited ${out.status}: ${out.stderr}`);
     return Number(process.hrtime.bigint() - started) / 1e6;
   };

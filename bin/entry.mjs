@@ -18,7 +18,9 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export async function entry(name, source, preload = []) {
   const built = join(ROOT, 'dist', `${name}.js`);
   if (!existsSync(join(ROOT, 'lib')) && !existsSync(built)) {
-    process.stderr.write(`waybill: ${built} is missing: this package was packed without its build (npm pack runs it at prepack)\n`);
+    process.stderr.write(
+      `waybill: ${built} is missing: this package was packed without its build (npm pack runs it at prepack)\n`,
+    );
     process.exit(1);
   }
   if (runsBuilt(name)) return import(built);
@@ -32,16 +34,21 @@ export async function entry(name, source, preload = []) {
 export function runsBuilt(name) {
   const sources = join(ROOT, 'lib');
   if (!existsSync(sources)) return true;
-  return process.env.WAYBILL_BUILT === '1' && existsSync(join(ROOT, 'dist', `${name}.js`)) && fresh(join(ROOT, 'dist', '.built'), sources);
+  return (
+    process.env.WAYBILL_BUILT === '1' &&
+    existsSync(join(ROOT, 'dist', `${name}.js`)) &&
+    fresh(join(ROOT, 'dist', '.built'), sources)
+  );
 }
 
 function fresh(stamp, sources) {
   if (!existsSync(stamp)) return false;
   const builtAt = statSync(stamp).mtimeMs;
-  const newer = (dir) => readdirSync(dir, { withFileTypes: true }).some((item) => {
-    const path = join(dir, item.name);
-    // A directory's own time moves when a file in it is added, renamed or deleted.
-    return statSync(path).mtimeMs > builtAt || (item.isDirectory() && newer(path));
-  });
+  const newer = (dir) =>
+    readdirSync(dir, { withFileTypes: true }).some((item) => {
+      const path = join(dir, item.name);
+      // A directory's own time moves when a file in it is added, renamed or deleted.
+      return statSync(path).mtimeMs > builtAt || (item.isDirectory() && newer(path));
+    });
   return statSync(sources).mtimeMs <= builtAt && !newer(sources);
 }

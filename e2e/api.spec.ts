@@ -23,13 +23,25 @@ test('every route: no token → 401, a viewer on a mutation → 403, and the sto
     expect(anonymous.headers()['www-authenticate']).toBe('Bearer realm="waybill"');
     expect((await apiError(anonymous)).code).toBe('UNAUTHENTICATED');
     // A token that is not ours is nobody too.
-    expect((await call(request, route.method, route.path, { body: route.body, headers: { authorization: 'Bearer e2e-wrong-token-0123456789' } })).status()).toBe(401);
+    expect(
+      (
+        await call(request, route.method, route.path, {
+          body: route.body,
+          headers: { authorization: 'Bearer e2e-wrong-token-0123456789' },
+        })
+      ).status(),
+    ).toBe(401);
     if (route.mutation) {
       const viewer = await call(request, route.method, route.path, { body: route.body, headers: VIEWER });
       expect(viewer.status(), `${route.method} ${route.path}`).toBe(403);
-      expect(await apiError(viewer)).toEqual({ code: 'FORBIDDEN', message: 'the viewer role may not do this: it needs operator' });
+      expect(await apiError(viewer)).toEqual({
+        code: 'FORBIDDEN',
+        message: 'the viewer role may not do this: it needs operator',
+      });
     } else {
-      expect([200, 404], `${route.method} ${route.path}`).toContain((await call(request, route.method, route.path, { headers: VIEWER })).status());
+      expect([200, 404], `${route.method} ${route.path}`).toContain(
+        (await call(request, route.method, route.path, { headers: VIEWER })).status(),
+      );
     }
     expect(snapshot(), `${route.method} ${route.path}`).toEqual(before);
   }
@@ -40,8 +52,15 @@ test('a cross-site mutation is refused even with the operator token, and writes 
   expect(mutations).toHaveLength(13);
   const before = snapshot();
   for (const route of mutations) {
-    for (const headers of [{ origin: 'http://evil.example' }, { 'sec-fetch-site': 'cross-site' }, { origin: 'null' }] as Record<string, string>[]) {
-      const response = await call(request, route.method, route.path, { body: route.body, headers: { ...OPERATOR, ...headers } });
+    for (const headers of [
+      { origin: 'http://evil.example' },
+      { 'sec-fetch-site': 'cross-site' },
+      { origin: 'null' },
+    ] as Record<string, string>[]) {
+      const response = await call(request, route.method, route.path, {
+        body: route.body,
+        headers: { ...OPERATOR, ...headers },
+      });
       expect(response.status(), `${route.path} ${JSON.stringify(headers)}`).toBe(403);
       expect((await apiError(response)).message).toMatch(/^cross-site request refused/);
     }
@@ -49,26 +68,46 @@ test('a cross-site mutation is refused even with the operator token, and writes 
   expect(snapshot()).toEqual(before);
 });
 
-test('malformed JSON, wrong types and oversize bodies are 4xx naming the problem, and write nothing', async ({ request }) => {
+test('malformed JSON, wrong types and oversize bodies are 4xx naming the problem, and write nothing', async ({
+  request,
+}) => {
   const before = snapshot();
-  const malformed = await call(request, 'POST', '/api/v1/runs', { headers: OPERATOR, body: '{"workflow": "agent-batch",\n "input": {"count": 3,}}' });
+  const malformed = await call(request, 'POST', '/api/v1/runs', {
+    headers: OPERATOR,
+    body: '{"workflow": "agent-batch",\n "input": {"count": 3,}}',
+  });
   expect(malformed.status()).toBe(400);
   expect(await apiError(malformed)).toMatchObject({ code: 'INVALID_JSON', line: 2, column: 23, position: 50 });
 
-  const wrong = await call(request, 'POST', '/api/v1/checkpoint/claim', { headers: OPERATOR, body: { runId: 42, key: ['k'], leaseMs: 'soon', extra: 1 } });
+  const wrong = await call(request, 'POST', '/api/v1/checkpoint/claim', {
+    headers: OPERATOR,
+    body: { runId: 42, key: ['k'], leaseMs: 'soon', extra: 1 },
+  });
   expect(wrong.status()).toBe(400);
   expect((await apiError(wrong)).fields).toEqual({
-    runId: ['must be a string'], key: ['must be a string'], leaseMs: ['must be a number of milliseconds'], extra: ['is not a known field'],
+    runId: ['must be a string'],
+    key: ['must be a string'],
+    leaseMs: ['must be a number of milliseconds'],
+    extra: ['is not a known field'],
   });
 
-  const badInput = await call(request, 'POST', '/api/v1/runs', { headers: OPERATOR, body: { workflow: 'agent-batch', input: { count: -1, latencyMs: 'x' } } });
+  const badInput = await call(request, 'POST', '/api/v1/runs', {
+    headers: OPERATOR,
+    body: { workflow: 'agent-batch', input: { count: -1, latencyMs: 'x' } },
+  });
   expect(badInput.status()).toBe(400);
   expect(Object.keys((await apiError(badInput)).fields!).sort()).toEqual(['input.count', 'input.latencyMs']);
 
   const badQuery = await call(request, 'GET', '/api/v1/runs?limit=501&status=done', { headers: VIEWER });
-  expect((await apiError(badQuery)).fields).toEqual({ limit: ['must be at most 500'], status: ['must be one of queued, running, paused, completed, failed, cancelled, idle'] });
+  expect((await apiError(badQuery)).fields).toEqual({
+    limit: ['must be at most 500'],
+    status: ['must be one of queued, running, paused, completed, failed, cancelled, idle'],
+  });
 
-  const deep = await call(request, 'PUT', '/api/v1/checkpoint/e2e-deep/progress', { headers: OPERATOR, body: `{"step":1,"state":${'['.repeat(10_000)}${']'.repeat(10_000)}}` });
+  const deep = await call(request, 'PUT', '/api/v1/checkpoint/e2e-deep/progress', {
+    headers: OPERATOR,
+    body: `{"step":1,"state":${'['.repeat(10_000)}${']'.repeat(10_000)}}`,
+  });
   expect([deep.status(), (await apiError(deep)).code]).toEqual([400, 'INVALID_JSON']);
 
   // Just over 1 MiB, in each body that carries client data: input, result, state, a manual resolution.
@@ -82,34 +121,62 @@ test('malformed JSON, wrong types and oversize bodies are 4xx naming the problem
   for (const [method, path, body] of oversize) {
     const response = await call(request, method, path, { headers: OPERATOR, body });
     expect(response.status(), path).toBe(413);
-    expect(await apiError(response)).toEqual({ code: 'PAYLOAD_TOO_LARGE', message: 'request body is larger than 1048576 bytes (WAYBILL_MAX_BODY_BYTES)', limit: 1048576 });
+    expect(await apiError(response)).toEqual({
+      code: 'PAYLOAD_TOO_LARGE',
+      message: 'request body is larger than 1048576 bytes (WAYBILL_MAX_BODY_BYTES)',
+      limit: 1048576,
+    });
   }
   expect(snapshot()).toEqual(before);
 });
 
 test('unknown workflow, run, action, key or endpoint: a 4xx that names it', async ({ request }) => {
   const before = snapshot();
-  const workflow = await call(request, 'POST', '/api/v1/runs', { headers: OPERATOR, body: { workflow: 'no-such-flow', input: {} } });
+  const workflow = await call(request, 'POST', '/api/v1/runs', {
+    headers: OPERATOR,
+    body: { workflow: 'no-such-flow', input: {} },
+  });
   expect(workflow.status()).toBe(400);
-  expect((await apiError(workflow)).fields).toEqual({ workflow: ['unknown workflow "no-such-flow" (known: agent-batch, notify)'] });
+  expect((await apiError(workflow)).fields).toEqual({
+    workflow: ['unknown workflow "no-such-flow" (known: agent-batch, notify)'],
+  });
 
-  for (const [method, path] of [['GET', '/api/v1/runs/e2e-nobody'], ['GET', '/api/v1/runs/e2e-nobody/committed'], ['POST', '/api/v1/runs/e2e-nobody/cancel']]) {
+  for (const [method, path] of [
+    ['GET', '/api/v1/runs/e2e-nobody'],
+    ['GET', '/api/v1/runs/e2e-nobody/committed'],
+    ['POST', '/api/v1/runs/e2e-nobody/cancel'],
+  ]) {
     const response = await call(request, method!, path!, { headers: OPERATOR });
-    expect([response.status(), await apiError(response)], path).toEqual([404, { code: 'NOT_FOUND', message: 'run e2e-nobody not found' }]);
+    expect([response.status(), await apiError(response)], path).toEqual([
+      404,
+      { code: 'NOT_FOUND', message: 'run e2e-nobody not found' },
+    ]);
   }
   const action = await call(request, 'POST', '/api/v1/runs/e2e-nobody/explode', { headers: OPERATOR });
-  expect([action.status(), (await apiError(action)).message]).toEqual([404, 'no such run action "explode": one of pause, resume, cancel, retry']);
+  expect([action.status(), (await apiError(action)).message]).toEqual([
+    404,
+    'no such run action "explode": one of pause, resume, cancel, retry',
+  ]);
 
   const key = 'e2e-nobody:step:0';
   const expire = await call(request, 'POST', '/api/v1/claims/expire', { headers: OPERATOR, body: { key } });
   expect([expire.status(), (await apiError(expire)).message]).toEqual([404, `claim on ${key} not found`]);
-  const resolve = await call(request, 'POST', '/api/v1/claims/resolve', { headers: OPERATOR, body: { key, result: 1 } });
+  const resolve = await call(request, 'POST', '/api/v1/claims/resolve', {
+    headers: OPERATOR,
+    body: { key, result: 1 },
+  });
   expect([resolve.status(), (await apiError(resolve)).message]).toEqual([404, `claim on ${key} not found`]);
-  const renew = await call(request, 'POST', '/api/v1/checkpoint/renew', { headers: OPERATOR, body: { key, token: 'nope' } });
+  const renew = await call(request, 'POST', '/api/v1/checkpoint/renew', {
+    headers: OPERATOR,
+    body: { key, token: 'nope' },
+  });
   expect([renew.status(), (await apiError(renew)).code]).toEqual([409, 'LEASE_LOST']);
   expect((await apiError(renew)).message).toContain(`lease lost on ${key}`);
   const progress = await call(request, 'GET', '/api/v1/checkpoint/e2e-nobody/progress', { headers: VIEWER });
-  expect([progress.status(), (await apiError(progress)).message]).toEqual([404, 'progress of run e2e-nobody not found']);
+  expect([progress.status(), (await apiError(progress)).message]).toEqual([
+    404,
+    'progress of run e2e-nobody not found',
+  ]);
   const endpoint = await call(request, 'GET', '/api/v1/nothing/here', { headers: VIEWER });
   expect([endpoint.status(), (await apiError(endpoint)).code]).toEqual([404, 'NOT_FOUND']);
   const broken = await call(request, 'GET', '/api/v1/runs/%E0%A4%A', { headers: VIEWER });
@@ -117,19 +184,33 @@ test('unknown workflow, run, action, key or endpoint: a 4xx that names it', asyn
   expect(snapshot()).toEqual(before);
 });
 
-test('runs: start, list with a cursor, inspect, pause / resume / cancel / retry — each audited once', async ({ request }) => {
+test('runs: start, list with a cursor, inspect, pause / resume / cancel / retry — each audited once', async ({
+  request,
+}) => {
   const prefix = uniqueId('e2e-api-run');
   const auditBefore = countWhere('audit');
   const ids: string[] = [];
   for (let i = 0; i < 3; i++) {
-    const started = await call(request, 'POST', '/api/v1/runs', { headers: OPERATOR, body: { workflow: 'agent-batch', input: { count: 4 }, id: `${prefix}-${i}` } });
+    const started = await call(request, 'POST', '/api/v1/runs', {
+      headers: OPERATOR,
+      body: { workflow: 'agent-batch', input: { count: 4 }, id: `${prefix}-${i}` },
+    });
     expect(started.status()).toBe(201);
     const { run } = await started.json();
-    expect(run).toMatchObject({ id: `${prefix}-${i}`, workflow: 'agent-batch', status: 'queued', totalSteps: 4, input: { count: 4 } });
+    expect(run).toMatchObject({
+      id: `${prefix}-${i}`,
+      workflow: 'agent-batch',
+      status: 'queued',
+      totalSteps: 4,
+      input: { count: 4 },
+    });
     expect(started.headers().location).toBe(`/api/v1/runs/${prefix}-${i}`);
     ids.push(run.id);
   }
-  const again = await call(request, 'POST', '/api/v1/runs', { headers: OPERATOR, body: { workflow: 'agent-batch', input: { count: 4 }, id: ids[0] } });
+  const again = await call(request, 'POST', '/api/v1/runs', {
+    headers: OPERATOR,
+    body: { workflow: 'agent-batch', input: { count: 4 }, id: ids[0] },
+  });
   expect([again.status(), (await apiError(again)).code]).toEqual([409, 'CONFLICT']);
 
   // Two pages of two and one, newest first, found by search.
@@ -137,8 +218,10 @@ test('runs: start, list with a cursor, inspect, pause / resume / cancel / retry 
   let cursor: string | null = null;
   let pages = 0;
   do {
-    const page = await call(request, 'GET', `/api/v1/runs?q=${prefix}&limit=2${cursor ? `&cursor=${cursor}` : ''}`, { headers: VIEWER });
-    const body = await page.json() as { runs: { id: string }[]; nextCursor: string | null };
+    const page = await call(request, 'GET', `/api/v1/runs?q=${prefix}&limit=2${cursor ? `&cursor=${cursor}` : ''}`, {
+      headers: VIEWER,
+    });
+    const body = (await page.json()) as { runs: { id: string }[]; nextCursor: string | null };
     seen.push(...body.runs.map((r) => r.id));
     cursor = body.nextCursor;
     pages++;
@@ -146,16 +229,30 @@ test('runs: start, list with a cursor, inspect, pause / resume / cancel / retry 
   expect([pages, [...seen].sort()]).toEqual([2, [...ids].sort()]);
 
   const id = ids[0]!;
-  const steps: [string, string][] = [['pause', 'paused'], ['resume', 'queued'], ['cancel', 'cancelled'], ['retry', 'queued'], ['cancel', 'cancelled']];
+  const steps: [string, string][] = [
+    ['pause', 'paused'],
+    ['resume', 'queued'],
+    ['cancel', 'cancelled'],
+    ['retry', 'queued'],
+    ['cancel', 'cancelled'],
+  ];
   for (const [action, status] of steps) {
     const response = await call(request, 'POST', `/api/v1/runs/${id}/${action}`, { headers: OPERATOR });
     expect([response.status(), (await response.json()).run.status], action).toEqual([200, status]);
   }
   const refused = await call(request, 'POST', `/api/v1/runs/${id}/resume`, { headers: OPERATOR });
-  expect([refused.status(), await apiError(refused)]).toEqual([409, { code: 'INVALID_TRANSITION', message: `cannot resume run ${id}: it is cancelled` }]);
+  expect([refused.status(), await apiError(refused)]).toEqual([
+    409,
+    { code: 'INVALID_TRANSITION', message: `cannot resume run ${id}: it is cancelled` },
+  ]);
 
   const detail = await (await call(request, 'GET', `/api/v1/runs/${id}`, { headers: VIEWER })).json();
-  expect(detail).toMatchObject({ run: { id, status: 'cancelled', external: false }, progress: null, counts: { committed: 0, claims: 0, orphanedClaims: 0 }, actions: ['retry'] });
+  expect(detail).toMatchObject({
+    run: { id, status: 'cancelled', external: false },
+    progress: null,
+    counts: { committed: 0, claims: 0, orphanedClaims: 0 },
+    actions: ['retry'],
+  });
 
   // 3 starts + 5 actions; the refused resume and the refused duplicate start are not operator actions.
   expect(countWhere('audit') - auditBefore).toBe(8);
@@ -165,6 +262,12 @@ test('runs: start, list with a cursor, inspect, pause / resume / cancel / retry 
 
 /** The run's audit lines, oldest first: the action, and who when it was not the API's operator token. */
 function readAudit(runId: string): string[] {
-  return readSecured((db) => (db.prepare('SELECT action, actor FROM audit WHERE run_id = ? ORDER BY id').all(runId) as { action: string; actor: string }[])
-    .map((r) => (r.actor === 'operator token (api)' ? r.action : `${r.action} by ${r.actor}`)));
+  return readSecured((db) =>
+    (
+      db.prepare('SELECT action, actor FROM audit WHERE run_id = ? ORDER BY id').all(runId) as {
+        action: string;
+        actor: string;
+      }[]
+    ).map((r) => (r.actor === 'operator token (api)' ? r.action : `${r.action} by ${r.actor}`)),
+  );
 }

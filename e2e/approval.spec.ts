@@ -41,7 +41,9 @@ test('approve on the run page: the drafted message is delivered exactly once', a
   await worker.stop();
 });
 
-test('reject on the run page asks for a note, sends nothing, ends the run rejected, audits the note', async ({ page }) => {
+test('reject on the run page asks for a note, sends nothing, ends the run rejected, audits the note', async ({
+  page,
+}) => {
   const runId = uniqueId('e2e-reject');
   const outbox = `${runId}.jsonl`;
   await queueRun(runId, 'review-and-send', { outbox });
@@ -56,7 +58,9 @@ test('reject on the run page asks for a note, sends nothing, ends the run reject
   await page.getByTestId('wait-reject').click();
   await expect(run.status).toHaveText(/rejected/i, { timeout: 30_000 });
   expect(existsSync(outboxFile(outbox))).toBe(false);
-  const audit = readDb((db) => db.prepare("SELECT action, detail FROM audit WHERE run_id = ? AND action IN ('approve', 'reject')").all(runId));
+  const audit = readDb((db) =>
+    db.prepare("SELECT action, detail FROM audit WHERE run_id = ? AND action IN ('approve', 'reject')").all(runId),
+  );
   expect(audit).toEqual([{ action: 'reject', detail: 'wrong tone' }]);
   await worker.stop();
 });
@@ -67,7 +71,12 @@ test('a viewer sees the wait read-only', async ({ browser }) => {
   try {
     await store.createRun({ id: runId, workflow: 'review-and-send', inputJson: '{}', totalSteps: 2 });
     const taken = await store.claimRun({ workerId: 'seeder', leaseMs: 60_000, workflows: ['review-and-send'], runId });
-    await store.recordWait({ runId, name: 'review', kind: 'approval', detailsJson: JSON.stringify({ message: 'hello there' }) });
+    await store.recordWait({
+      runId,
+      name: 'review',
+      kind: 'approval',
+      detailsJson: JSON.stringify({ message: 'hello there' }),
+    });
     expect(await store.parkRun(runId, 'review', 'seeder', taken!.attempts)).toBe('parked');
   } finally {
     await store.close();

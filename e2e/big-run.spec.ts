@@ -10,9 +10,24 @@ test.skip(noChromium, 'no chromium');
 
 const STEPS = 100_000;
 
-test('a 100,000-step run: at most 400 chart points, 50 rows a page, a bounded page; paging, search and tooltips work', async ({ page }) => {
+test('a 100,000-step run: at most 400 chart points, 50 rows a page, a bounded page; paging, search and tooltips work', async ({
+  page,
+}) => {
   const prefix = uniqueId('big');
-  const seeded = JSON.parse(await waybill(['seed-demo', '--runs', '1', '--steps', '1', '--big-run-steps', String(STEPS), '--prefix', prefix, '--json'])) as { committed: number };
+  const seeded = JSON.parse(
+    await waybill([
+      'seed-demo',
+      '--runs',
+      '1',
+      '--steps',
+      '1',
+      '--big-run-steps',
+      String(STEPS),
+      '--prefix',
+      prefix,
+      '--json',
+    ]),
+  ) as { committed: number };
   expect(seeded.committed).toBe(STEPS); // the one other run is running, with nothing committed yet
   const id = `${prefix}-big`;
 

@@ -30,16 +30,30 @@ async function withStore<T>(fn: (store: FullStore & Pick<SqliteStore, 'db'>) => 
   }
 }
 
-const statuses = (prefix: string) => readDb((db) => db.prepare(`SELECT status, count(*) AS n FROM runs WHERE id LIKE ? || '%' GROUP BY status ORDER BY status`)
-  .all(prefix)) as { status: string; n: number }[];
-const auditCount = (prefix: string) => readDb((db) => (db.prepare(`SELECT count(*) AS n FROM audit WHERE target LIKE ? || '%' AND action = 'cancel'`)
-  .get(prefix) as { n: number }).n);
+const statuses = (prefix: string) =>
+  readDb((db) =>
+    db
+      .prepare(`SELECT status, count(*) AS n FROM runs WHERE id LIKE ? || '%' GROUP BY status ORDER BY status`)
+      .all(prefix),
+  ) as { status: string; n: number }[];
+const auditCount = (prefix: string) =>
+  readDb(
+    (db) =>
+      (
+        db.prepare(`SELECT count(*) AS n FROM audit WHERE target LIKE ? || '%' AND action = 'cancel'`).get(prefix) as {
+          n: number;
+        }
+      ).n,
+  );
 
-test('bulk cancel of every run matching the filter: counted, confirmed, exactly those runs, one audit line each', async ({ page }) => {
+test('bulk cancel of every run matching the filter: counted, confirmed, exactly those runs, one audit line each', async ({
+  page,
+}) => {
   const prefix = uniqueId('e2e-all');
   const other = uniqueId('e2e-keep');
   await withStore(async (store) => {
-    for (let i = 0; i < 60; i++) await store.createRun({ id: `${prefix}-${i}`, workflow: 'agent-batch', inputJson: '{"count":1}', totalSteps: 1 });
+    for (let i = 0; i < 60; i++)
+      await store.createRun({ id: `${prefix}-${i}`, workflow: 'agent-batch', inputJson: '{"count":1}', totalSteps: 1 });
     await store.createRun({ id: other, workflow: 'agent-batch', inputJson: '{"count":1}', totalSteps: 1 });
   });
   const dialog = new ConfirmDialog(page);
@@ -63,28 +77,40 @@ test('bulk cancel of every run matching the filter: counted, confirmed, exactly 
   await expect(page.getByTestId('bulk-message')).toHaveText('cancel: 60 matched, 60 done');
   expect(statuses(prefix)).toEqual([{ status: 'cancelled', n: 60 }]);
   expect(auditCount(prefix)).toBe(60);
-  expect(readDb((db) => (db.prepare('SELECT status FROM runs WHERE id = ?').get(other) as { status: string }).status)).toBe('queued');
+  expect(
+    readDb((db) => (db.prepare('SELECT status FROM runs WHERE id = ?').get(other) as { status: string }).status),
+  ).toBe('queued');
 });
 
-test('a run whose owner went silent is named with its takeover time, counted by the banner and not as running', async ({ page }) => {
+test('a run whose owner went silent is named with its takeover time, counted by the banner and not as running', async ({
+  page,
+}) => {
   const worker = uniqueId('e2e-frozen-w');
   const runId = uniqueId('e2e-frozen-run');
   const workflow = `e2e-frozen-${Date.now().toString(36)}`;
   await withStore(async (store) => {
     await store.registerWorker({ id: worker, host: 'e2e', pid: 1 });
-    await store.publishWorkflows(worker, [{ name: workflow, description: null, inputSchemaJson: '{}', totalSteps: 1, version: null }]);
+    await store.publishWorkflows(worker, [
+      { name: workflow, description: null, inputSchemaJson: '{}', totalSteps: 1, version: null },
+    ]);
     await store.createRun({ id: runId, workflow, inputJson: '{}', totalSteps: 1 });
     await store.claimRun({ workerId: worker, leaseMs: 600_000, workflows: [workflow], runId });
     // It froze a minute ago: its last heartbeat is that old.
     store.db.prepare('UPDATE workers SET heartbeat_at = heartbeat_at - 60 WHERE id = ?').run(worker);
   });
-  const { heartbeat, lease } = readDb((db) => db.prepare(`SELECT w.heartbeat_at AS heartbeat, r.lease_expires_at AS lease
-    FROM workers w JOIN runs r ON r.owner = w.id WHERE r.id = ?`).get(runId)) as { heartbeat: number; lease: number };
+  const { heartbeat, lease } = readDb((db) =>
+    db
+      .prepare(`SELECT w.heartbeat_at AS heartbeat, r.lease_expires_at AS lease
+    FROM workers w JOIN runs r ON r.owner = w.id WHERE r.id = ?`)
+      .get(runId),
+  ) as { heartbeat: number; lease: number };
   const iso = (s: number) => new Date(Math.round(s) * 1000).toISOString().replace('.000Z', 'Z');
   // A live peer serving the workflow: the one that will take the run over once its lease passes.
   await withStore(async (store) => {
     await store.registerWorker({ id: `${worker}-peer`, host: 'e2e', pid: 1 });
-    await store.publishWorkflows(`${worker}-peer`, [{ name: workflow, description: null, inputSchemaJson: '{}', totalSteps: 1, version: null }]);
+    await store.publishWorkflows(`${worker}-peer`, [
+      { name: workflow, description: null, inputSchemaJson: '{}', totalSteps: 1, version: null },
+    ]);
   });
   // On the list the row has no lease: the takeover is a run lease (30 s by default) after the last heartbeat.
   const listed = `owner ${worker} silent since ${iso(heartbeat)}, will be taken over at the next worker poll`;
@@ -93,15 +119,21 @@ test('a run whose owner went silent is named with its takeover time, counted by 
   await expect(page.getByTestId(`run-stalled-${runId}`)).toHaveText('stalled');
   await expect(page.getByTestId(`run-stall-${runId}`)).toHaveText(listed);
   await expect(page.getByTestId('stalled-banner')).toBeVisible();
-  const silent = Number((await page.getByTestId('stalled-owner-silent').getByRole('link').textContent())!.match(/^(\d+)/)![1]);
+  const silent = Number(
+    (await page.getByTestId('stalled-owner-silent').getByRole('link').textContent())!.match(/^(\d+)/)![1],
+  );
   expect(silent).toBeGreaterThanOrEqual(1);
-  const running = readDb((db) => (db.prepare(`SELECT count(*) AS n FROM runs WHERE status = 'running'`).get() as { n: number }).n);
+  const running = readDb(
+    (db) => (db.prepare(`SELECT count(*) AS n FROM runs WHERE status = 'running'`).get() as { n: number }).n,
+  );
   await expect(page.getByTestId('stat-running')).toContainText(String(running - silent));
 
   // The run page has its lease: the takeover time it names is the lease's end.
   const run = new RunPage(page);
   await run.goto(runId);
-  await expect(page.getByTestId('run-stall-reason')).toHaveText(`Stalled: owner ${worker} silent since ${iso(heartbeat)}, will be taken over at ${iso(lease)}`);
+  await expect(page.getByTestId('run-stall-reason')).toHaveText(
+    `Stalled: owner ${worker} silent since ${iso(heartbeat)}, will be taken over at ${iso(lease)}`,
+  );
   await withStore(async (store) => {
     await store.actOnRun(runId, 'cancel', 'e2e');
     await store.stopWorker(worker);
@@ -111,11 +143,15 @@ test('a run whose owner went silent is named with its takeover time, counted by 
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-test('the run page shows the step being retried: its attempt, the next one counting down, the last error', async ({ page }) => {
+test('the run page shows the step being retried: its attempt, the next one counting down, the last error', async ({
+  page,
+}) => {
   const dir = mkdtempSync(join(tmpdir(), 'waybill-e2e-retry-'));
   const workflow = `e2e-flaky-${Date.now().toString(36)}`;
   const module = join(dir, 'workflows.mjs');
-  writeFileSync(module, `import { defineWorkflow } from ${JSON.stringify(pathToFileURL(join(ROOT, 'lib/engine/workflow.ts')).href)};
+  writeFileSync(
+    module,
+    `import { defineWorkflow } from ${JSON.stringify(pathToFileURL(join(ROOT, 'lib/engine/workflow.ts')).href)};
 import { z } from ${JSON.stringify(pathToFileURL(join(ROOT, 'node_modules/zod/index.js')).href)};
 export const flaky = defineWorkflow({
   name: ${JSON.stringify(workflow)},
@@ -125,7 +161,8 @@ export const flaky = defineWorkflow({
     await ctx.step('fetch', () => { throw new Error('upstream answered 503'); }, { step: 0 });
   },
 });
-`);
+`,
+  );
   const runId = uniqueId('e2e-retrying');
   const worker = await startWorker(uniqueId('e2e-retry-worker'), { workflows: module });
   try {
@@ -141,7 +178,16 @@ export const flaky = defineWorkflow({
     expect(first).toBeLessThanOrEqual(90);
     // It counts down by the browser's clock, between the page's own refreshes.
     await expect.poll(seconds, { timeout: 5_000 }).toBeLessThan(first - 1);
-    expect(readDb((db) => (db.prepare(`SELECT count(*) AS n FROM step_events WHERE run_id = ? AND outcome = 'failed'`).get(runId) as { n: number }).n)).toBe(1);
+    expect(
+      readDb(
+        (db) =>
+          (
+            db.prepare(`SELECT count(*) AS n FROM step_events WHERE run_id = ? AND outcome = 'failed'`).get(runId) as {
+              n: number;
+            }
+          ).n,
+      ),
+    ).toBe(1);
   } finally {
     await worker.stop();
     await withStore((store) => store.actOnRun(runId, 'cancel', 'e2e').catch(() => undefined));

@@ -17,8 +17,14 @@ test.skip(noChromium, 'no chromium');
 test('the navigation marks the current section', async ({ page }) => {
   const runs = new RunsPage(page);
   const current = page.locator('nav[aria-label="Main"] [aria-current="page"]');
-  const cases: [string, string][] = [['/', 'nav-runs'], ['/claims', 'nav-claims'], ['/workers', 'nav-workers'], ['/audit', 'nav-audit'],
-    ['/runs/new', 'nav-start-a-run'], ['/runs/no-such-run-here', 'nav-runs']];
+  const cases: [string, string][] = [
+    ['/', 'nav-runs'],
+    ['/claims', 'nav-claims'],
+    ['/workers', 'nav-workers'],
+    ['/audit', 'nav-audit'],
+    ['/runs/new', 'nav-start-a-run'],
+    ['/runs/no-such-run-here', 'nav-runs'],
+  ];
   for (const [path, testId] of cases) {
     await page.goto(path);
     await expect(current, path).toHaveCount(1);
@@ -34,7 +40,8 @@ test('the navigation marks the current section', async ({ page }) => {
 test('every page has a favicon, and the runs page is titled like the rest', async ({ page, request }) => {
   const failed: string[] = [];
   page.on('response', (response) => {
-    if (/favicon|icon/.test(new URL(response.url()).pathname) && response.status() >= 400) failed.push(`${response.status()} ${response.url()}`);
+    if (/favicon|icon/.test(new URL(response.url()).pathname) && response.status() >= 400)
+      failed.push(`${response.status()} ${response.url()}`);
   });
   for (const path of ['/', '/claims', '/workers', '/audit']) {
     await page.goto(path);
@@ -106,12 +113,22 @@ test("the run header's Updated follows the run's progress, not only its row", as
   await expect(page.getByTestId('run-updated')).toHaveText(/^(\d+s ago|in \d+s)$/);
 });
 
-test('a live refresh re-sends no link prefetch: counted over five refreshes of a page of fifty runs', async ({ page }) => {
+test('a live refresh re-sends no link prefetch: counted over five refreshes of a page of fifty runs', async ({
+  page,
+}) => {
   const prefix = uniqueId('e2e-prefetch');
   const store = (await openStore(databaseUrl(), { synchronous: 'normal' })) as Store & RunStore & AuditStore;
   try {
-    for (let i = 0; i < 50; i++) await store.createRun({ id: `${prefix}-${i}`, workflow: 'agent-batch', inputJson: '{"count":1}', totalSteps: 1 });
-    await store.recordAudit({ actor: 'e2e', role: 'local', action: 'start', target: `${prefix}-0`, runId: `${prefix}-0`, detail: null });
+    for (let i = 0; i < 50; i++)
+      await store.createRun({ id: `${prefix}-${i}`, workflow: 'agent-batch', inputJson: '{"count":1}', totalSteps: 1 });
+    await store.recordAudit({
+      actor: 'e2e',
+      role: 'local',
+      action: 'start',
+      target: `${prefix}-0`,
+      runId: `${prefix}-0`,
+      detail: null,
+    });
   } finally {
     await store.close();
   }
@@ -129,7 +146,9 @@ test('a live refresh re-sends no link prefetch: counted over five refreshes of a
   counting = true;
   await page.goto('/audit');
   await expect(page.getByTestId('audit-table')).toBeVisible();
-  await expect.poll(() => prefetches, { timeout: 30_000, message: 'a default <Link> in view is prefetched' }).toBeGreaterThan(0);
+  await expect
+    .poll(() => prefetches, { timeout: 30_000, message: 'a default <Link> in view is prefetched' })
+    .toBeGreaterThan(0);
   counting = false;
   prefetches = 0;
   const runs = new RunsPage(page);

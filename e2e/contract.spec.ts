@@ -8,7 +8,9 @@ import { expect, noChromium, test } from './support/test';
 test.describe('contract endpoints', () => {
   test.skip(noChromium, 'chromium is not installed');
 
-  test('health needs no token; the OpenAPI document needs the viewer token and lists the routes', async ({ request }) => {
+  test('health needs no token; the OpenAPI document needs the viewer token and lists the routes', async ({
+    request,
+  }) => {
     const health = await request.get(`${SECURED}/api/health`);
     expect(health.status()).toBe(200);
     expect(await health.json()).toEqual({ ok: true, store: 'up' });
@@ -20,8 +22,14 @@ test.describe('contract endpoints', () => {
       expect(doc.status()).toBe(200);
       const body = (await doc.json()) as { openapi: string; paths: Record<string, unknown> };
       expect(body.openapi).toBe('3.1.0');
-      expect(Object.keys(body.paths)).toEqual(expect.arrayContaining(['/api/health', '/api/v1/runs', '/api/v1/checkpoint/commit',
-        '/api/v1/checkpoint/{runId}/begin']));
+      expect(Object.keys(body.paths)).toEqual(
+        expect.arrayContaining([
+          '/api/health',
+          '/api/v1/runs',
+          '/api/v1/checkpoint/commit',
+          '/api/v1/checkpoint/{runId}/begin',
+        ]),
+      );
     }
   });
 });

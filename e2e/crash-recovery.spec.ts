@@ -50,7 +50,9 @@ test('a worker killed mid-step: orphaned claim, expired by hand, run completed b
   await expect.poll(() => run.stepsDone()).toBe(STEPS);
 
   // The cargo never duplicates: one committed row per step, the expired one included.
-  const committed = readDb((db) => db.prepare('SELECT count(*) AS n, count(DISTINCT idem_key) AS keys FROM committed WHERE run_id = ?').get(runId)) as { n: number; keys: number };
+  const committed = readDb((db) =>
+    db.prepare('SELECT count(*) AS n, count(DISTINCT idem_key) AS keys FROM committed WHERE run_id = ?').get(runId),
+  ) as { n: number; keys: number };
   expect(committed).toEqual({ n: STEPS, keys: STEPS });
   await second.stop();
 });

@@ -24,12 +24,19 @@ const STEPS = 5;
 
 /** The loop as its own process; `go()` lets a held step finish; `done` is its exit and last line. */
 function startLoop(args: LibraryLoopArgs) {
-  const proc = spawn(process.execPath, ['--import', 'tsx', FIXTURE, JSON.stringify(args)], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, ['--import', 'tsx', FIXTURE, JSON.stringify(args)], {
+    cwd: ROOT,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   proc.stdout!.setEncoding('utf8').on('data', (c: string) => (out += c));
   proc.stderr!.setEncoding('utf8').on('data', (c: string) => (err += c));
-  const done = once(proc, 'close').then(([code]) => ({ code: code as number | null, last: out.trim().split('\n').pop() ?? '', err }));
+  const done = once(proc, 'close').then(([code]) => ({
+    code: code as number | null,
+    last: out.trim().split('\n').pop() ?? '',
+    err,
+  }));
   return {
     go: () => proc.stdin!.write('GO\n'),
     held: async (step: number) => expect.poll(() => out, { timeout: 60_000 }).toContain(`IN step=${step} `),
@@ -41,7 +48,8 @@ function startLoop(args: LibraryLoopArgs) {
 function perStep(file: string): number[] {
   const counts = new Array<number>(STEPS).fill(0);
   if (!existsSync(file)) return counts;
-  for (const line of readFileSync(file, 'utf8').trim().split('\n').filter(Boolean)) counts[Number(/^step=(\d+)/.exec(line)![1])]!++;
+  for (const line of readFileSync(file, 'utf8').trim().split('\n').filter(Boolean))
+    counts[Number(/^step=(\d+)/.exec(line)![1])]!++;
   return counts;
 }
 
@@ -51,7 +59,14 @@ test.describe('a library loop steered from the dashboard', () => {
   test('paused from its run page it stops before its next step, and resumes after resume', async ({ page }) => {
     const id = uniqueId('e2e-loop');
     const effects = join(mkdtempSync(join(tmpdir(), 'waybill-e2e-loop-')), 'effects.log');
-    const base: LibraryLoopArgs = { url: databaseUrl(), runId: id, workflow: 'my-summaries', steps: STEPS, workerId: 'laptop', effects };
+    const base: LibraryLoopArgs = {
+      url: databaseUrl(),
+      runId: id,
+      workflow: 'my-summaries',
+      steps: STEPS,
+      workerId: 'laptop',
+      effects,
+    };
     const first = startLoop({ ...base, holdAt: { step: 2, until: 'go' } });
     try {
       await first.held(2);
@@ -91,7 +106,14 @@ test.describe('a library loop steered from the dashboard', () => {
   test('cancelled from its run page it stops before its next step and does not start again', async ({ page }) => {
     const id = uniqueId('e2e-loop-cancel');
     const effects = join(mkdtempSync(join(tmpdir(), 'waybill-e2e-loop-')), 'effects.log');
-    const base: LibraryLoopArgs = { url: databaseUrl(), runId: id, workflow: 'my-summaries', steps: STEPS, workerId: 'laptop', effects };
+    const base: LibraryLoopArgs = {
+      url: databaseUrl(),
+      runId: id,
+      workflow: 'my-summaries',
+      steps: STEPS,
+      workerId: 'laptop',
+      effects,
+    };
     const first = startLoop({ ...base, holdAt: { step: 1, until: 'go' } });
     try {
       await first.held(1);

@@ -33,12 +33,24 @@ async function npmStart(databaseUrl: string): Promise<Started> {
   let out = '';
   proc.stdout!.setEncoding('utf8').on('data', (c: string) => (out += c));
   proc.stderr!.setEncoding('utf8').on('data', (c: string) => (out += c));
-  const exited = once(proc, 'close').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));
+  const exited = once(proc, 'close').then(([code, signal]) => ({
+    code: code as number | null,
+    signal: signal as NodeJS.Signals | null,
+  }));
   started.add(proc);
   void exited.then(() => started.delete(proc));
-  await expect.poll(() => out, { timeout: 60_000, message: 'npm start prints its banner' }).toMatch(/Waybill is running at/);
+  await expect
+    .poll(() => out, { timeout: 60_000, message: 'npm start prints its banner' })
+    .toMatch(/Waybill is running at/);
   const pid = (what: string) => Number(new RegExp(`${what}, pid (\\d+)`).exec(out)?.[1]);
-  return { proc, out: () => out, url: /Waybill is running at (\S+)/.exec(out)![1]!, webPid: pid('next start'), workerPid: pid('waybill worker'), exited };
+  return {
+    proc,
+    out: () => out,
+    url: /Waybill is running at (\S+)/.exec(out)![1]!,
+    webPid: pid('next start'),
+    workerPid: pid('waybill worker'),
+    exited,
+  };
 }
 
 const started = new Set<ChildProcess>();
@@ -52,7 +64,9 @@ test.afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-test('npm start runs the dashboard, a worker and a demo run; SIGTERM stops both and exits 0; a dead child stops the other', async ({ page }) => {
+test('npm start runs the dashboard, a worker and a demo run; SIGTERM stops both and exits 0; a dead child stops the other', async ({
+  page,
+}) => {
   const databaseUrl = `file:${join(dir, 'start.db')}`;
   const first = await npmStart(databaseUrl);
   expect(first.url).toBe(`http://127.0.0.1:${PORT}`);

@@ -16,9 +16,15 @@ test.skip(noChromium, 'no chromium');
 
 type FullStore = Store & RunStore & AuditStore;
 
-const statusOf = (id: string) => readDb((db) => (db.prepare('SELECT status FROM runs WHERE id = ?').get(id) as { status: string } | undefined)?.status);
-const auditOf = (target: string) => readDb((db) =>
-  db.prepare('SELECT action, detail FROM audit WHERE target = ? ORDER BY id').all(target)) as { action: string; detail: string | null }[];
+const statusOf = (id: string) =>
+  readDb(
+    (db) => (db.prepare('SELECT status FROM runs WHERE id = ?').get(id) as { status: string } | undefined)?.status,
+  );
+const auditOf = (target: string) =>
+  readDb((db) => db.prepare('SELECT action, detail FROM audit WHERE target = ? ORDER BY id').all(target)) as {
+    action: string;
+    detail: string | null;
+  }[];
 
 async function withStore<T>(fn: (store: FullStore) => Promise<T>): Promise<T> {
   const store = (await openStore(databaseUrl(), { synchronous: 'normal' })) as FullStore;
@@ -29,9 +35,13 @@ async function withStore<T>(fn: (store: FullStore) => Promise<T>): Promise<T> {
   }
 }
 
-test('the run page asks before it cancels; the timeline is newest first, filtered by kind, each action once', async ({ page }) => {
+test('the run page asks before it cancels; the timeline is newest first, filtered by kind, each action once', async ({
+  page,
+}) => {
   const runId = uniqueId('e2e-confirm-run');
-  await withStore((store) => store.createRun({ id: runId, workflow: 'agent-batch', inputJson: '{"count":3}', totalSteps: 3 }));
+  await withStore((store) =>
+    store.createRun({ id: runId, workflow: 'agent-batch', inputJson: '{"count":3}', totalSteps: 3 }),
+  );
   const run = new RunPage(page);
   const dialog = new ConfirmDialog(page);
   await run.goto(runId);
@@ -52,7 +62,8 @@ test('the run page asks before it cancels; the timeline is newest first, filtere
   await dialog.confirm('e2e: started with the wrong input');
   await expect(run.status).toHaveText(/cancelled/);
   expect(auditOf(runId)).toEqual([
-    { action: 'pause', detail: null }, { action: 'resume', detail: null },
+    { action: 'pause', detail: null },
+    { action: 'resume', detail: null },
     { action: 'cancel', detail: 'reason: e2e: started with the wrong input' },
   ]);
 
@@ -84,7 +95,8 @@ test('the run page asks before it cancels; the timeline is newest first, filtere
 test('bulk cancel asks first, names the runs, and keeps the reason for each run in /audit', async ({ page }) => {
   const ids = [uniqueId('e2e-bulk-a'), uniqueId('e2e-bulk-b')];
   await withStore(async (store) => {
-    for (const id of ids) await store.createRun({ id, workflow: 'agent-batch', inputJson: '{"count":3}', totalSteps: 3 });
+    for (const id of ids)
+      await store.createRun({ id, workflow: 'agent-batch', inputJson: '{"count":3}', totalSteps: 3 });
   });
   const runs = new RunsPage(page);
   const dialog = new ConfirmDialog(page);
@@ -107,18 +119,35 @@ test('bulk cancel asks first, names the runs, and keeps the reason for each run 
 
   await page.goto('/audit');
   for (const id of ids) {
-    const row = page.getByTestId('audit-table').locator('tr', { has: page.getByTestId('audit-target').filter({ hasText: id }) });
+    const row = page
+      .getByTestId('audit-table')
+      .locator('tr', { has: page.getByTestId('audit-target').filter({ hasText: id }) });
     await expect(row.getByTestId('audit-detail')).toHaveText('reason: e2e: duplicate batch');
   }
 });
 
-test('expire asks first and keeps the reason; the claims header does not count an orphaned claim as executing', async ({ page }) => {
+test('expire asks first and keeps the reason; the claims header does not count an orphaned claim as executing', async ({
+  page,
+}) => {
   const runId = uniqueId('e2e-expire');
   const key = `${runId}:step:0`;
   await withStore(async (store) => {
-    const outcome = await store.claim({ idemKey: key, runId, token: `t-${key}`, workerId: 'gone-worker', step: 0, attempt: 1, leaseMs: 1, claimTtlMs: 30_000 });
+    const outcome = await store.claim({
+      idemKey: key,
+      runId,
+      token: `t-${key}`,
+      workerId: 'gone-worker',
+      step: 0,
+      attempt: 1,
+      leaseMs: 1,
+      claimTtlMs: 30_000,
+    });
     expect(outcome.kind).toBe('claimed');
-    await expect.poll(async () => (await store.listClaims({ orphanedOnly: true, claimTtlMs: 30_000 })).some((c) => c.idemKey === key)).toBe(true);
+    await expect
+      .poll(async () =>
+        (await store.listClaims({ orphanedOnly: true, claimTtlMs: 30_000 })).some((c) => c.idemKey === key),
+      )
+      .toBe(true);
   });
   const claims = new ClaimsPage(page);
   const dialog = new ConfirmDialog(page);
@@ -141,12 +170,17 @@ test('expire asks first and keeps the reason; the claims header does not count a
   expect(auditOf(key)).toEqual([{ action: 'expire', detail: 'reason: e2e: the provider never got it' }]);
 });
 
-test("a CLI cancel is on /audit and in the run's timeline like the dashboard's, under its --as name", async ({ page }) => {
+test("a CLI cancel is on /audit and in the run's timeline like the dashboard's, under its --as name", async ({
+  page,
+}) => {
   const runId = uniqueId('e2e-cli-audit');
-  await withStore((store) => store.createRun({ id: runId, workflow: 'agent-batch', inputJson: '{"count":3}', totalSteps: 3 }));
+  await withStore((store) =>
+    store.createRun({ id: runId, workflow: 'agent-batch', inputJson: '{"count":3}', totalSteps: 3 }),
+  );
   await waybill(['cancel', runId, '--as', 'e2e-ann', '--reason', 'e2e: cancelled from a terminal']);
-  expect(readDb((db) => db.prepare('SELECT actor, role, action, detail FROM audit WHERE target = ?').all(runId)))
-    .toEqual([{ actor: 'e2e-ann', role: 'local', action: 'cancel', detail: 'reason: e2e: cancelled from a terminal' }]);
+  expect(
+    readDb((db) => db.prepare('SELECT actor, role, action, detail FROM audit WHERE target = ?').all(runId)),
+  ).toEqual([{ actor: 'e2e-ann', role: 'local', action: 'cancel', detail: 'reason: e2e: cancelled from a terminal' }]);
 
   await page.goto('/audit');
   const row = page.getByTestId('audit-table').locator('tr', { hasText: runId });

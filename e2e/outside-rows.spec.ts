@@ -32,18 +32,43 @@ function removeRuns(ids: string[]): void {
   });
 }
 
-test('times out of range, JSON 50,000 deep and 20,000 claims: pages and API answer 200 with a note, bounded', async ({ page, request }) => {
+test('times out of range, JSON 50,000 deep and 20,000 claims: pages and API answer 200 with a note, bounded', async ({
+  page,
+  request,
+}) => {
   test.setTimeout(240_000);
   const timeRun = uniqueId('e2e-outside-time');
   const deepRun = uniqueId('e2e-outside-deep');
   const bigRun = uniqueId('e2e-outside-claims');
   const now = Date.now() / 1000;
   writeDb((db) => {
-    db.prepare('INSERT INTO progress(run_id, step, state_json, updated_at) VALUES (?, 1, ?, ?)').run(timeRun, '{}', 1e15);
-    db.prepare('INSERT INTO committed(idem_key, run_id, result_json, committed_at) VALUES (?, ?, ?, ?)').run(`${timeRun}:step:0`, timeRun, '{"ok":true}', -1e15);
-    db.prepare('INSERT INTO claims(idem_key, run_id, claimed_at) VALUES (?, ?, ?)').run(`${timeRun}:step:1`, timeRun, 1e15);
-    db.prepare('INSERT INTO progress(run_id, step, state_json, updated_at) VALUES (?, 1, ?, ?)').run(deepRun, deep(50_000), now);
-    db.prepare('INSERT INTO committed(idem_key, run_id, result_json, committed_at) VALUES (?, ?, ?, ?)').run(`${deepRun}:step:0`, deepRun, deep(50_000), now);
+    db.prepare('INSERT INTO progress(run_id, step, state_json, updated_at) VALUES (?, 1, ?, ?)').run(
+      timeRun,
+      '{}',
+      1e15,
+    );
+    db.prepare('INSERT INTO committed(idem_key, run_id, result_json, committed_at) VALUES (?, ?, ?, ?)').run(
+      `${timeRun}:step:0`,
+      timeRun,
+      '{"ok":true}',
+      -1e15,
+    );
+    db.prepare('INSERT INTO claims(idem_key, run_id, claimed_at) VALUES (?, ?, ?)').run(
+      `${timeRun}:step:1`,
+      timeRun,
+      1e15,
+    );
+    db.prepare('INSERT INTO progress(run_id, step, state_json, updated_at) VALUES (?, 1, ?, ?)').run(
+      deepRun,
+      deep(50_000),
+      now,
+    );
+    db.prepare('INSERT INTO committed(idem_key, run_id, result_json, committed_at) VALUES (?, ?, ?, ?)').run(
+      `${deepRun}:step:0`,
+      deepRun,
+      deep(50_000),
+      now,
+    );
     const claim = db.prepare('INSERT INTO claims(idem_key, run_id, claimed_at) VALUES (?, ?, ?)');
     db.transaction(() => {
       for (let i = 0; i < 20_000; i++) claim.run(`${bigRun}:item:${String(i).padStart(5, '0')}`, bigRun, now);
@@ -75,14 +100,23 @@ test('times out of range, JSON 50,000 deep and 20,000 claims: pages and API answ
     const committed = await request.get(`/api/v1/runs/${deepRun}/committed`);
     expect(committed.status()).toBe(200);
     const [row] = (await committed.json()).committed;
-    expect(row).toMatchObject({ key: `${deepRun}:step:0`, result: null, resultTruncated: expect.stringMatching(/^nested 50,000 levels deep, more than the 64/) });
+    expect(row).toMatchObject({
+      key: `${deepRun}:step:0`,
+      result: null,
+      resultTruncated: expect.stringMatching(/^nested 50,000 levels deep, more than the 64/),
+    });
     const runAnswer = await request.get(`/api/v1/runs/${deepRun}`);
     expect(runAnswer.status()).toBe(200);
-    expect((await runAnswer.json()).progress).toMatchObject({ state: null, stateTruncated: expect.stringContaining('nested 50,000 levels deep') });
+    expect((await runAnswer.json()).progress).toMatchObject({
+      state: null,
+      stateTruncated: expect.stringContaining('nested 50,000 levels deep'),
+    });
     // The page shows the stored text, not re-indented, with the note.
     await page.goto(`/runs/${deepRun}`);
     await expect(page.getByTestId('error-boundary')).toHaveCount(0);
-    await expect(page.getByTestId('json-note').first()).toHaveText('Nested 50,000 levels deep (more than 64): shown as stored, not re-indented.');
+    await expect(page.getByTestId('json-note').first()).toHaveText(
+      'Nested 50,000 levels deep (more than 64): shown as stored, not re-indented.',
+    );
 
     // 20,000 claims on one run: a 20 MB page and a 4.3 MB answer. Now a bounded list and the count.
     const bigPage = await request.get(`/runs/${bigRun}`);
@@ -119,19 +153,32 @@ test('the resolve form refuses JSON nested deeper than the API accepts, and comm
   const runId = uniqueId('e2e-outside-resolve');
   const key = `${runId}:step:0`;
   // An outside client's claim from long ago: orphaned, and first on the claims page.
-  writeDb((db) => db.prepare('INSERT INTO claims(idem_key, run_id, claimed_at) VALUES (?, ?, ?)').run(key, runId, Date.now() / 1000 - 30 * 86_400));
+  writeDb((db) =>
+    db
+      .prepare('INSERT INTO claims(idem_key, run_id, claimed_at) VALUES (?, ?, ?)')
+      .run(key, runId, Date.now() / 1000 - 30 * 86_400),
+  );
   try {
     const claims = new ClaimsPage(page);
     await claims.goto();
     await expect(claims.orphaned(key)).toBeVisible();
     await claims.resolve(key, `{"a":${deep(5_000)}}`);
-    await expect(claims.row(key).getByTestId('field-error-result')).toHaveText('nests 5,001 levels deep: the limit is 64');
-    expect(readDb((db) => db.prepare('SELECT count(*) AS n FROM committed WHERE idem_key = ?').get(key))).toEqual({ n: 0 });
+    await expect(claims.row(key).getByTestId('field-error-result')).toHaveText(
+      'nests 5,001 levels deep: the limit is 64',
+    );
+    expect(readDb((db) => db.prepare('SELECT count(*) AS n FROM committed WHERE idem_key = ?').get(key))).toEqual({
+      n: 0,
+    });
     // Within the limit it resolves.
-    await claims.row(key).getByTestId('resolve-result').fill(`{"a":${deep(63)}}`);
+    await claims
+      .row(key)
+      .getByTestId('resolve-result')
+      .fill(`{"a":${deep(63)}}`);
     await claims.row(key).getByTestId('resolve-submit').click();
     await expect(claims.message).toContainText(/resolved/i);
-    expect(readDb((db) => db.prepare('SELECT source FROM committed WHERE idem_key = ?').get(key))).toEqual({ source: 'manual' });
+    expect(readDb((db) => db.prepare('SELECT source FROM committed WHERE idem_key = ?').get(key))).toEqual({
+      source: 'manual',
+    });
   } finally {
     removeRuns([runId]);
   }

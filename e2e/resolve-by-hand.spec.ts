@@ -25,7 +25,9 @@ test('an orphaned claim resolved by hand shows as a manual result and a resolved
   // A result that is not JSON is refused inline, and nothing is committed.
   await claims.resolve(key!, '{"sent": tru');
   await expect(claims.row(key!).getByTestId('field-error-result')).toBeVisible();
-  expect(readDb((db) => db.prepare('SELECT count(*) AS n FROM committed WHERE idem_key = ?').get(key!)) as { n: number }).toEqual({ n: 0 });
+  expect(
+    readDb((db) => db.prepare('SELECT count(*) AS n FROM committed WHERE idem_key = ?').get(key!)) as { n: number },
+  ).toEqual({ n: 0 });
 
   const row = claims.row(key!);
   await row.getByTestId('resolve-result').fill('{"summary": "checked with the provider by hand"}');
@@ -44,7 +46,9 @@ test('an orphaned claim resolved by hand shows as a manual result and a resolved
   await expect(resolved).toHaveCount(1);
   await expect(resolved).toContainText('e2e: the provider says it was sent');
 
-  const stored = readDb((db) => db.prepare('SELECT source, result_json FROM committed WHERE idem_key = ?').get(key!)) as { source: string; result_json: string };
+  const stored = readDb((db) =>
+    db.prepare('SELECT source, result_json FROM committed WHERE idem_key = ?').get(key!),
+  ) as { source: string; result_json: string };
   expect(stored.source).toBe('manual');
   expect(JSON.parse(stored.result_json)).toEqual({ summary: 'checked with the provider by hand' });
 });

@@ -29,8 +29,13 @@ test('a screenshot of every page', async ({ page }, testInfo) => {
   const workerId = uniqueId('e2e-shots-worker');
   await queueRun(runId, 'agent-batch', { count: 12, latencyMs: 40 });
   const worker = await startWorker(workerId);
-  await expect.poll(() => readDb((db) => (db.prepare('SELECT status FROM runs WHERE id = ?').get(runId) as { status: string }).status),
-    { timeout: 30_000 }).toBe('completed');
+  await expect
+    .poll(
+      () =>
+        readDb((db) => (db.prepare('SELECT status FROM runs WHERE id = ?').get(runId) as { status: string }).status),
+      { timeout: 30_000 },
+    )
+    .toBe('completed');
   await worker.stop();
 
   const runs = new RunsPage(page);

@@ -11,14 +11,26 @@
 import { request as playwrightRequest, type BrowserContext, type Page } from '@playwright/test';
 import { expect, noChromium, test, uniqueId } from './support/test';
 import {
-  E2E_OPERATOR_TOKEN, E2E_VIEWER_TOKEN, openSecuredStore, orphanClaim, readSecured, securedURL, sessionCookie, signIn, snapshot,
+  E2E_OPERATOR_TOKEN,
+  E2E_VIEWER_TOKEN,
+  openSecuredStore,
+  orphanClaim,
+  readSecured,
+  securedURL,
+  sessionCookie,
+  signIn,
+  snapshot,
   type FullStore,
 } from './support/secured';
 
 test.skip(noChromium, 'no chromium');
 test.use({ baseURL: securedURL });
 
-interface Captured { url: string; headers: Record<string, string>; body: Buffer }
+interface Captured {
+  url: string;
+  headers: Record<string, string>;
+  body: Buffer;
+}
 
 /** Runs `trigger` and returns the server-action POST it made, which never reaches the server. */
 async function capture(page: Page, trigger: () => Promise<void>): Promise<Captured> {
@@ -40,11 +52,18 @@ async function capture(page: Page, trigger: () => Promise<void>): Promise<Captur
 
 /** Sends the captured request again from outside the browser, with this cookie (or none) and these headers changed. */
 async function replay(c: Captured, cookie: string | null, headers: Record<string, string> = {}): Promise<number> {
-  const forwarded = Object.fromEntries(Object.entries(c.headers).filter(([k]) => !k.startsWith(':') && !['cookie', 'host', 'content-length', 'connection'].includes(k)));
+  const forwarded = Object.fromEntries(
+    Object.entries(c.headers).filter(
+      ([k]) => !k.startsWith(':') && !['cookie', 'host', 'content-length', 'connection'].includes(k),
+    ),
+  );
   const context = await playwrightRequest.newContext();
   try {
     const response = await context.post(c.url, {
-      headers: { ...forwarded, ...(cookie ? { cookie } : {}), ...headers }, data: c.body, maxRedirects: 0, failOnStatusCode: false,
+      headers: { ...forwarded, ...(cookie ? { cookie } : {}), ...headers },
+      data: c.body,
+      maxRedirects: 0,
+      failOnStatusCode: false,
     });
     return response.status();
   } finally {
@@ -68,7 +87,10 @@ test.afterAll(async () => {
   await store?.close();
 });
 
-const runStatus = (id: string) => readSecured((db) => (db.prepare('SELECT status FROM runs WHERE id = ?').get(id) as { status: string } | undefined)?.status);
+const runStatus = (id: string) =>
+  readSecured(
+    (db) => (db.prepare('SELECT status FROM runs WHERE id = ?').get(id) as { status: string } | undefined)?.status,
+  );
 
 /** Signs the page in as olga the operator and returns her session cookie. */
 async function asOperator(page: Page, context: BrowserContext): Promise<string> {
@@ -86,7 +108,10 @@ async function refusedThenAccepted(what: string, c: Captured, operatorCookie: st
   expect(await replay(c, viewerCookie), `${what} as viewer`).toBe(403);
   expect(await replay(c, operatorCookie, { origin: 'http://evil.example' }), `${what} from evil.example`).toBe(403);
   expect(await replay(c, operatorCookie, { origin: 'null' }), `${what} with Origin: null`).toBe(403);
-  expect(await replay(c, operatorCookie, { 'sec-fetch-site': 'cross-site' }), `${what} Sec-Fetch-Site: cross-site`).toBe(403);
+  expect(
+    await replay(c, operatorCookie, { 'sec-fetch-site': 'cross-site' }),
+    `${what} Sec-Fetch-Site: cross-site`,
+  ).toBe(403);
   expect(snapshot(), `${what}: the store after the refusals`).toBe(before);
   expect(tookEffect(), `${what} before the operator's replay`).toBe(false);
   expect(await replay(c, operatorCookie), `${what} as operator`).toBe(200);
@@ -96,15 +121,21 @@ async function refusedThenAccepted(what: string, c: Captured, operatorCookie: st
 /** The audit lines naming these targets (or, for a sweep, mentioning them), oldest first. */
 function auditOf(...targets: string[]): { who: string[]; detail: string | null }[] {
   const marks = targets.map(() => '?').join(', ');
-  const lines = readSecured((db) => db.prepare(`SELECT actor, role, action, target, detail FROM audit
+  const lines = readSecured((db) =>
+    db
+      .prepare(`SELECT actor, role, action, target, detail FROM audit
     WHERE target IN (${marks}) OR action = 'sweep' AND (${targets.map(() => 'detail LIKE ?').join(' OR ')}) ORDER BY id`)
-    .all(...targets, ...targets.map((t) => `%${t}%`))) as { actor: string; role: string; action: string; target: string; detail: string | null }[];
+      .all(...targets, ...targets.map((t) => `%${t}%`)),
+  ) as { actor: string; role: string; action: string; target: string; detail: string | null }[];
   return lines.map((l) => ({ who: [l.actor, l.role, l.action, l.target], detail: l.detail }));
 }
 
 const olga = (action: string, target: string) => ['olga (operator)', 'operator', action, target];
 
-test('start: 401 without a session, 403 as viewer, 403 from another origin or Origin null, store unchanged; the operator’s own request works', async ({ page, context }) => {
+test('start: 401 without a session, 403 as viewer, 403 from another origin or Origin null, store unchanged; the operator’s own request works', async ({
+  page,
+  context,
+}) => {
   const operatorCookie = await asOperator(page, context);
   const started = uniqueId('sec-start');
   const start = await capture(page, async () => {
@@ -119,11 +150,19 @@ test('start: 401 without a session, 403 as viewer, 403 from another origin or Or
   expect(auditOf(started).map((l) => l.who)).toEqual([olga('start', started)]);
 });
 
-test('pause, resume, cancel and retry: each refused without a session, as viewer and cross-site, and audited once when the operator does it', async ({ page, context }) => {
+test('pause, resume, cancel and retry: each refused without a session, as viewer and cross-site, and audited once when the operator does it', async ({
+  page,
+  context,
+}) => {
   const operatorCookie = await asOperator(page, context);
   const runId = uniqueId('sec-run');
   await store.createRun({ id: runId, workflow: 'agent-batch', inputJson: '{"count":2}', totalSteps: 2 });
-  for (const [action, after] of [['pause', 'paused'], ['resume', 'queued'], ['cancel', 'cancelled'], ['retry', 'queued']] as const) {
+  for (const [action, after] of [
+    ['pause', 'paused'],
+    ['resume', 'queued'],
+    ['cancel', 'cancelled'],
+    ['retry', 'queued'],
+  ] as const) {
     const c = await capture(page, async () => {
       await page.goto(`/runs/${encodeURIComponent(runId)}`);
       await page.getByTestId(`action-${action}`).click();
@@ -138,11 +177,19 @@ test('pause, resume, cancel and retry: each refused without a session, as viewer
   await expect(page.getByTestId('timeline').getByTestId('audit-entry')).toHaveCount(4);
 });
 
-test('expire, resolve and sweep of orphaned claims: each refused without a session, as viewer and cross-site, and audited once when the operator does it', async ({ page, context }) => {
+test('expire, resolve and sweep of orphaned claims: each refused without a session, as viewer and cross-site, and audited once when the operator does it', async ({
+  page,
+  context,
+}) => {
   const operatorCookie = await asOperator(page, context);
   const claimRun = uniqueId('sec-claims');
-  const [expireKey, resolveKey, sweepKey] = ['expire', 'resolve', 'sweep'].map((k) => `${claimRun}:${k}`) as [string, string, string];
-  const claimGone = (key: string) => readSecured((db) => db.prepare('SELECT 1 FROM claims WHERE idem_key = ?').get(key) === undefined);
+  const [expireKey, resolveKey, sweepKey] = ['expire', 'resolve', 'sweep'].map((k) => `${claimRun}:${k}`) as [
+    string,
+    string,
+    string,
+  ];
+  const claimGone = (key: string) =>
+    readSecured((db) => db.prepare('SELECT 1 FROM claims WHERE idem_key = ?').get(key) === undefined);
 
   await orphanClaim(store, claimRun, expireKey);
   const expire = await capture(page, async () => {
@@ -160,8 +207,16 @@ test('expire, resolve and sweep of orphaned claims: each refused without a sessi
     await page.getByTestId('resolve-note').fill('checked the provider');
     await page.getByTestId('resolve-submit').click();
   });
-  await refusedThenAccepted('resolve', resolve, operatorCookie, () => readSecured((db) =>
-    (db.prepare('SELECT source FROM committed WHERE idem_key = ?').get(resolveKey) as { source: string } | undefined)?.source === 'manual'));
+  await refusedThenAccepted('resolve', resolve, operatorCookie, () =>
+    readSecured(
+      (db) =>
+        (
+          db.prepare('SELECT source FROM committed WHERE idem_key = ?').get(resolveKey) as
+            | { source: string }
+            | undefined
+        )?.source === 'manual',
+    ),
+  );
 
   await orphanClaim(store, claimRun, sweepKey);
   const sweep = await capture(page, async () => {
@@ -179,7 +234,10 @@ test('expire, resolve and sweep of orphaned claims: each refused without a sessi
   await expect(page.getByTestId('audit-table')).toContainText('olga (operator)');
 });
 
-test('pages: a stranger is sent to /login and back; a viewer reads but is offered no mutation, and /runs/new is 403', async ({ page, request }) => {
+test('pages: a stranger is sent to /login and back; a viewer reads but is offered no mutation, and /runs/new is 403', async ({
+  page,
+  request,
+}) => {
   for (const path of ['/', '/claims', '/workers', '/audit', '/runs/new', '/runs/anything']) {
     const response = await request.get(path, { maxRedirects: 0 });
     expect(response.status(), path).toBe(307);
@@ -222,7 +280,10 @@ test('pages: a stranger is sent to /login and back; a viewer reads but is offere
   await expect(page.getByTestId('run-not-found')).toBeVisible();
 });
 
-test('sign-in: a wrong token sets no cookie; the cookie is httpOnly, SameSite=Strict, expiring; next only leads home; sign-out ends it', async ({ page, context }) => {
+test('sign-in: a wrong token sets no cookie; the cookie is httpOnly, SameSite=Strict, expiring; next only leads home; sign-out ends it', async ({
+  page,
+  context,
+}) => {
   await page.goto('/login');
   await page.getByTestId('login-token').fill(`${E2E_OPERATOR_TOKEN}x`);
   await page.getByTestId('login-submit').click();
@@ -230,7 +291,10 @@ test('sign-in: a wrong token sets no cookie; the cookie is httpOnly, SameSite=St
   expect(await context.cookies()).toEqual([]);
 
   const tooLong = 'n'.repeat(65);
-  await page.getByTestId('login-name').evaluate((el, value) => { (el as HTMLInputElement).removeAttribute('maxlength'); (el as HTMLInputElement).value = value; }, tooLong);
+  await page.getByTestId('login-name').evaluate((el, value) => {
+    (el as HTMLInputElement).removeAttribute('maxlength');
+    (el as HTMLInputElement).value = value;
+  }, tooLong);
   await page.getByTestId('login-token').fill(E2E_OPERATOR_TOKEN);
   await page.getByTestId('login-submit').click();
   await expect(page.getByTestId('field-error-name')).toHaveText('at most 64 characters');
@@ -241,7 +305,13 @@ test('sign-in: a wrong token sets no cookie; the cookie is httpOnly, SameSite=St
   await expect(page).toHaveURL(`${securedURL}/`);
   await expect(page.getByTestId('session-who')).toHaveText('otto');
   const [cookie] = await context.cookies();
-  expect(cookie).toMatchObject({ name: 'waybill_session', httpOnly: true, sameSite: 'Strict', secure: false, path: '/' });
+  expect(cookie).toMatchObject({
+    name: 'waybill_session',
+    httpOnly: true,
+    sameSite: 'Strict',
+    secure: false,
+    path: '/',
+  });
   // WAYBILL_SESSION_HOURS defaults to 12.
   expect(cookie!.expires).toBeGreaterThan(signedAt + 12 * 3600 - 60);
   expect(cookie!.expires).toBeLessThan(Date.now() / 1000 + 12 * 3600 + 60);
@@ -253,7 +323,9 @@ test('sign-in: a wrong token sets no cookie; the cookie is httpOnly, SameSite=St
   await expect(page).toHaveURL(/\/login\?next=%2Faudit$/);
 });
 
-test('inputs and results over WAYBILL_MAX_BODY_BYTES get a field error naming the limit, and nothing is written', async ({ page }) => {
+test('inputs and results over WAYBILL_MAX_BODY_BYTES get a field error naming the limit, and nothing is written', async ({
+  page,
+}) => {
   await signIn(page, E2E_OPERATOR_TOKEN);
   const before = snapshot();
   const id = uniqueId('sec-large');
@@ -262,7 +334,9 @@ test('inputs and results over WAYBILL_MAX_BODY_BYTES get a field error naming th
   await page.getByTestId('start-input').fill(JSON.stringify({ count: 1, items: ['x'.repeat(1024 * 1024)] }));
   await page.getByTestId('start-id').fill(id);
   await page.getByTestId('start-submit').click();
-  await expect(page.getByTestId('field-error-input')).toContainText('the limit is 1,048,576 bytes (WAYBILL_MAX_BODY_BYTES)');
+  await expect(page.getByTestId('field-error-input')).toContainText(
+    'the limit is 1,048,576 bytes (WAYBILL_MAX_BODY_BYTES)',
+  );
   expect(snapshot()).toBe(before);
 
   const runId = uniqueId('sec-large-claim');
@@ -272,7 +346,9 @@ test('inputs and results over WAYBILL_MAX_BODY_BYTES get a field error naming th
   await page.getByTestId(`resolve-${runId}:0`).click();
   await page.getByTestId('resolve-result').fill(JSON.stringify('y'.repeat(1024 * 1024)));
   await page.getByTestId('resolve-submit').click();
-  await expect(page.getByTestId('field-error-result')).toContainText('the limit is 1,048,576 bytes (WAYBILL_MAX_BODY_BYTES)');
+  await expect(page.getByTestId('field-error-result')).toContainText(
+    'the limit is 1,048,576 bytes (WAYBILL_MAX_BODY_BYTES)',
+  );
   expect(snapshot()).toBe(seeded);
 });
 
@@ -280,8 +356,14 @@ test('SQL-like text in the search and filters is matched literally', async ({ pa
   const u = uniqueId('sq');
   const workflow = `wf-${u}`;
   const ids = {
-    percent: `${u}-50%off`, percentLike: `${u}-50xoff`, under: `${u}-a_b`, underLike: `${u}-axb`,
-    backslash: `${u}-back\\slash`, backslashLike: `${u}-backxslash`, quote: `${u}-it' OR 1=1 --`, plain: `${u}-plain`,
+    percent: `${u}-50%off`,
+    percentLike: `${u}-50xoff`,
+    under: `${u}-a_b`,
+    underLike: `${u}-axb`,
+    backslash: `${u}-back\\slash`,
+    backslashLike: `${u}-backxslash`,
+    quote: `${u}-it' OR 1=1 --`,
+    plain: `${u}-plain`,
   };
   for (const id of Object.values(ids)) await store.createRun({ id, workflow, inputJson: '{}', totalSteps: 1 });
   const total = readSecured((db) => (db.prepare('SELECT count(*) AS n FROM runs').get() as { n: number }).n);
@@ -292,7 +374,9 @@ test('SQL-like text in the search and filters is matched literally', async ({ pa
     if (q !== null) params.set('q', q);
     await page.goto(`/?${params}`);
     await expect(page.getByTestId('runs-table').or(page.getByTestId('runs-no-match'))).toBeVisible();
-    const rows = await page.locator('[data-testid^="run-row-"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-testid')!.slice('run-row-'.length)));
+    const rows = await page
+      .locator('[data-testid^="run-row-"]')
+      .evaluateAll((els) => els.map((e) => e.getAttribute('data-testid')!.slice('run-row-'.length)));
     return rows.sort();
   };
 

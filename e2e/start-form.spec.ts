@@ -55,7 +55,9 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** A user's module, as a user writes it: defineWorkflow and zod, one side effect per step appended to a file. */
 function writeUserModule(dir: string): string {
   const path = join(dir, 'workflows.mjs');
-  writeFileSync(path, `import { appendFileSync, readFileSync } from 'node:fs';
+  writeFileSync(
+    path,
+    `import { appendFileSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { defineWorkflow } from ${JSON.stringify(pathToFileURL(join(ROOT, 'lib/engine/workflow.ts')).href)};
 import { z } from ${JSON.stringify(pathToFileURL(join(ROOT, 'node_modules/zod/index.js')).href)};
@@ -89,11 +91,14 @@ export const crawl = defineWorkflow({
     }
   },
 });
-`);
+`,
+  );
   return path;
 }
 
-test('a user workflow: fields from its schema, a wrong field refused by name, a run that moves, then "no live worker"', async ({ page }) => {
+test('a user workflow: fields from its schema, a wrong field refused by name, a run that moves, then "no live worker"', async ({
+  page,
+}) => {
   const dir = mkdtempSync(join(tmpdir(), 'waybill-e2e-user-'));
   try {
     const log = join(dir, 'fetches.log');
@@ -109,10 +114,14 @@ test('a user workflow: fields from its schema, a wrong field refused by name, a 
     await expect(form.field('pages')).toHaveAttribute('min', '1');
     await expect(form.field('pages')).toHaveAttribute('max', '200');
     await expect(form.field('pages')).toHaveAttribute('aria-required', 'true');
-    await expect(page.locator(`label[for="${await form.field('pages').getAttribute('id')}"]`)).toContainText('(required)');
+    await expect(page.locator(`label[for="${await form.field('pages').getAttribute('id')}"]`)).toContainText(
+      '(required)',
+    );
     await expect(form.field('delayMs')).toHaveValue('0');
     await expect(form.field('delayMs')).not.toHaveAttribute('aria-required', 'true');
-    await expect(page.locator(`label[for="${await form.field('delayMs').getAttribute('id')}"]`)).toContainText('(optional)');
+    await expect(page.locator(`label[for="${await form.field('delayMs').getAttribute('id')}"]`)).toContainText(
+      '(optional)',
+    );
     await expect(form.field('politeness')).toHaveJSProperty('tagName', 'SELECT');
     await expect(form.field('politeness').locator('option')).toHaveText(['(default: gentle)', 'gentle', 'brisk']);
     await expect(form.field('followLinks')).toBeChecked();
@@ -154,8 +163,17 @@ test('a user workflow: fields from its schema, a wrong field refused by name, a 
     await expect.poll(() => run.stepsDone(), { timeout: 60_000 }).toBe(7);
     gate(12);
     await expect(run.status).toHaveText(/completed/, { timeout: 60_000 });
-    const stored = readDb((db) => db.prepare('SELECT input_json FROM runs WHERE id = ?').get(runId) as { input_json: string });
-    expect(JSON.parse(stored.input_json)).toEqual({ pages: 12, log, delayMs: 250, politeness: 'brisk', followLinks: true, seeds: [] });
+    const stored = readDb(
+      (db) => db.prepare('SELECT input_json FROM runs WHERE id = ?').get(runId) as { input_json: string },
+    );
+    expect(JSON.parse(stored.input_json)).toEqual({
+      pages: 12,
+      log,
+      delayMs: 250,
+      politeness: 'brisk',
+      followLinks: true,
+      seeds: [],
+    });
 
     // The worker goes: the workflow stays listed, marked; a run of it waits, and says for what.
     await worker.stop();

@@ -19,7 +19,9 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Step 1 fails on its first two attempts (counted in a file), then answers. */
 function writeFlakyModule(dir: string): string {
   const path = join(dir, 'flaky.mjs');
-  writeFileSync(path, `import { readFileSync, writeFileSync } from 'node:fs';
+  writeFileSync(
+    path,
+    `import { readFileSync, writeFileSync } from 'node:fs';
 import { defineWorkflow } from ${JSON.stringify(pathToFileURL(join(ROOT, 'lib/engine/workflow.ts')).href)};
 import { z } from ${JSON.stringify(pathToFileURL(join(ROOT, 'node_modules/zod/index.js')).href)};
 
@@ -45,17 +47,24 @@ export const flaky = defineWorkflow({
     }
   },
 });
-`);
+`,
+  );
   return path;
 }
 
-test('a step that failed twice shows three attempts with their errors; a rerun from the run page keeps the old result in history', async ({ page }) => {
+test('a step that failed twice shows three attempts with their errors; a rerun from the run page keeps the old result in history', async ({
+  page,
+}) => {
   const dir = mkdtempSync(join(tmpdir(), 'waybill-e2e-flaky-'));
   try {
     const runId = uniqueId('e2e-flaky');
     const worker = await startWorker(uniqueId('e2e-flaky-worker'), { workflows: writeFlakyModule(dir) });
     await queueRun(runId, 'e2e-flaky', { tries: join(dir, 'tries') });
-    const status = () => readDb((db) => (db.prepare('SELECT status FROM runs WHERE id = ?').get(runId) as { status: string } | undefined)?.status);
+    const status = () =>
+      readDb(
+        (db) =>
+          (db.prepare('SELECT status FROM runs WHERE id = ?').get(runId) as { status: string } | undefined)?.status,
+      );
     await expect.poll(status, { timeout: 60_000 }).toBe('completed');
 
     const run = new RunPage(page);
@@ -78,7 +87,20 @@ test('a step that failed twice shows three attempts with their errors; a rerun f
     await page.getByTestId('action-rerun').click();
     await new ConfirmDialog(page).confirm('e2e: the answer was wrong');
     await expect(page.getByTestId('rewind-message')).toContainText('1 results moved to history');
-    await expect.poll(() => readDb((db) => (db.prepare('SELECT attempts FROM runs WHERE id = ? AND status = ?').get(runId, 'completed') as { attempts: number } | undefined)?.attempts), { timeout: 60_000 }).toBe(2);
+    await expect
+      .poll(
+        () =>
+          readDb(
+            (db) =>
+              (
+                db.prepare('SELECT attempts FROM runs WHERE id = ? AND status = ?').get(runId, 'completed') as
+                  | { attempts: number }
+                  | undefined
+              )?.attempts,
+          ),
+        { timeout: 60_000 },
+      )
+      .toBe(2);
     await page.goto(`/runs/${encodeURIComponent(runId)}/steps/2`);
     await expect(page.getByTestId('step-history-entry')).toHaveCount(1);
     await expect(page.getByTestId('superseded')).toContainText('superseded by rerun 1');

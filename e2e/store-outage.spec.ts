@@ -31,9 +31,15 @@ test.beforeAll(async () => {
   const url = new URL(gate.url);
   url.searchParams.set('options', `-c search_path=${schema}`);
   server = spawn(process.execPath, ['bin/start.mjs', '--no-worker', '--no-demo'], {
-    cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: ROOT,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
     env: {
-      ...process.env, DATABASE_URL: url.toString(), PORT: String(PORT), HOST: '127.0.0.1', WAYBILL_WEB_PROCESSES: '1',
+      ...process.env,
+      DATABASE_URL: url.toString(),
+      PORT: String(PORT),
+      HOST: '127.0.0.1',
+      WAYBILL_WEB_PROCESSES: '1',
       NEXT_TELEMETRY_DISABLED: '1',
     },
   });
@@ -52,13 +58,19 @@ test.beforeAll(async () => {
       collect(c);
       if (out.includes('Waybill is running at')) resolve();
     });
-    server.on('exit', (code) => reject(new Error(`the dashboard exited (${code}) before it was up: ${webLines.join('\n')}`)));
+    server.on('exit', (code) =>
+      reject(new Error(`the dashboard exited (${code}) before it was up: ${webLines.join('\n')}`)),
+    );
   });
 });
 
 test.afterAll(async () => {
   if (server?.pid) {
-    try { process.kill(-server.pid, 'SIGTERM'); } catch { /* already gone */ }
+    try {
+      process.kill(-server.pid, 'SIGTERM');
+    } catch {
+      /* already gone */
+    }
     await new Promise((resolve) => server.once('exit', resolve));
   }
   await gate?.close();
@@ -68,20 +80,33 @@ test.afterAll(async () => {
 // No tokens on this server (loopback): pages and API are open, as on a laptop.
 const auth = {};
 
-test('PostgreSQL unreachable: the API answers 503 STORE_UNAVAILABLE with Retry-After, pages a 503 that says so; back to 200 without a restart', async ({ page, request }) => {
+test('PostgreSQL unreachable: the API answers 503 STORE_UNAVAILABLE with Retry-After, pages a 503 that says so; back to 200 without a restart', async ({
+  page,
+  request,
+}) => {
   test.setTimeout(180_000);
-  await own!.admin.query(`INSERT INTO ${schema}.progress(run_id, step, state_json, updated_at) VALUES ('outage-run', 1, '{}', extract(epoch from now()))`);
+  await own!.admin.query(
+    `INSERT INTO ${schema}.progress(run_id, step, state_json, updated_at) VALUES ('outage-run', 1, '{}', extract(epoch from now()))`,
+  );
   expect((await request.get(`${BASE}/api/v1/runs`, { headers: auth })).status()).toBe(200);
   expect((await page.goto(`${BASE}/`))!.status()).toBe(200);
   const linesBefore = webLines.length;
 
   gate.cut();
   // The API: every endpoint that reads the store.
-  for (const path of ['/api/v1/runs', '/api/v1/runs/outage-run', '/api/v1/claims', '/api/v1/runs/outage-run/committed']) {
+  for (const path of [
+    '/api/v1/runs',
+    '/api/v1/runs/outage-run',
+    '/api/v1/claims',
+    '/api/v1/runs/outage-run/committed',
+  ]) {
     const response = await request.get(`${BASE}${path}`, { headers: auth });
     expect(response.status(), path).toBe(503);
     expect(response.headers()['retry-after'], path).toBe('1');
-    expect((await response.json()).error, path).toEqual({ code: 'STORE_UNAVAILABLE', message: 'the store is busy or unreachable; retry shortly' });
+    expect((await response.json()).error, path).toEqual({
+      code: 'STORE_UNAVAILABLE',
+      message: 'the store is busy or unreachable; retry shortly',
+    });
   }
   // A mutation too: refused the same way, not a 500.
   const cancel = await request.post(`${BASE}/api/v1/runs/outage-run/cancel`, { headers: auth, data: {} });
@@ -105,17 +130,24 @@ test('PostgreSQL unreachable: the API answers 503 STORE_UNAVAILABLE with Retry-A
 
   gate.open();
   // The proxy looks at the store again at most once a second; the page reloads itself until it answers.
-  await expect.poll(async () => (await request.get(`${BASE}/`, { headers: auth, maxRedirects: 0 })).status(), { timeout: 30_000 }).toBe(200);
+  await expect
+    .poll(async () => (await request.get(`${BASE}/`, { headers: auth, maxRedirects: 0 })).status(), { timeout: 30_000 })
+    .toBe(200);
   expect((await request.get(`${BASE}/api/v1/runs/outage-run`, { headers: auth })).status()).toBe(200);
   const back = await page.goto(`${BASE}/runs/outage-run`);
   expect(back!.status()).toBe(200);
   await expect(page.getByTestId('store-unavailable')).toHaveCount(0);
 });
 
-test('the first page to meet the outage renders the store-unavailable state, not the generic error, and logs one JSON line', async ({ page, request }) => {
+test('the first page to meet the outage renders the store-unavailable state, not the generic error, and logs one JSON line', async ({
+  page,
+  request,
+}) => {
   test.setTimeout(180_000);
   // Nothing has marked the store down yet: the page itself meets the outage while rendering.
-  await expect.poll(async () => (await request.get(`${BASE}/claims`, { headers: auth })).status(), { timeout: 30_000 }).toBe(200);
+  await expect
+    .poll(async () => (await request.get(`${BASE}/claims`, { headers: auth })).status(), { timeout: 30_000 })
+    .toBe(200);
   const linesBefore = webLines.length;
   gate.cut();
   try {
@@ -128,7 +160,9 @@ test('the first page to meet the outage renders the store-unavailable state, not
     console.log(`first page in the outage: ${response!.status()}; logged:\n${during.join('\n')}`);
     for (const line of during) expect(() => JSON.parse(line), line).not.toThrow();
     // Next's own report of the failed render is among them, as one line carrying the digest the page showed.
-    expect(during.map((l) => JSON.parse(l) as { digest?: string }).some((e) => e.digest === 'WAYBILL_STORE_UNAVAILABLE')).toBe(true);
+    expect(
+      during.map((l) => JSON.parse(l) as { digest?: string }).some((e) => e.digest === 'WAYBILL_STORE_UNAVAILABLE'),
+    ).toBe(true);
   } finally {
     gate.open();
   }

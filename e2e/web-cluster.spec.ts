@@ -39,11 +39,15 @@ test.afterEach(() => {
 });
 
 async function startWeb(): Promise<Web> {
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('WAYBILL_'))) as NodeJS.ProcessEnv;
+  const base = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('WAYBILL_')),
+  ) as NodeJS.ProcessEnv;
   const dir = mkdtempSync(join(tmpdir(), 'waybill-e2e-web-'));
   dirs.push(dir);
   const proc = spawn(process.execPath, [WEB, '--port', String(PORT), '--hostname', '127.0.0.1'], {
-    cwd: ROOT, env: { ...base, DATABASE_URL: `file:${join(dir, 'w.db')}`, WAYBILL_WEB_PROCESSES: '2' }, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: ROOT,
+    env: { ...base, DATABASE_URL: `file:${join(dir, 'w.db')}`, WAYBILL_WEB_PROCESSES: '2' },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   running.add(proc);
   let output = '';
@@ -67,7 +71,9 @@ function fetchOnce(path: string): Promise<number> {
     get({ host: '127.0.0.1', port: PORT, path, agent: false, headers: { connection: 'close' } }, (res) => {
       let bytes = 0;
       res.on('data', (chunk: Buffer) => (bytes += chunk.length));
-      res.on('end', () => (res.statusCode === 200 ? resolve(bytes) : reject(new Error(`${path}: HTTP ${res.statusCode}`))));
+      res.on('end', () =>
+        res.statusCode === 200 ? resolve(bytes) : reject(new Error(`${path}: HTTP ${res.statusCode}`)),
+      );
     }).on('error', reject);
   });
 }
@@ -101,4 +107,3 @@ test.describe('bin/web.mjs (the dashboard cluster)', () => {
     expect(alive(other)).toBe(false);
   });
 });
-

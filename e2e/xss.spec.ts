@@ -22,8 +22,14 @@ const NAME = '<img src=x onerror="window.__xss=1;alert(5)">';
 /** What must be true on every page: nothing ran, nothing was injected. */
 async function inert(page: Page, dialogs: string[], where: string) {
   expect(dialogs, `${where}: dialogs`).toEqual([]);
-  expect(await page.evaluate(() => (window as unknown as { __xss?: unknown }).__xss), `${where}: window.__xss`).toBeUndefined();
-  await expect(page.locator('img[onerror], svg[onload], [onload], [onerror], iframe, a[href^="javascript:"]'), `${where}: injected elements`).toHaveCount(0);
+  expect(
+    await page.evaluate(() => (window as unknown as { __xss?: unknown }).__xss),
+    `${where}: window.__xss`,
+  ).toBeUndefined();
+  await expect(
+    page.locator('img[onerror], svg[onload], [onload], [onerror], iframe, a[href^="javascript:"]'),
+    `${where}: injected elements`,
+  ).toHaveCount(0);
 }
 
 test('stored markup is text on every page: no dialog, no script, shown literally', async ({ page }) => {
@@ -43,7 +49,12 @@ test('stored markup is text on every page: no dialog, no script, shown literally
 
   const store = await openSecuredStore();
   try {
-    await store.createRun({ id: runImg, workflow: `wf${SVG}`, inputJson: JSON.stringify({ html: IMG, script: SCRIPT, link: JS }), totalSteps: 3 });
+    await store.createRun({
+      id: runImg,
+      workflow: `wf${SVG}`,
+      inputJson: JSON.stringify({ html: IMG, script: SCRIPT, link: JS }),
+      totalSteps: 3,
+    });
     await store.createRun({ id: runJs, workflow: 'agent-batch', inputJson: '{}', totalSteps: 1 });
     // A failed run whose error is markup, failed by a worker whose id and host are markup.
     const failing = `wf-${u}-fail`;
@@ -52,11 +63,35 @@ test('stored markup is text on every page: no dialog, no script, shown literally
     expect(await store.claimRun({ workerId, leaseMs: 60_000, workflows: [failing] })).toMatchObject({ id: runSvg });
     expect(await store.finishRun(runSvg, workerId, { status: 'failed', error: `${SCRIPT} ${IMG}` })).toBe(true);
     // A committed result and a saved state that are markup, an event detail, and a claim in doubt.
-    const claim = await store.claim({ idemKey: committedKey, runId: runImg, token: `t-${u}`, workerId, step: 0, attempt: 1, leaseMs: 60_000, claimTtlMs: 30_000 });
+    const claim = await store.claim({
+      idemKey: committedKey,
+      runId: runImg,
+      token: `t-${u}`,
+      workerId,
+      step: 0,
+      attempt: 1,
+      leaseMs: 60_000,
+      claimTtlMs: 30_000,
+    });
     expect(claim.kind).toBe('claimed');
-    await store.commit({ idemKey: committedKey, token: `t-${u}`, runId: runImg, resultJson: JSON.stringify({ html: IMG, script: SCRIPT, svg: SVG }),
-      step: 0, fingerprint: null, workerId, durationMs: 5,
-      progress: { runId: runImg, step: 1, stateJson: JSON.stringify({ last: SCRIPT }), executed: 1, skipped: 0, awaited: 0 } });
+    await store.commit({
+      idemKey: committedKey,
+      token: `t-${u}`,
+      runId: runImg,
+      resultJson: JSON.stringify({ html: IMG, script: SCRIPT, svg: SVG }),
+      step: 0,
+      fingerprint: null,
+      workerId,
+      durationMs: 5,
+      progress: {
+        runId: runImg,
+        step: 1,
+        stateJson: JSON.stringify({ last: SCRIPT }),
+        executed: 1,
+        skipped: 0,
+        awaited: 0,
+      },
+    });
     await store.recordEvent({ runId: runImg, outcome: 'operator', detail: `note ${SCRIPT}` });
     await orphanClaim(store, runImg, doubtKey);
   } finally {
@@ -132,7 +167,9 @@ test('stored markup is text on every page: no dialog, no script, shown literally
   await inert(page, dialogs, 'workers');
 
   await page.goto('/audit');
-  const resolved = page.locator('tr', { has: page.getByTestId('audit-action').getByText('resolve', { exact: true }) }).filter({ hasText: doubtKey });
+  const resolved = page
+    .locator('tr', { has: page.getByTestId('audit-action').getByText('resolve', { exact: true }) })
+    .filter({ hasText: doubtKey });
   await expect(resolved.getByTestId('audit-who')).toHaveText(`${NAME} (operator)`);
   await expect(resolved.getByTestId('audit-detail')).toHaveText(`${SCRIPT}${SVG}`);
   await expect(resolved.getByTestId('audit-target')).toContainText(doubtKey);

@@ -176,7 +176,9 @@ export class ManualClock implements Clock {
       // No timer within reach: the work waits on real I/O (a database's answer), or on nothing at all.
       idleSince ??= performance.now();
       if (performance.now() - idleSince > idleMs) {
-        throw new Error(`ManualClock.runUntil: the work is still pending after ${this.ms - start} ms of clock time, with no timer due within ${limitMs} ms`);
+        throw new Error(
+          `ManualClock.runUntil: the work is still pending after ${this.ms - start} ms of clock time, with no timer due within ${limitMs} ms`,
+        );
       }
       await new Promise((resolve) => setTimeout(resolve, 1));
     }
@@ -208,7 +210,11 @@ function turn(): Promise<void> {
 export const toSeconds = (ms: number): number => ms / 1000;
 
 /** A sleep made of a clock's own timers, for clocks whose timers are not Node's (a test's): abortable. */
-export function sleepOn(clock: Pick<Clock, 'setTimeout' | 'clearTimeout'>, ms: number, signal?: AbortSignal): Promise<void> {
+export function sleepOn(
+  clock: Pick<Clock, 'setTimeout' | 'clearTimeout'>,
+  ms: number,
+  signal?: AbortSignal,
+): Promise<void> {
   if (signal?.aborted) return Promise.reject(abortError(signal));
   return new Promise((resolve, reject) => {
     const onAbort = () => {

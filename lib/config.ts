@@ -10,106 +10,141 @@ import { ConfigError } from './errors';
 import { SQLITE_MIN_LEASE_MS } from './store/sqlite-timeouts';
 
 /** Long and plain enough to be a secret and to travel in a header. */
-const token = z.string()
+const token = z
+  .string()
   .min(16, 'must be at least 16 characters (try: openssl rand -hex 24)')
   .max(256, 'must be at most 256 characters')
   .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces');
 
-const schema = z.object({
-  DATABASE_URL: z
-    .string()
-    .regex(/^(file:|postgres:\/\/|postgresql:\/\/)/, 'must start with file: (SQLite) or postgres:// (PostgreSQL)')
-    .default('file:./data/waybill.db'),
-  /**
-   * Where files a run writes may be (the notify workflow's outboxes). Unset: the SQLite file's directory, or
-   * ./data on PostgreSQL. See dataDir().
-   */
-  WAYBILL_DATA_DIR: z.string().min(1, 'must be a directory path').refine((p) => !p.includes('\0'), 'must not contain NUL').optional(),
-  WAYBILL_SQLITE_SYNC: z.enum(['full', 'normal']).default('full'),
-  /**
-   * The control plane's address as a worker's programs reach it (http://127.0.0.1:3000): a command workflow
-   * (defineCommandWorkflow) hands it to the program it spawns, with a token for its run. Unset, a worker
-   * cannot run command workflows (and does not serve the python-agent demo).
-   */
-  WAYBILL_URL: z.url({ protocol: /^https?$/, error: 'must be the dashboard\'s http(s) address, e.g. http://127.0.0.1:3000' })
-    .transform((u) => u.replace(/\/+$/, '')).optional(),
-  /** https://no-color.org: set and not empty, terminal output has no colour (readable log lines stay readable). */
-  NO_COLOR: z.string().optional().transform((v) => v !== undefined && v !== ''),
-  WAYBILL_CLAIM_TTL_MS: z.coerce.number().int().positive().default(30_000),
-  WAYBILL_LEASE_MS: z.coerce.number().int().min(100).default(30_000),
-  /** A run's lease: a worker silent this long (and not provably dead on this host) loses its runs. */
-  WAYBILL_RUN_LEASE_MS: z.coerce.number().int().min(100).default(30_000),
-  /** How often workers heartbeat, renew run leases (and so notice pause/cancel) and look for dead peers. */
-  WAYBILL_HEARTBEAT_MS: z.coerce.number().int().min(20).max(60_000).default(1000),
-  WAYBILL_MODEL_URL: z
-    .url({ protocol: /^https?$/, error: 'must be an http(s) URL of an OpenAI-compatible chat-completions endpoint' })
-    .optional(),
-  WAYBILL_MODEL_NAME: z.string().min(1, 'must not be empty').optional(),
-  WAYBILL_MODEL_API_KEY: z.string().optional(),
-  WAYBILL_MODEL_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
-  /**
-   * Workers prune finished runs older than this (ms), at start and then hourly. Unset: they never prune.
-   * No --force here: a setting that silently voids deduplication is worse than a refused start.
-   */
-  WAYBILL_PRUNE_OLDER_THAN: durationSchema
-    .pipe(z.number().min(MIN_RETENTION_MS, 'must be at least 24h: a pruned idempotency key can no longer deduplicate a retry'))
-    .optional(),
-  /**
-   * The user's workflow module (what `waybill worker --workflows` takes): a .js/.mjs file, or .ts where the
-   * user runs TypeScript. Its workflows are served next to the built-ins and published in the store.
-   */
-  WAYBILL_WORKFLOWS: z.string().min(1, 'must be the path of a module that exports workflows').optional(),
-  /** `npm start`: the port the dashboard listens on. */
-  PORT: z.coerce
-    .number({ error: 'must be a TCP port number, 1-65535' })
-    .int('must be a TCP port number, 1-65535')
-    .min(1, 'must be a TCP port number, 1-65535')
-    .max(65_535, 'must be a TCP port number, 1-65535')
-    .default(3000),
-  /** `npm start`: the address the dashboard listens on; loopback unless an operator says otherwise. */
-  HOST: z
-    .string()
-    .regex(/^[A-Za-z0-9.:-]+$/, 'must be an IP address or host name to listen on, e.g. 127.0.0.1 or ::1')
-    .default('127.0.0.1'),
-  /**
-   * `npm start`: how many dashboard processes share the port (a Node cluster). One renders one page at a time,
-   * so a second core doubles what ten refreshing browsers get; more than the cores only adds memory.
-   */
-  WAYBILL_WEB_PROCESSES: z.coerce.number({ error: 'must be a whole number, 1-64' })
-    .int('must be a whole number, 1-64').min(1, 'must be a whole number, 1-64').max(64, 'must be a whole number, 1-64')
-    .default(Math.min(2, availableParallelism())),
-  /** Read and mutate: the dashboard's operator sign-in and the API's bearer token. Unset: loopback only, no sign-in. */
-  WAYBILL_OPERATOR_TOKEN: token.optional(),
-  /** Read only. */
-  WAYBILL_VIEWER_TOKEN: token.optional(),
-  /** Mixed into the session signing key; rotate it (or a token) to sign every session out. */
-  WAYBILL_SESSION_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
-  WAYBILL_SESSION_HOURS: z.coerce.number().positive().max(24 * 30, 'at most 720 hours (30 days)').default(12),
-  /**
-   * The origin browsers reach the dashboard at, when a proxy in front changes it (https://waybill.example.com).
-   * Mutations from any other origin are refused.
-   */
-  WAYBILL_PUBLIC_ORIGIN: z.url({ protocol: /^https?$/, error: 'must be an http(s) origin such as https://waybill.example.com' })
-    .transform((u) => new URL(u).origin).optional(),
-  /** Largest input, result or manual resolution accepted, in bytes (413 above it). */
-  WAYBILL_MAX_BODY_BYTES: z.coerce.number().int().min(1024, 'at least 1024 bytes').max(64 * 1024 * 1024, 'at most 64 MiB').default(1024 * 1024),
-}).refine((c) => !c.WAYBILL_OPERATOR_TOKEN || c.WAYBILL_OPERATOR_TOKEN !== c.WAYBILL_VIEWER_TOKEN, {
-  path: ['WAYBILL_VIEWER_TOKEN'], message: 'must differ from WAYBILL_OPERATOR_TOKEN (a viewer would be an operator)',
-}).refine((c) => !c.DATABASE_URL.startsWith('file:') || c.WAYBILL_LEASE_MS >= SQLITE_MIN_LEASE_MS, {
-  // The store keeps SQLite's wait for the write lock within two thirds of the lease (sqlite-timeouts.ts); below
-  // this floor that wait is too short to queue behind another writer, and steps would fail instead.
-  path: ['WAYBILL_LEASE_MS'],
-  message: `is below ${SQLITE_MIN_LEASE_MS} ms, the shortest step lease on SQLite (its wait for the write lock is two thirds ` +
-    'of the lease, and shorter waits fail steps under ordinary contention); raise it, or use PostgreSQL',
-});
+const schema = z
+  .object({
+    DATABASE_URL: z
+      .string()
+      .regex(/^(file:|postgres:\/\/|postgresql:\/\/)/, 'must start with file: (SQLite) or postgres:// (PostgreSQL)')
+      .default('file:./data/waybill.db'),
+    /**
+     * Where files a run writes may be (the notify workflow's outboxes). Unset: the SQLite file's directory, or
+     * ./data on PostgreSQL. See dataDir().
+     */
+    WAYBILL_DATA_DIR: z
+      .string()
+      .min(1, 'must be a directory path')
+      .refine((p) => !p.includes('\0'), 'must not contain NUL')
+      .optional(),
+    WAYBILL_SQLITE_SYNC: z.enum(['full', 'normal']).default('full'),
+    /**
+     * The control plane's address as a worker's programs reach it (http://127.0.0.1:3000): a command workflow
+     * (defineCommandWorkflow) hands it to the program it spawns, with a token for its run. Unset, a worker
+     * cannot run command workflows (and does not serve the python-agent demo).
+     */
+    WAYBILL_URL: z
+      .url({ protocol: /^https?$/, error: "must be the dashboard's http(s) address, e.g. http://127.0.0.1:3000" })
+      .transform((u) => u.replace(/\/+$/, ''))
+      .optional(),
+    /** https://no-color.org: set and not empty, terminal output has no colour (readable log lines stay readable). */
+    NO_COLOR: z
+      .string()
+      .optional()
+      .transform((v) => v !== undefined && v !== ''),
+    WAYBILL_CLAIM_TTL_MS: z.coerce.number().int().positive().default(30_000),
+    WAYBILL_LEASE_MS: z.coerce.number().int().min(100).default(30_000),
+    /** A run's lease: a worker silent this long (and not provably dead on this host) loses its runs. */
+    WAYBILL_RUN_LEASE_MS: z.coerce.number().int().min(100).default(30_000),
+    /** How often workers heartbeat, renew run leases (and so notice pause/cancel) and look for dead peers. */
+    WAYBILL_HEARTBEAT_MS: z.coerce.number().int().min(20).max(60_000).default(1000),
+    WAYBILL_MODEL_URL: z
+      .url({ protocol: /^https?$/, error: 'must be an http(s) URL of an OpenAI-compatible chat-completions endpoint' })
+      .optional(),
+    WAYBILL_MODEL_NAME: z.string().min(1, 'must not be empty').optional(),
+    WAYBILL_MODEL_API_KEY: z.string().optional(),
+    WAYBILL_MODEL_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
+    /**
+     * Workers prune finished runs older than this (ms), at start and then hourly. Unset: they never prune.
+     * No --force here: a setting that silently voids deduplication is worse than a refused start.
+     */
+    WAYBILL_PRUNE_OLDER_THAN: durationSchema
+      .pipe(
+        z
+          .number()
+          .min(MIN_RETENTION_MS, 'must be at least 24h: a pruned idempotency key can no longer deduplicate a retry'),
+      )
+      .optional(),
+    /**
+     * The user's workflow module (what `waybill worker --workflows` takes): a .js/.mjs file, or .ts where the
+     * user runs TypeScript. Its workflows are served next to the built-ins and published in the store.
+     */
+    WAYBILL_WORKFLOWS: z.string().min(1, 'must be the path of a module that exports workflows').optional(),
+    /** `npm start`: the port the dashboard listens on. */
+    PORT: z.coerce
+      .number({ error: 'must be a TCP port number, 1-65535' })
+      .int('must be a TCP port number, 1-65535')
+      .min(1, 'must be a TCP port number, 1-65535')
+      .max(65_535, 'must be a TCP port number, 1-65535')
+      .default(3000),
+    /** `npm start`: the address the dashboard listens on; loopback unless an operator says otherwise. */
+    HOST: z
+      .string()
+      .regex(/^[A-Za-z0-9.:-]+$/, 'must be an IP address or host name to listen on, e.g. 127.0.0.1 or ::1')
+      .default('127.0.0.1'),
+    /**
+     * `npm start`: how many dashboard processes share the port (a Node cluster). One renders one page at a time,
+     * so a second core doubles what ten refreshing browsers get; more than the cores only adds memory.
+     */
+    WAYBILL_WEB_PROCESSES: z.coerce
+      .number({ error: 'must be a whole number, 1-64' })
+      .int('must be a whole number, 1-64')
+      .min(1, 'must be a whole number, 1-64')
+      .max(64, 'must be a whole number, 1-64')
+      .default(Math.min(2, availableParallelism())),
+    /** Read and mutate: the dashboard's operator sign-in and the API's bearer token. Unset: loopback only, no sign-in. */
+    WAYBILL_OPERATOR_TOKEN: token.optional(),
+    /** Read only. */
+    WAYBILL_VIEWER_TOKEN: token.optional(),
+    /** Mixed into the session signing key; rotate it (or a token) to sign every session out. */
+    WAYBILL_SESSION_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+    WAYBILL_SESSION_HOURS: z.coerce
+      .number()
+      .positive()
+      .max(24 * 30, 'at most 720 hours (30 days)')
+      .default(12),
+    /**
+     * The origin browsers reach the dashboard at, when a proxy in front changes it (https://waybill.example.com).
+     * Mutations from any other origin are refused.
+     */
+    WAYBILL_PUBLIC_ORIGIN: z
+      .url({ protocol: /^https?$/, error: 'must be an http(s) origin such as https://waybill.example.com' })
+      .transform((u) => new URL(u).origin)
+      .optional(),
+    /** Largest input, result or manual resolution accepted, in bytes (413 above it). */
+    WAYBILL_MAX_BODY_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1024, 'at least 1024 bytes')
+      .max(64 * 1024 * 1024, 'at most 64 MiB')
+      .default(1024 * 1024),
+  })
+  .refine((c) => !c.WAYBILL_OPERATOR_TOKEN || c.WAYBILL_OPERATOR_TOKEN !== c.WAYBILL_VIEWER_TOKEN, {
+    path: ['WAYBILL_VIEWER_TOKEN'],
+    message: 'must differ from WAYBILL_OPERATOR_TOKEN (a viewer would be an operator)',
+  })
+  .refine((c) => !c.DATABASE_URL.startsWith('file:') || c.WAYBILL_LEASE_MS >= SQLITE_MIN_LEASE_MS, {
+    // The store keeps SQLite's wait for the write lock within two thirds of the lease (sqlite-timeouts.ts); below
+    // this floor that wait is too short to queue behind another writer, and steps would fail instead.
+    path: ['WAYBILL_LEASE_MS'],
+    message:
+      `is below ${SQLITE_MIN_LEASE_MS} ms, the shortest step lease on SQLite (its wait for the write lock is two thirds ` +
+      'of the lease, and shorter waits fail steps under ordinary contention); raise it, or use PostgreSQL',
+  });
 
 /** How the configured processes open the store: the lease bounds SQLite's wait for the write lock. */
-export function storeOptions(cfg: Pick<Config, 'WAYBILL_SQLITE_SYNC' | 'WAYBILL_LEASE_MS'>): { synchronous: 'full' | 'normal'; leaseMs: number } {
+export function storeOptions(cfg: Pick<Config, 'WAYBILL_SQLITE_SYNC' | 'WAYBILL_LEASE_MS'>): {
+  synchronous: 'full' | 'normal';
+  leaseMs: number;
+} {
   return { synchronous: cfg.WAYBILL_SQLITE_SYNC, leaseMs: cfg.WAYBILL_LEASE_MS };
 }
 
 export type Config = z.infer<typeof schema>;
-
 
 export function parseConfig(env: Record<string, string | undefined> = process.env): Config {
   const parsed = schema.safeParse(env);

@@ -56,7 +56,10 @@ export class WaybillError extends Error {
 
 /** Our claim was taken over or expired before we committed: the fencing token no longer matches. */
 export class LeaseLostError extends WaybillError {
-  constructor(readonly idemKey: string, detail = 'the claim is no longer held by this token') {
+  constructor(
+    readonly idemKey: string,
+    detail = 'the claim is no longer held by this token',
+  ) {
     super('LEASE_LOST', `lease lost on ${idemKey}: ${detail}; nothing was committed`);
   }
 }
@@ -78,7 +81,10 @@ export class IdempotencyKeyReuseError extends WaybillError {
 
 /** Waiting for another holder's commit took longer than the caller allowed. */
 export class AwaitTimeoutError extends WaybillError {
-  constructor(readonly idemKey: string, waitedMs: number) {
+  constructor(
+    readonly idemKey: string,
+    waitedMs: number,
+  ) {
     super('AWAIT_TIMEOUT', `timed out after ${waitedMs} ms awaiting the commit of ${idemKey}`);
   }
 }
@@ -117,7 +123,11 @@ export class ConflictError extends WaybillError {
  * (`replaced`: taken over since, by a worker whose side effect may be running).
  */
 export class ClaimNotOrphanedError extends WaybillError {
-  constructor(readonly idemKey: string, readonly reason: 'live' | 'replaced', detail: string) {
+  constructor(
+    readonly idemKey: string,
+    readonly reason: 'live' | 'replaced',
+    detail: string,
+  ) {
     super('CONFLICT', `not resolved: the claim on ${idemKey} ${detail}; nothing was committed`);
   }
 }
@@ -135,9 +145,16 @@ export class InvalidTransitionError extends WaybillError {
  * loop is started again; a cancelled one does not.
  */
 export class RunStoppedError extends WaybillError {
-  constructor(code: 'RUN_PAUSED' | 'RUN_CANCELLED', readonly runId: string, readonly status: 'paused' | 'cancelled') {
-    super(code, `run ${runId} is ${status}: the loop stopped before its next step` +
-      (status === 'paused' ? '; resume the run, then start the loop again to continue' : ''));
+  constructor(
+    code: 'RUN_PAUSED' | 'RUN_CANCELLED',
+    readonly runId: string,
+    readonly status: 'paused' | 'cancelled',
+  ) {
+    super(
+      code,
+      `run ${runId} is ${status}: the loop stopped before its next step` +
+        (status === 'paused' ? '; resume the run, then start the loop again to continue' : ''),
+    );
   }
 }
 
@@ -158,8 +175,14 @@ export class RunCancelledError extends RunStoppedError {
  * driver, and the other is loaded only when a URL asks for it.
  */
 export class DriverMissingError extends WaybillError {
-  constructor(readonly driver: string, url: string, cause: unknown) {
-    super('DRIVER_MISSING', `${url} needs the ${driver} package, which is not installed here: npm install ${driver}`, { cause });
+  constructor(
+    readonly driver: string,
+    url: string,
+    cause: unknown,
+  ) {
+    super('DRIVER_MISSING', `${url} needs the ${driver} package, which is not installed here: npm install ${driver}`, {
+      cause,
+    });
   }
 }
 
@@ -197,7 +220,10 @@ export type FieldErrors = Record<string, string[]>;
  * beside its form fields, and the CLI says them as its flags (`--reason`).
  */
 export class ControlInputError extends WaybillError {
-  constructor(message: string, readonly fields: FieldErrors) {
+  constructor(
+    message: string,
+    readonly fields: FieldErrors,
+  ) {
     super('INVALID_INPUT', message);
   }
 
@@ -209,15 +235,23 @@ export class ControlInputError extends WaybillError {
 
 /** A start refused for its workflow or its input: `issues` for callers that word them their own way. */
 export class StartRefusedError extends ControlInputError {
-  constructor(readonly workflow: string, readonly kind: 'unknown-workflow' | 'input', message: string, fields: FieldErrors,
-    readonly issues: { path: PropertyKey[]; message: string }[] = []) {
+  constructor(
+    readonly workflow: string,
+    readonly kind: 'unknown-workflow' | 'input',
+    message: string,
+    fields: FieldErrors,
+    readonly issues: { path: PropertyKey[]; message: string }[] = [],
+  ) {
     super(message, fields);
   }
 }
 
 /** The caller's role does not allow the operation. Nothing was read or written. */
 export class ForbiddenError extends WaybillError {
-  constructor(readonly role: 'viewer' | 'operator' | 'local' | 'run', readonly need: 'viewer' | 'operator' | 'local') {
+  constructor(
+    readonly role: 'viewer' | 'operator' | 'local' | 'run',
+    readonly need: 'viewer' | 'operator' | 'local',
+  ) {
     super('FORBIDDEN', `the ${role} role may not do this: it needs ${need}`);
   }
 }
@@ -225,22 +259,42 @@ export class ForbiddenError extends WaybillError {
 /** A claim whose lease is live: its worker may be executing it right now. */
 export class LiveClaimError extends WaybillError {
   /** `force`: how the caller's channel says it (`send "force": true`, `--force`), or null where it cannot. */
-  constructor(readonly key: string, verb: string, force: string | null) {
-    super('CONFLICT', `the claim on ${key} has a live lease (its holder may be executing it): ${verb} only claims whose side effect is in doubt${force ? `, or ${force}` : ''}`);
+  constructor(
+    readonly key: string,
+    verb: string,
+    force: string | null,
+  ) {
+    super(
+      'CONFLICT',
+      `the claim on ${key} has a live lease (its holder may be executing it): ${verb} only claims whose side effect is in doubt${force ? `, or ${force}` : ''}`,
+    );
   }
 }
 
 /** A refusal raised inside lib/api (bad body, bad query): carries its own field errors and extra answer fields. */
 export class ApiError extends WaybillError {
-  constructor(code: ErrorCode, message: string, readonly fields?: FieldErrors, readonly extra?: Record<string, unknown>) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    readonly fields?: FieldErrors,
+    readonly extra?: Record<string, unknown>,
+  ) {
     super(code, message);
   }
 }
 
 /** A step failed every attempt its policy allowed. */
 export class StepFailedError extends WaybillError {
-  constructor(readonly idemKey: string, readonly attempts: number, cause: unknown) {
-    super('STEP_FAILED', `step ${idemKey} failed after ${attempts} attempt(s): ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  constructor(
+    readonly idemKey: string,
+    readonly attempts: number,
+    cause: unknown,
+  ) {
+    super(
+      'STEP_FAILED',
+      `step ${idemKey} failed after ${attempts} attempt(s): ${cause instanceof Error ? cause.message : String(cause)}`,
+      { cause },
+    );
   }
 }
 
@@ -257,7 +311,10 @@ export class NonRetryableError extends WaybillError {
 
 /** A step ran past its policy's timeoutMs: its signal was aborted and the attempt counts as failed. */
 export class StepTimeoutError extends WaybillError {
-  constructor(readonly idemKey: string, readonly timeoutMs: number) {
+  constructor(
+    readonly idemKey: string,
+    readonly timeoutMs: number,
+  ) {
     super('STEP_TIMEOUT', `step ${idemKey} timed out after ${timeoutMs} ms`);
     this.name = 'StepTimeoutError';
   }
@@ -265,21 +322,32 @@ export class StepTimeoutError extends WaybillError {
 
 /** Why a run stopped without finishing: it was paused, cancelled or taken over, or the worker drains. */
 export class RunInterruptedError extends WaybillError {
-  constructor(runId: string, readonly reason: string) {
+  constructor(
+    runId: string,
+    readonly reason: string,
+  ) {
     super('RUN_INTERRUPTED', `run ${runId} interrupted: ${reason}`);
   }
 }
 
 /** A workflow module that cannot be served (exit 2): the message starts with the file as the user gave it. */
 export class WorkflowModuleError extends WaybillError {
-  constructor(readonly file: string, problem: string) {
+  constructor(
+    readonly file: string,
+    problem: string,
+  ) {
     super('INVALID_INPUT', `${file}: ${problem}`);
   }
 }
 
 /** A failed model call. `status` is the HTTP status when the endpoint answered. */
 export class ModelError extends WaybillError {
-  constructor(message: string, readonly status: number | null, transient: boolean, cause?: unknown) {
+  constructor(
+    message: string,
+    readonly status: number | null,
+    transient: boolean,
+    cause?: unknown,
+  ) {
     super('MODEL_ERROR', message, { transient, cause });
   }
 }
@@ -287,7 +355,9 @@ export class ModelError extends WaybillError {
 /** A file lock still held by a live process after the wait allowed (transient: the run context retries). */
 export class LockTimeoutError extends WaybillError {
   constructor(path: string, owner: number | null, waitedMs: number) {
-    super('LOCK_TIMEOUT', `lock ${path} still held by live pid ${owner ?? '?'} after ${waitedMs} ms`, { transient: true });
+    super('LOCK_TIMEOUT', `lock ${path} still held by live pid ${owner ?? '?'} after ${waitedMs} ms`, {
+      transient: true,
+    });
   }
 }
 
@@ -307,15 +377,28 @@ export type RewindRefusal = 'no-run' | 'status' | 'step' | 'live-claims' | 'fore
  * workflow to run it again), keys that do not embed the run id, or a fork id already taken.
  */
 export class RewindRefusedError extends WaybillError {
-  constructor(readonly kind: RewindRefusal, message: string) {
-    super(kind === 'status' ? 'INVALID_TRANSITION' : kind === 'step' ? 'INVALID_INPUT' : 'CONFLICT', `${message}; nothing was changed`);
+  constructor(
+    readonly kind: RewindRefusal,
+    message: string,
+  ) {
+    super(
+      kind === 'status' ? 'INVALID_TRANSITION' : kind === 'step' ? 'INVALID_INPUT' : 'CONFLICT',
+      `${message}; nothing was changed`,
+    );
   }
 }
 
 /** A wait was already decided (or is being decided by someone else this instant): the first decision stands. */
 export class WaitDecidedError extends WaybillError {
-  constructor(readonly runId: string, readonly name: string, readonly decidedBy: string | null) {
-    super('CONFLICT', `wait ${name} of run ${runId} was already decided${decidedBy ? ` by ${decidedBy}` : ''}; nothing was changed`);
+  constructor(
+    readonly runId: string,
+    readonly name: string,
+    readonly decidedBy: string | null,
+  ) {
+    super(
+      'CONFLICT',
+      `wait ${name} of run ${runId} was already decided${decidedBy ? ` by ${decidedBy}` : ''}; nothing was changed`,
+    );
   }
 }
 
@@ -324,7 +407,10 @@ export class WaitDecidedError extends WaybillError {
  * as after a clean stop (no failure, no finish). A workflow must not catch it; the wait resumes the run later.
  */
 export class RunParkedError extends WaybillError {
-  constructor(readonly runId: string, readonly waitName: string) {
+  constructor(
+    readonly runId: string,
+    readonly waitName: string,
+  ) {
     super('RUN_INTERRUPTED', `run ${runId} is waiting on ${waitName}`);
   }
 }

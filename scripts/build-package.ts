@@ -15,7 +15,19 @@
  *   source is newer than that.
  */
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { builtinModules, createRequire } from 'node:module';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,9 +45,13 @@ const started = new Date();
 const say = (line: string) => process.stderr.write(`build-package: ${line}\n`);
 
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
-  dependencies?: Record<string, string>; optionalDependencies?: Record<string, string>; peerDependencies?: Record<string, string>;
+  dependencies?: Record<string, string>;
+  optionalDependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
 };
-const RUNTIME_DEPS = new Set(Object.keys({ ...pkg.dependencies, ...pkg.optionalDependencies, ...pkg.peerDependencies }));
+const RUNTIME_DEPS = new Set(
+  Object.keys({ ...pkg.dependencies, ...pkg.optionalDependencies, ...pkg.peerDependencies }),
+);
 
 /** Public entries and the bins' entries; the names are the file names under dist/. */
 const ENTRIES = {
@@ -50,7 +66,9 @@ const TYPED = ['index', 'engine'] as const;
  * Plain JavaScript a bundle loads by its own URL rather than imports (`node --import <file>`, which esbuild
  * cannot follow): copied beside the entry that names it, and that entry must name it still (checked below).
  */
-const BESIDE: { file: string; entry: keyof typeof ENTRIES }[] = [{ file: 'lib/launch/http-guard.mjs', entry: 'web-cluster' }];
+const BESIDE: { file: string; entry: keyof typeof ENTRIES }[] = [
+  { file: 'lib/launch/http-guard.mjs', entry: 'web-cluster' },
+];
 
 rmSync(NEXT_DIST, { recursive: true, force: true });
 await bundleJs();
@@ -92,7 +110,9 @@ async function bundleJs(): Promise<void> {
   if (unknown.size > 0) throw new Error(`dist imports packages that are not dependencies: ${[...unknown].join(', ')}`);
   for (const { file, entry } of BESIDE) {
     if (!readFileSync(join(NEXT_DIST, `${entry}.js`), 'utf8').includes(`./${basename(file)}`)) {
-      throw new Error(`dist/${entry}.js no longer loads ./${basename(file)}: the bundle moved it (a shared chunk?) or dropped it`);
+      throw new Error(
+        `dist/${entry}.js no longer loads ./${basename(file)}: the bundle moved it (a shared chunk?) or dropped it`,
+      );
     }
     copyFileSync(join(ROOT, file), join(NEXT_DIST, basename(file)));
   }
@@ -109,7 +129,12 @@ async function bundleDeclarations(): Promise<void> {
     // Types of dependencies are the consumer's to resolve, from its own node_modules.
     external: (id) => !id.startsWith('.') && !id.startsWith('/'),
   });
-  await bundle.write({ dir: NEXT_DIST, format: 'es', entryFileNames: '[name].d.ts', chunkFileNames: 'chunks/[name]-[hash].d.ts' });
+  await bundle.write({
+    dir: NEXT_DIST,
+    format: 'es',
+    entryFileNames: '[name].d.ts',
+    chunkFileNames: 'chunks/[name]-[hash].d.ts',
+  });
   await bundle.close();
   rmSync(DTS_TMP, { recursive: true, force: true });
   say(`declarations: ${TYPED.map((name) => `dist/${name}.d.ts`).join(', ')}`);
@@ -149,10 +174,14 @@ function portableExternals(): void {
     if (!lstatSync(path).isSymbolicLink()) continue;
     const target = basename(readlinkSync(path));
     const scoped = entry.startsWith('@');
-    if (scoped || !entry.startsWith(`${target}-`)) throw new Error(`.next/node_modules/${entry}: unexpected link to ${readlinkSync(path)}`);
+    if (scoped || !entry.startsWith(`${target}-`))
+      throw new Error(`.next/node_modules/${entry}: unexpected link to ${readlinkSync(path)}`);
     rmSync(path);
     mkdirSync(path);
     writeFileSync(join(path, 'package.json'), `${JSON.stringify({ name: entry, private: true, main: 'index.js' })}\n`);
-    writeFileSync(join(path, 'index.js'), `// ${entry}: the dashboard's name for ${target} (see scripts/build-package.ts)\nmodule.exports = require(${JSON.stringify(target)});\n`);
+    writeFileSync(
+      join(path, 'index.js'),
+      `// ${entry}: the dashboard's name for ${target} (see scripts/build-package.ts)\nmodule.exports = require(${JSON.stringify(target)});\n`,
+    );
   }
 }

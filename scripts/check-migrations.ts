@@ -34,14 +34,22 @@ function check(dialect: (typeof DIALECTS)[number], scratch: string): string[] {
   cpSync(join(root, dialect.out), out, { recursive: true });
   const config = join(scratch, `drizzle.${dialect.name}.config.json`);
   // drizzle-kit joins `out` to its working directory even when absolute, so it runs in the scratch directory.
-  writeFileSync(config, JSON.stringify({ dialect: dialect.kit, schema: join(root, dialect.schema), out: `./${dialect.name}` }));
+  writeFileSync(
+    config,
+    JSON.stringify({ dialect: dialect.kit, schema: join(root, dialect.schema), out: `./${dialect.name}` }),
+  );
   // No standard input: a question drizzle-kit would ask (a rename?) is a difference, not something to answer here.
   const run = spawnSync(join(root, 'node_modules', '.bin', 'drizzle-kit'), ['generate', '--config', config], {
-    cwd: scratch, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000,
+    cwd: scratch,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: 120_000,
   });
   // It exits 0 after some failures (an unreadable snapshot), so its own error lines count too.
   if (run.status !== 0 || /\bError\b/.test(run.stderr) || /\bError\b/.test(run.stdout)) {
-    return [`${dialect.out}: drizzle-kit generate failed (exit ${run.status ?? run.signal}):\n${run.stdout}${run.stderr}`];
+    return [
+      `${dialect.out}: drizzle-kit generate failed (exit ${run.status ?? run.signal}):\n${run.stdout}${run.stderr}`,
+    ];
   }
   const before = files(join(root, dialect.out));
   const after = files(out);
@@ -50,7 +58,9 @@ function check(dialect: (typeof DIALECTS)[number], scratch: string): string[] {
     const had = before.get(path);
     if (had === undefined) {
       const preview = path.endsWith('.sql') ? `\n    ${text.split('\n').slice(0, 8).join('\n    ')}` : '';
-      problems.push(`${dialect.out}/${path} is missing: the schema in ${dialect.schema} has changes no migration holds${preview}`);
+      problems.push(
+        `${dialect.out}/${path} is missing: the schema in ${dialect.schema} has changes no migration holds${preview}`,
+      );
     } else if (had !== text) {
       problems.push(`${dialect.out}/${path} would change: it does not match what ${dialect.schema} generates`);
     }
@@ -62,8 +72,10 @@ const scratch = mkdtempSync(join(tmpdir(), 'waybill-db-check-'));
 try {
   const problems = DIALECTS.flatMap((d) => check(d, scratch));
   if (problems.length > 0) {
-    process.stderr.write(`db:check: the schemas and the committed migrations disagree.\n${problems.map((p) => `  - ${p}`).join('\n')}\n` +
-      'Run `npm run db:generate` and commit the migration it writes (with a name that says why).\n');
+    process.stderr.write(
+      `db:check: the schemas and the committed migrations disagree.\n${problems.map((p) => `  - ${p}`).join('\n')}\n` +
+        'Run `npm run db:generate` and commit the migration it writes (with a name that says why).\n',
+    );
     process.exit(1);
   }
   process.stdout.write(`db:check: ${DIALECTS.map((d) => d.out).join(' and ')} match their schemas\n`);

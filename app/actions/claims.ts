@@ -24,15 +24,24 @@ function refresh(runId?: string | null) {
 const NO_CLAIM = 'there is no claim on that key any more';
 
 /** `reason` (optional, from the confirm dialog) is kept in the audit line. */
-export async function expireClaimAction(input: { key: string; force?: boolean; reason?: string }): Promise<ActionResult> {
+export async function expireClaimAction(input: {
+  key: string;
+  force?: boolean;
+  reason?: string;
+}): Promise<ActionResult> {
   const caller = await operatorCaller();
   try {
-    const { key, runId } = await claims.expire(controlDeps(), caller, { key: input.key, force: input.force, reason: input.reason });
+    const { key, runId } = await claims.expire(controlDeps(), caller, {
+      key: input.key,
+      force: input.force,
+      reason: input.reason,
+    });
     refresh(runId);
     return { ok: true, message: `expired ${key}: the step will run again` };
   } catch (error) {
     if (error instanceof NotFoundError) return { ok: false, message: NO_CLAIM };
-    if (error instanceof LiveClaimError) return { ok: false, message: 'its lease is live: the worker is still executing it' };
+    if (error instanceof LiveClaimError)
+      return { ok: false, message: 'its lease is live: the worker is still executing it' };
     const failed = failure(error);
     return failed.errors ? { ...failed, message: 'invalid request' } : failed;
   }
@@ -49,7 +58,9 @@ const resolveForm = z.object({
 export async function resolveClaimAction(_previous: ActionResult | null, form: FormData): Promise<ActionResult> {
   const caller = await operatorCaller();
   const parsed = resolveForm.safeParse({
-    key: form.get('key') ?? '', result: form.get('result') ?? '', note: (form.get('note') as string | null) || undefined,
+    key: form.get('key') ?? '',
+    result: form.get('result') ?? '',
+    note: (form.get('note') as string | null) || undefined,
     attempt: form.get('attempt') || undefined,
   });
   if (!parsed.success) return { ok: false, message: 'check the form', errors: fieldErrors(parsed.error) };
@@ -58,41 +69,66 @@ export async function resolveClaimAction(_previous: ActionResult | null, form: F
   // The API's limit, for the same reason: a value nested deeper cannot be shown or answered safely.
   const depth = nestingDepth(parsed.data.result);
   if (depth > MAX_DEPTH) {
-    return { ok: false, message: 'the result nests too deep', errors: { result: [`nests ${depth.toLocaleString('en-US')} levels deep: the limit is ${MAX_DEPTH}`] } };
+    return {
+      ok: false,
+      message: 'the result nests too deep',
+      errors: { result: [`nests ${depth.toLocaleString('en-US')} levels deep: the limit is ${MAX_DEPTH}`] },
+    };
   }
   let result: unknown;
   try {
     result = JSON.parse(parsed.data.result);
   } catch (error) {
-    return { ok: false, message: 'the result is not valid JSON', errors: { result: [`not valid JSON: ${(error as Error).message}`] } };
+    return {
+      ok: false,
+      message: 'the result is not valid JSON',
+      errors: { result: [`not valid JSON: ${(error as Error).message}`] },
+    };
   }
   try {
     // The store decides whether the claim may be resolved, in the transaction that resolves it: a check read
     // here first could be overtaken by a worker taking the claim over.
-    const { key, runId } = await claims.resolve(controlDeps(), caller, { key: parsed.data.key, result, note: parsed.data.note, attempt: parsed.data.attempt });
+    const { key, runId } = await claims.resolve(controlDeps(), caller, {
+      key: parsed.data.key,
+      result,
+      note: parsed.data.note,
+      attempt: parsed.data.attempt,
+    });
     refresh(runId);
     return { ok: true, message: `resolved ${key} by hand` };
   } catch (error) {
     if (error instanceof NotFoundError) return { ok: false, message: NO_CLAIM };
-    if (error instanceof LiveClaimError) return { ok: false, message: 'its lease is live: resolve only claims whose side effect is in doubt' };
+    if (error instanceof LiveClaimError)
+      return { ok: false, message: 'its lease is live: resolve only claims whose side effect is in doubt' };
     if (error instanceof ClaimNotOrphanedError) {
       refresh();
-      return { ok: false, message: 'a worker took the claim over since you saw it: nothing was committed, check the claim again' };
+      return {
+        ok: false,
+        message: 'a worker took the claim over since you saw it: nothing was committed, check the claim again',
+      };
     }
     const failed = failure(error);
     return failed.errors ? { ...failed, message: 'check the form' } : failed;
   }
 }
 
-export async function sweepOrphanedAction(input: { confirm: boolean; reason?: string }): Promise<ActionResult<{ expired: number }>> {
+export async function sweepOrphanedAction(input: {
+  confirm: boolean;
+  reason?: string;
+}): Promise<ActionResult<{ expired: number }>> {
   const caller = await operatorCaller();
   // The dialog's own confirmation; the API and the CLI have theirs (a POST, a command typed).
   const confirmed = z.object({ confirm: z.literal(true, { error: 'confirm the sweep' }) }).safeParse(input);
-  if (!confirmed.success) return { ok: false, message: 'confirm the sweep first', errors: fieldErrors(confirmed.error) };
+  if (!confirmed.success)
+    return { ok: false, message: 'confirm the sweep first', errors: fieldErrors(confirmed.error) };
   try {
     const report = await claims.sweep(controlDeps(), caller, { reason: input.reason });
     refresh();
-    return { ok: true, message: `swept ${report.keys.length} orphaned claim(s): their steps will run again`, data: { expired: report.keys.length } };
+    return {
+      ok: true,
+      message: `swept ${report.keys.length} orphaned claim(s): their steps will run again`,
+      data: { expired: report.keys.length },
+    };
   } catch (error) {
     const failed = failure(error);
     return failed.errors ? { ...failed, message: 'invalid request' } : failed;

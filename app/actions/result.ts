@@ -42,7 +42,11 @@ export function failure(error: unknown): { ok: false; message: string; errors?: 
   if (error instanceof ControlInputError) return { ok: false, message: error.message, errors: error.fields };
   if (isUnreachable(error)) {
     serverLog().warn('server action: store unavailable', errorFields(error));
-    return { ok: false, message: 'the store is unreachable right now: the action may not have been applied; reload to see, and try again shortly' };
+    return {
+      ok: false,
+      message:
+        'the store is unreachable right now: the action may not have been applied; reload to see, and try again shortly',
+    };
   }
   if (error instanceof WaybillError) return { ok: false, message: error.message };
   serverLog().error('server action failed', errorFields(error));

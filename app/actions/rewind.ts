@@ -17,14 +17,24 @@ interface RewindInput {
   reason?: string;
 }
 
-function parseInput(text: string | undefined): { ok: true; value: unknown } | { ok: false; result: ActionResult<never> } {
+function parseInput(
+  text: string | undefined,
+): { ok: true; value: unknown } | { ok: false; result: ActionResult<never> } {
   if (!text?.trim()) return { ok: true, value: undefined };
   const tooLarge = sizeError('input', text, config().WAYBILL_MAX_BODY_BYTES);
-  if (tooLarge) return { ok: false, result: { ok: false, message: 'the input is too large', errors: { input: [tooLarge] } } };
+  if (tooLarge)
+    return { ok: false, result: { ok: false, message: 'the input is too large', errors: { input: [tooLarge] } } };
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch (error) {
-    return { ok: false, result: { ok: false, message: 'the input is not valid JSON', errors: { input: [`not valid JSON: ${(error as Error).message}`] } } };
+    return {
+      ok: false,
+      result: {
+        ok: false,
+        message: 'the input is not valid JSON',
+        errors: { input: [`not valid JSON: ${(error as Error).message}`] },
+      },
+    };
   }
 }
 
@@ -39,9 +49,18 @@ export async function rerunAction(given: RewindInput): Promise<ActionResult<{ id
   const input = parseInput(given.input);
   if (!input.ok) return input.result;
   try {
-    const outcome = await rewind.rerun(controlDeps(), caller, { runId: given.runId, fromStep: given.fromStep, input: input.value, reason: given.reason });
+    const outcome = await rewind.rerun(controlDeps(), caller, {
+      runId: given.runId,
+      fromStep: given.fromStep,
+      input: input.value,
+      reason: given.reason,
+    });
     refresh(given.runId);
-    return { ok: true, message: `rerun ${outcome.rerun} from step ${given.fromStep}: ${outcome.moved} results moved to history; the run is queued`, data: { id: given.runId } };
+    return {
+      ok: true,
+      message: `rerun ${outcome.rerun} from step ${given.fromStep}: ${outcome.moved} results moved to history; the run is queued`,
+      data: { id: given.runId },
+    };
   } catch (error) {
     return failure(error);
   }
@@ -52,9 +71,18 @@ export async function forkAction(given: RewindInput): Promise<ActionResult<{ id:
   const input = parseInput(given.input);
   if (!input.ok) return input.result;
   try {
-    const outcome = await rewind.fork(controlDeps(), caller, { runId: given.runId, fromStep: given.fromStep, input: input.value, reason: given.reason });
+    const outcome = await rewind.fork(controlDeps(), caller, {
+      runId: given.runId,
+      fromStep: given.fromStep,
+      input: input.value,
+      reason: given.reason,
+    });
     refresh(given.runId, outcome.run.id);
-    return { ok: true, message: `forked as ${outcome.run.id}: ${outcome.moved} results copied`, data: { id: outcome.run.id } };
+    return {
+      ok: true,
+      message: `forked as ${outcome.run.id}: ${outcome.moved} results copied`,
+      data: { id: outcome.run.id },
+    };
   } catch (error) {
     return failure(error);
   }

@@ -23,7 +23,11 @@ const actSchema = z.object({
  * One action over one or more runs; runs whose status does not allow it are reported, not fatal. `reason`
  * (optional, the confirm dialog's) is kept in each run's audit line.
  */
-export async function actOnRuns(input: { action: RunAction; ids: string[]; reason?: string }): Promise<ActionResult<{ done: string[]; refused: string[] }>> {
+export async function actOnRuns(input: {
+  action: RunAction;
+  ids: string[];
+  reason?: string;
+}): Promise<ActionResult<{ done: string[]; refused: string[] }>> {
   const caller = await operatorCaller();
   const parsed = actSchema.safeParse(input);
   if (!parsed.success) return { ok: false, message: 'invalid request', errors: fieldErrors(parsed.error) };
@@ -46,7 +50,9 @@ export async function actOnRuns(input: { action: RunAction; ids: string[]; reaso
   revalidatePath('/audit');
   for (const id of parsed.data.ids) revalidatePath(`/runs/${encodeURIComponent(id)}`);
   const message = `${input.action}: ${done.length} run(s) done${refused.length ? `, ${refused.length} refused` : ''}`;
-  return refused.length && !done.length ? { ok: false, message: refused.join('; ') } : { ok: true, message, data: { done, refused } };
+  return refused.length && !done.length
+    ? { ok: false, message: refused.join('; ') }
+    : { ok: true, message, data: { done, refused } };
 }
 
 /** The count the "all matching" confirmation shows: how many runs match, and how many each action applies to. */
@@ -60,7 +66,11 @@ export async function previewBulkAction(input: { filter: BulkFilter }): Promise<
 }
 
 /** One action over every run the filter matches (lib/control/bulk.ts): done in batches, one audit line per run. */
-export async function bulkByFilterAction(input: { action: RunAction; filter: BulkFilter; reason?: string }): Promise<ActionResult<BulkReport>> {
+export async function bulkByFilterAction(input: {
+  action: RunAction;
+  filter: BulkFilter;
+  reason?: string;
+}): Promise<ActionResult<BulkReport>> {
   const caller = await operatorCaller();
   try {
     const report = await bulk.apply(controlDeps(), caller, input);
@@ -80,10 +90,15 @@ const startSchema = z.object({
 });
 
 /** Starts a run from the form. JSON and schema errors come back per field ("input", "input.count", …). */
-export async function startRunAction(_previous: ActionResult<{ id: string }> | null, form: FormData): Promise<ActionResult<{ id: string }>> {
+export async function startRunAction(
+  _previous: ActionResult<{ id: string }> | null,
+  form: FormData,
+): Promise<ActionResult<{ id: string }>> {
   const caller = await operatorCaller();
   const parsed = startSchema.safeParse({
-    workflow: form.get('workflow') ?? '', input: form.get('input') ?? '', id: (form.get('id') as string | null) || undefined,
+    workflow: form.get('workflow') ?? '',
+    input: form.get('input') ?? '',
+    id: (form.get('id') as string | null) || undefined,
   });
   if (!parsed.success) return { ok: false, message: 'check the form', errors: fieldErrors(parsed.error) };
   const tooLarge = sizeError('input', parsed.data.input, config().WAYBILL_MAX_BODY_BYTES);
@@ -92,7 +107,11 @@ export async function startRunAction(_previous: ActionResult<{ id: string }> | n
   try {
     input = JSON.parse(parsed.data.input || '{}');
   } catch (error) {
-    return { ok: false, message: 'the input is not valid JSON', errors: { input: [`not valid JSON: ${(error as Error).message}`] } };
+    return {
+      ok: false,
+      message: 'the input is not valid JSON',
+      errors: { input: [`not valid JSON: ${(error as Error).message}`] },
+    };
   }
   try {
     const run = await runs.start(controlDeps(), caller, { workflow: parsed.data.workflow, input, id: parsed.data.id });
@@ -105,7 +124,8 @@ export async function startRunAction(_previous: ActionResult<{ id: string }> | n
         ? { ok: false, message: `the input does not match ${error.workflow}'s schema`, errors: error.fields }
         : { ok: false, message: `unknown workflow ${JSON.stringify(error.workflow)}`, errors: error.fields };
     }
-    if (error instanceof InvalidInputError && !('fields' in error)) return { ok: false, message: error.message, errors: { id: [error.message] } };
+    if (error instanceof InvalidInputError && !('fields' in error))
+      return { ok: false, message: error.message, errors: { id: [error.message] } };
     return failure(error);
   }
 }

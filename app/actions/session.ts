@@ -23,17 +23,29 @@ export async function signInAction(_previous: ActionResult | null, form: FormDat
   const h = await headers();
   if (crossSiteRefusal(h)) forbidden();
   const cfg = config();
-  if (!authEnabled(cfg)) return { ok: false, message: 'sign-in is off: no token is configured, and the dashboard answers on loopback only' };
+  if (!authEnabled(cfg))
+    return { ok: false, message: 'sign-in is off: no token is configured, and the dashboard answers on loopback only' };
   const parsed = signInSchema.safeParse({
-    token: form.get('token') ?? '', name: form.get('name') ?? '', next: (form.get('next') as string | null) ?? undefined,
+    token: form.get('token') ?? '',
+    name: form.get('name') ?? '',
+    next: (form.get('next') as string | null) ?? undefined,
   });
   if (!parsed.success) return { ok: false, message: 'check the form', errors: fieldErrors(parsed.error) };
   const role = roleForToken(cfg, parsed.data.token);
   // One message for every wrong token: which of the two roles a guess came close to is nobody's business.
-  if (!role) return { ok: false, message: 'that token is not valid', errors: { token: ['not a valid operator or viewer token'] } };
+  if (!role)
+    return {
+      ok: false,
+      message: 'that token is not valid',
+      errors: { token: ['not a valid operator or viewer token'] },
+    };
   const session = signSession(cfg, { role, name: parsed.data.name }, Date.now());
   (await cookies()).set(SESSION_COOKIE, session.value, {
-    httpOnly: true, sameSite: 'strict', secure: reachedOverHttps(h), path: '/', expires: session.expires,
+    httpOnly: true,
+    sameSite: 'strict',
+    secure: reachedOverHttps(h),
+    path: '/',
+    expires: session.expires,
   });
   redirect(safeNextPath(parsed.data.next));
 }

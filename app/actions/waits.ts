@@ -9,10 +9,20 @@ import { waits } from '@/lib/control';
 import { controlDeps } from '@/lib/data/control';
 import { failure, operatorCaller, type ActionResult } from './result';
 
-export async function decideWait(input: { runId: string; name: string; approve: boolean; note?: string }): Promise<ActionResult> {
+export async function decideWait(input: {
+  runId: string;
+  name: string;
+  approve: boolean;
+  note?: string;
+}): Promise<ActionResult> {
   const caller = await operatorCaller();
   try {
-    const wait = await waits.decide(controlDeps(), caller, { runId: input.runId, name: input.name, approve: input.approve, note: input.note || undefined });
+    const wait = await waits.decide(controlDeps(), caller, {
+      runId: input.runId,
+      name: input.name,
+      approve: input.approve,
+      note: input.note || undefined,
+    });
     revalidatePath('/');
     revalidatePath('/audit');
     revalidatePath(`/runs/${encodeURIComponent(input.runId)}`);

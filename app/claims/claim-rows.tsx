@@ -15,8 +15,10 @@ import type { ClaimView } from '@/lib/data/claims';
  * What a row shows and nothing else: the claim's fencing token, for one, stays on the server (a viewer's
  * browser has no use for it).
  */
-export type ClaimRowView = Pick<ClaimView, 'idemKey' | 'runId' | 'step' | 'attempt' | 'workerId' | 'heartbeatAge' |
-  'workerAlive' | 'expiresAt' | 'orphaned'>;
+export type ClaimRowView = Pick<
+  ClaimView,
+  'idemKey' | 'runId' | 'step' | 'attempt' | 'workerId' | 'heartbeatAge' | 'workerAlive' | 'expiresAt' | 'orphaned'
+>;
 
 // Short class names from globals.css, repeated on every row.
 const td = 'wb-td-top';
@@ -42,17 +44,25 @@ function ClaimTableRow({ claim, now, operator }: { claim: ClaimRowView; now: num
       <td className={`${td} min-w-56 max-w-80 wb-mono-wrap`}>
         {breakable(k)}
         {/* On a phone the State column is a scroll away: say here already that this one needs a decision. */}
-        {claim.orphaned && <div className="mt-1.5 font-sans md:hidden"><Badge value="orphaned" /></div>}
+        {claim.orphaned && (
+          <div className="mt-1.5 font-sans md:hidden">
+            <Badge value="orphaned" />
+          </div>
+        )}
       </td>
       <td className={`${td} min-w-40 max-w-64 wrap-anywhere`}>
-        <Link prefetch={false} href={`/runs/${encodeURIComponent(claim.runId)}`} className={link}>{claim.runId}</Link>
+        <Link prefetch={false} href={`/runs/${encodeURIComponent(claim.runId)}`} className={link}>
+          {claim.runId}
+        </Link>
       </td>
       <td className={`${td} text-right tabular-nums`}>{claim.step ?? '—'}</td>
       <td className={`${td} text-right tabular-nums`}>{claim.attempt}</td>
       <td className={`${td} min-w-28 max-w-48`}>
-        {claim.workerId
-          ? <span className="wb-mono-wrap">{claim.workerId}</span>
-          : <span className="whitespace-nowrap wb-quiet">outside client</span>}
+        {claim.workerId ? (
+          <span className="wb-mono-wrap">{claim.workerId}</span>
+        ) : (
+          <span className="whitespace-nowrap wb-quiet">outside client</span>
+        )}
       </td>
       <td className={`${td} min-w-32`}>
         {claim.heartbeatAge === null ? (
@@ -83,8 +93,11 @@ function ClaimTableRow({ claim, now, operator }: { claim: ClaimRowView; now: num
                   : 'The outside client never committed within the claim TTL; whether the side effect happened is unknown.'}
               </p>
             </div>
-            {operator ? <ClaimActions idemKey={k} attempt={claim.attempt} />
-              : <p className="text-xs wb-soft">An operator can expire it or resolve it by hand.</p>}
+            {operator ? (
+              <ClaimActions idemKey={k} attempt={claim.attempt} />
+            ) : (
+              <p className="text-xs wb-soft">An operator can expire it or resolve it by hand.</p>
+            )}
           </div>
         ) : (
           <span className="inline-flex items-center gap-1.5 wb-body">

@@ -6,7 +6,9 @@
 export default function ClaimsSkeleton() {
   return (
     <div className="space-y-6" aria-busy="true">
-      <p role="status" className="sr-only">Loading claims…</p>
+      <p role="status" className="sr-only">
+        Loading claims…
+      </p>
       <div className="flex flex-wrap items-start justify-between gap-4">
         <div className="space-y-2">
           <div className="h-8 w-48 animate-pulse rounded bg-zinc-200 dark:bg-zinc-800" />

@@ -24,19 +24,31 @@ export function ClaimActions({ idemKey, attempt }: { idemKey: string; attempt: n
   return (
     <div className="space-y-2">
       <div className="flex flex-wrap gap-2">
-        <ConfirmAction testId={`expire-${idemKey}`} label="Expire" pendingLabel="Expiring…" triggerTitle="Delete the claim: the step runs again"
-          heading="Expire this claim?" confirmLabel="Expire: run the step again"
+        <ConfirmAction
+          testId={`expire-${idemKey}`}
+          label="Expire"
+          pendingLabel="Expiring…"
+          triggerTitle="Delete the claim: the step runs again"
+          heading="Expire this claim?"
+          confirmLabel="Expire: run the step again"
           onConfirm={async (reason) => {
             const result = await expireClaimAction({ key: idemKey, reason });
             if (result.ok || !result.errors?.reason) board.say(result);
             return result;
-          }}>
+          }}
+        >
           <ExpireWarning idemKey={idemKey} />
         </ConfirmAction>
-        <button type="button" ref={resolveButton} data-testid={`resolve-${idemKey}`}
-          aria-expanded={open} aria-controls={open ? formId : undefined}
+        <button
+          type="button"
+          ref={resolveButton}
+          data-testid={`resolve-${idemKey}`}
+          aria-expanded={open}
+          aria-controls={open ? formId : undefined}
           onClick={() => board.setOpenResolve(open ? null : idemKey)}
-          className={buttonClass()} title="Commit a result you supply, marked manual">
+          className={buttonClass()}
+          title="Commit a result you supply, marked manual"
+        >
           Resolve…
         </button>
       </div>
@@ -45,7 +57,17 @@ export function ClaimActions({ idemKey, attempt }: { idemKey: string; attempt: n
   );
 }
 
-function ResolveForm({ id, idemKey, attempt, onClose }: { id: string; idemKey: string; attempt: number; onClose: () => void }) {
+function ResolveForm({
+  id,
+  idemKey,
+  attempt,
+  onClose,
+}: {
+  id: string;
+  idemKey: string;
+  attempt: number;
+  onClose: () => void;
+}) {
   const board = useClaimBoard();
   // Controlled, because React resets a form after its action: a typo in the JSON must survive the round trip.
   const [result, setResult] = useState('');
@@ -63,12 +85,19 @@ function ResolveForm({ id, idemKey, attempt, onClose }: { id: string; idemKey: s
   const errors = state && !state.ok ? state.errors : undefined;
   const resultError = errors?.result?.join('; ');
   const noteError = errors?.note?.join('; ');
-  const formError = state && !state.ok && !resultError && !noteError ? (errors?.key?.join('; ') ?? state.message) : null;
+  const formError =
+    state && !state.ok && !resultError && !noteError ? (errors?.key?.join('; ') ?? state.message) : null;
 
   return (
-    <form id={id} action={formAction} aria-label={`Resolve ${idemKey} by hand`}
+    <form
+      id={id}
+      action={formAction}
+      aria-label={`Resolve ${idemKey} by hand`}
       className="w-72 space-y-3 rounded-md border border-zinc-200 bg-zinc-50 p-3 dark:border-zinc-700 dark:bg-zinc-800/60"
-      onKeyDown={(e) => { if (e.key === 'Escape') onClose(); }}>
+      onKeyDown={(e) => {
+        if (e.key === 'Escape') onClose();
+      }}
+    >
       <input type="hidden" name="key" value={idemKey} />
       {/* The claim this operator is deciding about: if a worker takes it over meanwhile, the store refuses. */}
       <input type="hidden" name="attempt" value={seenAttempt} />
@@ -76,35 +105,67 @@ function ResolveForm({ id, idemKey, attempt, onClose }: { id: string; idemKey: s
         <label htmlFor={`${id}-result`} className="block text-xs font-medium text-zinc-700 dark:text-zinc-300">
           Result (JSON)
         </label>
-        <textarea id={`${id}-result`} name="result" data-testid="resolve-result" rows={3} autoFocus aria-required
-          spellCheck={false} placeholder='{"sent": true}' value={result} onChange={(e) => setResult(e.target.value)}
+        <textarea
+          id={`${id}-result`}
+          name="result"
+          data-testid="resolve-result"
+          rows={3}
+          autoFocus
+          aria-required
+          spellCheck={false}
+          placeholder='{"sent": true}'
+          value={result}
+          onChange={(e) => setResult(e.target.value)}
           aria-invalid={resultError ? true : undefined}
           aria-describedby={`${id}-result-hint${resultError ? ` ${id}-result-error` : ''}`}
           className={`block w-full rounded-md border bg-white px-2 py-1.5 font-mono text-xs text-zinc-900 focus-visible:outline-2 focus-visible:outline-offset-1 focus-visible:outline-blue-600 dark:bg-zinc-900 dark:text-zinc-100 ${
-            resultError ? 'border-red-500 dark:border-red-400' : 'border-zinc-300 dark:border-zinc-600'}`} />
+            resultError ? 'border-red-500 dark:border-red-400' : 'border-zinc-300 dark:border-zinc-600'
+          }`}
+        />
         <p id={`${id}-result-hint`} className="text-xs text-zinc-500 dark:text-zinc-400">
           Committed as the step&apos;s result, marked manual; the step will not run again.
         </p>
         {resultError && (
-          <p id={`${id}-result-error`} data-testid="field-error-result" className="text-xs text-red-700 dark:text-red-300">{resultError}</p>
+          <p
+            id={`${id}-result-error`}
+            data-testid="field-error-result"
+            className="text-xs text-red-700 dark:text-red-300"
+          >
+            {resultError}
+          </p>
         )}
       </div>
       <div className="space-y-1">
         <label htmlFor={`${id}-note`} className="block text-xs font-medium text-zinc-700 dark:text-zinc-300">
           Note <span className="font-normal text-zinc-500 dark:text-zinc-400">(optional)</span>
         </label>
-        <input id={`${id}-note`} name="note" data-testid="resolve-note" type="text" maxLength={2000} value={note} onChange={(e) => setNote(e.target.value)}
+        <input
+          id={`${id}-note`}
+          name="note"
+          data-testid="resolve-note"
+          type="text"
+          maxLength={2000}
+          value={note}
+          onChange={(e) => setNote(e.target.value)}
           placeholder="e.g. checked the provider: it was sent"
-          aria-invalid={noteError ? true : undefined} aria-describedby={noteError ? `${id}-note-error` : undefined}
-          className="block w-full rounded-md border border-zinc-300 bg-white px-2 py-1.5 text-sm text-zinc-900 focus-visible:outline-2 focus-visible:outline-offset-1 focus-visible:outline-blue-600 dark:border-zinc-600 dark:bg-zinc-900 dark:text-zinc-100" />
-        {noteError && <p id={`${id}-note-error`} data-testid="field-error-note" className="text-xs text-red-700 dark:text-red-300">{noteError}</p>}
+          aria-invalid={noteError ? true : undefined}
+          aria-describedby={noteError ? `${id}-note-error` : undefined}
+          className="block w-full rounded-md border border-zinc-300 bg-white px-2 py-1.5 text-sm text-zinc-900 focus-visible:outline-2 focus-visible:outline-offset-1 focus-visible:outline-blue-600 dark:border-zinc-600 dark:bg-zinc-900 dark:text-zinc-100"
+        />
+        {noteError && (
+          <p id={`${id}-note-error`} data-testid="field-error-note" className="text-xs text-red-700 dark:text-red-300">
+            {noteError}
+          </p>
+        )}
       </div>
       {formError && <p className="text-xs text-red-700 dark:text-red-300">{formError}</p>}
       <div className="flex gap-2">
         <button type="submit" data-testid="resolve-submit" disabled={pending} className={buttonClass('primary')}>
           {pending ? 'Committing…' : 'Commit result'}
         </button>
-        <button type="button" onClick={onClose} className={buttonClass()}>Cancel</button>
+        <button type="button" onClick={onClose} className={buttonClass()}>
+          Cancel
+        </button>
       </div>
     </form>
   );

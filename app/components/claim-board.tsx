@@ -6,7 +6,10 @@
  */
 import { createContext, useCallback, useContext, useMemo, useState, type ReactNode } from 'react';
 
-export interface ClaimNotice { ok: boolean; text: string }
+export interface ClaimNotice {
+  ok: boolean;
+  text: string;
+}
 
 interface Board {
   notice: ClaimNotice | null;
@@ -20,7 +23,10 @@ const BoardContext = createContext<Board | null>(null);
 export function ClaimBoard({ children }: { children: ReactNode }) {
   const [notice, setNotice] = useState<ClaimNotice | null>(null);
   const [openResolve, setOpenResolve] = useState<string | null>(null);
-  const say = useCallback((result: { ok: boolean; message: string }) => setNotice({ ok: result.ok, text: result.message }), []);
+  const say = useCallback(
+    (result: { ok: boolean; message: string }) => setNotice({ ok: result.ok, text: result.message }),
+    [],
+  );
   const value = useMemo(() => ({ notice, say, openResolve, setOpenResolve }), [notice, say, openResolve]);
   return <BoardContext.Provider value={value}>{children}</BoardContext.Provider>;
 }
@@ -35,12 +41,20 @@ export function useClaimBoard(): Board {
 export function ClaimMessage() {
   const { notice } = useClaimBoard();
   return (
-    <div data-testid="claim-message" role="status" aria-live="polite"
-      className={notice
-        ? `rounded-md px-3 py-2 text-sm ring-1 ring-inset ${notice.ok
-          ? 'bg-emerald-50 text-emerald-800 ring-emerald-200 dark:bg-emerald-950 dark:text-emerald-200 dark:ring-emerald-900'
-          : 'bg-red-50 text-red-800 ring-red-200 dark:bg-red-950 dark:text-red-200 dark:ring-red-900'}`
-        : 'sr-only'}>
+    <div
+      data-testid="claim-message"
+      role="status"
+      aria-live="polite"
+      className={
+        notice
+          ? `rounded-md px-3 py-2 text-sm ring-1 ring-inset ${
+              notice.ok
+                ? 'bg-emerald-50 text-emerald-800 ring-emerald-200 dark:bg-emerald-950 dark:text-emerald-200 dark:ring-emerald-900'
+                : 'bg-red-50 text-red-800 ring-red-200 dark:bg-red-950 dark:text-red-200 dark:ring-red-900'
+            }`
+          : 'sr-only'
+      }
+    >
       {notice?.text}
     </div>
   );

@@ -6,13 +6,27 @@
 import { leaseState } from './lease-text';
 import { isoTime } from './time';
 
-export function ClaimCountdown({ idemKey, expiresAt, serverNow, orphaned }: {
-  idemKey: string; expiresAt: number; serverNow: number; orphaned: boolean;
+export function ClaimCountdown({
+  idemKey,
+  expiresAt,
+  serverNow,
+  orphaned,
+}: {
+  idemKey: string;
+  expiresAt: number;
+  serverNow: number;
+  orphaned: boolean;
 }) {
   const { text, tone } = leaseState(expiresAt, serverNow, orphaned);
   return (
-    <span data-testid={`claim-countdown-${idemKey}`} title={isoTime(expiresAt)}
-      data-lease-expires={expiresAt} data-orphaned={orphaned ? '' : undefined}
-      className={`whitespace-nowrap tabular-nums ${tone}`}>{text}</span>
+    <span
+      data-testid={`claim-countdown-${idemKey}`}
+      title={isoTime(expiresAt)}
+      data-lease-expires={expiresAt}
+      data-orphaned={orphaned ? '' : undefined}
+      className={`whitespace-nowrap tabular-nums ${tone}`}
+    >
+      {text}
+    </span>
   );
 }

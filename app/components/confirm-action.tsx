@@ -36,9 +36,16 @@ export function ConfirmAction(props: ConfirmActionProps) {
   };
   return (
     <>
-      <button ref={trigger} type="button" data-testid={props.testId} aria-haspopup="dialog" disabled={props.disabled}
-        title={props.triggerTitle} onClick={() => setOpen(props)}
-        className={props.triggerClass ?? buttonClass(props.tone ?? 'default')}>
+      <button
+        ref={trigger}
+        type="button"
+        data-testid={props.testId}
+        aria-haspopup="dialog"
+        disabled={props.disabled}
+        title={props.triggerTitle}
+        onClick={() => setOpen(props)}
+        className={props.triggerClass ?? buttonClass(props.tone ?? 'default')}
+      >
         {props.label}
       </button>
       {open && <ConfirmDialog {...open} onClose={close} />}
@@ -46,7 +53,15 @@ export function ConfirmAction(props: ConfirmActionProps) {
   );
 }
 
-function ConfirmDialog({ heading, children, confirmLabel, pendingLabel, tone, onConfirm, onClose }: ConfirmActionProps & { onClose: () => void }) {
+function ConfirmDialog({
+  heading,
+  children,
+  confirmLabel,
+  pendingLabel,
+  tone,
+  onConfirm,
+  onClose,
+}: ConfirmActionProps & { onClose: () => void }) {
   const dialog = useRef<HTMLDialogElement>(null);
   const id = useId();
   const [reason, setReason] = useState('');
@@ -59,36 +74,84 @@ function ConfirmDialog({ heading, children, confirmLabel, pendingLabel, tone, on
     if (node && !node.open) node.showModal();
   }, []);
 
-  const confirm = () => startTransition(async () => {
-    const result = await onConfirm(reason.trim() || undefined);
-    const reasonErrors = !result.ok ? result.errors?.reason : undefined;
-    if (reasonErrors?.length) setError(reasonErrors.join('; '));
-    else onClose();
-  });
+  const confirm = () =>
+    startTransition(async () => {
+      const result = await onConfirm(reason.trim() || undefined);
+      const reasonErrors = !result.ok ? result.errors?.reason : undefined;
+      if (reasonErrors?.length) setError(reasonErrors.join('; '));
+      else onClose();
+    });
 
   return (
-    <dialog ref={dialog} data-testid="confirm-dialog" aria-labelledby={`${id}-title`} aria-describedby={`${id}-body`}
-      onCancel={(event) => { event.preventDefault(); if (!pending) onClose(); }}
-      className="m-auto w-[min(30rem,calc(100vw-2rem))] rounded-lg border border-zinc-200 bg-white p-5 text-zinc-900 shadow-xl backdrop:bg-zinc-950/50 dark:border-zinc-700 dark:bg-zinc-900 dark:text-zinc-100">
-      <form method="dialog" onSubmit={(event) => { event.preventDefault(); confirm(); }}>
-        <h2 id={`${id}-title`} className="text-base font-semibold">{heading}</h2>
-        <div id={`${id}-body`} className="mt-2 text-sm text-zinc-600 dark:text-zinc-400">{children}</div>
+    <dialog
+      ref={dialog}
+      data-testid="confirm-dialog"
+      aria-labelledby={`${id}-title`}
+      aria-describedby={`${id}-body`}
+      onCancel={(event) => {
+        event.preventDefault();
+        if (!pending) onClose();
+      }}
+      className="m-auto w-[min(30rem,calc(100vw-2rem))] rounded-lg border border-zinc-200 bg-white p-5 text-zinc-900 shadow-xl backdrop:bg-zinc-950/50 dark:border-zinc-700 dark:bg-zinc-900 dark:text-zinc-100"
+    >
+      <form
+        method="dialog"
+        onSubmit={(event) => {
+          event.preventDefault();
+          confirm();
+        }}
+      >
+        <h2 id={`${id}-title`} className="text-base font-semibold">
+          {heading}
+        </h2>
+        <div id={`${id}-body`} className="mt-2 text-sm text-zinc-600 dark:text-zinc-400">
+          {children}
+        </div>
         <div className="mt-4 space-y-1">
           <label htmlFor={`${id}-reason`} className="block text-xs font-medium text-zinc-700 dark:text-zinc-300">
-            Reason <span className="font-normal text-zinc-500 dark:text-zinc-400">(optional, kept in the audit log)</span>
+            Reason{' '}
+            <span className="font-normal text-zinc-500 dark:text-zinc-400">(optional, kept in the audit log)</span>
           </label>
-          <input id={`${id}-reason`} data-testid="confirm-reason" type="text" maxLength={REASON_MAX} value={reason}
-            onChange={(event) => setReason(event.target.value)} placeholder="e.g. wrong input, started twice"
-            aria-invalid={error ? true : undefined} aria-describedby={error ? `${id}-reason-error` : undefined}
-            className="block w-full rounded-md border border-zinc-300 bg-white px-2 py-1.5 text-sm text-zinc-900 focus-visible:outline-2 focus-visible:outline-offset-1 focus-visible:outline-blue-600 dark:border-zinc-600 dark:bg-zinc-950 dark:text-zinc-100" />
-          {error && <p id={`${id}-reason-error`} data-testid="field-error-reason" className="text-xs text-red-700 dark:text-red-300">{error}</p>}
+          <input
+            id={`${id}-reason`}
+            data-testid="confirm-reason"
+            type="text"
+            maxLength={REASON_MAX}
+            value={reason}
+            onChange={(event) => setReason(event.target.value)}
+            placeholder="e.g. wrong input, started twice"
+            aria-invalid={error ? true : undefined}
+            aria-describedby={error ? `${id}-reason-error` : undefined}
+            className="block w-full rounded-md border border-zinc-300 bg-white px-2 py-1.5 text-sm text-zinc-900 focus-visible:outline-2 focus-visible:outline-offset-1 focus-visible:outline-blue-600 dark:border-zinc-600 dark:bg-zinc-950 dark:text-zinc-100"
+          />
+          {error && (
+            <p
+              id={`${id}-reason-error`}
+              data-testid="field-error-reason"
+              className="text-xs text-red-700 dark:text-red-300"
+            >
+              {error}
+            </p>
+          )}
         </div>
         <div className="mt-5 flex justify-end gap-2">
           {/* Focus starts on the harmless choice: Enter right after the click does not confirm. */}
-          <button type="button" data-testid="confirm-cancel" autoFocus onClick={onClose} disabled={pending} className={buttonClass()}>
+          <button
+            type="button"
+            data-testid="confirm-cancel"
+            autoFocus
+            onClick={onClose}
+            disabled={pending}
+            className={buttonClass()}
+          >
             Keep it
           </button>
-          <button type="submit" data-testid="confirm-submit" disabled={pending} className={buttonClass(tone ?? 'danger')}>
+          <button
+            type="submit"
+            data-testid="confirm-submit"
+            disabled={pending}
+            className={buttonClass(tone ?? 'danger')}
+          >
             {pending ? pendingLabel : confirmLabel}
           </button>
         </div>

@@ -35,20 +35,44 @@ export function jsonParts(json: string, { showChars = 1_200, sendChars = 32_000 
 }
 
 export function JsonView({
-  json, label = 'value', showChars = 1_200, sendChars = 32_000, testId = 'json-view',
-}: { json: string | null; label?: string; showChars?: number; sendChars?: number; testId?: string }) {
+  json,
+  label = 'value',
+  showChars = 1_200,
+  sendChars = 32_000,
+  testId = 'json-view',
+}: {
+  json: string | null;
+  label?: string;
+  showChars?: number;
+  sendChars?: number;
+  testId?: string;
+}) {
   if (json === null) return <span className="text-zinc-500 dark:text-zinc-400">—</span>;
   return <JsonPartsView parts={jsonParts(json, { showChars, sendChars })} label={label} testId={testId} />;
 }
 
-export function JsonPartsView({ parts, label, testId = 'json-view' }: { parts: JsonParts; label: string; testId?: string }) {
+export function JsonPartsView({
+  parts,
+  label,
+  testId = 'json-view',
+}: {
+  parts: JsonParts;
+  label: string;
+  testId?: string;
+}) {
   const { preview, head, rest, cut, note } = parts;
   return (
     <details data-testid={testId} className="min-w-0 max-w-full">
-      <summary aria-label={`${label}: show JSON`} className="wb-json-summary">{preview}</summary>
+      <summary aria-label={`${label}: show JSON`} className="wb-json-summary">
+        {preview}
+      </summary>
       {/* wb-json-*: globals.css, short names for what every row of a results table repeats. */}
       <div className="wb-json-body">
-        {note && <p data-testid="json-note" className="mb-2 text-xs text-orange-800 dark:text-orange-300">{note}</p>}
+        {note && (
+          <p data-testid="json-note" className="mb-2 text-xs text-orange-800 dark:text-orange-300">
+            {note}
+          </p>
+        )}
         <pre className="wb-json-pre">{head}</pre>
         {rest && (
           <details className="mt-1">
@@ -60,8 +84,8 @@ export function JsonPartsView({ parts, label, testId = 'json-view' }: { parts: J
         )}
         {cut && (
           <p className="mt-2 text-xs text-zinc-600 dark:text-zinc-400">
-            Cut at {cut.sent.toLocaleString('en-US')} of {cut.total.toLocaleString('en-US')} characters; the full
-            value is in the store (<code>waybill inspect</code>).
+            Cut at {cut.sent.toLocaleString('en-US')} of {cut.total.toLocaleString('en-US')} characters; the full value
+            is in the store (<code>waybill inspect</code>).
           </p>
         )}
       </div>
@@ -78,13 +102,18 @@ function format(json: string): { pretty: string; compact: string; note: string |
   const depth = nestingDepth(json);
   if (depth > MAX_DEPTH) {
     return {
-      pretty: json, compact: json.slice(0, PREVIEW_CHARS + 1),
+      pretty: json,
+      compact: json.slice(0, PREVIEW_CHARS + 1),
       note: `Nested ${depth.toLocaleString('en-US')} levels deep (more than ${MAX_DEPTH}): shown as stored, not re-indented.`,
     };
   }
   try {
     const value: unknown = JSON.parse(json);
-    return { pretty: JSON.stringify(value, null, 2) ?? String(value), compact: JSON.stringify(value) ?? String(value), note: null };
+    return {
+      pretty: JSON.stringify(value, null, 2) ?? String(value),
+      compact: JSON.stringify(value) ?? String(value),
+      note: null,
+    };
   } catch {
     return { pretty: json, compact: json.replace(/\s+/g, ' '), note: null };
   }

@@ -14,7 +14,9 @@ export interface NavItem {
 
 /** Which item a path belongs to: the longest href that is the path or a folder of it; `/` takes the rest. */
 export function activeHref(items: NavItem[], pathname: string): string | null {
-  const matches = items.filter((item) => item.href === '/' || pathname === item.href || pathname.startsWith(`${item.href}/`));
+  const matches = items.filter(
+    (item) => item.href === '/' || pathname === item.href || pathname.startsWith(`${item.href}/`),
+  );
   const best = matches.sort((a, b) => b.href.length - a.href.length)[0];
   if (!best) return null;
   // `/` is Runs: the list and each run's page, not the sign-in page or anything else outside the sections.
@@ -31,11 +33,17 @@ export function MainNav({ items }: { items: NavItem[] }) {
         const current = item.href === active;
         return (
           <li key={item.href}>
-            <Link href={item.href} prefetch={false} aria-current={current ? 'page' : undefined}
+            <Link
+              href={item.href}
+              prefetch={false}
+              aria-current={current ? 'page' : undefined}
               data-testid={`nav-${item.label.toLowerCase().replace(/\s+/g, '-')}`}
-              className={`rounded px-1 py-0.5 underline-offset-[6px] focus-visible:outline-2 focus-visible:outline-blue-600 ${current
-                ? 'font-medium text-zinc-900 underline decoration-blue-600 decoration-2 dark:text-zinc-100 dark:decoration-blue-400'
-                : 'text-zinc-600 hover:text-zinc-900 dark:text-zinc-400 dark:hover:text-zinc-100'}`}>
+              className={`rounded px-1 py-0.5 underline-offset-[6px] focus-visible:outline-2 focus-visible:outline-blue-600 ${
+                current
+                  ? 'font-medium text-zinc-900 underline decoration-blue-600 decoration-2 dark:text-zinc-100 dark:decoration-blue-400'
+                  : 'text-zinc-600 hover:text-zinc-900 dark:text-zinc-400 dark:hover:text-zinc-100'
+              }`}
+            >
               {item.label}
             </Link>
           </li>

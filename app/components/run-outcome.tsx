@@ -19,8 +19,6 @@ const OUTCOME_TONE: Record<Outcome, string> = {
 
 export function OutcomeBadge({ outcome }: { outcome: Outcome }) {
   return (
-    <span className={`wb-badge ${OUTCOME_TONE[outcome] ?? OUTCOME_TONE.operator}`}>
-      {outcome.replace('_', ' ')}
-    </span>
+    <span className={`wb-badge ${OUTCOME_TONE[outcome] ?? OUTCOME_TONE.operator}`}>{outcome.replace('_', ' ')}</span>
   );
 }

@@ -15,31 +15,77 @@ export function RunsFilters({ query, workflows }: { query: RunsQueryParams; work
   const choices = query.workflow && !workflows.includes(query.workflow) ? [...workflows, query.workflow] : workflows;
   const filtered = Boolean(query.status || query.workflow || query.q);
   return (
-    <form method="get" action="/" role="search" aria-label="Filter runs" data-testid="runs-filters"
-      className="grid grid-cols-1 gap-3 sm:grid-cols-2 lg:grid-cols-[12rem_12rem_minmax(0,1fr)_auto] lg:items-end">
+    <form
+      method="get"
+      action="/"
+      role="search"
+      aria-label="Filter runs"
+      data-testid="runs-filters"
+      className="grid grid-cols-1 gap-3 sm:grid-cols-2 lg:grid-cols-[12rem_12rem_minmax(0,1fr)_auto] lg:items-end"
+    >
       <div>
-        <label htmlFor="filter-status" className={labelClass}>Status</label>
-        <select id="filter-status" name="status" data-testid="filter-status" defaultValue={query.status ?? ''} className={fieldClass}>
+        <label htmlFor="filter-status" className={labelClass}>
+          Status
+        </label>
+        <select
+          id="filter-status"
+          name="status"
+          data-testid="filter-status"
+          defaultValue={query.status ?? ''}
+          className={fieldClass}
+        >
           <option value="">All statuses</option>
-          {RUN_STATUSES.map((status) => <option key={status} value={status}>{status}</option>)}
+          {RUN_STATUSES.map((status) => (
+            <option key={status} value={status}>
+              {status}
+            </option>
+          ))}
         </select>
       </div>
       <div>
-        <label htmlFor="filter-workflow" className={labelClass}>Workflow</label>
-        <select id="filter-workflow" name="workflow" data-testid="filter-workflow" defaultValue={query.workflow ?? ''} className={fieldClass}>
+        <label htmlFor="filter-workflow" className={labelClass}>
+          Workflow
+        </label>
+        <select
+          id="filter-workflow"
+          name="workflow"
+          data-testid="filter-workflow"
+          defaultValue={query.workflow ?? ''}
+          className={fieldClass}
+        >
           <option value="">All workflows</option>
-          {choices.map((name) => <option key={name} value={name}>{name}</option>)}
+          {choices.map((name) => (
+            <option key={name} value={name}>
+              {name}
+            </option>
+          ))}
         </select>
       </div>
       <div className="sm:col-span-2 lg:col-span-1">
-        <label htmlFor="search" className={labelClass}>Run id contains</label>
-        <input id="search" name="q" type="search" data-testid="search" defaultValue={query.q ?? ''} maxLength={SEARCH_MAX}
-          placeholder="e.g. agent-batch-2026" autoComplete="off" spellCheck={false} className={`${fieldClass} font-mono`} />
+        <label htmlFor="search" className={labelClass}>
+          Run id contains
+        </label>
+        <input
+          id="search"
+          name="q"
+          type="search"
+          data-testid="search"
+          defaultValue={query.q ?? ''}
+          maxLength={SEARCH_MAX}
+          placeholder="e.g. agent-batch-2026"
+          autoComplete="off"
+          spellCheck={false}
+          className={`${fieldClass} font-mono`}
+        />
       </div>
       <div className="flex gap-2 sm:col-span-2 lg:col-span-1">
-        <button type="submit" data-testid="filter-submit" className={`${buttonClass('primary')} flex-1 lg:flex-none`}>Apply filters</button>
+        <button type="submit" data-testid="filter-submit" className={`${buttonClass('primary')} flex-1 lg:flex-none`}>
+          Apply filters
+        </button>
         {filtered && (
-          <Link prefetch={false} href="/" data-testid="filter-clear" className={`${buttonClass()} flex-1 lg:flex-none`}>Clear</Link>
+          <Link prefetch={false} href="/" data-testid="filter-clear" className={`${buttonClass()} flex-1 lg:flex-none`}>
+            Clear
+          </Link>
         )}
       </div>
     </form>

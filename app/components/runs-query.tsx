@@ -7,7 +7,17 @@ import { z } from 'zod';
 import type { ListedStatus } from '@/lib/store/outside-runs';
 
 /** Every listed status (lib/store/outside-runs.ts), in the order the page shows them: the busy ones first. */
-export const RUN_STATUSES = ['running', 'waiting', 'queued', 'paused', 'failed', 'completed', 'cancelled', 'rejected', 'idle'] as const satisfies readonly ListedStatus[];
+export const RUN_STATUSES = [
+  'running',
+  'waiting',
+  'queued',
+  'paused',
+  'failed',
+  'completed',
+  'cancelled',
+  'rejected',
+  'idle',
+] as const satisfies readonly ListedStatus[];
 // A status the store lists but the page forgot fails the build here.
 type Unshown = Exclude<ListedStatus, (typeof RUN_STATUSES)[number]>;
 const _everyStatusShown: [Unshown] extends [never] ? true : Unshown = true;
@@ -33,7 +43,10 @@ export interface RunsQueryParams {
   cursor?: string;
 }
 
-export function parseRunsQuery(raw: Record<string, string | string[] | undefined>): { query: RunsQueryParams; ignored: string[] } {
+export function parseRunsQuery(raw: Record<string, string | string[] | undefined>): {
+  query: RunsQueryParams;
+  ignored: string[];
+} {
   const parsed = runsQuerySchema.safeParse(raw);
   const query: RunsQueryParams = parsed.success ? parsed.data : {};
   const ignored: string[] = [];

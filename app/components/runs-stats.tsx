@@ -34,7 +34,8 @@ export function RunsStats({ stats, query }: { stats: RunsPage['stats']; query: R
           const active = query.status === status;
           return (
             <li key={status} className="max-sm:last:col-span-3">
-              <Link prefetch={false}
+              <Link
+                prefetch={false}
                 href={runsHref({ ...query, status: active ? undefined : status, cursor: undefined })}
                 aria-current={active ? 'true' : undefined}
                 title={active ? 'Show every status' : `Show only ${status} runs`}
@@ -50,24 +51,42 @@ export function RunsStats({ stats, query }: { stats: RunsPage['stats']; query: R
         <Stat
           testId="stat-steps-per-minute"
           label="Steps / min · last minute"
-          value={<span title={`${stats.committedSince} steps committed in the last ${stats.windowSeconds} seconds, across all runs`}>{perMinute >= 10 ? perMinute.toFixed(0) : perMinute.toFixed(1)}</span>}
+          value={
+            <span
+              title={`${stats.committedSince} steps committed in the last ${stats.windowSeconds} seconds, across all runs`}
+            >
+              {perMinute >= 10 ? perMinute.toFixed(0) : perMinute.toFixed(1)}
+            </span>
+          }
         />
         <Stat
           testId="stat-skip-ratio"
           label="Skip ratio"
           value={
-            <span title={`${stats.skipped} skipped of ${seen} steps seen (executed ${stats.executed}, awaited ${stats.awaited})`}>
+            <span
+              title={`${stats.skipped} skipped of ${seen} steps seen (executed ${stats.executed}, awaited ${stats.awaited})`}
+            >
               {seen === 0 ? '—' : `${(stats.skipRatio * 100).toFixed(1)}%`}
             </span>
           }
         />
-        <div className={stats.orphanedClaims > 0 ? '[&>div]:h-full [&>div]:border-orange-300 [&>div]:bg-orange-50 dark:[&>div]:border-orange-800 dark:[&>div]:bg-orange-950/40' : '[&>div]:h-full'}>
+        <div
+          className={
+            stats.orphanedClaims > 0
+              ? '[&>div]:h-full [&>div]:border-orange-300 [&>div]:bg-orange-50 dark:[&>div]:border-orange-800 dark:[&>div]:bg-orange-950/40'
+              : '[&>div]:h-full'
+          }
+        >
           <Stat
             testId="stat-orphaned"
             label="Orphaned claims"
             value={
               stats.orphanedClaims > 0 ? (
-                <Link prefetch={false} href="/claims" className="rounded text-orange-700 underline decoration-orange-300 underline-offset-4 hover:decoration-orange-600 focus-visible:outline-2 focus-visible:outline-blue-600 dark:text-orange-300 dark:decoration-orange-700">
+                <Link
+                  prefetch={false}
+                  href="/claims"
+                  className="rounded text-orange-700 underline decoration-orange-300 underline-offset-4 hover:decoration-orange-600 focus-visible:outline-2 focus-visible:outline-blue-600 dark:text-orange-300 dark:decoration-orange-700"
+                >
                   {stats.orphanedClaims}
                   <span className="sr-only"> orphaned claims: review them</span>
                 </Link>

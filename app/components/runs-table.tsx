@@ -32,10 +32,19 @@ const ACTIONS: { action: RunAction; label: string; tone: 'default' | 'danger'; h
   { action: 'cancel', label: 'Cancel', tone: 'danger', hint: 'Cancel the selected runs' },
 ];
 
-const ACTION_DONE: Record<RunAction, string> = { pause: 'paused', resume: 'resumed', cancel: 'cancelled', retry: 'queued again' };
+const ACTION_DONE: Record<RunAction, string> = {
+  pause: 'paused',
+  resume: 'resumed',
+  cancel: 'cancelled',
+  retry: 'queued again',
+};
 
 function filterText(filter: BulkFilter): string {
-  const parts = [filter.status && `status ${filter.status}`, filter.workflow && `workflow ${filter.workflow}`, filter.q && `search "${filter.q}"`].filter(Boolean);
+  const parts = [
+    filter.status && `status ${filter.status}`,
+    filter.workflow && `workflow ${filter.workflow}`,
+    filter.q && `search "${filter.q}"`,
+  ].filter(Boolean);
   return parts.length ? `filter: ${parts.join(', ')}` : 'no filter: every run';
 }
 
@@ -46,8 +55,16 @@ const check = 'wb-check';
 
 type Message = { ok: boolean; text: string; refused: string[] };
 
-export function RunsTable({ rows, operator, filter, filtered }: {
-  rows: RunsTableRow[]; operator: boolean; filter: BulkFilter; filtered: boolean;
+export function RunsTable({
+  rows,
+  operator,
+  filter,
+  filtered,
+}: {
+  rows: RunsTableRow[];
+  operator: boolean;
+  filter: BulkFilter;
+  filtered: boolean;
 }) {
   const [selected, setSelected] = useState<ReadonlySet<string>>(() => new Set());
   /** "All matching" on: the count the server gave for the filter, or null while it counts. */
@@ -133,130 +150,254 @@ export function RunsTable({ rows, operator, filter, filtered }: {
 
   return (
     <div className="space-y-3">
-      {operator && <div className="flex flex-col gap-2 sm:flex-row sm:items-center sm:justify-between" data-testid="bulk-actions">
-        <div role="group" aria-label="Actions on the selected runs" className="flex flex-wrap items-center gap-2">
-          <span className="mr-1 w-full text-sm text-zinc-600 tabular-nums sm:w-auto dark:text-zinc-400" data-testid="selected-count">
-            {allMatching ? (preview ? `${preview.tooMany ? `more than ${(preview.matched - 1).toLocaleString('en-US')}` : preview.matched.toLocaleString('en-US')} run${preview.matched === 1 ? '' : 's'} ${scope}` : 'Counting the runs…')
-              : chosen.length === 0 ? 'Select runs to act on them' : `${chosen.length} selected`}
-          </span>
-          <label className="mr-1 inline-flex items-center gap-1.5 text-xs text-zinc-700 dark:text-zinc-300">
-            <input type="checkbox" data-testid="bulk-all-matching" className={check} checked={allMatching !== null}
-              onChange={(event) => toggleAllMatching(event.target.checked)} />
-            All runs {filtered ? 'matching this filter' : 'in the list'}
-          </label>
-          {allMatching ? ACTIONS.map(({ action, label, tone, hint }) => {
-            const n = preview?.applicable[action] ?? 0;
-            return (
-              <ConfirmAction key={action} testId={`bulk-${action}`} label={label} pendingLabel={`${label}…`} tone={tone}
-                triggerClass={`${buttonClass(tone)} py-1 text-xs`} triggerTitle={`${hint}: every run ${scope}`}
-                disabled={!preview || preview.tooMany || n === 0 || pending}
-                heading={`${label} ${n.toLocaleString('en-US')} of the ${preview?.matched.toLocaleString('en-US') ?? ''} runs ${scope}?`}
-                confirmLabel={`${label} ${n.toLocaleString('en-US')} run${n === 1 ? '' : 's'}`}
-                onConfirm={(reason) => bulkConfirmed(action, reason)}>
-                <p data-testid="confirm-count">
-                  {n.toLocaleString('en-US')} of the {preview?.matched.toLocaleString('en-US')} runs {scope} can be {ACTION_DONE[action]} now;
-                  the others are skipped and listed. The server acts on the runs that match when you confirm, in batches, with one audit line each.
-                </p>
-                <p className="mt-2 font-mono text-xs" data-testid="confirm-filter">{filterText(filter)}</p>
-              </ConfirmAction>
-            );
-          }) : ACTIONS.map(({ action, label, tone, hint }) => action === 'cancel' ? (
-            <ConfirmAction key={action} testId="bulk-cancel" label={label} pendingLabel="Cancelling…" tone="danger"
-              triggerClass={`${buttonClass(tone)} py-1 text-xs`} triggerTitle={hint} disabled={chosen.length === 0 || pending}
-              heading={chosen.length === 1 ? `Cancel run ${chosen[0]}?` : `Cancel ${chosen.length} runs?`}
-              confirmLabel={chosen.length === 1 ? 'Cancel the run' : `Cancel ${chosen.length} runs`}
-              onConfirm={(reason) => cancelChosen(chosen, reason)}>
-              <p>Each stops after the step in hand and is not picked up again; runs already finished are left as they are.</p>
-              <p className="mt-2 break-all font-mono text-xs" data-testid="confirm-targets">{chosen.slice(0, 10).join(', ')}{chosen.length > 10 ? `, and ${chosen.length - 10} more` : ''}</p>
-            </ConfirmAction>
-          ) : (
-            <button key={action} type="button" data-testid={`bulk-${action}`} title={hint}
-              disabled={chosen.length === 0 || pending} onClick={() => act(action)}
-              className={`${buttonClass(tone)} py-1 text-xs`}>
-              {running === action ? `${label}…` : label}
-            </button>
-          ))}
+      {operator && (
+        <div className="flex flex-col gap-2 sm:flex-row sm:items-center sm:justify-between" data-testid="bulk-actions">
+          <div role="group" aria-label="Actions on the selected runs" className="flex flex-wrap items-center gap-2">
+            <span
+              className="mr-1 w-full text-sm text-zinc-600 tabular-nums sm:w-auto dark:text-zinc-400"
+              data-testid="selected-count"
+            >
+              {allMatching
+                ? preview
+                  ? `${preview.tooMany ? `more than ${(preview.matched - 1).toLocaleString('en-US')}` : preview.matched.toLocaleString('en-US')} run${preview.matched === 1 ? '' : 's'} ${scope}`
+                  : 'Counting the runs…'
+                : chosen.length === 0
+                  ? 'Select runs to act on them'
+                  : `${chosen.length} selected`}
+            </span>
+            <label className="mr-1 inline-flex items-center gap-1.5 text-xs text-zinc-700 dark:text-zinc-300">
+              <input
+                type="checkbox"
+                data-testid="bulk-all-matching"
+                className={check}
+                checked={allMatching !== null}
+                onChange={(event) => toggleAllMatching(event.target.checked)}
+              />
+              All runs {filtered ? 'matching this filter' : 'in the list'}
+            </label>
+            {allMatching
+              ? ACTIONS.map(({ action, label, tone, hint }) => {
+                  const n = preview?.applicable[action] ?? 0;
+                  return (
+                    <ConfirmAction
+                      key={action}
+                      testId={`bulk-${action}`}
+                      label={label}
+                      pendingLabel={`${label}…`}
+                      tone={tone}
+                      triggerClass={`${buttonClass(tone)} py-1 text-xs`}
+                      triggerTitle={`${hint}: every run ${scope}`}
+                      disabled={!preview || preview.tooMany || n === 0 || pending}
+                      heading={`${label} ${n.toLocaleString('en-US')} of the ${preview?.matched.toLocaleString('en-US') ?? ''} runs ${scope}?`}
+                      confirmLabel={`${label} ${n.toLocaleString('en-US')} run${n === 1 ? '' : 's'}`}
+                      onConfirm={(reason) => bulkConfirmed(action, reason)}
+                    >
+                      <p data-testid="confirm-count">
+                        {n.toLocaleString('en-US')} of the {preview?.matched.toLocaleString('en-US')} runs {scope} can
+                        be {ACTION_DONE[action]} now; the others are skipped and listed. The server acts on the runs
+                        that match when you confirm, in batches, with one audit line each.
+                      </p>
+                      <p className="mt-2 font-mono text-xs" data-testid="confirm-filter">
+                        {filterText(filter)}
+                      </p>
+                    </ConfirmAction>
+                  );
+                })
+              : ACTIONS.map(({ action, label, tone, hint }) =>
+                  action === 'cancel' ? (
+                    <ConfirmAction
+                      key={action}
+                      testId="bulk-cancel"
+                      label={label}
+                      pendingLabel="Cancelling…"
+                      tone="danger"
+                      triggerClass={`${buttonClass(tone)} py-1 text-xs`}
+                      triggerTitle={hint}
+                      disabled={chosen.length === 0 || pending}
+                      heading={chosen.length === 1 ? `Cancel run ${chosen[0]}?` : `Cancel ${chosen.length} runs?`}
+                      confirmLabel={chosen.length === 1 ? 'Cancel the run' : `Cancel ${chosen.length} runs`}
+                      onConfirm={(reason) => cancelChosen(chosen, reason)}
+                    >
+                      <p>
+                        Each stops after the step in hand and is not picked up again; runs already finished are left as
+                        they are.
+                      </p>
+                      <p className="mt-2 break-all font-mono text-xs" data-testid="confirm-targets">
+                        {chosen.slice(0, 10).join(', ')}
+                        {chosen.length > 10 ? `, and ${chosen.length - 10} more` : ''}
+                      </p>
+                    </ConfirmAction>
+                  ) : (
+                    <button
+                      key={action}
+                      type="button"
+                      data-testid={`bulk-${action}`}
+                      title={hint}
+                      disabled={chosen.length === 0 || pending}
+                      onClick={() => act(action)}
+                      className={`${buttonClass(tone)} py-1 text-xs`}
+                    >
+                      {running === action ? `${label}…` : label}
+                    </button>
+                  ),
+                )}
+          </div>
+          <div
+            role="status"
+            data-testid="bulk-message"
+            aria-live="polite"
+            className={`min-h-5 text-sm ${message?.ok === false ? 'text-red-700 dark:text-red-400' : 'text-zinc-700 dark:text-zinc-300'}`}
+          >
+            {message && (
+              <>
+                {message.text}
+                {message.refused.length > 0 && (
+                  <details className="mt-1 text-xs text-zinc-600 dark:text-zinc-400">
+                    <summary className="cursor-pointer rounded focus-visible:outline-2 focus-visible:outline-blue-600">
+                      Details
+                    </summary>
+                    <ul className="mt-1 list-disc space-y-0.5 pl-4">
+                      {message.refused.map((line) => (
+                        <li key={line} className="break-all">
+                          {line}
+                        </li>
+                      ))}
+                    </ul>
+                  </details>
+                )}
+              </>
+            )}
+          </div>
         </div>
-        <div role="status" data-testid="bulk-message" aria-live="polite"
-          className={`min-h-5 text-sm ${message?.ok === false ? 'text-red-700 dark:text-red-400' : 'text-zinc-700 dark:text-zinc-300'}`}>
-          {message && (
-            <>
-              {message.text}
-              {message.refused.length > 0 && (
-                <details className="mt-1 text-xs text-zinc-600 dark:text-zinc-400">
-                  <summary className="cursor-pointer rounded focus-visible:outline-2 focus-visible:outline-blue-600">Details</summary>
-                  <ul className="mt-1 list-disc space-y-0.5 pl-4">
-                    {message.refused.map((line) => <li key={line} className="break-all">{line}</li>)}
-                  </ul>
-                </details>
-              )}
-            </>
-          )}
-        </div>
-      </div>}
+      )}
 
       <div className="overflow-x-auto rounded-lg border border-zinc-200 bg-white shadow-sm dark:border-zinc-800 dark:bg-zinc-900">
         <table data-testid="runs-table" className="w-full min-w-[60rem] border-collapse text-sm">
           <caption className="sr-only">Runs, most recent activity first</caption>
           <thead className="border-b border-zinc-200 bg-zinc-50 dark:border-zinc-800 dark:bg-zinc-900/60">
             <tr>
-              {operator && <th scope="col" className="w-10 px-3 py-2">
-                <input ref={selectAll} type="checkbox" data-testid="select-all" aria-label="Select every run on this page"
-                  checked={allChosen} onChange={(event) => setSelected(event.target.checked ? new Set(rows.map((row) => row.id)) : new Set())}
-                  className={check} />
-              </th>}
-              <th scope="col" className={th}>Run</th>
-              <th scope="col" className={th}>Status</th>
-              <th scope="col" className={th}>Workflow</th>
-              <th scope="col" className={th}>Progress</th>
-              <th scope="col" className={`${th} text-right`} title="Steps executed / skipped on replay / awaited from another holder">
+              {operator && (
+                <th scope="col" className="w-10 px-3 py-2">
+                  <input
+                    ref={selectAll}
+                    type="checkbox"
+                    data-testid="select-all"
+                    aria-label="Select every run on this page"
+                    checked={allChosen}
+                    onChange={(event) =>
+                      setSelected(event.target.checked ? new Set(rows.map((row) => row.id)) : new Set())
+                    }
+                    className={check}
+                  />
+                </th>
+              )}
+              <th scope="col" className={th}>
+                Run
+              </th>
+              <th scope="col" className={th}>
+                Status
+              </th>
+              <th scope="col" className={th}>
+                Workflow
+              </th>
+              <th scope="col" className={th}>
+                Progress
+              </th>
+              <th
+                scope="col"
+                className={`${th} text-right`}
+                title="Steps executed / skipped on replay / awaited from another holder"
+              >
                 Exec / skip / await
               </th>
-              <th scope="col" className={`${th} text-right`}>Orphaned</th>
-              <th scope="col" className={th}>Worker</th>
-              <th scope="col" className={`${th} text-right`}>Updated</th>
+              <th scope="col" className={`${th} text-right`}>
+                Orphaned
+              </th>
+              <th scope="col" className={th}>
+                Worker
+              </th>
+              <th scope="col" className={`${th} text-right`}>
+                Updated
+              </th>
             </tr>
           </thead>
           <tbody className="divide-y divide-zinc-100 dark:divide-zinc-800">
             {rows.map((run) => {
               const isSelected = selected.has(run.id);
               return (
-                <tr key={run.id} data-testid={`run-row-${run.id}`} aria-selected={isSelected}
-                  className={isSelected ? 'wb-row-selected' : 'wb-row'}>
-                  {operator && <td className={td}>
-                    <input type="checkbox" data-testid={`select-${run.id}`} aria-label={`Select run ${run.id}`}
-                      checked={isSelected} onChange={(event) => toggle(run.id, event.target.checked)}
-                      className={check} />
-                  </td>}
+                <tr
+                  key={run.id}
+                  data-testid={`run-row-${run.id}`}
+                  aria-selected={isSelected}
+                  className={isSelected ? 'wb-row-selected' : 'wb-row'}
+                >
+                  {operator && (
+                    <td className={td}>
+                      <input
+                        type="checkbox"
+                        data-testid={`select-${run.id}`}
+                        aria-label={`Select run ${run.id}`}
+                        checked={isSelected}
+                        onChange={(event) => toggle(run.id, event.target.checked)}
+                        className={check}
+                      />
+                    </td>
+                  )}
                   <td className={td}>
-                    <Link prefetch={false} href={`/runs/${encodeURIComponent(run.id)}`} title={run.id} data-testid={`run-link-${run.id}`}
-                      className="wb-run-link">
+                    <Link
+                      prefetch={false}
+                      href={`/runs/${encodeURIComponent(run.id)}`}
+                      title={run.id}
+                      data-testid={`run-link-${run.id}`}
+                      className="wb-run-link"
+                    >
                       {run.id}
                     </Link>
                   </td>
                   <td className={td}>
                     <Badge value={run.status} testId={`run-status-${run.id}`} />
                     {run.stallMessage && (
-                      <span className="wb-badge wb-tone-orange ml-1" data-testid={`run-stalled-${run.id}`} title={run.stallMessage}>stalled</span>
+                      <span
+                        className="wb-badge wb-tone-orange ml-1"
+                        data-testid={`run-stalled-${run.id}`}
+                        title={run.stallMessage}
+                      >
+                        stalled
+                      </span>
                     )}
                     {run.stallMessage && !run.waitingForWorker && (
-                      <p className="mt-1 max-w-[14rem] text-xs text-amber-800 dark:text-amber-300" data-testid={`run-stall-${run.id}`}>{run.stallMessage}</p>
+                      <p
+                        className="mt-1 max-w-[14rem] text-xs text-amber-800 dark:text-amber-300"
+                        data-testid={`run-stall-${run.id}`}
+                      >
+                        {run.stallMessage}
+                      </p>
                     )}
                     {run.waitingForWorker && (
-                      <p className="mt-1 max-w-[14rem] text-xs text-amber-800 dark:text-amber-300" data-testid={`run-waiting-${run.id}`}>
+                      <p
+                        className="mt-1 max-w-[14rem] text-xs text-amber-800 dark:text-amber-300"
+                        data-testid={`run-waiting-${run.id}`}
+                      >
                         waiting for a worker that serves {run.workflow}
                       </p>
                     )}
                     {run.error && (
-                      <p className="mt-1 max-w-[14rem] truncate text-xs text-red-700 dark:text-red-400" title={run.error}>{run.error}</p>
+                      <p
+                        className="mt-1 max-w-[14rem] truncate text-xs text-red-700 dark:text-red-400"
+                        title={run.error}
+                      >
+                        {run.error}
+                      </p>
                     )}
                   </td>
                   <td className={`${td} whitespace-nowrap wb-body`}>{run.workflow}</td>
                   <td className={`${td} w-56`}>
                     <ProgressBar step={run.step} total={run.totalSteps} label={`Progress of ${run.id}`} />
                   </td>
-                  <td className={`${td} whitespace-nowrap text-right tabular-nums wb-body`}
-                    title={`executed ${run.executed}, skipped ${run.skipped}, awaited ${run.awaited}`}>
+                  <td
+                    className={`${td} whitespace-nowrap text-right tabular-nums wb-body`}
+                    title={`executed ${run.executed}, skipped ${run.skipped}, awaited ${run.awaited}`}
+                  >
                     {run.executed}
                     <span className="px-1 wb-dim">/</span>
                     {run.skipped}
@@ -265,19 +406,26 @@ export function RunsTable({ rows, operator, filter, filtered }: {
                   </td>
                   <td className={`${td} text-right tabular-nums`} data-testid={`run-orphaned-${run.id}`}>
                     {run.orphanedClaims > 0 ? (
-                      <span className="wb-badge wb-tone-orange font-semibold"
-                        title="Claims whose lease passed: the side effect may or may not have happened">
+                      <span
+                        className="wb-badge wb-tone-orange font-semibold"
+                        title="Claims whose lease passed: the side effect may or may not have happened"
+                      >
                         {run.orphanedClaims}
                       </span>
                     ) : (
                       <span className="wb-dim">0</span>
                     )}
                   </td>
-                  <td className={`${td} max-w-[12rem] truncate font-mono text-xs wb-soft`} title={run.owner ?? undefined}>
+                  <td
+                    className={`${td} max-w-[12rem] truncate font-mono text-xs wb-soft`}
+                    title={run.owner ?? undefined}
+                  >
                     {run.owner ?? <span className="wb-dim">—</span>}
                   </td>
                   <td className={`${td} whitespace-nowrap text-right text-xs tabular-nums wb-soft`}>
-                    <time dateTime={run.updatedTitle} title={run.updatedTitle}>{run.updatedLabel}</time>
+                    <time dateTime={run.updatedTitle} title={run.updatedTitle}>
+                      {run.updatedLabel}
+                    </time>
                   </td>
                 </tr>
               );

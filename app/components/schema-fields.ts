@@ -29,22 +29,27 @@ export function schemaFields(schema: Json | null): SchemaField[] | null {
   return Object.entries(schema.properties as Record<string, Json>).map(([name, property]) => {
     const hasDefault = typeof property === 'object' && property !== null && 'default' in property;
     const field: SchemaField = {
-      name, kind: kindOf(property), description: typeof property?.description === 'string' ? property.description : null,
-      required: required.has(name) && !hasDefault, hasDefault, defaultValue: hasDefault ? property.default : undefined,
+      name,
+      kind: kindOf(property),
+      description: typeof property?.description === 'string' ? property.description : null,
+      required: required.has(name) && !hasDefault,
+      hasDefault,
+      defaultValue: hasDefault ? property.default : undefined,
     };
     const number = (key: string) => (typeof property?.[key] === 'number' ? (property[key] as number) : undefined);
     field.minimum = number('minimum') ?? number('exclusiveMinimum');
     field.maximum = number('maximum') ?? number('exclusiveMaximum');
     field.minLength = number('minLength');
     field.maxLength = number('maxLength');
-    if (field.kind === 'enum') field.options = property.enum as unknown[] ?? [property.const];
+    if (field.kind === 'enum') field.options = (property.enum as unknown[]) ?? [property.const];
     return field;
   });
 }
 
 function kindOf(property: Json | undefined): FieldKind {
   if (!property || typeof property !== 'object') return 'json';
-  if (Array.isArray(property.enum) && property.enum.every((v) => ['string', 'number', 'boolean'].includes(typeof v))) return 'enum';
+  if (Array.isArray(property.enum) && property.enum.every((v) => ['string', 'number', 'boolean'].includes(typeof v)))
+    return 'enum';
   if (property.type === 'string') return 'string';
   if (property.type === 'integer') return 'integer';
   if (property.type === 'number') return 'number';

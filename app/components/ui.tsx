@@ -33,20 +33,37 @@ export function ProgressBar({ step, total, label }: { step: number; total: numbe
   const pct = total ? Math.min(100, Math.round((step / total) * 100)) : null;
   return (
     <div className="wb-progress">
-      <div className="wb-progress-track" role="progressbar"
-        aria-label={label ?? 'progress'} aria-valuemin={0} aria-valuemax={total ?? undefined} aria-valuenow={step}>
+      <div
+        className="wb-progress-track"
+        role="progressbar"
+        aria-label={label ?? 'progress'}
+        aria-valuemin={0}
+        aria-valuemax={total ?? undefined}
+        aria-valuenow={step}
+      >
         <div className="wb-progress-fill" style={{ width: `${pct ?? 0}%` }} />
       </div>
-      <span className="wb-progress-text">
-        {total ? `${step}/${total}` : `step ${step}`}
-      </span>
+      <span className="wb-progress-text">{total ? `${step}/${total}` : `step ${step}`}</span>
     </div>
   );
 }
 
-export function Card({ title, children, testId, actions }: { title?: string; children: ReactNode; testId?: string; actions?: ReactNode }) {
+export function Card({
+  title,
+  children,
+  testId,
+  actions,
+}: {
+  title?: string;
+  children: ReactNode;
+  testId?: string;
+  actions?: ReactNode;
+}) {
   return (
-    <section data-testid={testId} className="rounded-lg border border-zinc-200 bg-white p-4 shadow-sm dark:border-zinc-800 dark:bg-zinc-900">
+    <section
+      data-testid={testId}
+      className="rounded-lg border border-zinc-200 bg-white p-4 shadow-sm dark:border-zinc-800 dark:bg-zinc-900"
+    >
       {(title || actions) && (
         <div className="mb-3 flex items-center justify-between gap-2">
           {title && <h2 className="text-sm font-semibold text-zinc-700 dark:text-zinc-300">{title}</h2>}
@@ -60,7 +77,10 @@ export function Card({ title, children, testId, actions }: { title?: string; chi
 
 export function Stat({ label, value, testId }: { label: string; value: ReactNode; testId?: string }) {
   return (
-    <div data-testid={testId} className="rounded-lg border border-zinc-200 bg-white px-4 py-3 dark:border-zinc-800 dark:bg-zinc-900">
+    <div
+      data-testid={testId}
+      className="rounded-lg border border-zinc-200 bg-white px-4 py-3 dark:border-zinc-800 dark:bg-zinc-900"
+    >
       <div className="text-xs text-zinc-500 dark:text-zinc-400">{label}</div>
       <div className="mt-1 text-xl font-semibold tabular-nums">{value}</div>
     </div>
@@ -85,6 +105,13 @@ export function relative(epochSeconds: number | null | undefined, nowSeconds = D
   if (!inDateRange(epochSeconds)) return OUT_OF_RANGE;
   const delta = epochSeconds - nowSeconds;
   const abs = Math.abs(delta);
-  const text = abs < 60 ? `${Math.round(abs)}s` : abs < 3600 ? `${Math.round(abs / 60)}m` : abs < 86400 ? `${Math.round(abs / 3600)}h` : `${Math.round(abs / 86400)}d`;
+  const text =
+    abs < 60
+      ? `${Math.round(abs)}s`
+      : abs < 3600
+        ? `${Math.round(abs / 60)}m`
+        : abs < 86400
+          ? `${Math.round(abs / 3600)}h`
+          : `${Math.round(abs / 86400)}d`;
   return delta >= 0 ? `in ${text}` : `${text} ago`;
 }

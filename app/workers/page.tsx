@@ -16,7 +16,8 @@ export const metadata: Metadata = { title: 'Workers' };
 
 const th = 'px-3 py-2 text-left text-xs font-medium uppercase tracking-wide text-zinc-500 dark:text-zinc-400';
 const td = 'px-3 py-3 align-top';
-const link = 'rounded text-blue-700 underline-offset-2 hover:underline focus-visible:outline-2 focus-visible:outline-offset-1 focus-visible:outline-blue-600 dark:text-blue-400';
+const link =
+  'rounded text-blue-700 underline-offset-2 hover:underline focus-visible:outline-2 focus-visible:outline-offset-1 focus-visible:outline-blue-600 dark:text-blue-400';
 const ORDER: Record<WorkerView['state'], number> = { alive: 0, silent: 1, stopped: 2 };
 
 /** An age in seconds, to a tenth under a minute: how fresh "2s ago" really is. */
@@ -58,8 +59,9 @@ async function Workers() {
             <code>npx waybill worker</code>
           </pre>
           <p className="mt-3">
-            with the same <code className="font-mono text-xs">DATABASE_URL</code>; <code className="font-mono text-xs">--concurrency N</code> runs
-            several at once. It stops cleanly on SIGTERM.
+            with the same <code className="font-mono text-xs">DATABASE_URL</code>;{' '}
+            <code className="font-mono text-xs">--concurrency N</code> runs several at once. It stops cleanly on
+            SIGTERM.
           </p>
         </EmptyState>
       ) : (
@@ -69,23 +71,43 @@ async function Workers() {
             <Stat label="Silent" value={count('silent')} testId="workers-silent" />
             <Stat label="Stopped" value={count('stopped')} testId="workers-stopped" />
           </div>
-          <div role="region" aria-label="Workers" tabIndex={0}
-            className="overflow-x-auto rounded-lg border border-zinc-200 bg-white shadow-sm focus-visible:outline-2 focus-visible:outline-blue-600 dark:border-zinc-800 dark:bg-zinc-900">
+          <div
+            role="region"
+            aria-label="Workers"
+            tabIndex={0}
+            className="overflow-x-auto rounded-lg border border-zinc-200 bg-white shadow-sm focus-visible:outline-2 focus-visible:outline-blue-600 dark:border-zinc-800 dark:bg-zinc-900"
+          >
             <table data-testid="workers-table" className="w-full min-w-[52rem] text-sm">
               <caption className="sr-only">Workers, alive first</caption>
               <thead className="border-b border-zinc-200 bg-zinc-50 dark:border-zinc-800 dark:bg-zinc-900/60">
                 <tr>
-                  <th scope="col" className={th}>Worker</th>
-                  <th scope="col" className={th}>State</th>
-                  <th scope="col" className={th}>Last heartbeat</th>
-                  <th scope="col" className={th}>Runs held</th>
-                  <th scope="col" className={th}>Host</th>
-                  <th scope="col" className={`${th} text-right`}>PID</th>
-                  <th scope="col" className={th}>Started</th>
+                  <th scope="col" className={th}>
+                    Worker
+                  </th>
+                  <th scope="col" className={th}>
+                    State
+                  </th>
+                  <th scope="col" className={th}>
+                    Last heartbeat
+                  </th>
+                  <th scope="col" className={th}>
+                    Runs held
+                  </th>
+                  <th scope="col" className={th}>
+                    Host
+                  </th>
+                  <th scope="col" className={`${th} text-right`}>
+                    PID
+                  </th>
+                  <th scope="col" className={th}>
+                    Started
+                  </th>
                 </tr>
               </thead>
               <tbody className="divide-y divide-zinc-200 dark:divide-zinc-800">
-                {workers.map((w) => <WorkerTableRow key={w.id} worker={w} now={now} />)}
+                {workers.map((w) => (
+                  <WorkerTableRow key={w.id} worker={w} now={now} />
+                ))}
               </tbody>
             </table>
           </div>
@@ -98,15 +120,26 @@ async function Workers() {
 function WorkerTableRow({ worker: w, now }: { worker: WorkerView; now: number }) {
   const iso = isoTime;
   return (
-    <tr data-testid={`worker-row-${w.id}`} className={w.state === 'stopped' ? 'text-zinc-500 dark:text-zinc-400' : undefined}>
+    <tr
+      data-testid={`worker-row-${w.id}`}
+      className={w.state === 'stopped' ? 'text-zinc-500 dark:text-zinc-400' : undefined}
+    >
       <td className={`${td} min-w-32 max-w-64 font-mono text-xs leading-5 [overflow-wrap:anywhere]`}>{w.id}</td>
-      <td className={td}><Badge value={w.state} testId={`worker-state-${w.id}`} /></td>
+      <td className={td}>
+        <Badge value={w.state} testId={`worker-state-${w.id}`} />
+      </td>
       <td className={`${td} whitespace-nowrap`}>
-        <time dateTime={iso(w.heartbeatAt)} title={iso(w.heartbeatAt)}>{relative(w.heartbeatAt, now)}</time>
-        <div className={`text-xs tabular-nums ${w.state === 'silent' ? 'text-red-700 dark:text-red-300' : 'text-zinc-500 dark:text-zinc-400'}`}>
+        <time dateTime={iso(w.heartbeatAt)} title={iso(w.heartbeatAt)}>
+          {relative(w.heartbeatAt, now)}
+        </time>
+        <div
+          className={`text-xs tabular-nums ${w.state === 'silent' ? 'text-red-700 dark:text-red-300' : 'text-zinc-500 dark:text-zinc-400'}`}
+        >
           {w.state === 'stopped' && w.stoppedAt !== null
             ? `stopped ${relative(w.stoppedAt, now)}`
-            : w.state === 'silent' ? `silent for ${age(w.heartbeatAge)}: dead after ${DEAD_AFTER_S} s` : `age ${age(w.heartbeatAge)}`}
+            : w.state === 'silent'
+              ? `silent for ${age(w.heartbeatAge)}: dead after ${DEAD_AFTER_S} s`
+              : `age ${age(w.heartbeatAge)}`}
         </div>
       </td>
       <td className={`${td} min-w-48`}>
@@ -116,7 +149,9 @@ function WorkerTableRow({ worker: w, now }: { worker: WorkerView; now: number })
           <ul className="flex flex-wrap gap-x-3 gap-y-1">
             {w.runs.map((id) => (
               <li key={id} className="max-w-64 [overflow-wrap:anywhere]">
-                <Link prefetch={false} href={`/runs/${encodeURIComponent(id)}`} className={link}>{id}</Link>
+                <Link prefetch={false} href={`/runs/${encodeURIComponent(id)}`} className={link}>
+                  {id}
+                </Link>
               </li>
             ))}
           </ul>
@@ -125,7 +160,9 @@ function WorkerTableRow({ worker: w, now }: { worker: WorkerView; now: number })
       <td className={`${td} max-w-48 [overflow-wrap:anywhere]`}>{w.host}</td>
       <td className={`${td} text-right tabular-nums`}>{w.pid}</td>
       <td className={`${td} whitespace-nowrap`}>
-        <time dateTime={iso(w.startedAt)} title={iso(w.startedAt)}>{relative(w.startedAt, now)}</time>
+        <time dateTime={iso(w.startedAt)} title={iso(w.startedAt)}>
+          {relative(w.startedAt, now)}
+        </time>
       </td>
     </tr>
   );

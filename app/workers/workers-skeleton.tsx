@@ -6,7 +6,9 @@
 export default function WorkersSkeleton() {
   return (
     <div className="space-y-6" aria-busy="true">
-      <p role="status" className="sr-only">Loading workers…</p>
+      <p role="status" className="sr-only">
+        Loading workers…
+      </p>
       <div className="flex flex-wrap items-start justify-between gap-4">
         <div className="space-y-2">
           <div className="h-8 w-40 animate-pulse rounded bg-zinc-200 dark:bg-zinc-800" />
@@ -16,7 +18,10 @@ export default function WorkersSkeleton() {
       </div>
       <div className="grid grid-cols-3 gap-3 sm:max-w-lg">
         {Array.from({ length: 3 }, (_, i) => (
-          <div key={i} className="h-[4.5rem] animate-pulse rounded-lg border border-zinc-200 bg-white dark:border-zinc-800 dark:bg-zinc-900" />
+          <div
+            key={i}
+            className="h-[4.5rem] animate-pulse rounded-lg border border-zinc-200 bg-white dark:border-zinc-800 dark:bg-zinc-900"
+          />
         ))}
       </div>
       <div className="overflow-hidden rounded-lg border border-zinc-200 bg-white dark:border-zinc-800 dark:bg-zinc-900">

@@ -34,10 +34,17 @@ export const countWhere = (sql: string, ...args: unknown[]): number =>
 /** Every table's row count and a sha-256 over its rows in a fixed order: equal snapshots, nothing written. */
 export function snapshot(): Record<string, { rows: number; sum: string }> {
   return readSecured((db) => {
-    const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((t) => t.name);
+    const tables = (
+      db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]
+    ).map((t) => t.name);
     const out: Record<string, { rows: number; sum: string }> = {};
     for (const table of tables) {
-      const rows = db.prepare(`SELECT * FROM "${table}"`).raw().all().map((r) => JSON.stringify(r)).sort();
+      const rows = db
+        .prepare(`SELECT * FROM "${table}"`)
+        .raw()
+        .all()
+        .map((r) => JSON.stringify(r))
+        .sort();
       out[table] = { rows: rows.length, sum: createHash('sha256').update(rows.join('\n')).digest('hex') };
     }
     return out;
@@ -59,37 +66,67 @@ export function apiRoutes(): Route[] {
     { method: 'GET', path: '/api/v1/runs?limit=5', mutation: false },
     { method: 'POST', path: '/api/v1/runs', body: { workflow: 'agent-batch', input: { count: 1 } }, mutation: true },
     { method: 'GET', path: `/api/v1/runs/${run}`, mutation: false },
-    ...(['pause', 'resume', 'cancel', 'retry'] as const).map((a): Route => ({ method: 'POST', path: `/api/v1/runs/${run}/${a}`, body: {}, mutation: true })),
+    ...(['pause', 'resume', 'cancel', 'retry'] as const).map(
+      (a): Route => ({ method: 'POST', path: `/api/v1/runs/${run}/${a}`, body: {}, mutation: true }),
+    ),
     { method: 'GET', path: `/api/v1/runs/${run}/committed`, mutation: false },
     { method: 'GET', path: '/api/v1/claims?orphaned=true', mutation: false },
     { method: 'POST', path: '/api/v1/claims/expire', body: { key: `${run}:step:0`, force: true }, mutation: true },
-    { method: 'POST', path: '/api/v1/claims/resolve', body: { key: `${run}:step:0`, result: { ok: true }, force: true }, mutation: true },
+    {
+      method: 'POST',
+      path: '/api/v1/claims/resolve',
+      body: { key: `${run}:step:0`, result: { ok: true }, force: true },
+      mutation: true,
+    },
     { method: 'POST', path: '/api/v1/claims/sweep', body: {}, mutation: true },
     { method: 'GET', path: `/api/v1/checkpoint/${run}/progress`, mutation: false },
     { method: 'PUT', path: `/api/v1/checkpoint/${run}/progress`, body: { step: 1, state: {} }, mutation: true },
     { method: 'POST', path: '/api/v1/checkpoint/claim', body: { runId: run, key: `${run}:step:0` }, mutation: true },
     { method: 'POST', path: '/api/v1/checkpoint/renew', body: { key: `${run}:step:0`, token: 'x' }, mutation: true },
-    { method: 'POST', path: '/api/v1/checkpoint/commit', body: { runId: run, key: `${run}:step:0`, token: 'x', result: 1 }, mutation: true },
-    { method: 'POST', path: '/api/v1/checkpoint/release', body: { key: `${run}:step:0`, token: 'x', error: 'e' }, mutation: true },
+    {
+      method: 'POST',
+      path: '/api/v1/checkpoint/commit',
+      body: { runId: run, key: `${run}:step:0`, token: 'x', result: 1 },
+      mutation: true,
+    },
+    {
+      method: 'POST',
+      path: '/api/v1/checkpoint/release',
+      body: { key: `${run}:step:0`, token: 'x', error: 'e' },
+      mutation: true,
+    },
   ];
 }
 
 /** One call to the secured server; `body` is sent as JSON unless it is already a string or Buffer. */
-export async function call(request: APIRequestContext, method: string, path: string,
-  options: { headers?: Record<string, string>; body?: unknown } = {}): Promise<APIResponse> {
+export async function call(
+  request: APIRequestContext,
+  method: string,
+  path: string,
+  options: { headers?: Record<string, string>; body?: unknown } = {},
+): Promise<APIResponse> {
   // Always bytes: Playwright JSON-encodes a string `data` sent as application/json, which would hide malformed JSON.
-  const raw = options.body === undefined ? undefined
-    : Buffer.isBuffer(options.body) ? options.body
-    : Buffer.from(typeof options.body === 'string' ? options.body : JSON.stringify(options.body), 'utf8');
+  const raw =
+    options.body === undefined
+      ? undefined
+      : Buffer.isBuffer(options.body)
+        ? options.body
+        : Buffer.from(typeof options.body === 'string' ? options.body : JSON.stringify(options.body), 'utf8');
   return request.fetch(`${SECURED}${path}`, {
-    method, headers: { ...(raw !== undefined ? { 'content-type': 'application/json' } : {}), ...options.headers },
-    data: raw, failOnStatusCode: false, maxRedirects: 0,
+    method,
+    headers: { ...(raw !== undefined ? { 'content-type': 'application/json' } : {}), ...options.headers },
+    data: raw,
+    failOnStatusCode: false,
+    maxRedirects: 0,
   });
 }
 
 /** The API's error, checked for its shape. */
-export async function apiError(response: APIResponse): Promise<{ code: string; message: string; fields?: Record<string, string[]>; [k: string]: unknown }> {
-  const body = await response.json() as { error: { code: string; message: string } };
-  if (typeof body?.error?.code !== 'string' || typeof body.error.message !== 'string') throw new Error(`not an API error: ${JSON.stringify(body)}`);
+export async function apiError(
+  response: APIResponse,
+): Promise<{ code: string; message: string; fields?: Record<string, string[]>; [k: string]: unknown }> {
+  const body = (await response.json()) as { error: { code: string; message: string } };
+  if (typeof body?.error?.code !== 'string' || typeof body.error.message !== 'string')
+    throw new Error(`not an API error: ${JSON.stringify(body)}`);
   return body.error;
 }

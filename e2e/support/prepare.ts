@@ -39,13 +39,17 @@ export function prepare(root: string): E2EEnv {
 
   if (!chromium) {
     if (ci) {
-      throw new Error(`e2e: ${CHROMIUM} is missing. CI installs it before the tests ` +
-        '(apt-get update && apt-get install -y --no-install-recommends chromium); see .ci/run.');
+      throw new Error(
+        `e2e: ${CHROMIUM} is missing. CI installs it before the tests ` +
+          '(apt-get update && apt-get install -y --no-install-recommends chromium); see .ci/run.',
+      );
     }
     if (firstLoad) {
       const bar = '!'.repeat(78);
-      process.stderr.write(`\n${bar}\n  e2e SKIPPED: ${CHROMIUM} is missing, so the browser tests do not run.\n` +
-        `  Install it: sudo apt-get install -y chromium   (under CI=true this is a failure)\n${bar}\n\n`);
+      process.stderr.write(
+        `\n${bar}\n  e2e SKIPPED: ${CHROMIUM} is missing, so the browser tests do not run.\n` +
+          `  Install it: sudo apt-get install -y chromium   (under CI=true this is a failure)\n${bar}\n\n`,
+      );
     }
   } else if (firstLoad) {
     buildIfStale(root);
@@ -56,8 +60,10 @@ export function prepare(root: string): E2EEnv {
   const securedPort = port + 1;
   const secured = {
     databaseUrl: (process.env.WAYBILL_E2E_SECURED_DATABASE_URL ??= `file:${join(dir, 'e2e-secured.db')}`),
-    port: securedPort, baseURL: `http://127.0.0.1:${securedPort}`,
-    operatorToken: E2E_OPERATOR_TOKEN, viewerToken: E2E_VIEWER_TOKEN,
+    port: securedPort,
+    baseURL: `http://127.0.0.1:${securedPort}`,
+    operatorToken: E2E_OPERATOR_TOKEN,
+    viewerToken: E2E_VIEWER_TOKEN,
   };
   return { chromium, dir, databaseUrl, port, baseURL: `http://127.0.0.1:${port}`, secured };
 }
@@ -68,14 +74,20 @@ const SOURCES = ['app', 'lib', 'public', 'proxy.ts', 'next.config.js', 'postcss.
 export function buildIfStale(root: string): void {
   const buildId = join(root, '.next', 'BUILD_ID');
   const builtAt = existsSync(buildId) ? statSync(buildId).mtimeMs : null;
-  const newest = SOURCES.reduce<{ path: string; at: number } | null>((best, entry) => newer(best, newestIn(join(root, entry))), null);
+  const newest = SOURCES.reduce<{ path: string; at: number } | null>(
+    (best, entry) => newer(best, newestIn(join(root, entry))),
+    null,
+  );
   if (builtAt !== null && (newest === null || newest.at <= builtAt)) return;
-  const why = builtAt === null ? 'there is no production build' : `${relative(root, newest!.path)} changed since the last build`;
+  const why =
+    builtAt === null ? 'there is no production build' : `${relative(root, newest!.path)} changed since the last build`;
   process.stderr.write(`e2e: building the dashboard (${why}): next build\n`);
   const build = spawnSync(process.execPath, [join(root, 'node_modules', 'next', 'dist', 'bin', 'next'), 'build'], {
-    cwd: root, stdio: 'inherit',
+    cwd: root,
+    stdio: 'inherit',
   });
-  if (build.status !== 0) throw new Error(`e2e: next build failed (${build.signal ?? `exit code ${build.status}`}); its errors are above`);
+  if (build.status !== 0)
+    throw new Error(`e2e: next build failed (${build.signal ?? `exit code ${build.status}`}); its errors are above`);
 }
 
 function newestIn(path: string): { path: string; at: number } | null {

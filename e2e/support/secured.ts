@@ -41,7 +41,9 @@ const TABLES = ['runs', 'progress', 'committed', 'claims', 'step_events', 'audit
 
 /** Every row of every table, as text: equal before and after means nothing was written. */
 export function snapshot(): string {
-  return readSecured((db) => JSON.stringify(TABLES.map((t) => [t, db.prepare(`SELECT * FROM ${t} ORDER BY rowid`).all()])));
+  return readSecured((db) =>
+    JSON.stringify(TABLES.map((t) => [t, db.prepare(`SELECT * FROM ${t} ORDER BY rowid`).all()])),
+  );
 }
 
 /** Signs in through the login page and waits to land where `next` said. */
@@ -62,7 +64,20 @@ export async function sessionCookie(context: BrowserContext): Promise<string> {
 
 /** Polls the store until the claim's lease has passed by its clock (leases of a millisecond: no sleeping on a guess). */
 export async function orphanClaim(store: FullStore, runId: string, idemKey: string): Promise<void> {
-  const outcome = await store.claim({ idemKey, runId, token: `t-${idemKey}`, workerId: 'gone-worker', step: 0, attempt: 1, leaseMs: 1, claimTtlMs: 30_000 });
+  const outcome = await store.claim({
+    idemKey,
+    runId,
+    token: `t-${idemKey}`,
+    workerId: 'gone-worker',
+    step: 0,
+    attempt: 1,
+    leaseMs: 1,
+    claimTtlMs: 30_000,
+  });
   expect(outcome.kind).toBe('claimed');
-  await expect.poll(async () => (await store.listClaims({ orphanedOnly: true, claimTtlMs: 30_000 })).some((c) => c.idemKey === idemKey)).toBe(true);
+  await expect
+    .poll(async () =>
+      (await store.listClaims({ orphanedOnly: true, claimTtlMs: 30_000 })).some((c) => c.idemKey === idemKey),
+    )
+    .toBe(true);
 }

@@ -7,12 +7,15 @@ import { CHROMIUM } from './prepare';
 import { cancelUnfinishedRuns, killLeftoverWorkers } from './waybill';
 
 export const test = base.extend<{ cleanup: void }>({
-  // biome-ignore lint/correctness/noEmptyPattern: Playwright reads a fixture's dependencies from this destructuring
-  cleanup: [async ({}, use) => {
-    await use();
-    await killLeftoverWorkers();
-    await cancelUnfinishedRuns();
-  }, { auto: true }],
+  cleanup: [
+    // biome-ignore lint/correctness/noEmptyPattern: Playwright reads a fixture's dependencies from this destructuring
+    async ({}, use) => {
+      await use();
+      await killLeftoverWorkers();
+      await cancelUnfinishedRuns();
+    },
+    { auto: true },
+  ],
 });
 
 /** Each spec starts with `test.skip(noChromium, …)`: without a browser there is nothing to run. */
@@ -21,4 +24,5 @@ export const noChromium = !existsSync(CHROMIUM);
 export { expect } from '@playwright/test';
 
 /** A run id no other test (or earlier run of this suite) uses. */
-export const uniqueId = (prefix: string): string => `${prefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
+export const uniqueId = (prefix: string): string =>
+  `${prefix}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;

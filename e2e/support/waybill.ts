@@ -43,7 +43,10 @@ export async function startWorker(name: string, options: { workflows?: string } 
   });
   let err = '';
   proc.stderr!.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
-  const exited = once(proc, 'close').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));
+  const exited = once(proc, 'close').then(([code, signal]) => ({
+    code: code as number | null,
+    signal: signal as NodeJS.Signals | null,
+  }));
   let gone = false;
   void exited.then(() => (gone = true));
   const worker: WorkerProcess = {
@@ -80,7 +83,10 @@ export async function killLeftoverWorkers(): Promise<void> {
 
 /** `waybill <args>` against the suite's database; throws with its stderr unless it exits 0. */
 export async function waybill(args: string[]): Promise<string> {
-  const proc = spawn(process.execPath, [BIN, '--db', databaseUrl(), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [BIN, '--db', databaseUrl(), ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   proc.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
@@ -105,12 +111,18 @@ export function readDb<T>(fn: (db: Database.Database) => T): T {
   }
 }
 
-export const countRuns = (): number => readDb((db) => (db.prepare('SELECT count(*) AS n FROM runs').get() as { n: number }).n);
+export const countRuns = (): number =>
+  readDb((db) => (db.prepare('SELECT count(*) AS n FROM runs').get() as { n: number }).n);
 
-export const runExists = (id: string): boolean => readDb((db) => db.prepare('SELECT 1 FROM runs WHERE id = ?').get(id) !== undefined);
+export const runExists = (id: string): boolean =>
+  readDb((db) => db.prepare('SELECT 1 FROM runs WHERE id = ?').get(id) !== undefined);
 
 export const claimsOf = (runId: string): string[] =>
-  readDb((db) => (db.prepare('SELECT idem_key FROM claims WHERE run_id = ? ORDER BY idem_key').all(runId) as { idem_key: string }[]).map((r) => r.idem_key));
+  readDb((db) =>
+    (
+      db.prepare('SELECT idem_key FROM claims WHERE run_id = ? ORDER BY idem_key').all(runId) as { idem_key: string }[]
+    ).map((r) => r.idem_key),
+  );
 
 /**
  * SIGKILLs a worker while it holds a claim on the run, so the claim is certainly orphaned: the worker is
@@ -133,7 +145,11 @@ export async function killMidStep(worker: WorkerProcess, runId: string): Promise
 
 /** Cancels every run that is not finished, so no test's leftovers are picked up by the next test's worker. */
 export async function cancelUnfinishedRuns(): Promise<void> {
-  const ids = readDb((db) => (db.prepare("SELECT id FROM runs WHERE status IN ('queued', 'running', 'paused')").all() as { id: string }[]).map((r) => r.id));
+  const ids = readDb((db) =>
+    (db.prepare("SELECT id FROM runs WHERE status IN ('queued', 'running', 'paused')").all() as { id: string }[]).map(
+      (r) => r.id,
+    ),
+  );
   for (const id of ids) await waybill(['cancel', id]).catch(() => {});
 }
 

@@ -19,5 +19,9 @@ export const auditQuery = z.strictObject({
   since: time.optional(),
   until: time.optional(),
   limit: queryLimit(AUDIT_PAGE_MAX).optional(),
-  before: z.string().regex(/^\d{1,15}$/, 'must be the id a previous page gave as next').transform(Number).optional(),
+  before: z
+    .string()
+    .regex(/^\d{1,15}$/, 'must be the id a previous page gave as next')
+    .transform(Number)
+    .optional(),
 });

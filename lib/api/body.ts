@@ -39,7 +39,12 @@ export async function readBody(request: Request, limit: number): Promise<string>
 }
 
 function tooLarge(limit: number): ApiError {
-  return new ApiError('PAYLOAD_TOO_LARGE', `request body is larger than ${limit} bytes (WAYBILL_MAX_BODY_BYTES)`, undefined, { limit });
+  return new ApiError(
+    'PAYLOAD_TOO_LARGE',
+    `request body is larger than ${limit} bytes (WAYBILL_MAX_BODY_BYTES)`,
+    undefined,
+    { limit },
+  );
 }
 
 /**
@@ -50,7 +55,9 @@ export function parseJson(text: string): unknown {
   if (text.trim() === '') return undefined;
   const depth = nestingDepth(text);
   if (depth > MAX_DEPTH) {
-    throw new ApiError('INVALID_JSON', `request body nests deeper than ${MAX_DEPTH} levels`, undefined, { maxDepth: MAX_DEPTH });
+    throw new ApiError('INVALID_JSON', `request body nests deeper than ${MAX_DEPTH} levels`, undefined, {
+      maxDepth: MAX_DEPTH,
+    });
   }
   try {
     return JSON.parse(text);
@@ -59,8 +66,12 @@ export function parseJson(text: string): unknown {
     const at = /at position (\d+)/.exec(message)?.[1];
     const position = at === undefined ? text.length : Number(at);
     const { line, column } = lineColumn(text, position);
-    throw new ApiError('INVALID_JSON', `request body is not valid JSON at line ${line} column ${column} (position ${position}): ${message}`,
-      undefined, { position, line, column });
+    throw new ApiError(
+      'INVALID_JSON',
+      `request body is not valid JSON at line ${line} column ${column} (position ${position}): ${message}`,
+      undefined,
+      { position, line, column },
+    );
   }
 }
 

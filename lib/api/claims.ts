@@ -10,7 +10,10 @@ import { queryBool, queryLimit } from './validate';
 import { claimView } from '../control/views';
 
 export const listClaimsQuery = z.strictObject({
-  orphaned: queryBool.optional(), runId: runRef.optional(), limit: queryLimit(500).optional(), cursor: z.string().optional(),
+  orphaned: queryBool.optional(),
+  runId: runRef.optional(),
+  limit: queryLimit(500).optional(),
+  cursor: z.string().optional(),
 });
 
 const force = z.boolean({ error: 'must be true or false' }).optional();
@@ -34,10 +37,16 @@ export const sweepBody = z.strictObject({ runId: runRef.optional(), reason }).op
 export async function listClaims(store: Store, query: z.output<typeof listClaimsQuery>, claimTtlMs: number) {
   const limit = query.limit ?? 100;
   const rows = await store.listClaims({
-    runId: query.runId, orphanedOnly: query.orphaned, claimTtlMs, limit: limit + 1,
+    runId: query.runId,
+    orphanedOnly: query.orphaned,
+    claimTtlMs,
+    limit: limit + 1,
     after: query.cursor === undefined ? undefined : decodeClaimsCursor(query.cursor),
   });
   const page = rows.slice(0, limit);
   const last = page.at(-1);
-  return { claims: page.map((c) => claimView(c, claimTtlMs)), nextCursor: rows.length > limit && last ? encodeClaimsCursor(last) : null };
+  return {
+    claims: page.map((c) => claimView(c, claimTtlMs)),
+    nextCursor: rows.length > limit && last ? encodeClaimsCursor(last) : null,
+  };
 }

@@ -9,7 +9,9 @@ import { claimsCursor, committedCursor, runsCursor } from '../store/cursor';
 
 /** The codec is lib/store/cursor.ts's, shared with the pages; a cursor it did not write is refused here. */
 function refuse(): never {
-  throw new ApiError('INVALID_INPUT', 'invalid query: cursor: not a cursor this API returned', { cursor: ['not a cursor this API returned'] });
+  throw new ApiError('INVALID_INPUT', 'invalid query: cursor: not a cursor this API returned', {
+    cursor: ['not a cursor this API returned'],
+  });
 }
 
 export const encodeRunsCursor = runsCursor.encode;
@@ -22,4 +24,5 @@ export const decodeCommittedCursor = (raw: string): string => committedCursor.de
 
 export const encodeClaimsCursor = claimsCursor.encode;
 
-export const decodeClaimsCursor = (raw: string): { claimedAt: number; idemKey: string } => claimsCursor.decode(raw) ?? refuse();
+export const decodeClaimsCursor = (raw: string): { claimedAt: number; idemKey: string } =>
+  claimsCursor.decode(raw) ?? refuse();

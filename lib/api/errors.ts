@@ -30,7 +30,6 @@ export const RETRY_AFTER_S = 1;
 
 export type FieldErrors = Record<string, string[]>;
 
-
 export function errorBody(code: string, message: string, more: Record<string, unknown> = {}) {
   return { error: { code, message, ...more } };
 }
@@ -46,7 +45,9 @@ export function json(body: unknown, status = 200, headers: Record<string, string
 export function errorResponse(error: unknown, log: (message: string, error: unknown) => void = defaultLog): Response {
   if (isUnreachable(error)) {
     log('api: store unavailable', error);
-    return json(errorBody('STORE_UNAVAILABLE', 'the store is busy or unreachable; retry shortly'), 503, { 'retry-after': String(RETRY_AFTER_S) });
+    return json(errorBody('STORE_UNAVAILABLE', 'the store is busy or unreachable; retry shortly'), 503, {
+      'retry-after': String(RETRY_AFTER_S),
+    });
   }
   if (error instanceof WaybillError && STATUS_BY_CODE[error.code] !== undefined) {
     const status = STATUS_BY_CODE[error.code]!;
@@ -74,6 +75,9 @@ export async function handle(fn: () => Promise<Response>): Promise<Response> {
 
 /** The authorization refusal lib/auth returns, in the API's shape. */
 export function refused(refusal: { status: 401 | 403; message: string }): Response {
-  return json(errorBody(refusal.status === 401 ? 'UNAUTHENTICATED' : 'FORBIDDEN', refusal.message), refusal.status,
-    refusal.status === 401 ? { 'www-authenticate': 'Bearer realm="waybill"' } : {});
+  return json(
+    errorBody(refusal.status === 401 ? 'UNAUTHENTICATED' : 'FORBIDDEN', refusal.message),
+    refusal.status,
+    refusal.status === 401 ? { 'www-authenticate': 'Bearer realm="waybill"' } : {},
+  );
 }

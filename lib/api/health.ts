@@ -7,12 +7,19 @@ import type { Store } from '../store/types';
 
 const PROBE_MS = 2000;
 
-export async function health(open: () => Promise<Store>): Promise<{ status: 200 | 503; body: { ok: boolean; store: 'up' | 'down' } }> {
+export async function health(
+  open: () => Promise<Store>,
+): Promise<{ status: 200 | 503; body: { ok: boolean; store: 'up' | 'down' } }> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<false>((resolve) => {
     timer = setTimeout(resolve, PROBE_MS, false);
   });
-  const probe = open().then((store) => store.loadProgress('waybill:health')).then(() => true, () => false);
+  const probe = open()
+    .then((store) => store.loadProgress('waybill:health'))
+    .then(
+      () => true,
+      () => false,
+    );
   const up = await Promise.race([probe, timeout]);
   clearTimeout(timer);
   return up ? { status: 200, body: { ok: true, store: 'up' } } : { status: 503, body: { ok: false, store: 'down' } };

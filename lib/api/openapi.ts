@@ -5,16 +5,49 @@
  * app/api and fails when a route file and this table disagree, and holds real answers to the document.
  */
 import { z } from 'zod';
-import { auditPageSchema, bulkAnswerSchema, claimsPageSchema, expiredSchema, resolvedSchema, sweptSchema, beginAnswerSchema, claimAnswerSchema, commitAnswerSchema,
-  committedPageSchema, endAnswerSchema, errorSchema, healthSchema, progressSchema, releaseAnswerSchema, renewAnswerSchema,
-  runAnswerSchema, runDetailSchema, runsPageSchema, runTokenSchema, savedSchema, stepSchema, rerunAnswerSchema, forkAnswerSchema,
-  waitAnswerSchema } from './responses';
+import {
+  auditPageSchema,
+  bulkAnswerSchema,
+  claimsPageSchema,
+  expiredSchema,
+  resolvedSchema,
+  sweptSchema,
+  beginAnswerSchema,
+  claimAnswerSchema,
+  commitAnswerSchema,
+  committedPageSchema,
+  endAnswerSchema,
+  errorSchema,
+  healthSchema,
+  progressSchema,
+  releaseAnswerSchema,
+  renewAnswerSchema,
+  runAnswerSchema,
+  runDetailSchema,
+  runsPageSchema,
+  runTokenSchema,
+  savedSchema,
+  stepSchema,
+  rerunAnswerSchema,
+  forkAnswerSchema,
+  waitAnswerSchema,
+} from './responses';
 import { approvalBody, signalBody, waitNameParam } from './waits';
 import { expireBody, listClaimsQuery, resolveBody, sweepBody } from './claims';
 import { runRef } from './ids';
 import { beginBody, claimBody, commitBody, endBody, progressBody, releaseBody, renewBody } from './protocol';
 import { auditQuery } from './audit';
-import { actionBody, actionParam, bulkBody, committedQuery, forkBody, listRunsQuery, rerunBody, startBody, stepParam } from './runs';
+import {
+  actionBody,
+  actionParam,
+  bulkBody,
+  committedQuery,
+  forkBody,
+  listRunsQuery,
+  rerunBody,
+  startBody,
+  stepParam,
+} from './runs';
 import { tokenBody } from './tokens';
 
 type Access = 'none' | 'viewer' | 'operator';
@@ -37,73 +70,286 @@ export interface Route {
 const runId = { runId: runRef };
 
 export const ROUTES: Route[] = [
-  { method: 'get', path: '/api/health', summary: 'Whether this server and its store answer: for load balancers (no auth).', access: 'none',
-    ok: { status: 200, schema: healthSchema } },
-  { method: 'get', path: '/api/metrics', summary: 'Prometheus metrics, read from the store at scrape time.', access: 'viewer',
-    ok: { status: 200, schema: 'text' } },
-  { method: 'get', path: '/api/v1/openapi.json', summary: 'This document.', access: 'viewer', ok: { status: 200, schema: 'document' } },
-  { method: 'get', path: '/api/v1/runs', summary: 'Runs newest first, outside clients\' included.', access: 'viewer',
-    query: listRunsQuery, ok: { status: 200, schema: runsPageSchema }, refusals: [400] },
-  { method: 'post', path: '/api/v1/runs', summary: 'Start a run of a workflow a worker serves.', access: 'operator',
-    body: startBody, ok: { status: 201, schema: runAnswerSchema }, refusals: [400, 409, 413, 415] },
-  { method: 'post', path: '/api/v1/runs/bulk', summary: 'One action (pause, resume, cancel, retry) over every run a filter matches (GET /api/v1/runs\'s filters), audited per run.',
-    access: 'operator', body: bulkBody, ok: { status: 200, schema: bulkAnswerSchema }, refusals: [400, 413, 415] },
-  { method: 'get', path: '/api/v1/runs/{id}', summary: 'A run, its progress, counts, live claims and the actions it allows.', access: 'viewer',
-    params: { id: runRef }, ok: { status: 200, schema: runDetailSchema }, refusals: [400, 404] },
-  { method: 'post', path: '/api/v1/runs/{id}/{action}', summary: 'An operator\'s action on one run: pause, resume, cancel or retry.', access: 'operator',
-    params: { id: runRef, action: actionParam }, body: actionBody, ok: { status: 200, schema: runAnswerSchema }, refusals: [400, 404, 409, 413] },
-  { method: 'post', path: '/api/v1/runs/{id}/rerun', summary: 'Run a completed, failed, cancelled or paused run again from a step; its results from there move to history.', access: 'operator',
-    params: { id: runRef }, body: rerunBody, ok: { status: 200, schema: rerunAnswerSchema }, refusals: [400, 404, 409, 413] },
-  { method: 'post', path: '/api/v1/runs/{id}/fork', summary: 'A new run with this run\'s steps before a step copied, the rest run anew; this run untouched.', access: 'operator',
-    params: { id: runRef }, body: forkBody, ok: { status: 201, schema: forkAnswerSchema }, refusals: [400, 404, 409, 413] },
-  { method: 'get', path: '/api/v1/runs/{id}/steps/{n}', summary: 'One step: key, every attempt, the result, and results a rerun replaced.', access: 'viewer',
-    params: { id: runRef, n: stepParam }, ok: { status: 200, schema: stepSchema }, refusals: [400, 404] },
-  { method: 'post', path: '/api/v1/runs/{id}/approvals/{name}', summary: 'Approve or reject a run\'s waitForApproval (once: a second decision is 409).', access: 'operator',
-    params: { id: runRef, name: waitNameParam }, body: approvalBody, ok: { status: 200, schema: waitAnswerSchema }, refusals: [400, 404, 409, 413] },
-  { method: 'post', path: '/api/v1/runs/{id}/signals/{name}', summary: 'Send a run a signal; one sent before its waitForSignal is kept (once: a second is 409).', access: 'operator',
-    params: { id: runRef, name: waitNameParam }, body: signalBody, ok: { status: 200, schema: waitAnswerSchema }, refusals: [400, 404, 409, 413] },
-  { method: 'post', path: '/api/v1/runs/{id}/tokens', summary: 'Mint a token that may use the checkpoint protocol for this run only.', access: 'operator',
-    params: { id: runRef }, body: tokenBody, ok: { status: 201, schema: runTokenSchema }, refusals: [400, 413] },
-  { method: 'get', path: '/api/v1/runs/{id}/committed', summary: 'A run\'s committed results in step order (a run token: its own run\'s).', access: 'viewer',
-    params: { id: runRef }, query: committedQuery, ok: { status: 200, schema: committedPageSchema }, refusals: [400, 404] },
-  { method: 'get', path: '/api/v1/claims', summary: 'Claims in flight, oldest first; orphaned ones marked.', access: 'viewer',
-    query: listClaimsQuery, ok: { status: 200, schema: claimsPageSchema }, refusals: [400] },
-  { method: 'post', path: '/api/v1/claims/expire', summary: 'Give up on a claim: its step runs again.', access: 'operator',
-    body: expireBody, ok: { status: 200, schema: expiredSchema }, refusals: [400, 404, 409, 413] },
-  { method: 'post', path: '/api/v1/claims/resolve', summary: 'Commit a result by hand for a claim whose side effect is in doubt.', access: 'operator',
-    body: resolveBody, ok: { status: 200, schema: resolvedSchema }, refusals: [400, 404, 409, 413] },
-  { method: 'post', path: '/api/v1/claims/sweep', summary: 'Expire every orphaned claim (of one run, when given).', access: 'operator',
-    body: sweepBody, ok: { status: 200, schema: sweptSchema }, refusals: [400, 413] },
-  { method: 'get', path: '/api/v1/audit', summary: 'The operators\' log, newest first: the dashboard\'s, the API\'s and the CLI\'s actions.', access: 'viewer',
-    query: auditQuery, ok: { status: 200, schema: auditPageSchema }, refusals: [400] },
-  { method: 'get', path: '/api/v1/checkpoint/{runId}/progress', summary: 'The run\'s map; 404: start at step 0.', access: 'viewer',
-    params: runId, ok: { status: 200, schema: progressSchema }, refusals: [400, 404] },
-  { method: 'put', path: '/api/v1/checkpoint/{runId}/progress', summary: 'Save the run\'s map (and skip/await counts).', access: 'operator',
-    params: runId, body: progressBody, ok: { status: 200, schema: savedSchema }, refusals: [400, 413] },
-  { method: 'post', path: '/api/v1/checkpoint/{runId}/begin', summary: 'Declare the client\'s run (workflow, total): listed by name, pausable.', access: 'operator',
-    params: runId, body: beginBody, ok: { status: 200, schema: beginAnswerSchema }, refusals: [400, 409, 413] },
-  { method: 'post', path: '/api/v1/checkpoint/{runId}/end', summary: 'A declared run ended: completed, failed or stopped.', access: 'operator',
-    params: runId, body: endBody, ok: { status: 200, schema: endAnswerSchema }, refusals: [400, 404, 413] },
-  { method: 'post', path: '/api/v1/checkpoint/claim', summary: 'Phase 1: claim a key, or learn it is committed or held.', access: 'operator',
-    body: claimBody, ok: { status: 200, schema: claimAnswerSchema }, refusals: [400, 413, 422] },
-  { method: 'post', path: '/api/v1/checkpoint/renew', summary: 'Extend a claim\'s lease while its side effect runs.', access: 'operator',
-    body: renewBody, ok: { status: 200, schema: renewAnswerSchema }, refusals: [400, 409, 413] },
-  { method: 'post', path: '/api/v1/checkpoint/commit', summary: 'Phase 3: the result, committed mark and progress in one transaction.', access: 'operator',
-    body: commitBody, ok: { status: 200, schema: commitAnswerSchema }, refusals: [400, 409, 413, 422] },
-  { method: 'post', path: '/api/v1/checkpoint/release', summary: 'The side effect failed: give the key back.', access: 'operator',
-    body: releaseBody, ok: { status: 200, schema: releaseAnswerSchema }, refusals: [400, 409, 413] },
+  {
+    method: 'get',
+    path: '/api/health',
+    summary: 'Whether this server and its store answer: for load balancers (no auth).',
+    access: 'none',
+    ok: { status: 200, schema: healthSchema },
+  },
+  {
+    method: 'get',
+    path: '/api/metrics',
+    summary: 'Prometheus metrics, read from the store at scrape time.',
+    access: 'viewer',
+    ok: { status: 200, schema: 'text' },
+  },
+  {
+    method: 'get',
+    path: '/api/v1/openapi.json',
+    summary: 'This document.',
+    access: 'viewer',
+    ok: { status: 200, schema: 'document' },
+  },
+  {
+    method: 'get',
+    path: '/api/v1/runs',
+    summary: "Runs newest first, outside clients' included.",
+    access: 'viewer',
+    query: listRunsQuery,
+    ok: { status: 200, schema: runsPageSchema },
+    refusals: [400],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/runs',
+    summary: 'Start a run of a workflow a worker serves.',
+    access: 'operator',
+    body: startBody,
+    ok: { status: 201, schema: runAnswerSchema },
+    refusals: [400, 409, 413, 415],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/runs/bulk',
+    summary:
+      "One action (pause, resume, cancel, retry) over every run a filter matches (GET /api/v1/runs's filters), audited per run.",
+    access: 'operator',
+    body: bulkBody,
+    ok: { status: 200, schema: bulkAnswerSchema },
+    refusals: [400, 413, 415],
+  },
+  {
+    method: 'get',
+    path: '/api/v1/runs/{id}',
+    summary: 'A run, its progress, counts, live claims and the actions it allows.',
+    access: 'viewer',
+    params: { id: runRef },
+    ok: { status: 200, schema: runDetailSchema },
+    refusals: [400, 404],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/runs/{id}/{action}',
+    summary: "An operator's action on one run: pause, resume, cancel or retry.",
+    access: 'operator',
+    params: { id: runRef, action: actionParam },
+    body: actionBody,
+    ok: { status: 200, schema: runAnswerSchema },
+    refusals: [400, 404, 409, 413],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/runs/{id}/rerun',
+    summary:
+      'Run a completed, failed, cancelled or paused run again from a step; its results from there move to history.',
+    access: 'operator',
+    params: { id: runRef },
+    body: rerunBody,
+    ok: { status: 200, schema: rerunAnswerSchema },
+    refusals: [400, 404, 409, 413],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/runs/{id}/fork',
+    summary: "A new run with this run's steps before a step copied, the rest run anew; this run untouched.",
+    access: 'operator',
+    params: { id: runRef },
+    body: forkBody,
+    ok: { status: 201, schema: forkAnswerSchema },
+    refusals: [400, 404, 409, 413],
+  },
+  {
+    method: 'get',
+    path: '/api/v1/runs/{id}/steps/{n}',
+    summary: 'One step: key, every attempt, the result, and results a rerun replaced.',
+    access: 'viewer',
+    params: { id: runRef, n: stepParam },
+    ok: { status: 200, schema: stepSchema },
+    refusals: [400, 404],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/runs/{id}/approvals/{name}',
+    summary: "Approve or reject a run's waitForApproval (once: a second decision is 409).",
+    access: 'operator',
+    params: { id: runRef, name: waitNameParam },
+    body: approvalBody,
+    ok: { status: 200, schema: waitAnswerSchema },
+    refusals: [400, 404, 409, 413],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/runs/{id}/signals/{name}',
+    summary: 'Send a run a signal; one sent before its waitForSignal is kept (once: a second is 409).',
+    access: 'operator',
+    params: { id: runRef, name: waitNameParam },
+    body: signalBody,
+    ok: { status: 200, schema: waitAnswerSchema },
+    refusals: [400, 404, 409, 413],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/runs/{id}/tokens',
+    summary: 'Mint a token that may use the checkpoint protocol for this run only.',
+    access: 'operator',
+    params: { id: runRef },
+    body: tokenBody,
+    ok: { status: 201, schema: runTokenSchema },
+    refusals: [400, 413],
+  },
+  {
+    method: 'get',
+    path: '/api/v1/runs/{id}/committed',
+    summary: "A run's committed results in step order (a run token: its own run's).",
+    access: 'viewer',
+    params: { id: runRef },
+    query: committedQuery,
+    ok: { status: 200, schema: committedPageSchema },
+    refusals: [400, 404],
+  },
+  {
+    method: 'get',
+    path: '/api/v1/claims',
+    summary: 'Claims in flight, oldest first; orphaned ones marked.',
+    access: 'viewer',
+    query: listClaimsQuery,
+    ok: { status: 200, schema: claimsPageSchema },
+    refusals: [400],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/claims/expire',
+    summary: 'Give up on a claim: its step runs again.',
+    access: 'operator',
+    body: expireBody,
+    ok: { status: 200, schema: expiredSchema },
+    refusals: [400, 404, 409, 413],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/claims/resolve',
+    summary: 'Commit a result by hand for a claim whose side effect is in doubt.',
+    access: 'operator',
+    body: resolveBody,
+    ok: { status: 200, schema: resolvedSchema },
+    refusals: [400, 404, 409, 413],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/claims/sweep',
+    summary: 'Expire every orphaned claim (of one run, when given).',
+    access: 'operator',
+    body: sweepBody,
+    ok: { status: 200, schema: sweptSchema },
+    refusals: [400, 413],
+  },
+  {
+    method: 'get',
+    path: '/api/v1/audit',
+    summary: "The operators' log, newest first: the dashboard's, the API's and the CLI's actions.",
+    access: 'viewer',
+    query: auditQuery,
+    ok: { status: 200, schema: auditPageSchema },
+    refusals: [400],
+  },
+  {
+    method: 'get',
+    path: '/api/v1/checkpoint/{runId}/progress',
+    summary: "The run's map; 404: start at step 0.",
+    access: 'viewer',
+    params: runId,
+    ok: { status: 200, schema: progressSchema },
+    refusals: [400, 404],
+  },
+  {
+    method: 'put',
+    path: '/api/v1/checkpoint/{runId}/progress',
+    summary: "Save the run's map (and skip/await counts).",
+    access: 'operator',
+    params: runId,
+    body: progressBody,
+    ok: { status: 200, schema: savedSchema },
+    refusals: [400, 413],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/checkpoint/{runId}/begin',
+    summary: "Declare the client's run (workflow, total): listed by name, pausable.",
+    access: 'operator',
+    params: runId,
+    body: beginBody,
+    ok: { status: 200, schema: beginAnswerSchema },
+    refusals: [400, 409, 413],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/checkpoint/{runId}/end',
+    summary: 'A declared run ended: completed, failed or stopped.',
+    access: 'operator',
+    params: runId,
+    body: endBody,
+    ok: { status: 200, schema: endAnswerSchema },
+    refusals: [400, 404, 413],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/checkpoint/claim',
+    summary: 'Phase 1: claim a key, or learn it is committed or held.',
+    access: 'operator',
+    body: claimBody,
+    ok: { status: 200, schema: claimAnswerSchema },
+    refusals: [400, 413, 422],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/checkpoint/renew',
+    summary: "Extend a claim's lease while its side effect runs.",
+    access: 'operator',
+    body: renewBody,
+    ok: { status: 200, schema: renewAnswerSchema },
+    refusals: [400, 409, 413],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/checkpoint/commit',
+    summary: 'Phase 3: the result, committed mark and progress in one transaction.',
+    access: 'operator',
+    body: commitBody,
+    ok: { status: 200, schema: commitAnswerSchema },
+    refusals: [400, 409, 413, 422],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/checkpoint/release',
+    summary: 'The side effect failed: give the key back.',
+    access: 'operator',
+    body: releaseBody,
+    ok: { status: 200, schema: releaseAnswerSchema },
+    refusals: [400, 409, 413],
+  },
 ];
 
 const STATUS_TEXT: Record<number, string> = {
-  400: 'INVALID_INPUT or INVALID_JSON: `fields` names each wrong field', 401: 'UNAUTHENTICATED: no token, or not one of ours',
-  403: 'FORBIDDEN: the role may not do this, or a cross-site write', 404: 'NOT_FOUND', 409: 'CONFLICT, INVALID_TRANSITION or LEASE_LOST',
-  413: 'PAYLOAD_TOO_LARGE', 415: 'UNSUPPORTED_MEDIA_TYPE', 422: 'IDEMPOTENCY_KEY_REUSE',
-  500: 'INTERNAL: a bug; the server log has the rest', 503: 'STORE_UNAVAILABLE: retry after Retry-After seconds',
+  400: 'INVALID_INPUT or INVALID_JSON: `fields` names each wrong field',
+  401: 'UNAUTHENTICATED: no token, or not one of ours',
+  403: 'FORBIDDEN: the role may not do this, or a cross-site write',
+  404: 'NOT_FOUND',
+  409: 'CONFLICT, INVALID_TRANSITION or LEASE_LOST',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  422: 'IDEMPOTENCY_KEY_REUSE',
+  500: 'INTERNAL: a bug; the server log has the rest',
+  503: 'STORE_UNAVAILABLE: retry after Retry-After seconds',
 };
 
 /** A zod schema as the JSON Schema of one place in the document (no $schema of its own). */
 function schemaOf(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
-  const { $schema: _, ...rest } = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as Record<string, unknown>;
+  const { $schema: _, ...rest } = z.toJSONSchema(schema, {
+    target: 'draft-2020-12',
+    io,
+    unrepresentable: 'any',
+  }) as Record<string, unknown>;
   return rest;
 }
 
@@ -124,9 +370,12 @@ function parameters(route: Route): unknown[] {
 function operation(route: Route): Record<string, unknown> {
   const json = (schema: unknown) => ({ 'application/json': { schema } });
   const error = { $ref: '#/components/schemas/Error' };
-  const ok = route.ok.schema === 'text' ? { 'text/plain': { schema: { type: 'string' } } }
-    : route.ok.schema === 'document' ? json({ type: 'object', description: 'an OpenAPI 3.1 document' })
-    : json(schemaOf(route.ok.schema, 'output'));
+  const ok =
+    route.ok.schema === 'text'
+      ? { 'text/plain': { schema: { type: 'string' } } }
+      : route.ok.schema === 'document'
+        ? json({ type: 'object', description: 'an OpenAPI 3.1 document' })
+        : json(schemaOf(route.ok.schema, 'output'));
   const responses: Record<string, unknown> = { [route.ok.status]: { description: 'success', content: ok } };
   const refusals = [...(route.refusals ?? []), ...(route.access === 'none' ? [] : [401, 403]), 500, 503];
   for (const status of [...new Set(refusals)].sort()) {
@@ -134,7 +383,8 @@ function operation(route: Route): Record<string, unknown> {
   }
   const body = route.body && schemaOf(route.body, 'input');
   return {
-    operationId: operationId(route), summary: route.summary,
+    operationId: operationId(route),
+    summary: route.summary,
     security: route.access === 'none' ? [] : [{ bearer: [] }, { session: [] }],
     'x-waybill-role': route.access,
     ...(route.params || route.query ? { parameters: parameters(route) } : {}),
@@ -145,7 +395,10 @@ function operation(route: Route): Record<string, unknown> {
 
 /** getRuns, postCheckpointClaim, getRunsIdCommitted: from the method and the path, stable for generators. */
 function operationId(route: Route): string {
-  const words = route.path.replace(/^\/api(\/v1)?\//, '').split(/[/.{}-]+/).filter(Boolean);
+  const words = route.path
+    .replace(/^\/api(\/v1)?\//, '')
+    .split(/[/.{}-]+/)
+    .filter(Boolean);
   return route.method + words.map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
 }
 
@@ -158,19 +411,30 @@ export function openApiDocument(): Record<string, unknown> {
   built = {
     openapi: '3.1.0',
     info: {
-      title: 'Waybill', version: '1',
-      description: 'Durable checkpoints and exactly-once side effects for long-running agent runs: the control plane and the '
-        + 'checkpoint protocol. Times are epoch seconds. Errors are { error: { code, message, fields? } }: branch on code.',
+      title: 'Waybill',
+      version: '1',
+      description:
+        'Durable checkpoints and exactly-once side effects for long-running agent runs: the control plane and the ' +
+        'checkpoint protocol. Times are epoch seconds. Errors are { error: { code, message, fields? } }: branch on code.',
     },
     servers: [{ url: '/' }],
     paths,
     components: {
       schemas: { Error: schemaOf(errorSchema, 'output') },
       securitySchemes: {
-        bearer: { type: 'http', scheme: 'bearer',
-          description: 'WAYBILL_VIEWER_TOKEN for reads, WAYBILL_OPERATOR_TOKEN for writes; a run token (POST /api/v1/runs/{id}/tokens) '
-            + 'for the checkpoint protocol of its one run, and nothing else' },
-        session: { type: 'apiKey', in: 'cookie', name: 'waybill_session', description: 'the dashboard\'s session, after /login' },
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'WAYBILL_VIEWER_TOKEN for reads, WAYBILL_OPERATOR_TOKEN for writes; a run token (POST /api/v1/runs/{id}/tokens) ' +
+            'for the checkpoint protocol of its one run, and nothing else',
+        },
+        session: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'waybill_session',
+          description: "the dashboard's session, after /login",
+        },
       },
     },
   };

@@ -26,55 +26,98 @@ export interface ProtocolOptions {
   claimTtlMs: number;
 }
 
-const leaseMs = z.number({ error: typeError('a number of milliseconds') }).int('must be a whole number')
-  .min(100, 'must be at least 100 ms').max(86_400_000, 'must be at most 86,400,000 ms (a day)');
-const count = z.number({ error: typeError('a number') }).int('must be a whole number').min(0, 'must be ≥ 0').max(1_000_000, 'must be at most 1,000,000');
+const leaseMs = z
+  .number({ error: typeError('a number of milliseconds') })
+  .int('must be a whole number')
+  .min(100, 'must be at least 100 ms')
+  .max(86_400_000, 'must be at most 86,400,000 ms (a day)');
+const count = z
+  .number({ error: typeError('a number') })
+  .int('must be a whole number')
+  .min(0, 'must be ≥ 0')
+  .max(1_000_000, 'must be at most 1,000,000');
 const counters = z.strictObject({ executed: count.optional(), skipped: count.optional(), awaited: count.optional() });
 /** Any JSON value, `null` included; only a missing one is refused. */
 const anyJson = z.unknown().refine((v) => v !== undefined, 'is required');
-const token = z.string({ error: typeError('a string') }).min(1, 'must not be empty').max(128, 'must be at most 128 characters');
+const token = z
+  .string({ error: typeError('a string') })
+  .min(1, 'must not be empty')
+  .max(128, 'must be at most 128 characters');
 /**
  * A token the client makes itself for a claim. The server's own is lost with a lost reply, and the client's
  * retry then finds the key held (by itself) for a whole lease; with its own, the retry finds the claim its own.
  * Long and random enough that no other client guesses it.
  */
-const clientToken = z.string({ error: typeError('a string') })
+const clientToken = z
+  .string({ error: typeError('a string') })
   .regex(/^[A-Za-z0-9_-]{16,128}$/, 'must be 16-128 letters, digits, - or _ (a random UUID will do)');
-const duration = z.number({ error: typeError('a number') }).min(0, 'must be ≥ 0').max(1e10, 'must be at most 1e10');
+const duration = z
+  .number({ error: typeError('a number') })
+  .min(0, 'must be ≥ 0')
+  .max(1e10, 'must be at most 1e10');
 
 export const progressBody = z.strictObject({ step: stepNumber, state: anyJson, counters: counters.optional() });
 
 export const claimBody = z.strictObject({
-  runId: runRef, key: idemKey, fingerprint: fingerprint.optional(), leaseMs: leaseMs.optional(),
-  step: stepNumber.optional(), workerId: workerId.optional(), token: clientToken.optional(),
+  runId: runRef,
+  key: idemKey,
+  fingerprint: fingerprint.optional(),
+  leaseMs: leaseMs.optional(),
+  step: stepNumber.optional(),
+  workerId: workerId.optional(),
+  token: clientToken.optional(),
 });
 
 export const renewBody = z.strictObject({ key: idemKey, token, leaseMs: leaseMs.optional() });
 
 export const commitBody = z.strictObject({
-  runId: runRef, key: idemKey, token, result: anyJson, step: stepNumber.optional(), fingerprint: fingerprint.optional(),
-  workerId: workerId.optional(), durationMs: duration.optional(),
+  runId: runRef,
+  key: idemKey,
+  token,
+  result: anyJson,
+  step: stepNumber.optional(),
+  fingerprint: fingerprint.optional(),
+  workerId: workerId.optional(),
+  durationMs: duration.optional(),
   progress: z.strictObject({ step: stepNumber, state: anyJson, counters: counters.optional() }).optional(),
   /** The client's next key, claimed in the commit's transaction: one round trip per step instead of two. */
-  next: z.strictObject({ key: idemKey, step: stepNumber.optional(), leaseMs: leaseMs.optional(), token: clientToken.optional() }).optional(),
+  next: z
+    .strictObject({
+      key: idemKey,
+      step: stepNumber.optional(),
+      leaseMs: leaseMs.optional(),
+      token: clientToken.optional(),
+    })
+    .optional(),
 });
 
 export const releaseBody = z.strictObject({
-  key: idemKey, token, error: freeText(10_000).optional(), runId: runRef.optional(), step: stepNumber.optional(), workerId: workerId.optional(),
+  key: idemKey,
+  token,
+  error: freeText(10_000).optional(),
+  runId: runRef.optional(),
+  step: stepNumber.optional(),
+  workerId: workerId.optional(),
 });
 
 /** A workflow name as the runs list filters on it. */
-export const workflowName = z.string({ error: typeError('a workflow name') })
+export const workflowName = z
+  .string({ error: typeError('a workflow name') })
   .regex(/^[a-z][a-z0-9-]{0,63}$/, 'must be 1-64 lowercase letters, digits and dashes, starting with a letter')
   .refine((name) => name !== 'external', 'must not be "external": the name of undeclared runs');
 
 export const beginBody = z.strictObject({
-  workflow: workflowName, totalSteps: stepNumber.optional(), input: z.unknown().optional(), workerId: workerId.optional(),
+  workflow: workflowName,
+  totalSteps: stepNumber.optional(),
+  input: z.unknown().optional(),
+  workerId: workerId.optional(),
 });
 
 export const endBody = z.strictObject({
   outcome: z.enum(['completed', 'failed', 'stopped'], { error: 'must be completed, failed or stopped' }),
-  error: freeText(10_000).optional(), output: z.unknown().optional(), workerId: workerId.optional(),
+  error: freeText(10_000).optional(),
+  output: z.unknown().optional(),
+  workerId: workerId.optional(),
 });
 
 /** What a commit answer says of the run: its status, or null for a run that declared nothing. */
@@ -89,7 +132,10 @@ const stops = (status: RunStatus | null) => status === 'paused' || status === 'c
  */
 export async function begin(store: Store, runId: string, body: z.output<typeof beginBody>) {
   const { status, created } = await store.beginLoopRun({
-    runId, workflow: body.workflow, totalSteps: body.totalSteps ?? null, inputJson: JSON.stringify(body.input ?? null),
+    runId,
+    workflow: body.workflow,
+    totalSteps: body.totalSteps ?? null,
+    inputJson: JSON.stringify(body.input ?? null),
     owner: body.workerId ?? null,
   });
   return { run: { id: runId, workflow: body.workflow, totalSteps: body.totalSteps ?? null, status, created } };
@@ -98,7 +144,10 @@ export async function begin(store: Store, runId: string, body: z.output<typeof b
 /** The client's run ended: its steps are done, it gave up on an error, or it stopped for a pause or cancel. */
 export async function end(store: Store, runId: string, body: z.output<typeof endBody>) {
   const status = await store.endLoopRun({
-    runId, owner: body.workerId ?? null, outcome: body.outcome, error: body.error ?? null,
+    runId,
+    owner: body.workerId ?? null,
+    outcome: body.outcome,
+    error: body.error ?? null,
     outputJson: body.output === undefined ? null : JSON.stringify(body.output),
   });
   if (status === null) throw new NotFoundError(`run ${runId} (begin it first)`);
@@ -125,7 +174,9 @@ function leaseOf(store: Store, asked: number | undefined, options: ProtocolOptio
   if (asked === undefined) return options.leaseMs;
   const shortest = store.dialect === 'sqlite' ? shortestLeaseFor(options.leaseMs) : 0;
   if (asked < shortest) {
-    throw new InvalidInputError(`${field}: must be at least ${shortest} ms on this SQLite store (1.5 × its wait for the write lock, two thirds of the server's WAYBILL_LEASE_MS of ${options.leaseMs} ms); ask for more, or lower the server's WAYBILL_LEASE_MS`);
+    throw new InvalidInputError(
+      `${field}: must be at least ${shortest} ms on this SQLite store (1.5 × its wait for the write lock, two thirds of the server's WAYBILL_LEASE_MS of ${options.leaseMs} ms); ask for more, or lower the server's WAYBILL_LEASE_MS`,
+    );
   }
   return asked;
 }
@@ -133,35 +184,55 @@ function leaseOf(store: Store, asked: number | undefined, options: ProtocolOptio
 export async function claim(store: Store, body: z.output<typeof claimBody>, options: ProtocolOptions) {
   const token = body.token ?? randomUUID();
   const outcome = await store.claim({
-    idemKey: body.key, runId: body.runId, token, workerId: body.workerId ?? null, step: body.step ?? null, attempt: 1,
-    leaseMs: leaseOf(store, body.leaseMs, options), claimTtlMs: options.claimTtlMs,
+    idemKey: body.key,
+    runId: body.runId,
+    token,
+    workerId: body.workerId ?? null,
+    step: body.step ?? null,
+    attempt: 1,
+    leaseMs: leaseOf(store, body.leaseMs, options),
+    claimTtlMs: options.claimTtlMs,
   });
   return claimAnswer(store, outcome, token, body, options);
 }
 
 /** What a claim decided, as the client reads it; a committed key with another fingerprint is key reuse. */
-async function claimAnswer(store: Store, outcome: ClaimOutcome, token: string,
-  body: { runId: string; key: string; fingerprint?: string; step?: number; workerId?: string }, options: ProtocolOptions) {
+async function claimAnswer(
+  store: Store,
+  outcome: ClaimOutcome,
+  token: string,
+  body: { runId: string; key: string; fingerprint?: string; step?: number; workerId?: string },
+  options: ProtocolOptions,
+) {
   if (outcome.kind === 'committed') {
     const row = outcome.row;
     if (body.fingerprint !== undefined && row.fingerprint !== null && row.fingerprint !== body.fingerprint) {
       throw await keyReuse(store, body.runId, body.key, row.fingerprint, body.fingerprint, body.step, body.workerId);
     }
     return {
-      outcome: 'committed' as const, key: row.idemKey, result: jsonValue(row.resultJson), ...truncation('result', row.resultJson),
+      outcome: 'committed' as const,
+      key: row.idemKey,
+      result: jsonValue(row.resultJson),
+      ...truncation('result', row.resultJson),
       committedAt: row.committedAt,
-      source: row.source, step: row.step,
+      source: row.source,
+      step: row.step,
     };
   }
   if (outcome.kind === 'claimed') {
     return {
-      outcome: 'claimed' as const, key: body.key, token, leaseExpiresAt: outcome.leaseExpiresAt, attempt: outcome.attempt,
+      outcome: 'claimed' as const,
+      key: body.key,
+      token,
+      leaseExpiresAt: outcome.leaseExpiresAt,
+      attempt: outcome.attempt,
       tookOver: outcome.tookOverFrom !== null,
     };
   }
   const holder = outcome.holder;
   return {
-    outcome: 'held' as const, key: body.key,
+    outcome: 'held' as const,
+    key: body.key,
     leaseExpiresAt: holder.leaseExpiresAt ?? holder.claimedAt + options.claimTtlMs / 1000,
     // Poll again no later than the holder's expiry, and at least once a second for its commit.
     retryAfterMs: Math.max(10, Math.min(1000, Math.round(outcome.msUntilExpiry))),
@@ -171,7 +242,10 @@ async function claimAnswer(store: Store, outcome: ClaimOutcome, token: string,
 export async function renew(store: Store, body: z.output<typeof renewBody>, options: ProtocolOptions) {
   const lease = leaseOf(store, body.leaseMs, options);
   if (!(await store.renewClaim(body.key, body.token, lease))) {
-    throw new LeaseLostError(body.key, 'the claim is not held by this token (expired, taken over, resolved or committed)');
+    throw new LeaseLostError(
+      body.key,
+      'the claim is not held by this token (expired, taken over, resolved or committed)',
+    );
   }
   return { key: body.key, renewed: true, leaseMs: lease };
 }
@@ -181,14 +255,28 @@ export async function commit(store: Store, body: z.output<typeof commitBody>, op
   const progress = body.progress ? progressWrite(body.runId, body.progress, 1) : undefined;
   const nextToken = body.next?.token ?? randomUUID();
   const next = body.next && {
-    idemKey: body.next.key, runId: body.runId, token: nextToken, workerId: body.workerId ?? null, step: body.next.step ?? null,
-    attempt: 1, leaseMs: leaseOf(store, body.next.leaseMs, options, 'next.leaseMs'), claimTtlMs: options.claimTtlMs,
+    idemKey: body.next.key,
+    runId: body.runId,
+    token: nextToken,
+    workerId: body.workerId ?? null,
+    step: body.next.step ?? null,
+    attempt: 1,
+    leaseMs: leaseOf(store, body.next.leaseMs, options, 'next.leaseMs'),
+    claimTtlMs: options.claimTtlMs,
   };
   let committed: Awaited<ReturnType<Store['commit']>>;
   try {
     committed = await store.commit({
-      idemKey: body.key, token: body.token, runId: body.runId, resultJson: JSON.stringify(body.result),
-      step: body.step ?? null, fingerprint: body.fingerprint ?? null, workerId: body.workerId ?? null, durationMs, progress, next,
+      idemKey: body.key,
+      token: body.token,
+      runId: body.runId,
+      resultJson: JSON.stringify(body.result),
+      step: body.step ?? null,
+      fingerprint: body.fingerprint ?? null,
+      workerId: body.workerId ?? null,
+      durationMs,
+      progress,
+      next,
       // A client that names itself and says how long its side effect took sends the same commit again after a
       // lost reply: if its claim is gone, a row with this worker, result and duration is that earlier attempt's,
       // and it succeeded. (Without durationMs the server measures it, differently each time.)
@@ -209,9 +297,14 @@ export async function commit(store: Store, body: z.output<typeof commitBody>, op
   // Paused or cancelled: the client stops after this step, so no next key was claimed for it.
   if (stops(committed.runStatus)) return { key: body.key, committed: true, next: null, run };
   // Unknown only after a lost reply inside the store; claiming with the same token then finds it ours.
-  const outcome = committed.next ?? await store.claim({ ...next!, token: nextToken });
-  const answer = await claimAnswer(store, outcome, nextToken,
-    { runId: body.runId, key: body.next.key, step: body.next.step, workerId: body.workerId }, options);
+  const outcome = committed.next ?? (await store.claim({ ...next!, token: nextToken }));
+  const answer = await claimAnswer(
+    store,
+    outcome,
+    nextToken,
+    { runId: body.runId, key: body.next.key, step: body.next.step, workerId: body.workerId },
+    options,
+  );
   return { key: body.key, committed: true, next: answer, run };
 }
 
@@ -219,36 +312,76 @@ export async function release(store: Store, body: z.output<typeof releaseBody>, 
   // The store's release deletes only a claim with our token but records the failure either way; checking
   // first keeps a stale or guessed token from writing to a run's timeline.
   const held = await findClaim(store, body.key, body.runId, options);
-  if (!held || held.token !== body.token) throw new LeaseLostError(body.key, 'the claim is not held by this token; nothing was released');
+  if (!held || held.token !== body.token)
+    throw new LeaseLostError(body.key, 'the claim is not held by this token; nothing was released');
   await store.releaseClaim({
-    idemKey: body.key, token: body.token, runId: held.runId, step: body.step ?? held.step, workerId: body.workerId ?? held.workerId,
-    durationMs: Math.max(0, (Date.now() / 1000 - held.claimedAt) * 1000), error: body.error ?? null,
+    idemKey: body.key,
+    token: body.token,
+    runId: held.runId,
+    step: body.step ?? held.step,
+    workerId: body.workerId ?? held.workerId,
+    durationMs: Math.max(0, (Date.now() / 1000 - held.claimedAt) * 1000),
+    error: body.error ?? null,
   });
   return { key: body.key, released: true };
 }
 
 /** The claim on the key, if it belongs to the run (when one is named). */
-async function findClaim(store: Store, key: string, runId: string | undefined, options: ProtocolOptions): Promise<ClaimRow | undefined> {
+async function findClaim(
+  store: Store,
+  key: string,
+  runId: string | undefined,
+  options: ProtocolOptions,
+): Promise<ClaimRow | undefined> {
   const held = await store.getClaim(key, { claimTtlMs: options.claimTtlMs });
   return held && (runId === undefined || held.runId === runId) ? held : undefined;
 }
 
 /** How long the client held the claim, when it did not say how long its side effect took. */
-async function heldSince(store: Store, runId: string, key: string, token: string, options: ProtocolOptions): Promise<number> {
+async function heldSince(
+  store: Store,
+  runId: string,
+  key: string,
+  token: string,
+  options: ProtocolOptions,
+): Promise<number> {
   const held = await findClaim(store, key, runId, options);
   return held && held.token === token ? Math.max(0, (Date.now() / 1000 - held.claimedAt) * 1000) : 0;
 }
 
-async function keyReuse(store: Store, runId: string, key: string, committed: string, given: string, step?: number, worker?: string) {
+async function keyReuse(
+  store: Store,
+  runId: string,
+  key: string,
+  committed: string,
+  given: string,
+  step?: number,
+  worker?: string,
+) {
   const error = new IdempotencyKeyReuseError(key, committed, given);
   // On the run's timeline too, as the in-process Checkpoint does: a reused key is a bug in how keys are made.
-  await store.recordEvent({ runId, outcome: 'key_reuse', idemKey: key, step: step ?? null, workerId: worker ?? null, detail: error.message });
+  await store.recordEvent({
+    runId,
+    outcome: 'key_reuse',
+    idemKey: key,
+    step: step ?? null,
+    workerId: worker ?? null,
+    detail: error.message,
+  });
   return error;
 }
 
-function progressWrite(runId: string, p: { step: number; state: unknown; counters?: z.output<typeof counters> }, executedNow: number): ProgressWrite {
+function progressWrite(
+  runId: string,
+  p: { step: number; state: unknown; counters?: z.output<typeof counters> },
+  executedNow: number,
+): ProgressWrite {
   return {
-    runId, step: p.step, stateJson: JSON.stringify(p.state),
-    executed: executedNow + (p.counters?.executed ?? 0), skipped: p.counters?.skipped ?? 0, awaited: p.counters?.awaited ?? 0,
+    runId,
+    step: p.step,
+    stateJson: JSON.stringify(p.state),
+    executed: executedNow + (p.counters?.executed ?? 0),
+    skipped: p.counters?.skipped ?? 0,
+    awaited: p.counters?.awaited ?? 0,
   };
 }

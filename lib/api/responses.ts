@@ -10,63 +10,126 @@ const time = z.number().describe('epoch seconds');
 const int = z.number().int();
 const json = z.unknown().describe('any JSON value');
 /** Beside a JSON value left out (null) because it nests deeper than the API answers with: why. */
-const truncated = z.string().optional().describe('present when the value is null because it nests too deep to answer with; the stored text is unchanged');
+const truncated = z
+  .string()
+  .optional()
+  .describe('present when the value is null because it nests too deep to answer with; the stored text is unchanged');
 
 export const runStatusSchema = z.enum(RUN_STATUSES);
 
 /** Why a run is not moving (lib/control/stalled.ts); null when nothing holds it up. */
-export const stallSchema = z.discriminatedUnion('kind', [
-  z.strictObject({ kind: z.literal('no-live-worker'), message: z.string(), workflow: z.string() })
-    .describe('queued, and no live worker serves its workflow'),
-  z.strictObject({
-    kind: z.literal('owner-silent'), message: z.string(), owner: z.string(), silentSince: time.describe('the owner\'s last heartbeat'),
-    takeoverAt: time.describe('when its run lease passes and another worker may take the run over'),
-  }).describe('running, and its owner stopped heartbeating: not counted as running'),
-]).nullable().describe('why the run is not moving, or null; a stalled run is never counted as running');
+export const stallSchema = z
+  .discriminatedUnion('kind', [
+    z
+      .strictObject({ kind: z.literal('no-live-worker'), message: z.string(), workflow: z.string() })
+      .describe('queued, and no live worker serves its workflow'),
+    z
+      .strictObject({
+        kind: z.literal('owner-silent'),
+        message: z.string(),
+        owner: z.string(),
+        silentSince: time.describe("the owner's last heartbeat"),
+        takeoverAt: time.describe('when its run lease passes and another worker may take the run over'),
+      })
+      .describe('running, and its owner stopped heartbeating: not counted as running'),
+  ])
+  .nullable()
+  .describe('why the run is not moving, or null; a stalled run is never counted as running');
 
 export const runSchema = z.strictObject({
-  id: z.string(), workflow: z.string(), status: runStatusSchema, input: json, output: json,
-  inputTruncated: truncated, outputTruncated: truncated, error: z.string().nullable(),
-  totalSteps: int.nullable(), attempts: int, owner: z.string().nullable(), leaseExpiresAt: time.nullable(),
-  createdAt: time, updatedAt: time, startedAt: time.nullable(), finishedAt: time.nullable(),
-  external: z.boolean().describe('an outside client\'s run: no runs row, made from its progress and claims'),
+  id: z.string(),
+  workflow: z.string(),
+  status: runStatusSchema,
+  input: json,
+  output: json,
+  inputTruncated: truncated,
+  outputTruncated: truncated,
+  error: z.string().nullable(),
+  totalSteps: int.nullable(),
+  attempts: int,
+  owner: z.string().nullable(),
+  leaseExpiresAt: time.nullable(),
+  createdAt: time,
+  updatedAt: time,
+  startedAt: time.nullable(),
+  finishedAt: time.nullable(),
+  external: z.boolean().describe("an outside client's run: no runs row, made from its progress and claims"),
   stall: stallSchema,
   forkedFromRun: z.string().nullable().describe('a fork: the run it was forked from'),
   forkedAtStep: int.nullable().describe('a fork: the step it was forked at (steps before it were copied)'),
 });
 
 export const runSummarySchema = z.strictObject({
-  id: z.string(), workflow: z.string(), status: runStatusSchema, step: int, totalSteps: int.nullable(),
-  executed: int, skipped: int, awaited: int, orphanedClaims: int, owner: z.string().nullable(), error: z.string().nullable(),
-  createdAt: time.nullable(), updatedAt: time, stall: stallSchema,
+  id: z.string(),
+  workflow: z.string(),
+  status: runStatusSchema,
+  step: int,
+  totalSteps: int.nullable(),
+  executed: int,
+  skipped: int,
+  awaited: int,
+  orphanedClaims: int,
+  owner: z.string().nullable(),
+  error: z.string().nullable(),
+  createdAt: time.nullable(),
+  updatedAt: time,
+  stall: stallSchema,
 });
 
 export const progressSchema = z.strictObject({
-  runId: z.string(), step: int, state: json, stateTruncated: truncated, updatedAt: time,
-  counters: z.strictObject({ executed: int, skipped: int, awaited: int }), saveMs: z.number().nullable(),
+  runId: z.string(),
+  step: int,
+  state: json,
+  stateTruncated: truncated,
+  updatedAt: time,
+  counters: z.strictObject({ executed: int, skipped: int, awaited: int }),
+  saveMs: z.number().nullable(),
 });
 
 export const claimSchema = z.strictObject({
-  key: z.string(), runId: z.string(), step: int.nullable(), attempt: int, workerId: z.string().nullable(),
-  claimedAt: time, leaseExpiresAt: time.nullable(), heartbeatAt: time.nullable(), expiresAt: time,
-  orphaned: z.boolean(), outsideClient: z.boolean(),
+  key: z.string(),
+  runId: z.string(),
+  step: int.nullable(),
+  attempt: int,
+  workerId: z.string().nullable(),
+  claimedAt: time,
+  leaseExpiresAt: time.nullable(),
+  heartbeatAt: time.nullable(),
+  expiresAt: time,
+  orphaned: z.boolean(),
+  outsideClient: z.boolean(),
 });
 
 export const committedSchema = z.strictObject({
-  key: z.string(), runId: z.string(), step: int.nullable(), result: json, resultTruncated: truncated, committedAt: time,
-  fingerprint: z.string().nullable(), workerId: z.string().nullable(), durationMs: z.number().nullable(),
+  key: z.string(),
+  runId: z.string(),
+  step: int.nullable(),
+  result: json,
+  resultTruncated: truncated,
+  committedAt: time,
+  fingerprint: z.string().nullable(),
+  workerId: z.string().nullable(),
+  durationMs: z.number().nullable(),
   source: z.enum(['executed', 'manual', 'forked']),
-  forkedFrom: z.string().nullable().describe('a forked row: the key of the original run\'s row it was copied from'),
-  input: json.describe('what the step was given, when its caller recorded it (ctx.step options.input, runAgent\'s item); null otherwise'),
+  forkedFrom: z.string().nullable().describe("a forked row: the key of the original run's row it was copied from"),
+  input: json.describe(
+    "what the step was given, when its caller recorded it (ctx.step options.input, runAgent's item); null otherwise",
+  ),
   inputTruncated: truncated,
 });
 
 export const waitSchema = z.strictObject({
-  runId: z.string(), name: z.string(), kind: z.enum(['approval', 'signal', 'sleep']), details: json.describe('what the approver is shown'),
-  createdAt: time, dueAt: time.nullable().describe('when a sleep wakes or a timeout decides; null: no timeout'),
+  runId: z.string(),
+  name: z.string(),
+  kind: z.enum(['approval', 'signal', 'sleep']),
+  details: json.describe('what the approver is shown'),
+  createdAt: time,
+  dueAt: time.nullable().describe('when a sleep wakes or a timeout decides; null: no timeout'),
   onTimeout: z.string().nullable().describe("an approval's 'approve' or 'reject'; a signal's 'timeout'"),
-  decidedAt: time.nullable(), decision: json.describe('{ approved } for an approval, { payload } for a signal, { timedOut: true } after a timeout'),
-  decidedBy: z.string().nullable(), note: z.string().nullable(),
+  decidedAt: time.nullable(),
+  decision: json.describe('{ approved } for an approval, { payload } for a signal, { timedOut: true } after a timeout'),
+  decidedBy: z.string().nullable(),
+  note: z.string().nullable(),
 });
 export const waitAnswerSchema = z.strictObject({ wait: waitSchema });
 
@@ -74,91 +137,189 @@ const cursor = z.string().nullable().describe('pass back as ?cursor= for the nex
 
 export const runsPageSchema = z.strictObject({ runs: z.array(runSummarySchema), nextCursor: cursor });
 export const runDetailSchema = z.strictObject({
-  run: runSchema, progress: progressSchema.nullable(),
+  run: runSchema,
+  progress: progressSchema.nullable(),
   counts: z.strictObject({ committed: int, claims: int, orphanedClaims: int }),
-  claims: z.array(claimSchema).describe('the oldest of the run\'s claims; counts.claims has them all'),
-  claimsNextCursor: cursor.describe('pass as ?cursor= to /api/v1/claims?runId= for the claims after these; null when all are listed'),
+  claims: z.array(claimSchema).describe("the oldest of the run's claims; counts.claims has them all"),
+  claimsNextCursor: cursor.describe(
+    'pass as ?cursor= to /api/v1/claims?runId= for the claims after these; null when all are listed',
+  ),
   actions: z.array(z.enum(RUN_ACTIONS as [string, ...string[]])),
-  waits: z.array(waitSchema).describe('the run\'s durable waits, oldest first: approvals, signals, sleeps'),
+  waits: z.array(waitSchema).describe("the run's durable waits, oldest first: approvals, signals, sleeps"),
 });
 export const runAnswerSchema = z.strictObject({ run: runSchema });
 export const committedPageSchema = z.strictObject({ committed: z.array(committedSchema), nextCursor: cursor });
 export const claimsPageSchema = z.strictObject({ claims: z.array(claimSchema), nextCursor: cursor });
-export const expiredSchema = z.strictObject({ key: z.string(), runId: z.string().nullable(), expired: z.literal(true) });
+export const expiredSchema = z.strictObject({
+  key: z.string(),
+  runId: z.string().nullable(),
+  expired: z.literal(true),
+});
 export const resolvedSchema = z.strictObject({ key: z.string(), runId: z.string(), resolved: z.literal(true) });
 export const auditEntrySchema = z.strictObject({
-  id: int.describe('ids only grow: newest first is highest first'), at: time,
+  id: int.describe('ids only grow: newest first is highest first'),
+  at: time,
   actor: z.string().describe('"alice (operator)", "operator token (api)", "cli:ann": who, as the way in names them'),
-  role: z.enum(['viewer', 'operator', 'local']), action: z.string().describe('start, pause, resume, cancel, retry, rerun, fork, expire, resolve, sweep, prune, token, approve, reject or signal'),
-  target: z.string().describe('a run id, an idempotency key, or * for a sweep or prune of everything'), runId: z.string().nullable(),
-  detail: z.string().nullable().describe('what the action notes, then "reason: …" when the operator gave one, joined by "; "'),
+  role: z.enum(['viewer', 'operator', 'local']),
+  action: z
+    .string()
+    .describe(
+      'start, pause, resume, cancel, retry, rerun, fork, expire, resolve, sweep, prune, token, approve, reject or signal',
+    ),
+  target: z.string().describe('a run id, an idempotency key, or * for a sweep or prune of everything'),
+  runId: z.string().nullable(),
+  detail: z
+    .string()
+    .nullable()
+    .describe('what the action notes, then "reason: …" when the operator gave one, joined by "; "'),
 });
 export const auditPageSchema = z.strictObject({
   entries: z.array(auditEntrySchema),
   next: int.nullable().describe('pass back as ?before= for the next page; null on the last'),
 });
 export const sweptSchema = z.strictObject({
-  expired: int, keys: z.array(z.string()).describe('the keys expired, oldest claim first'),
-  skipped: z.array(z.strictObject({ key: z.string(), why: z.enum(['missing', 'live']) }))
+  expired: int,
+  keys: z.array(z.string()).describe('the keys expired, oldest claim first'),
+  skipped: z
+    .array(z.strictObject({ key: z.string(), why: z.enum(['missing', 'live']) }))
     .describe('orphaned when listed, but gone or renewed before their turn: left alone'),
 });
 
 export const claimAnswerSchema = z.discriminatedUnion('outcome', [
-  z.strictObject({ outcome: z.literal('claimed'), key: z.string(), token: z.string(), leaseExpiresAt: time, attempt: int, tookOver: z.boolean() }),
-  z.strictObject({ outcome: z.literal('committed'), key: z.string(), result: json, resultTruncated: truncated, committedAt: time, source: z.enum(['executed', 'manual', 'forked']), step: int.nullable() }),
+  z.strictObject({
+    outcome: z.literal('claimed'),
+    key: z.string(),
+    token: z.string(),
+    leaseExpiresAt: time,
+    attempt: int,
+    tookOver: z.boolean(),
+  }),
+  z.strictObject({
+    outcome: z.literal('committed'),
+    key: z.string(),
+    result: json,
+    resultTruncated: truncated,
+    committedAt: time,
+    source: z.enum(['executed', 'manual', 'forked']),
+    step: int.nullable(),
+  }),
   z.strictObject({ outcome: z.literal('held'), key: z.string(), leaseExpiresAt: time, retryAfterMs: int }),
 ]);
-const runStatusAnswer = z.strictObject({ status: runStatusSchema }).nullable()
-  .describe('the run\'s status, read in the commit\'s transaction; null for a run that declared nothing. paused or cancelled: stop before the next step');
+const runStatusAnswer = z
+  .strictObject({ status: runStatusSchema })
+  .nullable()
+  .describe(
+    "the run's status, read in the commit's transaction; null for a run that declared nothing. paused or cancelled: stop before the next step",
+  );
 export const commitAnswerSchema = z.strictObject({
-  key: z.string(), committed: z.literal(true), next: claimAnswerSchema.nullable().optional(), run: runStatusAnswer,
+  key: z.string(),
+  committed: z.literal(true),
+  next: claimAnswerSchema.nullable().optional(),
+  run: runStatusAnswer,
 });
 export const renewAnswerSchema = z.strictObject({ key: z.string(), renewed: z.literal(true), leaseMs: int });
 export const releaseAnswerSchema = z.strictObject({ key: z.string(), released: z.literal(true) });
 export const savedSchema = z.strictObject({ runId: z.string(), step: int, saved: z.literal(true) });
 export const beginAnswerSchema = z.strictObject({
-  run: z.strictObject({ id: z.string(), workflow: z.string(), totalSteps: int.nullable(), status: runStatusSchema, created: z.boolean() }),
+  run: z.strictObject({
+    id: z.string(),
+    workflow: z.string(),
+    totalSteps: int.nullable(),
+    status: runStatusSchema,
+    created: z.boolean(),
+  }),
 });
 export const endAnswerSchema = z.strictObject({ run: z.strictObject({ id: z.string(), status: runStatusSchema }) });
 export const bulkAnswerSchema = z.strictObject({
   matched: int.describe('runs the filter matched when the operation began'),
   done: int.describe('runs the action was applied to: one audit line each'),
-  skipped: z.array(z.strictObject({ id: z.string(), reason: z.string() }))
-    .describe('matched runs the action does not apply to (their status, an outside client\'s run), or that moved meanwhile'),
+  skipped: z
+    .array(z.strictObject({ id: z.string(), reason: z.string() }))
+    .describe(
+      "matched runs the action does not apply to (their status, an outside client's run), or that moved meanwhile",
+    ),
 });
 export const runTokenSchema = z.strictObject({
-  token: z.string().describe('send as Authorization: Bearer <token>; it may use the checkpoint protocol for this run only'),
-  runId: z.string(), expiresAt: time,
+  token: z
+    .string()
+    .describe('send as Authorization: Bearer <token>; it may use the checkpoint protocol for this run only'),
+  runId: z.string(),
+  expiresAt: time,
 });
 export const healthSchema = z.strictObject({ ok: z.boolean(), store: z.enum(['up', 'down']) });
 
 /** Every refusal: branch on code, never on message. Some carry more (limit, position, line, column). */
 export const errorSchema = z.object({
   error: z.object({
-    code: z.string(), message: z.string(),
+    code: z.string(),
+    message: z.string(),
     fields: z.record(z.string(), z.array(z.string())).optional().describe('each wrong field and what is wrong with it'),
   }),
 });
 
 export const attemptSchema = z.strictObject({
-  n: int, outcome: z.enum(['failed', 'taken_over', 'lease_lost', 'committed', 'resolved', 'forked', 'in_flight']),
-  startedAt: time.nullable(), endedAt: time.nullable(), durationMs: z.number().nullable(), workerId: z.string().nullable(),
-  error: z.string().nullable(), rerun: int.describe('0 before any rerun; k after the k-th rerun that covered this step'),
+  n: int,
+  outcome: z.enum(['failed', 'taken_over', 'lease_lost', 'committed', 'resolved', 'forked', 'in_flight']),
+  startedAt: time.nullable(),
+  endedAt: time.nullable(),
+  durationMs: z.number().nullable(),
+  workerId: z.string().nullable(),
+  error: z.string().nullable(),
+  rerun: int.describe('0 before any rerun; k after the k-th rerun that covered this step'),
 });
 const eventSchema = z.strictObject({
-  id: int, runId: z.string(), key: z.string().nullable(), step: int.nullable(), outcome: z.string(), count: int,
-  durationMs: z.number().nullable(), workerId: z.string().nullable(), detail: z.string().nullable(), at: time,
+  id: int,
+  runId: z.string(),
+  key: z.string().nullable(),
+  step: int.nullable(),
+  outcome: z.string(),
+  count: int,
+  durationMs: z.number().nullable(),
+  workerId: z.string().nullable(),
+  detail: z.string().nullable(),
+  at: time,
 });
 export const stepSchema = z.strictObject({
-  runId: z.string(), step: int, key: z.string().nullable(), workflow: z.string().nullable(), runStatus: runStatusSchema.nullable(),
-  status: z.enum(['committed', 'in_flight', 'not_committed']), result: json, resultTruncated: truncated,
-  committed: committedSchema.nullable(), attempts: z.array(attemptSchema), claim: claimSchema.nullable(),
-  history: z.array(committedSchema.extend({
-    supersededAt: time, supersededBy: z.string(), reason: z.string().nullable(), rerun: int,
-    replacedBy: z.strictObject({ rerun: int.nullable(), committedAt: time, supersededAt: time.nullable(), current: z.boolean() }).nullable()
-      .describe('the result that replaced this one: a later rerun\'s (current false) or the committed one (current true)'),
-  })).describe('earlier results a rerun moved to history, oldest first'),
+  runId: z.string(),
+  step: int,
+  key: z.string().nullable(),
+  workflow: z.string().nullable(),
+  runStatus: runStatusSchema.nullable(),
+  status: z.enum(['committed', 'in_flight', 'not_committed']),
+  result: json,
+  resultTruncated: truncated,
+  committed: committedSchema.nullable(),
+  attempts: z.array(attemptSchema),
+  claim: claimSchema.nullable(),
+  history: z
+    .array(
+      committedSchema.extend({
+        supersededAt: time,
+        supersededBy: z.string(),
+        reason: z.string().nullable(),
+        rerun: int,
+        replacedBy: z
+          .strictObject({
+            rerun: int.nullable(),
+            committedAt: time,
+            supersededAt: time.nullable(),
+            current: z.boolean(),
+          })
+          .nullable()
+          .describe(
+            "the result that replaced this one: a later rerun's (current false) or the committed one (current true)",
+          ),
+      }),
+    )
+    .describe('earlier results a rerun moved to history, oldest first'),
   events: z.array(eventSchema),
 });
-export const rerunAnswerSchema = z.strictObject({ run: runSchema, moved: int.describe('results moved to history'), rerun: int });
-export const forkAnswerSchema = z.strictObject({ run: runSchema, copied: int.describe('results copied from the original') });
+export const rerunAnswerSchema = z.strictObject({
+  run: runSchema,
+  moved: int.describe('results moved to history'),
+  rerun: int,
+});
+export const forkAnswerSchema = z.strictObject({
+  run: runSchema,
+  copied: int.describe('results copied from the original'),
+});

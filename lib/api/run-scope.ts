@@ -12,8 +12,12 @@ import type { Principal } from '../auth/principal';
 import type { Store } from '../store/types';
 import { ApiError } from '../errors';
 
-export async function checkRunScope(store: Store, who: Principal, request: { runId?: string; keys: (string | undefined)[] },
-  claimTtlMs: number): Promise<void> {
+export async function checkRunScope(
+  store: Store,
+  who: Principal,
+  request: { runId?: string; keys: (string | undefined)[] },
+  claimTtlMs: number,
+): Promise<void> {
   if (who.role !== 'run') return;
   const own = who.runId!;
   if (request.runId !== undefined && request.runId !== own) {
@@ -22,13 +26,19 @@ export async function checkRunScope(store: Store, who: Principal, request: { run
   for (const key of request.keys) {
     if (key === undefined) continue;
     if (!key.startsWith(`${own}:`)) {
-      throw new ApiError('FORBIDDEN', `a run token for run ${own} may use only keys that begin with "${own}:", not ${key.slice(0, 200)}`);
+      throw new ApiError(
+        'FORBIDDEN',
+        `a run token for run ${own} may use only keys that begin with "${own}:", not ${key.slice(0, 200)}`,
+      );
     }
     const committed = await store.getCommitted(key);
     const claim = committed ? undefined : await store.getClaim(key, { claimTtlMs });
     const owner = committed?.runId ?? claim?.runId;
     if (owner && owner !== own) {
-      throw new ApiError('FORBIDDEN', `a run token for run ${own} may not touch key ${key.slice(0, 200)}: it belongs to another run`);
+      throw new ApiError(
+        'FORBIDDEN',
+        `a run token for run ${own} may not touch key ${key.slice(0, 200)}: it belongs to another run`,
+      );
     }
   }
 }

@@ -8,7 +8,13 @@ import { NotFoundError } from '../errors';
 import { LISTED_STATUSES, outsideRun } from '../store/outside-runs';
 import { TRANSITIONS } from '../store/transitions';
 import type { InsightStore, RunAction, RunStore, Store } from '../store/types';
-import { decodeCommittedCursor, decodeRunsCursor, encodeClaimsCursor, encodeCommittedCursor, encodeRunsCursor } from './cursor';
+import {
+  decodeCommittedCursor,
+  decodeRunsCursor,
+  encodeClaimsCursor,
+  encodeCommittedCursor,
+  encodeRunsCursor,
+} from './cursor';
 import { freeText, newRunId, stepNumber, typeError } from './ids';
 import { queryLimit } from './validate';
 import { RUN_ACTIONS } from '../control/runs';
@@ -26,29 +32,52 @@ export { RUN_ACTIONS };
 
 export const listRunsQuery = z.strictObject({
   status: z.enum(RUN_STATUSES, { error: `must be one of ${RUN_STATUSES.join(', ')}` }).optional(),
-  workflow: z.string().regex(/^[a-z][a-z0-9-]{0,63}$/, 'must be a workflow name (lowercase letters, digits, dashes)').optional(),
-  q: freeText(200).refine((s) => !/\p{Cc}/u.test(s), 'must not contain control characters').optional(),
+  workflow: z
+    .string()
+    .regex(/^[a-z][a-z0-9-]{0,63}$/, 'must be a workflow name (lowercase letters, digits, dashes)')
+    .optional(),
+  q: freeText(200)
+    .refine((s) => !/\p{Cc}/u.test(s), 'must not contain control characters')
+    .optional(),
   limit: queryLimit(500).optional(),
   cursor: z.string().optional(),
 });
 
 export const startBody = z.strictObject({
-  workflow: z.string({ error: typeError('a workflow name') }).min(1, 'must not be empty').max(64, 'must be at most 64 characters'),
+  workflow: z
+    .string({ error: typeError('a workflow name') })
+    .min(1, 'must not be empty')
+    .max(64, 'must be at most 64 characters'),
   input: z.unknown().optional(),
   id: newRunId.optional(),
 });
 
 export const committedQuery = z.strictObject({ limit: queryLimit(1000).optional(), cursor: z.string().optional() });
 
-export async function listRuns(store: RunsStore, query: z.output<typeof listRunsQuery>, claimTtlMs: number, stall = defaultStall()) {
+export async function listRuns(
+  store: RunsStore,
+  query: z.output<typeof listRunsQuery>,
+  claimTtlMs: number,
+  stall = defaultStall(),
+) {
   const limit = query.limit ?? 50;
-  const [rows, facts] = await Promise.all([store.listRuns({
-    status: query.status, workflow: query.workflow, search: query.q || undefined, limit: limit + 1, claimTtlMs,
-    after: query.cursor === undefined ? undefined : decodeRunsCursor(query.cursor),
-  }), readStallFacts(store, stall)]);
+  const [rows, facts] = await Promise.all([
+    store.listRuns({
+      status: query.status,
+      workflow: query.workflow,
+      search: query.q || undefined,
+      limit: limit + 1,
+      claimTtlMs,
+      after: query.cursor === undefined ? undefined : decodeRunsCursor(query.cursor),
+    }),
+    readStallFacts(store, stall),
+  ]);
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
-  return { runs: page.map((row) => runSummaryView(row, stallOf(row, facts))), nextCursor: rows.length > limit && last ? encodeRunsCursor(last) : null };
+  return {
+    runs: page.map((row) => runSummaryView(row, stallOf(row, facts))),
+    nextCursor: rows.length > limit && last ? encodeRunsCursor(last) : null,
+  };
 }
 
 /**
@@ -60,14 +89,24 @@ export const RUN_CLAIMS_SHOWN = 100;
 /** A run as the run page sees it: its row (or an outside client's run, made from its rows), progress, counts. */
 export async function getRun(store: RunsStore, id: string, claimTtlMs: number, stall = defaultStall()) {
   const [row, progress, page, claimCount, committed, facts] = await Promise.all([
-    store.getRun(id), store.loadProgress(id), store.listClaims({ runId: id, claimTtlMs, limit: RUN_CLAIMS_SHOWN + 1 }),
-    store.countClaims({ runId: id, claimTtlMs }), store.countCommitted(id), readStallFacts(store, stall),
+    store.getRun(id),
+    store.loadProgress(id),
+    store.listClaims({ runId: id, claimTtlMs, limit: RUN_CLAIMS_SHOWN + 1 }),
+    store.countClaims({ runId: id, claimTtlMs }),
+    store.countCommitted(id),
+    readStallFacts(store, stall),
   ]);
   const waits = row ? await store.listWaits(id) : [];
   const claims = page.slice(0, RUN_CLAIMS_SHOWN);
   const lastShown = claims.at(-1);
-  const outside = row ? null
-    : outsideRun(id, { progress, claims, committed, lastCommittedAt: committed > 0 ? await store.lastCommittedAt(id) : null });
+  const outside = row
+    ? null
+    : outsideRun(id, {
+        progress,
+        claims,
+        committed,
+        lastCommittedAt: committed > 0 ? await store.lastCommittedAt(id) : null,
+      });
   if (!row && !outside) throw new NotFoundError(`run ${id}`);
   const run = row ? runView(row, false, stallOf(row, facts)) : runView(outside!, true);
   return {
@@ -81,26 +120,40 @@ export async function getRun(store: RunsStore, id: string, claimTtlMs: number, s
   };
 }
 
-export async function listCommitted(store: RunsStore, id: string, query: z.output<typeof committedQuery>, claimTtlMs: number) {
+export async function listCommitted(
+  store: RunsStore,
+  id: string,
+  query: z.output<typeof committedQuery>,
+  claimTtlMs: number,
+) {
   await getRun(store, id, claimTtlMs); // 404 for a run that does not exist, rather than an empty page
   const limit = query.limit ?? 100;
   const rows = await store.listCommitted(id, {
-    limit: limit + 1, afterKey: query.cursor === undefined ? undefined : decodeCommittedCursor(query.cursor),
+    limit: limit + 1,
+    afterKey: query.cursor === undefined ? undefined : decodeCommittedCursor(query.cursor),
   });
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
-  return { committed: page.map(committedView), nextCursor: rows.length > limit && last ? encodeCommittedCursor(last.idemKey) : null };
+  return {
+    committed: page.map(committedView),
+    nextCursor: rows.length > limit && last ? encodeCommittedCursor(last.idemKey) : null,
+  };
 }
 
 /** An operator action's body: none, or `{ "reason"?: "…" }`, kept in the audit line (lib/control checks its text). */
 export const actionBody = z.strictObject({ reason: z.string({ error: 'must be text' }).optional() }).optional();
 
 export const rerunBody = z.strictObject({
-  fromStep: stepNumber, input: z.unknown().optional(), reason: z.string({ error: 'must be text' }).optional(),
+  fromStep: stepNumber,
+  input: z.unknown().optional(),
+  reason: z.string({ error: 'must be text' }).optional(),
 });
 export const forkBody = rerunBody.extend({ id: newRunId.optional() });
 /** A step number in a path: digits only. */
-export const stepParam = z.string().regex(/^\d{1,15}$/, 'must be a step number (digits only)').transform(Number);
+export const stepParam = z
+  .string()
+  .regex(/^\d{1,15}$/, 'must be a step number (digits only)')
+  .transform(Number);
 
 export const actionParam = z.enum(RUN_ACTIONS as [RunAction, ...RunAction[]]);
 

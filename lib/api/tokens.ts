@@ -4,7 +4,12 @@
  */
 import { z } from 'zod';
 
-export const tokenBody = z.strictObject({
-  ttl: z.string({ error: 'must be a duration such as 24h' }).max(32, 'must be at most 32 characters').optional()
-    .describe('how long the token lives: a whole number and s, m, h, d or w (default 24h, at most 30d)'),
-}).optional();
+export const tokenBody = z
+  .strictObject({
+    ttl: z
+      .string({ error: 'must be a duration such as 24h' })
+      .max(32, 'must be at most 32 characters')
+      .optional()
+      .describe('how long the token lives: a whole number and s, m, h, d or w (default 24h, at most 30d)'),
+  })
+  .optional();

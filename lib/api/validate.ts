@@ -18,7 +18,8 @@ export function fieldErrors(error: z.ZodError, source: Source, prefix: PropertyK
   };
   for (const issue of error.issues) {
     // Unknown names are filed under each name, so a typo ("froce") is named where the client looks.
-    if (issue.code === 'unrecognized_keys') for (const key of issue.keys) add([...issue.path, key], 'is not a known field');
+    if (issue.code === 'unrecognized_keys')
+      for (const key of issue.keys) add([...issue.path, key], 'is not a known field');
     else add(issue.path, issue.message);
   }
   return Object.fromEntries(out);
@@ -44,7 +45,12 @@ export function queryOf(url: string): Record<string, string> {
     if (out.has(name)) repeated.set(name, ['given more than once']);
     out.set(name, value);
   }
-  if (repeated.size) throw new ApiError('INVALID_INPUT', `invalid query: ${[...repeated.keys()][0]} is given more than once`, Object.fromEntries(repeated));
+  if (repeated.size)
+    throw new ApiError(
+      'INVALID_INPUT',
+      `invalid query: ${[...repeated.keys()][0]} is given more than once`,
+      Object.fromEntries(repeated),
+    );
   return Object.fromEntries(out);
 }
 
@@ -52,7 +58,9 @@ export function queryOf(url: string): Record<string, string> {
 export const queryBool = z.enum(['true', 'false'], { error: 'must be true or false' }).transform((v) => v === 'true');
 
 /** Query limits: digits only ("1e3" and "-1" are refused, not rounded), within [1, max]. */
-export const queryLimit = (max: number) => z.string()
-  .regex(/^\d{1,6}$/, `must be a whole number from 1 to ${max}`)
-  .transform(Number)
-  .pipe(z.number().int().min(1, `must be a whole number from 1 to ${max}`).max(max, `must be at most ${max}`));
+export const queryLimit = (max: number) =>
+  z
+    .string()
+    .regex(/^\d{1,6}$/, `must be a whole number from 1 to ${max}`)
+    .transform(Number)
+    .pipe(z.number().int().min(1, `must be a whole number from 1 to ${max}`).max(max, `must be at most ${max}`));

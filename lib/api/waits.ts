@@ -1,7 +1,10 @@
 /** The bodies and path parameters of the API's decisions on a run's waits (lib/control/waits.ts decides). */
 import { z } from 'zod';
 
-export const waitNameParam = z.string().min(1, 'must not be empty').max(200, 'must be at most 200 characters')
+export const waitNameParam = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(200, 'must be at most 200 characters')
   .refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');
 
 export const approvalBody = z.strictObject({

@@ -18,7 +18,12 @@ export interface RequestFacts {
 
 /** The facts as a request's headers state them. */
 export function requestFacts(h: Headers): RequestFacts {
-  return { host: h.get('host'), origin: h.get('origin'), secFetchSite: h.get('sec-fetch-site'), forwardedProto: h.get('x-forwarded-proto') };
+  return {
+    host: h.get('host'),
+    origin: h.get('origin'),
+    secFetchSite: h.get('sec-fetch-site'),
+    forwardedProto: h.get('x-forwarded-proto'),
+  };
 }
 
 const LOOPBACK_HOST = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])(?::\d{1,5})?$/i;
@@ -38,7 +43,8 @@ export function crossSiteReason(facts: RequestFacts, publicOrigin: string | unde
   if (facts.origin === null) return null;
   if (facts.origin === 'null') return 'cross-site request refused (Origin: null)';
   const self = selfOrigin(facts, publicOrigin);
-  if (!self || facts.origin.toLowerCase() !== self.toLowerCase()) return `cross-site request refused (Origin ${facts.origin} is not ${self ?? 'this server'})`;
+  if (!self || facts.origin.toLowerCase() !== self.toLowerCase())
+    return `cross-site request refused (Origin ${facts.origin} is not ${self ?? 'this server'})`;
   return null;
 }
 

@@ -22,7 +22,10 @@ export interface Principal {
   runId?: string;
 }
 
-export type AuthConfig = Pick<Config, 'WAYBILL_OPERATOR_TOKEN' | 'WAYBILL_VIEWER_TOKEN' | 'WAYBILL_SESSION_SECRET' | 'WAYBILL_SESSION_HOURS'>;
+export type AuthConfig = Pick<
+  Config,
+  'WAYBILL_OPERATOR_TOKEN' | 'WAYBILL_VIEWER_TOKEN' | 'WAYBILL_SESSION_SECRET' | 'WAYBILL_SESSION_HOURS'
+>;
 
 export const LOCAL: Principal = { role: 'local', actor: 'local' };
 
@@ -41,7 +44,8 @@ export function allows(who: Principal, need: Role): boolean {
 export function roleForToken(cfg: AuthConfig, presented: string): Role | null {
   const given = digest(presented);
   // Both comparisons always run, so the time taken does not tell a viewer token from an operator one.
-  const operator = cfg.WAYBILL_OPERATOR_TOKEN !== undefined && timingSafeEqual(given, digest(cfg.WAYBILL_OPERATOR_TOKEN));
+  const operator =
+    cfg.WAYBILL_OPERATOR_TOKEN !== undefined && timingSafeEqual(given, digest(cfg.WAYBILL_OPERATOR_TOKEN));
   const viewer = cfg.WAYBILL_VIEWER_TOKEN !== undefined && timingSafeEqual(given, digest(cfg.WAYBILL_VIEWER_TOKEN));
   return operator ? 'operator' : viewer ? 'viewer' : null;
 }

@@ -19,7 +19,11 @@ export const RUN_TOKEN_PREFIX = 'wbrun1.';
 export const RUN_TOKEN_DEFAULT_TTL_MS = 24 * 3_600_000;
 export const RUN_TOKEN_MAX_TTL_MS = 30 * 24 * 3_600_000;
 
-const payloadSchema = z.strictObject({ r: z.string().min(1).max(128), e: z.number().int().positive(), i: z.number().int().positive() });
+const payloadSchema = z.strictObject({
+  r: z.string().min(1).max(128),
+  e: z.number().int().positive(),
+  i: z.number().int().positive(),
+});
 
 export interface RunTokenClaims {
   runId: string;
@@ -42,8 +46,14 @@ export function isRunToken(presented: string): boolean {
 }
 
 /** A token for `runId`, valid `ttlMs` from nowMs. */
-export function signRunToken(cfg: AuthConfig, runId: string, ttlMs: number, nowMs: number): { token: string; expiresAt: number } {
-  if (!(ttlMs > 0 && ttlMs <= RUN_TOKEN_MAX_TTL_MS)) throw new RangeError(`a run token lives more than 0 and at most 30 days, not ${ttlMs} ms`);
+export function signRunToken(
+  cfg: AuthConfig,
+  runId: string,
+  ttlMs: number,
+  nowMs: number,
+): { token: string; expiresAt: number } {
+  if (!(ttlMs > 0 && ttlMs <= RUN_TOKEN_MAX_TTL_MS))
+    throw new RangeError(`a run token lives more than 0 and at most 30 days, not ${ttlMs} ms`);
   const issuedAt = Math.floor(nowMs / 1000);
   const expiresAt = Math.floor((nowMs + ttlMs) / 1000);
   const payload = Buffer.from(JSON.stringify({ r: runId, e: expiresAt, i: issuedAt })).toString('base64url');
@@ -51,8 +61,15 @@ export function signRunToken(cfg: AuthConfig, runId: string, ttlMs: number, nowM
 }
 
 /** What a presented run token grants, or why it grants nothing (forged, malformed, expired). */
-export function readRunToken(cfg: AuthConfig, presented: string, nowMs: number): { ok: true; claims: RunTokenClaims } | { ok: false; reason: string } {
-  const bad = { ok: false as const, reason: 'the run token is not valid here (malformed, forged, or signed with a secret since rotated)' };
+export function readRunToken(
+  cfg: AuthConfig,
+  presented: string,
+  nowMs: number,
+): { ok: true; claims: RunTokenClaims } | { ok: false; reason: string } {
+  const bad = {
+    ok: false as const,
+    reason: 'the run token is not valid here (malformed, forged, or signed with a secret since rotated)',
+  };
   if (!isRunToken(presented) || presented.length > 1024) return bad;
   const body = presented.slice(RUN_TOKEN_PREFIX.length);
   const dot = body.indexOf('.');
@@ -70,14 +87,24 @@ export function readRunToken(cfg: AuthConfig, presented: string, nowMs: number):
     return bad;
   }
   if (parsed.e * 1000 <= nowMs) {
-    return { ok: false, reason: `the run token for run ${parsed.r} expired at ${new Date(parsed.e * 1000).toISOString()}: mint another (waybill token --run ${parsed.r})` };
+    return {
+      ok: false,
+      reason: `the run token for run ${parsed.r} expired at ${new Date(parsed.e * 1000).toISOString()}: mint another (waybill token --run ${parsed.r})`,
+    };
   }
   return { ok: true, claims: { runId: parsed.r, expiresAt: parsed.e, issuedAt: parsed.i } };
 }
 
 function mac(cfg: AuthConfig, payload: string): string {
   const key = createHash('sha256')
-    .update(['waybill-run-token-v1', cfg.WAYBILL_SESSION_SECRET ?? '', cfg.WAYBILL_OPERATOR_TOKEN ?? '', cfg.WAYBILL_VIEWER_TOKEN ?? ''].join('\0'))
+    .update(
+      [
+        'waybill-run-token-v1',
+        cfg.WAYBILL_SESSION_SECRET ?? '',
+        cfg.WAYBILL_OPERATOR_TOKEN ?? '',
+        cfg.WAYBILL_VIEWER_TOKEN ?? '',
+      ].join('\0'),
+    )
     .digest();
   return createHmac('sha256', key).update(payload).digest('base64url');
 }

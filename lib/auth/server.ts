@@ -39,9 +39,12 @@ export function principalOf(h: Headers, cookie: string | undefined, channel: 'da
  * route is a checkpoint protocol call and admits a run token — for that run, or for any (`'any'`) when the
  * run is named in the body, which the route then checks (lib/api/run-scope.ts).
  */
-export function judge(h: Headers, cookie: string | undefined, need: Role,
-  options: { mutation: boolean; channel: 'dashboard' | 'api'; run?: string }):
-  { who: Principal; refusal: null } | { who: Principal | null; refusal: Refusal } {
+export function judge(
+  h: Headers,
+  cookie: string | undefined,
+  need: Role,
+  options: { mutation: boolean; channel: 'dashboard' | 'api'; run?: string },
+): { who: Principal; refusal: null } | { who: Principal | null; refusal: Refusal } {
   const cfg = config();
   const facts = requestFacts(h);
   if (!authEnabled(cfg)) {
@@ -57,22 +60,34 @@ export function judge(h: Headers, cookie: string | undefined, need: Role,
     const bearer = /^Bearer\s+(\S+)\s*$/i.exec(h.get('authorization') ?? '')?.[1];
     const runToken = bearer && isRunToken(bearer) ? readRunToken(cfg, bearer, Date.now()) : null;
     if (runToken && !runToken.ok) return { who, refusal: { status: 401, message: runToken.reason } };
-    return { who, refusal: { status: 401, message: 'sign in required: send Authorization: Bearer <token>, or sign in at /login' } };
+    return {
+      who,
+      refusal: { status: 401, message: 'sign in required: send Authorization: Bearer <token>, or sign in at /login' },
+    };
   }
   if (who.role === 'run') {
-    if (options.run !== undefined && (options.run === 'any' || options.run === who.runId)) return { who, refusal: null };
-    const message = options.run === undefined
-      ? `a run token (for run ${who.runId}) may use only the checkpoint protocol of its own run`
-      : `a run token for run ${who.runId} may not touch run ${options.run}`;
+    if (options.run !== undefined && (options.run === 'any' || options.run === who.runId))
+      return { who, refusal: null };
+    const message =
+      options.run === undefined
+        ? `a run token (for run ${who.runId}) may use only the checkpoint protocol of its own run`
+        : `a run token for run ${who.runId} may not touch run ${options.run}`;
     return { who, refusal: { status: 403, message } };
   }
-  if (!allows(who, need)) return { who, refusal: { status: refusalStatus(who), message: `the ${who.role} role may not do this: it needs ${need}` } };
+  if (!allows(who, need))
+    return {
+      who,
+      refusal: { status: refusalStatus(who), message: `the ${who.role} role may not do this: it needs ${need}` },
+    };
   return { who, refusal: null };
 }
 
 /** Route handlers: the principal, or the refusal to send back as JSON. Reads only the request itself. */
 export async function authorizeRequest(request: Request, need: Role, options: { mutation: boolean; run?: string }) {
-  return judge(request.headers, cookieValue(request.headers.get('cookie'), SESSION_COOKIE), need, { ...options, channel: 'api' });
+  return judge(request.headers, cookieValue(request.headers.get('cookie'), SESSION_COOKIE), need, {
+    ...options,
+    channel: 'api',
+  });
 }
 
 function cookieValue(header: string | null, name: string): string | undefined {
@@ -108,7 +123,10 @@ export function crossSiteRefusal(h: Headers): string | null {
 
 /** Whether the browser reached us over https (directly, through a proxy, or as configured): the cookie is then Secure. */
 export function reachedOverHttps(h: Headers): boolean {
-  return h.get('x-forwarded-proto')?.split(',')[0]?.trim() === 'https' || config().WAYBILL_PUBLIC_ORIGIN?.startsWith('https:') === true;
+  return (
+    h.get('x-forwarded-proto')?.split(',')[0]?.trim() === 'https' ||
+    config().WAYBILL_PUBLIC_ORIGIN?.startsWith('https:') === true
+  );
 }
 
 /** Pages: the viewer (or better) reading; nobody signed in goes to /login and comes back to `path`. */

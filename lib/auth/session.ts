@@ -16,7 +16,11 @@ const payloadSchema = z.object({
 });
 
 /** A signed cookie value for `role`, valid WAYBILL_SESSION_HOURS from nowMs. */
-export function signSession(cfg: AuthConfig, session: { role: Role; name: string }, nowMs: number): { value: string; expires: Date } {
+export function signSession(
+  cfg: AuthConfig,
+  session: { role: Role; name: string },
+  nowMs: number,
+): { value: string; expires: Date } {
   const expiresS = Math.floor(nowMs / 1000 + cfg.WAYBILL_SESSION_HOURS * 3600);
   const payload = Buffer.from(JSON.stringify({ r: session.role, n: session.name, e: expiresS })).toString('base64url');
   return { value: `${payload}.${mac(cfg, payload)}`, expires: new Date(expiresS * 1000) };
@@ -42,12 +46,21 @@ export function readSession(cfg: AuthConfig, value: string | undefined, nowMs: n
   if (parsed.e * 1000 <= nowMs) return null;
   // A role whose token was removed since signing: the key changed too, but say it plainly.
   if (parsed.r === 'operator' ? !cfg.WAYBILL_OPERATOR_TOKEN : !cfg.WAYBILL_VIEWER_TOKEN) return null;
-  return parsed.n ? { role: parsed.r, actor: `${parsed.n} (${parsed.r})`, name: parsed.n } : { role: parsed.r, actor: parsed.r };
+  return parsed.n
+    ? { role: parsed.r, actor: `${parsed.n} (${parsed.r})`, name: parsed.n }
+    : { role: parsed.r, actor: parsed.r };
 }
 
 function mac(cfg: AuthConfig, payload: string): string {
   const key = createHash('sha256')
-    .update(['waybill-session-v1', cfg.WAYBILL_SESSION_SECRET ?? '', cfg.WAYBILL_OPERATOR_TOKEN ?? '', cfg.WAYBILL_VIEWER_TOKEN ?? ''].join('\0'))
+    .update(
+      [
+        'waybill-session-v1',
+        cfg.WAYBILL_SESSION_SECRET ?? '',
+        cfg.WAYBILL_OPERATOR_TOKEN ?? '',
+        cfg.WAYBILL_VIEWER_TOKEN ?? '',
+      ].join('\0'),
+    )
     .digest();
   return createHmac('sha256', key).update(payload).digest('base64url');
 }

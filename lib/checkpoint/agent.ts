@@ -64,8 +64,13 @@ export async function runAgent<I, R>(
   options: AgentOptions<I> = {},
 ): Promise<AgentReport> {
   if (options.workflow !== undefined || options.totalSteps !== undefined || checkpoint.declared) {
-    if (!checkpoint.declare) throw new InvalidInputError('this runner\'s run is declared by its workflow definition, not by runAgent options');
-    checkpoint.declare({ workflow: options.workflow, totalSteps: options.totalSteps ?? inputs.length, input: options.input });
+    if (!checkpoint.declare)
+      throw new InvalidInputError("this runner's run is declared by its workflow definition, not by runAgent options");
+    checkpoint.declare({
+      workflow: options.workflow,
+      totalSteps: options.totalSteps ?? inputs.length,
+      input: options.input,
+    });
   }
   const fingerprint = options.fingerprint === false ? null : (options.fingerprint ?? ((item: I) => contentKey(item)));
   const { step: start, state } = await checkpoint.load<{ processed?: number }>();
@@ -83,16 +88,20 @@ export async function runAgent<I, R>(
     }
     for (let step = start; step < inputs.length; step++) {
       const item = inputs[step] as I;
-      const { status } = await checkpoint.runOnce(stepKey(checkpoint.runId, step), (ctx) => handler(item, ctx as AgentStepContext), {
-        step,
-        // The item is what the step processes: recorded beside its result, bounded (step-input.ts).
-        input: item,
-        signal: options.signal,
-        fingerprint: fingerprint ? fingerprint(item, step) : undefined,
-        progress: { step: step + 1, state: { processed: report.processed + 1 } },
-        // Claimed in this step's commit: one transaction per executed step.
-        next: step + 1 < inputs.length ? { idemKey: stepKey(checkpoint.runId, step + 1), step: step + 1 } : undefined,
-      });
+      const { status } = await checkpoint.runOnce(
+        stepKey(checkpoint.runId, step),
+        (ctx) => handler(item, ctx as AgentStepContext),
+        {
+          step,
+          // The item is what the step processes: recorded beside its result, bounded (step-input.ts).
+          input: item,
+          signal: options.signal,
+          fingerprint: fingerprint ? fingerprint(item, step) : undefined,
+          progress: { step: step + 1, state: { processed: report.processed + 1 } },
+          // Claimed in this step's commit: one transaction per executed step.
+          next: step + 1 < inputs.length ? { idemKey: stepKey(checkpoint.runId, step + 1), step: step + 1 } : undefined,
+        },
+      );
       report[status]++;
       if (status === 'executed') report.processed++;
       mapBehind = status !== 'executed';

@@ -16,7 +16,16 @@
 import { recordedInput } from './step-input';
 import { systemClock, type Clock } from '../clock';
 import { AwaitTimeoutError, IdempotencyKeyReuseError, LeaseLostError, StepTimeoutError, WaybillError } from '../errors';
-import type { ClaimOutcome, ClaimRequest, CommitOutcome, CommitRequest, CommittedRow, ProgressWrite, RunStatus, StepStore } from '../store/types';
+import type {
+  ClaimOutcome,
+  ClaimRequest,
+  CommitOutcome,
+  CommitRequest,
+  CommittedRow,
+  ProgressWrite,
+  RunStatus,
+  StepStore,
+} from '../store/types';
 import { holderGone, mintToken } from './holder';
 import { assertIdempotencyKey } from './keys';
 import { LeaseKeeper } from './lease';
@@ -118,7 +127,11 @@ export class Checkpoint {
    */
   private readonly unsettled = new Map<string, Unsettled>();
 
-  constructor(readonly store: StepStore, readonly runId: string, options: CheckpointOptions = {}) {
+  constructor(
+    readonly store: StepStore,
+    readonly runId: string,
+    options: CheckpointOptions = {},
+  ) {
     this.workerId = options.workerId ?? null;
     this.leaseMs = options.leaseMs ?? 30_000;
     this.claimTtlMs = options.claimTtlMs ?? 30_000;
@@ -178,7 +191,11 @@ export class Checkpoint {
   }
 
   /** claim → execute → commit: fn runs at most once per key across every process sharing the store. */
-  async runOnce<T>(idemKey: string, fn: (ctx: StepContext) => T | Promise<T>, options: RunOnceOptions = {}): Promise<StepResult<T>> {
+  async runOnce<T>(
+    idemKey: string,
+    fn: (ctx: StepContext) => T | Promise<T>,
+    options: RunOnceOptions = {},
+  ): Promise<StepResult<T>> {
     // A key PostgreSQL would store as another key, or SQLite garble: refused before anything is written.
     assertIdempotencyKey(idemKey);
     if (options.next) assertIdempotencyKey(options.next.idemKey, 'next idempotency key');
@@ -214,13 +231,20 @@ export class Checkpoint {
     for (;;) {
       options.signal?.throwIfAborted();
       const sentAt = early?.sentAt ?? this.clock.monotonic();
-      const outcome = early?.outcome ?? await this.claim(idemKey, token, options);
+      const outcome = early?.outcome ?? (await this.claim(idemKey, token, options));
       early = null;
-      if (outcome.kind === 'committed') return this.reuse<T>(outcome.row, fingerprint, waited ? 'awaited' : 'skipped', options.step);
-      if (outcome.kind === 'claimed') return this.execute(idemKey, token, outcome.attempt, sentAt, fn, options, fingerprint);
+      if (outcome.kind === 'committed')
+        return this.reuse<T>(outcome.row, fingerprint, waited ? 'awaited' : 'skipped', options.step);
+      if (outcome.kind === 'claimed')
+        return this.execute(idemKey, token, outcome.attempt, sentAt, fn, options, fingerprint);
 
       const holder = outcome.holder;
-      if (holder.workerId === this.workerId && holder.token !== null && holder.token !== deadHolder && holderGone(holder.token)) {
+      if (
+        holder.workerId === this.workerId &&
+        holder.token !== null &&
+        holder.token !== deadHolder &&
+        holderGone(holder.token)
+      ) {
         // Our own worker id, from a process on this machine that has exited (a loop restarted after a crash):
         // no one can commit under that token any more, so the lease would only be waited out. A lease renewed
         // to zero ends now, token-checked (a claim that changed hands meanwhile is left alone), and the claim
@@ -279,11 +303,23 @@ export class Checkpoint {
 
   private async release(ahead: Ahead): Promise<void> {
     if (ahead.outcome?.kind === 'committed' || ahead.outcome?.kind === 'held') return;
-    await this.store.releaseClaim({ idemKey: ahead.idemKey, token: ahead.token, runId: this.runId, step: ahead.step,
-      workerId: this.workerId, durationMs: 0, error: null });
+    await this.store.releaseClaim({
+      idemKey: ahead.idemKey,
+      token: ahead.token,
+      runId: this.runId,
+      step: ahead.step,
+      workerId: this.workerId,
+      durationMs: 0,
+      error: null,
+    });
   }
 
-  private async reuse<T>(row: CommittedRow, fingerprint: string | null, status: 'skipped' | 'awaited', step?: number): Promise<StepResult<T>> {
+  private async reuse<T>(
+    row: CommittedRow,
+    fingerprint: string | null,
+    status: 'skipped' | 'awaited',
+    step?: number,
+  ): Promise<StepResult<T>> {
     await this.refuseReuse(row, fingerprint, step);
     this.pending[status]++;
     return { result: JSON.parse(row.resultJson) as T, status };
@@ -293,18 +329,36 @@ export class Checkpoint {
     if (fingerprint === null || row.fingerprint === null || row.fingerprint === fingerprint) return;
     const error = new IdempotencyKeyReuseError(row.idemKey, row.fingerprint, fingerprint);
     // On the run's timeline too: a reused key is a bug in how keys are derived, worth an operator's eye.
-    await this.store.recordEvent({ runId: this.runId, outcome: 'key_reuse', idemKey: row.idemKey, step: step ?? null,
-      workerId: this.workerId, detail: error.message });
+    await this.store.recordEvent({
+      runId: this.runId,
+      outcome: 'key_reuse',
+      idemKey: row.idemKey,
+      step: step ?? null,
+      workerId: this.workerId,
+      detail: error.message,
+    });
     throw error;
   }
 
   private async execute<T>(
-    idemKey: string, token: string, attempt: number, claimedAt: number,
-    fn: (ctx: StepContext) => T | Promise<T>, options: RunOnceOptions, fingerprint: string | null,
+    idemKey: string,
+    token: string,
+    attempt: number,
+    claimedAt: number,
+    fn: (ctx: StepContext) => T | Promise<T>,
+    options: RunOnceOptions,
+    fingerprint: string | null,
   ): Promise<StepResult<T>> {
     const call = new StepCall(idemKey, attempt, options.step);
     // The first renewal is due a third of a lease after the claim, not after now: a claim taken ahead has aged.
-    const keeper = new LeaseKeeper(this.store, this.clock, token, this.leaseMs, call, Math.max(0, this.leaseMs / 3 - (this.clock.monotonic() - claimedAt)));
+    const keeper = new LeaseKeeper(
+      this.store,
+      this.clock,
+      token,
+      this.leaseMs,
+      call,
+      Math.max(0, this.leaseMs / 3 - (this.clock.monotonic() - claimedAt)),
+    );
     const step = options.step ?? null;
     const started = this.clock.monotonic();
     let result: T;
@@ -316,20 +370,39 @@ export class Checkpoint {
       const reason = call.reason instanceof LeaseLostError ? call.reason : error;
       const note = options.noteFailure?.(reason) ?? '';
       await this.store.releaseClaim({
-        idemKey, token, runId: this.runId, step, workerId: this.workerId, durationMs, error: describe(reason) + note,
+        idemKey,
+        token,
+        runId: this.runId,
+        step,
+        workerId: this.workerId,
+        durationMs,
+        error: describe(reason) + note,
       });
       throw reason;
     }
     const committing = this.clock.monotonic();
     const durationMs = committing - started;
-    const progress = options.progress ? this.progressWrite(options.progress.step, options.progress.state, 1) : undefined;
+    const progress = options.progress
+      ? this.progressWrite(options.progress.step, options.progress.state, 1)
+      : undefined;
     const next = options.next;
     const nextToken = next ? mintToken() : '';
     const pending: Unsettled<T> = {
-      result, committing, next, nextToken,
+      result,
+      committing,
+      next,
+      nextToken,
       request: {
-        idemKey, token, runId: this.runId, resultJson: JSON.stringify(result) ?? 'null', step, fingerprint,
-        workerId: this.workerId, durationMs, progress, inputJson: recordedInput(options.input),
+        idemKey,
+        token,
+        runId: this.runId,
+        resultJson: JSON.stringify(result) ?? 'null',
+        step,
+        fingerprint,
+        workerId: this.workerId,
+        durationMs,
+        progress,
+        inputJson: recordedInput(options.input),
         next: next ? this.claimRequest(next.idemKey, nextToken, next.step ?? null, 1) : undefined,
       },
     };
@@ -344,7 +417,10 @@ export class Checkpoint {
         call.abort(error);
         reject(error);
       }, timeoutMs);
-      Promise.resolve().then(() => fn(call)).then(resolve, reject).finally(() => this.clock.clearTimeout(handle));
+      Promise.resolve()
+        .then(() => fn(call))
+        .then(resolve, reject)
+        .finally(() => this.clock.clearTimeout(handle));
     });
   }
 
@@ -372,7 +448,13 @@ export class Checkpoint {
     if (next && !stops(outcome.runStatus)) {
       // Two runOnce calls in flight on one checkpoint: the other's claim ahead is given back, not forgotten.
       const previous = this.ahead;
-      this.ahead = { idemKey: next.idemKey, token: pending.nextToken, step: next.step ?? null, outcome: outcome.next, sentAt: pending.committing };
+      this.ahead = {
+        idemKey: next.idemKey,
+        token: pending.nextToken,
+        step: next.step ?? null,
+        outcome: outcome.next,
+        sentAt: pending.committing,
+      };
       // Best effort: this step is committed whatever happens to that claim, which otherwise waits out its lease.
       if (previous) await this.release(previous).catch(() => undefined);
     }
@@ -436,18 +518,31 @@ export class Checkpoint {
    * (none, after such a commit) goes back.
    */
   private async beforeStep(loop: LoopRun): Promise<void> {
-    this.status = await loop.begin() ?? this.status;
+    this.status = (await loop.begin()) ?? this.status;
     await loop.stopIf(this.status, () => this.releaseAhead());
   }
 
   private claimRequest(idemKey: string, token: string, step: number | null, attempt: number): ClaimRequest {
-    return { idemKey, runId: this.runId, token, workerId: this.workerId, step, attempt, leaseMs: this.leaseMs, claimTtlMs: this.claimTtlMs };
+    return {
+      idemKey,
+      runId: this.runId,
+      token,
+      workerId: this.workerId,
+      step,
+      attempt,
+      leaseMs: this.leaseMs,
+      claimTtlMs: this.claimTtlMs,
+    };
   }
 
   private progressWrite(step: number, state: unknown, executedNow: number): ProgressWrite {
     return {
-      runId: this.runId, step, stateJson: JSON.stringify(state) ?? 'null',
-      executed: this.pending.executed + executedNow, skipped: this.pending.skipped, awaited: this.pending.awaited,
+      runId: this.runId,
+      step,
+      stateJson: JSON.stringify(state) ?? 'null',
+      executed: this.pending.executed + executedNow,
+      skipped: this.pending.skipped,
+      awaited: this.pending.awaited,
       saveMs: this.lastSaveMs,
     };
   }

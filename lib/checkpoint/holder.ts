@@ -21,7 +21,10 @@ let machine: string | undefined;
 
 function machineTag(): string {
   // A machine that cannot be told gets a tag of this process alone: no other process's token is judged by it.
-  machine ??= createHash('sha256').update(machineId() ?? `unknown:${randomBytes(16).toString('hex')}`).digest('hex').slice(0, 16);
+  machine ??= createHash('sha256')
+    .update(machineId() ?? `unknown:${randomBytes(16).toString('hex')}`)
+    .digest('hex')
+    .slice(0, 16);
   return machine;
 }
 

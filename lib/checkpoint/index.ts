@@ -1,4 +1,11 @@
-export { Checkpoint, type CheckpointOptions, type RunOnceOptions, type StepContext, type StepResult, type StepStatus } from './checkpoint';
+export {
+  Checkpoint,
+  type CheckpointOptions,
+  type RunOnceOptions,
+  type StepContext,
+  type StepResult,
+  type StepStatus,
+} from './checkpoint';
 export { runAgent, type AgentOptions, type AgentReport, type AgentStepContext } from './agent';
 export { canonicalJson, contentKey, stepKey } from './keys';
 export * from '../errors';

@@ -20,7 +20,8 @@ export function keyProblem(key: unknown): string | null {
   if (typeof key !== 'string') return 'must be a string';
   if (key.length === 0) return 'must not be empty';
   if (key.length > KEY_MAX) return `must be at most ${KEY_MAX} characters`;
-  if (/\p{Cs}/u.test(key)) return 'must not contain an unpaired surrogate (it is not valid UTF-16, so it has no UTF-8 form to store)';
+  if (/\p{Cs}/u.test(key))
+    return 'must not contain an unpaired surrogate (it is not valid UTF-16, so it has no UTF-8 form to store)';
   if (/\p{C}/u.test(key)) return 'must not contain control or invisible characters';
   return null;
 }
@@ -52,7 +53,8 @@ export function canonicalJson(value: unknown): string {
 function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
   if (value === null || typeof value !== 'object') return value;
-  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return sortKeys((value as { toJSON(): unknown }).toJSON());
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function')
+    return sortKeys((value as { toJSON(): unknown }).toJSON());
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(value).sort()) out[key] = sortKeys((value as Record<string, unknown>)[key]);
   return out;

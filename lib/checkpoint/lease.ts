@@ -46,7 +46,10 @@ export class LeaseKeeper {
     self.store.renewClaim(self.call.idempotencyKey, self.token, self.leaseMs).then(
       (held) => {
         if (held) self.schedule();
-        else if (!self.stopped) self.call.abort(new LeaseLostError(self.call.idempotencyKey, 'the claim was expired or taken over while executing'));
+        else if (!self.stopped)
+          self.call.abort(
+            new LeaseLostError(self.call.idempotencyKey, 'the claim was expired or taken over while executing'),
+          );
       },
       // A failed renewal is retried at the next tick; the lease still has two thirds left.
       () => self.schedule(),

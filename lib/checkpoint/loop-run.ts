@@ -20,8 +20,11 @@ export class LoopRun {
   private stopped: RunStoppedError | null = null;
 
   private constructor(
-    private readonly store: StepStore, private readonly runId: string, private readonly owner: string | null,
-    private readonly said: Said, private readonly declaration: RunDeclaration,
+    private readonly store: StepStore,
+    private readonly runId: string,
+    private readonly owner: string | null,
+    private readonly said: Said,
+    private readonly declaration: RunDeclaration,
   ) {}
 
   /**
@@ -31,7 +34,11 @@ export class LoopRun {
   static declare(previous: LoopRun | null, store: StepStore, runId: string, owner: string | null, run: Said): LoopRun {
     if (previous?.begun) return previous;
     const said = previous?.said ?? {};
-    const merged = { workflow: said.workflow ?? run.workflow, totalSteps: said.totalSteps ?? run.totalSteps, input: said.input ?? run.input };
+    const merged = {
+      workflow: said.workflow ?? run.workflow,
+      totalSteps: said.totalSteps ?? run.totalSteps,
+      input: said.input ?? run.input,
+    };
     return new LoopRun(store, runId, owner, merged, checkDeclaration(merged));
   }
 
@@ -46,11 +53,15 @@ export class LoopRun {
       return null;
     }
     const { workflow, totalSteps, inputJson } = this.declaration;
-    this.begun = this.store.beginLoopRun({ runId: this.runId, workflow, totalSteps, inputJson, owner: this.owner })
-      .then(({ status }) => status, (error: unknown) => {
-        this.begun = null;
-        throw error;
-      });
+    this.begun = this.store
+      .beginLoopRun({ runId: this.runId, workflow, totalSteps, inputJson, owner: this.owner })
+      .then(
+        ({ status }) => status,
+        (error: unknown) => {
+          this.begun = null;
+          throw error;
+        },
+      );
     return this.begun;
   }
 
@@ -72,7 +83,10 @@ export class LoopRun {
   async end(outcome: 'completed' | 'failed', detail: { output?: unknown; error?: string }): Promise<RunStatus | null> {
     await this.begin();
     return this.store.endLoopRun({
-      runId: this.runId, owner: this.owner, outcome, error: detail.error ?? null,
+      runId: this.runId,
+      owner: this.owner,
+      outcome,
+      error: detail.error ?? null,
       outputJson: detail.output === undefined ? null : (JSON.stringify(detail.output) ?? null),
     });
   }

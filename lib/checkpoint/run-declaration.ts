@@ -17,7 +17,9 @@ export function checkDeclaration(run: { workflow?: string; totalSteps?: number; 
     throw new InvalidInputError('a run declared with totalSteps needs its workflow name too (options.workflow)');
   }
   if (typeof run.workflow !== 'string' || !WORKFLOW.test(run.workflow)) {
-    throw new InvalidInputError(`workflow must be 1-64 lowercase letters, digits and dashes, starting with a letter; got ${JSON.stringify(run.workflow)}`);
+    throw new InvalidInputError(
+      `workflow must be 1-64 lowercase letters, digits and dashes, starting with a letter; got ${JSON.stringify(run.workflow)}`,
+    );
   }
   if (run.workflow === 'external') {
     throw new InvalidInputError('workflow "external" is what the dashboard calls undeclared runs: choose another name');

@@ -14,9 +14,14 @@ export function recordedInput(input: unknown): string | null {
   try {
     text = JSON.stringify(input);
   } catch (error) {
-    return JSON.stringify({ $unrecorded: `the input could not be serialized as JSON: ${(error as Error).message}`.slice(0, 300) });
+    return JSON.stringify({
+      $unrecorded: `the input could not be serialized as JSON: ${(error as Error).message}`.slice(0, 300),
+    });
   }
   if (text === undefined) return null;
   if (text.length <= INPUT_MAX_CHARS) return text;
-  return JSON.stringify({ $truncated: `${text.length.toLocaleString('en-US')} characters of JSON, more than the ${INPUT_MAX_CHARS.toLocaleString('en-US')} recorded`, head: text.slice(0, HEAD_CHARS) });
+  return JSON.stringify({
+    $truncated: `${text.length.toLocaleString('en-US')} characters of JSON, more than the ${INPUT_MAX_CHARS.toLocaleString('en-US')} recorded`,
+    head: text.slice(0, HEAD_CHARS),
+  });
 }

@@ -11,7 +11,11 @@ import { UsageError } from '../errors';
 /** Bad syntax or bad values: the command never reached the store. */
 
 /** `--as NAME`: shown in the audit log as given, so bounded and free of control characters. */
-export const actorName = z.string().trim().min(1, 'must not be empty').max(64, 'must be at most 64 characters')
+export const actorName = z
+  .string()
+  .trim()
+  .min(1, 'must not be empty')
+  .max(64, 'must be at most 64 characters')
   .regex(/^[^\p{Cc}]+$/u, 'must not contain control characters');
 
 /** Flags every command accepts, before or after its name. */
@@ -46,7 +50,13 @@ export function check<T>(schema: z.ZodType<T>, value: unknown, what: string): T 
 
 /** Exactly `names.length` positionals, named in the error when one is missing or extra. */
 export function positionals(given: string[], names: string[]): string[] {
-  if (given.length < names.length) throw new UsageError(`missing ${names.slice(given.length).map((n) => `<${n}>`).join(' ')}`);
+  if (given.length < names.length)
+    throw new UsageError(
+      `missing ${names
+        .slice(given.length)
+        .map((n) => `<${n}>`)
+        .join(' ')}`,
+    );
   if (given.length > names.length) throw new UsageError(`unexpected argument ${JSON.stringify(given[names.length])}`);
   return given;
 }
@@ -76,12 +86,17 @@ export function jsonArg(value: string, flag: string): unknown {
     try {
       text = readFileSync(path === '-' ? 0 : path, 'utf8');
     } catch (error) {
-      throw new UsageError(`${flag}: cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+      throw new UsageError(
+        `${flag}: cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      );
     }
   }
   // Parsing would succeed, but storing the value stringifies it by recursion: 50,000 levels overflow the stack.
   const depth = nestingDepth(text);
-  if (depth > MAX_DEPTH) throw new UsageError(`${flag}: the JSON nests ${depth} levels deep; the limit is ${MAX_DEPTH} (as for the HTTP API)`);
+  if (depth > MAX_DEPTH)
+    throw new UsageError(
+      `${flag}: the JSON nests ${depth} levels deep; the limit is ${MAX_DEPTH} (as for the HTTP API)`,
+    );
   try {
     return JSON.parse(text);
   } catch (error) {

@@ -13,21 +13,35 @@ import { relative, table, truncate } from './format';
 import { UsageError } from '../errors';
 
 export async function audit(cli: Cli, args: string[]): Promise<number> {
-  const { values } = flags(() => parseArgs({
-    args, strict: true,
-    options: {
-      ...GLOBAL_OPTIONS, actor: { type: 'string' }, action: { type: 'string' }, run: { type: 'string' },
-      since: { type: 'string' }, until: { type: 'string' }, limit: { type: 'string' }, before: { type: 'string' },
-    },
-  }));
+  const { values } = flags(() =>
+    parseArgs({
+      args,
+      strict: true,
+      options: {
+        ...GLOBAL_OPTIONS,
+        actor: { type: 'string' },
+        action: { type: 'string' },
+        run: { type: 'string' },
+        since: { type: 'string' },
+        until: { type: 'string' },
+        limit: { type: 'string' },
+        before: { type: 'string' },
+      },
+    }),
+  );
   const query = {
-    actor: values.actor, action: values.action, runId: values.run,
-    since: time(values.since, '--since'), until: time(values.until, '--until'),
+    actor: values.actor,
+    action: values.action,
+    runId: values.run,
+    since: time(values.since, '--since'),
+    until: time(values.until, '--until'),
     limit: values.limit === undefined ? undefined : check(count(500), values.limit, '--limit'),
     before: values.before === undefined ? undefined : check(count(Number.MAX_SAFE_INTEGER), values.before, '--before'),
   };
   const caller = callerOf(cli, values.as);
-  const page = await withControl(cli, values.db, (deps) => control.list(deps, caller, query as control.AuditQueryInput));
+  const page = await withControl(cli, values.db, (deps) =>
+    control.list(deps, caller, query as control.AuditQueryInput),
+  );
   if (values.json) {
     cli.json({ entries: page.entries.map(auditView), next: page.next });
     return 0;
@@ -37,10 +51,20 @@ export async function audit(cli: Cli, args: string[]): Promise<number> {
     return 0;
   }
   const now = Date.now();
-  cli.out(table(['ID', 'WHEN', 'WHO', 'ROLE', 'ACTION', 'TARGET', 'DETAIL'], page.entries.map((e) => [
-    e.id, relative(e.at, now), e.actor, e.role, e.action, e.runId && e.runId !== e.target ? `${e.target} (run ${e.runId})` : e.target,
-    truncate(e.detail, 80),
-  ])));
+  cli.out(
+    table(
+      ['ID', 'WHEN', 'WHO', 'ROLE', 'ACTION', 'TARGET', 'DETAIL'],
+      page.entries.map((e) => [
+        e.id,
+        relative(e.at, now),
+        e.actor,
+        e.role,
+        e.action,
+        e.runId && e.runId !== e.target ? `${e.target} (run ${e.runId})` : e.target,
+        truncate(e.detail, 80),
+      ]),
+    ),
+  );
   if (page.next !== null) cli.out(`\nolder entries: the same command with --before ${page.next}`);
   return 0;
 }

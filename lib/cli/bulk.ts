@@ -11,32 +11,50 @@ import { callerOf, withControl, type Cli } from './context';
 import { UsageError } from '../errors';
 
 export const BULK_OPTIONS = {
-  'all-matching': { type: 'boolean' }, status: { type: 'string' }, workflow: { type: 'string' }, search: { type: 'string' },
-  reason: { type: 'string' }, yes: { type: 'boolean' },
+  'all-matching': { type: 'boolean' },
+  status: { type: 'string' },
+  workflow: { type: 'string' },
+  search: { type: 'string' },
+  reason: { type: 'string' },
+  yes: { type: 'boolean' },
 } as const;
 
 export async function actAll(cli: Cli, action: RunAction, args: string[]): Promise<number> {
-  const { values, positionals: given } = flags(() => parseArgs({ args, strict: true, allowPositionals: true, options: { ...GLOBAL_OPTIONS, ...BULK_OPTIONS } }));
-  if (given.length > 0) throw new UsageError(`--all-matching acts on the runs the filters match: unexpected run id ${JSON.stringify(given[0])}`);
+  const { values, positionals: given } = flags(() =>
+    parseArgs({ args, strict: true, allowPositionals: true, options: { ...GLOBAL_OPTIONS, ...BULK_OPTIONS } }),
+  );
+  if (given.length > 0)
+    throw new UsageError(
+      `--all-matching acts on the runs the filters match: unexpected run id ${JSON.stringify(given[0])}`,
+    );
   const filter = { status: values.status, workflow: values.workflow, q: values.search };
   const caller = callerOf(cli, values.as);
   // lib/control checks the filters before the store is opened: a bad flag neither opens nor creates it.
   const named = (error: unknown) => {
     const fields = (error as { fields?: Record<string, string[]> }).fields;
     if (!fields) throw error;
-    const flag: Record<string, string> = { 'filter.status': '--status', 'filter.workflow': '--workflow', 'filter.q': '--search', reason: '--reason', filter: 'the filters' };
+    const flag: Record<string, string> = {
+      'filter.status': '--status',
+      'filter.workflow': '--workflow',
+      'filter.q': '--search',
+      reason: '--reason',
+      filter: 'the filters',
+    };
     const [field, messages] = Object.entries(fields)[0]!;
     throw new UsageError(`${flag[field] ?? field}: ${messages[0]}`);
   };
   if (!values.yes) {
     const seen = await withControl(cli, values.db, (deps) => bulk.preview(deps, caller, { filter })).catch(named);
-    const what = seen.tooMany ? `more than ${bulk.BULK_MAX.toLocaleString('en-US')} runs match: narrow the filters`
+    const what = seen.tooMany
+      ? `more than ${bulk.BULK_MAX.toLocaleString('en-US')} runs match: narrow the filters`
       : `${seen.matched} run${seen.matched === 1 ? '' : 's'} match (${bulk.describeFilter(filter)}); ${action} applies to ${seen.applicable[action]} of them`;
     if (!values.json) throw new UsageError(`${what}. Nothing changed: add --yes to ${action} them.`);
     cli.json({ matched: seen.matched, applicable: seen.applicable[action], tooMany: seen.tooMany, done: 0 });
     return 2;
   }
-  const report = await withControl(cli, values.db, (deps) => bulk.apply(deps, caller, { action, filter, reason: values.reason })).catch(named);
+  const report = await withControl(cli, values.db, (deps) =>
+    bulk.apply(deps, caller, { action, filter, reason: values.reason }),
+  ).catch(named);
   if (values.json) {
     cli.json(report);
     return 0;

@@ -14,12 +14,17 @@ import { callerOf, withControl, withStore, type Cli } from './context';
 import { LiveBlock, bar, relative, table } from './format';
 
 export async function claims(cli: Cli, args: string[]): Promise<number> {
-  const { values } = flags(() => parseArgs({
-    args, strict: true, options: { ...GLOBAL_OPTIONS, orphaned: { type: 'boolean' }, run: { type: 'string' } },
-  }));
+  const { values } = flags(() =>
+    parseArgs({
+      args,
+      strict: true,
+      options: { ...GLOBAL_OPTIONS, orphaned: { type: 'boolean' }, run: { type: 'string' } },
+    }),
+  );
   const runId = values.run === undefined ? undefined : check(lookupId, values.run, '--run');
   const list = await withStore(cli, values.db, (store) =>
-    store.listClaims({ runId, orphanedOnly: values.orphaned, claimTtlMs: cli.config().WAYBILL_CLAIM_TTL_MS }));
+    store.listClaims({ runId, orphanedOnly: values.orphaned, claimTtlMs: cli.config().WAYBILL_CLAIM_TTL_MS }),
+  );
   if (values.json) {
     // The API's view of each claim (GET /api/v1/claims): `key`, its lease and expiry, never its token.
     cli.json(list.map((c) => claimView(c, cli.config().WAYBILL_CLAIM_TTL_MS)));
@@ -30,18 +35,36 @@ export async function claims(cli: Cli, args: string[]): Promise<number> {
     return 0;
   }
   const now = Date.now();
-  cli.out(table(['KEY', 'RUN', 'WORKER', 'CLAIMED', 'LEASE', 'STATE'], list.map((c) => [
-    c.idemKey, c.runId, c.workerId ?? (c.token === null ? '(outside client)' : null), relative(c.claimedAt, now),
-    c.leaseExpiresAt === null ? 'no lease' : relative(c.leaseExpiresAt, now), c.orphaned ? 'ORPHANED' : 'live',
-  ])));
+  cli.out(
+    table(
+      ['KEY', 'RUN', 'WORKER', 'CLAIMED', 'LEASE', 'STATE'],
+      list.map((c) => [
+        c.idemKey,
+        c.runId,
+        c.workerId ?? (c.token === null ? '(outside client)' : null),
+        relative(c.claimedAt, now),
+        c.leaseExpiresAt === null ? 'no lease' : relative(c.leaseExpiresAt, now),
+        c.orphaned ? 'ORPHANED' : 'live',
+      ]),
+    ),
+  );
   return 0;
 }
 
 export async function expire(cli: Cli, args: string[]): Promise<number> {
-  const { values, positionals: keys } = flags(() => parseArgs({
-    args, strict: true, allowPositionals: true,
-    options: { ...GLOBAL_OPTIONS, 'all-orphaned': { type: 'boolean' }, force: { type: 'boolean' }, reason: { type: 'string' } },
-  }));
+  const { values, positionals: keys } = flags(() =>
+    parseArgs({
+      args,
+      strict: true,
+      allowPositionals: true,
+      options: {
+        ...GLOBAL_OPTIONS,
+        'all-orphaned': { type: 'boolean' },
+        force: { type: 'boolean' },
+        reason: { type: 'string' },
+      },
+    }),
+  );
   const reason = reasonArg(values.reason);
   if (values['all-orphaned'] && keys.length > 0) throw new UsageError('give keys or --all-orphaned, not both');
   if (!values['all-orphaned'] && keys.length === 0) throw new UsageError('missing <key…> (or --all-orphaned)');
@@ -49,27 +72,37 @@ export async function expire(cli: Cli, args: string[]): Promise<number> {
   const caller = callerOf(cli, values.as);
   if (values['all-orphaned']) return sweepOrphaned(cli, caller, values.db, Boolean(values.json), reason);
 
-  const report = await withControl(cli, values.db, (deps) => expireEach(cli, deps, caller, keys, { force: Boolean(values.force), reason }));
+  const report = await withControl(cli, values.db, (deps) =>
+    expireEach(cli, deps, caller, keys, { force: Boolean(values.force), reason }),
+  );
   if (values.json) cli.json(report);
   else {
     for (const key of report.expired) cli.out(`expired ${key}: the step will run again`);
     for (const { key, why } of report.notExpired) {
-      cli.err(`waybill expire: ${key}: not expired (${why === 'missing' ? 'no claim on it' : 'its lease is live: --force expires a live claim'})`);
+      cli.err(
+        `waybill expire: ${key}: not expired (${why === 'missing' ? 'no claim on it' : 'its lease is live: --force expires a live claim'})`,
+      );
     }
   }
   return report.notExpired.length > 0 ? 1 : 0;
 }
 
 export async function sweep(cli: Cli, args: string[]): Promise<number> {
-  const { values } = flags(() => parseArgs({ args, strict: true, options: { ...GLOBAL_OPTIONS, reason: { type: 'string' } } }));
+  const { values } = flags(() =>
+    parseArgs({ args, strict: true, options: { ...GLOBAL_OPTIONS, reason: { type: 'string' } } }),
+  );
   return sweepOrphaned(cli, callerOf(cli, values.as), values.db, Boolean(values.json), reasonArg(values.reason));
 }
 
 export async function resolve(cli: Cli, args: string[]): Promise<number> {
-  const { values, positionals: given } = flags(() => parseArgs({
-    args, strict: true, allowPositionals: true,
-    options: { ...GLOBAL_OPTIONS, result: { type: 'string' }, note: { type: 'string' }, force: { type: 'boolean' } },
-  }));
+  const { values, positionals: given } = flags(() =>
+    parseArgs({
+      args,
+      strict: true,
+      allowPositionals: true,
+      options: { ...GLOBAL_OPTIONS, result: { type: 'string' }, note: { type: 'string' }, force: { type: 'boolean' } },
+    }),
+  );
   const [key] = positionals(given, ['key']);
   const idemKey = check(lookupId, key, 'key');
   if (values.result === undefined) throw new UsageError('missing --result JSON|@file (the result to commit)');
@@ -78,11 +111,14 @@ export async function resolve(cli: Cli, args: string[]): Promise<number> {
   let done: { key: string; runId: string };
   try {
     // The store decides, in the transaction that resolves: a claim taken over since it was listed is refused.
-    done = await withControl(cli, values.db, (deps) => control.resolve(deps, caller, { key: idemKey, result, note: values.note, force: Boolean(values.force) }));
+    done = await withControl(cli, values.db, (deps) =>
+      control.resolve(deps, caller, { key: idemKey, result, note: values.note, force: Boolean(values.force) }),
+    );
   } catch (error) {
     if (!(error instanceof LiveClaimError)) throw error;
     const message = `${idemKey}: not resolved (its lease is live: --force resolves a live claim)`;
-    if (values.json) cli.err(JSON.stringify({ error: { code: 'CONFLICT', message, command: cli.command, exitCode: 1 } }));
+    if (values.json)
+      cli.err(JSON.stringify({ error: { code: 'CONFLICT', message, command: cli.command, exitCode: 1 } }));
     else cli.err(`waybill resolve: ${message}`);
     return 1;
   }
@@ -97,31 +133,54 @@ interface ExpireReport {
 }
 
 /** Every orphaned claim expired through lib/control's sweep, with a progress bar on a terminal. */
-async function sweepOrphaned(cli: Cli, caller: Caller, db: string | undefined, json: boolean, reason: string | undefined): Promise<number> {
+async function sweepOrphaned(
+  cli: Cli,
+  caller: Caller,
+  db: string | undefined,
+  json: boolean,
+  reason: string | undefined,
+): Promise<number> {
   const live = !json && cli.tty ? new LiveBlock(cli.stderr) : null;
   let lastLine = Date.now();
-  const report = await withControl(cli, db, (deps) => control.sweep(deps, caller, { reason }, {
-    onProgress: (done, total) => {
-      if (json || total < 2) return;
-      if (live) live.update([`expiring ${bar(done, total)}`]);
-      else if (Date.now() - lastLine >= 3000) {
-        cli.err(`expiring: ${done}/${total}`);
-        lastLine = Date.now();
-      }
-    },
-  }));
+  const report = await withControl(cli, db, (deps) =>
+    control.sweep(
+      deps,
+      caller,
+      { reason },
+      {
+        onProgress: (done, total) => {
+          if (json || total < 2) return;
+          if (live) live.update([`expiring ${bar(done, total)}`]);
+          else if (Date.now() - lastLine >= 3000) {
+            cli.err(`expiring: ${done}/${total}`);
+            lastLine = Date.now();
+          }
+        },
+      },
+    ),
+  );
   live?.done();
   if (json) cli.json(sweepView(report));
   else {
     const total = report.keys.length + report.skipped.length;
-    cli.out(total === 0 ? 'no orphaned claims' : `expired ${report.keys.length} of ${total} orphaned claim(s)` +
-      (report.skipped.length ? `; ${report.skipped.length} came back to life or were taken meanwhile` : ''));
+    cli.out(
+      total === 0
+        ? 'no orphaned claims'
+        : `expired ${report.keys.length} of ${total} orphaned claim(s)` +
+            (report.skipped.length ? `; ${report.skipped.length} came back to life or were taken meanwhile` : ''),
+    );
   }
   return 0;
 }
 
 /** Each key through lib/control's expire; a key with no claim, or a live one without --force, is reported, not fatal. */
-async function expireEach(cli: Cli, deps: ControlDeps, caller: Caller, keys: string[], { force, reason }: { force: boolean; reason?: string }): Promise<ExpireReport> {
+async function expireEach(
+  cli: Cli,
+  deps: ControlDeps,
+  caller: Caller,
+  keys: string[],
+  { force, reason }: { force: boolean; reason?: string },
+): Promise<ExpireReport> {
   const report: ExpireReport = { expired: [], notExpired: [] };
   const live = cli.tty && keys.length > 1 ? new LiveBlock(cli.stderr) : null;
   for (const [i, key] of keys.entries()) {

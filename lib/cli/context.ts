@@ -68,7 +68,8 @@ async function builtinRegistry(db: string | undefined): Promise<WorkflowRegistry
   const cfg = config();
   // A configured model endpoint replaces the simulated model in agent-batch.
   return workflows.builtinRegistry({
-    model: workflows.modelFromEnv(cfg), dataDir: dataDir({ ...cfg, DATABASE_URL: db ?? cfg.DATABASE_URL }),
+    model: workflows.modelFromEnv(cfg),
+    dataDir: dataDir({ ...cfg, DATABASE_URL: db ?? cfg.DATABASE_URL }),
     // A worker that can hand a program the control plane's address serves the Python demo too.
     pythonAgent: cfg.WAYBILL_URL !== undefined,
   });
@@ -95,7 +96,11 @@ export function callerOf(cli: Cli, as: string | undefined): Caller {
  * What lib/control needs, for the store `--db` names: opened only when the operation asks for it (after
  * the caller and the input passed), and closed whatever happens.
  */
-export async function withControl<T>(cli: Cli, db: string | undefined, fn: (deps: ControlDeps) => Promise<T>): Promise<T> {
+export async function withControl<T>(
+  cli: Cli,
+  db: string | undefined,
+  fn: (deps: ControlDeps) => Promise<T>,
+): Promise<T> {
   const cfg = cli.config();
   let opened: Promise<Store> | undefined;
   const deps: ControlDeps = {
@@ -122,4 +127,3 @@ export async function withStore<T>(cli: Cli, db: string | undefined, fn: (store:
     await store.close();
   }
 }
-

@@ -18,10 +18,14 @@ import { followRun } from './follow';
 import { StartRefusedError, UsageError } from '../errors';
 
 export async function start(cli: Cli, args: string[]): Promise<number> {
-  const { values, positionals: given } = flags(() => parseArgs({
-    args, strict: true, allowPositionals: true,
-    options: { ...GLOBAL_OPTIONS, input: { type: 'string' }, id: { type: 'string' }, follow: { type: 'boolean' } },
-  }));
+  const { values, positionals: given } = flags(() =>
+    parseArgs({
+      args,
+      strict: true,
+      allowPositionals: true,
+      options: { ...GLOBAL_OPTIONS, input: { type: 'string' }, id: { type: 'string' }, follow: { type: 'boolean' } },
+    }),
+  );
   const [workflow] = positionals(given, ['workflow']) as [string];
   const input = values.input === undefined ? {} : jsonArg(values.input, '--input');
   const id = values.id === undefined ? undefined : check(runIdSchema, values.id, '--id');
@@ -35,17 +39,27 @@ export async function start(cli: Cli, args: string[]): Promise<number> {
 
   return withControl(cli, values.db, async (deps) => {
     let catalog: Awaited<ReturnType<Cli['catalog']>> | undefined;
-    const run = await runs.start({ ...deps, workflows: async (store) => (catalog = await cli.catalog(store, values.db)) }, caller, { workflow, input, id })
+    const run = await runs
+      .start({ ...deps, workflows: async (store) => (catalog = await cli.catalog(store, values.db)) }, caller, {
+        workflow,
+        input,
+        id,
+      })
       .catch((error: unknown) => {
         // The CLI's words for a refused start, as before lib/control: exit 2, each wrong field named.
-        if (error instanceof StartRefusedError) throw error.kind === 'input' ? inputError(workflow, error.issues) : new UsageError(error.message);
+        if (error instanceof StartRefusedError)
+          throw error.kind === 'input' ? inputError(workflow, error.issues) : new UsageError(error.message);
         throw error;
       });
     // Said once, after queueing (a --follow shows the run sitting in queued instead).
     const served = catalog?.entry(workflow)?.servedBy.length ?? 0;
-    if (served === 0 && !values.json && !values.follow) cli.err(`waybill start: no live worker serves ${workflow} yet; the run waits for one (waybill worker${catalog?.entry(workflow)?.builtin ? '' : ' --workflows <module>'})`);
+    if (served === 0 && !values.json && !values.follow)
+      cli.err(
+        `waybill start: no live worker serves ${workflow} yet; the run waits for one (waybill worker${catalog?.entry(workflow)?.builtin ? '' : ' --workflows <module>'})`,
+      );
     if (!values.follow) {
-      if (values.json) cli.json(runView(run, false, await stallFor(await deps.store(), run, stallSettings(cli.config()))));
+      if (values.json)
+        cli.json(runView(run, false, await stallFor(await deps.store(), run, stallSettings(cli.config()))));
       else cli.out(`queued ${run.id} (${run.workflow}${run.totalSteps === null ? '' : `, ${run.totalSteps} steps`})`);
       return 0;
     }
@@ -63,7 +77,8 @@ export async function start(cli: Cli, args: string[]): Promise<number> {
 
 /** Exit 2 for a name nobody knows or an input that does not fit, naming each wrong field. */
 function refuse(workflow: string, checked: StartCheck | undefined, known: StartableWorkflows): void {
-  if (!checked) throw new UsageError(`unknown workflow ${JSON.stringify(workflow)} (known: ${known.names().join(', ')})`);
+  if (!checked)
+    throw new UsageError(`unknown workflow ${JSON.stringify(workflow)} (known: ${known.names().join(', ')})`);
   if (!checked.ok) throw inputError(workflow, checked.issues);
 }
 
@@ -74,13 +89,20 @@ function storeMayExist(url: string): boolean {
   return path === ':memory:' || existsSync(path);
 }
 
-const DONE: Record<RunAction, string> = { pause: 'paused', resume: 'resumed', cancel: 'cancelled', retry: 'queued again' };
+const DONE: Record<RunAction, string> = {
+  pause: 'paused',
+  resume: 'resumed',
+  cancel: 'cancelled',
+  retry: 'queued again',
+};
 
 /** pause, resume, cancel, retry; cancel takes `--reason`, kept in the audit log. `--all-matching`: lib/cli/bulk.ts. */
 export async function act(cli: Cli, action: RunAction, args: string[]): Promise<number> {
   if (args.includes('--all-matching')) return (await import('./bulk')).actAll(cli, action, args);
   const options = action === 'cancel' ? { ...GLOBAL_OPTIONS, reason: { type: 'string' as const } } : GLOBAL_OPTIONS;
-  const { values, positionals: given } = flags(() => parseArgs({ args, strict: true, allowPositionals: true, options }));
+  const { values, positionals: given } = flags(() =>
+    parseArgs({ args, strict: true, allowPositionals: true, options }),
+  );
   const [id] = positionals(given, ['runId']);
   const runId = check(lookupId, id, 'run id');
   const caller = callerOf(cli, values.as);
@@ -93,7 +115,8 @@ export async function act(cli: Cli, action: RunAction, args: string[]): Promise<
     return 0;
   }
   // A running run keeps its owner until the worker notices, between two steps.
-  const pending = run.owner && (action === 'pause' || action === 'cancel') ? `; ${run.owner} lets go after its current step` : '';
+  const pending =
+    run.owner && (action === 'pause' || action === 'cancel') ? `; ${run.owner} lets go after its current step` : '';
   cli.out(`${DONE[action]} ${run.id}: it is ${run.status}${pending}`);
   return 0;
 }

@@ -21,18 +21,31 @@ import { UsageError } from '../errors';
 const CLI_ENTRY = fileURLToPath(new URL('../../bin/waybill.mjs', import.meta.url));
 
 export async function drill(cli: Cli, args: string[]): Promise<number> {
-  const { values } = flags(() => parseArgs({
-    args, strict: true,
-    options: { ...GLOBAL_OPTIONS, steps: { type: 'string' }, 'kill-at': { type: 'string' }, 'latency-ms': { type: 'string' },
-      kills: { type: 'string' }, 'in-place': { type: 'boolean' } },
-  }));
+  const { values } = flags(() =>
+    parseArgs({
+      args,
+      strict: true,
+      options: {
+        ...GLOBAL_OPTIONS,
+        steps: { type: 'string' },
+        'kill-at': { type: 'string' },
+        'latency-ms': { type: 'string' },
+        kills: { type: 'string' },
+        'in-place': { type: 'boolean' },
+      },
+    }),
+  );
   const steps = values.steps === undefined ? 1000 : check(count(1_000_000), values.steps, '--steps');
-  const killAt = values['kill-at'] === undefined ? Math.min(620, Math.floor(steps * 0.62)) : check(
-    z.string().regex(/^\d+$/, 'must be a whole number').transform(Number), values['kill-at'], '--kill-at');
-  const latencyMs = values['latency-ms'] === undefined ? 20 : check(count(60_000), values['latency-ms'], '--latency-ms');
+  const killAt =
+    values['kill-at'] === undefined
+      ? Math.min(620, Math.floor(steps * 0.62))
+      : check(z.string().regex(/^\d+$/, 'must be a whole number').transform(Number), values['kill-at'], '--kill-at');
+  const latencyMs =
+    values['latency-ms'] === undefined ? 20 : check(count(60_000), values['latency-ms'], '--latency-ms');
   const kills = values.kills === undefined ? 1 : check(count(1000), values.kills, '--kills');
   if (killAt >= steps) throw new UsageError(`--kill-at: must be below --steps (${steps})`);
-  if (steps - killAt < kills) throw new UsageError(`--kills: at most ${steps - killAt} kills fit between --kill-at and --steps`);
+  if (steps - killAt < kills)
+    throw new UsageError(`--kills: at most ${steps - killAt} kills fit between --kill-at and --steps`);
   const cfg = cli.config();
   const configured = values.db ?? cfg.DATABASE_URL;
   const scratch = values['in-place'] ? null : await scratchStoreBeside(configured, 'waybill_drill');
@@ -41,17 +54,29 @@ export async function drill(cli: Cli, args: string[]): Promise<number> {
 
   let report: DrillReport;
   try {
-    report = await withStore(cli, db, (store) => runDrill({
-      store: store, steps, killAt, kills, latencyMs, claimTtlMs: cfg.WAYBILL_CLAIM_TTL_MS,
-      spawnWorker: (id, runId, dataDir) => spawn(process.execPath, [CLI_ENTRY, 'worker', '--db', db, '--id', id, '--drill', runId],
-        { stdio: 'ignore', env: { ...process.env, WAYBILL_DATA_DIR: dataDir } }),
-      onProgress: (phase, step) => live?.update([`${phase.padEnd(8)} ${bar(step, steps)}`]),
-    }));
+    report = await withStore(cli, db, (store) =>
+      runDrill({
+        store: store,
+        steps,
+        killAt,
+        kills,
+        latencyMs,
+        claimTtlMs: cfg.WAYBILL_CLAIM_TTL_MS,
+        spawnWorker: (id, runId, dataDir) =>
+          spawn(process.execPath, [CLI_ENTRY, 'worker', '--db', db, '--id', id, '--drill', runId], {
+            stdio: 'ignore',
+            env: { ...process.env, WAYBILL_DATA_DIR: dataDir },
+          }),
+        onProgress: (phase, step) => live?.update([`${phase.padEnd(8)} ${bar(step, steps)}`]),
+      }),
+    );
   } finally {
     live?.done();
     await scratch?.remove();
   }
-  const where = scratch ? `a throwaway store (${scratch.where}, removed)` : `the store itself (${configured.replace(/\/\/[^@/]*@/, '//')})`;
+  const where = scratch
+    ? `a throwaway store (${scratch.where}, removed)`
+    : `the store itself (${configured.replace(/\/\/[^@/]*@/, '//')})`;
   if (values.json) cli.json({ ...report, store: where });
   else cli.out(describe(report, where, cfg));
   return report.lost === 0 && report.executedTwice === 0 ? 0 : 1;
@@ -59,8 +84,11 @@ export async function drill(cli: Cli, args: string[]): Promise<number> {
 
 function describe(r: DrillReport, where: string, cfg: ReturnType<Cli['config']>): string {
   const ms = (v: number | null) => (v === null ? '—' : `${Math.round(v)} ms`);
-  const each = r.kills.map((k) => `    step ${k.step}: ${k.worker} killed; claims released ${ms(k.releasedMs)}, run taken ${ms(k.takenMs)},`
-    + ` step ${k.resumedAtStep} begun ${ms(k.resumedMs)}`);
+  const each = r.kills.map(
+    (k) =>
+      `    step ${k.step}: ${k.worker} killed; claims released ${ms(k.releasedMs)}, run taken ${ms(k.takenMs)},` +
+      ` step ${k.resumedAtStep} begun ${ms(k.resumedMs)}`,
+  );
   return [
     `drill ${r.runId} on ${where}`,
     `  ${r.steps} steps, ${r.kills.length === 1 ? `worker ${r.killedWorker} killed (SIGKILL) mid-execute at step ${r.killAt}` : `${r.kills.length} workers killed (SIGKILL) mid-execute from step ${r.killAt} on`}`,

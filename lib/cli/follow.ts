@@ -45,14 +45,27 @@ export async function followRun(cli: Cli, store: Store & RunStore, runId: string
  * Shows the runs a worker holds, until stopped: bars on a terminal (log lines are printed above them
  * through `write`), a `progress` log line per run every few seconds elsewhere.
  */
-export function watchWorker(cli: Cli, store: Store & RunStore, workerId: string, log: Logger, live: LiveBlock | null): () => Promise<void> {
+export function watchWorker(
+  cli: Cli,
+  store: Store & RunStore,
+  workerId: string,
+  log: Logger,
+  live: LiveBlock | null,
+): () => Promise<void> {
   const stop = new AbortController();
   const loop = async () => {
     while (!stop.signal.aborted) {
       try {
-        const held = await store.listRuns({ status: 'running', owner: workerId, limit: 100, claimTtlMs: cli.config().WAYBILL_CLAIM_TTL_MS });
+        const held = await store.listRuns({
+          status: 'running',
+          owner: workerId,
+          limit: 100,
+          claimTtlMs: cli.config().WAYBILL_CLAIM_TTL_MS,
+        });
         if (live) live.update(held.map((r) => `${r.id}  ${bar(r.step, r.totalSteps)}`));
-        else for (const r of held) log.info('progress', { runId: r.id, workflow: r.workflow, step: r.step, totalSteps: r.totalSteps });
+        else
+          for (const r of held)
+            log.info('progress', { runId: r.id, workflow: r.workflow, step: r.step, totalSteps: r.totalSteps });
       } catch (error) {
         log.warn('could not read progress', { error: String(error) });
       }

@@ -7,7 +7,14 @@
 export function table(headers: string[], rows: (string | number | null)[][]): string {
   const cells = [headers, ...rows.map((row) => row.map((c) => (c === null ? '—' : String(c))))];
   const widths = headers.map((_, i) => Math.max(...cells.map((row) => row[i]?.length ?? 0)));
-  return cells.map((row) => row.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
+  return cells
+    .map((row) =>
+      row
+        .map((c, i) => c.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 /** "name   value" lines, the values aligned. */
@@ -21,11 +28,19 @@ export function fields(pairs: [string, string][]): string {
  * outside client left unset) and what is not a number are "—", never "20788d ago".
  */
 export function relative(epochSeconds: number | null | undefined, nowMs = Date.now()): string {
-  if (epochSeconds === null || epochSeconds === undefined || !Number.isFinite(epochSeconds) || epochSeconds <= 0) return '—';
+  if (epochSeconds === null || epochSeconds === undefined || !Number.isFinite(epochSeconds) || epochSeconds <= 0)
+    return '—';
   const delta = Math.round(epochSeconds - nowMs / 1000);
   if (delta === 0) return 'now';
   const abs = Math.abs(delta);
-  const span = abs < 60 ? `${abs}s` : abs < 3600 ? `${Math.floor(abs / 60)}m` : abs < 86_400 ? `${Math.floor(abs / 3600)}h` : `${Math.floor(abs / 86_400)}d`;
+  const span =
+    abs < 60
+      ? `${abs}s`
+      : abs < 3600
+        ? `${Math.floor(abs / 60)}m`
+        : abs < 86_400
+          ? `${Math.floor(abs / 3600)}h`
+          : `${Math.floor(abs / 86_400)}d`;
   return delta < 0 ? `${span} ago` : `in ${span}`;
 }
 

@@ -13,16 +13,25 @@ import { LiveBlock, bar } from './format';
 import { UsageError } from '../errors';
 
 export async function prune(cli: Cli, args: string[]): Promise<number> {
-  const { values } = flags(() => parseArgs({
-    args, strict: true,
-    options: {
-      ...GLOBAL_OPTIONS, 'older-than': { type: 'string' }, 'dry-run': { type: 'boolean' },
-      'include-external': { type: 'boolean' }, force: { type: 'boolean' }, 'batch-size': { type: 'string' }, reason: { type: 'string' },
-    },
-  }));
+  const { values } = flags(() =>
+    parseArgs({
+      args,
+      strict: true,
+      options: {
+        ...GLOBAL_OPTIONS,
+        'older-than': { type: 'string' },
+        'dry-run': { type: 'boolean' },
+        'include-external': { type: 'boolean' },
+        force: { type: 'boolean' },
+        'batch-size': { type: 'string' },
+        reason: { type: 'string' },
+      },
+    }),
+  );
   const olderThan = values['older-than'];
   if (olderThan === undefined) throw new UsageError('missing --older-than DURATION (e.g. 30d)');
-  const batchSize = values['batch-size'] === undefined ? undefined : check(count(100_000), values['batch-size'], '--batch-size');
+  const batchSize =
+    values['batch-size'] === undefined ? undefined : check(count(100_000), values['batch-size'], '--batch-size');
   const caller = callerOf(cli, values.as);
 
   const interrupted = new AbortController();
@@ -34,25 +43,35 @@ export async function prune(cli: Cli, args: string[]): Promise<number> {
       let total = 0;
       let live: LiveBlock | null = null;
       let lastLine = Date.now();
-      const done = await retention.prune(deps, caller, {
-        olderThan, force: Boolean(values.force), includeExternal: Boolean(values['include-external']), batchSize,
-        dryRun: Boolean(values['dry-run']), reason: values.reason,
-      }, {
-        nowMs: Date.now(), signal: interrupted.signal,
-        onPlan: (plan) => {
-          total = rowsIn(plan);
-          live = cli.tty && !values.json && total > 0 ? new LiveBlock(cli.stderr) : null;
+      const done = await retention.prune(
+        deps,
+        caller,
+        {
+          olderThan,
+          force: Boolean(values.force),
+          includeExternal: Boolean(values['include-external']),
+          batchSize,
+          dryRun: Boolean(values['dry-run']),
+          reason: values.reason,
         },
-        onBatch: (soFar) => {
-          // Rows removed may pass the plan's total when runs finished past the limit meanwhile.
-          const removed = Math.min(rowsIn(soFar), total);
-          if (live) live.update([`pruning ${bar(removed, total)}`]);
-          else if (!values.json && Date.now() - lastLine >= 3000) {
-            cli.err(`pruning: ${removed}/${total} rows`);
-            lastLine = Date.now();
-          }
+        {
+          nowMs: Date.now(),
+          signal: interrupted.signal,
+          onPlan: (plan) => {
+            total = rowsIn(plan);
+            live = cli.tty && !values.json && total > 0 ? new LiveBlock(cli.stderr) : null;
+          },
+          onBatch: (soFar) => {
+            // Rows removed may pass the plan's total when runs finished past the limit meanwhile.
+            const removed = Math.min(rowsIn(soFar), total);
+            if (live) live.update([`pruning ${bar(removed, total)}`]);
+            else if (!values.json && Date.now() - lastLine >= 3000) {
+              cli.err(`pruning: ${removed}/${total} rows`);
+              lastLine = Date.now();
+            }
+          },
         },
-      });
+      );
       (live as LiveBlock | null)?.done();
       return done;
     });
@@ -61,7 +80,11 @@ export async function prune(cli: Cli, args: string[]): Promise<number> {
   }
 
   if (values.json) cli.json(report);
-  else cli.out(report.dryRun ? `would prune ${describeCounts(report, olderThan)}`
-    : `${report.interrupted ? 'interrupted; pruned so far' : 'pruned'} ${describeCounts(report, olderThan)}`);
+  else
+    cli.out(
+      report.dryRun
+        ? `would prune ${describeCounts(report, olderThan)}`
+        : `${report.interrupted ? 'interrupted; pruned so far' : 'pruned'} ${describeCounts(report, olderThan)}`,
+    );
   return report.interrupted ? 130 : 0;
 }

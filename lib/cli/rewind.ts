@@ -10,11 +10,16 @@ import { GLOBAL_OPTIONS, check, flags, jsonArg, lookupId, positionals } from './
 import { callerOf, withControl, type Cli } from './context';
 import { fields, relative, table, truncate } from './format';
 
-const stepNumber = z.string().regex(/^\d+$/, 'must be a step number (a whole number, 0 or more)').transform(Number)
+const stepNumber = z
+  .string()
+  .regex(/^\d+$/, 'must be a step number (a whole number, 0 or more)')
+  .transform(Number)
   .pipe(z.number().int().max(Number.MAX_SAFE_INTEGER, 'is too large'));
 
 export async function step(cli: Cli, args: string[]): Promise<number> {
-  const { values, positionals: given } = flags(() => parseArgs({ args, strict: true, allowPositionals: true, options: GLOBAL_OPTIONS }));
+  const { values, positionals: given } = flags(() =>
+    parseArgs({ args, strict: true, allowPositionals: true, options: GLOBAL_OPTIONS }),
+  );
   const [id, n] = positionals(given, ['runId', 'step']);
   const runId = check(lookupId, id, 'run id');
   const number = check(stepNumber, n, 'step');
@@ -25,33 +30,65 @@ export async function step(cli: Cli, args: string[]): Promise<number> {
     return 0;
   }
   const now = Date.now();
-  cli.out(fields([
-    ['run', `${view.runId}${view.workflow ? `  (${view.workflow}, ${view.runStatus})` : ''}`],
-    ['step', String(view.step)],
-    ['key', view.key ?? '—'],
-    ['status', view.status.replace('_', ' ')],
-    ...(view.committed ? [['committed', `${relative(view.committed.committedAt, now)} by ${view.committed.workerId ?? '—'}${view.committed.source === 'executed' ? '' : ` (${view.committed.source}${view.committed.forkedFrom ? ` from ${view.committed.forkedFrom}` : ''})`}`] as [string, string]] : []),
-  ]));
+  cli.out(
+    fields([
+      ['run', `${view.runId}${view.workflow ? `  (${view.workflow}, ${view.runStatus})` : ''}`],
+      ['step', String(view.step)],
+      ['key', view.key ?? '—'],
+      ['status', view.status.replace('_', ' ')],
+      ...(view.committed
+        ? [
+            [
+              'committed',
+              `${relative(view.committed.committedAt, now)} by ${view.committed.workerId ?? '—'}${view.committed.source === 'executed' ? '' : ` (${view.committed.source}${view.committed.forkedFrom ? ` from ${view.committed.forkedFrom}` : ''})`}`,
+            ] as [string, string],
+          ]
+        : []),
+    ]),
+  );
   if (view.attempts.length > 0) {
     cli.out(`\nattempts (${view.attempts.length})`);
-    cli.out(table(['#', 'OUTCOME', 'ENDED', 'MS', 'WORKER', 'ERROR'], view.attempts.map((a) =>
-      [a.n, a.outcome.replace('_', ' '), relative(a.endedAt, now), a.durationMs === null ? null : Math.round(a.durationMs), a.workerId, truncate(a.error, 80)])));
+    cli.out(
+      table(
+        ['#', 'OUTCOME', 'ENDED', 'MS', 'WORKER', 'ERROR'],
+        view.attempts.map((a) => [
+          a.n,
+          a.outcome.replace('_', ' '),
+          relative(a.endedAt, now),
+          a.durationMs === null ? null : Math.round(a.durationMs),
+          a.workerId,
+          truncate(a.error, 80),
+        ]),
+      ),
+    );
   }
-  if (view.committed && view.committed.input !== null) cli.out(`\ninput\n${JSON.stringify(view.committed.input, null, 2)}`);
+  if (view.committed && view.committed.input !== null)
+    cli.out(`\ninput\n${JSON.stringify(view.committed.input, null, 2)}`);
   if (view.committed) cli.out(`\nresult\n${JSON.stringify(view.result, null, 2)}`);
   for (const h of view.history) {
-    cli.out(`\nsuperseded by rerun ${h.rerun} at ${new Date(h.supersededAt * 1000).toISOString()}, by ${h.supersededBy}${h.reason ? ` (${h.reason})` : ''}`);
+    cli.out(
+      `\nsuperseded by rerun ${h.rerun} at ${new Date(h.supersededAt * 1000).toISOString()}, by ${h.supersededBy}${h.reason ? ` (${h.reason})` : ''}`,
+    );
     cli.out(JSON.stringify(h.result, null, 2));
   }
   return 0;
 }
 
 function rewindFlags(args: string[], fork: boolean) {
-  const { values, positionals: given } = flags(() => parseArgs({
-    args, strict: true, allowPositionals: true,
-    options: { ...GLOBAL_OPTIONS, 'from-step': { type: 'string' }, input: { type: 'string' }, reason: { type: 'string' },
-      ...(fork ? { id: { type: 'string' as const } } : {}) },
-  }));
+  const { values, positionals: given } = flags(() =>
+    parseArgs({
+      args,
+      strict: true,
+      allowPositionals: true,
+      options: {
+        ...GLOBAL_OPTIONS,
+        'from-step': { type: 'string' },
+        input: { type: 'string' },
+        reason: { type: 'string' },
+        ...(fork ? { id: { type: 'string' as const } } : {}),
+      },
+    }),
+  );
   const [id] = positionals(given, ['runId']);
   const runId = check(lookupId, id, 'run id');
   const fromStep = check(stepNumber, values['from-step'] ?? '', '--from-step');
@@ -62,17 +99,27 @@ function rewindFlags(args: string[], fork: boolean) {
 export async function rerun(cli: Cli, args: string[]): Promise<number> {
   const { values, runId, fromStep, input } = rewindFlags(args, false);
   const caller = callerOf(cli, values.as);
-  const outcome = await withControl(cli, values.db, (deps) => rewind.rerun(deps, caller, { runId, fromStep, input, reason: values.reason }));
+  const outcome = await withControl(cli, values.db, (deps) =>
+    rewind.rerun(deps, caller, { runId, fromStep, input, reason: values.reason }),
+  );
   if (values.json) cli.json({ run: runView(outcome.run), moved: outcome.moved, rerun: outcome.rerun });
-  else cli.out(`rerun ${outcome.rerun} of ${runId} from step ${fromStep}: ${outcome.moved} results moved to history; it is ${outcome.run.status}`);
+  else
+    cli.out(
+      `rerun ${outcome.rerun} of ${runId} from step ${fromStep}: ${outcome.moved} results moved to history; it is ${outcome.run.status}`,
+    );
   return 0;
 }
 
 export async function fork(cli: Cli, args: string[]): Promise<number> {
   const { values, runId, fromStep, input } = rewindFlags(args, true);
   const caller = callerOf(cli, values.as);
-  const outcome = await withControl(cli, values.db, (deps) => rewind.fork(deps, caller, { runId, fromStep, id: values.id, input, reason: values.reason }));
+  const outcome = await withControl(cli, values.db, (deps) =>
+    rewind.fork(deps, caller, { runId, fromStep, id: values.id, input, reason: values.reason }),
+  );
   if (values.json) cli.json({ run: runView(outcome.run), copied: outcome.moved });
-  else cli.out(`forked ${outcome.run.id} from ${runId} at step ${fromStep}: ${outcome.moved} results copied; it is ${outcome.run.status}`);
+  else
+    cli.out(
+      `forked ${outcome.run.id} from ${runId} at step ${fromStep}: ${outcome.moved} results copied; it is ${outcome.run.status}`,
+    );
   return 0;
 }

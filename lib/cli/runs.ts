@@ -14,10 +14,19 @@ import { withStore, type Cli } from './context';
 import { bar, fields, relative, table, truncate } from './format';
 
 export async function runs(cli: Cli, args: string[]): Promise<number> {
-  const { values } = flags(() => parseArgs({
-    args, strict: true,
-    options: { ...GLOBAL_OPTIONS, status: { type: 'string' }, workflow: { type: 'string' }, search: { type: 'string' }, limit: { type: 'string' } },
-  }));
+  const { values } = flags(() =>
+    parseArgs({
+      args,
+      strict: true,
+      options: {
+        ...GLOBAL_OPTIONS,
+        status: { type: 'string' },
+        workflow: { type: 'string' },
+        search: { type: 'string' },
+        limit: { type: 'string' },
+      },
+    }),
+  );
   const filter = {
     status: values.status === undefined ? undefined : check(statusFilter, values.status, '--status'),
     workflow: values.workflow === undefined ? undefined : check(lookupId, values.workflow, '--workflow'),
@@ -27,7 +36,10 @@ export async function runs(cli: Cli, args: string[]): Promise<number> {
   };
   // An outside client's run is 'idle' (no claim), which RunStatus does not name; the store filters on text.
   const { list, facts } = await withStore(cli, values.db, async (store) => {
-    const [list, facts] = await Promise.all([store.listRuns(filter), readStallFacts(store, stallSettings(cli.config()))]);
+    const [list, facts] = await Promise.all([
+      store.listRuns(filter),
+      readStallFacts(store, stallSettings(cli.config())),
+    ]);
     return { list, facts };
   });
   const stalls = list.map((r) => stallOf(r, facts));
@@ -41,11 +53,23 @@ export async function runs(cli: Cli, args: string[]): Promise<number> {
     return 0;
   }
   const now = Date.now();
-  cli.out(table(
-    ['ID', 'WORKFLOW', 'STATUS', 'PROGRESS', 'EXECUTED', 'SKIPPED', 'AWAITED', 'ORPHANED', 'UPDATED', 'STATE'],
-    list.map((r, i) => [r.id, r.workflow, r.status, bar(r.step, r.totalSteps, 12), r.executed, r.skipped, r.awaited,
-      r.orphanedClaims || '', relative(r.updatedAt, now), stateText(stalls[i] ?? null)]),
-  ));
+  cli.out(
+    table(
+      ['ID', 'WORKFLOW', 'STATUS', 'PROGRESS', 'EXECUTED', 'SKIPPED', 'AWAITED', 'ORPHANED', 'UPDATED', 'STATE'],
+      list.map((r, i) => [
+        r.id,
+        r.workflow,
+        r.status,
+        bar(r.step, r.totalSteps, 12),
+        r.executed,
+        r.skipped,
+        r.awaited,
+        r.orphanedClaims || '',
+        relative(r.updatedAt, now),
+        stateText(stalls[i] ?? null),
+      ]),
+    ),
+  );
   const stalled = stalls.filter(Boolean).length;
   if (stalled > 0) cli.err(`${stalled} of these runs ${stalled === 1 ? 'is' : 'are'} stalled: see STATE`);
   return 0;
@@ -70,16 +94,23 @@ export interface RunDetail {
 
 /** `updatedAt` is null when none of its rows has a time (a claim or progress written without one). */
 type ExternalRun = Omit<RunRow, 'inputJson' | 'status' | 'createdAt' | 'updatedAt'> & {
-  inputJson: null; status: 'running' | 'idle'; createdAt: null; updatedAt: number | null;
+  inputJson: null;
+  status: 'running' | 'idle';
+  createdAt: null;
+  updatedAt: number | null;
 };
 
 export async function inspect(cli: Cli, args: string[]): Promise<number> {
-  const { values, positionals: given } = flags(() => parseArgs({ args, strict: true, allowPositionals: true, options: GLOBAL_OPTIONS }));
+  const { values, positionals: given } = flags(() =>
+    parseArgs({ args, strict: true, allowPositionals: true, options: GLOBAL_OPTIONS }),
+  );
   const [id] = positionals(given, ['runId']);
   const runId = check(lookupId, id, 'run id');
   const { detail, stall } = await withStore(cli, values.db, async (store) => {
-    const [detail, facts] = await Promise.all([loadDetail(store, runId, cli.config().WAYBILL_CLAIM_TTL_MS),
-      readStallFacts(store, stallSettings(cli.config()))]);
+    const [detail, facts] = await Promise.all([
+      loadDetail(store, runId, cli.config().WAYBILL_CLAIM_TTL_MS),
+      readStallFacts(store, stallSettings(cli.config())),
+    ]);
     return { detail, stall: detail.external ? null : stallOf(detail.run as RunRow, facts) };
   });
   if (values.json) {
@@ -88,27 +119,54 @@ export async function inspect(cli: Cli, args: string[]): Promise<number> {
   }
   const { run, progress } = detail;
   const now = Date.now();
-  cli.out(fields([
-    ['run', `${run.id}  (${run.workflow})`],
-    ['status', `${run.status}${run.owner ? ` on ${run.owner}` : ''}${run.attempts > 1 ? `, attempt ${run.attempts}` : ''}`],
-    ...(stall ? [['stalled', stall.message] as [string, string]] : []),
-    ['progress', bar(progress.step, run.totalSteps)],
-    ['committed', String(detail.committed)],
-    ['created', run.createdAt === null ? '—' : relative(run.createdAt, now)],
-    // The latest of the row's time and the progress's: a step's commit saves progress, not the run row.
-    ['updated', when(latest(run.updatedAt, progress.updatedAt), now)],
-    ...(run.error ? [['error', truncate(run.error, 200)!] as [string, string]] : []),
-  ]));
+  cli.out(
+    fields([
+      ['run', `${run.id}  (${run.workflow})`],
+      [
+        'status',
+        `${run.status}${run.owner ? ` on ${run.owner}` : ''}${run.attempts > 1 ? `, attempt ${run.attempts}` : ''}`,
+      ],
+      ...(stall ? [['stalled', stall.message] as [string, string]] : []),
+      ['progress', bar(progress.step, run.totalSteps)],
+      ['committed', String(detail.committed)],
+      ['created', run.createdAt === null ? '—' : relative(run.createdAt, now)],
+      // The latest of the row's time and the progress's: a step's commit saves progress, not the run row.
+      ['updated', when(latest(run.updatedAt, progress.updatedAt), now)],
+      ...(run.error ? [['error', truncate(run.error, 200)!] as [string, string]] : []),
+    ]),
+  );
   if (detail.claims.length > 0) {
     cli.out(`\nclaims (${detail.claims.length})`);
-    cli.out(table(['KEY', 'WORKER', 'CLAIMED', 'LEASE', 'STATE'], detail.claims.map((c) =>
-      [c.idemKey, c.workerId, relative(c.claimedAt, now), relative(c.leaseExpiresAt, now), c.orphaned ? 'ORPHANED' : 'live'])));
+    cli.out(
+      table(
+        ['KEY', 'WORKER', 'CLAIMED', 'LEASE', 'STATE'],
+        detail.claims.map((c) => [
+          c.idemKey,
+          c.workerId,
+          relative(c.claimedAt, now),
+          relative(c.leaseExpiresAt, now),
+          c.orphaned ? 'ORPHANED' : 'live',
+        ]),
+      ),
+    );
   }
   const recent = detail.events.slice(-15);
   if (recent.length > 0) {
-    cli.out(`\nevents (${recent.length < detail.events.length ? `last ${recent.length} of ` : ''}${detail.events.length})`);
-    cli.out(table(['WHEN', 'OUTCOME', 'STEP', 'KEY', 'DETAIL'], recent.map((e) =>
-      [relative(e.at, now), e.count > 1 ? `${e.outcome} ×${e.count}` : e.outcome, e.step, e.idemKey, truncate(e.detail, 80)])));
+    cli.out(
+      `\nevents (${recent.length < detail.events.length ? `last ${recent.length} of ` : ''}${detail.events.length})`,
+    );
+    cli.out(
+      table(
+        ['WHEN', 'OUTCOME', 'STEP', 'KEY', 'DETAIL'],
+        recent.map((e) => [
+          relative(e.at, now),
+          e.count > 1 ? `${e.outcome} ×${e.count}` : e.outcome,
+          e.step,
+          e.idemKey,
+          truncate(e.detail, 80),
+        ]),
+      ),
+    );
   }
   return 0;
 }
@@ -153,7 +211,12 @@ export async function loadDetail(store: Store, runId: string, claimTtlMs: number
  */
 function detailView(detail: RunDetail, claimTtlMs: number, stall: Stall | null) {
   const { run, progressRow } = detail;
-  const row = { ...run, inputJson: run.inputJson ?? 'null', createdAt: run.createdAt ?? 0, updatedAt: run.updatedAt ?? 0 };
+  const row = {
+    ...run,
+    inputJson: run.inputJson ?? 'null',
+    createdAt: run.createdAt ?? 0,
+    updatedAt: run.updatedAt ?? 0,
+  };
   return {
     run: { ...runView(row, detail.external, stall), createdAt: run.createdAt, updatedAt: run.updatedAt },
     progress: progressRow ? { ...progressView(progressRow), updatedAt: detail.progress.updatedAt } : detail.progress,

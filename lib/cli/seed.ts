@@ -11,17 +11,29 @@ import { GLOBAL_OPTIONS, check, count, flags } from './args';
 import type { Cli } from './context';
 import { LiveBlock, bar } from './format';
 
-const prefixSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$/, 'letters, digits, _ . - (at most 40), starting with a letter or digit');
+const prefixSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,39}$/, 'letters, digits, _ . - (at most 40), starting with a letter or digit');
 
 export async function seedDemo(cli: Cli, args: string[]): Promise<number> {
-  const { values } = flags(() => parseArgs({
-    args, strict: true,
-    options: { ...GLOBAL_OPTIONS, runs: { type: 'string' }, steps: { type: 'string' }, 'big-run-steps': { type: 'string' }, prefix: { type: 'string' } },
-  }));
+  const { values } = flags(() =>
+    parseArgs({
+      args,
+      strict: true,
+      options: {
+        ...GLOBAL_OPTIONS,
+        runs: { type: 'string' },
+        steps: { type: 'string' },
+        'big-run-steps': { type: 'string' },
+        prefix: { type: 'string' },
+      },
+    }),
+  );
   const options = {
     runs: values.runs === undefined ? 100 : check(count(1_000_000), values.runs, '--runs'),
     steps: values.steps === undefined ? 50 : check(count(100_000), values.steps, '--steps'),
-    bigRunSteps: values['big-run-steps'] === undefined ? 0 : check(count(10_000_000), values['big-run-steps'], '--big-run-steps'),
+    bigRunSteps:
+      values['big-run-steps'] === undefined ? 0 : check(count(10_000_000), values['big-run-steps'], '--big-run-steps'),
     prefix: values.prefix === undefined ? 'seed' : check(prefixSchema, values.prefix, '--prefix'),
   };
   const live = cli.tty && !values.json ? new LiveBlock(cli.stderr) : null;
@@ -50,8 +62,10 @@ export async function seedDemo(cli: Cli, args: string[]): Promise<number> {
     return 0;
   }
   const s = report.byStatus;
-  cli.out(`seeded ${report.runs} runs (${s.completed} completed, ${s.running} running, ${s.failed} failed, ${s.paused} paused), ` +
-    `${report.committed} committed steps, ${report.events} events, ${report.claims} claims (${report.orphanedClaims} orphaned), ` +
-    `${report.workers} workers in ${seconds.toFixed(1)} s`);
+  cli.out(
+    `seeded ${report.runs} runs (${s.completed} completed, ${s.running} running, ${s.failed} failed, ${s.paused} paused), ` +
+      `${report.committed} committed steps, ${report.events} events, ${report.claims} claims (${report.orphanedClaims} orphaned), ` +
+      `${report.workers} workers in ${seconds.toFixed(1)} s`,
+  );
   return 0;
 }

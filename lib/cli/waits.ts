@@ -11,28 +11,48 @@ import { GLOBAL_OPTIONS, check, flags, jsonArg, lookupId } from './args';
 import { callerOf, withControl, type Cli } from './context';
 
 export async function decide(cli: Cli, approve: boolean, args: string[]): Promise<number> {
-  const { values, positionals: given } = flags(() => parseArgs({
-    args, strict: true, allowPositionals: true, options: { ...GLOBAL_OPTIONS, note: { type: 'string' } },
-  }));
+  const { values, positionals: given } = flags(() =>
+    parseArgs({
+      args,
+      strict: true,
+      allowPositionals: true,
+      options: { ...GLOBAL_OPTIONS, note: { type: 'string' } },
+    }),
+  );
   if (given.length < 1) throw new UsageError('missing <runId>');
   if (given.length > 2) throw new UsageError(`unexpected argument ${JSON.stringify(given[2])}`);
   const runId = check(lookupId, given[0]!, 'run id');
   const caller = callerOf(cli, values.as);
-  const wait = await withControl(cli, values.db, (deps) => waits.decide(deps, caller, { runId, name: given[1], approve, note: values.note }));
+  const wait = await withControl(cli, values.db, (deps) =>
+    waits.decide(deps, caller, { runId, name: given[1], approve, note: values.note }),
+  );
   if (values.json) cli.json(waits.waitView(wait));
-  else cli.out(`${approve ? 'approved' : 'rejected'} ${wait.name} of ${wait.runId}${wait.note ? `: ${wait.note}` : ''}; the run goes on`);
+  else
+    cli.out(
+      `${approve ? 'approved' : 'rejected'} ${wait.name} of ${wait.runId}${wait.note ? `: ${wait.note}` : ''}; the run goes on`,
+    );
   return 0;
 }
 
 export async function signal(cli: Cli, args: string[]): Promise<number> {
-  const { values, positionals: given } = flags(() => parseArgs({
-    args, strict: true, allowPositionals: true, options: { ...GLOBAL_OPTIONS, payload: { type: 'string' } },
-  }));
-  if (given.length !== 2) throw new UsageError(given.length < 2 ? 'missing <runId> <name>' : `unexpected argument ${JSON.stringify(given[2])}`);
+  const { values, positionals: given } = flags(() =>
+    parseArgs({
+      args,
+      strict: true,
+      allowPositionals: true,
+      options: { ...GLOBAL_OPTIONS, payload: { type: 'string' } },
+    }),
+  );
+  if (given.length !== 2)
+    throw new UsageError(
+      given.length < 2 ? 'missing <runId> <name>' : `unexpected argument ${JSON.stringify(given[2])}`,
+    );
   const runId = check(lookupId, given[0]!, 'run id');
   const payload = values.payload === undefined ? null : jsonArg(values.payload, '--payload');
   const caller = callerOf(cli, values.as);
-  const wait = await withControl(cli, values.db, (deps) => waits.signal(deps, caller, { runId, name: given[1]!, payload }));
+  const wait = await withControl(cli, values.db, (deps) =>
+    waits.signal(deps, caller, { runId, name: given[1]!, payload }),
+  );
   if (values.json) cli.json(waits.waitView(wait));
   else cli.out(`signalled ${wait.name} to ${wait.runId}`);
   return 0;

@@ -23,17 +23,28 @@ import { LiveBlock } from './format';
 import { watchWorker } from './follow';
 
 export async function worker(cli: Cli, args: string[]): Promise<number> {
-  const { values } = flags(() => parseArgs({
-    args, strict: true,
-    options: { ...GLOBAL_OPTIONS, concurrency: { type: 'string' }, id: { type: 'string' }, workflows: { type: 'string' }, drill: { type: 'string' } },
-  }));
+  const { values } = flags(() =>
+    parseArgs({
+      args,
+      strict: true,
+      options: {
+        ...GLOBAL_OPTIONS,
+        concurrency: { type: 'string' },
+        id: { type: 'string' },
+        workflows: { type: 'string' },
+        drill: { type: 'string' },
+      },
+    }),
+  );
   const concurrency = values.concurrency === undefined ? 1 : check(count(1000), values.concurrency, '--concurrency');
   const id = values.id === undefined ? undefined : check(lookupId, values.id, '--id');
   const drillRun = values.drill === undefined ? undefined : check(lookupId, values.drill, '--drill');
   const cfg = cli.config();
-  const modulePath = drillRun === undefined ? values.workflows ?? cfg.WAYBILL_WORKFLOWS : undefined;
-  const registry = drillRun === undefined ? await cli.registry(modulePath, values.db)
-    : new WorkflowRegistry([drillWorkflow(dataDir({ ...cfg, DATABASE_URL: values.db ?? cfg.DATABASE_URL }))]);
+  const modulePath = drillRun === undefined ? (values.workflows ?? cfg.WAYBILL_WORKFLOWS) : undefined;
+  const registry =
+    drillRun === undefined
+      ? await cli.registry(modulePath, values.db)
+      : new WorkflowRegistry([drillWorkflow(dataDir({ ...cfg, DATABASE_URL: values.db ?? cfg.DATABASE_URL }))]);
   const publications = publicationsOf(registry, modulePath);
 
   return withStore(cli, values.db, async (store) => {
@@ -41,21 +52,36 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
     const live = cli.tty ? new LiveBlock(cli.stderr) : null;
     const log = createLogger({}, live ? (line) => live.write(line) : undefined, { colour: !cfg.NO_COLOR });
     const w = new Worker({
-      store: store, registry, id, concurrency, log,
-      claimLeaseMs: cfg.WAYBILL_LEASE_MS, claimTtlMs: cfg.WAYBILL_CLAIM_TTL_MS,
-      runLeaseMs: cfg.WAYBILL_RUN_LEASE_MS, heartbeatMs: cfg.WAYBILL_HEARTBEAT_MS,
-      prune: cfg.WAYBILL_PRUNE_OLDER_THAN === undefined || drillRun !== undefined ? undefined : { olderThanMs: cfg.WAYBILL_PRUNE_OLDER_THAN },
+      store: store,
+      registry,
+      id,
+      concurrency,
+      log,
+      claimLeaseMs: cfg.WAYBILL_LEASE_MS,
+      claimTtlMs: cfg.WAYBILL_CLAIM_TTL_MS,
+      runLeaseMs: cfg.WAYBILL_RUN_LEASE_MS,
+      heartbeatMs: cfg.WAYBILL_HEARTBEAT_MS,
+      prune:
+        cfg.WAYBILL_PRUNE_OLDER_THAN === undefined || drillRun !== undefined
+          ? undefined
+          : { olderThanMs: cfg.WAYBILL_PRUNE_OLDER_THAN },
       onlyRun: drillRun,
       // A drill's worker publishes nothing: its workflow is the drill's own, never to be started by a user.
-      onRegistered: drillRun !== undefined ? undefined : async (workerId) => {
-        await store.publishWorkflows(workerId, publications);
-        log.info('serving workflows', { workerId, workflows: registry.names(), module: modulePath ?? null });
-      },
+      onRegistered:
+        drillRun !== undefined
+          ? undefined
+          : async (workerId) => {
+              await store.publishWorkflows(workerId, publications);
+              log.info('serving workflows', { workerId, workflows: registry.names(), module: modulePath ?? null });
+            },
     });
     let signals = 0;
     const onSignal = (signal: NodeJS.Signals) => {
       if (++signals > 1) process.exit(130);
-      log.info('draining: the steps in hand finish, runs are handed back (signal again to exit now)', { workerId: w.id, signal });
+      log.info('draining: the steps in hand finish, runs are handed back (signal again to exit now)', {
+        workerId: w.id,
+        signal,
+      });
       w.stop();
     };
     process.on('SIGTERM', onSignal);

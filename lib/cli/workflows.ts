@@ -8,19 +8,41 @@ import { withStore, type Cli } from './context';
 import { table, truncate } from './format';
 
 export async function workflows(cli: Cli, args: string[]): Promise<number> {
-  const { values, positionals: given } = flags(() => parseArgs({ args, strict: true, allowPositionals: true, options: GLOBAL_OPTIONS }));
+  const { values, positionals: given } = flags(() =>
+    parseArgs({ args, strict: true, allowPositionals: true, options: GLOBAL_OPTIONS }),
+  );
   positionals(given, []);
   const catalog = await withStore(cli, values.db, async (store) => cli.catalog(store, values.db));
   const entries = catalog.entries();
   if (values.json) {
-    cli.json(entries.map(({ name, description, version, totalSteps, builtin, servedBy, publishedBy, updatedAt, inputSchema }) =>
-      ({ name, description, version, totalSteps, builtin, servedBy, publishedBy, updatedAt, inputSchema })));
+    cli.json(
+      entries.map(
+        ({ name, description, version, totalSteps, builtin, servedBy, publishedBy, updatedAt, inputSchema }) => ({
+          name,
+          description,
+          version,
+          totalSteps,
+          builtin,
+          servedBy,
+          publishedBy,
+          updatedAt,
+          inputSchema,
+        }),
+      ),
+    );
     return 0;
   }
-  cli.out(table(
-    ['NAME', 'VERSION', 'STEPS', 'SERVED BY', 'DESCRIPTION'],
-    entries.map((w) => [w.name, w.version ?? (w.builtin ? 'built-in' : ''), w.totalSteps ?? '',
-      w.servedBy.length ? w.servedBy.join(', ') : 'no live worker', truncate(w.description, 60)]),
-  ));
+  cli.out(
+    table(
+      ['NAME', 'VERSION', 'STEPS', 'SERVED BY', 'DESCRIPTION'],
+      entries.map((w) => [
+        w.name,
+        w.version ?? (w.builtin ? 'built-in' : ''),
+        w.totalSteps ?? '',
+        w.servedBy.length ? w.servedBy.join(', ') : 'no live worker',
+        truncate(w.description, 60),
+      ]),
+    ),
+  );
   return 0;
 }

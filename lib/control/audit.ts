@@ -15,14 +15,42 @@ import { exactText, runRef } from './fields';
 import type { ControlDeps, ControlStore } from './store';
 import { ControlInputError } from '../errors';
 
-export const AUDIT_ACTIONS = ['start', 'pause', 'resume', 'cancel', 'retry', 'expire', 'resolve', 'sweep', 'prune', 'token', 'rerun', 'fork', 'approve', 'reject', 'signal'] as const;
+export const AUDIT_ACTIONS = [
+  'start',
+  'pause',
+  'resume',
+  'cancel',
+  'retry',
+  'expire',
+  'resolve',
+  'sweep',
+  'prune',
+  'token',
+  'rerun',
+  'fork',
+  'approve',
+  'reject',
+  'signal',
+] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
-export async function record(store: ControlStore, caller: Caller, entry: {
-  action: AuditAction; target: string; runId?: string | null; note?: string | null; reason?: string;
-}): Promise<AuditEntry> {
+export async function record(
+  store: ControlStore,
+  caller: Caller,
+  entry: {
+    action: AuditAction;
+    target: string;
+    runId?: string | null;
+    note?: string | null;
+    reason?: string;
+  },
+): Promise<AuditEntry> {
   return store.recordAudit({
-    actor: caller.actor, role: caller.role, action: entry.action, target: entry.target, runId: entry.runId ?? null,
+    actor: caller.actor,
+    role: caller.role,
+    action: entry.action,
+    target: entry.target,
+    runId: entry.runId ?? null,
     detail: auditDetail({ note: entry.note, reason: entry.reason }),
   });
 }
@@ -37,16 +65,28 @@ const auditQuery = z.strictObject({
   runId: runRef.optional(),
   since: epoch.optional(),
   until: epoch.optional(),
-  limit: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1')
-    .max(AUDIT_PAGE_MAX, `must be at most ${AUDIT_PAGE_MAX}`).optional(),
-  before: z.number({ error: 'must be a number' }).int('must be a whole number').positive('must be a positive id')
-    .max(Number.MAX_SAFE_INTEGER, 'is not an id').optional(),
+  limit: z
+    .number({ error: 'must be a number' })
+    .int('must be a whole number')
+    .min(1, 'must be at least 1')
+    .max(AUDIT_PAGE_MAX, `must be at most ${AUDIT_PAGE_MAX}`)
+    .optional(),
+  before: z
+    .number({ error: 'must be a number' })
+    .int('must be a whole number')
+    .positive('must be a positive id')
+    .max(Number.MAX_SAFE_INTEGER, 'is not an id')
+    .optional(),
 });
 
 export type AuditQueryInput = z.input<typeof auditQuery>;
 
 /** A page of the log, newest first; `next` is the id to pass as `before` for the page after, null on the last. */
-export async function list(deps: ControlDeps, caller: Caller, input: AuditQueryInput): Promise<{ entries: AuditEntry[]; next: number | null }> {
+export async function list(
+  deps: ControlDeps,
+  caller: Caller,
+  input: AuditQueryInput,
+): Promise<{ entries: AuditEntry[]; next: number | null }> {
   authorize(caller, 'viewer');
   const query = validate(auditQuery, input);
   if (query.since !== undefined && query.until !== undefined && query.until < query.since) {
@@ -55,8 +95,13 @@ export async function list(deps: ControlDeps, caller: Caller, input: AuditQueryI
   const limit = query.limit ?? 50;
   const store = await deps.store();
   const rows = await store.listAudit({
-    limit: limit + 1, beforeId: query.before, runId: query.runId, actor: query.actor, action: query.action,
-    since: query.since, until: query.until,
+    limit: limit + 1,
+    beforeId: query.before,
+    runId: query.runId,
+    actor: query.actor,
+    action: query.action,
+    since: query.since,
+    until: query.until,
   });
   const entries = rows.slice(0, limit);
   return { entries, next: rows.length > limit ? entries.at(-1)!.id : null };

@@ -30,12 +30,21 @@ export const BULK_MAX = 10_000;
 const BATCH = 200;
 
 /** The filters of GET /api/v1/runs, with its rules: a status it lists, a workflow name, a search text. */
-export const bulkFilter = z.strictObject({
-  status: z.enum(LISTED_STATUSES, { error: `must be one of ${LISTED_STATUSES.join(', ')}` }).optional(),
-  workflow: z.string({ error: 'must be a workflow name' }).regex(/^[a-z][a-z0-9-]{0,63}$/, 'must be a workflow name (lowercase letters, digits, dashes)').optional(),
-  q: z.string({ error: 'must be text' }).max(200, 'must be at most 200 characters')
-    .refine((s) => !/\p{Cc}/u.test(s), 'must not contain control characters').optional(),
-}, { error: (issue) => issue.code === 'invalid_type' ? 'must be an object of status, workflow and q' : undefined });
+export const bulkFilter = z.strictObject(
+  {
+    status: z.enum(LISTED_STATUSES, { error: `must be one of ${LISTED_STATUSES.join(', ')}` }).optional(),
+    workflow: z
+      .string({ error: 'must be a workflow name' })
+      .regex(/^[a-z][a-z0-9-]{0,63}$/, 'must be a workflow name (lowercase letters, digits, dashes)')
+      .optional(),
+    q: z
+      .string({ error: 'must be text' })
+      .max(200, 'must be at most 200 characters')
+      .refine((s) => !/\p{Cc}/u.test(s), 'must not contain control characters')
+      .optional(),
+  },
+  { error: (issue) => (issue.code === 'invalid_type' ? 'must be an object of status, workflow and q' : undefined) },
+);
 
 export const bulkInput = z.strictObject({
   action: z.enum(BULK_ACTIONS as [BulkAction, ...BulkAction[]], { error: `must be one of ${BULK_ACTIONS.join(', ')}` }),
@@ -66,11 +75,18 @@ async function matching(store: ControlStore, filter: BulkFilter, claimTtlMs: num
   let after: { updatedAt: number; id: string } | undefined;
   for (;;) {
     const page = await store.listRuns({
-      status: filter.status, workflow: filter.workflow, search: filter.q || undefined, limit: BATCH, claimTtlMs, after,
+      status: filter.status,
+      workflow: filter.workflow,
+      search: filter.q || undefined,
+      limit: BATCH,
+      claimTtlMs,
+      after,
     });
     out.push(...page);
     if (out.length > BULK_MAX) {
-      throw ControlInputError.of({ filter: [`matches more than ${BULK_MAX.toLocaleString('en-US')} runs: narrow it (status, workflow, q)`] });
+      throw ControlInputError.of({
+        filter: [`matches more than ${BULK_MAX.toLocaleString('en-US')} runs: narrow it (status, workflow, q)`],
+      });
     }
     if (page.length < BATCH) return out;
     const last = page.at(-1)!;
@@ -80,7 +96,7 @@ async function matching(store: ControlStore, filter: BulkFilter, claimTtlMs: num
 
 /** Why the action does not apply to this run, or null when it does. */
 function notApplicable(action: BulkAction, run: RunSummary): string | null {
-  if (run.status === 'idle' || run.workflow === 'external') return 'an outside client\'s run: it has no status to move';
+  if (run.status === 'idle' || run.workflow === 'external') return "an outside client's run: it has no status to move";
   const from = TRANSITIONS[action].from;
   return from.includes(run.status) ? null : `is ${run.status}: ${action} applies to ${from.join(', ')} runs`;
 }
@@ -98,7 +114,8 @@ export async function preview(deps: ControlDeps, caller: Caller, input: { filter
     if (error instanceof ControlInputError) return { matched: BULK_MAX + 1, applicable, tooMany: true };
     throw error;
   }
-  for (const run of runs) for (const action of BULK_ACTIONS) if (notApplicable(action, run) === null) applicable[action]++;
+  for (const run of runs)
+    for (const action of BULK_ACTIONS) if (notApplicable(action, run) === null) applicable[action]++;
   return { matched: runs.length, applicable, tooMany: false };
 }
 
@@ -106,7 +123,11 @@ export async function preview(deps: ControlDeps, caller: Caller, input: { filter
  * The action over every run the filter matches. Refused whole (nothing written) for a viewer, bad input or a
  * filter matching more than BULK_MAX; otherwise each run is done or skipped with its reason.
  */
-export async function apply(deps: ControlDeps, caller: Caller, input: BulkInput | { action: unknown; filter: unknown; reason?: unknown }): Promise<BulkReport> {
+export async function apply(
+  deps: ControlDeps,
+  caller: Caller,
+  input: BulkInput | { action: unknown; filter: unknown; reason?: unknown },
+): Promise<BulkReport> {
   authorize(caller, 'operator');
   const given = validate(bulkInput, input);
   const store = await deps.store();
@@ -139,7 +160,10 @@ export async function apply(deps: ControlDeps, caller: Caller, input: BulkInput 
 
 /** `status=failed workflow=notify q="x"`, or `every run` for an empty filter: for the audit line. */
 export function describeFilter(filter: { status?: string; workflow?: string; q?: string }): string {
-  const parts = [filter.status && `status=${filter.status}`, filter.workflow && `workflow=${filter.workflow}`,
-    filter.q && `q=${JSON.stringify(filter.q)}`].filter(Boolean);
+  const parts = [
+    filter.status && `status=${filter.status}`,
+    filter.workflow && `workflow=${filter.workflow}`,
+    filter.q && `q=${JSON.stringify(filter.q)}`,
+  ].filter(Boolean);
   return parts.length ? parts.join(' ') : 'no filter (every run)';
 }

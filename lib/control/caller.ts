@@ -17,7 +17,6 @@ export interface Caller {
   channel: Channel;
 }
 
-
 /** What an operation needs: reading the log is a viewer's right, everything that changes state an operator's. */
 export type Need = 'viewer' | 'operator';
 

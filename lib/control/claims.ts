@@ -14,24 +14,40 @@ import type { ControlDeps } from './store';
 
 const FORCED = 'forced: the lease was live';
 
-const expireInput = z.strictObject({ key: claimKey, force: z.boolean({ error: 'must be true or false' }).optional(), reason: reasonField });
+const expireInput = z.strictObject({
+  key: claimKey,
+  force: z.boolean({ error: 'must be true or false' }).optional(),
+  reason: reasonField,
+});
 
 /**
  * Expires one claim. NotFoundError when there is no claim on the key, LiveClaimError when its lease is live
  * and `force` is not set.
  */
-export async function expire(deps: ControlDeps, caller: Caller, input: z.input<typeof expireInput>): Promise<{ key: string; runId: string | null }> {
+export async function expire(
+  deps: ControlDeps,
+  caller: Caller,
+  input: z.input<typeof expireInput>,
+): Promise<{ key: string; runId: string | null }> {
   authorize(caller, 'operator');
   const given = validate(expireInput, input);
   const store = await deps.store();
   // Read first for the audit line (its run, whether it was live); the expiry itself decides in its transaction.
   const held = await store.getClaim(given.key, { claimTtlMs: deps.claimTtlMs });
-  const outcome = await store.expireClaim(given.key, { actor: caller.actor, force: given.force, claimTtlMs: deps.claimTtlMs });
+  const outcome = await store.expireClaim(given.key, {
+    actor: caller.actor,
+    force: given.force,
+    claimTtlMs: deps.claimTtlMs,
+  });
   if (outcome === 'missing') throw new NotFoundError(`claim on ${given.key}`);
   if (outcome === 'live') throw new LiveClaimError(given.key, 'expire', forceHint(caller));
   const runId = held?.runId ?? null;
   await record(store, caller, {
-    action: 'expire', target: given.key, runId, note: given.force && held && !held.orphaned ? FORCED : null, reason: given.reason,
+    action: 'expire',
+    target: given.key,
+    runId,
+    note: given.force && held && !held.orphaned ? FORCED : null,
+    reason: given.reason,
   });
   return { key: given.key, runId };
 }
@@ -43,34 +59,57 @@ const resolveInput = z.strictObject({
   note: note(2000).optional(),
   force: z.boolean({ error: 'must be true or false' }).optional(),
   /** The attempt the operator saw: a claim a worker took over since is refused. */
-  attempt: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be ≥ 1').max(2_147_483_647, 'must be < 2^31').optional(),
+  attempt: z
+    .number({ error: 'must be a number' })
+    .int('must be a whole number')
+    .min(1, 'must be ≥ 1')
+    .max(2_147_483_647, 'must be < 2^31')
+    .optional(),
 });
 
 /**
  * Commits a result by hand. LiveClaimError for a live lease without `force`; ClaimNotOrphanedError
  * (`replaced`) for a claim taken over since the operator saw it; NotFoundError when there is no claim.
  */
-export async function resolve(deps: ControlDeps, caller: Caller, input: z.input<typeof resolveInput>): Promise<{ key: string; runId: string }> {
+export async function resolve(
+  deps: ControlDeps,
+  caller: Caller,
+  input: z.input<typeof resolveInput>,
+): Promise<{ key: string; runId: string }> {
   authorize(caller, 'operator');
   const given = validate(resolveInput, input);
   const resultJson = JSON.stringify(given.result);
   const bytes = Buffer.byteLength(resultJson, 'utf8');
   if (bytes > deps.maxBytes) {
-    throw ControlInputError.of({ result: [`is ${bytes.toLocaleString('en-US')} bytes: the limit is ${deps.maxBytes.toLocaleString('en-US')} bytes (WAYBILL_MAX_BODY_BYTES)`] });
+    throw ControlInputError.of({
+      result: [
+        `is ${bytes.toLocaleString('en-US')} bytes: the limit is ${deps.maxBytes.toLocaleString('en-US')} bytes (WAYBILL_MAX_BODY_BYTES)`,
+      ],
+    });
   }
   const store = await deps.store();
   const held = given.force ? await store.getClaim(given.key, { claimTtlMs: deps.claimTtlMs }) : null;
   let runId: string;
   try {
     ({ runId } = await store.resolveClaim({
-      idemKey: given.key, resultJson, actor: caller.actor, note: given.note, claimTtlMs: deps.claimTtlMs, force: given.force, attempt: given.attempt,
+      idemKey: given.key,
+      resultJson,
+      actor: caller.actor,
+      note: given.note,
+      claimTtlMs: deps.claimTtlMs,
+      force: given.force,
+      attempt: given.attempt,
     }));
   } catch (error) {
-    if (error instanceof ClaimNotOrphanedError && error.reason === 'live') throw new LiveClaimError(given.key, 'resolve', forceHint(caller));
+    if (error instanceof ClaimNotOrphanedError && error.reason === 'live')
+      throw new LiveClaimError(given.key, 'resolve', forceHint(caller));
     throw error;
   }
   await record(store, caller, {
-    action: 'resolve', target: given.key, runId, note: [held && !held.orphaned ? FORCED : null, given.note || null].filter(Boolean).join('; ') || null,
+    action: 'resolve',
+    target: given.key,
+    runId,
+    note: [held && !held.orphaned ? FORCED : null, given.note || null].filter(Boolean).join('; ') || null,
   });
   return { key: given.key, runId };
 }
@@ -92,8 +131,12 @@ export interface SweepReport {
  * it meanwhile was not orphaned after all, and stays. One audit line for the sweep, when it expired any;
  * each expiry is in its run's timeline already, with who did it.
  */
-export async function sweep(deps: ControlDeps, caller: Caller, input: z.input<typeof sweepInput>,
-  options: { onProgress?: (done: number, total: number) => void } = {}): Promise<SweepReport> {
+export async function sweep(
+  deps: ControlDeps,
+  caller: Caller,
+  input: z.input<typeof sweepInput>,
+  options: { onProgress?: (done: number, total: number) => void } = {},
+): Promise<SweepReport> {
   authorize(caller, 'operator');
   const given = validate(sweepInput, input);
   const store = await deps.store();
@@ -106,10 +149,14 @@ export async function sweep(deps: ControlDeps, caller: Caller, input: z.input<ty
     options.onProgress?.(i + 1, orphaned.length);
   }
   if (report.keys.length > 0) {
-    const listed = report.keys.slice(0, 20).join(', ') + (report.keys.length > 20 ? `, and ${report.keys.length - 20} more` : '');
+    const listed =
+      report.keys.slice(0, 20).join(', ') + (report.keys.length > 20 ? `, and ${report.keys.length - 20} more` : '');
     await record(store, caller, {
-      action: 'sweep', target: given.runId ?? '*', runId: given.runId ?? null,
-      note: `expired ${report.keys.length} orphaned claim(s): ${listed}`, reason: given.reason,
+      action: 'sweep',
+      target: given.runId ?? '*',
+      runId: given.runId ?? null,
+      note: `expired ${report.keys.length} orphaned claim(s): ${listed}`,
+      reason: given.reason,
     });
   }
   return report;

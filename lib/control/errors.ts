@@ -8,7 +8,6 @@ import { ControlInputError, type FieldErrors } from '../errors';
 
 export type { FieldErrors };
 
-
 /** zod's issues as fields, path joined with dots; a problem with the whole value is filed under `input`. */
 export function zodFields(error: z.ZodError): FieldErrors {
   // A Map: a caller's field may be called `__proto__`, which a plain object's `??=` would find on its prototype.
@@ -18,7 +17,8 @@ export function zodFields(error: z.ZodError): FieldErrors {
     out.set(name, [...(out.get(name) ?? []), message]);
   };
   for (const issue of error.issues) {
-    if (issue.code === 'unrecognized_keys') for (const key of issue.keys) add([...issue.path, key], 'is not a known field');
+    if (issue.code === 'unrecognized_keys')
+      for (const key of issue.keys) add([...issue.path, key], 'is not a known field');
     else add(issue.path, issue.message);
   }
   return Object.fromEntries(out);
@@ -30,4 +30,3 @@ export function validate<T extends z.ZodType>(schema: T, value: unknown): z.outp
   if (parsed.success) return parsed.data;
   throw ControlInputError.of(zodFields(parsed.error));
 }
-

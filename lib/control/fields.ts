@@ -16,16 +16,26 @@ export const claimKey = z.string({ error: 'must be a string' }).superRefine((key
 });
 
 /** Notes: any text but NUL (PostgreSQL's text cannot hold it), bounded. */
-export const note = (max: number) => z.string({ error: 'must be text' }).max(max, `must be at most ${max} characters`)
-  .refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');
+export const note = (max: number) =>
+  z
+    .string({ error: 'must be text' })
+    .max(max, `must be at most ${max} characters`)
+    .refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');
 
 /**
  * A run id to act on or filter by. Looser than a new run's id (runIdSchema): outside clients chose theirs.
  * Bounded, and free of NUL, which PostgreSQL's text cannot hold (a NUL reaching it is a 500, not a refusal).
  */
-export const runRef = z.string({ error: 'must be a run id' }).min(1, 'must not be empty').max(512, 'must be at most 512 characters')
+export const runRef = z
+  .string({ error: 'must be a run id' })
+  .min(1, 'must not be empty')
+  .max(512, 'must be at most 512 characters')
   .refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');
 
 /** Text to match exactly (an actor's name): bounded and NUL-free, for the same reason. */
-export const exactText = (max: number) => z.string({ error: 'must be text' }).min(1, 'must not be empty')
-  .max(max, `must be at most ${max} characters`).refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');
+export const exactText = (max: number) =>
+  z
+    .string({ error: 'must be text' })
+    .min(1, 'must not be empty')
+    .max(max, `must be at most ${max} characters`)
+    .refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');

@@ -16,13 +16,20 @@ import type { ControlDeps } from './store';
 import { ControlInputError } from '../errors';
 
 const pruneInput = z.strictObject({
-  olderThan: z.string({ error: 'is required (a duration such as 30d)' }).refine((text) => durationSchema.safeParse(text).success, {
-    // The duration rule's own words ("must be a whole number and a unit …", "must be more than 0").
-    error: (issue) => durationSchema.safeParse(issue.input).error?.issues[0]?.message ?? 'is not a duration',
-  }),
+  olderThan: z
+    .string({ error: 'is required (a duration such as 30d)' })
+    .refine((text) => durationSchema.safeParse(text).success, {
+      // The duration rule's own words ("must be a whole number and a unit …", "must be more than 0").
+      error: (issue) => durationSchema.safeParse(issue.input).error?.issues[0]?.message ?? 'is not a duration',
+    }),
   force: z.boolean({ error: 'must be true or false' }).optional(),
   includeExternal: z.boolean({ error: 'must be true or false' }).optional(),
-  batchSize: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(100_000, 'must be at most 100000').optional(),
+  batchSize: z
+    .number({ error: 'must be a number' })
+    .int('must be a whole number')
+    .min(1, 'must be at least 1')
+    .max(100_000, 'must be at most 100000')
+    .optional(),
   dryRun: z.boolean({ error: 'must be true or false' }).optional(),
   reason: reasonField,
 });
@@ -37,33 +44,50 @@ export interface PruneReport extends PruneCounts {
   interrupted: boolean;
 }
 
-export async function prune(deps: ControlDeps, caller: Caller, input: z.input<typeof pruneInput>, options: {
-  /** This host's clock, in ms: against a limit of a day or more, seconds of skew from the database do not matter. */
-  nowMs: number;
-  signal?: AbortSignal;
-  /** Called once with what the prune will remove, then after each batch with the rows removed so far. */
-  onPlan?: (plan: PruneCounts) => void;
-  onBatch?: (soFar: PruneCounts) => void;
-}): Promise<PruneReport> {
+export async function prune(
+  deps: ControlDeps,
+  caller: Caller,
+  input: z.input<typeof pruneInput>,
+  options: {
+    /** This host's clock, in ms: against a limit of a day or more, seconds of skew from the database do not matter. */
+    nowMs: number;
+    signal?: AbortSignal;
+    /** Called once with what the prune will remove, then after each batch with the rows removed so far. */
+    onPlan?: (plan: PruneCounts) => void;
+    onBatch?: (soFar: PruneCounts) => void;
+  },
+): Promise<PruneReport> {
   authorize(caller, 'operator');
   const given = validate(pruneInput, input);
   const olderThanMs = durationSchema.parse(given.olderThan);
   if (olderThanMs < MIN_RETENTION_MS && !given.force) {
     throw ControlInputError.of({
-      olderThan: [`${given.olderThan} is under 24h, and a pruned idempotency key can no longer deduplicate a retry (${forceHint(caller)} to prune anyway)`],
+      olderThan: [
+        `${given.olderThan} is under 24h, and a pruned idempotency key can no longer deduplicate a retry (${forceHint(caller)} to prune anyway)`,
+      ],
     });
   }
-  const request = { before: options.nowMs / 1000 - olderThanMs / 1000, includeExternal: Boolean(given.includeExternal), batchSize: given.batchSize ?? 500 };
+  const request = {
+    before: options.nowMs / 1000 - olderThanMs / 1000,
+    includeExternal: Boolean(given.includeExternal),
+    batchSize: given.batchSize ?? 500,
+  };
   const store = await deps.store();
   const plan = await store.planPrune(request);
   const shape = { olderThan: given.olderThan, before: request.before, includeExternal: request.includeExternal };
   if (given.dryRun) return { dryRun: true, interrupted: false, ...shape, ...plan };
   options.onPlan?.(plan);
-  const removed = await pruneAll(store, request, { signal: options.signal, onBatch: (_, soFar) => options.onBatch?.(soFar) });
+  const removed = await pruneAll(store, request, {
+    signal: options.signal,
+    onBatch: (_, soFar) => options.onBatch?.(soFar),
+  });
   const interrupted = Boolean(options.signal?.aborted);
   if (rowsIn(removed) > 0 || removed.external > 0) {
     await record(store, caller, {
-      action: 'prune', target: '*', note: `${interrupted ? 'interrupted; pruned so far' : 'pruned'} ${describeCounts(removed, given.olderThan)}`, reason: given.reason,
+      action: 'prune',
+      target: '*',
+      note: `${interrupted ? 'interrupted; pruned so far' : 'pruned'} ${describeCounts(removed, given.olderThan)}`,
+      reason: given.reason,
     });
   }
   return { dryRun: false, interrupted, ...shape, ...removed };

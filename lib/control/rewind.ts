@@ -28,7 +28,10 @@ import { validate } from './errors';
 import { reasonField, runRef } from './fields';
 import type { ControlDeps, ControlStore } from './store';
 
-const fromStep = z.number({ error: 'must be a step number' }).int('must be a whole number').min(0, 'must be 0 or more')
+const fromStep = z
+  .number({ error: 'must be a step number' })
+  .int('must be a whole number')
+  .min(0, 'must be 0 or more')
   .max(Number.MAX_SAFE_INTEGER, 'is too large');
 
 const rerunInput = z.strictObject({
@@ -65,35 +68,70 @@ async function checkedInput(deps: ControlDeps, store: ControlStore, runId: strin
       fields.set(name, [...(fields.get(name) ?? []), issue.message]);
     }
     const [first, messages] = [...fields][0]!;
-    throw new StartRefusedError(run.workflow, 'input', `input does not match ${run.workflow}'s schema: ${first}: ${messages[0]}`,
-      Object.fromEntries(fields), checked.issues);
+    throw new StartRefusedError(
+      run.workflow,
+      'input',
+      `input does not match ${run.workflow}'s schema: ${first}: ${messages[0]}`,
+      Object.fromEntries(fields),
+      checked.issues,
+    );
   }
   return { inputJson: JSON.stringify(checked.input), totalSteps: checked.totalSteps };
 }
 
 /** Reruns a finished, failed, cancelled or paused run from step N (see the top comment). Operator only; audited. */
-export async function rerun(deps: ControlDeps, caller: Caller, input: z.input<typeof rerunInput>): Promise<RewindOutcome> {
+export async function rerun(
+  deps: ControlDeps,
+  caller: Caller,
+  input: z.input<typeof rerunInput>,
+): Promise<RewindOutcome> {
   authorize(caller, 'operator');
   const given = validate(rerunInput, input);
   const store = await deps.store();
   const edited = await checkedInput(deps, store, given.runId, given.input);
-  const outcome = await store.rerunRun({ runId: given.runId, fromStep: given.fromStep, ...edited,
-    actor: caller.actor, reason: given.reason ?? null, claimTtlMs: deps.claimTtlMs });
-  await record(store, caller, { action: 'rerun', target: given.runId, runId: given.runId, reason: given.reason,
-    note: `rerun ${outcome.rerun} from step ${given.fromStep}: ${outcome.moved} results moved to history${edited.inputJson ? ', input edited' : ''}` });
+  const outcome = await store.rerunRun({
+    runId: given.runId,
+    fromStep: given.fromStep,
+    ...edited,
+    actor: caller.actor,
+    reason: given.reason ?? null,
+    claimTtlMs: deps.claimTtlMs,
+  });
+  await record(store, caller, {
+    action: 'rerun',
+    target: given.runId,
+    runId: given.runId,
+    reason: given.reason,
+    note: `rerun ${outcome.rerun} from step ${given.fromStep}: ${outcome.moved} results moved to history${edited.inputJson ? ', input edited' : ''}`,
+  });
   return outcome;
 }
 
 /** A new run from run R's step N: steps < N copied as committed, the rest run anew; R is not written. */
-export async function fork(deps: ControlDeps, caller: Caller, input: z.input<typeof forkInput>): Promise<RewindOutcome> {
+export async function fork(
+  deps: ControlDeps,
+  caller: Caller,
+  input: z.input<typeof forkInput>,
+): Promise<RewindOutcome> {
   authorize(caller, 'operator');
   const given = validate(forkInput, input);
   const store = await deps.store();
   const edited = await checkedInput(deps, store, given.runId, given.input);
   const newId = given.id ?? `${given.runId.slice(0, 100)}-fork-${randomBytes(3).toString('hex')}`;
-  const outcome = await store.forkRun({ runId: given.runId, fromStep: given.fromStep, newId, ...edited,
-    actor: caller.actor, claimTtlMs: deps.claimTtlMs });
-  await record(store, caller, { action: 'fork', target: given.runId, runId: given.runId, reason: given.reason,
-    note: `forked as ${newId} from step ${given.fromStep}: ${outcome.moved} results copied${edited.inputJson ? ', input edited' : ''}` });
+  const outcome = await store.forkRun({
+    runId: given.runId,
+    fromStep: given.fromStep,
+    newId,
+    ...edited,
+    actor: caller.actor,
+    claimTtlMs: deps.claimTtlMs,
+  });
+  await record(store, caller, {
+    action: 'fork',
+    target: given.runId,
+    runId: given.runId,
+    reason: given.reason,
+    note: `forked as ${newId} from step ${given.fromStep}: ${outcome.moved} results copied${edited.inputJson ? ', input edited' : ''}`,
+  });
   return outcome;
 }

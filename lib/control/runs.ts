@@ -17,9 +17,11 @@ import { StartRefusedError } from '../errors';
 
 export const RUN_ACTIONS = Object.keys(TRANSITIONS) as RunAction[];
 
-
 const startInput = z.strictObject({
-  workflow: z.string({ error: 'must be a workflow name' }).min(1, 'choose a workflow').max(64, 'must be at most 64 characters'),
+  workflow: z
+    .string({ error: 'must be a workflow name' })
+    .min(1, 'choose a workflow')
+    .max(64, 'must be at most 64 characters'),
   input: z.unknown().optional(),
   id: runIdSchema.optional(),
   reason: reasonField,
@@ -47,12 +49,23 @@ export async function start(deps: ControlDeps, caller: Caller, input: z.input<ty
       fields.set(name, [...(fields.get(name) ?? []), issue.message]);
     }
     const [first, messages] = [...fields][0]!;
-    throw new StartRefusedError(given.workflow, 'input', `input does not match ${given.workflow}'s schema: ${first}: ${messages[0]}`,
-      Object.fromEntries(fields), checked.issues);
+    throw new StartRefusedError(
+      given.workflow,
+      'input',
+      `input does not match ${given.workflow}'s schema: ${first}: ${messages[0]}`,
+      Object.fromEntries(fields),
+      checked.issues,
+    );
   }
   const run = await startRun(store, workflows, { workflow: given.workflow, input: checked.input, id: given.id });
   await store.recordEvent({ runId: run.id, outcome: 'operator', detail: `started by ${caller.actor}` });
-  await record(store, caller, { action: 'start', target: run.id, runId: run.id, note: `workflow ${run.workflow}`, reason: given.reason });
+  await record(store, caller, {
+    action: 'start',
+    target: run.id,
+    runId: run.id,
+    note: `workflow ${run.workflow}`,
+    reason: given.reason,
+  });
   return run;
 }
 

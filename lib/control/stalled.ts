@@ -57,15 +57,28 @@ export function liveWithinMs(heartbeatMs: number): number {
   return Math.max(LIVE_WITHIN_MS, 3 * heartbeatMs);
 }
 
-export async function readStallFacts(store: Pick<RunStore, 'listWorkers' | 'listPublishedWorkflows'>, settings: StallSettings): Promise<StallFacts> {
+export async function readStallFacts(
+  store: Pick<RunStore, 'listWorkers' | 'listPublishedWorkflows'>,
+  settings: StallSettings,
+): Promise<StallFacts> {
   const within = liveWithinMs(settings.heartbeatMs);
-  const [workers, published] = await Promise.all([store.listWorkers(), store.listPublishedWorkflows({ liveWithinMs: within })]);
+  const [workers, published] = await Promise.all([
+    store.listWorkers(),
+    store.listPublishedWorkflows({ liveWithinMs: within }),
+  ]);
   const nowS = settings.now / 1000;
   const liveWithinS = within / 1000;
   const servedBy = new Map(published.map((w) => [w.name, w.servedBy]));
   const serving = new Set(published.flatMap((w) => w.servedBy));
   const unknownServer = workers.some((w) => isLive(w, nowS, liveWithinS) && !serving.has(w.id));
-  return { nowS, liveWithinS, runLeaseS: settings.runLeaseMs / 1000, workers: new Map(workers.map((w) => [w.id, w])), servedBy, unknownServer };
+  return {
+    nowS,
+    liveWithinS,
+    runLeaseS: settings.runLeaseMs / 1000,
+    workers: new Map(workers.map((w) => [w.id, w])),
+    servedBy,
+    unknownServer,
+  };
 }
 
 function isLive(worker: WorkerRow | undefined, nowS: number, liveWithinS: number): boolean {
@@ -73,7 +86,10 @@ function isLive(worker: WorkerRow | undefined, nowS: number, liveWithinS: number
 }
 
 /** The settings from the configuration (WAYBILL_RUN_LEASE_MS, WAYBILL_HEARTBEAT_MS), at this moment. */
-export function stallSettings(cfg: { WAYBILL_RUN_LEASE_MS: number; WAYBILL_HEARTBEAT_MS: number }, now = Date.now()): StallSettings {
+export function stallSettings(
+  cfg: { WAYBILL_RUN_LEASE_MS: number; WAYBILL_HEARTBEAT_MS: number },
+  now = Date.now(),
+): StallSettings {
   return { now, runLeaseMs: cfg.WAYBILL_RUN_LEASE_MS, heartbeatMs: cfg.WAYBILL_HEARTBEAT_MS };
 }
 
@@ -85,7 +101,9 @@ export function served(facts: StallFacts, workflow: string): boolean {
 export function stallOf(run: StallSubject, facts: StallFacts): Stall | null {
   if (run.external || run.workflow === 'external') return null;
   if (run.status === 'queued') {
-    return served(facts, run.workflow) ? null : { kind: 'no-live-worker', workflow: run.workflow, message: `no live worker for ${run.workflow}` };
+    return served(facts, run.workflow)
+      ? null
+      : { kind: 'no-live-worker', workflow: run.workflow, message: `no live worker for ${run.workflow}` };
   }
   if (run.status !== 'running' || run.owner === null) return null;
   // A library loop's run has no run lease and its owner no worker row: it is its own executor, and no worker
@@ -98,9 +116,18 @@ export function stallOf(run: StallSubject, facts: StallFacts): Stall | null {
   // renewal (at its last heartbeat) set, when the row at hand (a list's summary) does not say.
   const takeoverAt = owner.stoppedAt !== null ? owner.stoppedAt : (run.leaseExpiresAt ?? silentSince + facts.runLeaseS);
   const since = owner.stoppedAt !== null ? `stopped at ${iso(owner.stoppedAt)}` : `silent since ${iso(silentSince)}`;
-  const when = !served(facts, run.workflow) ? `will be taken over once a worker for ${run.workflow} is live`
-    : takeoverAt <= facts.nowS ? 'will be taken over at the next worker poll' : `will be taken over at ${iso(takeoverAt)}`;
-  return { kind: 'owner-silent', owner: run.owner, silentSince, takeoverAt, message: `owner ${run.owner} ${since}, ${when}` };
+  const when = !served(facts, run.workflow)
+    ? `will be taken over once a worker for ${run.workflow} is live`
+    : takeoverAt <= facts.nowS
+      ? 'will be taken over at the next worker poll'
+      : `will be taken over at ${iso(takeoverAt)}`;
+  return {
+    kind: 'owner-silent',
+    owner: run.owner,
+    silentSince,
+    takeoverAt,
+    message: `owner ${run.owner} ${since}, ${when}`,
+  };
 }
 
 /** The view's field: what the API's run views and `waybill runs --json` carry. */
@@ -108,7 +135,13 @@ export function stallField(stall: Stall | null) {
   if (!stall) return null;
   return stall.kind === 'no-live-worker'
     ? { kind: stall.kind, message: stall.message, workflow: stall.workflow }
-    : { kind: stall.kind, message: stall.message, owner: stall.owner, silentSince: stall.silentSince, takeoverAt: stall.takeoverAt };
+    : {
+        kind: stall.kind,
+        message: stall.message,
+        owner: stall.owner,
+        silentSince: stall.silentSince,
+        takeoverAt: stall.takeoverAt,
+      };
 }
 
 /** Runs read per kind when counting: more than this are shown as "at least". */
@@ -127,7 +160,9 @@ export interface StallCount {
  * names given (the catalog's).
  */
 export async function countStalled(
-  store: Pick<RunStore, 'listRuns'>, facts: StallFacts, options: { claimTtlMs: number; workflows: Iterable<string> },
+  store: Pick<RunStore, 'listRuns'>,
+  facts: StallFacts,
+  options: { claimTtlMs: number; workflows: Iterable<string> },
 ): Promise<StallCount> {
   const { claimTtlMs } = options;
   const running = await store.listRuns({ status: 'running', limit: STALL_SCAN, claimTtlMs });
@@ -158,6 +193,10 @@ function iso(seconds: number): string {
 }
 
 /** One run's stall, read now: for the answers that show a single run (a start's, an action's). */
-export async function stallFor(store: Pick<RunStore, 'listWorkers' | 'listPublishedWorkflows'>, run: StallSubject, settings: StallSettings): Promise<Stall | null> {
+export async function stallFor(
+  store: Pick<RunStore, 'listWorkers' | 'listPublishedWorkflows'>,
+  run: StallSubject,
+  settings: StallSettings,
+): Promise<Stall | null> {
   return stallOf(run, await readStallFacts(store, settings));
 }

@@ -18,7 +18,10 @@ import { committedView, claimView, eventView, jsonValue, truncation } from './vi
 
 const stepInput = z.strictObject({
   runId: runRef,
-  step: z.number({ error: 'must be a step number' }).int('must be a whole number').min(0, 'must be 0 or more')
+  step: z
+    .number({ error: 'must be a step number' })
+    .int('must be a whole number')
+    .min(0, 'must be 0 or more')
     .max(Number.MAX_SAFE_INTEGER, 'is too large'),
 });
 
@@ -37,7 +40,11 @@ export interface AttemptView {
   rerun: number;
 }
 
-const ATTEMPT_OF: Partial<Record<StepEvent['outcome'], AttemptOutcome>> = { failed: 'failed', expired: 'taken_over', lease_lost: 'lease_lost' };
+const ATTEMPT_OF: Partial<Record<StepEvent['outcome'], AttemptOutcome>> = {
+  failed: 'failed',
+  expired: 'taken_over',
+  lease_lost: 'lease_lost',
+};
 
 /** The attempts in order: events, rerun markers (operator events naming a rerun) and the row(s) that ended each execution. */
 export function attemptsOf(record: StepRecord, claimTtlMs: number, now: number): AttemptView[] {
@@ -46,11 +53,20 @@ export function attemptsOf(record: StepRecord, claimTtlMs: number, now: number):
   let rerun = 0;
   let hist = 0;
   const push = (a: Omit<AttemptView, 'n' | 'rerun'>) => out.push({ ...a, n: out.length + 1, rerun });
-  const closeExecution = (row: { committedAt: number; durationMs: number | null; workerId: string | null; source: string }) => push({
-    outcome: row.source === 'manual' ? 'resolved' : row.source === 'forked' ? 'forked' : 'committed',
-    startedAt: row.durationMs === null ? null : row.committedAt - row.durationMs / 1000, endedAt: row.committedAt,
-    durationMs: row.durationMs, workerId: row.workerId, error: null,
-  });
+  const closeExecution = (row: {
+    committedAt: number;
+    durationMs: number | null;
+    workerId: string | null;
+    source: string;
+  }) =>
+    push({
+      outcome: row.source === 'manual' ? 'resolved' : row.source === 'forked' ? 'forked' : 'committed',
+      startedAt: row.durationMs === null ? null : row.committedAt - row.durationMs / 1000,
+      endedAt: row.committedAt,
+      durationMs: row.durationMs,
+      workerId: row.workerId,
+      error: null,
+    });
   const events = record.events.filter((e) => ATTEMPT_OF[e.outcome]);
   let i = 0;
   for (const end of ends) {
@@ -65,38 +81,72 @@ export function attemptsOf(record: StepRecord, claimTtlMs: number, now: number):
   else if (record.claim) {
     const claim = record.claim;
     const orphaned = (claim.leaseExpiresAt ?? claim.claimedAt + claimTtlMs / 1000) <= now;
-    push({ outcome: 'in_flight', startedAt: claim.claimedAt, endedAt: null, durationMs: null, workerId: claim.workerId,
-      error: orphaned ? 'its lease passed: the next worker takes it over' : null });
+    push({
+      outcome: 'in_flight',
+      startedAt: claim.claimedAt,
+      endedAt: null,
+      durationMs: null,
+      workerId: claim.workerId,
+      error: orphaned ? 'its lease passed: the next worker takes it over' : null,
+    });
   }
   return out;
 
   function pushEvent(e: StepEvent) {
-    push({ outcome: ATTEMPT_OF[e.outcome]!, startedAt: e.durationMs === null ? null : e.at - e.durationMs / 1000, endedAt: e.at,
-      durationMs: e.durationMs, workerId: e.workerId, error: e.detail });
+    push({
+      outcome: ATTEMPT_OF[e.outcome]!,
+      startedAt: e.durationMs === null ? null : e.at - e.durationMs / 1000,
+      endedAt: e.at,
+      durationMs: e.durationMs,
+      workerId: e.workerId,
+      error: e.detail,
+    });
   }
 }
 
-export function stepView(run: RunRow | null, runId: string, step: number, record: StepRecord, claimTtlMs: number, now = Date.now() / 1000) {
-  const key = record.committed?.idemKey ?? record.claim?.idemKey ?? record.history.at(-1)?.idemKey
-    ?? record.events.find((e) => e.idemKey)?.idemKey ?? null;
+export function stepView(
+  run: RunRow | null,
+  runId: string,
+  step: number,
+  record: StepRecord,
+  claimTtlMs: number,
+  now = Date.now() / 1000,
+) {
+  const key =
+    record.committed?.idemKey ??
+    record.claim?.idemKey ??
+    record.history.at(-1)?.idemKey ??
+    record.events.find((e) => e.idemKey)?.idemKey ??
+    null;
   const claim: ClaimRow | null = record.claim
-    ? { ...record.claim, orphaned: (record.claim.leaseExpiresAt ?? record.claim.claimedAt + claimTtlMs / 1000) <= now } : null;
+    ? { ...record.claim, orphaned: (record.claim.leaseExpiresAt ?? record.claim.claimedAt + claimTtlMs / 1000) <= now }
+    : null;
   const replacement = (i: number) => {
     const later = record.history[i + 1];
-    if (later) return { rerun: later.rerun, committedAt: later.committedAt, supersededAt: later.supersededAt, current: false };
-    if (record.committed) return { rerun: null, committedAt: record.committed.committedAt, supersededAt: null, current: true };
+    if (later)
+      return { rerun: later.rerun, committedAt: later.committedAt, supersededAt: later.supersededAt, current: false };
+    if (record.committed)
+      return { rerun: null, committedAt: record.committed.committedAt, supersededAt: null, current: true };
     return null;
   };
   return {
-    runId, step, key, workflow: run?.workflow ?? null, runStatus: run?.status ?? null,
-    status: record.committed ? 'committed' as const : claim ? 'in_flight' as const : 'not_committed' as const,
+    runId,
+    step,
+    key,
+    workflow: run?.workflow ?? null,
+    runStatus: run?.status ?? null,
+    status: record.committed ? ('committed' as const) : claim ? ('in_flight' as const) : ('not_committed' as const),
     result: record.committed ? jsonValue(record.committed.resultJson) : null,
     resultTruncated: record.committed ? truncation('result', record.committed.resultJson).resultTruncated : undefined,
     committed: record.committed ? committedView(record.committed) : null,
     attempts: attemptsOf(record, claimTtlMs, now),
     claim: claim ? claimView(claim, claimTtlMs) : null,
     history: record.history.map((h, i) => ({
-      ...committedView(h), supersededAt: h.supersededAt, supersededBy: h.supersededBy, reason: h.reason, rerun: h.rerun,
+      ...committedView(h),
+      supersededAt: h.supersededAt,
+      supersededBy: h.supersededBy,
+      reason: h.reason,
+      rerun: h.rerun,
       replacedBy: replacement(i),
     })),
     events: record.events.map(eventView),

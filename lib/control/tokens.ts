@@ -26,16 +26,24 @@ export interface MintedToken {
   expiresAt: number;
 }
 
-export async function mint(deps: ControlDeps, caller: Caller, input: z.input<typeof mintInput>, options: {
-  auth: AuthConfig;
-  nowMs: number;
-}): Promise<MintedToken> {
+export async function mint(
+  deps: ControlDeps,
+  caller: Caller,
+  input: z.input<typeof mintInput>,
+  options: {
+    auth: AuthConfig;
+    nowMs: number;
+  },
+): Promise<MintedToken> {
   authorize(caller, 'operator');
   const given = validate(mintInput, input);
   const minted = mintRunToken(options.auth, given.runId, given.ttl, options.nowMs);
   const store = await deps.store();
   await record(store, caller, {
-    action: 'token', target: given.runId, runId: given.runId, note: `expires ${new Date(minted.expiresAt * 1000).toISOString()}`,
+    action: 'token',
+    target: given.runId,
+    runId: given.runId,
+    note: `expires ${new Date(minted.expiresAt * 1000).toISOString()}`,
   });
   return minted;
 }

@@ -27,43 +27,85 @@ export function truncation(name: string, text: string | null): Record<string, st
   if (text === null) return {};
   const depth = nestingDepth(text);
   if (depth <= MAX_DEPTH) return {};
-  return { [`${name}Truncated`]: `nested ${depth.toLocaleString('en-US')} levels deep, more than the ${MAX_DEPTH} the API accepts and answers with: left out here (the stored text is unchanged)` };
+  return {
+    [`${name}Truncated`]: `nested ${depth.toLocaleString('en-US')} levels deep, more than the ${MAX_DEPTH} the API accepts and answers with: left out here (the stored text is unchanged)`,
+  };
 }
 
 /**
  * A run's row, or an outside client's run made from its rows (status `idle` or `running`, see outside-runs.ts).
  * `stall`: why it is not moving (lib/control/stalled.ts), null when it is, or was not asked.
  */
-export function runView(row: Omit<RunRow, 'status'> & { status: RunSummary['status'] }, external = false, stall: Stall | null = null) {
+export function runView(
+  row: Omit<RunRow, 'status'> & { status: RunSummary['status'] },
+  external = false,
+  stall: Stall | null = null,
+) {
   return {
-    id: row.id, workflow: row.workflow, status: row.status, input: jsonValue(row.inputJson), output: jsonValue(row.outputJson),
-    ...truncation('input', row.inputJson), ...truncation('output', row.outputJson),
-    error: row.error, totalSteps: row.totalSteps, attempts: row.attempts, owner: row.owner, leaseExpiresAt: row.leaseExpiresAt,
-    createdAt: row.createdAt, updatedAt: row.updatedAt, startedAt: row.startedAt, finishedAt: row.finishedAt, external,
+    id: row.id,
+    workflow: row.workflow,
+    status: row.status,
+    input: jsonValue(row.inputJson),
+    output: jsonValue(row.outputJson),
+    ...truncation('input', row.inputJson),
+    ...truncation('output', row.outputJson),
+    error: row.error,
+    totalSteps: row.totalSteps,
+    attempts: row.attempts,
+    owner: row.owner,
+    leaseExpiresAt: row.leaseExpiresAt,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+    startedAt: row.startedAt,
+    finishedAt: row.finishedAt,
+    external,
     stall: stallField(stall),
-    forkedFromRun: row.forkedFromRun, forkedAtStep: row.forkedAtStep,
+    forkedFromRun: row.forkedFromRun,
+    forkedAtStep: row.forkedAtStep,
   };
 }
 
 export function runSummaryView(row: RunSummary, stall: Stall | null = null) {
   return {
-    id: row.id, workflow: row.workflow, status: row.status, step: row.step, totalSteps: row.totalSteps,
-    executed: row.executed, skipped: row.skipped, awaited: row.awaited, orphanedClaims: row.orphanedClaims,
-    owner: row.owner, error: row.error, createdAt: row.createdAt, updatedAt: row.updatedAt, stall: stallField(stall),
+    id: row.id,
+    workflow: row.workflow,
+    status: row.status,
+    step: row.step,
+    totalSteps: row.totalSteps,
+    executed: row.executed,
+    skipped: row.skipped,
+    awaited: row.awaited,
+    orphanedClaims: row.orphanedClaims,
+    owner: row.owner,
+    error: row.error,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+    stall: stallField(stall),
   };
 }
 
 export function progressView(row: ProgressRow) {
   return {
-    runId: row.runId, step: row.step, state: jsonValue(row.stateJson), ...truncation('state', row.stateJson), updatedAt: row.updatedAt,
-    counters: { executed: row.executed, skipped: row.skipped, awaited: row.awaited }, saveMs: row.saveMs,
+    runId: row.runId,
+    step: row.step,
+    state: jsonValue(row.stateJson),
+    ...truncation('state', row.stateJson),
+    updatedAt: row.updatedAt,
+    counters: { executed: row.executed, skipped: row.skipped, awaited: row.awaited },
+    saveMs: row.saveMs,
   };
 }
 
 export function claimView(row: ClaimRow, claimTtlMs: number) {
   return {
-    key: row.idemKey, runId: row.runId, step: row.step, attempt: row.attempt, workerId: row.workerId,
-    claimedAt: row.claimedAt, leaseExpiresAt: row.leaseExpiresAt, heartbeatAt: row.heartbeatAt,
+    key: row.idemKey,
+    runId: row.runId,
+    step: row.step,
+    attempt: row.attempt,
+    workerId: row.workerId,
+    claimedAt: row.claimedAt,
+    leaseExpiresAt: row.leaseExpiresAt,
+    heartbeatAt: row.heartbeatAt,
     // A claim written by an outside client has no lease column: it lives claim-TTL after claimed_at.
     expiresAt: row.leaseExpiresAt ?? row.claimedAt + claimTtlMs / 1000,
     orphaned: row.orphaned,
@@ -73,23 +115,49 @@ export function claimView(row: ClaimRow, claimTtlMs: number) {
 
 export function committedView(row: CommittedRow) {
   return {
-    key: row.idemKey, runId: row.runId, step: row.step, result: jsonValue(row.resultJson), ...truncation('result', row.resultJson),
+    key: row.idemKey,
+    runId: row.runId,
+    step: row.step,
+    result: jsonValue(row.resultJson),
+    ...truncation('result', row.resultJson),
     committedAt: row.committedAt,
-    fingerprint: row.fingerprint, workerId: row.workerId, durationMs: row.durationMs, source: row.source, forkedFrom: row.forkedFrom,
-    input: jsonValue(row.inputJson), ...truncation('input', row.inputJson),
+    fingerprint: row.fingerprint,
+    workerId: row.workerId,
+    durationMs: row.durationMs,
+    source: row.source,
+    forkedFrom: row.forkedFrom,
+    input: jsonValue(row.inputJson),
+    ...truncation('input', row.inputJson),
   };
 }
 
 /** One line of the operators' log, as stored: who (actor, role), what (action), on what (target, runId), detail. */
 export function auditView(row: AuditEntry) {
-  return { id: row.id, at: row.at, actor: row.actor, role: row.role, action: row.action, target: row.target, runId: row.runId, detail: row.detail };
+  return {
+    id: row.id,
+    at: row.at,
+    actor: row.actor,
+    role: row.role,
+    action: row.action,
+    target: row.target,
+    runId: row.runId,
+    detail: row.detail,
+  };
 }
 
 /** One line of a run's step history. */
 export function eventView(row: StepEvent) {
   return {
-    id: row.id, runId: row.runId, key: row.idemKey, step: row.step, outcome: row.outcome, count: row.count, durationMs: row.durationMs,
-    workerId: row.workerId, detail: row.detail, at: row.at,
+    id: row.id,
+    runId: row.runId,
+    key: row.idemKey,
+    step: row.step,
+    outcome: row.outcome,
+    count: row.count,
+    durationMs: row.durationMs,
+    workerId: row.workerId,
+    detail: row.detail,
+    at: row.at,
   };
 }
 

@@ -16,7 +16,10 @@ import { note, runRef } from './fields';
 import type { ControlDeps } from './store';
 import { jsonValue } from './views';
 
-const waitName = z.string({ error: 'must be a wait name' }).min(1, 'must not be empty').max(200, 'must be at most 200 characters')
+const waitName = z
+  .string({ error: 'must be a wait name' })
+  .min(1, 'must not be empty')
+  .max(200, 'must be at most 200 characters')
   .refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');
 
 const decideInput = z.strictObject({
@@ -36,22 +39,43 @@ const signalInput = z.strictObject({
 /** A wait as the API, the CLI's --json and the run page show it. Times are epoch seconds. */
 export function waitView(row: WaitRow) {
   return {
-    runId: row.runId, name: row.name, kind: row.kind, details: jsonValue(row.detailsJson), createdAt: row.createdAt,
-    dueAt: row.dueAt, onTimeout: row.onTimeout, decidedAt: row.decidedAt, decision: jsonValue(row.decisionJson),
-    decidedBy: row.decidedBy, note: row.note,
+    runId: row.runId,
+    name: row.name,
+    kind: row.kind,
+    details: jsonValue(row.detailsJson),
+    createdAt: row.createdAt,
+    dueAt: row.dueAt,
+    onTimeout: row.onTimeout,
+    decidedAt: row.decidedAt,
+    decision: jsonValue(row.decisionJson),
+    decidedBy: row.decidedBy,
+    note: row.note,
   };
 }
 
 /** Approves or rejects an approval. A rejection asks for a note: it is what the run ends with. */
 export async function decide(deps: ControlDeps, caller: Caller, input: z.input<typeof decideInput>): Promise<WaitRow> {
   authorize(caller, 'operator');
-  const given = validate(decideInput.refine((v) => v.approve || (v.note?.trim() ?? '') !== '',
-    { message: 'a rejection needs a note saying why', path: ['note'] }), input);
+  const given = validate(
+    decideInput.refine((v) => v.approve || (v.note?.trim() ?? '') !== '', {
+      message: 'a rejection needs a note saying why',
+      path: ['note'],
+    }),
+    input,
+  );
   const store = await deps.store();
   const name = given.name ?? (await openApproval(store, given.runId));
   const trimmed = given.note?.trim() || null;
-  return decideOnce(deps, caller, 'approval', given.runId, name, JSON.stringify({ approved: given.approve }), trimmed,
-    given.approve ? 'approve' : 'reject');
+  return decideOnce(
+    deps,
+    caller,
+    'approval',
+    given.runId,
+    name,
+    JSON.stringify({ approved: given.approve }),
+    trimmed,
+    given.approve ? 'approve' : 'reject',
+  );
 }
 
 /** Sends a signal. One sent before its run reaches the wait is kept there; a second send is 409. */
@@ -65,8 +89,17 @@ export async function signal(deps: ControlDeps, caller: Caller, input: z.input<t
   return decideOnce(deps, caller, 'signal', given.runId, given.name, text, null, 'signal', true);
 }
 
-async function decideOnce(deps: ControlDeps, caller: Caller, kind: WaitKind, runId: string, name: string, decisionJson: string,
-  noteText: string | null, action: 'approve' | 'reject' | 'signal', createIfAbsent = false): Promise<WaitRow> {
+async function decideOnce(
+  deps: ControlDeps,
+  caller: Caller,
+  kind: WaitKind,
+  runId: string,
+  name: string,
+  decisionJson: string,
+  noteText: string | null,
+  action: 'approve' | 'reject' | 'signal',
+  createIfAbsent = false,
+): Promise<WaitRow> {
   const store = await deps.store();
   const run = await store.getRun(runId);
   if (!run) throw new NotFoundError(`run ${runId}`);
@@ -76,7 +109,15 @@ async function decideOnce(deps: ControlDeps, caller: Caller, kind: WaitKind, run
     if (done?.decidedAt != null) throw new WaitDecidedError(runId, name, done.decidedBy);
     throw new InvalidTransitionError(runId, action, run.status);
   }
-  const { decided, wait } = await store.decideWait({ runId, name, kind, decisionJson, decidedBy: caller.actor, note: noteText, createIfAbsent });
+  const { decided, wait } = await store.decideWait({
+    runId,
+    name,
+    kind,
+    decisionJson,
+    decidedBy: caller.actor,
+    note: noteText,
+    createIfAbsent,
+  });
   if (!decided) throw new WaitDecidedError(runId, name, wait.decidedBy);
   await record(store, caller, { action, target: `${runId}/${name}`, runId, note: noteText });
   return wait;
@@ -92,7 +133,9 @@ async function openApproval(store: Awaited<ReturnType<ControlDeps['store']>>, ru
     if (!(await store.getRun(runId))) throw new NotFoundError(`run ${runId}`);
     throw new NotFoundError(`an open approval of run ${runId}`);
   }
-  throw ControlInputError.of({ name: [`run ${runId} waits for ${open.length} approvals: name one (${open.map((w) => w.name).join(', ')})`] });
+  throw ControlInputError.of({
+    name: [`run ${runId} waits for ${open.length} approvals: name one (${open.map((w) => w.name).join(', ')})`],
+  });
 }
 
 /** A run's waits, for the run page and the API's run view (a viewer may read them). */

@@ -18,7 +18,11 @@ export interface ClaimView extends ClaimRow {
 export const CLAIMS_PAGE = 50;
 
 export async function getClaims(options: { cursor?: string } = {}): Promise<{
-  claims: ClaimView[]; orphaned: number; total: number; now: number; next: string | null;
+  claims: ClaimView[];
+  orphaned: number;
+  total: number;
+  now: number;
+  next: string | null;
 }> {
   const store = await getStore();
   const [page, counts, workers] = await Promise.all([
@@ -28,8 +32,7 @@ export async function getClaims(options: { cursor?: string } = {}): Promise<{
   ]);
   const claims = page.slice(0, CLAIMS_PAGE);
   const last = claims[claims.length - 1];
-  const next = page.length > CLAIMS_PAGE && last
-    ? claimsCursor.encode(last) : null;
+  const next = page.length > CLAIMS_PAGE && last ? claimsCursor.encode(last) : null;
   const now = Date.now() / 1000;
   const byId = new Map(workers.map((w) => [w.id, w]));
   const views = claims.map((c): ClaimView => {
@@ -47,4 +50,4 @@ export async function getClaims(options: { cursor?: string } = {}): Promise<{
 }
 
 /** A cursor that does not decode is treated as none: it came from a URL anyone can edit. */
-const decodeCursor = (raw: string | undefined) => (raw ? claimsCursor.decode(raw) ?? undefined : undefined);
+const decodeCursor = (raw: string | undefined) => (raw ? (claimsCursor.decode(raw) ?? undefined) : undefined);

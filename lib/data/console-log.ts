@@ -21,11 +21,18 @@ function report(level: 'error' | 'warn', args: unknown[]): void {
   const error = args.find((a): a is Error => a instanceof Error);
   const words = args.filter((a) => !(a instanceof Error));
   // Next's own marks ("⨯ ", "⚠ ") and colour codes say nothing a level does not.
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: the escape character is what is being removed
-  const text = format(...words).replace(/\x1b\[[0-9;]*m/g, '').replace(/^\s*[⨯⚠]\s*/, '').trim();
+  const text = format(...words)
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the escape character is what is being removed
+    .replace(/\x1b\[[0-9;]*m/g, '')
+    .replace(/^\s*[⨯⚠]\s*/, '')
+    .trim();
   const message = text || (error ? (error.name ? `${error.name}: ${error.message}` : error.message) : '');
   const fields: Record<string, unknown> = error ? errorFields(error) : {};
   const digest = (error as { digest?: unknown } | undefined)?.digest;
   if (typeof digest === 'string') fields.digest = digest;
-  serverLog()[level](message.split('\n')[0] ?? '', { source: 'next', ...fields, ...(message.includes('\n') ? { detail: message } : {}) });
+  serverLog()[level](message.split('\n')[0] ?? '', {
+    source: 'next',
+    ...fields,
+    ...(message.includes('\n') ? { detail: message } : {}),
+  });
 }

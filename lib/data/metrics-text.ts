@@ -7,7 +7,9 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DurationHistogram, MetricsSnapshot } from '../store/types';
 
 /** Histogram bounds in ms: from a fast local step to a slow model call, and the 5 minutes of a stuck one. */
-export const DURATION_BOUNDS_MS = [5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000, 30_000, 60_000, 300_000] as const;
+export const DURATION_BOUNDS_MS = [
+  5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000, 30_000, 60_000, 300_000,
+] as const;
 
 export const METRICS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
 
@@ -30,12 +32,18 @@ class StoredHistogram<T extends string> extends Histogram<T> {
   async getForPromString(): Promise<Awaited<ReturnType<Histogram<T>['get']>>> {
     const { name, help } = this.meta;
     const values = this.series.flatMap(({ labels, h }) => [
-      ...h.boundsMs.map((bound, i) => ({ labels: { ...labels, le: bound / 1000 }, value: h.counts[i]!, metricName: `${name}_bucket` })),
+      ...h.boundsMs.map((bound, i) => ({
+        labels: { ...labels, le: bound / 1000 },
+        value: h.counts[i]!,
+        metricName: `${name}_bucket`,
+      })),
       { labels: { ...labels, le: '+Inf' }, value: h.count, metricName: `${name}_bucket` },
       { labels, value: h.sumMs / 1000, metricName: `${name}_sum` },
       { labels, value: h.count, metricName: `${name}_count` },
     ]);
-    return { name, help, type: 'histogram', aggregator: 'sum', values } as unknown as Awaited<ReturnType<Histogram<T>['get']>>;
+    return { name, help, type: 'histogram', aggregator: 'sum', values } as unknown as Awaited<
+      ReturnType<Histogram<T>['get']>
+    >;
   }
 
   override async get(): Promise<Awaited<ReturnType<Histogram<T>['get']>>> {
@@ -43,41 +51,77 @@ class StoredHistogram<T extends string> extends Histogram<T> {
   }
 }
 
-export async function renderMetrics(m: MetricsSnapshot, stalled?: { noLiveWorker: number; ownerSilent: number }): Promise<string> {
+export async function renderMetrics(
+  m: MetricsSnapshot,
+  stalled?: { noLiveWorker: number; ownerSilent: number },
+): Promise<string> {
   const registry = new Registry();
   const registers = [registry];
   // Counters read from the store: a prune lowers them, which Prometheus takes for a counter reset.
-  const steps = new Counter({ name: 'waybill_steps_total', help: 'Steps by outcome, as recorded in the store', labelNames: ['outcome'], registers });
+  const steps = new Counter({
+    name: 'waybill_steps_total',
+    help: 'Steps by outcome, as recorded in the store',
+    labelNames: ['outcome'],
+    registers,
+  });
   for (const [outcome, n] of Object.entries(m.steps)) steps.inc({ outcome }, n);
 
-  const claims = new Gauge({ name: 'waybill_claims', help: 'Claims (side effects in flight) by state; orphaned: lease passed, outcome unknown', labelNames: ['state'], registers });
+  const claims = new Gauge({
+    name: 'waybill_claims',
+    help: 'Claims (side effects in flight) by state; orphaned: lease passed, outcome unknown',
+    labelNames: ['state'],
+    registers,
+  });
   claims.set({ state: 'live' }, m.claims.live);
   claims.set({ state: 'orphaned' }, m.claims.orphaned);
 
-  const runs = new Gauge({ name: 'waybill_runs', help: 'Runs by status; idle: an outside client\'s run with no claim', labelNames: ['status'], registers });
+  const runs = new Gauge({
+    name: 'waybill_runs',
+    help: "Runs by status; idle: an outside client's run with no claim",
+    labelNames: ['status'],
+    registers,
+  });
   for (const [status, n] of Object.entries(m.runsByStatus)) runs.set({ status }, n);
   if (stalled) {
-    const stalledRuns = new Gauge({ name: 'waybill_runs_stalled', help: 'Runs not moving: queued with no live worker for their workflow, or running on an owner that stopped heartbeating (not counted in waybill_runs{status="running"})', labelNames: ['reason'], registers });
+    const stalledRuns = new Gauge({
+      name: 'waybill_runs_stalled',
+      help: 'Runs not moving: queued with no live worker for their workflow, or running on an owner that stopped heartbeating (not counted in waybill_runs{status="running"})',
+      labelNames: ['reason'],
+      registers,
+    });
     stalledRuns.set({ reason: 'no_live_worker' }, stalled.noLiveWorker);
     stalledRuns.set({ reason: 'owner_silent' }, stalled.ownerSilent);
   }
 
   const stepDuration = new StoredHistogram({
-    name: 'waybill_step_duration_seconds', help: 'How long side effects ran: committed steps, failed attempts, attempts that lost their lease',
-    labelNames: ['outcome'], registers,
+    name: 'waybill_step_duration_seconds',
+    help: 'How long side effects ran: committed steps, failed attempts, attempts that lost their lease',
+    labelNames: ['outcome'],
+    registers,
   });
   for (const [outcome, h] of Object.entries(m.stepDurations)) stepDuration.set({ outcome }, h);
 
   const commitDuration = new StoredHistogram({
-    name: 'waybill_commit_duration_seconds', help: 'The latest measured commit (progress write) of each run',
+    name: 'waybill_commit_duration_seconds',
+    help: 'The latest measured commit (progress write) of each run',
     registers,
   });
   commitDuration.set({}, m.commitDurations);
 
   if (m.waiting) {
     // Every kind, zero included: an alert on "oldest approval older than 1h" needs the series to exist.
-    const waiting = new Gauge({ name: 'waybill_runs_waiting', help: 'Runs parked at a durable wait, by the kind of wait', labelNames: ['kind'], registers });
-    const oldest = new Gauge({ name: 'waybill_wait_oldest_age_seconds', help: 'Age of the oldest open wait of each kind, by the store clock; 0 when none', labelNames: ['kind'], registers });
+    const waiting = new Gauge({
+      name: 'waybill_runs_waiting',
+      help: 'Runs parked at a durable wait, by the kind of wait',
+      labelNames: ['kind'],
+      registers,
+    });
+    const oldest = new Gauge({
+      name: 'waybill_wait_oldest_age_seconds',
+      help: 'Age of the oldest open wait of each kind, by the store clock; 0 when none',
+      labelNames: ['kind'],
+      registers,
+    });
     for (const kind of ['approval', 'signal', 'sleep'] as const) {
       const row = m.waiting.find((w) => w.kind === kind);
       waiting.set({ kind }, row?.runs ?? 0);
@@ -85,7 +129,12 @@ export async function renderMetrics(m: MetricsSnapshot, stalled?: { noLiveWorker
     }
   }
 
-  const heartbeat = new Gauge({ name: 'waybill_worker_heartbeat_age_seconds', help: 'Seconds since each running worker last heartbeat, by the store clock', labelNames: ['worker'], registers });
+  const heartbeat = new Gauge({
+    name: 'waybill_worker_heartbeat_age_seconds',
+    help: 'Seconds since each running worker last heartbeat, by the store clock',
+    labelNames: ['worker'],
+    registers,
+  });
   for (const w of m.workers) heartbeat.set({ worker: w.id }, w.heartbeatAgeSeconds);
 
   return registry.metrics();

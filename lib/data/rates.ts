@@ -18,7 +18,9 @@ export function stepsPerMinute(committedInWindow: number, windowSeconds = THROUG
  * anchored at the latest commit rather than now, so a run that stopped keeps its last rate (the page says
  * it stalled). Null with fewer than two commits in that minute.
  */
-export function recentRate(timings: Pick<StepTiming, 'committedAt'>[]): { perSecond: number; windowSeconds: number } | null {
+export function recentRate(
+  timings: Pick<StepTiming, 'committedAt'>[],
+): { perSecond: number; windowSeconds: number } | null {
   const times = timings.map((t) => t.committedAt).sort((a, b) => a - b);
   const latest = times[times.length - 1];
   if (latest === undefined) return null;
@@ -43,7 +45,11 @@ export function lastActivity(...times: (number | null | undefined)[]): number | 
  * How long a run has taken: from its first start to its end, or to now while it has not ended. Null before it
  * started. `ongoing` says the figure still grows.
  */
-export function runDuration(startedAt: number | null, finishedAt: number | null, now: number): { seconds: number; ongoing: boolean } | null {
+export function runDuration(
+  startedAt: number | null,
+  finishedAt: number | null,
+  now: number,
+): { seconds: number; ongoing: boolean } | null {
   if (startedAt === null || !Number.isFinite(startedAt) || startedAt <= 0) return null;
   const end = finishedAt !== null && Number.isFinite(finishedAt) && finishedAt > 0 ? finishedAt : null;
   return { seconds: Math.max(0, (end ?? now) - startedAt), ongoing: end === null };

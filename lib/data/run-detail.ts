@@ -9,7 +9,15 @@ import { granularityAdvice } from '../engine/advice';
 import { TRANSITIONS } from '../store/transitions';
 import { outsideRun } from '../store/outside-runs';
 import type {
-  AuditEntry, ClaimRow, CommittedRow, RunAction, RunRow, RunSummary, StepEvent, StepTiming, UnstableKeyGroup,
+  AuditEntry,
+  ClaimRow,
+  CommittedRow,
+  RunAction,
+  RunRow,
+  RunSummary,
+  StepEvent,
+  StepTiming,
+  UnstableKeyGroup,
 } from '../store/types';
 import { stallOf, type Stall } from '../control/stalled';
 import { lastActivity, recentRate } from './rates';
@@ -25,7 +33,15 @@ export interface RunDetail {
   run: Omit<RunRow, 'status'> & { status: RunSummary['status']; external: boolean };
   /** When the run last moved (its row or its progress), or null when nothing has a time. */
   lastActivityAt: number | null;
-  progress: { step: number; stateJson: string; executed: number; skipped: number; awaited: number; saveMs: number | null; updatedAt: number } | null;
+  progress: {
+    step: number;
+    stateJson: string;
+    executed: number;
+    skipped: number;
+    awaited: number;
+    saveMs: number | null;
+    updatedAt: number;
+  } | null;
   /** The first CLAIMS_SHOWN claims, oldest first; claimCount says how many there are in all. */
   claims: ClaimRow[];
   claimCount: { total: number; orphaned: number };
@@ -69,13 +85,21 @@ const RECENT_STEPS = 200;
 const runRows = cache(async (id: string) => {
   const store = await getStore();
   const [row, progress, claims, claimCount] = await Promise.all([
-    store.getRun(id), store.loadProgress(id), store.listClaims({ runId: id, claimTtlMs: claimTtlMs(), limit: CLAIMS_SHOWN }),
+    store.getRun(id),
+    store.loadProgress(id),
+    store.listClaims({ runId: id, claimTtlMs: claimTtlMs(), limit: CLAIMS_SHOWN }),
     store.countClaims({ runId: id, claimTtlMs: claimTtlMs() }),
   ]);
   if (row) return { row, progress, claims, claimCount, outside: null };
   const committed = progress || claims.length > 0 ? 0 : await store.countCommitted(id);
   const lastCommittedAt = progress ? null : await store.lastCommittedAt(id);
-  return { row, progress, claims, claimCount, outside: outsideRun(id, { progress, claims, committed, lastCommittedAt }) };
+  return {
+    row,
+    progress,
+    claims,
+    claimCount,
+    outside: outsideRun(id, { progress, claims, committed, lastCommittedAt }),
+  };
 });
 
 /** Whether anything is stored under this run id: a run row, progress, a claim or a committed row. */
@@ -84,13 +108,17 @@ export async function runExists(id: string): Promise<boolean> {
   return row !== null || outside !== null;
 }
 
-export async function getRunDetail(id: string, options: { q?: string; after?: string } = {}): Promise<RunDetail | null> {
+export async function getRunDetail(
+  id: string,
+  options: { q?: string; after?: string } = {},
+): Promise<RunDetail | null> {
   const store = await getStore();
   const { row, progress, claims, claimCount, outside } = await runRows(id);
   if (!row && !outside) return null;
   // Every read here is bounded whatever the run's length: a page of rows, the last events, the last steps.
   const [committed, events, keyReuse, recent, audit, [lastFailed], facts] = await Promise.all([
-    options.q ? store.searchCommitted(id, options.q, { limit: COMMITTED_PAGE })
+    options.q
+      ? store.searchCommitted(id, options.q, { limit: COMMITTED_PAGE })
       : store.listCommitted(id, { limit: COMMITTED_PAGE, afterKey: options.after }),
     store.recentEvents(id, { limit: TIMELINE_EVENTS }),
     store.recentEvents(id, { limit: 50, outcome: 'key_reuse' }),
@@ -100,13 +128,16 @@ export async function getRunDetail(id: string, options: { q?: string; after?: st
     getStallFacts(),
   ]);
   // One primary-key read, only while a step is being retried: has it committed since its last failure?
-  const retriedKey = row?.status === 'running' ? lastFailed?.idemKey ?? null : null;
+  const retriedKey = row?.status === 'running' ? (lastFailed?.idemKey ?? null) : null;
   const retriedCommitted = retriedKey ? (await store.getCommitted(retriedKey)) !== null : false;
   // What moves when the run's committed rows change: a commit comes with a progress write (the article's
   // client too) or lands at the end of the step order; a manual resolution, an expiry, a failure are events.
   const last = recent.at(-1);
-  const charts = await runCharts(store, id,
-    [progress?.updatedAt, events.at(-1)?.id, last?.idemKey, last?.committedAt, recent.length].join('|'));
+  const charts = await runCharts(
+    store,
+    id,
+    [progress?.updatedAt, events.at(-1)?.id, last?.idemKey, last?.committedAt, recent.length].join('|'),
+  );
   const run = row ? { ...row, external: false } : { ...outside!, external: true };
   const stepMs = median(recent.flatMap((t) => (t.durationMs === null ? [] : [t.durationMs])));
   const saveMs = progress?.saveMs ?? null;
@@ -114,8 +145,13 @@ export async function getRunDetail(id: string, options: { q?: string; after?: st
     run,
     lastActivityAt: lastActivity(run.updatedAt, progress?.updatedAt, last?.committedAt),
     progress: progress && {
-      step: progress.step, stateJson: progress.stateJson, executed: progress.executed, skipped: progress.skipped,
-      awaited: progress.awaited, saveMs, updatedAt: progress.updatedAt,
+      step: progress.step,
+      stateJson: progress.stateJson,
+      executed: progress.executed,
+      skipped: progress.skipped,
+      awaited: progress.awaited,
+      saveMs,
+      updatedAt: progress.updatedAt,
     },
     claims,
     claimCount,
@@ -124,9 +160,14 @@ export async function getRunDetail(id: string, options: { q?: string; after?: st
     audit,
     ...charts,
     eta: eta(run, progress?.step ?? 0, recent),
-    redoSave: stepMs !== null && saveMs ? { stepMs, saveMs, ratio: stepMs / saveMs, advice: granularityAdvice(stepMs / saveMs) } : null,
+    redoSave:
+      stepMs !== null && saveMs
+        ? { stepMs, saveMs, ratio: stepMs / saveMs, advice: granularityAdvice(stepMs / saveMs) }
+        : null,
     keyReuse,
-    actions: row ? (Object.keys(TRANSITIONS) as RunAction[]).filter((a) => TRANSITIONS[a].from.includes(row.status)) : [],
+    actions: row
+      ? (Object.keys(TRANSITIONS) as RunAction[]).filter((a) => TRANSITIONS[a].from.includes(row.status))
+      : [],
     stall: row ? stallOf(row, facts) : null,
     inFlight: row ? stepInFlight(row, lastFailed ?? null, claims, retriedCommitted) : null,
   };
@@ -172,7 +213,11 @@ async function runCharts(store: Awaited<ReturnType<typeof getStore>>, id: string
 }
 
 /** The recent rate (lib/data/rates.ts) projected over what is left. */
-function eta(run: Pick<RunDetail['run'], 'status' | 'totalSteps'>, step: number, timings: StepTiming[]): RunDetail['eta'] {
+function eta(
+  run: Pick<RunDetail['run'], 'status' | 'totalSteps'>,
+  step: number,
+  timings: StepTiming[],
+): RunDetail['eta'] {
   if (run.status !== 'running' || !run.totalSteps) return null;
   const rate = recentRate(timings);
   if (!rate) return null;

@@ -39,8 +39,12 @@ export async function getRunsPage(query: RunsQuery): Promise<RunsPage> {
   const since = Date.now() / 1000 - THROUGHPUT_WINDOW_S;
   const [runs, stats, catalog, stalled, facts] = await Promise.all([
     store.listRuns({
-      status: query.status, workflow: query.workflow, search: query.q || undefined,
-      limit: PAGE_SIZE + 1, claimTtlMs: claimTtlMs(), after: decodeCursor(query.cursor),
+      status: query.status,
+      workflow: query.workflow,
+      search: query.q || undefined,
+      limit: PAGE_SIZE + 1,
+      claimTtlMs: claimTtlMs(),
+      after: decodeCursor(query.cursor),
     }),
     sharedStats(store, since),
     getCatalog(),
@@ -54,11 +58,18 @@ export async function getRunsPage(query: RunsQuery): Promise<RunsPage> {
     runs: page,
     next: runs.length > PAGE_SIZE && last ? encodeCursor({ updatedAt: last.updatedAt, id: last.id }) : null,
     stats: {
-      ...stats, byStatus: withoutStalled(stats.byStatus, stalled), stalled, stepsPerMinute: stepsPerMinute(stats.committedSince), windowSeconds: THROUGHPUT_WINDOW_S,
+      ...stats,
+      byStatus: withoutStalled(stats.byStatus, stalled),
+      stalled,
+      stepsPerMinute: stepsPerMinute(stats.committedSince),
+      windowSeconds: THROUGHPUT_WINDOW_S,
       skipRatio: seen === 0 ? 0 : stats.skipped / seen,
     },
     workflows: [...catalog.names(), 'external'],
-    served: catalog.entries().filter((w) => w.servedBy.length > 0).map((w) => w.name),
+    served: catalog
+      .entries()
+      .filter((w) => w.servedBy.length > 0)
+      .map((w) => w.name),
   };
 }
 
@@ -81,7 +92,9 @@ function sharedStats(store: Awaited<ReturnType<typeof getStore>>, since: number)
     const value = store.runStats({ sinceSeconds: since, claimTtlMs: claimTtlMs() });
     stats = { at: now, value };
     // A failed read is not kept: the next request tries again.
-    value.catch(() => { if (stats?.value === value) stats = null; });
+    value.catch(() => {
+      if (stats?.value === value) stats = null;
+    });
   }
   return stats.value;
 }
@@ -89,4 +102,4 @@ function sharedStats(store: Awaited<ReturnType<typeof getStore>>, since: number)
 const encodeCursor = runsCursor.encode;
 
 /** A cursor that does not decode is treated as none: it came from a URL anyone can edit. */
-const decodeCursor = (raw: string | undefined) => (raw ? runsCursor.decode(raw) ?? undefined : undefined);
+const decodeCursor = (raw: string | undefined) => (raw ? (runsCursor.decode(raw) ?? undefined) : undefined);

@@ -20,13 +20,17 @@ function shared<T>(read: () => Promise<T>): () => Promise<T> {
     if (!kept || now - kept.at >= SHARED_FOR_MS) {
       const value = read();
       kept = { at: now, value };
-      value.catch(() => { if (kept?.value === value) kept = null; });
+      value.catch(() => {
+        if (kept?.value === value) kept = null;
+      });
     }
     return kept.value;
   };
 }
 
-export const getStallFacts: () => Promise<StallFacts> = shared(async () => readStallFacts(await getStore(), stallSettings(config())));
+export const getStallFacts: () => Promise<StallFacts> = shared(async () =>
+  readStallFacts(await getStore(), stallSettings(config())),
+);
 
 /** How many runs are stalled, of every workflow the control plane knows (the built-ins and the published). */
 export const getStallCount: () => Promise<StallCount> = shared(async () => {

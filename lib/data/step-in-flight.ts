@@ -20,7 +20,12 @@ export interface StepInFlight {
   lastError: string;
 }
 
-export function stepInFlight(run: { status: RunStatus | 'idle' }, lastFailed: StepEvent | null, claims: Pick<ClaimRow, 'idemKey'>[], committed: boolean): StepInFlight | null {
+export function stepInFlight(
+  run: { status: RunStatus | 'idle' },
+  lastFailed: StepEvent | null,
+  claims: Pick<ClaimRow, 'idemKey'>[],
+  committed: boolean,
+): StepInFlight | null {
   if (run.status !== 'running' || !lastFailed?.idemKey || committed) return null;
   const { error, note } = parseAttemptNote(lastFailed.detail);
   if (!note || note.retryAt === null) return null;
@@ -28,7 +33,12 @@ export function stepInFlight(run: { status: RunStatus | 'idle' }, lastFailed: St
   // Claims of other keys only: the run is past this step (a later one failed with no note, or runs).
   if (claims.length > 0 && !claims.some((c) => c.idemKey === key)) return null;
   return {
-    key, step: lastFailed.step, attempt: note.attempt, maxAttempts: note.maxAttempts, retryAt: note.retryAt,
-    running: claims.some((c) => c.idemKey === key), lastError: error,
+    key,
+    step: lastFailed.step,
+    attempt: note.attempt,
+    maxAttempts: note.maxAttempts,
+    retryAt: note.retryAt,
+    running: claims.some((c) => c.idemKey === key),
+    lastError: error,
   };
 }

@@ -18,7 +18,10 @@ export function isUnreachable(error: unknown): boolean {
 export function markDown(error: unknown): StoreUnavailableError {
   const message = error instanceof Error ? error.message : String(error);
   markStoreDown(message);
-  const unavailable = error instanceof StoreUnavailableError ? error : new StoreUnavailableError(`the store is unreachable: ${message}`, error);
+  const unavailable =
+    error instanceof StoreUnavailableError
+      ? error
+      : new StoreUnavailableError(`the store is unreachable: ${message}`, error);
   Object.assign(unavailable, { digest: STORE_UNAVAILABLE_DIGEST });
   return unavailable;
 }

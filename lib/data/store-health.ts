@@ -16,7 +16,8 @@ interface Health {
 }
 
 const shared = globalThis as { waybillStoreHealth?: Health };
-const health = (): Health => (shared.waybillStoreHealth ??= { downSince: null, lastError: null, probe: null, probing: false, probedAt: 0 });
+const health = (): Health =>
+  (shared.waybillStoreHealth ??= { downSince: null, lastError: null, probe: null, probing: false, probedAt: 0 });
 
 /** How often a down store is looked at again, at most. */
 const PROBE_EVERY_MS = 1000;
@@ -48,7 +49,9 @@ export function probeStore(now = Date.now()): void {
   if (!h.probe || h.probing || now - h.probedAt < PROBE_EVERY_MS) return;
   h.probing = true;
   h.probedAt = now;
-  h.probe().catch(() => undefined).finally(() => {
-    h.probing = false;
-  });
+  h.probe()
+    .catch(() => undefined)
+    .finally(() => {
+      h.probing = false;
+    });
 }

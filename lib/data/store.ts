@@ -19,10 +19,12 @@ export function getStore(): Promise<ControlStore> {
   if (!cache.waybillStore) {
     // Guarded: an unreachable store is one StoreUnavailableError (503 from the API, the error page's own
     // state on pages), and its state is known to the proxy (store-health.ts).
-    const opening = openStore(config().DATABASE_URL, storeOptions(config()))
-      .then((store) => guardStore(store), (error: unknown) => {
+    const opening = openStore(config().DATABASE_URL, storeOptions(config())).then(
+      (store) => guardStore(store),
+      (error: unknown) => {
         throw isUnreachable(error) ? markDown(error) : error;
-      });
+      },
+    );
     // A store that failed to open (database down at the first request) is not kept: the next request tries again.
     opening.catch(() => {
       if (cache.waybillStore === opening) cache.waybillStore = undefined;
@@ -37,7 +39,9 @@ registerStoreProbe(async () => (await getStore()).loadProgress('waybill-health-p
 
 /** The built-in workflows, whose code ships with the control plane (see lib/engine/catalog.ts). */
 export function getBuiltins(): Promise<WorkflowRegistry> {
-  cache.waybillRegistry ??= import('../engine/workflows/index').then((w) => w.builtinRegistry({ model: w.modelFromEnv(config()), dataDir: dataDir(config()) }));
+  cache.waybillRegistry ??= import('../engine/workflows/index').then((w) =>
+    w.builtinRegistry({ model: w.modelFromEnv(config()), dataDir: dataDir(config()) }),
+  );
   return cache.waybillRegistry;
 }
 

@@ -16,7 +16,10 @@ export interface AttemptNote {
 const NOTE = /\nattempt (\d+) of (\d+) · (?:retry due (\S+)|no retry: (.+))$/;
 
 export function formatAttemptNote(note: AttemptNote): string {
-  const tail = note.retryAt !== null ? `retry due ${new Date(note.retryAt).toISOString()}` : `no retry: ${note.gaveUp ?? 'given up'}`;
+  const tail =
+    note.retryAt !== null
+      ? `retry due ${new Date(note.retryAt).toISOString()}`
+      : `no retry: ${note.gaveUp ?? 'given up'}`;
   return `\nattempt ${note.attempt} of ${note.maxAttempts} · ${tail}`;
 }
 
@@ -28,6 +31,11 @@ export function parseAttemptNote(detail: string | null): { error: string; note: 
   const retryAt = match[3] ? Date.parse(match[3]) : Number.NaN;
   return {
     error: text.slice(0, match.index),
-    note: { attempt: Number(match[1]), maxAttempts: Number(match[2]), retryAt: Number.isNaN(retryAt) ? null : retryAt, gaveUp: match[4] ?? null },
+    note: {
+      attempt: Number(match[1]),
+      maxAttempts: Number(match[2]),
+      retryAt: Number.isNaN(retryAt) ? null : retryAt,
+      gaveUp: match[4] ?? null,
+    },
   };
 }

@@ -29,29 +29,54 @@ export interface CatalogEntry {
 export class WorkflowCatalog implements StartableWorkflows {
   private readonly byName = new Map<string, CatalogEntry>();
 
-  constructor(private readonly builtins: WorkflowRegistry, published: PublishedWorkflow[]) {
+  constructor(
+    private readonly builtins: WorkflowRegistry,
+    published: PublishedWorkflow[],
+  ) {
     for (const definition of builtins.definitions()) {
       this.byName.set(definition.name, {
-        name: definition.name, description: definition.description ?? null, inputSchema: inputJsonSchema(definition.input),
-        totalSteps: typeof definition.totalSteps === 'number' ? definition.totalSteps : null, version: definition.version ?? null,
-        builtin: true, servedBy: [], publishedBy: null, updatedAt: null,
+        name: definition.name,
+        description: definition.description ?? null,
+        inputSchema: inputJsonSchema(definition.input),
+        totalSteps: typeof definition.totalSteps === 'number' ? definition.totalSteps : null,
+        version: definition.version ?? null,
+        builtin: true,
+        servedBy: [],
+        publishedBy: null,
+        updatedAt: null,
       });
     }
     for (const row of published) {
       const builtin = this.byName.get(row.name);
       // A built-in's published row only says who serves it: its code here is what checks its input.
       if (builtin?.builtin) {
-        this.byName.set(row.name, { ...builtin, servedBy: row.servedBy, publishedBy: row.publishedBy, updatedAt: row.updatedAt });
+        this.byName.set(row.name, {
+          ...builtin,
+          servedBy: row.servedBy,
+          publishedBy: row.publishedBy,
+          updatedAt: row.updatedAt,
+        });
         continue;
       }
       this.byName.set(row.name, {
-        name: row.name, description: row.description, inputSchema: parseSchema(row.inputSchemaJson), totalSteps: row.totalSteps,
-        version: row.version, builtin: false, servedBy: row.servedBy, publishedBy: row.publishedBy, updatedAt: row.updatedAt,
+        name: row.name,
+        description: row.description,
+        inputSchema: parseSchema(row.inputSchemaJson),
+        totalSteps: row.totalSteps,
+        version: row.version,
+        builtin: false,
+        servedBy: row.servedBy,
+        publishedBy: row.publishedBy,
+        updatedAt: row.updatedAt,
       });
     }
   }
 
-  static async load(store: WorkflowStore, builtins: WorkflowRegistry, liveWithinMs = LIVE_WITHIN_MS): Promise<WorkflowCatalog> {
+  static async load(
+    store: WorkflowStore,
+    builtins: WorkflowRegistry,
+    liveWithinMs = LIVE_WITHIN_MS,
+  ): Promise<WorkflowCatalog> {
     return new WorkflowCatalog(builtins, await store.listPublishedWorkflows({ liveWithinMs }));
   }
 
@@ -73,7 +98,16 @@ export class WorkflowCatalog implements StartableWorkflows {
     if (!entry) return undefined;
     if (entry.builtin) return this.builtins.check(name, input);
     const published = entry.inputSchema === null ? null : compile(entry.inputSchema);
-    if (!published) return { ok: false, issues: [{ path: [], message: `${name}'s published input schema cannot be read; restart its worker to publish it again` }] };
+    if (!published)
+      return {
+        ok: false,
+        issues: [
+          {
+            path: [],
+            message: `${name}'s published input schema cannot be read; restart its worker to publish it again`,
+          },
+        ],
+      };
     const checked = checkInput(published, input);
     return checked.ok ? { ok: true, workflow: name, input: checked.input, totalSteps: entry.totalSteps } : checked;
   }

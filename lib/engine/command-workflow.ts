@@ -55,22 +55,36 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export function defineCommandWorkflow<I>(definition: CommandWorkflowDefinition<I>): WorkflowDefinition<I> {
   const label = JSON.stringify(definition?.name);
   const { command, env = {}, maxAttempts = 3, graceMs = 10_000 } = definition ?? {};
-  if (!Array.isArray(command) || command.length === 0 || command.some((part) => typeof part !== 'string' || part === '' || part.includes('\0'))) {
-    throw new InvalidInputError(`workflow ${label}: command must be a non-empty array of non-empty strings, e.g. ['python3', 'agent.py']`);
+  if (
+    !Array.isArray(command) ||
+    command.length === 0 ||
+    command.some((part) => typeof part !== 'string' || part === '' || part.includes('\0'))
+  ) {
+    throw new InvalidInputError(
+      `workflow ${label}: command must be a non-empty array of non-empty strings, e.g. ['python3', 'agent.py']`,
+    );
   }
   for (const [name, value] of Object.entries(env)) {
-    if (!ENV_NAME.test(name) || typeof value !== 'string' || value.includes('\0')) throw new InvalidInputError(`workflow ${label}: env ${JSON.stringify(name)} must be a name and a string`);
-    if (name.startsWith('WAYBILL_')) throw new InvalidInputError(`workflow ${label}: env ${name}: WAYBILL_* variables are the worker's to set`);
+    if (!ENV_NAME.test(name) || typeof value !== 'string' || value.includes('\0'))
+      throw new InvalidInputError(`workflow ${label}: env ${JSON.stringify(name)} must be a name and a string`);
+    if (name.startsWith('WAYBILL_'))
+      throw new InvalidInputError(`workflow ${label}: env ${name}: WAYBILL_* variables are the worker's to set`);
   }
-  if (!(Number.isInteger(maxAttempts) && maxAttempts >= 1 && maxAttempts <= 100)) throw new InvalidInputError(`workflow ${label}: maxAttempts must be 1 to 100`);
-  if (!(Number.isInteger(graceMs) && graceMs >= 0)) throw new InvalidInputError(`workflow ${label}: graceMs must be a whole number of milliseconds`);
+  if (!(Number.isInteger(maxAttempts) && maxAttempts >= 1 && maxAttempts <= 100))
+    throw new InvalidInputError(`workflow ${label}: maxAttempts must be 1 to 100`);
+  if (!(Number.isInteger(graceMs) && graceMs >= 0))
+    throw new InvalidInputError(`workflow ${label}: graceMs must be a whole number of milliseconds`);
   const fixed = { command: [...command], env: { ...env }, maxAttempts, graceMs };
   return defineWorkflow<I>({
-    name: definition.name, description: definition.description, version: definition.version, input: definition.input,
+    name: definition.name,
+    description: definition.description,
+    version: definition.version,
+    input: definition.input,
     totalSteps: definition.totalSteps,
     // The program's own attempts are counted here; a step of it is retried by the program's client.
     maxAttempts: 1,
-    run: (ctx, input) => runProgram(ctx, input, { ...fixed, name: definition.name, cwd: definition.cwd, url: definition.url }),
+    run: (ctx, input) =>
+      runProgram(ctx, input, { ...fixed, name: definition.name, cwd: definition.cwd, url: definition.url }),
   });
 }
 
@@ -88,8 +102,10 @@ async function runProgram(ctx: RunContext, input: unknown, fixed: Fixed): Promis
   const cfg = config();
   const url = fixed.url ?? cfg.WAYBILL_URL;
   if (!url) {
-    throw new CommandFailedError(`workflow ${fixed.name} runs a program, which needs the control plane's address: `
-      + 'start the worker with WAYBILL_URL set (e.g. WAYBILL_URL=http://127.0.0.1:3000)');
+    throw new CommandFailedError(
+      `workflow ${fixed.name} runs a program, which needs the control plane's address: ` +
+        'start the worker with WAYBILL_URL set (e.g. WAYBILL_URL=http://127.0.0.1:3000)',
+    );
   }
   const dir = dataDir(cfg);
   if (!fixed.cwd) mkdirSync(dir, { recursive: true });
@@ -110,9 +126,11 @@ async function runProgram(ctx: RunContext, input: unknown, fixed: Fixed): Promis
     // Stopped for the operator: the program saw the pause in a commit answer, likely before our renewal did.
     if (exit.code === STOPPED_EXIT) await abortedWithin(ctx.signal, 5000);
     ctx.signal.throwIfAborted();
-    const what = `${fixed.command.join(' ')} ${exit.code === null ? `was killed by ${exit.signal}` : `exited with ${exit.code}`}`
-      + `${exit.lastError ? `: ${exit.lastError}` : ''}`;
-    if (attempt >= fixed.maxAttempts) throw new CommandFailedError(`${what} (attempt ${attempt} of ${fixed.maxAttempts})`);
+    const what =
+      `${fixed.command.join(' ')} ${exit.code === null ? `was killed by ${exit.signal}` : `exited with ${exit.code}`}` +
+      `${exit.lastError ? `: ${exit.lastError}` : ''}`;
+    if (attempt >= fixed.maxAttempts)
+      throw new CommandFailedError(`${what} (attempt ${attempt} of ${fixed.maxAttempts})`);
     const delay = Math.min(10_000, 500 * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
     log('worker', `${what}; attempt ${attempt + 1} of ${fixed.maxAttempts} in ${Math.round(delay)} ms`);
     await sleep(delay, undefined, { signal: ctx.signal });
@@ -125,23 +143,47 @@ interface Exit {
   lastError: string | null;
 }
 
-function spawnOnce(ctx: RunContext, input: unknown, fixed: Fixed,
-  o: { url: string; token: string; attempt: number; cwd: string; log: (stream: 'stdout' | 'stderr' | 'worker', text: string) => void }): Promise<Exit> {
+function spawnOnce(
+  ctx: RunContext,
+  input: unknown,
+  fixed: Fixed,
+  o: {
+    url: string;
+    token: string;
+    attempt: number;
+    cwd: string;
+    log: (stream: 'stdout' | 'stderr' | 'worker', text: string) => void;
+  },
+): Promise<Exit> {
   const inputJson = JSON.stringify(input) ?? 'null';
   const env: Record<string, string> = {};
   for (const name of PASSED_ENV) if (process.env[name] !== undefined) env[name] = process.env[name]!;
   Object.assign(env, fixed.env, {
-    WAYBILL_URL: o.url, WAYBILL_TOKEN: o.token, WAYBILL_RUN_ID: ctx.runId, WAYBILL_WORKFLOW: fixed.name, WAYBILL_INPUT: inputJson,
-    WAYBILL_WORKER_ID: ctx.checkpoint.workerId ?? '', WAYBILL_PARENT_PID: String(process.pid), WAYBILL_MANAGED: '1',
-    WAYBILL_ATTEMPT: String(o.attempt), PYTHONUNBUFFERED: '1',
+    WAYBILL_URL: o.url,
+    WAYBILL_TOKEN: o.token,
+    WAYBILL_RUN_ID: ctx.runId,
+    WAYBILL_WORKFLOW: fixed.name,
+    WAYBILL_INPUT: inputJson,
+    WAYBILL_WORKER_ID: ctx.checkpoint.workerId ?? '',
+    WAYBILL_PARENT_PID: String(process.pid),
+    WAYBILL_MANAGED: '1',
+    WAYBILL_ATTEMPT: String(o.attempt),
+    PYTHONUNBUFFERED: '1',
   });
   return new Promise<Exit>((resolve) => {
-    const child = spawn(fixed.command[0]!, fixed.command.slice(1), { cwd: o.cwd, env: env as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(fixed.command[0]!, fixed.command.slice(1), {
+      cwd: o.cwd,
+      env: env as NodeJS.ProcessEnv,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let lastError: string | null = null;
     let settled = false;
     let killTimer: NodeJS.Timeout | undefined;
     const onAbort = () => {
-      o.log('worker', `stopping the program (SIGTERM; SIGKILL in ${fixed.graceMs} ms): ${(ctx.signal.reason as Error | undefined)?.message ?? 'stopped'}`);
+      o.log(
+        'worker',
+        `stopping the program (SIGTERM; SIGKILL in ${fixed.graceMs} ms): ${(ctx.signal.reason as Error | undefined)?.message ?? 'stopped'}`,
+      );
       child.kill('SIGTERM');
       killTimer = setTimeout(() => child.kill('SIGKILL'), fixed.graceMs);
     };
@@ -163,7 +205,8 @@ function spawnOnce(ctx: RunContext, input: unknown, fixed: Fixed,
       if (line.trim()) lastError = line.trim().slice(0, 500);
       o.log('stderr', line);
     });
-    if (child.pid !== undefined) o.log('worker', `started ${fixed.command.join(' ')} (pid ${child.pid}, attempt ${o.attempt})`);
+    if (child.pid !== undefined)
+      o.log('worker', `started ${fixed.command.join(' ')} (pid ${child.pid}, attempt ${o.attempt})`);
     ctx.signal.addEventListener('abort', onAbort, { once: true });
     if (ctx.signal.aborted) onAbort();
     // 'close' comes after stdout and stderr are drained: every line is logged by then.

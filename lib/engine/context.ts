@@ -10,9 +10,24 @@ import { NonRetryableError, StepFailedError } from '../errors';
 import { formatAttemptNote } from './attempt-note';
 import type { Logger } from './log';
 import {
-  backoffMs, checkRetryPolicy, DEFAULT_RETRY, POLICY_FIELDS, resolvePolicy, retryableUnder, type ResolvedRetryPolicy, type RetryPolicy,
+  backoffMs,
+  checkRetryPolicy,
+  DEFAULT_RETRY,
+  POLICY_FIELDS,
+  resolvePolicy,
+  retryableUnder,
+  type ResolvedRetryPolicy,
+  type RetryPolicy,
 } from './retry-policy';
-import { sleepUntil, waitForApproval, waitForSignal, type Approval, type ApprovalOptions, type Parking, type SignalResult } from './waits';
+import {
+  sleepUntil,
+  waitForApproval,
+  waitForSignal,
+  type Approval,
+  type ApprovalOptions,
+  type Parking,
+  type SignalResult,
+} from './waits';
 
 export type { RetryPolicy } from './retry-policy';
 
@@ -83,7 +98,11 @@ export class RunContext {
     return this.runOnce(`${this.runId}:${name}`, fn, options);
   }
 
-  async runOnce<T>(key: string, fn: (ctx: StepContext) => T | Promise<T>, options: StepOptions = {}): Promise<StepResult<T>> {
+  async runOnce<T>(
+    key: string,
+    fn: (ctx: StepContext) => T | Promise<T>,
+    options: StepOptions = {},
+  ): Promise<StepResult<T>> {
     const { maxAttempts, backoff, timeoutMs, retryOn, nonRetryable, ...checkpointOptions } = options;
     const own = { maxAttempts, backoff, timeoutMs, retryOn, nonRetryable };
     // Most steps give no policy of their own: they pay for no parse.
@@ -98,10 +117,18 @@ export class RunContext {
       const decide = (error: unknown): Decision => (decision ??= this.decide(policy, error, attempt));
       try {
         const outcome = await this.checkpoint.runOnce(key, fn, {
-          ...checkpointOptions, attempt, signal: this.signal, timeoutMs: policy.timeoutMs ?? undefined,
+          ...checkpointOptions,
+          attempt,
+          signal: this.signal,
+          timeoutMs: policy.timeoutMs ?? undefined,
           noteFailure: (error) => {
             const d = decide(error);
-            return formatAttemptNote({ attempt, maxAttempts: policy.maxAttempts, retryAt: d.retry ? this.clock.now() + d.delayMs : null, gaveUp: d.retry ? null : d.why });
+            return formatAttemptNote({
+              attempt,
+              maxAttempts: policy.maxAttempts,
+              retryAt: d.retry ? this.clock.now() + d.delayMs : null,
+              gaveUp: d.retry ? null : d.why,
+            });
           },
         });
         this.log.info(`step ${outcome.status}`, { key, step: options.step, attempt });
@@ -113,8 +140,14 @@ export class RunContext {
           if (d.why !== 'attempts spent') throw error;
           throw new StepFailedError(key, attempt, error);
         }
-        this.log.warn('step failed; retrying', { key, step: options.step, attempt, maxAttempts: policy.maxAttempts,
-          delayMs: Math.round(d.delayMs), error: error instanceof Error ? error.message : String(error) });
+        this.log.warn('step failed; retrying', {
+          key,
+          step: options.step,
+          attempt,
+          maxAttempts: policy.maxAttempts,
+          delayMs: Math.round(d.delayMs),
+          error: error instanceof Error ? error.message : String(error),
+        });
         await this.clock.sleep(d.delayMs, this.signal);
       }
     }

@@ -90,8 +90,12 @@ export async function drill(o: DrillOptions): Promise<DrillReport> {
   const all: ChildProcess[] = [];
   try {
     const run = await startRun(o.store, new WorkflowRegistry([drillWorkflow(dir)]), {
-      workflow: DRILL_WORKFLOW, input: { count: o.steps, outbox: OUTBOX, latencyMs: o.latencyMs },
-      id: `drill-${new Date().toISOString().replace(/[^0-9]/g, '').slice(0, 14)}-${process.pid}`,
+      workflow: DRILL_WORKFLOW,
+      input: { count: o.steps, outbox: OUTBOX, latencyMs: o.latencyMs },
+      id: `drill-${new Date()
+        .toISOString()
+        .replace(/[^0-9]/g, '')
+        .slice(0, 14)}-${process.pid}`,
     });
     const spawnOne = () => {
       const id = `drill-${process.pid}-w${generation++}`;
@@ -124,11 +128,22 @@ export async function drill(o: DrillOptions): Promise<DrillReport> {
     const progress = await o.store.loadProgress(run.id);
     const resumed = kills.map((k) => k.resumedMs);
     return {
-      runId: run.id, steps: o.steps, killAt: o.killAt, killedWorker: killed[0]!.worker, kills,
-      committed: committed.length, lost: o.steps - committed.length, stepsRedone: redone.size,
-      executedTwice: mail.duplicates + (mail.delivered - mail.byKey.size), duplicatesRefused: mail.duplicates,
-      skipped: progress?.skipped ?? 0, stepMs, saveMs, redoSaveRatio: ratio,
-      recoveryMs: median(resumed), recoveryMaxMs: Math.max(...resumed),
+      runId: run.id,
+      steps: o.steps,
+      killAt: o.killAt,
+      killedWorker: killed[0]!.worker,
+      kills,
+      committed: committed.length,
+      lost: o.steps - committed.length,
+      stepsRedone: redone.size,
+      executedTwice: mail.duplicates + (mail.delivered - mail.byKey.size),
+      duplicatesRefused: mail.duplicates,
+      skipped: progress?.skipped ?? 0,
+      stepMs,
+      saveMs,
+      redoSaveRatio: ratio,
+      recoveryMs: median(resumed),
+      recoveryMaxMs: Math.max(...resumed),
       advice: granularityAdvice(ratio),
     };
   } finally {
@@ -148,19 +163,27 @@ function killSteps(o: DrillOptions): number[] {
  * usually the step killed itself; but a kill that lands as the worker sends that step's commit lets the commit
  * through (it was already on the wire), and the step left in doubt is the next one, claimed in that commit.
  */
-function recovery(k: { step: number; worker: string; atMs: number }, committed: CommittedRow[], events: StepEvent[]): KillReport {
+function recovery(
+  k: { step: number; worker: string; atMs: number },
+  committed: CommittedRow[],
+  events: StepEvent[],
+): KillReport {
   const after = (atS: number) => atS * 1000 - k.atMs;
   const begun = (c: CommittedRow) => c.committedAt * 1000 - (c.durationMs ?? 0);
   const resumedAt = committed
     .filter((c) => c.step !== null && c.step >= k.step && c.workerId !== k.worker && begun(c) >= k.atMs)
     .sort((a, b) => begun(a) - begun(b))[0];
-  if (!resumedAt) throw new WaybillError('DRILL_FAILED', `no step from ${k.step} on was committed by another worker after the kill`);
+  if (!resumedAt)
+    throw new WaybillError('DRILL_FAILED', `no step from ${k.step} on was committed by another worker after the kill`);
   const released = events.find((e) => e.outcome === 'expired' && e.detail?.startsWith(`worker ${k.worker} died`));
   const taken = events.find((e) => e.outcome === 'expired' && e.detail?.startsWith(`run lease of ${k.worker} `));
   return {
-    step: k.step, worker: k.worker,
-    releasedMs: released ? after(released.at) : null, takenMs: taken ? after(taken.at) : null,
-    resumedMs: begun(resumedAt) - k.atMs, resumedAtStep: resumedAt.step!,
+    step: k.step,
+    worker: k.worker,
+    releasedMs: released ? after(released.at) : null,
+    takenMs: taken ? after(taken.at) : null,
+    resumedMs: begun(resumedAt) - k.atMs,
+    resumedAtStep: resumedAt.step!,
   };
 }
 
@@ -169,15 +192,26 @@ function recovery(k: { step: number; worker: string; atMs: number }, committed: 
  * Usually it is `step` itself; on a loaded machine one poll can take longer than a step (20 ms by default),
  * so the kill lands on the first step from there that the drill sees in flight, and the report names it.
  */
-async function killMidExecute(o: DrillOptions, runId: string, step: number, workers: Map<string, ChildProcess>): Promise<{ step: number; worker: string; atMs: number }> {
+async function killMidExecute(
+  o: DrillOptions,
+  runId: string,
+  step: number,
+  workers: Map<string, ChildProcess>,
+): Promise<{ step: number; worker: string; atMs: number }> {
   let lastStep = -1;
   for (;;) {
     const claims = await o.store.listClaims({ runId, claimTtlMs: o.claimTtlMs });
-    const target = claims.filter((c) => c.step !== null && c.step >= step && c.workerId).sort((a, b) => a.step! - b.step!)[0];
+    const target = claims
+      .filter((c) => c.step !== null && c.step >= step && c.workerId)
+      .sort((a, b) => a.step! - b.step!)[0];
     if (target) {
       const child = workers.get(target.workerId!);
       // Only our own workers serve the drill's workflow; anything else holding its claim is not ours to kill.
-      if (!child) throw new WaybillError('DRILL_FAILED', `step ${target.step} is held by ${target.workerId}, which the drill did not start`);
+      if (!child)
+        throw new WaybillError(
+          'DRILL_FAILED',
+          `step ${target.step} is held by ${target.workerId}, which the drill did not start`,
+        );
       child.kill('SIGKILL');
       const atMs = Date.now();
       workers.delete(target.workerId!);
@@ -185,7 +219,10 @@ async function killMidExecute(o: DrillOptions, runId: string, step: number, work
     }
     const progress = await o.store.loadProgress(runId);
     if ((progress?.step ?? 0) >= o.steps) {
-      throw new WaybillError('DRILL_FAILED', `the run finished before a step from ${step} on could be caught mid-execute; raise --latency-ms`);
+      throw new WaybillError(
+        'DRILL_FAILED',
+        `the run finished before a step from ${step} on could be caught mid-execute; raise --latency-ms`,
+      );
     }
     if (progress && progress.step !== lastStep) o.onProgress?.('running', (lastStep = progress.step));
     await sleep(1);
@@ -204,7 +241,10 @@ async function waitForEnd(o: DrillOptions, runId: string): Promise<void> {
     const step = (await o.store.loadProgress(runId))?.step ?? 0;
     if (step !== last.step) last = { step, atMs: Date.now() };
     else if (Date.now() - last.atMs > 60_000) {
-      throw new WaybillError('DRILL_FAILED', `no progress past step ${step} for 60 s after the kill: no worker resumed the run`);
+      throw new WaybillError(
+        'DRILL_FAILED',
+        `no progress past step ${step} for 60 s after the kill: no worker resumed the run`,
+      );
     }
     o.onProgress?.('resumed', step);
     await sleep(100);

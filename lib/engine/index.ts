@@ -3,7 +3,14 @@
  * the registry it serves, starting runs, and the run context a workflow sees.
  */
 export { Worker, type WorkerOptions } from './worker';
-export { CommandFailedError, NonRetryableError, RunInterruptedError, StepFailedError, StepTimeoutError, WorkflowModuleError } from '../errors';
+export {
+  CommandFailedError,
+  NonRetryableError,
+  RunInterruptedError,
+  StepFailedError,
+  StepTimeoutError,
+  WorkflowModuleError,
+} from '../errors';
 export { WorkflowRegistry, defineWorkflow, type WorkflowDefinition } from './workflow';
 export { defineCommandWorkflow, type CommandWorkflowDefinition } from './command-workflow';
 export { RunContext, type RetryPolicy, type StepOptions } from './context';

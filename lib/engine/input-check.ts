@@ -20,8 +20,14 @@ interface Parser {
 }
 
 const TYPE_NAMES: Record<string, string> = {
-  number: 'a number', int: 'a whole number', string: 'a string', boolean: 'true or false', object: 'an object',
-  array: 'an array', null: 'null', bigint: 'a whole number',
+  number: 'a number',
+  int: 'a whole number',
+  string: 'a string',
+  boolean: 'true or false',
+  object: 'an object',
+  array: 'an array',
+  null: 'null',
+  bigint: 'a whole number',
 };
 
 /**
@@ -37,14 +43,17 @@ export function issueMessage(issue: z.core.$ZodRawIssue): string | undefined {
     case 'too_big': {
       const bound = Number(issue.code === 'too_small' ? issue.minimum : issue.maximum);
       const small = issue.code === 'too_small';
-      const edge = issue.inclusive === false ? (small ? 'greater than' : 'less than') : (small ? 'at least' : 'at most');
+      const edge = issue.inclusive === false ? (small ? 'greater than' : 'less than') : small ? 'at least' : 'at most';
       if (issue.origin === 'number' || issue.origin === 'int') return `must be ${edge} ${bound}`;
       if (issue.origin === 'string') return `must be ${edge} ${bound} character${bound === 1 ? '' : 's'} long`;
-      if (issue.origin === 'array' || issue.origin === 'set') return `must have ${edge} ${bound} item${bound === 1 ? '' : 's'}`;
+      if (issue.origin === 'array' || issue.origin === 'set')
+        return `must have ${edge} ${bound} item${bound === 1 ? '' : 's'}`;
       return undefined;
     }
     case 'invalid_value':
-      return Array.isArray(issue.values) ? `must be one of ${issue.values.map((v: unknown) => JSON.stringify(v)).join(', ')}` : undefined;
+      return Array.isArray(issue.values)
+        ? `must be one of ${issue.values.map((v: unknown) => JSON.stringify(v)).join(', ')}`
+        : undefined;
     case 'invalid_format':
       return issue.format === 'regex' ? `must match ${issue.pattern}` : `must be a valid ${issue.format}`;
     case 'not_multiple_of':
@@ -60,17 +69,21 @@ export function checkInput(schema: Parser, input: unknown): InputCheck {
   const issues: InputIssue[] = [];
   for (const issue of parsed.error.issues) {
     // An unknown field is filed under its own name, so a typo is named where the user looks.
-    if (issue.code === 'unrecognized_keys') for (const key of issue.keys) issues.push({ path: [...issue.path, key], message: 'is not a known field' });
+    if (issue.code === 'unrecognized_keys')
+      for (const key of issue.keys) issues.push({ path: [...issue.path, key], message: 'is not a known field' });
     else issues.push({ path: issue.path, message: issue.message });
   }
   return { ok: false, issues };
 }
 
-export const issuePath = (issue: InputIssue): string => (issue.path.length ? issue.path.map(String).join('.') : '(input)');
+export const issuePath = (issue: InputIssue): string =>
+  issue.path.length ? issue.path.map(String).join('.') : '(input)';
 
 /** The one-line form the CLI and the engine raise: `invalid input for notify: count: must be a number`. */
 export function inputError(workflow: string, issues: InputIssue[]): InvalidInputError {
-  return new InvalidInputError(`invalid input for ${workflow}: ${issues.map((i) => `${issuePath(i)}: ${i.message}`).join('; ')}`);
+  return new InvalidInputError(
+    `invalid input for ${workflow}: ${issues.map((i) => `${issuePath(i)}: ${i.message}`).join('; ')}`,
+  );
 }
 
 /** The input side's JSON Schema: what a caller may send (a defaulted field is optional and carries its default). */

@@ -19,9 +19,14 @@ export function formatLine(line: string, colour = true): string {
   const { time, level, msg, ...fields } = entry;
   // The time of day, UTC, as the JSON line has it: enough to place a line next to its neighbours.
   const clock = typeof time === 'string' ? time.slice(11, 23) : '';
-  const name = String(level ?? '').toUpperCase().padEnd(5);
-  const tag = colour && typeof level === 'string' && LEVEL_COLOUR[level] ? `${LEVEL_COLOUR[level]}${name}${RESET}` : name;
-  const rest = Object.entries(fields).map(([k, v]) => `${k}=${typeof v === 'string' && !/\s/.test(v) ? v : JSON.stringify(v)}`);
+  const name = String(level ?? '')
+    .toUpperCase()
+    .padEnd(5);
+  const tag =
+    colour && typeof level === 'string' && LEVEL_COLOUR[level] ? `${LEVEL_COLOUR[level]}${name}${RESET}` : name;
+  const rest = Object.entries(fields).map(
+    ([k, v]) => `${k}=${typeof v === 'string' && !/\s/.test(v) ? v : JSON.stringify(v)}`,
+  );
   const tail = rest.length === 0 ? '' : colour ? `  ${DIM}${rest.join(' ')}${RESET}` : `  ${rest.join(' ')}`;
   return `${clock} ${tag} ${String(msg ?? '')}${tail}\n`;
 }

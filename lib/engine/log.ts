@@ -29,19 +29,28 @@ export interface LoggerOptions {
  * A logger writing to `write` (stderr when omitted). Lines are written synchronously: a worker killed
  * with SIGKILL has lost no line it logged before.
  */
-export function createLogger(bindings: LogFields = {}, write?: (line: string) => void, options: LoggerOptions = {}): Logger {
+export function createLogger(
+  bindings: LogFields = {},
+  write?: (line: string) => void,
+  options: LoggerOptions = {},
+): Logger {
   const pretty = options.pretty ?? Boolean(process.stderr.isTTY);
   const sink = write ?? ((line: string) => process.stderr.write(line));
   const destination = pretty
     ? { write: (line: string) => sink(formatLine(line, options.colour ?? true)) }
-    : write ? { write } : pino.destination({ fd: 2, sync: true });
-  const root = pino({
-    // No pid/hostname on every line: the worker id (host-pid-random) already says both.
-    base: null,
-    timestamp: pino.stdTimeFunctions.isoTime,
-    // "level":"info" rather than pino's 30: readable in any log viewer, and what our lines always said.
-    formatters: { level: (label) => ({ level: label }) },
-  }, destination);
+    : write
+      ? { write }
+      : pino.destination({ fd: 2, sync: true });
+  const root = pino(
+    {
+      // No pid/hostname on every line: the worker id (host-pid-random) already says both.
+      base: null,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      // "level":"info" rather than pino's 30: readable in any log viewer, and what our lines always said.
+      formatters: { level: (label) => ({ level: label }) },
+    },
+    destination,
+  );
   return wrap(Object.keys(bindings).length > 0 ? root.child(bindings) : root);
 }
 

@@ -32,10 +32,15 @@ export function startPruning(
   };
   running = once();
   // An hourly prune never keeps a process alive on its own.
-  const stopTimer = every(clock, options.everyMs ?? HOUR_MS, () => {
-    // At most one prune at a time in this worker: a slow one delays the next instead of overlapping it.
-    running = running.then(once);
-  }, { keepAlive: false });
+  const stopTimer = every(
+    clock,
+    options.everyMs ?? HOUR_MS,
+    () => {
+      // At most one prune at a time in this worker: a slow one delays the next instead of overlapping it.
+      running = running.then(once);
+    },
+    { keepAlive: false },
+  );
   return {
     async stop() {
       stopTimer();

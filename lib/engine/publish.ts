@@ -12,7 +12,6 @@ import { WaybillError, WorkflowModuleError } from '../errors';
 import { inputJsonSchema, schemaFromJson } from './input-check';
 import { isWorkflowDefinition, WorkflowRegistry, type WorkflowDefinition } from './workflow';
 
-
 /**
  * The workflows a module exports: each named export or the default export that defineWorkflow made, or an
  * array of them. The same definition exported under two names counts once; two with one name is an error.
@@ -28,24 +27,37 @@ export async function loadWorkflowModule(file: string, cwd = process.cwd()): Pro
   }
   const found = new Set<WorkflowDefinition<unknown>>();
   for (const value of Object.values(exported)) {
-    for (const candidate of Array.isArray(value) ? value : [value]) if (isWorkflowDefinition(candidate)) found.add(candidate);
+    for (const candidate of Array.isArray(value) ? value : [value])
+      if (isWorkflowDefinition(candidate)) found.add(candidate);
   }
   if (found.size === 0) {
-    throw new WorkflowModuleError(file, 'exports no workflow (export what defineWorkflow returns, by name or as the default export)');
+    throw new WorkflowModuleError(
+      file,
+      'exports no workflow (export what defineWorkflow returns, by name or as the default export)',
+    );
   }
   const byName = new Map<string, WorkflowDefinition<unknown>>();
   for (const definition of found) {
-    if (byName.has(definition.name)) throw new WorkflowModuleError(file, `registers workflow "${definition.name}" twice`);
+    if (byName.has(definition.name))
+      throw new WorkflowModuleError(file, `registers workflow "${definition.name}" twice`);
     byName.set(definition.name, definition);
   }
   return [...byName.values()];
 }
 
 /** The built-ins and the module's workflows in one registry; a module's name that is a built-in's is refused. */
-export function workerRegistry(file: string, builtins: WorkflowDefinition<any>[], own: WorkflowDefinition<unknown>[]): WorkflowRegistry {
+export function workerRegistry(
+  file: string,
+  builtins: WorkflowDefinition<any>[],
+  own: WorkflowDefinition<unknown>[],
+): WorkflowRegistry {
   const registry = new WorkflowRegistry(builtins);
   for (const definition of own) {
-    if (registry.has(definition.name)) throw new WorkflowModuleError(file, `registers workflow "${definition.name}", which is a built-in workflow's name`);
+    if (registry.has(definition.name))
+      throw new WorkflowModuleError(
+        file,
+        `registers workflow "${definition.name}", which is a built-in workflow's name`,
+      );
     registry.register(definition);
   }
   return registry;
@@ -67,8 +79,11 @@ export function publicationsOf(registry: WorkflowRegistry, file?: string): Workf
       throw file ? new WorkflowModuleError(file, problem) : new WaybillError('INVALID_INPUT', problem);
     }
     return {
-      name: definition.name, description: definition.description ?? null, inputSchemaJson: text,
-      totalSteps: typeof definition.totalSteps === 'number' ? definition.totalSteps : null, version: definition.version ?? null,
+      name: definition.name,
+      description: definition.description ?? null,
+      inputSchemaJson: text,
+      totalSteps: typeof definition.totalSteps === 'number' ? definition.totalSteps : null,
+      version: definition.version ?? null,
     };
   });
 }
@@ -78,7 +93,8 @@ export function publicationsOf(registry: WorkflowRegistry, file?: string): Workf
  * which points nowhere. Node itself says what and where: ask it (only on this failure path).
  */
 function syntaxProblem(path: string, error: unknown): string | null {
-  if (!(error instanceof Error) || !error.message.startsWith('Parse error') || !/^\.[cm]?js$/.test(extname(path))) return null;
+  if (!(error instanceof Error) || !error.message.startsWith('Parse error') || !/^\.[cm]?js$/.test(extname(path)))
+    return null;
   const checked = spawnSync(process.execPath, ['--check', path], { encoding: 'utf8', timeout: 10_000 });
   const what = /^(\w*Error): (.+)$/m.exec(checked.stderr ?? '');
   if (!what) return null;

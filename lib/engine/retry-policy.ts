@@ -45,29 +45,72 @@ export interface ResolvedRetryPolicy {
 }
 
 export const DEFAULT_RETRY: ResolvedRetryPolicy = {
-  maxAttempts: 3, backoff: { initialMs: 200, maxMs: 10_000, factor: 2, jitter: true }, timeoutMs: null, retryOn: null, nonRetryable: null,
+  maxAttempts: 3,
+  backoff: { initialMs: 200, maxMs: 10_000, factor: 2, jitter: true },
+  timeoutMs: null,
+  retryOn: null,
+  nonRetryable: null,
 };
 
-const matcher = z.union([
-  z.array(z.string().min(1, 'each entry must be an error name or code')).min(1, 'must list at least one error name or code'),
-  z.custom<(error: unknown, attempt: number) => boolean>((v) => typeof v === 'function'),
-], { error: 'must be a list of error names or codes, or a function' });
+const matcher = z.union(
+  [
+    z
+      .array(z.string().min(1, 'each entry must be an error name or code'))
+      .min(1, 'must list at least one error name or code'),
+    z.custom<(error: unknown, attempt: number) => boolean>((v) => typeof v === 'function'),
+  ],
+  { error: 'must be a list of error names or codes, or a function' },
+);
 
-const ms = (what: string) => z.number({ error: `must be a number of milliseconds` }).finite(`must be finite`).min(0, `${what} must be ≥ 0`);
+const ms = (what: string) =>
+  z.number({ error: `must be a number of milliseconds` }).finite(`must be finite`).min(0, `${what} must be ≥ 0`);
 
-const policySchema = z.strictObject({
-  maxAttempts: z.number({ error: 'must be a whole number' }).int('must be a whole number').min(1, 'must be ≥ 1').max(1000, 'must be ≤ 1000').optional(),
-  backoff: z.strictObject({
-    initialMs: ms('initialMs').optional(),
-    maxMs: ms('maxMs').optional(),
-    factor: z.number({ error: 'must be a number' }).finite('must be finite').min(1, 'must be ≥ 1').max(100, 'must be ≤ 100').optional(),
-    jitter: z.boolean({ error: 'must be true or false' }).optional(),
-  }, { error: (issue) => issue.code === 'unrecognized_keys' ? `unknown field(s) ${issue.keys.join(', ')} (initialMs, maxMs, factor, jitter)` : 'must be an object' }).optional(),
-  timeoutMs: z.number({ error: 'must be a number of milliseconds' }).int('must be a whole number of milliseconds').min(1, 'must be ≥ 1').max(2 ** 31 - 1, 'must be below 2^31').optional(),
-  retryOn: matcher.optional(),
-  nonRetryable: matcher.optional(),
-}, { error: (issue) => issue.code === 'unrecognized_keys'
-  ? `unknown field(s) ${issue.keys.join(', ')} (maxAttempts, backoff, timeoutMs, retryOn, nonRetryable)` : 'must be an object' })
+const policySchema = z
+  .strictObject(
+    {
+      maxAttempts: z
+        .number({ error: 'must be a whole number' })
+        .int('must be a whole number')
+        .min(1, 'must be ≥ 1')
+        .max(1000, 'must be ≤ 1000')
+        .optional(),
+      backoff: z
+        .strictObject(
+          {
+            initialMs: ms('initialMs').optional(),
+            maxMs: ms('maxMs').optional(),
+            factor: z
+              .number({ error: 'must be a number' })
+              .finite('must be finite')
+              .min(1, 'must be ≥ 1')
+              .max(100, 'must be ≤ 100')
+              .optional(),
+            jitter: z.boolean({ error: 'must be true or false' }).optional(),
+          },
+          {
+            error: (issue) =>
+              issue.code === 'unrecognized_keys'
+                ? `unknown field(s) ${issue.keys.join(', ')} (initialMs, maxMs, factor, jitter)`
+                : 'must be an object',
+          },
+        )
+        .optional(),
+      timeoutMs: z
+        .number({ error: 'must be a number of milliseconds' })
+        .int('must be a whole number of milliseconds')
+        .min(1, 'must be ≥ 1')
+        .max(2 ** 31 - 1, 'must be below 2^31')
+        .optional(),
+      retryOn: matcher.optional(),
+      nonRetryable: matcher.optional(),
+    },
+    {
+      error: (issue) =>
+        issue.code === 'unrecognized_keys'
+          ? `unknown field(s) ${issue.keys.join(', ')} (maxAttempts, backoff, timeoutMs, retryOn, nonRetryable)`
+          : 'must be an object',
+    },
+  )
   .superRefine((p, ctx) => {
     if (p.retryOn !== undefined && p.nonRetryable !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['retryOn'], message: 'give retryOn or nonRetryable, not both' });
@@ -104,10 +147,19 @@ export function resolvePolicy(base: ResolvedRetryPolicy, ...layers: (RetryPolicy
     const given = layer.backoff;
     // A policy that sets its own backoff means the waits it wrote: no jitter unless it asks.
     const backoff = given ? { ...out.backoff, jitter: false, ...stripUndefined(given) } : out.backoff;
-    const matchers = layer.retryOn !== undefined ? { retryOn: layer.retryOn, nonRetryable: null }
-      : layer.nonRetryable !== undefined ? { retryOn: null, nonRetryable: layer.nonRetryable } : {};
-    out = { ...out, ...(layer.maxAttempts !== undefined ? { maxAttempts: layer.maxAttempts } : {}),
-      ...(layer.timeoutMs !== undefined ? { timeoutMs: layer.timeoutMs } : {}), backoff, ...matchers };
+    const matchers =
+      layer.retryOn !== undefined
+        ? { retryOn: layer.retryOn, nonRetryable: null }
+        : layer.nonRetryable !== undefined
+          ? { retryOn: null, nonRetryable: layer.nonRetryable }
+          : {};
+    out = {
+      ...out,
+      ...(layer.maxAttempts !== undefined ? { maxAttempts: layer.maxAttempts } : {}),
+      ...(layer.timeoutMs !== undefined ? { timeoutMs: layer.timeoutMs } : {}),
+      backoff,
+      ...matchers,
+    };
   }
   return out;
 }
@@ -117,7 +169,12 @@ export function resolvePolicy(base: ResolvedRetryPolicy, ...layers: (RetryPolicy
  * (a lost lease, a reused key, an abort, a NonRetryableError) are never retried, whatever the policy says.
  */
 export function retryableUnder(policy: ResolvedRetryPolicy, error: unknown, attempt: number): boolean {
-  if (error instanceof LeaseLostError || error instanceof IdempotencyKeyReuseError || error instanceof NonRetryableError) return false;
+  if (
+    error instanceof LeaseLostError ||
+    error instanceof IdempotencyKeyReuseError ||
+    error instanceof NonRetryableError
+  )
+    return false;
   if (error instanceof Error && error.name === 'AbortError') return false;
   if (policy.retryOn) return matches(policy.retryOn, error, attempt);
   if (policy.nonRetryable) return !matches(policy.nonRetryable, error, attempt);

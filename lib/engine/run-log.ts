@@ -7,7 +7,17 @@
  *
  * Bounded: past MAX_BYTES the file keeps only its newer half, so a program stuck printing cannot fill a disk.
  */
-import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 
 const MAX_BYTES = 1024 * 1024;
@@ -19,7 +29,12 @@ export function runLogPath(dataDir: string, runId: string): string {
 }
 
 /** Appends one line: `<epoch seconds> <stream> <text>`. */
-export function appendRunLog(dataDir: string, runId: string, stream: 'stdout' | 'stderr' | 'worker', text: string): void {
+export function appendRunLog(
+  dataDir: string,
+  runId: string,
+  stream: 'stdout' | 'stderr' | 'worker',
+  text: string,
+): void {
   const path = runLogPath(dataDir, runId);
   mkdirSync(join(dataDir, 'run-logs'), { recursive: true });
   const line = `${(Date.now() / 1000).toFixed(3)} ${stream} ${text.replace(/[\r\n]+/g, ' ').slice(0, 4000)}\n`;

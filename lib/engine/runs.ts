@@ -28,8 +28,17 @@ export async function startRun(
   const checked = workflows.check(request.workflow, request.input);
   if (!checked) throw unknownWorkflow(request.workflow, workflows);
   if (!checked.ok) throw inputError(request.workflow, checked.issues);
-  const id = request.id ?? `${request.workflow}-${new Date().toISOString().slice(0, 10)}-${randomBytes(4).toString('hex')}`;
+  const id =
+    request.id ?? `${request.workflow}-${new Date().toISOString().slice(0, 10)}-${randomBytes(4).toString('hex')}`;
   const valid = runIdSchema.safeParse(id);
-  if (!valid.success) throw new InvalidInputError(`invalid run id ${JSON.stringify(id.slice(0, 140))}: ${valid.error.issues[0]?.message}`);
-  return store.createRun({ id, workflow: checked.workflow, inputJson: JSON.stringify(checked.input), totalSteps: checked.totalSteps });
+  if (!valid.success)
+    throw new InvalidInputError(
+      `invalid run id ${JSON.stringify(id.slice(0, 140))}: ${valid.error.issues[0]?.message}`,
+    );
+  return store.createRun({
+    id,
+    workflow: checked.workflow,
+    inputJson: JSON.stringify(checked.input),
+    totalSteps: checked.totalSteps,
+  });
 }

@@ -61,24 +61,48 @@ export type SignalResult<T = unknown> =
 /** Below this, a wait about to come due is slept in process rather than parked (the clocks may differ by ms). */
 const SHORT_MS = 1000;
 
-export async function waitForApproval(p: Parking, runId: string, name: string, options: ApprovalOptions = {}): Promise<Approval> {
+export async function waitForApproval(
+  p: Parking,
+  runId: string,
+  name: string,
+  options: ApprovalOptions = {},
+): Promise<Approval> {
   if (options.onTimeout !== undefined && options.onTimeout !== 'reject' && options.onTimeout !== 'approve') {
     throw new InvalidInputError(`waitForApproval(${name}): onTimeout must be 'reject' or 'approve'`);
   }
   const wait = await waitFor(p, runId, 'approval', name, {
     detailsJson: options.details === undefined ? null : JSON.stringify(options.details),
-    dueInMs: checkMs(name, 'timeoutMs', options.timeoutMs), onTimeout: options.onTimeout ?? 'reject',
+    dueInMs: checkMs(name, 'timeoutMs', options.timeoutMs),
+    onTimeout: options.onTimeout ?? 'reject',
   });
   const decision = JSON.parse(wait.decisionJson!) as { approved: boolean; timedOut?: boolean };
-  return { approved: decision.approved, by: wait.decidedBy ?? 'unknown', note: wait.note, at: Math.round(wait.decidedAt! * 1000),
-    timedOut: decision.timedOut === true };
+  return {
+    approved: decision.approved,
+    by: wait.decidedBy ?? 'unknown',
+    note: wait.note,
+    at: Math.round(wait.decidedAt! * 1000),
+    timedOut: decision.timedOut === true,
+  };
 }
 
-export async function waitForSignal<T = unknown>(p: Parking, runId: string, name: string, options: { timeoutMs?: number } = {}): Promise<SignalResult<T>> {
-  const wait = await waitFor(p, runId, 'signal', name, { dueInMs: checkMs(name, 'timeoutMs', options.timeoutMs), onTimeout: 'timeout' });
+export async function waitForSignal<T = unknown>(
+  p: Parking,
+  runId: string,
+  name: string,
+  options: { timeoutMs?: number } = {},
+): Promise<SignalResult<T>> {
+  const wait = await waitFor(p, runId, 'signal', name, {
+    dueInMs: checkMs(name, 'timeoutMs', options.timeoutMs),
+    onTimeout: 'timeout',
+  });
   const decision = JSON.parse(wait.decisionJson!) as { payload?: T; timedOut?: boolean };
   if (decision.timedOut) return { received: false, timedOut: true };
-  return { received: true, payload: decision.payload as T, by: wait.decidedBy ?? 'unknown', at: Math.round(wait.decidedAt! * 1000) };
+  return {
+    received: true,
+    payload: decision.payload as T,
+    by: wait.decidedBy ?? 'unknown',
+    at: Math.round(wait.decidedAt! * 1000),
+  };
 }
 
 /** `until`: milliseconds from the first time the run got here, or a moment. */
@@ -91,8 +115,13 @@ export async function sleepUntil(p: Parking, runId: string, name: string, until:
   }
 }
 
-async function waitFor(p: Parking, runId: string, kind: WaitKind, name: string,
-  wanted: { detailsJson?: string | null; dueInMs?: number | null; dueAt?: number | null; onTimeout?: string }): Promise<WaitRow> {
+async function waitFor(
+  p: Parking,
+  runId: string,
+  kind: WaitKind,
+  name: string,
+  wanted: { detailsJson?: string | null; dueInMs?: number | null; dueAt?: number | null; onTimeout?: string },
+): Promise<WaitRow> {
   if (typeof name !== 'string' || name.length === 0 || name.length > 200) {
     throw new InvalidInputError(`a wait's name must be a string of 1 to 200 characters, got ${JSON.stringify(name)}`);
   }
@@ -104,10 +133,16 @@ async function waitFor(p: Parking, runId: string, kind: WaitKind, name: string,
     const leftMs = wait.dueAt == null ? Infinity : wait.dueAt * 1000 - p.clock.now();
     if (leftMs <= SHORT_MS) {
       if (leftMs > 0) await p.clock.sleep(leftMs);
-      const answer: object = kind === 'sleep' ? { slept: true } : kind === 'approval'
-        ? { approved: wait.onTimeout === 'approve', timedOut: true } : { timedOut: true };
+      const answer: object =
+        kind === 'sleep'
+          ? { slept: true }
+          : kind === 'approval'
+            ? { approved: wait.onTimeout === 'approve', timedOut: true }
+            : { timedOut: true };
       // A person's decision landing now either wins this UPDATE or loses it; either way the row read back stands.
-      wait = (await p.store.decideWait({ runId, name, kind, decisionJson: JSON.stringify(answer), decidedBy: 'timeout' })).wait;
+      wait = (
+        await p.store.decideWait({ runId, name, kind, decisionJson: JSON.stringify(answer), decidedBy: 'timeout' })
+      ).wait;
       continue;
     }
     const parked = await p.store.parkRun(runId, name, p.workerId, p.attempt);
@@ -123,7 +158,9 @@ async function waitFor(p: Parking, runId: string, kind: WaitKind, name: string,
 function checkMs(name: string, field: string, value: number | undefined): number | null {
   if (value === undefined) return null;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new InvalidInputError(`wait ${name}: ${field} must be a non-negative number of milliseconds, got ${String(value)}`);
+    throw new InvalidInputError(
+      `wait ${name}: ${field} must be a non-negative number of milliseconds, got ${String(value)}`,
+    );
   }
   return value;
 }

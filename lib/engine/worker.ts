@@ -66,7 +66,6 @@ export interface WorkerOptions {
   clock?: Clock;
 }
 
-
 export class Worker {
   readonly id: string;
   readonly host = hostname();
@@ -80,7 +79,10 @@ export class Worker {
   private beating = false;
   private readonly clock: Clock;
   private readonly o: Required<Omit<WorkerOptions, 'id' | 'retry' | 'prune' | 'onRegistered' | 'onlyRun' | 'clock'>> & {
-    retry: ResolvedRetryPolicy; prune?: WorkerOptions['prune']; onRegistered?: WorkerOptions['onRegistered']; onlyRun?: string;
+    retry: ResolvedRetryPolicy;
+    prune?: WorkerOptions['prune'];
+    onRegistered?: WorkerOptions['onRegistered'];
+    onlyRun?: string;
   };
 
   constructor(options: WorkerOptions) {
@@ -88,8 +90,14 @@ export class Worker {
     this.clock = options.clock ?? systemClock;
     const { clock: _clock, ...rest } = options;
     this.o = {
-      concurrency: 1, runLeaseMs: 30_000, claimLeaseMs: 30_000, claimTtlMs: 30_000, pollMs: 250, heartbeatMs: 1000,
-      log: silentLogger, ...stripUndefined(rest),
+      concurrency: 1,
+      runLeaseMs: 30_000,
+      claimLeaseMs: 30_000,
+      claimTtlMs: 30_000,
+      pollMs: 250,
+      heartbeatMs: 1000,
+      log: silentLogger,
+      ...stripUndefined(rest),
       retry: resolvePolicy(DEFAULT_RETRY, {
         maxAttempts: options.retry?.maxAttempts,
         backoff: { initialMs: options.retry?.baseMs, maxMs: options.retry?.maxMs, jitter: true },
@@ -110,7 +118,9 @@ export class Worker {
     log.info('worker started', { workerId: this.id, concurrency: this.o.concurrency });
     const stopBeating = every(this.clock, this.o.heartbeatMs, () => void this.beat());
     await this.beat();
-    const pruning = this.o.prune ? startPruning(this.o.store, this.o.prune, log.child({ workerId: this.id }), this.draining.signal, this.clock) : null;
+    const pruning = this.o.prune
+      ? startPruning(this.o.store, this.o.prune, log.child({ workerId: this.id }), this.draining.signal, this.clock)
+      : null;
     try {
       while (!this.draining.signal.aborted) {
         if (this.active.size < this.o.concurrency && (await this.takeOne())) continue;
@@ -134,13 +144,20 @@ export class Worker {
 
   private async takeOne(): Promise<boolean> {
     try {
-      const run = await this.o.store.claimRun({ workerId: this.id, leaseMs: this.o.runLeaseMs, workflows: this.o.registry.names(),
-        holding: [...this.inHand], runId: this.o.onlyRun });
+      const run = await this.o.store.claimRun({
+        workerId: this.id,
+        leaseMs: this.o.runLeaseMs,
+        workflows: this.o.registry.names(),
+        holding: [...this.inHand],
+        runId: this.o.onlyRun,
+      });
       if (!run) return false;
       this.inHand.add(run.id);
       // execute() reports its own failures; a store error while handing back must not kill the worker.
       const done: Promise<void> = this.execute(run)
-        .catch((error) => this.o.log.error('run bookkeeping failed', { runId: run.id, workerId: this.id, error: String(error) }))
+        .catch((error) =>
+          this.o.log.error('run bookkeeping failed', { runId: run.id, workerId: this.id, error: String(error) }),
+        )
         .finally(() => {
           this.active.delete(done);
           this.inHand.delete(run.id);
@@ -184,7 +201,12 @@ export class Worker {
   private async declareDead(peer: WorkerRow, reason: string): Promise<void> {
     const released = await this.o.store.markWorkerDead(peer.id, reason);
     this.sightings.delete(peer.id);
-    this.o.log.warn('peer worker died; its runs resume now', { workerId: this.id, peer: peer.id, reason, releasedClaims: released });
+    this.o.log.warn('peer worker died; its runs resume now', {
+      workerId: this.id,
+      peer: peer.id,
+      reason,
+      releasedClaims: released,
+    });
   }
 
   /** Proof by pid is only possible where the pid lives; a peer of unknown machine (older rows) never qualifies. */
@@ -215,9 +237,16 @@ export class Worker {
     const attempt = run.attempts;
     const interrupted = new AbortController();
     const stopRenewing = every(this.clock, Math.min(this.o.runLeaseMs / 3, this.o.heartbeatMs), async () => {
-      const lease = await store.renewRunLease(run.id, this.id, this.o.runLeaseMs, attempt).catch(() => ({ held: true, status: null }));
+      const lease = await store
+        .renewRunLease(run.id, this.id, this.o.runLeaseMs, attempt)
+        .catch(() => ({ held: true, status: null }));
       if (!lease.held) {
-        interrupted.abort(new RunInterruptedError(run.id, lease.status === 'running' ? 'it was taken over' : `it is ${lease.status ?? 'gone'}`));
+        interrupted.abort(
+          new RunInterruptedError(
+            run.id,
+            lease.status === 'running' ? 'it was taken over' : `it is ${lease.status ?? 'gone'}`,
+          ),
+        );
       }
       // Renewing at the heartbeat, not at a third of the lease, is what makes pause and cancel felt within
       // a second: the renewal is where the worker learns the run's status.
@@ -225,19 +254,34 @@ export class Worker {
     // Checked before each step and while a step waits for another holder, never inside a side effect.
     const stop = AbortSignal.any([interrupted.signal, this.draining.signal]);
     const checkpoint = new Checkpoint(store, run.id, {
-      workerId: this.id, leaseMs: this.o.claimLeaseMs, claimTtlMs: this.o.claimTtlMs, clock: this.clock,
+      workerId: this.id,
+      leaseMs: this.o.claimLeaseMs,
+      claimTtlMs: this.o.claimTtlMs,
+      clock: this.clock,
     });
     try {
       const workflow = registry.get(run.workflow);
       const input = registry.parseInput(run.workflow, JSON.parse(run.inputJson));
       await fillRunTotal(store, run, this.id, workflow, input);
       const retry = resolvePolicy(this.o.retry, { maxAttempts: workflow.maxAttempts }, workflow.retry);
-      const ctx = new RunContext(run.id, checkpoint, stop, log, retry, this.clock, { store, workerId: this.id, attempt, clock: this.clock });
+      const ctx = new RunContext(run.id, checkpoint, stop, log, retry, this.clock, {
+        store,
+        workerId: this.id,
+        attempt,
+        clock: this.clock,
+      });
       log.info('run started', { attempt });
       // However the workflow ends, a claim its last step took ahead for a step it did not run goes back before
       // the run does: left, it would sit out its lease and then look like a side effect in doubt.
       const output = await workflow.run(ctx, input).finally(() => checkpoint.releaseAhead().catch(() => undefined));
-      if (await store.finishRun(run.id, this.id, { status: 'completed', outputJson: JSON.stringify(output) ?? 'null' }, attempt)) {
+      if (
+        await store.finishRun(
+          run.id,
+          this.id,
+          { status: 'completed', outputJson: JSON.stringify(output) ?? 'null' },
+          attempt,
+        )
+      ) {
         log.info('run completed');
       } else {
         await store.releaseRun(run.id, this.id, attempt);

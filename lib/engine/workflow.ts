@@ -40,11 +40,14 @@ export function defineWorkflow<I>(definition: WorkflowDefinition<I>): WorkflowDe
   if (typeof definition?.name !== 'string' || !NAME.test(definition.name)) {
     throw new InvalidInputError(`workflow name ${label} must be lowercase letters, digits and dashes, at most 64`);
   }
-  if (typeof definition.input?.safeParse !== 'function') throw new InvalidInputError(`workflow ${label}: input must be a zod schema`);
+  if (typeof definition.input?.safeParse !== 'function')
+    throw new InvalidInputError(`workflow ${label}: input must be a zod schema`);
   if (typeof definition.run !== 'function') throw new InvalidInputError(`workflow ${label}: run must be a function`);
   const { totalSteps, version, description } = definition;
   if (typeof totalSteps === 'number' && !(Number.isInteger(totalSteps) && totalSteps >= 0)) {
-    throw new InvalidInputError(`workflow ${label}: totalSteps must be a whole number of steps or a function of the input`);
+    throw new InvalidInputError(
+      `workflow ${label}: totalSteps must be a whole number of steps or a function of the input`,
+    );
   }
   if (version !== undefined && (typeof version !== 'string' || version.length === 0 || version.length > 100)) {
     throw new InvalidInputError(`workflow ${label}: version must be a string of 1 to 100 characters`);
@@ -52,7 +55,8 @@ export function defineWorkflow<I>(definition: WorkflowDefinition<I>): WorkflowDe
   if (description !== undefined && (typeof description !== 'string' || description.length > 1000)) {
     throw new InvalidInputError(`workflow ${label}: description must be a string of at most 1000 characters`);
   }
-  if (definition.maxAttempts !== undefined) checkRetryPolicy({ maxAttempts: definition.maxAttempts }, '', `workflow ${label}`);
+  if (definition.maxAttempts !== undefined)
+    checkRetryPolicy({ maxAttempts: definition.maxAttempts }, '', `workflow ${label}`);
   // Refused here, at import, rather than at the first failing step of some run hours later.
   if (definition.retry !== undefined) checkRetryPolicy(definition.retry, 'retry', `workflow ${label}`);
   Object.defineProperty(definition, WORKFLOW, { value: true });
@@ -75,7 +79,10 @@ export function stepsOf<I>(definition: WorkflowDefinition<I>, input: I): number 
  */
 export async function fillRunTotal(
   store: { setRunTotal(id: string, workerId: string, totalSteps: number): Promise<void> },
-  run: { id: string; totalSteps: number | null }, workerId: string, definition: WorkflowDefinition<unknown>, input: unknown,
+  run: { id: string; totalSteps: number | null },
+  workerId: string,
+  definition: WorkflowDefinition<unknown>,
+  input: unknown,
 ): Promise<void> {
   if (run.totalSteps !== null) return;
   const total = stepsOf(definition, input);
@@ -84,7 +91,9 @@ export async function fillRunTotal(
 }
 
 /** The answer to "may a run of this workflow start with this input?": the input to store, or each problem. */
-export type StartCheck = { ok: true; workflow: string; input: unknown; totalSteps: number | null } | { ok: false; issues: InputIssue[] };
+export type StartCheck =
+  | { ok: true; workflow: string; input: unknown; totalSteps: number | null }
+  | { ok: false; issues: InputIssue[] };
 
 /** What starting a run needs: the registry (code at hand) or the published catalog (the control plane). */
 export interface StartableWorkflows {
@@ -101,7 +110,8 @@ export class WorkflowRegistry implements StartableWorkflows {
   }
 
   register(definition: WorkflowDefinition<any>): this {
-    if (this.byName.has(definition.name)) throw new InvalidInputError(`workflow ${definition.name} is registered twice`);
+    if (this.byName.has(definition.name))
+      throw new InvalidInputError(`workflow ${definition.name} is registered twice`);
     this.byName.set(definition.name, definition);
     return this;
   }
@@ -128,7 +138,9 @@ export class WorkflowRegistry implements StartableWorkflows {
     const definition = this.byName.get(name);
     if (!definition) return undefined;
     const checked = checkInput(definition.input, input);
-    return checked.ok ? { ok: true, workflow: name, input: checked.input, totalSteps: stepsOf(definition, checked.input) } : checked;
+    return checked.ok
+      ? { ok: true, workflow: name, input: checked.input, totalSteps: stepsOf(definition, checked.input) }
+      : checked;
   }
 
   /** Parses input against the workflow's schema; the error names each wrong field by its path. */

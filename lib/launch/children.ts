@@ -101,15 +101,17 @@ export async function stopAll(children: Child[], graceMs: (child: Child) => numb
   const running = children.filter((c) => c.exit() === null);
   for (const child of running) child.kill('SIGTERM');
   const killed: Child[] = [];
-  await Promise.all(running.map(async (child) => {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), graceMs(child))));
-    if ((await Promise.race([child.exited, late])) === 'late') {
-      killed.push(child);
-      child.kill('SIGKILL');
-      await child.exited;
-    }
-    clearTimeout(timer);
-  }));
+  await Promise.all(
+    running.map(async (child) => {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), graceMs(child))));
+      if ((await Promise.race([child.exited, late])) === 'late') {
+        killed.push(child);
+        child.kill('SIGKILL');
+        await child.exited;
+      }
+      clearTimeout(timer);
+    }),
+  );
   return killed;
 }

@@ -22,7 +22,8 @@ const LOOK_AT = 20;
  */
 export const DEMO_REVIEW_ID = 'demo-review-and-send';
 
-export const isDemoRun = (id: string) => id === DEMO_PREFIX || id.startsWith(`${DEMO_PREFIX}-`) || id === DEMO_REVIEW_ID;
+export const isDemoRun = (id: string) =>
+  id === DEMO_PREFIX || id.startsWith(`${DEMO_PREFIX}-`) || id === DEMO_REVIEW_ID;
 
 /** The demo run's id after `latest` (demo-agent-batch, -2, -3, …). */
 export function nextDemoId(latest: string | null): string {
@@ -60,13 +61,19 @@ function demoNumber(id: string): number {
 }
 
 /** One look at the store and, if it is the time, one demo run queued. Returns the id queued, or the decision. */
-export async function demoTick(store: Store & RunStore, registry: WorkflowRegistry, claimTtlMs: number): Promise<DemoDecision> {
+export async function demoTick(
+  store: Store & RunStore,
+  registry: WorkflowRegistry,
+  claimTtlMs: number,
+): Promise<DemoDecision> {
   const runs = await store.listRuns({ limit: LOOK_AT, claimTtlMs });
   const decision = decideDemo(runs);
   if ('queue' in decision) {
     await startRun(store, registry, { id: decision.queue, workflow: 'agent-batch', input: DEMO_INPUT });
     if (decision.queue === DEMO_PREFIX && registry.has('review-and-send')) {
-      await startRun(store, registry, { id: DEMO_REVIEW_ID, workflow: 'review-and-send', input: {} }).catch(() => undefined);
+      await startRun(store, registry, { id: DEMO_REVIEW_ID, workflow: 'review-and-send', input: {} }).catch(
+        () => undefined,
+      );
     }
   }
   return decision;

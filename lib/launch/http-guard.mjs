@@ -25,13 +25,31 @@ export function refusal(method, url, contentLength, maxBodyBytes) {
   const path = (url ?? '/').split('?')[0];
   const api = path.startsWith('/api/');
   if (!ALLOWED_METHODS.includes(method)) {
-    return { status: 405, api, headers: { allow: ALLOW }, code: 'METHOD_NOT_ALLOWED', message: `method ${method} is not allowed: use one of ${ALLOW}` };
+    return {
+      status: 405,
+      api,
+      headers: { allow: ALLOW },
+      code: 'METHOD_NOT_ALLOWED',
+      message: `method ${method} is not allowed: use one of ${ALLOW}`,
+    };
   }
   if (brokenEncoding(path)) {
-    return { status: 400, api, code: 'INVALID_INPUT', message: 'invalid path: broken percent-encoding', fields: { path: ['is not valid percent-encoding'] } };
+    return {
+      status: 400,
+      api,
+      code: 'INVALID_INPUT',
+      message: 'invalid path: broken percent-encoding',
+      fields: { path: ['is not valid percent-encoding'] },
+    };
   }
   if (contentLength !== undefined && /^\d+$/.test(contentLength) && Number(contentLength) > maxBodyBytes) {
-    return { status: 413, api, code: 'PAYLOAD_TOO_LARGE', message: `request body is larger than ${maxBodyBytes} bytes, more than any request may carry (WAYBILL_MAX_BODY_BYTES sets the limit)`, limit: maxBodyBytes };
+    return {
+      status: 413,
+      api,
+      code: 'PAYLOAD_TOO_LARGE',
+      message: `request body is larger than ${maxBodyBytes} bytes, more than any request may carry (WAYBILL_MAX_BODY_BYTES sets the limit)`,
+      limit: maxBodyBytes,
+    };
   }
   return null;
 }
@@ -78,18 +96,28 @@ export function install(maxBodyBytes) {
       const r = refusal('CONNECT', req.url, undefined, maxBodyBytes);
       const body = `${r.status} ${r.message}\n`;
       socket.on('error', () => {});
-      socket.end(`HTTP/1.1 405 Method Not Allowed\r\nAllow: ${ALLOW}\r\nContent-Type: text/plain; charset=utf-8\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      socket.end(
+        `HTTP/1.1 405 Method Not Allowed\r\nAllow: ${ALLOW}\r\nContent-Type: text/plain; charset=utf-8\r\n` +
+          `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
     });
     // A method Node's parser does not know (TRACK, BREW) never becomes a request: Node answers 400 itself,
     // through this event. Named for what it is, a 405; every other parse error keeps Node's own answer.
     server.on('clientError', (error, socket) => {
       if (error.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
-      const status = error.code === 'HPE_INVALID_METHOD' ? 405
-        : error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+      const status =
+        error.code === 'HPE_INVALID_METHOD'
+          ? 405
+          : error.code === 'HPE_HEADER_OVERFLOW'
+            ? 431
+            : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+              ? 408
+              : 400;
       const text = `${status} ${http.STATUS_CODES[status]}\n`;
-      socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\n${status === 405 ? `Allow: ${ALLOW}\r\n` : ''}` +
-        `Content-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`);
+      socket.end(
+        `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\n${status === 405 ? `Allow: ${ALLOW}\r\n` : ''}` +
+          `Content-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
+      );
     });
     return server;
   };

@@ -81,8 +81,13 @@ export async function launch(argv: string[], as: LaunchAs = NPM_START): Promise<
   let flags: { worker: boolean; demo: boolean; help: boolean };
   try {
     const { values } = parseArgs({
-      args: argv, strict: true,
-      options: { 'no-worker': { type: 'boolean' }, 'no-demo': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+      args: argv,
+      strict: true,
+      options: {
+        'no-worker': { type: 'boolean' },
+        'no-demo': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
     });
     flags = { worker: !values['no-worker'], demo: !values['no-demo'], help: Boolean(values.help) };
   } catch (error) {
@@ -104,9 +109,11 @@ export async function launch(argv: string[], as: LaunchAs = NPM_START): Promise<
     throw error;
   }
   if (!isLoopback(cfg.HOST) && !authEnabled(cfg)) {
-    complain(`HOST=${cfg.HOST} would open the dashboard beyond this machine with no sign-in: ` +
-      'anyone who reached it could cancel runs and resolve claims. Set WAYBILL_OPERATOR_TOKEN (and ' +
-      'WAYBILL_VIEWER_TOKEN for read-only users), or listen on 127.0.0.1 (or ::1) and reach it through an SSH tunnel.');
+    complain(
+      `HOST=${cfg.HOST} would open the dashboard beyond this machine with no sign-in: ` +
+        'anyone who reached it could cancel runs and resolve claims. Set WAYBILL_OPERATOR_TOKEN (and ' +
+        'WAYBILL_VIEWER_TOKEN for read-only users), or listen on 127.0.0.1 (or ::1) and reach it through an SSH tunnel.',
+    );
     return 2;
   }
 
@@ -120,7 +127,12 @@ export async function launch(argv: string[], as: LaunchAs = NPM_START): Promise<
   }
 }
 
-async function startAll(cfg: Config, flags: { worker: boolean; demo: boolean }, signals: Signals, as: LaunchAs): Promise<number> {
+async function startAll(
+  cfg: Config,
+  flags: { worker: boolean; demo: boolean },
+  signals: Signals,
+  as: LaunchAs,
+): Promise<number> {
   const url = `http://${cfg.HOST.includes(':') ? `[${cfg.HOST}]` : cfg.HOST}:${cfg.PORT}`;
   // The user's module is named relative to where they ran the command; the worker runs from the package.
   const workflows = cfg.WAYBILL_WORKFLOWS === undefined ? null : resolve(cfg.WAYBILL_WORKFLOWS);
@@ -130,13 +142,17 @@ async function startAll(cfg: Config, flags: { worker: boolean; demo: boolean }, 
   }
   const taken = await portTaken(cfg.HOST, cfg.PORT);
   if (taken) {
-    complain(`cannot listen on ${cfg.HOST}:${cfg.PORT}: ${taken}. Is Waybill already running? Choose another port: PORT=${cfg.PORT + 1} ${as.command}`);
+    complain(
+      `cannot listen on ${cfg.HOST}:${cfg.PORT}: ${taken}. Is Waybill already running? Choose another port: PORT=${cfg.PORT + 1} ${as.command}`,
+    );
     return 1;
   }
 
   if (!existsSync(BUILD_ID) && !CAN_BUILD) {
-    complain(`the package at ${ROOT} has no dashboard build (.next/BUILD_ID is missing) and no sources to build ` +
-      'one from: it was packed without running its prepack script. Reinstall it from a tarball made by npm pack.');
+    complain(
+      `the package at ${ROOT} has no dashboard build (.next/BUILD_ID is missing) and no sources to build ` +
+        'one from: it was packed without running its prepack script. Reinstall it from a tarball made by npm pack.',
+    );
     return 1;
   }
   const mismatch = nextMismatch();
@@ -146,15 +162,23 @@ async function startAll(cfg: Config, flags: { worker: boolean; demo: boolean }, 
   }
   if (!existsSync(BUILD_ID)) {
     say('waybill: no production build yet (.next/BUILD_ID is missing): building the dashboard with next build, once.');
-    say('waybill: this takes two to three minutes on a laptop (longer on a busy machine); its output follows under [build].');
-    const build = spawnChild('the build (next build)', process.execPath, [NEXT_BIN, 'build'], { cwd: ROOT, label: '[build]', env: CHILD_ENV });
+    say(
+      'waybill: this takes two to three minutes on a laptop (longer on a busy machine); its output follows under [build].',
+    );
+    const build = spawnChild('the build (next build)', process.execPath, [NEXT_BIN, 'build'], {
+      cwd: ROOT,
+      label: '[build]',
+      env: CHILD_ENV,
+    });
     signals.track(build);
     const startedAt = Date.now();
     // next build is silent for a minute or more while it compiles: say that it is still going, and for how long.
     const notice = setInterval(() => {
       say(`waybill: still building the dashboard (${Math.round((Date.now() - startedAt) / 1000)} s so far)…`);
     }, BUILD_NOTICE_MS);
-    const ended = await Promise.race([build.exited, signals.requested.then(() => null)]).finally(() => clearInterval(notice));
+    const ended = await Promise.race([build.exited, signals.requested.then(() => null)]).finally(() =>
+      clearInterval(notice),
+    );
     if (ended === null) {
       await stopAll([build], () => WEB_GRACE_MS);
       // next build writes BUILD_ID before its last phases: an interrupted build must not pass for a finished one.
@@ -185,15 +209,22 @@ async function startAll(cfg: Config, flags: { worker: boolean; demo: boolean }, 
   // like next start: SIGTERM, the workers drain, exit.
   // The children see the store this process opened, whatever their cwd: a relative file: URL is anchored here.
   const env = { ...process.env, ...CHILD_ENV, DATABASE_URL: cfg.DATABASE_URL };
-  const web = spawnChild('the dashboard (next start)', process.execPath,
+  const web = spawnChild(
+    'the dashboard (next start)',
+    process.execPath,
     [WEB_BIN, '--port', String(cfg.PORT), '--hostname', cfg.HOST, '--keepAliveTimeout', String(WEB_KEEP_ALIVE_MS)],
-    { cwd: ROOT, label: '[web]', env });
+    { cwd: ROOT, label: '[web]', env },
+  );
   signals.track(web);
   const worker = flags.worker
-    // One line per step drowns everything else; the worker's progress line every few seconds says enough here.
-    ? spawnChild('the worker (waybill worker)', process.execPath, [WAYBILL_BIN, 'worker', ...(workflows ? ['--workflows', workflows] : [])],
-      // The user's cwd: a module path or file: URL they name is relative to where they are.
-      { cwd: process.cwd(), label: '[worker]', omit: /"msg":"step executed"/, env })
+    ? // One line per step drowns everything else; the worker's progress line every few seconds says enough here.
+      spawnChild(
+        'the worker (waybill worker)',
+        process.execPath,
+        [WAYBILL_BIN, 'worker', ...(workflows ? ['--workflows', workflows] : [])],
+        // The user's cwd: a module path or file: URL they name is relative to where they are.
+        { cwd: process.cwd(), label: '[worker]', omit: /"msg":"step executed"/, env },
+      )
     : null;
   if (worker) signals.track(worker);
   const children = worker ? [web, worker] : [web];
@@ -204,8 +235,14 @@ async function startAll(cfg: Config, flags: { worker: boolean; demo: boolean }, 
     if (!up) return;
     say('');
     say(`Waybill is running at ${url}`);
-    say(`  dashboard  next start, pid ${web.pid} (${cfg.WAYBILL_WEB_PROCESSES} process${cfg.WAYBILL_WEB_PROCESSES === 1 ? '' : 'es'}: WAYBILL_WEB_PROCESSES)`);
-    say(worker ? `  worker     waybill worker${workflows ? ` --workflows ${workflows}` : ''}, pid ${worker.pid} (more: npx waybill worker)` : '  worker     none (--no-worker); start one with: npx waybill worker');
+    say(
+      `  dashboard  next start, pid ${web.pid} (${cfg.WAYBILL_WEB_PROCESSES} process${cfg.WAYBILL_WEB_PROCESSES === 1 ? '' : 'es'}: WAYBILL_WEB_PROCESSES)`,
+    );
+    say(
+      worker
+        ? `  worker     waybill worker${workflows ? ` --workflows ${workflows}` : ''}, pid ${worker.pid} (more: npx waybill worker)`
+        : '  worker     none (--no-worker); start one with: npx waybill worker',
+    );
     if (demo) say(`  demo run   ${url}/runs/${encodeURIComponent(demo)}`);
     say('Ctrl-C stops them.');
     say('');
@@ -222,18 +259,24 @@ async function startAll(cfg: Config, flags: { worker: boolean; demo: boolean }, 
     say(`waybill: ${first.signal}: stopping ${children.map((c) => c.what).join(' and ')}`);
     const killed = await stopAll(children, grace);
     if (killed.includes(web)) {
-      say(`waybill: the dashboard was still closing connections (an open browser tab) after ${WEB_GRACE_MS / 1000} s; killed it, which loses nothing`);
+      say(
+        `waybill: the dashboard was still closing connections (an open browser tab) after ${WEB_GRACE_MS / 1000} s; killed it, which loses nothing`,
+      );
     }
     if (worker && killed.includes(worker)) {
-      complain(`the worker did not stop within ${WORKER_GRACE_MS / 1000} s and was killed; its step in hand is an orphaned claim now (see /claims)`);
+      complain(
+        `the worker did not stop within ${WORKER_GRACE_MS / 1000} s and was killed; its step in hand is an orphaned claim now (see /claims)`,
+      );
       return 1;
     }
     say('waybill: stopped');
     return 0;
   }
   const others = children.filter((c) => c !== first.died);
-  complain(`${first.died.what} exited unexpectedly (${describeExit(first.died.exit()!)})` +
-    (others.length ? `; stopping ${others.map((c) => c.what).join(' and ')}` : ''));
+  complain(
+    `${first.died.what} exited unexpectedly (${describeExit(first.died.exit()!)})` +
+      (others.length ? `; stopping ${others.map((c) => c.what).join(' and ')}` : ''),
+  );
   await stopAll(others, grace);
   return 1;
 }
@@ -248,14 +291,18 @@ async function prepareStore(cfg: Config, demoWanted: boolean): Promise<string | 
     if (cfg.WAYBILL_MODEL_URL) {
       // Outside clients' runs count too: a store with any run in it is not a newcomer's.
       if ((await runs.listRuns({ limit: 1, claimTtlMs: cfg.WAYBILL_CLAIM_TTL_MS })).length === 0) {
-        say(`waybill: no runs yet, but no demo run either: a model endpoint is configured (WAYBILL_MODEL_URL) and the demo would call it ${DEMO_INPUT.count} times`);
+        say(
+          `waybill: no runs yet, but no demo run either: a model endpoint is configured (WAYBILL_MODEL_URL) and the demo would call it ${DEMO_INPUT.count} times`,
+        );
       }
       return null;
     }
     const decision = await demoTick(runs, await demoRegistry(cfg), cfg.WAYBILL_CLAIM_TTL_MS);
     if (!('queue' in decision)) return null;
-    say(`waybill: no runs yet: queued the demo run ${decision.queue} (agent-batch, ${DEMO_INPUT.count} steps of ` +
-      `${DEMO_INPUT.latencyMs} ms, ${DEMO_INPUT.failureRate * 100}% simulated failures, retried; it replays until you start a run of your own)`);
+    say(
+      `waybill: no runs yet: queued the demo run ${decision.queue} (agent-batch, ${DEMO_INPUT.count} steps of ` +
+        `${DEMO_INPUT.latencyMs} ms, ${DEMO_INPUT.failureRate * 100}% simulated failures, retried; it replays until you start a run of your own)`,
+    );
     return decision.queue;
   } finally {
     await store.close();
@@ -275,11 +322,21 @@ async function keepDemo(cfg: Config, stop: AbortSignal): Promise<void> {
     while (!stop.aborted) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, DEMO_POLL_MS);
-        stop.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
+        stop.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(timer);
+            resolve();
+          },
+          { once: true },
+        );
       });
       if (stop.aborted) break;
       const decision = await demoTick(store, registry, cfg.WAYBILL_CLAIM_TTL_MS);
-      if ('queue' in decision) say(`waybill: the demo run completed; queued it again as ${decision.queue} (until you start a run of your own)`);
+      if ('queue' in decision)
+        say(
+          `waybill: the demo run completed; queued it again as ${decision.queue} (until you start a run of your own)`,
+        );
       else if (decision.done) break;
     }
   } catch (error) {
@@ -314,7 +371,14 @@ function watchSignals(): Signals {
       first = { at: Date.now() };
       resolve(signal);
     } else if (Date.now() - first.at > REPEAT_WINDOW_MS) {
-      complain(`${signal} again: killing ${children.filter((c) => c.exit() === null).map((c) => c.what).join(' and ') || 'nothing'} now`);
+      complain(
+        `${signal} again: killing ${
+          children
+            .filter((c) => c.exit() === null)
+            .map((c) => c.what)
+            .join(' and ') || 'nothing'
+        } now`,
+      );
       for (const child of children) child.kill('SIGKILL');
       process.exit(130);
     }
@@ -345,7 +409,9 @@ function isLoopback(host: string): boolean {
 function portTaken(host: string, port: number): Promise<string | null> {
   return new Promise((resolve) => {
     const server = createServer();
-    server.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'EADDRINUSE' ? 'the port is in use' : error.message));
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      resolve(error.code === 'EADDRINUSE' ? 'the port is in use' : error.message),
+    );
     server.listen({ host, port, exclusive: true }, () => server.close(() => resolve(null)));
   });
 }
@@ -373,9 +439,10 @@ function nextMismatch(): string | null {
   if (!existsSync(BUILD_ID) || !existsSync(recorded)) return null;
   const built = (JSON.parse(readFileSync(recorded, 'utf8')) as { next: string }).next;
   const installed = (createRequire(import.meta.url)('next/package.json') as { version: string }).version;
-  return built === installed ? null
+  return built === installed
+    ? null
     : `the dashboard in ${ROOT} was built with next ${built}, and next ${installed} is installed: a build runs only on the ` +
-      `next that made it. Install next@${built} (and remove any override of it)${CAN_BUILD ? ', or rebuild: npm run build' : ''}.`;
+        `next that made it. Install next@${built} (and remove any override of it)${CAN_BUILD ? ', or rebuild: npm run build' : ''}.`;
 }
 
 /**

@@ -39,7 +39,10 @@ const BANNER = /^\s*(▲ Next\.js|- (Local|Network|Environments?):|✓ (Starting
 const COLOUR = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g');
 
 function relay(worker: Worker, first: boolean): void {
-  for (const [from, to] of [[worker.process.stdout, process.stdout], [worker.process.stderr, process.stderr]] as const) {
+  for (const [from, to] of [
+    [worker.process.stdout, process.stdout],
+    [worker.process.stderr, process.stderr],
+  ] as const) {
     if (!from) continue;
     createInterface({ input: from, crlfDelay: Infinity }).on('line', (line) => {
       if (!first && BANNER.test(line.replace(COLOUR, ''))) return;
@@ -68,7 +71,12 @@ export async function runWebCluster(nextArgs: string[]): Promise<number> {
   }
 
   // silent: each worker's output comes to us, to drop the repeated banner (see relay).
-  cluster.setupPrimary({ exec: NEXT_BIN, args: ['start', ...nextArgs], execArgv: [...process.execArgv, '--import', HTTP_GUARD], silent: true });
+  cluster.setupPrimary({
+    exec: NEXT_BIN,
+    args: ['start', ...nextArgs],
+    execArgv: [...process.execArgv, '--import', HTTP_GUARD],
+    silent: true,
+  });
   const workers = new Set<Worker>();
   let stopping = false;
   let failed = false;
@@ -88,8 +96,10 @@ export async function runWebCluster(nextArgs: string[]): Promise<number> {
     workers.delete(worker);
     if (!stopping) {
       failed = true;
-      complain(`process ${worker.process.pid} exited unexpectedly (${signal ? `killed by ${signal}` : `exit code ${code}`}); ` +
-        `stopping the other${workers.size === 1 ? '' : 's'}`);
+      complain(
+        `process ${worker.process.pid} exited unexpectedly (${signal ? `killed by ${signal}` : `exit code ${code}`}); ` +
+          `stopping the other${workers.size === 1 ? '' : 's'}`,
+      );
       stop();
     }
     if (workers.size === 0) resolve();
@@ -100,7 +110,9 @@ export async function runWebCluster(nextArgs: string[]): Promise<number> {
     relay(worker, i === 0);
     workers.add(worker);
   }
-  process.stdout.write(`waybill web: ${processes} process${processes === 1 ? '' : 'es'}, pids ${[...workers].map((w) => w.process.pid).join(', ')}\n`);
+  process.stdout.write(
+    `waybill web: ${processes} process${processes === 1 ? '' : 'es'}, pids ${[...workers].map((w) => w.process.pid).join(', ')}\n`,
+  );
   // Next's banner is relayed once (see relay), so this line is what says that every process takes connections.
   let listening = 0;
   cluster.on('listening', () => {

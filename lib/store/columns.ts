@@ -7,18 +7,29 @@ import type { Dialect } from './types';
 
 /** The committed row, in the order every insert of one binds its values. */
 export const COMMITTED_FIELDS = [
-  'idem_key', 'run_id', 'result_json', 'committed_at', 'step', 'fingerprint', 'worker_id', 'duration_ms', 'source', 'input_json',
+  'idem_key',
+  'run_id',
+  'result_json',
+  'committed_at',
+  'step',
+  'fingerprint',
+  'worker_id',
+  'duration_ms',
+  'source',
+  'input_json',
 ] as const;
 
 const camel = (column: string) => column.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 
 /** `column AS alias, …` for a SELECT, optionally of a table alias (`c.`). */
 export function selectList(dialect: Dialect, columns: readonly string[], table = ''): string {
-  return columns.map((column) => {
-    const alias = camel(column);
-    if (alias === column) return `${table}${column}`;
-    return `${table}${column} AS ${dialect === 'postgres' ? `"${alias}"` : alias}`;
-  }).join(', ');
+  return columns
+    .map((column) => {
+      const alias = camel(column);
+      if (alias === column) return `${table}${column}`;
+      return `${table}${column} AS ${dialect === 'postgres' ? `"${alias}"` : alias}`;
+    })
+    .join(', ');
 }
 
 /** What a read of a committed row selects: the insert's columns and the fork link, which only a fork writes. */

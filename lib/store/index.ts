@@ -47,7 +47,9 @@ export async function openBackend(url: string, options: OpenStoreOptions = {}): 
     const { openPostgresStore } = await loadBackend('pg', shown, () => import('./postgres/index'));
     return openPostgresStore({ url: schema ? parsed.toString() : url, schema, clock: options.clock });
   }
-  throw new InvalidInputError(`DATABASE_URL must start with file: or postgres://, got ${JSON.stringify(url.slice(0, 40))}`);
+  throw new InvalidInputError(
+    `DATABASE_URL must start with file: or postgres://, got ${JSON.stringify(url.slice(0, 40))}`,
+  );
 }
 
 async function loadBackend<M>(driver: string, url: string, load: () => Promise<M>): Promise<M> {

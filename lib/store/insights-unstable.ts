@@ -69,7 +69,8 @@ export function stepless(candidates: UnstableCandidate[]): UnstableKeyGroup[] {
   };
   const byFingerprint = new Map<string, string[]>();
   for (const c of candidates) {
-    if (c.fingerprint !== null) byFingerprint.set(c.fingerprint, [...(byFingerprint.get(c.fingerprint) ?? []), c.idemKey]);
+    if (c.fingerprint !== null)
+      byFingerprint.set(c.fingerprint, [...(byFingerprint.get(c.fingerprint) ?? []), c.idemKey]);
   }
   for (const keys of byFingerprint.values()) add(keys, 'fingerprint');
   const byShape = new Map<string, { keys: string[]; why: 'time' | 'attempt' }>();

@@ -42,7 +42,12 @@ export class MetricsTally {
   committedMarkRow: { idemKey: string; committedAt: number } | undefined;
 
   constructor(readonly boundsMs: readonly number[]) {
-    const empty = (): DurationHistogram => ({ boundsMs: [...boundsMs], counts: boundsMs.map(() => 0), count: 0, sumMs: 0 });
+    const empty = (): DurationHistogram => ({
+      boundsMs: [...boundsMs],
+      counts: boundsMs.map(() => 0),
+      count: 0,
+      sumMs: 0,
+    });
     this.durations = { executed: empty(), failed: empty(), lease_lost: empty() };
   }
 
@@ -58,23 +63,29 @@ export class MetricsTally {
     // Merged over zeros: an outcome added in a later version starts at 0 rather than undefined.
     const steps = JSON.parse(row.stepsJson) as Partial<Record<MetricOutcome, number>>;
     for (const o of METRIC_OUTCOMES) tally.steps[o] = steps[o] ?? 0;
-    const durations = JSON.parse(row.durationsJson) as Partial<Record<Timed, Pick<DurationHistogram, 'counts' | 'count' | 'sumMs'>>>;
+    const durations = JSON.parse(row.durationsJson) as Partial<
+      Record<Timed, Pick<DurationHistogram, 'counts' | 'count' | 'sumMs'>>
+    >;
     for (const t of ['executed', 'failed', 'lease_lost'] as const) {
       const stored = durations[t];
-      if (stored) Object.assign(tally.durations[t], { counts: [...stored.counts], count: stored.count, sumMs: stored.sumMs });
+      if (stored)
+        Object.assign(tally.durations[t], { counts: [...stored.counts], count: stored.count, sumMs: stored.sumMs });
     }
     tally.committedMark = row.committedMark ?? Number.NEGATIVE_INFINITY;
     tally.eventsMark = row.eventsMark ?? Number.NEGATIVE_INFINITY;
-    tally.committedMarkRow = row.committedMarkKey !== null && row.committedMarkAt !== null
-      ? { idemKey: row.committedMarkKey, committedAt: row.committedMarkAt }
-      : undefined;
+    tally.committedMarkRow =
+      row.committedMarkKey !== null && row.committedMarkAt !== null
+        ? { idemKey: row.committedMarkKey, committedAt: row.committedMarkAt }
+        : undefined;
     return tally;
   }
 
   /** The row to store. */
   row(): TallyRow {
     const mark = (m: number) => (Number.isFinite(m) ? m : null);
-    const durations = Object.fromEntries(Object.entries(this.durations).map(([t, h]) => [t, { counts: h.counts, count: h.count, sumMs: h.sumMs }]));
+    const durations = Object.fromEntries(
+      Object.entries(this.durations).map(([t, h]) => [t, { counts: h.counts, count: h.count, sumMs: h.sumMs }]),
+    );
     return {
       bounds: MetricsTally.key(this.boundsMs),
       committedMark: mark(this.committedMark),
@@ -108,10 +119,18 @@ export class MetricsTally {
 
   /** Copies, so a caller holding a snapshot does not share arrays with the tally. */
   snapshot(): { steps: Record<MetricOutcome, number>; stepDurations: Record<Timed, DurationHistogram> } {
-    const copy = (h: DurationHistogram): DurationHistogram => ({ ...h, boundsMs: [...h.boundsMs], counts: [...h.counts] });
+    const copy = (h: DurationHistogram): DurationHistogram => ({
+      ...h,
+      boundsMs: [...h.boundsMs],
+      counts: [...h.counts],
+    });
     return {
       steps: { ...this.steps },
-      stepDurations: { executed: copy(this.durations.executed), failed: copy(this.durations.failed), lease_lost: copy(this.durations.lease_lost) },
+      stepDurations: {
+        executed: copy(this.durations.executed),
+        failed: copy(this.durations.failed),
+        lease_lost: copy(this.durations.lease_lost),
+      },
     };
   }
 }

@@ -37,7 +37,9 @@ export function findMigrationsDir(dialect: 'sqlite' | 'pg', explicit?: string): 
     dir = dirname(dir);
   }
   if (journal(process.cwd())) return join(process.cwd(), 'drizzle', dialect);
-  throw new Error(`cannot find drizzle/${dialect}/meta/_journal.json above ${fileURLToPath(import.meta.url)} or in ${process.cwd()}`);
+  throw new Error(
+    `cannot find drizzle/${dialect}/meta/_journal.json above ${fileURLToPath(import.meta.url)} or in ${process.cwd()}`,
+  );
 }
 
 export function readMigrations(dir: string): Migration[] {
@@ -52,7 +54,10 @@ export function readMigrations(dir: string): Migration[] {
       return {
         tag,
         hash: createHash('sha256').update(text).digest('hex'),
-        statements: text.split('--> statement-breakpoint').map((s) => s.trim()).filter(Boolean),
+        statements: text
+          .split('--> statement-breakpoint')
+          .map((s) => s.trim())
+          .filter(Boolean),
         shippedWith,
       };
     });
@@ -89,22 +94,29 @@ export function refuseUnsafeLedger(migrations: Migration[], applied: string[], p
   const latest = migrations.at(-1);
   const ours = `this Waybill${latest?.shippedWith ? ` (${latest.shippedWith})` : ''} knows ${migrations.length} migrations, up to ${latest?.tag ?? 'none'}`;
   if (unknown.length > 0) {
-    throw new StoreRefusedError('STORE_TOO_NEW',
+    throw new StoreRefusedError(
+      'STORE_TOO_NEW',
       `${where} was migrated by a newer Waybill: ${ours}, but the store has ${applied.length} applied, ` +
-      `up to ${unknown.at(-1)} (unknown here: ${unknown.join(', ')}). Run the newer Waybill against it; ` +
-      'nothing was changed');
+        `up to ${unknown.at(-1)} (unknown here: ${unknown.join(', ')}). Run the newer Waybill against it; ` +
+        'nothing was changed',
+    );
   }
   if (applied.length === 0 && present.length > 0) {
-    throw new StoreRefusedError('STORE_LEDGER_DAMAGED',
+    throw new StoreRefusedError(
+      'STORE_LEDGER_DAMAGED',
       `${where} has Waybill's tables (${present.join(', ')}) but its migration ledger waybill_migrations is ` +
-      `missing or empty (${ours}): the ledger was damaged or dropped, and migrating again would run over live ` +
-      'tables. Restore the store from a backup, or rebuild the ledger by hand; nothing was changed');
+        `missing or empty (${ours}): the ledger was damaged or dropped, and migrating again would run over live ` +
+        'tables. Restore the store from a backup, or rebuild the ledger by hand; nothing was changed',
+    );
   }
 }
 
 function packageVersion(migrationsDir: string): string | undefined {
   try {
-    const pkg = JSON.parse(readFileSync(resolve(migrationsDir, '..', '..', 'package.json'), 'utf8')) as { name?: unknown; version?: unknown };
+    const pkg = JSON.parse(readFileSync(resolve(migrationsDir, '..', '..', 'package.json'), 'utf8')) as {
+      name?: unknown;
+      version?: unknown;
+    };
     return pkg.name === 'waybill' && typeof pkg.version === 'string' ? pkg.version : undefined;
   } catch {
     return undefined;
@@ -150,7 +162,10 @@ const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
  * Either all of that happens or none of it. Refuses (before writing anything) a ledger this Waybill must
  * not run on: see refuseUnsafeLedger.
  */
-function* migrationSteps(target: MigrationTarget<'sync'> | MigrationTarget<'async'>, migrations: Migration[]): Generator<Step, void, unknown> {
+function* migrationSteps(
+  target: MigrationTarget<'sync'> | MigrationTarget<'async'>,
+  migrations: Migration[],
+): Generator<Step, void, unknown> {
   yield* call(() => target.begin());
   try {
     const tags = yield* call(() => target.appliedTags());
@@ -171,7 +186,9 @@ function* migrationSteps(target: MigrationTarget<'sync'> | MigrationTarget<'asyn
     }
     for (const table of adopted) {
       const columns = ARTICLE_COLUMNS[table].map(quote).join(', ');
-      yield* call(() => target.exec(`INSERT INTO ${quote(table)} (${columns}) SELECT ${columns} FROM ${quote(`article_${table}`)}`));
+      yield* call(() =>
+        target.exec(`INSERT INTO ${quote(table)} (${columns}) SELECT ${columns} FROM ${quote(`article_${table}`)}`),
+      );
       yield* call(() => target.exec(`DROP TABLE ${quote(`article_${table}`)}`));
     }
     yield* call(() => target.commit());

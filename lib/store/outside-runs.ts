@@ -44,10 +44,27 @@ export interface OutsideRows {
 /** A runs row for an outside client's run, or null when it has no row at all (then there is no such run). */
 export function outsideRun(id: string, rows: OutsideRows): (Omit<RunRow, 'status'> & { status: OutsideStatus }) | null {
   if (!rows.progress && rows.claims.length === 0 && rows.committed === 0) return null;
-  const touched = Math.max(rows.progress?.updatedAt ?? 0, rows.lastCommittedAt ?? 0, ...rows.claims.map((c) => c.claimedAt));
+  const touched = Math.max(
+    rows.progress?.updatedAt ?? 0,
+    rows.lastCommittedAt ?? 0,
+    ...rows.claims.map((c) => c.claimedAt),
+  );
   return {
-    id, workflow: OUTSIDE_WORKFLOW, inputJson: 'null', status: rows.claims.length > 0 ? 'running' : 'idle', totalSteps: null,
-    owner: rows.claims[0]?.workerId ?? null, leaseExpiresAt: null, attempts: 0, error: null, outputJson: null,
-    createdAt: touched, updatedAt: touched, startedAt: null, finishedAt: null, forkedFromRun: null, forkedAtStep: null,
+    id,
+    workflow: OUTSIDE_WORKFLOW,
+    inputJson: 'null',
+    status: rows.claims.length > 0 ? 'running' : 'idle',
+    totalSteps: null,
+    owner: rows.claims[0]?.workerId ?? null,
+    leaseExpiresAt: null,
+    attempts: 0,
+    error: null,
+    outputJson: null,
+    createdAt: touched,
+    updatedAt: touched,
+    startedAt: null,
+    finishedAt: null,
+    forkedFromRun: null,
+    forkedAtStep: null,
   };
 }

@@ -8,8 +8,13 @@ import type { PruneCounts, PruneRequest, RetentionStore } from './types';
 export const NO_ROWS: PruneCounts = { runs: 0, external: 0, committed: 0, events: 0, progress: 0 };
 
 export function addCounts(a: PruneCounts, b: PruneCounts): PruneCounts {
-  return { runs: a.runs + b.runs, external: a.external + b.external, committed: a.committed + b.committed,
-    events: a.events + b.events, progress: a.progress + b.progress };
+  return {
+    runs: a.runs + b.runs,
+    external: a.external + b.external,
+    committed: a.committed + b.committed,
+    events: a.events + b.events,
+    progress: a.progress + b.progress,
+  };
 }
 
 /** Rows in a count: what a progress bar measures. */
@@ -31,4 +36,3 @@ export async function pruneAll(
   }
   return total;
 }
-

@@ -52,7 +52,6 @@ export interface RewindOutcome {
   rerun: number;
 }
 
-
 export interface HistoryRow extends CommittedRow {
   id: number;
   supersededAt: number;
@@ -68,33 +67,65 @@ const RUN_COLUMNS = `id, workflow, input_json, status, total_steps, owner, lease
 export function runFromRow(r: Record<string, unknown>): RunRow {
   const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
   return {
-    id: r.id as string, workflow: r.workflow as string, inputJson: r.input_json as string, status: r.status as RunRow['status'],
-    totalSteps: num(r.total_steps), owner: (r.owner as string | null) ?? null, leaseExpiresAt: num(r.lease_expires_at),
-    attempts: Number(r.attempts), error: (r.error as string | null) ?? null, outputJson: (r.output_json as string | null) ?? null,
-    createdAt: Number(r.created_at), updatedAt: Number(r.updated_at), startedAt: num(r.started_at), finishedAt: num(r.finished_at),
-    forkedFromRun: (r.forked_from_run as string | null) ?? null, forkedAtStep: num(r.forked_at_step),
+    id: r.id as string,
+    workflow: r.workflow as string,
+    inputJson: r.input_json as string,
+    status: r.status as RunRow['status'],
+    totalSteps: num(r.total_steps),
+    owner: (r.owner as string | null) ?? null,
+    leaseExpiresAt: num(r.lease_expires_at),
+    attempts: Number(r.attempts),
+    error: (r.error as string | null) ?? null,
+    outputJson: (r.output_json as string | null) ?? null,
+    createdAt: Number(r.created_at),
+    updatedAt: Number(r.updated_at),
+    startedAt: num(r.started_at),
+    finishedAt: num(r.finished_at),
+    forkedFromRun: (r.forked_from_run as string | null) ?? null,
+    forkedAtStep: num(r.forked_at_step),
   };
 }
 
 const q = (sql: string, ...params: unknown[]): Statement => ({ sql, params });
 
 /** Reads and checks what both rewinds need: the run, its last step, and that no claim of it is live. */
-function* checked(runId: string, fromStep: number, claimTtlMs: number, now: number, lock: string): Plan<{ run: RunRow; last: number }> {
+function* checked(
+  runId: string,
+  fromStep: number,
+  claimTtlMs: number,
+  now: number,
+  lock: string,
+): Plan<{ run: RunRow; last: number }> {
   const found = (yield q(`SELECT ${RUN_COLUMNS} FROM runs WHERE id = ?${lock}`, runId))[0];
   if (!found) {
-    throw new RewindRefusedError('no-run', `run ${runId} has no runs row: it is an outside client's run (or none), with no workflow to run it again`);
+    throw new RewindRefusedError(
+      'no-run',
+      `run ${runId} has no runs row: it is an outside client's run (or none), with no workflow to run it again`,
+    );
   }
   const run = runFromRow(found);
   const max = (yield q('SELECT max(step) AS last FROM committed WHERE run_id = ?', runId))[0]?.last;
   const last = run.totalSteps !== null ? run.totalSteps - 1 : max === null || max === undefined ? -1 : Number(max);
   if (fromStep > last) {
-    throw new RewindRefusedError('step', last < 0 ? `run ${runId} has no steps to go back to`
-      : `fromStep ${fromStep} is beyond run ${runId}'s last step (${last})`);
+    throw new RewindRefusedError(
+      'step',
+      last < 0
+        ? `run ${runId} has no steps to go back to`
+        : `fromStep ${fromStep} is beyond run ${runId}'s last step (${last})`,
+    );
   }
-  const live = (yield q(`SELECT idem_key, worker_id FROM claims WHERE run_id = ?
-    AND coalesce(lease_expires_at, claimed_at + CAST(? AS DOUBLE PRECISION)) > CAST(? AS DOUBLE PRECISION) LIMIT 1`, runId, claimTtlMs / 1000, now))[0];
+  const live = (yield q(
+    `SELECT idem_key, worker_id FROM claims WHERE run_id = ?
+    AND coalesce(lease_expires_at, claimed_at + CAST(? AS DOUBLE PRECISION)) > CAST(? AS DOUBLE PRECISION) LIMIT 1`,
+    runId,
+    claimTtlMs / 1000,
+    now,
+  ))[0];
   if (live) {
-    throw new RewindRefusedError('live-claims', `run ${runId} has a live claim on ${String(live.idem_key)} (held by ${String(live.worker_id ?? 'an outside client')}): wait for it to end or expire it first`);
+    throw new RewindRefusedError(
+      'live-claims',
+      `run ${runId} has a live claim on ${String(live.idem_key)} (held by ${String(live.worker_id ?? 'an outside client')}): wait for it to end or expire it first`,
+    );
   }
   return { run, last };
 }
@@ -102,27 +133,60 @@ function* checked(runId: string, fromStep: number, claimTtlMs: number, now: numb
 export function* rerunPlan(r: RerunRequest, now: number, lock: string): Plan<RewindOutcome> {
   const { run } = yield* checked(r.runId, r.fromStep, r.claimTtlMs, now, lock);
   if (!['completed', 'failed', 'cancelled', 'paused'].includes(run.status)) {
-    throw new RewindRefusedError('status', `cannot rerun run ${r.runId}: it is ${run.status}${run.status === 'running' ? ' (pause it first)' : ''}`);
+    throw new RewindRefusedError(
+      'status',
+      `cannot rerun run ${r.runId}: it is ${run.status}${run.status === 'running' ? ' (pause it first)' : ''}`,
+    );
   }
-  const rerun = Number((yield q('SELECT coalesce(max(rerun), 0) AS n FROM committed_history WHERE run_id = ?', r.runId))[0]?.n ?? 0) + 1;
-  const columns = 'idem_key, run_id, result_json, committed_at, step, fingerprint, worker_id, duration_ms, source, forked_from, input_json';
-  yield q(`INSERT INTO committed_history (${columns}, superseded_at, superseded_by, reason, rerun)
+  const rerun =
+    Number(
+      (yield q('SELECT coalesce(max(rerun), 0) AS n FROM committed_history WHERE run_id = ?', r.runId))[0]?.n ?? 0,
+    ) + 1;
+  const columns =
+    'idem_key, run_id, result_json, committed_at, step, fingerprint, worker_id, duration_ms, source, forked_from, input_json';
+  yield q(
+    `INSERT INTO committed_history (${columns}, superseded_at, superseded_by, reason, rerun)
     SELECT ${columns}, CAST(? AS DOUBLE PRECISION), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS INTEGER) FROM committed WHERE run_id = ? AND step >= ? ORDER BY step`,
-  now, r.actor, r.reason, rerun, r.runId, r.fromStep);
-  const moved = (yield q('DELETE FROM committed WHERE run_id = ? AND step >= ? RETURNING 1 AS x', r.runId, r.fromStep)).length;
+    now,
+    r.actor,
+    r.reason,
+    rerun,
+    r.runId,
+    r.fromStep,
+  );
+  const moved = (yield q('DELETE FROM committed WHERE run_id = ? AND step >= ? RETURNING 1 AS x', r.runId, r.fromStep))
+    .length;
   // Every claim left is orphaned (checked above): gone, its holder can no longer commit into the rerun. Only
   // orphaned ones, judged again: under READ COMMITTED a claim taken since the check is live, and stays.
-  yield q(`DELETE FROM claims WHERE run_id = ?
+  yield q(
+    `DELETE FROM claims WHERE run_id = ?
     AND coalesce(lease_expires_at, claimed_at + CAST(? AS DOUBLE PRECISION)) <= CAST(? AS DOUBLE PRECISION)`,
-  r.runId, r.claimTtlMs / 1000, now);
-  yield q('UPDATE progress SET step = ?, updated_at = ? WHERE run_id = ? AND step > ?', r.fromStep, now, r.runId, r.fromStep);
+    r.runId,
+    r.claimTtlMs / 1000,
+    now,
+  );
+  yield q(
+    'UPDATE progress SET step = ?, updated_at = ? WHERE run_id = ? AND step > ?',
+    r.fromStep,
+    now,
+    r.runId,
+    r.fromStep,
+  );
   const edited = r.inputJson !== null;
-  const row = (yield q(`UPDATE runs SET status = 'queued', input_json = coalesce(CAST(? AS TEXT), input_json), error = NULL,
+  const row = (yield q(
+    `UPDATE runs SET status = 'queued', input_json = coalesce(CAST(? AS TEXT), input_json), error = NULL,
     output_json = NULL, finished_at = NULL, owner = NULL, lease_expires_at = NULL, updated_at = ?
     ${edited ? ', total_steps = CAST(? AS INTEGER)' : ''} WHERE id = ?
-    RETURNING ${RUN_COLUMNS}`, ...[r.inputJson, now, ...(edited ? [r.totalSteps ?? null] : []), r.runId]))[0]!;
-  yield q(`INSERT INTO step_events (run_id, step, outcome, count, detail, at) VALUES (?, ?, 'operator', 1, ?, ?)`,
-    r.runId, r.fromStep, `rerun ${rerun} from step ${r.fromStep} by ${r.actor}: ${moved} results moved to history${r.inputJson === null ? '' : ', with edited input'}`, now);
+    RETURNING ${RUN_COLUMNS}`,
+    ...[r.inputJson, now, ...(edited ? [r.totalSteps ?? null] : []), r.runId],
+  ))[0]!;
+  yield q(
+    `INSERT INTO step_events (run_id, step, outcome, count, detail, at) VALUES (?, ?, 'operator', 1, ?, ?)`,
+    r.runId,
+    r.fromStep,
+    `rerun ${rerun} from step ${r.fromStep} by ${r.actor}: ${moved} results moved to history${r.inputJson === null ? '' : ', with edited input'}`,
+    now,
+  );
   return { run: runFromRow(row), moved, rerun };
 }
 
@@ -130,26 +194,60 @@ export function* forkPlan(r: ForkRequest, now: number, lock: string): Plan<Rewin
   const { run } = yield* checked(r.runId, r.fromStep, r.claimTtlMs, now, lock);
   // Keys embed the run id (`<run>:step:<n>`, `<run>:<name>`): the fork's are the same with its own id. A key
   // that does not (a content hash) is global, so the fork would share it with the original: refused.
-  const foreign = (yield q(`SELECT idem_key FROM committed WHERE run_id = ? AND substr(idem_key, 1, length(CAST(? AS TEXT))) <> CAST(? AS TEXT) LIMIT 1`,
-    r.runId, `${r.runId}:`, `${r.runId}:`))[0];
+  const foreign = (yield q(
+    `SELECT idem_key FROM committed WHERE run_id = ? AND substr(idem_key, 1, length(CAST(? AS TEXT))) <> CAST(? AS TEXT) LIMIT 1`,
+    r.runId,
+    `${r.runId}:`,
+    `${r.runId}:`,
+  ))[0];
   if (foreign) {
-    throw new RewindRefusedError('foreign-keys', `run ${r.runId}'s key ${JSON.stringify(foreign.idem_key)} does not embed the run id, so a fork would share it with the original: rerun the run instead`);
+    throw new RewindRefusedError(
+      'foreign-keys',
+      `run ${r.runId}'s key ${JSON.stringify(foreign.idem_key)} does not embed the run id, so a fork would share it with the original: rerun the run instead`,
+    );
   }
-  if ((yield q('SELECT 1 AS x FROM runs WHERE id = ?', r.newId)).length > 0) throw new RewindRefusedError('id-taken', `run ${r.newId} already exists`);
-  const row = (yield q(`INSERT INTO runs (id, workflow, input_json, status, total_steps, attempts, created_at, updated_at,
+  if ((yield q('SELECT 1 AS x FROM runs WHERE id = ?', r.newId)).length > 0)
+    throw new RewindRefusedError('id-taken', `run ${r.newId} already exists`);
+  const row = (yield q(
+    `INSERT INTO runs (id, workflow, input_json, status, total_steps, attempts, created_at, updated_at,
       forked_from_run, forked_at_step)
     VALUES (?, ?, ?, 'queued', ?, 0, ?, ?, ?, ?) RETURNING ${RUN_COLUMNS}`,
-  r.newId, run.workflow, r.inputJson ?? run.inputJson, r.inputJson === null ? run.totalSteps : (r.totalSteps ?? null), now, now, r.runId, r.fromStep))[0]!;
-  const copied = (yield q(`INSERT INTO committed (idem_key, run_id, result_json, committed_at, step, fingerprint, worker_id,
+    r.newId,
+    run.workflow,
+    r.inputJson ?? run.inputJson,
+    r.inputJson === null ? run.totalSteps : (r.totalSteps ?? null),
+    now,
+    now,
+    r.runId,
+    r.fromStep,
+  ))[0]!;
+  const copied = (yield q(
+    `INSERT INTO committed (idem_key, run_id, result_json, committed_at, step, fingerprint, worker_id,
       duration_ms, source, forked_from, input_json)
     SELECT CAST(? AS TEXT) || substr(idem_key, length(CAST(? AS TEXT)) + 1), CAST(? AS TEXT), result_json, committed_at, step, fingerprint, worker_id, duration_ms,
       'forked', idem_key, input_json FROM committed WHERE run_id = ? AND step < ? RETURNING 1 AS x`,
-  r.newId, r.runId, r.newId, r.runId, r.fromStep)).length;
+    r.newId,
+    r.runId,
+    r.newId,
+    r.runId,
+    r.fromStep,
+  )).length;
   // The fork resumes where the original stood at N; its state is the original's latest (see the README).
-  yield q(`INSERT INTO progress (run_id, step, state_json, updated_at, executed, skipped, awaited)
-    SELECT CAST(? AS TEXT), CAST(? AS INTEGER), state_json, CAST(? AS DOUBLE PRECISION), 0, 0, 0 FROM progress WHERE run_id = ?`, r.newId, r.fromStep, now, r.runId);
-  yield q(`INSERT INTO step_events (run_id, step, outcome, count, detail, at) VALUES (?, ?, 'operator', 1, ?, ?)`,
-    r.newId, r.fromStep, `forked from run ${r.runId} at step ${r.fromStep} by ${r.actor}: ${copied} results copied`, now);
+  yield q(
+    `INSERT INTO progress (run_id, step, state_json, updated_at, executed, skipped, awaited)
+    SELECT CAST(? AS TEXT), CAST(? AS INTEGER), state_json, CAST(? AS DOUBLE PRECISION), 0, 0, 0 FROM progress WHERE run_id = ?`,
+    r.newId,
+    r.fromStep,
+    now,
+    r.runId,
+  );
+  yield q(
+    `INSERT INTO step_events (run_id, step, outcome, count, detail, at) VALUES (?, ?, 'operator', 1, ?, ?)`,
+    r.newId,
+    r.fromStep,
+    `forked from run ${r.runId} at step ${r.fromStep} by ${r.actor}: ${copied} results copied`,
+    now,
+  );
   return { run: runFromRow(row), moved: copied, rerun: 0 };
 }
 
@@ -158,35 +256,84 @@ const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
 
 function committedFromRow(r: Record<string, unknown>): CommittedRow {
   return {
-    idemKey: String(r.idem_key), runId: String(r.run_id), resultJson: String(r.result_json), committedAt: Number(r.committed_at),
-    step: num(r.step), fingerprint: str(r.fingerprint), workerId: str(r.worker_id), durationMs: num(r.duration_ms),
-    source: r.source as CommittedRow['source'], forkedFrom: str(r.forked_from), inputJson: str(r.input_json),
+    idemKey: String(r.idem_key),
+    runId: String(r.run_id),
+    resultJson: String(r.result_json),
+    committedAt: Number(r.committed_at),
+    step: num(r.step),
+    fingerprint: str(r.fingerprint),
+    workerId: str(r.worker_id),
+    durationMs: num(r.duration_ms),
+    source: r.source as CommittedRow['source'],
+    forkedFrom: str(r.forked_from),
+    inputJson: str(r.input_json),
   };
 }
 
 /** The step page's reads (types-rewind.ts StepRecord): four indexed reads, no transaction needed. */
 export function* readStepPlan(runId: string, step: number, limit: number): Plan<StepRecord> {
-  const committed = (yield q(`SELECT * FROM committed WHERE run_id = ? AND step = ? ORDER BY idem_key LIMIT 1`, runId, step))[0];
-  const history = yield q(`SELECT * FROM committed_history WHERE run_id = ? AND step = ? ORDER BY id LIMIT ?`, runId, step, limit);
-  const events = yield q(`SELECT * FROM (SELECT id, run_id, idem_key, step, outcome, count, duration_ms, worker_id, detail, at
+  const committed = (yield q(
+    `SELECT * FROM committed WHERE run_id = ? AND step = ? ORDER BY idem_key LIMIT 1`,
+    runId,
+    step,
+  ))[0];
+  const history = yield q(
+    `SELECT * FROM committed_history WHERE run_id = ? AND step = ? ORDER BY id LIMIT ?`,
+    runId,
+    step,
+    limit,
+  );
+  const events = yield q(
+    `SELECT * FROM (SELECT id, run_id, idem_key, step, outcome, count, duration_ms, worker_id, detail, at
     FROM step_events WHERE run_id = ? AND step = ? AND outcome NOT IN ('skipped', 'awaited') ORDER BY id DESC LIMIT ?) e ORDER BY id`,
-  runId, step, limit);
+    runId,
+    step,
+    limit,
+  );
   const claim = (yield q(`SELECT * FROM claims WHERE run_id = ? AND step = ? LIMIT 1`, runId, step))[0];
   return {
     committed: committed ? committedFromRow(committed) : null,
-    history: history.map((h) => ({ ...committedFromRow(h), id: Number(h.id), supersededAt: Number(h.superseded_at),
-      supersededBy: String(h.superseded_by), reason: str(h.reason), rerun: Number(h.rerun) })),
-    events: events.map((e) => ({ id: Number(e.id), runId: String(e.run_id), idemKey: str(e.idem_key), step: num(e.step),
-      outcome: e.outcome as StepEvent['outcome'], count: Number(e.count), durationMs: num(e.duration_ms), workerId: str(e.worker_id),
-      detail: str(e.detail), at: Number(e.at) })),
-    claim: claim ? { idemKey: String(claim.idem_key), runId: String(claim.run_id), claimedAt: Number(claim.claimed_at),
-      token: str(claim.token), workerId: str(claim.worker_id), leaseExpiresAt: num(claim.lease_expires_at),
-      heartbeatAt: num(claim.heartbeat_at), step: num(claim.step), attempt: Number(claim.attempt) } : null,
+    history: history.map((h) => ({
+      ...committedFromRow(h),
+      id: Number(h.id),
+      supersededAt: Number(h.superseded_at),
+      supersededBy: String(h.superseded_by),
+      reason: str(h.reason),
+      rerun: Number(h.rerun),
+    })),
+    events: events.map((e) => ({
+      id: Number(e.id),
+      runId: String(e.run_id),
+      idemKey: str(e.idem_key),
+      step: num(e.step),
+      outcome: e.outcome as StepEvent['outcome'],
+      count: Number(e.count),
+      durationMs: num(e.duration_ms),
+      workerId: str(e.worker_id),
+      detail: str(e.detail),
+      at: Number(e.at),
+    })),
+    claim: claim
+      ? {
+          idemKey: String(claim.idem_key),
+          runId: String(claim.run_id),
+          claimedAt: Number(claim.claimed_at),
+          token: str(claim.token),
+          workerId: str(claim.worker_id),
+          leaseExpiresAt: num(claim.lease_expires_at),
+          heartbeatAt: num(claim.heartbeat_at),
+          step: num(claim.step),
+          attempt: Number(claim.attempt),
+        }
+      : null,
   };
 }
 
 export function* forksPlan(runId: string): Plan<{ id: string; forkedAtStep: number | null; createdAt: number }[]> {
-  const rows = yield q('SELECT id, forked_at_step, created_at FROM runs WHERE forked_from_run = ? ORDER BY created_at, id LIMIT 20', runId);
+  const rows = yield q(
+    'SELECT id, forked_at_step, created_at FROM runs WHERE forked_from_run = ? ORDER BY created_at, id LIMIT 20',
+    runId,
+  );
   return rows.map((r) => ({ id: String(r.id), forkedAtStep: num(r.forked_at_step), createdAt: Number(r.created_at) }));
 }
 
@@ -202,15 +349,36 @@ export interface TraceBar {
 /** The attempts of steps [from, from + count): committed rows and failure events, both read by (run, step) indexes. */
 export function* tracePlan(runId: string, from: number, count: number): Plan<TraceBar[]> {
   const to = from + count;
-  const committed = yield q(`SELECT step, committed_at, duration_ms, worker_id FROM committed
-    WHERE run_id = ? AND step >= ? AND step < ? ORDER BY step LIMIT ?`, runId, from, to, count);
-  const failed = yield q(`SELECT step, outcome, at, duration_ms, worker_id FROM step_events
+  const committed = yield q(
+    `SELECT step, committed_at, duration_ms, worker_id FROM committed
+    WHERE run_id = ? AND step >= ? AND step < ? ORDER BY step LIMIT ?`,
+    runId,
+    from,
+    to,
+    count,
+  );
+  const failed = yield q(
+    `SELECT step, outcome, at, duration_ms, worker_id FROM step_events
     WHERE run_id = ? AND step >= ? AND step < ? AND outcome IN ('failed', 'expired', 'lease_lost') ORDER BY id LIMIT ?`,
-  runId, from, to, count * 20);
+    runId,
+    from,
+    to,
+    count * 20,
+  );
   return [
-    ...failed.map((e) => ({ step: Number(e.step), outcome: e.outcome as TraceBar['outcome'], endAt: Number(e.at),
-      durationMs: num(e.duration_ms), workerId: str(e.worker_id) })),
-    ...committed.map((c) => ({ step: Number(c.step), outcome: 'committed' as const, endAt: Number(c.committed_at),
-      durationMs: num(c.duration_ms), workerId: str(c.worker_id) })),
+    ...failed.map((e) => ({
+      step: Number(e.step),
+      outcome: e.outcome as TraceBar['outcome'],
+      endAt: Number(e.at),
+      durationMs: num(e.duration_ms),
+      workerId: str(e.worker_id),
+    })),
+    ...committed.map((c) => ({
+      step: Number(c.step),
+      outcome: 'committed' as const,
+      endAt: Number(c.committed_at),
+      durationMs: num(c.duration_ms),
+      workerId: str(c.worker_id),
+    })),
   ];
 }

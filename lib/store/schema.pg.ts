@@ -7,21 +7,25 @@
 import { sql } from 'drizzle-orm';
 import { bigint, doublePrecision, index, integer, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
 
-export const progress = pgTable('progress', {
-  runId: text('run_id').primaryKey(),
-  step: integer('step').notNull(),
-  stateJson: text('state_json').notNull(),
-  updatedAt: doublePrecision('updated_at').notNull(),
-  // Counters ride with progress writes: a skipped step never costs a transaction of its own.
-  executed: integer('executed').notNull().default(0),
-  skipped: integer('skipped').notNull().default(0),
-  awaited: integer('awaited').notNull().default(0),
-  /** How long the last progress write took, as its writer measured it: the save cost in redo ÷ save. */
-  saveMs: doublePrecision('save_ms'),
-}, (t) => [
-  // Runs whose progress moved most recently, for the runs page's newest-first candidates.
-  index('progress_updated').on(t.updatedAt),
-]);
+export const progress = pgTable(
+  'progress',
+  {
+    runId: text('run_id').primaryKey(),
+    step: integer('step').notNull(),
+    stateJson: text('state_json').notNull(),
+    updatedAt: doublePrecision('updated_at').notNull(),
+    // Counters ride with progress writes: a skipped step never costs a transaction of its own.
+    executed: integer('executed').notNull().default(0),
+    skipped: integer('skipped').notNull().default(0),
+    awaited: integer('awaited').notNull().default(0),
+    /** How long the last progress write took, as its writer measured it: the save cost in redo ÷ save. */
+    saveMs: doublePrecision('save_ms'),
+  },
+  (t) => [
+    // Runs whose progress moved most recently, for the runs page's newest-first candidates.
+    index('progress_updated').on(t.updatedAt),
+  ],
+);
 
 export const committed = pgTable(
   'committed',
@@ -34,7 +38,9 @@ export const committed = pgTable(
     fingerprint: text('fingerprint'),
     workerId: text('worker_id'),
     durationMs: doublePrecision('duration_ms'),
-    source: text('source', { enum: ['executed', 'manual', 'forked'] }).notNull().default('executed'),
+    source: text('source', { enum: ['executed', 'manual', 'forked'] })
+      .notNull()
+      .default('executed'),
     /** For a `forked` row: the key of the original run's row it was copied from (control/rewind.ts). */
     forkedFrom: text('forked_from'),
     /** What the step was given, when its caller recorded it (`ctx.step(name, fn, { input })`, runAgent's item), bounded. */
@@ -101,7 +107,9 @@ export const runs = pgTable(
     id: text('id').primaryKey(),
     workflow: text('workflow').notNull(),
     inputJson: text('input_json').notNull(),
-    status: text('status', { enum: ['queued', 'running', 'paused', 'waiting', 'completed', 'failed', 'cancelled', 'rejected'] })
+    status: text('status', {
+      enum: ['queued', 'running', 'paused', 'waiting', 'completed', 'failed', 'cancelled', 'rejected'],
+    })
       .notNull()
       .default('queued'),
     totalSteps: integer('total_steps'),

@@ -7,16 +7,40 @@ import { DIALECTS } from './dialects';
 import type { Dialect, RunStatus } from './types';
 
 /** A runs row's statuses (the schemas' enum): the one list every other list is built from. */
-export const RUN_STATUSES = ['queued', 'running', 'paused', 'waiting', 'completed', 'failed', 'cancelled', 'rejected'] as const satisfies readonly RunStatus[];
+export const RUN_STATUSES = [
+  'queued',
+  'running',
+  'paused',
+  'waiting',
+  'completed',
+  'failed',
+  'cancelled',
+  'rejected',
+] as const satisfies readonly RunStatus[];
 /** Runs a prune may remove: nothing will happen to them again unless an operator retries them. */
-export const FINISHED_STATUSES = ['completed', 'failed', 'cancelled', 'rejected'] as const satisfies readonly RunStatus[];
+export const FINISHED_STATUSES = [
+  'completed',
+  'failed',
+  'cancelled',
+  'rejected',
+] as const satisfies readonly RunStatus[];
 
 export const EMPTY_BY_STATUS: Record<RunStatus | 'idle', number> = {
-  queued: 0, running: 0, paused: 0, waiting: 0, completed: 0, failed: 0, cancelled: 0, rejected: 0, idle: 0,
+  queued: 0,
+  running: 0,
+  paused: 0,
+  waiting: 0,
+  completed: 0,
+  failed: 0,
+  cancelled: 0,
+  rejected: 0,
+  idle: 0,
 };
 
 /** Runs by status, outside clients' runs (no runs row) as `running` while they hold a claim, else `idle`. */
-export const STATUS_SQL = (dialect: Dialect) => `SELECT status, count(*)${DIALECTS[dialect].int} AS n FROM runs GROUP BY status
+export const STATUS_SQL = (
+  dialect: Dialect,
+) => `SELECT status, count(*)${DIALECTS[dialect].int} AS n FROM runs GROUP BY status
   UNION ALL
   SELECT CASE WHEN EXISTS (SELECT 1 FROM claims c WHERE c.run_id = x.run_id) THEN 'running' ELSE 'idle' END, 1
   FROM (SELECT run_id FROM progress UNION SELECT run_id FROM claims) x
@@ -33,8 +57,10 @@ export const COUNTED_EVENTS = `outcome IN ('skipped', 'awaited')
 /** SELECT list of a histogram over `column`: count as n, sum as total, then b0…bN-1 as cumulative bucket counts. */
 export function histogramColumns(dialect: Dialect, column: string, bounds: number): string {
   const { param, float } = DIALECTS[dialect];
-  const buckets = Array.from({ length: bounds },
-    (_, i) => `coalesce(sum(CASE WHEN ${column} <= ${param(`b${i}`, i)} THEN 1 ELSE 0 END), 0)${float} AS b${i}`);
+  const buckets = Array.from(
+    { length: bounds },
+    (_, i) => `coalesce(sum(CASE WHEN ${column} <= ${param(`b${i}`, i)} THEN 1 ELSE 0 END), 0)${float} AS b${i}`,
+  );
   return [`count(${column})${float} AS n`, `coalesce(sum(${column}), 0)${float} AS total`, ...buckets].join(', ');
 }
 

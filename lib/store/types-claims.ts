@@ -30,9 +30,12 @@ export interface ClaimStore {
 
   /** Claims, optionally of one run or only the orphaned ones (lease passed by the store's clock). */
   listClaims(options?: {
-    runId?: string; orphanedOnly?: boolean; claimTtlMs: number;
+    runId?: string;
+    orphanedOnly?: boolean;
+    claimTtlMs: number;
     /** A page of at most `limit` claims after the keyset cursor, in (claimedAt, idemKey) order. */
-    limit?: number; after?: { claimedAt: number; idemKey: string };
+    limit?: number;
+    after?: { claimedAt: number; idemKey: string };
   }): Promise<ClaimRow[]>;
 
   /** The claim on one key, if any, with whether it is orphaned by the store's clock. */
@@ -43,7 +46,10 @@ export interface ClaimStore {
    * `expired` event is recorded. Only an orphaned claim is expired unless `force` is set: `live` says the
    * lease has not passed, `missing` that there is no claim on the key.
    */
-  expireClaim(idemKey: string, options: { actor: string; force?: boolean; claimTtlMs: number }): Promise<'expired' | 'missing' | 'live'>;
+  expireClaim(
+    idemKey: string,
+    options: { actor: string; force?: boolean; claimTtlMs: number },
+  ): Promise<'expired' | 'missing' | 'live'>;
 
   /**
    * An operator commits a result by hand (`source = manual`) for a claim whose side effect is in doubt,

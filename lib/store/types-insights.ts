@@ -92,7 +92,8 @@ export interface InsightStore {
    * rows are loaded). `boundsMs` are the histogram bucket bounds, ascending.
    */
   metricsSnapshot(options: {
-    claimTtlMs: number; boundsMs: readonly number[];
+    claimTtlMs: number;
+    boundsMs: readonly number[];
     /**
      * PostgreSQL: committed rows and events younger than this are counted by a later scrape, so that a
      * transaction still in flight when one scrape reads cannot be skipped by the next. Default 10 s.

@@ -12,7 +12,16 @@ export interface DurationHistogram {
 }
 
 /** The outcomes a metrics scrape counts: `executed` is a committed row, the rest are step_events. */
-export const METRIC_OUTCOMES = ['executed', 'skipped', 'awaited', 'failed', 'lease_lost', 'expired', 'resolved', 'key_reuse'] as const;
+export const METRIC_OUTCOMES = [
+  'executed',
+  'skipped',
+  'awaited',
+  'failed',
+  'lease_lost',
+  'expired',
+  'resolved',
+  'key_reuse',
+] as const;
 export type MetricOutcome = (typeof METRIC_OUTCOMES)[number];
 
 /** Everything `/api/metrics` shows, read from the store at scrape time: right across any number of workers. */

@@ -12,7 +12,15 @@
 export type Dialect = 'sqlite' | 'postgres';
 
 export type Outcome =
-  | 'executed' | 'skipped' | 'awaited' | 'failed' | 'expired' | 'resolved' | 'lease_lost' | 'operator' | 'key_reuse';
+  | 'executed'
+  | 'skipped'
+  | 'awaited'
+  | 'failed'
+  | 'expired'
+  | 'resolved'
+  | 'lease_lost'
+  | 'operator'
+  | 'key_reuse';
 
 export interface ProgressRow {
   runId: string;

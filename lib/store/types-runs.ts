@@ -60,7 +60,12 @@ export interface RunStore extends WorkerStore, WorkflowStore {
 
   /** Runs newest first, outside clients' runs included, with keyset pagination on (updatedAt, id). */
   listRuns(filter: {
-    status?: RunStatus | 'idle'; workflow?: string; search?: string; owner?: string; limit?: number; claimTtlMs: number;
+    status?: RunStatus | 'idle';
+    workflow?: string;
+    search?: string;
+    owner?: string;
+    limit?: number;
+    claimTtlMs: number;
     /** Keyset cursor: the last row of the previous page. */
     after?: { updatedAt: number; id: string };
   }): Promise<RunSummary[]>;
@@ -74,21 +79,37 @@ export interface RunStore extends WorkerStore, WorkflowStore {
    * passed: a worker that stalled past its lease and woke up still has them in hand, and taking one again
    * would run it twice beside itself. `runId`: take only this run (the drill's workers).
    */
-  claimRun(request: { workerId: string; leaseMs: number; workflows: string[]; holding?: string[]; runId?: string }): Promise<RunRow | null>;
+  claimRun(request: {
+    workerId: string;
+    leaseMs: number;
+    workflows: string[];
+    holding?: string[];
+    runId?: string;
+  }): Promise<RunRow | null>;
 
   /**
    * Extends the run lease; returns the run's status so the worker notices pause/cancel/takeover. With
    * `attempt` (the fence claimRun handed out), only that execution renews: an older one of the same worker
    * id (a process restarted under its id while the old one was stalled) is told it lost the run.
    */
-  renewRunLease(id: string, workerId: string, leaseMs: number, attempt?: number): Promise<{ held: boolean; status: RunStatus | null }>;
+  renewRunLease(
+    id: string,
+    workerId: string,
+    leaseMs: number,
+    attempt?: number,
+  ): Promise<{ held: boolean; status: RunStatus | null }>;
 
   /**
    * Ends a run this worker owns (and, with `attempt`, this execution of it). A run paused while its last step
    * ran still completes: its work is done. False when the worker no longer owns it (taken over, or cancelled
    * meanwhile).
    */
-  finishRun(id: string, workerId: string, outcome: { status: 'completed' | 'failed' | 'rejected'; error?: string; outputJson?: string }, attempt?: number): Promise<boolean>;
+  finishRun(
+    id: string,
+    workerId: string,
+    outcome: { status: 'completed' | 'failed' | 'rejected'; error?: string; outputJson?: string },
+    attempt?: number,
+  ): Promise<boolean>;
 
   /**
    * Gives a run back (a draining worker, or one told to pause): queued again unless paused/cancelled. With

@@ -6,7 +6,6 @@
  */
 import type { ClaimRow, CommittedRow, Dialect, Outcome, ProgressRow, RunStatus } from './types-rows';
 
-
 /** Counter deltas folded into a progress write, so that skips never cost a transaction of their own. */
 export interface ProgressWrite {
   runId: string;
@@ -148,8 +147,14 @@ export interface StepStore {
   getCommitted(idemKey: string): Promise<CommittedRow | null>;
 
   /** Appends an event (an operator's note, a refused key reuse) to a run's timeline. */
-  recordEvent(event: { runId: string; outcome: Outcome; idemKey?: string | null; step?: number | null; workerId?: string | null; detail?: string | null }): Promise<void>;
-
+  recordEvent(event: {
+    runId: string;
+    outcome: Outcome;
+    idemKey?: string | null;
+    step?: number | null;
+    workerId?: string | null;
+    detail?: string | null;
+  }): Promise<void>;
 
   /**
    * A library loop's run starts (or restarts), in one transaction: created `running` when it has no row;

@@ -41,8 +41,15 @@ export interface WaitStore {
    * The run reached a wait: the row is created if absent (due `dueInMs` from now on the store's clock, or at
    * `dueAt`), and the row as stored returned — an existing one unchanged, so a replay keeps its first timeout.
    */
-  recordWait(wait: { runId: string; name: string; kind: WaitKind; detailsJson?: string | null; dueInMs?: number | null;
-    dueAt?: number | null; onTimeout?: string | null }): Promise<WaitRow>;
+  recordWait(wait: {
+    runId: string;
+    name: string;
+    kind: WaitKind;
+    detailsJson?: string | null;
+    dueInMs?: number | null;
+    dueAt?: number | null;
+    onTimeout?: string | null;
+  }): Promise<WaitRow>;
 
   /**
    * Decides a wait once: one conditional UPDATE (decided_at IS NULL), so of two deciders at one instant one

@@ -27,7 +27,15 @@ export * from './types-workflows';
 export * from './types-waits';
 
 /** Everything both backends do: no caller ever needs a cast or a capability check. */
-export interface Store extends StepStore, ClaimStore, RunStore, InsightStore, RetentionStore, AuditStore, RewindStore, WaitStore {
+export interface Store
+  extends StepStore,
+    ClaimStore,
+    RunStore,
+    InsightStore,
+    RetentionStore,
+    AuditStore,
+    RewindStore,
+    WaitStore {
   /** Releases connections; the store is unusable afterwards. */
   close(): Promise<void>;
 }

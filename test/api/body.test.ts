@@ -20,7 +20,10 @@ function chunked(chunks: Uint8Array[], headers: Record<string, string> = {}): Re
 }
 
 async function refusal(promise: Promise<unknown>): Promise<ApiError> {
-  const error = await promise.then(() => null, (e: unknown) => e);
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(ApiError);
   return error as ApiError;
 }
@@ -41,10 +44,14 @@ describe('readBody', () => {
   it('counts bytes while reading when Content-Length is absent or lies', async () => {
     const chunk = new Uint8Array(600).fill(0x61);
     expect((await refusal(readBody(chunked([chunk, chunk]), LIMIT))).code).toBe('PAYLOAD_TOO_LARGE');
-    expect((await refusal(readBody(chunked([chunk, chunk], { 'content-length': '2' }), LIMIT))).code).toBe('PAYLOAD_TOO_LARGE');
+    expect((await refusal(readBody(chunked([chunk, chunk], { 'content-length': '2' }), LIMIT))).code).toBe(
+      'PAYLOAD_TOO_LARGE',
+    );
     // Multi-byte characters count as their bytes: 400 × "é" is 800 bytes, 700 of them are 1,400.
     expect((await readBody(chunked([new TextEncoder().encode('é'.repeat(400))]), LIMIT)).length).toBe(400);
-    expect((await refusal(readBody(chunked([new TextEncoder().encode('é'.repeat(700))]), LIMIT))).code).toBe('PAYLOAD_TOO_LARGE');
+    expect((await refusal(readBody(chunked([new TextEncoder().encode('é'.repeat(700))]), LIMIT))).code).toBe(
+      'PAYLOAD_TOO_LARGE',
+    );
   });
 
   it('refuses bytes that are not UTF-8', async () => {
@@ -64,14 +71,26 @@ describe('parseJson', () => {
   });
 
   it('names the line, column and position where malformed JSON stops', () => {
-    const error = (() => { try { parseJson('{\n  "a": 1,\n}'); } catch (e) { return e as ApiError; } })()!;
+    const error = (() => {
+      try {
+        parseJson('{\n  "a": 1,\n}');
+      } catch (e) {
+        return e as ApiError;
+      }
+    })()!;
     expect(error.code).toBe('INVALID_JSON');
     expect(error.extra).toEqual({ position: 12, line: 3, column: 1 });
     expect(error.message).toMatch(/^request body is not valid JSON at line 3 column 1 \(position 12\): /);
   });
 
   it('puts truncated JSON at its end', () => {
-    const error = (() => { try { parseJson('{"a": [1, 2'); } catch (e) { return e as ApiError; } })()!;
+    const error = (() => {
+      try {
+        parseJson('{"a": [1, 2');
+      } catch (e) {
+        return e as ApiError;
+      }
+    })()!;
     expect(error.extra).toMatchObject({ position: 11, line: 1 });
   });
 

@@ -22,10 +22,14 @@ afterAll(async () => {
   dir.remove();
 });
 
-const bulk = (token: string, body: unknown) => POST(new Request('http://waybill.internal:3000/api/v1/runs/bulk', {
-  method: 'POST', headers: { host: 'waybill.internal:3000', authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-  body: typeof body === 'string' ? body : JSON.stringify(body),
-}));
+const bulk = (token: string, body: unknown) =>
+  POST(
+    new Request('http://waybill.internal:3000/api/v1/runs/bulk', {
+      method: 'POST',
+      headers: { host: 'waybill.internal:3000', authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    }),
+  );
 
 /** Every run's status and the audit log's length, read beside the server's store. */
 function state() {
@@ -43,7 +47,8 @@ describe('POST /api/v1/runs/bulk', () => {
   it("refuses a viewer and bad input without changing anything, and does the operator's bulk exactly", async () => {
     const store = openSqliteStore({ path: dir.file('w.db'), synchronous: 'normal' });
     try {
-      for (let i = 0; i < 5; i++) await store.createRun({ id: `n-${i}`, workflow: 'notify', inputJson: '{}', totalSteps: 1 });
+      for (let i = 0; i < 5; i++)
+        await store.createRun({ id: `n-${i}`, workflow: 'notify', inputJson: '{}', totalSteps: 1 });
       await store.createRun({ id: 'other', workflow: 'agent-batch', inputJson: '{}', totalSteps: 1 });
     } finally {
       await store.close();
@@ -59,8 +64,18 @@ describe('POST /api/v1/runs/bulk', () => {
     const cases: [unknown, Record<string, string[]>][] = [
       [{ action: 'delete', filter: {} }, { action: ['must be one of pause, resume, cancel, retry'] }],
       [{ action: 'cancel' }, { filter: ['must be an object of status, workflow and q'] }],
-      [{ action: 'cancel', filter: { status: 'zombie' } }, { 'filter.status': ['must be one of queued, running, paused, waiting, completed, failed, cancelled, rejected, idle'] }],
-      [{ action: 'cancel', filter: { workflow: 'NOTIFY' } }, { 'filter.workflow': ['must be a workflow name (lowercase letters, digits, dashes)'] }],
+      [
+        { action: 'cancel', filter: { status: 'zombie' } },
+        {
+          'filter.status': [
+            'must be one of queued, running, paused, waiting, completed, failed, cancelled, rejected, idle',
+          ],
+        },
+      ],
+      [
+        { action: 'cancel', filter: { workflow: 'NOTIFY' } },
+        { 'filter.workflow': ['must be a workflow name (lowercase letters, digits, dashes)'] },
+      ],
       [{ action: 'cancel', filter: { q: 'a\u0007b' } }, { 'filter.q': ['must not contain control characters'] }],
       [{ action: 'cancel', filter: {}, froce: true }, { froce: ['is not a known field'] }],
     ];
@@ -73,9 +88,16 @@ describe('POST /api/v1/runs/bulk', () => {
     expect([notJson.status, (await notJson.json()).error.code]).toEqual([400, 'INVALID_JSON']);
     expect(state()).toEqual(before);
 
-    const done = await bulk(OPERATOR, { action: 'cancel', filter: { workflow: 'notify', status: 'queued' }, reason: 'wrong outbox' });
+    const done = await bulk(OPERATOR, {
+      action: 'cancel',
+      filter: { workflow: 'notify', status: 'queued' },
+      reason: 'wrong outbox',
+    });
     expect(done.status).toBe(200);
     expect(await done.json()).toEqual({ matched: 5, done: 5, skipped: [] });
-    expect(state()).toEqual({ runs: ['n-0:cancelled', 'n-1:cancelled', 'n-2:cancelled', 'n-3:cancelled', 'n-4:cancelled', 'other:queued'], audit: 5 });
+    expect(state()).toEqual({
+      runs: ['n-0:cancelled', 'n-1:cancelled', 'n-2:cancelled', 'n-3:cancelled', 'n-4:cancelled', 'other:queued'],
+      audit: 5,
+    });
   });
 });

@@ -32,12 +32,19 @@ beforeEach(() => {
 const now = () => Date.now() / 1000;
 /** A worker's claim on `key` whose lease passed (orphaned: its side effect is in doubt) or is live. */
 function insertClaim(key: string, leaseEndsInS: number) {
-  store.db.prepare(`INSERT INTO claims (idem_key, run_id, claimed_at, token, worker_id, lease_expires_at, heartbeat_at, step, attempt)
-    VALUES (?, 'r1', ?, ?, 'w1', ?, ?, 3, 1)`).run(key, now() - 120, randomUUID(), now() + leaseEndsInS, now() - 120);
+  store.db
+    .prepare(`INSERT INTO claims (idem_key, run_id, claimed_at, token, worker_id, lease_expires_at, heartbeat_at, step, attempt)
+    VALUES (?, 'r1', ?, ?, 'w1', ?, ?, 3, 1)`)
+    .run(key, now() - 120, randomUUID(), now() + leaseEndsInS, now() - 120);
 }
-const post = (body: unknown) => POST(new Request('http://127.0.0.1:3000/api/v1/claims/resolve', {
-  method: 'POST', headers: { host: '127.0.0.1:3000', 'content-type': 'application/json' }, body: JSON.stringify(body),
-}));
+const post = (body: unknown) =>
+  POST(
+    new Request('http://127.0.0.1:3000/api/v1/claims/resolve', {
+      method: 'POST',
+      headers: { host: '127.0.0.1:3000', 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    }),
+  );
 const form = (fields: Record<string, string>) => {
   const data = new FormData();
   for (const [k, v] of Object.entries(fields)) data.set(k, v);
@@ -64,28 +71,57 @@ describe('POST /api/v1/claims/resolve', () => {
     const done = await post({ key: 'k-orphan', result: { sent: true }, note: 'provider confirms', attempt: 1 });
     expect([done.status, await done.json()]).toEqual([200, { key: 'k-orphan', runId: 'r1', resolved: true }]);
     expect(await written()).toEqual({
-      committed: [{ key: 'k-orphan', source: 'manual' }], events: ['resolved'], audit: [['resolve', 'k-orphan']],
+      committed: [{ key: 'k-orphan', source: 'manual' }],
+      events: ['resolved'],
+      audit: [['resolve', 'k-orphan']],
     });
   });
 
   it('refuses, with what the operator saw, a claim a worker took over since; the worker then commits', async () => {
     insertClaim('k', -60);
-    const [seen] = (await (await import('../../app/api/v1/claims/route')).GET(
-      new Request('http://127.0.0.1:3000/api/v1/claims?orphaned=true', { headers: { host: '127.0.0.1:3000' } }))
-      .then((r) => r.json())).claims;
+    const [seen] = (
+      await (
+        await import('../../app/api/v1/claims/route')
+      )
+        .GET(new Request('http://127.0.0.1:3000/api/v1/claims?orphaned=true', { headers: { host: '127.0.0.1:3000' } }))
+        .then((r) => r.json())
+    ).claims;
     expect(seen).toMatchObject({ key: 'k', attempt: 1, orphaned: true });
 
     const token = randomUUID();
-    expect(await store.claim({ idemKey: 'k', runId: 'r1', token, workerId: 'w2', step: 3, attempt: 1, leaseMs: 60_000, claimTtlMs: 60_000 }))
-      .toMatchObject({ kind: 'claimed', attempt: 2 });
-    for (const body of [{ key: 'k', result: 1, attempt: seen.attempt }, { key: 'k', result: 1, attempt: seen.attempt, force: true }, { key: 'k', result: 1 }]) {
+    expect(
+      await store.claim({
+        idemKey: 'k',
+        runId: 'r1',
+        token,
+        workerId: 'w2',
+        step: 3,
+        attempt: 1,
+        leaseMs: 60_000,
+        claimTtlMs: 60_000,
+      }),
+    ).toMatchObject({ kind: 'claimed', attempt: 2 });
+    for (const body of [
+      { key: 'k', result: 1, attempt: seen.attempt },
+      { key: 'k', result: 1, attempt: seen.attempt, force: true },
+      { key: 'k', result: 1 },
+    ]) {
       const refused = await post(body);
       expect(refused.status).toBe(409);
       expect((await refused.json()).error.code).toBe('CONFLICT');
     }
     expect(await written()).toEqual({ ...nothingWritten, events: ['expired'] });
 
-    await store.commit({ idemKey: 'k', token, runId: 'r1', resultJson: '"w2"', step: 3, fingerprint: null, workerId: 'w2', durationMs: 1 });
+    await store.commit({
+      idemKey: 'k',
+      token,
+      runId: 'r1',
+      resultJson: '"w2"',
+      step: 3,
+      fingerprint: null,
+      workerId: 'w2',
+      durationMs: 1,
+    });
     expect(await written()).toEqual({ committed: [{ key: 'k', source: 'executed' }], events: ['expired'], audit: [] });
   });
 });
@@ -93,19 +129,32 @@ describe('POST /api/v1/claims/resolve', () => {
 describe('resolveClaimAction', () => {
   it('says why it refused a live claim or one taken over since, writing nothing; audits a resolve once done', async () => {
     insertClaim('k-live', 60);
-    expect(await resolveClaimAction(null, form({ key: 'k-live', result: '{"sent": true}', attempt: '1' })))
-      .toEqual({ ok: false, message: 'its lease is live: resolve only claims whose side effect is in doubt' });
+    expect(await resolveClaimAction(null, form({ key: 'k-live', result: '{"sent": true}', attempt: '1' }))).toEqual({
+      ok: false,
+      message: 'its lease is live: resolve only claims whose side effect is in doubt',
+    });
     // The form was opened on attempt 1; a worker has taken the claim over since.
     store.db.prepare("UPDATE claims SET attempt = 2, worker_id = 'w2' WHERE idem_key = 'k-live'").run();
-    expect(await resolveClaimAction(null, form({ key: 'k-live', result: '{"sent": true}', attempt: '1' })))
-      .toMatchObject({ ok: false, message: expect.stringMatching(/took the claim over since you saw it/) });
-    expect(await resolveClaimAction(null, form({ key: 'k-none', result: '1' })))
-      .toEqual({ ok: false, message: 'there is no claim on that key any more' });
+    expect(
+      await resolveClaimAction(null, form({ key: 'k-live', result: '{"sent": true}', attempt: '1' })),
+    ).toMatchObject({ ok: false, message: expect.stringMatching(/took the claim over since you saw it/) });
+    expect(await resolveClaimAction(null, form({ key: 'k-none', result: '1' }))).toEqual({
+      ok: false,
+      message: 'there is no claim on that key any more',
+    });
     expect(await written()).toEqual(nothingWritten);
 
     insertClaim('k-orphan', -60);
-    expect(await resolveClaimAction(null, form({ key: 'k-orphan', result: '{"sent": true}', note: 'checked', attempt: '1' })))
-      .toEqual({ ok: true, message: 'resolved k-orphan by hand' });
-    expect(await written()).toEqual({ committed: [{ key: 'k-orphan', source: 'manual' }], events: ['resolved'], audit: [['resolve', 'k-orphan']] });
+    expect(
+      await resolveClaimAction(
+        null,
+        form({ key: 'k-orphan', result: '{"sent": true}', note: 'checked', attempt: '1' }),
+      ),
+    ).toEqual({ ok: true, message: 'resolved k-orphan by hand' });
+    expect(await written()).toEqual({
+      committed: [{ key: 'k-orphan', source: 'manual' }],
+      events: ['resolved'],
+      audit: [['resolve', 'k-orphan']],
+    });
   });
 });

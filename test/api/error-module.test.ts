@@ -8,7 +8,10 @@ import { STATUS_BY_CODE } from '../../lib/api/errors';
 import * as errors from '../../lib/errors';
 import { exitCode } from '../../lib/cli/main';
 
-const classes = Object.entries(errors).filter(([, v]) => typeof v === 'function' && v.prototype instanceof Error) as [string, Function][];
+const classes = Object.entries(errors).filter(([, v]) => typeof v === 'function' && v.prototype instanceof Error) as [
+  string,
+  Function,
+][];
 
 describe('the error module', () => {
   it('every error class there is a WaybillError', () => {
@@ -19,8 +22,12 @@ describe('the error module', () => {
   });
 
   it('no other file in lib/ or app/ defines an error class', () => {
-    const hits = execFileSync('git', ['grep', '-nE', 'class \\w+ extends (\\w*Error)\\b', '--', 'lib', 'app'], { encoding: 'utf8' })
-      .trim().split('\n').filter((line) => !line.startsWith('lib/errors.ts:'));
+    const hits = execFileSync('git', ['grep', '-nE', 'class \\w+ extends (\\w*Error)\\b', '--', 'lib', 'app'], {
+      encoding: 'utf8',
+    })
+      .trim()
+      .split('\n')
+      .filter((line) => !line.startsWith('lib/errors.ts:'));
     expect(hits).toEqual([]);
   });
 
@@ -29,7 +36,11 @@ describe('the error module', () => {
     const usage = new errors.UsageError('--limit: must be a whole number');
     expect([config.code, usage.code]).toEqual(['INVALID_CONFIG', 'INVALID_INPUT']);
     expect([exitCode(config), exitCode(usage), exitCode(new errors.LeaseLostError('k'))]).toEqual([2, 2, 1]);
-    expect([STATUS_BY_CODE.INVALID_INPUT, STATUS_BY_CODE.FORBIDDEN, STATUS_BY_CODE.LEASE_LOST, STATUS_BY_CODE.STORE_UNAVAILABLE])
-      .toEqual([400, 403, 409, 503]);
+    expect([
+      STATUS_BY_CODE.INVALID_INPUT,
+      STATUS_BY_CODE.FORBIDDEN,
+      STATUS_BY_CODE.LEASE_LOST,
+      STATUS_BY_CODE.STORE_UNAVAILABLE,
+    ]).toEqual([400, 403, 409, 503]);
   });
 });

@@ -4,7 +4,16 @@
  */
 import { describe, expect, it } from 'vitest';
 import { errorResponse, refused, STATUS_BY_CODE } from '../../lib/api/errors';
-import { ApiError, ConflictError, IdempotencyKeyReuseError, InvalidInputError, InvalidTransitionError, LeaseLostError, NotFoundError, StoreUnavailableError } from '../../lib/errors';
+import {
+  ApiError,
+  ConflictError,
+  IdempotencyKeyReuseError,
+  InvalidInputError,
+  InvalidTransitionError,
+  LeaseLostError,
+  NotFoundError,
+  StoreUnavailableError,
+} from '../../lib/errors';
 
 const quiet = () => {};
 
@@ -36,15 +45,22 @@ describe('errorResponse', () => {
     const got = await answer(new StoreUnavailableError('SQLite is busy (SQLITE_BUSY)', new Error('raw')));
     expect(got.status).toBe(503);
     expect(got.headers.get('retry-after')).toBe('1');
-    expect(got.body).toEqual({ error: { code: 'STORE_UNAVAILABLE', message: 'the store is busy or unreachable; retry shortly' } });
+    expect(got.body).toEqual({
+      error: { code: 'STORE_UNAVAILABLE', message: 'the store is busy or unreachable; retry shortly' },
+    });
     expect(got.logged).toHaveLength(1);
   });
 
   it('hides anything else behind a 500 and logs it', async () => {
-    const leak = Object.assign(new Error('SQLITE_CONSTRAINT: INSERT INTO committed(idem_key) VALUES (?) at /srv/lib/store/sqlite.ts:120'), { code: 'SQLITE_CONSTRAINT' });
+    const leak = Object.assign(
+      new Error('SQLITE_CONSTRAINT: INSERT INTO committed(idem_key) VALUES (?) at /srv/lib/store/sqlite.ts:120'),
+      { code: 'SQLITE_CONSTRAINT' },
+    );
     const got = await answer(leak);
     expect(got.status).toBe(500);
-    expect(got.body).toEqual({ error: { code: 'INTERNAL', message: 'internal error: the request did not complete (see the server log)' } });
+    expect(got.body).toEqual({
+      error: { code: 'INTERNAL', message: 'internal error: the request did not complete (see the server log)' },
+    });
     expect(JSON.stringify(got.body)).not.toMatch(/SQLITE|INSERT|sqlite\.ts/);
     expect(got.logged).toEqual([leak]);
     // A WaybillError whose code the API does not know is a bug too, not a message to pass on.
@@ -52,20 +68,35 @@ describe('errorResponse', () => {
   });
 
   it('carries field errors and extra facts of ApiErrors, and never caches', async () => {
-    const response = errorResponse(new ApiError('INVALID_INPUT', 'invalid body: key: is required', { key: ['is required'] }), quiet);
+    const response = errorResponse(
+      new ApiError('INVALID_INPUT', 'invalid body: key: is required', { key: ['is required'] }),
+      quiet,
+    );
     expect(response.headers.get('cache-control')).toBe('no-store');
-    expect(await response.json()).toEqual({ error: { code: 'INVALID_INPUT', message: 'invalid body: key: is required', fields: { key: ['is required'] } } });
+    expect(await response.json()).toEqual({
+      error: { code: 'INVALID_INPUT', message: 'invalid body: key: is required', fields: { key: ['is required'] } },
+    });
     const big = errorResponse(new ApiError('PAYLOAD_TOO_LARGE', 'too big', undefined, { limit: 1024 }), quiet);
-    expect([big.status, await big.json()]).toEqual([413, { error: { code: 'PAYLOAD_TOO_LARGE', message: 'too big', limit: 1024 } }]);
+    expect([big.status, await big.json()]).toEqual([
+      413,
+      { error: { code: 'PAYLOAD_TOO_LARGE', message: 'too big', limit: 1024 } },
+    ]);
   });
 });
 
 describe('refused', () => {
   it('answers 401 with a Bearer challenge and 403 without', async () => {
     const unauth = refused({ status: 401, message: 'sign in required' });
-    expect([unauth.status, unauth.headers.get('www-authenticate'), await unauth.json()])
-      .toEqual([401, 'Bearer realm="waybill"', { error: { code: 'UNAUTHENTICATED', message: 'sign in required' } }]);
+    expect([unauth.status, unauth.headers.get('www-authenticate'), await unauth.json()]).toEqual([
+      401,
+      'Bearer realm="waybill"',
+      { error: { code: 'UNAUTHENTICATED', message: 'sign in required' } },
+    ]);
     const forbidden = refused({ status: 403, message: 'viewer may not' });
-    expect([forbidden.status, forbidden.headers.get('www-authenticate'), (await forbidden.json()).error.code]).toEqual([403, null, 'FORBIDDEN']);
+    expect([forbidden.status, forbidden.headers.get('www-authenticate'), (await forbidden.json()).error.code]).toEqual([
+      403,
+      null,
+      'FORBIDDEN',
+    ]);
   });
 });

@@ -21,7 +21,9 @@ afterAll(async () => {
 });
 
 const scrape = (headers: Record<string, string>) =>
-  GET(new Request('http://waybill.internal:3000/api/metrics', { headers: { host: 'waybill.internal:3000', ...headers } }));
+  GET(
+    new Request('http://waybill.internal:3000/api/metrics', { headers: { host: 'waybill.internal:3000', ...headers } }),
+  );
 
 describe('GET /api/metrics with tokens', () => {
   it('refuses a scrape without a valid token, and serves either role', async () => {

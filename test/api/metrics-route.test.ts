@@ -15,7 +15,9 @@ const dir = makeTempDir('waybill-metrics-route-');
 process.env.DATABASE_URL = `file:${dir.file('w.db')}`;
 // The server's log, caught: the failure's details must be there and not in the response.
 const logged: string[] = [];
-(globalThis as { waybillServerLog?: unknown }).waybillServerLog = createLogger({ component: 'web' }, (line) => logged.push(line));
+(globalThis as { waybillServerLog?: unknown }).waybillServerLog = createLogger({ component: 'web' }, (line) =>
+  logged.push(line),
+);
 const { GET } = await import('../../app/api/metrics/route');
 const cache = globalThis as { waybillStore?: Promise<unknown> };
 
@@ -25,8 +27,8 @@ afterAll(async () => {
 });
 
 describe('GET /api/metrics', () => {
-  it('serves the store\'s counts in Prometheus text format', async () => {
-    const store = (await openStore(process.env.DATABASE_URL!, { synchronous: 'normal' }));
+  it("serves the store's counts in Prometheus text format", async () => {
+    const store = await openStore(process.env.DATABASE_URL!, { synchronous: 'normal' });
     try {
       await runAgent([1, 2, 3], new Checkpoint(store, 'r1', { workerId: 'w1' }), (x) => x);
       await store.createRun({ id: 'q1', workflow: 'w', inputJson: '{}', totalSteps: null });
@@ -34,7 +36,9 @@ describe('GET /api/metrics', () => {
     } finally {
       await store.close();
     }
-    const response = await GET(new Request('http://127.0.0.1:3000/api/metrics', { headers: { host: '127.0.0.1:3000' } }));
+    const response = await GET(
+      new Request('http://127.0.0.1:3000/api/metrics', { headers: { host: '127.0.0.1:3000' } }),
+    );
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
     const lines = (await response.text()).split('\n');
@@ -51,15 +55,30 @@ describe('GET /api/metrics', () => {
     expect(lines.filter((l) => l.startsWith('waybill_worker_heartbeat_age_seconds{worker="w1"} '))).toHaveLength(1);
   });
 
-  it('answers a store failure with a 500 in the API\'s error shape and no internals', async () => {
+  it("answers a store failure with a 500 in the API's error shape and no internals", async () => {
     // A real failure: the server's store closed under the handler.
     const store = (await cache.waybillStore) as Store;
     await store.close();
-    const response = await GET(new Request('http://127.0.0.1:3000/api/metrics', { headers: { host: '127.0.0.1:3000' } }));
+    const response = await GET(
+      new Request('http://127.0.0.1:3000/api/metrics', { headers: { host: '127.0.0.1:3000' } }),
+    );
     expect(response.status).toBe(500);
-    expect(await response.json()).toEqual({ error: { code: 'INTERNAL', message: 'internal error: the request did not complete (see the server log)' } });
-    const line = JSON.parse(logged.at(-1)!) as { component: string; msg: string; route: string; error: string; stack: string };
-    expect(line).toMatchObject({ component: 'web', msg: 'metrics scrape failed', route: '/api/metrics', error: 'TypeError: The database connection is not open' });
+    expect(await response.json()).toEqual({
+      error: { code: 'INTERNAL', message: 'internal error: the request did not complete (see the server log)' },
+    });
+    const line = JSON.parse(logged.at(-1)!) as {
+      component: string;
+      msg: string;
+      route: string;
+      error: string;
+      stack: string;
+    };
+    expect(line).toMatchObject({
+      component: 'web',
+      msg: 'metrics scrape failed',
+      route: '/api/metrics',
+      error: 'TypeError: The database connection is not open',
+    });
     expect(line.stack).toContain('sqlite/metrics');
   });
 });

@@ -26,7 +26,9 @@ describe('GET /api/metrics and stalled runs', () => {
     const store = openSqliteStore({ path: dir.file('w.db'), synchronous: 'normal' });
     try {
       await store.registerWorker({ id: 'frozen', host: 'h', pid: 1 });
-      await store.publishWorkflows('frozen', [{ name: 'alpha', description: null, inputSchemaJson: '{}', totalSteps: 1, version: null }]);
+      await store.publishWorkflows('frozen', [
+        { name: 'alpha', description: null, inputSchemaJson: '{}', totalSteps: 1, version: null },
+      ]);
       for (const id of ['r1', 'r2']) {
         await store.createRun({ id, workflow: 'alpha', inputJson: '{}', totalSteps: 1 });
         await store.claimRun({ workerId: 'frozen', leaseMs: 300_000, workflows: ['alpha'], runId: id });
@@ -36,7 +38,9 @@ describe('GET /api/metrics and stalled runs', () => {
     } finally {
       await store.close();
     }
-    const response = await GET(new Request('http://127.0.0.1:3000/api/metrics', { headers: { host: '127.0.0.1:3000' } }));
+    const response = await GET(
+      new Request('http://127.0.0.1:3000/api/metrics', { headers: { host: '127.0.0.1:3000' } }),
+    );
     expect(response.status).toBe(200);
     const lines = (await response.text()).split('\n');
     expect(lines).toContain('waybill_runs{status="running"} 0');

@@ -10,25 +10,45 @@ import { openTestStore } from '../workflows/harness';
 import { ControlInputError } from '../../lib/errors';
 
 /** The start every way in makes (lib/control), as the API's caller. */
-const start = (store: SqliteStore, registry: ReturnType<typeof builtinRegistry>, input: { workflow: string; input: unknown; id: string }) =>
-  runs.start({ store: async () => store, claimTtlMs: 30_000, maxBytes: 1 << 20, workflows: async () => registry },
-    { actor: 'api', role: 'operator', channel: 'api' }, input);
+const start = (
+  store: SqliteStore,
+  registry: ReturnType<typeof builtinRegistry>,
+  input: { workflow: string; input: unknown; id: string },
+) =>
+  runs.start(
+    { store: async () => store, claimTtlMs: 30_000, maxBytes: 1 << 20, workflows: async () => registry },
+    { actor: 'api', role: 'operator', channel: 'api' },
+    input,
+  );
 
 describe('POST /api/v1/runs with a notify outbox', () => {
-  it.each(['/etc/passwd', '../../etc/cron.d/x', 'a/../../x.jsonl'])('refuses %j naming input.outbox, creating nothing', async (outbox) => {
-    const { store, dir } = openTestStore();
-    const error = await start(store, builtinRegistry({ dataDir: dir.path }), { workflow: 'notify', input: { count: 1, outbox }, id: 'n1' })
-      .then(() => null, (e: unknown) => e);
-    expect(error).toBeInstanceOf(ControlInputError);
-    expect((error as ControlInputError).code).toBe('INVALID_INPUT');
-    expect(Object.keys((error as ControlInputError).fields!)).toEqual(['input.outbox']);
-    expect(await store.getRun('n1')).toBeNull();
-    expect(await store.listRuns({ claimTtlMs: 30_000 })).toEqual([]);
-  });
+  it.each(['/etc/passwd', '../../etc/cron.d/x', 'a/../../x.jsonl'])(
+    'refuses %j naming input.outbox, creating nothing',
+    async (outbox) => {
+      const { store, dir } = openTestStore();
+      const error = await start(store, builtinRegistry({ dataDir: dir.path }), {
+        workflow: 'notify',
+        input: { count: 1, outbox },
+        id: 'n1',
+      }).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(ControlInputError);
+      expect((error as ControlInputError).code).toBe('INVALID_INPUT');
+      expect(Object.keys((error as ControlInputError).fields!)).toEqual(['input.outbox']);
+      expect(await store.getRun('n1')).toBeNull();
+      expect(await store.listRuns({ claimTtlMs: 30_000 })).toEqual([]);
+    },
+  );
 
   it('accepts a path inside the data directory', async () => {
     const { store, dir } = openTestStore();
-    const run = await start(store, builtinRegistry({ dataDir: dir.path }), { workflow: 'notify', input: { count: 1, outbox: 'out/n.jsonl' }, id: 'n2' });
+    const run = await start(store, builtinRegistry({ dataDir: dir.path }), {
+      workflow: 'notify',
+      input: { count: 1, outbox: 'out/n.jsonl' },
+      id: 'n2',
+    });
     expect(run).toMatchObject({ id: 'n2', status: 'queued' });
   });
 });

@@ -38,7 +38,9 @@ function routeFiles(): Map<string, string[]> {
         if (segments.some((s) => s.startsWith('[...'))) continue;
         const path = `/api/${segments.map((s) => s.replace(/^\[(\w+)\]$/, '{$1}')).join('/')}`;
         const source = readFileSync(full, 'utf8');
-        const methods = METHODS.filter((m) => new RegExp(`export (async )?function ${m}\\b|export \\{[^}]*\\bas ${m}\\b`).test(source));
+        const methods = METHODS.filter((m) =>
+          new RegExp(`export (async )?function ${m}\\b|export \\{[^}]*\\bas ${m}\\b`).test(source),
+        );
         out.set(path, methods.map((m) => m.toLowerCase()).sort());
       }
     }
@@ -49,14 +51,23 @@ function routeFiles(): Map<string, string[]> {
 
 const host = { host: '127.0.0.1:3000' };
 const url = (path: string) => `http://127.0.0.1:3000${path}`;
-const post = (path: string, body: unknown) => new Request(url(path), {
-  method: 'POST', headers: { ...host, 'content-type': 'application/json' }, body: JSON.stringify(body),
-});
+const post = (path: string, body: unknown) =>
+  new Request(url(path), {
+    method: 'POST',
+    headers: { ...host, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 const get = (path: string) => new Request(url(path), { headers: host });
 const params = <T extends Record<string, string>>(p: T) => ({ params: Promise.resolve(p) });
 
-type Doc = { openapi: string; paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>>;
-  components: { schemas: Record<string, unknown> } };
+type Doc = {
+  openapi: string;
+  paths: Record<
+    string,
+    Record<string, { responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>
+  >;
+  components: { schemas: Record<string, unknown> };
+};
 
 const { GET: openapi } = await import('../../app/api/v1/openapi.json/route');
 const doc = (await (await openapi(get('/api/v1/openapi.json'))).json()) as Doc;
@@ -66,7 +77,11 @@ function responseSchema(path: string, method: string, status: number): z.ZodType
   const response = doc.paths[path]?.[method]?.responses[String(status)];
   if (!response) throw new Error(`the document has no ${status} answer for ${method.toUpperCase()} ${path}`);
   const schema = response.content!['application/json']!.schema as { $ref?: string };
-  return z.fromJSONSchema((schema.$ref ? doc.components.schemas[schema.$ref.split('/').pop()!] : schema) as Parameters<typeof z.fromJSONSchema>[0]);
+  return z.fromJSONSchema(
+    (schema.$ref ? doc.components.schemas[schema.$ref.split('/').pop()!] : schema) as Parameters<
+      typeof z.fromJSONSchema
+    >[0],
+  );
 }
 
 /** A real answer held to the document: status, and the body against that status's schema. */
@@ -74,7 +89,10 @@ async function conforms(response: Response, path: string, method: string, status
   const body = await response.json();
   expect({ status: response.status, body }).toMatchObject({ status });
   const checked = responseSchema(path, method, status).safeParse(body);
-  if (!checked.success) throw new Error(`${method.toUpperCase()} ${path} ${status} does not match the document: ${checked.error.message}\n${JSON.stringify(body)}`);
+  if (!checked.success)
+    throw new Error(
+      `${method.toUpperCase()} ${path} ${status} does not match the document: ${checked.error.message}\n${JSON.stringify(body)}`,
+    );
   return body;
 }
 
@@ -86,8 +104,10 @@ describe('GET /api/v1/openapi.json', () => {
     for (const [path, ops] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(ops)) {
         const names = new Set<string>();
-        for (const p of (op as { parameters?: { name: string; in: string }[] }).parameters ?? []) names.add(`${p.in}:${p.name}`);
-        for (const name of path.match(/\{(\w+)\}/g) ?? []) expect(names, `${method} ${path}`).toContain(`path:${name.slice(1, -1)}`);
+        for (const p of (op as { parameters?: { name: string; in: string }[] }).parameters ?? [])
+          names.add(`${p.in}:${p.name}`);
+        for (const name of path.match(/\{(\w+)\}/g) ?? [])
+          expect(names, `${method} ${path}`).toContain(`path:${name.slice(1, -1)}`);
       }
     }
   });
@@ -108,48 +128,164 @@ describe('GET /api/v1/openapi.json', () => {
     const sweep = await import('../../app/api/v1/claims/sweep/route');
     const bulk = await import('../../app/api/v1/runs/bulk/route');
 
-    await conforms(await runs.POST(post('/api/v1/runs', { workflow: 'agent-batch', input: { count: 3 }, id: 'api-1' })), '/api/v1/runs', 'post', 201);
-    await conforms(await runs.POST(post('/api/v1/runs', { workflow: 'agent-batch', input: { count: 'x' } })), '/api/v1/runs', 'post', 400);
+    await conforms(
+      await runs.POST(post('/api/v1/runs', { workflow: 'agent-batch', input: { count: 3 }, id: 'api-1' })),
+      '/api/v1/runs',
+      'post',
+      201,
+    );
+    await conforms(
+      await runs.POST(post('/api/v1/runs', { workflow: 'agent-batch', input: { count: 'x' } })),
+      '/api/v1/runs',
+      'post',
+      400,
+    );
 
     // A declared client run over the protocol: begin, claim, renew, commit with next, release the next, end.
     const p = '/api/v1/checkpoint/{runId}';
-    const began = await conforms(await begin.POST(post('/api/v1/checkpoint/loop-1/begin', { workflow: 'nightly', totalSteps: 2, workerId: 'py' }),
-      params({ runId: 'loop-1' })), `${p}/begin`, 'post', 200);
+    const began = await conforms(
+      await begin.POST(
+        post('/api/v1/checkpoint/loop-1/begin', { workflow: 'nightly', totalSteps: 2, workerId: 'py' }),
+        params({ runId: 'loop-1' }),
+      ),
+      `${p}/begin`,
+      'post',
+      200,
+    );
     expect(began).toMatchObject({ run: { status: 'running', created: true, workflow: 'nightly', totalSteps: 2 } });
-    const first = (await conforms(await claim.POST(post('/api/v1/checkpoint/claim', { runId: 'loop-1', key: 'loop-1:0', step: 0, workerId: 'py' })),
-      '/api/v1/checkpoint/claim', 'post', 200)) as { token: string };
-    await conforms(await renew.POST(post('/api/v1/checkpoint/renew', { key: 'loop-1:0', token: first.token })), '/api/v1/checkpoint/renew', 'post', 200);
-    const done = (await conforms(await commit.POST(post('/api/v1/checkpoint/commit', {
-      runId: 'loop-1', key: 'loop-1:0', token: first.token, result: { n: 0 }, step: 0, workerId: 'py',
-      progress: { step: 1, state: { processed: 1 } }, next: { key: 'loop-1:1', step: 1 },
-    })), '/api/v1/checkpoint/commit', 'post', 200)) as { next: { token: string }; run: unknown };
+    const first = (await conforms(
+      await claim.POST(post('/api/v1/checkpoint/claim', { runId: 'loop-1', key: 'loop-1:0', step: 0, workerId: 'py' })),
+      '/api/v1/checkpoint/claim',
+      'post',
+      200,
+    )) as { token: string };
+    await conforms(
+      await renew.POST(post('/api/v1/checkpoint/renew', { key: 'loop-1:0', token: first.token })),
+      '/api/v1/checkpoint/renew',
+      'post',
+      200,
+    );
+    const done = (await conforms(
+      await commit.POST(
+        post('/api/v1/checkpoint/commit', {
+          runId: 'loop-1',
+          key: 'loop-1:0',
+          token: first.token,
+          result: { n: 0 },
+          step: 0,
+          workerId: 'py',
+          progress: { step: 1, state: { processed: 1 } },
+          next: { key: 'loop-1:1', step: 1 },
+        }),
+      ),
+      '/api/v1/checkpoint/commit',
+      'post',
+      200,
+    )) as { next: { token: string }; run: unknown };
     expect(done.run).toEqual({ status: 'running' });
-    await conforms(await release.POST(post('/api/v1/checkpoint/release', { key: 'loop-1:1', token: done.next.token })), '/api/v1/checkpoint/release', 'post', 200);
-    await conforms(await claim.POST(post('/api/v1/checkpoint/claim', { runId: 'loop-1', key: 'loop-1:0' })), '/api/v1/checkpoint/claim', 'post', 200);
-    await conforms(await commit.POST(post('/api/v1/checkpoint/commit', { runId: 'loop-1', key: 'loop-1:0', token: 'not-the-token', result: 1 })),
-      '/api/v1/checkpoint/commit', 'post', 409);
-    await conforms(await progress.GET(get('/api/v1/checkpoint/loop-1/progress'), params({ runId: 'loop-1' })), `${p}/progress`, 'get', 200);
-    await conforms(await progress.PUT(new Request(url('/api/v1/checkpoint/loop-1/progress'), { method: 'PUT', headers: host,
-      body: JSON.stringify({ step: 1, state: {} }) }), params({ runId: 'loop-1' })), `${p}/progress`, 'put', 200);
+    await conforms(
+      await release.POST(post('/api/v1/checkpoint/release', { key: 'loop-1:1', token: done.next.token })),
+      '/api/v1/checkpoint/release',
+      'post',
+      200,
+    );
+    await conforms(
+      await claim.POST(post('/api/v1/checkpoint/claim', { runId: 'loop-1', key: 'loop-1:0' })),
+      '/api/v1/checkpoint/claim',
+      'post',
+      200,
+    );
+    await conforms(
+      await commit.POST(
+        post('/api/v1/checkpoint/commit', { runId: 'loop-1', key: 'loop-1:0', token: 'not-the-token', result: 1 }),
+      ),
+      '/api/v1/checkpoint/commit',
+      'post',
+      409,
+    );
+    await conforms(
+      await progress.GET(get('/api/v1/checkpoint/loop-1/progress'), params({ runId: 'loop-1' })),
+      `${p}/progress`,
+      'get',
+      200,
+    );
+    await conforms(
+      await progress.PUT(
+        new Request(url('/api/v1/checkpoint/loop-1/progress'), {
+          method: 'PUT',
+          headers: host,
+          body: JSON.stringify({ step: 1, state: {} }),
+        }),
+        params({ runId: 'loop-1' }),
+      ),
+      `${p}/progress`,
+      'put',
+      200,
+    );
 
-    const listed = (await conforms(await runs.GET(get('/api/v1/runs')), '/api/v1/runs', 'get', 200)) as { runs: { id: string; workflow: string }[] };
-    expect(listed.runs.map((r) => [r.id, r.workflow]).sort()).toEqual([['api-1', 'agent-batch'], ['loop-1', 'nightly']]);
-    await conforms(await run.GET(get('/api/v1/runs/loop-1'), params({ id: 'loop-1' })), '/api/v1/runs/{id}', 'get', 200);
+    const listed = (await conforms(await runs.GET(get('/api/v1/runs')), '/api/v1/runs', 'get', 200)) as {
+      runs: { id: string; workflow: string }[];
+    };
+    expect(listed.runs.map((r) => [r.id, r.workflow]).sort()).toEqual([
+      ['api-1', 'agent-batch'],
+      ['loop-1', 'nightly'],
+    ]);
+    await conforms(
+      await run.GET(get('/api/v1/runs/loop-1'), params({ id: 'loop-1' })),
+      '/api/v1/runs/{id}',
+      'get',
+      200,
+    );
     await conforms(await run.GET(get('/api/v1/runs/nope'), params({ id: 'nope' })), '/api/v1/runs/{id}', 'get', 404);
-    await conforms(await committed.GET(get('/api/v1/runs/loop-1/committed'), params({ id: 'loop-1' })), '/api/v1/runs/{id}/committed', 'get', 200);
-    await conforms(await action.POST(post('/api/v1/runs/loop-1/pause', {}), params({ id: 'loop-1', action: 'pause' })), '/api/v1/runs/{id}/{action}', 'post', 200);
-    await conforms(await action.POST(post('/api/v1/runs/loop-1/retry', {}), params({ id: 'loop-1', action: 'retry' })), '/api/v1/runs/{id}/{action}', 'post', 409);
-    await conforms(await bulk.POST(post('/api/v1/runs/bulk', { action: 'pause', filter: { status: 'completed' } })), '/api/v1/runs/bulk', 'post', 200);
-    await conforms(await bulk.POST(post('/api/v1/runs/bulk', { action: 'pause', filter: { status: 'nope' } })), '/api/v1/runs/bulk', 'post', 400);
-    const ended = await conforms(await end.POST(post('/api/v1/checkpoint/loop-1/end', { outcome: 'stopped', workerId: 'py' }), params({ runId: 'loop-1' })),
-      `${p}/end`, 'post', 200);
+    await conforms(
+      await committed.GET(get('/api/v1/runs/loop-1/committed'), params({ id: 'loop-1' })),
+      '/api/v1/runs/{id}/committed',
+      'get',
+      200,
+    );
+    await conforms(
+      await action.POST(post('/api/v1/runs/loop-1/pause', {}), params({ id: 'loop-1', action: 'pause' })),
+      '/api/v1/runs/{id}/{action}',
+      'post',
+      200,
+    );
+    await conforms(
+      await action.POST(post('/api/v1/runs/loop-1/retry', {}), params({ id: 'loop-1', action: 'retry' })),
+      '/api/v1/runs/{id}/{action}',
+      'post',
+      409,
+    );
+    await conforms(
+      await bulk.POST(post('/api/v1/runs/bulk', { action: 'pause', filter: { status: 'completed' } })),
+      '/api/v1/runs/bulk',
+      'post',
+      200,
+    );
+    await conforms(
+      await bulk.POST(post('/api/v1/runs/bulk', { action: 'pause', filter: { status: 'nope' } })),
+      '/api/v1/runs/bulk',
+      'post',
+      400,
+    );
+    const ended = await conforms(
+      await end.POST(
+        post('/api/v1/checkpoint/loop-1/end', { outcome: 'stopped', workerId: 'py' }),
+        params({ runId: 'loop-1' }),
+      ),
+      `${p}/end`,
+      'post',
+      200,
+    );
     expect(ended).toEqual({ run: { id: 'loop-1', status: 'paused' } });
     await conforms(await claims.GET(get('/api/v1/claims')), '/api/v1/claims', 'get', 200);
     await conforms(await sweep.POST(post('/api/v1/claims/sweep', {})), '/api/v1/claims/sweep', 'post', 200);
 
     // The operators' log those actions wrote: a start and a pause, as the API's local caller.
     const { GET: auditLog } = await import('../../app/api/v1/audit/route');
-    const logged = (await conforms(await auditLog(get('/api/v1/audit?limit=1')), '/api/v1/audit', 'get', 200)) as { entries: { action: string }[]; next: number | null };
+    const logged = (await conforms(await auditLog(get('/api/v1/audit?limit=1')), '/api/v1/audit', 'get', 200)) as {
+      entries: { action: string }[];
+      next: number | null;
+    };
     expect([logged.entries.map((e) => e.action), typeof logged.next]).toEqual([['pause'], 'number']);
     await conforms(await auditLog(get('/api/v1/audit?since=yesterday')), '/api/v1/audit', 'get', 400);
   });

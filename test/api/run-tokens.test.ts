@@ -35,13 +35,16 @@ afterAll(async () => {
   dir.remove();
 });
 
-const api = (method: string, path: string, token: string | null, body?: unknown): Promise<Answer> => request(server.url, method, path, token, body);
+const api = (method: string, path: string, token: string | null, body?: unknown): Promise<Answer> =>
+  request(server.url, method, path, token, body);
 
 /** Every table's rows, to show a refused request wrote nothing. */
 function snapshot(): string {
   const db = new Database(DB, { readonly: true });
   try {
-    const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((t) => t.name);
+    const tables = (
+      db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]
+    ).map((t) => t.name);
     return JSON.stringify(tables.map((t) => [t, db.prepare(`SELECT * FROM "${t}"`).raw().all()]));
   } finally {
     db.close();
@@ -67,31 +70,72 @@ describe('run-scoped tokens', () => {
     const bad = await api('POST', '/api/v1/runs/tok-a/tokens', OPERATOR, { ttl: '90d' });
     expect([bad.status, bad.body.error.fields]).toEqual([400, { ttl: ['must be at most 30d'] }]);
     const db = new Database(DB, { readonly: true });
-    expect(db.prepare("SELECT count(*) AS n FROM audit WHERE action = 'token' AND target = 'tok-a'").get()).toEqual({ n: 1 });
+    expect(db.prepare("SELECT count(*) AS n FROM audit WHERE action = 'token' AND target = 'tok-a'").get()).toEqual({
+      n: 1,
+    });
     db.close();
   });
 
   it('drive the checkpoint protocol of their own run: begin, claim, renew, commit, release, progress, end, committed', async () => {
     const { token } = await mint('tok-a');
-    expect((await api('POST', '/api/v1/checkpoint/tok-a/begin', token, { workflow: 'sandboxed', totalSteps: 2, workerId: 'sb' })).body)
-      .toMatchObject({ run: { status: 'running', created: true } });
-    const first = await api('POST', '/api/v1/checkpoint/claim', token, { runId: 'tok-a', key: 'tok-a:step:0', step: 0, workerId: 'sb' });
+    expect(
+      (
+        await api('POST', '/api/v1/checkpoint/tok-a/begin', token, {
+          workflow: 'sandboxed',
+          totalSteps: 2,
+          workerId: 'sb',
+        })
+      ).body,
+    ).toMatchObject({ run: { status: 'running', created: true } });
+    const first = await api('POST', '/api/v1/checkpoint/claim', token, {
+      runId: 'tok-a',
+      key: 'tok-a:step:0',
+      step: 0,
+      workerId: 'sb',
+    });
     expect(first.body.outcome).toBe('claimed');
-    expect((await api('POST', '/api/v1/checkpoint/renew', token, { key: 'tok-a:step:0', token: first.body.token })).status).toBe(200);
-    const committed = await api('POST', '/api/v1/checkpoint/commit', token, { runId: 'tok-a', key: 'tok-a:step:0', token: first.body.token, result: { n: 0 },
-      step: 0, workerId: 'sb', progress: { step: 1, state: {} }, next: { key: 'tok-a:step:1', step: 1 } });
+    expect(
+      (await api('POST', '/api/v1/checkpoint/renew', token, { key: 'tok-a:step:0', token: first.body.token })).status,
+    ).toBe(200);
+    const committed = await api('POST', '/api/v1/checkpoint/commit', token, {
+      runId: 'tok-a',
+      key: 'tok-a:step:0',
+      token: first.body.token,
+      result: { n: 0 },
+      step: 0,
+      workerId: 'sb',
+      progress: { step: 1, state: {} },
+      next: { key: 'tok-a:step:1', step: 1 },
+    });
     expect(committed.body).toMatchObject({ committed: true, next: { outcome: 'claimed' }, run: { status: 'running' } });
-    expect((await api('POST', '/api/v1/checkpoint/release', token, { runId: 'tok-a', key: 'tok-a:step:1', token: committed.body.next.token })).status).toBe(200);
-    expect((await api('PUT', '/api/v1/checkpoint/tok-a/progress', token, { step: 1, state: { processed: 1 } })).status).toBe(200);
+    expect(
+      (
+        await api('POST', '/api/v1/checkpoint/release', token, {
+          runId: 'tok-a',
+          key: 'tok-a:step:1',
+          token: committed.body.next.token,
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (await api('PUT', '/api/v1/checkpoint/tok-a/progress', token, { step: 1, state: { processed: 1 } })).status,
+    ).toBe(200);
     expect((await api('GET', '/api/v1/checkpoint/tok-a/progress', token)).body).toMatchObject({ step: 1 });
     expect((await api('GET', '/api/v1/runs/tok-a/committed', token)).body.committed).toHaveLength(1);
-    expect((await api('POST', '/api/v1/checkpoint/tok-a/end', token, { outcome: 'completed', workerId: 'sb' })).body).toEqual({ run: { id: 'tok-a', status: 'completed' } });
+    expect(
+      (await api('POST', '/api/v1/checkpoint/tok-a/end', token, { outcome: 'completed', workerId: 'sb' })).body,
+    ).toEqual({ run: { id: 'tok-a', status: 'completed' } });
   });
 
-  it('are refused (403, nothing written) on every other route, on another run, and on another run\'s keys', async () => {
+  it("are refused (403, nothing written) on every other route, on another run, and on another run's keys", async () => {
     // Run tok-b, with a committed key and a live claim, written by the operator.
     const b0 = await api('POST', '/api/v1/checkpoint/claim', OPERATOR, { runId: 'tok-b', key: 'tok-b:0', step: 0 });
-    await api('POST', '/api/v1/checkpoint/commit', OPERATOR, { runId: 'tok-b', key: 'tok-b:0', token: b0.body.token, result: 'secret of b' });
+    await api('POST', '/api/v1/checkpoint/commit', OPERATOR, {
+      runId: 'tok-b',
+      key: 'tok-b:0',
+      token: b0.body.token,
+      result: 'secret of b',
+    });
     const b1 = await api('POST', '/api/v1/checkpoint/claim', OPERATOR, { runId: 'tok-b', key: 'tok-b:1', step: 1 });
     const { token } = await mint('tok-a');
     const before = snapshot();
@@ -99,7 +143,8 @@ describe('run-scoped tokens', () => {
     const refusals: string[] = [];
     const refuse = async (method: string, path: string, body?: unknown) => {
       const answer = await api(method, path, token, body);
-      if (answer.status !== 403 || answer.body?.error?.code !== 'FORBIDDEN') refusals.push(`${method} ${path} → ${answer.status} ${JSON.stringify(answer.body)}`);
+      if (answer.status !== 403 || answer.body?.error?.code !== 'FORBIDDEN')
+        refusals.push(`${method} ${path} → ${answer.status} ${JSON.stringify(answer.body)}`);
     };
     // Every route in the API's own table that is not the protocol of tok-a: the operator's and the viewer's alike.
     const protocol = (path: string) => path.startsWith('/api/v1/checkpoint/') || path === '/api/v1/runs/{id}/committed';
@@ -118,14 +163,30 @@ describe('run-scoped tokens', () => {
     await refuse('PUT', '/api/v1/checkpoint/tok-b/progress', { step: 9, state: {} });
     await refuse('GET', '/api/v1/runs/tok-b/committed');
     await refuse('POST', '/api/v1/checkpoint/claim', { runId: 'tok-b', key: 'tok-b:2' });
-    await refuse('POST', '/api/v1/checkpoint/commit', { runId: 'tok-b', key: 'tok-b:1', token: b1.body.token, result: 'forged' });
+    await refuse('POST', '/api/v1/checkpoint/commit', {
+      runId: 'tok-b',
+      key: 'tok-b:1',
+      token: b1.body.token,
+      result: 'forged',
+    });
     // Another run's keys, under its own run id: a committed result is not read, a live claim is not touched.
     await refuse('POST', '/api/v1/checkpoint/claim', { runId: 'tok-a', key: 'tok-b:0' });
     await refuse('POST', '/api/v1/checkpoint/claim', { runId: 'tok-a', key: 'tok-b:1' });
     await refuse('POST', '/api/v1/checkpoint/renew', { key: 'tok-b:1', token: b1.body.token });
     await refuse('POST', '/api/v1/checkpoint/release', { key: 'tok-b:1', token: b1.body.token });
-    await refuse('POST', '/api/v1/checkpoint/commit', { runId: 'tok-a', key: 'tok-b:1', token: b1.body.token, result: 'forged' });
-    await refuse('POST', '/api/v1/checkpoint/commit', { runId: 'tok-a', key: 'tok-a:x', token: 'x'.repeat(20), result: 1, next: { key: 'tok-b:0' } });
+    await refuse('POST', '/api/v1/checkpoint/commit', {
+      runId: 'tok-a',
+      key: 'tok-b:1',
+      token: b1.body.token,
+      result: 'forged',
+    });
+    await refuse('POST', '/api/v1/checkpoint/commit', {
+      runId: 'tok-a',
+      key: 'tok-a:x',
+      token: 'x'.repeat(20),
+      result: 1,
+      next: { key: 'tok-b:0' },
+    });
     // Keys of no run yet: another run's next step, or one runs share by content, are not a run token's to claim.
     await refuse('POST', '/api/v1/checkpoint/claim', { runId: 'tok-a', key: 'tok-b:9' });
     await refuse('POST', '/api/v1/checkpoint/claim', { runId: 'tok-a', key: 'sha256-of-shared-input' });
@@ -134,11 +195,13 @@ describe('run-scoped tokens', () => {
     expect(snapshot()).toBe(before);
   });
 
-  it('are read with the server\'s secret: `waybill token` with the same one works, with another it is 401', async () => {
+  it("are read with the server's secret: `waybill token` with the same one works, with another it is 401", async () => {
     const bin = fileURLToPath(new URL('../../bin/waybill.mjs', import.meta.url));
-    const cli = (secret: string) => spawnSync(process.execPath, [bin, 'token', '--run', 'tok-c', '--ttl', '1h', '--json'], {
-      encoding: 'utf8', env: { ...process.env, WAYBILL_SESSION_SECRET: secret },
-    });
+    const cli = (secret: string) =>
+      spawnSync(process.execPath, [bin, 'token', '--run', 'tok-c', '--ttl', '1h', '--json'], {
+        encoding: 'utf8',
+        env: { ...process.env, WAYBILL_SESSION_SECRET: secret },
+      });
     const same = cli(SECRET);
     expect(same.status, same.stderr).toBe(0);
     const minted = JSON.parse(same.stdout) as { token: string; runId: string };
@@ -146,11 +209,15 @@ describe('run-scoped tokens', () => {
     // Minted from a terminal, audited like the API's: a credential was handed out.
     const db = new Database(DB, { readonly: true });
     try {
-      expect(db.prepare("SELECT role, action, target FROM audit WHERE target = 'tok-c'").all()).toEqual([{ role: 'local', action: 'token', target: 'tok-c' }]);
+      expect(db.prepare("SELECT role, action, target FROM audit WHERE target = 'tok-c'").all()).toEqual([
+        { role: 'local', action: 'token', target: 'tok-c' },
+      ]);
     } finally {
       db.close();
     }
-    expect((await api('PUT', '/api/v1/checkpoint/tok-c/progress', minted.token, { step: 1, state: {} })).status).toBe(200);
+    expect((await api('PUT', '/api/v1/checkpoint/tok-c/progress', minted.token, { step: 1, state: {} })).status).toBe(
+      200,
+    );
     const rotated = JSON.parse(cli('another-secret-entirely-0123').stdout) as { token: string };
     const refused = await api('PUT', '/api/v1/checkpoint/tok-c/progress', rotated.token, { step: 2, state: {} });
     expect([refused.status, refused.body.error.code]).toEqual([401, 'UNAUTHENTICATED']);
@@ -158,7 +225,13 @@ describe('run-scoped tokens', () => {
     const usage = spawnSync(process.execPath, [bin, 'token'], { encoding: 'utf8' });
     expect([usage.status, usage.stderr.trim()]).toEqual([2, 'waybill token: missing --run ID: a token is for one run']);
     // WAYBILL_URL (what a worker hands its programs) is checked with the rest of the environment.
-    const badUrl = spawnSync(process.execPath, [bin, 'token', '--run', 'tok-c'], { encoding: 'utf8', env: { ...process.env, WAYBILL_URL: 'ftp://example' } });
-    expect([badUrl.status, badUrl.stderr.trim()]).toEqual([2, 'waybill token: invalid environment: WAYBILL_URL: must be the dashboard\'s http(s) address, e.g. http://127.0.0.1:3000']);
+    const badUrl = spawnSync(process.execPath, [bin, 'token', '--run', 'tok-c'], {
+      encoding: 'utf8',
+      env: { ...process.env, WAYBILL_URL: 'ftp://example' },
+    });
+    expect([badUrl.status, badUrl.stderr.trim()]).toEqual([
+      2,
+      "waybill token: invalid environment: WAYBILL_URL: must be the dashboard's http(s) address, e.g. http://127.0.0.1:3000",
+    ]);
   });
 });

@@ -15,7 +15,9 @@ writeFileSync(blocker, 'not a directory');
 process.env.DATABASE_URL = `file:${dir.file('data/w.db')}`;
 // The server's log, caught: the failure's details must be there and not in the response.
 const logged: string[] = [];
-(globalThis as { waybillServerLog?: unknown }).waybillServerLog = createLogger({ component: 'web' }, (line) => logged.push(line));
+(globalThis as { waybillServerLog?: unknown }).waybillServerLog = createLogger({ component: 'web' }, (line) =>
+  logged.push(line),
+);
 const { GET } = await import('../../app/api/metrics/route');
 const cache = globalThis as { waybillStore?: Promise<unknown> };
 

@@ -12,7 +12,9 @@ import { guardStore } from '../../lib/data/store-guard';
 import { markStoreUp, storeDownSince } from '../../lib/data/store-health';
 
 const logged: string[] = [];
-(globalThis as { waybillServerLog?: unknown }).waybillServerLog = createLogger({ component: 'web' }, (line) => logged.push(line));
+(globalThis as { waybillServerLog?: unknown }).waybillServerLog = createLogger({ component: 'web' }, (line) =>
+  logged.push(line),
+);
 
 afterEach(() => {
   logged.length = 0;
@@ -26,7 +28,7 @@ describe('a store that cannot be reached', () => {
     const consoleError = vi.spyOn(console, 'error');
     const cases: unknown[] = [
       new StoreUnavailableError('PostgreSQL query failed 8 times (last: ECONNREFUSED)', refused),
-      new WaybillError('STORE_UNAVAILABLE', 'from another bundle\'s copy of the class'),
+      new WaybillError('STORE_UNAVAILABLE', "from another bundle's copy of the class"),
       refused,
       new Error('Connection terminated unexpectedly'),
       Object.assign(new Error('the database system is shutting down'), { code: '57P03' }),
@@ -35,12 +37,20 @@ describe('a store that cannot be reached', () => {
       const response = errorResponse(error);
       expect(response.status).toBe(503);
       expect(response.headers.get('retry-after')).toBe('1');
-      expect(await response.json()).toEqual({ error: { code: 'STORE_UNAVAILABLE', message: 'the store is busy or unreachable; retry shortly' } });
+      expect(await response.json()).toEqual({
+        error: { code: 'STORE_UNAVAILABLE', message: 'the store is busy or unreachable; retry shortly' },
+      });
     }
     expect(logged).toHaveLength(cases.length);
     for (const line of logged) {
       expect(line.endsWith('\n') && !line.slice(0, -1).includes('\n')).toBe(true);
-      expect(JSON.parse(line)).toMatchObject({ level: 'error', component: 'web', msg: 'api: store unavailable', error: expect.any(String), stack: expect.any(String) });
+      expect(JSON.parse(line)).toMatchObject({
+        level: 'error',
+        component: 'web',
+        msg: 'api: store unavailable',
+        error: expect.any(String),
+        stack: expect.any(String),
+      });
     }
     expect(consoleError).not.toHaveBeenCalled();
     consoleError.mockRestore();
@@ -51,7 +61,11 @@ describe('a store that cannot be reached', () => {
     expect(response.status).toBe(500);
     expect(JSON.stringify(await response.json())).not.toContain('SELEC');
     expect(logged).toHaveLength(1);
-    expect(JSON.parse(logged[0]!)).toMatchObject({ msg: 'api: internal error', code: '42601', error: expect.stringContaining('SELEC') });
+    expect(JSON.parse(logged[0]!)).toMatchObject({
+      msg: 'api: internal error',
+      code: '42601',
+      error: expect.stringContaining('SELEC'),
+    });
   });
 
   it('guardStore marks the store down on an unreachable failure, up on the next success, and passes other errors through', async () => {

@@ -44,7 +44,8 @@ afterAll(async () => {
   dir.remove();
 });
 
-const api = (method: string, path: string, token: string | null, body?: unknown): Promise<Answer> => request(server.url, method, path, token, body);
+const api = (method: string, path: string, token: string | null, body?: unknown): Promise<Answer> =>
+  request(server.url, method, path, token, body);
 
 async function until(probe: () => Promise<boolean>, what: string) {
   for (let i = 0; i < 1500; i++) {
@@ -65,7 +66,11 @@ const rows = (sql: string) => {
 
 describe('POST /api/v1/runs/:id/approvals/:name', () => {
   it('approves once: the message is delivered exactly once; viewer, cross-site and second decisions are refused', async () => {
-    const started = await api('POST', '/api/v1/runs', OPERATOR, { workflow: 'review-and-send', input: {}, id: 'api-send' });
+    const started = await api('POST', '/api/v1/runs', OPERATOR, {
+      workflow: 'review-and-send',
+      input: {},
+      id: 'api-send',
+    });
     expect(started.status).toBe(201);
     await until(async () => (await statusOf('api-send')) === 'waiting', 'the run to wait');
 
@@ -79,8 +84,14 @@ describe('POST /api/v1/runs/:id/approvals/:name', () => {
     const viewer = await api('POST', '/api/v1/runs/api-send/approvals/review', VIEWER, { approve: true });
     expect([viewer.status, viewer.body.error.code]).toEqual([403, 'FORBIDDEN']);
     const crossSite = await fetch(`${server.url}/api/v1/runs/api-send/approvals/review`, {
-      method: 'POST', body: JSON.stringify({ approve: true }),
-      headers: { authorization: `Bearer ${OPERATOR}`, 'content-type': 'application/json', origin: 'http://evil.example', 'sec-fetch-site': 'cross-site' },
+      method: 'POST',
+      body: JSON.stringify({ approve: true }),
+      headers: {
+        authorization: `Bearer ${OPERATOR}`,
+        'content-type': 'application/json',
+        origin: 'http://evil.example',
+        'sec-fetch-site': 'cross-site',
+      },
     });
     expect(crossSite.status).toBe(403);
     const unknown = await api('POST', '/api/v1/runs/api-send/approvals/nope', OPERATOR, { approve: true });
@@ -91,10 +102,20 @@ describe('POST /api/v1/runs/:id/approvals/:name', () => {
     expect([rejectNoNote.status, Object.keys(rejectNoNote.body.error.fields)]).toEqual([400, ['note']]);
     expect(JSON.stringify(rows('SELECT * FROM waits')) + JSON.stringify(rows('SELECT * FROM audit'))).toBe(before);
 
-    const approved = await api('POST', '/api/v1/runs/api-send/approvals/review', OPERATOR, { approve: true, note: 'ok by me' });
+    const approved = await api('POST', '/api/v1/runs/api-send/approvals/review', OPERATOR, {
+      approve: true,
+      note: 'ok by me',
+    });
     expect(approved.status).toBe(200);
-    expect(approved.body.wait).toMatchObject({ decision: { approved: true }, decidedBy: 'operator token (api)', note: 'ok by me' });
-    const again = await api('POST', '/api/v1/runs/api-send/approvals/review', OPERATOR, { approve: false, note: 'changed my mind' });
+    expect(approved.body.wait).toMatchObject({
+      decision: { approved: true },
+      decidedBy: 'operator token (api)',
+      note: 'ok by me',
+    });
+    const again = await api('POST', '/api/v1/runs/api-send/approvals/review', OPERATOR, {
+      approve: false,
+      note: 'changed my mind',
+    });
     expect([again.status, again.body.error.code]).toEqual([409, 'CONFLICT']);
 
     await until(async () => (await statusOf('api-send')) === 'completed', 'the run to complete');

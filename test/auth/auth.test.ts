@@ -10,14 +10,20 @@ import { parseConfig } from '../../lib/config';
 
 const OP = 'operator-token-0123456789';
 const VIEW = 'viewer-token-0123456789ab';
-const cfg: AuthConfig = { WAYBILL_OPERATOR_TOKEN: OP, WAYBILL_VIEWER_TOKEN: VIEW, WAYBILL_SESSION_SECRET: undefined, WAYBILL_SESSION_HOURS: 12 };
+const cfg: AuthConfig = {
+  WAYBILL_OPERATOR_TOKEN: OP,
+  WAYBILL_VIEWER_TOKEN: VIEW,
+  WAYBILL_SESSION_SECRET: undefined,
+  WAYBILL_SESSION_HOURS: 12,
+};
 const NOW = 1_800_000_000_000;
 
 describe('tokens and roles', () => {
   it('maps each token to its role and nothing else to anything', () => {
     expect(roleForToken(cfg, OP)).toBe('operator');
     expect(roleForToken(cfg, VIEW)).toBe('viewer');
-    for (const wrong of ['', OP.slice(0, -1), `${OP}x`, OP.toUpperCase(), ' ' + OP]) expect(roleForToken(cfg, wrong)).toBeNull();
+    for (const wrong of ['', OP.slice(0, -1), `${OP}x`, OP.toUpperCase(), ' ' + OP])
+      expect(roleForToken(cfg, wrong)).toBeNull();
     expect(roleForToken({ ...cfg, WAYBILL_VIEWER_TOKEN: undefined }, VIEW)).toBeNull();
   });
 
@@ -29,9 +35,15 @@ describe('tokens and roles', () => {
   });
 
   it('refuses weak or identical tokens in the environment, naming the variable', () => {
-    expect(() => parseConfig({ WAYBILL_OPERATOR_TOKEN: 'short' })).toThrow(/WAYBILL_OPERATOR_TOKEN: must be at least 16 characters/);
-    expect(() => parseConfig({ WAYBILL_OPERATOR_TOKEN: OP, WAYBILL_VIEWER_TOKEN: OP })).toThrow(/WAYBILL_VIEWER_TOKEN: must differ/);
-    expect(() => parseConfig({ WAYBILL_VIEWER_TOKEN: 'has a space in it, long enough' })).toThrow(/WAYBILL_VIEWER_TOKEN: must be printable ASCII/);
+    expect(() => parseConfig({ WAYBILL_OPERATOR_TOKEN: 'short' })).toThrow(
+      /WAYBILL_OPERATOR_TOKEN: must be at least 16 characters/,
+    );
+    expect(() => parseConfig({ WAYBILL_OPERATOR_TOKEN: OP, WAYBILL_VIEWER_TOKEN: OP })).toThrow(
+      /WAYBILL_VIEWER_TOKEN: must differ/,
+    );
+    expect(() => parseConfig({ WAYBILL_VIEWER_TOKEN: 'has a space in it, long enough' })).toThrow(
+      /WAYBILL_VIEWER_TOKEN: must be printable ASCII/,
+    );
     expect(parseConfig({ WAYBILL_OPERATOR_TOKEN: OP }).WAYBILL_OPERATOR_TOKEN).toBe(OP);
   });
 });
@@ -50,9 +62,14 @@ describe('session cookies', () => {
     const [payload, signature] = viewer.split('.') as [string, string];
     const forged = Buffer.from(JSON.stringify({ r: 'operator', n: '', e: 9_999_999_999 })).toString('base64url');
     expect(readSession(cfg, `${forged}.${signature}`, NOW)).toBeNull();
-    const otherKey = signSession({ ...cfg, WAYBILL_SESSION_SECRET: 'another-secret-value' }, { role: 'viewer', name: '' }, NOW).value;
+    const otherKey = signSession(
+      { ...cfg, WAYBILL_SESSION_SECRET: 'another-secret-value' },
+      { role: 'viewer', name: '' },
+      NOW,
+    ).value;
     expect(readSession(cfg, otherKey, NOW)).toBeNull();
-    for (const junk of [undefined, '', '.', `${payload}.`, `.${signature}`, 'a.b.c', 'x'.repeat(5000)]) expect(readSession(cfg, junk, NOW)).toBeNull();
+    for (const junk of [undefined, '', '.', `${payload}.`, `.${signature}`, 'a.b.c', 'x'.repeat(5000)])
+      expect(readSession(cfg, junk, NOW)).toBeNull();
     expect(readSession(cfg, viewer, NOW)).toEqual({ role: 'viewer', actor: 'viewer' });
   });
 
@@ -64,15 +81,27 @@ describe('session cookies', () => {
 });
 
 describe('cross-site and loopback rules', () => {
-  const facts = (f: Partial<RequestFacts>): RequestFacts => ({ host: '127.0.0.1:3000', origin: null, secFetchSite: null, forwardedProto: null, ...f });
+  const facts = (f: Partial<RequestFacts>): RequestFacts => ({
+    host: '127.0.0.1:3000',
+    origin: null,
+    secFetchSite: null,
+    forwardedProto: null,
+    ...f,
+  });
 
   it('accepts same-origin browser requests and non-browser clients, refuses the rest', () => {
-    expect(crossSiteReason(facts({ origin: 'http://127.0.0.1:3000', secFetchSite: 'same-origin' }), undefined)).toBeNull();
+    expect(
+      crossSiteReason(facts({ origin: 'http://127.0.0.1:3000', secFetchSite: 'same-origin' }), undefined),
+    ).toBeNull();
     expect(crossSiteReason(facts({}), undefined)).toBeNull();
-    expect(crossSiteReason(facts({ origin: 'http://evil.example' }), undefined)).toMatch(/Origin http:\/\/evil.example is not http:\/\/127.0.0.1:3000/);
+    expect(crossSiteReason(facts({ origin: 'http://evil.example' }), undefined)).toMatch(
+      /Origin http:\/\/evil.example is not http:\/\/127.0.0.1:3000/,
+    );
     expect(crossSiteReason(facts({ origin: 'null' }), undefined)).toMatch(/Origin: null/);
     expect(crossSiteReason(facts({ secFetchSite: 'cross-site' }), undefined)).toMatch(/Sec-Fetch-Site: cross-site/);
-    expect(crossSiteReason(facts({ secFetchSite: 'same-site', origin: 'http://127.0.0.1:3000' }), undefined)).toMatch(/same-site/);
+    expect(crossSiteReason(facts({ secFetchSite: 'same-site', origin: 'http://127.0.0.1:3000' }), undefined)).toMatch(
+      /same-site/,
+    );
     expect(crossSiteReason(facts({ origin: 'http://127.0.0.1:3001' }), undefined)).not.toBeNull();
   });
 
@@ -80,11 +109,15 @@ describe('cross-site and loopback rules', () => {
     const behindProxy = facts({ host: 'internal:3000', origin: 'https://waybill.example.com' });
     expect(crossSiteReason(behindProxy, 'https://waybill.example.com')).toBeNull();
     expect(crossSiteReason(behindProxy, undefined)).not.toBeNull();
-    expect(crossSiteReason(facts({ host: 'w.example', origin: 'https://w.example', forwardedProto: 'https' }), undefined)).toBeNull();
+    expect(
+      crossSiteReason(facts({ host: 'w.example', origin: 'https://w.example', forwardedProto: 'https' }), undefined),
+    ).toBeNull();
   });
 
   it('without tokens answers loopback Host names only (DNS rebinding)', () => {
-    for (const host of ['127.0.0.1:3000', 'localhost:3000', '[::1]:3000', 'localhost', '127.0.0.2']) expect(hostReason(facts({ host }))).toBeNull();
-    for (const host of ['evil.example:3000', '10.0.0.5:3000', 'localhost.evil.example', null]) expect(hostReason(facts({ host }))).not.toBeNull();
+    for (const host of ['127.0.0.1:3000', 'localhost:3000', '[::1]:3000', 'localhost', '127.0.0.2'])
+      expect(hostReason(facts({ host }))).toBeNull();
+    for (const host of ['evil.example:3000', '10.0.0.5:3000', 'localhost.evil.example', null])
+      expect(hostReason(facts({ host }))).not.toBeNull();
   });
 });

@@ -37,7 +37,12 @@ describe('waybill pause, resume, cancel and retry', () => {
     const detail = json(await db.cli(['inspect', 'r1', '--json']));
     expect(detail.run).toMatchObject({ status: 'queued', error: null, finishedAt: null });
     // The start is in the timeline as the dashboard's and the API's are (the CLI's start used to leave none).
-    expect(detail.events.map((e: { outcome: string; detail: string }) => [e.outcome, e.detail.replace(/ by \S+:/, ' by ACTOR:').replace(/^started by \S+$/, 'started by ACTOR')])).toEqual([
+    expect(
+      detail.events.map((e: { outcome: string; detail: string }) => [
+        e.outcome,
+        e.detail.replace(/ by \S+:/, ' by ACTOR:').replace(/^started by \S+$/, 'started by ACTOR'),
+      ]),
+    ).toEqual([
       ['operator', 'started by ACTOR'],
       ['operator', 'pause by ACTOR: queued → paused'],
       ['operator', 'resume by ACTOR: paused → queued'],
@@ -50,7 +55,9 @@ describe('waybill pause, resume, cancel and retry', () => {
 
 describe('--reason on cancel, expire and sweep', () => {
   const auditRows = (db: Awaited<ReturnType<typeof freshDb>>) =>
-    db.raw((conn) => conn.prepare('SELECT actor, role, action, target, run_id AS runId, detail FROM audit ORDER BY id').all());
+    db.raw((conn) =>
+      conn.prepare('SELECT actor, role, action, target, run_id AS runId, detail FROM audit ORDER BY id').all(),
+    );
 
   it('keeps the reason in the audit log, with the CLI as a local actor', async () => {
     const db = await freshDb();
@@ -61,13 +68,37 @@ describe('--reason on cancel, expire and sweep', () => {
     expect((await db.cli(['cancel', 'r1', '--reason', '  started with the wrong input  '])).code).toBe(0);
     expect((await db.cli(['expire', 'ext-1:step:2', '--reason', 'the provider never got it'])).code).toBe(0);
     expect((await db.cli(['sweep', '--reason', 'host lost'])).code).toBe(0);
-    const rows = auditRows(db) as { actor: string; role: string; action: string; target: string; runId: string | null; detail: string | null }[];
-    expect(rows.map(({ actor, ...rest }) => { expect(actor).toMatch(/^cli(:\S+)?$/); return rest; })).toEqual([
+    const rows = auditRows(db) as {
+      actor: string;
+      role: string;
+      action: string;
+      target: string;
+      runId: string | null;
+      detail: string | null;
+    }[];
+    expect(
+      rows.map(({ actor, ...rest }) => {
+        expect(actor).toMatch(/^cli(:\S+)?$/);
+        return rest;
+      }),
+    ).toEqual([
       // The CLI's start is audited like the dashboard's (it used to be missing from /audit).
       { role: 'local', action: 'start', target: 'r1', runId: 'r1', detail: 'workflow notify' },
       { role: 'local', action: 'cancel', target: 'r1', runId: 'r1', detail: 'reason: started with the wrong input' },
-      { role: 'local', action: 'expire', target: 'ext-1:step:2', runId: 'ext-1', detail: 'reason: the provider never got it' },
-      { role: 'local', action: 'sweep', target: '*', runId: null, detail: 'expired 1 orphaned claim(s): ext-2:step:2; reason: host lost' },
+      {
+        role: 'local',
+        action: 'expire',
+        target: 'ext-1:step:2',
+        runId: 'ext-1',
+        detail: 'reason: the provider never got it',
+      },
+      {
+        role: 'local',
+        action: 'sweep',
+        target: '*',
+        runId: null,
+        detail: 'expired 1 orphaned claim(s): ext-2:step:2; reason: host lost',
+      },
     ]);
   });
 
@@ -78,7 +109,10 @@ describe('--reason on cancel, expire and sweep', () => {
     const before = db.dump();
     for (const [args, message] of [
       [['cancel', 'r1', '--reason', 'x'.repeat(501)], /^waybill cancel: --reason: at most 500 characters\n$/],
-      [['expire', 'ext-1:step:2', '--reason', 'a\u001b[31mb'], /^waybill expire: --reason: must not contain control characters\n$/],
+      [
+        ['expire', 'ext-1:step:2', '--reason', 'a\u001b[31mb'],
+        /^waybill expire: --reason: must not contain control characters\n$/,
+      ],
       [['pause', 'r1', '--reason', 'why'], /^waybill pause: .*reason/],
     ] as [string[], RegExp][]) {
       const result = await db.cli(args);

@@ -10,7 +10,19 @@ import { freshDb, insertOutsideRun, json, runCli, type Result } from './support'
 describe('waybill with bad input', () => {
   it('exits 2 with one line naming the problem, and writes nothing', async () => {
     const db = await freshDb();
-    expect(json(await db.cli(['start', 'notify', '--input', JSON.stringify({ count: 2, outbox: 'outbox.jsonl' }), '--id', 'r1', '--json'])).id).toBe('r1');
+    expect(
+      json(
+        await db.cli([
+          'start',
+          'notify',
+          '--input',
+          JSON.stringify({ count: 2, outbox: 'outbox.jsonl' }),
+          '--id',
+          'r1',
+          '--json',
+        ]),
+      ).id,
+    ).toBe('r1');
     insertOutsideRun(db, 'ext-1', { claimAgeS: 3600 });
     const badFile = join(db.dir, 'bad.json');
     writeFileSync(badFile, '{"count": 2,');
@@ -27,15 +39,36 @@ describe('waybill with bad input', () => {
       [['runs', '--limit', 'ten'], /^waybill runs: --limit: must be a whole number$/],
       [['runs', '--limit'], /^waybill runs: Option '--limit <value>' argument missing$/],
       [['start'], /^waybill start: missing <workflow>$/],
-      [['start', 'nope', '--input', '{}'], /^waybill start: unknown workflow "nope" \(known: agent-batch, notify, review-and-send\)$/],
+      [
+        ['start', 'nope', '--input', '{}'],
+        /^waybill start: unknown workflow "nope" \(known: agent-batch, notify, review-and-send\)$/,
+      ],
       [['start', 'notify', '--input', '{"count": 2,'], /^waybill start: --input: .*JSON/],
       [['start', 'notify', '--input', `@${badFile}`], /^waybill start: --input: .*JSON/],
-      [['start', 'notify', '--input', `@${join(db.dir, 'missing.json')}`], /^waybill start: --input: cannot read .*missing\.json: ENOENT$/],
-      [['start', 'notify', '--input', JSON.stringify({ count: 'two', outbox: 'outbox.jsonl' })], /^waybill start: invalid input for notify: count: must be a number$/],
-      [['start', 'notify', '--input', JSON.stringify({ count: 2, outbox: '/etc/waybill.jsonl' })], /^waybill start: invalid input for notify: outbox: must be a path inside the data directory \(WAYBILL_DATA_DIR\), such as outbox.jsonl: absolute paths are refused$/],
-      [['start', 'notify', '--input', JSON.stringify({ count: 2, outbox: 'a/../../x.jsonl' })], /^waybill start: invalid input for notify: outbox: must stay inside the data directory: "\.\." is refused$/],
-      [['start', 'agent-batch', '--input', '[1, 2]'], /^waybill start: invalid input for agent-batch: \(input\): input must be an object$/],
-      [['start', 'notify', '--input', JSON.stringify({ count: 2, outbox: 'outbox.jsonl' }), '--id', 'has space'], /^waybill start: --id: letters, digits/],
+      [
+        ['start', 'notify', '--input', `@${join(db.dir, 'missing.json')}`],
+        /^waybill start: --input: cannot read .*missing\.json: ENOENT$/,
+      ],
+      [
+        ['start', 'notify', '--input', JSON.stringify({ count: 'two', outbox: 'outbox.jsonl' })],
+        /^waybill start: invalid input for notify: count: must be a number$/,
+      ],
+      [
+        ['start', 'notify', '--input', JSON.stringify({ count: 2, outbox: '/etc/waybill.jsonl' })],
+        /^waybill start: invalid input for notify: outbox: must be a path inside the data directory \(WAYBILL_DATA_DIR\), such as outbox.jsonl: absolute paths are refused$/,
+      ],
+      [
+        ['start', 'notify', '--input', JSON.stringify({ count: 2, outbox: 'a/../../x.jsonl' })],
+        /^waybill start: invalid input for notify: outbox: must stay inside the data directory: "\.\." is refused$/,
+      ],
+      [
+        ['start', 'agent-batch', '--input', '[1, 2]'],
+        /^waybill start: invalid input for agent-batch: \(input\): input must be an object$/,
+      ],
+      [
+        ['start', 'notify', '--input', JSON.stringify({ count: 2, outbox: 'outbox.jsonl' }), '--id', 'has space'],
+        /^waybill start: --id: letters, digits/,
+      ],
       [['inspect'], /^waybill inspect: missing <runId>$/],
       [['inspect', 'bad id'], /^waybill inspect: run id: must not contain spaces or control characters$/],
       [['inspect', 'r1', 'r2'], /^waybill inspect: unexpected argument "r2"$/],
@@ -81,7 +114,9 @@ describe('waybill with bad input', () => {
       runCli(['runs', '--db']),
     ]);
     expect(url).toMatchObject({ code: 2, stdout: '' });
-    expect(url.stderr).toMatch(/^waybill runs: DATABASE_URL must start with file: or postgres:\/\/, got "mysql:\/\/x\/y"\n$/);
+    expect(url.stderr).toMatch(
+      /^waybill runs: DATABASE_URL must start with file: or postgres:\/\/, got "mysql:\/\/x\/y"\n$/,
+    );
     expect(env).toMatchObject({ code: 2, stdout: '' });
     expect(env.stderr).toMatch(/^waybill runs: invalid environment: WAYBILL_CLAIM_TTL_MS: .*\n$/);
     expect(noDb).toMatchObject({ code: 2, stderr: "waybill runs: Option '--db <value>' argument missing\n" });

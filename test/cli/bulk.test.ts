@@ -19,18 +19,43 @@ describe('waybill --all-matching', () => {
     const before = db.dump();
 
     const asked = await db.cli(['pause', '--all-matching', '--workflow', 'notify']);
-    expect([asked.code, asked.stdout, asked.stderr.trim()]).toEqual([2, '',
-      'waybill pause: 12 runs match (workflow=notify); pause applies to 12 of them. Nothing changed: add --yes to pause them.']);
+    expect([asked.code, asked.stdout, asked.stderr.trim()]).toEqual([
+      2,
+      '',
+      'waybill pause: 12 runs match (workflow=notify); pause applies to 12 of them. Nothing changed: add --yes to pause them.',
+    ]);
     expect(db.dump()).toEqual(before);
 
-    const report = json(await db.cli(['pause', '--all-matching', '--workflow', 'notify', '--reason', 'maintenance', '--yes', '--json', '--as', 'ann']));
+    const report = json(
+      await db.cli([
+        'pause',
+        '--all-matching',
+        '--workflow',
+        'notify',
+        '--reason',
+        'maintenance',
+        '--yes',
+        '--json',
+        '--as',
+        'ann',
+      ]),
+    );
     expect(report).toEqual({ matched: 12, done: 12, skipped: [] });
     const runs = json<{ id: string; status: string }[]>(await db.cli(['runs', '--json', '--limit', '100']));
-    expect(runs.filter((r) => r.status === 'paused').map((r) => r.id).sort()).toEqual(Array.from({ length: 12 }, (_, i) => `n-${i}`).sort());
+    expect(
+      runs
+        .filter((r) => r.status === 'paused')
+        .map((r) => r.id)
+        .sort(),
+    ).toEqual(Array.from({ length: 12 }, (_, i) => `n-${i}`).sort());
     expect(runs.filter((r) => r.status === 'queued').length).toBe(3);
-    const audit = json<{ entries: { action: string; actor: string; detail: string }[] }>(await db.cli(['audit', '--json', '--limit', '100'])).entries;
+    const audit = json<{ entries: { action: string; actor: string; detail: string }[] }>(
+      await db.cli(['audit', '--json', '--limit', '100']),
+    ).entries;
     expect(audit.length).toBe(12);
-    expect(new Set(audit.map((a) => `${a.action} ${a.actor} ${a.detail}`))).toEqual(new Set(['pause ann bulk pause of runs matching workflow=notify; reason: maintenance']));
+    expect(new Set(audit.map((a) => `${a.action} ${a.actor} ${a.detail}`))).toEqual(
+      new Set(['pause ann bulk pause of runs matching workflow=notify; reason: maintenance']),
+    );
 
     // Resume over every run: the 3 queued ones are skipped, with why.
     const human = await db.cli(['resume', '--all-matching', '--yes']);
@@ -41,15 +66,34 @@ describe('waybill --all-matching', () => {
 
   it('refuses bad flags naming them, and writes nothing', async () => {
     const db = await freshDb();
-    db.raw((conn) => conn.prepare(`INSERT INTO runs (id, workflow, input_json, status, attempts, created_at, updated_at)
-      VALUES ('r1', 'notify', '{}', 'queued', 0, 1, 1)`).run());
+    db.raw((conn) =>
+      conn
+        .prepare(`INSERT INTO runs (id, workflow, input_json, status, attempts, created_at, updated_at)
+      VALUES ('r1', 'notify', '{}', 'queued', 0, 1, 1)`)
+        .run(),
+    );
     const before = db.dump();
     const cases: [string[], string][] = [
-      [['cancel', '--all-matching', '--status', 'stuck', '--yes'], 'waybill cancel: --status: must be one of queued, running, paused, waiting, completed, failed, cancelled, rejected, idle'],
-      [['cancel', '--all-matching', '--workflow', 'Bad Name', '--yes'], 'waybill cancel: --workflow: must be a workflow name (lowercase letters, digits, dashes)'],
-      [['cancel', '--all-matching', '--search', 'x'.repeat(201)], 'waybill cancel: --search: must be at most 200 characters'],
-      [['cancel', '--all-matching', '--reason', 'r'.repeat(501), '--yes'], 'waybill cancel: --reason: at most 500 characters'],
-      [['cancel', '--all-matching', 'r1', '--yes'], 'waybill cancel: --all-matching acts on the runs the filters match: unexpected run id "r1"'],
+      [
+        ['cancel', '--all-matching', '--status', 'stuck', '--yes'],
+        'waybill cancel: --status: must be one of queued, running, paused, waiting, completed, failed, cancelled, rejected, idle',
+      ],
+      [
+        ['cancel', '--all-matching', '--workflow', 'Bad Name', '--yes'],
+        'waybill cancel: --workflow: must be a workflow name (lowercase letters, digits, dashes)',
+      ],
+      [
+        ['cancel', '--all-matching', '--search', 'x'.repeat(201)],
+        'waybill cancel: --search: must be at most 200 characters',
+      ],
+      [
+        ['cancel', '--all-matching', '--reason', 'r'.repeat(501), '--yes'],
+        'waybill cancel: --reason: at most 500 characters',
+      ],
+      [
+        ['cancel', '--all-matching', 'r1', '--yes'],
+        'waybill cancel: --all-matching acts on the runs the filters match: unexpected run id "r1"',
+      ],
       [['cancel', '--all-matching', '--colour', 'red'], "waybill cancel: Unknown option '--colour'"],
     ];
     for (const [args, message] of cases) {
@@ -61,9 +105,15 @@ describe('waybill --all-matching', () => {
 
   it('runs shows a queued run no live worker serves as stalled, in its STATE column and --json', async () => {
     const db = await freshDb();
-    expect(json(await db.cli(['start', 'agent-batch', '--input', '{"count":2}', '--id', 'lonely', '--json'])).id).toBe('lonely');
+    expect(json(await db.cli(['start', 'agent-batch', '--input', '{"count":2}', '--id', 'lonely', '--json'])).id).toBe(
+      'lonely',
+    );
     const [listed, human] = await Promise.all([db.cli(['runs', '--json']), db.cli(['runs'])]);
-    expect(json(listed)[0].stall).toEqual({ kind: 'no-live-worker', workflow: 'agent-batch', message: 'no live worker for agent-batch' });
+    expect(json(listed)[0].stall).toEqual({
+      kind: 'no-live-worker',
+      workflow: 'agent-batch',
+      message: 'no live worker for agent-batch',
+    });
     const [header, row] = human.stdout.trim().split('\n');
     expect(header).toMatch(/ STATE$/);
     expect(row).toMatch(/^lonely .* stalled: no live worker for agent-batch$/);

@@ -16,7 +16,10 @@ const deep = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
 /** A shell pipeline's stdout, stderr and the first command's exit status (bash's PIPESTATUS). */
 function pipeline(command: string): Promise<{ stdout: string; stderr: string; status: number }> {
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-c', `${command}; echo "status=\${PIPESTATUS[0]}" >&2`], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('bash', ['-c', `${command}; echo "status=\${PIPESTATUS[0]}" >&2`], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
@@ -41,26 +44,42 @@ describe('waybill at its edges', () => {
       db.cli(['resolve', 'ext-1:step:2', '--result', deep(65)]),
       db.cli(['start', 'agent-batch', '--input', `{"items":${deep(80)}}`]),
     ]);
-    expect(fromFile).toEqual({ code: 2, stdout: '', stderr: 'waybill resolve: --result: the JSON nests 50000 levels deep; the limit is 64 (as for the HTTP API)\n' });
-    expect(inline).toEqual({ code: 2, stdout: '', stderr: 'waybill resolve: --result: the JSON nests 65 levels deep; the limit is 64 (as for the HTTP API)\n' });
+    expect(fromFile).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'waybill resolve: --result: the JSON nests 50000 levels deep; the limit is 64 (as for the HTTP API)\n',
+    });
+    expect(inline).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'waybill resolve: --result: the JSON nests 65 levels deep; the limit is 64 (as for the HTTP API)\n',
+    });
     expect(atLimit).toMatchObject({ code: 2, stdout: '' });
     expect(atLimit.stderr).toMatch(/^waybill start: --input: the JSON nests 81 levels deep; the limit is 64/);
     expect(db.dump()).toEqual(before);
     // 64 levels is within the limit: committed, and read back whole.
     const ok = await db.cli(['resolve', 'ext-1:step:2', '--result', deep(64)]);
     expect(ok).toMatchObject({ code: 0, stderr: '' });
-    expect(db.raw((c) => c.prepare("SELECT result_json AS r FROM committed WHERE idem_key = 'ext-1:step:2'").get())).toEqual({ r: deep(64) });
+    expect(
+      db.raw((c) => c.prepare("SELECT result_json AS r FROM committed WHERE idem_key = 'ext-1:step:2'").get()),
+    ).toEqual({ r: deep(64) });
   });
 
   it('inspects a run whose saved state an outside client nested 50,000 deep, with a note instead of a stack overflow', async () => {
     const db = await freshDb();
-    db.raw((c) => c.prepare("INSERT INTO progress(run_id, step, state_json, updated_at) VALUES ('deep-1', 3, ?, 1767225600)").run(deep(50_000)));
+    db.raw((c) =>
+      c
+        .prepare("INSERT INTO progress(run_id, step, state_json, updated_at) VALUES ('deep-1', 3, ?, 1767225600)")
+        .run(deep(50_000)),
+    );
     const [json, text] = await Promise.all([db.cli(['inspect', 'deep-1', '--json']), db.cli(['inspect', 'deep-1'])]);
     expect(json).toMatchObject({ code: 0, stderr: '' });
     // The API's progress view: the value left out (null), and why beside it.
     expect(JSON.parse(json.stdout).progress).toMatchObject({
-      step: 3, state: null,
-      stateTruncated: 'nested 50,000 levels deep, more than the 64 the API accepts and answers with: left out here (the stored text is unchanged)',
+      step: 3,
+      state: null,
+      stateTruncated:
+        'nested 50,000 levels deep, more than the 64 the API accepts and answers with: left out here (the stored text is unchanged)',
     });
     expect(text).toMatchObject({ code: 0, stderr: '' });
     expect(text.stdout).toMatch(/progress +step 3/);
@@ -88,8 +107,13 @@ describe('waybill at its edges', () => {
       db.cli(['--json', 'inspect', 'nope']),
       db.cli(['--json', 'runs'], { env: { WAYBILL_CLAIM_TTL_MS: 'soon' } }),
       (async () => {
-        db.raw((conn) => conn.prepare('INSERT INTO claims(idem_key, run_id, claimed_at, token, worker_id, lease_expires_at) VALUES (?, ?, ?, ?, ?, ?)')
-          .run('live:step:0', 'live', Date.now() / 1000, 'tok', 'w1', Date.now() / 1000 + 3600));
+        db.raw((conn) =>
+          conn
+            .prepare(
+              'INSERT INTO claims(idem_key, run_id, claimed_at, token, worker_id, lease_expires_at) VALUES (?, ?, ?, ?, ?, ?)',
+            )
+            .run('live:step:0', 'live', Date.now() / 1000, 'tok', 'w1', Date.now() / 1000 + 3600),
+        );
         return db.cli(['resolve', 'live:step:0', '--result', '1', '--json']);
       })(),
     ]);
@@ -99,20 +123,44 @@ describe('waybill at its edges', () => {
       return JSON.parse(lines[0]!) as { error: { code: string; message: string; command: string; exitCode: number } };
     };
     expect(usage).toMatchObject({ code: 2, stdout: '' });
-    expect(parsed(usage)).toEqual({ error: { code: 'INVALID_INPUT', message: expect.stringMatching(/^--status: Invalid option/), command: 'waybill runs', exitCode: 2 } });
+    expect(parsed(usage)).toEqual({
+      error: {
+        code: 'INVALID_INPUT',
+        message: expect.stringMatching(/^--status: Invalid option/),
+        command: 'waybill runs',
+        exitCode: 2,
+      },
+    });
     expect(missing).toMatchObject({ code: 1, stdout: '' });
-    expect(parsed(missing)).toEqual({ error: { code: 'NOT_FOUND', message: expect.stringContaining('nope'), command: 'waybill inspect', exitCode: 1 } });
+    expect(parsed(missing)).toEqual({
+      error: { code: 'NOT_FOUND', message: expect.stringContaining('nope'), command: 'waybill inspect', exitCode: 1 },
+    });
     expect(config).toMatchObject({ code: 2, stdout: '' });
-    expect(parsed(config).error).toMatchObject({ code: 'INVALID_CONFIG', message: expect.stringContaining('WAYBILL_CLAIM_TTL_MS'), exitCode: 2 });
+    expect(parsed(config).error).toMatchObject({
+      code: 'INVALID_CONFIG',
+      message: expect.stringContaining('WAYBILL_CLAIM_TTL_MS'),
+      exitCode: 2,
+    });
     expect(conflict).toMatchObject({ code: 1, stdout: '' });
-    expect(parsed(conflict).error).toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('its lease is live'), exitCode: 1 });
+    expect(parsed(conflict).error).toMatchObject({
+      code: 'CONFLICT',
+      message: expect.stringContaining('its lease is live'),
+      exitCode: 1,
+    });
     // Without --json the same error is the one plain line it always was.
-    expect(await db.cli(['inspect', 'nope'])).toMatchObject({ code: 1, stderr: expect.stringMatching(/^waybill inspect: .*nope.*\n$/) });
+    expect(await db.cli(['inspect', 'nope'])).toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/^waybill inspect: .*nope.*\n$/),
+    });
   });
 
-  it('prints package.json\'s version for --version and -V, from the sources or a copy at another depth', async () => {
+  it("prints package.json's version for --version and -V, from the sources or a copy at another depth", async () => {
     const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
-    const [long, short, later] = await Promise.all([runCli(['--version']), runCli(['-V']), runCli(['--db', 'file:/nonexistent/x.db', '--version'])]);
+    const [long, short, later] = await Promise.all([
+      runCli(['--version']),
+      runCli(['-V']),
+      runCli(['--db', 'file:/nonexistent/x.db', '--version']),
+    ]);
     for (const r of [long, short, later]) expect(r).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
     expect((await runCli(['--help'])).stdout).toContain('--version');
     // A built package puts the module deeper (dist/lib/cli/): the walk up still finds the package's own file.
@@ -127,12 +175,16 @@ describe('waybill at its edges', () => {
     }
   });
 
-  it('honours NO_COLOR on a terminal: the worker\'s lines keep their text and lose their colour', async () => {
+  it("honours NO_COLOR on a terminal: the worker's lines keep their text and lose their colour", async () => {
     const db = await freshDb();
     const onTerminal = async (env: Record<string, string>) => {
       // script(1) gives the worker a terminal, as a person running it has; the first log line is enough.
-      const child = spawn('script', ['-qfec', `node ${BIN} --db ${db.url} worker`, '/dev/null'],
-        { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+      const child = spawn('script', ['-qfec', `node ${BIN} --db ${db.url} worker`, '/dev/null'], {
+        cwd: ROOT,
+        env: { ...process.env, ...env },
+        stdio: ['pipe', 'pipe', 'pipe'],
+        detached: true,
+      });
       let out = '';
       await new Promise<void>((resolve) => {
         child.stdout.setEncoding('utf8').on('data', (c: string) => {

@@ -38,15 +38,29 @@ describe('waybill prune', () => {
     const before = db.dump();
     const cases: [string[], string][] = [
       [['prune'], 'waybill prune: missing --older-than DURATION (e.g. 30d)\n'],
-      [['prune', '--older-than', '30'], 'waybill prune: --older-than: must be a whole number and a unit: s, m, h, d or w (e.g. 30d)\n'],
+      [
+        ['prune', '--older-than', '30'],
+        'waybill prune: --older-than: must be a whole number and a unit: s, m, h, d or w (e.g. 30d)\n',
+      ],
       [['prune', '--older-than', '0d'], 'waybill prune: --older-than: must be more than 0\n'],
-      [['prune', '--older-than', '12h'], 'waybill prune: --older-than: 12h is under 24h, and a pruned idempotency key can no longer deduplicate a retry (--force to prune anyway)\n'],
-      [['prune', '--older-than', '30d', '--batch-size', '0'], 'waybill prune: --batch-size: Too small: expected number to be >=1\n'],
+      [
+        ['prune', '--older-than', '12h'],
+        'waybill prune: --older-than: 12h is under 24h, and a pruned idempotency key can no longer deduplicate a retry (--force to prune anyway)\n',
+      ],
+      [
+        ['prune', '--older-than', '30d', '--batch-size', '0'],
+        'waybill prune: --batch-size: Too small: expected number to be >=1\n',
+      ],
       [['prune', '--older-than', '30d', '--everything'], "waybill prune: Unknown option '--everything'\n"],
     ];
     for (const [args, stderr] of cases) {
       const result = await db.cli(args);
-      expect({ args, code: result.code, stderr: result.stderr, stdout: result.stdout }).toEqual({ args, code: 2, stderr, stdout: '' });
+      expect({ args, code: result.code, stderr: result.stderr, stdout: result.stdout }).toEqual({
+        args,
+        code: 2,
+        stderr,
+        stdout: '',
+      });
     }
     expect(db.dump()).toEqual(before);
   });
@@ -57,23 +71,51 @@ describe('waybill prune', () => {
     const untouched = db.dump();
     const zero = { runs: 0, external: 0, committed: 0, events: 0, progress: 0 };
 
-    expect(json(await db.cli(['prune', '--older-than', '30d', '--dry-run', '--json'])))
-      .toMatchObject({ dryRun: true, olderThan: '30d', includeExternal: false, runs: 1, external: 0, committed: 3, events: 0, progress: 1 });
+    expect(json(await db.cli(['prune', '--older-than', '30d', '--dry-run', '--json']))).toMatchObject({
+      dryRun: true,
+      olderThan: '30d',
+      includeExternal: false,
+      runs: 1,
+      external: 0,
+      committed: 3,
+      events: 0,
+      progress: 1,
+    });
     expect(db.dump()).toEqual(untouched);
 
-    expect(json(await db.cli(['prune', '--older-than', '30d', '--json'])))
-      .toMatchObject({ dryRun: false, interrupted: false, runs: 1, external: 0, committed: 3, events: 0, progress: 1 });
-    const left = db.raw((c) => c.prepare("SELECT run_id AS run, count(*) AS n FROM committed GROUP BY run_id ORDER BY run_id").all());
-    expect(left).toEqual([{ run: 'ext', n: 2 }, { run: 'new', n: 1 }]);
+    expect(json(await db.cli(['prune', '--older-than', '30d', '--json']))).toMatchObject({
+      dryRun: false,
+      interrupted: false,
+      runs: 1,
+      external: 0,
+      committed: 3,
+      events: 0,
+      progress: 1,
+    });
+    const left = db.raw((c) =>
+      c.prepare('SELECT run_id AS run, count(*) AS n FROM committed GROUP BY run_id ORDER BY run_id').all(),
+    );
+    expect(left).toEqual([
+      { run: 'ext', n: 2 },
+      { run: 'new', n: 1 },
+    ]);
     expect(json(await db.cli(['prune', '--older-than', '30d', '--json']))).toMatchObject(zero);
 
     const external = await db.cli(['prune', '--older-than', '30d', '--include-external']);
-    expect(external).toEqual({ code: 0, stderr: '',
-      stdout: 'pruned 0 finished run(s) and 1 outside client run(s) older than 30d: 2 committed, 0 events, 1 progress rows\n' });
+    expect(external).toEqual({
+      code: 0,
+      stderr: '',
+      stdout:
+        'pruned 0 finished run(s) and 1 outside client run(s) older than 30d: 2 committed, 0 events, 1 progress rows\n',
+    });
     expect(json(await db.cli(['prune', '--older-than', '30d', '--include-external', '--json']))).toMatchObject(zero);
 
     // Under 24h only with --force: the run finished a day ago goes too.
-    expect(json(await db.cli(['prune', '--older-than', '1h', '--force', '--json']))).toMatchObject({ runs: 1, committed: 1, progress: 1 });
+    expect(json(await db.cli(['prune', '--older-than', '1h', '--force', '--json']))).toMatchObject({
+      runs: 1,
+      committed: 1,
+      progress: 1,
+    });
     expect(db.raw((c) => c.prepare('SELECT count(*) AS n FROM runs').get())).toEqual({ n: 0 });
   });
 });

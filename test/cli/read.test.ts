@@ -8,8 +8,35 @@ import { describe, expect, it } from 'vitest';
 import { freshDb, insertOutsideRun, json } from './support';
 
 // The API's views (lib/control/views): runs and claims --json print what GET /api/v1/runs and /claims answer.
-const RUN_KEYS = ['awaited', 'createdAt', 'error', 'executed', 'id', 'orphanedClaims', 'owner', 'skipped', 'stall', 'status', 'step', 'totalSteps', 'updatedAt', 'workflow'];
-const CLAIM_KEYS = ['attempt', 'claimedAt', 'expiresAt', 'heartbeatAt', 'key', 'leaseExpiresAt', 'orphaned', 'outsideClient', 'runId', 'step', 'workerId'];
+const RUN_KEYS = [
+  'awaited',
+  'createdAt',
+  'error',
+  'executed',
+  'id',
+  'orphanedClaims',
+  'owner',
+  'skipped',
+  'stall',
+  'status',
+  'step',
+  'totalSteps',
+  'updatedAt',
+  'workflow',
+];
+const CLAIM_KEYS = [
+  'attempt',
+  'claimedAt',
+  'expiresAt',
+  'heartbeatAt',
+  'key',
+  'leaseExpiresAt',
+  'orphaned',
+  'outsideClient',
+  'runId',
+  'step',
+  'workerId',
+];
 
 describe('waybill read commands', () => {
   it('start, runs, inspect and claims print one JSON document each, in the documented shapes', async () => {
@@ -33,7 +60,14 @@ describe('waybill read commands', () => {
     expect(runs).toHaveLength(2);
     for (const run of runs) expect(Object.keys(run).sort()).toEqual(RUN_KEYS);
     expect(runs.find((r) => r.id === 'r1')).toMatchObject({
-      workflow: 'notify', status: 'queued', step: 0, totalSteps: 3, executed: 0, skipped: 0, awaited: 0, orphanedClaims: 0,
+      workflow: 'notify',
+      status: 'queued',
+      step: 0,
+      totalSteps: 3,
+      executed: 0,
+      skipped: 0,
+      awaited: 0,
+      orphanedClaims: 0,
     });
     expect(json(queued)).toHaveLength(2);
     expect(json(notify).map((r: { id: string }) => r.id)).toEqual(['r1']);
@@ -41,14 +75,22 @@ describe('waybill read commands', () => {
     expect(json(limited)).toHaveLength(1);
 
     const [detail, claims, human] = await Promise.all([
-      db.cli(['inspect', 'r1', '--json']), db.cli(['claims', '--json']), db.cli(['runs']),
+      db.cli(['inspect', 'r1', '--json']),
+      db.cli(['claims', '--json']),
+      db.cli(['runs']),
     ]);
     const shown = json(detail);
     expect(Object.keys(shown).sort()).toEqual(['claims', 'committed', 'events', 'progress', 'run']);
-    expect(shown).toMatchObject({ run: { id: 'r1', workflow: 'notify', status: 'queued', totalSteps: 3 },
-      progress: { step: 0, state: null }, claims: [], committed: 0 });
+    expect(shown).toMatchObject({
+      run: { id: 'r1', workflow: 'notify', status: 'queued', totalSteps: 3 },
+      progress: { step: 0, state: null },
+      claims: [],
+      committed: 0,
+    });
     // The CLI's start is in the timeline, as the dashboard's and the API's are (it used to leave no event).
-    expect(shown.events).toEqual([expect.objectContaining({ outcome: 'operator', detail: expect.stringMatching(/^started by cli(:\S+)?$/) })]);
+    expect(shown.events).toEqual([
+      expect.objectContaining({ outcome: 'operator', detail: expect.stringMatching(/^started by cli(:\S+)?$/) }),
+    ]);
     expect(json(claims)).toEqual([]);
     expect(human.stdout.split('\n')[0]).toMatch(/^ID\s+WORKFLOW\s+STATUS\s+PROGRESS/);
     expect(human.stdout).toMatch(/r1\s+notify\s+queued\s+\[░+\] 0\/3/);
@@ -67,7 +109,11 @@ describe('waybill read commands', () => {
     const runs = json<Record<string, unknown>[]>(await db.cli(['runs', '--workflow', 'external', '--json']));
     expect(runs.map((r) => r.id).sort()).toEqual(['ext-1', 'ext-fresh']);
     expect(runs.find((r) => r.id === 'ext-1')).toMatchObject({
-      workflow: 'external', status: 'running', step: 2, totalSteps: null, orphanedClaims: 1,
+      workflow: 'external',
+      status: 'running',
+      step: 2,
+      totalSteps: null,
+      orphanedClaims: 1,
     });
     expect(runs.find((r) => r.id === 'ext-fresh')).toMatchObject({ orphanedClaims: 0 });
 
@@ -97,7 +143,9 @@ describe('waybill read commands', () => {
     const after = json(await db.cli(['inspect', 'ext-1', '--json']));
     expect(after.claims).toEqual([]);
     expect(after.run.status).toBe('idle');
-    expect(after.events).toEqual([expect.objectContaining({ outcome: 'expired', key: 'ext-1:step:2', detail: expect.stringContaining('cli') })]);
+    expect(after.events).toEqual([
+      expect.objectContaining({ outcome: 'expired', key: 'ext-1:step:2', detail: expect.stringContaining('cli') }),
+    ]);
 
     // A live claim is refused without --force.
     const refused = await db.cli(['expire', 'ext-fresh:step:2']);
@@ -112,7 +160,9 @@ describe('waybill read commands', () => {
   it('inspect says "never" for a run no row has given a time, and the progress time for a run row', async () => {
     const db = await freshDb();
     // An outside client's claim written with claimed_at 0: there is no time to show, not 1970-01-01.
-    db.raw((conn) => conn.prepare('INSERT INTO claims(idem_key, run_id, claimed_at) VALUES (?, ?, ?)').run('t0:step:0', 't0', 0));
+    db.raw((conn) =>
+      conn.prepare('INSERT INTO claims(idem_key, run_id, claimed_at) VALUES (?, ?, ?)').run('t0:step:0', 't0', 0),
+    );
     const human = await db.cli(['inspect', 't0']);
     expect(human.code, human.stderr).toBe(0);
     expect(human.stdout).toMatch(/^updated\s+never$/m);
@@ -124,7 +174,9 @@ describe('waybill read commands', () => {
     const now = Date.now() / 1000;
     db.raw((conn) => {
       conn.prepare('UPDATE runs SET updated_at = ? WHERE id = ?').run(now - 3600, 'r2');
-      conn.prepare('INSERT INTO progress(run_id, step, state_json, updated_at) VALUES (?, ?, ?, ?)').run('r2', 1, '{}', now - 2);
+      conn
+        .prepare('INSERT INTO progress(run_id, step, state_json, updated_at) VALUES (?, ?, ?, ?)')
+        .run('r2', 1, '{}', now - 2);
     });
     const shown = await db.cli(['inspect', 'r2']);
     expect(shown.stdout).toMatch(/^updated\s+(\d+s ago|now)$/m);
@@ -137,12 +189,26 @@ describe('waybill read commands', () => {
     insertOutsideRun(db, 'ext-c', { claimAgeS: 600 });
     insertOutsideRun(db, 'ext-live', { claimAgeS: 1 });
 
-    const resolved = await db.cli(['resolve', 'ext-a:step:2', '--result', '{"sent": true}', '--note', 'checked the mail log']);
+    const resolved = await db.cli([
+      'resolve',
+      'ext-a:step:2',
+      '--result',
+      '{"sent": true}',
+      '--note',
+      'checked the mail log',
+    ]);
     expect(resolved).toMatchObject({ code: 0, stderr: '' });
-    const row = db.raw((c) => c.prepare("SELECT result_json, source FROM committed WHERE idem_key = 'ext-a:step:2'").get());
+    const row = db.raw((c) =>
+      c.prepare("SELECT result_json, source FROM committed WHERE idem_key = 'ext-a:step:2'").get(),
+    );
     expect(row).toEqual({ result_json: '{"sent":true}', source: 'manual' });
     const events = json(await db.cli(['inspect', 'ext-a', '--json'])).events;
-    expect(events).toEqual([expect.objectContaining({ outcome: 'resolved', detail: expect.stringMatching(/^resolved by cli(:\S+)?: checked the mail log$/) })]);
+    expect(events).toEqual([
+      expect.objectContaining({
+        outcome: 'resolved',
+        detail: expect.stringMatching(/^resolved by cli(:\S+)?: checked the mail log$/),
+      }),
+    ]);
 
     const again = await db.cli(['resolve', 'ext-a:step:2', '--result', '1']);
     expect(again.code).toBe(1);
@@ -150,8 +216,14 @@ describe('waybill read commands', () => {
 
     // A claim whose TTL has not passed is refused in one line, and nothing is written.
     const live = await db.cli(['resolve', 'ext-live:step:2', '--result', '{"sent": true}']);
-    expect(live).toMatchObject({ code: 1, stdout: '', stderr: 'waybill resolve: ext-live:step:2: not resolved (its lease is live: --force resolves a live claim)\n' });
-    expect(db.raw((c) => c.prepare("SELECT count(*) AS n FROM committed WHERE idem_key = 'ext-live:step:2'").get())).toEqual({ n: 0 });
+    expect(live).toMatchObject({
+      code: 1,
+      stdout: '',
+      stderr: 'waybill resolve: ext-live:step:2: not resolved (its lease is live: --force resolves a live claim)\n',
+    });
+    expect(
+      db.raw((c) => c.prepare("SELECT count(*) AS n FROM committed WHERE idem_key = 'ext-live:step:2'").get()),
+    ).toEqual({ n: 0 });
     expect(json(await db.cli(['inspect', 'ext-live', '--json'])).events).toEqual([]);
 
     const swept = json(await db.cli(['sweep', '--json']));

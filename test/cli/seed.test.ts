@@ -31,11 +31,23 @@ describe('waybill seed-demo', () => {
     const db = await freshDb();
     const report = json(await db.cli(['seed-demo', '--runs', '10', '--steps', '8', '--big-run-steps', '50', '--json']));
     expect(report).toMatchObject({
-      runs: 11, byStatus: { completed: 8, running: 1, failed: 1, paused: 1 },
-      committed: 7 * 8 + 50 + 4 + 6 + 2, events: 2 + 3 + 1 + 2, claims: 1, orphanedClaims: 1, progress: 11, workers: 4,
+      runs: 11,
+      byStatus: { completed: 8, running: 1, failed: 1, paused: 1 },
+      committed: 7 * 8 + 50 + 4 + 6 + 2,
+      events: 2 + 3 + 1 + 2,
+      claims: 1,
+      orphanedClaims: 1,
+      progress: 11,
+      workers: 4,
     });
-    const counts = db.raw((c) => Object.fromEntries(['runs', 'committed', 'step_events', 'claims', 'progress', 'workers']
-      .map((t) => [t, (c.prepare(`SELECT count(*) AS n FROM ${t}`).get() as { n: number }).n])));
+    const counts = db.raw((c) =>
+      Object.fromEntries(
+        ['runs', 'committed', 'step_events', 'claims', 'progress', 'workers'].map((t) => [
+          t,
+          (c.prepare(`SELECT count(*) AS n FROM ${t}`).get() as { n: number }).n,
+        ]),
+      ),
+    );
     expect(counts).toEqual({ runs: 11, committed: 118, step_events: 8, claims: 1, progress: 11, workers: 4 });
 
     const again = await db.cli(['seed-demo', '--runs', '10', '--steps', '8']);

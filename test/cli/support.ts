@@ -27,7 +27,10 @@ export interface Db {
   raw<T>(fn: (db: Database.Database) => T): T;
 }
 
-export function runCli(args: string[], options: { env?: Record<string, string>; input?: string } = {}): Promise<Result> {
+export function runCli(
+  args: string[],
+  options: { env?: Record<string, string>; input?: string } = {},
+): Promise<Result> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {
       cwd: ROOT,
@@ -52,13 +55,21 @@ export async function freshDb(): Promise<Db> {
     dir: dir.path,
     url: `file:${file}`,
     // DATABASE_URL names another file: --db must win (the tests check env.db is never created).
-    cli: (args, options) => runCli(['--db', `file:${file}`, ...args],
-      { ...options, env: { DATABASE_URL: `file:${dir.file('env.db')}`, ...options?.env } }),
+    cli: (args, options) =>
+      runCli(['--db', `file:${file}`, ...args], {
+        ...options,
+        env: { DATABASE_URL: `file:${dir.file('env.db')}`, ...options?.env },
+      }),
     dump() {
       return db.raw((conn) => {
-        const tables = conn.prepare<[], { name: string }>(
-          "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all();
-        return Object.fromEntries(tables.map(({ name }) => [name, conn.prepare(`SELECT * FROM "${name}" ORDER BY rowid`).all()]));
+        const tables = conn
+          .prepare<[], { name: string }>(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+          )
+          .all();
+        return Object.fromEntries(
+          tables.map(({ name }) => [name, conn.prepare(`SELECT * FROM "${name}" ORDER BY rowid`).all()]),
+        );
       });
     },
     raw(fn) {
@@ -85,13 +96,16 @@ export function json<T = any>(result: Result): T {
 export function insertOutsideRun(db: Db, runId: string, options: { claimAgeS: number }): void {
   const now = Date.now() / 1000;
   db.raw((conn) => {
-    conn.prepare('INSERT INTO progress(run_id, step, state_json, updated_at) VALUES (?, ?, ?, ?)')
+    conn
+      .prepare('INSERT INTO progress(run_id, step, state_json, updated_at) VALUES (?, ?, ?, ?)')
       .run(runId, 2, JSON.stringify({ done: 2 }), now - 60);
     for (const step of [0, 1]) {
-      conn.prepare('INSERT INTO committed(idem_key, run_id, result_json, committed_at) VALUES (?, ?, ?, ?)')
+      conn
+        .prepare('INSERT INTO committed(idem_key, run_id, result_json, committed_at) VALUES (?, ?, ?, ?)')
         .run(`${runId}:step:${step}`, runId, JSON.stringify({ ok: step }), now - 90 + step);
     }
-    conn.prepare('INSERT INTO claims(idem_key, run_id, claimed_at) VALUES (?, ?, ?)')
+    conn
+      .prepare('INSERT INTO claims(idem_key, run_id, claimed_at) VALUES (?, ?, ?)')
       .run(`${runId}:step:2`, runId, now - options.claimAgeS);
   });
 }

@@ -10,8 +10,13 @@ import { spawnCommand } from '../support/child';
 import { BIN, freshDb, json, type Db } from './support';
 
 function runRow(db: Db, id: string): { status: string; owner: string | null; step: number | null } | undefined {
-  return db.raw((c) => c.prepare<[string], { status: string; owner: string | null; step: number | null }>(
-    'SELECT r.status, r.owner, p.step FROM runs r LEFT JOIN progress p ON p.run_id = r.id WHERE r.id = ?').get(id));
+  return db.raw((c) =>
+    c
+      .prepare<[string], { status: string; owner: string | null; step: number | null }>(
+        'SELECT r.status, r.owner, p.step FROM runs r LEFT JOIN progress p ON p.run_id = r.id WHERE r.id = ?',
+      )
+      .get(id),
+  );
 }
 
 async function until<T>(what: string, probe: () => T | undefined | false, timeoutMs = 30_000): Promise<T> {
@@ -28,24 +33,59 @@ describe('waybill worker', () => {
   it('runs a run to completion, is followed by start --follow, and drains on SIGTERM', async () => {
     const db = await freshDb();
     const outbox = join(db.dir, 'outbox.jsonl');
-    const worker = spawnCommand(process.execPath, [BIN, '--db', db.url, 'worker', '--id', 'cli-test-worker', '--concurrency', '2']);
+    const worker = spawnCommand(process.execPath, [
+      BIN,
+      '--db',
+      db.url,
+      'worker',
+      '--id',
+      'cli-test-worker',
+      '--concurrency',
+      '2',
+    ]);
 
     // start --follow on a pipe: progress lines on stderr, the outcome on stdout, exit 0 once completed.
-    const followed = await db.cli(['start', 'notify', '--follow', '--id', 'short',
-      '--input', JSON.stringify({ count: 4, outbox: 'outbox.jsonl', latencyMs: 100 })]);
+    const followed = await db.cli([
+      'start',
+      'notify',
+      '--follow',
+      '--id',
+      'short',
+      '--input',
+      JSON.stringify({ count: 4, outbox: 'outbox.jsonl', latencyMs: 100 }),
+    ]);
     expect(followed.code, followed.stderr).toBe(0);
-    expect(followed.stdout).toBe('queued short; following it (a worker runs it: waybill worker)\nrun short completed\n');
+    expect(followed.stdout).toBe(
+      'queued short; following it (a worker runs it: waybill worker)\nrun short completed\n',
+    );
     expect(followed.stderr).toMatch(/^short {2}(queued|running)/);
     expect(followed.stderr.trimEnd().split('\n').pop()).toMatch(/^short {2}completed {2}\[█{24}\] 4\/4 100%$/);
     expect(json(await db.cli(['inspect', 'short', '--json']))).toMatchObject({
-      run: { status: 'completed', owner: null }, progress: { step: 4 }, committed: 4,
+      run: { status: 'completed', owner: null },
+      progress: { step: 4 },
+      committed: 4,
     });
 
     // A long run: the worker is stopped in the middle of it.
-    await db.cli(['start', 'notify', '--id', 'long', '--input', JSON.stringify({ count: 400, outbox: 'outbox.jsonl', latencyMs: 50 })]);
+    await db.cli([
+      'start',
+      'notify',
+      '--id',
+      'long',
+      '--input',
+      JSON.stringify({ count: 400, outbox: 'outbox.jsonl', latencyMs: 50 }),
+    ]);
     await until('the long run to make progress', () => (runRow(db, 'long')?.step ?? 0) >= 3);
     // Not on a terminal: a `progress` log line every few seconds instead of a bar.
-    await until('a progress line', () => worker.stderr().split('\n').some((l) => l.includes('"msg":"progress"') && l.includes('"runId":"long"')), 10_000);
+    await until(
+      'a progress line',
+      () =>
+        worker
+          .stderr()
+          .split('\n')
+          .some((l) => l.includes('"msg":"progress"') && l.includes('"runId":"long"')),
+      10_000,
+    );
     worker.kill('SIGTERM');
     const exit = await Promise.race([worker.exited, sleep(15_000).then(() => 'timeout' as const)]);
     expect(exit, worker.stderr()).toEqual({ code: 0, signal: null });
@@ -53,10 +93,15 @@ describe('waybill worker', () => {
     const long = runRow(db, 'long')!;
     expect(['queued', 'completed']).toContain(long.status);
     expect(long.owner).toBeNull();
-    expect(db.raw((c) => c.prepare("SELECT stopped_at FROM workers WHERE id = 'cli-test-worker'").get())).toEqual({ stopped_at: expect.any(Number) });
+    expect(db.raw((c) => c.prepare("SELECT stopped_at FROM workers WHERE id = 'cli-test-worker'").get())).toEqual({
+      stopped_at: expect.any(Number),
+    });
     // Every stderr line is a JSON log line; every delivery happened once.
     for (const line of worker.stderr().trimEnd().split('\n')) expect(() => JSON.parse(line), line).not.toThrow();
-    const deliveries = readFileSync(outbox, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as { key: string; status: string });
+    const deliveries = readFileSync(outbox, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { key: string; status: string });
     expect(deliveries.filter((d) => d.status !== 'delivered')).toEqual([]);
     expect(new Set(deliveries.map((d) => d.key)).size).toBe(deliveries.length);
     expect(json(await db.cli(['inspect', 'long', '--json'])).committed).toBe(long.step);
@@ -64,7 +109,14 @@ describe('waybill worker', () => {
 
   it('exits at once (130) on a second signal', async () => {
     const db = await freshDb();
-    await db.cli(['start', 'notify', '--id', 'slow', '--input', JSON.stringify({ count: 2, outbox: 'outbox.jsonl', latencyMs: 30_000 })]);
+    await db.cli([
+      'start',
+      'notify',
+      '--id',
+      'slow',
+      '--input',
+      JSON.stringify({ count: 2, outbox: 'outbox.jsonl', latencyMs: 30_000 }),
+    ]);
     const worker = spawnCommand(process.execPath, [BIN, '--db', db.url, 'worker']);
     await until('the worker to take the run', () => runRow(db, 'slow')?.status === 'running');
     worker.kill('SIGINT');

@@ -36,12 +36,16 @@ describe.each(list)('audit query on $name', (backend) => {
   const ids = (list: AuditEntry[]) => list.map((e) => e.id);
 
   it('matches actor and action exactly, newest first', async () => {
-    expect(ids(await store.listAudit({ actor: 'alice (operator)' }))).toEqual(ids([entries[5]!, entries[2]!, entries[0]!]));
+    expect(ids(await store.listAudit({ actor: 'alice (operator)' }))).toEqual(
+      ids([entries[5]!, entries[2]!, entries[0]!]),
+    );
     // Exact: no prefix or pattern match.
     expect(await store.listAudit({ actor: 'alice%' })).toEqual([]);
     expect(ids(await store.listAudit({ actor: 'alice' }))).toEqual([entries[3]!.id]);
     expect(ids(await store.listAudit({ action: 'cancel' }))).toEqual(ids([entries[2]!, entries[1]!]));
-    expect(ids(await store.listAudit({ actor: 'alice (operator)', action: 'pause' }))).toEqual(ids([entries[5]!, entries[0]!]));
+    expect(ids(await store.listAudit({ actor: 'alice (operator)', action: 'pause' }))).toEqual(
+      ids([entries[5]!, entries[0]!]),
+    );
     expect(ids(await store.listAudit({ action: 'pause', runId: 'r2' }))).toEqual([entries[3]!.id]);
   });
 

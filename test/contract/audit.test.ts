@@ -19,13 +19,34 @@ describe.each(list)('audit on $name', (backend) => {
   afterEach(() => h.close());
 
   it('records who did what to which run, and lists it newest first in keyset pages', async () => {
-    const first = await store.recordAudit({ actor: 'alice (operator)', role: 'operator', action: 'pause', target: 'r1', runId: 'r1', detail: null });
-    expect(first).toMatchObject({ actor: 'alice (operator)', role: 'operator', action: 'pause', target: 'r1', runId: 'r1', detail: null });
+    const first = await store.recordAudit({
+      actor: 'alice (operator)',
+      role: 'operator',
+      action: 'pause',
+      target: 'r1',
+      runId: 'r1',
+      detail: null,
+    });
+    expect(first).toMatchObject({
+      actor: 'alice (operator)',
+      role: 'operator',
+      action: 'pause',
+      target: 'r1',
+      runId: 'r1',
+      detail: null,
+    });
     expect(first.at).toBeGreaterThan(1_700_000_000);
     // A number on both backends (PostgreSQL's bigint came back as a string), so ids compare and page as numbers.
     expect(typeof first.id).toBe('number');
     for (let i = 0; i < 24; i++) {
-      await store.recordAudit({ actor: 'operator token (api)', role: 'operator', action: 'expire', target: `k${i}`, runId: i % 2 ? 'r2' : null, detail: `n=${i}` });
+      await store.recordAudit({
+        actor: 'operator token (api)',
+        role: 'operator',
+        action: 'expire',
+        target: `k${i}`,
+        runId: i % 2 ? 'r2' : null,
+        detail: `n=${i}`,
+      });
     }
 
     const seen: number[] = [];
@@ -48,10 +69,16 @@ describe.each(list)('audit on $name', (backend) => {
   it('filters by actor, action, run and time exactly, newest first, and pages within a filter', async () => {
     const written = [];
     for (let i = 0; i < 12; i++) {
-      written.push(await store.recordAudit({
-        actor: i % 3 === 0 ? 'cli:ann' : 'olga (operator)', role: i % 3 === 0 ? 'local' : 'operator',
-        action: i % 2 ? 'cancel' : 'expire', target: `t${i}`, runId: i < 6 ? 'r1' : 'r2', detail: null,
-      }));
+      written.push(
+        await store.recordAudit({
+          actor: i % 3 === 0 ? 'cli:ann' : 'olga (operator)',
+          role: i % 3 === 0 ? 'local' : 'operator',
+          action: i % 2 ? 'cancel' : 'expire',
+          target: `t${i}`,
+          runId: i < 6 ? 'r1' : 'r2',
+          detail: null,
+        }),
+      );
     }
     const targets = (rows: { target: string }[]) => rows.map((r) => r.target);
     expect(targets(await store.listAudit({ actor: 'cli:ann' }))).toEqual(['t9', 't6', 't3', 't0']);
@@ -59,7 +86,10 @@ describe.each(list)('audit on $name', (backend) => {
     expect(await store.listAudit({ actor: 'cli:' })).toEqual([]);
     expect(await store.listAudit({ actor: '%' })).toEqual([]);
     expect(targets(await store.listAudit({ action: 'cancel', runId: 'r2' }))).toEqual(['t11', 't9', 't7']);
-    expect(targets(await store.listAudit({ actor: 'olga (operator)', action: 'expire', runId: 'r1' }))).toEqual(['t4', 't2']);
+    expect(targets(await store.listAudit({ actor: 'olga (operator)', action: 'expire', runId: 'r1' }))).toEqual([
+      't4',
+      't2',
+    ]);
 
     // since <= at < until: an entry's own time is in a range that starts at it, not in one that ends at it.
     const at = written[5]!.at;

@@ -69,14 +69,18 @@ describe.each(list)('claim ahead on $name', (backend) => {
     await store.claim(b);
     const { next: held } = await store.commit(commitRequest(b, { next: claimRequest('held') }));
     expect(held).toMatchObject({ kind: 'held', holder: { idemKey: 'held', token: other.token, workerId: 'w2' } });
-    expect((await store.listClaims({ claimTtlMs: LEASE_MS })).map((c) => [c.idemKey, c.token])).toEqual([['held', other.token]]);
+    expect((await store.listClaims({ claimTtlMs: LEASE_MS })).map((c) => [c.idemKey, c.token])).toEqual([
+      ['held', other.token],
+    ]);
   });
 
   it('claims nothing when the commit itself is refused', async () => {
     const stale = claimRequest('k0');
     await store.claim(stale);
     await store.expireClaim('k0', { actor: 'test', force: true, claimTtlMs: LEASE_MS });
-    await expect(store.commit(commitRequest(stale, { next: claimRequest('k1') }))).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(store.commit(commitRequest(stale, { next: claimRequest('k1') }))).rejects.toBeInstanceOf(
+      LeaseLostError,
+    );
     expect(await store.listClaims({ claimTtlMs: LEASE_MS })).toEqual([]);
     expect(await store.countCommitted('run')).toBe(0);
   });
@@ -94,7 +98,9 @@ describe.each(list)('claim ahead on $name', (backend) => {
     // map instead): every step is found committed, each by its own claim, and nothing is claimed or written.
     await store.saveProgress({ runId: 'run', step: 0, stateJson: '{}', executed: 0, skipped: 0, awaited: 0 });
     const again = counted(store);
-    const rerun = await runAgent(items, new Checkpoint(again.proxy, 'run'), () => { throw new Error('must not run'); });
+    const rerun = await runAgent(items, new Checkpoint(again.proxy, 'run'), () => {
+      throw new Error('must not run');
+    });
     expect(rerun).toMatchObject({ executed: 0, skipped: 12 });
     expect(again.calls).toEqual({ claim: 12, commit: 0, releaseClaim: 0, saveProgress: 1 });
   });
@@ -103,10 +109,17 @@ describe.each(list)('claim ahead on $name', (backend) => {
     const controller = new AbortController();
     const items = Array.from({ length: 6 }, (_, i) => i);
     const { proxy, calls } = counted(store);
-    await expect(runAgent(items, new Checkpoint(proxy, 'run'), (x) => {
-      if (x === 2) controller.abort();
-      return x;
-    }, { signal: controller.signal })).rejects.toMatchObject({ name: 'AbortError' });
+    await expect(
+      runAgent(
+        items,
+        new Checkpoint(proxy, 'run'),
+        (x) => {
+          if (x === 2) controller.abort();
+          return x;
+        },
+        { signal: controller.signal },
+      ),
+    ).rejects.toMatchObject({ name: 'AbortError' });
     // Steps 0..2 committed; step 3 was claimed in step 2's commit and released when the loop saw the abort.
     expect(await store.countCommitted('run')).toBe(3);
     expect(calls.releaseClaim).toBe(1);

@@ -19,7 +19,11 @@ describe('ManualClock', () => {
     expect(fired).toEqual([]);
     expect(clock.now()).toBe(1_009);
     clock.advance(21);
-    expect(fired).toEqual([['a', 1_010], ['b', 1_010], ['c', 1_030]]);
+    expect(fired).toEqual([
+      ['a', 1_010],
+      ['b', 1_010],
+      ['c', 1_030],
+    ]);
     expect(clock.monotonic()).toBe(30);
     expect(clock.pending).toBe(0);
   });
@@ -69,7 +73,10 @@ describe('ManualClock', () => {
     await expect(aborted).rejects.toMatchObject({ name: 'AbortError', code: 'ABORT_ERR', cause: new Error('drained') });
     expect(clock.pending).toBe(0);
     await expect(clock.sleep(1, controller.signal)).rejects.toMatchObject({ name: 'AbortError' });
-    await expect(systemClock.sleep(1, controller.signal)).rejects.toMatchObject({ name: 'AbortError', code: 'ABORT_ERR' });
+    await expect(systemClock.sleep(1, controller.signal)).rejects.toMatchObject({
+      name: 'AbortError',
+      code: 'ABORT_ERR',
+    });
   });
 
   it('runUntil jumps from timer to timer while the work waits, and names work that waits on nothing', async () => {

@@ -46,8 +46,12 @@ describe.each(list)('retried commits and stale claims ahead on $name', (backend)
     expect(await events()).toEqual([]);
     // Without the flag, or with another result or duration, the row is not this call's: refused, as ever.
     await expect(store.commit(commitResult(c))).rejects.toBeInstanceOf(LeaseLostError);
-    await expect(store.commit(commitResult(c, { mayHaveLanded: true, resultJson: '{"sent":false}' }))).rejects.toBeInstanceOf(LeaseLostError);
-    await expect(store.commit(commitResult(c, { mayHaveLanded: true, durationMs: 12.3 }))).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(
+      store.commit(commitResult(c, { mayHaveLanded: true, resultJson: '{"sent":false}' })),
+    ).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(store.commit(commitResult(c, { mayHaveLanded: true, durationMs: 12.3 }))).rejects.toBeInstanceOf(
+      LeaseLostError,
+    );
     expect(await events()).toEqual(['lease_lost', 'lease_lost', 'lease_lost']);
     const rows = await store.listCommitted('run');
     expect(rows.map((r) => [r.idemKey, r.resultJson])).toEqual([['k0', '{"sent":true}']]);
@@ -55,7 +59,13 @@ describe.each(list)('retried commits and stale claims ahead on $name', (backend)
 
   it('a claim taken ahead that went stale is claimed again, not trusted: its new holder keeps it, the step runs once', async () => {
     const leaseMs = 200;
-    const a = new Checkpoint(store, 'run', { workerId: 'a', leaseMs, claimTtlMs: leaseMs, pollMs: { min: 5, max: 20 }, clock: h.clock });
+    const a = new Checkpoint(store, 'run', {
+      workerId: 'a',
+      leaseMs,
+      claimTtlMs: leaseMs,
+      pollMs: { min: 5, max: 20 },
+      clock: h.clock,
+    });
     let executed = 0;
     await a.runOnce('k0', () => 'zero', { step: 0, next: { idemKey: 'k1', step: 1 } });
     // A stalls past its lease on k1 (taken in k0's commit), on the store's clock and its own; B takes k1 over
@@ -65,7 +75,9 @@ describe.each(list)('retried commits and stale claims ahead on $name', (backend)
     expect(await store.claim(b)).toMatchObject({ kind: 'claimed', tookOverFrom: { workerId: 'a' } });
 
     // A comes back to k1: its claim ahead is stale, so it asks again, finds B holding it, and waits.
-    await expect(h.settle(a.runOnce('k1', () => ++executed, { step: 1, awaitTimeoutMs: 50 }))).rejects.toBeInstanceOf(AwaitTimeoutError);
+    await expect(h.settle(a.runOnce('k1', () => ++executed, { step: 1, awaitTimeoutMs: 50 }))).rejects.toBeInstanceOf(
+      AwaitTimeoutError,
+    );
     expect(executed).toBe(0);
     expect((await store.commit(commitResult(b, { resultJson: '"from b"' }))).next).toBeNull();
     expect(await a.runOnce('k1', () => ++executed, { step: 1 })).toEqual({ result: 'from b', status: 'skipped' });
@@ -78,7 +90,10 @@ describe.each(list)('retried commits and stale claims ahead on $name', (backend)
     loseFirstAnswer('claim');
     let executed = 0;
     await expect(a.runOnce('k0', () => ++executed, { step: 0 })).rejects.toBeInstanceOf(StoreUnavailableError);
-    expect(await a.runOnce('k0', () => ++executed, { step: 0, awaitTimeoutMs: 100 })).toEqual({ result: 1, status: 'executed' });
+    expect(await a.runOnce('k0', () => ++executed, { step: 0, awaitTimeoutMs: 100 })).toEqual({
+      result: 1,
+      status: 'executed',
+    });
     expect(executed).toBe(1);
     expect(await store.listClaims({ claimTtlMs: 60_000 })).toEqual([]);
     expect(await events()).toEqual([]);
@@ -90,7 +105,9 @@ describe.each(list)('retried commits and stale claims ahead on $name', (backend)
     let executed = 0;
     expect(await a.runOnce('k0', () => ++executed, { step: 0 })).toEqual({ result: 1, status: 'executed' });
     expect(executed).toBe(1);
-    expect((await store.listCommitted('run')).map((c) => [c.idemKey, c.resultJson, c.workerId])).toEqual([['k0', '1', 'a']]);
+    expect((await store.listCommitted('run')).map((c) => [c.idemKey, c.resultJson, c.workerId])).toEqual([
+      ['k0', '1', 'a'],
+    ]);
     expect(await events()).toEqual([]);
   });
 
@@ -105,7 +122,8 @@ describe.each(list)('retried commits and stale claims ahead on $name', (backend)
         // A third of a lease passes per refusal, on the store's clock and the keeper's (one clock on SQLite).
         refusals++;
         await h.elapse(leaseMs / 3 + 20);
-        if (refusals === 10) rival = await store.claim(claimRequest('k0', { workerId: 'rival', leaseMs, claimTtlMs: leaseMs }));
+        if (refusals === 10)
+          rival = await store.claim(claimRequest('k0', { workerId: 'rival', leaseMs, claimTtlMs: leaseMs }));
         throw new StoreUnavailableError('the store refuses writes', undefined);
       }
       return commit(r);
@@ -122,7 +140,9 @@ describe.each(list)('retried commits and stale claims ahead on $name', (backend)
   /** Makes every insert into committed fail for good (a trigger, as a store that refuses the write would). */
   const refuseCommits = async () => {
     if (backend.name === 'sqlite') {
-      await h.exec(`CREATE TRIGGER refuse_commit BEFORE INSERT ON committed BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`);
+      await h.exec(
+        `CREATE TRIGGER refuse_commit BEFORE INSERT ON committed BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`,
+      );
     } else {
       await h.exec(`CREATE FUNCTION refuse_commit() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN RAISE EXCEPTION 'refused by the test'; END $$;
@@ -136,8 +156,9 @@ describe.each(list)('retried commits and stale claims ahead on $name', (backend)
     await refuseCommits();
     let executed = 0;
     const send = () => ({ sent: ++executed });
-    await expect(a.runOnce('k0', send, { step: 0, progress: { step: 1, state: {} }, next: { idemKey: 'k1', step: 1 } }))
-      .rejects.toThrow(/refused by the test/);
+    await expect(
+      a.runOnce('k0', send, { step: 0, progress: { step: 1, state: {} }, next: { idemKey: 'k1', step: 1 } }),
+    ).rejects.toThrow(/refused by the test/);
     expect(executed).toBe(1);
     // Still claimed under its token, as the store left it: the side effect ran, the result is not in.
     expect((await store.listClaims({ claimTtlMs: 60_000 })).map((c) => [c.idemKey, c.workerId])).toEqual([['k0', 'a']]);
@@ -150,7 +171,9 @@ describe.each(list)('retried commits and stale claims ahead on $name', (backend)
     await acceptCommits();
     expect(await a.runOnce('k0', send, { step: 0 })).toEqual({ result: { sent: 1 }, status: 'executed' });
     expect(executed).toBe(1);
-    expect((await store.listCommitted('run')).map((c) => [c.idemKey, c.resultJson, c.workerId])).toEqual([['k0', '{"sent":1}', 'a']]);
+    expect((await store.listCommitted('run')).map((c) => [c.idemKey, c.resultJson, c.workerId])).toEqual([
+      ['k0', '{"sent":1}', 'a'],
+    ]);
     // The call it was: its progress and its next key's claim went in with it.
     expect(await store.loadProgress('run')).toMatchObject({ step: 1, executed: 1 });
     expect((await store.listClaims({ claimTtlMs: 60_000 })).map((c) => c.idemKey)).toEqual(['k1']);

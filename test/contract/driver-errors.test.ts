@@ -21,12 +21,28 @@ describe.each(list)('driver errors on $name', (backend) => {
   afterEach(() => h.close());
 
   it('a read through the query builder on a closed store throws the driver error, no statement text or parameters', async () => {
-    await store.recordAudit({ actor: 'secret-actor', role: 'local', action: 'pause', target: 'r1', runId: 'r1', detail: null });
+    await store.recordAudit({
+      actor: 'secret-actor',
+      role: 'local',
+      action: 'pause',
+      target: 'r1',
+      runId: 'r1',
+      detail: null,
+    });
     await store.close();
     const failures = await Promise.all([
-      store.listAudit({ actor: 'secret-actor' }).then(() => null, (error: unknown) => error),
-      store.listWorkers().then(() => null, (error: unknown) => error),
-      store.getRun('secret-run').then(() => null, (error: unknown) => error),
+      store.listAudit({ actor: 'secret-actor' }).then(
+        () => null,
+        (error: unknown) => error,
+      ),
+      store.listWorkers().then(
+        () => null,
+        (error: unknown) => error,
+      ),
+      store.getRun('secret-run').then(
+        () => null,
+        (error: unknown) => error,
+      ),
     ]);
     expect(failures.map((error) => error instanceof Error)).toEqual([true, true, true]);
     for (const error of failures as Error[]) {

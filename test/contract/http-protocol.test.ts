@@ -24,36 +24,77 @@ describe.each(list)('HTTP checkpoint protocol on $name', (backend) => {
   it('claim → commit with progress → claim again is committed; a second claimer meanwhile is held', async () => {
     const first = await claim(store, { runId: 'r', key: 'r:step:0', fingerprint: 'f0', step: 0 }, OPTIONS);
     if (first.outcome !== 'claimed') throw new Error(`expected claimed, got ${first.outcome}`);
-    expect(await claim(store, { runId: 'r', key: 'r:step:0' }, OPTIONS)).toMatchObject({ outcome: 'held', key: 'r:step:0' });
+    expect(await claim(store, { runId: 'r', key: 'r:step:0' }, OPTIONS)).toMatchObject({
+      outcome: 'held',
+      key: 'r:step:0',
+    });
     expect(await renew(store, { key: 'r:step:0', token: first.token }, OPTIONS)).toMatchObject({ renewed: true });
-    await commit(store, { runId: 'r', key: 'r:step:0', token: first.token, result: { n: 1 }, step: 0, fingerprint: 'f0',
-      progress: { step: 1, state: { processed: 1 } } }, OPTIONS);
-    expect(await claim(store, { runId: 'r', key: 'r:step:0', fingerprint: 'f0' }, OPTIONS))
-      .toMatchObject({ outcome: 'committed', result: { n: 1 }, source: 'executed', step: 0 });
-    expect(await loadProgress(store, 'r')).toMatchObject({ step: 1, state: { processed: 1 }, counters: { executed: 1 } });
+    await commit(
+      store,
+      {
+        runId: 'r',
+        key: 'r:step:0',
+        token: first.token,
+        result: { n: 1 },
+        step: 0,
+        fingerprint: 'f0',
+        progress: { step: 1, state: { processed: 1 } },
+      },
+      OPTIONS,
+    );
+    expect(await claim(store, { runId: 'r', key: 'r:step:0', fingerprint: 'f0' }, OPTIONS)).toMatchObject({
+      outcome: 'committed',
+      result: { n: 1 },
+      source: 'executed',
+      step: 0,
+    });
+    expect(await loadProgress(store, 'r')).toMatchObject({
+      step: 1,
+      state: { processed: 1 },
+      counters: { executed: 1 },
+    });
     expect(await store.countCommitted('r')).toBe(1);
     expect(await store.listClaims({ claimTtlMs: OPTIONS.claimTtlMs })).toEqual([]);
   });
 
-  it('retries after lost replies: a claim with the client\'s own token finds it its own, a commit (and its next claim) is recognised', async () => {
+  it("retries after lost replies: a claim with the client's own token finds it its own, a commit (and its next claim) is recognised", async () => {
     const token = 'client-token-0000000001';
     const body = { runId: 'r', key: 'r:step:0', step: 0, workerId: 'py-1', token };
     expect(await claim(store, body, OPTIONS)).toMatchObject({ outcome: 'claimed', token, attempt: 1 });
     // The reply was lost; the client asks again with the same token: still its claim, not held by a stranger.
     expect(await claim(store, body, OPTIONS)).toMatchObject({ outcome: 'claimed', token, attempt: 1 });
-    const commitBody = { runId: 'r', key: 'r:step:0', token, result: { n: 0 }, step: 0, workerId: 'py-1', durationMs: 41.5,
-      next: { key: 'r:step:1', step: 1, token: 'client-token-0000000002' } };
-    expect(await commit(store, commitBody, OPTIONS)).toMatchObject({ committed: true, next: { outcome: 'claimed', token: 'client-token-0000000002' } });
+    const commitBody = {
+      runId: 'r',
+      key: 'r:step:0',
+      token,
+      result: { n: 0 },
+      step: 0,
+      workerId: 'py-1',
+      durationMs: 41.5,
+      next: { key: 'r:step:1', step: 1, token: 'client-token-0000000002' },
+    };
+    expect(await commit(store, commitBody, OPTIONS)).toMatchObject({
+      committed: true,
+      next: { outcome: 'claimed', token: 'client-token-0000000002' },
+    });
     // That reply was lost too: the same commit again succeeds, and the next key is still the client's.
-    expect(await commit(store, commitBody, OPTIONS)).toMatchObject({ committed: true, next: { outcome: 'claimed', token: 'client-token-0000000002' } });
+    expect(await commit(store, commitBody, OPTIONS)).toMatchObject({
+      committed: true,
+      next: { outcome: 'claimed', token: 'client-token-0000000002' },
+    });
     expect(await store.countCommitted('r')).toBe(1);
     expect((await store.listEvents('r')).map((e) => e.outcome)).toEqual([]);
     // Another worker's commit, or one with another result, is still no retry of this one.
-    await expect(commit(store, { ...commitBody, workerId: 'py-2' }, OPTIONS)).rejects.toMatchObject({ code: 'LEASE_LOST' });
-    await expect(commit(store, { ...commitBody, result: { n: 1 } }, OPTIONS)).rejects.toMatchObject({ code: 'LEASE_LOST' });
+    await expect(commit(store, { ...commitBody, workerId: 'py-2' }, OPTIONS)).rejects.toMatchObject({
+      code: 'LEASE_LOST',
+    });
+    await expect(commit(store, { ...commitBody, result: { n: 1 } }, OPTIONS)).rejects.toMatchObject({
+      code: 'LEASE_LOST',
+    });
     expect((await store.getCommitted('r:step:0'))?.resultJson).toBe('{"n":0}');
-    expect((await store.listClaims({ claimTtlMs: OPTIONS.claimTtlMs })).map((c) => [c.idemKey, c.token]))
-      .toEqual([['r:step:1', 'client-token-0000000002']]);
+    expect((await store.listClaims({ claimTtlMs: OPTIONS.claimTtlMs })).map((c) => [c.idemKey, c.token])).toEqual([
+      ['r:step:1', 'client-token-0000000002'],
+    ]);
   });
 
   it('a stale token cannot renew, commit or release: LEASE_LOST and nothing written', async () => {
@@ -63,8 +104,12 @@ describe.each(list)('HTTP checkpoint protocol on $name', (backend) => {
     const second = await claim(store, { runId: 'r', key: 'k' }, OPTIONS);
     if (second.outcome !== 'claimed') throw new Error('expected claimed');
     await expect(renew(store, { key: 'k', token: first.token }, OPTIONS)).rejects.toMatchObject({ code: 'LEASE_LOST' });
-    await expect(commit(store, { runId: 'r', key: 'k', token: first.token, result: 'late' }, OPTIONS)).rejects.toMatchObject({ code: 'LEASE_LOST' });
-    await expect(release(store, { runId: 'r', key: 'k', token: first.token, error: 'x' }, OPTIONS)).rejects.toMatchObject({ code: 'LEASE_LOST' });
+    await expect(
+      commit(store, { runId: 'r', key: 'k', token: first.token, result: 'late' }, OPTIONS),
+    ).rejects.toMatchObject({ code: 'LEASE_LOST' });
+    await expect(
+      release(store, { runId: 'r', key: 'k', token: first.token, error: 'x' }, OPTIONS),
+    ).rejects.toMatchObject({ code: 'LEASE_LOST' });
     expect(await store.countCommitted('r')).toBe(0);
     expect((await store.listClaims({ claimTtlMs: OPTIONS.claimTtlMs })).map((c) => c.token)).toEqual([second.token]);
     await commit(store, { runId: 'r', key: 'k', token: second.token, result: 'on time' }, OPTIONS);
@@ -75,7 +120,9 @@ describe.each(list)('HTTP checkpoint protocol on $name', (backend) => {
     const first = await claim(store, { runId: 'r', key: 'k', fingerprint: 'a' }, OPTIONS);
     if (first.outcome !== 'claimed') throw new Error('expected claimed');
     await commit(store, { runId: 'r', key: 'k', token: first.token, result: 1, fingerprint: 'a' }, OPTIONS);
-    await expect(claim(store, { runId: 'r', key: 'k', fingerprint: 'b' }, OPTIONS)).rejects.toMatchObject({ code: 'IDEMPOTENCY_KEY_REUSE' });
+    await expect(claim(store, { runId: 'r', key: 'k', fingerprint: 'b' }, OPTIONS)).rejects.toMatchObject({
+      code: 'IDEMPOTENCY_KEY_REUSE',
+    });
     expect((await store.listEvents('r')).map((e) => e.outcome)).toEqual(['key_reuse']);
     expect(await store.countCommitted('r')).toBe(1);
   });
@@ -94,7 +141,9 @@ describe.each(list)('HTTP checkpoint protocol on $name', (backend) => {
     expect(pages).toBe(3);
     expect([...seen].sort()).toEqual(['k0', 'k1', 'k2', 'k3', 'k4']);
     expect(new Set(seen).size).toBe(5);
-    await expect(listClaims(store, { cursor: 'bm90LWEtY3Vyc29y' }, OPTIONS.claimTtlMs)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    await expect(listClaims(store, { cursor: 'bm90LWEtY3Vyc29y' }, OPTIONS.claimTtlMs)).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+    });
   });
 
   it('commit with next claims the next key in the same call: three steps in four calls, no claim left', async () => {
@@ -103,13 +152,26 @@ describe.each(list)('HTTP checkpoint protocol on $name', (backend) => {
     let token = first.token;
     for (let step = 0; step < 3; step++) {
       const last = step === 2;
-      const answer = await commit(store, { runId: 'r', key: `r:${step}`, token, result: step, step,
-        progress: { step: step + 1, state: { processed: step + 1 } }, next: last ? undefined : { key: `r:${step + 1}`, step: step + 1 } }, OPTIONS);
+      const answer = await commit(
+        store,
+        {
+          runId: 'r',
+          key: `r:${step}`,
+          token,
+          result: step,
+          step,
+          progress: { step: step + 1, state: { processed: step + 1 } },
+          next: last ? undefined : { key: `r:${step + 1}`, step: step + 1 },
+        },
+        OPTIONS,
+      );
       if (last) {
         expect(answer).toEqual({ key: 'r:2', committed: true, run: null });
       } else {
         expect(answer.next).toMatchObject({ outcome: 'claimed', key: `r:${step + 1}`, attempt: 1, tookOver: false });
-        expect((await store.listClaims({ claimTtlMs: OPTIONS.claimTtlMs })).map((c) => c.idemKey)).toEqual([`r:${step + 1}`]);
+        expect((await store.listClaims({ claimTtlMs: OPTIONS.claimTtlMs })).map((c) => c.idemKey)).toEqual([
+          `r:${step + 1}`,
+        ]);
         token = (answer.next as { token: string }).token;
       }
     }
@@ -120,10 +182,15 @@ describe.each(list)('HTTP checkpoint protocol on $name', (backend) => {
     // A next key already committed comes back committed; a refused commit claims nothing.
     const again = await claim(store, { runId: 's', key: 's:0' }, OPTIONS);
     if (again.outcome !== 'claimed') throw new Error('expected claimed');
-    const answer = await commit(store, { runId: 's', key: 's:0', token: again.token, result: 'x', next: { key: 'r:1' } }, OPTIONS);
+    const answer = await commit(
+      store,
+      { runId: 's', key: 's:0', token: again.token, result: 'x', next: { key: 'r:1' } },
+      OPTIONS,
+    );
     expect(answer.next).toMatchObject({ outcome: 'committed', key: 'r:1', result: 1 });
-    await expect(commit(store, { runId: 's', key: 's:0', token: again.token, result: 'y', next: { key: 's:1' } }, OPTIONS))
-      .rejects.toMatchObject({ code: 'LEASE_LOST' });
+    await expect(
+      commit(store, { runId: 's', key: 's:0', token: again.token, result: 'y', next: { key: 's:1' } }, OPTIONS),
+    ).rejects.toMatchObject({ code: 'LEASE_LOST' });
     expect(await store.listClaims({ claimTtlMs: OPTIONS.claimTtlMs })).toEqual([]);
   });
 
@@ -134,6 +201,8 @@ describe.each(list)('HTTP checkpoint protocol on $name', (backend) => {
     await release(store, { runId: 'r', key: 'a', token: unused.token }, OPTIONS);
     await release(store, { runId: 'r', key: 'b', token: failed.token, error: 'model said 503' }, OPTIONS);
     expect(await store.listClaims({ claimTtlMs: OPTIONS.claimTtlMs })).toEqual([]);
-    expect((await store.listEvents('r')).map((e) => [e.outcome, e.idemKey, e.detail])).toEqual([['failed', 'b', 'model said 503']]);
+    expect((await store.listEvents('r')).map((e) => [e.outcome, e.idemKey, e.detail])).toEqual([
+      ['failed', 'b', 'model said 503'],
+    ]);
   });
 });

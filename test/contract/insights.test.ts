@@ -32,7 +32,17 @@ describe.each(list)('insights on $name', (backend) => {
     const before = (await store.getCommitted('ext-done:step:0'))!.committedAt;
 
     const stats = await store.runStats({ sinceSeconds: before - 1, claimTtlMs: TTL });
-    expect(stats.byStatus).toEqual({ queued: 1, running: 1, paused: 0, waiting: 0, completed: 0, failed: 0, cancelled: 1, rejected: 0, idle: 2 });
+    expect(stats.byStatus).toEqual({
+      queued: 1,
+      running: 1,
+      paused: 0,
+      waiting: 0,
+      completed: 0,
+      failed: 0,
+      cancelled: 1,
+      rejected: 0,
+      idle: 2,
+    });
     expect(stats).toMatchObject({ executed: 7, skipped: 0, awaited: 0, committedSince: 7, orphanedClaims: 0 });
     const short = await store.runStats({ sinceSeconds: before + 3600, claimTtlMs: 1 });
     expect(short.committedSince).toBe(0);
@@ -41,7 +51,8 @@ describe.each(list)('insights on $name', (backend) => {
   });
 
   it('listRuns pages by (updatedAt, id) without gaps or repeats', async () => {
-    for (let i = 0; i < 7; i++) await store.createRun({ id: `r${i}`, workflow: 'w', inputJson: '{}', totalSteps: null });
+    for (let i = 0; i < 7; i++)
+      await store.createRun({ id: `r${i}`, workflow: 'w', inputJson: '{}', totalSteps: null });
     const seen: string[] = [];
     let after: { updatedAt: number; id: string } | undefined;
     for (let pages = 0; pages < 5; pages++) {
@@ -62,7 +73,8 @@ describe.each(list)('insights on $name', (backend) => {
     // The store's own clock (the database's on PostgreSQL): a key made with Date.now() carries about this time.
     const t = (await store.getCommitted('probe'))!.committedAt;
     const ms = Math.round(t * 1000);
-    const run = async (key: string, fingerprint?: string) => cp.runOnce(key, () => key, fingerprint ? { fingerprint } : {});
+    const run = async (key: string, fingerprint?: string) =>
+      cp.runOnce(key, () => key, fingerprint ? { fingerprint } : {});
     // The same work, re-run under a new key: each of these pairs is one side effect done twice.
     await run('charge-card-a', 'sha256:inputA');
     await run('charge-card-b', 'sha256:inputA');
@@ -88,7 +100,11 @@ describe.each(list)('insights on $name', (backend) => {
 
     expect(await store.unstableKeys('loose')).toEqual([
       { step: null, keys: ['charge-card-a', 'charge-card-b'], why: 'fingerprint' },
-      { step: null, keys: [`digest-${new Date(ms - 90_000).toISOString()}`, `digest-${new Date(ms).toISOString()}`], why: 'time' },
+      {
+        step: null,
+        keys: [`digest-${new Date(ms - 90_000).toISOString()}`, `digest-${new Date(ms).toISOString()}`],
+        why: 'time',
+      },
       { step: null, keys: [`email/${Math.floor(t) - 7}.5`, `email/${Math.floor(t)}.5`], why: 'time' },
       { step: null, keys: [`notify:${ms - 4_321}:alice`, `notify:${ms}:alice`], why: 'time' },
       { step: null, keys: ['refund:attempt-1', 'refund:attempt-2'], why: 'attempt' },
@@ -101,7 +117,11 @@ describe.each(list)('insights on $name', (backend) => {
   });
 
   it('step timings in step order, key search, unstable keys and recorded events', async () => {
-    await runAgent(Array.from({ length: 12 }, (_, i) => i), new Checkpoint(store, 'run'), (x) => ({ x }));
+    await runAgent(
+      Array.from({ length: 12 }, (_, i) => i),
+      new Checkpoint(store, 'run'),
+      (x) => ({ x }),
+    );
     const timings = await store.listStepTimings('run');
     expect(timings.map((t) => t.step)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
     expect(timings.every((t) => t.source === 'executed' && typeof t.durationMs === 'number')).toBe(true);
@@ -114,10 +134,22 @@ describe.each(list)('insights on $name', (backend) => {
     expect(await store.unstableKeys('run')).toEqual([]);
     // A key with a timestamp mixed in: the same step committed again under a new key.
     await new Checkpoint(store, 'run').runOnce('run:step:3:1700000000', () => 'again', { step: 3 });
-    expect(await store.unstableKeys('run')).toEqual([{ step: 3, keys: ['run:step:3', 'run:step:3:1700000000'], why: 'step' }]);
+    expect(await store.unstableKeys('run')).toEqual([
+      { step: 3, keys: ['run:step:3', 'run:step:3:1700000000'], why: 'step' },
+    ]);
 
-    await store.recordEvent({ runId: 'run', outcome: 'key_reuse', idemKey: 'run:step:1', detail: 'fingerprint differs' });
+    await store.recordEvent({
+      runId: 'run',
+      outcome: 'key_reuse',
+      idemKey: 'run:step:1',
+      detail: 'fingerprint differs',
+    });
     const events = await store.listEvents('run');
-    expect(events.at(-1)).toMatchObject({ outcome: 'key_reuse', idemKey: 'run:step:1', detail: 'fingerprint differs', count: 1 });
+    expect(events.at(-1)).toMatchObject({
+      outcome: 'key_reuse',
+      idemKey: 'run:step:1',
+      detail: 'fingerprint differs',
+      count: 1,
+    });
   });
 });

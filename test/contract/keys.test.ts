@@ -35,14 +35,23 @@ describe.each(list)('idempotency keys on $name', (backend) => {
     const cp = new Checkpoint(store, 'run', { workerId: 'w' });
     let executed = 0;
     for (const key of ['report-\ud83d', 'report-\ud83c', '\udc00report']) {
-      const error = await cp.runOnce(key, () => ++executed, { step: 0, progress: { step: 1, state: {} } }).then(() => null, (e: unknown) => e);
+      const error = await cp
+        .runOnce(key, () => ++executed, { step: 0, progress: { step: 1, state: {} } })
+        .then(
+          () => null,
+          (e: unknown) => e,
+        );
       expect(error).toBeInstanceOf(InvalidInputError);
       expect((error as InvalidInputError).code).toBe('INVALID_INPUT');
-      expect((error as Error).message).toBe(`idempotency key ${JSON.stringify(key)} must not contain an unpaired surrogate ` +
-        '(it is not valid UTF-16, so it has no UTF-8 form to store); nothing was written');
+      expect((error as Error).message).toBe(
+        `idempotency key ${JSON.stringify(key)} must not contain an unpaired surrogate ` +
+          '(it is not valid UTF-16, so it has no UTF-8 form to store); nothing was written',
+      );
     }
     // The next key, claimed in the same commit, is held to the rule too.
-    await expect(cp.runOnce('report-ok', () => ++executed, { next: { idemKey: 'report-\ud83d' } })).rejects.toThrow(/next idempotency key "report-\\ud83d"/);
+    await expect(cp.runOnce('report-ok', () => ++executed, { next: { idemKey: 'report-\ud83d' } })).rejects.toThrow(
+      /next idempotency key "report-\\ud83d"/,
+    );
     expect(executed).toBe(0);
     await nothingWritten();
   });

@@ -52,7 +52,7 @@ describe('lease keeper on a ManualClock', () => {
     expect(await run).toEqual({ result: 'done', status: 'executed' });
     await clock.tick(3_000);
     expect(renewals).toHaveLength(3);
-    expect((await h.store.listClaims({ claimTtlMs: 900 }))).toEqual([]);
+    expect(await h.store.listClaims({ claimTtlMs: 900 })).toEqual([]);
   });
 
   it('a claim taken ahead is first renewed a third of a lease after it was taken, not after it is used', async () => {
@@ -62,11 +62,15 @@ describe('lease keeper on a ManualClock', () => {
     await clock.tick(200);
     const step = gate();
     const started = gate();
-    const run = checkpoint.runOnce('run:step:1', async () => {
-      started.open();
-      await step.opened;
-      return 1;
-    }, { step: 1 });
+    const run = checkpoint.runOnce(
+      'run:step:1',
+      async () => {
+        started.open();
+        await step.opened;
+        return 1;
+      },
+      { step: 1 },
+    );
     await started.opened;
     await clock.tick(100);
     expect(renewals.map((t) => t - takenAt)).toEqual([300]);
@@ -83,7 +87,9 @@ describe('lease keeper on a ManualClock', () => {
     });
     const failed = expect(run).rejects.toBeInstanceOf(LeaseLostError);
     await started.opened;
-    expect(await (h.store as Store).expireClaim('run:step:0', { actor: 'ops', force: true, claimTtlMs: 900 })).toBe('expired');
+    expect(await (h.store as Store).expireClaim('run:step:0', { actor: 'ops', force: true, claimTtlMs: 900 })).toBe(
+      'expired',
+    );
     await clock.tick(299);
     expect(renewals).toEqual([]);
     await clock.tick(1);

@@ -20,12 +20,28 @@ describe.each(list)('metricsSnapshot on $name', (backend) => {
   });
   afterEach(() => h.close());
 
-  const claim = (idemKey: string, token: string) => store.claim({
-    idemKey, runId: 'm', token, workerId: 'w1', step: null, attempt: 1, leaseMs: 60_000, claimTtlMs: 60_000,
-  });
-  const commit = (idemKey: string, token: string, durationMs: number) => store.commit({
-    idemKey, token, runId: 'm', resultJson: '1', step: null, fingerprint: null, workerId: 'w1', durationMs,
-  });
+  const claim = (idemKey: string, token: string) =>
+    store.claim({
+      idemKey,
+      runId: 'm',
+      token,
+      workerId: 'w1',
+      step: null,
+      attempt: 1,
+      leaseMs: 60_000,
+      claimTtlMs: 60_000,
+    });
+  const commit = (idemKey: string, token: string, durationMs: number) =>
+    store.commit({
+      idemKey,
+      token,
+      runId: 'm',
+      resultJson: '1',
+      step: null,
+      fingerprint: null,
+      workerId: 'w1',
+      durationMs,
+    });
 
   /** Claims and commits each key under `${tokenPrefix}<i>`, every step taking `durationMs`. */
   const commitAll = async (keys: string[], tokenPrefix: string, durationMs: number) => {
@@ -35,15 +51,33 @@ describe.each(list)('metricsSnapshot on $name', (backend) => {
     }
   };
   const snap = (settleMs = 0) => store.metricsSnapshot({ claimTtlMs: 60_000, boundsMs: BOUNDS, settleMs });
-  const snapOf = (other: Store) => (other as Store & InsightStore).metricsSnapshot({ claimTtlMs: 60_000, boundsMs: BOUNDS, settleMs: 0 });
+  const snapOf = (other: Store) =>
+    (other as Store & InsightStore).metricsSnapshot({ claimTtlMs: 60_000, boundsMs: BOUNDS, settleMs: 0 });
   const fail = async (idemKey: string, durationMs: number) => {
     await claim(idemKey, `t-${idemKey}`);
-    await store.releaseClaim({ idemKey, token: `t-${idemKey}`, runId: 'm', step: null, workerId: 'w1', durationMs, error: 'boom' });
+    await store.releaseClaim({
+      idemKey,
+      token: `t-${idemKey}`,
+      runId: 'm',
+      step: null,
+      workerId: 'w1',
+      durationMs,
+      error: 'boom',
+    });
   };
 
   it('is all zeros on an empty store', async () => {
     const m = await store.metricsSnapshot({ claimTtlMs: 60_000, boundsMs: BOUNDS, settleMs: 0 });
-    expect(m.steps).toEqual({ executed: 0, skipped: 0, awaited: 0, failed: 0, lease_lost: 0, expired: 0, resolved: 0, key_reuse: 0 });
+    expect(m.steps).toEqual({
+      executed: 0,
+      skipped: 0,
+      awaited: 0,
+      failed: 0,
+      lease_lost: 0,
+      expired: 0,
+      resolved: 0,
+      key_reuse: 0,
+    });
     expect(m.claims).toEqual({ live: 0, orphaned: 0 });
     expect(m.stepDurations.executed).toEqual({ boundsMs: BOUNDS, counts: [0, 0, 0], count: 0, sumMs: 0 });
     expect(m.commitDurations).toEqual({ boundsMs: BOUNDS, counts: [0, 0, 0], count: 0, sumMs: 0 });
@@ -51,12 +85,24 @@ describe.each(list)('metricsSnapshot on $name', (backend) => {
   });
 
   it('counts outcomes, claims, runs and durations from the rows every worker wrote', async () => {
-    for (const [key, ms] of [['k1', 5], ['k2', 50], ['k3', 500]] as const) {
+    for (const [key, ms] of [
+      ['k1', 5],
+      ['k2', 50],
+      ['k3', 500],
+    ] as const) {
       await claim(key, `t-${key}`);
       await commit(key, `t-${key}`, ms);
     }
     await claim('k4', 't-k4');
-    await store.releaseClaim({ idemKey: 'k4', token: 't-k4', runId: 'm', step: null, workerId: 'w1', durationMs: 20, error: 'boom' });
+    await store.releaseClaim({
+      idemKey: 'k4',
+      token: 't-k4',
+      runId: 'm',
+      step: null,
+      workerId: 'w1',
+      durationMs: 20,
+      error: 'boom',
+    });
     await claim('k5', 't-k5');
     await expect(commit('k5', 'not-ours', 70)).rejects.toThrow(/lease/i);
     await h.insertOutsideClaim('k6', 'ext');
@@ -68,17 +114,44 @@ describe.each(list)('metricsSnapshot on $name', (backend) => {
     // A run-level takeover is recorded as `expired` with no key: not a step, not counted.
     await store.recordEvent({ runId: 'm', outcome: 'expired' });
     await store.saveProgress({ runId: 'm', step: 3, stateJson: '{}', executed: 0, skipped: 2, awaited: 1, saveMs: 2 });
-    await store.saveProgress({ runId: 'm2', step: 1, stateJson: '{}', executed: 1, skipped: 0, awaited: 0, saveMs: 200 });
+    await store.saveProgress({
+      runId: 'm2',
+      step: 1,
+      stateJson: '{}',
+      executed: 1,
+      skipped: 0,
+      awaited: 0,
+      saveMs: 200,
+    });
     await store.createRun({ id: 'q1', workflow: 'w', inputJson: '{}', totalSteps: null });
     await store.createRun({ id: 'c1', workflow: 'w', inputJson: '{}', totalSteps: null });
     await store.actOnRun('c1', 'cancel', 'test');
 
     // claimTtlMs 0: the outside client's claim (no lease column) is orphaned at once; k5 has a live lease.
     const m = await store.metricsSnapshot({ claimTtlMs: 0, boundsMs: BOUNDS, settleMs: 0 });
-    expect(m.steps).toEqual({ executed: 3, skipped: 2, awaited: 1, failed: 1, lease_lost: 1, expired: 1, resolved: 1, key_reuse: 1 });
+    expect(m.steps).toEqual({
+      executed: 3,
+      skipped: 2,
+      awaited: 1,
+      failed: 1,
+      lease_lost: 1,
+      expired: 1,
+      resolved: 1,
+      key_reuse: 1,
+    });
     expect(m.claims).toEqual({ live: 1, orphaned: 1 });
     // m holds k5 and ext holds k8: outside clients' runs with a claim are running; m2 has none, idle.
-    expect(m.runsByStatus).toEqual({ queued: 1, running: 2, paused: 0, waiting: 0, completed: 0, failed: 0, cancelled: 1, rejected: 0, idle: 1 });
+    expect(m.runsByStatus).toEqual({
+      queued: 1,
+      running: 2,
+      paused: 0,
+      waiting: 0,
+      completed: 0,
+      failed: 0,
+      cancelled: 1,
+      rejected: 0,
+      idle: 1,
+    });
     expect(m.stepDurations).toEqual({
       executed: { boundsMs: BOUNDS, counts: [1, 2, 3], count: 3, sumMs: 555 },
       failed: { boundsMs: BOUNDS, counts: [0, 1, 1], count: 1, sumMs: 20 },
@@ -111,7 +184,15 @@ describe.each(list)('metricsSnapshot on $name', (backend) => {
       await commit(`b${i}`, `tb${i}`, 50);
     }
     await claim('c0', 'tc0');
-    await store.releaseClaim({ idemKey: 'c0', token: 'tc0', runId: 'm', step: null, workerId: 'w1', durationMs: 500, error: 'boom' });
+    await store.releaseClaim({
+      idemKey: 'c0',
+      token: 'tc0',
+      runId: 'm',
+      step: null,
+      workerId: 'w1',
+      durationMs: 500,
+      error: 'boom',
+    });
     // Three scrapes at once: the new rows are read by one of them and counted once.
     const [x, y, z] = await Promise.all([snap(), snap(), snap()]);
     for (const m of [x, y, z]) {
@@ -167,7 +248,8 @@ describe.each(list)('metricsSnapshot on $name', (backend) => {
   // commit order, one writer at a time, and counts by id with no settle window: both at once.
   it('counts an event whose id is lower but whose time is later, once it settles', async () => {
     const now = Date.now() / 1000;
-    const failed = (key: string, ms: number, ageS: number) => h.exec(`INSERT INTO step_events (run_id, idem_key, outcome, count, duration_ms, at)
+    const failed = (key: string, ms: number, ageS: number) =>
+      h.exec(`INSERT INTO step_events (run_id, idem_key, outcome, count, duration_ms, at)
       VALUES ('m', '${key}', 'failed', 1, ${ms}, ${now - ageS})`);
     await failed('late', 50, 0);
     await failed('early', 500, 60);
@@ -201,32 +283,43 @@ describe.each(list)('metricsSnapshot on $name', (backend) => {
   // resets SQLite's executed count (the watermark row is gone, as above) for both stores alike; deleting the
   // older rows keeps the watermark row, so there nothing resets and 3 + 2 stay counted.
   it.each([
-    { pruned: 'every committed row', sql: 'DELETE FROM committed; DELETE FROM step_events', executed: { sqlite: 2, postgres: 5 } },
-    { pruned: 'the older committed rows', sql: "DELETE FROM committed WHERE idem_key IN ('a0', 'a1'); DELETE FROM step_events", executed: { sqlite: 5, postgres: 5 } },
-  ])('gives a second store on the same database the first one\'s totals after $pruned was pruned', async ({ sql, executed }) => {
-    await commitAll(['a0', 'a1', 'a2'], 'ta', 5);
-    await fail('f0', 500);
-    const first = await snap();
-    expect(first.steps.executed).toBe(3);
-    expect(first.steps.failed).toBe(1);
-    await h.exec(sql);
-    await commitAll(['b0', 'b1'], 'tb', 50);
-    const other = await h.reopen();
-    const b = await snapOf(other);
-    const a = await snap();
-    for (const m of [b, a]) {
-      expect(m.steps.executed).toBe(executed[backend.name]);
-      // Events are read by id (SQLite) or time: never reset, the pruned failure stays counted by both.
-      expect(m.steps.failed).toBe(1);
-      expect(m.stepDurations.failed).toEqual({ boundsMs: BOUNDS, counts: [0, 0, 1], count: 1, sumMs: 500 });
-    }
-    expect(a.stepDurations.executed).toEqual(b.stepDurations.executed);
-    // Scrapes of both at once take turns on the shared row: a new step is counted once.
-    await commitAll(['c0'], 'tc', 5);
-    const [x, y] = await Promise.all([snapOf(other), snap()]);
-    expect(x.steps.executed).toBe(executed[backend.name] + 1);
-    expect(y.steps.executed).toBe(executed[backend.name] + 1);
-  });
+    {
+      pruned: 'every committed row',
+      sql: 'DELETE FROM committed; DELETE FROM step_events',
+      executed: { sqlite: 2, postgres: 5 },
+    },
+    {
+      pruned: 'the older committed rows',
+      sql: "DELETE FROM committed WHERE idem_key IN ('a0', 'a1'); DELETE FROM step_events",
+      executed: { sqlite: 5, postgres: 5 },
+    },
+  ])(
+    "gives a second store on the same database the first one's totals after $pruned was pruned",
+    async ({ sql, executed }) => {
+      await commitAll(['a0', 'a1', 'a2'], 'ta', 5);
+      await fail('f0', 500);
+      const first = await snap();
+      expect(first.steps.executed).toBe(3);
+      expect(first.steps.failed).toBe(1);
+      await h.exec(sql);
+      await commitAll(['b0', 'b1'], 'tb', 50);
+      const other = await h.reopen();
+      const b = await snapOf(other);
+      const a = await snap();
+      for (const m of [b, a]) {
+        expect(m.steps.executed).toBe(executed[backend.name]);
+        // Events are read by id (SQLite) or time: never reset, the pruned failure stays counted by both.
+        expect(m.steps.failed).toBe(1);
+        expect(m.stepDurations.failed).toEqual({ boundsMs: BOUNDS, counts: [0, 0, 1], count: 1, sumMs: 500 });
+      }
+      expect(a.stepDurations.executed).toEqual(b.stepDurations.executed);
+      // Scrapes of both at once take turns on the shared row: a new step is counted once.
+      await commitAll(['c0'], 'tc', 5);
+      const [x, y] = await Promise.all([snapOf(other), snap()]);
+      expect(x.steps.executed).toBe(executed[backend.name] + 1);
+      expect(y.steps.executed).toBe(executed[backend.name] + 1);
+    },
+  );
 
   // A restarted dashboard is a new store on the same database: it carries on from the stored totals. A recount
   // would find only what prune left (1 step, no failure) and Prometheus would read a reset.

@@ -29,7 +29,10 @@ describe.each(list)('migration ledger on $name', (backend) => {
   afterEach(() => h.close());
 
   const refusal = async () => {
-    const error = await h.reopen().then(() => null, (e: unknown) => e);
+    const error = await h.reopen().then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(StoreRefusedError);
     return error as StoreRefusedError;
   };
@@ -53,7 +56,9 @@ describe.each(list)('migration ledger on $name', (backend) => {
     await h.exec('DELETE FROM waybill_migrations');
     const emptied = await refusal();
     expect(emptied.code).toBe('STORE_LEDGER_DAMAGED');
-    expect(emptied.message).toMatch(/has Waybill's tables \(.*runs.*\) but its migration ledger waybill_migrations is missing or empty/);
+    expect(emptied.message).toMatch(
+      /has Waybill's tables \(.*runs.*\) but its migration ledger waybill_migrations is missing or empty/,
+    );
 
     await h.exec('DROP TABLE waybill_migrations');
     expect((await refusal()).code).toBe('STORE_LEDGER_DAMAGED');
@@ -76,8 +81,11 @@ describe('SQLite ledger damage and the CLI', () => {
     await new Checkpoint(store, 'run-1').runOnce('run-1:step:0', () => 'sent', { step: 0 });
     await store.close();
     const db = new Database(path);
-    const { rootpage } = db.prepare<[], { rootpage: number }>(
-      "SELECT rootpage FROM sqlite_master WHERE type = 'table' AND name = 'waybill_migrations'").get()!;
+    const { rootpage } = db
+      .prepare<[], { rootpage: number }>(
+        "SELECT rootpage FROM sqlite_master WHERE type = 'table' AND name = 'waybill_migrations'",
+      )
+      .get()!;
     const pageSize = db.pragma('page_size', { simple: true }) as number;
     db.pragma('wal_checkpoint(TRUNCATE)');
     db.close();
@@ -100,7 +108,9 @@ describe('SQLite ledger damage and the CLI', () => {
 
   it('`waybill runs` on a store migrated by a newer Waybill exits 2 naming both versions', async () => {
     const { path, store } = migrated();
-    store.db.prepare(`INSERT INTO waybill_migrations (tag, hash, applied_at) VALUES ('9999_from_a_newer_waybill', 'x', 1)`).run();
+    store.db
+      .prepare(`INSERT INTO waybill_migrations (tag, hash, applied_at) VALUES ('9999_from_a_newer_waybill', 'x', 1)`)
+      .run();
     await store.close();
     const latest = readMigrations(findMigrationsDir('sqlite')).at(-1)!.tag;
     const result = await runCli(['--db', `file:${path}`, 'runs']);

@@ -32,9 +32,16 @@ describe.each(list)('outside clients’ runs on $name', (backend) => {
     (await store.listRuns({ claimTtlMs: TTL, limit: 100, ...filter })).map((r) => [r.id, r.workflow, r.status]);
   /** The run's status as the list, the API and the CLI each report it: one value, or the test says which differ. */
   const statuses = async (id: string) => {
-    const inList = (await store.listRuns({ claimTtlMs: TTL, search: id })).find((r) => r.id === id)?.status ?? 'unlisted';
-    const api = await getRun(store, id, TTL).then((r) => r.run.status, () => 'not found');
-    const cli = await loadDetail(store, id, TTL).then((d) => d.run.status, () => 'not found');
+    const inList =
+      (await store.listRuns({ claimTtlMs: TTL, search: id })).find((r) => r.id === id)?.status ?? 'unlisted';
+    const api = await getRun(store, id, TTL).then(
+      (r) => r.run.status,
+      () => 'not found',
+    );
+    const cli = await loadDetail(store, id, TTL).then(
+      (d) => d.run.status,
+      () => 'not found',
+    );
     return { list: inList, api, cli };
   };
   const everywhere = (status: string) => ({ list: status, api: status, cli: status });
@@ -50,7 +57,11 @@ describe.each(list)('outside clients’ runs on $name', (backend) => {
     const [summary] = await store.listRuns({ claimTtlMs: TTL });
     expect(summary).toMatchObject({ id: 'lib-loop', step: 0, totalSteps: null, orphanedClaims: 0, updatedAt: at });
     expect(await statuses('lib-loop')).toEqual(everywhere('idle'));
-    expect((await getRun(store, 'lib-loop', TTL)).run).toMatchObject({ workflow: 'external', external: true, updatedAt: at });
+    expect((await getRun(store, 'lib-loop', TTL)).run).toMatchObject({
+      workflow: 'external',
+      external: true,
+      updatedAt: at,
+    });
     expect((await loadDetail(store, 'lib-loop', TTL)).run.updatedAt).toBe(at);
   });
 
@@ -65,7 +76,13 @@ describe.each(list)('outside clients’ runs on $name', (backend) => {
     // A run that is nothing but a claim: resolved by hand, its manual row keeps it.
     await h.insertOutsideClaim('only-claim:step:0', 'only-claim');
     expect(await statuses('only-claim')).toEqual(everywhere('running'));
-    await store.resolveClaim({ idemKey: 'only-claim:step:0', resultJson: '{"ok":true}', actor: 'op', claimTtlMs: TTL, force: true });
+    await store.resolveClaim({
+      idemKey: 'only-claim:step:0',
+      resultJson: '{"ok":true}',
+      actor: 'op',
+      claimTtlMs: TTL,
+      force: true,
+    });
     expect(await statuses('only-claim')).toEqual(everywhere('idle'));
 
     // Swept: a claim taken over and left, on a run that committed before.
@@ -76,7 +93,11 @@ describe.each(list)('outside clients’ runs on $name', (backend) => {
       await store.expireClaim(c.idemKey, { actor: 'sweep', claimTtlMs: 100 });
     }
     expect(await statuses('swept')).toEqual(everywhere('idle'));
-    expect((await listed()).sort()).toEqual([['art', 'external', 'idle'], ['only-claim', 'external', 'idle'], ['swept', 'external', 'idle']]);
+    expect((await listed()).sort()).toEqual([
+      ['art', 'external', 'idle'],
+      ['only-claim', 'external', 'idle'],
+      ['swept', 'external', 'idle'],
+    ]);
 
     // A run with no rows at all is none: an expired claim's event alone does not make one.
     await h.insertOutsideClaim('gone:step:0', 'gone');
@@ -104,9 +125,14 @@ describe.each(list)('outside clients’ runs on $name', (backend) => {
         if (page.length < limit) break;
         after = { updatedAt: page.at(-1)!.updatedAt, id: page.at(-1)!.id };
       }
-      expect(seen.map((r) => r.id), `limit ${limit}`).toEqual(ids);
+      expect(
+        seen.map((r) => r.id),
+        `limit ${limit}`,
+      ).toEqual(ids);
     }
-    expect((await store.listRuns({ claimTtlMs: TTL, status: 'idle' })).map((r) => r.id)).toEqual(ids.filter((id) => !/^r[036]$/.test(id)));
+    expect((await store.listRuns({ claimTtlMs: TTL, status: 'idle' })).map((r) => r.id)).toEqual(
+      ids.filter((id) => !/^r[036]$/.test(id)),
+    );
   });
 });
 
@@ -117,10 +143,18 @@ describe('outside clients’ runs through the CLI process', () => {
     await new Checkpoint(store, 'lib-loop').runOnce('lib-loop:a', () => 'sent');
     await store.close();
     const db = ['--db', `file:${dir.file('w.db')}`];
-    const [runs, inspect] = await Promise.all([runCli([...db, 'runs', '--json']), runCli([...db, 'inspect', 'lib-loop', '--json'])]);
+    const [runs, inspect] = await Promise.all([
+      runCli([...db, 'runs', '--json']),
+      runCli([...db, 'inspect', 'lib-loop', '--json']),
+    ]);
     expect(runs.code).toBe(0);
-    expect((JSON.parse(runs.stdout) as RunSummary[]).map((r) => [r.id, r.workflow, r.status])).toEqual([['lib-loop', 'external', 'idle']]);
+    expect((JSON.parse(runs.stdout) as RunSummary[]).map((r) => [r.id, r.workflow, r.status])).toEqual([
+      ['lib-loop', 'external', 'idle'],
+    ]);
     expect(inspect.code).toBe(0);
-    expect(JSON.parse(inspect.stdout)).toMatchObject({ run: { id: 'lib-loop', workflow: 'external', status: 'idle' }, committed: 1 });
+    expect(JSON.parse(inspect.stdout)).toMatchObject({
+      run: { id: 'lib-loop', workflow: 'external', status: 'idle' },
+      committed: 1,
+    });
   });
 });

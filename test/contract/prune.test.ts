@@ -30,7 +30,11 @@ describe.each(list)('prune on $name', (backend) => {
   async function run(id: string, steps: number, end: 'completed' | 'failed' | 'running'): Promise<void> {
     await store.createRun({ id, workflow: 'w', inputJson: '{}', totalSteps: steps });
     expect((await store.claimRun({ workerId: 'wk', leaseMs: 60_000, workflows: ['w'] }))?.id).toBe(id);
-    await runAgent(Array.from({ length: steps }, (_, i) => i), new Checkpoint(store, id, { workerId: 'wk' }), (x) => x);
+    await runAgent(
+      Array.from({ length: steps }, (_, i) => i),
+      new Checkpoint(store, id, { workerId: 'wk' }),
+      (x) => x,
+    );
     if (end !== 'running') expect(await store.finishRun(id, 'wk', { status: end })).toBe(true);
   }
 
@@ -57,7 +61,16 @@ describe.each(list)('prune on $name', (backend) => {
     await store.createRun({ id: 'old-paused', workflow: 'x', inputJson: '{}', totalSteps: 2 });
     await store.actOnRun('old-paused', 'pause', 'test');
     await run('old-claimed', 2, 'completed');
-    await store.claim({ idemKey: 'old-claimed:late', runId: 'old-claimed', token: 't', workerId: 'wk', step: null, attempt: 1, leaseMs: 60_000, claimTtlMs: 60_000 });
+    await store.claim({
+      idemKey: 'old-claimed:late',
+      runId: 'old-claimed',
+      token: 't',
+      workerId: 'wk',
+      step: null,
+      attempt: 1,
+      leaseMs: 60_000,
+      claimTtlMs: 60_000,
+    });
     // Outside clients' runs: no runs row. One idle, one holding a claim.
     await runAgent([0, 1], new Checkpoint(store, 'ext-idle'), (x) => x);
     await runAgent([0], new Checkpoint(store, 'ext-claim'), (x) => x);
@@ -95,7 +108,13 @@ describe.each(list)('prune on $name', (backend) => {
     expect(await pruneAll(store, { before, includeExternal: true })).toEqual(external);
     expect(await rows('ext-idle')).toEqual({ run: false, committed: 0, events: 0, progress: false });
     expect(await rows('ext-claim')).toEqual({ run: false, committed: 1, events: 0, progress: true });
-    expect(await pruneAll(store, { before, includeExternal: true })).toEqual({ runs: 0, external: 0, committed: 0, events: 0, progress: 0 });
+    expect(await pruneAll(store, { before, includeExternal: true })).toEqual({
+      runs: 0,
+      external: 0,
+      committed: 0,
+      events: 0,
+      progress: 0,
+    });
   });
 
   it('leaves a finished run that an operator retried before the batch', async () => {

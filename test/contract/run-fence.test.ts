@@ -21,7 +21,10 @@ describe.each(list)('run fence on $name', (backend) => {
   afterEach(() => h.close());
 
   it('a run in hand is never handed out again, even to its own worker with the lease passed', async () => {
-    expect(await store.claimRun({ workerId: 'w1', leaseMs: 200, workflows: ['wf'] })).toMatchObject({ id: 'r1', attempts: 1 });
+    expect(await store.claimRun({ workerId: 'w1', leaseMs: 200, workflows: ['wf'] })).toMatchObject({
+      id: 'r1',
+      attempts: 1,
+    });
     await h.elapse(600);
     expect(await store.claimRun({ workerId: 'w1', leaseMs: 200, workflows: ['wf'], holding: ['r1'] })).toBeNull();
     // Its own renewal, late as it is, keeps it: nobody took it meanwhile.
@@ -32,7 +35,10 @@ describe.each(list)('run fence on $name', (backend) => {
   it('a second take under the same worker id fences the first execution out of renew, finish and release', async () => {
     expect(await store.claimRun({ workerId: 'w1', leaseMs: 200, workflows: ['wf'] })).toMatchObject({ attempts: 1 });
     await h.elapse(600);
-    expect(await store.claimRun({ workerId: 'w1', leaseMs: 60_000, workflows: ['wf'] })).toMatchObject({ id: 'r1', attempts: 2 });
+    expect(await store.claimRun({ workerId: 'w1', leaseMs: 60_000, workflows: ['wf'] })).toMatchObject({
+      id: 'r1',
+      attempts: 2,
+    });
 
     expect(await store.renewRunLease('r1', 'w1', 60_000, 1)).toEqual({ held: false, status: 'running' });
     await store.releaseRun('r1', 'w1', 1);
@@ -47,7 +53,9 @@ describe.each(list)('run fence on $name', (backend) => {
 
   it('runId takes only that run', async () => {
     await store.createRun({ id: 'r2', workflow: 'wf', inputJson: '{}', totalSteps: 3 });
-    expect(await store.claimRun({ workerId: 'w1', leaseMs: 60_000, workflows: ['wf'], runId: 'r2' })).toMatchObject({ id: 'r2' });
+    expect(await store.claimRun({ workerId: 'w1', leaseMs: 60_000, workflows: ['wf'], runId: 'r2' })).toMatchObject({
+      id: 'r2',
+    });
     expect(await store.claimRun({ workerId: 'w1', leaseMs: 60_000, workflows: ['wf'], runId: 'r2' })).toBeNull();
     expect(await store.getRun('r1')).toMatchObject({ status: 'queued' });
   });

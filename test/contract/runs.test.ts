@@ -15,10 +15,25 @@ import { backends, type StoreHandle } from '../support/backends';
 
 const list = await backends();
 
-const newRun = (id: string, workflow = 'wf', totalSteps: number | null = 3) => ({ id, workflow, inputJson: `{"id":"${id}"}`, totalSteps });
+const newRun = (id: string, workflow = 'wf', totalSteps: number | null = 3) => ({
+  id,
+  workflow,
+  inputJson: `{"id":"${id}"}`,
+  totalSteps,
+});
 
 function stepClaim(overrides: Partial<ClaimRequest>): ClaimRequest {
-  return { idemKey: 'k', runId: 'run-1', token: randomUUID(), workerId: 'w1', step: 0, attempt: 1, leaseMs: 30_000, claimTtlMs: 30_000, ...overrides };
+  return {
+    idemKey: 'k',
+    runId: 'run-1',
+    token: randomUUID(),
+    workerId: 'w1',
+    step: 0,
+    attempt: 1,
+    leaseMs: 30_000,
+    claimTtlMs: 30_000,
+    ...overrides,
+  };
 }
 
 describe.each(list)('run store contract on $name', (backend) => {
@@ -34,23 +49,41 @@ describe.each(list)('run store contract on $name', (backend) => {
   it('takes over a run whose lease passed, or whose owner stopped, recording `expired`; never a live one', async () => {
     await store.createRun(newRun('r1'));
     await store.createRun(newRun('r2'));
-    expect(await store.claimRun({ workerId: 'w1', leaseMs: 200, workflows: ['wf'] })).toMatchObject({ id: 'r1', owner: 'w1', attempts: 1 });
-    expect(await store.claimRun({ workerId: 'w1', leaseMs: 60_000, workflows: ['wf'] })).toMatchObject({ id: 'r2', attempts: 1 });
+    expect(await store.claimRun({ workerId: 'w1', leaseMs: 200, workflows: ['wf'] })).toMatchObject({
+      id: 'r1',
+      owner: 'w1',
+      attempts: 1,
+    });
+    expect(await store.claimRun({ workerId: 'w1', leaseMs: 60_000, workflows: ['wf'] })).toMatchObject({
+      id: 'r2',
+      attempts: 1,
+    });
     expect(await store.claimRun({ workerId: 'w2', leaseMs: 60_000, workflows: ['wf'] })).toBeNull();
 
     await h.elapse(600);
-    expect(await store.claimRun({ workerId: 'w2', leaseMs: 60_000, workflows: ['wf'] })).toMatchObject({ id: 'r1', owner: 'w2', attempts: 2 });
+    expect(await store.claimRun({ workerId: 'w2', leaseMs: 60_000, workflows: ['wf'] })).toMatchObject({
+      id: 'r1',
+      owner: 'w2',
+      attempts: 2,
+    });
     expect(await store.renewRunLease('r1', 'w1', 60_000)).toEqual({ held: false, status: 'running' });
     expect(await store.renewRunLease('r2', 'w1', 60_000)).toEqual({ held: true, status: 'running' });
     expect((await store.listEvents('r1')).map((e) => [e.outcome, e.workerId, e.detail])).toEqual([
-      ['expired', 'w2', 'run lease of w1 passed or its worker died; resumed by w2']]);
+      ['expired', 'w2', 'run lease of w1 passed or its worker died; resumed by w2'],
+    ]);
     expect(await store.claimRun({ workerId: 'w3', leaseMs: 60_000, workflows: ['wf'] })).toBeNull();
 
     // A stopped owner gives its runs up at once, lease or not.
     await store.registerWorker({ id: 'w1', host: 'h', pid: 1 });
     await store.stopWorker('w1');
-    expect(await store.claimRun({ workerId: 'w3', leaseMs: 60_000, workflows: ['wf'] })).toMatchObject({ id: 'r2', owner: 'w3', attempts: 2 });
-    expect((await store.listEvents('r2')).map((e) => e.detail)).toEqual(['run lease of w1 passed or its worker died; resumed by w3']);
+    expect(await store.claimRun({ workerId: 'w3', leaseMs: 60_000, workflows: ['wf'] })).toMatchObject({
+      id: 'r2',
+      owner: 'w3',
+      attempts: 2,
+    });
+    expect((await store.listEvents('r2')).map((e) => e.detail)).toEqual([
+      'run lease of w1 passed or its worker died; resumed by w3',
+    ]);
     // Finished by its new owner, a run is no longer runnable by anyone.
     expect(await store.finishRun('r2', 'w3', { status: 'completed', outputJson: '"ok"' }, 2)).toBe(true);
     expect(await store.getRun('r2')).toMatchObject({ status: 'completed', owner: null, outputJson: '"ok"' });
@@ -62,7 +95,15 @@ describe.each(list)('run store contract on $name', (backend) => {
     await store.registerWorker({ id: 'w1', host: 'h1', pid: 101, machine: 'm1' });
     await store.registerWorker({ id: 'w2', host: 'h2', pid: 202 });
     const [first] = (await store.listWorkers()).filter((w) => w.id === 'w1');
-    expect(first).toEqual({ id: 'w1', host: 'h1', pid: 101, machine: 'm1', startedAt: expect.any(Number), heartbeatAt: expect.any(Number), stoppedAt: null });
+    expect(first).toEqual({
+      id: 'w1',
+      host: 'h1',
+      pid: 101,
+      machine: 'm1',
+      startedAt: expect.any(Number),
+      heartbeatAt: expect.any(Number),
+      stoppedAt: null,
+    });
     await h.elapse(1_100);
     await store.heartbeatWorker('w1');
     await store.stopWorker('w2');
@@ -73,7 +114,7 @@ describe.each(list)('run store contract on $name', (backend) => {
     expect(workers.w2).toMatchObject({ machine: null, stoppedAt: expect.any(Number) });
 
     // Another process's view of w1's proof of life: PostgreSQL holds a session lock, SQLite cannot tell.
-    const observer = (await h.reopen());
+    const observer = await h.reopen();
     const hold = await store.holdLiveness('w1');
     const whileHeld = await observer.livenessOf(['w1', 'never-ran']);
     await hold.release();
@@ -110,8 +151,14 @@ describe.each(list)('run store contract on $name', (backend) => {
     ]);
     expect((await store.listWorkers())[0]?.stoppedAt).toEqual(expect.any(Number));
     // Its run resumes now, not after its lease; its steps can be claimed again.
-    expect(await store.claimRun({ workerId: 'w2', leaseMs: 60_000, workflows: ['wf'] })).toMatchObject({ id: 'run-1', owner: 'w2' });
-    expect(await store.claim(stepClaim({ idemKey: 'run-1:step:0', workerId: 'w2' }))).toMatchObject({ kind: 'claimed', tookOverFrom: null });
+    expect(await store.claimRun({ workerId: 'w2', leaseMs: 60_000, workflows: ['wf'] })).toMatchObject({
+      id: 'run-1',
+      owner: 'w2',
+    });
+    expect(await store.claim(stepClaim({ idemKey: 'run-1:step:0', workerId: 'w2' }))).toMatchObject({
+      kind: 'claimed',
+      tookOverFrom: null,
+    });
     expect(await store.markWorkerDead('w1', 'again')).toBe(0);
   });
 
@@ -121,22 +168,29 @@ describe.each(list)('run store contract on $name', (backend) => {
       for (const status of statuses) {
         const id = `${action}-${status}`;
         await store.createRun(newRun(id));
-        await h.exec(`UPDATE runs SET status = '${status}', owner = 'w1', error = 'e', finished_at = 1 WHERE id = '${id}'`);
+        await h.exec(
+          `UPDATE runs SET status = '${status}', owner = 'w1', error = 'e', finished_at = 1 WHERE id = '${id}'`,
+        );
         const { from, to } = TRANSITIONS[action];
         if (!from.includes(status)) {
-          await expect(store.actOnRun(id, action, 'ann')).rejects.toThrow(new InvalidTransitionError(id, action, status));
+          await expect(store.actOnRun(id, action, 'ann')).rejects.toThrow(
+            new InvalidTransitionError(id, action, status),
+          );
           expect(await store.listEvents(id)).toEqual([]);
           continue;
         }
         const row = await store.actOnRun(id, action, 'ann');
         expect(row).toMatchObject({
-          id, status: to,
+          id,
+          status: to,
           // A running run keeps its owner until that worker lets go, unless cancelled; any other loses it.
           owner: status === 'running' && action !== 'cancel' ? 'w1' : null,
           error: to === 'queued' ? null : 'e',
           finishedAt: to === 'cancelled' ? row.updatedAt : to === 'queued' ? null : 1,
         });
-        expect((await store.listEvents(id)).map((e) => [e.outcome, e.detail])).toEqual([['operator', `${action} by ann: ${status} → ${to}`]]);
+        expect((await store.listEvents(id)).map((e) => [e.outcome, e.detail])).toEqual([
+          ['operator', `${action} by ann: ${status} → ${to}`],
+        ]);
       }
     }
     await expect(store.actOnRun('missing', 'pause', 'ann')).rejects.toBeInstanceOf(NotFoundError);
@@ -147,21 +201,37 @@ describe.each(list)('run store contract on $name', (backend) => {
     await store.createRun(newRun('runx50a'));
     // The article's client: claims with claimed_at only, one an hour old, and progress with no runs row.
     const now = await h.now();
-    await h.exec(`INSERT INTO claims (idem_key, run_id, claimed_at) VALUES ('art:0', 'art', ${now - 3600}), ('art:1', 'art', ${now})`);
+    await h.exec(
+      `INSERT INTO claims (idem_key, run_id, claimed_at) VALUES ('art:0', 'art', ${now - 3600}), ('art:1', 'art', ${now})`,
+    );
     await h.exec(`INSERT INTO progress (run_id, step, state_json, updated_at) VALUES ('art', 7, '{}', ${now - 60})`);
     await h.exec(`INSERT INTO claims (idem_key, run_id, claimed_at) VALUES ('Run_50%:0', 'Run_50%', ${now - 3600})`);
 
     const list = await store.listRuns({ claimTtlMs: 30_000 });
     expect(list.find((r) => r.id === 'art')).toEqual({
-      id: 'art', workflow: 'external', status: 'running', step: 7, totalSteps: null, executed: 0, skipped: 0, awaited: 0,
-      orphanedClaims: 1, owner: null, error: null, createdAt: null, updatedAt: expect.any(Number),
+      id: 'art',
+      workflow: 'external',
+      status: 'running',
+      step: 7,
+      totalSteps: null,
+      executed: 0,
+      skipped: 0,
+      awaited: 0,
+      orphanedClaims: 1,
+      owner: null,
+      error: null,
+      createdAt: null,
+      updatedAt: expect.any(Number),
     });
     expect(list.find((r) => r.id === 'Run_50%')).toMatchObject({ workflow: 'wf', status: 'queued', orphanedClaims: 1 });
     // A TTL longer than the claim's age: not orphaned yet.
     expect((await store.listRuns({ claimTtlMs: 7_200_000 })).map((r) => r.orphanedClaims)).toEqual([0, 0, 0]);
     expect((await store.listRuns({ search: '_50%', claimTtlMs: 30_000 })).map((r) => r.id)).toEqual(['Run_50%']);
-    expect((await store.listRuns({ search: 'RUN', claimTtlMs: 30_000 })).map((r) => r.id).sort()).toEqual(['Run_50%', 'runx50a']);
-    expect((await store.listRuns({ status: 'idle', claimTtlMs: 30_000 }))).toEqual([]);
+    expect((await store.listRuns({ search: 'RUN', claimTtlMs: 30_000 })).map((r) => r.id).sort()).toEqual([
+      'Run_50%',
+      'runx50a',
+    ]);
+    expect(await store.listRuns({ status: 'idle', claimTtlMs: 30_000 })).toEqual([]);
     await h.exec(`DELETE FROM claims WHERE run_id = 'art'`);
     expect((await store.listRuns({ status: 'idle', claimTtlMs: 30_000 })).map((r) => r.id)).toEqual(['art']);
   });

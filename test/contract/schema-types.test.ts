@@ -7,12 +7,30 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import type * as pg from '../../lib/store/schema.pg';
 import type * as sqlite from '../../lib/store/schema.sqlite';
-import type { AuditEntry, ClaimRow, CommittedRow, ProgressRow, RunRow, StepEvent, WorkerRow } from '../../lib/store/types';
+import type {
+  AuditEntry,
+  ClaimRow,
+  CommittedRow,
+  ProgressRow,
+  RunRow,
+  StepEvent,
+  WorkerRow,
+} from '../../lib/store/types';
 
 type Rows<T extends Record<string, { $inferSelect: unknown }>> = { [K in keyof T]: T[K]['$inferSelect'] };
 type Inserts<T extends Record<string, { $inferInsert: unknown }>> = { [K in keyof T]: T[K]['$inferInsert'] };
 
-const TABLES = ['progress', 'committed', 'claims', 'runs', 'stepEvents', 'workers', 'workflows', 'audit', 'metricsTally'] as const;
+const TABLES = [
+  'progress',
+  'committed',
+  'claims',
+  'runs',
+  'stepEvents',
+  'workers',
+  'workflows',
+  'audit',
+  'metricsTally',
+] as const;
 type Tables = Pick<typeof sqlite, (typeof TABLES)[number]>;
 type PgTables = Pick<typeof pg, (typeof TABLES)[number]>;
 

@@ -46,10 +46,16 @@ describe.each(list)('run series on $name', (backend) => {
     expect(last.map((s) => s.idemKey)).toEqual([9995, 9996, 9997, 9998, 9999].map((n) => `seed-big:step:${n}`));
     // Every 25th step failed once: steps 24, 49, … 9999, so 400 failed events.
     const events = await store.recentEvents('seed-big', { limit: 3 });
-    expect(events.map((e) => [e.outcome, e.step])).toEqual([['failed', 9949], ['failed', 9974], ['failed', 9999]]);
+    expect(events.map((e) => [e.outcome, e.step])).toEqual([
+      ['failed', 9949],
+      ['failed', 9974],
+      ['failed', 9999],
+    ]);
     // Run 4 (index 3) crashed once and was resumed: an expired and a skipped event.
-    expect((await store.recentEvents('seed-000004', { limit: 10, outcome: 'skipped' })).map((e) => e.count)).toEqual([1]);
-    expect((await store.recentEvents('seed-000004', { limit: 10, outcome: 'key_reuse' }))).toEqual([]);
+    expect((await store.recentEvents('seed-000004', { limit: 10, outcome: 'skipped' })).map((e) => e.count)).toEqual([
+      1,
+    ]);
+    expect(await store.recentEvents('seed-000004', { limit: 10, outcome: 'key_reuse' })).toEqual([]);
     const slices = await store.commitBuckets('seed-000004', { buckets: 10 });
     expect(slices.reduce((sum, b) => sum + b.executed, 0)).toBe(60);
     expect(slices.reduce((sum, b) => sum + b.skipped, 0)).toBe(1);
@@ -57,12 +63,17 @@ describe.each(list)('run series on $name', (backend) => {
 
   it('the last events of one outcome among others: the newest `limit` of them, oldest first, no other outcome', async () => {
     const outcomes = ['failed', 'key_reuse', 'failed', 'key_reuse', 'expired', 'key_reuse', 'failed'] as const;
-    for (const [step, outcome] of outcomes.entries()) await store.recordEvent({ runId: 'mixed', outcome, step, idemKey: `k${step}` });
+    for (const [step, outcome] of outcomes.entries())
+      await store.recordEvent({ runId: 'mixed', outcome, step, idemKey: `k${step}` });
     await store.recordEvent({ runId: 'other', outcome: 'key_reuse', step: 99, idemKey: 'other:k' });
     expect((await store.recentEvents('mixed', { limit: 2, outcome: 'key_reuse' })).map((e) => e.step)).toEqual([3, 5]);
     expect((await store.recentEvents('mixed', { limit: 10, outcome: 'failed' })).map((e) => e.step)).toEqual([0, 2, 6]);
-    expect((await store.recentEvents('mixed', { limit: 3 })).map((e) => [e.step, e.outcome])).toEqual([[4, 'expired'], [5, 'key_reuse'], [6, 'failed']]);
-    expect((await store.recentEvents('mixed', { limit: 10, outcome: 'resolved' }))).toEqual([]);
+    expect((await store.recentEvents('mixed', { limit: 3 })).map((e) => [e.step, e.outcome])).toEqual([
+      [4, 'expired'],
+      [5, 'key_reuse'],
+      [6, 'failed'],
+    ]);
+    expect(await store.recentEvents('mixed', { limit: 10, outcome: 'resolved' })).toEqual([]);
   });
 
   it('claims page by keyset cursor without gaps or repeats, and are counted without listing them', async () => {

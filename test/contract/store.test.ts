@@ -32,7 +32,9 @@ function gate<T = void>() {
 }
 
 function aborted(signal: AbortSignal): Promise<void> {
-  return signal.aborted ? Promise.resolve() : new Promise((r) => signal.addEventListener('abort', () => r(), { once: true }));
+  return signal.aborted
+    ? Promise.resolve()
+    : new Promise((r) => signal.addEventListener('abort', () => r(), { once: true }));
 }
 
 describe.each(list)('store contract on $name', (backend) => {
@@ -48,12 +50,26 @@ describe.each(list)('store contract on $name', (backend) => {
   });
 
   const claimRequest = (over: Partial<ClaimRequest> = {}): ClaimRequest => ({
-    idemKey: 'run-1:step:0', runId: 'run-1', token: randomUUID(), workerId: 'w1', step: 0, attempt: 1,
-    leaseMs: LONG_LEASE_MS, claimTtlMs: TTL_MS, ...over,
+    idemKey: 'run-1:step:0',
+    runId: 'run-1',
+    token: randomUUID(),
+    workerId: 'w1',
+    step: 0,
+    attempt: 1,
+    leaseMs: LONG_LEASE_MS,
+    claimTtlMs: TTL_MS,
+    ...over,
   });
   const commitRequest = (c: ClaimRequest, over: Partial<CommitRequest> = {}): CommitRequest => ({
-    idemKey: c.idemKey, token: c.token, runId: c.runId, resultJson: '{"ok":true}', step: c.step,
-    fingerprint: null, workerId: c.workerId, durationMs: 5, ...over,
+    idemKey: c.idemKey,
+    token: c.token,
+    runId: c.runId,
+    resultJson: '{"ok":true}',
+    step: c.step,
+    fingerprint: null,
+    workerId: c.workerId,
+    durationMs: 5,
+    ...over,
   });
   const claimed = async (over: Partial<ClaimRequest> = {}) => {
     const request = claimRequest(over);
@@ -80,7 +96,10 @@ describe.each(list)('store contract on $name', (backend) => {
       expect(typeof row!.updatedAt).toBe('number');
       expect(await store.loadProgress('run-2')).toMatchObject({ step: 9, executed: 0, skipped: 0, awaited: 0 });
       // Skips and awaits are recorded as one event per write carrying the count, not one per step.
-      expect((await store.listEvents('run-1')).map((e) => [e.outcome, e.count])).toEqual([['skipped', 2], ['awaited', 3]]);
+      expect((await store.listEvents('run-1')).map((e) => [e.outcome, e.count])).toEqual([
+        ['skipped', 2],
+        ['awaited', 3],
+      ]);
     });
   });
 
@@ -91,13 +110,24 @@ describe.each(list)('store contract on $name', (backend) => {
       expect(first).toMatchObject({ kind: 'claimed', attempt: 1, tookOverFrom: null });
 
       const [row] = await store.listClaims({ claimTtlMs: TTL_MS });
-      expect(row).toMatchObject({ idemKey: a.idemKey, runId: 'run-1', token: a.token, workerId: 'w1', step: 0, attempt: 1, orphaned: false });
+      expect(row).toMatchObject({
+        idemKey: a.idemKey,
+        runId: 'run-1',
+        token: a.token,
+        workerId: 'w1',
+        step: 0,
+        attempt: 1,
+        orphaned: false,
+      });
       expect(row!.leaseExpiresAt! - row!.claimedAt).toBeCloseTo(LONG_LEASE_MS / 1000, 1);
       expect((first as Extract<ClaimOutcome, { kind: 'claimed' }>).leaseExpiresAt).toBeCloseTo(row!.leaseExpiresAt!, 3);
 
       const b = claimRequest({ workerId: 'w2' });
       const second = await store.claim(b);
-      expect(second).toMatchObject({ kind: 'held', holder: { token: a.token, workerId: 'w1', attempt: 1, orphaned: false } });
+      expect(second).toMatchObject({
+        kind: 'held',
+        holder: { token: a.token, workerId: 'w1', attempt: 1, orphaned: false },
+      });
       const wait = (second as Extract<ClaimOutcome, { kind: 'held' }>).msUntilExpiry;
       expect(wait).toBeGreaterThan(0);
       expect(wait).toBeLessThanOrEqual(LONG_LEASE_MS);
@@ -106,7 +136,16 @@ describe.each(list)('store contract on $name', (backend) => {
       const third = await store.claim(b);
       expect(third).toMatchObject({
         kind: 'committed',
-        row: { idemKey: a.idemKey, runId: 'run-1', resultJson: '{"ok":true}', step: 0, fingerprint: 'fp-1', workerId: 'w1', durationMs: 5, source: 'executed' },
+        row: {
+          idemKey: a.idemKey,
+          runId: 'run-1',
+          resultJson: '{"ok":true}',
+          step: 0,
+          fingerprint: 'fp-1',
+          workerId: 'w1',
+          durationMs: 5,
+          source: 'executed',
+        },
       });
       expect(await store.listClaims({ claimTtlMs: TTL_MS })).toEqual([]);
       expect(await outcomes()).toEqual([]);
@@ -117,16 +156,23 @@ describe.each(list)('store contract on $name', (backend) => {
       await h.elapse(PASS_MS);
       const b = claimRequest({ workerId: 'w2' });
       expect(await store.claim(b)).toMatchObject({
-        kind: 'claimed', attempt: 2, tookOverFrom: { token: a.token, workerId: 'w1', attempt: 1, orphaned: true },
+        kind: 'claimed',
+        attempt: 2,
+        tookOverFrom: { token: a.token, workerId: 'w1', attempt: 1, orphaned: true },
       });
-      expect(await store.listClaims({ claimTtlMs: TTL_MS })).toMatchObject([{ token: b.token, workerId: 'w2', attempt: 2, orphaned: false }]);
+      expect(await store.listClaims({ claimTtlMs: TTL_MS })).toMatchObject([
+        { token: b.token, workerId: 'w2', attempt: 2, orphaned: false },
+      ]);
       const events = await store.listEvents('run-1');
       expect(events).toMatchObject([{ outcome: 'expired', idemKey: a.idemKey, step: 0, count: 1 }]);
 
       // A caller's own attempt number wins when it is higher than the takeover's.
       await claimed({ idemKey: 'run-1:step:1', step: 1, leaseMs: SHORT_LEASE_MS });
       await h.elapse(PASS_MS);
-      expect(await store.claim(claimRequest({ idemKey: 'run-1:step:1', step: 1, attempt: 5 }))).toMatchObject({ kind: 'claimed', attempt: 5 });
+      expect(await store.claim(claimRequest({ idemKey: 'run-1:step:1', step: 1, attempt: 5 }))).toMatchObject({
+        kind: 'claimed',
+        attempt: 5,
+      });
     });
 
     it('fencing: a stale token cannot commit, writes nothing; the new holder commits', async () => {
@@ -146,7 +192,11 @@ describe.each(list)('store contract on $name', (backend) => {
       expect(await store.renewClaim(b.idemKey, b.token, LONG_LEASE_MS)).toBe(true);
 
       await store.commit(commitRequest(b, { resultJson: '{"by":"b"}', progress }));
-      expect(await store.getCommitted(a.idemKey)).toMatchObject({ resultJson: '{"by":"b"}', workerId: 'w2', source: 'executed' });
+      expect(await store.getCommitted(a.idemKey)).toMatchObject({
+        resultJson: '{"by":"b"}',
+        workerId: 'w2',
+        source: 'executed',
+      });
       expect(await store.loadProgress('run-1')).toMatchObject({ step: 1, executed: 1 });
 
       // Still refused once the key is committed, and the committed row stays the new holder's.
@@ -193,7 +243,11 @@ describe.each(list)('store contract on $name', (backend) => {
       ]);
       expect(events[1]!.detail).toContain('boom');
 
-      expect(await store.claim(claimRequest({ workerId: 'w2' }))).toMatchObject({ kind: 'claimed', attempt: 1, tookOverFrom: null });
+      expect(await store.claim(claimRequest({ workerId: 'w2' }))).toMatchObject({
+        kind: 'claimed',
+        attempt: 1,
+        tookOverFrom: null,
+      });
     });
   });
 
@@ -207,11 +261,22 @@ describe.each(list)('store contract on $name', (backend) => {
       const longTtl = await claimsByKey({ claimTtlMs: TTL_MS });
       expect(Object.keys(longTtl).sort()).toEqual(['k1', 'k2', 'k3']);
       expect([longTtl.k1!.orphaned, longTtl.k2!.orphaned, longTtl.k3!.orphaned]).toEqual([false, true, false]);
-      expect(longTtl.k3).toMatchObject({ runId: 'r2', token: null, workerId: null, leaseExpiresAt: null, heartbeatAt: null, step: null, attempt: 1 });
+      expect(longTtl.k3).toMatchObject({
+        runId: 'r2',
+        token: null,
+        workerId: null,
+        leaseExpiresAt: null,
+        heartbeatAt: null,
+        step: null,
+        attempt: 1,
+      });
 
       const shortTtl = await claimsByKey({ claimTtlMs: SHORT_LEASE_MS });
       expect([shortTtl.k1!.orphaned, shortTtl.k2!.orphaned, shortTtl.k3!.orphaned]).toEqual([false, true, true]);
-      expect(Object.keys(await claimsByKey({ orphanedOnly: true, claimTtlMs: SHORT_LEASE_MS })).sort()).toEqual(['k2', 'k3']);
+      expect(Object.keys(await claimsByKey({ orphanedOnly: true, claimTtlMs: SHORT_LEASE_MS })).sort()).toEqual([
+        'k2',
+        'k3',
+      ]);
       expect(Object.keys(await claimsByKey({ orphanedOnly: true, claimTtlMs: TTL_MS }))).toEqual(['k2']);
       expect(Object.keys(await claimsByKey({ runId: 'r2', claimTtlMs: TTL_MS }))).toEqual(['k3']);
       // One key, read as the list reads it: the same row and the same verdict, and null for no claim.
@@ -222,10 +287,16 @@ describe.each(list)('store contract on $name', (backend) => {
       expect(await store.getClaim('k9', { claimTtlMs: TTL_MS })).toBeNull();
 
       // Waybill's claim waits on the outside client's row until its TTL passes, then takes it over.
-      expect(await store.claim(claimRequest({ idemKey: 'k3', runId: 'r2', claimTtlMs: TTL_MS }))).toMatchObject({ kind: 'held' });
-      expect(await store.claim(claimRequest({ idemKey: 'k3', runId: 'r2', claimTtlMs: SHORT_LEASE_MS }))).toMatchObject({
-        kind: 'claimed', attempt: 2, tookOverFrom: { token: null, orphaned: true },
+      expect(await store.claim(claimRequest({ idemKey: 'k3', runId: 'r2', claimTtlMs: TTL_MS }))).toMatchObject({
+        kind: 'held',
       });
+      expect(await store.claim(claimRequest({ idemKey: 'k3', runId: 'r2', claimTtlMs: SHORT_LEASE_MS }))).toMatchObject(
+        {
+          kind: 'claimed',
+          attempt: 2,
+          tookOverFrom: { token: null, orphaned: true },
+        },
+      );
       expect(await outcomes('r2')).toEqual(['expired']);
     });
 
@@ -244,7 +315,11 @@ describe.each(list)('store contract on $name', (backend) => {
       await expect(store.commit(commitRequest(a))).rejects.toBeInstanceOf(LeaseLostError);
       expect(await store.getCommitted(a.idemKey)).toBeNull();
       // The row is gone, so the key is claimed afresh (attempt 1), by anyone.
-      expect(await store.claim(claimRequest({ workerId: 'w2' }))).toMatchObject({ kind: 'claimed', attempt: 1, tookOverFrom: null });
+      expect(await store.claim(claimRequest({ workerId: 'w2' }))).toMatchObject({
+        kind: 'claimed',
+        attempt: 1,
+        tookOverFrom: null,
+      });
 
       // An orphaned claim needs no force; nor does an outside client's claim once its TTL has passed.
       await claimed({ idemKey: 'run-1:step:1', step: 1, leaseMs: SHORT_LEASE_MS });
@@ -259,21 +334,43 @@ describe.each(list)('store contract on $name', (backend) => {
     it('resolveClaim commits a manual result; the old holder’s commit is then refused', async () => {
       const a = await claimed({ idemKey: 'run-1:step:3', step: 3, leaseMs: SHORT_LEASE_MS });
       await h.elapse(PASS_MS);
-      const done = await store.resolveClaim({ idemKey: a.idemKey, resultJson: '{"manual":true}', actor: 'ops', note: 'receiver says sent', claimTtlMs: TTL_MS });
+      const done = await store.resolveClaim({
+        idemKey: a.idemKey,
+        resultJson: '{"manual":true}',
+        actor: 'ops',
+        note: 'receiver says sent',
+        claimTtlMs: TTL_MS,
+      });
       expect(done).toEqual({ runId: 'run-1' });
       expect(await store.getCommitted(a.idemKey)).toMatchObject({
-        idemKey: a.idemKey, runId: 'run-1', resultJson: '{"manual":true}', step: 3, fingerprint: null, source: 'manual',
+        idemKey: a.idemKey,
+        runId: 'run-1',
+        resultJson: '{"manual":true}',
+        step: 3,
+        fingerprint: null,
+        source: 'manual',
       });
       expect(await store.listClaims({ claimTtlMs: TTL_MS })).toEqual([]);
       const [event] = await store.listEvents('run-1');
       expect(event).toMatchObject({ outcome: 'resolved', idemKey: a.idemKey });
       expect(event!.detail).toContain('ops');
 
-      await expect(store.commit(commitRequest(a, { resultJson: '{"late":true}' }))).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(store.commit(commitRequest(a, { resultJson: '{"late":true}' }))).rejects.toBeInstanceOf(
+        LeaseLostError,
+      );
       expect(await store.getCommitted(a.idemKey)).toMatchObject({ resultJson: '{"manual":true}', source: 'manual' });
-      expect(await store.claim(claimRequest({ idemKey: a.idemKey }))).toMatchObject({ kind: 'committed', row: { source: 'manual' } });
+      expect(await store.claim(claimRequest({ idemKey: a.idemKey }))).toMatchObject({
+        kind: 'committed',
+        row: { source: 'manual' },
+      });
 
-      const missing = store.resolveClaim({ idemKey: 'no-claim-here', resultJson: '{}', actor: 'ops', claimTtlMs: TTL_MS, force: true });
+      const missing = store.resolveClaim({
+        idemKey: 'no-claim-here',
+        resultJson: '{}',
+        actor: 'ops',
+        claimTtlMs: TTL_MS,
+        force: true,
+      });
       await expect(missing).rejects.toBeInstanceOf(NotFoundError);
       await expect(missing).rejects.toMatchObject({ code: 'NOT_FOUND' });
       expect(await store.getCommitted('no-claim-here')).toBeNull();
@@ -286,7 +383,12 @@ describe.each(list)('store contract on $name', (backend) => {
       expect(before.map((c) => c.orphaned)).toEqual([false, false]);
 
       for (const key of [a.idemKey, 'run-1:step:4']) {
-        const refused = store.resolveClaim({ idemKey: key, resultJson: '{"manual":true}', actor: 'ops', claimTtlMs: TTL_MS });
+        const refused = store.resolveClaim({
+          idemKey: key,
+          resultJson: '{"manual":true}',
+          actor: 'ops',
+          claimTtlMs: TTL_MS,
+        });
         await expect(refused).rejects.toBeInstanceOf(ClaimNotOrphanedError);
         await expect(refused).rejects.toMatchObject({ code: 'CONFLICT', reason: 'live' });
       }
@@ -295,8 +397,15 @@ describe.each(list)('store contract on $name', (backend) => {
       expect(await store.listEvents('run-1')).toEqual([]);
 
       // Forced, as expire is: the operator knows better than the lease. The holder is then fenced off.
-      expect(await store.resolveClaim({ idemKey: a.idemKey, resultJson: '{"manual":true}', actor: 'ops', claimTtlMs: TTL_MS, force: true }))
-        .toEqual({ runId: 'run-1' });
+      expect(
+        await store.resolveClaim({
+          idemKey: a.idemKey,
+          resultJson: '{"manual":true}',
+          actor: 'ops',
+          claimTtlMs: TTL_MS,
+          force: true,
+        }),
+      ).toEqual({ runId: 'run-1' });
       await expect(store.commit(commitRequest(a))).rejects.toBeInstanceOf(LeaseLostError);
       expect((await store.listCommitted('run-1')).map((r) => [r.idemKey, r.source])).toEqual([[a.idemKey, 'manual']]);
       expect(await outcomes()).toEqual(['resolved', 'lease_lost']);
@@ -312,12 +421,23 @@ describe.each(list)('store contract on $name', (backend) => {
       const b = claimRequest({ idemKey: a.idemKey, step: 3, workerId: 'w2' });
       expect(await store.claim(b)).toMatchObject({ kind: 'claimed', attempt: 2, tookOverFrom: { token: a.token } });
 
-      const resolveAsSeen = (over: { force?: boolean; attempt?: number } = {}) => store.resolveClaim({
-        idemKey: seen!.idemKey, resultJson: '{"manual":true}', actor: 'ops', claimTtlMs: TTL_MS, ...over,
+      const resolveAsSeen = (over: { force?: boolean; attempt?: number } = {}) =>
+        store.resolveClaim({
+          idemKey: seen!.idemKey,
+          resultJson: '{"manual":true}',
+          actor: 'ops',
+          claimTtlMs: TTL_MS,
+          ...over,
+        });
+      await expect(resolveAsSeen({ attempt: seen!.attempt })).rejects.toMatchObject({
+        code: 'CONFLICT',
+        reason: 'replaced',
       });
-      await expect(resolveAsSeen({ attempt: seen!.attempt })).rejects.toMatchObject({ code: 'CONFLICT', reason: 'replaced' });
       // Force overrides a live lease, never the identity of the claim the operator decided about.
-      await expect(resolveAsSeen({ attempt: seen!.attempt, force: true })).rejects.toMatchObject({ code: 'CONFLICT', reason: 'replaced' });
+      await expect(resolveAsSeen({ attempt: seen!.attempt, force: true })).rejects.toMatchObject({
+        code: 'CONFLICT',
+        reason: 'replaced',
+      });
       // Without the attempt (the CLI's case) the live lease alone refuses it.
       await expect(resolveAsSeen()).rejects.toMatchObject({ code: 'CONFLICT', reason: 'live' });
       expect(await store.listClaims({ claimTtlMs: TTL_MS })).toEqual([
@@ -329,7 +449,9 @@ describe.each(list)('store contract on $name', (backend) => {
       await store.commit(commitRequest(b, { resultJson: '{"sent":"by w2"}' }));
       await expect(store.commit(commitRequest(a))).rejects.toBeInstanceOf(LeaseLostError);
       const rows = await store.listCommitted('run-1');
-      expect(rows.map((r) => [r.idemKey, r.source, r.resultJson, r.workerId])).toEqual([[a.idemKey, 'executed', '{"sent":"by w2"}', 'w2']]);
+      expect(rows.map((r) => [r.idemKey, r.source, r.resultJson, r.workerId])).toEqual([
+        [a.idemKey, 'executed', '{"sent":"by w2"}', 'w2'],
+      ]);
       expect(await store.listClaims({ claimTtlMs: TTL_MS })).toEqual([]);
       expect(await outcomes()).toEqual(['expired', 'lease_lost']);
       await expect(resolveAsSeen({ attempt: seen!.attempt })).rejects.toBeInstanceOf(NotFoundError);
@@ -344,13 +466,29 @@ describe.each(list)('store contract on $name', (backend) => {
       await claimed({ idemKey: a.idemKey, step: 3, workerId: 'w2', leaseMs: SHORT_LEASE_MS });
       await h.elapse(PASS_MS);
       // Orphaned again, but a different worker's side effect: the operator's result was about w1's.
-      await expect(store.resolveClaim({ idemKey: a.idemKey, resultJson: '{}', actor: 'ops', claimTtlMs: TTL_MS, attempt: seen!.attempt }))
-        .rejects.toMatchObject({ code: 'CONFLICT', reason: 'replaced' });
+      await expect(
+        store.resolveClaim({
+          idemKey: a.idemKey,
+          resultJson: '{}',
+          actor: 'ops',
+          claimTtlMs: TTL_MS,
+          attempt: seen!.attempt,
+        }),
+      ).rejects.toMatchObject({ code: 'CONFLICT', reason: 'replaced' });
       expect(await store.getCommitted(a.idemKey)).toBeNull();
-      expect(await store.listClaims({ claimTtlMs: TTL_MS })).toEqual([expect.objectContaining({ workerId: 'w2', attempt: 2, orphaned: true })]);
+      expect(await store.listClaims({ claimTtlMs: TTL_MS })).toEqual([
+        expect.objectContaining({ workerId: 'w2', attempt: 2, orphaned: true }),
+      ]);
       expect(await outcomes()).toEqual(['expired']);
-      expect(await store.resolveClaim({ idemKey: a.idemKey, resultJson: '{}', actor: 'ops', claimTtlMs: TTL_MS, attempt: 2 }))
-        .toEqual({ runId: 'run-1' });
+      expect(
+        await store.resolveClaim({
+          idemKey: a.idemKey,
+          resultJson: '{}',
+          actor: 'ops',
+          claimTtlMs: TTL_MS,
+          attempt: 2,
+        }),
+      ).toEqual({ runId: 'run-1' });
       expect(await outcomes()).toEqual(['expired', 'resolved']);
     });
   });
@@ -368,7 +506,9 @@ describe.each(list)('store contract on $name', (backend) => {
       expect(all.map((r) => r.idemKey)).toEqual([0, 1, 2, 3, 4].map((s) => stepKey('run-1', s)));
       expect(all.map((r) => JSON.parse(r.resultJson))).toEqual([0, 1, 2, 3, 4].map((step) => ({ step })));
       expect((await store.listCommitted('run-1', { limit: 2 })).map((r) => r.step)).toEqual([0, 1]);
-      expect((await store.listCommitted('run-1', { afterKey: stepKey('run-1', 1) })).map((r) => r.step)).toEqual([2, 3, 4]);
+      expect((await store.listCommitted('run-1', { afterKey: stepKey('run-1', 1) })).map((r) => r.step)).toEqual([
+        2, 3, 4,
+      ]);
       expect(await store.listCommitted('nobody')).toEqual([]);
     });
 
@@ -384,7 +524,15 @@ describe.each(list)('store contract on $name', (backend) => {
     it('listEvents lists one run’s events oldest first, with afterId and limit', async () => {
       for (const runId of ['run-1', 'run-2', 'run-1', 'run-1']) {
         const c = await claimed({ idemKey: `${runId}:${randomUUID()}`, runId });
-        await store.releaseClaim({ idemKey: c.idemKey, token: c.token, runId, step: 0, workerId: 'w1', durationMs: 1, error: 'x' });
+        await store.releaseClaim({
+          idemKey: c.idemKey,
+          token: c.token,
+          runId,
+          step: 0,
+          workerId: 'w1',
+          durationMs: 1,
+          error: 'x',
+        });
       }
       const events = await store.listEvents('run-1');
       expect(events).toHaveLength(3);
@@ -400,7 +548,13 @@ describe.each(list)('store contract on $name', (backend) => {
   describe('Checkpoint over this store', () => {
     const key = 'run-1:step:0';
     const checkpoint = (workerId: string, options: { leaseMs?: number } = {}) =>
-      new Checkpoint(store, 'run-1', { workerId, claimTtlMs: TTL_MS, pollMs: { min: 2, max: 20 }, clock: h.clock, ...options });
+      new Checkpoint(store, 'run-1', {
+        workerId,
+        claimTtlMs: TTL_MS,
+        pollMs: { min: 2, max: 20 },
+        clock: h.clock,
+        ...options,
+      });
 
     it('load of a new run is step 0 with an empty state', async () => {
       expect(await checkpoint('w1').load()).toEqual({ step: 0, state: {} });
@@ -415,7 +569,11 @@ describe.each(list)('store contract on $name', (backend) => {
       expect(await a.runOnce(key, fn)).toEqual({ result: { n: 1 }, status: 'skipped' });
       expect(await b.runOnce(key, fn)).toEqual({ result: { n: 1 }, status: 'skipped' });
       expect(calls).toBe(1);
-      expect(await store.getCommitted(key)).toMatchObject({ workerId: 'w1', resultJson: '{"n":1}', source: 'executed' });
+      expect(await store.getCommitted(key)).toMatchObject({
+        workerId: 'w1',
+        resultJson: '{"n":1}',
+        source: 'executed',
+      });
 
       // Counts ride with the next progress write: 1 executed + 1 skipped from a, 1 skipped from b.
       await a.saveProgress(1, { at: 1 });
@@ -443,7 +601,12 @@ describe.each(list)('store contract on $name', (backend) => {
         },
       });
       const a = checkpoint('w1');
-      const b = new Checkpoint(observed, 'run-1', { workerId: 'w2', claimTtlMs: TTL_MS, pollMs: { min: 2, max: 20 }, clock: h.clock });
+      const b = new Checkpoint(observed, 'run-1', {
+        workerId: 'w2',
+        claimTtlMs: TTL_MS,
+        pollMs: { min: 2, max: 20 },
+        clock: h.clock,
+      });
 
       const first = a.runOnce(key, async () => {
         calls++;
@@ -483,11 +646,17 @@ describe.each(list)('store contract on $name', (backend) => {
       let calls = 0;
       const fn = () => ++calls;
       const a = checkpoint('w1');
-      expect(await a.runOnce(key, fn, { fingerprint: contentKey({ q: 1 }) })).toEqual({ result: 1, status: 'executed' });
+      expect(await a.runOnce(key, fn, { fingerprint: contentKey({ q: 1 }) })).toEqual({
+        result: 1,
+        status: 'executed',
+      });
       const reuse = a.runOnce(key, fn, { fingerprint: contentKey({ q: 2 }) });
       await expect(reuse).rejects.toBeInstanceOf(IdempotencyKeyReuseError);
       await expect(reuse).rejects.toMatchObject({
-        code: 'IDEMPOTENCY_KEY_REUSE', idemKey: key, committedFingerprint: contentKey({ q: 1 }), givenFingerprint: contentKey({ q: 2 }),
+        code: 'IDEMPOTENCY_KEY_REUSE',
+        idemKey: key,
+        committedFingerprint: contentKey({ q: 1 }),
+        givenFingerprint: contentKey({ q: 2 }),
       });
       expect(await a.runOnce(key, fn, { fingerprint: contentKey({ q: 1 }) })).toEqual({ result: 1, status: 'skipped' });
       expect(await a.runOnce(key, fn)).toEqual({ result: 1, status: 'skipped' });
@@ -516,10 +685,16 @@ describe.each(list)('store contract on $name', (backend) => {
 
       // The released claim is gone, so a retry claims afresh: its attempt is the caller's (1 by default; the
       // engine passes its own retry count), not a takeover's.
-      expect(await a.runOnce(key, (ctx) => (attempts.push(ctx.attempt), 'ok'))).toEqual({ result: 'ok', status: 'executed' });
+      expect(await a.runOnce(key, (ctx) => (attempts.push(ctx.attempt), 'ok'))).toEqual({
+        result: 'ok',
+        status: 'executed',
+      });
       const other = 'run-1:step:1';
       await expect(a.runOnce(other, failing)).rejects.toBe(boom);
-      expect(await a.runOnce(other, (ctx) => (attempts.push(ctx.attempt), 'ok'), { attempt: 2 })).toEqual({ result: 'ok', status: 'executed' });
+      expect(await a.runOnce(other, (ctx) => (attempts.push(ctx.attempt), 'ok'), { attempt: 2 })).toEqual({
+        result: 'ok',
+        status: 'executed',
+      });
       expect(attempts).toEqual([1, 1, 1, 2]);
       expect(await outcomes()).toEqual(['failed', 'failed']);
     });
@@ -555,11 +730,13 @@ describe.each(list)('store contract on $name', (backend) => {
       const inputs = Array.from({ length: 10 }, (_, i) => i);
       const calls: number[] = [];
       // First worker: steps 0..5 commit, step 6 fails and the run stops there.
-      await expect(runAgent(inputs, checkpoint('w1'), (item) => {
-        calls.push(item);
-        if (item === 6) throw new Error('stop');
-        return { item };
-      })).rejects.toThrow('stop');
+      await expect(
+        runAgent(inputs, checkpoint('w1'), (item) => {
+          calls.push(item);
+          if (item === 6) throw new Error('stop');
+          return { item };
+        }),
+      ).rejects.toThrow('stop');
       expect(calls).toEqual([0, 1, 2, 3, 4, 5, 6]);
       const stopped = await store.loadProgress('run-1');
       expect(stopped).toMatchObject({ step: 6, executed: 6, skipped: 0, awaited: 0 });
@@ -567,7 +744,8 @@ describe.each(list)('store contract on $name', (backend) => {
 
       // Another worker commits steps 6 and 7 without writing the map (as the article's loop may leave it).
       const other = checkpoint('w2');
-      for (const step of [6, 7]) await other.runOnce(stepKey('run-1', step), () => ({ item: step, by: 'w2' }), { step });
+      for (const step of [6, 7])
+        await other.runOnce(stepKey('run-1', step), () => ({ item: step, by: 'w2' }), { step });
 
       calls.length = 0;
       const report = await runAgent(inputs, checkpoint('w3'), (item) => {
@@ -581,11 +759,19 @@ describe.each(list)('store contract on $name', (backend) => {
       expect(done).toMatchObject({ step: 10, executed: 8, skipped: 2, awaited: 0 });
       expect(JSON.parse(done!.stateJson)).toEqual({ processed: 8 });
       expect((await store.listCommitted('run-1')).length).toBe(10);
-      expect((await store.listEvents('run-1')).map((e) => [e.outcome, e.count])).toEqual([['failed', 1], ['skipped', 2]]);
+      expect((await store.listEvents('run-1')).map((e) => [e.outcome, e.count])).toEqual([
+        ['failed', 1],
+        ['skipped', 2],
+      ]);
 
       // Nothing left: the map is at the end.
       calls.length = 0;
-      expect(await runAgent(inputs, checkpoint('w4'), (item) => calls.push(item))).toEqual({ processed: 8, executed: 0, skipped: 0, awaited: 0 });
+      expect(await runAgent(inputs, checkpoint('w4'), (item) => calls.push(item))).toEqual({
+        processed: 8,
+        executed: 0,
+        skipped: 0,
+        awaited: 0,
+      });
       expect(calls).toEqual([]);
     });
 

@@ -11,7 +11,8 @@ import { json, runCli, type Result } from '../cli/support';
 import { makeTempDir } from '../support/tmp';
 
 vi.mock('@/lib/auth/server', async (actual) => ({
-  ...(await actual<object>()), requirePage: async () => ({ actor: 'vera (viewer)', role: 'viewer' }),
+  ...(await actual<object>()),
+  requirePage: async () => ({ actor: 'vera (viewer)', role: 'viewer' }),
 }));
 
 // One file for the whole file's tests (freshDb's is removed after each test): the log is read, not changed.
@@ -26,16 +27,28 @@ beforeAll(async () => {
   ({ GET } = await import('../../app/api/v1/audit/route'));
   const { getStore } = await import('../../lib/data/store');
   store = await getStore();
-  for (let i = 0; i < 5; i++) await store.createRun({ id: `r${i}`, workflow: 'agent-batch', inputJson: '{"count":1}', totalSteps: 1 });
+  for (let i = 0; i < 5; i++)
+    await store.createRun({ id: `r${i}`, workflow: 'agent-batch', inputJson: '{"count":1}', totalSteps: 1 });
   // ann pauses r0..r2 and cancels r0; bob pauses r3, r4; the API (local, no tokens) cancels r1.
-  for (const [as, args] of [['ann', ['pause', 'r0']], ['ann', ['pause', 'r1']], ['ann', ['pause', 'r2']], ['bob', ['pause', 'r3']],
-    ['bob', ['pause', 'r4']], ['ann', ['cancel', 'r0', '--reason', 'wrong input']]] as [string, string[]][]) {
+  for (const [as, args] of [
+    ['ann', ['pause', 'r0']],
+    ['ann', ['pause', 'r1']],
+    ['ann', ['pause', 'r2']],
+    ['bob', ['pause', 'r3']],
+    ['bob', ['pause', 'r4']],
+    ['ann', ['cancel', 'r0', '--reason', 'wrong input']],
+  ] as [string, string[]][]) {
     expect((await db.cli(['--as', as, ...args])).code).toBe(0);
   }
   const { POST } = await import('../../app/api/v1/runs/[id]/[action]/route');
-  const cancelled = await POST(new Request('http://127.0.0.1:3000/api/v1/runs/r1/cancel', {
-    method: 'POST', headers: { host: '127.0.0.1:3000', 'content-type': 'application/json' }, body: '{}',
-  }), { params: Promise.resolve({ id: 'r1', action: 'cancel' }) });
+  const cancelled = await POST(
+    new Request('http://127.0.0.1:3000/api/v1/runs/r1/cancel', {
+      method: 'POST',
+      headers: { host: '127.0.0.1:3000', 'content-type': 'application/json' },
+      body: '{}',
+    }),
+    { params: Promise.resolve({ id: 'r1', action: 'cancel' }) },
+  );
   expect(cancelled.status).toBe(200);
 }, 120_000);
 
@@ -45,16 +58,41 @@ afterAll(async () => {
 });
 
 const api = async (query: string) => {
-  const response = await GET(new Request(`http://127.0.0.1:3000/api/v1/audit${query}`, { headers: { host: '127.0.0.1:3000' } }));
+  const response = await GET(
+    new Request(`http://127.0.0.1:3000/api/v1/audit${query}`, { headers: { host: '127.0.0.1:3000' } }),
+  );
   return { status: response.status, body: await response.json() };
 };
-type Page = { entries: { id: number; actor: string; role: string; action: string; target: string; runId: string | null; detail: string | null }[]; next: number | null };
+type Page = {
+  entries: {
+    id: number;
+    actor: string;
+    role: string;
+    action: string;
+    target: string;
+    runId: string | null;
+    detail: string | null;
+  }[];
+  next: number | null;
+};
 const brief = (page: Page) => page.entries.map((e) => `${e.actor} ${e.action} ${e.target}`);
 
 describe('waybill audit and GET /api/v1/audit', () => {
   it('give the same entries for the same filters, in the same view', async () => {
     const cases: [string[], string, string[]][] = [
-      [[], '', ['local cancel r1', 'ann cancel r0', 'bob pause r4', 'bob pause r3', 'ann pause r2', 'ann pause r1', 'ann pause r0']],
+      [
+        [],
+        '',
+        [
+          'local cancel r1',
+          'ann cancel r0',
+          'bob pause r4',
+          'bob pause r3',
+          'ann pause r2',
+          'ann pause r1',
+          'ann pause r0',
+        ],
+      ],
       [['--actor', 'ann'], '?actor=ann', ['ann cancel r0', 'ann pause r2', 'ann pause r1', 'ann pause r0']],
       [['--action', 'cancel'], '?action=cancel', ['local cancel r1', 'ann cancel r0']],
       [['--run', 'r1'], '?runId=r1', ['local cancel r1', 'ann pause r1']],
@@ -77,7 +115,9 @@ describe('waybill audit and GET /api/v1/audit', () => {
     const viaCli: string[][] = [];
     let before: number | null = null;
     do {
-      const page: Page = json<Page>(await db.cli(['audit', '--json', '--limit', '3', ...(before === null ? [] : ['--before', String(before)])]));
+      const page: Page = json<Page>(
+        await db.cli(['audit', '--json', '--limit', '3', ...(before === null ? [] : ['--before', String(before)])]),
+      );
       viaCli.push(brief(page));
       before = page.next;
     } while (before !== null);
@@ -99,22 +139,33 @@ describe('waybill audit and GET /api/v1/audit', () => {
     const oldest = (all.entries.at(-1) as { at: number } | undefined)!.at;
     const iso = new Date(Math.floor(oldest) * 1000).toISOString();
     expect(brief(json<Page>(await db.cli(['audit', '--json', '--since', iso])))).toHaveLength(7);
-    expect(brief((await api(`?since=${Math.floor(oldest)}`)).body))
-      .toHaveLength(7);
+    expect(brief((await api(`?since=${Math.floor(oldest)}`)).body)).toHaveLength(7);
     expect(brief(json<Page>(await db.cli(['audit', '--json', '--until', String(Math.floor(oldest))])))).toEqual([]);
     expect(brief((await api(`?since=${Math.ceil(oldest) + 3600}`)).body)).toEqual([]);
   });
 
   it('refuse bad filters naming them, with exit 2 and 400', async () => {
     for (const [args, line] of [
-      [['audit', '--since', 'yesterday'], 'waybill audit: --since: must be epoch seconds or an ISO 8601 date-time (2026-12-01T10:00:00Z)\n'],
-      [['audit', '--action', 'delete'], 'waybill audit: --action: must be one of start, pause, resume, cancel, retry, expire, resolve, sweep, prune, token, rerun, fork, approve, reject, signal\n'],
+      [
+        ['audit', '--since', 'yesterday'],
+        'waybill audit: --since: must be epoch seconds or an ISO 8601 date-time (2026-12-01T10:00:00Z)\n',
+      ],
+      [
+        ['audit', '--action', 'delete'],
+        'waybill audit: --action: must be one of start, pause, resume, cancel, retry, expire, resolve, sweep, prune, token, rerun, fork, approve, reject, signal\n',
+      ],
       [['audit', '--limit', '0'], expect.stringMatching(/^waybill audit: --limit: /)],
       [['audit', '--since', '20', '--until', '10'], 'waybill audit: --until: must not be before since\n'],
     ] as [string[], string][]) {
       expect(await db.cli(args)).toEqual({ code: 2, stdout: '', stderr: line });
     }
-    for (const [query, field] of [['?until=soon', 'until'], ['?action=delete', 'action'], ['?limit=501', 'limit'], ['?before=abc', 'before'], ['?actorr=ann', 'actorr']] as [string, string][]) {
+    for (const [query, field] of [
+      ['?until=soon', 'until'],
+      ['?action=delete', 'action'],
+      ['?limit=501', 'limit'],
+      ['?before=abc', 'before'],
+      ['?actorr=ann', 'actorr'],
+    ] as [string, string][]) {
       const { status, body } = await api(query);
       expect([status, body.error.code, Object.keys(body.error.fields)], query).toEqual([400, 'INVALID_INPUT', [field]]);
     }

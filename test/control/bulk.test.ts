@@ -29,15 +29,18 @@ describe.each(list)('bulk by filter on $name', (backend) => {
         opened++;
         return store;
       },
-      claimTtlMs: 30_000, maxBytes: 1000,
+      claimTtlMs: 30_000,
+      maxBytes: 1000,
     };
   });
   afterEach(() => h.close());
 
   /** 250 queued `alpha` runs, 40 queued `beta` runs, and 5 `alpha` runs a worker completed. */
   async function seed(): Promise<void> {
-    for (let i = 0; i < 250; i++) await store.createRun({ id: `a-${i}`, workflow: 'alpha', inputJson: '{}', totalSteps: 1 });
-    for (let i = 0; i < 40; i++) await store.createRun({ id: `b-${i}`, workflow: 'beta', inputJson: '{}', totalSteps: 1 });
+    for (let i = 0; i < 250; i++)
+      await store.createRun({ id: `a-${i}`, workflow: 'alpha', inputJson: '{}', totalSteps: 1 });
+    for (let i = 0; i < 40; i++)
+      await store.createRun({ id: `b-${i}`, workflow: 'beta', inputJson: '{}', totalSteps: 1 });
     await store.registerWorker({ id: 'w1', host: 'h', pid: 1 });
     for (let i = 0; i < 5; i++) {
       await store.createRun({ id: `done-${i}`, workflow: 'alpha', inputJson: '{}', totalSteps: 1 });
@@ -56,14 +59,24 @@ describe.each(list)('bulk by filter on $name', (backend) => {
 
   it('cancels exactly the 250 runs a filter matches, and no other, with 250 audit lines', async () => {
     await seed();
-    const report = await bulk.apply(deps, OPERATOR, { action: 'cancel', filter: { workflow: 'alpha', status: 'queued' }, reason: 'bad deploy' });
+    const report = await bulk.apply(deps, OPERATOR, {
+      action: 'cancel',
+      filter: { workflow: 'alpha', status: 'queued' },
+      reason: 'bad deploy',
+    });
     expect(report).toEqual({ matched: 250, done: 250, skipped: [] });
     expect(await statuses()).toEqual({ 'alpha:cancelled': 250, 'beta:queued': 40, 'alpha:completed': 5 });
     const lines = await store.listAudit({ limit: 1000 });
     expect(lines.length).toBe(250);
     expect(new Set(lines.map((l) => l.target))).toEqual(new Set(Array.from({ length: 250 }, (_, i) => `a-${i}`)));
-    expect(lines.every((l) => l.action === 'cancel' && l.actor === 'olga (operator)'
-      && l.detail === 'bulk cancel of runs matching status=queued workflow=alpha; reason: bad deploy')).toBe(true);
+    expect(
+      lines.every(
+        (l) =>
+          l.action === 'cancel' &&
+          l.actor === 'olga (operator)' &&
+          l.detail === 'bulk cancel of runs matching status=queued workflow=alpha; reason: bad deploy',
+      ),
+    ).toBe(true);
     // Each run's own timeline has its operator event, as a single cancel writes.
     expect((await store.listEvents('a-17')).filter((e) => e.outcome === 'operator').length).toBe(1);
   });
@@ -77,10 +90,16 @@ describe.each(list)('bulk by filter on $name', (backend) => {
     expect(await statuses()).toEqual({ 'alpha:paused': 250, 'beta:queued': 40, 'alpha:completed': 5 });
     expect((await store.listAudit({ limit: 1000 })).length).toBe(250);
     // The preview the confirmation shows: what matches, and what the action would apply to now.
-    expect(await bulk.preview(deps, VIEWER, { filter: { workflow: 'alpha' } }))
-      .toEqual({ matched: 255, applicable: { pause: 0, resume: 250, cancel: 250, retry: 0 }, tooMany: false });
-    expect(await bulk.preview(deps, VIEWER, { filter: { q: 'b-3' } }))
-      .toEqual({ matched: 11, applicable: { pause: 11, resume: 0, cancel: 11, retry: 0 }, tooMany: false });
+    expect(await bulk.preview(deps, VIEWER, { filter: { workflow: 'alpha' } })).toEqual({
+      matched: 255,
+      applicable: { pause: 0, resume: 250, cancel: 250, retry: 0 },
+      tooMany: false,
+    });
+    expect(await bulk.preview(deps, VIEWER, { filter: { q: 'b-3' } })).toEqual({
+      matched: 11,
+      applicable: { pause: 11, resume: 0, cancel: 11, retry: 0 },
+      tooMany: false,
+    });
   });
 
   it("refuses a viewer's bulk before the store is opened: nothing changes", async () => {
@@ -99,8 +118,18 @@ describe.each(list)('bulk by filter on $name', (backend) => {
     const cases: [unknown, Record<string, string[]>][] = [
       [{ action: 'explode', filter: {} }, { action: ['must be one of pause, resume, cancel, retry'] }],
       [{ action: 'cancel' }, { filter: ['must be an object of status, workflow and q'] }],
-      [{ action: 'cancel', filter: { status: 'stuck' } }, { 'filter.status': ['must be one of queued, running, paused, waiting, completed, failed, cancelled, rejected, idle'] }],
-      [{ action: 'cancel', filter: { workflow: 'Not A Name' } }, { 'filter.workflow': ['must be a workflow name (lowercase letters, digits, dashes)'] }],
+      [
+        { action: 'cancel', filter: { status: 'stuck' } },
+        {
+          'filter.status': [
+            'must be one of queued, running, paused, waiting, completed, failed, cancelled, rejected, idle',
+          ],
+        },
+      ],
+      [
+        { action: 'cancel', filter: { workflow: 'Not A Name' } },
+        { 'filter.workflow': ['must be a workflow name (lowercase letters, digits, dashes)'] },
+      ],
       [{ action: 'cancel', filter: { q: 'x'.repeat(201) } }, { 'filter.q': ['must be at most 200 characters'] }],
       [{ action: 'cancel', filter: { colour: 'red' } }, { 'filter.colour': ['is not a known field'] }],
       [{ action: 'cancel', filter: {}, reason: 'r'.repeat(501) }, { reason: ['at most 500 characters'] }],

@@ -28,12 +28,19 @@ if (!reachable) {
       url: url.toString(),
       async exec(sql, params = []) {
         let n = 0;
-        await inSchema(() => admin.query(sql.replace(/\?/g, () => `$${++n}`), params));
+        await inSchema(() =>
+          admin.query(
+            sql.replace(/\?/g, () => `$${++n}`),
+            params,
+          ),
+        );
       },
       async dump() {
         return inSchema(async () => {
           const { rows: tables } = await admin.query<{ name: string }>(
-            'SELECT table_name AS name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name', [schema]);
+            'SELECT table_name AS name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name',
+            [schema],
+          );
           const out: Record<string, unknown[]> = {};
           for (const { name } of tables) out[name] = (await admin.query(`SELECT * FROM "${name}" ORDER BY 1`)).rows;
           return out;

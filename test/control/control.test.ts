@@ -15,7 +15,12 @@ const OPERATOR: Caller = { actor: 'olga (operator)', role: 'operator', channel: 
 const VIEWER: Caller = { actor: 'vera (viewer)', role: 'viewer', channel: 'api' };
 const CLI: Caller = { actor: 'cli:ann', role: 'local', channel: 'cli' };
 
-const echo = defineWorkflow({ name: 'echo', input: z.strictObject({ n: z.number().int() }), totalSteps: 1, async run() {} });
+const echo = defineWorkflow({
+  name: 'echo',
+  input: z.strictObject({ n: z.number().int() }),
+  totalSteps: 1,
+  async run() {},
+});
 
 describe.each(list)('lib/control on $name', (backend) => {
   let h: StoreHandle;
@@ -32,7 +37,9 @@ describe.each(list)('lib/control on $name', (backend) => {
         opened++;
         return store;
       },
-      claimTtlMs: 30_000, maxBytes: 1000, workflows: async () => new WorkflowRegistry([echo]),
+      claimTtlMs: 30_000,
+      maxBytes: 1000,
+      workflows: async () => new WorkflowRegistry([echo]),
     };
   });
   afterEach(() => h.close());
@@ -42,14 +49,22 @@ describe.each(list)('lib/control on $name', (backend) => {
     await h.insertOutsideClaim('k1', 'r1');
     const attempts: [string, () => Promise<unknown>][] = [
       ['start', () => runs.start(deps, VIEWER, { workflow: 'echo', input: { n: 1 }, id: 'r2' })],
-      ...(['pause', 'resume', 'cancel', 'retry'] as const).map((action) => [action, () => runs.act(deps, VIEWER, { action, runId: 'r1' })] as [string, () => Promise<unknown>]),
+      ...(['pause', 'resume', 'cancel', 'retry'] as const).map(
+        (action) => [action, () => runs.act(deps, VIEWER, { action, runId: 'r1' })] as [string, () => Promise<unknown>],
+      ),
       ['expire', () => claims.expire(deps, VIEWER, { key: 'k1', force: true })],
       ['resolve', () => claims.resolve(deps, VIEWER, { key: 'k1', result: 1, force: true })],
       ['sweep', () => claims.sweep(deps, VIEWER, {})],
-      ['prune', () => retention.prune(deps, VIEWER, { olderThan: '1s', force: true }, { nowMs: Date.now() + 86_400_000 })],
+      [
+        'prune',
+        () => retention.prune(deps, VIEWER, { olderThan: '1s', force: true }, { nowMs: Date.now() + 86_400_000 }),
+      ],
     ];
     for (const [name, attempt] of attempts) {
-      const error = await attempt().then(() => null, (e: unknown) => e);
+      const error = await attempt().then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(error, name).toBeInstanceOf(ForbiddenError);
       expect((error as ForbiddenError).code, name).toBe('FORBIDDEN');
     }
@@ -64,42 +79,90 @@ describe.each(list)('lib/control on $name', (backend) => {
 
   it('refuses bad input naming the field, before the store is opened', async () => {
     const cases: [() => Promise<unknown>, Record<string, string[]>][] = [
-      [() => runs.act(deps, OPERATOR, { action: 'explode' as 'pause', runId: 'r1' }), { action: ['must be one of pause, resume, cancel, retry'] }],
-      [() => runs.act(deps, OPERATOR, { action: 'cancel', runId: 'r1', reason: 'x'.repeat(501) }), { reason: ['at most 500 characters'] }],
-      [() => runs.start(deps, OPERATOR, { workflow: 'echo', input: {}, id: 'has space' }), { id: ['letters, digits and . _ : - only, starting with a letter or digit'] }],
+      [
+        () => runs.act(deps, OPERATOR, { action: 'explode' as 'pause', runId: 'r1' }),
+        { action: ['must be one of pause, resume, cancel, retry'] },
+      ],
+      [
+        () => runs.act(deps, OPERATOR, { action: 'cancel', runId: 'r1', reason: 'x'.repeat(501) }),
+        { reason: ['at most 500 characters'] },
+      ],
+      [
+        () => runs.start(deps, OPERATOR, { workflow: 'echo', input: {}, id: 'has space' }),
+        { id: ['letters, digits and . _ : - only, starting with a letter or digit'] },
+      ],
       [() => claims.expire(deps, OPERATOR, { key: '' }), { key: ['must not be empty'] }],
-      [() => claims.resolve(deps, OPERATOR, { key: 'k', result: 'x'.repeat(2000) }), { result: ['is 2,002 bytes: the limit is 1,000 bytes (WAYBILL_MAX_BODY_BYTES)'] }],
+      [
+        () => claims.resolve(deps, OPERATOR, { key: 'k', result: 'x'.repeat(2000) }),
+        { result: ['is 2,002 bytes: the limit is 1,000 bytes (WAYBILL_MAX_BODY_BYTES)'] },
+      ],
       [() => claims.sweep(deps, OPERATOR, { reason: 'a\u0000b' }), { reason: ['must not contain control characters'] }],
-      [() => retention.prune(deps, CLI, { olderThan: '30' }, { nowMs: 0 }), { olderThan: ['must be a whole number and a unit: s, m, h, d or w (e.g. 30d)'] }],
-      [() => retention.prune(deps, CLI, { olderThan: '2h' }, { nowMs: 0 }), {
-        olderThan: ['2h is under 24h, and a pruned idempotency key can no longer deduplicate a retry (--force to prune anyway)'],
-      }],
-      [() => audit.list(deps, VIEWER, { action: 'delete' as 'start' }), { action: ['must be one of start, pause, resume, cancel, retry, expire, resolve, sweep, prune, token, rerun, fork, approve, reject, signal'] }],
+      [
+        () => retention.prune(deps, CLI, { olderThan: '30' }, { nowMs: 0 }),
+        { olderThan: ['must be a whole number and a unit: s, m, h, d or w (e.g. 30d)'] },
+      ],
+      [
+        () => retention.prune(deps, CLI, { olderThan: '2h' }, { nowMs: 0 }),
+        {
+          olderThan: [
+            '2h is under 24h, and a pruned idempotency key can no longer deduplicate a retry (--force to prune anyway)',
+          ],
+        },
+      ],
+      [
+        () => audit.list(deps, VIEWER, { action: 'delete' as 'start' }),
+        {
+          action: [
+            'must be one of start, pause, resume, cancel, retry, expire, resolve, sweep, prune, token, rerun, fork, approve, reject, signal',
+          ],
+        },
+      ],
       [() => audit.list(deps, VIEWER, { since: 20, until: 10 }), { until: ['must not be before since'] }],
       [() => audit.list(deps, VIEWER, { limit: 501 }), { limit: ['must be at most 500'] }],
       // NUL cannot reach PostgreSQL's text (a 500 there): refused by name on every backend.
       [() => audit.list(deps, VIEWER, { actor: 'a\u0000b' }), { actor: ['must not contain NUL characters'] }],
-      [() => runs.act(deps, OPERATOR, { action: 'pause', runId: 'r\u0000' }), { runId: ['must not contain NUL characters'] }],
+      [
+        () => runs.act(deps, OPERATOR, { action: 'pause', runId: 'r\u0000' }),
+        { runId: ['must not contain NUL characters'] },
+      ],
       [() => claims.sweep(deps, OPERATOR, { runId: '' }), { runId: ['must not be empty'] }],
     ];
     for (const [attempt, fields] of cases) {
-      const error = await attempt().then(() => null, (e: unknown) => e);
+      const error = await attempt().then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(error).toBeInstanceOf(ControlInputError);
       expect((error as ControlInputError).fields).toEqual(fields);
     }
     expect(opened).toBe(0);
     // A start whose input does not fit is refused after the catalog was read, and writes nothing.
-    await expect(runs.start(deps, OPERATOR, { workflow: 'echo', input: { n: 'one' } })).rejects.toMatchObject({ fields: { 'input.n': [expect.any(String)] } });
-    await expect(runs.start(deps, OPERATOR, { workflow: 'nope' })).rejects.toMatchObject({ fields: { workflow: ['unknown workflow "nope" (known: echo)'] } });
+    await expect(runs.start(deps, OPERATOR, { workflow: 'echo', input: { n: 'one' } })).rejects.toMatchObject({
+      fields: { 'input.n': [expect.any(String)] },
+    });
+    await expect(runs.start(deps, OPERATOR, { workflow: 'nope' })).rejects.toMatchObject({
+      fields: { workflow: ['unknown workflow "nope" (known: echo)'] },
+    });
     expect(await store.listRuns({ claimTtlMs: 30_000 })).toEqual([]);
     expect(await store.listAudit()).toEqual([]);
   });
 
-  it('says how to force a live claim in the words of the caller\'s channel, and writes nothing', async () => {
-    await store.claim({ idemKey: 'live', runId: 'r', token: 't', workerId: 'w', step: 0, attempt: 1, leaseMs: 60_000, claimTtlMs: 30_000 });
+  it("says how to force a live claim in the words of the caller's channel, and writes nothing", async () => {
+    await store.claim({
+      idemKey: 'live',
+      runId: 'r',
+      token: 't',
+      workerId: 'w',
+      step: 0,
+      attempt: 1,
+      leaseMs: 60_000,
+      claimTtlMs: 30_000,
+    });
     const messages = [];
     for (const channel of ['api', 'cli', 'dashboard'] as const) {
-      messages.push(await claims.expire(deps, { ...OPERATOR, channel }, { key: 'live' }).catch((e: Error) => e.message));
+      messages.push(
+        await claims.expire(deps, { ...OPERATOR, channel }, { key: 'live' }).catch((e: Error) => e.message),
+      );
     }
     expect(messages).toEqual([
       'the claim on live has a live lease (its holder may be executing it): expire only claims whose side effect is in doubt, or send "force": true',
@@ -111,15 +174,23 @@ describe.each(list)('lib/control on $name', (backend) => {
   });
 
   it('reads the log with exact filters and keyset pages, newest first', async () => {
-    for (let i = 0; i < 7; i++) await store.createRun({ id: `r${i}`, workflow: 'echo', inputJson: '{"n":1}', totalSteps: 1 });
-    for (let i = 0; i < 7; i++) await runs.act(deps, i % 2 ? CLI : OPERATOR, { action: i < 4 ? 'pause' : 'cancel', runId: `r${i}` });
+    for (let i = 0; i < 7; i++)
+      await store.createRun({ id: `r${i}`, workflow: 'echo', inputJson: '{"n":1}', totalSteps: 1 });
+    for (let i = 0; i < 7; i++)
+      await runs.act(deps, i % 2 ? CLI : OPERATOR, { action: i < 4 ? 'pause' : 'cancel', runId: `r${i}` });
     const all = await audit.list(deps, VIEWER, { limit: 500 });
     expect(all.entries.map((e) => e.target)).toEqual(['r6', 'r5', 'r4', 'r3', 'r2', 'r1', 'r0']);
     expect(all.next).toBeNull();
 
     const cli = await audit.list(deps, VIEWER, { actor: 'cli:ann' });
-    expect(cli.entries.map((e) => [e.target, e.role])).toEqual([['r5', 'local'], ['r3', 'local'], ['r1', 'local']]);
-    expect((await audit.list(deps, VIEWER, { actor: 'olga (operator)', action: 'cancel' })).entries.map((e) => e.target)).toEqual(['r6', 'r4']);
+    expect(cli.entries.map((e) => [e.target, e.role])).toEqual([
+      ['r5', 'local'],
+      ['r3', 'local'],
+      ['r1', 'local'],
+    ]);
+    expect(
+      (await audit.list(deps, VIEWER, { actor: 'olga (operator)', action: 'cancel' })).entries.map((e) => e.target),
+    ).toEqual(['r6', 'r4']);
     expect((await audit.list(deps, VIEWER, { runId: 'r2' })).entries.map((e) => e.action)).toEqual(['pause']);
     expect((await audit.list(deps, VIEWER, { actor: 'cli' })).entries).toEqual([]);
 

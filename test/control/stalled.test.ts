@@ -12,7 +12,13 @@ import { backends, type StoreHandle } from '../support/backends';
 
 const list = await backends();
 const TTL = 30_000;
-const publication = (name: string): WorkflowPublication => ({ name, description: null, inputSchemaJson: '{}', totalSteps: 1, version: null });
+const publication = (name: string): WorkflowPublication => ({
+  name,
+  description: null,
+  inputSchemaJson: '{}',
+  totalSteps: 1,
+  version: null,
+});
 const iso = (s: number) => new Date(Math.round(s) * 1000).toISOString().replace('.000Z', 'Z');
 
 describe.each(list)('stalled runs on $name', (backend) => {
@@ -31,19 +37,37 @@ describe.each(list)('stalled runs on $name', (backend) => {
     await store.createRun({ id: 'q-2', workflow: 'alpha', inputJson: '{}', totalSteps: 1 });
     await store.createRun({ id: 'q-3', workflow: 'beta', inputJson: '{}', totalSteps: 1 });
     const facts = await readStallFacts(store, settings());
-    expect(stallOf((await store.getRun('q-1'))!, facts)).toEqual({ kind: 'no-live-worker', workflow: 'alpha', message: 'no live worker for alpha' });
-    expect(await countStalled(store, facts, { claimTtlMs: TTL, workflows: ['alpha', 'beta', 'gamma'] })).toEqual({ noLiveWorker: 3, ownerSilent: 0, atLeast: false });
+    expect(stallOf((await store.getRun('q-1'))!, facts)).toEqual({
+      kind: 'no-live-worker',
+      workflow: 'alpha',
+      message: 'no live worker for alpha',
+    });
+    expect(await countStalled(store, facts, { claimTtlMs: TTL, workflows: ['alpha', 'beta', 'gamma'] })).toEqual({
+      noLiveWorker: 3,
+      ownerSilent: 0,
+      atLeast: false,
+    });
 
     // A worker serving beta only: the alpha runs still wait, and say so in the API's views.
     await store.registerWorker({ id: 'w-beta', host: 'h', pid: 1 });
     await store.publishWorkflows('w-beta', [publication('beta')]);
     const later = await readStallFacts(store, settings());
-    expect(await countStalled(store, later, { claimTtlMs: TTL, workflows: ['alpha', 'beta'] })).toEqual({ noLiveWorker: 2, ownerSilent: 0, atLeast: false });
+    expect(await countStalled(store, later, { claimTtlMs: TTL, workflows: ['alpha', 'beta'] })).toEqual({
+      noLiveWorker: 2,
+      ownerSilent: 0,
+      atLeast: false,
+    });
     const page = await listRuns(store, {}, TTL, settings());
     expect(Object.fromEntries(page.runs.map((r) => [r.id, r.stall?.message ?? null]))).toEqual({
-      'q-1': 'no live worker for alpha', 'q-2': 'no live worker for alpha', 'q-3': null,
+      'q-1': 'no live worker for alpha',
+      'q-2': 'no live worker for alpha',
+      'q-3': null,
     });
-    expect((await getRun(store, 'q-1', TTL, settings())).run.stall).toEqual({ kind: 'no-live-worker', workflow: 'alpha', message: 'no live worker for alpha' });
+    expect((await getRun(store, 'q-1', TTL, settings())).run.stall).toEqual({
+      kind: 'no-live-worker',
+      workflow: 'alpha',
+      message: 'no live worker for alpha',
+    });
   });
 
   it('names a run whose owner went silent, with its last heartbeat and the time its run lease lets another worker take it', async () => {
@@ -62,19 +86,32 @@ describe.each(list)('stalled runs on $name', (backend) => {
     const silentSince = (await store.listWorkers()).find((w) => w.id === 'w-1')!.heartbeatAt;
     expect(row.leaseExpiresAt).not.toBeNull();
     expect(stallOf(row, facts)).toEqual({
-      kind: 'owner-silent', owner: 'w-1', silentSince, takeoverAt: row.leaseExpiresAt,
+      kind: 'owner-silent',
+      owner: 'w-1',
+      silentSince,
+      takeoverAt: row.leaseExpiresAt,
       message: `owner w-1 silent since ${iso(silentSince)}, will be taken over at ${iso(row.leaseExpiresAt!)}`,
     });
     // A list's summary has no lease: the takeover is a run lease after the last heartbeat (its last renewal).
     const summary = (await store.listRuns({ claimTtlMs: TTL })).find((r) => r.id === 'r-1')!;
     expect(stallOf(summary, facts)).toMatchObject({ kind: 'owner-silent', takeoverAt: silentSince + 30 });
-    expect(await countStalled(store, facts, { claimTtlMs: TTL, workflows: ['alpha'] })).toEqual({ noLiveWorker: 0, ownerSilent: 1, atLeast: false });
-    expect((await getRun(store, 'r-1', TTL, settings())).run.stall).toMatchObject({ kind: 'owner-silent', owner: 'w-1', takeoverAt: row.leaseExpiresAt });
+    expect(await countStalled(store, facts, { claimTtlMs: TTL, workflows: ['alpha'] })).toEqual({
+      noLiveWorker: 0,
+      ownerSilent: 1,
+      atLeast: false,
+    });
+    expect((await getRun(store, 'r-1', TTL, settings())).run.stall).toMatchObject({
+      kind: 'owner-silent',
+      owner: 'w-1',
+      takeoverAt: row.leaseExpiresAt,
+    });
 
     // Past the lease: the next poll takes it.
     await h.elapse(20_000);
     await store.heartbeatWorker('w-2');
-    expect(stallOf(row, await readStallFacts(store, settings()))?.message).toBe(`owner w-1 silent since ${iso(silentSince)}, will be taken over at the next worker poll`);
+    expect(stallOf(row, await readStallFacts(store, settings()))?.message).toBe(
+      `owner w-1 silent since ${iso(silentSince)}, will be taken over at the next worker poll`,
+    );
     // And once w-2 has taken it, nothing is stalled.
     const taken = await store.claimRun({ workerId: 'w-2', leaseMs: 30_000, workflows: ['alpha'] });
     expect(taken?.id).toBe('r-1');
@@ -82,10 +119,20 @@ describe.each(list)('stalled runs on $name', (backend) => {
   });
 
   it("never calls a library loop's run stalled: it has no run lease and no worker takes it over", async () => {
-    await store.beginLoopRun({ runId: 'loop-1', workflow: 'nightly', owner: 'laptop', totalSteps: 3, inputJson: 'null' });
+    await store.beginLoopRun({
+      runId: 'loop-1',
+      workflow: 'nightly',
+      owner: 'laptop',
+      totalSteps: 3,
+      inputJson: 'null',
+    });
     await h.elapse(60_000);
     const facts = await readStallFacts(store, settings());
     expect(stallOf((await store.getRun('loop-1'))!, facts)).toBeNull();
-    expect(await countStalled(store, facts, { claimTtlMs: TTL, workflows: [] })).toEqual({ noLiveWorker: 0, ownerSilent: 0, atLeast: false });
+    expect(await countStalled(store, facts, { claimTtlMs: TTL, workflows: [] })).toEqual({
+      noLiveWorker: 0,
+      ownerSilent: 0,
+      atLeast: false,
+    });
   });
 });

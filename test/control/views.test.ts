@@ -11,16 +11,22 @@ const dir = makeTempDir('waybill-views-');
 const url = `file:${dir.file('w.db')}`;
 process.env.DATABASE_URL = url;
 const { getStore } = await import('../../lib/data/store');
-const store = (await getStore());
+const store = await getStore();
 
 afterAll(async () => {
   await store.close();
   dir.remove();
 });
 
-const get = async (path: string, route: { GET: (r: Request, c: never) => Promise<Response> }, params?: Record<string, string>) => {
-  const response = await route.GET(new Request(`http://127.0.0.1:3000${path}`, { headers: { host: '127.0.0.1:3000' } }),
-    { params: Promise.resolve(params ?? {}) } as never);
+const get = async (
+  path: string,
+  route: { GET: (r: Request, c: never) => Promise<Response> },
+  params?: Record<string, string>,
+) => {
+  const response = await route.GET(
+    new Request(`http://127.0.0.1:3000${path}`, { headers: { host: '127.0.0.1:3000' } }),
+    { params: Promise.resolve(params ?? {}) } as never,
+  );
   expect(response.status).toBe(200);
   return response.json();
 };
@@ -28,9 +34,20 @@ const get = async (path: string, route: { GET: (r: Request, c: never) => Promise
 describe('waybill --json and the API', () => {
   it('answer a run, the runs and the claims in the same fields', async () => {
     expect((await runCli(['--db', url, 'start', 'agent-batch', '--input', '{"count":2}', '--id', 'v1'])).code).toBe(0);
-    await store.claim({ idemKey: 'v1:step:0', runId: 'v1', token: 't', workerId: 'w1', step: 0, attempt: 1, leaseMs: 60_000, claimTtlMs: 30_000 });
+    await store.claim({
+      idemKey: 'v1:step:0',
+      runId: 'v1',
+      token: 't',
+      workerId: 'w1',
+      step: 0,
+      attempt: 1,
+      leaseMs: 60_000,
+      claimTtlMs: 30_000,
+    });
 
-    const started = json(await runCli(['--db', url, 'start', 'agent-batch', '--input', '{"count":3}', '--id', 'v2', '--json']));
+    const started = json(
+      await runCli(['--db', url, 'start', 'agent-batch', '--input', '{"count":3}', '--id', 'v2', '--json']),
+    );
     const run = (await get('/api/v1/runs/v2', await import('../../app/api/v1/runs/[id]/route'), { id: 'v2' })).run;
     expect(started).toEqual(run);
     expect(started).toMatchObject({ input: { count: 3 }, external: false });
@@ -41,7 +58,9 @@ describe('waybill --json and the API', () => {
     expect(inspected.run).toEqual(detail.run);
     expect(inspected.claims).toEqual(detail.claims);
     expect(inspected.claims.map((c: { key: string }) => c.key)).toEqual(['v1:step:0']);
-    expect(inspected.events.map((e: { key: string | null; outcome: string }) => [e.key, e.outcome])).toEqual([[null, 'operator']]);
+    expect(inspected.events.map((e: { key: string | null; outcome: string }) => [e.key, e.outcome])).toEqual([
+      [null, 'operator'],
+    ]);
 
     const runs = json(await runCli(['--db', url, 'runs', '--json']));
     expect(runs).toEqual((await get('/api/v1/runs', await import('../../app/api/v1/runs/route'))).runs);

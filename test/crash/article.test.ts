@@ -23,7 +23,9 @@ function tables(path: string): string[] {
   const db = new Database(path, { readonly: true });
   try {
     return db
-      .prepare<[], { name: string }>(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`)
+      .prepare<[], { name: string }>(
+        `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`,
+      )
       .all()
       .map((r) => r.name);
   } finally {
@@ -61,19 +63,60 @@ describe("article compatibility: the article's schema and SQL", () => {
     const clock = new ManualClock((T0 + 120) * 1000);
     const store = openSqliteStore({ path, clock, synchronous: 'normal' });
     try {
-      expect(tables(path)).toEqual(['audit', 'claims', 'committed', 'committed_history', 'metrics_tally', 'progress', 'runs', 'step_events', 'waits', 'waybill_migrations', 'workers', 'workflows']);
+      expect(tables(path)).toEqual([
+        'audit',
+        'claims',
+        'committed',
+        'committed_history',
+        'metrics_tally',
+        'progress',
+        'runs',
+        'step_events',
+        'waits',
+        'waybill_migrations',
+        'workers',
+        'workflows',
+      ]);
       expect(await store.loadProgress('legacy')).toEqual({
-        runId: 'legacy', step: 3, stateJson: '{"processed":3}', updatedAt: T0 + 3, executed: 0, skipped: 0, awaited: 0, saveMs: null,
+        runId: 'legacy',
+        step: 3,
+        stateJson: '{"processed":3}',
+        updatedAt: T0 + 3,
+        executed: 0,
+        skipped: 0,
+        awaited: 0,
+        saveMs: null,
       });
       expect(await store.loadProgress('other')).toMatchObject({ step: 1, stateJson: '{"processed":1}' });
-      expect(await store.listCommitted('legacy')).toEqual([0, 1, 2].map((step) => ({
-        idemKey: stepKey('legacy', step), runId: 'legacy', resultJson: JSON.stringify({ answer: step * 10 }),
-        committedAt: T0 + step, step: null, fingerprint: null, workerId: null, durationMs: null, source: 'executed', forkedFrom: null, inputJson: null,
-      })));
-      expect(await store.listClaims({ claimTtlMs: 30_000 })).toEqual([{
-        idemKey: stepKey('legacy', 3), runId: 'legacy', claimedAt: T0 + 3.5, token: null, workerId: null,
-        leaseExpiresAt: null, heartbeatAt: null, step: null, attempt: 1, orphaned: true,
-      }]);
+      expect(await store.listCommitted('legacy')).toEqual(
+        [0, 1, 2].map((step) => ({
+          idemKey: stepKey('legacy', step),
+          runId: 'legacy',
+          resultJson: JSON.stringify({ answer: step * 10 }),
+          committedAt: T0 + step,
+          step: null,
+          fingerprint: null,
+          workerId: null,
+          durationMs: null,
+          source: 'executed',
+          forkedFrom: null,
+          inputJson: null,
+        })),
+      );
+      expect(await store.listClaims({ claimTtlMs: 30_000 })).toEqual([
+        {
+          idemKey: stepKey('legacy', 3),
+          runId: 'legacy',
+          claimedAt: T0 + 3.5,
+          token: null,
+          workerId: null,
+          leaseExpiresAt: null,
+          heartbeatAt: null,
+          step: null,
+          attempt: 1,
+          orphaned: true,
+        },
+      ]);
 
       // Waybill continues the article's run: step 3's orphaned claim is taken over (attempt 2), step 4 is new.
       const attempts: number[] = [];
@@ -84,7 +127,9 @@ describe("article compatibility: the article's schema and SQL", () => {
       });
       expect(report).toEqual({ processed: 5, executed: 2, skipped: 0, awaited: 0 });
       expect(attempts).toEqual([2, 1]);
-      expect((await store.listEvents('legacy')).map((e) => [e.idemKey, e.outcome])).toEqual([[stepKey('legacy', 3), 'expired']]);
+      expect((await store.listEvents('legacy')).map((e) => [e.idemKey, e.outcome])).toEqual([
+        [stepKey('legacy', 3), 'expired'],
+      ]);
       expect(await store.listCommitted('legacy')).toHaveLength(5);
       expect(await store.listClaims({ claimTtlMs: 30_000 })).toEqual([]);
     } finally {
@@ -127,8 +172,17 @@ describe("article compatibility: the article's schema and SQL", () => {
     const last = openSqliteStore({ path, clock, synchronous: 'normal' });
     try {
       // Waybill reads what the article wrote; the article's upsert leaves Waybill's counters alone.
-      expect(await last.getCommitted(stepKey('legacy', 9))).toMatchObject({ resultJson: '{"answer":90}', source: 'executed', fingerprint: null });
-      expect(await last.loadProgress('legacy')).toMatchObject({ step: 10, stateJson: '{"processed":6}', executed: 2, skipped: 0 });
+      expect(await last.getCommitted(stepKey('legacy', 9))).toMatchObject({
+        resultJson: '{"answer":90}',
+        source: 'executed',
+        fingerprint: null,
+      });
+      expect(await last.loadProgress('legacy')).toMatchObject({
+        step: 10,
+        stateJson: '{"processed":6}',
+        executed: 2,
+        skipped: 0,
+      });
       expect(await last.loadProgress('fresh')).toMatchObject({ step: 1, executed: 0, skipped: 0, awaited: 0 });
       expect(await last.listClaims({ claimTtlMs: 30_000 })).toEqual([]);
     } finally {
@@ -140,8 +194,9 @@ describe("article compatibility: the article's schema and SQL", () => {
 const python = spawnSync('python3', ['-c', 'import sqlite3'], { stdio: 'ignore' });
 const hasPython = python.status === 0;
 if (!hasPython) {
-  if (process.env.CI === 'true') throw new Error('CI=true requires python3 with its sqlite3 module for the article-client tests');
-  console.warn("\n!!! article Python client tests SKIPPED: python3 with the sqlite3 module is not available.\n");
+  if (process.env.CI === 'true')
+    throw new Error('CI=true requires python3 with its sqlite3 module for the article-client tests');
+  console.warn('\n!!! article Python client tests SKIPPED: python3 with the sqlite3 module is not available.\n');
 }
 
 interface PythonReport {
@@ -175,14 +230,23 @@ describe.skipIf(!hasPython)("article compatibility: the article's Python class, 
     const store = openSqliteStore({ path, synchronous: 'normal' });
     try {
       // Waybill runs the first 4 steps of run "mixed" and leaves the map at step 4.
-      const waybillReport = await runAgent([0, 1, 2, 3], new Checkpoint(store, 'mixed', { workerId: 'waybill' }), (item) => ({ step: item, by: 'waybill' }));
+      const waybillReport = await runAgent(
+        [0, 1, 2, 3],
+        new Checkpoint(store, 'mixed', { workerId: 'waybill' }),
+        (item) => ({ step: item, by: 'waybill' }),
+      );
       expect(waybillReport).toEqual({ processed: K, executed: K, skipped: 0, awaited: 0 });
     } finally {
       await store.close();
     }
 
     // The article's run_agent picks the run up from Waybill's map and does steps 4..9.
-    expect(await runPython(driver, [path, 'mixed', N, effects])).toEqual({ processed: N, executed: N - K, skipped: 0, awaited: 0 });
+    expect(await runPython(driver, [path, 'mixed', N, effects])).toEqual({
+      processed: N,
+      executed: N - K,
+      skipped: 0,
+      awaited: 0,
+    });
     expect(readFileSync(effects, 'utf8').trim().split('\n')).toEqual(
       Array.from({ length: N - K }, (_, i) => `${stepKey('mixed', K + i)} python`),
     );
@@ -211,7 +275,8 @@ describe.skipIf(!hasPython)("article compatibility: the article's Python class, 
 
     // And the article skips a key Waybill committed, returning Waybill's result.
     expect(await runPython(driver, [path, 'mixed', N, effects, stepKey('mixed', 2)])).toEqual({
-      status: 'skipped', result: { step: 2, by: 'waybill' },
+      status: 'skipped',
+      result: { step: 2, by: 'waybill' },
     });
     expect(readFileSync(effects, 'utf8').trim().split('\n')).toHaveLength(N - K);
   });
@@ -222,7 +287,12 @@ describe.skipIf(!hasPython)("article compatibility: the article's Python class, 
     const path = dir.file('python.db');
     const effects = dir.file('python-effects.log');
 
-    expect(await runPython(driver, [path, 'py', 4, effects])).toEqual({ processed: 4, executed: 4, skipped: 0, awaited: 0 });
+    expect(await runPython(driver, [path, 'py', 4, effects])).toEqual({
+      processed: 4,
+      executed: 4,
+      skipped: 0,
+      awaited: 0,
+    });
     expect(tables(path)).toEqual(['claims', 'committed', 'progress']);
 
     const store = openSqliteStore({ path, synchronous: 'normal' });

@@ -19,25 +19,31 @@ describe('crash: the store unavailable at commit', () => {
     store.commit = (r) => (attempts++, commit(r));
     const executions = new Map<number, number>();
     try {
-      const report = await runAgent([0, 1, 2, 3, 4], new Checkpoint(store, 'run', { workerId: 'w1', leaseMs: 5_000 }), (item) => {
-        executions.set(item, (executions.get(item) ?? 0) + 1);
-        if (item === 2) {
-          // Another process takes the write lock as step 2 finishes and keeps it 400 ms: 8 busy timeouts.
-          const other = new Database(path);
-          other.exec('BEGIN IMMEDIATE');
-          setTimeout(() => {
-            other.exec('COMMIT');
-            other.close();
-          }, 400).unref();
-        }
-        return item * 10;
-      });
+      const report = await runAgent(
+        [0, 1, 2, 3, 4],
+        new Checkpoint(store, 'run', { workerId: 'w1', leaseMs: 5_000 }),
+        (item) => {
+          executions.set(item, (executions.get(item) ?? 0) + 1);
+          if (item === 2) {
+            // Another process takes the write lock as step 2 finishes and keeps it 400 ms: 8 busy timeouts.
+            const other = new Database(path);
+            other.exec('BEGIN IMMEDIATE');
+            setTimeout(() => {
+              other.exec('COMMIT');
+              other.close();
+            }, 400).unref();
+          }
+          return item * 10;
+        },
+      );
       expect(report).toEqual({ processed: 5, executed: 5, skipped: 0, awaited: 0 });
       expect([...executions.values()]).toEqual([1, 1, 1, 1, 1]);
       // Five steps, and at least one refused attempt for step 2: the outage was real and was ridden out.
       expect(attempts).toBeGreaterThan(5);
       const committed = await store.listCommitted('run');
-      expect(committed.map((c) => [c.step, c.resultJson, c.workerId])).toEqual([0, 1, 2, 3, 4].map((n) => [n, String(n * 10), 'w1']));
+      expect(committed.map((c) => [c.step, c.resultJson, c.workerId])).toEqual(
+        [0, 1, 2, 3, 4].map((n) => [n, String(n * 10), 'w1']),
+      );
       expect(await store.listClaims({ claimTtlMs: 30_000 })).toEqual([]);
       expect(await store.listEvents('run')).toEqual([]);
       expect((await store.loadProgress('run'))?.step).toBe(5);

@@ -34,7 +34,13 @@ export function countByKey<T extends { key: string }>(items: T[]): Map<string, n
 
 export interface StoreSnapshot {
   committed: { key: string; step: number; workerId: string | null; result: EffectResult }[];
-  claims: { key: string; step: number | null; claimedAt: number; heartbeatAt: number | null; workerId: string | null }[];
+  claims: {
+    key: string;
+    step: number | null;
+    claimedAt: number;
+    heartbeatAt: number | null;
+    workerId: string | null;
+  }[];
   progress: { step: number; state: { processed?: number }; executed: number; skipped: number; awaited: number } | null;
   /** step_events outcome → summed count. */
   events: Record<string, number>;
@@ -77,7 +83,9 @@ export function snapshot(dbPath: string, runId: string): StoreSnapshot {
     return {
       committed,
       claims,
-      progress: p ? { step: p.step, state: JSON.parse(p.stateJson), executed: p.executed, skipped: p.skipped, awaited: p.awaited } : null,
+      progress: p
+        ? { step: p.step, state: JSON.parse(p.stateJson), executed: p.executed, skipped: p.skipped, awaited: p.awaited }
+        : null,
       events,
       eventsByKey,
     };

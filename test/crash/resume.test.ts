@@ -41,7 +41,11 @@ describe('crash: resume', () => {
     const N = 50;
     const K = 29;
     const base = setup('resume', N);
-    const first = spawnFixture('crash-child.ts', { ...base, mode: 'article-loop', kill: { point: 'after-commit', step: K } });
+    const first = spawnFixture('crash-child.ts', {
+      ...base,
+      mode: 'article-loop',
+      kill: { point: 'after-commit', step: K },
+    });
     await first.waitForLine(new RegExp(`^POINT after-commit step=${K}$`));
     await killHard(first);
 
@@ -68,7 +72,12 @@ describe('crash: resume', () => {
 
     // A third process has nothing left to do: the map is at the end, nothing runs, nothing is written.
     const third = spawnFixture('crash-child.ts', { ...base, workerId: 'third' });
-    expect(await finish<CrashChildReport>(third)).toMatchObject({ executed: 0, skipped: 0, awaited: 0, processed: N - 1 });
+    expect(await finish<CrashChildReport>(third)).toMatchObject({
+      executed: 0,
+      skipped: 0,
+      awaited: 0,
+      processed: N - 1,
+    });
     expect(readEffects(base.effects)).toHaveLength(N);
     expect(snapshot(base.db, base.runId).progress).toEqual(after.progress);
   });
@@ -92,7 +101,13 @@ describe('crash: resume', () => {
    * (†) runAgent claims step 8 in step 7's commit transaction, so a process killed after that commit leaves
    * step 8 claimed though its side effect never started; the resumed process takes it over like any orphan.
    */
-  const cases: { point: KillPoint; committedAtKill: number; effectsAtKill: number; orphanStep: number; twice: boolean }[] = [
+  const cases: {
+    point: KillPoint;
+    committedAtKill: number;
+    effectsAtKill: number;
+    orphanStep: number;
+    twice: boolean;
+  }[] = [
     { point: 'after-claim', committedAtKill: 7, effectsAtKill: 7, orphanStep: 7, twice: false },
     { point: 'during-execute', committedAtKill: 7, effectsAtKill: 7, orphanStep: 7, twice: false },
     { point: 'after-execute', committedAtKill: 7, effectsAtKill: 8, orphanStep: 7, twice: true },

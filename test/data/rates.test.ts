@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { axisWidth, formatMs } from '../../app/components/chart-format';
-import { durationText, lastActivity, recentRate, runDuration, stepsPerMinute, THROUGHPUT_WINDOW_S, utcText } from '../../lib/data/rates';
+import {
+  durationText,
+  lastActivity,
+  recentRate,
+  runDuration,
+  stepsPerMinute,
+  THROUGHPUT_WINDOW_S,
+  utcText,
+} from '../../lib/data/rates';
 
 describe('the runs page throughput', () => {
   it('is the steps committed over the last minute, per minute: a run doing 138 a minute shows 138', () => {
@@ -15,7 +23,10 @@ describe('the runs page throughput', () => {
 describe("a run's recent rate", () => {
   it('is measured over the minute before the latest commit, not over gaps before it', () => {
     // 139 commits 60/138 s apart (138 a minute), after an hour of nothing: the rate is 138, not 2.3.
-    const timings = [{ committedAt: 1000 }, ...Array.from({ length: 139 }, (_, i) => ({ committedAt: 4600 + (i * 60) / 138 }))];
+    const timings = [
+      { committedAt: 1000 },
+      ...Array.from({ length: 139 }, (_, i) => ({ committedAt: 4600 + (i * 60) / 138 })),
+    ];
     const rate = recentRate(timings)!;
     expect(rate.perSecond * 60).toBeCloseTo(138, 6);
     expect(rate.windowSeconds).toBeCloseTo(60, 6);
@@ -47,7 +58,14 @@ describe('run times', () => {
   });
 
   it('reads as people read durations', () => {
-    expect([0.85, 4.25, 42, 185, 7440, 266_400].map(durationText)).toEqual(['850 ms', '4.3 s', '42 s', '3 m 05 s', '2 h 04 m', '3 d 2 h']);
+    expect([0.85, 4.25, 42, 185, 7440, 266_400].map(durationText)).toEqual([
+      '850 ms',
+      '4.3 s',
+      '42 s',
+      '3 m 05 s',
+      '2 h 04 m',
+      '3 d 2 h',
+    ]);
   });
 
   it('absolute times in UTC, none for a time no Date can hold', () => {
@@ -62,7 +80,14 @@ describe('chart tick labels', () => {
   it('give sub-millisecond ticks distinct labels in microseconds', () => {
     // recharts' nice ticks for steps of 0.2-0.9 ms; rounded to whole ms they read "0 ms, 0 ms, 1 ms, 1 ms, 1 ms".
     expect([0, 0.25, 0.5, 0.75, 1].map(formatMs)).toEqual(['0', '250 µs', '500 µs', '750 µs', '1 ms']);
-    expect([0.005, 1.25, 12.5, 600, 1500, 42_000].map(formatMs)).toEqual(['5 µs', '1.25 ms', '12.5 ms', '600 ms', '1.5 s', '42 s']);
+    expect([0.005, 1.25, 12.5, 600, 1500, 42_000].map(formatMs)).toEqual([
+      '5 µs',
+      '1.25 ms',
+      '12.5 ms',
+      '600 ms',
+      '1.5 s',
+      '42 s',
+    ]);
     const ticks = [0, 0.2, 0.4, 0.6, 0.8].map(formatMs);
     expect(new Set(ticks).size).toBe(ticks.length);
   });

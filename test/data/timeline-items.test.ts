@@ -4,7 +4,17 @@ import type { AuditEntry, StepEvent } from '../../lib/store/types';
 
 let nextId = 1;
 function event(e: Partial<StepEvent> & Pick<StepEvent, 'outcome' | 'at'>): StepEvent {
-  return { id: nextId++, runId: 'r1', idemKey: null, step: null, count: 1, durationMs: null, workerId: null, detail: null, ...e };
+  return {
+    id: nextId++,
+    runId: 'r1',
+    idemKey: null,
+    step: null,
+    count: 1,
+    durationMs: null,
+    workerId: null,
+    detail: null,
+    ...e,
+  };
 }
 function audit(a: Partial<AuditEntry> & Pick<AuditEntry, 'action' | 'at'>): AuditEntry {
   return { id: nextId++, actor: 'alice (operator)', role: 'operator', target: 'r1', runId: 'r1', detail: null, ...a };
@@ -15,7 +25,13 @@ describe('the run timeline', () => {
     const events = [
       event({ outcome: 'operator', at: 100, detail: 'started by alice (operator)' }),
       event({ outcome: 'executed', at: 101, step: 0, idemKey: 'r1:step:0' }),
-      event({ outcome: 'expired', at: 102, step: 1, idemKey: 'r1:step:1', detail: 'expired by alice (operator): the step will run again' }),
+      event({
+        outcome: 'expired',
+        at: 102,
+        step: 1,
+        idemKey: 'r1:step:1',
+        detail: 'expired by alice (operator): the step will run again',
+      }),
       event({ outcome: 'failed', at: 103, step: 1, detail: 'boom' }),
       event({ outcome: 'operator', at: 104, detail: 'cancel by alice (operator): running → cancelled' }),
       event({ outcome: 'operator', at: 105, detail: 'retry by cli:root: cancelled → queued' }),
@@ -29,15 +45,24 @@ describe('the run timeline', () => {
     // Six events and three audit lines are six items: three actions absorbed their events; the CLI's retry
     // (no audit line) stays an event.
     expect(items.map((i) => (i.type === 'action' ? `action:${i.entry.action}` : `event:${i.event.outcome}`))).toEqual([
-      'event:operator', 'action:cancel', 'event:failed', 'action:expire', 'event:executed', 'action:start',
+      'event:operator',
+      'action:cancel',
+      'event:failed',
+      'action:expire',
+      'event:executed',
+      'action:start',
     ]);
     const cancel = items[1]!;
-    expect(cancel).toMatchObject({ type: 'action', transition: 'running → cancelled', entry: { detail: 'reason: wrong input' } });
+    expect(cancel).toMatchObject({
+      type: 'action',
+      transition: 'running → cancelled',
+      entry: { detail: 'reason: wrong input' },
+    });
     expect(items.filter((i) => i.type === 'event' && i.event.outcome === 'operator')).toHaveLength(1);
     expect(countByKind(items)).toEqual({ steps: 1, failures: 1, claims: 0, operator: 4 });
   });
 
-  it('does not pair an action with another actor\'s event, or with one far apart in time', () => {
+  it("does not pair an action with another actor's event, or with one far apart in time", () => {
     const events = [
       event({ outcome: 'operator', at: 10, detail: 'pause by bob (operator): running → paused' }),
       event({ outcome: 'operator', at: 500, detail: 'pause by alice (operator): running → paused' }),
@@ -53,7 +78,15 @@ describe('the run timeline', () => {
       event({ outcome: 'operator', at: 12, detail: 'resume by alice (operator): paused → queued' }),
       event({ outcome: 'operator', at: 14, detail: 'pause by alice (operator): queued → paused' }),
     ];
-    const items = timelineItems(events, [audit({ action: 'pause', at: 10 }), audit({ action: 'resume', at: 12 }), audit({ action: 'pause', at: 14 })]);
-    expect(items.map((i) => (i.type === 'action' ? i.transition : 'event'))).toEqual(['queued → paused', 'paused → queued', 'running → paused']);
+    const items = timelineItems(events, [
+      audit({ action: 'pause', at: 10 }),
+      audit({ action: 'resume', at: 12 }),
+      audit({ action: 'pause', at: 14 }),
+    ]);
+    expect(items.map((i) => (i.type === 'action' ? i.transition : 'event'))).toEqual([
+      'queued → paused',
+      'paused → queued',
+      'running → paused',
+    ]);
   });
 });

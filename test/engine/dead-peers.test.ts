@@ -55,8 +55,16 @@ describe.each(list)('dead peers on $name', (backend) => {
     await store.registerWorker({ id, host: hostname(), pid, ...(machine === undefined ? {} : { machine }) });
     await store.createRun({ id: `run-${id}`, workflow: 'wf', inputJson: '{}', totalSteps: 1 });
     await store.claimRun({ workerId: id, leaseMs: 60_000, workflows: ['wf'], runId: `run-${id}` });
-    const claimed = await store.claim({ idemKey: `run-${id}:step:0`, runId: `run-${id}`, token: `t-${id}`, workerId: id,
-      step: 0, attempt: 1, leaseMs: 60_000, claimTtlMs: 60_000 });
+    const claimed = await store.claim({
+      idemKey: `run-${id}:step:0`,
+      runId: `run-${id}`,
+      token: `t-${id}`,
+      workerId: id,
+      step: 0,
+      attempt: 1,
+      leaseMs: 60_000,
+      claimTtlMs: 60_000,
+    });
     expect(claimed.kind).toBe('claimed');
   }
 
@@ -64,13 +72,23 @@ describe.each(list)('dead peers on $name', (backend) => {
     const here = machineId();
     expect(here).toMatch(/^linux:[0-9a-f-]{36}:pidns:\d+:\d+$/);
     await peer('other-machine', deadPid(), here!.replace(/pidns:\d+:\d+$/, 'pidns:0:1'));
-    await peer('other-boot', deadPid(), here!.replace(/^linux:[0-9a-f-]{36}/, 'linux:00000000-0000-0000-0000-000000000000'));
+    await peer(
+      'other-boot',
+      deadPid(),
+      here!.replace(/^linux:[0-9a-f-]{36}/, 'linux:00000000-0000-0000-0000-000000000000'),
+    );
     await peer('old-row', deadPid(), undefined);
     await peer('same-machine', deadPid(), here);
     await peer('zombie', await zombiePid(), here);
     await peer('alive', process.pid, here);
 
-    const judge = new Worker({ store, registry: new WorkflowRegistry([]), id: 'judge', heartbeatMs: 60_000, pollMs: 10 });
+    const judge = new Worker({
+      store,
+      registry: new WorkflowRegistry([]),
+      id: 'judge',
+      heartbeatMs: 60_000,
+      pollMs: 10,
+    });
     const running = judge.run();
     // The first beat runs before the worker polls at all, and looks at every peer in one pass.
     for (let i = 0; i < 3000; i++) {
@@ -82,14 +100,19 @@ describe.each(list)('dead peers on $name', (backend) => {
     await running;
 
     const workers = Object.fromEntries((await store.listWorkers()).map((w) => [w.id, w]));
-    expect(Object.entries(workers).filter(([, w]) => w.stoppedAt !== null).map(([id]) => id).sort())
-      .toEqual(['judge', 'same-machine', 'zombie']);
+    expect(
+      Object.entries(workers)
+        .filter(([, w]) => w.stoppedAt !== null)
+        .map(([id]) => id)
+        .sort(),
+    ).toEqual(['judge', 'same-machine', 'zombie']);
     expect(workers['old-row']?.machine).toBeNull();
     expect(workers.judge?.machine).toBe(here);
     const claims = (await store.listClaims({ claimTtlMs: 60_000 })).map((c) => c.workerId).sort();
     expect(claims).toEqual(['alive', 'old-row', 'other-boot', 'other-machine']);
-    const expired = (await Promise.all(['same-machine', 'zombie'].map((id) => store.listEvents(`run-${id}`))))
-      .map((events) => events.filter((e) => e.outcome === 'expired').length);
+    const expired = (await Promise.all(['same-machine', 'zombie'].map((id) => store.listEvents(`run-${id}`)))).map(
+      (events) => events.filter((e) => e.outcome === 'expired').length,
+    );
     expect(expired).toEqual([1, 1]);
     for (const id of ['other-machine', 'other-boot', 'old-row', 'alive']) {
       expect(await store.listEvents(`run-${id}`)).toEqual([]);

@@ -15,9 +15,13 @@ import { startWorker, until } from './support';
 const kinds = await targetKinds('drill tests');
 
 async function drill(target: Target, args: string[]) {
-  const result = await runCli(['drill', '--json', ...args], { env: { DATABASE_URL: target.url, WAYBILL_SQLITE_SYNC: 'normal' } });
+  const result = await runCli(['drill', '--json', ...args], {
+    env: { DATABASE_URL: target.url, WAYBILL_SQLITE_SYNC: 'normal' },
+  });
   if (result.code !== 0) throw new Error(`waybill drill exited ${result.code}: ${result.stderr}`);
-  return JSON.parse(result.stdout) as Record<string, unknown> & { kills: { step: number; resumedMs: number; releasedMs: number | null }[] };
+  return JSON.parse(result.stdout) as Record<string, unknown> & {
+    kills: { step: number; resumedMs: number; releasedMs: number | null }[];
+  };
 }
 
 async function schemaExists(name: string): Promise<boolean> {
@@ -34,11 +38,24 @@ describe.each(kinds)('waybill drill on %s', (kind) => {
     const target = await makeTarget(kind);
     const store = await target.store();
     const data = tempDir('waybill-outbox-');
-    await store.createRun({ id: 'users-run', workflow: 'notify', inputJson: JSON.stringify({ count: 3, outbox: 'outbox.jsonl' }), totalSteps: 3 });
+    await store.createRun({
+      id: 'users-run',
+      workflow: 'notify',
+      inputJson: JSON.stringify({ count: 3, outbox: 'outbox.jsonl' }),
+      totalSteps: 3,
+    });
     const before = { runs: await store.listRuns({ claimTtlMs: 30_000 }), workers: await store.listWorkers() };
 
     const report = await drill(target, ['--steps', '200', '--kill-at', '100', '--kills', '2']);
-    expect(report).toMatchObject({ steps: 200, killAt: 100, committed: 200, lost: 0, stepsRedone: 2, executedTwice: 0, skipped: 0 });
+    expect(report).toMatchObject({
+      steps: 200,
+      killAt: 100,
+      committed: 200,
+      lost: 0,
+      stepsRedone: 2,
+      executedTwice: 0,
+      skipped: 0,
+    });
     // At 100 and 150, or the first step from there the drill saw in flight (one poll can outlast a 20 ms step).
     const [first, second] = report.kills.map((k) => k.step);
     expect(report.kills).toHaveLength(2);
@@ -59,10 +76,23 @@ describe.each(kinds)('waybill drill on %s', (kind) => {
     const target = await makeTarget(kind);
     const store = await target.store();
     const data = tempDir('waybill-outbox-');
-    await store.createRun({ id: 'users-busy', workflow: 'notify', inputJson: JSON.stringify({ count: 100_000, outbox: 'outbox.jsonl', latencyMs: 50 }), totalSteps: 100_000 });
+    await store.createRun({
+      id: 'users-busy',
+      workflow: 'notify',
+      inputJson: JSON.stringify({ count: 100_000, outbox: 'outbox.jsonl', latencyMs: 50 }),
+      totalSteps: 100_000,
+    });
     const user = startWorker(target, ['--id', 'users-worker'], { WAYBILL_DATA_DIR: data.path });
-    await until(async () => (await store.getRun('users-busy'))?.owner === 'users-worker', 'the user worker to take its run');
-    await store.createRun({ id: 'users-queued', workflow: 'notify', inputJson: JSON.stringify({ count: 3, outbox: 'outbox.jsonl' }), totalSteps: 3 });
+    await until(
+      async () => (await store.getRun('users-busy'))?.owner === 'users-worker',
+      'the user worker to take its run',
+    );
+    await store.createRun({
+      id: 'users-queued',
+      workflow: 'notify',
+      inputJson: JSON.stringify({ count: 3, outbox: 'outbox.jsonl' }),
+      totalSteps: 3,
+    });
 
     const report = await drill(target, ['--in-place', '--steps', '120', '--kill-at', '60']);
     expect(report).toMatchObject({ committed: 120, lost: 0, stepsRedone: 1, executedTwice: 0 });
@@ -74,7 +104,9 @@ describe.each(kinds)('waybill drill on %s', (kind) => {
     const drillRun = String(report.runId);
     const executors = new Set((await store.listCommitted(drillRun, { limit: 1000 })).map((c) => c.workerId));
     expect([...executors].every((w) => w?.startsWith('drill-'))).toBe(true);
-    const usersExecutors = new Set((await store.listCommitted('users-busy', { limit: 100_000 })).map((c) => c.workerId));
+    const usersExecutors = new Set(
+      (await store.listCommitted('users-busy', { limit: 100_000 })).map((c) => c.workerId),
+    );
     expect([...usersExecutors]).toEqual(['users-worker']);
   }, 240_000);
 });

@@ -17,26 +17,40 @@ import { executionsByKey, until } from './support';
 
 const UNSHARE = ['--pid', '--fork', '--kill-child', '--mount-proc'];
 const isolated = spawnSync('unshare', [...UNSHARE, 'true']).status === 0;
-if (!isolated) console.warn('\n!!! liveness tests SKIPPED: `unshare --pid` is not permitted here (it needs root or user namespaces).\n');
+if (!isolated)
+  console.warn(
+    '\n!!! liveness tests SKIPPED: `unshare --pid` is not permitted here (it needs root or user namespaces).\n',
+  );
 const pgUp = isolated && (await postgresAvailable('liveness tests'));
 
 /** `waybill worker` (or a fixture) as pid 1 of a namespace of its own; killing it kills the worker. */
 function isolatedWorker(target: Target, id: string, dataDir: string) {
-  return spawnCommand('unshare', [...UNSHARE, process.execPath, BIN, 'worker', '--id', id],
-    { env: { DATABASE_URL: target.url, WAYBILL_DATA_DIR: dataDir } });
+  return spawnCommand('unshare', [...UNSHARE, process.execPath, BIN, 'worker', '--id', id], {
+    env: { DATABASE_URL: target.url, WAYBILL_DATA_DIR: dataDir },
+  });
 }
 
 function isolatedFixture(fixture: string, arg: unknown) {
-  return spawnCommand('unshare', [...UNSHARE, process.execPath, '--import', 'tsx', `test/fixtures/${fixture}`, JSON.stringify(arg)]);
+  return spawnCommand('unshare', [
+    ...UNSHARE,
+    process.execPath,
+    '--import',
+    'tsx',
+    `test/fixtures/${fixture}`,
+    JSON.stringify(arg),
+  ]);
 }
 
 /** Terminates the session holding a worker's liveness lock, as an operator's pg_terminate_backend would. */
 async function terminateLiveness(schema: string, workerId: string): Promise<number> {
   const admin = await Admin.connect();
   try {
-    const rows = await admin.query(`SELECT pg_terminate_backend(l.pid) AS t FROM pg_locks l
+    const rows = await admin.query(
+      `SELECT pg_terminate_backend(l.pid) AS t FROM pg_locks l
       WHERE l.locktype = 'advisory' AND l.classid = ${0x57594231}::oid AND l.objsubid = 2
-        AND l.objid = (hashtext($1 || ':' || $2)::bigint & 4294967295)::oid`, [schema, workerId]);
+        AND l.objid = (hashtext($1 || ':' || $2)::bigint & 4294967295)::oid`,
+      [schema, workerId],
+    );
     return rows.length;
   } finally {
     await admin.end();
@@ -49,10 +63,20 @@ describe.skipIf(!pgUp)('liveness across pid namespaces on postgres', () => {
     const store = await target.store();
     const data = tempDir('waybill-outbox-');
     const outbox = data.file('outbox.jsonl');
-    await store.createRun({ id: 'far', workflow: 'notify', inputJson: JSON.stringify({ count: 30, outbox: 'outbox.jsonl', latencyMs: 300 }), totalSteps: 30 });
+    await store.createRun({
+      id: 'far',
+      workflow: 'notify',
+      inputJson: JSON.stringify({ count: 30, outbox: 'outbox.jsonl', latencyMs: 300 }),
+      totalSteps: 30,
+    });
     const workers = new Map(['fa', 'fb'].map((id) => [id, isolatedWorker(target, id, data.path)]));
-    const claim = await until(async () => (await store.listClaims({ runId: 'far', claimTtlMs: 30_000 }))
-      .find((c) => c.step !== null && c.step >= 5 && c.workerId && Date.now() / 1000 - c.claimedAt < 0.1), 'a fresh claim');
+    const claim = await until(
+      async () =>
+        (await store.listClaims({ runId: 'far', claimTtlMs: 30_000 })).find(
+          (c) => c.step !== null && c.step >= 5 && c.workerId && Date.now() / 1000 - c.claimedAt < 0.1,
+        ),
+      'a fresh claim',
+    );
     const victim = claim.workerId!;
     workers.get(victim)!.kill('SIGKILL');
     await workers.get(victim)!.exited;
@@ -76,7 +100,12 @@ describe.skipIf(!pgUp)('liveness across pid namespaces on postgres', () => {
     const schema = new URL(target.url).searchParams.get('schema')!;
     const store = await target.store();
     const effects = tempDir('waybill-effects-').file('effects.txt');
-    await store.createRun({ id: 'blocked', workflow: 'block', inputJson: JSON.stringify({ steps: 20 }), totalSteps: 20 });
+    await store.createRun({
+      id: 'blocked',
+      workflow: 'block',
+      inputJson: JSON.stringify({ steps: 20 }),
+      totalSteps: 20,
+    });
     const busy = isolatedFixture('engine-block-worker.ts', { url: target.url, effects, id: 'busy', latencyMs: 400 });
     await busy.waitForLine(/READY/);
     await until(async () => (await store.getRun('blocked'))?.owner === 'busy', 'the first worker to take the run');

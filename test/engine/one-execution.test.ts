@@ -19,7 +19,12 @@ describe.each(kinds)('one execution per run on %s', (kind) => {
     const outbox = data.file('outbox.jsonl');
     const store = await target.store();
     const steps = 24;
-    await store.createRun({ id: 'stall', workflow: 'notify', inputJson: JSON.stringify({ count: steps, outbox: 'outbox.jsonl', latencyMs: 300 }), totalSteps: steps });
+    await store.createRun({
+      id: 'stall',
+      workflow: 'notify',
+      inputJson: JSON.stringify({ count: steps, outbox: 'outbox.jsonl', latencyMs: 300 }),
+      totalSteps: steps,
+    });
     // The stall outlasts both leases; the claim lease stays well above SQLite's 5 s busy timeout. The default
     // heartbeat renews the run lease every second, so on waking the worker's idle poll (every 250 ms) usually
     // comes before its renewal and finds the run's lease passed: the moment a second execution would start.
@@ -30,11 +35,18 @@ describe.each(kinds)('one execution per run on %s', (kind) => {
     let stalls = 0;
     while (stalls < 3) {
       // Early in a step's 300 ms latency: the worker is inside the side effect when it stops.
-      const claim = await until(async () => (await store.listClaims({ runId: 'stall', claimTtlMs: 30_000 }))
-        .find((c) => c.workerId && !tried.has(c.idemKey) && Date.now() / 1000 - c.claimedAt < 0.1), 'a fresh claim');
+      const claim = await until(
+        async () =>
+          (await store.listClaims({ runId: 'stall', claimTtlMs: 30_000 })).find(
+            (c) => c.workerId && !tried.has(c.idemKey) && Date.now() / 1000 - c.claimedAt < 0.1,
+          ),
+        'a fresh claim',
+      );
       tried.add(claim.idemKey);
       worker.child.kill('SIGSTOP');
-      const still = (await store.listClaims({ runId: 'stall', claimTtlMs: 30_000 })).find((c) => c.idemKey === claim.idemKey);
+      const still = (await store.listClaims({ runId: 'stall', claimTtlMs: 30_000 })).find(
+        (c) => c.idemKey === claim.idemKey,
+      );
       if (still?.token !== claim.token || (await store.getCommitted(claim.idemKey))) {
         worker.child.kill('SIGCONT');
         continue;

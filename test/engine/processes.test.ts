@@ -18,7 +18,8 @@ const kinds = await targetKinds('engine process tests');
 /** A `waybill worker` process; killed (and waited for) when the test ends if still alive. */
 function startWorker(target: Target, id: string, env: Record<string, string> = {}): ChildProcess {
   const child = spawn(process.execPath, [BIN, 'worker', '--id', id], {
-    cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'],
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'pipe'],
     env: { ...process.env, DATABASE_URL: target.url, WAYBILL_SQLITE_SYNC: 'normal', ...env },
   });
   child.stderr!.resume();
@@ -31,7 +32,11 @@ function startWorker(target: Target, id: string, env: Record<string, string> = {
   return child;
 }
 
-async function until<T>(probe: () => Promise<T | undefined | null | false>, what: string, timeoutMs = 240_000): Promise<T> {
+async function until<T>(
+  probe: () => Promise<T | undefined | null | false>,
+  what: string,
+  timeoutMs = 240_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -53,8 +58,20 @@ describe.each(kinds)('workers on %s', (kind) => {
     // The workers' data directory holds the outbox; the run names it by its path inside.
     const data = tempDir('waybill-outbox-');
     const outbox = data.file('outbox.jsonl');
-    const env = { WAYBILL_HEARTBEAT_MS: '100', WAYBILL_RUN_LEASE_MS: '5000', WAYBILL_LEASE_MS: '5000', WAYBILL_DATA_DIR: data.path };
-    await cli(target, ['start', 'notify', '--id', 'chaos', '--input', JSON.stringify({ count: 2000, outbox: 'outbox.jsonl', latencyMs: 4 })]);
+    const env = {
+      WAYBILL_HEARTBEAT_MS: '100',
+      WAYBILL_RUN_LEASE_MS: '5000',
+      WAYBILL_LEASE_MS: '5000',
+      WAYBILL_DATA_DIR: data.path,
+    };
+    await cli(target, [
+      'start',
+      'notify',
+      '--id',
+      'chaos',
+      '--input',
+      JSON.stringify({ count: 2000, outbox: 'outbox.jsonl', latencyMs: 4 }),
+    ]);
     const store = await target.store();
 
     const killed = new Set<string>();
@@ -83,15 +100,18 @@ describe.each(kinds)('workers on %s', (kind) => {
     // An execution beyond 2,000 happens only when a kill lands between a delivery and its commit: the
     // refused duplicate's original delivery must then be by a worker that was killed.
     expect(mail.duplicates).toBeLessThanOrEqual(killed.size);
-    const lines = readFileSync(outbox, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { key: string; worker: string; status: string });
+    const lines = readFileSync(outbox, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { key: string; worker: string; status: string });
     const duplicateKeys = new Set(lines.filter((l) => l.status === 'duplicate').map((l) => l.key));
     for (const line of lines) {
       if (line.status === 'delivered' && duplicateKeys.has(line.key)) expect(killed.has(line.worker)).toBe(true);
     }
     const progress = await store.loadProgress('chaos');
     expect(progress?.step).toBe(2000);
-  // 50 worker restarts, each a new Node process, on 2 shared cores: 70-100 s here when the machine is quiet,
-  // twice that beside the rest of the suite. Only the counts decide the test; the limit only stops a hang.
+    // 50 worker restarts, each a new Node process, on 2 shared cores: 70-100 s here when the machine is quiet,
+    // twice that beside the rest of the suite. Only the counts decide the test; the limit only stops a hang.
   }, 420_000);
 
   it('a worker paused with SIGSTOP past its leases commits nothing once resumed: 20 trials', async () => {
@@ -99,8 +119,20 @@ describe.each(kinds)('workers on %s', (kind) => {
     // The workers' data directory holds the outbox; the run names it by its path inside.
     const data = tempDir('waybill-outbox-');
     const outbox = data.file('outbox.jsonl');
-    const env = { WAYBILL_HEARTBEAT_MS: '100', WAYBILL_RUN_LEASE_MS: '500', WAYBILL_LEASE_MS: '500', WAYBILL_DATA_DIR: data.path };
-    await cli(target, ['start', 'notify', '--id', 'stop', '--input', JSON.stringify({ count: 60, outbox: 'outbox.jsonl', latencyMs: 250 })]);
+    const env = {
+      WAYBILL_HEARTBEAT_MS: '100',
+      WAYBILL_RUN_LEASE_MS: '500',
+      WAYBILL_LEASE_MS: '500',
+      WAYBILL_DATA_DIR: data.path,
+    };
+    await cli(target, [
+      'start',
+      'notify',
+      '--id',
+      'stop',
+      '--input',
+      JSON.stringify({ count: 60, outbox: 'outbox.jsonl', latencyMs: 250 }),
+    ]);
     const store = await target.store();
     const workers = new Map(['sa', 'sb'].map((id) => [id, startWorker(target, id, env)]));
 
@@ -109,12 +141,19 @@ describe.each(kinds)('workers on %s', (kind) => {
     while (trials.length < 20) {
       // Stop a worker early in its step's 250 ms latency sleep: not while it commits, and not while it holds
       // the outbox's file lock (a stopped holder is alive, so nobody may break its lock).
-      const claim = await until(async () => (await store.listClaims({ runId: 'stop', claimTtlMs: 30_000 }))
-        .find((c) => c.workerId && !tried.has(c.idemKey) && Date.now() / 1000 - c.claimedAt < 0.1), 'a fresh claim');
+      const claim = await until(
+        async () =>
+          (await store.listClaims({ runId: 'stop', claimTtlMs: 30_000 })).find(
+            (c) => c.workerId && !tried.has(c.idemKey) && Date.now() / 1000 - c.claimedAt < 0.1,
+          ),
+        'a fresh claim',
+      );
       tried.add(claim.idemKey);
       const paused = claim.workerId!;
       workers.get(paused)!.kill('SIGSTOP');
-      const still = (await store.listClaims({ runId: 'stop', claimTtlMs: 30_000 })).find((c) => c.idemKey === claim.idemKey);
+      const still = (await store.listClaims({ runId: 'stop', claimTtlMs: 30_000 })).find(
+        (c) => c.idemKey === claim.idemKey,
+      );
       if (still?.token !== claim.token) {
         // The step finished before the signal landed: not a trial.
         workers.get(paused)!.kill('SIGCONT');
@@ -132,9 +171,19 @@ describe.each(kinds)('workers on %s', (kind) => {
       const wokeAt = Date.now() / 1000;
       const fenced = await until(async () => {
         const events = await store.listEvents('stop', { limit: 10_000 });
-        if (events.some((e) => e.idemKey === claim.idemKey && e.workerId === paused && (e.outcome === 'lease_lost' || e.outcome === 'failed'))) return 'fenced';
+        if (
+          events.some(
+            (e) =>
+              e.idemKey === claim.idemKey &&
+              e.workerId === paused &&
+              (e.outcome === 'lease_lost' || e.outcome === 'failed'),
+          )
+        )
+          return 'fenced';
         const beat = (await store.listWorkers()).find((w) => w.id === paused)?.heartbeatAt ?? 0;
-        const holds = (await store.listClaims({ runId: 'stop', claimTtlMs: 30_000 })).some((c) => c.idemKey === claim.idemKey && c.workerId === paused);
+        const holds = (await store.listClaims({ runId: 'stop', claimTtlMs: 30_000 })).some(
+          (c) => c.idemKey === claim.idemKey && c.workerId === paused,
+        );
         return beat > wokeAt + 1 && !holds ? 'never began' : null;
       }, `${paused} to be fenced`);
       if (fenced === 'fenced') trials.push({ key: claim.idemKey, paused });

@@ -25,9 +25,14 @@ describe('WAYBILL_PRUNE_OLDER_THAN', () => {
     expect(parseConfig({}).WAYBILL_PRUNE_OLDER_THAN).toBeUndefined();
     expect(parseConfig({ WAYBILL_PRUNE_OLDER_THAN: '30d' }).WAYBILL_PRUNE_OLDER_THAN).toBe(30 * DAY_MS);
     expect(parseConfig({ WAYBILL_PRUNE_OLDER_THAN: '24h' }).WAYBILL_PRUNE_OLDER_THAN).toBe(DAY_MS);
-    expect(() => parseConfig({ WAYBILL_PRUNE_OLDER_THAN: '23h' })).toThrow(new ConfigError(
-      'invalid environment: WAYBILL_PRUNE_OLDER_THAN: must be at least 24h: a pruned idempotency key can no longer deduplicate a retry'));
-    expect(() => parseConfig({ WAYBILL_PRUNE_OLDER_THAN: 'month' })).toThrow(/WAYBILL_PRUNE_OLDER_THAN: must be a whole number and a unit/);
+    expect(() => parseConfig({ WAYBILL_PRUNE_OLDER_THAN: '23h' })).toThrow(
+      new ConfigError(
+        'invalid environment: WAYBILL_PRUNE_OLDER_THAN: must be at least 24h: a pruned idempotency key can no longer deduplicate a retry',
+      ),
+    );
+    expect(() => parseConfig({ WAYBILL_PRUNE_OLDER_THAN: 'month' })).toThrow(
+      /WAYBILL_PRUNE_OLDER_THAN: must be a whole number and a unit/,
+    );
   });
 
   it('makes a worker prune old finished runs at start and log what it removed', async () => {
@@ -42,15 +47,28 @@ describe('WAYBILL_PRUNE_OLDER_THAN', () => {
     }
     const lines: Record<string, unknown>[] = [];
     const log = createLogger({}, (line) => lines.push(JSON.parse(line) as Record<string, unknown>), { pretty: false });
-    const worker = new Worker({ store, registry: new WorkflowRegistry(), id: 'pruner', log, pollMs: 10,
-      prune: { olderThanMs: 30 * DAY_MS } });
+    const worker = new Worker({
+      store,
+      registry: new WorkflowRegistry(),
+      id: 'pruner',
+      log,
+      pollMs: 10,
+      prune: { olderThanMs: 30 * DAY_MS },
+    });
     const running = worker.run();
     for (let i = 0; i < 600 && !lines.some((l) => l.msg === 'pruned finished runs'); i++) await sleep(50);
     worker.stop();
     await running;
 
     expect(lines.find((l) => l.msg === 'pruned finished runs')).toMatchObject({
-      level: 'info', workerId: 'pruner', olderThanMs: 30 * DAY_MS, runs: 1, external: 0, committed: 2, events: 0, progress: 1,
+      level: 'info',
+      workerId: 'pruner',
+      olderThanMs: 30 * DAY_MS,
+      runs: 1,
+      external: 0,
+      committed: 2,
+      events: 0,
+      progress: 1,
     });
     expect(await store.getRun('old')).toBeNull();
     expect(await store.countCommitted('old')).toBe(0);

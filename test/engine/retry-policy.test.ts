@@ -35,14 +35,24 @@ const slow = defineWorkflow({
   input: z.object({}),
   retry: { maxAttempts: 5, backoff: { initialMs: 100, factor: 2, maxMs: 1000 } },
   async run(ctx) {
-    const { result } = await ctx.step('fetch', (step) => {
-      const n = count(`${ctx.runId}:fetch`);
-      if (n >= 3) return `answer on attempt ${step.attempt}`;
-      return new Promise<string>((_, reject) => step.signal.addEventListener('abort', () => {
-        count(`${ctx.runId}:aborted`);
-        reject(step.signal.reason);
-      }, { once: true }));
-    }, { timeoutMs: 200 });
+    const { result } = await ctx.step(
+      'fetch',
+      (step) => {
+        const n = count(`${ctx.runId}:fetch`);
+        if (n >= 3) return `answer on attempt ${step.attempt}`;
+        return new Promise<string>((_, reject) =>
+          step.signal.addEventListener(
+            'abort',
+            () => {
+              count(`${ctx.runId}:aborted`);
+              reject(step.signal.reason);
+            },
+            { once: true },
+          ),
+        );
+      },
+      { timeoutMs: 200 },
+    );
     return result;
   },
 });
@@ -53,14 +63,22 @@ const picky = defineWorkflow({
   input: z.object({}),
   retry: { maxAttempts: 6, backoff: { initialMs: 10, maxMs: 10 } },
   async run(ctx) {
-    await ctx.step('flaky', () => {
-      if (count(`${ctx.runId}:flaky`) < 3) throw Object.assign(new Error('reset'), { code: 'ECONNRESET' });
-      return 'ok';
-    }, { retryOn: ['ECONNRESET'], maxAttempts: 4 });
-    await ctx.step('typo', () => {
-      count(`${ctx.runId}:typo`);
-      throw new TypeError('x is not a function');
-    }, { retryOn: ['ECONNRESET'] });
+    await ctx.step(
+      'flaky',
+      () => {
+        if (count(`${ctx.runId}:flaky`) < 3) throw Object.assign(new Error('reset'), { code: 'ECONNRESET' });
+        return 'ok';
+      },
+      { retryOn: ['ECONNRESET'], maxAttempts: 4 },
+    );
+    await ctx.step(
+      'typo',
+      () => {
+        count(`${ctx.runId}:typo`);
+        throw new TypeError('x is not a function');
+      },
+      { retryOn: ['ECONNRESET'] },
+    );
   },
 });
 
@@ -118,9 +136,13 @@ describe.each(list)('retry policies on $name', (backend) => {
     expect(failed.length).toBe(2);
     const notes = failed.map((e) => parseAttemptNote(e.detail));
     expect(notes.map((n) => n.error)).toEqual([
-      'StepTimeoutError: step to-1:fetch timed out after 200 ms', 'StepTimeoutError: step to-1:fetch timed out after 200 ms',
+      'StepTimeoutError: step to-1:fetch timed out after 200 ms',
+      'StepTimeoutError: step to-1:fetch timed out after 200 ms',
     ]);
-    expect(notes.map((n) => [n.note?.attempt, n.note?.maxAttempts])).toEqual([[1, 5], [2, 5]]);
+    expect(notes.map((n) => [n.note?.attempt, n.note?.maxAttempts])).toEqual([
+      [1, 5],
+      [2, 5],
+    ]);
     // The retry's due time: the event's own time plus the backoff (100 ms, then 200 ms), to the store's second.
     for (const [i, wait] of [100, 200].entries()) {
       const due = notes[i]!.note!.retryAt!;
@@ -136,7 +158,11 @@ describe.each(list)('retry policies on $name', (backend) => {
     expect(calls.get('pk-1:typo')).toBe(1);
     expect((await store.getRun('pk-1'))?.error).toBe('x is not a function');
     const notes = (await failures('pk-1')).map((e) => parseAttemptNote(e.detail).note);
-    expect(notes.map((n) => [n?.attempt, n?.maxAttempts, n?.gaveUp])).toEqual([[1, 4, null], [2, 4, null], [1, 6, 'not retryable']]);
+    expect(notes.map((n) => [n?.attempt, n?.maxAttempts, n?.gaveUp])).toEqual([
+      [1, 4, null],
+      [2, 4, null],
+      [1, 6, 'not retryable'],
+    ]);
   });
 });
 
@@ -146,13 +172,22 @@ describe('invalid retry policies are refused when the workflow is defined', () =
     [{ backoff: { factor: 0.5 } }, 'workflow "wf": retry.backoff.factor: must be ≥ 1'],
     [{ maxAttempts: 0 }, 'workflow "wf": retry.maxAttempts: must be ≥ 1'],
     [{ maxAttempts: 2.5 }, 'workflow "wf": retry.maxAttempts: must be a whole number'],
-    [{ backoff: { initialMs: 500, maxMs: 100 } }, 'workflow "wf": retry.backoff.maxMs: must be ≥ backoff.initialMs (500)'],
+    [
+      { backoff: { initialMs: 500, maxMs: 100 } },
+      'workflow "wf": retry.backoff.maxMs: must be ≥ backoff.initialMs (500)',
+    ],
     [{ backoff: { initialMs: -1 } }, 'workflow "wf": retry.backoff.initialMs: initialMs must be ≥ 0'],
     [{ timeoutMs: 0 }, 'workflow "wf": retry.timeoutMs: must be ≥ 1'],
     [{ retryOn: ['A'], nonRetryable: ['B'] }, 'workflow "wf": retry.retryOn: give retryOn or nonRetryable, not both'],
     [{ retryOn: [] }, 'workflow "wf": retry.retryOn: must list at least one error name or code'],
-    [{ nonRetryable: 'TypeError' }, 'workflow "wf": retry.nonRetryable: must be a list of error names or codes, or a function'],
-    [{ maxAtempts: 3 }, 'workflow "wf": retry: unknown field(s) maxAtempts (maxAttempts, backoff, timeoutMs, retryOn, nonRetryable)'],
+    [
+      { nonRetryable: 'TypeError' },
+      'workflow "wf": retry.nonRetryable: must be a list of error names or codes, or a function',
+    ],
+    [
+      { maxAtempts: 3 },
+      'workflow "wf": retry: unknown field(s) maxAtempts (maxAttempts, backoff, timeoutMs, retryOn, nonRetryable)',
+    ],
   ])('%j', (retry, message) => {
     let error: unknown;
     try {
@@ -166,7 +201,10 @@ describe('invalid retry policies are refused when the workflow is defined', () =
 
   it('a valid policy, a predicate included, is taken as given', () => {
     const retryOn = (error: unknown) => error instanceof RangeError;
-    const wf = defineWorkflow({ ...base, retry: { maxAttempts: 5, backoff: { initialMs: 0, maxMs: 0, factor: 1 }, timeoutMs: 1, retryOn } });
+    const wf = defineWorkflow({
+      ...base,
+      retry: { maxAttempts: 5, backoff: { initialMs: 0, maxMs: 0, factor: 1 }, timeoutMs: 1, retryOn },
+    });
     expect(wf.retry?.retryOn).toBe(retryOn);
   });
 });

@@ -11,7 +11,8 @@ import { tempDir } from '../support/tmp';
 describe('run logs', () => {
   it('keep each run in its own file inside run-logs/, whatever its id holds', () => {
     const dir = tempDir('waybill-run-log-');
-    for (const id of ['a/b', '..', 'x:y@z', '.']) expect(dirname(runLogPath(dir.path, id))).toBe(`${dir.path}/run-logs`);
+    for (const id of ['a/b', '..', 'x:y@z', '.'])
+      expect(dirname(runLogPath(dir.path, id))).toBe(`${dir.path}/run-logs`);
     expect(runLogPath(dir.path, 'a/b')).toBe(`${dir.path}/run-logs/a%2fb.log`);
     appendRunLog(dir.path, 'a/b', 'stdout', 'one');
     appendRunLog(dir.path, 'a', 'stdout', 'other run');
@@ -24,7 +25,11 @@ describe('run logs', () => {
     for (let i = 0; i < 30; i++) appendRunLog(dir.path, 'r', i % 2 ? 'stderr' : 'stdout', `line ${i}`);
     appendRunLog(dir.path, 'r', 'worker', 'two\nlines');
     const tail = tailRunLog(dir.path, 'r', 3);
-    expect(tail.map((l) => [l.stream, l.text])).toEqual([['stdout', 'line 28'], ['stderr', 'line 29'], ['worker', 'two lines']]);
+    expect(tail.map((l) => [l.stream, l.text])).toEqual([
+      ['stdout', 'line 28'],
+      ['stderr', 'line 29'],
+      ['worker', 'two lines'],
+    ]);
     expect(tail.every((l) => Number.isFinite(l.at) && l.at > 1.7e9)).toBe(true);
   });
 

@@ -13,10 +13,20 @@ const kinds = await targetKinds('stop-after-step tests');
 /** The run's outbox is outbox.jsonl in the worker's data directory (WAYBILL_DATA_DIR). */
 async function caughtInStep(target: Target, runId: string) {
   const store = await target.store();
-  await store.createRun({ id: runId, workflow: 'notify', inputJson: JSON.stringify({ count: 4, outbox: 'outbox.jsonl', latencyMs: 1500 }), totalSteps: 4 });
+  await store.createRun({
+    id: runId,
+    workflow: 'notify',
+    inputJson: JSON.stringify({ count: 4, outbox: 'outbox.jsonl', latencyMs: 1500 }),
+    totalSteps: 4,
+  });
   // Step 1 freshly claimed: the worker is inside its latency, well before it delivers.
-  await until(async () => (await store.listClaims({ runId, claimTtlMs: 30_000 }))
-    .find((c) => c.step === 1 && c.workerId && Date.now() / 1000 - c.claimedAt < 0.5), 'step 1 in hand');
+  await until(
+    async () =>
+      (await store.listClaims({ runId, claimTtlMs: 30_000 })).find(
+        (c) => c.step === 1 && c.workerId && Date.now() / 1000 - c.claimedAt < 0.5,
+      ),
+    'step 1 in hand',
+  );
   return store;
 }
 
@@ -28,9 +38,12 @@ describe.each(kinds)('stopping a run on %s', (kind) => {
     const worker = startWorker(target, ['--id', 'pw'], { WAYBILL_HEARTBEAT_MS: '100', WAYBILL_DATA_DIR: data.path });
     const store = await caughtInStep(target, 'p');
     await store.actOnRun('p', 'pause', 'ann');
-    await until(async () => worker.logs.find((l) => l.runId === 'p' && /^run (stopped|handed back)/.test(l.msg)), 'the worker to let go');
+    await until(
+      async () => worker.logs.find((l) => l.runId === 'p' && /^run (stopped|handed back)/.test(l.msg)),
+      'the worker to let go',
+    );
 
-    expect((await store.getRun('p'))).toMatchObject({ status: 'paused', owner: null });
+    expect(await store.getRun('p')).toMatchObject({ status: 'paused', owner: null });
     expect((await store.listCommitted('p')).map((c) => c.step)).toEqual([0, 1]);
     expect(Object.fromEntries(executionsByKey(outbox))).toEqual({ 'p:step:0': 1, 'p:step:1': 1 });
     expect(await store.listClaims({ runId: 'p', claimTtlMs: 30_000 })).toEqual([]);
@@ -38,7 +51,12 @@ describe.each(kinds)('stopping a run on %s', (kind) => {
 
     await store.actOnRun('p', 'resume', 'ann');
     await until(async () => (await store.getRun('p'))?.status === 'completed', 'the run to complete');
-    expect(Object.fromEntries(executionsByKey(outbox))).toEqual({ 'p:step:0': 1, 'p:step:1': 1, 'p:step:2': 1, 'p:step:3': 1 });
+    expect(Object.fromEntries(executionsByKey(outbox))).toEqual({
+      'p:step:0': 1,
+      'p:step:1': 1,
+      'p:step:2': 1,
+      'p:step:3': 1,
+    });
     expect((await store.listEvents('p')).filter((e) => e.outcome !== 'operator')).toEqual([]);
     expect(await store.loadProgress('p')).toMatchObject({ step: 4, executed: 4, awaited: 0 });
   }, 120_000);
@@ -50,9 +68,12 @@ describe.each(kinds)('stopping a run on %s', (kind) => {
     const worker = startWorker(target, ['--id', 'cw'], { WAYBILL_HEARTBEAT_MS: '100', WAYBILL_DATA_DIR: data.path });
     const store = await caughtInStep(target, 'c');
     await store.actOnRun('c', 'cancel', 'ann');
-    await until(async () => worker.logs.find((l) => l.runId === 'c' && /^run (stopped|handed back)/.test(l.msg)), 'the worker to let go');
+    await until(
+      async () => worker.logs.find((l) => l.runId === 'c' && /^run (stopped|handed back)/.test(l.msg)),
+      'the worker to let go',
+    );
 
-    expect((await store.getRun('c'))).toMatchObject({ status: 'cancelled', owner: null });
+    expect(await store.getRun('c')).toMatchObject({ status: 'cancelled', owner: null });
     expect((await store.listCommitted('c')).map((c) => c.step)).toEqual([0, 1]);
     expect(Object.fromEntries(executionsByKey(outbox))).toEqual({ 'c:step:0': 1, 'c:step:1': 1 });
     expect(await store.listClaims({ runId: 'c', claimTtlMs: 30_000 })).toEqual([]);

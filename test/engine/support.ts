@@ -19,7 +19,8 @@ export interface WorkerProcess {
 /** A `waybill worker` process; SIGKILLed (and waited for) when the test ends if still alive. */
 export function startWorker(target: Target, args: string[], env: Record<string, string> = {}): WorkerProcess {
   const child = spawn(process.execPath, [BIN, 'worker', ...args], {
-    cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'],
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'pipe'],
     env: { ...process.env, DATABASE_URL: target.url, WAYBILL_SQLITE_SYNC: 'normal', ...env },
   });
   const logs: WorkerProcess['logs'] = [];
@@ -47,7 +48,11 @@ export function startWorker(target: Target, args: string[], env: Record<string, 
   return { child, logs };
 }
 
-export async function until<T>(probe: () => Promise<T | undefined | null | false>, what: string, timeoutMs = 240_000): Promise<T> {
+export async function until<T>(
+  probe: () => Promise<T | undefined | null | false>,
+  what: string,
+  timeoutMs = 240_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();

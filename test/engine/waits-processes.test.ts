@@ -27,7 +27,12 @@ async function ok(target: Target, args: string[]) {
 describe.each(kinds)('review-and-send on %s', (kind) => {
   function setup() {
     const data = tempDir('waybill-waits-');
-    const env = { WAYBILL_HEARTBEAT_MS: '100', WAYBILL_RUN_LEASE_MS: '5000', WAYBILL_LEASE_MS: '5000', WAYBILL_DATA_DIR: data.path };
+    const env = {
+      WAYBILL_HEARTBEAT_MS: '100',
+      WAYBILL_RUN_LEASE_MS: '5000',
+      WAYBILL_LEASE_MS: '5000',
+      WAYBILL_DATA_DIR: data.path,
+    };
     return { data, env, outbox: data.file('review-and-send.jsonl') };
   }
 
@@ -38,13 +43,20 @@ describe.each(kinds)('review-and-send on %s', (kind) => {
     await ok(target, ['start', 'review-and-send', '--input', '{}', '--id', 'drop-me']);
     const store = await target.store();
     const first = startWorker(target, ['--id', 'w1'], env);
-    await until(async () => (await store.getRun('send-me'))?.status === 'waiting' && (await store.getRun('drop-me'))?.status === 'waiting', 'both runs to wait', 60_000);
+    await until(
+      async () =>
+        (await store.getRun('send-me'))?.status === 'waiting' && (await store.getRun('drop-me'))?.status === 'waiting',
+      'both runs to wait',
+      60_000,
+    );
     const wait = await store.getWait('send-me', 'review');
     expect(JSON.parse(wait!.detailsJson!)).toMatchObject({ to: 'customer@example.com', model: 'simulated' });
     first.child.kill('SIGKILL');
     await once(first.child, 'exit');
 
-    expect((await ok(target, ['approve', 'send-me', '--note', 'looks right', '--as', 'ann'])).trim()).toBe('approved review of send-me: looks right; the run goes on');
+    expect((await ok(target, ['approve', 'send-me', '--note', 'looks right', '--as', 'ann'])).trim()).toBe(
+      'approved review of send-me: looks right; the run goes on',
+    );
     const again = await cli(target, ['approve', 'send-me', '--as', 'bob', '--json']);
     expect(again.code).toBe(1);
     expect(JSON.parse(again.stderr).error.code).toBe('CONFLICT');
@@ -53,13 +65,28 @@ describe.each(kinds)('review-and-send on %s', (kind) => {
     await ok(target, ['reject', 'drop-me', '--note', 'wrong customer', '--as', 'ann']);
 
     startWorker(target, ['--id', 'w2'], env);
-    await until(async () => (await store.getRun('send-me'))?.status === 'completed' && (await store.getRun('drop-me'))?.status === 'rejected', 'both runs to end', 60_000);
+    await until(
+      async () =>
+        (await store.getRun('send-me'))?.status === 'completed' &&
+        (await store.getRun('drop-me'))?.status === 'rejected',
+      'both runs to end',
+      60_000,
+    );
     expect([...executionsByKey(outbox)]).toEqual([['send-me:send', 1]]);
     expect(readOutbox(outbox).delivered).toBe(1);
     expect((await store.getRun('drop-me'))!.error).toBe('wrong customer');
-    const audit = JSON.parse((await ok(target, ['audit', '--json'])).trim()) as { entries: { action: string; actor: string; target: string; detail: string | null }[] };
-    expect(audit.entries.filter((e) => e.action === 'approve' || e.action === 'reject').map((e) => [e.action, e.target, e.detail]).sort())
-      .toEqual([['approve', 'send-me/review', 'looks right'], ['reject', 'drop-me/review', 'wrong customer']]);
+    const audit = JSON.parse((await ok(target, ['audit', '--json'])).trim()) as {
+      entries: { action: string; actor: string; target: string; detail: string | null }[];
+    };
+    expect(
+      audit.entries
+        .filter((e) => e.action === 'approve' || e.action === 'reject')
+        .map((e) => [e.action, e.target, e.detail])
+        .sort(),
+    ).toEqual([
+      ['approve', 'send-me/review', 'looks right'],
+      ['reject', 'drop-me/review', 'wrong customer'],
+    ]);
   });
 
   it('SIGKILL between the approval and the delivery, 20 runs, ≥ 20 kills: each message delivered exactly once', async () => {
@@ -68,15 +95,25 @@ describe.each(kinds)('review-and-send on %s', (kind) => {
     const store = await target.store();
     const ids = Array.from({ length: 20 }, (_, i) => `trial-${i}`);
     for (const id of ids) {
-      await store.createRun({ id, workflow: 'review-and-send', inputJson: JSON.stringify({ latencyMs: 150 }), totalSteps: 2 });
+      await store.createRun({
+        id,
+        workflow: 'review-and-send',
+        inputJson: JSON.stringify({ latencyMs: 150 }),
+        totalSteps: 2,
+      });
     }
     let worker = startWorker(target, ['--id', 'k0', '--concurrency', '20'], env);
-    await until(async () => (await Promise.all(ids.map((id) => store.getRun(id)))).every((r) => r?.status === 'waiting'), 'all 20 to wait', 90_000);
+    await until(
+      async () => (await Promise.all(ids.map((id) => store.getRun(id)))).every((r) => r?.status === 'waiting'),
+      'all 20 to wait',
+      90_000,
+    );
     const deps = { store: async () => store, claimTtlMs: 30_000, maxBytes: 1_000_000 };
     const caller = { actor: 'ann (operator)', role: 'operator' as const, channel: 'api' as const };
     for (const id of ids) await waits.decide(deps, caller, { runId: id, approve: true });
     let kills = 0;
-    const done = async () => (await Promise.all(ids.map((id) => store.getRun(id)))).every((r) => r?.status === 'completed');
+    const done = async () =>
+      (await Promise.all(ids.map((id) => store.getRun(id)))).every((r) => r?.status === 'completed');
     while (kills < 20 || !(await done())) {
       if (kills >= 60) break;
       await sleep(80 + Math.random() * 250);
@@ -92,6 +129,10 @@ describe.each(kinds)('review-and-send on %s', (kind) => {
     expect(delivered.delivered).toBe(20);
     expect(new Set([...deliveries.keys()])).toEqual(new Set(ids.map((id) => `${id}:send`)));
     // A duplicate is a resend the receiver refused (killed after delivering, before committing): never a second message.
-    for (const id of ids) expect((await store.listCommitted(id, { limit: 10 })).map((c) => c.idemKey).sort()).toEqual([`${id}:draft`, `${id}:send`]);
+    for (const id of ids)
+      expect((await store.listCommitted(id, { limit: 10 })).map((c) => c.idemKey).sort()).toEqual([
+        `${id}:draft`,
+        `${id}:send`,
+      ]);
   });
 });

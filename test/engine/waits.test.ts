@@ -25,7 +25,11 @@ const gate = defineWorkflow({
   input: z.object({ timeoutMs: z.number().optional(), onTimeout: z.enum(['approve', 'reject']).optional() }),
   async run(ctx, input) {
     await ctx.step('before', () => bump(`${ctx.runId}:before`));
-    const review = await ctx.waitForApproval('review', { details: { draft: 'hello' }, timeoutMs: input.timeoutMs, onTimeout: input.onTimeout });
+    const review = await ctx.waitForApproval('review', {
+      details: { draft: 'hello' },
+      timeoutMs: input.timeoutMs,
+      onTimeout: input.onTimeout,
+    });
     if (!review.approved) throw new RunRejectedError(review.note ?? 'no');
     await ctx.step('after', () => bump(`${ctx.runId}:after`));
     return review;
@@ -49,7 +53,11 @@ const nap = defineWorkflow({
     return 'woke';
   },
 });
-const quick = defineWorkflow({ name: 'quick', input: z.object({}), run: async (ctx) => (await ctx.step('only', () => 1)).result });
+const quick = defineWorkflow({
+  name: 'quick',
+  input: z.object({}),
+  run: async (ctx) => (await ctx.step('only', () => 1)).result,
+});
 const registry = new WorkflowRegistry([gate, listen, nap, quick]);
 
 const alice: Caller = { actor: 'alice (operator)', role: 'operator', channel: 'api' };
@@ -112,20 +120,35 @@ describe.each([['sqlite'], ['postgres']] as const)('durable waits on %s', (name)
     const summary = await s.h.store.waitingSummary();
     expect(summary.map((w) => [w.kind, w.runs])).toEqual([['approval', 1]]);
     expect(summary[0]!.ageSeconds).toBeGreaterThanOrEqual(2);
-    const text = await renderMetrics({ ...(await s.h.store.metricsSnapshot({ claimTtlMs: 30_000, boundsMs: DURATION_BOUNDS_MS })), waiting: summary });
+    const text = await renderMetrics({
+      ...(await s.h.store.metricsSnapshot({ claimTtlMs: 30_000, boundsMs: DURATION_BOUNDS_MS })),
+      waiting: summary,
+    });
     expect(text).toContain('waybill_runs_waiting{kind="approval"} 1\n');
     expect(text).toContain('waybill_runs_waiting{kind="sleep"} 0\n');
     expect(text).toContain('waybill_runs{status="waiting"} 1\n');
     const [wait] = await s.h.store.listWaits(run.id);
-    expect(waits.waitView(wait!)).toMatchObject({ name: 'review', kind: 'approval', details: { draft: 'hello' }, decidedAt: null });
+    expect(waits.waitView(wait!)).toMatchObject({
+      name: 'review',
+      kind: 'approval',
+      details: { draft: 'hello' },
+      decidedAt: null,
+    });
 
     await waits.decide(s.deps, alice, { runId: run.id, approve: true, note: 'ship it' });
     await s.until(run.id, 'completed');
     expect([count(`${run.id}:before`), count(`${run.id}:after`)]).toEqual([1, 1]);
-    expect(JSON.parse((await s.h.store.getRun(run.id))!.outputJson!)).toMatchObject({ approved: true, by: 'alice (operator)', note: 'ship it', timedOut: false });
+    expect(JSON.parse((await s.h.store.getRun(run.id))!.outputJson!)).toMatchObject({
+      approved: true,
+      by: 'alice (operator)',
+      note: 'ship it',
+      timedOut: false,
+    });
 
     // Completed since: still the second decision of a decided wait (409 CONFLICT), not a refusal by status.
-    await expect(waits.decide(s.deps, bob, { runId: run.id, name: 'review', approve: false, note: 'too late' })).rejects.toBeInstanceOf(WaitDecidedError);
+    await expect(
+      waits.decide(s.deps, bob, { runId: run.id, name: 'review', approve: false, note: 'too late' }),
+    ).rejects.toBeInstanceOf(WaitDecidedError);
     const audit = await s.h.store.listAudit({ runId: run.id });
     expect(audit.map((a) => [a.action, a.actor, a.detail])).toEqual([['approve', 'alice (operator)', 'ship it']]);
     const events = (await s.h.store.listEvents(run.id)).filter((e) => e.outcome === 'operator').map((e) => e.detail);
@@ -164,7 +187,9 @@ describe.each([['sqlite'], ['postgres']] as const)('durable waits on %s', (name)
     await s.until(run.id, 'rejected');
     expect((await s.h.store.getRun(run.id))!.error).toBe('wrong customer');
     expect([count(`${run.id}:before`), count(`${run.id}:after`)]).toEqual([1, 0]);
-    expect((await s.h.store.listAudit({ runId: run.id })).map((a) => [a.action, a.detail])).toEqual([['reject', 'wrong customer']]);
+    expect((await s.h.store.listAudit({ runId: run.id })).map((a) => [a.action, a.detail])).toEqual([
+      ['reject', 'wrong customer'],
+    ]);
     // Rejected is finished: a prune removes the run, and its waits with it.
     const pruned = await s.h.store.pruneBatch({ before: (await s.h.now()) + 10, batchSize: 100 });
     expect(pruned.runs).toBe(1);
@@ -188,10 +213,16 @@ describe.each([['sqlite'], ['postgres']] as const)('durable waits on %s', (name)
     if (!s) return t.skip();
     const run = await s.start('listen');
     await waits.signal(s.deps, alice, { runId: run.id, name: 'go', payload: { n: 1 } });
-    await expect(waits.signal(s.deps, bob, { runId: run.id, name: 'go', payload: { n: 2 } })).rejects.toBeInstanceOf(WaitDecidedError);
+    await expect(waits.signal(s.deps, bob, { runId: run.id, name: 'go', payload: { n: 2 } })).rejects.toBeInstanceOf(
+      WaitDecidedError,
+    );
     s.worker();
     await s.until(run.id, 'completed');
-    expect(JSON.parse((await s.h.store.getRun(run.id))!.outputJson!)).toMatchObject({ received: true, payload: { n: 1 }, by: 'alice (operator)' });
+    expect(JSON.parse((await s.h.store.getRun(run.id))!.outputJson!)).toMatchObject({
+      received: true,
+      payload: { n: 1 },
+      by: 'alice (operator)',
+    });
     expect(count(`${run.id}:after`)).toBe(1);
     expect((await s.h.store.listAudit({ runId: run.id })).map((a) => a.action)).toEqual(['signal']);
   });
@@ -220,7 +251,11 @@ describe.each([['sqlite'], ['postgres']] as const)('durable waits on %s', (name)
     await s.until(yes.id, 'completed');
     await s.until(no.id, 'rejected');
     await s.until(silent.id, 'completed');
-    expect(JSON.parse((await s.h.store.getRun(yes.id))!.outputJson!)).toMatchObject({ approved: true, by: 'timeout', timedOut: true });
+    expect(JSON.parse((await s.h.store.getRun(yes.id))!.outputJson!)).toMatchObject({
+      approved: true,
+      by: 'timeout',
+      timedOut: true,
+    });
     expect(JSON.parse((await s.h.store.getRun(silent.id))!.outputJson!)).toEqual({ received: false, timedOut: true });
     expect([count(`${yes.id}:after`), count(`${no.id}:after`), count(`${silent.id}:after`)]).toEqual([1, 0, 1]);
   });
@@ -258,7 +293,9 @@ describe.each([['sqlite'], ['postgres']] as const)('durable waits on %s', (name)
     await s.h.store.actOnRun(cancelled.id, 'cancel', 'alice');
     await waits.decide(s.deps, alice, { runId: paused.id, approve: true });
     expect(await s.status(paused.id)).toBe('paused');
-    await expect(waits.decide(s.deps, alice, { runId: cancelled.id, approve: true })).rejects.toBeInstanceOf(InvalidTransitionError);
+    await expect(waits.decide(s.deps, alice, { runId: cancelled.id, approve: true })).rejects.toBeInstanceOf(
+      InvalidTransitionError,
+    );
     await s.h.store.actOnRun(paused.id, 'resume', 'alice');
     await s.until(paused.id, 'completed');
     expect(count(`${paused.id}:after`)).toBe(1);

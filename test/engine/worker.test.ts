@@ -24,7 +24,11 @@ let gate: { open: Promise<void>; release: () => void };
 
 const counter = defineWorkflow({
   name: 'counter',
-  input: z.object({ count: z.number().int().positive(), failUntilAttempt: z.number().int().default(0), gated: z.boolean().default(false) }),
+  input: z.object({
+    count: z.number().int().positive(),
+    failUntilAttempt: z.number().int().default(0),
+    gated: z.boolean().default(false),
+  }),
   maxAttempts: 4,
   totalSteps: (input) => input.count,
   async run(ctx, input) {
@@ -49,7 +53,10 @@ const aheadThenFail = defineWorkflow({
   input: z.object({}),
   maxAttempts: 1,
   async run(ctx) {
-    await ctx.runOnce(`${ctx.runId}:first`, () => 'done', { step: 0, next: { idemKey: `${ctx.runId}:second`, step: 1 } });
+    await ctx.runOnce(`${ctx.runId}:first`, () => 'done', {
+      step: 0,
+      next: { idemKey: `${ctx.runId}:second`, step: 1 },
+    });
     throw new Error('the model said no');
   },
 });
@@ -96,19 +103,25 @@ describe('engine', () => {
   it('rejects input that does not match the workflow schema, naming the field, and creates nothing', async () => {
     await expect(startRun(store, registry, { workflow: 'counter', input: { count: 'x' } })).rejects.toThrow(/count:/);
     await expect(startRun(store, registry, { workflow: 'nope', input: {} })).rejects.toThrow(/workflow "nope"/);
-    await expect(startRun(store, registry, { workflow: 'counter', input: { count: 1 }, id: 'bad id!' })).rejects.toBeInstanceOf(InvalidInputError);
+    await expect(
+      startRun(store, registry, { workflow: 'counter', input: { count: 1 }, id: 'bad id!' }),
+    ).rejects.toBeInstanceOf(InvalidInputError);
     expect(await store.listRuns({ claimTtlMs: 30_000 })).toEqual([]);
   });
 
   it('runs a run to completion, each step once, retrying injected failures', async () => {
-    const run = await startRun(store, registry, { workflow: 'counter', input: { count: 5, failUntilAttempt: 2 }, id: 'r1' });
+    const run = await startRun(store, registry, {
+      workflow: 'counter',
+      input: { count: 5, failUntilAttempt: 2 },
+      id: 'r1',
+    });
     const done = worker();
     await until(statusIs(run.id, 'completed'), 'completion');
     expect((await store.listCommitted('r1')).length).toBe(5);
     expect([...effects.values()]).toEqual([3, 3, 3, 3, 3]);
     const failed = (await store.listEvents('r1')).filter((e) => e.outcome === 'failed');
     expect(failed.length).toBe(10);
-    expect((await store.loadProgress('r1'))).toMatchObject({ step: 5, executed: 5, skipped: 0 });
+    expect(await store.loadProgress('r1')).toMatchObject({ step: 5, executed: 5, skipped: 0 });
     workers[0]!.stop();
     await clock.runUntil(done);
   });

@@ -27,7 +27,8 @@ describe('the demo run', () => {
     expect((DEMO_INPUT.count * DEMO_INPUT.latencyMs) / 60_000).toBeGreaterThanOrEqual(3);
 
     // Running: nothing to do yet, and ten looks queue nothing.
-    for (let i = 0; i < 10; i++) expect(await demoTick(store, registry, TTL)).toMatchObject({ wait: true, done: false });
+    for (let i = 0; i < 10; i++)
+      expect(await demoTick(store, registry, TTL)).toMatchObject({ wait: true, done: false });
     await complete('demo-agent-batch');
     expect(await demoTick(store, registry, TTL)).toEqual({ queue: 'demo-agent-batch-2' });
     expect(await demoTick(store, registry, TTL)).toMatchObject({ wait: true, done: false });
@@ -37,18 +38,34 @@ describe('the demo run', () => {
     // The user starts their own: no demo is queued after the current one, ever.
     await store.createRun({ id: 'mine', workflow: 'agent-batch', inputJson: '{"count":1}', totalSteps: 1 });
     await complete('demo-agent-batch-3');
-    expect(await demoTick(store, registry, TTL)).toMatchObject({ wait: true, done: true, why: 'the store has runs of its own' });
+    expect(await demoTick(store, registry, TTL)).toMatchObject({
+      wait: true,
+      done: true,
+      why: 'the store has runs of its own',
+    });
     const ids = (await store.listRuns({ limit: 50, claimTtlMs: TTL })).map((r) => r.id).sort();
     // Issue 15: the first demo brings one review-and-send run beside it (an approval waiting on the first page), never replayed.
-    expect(ids).toEqual(['demo-agent-batch', 'demo-agent-batch-2', 'demo-agent-batch-3', 'demo-review-and-send', 'mine']);
+    expect(ids).toEqual([
+      'demo-agent-batch',
+      'demo-agent-batch-2',
+      'demo-agent-batch-3',
+      'demo-review-and-send',
+      'mine',
+    ]);
   });
 
   it('stops when the demo was cancelled or has replayed enough, and never queues into a store with runs', () => {
     const at = { createdAt: 1, updatedAt: 1 };
     expect(decideDemo([{ id: 'demo-agent-batch', status: 'cancelled', ...at }])).toMatchObject({ done: true });
-    expect(decideDemo([{ id: `demo-agent-batch-${REPLAYS_MAX + 1}`, status: 'completed', ...at }])).toMatchObject({ done: true });
+    expect(decideDemo([{ id: `demo-agent-batch-${REPLAYS_MAX + 1}`, status: 'completed', ...at }])).toMatchObject({
+      done: true,
+    });
     expect(decideDemo([{ id: 'nightly', status: 'completed', ...at }])).toMatchObject({ done: true });
     expect(decideDemo([{ id: 'demo-agent-batch', status: 'failed', ...at }])).toMatchObject({ done: false });
-    expect([null, 'demo-agent-batch', 'demo-agent-batch-9'].map(nextDemoId)).toEqual(['demo-agent-batch', 'demo-agent-batch-2', 'demo-agent-batch-10']);
+    expect([null, 'demo-agent-batch', 'demo-agent-batch-9'].map(nextDemoId)).toEqual([
+      'demo-agent-batch',
+      'demo-agent-batch-2',
+      'demo-agent-batch-10',
+    ]);
   });
 });

@@ -18,10 +18,14 @@ const UNASSIGNED = '192.0.2.10';
 
 async function start(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   // Only what this test sets: an operator's own WAYBILL_* or HOST must not leak in and change the answer.
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('WAYBILL_') && k !== 'HOST' && k !== 'PORT')) as NodeJS.ProcessEnv;
+  const base = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('WAYBILL_') && k !== 'HOST' && k !== 'PORT'),
+  ) as NodeJS.ProcessEnv;
   const dir = tempDir('waybill-launch-');
   const proc = spawn(process.execPath, [START, '--no-worker', '--no-demo'], {
-    cwd: ROOT, env: { ...base, DATABASE_URL: `file:${dir.file('w.db')}`, PORT: '3599', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: ROOT,
+    env: { ...base, DATABASE_URL: `file:${dir.file('w.db')}`, PORT: '3599', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
   let stderr = '';
@@ -32,14 +36,17 @@ async function start(env: Record<string, string>): Promise<{ code: number | null
 }
 
 describe('npm start beyond loopback', () => {
-  it.each(['0.0.0.0', '::', UNASSIGNED])('refuses HOST=%s without a token: exit 2, naming WAYBILL_OPERATOR_TOKEN', async (host) => {
-    const out = await start({ HOST: host });
-    expect(out.code).toBe(2);
-    expect(out.stderr).toContain(`HOST=${host} would open the dashboard beyond this machine with no sign-in`);
-    expect(out.stderr).toContain('Set WAYBILL_OPERATOR_TOKEN');
-    // Stopped at the gate: no store opened, nothing started.
-    expect(out.stdout).toBe('');
-  });
+  it.each(['0.0.0.0', '::', UNASSIGNED])(
+    'refuses HOST=%s without a token: exit 2, naming WAYBILL_OPERATOR_TOKEN',
+    async (host) => {
+      const out = await start({ HOST: host });
+      expect(out.code).toBe(2);
+      expect(out.stderr).toContain(`HOST=${host} would open the dashboard beyond this machine with no sign-in`);
+      expect(out.stderr).toContain('Set WAYBILL_OPERATOR_TOKEN');
+      // Stopped at the gate: no store opened, nothing started.
+      expect(out.stdout).toBe('');
+    },
+  );
 
   it('passes the gate with an operator token (and then stops at the bind, serving nothing)', async () => {
     const out = await start({ HOST: UNASSIGNED, WAYBILL_OPERATOR_TOKEN: TOKEN });

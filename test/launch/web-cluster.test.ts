@@ -14,7 +14,9 @@ const PORT = 3597;
 describe('bin/web.mjs settings', () => {
   it('refuses a bad WAYBILL_WEB_PROCESSES before starting anything: exit 2, naming it', async () => {
     const proc = spawn(process.execPath, [WEB, '--port', String(PORT)], {
-      cwd: ROOT, env: { ...process.env, WAYBILL_WEB_PROCESSES: '0' }, stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: ROOT,
+      env: { ...process.env, WAYBILL_WEB_PROCESSES: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';
     proc.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));

@@ -24,11 +24,15 @@ describe.each(list)('a declared loop of explicit runOnce calls on $name', (backe
   async function loop(ran: Map<number, number>, pauseDuring?: { step: number; action: 'pause' | 'cancel' }) {
     const checkpoint = new Checkpoint(store, 'explicit', { workerId: 'me', workflow: 'hand-rolled', totalSteps: 5 });
     for (let step = 0; step < 5; step++) {
-      await checkpoint.runOnce(stepKey('explicit', step), async () => {
-        ran.set(step, (ran.get(step) ?? 0) + 1);
-        if (pauseDuring?.step === step) await store.actOnRun('explicit', pauseDuring.action, 'operator:test');
-        return step;
-      }, { step });
+      await checkpoint.runOnce(
+        stepKey('explicit', step),
+        async () => {
+          ran.set(step, (ran.get(step) ?? 0) + 1);
+          if (pauseDuring?.step === step) await store.actOnRun('explicit', pauseDuring.action, 'operator:test');
+          return step;
+        },
+        { step },
+      );
     }
     await checkpoint.complete({ steps: 5 });
     return checkpoint;
@@ -39,15 +43,34 @@ describe.each(list)('a declared loop of explicit runOnce calls on $name', (backe
     const stopped = loop(ran, { step: 2, action: 'pause' });
     await expect(stopped).rejects.toBeInstanceOf(RunPausedError);
     await expect(stopped).rejects.toMatchObject({ code: 'RUN_PAUSED', runId: 'explicit', status: 'paused' });
-    expect([...ran]).toEqual([[0, 1], [1, 1], [2, 1]]);
+    expect([...ran]).toEqual([
+      [0, 1],
+      [1, 1],
+      [2, 1],
+    ]);
     expect(await store.countCommitted('explicit')).toBe(3);
-    expect(await store.getRun('explicit')).toMatchObject({ workflow: 'hand-rolled', totalSteps: 5, status: 'paused', owner: null });
+    expect(await store.getRun('explicit')).toMatchObject({
+      workflow: 'hand-rolled',
+      totalSteps: 5,
+      status: 'paused',
+      owner: null,
+    });
 
     await store.actOnRun('explicit', 'resume', 'operator:test');
     const done = await loop(ran);
     expect(done.runStatus).toBe('completed');
-    expect([...ran].sort()).toEqual([[0, 1], [1, 1], [2, 1], [3, 1], [4, 1]]);
-    expect(await store.getRun('explicit')).toMatchObject({ status: 'completed', outputJson: '{"steps":5}', attempts: 2 });
+    expect([...ran].sort()).toEqual([
+      [0, 1],
+      [1, 1],
+      [2, 1],
+      [3, 1],
+      [4, 1],
+    ]);
+    expect(await store.getRun('explicit')).toMatchObject({
+      status: 'completed',
+      outputJson: '{"steps":5}',
+      attempts: 2,
+    });
   });
 
   it('stops after the step in hand when cancelled, and stays cancelled', async () => {

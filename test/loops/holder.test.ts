@@ -24,7 +24,9 @@ describe('claim tokens', () => {
     const mine = mintToken();
     expect(holderGone(mine)).toBe(false);
     // Our own pid, another incarnation: a restarted process that was given the same pid (pid 1 in a container).
-    expect(holderGone(mine.replace(/^(wb1_[0-9a-f]{16}_\d+_)[0-9a-f]{8}_/, (_, head: string) => `${head}00000000_`))).toBe(true);
+    expect(
+      holderGone(mine.replace(/^(wb1_[0-9a-f]{16}_\d+_)[0-9a-f]{8}_/, (_, head: string) => `${head}00000000_`)),
+    ).toBe(true);
 
     const child = spawn('sleep', ['30']);
     try {
@@ -39,7 +41,8 @@ describe('claim tokens', () => {
     // The same dead pid on another machine proves nothing here.
     expect(holderGone(withPid(mine, child.pid!).replace(/^wb1_[0-9a-f]{16}_/, 'wb1_ffffffffffffffff_'))).toBe(false);
     // Tokens we did not mint: a server-made UUID, an outside client's claim (none), garbage.
-    for (const other of ['6f1c2b9e-8d5a-4c1e-9f0a-1b2c3d4e5f60', null, 'wb1_x', '']) expect(holderGone(other)).toBe(false);
+    for (const other of ['6f1c2b9e-8d5a-4c1e-9f0a-1b2c3d4e5f60', null, 'wb1_x', ''])
+      expect(holderGone(other)).toBe(false);
     // pid 0 and negative pids name process groups: never proof.
     expect(pidAlive(0)).toBe(true);
     expect(pidAlive(-1)).toBe(true);

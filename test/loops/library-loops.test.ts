@@ -17,9 +17,12 @@ import { tempDir } from '../support/tmp';
 import type { LibraryLoopArgs } from '../fixtures/library-loop';
 
 /** The control plane's own action, as the dashboard, the API and the CLI make it (lib/control). */
-const act = (store: RunsStore, runId: string, action: 'pause' | 'resume' | 'cancel') => runs.act(
-  { store: async () => store, claimTtlMs: 30_000, maxBytes: 1 << 20 },
-  { actor: 'operator:test', role: 'operator', channel: 'api' }, { action, runId });
+const act = (store: RunsStore, runId: string, action: 'pause' | 'resume' | 'cancel') =>
+  runs.act(
+    { store: async () => store, claimTtlMs: 30_000, maxBytes: 1 << 20 },
+    { actor: 'operator:test', role: 'operator', channel: 'api' },
+    { action, runId },
+  );
 
 const TTL = 30_000;
 const STEPS = 6;
@@ -42,15 +45,22 @@ async function postgresTarget(): Promise<Target> {
   return { url, store };
 }
 
-const targets: [string, () => Promise<Target>][] = [['sqlite', sqliteTarget], ...(pgUp ? [['postgres', postgresTarget] as [string, () => Promise<Target>]] : [])];
+const targets: [string, () => Promise<Target>][] = [
+  ['sqlite', sqliteTarget],
+  ...(pgUp ? [['postgres', postgresTarget] as [string, () => Promise<Target>]] : []),
+];
 
 /** Side effects per step, from the effects file: what actually ran. */
 function effects(file: string): { step: number; attempt: number; pid: number }[] {
   if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((line) => {
-    const [, step, attempt, pid] = /^step=(\d+) attempt=(\d+) pid=(\d+)$/.exec(line)!;
-    return { step: Number(step), attempt: Number(attempt), pid: Number(pid) };
-  });
+  return readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [, step, attempt, pid] = /^step=(\d+) attempt=(\d+) pid=(\d+)$/.exec(line)!;
+      return { step: Number(step), attempt: Number(attempt), pid: Number(pid) };
+    });
 }
 
 const perStep = (file: string) => {
@@ -73,7 +83,14 @@ describe.each(targets)('library loops on %s', (_name, open) => {
   async function setup(runId: string) {
     const target = await open();
     const effectsFile = tempDir('waybill-loop-effects-').file('effects.log');
-    const base: LibraryLoopArgs = { url: target.url, runId, workflow: 'nightly-summaries', steps: STEPS, workerId: 'laptop-loop', effects: effectsFile };
+    const base: LibraryLoopArgs = {
+      url: target.url,
+      runId,
+      workflow: 'nightly-summaries',
+      steps: STEPS,
+      workerId: 'laptop-loop',
+      effects: effectsFile,
+    };
     return { ...target, base, effectsFile, close: () => target.store.close() };
   }
 
@@ -84,9 +101,22 @@ describe.each(targets)('library loops on %s', (_name, open) => {
       await first.waitForLine(/^IN step=2 /);
 
       const listed = (await listRuns(store, { workflow: 'nightly-summaries' }, TTL)).runs;
-      expect(listed).toEqual([expect.objectContaining({ id: 'loop-pause', workflow: 'nightly-summaries', status: 'running', totalSteps: STEPS, step: 2 })]);
+      expect(listed).toEqual([
+        expect.objectContaining({
+          id: 'loop-pause',
+          workflow: 'nightly-summaries',
+          status: 'running',
+          totalSteps: STEPS,
+          step: 2,
+        }),
+      ]);
       const running = await getRun(store, 'loop-pause', TTL);
-      expect(running.run).toMatchObject({ external: false, owner: 'laptop-loop', status: 'running', totalSteps: STEPS });
+      expect(running.run).toMatchObject({
+        external: false,
+        owner: 'laptop-loop',
+        status: 'running',
+        totalSteps: STEPS,
+      });
       expect(running.actions).toEqual(expect.arrayContaining(['pause', 'cancel']));
 
       // The control plane's own pause, while step 2 is in hand; then step 2 is let finish.
@@ -99,9 +129,16 @@ describe.each(targets)('library loops on %s', (_name, open) => {
       expect(await store.countCommitted('loop-pause')).toBe(3);
       expect(await store.listClaims({ runId: 'loop-pause', claimTtlMs: TTL })).toEqual([]);
       const paused = await getRun(store, 'loop-pause', TTL);
-      expect(paused.run).toMatchObject({ status: 'paused', owner: null, workflow: 'nightly-summaries', totalSteps: STEPS });
+      expect(paused.run).toMatchObject({
+        status: 'paused',
+        owner: null,
+        workflow: 'nightly-summaries',
+        totalSteps: STEPS,
+      });
       // A pause is a pause: nothing on the timeline says a step failed.
-      expect((await store.listEvents('loop-pause')).filter((e) => e.outcome === 'failed' || e.outcome === 'lease_lost')).toEqual([]);
+      expect(
+        (await store.listEvents('loop-pause')).filter((e) => e.outcome === 'failed' || e.outcome === 'lease_lost'),
+      ).toEqual([]);
 
       // Restarted while still paused, the loop does not start.
       expect(await stopped(loop(base))).toBe('RUN_PAUSED');
@@ -113,7 +150,12 @@ describe.each(targets)('library loops on %s', (_name, open) => {
       expect(perStep(effectsFile)).toEqual([1, 1, 1, 1, 1, 1]);
       expect(await store.countCommitted('loop-pause')).toBe(STEPS);
       const done = await getRun(store, 'loop-pause', TTL);
-      expect(done.run).toMatchObject({ status: 'completed', workflow: 'nightly-summaries', totalSteps: STEPS, owner: null });
+      expect(done.run).toMatchObject({
+        status: 'completed',
+        workflow: 'nightly-summaries',
+        totalSteps: STEPS,
+        owner: null,
+      });
       expect(done.progress).toMatchObject({ step: STEPS });
     } finally {
       await close();
@@ -134,13 +176,16 @@ describe.each(targets)('library loops on %s', (_name, open) => {
 
       expect(await stopped(loop(base))).toBe('RUN_CANCELLED');
       expect(perStep(effectsFile)).toEqual([1, 1, 0, 0, 0, 0]);
-      expect((await getRun(store, 'loop-cancel', TTL)).run).toMatchObject({ status: 'cancelled', workflow: 'nightly-summaries' });
+      expect((await getRun(store, 'loop-cancel', TTL)).run).toMatchObject({
+        status: 'cancelled',
+        workflow: 'nightly-summaries',
+      });
     } finally {
       await close();
     }
   });
 
-  it('SIGKILLed mid-step and restarted at once, it takes over its own claim with attempt 2 before that claim\'s lease has passed', async () => {
+  it("SIGKILLed mid-step and restarted at once, it takes over its own claim with attempt 2 before that claim's lease has passed", async () => {
     const { store, base, effectsFile, close } = await setup('loop-kill');
     try {
       const first = loop(base, { holdAt: { step: 3, until: 'killed' } });

@@ -24,31 +24,60 @@ const pgUp = await postgresAvailable('own-claim takeover tests on PostgreSQL');
 async function sqlite(): Promise<{ url: string; exec: (sql: string) => Promise<void> }> {
   const url = `file:${tempDir('waybill-takeover-').file('store.db')}`;
   const Database = (await import('better-sqlite3')).default;
-  return { url, exec: async (sql) => { const db = new Database(url.slice(5)); db.exec(sql); db.close(); } };
+  return {
+    url,
+    exec: async (sql) => {
+      const db = new Database(url.slice(5));
+      db.exec(sql);
+      db.close();
+    },
+  };
 }
 
 async function postgres(): Promise<{ url: string; exec: (sql: string) => Promise<void> }> {
   const schema = await testSchema('wb_takeover');
-  return { url: schema.url, exec: async (sql) => { await schema.admin.query(`SET search_path TO "${schema.name}"; ${sql}; RESET search_path`); } };
+  return {
+    url: schema.url,
+    exec: async (sql) => {
+      await schema.admin.query(`SET search_path TO "${schema.name}"; ${sql}; RESET search_path`);
+    },
+  };
 }
 
-const targets: [string, typeof sqlite][] = [['sqlite', sqlite], ...(pgUp ? [['postgres', postgres] as [string, typeof sqlite]] : [])];
+const targets: [string, typeof sqlite][] = [
+  ['sqlite', sqlite],
+  ...(pgUp ? [['postgres', postgres] as [string, typeof sqlite]] : []),
+];
 
 describe.each(targets)('own-claim takeover on %s', (_name, open) => {
-  it('waits for a live process with its worker id, another machine\'s and another worker\'s claims; takes over its own dead one at once', async () => {
+  it("waits for a live process with its worker id, another machine's and another worker's claims; takes over its own dead one at once", async () => {
     const { url, exec } = await open();
     const store = await openStore(url, { synchronous: 'normal' });
     const effects = tempDir('waybill-takeover-effects-').file('effects.log');
     const holder = spawnFixture('library-loop.ts', {
-      url, runId: 'held-run', workflow: 'held', steps: 5, workerId: 'laptop-loop', effects, holdAt: { step: 3, until: 'killed' },
+      url,
+      runId: 'held-run',
+      workflow: 'held',
+      steps: 5,
+      workerId: 'laptop-loop',
+      effects,
+      holdAt: { step: 3, until: 'killed' },
     });
     try {
       await holder.waitForLine(/^IN step=3 /);
       let executions = 0;
       const tryStep = (store: Store, workerId: string) => {
         const clock = new ManualClock();
-        return clock.runUntil(new Checkpoint(store, 'held-run', { workerId, leaseMs: TTL, pollMs: { min: 20, max: 100 }, clock })
-          .runOnce(KEY, (ctx) => { executions++; return { attempt: ctx.attempt }; }, { step: 3, awaitTimeoutMs: 600 }));
+        return clock.runUntil(
+          new Checkpoint(store, 'held-run', { workerId, leaseMs: TTL, pollMs: { min: 20, max: 100 }, clock }).runOnce(
+            KEY,
+            (ctx) => {
+              executions++;
+              return { attempt: ctx.attempt };
+            },
+            { step: 3, awaitTimeoutMs: 600 },
+          ),
+        );
       };
       const claim = () => store.getClaim(KEY, { claimTtlMs: TTL });
       const before = await claim();

@@ -4,7 +4,17 @@
  * tests run that project's files under plain `node`, its `npx waybill`, and the repository's `tsc` over it.
  */
 import { spawn, type SpawnOptions } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,8 +34,17 @@ export interface Output {
  * (its prefix, its package's fields) would reach the consumer's npm and node and describe the wrong project.
  */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k) && !k.startsWith('WAYBILL_') &&
-    k !== 'DATABASE_URL' && k !== 'PORT' && k !== 'HOST' && k !== 'INIT_CWD'));
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([k]) =>
+        !/^npm_/i.test(k) &&
+        !k.startsWith('WAYBILL_') &&
+        k !== 'DATABASE_URL' &&
+        k !== 'PORT' &&
+        k !== 'HOST' &&
+        k !== 'INIT_CWD',
+    ),
+  );
   return { ...env, ...extra } as NodeJS.ProcessEnv;
 }
 
@@ -43,7 +62,10 @@ export function run(command: string, args: string[], options: SpawnOptions & { i
 }
 
 export function must(what: string, out: Output): Output {
-  if (out.code !== 0) throw new Error(`${what} failed (${out.signal ?? `exit ${out.code}`}):\n${out.stdout.slice(-4000)}\n${out.stderr.slice(-4000)}`);
+  if (out.code !== 0)
+    throw new Error(
+      `${what} failed (${out.signal ?? `exit ${out.code}`}):\n${out.stdout.slice(-4000)}\n${out.stderr.slice(-4000)}`,
+    );
   return out;
 }
 
@@ -69,7 +91,10 @@ export async function makeConsumer(): Promise<Consumer> {
     const { tarball, files } = await packOnce();
     const dir = join(base, 'project');
     mkdirSync(dir);
-    writeFileSync(join(dir, 'package.json'), `${JSON.stringify({ name: 'waybill-consumer', version: '1.0.0', private: true, type: 'module' }, null, 2)}\n`);
+    writeFileSync(
+      join(dir, 'package.json'),
+      `${JSON.stringify({ name: 'waybill-consumer', version: '1.0.0', private: true, type: 'module' }, null, 2)}\n`,
+    );
     await installTarball(dir, [tarball]);
     return consumerAt(base, dir, tarball, files);
   } catch (error) {
@@ -93,7 +118,8 @@ export async function packOnce(): Promise<{ tarball: string; files: string[] }> 
   await acquire(lock);
   try {
     for (const old of readdirSync(tmp).filter((f) => /^pack-\d+-\d*$/.test(f) && f !== `pack-${runKey}`)) {
-      if (processKey(Number(old.split('-')[1])) !== old.slice(5)) rmSync(join(tmp, old), { recursive: true, force: true });
+      if (processKey(Number(old.split('-')[1])) !== old.slice(5))
+        rmSync(join(tmp, old), { recursive: true, force: true });
     }
     let tgz = existsSync(packDir) ? readdirSync(packDir).filter((f) => f.endsWith('.tgz')) : [];
     if (tgz.length !== 1) {
@@ -104,7 +130,10 @@ export async function packOnce(): Promise<{ tarball: string; files: string[] }> 
       if (tgz.length !== 1) throw new Error(`npm pack left ${tgz.length} tarballs in ${packDir}`);
     }
     const tarball = join(packDir, tgz[0]!);
-    const files = must('tar', await run('tar', ['-tzf', tarball])).stdout.split('\n').filter(Boolean).map((p) => p.replace(/^package\//, ''));
+    const files = must('tar', await run('tar', ['-tzf', tarball]))
+      .stdout.split('\n')
+      .filter(Boolean)
+      .map((p) => p.replace(/^package\//, ''));
     return { tarball, files };
   } finally {
     rmSync(lock, { recursive: true, force: true });
@@ -160,11 +189,17 @@ function pidAlive(pid: number): boolean {
 export async function installTarball(dir: string, args: string[]): Promise<void> {
   const manifest = join(dir, 'package.json');
   const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as Record<string, unknown>;
-  writeFileSync(manifest, `${JSON.stringify({ ...pkg, overrides: { 'better-sqlite3': sqliteVersion(ROOT) } }, null, 2)}\n`);
+  writeFileSync(
+    manifest,
+    `${JSON.stringify({ ...pkg, overrides: { 'better-sqlite3': sqliteVersion(ROOT) } }, null, 2)}\n`,
+  );
   // From npm's cache, as a machine that has installed these packages before does. --offline fails when the
   // cache lacks a package's metadata (npm ci of the repository fetches tarballs, not metadata); then once
   // more preferring the cache, which asks the registry only for what is missing and fills the cache for next time.
-  const install = (mode: string) => run('npm', ['install', ...args, mode, '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error'], { cwd: dir });
+  const install = (mode: string) =>
+    run('npm', ['install', ...args, mode, '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error'], {
+      cwd: dir,
+    });
   let installed = await install('--offline');
   if (installed.code !== 0 && /ENOTCACHED/.test(installed.stderr)) installed = await install('--prefer-offline');
   must('npm install of the tarball', installed);
@@ -208,7 +243,9 @@ export function consumerAt(base: string, dir: string, tarball: string, files: st
  */
 function provideSqliteBinary(dir: string): void {
   if (sqliteVersion(dir) !== sqliteVersion(ROOT)) {
-    throw new Error(`better-sqlite3 ${sqliteVersion(dir)} in the consumer, ${sqliteVersion(ROOT)} in the repository: cannot reuse its binary`);
+    throw new Error(
+      `better-sqlite3 ${sqliteVersion(dir)} in the consumer, ${sqliteVersion(ROOT)} in the repository: cannot reuse its binary`,
+    );
   }
   const binary = join('node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node');
   if (!existsSync(join(ROOT, binary))) throw new Error(`${binary} is missing in the repository: npm ci builds it`);
@@ -217,5 +254,9 @@ function provideSqliteBinary(dir: string): void {
 }
 
 function sqliteVersion(root: string): string {
-  return (JSON.parse(readFileSync(join(root, 'node_modules', 'better-sqlite3', 'package.json'), 'utf8')) as { version: string }).version;
+  return (
+    JSON.parse(readFileSync(join(root, 'node_modules', 'better-sqlite3', 'package.json'), 'utf8')) as {
+      version: string;
+    }
+  ).version;
 }

@@ -41,7 +41,10 @@ function readSection(): Block[] {
 
 /** A command line of a block, without its comment. */
 function commandsOf(block: Block): string[] {
-  return block.text.split('\n').map((line) => line.replace(/\s+#\s.*$/, '').trim()).filter(Boolean);
+  return block.text
+    .split('\n')
+    .map((line) => line.replace(/\s+#\s.*$/, '').trim())
+    .filter(Boolean);
 }
 
 const blocks = readSection();
@@ -89,147 +92,164 @@ describe('README: Your own agent in five minutes', () => {
     expect(lines).toBeLessThanOrEqual(25);
   });
 
-  it('installs the tarball, runs the workflow through a SIGKILL of its worker, and runs the loop: every step committed once', async () => {
-    const steps = new Steps();
-    // The first block: get the package into a new project.
-    await steps.run('cd waybill && npm pack && cd ..', async () => {
-      const { tarball } = await packOnce();
-      mkdirSync(join(base, 'waybill'));
-      copyFileSync(tarball, join(base, 'waybill', basename(tarball)));
-      expect(basename(tarball)).toBe(`waybill-${VERSION}.tgz`);
-    });
-    await steps.run('mkdir my-agent && cd my-agent && npm init -y', async (command) => {
-      must(command, await sh(command));
-      cwd = join(base, 'my-agent');
-      expect(existsSync(join(cwd, 'package.json'))).toBe(true);
-    });
-    await steps.run(`npm install ../waybill/waybill-${VERSION}.tgz zod`, async (command) => {
-      await installTarball(cwd, command.split(' ').slice(2));
-      const pkg = JSON.parse(readFileSync(join(cwd, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
-      expect(Object.keys(pkg.dependencies).sort()).toEqual(['waybill', 'zod']);
-    });
-    for (const [file, text] of Object.entries(files)) writeFileSync(join(cwd, file), text);
-
-    // Worker, start, dashboard: the relative default DATABASE_URL (file:./data/waybill.db) is one store for all.
-    port = await freePort();
-    env = { PORT: String(port), WAYBILL_WEB_PROCESSES: '1' };
-    const effects = join(cwd, 'effects.log');
-    let first!: Spawned;
-    await steps.run('npx waybill worker --workflows ./workflows.mjs', async (command) => {
-      first = spawnGroup(command);
-    });
-    await steps.run('npx waybill workflows', async (command) => {
-      // The worker publishes what it serves as it starts; until then the list has only the demos.
-      let out: Output;
-      for (;;) {
-        out = await sh(command);
-        const row = out.stdout.split('\n').find((line) => line.startsWith('summarize '));
-        if ((row && !row.includes('no live worker')) || first.gone()) break;
-        await sleep(300);
-      }
-      expect(first.gone(), first.output()).toBe(false);
-      expect(out.code, out.stderr).toBe(0);
-      expect(out.stdout).toMatch(/summarize/);
-    });
-    await steps.run(`npx waybill start summarize --id first --input '{"items": 20}'`, async (command) => {
-      const out = must(command, await sh(command));
-      expect(out.stdout).toContain('queued first (summarize');
-    });
-    let dashboard!: Spawned;
-    await steps.run('npx waybill dashboard', async (command) => {
-      dashboard = spawnGroup(command);
-      await until(() => dashboard.output().includes('Waybill is running at'), dashboard);
-      // What the README says the dashboard shows: the run, and the start form with summarize in it.
-      const page = await fetch(`http://127.0.0.1:${port}/runs/new`);
-      expect(page.status).toBe(200);
-      expect(await page.text()).toContain('summarize');
-    });
-
-    // Mid-run: some steps' side effects happened, not all. Then SIGKILL, as a recycled sandbox dies.
-    await until(() => keys(effects, 'first:').length >= 5, first);
-    first.kill('SIGKILL');
-    await first.exited;
-    const atKill = keys(effects, 'first:').length;
-    const committedAtKill = (await api<{ counts: { committed: number } }>('/api/v1/runs/first')).counts.committed;
-    expect(atKill).toBeLessThan(20);
-    expect(committedAtKill).toBeLessThan(20);
-
-    let second!: Spawned;
-    await steps.run('npx waybill worker --workflows ./workflows.mjs', async (command) => {
-      second = spawnGroup(command);
-    });
-    const detail = await untilRun('first', 'completed');
-    expect(detail.run).toMatchObject({ id: 'first', workflow: 'summarize', status: 'completed', totalSteps: 20 });
-    expect(detail.counts.committed).toBe(20);
-    const committed = await api<{ committed: { key: string; step: number }[]; nextCursor: string | null }>('/api/v1/runs/first/committed?limit=100');
-    expect(committed.nextCursor).toBeNull();
-    expect(committed.committed.map((c) => c.key).sort()).toEqual(Array.from({ length: 20 }, (_, n) => `first:step:${n}`).sort());
-    // Every step's model call once, but for at most the one in flight at the kill: called again with the same key.
-    const calls = keys(effects, 'first:');
-    expect(new Set(calls).size).toBe(20);
-    expect(calls.length === 20 || calls.length === 21, `${calls.length} calls`).toBe(true);
-    const twice = [...new Set(calls)].filter((k) => calls.filter((c) => c === k).length > 1);
-    expect(twice).toHaveLength(calls.length - 20);
-
-    await steps.run('npx waybill inspect first', async (command) => {
-      const out = must(command, await sh(command));
-      expect(out.stdout).toMatch(/status\s+completed/);
-      expect(out.stdout).toContain('summarize');
-    });
-
-    // The loop, with MODEL_URL set: the other half of callModel, the key as an Idempotency-Key header.
-    const model = await recordingModel();
-    try {
-      await steps.run('node loop.mjs', async (command) => {
-        const out = must(command, await sh(command, { MODEL_URL: model.url }));
-        expect(out.stdout).toContain('processed: 10, executed: 10, skipped: 0, awaited: 0');
+  it(
+    'installs the tarball, runs the workflow through a SIGKILL of its worker, and runs the loop: every step committed once',
+    async () => {
+      const steps = new Steps();
+      // The first block: get the package into a new project.
+      await steps.run('cd waybill && npm pack && cd ..', async () => {
+        const { tarball } = await packOnce();
+        mkdirSync(join(base, 'waybill'));
+        copyFileSync(tarball, join(base, 'waybill', basename(tarball)));
+        expect(basename(tarball)).toBe(`waybill-${VERSION}.tgz`);
       });
-    } finally {
-      await model.close();
-    }
-    expect(model.keys.sort()).toEqual(Array.from({ length: 10 }, (_, n) => `nightly-1:step:${n}`).sort());
-    expect(model.prompts).toHaveLength(10);
-    await steps.run('npx waybill runs --workflow nightly-summaries', async (command) => {
-      const out = must(command, await sh(command));
-      const row = out.stdout.split('\n').find((line) => line.startsWith('nightly-1 '));
-      expect(row, out.stdout).toMatch(/nightly-1\s+nightly-summaries\s+completed/);
-    });
-    const listed = await api<{ runs: { id: string; workflow: string; status: string; totalSteps: number | null }[] }>('/api/v1/runs?workflow=nightly-summaries');
-    expect(listed.runs.map(({ id, workflow, status, totalSteps }) => ({ id, workflow, status, totalSteps })))
-      .toEqual([{ id: 'nightly-1', workflow: 'nightly-summaries', status: 'completed', totalSteps: 10 }]);
+      await steps.run('mkdir my-agent && cd my-agent && npm init -y', async (command) => {
+        must(command, await sh(command));
+        cwd = join(base, 'my-agent');
+        expect(existsSync(join(cwd, 'package.json'))).toBe(true);
+      });
+      await steps.run(`npm install ../waybill/waybill-${VERSION}.tgz zod`, async (command) => {
+        await installTarball(cwd, command.split(' ').slice(2));
+        const pkg = JSON.parse(readFileSync(join(cwd, 'package.json'), 'utf8')) as {
+          dependencies: Record<string, string>;
+        };
+        expect(Object.keys(pkg.dependencies).sort()).toEqual(['waybill', 'zod']);
+      });
+      for (const [file, text] of Object.entries(files)) writeFileSync(join(cwd, file), text);
 
-    // Ctrl-C, as the section says to stop them: both stop in order (npx itself answers a Ctrl-C with 130).
-    second.kill('SIGINT');
-    dashboard.kill('SIGINT');
-    await Promise.all([second.exited, dashboard.exited]);
-    const drained = second.output();
-    expect(drained.indexOf('"signal":"SIGINT","msg":"draining')).toBeGreaterThan(-1);
-    expect(drained.indexOf('"msg":"worker stopped"')).toBeGreaterThan(drained.indexOf('"signal":"SIGINT","msg":"draining'));
-    expect(dashboard.output()).toContain('waybill: stopped');
+      // Worker, start, dashboard: the relative default DATABASE_URL (file:./data/waybill.db) is one store for all.
+      port = await freePort();
+      env = { PORT: String(port), WAYBILL_WEB_PROCESSES: '1' };
+      const effects = join(cwd, 'effects.log');
+      let first!: Spawned;
+      await steps.run('npx waybill worker --workflows ./workflows.mjs', async (command) => {
+        first = spawnGroup(command);
+      });
+      await steps.run('npx waybill workflows', async (command) => {
+        // The worker publishes what it serves as it starts; until then the list has only the demos.
+        let out: Output;
+        for (;;) {
+          out = await sh(command);
+          const row = out.stdout.split('\n').find((line) => line.startsWith('summarize '));
+          if ((row && !row.includes('no live worker')) || first.gone()) break;
+          await sleep(300);
+        }
+        expect(first.gone(), first.output()).toBe(false);
+        expect(out.code, out.stderr).toBe(0);
+        expect(out.stdout).toMatch(/summarize/);
+      });
+      await steps.run(`npx waybill start summarize --id first --input '{"items": 20}'`, async (command) => {
+        const out = must(command, await sh(command));
+        expect(out.stdout).toContain('queued first (summarize');
+      });
+      let dashboard!: Spawned;
+      await steps.run('npx waybill dashboard', async (command) => {
+        dashboard = spawnGroup(command);
+        await until(() => dashboard.output().includes('Waybill is running at'), dashboard);
+        // What the README says the dashboard shows: the run, and the start form with summarize in it.
+        const page = await fetch(`http://127.0.0.1:${port}/runs/new`);
+        expect(page.status).toBe(200);
+        expect(await page.text()).toContain('summarize');
+      });
 
-    // Both in one, and a run started the way the dashboard does (its API), served by up's own worker.
-    await steps.run('WAYBILL_WORKFLOWS=./workflows.mjs npx waybill up', async (command) => {
-      const up = spawnGroup(command);
+      // Mid-run: some steps' side effects happened, not all. Then SIGKILL, as a recycled sandbox dies.
+      await until(() => keys(effects, 'first:').length >= 5, first);
+      first.kill('SIGKILL');
+      await first.exited;
+      const atKill = keys(effects, 'first:').length;
+      const committedAtKill = (await api<{ counts: { committed: number } }>('/api/v1/runs/first')).counts.committed;
+      expect(atKill).toBeLessThan(20);
+      expect(committedAtKill).toBeLessThan(20);
+
+      let second!: Spawned;
+      await steps.run('npx waybill worker --workflows ./workflows.mjs', async (command) => {
+        second = spawnGroup(command);
+      });
+      const detail = await untilRun('first', 'completed');
+      expect(detail.run).toMatchObject({ id: 'first', workflow: 'summarize', status: 'completed', totalSteps: 20 });
+      expect(detail.counts.committed).toBe(20);
+      const committed = await api<{ committed: { key: string; step: number }[]; nextCursor: string | null }>(
+        '/api/v1/runs/first/committed?limit=100',
+      );
+      expect(committed.nextCursor).toBeNull();
+      expect(committed.committed.map((c) => c.key).sort()).toEqual(
+        Array.from({ length: 20 }, (_, n) => `first:step:${n}`).sort(),
+      );
+      // Every step's model call once, but for at most the one in flight at the kill: called again with the same key.
+      const calls = keys(effects, 'first:');
+      expect(new Set(calls).size).toBe(20);
+      expect(calls.length === 20 || calls.length === 21, `${calls.length} calls`).toBe(true);
+      const twice = [...new Set(calls)].filter((k) => calls.filter((c) => c === k).length > 1);
+      expect(twice).toHaveLength(calls.length - 20);
+
+      await steps.run('npx waybill inspect first', async (command) => {
+        const out = must(command, await sh(command));
+        expect(out.stdout).toMatch(/status\s+completed/);
+        expect(out.stdout).toContain('summarize');
+      });
+
+      // The loop, with MODEL_URL set: the other half of callModel, the key as an Idempotency-Key header.
+      const model = await recordingModel();
       try {
-        await until(() => up.output().includes('Waybill is running at'), up);
-        expect(up.output()).toContain(`waybill worker --workflows ${join(cwd, 'workflows.mjs')}`);
-        const started = await fetch(`http://127.0.0.1:${port}/api/v1/runs`, {
-          method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ workflow: 'summarize', id: 'from-up', input: { items: 3 } }),
+        await steps.run('node loop.mjs', async (command) => {
+          const out = must(command, await sh(command, { MODEL_URL: model.url }));
+          expect(out.stdout).toContain('processed: 10, executed: 10, skipped: 0, awaited: 0');
         });
-        expect(started.status, await started.clone().text()).toBe(201);
-        const done = await untilRun('from-up', 'completed');
-        expect(done.run).toMatchObject({ workflow: 'summarize', totalSteps: 3 });
-        expect(keys(effects, 'from-up:').sort()).toEqual(['from-up:step:0', 'from-up:step:1', 'from-up:step:2']);
       } finally {
-        up.kill('SIGINT');
+        await model.close();
       }
-      await up.exited;
-      expect(up.output()).toContain('waybill: stopped');
-    });
+      expect(model.keys.sort()).toEqual(Array.from({ length: 10 }, (_, n) => `nightly-1:step:${n}`).sort());
+      expect(model.prompts).toHaveLength(10);
+      await steps.run('npx waybill runs --workflow nightly-summaries', async (command) => {
+        const out = must(command, await sh(command));
+        const row = out.stdout.split('\n').find((line) => line.startsWith('nightly-1 '));
+        expect(row, out.stdout).toMatch(/nightly-1\s+nightly-summaries\s+completed/);
+      });
+      const listed = await api<{ runs: { id: string; workflow: string; status: string; totalSteps: number | null }[] }>(
+        '/api/v1/runs?workflow=nightly-summaries',
+      );
+      expect(listed.runs.map(({ id, workflow, status, totalSteps }) => ({ id, workflow, status, totalSteps }))).toEqual(
+        [{ id: 'nightly-1', workflow: 'nightly-summaries', status: 'completed', totalSteps: 10 }],
+      );
 
-    // Every command of the section was run, in its order.
-    expect(steps.done).toEqual(commands);
-  }, 20 * 60_000);
+      // Ctrl-C, as the section says to stop them: both stop in order (npx itself answers a Ctrl-C with 130).
+      second.kill('SIGINT');
+      dashboard.kill('SIGINT');
+      await Promise.all([second.exited, dashboard.exited]);
+      const drained = second.output();
+      expect(drained.indexOf('"signal":"SIGINT","msg":"draining')).toBeGreaterThan(-1);
+      expect(drained.indexOf('"msg":"worker stopped"')).toBeGreaterThan(
+        drained.indexOf('"signal":"SIGINT","msg":"draining'),
+      );
+      expect(dashboard.output()).toContain('waybill: stopped');
+
+      // Both in one, and a run started the way the dashboard does (its API), served by up's own worker.
+      await steps.run('WAYBILL_WORKFLOWS=./workflows.mjs npx waybill up', async (command) => {
+        const up = spawnGroup(command);
+        try {
+          await until(() => up.output().includes('Waybill is running at'), up);
+          expect(up.output()).toContain(`waybill worker --workflows ${join(cwd, 'workflows.mjs')}`);
+          const started = await fetch(`http://127.0.0.1:${port}/api/v1/runs`, {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/json' },
+            body: JSON.stringify({ workflow: 'summarize', id: 'from-up', input: { items: 3 } }),
+          });
+          expect(started.status, await started.clone().text()).toBe(201);
+          const done = await untilRun('from-up', 'completed');
+          expect(done.run).toMatchObject({ workflow: 'summarize', totalSteps: 3 });
+          expect(keys(effects, 'from-up:').sort()).toEqual(['from-up:step:0', 'from-up:step:1', 'from-up:step:2']);
+        } finally {
+          up.kill('SIGINT');
+        }
+        await up.exited;
+        expect(up.output()).toContain('waybill: stopped');
+      });
+
+      // Every command of the section was run, in its order.
+      expect(steps.done).toEqual(commands);
+    },
+    20 * 60_000,
+  );
 });
 
 /** Runs the section's commands in order: each must be the next one README.md lists. */
@@ -259,7 +279,8 @@ interface Spawned {
  * Spawned as its words, no shell between: a shell would die of the Ctrl-C itself, where a terminal's does not.
  */
 function spawnGroup(command: string): Spawned {
-  if (/['"\\$`|;&<>]/.test(command)) throw new Error(`${command}: quoting or shell syntax; spawnGroup runs plain words`);
+  if (/['"\\$`|;&<>]/.test(command))
+    throw new Error(`${command}: quoting or shell syntax; spawnGroup runs plain words`);
   const words = command.split(/\s+/);
   const assignments: Record<string, string> = {};
   while (/^[A-Z_]+=/.test(words[0]!)) {
@@ -267,7 +288,12 @@ function spawnGroup(command: string): Spawned {
     assignments[name!] = value.join('=');
   }
   const [bin, ...args] = words;
-  const proc = spawn(bin!, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: cleanEnv({ ...env, ...assignments }) });
+  const proc = spawn(bin!, args, {
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+    env: cleanEnv({ ...env, ...assignments }),
+  });
   let output = '';
   let gone = false;
   proc.stdout.setEncoding('utf8').on('data', (c: string) => (output += c));
@@ -296,7 +322,9 @@ function spawnGroup(command: string): Spawned {
 /** The keys in the effects file that start with prefix, one per side effect, in the order they ran. */
 function keys(path: string, prefix: string): string[] {
   if (!existsSync(path)) return [];
-  return readFileSync(path, 'utf8').split('\n').filter((k) => k.startsWith(prefix));
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((k) => k.startsWith(prefix));
 }
 
 async function api<T>(path: string): Promise<T> {
@@ -316,7 +344,8 @@ async function untilRun(id: string, status: string, timeoutMs = 180_000): Promis
   for (;;) {
     const detail = await api<RunDetail>(`/api/v1/runs/${id}`);
     if (detail.run.status === status) return detail;
-    if (Date.now() > deadline) throw new Error(`run ${id} is ${detail.run.status} after ${timeoutMs} ms, not ${status}`);
+    if (Date.now() > deadline)
+      throw new Error(`run ${id} is ${detail.run.status} after ${timeoutMs} ms, not ${status}`);
     await sleep(300);
   }
 }
@@ -336,7 +365,12 @@ async function recordingModel(): Promise<{ url: string; keys: string[]; prompts:
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const { port: modelPort } = server.address() as { port: number };
-  return { url: `http://127.0.0.1:${modelPort}/v1/summarize`, keys, prompts, close: () => new Promise((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${modelPort}/v1/summarize`,
+    keys,
+    prompts,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
 }
 
 function freePort(): Promise<number> {

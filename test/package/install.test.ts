@@ -130,14 +130,32 @@ export async function main(): Promise<void> {
 describe('npm pack', () => {
   it('holds the build, the migrations and the bins, and no sources, tests or databases', () => {
     const { files } = consumer;
-    for (const needed of ['package.json', 'README.md', 'bin/waybill.mjs', 'bin/entry.mjs', 'dist/index.js', 'dist/index.d.ts',
-      'dist/engine.js', 'dist/engine.d.ts', 'dist/cli.js', 'dist/http-guard.mjs', 'drizzle/sqlite/meta/_journal.json', 'drizzle/pg/meta/_journal.json',
-      '.next/BUILD_ID', 'next.config.js']) {
+    for (const needed of [
+      'package.json',
+      'README.md',
+      'bin/waybill.mjs',
+      'bin/entry.mjs',
+      'dist/index.js',
+      'dist/index.d.ts',
+      'dist/engine.js',
+      'dist/engine.d.ts',
+      'dist/cli.js',
+      'dist/http-guard.mjs',
+      'drizzle/sqlite/meta/_journal.json',
+      'drizzle/pg/meta/_journal.json',
+      '.next/BUILD_ID',
+      'next.config.js',
+    ]) {
       expect(files, needed).toContain(needed);
     }
-    const unwanted = files.filter((f) => /^(lib|app|test|e2e|bench|scripts|examples|data|node_modules)\//.test(f) ||
-      f.startsWith('.next/cache/') || /\.(db|db-wal|db-shm|tsbuildinfo)$/.test(f) || (/\.tsx?$/.test(f) && !f.endsWith('.d.ts')) ||
-      /_snapshot\.json$/.test(f));
+    const unwanted = files.filter(
+      (f) =>
+        /^(lib|app|test|e2e|bench|scripts|examples|data|node_modules)\//.test(f) ||
+        f.startsWith('.next/cache/') ||
+        /\.(db|db-wal|db-shm|tsbuildinfo)$/.test(f) ||
+        (/\.tsx?$/.test(f) && !f.endsWith('.d.ts')) ||
+        /_snapshot\.json$/.test(f),
+    );
     expect(unwanted).toEqual([]);
     // The dashboard's externals are shipped as packages, not as symlinks npm pack would drop.
     expect(files.some((f) => /^\.next\/node_modules\/better-sqlite3-[0-9a-f]+\/index\.js$/.test(f))).toBe(true);
@@ -155,13 +173,22 @@ describe('the core under plain node', () => {
     ]);
     expect(killed.signal, killed.stderr).toBe('SIGKILL');
     expect(resumed.code, resumed.stderr).toBe(0);
-    const report = JSON.parse(resumed.stdout) as { processed: number; executed: number; skipped: number; awaited: number };
+    const report = JSON.parse(resumed.stdout) as {
+      processed: number;
+      executed: number;
+      skipped: number;
+      awaited: number;
+    };
     // Steps 0-29 were committed by the first process; 30 (killed after its side effect) runs again, then 31-49.
     expect(report).toEqual({ processed: 50, executed: 20, skipped: 0, awaited: 0 });
 
     const db = new Database(consumer.file('data/agent.db'), { readonly: true });
     try {
-      const committed = db.prepare("SELECT count(*) AS n, count(DISTINCT idem_key) AS keys, count(DISTINCT step) AS steps FROM committed WHERE run_id = 'consumer-run'").get();
+      const committed = db
+        .prepare(
+          "SELECT count(*) AS n, count(DISTINCT idem_key) AS keys, count(DISTINCT step) AS steps FROM committed WHERE run_id = 'consumer-run'",
+        )
+        .get();
       expect(committed).toEqual({ n: 50, keys: 50, steps: 50 });
       expect(db.prepare("SELECT step FROM progress WHERE run_id = 'consumer-run'").get()).toEqual({ step: 50 });
     } finally {
@@ -178,19 +205,32 @@ describe('the core under plain node', () => {
   it('runs a workflow of its own on a Worker of its own (waybill/engine): completed, every step once', async () => {
     const out = await consumer.node(['worker.mjs', 'file:./data/engine.db']);
     expect(out.code, out.stderr).toBe(0);
-    expect(JSON.parse(out.stdout)).toEqual({ status: 'completed', totalSteps: 7, workflow: 'greet', calls: [1, 1, 1, 1, 1, 1, 1] });
+    expect(JSON.parse(out.stdout)).toEqual({
+      status: 'completed',
+      totalSteps: 7,
+      workflow: 'greet',
+      calls: [1, 1, 1, 1, 1, 1, 1],
+    });
   });
 
   it('a missing driver is an error naming the package to install', async () => {
-    const pgMissing = await consumer.without('pg', () => consumer.node(['open.mjs', 'postgres://nobody@127.0.0.1:1/none']));
+    const pgMissing = await consumer.without('pg', () =>
+      consumer.node(['open.mjs', 'postgres://nobody@127.0.0.1:1/none']),
+    );
     expect(JSON.parse(pgMissing.stdout)).toMatchObject({
-      error: 'DriverMissingError', code: 'DRIVER_MISSING', waybill: true,
+      error: 'DriverMissingError',
+      code: 'DRIVER_MISSING',
+      waybill: true,
       message: expect.stringContaining('needs the pg package, which is not installed here: npm install pg'),
     });
-    const sqliteMissing = await consumer.without('better-sqlite3', () => consumer.node(['open.mjs', 'file:./data/missing.db']));
+    const sqliteMissing = await consumer.without('better-sqlite3', () =>
+      consumer.node(['open.mjs', 'file:./data/missing.db']),
+    );
     expect(JSON.parse(sqliteMissing.stdout)).toMatchObject({
-      error: 'DriverMissingError', code: 'DRIVER_MISSING',
-      message: 'file:./data/missing.db needs the better-sqlite3 package, which is not installed here: npm install better-sqlite3',
+      error: 'DriverMissingError',
+      code: 'DRIVER_MISSING',
+      message:
+        'file:./data/missing.db needs the better-sqlite3 package, which is not installed here: npm install better-sqlite3',
     });
     expect(existsSync(consumer.file('data/missing.db'))).toBe(false);
   });
@@ -213,18 +253,22 @@ describe('the declarations in a TypeScript consumer (strict, skipLibCheck off)',
     return run(process.execPath, [tsc, '-p', name], { cwd: consumer.dir });
   };
 
-  it('type-checks under module/moduleResolution nodenext and under bundler', async () => {
-    const [nodenext, bundler] = await Promise.all([
-      check({ module: 'nodenext', moduleResolution: 'nodenext' }),
-      // TypeScript 5's default target (ES5) has no Map or Set, which zod's own declarations need; ES2015 is
-      // the lowest target they compile under. Everything else is left at its default.
-      check({ module: 'preserve', moduleResolution: 'bundler', target: 'es2015' }),
-    ]);
-    expect(nodenext.stdout + nodenext.stderr).toBe('');
-    expect(nodenext.code).toBe(0);
-    expect(bundler.stdout + bundler.stderr).toBe('');
-    expect(bundler.code).toBe(0);
-  }, 5 * 60_000);
+  it(
+    'type-checks under module/moduleResolution nodenext and under bundler',
+    async () => {
+      const [nodenext, bundler] = await Promise.all([
+        check({ module: 'nodenext', moduleResolution: 'nodenext' }),
+        // TypeScript 5's default target (ES5) has no Map or Set, which zod's own declarations need; ES2015 is
+        // the lowest target they compile under. Everything else is left at its default.
+        check({ module: 'preserve', moduleResolution: 'bundler', target: 'es2015' }),
+      ]);
+      expect(nodenext.stdout + nodenext.stderr).toBe('');
+      expect(nodenext.code).toBe(0);
+      expect(bundler.stdout + bundler.stderr).toBe('');
+      expect(bundler.code).toBe(0);
+    },
+    5 * 60_000,
+  );
 });
 
 describe('npx waybill from the consumer', () => {
@@ -238,7 +282,10 @@ describe('npx waybill from the consumer', () => {
   });
 
   it('dashboard refuses to listen beyond loopback without a token, as npm start does', async () => {
-    const out = await consumer.npx(['waybill', 'dashboard'], { HOST: '0.0.0.0', DATABASE_URL: 'file:./data/refused.db' });
+    const out = await consumer.npx(['waybill', 'dashboard'], {
+      HOST: '0.0.0.0',
+      DATABASE_URL: 'file:./data/refused.db',
+    });
     expect(out.code).toBe(2);
     expect(out.stderr).toContain('HOST=0.0.0.0 would open the dashboard beyond this machine with no sign-in');
     expect(existsSync(consumer.file('data/refused.db'))).toBe(false);
@@ -248,10 +295,16 @@ describe('npx waybill from the consumer', () => {
     const recorded = consumer.file('node_modules/waybill/.next/waybill-build.json');
     const original = readFileSync(recorded, 'utf8');
     const built = (JSON.parse(original) as { next: string }).next;
-    expect(built).toBe((JSON.parse(readFileSync(consumer.file('node_modules/next/package.json'), 'utf8')) as { version: string }).version);
+    expect(built).toBe(
+      (JSON.parse(readFileSync(consumer.file('node_modules/next/package.json'), 'utf8')) as { version: string })
+        .version,
+    );
     writeFileSync(recorded, JSON.stringify({ next: '0.0.1' }));
     try {
-      const out = await consumer.npx(['waybill', 'dashboard'], { DATABASE_URL: 'file:./data/mismatch.db', PORT: String(await freePort()) });
+      const out = await consumer.npx(['waybill', 'dashboard'], {
+        DATABASE_URL: 'file:./data/mismatch.db',
+        PORT: String(await freePort()),
+      });
       expect(out.code).toBe(1);
       expect(out.stderr).toContain(`was built with next 0.0.1, and next ${built} is installed`);
       expect(out.stderr).toContain('Install next@0.0.1');
@@ -263,7 +316,11 @@ describe('npx waybill from the consumer', () => {
 
   it('dashboard serves the packaged build against a relative SQLite DATABASE_URL, and SIGTERM stops it', async () => {
     const port = await freePort();
-    const dashboard = serve(['waybill', 'dashboard'], { DATABASE_URL: 'file:./data/dashboard.db', PORT: String(port), WAYBILL_WEB_PROCESSES: '1' });
+    const dashboard = serve(['waybill', 'dashboard'], {
+      DATABASE_URL: 'file:./data/dashboard.db',
+      PORT: String(port),
+      WAYBILL_WEB_PROCESSES: '1',
+    });
     try {
       await dashboard.ready();
       const page = await fetch(`http://127.0.0.1:${port}/`);
@@ -289,15 +346,31 @@ describe('npx waybill up from the consumer', () => {
     try {
       await up.ready();
       expect(up.stdout()).toMatch(/waybill worker, pid \d+/);
-      const queued = await consumer.npx(['waybill', 'start', 'agent-batch', '--id', 'up-run', '--input', '{"count": 5, "latencyMs": 0, "failureRate": 0}'], env);
+      const queued = await consumer.npx(
+        [
+          'waybill',
+          'start',
+          'agent-batch',
+          '--id',
+          'up-run',
+          '--input',
+          '{"count": 5, "latencyMs": 0, "failureRate": 0}',
+        ],
+        env,
+      );
       expect(queued.code, queued.stderr).toBe(0);
       const db = new Database(consumer.file('data/up.db'), { readonly: true });
       try {
-        const status = () => (db.prepare("SELECT status FROM runs WHERE id = 'up-run'").get() as { status: string }).status;
+        const status = () =>
+          (db.prepare("SELECT status FROM runs WHERE id = 'up-run'").get() as { status: string }).status;
         const deadline = Date.now() + 60_000;
         while (status() !== 'completed' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
         expect(status()).toBe('completed');
-        expect(db.prepare("SELECT count(*) AS n, count(DISTINCT idem_key) AS keys FROM committed WHERE run_id = 'up-run'").get()).toEqual({ n: 5, keys: 5 });
+        expect(
+          db
+            .prepare("SELECT count(*) AS n, count(DISTINCT idem_key) AS keys FROM committed WHERE run_id = 'up-run'")
+            .get(),
+        ).toEqual({ n: 5, keys: 5 });
       } finally {
         db.close();
       }
@@ -308,7 +381,9 @@ describe('npx waybill up from the consumer', () => {
       up.terminate();
     }
     await up.exited;
-    expect(up.stdout()).toContain('waybill: SIGTERM: stopping the dashboard (next start) and the worker (waybill worker)');
+    expect(up.stdout()).toContain(
+      'waybill: SIGTERM: stopping the dashboard (next start) and the worker (waybill worker)',
+    );
     expect(up.stdout()).toContain('waybill: stopped');
   });
 });
@@ -318,7 +393,12 @@ describe('npx waybill up from the consumer', () => {
  * does: npx runs waybill under `sh -c`, which passes no signal on.
  */
 function serve(args: string[], env: Record<string, string>) {
-  const proc = spawn('npx', ['--no-install', ...args], { cwd: consumer.dir, stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: cleanEnv(env) });
+  const proc = spawn('npx', ['--no-install', ...args], {
+    cwd: consumer.dir,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+    env: cleanEnv(env),
+  });
   let stdout = '';
   let stderr = '';
   proc.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
@@ -328,7 +408,12 @@ function serve(args: string[], env: Record<string, string>) {
   return {
     exited,
     stdout: () => stdout,
-    ready: () => until(() => stdout.includes('Waybill is running at'), exited, () => `${stdout}\n${stderr}`),
+    ready: () =>
+      until(
+        () => stdout.includes('Waybill is running at'),
+        exited,
+        () => `${stdout}\n${stderr}`,
+      ),
     terminate: () => process.kill(-proc.pid!, 'SIGTERM'),
   };
 }
@@ -345,7 +430,12 @@ function freePort(): Promise<number> {
 }
 
 /** Polls `ready` until it holds; fails at once, with the output, if the process exits first. */
-async function until(ready: () => boolean, exited: Promise<unknown>, output: () => string, timeoutMs = 90_000): Promise<void> {
+async function until(
+  ready: () => boolean,
+  exited: Promise<unknown>,
+  output: () => string,
+  timeoutMs = 90_000,
+): Promise<void> {
   let gone = false;
   void exited.then(() => (gone = true));
   const deadline = Date.now() + timeoutMs;

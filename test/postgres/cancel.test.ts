@@ -28,39 +28,55 @@ async function slowCommits(schema: TestSchema, seconds: string): Promise<() => P
     BEGIN PERFORM nextval('${schema.name}.commit_attempts'); PERFORM pg_sleep(${seconds}); RETURN NEW; END $$`);
   await schema.admin.query(`CREATE TRIGGER slow_commit BEFORE INSERT ON ${schema.t('committed')}
     FOR EACH ROW EXECUTE FUNCTION ${schema.t('slow_commit')}()`);
-  return async () => (await schema.admin.count(`SELECT last_value FROM ${schema.t('commit_attempts')}`)) -
+  return async () =>
+    (await schema.admin.count(`SELECT last_value FROM ${schema.t('commit_attempts')}`)) -
     (await schema.admin.count(`SELECT count(*) FROM ${schema.t('committed')}`));
 }
 
 /** runAgent over `steps` items on each run, at once, counting each item's executions. */
 async function agents(store: Awaited<ReturnType<typeof openPostgresStore>>, runIds: string[], steps: number) {
   const executions = new Map<string, number>();
-  const reports = await Promise.all(runIds.map((runId) =>
-    runAgent(Array.from({ length: steps }, (_, i) => i), new Checkpoint(store, runId, { workerId: runId, leaseMs: 10_000 }),
-      async (item, ctx) => {
-        executions.set(ctx.idempotencyKey, (executions.get(ctx.idempotencyKey) ?? 0) + 1);
-        await new Promise((resolve) => setImmediate(resolve));
-        return { item };
-      })));
+  const reports = await Promise.all(
+    runIds.map((runId) =>
+      runAgent(
+        Array.from({ length: steps }, (_, i) => i),
+        new Checkpoint(store, runId, { workerId: runId, leaseMs: 10_000 }),
+        async (item, ctx) => {
+          executions.set(ctx.idempotencyKey, (executions.get(ctx.idempotencyKey) ?? 0) + 1);
+          await new Promise((resolve) => setImmediate(resolve));
+          return { item };
+        },
+      ),
+    ),
+  );
   return { reports, executions: [...executions.values()] };
 }
 
 async function expectEachStepOnce(schema: TestSchema, runIds: string[], steps: number): Promise<void> {
   const { admin, t } = schema;
-  expect(await admin.query(`SELECT run_id AS "runId", count(*)::int AS n, count(DISTINCT step)::int AS steps
-    FROM ${t('committed')} GROUP BY run_id ORDER BY run_id`)).toEqual(runIds.map((runId) => ({ runId, n: steps, steps })));
+  expect(
+    await admin.query(`SELECT run_id AS "runId", count(*)::int AS n, count(DISTINCT step)::int AS steps
+    FROM ${t('committed')} GROUP BY run_id ORDER BY run_id`),
+  ).toEqual(runIds.map((runId) => ({ runId, n: steps, steps })));
   expect(await admin.count(`SELECT count(*) FROM ${t('claims')}`)).toBe(0);
   // The counters ride in the commits: a commit applied twice would count its step twice.
-  expect(await admin.query(`SELECT run_id AS "runId", executed FROM ${t('progress')} ORDER BY run_id`))
-    .toEqual(runIds.map((runId) => ({ runId, executed: steps })));
-  expect(await admin.count(`SELECT count(*) FROM ${t('step_events')} WHERE outcome IN ('lease_lost', 'expired', 'failed')`)).toBe(0);
+  expect(await admin.query(`SELECT run_id AS "runId", executed FROM ${t('progress')} ORDER BY run_id`)).toEqual(
+    runIds.map((runId) => ({ runId, executed: steps })),
+  );
+  expect(
+    await admin.count(`SELECT count(*) FROM ${t('step_events')} WHERE outcome IN ('lease_lost', 'expired', 'failed')`),
+  ).toBe(0);
 }
 
 describe.skipIf(!pgUp)('postgres: cancelled statements and refused connections are retried', () => {
   it('pg_cancel_backend on running commits: every run completes, every step executed and committed once', async () => {
     const schema = await testSchema('wb_cancel');
     const app = `waybill_cancel_${randomUUID().slice(0, 8)}`;
-    const store = await openPostgresStore({ url: testUrl({ applicationName: app, asyncCommit: true }), schema: schema.name, poolSize: 4 });
+    const store = await openPostgresStore({
+      url: testUrl({ applicationName: app, asyncCommit: true }),
+      schema: schema.name,
+      poolSize: 4,
+    });
     onTestFinished(() => store.close());
     const cancelledCommits = await slowCommits(schema, '0.02');
     const runIds = ['cancel-a', 'cancel-b'];
@@ -73,8 +89,11 @@ describe.skipIf(!pgUp)('postgres: cancelled statements and refused connections a
         await sleep(60);
         // Only a commit that is running: the INSERT INTO committed in its text, and active.
         for (let spin = 0; spin < 40 && running; spin++) {
-          const hit = await schema.admin.count(`SELECT count(*) FILTER (WHERE pg_cancel_backend(pid)) FROM pg_stat_activity
-            WHERE application_name = $1 AND state = 'active' AND query LIKE '%INSERT INTO committed%'`, [app]);
+          const hit = await schema.admin.count(
+            `SELECT count(*) FILTER (WHERE pg_cancel_backend(pid)) FROM pg_stat_activity
+            WHERE application_name = $1 AND state = 'active' AND query LIKE '%INSERT INTO committed%'`,
+            [app],
+          );
           cancelled += hit;
           if (hit > 0) break;
         }
@@ -84,7 +103,9 @@ describe.skipIf(!pgUp)('postgres: cancelled statements and refused connections a
     await canceller;
 
     const rolledBack = await cancelledCommits();
-    console.log(`cancel: ${cancelled} cancels sent to running commits, ${rolledBack} commits cancelled, over ${runIds.length * STEPS} steps`);
+    console.log(
+      `cancel: ${cancelled} cancels sent to running commits, ${rolledBack} commits cancelled, over ${runIds.length * STEPS} steps`,
+    );
     expect(rolledBack).toBeGreaterThanOrEqual(10);
     expect(reports).toEqual(runIds.map(() => ({ processed: STEPS, executed: STEPS, skipped: 0, awaited: 0 })));
     expect(executions.length).toBe(runIds.length * STEPS);
@@ -120,7 +141,7 @@ describe.skipIf(!pgUp)('postgres: cancelled statements and refused connections a
     await schema.admin.query(`CREATE ROLE ${role} LOGIN CONNECTION LIMIT 2`);
     await schema.admin.query(`CREATE SCHEMA "${schema.name}" AUTHORIZATION ${role}`);
     // CREATE SCHEMA IF NOT EXISTS (the store's open) asks for the privilege even when the schema is there.
-    const [{ db }] = await schema.admin.query<{ db: string }>('SELECT current_database() AS db') as [{ db: string }];
+    const [{ db }] = (await schema.admin.query<{ db: string }>('SELECT current_database() AS db')) as [{ db: string }];
     await schema.admin.query(`GRANT CREATE ON DATABASE "${db}" TO ${role}`);
     let store: Awaited<ReturnType<typeof openPostgresStore>> | undefined;
     onTestFinished(async () => {

@@ -18,13 +18,32 @@ describe.skipIf(!pgUp)('postgres: a lost answer, retried', () => {
     onTestFinished(() => store.close());
 
     const token = randomUUID();
-    const claim = { idemKey: 'k', runId: 'run', token, workerId: 'w1', step: 0, attempt: 1, leaseMs: 60_000, claimTtlMs: 60_000 };
+    const claim = {
+      idemKey: 'k',
+      runId: 'run',
+      token,
+      workerId: 'w1',
+      step: 0,
+      attempt: 1,
+      leaseMs: 60_000,
+      claimTtlMs: 60_000,
+    };
     expect(await store.claim(claim)).toMatchObject({ kind: 'claimed' });
     proxy.loseAnswerTo('waybill_release\0');
-    await store.releaseClaim({ idemKey: 'k', token, runId: 'run', step: 0, workerId: 'w1', durationMs: 3, error: 'HTTP 503 from the model' });
+    await store.releaseClaim({
+      idemKey: 'k',
+      token,
+      runId: 'run',
+      step: 0,
+      workerId: 'w1',
+      durationMs: 3,
+      error: 'HTTP 503 from the model',
+    });
 
     expect(proxy.lost).toBe(1);
     expect(await store.listClaims({ claimTtlMs: 60_000 })).toEqual([]);
-    expect((await store.listEvents('run')).map((e) => [e.outcome, e.detail])).toEqual([['failed', 'HTTP 503 from the model']]);
+    expect((await store.listEvents('run')).map((e) => [e.outcome, e.detail])).toEqual([
+      ['failed', 'HTTP 503 from the model'],
+    ]);
   });
 });

@@ -43,10 +43,15 @@ describe.skipIf(!pgUp)('postgres: a worker paused past its lease', () => {
     expect(p).toEqual({ executions: TRIALS, done: 0, lost: TRIALS, failed: 0 });
     expect(k).toEqual({ executions: TRIALS, done: TRIALS, lost: 0, failed: 0 });
     expect(await admin.query(`SELECT worker_id, count(*)::int AS n FROM ${t('committed')} GROUP BY worker_id`)).toEqual(
-      [{ worker_id: 'taker', n: TRIALS }]);
+      [{ worker_id: 'taker', n: TRIALS }],
+    );
     expect(await admin.count(`SELECT count(*) FROM ${t('claims')}`)).toBe(0);
     const events = await admin.query<{ outcome: string; n: number }>(
-      `SELECT outcome, count(*)::int AS n FROM ${t('step_events')} GROUP BY outcome ORDER BY outcome`);
-    expect(events).toEqual([{ outcome: 'expired', n: TRIALS }, { outcome: 'lease_lost', n: TRIALS }]);
+      `SELECT outcome, count(*)::int AS n FROM ${t('step_events')} GROUP BY outcome ORDER BY outcome`,
+    );
+    expect(events).toEqual([
+      { outcome: 'expired', n: TRIALS },
+      { outcome: 'lease_lost', n: TRIALS },
+    ]);
   });
 });

@@ -34,8 +34,13 @@ describe.skipIf(!pgUp)('postgres: four processes racing over the same keys', () 
     const orders = [keys, keys, [...keys].reverse(), shuffled(keys, 7)];
     const children = orders.map((order, i) =>
       spawnFixture('pg-race.ts', {
-        url: testUrl({ asyncCommit: true }), schema: schema.name, runId: 'race', workerId: `p${i}`, keys: order,
-        leaseMs: 60_000, effectMs: 0,
+        url: testUrl({ asyncCommit: true }),
+        schema: schema.name,
+        runId: 'race',
+        workerId: `p${i}`,
+        keys: order,
+        leaseMs: 60_000,
+        effectMs: 0,
       } satisfies PgRaceArgs),
     );
     await Promise.all(children.map((c) => c.waitForLine(/^READY$/)));
@@ -46,7 +51,9 @@ describe.skipIf(!pgUp)('postgres: four processes racing over the same keys', () 
     expect(reports.reduce((sum, r) => sum + r.executed, 0)).toBe(N);
 
     expect(await admin.count(`SELECT count(*) FROM ${t('committed')}`)).toBe(N);
-    expect(await admin.count(`SELECT count(DISTINCT idem_key) FROM ${t('committed')} WHERE idem_key LIKE 'race:key:%'`)).toBe(N);
+    expect(
+      await admin.count(`SELECT count(DISTINCT idem_key) FROM ${t('committed')} WHERE idem_key LIKE 'race:key:%'`),
+    ).toBe(N);
     expect(await admin.count(`SELECT count(*) FROM ${t('claims')}`)).toBe(0);
 
     // The side effects: one execution per key, never two in flight, and no two intervals overlapping.
@@ -56,19 +63,26 @@ describe.skipIf(!pgUp)('postgres: four processes racing over the same keys', () 
     expect(await admin.count(`SELECT max(max_inflight) FROM ${t('race_inflight')}`)).toBe(1);
     expect(await admin.count(`SELECT max(inflight) FROM ${t('race_inflight')}`)).toBe(0);
     expect(await admin.count(`SELECT count(*) FROM ${t('race_exec')} WHERE ended_at IS NULL`)).toBe(0);
-    expect(await admin.count(`SELECT count(*) FROM ${t('race_exec')} a JOIN ${t('race_exec')} b
-      ON a.key = b.key AND a.id < b.id AND a.started_at < b.ended_at AND b.started_at < a.ended_at`)).toBe(0);
+    expect(
+      await admin.count(`SELECT count(*) FROM ${t('race_exec')} a JOIN ${t('race_exec')} b
+      ON a.key = b.key AND a.id < b.id AND a.started_at < b.ended_at AND b.started_at < a.ended_at`),
+    ).toBe(0);
 
     // Whoever executed a key is whoever committed it, and each process's count matches its executions.
-    expect(await admin.count(`SELECT count(*) FROM ${t('race_exec')} e JOIN ${t('committed')} c
-      ON c.idem_key = e.key AND c.worker_id = e.worker`)).toBe(N);
+    expect(
+      await admin.count(`SELECT count(*) FROM ${t('race_exec')} e JOIN ${t('committed')} c
+      ON c.idem_key = e.key AND c.worker_id = e.worker`),
+    ).toBe(N);
     const byWorker = await admin.query<{ worker: string; n: string }>(
-      `SELECT worker, count(*) AS n FROM ${t('race_exec')} GROUP BY worker`);
+      `SELECT worker, count(*) AS n FROM ${t('race_exec')} GROUP BY worker`,
+    );
     const executedBy = Object.fromEntries(byWorker.map((r) => [r.worker, Number(r.n)]));
     for (const [i, r] of reports.entries()) expect(executedBy[`p${i}`] ?? 0).toBe(r.executed);
 
     // Nobody lost a lease or took one over: every wait was for a live holder's commit.
-    expect(await admin.count(`SELECT count(*) FROM ${t('step_events')} WHERE outcome IN ('lease_lost', 'expired')`)).toBe(0);
+    expect(
+      await admin.count(`SELECT count(*) FROM ${t('step_events')} WHERE outcome IN ('lease_lost', 'expired')`),
+    ).toBe(0);
     console.log(`race: ${JSON.stringify(reports)}`);
   });
 });

@@ -18,18 +18,39 @@ import { tempDir } from '../support/tmp';
 
 const pgUp = await postgresAvailable('PostgreSQL run store tests');
 
-async function open(schema: TestSchema, options: { url?: string; clock?: ManualClock; poolSize?: number } = {}): Promise<PostgresStore> {
+async function open(
+  schema: TestSchema,
+  options: { url?: string; clock?: ManualClock; poolSize?: number } = {},
+): Promise<PostgresStore> {
   const store = await openPostgresStore({
-    url: options.url ?? testUrl(), schema: schema.name, clock: options.clock, poolSize: options.poolSize ?? 3,
+    url: options.url ?? testUrl(),
+    schema: schema.name,
+    clock: options.clock,
+    poolSize: options.poolSize ?? 3,
   });
   onTestFinished(() => store.close());
   return store;
 }
 
-const newRun = (id: string, workflow = 'wf', totalSteps: number | null = 3) => ({ id, workflow, inputJson: `{"id":"${id}"}`, totalSteps });
+const newRun = (id: string, workflow = 'wf', totalSteps: number | null = 3) => ({
+  id,
+  workflow,
+  inputJson: `{"id":"${id}"}`,
+  totalSteps,
+});
 
 function stepClaim(overrides: Partial<ClaimRequest>): ClaimRequest {
-  return { idemKey: 'k', runId: 'run-1', token: randomUUID(), workerId: 'w1', step: 0, attempt: 1, leaseMs: 30_000, claimTtlMs: 30_000, ...overrides };
+  return {
+    idemKey: 'k',
+    runId: 'run-1',
+    token: randomUUID(),
+    workerId: 'w1',
+    step: 0,
+    attempt: 1,
+    leaseMs: 30_000,
+    claimTtlMs: 30_000,
+    ...overrides,
+  };
 }
 
 /** What a call answered, or the code of what it threw: the same calls must give the same on both backends. */
@@ -45,8 +66,9 @@ async function answer<T>(call: Promise<T>): Promise<T | { threw: string }> {
 function timesAsTypes(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(timesAsTypes);
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).map(([k, v]) =>
-    [k, /At$|^at$/.test(k) && v !== null ? typeof v : timesAsTypes(v)]));
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [k, /At$|^at$/.test(k) && v !== null ? typeof v : timesAsTypes(v)]),
+  );
 }
 
 /** One script of run and worker calls, every answer kept. `tick` lets time pass on the store's clock. */
@@ -88,8 +110,17 @@ async function script(store: Store & RunStore, tick: (ms: number) => Promise<voi
   await step(store.claim(stepClaim({ idemKey: 'ext-a:0', runId: 'ext-a', workerId: null, token: 'ta' })));
   await step(store.saveProgress({ runId: 'ext-b', step: 4, stateJson: '{}', executed: 4, skipped: 1, awaited: 0 }));
   await step(store.listWorkers());
-  for (const filter of [{}, { status: 'idle' as const }, { status: 'running' as const }, { workflow: 'external' },
-    { search: 'R' }, { search: 'ext_' }, { search: 'EXT-' }, { owner: 'w2' }, { limit: 2 }]) {
+  for (const filter of [
+    {},
+    { status: 'idle' as const },
+    { status: 'running' as const },
+    { workflow: 'external' },
+    { search: 'R' },
+    { search: 'ext_' },
+    { search: 'EXT-' },
+    { owner: 'w2' },
+    { limit: 2 },
+  ]) {
     await step(store.listRuns({ ...filter, claimTtlMs: 30_000 }));
   }
   const [, second] = await store.listRuns({ limit: 2, claimTtlMs: 30_000 });
@@ -105,7 +136,11 @@ describe.skipIf(!pgUp)('postgres run store', () => {
     const pgClock = new ManualClock();
     const pgStore = await open(schema, { clock: pgClock });
     const liteClock = new ManualClock();
-    const lite = openSqliteStore({ path: tempDir('waybill-runs-').file('w.db'), clock: liteClock, synchronous: 'normal' });
+    const lite = openSqliteStore({
+      path: tempDir('waybill-runs-').file('w.db'),
+      clock: liteClock,
+      synchronous: 'normal',
+    });
     onTestFinished(() => lite.close());
 
     const fromLite = await script(lite, async (ms) => liteClock.advance(ms));
@@ -119,29 +154,37 @@ describe.skipIf(!pgUp)('postgres run store', () => {
     expect(fromPg[22]).toEqual({ threw: 'NOT_FOUND' });
     expect(fromPg[23]).toBe(1);
     const all = fromPg[30] as { id: string; workflow: string; status: string; orphanedClaims: number }[];
-    expect(all.map((r) => [r.id, r.workflow, r.status])).toEqual([['ext-b', 'external', 'idle'], ['ext-a', 'external', 'running'],
-      ['r2', 'wf', 'queued'], ['r1', 'wf', 'completed'], ['r3', 'other', 'queued']]);
+    expect(all.map((r) => [r.id, r.workflow, r.status])).toEqual([
+      ['ext-b', 'external', 'idle'],
+      ['ext-a', 'external', 'running'],
+      ['r2', 'wf', 'queued'],
+      ['r1', 'wf', 'completed'],
+      ['r3', 'other', 'queued'],
+    ]);
   });
 
   it('8 claimers over 20 queued runs: each run taken exactly once, none taken over', async () => {
     const schema = await testSchema();
     const stores = await Promise.all(Array.from({ length: 8 }, () => open(schema, { poolSize: 1 })));
     for (let i = 0; i < 20; i++) await stores[0]!.createRun(newRun(`r${String(i).padStart(2, '0')}`));
-    const taken = await Promise.all(stores.map(async (store, n) => {
-      const mine: string[] = [];
-      for (;;) {
-        const run = await store.claimRun({ workerId: `w${n}`, leaseMs: 60_000, workflows: ['wf'] });
-        if (!run) return mine;
-        expect(run).toMatchObject({ status: 'running', owner: `w${n}`, attempts: 1 });
-        mine.push(run.id);
-      }
-    }));
+    const taken = await Promise.all(
+      stores.map(async (store, n) => {
+        const mine: string[] = [];
+        for (;;) {
+          const run = await store.claimRun({ workerId: `w${n}`, leaseMs: 60_000, workflows: ['wf'] });
+          if (!run) return mine;
+          expect(run).toMatchObject({ status: 'running', owner: `w${n}`, attempts: 1 });
+          mine.push(run.id);
+        }
+      }),
+    );
     const ids = taken.flat();
     expect(ids).toHaveLength(20);
     expect(new Set(ids).size).toBe(20);
     expect(taken.filter((mine) => mine.length > 0).length).toBeGreaterThan(1);
     const rows = await schema.admin.query<{ id: string; owner: string; attempts: number }>(
-      `SELECT id, owner, attempts FROM ${schema.t('runs')} ORDER BY id`);
+      `SELECT id, owner, attempts FROM ${schema.t('runs')} ORDER BY id`,
+    );
     expect(rows.every((r) => r.attempts === 1 && taken[Number(r.owner.slice(1))]!.includes(r.id))).toBe(true);
     expect(await schema.admin.count(`SELECT count(*) FROM ${schema.t('step_events')}`)).toBe(0);
   });
@@ -155,7 +198,9 @@ describe.skipIf(!pgUp)('postgres run store', () => {
     await admin.query('BEGIN');
     await admin.query(`SELECT id FROM ${t('runs')} WHERE id = 'first' FOR UPDATE`);
     const started = performance.now();
-    expect(await store.claimRun({ workerId: 'w1', leaseMs: 60_000, workflows: ['wf'] })).toMatchObject({ id: 'second' });
+    expect(await store.claimRun({ workerId: 'w1', leaseMs: 60_000, workflows: ['wf'] })).toMatchObject({
+      id: 'second',
+    });
     expect(await store.claimRun({ workerId: 'w1', leaseMs: 60_000, workflows: ['wf'] })).toBeNull();
     expect(performance.now() - started).toBeLessThan(1000);
     await admin.query('ROLLBACK');
@@ -175,25 +220,41 @@ describe.skipIf(!pgUp)('postgres run store', () => {
 
     // An injected clock 61 s ahead sees both leases passed; the database's own clock does not.
     clock.advance(61_000);
-    expect(await ahead.claimRun({ workerId: 'w2', leaseMs: 1000, workflows: ['wf'] })).toMatchObject({ id: 'r1', owner: 'w2', attempts: 2 });
+    expect(await ahead.claimRun({ workerId: 'w2', leaseMs: 1000, workflows: ['wf'] })).toMatchObject({
+      id: 'r1',
+      owner: 'w2',
+      attempts: 2,
+    });
     expect(await plain.renewRunLease('r1', 'w1', 60_000)).toEqual({ held: false, status: 'running' });
     expect(await plain.renewRunLease('r2', 'w1', 60_000)).toEqual({ held: true, status: 'running' });
     expect((await plain.listEvents('r1')).map((e) => [e.outcome, e.workerId, e.detail])).toEqual([
-      ['expired', 'w2', 'run lease of w1 passed or its worker died; resumed by w2']]);
+      ['expired', 'w2', 'run lease of w1 passed or its worker died; resumed by w2'],
+    ]);
 
     // A stopped owner gives its runs up at once, lease or not.
     await plain.registerWorker({ id: 'w1', host: 'h', pid: 1 });
     await plain.stopWorker('w1');
-    expect(await plain.claimRun({ workerId: 'w3', leaseMs: 60_000, workflows: ['wf'] })).toMatchObject({ id: 'r2', owner: 'w3' });
-    expect((await plain.listEvents('r2')).map((e) => e.detail)).toEqual(['run lease of w1 passed or its worker died; resumed by w3']);
+    expect(await plain.claimRun({ workerId: 'w3', leaseMs: 60_000, workflows: ['wf'] })).toMatchObject({
+      id: 'r2',
+      owner: 'w3',
+    });
+    expect((await plain.listEvents('r2')).map((e) => e.detail)).toEqual([
+      'run lease of w1 passed or its worker died; resumed by w3',
+    ]);
 
     // And a real wait on the database clock: w2 renews r1 for 200 ms and goes silent.
     expect(await plain.renewRunLease('r1', 'w2', 200)).toEqual({ held: true, status: 'running' });
     expect(await plain.claimRun({ workerId: 'w4', leaseMs: 60_000, workflows: ['wf'] })).toBeNull();
     await sleep(400);
-    expect(await plain.claimRun({ workerId: 'w4', leaseMs: 60_000, workflows: ['wf'] })).toMatchObject({ id: 'r1', owner: 'w4', attempts: 3 });
+    expect(await plain.claimRun({ workerId: 'w4', leaseMs: 60_000, workflows: ['wf'] })).toMatchObject({
+      id: 'r1',
+      owner: 'w4',
+      attempts: 3,
+    });
     expect((await plain.listEvents('r1')).map((e) => e.detail)).toEqual([
-      'run lease of w1 passed or its worker died; resumed by w2', 'run lease of w2 passed or its worker died; resumed by w4']);
+      'run lease of w1 passed or its worker died; resumed by w2',
+      'run lease of w2 passed or its worker died; resumed by w4',
+    ]);
   });
 });
 
@@ -222,7 +283,10 @@ describe.skipIf(!pgUp)('postgres run store after a lost answer', () => {
     for (const id of ['r1', 'r2', 'r3']) await store.createRun(newRun(id));
     expect(await store.claimRun({ workerId: 'w1', leaseMs: 60_000, workflows: ['wf'] })).toMatchObject({ id: 'r1' });
     proxy.loseAnswerTo('waybill_run_claim');
-    expect(await store.claimRun({ workerId: 'w1', leaseMs: 60_000, workflows: ['wf'] })).toMatchObject({ id: 'r2', attempts: 1 });
+    expect(await store.claimRun({ workerId: 'w1', leaseMs: 60_000, workflows: ['wf'] })).toMatchObject({
+      id: 'r2',
+      attempts: 1,
+    });
     expect(proxy.lost).toBe(1);
     expect((await store.getRun('r3'))?.status).toBe('queued');
     // Nothing left for the lost attempt to take: the retry must not hand out r1 or r2 again.
@@ -233,7 +297,10 @@ describe.skipIf(!pgUp)('postgres run store after a lost answer', () => {
     // Once given back, a run of ours is no longer "held": a lost claim of it is recognised.
     await store.releaseRun('r2', 'w1');
     proxy.loseAnswerTo('waybill_run_claim');
-    expect(await store.claimRun({ workerId: 'w1', leaseMs: 60_000, workflows: ['wf'] })).toMatchObject({ id: 'r2', attempts: 2 });
+    expect(await store.claimRun({ workerId: 'w1', leaseMs: 60_000, workflows: ['wf'] })).toMatchObject({
+      id: 'r2',
+      attempts: 2,
+    });
   });
 
   it('finishRun and actOnRun: done once, and said so', async () => {
@@ -251,7 +318,10 @@ describe.skipIf(!pgUp)('postgres run store after a lost answer', () => {
     proxy.loseAnswerTo('waybill_run_act');
     expect(await store.actOnRun('r2', 'resume', 'ann')).toMatchObject({ id: 'r2', status: 'queued' });
     expect(proxy.lost).toBe(3);
-    expect((await store.listEvents('r2')).map((e) => e.detail)).toEqual(['pause by ann: queued → paused', 'resume by ann: paused → queued']);
+    expect((await store.listEvents('r2')).map((e) => e.detail)).toEqual([
+      'pause by ann: queued → paused',
+      'resume by ann: paused → queued',
+    ]);
     // A refusal is still a refusal.
     proxy.loseAnswerTo('waybill_run_act');
     await expect(store.actOnRun('r2', 'retry', 'ann')).rejects.toBeInstanceOf(InvalidTransitionError);

@@ -16,21 +16,39 @@ import { postgresAvailable, startPgProxy, testSchema, testUrl, type TestSchema }
 const pgUp = await postgresAvailable('PostgreSQL store tests');
 
 async function open(schema: TestSchema, options: { url?: string; clock?: ManualClock } = {}): Promise<PostgresStore> {
-  const store = await openPostgresStore({ url: options.url ?? testUrl(), schema: schema.name, clock: options.clock, poolSize: 3 });
+  const store = await openPostgresStore({
+    url: options.url ?? testUrl(),
+    schema: schema.name,
+    clock: options.clock,
+    poolSize: 3,
+  });
   onTestFinished(() => store.close());
   return store;
 }
 
 function claimRequest(overrides: Partial<ClaimRequest> = {}): ClaimRequest {
   return {
-    idemKey: 'k', runId: 'run-1', token: randomUUID(), workerId: 'w1', step: 0, attempt: 1,
-    leaseMs: 30_000, claimTtlMs: 30_000, ...overrides,
+    idemKey: 'k',
+    runId: 'run-1',
+    token: randomUUID(),
+    workerId: 'w1',
+    step: 0,
+    attempt: 1,
+    leaseMs: 30_000,
+    claimTtlMs: 30_000,
+    ...overrides,
   };
 }
 
 const commitOf = (c: ClaimRequest, resultJson = '{"ok":true}') => ({
-  idemKey: c.idemKey, token: c.token, runId: c.runId, resultJson, step: c.step, fingerprint: null,
-  workerId: c.workerId, durationMs: 12.345678,
+  idemKey: c.idemKey,
+  token: c.token,
+  runId: c.runId,
+  resultJson,
+  step: c.step,
+  fingerprint: null,
+  workerId: c.workerId,
+  durationMs: 12.345678,
 });
 
 describe.skipIf(!pgUp)('postgres store', () => {
@@ -41,9 +59,23 @@ describe.skipIf(!pgUp)('postgres store', () => {
     const tags = readMigrations(findMigrationsDir('pg')).map((m) => ({ tag: m.tag }));
     expect(await schema.admin.query(`SELECT tag FROM ${schema.t('waybill_migrations')} ORDER BY tag`)).toEqual(tags);
     const tables = await schema.admin.query<{ name: string }>(
-      `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1`, [schema.name]);
-    expect(tables.map((r) => r.name)).toEqual(
-      ['audit', 'claims', 'committed', 'committed_history', 'metrics_tally', 'progress', 'runs', 'step_events', 'waits', 'waybill_migrations', 'workers', 'workflows']);
+      `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1`,
+      [schema.name],
+    );
+    expect(tables.map((r) => r.name)).toEqual([
+      'audit',
+      'claims',
+      'committed',
+      'committed_history',
+      'metrics_tally',
+      'progress',
+      'runs',
+      'step_events',
+      'waits',
+      'waybill_migrations',
+      'workers',
+      'workflows',
+    ]);
   });
 
   it('adopts a schema made by the article’s three CREATE TABLE statements, every row kept', async () => {
@@ -59,32 +91,72 @@ describe.skipIf(!pgUp)('postgres store', () => {
       claimed_at double precision NOT NULL)`);
     const past = Date.now() / 1000 - 3600;
     await admin.query(`INSERT INTO ${t('progress')} VALUES ('run-a', 2, '{"processed":2}', $1)`, [past]);
-    await admin.query(`INSERT INTO ${t('committed')} VALUES ('run-a:step:0', 'run-a', '"r0"', $1), ('run-a:step:1', 'run-a', '"r1"', $1)`, [past]);
+    await admin.query(
+      `INSERT INTO ${t('committed')} VALUES ('run-a:step:0', 'run-a', '"r0"', $1), ('run-a:step:1', 'run-a', '"r1"', $1)`,
+      [past],
+    );
     // The article's worker died mid-step an hour ago: an orphaned claim with no lease column.
     await admin.query(`INSERT INTO ${t('claims')} VALUES ('run-a:step:2', 'run-a', $1)`, [past]);
 
     const store = await open(schema);
     expect(await store.loadProgress('run-a')).toEqual({
-      runId: 'run-a', step: 2, stateJson: '{"processed":2}', updatedAt: past, executed: 0, skipped: 0, awaited: 0, saveMs: null,
+      runId: 'run-a',
+      step: 2,
+      stateJson: '{"processed":2}',
+      updatedAt: past,
+      executed: 0,
+      skipped: 0,
+      awaited: 0,
+      saveMs: null,
     });
-    expect((await store.listCommitted('run-a')).map((r) => [r.idemKey, r.resultJson, r.source])).toEqual(
-      [['run-a:step:0', '"r0"', 'executed'], ['run-a:step:1', '"r1"', 'executed']]);
+    expect((await store.listCommitted('run-a')).map((r) => [r.idemKey, r.resultJson, r.source])).toEqual([
+      ['run-a:step:0', '"r0"', 'executed'],
+      ['run-a:step:1', '"r1"', 'executed'],
+    ]);
     const [orphan] = await store.listClaims({ claimTtlMs: 30_000 });
-    expect(orphan).toMatchObject({ idemKey: 'run-a:step:2', token: null, leaseExpiresAt: null, attempt: 1, orphaned: true });
-    expect(await admin.count(`SELECT count(*) FROM information_schema.tables WHERE table_schema = $1 AND table_name LIKE 'article_%'`, [schema.name])).toBe(0);
+    expect(orphan).toMatchObject({
+      idemKey: 'run-a:step:2',
+      token: null,
+      leaseExpiresAt: null,
+      attempt: 1,
+      orphaned: true,
+    });
+    expect(
+      await admin.count(
+        `SELECT count(*) FROM information_schema.tables WHERE table_schema = $1 AND table_name LIKE 'article_%'`,
+        [schema.name],
+      ),
+    ).toBe(0);
 
     // Waybill takes the orphan over; the article's own statements still run on the adopted tables.
     const c = claimRequest({ idemKey: 'run-a:step:2', runId: 'run-a', step: 2 });
-    expect(await store.claim(c)).toMatchObject({ kind: 'claimed', attempt: 2, tookOverFrom: { token: null, orphaned: true } });
+    expect(await store.claim(c)).toMatchObject({
+      kind: 'claimed',
+      attempt: 2,
+      tookOverFrom: { token: null, orphaned: true },
+    });
     await store.commit(commitOf(c));
-    await admin.query(`INSERT INTO ${t('claims')} (idem_key, run_id, claimed_at) VALUES ('run-a:step:3', 'run-a', $1)`, [past]);
-    await admin.query(`INSERT INTO ${t('committed')} (idem_key, run_id, result_json, committed_at) VALUES ('run-a:step:3', 'run-a', '"r3"', $1)`, [past]);
+    await admin.query(
+      `INSERT INTO ${t('claims')} (idem_key, run_id, claimed_at) VALUES ('run-a:step:3', 'run-a', $1)`,
+      [past],
+    );
+    await admin.query(
+      `INSERT INTO ${t('committed')} (idem_key, run_id, result_json, committed_at) VALUES ('run-a:step:3', 'run-a', '"r3"', $1)`,
+      [past],
+    );
     await admin.query(`DELETE FROM ${t('claims')} WHERE idem_key = 'run-a:step:3'`);
-    await admin.query(`INSERT INTO ${t('progress')} (run_id, step, state_json, updated_at) VALUES ('run-a', 4, '{}', $1)
-      ON CONFLICT (run_id) DO UPDATE SET step = excluded.step, state_json = excluded.state_json, updated_at = excluded.updated_at`, [past]);
+    await admin.query(
+      `INSERT INTO ${t('progress')} (run_id, step, state_json, updated_at) VALUES ('run-a', 4, '{}', $1)
+      ON CONFLICT (run_id) DO UPDATE SET step = excluded.step, state_json = excluded.state_json, updated_at = excluded.updated_at`,
+      [past],
+    );
     // Rows the article wrote have no step column; they list before the steps Waybill committed.
-    expect((await store.listCommitted('run-a')).map((r) => r.idemKey)).toEqual(
-      ['run-a:step:0', 'run-a:step:1', 'run-a:step:3', 'run-a:step:2']);
+    expect((await store.listCommitted('run-a')).map((r) => r.idemKey)).toEqual([
+      'run-a:step:0',
+      'run-a:step:1',
+      'run-a:step:3',
+      'run-a:step:2',
+    ]);
     expect((await store.loadProgress('run-a'))?.step).toBe(4);
     expect((await store.listEvents('run-a')).map((e) => e.outcome)).toEqual(['expired']);
   });
@@ -125,13 +197,23 @@ describe.skipIf(!pgUp)('postgres store', () => {
     // The other worker's claim is in flight (uncommitted), so our claim statement, whose snapshot does not
     // show it, blocks on its key in the unique index...
     await admin.query('BEGIN');
-    await admin.query(`INSERT INTO ${t('claims')} (idem_key, run_id, claimed_at, token) VALUES ('k', 'run-1', 0, 'theirs')`);
+    await admin.query(
+      `INSERT INTO ${t('claims')} (idem_key, run_id, claimed_at, token) VALUES ('k', 'run-1', 0, 'theirs')`,
+    );
     const ours = store.claim(claimRequest());
-    await waitUntil(async () => (await admin.count(`SELECT count(*) FROM pg_stat_activity
-      WHERE application_name = $1 AND wait_event_type = 'Lock'`, [app])) === 1);
+    await waitUntil(
+      async () =>
+        (await admin.count(
+          `SELECT count(*) FROM pg_stat_activity
+      WHERE application_name = $1 AND wait_event_type = 'Lock'`,
+          [app],
+        )) === 1,
+    );
     // ...while it executes and commits: claim row gone, result in.
     await admin.query(`DELETE FROM ${t('claims')} WHERE idem_key = 'k'`);
-    await admin.query(`INSERT INTO ${t('committed')} (idem_key, run_id, result_json, committed_at) VALUES ('k', 'run-1', '"theirs"', 0)`);
+    await admin.query(
+      `INSERT INTO ${t('committed')} (idem_key, run_id, result_json, committed_at) VALUES ('k', 'run-1', '"theirs"', 0)`,
+    );
     await admin.query('COMMIT');
     // Our insert then meets no conflict. Without the re-check we would run the side effect a second time.
     expect(await ours).toMatchObject({ kind: 'committed', row: { resultJson: '"theirs"' } });
@@ -153,7 +235,9 @@ describe.skipIf(!pgUp)('postgres store', () => {
     const store = await open(schema, { url: testUrl({ applicationName: app }) });
     await Promise.all([1, 2, 3].map((i) => store.getCommitted(`k${i}`)));
     const killed = await schema.admin.count(
-      `SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1) x`, [app]);
+      `SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1) x`,
+      [app],
+    );
     expect(killed).toBeGreaterThan(0);
     await sleep(100); // the pool hears of it as an 'error' on an idle client, which must not crash us
     const c = claimRequest();
@@ -170,7 +254,10 @@ describe.skipIf(!pgUp)('postgres store', () => {
     const c = claimRequest();
     await store.claim(c);
     proxy.loseAnswerTo('waybill_commit');
-    await store.commit({ ...commitOf(c), progress: { runId: 'run-1', step: 1, stateJson: '{}', executed: 1, skipped: 2, awaited: 0 } });
+    await store.commit({
+      ...commitOf(c),
+      progress: { runId: 'run-1', step: 1, stateJson: '{}', executed: 1, skipped: 2, awaited: 0 },
+    });
     expect(proxy.lost).toBe(1);
     expect(await schema.admin.count(`SELECT count(*) FROM ${schema.t('committed')}`)).toBe(1);
     expect(await schema.admin.count(`SELECT count(*) FROM ${schema.t('claims')}`)).toBe(0);
@@ -192,7 +279,9 @@ describe.skipIf(!pgUp)('postgres store', () => {
     await store.commit(commitOf(theirs));
     proxy.loseAnswerTo('waybill_commit');
     // Same worker, run, step and result: only the duration tells our attempt from theirs.
-    await expect(store.commit({ ...commitOf(mine), workerId: 'w2', durationMs: 1.5 })).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(store.commit({ ...commitOf(mine), workerId: 'w2', durationMs: 1.5 })).rejects.toBeInstanceOf(
+      LeaseLostError,
+    );
     expect(proxy.lost).toBe(1);
     expect((await store.listEvents('run-1')).map((e) => e.outcome)).toEqual(['expired', 'lease_lost']);
   });

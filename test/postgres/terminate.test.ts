@@ -26,10 +26,14 @@ describe.skipIf(!pgUp)('postgres: connections killed under a running agent', () 
     const { admin, t } = schema;
     const app = `waybill_term_${randomUUID().slice(0, 8)}`;
     const child = spawnFixture('pg-agent.ts', {
-      url: testUrl({ applicationName: app, asyncCommit: true }), schema: schema.name, runId: 'agent-run',
+      url: testUrl({ applicationName: app, asyncCommit: true }),
+      schema: schema.name,
+      runId: 'agent-run',
       // 2 ms per step: with claim-ahead and asynchronous commit the bare run finishes in about a second, too
       // soon for a killer that strikes every 200 ms; this way it lasts at least 4 s on any machine.
-      steps: STEPS, leaseMs: 5000, stepDelayMs: 2,
+      steps: STEPS,
+      leaseMs: 5000,
+      stepDelayMs: 2,
     } satisfies PgAgentArgs);
     await child.waitForLine(/^READY$/);
     child.send('GO');
@@ -42,12 +46,16 @@ describe.skipIf(!pgUp)('postgres: connections killed under a running agent', () 
     // Each round, after 200 ms, waits (briefly) for one of the worker's statements to be executing and then
     // kills every one of its connections: most rounds land mid-statement, some mid-commit, where the
     // outcome is unknown to the worker.
-    const killAll = async (onlyIfActive: boolean) => (await admin.query<{ killed: number; active: number }>(
-      `SELECT count(*)::int AS killed, (count(*) FILTER (WHERE state = 'active'))::int AS active
+    const killAll = async (onlyIfActive: boolean) =>
+      (
+        await admin.query<{ killed: number; active: number }>(
+          `SELECT count(*)::int AS killed, (count(*) FILTER (WHERE state = 'active'))::int AS active
        FROM (SELECT state, pg_terminate_backend(pid) FROM pg_stat_activity
          WHERE application_name = $1 AND pid <> pg_backend_pid()
            AND (NOT $2 OR EXISTS (SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND state = 'active'))) x`,
-      [app, onlyIfActive]))[0]!;
+          [app, onlyIfActive],
+        )
+      )[0]!;
     const killer = (async () => {
       while (running) {
         await sleep(200);
@@ -63,7 +71,9 @@ describe.skipIf(!pgUp)('postgres: connections killed under a running agent', () 
     const report = await finish<PgAgentReport>(child).finally(() => (running = false));
     await killer;
 
-    console.log(`terminate: ${killed} connections killed (${midStatement} mid-statement) in ${strikes} of ${rounds} rounds; ${JSON.stringify(report)}`);
+    console.log(
+      `terminate: ${killed} connections killed (${midStatement} mid-statement) in ${strikes} of ${rounds} rounds; ${JSON.stringify(report)}`,
+    );
     // 2,000 steps of ≥ 2 ms is ≥ 4 s, so ≥ 20 rounds; a round finds nothing to kill only while the worker
     // waits out a retry's backoff.
     expect(strikes).toBeGreaterThanOrEqual(10);
@@ -71,12 +81,19 @@ describe.skipIf(!pgUp)('postgres: connections killed under a running agent', () 
     expect(report.executions).toBe(STEPS);
     expect(report.repeated).toEqual([]);
     expect(await admin.count(`SELECT count(*) FROM ${t('committed')} WHERE run_id = 'agent-run'`)).toBe(STEPS);
-    expect(await admin.count(`SELECT count(DISTINCT step) FROM ${t('committed')} WHERE run_id = 'agent-run'`)).toBe(STEPS);
+    expect(await admin.count(`SELECT count(DISTINCT step) FROM ${t('committed')} WHERE run_id = 'agent-run'`)).toBe(
+      STEPS,
+    );
     expect(await admin.count(`SELECT count(*) FROM ${t('claims')}`)).toBe(0);
     // The counters ride in the commits: a commit applied twice would count its step twice.
-    expect(await admin.query(`SELECT step, executed, skipped, awaited FROM ${t('progress')}`)).toEqual(
-      [{ step: STEPS, executed: STEPS, skipped: 0, awaited: 0 }]);
-    expect(await admin.count(`SELECT count(*) FROM ${t('step_events')} WHERE outcome IN ('lease_lost', 'expired', 'failed')`)).toBe(0);
+    expect(await admin.query(`SELECT step, executed, skipped, awaited FROM ${t('progress')}`)).toEqual([
+      { step: STEPS, executed: STEPS, skipped: 0, awaited: 0 },
+    ]);
+    expect(
+      await admin.count(
+        `SELECT count(*) FROM ${t('step_events')} WHERE outcome IN ('lease_lost', 'expired', 'failed')`,
+      ),
+    ).toBe(0);
   });
 
   it('completes a 2,000-step run with every step committed once while answers to claims and commits are lost', async () => {
@@ -85,7 +102,12 @@ describe.skipIf(!pgUp)('postgres: connections killed under a running agent', () 
     const proxy = await startPgProxy(testUrl({ asyncCommit: true }));
     onTestFinished(() => proxy.close());
     const child = spawnFixture('pg-agent.ts', {
-      url: proxy.url, schema: schema.name, runId: 'agent-run', steps: STEPS, leaseMs: 5000, stepDelayMs: 1,
+      url: proxy.url,
+      schema: schema.name,
+      runId: 'agent-run',
+      steps: STEPS,
+      leaseMs: 5000,
+      stepDelayMs: 1,
     } satisfies PgAgentArgs);
     await child.waitForLine(/^READY$/);
     child.send('GO');
@@ -117,8 +139,9 @@ describe.skipIf(!pgUp)('postgres: connections killed under a running agent', () 
     expect(report.repeated).toEqual([]);
     expect(await admin.count(`SELECT count(*) FROM ${t('committed')} WHERE run_id = 'agent-run'`)).toBe(STEPS);
     expect(await admin.count(`SELECT count(*) FROM ${t('claims')}`)).toBe(0);
-    expect(await admin.query(`SELECT step, executed, skipped, awaited FROM ${t('progress')}`)).toEqual(
-      [{ step: STEPS, executed: STEPS, skipped: 0, awaited: 0 }]);
+    expect(await admin.query(`SELECT step, executed, skipped, awaited FROM ${t('progress')}`)).toEqual([
+      { step: STEPS, executed: STEPS, skipped: 0, awaited: 0 },
+    ]);
     expect(await admin.count(`SELECT count(*) FROM ${t('step_events')}`)).toBe(0);
   });
 });

@@ -29,7 +29,8 @@ process.env.WAYBILL_SQLITE_SYNC = 'normal';
 process.env.WAYBILL_LEASE_MS = '300';
 
 const missing = pythonMissing();
-if (missing && process.env.CI === 'true') throw new Error(`test/python needs python3 with venv under CI=true: ${missing}`);
+if (missing && process.env.CI === 'true')
+  throw new Error(`test/python needs python3 with venv under CI=true: ${missing}`);
 if (missing) console.warn(`\n*** test/python SKIPPED: ${missing} ***\n`);
 
 const { startRouteServer } = await import('../support/route-server');
@@ -56,24 +57,45 @@ function read<T>(sql: string, ...args: unknown[]): T[] {
     db.close();
   }
 }
-const countOf = (sql: string, ...args: unknown[]) => read<{ n: number }>(`SELECT count(*) AS n FROM ${sql}`, ...args)[0]!.n;
+const countOf = (sql: string, ...args: unknown[]) =>
+  read<{ n: number }>(`SELECT count(*) AS n FROM ${sql}`, ...args)[0]!.n;
 
-const api = (method: string, path: string, token: string | null, body?: unknown): Promise<Answer> => request(server.url, method, path, token, body);
+const api = (method: string, path: string, token: string | null, body?: unknown): Promise<Answer> =>
+  request(server.url, method, path, token, body);
 
 /** The package's example agent (the article's experiment) as a process of its own. */
 function agent(runId: string, env: Record<string, string> = {}): Child {
   return spawnCommand(python, ['-m', 'waybill_client.example'], {
     env: {
-      WAYBILL_URL: server.url, WAYBILL_TOKEN: OPERATOR, WAYBILL_RUN_ID: runId, STEPS: '200', MODEL_MS: '2',
-      EFFECTS: dir.file(`${runId}.effects.jsonl`), WAYBILL_LEASE_MS: '1000', PYTHONDONTWRITEBYTECODE: '1', ...env,
+      WAYBILL_URL: server.url,
+      WAYBILL_TOKEN: OPERATOR,
+      WAYBILL_RUN_ID: runId,
+      STEPS: '200',
+      MODEL_MS: '2',
+      EFFECTS: dir.file(`${runId}.effects.jsonl`),
+      WAYBILL_LEASE_MS: '1000',
+      PYTHONDONTWRITEBYTECODE: '1',
+      ...env,
     },
   });
 }
 
-interface Delivery { key: string; pid: number; worker: string; inDoubt: boolean; attempt: number }
+interface Delivery {
+  key: string;
+  pid: number;
+  worker: string;
+  inDoubt: boolean;
+  attempt: number;
+}
 const deliveries = (runId: string): Delivery[] => {
   const file = dir.file(`${runId}.effects.jsonl`);
-  return existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Delivery) : [];
+  return existsSync(file)
+    ? readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Delivery)
+    : [];
 };
 
 async function exitOf(child: Child): Promise<{ code: number | null; stderr: string; lines: string[] }> {
@@ -84,7 +106,7 @@ async function exitOf(child: Child): Promise<{ code: number | null; stderr: stri
 describe.skipIf(missing !== null)('the Python client', () => {
   it('a 200-step agent SIGKILLed at random points 22 times: every step committed once, duplicates only where a kill fell between delivery and commit, each in doubt', async () => {
     const runId = 'py-kill';
-    let seed = Number(process.env.WAYBILL_PY_SEED ?? (Date.now() % 1_000_003));
+    let seed = Number(process.env.WAYBILL_PY_SEED ?? Date.now() % 1_000_003);
     console.log(`py-kill seed ${seed} (WAYBILL_PY_SEED=${seed} repeats the kill points)`);
     const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
     const killedPids: number[] = [];
@@ -101,18 +123,29 @@ describe.skipIf(missing !== null)('the Python client', () => {
     expect(last.code, last.stderr).toBe(0);
 
     // Every step committed exactly once, and the run is listed by name, completed.
-    const committed = new Map(read<{ key: string; worker: string }>('SELECT idem_key AS key, worker_id AS worker FROM committed WHERE run_id = ?', runId)
-      .map((r) => [r.key, r.worker]));
+    const committed = new Map(
+      read<{ key: string; worker: string }>(
+        'SELECT idem_key AS key, worker_id AS worker FROM committed WHERE run_id = ?',
+        runId,
+      ).map((r) => [r.key, r.worker]),
+    );
     expect(committed.size).toBe(200);
     for (let n = 0; n < 200; n++) expect(committed.has(`${runId}:step:${n}`)).toBe(true);
     const listed = await api('GET', '/api/v1/runs?workflow=python-article', VIEWER);
-    expect(listed.body.runs.find((r: { id: string }) => r.id === runId)).toMatchObject({ status: 'completed', step: 200, totalSteps: 200, executed: 200 });
+    expect(listed.body.runs.find((r: { id: string }) => r.id === runId)).toMatchObject({
+      status: 'completed',
+      step: 200,
+      totalSteps: 200,
+      executed: 200,
+    });
 
     // A delivery not committed by its own process is the last one of a killed process: the kill fell between them.
     const all = deliveries(runId);
     const lastOf = new Map<number, Delivery>();
     for (const d of all) lastOf.set(d.pid, d);
-    const between = killedPids.map((pid) => lastOf.get(pid)).filter((d): d is Delivery => d !== undefined && committed.get(d.key) !== d.worker);
+    const between = killedPids
+      .map((pid) => lastOf.get(pid))
+      .filter((d): d is Delivery => d !== undefined && committed.get(d.key) !== d.worker);
     for (const d of all) {
       if (committed.get(d.key) !== d.worker) expect(between, `${d.key} by pid ${d.pid}`).toContain(d);
     }
@@ -127,15 +160,21 @@ describe.skipIf(missing !== null)('the Python client', () => {
       duplicates += list.length - 1;
       // Every redo came after a dead holder's lease ran out: in doubt to the client, and 'expired' on the timeline.
       for (const redo of list.slice(1)) expect(redo, key).toMatchObject({ inDoubt: true });
-      expect(countOf("step_events WHERE run_id = ? AND idem_key = ? AND outcome = 'expired'", runId, key)).toBeGreaterThanOrEqual(list.length - 1);
+      expect(
+        countOf("step_events WHERE run_id = ? AND idem_key = ? AND outcome = 'expired'", runId, key),
+      ).toBeGreaterThanOrEqual(list.length - 1);
     }
     expect(duplicates).toBe(between.length);
     // A takeover only ever follows a kill.
-    expect(countOf("step_events WHERE run_id = ? AND outcome = 'expired'", runId)).toBeLessThanOrEqual(killedPids.length);
-    console.log(`py-kill: ${killedPids.length} kills, ${between.length} between a delivery and its commit (each delivered twice, in doubt)`);
+    expect(countOf("step_events WHERE run_id = ? AND outcome = 'expired'", runId)).toBeLessThanOrEqual(
+      killedPids.length,
+    );
+    console.log(
+      `py-kill: ${killedPids.length} kills, ${between.length} between a delivery and its commit (each delivered twice, in doubt)`,
+    );
   }, 150_000);
 
-  it('the article\'s experiment: 1,000 steps, SIGKILLed at step 620 mid-execute, resumed: one step redone, no side effect twice, the step in doubt on the claims list', async () => {
+  it("the article's experiment: 1,000 steps, SIGKILLed at step 620 mid-execute, resumed: one step redone, no side effect twice, the step in doubt on the claims list", async () => {
     const runId = 'py-article';
     const first = agent(runId, { STEPS: '1000', MODEL_MS: '0', STALL_AT_STEP: '620' });
     await first.waitForLine(/^executing py-article:step:620$/, 90_000);
@@ -144,11 +183,18 @@ describe.skipIf(missing !== null)('the Python client', () => {
     expect(countOf('committed WHERE run_id = ?', runId)).toBe(620);
     await sleep(1100); // the dead holder's lease (1 s) passes: its claim is orphaned, its side effect in doubt
     const claims = await api('GET', `/api/v1/claims?runId=${runId}`, VIEWER);
-    expect(claims.body.claims).toEqual([expect.objectContaining({ key: 'py-article:step:620', step: 620, orphaned: true, attempt: 1 })]);
+    expect(claims.body.claims).toEqual([
+      expect.objectContaining({ key: 'py-article:step:620', step: 620, orphaned: true, attempt: 1 }),
+    ]);
     const resumed = await exitOf(agent(runId, { STEPS: '1000', MODEL_MS: '0' }));
     expect(resumed.code, resumed.stderr).toBe(0);
     // Resumed at 620: step 620 was the one redone (in doubt, attempt 2); nothing before it ran again.
-    expect(JSON.parse(resumed.lines.at(-1)!.slice('REPORT '.length))).toMatchObject({ processed: 1000, executed: 380, skipped: 0, inDoubt: ['py-article:step:620'] });
+    expect(JSON.parse(resumed.lines.at(-1)!.slice('REPORT '.length))).toMatchObject({
+      processed: 1000,
+      executed: 380,
+      skipped: 0,
+      inDoubt: ['py-article:step:620'],
+    });
     const all = deliveries(runId);
     expect(all).toHaveLength(1000);
     expect(new Set(all.map((d) => d.key)).size).toBe(1000);
@@ -174,12 +220,20 @@ describe.skipIf(missing !== null)('the Python client', () => {
         if (req.method === 'GET' && path.endsWith('/progress') && !dropped.has('503')) {
           dropped.add('503');
           res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' });
-          res.end(JSON.stringify({ error: { code: 'STORE_UNAVAILABLE', message: 'the store is busy or unreachable; retry shortly' } }));
+          res.end(
+            JSON.stringify({
+              error: { code: 'STORE_UNAVAILABLE', message: 'the store is busy or unreachable; retry shortly' },
+            }),
+          );
           return;
         }
         const upstream = await fetch(server.url + path, {
-          method: req.method, body: text || undefined,
-          headers: { authorization: req.headers.authorization ?? '', ...(text ? { 'content-type': 'application/json' } : {}) },
+          method: req.method,
+          body: text || undefined,
+          headers: {
+            authorization: req.headers.authorization ?? '',
+            ...(text ? { 'content-type': 'application/json' } : {}),
+          },
         });
         const answer = await upstream.text();
         const kind = path.split('/').pop()!;
@@ -188,16 +242,31 @@ describe.skipIf(missing !== null)('the Python client', () => {
           req.socket.destroy(); // the server did it; the client never hears so
           return;
         }
-        res.writeHead(upstream.status, { 'content-type': 'application/json', ...(upstream.headers.get('retry-after') ? { 'retry-after': upstream.headers.get('retry-after')! } : {}) });
+        res.writeHead(upstream.status, {
+          'content-type': 'application/json',
+          ...(upstream.headers.get('retry-after') ? { 'retry-after': upstream.headers.get('retry-after')! } : {}),
+        });
         res.end(answer);
       })();
     });
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
     const port = (proxy.address() as { port: number }).port;
     try {
-      const out = await exitOf(agent('py-lost', { WAYBILL_URL: `http://127.0.0.1:${port}`, STEPS: '3', MODEL_MS: '0', WAYBILL_LEASE_MS: '30000' }));
+      const out = await exitOf(
+        agent('py-lost', {
+          WAYBILL_URL: `http://127.0.0.1:${port}`,
+          STEPS: '3',
+          MODEL_MS: '0',
+          WAYBILL_LEASE_MS: '30000',
+        }),
+      );
       expect(out.code, out.stderr).toBe(0);
-      expect(JSON.parse(out.lines.at(-1)!.slice('REPORT '.length))).toMatchObject({ executed: 3, skipped: 0, awaited: 0, inDoubt: [] });
+      expect(JSON.parse(out.lines.at(-1)!.slice('REPORT '.length))).toMatchObject({
+        executed: 3,
+        skipped: 0,
+        awaited: 0,
+        inDoubt: [],
+      });
     } finally {
       await new Promise<void>((resolve) => proxy.close(() => resolve()));
     }
@@ -208,7 +277,9 @@ describe.skipIf(missing !== null)('the Python client', () => {
     expect(claims[1]!.body.token).toBe(claims[0]!.body.token);
     // The commit too, the same worker and duration: the server knew its own row and answered committed.
     const commits = seen.filter((r) => r.path === 'POST /api/v1/checkpoint/commit' && r.body.key === 'py-lost:step:0');
-    expect(commits.map((c) => [c.body.token, c.body.workerId, c.body.durationMs])).toEqual([0, 1].map(() => [claims[0]!.body.token, commits[0]!.body.workerId, commits[0]!.body.durationMs]));
+    expect(commits.map((c) => [c.body.token, c.body.workerId, c.body.durationMs])).toEqual(
+      [0, 1].map(() => [claims[0]!.body.token, commits[0]!.body.workerId, commits[0]!.body.durationMs]),
+    );
     const reads = seen.filter((r) => r.path === 'GET /api/v1/checkpoint/py-lost/progress');
     expect(reads).toHaveLength(2);
     expect(reads[1]!.at - reads[0]!.at).toBeGreaterThanOrEqual(990);
@@ -241,11 +312,19 @@ describe.skipIf(missing !== null)('the Python client', () => {
     expect(deliveries(runId)).toHaveLength(100);
   });
 
-  it('a viewer token\'s writes are refused with one line and nothing written', async () => {
+  it("a viewer token's writes are refused with one line and nothing written", async () => {
     const out = await exitOf(agent('py-viewer', { WAYBILL_TOKEN: VIEWER, STEPS: '3' }));
     expect(out.code).toBe(1);
-    expect(out.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^waybill_client\.example: POST .*\/checkpoint\/py-viewer\/begin: FORBIDDEN \(HTTP 403\): the viewer role may not do this/)]);
-    expect(countOf("runs WHERE id = 'py-viewer'") + countOf("claims WHERE run_id = 'py-viewer'") + countOf("committed WHERE run_id = 'py-viewer'")).toBe(0);
+    expect(out.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(
+        /^waybill_client\.example: POST .*\/checkpoint\/py-viewer\/begin: FORBIDDEN \(HTTP 403\): the viewer role may not do this/,
+      ),
+    ]);
+    expect(
+      countOf("runs WHERE id = 'py-viewer'") +
+        countOf("claims WHERE run_id = 'py-viewer'") +
+        countOf("committed WHERE run_id = 'py-viewer'"),
+    ).toBe(0);
   });
 
   it('a run-scoped token runs its own run, and is refused on another run with one line and nothing written', async () => {
@@ -257,22 +336,36 @@ describe.skipIf(missing !== null)('the Python client', () => {
     const other = await exitOf(agent('py-not-mine', { WAYBILL_TOKEN: minted.body.token, STEPS: '5', MODEL_MS: '0' }));
     expect(other.code).toBe(1);
     expect(other.stderr.trim().split('\n')).toEqual([
-      expect.stringMatching(/^waybill_client\.example: POST .*\/checkpoint\/py-not-mine\/begin: FORBIDDEN \(HTTP 403\): a run token for run py-scoped may not touch run py-not-mine$/)]);
+      expect.stringMatching(
+        /^waybill_client\.example: POST .*\/checkpoint\/py-not-mine\/begin: FORBIDDEN \(HTTP 403\): a run token for run py-scoped may not touch run py-not-mine$/,
+      ),
+    ]);
     expect(countOf("runs WHERE id = 'py-not-mine'") + countOf("committed WHERE run_id = 'py-not-mine'")).toBe(0);
   });
 
   it('a wrong base URL or token is one clear line, not a traceback', async () => {
     const refused = await exitOf(agent('py-url', { WAYBILL_URL: 'http://127.0.0.1:9', STEPS: '3' }));
     expect(refused.code).toBe(1);
-    expect(refused.stderr.trim().split('\n')).toEqual([expect.stringMatching(
-      /^waybill_client\.example: cannot reach Waybill at http:\/\/127\.0\.0\.1:9: .*refused after 3 attempts \(is the dashboard running, and is WAYBILL_URL right\?\)$/i)]);
+    expect(refused.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(
+        /^waybill_client\.example: cannot reach Waybill at http:\/\/127\.0\.0\.1:9: .*refused after 3 attempts \(is the dashboard running, and is WAYBILL_URL right\?\)$/i,
+      ),
+    ]);
     const notUrl = await exitOf(agent('py-url', { WAYBILL_URL: '127.0.0.1:3000', STEPS: '3' }));
-    expect(notUrl.stderr.trim().split('\n')).toEqual(["waybill_client.example: base_url '127.0.0.1:3000' is not an http(s) URL such as http://127.0.0.1:3000 (WAYBILL_URL)"]);
+    expect(notUrl.stderr.trim().split('\n')).toEqual([
+      "waybill_client.example: base_url '127.0.0.1:3000' is not an http(s) URL such as http://127.0.0.1:3000 (WAYBILL_URL)",
+    ]);
     const notApi = await exitOf(agent('py-url', { WAYBILL_URL: `${server.url}/elsewhere`, STEPS: '3' }));
-    expect(notApi.stderr.trim().split('\n')).toEqual([expect.stringMatching(/the server answered HTTP 404 with text\/plain, not Waybill's JSON API \(check WAYBILL_URL\)$/)]);
+    expect(notApi.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(
+        /the server answered HTTP 404 with text\/plain, not Waybill's JSON API \(check WAYBILL_URL\)$/,
+      ),
+    ]);
     const badToken = await exitOf(agent('py-url', { WAYBILL_TOKEN: 'not-a-token-of-this-server', STEPS: '3' }));
     expect(badToken.code).toBe(1);
-    expect(badToken.stderr.trim().split('\n')).toEqual([expect.stringMatching(/: UNAUTHENTICATED \(HTTP 401\): sign in required/)]);
+    expect(badToken.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/: UNAUTHENTICATED \(HTTP 401\): sign in required/),
+    ]);
     for (const out of [refused, notUrl, notApi, badToken]) expect(out.stderr).not.toMatch(/Traceback|urllib/);
     expect(countOf("runs WHERE id = 'py-url'")).toBe(0);
   });
@@ -298,7 +391,9 @@ except LeaseLostError as e:
 `;
     const child = spawnCommand(python, ['-c', script, server.url, OPERATOR]);
     await child.waitForLine(/^claimed/);
-    expect((await api('POST', '/api/v1/claims/expire', OPERATOR, { key: 'py-lease:step:0', force: true })).status).toBe(200);
+    expect((await api('POST', '/api/v1/claims/expire', OPERATOR, { key: 'py-lease:step:0', force: true })).status).toBe(
+      200,
+    );
     const out = await exitOf(child);
     expect(out.lines).toEqual(['claimed py-lease:step:0', 'told', 'refused claim on py-lease']);
     expect(countOf("committed WHERE run_id = 'py-lease'")).toBe(0);

@@ -25,7 +25,8 @@ process.env.WAYBILL_SESSION_SECRET = 'command-suite-session-secret-0123';
 process.env.WAYBILL_LEASE_MS = '2000';
 
 const missing = pythonMissing();
-if (missing && process.env.CI === 'true') throw new Error(`test/python needs python3 with venv under CI=true: ${missing}`);
+if (missing && process.env.CI === 'true')
+  throw new Error(`test/python needs python3 with venv under CI=true: ${missing}`);
 
 const { startRouteServer } = await import('../support/route-server');
 const { tailRunLog } = await import('../../lib/engine/run-log');
@@ -45,7 +46,8 @@ afterAll(async () => {
   dir.remove();
 });
 
-const api = (method: string, path: string, body?: unknown): Promise<Answer> => request(server.url, method, path, OPERATOR, body);
+const api = (method: string, path: string, body?: unknown): Promise<Answer> =>
+  request(server.url, method, path, OPERATOR, body);
 function one<T>(sql: string, ...args: unknown[]): T | undefined {
   const db = new Database(DB, { readonly: true, fileMustExist: true });
   try {
@@ -54,8 +56,13 @@ function one<T>(sql: string, ...args: unknown[]): T | undefined {
     db.close();
   }
 }
-const committedOf = (runId: string) => one<{ n: number }>('SELECT count(*) AS n FROM committed WHERE run_id = ?', runId)!.n;
-const statusOf = (runId: string) => one<{ status: string; error: string | null; output_json: string | null }>('SELECT status, error, output_json FROM runs WHERE id = ?', runId);
+const committedOf = (runId: string) =>
+  one<{ n: number }>('SELECT count(*) AS n FROM committed WHERE run_id = ?', runId)!.n;
+const statusOf = (runId: string) =>
+  one<{ status: string; error: string | null; output_json: string | null }>(
+    'SELECT status, error, output_json FROM runs WHERE id = ?',
+    runId,
+  );
 
 async function until<T>(what: string, probe: () => T | undefined | false | null, timeoutMs = 60_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -70,20 +77,35 @@ async function until<T>(what: string, probe: () => T | undefined | false | null,
 /** `waybill worker` on the suite's store, its programs finding the venv's python3 first. */
 function worker(id: string, options: { module?: string; url?: string | null } = {}): Child {
   const env: Record<string, string> = {
-    DATABASE_URL: `file:${DB}`, PATH: `${venvBin}:${process.env.PATH}`, WAYBILL_HEARTBEAT_MS: '200', WAYBILL_RUN_LEASE_MS: '10000',
+    DATABASE_URL: `file:${DB}`,
+    PATH: `${venvBin}:${process.env.PATH}`,
+    WAYBILL_HEARTBEAT_MS: '200',
+    WAYBILL_RUN_LEASE_MS: '10000',
     WAYBILL_LEASE_MS: '2000',
   };
   if (options.url !== null) env.WAYBILL_URL = options.url ?? server.url;
-  const child = spawnCommand(process.execPath, [BIN, 'worker', '--id', id, ...(options.module ? ['--workflows', options.module] : [])], { env });
+  const child = spawnCommand(
+    process.execPath,
+    [BIN, 'worker', '--id', id, ...(options.module ? ['--workflows', options.module] : [])],
+    { env },
+  );
   return child;
 }
-const served = (id: string, name: string) => (one<{ w: string | null }>('SELECT workflows_json AS w FROM workers WHERE id = ? AND stopped_at IS NULL', id)?.w ?? '[]').includes(`"${name}"`);
+const served = (id: string, name: string) =>
+  (
+    one<{ w: string | null }>('SELECT workflows_json AS w FROM workers WHERE id = ? AND stopped_at IS NULL', id)?.w ??
+    '[]'
+  ).includes(`"${name}"`);
 
 describe.skipIf(missing !== null)('command workflows', () => {
   it('python-agent: its worker SIGKILLed mid-run, the next worker spawns the program again and every step is committed once', async () => {
     const w1 = worker('w-py-1');
     await until('w-py-1 serving python-agent', () => served('w-py-1', 'python-agent'));
-    const started = await api('POST', '/api/v1/runs', { workflow: 'python-agent', id: 'pa-kill', input: { steps: 40, modelMs: 40 } });
+    const started = await api('POST', '/api/v1/runs', {
+      workflow: 'python-agent',
+      id: 'pa-kill',
+      input: { steps: 40, modelMs: 40 },
+    });
     expect(started.status, JSON.stringify(started.body)).toBe(201);
     await until('10 steps committed', () => committedOf('pa-kill') >= 10);
     w1.kill('SIGKILL');
@@ -95,35 +117,58 @@ describe.skipIf(missing !== null)('command workflows', () => {
     w2.kill('SIGTERM');
     await w2.exited;
     const db = new Database(DB, { readonly: true });
-    const rows = db.prepare("SELECT idem_key AS key, worker_id AS worker FROM committed WHERE run_id = 'pa-kill' ORDER BY step").all() as { key: string; worker: string }[];
+    const rows = db
+      .prepare("SELECT idem_key AS key, worker_id AS worker FROM committed WHERE run_id = 'pa-kill' ORDER BY step")
+      .all() as { key: string; worker: string }[];
     db.close();
     expect(rows.map((r) => r.key)).toEqual(Array.from({ length: 40 }, (_, n) => `pa-kill:step:${n}`));
     const by = new Set(rows.map((r) => r.worker));
     expect([...by].sort()).toEqual(['w-py-1', 'w-py-2']);
     // The receiver's log: every step delivered, and at most the one in hand at the kill twice.
-    const effects = readFileSync(join(dir.path, 'pa-kill.effects.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { key: string });
+    const effects = readFileSync(join(dir.path, 'pa-kill.effects.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { key: string });
     expect(new Set(effects.map((e) => e.key)).size).toBe(40);
     expect(effects.length - 40).toBeLessThanOrEqual(1);
     // The program's lines are the run's log: both programs' steps, and the worker's own notes.
     const log = tailRunLog(dir.path, 'pa-kill', 1000);
-    expect(log.filter((l) => l.stream === 'worker' && /^started python3 -m waybill_client\.example/.test(l.text))).toHaveLength(2);
+    expect(
+      log.filter((l) => l.stream === 'worker' && /^started python3 -m waybill_client\.example/.test(l.text)),
+    ).toHaveLength(2);
     expect(log.some((l) => l.stream === 'stdout' && l.text === 'step 39 executed')).toBe(true);
   }, 150_000);
 
   it('a paused run stops its program after the step in hand; resumed, the program is spawned again and completes', async () => {
     const w = worker('w-py-pause');
     await until('w-py-pause serving', () => served('w-py-pause', 'python-agent'));
-    expect((await api('POST', '/api/v1/runs', { workflow: 'python-agent', id: 'pa-pause', input: { steps: 60, modelMs: 40 } })).status).toBe(201);
+    expect(
+      (
+        await api('POST', '/api/v1/runs', {
+          workflow: 'python-agent',
+          id: 'pa-pause',
+          input: { steps: 60, modelMs: 40 },
+        })
+      ).status,
+    ).toBe(201);
     await until('5 steps committed', () => committedOf('pa-pause') >= 5);
     expect((await api('POST', '/api/v1/runs/pa-pause/pause', {})).status).toBe(200);
-    await until('the program exited', () => tailRunLog(dir.path, 'pa-pause', 1000).some((l) => l.stream === 'worker' && /^program (exited|killed)/.test(l.text)));
+    await until('the program exited', () =>
+      tailRunLog(dir.path, 'pa-pause', 1000).some(
+        (l) => l.stream === 'worker' && /^program (exited|killed)/.test(l.text),
+      ),
+    );
     const stopped = committedOf('pa-pause');
     await sleep(500);
     expect(committedOf('pa-pause')).toBe(stopped);
     expect(stopped).toBeLessThan(60);
     expect(statusOf('pa-pause')?.status).toBe('paused');
     // It stopped itself at its step boundary (exit 3 after the commit told it), not by SIGKILL.
-    expect(tailRunLog(dir.path, 'pa-pause', 1000).filter((l) => l.stream === 'worker' && l.text.startsWith('program ')).map((l) => l.text)).toEqual(['program exited with 3']);
+    expect(
+      tailRunLog(dir.path, 'pa-pause', 1000)
+        .filter((l) => l.stream === 'worker' && l.text.startsWith('program '))
+        .map((l) => l.text),
+    ).toEqual(['program exited with 3']);
     expect((await api('POST', '/api/v1/runs/pa-pause/resume', {})).status).toBe(200);
     await until('pa-pause completed', () => statusOf('pa-pause')?.status === 'completed', 60_000);
     expect(committedOf('pa-pause')).toBe(60);
@@ -134,12 +179,25 @@ describe.skipIf(missing !== null)('command workflows', () => {
   it('a draining worker SIGTERMs its program, which stops after its step in hand; a program that ignores SIGTERM is SIGKILLed after the grace period', async () => {
     const w = worker('w-py-drain');
     await until('w-py-drain serving', () => served('w-py-drain', 'python-agent'));
-    expect((await api('POST', '/api/v1/runs', { workflow: 'python-agent', id: 'pa-drain', input: { steps: 200, modelMs: 40 } })).status).toBe(201);
+    expect(
+      (
+        await api('POST', '/api/v1/runs', {
+          workflow: 'python-agent',
+          id: 'pa-drain',
+          input: { steps: 200, modelMs: 40 },
+        })
+      ).status,
+    ).toBe(201);
     await until('3 steps committed', () => committedOf('pa-drain') >= 3);
     w.kill('SIGTERM');
     expect((await w.exited).code).toBe(0);
-    const notes = tailRunLog(dir.path, 'pa-drain', 1000).filter((l) => l.stream === 'worker').map((l) => l.text);
-    expect(notes.slice(-2)).toEqual([expect.stringMatching(/^stopping the program \(SIGTERM; SIGKILL in 10000 ms\): .*draining/), 'program exited with 3']);
+    const notes = tailRunLog(dir.path, 'pa-drain', 1000)
+      .filter((l) => l.stream === 'worker')
+      .map((l) => l.text);
+    expect(notes.slice(-2)).toEqual([
+      expect.stringMatching(/^stopping the program \(SIGTERM; SIGKILL in 10000 ms\): .*draining/),
+      'program exited with 3',
+    ]);
     // Handed back, not failed: queued for the next worker, its steps so far committed and not one more.
     const stopped = committedOf('pa-drain');
     expect(statusOf('pa-drain')?.status).toBe('queued');
@@ -149,19 +207,37 @@ describe.skipIf(missing !== null)('command workflows', () => {
     const engine = pathToFileURL(join(ROOT, 'lib/engine/command-workflow.ts')).href;
     const zod = pathToFileURL(join(ROOT, 'node_modules/zod/index.js')).href;
     const module = dir.file('stubborn.mjs');
-    writeFileSync(module, `import { defineCommandWorkflow } from ${JSON.stringify(engine)};
+    writeFileSync(
+      module,
+      `import { defineCommandWorkflow } from ${JSON.stringify(engine)};
 import { z } from ${JSON.stringify(zod)};
 const script = 'import signal, time\\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\\nprint("ready", flush=True)\\ntime.sleep(60)';
 export const stubborn = defineCommandWorkflow({ name: 'stubborn', input: z.object({}), command: ['python3', '-c', script], graceMs: 300 });
-`);
+`,
+    );
     const w2 = worker('w-stubborn', { module });
     await until('w-stubborn serving', () => served('w-stubborn', 'stubborn'));
-    expect((await api('POST', '/api/v1/runs', { workflow: 'stubborn', id: 'cmd-stubborn', input: {} })).status).toBe(201);
+    expect((await api('POST', '/api/v1/runs', { workflow: 'stubborn', id: 'cmd-stubborn', input: {} })).status).toBe(
+      201,
+    );
     await until('ready', () => tailRunLog(dir.path, 'cmd-stubborn', 100).some((l) => l.text === 'ready'));
     expect((await api('POST', '/api/v1/runs/cmd-stubborn/cancel', {})).status).toBe(200);
-    await until('killed', () => tailRunLog(dir.path, 'cmd-stubborn', 100).some((l) => l.text === 'program killed by SIGKILL'), 30_000);
-    expect(tailRunLog(dir.path, 'cmd-stubborn', 100).filter((l) => l.stream === 'worker').map((l) => l.text).slice(-2))
-      .toEqual([expect.stringMatching(/^stopping the program \(SIGTERM; SIGKILL in 300 ms\): run cmd-stubborn interrupted: it is cancelled$/), 'program killed by SIGKILL']);
+    await until(
+      'killed',
+      () => tailRunLog(dir.path, 'cmd-stubborn', 100).some((l) => l.text === 'program killed by SIGKILL'),
+      30_000,
+    );
+    expect(
+      tailRunLog(dir.path, 'cmd-stubborn', 100)
+        .filter((l) => l.stream === 'worker')
+        .map((l) => l.text)
+        .slice(-2),
+    ).toEqual([
+      expect.stringMatching(
+        /^stopping the program \(SIGTERM; SIGKILL in 300 ms\): run cmd-stubborn interrupted: it is cancelled$/,
+      ),
+      'program killed by SIGKILL',
+    ]);
     expect(statusOf('cmd-stubborn')?.status).toBe('cancelled');
     w2.kill('SIGTERM');
     await w2.exited;
@@ -171,33 +247,52 @@ export const stubborn = defineCommandWorkflow({ name: 'stubborn', input: z.objec
     const engine = pathToFileURL(join(ROOT, 'lib/engine/command-workflow.ts')).href;
     const zod = pathToFileURL(join(ROOT, 'node_modules/zod/index.js')).href;
     const module = dir.file('commands.mjs');
-    writeFileSync(module, `import { defineCommandWorkflow } from ${JSON.stringify(engine)};
+    writeFileSync(
+      module,
+      `import { defineCommandWorkflow } from ${JSON.stringify(engine)};
 import { z } from ${JSON.stringify(zod)};
 const script = 'import os, sys\\nn = int(os.environ["WAYBILL_ATTEMPT"])\\nprint("attempt", n, "input", sys.stdin.readline().strip())\\nif n < int(os.environ["SUCCEED_AT"]):\\n    sys.exit("not yet: attempt %d" % n)';
 export const flaky = defineCommandWorkflow({ name: 'flaky', input: z.object({ x: z.number() }), command: ['python3', '-c', script], env: { SUCCEED_AT: '3' } });
 export const broken = defineCommandWorkflow({ name: 'broken', input: z.object({}), command: ['python3', '-c', script], env: { SUCCEED_AT: '99' }, maxAttempts: 2 });
-`);
+`,
+    );
     const w = worker('w-cmd', { module });
     await until('w-cmd serving flaky', () => served('w-cmd', 'flaky'));
     // python-agent is served by a worker that has WAYBILL_URL; this one has it too.
     expect(served('w-cmd', 'python-agent')).toBe(true);
-    expect((await api('POST', '/api/v1/runs', { workflow: 'flaky', id: 'cmd-flaky', input: { x: 7 } })).status).toBe(201);
+    expect((await api('POST', '/api/v1/runs', { workflow: 'flaky', id: 'cmd-flaky', input: { x: 7 } })).status).toBe(
+      201,
+    );
     expect((await api('POST', '/api/v1/runs', { workflow: 'broken', id: 'cmd-broken', input: {} })).status).toBe(201);
-    await until('both finished', () => statusOf('cmd-flaky')?.status === 'completed' && ['failed'].includes(statusOf('cmd-broken')?.status ?? ''), 60_000);
+    await until(
+      'both finished',
+      () => statusOf('cmd-flaky')?.status === 'completed' && ['failed'].includes(statusOf('cmd-broken')?.status ?? ''),
+      60_000,
+    );
     expect(JSON.parse(statusOf('cmd-flaky')!.output_json!)).toEqual({ exitCode: 0, attempts: 3 });
     const flakyLog = tailRunLog(dir.path, 'cmd-flaky', 100);
-    expect(flakyLog.filter((l) => l.stream === 'stdout').map((l) => l.text)).toEqual(['attempt 1 input {"x":7}', 'attempt 2 input {"x":7}', 'attempt 3 input {"x":7}']);
+    expect(flakyLog.filter((l) => l.stream === 'stdout').map((l) => l.text)).toEqual([
+      'attempt 1 input {"x":7}',
+      'attempt 2 input {"x":7}',
+      'attempt 3 input {"x":7}',
+    ]);
     expect(flakyLog.filter((l) => l.stream === 'worker' && /attempt \d of 3 in \d+ ms$/.test(l.text))).toHaveLength(2);
-    expect(statusOf('cmd-broken')!.error).toBe(`python3 -c ${'import os, sys\nn = int(os.environ["WAYBILL_ATTEMPT"])\nprint("attempt", n, "input", sys.stdin.readline().strip())\nif n < int(os.environ["SUCCEED_AT"]):\n    sys.exit("not yet: attempt %d" % n)'} exited with 1: not yet: attempt 2 (attempt 2 of 2)`);
+    expect(statusOf('cmd-broken')!.error).toBe(
+      `python3 -c ${'import os, sys\nn = int(os.environ["WAYBILL_ATTEMPT"])\nprint("attempt", n, "input", sys.stdin.readline().strip())\nif n < int(os.environ["SUCCEED_AT"]):\n    sys.exit("not yet: attempt %d" % n)'} exited with 1: not yet: attempt 2 (attempt 2 of 2)`,
+    );
     w.kill('SIGTERM');
     await w.exited;
 
     const bare = worker('w-no-url', { module, url: null });
     await until('w-no-url serving flaky', () => served('w-no-url', 'flaky'));
     expect(served('w-no-url', 'python-agent')).toBe(false);
-    expect((await api('POST', '/api/v1/runs', { workflow: 'flaky', id: 'cmd-no-url', input: { x: 1 } })).status).toBe(201);
+    expect((await api('POST', '/api/v1/runs', { workflow: 'flaky', id: 'cmd-no-url', input: { x: 1 } })).status).toBe(
+      201,
+    );
     await until('cmd-no-url failed', () => statusOf('cmd-no-url')?.status === 'failed', 30_000);
-    expect(statusOf('cmd-no-url')!.error).toBe('workflow flaky runs a program, which needs the control plane\'s address: start the worker with WAYBILL_URL set (e.g. WAYBILL_URL=http://127.0.0.1:3000)');
+    expect(statusOf('cmd-no-url')!.error).toBe(
+      "workflow flaky runs a program, which needs the control plane's address: start the worker with WAYBILL_URL set (e.g. WAYBILL_URL=http://127.0.0.1:3000)",
+    );
     expect(existsSync(join(dir.path, 'run-logs'))).toBe(true);
     bare.kill('SIGTERM');
     await bare.exited;

@@ -24,7 +24,8 @@ process.env.WAYBILL_SESSION_SECRET = 'five-suite-session-secret-012345';
 process.env.WAYBILL_LEASE_MS = '1500';
 
 const missing = pythonMissing();
-if (missing && process.env.CI === 'true') throw new Error(`test/python needs python3 with venv under CI=true: ${missing}`);
+if (missing && process.env.CI === 'true')
+  throw new Error(`test/python needs python3 with venv under CI=true: ${missing}`);
 
 function agentBlock(): string {
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
@@ -59,7 +60,12 @@ describe.skipIf(missing !== null)('README: the same five minutes in Python', () 
     const minted = spawnSync(process.execPath, [BIN, 'token', '--run', 'py-1'], { encoding: 'utf8' });
     expect(minted.status, minted.stderr).toBe(0);
     // The README's environment; a shorter lease than the 10 s default so the rerun need not wait it out.
-    const env = { WAYBILL_URL: server.url, WAYBILL_RUN_ID: 'py-1', WAYBILL_TOKEN: minted.stdout.trim(), WAYBILL_LEASE_MS: '1500' };
+    const env = {
+      WAYBILL_URL: server.url,
+      WAYBILL_RUN_ID: 'py-1',
+      WAYBILL_TOKEN: minted.stdout.trim(),
+      WAYBILL_LEASE_MS: '1500',
+    };
     const effects = join(project, 'effects.log');
     const lines = () => (existsSync(effects) ? readFileSync(effects, 'utf8').split('\n').filter(Boolean) : []);
 
@@ -82,6 +88,8 @@ describe.skipIf(missing !== null)('README: the same five minutes in Python', () 
     expect(keys.length - 20).toBeLessThanOrEqual(1);
     expect(beforeRerun).toBeGreaterThanOrEqual(5);
     const listed = await request(server.url, 'GET', '/api/v1/runs?workflow=py-summaries', OPERATOR);
-    expect(listed.body.runs).toEqual([expect.objectContaining({ id: 'py-1', status: 'completed', step: 20, totalSteps: 20 })]);
+    expect(listed.body.runs).toEqual([
+      expect.objectContaining({ id: 'py-1', status: 'completed', step: 20, totalSteps: 20 }),
+    ]);
   }, 120_000);
 });

@@ -11,7 +11,11 @@ export const CLIENT_DIR = fileURLToPath(new URL('../../clients/python', import.m
 
 /** Why Python cannot be used here, or null. */
 export function pythonMissing(): string | null {
-  const probe = spawnSync('python3', ['-c', 'import sys, venv, ensurepip; assert sys.version_info >= (3, 9), sys.version'], { encoding: 'utf8' });
+  const probe = spawnSync(
+    'python3',
+    ['-c', 'import sys, venv, ensurepip; assert sys.version_info >= (3, 9), sys.version'],
+    { encoding: 'utf8' },
+  );
   if (probe.error) return `python3 not found (${probe.error.message})`;
   if (probe.status !== 0) return `python3 cannot make a venv: ${probe.stderr.trim().split('\n').pop()}`;
   return null;
@@ -23,7 +27,9 @@ export function makeVenv(dir: string): string {
   execFileSync('python3', ['-m', 'venv', venv], { stdio: 'pipe' });
   const python = join(venv, 'bin', 'python');
   // PIP_NO_INDEX too, so nothing in the environment can point pip at an index.
-  execFileSync(python, ['-m', 'pip', 'install', '--no-index', '--disable-pip-version-check', '--quiet', CLIENT_DIR],
-    { stdio: 'pipe', env: { ...process.env, PIP_NO_INDEX: '1', PIP_CONFIG_FILE: '/dev/null' } });
+  execFileSync(python, ['-m', 'pip', 'install', '--no-index', '--disable-pip-version-check', '--quiet', CLIENT_DIR], {
+    stdio: 'pipe',
+    env: { ...process.env, PIP_NO_INDEX: '1', PIP_CONFIG_FILE: '/dev/null' },
+  });
   return python;
 }

@@ -19,13 +19,16 @@ async function completed(store: Store, id: string, times: number) {
   }, `run ${id} to complete`);
 }
 
-const cli = (target: Target, args: string[]) => runCli([...args, '--db', target.url, '--as', 'rita'], { env: { WAYBILL_SQLITE_SYNC: 'normal' } });
+const cli = (target: Target, args: string[]) =>
+  runCli([...args, '--db', target.url, '--as', 'rita'], { env: { WAYBILL_SQLITE_SYNC: 'normal' } });
 
 /** Every row of a run in every table it has rows in, as read back: equal dumps mean the run was not written. */
 async function dumpRun(store: Store, id: string) {
   return {
-    run: await store.getRun(id), progress: await store.loadProgress(id),
-    committed: await store.listCommitted(id, { limit: 1000 }), events: await store.listEvents(id, { limit: 1000 }),
+    run: await store.getRun(id),
+    progress: await store.loadProgress(id),
+    committed: await store.listCommitted(id, { limit: 1000 }),
+    events: await store.listEvents(id, { limit: 1000 }),
     steps: await Promise.all(Array.from({ length: 30 }, (_, n) => store.readStep(id, n))),
   };
 }
@@ -35,12 +38,25 @@ describe.each(kinds)('rewinding runs on %s', (kind) => {
     const target = await makeTarget(kind);
     const data = tempDir('waybill-rewind-');
     const store = await target.store();
-    await store.createRun({ id: 'r', workflow: 'notify', inputJson: JSON.stringify({ count: 30, outbox: 'o.jsonl' }), totalSteps: 30 });
+    await store.createRun({
+      id: 'r',
+      workflow: 'notify',
+      inputJson: JSON.stringify({ count: 30, outbox: 'o.jsonl' }),
+      totalSteps: 30,
+    });
     startWorker(target, ['--id', 'w1'], { WAYBILL_DATA_DIR: data.path });
     await completed(store, 'r', 1);
     const first = await Promise.all(Array.from({ length: 10 }, (_, i) => store.getCommitted(`r:step:${20 + i}`)));
 
-    const answer = await cli(target, ['rerun', 'r', '--from-step', '20', '--reason', 'model answers were wrong', '--json']);
+    const answer = await cli(target, [
+      'rerun',
+      'r',
+      '--from-step',
+      '20',
+      '--reason',
+      'model answers were wrong',
+      '--json',
+    ]);
     expect(answer.stderr).toBe('');
     expect(answer.code).toBe(0);
     expect(JSON.parse(answer.stdout)).toMatchObject({ moved: 10, rerun: 1, run: { id: 'r', status: 'queued' } });
@@ -53,7 +69,12 @@ describe.each(kinds)('rewinding runs on %s', (kind) => {
     for (let i = 0; i < 10; i++) {
       const record = await store.readStep('r', 20 + i);
       expect(record.history).toHaveLength(1);
-      expect(record.history[0]).toMatchObject({ ...first[i], supersededBy: 'rita', reason: 'model answers were wrong', rerun: 1 });
+      expect(record.history[0]).toMatchObject({
+        ...first[i],
+        supersededBy: 'rita',
+        reason: 'model answers were wrong',
+        rerun: 1,
+      });
       expect(record.committed!.committedAt).toBeGreaterThan(record.history[0]!.supersededAt - 1e-6);
     }
     expect((await store.readStep('r', 19)).history).toEqual([]);
@@ -67,18 +88,25 @@ describe.each(kinds)('rewinding runs on %s', (kind) => {
     const target = await makeTarget(kind);
     const store = await target.store();
     const items = Array.from({ length: 30 }, (_, n) => `first prompt ${n}`);
-    await store.createRun({ id: 'a', workflow: 'agent-batch', inputJson: JSON.stringify({ items, latencyMs: 0, failureRate: 0 }), totalSteps: 30 });
+    await store.createRun({
+      id: 'a',
+      workflow: 'agent-batch',
+      inputJson: JSON.stringify({ items, latencyMs: 0, failureRate: 0 }),
+      totalSteps: 30,
+    });
     startWorker(target, ['--id', 'w1']);
     await completed(store, 'a', 1);
     const edited = items.map((s, n) => (n >= 20 ? `edited prompt ${n}` : s));
     const answer = await cli(target, ['rerun', 'a', '--from-step', '20', '--input', JSON.stringify({ items: edited })]);
     expect(answer.code).toBe(0);
     await completed(store, 'a', 2);
-    const text = async (n: number) => (JSON.parse((await store.getCommitted(`a:step:${n}`))!.resultJson) as { text: string }).text;
+    const text = async (n: number) =>
+      (JSON.parse((await store.getCommitted(`a:step:${n}`))!.resultJson) as { text: string }).text;
     expect(await text(19)).toContain('first prompt 19');
     expect(await text(25)).toContain('edited prompt 25');
-    expect((await store.readStep('a', 25)).history.map((h) => (JSON.parse(h.resultJson) as { text: string }).text)).toEqual([
-      expect.stringContaining('first prompt 25')]);
+    expect(
+      (await store.readStep('a', 25)).history.map((h) => (JSON.parse(h.resultJson) as { text: string }).text),
+    ).toEqual([expect.stringContaining('first prompt 25')]);
     expect(JSON.parse((await store.getRun('a'))!.inputJson).items[25]).toBe('edited prompt 25');
     // runAgent records each step's item (agent-batch's is the position) beside its result.
     expect((await store.getCommitted('a:step:25'))!.inputJson).toBe('25');
@@ -89,14 +117,22 @@ describe.each(kinds)('rewinding runs on %s', (kind) => {
     const target = await makeTarget(kind);
     const data = tempDir('waybill-rewind-');
     const store = await target.store();
-    await store.createRun({ id: 'o', workflow: 'notify', inputJson: JSON.stringify({ count: 30, outbox: 'o.jsonl' }), totalSteps: 30 });
+    await store.createRun({
+      id: 'o',
+      workflow: 'notify',
+      inputJson: JSON.stringify({ count: 30, outbox: 'o.jsonl' }),
+      totalSteps: 30,
+    });
     startWorker(target, ['--id', 'w1'], { WAYBILL_DATA_DIR: data.path });
     await completed(store, 'o', 1);
     const before = JSON.stringify(await dumpRun(store, 'o'));
 
     const answer = await cli(target, ['fork', 'o', '--from-step', '10', '--id', 'f', '--json']);
     expect(answer.code).toBe(0);
-    expect(JSON.parse(answer.stdout)).toMatchObject({ copied: 10, run: { id: 'f', status: 'queued', forkedFromRun: 'o', forkedAtStep: 10 } });
+    expect(JSON.parse(answer.stdout)).toMatchObject({
+      copied: 10,
+      run: { id: 'f', status: 'queued', forkedFromRun: 'o', forkedAtStep: 10 },
+    });
     await completed(store, 'f', 1);
 
     const executions = executionsByKey(data.file('o.jsonl'));
@@ -105,7 +141,8 @@ describe.each(kinds)('rewinding runs on %s', (kind) => {
     const forked = await store.listCommitted('f', { limit: 100 });
     expect(forked).toHaveLength(30);
     expect(forked.filter((r) => r.source === 'forked').map((r) => [r.step, r.forkedFrom])).toEqual(
-      Array.from({ length: 10 }, (_, n) => [n, `o:step:${n}`]));
+      Array.from({ length: 10 }, (_, n) => [n, `o:step:${n}`]),
+    );
     expect(await store.listForks('o')).toEqual([{ id: 'f', forkedAtStep: 10, createdAt: expect.any(Number) }]);
     expect(JSON.stringify(await dumpRun(store, 'o'))).toBe(before);
   }, 240_000);
@@ -115,7 +152,12 @@ describe.each(kinds)('rewinding runs on %s', (kind) => {
     const data = tempDir('waybill-rewind-');
     const store = await target.store();
     const env = { WAYBILL_DATA_DIR: data.path, WAYBILL_LEASE_MS: '2000', WAYBILL_RUN_LEASE_MS: '2000' };
-    await store.createRun({ id: 'k', workflow: 'notify', inputJson: JSON.stringify({ count: 30, outbox: 'o.jsonl', latencyMs: 40 }), totalSteps: 30 });
+    await store.createRun({
+      id: 'k',
+      workflow: 'notify',
+      inputJson: JSON.stringify({ count: 30, outbox: 'o.jsonl', latencyMs: 40 }),
+      totalSteps: 30,
+    });
     const first = startWorker(target, ['--id', 'w1'], env);
     await completed(store, 'k', 1);
     expect((await cli(target, ['rerun', 'k', '--from-step', '5'])).code).toBe(0);

@@ -22,24 +22,43 @@ afterAll(async () => {
 });
 
 beforeEach(() => {
-  store.db.exec('DELETE FROM runs; DELETE FROM progress; DELETE FROM committed; DELETE FROM committed_history; DELETE FROM step_events; DELETE FROM audit');
+  store.db.exec(
+    'DELETE FROM runs; DELETE FROM progress; DELETE FROM committed; DELETE FROM committed_history; DELETE FROM step_events; DELETE FROM audit',
+  );
   const now = Date.now() / 1000;
-  store.db.prepare(`INSERT INTO runs (id, workflow, input_json, status, total_steps, attempts, created_at, updated_at)
-    VALUES ('r1', 'notify', '{"count":3,"outbox":"o.jsonl","latencyMs":0}', 'completed', 3, 1, ?, ?)`).run(now, now);
+  store.db
+    .prepare(`INSERT INTO runs (id, workflow, input_json, status, total_steps, attempts, created_at, updated_at)
+    VALUES ('r1', 'notify', '{"count":3,"outbox":"o.jsonl","latencyMs":0}', 'completed', 3, 1, ?, ?)`)
+    .run(now, now);
   for (let n = 0; n < 3; n++) {
-    store.db.prepare(`INSERT INTO committed (idem_key, run_id, result_json, committed_at, step, source) VALUES (?, 'r1', ?, ?, ?, 'executed')`)
+    store.db
+      .prepare(
+        `INSERT INTO committed (idem_key, run_id, result_json, committed_at, step, source) VALUES (?, 'r1', ?, ?, ?, 'executed')`,
+      )
       .run(`r1:step:${n}`, JSON.stringify({ n }), now, n);
   }
 });
 
 const headers = { host: '127.0.0.1:3000', 'content-type': 'application/json' };
-const post = (route: { POST: (r: Request, c: { params: Promise<{ id: string }> }) => Promise<Response> }, id: string, body: unknown) =>
-  route.POST(new Request(`http://127.0.0.1:3000/api/v1/runs/${id}/x`, { method: 'POST', headers, body: JSON.stringify(body) }),
-    { params: Promise.resolve({ id }) });
-const get = (id: string, n: string) => stepRoute.GET(new Request(`http://127.0.0.1:3000/api/v1/runs/${id}/steps/${n}`, { headers }),
-  { params: Promise.resolve({ id, n }) });
-const dump = () => JSON.stringify(['runs', 'progress', 'committed', 'committed_history', 'step_events', 'audit']
-  .map((t) => store.db.prepare(`SELECT * FROM ${t} ORDER BY rowid`).all()));
+const post = (
+  route: { POST: (r: Request, c: { params: Promise<{ id: string }> }) => Promise<Response> },
+  id: string,
+  body: unknown,
+) =>
+  route.POST(
+    new Request(`http://127.0.0.1:3000/api/v1/runs/${id}/x`, { method: 'POST', headers, body: JSON.stringify(body) }),
+    { params: Promise.resolve({ id }) },
+  );
+const get = (id: string, n: string) =>
+  stepRoute.GET(new Request(`http://127.0.0.1:3000/api/v1/runs/${id}/steps/${n}`, { headers }), {
+    params: Promise.resolve({ id, n }),
+  });
+const dump = () =>
+  JSON.stringify(
+    ['runs', 'progress', 'committed', 'committed_history', 'step_events', 'audit'].map((t) =>
+      store.db.prepare(`SELECT * FROM ${t} ORDER BY rowid`).all(),
+    ),
+  );
 
 describe('POST rerun and fork, GET a step', () => {
   it('refuses each bad body or path naming the field, and writes nothing', async () => {
@@ -70,7 +89,11 @@ describe('POST rerun and fork, GET a step', () => {
     expect(rerun.status).toBe(200);
     expect(await rerun.json()).toMatchObject({ moved: 1, rerun: 1, run: { id: 'r1', status: 'queued' } });
     const step = await (await get('r1', '2')).json();
-    expect(step).toMatchObject({ key: 'r1:step:2', status: 'not_committed', history: [{ result: { n: 2 }, supersededBy: expect.any(String), reason: 'wrong', rerun: 1 }] });
+    expect(step).toMatchObject({
+      key: 'r1:step:2',
+      status: 'not_committed',
+      history: [{ result: { n: 2 }, supersededBy: expect.any(String), reason: 'wrong', rerun: 1 }],
+    });
     const fork = await post(forkRoute, 'r1', { fromStep: 1, id: 'r1-b' });
     expect(fork.status).toBe(201);
     expect(await fork.json()).toMatchObject({ copied: 1, run: { id: 'r1-b', forkedFromRun: 'r1', forkedAtStep: 1 } });
@@ -88,7 +111,11 @@ describe('POST rerun and fork, GET a step', () => {
       [['rerun', 'r1', '--from-step', '1', '--bogus'], '--bogus'],
     ] as [string[], string][]) {
       const result = await runCli([...args, ...db]);
-      expect([args.join(' '), result.code, result.stderr]).toEqual([args.join(' '), 2, expect.stringContaining(mention)]);
+      expect([args.join(' '), result.code, result.stderr]).toEqual([
+        args.join(' '),
+        2,
+        expect.stringContaining(mention),
+      ]);
     }
     expect(dump()).toBe(before);
   }, 60_000);

@@ -94,7 +94,6 @@ export const sqliteBackend: Backend = {
   },
 };
 
-
 export const postgresBackend: Backend = {
   name: 'postgres',
   async open() {
@@ -120,7 +119,10 @@ export const postgresBackend: Backend = {
       elapse: (ms) => clock.advance(ms),
       settle: (work) => work,
       async now() {
-        const [row] = await schema.admin.query<{ now: number }>('SELECT extract(epoch from now())::float8 + $1 AS now', [clock.shiftMs / 1000]);
+        const [row] = await schema.admin.query<{ now: number }>(
+          'SELECT extract(epoch from now())::float8 + $1 AS now',
+          [clock.shiftMs / 1000],
+        );
         return Number(row!.now);
       },
       async insertOutsideClaim(idemKey, runId) {
@@ -148,6 +150,8 @@ let cached: Promise<Backend[]> | undefined;
 
 /** SQLite, plus PostgreSQL when it is available (required under CI=true). */
 export function backends(): Promise<Backend[]> {
-  cached ??= postgresAvailable('the contract suites').then((up) => (up ? [sqliteBackend, postgresBackend] : [sqliteBackend]));
+  cached ??= postgresAvailable('the contract suites').then((up) =>
+    up ? [sqliteBackend, postgresBackend] : [sqliteBackend],
+  );
   return cached;
 }

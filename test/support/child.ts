@@ -32,16 +32,28 @@ export interface Child {
 /** Starts `test/fixtures/<fixture>` under tsx with one JSON argument. Call it inside a test. */
 export function spawnFixture(fixture: string, arg: unknown, options: { env?: Record<string, string> } = {}): Child {
   const script = fileURLToPath(new URL(`../fixtures/${fixture}`, import.meta.url));
-  return track(spawn(process.execPath, ['--import', 'tsx', script, JSON.stringify(arg)], {
-    cwd: ROOT,
-    env: { ...process.env, ...options.env },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  }));
+  return track(
+    spawn(process.execPath, ['--import', 'tsx', script, JSON.stringify(arg)], {
+      cwd: ROOT,
+      env: { ...process.env, ...options.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    }),
+  );
 }
 
 /** Starts any command (python3, …) with the same line handling and cleanup. */
-export function spawnCommand(command: string, args: string[], options: { env?: Record<string, string>; cwd?: string } = {}): Child {
-  return track(spawn(command, args, { cwd: options.cwd ?? ROOT, env: { ...process.env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] }));
+export function spawnCommand(
+  command: string,
+  args: string[],
+  options: { env?: Record<string, string>; cwd?: string } = {},
+): Child {
+  return track(
+    spawn(command, args, {
+      cwd: options.cwd ?? ROOT,
+      env: { ...process.env, ...options.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    }),
+  );
 }
 
 function track(proc: ChildProcess): Child {
@@ -91,13 +103,24 @@ function track(proc: ChildProcess): Child {
       const seen = lines.find((l) => pattern.test(l));
       if (seen !== undefined) return Promise.resolve(seen);
       return new Promise<string>((resolve, reject) => {
-        const waiter = { pattern, resolve: (line: string) => { clearTimeout(timer); resolve(line); } };
-        const timer = setTimeout(() => reject(new Error(`no line matching ${pattern} after ${timeoutMs} ms: ${describeChild()}`)), timeoutMs);
+        const waiter = {
+          pattern,
+          resolve: (line: string) => {
+            clearTimeout(timer);
+            resolve(line);
+          },
+        };
+        const timer = setTimeout(
+          () => reject(new Error(`no line matching ${pattern} after ${timeoutMs} ms: ${describeChild()}`)),
+          timeoutMs,
+        );
         waiters.push(waiter);
         void exited.then((e) => {
           if (!waiters.includes(waiter)) return;
           clearTimeout(timer);
-          reject(new Error(`child exited (${e.code ?? e.signal}) before a line matching ${pattern}: ${describeChild()}`));
+          reject(
+            new Error(`child exited (${e.code ?? e.signal}) before a line matching ${pattern}: ${describeChild()}`),
+          );
         });
       });
     },
@@ -115,7 +138,9 @@ function track(proc: ChildProcess): Child {
 export async function finish<T>(child: Child): Promise<T> {
   const e = await child.exited;
   if (e.code !== 0) {
-    throw new Error(`child ${child.pid} exited with ${e.code ?? e.signal}\nstdout:\n${child.lines.join('\n')}\nstderr:\n${child.stderr()}`);
+    throw new Error(
+      `child ${child.pid} exited with ${e.code ?? e.signal}\nstdout:\n${child.lines.join('\n')}\nstderr:\n${child.stderr()}`,
+    );
   }
   const last = child.lines.filter((l) => l.startsWith('REPORT ')).pop();
   if (!last) throw new Error(`child ${child.pid} printed no REPORT line\nstdout:\n${child.lines.join('\n')}`);

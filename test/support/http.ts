@@ -5,10 +5,20 @@
 // biome-ignore lint/suspicious/noExplicitAny: an API answer, checked by the test's own assertions
 export type Answer = { status: number; body: any };
 
-export async function request(base: string, method: string, path: string, token: string | null, body?: unknown): Promise<Answer> {
+export async function request(
+  base: string,
+  method: string,
+  path: string,
+  token: string | null,
+  body?: unknown,
+): Promise<Answer> {
   const response = await fetch(base + path, {
-    method, body: body === undefined ? undefined : JSON.stringify(body),
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    method,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
   });
   const text = await response.text();
   return { status: response.status, body: text ? JSON.parse(text) : null };

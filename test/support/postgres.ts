@@ -39,8 +39,13 @@ export function postgresAvailable(suite: string): Promise<boolean> {
   if (!answer) {
     answer = postgresUnreachable().then((why) => {
       if (why === null) return true;
-      if (process.env.CI === 'true') throw new Error(`CI=true requires PostgreSQL for ${suite}, but ${why}. Start PostgreSQL or set TEST_DATABASE_URL.`);
-      console.warn(`\n!!! ${suite} SKIPPED on PostgreSQL: ${why}.\n!!! Start PostgreSQL or set TEST_DATABASE_URL (CI=true makes this an error).\n`);
+      if (process.env.CI === 'true')
+        throw new Error(
+          `CI=true requires PostgreSQL for ${suite}, but ${why}. Start PostgreSQL or set TEST_DATABASE_URL.`,
+        );
+      console.warn(
+        `\n!!! ${suite} SKIPPED on PostgreSQL: ${why}.\n!!! Start PostgreSQL or set TEST_DATABASE_URL (CI=true makes this an error).\n`,
+      );
       return false;
     });
     probed.set(suite, answer);
@@ -58,7 +63,10 @@ export class Admin {
     return new Admin(client);
   }
 
-  async query<R extends pg.QueryResultRow = Record<string, unknown>>(text: string, values: unknown[] = []): Promise<R[]> {
+  async query<R extends pg.QueryResultRow = Record<string, unknown>>(
+    text: string,
+    values: unknown[] = [],
+  ): Promise<R[]> {
     return (await this.client.query<R>(text, values)).rows;
   }
 
@@ -91,7 +99,9 @@ export async function createSchema(prefix = 'wb_pg'): Promise<TestSchema> {
   const url = new URL(TEST_DATABASE_URL);
   url.searchParams.set('schema', name);
   return {
-    name, admin, url: url.toString(),
+    name,
+    admin,
+    url: url.toString(),
     t: (table) => `"${name}"."${table}"`,
     async drop() {
       try {

@@ -16,7 +16,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const API_DIR = fileURLToPath(new URL('../../app/api', import.meta.url));
 
 type Segment = { kind: 'static'; name: string } | { kind: 'param'; name: string } | { kind: 'rest'; name: string };
-interface RouteFile { segments: Segment[]; file: string }
+interface RouteFile {
+  segments: Segment[];
+  file: string;
+}
 type Handler = (request: Request, context: { params: Promise<Record<string, string | string[]>> }) => Promise<Response>;
 
 function routeFiles(dir: string, prefix: Segment[] = [{ kind: 'static', name: 'api' }]): RouteFile[] {
@@ -26,7 +29,11 @@ function routeFiles(dir: string, prefix: Segment[] = [{ kind: 'static', name: 'a
     if (statSync(full).isDirectory()) {
       const rest = /^\[\.\.\.(\w+)\]$/.exec(name);
       const param = /^\[(\w+)\]$/.exec(name);
-      const segment: Segment = rest ? { kind: 'rest', name: rest[1]! } : param ? { kind: 'param', name: param[1]! } : { kind: 'static', name };
+      const segment: Segment = rest
+        ? { kind: 'rest', name: rest[1]! }
+        : param
+          ? { kind: 'param', name: param[1]! }
+          : { kind: 'static', name };
       out.push(...routeFiles(full, [...prefix, segment]));
     } else if (name === 'route.ts') {
       out.push({ segments: prefix, file: full });
@@ -73,18 +80,24 @@ export async function startRouteServer(): Promise<RouteServer> {
     return m;
   };
   const server: Server = createServer((req, res) => {
-    void answer(req).then(async (response) => {
-      res.writeHead(response.status, Object.fromEntries(response.headers.entries()));
-      res.end(Buffer.from(await response.arrayBuffer()));
-    }, (error: unknown) => {
-      res.writeHead(500, { 'content-type': 'text/plain' });
-      res.end(`route server: ${(error as Error).stack ?? String(error)}`);
-    });
+    void answer(req).then(
+      async (response) => {
+        res.writeHead(response.status, Object.fromEntries(response.headers.entries()));
+        res.end(Buffer.from(await response.arrayBuffer()));
+      },
+      (error: unknown) => {
+        res.writeHead(500, { 'content-type': 'text/plain' });
+        res.end(`route server: ${(error as Error).stack ?? String(error)}`);
+      },
+    );
   });
   async function answer(req: IncomingMessage): Promise<Response> {
     const url = new URL(req.url ?? '/', `http://${req.headers.host ?? '127.0.0.1'}`);
     // Next decodes each path segment once before handing it to the route as a param.
-    const parts = url.pathname.split('/').filter(Boolean).map((p) => decodeURIComponent(p));
+    const parts = url.pathname
+      .split('/')
+      .filter(Boolean)
+      .map((p) => decodeURIComponent(p));
     const headers = new Headers();
     for (const [name, value] of Object.entries(req.headers)) {
       if (typeof value === 'string') headers.set(name, value);
@@ -92,7 +105,8 @@ export async function startRouteServer(): Promise<RouteServer> {
     }
     const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
     const request = new Request(url, {
-      method: req.method, headers,
+      method: req.method,
+      headers,
       body: hasBody ? (Readable.toWeb(req) as ReadableStream<Uint8Array>) : undefined,
       // @ts-expect-error Node's fetch needs duplex for a streamed body; lib.dom's RequestInit does not know it
       duplex: 'half',
@@ -111,9 +125,10 @@ export async function startRouteServer(): Promise<RouteServer> {
   if (address === null || typeof address === 'string') throw new Error('route server: no port');
   return {
     url: `http://127.0.0.1:${address.port}`,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -72,7 +72,8 @@ export class ShiftedClock implements Clock {
     let best: [TimerHandle, Pending] | undefined;
     for (const entry of this.timers) {
       if (entry[1].due > target) continue;
-      if (!best || entry[1].due < best[1].due || (entry[1].due === best[1].due && entry[1].seq < best[1].seq)) best = entry;
+      if (!best || entry[1].due < best[1].due || (entry[1].due === best[1].due && entry[1].seq < best[1].seq))
+        best = entry;
     }
     return best?.[0];
   }

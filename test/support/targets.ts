@@ -36,7 +36,7 @@ export async function makeTarget(kind: TargetKind): Promise<Target> {
     kind,
     url,
     async store() {
-      opened ??= (await openStore(url, { synchronous: 'normal' }));
+      opened ??= await openStore(url, { synchronous: 'normal' });
       return opened;
     },
   };

@@ -42,14 +42,21 @@ afterAll(async () => {
 });
 
 beforeEach(async () => {
-  store.db.exec('DELETE FROM runs; DELETE FROM step_events; DELETE FROM audit; DELETE FROM workflows; DELETE FROM workers');
+  store.db.exec(
+    'DELETE FROM runs; DELETE FROM step_events; DELETE FROM audit; DELETE FROM workflows; DELETE FROM workers',
+  );
   await store.registerWorker({ id: 'w-survey', host: 'elsewhere', pid: 1 });
   await store.publishWorkflows('w-survey', publicationsOf(new WorkflowRegistry([survey])));
 });
 
-const post = (body: unknown) => POST(new Request('http://127.0.0.1:3000/api/v1/runs', {
-  method: 'POST', headers: { host: '127.0.0.1:3000', 'content-type': 'application/json' }, body: JSON.stringify(body),
-}));
+const post = (body: unknown) =>
+  POST(
+    new Request('http://127.0.0.1:3000/api/v1/runs', {
+      method: 'POST',
+      headers: { host: '127.0.0.1:3000', 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    }),
+  );
 const form = (fields: Record<string, string>) => {
   const data = new FormData();
   for (const [k, v] of Object.entries(fields)) data.set(k, v);
@@ -70,12 +77,22 @@ describe('POST /api/v1/runs of a published workflow', () => {
     expect(body.error).toMatchObject({
       code: 'INVALID_INPUT',
       message: "input does not match survey's schema: input.count: must be a number",
-      fields: { 'input.count': ['must be a number'], 'input.mode': ['must be one of "fast", "slow"'], 'input.extra': ['is not a known field'] },
+      fields: {
+        'input.count': ['must be a number'],
+        'input.mode': ['must be one of "fast", "slow"'],
+        'input.extra': ['is not a known field'],
+      },
     });
-    expect((await (await post({ workflow: 'survey', input: {} })).json()).error.fields).toEqual({ 'input.count': ['is required'] });
-    expect((await (await post({ workflow: 'survey', input: [] })).json()).error.fields).toEqual({ input: ['must be an object'] });
+    expect((await (await post({ workflow: 'survey', input: {} })).json()).error.fields).toEqual({
+      'input.count': ['is required'],
+    });
+    expect((await (await post({ workflow: 'survey', input: [] })).json()).error.fields).toEqual({
+      input: ['must be an object'],
+    });
     const unknown = await (await post({ workflow: 'surveys', input: {} })).json();
-    expect(unknown.error.fields).toEqual({ workflow: ['unknown workflow "surveys" (known: agent-batch, notify, review-and-send, survey)'] });
+    expect(unknown.error.fields).toEqual({
+      workflow: ['unknown workflow "surveys" (known: agent-batch, notify, review-and-send, survey)'],
+    });
     expect(written()).toEqual(nothing);
 
     const created = await post({ workflow: 'survey', input: { count: 2 }, id: 's1' });
@@ -83,34 +100,56 @@ describe('POST /api/v1/runs of a published workflow', () => {
     expect((await created.json()).run).toMatchObject({ id: 's1', workflow: 'survey', status: 'queued', totalSteps: 4 });
     expect(written()).toEqual({
       runs: [{ id: 's1', workflow: 'survey', input: JSON.stringify({ count: 2, mode: 'fast' }), total: 4 }],
-      events: { n: 1 }, audit: [{ action: 'start', target: 's1' }],
+      events: { n: 1 },
+      audit: [{ action: 'start', target: 's1' }],
     });
   });
 
   it('still starts a workflow whose worker stopped, which the start form lists as served by nobody', async () => {
     expect((await getWorkflowChoices()).find((c) => c.name === 'survey')).toMatchObject({
-      servedBy: ['w-survey'], builtin: false, version: '2026.12.1', totalSteps: 4, description: 'Asks count people.',
+      servedBy: ['w-survey'],
+      builtin: false,
+      version: '2026.12.1',
+      totalSteps: 4,
+      description: 'Asks count people.',
       example: JSON.stringify({ mode: 'fast' }, null, 2),
     });
     await store.stopWorker('w-survey');
     const choices = await getWorkflowChoices();
-    expect(choices.map((c) => [c.name, c.servedBy])).toEqual([['agent-batch', []], ['notify', []], ['review-and-send', []], ['survey', []]]);
+    expect(choices.map((c) => [c.name, c.servedBy])).toEqual([
+      ['agent-batch', []],
+      ['notify', []],
+      ['review-and-send', []],
+      ['survey', []],
+    ]);
     expect((await post({ workflow: 'survey', input: { count: 1 }, id: 's2' })).status).toBe(201);
   });
 });
 
 describe('the start form action for a published workflow', () => {
   it('checks again on the server, naming each wrong field, and starts a right one', async () => {
-    const refused = await startRunAction(null, form({ workflow: 'survey', input: JSON.stringify({ count: 0, notes: 5 }) }));
+    const refused = await startRunAction(
+      null,
+      form({ workflow: 'survey', input: JSON.stringify({ count: 0, notes: 5 }) }),
+    );
     expect(refused).toEqual({
-      ok: false, message: "the input does not match survey's schema",
+      ok: false,
+      message: "the input does not match survey's schema",
       errors: { 'input.count': ['must be at least 1'], 'input.notes': ['must be a string'] },
     });
-    expect(await startRunAction(null, form({ workflow: 'nope', input: '{}' }))).toMatchObject({ ok: false, errors: { workflow: [expect.stringContaining('survey')] } });
+    expect(await startRunAction(null, form({ workflow: 'nope', input: '{}' }))).toMatchObject({
+      ok: false,
+      errors: { workflow: [expect.stringContaining('survey')] },
+    });
     expect(written()).toEqual(nothing);
 
-    const started = await startRunAction(null, form({ workflow: 'survey', input: JSON.stringify({ count: 3, mode: 'slow' }), id: 'f1' }));
+    const started = await startRunAction(
+      null,
+      form({ workflow: 'survey', input: JSON.stringify({ count: 3, mode: 'slow' }), id: 'f1' }),
+    );
     expect(started).toEqual({ ok: true, message: 'started f1', data: { id: 'f1' } });
-    expect(written().runs).toEqual([{ id: 'f1', workflow: 'survey', input: JSON.stringify({ count: 3, mode: 'slow' }), total: 4 }]);
+    expect(written().runs).toEqual([
+      { id: 'f1', workflow: 'survey', input: JSON.stringify({ count: 3, mode: 'slow' }), total: 4 },
+    ]);
   });
 });

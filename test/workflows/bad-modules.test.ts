@@ -9,20 +9,39 @@ import { freshDb, runCli } from '../cli/support';
 import { tempDir } from '../support/tmp';
 import { IMPORTS, TALLY, writeModule } from './user-module';
 
-const one = (name: string) => `export const ${name.replace(/-/g, '_')} = defineWorkflow({ name: '${name}', input: z.object({}), async run() {} });\n`;
+const one = (name: string) =>
+  `export const ${name.replace(/-/g, '_')} = defineWorkflow({ name: '${name}', input: z.object({}), async run() {} });\n`;
 
 describe('waybill worker with a bad workflow module', () => {
   it('exits 2 with one line naming the file and the problem, and writes nothing', async () => {
     const dir = tempDir('waybill-bad-modules-');
     const cases: [string, string, RegExp][] = [
-      ['syntax.mjs', `export const broken = defineWorkflow({ name: 'x',\n`, /: failed to load: SyntaxError: Unexpected end of input \(line 6\)$/],
-      ['throws.mjs', `throw new Error('no API key in the environment');\n`, /: failed to load: Error: no API key in the environment$/],
-      ['empty.mjs', 'export const answer = 42;\nexport default { name: "looks-like-one", run() {} };\n',
-        /: exports no workflow \(export what defineWorkflow returns, by name or as the default export\)$/],
-      ['twice.mjs', `${one('same')}export const again = defineWorkflow({ name: 'same', input: z.object({}), async run() {} });\n`,
-        /: registers workflow "same" twice$/],
+      [
+        'syntax.mjs',
+        `export const broken = defineWorkflow({ name: 'x',\n`,
+        /: failed to load: SyntaxError: Unexpected end of input \(line 6\)$/,
+      ],
+      [
+        'throws.mjs',
+        `throw new Error('no API key in the environment');\n`,
+        /: failed to load: Error: no API key in the environment$/,
+      ],
+      [
+        'empty.mjs',
+        'export const answer = 42;\nexport default { name: "looks-like-one", run() {} };\n',
+        /: exports no workflow \(export what defineWorkflow returns, by name or as the default export\)$/,
+      ],
+      [
+        'twice.mjs',
+        `${one('same')}export const again = defineWorkflow({ name: 'same', input: z.object({}), async run() {} });\n`,
+        /: registers workflow "same" twice$/,
+      ],
       ['builtin.mjs', one('notify'), /: registers workflow "notify", which is a built-in workflow's name$/],
-      ['bad-name.mjs', one('Not_A_Name'), /: failed to load: InvalidInputError: workflow name "Not_A_Name" must be lowercase/],
+      [
+        'bad-name.mjs',
+        one('Not_A_Name'),
+        /: failed to load: InvalidInputError: workflow name "Not_A_Name" must be lowercase/,
+      ],
     ];
     const paths = cases.map(([file, body]) => writeModule(dir.path, file, body));
 

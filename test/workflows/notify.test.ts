@@ -14,9 +14,12 @@ describe('notify through a worker', () => {
     // Step 3 was delivered by a worker that died before committing: the receiver has the key already.
     await outboxAt(outbox).deliver({ key: stepKey('notify-1', 3), step: 3, worker: 'dead-worker' });
 
-    const run = await runToEnd(store, builtinRegistry({ dataDir: dir.path }),
+    const run = await runToEnd(
+      store,
+      builtinRegistry({ dataDir: dir.path }),
       { workflow: 'notify', id: 'notify-1', input: { count: 25, outbox: 'outbox.jsonl', latencyMs: 1 } },
-      { id: 'worker-a' });
+      { id: 'worker-a' },
+    );
     expect(run).toMatchObject({ status: 'completed', totalSteps: 25 });
     expect(JSON.parse(run.outputJson!)).toMatchObject({ processed: 25, executed: 25, skipped: 0 });
 
@@ -63,7 +66,9 @@ describe('notify outbox inside the data directory', () => {
     const elsewhere = tempDir();
     symlinkSync(elsewhere.path, join(data.path, 'link'));
     symlinkSync(join(elsewhere.path, 'target.jsonl'), join(data.path, 'file.jsonl'));
-    expect(() => resolveOutbox(data.path, 'link/out.jsonl')).toThrow(/^input\.outbox: "link\/out\.jsonl" leads out of the data directory/);
+    expect(() => resolveOutbox(data.path, 'link/out.jsonl')).toThrow(
+      /^input\.outbox: "link\/out\.jsonl" leads out of the data directory/,
+    );
     expect(() => resolveOutbox(data.path, 'file.jsonl')).toThrow(/leads out of the data directory/);
     // No folder is made through the link before the refusal.
     expect(() => resolveOutbox(data.path, 'link/made/out.jsonl')).toThrow(/leads out of the data directory/);
@@ -75,8 +80,11 @@ describe('notify outbox inside the data directory', () => {
     const outside = tempDir();
     mkdirSync(join(dir.path, 'data'));
     symlinkSync(outside.path, join(dir.path, 'data', 'out'));
-    const run = await runToEnd(store, builtinRegistry({ dataDir: join(dir.path, 'data') }),
-      { workflow: 'notify', id: 'escape', input: { count: 3, outbox: 'out/x.jsonl' } });
+    const run = await runToEnd(store, builtinRegistry({ dataDir: join(dir.path, 'data') }), {
+      workflow: 'notify',
+      id: 'escape',
+      input: { count: 3, outbox: 'out/x.jsonl' },
+    });
     expect(run.status).toBe('failed');
     expect(run.error).toMatch(/input\.outbox: .*leads out of the data directory/);
     expect(existsSync(join(outside.path, 'x.jsonl'))).toBe(false);

@@ -24,19 +24,37 @@ describe('outbox in one process', () => {
   it('delivers a key once and records every later delivery as a duplicate', async () => {
     const path = tempDir().file('outbox.jsonl');
     const outbox = new Outbox(path);
-    expect(await outbox.deliver({ key: 'a', step: 0, worker: 'w1' })).toMatchObject({ key: 'a', step: 0, worker: 'w1', pid: process.pid, status: 'delivered' });
+    expect(await outbox.deliver({ key: 'a', step: 0, worker: 'w1' })).toMatchObject({
+      key: 'a',
+      step: 0,
+      worker: 'w1',
+      pid: process.pid,
+      status: 'delivered',
+    });
     expect(await outbox.deliver({ key: 'a', step: 0, worker: 'w1' })).toMatchObject({ status: 'duplicate' });
     // Another reader of the same file (another process, in effect) catches up from the file alone.
     const other = new Outbox(path);
     expect((await other.deliver({ key: 'a' })).status).toBe('duplicate');
     expect((await other.deliver({ key: 'b' })).status).toBe('delivered');
     expect((await outbox.deliver({ key: 'b' })).status).toBe('duplicate');
-    const lines = readFileSync(path, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l));
-    expect(lines.map((l) => `${l.key}:${l.status}`)).toEqual(['a:delivered', 'a:duplicate', 'a:duplicate', 'b:delivered', 'b:duplicate']);
+    const lines = readFileSync(path, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines.map((l) => `${l.key}:${l.status}`)).toEqual([
+      'a:delivered',
+      'a:duplicate',
+      'a:duplicate',
+      'b:delivered',
+      'b:duplicate',
+    ]);
     expect(Object.keys(lines[0]).sort()).toEqual(['key', 'pid', 'status', 'step', 'time', 'worker']);
     const summary = readOutbox(path);
     expect(summary).toMatchObject({ delivered: 2, duplicates: 3, unreadable: 0 });
-    expect([...summary.byKey]).toEqual([['a', 1], ['b', 1]]);
+    expect([...summary.byKey]).toEqual([
+      ['a', 1],
+      ['b', 1],
+    ]);
     expect(existsSync(`${path}.lock`)).toBe(false);
   });
 

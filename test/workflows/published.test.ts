@@ -20,27 +20,56 @@ async function until<T>(what: string, probe: () => T | undefined | false, timeou
   }
 }
 
-const published = (db: Db) => db.raw((c) => c.prepare<[], {
-  name: string; description: string | null; input_schema_json: string; total_steps: number | null; version: string | null; published_by: string;
-}>('SELECT name, description, input_schema_json, total_steps, version, published_by FROM workflows ORDER BY name').all());
-const served = (db: Db, id: string) => db.raw((c) => c.prepare<[string], { workflows_json: string | null; stopped_at: number | null }>(
-  'SELECT workflows_json, stopped_at FROM workers WHERE id = ?').get(id));
-const run = (db: Db, id: string) => db.raw((c) => c.prepare<[string], { status: string; input_json: string; total_steps: number | null }>(
-  'SELECT status, input_json, total_steps FROM runs WHERE id = ?').get(id));
+const published = (db: Db) =>
+  db.raw((c) =>
+    c
+      .prepare<
+        [],
+        {
+          name: string;
+          description: string | null;
+          input_schema_json: string;
+          total_steps: number | null;
+          version: string | null;
+          published_by: string;
+        }
+      >('SELECT name, description, input_schema_json, total_steps, version, published_by FROM workflows ORDER BY name')
+      .all(),
+  );
+const served = (db: Db, id: string) =>
+  db.raw((c) =>
+    c
+      .prepare<[string], { workflows_json: string | null; stopped_at: number | null }>(
+        'SELECT workflows_json, stopped_at FROM workers WHERE id = ?',
+      )
+      .get(id),
+  );
+const run = (db: Db, id: string) =>
+  db.raw((c) =>
+    c
+      .prepare<[string], { status: string; input_json: string; total_steps: number | null }>(
+        'SELECT status, input_json, total_steps FROM runs WHERE id = ?',
+      )
+      .get(id),
+  );
 /** Every row, less the live worker's heartbeat (which moves by itself): equal means the command wrote nothing. */
 const rowsOf = (db: Db) => {
   const dump = db.dump();
   return { ...dump, workers: dump.workers!.map((w) => ({ ...(w as object), heartbeat_at: 'moving' })) };
 };
-const count = (db: Db, sql: string, ...args: string[]) => db.raw((c) => (c.prepare(sql).get(...args) as { n: number }).n);
+const count = (db: Db, sql: string, ...args: string[]) =>
+  db.raw((c) => (c.prepare(sql).get(...args) as { n: number }).n);
 
 describe('a user workflow module under waybill worker --workflows', () => {
   it('is published with its JSON Schema, checked at start, run once per step, and marked unserved once its worker stops', async () => {
     const db = await freshDb();
     const module = writeModule(db.dir, 'workflows.mjs', TALLY);
     const effects = `${db.dir}/effects.log`;
-    const worker = spawnCommand(process.execPath, [BIN, '--db', db.url, 'worker', '--workflows', module, '--id', 'w-user'],
-      { env: { WAYBILL_HEARTBEAT_MS: '200' } });
+    const worker = spawnCommand(
+      process.execPath,
+      [BIN, '--db', db.url, 'worker', '--workflows', module, '--id', 'w-user'],
+      { env: { WAYBILL_HEARTBEAT_MS: '200' } },
+    );
     await until('the worker to publish', () => worker.stderr().includes('"msg":"serving workflows"'));
 
     // Published: every workflow the worker serves, the built-ins too, each with its JSON Schema.
@@ -48,10 +77,16 @@ describe('a user workflow module under waybill worker --workflows', () => {
     expect(rows.map((r) => r.name)).toEqual(['agent-batch', 'notify', 'ping', 'review-and-send', 'tally']);
     expect(rows.every((r) => r.published_by === 'w-user')).toBe(true);
     const tally = rows.find((r) => r.name === 'tally')!;
-    expect(tally).toMatchObject({ description: 'Counts to count, one side effect per step.', version: 'v1.2.3', total_steps: null });
+    expect(tally).toMatchObject({
+      description: 'Counts to count, one side effect per step.',
+      version: 'v1.2.3',
+      total_steps: null,
+    });
     const schema = JSON.parse(tally.input_schema_json);
     expect(schema).toMatchObject({
-      type: 'object', additionalProperties: false, required: ['count', 'effects'],
+      type: 'object',
+      additionalProperties: false,
+      required: ['count', 'effects'],
       properties: {
         count: { type: 'integer', minimum: 1, maximum: 500, description: 'how many steps' },
         label: { type: 'string', minLength: 2, default: 'item' },
@@ -61,12 +96,23 @@ describe('a user workflow module under waybill worker --workflows', () => {
       },
     });
     expect(rows.find((r) => r.name === 'ping')!.total_steps).toBe(3);
-    expect(JSON.parse(served(db, 'w-user')!.workflows_json!)).toEqual(['agent-batch', 'notify', 'review-and-send', 'ping', 'tally']);
+    expect(JSON.parse(served(db, 'w-user')!.workflows_json!)).toEqual([
+      'agent-batch',
+      'notify',
+      'review-and-send',
+      'ping',
+      'tally',
+    ]);
 
-    const listed = json<{ name: string; servedBy: string[]; builtin: boolean; version: string | null }[]>(await db.cli(['workflows', '--json']));
+    const listed = json<{ name: string; servedBy: string[]; builtin: boolean; version: string | null }[]>(
+      await db.cli(['workflows', '--json']),
+    );
     expect(listed.map((w) => [w.name, w.builtin, w.version, w.servedBy])).toEqual([
-      ['agent-batch', true, null, ['w-user']], ['notify', true, null, ['w-user']], ['review-and-send', true, null, ['w-user']],
-      ['ping', false, null, ['w-user']], ['tally', false, 'v1.2.3', ['w-user']],
+      ['agent-batch', true, null, ['w-user']],
+      ['notify', true, null, ['w-user']],
+      ['review-and-send', true, null, ['w-user']],
+      ['ping', false, null, ['w-user']],
+      ['tally', false, 'v1.2.3', ['w-user']],
     ]);
 
     // Wrong fields: exit 2, one line naming each, not a row changed.
@@ -76,8 +122,14 @@ describe('a user workflow module under waybill worker --workflows', () => {
       [{ count: 2.5, effects }, /^waybill start: invalid input for tally: count: must be a whole number$/],
       [{ count: 501, effects }, /^waybill start: invalid input for tally: count: must be at most 500$/],
       [{ count: 2 }, /^waybill start: invalid input for tally: effects: is required$/],
-      [{ count: 2, effects, pace: 'sprint' }, /^waybill start: invalid input for tally: pace: must be one of "steady", "brisk"$/],
-      [{ count: 2, effects, label: 'x' }, /^waybill start: invalid input for tally: label: must be at least 2 characters long$/],
+      [
+        { count: 2, effects, pace: 'sprint' },
+        /^waybill start: invalid input for tally: pace: must be one of "steady", "brisk"$/,
+      ],
+      [
+        { count: 2, effects, label: 'x' },
+        /^waybill start: invalid input for tally: label: must be at least 2 characters long$/,
+      ],
       [{ count: 2, effects, colour: 'red' }, /^waybill start: invalid input for tally: colour: is not a known field$/],
       [{ count: 2, effects, tags: 'a' }, /^waybill start: invalid input for tally: tags: must be an array$/],
     ];
@@ -90,17 +142,32 @@ describe('a user workflow module under waybill worker --workflows', () => {
     }
     const unknown = await db.cli(['start', 'tallly', '--input', '{}']);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr.trimEnd()).toBe('waybill start: unknown workflow "tallly" (known: agent-batch, notify, review-and-send, ping, tally)');
+    expect(unknown.stderr.trimEnd()).toBe(
+      'waybill start: unknown workflow "tallly" (known: agent-batch, notify, review-and-send, ping, tally)',
+    );
     expect(rowsOf(db)).toEqual(before);
 
     // Right input: stored parsed (the published defaults applied), run by the worker, each step once.
-    const started = json(await db.cli(['start', 'tally', '--id', 't1', '--json', '--input', JSON.stringify({ count: 6, effects })]));
+    const started = json(
+      await db.cli(['start', 'tally', '--id', 't1', '--json', '--input', JSON.stringify({ count: 6, effects })]),
+    );
     expect(started).toMatchObject({ id: 't1', workflow: 'tally', status: 'queued' });
-    expect(JSON.parse(run(db, 't1')!.input_json)).toEqual({ count: 6, effects, label: 'item', pace: 'steady', delayMs: 0, loud: false, tags: [] });
+    expect(JSON.parse(run(db, 't1')!.input_json)).toEqual({
+      count: 6,
+      effects,
+      label: 'item',
+      pace: 'steady',
+      delayMs: 0,
+      loud: false,
+      tags: [],
+    });
     // tally's total is a function of its input: unknown to the starter, set by the worker when it takes the run.
     expect(started.totalSteps).toBeNull();
     expect(json(await db.cli(['start', 'ping', '--id', 'p1', '--json'])).totalSteps).toBe(3);
-    await until('both runs to complete', () => run(db, 't1')?.status === 'completed' && run(db, 'p1')?.status === 'completed');
+    await until(
+      'both runs to complete',
+      () => run(db, 't1')?.status === 'completed' && run(db, 'p1')?.status === 'completed',
+    );
     expect(run(db, 't1')!.total_steps).toBe(6);
     const counts = effectCounts(effects);
     expect([...counts.keys()].sort()).toEqual([0, 1, 2, 3, 4, 5].map((n) => `t1:step:${n}`));
@@ -118,7 +185,9 @@ describe('a user workflow module under waybill worker --workflows', () => {
     expect(table.find((line) => line.startsWith('tally'))).toMatch(/^tally +v1\.2\.3 +no live worker +Counts to count/);
     const waiting = await db.cli(['start', 'tally', '--id', 't2', '--input', JSON.stringify({ count: 1, effects })]);
     expect(waiting.code, waiting.stderr).toBe(0);
-    expect(waiting.stderr.trimEnd()).toBe('waybill start: no live worker serves tally yet; the run waits for one (waybill worker --workflows <module>)');
+    expect(waiting.stderr.trimEnd()).toBe(
+      'waybill start: no live worker serves tally yet; the run waits for one (waybill worker --workflows <module>)',
+    );
     expect(run(db, 't2')!.status).toBe('queued');
   });
 });

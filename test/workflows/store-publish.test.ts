@@ -13,11 +13,15 @@ import { backends, type StoreHandle } from '../support/backends';
 
 const list = await backends();
 
-const flow = (version: string, max: number) => defineWorkflow({
-  name: 'crawl', version, description: `crawl ${version}`, totalSteps: 10,
-  input: z.object({ pages: z.number().int().max(max), depth: z.number().int().default(2) }),
-  async run() {},
-});
+const flow = (version: string, max: number) =>
+  defineWorkflow({
+    name: 'crawl',
+    version,
+    description: `crawl ${version}`,
+    totalSteps: 10,
+    input: z.object({ pages: z.number().int().max(max), depth: z.number().int().default(2) }),
+    async run() {},
+  });
 
 describe.each(list)('published workflows on $name', (backend) => {
   let handle: StoreHandle;
@@ -34,14 +38,29 @@ describe.each(list)('published workflows on $name', (backend) => {
     await store.publishWorkflows('w2', publicationsOf(new WorkflowRegistry([flow('v2', 50)])));
 
     const [row] = await store.listPublishedWorkflows({ liveWithinMs: 10_000 });
-    expect(row).toMatchObject({ name: 'crawl', version: 'v2', description: 'crawl v2', totalSteps: 10, publishedBy: 'w2', servedBy: ['w1', 'w2'] });
+    expect(row).toMatchObject({
+      name: 'crawl',
+      version: 'v2',
+      description: 'crawl v2',
+      totalSteps: 10,
+      publishedBy: 'w2',
+      servedBy: ['w1', 'w2'],
+    });
     expect(JSON.parse(row!.inputSchemaJson).properties.pages).toMatchObject({ type: 'integer', maximum: 50 });
     expect(typeof row!.updatedAt).toBe('number');
 
     // The catalog checks against the newest publication; the built-ins stay known beside it.
     const catalog = new WorkflowCatalog(new WorkflowRegistry(), [row!]);
-    expect(catalog.check('crawl', { pages: 40 })).toEqual({ ok: true, workflow: 'crawl', input: { pages: 40, depth: 2 }, totalSteps: 10 });
-    expect(catalog.check('crawl', { pages: 51 })).toEqual({ ok: false, issues: [{ path: ['pages'], message: 'must be at most 50' }] });
+    expect(catalog.check('crawl', { pages: 40 })).toEqual({
+      ok: true,
+      workflow: 'crawl',
+      input: { pages: 40, depth: 2 },
+      totalSteps: 10,
+    });
+    expect(catalog.check('crawl', { pages: 51 })).toEqual({
+      ok: false,
+      issues: [{ path: ['pages'], message: 'must be at most 50' }],
+    });
     expect(catalog.check('nope', {})).toBeUndefined();
 
     await store.stopWorker('w1');

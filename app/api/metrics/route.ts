@@ -20,6 +20,8 @@ export async function GET(request: Request): Promise<Response> {
     return new Response(text, { headers: { 'content-type': METRICS_CONTENT_TYPE, 'cache-control': 'no-store' } });
   } catch (error) {
     // The details (a SQL error, a connection string in a message, a stack) stay in the server log.
-    return errorResponse(error, (_message, cause) => serverLog().error('metrics scrape failed', { route: '/api/metrics', ...errorFields(cause) }));
+    return errorResponse(error, (_message, cause) =>
+      serverLog().error('metrics scrape failed', { route: '/api/metrics', ...errorFields(cause) }),
+    );
   }
 }

@@ -32,20 +32,53 @@ export function CommittedRows({ rows, runId }: { rows: CommittedRowView[]; runId
         <tr key={row.key} data-testid="committed-row" className="wb-committed-row">
           <td data-label="Step" className={`${cell} text-xs font-medium tabular-nums`}>
             {/* The step's permalink: every attempt, the result with a copy button, and what a rerun replaced. */}
-            {row.step === null ? '—' : <Link prefetch={false} data-testid="step-link" href={`/runs/${encodeURIComponent(runId)}/steps/${row.step}`}
-              className="text-blue-700 hover:underline dark:text-blue-400">{row.step}</Link>}
+            {row.step === null ? (
+              '—'
+            ) : (
+              <Link
+                prefetch={false}
+                data-testid="step-link"
+                href={`/runs/${encodeURIComponent(runId)}/steps/${row.step}`}
+                className="text-blue-700 hover:underline dark:text-blue-400"
+              >
+                {row.step}
+              </Link>
+            )}
           </td>
-          <td data-label="Key" className={`${cell} col-span-3 row-start-1 break-all font-mono text-xs`}>{row.key}</td>
+          <td data-label="Key" className={`${cell} col-span-3 row-start-1 break-all font-mono text-xs`}>
+            {row.key}
+          </td>
           <td data-label="Source" className={`${cell} text-xs`}>
-            {row.manual
-              ? <span data-testid="source-manual" title="resolved by hand by an operator" className="wb-badge wb-tone-violet">manual</span>
-              : row.forked ? <span data-testid="source-forked" title="copied from the original run by a fork" className="wb-badge wb-tone-violet">forked</span>
-              : <span className="wb-soft">executed</span>}
+            {row.manual ? (
+              <span
+                data-testid="source-manual"
+                title="resolved by hand by an operator"
+                className="wb-badge wb-tone-violet"
+              >
+                manual
+              </span>
+            ) : row.forked ? (
+              <span
+                data-testid="source-forked"
+                title="copied from the original run by a fork"
+                className="wb-badge wb-tone-violet"
+              >
+                forked
+              </span>
+            ) : (
+              <span className="wb-soft">executed</span>
+            )}
           </td>
-          <td data-label="Worker" className={`${cell} break-all text-xs wb-body`}>{row.workerId ?? '—'}</td>
-          <td data-label="Duration" className={`${cell} text-xs tabular-nums sm:text-right`}>{row.durationMs === null ? '—' : `${row.durationMs} ms`}</td>
+          <td data-label="Worker" className={`${cell} break-all text-xs wb-body`}>
+            {row.workerId ?? '—'}
+          </td>
+          <td data-label="Duration" className={`${cell} text-xs tabular-nums sm:text-right`}>
+            {row.durationMs === null ? '—' : `${row.durationMs} ms`}
+          </td>
           <td data-label="Committed" className={`${cell} text-xs wb-soft`}>
-            <time dateTime={row.iso} title={row.iso}>{row.ago}</time>
+            <time dateTime={row.iso} title={row.iso}>
+              {row.ago}
+            </time>
           </td>
           <td data-label="Result" className={`${cell} col-span-3 min-w-0 sm:pr-0`}>
             <JsonPartsView parts={row.result} label={`result of ${row.key}`} />

@@ -37,14 +37,24 @@ function useStoreClock(serverNow: number): number {
   return now;
 }
 
-export function LiveClaims({ claims, serverNow, operator }: { claims: LiveClaim[]; serverNow: number; operator: boolean }) {
+export function LiveClaims({
+  claims,
+  serverNow,
+  operator,
+}: {
+  claims: LiveClaim[];
+  serverNow: number;
+  operator: boolean;
+}) {
   const now = useStoreClock(serverNow);
   if (claims.length === 0) {
     return <p className="text-sm text-zinc-600 dark:text-zinc-400">No step in flight: nothing is claimed right now.</p>;
   }
   return (
     <ul className="space-y-3">
-      {claims.map((claim) => <ClaimItem key={claim.key} claim={claim} now={now} operator={operator} />)}
+      {claims.map((claim) => (
+        <ClaimItem key={claim.key} claim={claim} now={now} operator={operator} />
+      ))}
     </ul>
   );
 }
@@ -53,21 +63,39 @@ function ClaimItem({ claim, now, operator }: { claim: LiveClaim; now: number; op
   const left = claim.expiresAt - now;
   const passed = claim.orphaned || left <= 0;
   return (
-    <li data-testid="claim-item" data-orphaned={passed}
-      className={`rounded-md border p-3 ${passed ? 'border-orange-300 bg-orange-50 dark:border-orange-900 dark:bg-orange-950/40' : 'border-zinc-200 dark:border-zinc-800'}`}>
-      <div className="break-all font-mono text-sm" data-testid="claim-key">{claim.key}</div>
+    <li
+      data-testid="claim-item"
+      data-orphaned={passed}
+      className={`rounded-md border p-3 ${passed ? 'border-orange-300 bg-orange-50 dark:border-orange-900 dark:bg-orange-950/40' : 'border-zinc-200 dark:border-zinc-800'}`}
+    >
+      <div className="break-all font-mono text-sm" data-testid="claim-key">
+        {claim.key}
+      </div>
       <dl className="mt-2 grid grid-cols-[auto_1fr] gap-x-3 gap-y-1 text-xs">
         <dt className="text-zinc-500 dark:text-zinc-400">Worker</dt>
         <dd className="break-all">{claim.workerId ?? 'unknown'}</dd>
         <dt className="text-zinc-500 dark:text-zinc-400">Attempt</dt>
-        <dd className="tabular-nums">{claim.attempt}{claim.step !== null && <span className="text-zinc-500 dark:text-zinc-400"> · step {claim.step}</span>}</dd>
+        <dd className="tabular-nums">
+          {claim.attempt}
+          {claim.step !== null && <span className="text-zinc-500 dark:text-zinc-400"> · step {claim.step}</span>}
+        </dd>
         <dt className="text-zinc-500 dark:text-zinc-400">Lease</dt>
-        <dd data-testid="claim-countdown" className={`font-medium tabular-nums ${passed ? 'text-orange-800 dark:text-orange-300' : ''}`}>
+        <dd
+          data-testid="claim-countdown"
+          className={`font-medium tabular-nums ${passed ? 'text-orange-800 dark:text-orange-300' : ''}`}
+        >
           {passed ? 'lease passed — side effect in doubt' : `${formatLeft(left)} left`}
         </dd>
       </dl>
-      {passed && (operator ? <DoubtActions claimKey={claim.key} attempt={claim.attempt} />
-        : <p className="mt-3 text-xs text-zinc-700 dark:text-zinc-300">Its worker stopped renewing the lease: whether the side effect happened is unknown. An operator can expire or resolve it.</p>)}
+      {passed &&
+        (operator ? (
+          <DoubtActions claimKey={claim.key} attempt={claim.attempt} />
+        ) : (
+          <p className="mt-3 text-xs text-zinc-700 dark:text-zinc-300">
+            Its worker stopped renewing the lease: whether the side effect happened is unknown. An operator can expire
+            or resolve it.
+          </p>
+        ))}
     </li>
   );
 }
@@ -83,22 +111,36 @@ function DoubtActions({ claimKey, attempt }: { claimKey: string; attempt: number
         again, or resolve it with the result you know it produced.
       </p>
       <div className="flex flex-wrap gap-2">
-        <ConfirmAction testId="claim-expire" label="Expire" pendingLabel="Expiring…" tone="danger"
-          heading="Expire this claim?" confirmLabel="Expire: run the step again"
+        <ConfirmAction
+          testId="claim-expire"
+          label="Expire"
+          pendingLabel="Expiring…"
+          tone="danger"
+          heading="Expire this claim?"
+          confirmLabel="Expire: run the step again"
           onConfirm={async (reason) => {
             const result = await expireClaimAction({ key: claimKey, reason });
             if (result.ok || !result.errors?.reason) setMessage({ ok: result.ok, message: result.message });
             return result;
-          }}>
+          }}
+        >
           <ExpireWarning idemKey={claimKey} />
         </ConfirmAction>
-        <button type="button" data-testid="claim-resolve" aria-expanded={resolving} onClick={() => setResolving((v) => !v)}
-          className={buttonClass()}>
+        <button
+          type="button"
+          data-testid="claim-resolve"
+          aria-expanded={resolving}
+          onClick={() => setResolving((v) => !v)}
+          className={buttonClass()}
+        >
           {resolving ? 'Close resolve form' : 'Resolve…'}
         </button>
       </div>
-      <p role="status" data-testid="claim-message"
-        className={`text-xs empty:sr-only ${message?.ok === false ? 'text-red-700 dark:text-red-400' : 'text-zinc-600 dark:text-zinc-400'}`}>
+      <p
+        role="status"
+        data-testid="claim-message"
+        className={`text-xs empty:sr-only ${message?.ok === false ? 'text-red-700 dark:text-red-400' : 'text-zinc-600 dark:text-zinc-400'}`}
+      >
         {message?.message}
       </p>
       {resolving && <ResolveForm claimKey={claimKey} attempt={attempt} />}
@@ -117,36 +159,69 @@ function ResolveForm({ claimKey, attempt }: { claimKey: string; attempt: number 
   const noteErrors = state && !state.ok ? state.errors?.note : undefined;
   const id = `resolve-${claimKey.replace(/[^a-zA-Z0-9_-]/g, '_')}`;
   return (
-    <form action={formAction} className="space-y-2 rounded-md border border-zinc-200 bg-white p-3 dark:border-zinc-800 dark:bg-zinc-900">
+    <form
+      action={formAction}
+      className="space-y-2 rounded-md border border-zinc-200 bg-white p-3 dark:border-zinc-800 dark:bg-zinc-900"
+    >
       <input type="hidden" name="key" value={claimKey} />
       {/* The claim this operator is deciding about: if a worker takes it over meanwhile, the store refuses. */}
       <input type="hidden" name="attempt" value={seenAttempt} />
       <div>
-        <label htmlFor={`${id}-result`} className="block text-xs font-medium">Result (JSON)</label>
-        <textarea id={`${id}-result`} name="result" data-testid="resolve-result" aria-required rows={4}
-          value={result} onChange={(e) => setResult(e.target.value)} placeholder='{"ok": true}'
-          aria-invalid={resultErrors ? true : undefined} aria-describedby={resultErrors ? `${id}-result-error` : undefined}
-          className="mt-1 block w-full rounded-md border border-zinc-300 bg-white px-2 py-1.5 font-mono text-xs focus-visible:outline-2 focus-visible:outline-blue-600 dark:border-zinc-700 dark:bg-zinc-950" />
+        <label htmlFor={`${id}-result`} className="block text-xs font-medium">
+          Result (JSON)
+        </label>
+        <textarea
+          id={`${id}-result`}
+          name="result"
+          data-testid="resolve-result"
+          aria-required
+          rows={4}
+          value={result}
+          onChange={(e) => setResult(e.target.value)}
+          placeholder='{"ok": true}'
+          aria-invalid={resultErrors ? true : undefined}
+          aria-describedby={resultErrors ? `${id}-result-error` : undefined}
+          className="mt-1 block w-full rounded-md border border-zinc-300 bg-white px-2 py-1.5 font-mono text-xs focus-visible:outline-2 focus-visible:outline-blue-600 dark:border-zinc-700 dark:bg-zinc-950"
+        />
         {resultErrors && (
-          <p id={`${id}-result-error`} data-testid="field-error-result" className="mt-1 text-xs text-red-700 dark:text-red-400">
+          <p
+            id={`${id}-result-error`}
+            data-testid="field-error-result"
+            className="mt-1 text-xs text-red-700 dark:text-red-400"
+          >
             {resultErrors.join('; ')}
           </p>
         )}
       </div>
       <div>
-        <label htmlFor={`${id}-note`} className="block text-xs font-medium">Note <span className="font-normal text-zinc-500 dark:text-zinc-400">(optional, kept in the timeline)</span></label>
-        <input id={`${id}-note`} name="note" data-testid="resolve-note" maxLength={2000}
-          value={note} onChange={(e) => setNote(e.target.value)}
+        <label htmlFor={`${id}-note`} className="block text-xs font-medium">
+          Note <span className="font-normal text-zinc-500 dark:text-zinc-400">(optional, kept in the timeline)</span>
+        </label>
+        <input
+          id={`${id}-note`}
+          name="note"
+          data-testid="resolve-note"
+          maxLength={2000}
+          value={note}
+          onChange={(e) => setNote(e.target.value)}
           aria-invalid={noteErrors ? true : undefined}
-          className="mt-1 block w-full rounded-md border border-zinc-300 bg-white px-2 py-1.5 text-xs focus-visible:outline-2 focus-visible:outline-blue-600 dark:border-zinc-700 dark:bg-zinc-950" />
-        {noteErrors && <p data-testid="field-error-note" className="mt-1 text-xs text-red-700 dark:text-red-400">{noteErrors.join('; ')}</p>}
+          className="mt-1 block w-full rounded-md border border-zinc-300 bg-white px-2 py-1.5 text-xs focus-visible:outline-2 focus-visible:outline-blue-600 dark:border-zinc-700 dark:bg-zinc-950"
+        />
+        {noteErrors && (
+          <p data-testid="field-error-note" className="mt-1 text-xs text-red-700 dark:text-red-400">
+            {noteErrors.join('; ')}
+          </p>
+        )}
       </div>
       <div className="flex flex-wrap items-center gap-3">
         <button type="submit" data-testid="resolve-submit" disabled={pending} className={buttonClass('primary')}>
           {pending ? 'Committing…' : 'Commit this result'}
         </button>
-        <p role="status" data-testid="resolve-message"
-          className={`text-xs ${state?.ok === false ? 'text-red-700 dark:text-red-400' : 'text-zinc-600 dark:text-zinc-400'}`}>
+        <p
+          role="status"
+          data-testid="resolve-message"
+          className={`text-xs ${state?.ok === false ? 'text-red-700 dark:text-red-400' : 'text-zinc-600 dark:text-zinc-400'}`}
+        >
           {state?.message}
         </p>
       </div>

@@ -7,7 +7,9 @@ export default function RunNotFound() {
       <h1 className="sr-only">Run not found</h1>
       <EmptyState title="No such run">
         <p>No run, progress or claim has this id. It may be mistyped, or the run lives in another database.</p>
-        <Link href="/" className={`${buttonClass()} mt-4`}>Back to the runs</Link>
+        <Link href="/" className={`${buttonClass()} mt-4`}>
+          Back to the runs
+        </Link>
       </EmptyState>
     </div>
   );

@@ -10,7 +10,12 @@ import Link from 'next/link';
 import { notFound } from 'next/navigation';
 import { z } from 'zod';
 import { LiveRefresh } from '@/app/components/live-refresh';
-import { CumulativeChart, DurationsChart, type CumulativeSeries, type DurationSeries } from '@/app/components/run-charts';
+import {
+  CumulativeChart,
+  DurationsChart,
+  type CumulativeSeries,
+  type DurationSeries,
+} from '@/app/components/run-charts';
 import { JsonView } from '@/app/components/json-view';
 import { Badge, Card, ProgressBar, Stat, relative } from '@/app/components/ui';
 import { allows } from '@/lib/auth/principal';
@@ -72,7 +77,15 @@ export default async function RunPage({ params, searchParams }: Props) {
   );
 }
 
-async function Run({ id, searchParams, operator }: { id: string; searchParams: Props['searchParams']; operator: boolean }) {
+async function Run({
+  id,
+  searchParams,
+  operator,
+}: {
+  id: string;
+  searchParams: Props['searchParams'];
+  operator: boolean;
+}) {
   const rawQ = (await searchParams).q;
   const parsedQ = qSchema.safeParse(Array.isArray(rawQ) ? rawQ[0] : rawQ);
   const q = parsedQ.success && parsedQ.data ? parsedQ.data : undefined;
@@ -94,13 +107,20 @@ async function Run({ id, searchParams, operator }: { id: string; searchParams: P
   // The trace's window: ?trace=N, else the steps up to where the run stands.
   const rawTrace = (await searchParams).trace;
   const traceAsked = Number(Array.isArray(rawTrace) ? rawTrace[0] : rawTrace);
-  const traceFrom = Number.isInteger(traceAsked) && traceAsked >= 0 && traceAsked <= lastStep ? traceAsked
-    : Math.max(0, Math.min(lastStep, detail.progress?.step ?? 0) - TRACE_STEPS + 1);
+  const traceFrom =
+    Number.isInteger(traceAsked) && traceAsked >= 0 && traceAsked <= lastStep
+      ? traceAsked
+      : Math.max(0, Math.min(lastStep, detail.progress?.step ?? 0) - TRACE_STEPS + 1);
   const trace = await store.readTrace(run.id, traceFrom, TRACE_STEPS);
   const ttl = claimTtlMs() / 1000;
   const claims: LiveClaim[] = detail.claims.map((c) => ({
-    key: c.idemKey, step: c.step, workerId: c.workerId, attempt: c.attempt, claimedAt: c.claimedAt,
-    expiresAt: c.leaseExpiresAt ?? c.claimedAt + ttl, orphaned: c.orphaned,
+    key: c.idemKey,
+    step: c.step,
+    workerId: c.workerId,
+    attempt: c.attempt,
+    claimedAt: c.claimedAt,
+    expiresAt: c.leaseExpiresAt ?? c.claimedAt + ttl,
+    orphaned: c.orphaned,
   }));
 
   return (
@@ -113,13 +133,19 @@ async function Run({ id, searchParams, operator }: { id: string; searchParams: P
       <div className="flex flex-col gap-6 lg:grid lg:grid-cols-[minmax(0,2fr)_minmax(0,1fr)] lg:items-start">
         <div className="contents lg:block lg:min-w-0 lg:space-y-6">
           {/* durable waits (issue 15): what the run waits for, and the decision, above everything else */}
-          <Slot order="order-1"><WaitsCard runId={id} operator={operator} status={run.status} now={now} /></Slot>
-          <Slot order="order-1"><ProgressCard detail={detail} now={now} /></Slot>
+          <Slot order="order-1">
+            <WaitsCard runId={id} operator={operator} status={run.status} now={now} />
+          </Slot>
+          <Slot order="order-1">
+            <ProgressCard detail={detail} now={now} />
+          </Slot>
           <Slot order="order-4">
             {/* Side by side on a tablet; stacked in the wide column, where a long run's series gets the width. */}
             <div className="grid grid-cols-1 gap-6 md:grid-cols-2 lg:grid-cols-1">
-              <DurationsChart series={durationSeries(detail.durations)}
-                sampledFrom={detail.committedCount > MAX_POINTS ? detail.committedCount : undefined} />
+              <DurationsChart
+                series={durationSeries(detail.durations)}
+                sampledFrom={detail.committedCount > MAX_POINTS ? detail.committedCount : undefined}
+              />
               <CumulativeChart series={cumulativeSeries(detail.cumulative)} />
             </div>
           </Slot>
@@ -132,30 +158,61 @@ async function Run({ id, searchParams, operator }: { id: string; searchParams: P
               <LiveClaims claims={claims} serverNow={now} operator={operator} />
               {detail.claimCount.total > claims.length && (
                 <p data-testid="claims-more" className="mt-3 text-xs text-zinc-600 dark:text-zinc-400">
-                  The oldest {claims.length.toLocaleString('en-US')} of {detail.claimCount.total.toLocaleString('en-US')} claims
-                  ({detail.claimCount.orphaned.toLocaleString('en-US')} orphaned); every one is on the{' '}
-                  <Link href="/claims" className="text-blue-700 hover:underline dark:text-blue-400">claims page</Link>.
+                  The oldest {claims.length.toLocaleString('en-US')} of{' '}
+                  {detail.claimCount.total.toLocaleString('en-US')} claims (
+                  {detail.claimCount.orphaned.toLocaleString('en-US')} orphaned); every one is on the{' '}
+                  <Link href="/claims" className="text-blue-700 hover:underline dark:text-blue-400">
+                    claims page
+                  </Link>
+                  .
                 </p>
               )}
             </Card>
           </Slot>
-          <Slot order="order-3"><Warnings detail={detail} /></Slot>
-          <Slot order="order-5"><RedoSave redoSave={detail.redoSave} /></Slot>
-          <Slot order="order-6"><ProgramLog lines={getRunLog(run.id)} /></Slot>
+          <Slot order="order-3">
+            <Warnings detail={detail} />
+          </Slot>
+          <Slot order="order-5">
+            <RedoSave redoSave={detail.redoSave} />
+          </Slot>
+          <Slot order="order-6">
+            <ProgramLog lines={getRunLog(run.id)} />
+          </Slot>
           <Slot order="order-7">
             <Card title="Timeline" testId="timeline">
-              <Timeline events={detail.events} audit={detail.audit} now={now} truncated={detail.events.length >= TIMELINE_EVENTS} />
+              <Timeline
+                events={detail.events}
+                audit={detail.audit}
+                now={now}
+                truncated={detail.events.length >= TIMELINE_EVENTS}
+              />
             </Card>
           </Slot>
         </div>
       </div>
 
-      <div id="trace"><Card title="Trace" testId="trace-card"><Trace runId={run.id} bars={trace} from={traceFrom} lastStep={lastStep} /></Card></div>
+      <div id="trace">
+        <Card title="Trace" testId="trace-card">
+          <Trace runId={run.id} bars={trace} from={traceFrom} lastStep={lastStep} />
+        </Card>
+      </div>
       {/* Full width: results are JSON, and an opened one needs the room. */}
-      <CommittedTable runId={run.id} rows={detail.committed} total={detail.committedCount} q={q} qError={qError} now={now} after={after} />
+      <CommittedTable
+        runId={run.id}
+        rows={detail.committed}
+        total={detail.committedCount}
+        q={q}
+        qError={qError}
+        now={now}
+        after={after}
+      />
       {!run.external && operator && (
         <Card title="Rerun or fork from a step" testId="rewind-card">
-          <RewindActions runId={run.id} lastStep={lastStep} rerunnable={['completed', 'failed', 'cancelled', 'paused'].includes(run.status)} />
+          <RewindActions
+            runId={run.id}
+            lastStep={lastStep}
+            rerunnable={['completed', 'failed', 'cancelled', 'paused'].includes(run.status)}
+          />
         </Card>
       )}
       {!run.external && <RunData detail={detail} />}
@@ -171,14 +228,27 @@ function Lineage({ run, forks }: { run: RunDetail['run']; forks: { id: string; f
   return (
     <div data-testid="run-lineage" className="space-y-1 text-sm text-zinc-600 dark:text-zinc-400">
       {original && (
-        <p data-testid="forked-from">Forked from <Link href={`/runs/${encodeURIComponent(original)}`} className={link}>{original}</Link>
-          {run.forkedAtStep !== null ? ` at step ${run.forkedAtStep}` : ''}: steps before it were copied from there.</p>
+        <p data-testid="forked-from">
+          Forked from{' '}
+          <Link href={`/runs/${encodeURIComponent(original)}`} className={link}>
+            {original}
+          </Link>
+          {run.forkedAtStep !== null ? ` at step ${run.forkedAtStep}` : ''}: steps before it were copied from there.
+        </p>
       )}
       {forks.length > 0 && (
-        <p data-testid="forks">Forks: {forks.map((f, i) => (
-          <span key={f.id}>{i > 0 && ', '}<Link href={`/runs/${encodeURIComponent(f.id)}`} className={link}>{f.id}</Link>
-            {f.forkedAtStep !== null && ` (from step ${f.forkedAtStep})`}</span>
-        ))}</p>
+        <p data-testid="forks">
+          Forks:{' '}
+          {forks.map((f, i) => (
+            <span key={f.id}>
+              {i > 0 && ', '}
+              <Link href={`/runs/${encodeURIComponent(f.id)}`} className={link}>
+                {f.id}
+              </Link>
+              {f.forkedAtStep !== null && ` (from step ${f.forkedAtStep})`}
+            </span>
+          ))}
+        </p>
       )}
     </div>
   );
@@ -211,7 +281,9 @@ function ProgressCard({ detail, now }: { detail: RunDetail; now: number }) {
         ) : detail.eta ? (
           <span data-testid="run-eta">{eta(detail.eta)}</span>
         ) : progress ? (
-          <>Last saved {relative(progress.updatedAt, now)} at step {progress.step}.</>
+          <>
+            Last saved {relative(progress.updatedAt, now)} at step {progress.step}.
+          </>
         ) : (
           <>No progress saved yet.</>
         )}
@@ -226,38 +298,82 @@ function RunData({ detail }: { detail: RunDetail }) {
   return (
     <Card title="Input and output">
       <dl className="space-y-2 text-sm">
-        <div><dt className={term}>Input</dt><dd><JsonView json={run.inputJson} label="run input" testId="run-input" /></dd></div>
-        <div><dt className={term}>Output</dt><dd><JsonView json={run.outputJson} label="run output" testId="run-output" /></dd></div>
+        <div>
+          <dt className={term}>Input</dt>
+          <dd>
+            <JsonView json={run.inputJson} label="run input" testId="run-input" />
+          </dd>
+        </div>
+        <div>
+          <dt className={term}>Output</dt>
+          <dd>
+            <JsonView json={run.outputJson} label="run output" testId="run-output" />
+          </dd>
+        </div>
         {progress && (
-          <div><dt className={term}>Saved state</dt><dd><JsonView json={progress.stateJson} label="saved state" testId="run-state" /></dd></div>
+          <div>
+            <dt className={term}>Saved state</dt>
+            <dd>
+              <JsonView json={progress.stateJson} label="saved state" testId="run-state" />
+            </dd>
+          </div>
         )}
       </dl>
     </Card>
   );
 }
 
-function Header({ detail, now, operator, waitingForWorker }: { detail: RunDetail; now: number; operator: boolean; waitingForWorker: boolean }) {
+function Header({
+  detail,
+  now,
+  operator,
+  waitingForWorker,
+}: {
+  detail: RunDetail;
+  now: number;
+  operator: boolean;
+  waitingForWorker: boolean;
+}) {
   const { run } = detail;
   return (
     <header className="space-y-4">
       <nav aria-label="Breadcrumb" className="text-sm text-zinc-600 dark:text-zinc-400">
-        <Link prefetch={false} href="/" className="rounded hover:text-zinc-900 focus-visible:outline-2 focus-visible:outline-blue-600 dark:hover:text-zinc-100">Runs</Link>
-        <span aria-hidden> / </span><span className="break-all">{run.id}</span>
+        <Link
+          prefetch={false}
+          href="/"
+          className="rounded hover:text-zinc-900 focus-visible:outline-2 focus-visible:outline-blue-600 dark:hover:text-zinc-100"
+        >
+          Runs
+        </Link>
+        <span aria-hidden> / </span>
+        <span className="break-all">{run.id}</span>
       </nav>
       <div className="flex flex-col gap-4 sm:flex-row sm:items-start sm:justify-between">
         <div className="min-w-0 space-y-2">
           <div className="flex flex-wrap items-center gap-3">
-            <h1 data-testid="run-id" className="break-all font-mono text-xl font-semibold tracking-tight">{run.id}</h1>
+            <h1 data-testid="run-id" className="break-all font-mono text-xl font-semibold tracking-tight">
+              {run.id}
+            </h1>
             <Badge value={run.status} testId="run-status" />
             <LiveRefresh />
           </div>
           <dl className="flex flex-wrap gap-x-6 gap-y-1 text-sm">
-            <Fact label="Workflow" testId="run-workflow">{run.workflow}</Fact>
-            <Fact label="Worker" testId="run-owner">{run.owner ?? '—'}</Fact>
-            <Fact label="Attempts" testId="run-attempts">{run.attempts}</Fact>
-            <Fact label="Created"><When at={run.external ? null : run.createdAt} now={now} /></Fact>
+            <Fact label="Workflow" testId="run-workflow">
+              {run.workflow}
+            </Fact>
+            <Fact label="Worker" testId="run-owner">
+              {run.owner ?? '—'}
+            </Fact>
+            <Fact label="Attempts" testId="run-attempts">
+              {run.attempts}
+            </Fact>
+            <Fact label="Created">
+              <When at={run.external ? null : run.createdAt} now={now} />
+            </Fact>
             {/* The latest of the run row's time and its progress's: a step's commit moves only the progress. */}
-            <Fact label="Updated" testId="run-updated"><When at={detail.lastActivityAt} now={now} /></Fact>
+            <Fact label="Updated" testId="run-updated">
+              <When at={detail.lastActivityAt} now={now} />
+            </Fact>
           </dl>
           {detail.stall && (
             <p data-testid="run-stall-reason" className="text-sm font-medium text-amber-800 dark:text-amber-300">
@@ -266,22 +382,26 @@ function Header({ detail, now, operator, waitingForWorker }: { detail: RunDetail
           )}
           {waitingForWorker && (
             <p data-testid="run-waiting" className="text-sm text-amber-800 dark:text-amber-300">
-              Waiting for a worker that serves {run.workflow}: none is live. Start one (<code className="font-mono">npx waybill worker --workflows …</code>) and it picks this run up.
+              Waiting for a worker that serves {run.workflow}: none is live. Start one (
+              <code className="font-mono">npx waybill worker --workflows …</code>) and it picks this run up.
             </p>
           )}
           <RunTimes run={run} now={now} />
           {run.external && (
             <p data-testid="run-external" className="text-sm text-zinc-600 dark:text-zinc-400">
-              This run was written by an outside client: it has progress and claims but no run row, so there is nothing to
-              pause or retry from here.
+              This run was written by an outside client: it has progress and claims but no run row, so there is nothing
+              to pause or retry from here.
             </p>
           )}
         </div>
         {!run.external && operator && <RunActions runId={run.id} actions={detail.actions} />}
       </div>
       {run.status === 'failed' && run.error && (
-        <div data-testid="run-error" role="alert"
-          className="rounded-lg border border-red-200 bg-red-50 px-4 py-3 text-sm text-red-800 dark:border-red-900 dark:bg-red-950/60 dark:text-red-200">
+        <div
+          data-testid="run-error"
+          role="alert"
+          className="rounded-lg border border-red-200 bg-red-50 px-4 py-3 text-sm text-red-800 dark:border-red-900 dark:bg-red-950/60 dark:text-red-200"
+        >
           <p className="font-medium">The run failed</p>
           <p className="mt-1 whitespace-pre-wrap break-words font-mono text-xs">{run.error}</p>
         </div>
@@ -294,7 +414,11 @@ function Header({ detail, now, operator, waitingForWorker }: { detail: RunDetail
 function When({ at, now }: { at: number | null; now: number }) {
   const text = utcText(at);
   if (at === null || text === null) return <span className="text-zinc-500 dark:text-zinc-400">never</span>;
-  return <time dateTime={new Date(at * 1000).toISOString()} title={text}>{relative(at, now)}</time>;
+  return (
+    <time dateTime={new Date(at * 1000).toISOString()} title={text}>
+      {relative(at, now)}
+    </time>
+  );
 }
 
 /** Started, finished and how long it took, as absolute times: "3m ago" does not say when a run ran. */
@@ -305,9 +429,15 @@ function RunTimes({ run, now }: { run: RunDetail['run']; now: number }) {
   const took = runDuration(run.startedAt, run.finishedAt, now);
   return (
     <dl data-testid="run-times" className="flex flex-wrap gap-x-6 gap-y-1 text-sm">
-      <Fact label="Started" testId="run-started">{started ?? 'not yet'}</Fact>
-      <Fact label="Finished" testId="run-finished">{finished ?? (started ? 'not yet' : '—')}</Fact>
-      <Fact label="Duration" testId="run-duration">{took ? `${durationText(took.seconds)}${took.ongoing ? ' so far' : ''}` : '—'}</Fact>
+      <Fact label="Started" testId="run-started">
+        {started ?? 'not yet'}
+      </Fact>
+      <Fact label="Finished" testId="run-finished">
+        {finished ?? (started ? 'not yet' : '—')}
+      </Fact>
+      <Fact label="Duration" testId="run-duration">
+        {took ? `${durationText(took.seconds)}${took.ongoing ? ' so far' : ''}` : '—'}
+      </Fact>
     </dl>
   );
 }
@@ -316,7 +446,9 @@ function Fact({ label, testId, children }: { label: string; testId?: string; chi
   return (
     <div className="flex gap-1.5">
       <dt className="text-zinc-500 dark:text-zinc-400">{label}</dt>
-      <dd data-testid={testId} className="break-all font-medium">{children}</dd>
+      <dd data-testid={testId} className="break-all font-medium">
+        {children}
+      </dd>
     </div>
   );
 }
@@ -330,13 +462,19 @@ function RedoSave({ redoSave }: { redoSave: RunDetail['redoSave'] }) {
             {redoSave.ratio >= 10 ? Math.round(redoSave.ratio).toLocaleString('en-US') : redoSave.ratio.toFixed(1)}×
           </p>
           <p className="text-xs text-zinc-600 dark:text-zinc-400">
-            median step <span className="font-medium tabular-nums text-zinc-800 dark:text-zinc-200">{ms(redoSave.stepMs)}</span>
-            {' ÷ '}save <span className="font-medium tabular-nums text-zinc-800 dark:text-zinc-200">{ms(redoSave.saveMs)}</span>
+            median step{' '}
+            <span className="font-medium tabular-nums text-zinc-800 dark:text-zinc-200">{ms(redoSave.stepMs)}</span>
+            {' ÷ '}save{' '}
+            <span className="font-medium tabular-nums text-zinc-800 dark:text-zinc-200">{ms(redoSave.saveMs)}</span>
           </p>
-          <p className="text-sm" data-testid="redo-save-advice">{redoSave.advice}</p>
+          <p className="text-sm" data-testid="redo-save-advice">
+            {redoSave.advice}
+          </p>
         </div>
       ) : (
-        <p className="text-sm text-zinc-600 dark:text-zinc-400">Not measured yet: it needs a committed step and a timed progress save.</p>
+        <p className="text-sm text-zinc-600 dark:text-zinc-400">
+          Not measured yet: it needs a committed step and a timed progress save.
+        </p>
       )}
     </Card>
   );
@@ -344,13 +482,19 @@ function RedoSave({ redoSave }: { redoSave: RunDetail['redoSave'] }) {
 
 function Warnings({ detail }: { detail: RunDetail }) {
   if (detail.unstableKeys.length === 0 && detail.keyReuse.length === 0) return null;
-  const box = 'rounded-lg border border-amber-300 bg-amber-50 p-4 text-sm text-amber-900 dark:border-amber-800 dark:bg-amber-950/50 dark:text-amber-100';
+  const box =
+    'rounded-lg border border-amber-300 bg-amber-50 p-4 text-sm text-amber-900 dark:border-amber-800 dark:bg-amber-950/50 dark:text-amber-100';
   return (
     <div className="space-y-6">
       {detail.unstableKeys.length > 0 && (
         <section data-testid="warning-unstable" aria-labelledby="warning-unstable-title" className={box}>
-          <h2 id="warning-unstable-title" className="font-semibold">⚠ Steps committed under several keys</h2>
-          <p className="mt-1 text-xs">Their keys changed between attempts (a time or an attempt number in the key?), so the side effect may have run more than once.</p>
+          <h2 id="warning-unstable-title" className="font-semibold">
+            ⚠ Steps committed under several keys
+          </h2>
+          <p className="mt-1 text-xs">
+            Their keys changed between attempts (a time or an attempt number in the key?), so the side effect may have
+            run more than once.
+          </p>
           <ul className="mt-2 space-y-1">
             {detail.unstableKeys.map((u) => (
               <li key={u.keys.join('\n')} className="text-xs">
@@ -363,7 +507,9 @@ function Warnings({ detail }: { detail: RunDetail }) {
       )}
       {detail.keyReuse.length > 0 && (
         <section data-testid="warning-reuse" aria-labelledby="warning-reuse-title" className={box}>
-          <h2 id="warning-reuse-title" className="font-semibold">⚠ Keys reused with a different input</h2>
+          <h2 id="warning-reuse-title" className="font-semibold">
+            ⚠ Keys reused with a different input
+          </h2>
           <p className="mt-1 text-xs">The same idempotency key came with another input fingerprint, and was refused.</p>
           <ul className="mt-2 space-y-1">
             {detail.keyReuse.map((e) => (
@@ -381,13 +527,20 @@ function Warnings({ detail }: { detail: RunDetail }) {
 
 function unstableLabel(u: RunDetail['unstableKeys'][number]): string {
   if (u.step !== null) return `step ${u.step}`;
-  return { step: 'one step', fingerprint: 'the same input (fingerprint)', time: 'keys differing only in the time they ran', attempt: 'keys differing only in an attempt number' }[u.why];
+  return {
+    step: 'one step',
+    fingerprint: 'the same input (fingerprint)',
+    time: 'keys differing only in the time they ran',
+    attempt: 'keys differing only in an attempt number',
+  }[u.why];
 }
 
 function eta(e: NonNullable<RunDetail['eta']>): string {
   const s = Math.round(e.seconds);
-  const left = s < 60 ? `${s}s` : s < 3600 ? `${Math.round(s / 60)}m` : `${Math.floor(s / 3600)}h ${Math.round((s % 3600) / 60)}m`;
-  const rate = e.stepsPerMinute >= 10 ? Math.round(e.stepsPerMinute).toLocaleString('en-US') : e.stepsPerMinute.toFixed(1);
+  const left =
+    s < 60 ? `${s}s` : s < 3600 ? `${Math.round(s / 60)}m` : `${Math.floor(s / 3600)}h ${Math.round((s % 3600) / 60)}m`;
+  const rate =
+    e.stepsPerMinute >= 10 ? Math.round(e.stepsPerMinute).toLocaleString('en-US') : e.stepsPerMinute.toFixed(1);
   return `~${left} left at ${rate} steps/min`;
 }
 
@@ -397,7 +550,11 @@ function stalled(e: NonNullable<RunDetail['eta']>, updatedAt: number, now: numbe
 }
 
 function ms(value: number): string {
-  return value >= 1000 ? `${(value / 1000).toFixed(1)} s` : value >= 10 ? `${Math.round(value)} ms` : `${value.toFixed(2)} ms`;
+  return value >= 1000
+    ? `${(value / 1000).toFixed(1)} s`
+    : value >= 10
+      ? `${Math.round(value)} ms`
+      : `${value.toFixed(2)} ms`;
 }
 
 /** Columns, rounded to what a 240-pixel chart can show: three significant digits, so 0.25 ms stays 0.25 ms. */
@@ -407,8 +564,9 @@ function durationSeries(points: RunDetail['durations']): DurationSeries {
 
 function cumulativeSeries(points: RunDetail['cumulative']): CumulativeSeries {
   return {
-    t: points.map((p) => Math.round(p.t)), executed: points.map((p) => p.executed),
-    skipped: points.map((p) => p.skipped), awaited: points.map((p) => p.awaited),
+    t: points.map((p) => Math.round(p.t)),
+    executed: points.map((p) => p.executed),
+    skipped: points.map((p) => p.skipped),
+    awaited: points.map((p) => p.awaited),
   };
 }
-

@@ -18,10 +18,15 @@ export function ProgramLog({ lines }: { lines: RunLogLine[] }) {
       <ol className="max-h-80 overflow-y-auto font-mono text-xs leading-5" aria-label="last lines the program printed">
         {lines.map((line, i) => (
           // Lines have no identity of their own; their order is the key, and a refresh replaces them all.
-          // biome-ignore lint/suspicious/noArrayIndexKey: see above
-          <li key={i} data-stream={line.stream} className={`whitespace-pre-wrap break-all ${STREAM_CLASS[line.stream] ?? ''}`}>
+          <li
+            // biome-ignore lint/suspicious/noArrayIndexKey: see above
+            key={i}
+            data-stream={line.stream}
+            className={`whitespace-pre-wrap break-all ${STREAM_CLASS[line.stream] ?? ''}`}
+          >
             <span className="mr-2 text-zinc-400">{new Date(line.at * 1000).toISOString().slice(11, 19)}</span>
-            {line.stream === 'stderr' ? '! ' : ''}{line.text}
+            {line.stream === 'stderr' ? '! ' : ''}
+            {line.text}
           </li>
         ))}
       </ol>

@@ -8,7 +8,15 @@ import { useState } from 'react';
 import { forkAction, rerunAction } from '@/app/actions/rewind';
 import { ConfirmAction } from '@/app/components/confirm-action';
 
-export function RewindActions({ runId, lastStep, rerunnable }: { runId: string; lastStep: number; rerunnable: boolean }) {
+export function RewindActions({
+  runId,
+  lastStep,
+  rerunnable,
+}: {
+  runId: string;
+  lastStep: number;
+  rerunnable: boolean;
+}) {
   const [step, setStep] = useState(String(Math.max(0, lastStep)));
   const [input, setInput] = useState('');
   const [result, setResult] = useState<{ ok: boolean; message: string; fork?: string } | null>(null);
@@ -19,37 +27,96 @@ export function RewindActions({ runId, lastStep, rerunnable }: { runId: string; 
       <div className="flex flex-wrap items-end gap-2">
         <label className="flex flex-col text-xs">
           From step
-          <input data-testid="rewind-step" type="number" min={0} max={lastStep} value={step} onChange={(e) => setStep(e.target.value)} className={`${field} w-24`} />
+          <input
+            data-testid="rewind-step"
+            type="number"
+            min={0}
+            max={lastStep}
+            value={step}
+            onChange={(e) => setStep(e.target.value)}
+            className={`${field} w-24`}
+          />
         </label>
         <label className="flex min-w-48 flex-1 flex-col text-xs">
           Edited input (JSON, optional)
-          <input data-testid="rewind-input" type="text" value={input} onChange={(e) => setInput(e.target.value)} placeholder="keep the run's input" className={field} />
+          <input
+            data-testid="rewind-input"
+            type="text"
+            value={input}
+            onChange={(e) => setInput(e.target.value)}
+            placeholder="keep the run's input"
+            className={field}
+          />
         </label>
         {rerunnable && (
-          <ConfirmAction testId="action-rerun" label="Rerun from step" pendingLabel="Rerunning…" tone="primary"
-            disabled={Number.isNaN(fromStep)} heading={`Rerun ${runId} from step ${step}?`} confirmLabel="Rerun"
+          <ConfirmAction
+            testId="action-rerun"
+            label="Rerun from step"
+            pendingLabel="Rerunning…"
+            tone="primary"
+            disabled={Number.isNaN(fromStep)}
+            heading={`Rerun ${runId} from step ${step}?`}
+            confirmLabel="Rerun"
             onConfirm={async (reason) => {
               const outcome = await rerunAction({ runId, fromStep, input, reason });
-              setResult({ ok: outcome.ok, message: outcome.message + (!outcome.ok && outcome.errors ? `: ${Object.entries(outcome.errors).map(([k, v]) => `${k} ${v.join(', ')}`).join('; ')}` : '') });
+              setResult({
+                ok: outcome.ok,
+                message:
+                  outcome.message +
+                  (!outcome.ok && outcome.errors
+                    ? `: ${Object.entries(outcome.errors)
+                        .map(([k, v]) => `${k} ${v.join(', ')}`)
+                        .join('; ')}`
+                    : ''),
+              });
               return outcome;
-            }}>
-            <p>Every committed result from step {step} on moves to the step history (still readable on each step&apos;s page),
-              and the run is queued again from there under the same idempotency keys. Steps before it stay committed.</p>
+            }}
+          >
+            <p>
+              Every committed result from step {step} on moves to the step history (still readable on each step&apos;s
+              page), and the run is queued again from there under the same idempotency keys. Steps before it stay
+              committed.
+            </p>
           </ConfirmAction>
         )}
-        <ConfirmAction testId="action-fork" label="Fork from step" pendingLabel="Forking…" tone="default"
-          disabled={Number.isNaN(fromStep)} heading={`Fork ${runId} from step ${step}?`} confirmLabel="Fork"
+        <ConfirmAction
+          testId="action-fork"
+          label="Fork from step"
+          pendingLabel="Forking…"
+          tone="default"
+          disabled={Number.isNaN(fromStep)}
+          heading={`Fork ${runId} from step ${step}?`}
+          confirmLabel="Fork"
           onConfirm={async (reason) => {
             const outcome = await forkAction({ runId, fromStep, input, reason });
             setResult({ ok: outcome.ok, message: outcome.message, fork: outcome.ok ? outcome.data?.id : undefined });
             return outcome;
-          }}>
-          <p>A new run: steps before {step} are copied from this one as committed, the rest run anew under the new run&apos;s keys. This run is not changed.</p>
+          }}
+        >
+          <p>
+            A new run: steps before {step} are copied from this one as committed, the rest run anew under the new
+            run&apos;s keys. This run is not changed.
+          </p>
         </ConfirmAction>
       </div>
-      <p data-testid="rewind-message" role="status" className={`empty:sr-only ${result?.ok === false ? 'text-red-700 dark:text-red-400' : 'text-zinc-600 dark:text-zinc-400'}`}>
+      <p
+        data-testid="rewind-message"
+        role="status"
+        className={`empty:sr-only ${result?.ok === false ? 'text-red-700 dark:text-red-400' : 'text-zinc-600 dark:text-zinc-400'}`}
+      >
         {result?.message}
-        {result?.fork && <> — <Link href={`/runs/${encodeURIComponent(result.fork)}`} className="text-blue-700 hover:underline dark:text-blue-400">open {result.fork}</Link></>}
+        {result?.fork && (
+          <>
+            {' '}
+            —{' '}
+            <Link
+              href={`/runs/${encodeURIComponent(result.fork)}`}
+              className="text-blue-700 hover:underline dark:text-blue-400"
+            >
+              open {result.fork}
+            </Link>
+          </>
+        )}
       </p>
     </div>
   );

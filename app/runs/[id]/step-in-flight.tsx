@@ -24,11 +24,16 @@ export function StepInFlightLine({ step, serverNowMs }: { step: StepInFlight; se
     return () => clearInterval(timer);
   }, [step.running, step.retryAt]);
   return (
-    <div data-testid="step-in-flight" className="mb-3 rounded-md border border-amber-200 bg-amber-50 px-3 py-2 text-sm text-amber-900 dark:border-amber-900 dark:bg-amber-950/40 dark:text-amber-200">
+    <div
+      data-testid="step-in-flight"
+      className="mb-3 rounded-md border border-amber-200 bg-amber-50 px-3 py-2 text-sm text-amber-900 dark:border-amber-900 dark:bg-amber-950/40 dark:text-amber-200"
+    >
       <p>
         <span className="font-medium">Step {step.step ?? step.key}</span>
         {': '}
-        <span data-testid="step-in-flight-attempt" className="tabular-nums">{inFlightText(step, now)}</span>
+        <span data-testid="step-in-flight-attempt" className="tabular-nums">
+          {inFlightText(step, now)}
+        </span>
       </p>
       <p className="mt-1 break-words font-mono text-xs" data-testid="step-in-flight-error" title={step.lastError}>
         last error: {step.lastError.length > 300 ? `${step.lastError.slice(0, 300)}…` : step.lastError}

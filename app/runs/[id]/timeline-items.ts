@@ -18,15 +18,27 @@ export const TIMELINE_KINDS: { kind: TimelineKind; label: string }[] = [
 ];
 
 const KIND_OF: Record<Outcome, TimelineKind> = {
-  executed: 'steps', skipped: 'steps', awaited: 'steps',
-  failed: 'failures', lease_lost: 'failures', key_reuse: 'failures',
-  expired: 'claims', resolved: 'claims',
+  executed: 'steps',
+  skipped: 'steps',
+  awaited: 'steps',
+  failed: 'failures',
+  lease_lost: 'failures',
+  key_reuse: 'failures',
+  expired: 'claims',
+  resolved: 'claims',
   operator: 'operator',
 };
 
 export type TimelineItem =
   | { type: 'event'; kind: TimelineKind; at: number; event: StepEvent }
-  | { type: 'action'; kind: 'operator'; at: number; entry: AuditEntry; event: StepEvent | null; transition: string | null };
+  | {
+      type: 'action';
+      kind: 'operator';
+      at: number;
+      entry: AuditEntry;
+      event: StepEvent | null;
+      transition: string | null;
+    };
 
 /** How far apart an action's event and its audit line may be written: the audit follows the commit at once. */
 const PAIR_WINDOW_S = 10;

@@ -8,7 +8,17 @@ import { waitView } from '@/lib/control/waits';
 import { getStore } from '@/lib/data/store';
 import { WaitDecision } from './wait-panel';
 
-export async function WaitsCard({ runId, operator, status, now }: { runId: string; operator: boolean; status: string; now: number }) {
+export async function WaitsCard({
+  runId,
+  operator,
+  status,
+  now,
+}: {
+  runId: string;
+  operator: boolean;
+  status: string;
+  now: number;
+}) {
   const rows = (await (await getStore()).listWaits(runId)).map(waitView);
   if (rows.length === 0) return null;
   const open = rows.filter((w) => w.decidedAt === null);
@@ -20,21 +30,36 @@ export async function WaitsCard({ runId, operator, status, now }: { runId: strin
         {open.map((w) => (
           <li key={w.name} data-testid="wait-open" data-wait={w.name}>
             <p className="text-sm">
-              <strong>{w.kind === 'approval' ? 'Approval' : w.kind === 'signal' ? 'Signal' : 'Sleep'}</strong> <code>{w.name}</code>,
-              {' '}since {relative(w.createdAt, now)}
-              {w.dueAt !== null && <>; {w.kind === 'sleep' ? 'wakes' : `times out (${w.onTimeout})`} {relative(w.dueAt, now)}</>}
+              <strong>{w.kind === 'approval' ? 'Approval' : w.kind === 'signal' ? 'Signal' : 'Sleep'}</strong>{' '}
+              <code>{w.name}</code>, since {relative(w.createdAt, now)}
+              {w.dueAt !== null && (
+                <>
+                  ; {w.kind === 'sleep' ? 'wakes' : `times out (${w.onTimeout})`} {relative(w.dueAt, now)}
+                </>
+              )}
               {w.dueAt === null && w.kind !== 'sleep' && <>; no timeout</>}
             </p>
             {/* In full, not collapsed: it is what the approver decides on (cut at 4,000 characters). */}
-            {w.details !== null && <pre data-testid="wait-details" className="wb-json-pre mt-2 max-h-64 overflow-auto">{pretty(w.details)}</pre>}
-            {w.kind === 'approval' && !finished && (operator
-              ? <WaitDecision runId={runId} name={w.name} />
-              : <p className="mt-2 text-xs text-zinc-600 dark:text-zinc-400" data-testid="wait-readonly">An operator can approve or reject this.</p>)}
+            {w.details !== null && (
+              <pre data-testid="wait-details" className="wb-json-pre mt-2 max-h-64 overflow-auto">
+                {pretty(w.details)}
+              </pre>
+            )}
+            {w.kind === 'approval' &&
+              !finished &&
+              (operator ? (
+                <WaitDecision runId={runId} name={w.name} />
+              ) : (
+                <p className="mt-2 text-xs text-zinc-600 dark:text-zinc-400" data-testid="wait-readonly">
+                  An operator can approve or reject this.
+                </p>
+              ))}
           </li>
         ))}
         {decided.map((w) => (
           <li key={w.name} data-testid="wait-decided" className="text-sm text-zinc-700 dark:text-zinc-300">
-            <code>{w.name}</code> ({w.kind}): {decisionText(w.decision)} by {w.decidedBy} {relative(w.decidedAt, now)}{w.note ? ` — “${w.note}”` : ''}
+            <code>{w.name}</code> ({w.kind}): {decisionText(w.decision)} by {w.decidedBy} {relative(w.decidedAt, now)}
+            {w.note ? ` — “${w.note}”` : ''}
           </li>
         ))}
       </ul>

@@ -12,23 +12,40 @@ export const dynamic = 'force-dynamic';
 
 export const metadata: Metadata = { title: 'Start a run' };
 
-export default async function StartRunPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+export default async function StartRunPage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}) {
   // Starting a run is an operator's: a viewer gets a 403 here rather than a form the server would refuse.
   await requirePage('/runs/new', 'operator');
   const [choices, params] = await Promise.all([getWorkflowChoices(), searchParams]);
   const wanted = Array.isArray(params.workflow) ? params.workflow[0] : params.workflow;
   const initial = choices.find((choice) => choice.name === wanted)?.name ?? choices[0]?.name ?? '';
   const options: StartChoice[] = choices.map((choice) => ({
-    name: choice.name, example: choice.example, schema: choice.inputSchema, description: choice.description,
-    version: choice.version, totalSteps: choice.totalSteps, servedBy: choice.servedBy, builtin: choice.builtin,
+    name: choice.name,
+    example: choice.example,
+    schema: choice.inputSchema,
+    description: choice.description,
+    version: choice.version,
+    totalSteps: choice.totalSteps,
+    servedBy: choice.servedBy,
+    builtin: choice.builtin,
   }));
 
   return (
     <div className="mx-auto max-w-3xl space-y-6">
       <header>
         <nav aria-label="Breadcrumb" className="text-sm text-zinc-600 dark:text-zinc-400">
-          <Link href="/" className="rounded hover:text-zinc-900 hover:underline focus-visible:outline-2 focus-visible:outline-blue-600 dark:hover:text-zinc-100">Runs</Link>
-          <span aria-hidden className="px-1.5">/</span>
+          <Link
+            href="/"
+            className="rounded hover:text-zinc-900 hover:underline focus-visible:outline-2 focus-visible:outline-blue-600 dark:hover:text-zinc-100"
+          >
+            Runs
+          </Link>
+          <span aria-hidden className="px-1.5">
+            /
+          </span>
           <span aria-current="page">New</span>
         </nav>
         <h1 className="mt-1 text-2xl font-semibold tracking-tight">Start a run</h1>

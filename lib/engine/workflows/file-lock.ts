@@ -21,7 +21,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { LockTimeoutError } from '../../errors';
 import { pidAlive } from '../../store/machine';
 
-
 export interface FileLockOptions {
   signal?: AbortSignal;
   /** Give up (a transient error, retried by the run context) when a live owner holds it this long. */

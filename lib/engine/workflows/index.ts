@@ -24,8 +24,12 @@ export interface BuiltinOptions {
 
 export function builtinWorkflows(options: BuiltinOptions = {}): WorkflowDefinition<any>[] {
   const dataDir = options.dataDir ?? resolve('data');
-  return [agentBatchWorkflow(options), notifyWorkflow({ dataDir }), reviewAndSendWorkflow({ dataDir, model: options.model }),
-    ...(options.pythonAgent ? [pythonAgentWorkflow()] : [])];
+  return [
+    agentBatchWorkflow(options),
+    notifyWorkflow({ dataDir }),
+    reviewAndSendWorkflow({ dataDir, model: options.model }),
+    ...(options.pythonAgent ? [pythonAgentWorkflow()] : []),
+  ];
 }
 
 export function builtinRegistry(options: BuiltinOptions = {}): WorkflowRegistry {
@@ -37,6 +41,14 @@ export { notifyInput, notifyWorkflow, type NotifyInput, type NotifyOptions } fro
 export { pythonAgentInput, pythonAgentWorkflow } from './python-agent';
 export { reviewAndSendInput, reviewAndSendWorkflow, type ReviewAndSendInput } from './review-and-send';
 export { outboxPathSchema, resolveOutbox } from './outbox-path';
-export { httpModel, modelFromEnv, simulateCompletion, simulatedModel, type ModelClient, type ModelEnv, type ModelOutput } from './model';
+export {
+  httpModel,
+  modelFromEnv,
+  simulateCompletion,
+  simulatedModel,
+  type ModelClient,
+  type ModelEnv,
+  type ModelOutput,
+} from './model';
 export { Outbox, outboxAt, readOutbox, type Delivery, type OutboxSummary } from './outbox';
 export { LockTimeoutError, ModelError } from '../../errors';

@@ -26,7 +26,6 @@ export interface ModelClient {
   complete(prompt: string, call: ModelCall): Promise<ModelOutput>;
 }
 
-
 /** The simulated model's answer: a function of the prompt only, so a replayed step gives the same output. */
 export function simulateCompletion(prompt: string): ModelOutput {
   const digest = createHash('sha256').update(prompt).digest();
@@ -40,7 +39,9 @@ export function simulateCompletion(prompt: string): ModelOutput {
   };
 }
 
-export function simulatedModel(options: { latencyMs?: number; failureRate?: number; random?: () => number } = {}): ModelClient {
+export function simulatedModel(
+  options: { latencyMs?: number; failureRate?: number; random?: () => number } = {},
+): ModelClient {
   const { latencyMs = 0, failureRate = 0, random = Math.random } = options;
   return {
     name: 'simulated',
@@ -70,21 +71,28 @@ export function httpModel(options: HttpModelOptions): ModelClient {
     name: model,
     async complete(prompt, call) {
       const timeout = AbortSignal.timeout(timeoutMs);
-      const headers: Record<string, string> = { 'content-type': 'application/json', 'idempotency-key': call.idempotencyKey };
+      const headers: Record<string, string> = {
+        'content-type': 'application/json',
+        'idempotency-key': call.idempotencyKey,
+      };
       if (apiKey) headers.authorization = `Bearer ${apiKey}`;
       let response: Response;
       let body: string;
       try {
         response = await fetch(url, {
-          method: 'POST', headers, signal: AbortSignal.any([call.signal, timeout]),
+          method: 'POST',
+          headers,
+          signal: AbortSignal.any([call.signal, timeout]),
           body: JSON.stringify({ model, messages: [{ role: 'user', content: prompt }] }),
         });
         body = await response.text();
       } catch (error) {
         // The step was interrupted (pause, cancel, lost lease): pass the reason up untouched, never retried.
         if (call.signal.aborted) throw call.signal.reason ?? error;
-        if (timeout.aborted) throw new ModelError(`model request to ${url} timed out after ${timeoutMs} ms`, null, true, error);
-        const reason = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error);
+        if (timeout.aborted)
+          throw new ModelError(`model request to ${url} timed out after ${timeoutMs} ms`, null, true, error);
+        const reason =
+          error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error);
         throw new ModelError(`model request to ${url} failed: ${reason}`, null, true, error);
       }
       if (!response.ok) {
@@ -92,7 +100,8 @@ export function httpModel(options: HttpModelOptions): ModelClient {
         throw new ModelError(
           `model endpoint ${url} answered ${response.status} ${response.statusText}` +
             `${transient ? '' : ' (not transient: check WAYBILL_MODEL_NAME and WAYBILL_MODEL_API_KEY)'}: ${body.slice(0, 300)}`,
-          response.status, transient,
+          response.status,
+          transient,
         );
       }
       return parseCompletion(body, url, model);
@@ -105,11 +114,19 @@ function parseCompletion(body: string, url: string, model: string): ModelOutput 
   try {
     json = JSON.parse(body);
   } catch {
-    throw new ModelError(`model endpoint ${url} answered 2xx with a body that is not JSON: ${body.slice(0, 200)}`, null, true);
+    throw new ModelError(
+      `model endpoint ${url} answered 2xx with a body that is not JSON: ${body.slice(0, 200)}`,
+      null,
+      true,
+    );
   }
   const text = json?.choices?.[0]?.message?.content;
   if (typeof text !== 'string') {
-    throw new ModelError(`model endpoint ${url} answered without choices[0].message.content: ${body.slice(0, 200)}`, null, true);
+    throw new ModelError(
+      `model endpoint ${url} answered without choices[0].message.content: ${body.slice(0, 200)}`,
+      null,
+      true,
+    );
   }
   const count = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : null);
   return {
@@ -133,7 +150,9 @@ export function modelFromEnv(env: ModelEnv): ModelClient | undefined {
   if (!env.WAYBILL_MODEL_URL) return undefined;
   if (!env.WAYBILL_MODEL_NAME) throw new InvalidInputError('WAYBILL_MODEL_NAME must be set when WAYBILL_MODEL_URL is');
   return httpModel({
-    url: env.WAYBILL_MODEL_URL, model: env.WAYBILL_MODEL_NAME,
-    apiKey: env.WAYBILL_MODEL_API_KEY || undefined, timeoutMs: env.WAYBILL_MODEL_TIMEOUT_MS,
+    url: env.WAYBILL_MODEL_URL,
+    model: env.WAYBILL_MODEL_NAME,
+    apiKey: env.WAYBILL_MODEL_API_KEY || undefined,
+    timeoutMs: env.WAYBILL_MODEL_TIMEOUT_MS,
   });
 }

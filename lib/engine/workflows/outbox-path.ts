@@ -16,8 +16,10 @@ export const outboxPathSchema = z
   .max(1024, 'must be at most 1024 characters')
   .refine((path) => !path.includes('\0'), 'must not contain NUL')
   // Both flavours: a worker on Windows would take `C:\x` or `\\host\share` as absolute.
-  .refine((path) => !posix.isAbsolute(path) && !win32.isAbsolute(path),
-    'must be a path inside the data directory (WAYBILL_DATA_DIR), such as outbox.jsonl: absolute paths are refused')
+  .refine(
+    (path) => !posix.isAbsolute(path) && !win32.isAbsolute(path),
+    'must be a path inside the data directory (WAYBILL_DATA_DIR), such as outbox.jsonl: absolute paths are refused',
+  )
   .refine((path) => !path.split(/[\\/]/).includes('..'), 'must stay inside the data directory: ".." is refused')
   .refine((path) => !/[\\/]$/.test(path) && path !== '.', 'must name a file, not a directory');
 
@@ -56,5 +58,7 @@ function inside(root: string, path: string): boolean {
 }
 
 function escapes(outbox: string, root: string): InvalidInputError {
-  return new InvalidInputError(`input.outbox: ${JSON.stringify(outbox)} leads out of the data directory ${root} (through a symbolic link)`);
+  return new InvalidInputError(
+    `input.outbox: ${JSON.stringify(outbox)} leads out of the data directory ${root} (through a symbolic link)`,
+  );
 }

@@ -35,14 +35,21 @@ export class Outbox {
   private offset = 0;
   private inode = -1;
 
-  constructor(readonly path: string, private readonly options: OutboxOptions = {}) {
+  constructor(
+    readonly path: string,
+    private readonly options: OutboxOptions = {},
+  ) {
     this.lockPath = `${path}.lock`;
   }
 
   /** Delivers once per key: the first call writes `delivered`, every later one writes `duplicate`. */
-  deliver(request: { key: string; step?: number | null; worker?: string | null }, options: { signal?: AbortSignal } = {}): Promise<Delivery> {
+  deliver(
+    request: { key: string; step?: number | null; worker?: string | null },
+    options: { signal?: AbortSignal } = {},
+  ): Promise<Delivery> {
     return withFileLock(this.lockPath, () => this.checkAndAppend(request), {
-      signal: options.signal, timeoutMs: this.options.lockTimeoutMs,
+      signal: options.signal,
+      timeoutMs: this.options.lockTimeoutMs,
     });
   }
 
@@ -55,8 +62,12 @@ export class Outbox {
       if (ino !== this.inode || size < this.offset) this.reset(ino);
       this.catchUp(fd, size);
       const delivery: Delivery = {
-        key: request.key, step: request.step ?? null, worker: request.worker ?? null, pid: process.pid,
-        time: Date.now() / 1000, status: this.delivered.has(request.key) ? 'duplicate' : 'delivered',
+        key: request.key,
+        step: request.step ?? null,
+        worker: request.worker ?? null,
+        pid: process.pid,
+        time: Date.now() / 1000,
+        status: this.delivered.has(request.key) ? 'duplicate' : 'delivered',
       };
       // Bytes past our offset are a line torn by a writer that died mid-append: end it, so ours stays whole.
       const text = `${this.offset < size ? '\n' : ''}${JSON.stringify(delivery)}\n`;
@@ -142,7 +153,8 @@ function parseLine(line: string): Pick<Delivery, 'key' | 'status'> | null {
   try {
     const value = JSON.parse(line) as Partial<Delivery> | null;
     return typeof value?.key === 'string' && (value.status === 'delivered' || value.status === 'duplicate')
-      ? { key: value.key, status: value.status } : null;
+      ? { key: value.key, status: value.status }
+      : null;
   } catch {
     return null;
   }

@@ -25,7 +25,7 @@ export function pythonAgentWorkflow() {
   const clientDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'clients', 'python');
   return defineCommandWorkflow({
     name: 'python-agent',
-    description: 'The article\'s agent loop in Python (clients/python), run as a program by the worker.',
+    description: "The article's agent loop in Python (clients/python), run as a program by the worker.",
     input: pythonAgentInput,
     command: ['python3', '-m', 'waybill_client.example'],
     env: existsSync(`${clientDir}/waybill_client/__init__.py`) ? { PYTHONPATH: clientDir } : {},

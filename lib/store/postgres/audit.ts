@@ -13,13 +13,24 @@ import { unwrapped, withRetry } from './retry';
 export function postgresAudit(c: PgConnection): AuditStore {
   return {
     async recordAudit(entry) {
-      const [row] = await unwrapped(() => c.orm.insert(audit).values({ ...entry, at: c.now() }).returning());
+      const [row] = await unwrapped(() =>
+        c.orm
+          .insert(audit)
+          .values({ ...entry, at: c.now() })
+          .returning(),
+      );
       return row!;
     },
 
     async listAudit(query = {}) {
-      return withRetry('listAudit', () => c.orm.select().from(audit).where(auditFilter(audit, query))
-        .orderBy(desc(audit.id)).limit(query.limit ?? 100));
+      return withRetry('listAudit', () =>
+        c.orm
+          .select()
+          .from(audit)
+          .where(auditFilter(audit, query))
+          .orderBy(desc(audit.id))
+          .limit(query.limit ?? 100),
+      );
     },
   };
 }

@@ -16,18 +16,26 @@ import { mayHaveRun, withRetry } from './retry';
 const expiresAt = (ttlS: number, alias = '') =>
   sql`coalesce(${sql.raw(alias)}lease_expires_at, ${sql.raw(alias)}claimed_at + ${ttlS}::float8)`;
 
-const CLAIM = sql.raw(`idem_key AS "idemKey", run_id AS "runId", claimed_at AS "claimedAt", token, worker_id AS "workerId",
+const CLAIM =
+  sql.raw(`idem_key AS "idemKey", run_id AS "runId", claimed_at AS "claimedAt", token, worker_id AS "workerId",
   lease_expires_at AS "leaseExpiresAt", heartbeat_at AS "heartbeatAt", step, attempt`);
 
 /** RESOLVE's answer: `seen` is null when the statement's snapshot held no claim on the key. */
-type ResolveRow = { inserted: number; runId: string | null; seen: { attempt: number; orphaned: boolean } | null; committedSeen: boolean };
+type ResolveRow = {
+  inserted: number;
+  runId: string | null;
+  seen: { attempt: number; orphaned: boolean } | null;
+  committedSeen: boolean;
+};
 
 export function postgresClaims(c: PgConnection): ClaimStore {
   const read = <T>(what: string, fn: () => Promise<T>) => withRetry(what, fn);
 
   return {
     async countCommitted(runId) {
-      const [row] = await read('countCommitted', () => c.orm.select({ n: count() }).from(committed).where(eq(committed.runId, runId)));
+      const [row] = await read('countCommitted', () =>
+        c.orm.select({ n: count() }).from(committed).where(eq(committed.runId, runId)),
+      );
       return row!.n;
     },
 
@@ -37,10 +45,12 @@ export function postgresClaims(c: PgConnection): ClaimStore {
      */
     async listCommitted(runId, options = {}): Promise<CommittedRow[]> {
       const afterKey = sql`${options.afterKey ?? null}::text`;
-      return (await c.query<CommittedRow>(sql`SELECT ${committedSelect} FROM ${committed}
+      return (
+        await c.query<CommittedRow>(sql`SELECT ${committedSelect} FROM ${committed}
         WHERE run_id = ${runId} AND (${afterKey} IS NULL OR (coalesce(step, -1), idem_key COLLATE "C") >
           (SELECT coalesce(step, -1), idem_key COLLATE "C" FROM ${committed} WHERE idem_key = ${afterKey}))
-        ORDER BY coalesce(step, -1), idem_key COLLATE "C" LIMIT ${options.limit ?? 1000}::int`)).rows;
+        ORDER BY coalesce(step, -1), idem_key COLLATE "C" LIMIT ${options.limit ?? 1000}::int`)
+      ).rows;
     },
 
     async listClaims(options) {
@@ -53,15 +63,20 @@ export function postgresClaims(c: PgConnection): ClaimStore {
         where.push(sql`(claimed_at > ${after.claimedAt}::float8
           OR (claimed_at = ${after.claimedAt}::float8 AND idem_key COLLATE "C" > ${after.idemKey}::text COLLATE "C"))`);
       }
-      return (await c.query<ClaimRow>(sql`SELECT ${CLAIM}, ${expiresAt(ttl)} <= t.now AS orphaned
+      return (
+        await c.query<ClaimRow>(sql`SELECT ${CLAIM}, ${expiresAt(ttl)} <= t.now AS orphaned
         FROM ${claims}, (SELECT ${c.now()} AS now) t
         ${where.length > 0 ? sql`WHERE ${sql.join(where, sql` AND `)}` : sql``}
-        ORDER BY claimed_at, idem_key COLLATE "C" LIMIT ${options?.limit ?? null}::int`)).rows;
+        ORDER BY claimed_at, idem_key COLLATE "C" LIMIT ${options?.limit ?? null}::int`)
+      ).rows;
     },
 
     async getClaim(idemKey, options) {
-      const { rows } = await c.query<ClaimRow>(sql`SELECT ${CLAIM}, ${expiresAt(options.claimTtlMs / 1000)} <= t.now AS orphaned
-        FROM ${claims}, (SELECT ${c.now()} AS now) t WHERE ${claims.idemKey} = ${idemKey}`, 'waybill_get_claim');
+      const { rows } = await c.query<ClaimRow>(
+        sql`SELECT ${CLAIM}, ${expiresAt(options.claimTtlMs / 1000)} <= t.now AS orphaned
+        FROM ${claims}, (SELECT ${c.now()} AS now) t WHERE ${claims.idemKey} = ${idemKey}`,
+        'waybill_get_claim',
+      );
       return rows[0] ?? null;
     },
 
@@ -97,8 +112,17 @@ export function postgresClaims(c: PgConnection): ClaimStore {
             AND (${r.force ?? false}::boolean OR ${expiresAt(ttl, 'c.')} <= t.now) AND (${attempt} IS NULL OR c.attempt = ${attempt})
             AND NOT EXISTS (SELECT 1 FROM ${committed} WHERE idem_key = ${key})
           RETURNING c.run_id, c.step, c.worker_id),
-        ins AS (INSERT INTO ${committed} (${names(committed.idemKey, committed.runId, committed.resultJson, committed.committedAt,
-            committed.step, committed.fingerprint, committed.workerId, committed.durationMs, committed.source)})
+        ins AS (INSERT INTO ${committed} (${names(
+          committed.idemKey,
+          committed.runId,
+          committed.resultJson,
+          committed.committedAt,
+          committed.step,
+          committed.fingerprint,
+          committed.workerId,
+          committed.durationMs,
+          committed.source,
+        )})
           SELECT ${key}, del.run_id, ${r.resultJson}::text, t.now, del.step, NULL, NULL, NULL, 'manual' FROM del, t
           ON CONFLICT (idem_key) DO NOTHING RETURNING 1),
         ev AS (INSERT INTO ${stepEvents} (run_id, idem_key, step, outcome, count, worker_id, detail, at)
@@ -108,8 +132,11 @@ export function postgresClaims(c: PgConnection): ClaimStore {
           (SELECT json_build_object('attempt', c.attempt, 'orphaned', ${expiresAt(ttl, 'c.')} <= t.now)
             FROM ${claims} c, t WHERE c.idem_key = ${key}) AS seen,
           EXISTS (SELECT 1 FROM ${committed} WHERE idem_key = ${key}) AS "committedSeen"`;
-      const row = await withRetry('resolve', async () => (await c.once<ResolveRow>(statement)).rows[0]!,
-        { onTransient: (error) => { outcomeUnknown ||= mayHaveRun(error); } });
+      const row = await withRetry('resolve', async () => (await c.once<ResolveRow>(statement)).rows[0]!, {
+        onTransient: (error) => {
+          outcomeUnknown ||= mayHaveRun(error);
+        },
+      });
       if (row.inserted === 1) return { runId: row.runId! };
       if (!row.seen) {
         // The same rule as commit: after a lost connection, our own manual row means the first try landed.
@@ -119,7 +146,11 @@ export function postgresClaims(c: PgConnection): ClaimStore {
       }
       if (row.committedSeen) throw new LeaseLostError(r.idemKey, 'the key is already committed');
       if (r.attempt !== undefined && row.seen.attempt !== r.attempt) {
-        throw new ClaimNotOrphanedError(r.idemKey, 'replaced', `was taken over since (attempt ${row.seen.attempt}, not ${r.attempt})`);
+        throw new ClaimNotOrphanedError(
+          r.idemKey,
+          'replaced',
+          `was taken over since (attempt ${row.seen.attempt}, not ${r.attempt})`,
+        );
       }
       if (!row.seen.orphaned && !r.force) {
         throw new ClaimNotOrphanedError(r.idemKey, 'live', 'has a live lease (its holder may be executing it)');
@@ -129,9 +160,14 @@ export function postgresClaims(c: PgConnection): ClaimStore {
     },
 
     async listEvents(runId, options = {}): Promise<StepEvent[]> {
-      return read('listEvents', () => c.orm.select().from(stepEvents)
-        .where(and(eq(stepEvents.runId, runId), gt(stepEvents.id, options.afterId ?? 0)))
-        .orderBy(asc(stepEvents.id)).limit(options.limit ?? 1000));
+      return read('listEvents', () =>
+        c.orm
+          .select()
+          .from(stepEvents)
+          .where(and(eq(stepEvents.runId, runId), gt(stepEvents.id, options.afterId ?? 0)))
+          .orderBy(asc(stepEvents.id))
+          .limit(options.limit ?? 1000),
+      );
     },
   };
 }

@@ -10,7 +10,10 @@ import type { StepEvent } from '../types';
 
 /** `"col", "col", …` for an INSERT's column list. */
 export function names(...columns: AnyColumn[]): SQL {
-  return sql.join(columns.map((c) => sql.identifier(c.name)), sql`, `);
+  return sql.join(
+    columns.map((c) => sql.identifier(c.name)),
+    sql`, `,
+  );
 }
 
 /** The committed row as CommittedRow, from the table itself (no alias). */
@@ -27,8 +30,17 @@ export type EventInput = Partial<StepEvent> & Pick<StepEvent, 'runId' | 'outcome
 
 /** One event, timed by `now` (the database's clock, skewed). */
 export function eventInsert(e: EventInput, now: SQL): SQL {
-  return sql`INSERT INTO ${stepEvents} (${names(stepEvents.runId, stepEvents.idemKey, stepEvents.step, stepEvents.outcome,
-    stepEvents.count, stepEvents.durationMs, stepEvents.workerId, stepEvents.detail, stepEvents.at)})
+  return sql`INSERT INTO ${stepEvents} (${names(
+    stepEvents.runId,
+    stepEvents.idemKey,
+    stepEvents.step,
+    stepEvents.outcome,
+    stepEvents.count,
+    stepEvents.durationMs,
+    stepEvents.workerId,
+    stepEvents.detail,
+    stepEvents.at,
+  )})
   VALUES (${e.runId}, ${e.idemKey ?? null}, ${e.step ?? null}::int, ${e.outcome}, ${e.count ?? 1}::int,
     ${e.durationMs ?? null}::float8, ${e.workerId ?? null}, ${e.detail ?? null}, ${now})`;
 }

@@ -71,7 +71,11 @@ export interface PgConnection {
   /** One statement, retried while transient. */
   query<R extends pg.QueryResultRow>(statement: SQL, name?: string): Promise<pg.QueryResult<R>>;
   /** One statement, not retried: for the callers that decide themselves what a lost answer means. */
-  once<R extends pg.QueryResultRow>(statement: SQL, name?: string, on?: pg.Pool | pg.PoolClient): Promise<pg.QueryResult<R>>;
+  once<R extends pg.QueryResultRow>(
+    statement: SQL,
+    name?: string,
+    on?: pg.Pool | pg.PoolClient,
+  ): Promise<pg.QueryResult<R>>;
   /** A prepared statement with its values, not retried (the caller's withRetry decides what a loss means). */
   exec<R extends pg.QueryResultRow, V>(statement: Prepared<V>, values: V): Promise<pg.QueryResult<R>>;
   /** BEGIN … COMMIT on one pooled connection; a failure rolls back and the connection is not reused. */
@@ -96,7 +100,11 @@ export function postgresConnection(pool: pg.Pool, clock: Clock): PgConnection {
     once,
     query: (statement, name) => withRetry(name ?? 'query', () => once(statement, name)),
     exec: <R extends pg.QueryResultRow, V>(statement: Prepared<V>, values: V) =>
-      pool.query<R>({ name: statement.name, text: statement.text, values: statement.slots.map((slot) => values[slot]) }),
+      pool.query<R>({
+        name: statement.name,
+        text: statement.text,
+        values: statement.slots.map((slot) => values[slot]),
+      }),
     async inTransaction(fn) {
       const client = await pool.connect();
       // Checked out, the client is not covered by the pool's 'error' listener (see openPool).

@@ -16,27 +16,43 @@ export async function beginLoopRun(c: PgConnection, r: LoopRunStart): Promise<{ 
   // A row deleted between the insert that found it and the lock (pruned meanwhile) is created next round.
   for (let round = 1; round <= 3; round++) {
     // Retried whole on a transient error: a restart retried after a lost answer only counts one attempt more.
-    const begun = await withRetry('begin loop run', () => c.inTransaction(async (client) => {
-      const created = await c.once(sql`INSERT INTO ${runs} (id, workflow, input_json, status, total_steps, owner, attempts,
+    const begun = await withRetry('begin loop run', () =>
+      c.inTransaction(async (client) => {
+        const created = await c.once(
+          sql`INSERT INTO ${runs} (id, workflow, input_json, status, total_steps, owner, attempts,
           created_at, updated_at, started_at)
         SELECT ${r.runId}::text, ${r.workflow}::text, ${r.inputJson}::text, 'running', ${r.totalSteps}::int, ${r.owner}::text, 1,
           t.now, t.now, t.now FROM (SELECT ${c.now()} AS now) t
-        ON CONFLICT (id) DO NOTHING RETURNING 1`, undefined, client);
-      if (created.rowCount === 1) return { status: 'running' as const, created: true };
-      // Locked: a pause or a worker's claim waits for this transaction, and it for them.
-      const row = (await c.once<Found>(sql`SELECT workflow, status, owner, lease_expires_at AS "leaseExpiresAt", ${c.now()} AS now
-        FROM ${runs} WHERE ${runs.id} = ${r.runId} FOR UPDATE`, undefined, client)).rows[0];
-      if (!row) return null;
-      refuseBegin(r, row, row.now);
-      if (row.status === 'paused' || row.status === 'cancelled') return { status: row.status, created: false };
-      // No run lease: no worker takes a loop's run over.
-      const input = sql`${r.inputJson}::text`;
-      await c.once(sql`UPDATE ${runs} SET status = 'running', owner = ${r.owner}::text, lease_expires_at = NULL,
+        ON CONFLICT (id) DO NOTHING RETURNING 1`,
+          undefined,
+          client,
+        );
+        if (created.rowCount === 1) return { status: 'running' as const, created: true };
+        // Locked: a pause or a worker's claim waits for this transaction, and it for them.
+        const row = (
+          await c.once<Found>(
+            sql`SELECT workflow, status, owner, lease_expires_at AS "leaseExpiresAt", ${c.now()} AS now
+        FROM ${runs} WHERE ${runs.id} = ${r.runId} FOR UPDATE`,
+            undefined,
+            client,
+          )
+        ).rows[0];
+        if (!row) return null;
+        refuseBegin(r, row, row.now);
+        if (row.status === 'paused' || row.status === 'cancelled') return { status: row.status, created: false };
+        // No run lease: no worker takes a loop's run over.
+        const input = sql`${r.inputJson}::text`;
+        await c.once(
+          sql`UPDATE ${runs} SET status = 'running', owner = ${r.owner}::text, lease_expires_at = NULL,
         attempts = attempts + 1, total_steps = coalesce(${r.totalSteps}::int, total_steps), error = NULL, output_json = NULL,
         finished_at = NULL, input_json = CASE WHEN ${input} = 'null' THEN input_json ELSE ${input} END,
-        started_at = coalesce(started_at, ${c.now()}), updated_at = ${c.now()} WHERE ${runs.id} = ${r.runId}`, undefined, client);
-      return { status: 'running' as const, created: false };
-    }));
+        started_at = coalesce(started_at, ${c.now()}), updated_at = ${c.now()} WHERE ${runs.id} = ${r.runId}`,
+          undefined,
+          client,
+        );
+        return { status: 'running' as const, created: false };
+      }),
+    );
     if (begun) return begun;
   }
   throw new StoreUnavailableError(`run ${r.runId} kept vanishing while its loop started`, undefined);

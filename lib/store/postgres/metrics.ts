@@ -39,9 +39,8 @@ const SAVE_TALLY = `UPDATE metrics_tally SET committed_mark = $2, events_mark = 
   WHERE bounds = $1`;
 
 export function postgresMetrics(c: PgConnection): Pick<InsightStore, 'metricsSnapshot'> {
-  const raw = <R extends pg.QueryResultRow>(text: string, values: unknown[]) => withRetry('metrics', () => c.pool.query<R>(text, values));
-
-
+  const raw = <R extends pg.QueryResultRow>(text: string, values: unknown[]) =>
+    withRetry('metrics', () => c.pool.query<R>(text, values));
 
   /**
    * Reads what was written since the last scrape: committed rows by committed_at, events by at (both
@@ -55,31 +54,37 @@ export function postgresMetrics(c: PgConnection): Pick<InsightStore, 'metricsSna
    * marks this one saved. A lost connection retries the whole transaction, which the rollback left undone.
    */
   function advance(boundsMs: number[], settle: number): Promise<MetricsTally> {
-    return withRetry('metrics', () => c.inTransaction(async (client) => {
-      const key = MetricsTally.key(boundsMs);
-      const empty = new MetricsTally(boundsMs).row();
-      await client.query(ENSURE_TALLY, [key, empty.stepsJson, empty.durationsJson]);
-      const tally = MetricsTally.load(boundsMs, (await client.query<TallyRow>(LOCK_TALLY, [key])).rows[0]);
-      await advanceTally(client, tally, settle);
-      const row = tally.row();
-      await client.query(SAVE_TALLY, [key, row.committedMark, row.eventsMark, row.stepsJson, row.durationsJson]);
-      return tally;
-    }));
+    return withRetry('metrics', () =>
+      c.inTransaction(async (client) => {
+        const key = MetricsTally.key(boundsMs);
+        const empty = new MetricsTally(boundsMs).row();
+        await client.query(ENSURE_TALLY, [key, empty.stepsJson, empty.durationsJson]);
+        const tally = MetricsTally.load(boundsMs, (await client.query<TallyRow>(LOCK_TALLY, [key])).rows[0]);
+        await advanceTally(client, tally, settle);
+        const row = tally.row();
+        await client.query(SAVE_TALLY, [key, row.committedMark, row.eventsMark, row.stepsJson, row.durationsJson]);
+        return tally;
+      }),
+    );
   }
 
   async function advanceTally(client: pg.PoolClient, tally: MetricsTally, settle: number): Promise<void> {
     const bounds = [...tally.boundsMs];
     const n = bounds.length;
     const cols = histogramColumns('postgres', 'duration_ms', n);
-    const cutoff = (await client.query<{ t: number }>(`SELECT ${NOW} - $2::float8 AS t`, [c.skew(), settle])).rows[0]!.t;
+    const cutoff = (await client.query<{ t: number }>(`SELECT ${NOW} - $2::float8 AS t`, [c.skew(), settle])).rows[0]!
+      .t;
     const since = (mark: number) => (Number.isFinite(mark) ? mark : null);
-    const committed = await client.query<HistogramRow & { executed: number }>(`SELECT count(*)::float8 AS executed, ${cols}
+    const committed = await client.query<HistogramRow & { executed: number }>(
+      `SELECT count(*)::float8 AS executed, ${cols}
       FROM committed WHERE source = 'executed' AND ($${n + 1}::float8 IS NULL OR committed_at > $${n + 1}) AND committed_at <= $${n + 2}`,
-    [...bounds, since(tally.committedMark), cutoff]);
+      [...bounds, since(tally.committedMark), cutoff],
+    );
     const events = await client.query<HistogramRow & { outcome: MetricOutcome; count: number }>(
       `SELECT outcome, coalesce(sum(count), 0)::float8 AS count, ${cols} FROM step_events
       WHERE ($${n + 1}::float8 IS NULL OR at > $${n + 1}) AND at <= $${n + 2} AND (${COUNTED_EVENTS}) GROUP BY outcome`,
-    [...bounds, since(tally.eventsMark), cutoff]);
+      [...bounds, since(tally.eventsMark), cutoff],
+    );
     // An executed step is its committed row: no `executed` event is written (README, Design).
     tally.steps.executed += committed.rows[0]?.executed ?? 0;
     tally.addDurations('executed', committed.rows[0]);

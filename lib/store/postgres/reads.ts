@@ -8,18 +8,30 @@ import { containsPattern } from '../columns';
 import { stepless, UNSTABLE_CANDIDATES, type UnstableCandidate } from '../insights-unstable';
 import { committed } from '../schema.pg';
 import { EMPTY_BY_STATUS, STATUS_SQL } from '../sql-shared';
-import type { CommitBucket, CommittedRow, InsightStore, RunStats, StepBucket, StepEvent, StepTiming, UnstableKeyGroup } from '../types';
+import type {
+  CommitBucket,
+  CommittedRow,
+  InsightStore,
+  RunStats,
+  StepBucket,
+  StepEvent,
+  StepTiming,
+  UnstableKeyGroup,
+} from '../types';
 import { committedSelect } from './columns';
 import type { PgConnection } from './connection';
 import { withRetry } from './retry';
 
 const STATUSES = sql.raw(STATUS_SQL('postgres'));
-const TIMING = sql.raw(`step, idem_key AS "idemKey", committed_at AS "committedAt", duration_ms AS "durationMs", source`);
+const TIMING = sql.raw(
+  `step, idem_key AS "idemKey", committed_at AS "committedAt", duration_ms AS "durationMs", source`,
+);
 const EVENT = sql.raw(`id::float8 AS id, run_id AS "runId", idem_key AS "idemKey", step, outcome, count,
   duration_ms AS "durationMs", worker_id AS "workerId", detail, at`);
 
 export function postgresReads(c: PgConnection): Omit<InsightStore, 'metricsSnapshot'> {
-  const orphaned = (ttlMs: number) => sql`coalesce(lease_expires_at, claimed_at + ${ttlMs / 1000}::float8) <= ${c.now()}`;
+  const orphaned = (ttlMs: number) =>
+    sql`coalesce(lease_expires_at, claimed_at + ${ttlMs / 1000}::float8) <= ${c.now()}`;
 
   return {
     async runStats(options): Promise<RunStats> {
@@ -38,24 +50,29 @@ export function postgresReads(c: PgConnection): Omit<InsightStore, 'metricsSnaps
     },
 
     async listStepTimings(runId, options = {}): Promise<StepTiming[]> {
-      return (await c.query<StepTiming>(sql`SELECT ${TIMING} FROM ${committed} WHERE run_id = ${runId}
-        ORDER BY coalesce(step, -1), idem_key COLLATE "C" LIMIT ${options.limit ?? 10_000}::int`)).rows;
+      return (
+        await c.query<StepTiming>(sql`SELECT ${TIMING} FROM ${committed} WHERE run_id = ${runId}
+        ORDER BY coalesce(step, -1), idem_key COLLATE "C" LIMIT ${options.limit ?? 10_000}::int`)
+      ).rows;
     },
 
     /** The width comes from the run's last step, so the GROUP BY yields at most `buckets` rows. */
     async stepTimingBuckets(runId, options): Promise<StepBucket[]> {
       const buckets = sql`${options.buckets}::int`;
-      return (await c.query<StepBucket>(sql`WITH w AS (
+      return (
+        await c.query<StepBucket>(sql`WITH w AS (
           SELECT greatest(1, (coalesce(max(step), 0) + ${buckets}) / ${buckets}) AS w FROM committed WHERE run_id = ${runId})
         SELECT min(step) AS "fromStep", max(step) AS "toStep", count(*)::int AS count,
           avg(duration_ms)::float8 AS "avgMs", max(duration_ms) AS "maxMs"
-        FROM committed, w WHERE run_id = ${runId} AND step IS NOT NULL GROUP BY step / w.w ORDER BY "fromStep"`)).rows;
+        FROM committed, w WHERE run_id = ${runId} AND step IS NOT NULL GROUP BY step / w.w ORDER BY "fromStep"`)
+      ).rows;
     },
 
     /** Executed commits and folded skip/await events in equal slices of the run's time. */
     async commitBuckets(runId, options): Promise<CommitBucket[]> {
       const buckets = sql`${options.buckets}::int`;
-      return (await c.query<CommitBucket>(sql`WITH pts AS (
+      return (
+        await c.query<CommitBucket>(sql`WITH pts AS (
           SELECT committed_at AS t, 1 AS e, 0 AS s, 0 AS a FROM committed WHERE run_id = ${runId} AND source = 'executed'
           UNION ALL
           SELECT at, 0, CASE outcome WHEN 'skipped' THEN count ELSE 0 END, CASE outcome WHEN 'awaited' THEN count ELSE 0 END
@@ -64,15 +81,18 @@ export function postgresReads(c: PgConnection): Omit<InsightStore, 'metricsSnaps
         grouped AS (SELECT least(floor((t - span.t0) / span.w)::int, ${buckets} - 1) AS b,
             sum(e)::int AS executed, sum(s)::int AS skipped, sum(a)::int AS awaited
           FROM pts, span GROUP BY 1)
-        SELECT span.t0 + (b + 1) * span.w AS t, executed, skipped, awaited FROM grouped, span ORDER BY b`)).rows;
+        SELECT span.t0 + (b + 1) * span.w AS t, executed, skipped, awaited FROM grouped, span ORDER BY b`)
+      ).rows;
     },
 
     /** The last steps in the committed table's order, read backwards from its index. */
     async recentSteps(runId, options): Promise<StepTiming[]> {
-      return (await c.query<StepTiming>(sql`SELECT step, "idemKey", "committedAt", "durationMs", source FROM (
+      return (
+        await c.query<StepTiming>(sql`SELECT step, "idemKey", "committedAt", "durationMs", source FROM (
           SELECT ${TIMING}, coalesce(step, -1) AS o, idem_key COLLATE "C" AS k
           FROM committed WHERE run_id = ${runId} ORDER BY coalesce(step, -1) DESC, idem_key COLLATE "C" DESC LIMIT ${options.limit}::int) last
-        ORDER BY o, k`)).rows;
+        ORDER BY o, k`)
+      ).rows;
     },
 
     /**
@@ -82,27 +102,36 @@ export function postgresReads(c: PgConnection): Omit<InsightStore, 'metricsSnaps
      */
     async recentEvents(runId, options): Promise<StepEvent[]> {
       const outcome = options.outcome ? sql`AND outcome = ${options.outcome}` : sql``;
-      return (await c.query<StepEvent>(sql`SELECT * FROM (SELECT ${EVENT}
+      return (
+        await c.query<StepEvent>(sql`SELECT * FROM (SELECT ${EVENT}
         FROM step_events WHERE run_id = ${runId} ${outcome} ORDER BY step_events.id DESC LIMIT ${options.limit}::int) last
-        ORDER BY id`)).rows;
+        ORDER BY id`)
+      ).rows;
     },
 
     async countClaims(options) {
       const run = options.runId === undefined ? sql`` : sql`WHERE run_id = ${options.runId}`;
-      return (await c.query<{ total: number; orphaned: number }>(sql`SELECT count(*)::int AS total,
-        count(*) FILTER (WHERE ${orphaned(options.claimTtlMs)})::int AS orphaned FROM claims ${run}`)).rows[0]!;
+      return (
+        await c.query<{ total: number; orphaned: number }>(sql`SELECT count(*)::int AS total,
+        count(*) FILTER (WHERE ${orphaned(options.claimTtlMs)})::int AS orphaned FROM claims ${run}`)
+      ).rows[0]!;
     },
 
     async searchCommitted(runId, query, options = {}): Promise<CommittedRow[]> {
-      return (await c.query<CommittedRow>(sql`SELECT ${committedSelect} FROM ${committed}
+      return (
+        await c.query<CommittedRow>(sql`SELECT ${committedSelect} FROM ${committed}
         WHERE run_id = ${runId} AND idem_key LIKE ${containsPattern(query)} ESCAPE '\\'
-        ORDER BY coalesce(step, -1), idem_key COLLATE "C" LIMIT ${options.limit ?? 100}::int`)).rows;
+        ORDER BY coalesce(step, -1), idem_key COLLATE "C" LIMIT ${options.limit ?? 100}::int`)
+      ).rows;
     },
 
     async unstableKeys(runId, options = {}): Promise<UnstableKeyGroup[]> {
       const limit = options.limit ?? 50;
       const [steps, candidates] = await Promise.all([
-        c.query<{ step: number; keys: string[] }>(sql`SELECT step, array_agg(idem_key ORDER BY idem_key COLLATE "C") AS keys
+        c.query<{
+          step: number;
+          keys: string[];
+        }>(sql`SELECT step, array_agg(idem_key ORDER BY idem_key COLLATE "C") AS keys
           FROM committed WHERE run_id = ${runId} AND step IS NOT NULL GROUP BY step HAVING count(*) > 1 ORDER BY step
           LIMIT ${limit}::int`),
         // Stepless rows (committed_run_step's NULL range) that can be in a group: see insights-unstable.ts.
@@ -113,13 +142,19 @@ export function postgresReads(c: PgConnection): Omit<InsightStore, 'metricsSnaps
             OR idem_key ~ '[0-9]{10}|[0-9]{2}:[0-9]{2}:[0-9]{2}' OR idem_key ~* 'try|attempt')
           ORDER BY idem_key COLLATE "C" LIMIT ${UNSTABLE_CANDIDATES}::int`),
       ]);
-      return [...steps.rows.map((r): UnstableKeyGroup => ({ step: r.step, keys: r.keys, why: 'step' })), ...stepless(candidates.rows)]
-        .slice(0, limit);
+      return [
+        ...steps.rows.map((r): UnstableKeyGroup => ({ step: r.step, keys: r.keys, why: 'step' })),
+        ...stepless(candidates.rows),
+      ].slice(0, limit);
     },
 
     async lastCommittedAt(runId) {
-      const [row] = await withRetry('lastCommittedAt', () => c.orm.select({ at: max(committed.committedAt) }).from(committed)
-        .where(sql`${committed.runId} = ${runId}`));
+      const [row] = await withRetry('lastCommittedAt', () =>
+        c.orm
+          .select({ at: max(committed.committedAt) })
+          .from(committed)
+          .where(sql`${committed.runId} = ${runId}`),
+      );
       return row?.at ?? null;
     },
   };

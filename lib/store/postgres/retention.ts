@@ -28,38 +28,77 @@ const planSql = (external: boolean) => `WITH doomed (id, external) AS (
 
 async function batch(client: pg.PoolClient, request: PruneRequest): Promise<PruneCounts> {
   const size = request.batchSize ?? DEFAULT_BATCH;
-  const pick = async (sql: string) => (await client.query<{ id: string }>(sql, [request.before, size])).rows.map((r) => r.id);
+  const pick = async (sql: string) =>
+    (await client.query<{ id: string }>(sql, [request.before, size])).rows.map((r) => r.id);
   const runIds = await pick(`${RUNS} ORDER BY r.id COLLATE "C" LIMIT $2 FOR UPDATE OF r SKIP LOCKED`);
   const extIds = request.includeExternal ? await pick(`${EXTERNAL} ORDER BY 1 LIMIT $2`) : [];
   const ids = [...runIds, ...extIds];
   if (ids.length === 0) return { runs: 0, external: 0, committed: 0, events: 0, progress: 0 };
 
   // Events first and committed after: a prune cut short keeps a run's keys (its deduplication) longest.
-  const events = (await client.query(`DELETE FROM step_events WHERE id IN (SELECT id FROM step_events
-    WHERE run_id = ANY($1::text[]) AND ${NO_CLAIM('step_events.run_id')} LIMIT $2)`, [ids, size])).rowCount ?? 0;
-  const committed = size - events <= 0 ? 0 : (await client.query(`DELETE FROM committed WHERE idem_key IN
+  const events =
+    (
+      await client.query(
+        `DELETE FROM step_events WHERE id IN (SELECT id FROM step_events
+    WHERE run_id = ANY($1::text[]) AND ${NO_CLAIM('step_events.run_id')} LIMIT $2)`,
+        [ids, size],
+      )
+    ).rowCount ?? 0;
+  const committed =
+    size - events <= 0
+      ? 0
+      : ((
+          await client.query(
+            `DELETE FROM committed WHERE idem_key IN
     (SELECT idem_key FROM committed WHERE run_id = ANY($1::text[]) AND ${NO_CLAIM('committed.run_id')} LIMIT $2)`,
-  [ids, size - events])).rowCount ?? 0;
+            [ids, size - events],
+          )
+        ).rowCount ?? 0);
   // Progress and the runs row only once a run has nothing else left.
-  const progress = (await client.query(`DELETE FROM progress WHERE run_id = ANY($1::text[])
-    AND ${NO_CLAIM('progress.run_id')} AND NOT ${HAS_ROWS('progress.run_id')}`, [ids])).rowCount ?? 0;
+  const progress =
+    (
+      await client.query(
+        `DELETE FROM progress WHERE run_id = ANY($1::text[])
+    AND ${NO_CLAIM('progress.run_id')} AND NOT ${HAS_ROWS('progress.run_id')}`,
+        [ids],
+      )
+    ).rowCount ?? 0;
   // A claim taken meanwhile (an outside client on a finished run) keeps the row too: without it the run would
   // show as an outside client's, running.
-  const runs = (await client.query(`DELETE FROM runs WHERE id = ANY($1::text[]) AND NOT ${HAS_ROWS('runs.id')}
-    AND ${NO_CLAIM('runs.id')} AND NOT EXISTS (SELECT 1 FROM progress p WHERE p.run_id = runs.id)`, [runIds])).rowCount ?? 0;
+  const runs =
+    (
+      await client.query(
+        `DELETE FROM runs WHERE id = ANY($1::text[]) AND NOT ${HAS_ROWS('runs.id')}
+    AND ${NO_CLAIM('runs.id')} AND NOT EXISTS (SELECT 1 FROM progress p WHERE p.run_id = runs.id)`,
+        [runIds],
+      )
+    ).rowCount ?? 0;
   // A removed run's waits go with it (decided long ago: the run was finished).
-  await client.query(`DELETE FROM waits WHERE run_id = ANY($1::text[]) AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = waits.run_id)`, [runIds]);
-  const external = extIds.length === 0 ? 0 : (await client.query<{ n: number }>(`SELECT count(*)::int AS n
+  await client.query(
+    `DELETE FROM waits WHERE run_id = ANY($1::text[]) AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = waits.run_id)`,
+    [runIds],
+  );
+  const external =
+    extIds.length === 0
+      ? 0
+      : (
+          await client.query<{ n: number }>(
+            `SELECT count(*)::int AS n
     FROM unnest($1::text[]) x (id) WHERE NOT ${HAS_ROWS('x.id')} AND NOT EXISTS (SELECT 1 FROM progress p WHERE p.run_id = x.id)`,
-  [extIds])).rows[0]!.n;
+            [extIds],
+          )
+        ).rows[0]!.n;
   return { runs, external, committed, events, progress };
 }
 
 export function postgresRetention(c: PgConnection): RetentionStore {
   return {
     async planPrune(request) {
-      return (await withRetry('planPrune', () => c.pool.query<PruneCounts>(planSql(Boolean(request.includeExternal)), [request.before])))
-        .rows[0]!;
+      return (
+        await withRetry('planPrune', () =>
+          c.pool.query<PruneCounts>(planSql(Boolean(request.includeExternal)), [request.before]),
+        )
+      ).rows[0]!;
     },
 
     async pruneBatch(request) {

@@ -28,8 +28,12 @@ export function isConnectionLoss(error: unknown): boolean {
   if (typeof code === 'string') {
     if (CONNECTION_ERRNOS.has(code) || code.startsWith('08') || code.startsWith('57P0')) return true;
   }
-  return typeof message === 'string' &&
-    (message.includes('Connection terminated') || message.includes('is not queryable') || message.includes('not connected'));
+  return (
+    typeof message === 'string' &&
+    (message.includes('Connection terminated') ||
+      message.includes('is not queryable') ||
+      message.includes('not connected'))
+  );
 }
 
 /** The call's outcome is unknown: the connection went away, or the statement was cancelled while it ran. */
@@ -73,7 +77,10 @@ export async function withRetry<T>(
       if (!isTransient(error)) throw error;
       if (attempt >= policy.attempts) {
         const code = (error as { code?: string }).code ?? 'unknown';
-        throw new StoreUnavailableError(`PostgreSQL ${what} failed ${attempt} times (last: ${code}: ${describe(error)})`, error);
+        throw new StoreUnavailableError(
+          `PostgreSQL ${what} failed ${attempt} times (last: ${code}: ${describe(error)})`,
+          error,
+        );
       }
       options.onTransient?.(error);
       // Jittered: workers that lost their connections together do not all come back together.
@@ -126,7 +133,9 @@ export function capPoolWhenRefused(pool: pg.Pool): void {
     uncap = setTimeout(() => (options.max = size), REFUSED_HOLD_MS);
     uncap.unref();
   };
-  const connect = pool.connect.bind(pool) as (cb?: (error: Error | undefined, ...rest: unknown[]) => void) => Promise<pg.PoolClient> | undefined;
+  const connect = pool.connect.bind(pool) as (
+    cb?: (error: Error | undefined, ...rest: unknown[]) => void,
+  ) => Promise<pg.PoolClient> | undefined;
   // pool.query checks out through this.connect(callback), so both forms are covered.
   (pool as unknown as { connect: typeof connect }).connect = (cb) => {
     if (cb) {

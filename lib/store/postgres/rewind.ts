@@ -26,16 +26,17 @@ export function postgresRewind(c: PgConnection): RewindStore {
     }
     return step.value;
   }
-  const run = (make: (now: number) => Plan<RewindOutcome>) => c.inTransaction(async (client) => {
-    const now = Number((await client.query<{ now: number }>(c.text(sql`SELECT ${c.now()} AS now`))).rows[0]!.now);
-    const plan = make(now);
-    let step = plan.next();
-    while (!step.done) {
-      const { rows } = await client.query<Record<string, unknown>>(numbered(step.value.sql), step.value.params);
-      step = plan.next(rows);
-    }
-    return step.value;
-  });
+  const run = (make: (now: number) => Plan<RewindOutcome>) =>
+    c.inTransaction(async (client) => {
+      const now = Number((await client.query<{ now: number }>(c.text(sql`SELECT ${c.now()} AS now`))).rows[0]!.now);
+      const plan = make(now);
+      let step = plan.next();
+      while (!step.done) {
+        const { rows } = await client.query<Record<string, unknown>>(numbered(step.value.sql), step.value.params);
+        step = plan.next(rows);
+      }
+      return step.value;
+    });
   return {
     async rerunRun(request) {
       return run((now) => rerunPlan(request, now, ' FOR UPDATE'));

@@ -93,7 +93,10 @@ ORDER BY s."updatedAt" DESC, s.id COLLATE "C" LIMIT ${v.limit}`;
  */
 function loneSql(filter: Filter, floor: number | null): SQL {
   const v = values(filter);
-  const lone = (from: SQL, also: SQL = sql``) => sql`SELECT * FROM (SELECT l.id, 'external' AS workflow, ${outsideStatus('l.id')} AS status,
+  const lone = (
+    from: SQL,
+    also: SQL = sql``,
+  ) => sql`SELECT * FROM (SELECT l.id, 'external' AS workflow, ${outsideStatus('l.id')} AS status,
     0 AS step, NULL::int AS "totalSteps", 0 AS executed, 0 AS skipped, 0 AS awaited, 0 AS "orphanedClaims",
     NULL::text AS owner, NULL::text AS error, NULL::float8 AS "createdAt", l.at AS "updatedAt"
   FROM (${from}) l
@@ -104,9 +107,11 @@ function loneSql(filter: Filter, floor: number | null): SQL {
     AND (${v.afterAt} IS NULL OR s."updatedAt" < ${v.afterAt} OR (s."updatedAt" = ${v.afterAt} AND s.id COLLATE "C" > ${v.afterId} COLLATE "C"))
   ORDER BY s."updatedAt" DESC, s.id COLLATE "C" LIMIT ${v.limit}`;
   if (floor !== null) {
-    return lone(sql`SELECT run_id AS id, max(committed_at) AS at FROM committed
+    return lone(
+      sql`SELECT run_id AS id, max(committed_at) AS at FROM committed
       WHERE committed_at >= ${floor}::float8 AND (${v.afterAt} IS NULL OR committed_at <= ${v.afterAt}) GROUP BY run_id`,
-    sql`AND (${v.afterAt} IS NULL OR NOT EXISTS (SELECT 1 FROM committed c WHERE c.run_id = l.id AND c.committed_at > ${v.afterAt}))`);
+      sql`AND (${v.afterAt} IS NULL OR NOT EXISTS (SELECT 1 FROM committed c WHERE c.run_id = l.id AND c.committed_at > ${v.afterAt}))`,
+    );
   }
   return sql`WITH RECURSIVE ids(id) AS (
     SELECT (SELECT min(run_id) FROM committed)
@@ -120,10 +125,14 @@ export async function listRuns(c: PgConnection, filter: Filter): Promise<RunSumm
   const limit = filter.limit ?? 100;
   const page = (await c.query<RunSummary>(listSql(c, filter))).rows;
   // Outside clients' runs with only committed rows, as sqlite/run-list.ts finds them (an `idle` external run).
-  if ((filter.status ?? 'idle') !== 'idle' || (filter.workflow ?? 'external') !== 'external' || filter.owner) return page;
-  const lone = (await c.query<RunSummary>(loneSql(filter, page.length === limit ? page[page.length - 1]!.updatedAt : null))).rows;
+  if ((filter.status ?? 'idle') !== 'idle' || (filter.workflow ?? 'external') !== 'external' || filter.owner)
+    return page;
+  const lone = (
+    await c.query<RunSummary>(loneSql(filter, page.length === limit ? page[page.length - 1]!.updatedAt : null))
+  ).rows;
   if (lone.length === 0) return page;
   const listed = new Set(page.map((r) => r.id));
   return [...page, ...lone.filter((r) => !listed.has(r.id))]
-    .sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, limit);
+    .sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+    .slice(0, limit);
 }

@@ -55,7 +55,8 @@ const RUN = sql.raw(`r.id, r.workflow, r.input_json AS "inputJson", r.status, r.
  * Which execution a call speaks for: the run's `attempts` when claimRun handed it out (undefined: the worker
  * id alone). A worker id cannot tell a stalled execution from its successor under the same id.
  */
-const fence = (attempt: number | undefined): SQL => sql`(${attempt ?? null}::int IS NULL OR ${runs.attempts} = ${attempt ?? null}::int)`;
+const fence = (attempt: number | undefined): SQL =>
+  sql`(${attempt ?? null}::int IS NULL OR ${runs.attempts} = ${attempt ?? null}::int)`;
 
 export function postgresRuns(c: PgConnection): RunsOnly {
   /** Per worker, the runs claimRun handed it that it has not finished or released yet. */
@@ -70,8 +71,11 @@ export function postgresRuns(c: PgConnection): RunsOnly {
   const attempts = <T>(what: string, fn: (attempt: Attempt) => Promise<T>): Promise<T> => {
     const began = performance.now();
     let outcomeUnknown = false;
-    return withRetry(what, () => fn({ outcomeUnknown, sinceS: (performance.now() - began) / 1000 + SLACK_S }),
-      { onTransient: (error) => { outcomeUnknown ||= mayHaveRun(error); } });
+    return withRetry(what, () => fn({ outcomeUnknown, sinceS: (performance.now() - began) / 1000 + SLACK_S }), {
+      onTransient: (error) => {
+        outcomeUnknown ||= mayHaveRun(error);
+      },
+    });
   };
 
   const getRun = async (id: string): Promise<RunRow | null> =>
@@ -81,14 +85,21 @@ export function postgresRuns(c: PgConnection): RunsOnly {
     async createRun(run) {
       const row = await attempts('createRun', async ({ outcomeUnknown, sinceS }) => {
         const now = c.now();
-        const created = (await c.once<RunRow>(sql`INSERT INTO ${runs} AS r (id, workflow, input_json, status, total_steps, created_at, updated_at)
+        const created = (
+          await c.once<RunRow>(
+            sql`INSERT INTO ${runs} AS r (id, workflow, input_json, status, total_steps, created_at, updated_at)
           VALUES (${run.id}, ${run.workflow}, ${run.inputJson}, 'queued', ${run.totalSteps}::int, ${now}, ${now})
-          ON CONFLICT (id) DO NOTHING RETURNING ${RUN}`, 'waybill_run_create')).rows[0];
+          ON CONFLICT (id) DO NOTHING RETURNING ${RUN}`,
+            'waybill_run_create',
+          )
+        ).rows[0];
         if (created || !outcomeUnknown) return created;
         // Is the row that holds the id the one the lost attempt wrote? Same workflow, input and total, created since the call began.
-        return (await c.once<RunRow>(sql`SELECT ${RUN} FROM ${runs} r WHERE r.id = ${run.id} AND r.workflow = ${run.workflow}
+        return (
+          await c.once<RunRow>(sql`SELECT ${RUN} FROM ${runs} r WHERE r.id = ${run.id} AND r.workflow = ${run.workflow}
           AND r.input_json = ${run.inputJson} AND r.total_steps IS NOT DISTINCT FROM ${run.totalSteps}::int
-          AND r.created_at >= ${c.now()} - ${sinceS}::float8`)).rows[0];
+          AND r.created_at >= ${c.now()} - ${sinceS}::float8`)
+        ).rows[0];
       });
       if (!row) throw new ConflictError(`run ${run.id}`);
       return row;
@@ -121,15 +132,19 @@ export function postgresRuns(c: PgConnection): RunsOnly {
       const worker = sql`${request.workerId}::text`;
       const row = await attempts('claimRun', async ({ outcomeUnknown }) => {
         if (outcomeUnknown) {
-          const adopted = (await c.once<RunRow>(sql`UPDATE ${runs} r SET lease_expires_at = ${c.now()} + ${lease}::float8
+          const adopted = (
+            await c.once<RunRow>(sql`UPDATE ${runs} r SET lease_expires_at = ${c.now()} + ${lease}::float8
             WHERE r.id = (SELECT a.id FROM ${runs} a WHERE a.owner = ${worker} AND a.status = 'running'
                 AND a.id <> ALL(${sql.param([...mine, ...holding])}::text[])
               ORDER BY a.updated_at DESC LIMIT 1)
             AND r.owner = ${worker} AND r.status = 'running'
-            RETURNING ${RUN}`)).rows[0];
+            RETURNING ${RUN}`)
+          ).rows[0];
           if (adopted) return adopted;
         }
-        return (await c.once<RunRow>(sql`WITH pick AS MATERIALIZED (
+        return (
+          await c.once<RunRow>(
+            sql`WITH pick AS MATERIALIZED (
             SELECT p.id, p.owner FROM ${runs} p
             WHERE p.workflow = ANY(${sql.param(request.workflows)}::text[]) AND p.id <> ALL(${sql.param(holding)}::text[])
               AND (${request.runId ?? null}::text IS NULL OR p.id = ${request.runId ?? null}::text)
@@ -149,7 +164,10 @@ export function postgresRuns(c: PgConnection): RunsOnly {
               'run lease of ' || taken."previousOwner" || ' passed or its worker died; resumed by ' || ${worker}, taken."updatedAt"
             FROM taken WHERE taken."previousOwner" <> ${worker})
           SELECT id, workflow, "inputJson", status, "totalSteps", owner, "leaseExpiresAt", attempts, error, "outputJson",
-            "createdAt", "updatedAt", "startedAt", "finishedAt", "forkedFromRun", "forkedAtStep" FROM taken`, 'waybill_run_claim')).rows[0];
+            "createdAt", "updatedAt", "startedAt", "finishedAt", "forkedFromRun", "forkedAtStep" FROM taken`,
+            'waybill_run_claim',
+          )
+        ).rows[0];
       });
       if (!row) return null;
       mine.add(row.id);
@@ -157,9 +175,11 @@ export function postgresRuns(c: PgConnection): RunsOnly {
     },
 
     async renewRunLease(id, workerId, leaseMs, attempt) {
-      const renewed = await c.query(sql`UPDATE ${runs} SET lease_expires_at = ${c.now()} + ${leaseMs / 1000}::float8
+      const renewed = await c.query(
+        sql`UPDATE ${runs} SET lease_expires_at = ${c.now()} + ${leaseMs / 1000}::float8
         WHERE ${runs.id} = ${id} AND ${runs.owner} = ${workerId} AND ${fence(attempt)} AND ${runs.status} = 'running'`,
-      'waybill_run_renew');
+        'waybill_run_renew',
+      );
       if (renewed.rowCount === 1) return { held: true, status: 'running' as const };
       // Read afresh: the status that made the renewal miss may be newer than the renewal's snapshot.
       return { held: false, status: (await getRun(id))?.status ?? null };
@@ -172,17 +192,22 @@ export function postgresRuns(c: PgConnection): RunsOnly {
       try {
         return await attempts('finishRun', async ({ outcomeUnknown, sinceS }) => {
           const now = c.now();
-          const finished = await c.once(sql`UPDATE ${runs} SET status = ${outcome.status}, error = ${error}, output_json = ${output},
+          const finished = await c.once(
+            sql`UPDATE ${runs} SET status = ${outcome.status}, error = ${error}, output_json = ${output},
             owner = NULL, lease_expires_at = NULL, finished_at = ${now}, updated_at = ${now}
             WHERE ${runs.id} = ${id} AND ${runs.owner} = ${workerId} AND ${fence(attempt)} AND ${runs.status} IN ('running', 'paused')`,
-          'waybill_run_finish');
+            'waybill_run_finish',
+          );
           if (finished.rowCount === 1) return true;
           if (!outcomeUnknown) return false;
           // Is the run ended the way the lost attempt asked, since the call began?
-          return (await c.once(sql`SELECT 1 FROM ${runs} WHERE ${runs.id} = ${id} AND ${runs.owner} IS NULL
+          return (
+            (
+              await c.once(sql`SELECT 1 FROM ${runs} WHERE ${runs.id} = ${id} AND ${runs.owner} IS NULL
             AND ${runs.status} = ${outcome.status} AND ${runs.error} IS NOT DISTINCT FROM ${error}::text
-            AND ${runs.outputJson} IS NOT DISTINCT FROM ${output}::text AND ${runs.finishedAt} >= ${c.now()} - ${sinceS}::float8`))
-            .rowCount === 1;
+            AND ${runs.outputJson} IS NOT DISTINCT FROM ${output}::text AND ${runs.finishedAt} >= ${c.now()} - ${sinceS}::float8`)
+            ).rowCount === 1
+          );
         });
       } finally {
         // Whatever the answer, the caller stops executing the run once it asked to finish it.
@@ -192,9 +217,12 @@ export function postgresRuns(c: PgConnection): RunsOnly {
 
     async releaseRun(id, workerId, attempt) {
       try {
-        await c.query(sql`UPDATE ${runs} SET status = CASE status WHEN 'running' THEN 'queued' ELSE status END,
+        await c.query(
+          sql`UPDATE ${runs} SET status = CASE status WHEN 'running' THEN 'queued' ELSE status END,
           owner = NULL, lease_expires_at = NULL, updated_at = ${c.now()}
-          WHERE ${runs.id} = ${id} AND ${runs.owner} = ${workerId} AND ${fence(attempt)}`, 'waybill_run_release');
+          WHERE ${runs.id} = ${id} AND ${runs.owner} = ${workerId} AND ${fence(attempt)}`,
+          'waybill_run_release',
+        );
       } finally {
         held(workerId).delete(id);
       }
@@ -214,14 +242,18 @@ export function postgresRuns(c: PgConnection): RunsOnly {
           // recorded since the call began.
           const start = `${action} by ${actor}: `;
           const end = ` → ${to}`;
-          const acted = (await c.once<RunRow>(sql`SELECT ${RUN} FROM ${runs} r WHERE r.id = ${id} AND EXISTS (
+          const acted = (
+            await c.once<RunRow>(sql`SELECT ${RUN} FROM ${runs} r WHERE r.id = ${id} AND EXISTS (
             SELECT 1 FROM (SELECT e.detail, e.at FROM ${stepEvents} e WHERE e.run_id = ${id} AND e.outcome = 'operator'
               ORDER BY e.id DESC LIMIT 1) last
             WHERE starts_with(last.detail, ${start}) AND right(last.detail, char_length(${end})) = ${end}
-              AND last.at >= ${c.now()} - ${sinceS}::float8)`)).rows[0];
+              AND last.at >= ${c.now()} - ${sinceS}::float8)`)
+          ).rows[0];
           if (acted) return { from: null, ...acted };
         }
-        return (await c.once<{ from: RunStatus } & RunRow>(sql`WITH t AS (SELECT ${c.now()} AS now),
+        return (
+          await c.once<{ from: RunStatus } & RunRow>(
+            sql`WITH t AS (SELECT ${c.now()} AS now),
           cur AS (SELECT c.id AS cur_id, c.status AS cur_status FROM ${runs} c WHERE c.id = ${id} FOR UPDATE),
           upd AS (UPDATE ${runs} r SET status = ${target}, updated_at = t.now,
               error = CASE WHEN ${target} = 'queued' THEN NULL ELSE r.error END,
@@ -236,7 +268,10 @@ export function postgresRuns(c: PgConnection): RunsOnly {
           ev AS (INSERT INTO ${stepEvents} (run_id, outcome, count, detail, at)
             SELECT cur.cur_id, 'operator', 1, ${action}::text || ' by ' || ${actor}::text || ': ' || cur.cur_status || ' → ' || ${target}, t.now
             FROM cur, t WHERE EXISTS (SELECT 1 FROM upd))
-          SELECT cur.cur_status AS "from", upd.* FROM cur LEFT JOIN upd ON true`, 'waybill_run_act')).rows[0];
+          SELECT cur.cur_status AS "from", upd.* FROM cur LEFT JOIN upd ON true`,
+            'waybill_run_act',
+          )
+        ).rows[0];
       });
       if (!result) throw new NotFoundError(`run ${id}`);
       const { from: status, ...row } = result;

@@ -20,7 +20,16 @@ import { sql, type SQL } from 'drizzle-orm';
 import type pg from 'pg';
 import { LeaseLostError, StoreUnavailableError } from '../../errors';
 import { claims, committed, progress, runs, stepEvents } from '../schema.pg';
-import type { ClaimOutcome, ClaimRow, CommitOutcome, CommittedRow, ProgressRow, ProgressWrite, RunStatus, StepStore } from '../types';
+import type {
+  ClaimOutcome,
+  ClaimRow,
+  CommitOutcome,
+  CommittedRow,
+  ProgressRow,
+  ProgressWrite,
+  RunStatus,
+  StepStore,
+} from '../types';
 import { committedByKey, eventInsert, names, type EventInput } from './columns';
 import { prepare, type PgConnection, type Prepared } from './connection';
 import { beginLoopRun, endLoopRun } from './loop-runs';
@@ -59,8 +68,16 @@ function claimCall(prefix: string): SQL {
  */
 function progressWrite(gate: SQL): SQL {
   return sql`prog AS (
-  INSERT INTO ${progress} (${names(progress.runId, progress.step, progress.stateJson, progress.updatedAt, progress.executed,
-    progress.skipped, progress.awaited, progress.saveMs)})
+  INSERT INTO ${progress} (${names(
+    progress.runId,
+    progress.step,
+    progress.stateJson,
+    progress.updatedAt,
+    progress.executed,
+    progress.skipped,
+    progress.awaited,
+    progress.saveMs,
+  )})
   SELECT ${P('pRun')}::text, ${P('pStep')}::int, ${P('pState')}::text, t.now, ${P('pExecuted')}::int, ${P('pSkipped')}::int,
     ${P('pAwaited')}::int, ${P('pSaveMs')}::float8
   FROM t WHERE ${P('pRun')}::text IS NOT NULL ${gate}
@@ -77,24 +94,39 @@ folded AS (INSERT INTO ${stepEvents} (run_id, step, outcome, count, at)
 
 /** SAVE_PROGRESS's values; COMMIT's progress placeholders are the same names. Plain literals: on the hot path. */
 function progressValues(p: ProgressWrite, skew: number) {
-  return { pRun: p.runId, pStep: p.step, pState: p.stateJson, pExecuted: p.executed, pSkipped: p.skipped, pAwaited: p.awaited,
-    pSaveMs: p.saveMs ?? null, skew };
+  return {
+    pRun: p.runId,
+    pStep: p.step,
+    pState: p.stateJson,
+    pExecuted: p.executed,
+    pSkipped: p.skipped,
+    pAwaited: p.awaited,
+    pSaveMs: p.saveMs ?? null,
+    skew,
+  };
 }
 
 // The hot path's statements, each built once (connection.ts says why) and named: node-postgres prepares a
 // named statement once per connection.
-const LOAD_PROGRESS = prepare<{ runId: string }>('waybill_progress', sql`SELECT ${progress.runId} AS "runId", ${progress.step},
+const LOAD_PROGRESS = prepare<{ runId: string }>(
+  'waybill_progress',
+  sql`SELECT ${progress.runId} AS "runId", ${progress.step},
   ${progress.stateJson} AS "stateJson", ${progress.updatedAt} AS "updatedAt", ${progress.executed}, ${progress.skipped},
-  ${progress.awaited}, ${progress.saveMs} AS "saveMs" FROM ${progress} WHERE ${progress.runId} = ${P('runId')}`);
+  ${progress.awaited}, ${progress.saveMs} AS "saveMs" FROM ${progress} WHERE ${progress.runId} = ${P('runId')}`,
+);
 
-const SAVE_PROGRESS = prepare<ReturnType<typeof progressValues>>('waybill_save_progress',
-  sql`WITH t AS (SELECT ${NOW} AS now), ${progressWrite(sql``)} SELECT 1`);
+const SAVE_PROGRESS = prepare<ReturnType<typeof progressValues>>(
+  'waybill_save_progress',
+  sql`WITH t AS (SELECT ${NOW} AS now), ${progressWrite(sql``)} SELECT 1`,
+);
 
 const CLAIM = prepare<Record<string, unknown>>('waybill_claim', sql`SELECT * FROM ${claimCall('c')}`);
 
-const RENEW = prepare<{ key: string; token: string; lease: number; skew: number }>('waybill_renew',
+const RENEW = prepare<{ key: string; token: string; lease: number; skew: number }>(
+  'waybill_renew',
   sql`UPDATE ${claims} SET lease_expires_at = t.now + ${P('lease')}::float8, heartbeat_at = t.now
-  FROM (SELECT ${NOW} AS now) t WHERE ${claims.idemKey} = ${P('key')} AND ${claims.token} = ${P('token')}`);
+  FROM (SELECT ${NOW} AS now) t WHERE ${claims.idemKey} = ${P('key')} AND ${claims.token} = ${P('token')}`,
+);
 
 /**
  * Phase 3, one statement. The claim is deleted only where the token is ours; `committed` is inserted only if
@@ -115,10 +147,22 @@ const RENEW = prepare<{ key: string; token: string; lease: number; skew: number 
  * `INSERT INTO committed` is written out, not `${committed}` (which renders "committed"): it is how an
  * operator, and test/postgres/cancel.test.ts, find running commits in pg_stat_activity.
  */
-const COMMIT = prepare<Record<string, unknown>>('waybill_commit', sql`WITH t AS (SELECT ${NOW} AS now),
+const COMMIT = prepare<Record<string, unknown>>(
+  'waybill_commit',
+  sql`WITH t AS (SELECT ${NOW} AS now),
 del AS (DELETE FROM ${claims} WHERE ${claims.idemKey} = ${P('key')}::text AND ${claims.token} = ${P('token')}::text RETURNING 1),
-ins AS (INSERT INTO committed (${names(committed.idemKey, committed.runId, committed.resultJson, committed.committedAt,
-    committed.step, committed.fingerprint, committed.workerId, committed.durationMs, committed.source, committed.inputJson)})
+ins AS (INSERT INTO committed (${names(
+    committed.idemKey,
+    committed.runId,
+    committed.resultJson,
+    committed.committedAt,
+    committed.step,
+    committed.fingerprint,
+    committed.workerId,
+    committed.durationMs,
+    committed.source,
+    committed.inputJson,
+  )})
   SELECT ${P('key')}::text, ${P('run')}::text, ${P('result')}::text, t.now, ${P('step')}::int, ${P('fingerprint')}::text,
     ${P('worker')}::text, ${P('duration')}::float8, 'executed', ${P('input')}::text FROM t
   WHERE EXISTS (SELECT 1 FROM del)
@@ -131,18 +175,22 @@ SELECT d.n AS deleted, (SELECT count(*) FROM ins)::int AS inserted,
     WHERE ${P('nKey')}::text IS NOT NULL AND EXISTS (SELECT 1 FROM ins) AND r.status IS DISTINCT FROM 'paused'
       AND r.status IS DISTINCT FROM 'cancelled') AS next,
   r.status AS "runStatus"
-FROM (SELECT count(*)::int AS n FROM del) d LEFT JOIN ${runs} r ON r.id = ${P('run')}::text`);
+FROM (SELECT count(*)::int AS n FROM del) d LEFT JOIN ${runs} r ON r.id = ${P('run')}::text`,
+);
 
 /**
  * After a commit whose first attempt died with its connection: did that attempt land? The claim is gone either
  * way, so the committed row must be recognised as ours: the same worker, run, step, fingerprint, result and
  * duration (measured to a fraction of a microsecond, so no other call's).
  */
-const LANDED = prepare<Record<string, unknown>>('waybill_landed', sql`SELECT 1 FROM ${committed}
+const LANDED = prepare<Record<string, unknown>>(
+  'waybill_landed',
+  sql`SELECT 1 FROM ${committed}
   WHERE ${committed.idemKey} = ${P('key')} AND ${committed.source} = 'executed' AND ${committed.runId} = ${P('run')}
     AND ${committed.resultJson} = ${P('result')} AND ${committed.step} IS NOT DISTINCT FROM ${P('step')}::int
     AND ${committed.fingerprint} IS NOT DISTINCT FROM ${P('fingerprint')}::text
-    AND ${committed.workerId} IS NOT DISTINCT FROM ${P('worker')}::text AND ${committed.durationMs} = ${P('duration')}::float8`);
+    AND ${committed.workerId} IS NOT DISTINCT FROM ${P('worker')}::text AND ${committed.durationMs} = ${P('duration')}::float8`,
+);
 
 /**
  * The failed side effect: delete our claim (token-checked) and record the failure, whether or not the claim
@@ -150,12 +198,15 @@ const LANDED = prepare<Record<string, unknown>>('waybill_landed', sql`SELECT 1 F
  * connection (`retried`) records it only if it deleted the claim itself: a first attempt that landed deleted
  * it and recorded the failure already.
  */
-const RELEASE = prepare<Record<string, unknown>>('waybill_release', sql`WITH del AS (DELETE FROM ${claims}
+const RELEASE = prepare<Record<string, unknown>>(
+  'waybill_release',
+  sql`WITH del AS (DELETE FROM ${claims}
     WHERE ${claims.idemKey} = ${P('key')} AND ${claims.token} = ${P('token')} RETURNING 1)
   INSERT INTO ${stepEvents} (run_id, idem_key, step, outcome, count, duration_ms, worker_id, detail, at)
   SELECT ${P('run')}::text, ${P('key')}::text, ${P('step')}::int, 'failed', 1, ${P('duration')}::float8, ${P('worker')}::text,
     ${P('error')}::text, ${NOW}
-  WHERE ${P('error')}::text IS NOT NULL AND (NOT ${P('retried')}::boolean OR EXISTS (SELECT 1 FROM del))`);
+  WHERE ${P('error')}::text IS NOT NULL AND (NOT ${P('retried')}::boolean OR EXISTS (SELECT 1 FROM del))`,
+);
 
 export function postgresSteps(c: PgConnection): Omit<StepStore, 'dialect'> {
   const event = (e: EventInput) => c.query(eventInsert(e, c.now()), 'waybill_event');
@@ -164,7 +215,10 @@ export function postgresSteps(c: PgConnection): Omit<StepStore, 'dialect'> {
 
   return {
     async loadProgress(runId) {
-      return (await retried<ProgressRow, { runId: string }>('loadProgress', LOAD_PROGRESS, () => ({ runId }))).rows[0] ?? null;
+      return (
+        (await retried<ProgressRow, { runId: string }>('loadProgress', LOAD_PROGRESS, () => ({ runId }))).rows[0] ??
+        null
+      );
     },
 
     async saveProgress(w) {
@@ -175,9 +229,17 @@ export function postgresSteps(c: PgConnection): Omit<StepStore, 'dialect'> {
 
     async claim(r) {
       for (let round = 1; round <= MAX_CLAIM_ROUNDS; round++) {
-        const { rows } = await retried<ClaimResult, Record<string, unknown>>('claim', CLAIM, () => ({ cKey: r.idemKey, cRun: r.runId,
-          cToken: r.token, cWorker: r.workerId, cStep: r.step, cAttempt: r.attempt, cLease: r.leaseMs / 1000, cTtl: r.claimTtlMs / 1000,
-          skew: c.skew() }));
+        const { rows } = await retried<ClaimResult, Record<string, unknown>>('claim', CLAIM, () => ({
+          cKey: r.idemKey,
+          cRun: r.runId,
+          cToken: r.token,
+          cWorker: r.workerId,
+          cStep: r.step,
+          cAttempt: r.attempt,
+          cLease: r.leaseMs / 1000,
+          cTtl: r.claimTtlMs / 1000,
+          skew: c.skew(),
+        }));
         const outcome = claimOutcome(rows[0]!);
         if (outcome) return outcome;
       }
@@ -185,7 +247,12 @@ export function postgresSteps(c: PgConnection): Omit<StepStore, 'dialect'> {
     },
 
     async renewClaim(idemKey, token, leaseMs) {
-      const result = await retried('renewClaim', RENEW, () => ({ key: idemKey, token, lease: leaseMs / 1000, skew: c.skew() }));
+      const result = await retried('renewClaim', RENEW, () => ({
+        key: idemKey,
+        token,
+        lease: leaseMs / 1000,
+        skew: c.skew(),
+      }));
       return result.rowCount === 1;
     },
 
@@ -198,40 +265,110 @@ export function postgresSteps(c: PgConnection): Omit<StepStore, 'dialect'> {
      * success, never double-commit.
      */
     async commit(r) {
-      const row = { key: r.idemKey, token: r.token, run: r.runId, result: r.resultJson, step: r.step, fingerprint: r.fingerprint,
-        worker: r.workerId, duration: r.durationMs };
+      const row = {
+        key: r.idemKey,
+        token: r.token,
+        run: r.runId,
+        result: r.resultJson,
+        step: r.step,
+        fingerprint: r.fingerprint,
+        worker: r.workerId,
+        duration: r.durationMs,
+      };
       const p = r.progress;
       const n = r.next;
       // One literal, every placeholder by name (no spreads: this is the hot path).
       const values = {
-        key: r.idemKey, token: r.token, run: r.runId, result: r.resultJson, step: r.step, fingerprint: r.fingerprint,
-        worker: r.workerId, duration: r.durationMs, skew: c.skew(), input: r.inputJson ?? null,
-        pRun: p ? p.runId : null, pStep: p ? p.step : null, pState: p ? p.stateJson : null, pExecuted: p ? p.executed : null,
-        pSkipped: p ? p.skipped : null, pAwaited: p ? p.awaited : null, pSaveMs: p?.saveMs ?? null,
-        nKey: n ? n.idemKey : null, nRun: n ? n.runId : null, nToken: n ? n.token : null, nWorker: n ? n.workerId : null,
-        nStep: n ? n.step : null, nAttempt: n ? n.attempt : null, nLease: n ? n.leaseMs / 1000 : null, nTtl: n ? n.claimTtlMs / 1000 : null,
+        key: r.idemKey,
+        token: r.token,
+        run: r.runId,
+        result: r.resultJson,
+        step: r.step,
+        fingerprint: r.fingerprint,
+        worker: r.workerId,
+        duration: r.durationMs,
+        skew: c.skew(),
+        input: r.inputJson ?? null,
+        pRun: p ? p.runId : null,
+        pStep: p ? p.step : null,
+        pState: p ? p.stateJson : null,
+        pExecuted: p ? p.executed : null,
+        pSkipped: p ? p.skipped : null,
+        pAwaited: p ? p.awaited : null,
+        pSaveMs: p?.saveMs ?? null,
+        nKey: n ? n.idemKey : null,
+        nRun: n ? n.runId : null,
+        nToken: n ? n.token : null,
+        nWorker: n ? n.workerId : null,
+        nStep: n ? n.step : null,
+        nAttempt: n ? n.attempt : null,
+        nLease: n ? n.leaseMs / 1000 : null,
+        nTtl: n ? n.claimTtlMs / 1000 : null,
       };
       let outcomeUnknown = r.mayHaveLanded ?? false;
-      type Row = { deleted: number; inserted: number; heldByUs: boolean; next: ClaimResult | null; runStatus: RunStatus | null };
-      const settled = await withRetry('commit', async (): Promise<CommitOutcome | { lost: string | undefined }> => {
-        const result = (await c.exec<Row, typeof values>(COMMIT, values)).rows[0]!;
-        if (result.inserted === 1) return { next: result.next ? claimOutcome(result.next) : null, runStatus: result.runStatus };
-        // Landed or not, the next claim is then unknown: the caller claims again with the same token.
-        if (outcomeUnknown && (await c.exec(LANDED, row)).rowCount === 1) return { next: null, runStatus: result.runStatus };
-        return { lost: result.deleted === 1 || result.heldByUs ? 'the key was committed by someone else meanwhile' : undefined };
-      }, { onTransient: (error) => { outcomeUnknown ||= mayHaveRun(error); } });
+      type Row = {
+        deleted: number;
+        inserted: number;
+        heldByUs: boolean;
+        next: ClaimResult | null;
+        runStatus: RunStatus | null;
+      };
+      const settled = await withRetry(
+        'commit',
+        async (): Promise<CommitOutcome | { lost: string | undefined }> => {
+          const result = (await c.exec<Row, typeof values>(COMMIT, values)).rows[0]!;
+          if (result.inserted === 1)
+            return { next: result.next ? claimOutcome(result.next) : null, runStatus: result.runStatus };
+          // Landed or not, the next claim is then unknown: the caller claims again with the same token.
+          if (outcomeUnknown && (await c.exec(LANDED, row)).rowCount === 1)
+            return { next: null, runStatus: result.runStatus };
+          return {
+            lost:
+              result.deleted === 1 || result.heldByUs ? 'the key was committed by someone else meanwhile' : undefined,
+          };
+        },
+        {
+          onTransient: (error) => {
+            outcomeUnknown ||= mayHaveRun(error);
+          },
+        },
+      );
       if ('runStatus' in settled) return settled;
       const error = new LeaseLostError(r.idemKey, settled.lost);
-      await event({ runId: r.runId, idemKey: r.idemKey, step: r.step, outcome: 'lease_lost', workerId: r.workerId,
-        durationMs: r.durationMs, detail: error.message });
+      await event({
+        runId: r.runId,
+        idemKey: r.idemKey,
+        step: r.step,
+        outcome: 'lease_lost',
+        workerId: r.workerId,
+        durationMs: r.durationMs,
+        detail: error.message,
+      });
       throw error;
     },
 
     async releaseClaim(r) {
       let outcomeUnknown = false;
-      await withRetry('release', () => c.exec(RELEASE, { key: r.idemKey, token: r.token, run: r.runId, step: r.step,
-        duration: r.durationMs, worker: r.workerId, error: r.error, retried: outcomeUnknown, skew: c.skew() }),
-      { onTransient: (error) => { outcomeUnknown ||= mayHaveRun(error); } });
+      await withRetry(
+        'release',
+        () =>
+          c.exec(RELEASE, {
+            key: r.idemKey,
+            token: r.token,
+            run: r.runId,
+            step: r.step,
+            duration: r.durationMs,
+            worker: r.workerId,
+            error: r.error,
+            retried: outcomeUnknown,
+            skew: c.skew(),
+          }),
+        {
+          onTransient: (error) => {
+            outcomeUnknown ||= mayHaveRun(error);
+          },
+        },
+      );
     },
 
     async getCommitted(idemKey) {
@@ -240,7 +377,13 @@ export function postgresSteps(c: PgConnection): Omit<StepStore, 'dialect'> {
     },
 
     async recordEvent(e) {
-      await event({ ...e, idemKey: e.idemKey ?? null, step: e.step ?? null, workerId: e.workerId ?? null, detail: e.detail ?? null });
+      await event({
+        ...e,
+        idemKey: e.idemKey ?? null,
+        step: e.step ?? null,
+        workerId: e.workerId ?? null,
+        detail: e.detail ?? null,
+      });
     },
 
     beginLoopRun: (r) => beginLoopRun(c, r),
@@ -252,11 +395,19 @@ export function postgresSteps(c: PgConnection): Omit<StepStore, 'dialect'> {
 export function claimOutcome(row: ClaimResult): ClaimOutcome | null {
   switch (row.kind) {
     case 'committed':
-      return { kind: 'committed', row: { ...row.done!, forkedFrom: row.done!.forkedFrom ?? null, inputJson: row.done!.inputJson ?? null } };
+      return {
+        kind: 'committed',
+        row: { ...row.done!, forkedFrom: row.done!.forkedFrom ?? null, inputJson: row.done!.inputJson ?? null },
+      };
     case 'held':
       return { kind: 'held', holder: claimRow(row.holder!, false), msUntilExpiry: row.msUntilExpiry! };
     case 'taken':
-      return { kind: 'claimed', attempt: row.attempt!, leaseExpiresAt: row.leaseExpiresAt!, tookOverFrom: claimRow(row.old!, true) };
+      return {
+        kind: 'claimed',
+        attempt: row.attempt!,
+        leaseExpiresAt: row.leaseExpiresAt!,
+        tookOverFrom: claimRow(row.old!, true),
+      };
     case 'fresh':
     case 'mine':
       return { kind: 'claimed', attempt: row.attempt!, leaseExpiresAt: row.leaseExpiresAt!, tookOverFrom: null };
@@ -267,7 +418,15 @@ export function claimOutcome(row: ClaimResult): ClaimOutcome | null {
 
 function claimRow(row: Stored<ClaimRow>, orphaned: boolean): ClaimRow {
   return {
-    idemKey: row.idemKey, runId: row.runId, claimedAt: row.claimedAt, token: row.token, workerId: row.workerId,
-    leaseExpiresAt: row.leaseExpiresAt, heartbeatAt: row.heartbeatAt, step: row.step, attempt: row.attempt, orphaned,
+    idemKey: row.idemKey,
+    runId: row.runId,
+    claimedAt: row.claimedAt,
+    token: row.token,
+    workerId: row.workerId,
+    leaseExpiresAt: row.leaseExpiresAt,
+    heartbeatAt: row.heartbeatAt,
+    step: row.step,
+    attempt: row.attempt,
+    orphaned,
   };
 }

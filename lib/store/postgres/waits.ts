@@ -19,18 +19,25 @@ const WAIT = sql.raw(`w.run_id AS "runId", w.name, w.kind, w.details_json AS "de
 
 export function postgresWaits(c: PgConnection): WaitStore {
   const get = async (runId: string, name: string): Promise<WaitRow | null> =>
-    (await c.query<WaitRow>(sql`SELECT ${WAIT} FROM ${waits} w WHERE w.run_id = ${runId} AND w.name = ${name}`)).rows[0] ?? null;
+    (await c.query<WaitRow>(sql`SELECT ${WAIT} FROM ${waits} w WHERE w.run_id = ${runId} AND w.name = ${name}`))
+      .rows[0] ?? null;
 
   return {
     getWait: get,
 
     async listWaits(runId) {
-      return withRetry('listWaits', () => c.orm.select().from(waits).where(eq(waits.runId, runId)).orderBy(asc(waits.createdAt), asc(waits.name)));
+      return withRetry('listWaits', () =>
+        c.orm.select().from(waits).where(eq(waits.runId, runId)).orderBy(asc(waits.createdAt), asc(waits.name)),
+      );
     },
 
     async recordWait(wait) {
-      const due = wait.dueAt != null ? sql`${wait.dueAt}::float8`
-        : wait.dueInMs != null ? sql`${c.now()} + ${wait.dueInMs / 1000}::float8` : sql`NULL::float8`;
+      const due =
+        wait.dueAt != null
+          ? sql`${wait.dueAt}::float8`
+          : wait.dueInMs != null
+            ? sql`${c.now()} + ${wait.dueInMs / 1000}::float8`
+            : sql`NULL::float8`;
       // Safe to repeat: an insert that did land leaves the row for the second attempt to read.
       await c.query(sql`INSERT INTO ${waits} (run_id, name, kind, details_json, created_at, due_at, on_timeout)
         VALUES (${wait.runId}, ${wait.name}, ${wait.kind}, ${wait.detailsJson ?? null}::text, ${c.now()}, ${due}, ${wait.onTimeout ?? null}::text)
@@ -42,50 +49,97 @@ export function postgresWaits(c: PgConnection): WaitStore {
       // Not retried on a lost connection: a decision that landed would read as "already decided" on retry,
       // and the caller would be told it lost to itself. The caller sees the store error and asks again.
       return c.inTransaction(async (client) => {
-        const run = await c.once<{ status: string }>(sql`SELECT status FROM ${runs} WHERE id = ${d.runId}`, undefined, client);
+        const run = await c.once<{ status: string }>(
+          sql`SELECT status FROM ${runs} WHERE id = ${d.runId}`,
+          undefined,
+          client,
+        );
         if (run.rowCount === 0) throw new NotFoundError(`run ${d.runId}`);
         if (d.createIfAbsent) {
-          await c.once(sql`INSERT INTO ${waits} (run_id, name, kind, created_at) VALUES (${d.runId}, ${d.name}, ${d.kind}, ${c.now()})
-            ON CONFLICT (run_id, name) DO NOTHING`, undefined, client);
+          await c.once(
+            sql`INSERT INTO ${waits} (run_id, name, kind, created_at) VALUES (${d.runId}, ${d.name}, ${d.kind}, ${c.now()})
+            ON CONFLICT (run_id, name) DO NOTHING`,
+            undefined,
+            client,
+          );
         }
-        const existing = (await c.once<WaitRow>(sql`SELECT ${WAIT} FROM ${waits} w WHERE w.run_id = ${d.runId} AND w.name = ${d.name}`,
-          undefined, client)).rows[0];
+        const existing = (
+          await c.once<WaitRow>(
+            sql`SELECT ${WAIT} FROM ${waits} w WHERE w.run_id = ${d.runId} AND w.name = ${d.name}`,
+            undefined,
+            client,
+          )
+        ).rows[0];
         if (!existing) throw new NotFoundError(`wait ${d.name} of run ${d.runId}`);
         if (existing.kind !== d.kind) throw kindMismatch(existing, d.kind);
-        const won = await c.once<WaitRow>(sql`UPDATE ${waits} w SET decided_at = ${c.now()}, decision_json = ${d.decisionJson},
+        const won = await c.once<WaitRow>(
+          sql`UPDATE ${waits} w SET decided_at = ${c.now()}, decision_json = ${d.decisionJson},
             decided_by = ${d.decidedBy}, note = ${d.note ?? null}::text
-          WHERE w.run_id = ${d.runId} AND w.name = ${d.name} AND w.decided_at IS NULL RETURNING ${WAIT}`, undefined, client);
+          WHERE w.run_id = ${d.runId} AND w.name = ${d.name} AND w.decided_at IS NULL RETURNING ${WAIT}`,
+          undefined,
+          client,
+        );
         if (won.rowCount === 1) {
-          await c.once(sql`UPDATE ${runs} SET status = 'queued', updated_at = ${c.now()} WHERE id = ${d.runId} AND status = 'waiting'`,
-            undefined, client);
-          await c.once(sql`INSERT INTO ${stepEvents} (run_id, outcome, count, detail, at)
+          await c.once(
+            sql`UPDATE ${runs} SET status = 'queued', updated_at = ${c.now()} WHERE id = ${d.runId} AND status = 'waiting'`,
+            undefined,
+            client,
+          );
+          await c.once(
+            sql`INSERT INTO ${stepEvents} (run_id, outcome, count, detail, at)
             VALUES (${d.runId}, 'operator', 1, ${decisionDetail(d.kind, d.name, d.decisionJson, d.decidedBy, d.note)}, ${c.now()})`,
-          undefined, client);
+            undefined,
+            client,
+          );
           return { decided: true, wait: won.rows[0]! };
         }
-        const latest = (await c.once<WaitRow>(sql`SELECT ${WAIT} FROM ${waits} w WHERE w.run_id = ${d.runId} AND w.name = ${d.name}`,
-          undefined, client)).rows[0]!;
+        const latest = (
+          await c.once<WaitRow>(
+            sql`SELECT ${WAIT} FROM ${waits} w WHERE w.run_id = ${d.runId} AND w.name = ${d.name}`,
+            undefined,
+            client,
+          )
+        ).rows[0]!;
         return { decided: false, wait: latest };
       });
     },
 
     async parkRun(runId, name, workerId, attempt) {
-      return withRetry('parkRun', () => c.inTransaction(async (client) => {
-        const wait = (await c.once<{ decidedAt: number | null }>(sql`SELECT decided_at AS "decidedAt" FROM ${waits}
-          WHERE run_id = ${runId} AND name = ${name} FOR UPDATE`, undefined, client)).rows[0];
-        if (wait?.decidedAt != null) return 'decided' as const;
-        const parked = await c.once(sql`UPDATE ${runs} SET status = 'waiting', owner = NULL, lease_expires_at = NULL, updated_at = ${c.now()}
+      return withRetry('parkRun', () =>
+        c.inTransaction(async (client) => {
+          const wait = (
+            await c.once<{ decidedAt: number | null }>(
+              sql`SELECT decided_at AS "decidedAt" FROM ${waits}
+          WHERE run_id = ${runId} AND name = ${name} FOR UPDATE`,
+              undefined,
+              client,
+            )
+          ).rows[0];
+          if (wait?.decidedAt != null) return 'decided' as const;
+          const parked = await c.once(
+            sql`UPDATE ${runs} SET status = 'waiting', owner = NULL, lease_expires_at = NULL, updated_at = ${c.now()}
           WHERE ${and(eq(runs.id, runId), eq(runs.owner, workerId), eq(runs.attempts, attempt), eq(runs.status, 'running'))}`,
-        undefined, client);
-        return parked.rowCount === 1 ? 'parked' as const : 'lost' as const;
-      }));
+            undefined,
+            client,
+          );
+          return parked.rowCount === 1 ? ('parked' as const) : ('lost' as const);
+        }),
+      );
     },
 
     async waitingSummary() {
       // c.now()'s expression, its skew a number rendered in place (the shared text is plain SQL).
       const now = `(extract(epoch from now())::float8 + ${Number(c.skew())}::float8)`;
-      return (await c.query<{ kind: WaitKind; runs: number; oldestAt: number; ageSeconds: number }>(sql.raw(WAITING_SUMMARY(now)))).rows
-        .map((row) => ({ kind: row.kind, runs: Number(row.runs), oldestAt: Number(row.oldestAt), ageSeconds: Number(row.ageSeconds) }));
+      return (
+        await c.query<{ kind: WaitKind; runs: number; oldestAt: number; ageSeconds: number }>(
+          sql.raw(WAITING_SUMMARY(now)),
+        )
+      ).rows.map((row) => ({
+        kind: row.kind,
+        runs: Number(row.runs),
+        oldestAt: Number(row.oldestAt),
+        ageSeconds: Number(row.ageSeconds),
+      }));
     },
   };
 }

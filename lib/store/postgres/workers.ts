@@ -61,7 +61,9 @@ export async function holdLiveness(pool: pg.Pool, workerId: string): Promise<Liv
       mine.client.on('error', lost);
       mine.client.on('end', lost);
       const { rows } = await mine.client.query<{ locked: boolean }>({
-        text: `SELECT pg_try_advisory_lock(${WAYBILL_LIVENESS}, ${KEY('$1::text')}) AS locked`, values: [workerId] });
+        text: `SELECT pg_try_advisory_lock(${WAYBILL_LIVENESS}, ${KEY('$1::text')}) AS locked`,
+        values: [workerId],
+      });
       if (released || !rows[0]?.locked) {
         drop(mine);
         again(1000);
@@ -103,18 +105,34 @@ export function postgresWorkers(c: PgConnection): WorkerStore {
   return {
     async registerWorker(worker) {
       // The database's clock, skewed: now() is one instant per statement, so started and heartbeat agree.
-      const row = { host: worker.host, pid: worker.pid, machine: worker.machine ?? null, startedAt: c.now(), heartbeatAt: c.now() };
-      await withRetry('registerWorker', () => c.orm.insert(workers).values({ id: worker.id, ...row })
-        .onConflictDoUpdate({ target: workers.id, set: { ...row, stoppedAt: null } }));
+      const row = {
+        host: worker.host,
+        pid: worker.pid,
+        machine: worker.machine ?? null,
+        startedAt: c.now(),
+        heartbeatAt: c.now(),
+      };
+      await withRetry('registerWorker', () =>
+        c.orm
+          .insert(workers)
+          .values({ id: worker.id, ...row })
+          .onConflictDoUpdate({ target: workers.id, set: { ...row, stoppedAt: null } }),
+      );
     },
 
     async heartbeatWorker(id) {
-      await withRetry('heartbeatWorker', () => c.orm.update(workers).set({ heartbeatAt: c.now() }).where(eq(workers.id, id)));
+      await withRetry('heartbeatWorker', () =>
+        c.orm.update(workers).set({ heartbeatAt: c.now() }).where(eq(workers.id, id)),
+      );
     },
 
     async stopWorker(id) {
-      await withRetry('stopWorker', () => c.orm.update(workers).set({ stoppedAt: c.now() })
-        .where(and(eq(workers.id, id), isNull(workers.stoppedAt))));
+      await withRetry('stopWorker', () =>
+        c.orm
+          .update(workers)
+          .set({ stoppedAt: c.now() })
+          .where(and(eq(workers.id, id), isNull(workers.stoppedAt))),
+      );
     },
 
     async listWorkers(): Promise<WorkerRow[]> {

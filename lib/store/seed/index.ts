@@ -17,8 +17,11 @@ export type { SeedOptions, SeedReport } from './plan';
 export { SEED_WORKERS, SEED_WORKFLOW, seedPlan } from './plan';
 
 /** onProgress gets the committed rows written so far, of the total. ConflictError when the prefix was seeded before. */
-export async function seedDemo(store: SqliteStore | PostgresStore, options: SeedOptions,
-  onProgress?: (done: number, total: number) => void): Promise<SeedReport> {
+export async function seedDemo(
+  store: SqliteStore | PostgresStore,
+  options: SeedOptions,
+  onProgress?: (done: number, total: number) => void,
+): Promise<SeedReport> {
   if (store.dialect === 'sqlite') return seedSqlite(store.db, options, store.clock.now() / 1000, onProgress);
   return seedPostgres(store.pool, options, skewSeconds(store.clock), onProgress);
 }

@@ -6,40 +6,83 @@
 import type pg from 'pg';
 import { ConflictError } from '../../errors';
 import {
-  CLAIM_COLUMNS, COMMITTED_COLUMNS, EVENT_COLUMNS, PROGRESS_COLUMNS, RUN_COLUMNS,
-  seedBatches, seedPlan, seedRunIds, seedWorkers, type SeedOptions, type SeedReport,
+  CLAIM_COLUMNS,
+  COMMITTED_COLUMNS,
+  EVENT_COLUMNS,
+  PROGRESS_COLUMNS,
+  RUN_COLUMNS,
+  seedBatches,
+  seedPlan,
+  seedRunIds,
+  seedWorkers,
+  type SeedOptions,
+  type SeedReport,
 } from './plan';
 
 const TYPES = {
-  runs: ['text', 'text', 'text', 'text', 'int', 'text', 'float8', 'int', 'text', 'float8', 'float8', 'float8', 'float8'],
+  runs: [
+    'text',
+    'text',
+    'text',
+    'text',
+    'int',
+    'text',
+    'float8',
+    'int',
+    'text',
+    'float8',
+    'float8',
+    'float8',
+    'float8',
+  ],
   progress: ['text', 'int', 'text', 'float8', 'int', 'int', 'int', 'float8'],
   committed: ['text', 'text', 'text', 'float8', 'int', 'text', 'float8'],
   step_events: ['text', 'text', 'int', 'text', 'int', 'float8', 'text', 'text', 'float8'],
   claims: ['text', 'text', 'float8', 'text', 'text', 'float8', 'float8', 'int', 'int'],
 } as const;
 
-const COLUMNS = { runs: RUN_COLUMNS, progress: PROGRESS_COLUMNS, committed: COMMITTED_COLUMNS, step_events: EVENT_COLUMNS, claims: CLAIM_COLUMNS };
+const COLUMNS = {
+  runs: RUN_COLUMNS,
+  progress: PROGRESS_COLUMNS,
+  committed: COMMITTED_COLUMNS,
+  step_events: EVENT_COLUMNS,
+  claims: CLAIM_COLUMNS,
+};
 
 /** Rows (tuples) to one array per column, and the statement that unnests them. */
 async function insertRows(client: pg.PoolClient, table: keyof typeof TYPES, rows: unknown[][]): Promise<void> {
   if (rows.length === 0) return;
   const types = TYPES[table];
   const columns = types.map((_, c) => rows.map((row) => row[c]));
-  await client.query(`INSERT INTO ${table} (${COLUMNS[table]})
-    SELECT * FROM unnest(${types.map((type, c) => `$${c + 1}::${type}[]`).join(', ')})`, columns);
+  await client.query(
+    `INSERT INTO ${table} (${COLUMNS[table]})
+    SELECT * FROM unnest(${types.map((type, c) => `$${c + 1}::${type}[]`).join(', ')})`,
+    columns,
+  );
 }
 
-export async function seedPostgres(pool: pg.Pool, options: SeedOptions, skew: number,
-  onProgress?: (done: number, total: number) => void): Promise<SeedReport> {
+export async function seedPostgres(
+  pool: pg.Pool,
+  options: SeedOptions,
+  skew: number,
+  onProgress?: (done: number, total: number) => void,
+): Promise<SeedReport> {
   const plan = seedPlan(options);
-  const taken = await pool.query<{ id: string }>('SELECT id FROM runs WHERE id = ANY($1::text[]) LIMIT 1', [seedRunIds(options)]);
+  const taken = await pool.query<{ id: string }>('SELECT id FROM runs WHERE id = ANY($1::text[]) LIMIT 1', [
+    seedRunIds(options),
+  ]);
   if (taken.rows[0]) throw new ConflictError(`run ${taken.rows[0].id} (seeded before: choose another --prefix)`);
-  const now = (await pool.query<{ now: number }>('SELECT extract(epoch from now())::float8 + $1::float8 AS now', [skew])).rows[0]!.now;
+  const now = (
+    await pool.query<{ now: number }>('SELECT extract(epoch from now())::float8 + $1::float8 AS now', [skew])
+  ).rows[0]!.now;
   const client = await pool.connect();
   try {
     for (const [id, host, pid, started, heartbeat] of seedWorkers(options, now)) {
-      await client.query(`INSERT INTO workers (id, host, pid, started_at, heartbeat_at) VALUES ($1, $2, $3, $4, $5)
-        ON CONFLICT (id) DO NOTHING`, [id, host, pid, started, heartbeat]);
+      await client.query(
+        `INSERT INTO workers (id, host, pid, started_at, heartbeat_at) VALUES ($1, $2, $3, $4, $5)
+        ON CONFLICT (id) DO NOTHING`,
+        [id, host, pid, started, heartbeat],
+      );
     }
     let done = 0;
     onProgress?.(0, plan.committed);

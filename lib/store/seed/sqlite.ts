@@ -6,17 +6,41 @@
 import type Database from 'better-sqlite3';
 import { ConflictError } from '../../errors';
 import {
-  CLAIM_COLUMNS, COMMITTED_COLUMNS, EVENT_COLUMNS, PROGRESS_COLUMNS, RUN_COLUMNS,
-  seedBatches, seedPlan, seedRunIds, seedWorkers, type SeedBatch, type SeedOptions, type SeedReport,
+  CLAIM_COLUMNS,
+  COMMITTED_COLUMNS,
+  EVENT_COLUMNS,
+  PROGRESS_COLUMNS,
+  RUN_COLUMNS,
+  seedBatches,
+  seedPlan,
+  seedRunIds,
+  seedWorkers,
+  type SeedBatch,
+  type SeedOptions,
+  type SeedReport,
 } from './plan';
 
-const placeholders = (columns: string) => columns.split(',').map(() => '?').join(', ');
-const insert = (table: string, columns: string) => `INSERT INTO ${table} (${columns}) VALUES (${placeholders(columns)})`;
+const placeholders = (columns: string) =>
+  columns
+    .split(',')
+    .map(() => '?')
+    .join(', ');
+const insert = (table: string, columns: string) =>
+  `INSERT INTO ${table} (${columns}) VALUES (${placeholders(columns)})`;
 
-export async function seedSqlite(db: Database.Database, options: SeedOptions, now: number,
-  onProgress?: (done: number, total: number) => void): Promise<SeedReport> {
+export async function seedSqlite(
+  db: Database.Database,
+  options: SeedOptions,
+  now: number,
+  onProgress?: (done: number, total: number) => void,
+): Promise<SeedReport> {
   const plan = seedPlan(options);
-  const taken = db.prepare<string[], { id: string }>(`SELECT id FROM runs WHERE id IN (${seedRunIds(options).map(() => '?').join(', ')})`)
+  const taken = db
+    .prepare<string[], { id: string }>(
+      `SELECT id FROM runs WHERE id IN (${seedRunIds(options)
+        .map(() => '?')
+        .join(', ')})`,
+    )
     .get(...seedRunIds(options));
   if (taken) throw new ConflictError(`run ${taken.id} (seeded before: choose another --prefix)`);
   const s = {

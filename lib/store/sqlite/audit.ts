@@ -13,12 +13,25 @@ export function sqliteAudit(c: SqliteConnection): AuditStore {
   return {
     async recordAudit(entry) {
       const at = c.now();
-      return guard(() => orm.insert(audit).values({ ...entry, at }).returning().get());
+      return guard(() =>
+        orm
+          .insert(audit)
+          .values({ ...entry, at })
+          .returning()
+          .get(),
+      );
     },
 
     async listAudit(query = {}) {
-      return guard(() => orm.select().from(audit).where(auditFilter(audit, query))
-        .orderBy(desc(audit.id)).limit(query.limit ?? 100).all());
+      return guard(() =>
+        orm
+          .select()
+          .from(audit)
+          .where(auditFilter(audit, query))
+          .orderBy(desc(audit.id))
+          .limit(query.limit ?? 100)
+          .all(),
+      );
     },
   };
 }

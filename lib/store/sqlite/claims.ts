@@ -16,7 +16,10 @@ import { CLAIM_SELECT, expiresAt, INSERT_COMMITTED, type RawClaim } from './step
 const orphanedAt = (now: number, ttlS: number): SQL<number> =>
   sql<number>`coalesce(${claims.leaseExpiresAt}, ${claims.claimedAt} + ${ttlS}) <= ${now}`;
 
-const withOrphaned = ({ orphaned, ...row }: RawClaim & { orphaned: number }): ClaimRow => ({ ...row, orphaned: orphaned === 1 });
+const withOrphaned = ({ orphaned, ...row }: RawClaim & { orphaned: number }): ClaimRow => ({
+  ...row,
+  orphaned: orphaned === 1,
+});
 
 export function sqliteClaims(c: SqliteConnection): ClaimStore {
   const { orm } = c;
@@ -29,29 +32,48 @@ export function sqliteClaims(c: SqliteConnection): ClaimStore {
 
     async listCommitted(runId, options = {}): Promise<CommittedRow[]> {
       // Keyset on (step, key): the cursor is the last key seen, its step looked up by primary key.
-      return guard(() => c.prepared<unknown[], CommittedRow>(`SELECT ${committedColumns('sqlite')} FROM committed
+      return guard(() =>
+        c
+          .prepared<unknown[], CommittedRow>(`SELECT ${committedColumns('sqlite')} FROM committed
         WHERE run_id = @runId AND (@afterKey IS NULL OR (coalesce(step, -1), idem_key) >
           (SELECT coalesce(step, -1), idem_key FROM committed WHERE idem_key = @afterKey))
         ORDER BY coalesce(step, -1), idem_key LIMIT @limit`)
-        .all({ runId, afterKey: options.afterKey ?? null, limit: options.limit ?? 1000 }));
+          .all({ runId, afterKey: options.afterKey ?? null, limit: options.limit ?? 1000 }),
+      );
     },
 
     async listClaims(options) {
       const now = c.now();
       const orphaned = orphanedAt(now, (options?.claimTtlMs ?? 0) / 1000);
       const after = options?.after;
-      return guard(() => orm.select({ ...claimRow, orphaned }).from(claims)
-        .where(and(
-          options?.runId === undefined ? undefined : eq(claims.runId, options.runId),
-          options?.orphanedOnly ? orphaned : undefined,
-          after ? sql`(${claims.claimedAt}, ${claims.idemKey}) > (${after.claimedAt}, ${after.idemKey})` : undefined,
-        ))
-        .orderBy(asc(claims.claimedAt), asc(claims.idemKey)).limit(options?.limit ?? -1).all().map(withOrphaned));
+      return guard(() =>
+        orm
+          .select({ ...claimRow, orphaned })
+          .from(claims)
+          .where(
+            and(
+              options?.runId === undefined ? undefined : eq(claims.runId, options.runId),
+              options?.orphanedOnly ? orphaned : undefined,
+              after
+                ? sql`(${claims.claimedAt}, ${claims.idemKey}) > (${after.claimedAt}, ${after.idemKey})`
+                : undefined,
+            ),
+          )
+          .orderBy(asc(claims.claimedAt), asc(claims.idemKey))
+          .limit(options?.limit ?? -1)
+          .all()
+          .map(withOrphaned),
+      );
     },
 
     async getClaim(idemKey, options) {
-      const row = guard(() => orm.select({ ...claimRow, orphaned: orphanedAt(c.now(), options.claimTtlMs / 1000) })
-        .from(claims).where(eq(claims.idemKey, idemKey)).get());
+      const row = guard(() =>
+        orm
+          .select({ ...claimRow, orphaned: orphanedAt(c.now(), options.claimTtlMs / 1000) })
+          .from(claims)
+          .where(eq(claims.idemKey, idemKey))
+          .get(),
+      );
       return row ? withOrphaned(row) : null;
     },
 
@@ -62,8 +84,17 @@ export function sqliteClaims(c: SqliteConnection): ClaimStore {
         if (!held) return 'missing';
         if (expiresAt(held, options.claimTtlMs) > now && !options.force) return 'live';
         c.prepared('DELETE FROM claims WHERE idem_key = ?').run(idemKey);
-        c.event({ runId: held.runId, idemKey, step: held.step, outcome: 'expired', workerId: held.workerId,
-          detail: `expired by ${options.actor}: the step will run again` }, now);
+        c.event(
+          {
+            runId: held.runId,
+            idemKey,
+            step: held.step,
+            outcome: 'expired',
+            workerId: held.workerId,
+            detail: `expired by ${options.actor}: the step will run again`,
+          },
+          now,
+        );
         return 'expired';
       });
     },
@@ -76,18 +107,35 @@ export function sqliteClaims(c: SqliteConnection): ClaimStore {
         // Decided under the write lock, as expireClaim decides: no takeover can land between this and the delete.
         refuseResolve(r, held, now);
         c.prepared('DELETE FROM claims WHERE idem_key = ?').run(r.idemKey);
-        const inserted = c.prepared(INSERT_COMMITTED).run(r.idemKey, held.runId, r.resultJson, now, held.step, null, null, null, 'manual', null);
+        const inserted = c
+          .prepared(INSERT_COMMITTED)
+          .run(r.idemKey, held.runId, r.resultJson, now, held.step, null, null, null, 'manual', null);
         if (inserted.changes === 0) throw new LeaseLostError(r.idemKey, 'the key is already committed');
-        c.event({ runId: held.runId, idemKey: r.idemKey, step: held.step, outcome: 'resolved', workerId: held.workerId,
-          detail: `resolved by ${r.actor}${r.note ? `: ${r.note}` : ''}` }, now);
+        c.event(
+          {
+            runId: held.runId,
+            idemKey: r.idemKey,
+            step: held.step,
+            outcome: 'resolved',
+            workerId: held.workerId,
+            detail: `resolved by ${r.actor}${r.note ? `: ${r.note}` : ''}`,
+          },
+          now,
+        );
         return { runId: held.runId };
       });
     },
 
     async listEvents(runId, options = {}) {
-      return guard(() => orm.select().from(stepEvents)
-        .where(and(eq(stepEvents.runId, runId), gt(stepEvents.id, options.afterId ?? 0)))
-        .orderBy(asc(stepEvents.id)).limit(options.limit ?? 1000).all());
+      return guard(() =>
+        orm
+          .select()
+          .from(stepEvents)
+          .where(and(eq(stepEvents.runId, runId), gt(stepEvents.id, options.afterId ?? 0)))
+          .orderBy(asc(stepEvents.id))
+          .limit(options.limit ?? 1000)
+          .all(),
+      );
     },
   };
 }
@@ -100,7 +148,11 @@ function claimColumns() {
 /** Throws if the operator may not resolve this claim now: it is not the attempt they saw, or its lease is live. */
 function refuseResolve(r: ResolveRequest, held: RawClaim, now: number): void {
   if (r.attempt !== undefined && held.attempt !== r.attempt) {
-    throw new ClaimNotOrphanedError(r.idemKey, 'replaced', `was taken over since (attempt ${held.attempt}, not ${r.attempt})`);
+    throw new ClaimNotOrphanedError(
+      r.idemKey,
+      'replaced',
+      `was taken over since (attempt ${held.attempt}, not ${r.attempt})`,
+    );
   }
   if (expiresAt(held, r.claimTtlMs) > now && !r.force) {
     throw new ClaimNotOrphanedError(r.idemKey, 'live', 'has a live lease (its holder may be executing it)');

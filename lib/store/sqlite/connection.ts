@@ -90,7 +90,16 @@ function connection(db: Database.Database, clock: Clock): SqliteConnection {
       insertEvent ??= db.prepare(`INSERT INTO step_events
         (run_id, idem_key, step, outcome, count, duration_ms, worker_id, detail, at)
         VALUES (@runId, @idemKey, @step, @outcome, @count, @durationMs, @workerId, @detail, @now)`);
-      insertEvent.run({ idemKey: null, step: null, count: 1, durationMs: null, workerId: null, detail: null, ...e, now });
+      insertEvent.run({
+        idemKey: null,
+        step: null,
+        count: 1,
+        durationMs: null,
+        workerId: null,
+        detail: null,
+        ...e,
+        now,
+      });
     },
   };
 }

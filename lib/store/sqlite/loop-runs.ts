@@ -32,7 +32,11 @@ const END: Record<LoopRunEnd['outcome'], string> = {
 type Found = { workflow: string; status: RunStatus; owner: string | null; leaseExpiresAt: number | null };
 
 /** Inside the caller's transaction. */
-export function beginLoopRunIn(c: SqliteConnection, r: LoopRunStart, now: number): { status: RunStatus; created: boolean } {
+export function beginLoopRunIn(
+  c: SqliteConnection,
+  r: LoopRunStart,
+  now: number,
+): { status: RunStatus; created: boolean } {
   const row = c.prepared<[string], Found>(FOUND).get(r.runId);
   if (!row) {
     c.prepared(CREATE).run({ ...r, now });
@@ -45,6 +49,14 @@ export function beginLoopRunIn(c: SqliteConnection, r: LoopRunStart, now: number
 }
 
 export function endLoopRunIn(c: SqliteConnection, r: LoopRunEnd, now: number): RunStatus | null {
-  c.prepared(END[r.outcome]).run({ runId: r.runId, owner: r.owner, error: r.error ?? null, outputJson: r.outputJson ?? null, now });
-  return c.prepared<[string], { status: RunStatus }>('SELECT status FROM runs WHERE id = ?').get(r.runId)?.status ?? null;
+  c.prepared(END[r.outcome]).run({
+    runId: r.runId,
+    owner: r.owner,
+    error: r.error ?? null,
+    outputJson: r.outputJson ?? null,
+    now,
+  });
+  return (
+    c.prepared<[string], { status: RunStatus }>('SELECT status FROM runs WHERE id = ?').get(r.runId)?.status ?? null
+  );
 }

@@ -25,8 +25,6 @@ const SAVE_TALLY = `INSERT INTO metrics_tally
     steps_json = excluded.steps_json, durations_json = excluded.durations_json`;
 
 export function sqliteMetrics(c: SqliteConnection): Pick<InsightStore, 'metricsSnapshot'> {
-
-
   /**
    * Reads the committed rows and events written since the last scrape. Events by id, which is AUTOINCREMENT:
    * handed out in commit order (one writer at a time) and never reused, so nothing can appear below the
@@ -43,7 +41,8 @@ export function sqliteMetrics(c: SqliteConnection): Pick<InsightStore, 'metricsS
       step = chunk(boundsMs, (tally) => advanceCommitted(tally, bounds, cols));
     }
     // Up to the top seen now: a catch-up that chased every new event could run as long as the writers do.
-    const eventsTop = guard(() => c.db.prepare<[], { top: number | null }>('SELECT max(id) AS top FROM step_events').get()!.top) ?? 0;
+    const eventsTop =
+      guard(() => c.db.prepare<[], { top: number | null }>('SELECT max(id) AS top FROM step_events').get()!.top) ?? 0;
     for (;;) {
       const events = chunk(boundsMs, (tally) => advanceEvents(tally, bounds, cols, eventsTop));
       if (events.done) return events.tally;
@@ -56,7 +55,10 @@ export function sqliteMetrics(c: SqliteConnection): Pick<InsightStore, 'metricsS
    * and saves it. The write lock is what keeps two processes (or two scrapes of one) from counting the same
    * rows: each reads past the mark the other saved. Synchronous, so the lock is never held across an await.
    */
-  function chunk(boundsMs: readonly number[], read: (tally: MetricsTally) => boolean): { tally: MetricsTally; done: boolean } {
+  function chunk(
+    boundsMs: readonly number[],
+    read: (tally: MetricsTally) => boolean,
+  ): { tally: MetricsTally; done: boolean } {
     return c.tx(() => {
       const row = c.prepared<[string], TallyRow>(LOAD_TALLY).get(MetricsTally.key(boundsMs));
       const tally = MetricsTally.load(boundsMs, row);
@@ -73,9 +75,11 @@ export function sqliteMetrics(c: SqliteConnection): Pick<InsightStore, 'metricsS
     const lo = Math.max(0, tally.eventsMark);
     if (lo >= top) return true;
     const hi = Math.min(lo + CHUNK_ROWS, top);
-    const rows = c.db.prepare<[Record<string, number>], HistogramRow & { outcome: MetricOutcome; count: number }>(`
+    const rows = c.db
+      .prepare<[Record<string, number>], HistogramRow & { outcome: MetricOutcome; count: number }>(`
       SELECT outcome, coalesce(sum(count), 0) AS count, ${cols} FROM step_events
-      WHERE id > @lo AND id <= @hi AND (${COUNTED_EVENTS}) GROUP BY outcome`).all({ ...bounds, lo, hi });
+      WHERE id > @lo AND id <= @hi AND (${COUNTED_EVENTS}) GROUP BY outcome`)
+      .all({ ...bounds, lo, hi });
     for (const row of rows) {
       tally.steps[row.outcome] += row.count;
       if (row.outcome === 'failed' || row.outcome === 'lease_lost') tally.addDurations(row.outcome, row);
@@ -95,17 +99,22 @@ export function sqliteMetrics(c: SqliteConnection): Pick<InsightStore, 'metricsS
     type MarkRow = { id: number; idemKey: string; committedAt: number };
     const marked = tally.committedMarkRow;
     if (marked) {
-      const there = c.db.prepare<[number], MarkRow>(
-        'SELECT idem_key AS idemKey, committed_at AS committedAt FROM committed WHERE rowid = ?').get(tally.committedMark);
+      const there = c.db
+        .prepare<[number], MarkRow>(
+          'SELECT idem_key AS idemKey, committed_at AS committedAt FROM committed WHERE rowid = ?',
+        )
+        .get(tally.committedMark);
       if (there?.idemKey !== marked.idemKey || there.committedAt !== marked.committedAt) tally.resetExecuted();
     }
     const lo = Math.max(0, tally.committedMark);
-    const select = 'SELECT rowid AS id, idem_key AS idemKey, committed_at AS committedAt FROM committed WHERE rowid > ?';
+    const select =
+      'SELECT rowid AS id, idem_key AS idemKey, committed_at AS committedAt FROM committed WHERE rowid > ?';
     const full = c.db.prepare<[number], MarkRow>(`${select} ORDER BY rowid LIMIT 1 OFFSET ${CHUNK_ROWS - 1}`).get(lo);
     const end = full ?? c.db.prepare<[number], MarkRow>(`${select} ORDER BY rowid DESC LIMIT 1`).get(lo);
     if (!end) return true;
     // An executed step is its committed row: no `executed` event is written (README, Design).
-    const row = c.db.prepare<[Record<string, number>], HistogramRow & { executed: number }>(`
+    const row = c.db
+      .prepare<[Record<string, number>], HistogramRow & { executed: number }>(`
       SELECT count(*) AS executed, ${cols} FROM committed WHERE rowid > @lo AND rowid <= @hi AND source = 'executed'`)
       .get({ ...bounds, lo, hi: end.id });
     tally.steps.executed += row?.executed ?? 0;
@@ -122,28 +131,39 @@ export function sqliteMetrics(c: SqliteConnection): Pick<InsightStore, 'metricsS
       const bounds = Object.fromEntries(options.boundsMs.map((b, i) => [`b${i}`, b]));
       const cols = (column: string) => histogramColumns('sqlite', column, options.boundsMs.length);
       // The rest is small (a row per run or claim at most) and read whole, in one read transaction.
-      return guard(() => c.db.transaction((): MetricsSnapshot => {
-        const claims = c.db.prepare<[{ now: number; ttl: number }], { total: number; orphaned: number }>(`
+      return guard(() =>
+        c.db.transaction((): MetricsSnapshot => {
+          const claims = c.db
+            .prepare<[{ now: number; ttl: number }], { total: number; orphaned: number }>(`
           SELECT count(*) AS total, coalesce(sum(CASE WHEN coalesce(lease_expires_at, claimed_at + @ttl) <= @now THEN 1 ELSE 0 END), 0) AS orphaned
-          FROM claims`).get({ now, ttl: options.claimTtlMs / 1000 })!;
+          FROM claims`)
+            .get({ now, ttl: options.claimTtlMs / 1000 })!;
 
-        const runsByStatus = { ...EMPTY_BY_STATUS };
-        for (const { status, n } of c.db.prepare<[], { status: keyof typeof EMPTY_BY_STATUS; n: number }>(STATUSES).all()) {
-          runsByStatus[status] += n;
-        }
-        const commits = c.db.prepare<[Record<string, number>], HistogramRow>(
-          `SELECT ${cols('save_ms')} FROM progress WHERE save_ms IS NOT NULL`).get(bounds);
-        const workers = c.db.prepare<[number], { id: string; heartbeatAgeSeconds: number }>(`
-          SELECT id, ? - heartbeat_at AS heartbeatAgeSeconds FROM workers WHERE stopped_at IS NULL ORDER BY id`).all(now);
+          const runsByStatus = { ...EMPTY_BY_STATUS };
+          for (const { status, n } of c.db
+            .prepare<[], { status: keyof typeof EMPTY_BY_STATUS; n: number }>(STATUSES)
+            .all()) {
+            runsByStatus[status] += n;
+          }
+          const commits = c.db
+            .prepare<[Record<string, number>], HistogramRow>(
+              `SELECT ${cols('save_ms')} FROM progress WHERE save_ms IS NOT NULL`,
+            )
+            .get(bounds);
+          const workers = c.db
+            .prepare<[number], { id: string; heartbeatAgeSeconds: number }>(`
+          SELECT id, ? - heartbeat_at AS heartbeatAgeSeconds FROM workers WHERE stopped_at IS NULL ORDER BY id`)
+            .all(now);
 
-        return {
-          ...tally.snapshot(),
-          claims: { live: claims.total - claims.orphaned, orphaned: claims.orphaned },
-          runsByStatus,
-          commitDurations: toHistogram(commits, options.boundsMs),
-          workers,
-        };
-      })());
+          return {
+            ...tally.snapshot(),
+            claims: { live: claims.total - claims.orphaned, orphaned: claims.orphaned },
+            runsByStatus,
+            commitDurations: toHistogram(commits, options.boundsMs),
+            workers,
+          };
+        })(),
+      );
     },
   };
 }

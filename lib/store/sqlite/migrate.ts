@@ -9,23 +9,33 @@ import { StoreRefusedError } from '../../errors';
 import { runMigrationsSync, type Migration } from '../migrations';
 
 export function migrateSqlite(db: Database.Database, migrations: Migration[], nowSeconds: number): void {
-  const tableExists = db.prepare<[string], { n: number }>(`SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = ?`);
-  runMigrationsSync({
-    begin: () => void db.exec('BEGIN IMMEDIATE'),
-    commit: () => void db.exec('COMMIT'),
-    rollback: () => {
-      if (db.inTransaction) db.exec('ROLLBACK');
+  const tableExists = db.prepare<[string], { n: number }>(
+    `SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = ?`,
+  );
+  runMigrationsSync(
+    {
+      begin: () => void db.exec('BEGIN IMMEDIATE'),
+      commit: () => void db.exec('COMMIT'),
+      rollback: () => {
+        if (db.inTransaction) db.exec('ROLLBACK');
+      },
+      appliedTags: () => {
+        db.exec(
+          'CREATE TABLE IF NOT EXISTS waybill_migrations (tag TEXT PRIMARY KEY, hash TEXT NOT NULL, applied_at REAL NOT NULL)',
+        );
+        return readLedger(db);
+      },
+      tablesPresent: (names) => names.filter((t) => tableExists.get(t)!.n > 0),
+      where: () => `SQLite store ${db.name}`,
+      setAside: (table) => void db.exec(`ALTER TABLE "${table}" RENAME TO "article_${table}"`),
+      exec: (statement) => void db.exec(statement),
+      record: (m) =>
+        void db
+          .prepare('INSERT INTO waybill_migrations (tag, hash, applied_at) VALUES (?, ?, ?)')
+          .run(m.tag, m.hash, nowSeconds),
     },
-    appliedTags: () => {
-      db.exec('CREATE TABLE IF NOT EXISTS waybill_migrations (tag TEXT PRIMARY KEY, hash TEXT NOT NULL, applied_at REAL NOT NULL)');
-      return readLedger(db);
-    },
-    tablesPresent: (names) => names.filter((t) => tableExists.get(t)!.n > 0),
-    where: () => `SQLite store ${db.name}`,
-    setAside: (table) => void db.exec(`ALTER TABLE "${table}" RENAME TO "article_${table}"`),
-    exec: (statement) => void db.exec(statement),
-    record: (m) => void db.prepare('INSERT INTO waybill_migrations (tag, hash, applied_at) VALUES (?, ?, ?)').run(m.tag, m.hash, nowSeconds),
-  }, migrations);
+    migrations,
+  );
 }
 
 /**
@@ -34,12 +44,17 @@ export function migrateSqlite(db: Database.Database, migrations: Migration[], no
  */
 function readLedger(db: Database.Database): string[] {
   try {
-    return db.prepare<[], { tag: string; hash: string }>('SELECT tag, hash FROM waybill_migrations NOT INDEXED').all().map((r) => r.tag);
+    return db
+      .prepare<[], { tag: string; hash: string }>('SELECT tag, hash FROM waybill_migrations NOT INDEXED')
+      .all()
+      .map((r) => r.tag);
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     if (code !== 'SQLITE_CORRUPT' && code !== 'SQLITE_NOTADB') throw error;
-    throw new StoreRefusedError('STORE_LEDGER_DAMAGED',
+    throw new StoreRefusedError(
+      'STORE_LEDGER_DAMAGED',
       `SQLite store ${db.name}: its migration ledger waybill_migrations is unreadable (${(error as Error).message}); ` +
-      'restore the file from a backup; nothing was changed');
+        'restore the file from a backup; nothing was changed',
+    );
   }
 }

@@ -8,7 +8,17 @@ import { stepless, UNSTABLE_CANDIDATES, type UnstableCandidate } from '../insigh
 import { EMPTY_BY_STATUS, STATUS_SQL } from '../sql-shared';
 
 const STATUSES = STATUS_SQL('sqlite');
-import type { CommitBucket, CommittedRow, InsightStore, Outcome, RunStats, StepBucket, StepEvent, StepTiming, UnstableKeyGroup } from '../types';
+import type {
+  CommitBucket,
+  CommittedRow,
+  InsightStore,
+  Outcome,
+  RunStats,
+  StepBucket,
+  StepEvent,
+  StepTiming,
+  UnstableKeyGroup,
+} from '../types';
 import { guard, type SqliteConnection } from './connection';
 
 export function sqliteReads(c: SqliteConnection): Omit<InsightStore, 'metricsSnapshot'> {
@@ -19,38 +29,51 @@ export function sqliteReads(c: SqliteConnection): Omit<InsightStore, 'metricsSna
         const byStatus = { ...EMPTY_BY_STATUS };
         const statuses = c.prepared<[], { status: keyof typeof EMPTY_BY_STATUS; n: number }>(STATUSES).all();
         for (const { status, n } of statuses) byStatus[status] += n;
-        const totals = c.prepared<[], { executed: number; skipped: number; awaited: number }>(`
+        const totals = c
+          .prepared<[], { executed: number; skipped: number; awaited: number }>(`
           SELECT coalesce(sum(executed), 0) AS executed, coalesce(sum(skipped), 0) AS skipped,
-            coalesce(sum(awaited), 0) AS awaited FROM progress`).get()!;
-        const committedSince = c.prepared<[number], { n: number }>(
-          'SELECT count(*) AS n FROM committed WHERE committed_at >= ?').get(options.sinceSeconds)!.n;
-        const orphanedClaims = c.prepared<[number, number], { n: number }>(
-          'SELECT count(*) AS n FROM claims WHERE coalesce(lease_expires_at, claimed_at + ?) <= ?')
+            coalesce(sum(awaited), 0) AS awaited FROM progress`)
+          .get()!;
+        const committedSince = c
+          .prepared<[number], { n: number }>('SELECT count(*) AS n FROM committed WHERE committed_at >= ?')
+          .get(options.sinceSeconds)!.n;
+        const orphanedClaims = c
+          .prepared<[number, number], { n: number }>(
+            'SELECT count(*) AS n FROM claims WHERE coalesce(lease_expires_at, claimed_at + ?) <= ?',
+          )
           .get(options.claimTtlMs / 1000, now)!.n;
         return { byStatus, ...totals, committedSince, orphanedClaims };
       });
     },
 
     async listStepTimings(runId: string, options: { limit?: number } = {}): Promise<StepTiming[]> {
-      return guard(() => c.prepared<[string, number], StepTiming>(`SELECT step, idem_key AS idemKey,
+      return guard(() =>
+        c
+          .prepared<[string, number], StepTiming>(`SELECT step, idem_key AS idemKey,
           committed_at AS committedAt, duration_ms AS durationMs, source
         FROM committed WHERE run_id = ? ORDER BY coalesce(step, -1), idem_key LIMIT ?`)
-        .all(runId, options.limit ?? 10_000));
+          .all(runId, options.limit ?? 10_000),
+      );
     },
 
     async stepTimingBuckets(runId: string, options: { buckets: number }): Promise<StepBucket[]> {
       // The width comes from the run's last step (an index seek), so the GROUP BY yields at most `buckets` rows.
       // CAST: better-sqlite3 binds a number as REAL, and the division must be an integer one.
-      return guard(() => c.prepared<unknown[], StepBucket>(`WITH w AS (
+      return guard(() =>
+        c
+          .prepared<unknown[], StepBucket>(`WITH w AS (
           SELECT max(1, (coalesce(max(step), 0) + CAST(@buckets AS INTEGER)) / CAST(@buckets AS INTEGER)) AS w
           FROM committed WHERE run_id = @runId)
         SELECT min(step) AS fromStep, max(step) AS toStep, count(*) AS count, avg(duration_ms) AS avgMs, max(duration_ms) AS maxMs
         FROM committed, w WHERE run_id = @runId AND step IS NOT NULL GROUP BY step / w.w ORDER BY fromStep`)
-        .all({ runId, buckets: options.buckets }));
+          .all({ runId, buckets: options.buckets }),
+      );
     },
 
     async commitBuckets(runId: string, options: { buckets: number }): Promise<CommitBucket[]> {
-      return guard(() => c.prepared<unknown[], CommitBucket>(`WITH pts AS (
+      return guard(() =>
+        c
+          .prepared<unknown[], CommitBucket>(`WITH pts AS (
           SELECT committed_at AS t, 1 AS e, 0 AS s, 0 AS a FROM committed WHERE run_id = @runId AND source = 'executed'
           UNION ALL
           SELECT at, 0, CASE outcome WHEN 'skipped' THEN count ELSE 0 END, CASE outcome WHEN 'awaited' THEN count ELSE 0 END
@@ -58,14 +81,20 @@ export function sqliteReads(c: SqliteConnection): Omit<InsightStore, 'metricsSna
         span AS (SELECT min(t) AS t0, max(max(t) - min(t), 1e-6) / @buckets AS w FROM pts)
         SELECT span.t0 + (b + 1) * span.w AS t, executed, skipped, awaited FROM (
           SELECT min(CAST((t - span.t0) / span.w AS INTEGER), @buckets - 1) AS b, sum(e) AS executed, sum(s) AS skipped, sum(a) AS awaited
-          FROM pts, span GROUP BY b), span ORDER BY b`).all({ runId, buckets: options.buckets }));
+          FROM pts, span GROUP BY b), span ORDER BY b`)
+          .all({ runId, buckets: options.buckets }),
+      );
     },
 
     async recentSteps(runId: string, options: { limit: number }): Promise<StepTiming[]> {
-      return guard(() => c.prepared<unknown[], StepTiming>(`SELECT * FROM (SELECT step, idem_key AS idemKey,
+      return guard(() =>
+        c
+          .prepared<unknown[], StepTiming>(`SELECT * FROM (SELECT step, idem_key AS idemKey,
           committed_at AS committedAt, duration_ms AS durationMs, source, coalesce(step, -1) AS o
         FROM committed WHERE run_id = ? ORDER BY coalesce(step, -1) DESC, idem_key DESC LIMIT ?) ORDER BY o, idemKey`)
-        .all(runId, options.limit).map(({ o: _, ...row }: StepTiming & { o?: number }) => row));
+          .all(runId, options.limit)
+          .map(({ o: _, ...row }: StepTiming & { o?: number }) => row),
+      );
     },
 
     async recentEvents(runId: string, options: { limit: number; outcome?: Outcome }): Promise<StepEvent[]> {
@@ -73,40 +102,56 @@ export function sqliteReads(c: SqliteConnection): Omit<InsightStore, 'metricsSna
       // (run_id, outcome, id), so a run with no events of the outcome costs one probe, not a walk of all its events.
       const columns = `id, run_id AS runId, idem_key AS idemKey, step, outcome, count, duration_ms AS durationMs,
         worker_id AS workerId, detail, at`;
-      return guard(() => (options.outcome
-        ? c.prepared<[string, string, number], StepEvent>(`SELECT * FROM (SELECT ${columns} FROM step_events
-            WHERE run_id = ? AND outcome = ? ORDER BY id DESC LIMIT ?) ORDER BY id`).all(runId, options.outcome, options.limit)
-        : c.prepared<[string, number], StepEvent>(`SELECT * FROM (SELECT ${columns} FROM step_events
-            WHERE run_id = ? ORDER BY id DESC LIMIT ?) ORDER BY id`).all(runId, options.limit)));
+      return guard(() =>
+        options.outcome
+          ? c
+              .prepared<[string, string, number], StepEvent>(`SELECT * FROM (SELECT ${columns} FROM step_events
+            WHERE run_id = ? AND outcome = ? ORDER BY id DESC LIMIT ?) ORDER BY id`)
+              .all(runId, options.outcome, options.limit)
+          : c
+              .prepared<[string, number], StepEvent>(`SELECT * FROM (SELECT ${columns} FROM step_events
+            WHERE run_id = ? ORDER BY id DESC LIMIT ?) ORDER BY id`)
+              .all(runId, options.limit),
+      );
     },
 
     async countClaims(options: { claimTtlMs: number; runId?: string }): Promise<{ total: number; orphaned: number }> {
       const counts = `SELECT count(*) AS total, coalesce(sum(coalesce(lease_expires_at, claimed_at + ?) <= ?), 0) AS orphaned FROM claims`;
       const ttl = options.claimTtlMs / 1000;
-      return guard(() => (options.runId === undefined
-        ? c.prepared<[number, number], { total: number; orphaned: number }>(counts).get(ttl, c.now())!
-        : c.prepared<[number, number, string], { total: number; orphaned: number }>(`${counts} WHERE run_id = ?`)
-          .get(ttl, c.now(), options.runId)!));
+      return guard(() =>
+        options.runId === undefined
+          ? c.prepared<[number, number], { total: number; orphaned: number }>(counts).get(ttl, c.now())!
+          : c
+              .prepared<[number, number, string], { total: number; orphaned: number }>(`${counts} WHERE run_id = ?`)
+              .get(ttl, c.now(), options.runId)!,
+      );
     },
 
     async searchCommitted(runId: string, query: string, options: { limit?: number } = {}): Promise<CommittedRow[]> {
       const pattern = containsPattern(query);
-      return guard(() => c.prepared<[string, string, number], CommittedRow>(`SELECT idem_key AS idemKey,
+      return guard(() =>
+        c
+          .prepared<[string, string, number], CommittedRow>(`SELECT idem_key AS idemKey,
           run_id AS runId, result_json AS resultJson, committed_at AS committedAt, step, fingerprint,
           worker_id AS workerId, duration_ms AS durationMs, source
         FROM committed WHERE run_id = ? AND idem_key LIKE ? ESCAPE '\\'
-        ORDER BY coalesce(step, -1), idem_key LIMIT ?`).all(runId, pattern, options.limit ?? 100));
+        ORDER BY coalesce(step, -1), idem_key LIMIT ?`)
+          .all(runId, pattern, options.limit ?? 100),
+      );
     },
 
     async unstableKeys(runId: string, options: { limit?: number } = {}): Promise<UnstableKeyGroup[]> {
       const limit = options.limit ?? 50;
       return guard(() => {
-        const steps = c.prepared<[string, number], { step: number; keys: string }>(`
+        const steps = c
+          .prepared<[string, number], { step: number; keys: string }>(`
           SELECT step, json_group_array(idem_key) AS keys FROM committed
           WHERE run_id = ? AND step IS NOT NULL GROUP BY step HAVING count(*) > 1 ORDER BY step LIMIT ?`)
-          .all(runId, limit).map((r): UnstableKeyGroup => ({ step: r.step, keys: (JSON.parse(r.keys) as string[]).sort(), why: 'step' }));
+          .all(runId, limit)
+          .map((r): UnstableKeyGroup => ({ step: r.step, keys: (JSON.parse(r.keys) as string[]).sort(), why: 'step' }));
         // Stepless rows (committed_run_step's NULL range) that can be in a group: see insights-unstable.ts.
-        const candidates = c.prepared<unknown[], UnstableCandidate>(`SELECT idem_key AS idemKey, fingerprint,
+        const candidates = c
+          .prepared<unknown[], UnstableCandidate>(`SELECT idem_key AS idemKey, fingerprint,
             committed_at AS committedAt FROM committed
           WHERE run_id = @runId AND step IS NULL AND (
             fingerprint IN (SELECT fingerprint FROM committed WHERE run_id = @runId AND step IS NULL AND fingerprint IS NOT NULL
@@ -114,14 +159,19 @@ export function sqliteReads(c: SqliteConnection): Omit<InsightStore, 'metricsSna
             OR idem_key GLOB '*[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]*'
             OR idem_key GLOB '*[0-9][0-9]:[0-9][0-9]:[0-9][0-9]*'
             OR lower(idem_key) GLOB '*try*' OR lower(idem_key) GLOB '*attempt*')
-          ORDER BY idem_key LIMIT @cap`).all({ runId, cap: UNSTABLE_CANDIDATES });
+          ORDER BY idem_key LIMIT @cap`)
+          .all({ runId, cap: UNSTABLE_CANDIDATES });
         return [...steps, ...stepless(candidates)].slice(0, limit);
       });
     },
 
     async lastCommittedAt(runId: string): Promise<number | null> {
-      return guard(() => c.prepared<[string], { at: number | null }>('SELECT max(committed_at) AS at FROM committed WHERE run_id = ?')
-        .get(runId)!.at);
+      return guard(
+        () =>
+          c
+            .prepared<[string], { at: number | null }>('SELECT max(committed_at) AS at FROM committed WHERE run_id = ?')
+            .get(runId)!.at,
+      );
     },
   };
 }

@@ -17,36 +17,61 @@ export function sqliteRetention(c: SqliteConnection): RetentionStore {
   return {
     async planPrune(request) {
       const ext = request.includeExternal ? `UNION ALL SELECT id, 1 FROM (${EXTERNAL})` : '';
-      return guard(() => db.prepare<[{ before: number }], PruneCounts>(`
+      return guard(
+        () =>
+          db
+            .prepare<[{ before: number }], PruneCounts>(`
         WITH doomed (id, external) AS (SELECT id, 0 FROM (${RUNS}) ${ext})
-        ${PLAN_COUNTS('sqlite', (flag) => (flag ? '1' : '0'))}`).get({ before: request.before })!);
+        ${PLAN_COUNTS('sqlite', (flag) => (flag ? '1' : '0'))}`)
+            .get({ before: request.before })!,
+      );
     },
 
     async pruneBatch(request) {
       const batch = request.batchSize ?? DEFAULT_BATCH;
       return c.tx((): PruneCounts => {
-        const pick = (sql: string) => db.prepare<[{ before: number; batch: number }], { id: string }>(
-          `${sql} ORDER BY 1 LIMIT @batch`).all({ before: request.before, batch }).map((r) => r.id);
+        const pick = (sql: string) =>
+          db
+            .prepare<[{ before: number; batch: number }], { id: string }>(`${sql} ORDER BY 1 LIMIT @batch`)
+            .all({ before: request.before, batch })
+            .map((r) => r.id);
         const runIds = pick(RUNS);
         const extIds = request.includeExternal ? pick(EXTERNAL) : [];
         const ids = JSON.stringify([...runIds, ...extIds]);
         if (runIds.length + extIds.length === 0) return { runs: 0, external: 0, committed: 0, events: 0, progress: 0 };
 
         // Events first and committed after: a prune cut short keeps a run's keys (its deduplication) longest.
-        const events = db.prepare(`DELETE FROM step_events WHERE id IN
-          (SELECT id FROM step_events WHERE run_id IN ${IN_IDS} LIMIT @limit)`).run({ ids, limit: batch }).changes;
-        const committed = batch - events <= 0 ? 0 : db.prepare(`DELETE FROM committed WHERE rowid IN
-          (SELECT rowid FROM committed WHERE run_id IN ${IN_IDS} LIMIT @limit)`).run({ ids, limit: batch - events }).changes;
+        const events = db
+          .prepare(`DELETE FROM step_events WHERE id IN
+          (SELECT id FROM step_events WHERE run_id IN ${IN_IDS} LIMIT @limit)`)
+          .run({ ids, limit: batch }).changes;
+        const committed =
+          batch - events <= 0
+            ? 0
+            : db
+                .prepare(`DELETE FROM committed WHERE rowid IN
+          (SELECT rowid FROM committed WHERE run_id IN ${IN_IDS} LIMIT @limit)`)
+                .run({ ids, limit: batch - events }).changes;
         // Progress and the runs row only once a run has nothing else left.
-        const progress = db.prepare(`DELETE FROM progress WHERE run_id IN ${IN_IDS} AND NOT ${HAS_ROWS('progress.run_id')}`)
+        const progress = db
+          .prepare(`DELETE FROM progress WHERE run_id IN ${IN_IDS} AND NOT ${HAS_ROWS('progress.run_id')}`)
           .run({ ids }).changes;
-        const runs = db.prepare(`DELETE FROM runs WHERE id IN ${IN_IDS} AND NOT ${HAS_ROWS('runs.id')}
-          AND NOT EXISTS (SELECT 1 FROM progress p WHERE p.run_id = runs.id)`).run({ ids }).changes;
+        const runs = db
+          .prepare(`DELETE FROM runs WHERE id IN ${IN_IDS} AND NOT ${HAS_ROWS('runs.id')}
+          AND NOT EXISTS (SELECT 1 FROM progress p WHERE p.run_id = runs.id)`)
+          .run({ ids }).changes;
         // A removed run's waits go with it (decided long ago: the run was finished).
-        db.prepare(`DELETE FROM waits WHERE run_id IN ${IN_IDS} AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = waits.run_id)`).run({ ids });
-        const external = extIds.length === 0 ? 0 : db.prepare<[{ ids: string }], { n: number }>(`
+        db.prepare(
+          `DELETE FROM waits WHERE run_id IN ${IN_IDS} AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = waits.run_id)`,
+        ).run({ ids });
+        const external =
+          extIds.length === 0
+            ? 0
+            : db
+                .prepare<[{ ids: string }], { n: number }>(`
           SELECT count(*) AS n FROM json_each(@ids) x WHERE NOT ${HAS_ROWS('x.value')}
-            AND NOT EXISTS (SELECT 1 FROM progress p WHERE p.run_id = x.value)`).get({ ids: JSON.stringify(extIds) })!.n;
+            AND NOT EXISTS (SELECT 1 FROM progress p WHERE p.run_id = x.value)`)
+                .get({ ids: JSON.stringify(extIds) })!.n;
         return { runs, external, committed, events, progress };
       });
     },

@@ -76,16 +76,21 @@ const PAGE_SQL = `WITH ${CANDIDATES} SELECT * FROM (${SUMMARY_SQL}) WHERE ${PAGE
  *   skipping through committed_run_step from one id to the next (one seek per run, not per row), less those
  *   that have a runs, progress or claims row.
  */
-const LONE = (from: string, also = '') => `SELECT * FROM (SELECT l.id, 'external' AS workflow, ${OUTSIDE_STATUS_SQL('l.id')} AS status,
+const LONE = (
+  from: string,
+  also = '',
+) => `SELECT * FROM (SELECT l.id, 'external' AS workflow, ${OUTSIDE_STATUS_SQL('l.id')} AS status,
     0 AS step, NULL AS totalSteps, 0 AS executed, 0 AS skipped, 0 AS awaited, 0 AS orphanedClaims, NULL AS owner,
     NULL AS error, NULL AS createdAt, l.at AS updatedAt
   FROM (${from}) l
   WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = l.id) AND NOT EXISTS (SELECT 1 FROM progress p WHERE p.run_id = l.id)
     AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.run_id = l.id) ${also})
   WHERE ${PAGE_FILTER} ORDER BY updatedAt DESC, id LIMIT @limit`;
-const LONE_SINCE_SQL = LONE(`SELECT run_id AS id, max(committed_at) AS at FROM committed INDEXED BY committed_at
+const LONE_SINCE_SQL = LONE(
+  `SELECT run_id AS id, max(committed_at) AS at FROM committed INDEXED BY committed_at
   WHERE committed_at BETWEEN @floor AND @upto GROUP BY run_id`,
-'AND (@upto >= 1e308 OR NOT EXISTS (SELECT 1 FROM committed c WHERE c.run_id = l.id AND c.committed_at > @upto))');
+  'AND (@upto >= 1e308 OR NOT EXISTS (SELECT 1 FROM committed c WHERE c.run_id = l.id AND c.committed_at > @upto))',
+);
 const LONE_ALL_SQL = `WITH RECURSIVE ids(id) AS (
     SELECT (SELECT min(run_id) FROM committed)
     UNION ALL
@@ -96,20 +101,32 @@ const LONE_ALL_SQL = `WITH RECURSIVE ids(id) AS (
 /** One read transaction: the page and the commits it is compared with are one snapshot. */
 export function listRunsIn(c: SqliteConnection, filter: Parameters<RunStore['listRuns']>[0]): RunSummary[] {
   const params = {
-    ttl: filter.claimTtlMs / 1000, now: c.now(), status: filter.status ?? null, workflow: filter.workflow ?? null,
-    search: filter.search ? containsPattern(filter.search) : null, owner: filter.owner ?? null, limit: filter.limit ?? 100,
-    afterAt: filter.after?.updatedAt ?? null, afterId: filter.after?.id ?? null,
+    ttl: filter.claimTtlMs / 1000,
+    now: c.now(),
+    status: filter.status ?? null,
+    workflow: filter.workflow ?? null,
+    search: filter.search ? containsPattern(filter.search) : null,
+    owner: filter.owner ?? null,
+    limit: filter.limit ?? 100,
+    afterAt: filter.after?.updatedAt ?? null,
+    afterId: filter.after?.id ?? null,
   };
   return c.db.transaction(() => {
     const page = c.prepared<unknown[], RunSummary>(PAGE_SQL).all(params);
-    const lonely = (params.status === null || params.status === 'idle') && (params.workflow === null || params.workflow === 'external')
-      && params.owner === null;
+    const lonely =
+      (params.status === null || params.status === 'idle') &&
+      (params.workflow === null || params.workflow === 'external') &&
+      params.owner === null;
     if (!lonely) return page;
-    const lone = page.length === params.limit
-      ? c.prepared<unknown[], RunSummary>(LONE_SINCE_SQL).all({ ...params, floor: page[page.length - 1]!.updatedAt,
-        upto: params.afterAt ?? Number.MAX_VALUE })
-      : c.prepared<unknown[], RunSummary>(LONE_ALL_SQL).all(params);
+    const lone =
+      page.length === params.limit
+        ? c
+            .prepared<unknown[], RunSummary>(LONE_SINCE_SQL)
+            .all({ ...params, floor: page[page.length - 1]!.updatedAt, upto: params.afterAt ?? Number.MAX_VALUE })
+        : c.prepared<unknown[], RunSummary>(LONE_ALL_SQL).all(params);
     if (lone.length === 0) return page;
-    return [...page, ...lone].sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).slice(0, params.limit);
+    return [...page, ...lone]
+      .sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      .slice(0, params.limit);
   })();
 }

@@ -49,8 +49,11 @@ export function sqliteRuns(c: SqliteConnection): RunsOnly {
     async createRun(run) {
       const now = c.now();
       return c.tx(() => {
-        const inserted = orm.insert(runs).values({ ...run, status: 'queued', createdAt: now, updatedAt: now })
-          .onConflictDoNothing().run();
+        const inserted = orm
+          .insert(runs)
+          .values({ ...run, status: 'queued', createdAt: now, updatedAt: now })
+          .onConflictDoNothing()
+          .run();
         if (inserted.changes === 0) throw new ConflictError(`run ${run.id}`);
         return get(run.id)!;
       });
@@ -67,15 +70,35 @@ export function sqliteRuns(c: SqliteConnection): RunsOnly {
     async claimRun(request) {
       const now = c.now();
       return c.tx(() => {
-        const found = c.prepared<unknown[], { id: string; owner: string | null }>(RUNNABLE).get({ now,
-          workflows: JSON.stringify(request.workflows), holding: JSON.stringify(request.holding ?? []), runId: request.runId ?? null });
+        const found = c.prepared<unknown[], { id: string; owner: string | null }>(RUNNABLE).get({
+          now,
+          workflows: JSON.stringify(request.workflows),
+          holding: JSON.stringify(request.holding ?? []),
+          runId: request.runId ?? null,
+        });
         if (!found) return null;
-        orm.update(runs).set({ status: 'running', owner: request.workerId, leaseExpiresAt: now + request.leaseMs / 1000,
-          attempts: sql`${runs.attempts} + 1`, startedAt: sql`coalesce(${runs.startedAt}, ${now})`, updatedAt: now })
-          .where(eq(runs.id, found.id)).run();
+        orm
+          .update(runs)
+          .set({
+            status: 'running',
+            owner: request.workerId,
+            leaseExpiresAt: now + request.leaseMs / 1000,
+            attempts: sql`${runs.attempts} + 1`,
+            startedAt: sql`coalesce(${runs.startedAt}, ${now})`,
+            updatedAt: now,
+          })
+          .where(eq(runs.id, found.id))
+          .run();
         if (found.owner && found.owner !== request.workerId) {
-          c.event({ runId: found.id, outcome: 'expired', workerId: request.workerId,
-            detail: `run lease of ${found.owner} passed or its worker died; resumed by ${request.workerId}` }, now);
+          c.event(
+            {
+              runId: found.id,
+              outcome: 'expired',
+              workerId: request.workerId,
+              detail: `run lease of ${found.owner} passed or its worker died; resumed by ${request.workerId}`,
+            },
+            now,
+          );
         }
         return get(found.id)!;
       });
@@ -84,8 +107,11 @@ export function sqliteRuns(c: SqliteConnection): RunsOnly {
     async renewRunLease(id, workerId, leaseMs, attempt) {
       const now = c.now();
       return guard(() => {
-        const renewed = orm.update(runs).set({ leaseExpiresAt: now + leaseMs / 1000 })
-          .where(and(owned(id, workerId, attempt), eq(runs.status, 'running'))).run();
+        const renewed = orm
+          .update(runs)
+          .set({ leaseExpiresAt: now + leaseMs / 1000 })
+          .where(and(owned(id, workerId, attempt), eq(runs.status, 'running')))
+          .run();
         if (renewed.changes === 1) return { held: true, status: 'running' as const };
         return { held: false, status: get(id)?.status ?? null };
       });
@@ -93,17 +119,38 @@ export function sqliteRuns(c: SqliteConnection): RunsOnly {
 
     async finishRun(id, workerId, outcome, attempt) {
       const now = c.now();
-      return guard(() => orm.update(runs).set({ status: outcome.status, error: outcome.error ?? null,
-        outputJson: outcome.outputJson ?? null, owner: null, leaseExpiresAt: null, finishedAt: now, updatedAt: now })
-        .where(and(owned(id, workerId, attempt), inArray(runs.status, ['running', 'paused']))).run().changes === 1);
+      return guard(
+        () =>
+          orm
+            .update(runs)
+            .set({
+              status: outcome.status,
+              error: outcome.error ?? null,
+              outputJson: outcome.outputJson ?? null,
+              owner: null,
+              leaseExpiresAt: null,
+              finishedAt: now,
+              updatedAt: now,
+            })
+            .where(and(owned(id, workerId, attempt), inArray(runs.status, ['running', 'paused'])))
+            .run().changes === 1,
+      );
     },
 
     async releaseRun(id, workerId, attempt) {
       const now = c.now();
-      guard(() => orm.update(runs).set({
-        status: sql`CASE ${runs.status} WHEN 'running' THEN 'queued' ELSE ${runs.status} END`,
-        owner: null, leaseExpiresAt: null, updatedAt: now,
-      }).where(owned(id, workerId, attempt)).run());
+      guard(() =>
+        orm
+          .update(runs)
+          .set({
+            status: sql`CASE ${runs.status} WHEN 'running' THEN 'queued' ELSE ${runs.status} END`,
+            owner: null,
+            leaseExpiresAt: null,
+            updatedAt: now,
+          })
+          .where(owned(id, workerId, attempt))
+          .run(),
+      );
     },
 
     async actOnRun(id, action, actor) {
@@ -120,4 +167,3 @@ export function sqliteRuns(c: SqliteConnection): RunsOnly {
     },
   };
 }
-

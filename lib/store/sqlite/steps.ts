@@ -7,7 +7,15 @@
 import { LeaseLostError } from '../../errors';
 import { COMMITTED_FIELDS, committedColumns } from '../columns';
 import type {
-  ClaimOutcome, ClaimRequest, ClaimRow, CommitOutcome, CommitRequest, CommittedRow, ProgressRow, ProgressWrite, RunStatus,
+  ClaimOutcome,
+  ClaimRequest,
+  ClaimRow,
+  CommitOutcome,
+  CommitRequest,
+  CommittedRow,
+  ProgressRow,
+  ProgressWrite,
+  RunStatus,
   StepStore,
 } from '../types';
 import { guard, type SqliteConnection } from './connection';
@@ -33,13 +41,16 @@ export function sqliteSteps(c: SqliteConnection): Omit<StepStore, 'dialect'> {
   const s = {
     progress: db.prepare<[string], ProgressRow>(`SELECT run_id AS runId, step, state_json AS stateJson,
       updated_at AS updatedAt, executed, skipped, awaited, save_ms AS saveMs FROM progress WHERE run_id = ?`),
-    upsertProgress: db.prepare(`INSERT INTO progress (run_id, step, state_json, updated_at, executed, skipped, awaited, save_ms)
+    upsertProgress:
+      db.prepare(`INSERT INTO progress (run_id, step, state_json, updated_at, executed, skipped, awaited, save_ms)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?)
       ON CONFLICT (run_id) DO UPDATE SET step = excluded.step, state_json = excluded.state_json,
         updated_at = excluded.updated_at, executed = executed + excluded.executed,
         skipped = skipped + excluded.skipped, awaited = awaited + excluded.awaited,
         save_ms = coalesce(excluded.save_ms, save_ms)`),
-    committed: db.prepare<[string], CommittedRow>(`SELECT ${committedColumns('sqlite')} FROM committed WHERE idem_key = ?`),
+    committed: db.prepare<[string], CommittedRow>(
+      `SELECT ${committedColumns('sqlite')} FROM committed WHERE idem_key = ?`,
+    ),
     claim: db.prepare<[string], RawClaim>(`${CLAIM_SELECT} WHERE idem_key = ?`),
     insertClaim: db.prepare(`INSERT INTO claims (idem_key, run_id, claimed_at, token, worker_id,
       lease_expires_at, heartbeat_at, step, attempt)
@@ -83,8 +94,17 @@ export function sqliteSteps(c: SqliteConnection): Omit<StepStore, 'dialect'> {
     if (!holder.orphaned) return { kind: 'held', holder, msUntilExpiry: (expiry - now) * 1000 };
     const attempt = Math.max(r.attempt, held.attempt + 1);
     s.takeOver.run(r.runId, now, r.token, r.workerId, leaseExpiresAt, now, r.step, attempt, r.idemKey);
-    c.event({ runId: held.runId, idemKey: r.idemKey, step: held.step, outcome: 'expired', workerId: r.workerId,
-      detail: `lease of ${held.workerId ?? 'an outside client'} passed; taken over` }, now);
+    c.event(
+      {
+        runId: held.runId,
+        idemKey: r.idemKey,
+        step: held.step,
+        outcome: 'expired',
+        workerId: r.workerId,
+        detail: `lease of ${held.workerId ?? 'an outside client'} passed; taken over`,
+      },
+      now,
+    );
     return { kind: 'claimed', attempt, leaseExpiresAt, tookOverFrom: holder };
   }
 
@@ -124,8 +144,18 @@ export function sqliteSteps(c: SqliteConnection): Omit<StepStore, 'dialect'> {
             if (r.mayHaveLanded && landed(r)) return { next: null, runStatus: runStatusOf(r.runId) };
             throw new LeaseLostError(r.idemKey);
           }
-          const inserted = s.insertCommitted.run(r.idemKey, r.runId, r.resultJson, now, r.step, r.fingerprint,
-            r.workerId, r.durationMs, 'executed', r.inputJson ?? null);
+          const inserted = s.insertCommitted.run(
+            r.idemKey,
+            r.runId,
+            r.resultJson,
+            now,
+            r.step,
+            r.fingerprint,
+            r.workerId,
+            r.durationMs,
+            'executed',
+            r.inputJson ?? null,
+          );
           if (inserted.changes === 0) {
             throw new LeaseLostError(r.idemKey, 'the key was committed by someone else meanwhile');
           }
@@ -137,8 +167,18 @@ export function sqliteSteps(c: SqliteConnection): Omit<StepStore, 'dialect'> {
         });
       } catch (error) {
         if (error instanceof LeaseLostError) {
-          c.event({ runId: r.runId, idemKey: r.idemKey, step: r.step, outcome: 'lease_lost', workerId: r.workerId,
-            durationMs: r.durationMs, detail: error.message }, now);
+          c.event(
+            {
+              runId: r.runId,
+              idemKey: r.idemKey,
+              step: r.step,
+              outcome: 'lease_lost',
+              workerId: r.workerId,
+              durationMs: r.durationMs,
+              detail: error.message,
+            },
+            now,
+          );
         }
         throw error;
       }
@@ -149,8 +189,18 @@ export function sqliteSteps(c: SqliteConnection): Omit<StepStore, 'dialect'> {
       c.tx(() => {
         s.deleteOwnClaim.run(r.idemKey, r.token);
         if (r.error === null) return;
-        c.event({ runId: r.runId, idemKey: r.idemKey, step: r.step, outcome: 'failed', workerId: r.workerId,
-          durationMs: r.durationMs, detail: r.error }, now);
+        c.event(
+          {
+            runId: r.runId,
+            idemKey: r.idemKey,
+            step: r.step,
+            outcome: 'failed',
+            workerId: r.workerId,
+            durationMs: r.durationMs,
+            detail: r.error,
+          },
+          now,
+        );
       });
     },
 
@@ -160,8 +210,18 @@ export function sqliteSteps(c: SqliteConnection): Omit<StepStore, 'dialect'> {
 
     async recordEvent(e) {
       const now = c.now();
-      guard(() => c.event({ ...e, idemKey: e.idemKey ?? null, step: e.step ?? null, workerId: e.workerId ?? null,
-        detail: e.detail ?? null }, now));
+      guard(() =>
+        c.event(
+          {
+            ...e,
+            idemKey: e.idemKey ?? null,
+            step: e.step ?? null,
+            workerId: e.workerId ?? null,
+            detail: e.detail ?? null,
+          },
+          now,
+        ),
+      );
     },
 
     async beginLoopRun(r) {

@@ -10,14 +10,29 @@ import { guard, type SqliteConnection } from './connection';
 export function sqliteWorkers(c: SqliteConnection): WorkerStore {
   const { orm } = c;
   const stop = (id: string, now: number) =>
-    orm.update(workers).set({ stoppedAt: now }).where(and(eq(workers.id, id), isNull(workers.stoppedAt))).run();
+    orm
+      .update(workers)
+      .set({ stoppedAt: now })
+      .where(and(eq(workers.id, id), isNull(workers.stoppedAt)))
+      .run();
 
   return {
     async registerWorker(worker) {
       const now = c.now();
-      const row = { host: worker.host, pid: worker.pid, machine: worker.machine ?? null, startedAt: now, heartbeatAt: now };
-      guard(() => orm.insert(workers).values({ id: worker.id, ...row })
-        .onConflictDoUpdate({ target: workers.id, set: { ...row, stoppedAt: null } }).run());
+      const row = {
+        host: worker.host,
+        pid: worker.pid,
+        machine: worker.machine ?? null,
+        startedAt: now,
+        heartbeatAt: now,
+      };
+      guard(() =>
+        orm
+          .insert(workers)
+          .values({ id: worker.id, ...row })
+          .onConflictDoUpdate({ target: workers.id, set: { ...row, stoppedAt: null } })
+          .run(),
+      );
     },
 
     async heartbeatWorker(id) {
@@ -47,12 +62,27 @@ export function sqliteWorkers(c: SqliteConnection): WorkerStore {
       const now = c.now();
       return c.tx(() => {
         stop(id, now);
-        const held = orm.select({ idemKey: claims.idemKey, runId: claims.runId, step: claims.step })
-          .from(claims).where(eq(claims.workerId, id)).all();
+        const held = orm
+          .select({ idemKey: claims.idemKey, runId: claims.runId, step: claims.step })
+          .from(claims)
+          .where(eq(claims.workerId, id))
+          .all();
         for (const claim of held) {
-          orm.delete(claims).where(and(eq(claims.idemKey, claim.idemKey), eq(claims.workerId, id))).run();
-          c.event({ runId: claim.runId, idemKey: claim.idemKey, step: claim.step, outcome: 'expired', workerId: id,
-            detail: `worker ${id} died (${reason}); claim released, the step runs again` }, now);
+          orm
+            .delete(claims)
+            .where(and(eq(claims.idemKey, claim.idemKey), eq(claims.workerId, id)))
+            .run();
+          c.event(
+            {
+              runId: claim.runId,
+              idemKey: claim.idemKey,
+              step: claim.step,
+              outcome: 'expired',
+              workerId: id,
+              detail: `worker ${id} died (${reason}); claim released, the step runs again`,
+            },
+            now,
+          );
         }
         return held.length;
       });

@@ -10,7 +10,13 @@ async function notFound(request: Request): Promise<Response> {
   return handle(async () => {
     const { refusal } = await authorizeRequest(request, 'viewer', { mutation: false });
     if (refusal) return refused(refusal);
-    return json(errorBody('NOT_FOUND', `no API endpoint at ${new URL(request.url).pathname.slice(0, 200)}: see the README's HTTP API section`), 404);
+    return json(
+      errorBody(
+        'NOT_FOUND',
+        `no API endpoint at ${new URL(request.url).pathname.slice(0, 200)}: see the README's HTTP API section`,
+      ),
+      404,
+    );
   });
 }
 

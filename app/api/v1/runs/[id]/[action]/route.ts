@@ -24,7 +24,11 @@ export async function POST(request: Request, context: { params: Promise<{ id: st
     const params = await context.params;
     const id = param(params.id, 'id', runRef);
     const action = actionParam.safeParse(params.action);
-    if (!action.success) throw new ApiError('NOT_FOUND', `no such run action ${JSON.stringify(params.action.slice(0, 64))}: one of ${RUN_ACTIONS.join(', ')}`);
+    if (!action.success)
+      throw new ApiError(
+        'NOT_FOUND',
+        `no such run action ${JSON.stringify(params.action.slice(0, 64))}: one of ${RUN_ACTIONS.join(', ')}`,
+      );
     const given = await body(request, actionBody, config().WAYBILL_MAX_BODY_BYTES);
     const run = await runs.act(controlDeps(), caller, { action: action.data, runId: id, reason: given?.reason });
     return json({ run: runView(run, false, await stallFor(await getStore(), run, stallSettings(config()))) });

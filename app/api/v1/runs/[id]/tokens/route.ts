@@ -19,7 +19,12 @@ export async function POST(request: Request, context: { params: Promise<{ id: st
     authorize(caller, 'operator'); // before the body is read; lib/control decides again
     const id = param((await context.params).id, 'id', runRef);
     const given = await body(request, tokenBody, config().WAYBILL_MAX_BODY_BYTES);
-    const minted = await tokens.mint(controlDeps(), caller, { runId: id, ttl: given?.ttl }, { auth: config(), nowMs: Date.now() });
+    const minted = await tokens.mint(
+      controlDeps(),
+      caller,
+      { runId: id, ttl: given?.ttl },
+      { auth: config(), nowMs: Date.now() },
+    );
     return json(minted, 201);
   });
 }

@@ -22,8 +22,16 @@ export async function POST(request: Request, context: { params: Promise<{ id: st
     const id = param(params.id, 'id', runRef);
     const name = param(params.name, 'name', waitNameParam);
     const given = await body(request, approvalBody, config().WAYBILL_MAX_BODY_BYTES);
-    if (!given) throw new ApiError('INVALID_INPUT', 'body: must be { "approve": true|false, "note"?: "…" }', { approve: ['is required'] });
-    const wait = await waits.decide(controlDeps(), caller, { runId: id, name, approve: given.approve, note: given.note });
+    if (!given)
+      throw new ApiError('INVALID_INPUT', 'body: must be { "approve": true|false, "note"?: "…" }', {
+        approve: ['is required'],
+      });
+    const wait = await waits.decide(controlDeps(), caller, {
+      runId: id,
+      name,
+      approve: given.approve,
+      note: given.note,
+    });
     return json({ wait: waits.waitView(wait) });
   });
 }
