@@ -7,7 +7,7 @@
  */
 import type { Page } from '@playwright/test';
 import { expect, noChromium, test, uniqueId } from './support/test';
-import { E2E_OPERATOR_TOKEN, openSecuredStore, orphanClaim, securedURL, signIn } from './support/secured';
+import { E2E_OPERATOR_TOKEN, openSecuredStore, orphanClaim, securedURL } from './support/secured';
 
 test.skip(noChromium, 'no chromium');
 test.use({ baseURL: securedURL });

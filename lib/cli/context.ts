@@ -9,7 +9,7 @@ import { userInfo } from 'node:os';
 import { config, dataDir, storeOptions, type Config } from '../config';
 import type { WorkflowCatalog } from '../engine/catalog';
 import type { WorkflowRegistry } from '../engine/workflow';
-import { type Caller, type ControlDeps } from '../control';
+import type { Caller, ControlDeps } from '../control';
 import { openStore } from '../store/index';
 import type { RunStore, Store } from '../store/types';
 import { actorName, check } from './args';

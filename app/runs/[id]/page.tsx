@@ -34,7 +34,6 @@ import RunSkeleton from './run-skeleton';
 import { Timeline } from './timeline';
 import { Trace, TRACE_STEPS } from './trace';
 import { WaitsCard } from './waits-card';
-import { isoTime } from '@/app/components/time';
 
 export const dynamic = 'force-dynamic';
 
