@@ -101,7 +101,7 @@ test('malformed JSON, wrong types and oversize bodies are 4xx naming the problem
   const badQuery = await call(request, 'GET', '/api/v1/runs?limit=501&status=done', { headers: VIEWER });
   expect((await apiError(badQuery)).fields).toEqual({
     limit: ['must be at most 500'],
-    status: ['must be one of queued, running, paused, completed, failed, cancelled, idle'],
+    status: ['must be one of queued, running, paused, waiting, completed, failed, cancelled, rejected, idle'],
   });
 
   const deep = await call(request, 'PUT', '/api/v1/checkpoint/e2e-deep/progress', {
@@ -138,7 +138,7 @@ test('unknown workflow, run, action, key or endpoint: a 4xx that names it', asyn
   });
   expect(workflow.status()).toBe(400);
   expect((await apiError(workflow)).fields).toEqual({
-    workflow: ['unknown workflow "no-such-flow" (known: agent-batch, notify)'],
+    workflow: ['unknown workflow "no-such-flow" (known: agent-batch, notify, review-and-send)'],
   });
 
   for (const [method, path] of [
