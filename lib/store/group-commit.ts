@@ -48,11 +48,11 @@ export function groupCommit<Req, Res>(
       if (settled.length !== batch.length) {
         throw new Error(`group commit: ${settled.length} answers for ${batch.length} requests`);
       }
-      for (let i = 0; i < batch.length; i++) {
-        const answer = settled[i];
-        if (answer.ok) batch[i].resolve(answer.value);
-        else batch[i].reject(answer.error);
-      }
+      batch.forEach((waiter, i) => {
+        const answer = settled[i] as Settled<Res>;
+        if (answer.ok) waiter.resolve(answer.value);
+        else waiter.reject(answer.error);
+      });
     } catch (error) {
       for (const waiter of batch) waiter.reject(error);
     } finally {
