@@ -93,8 +93,9 @@ export async function prune(
   return { dryRun: false, interrupted, ...shape, ...removed };
 }
 
-/** "2 finished run(s) older than 30d: 40 committed, 80 events, 2 progress rows" — the CLI's words and the audit's. */
+/** "2 finished run(s) older than 30d: 40 committed, 80 events, 2 progress rows[, 300 log lines]" — the CLI's words and the audit's. */
 export function describeCounts(c: PruneCounts, olderThan: string): string {
   const what = `${c.runs} finished run(s)${c.external ? ` and ${c.external} outside client run(s)` : ''} older than ${olderThan}`;
-  return `${what}: ${c.committed} committed, ${c.events} events, ${c.progress} progress rows`;
+  // Log lines only when there were some: most runs are no program's and print nothing.
+  return `${what}: ${c.committed} committed, ${c.events} events, ${c.progress} progress rows${c.logs ? `, ${c.logs} log lines` : ''}`;
 }

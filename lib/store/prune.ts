@@ -5,7 +5,7 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { PruneCounts, PruneRequest, RetentionStore } from './types';
 
-export const NO_ROWS: PruneCounts = { runs: 0, external: 0, committed: 0, events: 0, progress: 0 };
+export const NO_ROWS: PruneCounts = { runs: 0, external: 0, committed: 0, events: 0, progress: 0, logs: 0 };
 
 export function addCounts(a: PruneCounts, b: PruneCounts): PruneCounts {
   return {
@@ -14,11 +14,12 @@ export function addCounts(a: PruneCounts, b: PruneCounts): PruneCounts {
     committed: a.committed + b.committed,
     events: a.events + b.events,
     progress: a.progress + b.progress,
+    logs: a.logs + b.logs,
   };
 }
 
 /** Rows in a count: what a progress bar measures. */
-export const rowsIn = (c: PruneCounts): number => c.runs + c.committed + c.events + c.progress;
+export const rowsIn = (c: PruneCounts): number => c.runs + c.committed + c.events + c.progress + c.logs;
 
 export async function pruneAll(
   store: RetentionStore,

@@ -265,3 +265,26 @@ export const waits = pgTable(
     index('waits_due').on(t.dueAt),
   ],
 );
+
+/**
+ * What a command workflow's program printed, and the worker's notes on it (lib/engine/run-log.ts writes them in
+ * batches): the run page, GET /api/v1/runs/{id}/logs and `waybill logs` read them from here, wherever the
+ * worker ran. `seq` numbers a run's lines from 1 with no gaps, so keeping only the last K is one range delete
+ * and a follower asks for the lines after the last seq it saw. Bounded: the line's length (lib/store/log-lines.ts)
+ * and the lines kept per run; the rest goes when the run is pruned.
+ */
+export const runLogs = pgTable(
+  'run_logs',
+  {
+    runId: text('run_id').notNull(),
+    seq: bigint('seq', { mode: 'number' }).notNull(),
+    /** When the worker read the line from the program, by the worker's clock (lines are written in batches). */
+    at: doublePrecision('at').notNull(),
+    stream: text('stream', { enum: ['stdout', 'stderr', 'worker'] }).notNull(),
+    line: text('line').notNull(),
+    workerId: text('worker_id'),
+    /** The run's take (runs.attempts) the worker was executing: which execution printed the line. */
+    attempt: integer('attempt'),
+  },
+  (t) => [primaryKey({ columns: [t.runId, t.seq] })],
+);

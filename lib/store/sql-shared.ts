@@ -78,9 +78,10 @@ export const PRUNABLE_EXTERNAL = (before: string) => `SELECT x.run_id AS id FROM
     AND coalesce((SELECT max(committed_at) FROM committed c WHERE c.run_id = x.run_id), 0) < ${before}
     AND coalesce((SELECT max(at) FROM step_events e WHERE e.run_id = x.run_id), 0) < ${before}`;
 
-/** Whether the run whose id is the SQL expression `id` still has committed rows or events. */
+/** Whether the run whose id is the SQL expression `id` still has committed rows, events or log lines. */
 export const HAS_ROWS = (id: string) => `(EXISTS (SELECT 1 FROM committed c WHERE c.run_id = ${id})
-  OR EXISTS (SELECT 1 FROM step_events e WHERE e.run_id = ${id}))`;
+  OR EXISTS (SELECT 1 FROM step_events e WHERE e.run_id = ${id})
+  OR EXISTS (SELECT 1 FROM run_logs l WHERE l.run_id = ${id}))`;
 
 /** The plan (dry run) of a prune over `doomed (id, external)`, whose `external` is a boolean in SQL. */
 export const PLAN_COUNTS = (dialect: Dialect, external: (flag: boolean) => string) => {
@@ -89,5 +90,6 @@ export const PLAN_COUNTS = (dialect: Dialect, external: (flag: boolean) => strin
     (SELECT count(*) FROM doomed WHERE external = ${external(true)})${int} AS external,
     (SELECT count(*) FROM committed WHERE run_id IN (SELECT id FROM doomed))${int} AS committed,
     (SELECT count(*) FROM step_events WHERE run_id IN (SELECT id FROM doomed))${int} AS events,
-    (SELECT count(*) FROM progress WHERE run_id IN (SELECT id FROM doomed))${int} AS progress`;
+    (SELECT count(*) FROM progress WHERE run_id IN (SELECT id FROM doomed))${int} AS progress,
+    (SELECT count(*) FROM run_logs WHERE run_id IN (SELECT id FROM doomed))${int} AS logs`;
 };

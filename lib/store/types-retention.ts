@@ -22,6 +22,8 @@ export interface PruneCounts {
   committed: number;
   events: number;
   progress: number;
+  /** Lines of the runs' logs (run_logs). */
+  logs: number;
 }
 
 /**
@@ -33,7 +35,7 @@ export interface RetentionStore {
   planPrune(request: PruneRequest): Promise<PruneCounts>;
 
   /**
-   * One short transaction of a prune: removes up to `batchSize` committed rows and events of prunable runs,
+   * One short transaction of a prune: removes up to `batchSize` log lines, committed rows and events of prunable runs,
    * then the progress and runs rows of those left with none. A run's runs row goes last, so an interrupted
    * prune leaves a finished run with less history, which the next prune finishes. All zero: nothing is left.
    */

@@ -132,3 +132,19 @@ export interface AuditEntry {
   runId: string | null;
   detail: string | null;
 }
+
+export type RunLogStream = 'stdout' | 'stderr' | 'worker';
+
+/** One line of a run's log (lib/store/types-logs.ts): what a command workflow's program printed, or its worker's note. */
+export interface RunLogRow {
+  runId: string;
+  /** The run's lines are numbered from 1 without gaps; only the last K are kept. */
+  seq: number;
+  /** Epoch seconds, by the worker's clock: when the line was read from the program. */
+  at: number;
+  stream: RunLogStream;
+  line: string;
+  workerId: string | null;
+  /** The run's take (runs.attempts) whose program printed it. */
+  attempt: number | null;
+}

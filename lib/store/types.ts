@@ -8,6 +8,7 @@
 import type { AuditStore } from './types-audit';
 import type { ClaimStore } from './types-claims';
 import type { InsightStore } from './types-insights';
+import type { LogStore } from './types-logs';
 import type { RetentionStore } from './types-retention';
 import type { RewindStore } from './types-rewind';
 import type { RunStore } from './types-runs';
@@ -17,6 +18,7 @@ import type { WaitStore } from './types-waits';
 export * from './types-audit';
 export * from './types-claims';
 export * from './types-insights';
+export * from './types-logs';
 export * from './types-metrics';
 export * from './types-retention';
 export * from './types-rewind';
@@ -35,7 +37,8 @@ export interface Store
     RetentionStore,
     AuditStore,
     RewindStore,
-    WaitStore {
+    WaitStore,
+    LogStore {
   /** Releases connections; the store is unusable afterwards. */
   close(): Promise<void>;
 }

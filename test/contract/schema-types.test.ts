@@ -12,6 +12,7 @@ import type {
   ClaimRow,
   CommittedRow,
   ProgressRow,
+  RunLogRow,
   RunRow,
   StepEvent,
   WorkerRow,
@@ -30,6 +31,7 @@ const TABLES = [
   'workflows',
   'audit',
   'metricsTally',
+  'runLogs',
 ] as const;
 type Tables = Pick<typeof sqlite, (typeof TABLES)[number]>;
 type PgTables = Pick<typeof pg, (typeof TABLES)[number]>;
@@ -49,6 +51,7 @@ describe('the two Drizzle schemas', () => {
     expectTypeOf<Rows<PgTables>['workflows']>().toEqualTypeOf<Rows<Tables>['workflows']>();
     expectTypeOf<Rows<PgTables>['audit']>().toEqualTypeOf<Rows<Tables>['audit']>();
     expectTypeOf<Rows<PgTables>['metricsTally']>().toEqualTypeOf<Rows<Tables>['metricsTally']>();
+    expectTypeOf<Rows<PgTables>['runLogs']>().toEqualTypeOf<Rows<Tables>['runLogs']>();
   });
 
   it('take the same inserts (the same columns are optional or defaulted)', () => {
@@ -58,6 +61,7 @@ describe('the two Drizzle schemas', () => {
     expectTypeOf<Inserts<PgTables>['runs']>().toEqualTypeOf<Inserts<Tables>['runs']>();
     expectTypeOf<Inserts<PgTables>['workers']>().toEqualTypeOf<Inserts<Tables>['workers']>();
     expectTypeOf<Inserts<PgTables>['workflows']>().toEqualTypeOf<Inserts<Tables>['workflows']>();
+    expectTypeOf<Inserts<PgTables>['runLogs']>().toEqualTypeOf<Inserts<Tables>['runLogs']>();
   });
 
   it('infer exactly the rows the store interface hands out', () => {
@@ -68,5 +72,6 @@ describe('the two Drizzle schemas', () => {
     expectTypeOf<StepEvent>().toEqualTypeOf<Rows<Tables>['stepEvents']>();
     expectTypeOf<WorkerRow>().toEqualTypeOf<Omit<Rows<Tables>['workers'], 'workflowsJson'>>();
     expectTypeOf<AuditEntry>().toEqualTypeOf<Rows<Tables>['audit']>();
+    expectTypeOf<RunLogRow>().toEqualTypeOf<Rows<Tables>['runLogs']>();
   });
 });

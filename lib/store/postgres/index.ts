@@ -10,6 +10,7 @@ import type { Store } from '../types';
 import { postgresAudit } from './audit';
 import { postgresClaims } from './claims';
 import { openPool, postgresConnection, type PostgresOpenOptions } from './connection';
+import { postgresLogs } from './logs';
 import { postgresMetrics } from './metrics';
 import { migratePostgres } from './migrate';
 import { postgresReads } from './reads';
@@ -73,6 +74,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     ...postgresRetention(c),
     ...postgresRewind(c),
     ...postgresWaits(c),
+    ...postgresLogs(c),
     async close() {
       if (!pool.ending) await pool.end();
     },

@@ -33,25 +33,36 @@ async function batch(client: pg.PoolClient, request: PruneRequest): Promise<Prun
   const runIds = await pick(`${RUNS} ORDER BY r.id COLLATE "C" LIMIT $2 FOR UPDATE OF r SKIP LOCKED`);
   const extIds = request.includeExternal ? await pick(`${EXTERNAL} ORDER BY 1 LIMIT $2`) : [];
   const ids = [...runIds, ...extIds];
-  if (ids.length === 0) return { runs: 0, external: 0, committed: 0, events: 0, progress: 0 };
+  if (ids.length === 0) return { runs: 0, external: 0, committed: 0, events: 0, progress: 0, logs: 0 };
 
-  // Events first and committed after: a prune cut short keeps a run's keys (its deduplication) longest.
-  const events =
+  // Log lines first, events next and committed last: a prune cut short keeps a run's keys (its
+  // deduplication) longest. Each counts against the batch, so no transaction deletes more than it.
+  const logs =
     (
       await client.query(
-        `DELETE FROM step_events WHERE id IN (SELECT id FROM step_events
-    WHERE run_id = ANY($1::text[]) AND ${NO_CLAIM('step_events.run_id')} LIMIT $2)`,
+        `DELETE FROM run_logs WHERE (run_id, seq) IN (SELECT run_id, seq FROM run_logs
+    WHERE run_id = ANY($1::text[]) AND ${NO_CLAIM('run_logs.run_id')} LIMIT $2)`,
         [ids, size],
       )
     ).rowCount ?? 0;
+  const events =
+    size - logs <= 0
+      ? 0
+      : ((
+          await client.query(
+            `DELETE FROM step_events WHERE id IN (SELECT id FROM step_events
+    WHERE run_id = ANY($1::text[]) AND ${NO_CLAIM('step_events.run_id')} LIMIT $2)`,
+            [ids, size - logs],
+          )
+        ).rowCount ?? 0);
   const committed =
-    size - events <= 0
+    size - logs - events <= 0
       ? 0
       : ((
           await client.query(
             `DELETE FROM committed WHERE idem_key IN
     (SELECT idem_key FROM committed WHERE run_id = ANY($1::text[]) AND ${NO_CLAIM('committed.run_id')} LIMIT $2)`,
-            [ids, size - events],
+            [ids, size - logs - events],
           )
         ).rowCount ?? 0);
   // Progress and the runs row only once a run has nothing else left.
@@ -88,7 +99,7 @@ async function batch(client: pg.PoolClient, request: PruneRequest): Promise<Prun
             [extIds],
           )
         ).rows[0]!.n;
-  return { runs, external, committed, events, progress };
+  return { runs, external, committed, events, progress, logs };
 }
 
 export function postgresRetention(c: PgConnection): RetentionStore {

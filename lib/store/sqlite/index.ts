@@ -10,6 +10,7 @@ import type { Store } from '../types';
 import { sqliteAudit } from './audit';
 import { sqliteClaims } from './claims';
 import { openSqliteConnection, type SqliteOpenOptions } from './connection';
+import { sqliteLogs } from './logs';
 import { sqliteMetrics } from './metrics';
 import { migrateSqlite } from './migrate';
 import { sqliteReads } from './reads';
@@ -56,6 +57,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     ...sqliteRetention(c),
     ...sqliteRewind(c),
     ...sqliteWaits(c),
+    ...sqliteLogs(c),
     async close() {
       if (c.db.open) c.db.close();
     },

@@ -38,20 +38,29 @@ export function sqliteRetention(c: SqliteConnection): RetentionStore {
         const runIds = pick(RUNS);
         const extIds = request.includeExternal ? pick(EXTERNAL) : [];
         const ids = JSON.stringify([...runIds, ...extIds]);
-        if (runIds.length + extIds.length === 0) return { runs: 0, external: 0, committed: 0, events: 0, progress: 0 };
+        if (runIds.length + extIds.length === 0)
+          return { runs: 0, external: 0, committed: 0, events: 0, progress: 0, logs: 0 };
 
-        // Events first and committed after: a prune cut short keeps a run's keys (its deduplication) longest.
-        const events = db
-          .prepare(`DELETE FROM step_events WHERE id IN
-          (SELECT id FROM step_events WHERE run_id IN ${IN_IDS} LIMIT @limit)`)
+        // Log lines first, events next and committed last: a prune cut short keeps a run's keys (its
+        // deduplication) longest. Each counts against the batch, so no transaction deletes more than it.
+        const logs = db
+          .prepare(`DELETE FROM run_logs WHERE rowid IN
+          (SELECT rowid FROM run_logs WHERE run_id IN ${IN_IDS} LIMIT @limit)`)
           .run({ ids, limit: batch }).changes;
+        const events =
+          batch - logs <= 0
+            ? 0
+            : db
+                .prepare(`DELETE FROM step_events WHERE id IN
+          (SELECT id FROM step_events WHERE run_id IN ${IN_IDS} LIMIT @limit)`)
+                .run({ ids, limit: batch - logs }).changes;
         const committed =
-          batch - events <= 0
+          batch - logs - events <= 0
             ? 0
             : db
                 .prepare(`DELETE FROM committed WHERE rowid IN
           (SELECT rowid FROM committed WHERE run_id IN ${IN_IDS} LIMIT @limit)`)
-                .run({ ids, limit: batch - events }).changes;
+                .run({ ids, limit: batch - logs - events }).changes;
         // Progress and the runs row only once a run has nothing else left.
         const progress = db
           .prepare(`DELETE FROM progress WHERE run_id IN ${IN_IDS} AND NOT ${HAS_ROWS('progress.run_id')}`)
@@ -72,7 +81,7 @@ export function sqliteRetention(c: SqliteConnection): RetentionStore {
           SELECT count(*) AS n FROM json_each(@ids) x WHERE NOT ${HAS_ROWS('x.value')}
             AND NOT EXISTS (SELECT 1 FROM progress p WHERE p.run_id = x.value)`)
                 .get({ ids: JSON.stringify(extIds) })!.n;
-        return { runs, external, committed, events, progress };
+        return { runs, external, committed, events, progress, logs };
       });
     },
   };
