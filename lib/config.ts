@@ -7,6 +7,7 @@ import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { durationSchema, MIN_RETENTION_MS } from './duration';
 import { ConfigError } from './errors';
+import { DEFAULT_LOG_KEEP, MAX_LOG_KEEP } from './store/log-lines';
 import { SQLITE_MIN_LEASE_MS } from './store/sqlite-timeouts';
 
 /** Long and plain enough to be a secret and to travel in a header. */
@@ -15,6 +16,14 @@ const token = z
   .min(16, 'must be at least 16 characters (try: openssl rand -hex 24)')
   .max(256, 'must be at most 256 characters')
   .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces');
+
+/**
+ * The control plane's address as a worker's programs reach it (WAYBILL_URL, `waybill worker --url`): an http(s)
+ * URL, its trailing slashes dropped so paths join onto it.
+ */
+export const controlPlaneUrl = z
+  .url({ protocol: /^https?$/, error: "must be the dashboard's http(s) address, e.g. http://127.0.0.1:3000" })
+  .transform((u) => u.replace(/\/+$/, ''));
 
 const schema = z
   .object({
@@ -37,10 +46,14 @@ const schema = z
      * (defineCommandWorkflow) hands it to the program it spawns, with a token for its run. Unset, a worker
      * cannot run command workflows (and does not serve the python-agent demo).
      */
-    WAYBILL_URL: z
-      .url({ protocol: /^https?$/, error: "must be the dashboard's http(s) address, e.g. http://127.0.0.1:3000" })
-      .transform((u) => u.replace(/\/+$/, ''))
-      .optional(),
+    WAYBILL_URL: controlPlaneUrl.optional(),
+    /** Lines each run's log keeps in the store (a command workflow's program output): the newest; older ones go. */
+    WAYBILL_RUN_LOG_LINES: z.coerce
+      .number({ error: `must be a whole number, 1-${MAX_LOG_KEEP}` })
+      .int(`must be a whole number, 1-${MAX_LOG_KEEP}`)
+      .min(1, `must be a whole number, 1-${MAX_LOG_KEEP}`)
+      .max(MAX_LOG_KEEP, `must be a whole number, 1-${MAX_LOG_KEEP}`)
+      .default(DEFAULT_LOG_KEEP),
     /** https://no-color.org: set and not empty, terminal output has no colour (readable log lines stay readable). */
     NO_COLOR: z
       .string()

@@ -34,8 +34,9 @@ export interface Cli {
   /**
    * The built-ins and, given a module path, the user's workflows from it (WorkflowModuleError when it is bad).
    * `db`: the store `--db` named, whose directory is the data directory unless WAYBILL_DATA_DIR says otherwise.
+   * `url`: the control plane's address the worker hands its programs (`--url`, else WAYBILL_URL).
    */
-  registry(modulePath?: string, db?: string): Promise<WorkflowRegistry>;
+  registry(modulePath?: string, db?: string, url?: string): Promise<WorkflowRegistry>;
   /** What a start may name: the built-ins and every published workflow, with who serves each. */
   catalog(store: RunStore, db?: string): Promise<WorkflowCatalog>;
 }
@@ -50,8 +51,8 @@ export function createCli(command: string, deps: CliDeps): Cli {
     stderr: process.stderr,
     config,
     actor: operatorName(),
-    registry: async (modulePath, db) => {
-      const builtins = deps.registry ? await deps.registry() : await builtinRegistry(db);
+    registry: async (modulePath, db, url) => {
+      const builtins = deps.registry ? await deps.registry() : await builtinRegistry(db, url);
       if (modulePath === undefined) return builtins;
       const { loadWorkflowModule, workerRegistry } = await import('../engine/publish');
       return workerRegistry(modulePath, builtins.definitions(), await loadWorkflowModule(modulePath));
@@ -63,7 +64,7 @@ export function createCli(command: string, deps: CliDeps): Cli {
   };
 }
 
-async function builtinRegistry(db: string | undefined): Promise<WorkflowRegistry> {
+async function builtinRegistry(db: string | undefined, url?: string): Promise<WorkflowRegistry> {
   const workflows = await import('../engine/workflows/index');
   const cfg = config();
   // A configured model endpoint replaces the simulated model in agent-batch.
@@ -71,7 +72,7 @@ async function builtinRegistry(db: string | undefined): Promise<WorkflowRegistry
     model: workflows.modelFromEnv(cfg),
     dataDir: dataDir({ ...cfg, DATABASE_URL: db ?? cfg.DATABASE_URL }),
     // A worker that can hand a program the control plane's address serves the Python demo too.
-    pythonAgent: cfg.WAYBILL_URL !== undefined,
+    pythonAgent: (url ?? cfg.WAYBILL_URL) !== undefined,
   });
 }
 

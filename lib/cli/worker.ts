@@ -7,11 +7,15 @@
  * them in the store once registered. The module is loaded and its schemas turned into JSON Schema before
  * the store is opened: a bad module exits 2 with one line naming the file, having written nothing.
  *
+ * `--url <address>` (else WAYBILL_URL) is the control plane's address as the programs of command workflows
+ * reach it (defineCommandWorkflow hands it to each with a token for its run); without one, the worker does not
+ * serve the python-agent demo. A value that is not an http(s) URL exits 2 before anything is opened.
+ *
  * `--drill <run>` is how `waybill drill` starts its workers: they serve the drill's workflow and that one run,
  * nothing else, so a drill on a shared store never touches the user's runs.
  */
 import { parseArgs } from 'node:util';
-import { dataDir } from '../config';
+import { controlPlaneUrl, dataDir } from '../config';
 import { drillWorkflow } from '../engine/drill';
 import { createLogger } from '../engine/log';
 import { publicationsOf } from '../engine/publish';
@@ -33,6 +37,7 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
         id: { type: 'string' },
         workflows: { type: 'string' },
         drill: { type: 'string' },
+        url: { type: 'string' },
       },
     }),
   );
@@ -40,10 +45,11 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
   const id = values.id === undefined ? undefined : check(lookupId, values.id, '--id');
   const drillRun = values.drill === undefined ? undefined : check(lookupId, values.drill, '--drill');
   const cfg = cli.config();
+  const url = values.url === undefined ? cfg.WAYBILL_URL : check(controlPlaneUrl, values.url, '--url');
   const modulePath = drillRun === undefined ? (values.workflows ?? cfg.WAYBILL_WORKFLOWS) : undefined;
   const registry =
     drillRun === undefined
-      ? await cli.registry(modulePath, values.db)
+      ? await cli.registry(modulePath, values.db, url)
       : new WorkflowRegistry([drillWorkflow(dataDir({ ...cfg, DATABASE_URL: values.db ?? cfg.DATABASE_URL }))]);
   const publications = publicationsOf(registry, modulePath);
 
@@ -61,6 +67,8 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
       claimTtlMs: cfg.WAYBILL_CLAIM_TTL_MS,
       runLeaseMs: cfg.WAYBILL_RUN_LEASE_MS,
       heartbeatMs: cfg.WAYBILL_HEARTBEAT_MS,
+      runLogLines: cfg.WAYBILL_RUN_LOG_LINES,
+      programUrl: url,
       prune:
         cfg.WAYBILL_PRUNE_OLDER_THAN === undefined || drillRun !== undefined
           ? undefined

@@ -4,9 +4,11 @@
  * from a request — and the run's input reaches the program as JSON on stdin and in WAYBILL_INPUT.
  *
  * The program checkpoints through the HTTP protocol (clients/python, or any client): the worker hands it the
- * control plane's address (WAYBILL_URL), a token that may use the protocol for this run only, the run id and
- * its own worker id, and nothing else of its environment — not the operator token or the database URL, since
- * a sandboxed agent is the least trusted code in the system. Its stdout and stderr lines go to the run's log.
+ * control plane's address (`waybill worker --url`, else WAYBILL_URL), a token that may use the protocol for
+ * this run only, the run id and its own worker id, and nothing else of its environment — not the operator
+ * token or the database URL, since a sandboxed agent is the least trusted code in the system. Its stdout and
+ * stderr lines go to the run's log in the store (run-log.ts: the run page and `waybill logs` read it from any
+ * machine), and to the worker's own log.
  *
  * - Exit 0: the run is complete. Any other exit is a failed attempt, run again with backoff up to maxAttempts;
  *   the program resumes from its progress, skipping committed steps.
@@ -23,8 +25,9 @@ import type { z } from 'zod';
 import { mintRunToken } from '../auth/run-token';
 import { config, dataDir } from '../config';
 import { CommandFailedError, InvalidInputError } from '../errors';
+import { MAX_LOG_LINE_CHARS } from '../store/log-lines';
+import type { RunLogStream } from '../store/types';
 import type { RunContext } from './context';
-import { appendRunLog } from './run-log';
 import { defineWorkflow, type WorkflowDefinition } from './workflow';
 
 export interface CommandWorkflowDefinition<I> {
@@ -43,7 +46,7 @@ export interface CommandWorkflowDefinition<I> {
   maxAttempts?: number;
   /** After SIGTERM, how long the step in hand may take before SIGKILL. Default 10 s. */
   graceMs?: number;
-  /** The control plane's address; WAYBILL_URL by default. */
+  /** The control plane's address; by default the worker's (`waybill worker --url`, else WAYBILL_URL). */
   url?: string;
 }
 
@@ -100,28 +103,40 @@ interface Fixed {
 
 async function runProgram(ctx: RunContext, input: unknown, fixed: Fixed): Promise<unknown> {
   const cfg = config();
-  const url = fixed.url ?? cfg.WAYBILL_URL;
+  const url = fixed.url ?? ctx.controlPlaneUrl ?? cfg.WAYBILL_URL;
   if (!url) {
     throw new CommandFailedError(
       `workflow ${fixed.name} runs a program, which needs the control plane's address: ` +
-        'start the worker with WAYBILL_URL set (e.g. WAYBILL_URL=http://127.0.0.1:3000)',
+        'start the worker with --url (or WAYBILL_URL), e.g. waybill worker --url http://127.0.0.1:3000',
     );
   }
   const dir = dataDir(cfg);
   if (!fixed.cwd) mkdirSync(dir, { recursive: true });
-  const log = (stream: 'stdout' | 'stderr' | 'worker', text: string) => {
-    ctx.log.info(`program ${stream}`, { line: text.slice(0, 4000) });
-    try {
-      appendRunLog(dir, ctx.runId, stream, text);
-    } catch {
-      // The log is for people: a full disk must not fail the run.
-    }
+  const log = (stream: RunLogStream, text: string) => {
+    ctx.log.info(`program ${stream}`, { line: text.slice(0, MAX_LOG_LINE_CHARS) });
+    ctx.runLog.write(stream, text);
   };
+  try {
+    return await attempts(ctx, input, fixed, { url, cwd: fixed.cwd ?? dir, log });
+  } finally {
+    // Before the run ends: whoever sees it finished (`waybill logs --follow`) then has its every line.
+    await ctx.runLog.flush();
+  }
+}
+
+async function attempts(
+  ctx: RunContext,
+  input: unknown,
+  fixed: Fixed,
+  o: { url: string; cwd: string; log: (stream: RunLogStream, text: string) => void },
+): Promise<unknown> {
+  const { url, log } = o;
+  const cfg = config();
   for (let attempt = 1; ; attempt++) {
     ctx.signal.throwIfAborted();
     // A fresh token per attempt: a day, and a program still running past that is on a later attempt anyway.
     const { token } = mintRunToken(cfg, ctx.runId, undefined, Date.now());
-    const exit = await spawnOnce(ctx, input, fixed, { url, token, attempt, cwd: fixed.cwd ?? dir, log });
+    const exit = await spawnOnce(ctx, input, fixed, { url, token, attempt, cwd: o.cwd, log });
     if (exit.code === 0) return { exitCode: 0, attempts: attempt };
     // Stopped for the operator: the program saw the pause in a commit answer, likely before our renewal did.
     if (exit.code === STOPPED_EXIT) await abortedWithin(ctx.signal, 5000);
@@ -152,7 +167,7 @@ function spawnOnce(
     token: string;
     attempt: number;
     cwd: string;
-    log: (stream: 'stdout' | 'stderr' | 'worker', text: string) => void;
+    log: (stream: RunLogStream, text: string) => void;
   },
 ): Promise<Exit> {
   const inputJson = JSON.stringify(input) ?? 'null';

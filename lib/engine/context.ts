@@ -9,6 +9,7 @@ import { systemClock, type Clock } from '../clock';
 import { NonRetryableError, StepFailedError } from '../errors';
 import { formatAttemptNote } from './attempt-note';
 import type { Logger } from './log';
+import { noRunLog, type RunLog } from './run-log';
 import {
   backoffMs,
   checkRetryPolicy,
@@ -34,6 +35,12 @@ export type { RetryPolicy } from './retry-policy';
 /** What ctx.step and ctx.runOnce take: the checkpoint's options (the run sets signal and attempt) and a retry policy. */
 export type StepOptions = Omit<RunOnceOptions, 'signal' | 'attempt' | 'timeoutMs' | 'noteFailure'> & RetryPolicy;
 
+/** What a worker gives each run it executes besides the checkpoint (see RunContext's members). */
+export interface RunHost {
+  runLog?: RunLog;
+  controlPlaneUrl?: string;
+}
+
 export class RunContext {
   constructor(
     readonly runId: string,
@@ -51,7 +58,20 @@ export class RunContext {
     private readonly clock: Clock = systemClock,
     /** Durable waits (waits.ts): the store and this execution's fence. Absent: a context that cannot park. */
     private readonly parking?: Parking,
-  ) {}
+    /** What the worker hands a run besides: its log in the store, and the address its programs reach it at. */
+    host: RunHost = {},
+  ) {
+    this.runLog = host.runLog ?? noRunLog;
+    this.controlPlaneUrl = host.controlPlaneUrl;
+  }
+
+  /**
+   * The run's log in the store (run-log.ts): what a command workflow's program prints, shown on the run page
+   * and by `waybill logs`. Lines are batched; flush() before the run ends makes sure they are there.
+   */
+  readonly runLog: RunLog;
+  /** The control plane's address for the programs this run spawns (`waybill worker --url`); unset: WAYBILL_URL. */
+  readonly controlPlaneUrl: string | undefined;
 
   // --- durable waits (lib/engine/waits.ts) ---
   private sleeps = 0;

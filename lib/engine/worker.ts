@@ -28,9 +28,11 @@ import { Checkpoint } from '../checkpoint/checkpoint';
 import { every, systemClock, type Clock } from '../clock';
 import { LeaseLostError, RunInterruptedError, RunParkedError, RunRejectedError } from '../errors';
 import type { RunRow, RunStore, Store, WorkerRow } from '../store/types';
+import { DEFAULT_LOG_KEEP } from '../store/log-lines';
 import { RunContext } from './context';
 import { DEFAULT_RETRY, resolvePolicy, type ResolvedRetryPolicy } from './retry-policy';
 import { silentLogger, type Logger } from './log';
+import { RunLogWriter } from './run-log';
 import { machineId, pidAlive } from '../store/machine';
 import { startPruning } from './prune';
 import { fillRunTotal, type WorkflowRegistry } from './workflow';
@@ -59,6 +61,13 @@ export interface WorkerOptions {
   onRegistered?: (workerId: string) => Promise<void>;
   /** Take only this run (the drill's workers, which must leave every other run alone). */
   onlyRun?: string;
+  /** The lines each run's log keeps in the store (WAYBILL_RUN_LOG_LINES); 2,000 by default. */
+  runLogLines?: number;
+  /**
+   * The control plane's address, handed to the programs command workflows spawn (`waybill worker --url`, else
+   * WAYBILL_URL): they checkpoint through its HTTP protocol.
+   */
+  programUrl?: string;
   /**
    * Heartbeats, idle polls, run-lease renewals, step retries' backoff and the checkpoint's timers run on it.
    * Give the store's own clock (a test's ManualClock); the system clock by default.
@@ -78,12 +87,17 @@ export class Worker {
   private readonly sightings = new Map<string, Sighting>();
   private beating = false;
   private readonly clock: Clock;
-  private readonly o: Required<Omit<WorkerOptions, 'id' | 'retry' | 'prune' | 'onRegistered' | 'onlyRun' | 'clock'>> & {
+  private readonly o: Required<
+    Omit<WorkerOptions, 'id' | 'retry' | 'prune' | 'onRegistered' | 'onlyRun' | 'clock' | 'programUrl'>
+  > & {
     retry: ResolvedRetryPolicy;
     prune?: WorkerOptions['prune'];
     onRegistered?: WorkerOptions['onRegistered'];
     onlyRun?: string;
+    programUrl?: string;
   };
+  /** The runs' logs, batched into the store (run-log.ts): one writer for every run this worker executes. */
+  private readonly runLogs: RunLogWriter;
 
   constructor(options: WorkerOptions) {
     this.id = options.id ?? `${this.host}-${process.pid}-${randomBytes(2).toString('hex')}`;
@@ -96,6 +110,7 @@ export class Worker {
       claimTtlMs: 30_000,
       pollMs: 250,
       heartbeatMs: 1000,
+      runLogLines: DEFAULT_LOG_KEEP,
       log: silentLogger,
       ...stripUndefined(rest),
       retry: resolvePolicy(DEFAULT_RETRY, {
@@ -103,6 +118,11 @@ export class Worker {
         backoff: { initialMs: options.retry?.baseMs, maxMs: options.retry?.maxMs, jitter: true },
       }),
     };
+    this.runLogs = new RunLogWriter(this.o.store, {
+      keep: this.o.runLogLines,
+      clock: this.clock,
+      log: this.o.log.child({ workerId: this.id }),
+    });
   }
 
   /** Runs until stop() is called; resolves once every run in hand was finished or handed back. */
@@ -128,6 +148,8 @@ export class Worker {
       }
       await Promise.allSettled([...this.active]);
     } finally {
+      // The runs' last lines before the worker's row says it stopped: a reader then has them all.
+      await this.runLogs.close();
       stopBeating();
       // A prune stops between batches when the worker drains; each batch is its own transaction.
       await pruning?.stop();
@@ -264,12 +286,16 @@ export class Worker {
       const input = registry.parseInput(run.workflow, JSON.parse(run.inputJson));
       await fillRunTotal(store, run, this.id, workflow, input);
       const retry = resolvePolicy(this.o.retry, { maxAttempts: workflow.maxAttempts }, workflow.retry);
-      const ctx = new RunContext(run.id, checkpoint, stop, log, retry, this.clock, {
-        store,
-        workerId: this.id,
-        attempt,
-        clock: this.clock,
-      });
+      const ctx = new RunContext(
+        run.id,
+        checkpoint,
+        stop,
+        log,
+        retry,
+        this.clock,
+        { store, workerId: this.id, attempt, clock: this.clock },
+        { runLog: this.runLogs.forRun(run.id, this.id, attempt), controlPlaneUrl: this.o.programUrl },
+      );
       log.info('run started', { attempt });
       // However the workflow ends, a claim its last step took ahead for a step it did not run goes back before
       // the run does: left, it would sit out its lease and then look like a side effect in doubt.
