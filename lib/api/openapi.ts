@@ -24,6 +24,7 @@ import {
   renewAnswerSchema,
   runAnswerSchema,
   runDetailSchema,
+  runLogPageSchema,
   runsPageSchema,
   runTokenSchema,
   savedSchema,
@@ -48,6 +49,7 @@ import {
   startBody,
   stepParam,
 } from './runs';
+import { logsQuery } from './logs';
 import { tokenBody } from './tokens';
 
 type Access = 'none' | 'viewer' | 'operator';
@@ -206,6 +208,16 @@ export const ROUTES: Route[] = [
     params: { id: runRef },
     query: committedQuery,
     ok: { status: 200, schema: committedPageSchema },
+    refusals: [400, 404],
+  },
+  {
+    method: 'get',
+    path: '/api/v1/runs/{id}/logs',
+    summary: "The lines a command workflow's program printed, oldest first: the newest, or those after ?after=SEQ.",
+    access: 'viewer',
+    params: { id: runRef },
+    query: logsQuery,
+    ok: { status: 200, schema: runLogPageSchema },
     refusals: [400, 404],
   },
   {

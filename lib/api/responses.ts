@@ -246,6 +246,21 @@ export const runTokenSchema = z.strictObject({
   runId: z.string(),
   expiresAt: time,
 });
+export const runLogPageSchema = z.strictObject({
+  runId: z.string(),
+  lines: z.array(
+    z.strictObject({
+      seq: int.describe("the line's number in its run, from 1 without gaps; only the newest lines are kept"),
+      at: time.describe('when the worker read the line from the program'),
+      stream: z.enum(['stdout', 'stderr', 'worker']).describe("worker: the worker's note (started, stopping, exited)"),
+      line: z.string().describe('one line, cut at 4000 characters with a marker saying how long it was'),
+      workerId: z.string().nullable(),
+      attempt: int.nullable().describe("the run's take whose program printed it"),
+    }),
+  ),
+  next: int.describe('pass as ?after= for the lines after these (a follower polls with it)'),
+  more: z.boolean().describe('more lines are stored after `next` already'),
+});
 export const healthSchema = z.strictObject({ ok: z.boolean(), store: z.enum(['up', 'down']) });
 
 /** Every refusal: branch on code, never on message. Some carry more (limit, position, line, column). */

@@ -56,6 +56,14 @@ const COMMANDS: Record<string, { usage: string; summary: string; run: Command }>
       (m) => m.inspect,
     ),
   },
+  logs: {
+    usage: 'logs <runId> [--follow] [--limit N] [--after SEQ]',
+    summary: "what a command workflow's program printed (newest 100 lines); --follow: new lines until the run ends",
+    run: lazy(
+      () => import('./logs'),
+      (m) => m.logs,
+    ),
+  },
   claims: {
     usage: 'claims [--orphaned] [--run ID]',
     summary: 'list claims (in-flight side effects)',
@@ -165,8 +173,9 @@ const COMMANDS: Record<string, { usage: string; summary: string; run: Command }>
     ),
   },
   worker: {
-    usage: 'worker [--workflows MODULE] [--concurrency N] [--id NAME]',
-    summary: "execute runs (built-ins and MODULE's workflows) until SIGTERM",
+    usage: 'worker [--workflows MODULE] [--concurrency N] [--id NAME] [--url URL]',
+    summary:
+      "execute runs (built-ins and MODULE's workflows) until SIGTERM; --url (else WAYBILL_URL): the dashboard's address for the programs of command workflows",
     run: lazy(
       () => import('./worker'),
       (m) => m.worker,

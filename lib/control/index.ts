@@ -9,6 +9,7 @@ export * as audit from './audit';
 export * as bulk from './bulk';
 export * as stalled from './stalled';
 export * as claims from './claims';
+export * as logs from './logs';
 export * as retention from './retention';
 export * as rewind from './rewind';
 export * as steps from './steps';

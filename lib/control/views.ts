@@ -4,7 +4,16 @@
  * clients get values, not strings of JSON. Times are epoch seconds, as in the tables. A claim's fencing
  * token is never shown: only the client that claimed holds it.
  */
-import type { AuditEntry, ClaimRow, CommittedRow, ProgressRow, RunRow, RunSummary, StepEvent } from '../store/types';
+import type {
+  AuditEntry,
+  ClaimRow,
+  CommittedRow,
+  ProgressRow,
+  RunLogRow,
+  RunRow,
+  RunSummary,
+  StepEvent,
+} from '../store/types';
 import { MAX_DEPTH, nestingDepth } from '../json-depth';
 import { stallField, type Stall } from './stalled';
 
@@ -164,4 +173,16 @@ export function eventView(row: StepEvent) {
 /** What a sweep did: how many it expired and which, and those it left (renewed or taken meanwhile). */
 export function sweepView(report: { keys: string[]; skipped: { key: string; why: 'missing' | 'live' }[] }) {
   return { expired: report.keys.length, keys: report.keys, skipped: report.skipped };
+}
+
+/** One line of a run's log: what its program printed (stdout, stderr) or its worker noted (worker). */
+export function runLogLineView(row: RunLogRow) {
+  return {
+    seq: row.seq,
+    at: row.at,
+    stream: row.stream,
+    line: row.line,
+    workerId: row.workerId,
+    attempt: row.attempt,
+  };
 }

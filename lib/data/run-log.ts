@@ -1,16 +1,14 @@
 import 'server-only';
 /**
- * The last lines a command workflow's program printed, for the run page (lib/engine/run-log.ts keeps them in
- * the data directory). Empty for every other run, and where this dashboard does not share the workers' data
- * directory.
+ * The last lines a command workflow's program printed, for the run page: read from the store (the worker
+ * wrote them there, lib/engine/run-log.ts), so they show wherever the dashboard runs. None for other runs.
  */
-import { config, dataDir } from '../config';
-import { tailRunLog, type RunLogLine } from '../engine/run-log';
+import type { RunLogRow } from '../store/types';
+import { getStore } from './store';
 
-export function getRunLog(runId: string, lines = 20): RunLogLine[] {
-  try {
-    return tailRunLog(dataDir(config()), runId, lines);
-  } catch {
-    return []; // unreadable: the page shows everything else
-  }
+/** Lines the run page shows; `waybill logs` and the API read every line the store kept. */
+export const RUN_PAGE_LOG_LINES = 100;
+
+export async function getRunLog(runId: string, lines = RUN_PAGE_LOG_LINES): Promise<RunLogRow[]> {
+  return (await getStore()).readRunLogs(runId, { limit: lines });
 }

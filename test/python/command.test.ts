@@ -29,7 +29,6 @@ if (missing && process.env.CI === 'true')
   throw new Error(`test/python needs python3 with venv under CI=true: ${missing}`);
 
 const { startRouteServer } = await import('../support/route-server');
-const { tailRunLog } = await import('../../lib/engine/run-log');
 const cache = globalThis as { waybillStore?: Promise<{ close(): Promise<void> }> };
 let server: Awaited<ReturnType<typeof startRouteServer>>;
 let venvBin = '';
@@ -56,6 +55,12 @@ function one<T>(sql: string, ...args: unknown[]): T | undefined {
     db.close();
   }
 }
+/** The run's log as the run page's API serves it (GET /api/v1/runs/{id}/logs): from the store, not the worker. */
+async function logOf(runId: string): Promise<{ seq: number; stream: string; line: string }[]> {
+  const answer = await api('GET', `/api/v1/runs/${encodeURIComponent(runId)}/logs?after=0&limit=1000`);
+  expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+  return answer.body.lines;
+}
 const committedOf = (runId: string) =>
   one<{ n: number }>('SELECT count(*) AS n FROM committed WHERE run_id = ?', runId)!.n;
 const statusOf = (runId: string) =>
@@ -64,10 +69,14 @@ const statusOf = (runId: string) =>
     runId,
   );
 
-async function until<T>(what: string, probe: () => T | undefined | false | null, timeoutMs = 60_000): Promise<T> {
+async function until<T>(
+  what: string,
+  probe: () => T | undefined | false | null | Promise<T | undefined | false | null>,
+  timeoutMs = 60_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const value = probe();
+    const value = await probe();
     if (value) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(50);
@@ -132,11 +141,13 @@ describe.skipIf(missing !== null)('command workflows', () => {
     expect(new Set(effects.map((e) => e.key)).size).toBe(40);
     expect(effects.length - 40).toBeLessThanOrEqual(1);
     // The program's lines are the run's log: both programs' steps, and the worker's own notes.
-    const log = tailRunLog(dir.path, 'pa-kill', 1000);
+    const log = await logOf('pa-kill');
     expect(
-      log.filter((l) => l.stream === 'worker' && /^started python3 -m waybill_client\.example/.test(l.text)),
+      log.filter((l) => l.stream === 'worker' && /^started python3 -m waybill_client\.example/.test(l.line)),
     ).toHaveLength(2);
-    expect(log.some((l) => l.stream === 'stdout' && l.text === 'step 39 executed')).toBe(true);
+    expect(log.some((l) => l.stream === 'stdout' && l.line === 'step 39 executed')).toBe(true);
+    // One numbering across both workers: the second's lines follow the first's, no seq twice, none missing.
+    expect(log.map((l) => l.seq)).toEqual(Array.from({ length: log.length }, (_, i) => i + 1));
   }, 150_000);
 
   it('a paused run stops its program after the step in hand; resumed, the program is spawned again and completes', async () => {
@@ -153,10 +164,8 @@ describe.skipIf(missing !== null)('command workflows', () => {
     ).toBe(201);
     await until('5 steps committed', () => committedOf('pa-pause') >= 5);
     expect((await api('POST', '/api/v1/runs/pa-pause/pause', {})).status).toBe(200);
-    await until('the program exited', () =>
-      tailRunLog(dir.path, 'pa-pause', 1000).some(
-        (l) => l.stream === 'worker' && /^program (exited|killed)/.test(l.text),
-      ),
+    await until('the program exited', async () =>
+      (await logOf('pa-pause')).some((l) => l.stream === 'worker' && /^program (exited|killed)/.test(l.line)),
     );
     const stopped = committedOf('pa-pause');
     await sleep(500);
@@ -165,9 +174,9 @@ describe.skipIf(missing !== null)('command workflows', () => {
     expect(statusOf('pa-pause')?.status).toBe('paused');
     // It stopped itself at its step boundary (exit 3 after the commit told it), not by SIGKILL.
     expect(
-      tailRunLog(dir.path, 'pa-pause', 1000)
-        .filter((l) => l.stream === 'worker' && l.text.startsWith('program '))
-        .map((l) => l.text),
+      (await logOf('pa-pause'))
+        .filter((l) => l.stream === 'worker' && l.line.startsWith('program '))
+        .map((l) => l.line),
     ).toEqual(['program exited with 3']);
     expect((await api('POST', '/api/v1/runs/pa-pause/resume', {})).status).toBe(200);
     await until('pa-pause completed', () => statusOf('pa-pause')?.status === 'completed', 60_000);
@@ -191,9 +200,7 @@ describe.skipIf(missing !== null)('command workflows', () => {
     await until('3 steps committed', () => committedOf('pa-drain') >= 3);
     w.kill('SIGTERM');
     expect((await w.exited).code).toBe(0);
-    const notes = tailRunLog(dir.path, 'pa-drain', 1000)
-      .filter((l) => l.stream === 'worker')
-      .map((l) => l.text);
+    const notes = (await logOf('pa-drain')).filter((l) => l.stream === 'worker').map((l) => l.line);
     expect(notes.slice(-2)).toEqual([
       expect.stringMatching(/^stopping the program \(SIGTERM; SIGKILL in 10000 ms\): .*draining/),
       'program exited with 3',
@@ -220,17 +227,17 @@ export const stubborn = defineCommandWorkflow({ name: 'stubborn', input: z.objec
     expect((await api('POST', '/api/v1/runs', { workflow: 'stubborn', id: 'cmd-stubborn', input: {} })).status).toBe(
       201,
     );
-    await until('ready', () => tailRunLog(dir.path, 'cmd-stubborn', 100).some((l) => l.text === 'ready'));
+    await until('ready', async () => (await logOf('cmd-stubborn')).some((l) => l.line === 'ready'));
     expect((await api('POST', '/api/v1/runs/cmd-stubborn/cancel', {})).status).toBe(200);
     await until(
       'killed',
-      () => tailRunLog(dir.path, 'cmd-stubborn', 100).some((l) => l.text === 'program killed by SIGKILL'),
+      async () => (await logOf('cmd-stubborn')).some((l) => l.line === 'program killed by SIGKILL'),
       30_000,
     );
     expect(
-      tailRunLog(dir.path, 'cmd-stubborn', 100)
+      (await logOf('cmd-stubborn'))
         .filter((l) => l.stream === 'worker')
-        .map((l) => l.text)
+        .map((l) => l.line)
         .slice(-2),
     ).toEqual([
       expect.stringMatching(
@@ -270,13 +277,18 @@ export const broken = defineCommandWorkflow({ name: 'broken', input: z.object({}
       60_000,
     );
     expect(JSON.parse(statusOf('cmd-flaky')!.output_json!)).toEqual({ exitCode: 0, attempts: 3 });
-    const flakyLog = tailRunLog(dir.path, 'cmd-flaky', 100);
-    expect(flakyLog.filter((l) => l.stream === 'stdout').map((l) => l.text)).toEqual([
+    const flakyLog = await logOf('cmd-flaky');
+    expect(flakyLog.filter((l) => l.stream === 'stdout').map((l) => l.line)).toEqual([
       'attempt 1 input {"x":7}',
       'attempt 2 input {"x":7}',
       'attempt 3 input {"x":7}',
     ]);
-    expect(flakyLog.filter((l) => l.stream === 'worker' && /attempt \d of 3 in \d+ ms$/.test(l.text))).toHaveLength(2);
+    expect(flakyLog.filter((l) => l.stream === 'worker' && /attempt \d of 3 in \d+ ms$/.test(l.line))).toHaveLength(2);
+    // What the program wrote on stderr, each attempt's, read back from the store through the API.
+    expect((await logOf('cmd-broken')).filter((l) => l.stream === 'stderr').map((l) => l.line)).toEqual([
+      'not yet: attempt 1',
+      'not yet: attempt 2',
+    ]);
     expect(statusOf('cmd-broken')!.error).toBe(
       `python3 -c ${'import os, sys\nn = int(os.environ["WAYBILL_ATTEMPT"])\nprint("attempt", n, "input", sys.stdin.readline().strip())\nif n < int(os.environ["SUCCEED_AT"]):\n    sys.exit("not yet: attempt %d" % n)'} exited with 1: not yet: attempt 2 (attempt 2 of 2)`,
     );
@@ -291,9 +303,10 @@ export const broken = defineCommandWorkflow({ name: 'broken', input: z.object({}
     );
     await until('cmd-no-url failed', () => statusOf('cmd-no-url')?.status === 'failed', 30_000);
     expect(statusOf('cmd-no-url')!.error).toBe(
-      "workflow flaky runs a program, which needs the control plane's address: start the worker with WAYBILL_URL set (e.g. WAYBILL_URL=http://127.0.0.1:3000)",
+      "workflow flaky runs a program, which needs the control plane's address: start the worker with --url (or WAYBILL_URL), e.g. waybill worker --url http://127.0.0.1:3000",
     );
-    expect(existsSync(join(dir.path, 'run-logs'))).toBe(true);
+    // The log is the store's: nothing is written into the data directory for it any more.
+    expect(existsSync(join(dir.path, 'run-logs'))).toBe(false);
     bare.kill('SIGTERM');
     await bare.exited;
   }, 120_000);

@@ -21,7 +21,6 @@ import { Badge, Card, ProgressBar, Stat, relative } from '@/app/components/ui';
 import { allows } from '@/lib/auth/principal';
 import { requirePage } from '@/lib/auth/server';
 import { claimTtlMs, getStore } from '@/lib/data/store';
-import { getRunLog } from '@/lib/data/run-log';
 import { getRunDetail, MAX_POINTS, runExists, TIMELINE_EVENTS, type RunDetail } from '@/lib/data/run-detail';
 import { durationText, runDuration, utcText } from '@/lib/data/rates';
 import { CommittedTable } from './committed-table';
@@ -175,7 +174,7 @@ async function Run({
             <RedoSave redoSave={detail.redoSave} />
           </Slot>
           <Slot order="order-6">
-            <ProgramLog lines={getRunLog(run.id)} />
+            <ProgramLog runId={run.id} />
           </Slot>
           <Slot order="order-7">
             <Card title="Timeline" testId="timeline">

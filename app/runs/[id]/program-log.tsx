@@ -1,35 +1,33 @@
 /**
  * The last lines of a command workflow's program (its stdout and stderr, and the worker's notes on starting,
- * stopping and retrying it), oldest first. Shown only for runs whose program printed something.
+ * stopping and retrying it), oldest first, read from the store: the worker may be on another machine. The
+ * page's live refresh brings new lines; the list stays at its newest line unless the reader scrolled up.
+ * Shown only for runs whose program printed something.
  */
 import { Card } from '@/app/components/ui';
-import type { RunLogLine } from '@/lib/engine/run-log';
+import { getRunLog, RUN_PAGE_LOG_LINES } from '@/lib/data/run-log';
+import { LogLines } from './log-lines';
 
-const STREAM_CLASS: Record<string, string> = {
-  stdout: 'text-zinc-800 dark:text-zinc-200',
-  stderr: 'text-red-700 dark:text-red-400',
-  worker: 'text-zinc-500 dark:text-zinc-400 italic',
-};
-
-export function ProgramLog({ lines }: { lines: RunLogLine[] }) {
+export async function ProgramLog({ runId }: { runId: string }) {
+  const lines = await getRunLog(runId);
   if (lines.length === 0) return null;
+  const printed = lines.at(-1)!.seq;
   return (
     <Card title="Program output" testId="program-log">
-      <ol className="max-h-80 overflow-y-auto font-mono text-xs leading-5" aria-label="last lines the program printed">
-        {lines.map((line, i) => (
-          // Lines have no identity of their own; their order is the key, and a refresh replaces them all.
-          <li
-            // biome-ignore lint/suspicious/noArrayIndexKey: see above
-            key={i}
-            data-stream={line.stream}
-            className={`whitespace-pre-wrap break-all ${STREAM_CLASS[line.stream] ?? ''}`}
-          >
-            <span className="mr-2 text-zinc-400">{new Date(line.at * 1000).toISOString().slice(11, 19)}</span>
-            {line.stream === 'stderr' ? '! ' : ''}
-            {line.text}
-          </li>
-        ))}
-      </ol>
+      <LogLines
+        lines={lines.map((l) => ({
+          seq: l.seq,
+          at: new Date(l.at * 1000).toISOString().slice(11, 19),
+          stream: l.stream,
+          line: l.line,
+        }))}
+      />
+      {printed > lines.length && (
+        <p data-testid="program-log-more" className="mt-2 text-xs text-zinc-600 dark:text-zinc-400">
+          The last {lines.length.toLocaleString('en-US')} of {printed.toLocaleString('en-US')} lines (at most{' '}
+          {RUN_PAGE_LOG_LINES} here); <code>waybill logs {runId}</code> reads every line the store kept.
+        </p>
+      )}
     </Card>
   );
 }

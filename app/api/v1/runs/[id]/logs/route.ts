@@ -1,0 +1,21 @@
+/**
+ * GET /api/v1/runs/{id}/logs — the lines the run's program printed, oldest first: ?after=SEQ (the next page,
+ * or a follower's new lines) &limit= (≤ 1000, default 100). Without `after`, the newest lines. `next` is the
+ * `after` of the following page. Viewers and operators; a run token is refused (the protocol only).
+ */
+import { authorizeRequest } from '@/lib/auth/server';
+import { handle, json, param, query, refused } from '@/lib/api';
+import { runRef } from '@/lib/api/ids';
+import { LOG_PAGE_DEFAULT, logsQuery } from '@/lib/api/logs';
+import { logs } from '@/lib/control';
+import { getStore } from '@/lib/data/store';
+
+export async function GET(request: Request, context: { params: Promise<{ id: string }> }) {
+  return handle(async () => {
+    const { refusal } = await authorizeRequest(request, 'viewer', { mutation: false });
+    if (refusal) return refused(refusal);
+    const id = param((await context.params).id, 'id', runRef);
+    const q = query(request, logsQuery);
+    return json(await logs.readRunLog(await getStore(), id, { after: q.after, limit: q.limit ?? LOG_PAGE_DEFAULT }));
+  });
+}
