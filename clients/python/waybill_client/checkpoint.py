@@ -53,6 +53,7 @@ class Checkpoint:
         self._pending = {"skipped": 0, "awaited": 0}  # counts ride with the next progress write
         self._begun = False
         self._stop: Optional[str] = None
+        self._handles_term = False
         #: Keys this process took over from a holder whose lease ran out: their side effect may have run twice.
         self.in_doubt: List[str] = []
 
@@ -89,6 +90,7 @@ class Checkpoint:
             self._stop = self._stop or "terminated"
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, on_term)
+            self._handles_term = True
         if parent_pid is not None:
             def watch() -> None:
                 while self._stop is None:
@@ -151,6 +153,11 @@ class Checkpoint:
             except Exception:  # noqa: BLE001 - best effort, the stop itself is what to report
                 pass
             self._begun = False
+        if self._handles_term and threading.current_thread() is threading.main_thread():
+            # Stopping now: the worker's SIGTERM for the same pause may land while the interpreter shuts down,
+            # after it has put back the default action for our handler, and turn this clean stop (exit 3) into
+            # a kill. An ignored signal stays ignored through shutdown.
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
         raise error
 
     def _note_status(self, status: Optional[str]) -> None:
