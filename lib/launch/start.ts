@@ -21,6 +21,7 @@ import { config, dataDir, storeOptions, type Config } from '../config';
 import { openStore } from '../store/index';
 import { describeExit, spawnChild, stopAll, type Child } from './children';
 import { packagePath, packageRoot } from './paths';
+import { programUrl } from './program-url';
 import { DEMO_INPUT, demoTick } from './demo';
 import { ConfigError } from '../errors';
 
@@ -221,7 +222,14 @@ async function startAll(
       spawnChild(
         'the worker (waybill worker)',
         process.execPath,
-        [WAYBILL_BIN, 'worker', ...(workflows ? ['--workflows', workflows] : [])],
+        [
+          WAYBILL_BIN,
+          'worker',
+          ...(workflows ? ['--workflows', workflows] : []),
+          // The dashboard's own address for the programs of command workflows (the python-agent demo among
+          // them), unless the user's WAYBILL_URL says otherwise: the worker reads that itself.
+          ...(cfg.WAYBILL_URL ? [] : ['--url', programUrl(cfg.HOST, cfg.PORT)]),
+        ],
         // The user's cwd: a module path or file: URL they name is relative to where they are.
         { cwd: process.cwd(), label: '[worker]', omit: /"msg":"step executed"/, env },
       )

@@ -18,7 +18,7 @@ export interface BuiltinOptions {
   maxAttempts?: number;
   /** Where notify's outboxes are (lib/config's dataDir). Default: ./data of the working directory. */
   dataDir?: string;
-  /** Serve python-agent, which runs a Python program: only a worker that has WAYBILL_URL for it can. */
+  /** Serve python-agent, which runs a Python program: only a worker that has the control plane's address for it (--url, WAYBILL_URL) can. */
   pythonAgent?: boolean;
 }
 

@@ -6,7 +6,8 @@
  *
  * It needs python3 on the worker's PATH with waybill_client importable: in a checkout, clients/python is put
  * on PYTHONPATH; elsewhere `pip install ./clients/python` (no index needed). Served only by a worker that knows
- * the control plane's address (WAYBILL_URL).
+ * the control plane's address (`waybill worker --url`, else WAYBILL_URL; npm start gives its worker the
+ * dashboard's own).
  */
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
