@@ -1,8 +1,9 @@
 /**
  * Issue 5, item 4: `npm start` itself (node bin/start.mjs, all defaults but the port and the database), on an
- * empty store of its own: the dashboard answers, its worker runs the demo run, and signals stop it cleanly.
+ * empty store of its own: the dashboard answers, its worker runs the demo run (and the python-agent demo, the
+ * dashboard's address handed to it), and signals stop it cleanly.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +13,10 @@ import { expect, noChromium, test } from './support/test';
 import { pidAlive as alive } from './support/waybill';
 
 test.skip(noChromium, 'no chromium');
+
+/** python3 on PATH, for the python-agent demo (clients/python is on its PYTHONPATH in a checkout). */
+const python = spawnSync('python3', ['--version']).status === 0;
+if (!python && process.env.CI === 'true') throw new Error('e2e/npm-start.spec.ts needs python3 under CI=true');
 
 // The suite's servers hold the port and the one above it (the secured server): this one starts two above.
 const PORT = Number(process.env.WAYBILL_E2E_PORT ?? 3210) + 2;
@@ -79,6 +84,31 @@ test('npm start runs the dashboard, a worker and a demo run; SIGTERM stops both 
   await expect(run.status).toBeVisible();
   const seen = await run.stepsDone();
   await expect.poll(() => run.stepsDone(), { timeout: 20_000 }).toBeGreaterThan(seen);
+
+  // The python-agent demo runs under npm start with nothing set: its worker was handed the dashboard's own
+  // address (--url), and the program's output, written to the store by the worker, shows on the run page and
+  // grows there without a reload. The one worker is the demo's: cancelled, it takes the Python run.
+  if (python) {
+    expect((await page.request.post(`${first.url}/api/v1/runs/demo-agent-batch/cancel`)).status()).toBe(200);
+    const queued = await page.request.post(`${first.url}/api/v1/runs`, {
+      data: { workflow: 'python-agent', id: 'py-demo', input: { steps: 12, modelMs: 400 } },
+    });
+    expect(queued.status(), await queued.text()).toBe(201);
+    await page.goto(`${first.url}/runs/py-demo`);
+    const log = page.getByTestId('program-log');
+    await expect(log.locator('li[data-stream="worker"]').first()).toHaveText(
+      /started python3 -m waybill_client\.example \(pid \d+, attempt 1\)$/,
+      { timeout: 60_000 },
+    );
+    const lines = log.locator('li[data-seq]');
+    const shown = await lines.count();
+    await expect.poll(() => lines.count(), { timeout: 30_000 }).toBeGreaterThan(shown);
+    await expect(log.locator('li[data-stream="stdout"]', { hasText: /step 11 executed$/ })).toBeVisible({
+      timeout: 60_000,
+    });
+    await expect(log.locator('li').last()).toHaveText(/program exited with 0$/);
+    await expect(run.status).toHaveText(/completed/);
+  }
 
   first.proc.kill('SIGTERM');
   expect(await first.exited, first.out()).toEqual({ code: 0, signal: null });

@@ -13,7 +13,8 @@ export {
 } from '../errors';
 export { WorkflowRegistry, defineWorkflow, type WorkflowDefinition } from './workflow';
 export { defineCommandWorkflow, type CommandWorkflowDefinition } from './command-workflow';
-export { RunContext, type RetryPolicy, type StepOptions } from './context';
+export { RunContext, type RetryPolicy, type RunHost, type StepOptions } from './context';
+export type { RunLog } from './run-log';
 export type { ErrorMatcher } from './retry-policy';
 export { startRun, runIdSchema } from './runs';
 export { createLogger, silentLogger, type Logger, type LogFields, type LoggerOptions } from './log';

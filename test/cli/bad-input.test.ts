@@ -87,6 +87,20 @@ describe('waybill with bad input', () => {
       [['worker', '--concurrency', '1.5'], /^waybill worker: --concurrency: must be a whole number$/],
       [['worker', '--concurrency', '0'], /^waybill worker: --concurrency: /],
       [['worker', '--id', 'two words'], /^waybill worker: --id: must not contain spaces/],
+      [
+        ['worker', '--url', '127.0.0.1:3000'],
+        /^waybill worker: --url: must be the dashboard's http\(s\) address, e\.g\. http:\/\/127\.0\.0\.1:3000$/,
+      ],
+      [['worker', '--url', 'ftp://127.0.0.1'], /^waybill worker: --url: must be the dashboard's http\(s\) address/],
+      [['worker', '--url'], /^waybill worker: Option '--url <value>' argument missing$/],
+      [['logs'], /^waybill logs: missing <runId>$/],
+      [['logs', 'bad id'], /^waybill logs: run id: must not contain spaces or control characters$/],
+      [['logs', 'r1', '--after', 'last'], /^waybill logs: --after: must be a whole number, 0 or more \(a line seq\)$/],
+      [['logs', 'r1', '--after=-1'], /^waybill logs: --after: must be a whole number, 0 or more \(a line seq\)$/],
+      [['logs', 'r1', '--after', '1.5'], /^waybill logs: --after: must be a whole number, 0 or more \(a line seq\)$/],
+      [['logs', 'r1', '--limit', '0'], /^waybill logs: --limit: /],
+      [['logs', 'r1', '--limit', '100001'], /^waybill logs: --limit: /],
+      [['logs', 'r1', '--since', '5'], /^waybill logs: Unknown option '--since'$/],
     ];
     // Two at a time: each is a process, and the machine has two cores.
     const results: Result[] = [];
@@ -108,11 +122,17 @@ describe('waybill with bad input', () => {
   it('refuses a --db URL it cannot open, and a bad environment, naming them', async () => {
     const db = await freshDb();
     const before = db.dump();
-    const [url, env, noDb] = await Promise.all([
+    const [url, env, noDb, keep] = await Promise.all([
       runCli(['--db', 'mysql://x/y', 'runs']),
       db.cli(['runs'], { env: { WAYBILL_CLAIM_TTL_MS: 'soon' } }),
       runCli(['runs', '--db']),
+      db.cli(['worker'], { env: { WAYBILL_RUN_LOG_LINES: '0' } }),
     ]);
+    expect(keep).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'waybill worker: invalid environment: WAYBILL_RUN_LOG_LINES: must be a whole number, 1-100000\n',
+    });
     expect(url).toMatchObject({ code: 2, stdout: '' });
     expect(url.stderr).toMatch(
       /^waybill runs: DATABASE_URL must start with file: or postgres:\/\/, got "mysql:\/\/x\/y"\n$/,
