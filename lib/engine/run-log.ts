@@ -9,8 +9,10 @@
  * before its run ends, so a run that is over has its every line stored). One batch at a time per worker.
  *
  * What can be lost: a worker SIGKILLed loses the lines it read since its last batch (FLUSH_MS of them at
- * most). While the store refuses batches, the buffer keeps each run's newest `keep` lines — what the store
- * would keep — and says in a note how many it let go; the rest are written once the store answers again.
+ * most). The buffer is bounded: past twice `keep` lines of one run waiting (the store refuses batches, or a
+ * program prints faster than batches are written), it keeps that run's newest `keep` — what the store would
+ * keep of them anyway — behind a note saying how many it let go; the rest are written once the store answers.
+ * Seqs count the lines that reached the store, so lines let go here take none.
  */
 import { systemClock, type Clock, type TimerHandle } from '../clock';
 import { DEFAULT_LOG_KEEP } from '../store/log-lines';
@@ -42,7 +44,7 @@ export class RunLogWriter {
   private waiting: RunLogInput[] = [];
   /** Lines of each run in `waiting`. */
   private readonly counts = new Map<string, number>();
-  /** Lines of each run let go while the store refused batches, said in the run's next note. */
+  /** Lines of each run let go before they were stored (trim()), said in the note in front of the rest. */
   private readonly dropped = new Map<string, number>();
   private timer: TimerHandle | undefined;
   private chain: Promise<void> = Promise.resolve();
