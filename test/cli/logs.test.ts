@@ -86,7 +86,7 @@ describe('waybill logs', () => {
       await ndjson.waitForLine(/"line":"line 1"/);
       // A worker elsewhere writes more; the followers print it without being asked again.
       await store.appendRunLogs([line('live', 2), line('live', 3, 'stderr')], { keep: 2000 });
-      await text.waitForLine(/stderr  line 3$/);
+      await text.waitForLine(/stderr {2}line 3$/);
       await ndjson.waitForLine(/"line":"line 3"/);
       // The run ends: its worker stored its last line first, and the followers print it, then stop.
       expect((await store.claimRun({ workerId: 'w1', leaseMs: 60_000, workflows: ['chatty'] }))?.id).toBe('live');
