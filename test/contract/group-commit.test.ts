@@ -162,8 +162,8 @@ describe('groupCommit', () => {
   });
 
   it('a writer that answers the wrong number of requests fails the whole batch rather than misanswer one', async () => {
-    const send = groupCommit(async (requests: number[]): Promise<Settled<number>[]> =>
-      requests.slice(1).map((n) => ({ ok: true, value: n })),
+    const send = groupCommit(
+      async (requests: number[]): Promise<Settled<number>[]> => requests.slice(1).map((n) => ({ ok: true, value: n })),
     );
     const answers = await Promise.allSettled([1, 2].map((n) => send(n)));
     for (const answer of answers) {
