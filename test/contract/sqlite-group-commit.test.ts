@@ -8,7 +8,9 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Checkpoint, runAgent, stepKey } from '../../lib/checkpoint';
 import { ManualClock } from '../../lib/clock';
+import { parseConfig, storeOptions } from '../../lib/config';
 import { LeaseLostError, StoreUnavailableError } from '../../lib/errors';
+import { openBackend } from '../../lib/store/index';
 import { openSqliteStore, type SqliteStore } from '../../lib/store/sqlite';
 import type { ClaimRequest, CommitRequest } from '../../lib/store/types';
 import { makeTempDir, type TempDir } from '../support/tmp';
@@ -291,5 +293,26 @@ describe('SQLite group commit', () => {
     opened.push(store);
     await Promise.all([0, 1, 2, 3].map((r) => runAgent([1, 2, 3], new Checkpoint(store, `solo-${r}`), (n) => n)));
     expect(store.writeCounts()).toEqual({ transactions: 4 * 4, batches: 0, batchedRequests: 0 });
+  });
+
+  it('WAYBILL_GROUP_COMMIT turns it on (the default) or off, and refuses anything else naming the variable', async () => {
+    expect(storeOptions(parseConfig({})).groupCommit).toBe(true);
+    expect(storeOptions(parseConfig({ WAYBILL_GROUP_COMMIT: 'on' })).groupCommit).toBe(true);
+    expect(storeOptions(parseConfig({ WAYBILL_GROUP_COMMIT: 'off' })).groupCommit).toBe(false);
+    for (const bad of ['yes', 'OFF', '0', ''])
+      expect(() => parseConfig({ WAYBILL_GROUP_COMMIT: bad })).toThrow(
+        'invalid environment: WAYBILL_GROUP_COMMIT: must be on or off',
+      );
+    // The setting reaches the store as the processes open it (storeOptions into openStore).
+    for (const setting of ['on', 'off']) {
+      const backend = await openBackend(
+        `file:${dir.file(`${setting}.db`)}`,
+        storeOptions(parseConfig({ WAYBILL_GROUP_COMMIT: setting })),
+      );
+      opened.push(backend);
+      await runAgent([1, 2], new Checkpoint(backend, `run-${setting}`), (n) => n);
+      if (backend.dialect !== 'sqlite') throw new Error('expected SQLite');
+      expect(backend.writeCounts().batches).toBe(setting === 'on' ? 3 : 0);
+    }
   });
 });
