@@ -10,10 +10,12 @@
  * a key committed meanwhile) rolls back only its own writes and rejects only its own caller; its `lease_lost`
  * event is written after that rollback, in the batch's transaction, as a lone commit writes it after its own.
  * The second pass decides every request afresh, in a transaction of its own, as of the same moment: the
- * first left nothing behind. The batch's answers are given only once its
- * COMMIT has returned, so a claim is durable before its side effect starts and a commit before runOnce
- * resolves, exactly as alone. If the batch itself fails (SQLITE_BUSY past the busy timeout on BEGIN, an I/O
- * error on COMMIT), nothing in it was written and every caller gets the error a lone request would have had.
+ * first left nothing behind.
+ *
+ * The batch's answers are given only once its COMMIT has returned, so a claim is durable before its side
+ * effect starts and a commit before runOnce resolves, exactly as alone. If the batch itself fails
+ * (SQLITE_BUSY past the busy timeout on BEGIN, an I/O error on COMMIT), nothing in it was written and every
+ * caller gets the error a lone request would have had.
  */
 import { LeaseLostError } from '../../errors';
 import { groupCommit, type Settled } from '../group-commit';
