@@ -172,6 +172,41 @@ describe('SQLite group commit', () => {
     for (const runId of ['r0', 'r1', 'r3']) expect(await leaseLostEvents(store, runId)).toEqual([]);
   });
 
+  it('a refusal sends the batch round again: what its neighbours wrote in the first pass is written once, events included', async () => {
+    const store = open();
+    await fourClaims(store);
+    // r0's claim is orphaned: a claim in the batch takes it over, which writes an `expired` event. r1's claim
+    // is taken by a rival, so r1's commit in the same batch is refused and the batch goes round again.
+    expect(await store.renewClaim('r0:step:0', 't0', 0)).toBe(true);
+    expect(await store.renewClaim('r1:step:0', 't1', 0)).toBe(true);
+    expect(await store.claim(claimOf('r1:step:0', 'r1', 'rival'))).toMatchObject({ kind: 'claimed' });
+    const before = store.writeCounts();
+    const [takeover, refused, committed] = await Promise.allSettled([
+      store.claim(claimOf('r0:step:0', 'r0', 'new-holder')),
+      store.commit(commitOf('r1:step:0', 'r1', 't1')),
+      store.commit(commitOf('r2:step:0', 'r2', 't2')),
+    ]);
+    const after = store.writeCounts();
+    expect({ batches: after.batches - before.batches, transactions: after.transactions - before.transactions }).toEqual(
+      {
+        batches: 1,
+        transactions: 1,
+      },
+    );
+    expect(takeover).toMatchObject({ status: 'fulfilled', value: { kind: 'claimed', attempt: 2 } });
+    expect(refused.status).toBe('rejected');
+    expect(committed.status).toBe('fulfilled');
+    const outcomes = async (runId: string) => (await store.listEvents(runId)).map((e) => e.outcome);
+    expect(await outcomes('r0')).toEqual(['expired']);
+    // r1: the rival's takeover before the batch, then the refused commit's lease_lost, once.
+    expect(await outcomes('r1')).toEqual(['expired', 'lease_lost']);
+    expect(await outcomes('r2')).toEqual([]);
+    const db = reader();
+    expect(db.prepare(`SELECT token FROM claims WHERE idem_key = 'r0:step:0'`).get()).toEqual({ token: 'new-holder' });
+    expect(db.prepare('SELECT count(*) AS n FROM committed').get()).toEqual({ n: 1 });
+    expect((await store.loadProgress('r2'))?.executed).toBe(1);
+  });
+
   it('a request that fails on a constraint fails alone; the claims beside it in the batch are made', async () => {
     const store = open();
     const before = store.writeCounts();
