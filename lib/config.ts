@@ -42,6 +42,11 @@ const schema = z
       .optional(),
     WAYBILL_SQLITE_SYNC: z.enum(['full', 'normal']).default('full'),
     /**
+     * Group commit: the claims and commits of runs in one process that are ready at the same moment share one
+     * transaction (one disk flush). `off` gives every claim and commit a transaction of its own.
+     */
+    WAYBILL_GROUP_COMMIT: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
+    /**
      * The control plane's address as a worker's programs reach it (http://127.0.0.1:3000): a command workflow
      * (defineCommandWorkflow) hands it to the program it spawns, with a token for its run. Unset, a worker
      * cannot run command workflows (and does not serve the python-agent demo).
@@ -150,11 +155,16 @@ const schema = z
   });
 
 /** How the configured processes open the store: the lease bounds SQLite's wait for the write lock. */
-export function storeOptions(cfg: Pick<Config, 'WAYBILL_SQLITE_SYNC' | 'WAYBILL_LEASE_MS'>): {
+export function storeOptions(cfg: Pick<Config, 'WAYBILL_SQLITE_SYNC' | 'WAYBILL_LEASE_MS' | 'WAYBILL_GROUP_COMMIT'>): {
   synchronous: 'full' | 'normal';
   leaseMs: number;
+  groupCommit: boolean;
 } {
-  return { synchronous: cfg.WAYBILL_SQLITE_SYNC, leaseMs: cfg.WAYBILL_LEASE_MS };
+  return {
+    synchronous: cfg.WAYBILL_SQLITE_SYNC,
+    leaseMs: cfg.WAYBILL_LEASE_MS,
+    groupCommit: cfg.WAYBILL_GROUP_COMMIT === 'on',
+  };
 }
 
 export type Config = z.infer<typeof schema>;

@@ -22,6 +22,11 @@ export interface OpenStoreOptions {
    * write lock within two thirds of it, so a commit that only waited for the lock never loses its claim.
    */
   leaseMs?: number;
+  /**
+   * Claims and commits ready at the same moment share one transaction (WAYBILL_GROUP_COMMIT; on unless false).
+   * SQLite for now.
+   */
+  groupCommit?: boolean;
   clock?: Clock;
 }
 
@@ -36,7 +41,13 @@ export async function openBackend(url: string, options: OpenStoreOptions = {}): 
     const path = url.slice('file:'.length).replace(/^\/\/(?=\/)/, '');
     if (!path) throw new InvalidInputError(`DATABASE_URL ${url} names no file`);
     const { openSqliteStore } = await loadBackend('better-sqlite3', url, () => import('./sqlite/index'));
-    return openSqliteStore({ path, synchronous: options.synchronous, leaseMs: options.leaseMs, clock: options.clock });
+    return openSqliteStore({
+      path,
+      synchronous: options.synchronous,
+      leaseMs: options.leaseMs,
+      groupCommit: options.groupCommit,
+      clock: options.clock,
+    });
   }
   if (/^postgres(ql)?:\/\//.test(url)) {
     // `?schema=name` keeps Waybill's tables in a schema of their own (created if missing), as Prisma's URLs do.

@@ -122,11 +122,12 @@ describe('waybill with bad input', () => {
   it('refuses a --db URL it cannot open, and a bad environment, naming them', async () => {
     const db = await freshDb();
     const before = db.dump();
-    const [url, env, noDb, keep] = await Promise.all([
+    const [url, env, noDb, keep, groupCommit] = await Promise.all([
       runCli(['--db', 'mysql://x/y', 'runs']),
       db.cli(['runs'], { env: { WAYBILL_CLAIM_TTL_MS: 'soon' } }),
       runCli(['runs', '--db']),
       db.cli(['worker'], { env: { WAYBILL_RUN_LOG_LINES: '0' } }),
+      db.cli(['worker'], { env: { WAYBILL_GROUP_COMMIT: 'yes' } }),
     ]);
     expect(keep).toEqual({
       code: 2,
@@ -140,6 +141,11 @@ describe('waybill with bad input', () => {
     expect(env).toMatchObject({ code: 2, stdout: '' });
     expect(env.stderr).toMatch(/^waybill runs: invalid environment: WAYBILL_CLAIM_TTL_MS: .*\n$/);
     expect(noDb).toMatchObject({ code: 2, stderr: "waybill runs: Option '--db <value>' argument missing\n" });
+    expect(groupCommit).toMatchObject({
+      code: 2,
+      stdout: '',
+      stderr: 'waybill worker: invalid environment: WAYBILL_GROUP_COMMIT: must be on or off\n',
+    });
     expect(db.dump()).toEqual(before);
   });
 });

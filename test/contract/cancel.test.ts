@@ -5,11 +5,11 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunStore } from '../../lib/store/types';
-import { backends, type StoreHandle } from '../support/backends';
+import { stepBackends, type StoreHandle } from '../support/backends';
 
-const list = await backends();
+const list = await stepBackends();
 
-describe.each(list)('cancel on $name', (backend) => {
+describe.each(list)('cancel on $label', (backend) => {
   let h: StoreHandle;
   let store: RunStore;
 

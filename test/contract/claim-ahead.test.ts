@@ -9,11 +9,11 @@ import { Checkpoint } from '../../lib/checkpoint/checkpoint';
 import { stepKey } from '../../lib/checkpoint/keys';
 import { LeaseLostError } from '../../lib/errors';
 import type { Store } from '../../lib/store/types';
-import { backends, type StoreHandle } from '../support/backends';
+import { stepBackends, type StoreHandle } from '../support/backends';
 import { claimRequest, commitRequest } from '../support/requests';
 
 const LEASE_MS = 60_000;
-const list = await backends();
+const list = await stepBackends();
 
 /** The store with its protocol calls counted: what a step costs in transactions. */
 function counted(store: Store) {
@@ -29,7 +29,7 @@ function counted(store: Store) {
   return { proxy, calls };
 }
 
-describe.each(list)('claim ahead on $name', (backend) => {
+describe.each(list)('claim ahead on $label', (backend) => {
   let h: StoreHandle;
   let store: Store;
 

@@ -6,12 +6,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Checkpoint } from '../../lib/checkpoint/checkpoint';
 import { AwaitTimeoutError, LeaseLostError, StoreUnavailableError } from '../../lib/errors';
 import type { ClaimRequest, CommitRequest, Store } from '../../lib/store/types';
-import { backends, type StoreHandle } from '../support/backends';
+import { stepBackends, type StoreHandle } from '../support/backends';
 import { claimRequest, commitRequest } from '../support/requests';
 
-const list = await backends();
+const list = await stepBackends();
 
-describe.each(list)('retried commits and stale claims ahead on $name', (backend) => {
+describe.each(list)('retried commits and stale claims ahead on $label', (backend) => {
   let h: StoreHandle;
   let store: Store;
 

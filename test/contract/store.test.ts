@@ -15,14 +15,14 @@ import { Checkpoint, type StepContext } from '../../lib/checkpoint/checkpoint';
 import { canonicalJson, contentKey, stepKey } from '../../lib/checkpoint/keys';
 import { ClaimNotOrphanedError, IdempotencyKeyReuseError, LeaseLostError, NotFoundError } from '../../lib/errors';
 import type { ClaimOutcome, ClaimRequest, CommitRequest, Store } from '../../lib/store/types';
-import { backends, type StoreHandle } from '../support/backends';
+import { stepBackends, type StoreHandle } from '../support/backends';
 
 const SHORT_LEASE_MS = 200;
 const PASS_MS = 700;
 const LONG_LEASE_MS = 60_000;
 const TTL_MS = 60_000;
 
-const list = await backends();
+const list = await stepBackends();
 
 /** Resolves once, when `resolve` is called: for steering a side effect from the test. */
 function gate<T = void>() {
@@ -37,7 +37,7 @@ function aborted(signal: AbortSignal): Promise<void> {
     : new Promise((r) => signal.addEventListener('abort', () => r(), { once: true }));
 }
 
-describe.each(list)('store contract on $name', (backend) => {
+describe.each(list)('store contract on $label', (backend) => {
   let h: StoreHandle;
   let store: Store;
 

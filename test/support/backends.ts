@@ -55,47 +55,64 @@ export interface StoreHandle {
 
 export interface Backend {
   name: 'sqlite' | 'postgres';
+  /** What a suite's title calls it: the name, and how the store was opened when that differs. */
+  label: string;
   open(): Promise<StoreHandle>;
 }
 
-export const sqliteBackend: Backend = {
-  name: 'sqlite',
-  async open() {
-    const dir = makeTempDir('waybill-contract-');
-    const clock = new ManualClock();
-    // NORMAL: these tests are about the protocol, not about surviving power loss; FULL only costs fsyncs.
-    const store: SqliteStore = openSqliteStore({ path: dir.file('store.db'), clock, synchronous: 'normal' });
-    const others: Store[] = [];
-    return {
-      store,
-      clock,
-      async reopen() {
-        const other = openSqliteStore({ path: dir.file('store.db'), clock, synchronous: 'normal' });
-        others.push(other);
-        return other;
-      },
-      elapse: (ms) => clock.tick(ms),
-      settle: (work) => clock.runUntil(work),
-      now: async () => clock.now() / 1000,
-      async insertOutsideClaim(idemKey, runId) {
-        store.db
-          .prepare('INSERT INTO claims(idem_key, run_id, claimed_at) VALUES(?,?,?)')
-          .run(idemKey, runId, clock.now() / 1000);
-      },
-      async exec(sql) {
-        store.db.exec(sql);
-      },
-      async close() {
-        for (const other of others) await other.close();
-        await store.close();
-        dir.remove();
-      },
-    };
-  },
-};
+/** SQLite with group commit (the default), or with every claim and commit a transaction of its own. */
+function sqliteOpened(groupCommit: boolean): Backend {
+  return {
+    name: 'sqlite',
+    label: groupCommit ? 'sqlite' : 'sqlite (group commit off)',
+    open: () => openSqlite(groupCommit),
+  };
+}
+
+export const sqliteBackend: Backend = sqliteOpened(true);
+export const sqliteSoloBackend: Backend = sqliteOpened(false);
+
+async function openSqlite(groupCommit: boolean): Promise<StoreHandle> {
+  const dir = makeTempDir('waybill-contract-');
+  const clock = new ManualClock();
+  // NORMAL: these tests are about the protocol, not about surviving power loss; FULL only costs fsyncs.
+  const store: SqliteStore = openSqliteStore({
+    path: dir.file('store.db'),
+    clock,
+    synchronous: 'normal',
+    groupCommit,
+  });
+  const others: Store[] = [];
+  return {
+    store,
+    clock,
+    async reopen() {
+      const other = openSqliteStore({ path: dir.file('store.db'), clock, synchronous: 'normal', groupCommit });
+      others.push(other);
+      return other;
+    },
+    elapse: (ms) => clock.tick(ms),
+    settle: (work) => clock.runUntil(work),
+    now: async () => clock.now() / 1000,
+    async insertOutsideClaim(idemKey, runId) {
+      store.db
+        .prepare('INSERT INTO claims(idem_key, run_id, claimed_at) VALUES(?,?,?)')
+        .run(idemKey, runId, clock.now() / 1000);
+    },
+    async exec(sql) {
+      store.db.exec(sql);
+    },
+    async close() {
+      for (const other of others) await other.close();
+      await store.close();
+      dir.remove();
+    },
+  };
+}
 
 export const postgresBackend: Backend = {
   name: 'postgres',
+  label: 'postgres',
   async open() {
     const schema = await createSchema('wb_test');
     const clock = new ShiftedClock();
@@ -154,4 +171,13 @@ export function backends(): Promise<Backend[]> {
     up ? [sqliteBackend, postgresBackend] : [sqliteBackend],
   );
   return cached;
+}
+
+/**
+ * For the suites of the step protocol itself: also SQLite with group commit off (WAYBILL_GROUP_COMMIT=off),
+ * whose claims and commits take the other path through lib/store/sqlite/steps.ts, with the same answers.
+ */
+export async function stepBackends(): Promise<Backend[]> {
+  const [sqlite, ...rest] = await backends();
+  return [sqlite!, sqliteSoloBackend, ...rest];
 }

@@ -17,12 +17,12 @@ import { sqliteReads } from './reads';
 import { sqliteRetention } from './retention';
 import { sqliteRewind } from './rewind';
 import { sqliteRuns } from './runs';
-import { sqliteSteps } from './steps';
+import { sqliteSteps, type SqliteStepsOptions, type WriteCounts } from './steps';
 import { sqliteWorkers } from './workers';
 import { sqliteWaits } from './waits';
 import { sqliteWorkflows } from './workflows';
 
-export interface SqliteStoreOptions extends SqliteOpenOptions {
+export interface SqliteStoreOptions extends SqliteOpenOptions, SqliteStepsOptions {
   migrationsDir?: string;
 }
 
@@ -31,6 +31,8 @@ export interface SqliteStore extends Store {
   readonly dialect: 'sqlite';
   readonly db: Database.Database;
   readonly clock: Clock;
+  /** Write transactions committed since open, and what group commit put in them (tests, the bench). */
+  writeCounts(): WriteCounts;
 }
 
 /** Opens (creating if needed) and migrates the file. Synchronous: better-sqlite3 is. */
@@ -46,7 +48,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     dialect: 'sqlite',
     db: c.db,
     clock: c.clock,
-    ...sqliteSteps(c),
+    ...sqliteSteps(c, { groupCommit: options.groupCommit }),
     ...sqliteClaims(c),
     ...sqliteRuns(c),
     ...sqliteWorkers(c),

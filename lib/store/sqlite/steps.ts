@@ -15,11 +15,13 @@ import type {
   CommittedRow,
   ProgressRow,
   ProgressWrite,
+  ReleaseRequest,
   RunStatus,
   StepStore,
 } from '../types';
 import { guard, type SqliteConnection } from './connection';
 import { beginLoopRunIn, endLoopRunIn } from './loop-runs';
+import { sqliteStepBatches } from './steps-batch';
 
 /** A claims row as read, before `orphaned` is decided by the caller's clock. */
 export type RawClaim = Omit<ClaimRow, 'orphaned'>;
@@ -36,45 +38,31 @@ export function expiresAt(held: RawClaim, claimTtlMs: number): number {
   return held.leaseExpiresAt ?? held.claimedAt + claimTtlMs / 1000;
 }
 
-export function sqliteSteps(c: SqliteConnection): Omit<StepStore, 'dialect'> {
-  const { db } = c;
-  const s = {
-    progress: db.prepare<[string], ProgressRow>(`SELECT run_id AS runId, step, state_json AS stateJson,
-      updated_at AS updatedAt, executed, skipped, awaited, save_ms AS saveMs FROM progress WHERE run_id = ?`),
-    upsertProgress:
-      db.prepare(`INSERT INTO progress (run_id, step, state_json, updated_at, executed, skipped, awaited, save_ms)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-      ON CONFLICT (run_id) DO UPDATE SET step = excluded.step, state_json = excluded.state_json,
-        updated_at = excluded.updated_at, executed = executed + excluded.executed,
-        skipped = skipped + excluded.skipped, awaited = awaited + excluded.awaited,
-        save_ms = coalesce(excluded.save_ms, save_ms)`),
-    committed: db.prepare<[string], CommittedRow>(
-      `SELECT ${committedColumns('sqlite')} FROM committed WHERE idem_key = ?`,
-    ),
-    claim: db.prepare<[string], RawClaim>(`${CLAIM_SELECT} WHERE idem_key = ?`),
-    insertClaim: db.prepare(`INSERT INTO claims (idem_key, run_id, claimed_at, token, worker_id,
-      lease_expires_at, heartbeat_at, step, attempt)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-    takeOver: db.prepare(`UPDATE claims SET run_id = ?, claimed_at = ?, token = ?, worker_id = ?,
-      lease_expires_at = ?, heartbeat_at = ?, step = ?, attempt = ? WHERE idem_key = ?`),
-    renew: db.prepare(`UPDATE claims SET lease_expires_at = @leaseExpiresAt, heartbeat_at = @now
-      WHERE idem_key = @idemKey AND token = @token`),
-    deleteOwnClaim: db.prepare('DELETE FROM claims WHERE idem_key = ? AND token = ?'),
-    insertCommitted: db.prepare(INSERT_COMMITTED),
-    runStatus: db.prepare<[string], { status: RunStatus }>('SELECT status FROM runs WHERE id = ?'),
-    landed: db.prepare(`SELECT 1 FROM committed WHERE idem_key = ? AND source = 'executed' AND run_id = ?
-      AND result_json = ? AND step IS ? AND fingerprint IS ? AND worker_id IS ? AND duration_ms = ?`),
-  };
+/**
+ * The step protocol's writes, each run inside a transaction its caller holds: one request's logic, written
+ * once, whether the transaction is that request's alone (steps.ts) or a group commit's (steps-batch.ts).
+ */
+export interface StepWrites {
+  /** Phase 1: claim() on its own, or commit() for the next key. */
+  claimIn(r: ClaimRequest, now: number): ClaimOutcome;
+  /** Phase 3. Throws LeaseLostError when the claim is not ours or the key is taken: the caller rolls back. */
+  commitIn(r: CommitRequest, now: number): CommitOutcome;
+  /** The `lease_lost` event of a refused commit, written after its rollback. */
+  leaseLostIn(r: CommitRequest, error: LeaseLostError, now: number): void;
+  releaseIn(r: ReleaseRequest, now: number): void;
+  progressIn(w: ProgressWrite, now: number): void;
+}
 
+export function sqliteStepWrites(c: SqliteConnection): StepWrites & { statements: StepStatements } {
+  const s = stepStatements(c);
   const runStatusOf = (runId: string): RunStatus | null => s.runStatus.get(runId)?.status ?? null;
 
-  function writeProgress(w: ProgressWrite, now: number): void {
+  function progressIn(w: ProgressWrite, now: number): void {
     s.upsertProgress.run(w.runId, w.step, w.stateJson, now, w.executed, w.skipped, w.awaited, w.saveMs ?? null);
     if (w.skipped > 0) c.event({ runId: w.runId, step: w.step, outcome: 'skipped', count: w.skipped }, now);
     if (w.awaited > 0) c.event({ runId: w.runId, step: w.step, outcome: 'awaited', count: w.awaited }, now);
   }
 
-  /** Phase 1 inside a transaction the caller holds: claim() on its own, or commit() for the next key. */
   function claimIn(r: ClaimRequest, now: number): ClaimOutcome {
     const done = s.committed.get(r.idemKey);
     if (done) return { kind: 'committed', row: done };
@@ -116,93 +104,172 @@ export function sqliteSteps(c: SqliteConnection): Omit<StepStore, 'dialect'> {
   const landed = (r: CommitRequest): boolean =>
     s.landed.get(r.idemKey, r.runId, r.resultJson, r.step, r.fingerprint, r.workerId, r.durationMs) !== undefined;
 
+  function commitIn(r: CommitRequest, now: number): CommitOutcome {
+    if (s.deleteOwnClaim.run(r.idemKey, r.token).changes === 0) {
+      if (r.mayHaveLanded && landed(r)) return { next: null, runStatus: runStatusOf(r.runId) };
+      throw new LeaseLostError(r.idemKey);
+    }
+    const inserted = s.insertCommitted.run(
+      r.idemKey,
+      r.runId,
+      r.resultJson,
+      now,
+      r.step,
+      r.fingerprint,
+      r.workerId,
+      r.durationMs,
+      'executed',
+      r.inputJson ?? null,
+    );
+    if (inserted.changes === 0) {
+      throw new LeaseLostError(r.idemKey, 'the key was committed by someone else meanwhile');
+    }
+    if (r.progress) progressIn(r.progress, now);
+    const runStatus = runStatusOf(r.runId);
+    // A paused or cancelled run runs no step after this one: its next key is not claimed ahead.
+    const stopped = runStatus === 'paused' || runStatus === 'cancelled';
+    return { next: r.next && !stopped ? claimIn(r.next, now) : null, runStatus };
+  }
+
+  function leaseLostIn(r: CommitRequest, error: LeaseLostError, now: number): void {
+    c.event(
+      {
+        runId: r.runId,
+        idemKey: r.idemKey,
+        step: r.step,
+        outcome: 'lease_lost',
+        workerId: r.workerId,
+        durationMs: r.durationMs,
+        detail: error.message,
+      },
+      now,
+    );
+  }
+
+  function releaseIn(r: ReleaseRequest, now: number): void {
+    s.deleteOwnClaim.run(r.idemKey, r.token);
+    if (r.error === null) return;
+    c.event(
+      {
+        runId: r.runId,
+        idemKey: r.idemKey,
+        step: r.step,
+        outcome: 'failed',
+        workerId: r.workerId,
+        durationMs: r.durationMs,
+        detail: r.error,
+      },
+      now,
+    );
+  }
+
+  return { statements: s, claimIn, commitIn, leaseLostIn, releaseIn, progressIn };
+}
+
+type StepStatements = ReturnType<typeof stepStatements>;
+
+function stepStatements(c: SqliteConnection) {
+  const { db } = c;
   return {
+    progress: db.prepare<[string], ProgressRow>(`SELECT run_id AS runId, step, state_json AS stateJson,
+      updated_at AS updatedAt, executed, skipped, awaited, save_ms AS saveMs FROM progress WHERE run_id = ?`),
+    upsertProgress:
+      db.prepare(`INSERT INTO progress (run_id, step, state_json, updated_at, executed, skipped, awaited, save_ms)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+      ON CONFLICT (run_id) DO UPDATE SET step = excluded.step, state_json = excluded.state_json,
+        updated_at = excluded.updated_at, executed = executed + excluded.executed,
+        skipped = skipped + excluded.skipped, awaited = awaited + excluded.awaited,
+        save_ms = coalesce(excluded.save_ms, save_ms)`),
+    committed: db.prepare<[string], CommittedRow>(
+      `SELECT ${committedColumns('sqlite')} FROM committed WHERE idem_key = ?`,
+    ),
+    claim: db.prepare<[string], RawClaim>(`${CLAIM_SELECT} WHERE idem_key = ?`),
+    insertClaim: db.prepare(`INSERT INTO claims (idem_key, run_id, claimed_at, token, worker_id,
+      lease_expires_at, heartbeat_at, step, attempt)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+    takeOver: db.prepare(`UPDATE claims SET run_id = ?, claimed_at = ?, token = ?, worker_id = ?,
+      lease_expires_at = ?, heartbeat_at = ?, step = ?, attempt = ? WHERE idem_key = ?`),
+    renew: db.prepare(`UPDATE claims SET lease_expires_at = @leaseExpiresAt, heartbeat_at = @now
+      WHERE idem_key = @idemKey AND token = @token`),
+    deleteOwnClaim: db.prepare('DELETE FROM claims WHERE idem_key = ? AND token = ?'),
+    insertCommitted: db.prepare(INSERT_COMMITTED),
+    runStatus: db.prepare<[string], { status: RunStatus }>('SELECT status FROM runs WHERE id = ?'),
+    landed: db.prepare(`SELECT 1 FROM committed WHERE idem_key = ? AND source = 'executed' AND run_id = ?
+      AND result_json = ? AND step IS ? AND fingerprint IS ? AND worker_id IS ? AND duration_ms = ?`),
+  };
+}
+
+export interface SqliteStepsOptions {
+  /**
+   * Claims, commits and releases ready at the same moment share one transaction (steps-batch.ts): one disk
+   * flush for many runs. On by default; off, each is a transaction of its own.
+   */
+  groupCommit?: boolean;
+}
+
+/** How many write transactions the store committed, and how many requests its group commits carried. */
+export interface WriteCounts {
+  transactions: number;
+  /** Batches written by group commit, and the claims, commits and releases they held. Zero when it is off. */
+  batches: number;
+  batchedRequests: number;
+}
+
+export function sqliteSteps(
+  c: SqliteConnection,
+  options: SqliteStepsOptions = {},
+): Omit<StepStore, 'dialect'> & { writeCounts(): WriteCounts } {
+  const w = sqliteStepWrites(c);
+  const s = w.statements;
+  const batched = options.groupCommit === false ? null : sqliteStepBatches(c, w);
+
+  return {
+    writeCounts: () => ({
+      transactions: c.committed.transactions,
+      batches: batched?.counts.batches ?? 0,
+      batchedRequests: batched?.counts.requests ?? 0,
+    }),
+
     async loadProgress(runId) {
       return guard(() => s.progress.get(runId) ?? null);
     },
 
     async saveProgress(write) {
       const now = c.now();
-      c.tx(() => writeProgress(write, now));
+      c.tx(() => w.progressIn(write, now));
     },
 
-    async claim(r) {
-      const now = c.now();
-      return c.tx(() => claimIn(r, now));
-    },
+    claim:
+      batched?.claim ??
+      (async (r) => {
+        const now = c.now();
+        return c.tx(() => w.claimIn(r, now));
+      }),
 
     async renewClaim(idemKey, token, leaseMs) {
       const now = c.now();
       return guard(() => s.renew.run({ idemKey, token, now, leaseExpiresAt: now + leaseMs / 1000 }).changes === 1);
     },
 
-    async commit(r): Promise<CommitOutcome> {
-      const now = c.now();
-      try {
-        return c.tx(() => {
-          if (s.deleteOwnClaim.run(r.idemKey, r.token).changes === 0) {
-            if (r.mayHaveLanded && landed(r)) return { next: null, runStatus: runStatusOf(r.runId) };
-            throw new LeaseLostError(r.idemKey);
-          }
-          const inserted = s.insertCommitted.run(
-            r.idemKey,
-            r.runId,
-            r.resultJson,
-            now,
-            r.step,
-            r.fingerprint,
-            r.workerId,
-            r.durationMs,
-            'executed',
-            r.inputJson ?? null,
-          );
-          if (inserted.changes === 0) {
-            throw new LeaseLostError(r.idemKey, 'the key was committed by someone else meanwhile');
-          }
-          if (r.progress) writeProgress(r.progress, now);
-          const runStatus = runStatusOf(r.runId);
-          // A paused or cancelled run runs no step after this one: its next key is not claimed ahead.
-          const stopped = runStatus === 'paused' || runStatus === 'cancelled';
-          return { next: r.next && !stopped ? claimIn(r.next, now) : null, runStatus };
-        });
-      } catch (error) {
-        if (error instanceof LeaseLostError) {
-          c.event(
-            {
-              runId: r.runId,
-              idemKey: r.idemKey,
-              step: r.step,
-              outcome: 'lease_lost',
-              workerId: r.workerId,
-              durationMs: r.durationMs,
-              detail: error.message,
-            },
-            now,
-          );
+    commit:
+      batched?.commit ??
+      (async (r): Promise<CommitOutcome> => {
+        const now = c.now();
+        try {
+          return c.tx(() => w.commitIn(r, now));
+        } catch (error) {
+          // After the rollback, in a transaction of its own: the timeline shows the refused commit.
+          if (error instanceof LeaseLostError) w.leaseLostIn(r, error, now);
+          throw error;
         }
-        throw error;
-      }
-    },
+      }),
 
-    async releaseClaim(r) {
-      const now = c.now();
-      c.tx(() => {
-        s.deleteOwnClaim.run(r.idemKey, r.token);
-        if (r.error === null) return;
-        c.event(
-          {
-            runId: r.runId,
-            idemKey: r.idemKey,
-            step: r.step,
-            outcome: 'failed',
-            workerId: r.workerId,
-            durationMs: r.durationMs,
-            detail: r.error,
-          },
-          now,
-        );
-      });
-    },
+    releaseClaim:
+      batched?.releaseClaim ??
+      (async (r) => {
+        const now = c.now();
+        c.tx(() => w.releaseIn(r, now));
+      }),
 
     async getCommitted(idemKey) {
       return guard(() => s.committed.get(idemKey) ?? null);
