@@ -23,7 +23,7 @@
 import { performance } from 'node:perf_hooks';
 import { eq, sql, type SQL } from 'drizzle-orm';
 import { ConflictError, InvalidTransitionError, NotFoundError } from '../../errors';
-import { runs, stepEvents } from '../schema.pg';
+import { runs, stepEvents, workers } from '../schema.pg';
 import { TRANSITIONS } from '../transitions';
 import type { RunRow, RunStatus, RunStore, WorkerStore, WorkflowStore } from '../types';
 import type { PgConnection } from './connection';
@@ -57,6 +57,54 @@ const RUN = sql.raw(`r.id, r.workflow, r.input_json AS "inputJson", r.status, r.
  */
 const fence = (attempt: number | undefined): SQL =>
   sql`(${attempt ?? null}::int IS NULL OR ${runs.attempts} = ${attempt ?? null}::int)`;
+
+/**
+ * The run pick, one statement: takes one runnable run — queued, or running with a passed run lease or an owner
+ * marked stopped, or waiting with its time come — never one of the runs the caller has in hand, and only
+ * `runId` when given. Exported for the plan test (test/postgres/pick-plan.test.ts), which EXPLAINs exactly this.
+ *
+ * - pick: the oldest runnable run, locked. SKIP LOCKED passes over a row another claimer has locked, so
+ *         claimers on any number of hosts never wait for each other nor take the same run; LIMIT 1 stops
+ *         at the first row it could lock. Under READ COMMITTED, a row changed since the snapshot is
+ *         re-read at its newest version and the WHERE re-checked on it: a run another worker took and
+ *         committed meanwhile no longer qualifies, and the next one is tried (never a spurious "none").
+ *         MATERIALIZED: the pick runs once, whatever the plan.
+ *         Its first condition is runs_runnable's WHERE (schema.pg.ts), so the plan walks that partial index in
+ *         the pick's order: the runs that may be runnable, never the finished ones however many there are; an
+ *         owner is looked up by its key (EXISTS), never by reading every stopped worker.
+ * - taken: the run becomes ours; pick.owner (the newest version's) is who we took it from.
+ * - the `expired` event, when that was another worker.
+ */
+export function claimStatement(
+  c: PgConnection,
+  request: { workerId: string; leaseMs: number; workflows: string[]; holding?: string[]; runId?: string },
+): SQL {
+  const holding = request.holding ?? [];
+  const lease = request.leaseMs / 1000;
+  const worker = sql`${request.workerId}::text`;
+  return sql`WITH pick AS MATERIALIZED (
+    SELECT p.id, p.owner FROM ${runs} p
+    WHERE p.status IN ('queued', 'running', 'waiting')
+      AND p.workflow = ANY(${sql.param(request.workflows)}::text[]) AND p.id <> ALL(${sql.param(holding)}::text[])
+      AND (${request.runId ?? null}::text IS NULL OR p.id = ${request.runId ?? null}::text)
+      AND (p.status = 'queued' OR (p.status = 'running' AND (p.lease_expires_at <= ${c.now()}
+        OR EXISTS (SELECT 1 FROM ${workers} w WHERE w.id = p.owner AND w.stopped_at IS NOT NULL)))
+        -- A parked run whose sleep or timeout came (a decision queues its run itself: lib/store/types-waits.ts).
+        OR (p.status = 'waiting' AND EXISTS (SELECT 1 FROM waits d
+          WHERE d.run_id = p.id AND d.decided_at IS NULL AND d.due_at <= ${c.now()})))
+    ORDER BY p.created_at, p.id COLLATE "C" LIMIT 1
+    FOR UPDATE OF p SKIP LOCKED),
+  taken AS (UPDATE ${runs} r SET status = 'running', owner = ${worker}, lease_expires_at = t.now + ${lease}::float8,
+      attempts = r.attempts + 1, started_at = coalesce(r.started_at, t.now), updated_at = t.now
+    FROM pick, (SELECT ${c.now()} AS now) t WHERE r.id = pick.id
+    RETURNING ${RUN}, pick.owner AS "previousOwner"),
+  expired AS (INSERT INTO ${stepEvents} (run_id, outcome, count, worker_id, detail, at)
+    SELECT taken.id, 'expired', 1, ${worker},
+      'run lease of ' || taken."previousOwner" || ' passed or its worker died; resumed by ' || ${worker}, taken."updatedAt"
+    FROM taken WHERE taken."previousOwner" <> ${worker})
+  SELECT id, workflow, "inputJson", status, "totalSteps", owner, "leaseExpiresAt", attempts, error, "outputJson",
+    "createdAt", "updatedAt", "startedAt", "finishedAt", "forkedFromRun", "forkedAtStep" FROM taken`;
+}
 
 export function postgresRuns(c: PgConnection): RunsOnly {
   /** Per worker, the runs claimRun handed it that it has not finished or released yet. */
@@ -110,20 +158,8 @@ export function postgresRuns(c: PgConnection): RunsOnly {
     listRuns: (filter) => listRuns(c, filter),
 
     /**
-     * Takes one runnable run: queued, or running with a passed run lease or an owner marked stopped, never
-     * one of the runs the caller has in hand, and only `runId` when given.
-     *
-     * - pick: the oldest runnable run, locked. SKIP LOCKED passes over a row another claimer has locked, so
-     *         claimers on any number of hosts never wait for each other nor take the same run; LIMIT 1 stops
-     *         at the first row it could lock. Under READ COMMITTED, a row changed since the snapshot is
-     *         re-read at its newest version and the WHERE re-checked on it: a run another worker took and
-     *         committed meanwhile no longer qualifies, and the next one is tried (never a spurious "none").
-     *         MATERIALIZED: the pick runs once, whatever the plan.
-     * - taken: the run becomes ours; pick.owner (the newest version's) is who we took it from.
-     * - the `expired` event, when that was another worker.
-     *
-     * After a claimRun whose connection died, a running run of ours that the caller was never handed is the
-     * one that attempt took: its lease is renewed and it is handed over now.
+     * Takes one runnable run (claimStatement). After a claimRun whose connection died, a running run of ours
+     * that the caller was never handed is the one that attempt took: its lease is renewed and it is handed over now.
      */
     async claimRun(request) {
       const mine = held(request.workerId);
@@ -142,32 +178,7 @@ export function postgresRuns(c: PgConnection): RunsOnly {
           ).rows[0];
           if (adopted) return adopted;
         }
-        return (
-          await c.once<RunRow>(
-            sql`WITH pick AS MATERIALIZED (
-            SELECT p.id, p.owner FROM ${runs} p
-            WHERE p.workflow = ANY(${sql.param(request.workflows)}::text[]) AND p.id <> ALL(${sql.param(holding)}::text[])
-              AND (${request.runId ?? null}::text IS NULL OR p.id = ${request.runId ?? null}::text)
-              AND (p.status = 'queued' OR (p.status = 'running' AND (p.lease_expires_at <= ${c.now()}
-                OR p.owner IN (SELECT w.id FROM workers w WHERE w.stopped_at IS NOT NULL)))
-                -- A parked run whose sleep or timeout came (a decision queues its run itself: lib/store/types-waits.ts).
-                OR (p.status = 'waiting' AND EXISTS (SELECT 1 FROM waits d
-                  WHERE d.run_id = p.id AND d.decided_at IS NULL AND d.due_at <= ${c.now()})))
-            ORDER BY p.created_at, p.id COLLATE "C" LIMIT 1
-            FOR UPDATE OF p SKIP LOCKED),
-          taken AS (UPDATE ${runs} r SET status = 'running', owner = ${worker}, lease_expires_at = t.now + ${lease}::float8,
-              attempts = r.attempts + 1, started_at = coalesce(r.started_at, t.now), updated_at = t.now
-            FROM pick, (SELECT ${c.now()} AS now) t WHERE r.id = pick.id
-            RETURNING ${RUN}, pick.owner AS "previousOwner"),
-          expired AS (INSERT INTO ${stepEvents} (run_id, outcome, count, worker_id, detail, at)
-            SELECT taken.id, 'expired', 1, ${worker},
-              'run lease of ' || taken."previousOwner" || ' passed or its worker died; resumed by ' || ${worker}, taken."updatedAt"
-            FROM taken WHERE taken."previousOwner" <> ${worker})
-          SELECT id, workflow, "inputJson", status, "totalSteps", owner, "leaseExpiresAt", attempts, error, "outputJson",
-            "createdAt", "updatedAt", "startedAt", "finishedAt", "forkedFromRun", "forkedAtStep" FROM taken`,
-            'waybill_run_claim',
-          )
-        ).rows[0];
+        return (await c.once<RunRow>(claimStatement(c, request), 'waybill_run_claim')).rows[0];
       });
       if (!row) return null;
       mine.add(row.id);
