@@ -61,6 +61,8 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
       claimTtlMs: cfg.WAYBILL_CLAIM_TTL_MS,
       runLeaseMs: cfg.WAYBILL_RUN_LEASE_MS,
       heartbeatMs: cfg.WAYBILL_HEARTBEAT_MS,
+      idlePollMs: cfg.WAYBILL_IDLE_POLL_MS,
+      workerRetentionMs: cfg.WAYBILL_WORKER_RETENTION,
       prune:
         cfg.WAYBILL_PRUNE_OLDER_THAN === undefined || drillRun !== undefined
           ? undefined

@@ -12,6 +12,7 @@ import { postgresClaims } from './claims';
 import { openPool, postgresConnection, type PostgresOpenOptions } from './connection';
 import { postgresMetrics } from './metrics';
 import { migratePostgres } from './migrate';
+import { wakeListener } from './notify';
 import { postgresReads } from './reads';
 import { postgresRetention } from './retention';
 import { postgresRewind } from './rewind';
@@ -58,6 +59,11 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     throw error;
   }
   const c = postgresConnection(pool, options.clock ?? systemClock);
+  // The connections that keep a session (liveness locks, LISTEN) go where a session survives: the main URL, or
+  // WAYBILL_PG_SESSION_URL when the main one is a transaction pooler. Opened when first used.
+  const sessionUrl = options.sessionUrl ?? options.url;
+  const session = sessionUrl === options.url ? pool : openPool(options, sessionUrl, 4);
+  const wakes = wakeListener({ url: sessionUrl, schema: options.schema });
   return {
     dialect: 'postgres',
     pool,
@@ -65,7 +71,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     ...postgresSteps(c),
     ...postgresClaims(c),
     ...postgresRuns(c),
-    ...postgresWorkers(c),
+    ...postgresWorkers(c, session),
     ...postgresWorkflows(c),
     ...postgresReads(c),
     ...postgresMetrics(c),
@@ -73,7 +79,10 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     ...postgresRetention(c),
     ...postgresRewind(c),
     ...postgresWaits(c),
+    subscribeWakes: (onWake) => wakes.subscribe(onWake),
     async close() {
+      await wakes.close();
+      if (session !== pool && !session.ending) await session.end();
       if (!pool.ending) await pool.end();
     },
   };

@@ -23,7 +23,7 @@
 import { performance } from 'node:perf_hooks';
 import { eq, sql, type SQL } from 'drizzle-orm';
 import { ConflictError, InvalidTransitionError, NotFoundError } from '../../errors';
-import { runs, stepEvents, workers } from '../schema.pg';
+import { runs, stepEvents } from '../schema.pg';
 import { TRANSITIONS } from '../transitions';
 import type { RunRow, RunStatus, RunStore, WorkerStore, WorkflowStore } from '../types';
 import type { PgConnection } from './connection';
@@ -59,9 +59,10 @@ const fence = (attempt: number | undefined): SQL =>
   sql`(${attempt ?? null}::int IS NULL OR ${runs.attempts} = ${attempt ?? null}::int)`;
 
 /**
- * The run pick, one statement: takes one runnable run — queued, or running with a passed run lease or an owner
- * marked stopped, or waiting with its time come — never one of the runs the caller has in hand, and only
- * `runId` when given. Exported for the plan test (test/postgres/pick-plan.test.ts), which EXPLAINs exactly this.
+ * The run pick, one statement: takes one runnable run — queued, or running with a passed run lease (marking its
+ * worker stopped or dead passes it: workers.ts), or waiting with its time come — never one of the runs the caller
+ * has in hand, and only `runId` when given. Exported for the plan test (test/postgres/pick-plan.test.ts), which
+ * EXPLAINs exactly this.
  *
  * - pick: the oldest runnable run, locked. SKIP LOCKED passes over a row another claimer has locked, so
  *         claimers on any number of hosts never wait for each other nor take the same run; LIMIT 1 stops
@@ -69,9 +70,13 @@ const fence = (attempt: number | undefined): SQL =>
  *         re-read at its newest version and the WHERE re-checked on it: a run another worker took and
  *         committed meanwhile no longer qualifies, and the next one is tried (never a spurious "none").
  *         MATERIALIZED: the pick runs once, whatever the plan.
- *         Its first condition is runs_runnable's WHERE (schema.pg.ts), so the plan walks that partial index in
- *         the pick's order: the runs that may be runnable, never the finished ones however many there are; an
- *         owner is looked up by its key (EXISTS), never by reading every stopped worker.
+ *         Its WHERE implies runs_runnable's (schema.pg.ts), so the plan walks that partial index in the pick's
+ *         order and stops at the first it can lock: the runs that may be runnable, never the finished ones however
+ *         many there are, and no other table but waits (by key). That walk wins only while the planner expects
+ *         many rows to qualify (LIMIT 1 then stops early); a condition it misjudges as rare makes it sort every
+ *         live run instead (measured: 326 buffers a pick behind a queue of 1,000, against 7). So the index's own
+ *         `status IN (…)` is not repeated (the two would be multiplied as if independent), and `runId` is a
+ *         condition only when given, never `$n IS NULL OR …`, whose generic plan guesses rare.
  * - taken: the run becomes ours; pick.owner (the newest version's) is who we took it from.
  * - the `expired` event, when that was another worker.
  */
@@ -84,14 +89,14 @@ export function claimStatement(
   const worker = sql`${request.workerId}::text`;
   return sql`WITH pick AS MATERIALIZED (
     SELECT p.id, p.owner FROM ${runs} p
-    WHERE p.status IN ('queued', 'running', 'waiting')
-      AND p.workflow = ANY(${sql.param(request.workflows)}::text[]) AND p.id <> ALL(${sql.param(holding)}::text[])
-      AND (${request.runId ?? null}::text IS NULL OR p.id = ${request.runId ?? null}::text)
-      AND (p.status = 'queued' OR (p.status = 'running' AND (p.lease_expires_at <= ${c.now()}
-        OR EXISTS (SELECT 1 FROM ${workers} w WHERE w.id = p.owner AND w.stopped_at IS NOT NULL)))
+    WHERE p.workflow = ANY(${sql.param(request.workflows)}::text[]) AND p.id <> ALL(${sql.param(holding)}::text[])
+      ${request.runId === undefined ? sql`` : sql`AND p.id = ${request.runId}::text`}
+      AND (p.status = 'queued' OR (p.status = 'running' AND p.lease_expires_at <= ${c.now()})
         -- A parked run whose sleep or timeout came (a decision queues its run itself: lib/store/types-waits.ts).
-        OR (p.status = 'waiting' AND EXISTS (SELECT 1 FROM waits d
-          WHERE d.run_id = p.id AND d.decided_at IS NULL AND d.due_at <= ${c.now()})))
+        -- A scalar subquery, looked up by the run's key for each waiting run met: as EXISTS the planner may hash
+        -- every wait ever due instead, decided ones included.
+        OR (p.status = 'waiting' AND (SELECT min(d.due_at) FROM waits d
+          WHERE d.run_id = p.id AND d.decided_at IS NULL) <= ${c.now()}))
     ORDER BY p.created_at, p.id COLLATE "C" LIMIT 1
     FOR UPDATE OF p SKIP LOCKED),
   taken AS (UPDATE ${runs} r SET status = 'running', owner = ${worker}, lease_expires_at = t.now + ${lease}::float8,
@@ -178,7 +183,9 @@ export function postgresRuns(c: PgConnection): RunsOnly {
           ).rows[0];
           if (adopted) return adopted;
         }
-        return (await c.once<RunRow>(claimStatement(c, request), 'waybill_run_claim')).rows[0];
+        // Two texts, two names: a named statement is one text, and `runId` (a drill's workers) adds a condition.
+        const name = request.runId === undefined ? 'waybill_run_claim' : 'waybill_run_claim_one';
+        return (await c.once<RunRow>(claimStatement(c, request), name)).rows[0];
       });
       if (!row) return null;
       mine.add(row.id);

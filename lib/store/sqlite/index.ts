@@ -12,6 +12,7 @@ import { sqliteClaims } from './claims';
 import { openSqliteConnection, type SqliteOpenOptions } from './connection';
 import { sqliteMetrics } from './metrics';
 import { migrateSqlite } from './migrate';
+import { wakeWatcher } from './notify';
 import { sqliteReads } from './reads';
 import { sqliteRetention } from './retention';
 import { sqliteRewind } from './rewind';
@@ -41,6 +42,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     c.db.close();
     throw error;
   }
+  const wakes = wakeWatcher({ path: options.path, clock: c.clock });
   return {
     dialect: 'sqlite',
     db: c.db,
@@ -56,7 +58,9 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     ...sqliteRetention(c),
     ...sqliteRewind(c),
     ...sqliteWaits(c),
+    subscribeWakes: (onWake) => wakes.subscribe(onWake),
     async close() {
+      wakes.close();
       if (c.db.open) c.db.close();
     },
   };

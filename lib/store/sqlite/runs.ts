@@ -15,13 +15,12 @@ import { listRunsIn } from './run-list';
 type RunsOnly = Omit<RunStore, keyof WorkerStore | keyof WorkflowStore>;
 
 /**
- * A run anyone may take now: queued, or running with a passed run lease or an owner marked stopped, or waiting
- * with its time come. Its first condition is runs_runnable's WHERE (schema.sqlite.ts) as written there, which is
- * how SQLite proves a partial index applies. An owner is looked up by its key, never by reading every stopped worker.
+ * A run anyone may take now: queued, or running with a passed run lease (marking its worker stopped or dead passes
+ * it: workers.ts), or waiting with its time come. Its first condition is runs_runnable's WHERE (schema.sqlite.ts)
+ * as written there, which is how SQLite proves a partial index applies. It reads no other table but waits, by key.
  */
 const RUNNABLE_NOW = `status IN ('queued', 'running', 'waiting')
-    AND (status = 'queued' OR (status = 'running' AND (lease_expires_at <= @now
-      OR EXISTS (SELECT 1 FROM workers w WHERE w.id = runs.owner AND w.stopped_at IS NOT NULL)))
+    AND (status = 'queued' OR (status = 'running' AND lease_expires_at <= @now)
       -- A parked run whose sleep or timeout came (a decision queues its run itself: lib/store/types-waits.ts).
       OR (status = 'waiting' AND EXISTS (SELECT 1 FROM waits w
         WHERE w.run_id = runs.id AND w.decided_at IS NULL AND w.due_at <= @now)))`;
