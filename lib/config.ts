@@ -88,7 +88,7 @@ const schema = z
       .int('must be a whole number of milliseconds, 100-600000')
       .min(100, 'must be a whole number of milliseconds, 100-600000')
       .max(600_000, 'must be a whole number of milliseconds, 100-600000')
-      .default(5000),
+      .default(2000),
     /** Connections each process keeps to PostgreSQL. */
     WAYBILL_PG_POOL_SIZE: z.coerce
       .number({ error: 'must be a whole number of connections, 1-1000' })

@@ -95,6 +95,7 @@ export class Worker {
   private pending = false;
   private wakeUp: (() => void) | null = null;
   private wakesLive = false;
+  private asleep: 'listening' | 'polling' | null = null;
   /**
    * How the idle loop was woken: `notified` counts wakes the store delivered (a run queued, a worker marked
    * dead), `polled` the looks its timer made. For operators' curiosity and for the tests that prove a pick came
@@ -179,6 +180,14 @@ export class Worker {
     return this.wakesLive;
   }
 
+  /**
+   * What the idle loop is doing: asleep until a wake (or its idlePollMs poll), asleep until its pollMs poll
+   * (no wakes delivered), or null: picking, or every slot busy and a pick about to follow.
+   */
+  get sleeping(): 'listening' | 'polling' | null {
+    return this.asleep;
+  }
+
   private onWake(wake: Wake): void {
     if (wake.kind === 'runnable') {
       // A run of a workflow served elsewhere: another worker's to take.
@@ -214,7 +223,9 @@ export class Worker {
         () => 'polled' as const,
         () => 'stopped' as const,
       );
+    this.asleep = this.wakesLive ? 'listening' : 'polling';
     const how = await Promise.race([woken, timer]);
+    this.asleep = null;
     this.wakeUp = null;
     done.abort();
     if (how === 'polled') this.wakes.polled++;

@@ -42,7 +42,7 @@ export interface PostgresOpenOptions {
   /**
    * Named prepared statements (node-postgres prepares a named statement once per connection, then binds it by
    * name). A pooler in transaction mode hands each transaction another server connection, where that name may not
-   * exist: PgBouncer 1.21 and later follow them (max_prepared_statements, on by default since 1.22); for older
+   * exist: PgBouncer 1.21 and later follow them (max_prepared_statements, on by default since 1.24); for older
    * poolers turn them off (WAYBILL_PG_NAMED_STATEMENTS=off), and every statement is parsed on each call. Default true.
    */
   namedStatements?: boolean;

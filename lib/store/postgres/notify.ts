@@ -37,13 +37,19 @@ export function wakeChannel(schema: string): string {
  * (an expression such as `upd.workflow`, or a value), so that only workers serving it look; null or absent,
  * every worker looks. The channel is the schema the statement runs in (current_schema(), where its tables are).
  *
- * pg_notify returns void: put it where its row is produced, and read that row, because a CTE nobody reads is
- * never run. In a transaction on one client, its own statement is simplest:
+ * pg_notify returns void: put it in a SELECT list that is read, since a CTE nobody reads is never run. In a
+ * transaction on one client (c.inTransaction), a statement of its own:
  *
- *   await c.once(sql`SELECT ${notifyRunnable(sql`${runId}::text`)} ...`, undefined, client);  // no FROM: once
- *   sql`WITH upd AS (UPDATE runs ... RETURNING workflow) SELECT count(${notifyRunnable(sql`upd.workflow`)}) FROM upd`
+ *   await c.once(sql`SELECT ${notifyRunnable(sql`r.workflow`)} FROM ${runs} r WHERE r.id = ${runId}`, undefined, client);
  *
- * A status set to `queued` needs none of this: the trigger sends it.
+ * or inside the statement that changes the run:
+ *
+ *   sql`WITH upd AS (UPDATE runs ... RETURNING workflow), woken AS (SELECT ${notifyRunnable(sql`upd.workflow`)} FROM upd)
+ *     SELECT (SELECT count(*) FROM woken) AS woken, ...`
+ *
+ * A status set to `queued` needs none of this: the trigger sends it. A run that becomes runnable with nothing
+ * written at that moment (a sleep coming due) cannot be announced by the database at all; whoever knows the time
+ * (a timer in the process) must wake the worker itself. SQLite needs no call: its watcher sees every commit.
  */
 export function notifyRunnable(workflow?: SQL | string | null): SQL {
   const payload = workflow == null ? sql`''` : typeof workflow === 'string' ? sql`${workflow}::text` : workflow;
