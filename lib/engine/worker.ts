@@ -21,6 +21,11 @@
  *   has its lock back within a beat of its connection.
  * Without either (SQLite across machines, a peer this worker never saw alive), the lease is the only
  * evidence, and the fencing token covers a worker that was merely paused.
+ *
+ * Idle, it sleeps until the store wakes it (store.subscribeWakes: PostgreSQL's NOTIFY from the transaction that
+ * queued a run, SQLite's watcher), a slot of its own frees, or its poll timer fires: every idlePollMs while wakes
+ * are delivered, for what nothing announces (a run lease passing, a sleep coming due), every pollMs while they
+ * are not. A wake that arrives while it picks is kept, and it picks once more.
  */
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -96,12 +101,7 @@ export class Worker {
   private wakeUp: (() => void) | null = null;
   private wakesLive = false;
   private asleep: 'listening' | 'polling' | null = null;
-  /**
-   * How the idle loop was woken: `notified` counts wakes the store delivered (a run queued, a worker marked
-   * dead), `polled` the looks its timer made. For operators' curiosity and for the tests that prove a pick came
-   * from a notification, not from the fallback poll.
-   */
-  readonly wakes = { notified: 0, polled: 0 };
+  private readonly woken = { notified: 0, polled: 0 };
   private readonly clock: Clock;
   private readonly o: Required<Omit<WorkerOptions, 'id' | 'retry' | 'prune' | 'onRegistered' | 'onlyRun' | 'clock'>> & {
     retry: ResolvedRetryPolicy;
@@ -175,6 +175,15 @@ export class Worker {
     this.draining.abort(new RunInterruptedError('*', 'the worker is draining'));
   }
 
+  /**
+   * How the idle loop was woken so far: `notified` counts the wakes the store delivered for what this worker
+   * serves (a run queued, a worker marked dead), `polled` the looks its timer made. What the tests count to prove
+   * a pick came from a notification and not from the fallback poll.
+   */
+  get wakes(): { notified: number; polled: number } {
+    return { ...this.woken };
+  }
+
   /** Whether the store delivers wakes now: the idle loop then looks at idlePollMs, else at pollMs. */
   get listening(): boolean {
     return this.wakesLive;
@@ -192,7 +201,7 @@ export class Worker {
     if (wake.kind === 'runnable') {
       // A run of a workflow served elsewhere: another worker's to take.
       if (wake.workflow !== undefined && !this.o.registry.has(wake.workflow)) return;
-      this.wakes.notified++;
+      this.woken.notified++;
     } else {
       // `lost`: the long sleep in progress must end, to poll at the short interval; `listening`: look now.
       this.wakesLive = wake.kind === 'listening';
@@ -228,7 +237,7 @@ export class Worker {
     this.asleep = null;
     this.wakeUp = null;
     done.abort();
-    if (how === 'polled') this.wakes.polled++;
+    if (how === 'polled') this.woken.polled++;
   }
 
   private async takeOne(): Promise<boolean> {

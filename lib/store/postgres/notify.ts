@@ -106,7 +106,9 @@ export function wakeListener(options: WakeListenerOptions): WakeListener {
 
   const connect = async () => {
     if (closed || client || subscribers.size === 0) return;
-    const mine = new pg.Client({ ...clientConfig(options.url, options.schema), keepAlive: true });
+    // Its own name in pg_stat_activity (an application_name in the URL still wins), for operators looking for it.
+    const config = { ...clientConfig(options.url, options.schema), fallback_application_name: 'waybill-listener' };
+    const mine = new pg.Client({ ...config, keepAlive: true });
     client = mine;
     // Errors after connecting (the server ended the session) arrive here; during connect, connect() rejects.
     mine.on('error', () => lose(mine));
