@@ -10,6 +10,8 @@ import { ConfigError } from './errors';
 import { DEFAULT_LOG_KEEP, MAX_LOG_KEEP } from './store/log-lines';
 import { SQLITE_MIN_LEASE_MS } from './store/sqlite-timeouts';
 
+const HOUR_MS = 3_600_000;
+
 /** Long and plain enough to be a secret and to travel in a header. */
 const token = z
   .string()
@@ -88,6 +90,42 @@ const schema = z
       )
       .optional(),
     /**
+     * Workers delete the rows of workers stopped, or silent, for longer than this (ms), at start and then hourly,
+     * so the table and every read of it follow the live fleet. A row a running run names as owner is kept.
+     */
+    WAYBILL_WORKER_RETENTION: durationSchema
+      .pipe(z.number().min(HOUR_MS, 'must be at least 1h: a worker silent for less may only be paused'))
+      .default(24 * HOUR_MS),
+    /**
+     * How often an idle worker looks for runnable runs while wakes are delivered (PostgreSQL LISTEN/NOTIFY,
+     * SQLite's data_version): the fallback for what no commit announces, a run lease passing or a sleep ending.
+     * While wakes are not delivered it looks every 250 ms, as it always did.
+     */
+    WAYBILL_IDLE_POLL_MS: z.coerce
+      .number({ error: 'must be a whole number of milliseconds, 100-600000' })
+      .int('must be a whole number of milliseconds, 100-600000')
+      .min(100, 'must be a whole number of milliseconds, 100-600000')
+      .max(600_000, 'must be a whole number of milliseconds, 100-600000')
+      .default(2000),
+    /** Connections each process keeps to PostgreSQL. */
+    WAYBILL_PG_POOL_SIZE: z.coerce
+      .number({ error: 'must be a whole number of connections, 1-1000' })
+      .int('must be a whole number of connections, 1-1000')
+      .min(1, 'must be a whole number of connections, 1-1000')
+      .max(1000, 'must be a whole number of connections, 1-1000')
+      .default(10),
+    /**
+     * Where the PostgreSQL connections that need a session of their own go (the wake listener's LISTEN, each
+     * worker's liveness lock) when DATABASE_URL is a transaction pooler: the database itself, or a session-mode
+     * pool. Unset: DATABASE_URL.
+     */
+    WAYBILL_PG_SESSION_URL: z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL (a direct or session-mode connection)')
+      .optional(),
+    /** `off` for a pooler in transaction mode that does not follow named prepared statements (PgBouncer < 1.21). */
+    WAYBILL_PG_NAMED_STATEMENTS: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
+    /**
      * The user's workflow module (what `waybill worker --workflows` takes): a .js/.mjs file, or .ts where the
      * user runs TypeScript. Its workflows are served next to the built-ins and published in the store.
      */
@@ -145,6 +183,10 @@ const schema = z
     path: ['WAYBILL_VIEWER_TOKEN'],
     message: 'must differ from WAYBILL_OPERATOR_TOKEN (a viewer would be an operator)',
   })
+  .refine((c) => c.WAYBILL_PG_SESSION_URL === undefined || !c.DATABASE_URL.startsWith('file:'), {
+    path: ['WAYBILL_PG_SESSION_URL'],
+    message: 'is for PostgreSQL, but DATABASE_URL is a SQLite file',
+  })
   .refine((c) => !c.DATABASE_URL.startsWith('file:') || c.WAYBILL_LEASE_MS >= SQLITE_MIN_LEASE_MS, {
     // The store keeps SQLite's wait for the write lock within two thirds of the lease (sqlite-timeouts.ts); below
     // this floor that wait is too short to queue behind another writer, and steps would fail instead.
@@ -154,16 +196,36 @@ const schema = z
       'of the lease, and shorter waits fail steps under ordinary contention); raise it, or use PostgreSQL',
   });
 
-/** How the configured processes open the store: the lease bounds SQLite's wait for the write lock. */
-export function storeOptions(cfg: Pick<Config, 'WAYBILL_SQLITE_SYNC' | 'WAYBILL_LEASE_MS' | 'WAYBILL_GROUP_COMMIT'>): {
+/**
+ * How the configured processes open the store: the lease bounds SQLite's wait for the write lock; the PostgreSQL
+ * settings size the pool and say where sessions go and whether statements are named; both backends group-commit
+ * unless told not to.
+ */
+export function storeOptions(
+  cfg: Pick<
+    Config,
+    | 'WAYBILL_SQLITE_SYNC'
+    | 'WAYBILL_LEASE_MS'
+    | 'WAYBILL_PG_POOL_SIZE'
+    | 'WAYBILL_PG_SESSION_URL'
+    | 'WAYBILL_PG_NAMED_STATEMENTS'
+    | 'WAYBILL_GROUP_COMMIT'
+  >,
+): {
   synchronous: 'full' | 'normal';
   leaseMs: number;
+  poolSize: number;
+  sessionUrl?: string;
+  namedStatements: boolean;
   groupCommit: boolean;
 } {
   return {
     synchronous: cfg.WAYBILL_SQLITE_SYNC,
     leaseMs: cfg.WAYBILL_LEASE_MS,
     groupCommit: cfg.WAYBILL_GROUP_COMMIT === 'on',
+    poolSize: cfg.WAYBILL_PG_POOL_SIZE,
+    sessionUrl: cfg.WAYBILL_PG_SESSION_URL,
+    namedStatements: cfg.WAYBILL_PG_NAMED_STATEMENTS === 'on',
   };
 }
 

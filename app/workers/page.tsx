@@ -7,7 +7,7 @@ import { Suspense } from 'react';
 import { LiveRefresh } from '@/app/components/live-refresh';
 import { Badge, EmptyState, Stat, relative } from '@/app/components/ui';
 import { requirePage } from '@/lib/auth/server';
-import { DEAD_AFTER_S, getWorkers, type WorkerView } from '@/lib/data/workers';
+import { DEAD_AFTER_S, getWorkers, WORKERS_SHOWN, type WorkerView } from '@/lib/data/workers';
 import WorkersSkeleton from './workers-skeleton';
 import { isoTime } from '@/app/components/time';
 
@@ -36,7 +36,8 @@ export default async function WorkersPage() {
 }
 
 async function Workers() {
-  const workers = (await getWorkers()).sort((a, b) => ORDER[a.state] - ORDER[b.state] || b.heartbeatAt - a.heartbeatAt);
+  const { workers: shown, more } = await getWorkers();
+  const workers = shown.sort((a, b) => ORDER[a.state] - ORDER[b.state] || b.heartbeatAt - a.heartbeatAt);
   const now = Date.now() / 1000;
   const count = (state: WorkerView['state']) => workers.filter((w) => w.state === state).length;
   return (
@@ -111,6 +112,13 @@ async function Workers() {
               </tbody>
             </table>
           </div>
+          {more ? (
+            <p data-testid="workers-more" className="text-sm text-zinc-600 dark:text-zinc-400">
+              The first {WORKERS_SHOWN} are shown, live ones first, then the most recently started. A stopped
+              worker&apos;s row is deleted once it has been stopped for{' '}
+              <code className="font-mono text-xs">WAYBILL_WORKER_RETENTION</code> (a day by default).
+            </p>
+          ) : null}
         </>
       )}
     </div>

@@ -69,6 +69,8 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
       heartbeatMs: cfg.WAYBILL_HEARTBEAT_MS,
       runLogLines: cfg.WAYBILL_RUN_LOG_LINES,
       programUrl: url,
+      idlePollMs: cfg.WAYBILL_IDLE_POLL_MS,
+      workerRetentionMs: cfg.WAYBILL_WORKER_RETENTION,
       prune:
         cfg.WAYBILL_PRUNE_OLDER_THAN === undefined || drillRun !== undefined
           ? undefined

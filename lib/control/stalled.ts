@@ -63,7 +63,8 @@ export async function readStallFacts(
 ): Promise<StallFacts> {
   const within = liveWithinMs(settings.heartbeatMs);
   const [workers, published] = await Promise.all([
-    store.listWorkers(),
+    // The live workers, and the stopped ones still named as a running run's owner: every worker stallOf asks about.
+    store.listWorkers({ notStopped: true, orOwningRunning: true }),
     store.listPublishedWorkflows({ liveWithinMs: within }),
   ]);
   const nowS = settings.now / 1000;

@@ -25,12 +25,14 @@ export async function getClaims(options: { cursor?: string } = {}): Promise<{
   next: string | null;
 }> {
   const store = await getStore();
-  const [page, counts, workers] = await Promise.all([
+  const [page, counts] = await Promise.all([
     store.listClaims({ claimTtlMs: claimTtlMs(), limit: CLAIMS_PAGE + 1, after: decodeCursor(options.cursor) }),
     store.countClaims({ claimTtlMs: claimTtlMs() }),
-    store.listWorkers(),
   ]);
   const claims = page.slice(0, CLAIMS_PAGE);
+  // The holders of this page's claims only: a page of 50 reads at most 50 workers, however large the fleet.
+  const holders = [...new Set(claims.flatMap((c) => (c.workerId ? [c.workerId] : [])))];
+  const workers = holders.length === 0 ? [] : await store.listWorkers({ ids: holders });
   const last = claims[claims.length - 1];
   const next = page.length > CLAIMS_PAGE && last ? claimsCursor.encode(last) : null;
   const now = Date.now() / 1000;

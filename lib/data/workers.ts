@@ -14,17 +14,26 @@ export interface WorkerView extends WorkerRow {
   runs: string[];
 }
 
-export async function getWorkers(): Promise<WorkerView[]> {
+/**
+ * Workers shown at most: the live ones first, then the most recently started. Stopped workers' rows go after
+ * WAYBILL_WORKER_RETENTION, so this is a day of a large fleet's churn, never its whole history.
+ */
+export const WORKERS_SHOWN = 500;
+
+export async function getWorkers(): Promise<{ workers: WorkerView[]; more: boolean }> {
   const store = await getStore();
-  const [workers, running] = await Promise.all([
-    store.listWorkers(),
+  const [rows, running] = await Promise.all([
+    store.listWorkers({ limit: WORKERS_SHOWN + 1 }),
     store.listRuns({ status: 'running', limit: 1000, claimTtlMs: claimTtlMs() }),
   ]);
   const now = Date.now() / 1000;
-  return workers.map((w) => ({
-    ...w,
-    heartbeatAge: now - w.heartbeatAt,
-    state: w.stoppedAt !== null ? 'stopped' : now - w.heartbeatAt > DEAD_AFTER_S ? 'silent' : 'alive',
-    runs: running.filter((r) => r.owner === w.id).map((r) => r.id),
-  }));
+  const workers = rows.slice(0, WORKERS_SHOWN).map(
+    (w): WorkerView => ({
+      ...w,
+      heartbeatAge: now - w.heartbeatAt,
+      state: w.stoppedAt !== null ? 'stopped' : now - w.heartbeatAt > DEAD_AFTER_S ? 'silent' : 'alive',
+      runs: running.filter((r) => r.owner === w.id).map((r) => r.id),
+    }),
+  );
+  return { workers, more: rows.length > WORKERS_SHOWN };
 }

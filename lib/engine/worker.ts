@@ -21,20 +21,25 @@
  *   has its lock back within a beat of its connection.
  * Without either (SQLite across machines, a peer this worker never saw alive), the lease is the only
  * evidence, and the fencing token covers a worker that was merely paused.
+ *
+ * Idle, it sleeps until the store wakes it (store.subscribeWakes: PostgreSQL's NOTIFY from the transaction that
+ * queued a run, SQLite's watcher), a slot of its own frees, or its poll timer fires: every idlePollMs while wakes
+ * are delivered, for what nothing announces (a run lease passing, a sleep coming due), every pollMs while they
+ * are not. A wake that arrives while it picks is kept, and it picks once more.
  */
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { Checkpoint } from '../checkpoint/checkpoint';
 import { every, systemClock, type Clock } from '../clock';
 import { LeaseLostError, RunInterruptedError, RunParkedError, RunRejectedError } from '../errors';
-import type { RunRow, RunStore, Store, WorkerRow } from '../store/types';
 import { DEFAULT_LOG_KEEP } from '../store/log-lines';
+import type { RunRow, RunStore, Store, Wake, WorkerRow } from '../store/types';
 import { RunContext } from './context';
 import { DEFAULT_RETRY, resolvePolicy, type ResolvedRetryPolicy } from './retry-policy';
 import { silentLogger, type Logger } from './log';
 import { RunLogWriter } from './run-log';
 import { machineId, pidAlive } from '../store/machine';
-import { startPruning } from './prune';
+import { pruneWorkersEvery, startPruning } from './prune';
 import { fillRunTotal, type WorkflowRegistry } from './workflow';
 
 export interface WorkerOptions {
@@ -47,8 +52,19 @@ export interface WorkerOptions {
   /** Step claim lease (Checkpoint leaseMs). */
   claimLeaseMs?: number;
   claimTtlMs?: number;
+  /** How often an idle worker looks for a runnable run while the store delivers no wakes (250 ms). */
   pollMs?: number;
+  /**
+   * How often it looks while the store does deliver them (WAYBILL_IDLE_POLL_MS, 2 s): a wake comes when a run is
+   * queued, so this only catches what no commit announces, a run lease passing or a sleep's time coming.
+   */
+  idlePollMs?: number;
   heartbeatMs?: number;
+  /**
+   * Rows of workers stopped or silent longer than this are pruned (WAYBILL_WORKER_RETENTION, 24 h), at start
+   * and then hourly (or as often as the retention, when shorter).
+   */
+  workerRetentionMs?: number;
   /**
    * The steps' defaults under every workflow's own policy: attempts, and the full-jitter backoff's first and
    * largest wait. A workflow's `retry` and a step's options override them.
@@ -86,6 +102,15 @@ export class Worker {
   /** What each peer's proof of life looked like at our recent beats (see the header). */
   private readonly sightings = new Map<string, Sighting>();
   private beating = false;
+  /**
+   * Why the idle loop should look again now (a wake, a slot freed), set since its last pick began: a wake that
+   * comes while a pick runs is not lost, the loop picks once more.
+   */
+  private pending = false;
+  private wakeUp: (() => void) | null = null;
+  private wakesLive = false;
+  private asleep: 'listening' | 'polling' | null = null;
+  private readonly woken = { notified: 0, polled: 0 };
   private readonly clock: Clock;
   private readonly o: Required<
     Omit<WorkerOptions, 'id' | 'retry' | 'prune' | 'onRegistered' | 'onlyRun' | 'clock' | 'programUrl'>
@@ -109,8 +134,10 @@ export class Worker {
       claimLeaseMs: 30_000,
       claimTtlMs: 30_000,
       pollMs: 250,
+      idlePollMs: 2000,
       heartbeatMs: 1000,
       runLogLines: DEFAULT_LOG_KEEP,
+      workerRetentionMs: 24 * 3_600_000,
       log: silentLogger,
       ...stripUndefined(rest),
       retry: resolvePolicy(DEFAULT_RETRY, {
@@ -135,24 +162,30 @@ export class Worker {
       throw error;
     });
     const liveness = await store.holdLiveness(this.id);
+    const unsubscribe = store.subscribeWakes((wake) => this.onWake(wake));
     log.info('worker started', { workerId: this.id, concurrency: this.o.concurrency });
     const stopBeating = every(this.clock, this.o.heartbeatMs, () => void this.beat());
     await this.beat();
     const pruning = this.o.prune
       ? startPruning(this.o.store, this.o.prune, log.child({ workerId: this.id }), this.draining.signal, this.clock)
       : null;
+    const workerPruning = pruneWorkersEvery(this.o.store, this.o.workerRetentionMs, log, this.clock);
     try {
       while (!this.draining.signal.aborted) {
-        if (this.active.size < this.o.concurrency && (await this.takeOne())) continue;
-        await this.clock.sleep(this.o.pollMs * (0.5 + Math.random()), this.draining.signal).catch(() => {});
+        if (this.active.size < this.o.concurrency) {
+          this.pending = false;
+          if (await this.takeOne()) continue;
+        }
+        await this.idle();
       }
       await Promise.allSettled([...this.active]);
     } finally {
       // The runs' last lines before the worker's row says it stopped: a reader then has them all.
       await this.runLogs.close();
       stopBeating();
+      unsubscribe();
       // A prune stops between batches when the worker drains; each batch is its own transaction.
-      await pruning?.stop();
+      await Promise.all([pruning?.stop(), workerPruning.stop()]);
       await store.stopWorker(this.id).catch(() => {});
       await liveness.release().catch(() => {});
       log.info('worker stopped', { workerId: this.id });
@@ -162,6 +195,71 @@ export class Worker {
   /** Drain: the step in hand finishes, runs are handed back, run() resolves. */
   stop(): void {
     this.draining.abort(new RunInterruptedError('*', 'the worker is draining'));
+  }
+
+  /**
+   * How the idle loop was woken so far: `notified` counts the wakes the store delivered for what this worker
+   * serves (a run queued, a worker marked dead), `polled` the looks its timer made. What the tests count to prove
+   * a pick came from a notification and not from the fallback poll.
+   */
+  get wakes(): { notified: number; polled: number } {
+    return { ...this.woken };
+  }
+
+  /** Whether the store delivers wakes now: the idle loop then looks at idlePollMs, else at pollMs. */
+  get listening(): boolean {
+    return this.wakesLive;
+  }
+
+  /**
+   * What the idle loop is doing: asleep until a wake (or its idlePollMs poll), asleep until its pollMs poll
+   * (no wakes delivered), or null: picking, or every slot busy and a pick about to follow.
+   */
+  get sleeping(): 'listening' | 'polling' | null {
+    return this.asleep;
+  }
+
+  private onWake(wake: Wake): void {
+    if (wake.kind === 'runnable') {
+      // A run of a workflow served elsewhere: another worker's to take.
+      if (wake.workflow !== undefined && !this.o.registry.has(wake.workflow)) return;
+      this.woken.notified++;
+    } else {
+      // `lost`: the long sleep in progress must end, to poll at the short interval; `listening`: look now.
+      this.wakesLive = wake.kind === 'listening';
+    }
+    this.nudge();
+  }
+
+  private nudge(): void {
+    this.pending = true;
+    this.wakeUp?.();
+  }
+
+  /** Until a wake, a slot freed, the poll timer or the drain; at once if one of the first two came meanwhile. */
+  private async idle(): Promise<void> {
+    // Consumed here too: with every slot busy the loop does not pick, and must not spin on a wake it cannot use.
+    if (this.pending) {
+      this.pending = false;
+      return;
+    }
+    const done = new AbortController();
+    const woken = new Promise<'woken'>((resolve) => {
+      this.wakeUp = () => resolve('woken');
+    });
+    const interval = this.wakesLive ? this.o.idlePollMs : this.o.pollMs;
+    const timer = this.clock
+      .sleep(interval * (0.5 + Math.random()), AbortSignal.any([done.signal, this.draining.signal]))
+      .then(
+        () => 'polled' as const,
+        () => 'stopped' as const,
+      );
+    this.asleep = this.wakesLive ? 'listening' : 'polling';
+    const how = await Promise.race([woken, timer]);
+    this.asleep = null;
+    this.wakeUp = null;
+    done.abort();
+    if (how === 'polled') this.woken.polled++;
   }
 
   private async takeOne(): Promise<boolean> {
@@ -183,6 +281,8 @@ export class Worker {
         .finally(() => {
           this.active.delete(done);
           this.inHand.delete(run.id);
+          // A slot is free: the loop, perhaps asleep for want of one, looks now.
+          this.nudge();
         });
       this.active.add(done);
       return true;
@@ -198,8 +298,8 @@ export class Worker {
     this.beating = true;
     const { store, log } = this.o;
     try {
-      await store.heartbeatWorker(this.id);
-      const peers = (await store.listWorkers()).filter((peer) => peer.id !== this.id && peer.stoppedAt === null);
+      if (!(await store.heartbeatWorker(this.id))) await this.registerAgain();
+      const peers = (await store.listWorkers({ notStopped: true })).filter((peer) => peer.id !== this.id);
       const here = peers.filter((peer) => this.onThisMachine(peer));
       for (const peer of here) {
         if (pidAlive(peer.pid)) continue;
@@ -218,6 +318,17 @@ export class Worker {
     } finally {
       this.beating = false;
     }
+  }
+
+  /**
+   * Our row is gone: pruned while this process was silent past the retention (stopped for a day, then continued).
+   * Peers judge us by it, and the start form by what it says we serve: written again, and published again.
+   */
+  private async registerAgain(): Promise<void> {
+    const { store, log } = this.o;
+    await store.registerWorker({ id: this.id, host: this.host, pid: process.pid, machine: this.machine });
+    await this.o.onRegistered?.(this.id);
+    log.warn('worker row was pruned while this worker was silent; registered again', { workerId: this.id });
   }
 
   private async declareDead(peer: WorkerRow, reason: string): Promise<void> {

@@ -28,6 +28,12 @@ export interface OpenStoreOptions {
    */
   groupCommit?: boolean;
   clock?: Clock;
+  /** PostgreSQL: connections in the pool (WAYBILL_PG_POOL_SIZE). */
+  poolSize?: number;
+  /** PostgreSQL: where LISTEN and the liveness locks connect (WAYBILL_PG_SESSION_URL); its ?schema= is ignored. */
+  sessionUrl?: string;
+  /** PostgreSQL: whether statements are prepared by name (WAYBILL_PG_NAMED_STATEMENTS). */
+  namedStatements?: boolean;
 }
 
 /** The full Store: every interface both backends implement. */
@@ -56,11 +62,26 @@ export async function openBackend(url: string, options: OpenStoreOptions = {}): 
     parsed.searchParams.delete('schema');
     const shown = `postgres://${parsed.host}${parsed.pathname}`;
     const { openPostgresStore } = await loadBackend('pg', shown, () => import('./postgres/index'));
-    return openPostgresStore({ url: schema ? parsed.toString() : url, schema, clock: options.clock });
+    return openPostgresStore({
+      url: schema ? parsed.toString() : url,
+      schema,
+      clock: options.clock,
+      poolSize: options.poolSize,
+      sessionUrl: options.sessionUrl === undefined ? undefined : withoutSchema(options.sessionUrl),
+      namedStatements: options.namedStatements,
+    });
   }
   throw new InvalidInputError(
     `DATABASE_URL must start with file: or postgres://, got ${JSON.stringify(url.slice(0, 40))}`,
   );
+}
+
+/** The session URL speaks for the same store as DATABASE_URL, whose ?schema= is the one. */
+function withoutSchema(url: string): string {
+  const parsed = new URL(url);
+  if (!parsed.searchParams.has('schema')) return url;
+  parsed.searchParams.delete('schema');
+  return parsed.toString();
 }
 
 async function loadBackend<M>(driver: string, url: string, load: () => Promise<M>): Promise<M> {

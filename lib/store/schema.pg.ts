@@ -131,6 +131,11 @@ export const runs = pgTable(
     index('runs_created').on(t.createdAt),
     // The runs page's newest first: its candidates are read from the top of this and progress_updated.
     index('runs_updated').on(t.updatedAt),
+    // The run pick (postgres/runs.ts claimRun) in its own order, over the runs that can become runnable only:
+    // finished runs, however many, are not in it, so a pick reads the live queue and never the history.
+    index('runs_runnable')
+      .on(t.createdAt, sql`${t.id} COLLATE "C"`)
+      .where(sql`status IN ('queued', 'running', 'waiting')`),
   ],
 );
 

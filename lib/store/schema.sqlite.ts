@@ -131,6 +131,10 @@ export const runs = sqliteTable(
     index('runs_created').on(t.createdAt),
     // The runs page's newest first: its candidates are read from the top of this and progress_updated.
     index('runs_updated').on(t.updatedAt),
+    // The run pick (sqlite/runs.ts claimRun) in its own order, over the runs that can become runnable only:
+    // finished runs, however many, are not in it. The pick repeats this WHERE word for word, which is how
+    // SQLite decides a partial index applies.
+    index('runs_runnable').on(t.createdAt, t.id).where(sql`status IN ('queued', 'running', 'waiting')`),
   ],
 );
 

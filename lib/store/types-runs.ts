@@ -21,12 +21,43 @@ export interface RunSummary {
   updatedAt: number;
 }
 
+/**
+ * Which workers listWorkers reads. Unfiltered, every row the retention kept (WorkerStore.pruneWorkers): the
+ * workers page, with a limit. Everything a worker or a request does often asks for less, so its cost follows the
+ * live fleet and never the fleet's history.
+ */
+export interface WorkerFilter {
+  /** Only workers not stopped: the peers a beat judges. */
+  notStopped?: boolean;
+  /**
+   * With notStopped: also the stopped workers a running run still names as its owner, the ones the stall judge
+   * (lib/control/stalled.ts) must describe.
+   */
+  orOwningRunning?: boolean;
+  /** Only these ids (the holders of the claims on a page). */
+  ids?: string[];
+  /** At most this many: the not stopped first, then the most recently started. */
+  limit?: number;
+}
+
 /** The processes that execute runs, and how a dead one is told from a paused one. */
 export interface WorkerStore {
   registerWorker(worker: { id: string; host: string; pid: number; machine?: string | null }): Promise<void>;
-  heartbeatWorker(id: string): Promise<void>;
+  /**
+   * The worker's proof of life in its row. False when there is no row: it was pruned while this worker was silent
+   * longer than the retention (a process stopped for a day, then continued); the worker registers again.
+   */
+  heartbeatWorker(id: string): Promise<boolean>;
   stopWorker(id: string): Promise<void>;
-  listWorkers(): Promise<WorkerRow[]>;
+  /** Live first, then newest started. */
+  listWorkers(filter?: WorkerFilter): Promise<WorkerRow[]>;
+
+  /**
+   * Deletes the rows of workers stopped, or silent, for more than olderThanMs by the store's clock, except any a
+   * running run still names as owner (its row is what says who holds the run and since when it is silent).
+   * Returns how many rows went. Workers call it at start and then hourly (WAYBILL_WORKER_RETENTION).
+   */
+  pruneWorkers(olderThanMs: number): Promise<number>;
 
   /**
    * Proof of life the worker holds while it runs, which its process's death releases wherever it ran

@@ -14,6 +14,7 @@ import type { RewindStore } from './types-rewind';
 import type { RunStore } from './types-runs';
 import type { StepStore } from './types-steps';
 import type { WaitStore } from './types-waits';
+import type { WakeStore } from './types-wake';
 
 export * from './types-audit';
 export * from './types-claims';
@@ -27,6 +28,7 @@ export * from './types-runs';
 export * from './types-steps';
 export * from './types-workflows';
 export * from './types-waits';
+export * from './types-wake';
 
 /** Everything both backends do: no caller ever needs a cast or a capability check. */
 export interface Store
@@ -38,7 +40,8 @@ export interface Store
     AuditStore,
     RewindStore,
     WaitStore,
-    LogStore {
+    LogStore,
+    WakeStore {
   /** Releases connections; the store is unusable afterwards. */
   close(): Promise<void>;
 }

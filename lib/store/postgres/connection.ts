@@ -23,11 +23,29 @@ export interface PostgresOpenOptions {
    * `options` in it (e.g. `-c synchronous_commit=off`) are kept alongside the schema's search_path.
    */
   url: string;
-  /** Set as search_path on every pooled connection and created if missing: one store per schema. */
+  /**
+   * Set as search_path on every connection (a startup option) and created if missing: one store per schema.
+   * Behind a transaction pooler, leave it out and give the role its search_path instead (README, "Behind
+   * PgBouncer"): PgBouncer refuses that startup option, or drops it silently when told to ignore `options`,
+   * which the migration then refuses (the schema connections see is not this one).
+   */
   schema?: string;
   clock?: Clock;
-  /** Connections kept open; the default suits one worker. Benchmarks raise it with concurrency. */
+  /** Connections kept open (WAYBILL_PG_POOL_SIZE, 10 by default); benchmarks raise it with concurrency. */
   poolSize?: number;
+  /**
+   * Where the connections that need a session of their own go: the wake listener (LISTEN) and each worker's
+   * liveness lock (a session advisory lock). Both outlive any transaction, so neither works through a pooler in
+   * transaction mode (WAYBILL_PG_SESSION_URL: the database itself, or a session-mode pool). Default: `url`.
+   */
+  sessionUrl?: string;
+  /**
+   * Named prepared statements (node-postgres prepares a named statement once per connection, then binds it by
+   * name). A pooler in transaction mode hands each transaction another server connection, where that name may not
+   * exist: PgBouncer 1.21 and later follow them (max_prepared_statements, on by default since 1.24); for older
+   * poolers turn them off (WAYBILL_PG_NAMED_STATEMENTS=off), and every statement is parsed on each call. Default true.
+   */
+  namedStatements?: boolean;
 }
 
 const dialect = new PgDialect();
@@ -128,20 +146,33 @@ export function postgresConnection(pool: pg.Pool, clock: Clock): PgConnection {
   };
 }
 
-/** The pool a store runs on, with the schema as search_path on every connection. */
-export function openPool(options: PostgresOpenOptions): pg.Pool {
-  const { schema } = options;
+/** The pool's size when none is given: what one worker of modest concurrency needs. */
+export const DEFAULT_POOL_SIZE = 10;
+
+/**
+ * How any connection of the store connects: the URL, and the schema as search_path in its startup options.
+ * The pool and the session connections (the wake listener, the liveness locks) all take this.
+ */
+export function clientConfig(rawUrl: string, schema: string | undefined): pg.ClientConfig {
   // The name goes into a startup option unquoted, where PostgreSQL would fold case and split on spaces.
   if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
     throw new InvalidInputError(`schema must be a lowercase SQL identifier, got ${JSON.stringify(schema)}`);
   }
-  const { url, startup } = splitStartupOptions(options.url);
-  const pool = new pg.Pool({
+  const { url, startup } = splitStartupOptions(rawUrl);
+  return {
     connectionString: url,
-    max: options.poolSize ?? 10,
     // Operators (and our tests) find Waybill's connections in pg_stat_activity by this name.
     fallback_application_name: 'waybill',
     options: [startup, schema ? `-c search_path=${schema}` : ''].filter(Boolean).join(' ') || undefined,
+  };
+}
+
+/** The pool a store runs on, with the schema as search_path on every connection. */
+export function openPool(options: PostgresOpenOptions, url = options.url, size = options.poolSize): pg.Pool {
+  const pool = new pg.Pool({
+    ...clientConfig(url, options.schema),
+    max: size ?? DEFAULT_POOL_SIZE,
+    ...(options.namedStatements === false ? { Client: UnnamedClient } : {}),
   });
   // An idle connection the server closed (restart, pg_terminate_backend, idle timeout) emits 'error' on
   // the pool, which throws if nobody listens. The pool has already dropped it; the next query reconnects.
@@ -165,4 +196,23 @@ function splitStartupOptions(raw: string): { url: string; startup: string } {
   if (!startup) return { url: raw, startup };
   parsed.searchParams.delete('options');
   return { url: parsed.toString(), startup };
+}
+
+/**
+ * A client that never names a statement: each is parsed where it runs, for a pooler that hands every transaction
+ * another server connection and does not follow named statements there (PgBouncer before 1.21). node-postgres
+ * would otherwise send a name's Parse once per client connection and then bind by name on whichever server
+ * connection the pooler picked: "prepared statement does not exist".
+ */
+class UnnamedClient extends pg.Client {
+  // biome-ignore lint/suspicious/noExplicitAny: query's overloads, passed through as they came.
+  override query(...args: any[]): any {
+    const [config] = args;
+    // A plain config object only: a Submittable (pg.Query, a cursor) is passed on as it is.
+    if (config && typeof config === 'object' && typeof config.submit !== 'function' && 'name' in config) {
+      args[0] = { ...config, name: undefined };
+    }
+    // biome-ignore lint/suspicious/noExplicitAny: as above.
+    return (super.query as (...a: any[]) => any)(...args);
+  }
 }

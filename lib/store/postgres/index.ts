@@ -13,6 +13,7 @@ import { openPool, postgresConnection, type PostgresOpenOptions } from './connec
 import { postgresLogs } from './logs';
 import { postgresMetrics } from './metrics';
 import { migratePostgres } from './migrate';
+import { wakeListener } from './notify';
 import { postgresReads } from './reads';
 import { postgresRetention } from './retention';
 import { postgresRewind } from './rewind';
@@ -59,6 +60,11 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     throw error;
   }
   const c = postgresConnection(pool, options.clock ?? systemClock);
+  // The connections that keep a session (liveness locks, LISTEN) go where a session survives: the main URL, or
+  // WAYBILL_PG_SESSION_URL when the main one is a transaction pooler. Opened when first used.
+  const sessionUrl = options.sessionUrl ?? options.url;
+  const session = sessionUrl === options.url ? pool : openPool(options, sessionUrl, 4);
+  const wakes = wakeListener({ url: sessionUrl, schema: options.schema });
   return {
     dialect: 'postgres',
     pool,
@@ -66,7 +72,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     ...postgresSteps(c),
     ...postgresClaims(c),
     ...postgresRuns(c),
-    ...postgresWorkers(c),
+    ...postgresWorkers(c, session),
     ...postgresWorkflows(c),
     ...postgresReads(c),
     ...postgresMetrics(c),
@@ -75,7 +81,10 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     ...postgresRewind(c),
     ...postgresWaits(c),
     ...postgresLogs(c),
+    subscribeWakes: (onWake) => wakes.subscribe(onWake),
     async close() {
+      await wakes.close();
+      if (session !== pool && !session.ending) await session.end();
       if (!pool.ending) await pool.end();
     },
   };

@@ -5,6 +5,7 @@
  * aside takes its indexes with it (progress_pkey would clash with ours).
  */
 import type pg from 'pg';
+import { StoreRefusedError } from '../../errors';
 import { runMigrations, type Migration } from '../migrations';
 
 const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
@@ -24,7 +25,21 @@ export async function migratePostgres(
           `SELECT pg_advisory_xact_lock(hashtext('waybill.migrate'), hashtext(coalesce($1::text, current_schema(), '')))`,
           [schema ?? null],
         );
-        if (schema) await exec(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
+        if (schema) {
+          await exec(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
+          // The schema arrives as a startup option; a pooler may refuse it (PgBouncer says so) or, told to ignore
+          // `options`, drop it without a word, and the tables would be made and read wherever search_path points.
+          const { rows } = await client.query<{ schema: string | null }>('SELECT current_schema() AS schema');
+          if (rows[0]?.schema !== schema) {
+            throw new StoreRefusedError(
+              'SCHEMA_NOT_APPLIED',
+              `PostgreSQL schema "${schema}" was asked for, but the connection's search_path leads to ` +
+                `${rows[0]?.schema ? `"${rows[0].schema}"` : 'no schema'}: something between Waybill and the database ` +
+                '(a pooler ignoring the `options` startup parameter?) dropped it. Behind a transaction pooler, give ' +
+                'the role its search_path and leave ?schema= out (README: "Behind PgBouncer").',
+            );
+          }
+        }
       },
       commit: () => exec('COMMIT'),
       rollback: () => exec('ROLLBACK'),

@@ -58,6 +58,59 @@ const RUN = sql.raw(`r.id, r.workflow, r.input_json AS "inputJson", r.status, r.
 const fence = (attempt: number | undefined): SQL =>
   sql`(${attempt ?? null}::int IS NULL OR ${runs.attempts} = ${attempt ?? null}::int)`;
 
+/**
+ * The run pick, one statement: takes one runnable run — queued, or running with a passed run lease (marking its
+ * worker stopped or dead passes it: workers.ts), or waiting with its time come — never one of the runs the caller
+ * has in hand, and only `runId` when given. Exported for the plan test (test/postgres/pick-plan.test.ts), which
+ * EXPLAINs exactly this.
+ *
+ * - pick: the oldest runnable run, locked. SKIP LOCKED passes over a row another claimer has locked, so
+ *         claimers on any number of hosts never wait for each other nor take the same run; LIMIT 1 stops
+ *         at the first row it could lock. Under READ COMMITTED, a row changed since the snapshot is
+ *         re-read at its newest version and the WHERE re-checked on it: a run another worker took and
+ *         committed meanwhile no longer qualifies, and the next one is tried (never a spurious "none").
+ *         MATERIALIZED: the pick runs once, whatever the plan.
+ *         Its WHERE implies runs_runnable's (schema.pg.ts), so the plan walks that partial index in the pick's
+ *         order and stops at the first it can lock: the runs that may be runnable, never the finished ones however
+ *         many there are, and no other table but waits (by key). That walk wins only while the planner expects
+ *         many rows to qualify (LIMIT 1 then stops early); a condition it misjudges as rare makes it sort every
+ *         live run instead (measured: 326 buffers a pick behind a queue of 1,000, against 7). So the index's own
+ *         `status IN (…)` is not repeated (the two would be multiplied as if independent), and `runId` is a
+ *         condition only when given, never `$n IS NULL OR …`, whose generic plan guesses rare.
+ * - taken: the run becomes ours; pick.owner (the newest version's) is who we took it from.
+ * - the `expired` event, when that was another worker.
+ */
+export function claimStatement(
+  c: PgConnection,
+  request: { workerId: string; leaseMs: number; workflows: string[]; holding?: string[]; runId?: string },
+): SQL {
+  const holding = request.holding ?? [];
+  const lease = request.leaseMs / 1000;
+  const worker = sql`${request.workerId}::text`;
+  return sql`WITH pick AS MATERIALIZED (
+    SELECT p.id, p.owner FROM ${runs} p
+    WHERE p.workflow = ANY(${sql.param(request.workflows)}::text[]) AND p.id <> ALL(${sql.param(holding)}::text[])
+      ${request.runId === undefined ? sql`` : sql`AND p.id = ${request.runId}::text`}
+      AND (p.status = 'queued' OR (p.status = 'running' AND p.lease_expires_at <= ${c.now()})
+        -- A parked run whose sleep or timeout came (a decision queues its run itself: lib/store/types-waits.ts).
+        -- A scalar subquery, looked up by the run's key for each waiting run met: as EXISTS the planner may hash
+        -- every wait ever due instead, decided ones included.
+        OR (p.status = 'waiting' AND (SELECT min(d.due_at) FROM waits d
+          WHERE d.run_id = p.id AND d.decided_at IS NULL) <= ${c.now()}))
+    ORDER BY p.created_at, p.id COLLATE "C" LIMIT 1
+    FOR UPDATE OF p SKIP LOCKED),
+  taken AS (UPDATE ${runs} r SET status = 'running', owner = ${worker}, lease_expires_at = t.now + ${lease}::float8,
+      attempts = r.attempts + 1, started_at = coalesce(r.started_at, t.now), updated_at = t.now
+    FROM pick, (SELECT ${c.now()} AS now) t WHERE r.id = pick.id
+    RETURNING ${RUN}, pick.owner AS "previousOwner"),
+  expired AS (INSERT INTO ${stepEvents} (run_id, outcome, count, worker_id, detail, at)
+    SELECT taken.id, 'expired', 1, ${worker},
+      'run lease of ' || taken."previousOwner" || ' passed or its worker died; resumed by ' || ${worker}, taken."updatedAt"
+    FROM taken WHERE taken."previousOwner" <> ${worker})
+  SELECT id, workflow, "inputJson", status, "totalSteps", owner, "leaseExpiresAt", attempts, error, "outputJson",
+    "createdAt", "updatedAt", "startedAt", "finishedAt", "forkedFromRun", "forkedAtStep" FROM taken`;
+}
+
 export function postgresRuns(c: PgConnection): RunsOnly {
   /** Per worker, the runs claimRun handed it that it has not finished or released yet. */
   const handedOut = new Map<string, Set<string>>();
@@ -110,20 +163,8 @@ export function postgresRuns(c: PgConnection): RunsOnly {
     listRuns: (filter) => listRuns(c, filter),
 
     /**
-     * Takes one runnable run: queued, or running with a passed run lease or an owner marked stopped, never
-     * one of the runs the caller has in hand, and only `runId` when given.
-     *
-     * - pick: the oldest runnable run, locked. SKIP LOCKED passes over a row another claimer has locked, so
-     *         claimers on any number of hosts never wait for each other nor take the same run; LIMIT 1 stops
-     *         at the first row it could lock. Under READ COMMITTED, a row changed since the snapshot is
-     *         re-read at its newest version and the WHERE re-checked on it: a run another worker took and
-     *         committed meanwhile no longer qualifies, and the next one is tried (never a spurious "none").
-     *         MATERIALIZED: the pick runs once, whatever the plan.
-     * - taken: the run becomes ours; pick.owner (the newest version's) is who we took it from.
-     * - the `expired` event, when that was another worker.
-     *
-     * After a claimRun whose connection died, a running run of ours that the caller was never handed is the
-     * one that attempt took: its lease is renewed and it is handed over now.
+     * Takes one runnable run (claimStatement). After a claimRun whose connection died, a running run of ours
+     * that the caller was never handed is the one that attempt took: its lease is renewed and it is handed over now.
      */
     async claimRun(request) {
       const mine = held(request.workerId);
@@ -142,32 +183,9 @@ export function postgresRuns(c: PgConnection): RunsOnly {
           ).rows[0];
           if (adopted) return adopted;
         }
-        return (
-          await c.once<RunRow>(
-            sql`WITH pick AS MATERIALIZED (
-            SELECT p.id, p.owner FROM ${runs} p
-            WHERE p.workflow = ANY(${sql.param(request.workflows)}::text[]) AND p.id <> ALL(${sql.param(holding)}::text[])
-              AND (${request.runId ?? null}::text IS NULL OR p.id = ${request.runId ?? null}::text)
-              AND (p.status = 'queued' OR (p.status = 'running' AND (p.lease_expires_at <= ${c.now()}
-                OR p.owner IN (SELECT w.id FROM workers w WHERE w.stopped_at IS NOT NULL)))
-                -- A parked run whose sleep or timeout came (a decision queues its run itself: lib/store/types-waits.ts).
-                OR (p.status = 'waiting' AND EXISTS (SELECT 1 FROM waits d
-                  WHERE d.run_id = p.id AND d.decided_at IS NULL AND d.due_at <= ${c.now()})))
-            ORDER BY p.created_at, p.id COLLATE "C" LIMIT 1
-            FOR UPDATE OF p SKIP LOCKED),
-          taken AS (UPDATE ${runs} r SET status = 'running', owner = ${worker}, lease_expires_at = t.now + ${lease}::float8,
-              attempts = r.attempts + 1, started_at = coalesce(r.started_at, t.now), updated_at = t.now
-            FROM pick, (SELECT ${c.now()} AS now) t WHERE r.id = pick.id
-            RETURNING ${RUN}, pick.owner AS "previousOwner"),
-          expired AS (INSERT INTO ${stepEvents} (run_id, outcome, count, worker_id, detail, at)
-            SELECT taken.id, 'expired', 1, ${worker},
-              'run lease of ' || taken."previousOwner" || ' passed or its worker died; resumed by ' || ${worker}, taken."updatedAt"
-            FROM taken WHERE taken."previousOwner" <> ${worker})
-          SELECT id, workflow, "inputJson", status, "totalSteps", owner, "leaseExpiresAt", attempts, error, "outputJson",
-            "createdAt", "updatedAt", "startedAt", "finishedAt", "forkedFromRun", "forkedAtStep" FROM taken`,
-            'waybill_run_claim',
-          )
-        ).rows[0];
+        // Two texts, two names: a named statement is one text, and `runId` (a drill's workers) adds a condition.
+        const name = request.runId === undefined ? 'waybill_run_claim' : 'waybill_run_claim_one';
+        return (await c.once<RunRow>(claimStatement(c, request), name)).rows[0];
       });
       if (!row) return null;
       mine.add(row.id);

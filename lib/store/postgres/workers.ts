@@ -9,17 +9,29 @@
  * The lock's key is (WAYBILL_LIVENESS, hashtext(schema:worker id)), so stores in different schemas of one
  * database never see each other's workers. pg_locks is read, never locked, by those who look.
  */
-import { and, desc, eq, getTableColumns, isNull, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, inArray, isNotNull, isNull, or, type SQL, sql } from 'drizzle-orm';
 import type pg from 'pg';
-import { claims, stepEvents, workers } from '../schema.pg';
+import { claims, runs, stepEvents, workers } from '../schema.pg';
 import type { WorkerRow, WorkerStore } from '../types';
 import type { PgConnection } from './connection';
+import { notifyRunnable } from './notify';
 import { withRetry } from './retry';
 
 /** 'WYB1': the first key of every liveness lock, so they are easy to tell apart in pg_locks. */
 const WAYBILL_LIVENESS = 0x57594231;
 
 const KEY = (id: string) => `hashtext(current_schema() || ':' || ${id})`;
+
+/**
+ * CTEs `passed` and `woken` for a statement whose `t` is (SELECT now): the run leases a worker marked stopped still
+ * holds end now, so its runs are runnable from this commit on, by the lease alone (the pick never reads workers),
+ * and the idle workers are woken for them. A run taken over meanwhile has another owner and is left alone; a
+ * lease already past is left as it was, so a repeat changes nothing.
+ */
+const passLeases = (worker: SQL) => sql`passed AS (UPDATE ${runs} r SET lease_expires_at = t.now FROM t
+    WHERE r.owner = ${worker} AND r.status = 'running' AND (r.lease_expires_at IS NULL OR r.lease_expires_at > t.now)
+    RETURNING r.workflow),
+  woken AS (SELECT ${notifyRunnable(sql`passed.workflow`)} FROM passed)`;
 
 export interface LivenessHold {
   release(): Promise<void>;
@@ -101,7 +113,11 @@ export async function livenessOf(pool: pg.Pool, workerIds: string[]): Promise<Ma
   return new Map(rows.map((r) => [r.id, r.held ? 'held' : 'free']));
 }
 
-export function postgresWorkers(c: PgConnection): WorkerStore {
+/**
+ * `session`: the pool the liveness locks are held on, which must keep a session (the store's pool, or the one
+ * opened on WAYBILL_PG_SESSION_URL when the main URL goes through a transaction pooler).
+ */
+export function postgresWorkers(c: PgConnection, session: pg.Pool = c.pool): WorkerStore {
   return {
     async registerWorker(worker) {
       // The database's clock, skewed: now() is one instant per statement, so started and heartbeat agree.
@@ -121,26 +137,57 @@ export function postgresWorkers(c: PgConnection): WorkerStore {
     },
 
     async heartbeatWorker(id) {
-      await withRetry('heartbeatWorker', () =>
+      const beat = await withRetry('heartbeatWorker', () =>
         c.orm.update(workers).set({ heartbeatAt: c.now() }).where(eq(workers.id, id)),
       );
+      return beat.rowCount === 1;
     },
 
+    /** Stopped, and the run leases it still holds passed (see PASS_LEASES); safe to repeat. */
     async stopWorker(id) {
-      await withRetry('stopWorker', () =>
-        c.orm
-          .update(workers)
-          .set({ stoppedAt: c.now() })
-          .where(and(eq(workers.id, id), isNull(workers.stoppedAt))),
-      );
+      const worker = sql`${id}::text`;
+      await c.query(sql`WITH t AS (SELECT ${c.now()} AS now),
+        stopped AS (UPDATE ${workers} SET stopped_at = t.now FROM t WHERE ${workers.id} = ${worker} AND ${workers.stoppedAt} IS NULL),
+        ${passLeases(worker)}
+        SELECT (SELECT count(*) FROM woken)::int AS woken`);
     },
 
-    async listWorkers(): Promise<WorkerRow[]> {
+    async listWorkers(filter = {}): Promise<WorkerRow[]> {
       const { workflowsJson: _, ...columns } = getTableColumns(workers);
-      return withRetry('listWorkers', () => c.orm.select(columns).from(workers).orderBy(desc(workers.startedAt)));
+      const owners = c.orm
+        .select({ owner: runs.owner })
+        .from(runs)
+        .where(and(eq(runs.status, 'running'), isNotNull(runs.owner)));
+      const query = () => {
+        const q = c.orm
+          .select(columns)
+          .from(workers)
+          .where(
+            and(
+              filter.notStopped
+                ? filter.orOwningRunning
+                  ? or(isNull(workers.stoppedAt), inArray(workers.id, owners))
+                  : isNull(workers.stoppedAt)
+                : undefined,
+              filter.ids ? inArray(workers.id, filter.ids) : undefined,
+            ),
+          )
+          .orderBy(asc(sql`${workers.stoppedAt} IS NOT NULL`), desc(workers.startedAt));
+        return filter.limit === undefined ? q : q.limit(filter.limit);
+      };
+      return withRetry('listWorkers', () => query());
     },
 
-    holdLiveness: (workerId) => holdLiveness(c.pool, workerId),
+    /** By the database's clock, as every heartbeat and stop was written; a plain DELETE, safe to retry. */
+    async pruneWorkers(olderThanMs) {
+      const pruned = await c.query(
+        sql`DELETE FROM ${workers} w WHERE coalesce(w.stopped_at, w.heartbeat_at) < ${c.now()} - ${olderThanMs / 1000}::float8
+          AND NOT EXISTS (SELECT 1 FROM ${runs} r WHERE r.owner = w.id AND r.status = 'running')`,
+      );
+      return pruned.rowCount ?? 0;
+    },
+
+    holdLiveness: (workerId) => holdLiveness(session, workerId),
 
     livenessOf: (workerIds) => withRetry('livenessOf', () => livenessOf(c.pool, workerIds)),
 
@@ -154,12 +201,13 @@ export function postgresWorkers(c: PgConnection): WorkerStore {
       const worker = sql`${id}::text`;
       const { rows } = await c.query<{ n: number }>(sql`WITH t AS (SELECT ${c.now()} AS now),
         stopped AS (UPDATE ${workers} SET stopped_at = t.now FROM t WHERE ${workers.id} = ${worker} AND ${workers.stoppedAt} IS NULL),
+        ${passLeases(worker)},
         del AS (DELETE FROM ${claims} WHERE ${claims.workerId} = ${worker} RETURNING idem_key, run_id, step),
         ev AS (INSERT INTO ${stepEvents} (run_id, idem_key, step, outcome, count, worker_id, detail, at)
           SELECT del.run_id, del.idem_key, del.step, 'expired', 1, ${worker},
             'worker ' || ${worker} || ' died (' || ${reason}::text || '); claim released, the step runs again', t.now
           FROM del, t)
-        SELECT count(*)::int AS n FROM del`);
+        SELECT (SELECT count(*) FROM del)::int AS n, (SELECT count(*) FROM woken)::int AS woken`);
       return rows[0]!.n;
     },
   };

@@ -13,6 +13,7 @@ import { openSqliteConnection, type SqliteOpenOptions } from './connection';
 import { sqliteLogs } from './logs';
 import { sqliteMetrics } from './metrics';
 import { migrateSqlite } from './migrate';
+import { wakeWatcher } from './notify';
 import { sqliteReads } from './reads';
 import { sqliteRetention } from './retention';
 import { sqliteRewind } from './rewind';
@@ -44,6 +45,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     c.db.close();
     throw error;
   }
+  const wakes = wakeWatcher({ path: options.path, clock: c.clock });
   return {
     dialect: 'sqlite',
     db: c.db,
@@ -60,7 +62,9 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     ...sqliteRewind(c),
     ...sqliteWaits(c),
     ...sqliteLogs(c),
+    subscribeWakes: (onWake) => wakes.subscribe(onWake),
     async close() {
+      wakes.close();
       if (c.db.open) c.db.close();
     },
   };

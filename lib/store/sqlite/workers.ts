@@ -2,19 +2,35 @@
  * Workers on SQLite. A SQLite file is shared on one machine, where a worker's pid is the proof of its death
  * (machine.ts): there is no lock to hold, and liveness is `unknown` here; the engine judges by pid.
  */
-import { and, desc, eq, getTableColumns, isNull } from 'drizzle-orm';
-import { claims, workers } from '../schema.sqlite';
+import { and, asc, desc, eq, getTableColumns, inArray, isNotNull, isNull, or, sql } from 'drizzle-orm';
+import { claims, runs, workers } from '../schema.sqlite';
 import type { WorkerRow, WorkerStore } from '../types';
 import { guard, type SqliteConnection } from './connection';
 
 export function sqliteWorkers(c: SqliteConnection): WorkerStore {
   const { orm } = c;
-  const stop = (id: string, now: number) =>
+  /**
+   * Stopped, and the run leases it still holds end now: its runs are runnable from this commit on by the lease
+   * alone (the pick never reads workers). A run taken over meanwhile has another owner; a lease already past stays.
+   */
+  const stop = (id: string, now: number) => {
     orm
       .update(workers)
       .set({ stoppedAt: now })
       .where(and(eq(workers.id, id), isNull(workers.stoppedAt)))
       .run();
+    orm
+      .update(runs)
+      .set({ leaseExpiresAt: now })
+      .where(
+        and(
+          eq(runs.owner, id),
+          eq(runs.status, 'running'),
+          or(isNull(runs.leaseExpiresAt), sql`${runs.leaseExpiresAt} > ${now}`),
+        ),
+      )
+      .run();
+  };
 
   return {
     async registerWorker(worker) {
@@ -37,17 +53,46 @@ export function sqliteWorkers(c: SqliteConnection): WorkerStore {
 
     async heartbeatWorker(id) {
       const now = c.now();
-      guard(() => orm.update(workers).set({ heartbeatAt: now }).where(eq(workers.id, id)).run());
+      return guard(() => orm.update(workers).set({ heartbeatAt: now }).where(eq(workers.id, id)).run()).changes === 1;
     },
 
     async stopWorker(id) {
       const now = c.now();
-      guard(() => stop(id, now));
+      c.tx(() => stop(id, now));
     },
 
-    async listWorkers(): Promise<WorkerRow[]> {
+    async listWorkers(filter = {}): Promise<WorkerRow[]> {
       const { workflowsJson: _, ...columns } = getTableColumns(workers);
-      return guard(() => orm.select(columns).from(workers).orderBy(desc(workers.startedAt)).all());
+      const owners = orm
+        .select({ owner: runs.owner })
+        .from(runs)
+        .where(and(eq(runs.status, 'running'), isNotNull(runs.owner)));
+      const query = orm
+        .select(columns)
+        .from(workers)
+        .where(
+          and(
+            filter.notStopped
+              ? filter.orOwningRunning
+                ? or(isNull(workers.stoppedAt), inArray(workers.id, owners))
+                : isNull(workers.stoppedAt)
+              : undefined,
+            filter.ids ? inArray(workers.id, filter.ids) : undefined,
+          ),
+        )
+        .orderBy(asc(sql`${workers.stoppedAt} IS NOT NULL`), desc(workers.startedAt));
+      return guard(() => (filter.limit === undefined ? query.all() : query.limit(filter.limit).all()));
+    },
+
+    async pruneWorkers(olderThanMs) {
+      const before = c.now() - olderThanMs / 1000;
+      return guard(
+        () =>
+          c
+            .prepared(`DELETE FROM workers WHERE coalesce(stopped_at, heartbeat_at) < @before
+            AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.owner = workers.id AND r.status = 'running')`)
+            .run({ before }).changes,
+      );
     },
 
     async holdLiveness() {

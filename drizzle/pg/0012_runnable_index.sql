@@ -1,0 +1,1 @@
+CREATE INDEX "runs_runnable" ON "runs" USING btree ("created_at","id" COLLATE "C") WHERE status IN ('queued', 'running', 'waiting');

@@ -1,0 +1,1 @@
+CREATE INDEX `runs_runnable` ON `runs` (`created_at`,`id`) WHERE status IN ('queued', 'running', 'waiting');
