@@ -50,9 +50,10 @@ export async function step(cli: Cli, args: string[]): Promise<number> {
     cli.out(`\nattempts (${view.attempts.length})`);
     cli.out(
       table(
-        ['#', 'OUTCOME', 'ENDED', 'MS', 'WORKER', 'ERROR'],
+        ['#', 'ATTEMPT', 'OUTCOME', 'ENDED', 'MS', 'WORKER', 'ERROR'],
         view.attempts.map((a) => [
           a.n,
+          a.attempt === null ? null : a.maxAttempts === null ? String(a.attempt) : `${a.attempt} of ${a.maxAttempts}`,
           a.outcome.replace('_', ' '),
           relative(a.endedAt, now),
           a.durationMs === null ? null : Math.round(a.durationMs),

@@ -158,6 +158,12 @@ export function eventView(row: StepEvent) {
     workerId: row.workerId,
     detail: row.detail,
     at: row.at,
+    // Attempts as data (null on older rows, whose detail says it in words).
+    attempt: row.attempt,
+    maxAttempts: row.maxAttempts,
+    retryAt: row.retryAt,
+    previousWorkerId: row.previousWorkerId,
+    previousAttempt: row.previousAttempt,
   };
 }
 

@@ -7,7 +7,6 @@
 import type { Checkpoint, RunOnceOptions, StepContext, StepResult } from '../checkpoint/checkpoint';
 import { systemClock, type Clock } from '../clock';
 import { NonRetryableError, StepFailedError } from '../errors';
-import { formatAttemptNote } from './attempt-note';
 import type { Logger } from './log';
 import {
   backoffMs,
@@ -32,7 +31,7 @@ import {
 export type { RetryPolicy } from './retry-policy';
 
 /** What ctx.step and ctx.runOnce take: the checkpoint's options (the run sets signal and attempt) and a retry policy. */
-export type StepOptions = Omit<RunOnceOptions, 'signal' | 'attempt' | 'timeoutMs' | 'noteFailure'> & RetryPolicy;
+export type StepOptions = Omit<RunOnceOptions, 'signal' | 'attempt' | 'timeoutMs' | 'nextAttempt'> & RetryPolicy;
 
 export class RunContext {
   constructor(
@@ -121,14 +120,9 @@ export class RunContext {
           attempt,
           signal: this.signal,
           timeoutMs: policy.timeoutMs ?? undefined,
-          noteFailure: (error) => {
+          nextAttempt: (error) => {
             const d = decide(error);
-            return formatAttemptNote({
-              attempt,
-              maxAttempts: policy.maxAttempts,
-              retryAt: d.retry ? this.clock.now() + d.delayMs : null,
-              gaveUp: d.retry ? null : d.why,
-            });
+            return { maxAttempts: policy.maxAttempts, retryAt: d.retry ? this.clock.now() + d.delayMs : null };
           },
         });
         this.log.info(`step ${outcome.status}`, { key, step: options.step, attempt });

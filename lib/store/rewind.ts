@@ -50,6 +50,13 @@ export interface RewindOutcome {
   moved: number;
   /** The run's rerun number (1 for its first); 0 for a fork. */
   rerun: number;
+  /**
+   * The run's saved state (progress): `restored` to what it was when step N was reached (`stateStep` is the
+   * map's step then: N, or earlier for a loop whose map lags); `kept` as it was, none having been recorded at
+   * N (a hand-made or older row, a state too long to copy); `none`: the run saves no progress.
+   */
+  state: 'restored' | 'kept' | 'none';
+  stateStep: number | null;
 }
 
 export interface HistoryRow extends CommittedRow {
@@ -142,11 +149,11 @@ export function* rerunPlan(r: RerunRequest, now: number, lock: string): Plan<Rew
     Number(
       (yield q('SELECT coalesce(max(rerun), 0) AS n FROM committed_history WHERE run_id = ?', r.runId))[0]?.n ?? 0,
     ) + 1;
-  const columns =
-    'idem_key, run_id, result_json, committed_at, step, fingerprint, worker_id, duration_ms, source, forked_from, input_json';
+  // Read before the rows move: the map as it stood when step N was first reached in the execution that committed it.
+  const prior = yield* priorAt(r.runId, r.fromStep);
   yield q(
-    `INSERT INTO committed_history (${columns}, superseded_at, superseded_by, reason, rerun)
-    SELECT ${columns}, CAST(? AS DOUBLE PRECISION), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS INTEGER) FROM committed WHERE run_id = ? AND step >= ? ORDER BY step`,
+    `INSERT INTO committed_history (${MOVED_COLUMNS}, superseded_at, superseded_by, reason, rerun)
+    SELECT ${MOVED_COLUMNS}, CAST(? AS DOUBLE PRECISION), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS INTEGER) FROM committed WHERE run_id = ? AND step >= ? ORDER BY step`,
     now,
     r.actor,
     r.reason,
@@ -165,13 +172,7 @@ export function* rerunPlan(r: RerunRequest, now: number, lock: string): Plan<Rew
     r.claimTtlMs / 1000,
     now,
   );
-  yield q(
-    'UPDATE progress SET step = ?, updated_at = ? WHERE run_id = ? AND step > ?',
-    r.fromStep,
-    now,
-    r.runId,
-    r.fromStep,
-  );
+  const state = yield* restoreProgress(r.runId, r.fromStep, prior, now);
   const edited = r.inputJson !== null;
   const row = (yield q(
     `UPDATE runs SET status = 'queued', input_json = coalesce(CAST(? AS TEXT), input_json), error = NULL,
@@ -184,10 +185,63 @@ export function* rerunPlan(r: RerunRequest, now: number, lock: string): Plan<Rew
     `INSERT INTO step_events (run_id, step, outcome, count, detail, at) VALUES (?, ?, 'operator', 1, ?, ?)`,
     r.runId,
     r.fromStep,
-    `rerun ${rerun} from step ${r.fromStep} by ${r.actor}: ${moved} results moved to history${r.inputJson === null ? '' : ', with edited input'}`,
+    `rerun ${rerun} from step ${r.fromStep} by ${r.actor}: ${moved} results moved to history${r.inputJson === null ? '' : ', with edited input'}${stateNote(state, prior, r.fromStep)}`,
     now,
   );
-  return { run: runFromRow(row), moved, rerun };
+  return { run: runFromRow(row), moved, rerun, state, stateStep: state === 'restored' ? prior!.step : null };
+}
+
+/** The columns a committed row keeps when it moves to committed_history. */
+const MOVED_COLUMNS =
+  'idem_key, run_id, result_json, committed_at, step, fingerprint, worker_id, duration_ms, source, forked_from, input_json, prior_step, prior_state_json';
+
+/**
+ * The map as it stood when step N was reached: the prior progress recorded by the first committed row from N
+ * on (N's own, unless N has none), if that map had not passed N. A loop's state is only meaningful at the step
+ * it was saved with, so both come back together: a map that lagged at k < N resumes at k, and steps k…N-1,
+ * still committed, are skipped. Null when nothing usable was recorded.
+ */
+function* priorAt(runId: string, fromStep: number): Plan<{ step: number; stateJson: string } | null> {
+  const row = (yield q(
+    `SELECT prior_step, prior_state_json FROM committed WHERE run_id = ? AND step >= ? ORDER BY step, committed_at LIMIT 1`,
+    runId,
+    fromStep,
+  ))[0];
+  if (!row || row.prior_step === null || row.prior_state_json === null) return null;
+  const step = Number(row.prior_step);
+  return step > fromStep ? null : { step, stateJson: String(row.prior_state_json) };
+}
+
+/** Rerun: progress goes back to `prior` when recorded; otherwise its step back to N and its state as it is. */
+function* restoreProgress(
+  runId: string,
+  fromStep: number,
+  prior: { step: number; stateJson: string } | null,
+  now: number,
+): Plan<RewindOutcome['state']> {
+  if (prior) {
+    const hit = yield q(
+      'UPDATE progress SET step = ?, state_json = ?, updated_at = ? WHERE run_id = ? RETURNING 1 AS x',
+      prior.step,
+      prior.stateJson,
+      now,
+      runId,
+    );
+    if (hit.length > 0) return 'restored';
+  }
+  yield q('UPDATE progress SET step = ?, updated_at = ? WHERE run_id = ? AND step > ?', fromStep, now, runId, fromStep);
+  return (yield q('SELECT 1 AS x FROM progress WHERE run_id = ?', runId)).length > 0 ? 'kept' : 'none';
+}
+
+/** What the operator event says of the state. */
+function stateNote(
+  state: RewindOutcome['state'],
+  prior: { step: number } | null,
+  fromStep: number,
+): string {
+  if (state === 'restored') return `; state as it was at step ${prior!.step}`;
+  if (state === 'kept') return `; state kept as it is (none recorded at step ${fromStep})`;
+  return '';
 }
 
 export function* forkPlan(r: ForkRequest, now: number, lock: string): Plan<RewindOutcome> {
@@ -221,34 +275,39 @@ export function* forkPlan(r: ForkRequest, now: number, lock: string): Plan<Rewin
     r.runId,
     r.fromStep,
   ))[0]!;
+  const prior = yield* priorAt(r.runId, r.fromStep);
   const copied = (yield q(
     `INSERT INTO committed (idem_key, run_id, result_json, committed_at, step, fingerprint, worker_id,
-      duration_ms, source, forked_from, input_json)
+      duration_ms, source, forked_from, input_json, prior_step, prior_state_json)
     SELECT CAST(? AS TEXT) || substr(idem_key, length(CAST(? AS TEXT)) + 1), CAST(? AS TEXT), result_json, committed_at, step, fingerprint, worker_id, duration_ms,
-      'forked', idem_key, input_json FROM committed WHERE run_id = ? AND step < ? RETURNING 1 AS x`,
+      'forked', idem_key, input_json, prior_step, prior_state_json FROM committed WHERE run_id = ? AND step < ? RETURNING 1 AS x`,
     r.newId,
     r.runId,
     r.newId,
     r.runId,
     r.fromStep,
   )).length;
-  // The fork resumes where the original stood at N; its state is the original's latest (see the README).
-  yield q(
+  // The fork starts from the original's map as it stood when N was reached (priorAt); where none was
+  // recorded, at N with the original's latest state. A run that saves no progress gets none.
+  const seeded = (yield q(
     `INSERT INTO progress (run_id, step, state_json, updated_at, executed, skipped, awaited)
-    SELECT CAST(? AS TEXT), CAST(? AS INTEGER), state_json, CAST(? AS DOUBLE PRECISION), 0, 0, 0 FROM progress WHERE run_id = ?`,
+    SELECT CAST(? AS TEXT), CAST(? AS INTEGER), coalesce(CAST(? AS TEXT), state_json), CAST(? AS DOUBLE PRECISION), 0, 0, 0
+    FROM progress WHERE run_id = ? RETURNING 1 AS x`,
     r.newId,
-    r.fromStep,
+    prior ? prior.step : r.fromStep,
+    prior ? prior.stateJson : null,
     now,
     r.runId,
-  );
+  )).length;
+  const state: RewindOutcome['state'] = seeded === 0 ? 'none' : prior ? 'restored' : 'kept';
   yield q(
     `INSERT INTO step_events (run_id, step, outcome, count, detail, at) VALUES (?, ?, 'operator', 1, ?, ?)`,
     r.newId,
     r.fromStep,
-    `forked from run ${r.runId} at step ${r.fromStep} by ${r.actor}: ${copied} results copied`,
+    `forked from run ${r.runId} at step ${r.fromStep} by ${r.actor}: ${copied} results copied${stateNote(state, prior, r.fromStep)}`,
     now,
   );
-  return { run: runFromRow(row), moved: copied, rerun: 0 };
+  return { run: runFromRow(row), moved: copied, rerun: 0, state, stateStep: state === 'restored' ? prior!.step : null };
 }
 
 const str = (v: unknown) => (v === null || v === undefined ? null : String(v));
@@ -267,6 +326,8 @@ function committedFromRow(r: Record<string, unknown>): CommittedRow {
     source: r.source as CommittedRow['source'],
     forkedFrom: str(r.forked_from),
     inputJson: str(r.input_json),
+    priorStep: num(r.prior_step),
+    priorStateJson: str(r.prior_state_json),
   };
 }
 
@@ -284,7 +345,8 @@ export function* readStepPlan(runId: string, step: number, limit: number): Plan<
     limit,
   );
   const events = yield q(
-    `SELECT * FROM (SELECT id, run_id, idem_key, step, outcome, count, duration_ms, worker_id, detail, at
+    `SELECT * FROM (SELECT id, run_id, idem_key, step, outcome, count, duration_ms, worker_id, detail, at, attempt,
+      max_attempts, retry_at, previous_worker_id, previous_attempt
     FROM step_events WHERE run_id = ? AND step = ? AND outcome NOT IN ('skipped', 'awaited') ORDER BY id DESC LIMIT ?) e ORDER BY id`,
     runId,
     step,
@@ -312,6 +374,11 @@ export function* readStepPlan(runId: string, step: number, limit: number): Plan<
       workerId: str(e.worker_id),
       detail: str(e.detail),
       at: Number(e.at),
+      attempt: num(e.attempt),
+      maxAttempts: num(e.max_attempts),
+      retryAt: num(e.retry_at),
+      previousWorkerId: str(e.previous_worker_id),
+      previousAttempt: num(e.previous_attempt),
     })),
     claim: claim
       ? {
