@@ -4,14 +4,17 @@
  * the selection: rows (and their relative times) are computed on the server and refreshed by LiveRefresh,
  * and the selection survives those refreshes. Actions apply to the selected runs still on this page, or,
  * with "all matching" on, to every run the list's filter matches (counted first, then confirmed, then done
- * in batches on the server: lib/control/bulk.ts). A viewer gets neither checkboxes nor actions: the server
+ * in batches on the server: lib/control/bulk.ts). "Rerun from step" takes a step number or a step's name,
+ * resolved in each run; runs it does not apply to (running, past their last step, outside clients') are
+ * skipped and listed with the reason. A viewer gets neither checkboxes nor actions: the server
  * would refuse them, and offering them misleads.
  */
 import Link from 'next/link';
 import { useEffect, useRef, useState, useTransition } from 'react';
 import { actOnRuns, bulkByFilterAction, previewBulkAction } from '@/app/actions/runs';
-import type { BulkFilter, BulkPreview } from '@/lib/control/bulk';
+import type { BulkAction, BulkFilter, BulkPreview } from '@/lib/control/bulk';
 import type { RunAction, RunSummary } from '@/lib/store/types';
+import type { ActionResult } from '@/app/actions/result';
 import { ConfirmAction } from './confirm-action';
 import { Badge, ProgressBar, buttonClass } from './ui';
 
@@ -72,6 +75,11 @@ export function RunsTable({
   const [message, setMessage] = useState<Message | null>(null);
   const [pending, startTransition] = useTransition();
   const [running, setRunning] = useState<RunAction | null>(null);
+  /** The step to rerun from, as typed: digits are a number, anything else a step's name. */
+  const [rerunStep, setRerunStep] = useState('');
+  const stepText = rerunStep.trim();
+  const fromStep: number | string | null =
+    stepText === '' ? null : /^\d{1,15}$/.test(stepText) ? Number(stepText) : stepText;
 
   // Only runs still shown count: a run that moved to another page is not acted on unseen.
   const chosen = rows.filter((row) => selected.has(row.id)).map((row) => row.id);
@@ -111,14 +119,13 @@ export function RunsTable({
     });
   };
 
-  const toggleAllMatching = (on: boolean) => {
-    if (!on) {
-      setAllMatching(null);
-      return;
-    }
+  /** The step the last count was made for (a number; null: by status only). */
+  const counted = useRef<number | null>(null);
+  const count = (step: number | string | null) => {
+    counted.current = typeof step === 'number' ? step : null;
     setAllMatching({ preview: null });
     startTransition(async () => {
-      const result = await previewBulkAction({ filter });
+      const result = await previewBulkAction({ filter, ...(typeof step === 'number' ? { fromStep: step } : {}) });
       if (result.ok && result.data) setAllMatching({ preview: result.data });
       else {
         setAllMatching(null);
@@ -126,9 +133,40 @@ export function RunsTable({
       }
     });
   };
+  const toggleAllMatching = (on: boolean) => {
+    if (!on) setAllMatching(null);
+    else count(fromStep);
+  };
+  // A rerun's count depends on the step (runs whose last step is before it are skipped): counted again as it changes.
+  const countFor = typeof fromStep === 'number' ? fromStep : null;
+  useEffect(() => {
+    if (!allMatching?.preview || counted.current === countFor) return;
+    const timer = setTimeout(() => count(countFor), 300);
+    return () => clearTimeout(timer);
+  });
 
-  const bulkConfirmed = async (action: RunAction, reason: string | undefined) => {
-    const result = await bulkByFilterAction({ action, filter, reason });
+  const rerunReport = (result: Awaited<ReturnType<typeof bulkByFilterAction>>) => {
+    if (result.ok) {
+      const skipped = result.data?.skipped ?? [];
+      setMessage({ ok: true, text: result.message, refused: skipped.slice(0, 50).map((s) => `${s.id}: ${s.reason}`) });
+    } else if (!result.errors?.reason) {
+      setMessage({ ok: false, text: result.message, refused: Object.values(result.errors ?? {}).flat() });
+    }
+    return result;
+  };
+  const rerunChosen = async (ids: string[], step: number | string, reason: string | undefined) => {
+    const result = rerunReport(await bulkByFilterAction({ action: 'rerun', ids, fromStep: step, reason }));
+    if (result.ok) setSelected(new Set());
+    return result;
+  };
+
+  const bulkConfirmed = async (action: BulkAction, reason: string | undefined, step?: number | string) => {
+    const result = await bulkByFilterAction({
+      action,
+      filter,
+      reason,
+      ...(step === undefined ? {} : { fromStep: step }),
+    });
     if (result.ok) {
       const skipped = result.data?.skipped ?? [];
       setMessage({ ok: true, text: result.message, refused: skipped.slice(0, 50).map((s) => `${s.id}: ${s.reason}`) });
@@ -241,6 +279,21 @@ export function RunsTable({
                     </button>
                   ),
                 )}
+            <RerunControl
+              step={rerunStep}
+              onStep={setRerunStep}
+              fromStep={fromStep}
+              targets={allMatching ? (preview?.applicable.rerun ?? 0) : chosen.length}
+              matched={allMatching ? (preview?.matched ?? null) : null}
+              scope={scope}
+              disabled={
+                fromStep === null || pending || (allMatching ? !preview || preview.tooMany : chosen.length === 0)
+              }
+              chosen={chosen}
+              onConfirm={(reason) =>
+                allMatching ? bulkConfirmed('rerun', reason, fromStep!) : rerunChosen(chosen, fromStep!, reason)
+              }
+            />
           </div>
           <div
             role="status"
@@ -434,5 +487,81 @@ export function RunsTable({
         </table>
       </div>
     </div>
+  );
+}
+
+/**
+ * "Rerun from step": the step (a number or a step's name) and the confirmation, which says how many runs it
+ * applies to and that the others are skipped with their reason. The count of "all matching" is the server's,
+ * by status and (for a number) by each run's last step; a name is resolved in each run when it is done.
+ */
+function RerunControl({
+  step,
+  onStep,
+  fromStep,
+  targets,
+  matched,
+  scope,
+  disabled,
+  chosen,
+  onConfirm,
+}: {
+  step: string;
+  onStep: (step: string) => void;
+  fromStep: number | string | null;
+  targets: number;
+  /** All matching: how many the filter matched; null for the page's selection. */
+  matched: number | null;
+  scope: string;
+  disabled: boolean;
+  chosen: string[];
+  onConfirm: (reason: string | undefined) => Promise<ActionResult<unknown>>;
+}) {
+  const which = typeof fromStep === 'number' ? `step ${fromStep}` : `step “${fromStep ?? ''}”`;
+  const runs = (n: number) => `${n.toLocaleString('en-US')} run${n === 1 ? '' : 's'}`;
+  return (
+    <span className="inline-flex items-center gap-1">
+      <input
+        data-testid="bulk-rerun-step"
+        aria-label="Step to rerun from: a number or a step name"
+        placeholder="step # or name"
+        value={step}
+        onChange={(event) => onStep(event.target.value)}
+        maxLength={512}
+        className="w-28 rounded-md border border-zinc-300 bg-white px-2 py-1 text-xs dark:border-zinc-600 dark:bg-zinc-950"
+      />
+      <ConfirmAction
+        testId="bulk-rerun"
+        label="Rerun from step"
+        pendingLabel="Rerunning…"
+        tone="default"
+        triggerClass={`${buttonClass('default')} py-1 text-xs`}
+        triggerTitle={`Rerun from a step: every committed result from it on moves to history, and the run is queued again (${matched === null ? 'the selected runs' : `every run ${scope}`})`}
+        disabled={disabled || targets === 0}
+        heading={
+          matched === null
+            ? `Rerun ${runs(targets)} from ${which}?`
+            : `Rerun ${targets.toLocaleString('en-US')} of the ${matched.toLocaleString('en-US')} runs ${scope} from ${which}?`
+        }
+        confirmLabel={`Rerun ${runs(targets)}`}
+        onConfirm={onConfirm}
+      >
+        <p data-testid="confirm-count">
+          {matched === null
+            ? `${runs(targets)} selected.`
+            : `${targets.toLocaleString('en-US')} of the ${matched.toLocaleString('en-US')} runs ${scope} are completed, failed, cancelled or paused${typeof fromStep === 'number' ? ` and have a step ${fromStep}` : ''}.`}{' '}
+          In each, every committed result from {which} on moves to the step history (still readable), its saved state
+          goes back to what it was at that step, and the run is queued again. Runs it does not apply to (running, past
+          their last step, without that step, outside clients&apos;) are skipped and listed, with one audit line per run
+          rerun.
+        </p>
+        {matched === null && (
+          <p className="mt-2 break-all font-mono text-xs" data-testid="confirm-targets">
+            {chosen.slice(0, 10).join(', ')}
+            {chosen.length > 10 ? `, and ${chosen.length - 10} more` : ''}
+          </p>
+        )}
+      </ConfirmAction>
+    </span>
   );
 }

@@ -10,7 +10,7 @@
 import { z } from 'zod';
 import { attemptNoteOf, takeoverText } from '../engine/attempt-note';
 import { NotFoundError } from '../errors';
-import type { ClaimRow, HistoryRow, RunRow, StepEvent, StepRecord } from '../store/types';
+import type { ClaimRow, CommittedRow, HistoryRow, RunRow, StepEvent, StepRecord } from '../store/types';
 import { authorize, type Caller } from './caller';
 import { validate } from './errors';
 import { runRef } from './fields';
@@ -148,7 +148,14 @@ export function attemptsOf(record: StepRecord, claimTtlMs: number, now: number):
       next = note ? note.attempt + 1 : null;
       return;
     }
-    push({ ...blank, ...times, outcome: ATTEMPT_OF[e.outcome]!, attempt: e.attempt, workerId: e.workerId, error: e.detail });
+    push({
+      ...blank,
+      ...times,
+      outcome: ATTEMPT_OF[e.outcome]!,
+      attempt: e.attempt,
+      workerId: e.workerId,
+      error: e.detail,
+    });
     // A refused commit comes after the takeover that fenced it, whose taker is the next attempt already. An
     // expiry by hand or a dead worker deletes the claim: the next claim numbers itself from its own worker's count.
     if (e.outcome !== 'lease_lost') next = null;
@@ -190,6 +197,7 @@ export function stepView(
     result: record.committed ? jsonValue(record.committed.resultJson) : null,
     resultTruncated: record.committed ? truncation('result', record.committed.resultJson).resultTruncated : undefined,
     committed: record.committed ? committedView(record.committed) : null,
+    priorProgress: priorProgress(record.committed),
     attempts: attemptsOf(record, claimTtlMs, now),
     claim: claim ? claimView(claim, claimTtlMs) : null,
     history: record.history.map((h, i) => ({
@@ -202,6 +210,12 @@ export function stepView(
     })),
     events: record.events.map(eventView),
   };
+}
+
+/** The run's saved progress as it stood when the step committed: what a rerun or fork from it puts back. */
+function priorProgress(row: CommittedRow | null) {
+  if (!row || row.priorStep === null || row.priorStateJson === null) return null;
+  return { step: row.priorStep, state: jsonValue(row.priorStateJson), ...truncation('state', row.priorStateJson) };
 }
 
 export type StepView = ReturnType<typeof stepView>;

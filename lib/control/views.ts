@@ -4,7 +4,16 @@
  * clients get values, not strings of JSON. Times are epoch seconds, as in the tables. A claim's fencing
  * token is never shown: only the client that claimed holds it.
  */
-import type { AuditEntry, ClaimRow, CommittedRow, ProgressRow, RunRow, RunSummary, StepEvent } from '../store/types';
+import type {
+  AuditEntry,
+  ClaimRow,
+  CommittedRow,
+  ProgressRow,
+  RewindOutcome,
+  RunRow,
+  RunSummary,
+  StepEvent,
+} from '../store/types';
 import { MAX_DEPTH, nestingDepth } from '../json-depth';
 import { stallField, type Stall } from './stalled';
 
@@ -164,6 +173,29 @@ export function eventView(row: StepEvent) {
     retryAt: row.retryAt,
     previousWorkerId: row.previousWorkerId,
     previousAttempt: row.previousAttempt,
+  };
+}
+
+/** What a rerun did: the run, the results moved, which rerun, the step it resolved to and its saved state. */
+export function rerunAnswer(outcome: RewindOutcome & { fromStep: number }) {
+  return {
+    run: runView(outcome.run),
+    moved: outcome.moved,
+    rerun: outcome.rerun,
+    fromStep: outcome.fromStep,
+    state: outcome.state,
+    stateStep: outcome.stateStep,
+  };
+}
+
+/** What a fork did: the new run, the results copied, the step it resolved to and the state it starts with. */
+export function forkAnswer(outcome: RewindOutcome & { fromStep: number }) {
+  return {
+    run: runView(outcome.run),
+    copied: outcome.moved,
+    fromStep: outcome.fromStep,
+    state: outcome.state,
+    stateStep: outcome.stateStep,
   };
 }
 

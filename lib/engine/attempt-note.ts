@@ -49,9 +49,10 @@ export function parseAttemptNote(detail: string | null): { error: string; note: 
  * reason a step gave up is not stored: a NonRetryableError says so in its error's name, a last attempt is
  * `attempts spent`, anything else the policy refused to retry.
  */
-export function attemptNoteOf(
-  event: Pick<StepEvent, 'detail' | 'attempt' | 'maxAttempts' | 'retryAt'>,
-): { error: string; note: AttemptNote | null } {
+export function attemptNoteOf(event: Pick<StepEvent, 'detail' | 'attempt' | 'maxAttempts' | 'retryAt'>): {
+  error: string;
+  note: AttemptNote | null;
+} {
   if (event.attempt === null || event.maxAttempts === null) return parseAttemptNote(event.detail);
   const error = event.detail ?? '';
   const retryAt = event.retryAt === null ? null : event.retryAt * 1000;

@@ -234,11 +234,7 @@ function* restoreProgress(
 }
 
 /** What the operator event says of the state. */
-function stateNote(
-  state: RewindOutcome['state'],
-  prior: { step: number } | null,
-  fromStep: number,
-): string {
+function stateNote(state: RewindOutcome['state'], prior: { step: number } | null, fromStep: number): string {
   if (state === 'restored') return `; state as it was at step ${prior!.step}`;
   if (state === 'kept') return `; state kept as it is (none recorded at step ${fromStep})`;
   return '';
@@ -394,6 +390,27 @@ export function* readStepPlan(runId: string, step: number, limit: number): Plan<
         }
       : null,
   };
+}
+
+/**
+ * Where a step name (or a whole key) is in a run: the step numbers recorded under any of `keys` in committed,
+ * committed_history and step_events (each read by an index on its key). `found` is false when no row has them.
+ */
+export function* stepOfKeysPlan(runId: string, keys: string[]): Plan<{ found: boolean; step: number | null }> {
+  const marks = keys.map(() => '?').join(', ');
+  const rows = yield q(
+    `SELECT step FROM committed WHERE idem_key IN (${marks}) AND run_id = ?
+    UNION ALL SELECT step FROM committed_history WHERE idem_key IN (${marks}) AND run_id = ?
+    UNION ALL SELECT step FROM step_events WHERE idem_key IN (${marks}) AND run_id = ?`,
+    ...keys,
+    runId,
+    ...keys,
+    runId,
+    ...keys,
+    runId,
+  );
+  const steps = rows.map((r) => num(r.step)).filter((n): n is number => n !== null);
+  return { found: rows.length > 0, step: steps.length > 0 ? Math.min(...steps) : null };
 }
 
 export function* forksPlan(runId: string): Plan<{ id: string; forkedAtStep: number | null; createdAt: number }[]> {

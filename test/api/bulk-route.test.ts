@@ -62,7 +62,7 @@ describe('POST /api/v1/runs/bulk', () => {
     expect(state()).toEqual(before);
 
     const cases: [unknown, Record<string, string[]>][] = [
-      [{ action: 'delete', filter: {} }, { action: ['must be one of pause, resume, cancel, retry'] }],
+      [{ action: 'delete', filter: {} }, { action: ['must be one of pause, resume, cancel, retry, rerun'] }],
       [{ action: 'cancel' }, { filter: ['must be an object of status, workflow and q'] }],
       [
         { action: 'cancel', filter: { status: 'zombie' } },

@@ -204,6 +204,19 @@ export default async function StepPage({ params }: Props) {
             .
           </p>
         )}
+        {view.priorProgress && (
+          <>
+            <h3 className={`mt-4 text-xs font-medium ${term}`}>
+              Saved state when reached (progress at step {view.priorProgress.step}: a rerun from here puts it back)
+            </h3>
+            <pre
+              data-testid="step-prior-state"
+              className="mt-1 max-h-48 overflow-auto whitespace-pre-wrap break-words rounded bg-zinc-50 p-3 font-mono text-xs dark:bg-zinc-950"
+            >
+              {pretty(view.priorProgress.state)}
+            </pre>
+          </>
+        )}
       </Card>
 
       {view.history.length > 0 && (
