@@ -1,8 +1,10 @@
 /** Rewinding runs (rerun and fork from a step) and the step page's read: see rewind.ts for the design. */
-import type { ForkRequest, HistoryRow, RerunRequest, RewindOutcome, TraceBar } from './rewind';
+import type { ForkRequest, HistoryRow, RerunRequest, RewindOutcome } from './rewind';
+import type { TraceBar } from './step-reads';
 import type { ClaimRow, CommittedRow, StepEvent } from './types-rows';
 
-export type { ForkRequest, HistoryRow, RerunRequest, RewindOutcome, TraceBar } from './rewind';
+export type { ForkRequest, HistoryRow, RerunRequest, RewindOutcome } from './rewind';
+export type { TraceBar } from './step-reads';
 
 /** Everything recorded of one step of one run, oldest first. */
 export interface StepRecord {

@@ -1,14 +1,6 @@
 /** Rerun and fork on SQLite: the shared plans (../rewind.ts) driven synchronously inside one BEGIN IMMEDIATE. */
-import {
-  forkPlan,
-  forksPlan,
-  readStepPlan,
-  rerunPlan,
-  stepOfKeysPlan,
-  tracePlan,
-  type Plan,
-  type RewindOutcome,
-} from '../rewind';
+import { forkPlan, rerunPlan, type Plan, type RewindOutcome } from '../rewind';
+import { forksPlan, readStepPlan, stepOfKeysPlan, tracePlan } from '../step-reads';
 import type { RewindStore } from '../types-rewind';
 import { guard, type SqliteConnection } from './connection';
 
