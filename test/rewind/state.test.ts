@@ -208,9 +208,10 @@ describe.each(list)('rerun restores the state of step N on $name', (backend) => 
       [null, null],
     ]);
 
+    // A workflow no worker here serves: the rerun queues the run, and nothing runs it between the two reruns.
     const now = await h.now();
     await h.exec(`INSERT INTO runs (id, workflow, input_json, status, total_steps, attempts, created_at, updated_at)
-      VALUES ('p', 'summing', '{"items":[1,2,3,4]}', 'completed', 4, 1, ${now}, ${now})`);
+      VALUES ('p', 'by-hand', '{}', 'completed', 4, 1, ${now}, ${now})`);
     const kept = await rewind.rerun(deps, OPERATOR, { runId: 'p', fromStep: 3 });
     expect([kept.moved, kept.state, kept.stateStep]).toEqual([1, 'kept', null]);
     expect(await store.loadProgress('p')).toMatchObject({ step: 3, stateJson: '{"a":4}' });
