@@ -178,16 +178,28 @@ export const flaky = defineWorkflow({
     expect(first).toBeLessThanOrEqual(90);
     // It counts down by the browser's clock, between the page's own refreshes.
     await expect.poll(seconds, { timeout: 5_000 }).toBeLessThan(first - 1);
-    expect(
-      readDb(
-        (db) =>
-          (
-            db.prepare(`SELECT count(*) AS n FROM step_events WHERE run_id = ? AND outcome = 'failed'`).get(runId) as {
-              n: number;
-            }
-          ).n,
-      ),
-    ).toBe(1);
+    // What the line reads: the failed event's columns. Its detail is the error alone, no note to parse.
+    const failed = readDb((db) =>
+      db
+        .prepare(`SELECT detail, attempt, max_attempts AS max, retry_at AS retryAt, at FROM step_events
+          WHERE run_id = ? AND outcome = 'failed'`)
+        .all(runId),
+    ) as { detail: string; attempt: number; max: number; retryAt: number; at: number }[];
+    expect(failed).toEqual([
+      {
+        detail: 'Error: upstream answered 503',
+        attempt: 1,
+        max: 10,
+        retryAt: expect.any(Number),
+        at: expect.any(Number),
+      },
+    ]);
+    expect(failed[0]!.retryAt - failed[0]!.at).toBeGreaterThan(60);
+    expect(failed[0]!.retryAt - failed[0]!.at).toBeLessThanOrEqual(91);
+    // The step's page says the same: attempt 1 of 10, and when the next is due.
+    await page.goto(`/runs/${encodeURIComponent(runId)}/steps/0`);
+    await expect(page.getByTestId('step-attempt').first().getByTestId('attempt-number')).toHaveText('1 of 10');
+    await expect(page.getByTestId('attempt-retry')).toContainText('next attempt due');
   } finally {
     await worker.stop();
     await withStore((store) => store.actOnRun(runId, 'cancel', 'e2e').catch(() => undefined));

@@ -1,16 +1,19 @@
 /**
  * Issue 14, items 1 and 3 in the browser: a step that failed twice and then succeeded shows three attempts,
- * with both errors, on its page (reached from the run page's committed table); a rerun from the run page's
- * dialog moves the result to history, where the step page shows it superseded, by whom and why.
+ * with both errors and their numbers, on its page (reached from the run page's committed table); a rerun from
+ * the run page's dialog moves the result to history, where the step page shows it superseded, by whom and why.
+ * A takeover names both sides: whose lease passed on which attempt, and who took it over on which.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { openStore } from '../lib/store/index';
 import { ConfirmDialog } from './pages/confirm-dialog';
 import { RunPage } from './pages/run-page';
 import { expect, noChromium, test, uniqueId } from './support/test';
-import { queueRun, readDb, startWorker } from './support/waybill';
+import { databaseUrl, queueRun, readDb, startWorker } from './support/waybill';
 
 test.skip(noChromium, 'no chromium');
 
@@ -74,6 +77,8 @@ test('a step that failed twice shows three attempts with their errors; a rerun f
     const attempts = page.getByTestId('step-attempt');
     await expect(attempts).toHaveCount(3);
     await expect(attempts.getByTestId('attempt-outcome')).toHaveText(['failed', 'failed', 'committed']);
+    // The numbers are the events' columns (the committing one is the next after the last failure): no text parsed.
+    await expect(attempts.getByTestId('attempt-number')).toHaveText(['1 of 5', '2 of 5', '3']);
     await expect(attempts.nth(0).getByTestId('attempt-error')).toContainText('model refused: attempt 1');
     await expect(attempts.nth(1).getByTestId('attempt-error')).toContainText('model refused: attempt 2');
     await expect(attempts.nth(2).getByTestId('attempt-error')).toHaveText('');
@@ -109,4 +114,66 @@ test('a step that failed twice shows three attempts with their errors; a rerun f
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('a takeover names both sides on the step page: whose lease passed on which attempt, and who took it over', async ({
+  page,
+}) => {
+  const runId = uniqueId('e2e-takeover');
+  const key = `${runId}:step:0`;
+  const store = await openStore(databaseUrl(), { synchronous: 'normal' });
+  try {
+    await store.createRun({ id: runId, workflow: 'agent-batch', inputJson: '{"count":1}', totalSteps: 1 });
+    const claim = (worker: string, attempt: number, leaseMs: number) =>
+      store.claim({
+        idemKey: key,
+        runId,
+        token: `token-of-${worker}-0123456789`,
+        workerId: worker,
+        step: 0,
+        attempt,
+        leaseMs,
+        claimTtlMs: 30_000,
+      });
+    // W1's second attempt froze: its lease of 1 ms passes, and W2 takes the step over on attempt 3.
+    await claim('W1', 2, 1);
+    await sleep(50);
+    expect(await claim('W2', 1, 60_000)).toMatchObject({ kind: 'claimed', attempt: 3 });
+    const commit = (worker: string, attempt: number) =>
+      store.commit({
+        idemKey: key,
+        token: `token-of-${worker}-0123456789`,
+        runId,
+        resultJson: '{"answer":"from W2"}',
+        step: 0,
+        fingerprint: null,
+        workerId: worker,
+        durationMs: 12,
+        attempt,
+      });
+    await commit('W2', 3);
+    // W1 wakes up and tries to commit: fenced off, and said so.
+    expect(await commit('W1', 2).catch((e: Error) => e.name)).toBe('LeaseLostError');
+  } finally {
+    await store.close();
+  }
+  await page.goto(`/runs/${encodeURIComponent(runId)}/steps/0`);
+  const attempts = page.getByTestId('step-attempt');
+  await expect(attempts.getByTestId('attempt-outcome')).toHaveText(['taken over', 'lease lost', 'committed']);
+  await expect(attempts.getByTestId('attempt-number')).toHaveText(['2', '2', '3']);
+  await expect(attempts.nth(0).getByTestId('attempt-error')).toHaveText(
+    'lease of W1 (attempt 2) passed; taken over by W2 (attempt 3)',
+  );
+  await expect(attempts.nth(2)).toContainText('W2');
+  expect(
+    readDb((db) =>
+      db
+        .prepare(`SELECT outcome, worker_id AS worker, attempt, previous_worker_id AS previous, previous_attempt AS previousAttempt
+          FROM step_events WHERE run_id = ? ORDER BY id`)
+        .all(runId),
+    ),
+  ).toEqual([
+    { outcome: 'expired', worker: 'W2', attempt: 3, previous: 'W1', previousAttempt: 2 },
+    { outcome: 'lease_lost', worker: 'W1', attempt: 2, previous: null, previousAttempt: null },
+  ]);
 });

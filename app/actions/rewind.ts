@@ -11,7 +11,8 @@ import { failure, operatorCaller, sizeError, type ActionResult } from './result'
 
 interface RewindInput {
   runId: string;
-  fromStep: number;
+  /** A step number, or a step's name (lib/control/rewind resolves it). */
+  fromStep: number | string;
   /** The edited input as JSON text; empty keeps the run's. */
   input?: string;
   reason?: string;
@@ -58,7 +59,7 @@ export async function rerunAction(given: RewindInput): Promise<ActionResult<{ id
     refresh(given.runId);
     return {
       ok: true,
-      message: `rerun ${outcome.rerun} from step ${given.fromStep}: ${outcome.moved} results moved to history; the run is queued`,
+      message: `rerun ${outcome.rerun} from step ${outcome.fromStep}: ${outcome.moved} results moved to history${outcome.state === 'restored' ? `, state as it was at step ${outcome.stateStep}` : ''}; the run is queued`,
       data: { id: given.runId },
     };
   } catch (error) {

@@ -12,7 +12,7 @@ import { controlDeps } from '@/lib/data/control';
 import { InvalidInputError, StartRefusedError } from '@/lib/errors';
 import type { RunAction } from '@/lib/store/types';
 import { failure, fieldErrors, operatorCaller, sizeError, type ActionResult } from './result';
-import type { BulkFilter, BulkPreview, BulkReport } from '@/lib/control/bulk';
+import type { BulkAction, BulkFilter, BulkPreview, BulkReport } from '@/lib/control/bulk';
 
 // Only the list's shape: each id and the reason are the operation's to check.
 const actSchema = z.object({
@@ -55,8 +55,14 @@ export async function actOnRuns(input: {
     : { ok: true, message, data: { done, refused } };
 }
 
-/** The count the "all matching" confirmation shows: how many runs match, and how many each action applies to. */
-export async function previewBulkAction(input: { filter: BulkFilter }): Promise<ActionResult<BulkPreview>> {
+/**
+ * The count the "all matching" confirmation shows: how many runs match, and how many each action applies to
+ * (a rerun's with the step given, when it is a number).
+ */
+export async function previewBulkAction(input: {
+  filter: BulkFilter;
+  fromStep?: number | string;
+}): Promise<ActionResult<BulkPreview>> {
   const caller = await operatorCaller();
   try {
     return { ok: true, message: 'counted', data: await bulk.preview(controlDeps(), caller, input) };
@@ -65,12 +71,15 @@ export async function previewBulkAction(input: { filter: BulkFilter }): Promise<
   }
 }
 
-/** One action over every run the filter matches (lib/control/bulk.ts): done in batches, one audit line per run. */
-export async function bulkByFilterAction(input: {
-  action: RunAction;
-  filter: BulkFilter;
-  reason?: string;
-}): Promise<ActionResult<BulkReport>> {
+/**
+ * One action over every run the filter matches, or a rerun of the runs a page selected (lib/control/bulk.ts):
+ * done in batches, one audit line per run, the runs it does not apply to skipped with the reason.
+ */
+export async function bulkByFilterAction(
+  input:
+    | { action: BulkAction; filter: BulkFilter; fromStep?: number | string; reason?: string }
+    | { action: 'rerun'; ids: string[]; fromStep: number | string; reason?: string },
+): Promise<ActionResult<BulkReport>> {
   const caller = await operatorCaller();
   try {
     const report = await bulk.apply(controlDeps(), caller, input);

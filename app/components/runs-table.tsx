@@ -4,14 +4,17 @@
  * the selection: rows (and their relative times) are computed on the server and refreshed by LiveRefresh,
  * and the selection survives those refreshes. Actions apply to the selected runs still on this page, or,
  * with "all matching" on, to every run the list's filter matches (counted first, then confirmed, then done
- * in batches on the server: lib/control/bulk.ts). A viewer gets neither checkboxes nor actions: the server
+ * in batches on the server: lib/control/bulk.ts). "Rerun from step" takes a step number or a step's name,
+ * resolved in each run; runs it does not apply to (running, past their last step, outside clients') are
+ * skipped and listed with the reason. A viewer gets neither checkboxes nor actions: the server
  * would refuse them, and offering them misleads.
  */
 import Link from 'next/link';
 import { useEffect, useRef, useState, useTransition } from 'react';
 import { actOnRuns, bulkByFilterAction, previewBulkAction } from '@/app/actions/runs';
-import type { BulkFilter, BulkPreview } from '@/lib/control/bulk';
+import type { BulkAction, BulkFilter, BulkPreview } from '@/lib/control/bulk';
 import type { RunAction, RunSummary } from '@/lib/store/types';
+import { RerunControl } from './bulk-rerun';
 import { ConfirmAction } from './confirm-action';
 import { Badge, ProgressBar, buttonClass } from './ui';
 
@@ -72,6 +75,11 @@ export function RunsTable({
   const [message, setMessage] = useState<Message | null>(null);
   const [pending, startTransition] = useTransition();
   const [running, setRunning] = useState<RunAction | null>(null);
+  /** The step to rerun from, as typed: digits are a number, anything else a step's name. */
+  const [rerunStep, setRerunStep] = useState('');
+  const stepText = rerunStep.trim();
+  const fromStep: number | string | null =
+    stepText === '' ? null : /^\d{1,15}$/.test(stepText) ? Number(stepText) : stepText;
 
   // Only runs still shown count: a run that moved to another page is not acted on unseen.
   const chosen = rows.filter((row) => selected.has(row.id)).map((row) => row.id);
@@ -111,14 +119,13 @@ export function RunsTable({
     });
   };
 
-  const toggleAllMatching = (on: boolean) => {
-    if (!on) {
-      setAllMatching(null);
-      return;
-    }
+  /** The step the last count was made for (a number; null: by status only). */
+  const counted = useRef<number | null>(null);
+  const count = (step: number | string | null) => {
+    counted.current = typeof step === 'number' ? step : null;
     setAllMatching({ preview: null });
     startTransition(async () => {
-      const result = await previewBulkAction({ filter });
+      const result = await previewBulkAction({ filter, ...(typeof step === 'number' ? { fromStep: step } : {}) });
       if (result.ok && result.data) setAllMatching({ preview: result.data });
       else {
         setAllMatching(null);
@@ -126,9 +133,40 @@ export function RunsTable({
       }
     });
   };
+  const toggleAllMatching = (on: boolean) => {
+    if (!on) setAllMatching(null);
+    else count(fromStep);
+  };
+  // A rerun's count depends on the step (runs whose last step is before it are skipped): counted again as it changes.
+  const countFor = typeof fromStep === 'number' ? fromStep : null;
+  useEffect(() => {
+    if (!allMatching?.preview || counted.current === countFor) return;
+    const timer = setTimeout(() => count(countFor), 300);
+    return () => clearTimeout(timer);
+  });
 
-  const bulkConfirmed = async (action: RunAction, reason: string | undefined) => {
-    const result = await bulkByFilterAction({ action, filter, reason });
+  const rerunReport = (result: Awaited<ReturnType<typeof bulkByFilterAction>>) => {
+    if (result.ok) {
+      const skipped = result.data?.skipped ?? [];
+      setMessage({ ok: true, text: result.message, refused: skipped.slice(0, 50).map((s) => `${s.id}: ${s.reason}`) });
+    } else if (!result.errors?.reason) {
+      setMessage({ ok: false, text: result.message, refused: Object.values(result.errors ?? {}).flat() });
+    }
+    return result;
+  };
+  const rerunChosen = async (ids: string[], step: number | string, reason: string | undefined) => {
+    const result = rerunReport(await bulkByFilterAction({ action: 'rerun', ids, fromStep: step, reason }));
+    if (result.ok) setSelected(new Set());
+    return result;
+  };
+
+  const bulkConfirmed = async (action: BulkAction, reason: string | undefined, step?: number | string) => {
+    const result = await bulkByFilterAction({
+      action,
+      filter,
+      reason,
+      ...(step === undefined ? {} : { fromStep: step }),
+    });
     if (result.ok) {
       const skipped = result.data?.skipped ?? [];
       setMessage({ ok: true, text: result.message, refused: skipped.slice(0, 50).map((s) => `${s.id}: ${s.reason}`) });
@@ -241,6 +279,21 @@ export function RunsTable({
                     </button>
                   ),
                 )}
+            <RerunControl
+              step={rerunStep}
+              onStep={setRerunStep}
+              fromStep={fromStep}
+              targets={allMatching ? (preview?.applicable.rerun ?? 0) : chosen.length}
+              matched={allMatching ? (preview?.matched ?? null) : null}
+              scope={scope}
+              disabled={
+                fromStep === null || pending || (allMatching ? !preview || preview.tooMany : chosen.length === 0)
+              }
+              chosen={chosen}
+              onConfirm={(reason) =>
+                allMatching ? bulkConfirmed('rerun', reason, fromStep!) : rerunChosen(chosen, fromStep!, reason)
+              }
+            />
           </div>
           <div
             role="status"

@@ -14,6 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { IdempotencyKeyReuseError, InvalidInputError, LeaseLostError, NotFoundError } from '../errors';
+import { INPUT_MAX_CHARS } from '../checkpoint/step-input';
 import { shortestLeaseFor } from '../store/sqlite-timeouts';
 import type { ClaimOutcome, ClaimRow, ProgressWrite, RunStatus, Store } from '../store/types';
 import { fingerprint, freeText, idemKey, runRef, stepNumber, typeError, workerId } from './ids';
@@ -56,6 +57,22 @@ const duration = z
   .min(0, 'must be ≥ 0')
   .max(1e10, 'must be at most 1e10');
 
+/**
+ * A step's recorded input over HTTP: any JSON value (null included) of at most INPUT_MAX_CHARS characters as
+ * JSON text, the bound the in-process recorder keeps (lib/checkpoint/step-input.ts). Longer is refused rather
+ * than cut: the commit is refused with nothing written and the claim still the client's, so it can commit again
+ * with a smaller input (or none) under the same token; the Python client checks before it runs the side effect.
+ */
+const stepInput = z.unknown().superRefine((value, ctx) => {
+  const text = JSON.stringify(value);
+  if (text === undefined) ctx.addIssue({ code: 'custom', message: 'must be a JSON value' });
+  else if (text.length > INPUT_MAX_CHARS)
+    ctx.addIssue({
+      code: 'custom',
+      message: `must be at most ${INPUT_MAX_CHARS.toLocaleString('en-US')} characters as JSON (this is ${text.length.toLocaleString('en-US')}); the claim is still yours: commit again with a smaller input or none`,
+    });
+});
+
 export const progressBody = z.strictObject({ step: stepNumber, state: anyJson, counters: counters.optional() });
 
 export const claimBody = z.strictObject({
@@ -80,6 +97,8 @@ export const commitBody = z.strictObject({
   workerId: workerId.optional(),
   durationMs: duration.optional(),
   progress: z.strictObject({ step: stepNumber, state: anyJson, counters: counters.optional() }).optional(),
+  /** What the step was given, stored beside its result and shown on its page: any JSON, bounded (stepInput). */
+  input: stepInput.optional(),
   /** The client's next key, claimed in the commit's transaction: one round trip per step instead of two. */
   next: z
     .strictObject({
@@ -277,6 +296,7 @@ export async function commit(store: Store, body: z.output<typeof commitBody>, op
       durationMs,
       progress,
       next,
+      inputJson: body.input === undefined ? null : JSON.stringify(body.input),
       // A client that names itself and says how long its side effect took sends the same commit again after a
       // lost reply: if its claim is gone, a row with this worker, result and duration is that earlier attempt's,
       // and it succeeded. (Without durationMs the server measures it, differently each time.)
@@ -322,6 +342,8 @@ export async function release(store: Store, body: z.output<typeof releaseBody>, 
     workerId: body.workerId ?? held.workerId,
     durationMs: Math.max(0, (Date.now() / 1000 - held.claimedAt) * 1000),
     error: body.error ?? null,
+    // The client's retry policy is its own: which attempt failed is known, when the next comes is not.
+    attempt: held.attempt,
   });
   return { key: body.key, released: true };
 }

@@ -275,6 +275,17 @@ export const errorSchema = z.object({
 export const attemptSchema = z.strictObject({
   n: int,
   outcome: z.enum(['failed', 'taken_over', 'lease_lost', 'committed', 'resolved', 'forked', 'in_flight']),
+  attempt: int
+    .nullable()
+    .describe(
+      "the attempt's number as claims count it (takeovers included); for a takeover, the holder's that lost its lease",
+    ),
+  maxAttempts: int.nullable().describe("a failed attempt: how many attempts its step's policy allows"),
+  retryAt: time.nullable().describe('a failed attempt: when the next was due; null when none was to come'),
+  takenOverBy: z
+    .strictObject({ workerId: z.string().nullable(), attempt: int.nullable() })
+    .nullable()
+    .describe('a takeover: the worker, and its attempt, that took the lease over'),
   startedAt: time.nullable(),
   endedAt: time.nullable(),
   durationMs: z.number().nullable(),
@@ -293,6 +304,11 @@ const eventSchema = z.strictObject({
   workerId: z.string().nullable(),
   detail: z.string().nullable(),
   at: time,
+  attempt: int.nullable().describe('the attempt the event is about (a takeover: the taker); null on older rows'),
+  maxAttempts: int.nullable(),
+  retryAt: time.nullable(),
+  previousWorkerId: z.string().nullable().describe('a takeover: whose lease passed'),
+  previousAttempt: int.nullable(),
 });
 export const stepSchema = z.strictObject({
   runId: z.string(),
@@ -304,6 +320,10 @@ export const stepSchema = z.strictObject({
   result: json,
   resultTruncated: truncated,
   committed: committedSchema.nullable(),
+  priorProgress: z
+    .strictObject({ step: int, state: json, stateTruncated: truncated })
+    .nullable()
+    .describe("the run's saved progress when this step committed: what a rerun or fork from it puts back"),
   attempts: z.array(attemptSchema),
   claim: claimSchema.nullable(),
   history: z
@@ -329,12 +349,24 @@ export const stepSchema = z.strictObject({
     .describe('earlier results a rerun moved to history, oldest first'),
   events: z.array(eventSchema),
 });
+/** What a rewind did to the run's saved state (lib/store/rewind.ts). */
+const rewoundState = {
+  fromStep: int.describe('the step it started from (a step name given is resolved to its number)'),
+  state: z
+    .enum(['restored', 'kept', 'none'])
+    .describe(
+      'restored: the saved state is what it was when fromStep was reached; kept: none was recorded there, the latest stays; none: the run saves no progress',
+    ),
+  stateStep: int.nullable().describe('restored: the step the map stood at then (fromStep, or earlier if it lagged)'),
+};
 export const rerunAnswerSchema = z.strictObject({
   run: runSchema,
   moved: int.describe('results moved to history'),
   rerun: int,
+  ...rewoundState,
 });
 export const forkAnswerSchema = z.strictObject({
   run: runSchema,
   copied: int.describe('results copied from the original'),
+  ...rewoundState,
 });

@@ -15,9 +15,10 @@ import {
   encodeCommittedCursor,
   encodeRunsCursor,
 } from './cursor';
-import { freeText, newRunId, stepNumber, typeError } from './ids';
+import { freeText, newRunId, typeError } from './ids';
 import { queryLimit } from './validate';
 import { RUN_ACTIONS } from '../control/runs';
+import { stepRef } from '../control/rewind';
 import { claimView, committedView, progressView, runSummaryView, runView } from '../control/views';
 import { readStallFacts, stallOf, type StallSettings } from '../control/stalled';
 
@@ -144,7 +145,8 @@ export async function listCommitted(
 export const actionBody = z.strictObject({ reason: z.string({ error: 'must be text' }).optional() }).optional();
 
 export const rerunBody = z.strictObject({
-  fromStep: stepNumber,
+  /** A step number, or a step's name (`fetch-3`) or whole key: the lowest step recorded under it. */
+  fromStep: stepRef,
   input: z.unknown().optional(),
   reason: z.string({ error: 'must be text' }).optional(),
 });

@@ -66,8 +66,11 @@ export interface RunOnceOptions {
    * the next attempt carries the same idempotency key for the receiver to deduplicate on.
    */
   timeoutMs?: number;
-  /** When fn fails: a line to add under the error in the `failed` event (the engine's attempt and retry time). */
-  noteFailure?: (error: unknown) => string;
+  /**
+   * When fn fails: what the caller's retry policy makes of it, recorded on the `failed` event as data — how many
+   * attempts it allows, and when the next is due (epoch ms by the caller's clock; null: none will be).
+   */
+  nextAttempt?: (error: unknown) => { maxAttempts: number; retryAt: number | null };
 }
 
 export interface StepResult<T> {
@@ -368,7 +371,7 @@ export class Checkpoint {
       keeper.stop();
       const durationMs = this.clock.monotonic() - started;
       const reason = call.reason instanceof LeaseLostError ? call.reason : error;
-      const note = options.noteFailure?.(reason) ?? '';
+      const next = options.nextAttempt?.(reason);
       await this.store.releaseClaim({
         idemKey,
         token,
@@ -376,7 +379,10 @@ export class Checkpoint {
         step,
         workerId: this.workerId,
         durationMs,
-        error: describe(reason) + note,
+        error: describe(reason),
+        attempt,
+        maxAttempts: next?.maxAttempts ?? null,
+        retryAt: next && next.retryAt !== null ? next.retryAt / 1000 : null,
       });
       throw reason;
     }
@@ -403,6 +409,7 @@ export class Checkpoint {
         durationMs,
         progress,
         inputJson: recordedInput(options.input),
+        attempt,
         next: next ? this.claimRequest(next.idemKey, nextToken, next.step ?? null, 1) : undefined,
       },
     };

@@ -1,14 +1,16 @@
 /**
- * `waybill pause|resume|cancel|retry --all-matching [--status S] [--workflow W] [--search Q] [--reason TEXT] --yes`:
- * one action over every run the filters match (`waybill runs`'s filters), through lib/control/bulk, audited per
- * run. Without --yes nothing changes: it says how many runs match and how many the action applies to.
+ * `waybill pause|resume|cancel|retry --all-matching [--status S] [--workflow W] [--search Q] [--reason TEXT] --yes`,
+ * and `waybill rerun --all-matching --from-step N|NAME …` the same way: one action over every run the filters
+ * match (`waybill runs`'s filters), through lib/control/bulk, audited per run. Without --yes nothing changes: it
+ * says how many runs match and how many the action applies to.
  */
 import { parseArgs } from 'node:util';
 import { bulk } from '../control';
-import type { RunAction } from '../store/types';
-import { GLOBAL_OPTIONS, flags } from './args';
+import type { BulkAction } from '../control/bulk';
+import { GLOBAL_OPTIONS, check, flags } from './args';
 import { callerOf, withControl, type Cli } from './context';
 import { UsageError } from '../errors';
+import { stepFlag } from './rewind';
 
 export const BULK_OPTIONS = {
   'all-matching': { type: 'boolean' },
@@ -17,9 +19,10 @@ export const BULK_OPTIONS = {
   search: { type: 'string' },
   reason: { type: 'string' },
   yes: { type: 'boolean' },
+  'from-step': { type: 'string' },
 } as const;
 
-export async function actAll(cli: Cli, action: RunAction, args: string[]): Promise<number> {
+export async function actAll(cli: Cli, action: BulkAction, args: string[]): Promise<number> {
   const { values, positionals: given } = flags(() =>
     parseArgs({ args, strict: true, allowPositionals: true, options: { ...GLOBAL_OPTIONS, ...BULK_OPTIONS } }),
   );
@@ -28,6 +31,9 @@ export async function actAll(cli: Cli, action: RunAction, args: string[]): Promi
       `--all-matching acts on the runs the filters match: unexpected run id ${JSON.stringify(given[0])}`,
     );
   const filter = { status: values.status, workflow: values.workflow, q: values.search };
+  if (action !== 'rerun' && values['from-step'] !== undefined)
+    throw new UsageError('--from-step: only rerun takes a step (waybill rerun --all-matching --from-step N|NAME)');
+  const fromStep = action === 'rerun' ? check(stepFlag, values['from-step'] ?? '', '--from-step') : undefined;
   const caller = callerOf(cli, values.as);
   // lib/control checks the filters before the store is opened: a bad flag neither opens nor creates it.
   const named = (error: unknown) => {
@@ -38,22 +44,26 @@ export async function actAll(cli: Cli, action: RunAction, args: string[]): Promi
       'filter.workflow': '--workflow',
       'filter.q': '--search',
       reason: '--reason',
+      fromStep: '--from-step',
       filter: 'the filters',
     };
     const [field, messages] = Object.entries(fields)[0]!;
     throw new UsageError(`${flag[field] ?? field}: ${messages[0]}`);
   };
   if (!values.yes) {
-    const seen = await withControl(cli, values.db, (deps) => bulk.preview(deps, caller, { filter })).catch(named);
+    const seen = await withControl(cli, values.db, (deps) =>
+      bulk.preview(deps, caller, { filter, ...(typeof fromStep === 'number' ? { fromStep } : {}) }),
+    ).catch(named);
+    const byName = typeof fromStep === 'string' ? ` (by status: the step name is looked up in each run when done)` : '';
     const what = seen.tooMany
       ? `more than ${bulk.BULK_MAX.toLocaleString('en-US')} runs match: narrow the filters`
-      : `${seen.matched} run${seen.matched === 1 ? '' : 's'} match (${bulk.describeFilter(filter)}); ${action} applies to ${seen.applicable[action]} of them`;
+      : `${seen.matched} run${seen.matched === 1 ? '' : 's'} match (${bulk.describeFilter(filter)}); ${action}${fromStep === undefined ? '' : ` from step ${fromStep}`} applies to ${seen.applicable[action]} of them${byName}`;
     if (!values.json) throw new UsageError(`${what}. Nothing changed: add --yes to ${action} them.`);
     cli.json({ matched: seen.matched, applicable: seen.applicable[action], tooMany: seen.tooMany, done: 0 });
     return 2;
   }
   const report = await withControl(cli, values.db, (deps) =>
-    bulk.apply(deps, caller, { action, filter, reason: values.reason }),
+    bulk.apply(deps, caller, { action, filter, fromStep, reason: values.reason }),
   ).catch(named);
   if (values.json) {
     cli.json(report);

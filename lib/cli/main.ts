@@ -109,15 +109,16 @@ const COMMANDS: Record<string, { usage: string; summary: string; run: Command }>
     ),
   },
   rerun: {
-    usage: 'rerun <runId> --from-step N [--input JSON|@file] [--reason TEXT]',
-    summary: 'run a finished, failed, cancelled or paused run again from step N; earlier results move to history',
+    usage: 'rerun <runId> --from-step N|NAME [--input JSON|@file] [--reason TEXT] | --all-matching …',
+    summary:
+      'run a finished, failed, cancelled or paused run again from step N (or a named step); earlier results move to history',
     run: lazy(
       () => import('./rewind'),
       (m) => m.rerun,
     ),
   },
   fork: {
-    usage: 'fork <runId> --from-step N [--id NEW] [--input JSON|@file] [--reason TEXT]',
+    usage: 'fork <runId> --from-step N|NAME [--id NEW] [--input JSON|@file] [--reason TEXT]',
     summary: 'a new run with steps before N copied from this one, the rest run anew',
     run: lazy(
       () => import('./rewind'),
@@ -223,7 +224,7 @@ const COMMANDS: Record<string, { usage: string; summary: string; run: Command }>
   },
 };
 
-const BULK_HELP = `pause, resume, cancel and retry --all-matching [--status S] [--workflow W] [--search Q] [--reason TEXT] --yes: every run the filters match (as in runs), audited per run; without --yes, only the count`;
+const BULK_HELP = `pause, resume, cancel, retry and rerun --all-matching [--status S] [--workflow W] [--search Q] [--reason TEXT] --yes (rerun also --from-step N|NAME): every run the filters match (as in runs), audited per run; without --yes, only the count`;
 
 const GLOBAL_HELP = `global options: --db URL (instead of DATABASE_URL), --as NAME (who the audit log records; else cli:<OS user>), --json (one JSON document on stdout, errors as JSON on stderr), --help, --version`;
 

@@ -5,7 +5,8 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { rewind, steps } from '../control';
-import { runView } from '../control/views';
+import { stepText as stepRefText } from '../control/rewind';
+import { forkAnswer, rerunAnswer } from '../control/views';
 import { GLOBAL_OPTIONS, check, flags, jsonArg, lookupId, positionals } from './args';
 import { callerOf, withControl, type Cli } from './context';
 import { fields, relative, table, truncate } from './format';
@@ -15,6 +16,13 @@ const stepNumber = z
   .regex(/^\d+$/, 'must be a step number (a whole number, 0 or more)')
   .transform(Number)
   .pipe(z.number().int().max(Number.MAX_SAFE_INTEGER, 'is too large'));
+
+/** `--from-step N|NAME`: digits are a step number; other text a step's name or key, resolved in the run. */
+export const stepFlag = z
+  .string()
+  .trim()
+  .min(1, 'must be a step number or a step name (e.g. --from-step 20, --from-step fetch-3)')
+  .pipe(stepRefText);
 
 export async function step(cli: Cli, args: string[]): Promise<number> {
   const { values, positionals: given } = flags(() =>
@@ -50,9 +58,10 @@ export async function step(cli: Cli, args: string[]): Promise<number> {
     cli.out(`\nattempts (${view.attempts.length})`);
     cli.out(
       table(
-        ['#', 'OUTCOME', 'ENDED', 'MS', 'WORKER', 'ERROR'],
+        ['#', 'ATTEMPT', 'OUTCOME', 'ENDED', 'MS', 'WORKER', 'ERROR'],
         view.attempts.map((a) => [
           a.n,
+          a.attempt === null ? null : a.maxAttempts === null ? String(a.attempt) : `${a.attempt} of ${a.maxAttempts}`,
           a.outcome.replace('_', ' '),
           relative(a.endedAt, now),
           a.durationMs === null ? null : Math.round(a.durationMs),
@@ -91,21 +100,22 @@ function rewindFlags(args: string[], fork: boolean) {
   );
   const [id] = positionals(given, ['runId']);
   const runId = check(lookupId, id, 'run id');
-  const fromStep = check(stepNumber, values['from-step'] ?? '', '--from-step');
+  const fromStep = check(stepFlag, values['from-step'] ?? '', '--from-step');
   const input = values.input === undefined ? undefined : jsonArg(values.input, '--input');
   return { values: values as typeof values & { id?: string }, runId, fromStep, input };
 }
 
 export async function rerun(cli: Cli, args: string[]): Promise<number> {
+  if (args.includes('--all-matching')) return (await import('./bulk')).actAll(cli, 'rerun', args);
   const { values, runId, fromStep, input } = rewindFlags(args, false);
   const caller = callerOf(cli, values.as);
   const outcome = await withControl(cli, values.db, (deps) =>
     rewind.rerun(deps, caller, { runId, fromStep, input, reason: values.reason }),
   );
-  if (values.json) cli.json({ run: runView(outcome.run), moved: outcome.moved, rerun: outcome.rerun });
+  if (values.json) cli.json(rerunAnswer(outcome));
   else
     cli.out(
-      `rerun ${outcome.rerun} of ${runId} from step ${fromStep}: ${outcome.moved} results moved to history; it is ${outcome.run.status}`,
+      `rerun ${outcome.rerun} of ${runId} from ${stepText(outcome.fromStep, fromStep)}: ${outcome.moved} results moved to history${stateText(outcome)}; it is ${outcome.run.status}`,
     );
   return 0;
 }
@@ -116,10 +126,19 @@ export async function fork(cli: Cli, args: string[]): Promise<number> {
   const outcome = await withControl(cli, values.db, (deps) =>
     rewind.fork(deps, caller, { runId, fromStep, id: values.id, input, reason: values.reason }),
   );
-  if (values.json) cli.json({ run: runView(outcome.run), copied: outcome.moved });
+  if (values.json) cli.json(forkAnswer(outcome));
   else
     cli.out(
-      `forked ${outcome.run.id} from ${runId} at step ${fromStep}: ${outcome.moved} results copied; it is ${outcome.run.status}`,
+      `forked ${outcome.run.id} from ${runId} at ${stepText(outcome.fromStep, fromStep)}: ${outcome.moved} results copied${stateText(outcome)}; it is ${outcome.run.status}`,
     );
   return 0;
+}
+
+const stepText = (n: number, given: number | string) =>
+  typeof given === 'number' ? `step ${n}` : `step ${n} (${given})`;
+
+function stateText(outcome: { state: string; stateStep: number | null }): string {
+  if (outcome.state === 'restored') return `, state as it was at step ${outcome.stateStep}`;
+  if (outcome.state === 'kept') return ', state kept as it is (none recorded at that step)';
+  return '';
 }

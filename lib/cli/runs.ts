@@ -3,6 +3,7 @@
  * `inspect` shows one — its row, its map, its live claims, its committed count and its timeline.
  */
 import { parseArgs } from 'node:util';
+import { eventText } from '../engine/attempt-note';
 import { NotFoundError } from '../errors';
 import { MAX_DEPTH, nestingDepth } from '../json-depth';
 import { claimView, eventView, progressView, runSummaryView, runView } from '../control/views';
@@ -163,7 +164,7 @@ export async function inspect(cli: Cli, args: string[]): Promise<number> {
           e.count > 1 ? `${e.outcome} ×${e.count}` : e.outcome,
           e.step,
           e.idemKey,
-          truncate(e.detail, 80),
+          truncate(eventText(e), 80),
         ]),
       ),
     );

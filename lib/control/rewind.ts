@@ -15,10 +15,18 @@
  * before N copied as `forked` rows that name the key they came from; the original is not written at all.
  *
  * Rerun is pinned to what has a step number (committed.step): a keyless step cannot be chosen and is kept.
+ * A step may be named instead (`fetch-3`: ctx.step's name, the key's tail after `<run>:`, or a whole key): it
+ * stands for the lowest step number recorded under that key.
+ *
+ * State. A workflow of named steps replays: its run() starts from the top and each committed step returns its
+ * result, so its state is rebuilt from the results < N with nothing else to restore. A loop that resumes from
+ * its saved progress (runAgent, a Checkpoint loop, an HTTP client) keeps its state there; each commit copies
+ * that progress as it stood (committed.prior_*), and a rewind from N puts back the copy of the first row from
+ * N on — the state as it was when N was first reached, not the latest (store/rewind.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { StartRefusedError } from '../errors';
+import { RewindRefusedError, StartRefusedError } from '../errors';
 import { issuePath } from '../engine/input-check';
 import { runIdSchema } from '../engine/runs';
 import type { RewindOutcome } from '../store/types';
@@ -28,11 +36,37 @@ import { validate } from './errors';
 import { reasonField, runRef } from './fields';
 import type { ControlDeps, ControlStore } from './store';
 
-const fromStep = z
-  .number({ error: 'must be a step number' })
+const stepNumber = z
+  .number({ error: 'must be a step number or a step name' })
   .int('must be a whole number')
   .min(0, 'must be 0 or more')
   .max(Number.MAX_SAFE_INTEGER, 'is too large');
+
+/**
+ * A step by number, or by name: digits are a number (so a CLI flag or a form field passes either as text); any
+ * other text a name or a whole key, bounded as keys are.
+ */
+export const stepText = z
+  .string({ error: 'must be a step number or a step name' })
+  .trim()
+  .min(1, 'must not be empty')
+  .max(512, 'must be at most 512 characters')
+  .refine((s) => !/\p{Cc}/u.test(s), 'must not contain control characters')
+  // A number that is not a step (-1, 1.5, 1e3) is a mistake, not a name.
+  .refine(
+    (s) => /^\d{1,15}$/.test(s) || !/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(s),
+    'must be a whole number, 0 or more (or a step name)',
+  )
+  .transform((s): number | string => (/^\d{1,15}$/.test(s) ? Number(s) : s));
+export const stepRef = z.union([stepNumber, stepText], {
+  // The rule of the branch the value's type chose ("must be 0 or more", "must not be empty"), not "invalid input".
+  error: (issue) => {
+    if (issue.code !== 'invalid_union') return undefined;
+    const branch = typeof issue.input === 'number' ? 0 : typeof issue.input === 'string' ? 1 : -1;
+    return issue.errors[branch]?.[0]?.message ?? 'must be a step number or a step name';
+  },
+});
+const fromStep = stepRef;
 
 const rerunInput = z.strictObject({
   runId: runRef,
@@ -79,19 +113,56 @@ async function checkedInput(deps: ControlDeps, store: ControlStore, runId: strin
   return { inputJson: JSON.stringify(checked.input), totalSteps: checked.totalSteps };
 }
 
-/** Reruns a finished, failed, cancelled or paused run from step N (see the top comment). Operator only; audited. */
-export async function rerun(
+/**
+ * The step number a rerun or fork starts from: a number as given; a name resolved in the run (`<run>:<name>`,
+ * or the name as a whole key). RewindRefusedError on `fromStep` when nothing is recorded under it, or only
+ * keyless rows (a ctx.step with no { step }).
+ */
+export async function resolveStep(store: ControlStore, runId: string, ref: number | string): Promise<number> {
+  if (typeof ref === 'number') return ref;
+  const keys = ref.startsWith(`${runId}:`) ? [ref] : [`${runId}:${ref}`, ref];
+  const { found, step } = await store.stepOfKeys(runId, keys);
+  if (!found) {
+    throw new RewindRefusedError(
+      'step',
+      `fromStep ${JSON.stringify(ref)}: run ${runId} has no step of that name (nothing recorded under ${keys.map((k) => JSON.stringify(k)).join(' or ')})`,
+    );
+  }
+  if (step === null) {
+    throw new RewindRefusedError(
+      'step',
+      `fromStep ${JSON.stringify(ref)}: that step of run ${runId} has no step number (ctx.step without { step }), and a rerun starts from a numbered step`,
+    );
+  }
+  return step;
+}
+
+/** `step 3` or `step 3 (fetch-3)`: what the audit line and the answers call the step. */
+const stepLabel = (n: number, ref: number | string) => (typeof ref === 'number' ? `step ${n}` : `step ${n} (${ref})`);
+
+/** What a rewind did to the run's saved state, for the audit line. */
+function stateNote(outcome: RewindOutcome): string {
+  if (outcome.state === 'restored') return `, state as it was at step ${outcome.stateStep}`;
+  if (outcome.state === 'kept') return ', state kept as it is (none recorded at that step)';
+  return '';
+}
+
+/**
+ * One run's rerun, its audit line included, for rerun() and for bulk reruns (lib/control/bulk.ts), whose caller
+ * is authorized and whose input is validated already. `note` prefixes the audit line (the bulk's filter).
+ */
+export async function rerunOne(
   deps: ControlDeps,
+  store: ControlStore,
   caller: Caller,
-  input: z.input<typeof rerunInput>,
-): Promise<RewindOutcome> {
-  authorize(caller, 'operator');
-  const given = validate(rerunInput, input);
-  const store = await deps.store();
+  given: { runId: string; fromStep: number | string; input?: unknown; reason?: string },
+  note?: string,
+): Promise<RewindOutcome & { fromStep: number }> {
+  const n = await resolveStep(store, given.runId, given.fromStep);
   const edited = await checkedInput(deps, store, given.runId, given.input);
   const outcome = await store.rerunRun({
     runId: given.runId,
-    fromStep: given.fromStep,
+    fromStep: n,
     ...edited,
     actor: caller.actor,
     reason: given.reason ?? null,
@@ -102,9 +173,20 @@ export async function rerun(
     target: given.runId,
     runId: given.runId,
     reason: given.reason,
-    note: `rerun ${outcome.rerun} from step ${given.fromStep}: ${outcome.moved} results moved to history${edited.inputJson ? ', input edited' : ''}`,
+    note: `${note ? `${note}: ` : ''}rerun ${outcome.rerun} from ${stepLabel(n, given.fromStep)}: ${outcome.moved} results moved to history${edited.inputJson ? ', input edited' : ''}${stateNote(outcome)}`,
   });
-  return outcome;
+  return { ...outcome, fromStep: n };
+}
+
+/** Reruns a finished, failed, cancelled or paused run from step N (see the top comment). Operator only; audited. */
+export async function rerun(
+  deps: ControlDeps,
+  caller: Caller,
+  input: z.input<typeof rerunInput>,
+): Promise<RewindOutcome & { fromStep: number }> {
+  authorize(caller, 'operator');
+  const given = validate(rerunInput, input);
+  return rerunOne(deps, await deps.store(), caller, given);
 }
 
 /** A new run from run R's step N: steps < N copied as committed, the rest run anew; R is not written. */
@@ -112,15 +194,16 @@ export async function fork(
   deps: ControlDeps,
   caller: Caller,
   input: z.input<typeof forkInput>,
-): Promise<RewindOutcome> {
+): Promise<RewindOutcome & { fromStep: number }> {
   authorize(caller, 'operator');
   const given = validate(forkInput, input);
   const store = await deps.store();
+  const n = await resolveStep(store, given.runId, given.fromStep);
   const edited = await checkedInput(deps, store, given.runId, given.input);
   const newId = given.id ?? `${given.runId.slice(0, 100)}-fork-${randomBytes(3).toString('hex')}`;
   const outcome = await store.forkRun({
     runId: given.runId,
-    fromStep: given.fromStep,
+    fromStep: n,
     newId,
     ...edited,
     actor: caller.actor,
@@ -131,7 +214,7 @@ export async function fork(
     target: given.runId,
     runId: given.runId,
     reason: given.reason,
-    note: `forked as ${newId} from step ${given.fromStep}: ${outcome.moved} results copied${edited.inputJson ? ', input edited' : ''}`,
+    note: `forked as ${newId} from ${stepLabel(n, given.fromStep)}: ${outcome.moved} results copied${edited.inputJson ? ', input edited' : ''}${stateNote(outcome)}`,
   });
-  return outcome;
+  return { ...outcome, fromStep: n };
 }

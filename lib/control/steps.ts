@@ -8,8 +8,9 @@
  * refused commit `lease_lost`, a hand-made result the committed row with source `manual`.
  */
 import { z } from 'zod';
+import { attemptNoteOf, takeoverText } from '../engine/attempt-note';
 import { NotFoundError } from '../errors';
-import type { ClaimRow, HistoryRow, RunRow, StepEvent, StepRecord } from '../store/types';
+import type { ClaimRow, CommittedRow, HistoryRow, RunRow, StepEvent, StepRecord } from '../store/types';
 import { authorize, type Caller } from './caller';
 import { validate } from './errors';
 import { runRef } from './fields';
@@ -30,6 +31,17 @@ export type AttemptOutcome = 'failed' | 'taken_over' | 'lease_lost' | 'committed
 export interface AttemptView {
   n: number;
   outcome: AttemptOutcome;
+  /**
+   * The attempt's number as the claims count it (takeovers included), from the events' attempt columns; for
+   * the committing attempt, the one after the last recorded (a first attempt that succeeds writes nothing of
+   * its own). Null where older rows or an outside client did not say.
+   */
+  attempt: number | null;
+  /** A failed attempt: of how many its policy allows, and when the next was due (epoch s; null: none). */
+  maxAttempts: number | null;
+  retryAt: number | null;
+  /** A takeover: the attempt whose lease passed is this row (its worker, its number); who took it over. */
+  takenOverBy: { workerId: string | null; attempt: number | null } | null;
   /** When the attempt began, when known (its end minus its duration), and when it ended. */
   startedAt: number | null;
   endedAt: number | null;
@@ -52,14 +64,19 @@ export function attemptsOf(record: StepRecord, claimTtlMs: number, now: number):
   const ends = [...record.history.map((h) => ({ at: h.supersededAt, row: h as HistoryRow | null }))];
   let rerun = 0;
   let hist = 0;
+  /** The number the next attempt gets, when the events said; null once a row without one was met. */
+  let next: number | null = 1;
+  const blank = { attempt: null, maxAttempts: null, retryAt: null, takenOverBy: null };
   const push = (a: Omit<AttemptView, 'n' | 'rerun'>) => out.push({ ...a, n: out.length + 1, rerun });
   const closeExecution = (row: {
     committedAt: number;
     durationMs: number | null;
     workerId: string | null;
     source: string;
-  }) =>
+  }) => {
     push({
+      ...blank,
+      attempt: row.source === 'executed' ? next : null,
       outcome: row.source === 'manual' ? 'resolved' : row.source === 'forked' ? 'forked' : 'committed',
       startedAt: row.durationMs === null ? null : row.committedAt - row.durationMs / 1000,
       endedAt: row.committedAt,
@@ -67,6 +84,8 @@ export function attemptsOf(record: StepRecord, claimTtlMs: number, now: number):
       workerId: row.workerId,
       error: null,
     });
+    next = 1;
+  };
   const events = record.events.filter((e) => ATTEMPT_OF[e.outcome]);
   let i = 0;
   for (const end of ends) {
@@ -82,6 +101,8 @@ export function attemptsOf(record: StepRecord, claimTtlMs: number, now: number):
     const claim = record.claim;
     const orphaned = (claim.leaseExpiresAt ?? claim.claimedAt + claimTtlMs / 1000) <= now;
     push({
+      ...blank,
+      attempt: claim.attempt,
       outcome: 'in_flight',
       startedAt: claim.claimedAt,
       endedAt: null,
@@ -93,14 +114,51 @@ export function attemptsOf(record: StepRecord, claimTtlMs: number, now: number):
   return out;
 
   function pushEvent(e: StepEvent) {
-    push({
-      outcome: ATTEMPT_OF[e.outcome]!,
+    const times = {
       startedAt: e.durationMs === null ? null : e.at - e.durationMs / 1000,
       endedAt: e.at,
       durationMs: e.durationMs,
+    };
+    if (e.outcome === 'expired' && e.previousAttempt !== null) {
+      // A takeover names both sides: this row is the holder's attempt that lost its lease.
+      push({
+        ...blank,
+        ...times,
+        outcome: 'taken_over',
+        attempt: e.previousAttempt,
+        workerId: e.previousWorkerId,
+        takenOverBy: { workerId: e.workerId, attempt: e.attempt },
+        error: takeoverText(e),
+      });
+      next = e.attempt;
+      return;
+    }
+    if (e.outcome === 'failed') {
+      const { error, note } = attemptNoteOf(e);
+      push({
+        ...blank,
+        ...times,
+        outcome: 'failed',
+        attempt: note?.attempt ?? null,
+        maxAttempts: note?.maxAttempts ?? null,
+        retryAt: note?.retryAt === null || note?.retryAt === undefined ? null : note.retryAt / 1000,
+        workerId: e.workerId,
+        error,
+      });
+      next = note ? note.attempt + 1 : null;
+      return;
+    }
+    push({
+      ...blank,
+      ...times,
+      outcome: ATTEMPT_OF[e.outcome]!,
+      attempt: e.attempt,
       workerId: e.workerId,
       error: e.detail,
     });
+    // A refused commit comes after the takeover that fenced it, whose taker is the next attempt already. An
+    // expiry by hand or a dead worker deletes the claim: the next claim numbers itself from its own worker's count.
+    if (e.outcome !== 'lease_lost') next = null;
   }
 }
 
@@ -139,6 +197,7 @@ export function stepView(
     result: record.committed ? jsonValue(record.committed.resultJson) : null,
     resultTruncated: record.committed ? truncation('result', record.committed.resultJson).resultTruncated : undefined,
     committed: record.committed ? committedView(record.committed) : null,
+    priorProgress: priorProgress(record.committed),
     attempts: attemptsOf(record, claimTtlMs, now),
     claim: claim ? claimView(claim, claimTtlMs) : null,
     history: record.history.map((h, i) => ({
@@ -151,6 +210,12 @@ export function stepView(
     })),
     events: record.events.map(eventView),
   };
+}
+
+/** The run's saved progress as it stood when the step committed: what a rerun or fork from it puts back. */
+function priorProgress(row: CommittedRow | null) {
+  if (!row || row.priorStep === null || row.priorStateJson === null) return null;
+  return { step: row.priorStep, state: jsonValue(row.priorStateJson), ...truncation('state', row.priorStateJson) };
 }
 
 export type StepView = ReturnType<typeof stepView>;

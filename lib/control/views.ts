@@ -9,6 +9,7 @@ import type {
   ClaimRow,
   CommittedRow,
   ProgressRow,
+  RewindOutcome,
   RunLogRow,
   RunRow,
   RunSummary,
@@ -167,6 +168,35 @@ export function eventView(row: StepEvent) {
     workerId: row.workerId,
     detail: row.detail,
     at: row.at,
+    // Attempts as data (null on older rows, whose detail says it in words).
+    attempt: row.attempt,
+    maxAttempts: row.maxAttempts,
+    retryAt: row.retryAt,
+    previousWorkerId: row.previousWorkerId,
+    previousAttempt: row.previousAttempt,
+  };
+}
+
+/** What a rerun did: the run, the results moved, which rerun, the step it resolved to and its saved state. */
+export function rerunAnswer(outcome: RewindOutcome & { fromStep: number }) {
+  return {
+    run: runView(outcome.run),
+    moved: outcome.moved,
+    rerun: outcome.rerun,
+    fromStep: outcome.fromStep,
+    state: outcome.state,
+    stateStep: outcome.stateStep,
+  };
+}
+
+/** What a fork did: the new run, the results copied, the step it resolved to and the state it starts with. */
+export function forkAnswer(outcome: RewindOutcome & { fromStep: number }) {
+  return {
+    run: runView(outcome.run),
+    copied: outcome.moved,
+    fromStep: outcome.fromStep,
+    state: outcome.state,
+    stateStep: outcome.stateStep,
   };
 }
 

@@ -6,6 +6,7 @@ import 'server-only';
  */
 import { cache } from 'react';
 import { granularityAdvice } from '../engine/advice';
+import { eventText } from '../engine/attempt-note';
 import { TRANSITIONS } from '../store/transitions';
 import { outsideRun } from '../store/outside-runs';
 import type {
@@ -156,7 +157,8 @@ export async function getRunDetail(
     claims,
     claimCount,
     committed,
-    events,
+    // A failed attempt's note and a takeover's two sides are columns: the timeline shows them in words.
+    events: events.map((e) => ({ ...e, detail: eventText(e) })),
     audit,
     ...charts,
     eta: eta(run, progress?.step ?? 0, recent),

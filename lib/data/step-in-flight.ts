@@ -1,10 +1,11 @@
 /**
  * The run page's "attempt 3 of 10, next in 2.1 s, last error …": the step the run is retrying, read from the
- * run's last `failed` event (its attempt note: lib/engine/attempt-note.ts) and its live claims. Pure, so the
+ * run's last `failed` event (its attempt, max_attempts and retry_at columns, or an older row's text:
+ * lib/engine/attempt-note.ts) and its live claims. Pure, so the
  * rule is tested without a page: a step that has committed since, or a run that moved on to another key, or
  * one not running, has no step in flight to tell about.
  */
-import { parseAttemptNote } from '../engine/attempt-note';
+import { attemptNoteOf } from '../engine/attempt-note';
 import type { ClaimRow, RunStatus, StepEvent } from '../store/types';
 
 export interface StepInFlight {
@@ -27,7 +28,7 @@ export function stepInFlight(
   committed: boolean,
 ): StepInFlight | null {
   if (run.status !== 'running' || !lastFailed?.idemKey || committed) return null;
-  const { error, note } = parseAttemptNote(lastFailed.detail);
+  const { error, note } = attemptNoteOf(lastFailed);
   if (!note || note.retryAt === null) return null;
   const key = lastFailed.idemKey;
   // Claims of other keys only: the run is past this step (a later one failed with no note, or runs).

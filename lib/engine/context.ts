@@ -7,7 +7,6 @@
 import type { Checkpoint, RunOnceOptions, StepContext, StepResult } from '../checkpoint/checkpoint';
 import { systemClock, type Clock } from '../clock';
 import { NonRetryableError, StepFailedError } from '../errors';
-import { formatAttemptNote } from './attempt-note';
 import type { Logger } from './log';
 import { noRunLog, type RunLog } from './run-log';
 import {
@@ -33,7 +32,7 @@ import {
 export type { RetryPolicy } from './retry-policy';
 
 /** What ctx.step and ctx.runOnce take: the checkpoint's options (the run sets signal and attempt) and a retry policy. */
-export type StepOptions = Omit<RunOnceOptions, 'signal' | 'attempt' | 'timeoutMs' | 'noteFailure'> & RetryPolicy;
+export type StepOptions = Omit<RunOnceOptions, 'signal' | 'attempt' | 'timeoutMs' | 'nextAttempt'> & RetryPolicy;
 
 /** What a worker gives each run it executes besides the checkpoint (see RunContext's members). */
 export interface RunHost {
@@ -141,14 +140,9 @@ export class RunContext {
           attempt,
           signal: this.signal,
           timeoutMs: policy.timeoutMs ?? undefined,
-          noteFailure: (error) => {
+          nextAttempt: (error) => {
             const d = decide(error);
-            return formatAttemptNote({
-              attempt,
-              maxAttempts: policy.maxAttempts,
-              retryAt: d.retry ? this.clock.now() + d.delayMs : null,
-              gaveUp: d.retry ? null : d.why,
-            });
+            return { maxAttempts: policy.maxAttempts, retryAt: d.retry ? this.clock.now() + d.delayMs : null };
           },
         });
         this.log.info(`step ${outcome.status}`, { key, step: options.step, attempt });

@@ -17,7 +17,16 @@ export const COMMITTED_FIELDS = [
   'duration_ms',
   'source',
   'input_json',
+  'prior_step',
+  'prior_state_json',
 ] as const;
+
+/**
+ * The longest progress state a commit copies beside its result as the step's prior state (committed.prior_*):
+ * a loop whose state grows with its steps would otherwise store it once per step. Longer, none is recorded,
+ * and a rerun from that step keeps the run's state as it is (and says so).
+ */
+export const PRIOR_STATE_MAX_CHARS = 16_384;
 
 const camel = (column: string) => column.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 

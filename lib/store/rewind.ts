@@ -5,6 +5,7 @@
  * are generators that yield a statement (`?` placeholders) and are handed its rows, so SQLite drives one
  * synchronously inside BEGIN IMMEDIATE and PostgreSQL asynchronously inside BEGIN … COMMIT with the run row
  * locked FOR UPDATE. One text of the rules; two drivers of ten lines (sqlite/rewind.ts, postgres/rewind.ts).
+ * The step page's reads are plans too, in step-reads.ts.
  *
  * Why a rerun needs no change to the step protocol: a claim checks `committed` for the key and a commit
  * inserts ON CONFLICT DO NOTHING. Once the old row has moved to history the key is simply not committed, so
@@ -13,10 +14,14 @@
  * worker of the earlier execution that wakes up later holds no claim, so its commit is LeaseLostError, never
  * a second row. A worker killed mid-rerun is the ordinary case: its claim's lease passes, the next worker
  * takes it over (attempt + 1) and commits once; steps it committed stay committed and are skipped.
+ *
+ * The saved state. Each commit copies the run's progress as it stood (step and state, before the commit's own
+ * write) into its row, prior_step/prior_state_json: one more pair of columns in the row the commit writes
+ * anyway. A rerun or fork from N puts back the copy of the first row from N on (priorAt), so the loop resumes
+ * with the state it had when it first reached N — not the latest, which would count steps N… twice.
  */
 import { RewindRefusedError } from '../errors';
-import type { StepRecord } from './types-rewind';
-import type { CommittedRow, RunRow, StepEvent } from './types-rows';
+import type { CommittedRow, RunRow } from './types-rows';
 
 export type Statement = { sql: string; params: unknown[] };
 /** A plan yields statements and is given each one's rows back; it returns its answer or throws a refusal. */
@@ -50,6 +55,13 @@ export interface RewindOutcome {
   moved: number;
   /** The run's rerun number (1 for its first); 0 for a fork. */
   rerun: number;
+  /**
+   * The run's saved state (progress): `restored` to what it was when step N was reached (`stateStep` is the
+   * map's step then: N, or earlier for a loop whose map lags); `kept` as it was, none having been recorded at
+   * N (a hand-made or older row, a state too long to copy); `none`: the run saves no progress.
+   */
+  state: 'restored' | 'kept' | 'none';
+  stateStep: number | null;
 }
 
 export interface HistoryRow extends CommittedRow {
@@ -86,7 +98,7 @@ export function runFromRow(r: Record<string, unknown>): RunRow {
   };
 }
 
-const q = (sql: string, ...params: unknown[]): Statement => ({ sql, params });
+export const q = (sql: string, ...params: unknown[]): Statement => ({ sql, params });
 
 /** Reads and checks what both rewinds need: the run, its last step, and that no claim of it is live. */
 function* checked(
@@ -142,11 +154,11 @@ export function* rerunPlan(r: RerunRequest, now: number, lock: string): Plan<Rew
     Number(
       (yield q('SELECT coalesce(max(rerun), 0) AS n FROM committed_history WHERE run_id = ?', r.runId))[0]?.n ?? 0,
     ) + 1;
-  const columns =
-    'idem_key, run_id, result_json, committed_at, step, fingerprint, worker_id, duration_ms, source, forked_from, input_json';
+  // Read before the rows move: the map as it stood when step N was first reached in the execution that committed it.
+  const prior = yield* priorAt(r.runId, r.fromStep);
   yield q(
-    `INSERT INTO committed_history (${columns}, superseded_at, superseded_by, reason, rerun)
-    SELECT ${columns}, CAST(? AS DOUBLE PRECISION), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS INTEGER) FROM committed WHERE run_id = ? AND step >= ? ORDER BY step`,
+    `INSERT INTO committed_history (${MOVED_COLUMNS}, superseded_at, superseded_by, reason, rerun)
+    SELECT ${MOVED_COLUMNS}, CAST(? AS DOUBLE PRECISION), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS INTEGER) FROM committed WHERE run_id = ? AND step >= ? ORDER BY step`,
     now,
     r.actor,
     r.reason,
@@ -165,13 +177,7 @@ export function* rerunPlan(r: RerunRequest, now: number, lock: string): Plan<Rew
     r.claimTtlMs / 1000,
     now,
   );
-  yield q(
-    'UPDATE progress SET step = ?, updated_at = ? WHERE run_id = ? AND step > ?',
-    r.fromStep,
-    now,
-    r.runId,
-    r.fromStep,
-  );
+  const state = yield* restoreProgress(r.runId, r.fromStep, prior, now);
   const edited = r.inputJson !== null;
   const row = (yield q(
     `UPDATE runs SET status = 'queued', input_json = coalesce(CAST(? AS TEXT), input_json), error = NULL,
@@ -184,10 +190,59 @@ export function* rerunPlan(r: RerunRequest, now: number, lock: string): Plan<Rew
     `INSERT INTO step_events (run_id, step, outcome, count, detail, at) VALUES (?, ?, 'operator', 1, ?, ?)`,
     r.runId,
     r.fromStep,
-    `rerun ${rerun} from step ${r.fromStep} by ${r.actor}: ${moved} results moved to history${r.inputJson === null ? '' : ', with edited input'}`,
+    `rerun ${rerun} from step ${r.fromStep} by ${r.actor}: ${moved} results moved to history${r.inputJson === null ? '' : ', with edited input'}${stateNote(state, prior, r.fromStep)}`,
     now,
   );
-  return { run: runFromRow(row), moved, rerun };
+  return { run: runFromRow(row), moved, rerun, state, stateStep: state === 'restored' ? prior!.step : null };
+}
+
+/** The columns a committed row keeps when it moves to committed_history. */
+const MOVED_COLUMNS =
+  'idem_key, run_id, result_json, committed_at, step, fingerprint, worker_id, duration_ms, source, forked_from, input_json, prior_step, prior_state_json';
+
+/**
+ * The map as it stood when step N was reached: the prior progress recorded by the first committed row from N
+ * on (N's own, unless N has none), if that map had not passed N. A loop's state is only meaningful at the step
+ * it was saved with, so both come back together: a map that lagged at k < N resumes at k, and steps k…N-1,
+ * still committed, are skipped. Null when nothing usable was recorded.
+ */
+function* priorAt(runId: string, fromStep: number): Plan<{ step: number; stateJson: string } | null> {
+  const row = (yield q(
+    `SELECT prior_step, prior_state_json FROM committed WHERE run_id = ? AND step >= ? ORDER BY step, committed_at LIMIT 1`,
+    runId,
+    fromStep,
+  ))[0];
+  if (!row || row.prior_step === null || row.prior_state_json === null) return null;
+  const step = Number(row.prior_step);
+  return step > fromStep ? null : { step, stateJson: String(row.prior_state_json) };
+}
+
+/** Rerun: progress goes back to `prior` when recorded; otherwise its step back to N and its state as it is. */
+function* restoreProgress(
+  runId: string,
+  fromStep: number,
+  prior: { step: number; stateJson: string } | null,
+  now: number,
+): Plan<RewindOutcome['state']> {
+  if (prior) {
+    const hit = yield q(
+      'UPDATE progress SET step = ?, state_json = ?, updated_at = ? WHERE run_id = ? RETURNING 1 AS x',
+      prior.step,
+      prior.stateJson,
+      now,
+      runId,
+    );
+    if (hit.length > 0) return 'restored';
+  }
+  yield q('UPDATE progress SET step = ?, updated_at = ? WHERE run_id = ? AND step > ?', fromStep, now, runId, fromStep);
+  return (yield q('SELECT 1 AS x FROM progress WHERE run_id = ?', runId)).length > 0 ? 'kept' : 'none';
+}
+
+/** What the operator event says of the state. */
+function stateNote(state: RewindOutcome['state'], prior: { step: number } | null, fromStep: number): string {
+  if (state === 'restored') return `; state as it was at step ${prior!.step}`;
+  if (state === 'kept') return `; state kept as it is (none recorded at step ${fromStep})`;
+  return '';
 }
 
 export function* forkPlan(r: ForkRequest, now: number, lock: string): Plan<RewindOutcome> {
@@ -221,164 +276,37 @@ export function* forkPlan(r: ForkRequest, now: number, lock: string): Plan<Rewin
     r.runId,
     r.fromStep,
   ))[0]!;
+  const prior = yield* priorAt(r.runId, r.fromStep);
   const copied = (yield q(
     `INSERT INTO committed (idem_key, run_id, result_json, committed_at, step, fingerprint, worker_id,
-      duration_ms, source, forked_from, input_json)
+      duration_ms, source, forked_from, input_json, prior_step, prior_state_json)
     SELECT CAST(? AS TEXT) || substr(idem_key, length(CAST(? AS TEXT)) + 1), CAST(? AS TEXT), result_json, committed_at, step, fingerprint, worker_id, duration_ms,
-      'forked', idem_key, input_json FROM committed WHERE run_id = ? AND step < ? RETURNING 1 AS x`,
+      'forked', idem_key, input_json, prior_step, prior_state_json FROM committed WHERE run_id = ? AND step < ? RETURNING 1 AS x`,
     r.newId,
     r.runId,
     r.newId,
     r.runId,
     r.fromStep,
   )).length;
-  // The fork resumes where the original stood at N; its state is the original's latest (see the README).
-  yield q(
+  // The fork starts from the original's map as it stood when N was reached (priorAt); where none was
+  // recorded, at N with the original's latest state. A run that saves no progress gets none.
+  const seeded = (yield q(
     `INSERT INTO progress (run_id, step, state_json, updated_at, executed, skipped, awaited)
-    SELECT CAST(? AS TEXT), CAST(? AS INTEGER), state_json, CAST(? AS DOUBLE PRECISION), 0, 0, 0 FROM progress WHERE run_id = ?`,
+    SELECT CAST(? AS TEXT), CAST(? AS INTEGER), coalesce(CAST(? AS TEXT), state_json), CAST(? AS DOUBLE PRECISION), 0, 0, 0
+    FROM progress WHERE run_id = ? RETURNING 1 AS x`,
     r.newId,
-    r.fromStep,
+    prior ? prior.step : r.fromStep,
+    prior ? prior.stateJson : null,
     now,
     r.runId,
-  );
+  )).length;
+  const state: RewindOutcome['state'] = seeded === 0 ? 'none' : prior ? 'restored' : 'kept';
   yield q(
     `INSERT INTO step_events (run_id, step, outcome, count, detail, at) VALUES (?, ?, 'operator', 1, ?, ?)`,
     r.newId,
     r.fromStep,
-    `forked from run ${r.runId} at step ${r.fromStep} by ${r.actor}: ${copied} results copied`,
+    `forked from run ${r.runId} at step ${r.fromStep} by ${r.actor}: ${copied} results copied${stateNote(state, prior, r.fromStep)}`,
     now,
   );
-  return { run: runFromRow(row), moved: copied, rerun: 0 };
-}
-
-const str = (v: unknown) => (v === null || v === undefined ? null : String(v));
-const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
-
-function committedFromRow(r: Record<string, unknown>): CommittedRow {
-  return {
-    idemKey: String(r.idem_key),
-    runId: String(r.run_id),
-    resultJson: String(r.result_json),
-    committedAt: Number(r.committed_at),
-    step: num(r.step),
-    fingerprint: str(r.fingerprint),
-    workerId: str(r.worker_id),
-    durationMs: num(r.duration_ms),
-    source: r.source as CommittedRow['source'],
-    forkedFrom: str(r.forked_from),
-    inputJson: str(r.input_json),
-  };
-}
-
-/** The step page's reads (types-rewind.ts StepRecord): four indexed reads, no transaction needed. */
-export function* readStepPlan(runId: string, step: number, limit: number): Plan<StepRecord> {
-  const committed = (yield q(
-    `SELECT * FROM committed WHERE run_id = ? AND step = ? ORDER BY idem_key LIMIT 1`,
-    runId,
-    step,
-  ))[0];
-  const history = yield q(
-    `SELECT * FROM committed_history WHERE run_id = ? AND step = ? ORDER BY id LIMIT ?`,
-    runId,
-    step,
-    limit,
-  );
-  const events = yield q(
-    `SELECT * FROM (SELECT id, run_id, idem_key, step, outcome, count, duration_ms, worker_id, detail, at
-    FROM step_events WHERE run_id = ? AND step = ? AND outcome NOT IN ('skipped', 'awaited') ORDER BY id DESC LIMIT ?) e ORDER BY id`,
-    runId,
-    step,
-    limit,
-  );
-  const claim = (yield q(`SELECT * FROM claims WHERE run_id = ? AND step = ? LIMIT 1`, runId, step))[0];
-  return {
-    committed: committed ? committedFromRow(committed) : null,
-    history: history.map((h) => ({
-      ...committedFromRow(h),
-      id: Number(h.id),
-      supersededAt: Number(h.superseded_at),
-      supersededBy: String(h.superseded_by),
-      reason: str(h.reason),
-      rerun: Number(h.rerun),
-    })),
-    events: events.map((e) => ({
-      id: Number(e.id),
-      runId: String(e.run_id),
-      idemKey: str(e.idem_key),
-      step: num(e.step),
-      outcome: e.outcome as StepEvent['outcome'],
-      count: Number(e.count),
-      durationMs: num(e.duration_ms),
-      workerId: str(e.worker_id),
-      detail: str(e.detail),
-      at: Number(e.at),
-    })),
-    claim: claim
-      ? {
-          idemKey: String(claim.idem_key),
-          runId: String(claim.run_id),
-          claimedAt: Number(claim.claimed_at),
-          token: str(claim.token),
-          workerId: str(claim.worker_id),
-          leaseExpiresAt: num(claim.lease_expires_at),
-          heartbeatAt: num(claim.heartbeat_at),
-          step: num(claim.step),
-          attempt: Number(claim.attempt),
-        }
-      : null,
-  };
-}
-
-export function* forksPlan(runId: string): Plan<{ id: string; forkedAtStep: number | null; createdAt: number }[]> {
-  const rows = yield q(
-    'SELECT id, forked_at_step, created_at FROM runs WHERE forked_from_run = ? ORDER BY created_at, id LIMIT 20',
-    runId,
-  );
-  return rows.map((r) => ({ id: String(r.id), forkedAtStep: num(r.forked_at_step), createdAt: Number(r.created_at) }));
-}
-
-/** One bar of the run page's trace: an attempt of a step, from its start (end − duration) to its end. */
-export interface TraceBar {
-  step: number;
-  outcome: 'committed' | 'failed' | 'expired' | 'lease_lost';
-  endAt: number;
-  durationMs: number | null;
-  workerId: string | null;
-}
-
-/** The attempts of steps [from, from + count): committed rows and failure events, both read by (run, step) indexes. */
-export function* tracePlan(runId: string, from: number, count: number): Plan<TraceBar[]> {
-  const to = from + count;
-  const committed = yield q(
-    `SELECT step, committed_at, duration_ms, worker_id FROM committed
-    WHERE run_id = ? AND step >= ? AND step < ? ORDER BY step LIMIT ?`,
-    runId,
-    from,
-    to,
-    count,
-  );
-  const failed = yield q(
-    `SELECT step, outcome, at, duration_ms, worker_id FROM step_events
-    WHERE run_id = ? AND step >= ? AND step < ? AND outcome IN ('failed', 'expired', 'lease_lost') ORDER BY id LIMIT ?`,
-    runId,
-    from,
-    to,
-    count * 20,
-  );
-  return [
-    ...failed.map((e) => ({
-      step: Number(e.step),
-      outcome: e.outcome as TraceBar['outcome'],
-      endAt: Number(e.at),
-      durationMs: num(e.duration_ms),
-      workerId: str(e.worker_id),
-    })),
-    ...committed.map((c) => ({
-      step: Number(c.step),
-      outcome: 'committed' as const,
-      endAt: Number(c.committed_at),
-      durationMs: num(c.duration_ms),
-      workerId: str(c.worker_id),
-    })),
-  ];
+  return { run: runFromRow(row), moved: copied, rerun: 0, state, stateStep: state === 'restored' ? prior!.step : null };
 }

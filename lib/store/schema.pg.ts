@@ -45,6 +45,13 @@ export const committed = pgTable(
     forkedFrom: text('forked_from'),
     /** What the step was given, when its caller recorded it (`ctx.step(name, fn, { input })`, runAgent's item), bounded. */
     inputJson: text('input_json'),
+    /**
+     * The run's progress (step and state) as it stood when this step committed, before the commit's own write:
+     * the map as it was when the step was reached. A rerun or fork from this step puts it back (store/rewind.ts).
+     * Null where it was not recorded (a hand-made or older row, a state over PRIOR_STATE_MAX_CHARS).
+     */
+    priorStep: integer('prior_step'),
+    priorStateJson: text('prior_state_json'),
   },
   (t) => [
     index('committed_run_step').on(t.runId, t.step),
@@ -76,6 +83,13 @@ export const committedHistory = pgTable(
     forkedFrom: text('forked_from'),
     /** What the step was given, when its caller recorded it (`ctx.step(name, fn, { input })`, runAgent's item), bounded. */
     inputJson: text('input_json'),
+    /**
+     * The run's progress (step and state) as it stood when this step committed, before the commit's own write:
+     * the map as it was when the step was reached. A rerun or fork from this step puts it back (store/rewind.ts).
+     * Null where it was not recorded (a hand-made or older row, a state over PRIOR_STATE_MAX_CHARS).
+     */
+    priorStep: integer('prior_step'),
+    priorStateJson: text('prior_state_json'),
     supersededAt: doublePrecision('superseded_at').notNull(),
     supersededBy: text('superseded_by').notNull(),
     reason: text('reason'),
@@ -155,6 +169,17 @@ export const stepEvents = pgTable(
     durationMs: doublePrecision('duration_ms'),
     workerId: text('worker_id'),
     detail: text('detail'),
+    /**
+     * The attempt the event is about, as data (the detail is only the message): the failed or refused attempt,
+     * the taker's for a takeover, the released claim's for an expiry. Null where unknown (older rows, outside clients).
+     */
+    attempt: integer('attempt'),
+    /** A failed attempt's policy: how many attempts it allows, and when the next is due (null: none will be). */
+    maxAttempts: integer('max_attempts'),
+    retryAt: doublePrecision('retry_at'),
+    /** A takeover (`expired` with a taker): whose lease passed, and on which attempt. */
+    previousWorkerId: text('previous_worker_id'),
+    previousAttempt: integer('previous_attempt'),
     at: doublePrecision('at').notNull().default(sql`extract(epoch from now())`),
   },
   (t) => [

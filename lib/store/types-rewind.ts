@@ -1,8 +1,10 @@
 /** Rewinding runs (rerun and fork from a step) and the step page's read: see rewind.ts for the design. */
-import type { ForkRequest, HistoryRow, RerunRequest, RewindOutcome, TraceBar } from './rewind';
+import type { ForkRequest, HistoryRow, RerunRequest, RewindOutcome } from './rewind';
+import type { TraceBar } from './step-reads';
 import type { ClaimRow, CommittedRow, StepEvent } from './types-rows';
 
-export type { ForkRequest, HistoryRow, RerunRequest, RewindOutcome, TraceBar } from './rewind';
+export type { ForkRequest, HistoryRow, RerunRequest, RewindOutcome } from './rewind';
+export type { TraceBar } from './step-reads';
 
 /** Everything recorded of one step of one run, oldest first. */
 export interface StepRecord {
@@ -29,6 +31,11 @@ export interface RewindStore {
   readStep(runId: string, step: number, limit?: number): Promise<StepRecord>;
   /** The attempts of steps [from, from + count) for the run page's trace; count is bounded by the caller. */
   readTrace(runId: string, from: number, count: number): Promise<TraceBar[]>;
+  /**
+   * Which step a name stands for: the lowest step number recorded under any of these keys in the run (its
+   * committed row, history or events). found false: nothing is recorded under them; step null: only keyless rows.
+   */
+  stepOfKeys(runId: string, keys: string[]): Promise<{ found: boolean; step: number | null }>;
   /** Runs forked from this one, oldest first (at most 20). */
   listForks(runId: string): Promise<{ id: string; forkedAtStep: number | null; createdAt: number }[]>;
 }

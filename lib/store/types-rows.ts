@@ -48,6 +48,12 @@ export interface CommittedRow {
   forkedFrom: string | null;
   /** What the step was given, when its caller recorded it (bounded: see lib/checkpoint/step-input.ts). */
   inputJson: string | null;
+  /**
+   * The run's progress as it stood when this step committed (before the commit's own progress write): the map
+   * as it was when the step was reached, which a rerun or fork from this step puts back. Null: not recorded.
+   */
+  priorStep: number | null;
+  priorStateJson: string | null;
 }
 
 export interface ClaimRow {
@@ -75,6 +81,17 @@ export interface StepEvent {
   workerId: string | null;
   detail: string | null;
   at: number;
+  /**
+   * The attempt the event is about, as data: the failed or refused one; for a takeover the taker's (workerId);
+   * for an expiry the released claim's. Null where it was not known (older rows, outside clients).
+   */
+  attempt: number | null;
+  /** A failed attempt: how many attempts its policy allows, and when the next is due (epoch s; null: no retry). */
+  maxAttempts: number | null;
+  retryAt: number | null;
+  /** A takeover: the holder whose lease passed, and its attempt. */
+  previousWorkerId: string | null;
+  previousAttempt: number | null;
 }
 
 /** `waiting`: parked at a durable wait (lib/engine/waits.ts), holding no worker. `rejected`: ended by a rejected approval. */

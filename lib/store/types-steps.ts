@@ -48,6 +48,8 @@ export interface CommitRequest {
   durationMs: number;
   /** The step's input as recorded (bounded), stored beside the result; null or absent when not recorded. */
   inputJson?: string | null;
+  /** The attempt committing: recorded on the `lease_lost` event if the commit is refused. */
+  attempt?: number;
   /** Written in the commit transaction itself: one transaction per executed step, not two. */
   progress?: ProgressWrite;
   /**
@@ -107,6 +109,10 @@ export interface ReleaseRequest {
   durationMs: number;
   /** Why the side effect failed, recorded as a `failed` event; null for a claim taken ahead and never used. */
   error: string | null;
+  /** The attempt that failed, of how many its policy allows, and when the next is due (epoch s; null: no retry). */
+  attempt?: number | null;
+  maxAttempts?: number | null;
+  retryAt?: number | null;
 }
 
 export interface StepStore {

@@ -62,7 +62,7 @@ describe('POST /api/v1/runs/bulk', () => {
     expect(state()).toEqual(before);
 
     const cases: [unknown, Record<string, string[]>][] = [
-      [{ action: 'delete', filter: {} }, { action: ['must be one of pause, resume, cancel, retry'] }],
+      [{ action: 'delete', filter: {} }, { action: ['must be one of pause, resume, cancel, retry, rerun'] }],
       [{ action: 'cancel' }, { filter: ['must be an object of status, workflow and q'] }],
       [
         { action: 'cancel', filter: { status: 'zombie' } },
@@ -78,6 +78,10 @@ describe('POST /api/v1/runs/bulk', () => {
       ],
       [{ action: 'cancel', filter: { q: 'a\u0007b' } }, { 'filter.q': ['must not contain control characters'] }],
       [{ action: 'cancel', filter: {}, froce: true }, { froce: ['is not a known field'] }],
+      [{ action: 'rerun', filter: {} }, { fromStep: ['is required for rerun: a step number or name'] }],
+      [{ action: 'rerun', filter: {}, fromStep: -3 }, { fromStep: ['must be 0 or more'] }],
+      [{ action: 'cancel', filter: {}, fromStep: 3 }, { fromStep: ['is only for rerun'] }],
+      [{ action: 'rerun', ids: ['n-0'], filter: {}, fromStep: 0 }, { ids: ['give either filter or ids, not both'] }],
     ];
     for (const [body, fields] of cases) {
       const refused = await bulk(OPERATOR, body);
@@ -98,6 +102,19 @@ describe('POST /api/v1/runs/bulk', () => {
     expect(state()).toEqual({
       runs: ['n-0:cancelled', 'n-1:cancelled', 'n-2:cancelled', 'n-3:cancelled', 'n-4:cancelled', 'other:queued'],
       audit: 5,
+    });
+
+    // Rerun from a step over a selection: the cancelled runs it applies to are queued again, the queued one skipped.
+    const rerun = await bulk(OPERATOR, { action: 'rerun', ids: ['n-0', 'n-1', 'other'], fromStep: 0 });
+    expect(rerun.status).toBe(200);
+    expect(await rerun.json()).toEqual({
+      matched: 3,
+      done: 2,
+      skipped: [{ id: 'other', reason: 'is queued: rerun applies to completed, failed, cancelled, paused runs' }],
+    });
+    expect(state()).toEqual({
+      runs: ['n-0:queued', 'n-1:queued', 'n-2:cancelled', 'n-3:cancelled', 'n-4:cancelled', 'other:queued'],
+      audit: 7,
     });
   });
 });

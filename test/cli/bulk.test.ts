@@ -64,6 +64,91 @@ describe('waybill --all-matching', () => {
     expect(human.stdout).toContain('skipped a-0: is queued: resume applies to paused runs');
   });
 
+  it('rerun --all-matching --from-step N|NAME: counts first, then reruns the runs it applies to and lists the rest', async () => {
+    const db = await freshDb();
+    db.raw((conn) => {
+      const now = Date.now() / 1000;
+      const run =
+        conn.prepare(`INSERT INTO runs (id, workflow, input_json, status, total_steps, attempts, created_at, updated_at)
+        VALUES (?, 'notify', '{}', ?, ?, 1, ?, ?)`);
+      const step = conn.prepare(`INSERT INTO committed (idem_key, run_id, result_json, committed_at, step, source)
+        VALUES (?, ?, '1', ?, ?, 'executed')`);
+      for (const [id, status, count] of [
+        ['c-0', 'completed', 4],
+        ['c-1', 'failed', 4],
+        ['c-2', 'completed', 2],
+        ['c-3', 'running', 4],
+      ] as const) {
+        run.run(id, status, count, now, now);
+        for (let n = 0; n < count; n++) step.run(`${id}:step:${n}`, id, now, n);
+      }
+    });
+    const before = db.dump();
+    const asked = await db.cli(['rerun', '--all-matching', '--workflow', 'notify', '--from-step', '3']);
+    expect([asked.code, asked.stdout, asked.stderr.trim()]).toEqual([
+      2,
+      '',
+      'waybill rerun: 4 runs match (workflow=notify); rerun from step 3 applies to 2 of them. Nothing changed: add --yes to rerun them.',
+    ]);
+    expect(db.dump()).toEqual(before);
+
+    const human = await db.cli([
+      'rerun',
+      '--all-matching',
+      '--workflow',
+      'notify',
+      '--from-step',
+      '3',
+      '--yes',
+      '--as',
+      'ann',
+    ]);
+    expect([human.code, human.stderr]).toEqual([0, '']);
+    const [summary, ...skipped] = human.stdout.trim().split('\n');
+    expect(summary).toBe('rerun: 4 matched, 2 done, 2 skipped');
+    expect(skipped.sort()).toEqual([
+      '  skipped c-2: step 3 is beyond its last step (1)',
+      '  skipped c-3: is running: rerun applies to completed, failed, cancelled, paused runs (pause it first)',
+    ]);
+    const audit = json<{ entries: { action: string; target: string; detail: string }[] }>(
+      await db.cli(['audit', '--json', '--limit', '100']),
+    ).entries;
+    expect(audit.map((a) => [a.action, a.target]).sort()).toEqual([
+      ['rerun', 'c-0'],
+      ['rerun', 'c-1'],
+    ]);
+    expect(audit[0]!.detail).toMatch(
+      /^bulk rerun from step 3 of runs matching workflow=notify: rerun 1 from step 3: 1 results moved to history/,
+    );
+
+    // By name, as JSON: `step:1` is runAgent's key tail; the running run is skipped again.
+    db.raw((conn) => conn.prepare(`UPDATE runs SET status = 'completed' WHERE id IN ('c-0', 'c-1')`).run());
+    const byName = json<{ matched: number; done: number; skipped: { id: string; reason: string }[] }>(
+      await db.cli(['rerun', '--all-matching', '--workflow', 'notify', '--from-step', 'step:1', '--yes', '--json']),
+    );
+    expect([byName.matched, byName.done, byName.skipped.map((s) => s.id).sort()]).toEqual([4, 3, ['c-3']]);
+
+    // Bad flags name themselves and change nothing.
+    const now = db.dump();
+    for (const [args, message] of [
+      [['rerun', '--all-matching', '--yes'], 'waybill rerun: --from-step: must be a step number or a step name'],
+      [['rerun', '--all-matching', '--from-step=-2', '--yes'], 'waybill rerun: --from-step: must be a whole number'],
+      [['pause', '--all-matching', '--from-step', '2', '--yes'], 'waybill pause: --from-step: only rerun takes a step'],
+      [
+        ['rerun', '--all-matching', '--status', 'stuck', '--from-step', '1', '--yes'],
+        'waybill rerun: --status: must be one of',
+      ],
+    ] as [string[], string][]) {
+      const result = await db.cli(args);
+      expect([result.code, result.stdout, result.stderr.trim().startsWith(message)], args.join(' ')).toEqual([
+        2,
+        '',
+        true,
+      ]);
+    }
+    expect(db.dump()).toEqual(now);
+  });
+
   it('refuses bad flags naming them, and writes nothing', async () => {
     const db = await freshDb();
     db.raw((conn) =>

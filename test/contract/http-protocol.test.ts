@@ -57,6 +57,24 @@ describe.each(list)('HTTP checkpoint protocol on $name', (backend) => {
     expect(await store.listClaims({ claimTtlMs: OPTIONS.claimTtlMs })).toEqual([]);
   });
 
+  it("a commit's input is stored beside its result; a release records which attempt failed", async () => {
+    const first = await claim(store, { runId: 'in', key: 'in:step:0', step: 0 }, OPTIONS);
+    if (first.outcome !== 'claimed') throw new Error(`expected claimed, got ${first.outcome}`);
+    await commit(
+      store,
+      { runId: 'in', key: 'in:step:0', token: first.token, result: 'ok', step: 0, input: { prompt: 'é', n: [1, 2] } },
+      OPTIONS,
+    );
+    expect((await store.getCommitted('in:step:0'))!.inputJson).toBe('{"prompt":"é","n":[1,2]}');
+    expect((await store.readStep('in', 0)).committed!.inputJson).toBe('{"prompt":"é","n":[1,2]}');
+    const second = await claim(store, { runId: 'in', key: 'in:step:1', step: 1 }, OPTIONS);
+    if (second.outcome !== 'claimed') throw new Error(`expected claimed, got ${second.outcome}`);
+    await release(store, { key: 'in:step:1', token: second.token, runId: 'in', step: 1, error: 'model 503' }, OPTIONS);
+    expect(
+      (await store.listEvents('in')).map((e) => [e.outcome, e.attempt, e.maxAttempts, e.retryAt, e.detail]),
+    ).toEqual([['failed', 1, null, null, 'model 503']]);
+  });
+
   it("retries after lost replies: a claim with the client's own token finds it its own, a commit (and its next claim) is recognised", async () => {
     const token = 'client-token-0000000001';
     const body = { runId: 'r', key: 'r:step:0', step: 0, workerId: 'py-1', token };

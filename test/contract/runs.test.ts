@@ -139,15 +139,34 @@ describe.each(list)('run store contract on $name', (backend) => {
     await store.createRun(newRun('run-1'));
     await store.claimRun({ workerId: 'w1', leaseMs: 60_000, workflows: ['wf'] });
     await store.claim(stepClaim({ idemKey: 'run-1:step:0', step: 0 }));
-    await store.claim(stepClaim({ idemKey: 'run-1:step:1', step: 1 }));
+    await store.claim(stepClaim({ idemKey: 'run-1:step:1', step: 1, attempt: 4 }));
     await store.claim(stepClaim({ idemKey: 'other:0', runId: 'other', workerId: 'w2' }));
 
     expect(await store.markWorkerDead('w1', 'pid 1 is gone on h')).toBe(2);
     expect((await store.listClaims({ claimTtlMs: 30_000 })).map((c) => c.idemKey)).toEqual(['other:0']);
     const events = await store.listEvents('run-1');
-    expect(events.map((e) => [e.idemKey, e.step, e.outcome, e.workerId, e.detail]).sort()).toEqual([
-      ['run-1:step:0', 0, 'expired', 'w1', 'worker w1 died (pid 1 is gone on h); claim released, the step runs again'],
-      ['run-1:step:1', 1, 'expired', 'w1', 'worker w1 died (pid 1 is gone on h); claim released, the step runs again'],
+    // Each event names the released claim's attempt; no takeover, so no previous holder.
+    expect(
+      events.map((e) => [e.idemKey, e.step, e.outcome, e.workerId, e.attempt, e.previousAttempt, e.detail]).sort(),
+    ).toEqual([
+      [
+        'run-1:step:0',
+        0,
+        'expired',
+        'w1',
+        1,
+        null,
+        'worker w1 died (pid 1 is gone on h); claim released, the step runs again',
+      ],
+      [
+        'run-1:step:1',
+        1,
+        'expired',
+        'w1',
+        4,
+        null,
+        'worker w1 died (pid 1 is gone on h); claim released, the step runs again',
+      ],
     ]);
     expect((await store.listWorkers())[0]?.stoppedAt).toEqual(expect.any(Number));
     // Its run resumes now, not after its lease; its steps can be claimed again.

@@ -165,6 +165,10 @@ describe.each(list)('store contract on $label', (backend) => {
       ]);
       const events = await store.listEvents('run-1');
       expect(events).toMatchObject([{ outcome: 'expired', idemKey: a.idemKey, step: 0, count: 1 }]);
+      // Both sides, as data: the taker (worker, attempt) and the holder whose lease passed (its worker, its attempt).
+      expect(events.map((e) => [e.workerId, e.attempt, e.previousWorkerId, e.previousAttempt])).toEqual([
+        ['w2', 2, 'w1', 1],
+      ]);
 
       // A caller's own attempt number wins when it is higher than the takeover's.
       await claimed({ idemKey: 'run-1:step:1', step: 1, leaseMs: SHORT_LEASE_MS });
@@ -204,6 +208,16 @@ describe.each(list)('store contract on $label', (backend) => {
       expect(await store.getCommitted(a.idemKey)).toMatchObject({ resultJson: '{"by":"b"}', workerId: 'w2' });
       expect(await store.loadProgress('run-1')).toMatchObject({ step: 1, executed: 1 });
       expect(await outcomes()).toEqual(['expired', 'lease_lost', 'lease_lost']);
+      // The refused commits say which attempt they were, when the caller said (commitRequest gives none).
+      await expect(store.commit(commitRequest(a, { resultJson: '{"by":"a"}', attempt: 7 }))).rejects.toBeInstanceOf(
+        LeaseLostError,
+      );
+      expect((await store.listEvents('run-1')).map((e) => [e.outcome, e.workerId, e.attempt])).toEqual([
+        ['expired', 'w2', 2],
+        ['lease_lost', 'w1', null],
+        ['lease_lost', 'w1', null],
+        ['lease_lost', 'w1', 7],
+      ]);
     });
 
     it('renewClaim extends the holder’s lease and is false for any other token, a gone claim or a taken-over one', async () => {
@@ -310,7 +324,13 @@ describe.each(list)('store contract on $label', (backend) => {
       expect(await store.expireClaim(a.idemKey, { actor: 'ops', force: true, claimTtlMs: TTL_MS })).toBe('expired');
       expect(await store.listClaims({ claimTtlMs: TTL_MS })).toEqual([]);
       const [event] = await store.listEvents('run-1');
-      expect(event).toMatchObject({ outcome: 'expired', idemKey: a.idemKey, count: 1 });
+      expect(event).toMatchObject({
+        outcome: 'expired',
+        idemKey: a.idemKey,
+        count: 1,
+        attempt: 1,
+        previousAttempt: null,
+      });
       expect(event!.detail).toContain('ops');
       await expect(store.commit(commitRequest(a))).rejects.toBeInstanceOf(LeaseLostError);
       expect(await store.getCommitted(a.idemKey)).toBeNull();

@@ -92,12 +92,13 @@ describe.each(list)('bulk by filter on $name', (backend) => {
     // The preview the confirmation shows: what matches, and what the action would apply to now.
     expect(await bulk.preview(deps, VIEWER, { filter: { workflow: 'alpha' } })).toEqual({
       matched: 255,
-      applicable: { pause: 0, resume: 250, cancel: 250, retry: 0 },
+      // A rerun applies to the paused and the completed ones.
+      applicable: { pause: 0, resume: 250, cancel: 250, retry: 0, rerun: 255 },
       tooMany: false,
     });
     expect(await bulk.preview(deps, VIEWER, { filter: { q: 'b-3' } })).toEqual({
       matched: 11,
-      applicable: { pause: 11, resume: 0, cancel: 11, retry: 0 },
+      applicable: { pause: 11, resume: 0, cancel: 11, retry: 0, rerun: 0 },
       tooMany: false,
     });
   });
@@ -116,7 +117,7 @@ describe.each(list)('bulk by filter on $name', (backend) => {
     await store.createRun({ id: 'r1', workflow: 'alpha', inputJson: '{}', totalSteps: 1 });
     opened = 0;
     const cases: [unknown, Record<string, string[]>][] = [
-      [{ action: 'explode', filter: {} }, { action: ['must be one of pause, resume, cancel, retry'] }],
+      [{ action: 'explode', filter: {} }, { action: ['must be one of pause, resume, cancel, retry, rerun'] }],
       [{ action: 'cancel' }, { filter: ['must be an object of status, workflow and q'] }],
       [
         { action: 'cancel', filter: { status: 'stuck' } },
@@ -133,6 +134,16 @@ describe.each(list)('bulk by filter on $name', (backend) => {
       [{ action: 'cancel', filter: { q: 'x'.repeat(201) } }, { 'filter.q': ['must be at most 200 characters'] }],
       [{ action: 'cancel', filter: { colour: 'red' } }, { 'filter.colour': ['is not a known field'] }],
       [{ action: 'cancel', filter: {}, reason: 'r'.repeat(501) }, { reason: ['at most 500 characters'] }],
+      [{ action: 'rerun', filter: {} }, { fromStep: ['is required for rerun: a step number or name'] }],
+      [{ action: 'pause', filter: {}, fromStep: 2 }, { fromStep: ['is only for rerun'] }],
+      [{ action: 'rerun', filter: {}, fromStep: -1 }, { fromStep: ['must be 0 or more'] }],
+      [
+        { action: 'rerun', filter: {}, fromStep: '2.5' },
+        { fromStep: ['must be a whole number, 0 or more (or a step name)'] },
+      ],
+      [{ action: 'rerun', ids: ['r1'], filter: {}, fromStep: 1 }, { ids: ['give either filter or ids, not both'] }],
+      [{ action: 'rerun', ids: [], fromStep: 1 }, { ids: ['must name at least one run'] }],
+      [{ action: 'rerun', ids: 'r1', fromStep: 1 }, { ids: ['must be a list of run ids'] }],
     ];
     for (const [input, fields] of cases) {
       const error = await bulk.apply(deps, OPERATOR, input as never).catch((e: unknown) => e);

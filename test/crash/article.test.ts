@@ -101,6 +101,9 @@ describe("article compatibility: the article's schema and SQL", () => {
           source: 'executed',
           forkedFrom: null,
           inputJson: null,
+          // The article's rows carry no prior progress: a rerun from them keeps the state as it is.
+          priorStep: null,
+          priorStateJson: null,
         })),
       );
       expect(await store.listClaims({ claimTtlMs: 30_000 })).toEqual([

@@ -13,6 +13,11 @@ function event(e: Partial<StepEvent> & Pick<StepEvent, 'outcome' | 'at'>): StepE
     durationMs: null,
     workerId: null,
     detail: null,
+    attempt: null,
+    maxAttempts: null,
+    retryAt: null,
+    previousWorkerId: null,
+    previousAttempt: null,
     ...e,
   };
 }

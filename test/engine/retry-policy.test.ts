@@ -1,12 +1,12 @@
 /**
  * Retry policies, run by a real Worker over a real store (a SQLite file, and PostgreSQL when it answers), on
  * the store's clock: a NonRetryableError fails the run after one attempt, a step timeout counts an attempt and
- * is retried, a step's own policy overrides its workflow's, each failed attempt's event says when the next is
- * due, and a policy that cannot work is refused when the workflow is defined. Side effects are counted.
+ * is retried, a step's own policy overrides its workflow's, each failed attempt's event records (as columns,
+ * its detail being the error alone) which attempt of how many it was and when the next is due, and a policy that cannot work is refused when the workflow is defined. Side effects are counted.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { parseAttemptNote } from '../../lib/engine/attempt-note';
+import { attemptNoteOf } from '../../lib/engine/attempt-note';
 import { Worker } from '../../lib/engine/worker';
 import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
 import { InvalidInputError, NonRetryableError } from '../../lib/errors';
@@ -119,7 +119,13 @@ describe.each(list)('retry policies on $name', (backend) => {
     expect((await store.getRun('nr-1'))?.error).toBe('card declined: do not retry');
     const failed = await failures('nr-1');
     expect(failed.length).toBe(1);
-    expect(parseAttemptNote(failed[0]!.detail)).toEqual({
+    expect(failed[0]).toMatchObject({
+      detail: 'NonRetryableError: card declined: do not retry',
+      attempt: 1,
+      maxAttempts: 10,
+      retryAt: null,
+    });
+    expect(attemptNoteOf(failed[0]!)).toEqual({
       error: 'NonRetryableError: card declined: do not retry',
       note: { attempt: 1, maxAttempts: 10, retryAt: null, gaveUp: 'NonRetryableError' },
     });
@@ -134,7 +140,11 @@ describe.each(list)('retry policies on $name', (backend) => {
     expect(JSON.parse((await store.getRun('to-1'))!.outputJson!)).toBe('answer on attempt 3');
     const failed = await failures('to-1');
     expect(failed.length).toBe(2);
-    const notes = failed.map((e) => parseAttemptNote(e.detail));
+    const notes = failed.map((e) => attemptNoteOf(e));
+    expect(failed.map((e) => [e.attempt, e.maxAttempts, e.retryAt === null])).toEqual([
+      [1, 5, false],
+      [2, 5, false],
+    ]);
     expect(notes.map((n) => n.error)).toEqual([
       'StepTimeoutError: step to-1:fetch timed out after 200 ms',
       'StepTimeoutError: step to-1:fetch timed out after 200 ms',
@@ -146,6 +156,7 @@ describe.each(list)('retry policies on $name', (backend) => {
     // The retry's due time: the event's own time plus the backoff (100 ms, then 200 ms), to the store's second.
     for (const [i, wait] of [100, 200].entries()) {
       const due = notes[i]!.note!.retryAt!;
+      expect(due).toBeCloseTo(failed[i]!.retryAt! * 1000, 3);
       expect(Math.abs(due - failed[i]!.at * 1000 - wait)).toBeLessThan(1000);
     }
     expect((await store.listCommitted('to-1')).length).toBe(1);
@@ -157,7 +168,7 @@ describe.each(list)('retry policies on $name', (backend) => {
     expect(calls.get('pk-1:flaky')).toBe(3);
     expect(calls.get('pk-1:typo')).toBe(1);
     expect((await store.getRun('pk-1'))?.error).toBe('x is not a function');
-    const notes = (await failures('pk-1')).map((e) => parseAttemptNote(e.detail).note);
+    const notes = (await failures('pk-1')).map((e) => attemptNoteOf(e).note);
     expect(notes.map((n) => [n?.attempt, n?.maxAttempts, n?.gaveUp])).toEqual([
       [1, 4, null],
       [2, 4, null],

@@ -370,6 +370,62 @@ describe.skipIf(missing !== null)('the Python client', () => {
     expect(countOf("runs WHERE id = 'py-url'")).toBe(0);
   });
 
+  it("run_once(input=…) records the step's input beside its result; one that is not JSON or too long is refused before anything runs", async () => {
+    const script = `
+import logging, sys
+from waybill_client import Checkpoint, InvalidInputError
+from waybill_client import checkpoint as cp
+logging.basicConfig(level=logging.WARNING, format="%(message)s")
+ckpt = Checkpoint(sys.argv[1], "py-input", token=sys.argv[2], workflow="py-input", total_steps=3)
+ran = []
+def effect(n):
+    def run():
+        ran.append(n)
+        return {"n": n}
+    return run
+print(ckpt.run_once("py-input:step:0", effect(0), step=0, input={"prompt": "héllo", "n": 0})[1], flush=True)
+for bad in [float("nan"), object(), "x" * 16_383]:
+    try:
+        ckpt.run_once("py-input:step:1", effect(1), step=1, input=bad)
+        print("ran?!", flush=True)
+    except InvalidInputError as e:
+        print("refused", str(e).split(" (")[0], flush=True)
+# A client whose own check is looser than the server's: the server refuses the input after the side effect has
+# run, and the result is committed without it rather than lost.
+cp.INPUT_MAX_CHARS = 10 ** 6
+print(ckpt.run_once("py-input:step:1", effect(1), step=1, input="y" * 20_000)[1], flush=True)
+print(ckpt.run_once("py-input:step:2", effect(2), step=2)[1], flush=True)
+print("ran", ran, flush=True)
+`;
+    const out = await exitOf(spawnCommand(python, ['-c', script, server.url, OPERATOR]));
+    expect(out.code, out.stderr).toBe(0);
+    expect(out.lines).toEqual([
+      'executed',
+      'refused input: must be a JSON value',
+      'refused input: must be a JSON value',
+      'refused input: must be at most 16,384 characters as JSON',
+      'executed',
+      'executed',
+      'ran [0, 1, 2]',
+    ]);
+    expect(out.stderr).toMatch(/py-input:step:1: the input was not recorded \(.*INVALID_INPUT \(HTTP 400\)/);
+    expect(
+      read<{ step: number; input: string | null }>(
+        'SELECT step, input_json AS input FROM committed WHERE run_id = ? ORDER BY step',
+        'py-input',
+      ),
+    ).toEqual([
+      { step: 0, input: '{"prompt":"héllo","n":0}' },
+      { step: 1, input: null },
+      { step: 2, input: null },
+    ]);
+    // Nothing claimed for the refused inputs, nothing left held, no failure recorded: they never ran.
+    expect(countOf("claims WHERE run_id = 'py-input'")).toBe(0);
+    expect(countOf("step_events WHERE run_id = 'py-input' AND outcome = 'failed'")).toBe(0);
+    const step = await api('GET', '/api/v1/runs/py-input/steps/0', VIEWER);
+    expect(step.body.committed.input).toEqual({ prompt: 'héllo', n: 0 });
+  });
+
   it('the side effect is told when its lease is lost, and its commit is refused', async () => {
     const script = `
 import sys, time

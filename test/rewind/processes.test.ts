@@ -80,7 +80,11 @@ describe.each(kinds)('rewinding runs on %s', (kind) => {
     expect((await store.readStep('r', 19)).history).toEqual([]);
     const audit = await store.listAudit({ runId: 'r' });
     expect(audit.map((a) => [a.action, a.actor, a.detail])).toEqual([
-      ['rerun', 'rita', 'rerun 1 from step 20: 10 results moved to history; reason: model answers were wrong'],
+      [
+        'rerun',
+        'rita',
+        'rerun 1 from step 20: 10 results moved to history, state as it was at step 20; reason: model answers were wrong',
+      ],
     ]);
   }, 240_000);
 

@@ -198,8 +198,9 @@ describe.each(list)('rerun and fork refusals on $name', (backend) => {
       ],
     });
     expect((await h.store.listAudit({ runId: 'r' })).map((a) => a.detail)).toEqual([
-      'rerun 2 from step 1: 2 results moved to history, input edited',
-      'rerun 1 from step 3: 2 results moved to history; reason: bad answer',
+      // Rows written by hand record no prior progress: the state is kept, and the audit line says so.
+      'rerun 2 from step 1: 2 results moved to history, input edited, state kept as it is (none recorded at that step)',
+      'rerun 1 from step 3: 2 results moved to history, state kept as it is (none recorded at that step); reason: bad answer',
     ]);
   });
 

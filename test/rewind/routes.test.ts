@@ -65,7 +65,9 @@ describe('POST rerun and fork, GET a step', () => {
     const before = dump();
     const cases: [Promise<Response>, number, string][] = [
       [post(rerunRoute, 'r1', {}), 400, 'fromStep'],
-      [post(rerunRoute, 'r1', { fromStep: 'two' }), 400, 'fromStep'],
+      [post(rerunRoute, 'r1', { fromStep: 'two' }), 400, 'run r1 has no step of that name'],
+      [post(rerunRoute, 'r1', { fromStep: '1.5' }), 400, 'must be a whole number'],
+      [post(rerunRoute, 'r1', { fromStep: true }), 400, 'fromStep'],
       [post(rerunRoute, 'r1', { fromStep: 1, extra: true }), 400, 'extra'],
       [post(rerunRoute, 'r1', { fromStep: 1, reason: 7 }), 400, 'reason'],
       [post(rerunRoute, 'r1', { fromStep: 1, input: { count: 'x' } }), 400, 'input.count'],
@@ -104,7 +106,9 @@ describe('POST rerun and fork, GET a step', () => {
     const db = ['--db', process.env.DATABASE_URL!];
     for (const [args, mention] of [
       [['rerun', 'r1'], '--from-step: must be a step number'],
-      [['rerun', 'r1', '--from-step', '1.5'], '--from-step: must be a step number'],
+      [['rerun', 'r1', '--from-step', '1.5'], '--from-step: must be a whole number, 0 or more (or a step name)'],
+      [['rerun', 'r1', '--from-step', ' '], '--from-step: must be a step number or a step name'],
+      [['fork', 'r1', '--from-step', 'no-such-step'], 'fromStep "no-such-step": run r1 has no step of that name'],
       [['fork', 'r1', '--from-step', '1', '--input', '{"count":'], '--input'],
       [['rerun', 'r1', '--from-step', '1', '--input', '{"count":"x"}'], 'input.count'],
       [['step', 'r1', 'two'], 'step: must be a step number'],

@@ -20,18 +20,20 @@ export function RewindActions({
   const [step, setStep] = useState(String(Math.max(0, lastStep)));
   const [input, setInput] = useState('');
   const [result, setResult] = useState<{ ok: boolean; message: string; fork?: string } | null>(null);
-  const fromStep = /^\d+$/.test(step) ? Number(step) : Number.NaN;
+  // A number, or a step's name (resolved in the run by the server: the lowest step under that key).
+  const given = step.trim();
+  const fromStep: number | string | null = given === '' ? null : /^\d{1,15}$/.test(given) ? Number(given) : given;
   const field = 'rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm dark:border-zinc-600 dark:bg-zinc-950';
   return (
     <div data-testid="rewind" className="space-y-2 text-sm">
       <div className="flex flex-wrap items-end gap-2">
         <label className="flex flex-col text-xs">
-          From step
+          From step (number or name)
           <input
             data-testid="rewind-step"
-            type="number"
-            min={0}
-            max={lastStep}
+            type="text"
+            inputMode="numeric"
+            maxLength={512}
             value={step}
             onChange={(e) => setStep(e.target.value)}
             className={`${field} w-24`}
@@ -54,11 +56,11 @@ export function RewindActions({
             label="Rerun from step"
             pendingLabel="Rerunning…"
             tone="primary"
-            disabled={Number.isNaN(fromStep)}
-            heading={`Rerun ${runId} from step ${step}?`}
+            disabled={fromStep === null}
+            heading={`Rerun ${runId} from step ${given}?`}
             confirmLabel="Rerun"
             onConfirm={async (reason) => {
-              const outcome = await rerunAction({ runId, fromStep, input, reason });
+              const outcome = await rerunAction({ runId, fromStep: fromStep!, input, reason });
               setResult({
                 ok: outcome.ok,
                 message:
@@ -84,11 +86,11 @@ export function RewindActions({
           label="Fork from step"
           pendingLabel="Forking…"
           tone="default"
-          disabled={Number.isNaN(fromStep)}
-          heading={`Fork ${runId} from step ${step}?`}
+          disabled={fromStep === null}
+          heading={`Fork ${runId} from step ${given}?`}
           confirmLabel="Fork"
           onConfirm={async (reason) => {
-            const outcome = await forkAction({ runId, fromStep, input, reason });
+            const outcome = await forkAction({ runId, fromStep: fromStep!, input, reason });
             setResult({ ok: outcome.ok, message: outcome.message, fork: outcome.ok ? outcome.data?.id : undefined });
             return outcome;
           }}

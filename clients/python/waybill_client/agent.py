@@ -10,8 +10,8 @@ import hashlib
 import json
 from typing import Any, Callable, Dict, Optional, Sequence, Union
 
-from .checkpoint import Checkpoint
-from .errors import RunStoppedError
+from .checkpoint import Checkpoint, input_json
+from .errors import InvalidInputError, RunStoppedError
 from .lease import StepContext
 
 
@@ -41,7 +41,8 @@ def run_agent(inputs: Sequence[Any], ckpt: Checkpoint, call_model: Callable[...,
                 return call_model(item, ctx) if wants_ctx else call_model(item)
 
             result, status = ckpt.run_once(f"{ckpt.run_id}:step:{step}", side_effect, fp(item) if fp else None, step=step,
-                                           progress=(step + 1, {"processed": report["processed"] + 1}))
+                                           progress=(step + 1, {"processed": report["processed"] + 1}),
+                                           input=_recordable(item))
             report[status] += 1
             if status == "executed":
                 report["processed"] += 1
@@ -60,6 +61,16 @@ def run_agent(inputs: Sequence[Any], ckpt: Checkpoint, call_model: Callable[...,
         raise
     ckpt.complete(report)
     return report
+
+
+def _recordable(item: Any) -> Any:
+    """The item as the step's recorded input, as the TS runAgent records it; None (not recorded) when it is not
+    JSON or too long: recording what a step was given never fails the step."""
+    try:
+        input_json(item)
+    except InvalidInputError:
+        return None
+    return item
 
 
 def _takes_argument_after_item(fn: Callable[..., Any]) -> bool:

@@ -10,6 +10,7 @@ operator's pause or cancel, read from each commit's answer, stops the loop befor
 from __future__ import annotations
 
 import inspect
+import json
 import logging
 import os
 import signal
@@ -28,6 +29,24 @@ from .transport import Transport
 log = logging.getLogger("waybill_client")
 
 Status = str  # "executed" | "skipped" | "awaited"
+
+#: The most characters of JSON a step's recorded input may have: the server's bound (lib/checkpoint/step-input.ts).
+INPUT_MAX_CHARS = 16_384
+
+
+def input_json(value: Any) -> str:
+    """A step's input as the JSON text the server stores, or InvalidInputError naming `input` (not JSON, too long).
+
+    Checked before the claim, so a bad input never costs a side effect that then cannot be committed."""
+    try:
+        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise InvalidInputError(f"input: must be a JSON value ({e})") from None
+    # The server counts UTF-16 code units, as JavaScript does: a character beyond the BMP is two.
+    length = len(text.encode("utf-16-le")) // 2
+    if length > INPUT_MAX_CHARS:
+        raise InvalidInputError(f"input: must be at most {INPUT_MAX_CHARS:,} characters as JSON (this is {length:,})")
+    return text
 
 
 class Checkpoint:
@@ -182,12 +201,16 @@ class Checkpoint:
         self._http.call("PUT", self._run_path("progress"), {"step": step, "state": state, "counters": counters})
 
     def run_once(self, idem_key: str, side_effect: Callable[..., Any], fingerprint: Optional[str] = None, *,
-                 step: Optional[int] = None, progress: Optional[Tuple[int, Dict[str, Any]]] = None) -> Tuple[Any, Status]:
+                 step: Optional[int] = None, progress: Optional[Tuple[int, Dict[str, Any]]] = None,
+                 input: Any = None) -> Tuple[Any, Status]:
         """claim -> execute -> commit; the side effect runs once per key. `side_effect()` or `side_effect(ctx)`.
 
         `progress=(step, state)` is written in the commit's transaction (then no save_progress is needed for an
-        executed step). Returns (result, "executed" | "skipped" | "awaited").
+        executed step). `input` (any JSON, at most INPUT_MAX_CHARS as JSON) is what the step is given, stored
+        beside its result and shown on its step page; a value that is not JSON or too long is InvalidInputError
+        before anything is claimed. Returns (result, "executed" | "skipped" | "awaited").
         """
+        recorded = None if input is None else input_json(input)
         token = uuid.uuid4().hex  # ours, so a claim retried after a lost answer finds the claim ours
         waited = False
         while True:
@@ -225,7 +248,18 @@ class Checkpoint:
         if progress is not None:
             counters, self._pending = self._pending, {"skipped": 0, "awaited": 0}
             body["progress"] = {"step": progress[0], "state": progress[1], "counters": counters}
-        answer, _ = self._http.call("POST", "/checkpoint/commit", body)
+        if recorded is not None:
+            body["input"] = json.loads(recorded)
+        try:
+            answer, _ = self._http.call("POST", "/checkpoint/commit", body)
+        except InvalidInputError as e:
+            # The server refused the input after the side effect ran (its own bound, measured its way): the claim
+            # is still ours and the result must land, so it is committed without the input rather than lost.
+            if "input" not in ((e.body.get("error") or {}).get("fields") or {}):
+                raise
+            log.warning("waybill: %s: the input was not recorded (%s); committing the result without it", idem_key, e)
+            del body["input"]
+            answer, _ = self._http.call("POST", "/checkpoint/commit", body)
         run = answer.get("run")
         if isinstance(run, dict):
             self._note_status(run.get("status"))

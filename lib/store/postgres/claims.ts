@@ -86,10 +86,10 @@ export function postgresClaims(c: PgConnection): ClaimStore {
       const { rows } = await c.query<{ n: number; claimSeen: boolean }>(sql`WITH t AS (SELECT ${c.now()} AS now),
         del AS (DELETE FROM ${claims} c USING t WHERE c.idem_key = ${key}
             AND (${options.force ?? false}::boolean OR ${expiresAt(options.claimTtlMs / 1000, 'c.')} <= t.now)
-          RETURNING c.run_id, c.step, c.worker_id),
-        ev AS (INSERT INTO ${stepEvents} (run_id, idem_key, step, outcome, count, worker_id, detail, at)
+          RETURNING c.run_id, c.step, c.worker_id, c.attempt),
+        ev AS (INSERT INTO ${stepEvents} (run_id, idem_key, step, outcome, count, worker_id, detail, at, attempt)
           SELECT del.run_id, ${key}, del.step, 'expired', 1, del.worker_id,
-            'expired by ' || ${options.actor}::text || ': the step will run again', t.now FROM del, t)
+            'expired by ' || ${options.actor}::text || ': the step will run again', t.now, del.attempt FROM del, t)
         SELECT (SELECT count(*) FROM del)::int AS n, EXISTS (SELECT 1 FROM ${claims} WHERE idem_key = ${key}) AS "claimSeen"`);
       // The statement's snapshot still shows the row it deleted, so claimSeen means "there was a claim".
       return rows[0]!.n === 1 ? 'expired' : rows[0]!.claimSeen ? 'live' : 'missing';

@@ -40,7 +40,8 @@ export function eventInsert(e: EventInput, now: SQL): SQL {
     stepEvents.workerId,
     stepEvents.detail,
     stepEvents.at,
+    stepEvents.attempt,
   )})
   VALUES (${e.runId}, ${e.idemKey ?? null}, ${e.step ?? null}::int, ${e.outcome}, ${e.count ?? 1}::int,
-    ${e.durationMs ?? null}::float8, ${e.workerId ?? null}, ${e.detail ?? null}, ${now})`;
+    ${e.durationMs ?? null}::float8, ${e.workerId ?? null}, ${e.detail ?? null}, ${now}, ${e.attempt ?? null}::int)`;
 }

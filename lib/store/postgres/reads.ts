@@ -27,7 +27,8 @@ const TIMING = sql.raw(
   `step, idem_key AS "idemKey", committed_at AS "committedAt", duration_ms AS "durationMs", source`,
 );
 const EVENT = sql.raw(`id::float8 AS id, run_id AS "runId", idem_key AS "idemKey", step, outcome, count,
-  duration_ms AS "durationMs", worker_id AS "workerId", detail, at`);
+  duration_ms AS "durationMs", worker_id AS "workerId", detail, at, attempt, max_attempts AS "maxAttempts",
+  retry_at AS "retryAt", previous_worker_id AS "previousWorkerId", previous_attempt AS "previousAttempt"`);
 
 export function postgresReads(c: PgConnection): Omit<InsightStore, 'metricsSnapshot'> {
   const orphaned = (ttlMs: number) =>

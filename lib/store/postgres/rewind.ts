@@ -4,7 +4,8 @@
  * a lost connection: the rollback leaves nothing done, and the caller sees the error and may ask again.
  */
 import { sql } from 'drizzle-orm';
-import { forkPlan, forksPlan, readStepPlan, rerunPlan, tracePlan, type Plan, type RewindOutcome } from '../rewind';
+import { forkPlan, rerunPlan, type Plan, type RewindOutcome } from '../rewind';
+import { forksPlan, readStepPlan, stepOfKeysPlan, tracePlan } from '../step-reads';
 import type { RewindStore } from '../types-rewind';
 import type { PgConnection } from './connection';
 import { withRetry } from './retry';
@@ -52,6 +53,9 @@ export function postgresRewind(c: PgConnection): RewindStore {
     },
     async listForks(runId) {
       return read(forksPlan(runId));
+    },
+    async stepOfKeys(runId, keys) {
+      return read(stepOfKeysPlan(runId, keys));
     },
   };
 }

@@ -19,6 +19,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type pg from 'pg';
 import { LeaseLostError, StoreUnavailableError } from '../../errors';
+import { PRIOR_STATE_MAX_CHARS } from '../columns';
 import { claims, committed, progress, runs, stepEvents } from '../schema.pg';
 import type {
   ClaimOutcome,
@@ -51,6 +52,8 @@ export type ClaimResult = {
 const MAX_CLAIM_ROUNDS = 100;
 
 const P = (name: string) => sql.placeholder(name);
+/** A progress state longer than this is not copied beside a result (columns.ts says why). */
+const PRIOR_LIMIT = sql.raw(String(PRIOR_STATE_MAX_CHARS));
 /** The statement's now: the database's clock plus the injected skew (skew.ts). */
 const NOW = sql`(extract(epoch from now())::float8 + ${P('skew')}::float8)`;
 
@@ -162,9 +165,14 @@ ins AS (INSERT INTO committed (${names(
     committed.durationMs,
     committed.source,
     committed.inputJson,
+    committed.priorStep,
+    committed.priorStateJson,
   )})
   SELECT ${P('key')}::text, ${P('run')}::text, ${P('result')}::text, t.now, ${P('step')}::int, ${P('fingerprint')}::text,
-    ${P('worker')}::text, ${P('duration')}::float8, 'executed', ${P('input')}::text FROM t
+    ${P('worker')}::text, ${P('duration')}::float8, 'executed', ${P('input')}::text,
+    CASE WHEN pr.run_id IS NULL THEN 0 WHEN length(pr.state_json) <= ${PRIOR_LIMIT} THEN pr.step END,
+    CASE WHEN pr.run_id IS NULL THEN '{}' WHEN length(pr.state_json) <= ${PRIOR_LIMIT} THEN pr.state_json END
+  FROM t LEFT JOIN ${progress} pr ON pr.run_id = ${P('run')}::text
   WHERE EXISTS (SELECT 1 FROM del)
   ON CONFLICT (idem_key) DO NOTHING RETURNING 1),
 ${progressWrite(sql`AND EXISTS (SELECT 1 FROM ins)`)}
@@ -202,9 +210,10 @@ const RELEASE = prepare<Record<string, unknown>>(
   'waybill_release',
   sql`WITH del AS (DELETE FROM ${claims}
     WHERE ${claims.idemKey} = ${P('key')} AND ${claims.token} = ${P('token')} RETURNING 1)
-  INSERT INTO ${stepEvents} (run_id, idem_key, step, outcome, count, duration_ms, worker_id, detail, at)
+  INSERT INTO ${stepEvents} (run_id, idem_key, step, outcome, count, duration_ms, worker_id, detail, at, attempt,
+    max_attempts, retry_at)
   SELECT ${P('run')}::text, ${P('key')}::text, ${P('step')}::int, 'failed', 1, ${P('duration')}::float8, ${P('worker')}::text,
-    ${P('error')}::text, ${NOW}
+    ${P('error')}::text, ${NOW}, ${P('attempt')}::int, ${P('maxAttempts')}::int, ${P('retryAt')}::float8
   WHERE ${P('error')}::text IS NOT NULL AND (NOT ${P('retried')}::boolean OR EXISTS (SELECT 1 FROM del))`,
 );
 
@@ -343,6 +352,7 @@ export function postgresSteps(c: PgConnection): Omit<StepStore, 'dialect'> {
         workerId: r.workerId,
         durationMs: r.durationMs,
         detail: error.message,
+        attempt: r.attempt ?? null,
       });
       throw error;
     },
@@ -360,6 +370,9 @@ export function postgresSteps(c: PgConnection): Omit<StepStore, 'dialect'> {
             duration: r.durationMs,
             worker: r.workerId,
             error: r.error,
+            attempt: r.attempt ?? null,
+            maxAttempts: r.maxAttempts ?? null,
+            retryAt: r.retryAt ?? null,
             retried: outcomeUnknown,
             skew: c.skew(),
           }),
@@ -397,7 +410,13 @@ export function claimOutcome(row: ClaimResult): ClaimOutcome | null {
     case 'committed':
       return {
         kind: 'committed',
-        row: { ...row.done!, forkedFrom: row.done!.forkedFrom ?? null, inputJson: row.done!.inputJson ?? null },
+        row: {
+          ...row.done!,
+          forkedFrom: row.done!.forkedFrom ?? null,
+          inputJson: row.done!.inputJson ?? null,
+          priorStep: row.done!.priorStep ?? null,
+          priorStateJson: row.done!.priorStateJson ?? null,
+        },
       };
     case 'held':
       return { kind: 'held', holder: claimRow(row.holder!, false), msUntilExpiry: row.msUntilExpiry! };

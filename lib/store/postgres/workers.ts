@@ -202,10 +202,11 @@ export function postgresWorkers(c: PgConnection, session: pg.Pool = c.pool): Wor
       const { rows } = await c.query<{ n: number }>(sql`WITH t AS (SELECT ${c.now()} AS now),
         stopped AS (UPDATE ${workers} SET stopped_at = t.now FROM t WHERE ${workers.id} = ${worker} AND ${workers.stoppedAt} IS NULL),
         ${passLeases(worker)},
-        del AS (DELETE FROM ${claims} WHERE ${claims.workerId} = ${worker} RETURNING idem_key, run_id, step),
-        ev AS (INSERT INTO ${stepEvents} (run_id, idem_key, step, outcome, count, worker_id, detail, at)
+        del AS (DELETE FROM ${claims} WHERE ${claims.workerId} = ${worker} RETURNING idem_key, run_id, step, attempt),
+        ev AS (INSERT INTO ${stepEvents} (run_id, idem_key, step, outcome, count, worker_id, detail, at, attempt)
           SELECT del.run_id, del.idem_key, del.step, 'expired', 1, ${worker},
-            'worker ' || ${worker} || ' died (' || ${reason}::text || '); claim released, the step runs again', t.now
+            'worker ' || ${worker} || ' died (' || ${reason}::text || '); claim released, the step runs again', t.now,
+            del.attempt
           FROM del, t)
         SELECT (SELECT count(*) FROM del)::int AS n, (SELECT count(*) FROM woken)::int AS woken`);
       return rows[0]!.n;

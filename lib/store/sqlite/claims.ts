@@ -92,6 +92,7 @@ export function sqliteClaims(c: SqliteConnection): ClaimStore {
             outcome: 'expired',
             workerId: held.workerId,
             detail: `expired by ${options.actor}: the step will run again`,
+            attempt: held.attempt,
           },
           now,
         );
@@ -109,7 +110,7 @@ export function sqliteClaims(c: SqliteConnection): ClaimStore {
         c.prepared('DELETE FROM claims WHERE idem_key = ?').run(r.idemKey);
         const inserted = c
           .prepared(INSERT_COMMITTED)
-          .run(r.idemKey, held.runId, r.resultJson, now, held.step, null, null, null, 'manual', null);
+          .run(r.idemKey, held.runId, r.resultJson, now, held.step, null, null, null, 'manual', null, null, null);
         if (inserted.changes === 0) throw new LeaseLostError(r.idemKey, 'the key is already committed');
         c.event(
           {

@@ -96,8 +96,10 @@ function connection(db: Database.Database, clock: Clock): SqliteConnection {
     },
     event(e, now) {
       insertEvent ??= db.prepare(`INSERT INTO step_events
-        (run_id, idem_key, step, outcome, count, duration_ms, worker_id, detail, at)
-        VALUES (@runId, @idemKey, @step, @outcome, @count, @durationMs, @workerId, @detail, @now)`);
+        (run_id, idem_key, step, outcome, count, duration_ms, worker_id, detail, at, attempt, max_attempts, retry_at,
+          previous_worker_id, previous_attempt)
+        VALUES (@runId, @idemKey, @step, @outcome, @count, @durationMs, @workerId, @detail, @now, @attempt,
+          @maxAttempts, @retryAt, @previousWorkerId, @previousAttempt)`);
       insertEvent.run({
         idemKey: null,
         step: null,
@@ -105,6 +107,11 @@ function connection(db: Database.Database, clock: Clock): SqliteConnection {
         durationMs: null,
         workerId: null,
         detail: null,
+        attempt: null,
+        maxAttempts: null,
+        retryAt: null,
+        previousWorkerId: null,
+        previousAttempt: null,
         ...e,
         now,
       });

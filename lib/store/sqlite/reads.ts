@@ -101,7 +101,8 @@ export function sqliteReads(c: SqliteConnection): Omit<InsightStore, 'metricsSna
       // Two statements, not `(? IS NULL OR outcome = ?)`: each gets the index that answers it, (run_id, id) or
       // (run_id, outcome, id), so a run with no events of the outcome costs one probe, not a walk of all its events.
       const columns = `id, run_id AS runId, idem_key AS idemKey, step, outcome, count, duration_ms AS durationMs,
-        worker_id AS workerId, detail, at`;
+        worker_id AS workerId, detail, at, attempt, max_attempts AS maxAttempts, retry_at AS retryAt,
+        previous_worker_id AS previousWorkerId, previous_attempt AS previousAttempt`;
       return guard(() =>
         options.outcome
           ? c

@@ -1,5 +1,6 @@
 /** Rerun and fork on SQLite: the shared plans (../rewind.ts) driven synchronously inside one BEGIN IMMEDIATE. */
-import { forkPlan, forksPlan, readStepPlan, rerunPlan, tracePlan, type Plan, type RewindOutcome } from '../rewind';
+import { forkPlan, rerunPlan, type Plan, type RewindOutcome } from '../rewind';
+import { forksPlan, readStepPlan, stepOfKeysPlan, tracePlan } from '../step-reads';
 import type { RewindStore } from '../types-rewind';
 import { guard, type SqliteConnection } from './connection';
 
@@ -37,6 +38,9 @@ export function sqliteRewind(c: SqliteConnection): RewindStore {
     },
     async listForks(runId) {
       return guard(() => drive(c, forksPlan(runId)));
+    },
+    async stepOfKeys(runId, keys) {
+      return guard(() => drive(c, stepOfKeysPlan(runId, keys)));
     },
   };
 }

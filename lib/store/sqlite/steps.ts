@@ -5,7 +5,7 @@
  * would cost more. So these statements stay hand-written, each next to the code that binds its values.
  */
 import { LeaseLostError } from '../../errors';
-import { COMMITTED_FIELDS, committedColumns } from '../columns';
+import { COMMITTED_FIELDS, committedColumns, PRIOR_STATE_MAX_CHARS } from '../columns';
 import type {
   ClaimOutcome,
   ClaimRequest,
@@ -90,6 +90,9 @@ export function sqliteStepWrites(c: SqliteConnection): StepWrites & { statements
         outcome: 'expired',
         workerId: r.workerId,
         detail: `lease of ${held.workerId ?? 'an outside client'} passed; taken over`,
+        attempt,
+        previousWorkerId: held.workerId,
+        previousAttempt: held.attempt,
       },
       now,
     );
@@ -109,6 +112,9 @@ export function sqliteStepWrites(c: SqliteConnection): StepWrites & { statements
       if (r.mayHaveLanded && landed(r)) return { next: null, runStatus: runStatusOf(r.runId) };
       throw new LeaseLostError(r.idemKey);
     }
+    // The map as it stood when this step was reached, kept beside the result for a rerun from here.
+    const prior = s.progress.get(r.runId);
+    const kept = !prior || prior.stateJson.length <= PRIOR_STATE_MAX_CHARS;
     const inserted = s.insertCommitted.run(
       r.idemKey,
       r.runId,
@@ -120,6 +126,8 @@ export function sqliteStepWrites(c: SqliteConnection): StepWrites & { statements
       r.durationMs,
       'executed',
       r.inputJson ?? null,
+      kept ? (prior?.step ?? 0) : null,
+      kept ? (prior?.stateJson ?? '{}') : null,
     );
     if (inserted.changes === 0) {
       throw new LeaseLostError(r.idemKey, 'the key was committed by someone else meanwhile');
@@ -141,6 +149,7 @@ export function sqliteStepWrites(c: SqliteConnection): StepWrites & { statements
         workerId: r.workerId,
         durationMs: r.durationMs,
         detail: error.message,
+        attempt: r.attempt ?? null,
       },
       now,
     );
@@ -158,6 +167,9 @@ export function sqliteStepWrites(c: SqliteConnection): StepWrites & { statements
         workerId: r.workerId,
         durationMs: r.durationMs,
         detail: r.error,
+        attempt: r.attempt ?? null,
+        maxAttempts: r.maxAttempts ?? null,
+        retryAt: r.retryAt ?? null,
       },
       now,
     );

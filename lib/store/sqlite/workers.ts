@@ -108,7 +108,7 @@ export function sqliteWorkers(c: SqliteConnection): WorkerStore {
       return c.tx(() => {
         stop(id, now);
         const held = orm
-          .select({ idemKey: claims.idemKey, runId: claims.runId, step: claims.step })
+          .select({ idemKey: claims.idemKey, runId: claims.runId, step: claims.step, attempt: claims.attempt })
           .from(claims)
           .where(eq(claims.workerId, id))
           .all();
@@ -125,6 +125,7 @@ export function sqliteWorkers(c: SqliteConnection): WorkerStore {
               outcome: 'expired',
               workerId: id,
               detail: `worker ${id} died (${reason}); claim released, the step runs again`,
+              attempt: claim.attempt,
             },
             now,
           );

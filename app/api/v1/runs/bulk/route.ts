@@ -1,6 +1,7 @@
 /**
- * POST /api/v1/runs/bulk — one action over every run a filter matches:
- * { "action": "pause"|"resume"|"cancel"|"retry", "filter": { "status"?, "workflow"?, "q"? }, "reason"?: "…" }
+ * POST /api/v1/runs/bulk — one action over every run a filter matches, or over a selection:
+ * { "action": "pause"|"resume"|"cancel"|"retry"|"rerun", "filter": { "status"?, "workflow"?, "q"? } | "ids": […],
+ *   "fromStep"?: N | "name" (rerun only, and required), "reason"?: "…" }
  * → { matched, done, skipped: [{ id, reason }] }. The filters are GET /api/v1/runs's; one audit line per run.
  * 400 for bad input or a filter matching more than 10,000 runs (nothing is changed).
  */

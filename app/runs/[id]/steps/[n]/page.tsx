@@ -109,6 +109,7 @@ export default async function StepPage({ params }: Props) {
             <thead className="text-xs text-zinc-500 dark:text-zinc-400">
               <tr>
                 <th className="py-1 pr-3">#</th>
+                <th className="pr-3">Attempt</th>
                 <th className="pr-3">Outcome</th>
                 <th className="pr-3">Started</th>
                 <th className="pr-3">Duration</th>
@@ -122,6 +123,9 @@ export default async function StepPage({ params }: Props) {
                   <td className="py-1 pr-3 tabular-nums">
                     {a.n}
                     {a.rerun > 0 && <span className={`ml-1 text-xs ${term}`}>(rerun {a.rerun})</span>}
+                  </td>
+                  <td className="pr-3 tabular-nums" data-testid="attempt-number">
+                    {a.attempt === null ? '—' : a.maxAttempts === null ? a.attempt : `${a.attempt} of ${a.maxAttempts}`}
                   </td>
                   <td className="pr-3" data-testid="attempt-outcome">
                     {a.outcome.replace('_', ' ')}
@@ -140,6 +144,11 @@ export default async function StepPage({ params }: Props) {
                     className="whitespace-pre-wrap break-words font-mono text-xs text-red-800 dark:text-red-300"
                   >
                     {a.error ?? ''}
+                    {a.outcome === 'failed' && a.retryAt !== null && (
+                      <span className={`block ${term}`} data-testid="attempt-retry">
+                        next attempt due {utcText(a.retryAt)}
+                      </span>
+                    )}
                   </td>
                 </tr>
               ))}
@@ -194,6 +203,19 @@ export default async function StepPage({ params }: Props) {
             </Link>
             .
           </p>
+        )}
+        {view.priorProgress && (
+          <>
+            <h3 className={`mt-4 text-xs font-medium ${term}`}>
+              Saved state when reached (progress at step {view.priorProgress.step}: a rerun from here puts it back)
+            </h3>
+            <pre
+              data-testid="step-prior-state"
+              className="mt-1 max-h-48 overflow-auto whitespace-pre-wrap break-words rounded bg-zinc-50 p-3 font-mono text-xs dark:bg-zinc-950"
+            >
+              {pretty(view.priorProgress.state)}
+            </pre>
+          </>
         )}
       </Card>
 

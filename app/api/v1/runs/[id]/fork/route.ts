@@ -1,5 +1,5 @@
 /**
- * POST /api/v1/runs/{id}/fork — { fromStep, id?, input?, reason? } → 201 { run, copied }: a new queued run whose
+ * POST /api/v1/runs/{id}/fork — { fromStep, id?, input?, reason? } → 201 { run, copied, fromStep, state, stateStep }: a new queued run whose
  * steps before fromStep are copied from this one (source `forked`); this run is not written. 409 REWIND_REFUSED
  * or CONFLICT (the new id is taken), nothing changed; 400 naming the field for a bad body or input.
  */
@@ -9,7 +9,7 @@ import { runRef } from '@/lib/api/ids';
 import { forkBody } from '@/lib/api/runs';
 import { config } from '@/lib/config';
 import { authorize, rewind } from '@/lib/control';
-import { runView } from '@/lib/control/views';
+import { forkAnswer } from '@/lib/control/views';
 import { callerOf, controlDeps } from '@/lib/data/control';
 
 export async function POST(request: Request, context: { params: Promise<{ id: string }> }) {
@@ -21,6 +21,6 @@ export async function POST(request: Request, context: { params: Promise<{ id: st
     const id = param((await context.params).id, 'id', runRef);
     const given = await body(request, forkBody, config().WAYBILL_MAX_BODY_BYTES);
     const outcome = await rewind.fork(controlDeps(), caller, { runId: id, ...given });
-    return json({ run: runView(outcome.run), copied: outcome.moved }, 201);
+    return json(forkAnswer(outcome), 201);
   });
 }

@@ -1,6 +1,7 @@
 /**
- * POST /api/v1/runs/{id}/rerun — { fromStep, input?, reason? } → { run, moved, rerun }: the run's committed
- * results from fromStep on move to history and the run is queued again (lib/control/rewind). 409
+ * POST /api/v1/runs/{id}/rerun — { fromStep, input?, reason? } → { run, moved, rerun, fromStep, state, stateStep }:
+ * the run's committed results from fromStep (a number, or a step's name) on move to history, its saved state
+ * goes back to what it was at that step, and the run is queued again (lib/control/rewind). 409
  * REWIND_REFUSED, nothing changed: running (pause first), a live claim, fromStep beyond the last step, an
  * outside client's run. 400 naming the field for a bad body or an input that does not fit the workflow.
  */
@@ -10,7 +11,7 @@ import { runRef } from '@/lib/api/ids';
 import { rerunBody } from '@/lib/api/runs';
 import { config } from '@/lib/config';
 import { authorize, rewind } from '@/lib/control';
-import { runView } from '@/lib/control/views';
+import { rerunAnswer } from '@/lib/control/views';
 import { callerOf, controlDeps } from '@/lib/data/control';
 
 export async function POST(request: Request, context: { params: Promise<{ id: string }> }) {
@@ -22,6 +23,6 @@ export async function POST(request: Request, context: { params: Promise<{ id: st
     const id = param((await context.params).id, 'id', runRef);
     const given = await body(request, rerunBody, config().WAYBILL_MAX_BODY_BYTES);
     const outcome = await rewind.rerun(controlDeps(), caller, { runId: id, ...given });
-    return json({ run: runView(outcome.run), moved: outcome.moved, rerun: outcome.rerun });
+    return json(rerunAnswer(outcome));
   });
 }
