@@ -70,6 +70,7 @@ describe("article compatibility: the article's schema and SQL", () => {
         'committed_history',
         'metrics_tally',
         'progress',
+        'run_logs',
         'runs',
         'step_events',
         'waits',
