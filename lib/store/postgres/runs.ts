@@ -29,6 +29,7 @@ import type { RunRow, RunStatus, RunStore, WorkerStore, WorkflowStore } from '..
 import type { PgConnection } from './connection';
 import { mayHaveRun, withRetry } from './retry';
 import { listRuns } from './run-list';
+import { dueWait } from './waits';
 
 type RunsOnly = Omit<RunStore, keyof WorkerStore | keyof WorkflowStore>;
 
@@ -150,9 +151,8 @@ export function postgresRuns(c: PgConnection): RunsOnly {
               AND (${request.runId ?? null}::text IS NULL OR p.id = ${request.runId ?? null}::text)
               AND (p.status = 'queued' OR (p.status = 'running' AND (p.lease_expires_at <= ${c.now()}
                 OR p.owner IN (SELECT w.id FROM workers w WHERE w.stopped_at IS NOT NULL)))
-                -- A parked run whose sleep or timeout came (a decision queues its run itself: lib/store/types-waits.ts).
-                OR (p.status = 'waiting' AND EXISTS (SELECT 1 FROM waits d
-                  WHERE d.run_id = p.id AND d.decided_at IS NULL AND d.due_at <= ${c.now()})))
+                -- A parked run whose sleep or timeout came (a decision queues its run itself: postgres/waits.ts).
+                OR (p.status = 'waiting' AND ${dueWait(sql.raw('p.id'), c.now())}))
             ORDER BY p.created_at, p.id COLLATE "C" LIMIT 1
             FOR UPDATE OF p SKIP LOCKED),
           taken AS (UPDATE ${runs} r SET status = 'running', owner = ${worker}, lease_expires_at = t.now + ${lease}::float8,

@@ -11,6 +11,7 @@ import { TRANSITIONS } from '../transitions';
 import type { RunRow, RunStore, WorkerStore, WorkflowStore } from '../types';
 import { guard, type SqliteConnection } from './connection';
 import { listRunsIn } from './run-list';
+import { dueWait } from './waits';
 
 type RunsOnly = Omit<RunStore, keyof WorkerStore | keyof WorkflowStore>;
 
@@ -19,9 +20,8 @@ const RUNNABLE = `SELECT id, owner FROM runs
     AND id NOT IN (SELECT value FROM json_each(@holding)) AND (@runId IS NULL OR id = @runId)
     AND (status = 'queued' OR (status = 'running' AND (lease_expires_at <= @now
       OR owner IN (SELECT id FROM workers WHERE stopped_at IS NOT NULL)))
-      -- A parked run whose sleep or timeout came (a decision queues its run itself: lib/store/types-waits.ts).
-      OR (status = 'waiting' AND EXISTS (SELECT 1 FROM waits w
-        WHERE w.run_id = runs.id AND w.decided_at IS NULL AND w.due_at <= @now)))
+      -- A parked run whose sleep or timeout came (a decision queues its run itself: sqlite/waits.ts).
+      OR (status = 'waiting' AND ${dueWait('runs.id', '@now')}))
   ORDER BY created_at, id LIMIT 1`;
 
 const ACT = `UPDATE runs SET status = @to, updated_at = @now,
