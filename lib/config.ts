@@ -50,6 +50,17 @@ const schema = z
     WAYBILL_LEASE_MS: z.coerce.number().int().min(100).default(30_000),
     /** A run's lease: a worker silent this long (and not provably dead on this host) loses its runs. */
     WAYBILL_RUN_LEASE_MS: z.coerce.number().int().min(100).default(30_000),
+    /**
+     * How long an idle worker waits before it looks for a runnable run again (jittered ±50%). A worker never
+     * sleeps past a parked run's wake time (a sleep, a timeout), and a decision made in its own process wakes it
+     * at once; a decision from another process is found at the next look.
+     */
+    WAYBILL_POLL_MS: z.coerce
+      .number({ error: 'must be a number of milliseconds, 10-600000' })
+      .int('must be a whole number of milliseconds, 10-600000')
+      .min(10, 'must be a number of milliseconds, 10-600000')
+      .max(600_000, 'must be a number of milliseconds, 10-600000')
+      .default(250),
     /** How often workers heartbeat, renew run leases (and so notice pause/cancel) and look for dead peers. */
     WAYBILL_HEARTBEAT_MS: z.coerce.number().int().min(20).max(60_000).default(1000),
     WAYBILL_MODEL_URL: z

@@ -61,6 +61,7 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
       claimTtlMs: cfg.WAYBILL_CLAIM_TTL_MS,
       runLeaseMs: cfg.WAYBILL_RUN_LEASE_MS,
       heartbeatMs: cfg.WAYBILL_HEARTBEAT_MS,
+      pollMs: cfg.WAYBILL_POLL_MS,
       prune:
         cfg.WAYBILL_PRUNE_OLDER_THAN === undefined || drillRun !== undefined
           ? undefined

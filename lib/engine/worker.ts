@@ -77,6 +77,10 @@ export class Worker {
   /** What each peer's proof of life looked like at our recent beats (see the header). */
   private readonly sightings = new Map<string, Sighting>();
   private beating = false;
+  /** A wake that came while the loop was not asleep (taking a run, reading the next due time): skip the next sleep. */
+  private woken = false;
+  /** Aborts the idle loop's sleep in progress, if any. */
+  private waking: AbortController | null = null;
   private readonly clock: Clock;
   private readonly o: Required<Omit<WorkerOptions, 'id' | 'retry' | 'prune' | 'onRegistered' | 'onlyRun' | 'clock'>> & {
     retry: ResolvedRetryPolicy;
@@ -121,13 +125,21 @@ export class Worker {
     const pruning = this.o.prune
       ? startPruning(this.o.store, this.o.prune, log.child({ workerId: this.id }), this.draining.signal, this.clock)
       : null;
+    // A decision in this process (the dashboard's, a test's) wakes the loop at once; one elsewhere is found by
+    // the store's own wake or the next poll.
+    const unsubscribe = store.onLocalWake(() => this.wake());
+    const onDrain = () => this.wake();
+    this.draining.signal.addEventListener('abort', onDrain, { once: true });
     try {
       while (!this.draining.signal.aborted) {
+        this.woken = false;
         if (this.active.size < this.o.concurrency && (await this.takeOne())) continue;
-        await this.clock.sleep(this.o.pollMs * (0.5 + Math.random()), this.draining.signal).catch(() => {});
+        await this.idle();
       }
       await Promise.allSettled([...this.active]);
     } finally {
+      unsubscribe();
+      this.draining.signal.removeEventListener('abort', onDrain);
       stopBeating();
       // A prune stops between batches when the worker drains; each batch is its own transaction.
       await pruning?.stop();
@@ -140,6 +152,40 @@ export class Worker {
   /** Drain: the step in hand finishes, runs are handed back, run() resolves. */
   stop(): void {
     this.draining.abort(new RunInterruptedError('*', 'the worker is draining'));
+  }
+
+  /**
+   * Something may be runnable now (a decision queued a parked run, a slot came free): the idle loop looks at
+   * once instead of at its next poll. Safe to call at any time, from anywhere; a wake with nothing to take
+   * costs one empty claim.
+   */
+  wake(): void {
+    this.woken = true;
+    this.waking?.abort();
+  }
+
+  /**
+   * The wait between two looks for a run: the poll interval (jittered, so idle workers do not poll in step),
+   * cut short by the first wait due ahead (a sleep's wake, a timeout) while a slot is free, so a run parked for
+   * an hour wakes on time however long the poll, and by any wake. Nothing is polled in a tight loop: a wait due
+   * already is the claim's (taken just before) or one this worker cannot take, and nextWakeIn skips it.
+   */
+  private async idle(): Promise<void> {
+    let ms = this.o.pollMs * (0.5 + Math.random());
+    if (this.active.size < this.o.concurrency) {
+      const due = await this.o.store
+        .nextWakeIn({ workflows: this.o.registry.names(), runId: this.o.onlyRun })
+        .catch(() => null);
+      if (due !== null) ms = Math.min(ms, due);
+    }
+    if (this.woken || this.draining.signal.aborted) return;
+    const waking = new AbortController();
+    this.waking = waking;
+    try {
+      await this.clock.sleep(ms, waking.signal).catch(() => {});
+    } finally {
+      this.waking = null;
+    }
   }
 
   private async takeOne(): Promise<boolean> {
@@ -161,6 +207,8 @@ export class Worker {
         .finally(() => {
           this.active.delete(done);
           this.inHand.delete(run.id);
+          // A slot came free, and a run parked here may have left a due time to sleep until.
+          this.wake();
         });
       this.active.add(done);
       return true;
