@@ -1,5 +1,6 @@
 /**
- * `waybill pause|resume|cancel|retry --all-matching [--status S] [--workflow W] [--search Q] [--reason TEXT] --yes`:
+ * `waybill pause|resume|cancel|retry --all-matching [--status S] [--waiting KIND] [--workflow W] [--search Q]
+ * [--reason TEXT] --yes`:
  * one action over every run the filters match (`waybill runs`'s filters), through lib/control/bulk, audited per
  * run. Without --yes nothing changes: it says how many runs match and how many the action applies to.
  */
@@ -13,6 +14,7 @@ import { UsageError } from '../errors';
 export const BULK_OPTIONS = {
   'all-matching': { type: 'boolean' },
   status: { type: 'string' },
+  waiting: { type: 'string' },
   workflow: { type: 'string' },
   search: { type: 'string' },
   reason: { type: 'string' },
@@ -27,7 +29,7 @@ export async function actAll(cli: Cli, action: RunAction, args: string[]): Promi
     throw new UsageError(
       `--all-matching acts on the runs the filters match: unexpected run id ${JSON.stringify(given[0])}`,
     );
-  const filter = { status: values.status, workflow: values.workflow, q: values.search };
+  const filter = { status: values.status, waiting: values.waiting, workflow: values.workflow, q: values.search };
   const caller = callerOf(cli, values.as);
   // lib/control checks the filters before the store is opened: a bad flag neither opens nor creates it.
   const named = (error: unknown) => {
@@ -35,6 +37,7 @@ export async function actAll(cli: Cli, action: RunAction, args: string[]): Promi
     if (!fields) throw error;
     const flag: Record<string, string> = {
       'filter.status': '--status',
+      'filter.waiting': '--waiting',
       'filter.workflow': '--workflow',
       'filter.q': '--search',
       reason: '--reason',

@@ -117,7 +117,7 @@ describe.each(list)('bulk by filter on $name', (backend) => {
     opened = 0;
     const cases: [unknown, Record<string, string[]>][] = [
       [{ action: 'explode', filter: {} }, { action: ['must be one of pause, resume, cancel, retry'] }],
-      [{ action: 'cancel' }, { filter: ['must be an object of status, workflow and q'] }],
+      [{ action: 'cancel' }, { filter: ['must be an object of status, waiting, workflow and q'] }],
       [
         { action: 'cancel', filter: { status: 'stuck' } },
         {
