@@ -40,7 +40,11 @@ export function WaitingBanner({ waiting, now }: { waiting: WaitingKind[]; now: n
         >
           {approvals.oldestRunId}
         </Link>{' '}
-        at <span data-testid="waiting-oldest-name">{approvals.oldestName}</span>, waiting since{' '}
+        at its wait{' '}
+        <code data-testid="waiting-oldest-name" className="font-mono">
+          {approvals.oldestName}
+        </code>
+        , since{' '}
         <time dateTime={since} title={since} data-testid="waiting-oldest-since">
           {clockTime(approvals.oldestAt, now)}
         </time>{' '}

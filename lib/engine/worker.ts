@@ -81,6 +81,8 @@ export class Worker {
   private woken = false;
   /** Aborts the idle loop's sleep in progress, if any. */
   private waking: AbortController | null = null;
+  /** When the last claim began (monotonic): a wait that came due since then is looked for again at once. */
+  private lookedAt = 0;
   private readonly clock: Clock;
   private readonly o: Required<Omit<WorkerOptions, 'id' | 'retry' | 'prune' | 'onRegistered' | 'onlyRun' | 'clock'>> & {
     retry: ResolvedRetryPolicy;
@@ -168,13 +170,16 @@ export class Worker {
    * The wait between two looks for a run: the poll interval (jittered, so idle workers do not poll in step),
    * cut short by the first wait due ahead (a sleep's wake, a timeout) while a slot is free, so a run parked for
    * an hour wakes on time however long the poll, and by any wake. Nothing is polled in a tight loop: a wait due
-   * already is the claim's (taken just before) or one this worker cannot take, and nextWakeIn skips it.
+   * before the claim's look is one this worker could not take, and nextWakeIn skips it; one that came due since
+   * is looked for again at once.
    */
   private async idle(): Promise<void> {
     let ms = this.o.pollMs * (0.5 + Math.random());
     if (this.active.size < this.o.concurrency) {
+      // A wait that came due between the claim's look and this read would otherwise be slept past: it counts.
+      const sinceMs = this.clock.monotonic() - this.lookedAt;
       const due = await this.o.store
-        .nextWakeIn({ workflows: this.o.registry.names(), runId: this.o.onlyRun })
+        .nextWakeIn({ workflows: this.o.registry.names(), runId: this.o.onlyRun, sinceMs })
         .catch(() => null);
       if (due !== null) ms = Math.min(ms, due);
     }
@@ -189,6 +194,7 @@ export class Worker {
   }
 
   private async takeOne(): Promise<boolean> {
+    this.lookedAt = this.clock.monotonic();
     try {
       const run = await this.o.store.claimRun({
         workerId: this.id,

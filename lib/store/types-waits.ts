@@ -76,11 +76,12 @@ export interface WaitStore {
 
   /**
    * Milliseconds until the first open wait of a `waiting` run of these workflows comes due (a sleep's wake, a
-   * timeout), by the store's clock; null when none is ahead. Only waits still ahead count: one already due is
-   * the claim's to take now (or a run this worker cannot take), so an idle worker never spins on it. One read of
-   * the waits_open_due index. A worker sleeps until then or its poll interval, whichever comes first.
+   * timeout), by the store's clock; null when none is ahead. One that came due within the last `sinceMs` (the
+   * caller's last claim looked then, and missed it by a hair) counts, as 0: look again now. One due before that
+   * does not: the claim saw it and could not take it, so an idle worker never spins on it. One read of the
+   * waits_open_due index. A worker sleeps until then or its poll interval, whichever comes first.
    */
-  nextWakeIn(request: { workflows: string[]; runId?: string }): Promise<number | null>;
+  nextWakeIn(request: { workflows: string[]; runId?: string; sinceMs?: number }): Promise<number | null>;
 
   /**
    * Calls `listener` with the run's id whenever a decision of this process (through any store object on any

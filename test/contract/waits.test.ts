@@ -120,7 +120,7 @@ describe.each(list)('wait store contract on $name', (backend) => {
     expect(await claim()).toBeNull();
   });
 
-  it('nextWakeIn: the first open wait ahead of a waiting run of these workflows, nothing already due or not takeable', async () => {
+  it('nextWakeIn: the first open wait ahead of a waiting run of these workflows; nothing long due or not takeable', async () => {
     const next = (workflows = ['wf'], runId?: string) => store.nextWakeIn({ workflows, runId });
     expect(await next()).toBeNull();
     await parked('approval-only', 'approval');
@@ -152,11 +152,15 @@ describe.each(list)('wait store contract on $name', (backend) => {
     await store.actOnRun('later', 'cancel', 'alice');
     expect(await next()).toBeNull();
 
-    // Due already: the claim's to take now, never a wake-up in the past that an idle worker would spin on.
+    // Due already: the claim's to take now. Come due since the caller's claim looked (sinceMs ago): 0, look again
+    // at once. Due before that: the claim saw it and could not take it, never a wake-up an idle worker spins on.
     await parked('due-soon', 'sleep', { dueInMs: 1000 });
     expect(await next()).toBeLessThanOrEqual(1000);
     await h.elapse(1500);
     expect(await next()).toBeNull();
+    expect(await store.nextWakeIn({ workflows: ['wf'], sinceMs: 10_000 })).toBe(0);
+    await h.elapse(20_000);
+    expect(await store.nextWakeIn({ workflows: ['wf'], sinceMs: 10_000 })).toBeNull();
   });
 
   it('the waiting summary counts runs by kind and names the oldest wait of each: run, name, since when', async () => {

@@ -138,9 +138,26 @@ describe.each([['sqlite'], ['postgres']] as const)('waking parked runs on %s', (
     const s = await setup();
     if (!s) return t.skip();
     const run = await s.start('nap');
-    s.worker();
+    // What the worker read as its next wake-up: the clock jumps only once it is asleep until it. (A jump while
+    // its read is in flight would arm the sleep after the jump, and it would wake that much late.)
+    const sleptFor: number[] = [];
+    const watched: Store = {
+      ...s.h.store,
+      nextWakeIn: async (request) => {
+        const ms = await s.h.store.nextWakeIn(request);
+        if (ms !== null) sleptFor.push(ms);
+        return ms;
+      },
+    };
+    s.worker(watched);
     await s.promptly(run.id, 'waiting');
     const due = (await s.h.store.getWait(run.id, 'sleep#1'))!.dueAt!;
+    for (let i = 0; sleptFor.length === 0; i++) {
+      if (i > 2000) throw new Error('the worker never read its next wake-up');
+      await sleep(5);
+    }
+    expect(sleptFor[0]).toBeGreaterThan(55_000);
+    expect(sleptFor[0]).toBeLessThanOrEqual(60_000);
     // A margin for PostgreSQL, whose clock also ticks in real time while the test runs.
     await s.h.elapse(50_000);
     for (let i = 0; i < 20; i++) await s.h.elapse(1);

@@ -162,8 +162,9 @@ export function postgresWaits(c: PgConnection): WaitStore {
     async nextWakeIn(request) {
       const next = await c.query<{ inS: number }>(
         sql`WITH t AS (SELECT ${c.now()} AS now)
-        SELECT w.due_at - t.now AS "inS" FROM ${waits} w CROSS JOIN t JOIN ${runs} r ON r.id = w.run_id
-        WHERE w.decided_at IS NULL AND w.due_at > t.now AND r.status = 'waiting'
+        SELECT greatest(0, w.due_at - t.now) AS "inS" FROM ${waits} w CROSS JOIN t JOIN ${runs} r ON r.id = w.run_id
+        WHERE w.decided_at IS NULL AND w.due_at > t.now - ${Math.max(0, request.sinceMs ?? 0) / 1000}::float8
+          AND r.status = 'waiting'
           AND r.workflow = ANY(${sql.param(request.workflows)}::text[])
           AND (${request.runId ?? null}::text IS NULL OR r.id = ${request.runId ?? null}::text)
         ORDER BY w.due_at LIMIT 1`,

@@ -23,12 +23,12 @@ export const dueWait = (run: string, now: string) =>
   `EXISTS (SELECT 1 FROM waits dw WHERE dw.run_id = ${run} AND dw.decided_at IS NULL AND dw.due_at <= ${now})`;
 
 /**
- * The first open wait still ahead, of a waiting run this worker may take. Walks waits_open_due from now on
- * (forced: the planner would otherwise start from the runs), so a cancelled run's forgotten timeout costs one
- * skipped entry, not a scan.
+ * The first open wait still ahead (or come due since the caller's last claim), of a waiting run this worker may
+ * take. Walks waits_open_due from then on (forced: the planner would otherwise start from the runs), so a
+ * cancelled run's forgotten timeout, long past, is never read again.
  */
-const NEXT_WAKE = `SELECT w.due_at - @now AS inS FROM waits w INDEXED BY waits_open_due JOIN runs r ON r.id = w.run_id
-  WHERE w.decided_at IS NULL AND w.due_at > @now AND r.status = 'waiting'
+const NEXT_WAKE = `SELECT max(0, w.due_at - @now) AS inS FROM waits w INDEXED BY waits_open_due JOIN runs r ON r.id = w.run_id
+  WHERE w.decided_at IS NULL AND w.due_at > @now - @since AND r.status = 'waiting'
     AND r.workflow IN (SELECT value FROM json_each(@workflows)) AND (@runId IS NULL OR r.id = @runId)
   ORDER BY w.due_at LIMIT 1`;
 
@@ -149,6 +149,7 @@ export function sqliteWaits(c: SqliteConnection): WaitStore {
       return guard(() => {
         const next = c.prepared<unknown[], { inS: number }>(NEXT_WAKE).get({
           now: c.now(),
+          since: Math.max(0, request.sinceMs ?? 0) / 1000,
           workflows: JSON.stringify(request.workflows),
           runId: request.runId ?? null,
         });
