@@ -25,6 +25,8 @@ export const metadata: Metadata = { title: { absolute: 'Runs · Waybill' } };
 
 const IGNORED_LABEL: Record<string, string> = {
   status: 'the status filter (unknown status)',
+  waiting: 'the waiting filter (it is approval, signal or sleep)',
+  'waiting-status': 'the waiting filter (it lists waiting runs only, and another status was asked for)',
   workflow: 'the workflow filter (too long)',
   q: 'the search (too long)',
 };
@@ -53,8 +55,8 @@ async function RunsList({ searchParams, operator }: { searchParams: SearchParams
   }));
   const { stalled } = page.stats;
   const totalRuns = Object.values(page.stats.byStatus).reduce((sum, count) => sum + count, 0);
-  const filtered = Boolean(query.status || query.workflow || query.q);
-  const filters = { status: query.status, workflow: query.workflow, q: query.q };
+  const filtered = Boolean(query.status || query.waiting || query.workflow || query.q);
+  const filters = { status: query.status, waiting: query.waiting, workflow: query.workflow, q: query.q };
 
   return (
     <div className="space-y-6">
@@ -75,8 +77,8 @@ async function RunsList({ searchParams, operator }: { searchParams: SearchParams
         </div>
       </header>
 
-      <WaitingBanner />
-      <RunsStats stats={page.stats} query={filters} />
+      <WaitingBanner waiting={page.waiting} now={now} />
+      <RunsStats stats={page.stats} waiting={page.waiting} query={filters} />
       <StalledBanner stalled={stalled} />
 
       <section aria-labelledby="runs-heading" className="space-y-4">

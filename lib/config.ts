@@ -70,6 +70,18 @@ const schema = z
     WAYBILL_LEASE_MS: z.coerce.number().int().min(100).default(30_000),
     /** A run's lease: a worker silent this long (and not provably dead on this host) loses its runs. */
     WAYBILL_RUN_LEASE_MS: z.coerce.number().int().min(100).default(30_000),
+    /**
+     * How long an idle worker waits before it looks for a runnable run again (jittered ±50%) while the store
+     * delivers no wakes (the listener is down). With wakes delivered, WAYBILL_IDLE_POLL_MS applies instead. Either
+     * way a worker never sleeps past a parked run's wake time (a sleep, a timeout), and a run queued anywhere (a
+     * start, a decision, a retry) wakes it at once.
+     */
+    WAYBILL_POLL_MS: z.coerce
+      .number({ error: 'must be a number of milliseconds, 10-600000' })
+      .int('must be a whole number of milliseconds, 10-600000')
+      .min(10, 'must be a number of milliseconds, 10-600000')
+      .max(600_000, 'must be a number of milliseconds, 10-600000')
+      .default(250),
     /** How often workers heartbeat, renew run leases (and so notice pause/cancel) and look for dead peers. */
     WAYBILL_HEARTBEAT_MS: z.coerce.number().int().min(20).max(60_000).default(1000),
     WAYBILL_MODEL_URL: z
@@ -99,7 +111,7 @@ const schema = z
     /**
      * How often an idle worker looks for runnable runs while wakes are delivered (PostgreSQL LISTEN/NOTIFY,
      * SQLite's data_version): the fallback for what no commit announces, a run lease passing or a sleep ending.
-     * While wakes are not delivered it looks every 250 ms, as it always did.
+     * While wakes are not delivered it looks every WAYBILL_POLL_MS.
      */
     WAYBILL_IDLE_POLL_MS: z.coerce
       .number({ error: 'must be a whole number of milliseconds, 100-600000' })

@@ -4,7 +4,7 @@
  */
 import Link from 'next/link';
 import { buttonClass } from './ui';
-import { RUN_STATUSES, SEARCH_MAX, type RunsQueryParams } from './runs-query';
+import { RUN_STATUSES, SEARCH_MAX, WAIT_KINDS, WAITING_LABEL, type RunsQueryParams } from './runs-query';
 
 export const fieldClass =
   'block h-9 w-full rounded-md border border-zinc-300 bg-white px-2.5 py-1.5 text-sm text-zinc-900 shadow-sm placeholder:text-zinc-400 focus-visible:border-blue-600 focus-visible:outline-2 focus-visible:outline-offset-0 focus-visible:outline-blue-600 dark:border-zinc-700 dark:bg-zinc-900 dark:text-zinc-100 dark:placeholder:text-zinc-500 dark:scheme-dark';
@@ -13,7 +13,7 @@ const labelClass = 'mb-1 block text-xs font-medium text-zinc-600 dark:text-zinc-
 
 export function RunsFilters({ query, workflows }: { query: RunsQueryParams; workflows: string[] }) {
   const choices = query.workflow && !workflows.includes(query.workflow) ? [...workflows, query.workflow] : workflows;
-  const filtered = Boolean(query.status || query.workflow || query.q);
+  const filtered = Boolean(query.status || query.waiting || query.workflow || query.q);
   return (
     <form
       method="get"
@@ -21,7 +21,7 @@ export function RunsFilters({ query, workflows }: { query: RunsQueryParams; work
       role="search"
       aria-label="Filter runs"
       data-testid="runs-filters"
-      className="grid grid-cols-1 gap-3 sm:grid-cols-2 lg:grid-cols-[12rem_12rem_minmax(0,1fr)_auto] lg:items-end"
+      className="grid grid-cols-1 gap-3 sm:grid-cols-2 lg:grid-cols-[11rem_12rem_12rem_minmax(0,1fr)_auto] lg:items-end"
     >
       <div>
         <label htmlFor="filter-status" className={labelClass}>
@@ -38,6 +38,25 @@ export function RunsFilters({ query, workflows }: { query: RunsQueryParams; work
           {RUN_STATUSES.map((status) => (
             <option key={status} value={status}>
               {status}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div>
+        <label htmlFor="filter-waiting" className={labelClass}>
+          Waiting for
+        </label>
+        <select
+          id="filter-waiting"
+          name="waiting"
+          data-testid="filter-waiting"
+          defaultValue={query.waiting ?? ''}
+          className={fieldClass}
+        >
+          <option value="">Anything or nothing</option>
+          {WAIT_KINDS.map((kind) => (
+            <option key={kind} value={kind}>
+              {WAITING_LABEL[kind]}
             </option>
           ))}
         </select>

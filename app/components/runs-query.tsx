@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import type { ListedStatus } from '@/lib/store/outside-runs';
+import { WAIT_KINDS, type WaitKind } from '@/lib/store/types-waits';
 
 /** Every listed status (lib/store/outside-runs.ts), in the order the page shows them: the busy ones first. */
 export const RUN_STATUSES = [
@@ -23,6 +24,14 @@ type Unshown = Exclude<ListedStatus, (typeof RUN_STATUSES)[number]>;
 const _everyStatusShown: [Unshown] extends [never] ? true : Unshown = true;
 export type RunsStatusFilter = (typeof RUN_STATUSES)[number];
 
+/** What a waiting run waits for, as the filter offers it: `?waiting=approval` lists the runs a person must decide. */
+export const WAITING_LABEL: Record<WaitKind, string> = {
+  approval: 'waiting for approval',
+  signal: 'waiting for a signal',
+  sleep: 'sleeping',
+};
+export { WAIT_KINDS };
+
 export const SEARCH_MAX = 200;
 
 /** `?a=1&a=2` arrives as an array; only the first value counts. */
@@ -31,6 +40,7 @@ const param = <T extends z.ZodType>(schema: T) => z.preprocess(firstValue, schem
 
 const runsQuerySchema = z.object({
   status: param(z.enum(RUN_STATUSES)),
+  waiting: param(z.enum(WAIT_KINDS)),
   workflow: param(z.string().trim().min(1).max(128)),
   q: param(z.string().trim().min(1).max(SEARCH_MAX)),
   cursor: param(z.string().min(1).max(1024)),
@@ -38,6 +48,8 @@ const runsQuerySchema = z.object({
 
 export interface RunsQueryParams {
   status?: RunsStatusFilter;
+  /** Only runs parked on a wait of this kind: status `waiting` by definition. */
+  waiting?: WaitKind;
   workflow?: string;
   q?: string;
   cursor?: string;
@@ -50,9 +62,14 @@ export function parseRunsQuery(raw: Record<string, string | string[] | undefined
   const parsed = runsQuerySchema.safeParse(raw);
   const query: RunsQueryParams = parsed.success ? parsed.data : {};
   const ignored: string[] = [];
-  for (const key of ['status', 'workflow', 'q'] as const) {
+  for (const key of ['status', 'waiting', 'workflow', 'q'] as const) {
     const given = firstValue(raw[key]);
     if (typeof given === 'string' && given.trim() !== '' && query[key] === undefined) ignored.push(key);
+  }
+  // `waiting` is a kind of the status `waiting`: beside another status it contradicts it, and gives way.
+  if (query.waiting && query.status && query.status !== 'waiting') {
+    delete query.waiting;
+    ignored.push('waiting-status');
   }
   return { query, ignored };
 }
@@ -61,6 +78,7 @@ export function parseRunsQuery(raw: Record<string, string | string[] | undefined
 export function runsHref(query: RunsQueryParams): string {
   const params = new URLSearchParams();
   if (query.status) params.set('status', query.status);
+  if (query.waiting) params.set('waiting', query.waiting);
   if (query.workflow) params.set('workflow', query.workflow);
   if (query.q) params.set('q', query.q);
   if (query.cursor) params.set('cursor', query.cursor);

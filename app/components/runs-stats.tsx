@@ -6,7 +6,7 @@
 import Link from 'next/link';
 import type { RunsPage } from '@/lib/data/runs';
 import { Stat } from './ui';
-import { RUN_STATUSES, runsHref, type RunsQueryParams } from './runs-query';
+import { RUN_STATUSES, runsHref, WAIT_KINDS, WAITING_LABEL, type RunsQueryParams } from './runs-query';
 
 const STATUS_LABEL: Record<(typeof RUN_STATUSES)[number], string> = {
   running: 'Running',
@@ -23,7 +23,15 @@ const STATUS_LABEL: Record<(typeof RUN_STATUSES)[number], string> = {
 const cardLink =
   'block rounded-lg focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600 [&>div]:h-full [&>div]:transition-colors hover:[&>div]:border-zinc-400 dark:hover:[&>div]:border-zinc-600';
 
-export function RunsStats({ stats, query }: { stats: RunsPage['stats']; query: RunsQueryParams }) {
+export function RunsStats({
+  stats,
+  waiting,
+  query,
+}: {
+  stats: RunsPage['stats'];
+  waiting: RunsPage['waiting'];
+  query: RunsQueryParams;
+}) {
   const perMinute = stats.stepsPerMinute;
   const seen = stats.executed + stats.skipped + stats.awaited;
   return (
@@ -47,6 +55,7 @@ export function RunsStats({ stats, query }: { stats: RunsPage['stats']; query: R
           );
         })}
       </ul>
+      <WaitingFilters waiting={waiting} query={query} />
       <div className="grid grid-cols-3 gap-3">
         <Stat
           testId="stat-steps-per-minute"
@@ -98,5 +107,51 @@ export function RunsStats({ stats, query }: { stats: RunsPage['stats']; query: R
         </div>
       </div>
     </div>
+  );
+}
+
+const chip =
+  'inline-flex items-center gap-1.5 rounded-full border px-2.5 py-0.5 text-xs font-medium focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600';
+
+/**
+ * The waiting runs by what they wait for, each a filter (`?waiting=approval`): a person's decision is the one
+ * a run can wait for forever, so its count is always shown, zero included.
+ */
+function WaitingFilters({ waiting, query }: { waiting: RunsPage['waiting']; query: RunsQueryParams }) {
+  const runs = (kind: string) => waiting.find((w) => w.kind === kind)?.runs ?? 0;
+  return (
+    <ul className="flex flex-wrap items-center gap-2" aria-label="Waiting runs by what they wait for">
+      {WAIT_KINDS.map((kind) => {
+        const active = query.waiting === kind;
+        const count = runs(kind);
+        const tone = active
+          ? 'border-blue-500 bg-blue-50 text-blue-900 dark:border-blue-400 dark:bg-blue-950 dark:text-blue-100'
+          : kind === 'approval' && count > 0
+            ? 'border-amber-300 bg-amber-50 text-amber-900 hover:border-amber-500 dark:border-amber-800 dark:bg-amber-950/40 dark:text-amber-200'
+            : 'border-zinc-200 text-zinc-700 hover:border-zinc-400 dark:border-zinc-800 dark:text-zinc-300';
+        return (
+          <li key={kind}>
+            <Link
+              prefetch={false}
+              data-testid={`waiting-filter-${kind}`}
+              href={runsHref({
+                ...query,
+                status: query.status === 'waiting' ? 'waiting' : undefined,
+                waiting: active ? undefined : kind,
+                cursor: undefined,
+              })}
+              aria-current={active ? 'true' : undefined}
+              title={active ? 'Show every waiting run and every status' : `Show only runs ${WAITING_LABEL[kind]}`}
+              className={`${chip} ${tone}`}
+            >
+              <span className="first-letter:uppercase">{WAITING_LABEL[kind]}</span>
+              <span data-testid={`waiting-count-${kind}`} className="tabular-nums">
+                {count.toLocaleString('en-US')}
+              </span>
+            </Link>
+          </li>
+        );
+      })}
+    </ul>
   );
 }

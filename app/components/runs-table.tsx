@@ -45,6 +45,7 @@ const ACTION_DONE: Record<RunAction, string> = {
 function filterText(filter: BulkFilter): string {
   const parts = [
     filter.status && `status ${filter.status}`,
+    filter.waiting && `waiting for ${filter.waiting}`,
     filter.workflow && `workflow ${filter.workflow}`,
     filter.q && `search "${filter.q}"`,
   ].filter(Boolean);

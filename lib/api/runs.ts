@@ -25,24 +25,29 @@ import { readStallFacts, stallOf, type StallSettings } from '../control/stalled'
 /** The defaults of WAYBILL_RUN_LEASE_MS and WAYBILL_HEARTBEAT_MS, now: for a caller without a configuration. */
 const defaultStall = (): StallSettings => ({ now: Date.now(), runLeaseMs: 30_000, heartbeatMs: 1000 });
 import { waitView } from '../control/waits';
+import { WAITING_WITH_STATUS, waitingFilter, waitingMatchesStatus } from '../control/fields';
 
 export type RunsStore = Store & RunStore & InsightStore;
 
 export const RUN_STATUSES = LISTED_STATUSES;
 export { RUN_ACTIONS };
 
-export const listRunsQuery = z.strictObject({
-  status: z.enum(RUN_STATUSES, { error: `must be one of ${RUN_STATUSES.join(', ')}` }).optional(),
-  workflow: z
-    .string()
-    .regex(/^[a-z][a-z0-9-]{0,63}$/, 'must be a workflow name (lowercase letters, digits, dashes)')
-    .optional(),
-  q: freeText(200)
-    .refine((s) => !/\p{Cc}/u.test(s), 'must not contain control characters')
-    .optional(),
-  limit: queryLimit(500).optional(),
-  cursor: z.string().optional(),
-});
+export const listRunsQuery = z
+  .strictObject({
+    status: z.enum(RUN_STATUSES, { error: `must be one of ${RUN_STATUSES.join(', ')}` }).optional(),
+    /** Runs parked on an open wait of this kind: `?waiting=approval` is the runs that wait for a person. */
+    waiting: waitingFilter.optional(),
+    workflow: z
+      .string()
+      .regex(/^[a-z][a-z0-9-]{0,63}$/, 'must be a workflow name (lowercase letters, digits, dashes)')
+      .optional(),
+    q: freeText(200)
+      .refine((s) => !/\p{Cc}/u.test(s), 'must not contain control characters')
+      .optional(),
+    limit: queryLimit(500).optional(),
+    cursor: z.string().optional(),
+  })
+  .refine(waitingMatchesStatus, { path: ['waiting'], message: WAITING_WITH_STATUS });
 
 export const startBody = z.strictObject({
   workflow: z
@@ -65,6 +70,7 @@ export async function listRuns(
   const [rows, facts] = await Promise.all([
     store.listRuns({
       status: query.status,
+      waiting: query.waiting,
       workflow: query.workflow,
       search: query.q || undefined,
       limit: limit + 1,

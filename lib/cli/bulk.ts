@@ -1,6 +1,6 @@
 /**
- * `waybill pause|resume|cancel|retry --all-matching [--status S] [--workflow W] [--search Q] [--reason TEXT] --yes`,
- * and `waybill rerun --all-matching --from-step N|NAME …` the same way: one action over every run the filters
+ * `waybill pause|resume|cancel|retry --all-matching [--status S] [--waiting KIND] [--workflow W] [--search Q]
+ * [--reason TEXT] --yes`, and `waybill rerun --all-matching --from-step N|NAME …` the same way: one action over every run the filters
  * match (`waybill runs`'s filters), through lib/control/bulk, audited per run. Without --yes nothing changes: it
  * says how many runs match and how many the action applies to.
  */
@@ -15,6 +15,7 @@ import { stepFlag } from './rewind';
 export const BULK_OPTIONS = {
   'all-matching': { type: 'boolean' },
   status: { type: 'string' },
+  waiting: { type: 'string' },
   workflow: { type: 'string' },
   search: { type: 'string' },
   reason: { type: 'string' },
@@ -30,7 +31,7 @@ export async function actAll(cli: Cli, action: BulkAction, args: string[]): Prom
     throw new UsageError(
       `--all-matching acts on the runs the filters match: unexpected run id ${JSON.stringify(given[0])}`,
     );
-  const filter = { status: values.status, workflow: values.workflow, q: values.search };
+  const filter = { status: values.status, waiting: values.waiting, workflow: values.workflow, q: values.search };
   if (action !== 'rerun' && values['from-step'] !== undefined)
     throw new UsageError('--from-step: only rerun takes a step (waybill rerun --all-matching --from-step N|NAME)');
   const fromStep = action === 'rerun' ? check(stepFlag, values['from-step'] ?? '', '--from-step') : undefined;
@@ -41,6 +42,7 @@ export async function actAll(cli: Cli, action: BulkAction, args: string[]): Prom
     if (!fields) throw error;
     const flag: Record<string, string> = {
       'filter.status': '--status',
+      'filter.waiting': '--waiting',
       'filter.workflow': '--workflow',
       'filter.q': '--search',
       reason: '--reason',

@@ -41,7 +41,7 @@ const COMMANDS: Record<string, { usage: string; summary: string; run: Command }>
     ),
   },
   runs: {
-    usage: 'runs [--status S] [--workflow W] [--search Q] [--limit N]',
+    usage: 'runs [--status S] [--waiting approval|signal|sleep] [--workflow W] [--search Q] [--limit N]',
     summary: "list runs, outside clients' included",
     run: lazy(
       () => import('./runs'),
@@ -224,7 +224,7 @@ const COMMANDS: Record<string, { usage: string; summary: string; run: Command }>
   },
 };
 
-const BULK_HELP = `pause, resume, cancel, retry and rerun --all-matching [--status S] [--workflow W] [--search Q] [--reason TEXT] --yes (rerun also --from-step N|NAME): every run the filters match (as in runs), audited per run; without --yes, only the count`;
+const BULK_HELP = `pause, resume, cancel, retry and rerun --all-matching [--status S] [--waiting KIND] [--workflow W] [--search Q] [--reason TEXT] --yes (rerun also --from-step N|NAME): every run the filters match (as in runs), audited per run; without --yes, only the count`;
 
 const GLOBAL_HELP = `global options: --db URL (instead of DATABASE_URL), --as NAME (who the audit log records; else cli:<OS user>), --json (one JSON document on stdout, errors as JSON on stderr), --help, --version`;
 

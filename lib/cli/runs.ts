@@ -3,8 +3,9 @@
  * `inspect` shows one — its row, its map, its live claims, its committed count and its timeline.
  */
 import { parseArgs } from 'node:util';
+import { WAITING_WITH_STATUS, waitingFilter, waitingMatchesStatus } from '../control/fields';
 import { eventText } from '../engine/attempt-note';
-import { NotFoundError } from '../errors';
+import { NotFoundError, UsageError } from '../errors';
 import { MAX_DEPTH, nestingDepth } from '../json-depth';
 import { claimView, eventView, progressView, runSummaryView, runView } from '../control/views';
 import { readStallFacts, stallOf, stallSettings, type Stall } from '../control/stalled';
@@ -22,14 +23,19 @@ export async function runs(cli: Cli, args: string[]): Promise<number> {
       options: {
         ...GLOBAL_OPTIONS,
         status: { type: 'string' },
+        waiting: { type: 'string' },
         workflow: { type: 'string' },
         search: { type: 'string' },
         limit: { type: 'string' },
       },
     }),
   );
+  const waiting = values.waiting === undefined ? undefined : check(waitingFilter, values.waiting, '--waiting');
+  const status = values.status === undefined ? undefined : check(statusFilter, values.status, '--status');
+  if (!waitingMatchesStatus({ status, waiting })) throw new UsageError(`--waiting: ${WAITING_WITH_STATUS}`);
   const filter = {
-    status: values.status === undefined ? undefined : check(statusFilter, values.status, '--status'),
+    status,
+    waiting,
     workflow: values.workflow === undefined ? undefined : check(lookupId, values.workflow, '--workflow'),
     search: values.search,
     limit: values.limit === undefined ? 50 : check(count(10_000), values.limit, '--limit'),

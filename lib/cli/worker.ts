@@ -69,6 +69,7 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
       heartbeatMs: cfg.WAYBILL_HEARTBEAT_MS,
       runLogLines: cfg.WAYBILL_RUN_LOG_LINES,
       programUrl: url,
+      pollMs: cfg.WAYBILL_POLL_MS,
       idlePollMs: cfg.WAYBILL_IDLE_POLL_MS,
       workerRetentionMs: cfg.WAYBILL_WORKER_RETENTION,
       prune:

@@ -1,6 +1,6 @@
 /**
  * Bulk: one operator action (pause, resume, cancel, retry, or rerun from a step) over many runs — every run a
- * filter matches (GET /api/v1/runs's filters: status, workflow, q), or the runs a page had selected (ids). The
+ * filter matches (GET /api/v1/runs's filters: status, waiting, workflow, q), or the runs a page had selected (ids). The
  * runs are listed first, in pages, so `matched` is what the filter matched when the operation began; then
  * each is acted on as the one-run operation acts — the store's transition (or rerun), the run's `operator`
  * event, one audit line per run. A run the action does not apply to is skipped with the reason, never fatal:
@@ -16,7 +16,7 @@ import type { RunAction, RunSummary } from '../store/types';
 import { record } from './audit';
 import { authorize, type Caller } from './caller';
 import { validate } from './errors';
-import { reasonField, runRef } from './fields';
+import { reasonField, runRef, WAITING_WITH_STATUS, waitingFilter, waitingMatchesStatus } from './fields';
 import { rerunOne, stepRef } from './rewind';
 import type { ControlDeps, ControlStore } from './store';
 
@@ -34,21 +34,27 @@ const BATCH = 200;
 const IDS_MAX = 500;
 
 /** The filters of GET /api/v1/runs, with its rules: a status it lists, a workflow name, a search text. */
-export const bulkFilter = z.strictObject(
-  {
-    status: z.enum(LISTED_STATUSES, { error: `must be one of ${LISTED_STATUSES.join(', ')}` }).optional(),
-    workflow: z
-      .string({ error: 'must be a workflow name' })
-      .regex(/^[a-z][a-z0-9-]{0,63}$/, 'must be a workflow name (lowercase letters, digits, dashes)')
-      .optional(),
-    q: z
-      .string({ error: 'must be text' })
-      .max(200, 'must be at most 200 characters')
-      .refine((s) => !/\p{Cc}/u.test(s), 'must not contain control characters')
-      .optional(),
-  },
-  { error: (issue) => (issue.code === 'invalid_type' ? 'must be an object of status, workflow and q' : undefined) },
-);
+export const bulkFilter = z
+  .strictObject(
+    {
+      status: z.enum(LISTED_STATUSES, { error: `must be one of ${LISTED_STATUSES.join(', ')}` }).optional(),
+      waiting: waitingFilter.optional(),
+      workflow: z
+        .string({ error: 'must be a workflow name' })
+        .regex(/^[a-z][a-z0-9-]{0,63}$/, 'must be a workflow name (lowercase letters, digits, dashes)')
+        .optional(),
+      q: z
+        .string({ error: 'must be text' })
+        .max(200, 'must be at most 200 characters')
+        .refine((s) => !/\p{Cc}/u.test(s), 'must not contain control characters')
+        .optional(),
+    },
+    {
+      error: (issue) =>
+        issue.code === 'invalid_type' ? 'must be an object of status, waiting, workflow and q' : undefined,
+    },
+  )
+  .refine(waitingMatchesStatus, { path: ['waiting'], message: WAITING_WITH_STATUS });
 
 const ids = z
   .array(runRef, { error: 'must be a list of run ids' })
@@ -106,6 +112,7 @@ async function matching(store: ControlStore, filter: BulkFilter, claimTtlMs: num
   for (;;) {
     const page = await store.listRuns({
       status: filter.status,
+      waiting: filter.waiting,
       workflow: filter.workflow,
       search: filter.q || undefined,
       limit: BATCH,
@@ -249,9 +256,10 @@ export async function apply(
 }
 
 /** `status=failed workflow=notify q="x"`, or `every run` for an empty filter: for the audit line. */
-export function describeFilter(filter: { status?: string; workflow?: string; q?: string }): string {
+export function describeFilter(filter: { status?: string; waiting?: string; workflow?: string; q?: string }): string {
   const parts = [
     filter.status && `status=${filter.status}`,
+    filter.waiting && `waiting=${filter.waiting}`,
     filter.workflow && `workflow=${filter.workflow}`,
     filter.q && `q=${JSON.stringify(filter.q)}`,
   ].filter(Boolean);

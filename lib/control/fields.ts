@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { keyProblem } from '../checkpoint/keys';
 import { reasonSchema } from '../reason';
+import { WAIT_KINDS } from '../store/types-waits';
 
 /** The operator's reason (the confirm dialog's, `--reason`): trimmed, ≤ 500 characters, no control characters. */
 export const reasonField = reasonSchema;
@@ -39,3 +40,15 @@ export const exactText = (max: number) =>
     .min(1, 'must not be empty')
     .max(max, `must be at most ${max} characters`)
     .refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');
+
+/** The runs list's `waiting` filter (the API's ?waiting=, the CLI's --waiting, bulk by filter): a wait's kind. */
+export const waitingFilter = z.enum(WAIT_KINDS, { error: `must be one of ${WAIT_KINDS.join(', ')}` });
+
+/**
+ * `waiting` lists runs parked on a wait of that kind, so it is status `waiting` by definition: with another
+ * status the two contradict each other, and the request is refused naming `waiting` rather than answered empty.
+ */
+export function waitingMatchesStatus(filter: { status?: string; waiting?: string }): boolean {
+  return filter.waiting === undefined || filter.status === undefined || filter.status === 'waiting';
+}
+export const WAITING_WITH_STATUS = 'lists waiting runs only: leave status out, or make it waiting';

@@ -4,7 +4,7 @@ import 'server-only';
  */
 import { runsCursor } from '../store/cursor';
 import { stallOf, type Stall, type StallCount } from '../control/stalled';
-import type { RunStats, RunStatus, RunSummary } from '../store/types';
+import type { RunStats, RunStatus, RunSummary, WaitingKind, WaitKind } from '../store/types';
 import { stepsPerMinute, THROUGHPUT_WINDOW_S } from './rates';
 import { getStallCount, getStallFacts } from './stalled';
 import { claimTtlMs, getCatalog, getStore } from './store';
@@ -13,6 +13,7 @@ export const PAGE_SIZE = 50;
 
 export interface RunsQuery {
   status?: RunStatus | 'idle';
+  waiting?: WaitKind;
   workflow?: string;
   q?: string;
   cursor?: string;
@@ -29,6 +30,8 @@ export interface RunsPage {
    * queued runs no live worker serves.
    */
   stats: RunStats & { stalled: StallCount; stepsPerMinute: number; skipRatio: number; windowSeconds: number };
+  /** Runs waiting now by the kind of their wait, each kind's oldest wait named (the waiting line and cards). */
+  waiting: WaitingKind[];
   workflows: string[];
   /** Workflows some live worker serves: a queued run of any other is "waiting for a worker that serves" it. */
   served: string[];
@@ -37,9 +40,10 @@ export interface RunsPage {
 export async function getRunsPage(query: RunsQuery): Promise<RunsPage> {
   const store = await getStore();
   const since = Date.now() / 1000 - THROUGHPUT_WINDOW_S;
-  const [runs, stats, catalog, stalled, facts] = await Promise.all([
+  const [runs, stats, catalog, stalled, facts, waiting] = await Promise.all([
     store.listRuns({
       status: query.status,
+      waiting: query.waiting,
       workflow: query.workflow,
       search: query.q || undefined,
       limit: PAGE_SIZE + 1,
@@ -50,6 +54,7 @@ export async function getRunsPage(query: RunsQuery): Promise<RunsPage> {
     getCatalog(),
     getStallCount(),
     getStallFacts(),
+    store.waitingSummary(),
   ]);
   const page = runs.slice(0, PAGE_SIZE).map((run) => ({ ...run, stall: stallOf(run, facts) }));
   const last = page[page.length - 1];
@@ -65,6 +70,7 @@ export async function getRunsPage(query: RunsQuery): Promise<RunsPage> {
       windowSeconds: THROUGHPUT_WINDOW_S,
       skipRatio: seen === 0 ? 0 : stats.skipped / seen,
     },
+    waiting,
     workflows: [...catalog.names(), 'external'],
     served: catalog
       .entries()

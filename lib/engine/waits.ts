@@ -11,9 +11,11 @@
  *   and released — no owner, no lease, no worker slot — and the worker ends that execution as after a clean
  *   stop (RunParkedError). A `--concurrency 1` worker takes other runs meanwhile.
  * - Waking without polling the waits table: a decision (lib/control/waits.ts) flips its run from `waiting` to
- *   `queued` in the transaction that records it, so the ordinary claim finds it at its next poll (≈ pollMs).
- *   A sleep or a timeout has a due time; the claim's pick also takes a `waiting` run whose open wait is due
- *   (index waits_due). Park and decision meet on the wait's row (see the store files), so no wake is lost.
+ *   `queued` in the transaction that records it (the store's wakeRun), and a worker of the same process is
+ *   woken at once (onLocalWake); any other finds it at its next look. A sleep or a timeout has a due time:
+ *   the claim's pick also takes a `waiting` run whose open wait is due (dueWait), and an idle worker sleeps no
+ *   later than the first due wait ahead (nextWakeIn, index waits_open_due), so it wakes on time however long
+ *   its poll. Park and decision meet on the wait's row (see the store files), so no wake is lost.
  * - One decision per wait, forever: the first conditional UPDATE wins; a second caller gets 409 and changes
  *   nothing. A signal sent before its run reaches the wait is stored as an already decided wait; sending it
  *   again answers 409 with the first delivery kept (Temporal would append a second signal; a wait here takes

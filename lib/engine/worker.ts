@@ -111,6 +111,8 @@ export class Worker {
   private wakesLive = false;
   private asleep: 'listening' | 'polling' | null = null;
   private readonly woken = { notified: 0, polled: 0 };
+  /** When the last pick began (monotonic): a wait that came due since then is looked for again at once. */
+  private lookedAt = 0;
   private readonly clock: Clock;
   private readonly o: Required<
     Omit<WorkerOptions, 'id' | 'retry' | 'prune' | 'onRegistered' | 'onlyRun' | 'clock' | 'programUrl'>
@@ -163,6 +165,8 @@ export class Worker {
     });
     const liveness = await store.holdLiveness(this.id);
     const unsubscribe = store.subscribeWakes((wake) => this.onWake(wake));
+    // A decision made in this process (the dashboard's, a test's) wakes the loop at once, with no round trip.
+    const unsubscribeLocal = store.onLocalWake(() => this.wake());
     log.info('worker started', { workerId: this.id, concurrency: this.o.concurrency });
     const stopBeating = every(this.clock, this.o.heartbeatMs, () => void this.beat());
     await this.beat();
@@ -184,6 +188,7 @@ export class Worker {
       await this.runLogs.close();
       stopBeating();
       unsubscribe();
+      unsubscribeLocal();
       // A prune stops between batches when the worker drains; each batch is its own transaction.
       await Promise.all([pruning?.stop(), workerPruning.stop()]);
       await store.stopWorker(this.id).catch(() => {});
@@ -228,15 +233,26 @@ export class Worker {
       // `lost`: the long sleep in progress must end, to poll at the short interval; `listening`: look now.
       this.wakesLive = wake.kind === 'listening';
     }
-    this.nudge();
+    this.wake();
   }
 
-  private nudge(): void {
+  /**
+   * Something may be runnable now (a decision queued a parked run, a slot came free): the idle loop looks at
+   * once instead of at its next poll. Safe to call at any time, from anywhere; a wake with nothing to take
+   * costs one empty pick.
+   */
+  wake(): void {
     this.pending = true;
     this.wakeUp?.();
   }
 
-  /** Until a wake, a slot freed, the poll timer or the drain; at once if one of the first two came meanwhile. */
+  /**
+   * Until a wake, a slot freed, the poll timer or the drain; at once if one of the first two came meanwhile. The
+   * poll is cut short by the first wait due ahead (a sleep's end, a timeout) while a slot is free, so a run parked
+   * for an hour wakes on time however long the poll: no notification can announce a time coming. Nothing spins:
+   * a wait due before the pick's look is one this worker could not take, and nextWakeIn skips it; one that came
+   * due since is looked for again at once.
+   */
   private async idle(): Promise<void> {
     // Consumed here too: with every slot busy the loop does not pick, and must not spin on a wake it cannot use.
     if (this.pending) {
@@ -247,13 +263,19 @@ export class Worker {
     const woken = new Promise<'woken'>((resolve) => {
       this.wakeUp = () => resolve('woken');
     });
-    const interval = this.wakesLive ? this.o.idlePollMs : this.o.pollMs;
-    const timer = this.clock
-      .sleep(interval * (0.5 + Math.random()), AbortSignal.any([done.signal, this.draining.signal]))
-      .then(
-        () => 'polled' as const,
-        () => 'stopped' as const,
-      );
+    let ms = (this.wakesLive ? this.o.idlePollMs : this.o.pollMs) * (0.5 + Math.random());
+    if (this.active.size < this.o.concurrency) {
+      // A wait that came due between the pick's look and this read would otherwise be slept past: it counts.
+      const sinceMs = this.clock.monotonic() - this.lookedAt;
+      const due = await this.o.store
+        .nextWakeIn({ workflows: this.o.registry.names(), runId: this.o.onlyRun, sinceMs })
+        .catch(() => null);
+      if (due !== null) ms = Math.min(ms, due);
+    }
+    const timer = this.clock.sleep(ms, AbortSignal.any([done.signal, this.draining.signal])).then(
+      () => 'polled' as const,
+      () => 'stopped' as const,
+    );
     this.asleep = this.wakesLive ? 'listening' : 'polling';
     const how = await Promise.race([woken, timer]);
     this.asleep = null;
@@ -263,6 +285,7 @@ export class Worker {
   }
 
   private async takeOne(): Promise<boolean> {
+    this.lookedAt = this.clock.monotonic();
     try {
       const run = await this.o.store.claimRun({
         workerId: this.id,
@@ -281,8 +304,8 @@ export class Worker {
         .finally(() => {
           this.active.delete(done);
           this.inHand.delete(run.id);
-          // A slot is free: the loop, perhaps asleep for want of one, looks now.
-          this.nudge();
+          // A slot is free (and a run parked here may have left a due time): the loop looks now.
+          this.wake();
         });
       this.active.add(done);
       return true;

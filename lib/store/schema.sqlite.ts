@@ -287,8 +287,9 @@ export const waits = sqliteTable(
   },
   (t) => [
     primaryKey({ columns: [t.runId, t.name] }),
-    // The claim's "a waiting run whose time came" reads undecided waits by due time.
-    index('waits_due').on(t.dueAt),
+    // The next wake-up a worker sleeps until (nextWakeIn): the first open wait by due time, one index
+    // entry read. Partial: an approval decided before its timeout would otherwise sit in the way until then.
+    index('waits_open_due').on(t.dueAt).where(sql`${t.decidedAt} IS NULL`),
   ],
 );
 

@@ -1,5 +1,6 @@
 /** Runs and workers: queueing, run leases, operator actions, and the workers that execute runs. */
 import type { RunAction, RunRow, RunStatus, WorkerRow } from './types-rows';
+import type { WaitKind } from './types-waits';
 import type { WorkflowStore } from './types-workflows';
 
 /** A run as lists show it: its row joined with its progress and claims. Outside clients' runs have no
@@ -92,6 +93,11 @@ export interface RunStore extends WorkerStore, WorkflowStore {
   /** Runs newest first, outside clients' runs included, with keyset pagination on (updatedAt, id). */
   listRuns(filter: {
     status?: RunStatus | 'idle';
+    /**
+     * Only runs parked on an open wait of this kind (status `waiting`, so outside clients' runs never match).
+     * With a `status` other than `waiting`, nothing matches.
+     */
+    waiting?: WaitKind;
     workflow?: string;
     search?: string;
     owner?: string;

@@ -1,6 +1,8 @@
 /** A run's durable waits (approvals, signals, sleeps): what lib/engine/waits.ts and lib/control/waits.ts need. */
 
-export type WaitKind = 'approval' | 'signal' | 'sleep';
+/** What a wait waits for: a person's decision, a signal's payload, or the clock. */
+export const WAIT_KINDS = ['approval', 'signal', 'sleep'] as const;
+export type WaitKind = (typeof WAIT_KINDS)[number];
 
 export interface WaitRow {
   runId: string;
@@ -66,6 +68,36 @@ export interface WaitStore {
    */
   parkRun(runId: string, name: string, workerId: string, attempt: number): Promise<'parked' | 'decided' | 'lost'>;
 
-  /** Runs waiting now, by the kind of their open wait, with the oldest such wait's creation time and age (store clock). */
-  waitingSummary(): Promise<{ kind: WaitKind; runs: number; oldestAt: number; ageSeconds: number }[]>;
+  /**
+   * Runs waiting now, by the kind of their open wait: how many, and the oldest such wait — its run, its name,
+   * its creation time and age (store clock). A kind no run waits on is absent.
+   */
+  waitingSummary(): Promise<WaitingKind[]>;
+
+  /**
+   * Milliseconds until the first open wait of a `waiting` run of these workflows comes due (a sleep's wake, a
+   * timeout), by the store's clock; null when none is ahead. One that came due within the last `sinceMs` (the
+   * caller's last claim looked then, and missed it by a hair) counts, as 0: look again now. One due before that
+   * does not: the claim saw it and could not take it, so an idle worker never spins on it. One read of the
+   * waits_open_due index. A worker sleeps until then or its poll interval, whichever comes first.
+   */
+  nextWakeIn(request: { workflows: string[]; runId?: string; sinceMs?: number }): Promise<number | null>;
+
+  /**
+   * Calls `listener` with the run's id whenever a decision of this process (through any store object on any
+   * backend) makes a parked run runnable, after its transaction committed: an idle worker in this process
+   * takes the run at once instead of at its next poll. Other processes learn of it from the store (the merge
+   * point for LISTEN/NOTIFY is wakeRun in sqlite/waits.ts and postgres/waits.ts). Returns the unsubscribe.
+   */
+  onLocalWake(listener: (runId: string) => void): () => void;
+}
+
+export interface WaitingKind {
+  kind: WaitKind;
+  runs: number;
+  oldestAt: number;
+  ageSeconds: number;
+  /** The run of the oldest open wait of this kind, and the wait's name. */
+  oldestRunId: string;
+  oldestName: string;
 }

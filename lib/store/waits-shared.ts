@@ -2,13 +2,19 @@
 import { InvalidInputError } from '../errors';
 import type { WaitKind, WaitRow } from './types';
 
-/** Open waits of waiting runs by kind. */
-export const WAITING_SUMMARY = (
-  now: string,
-) => `SELECT w.kind AS kind, count(DISTINCT w.run_id) AS runs, min(w.created_at) AS "oldestAt",
-  ${now} - min(w.created_at) AS "ageSeconds"
-  FROM waits w JOIN runs r ON r.id = w.run_id
-  WHERE r.status = 'waiting' AND w.decided_at IS NULL GROUP BY w.kind ORDER BY w.kind`;
+/**
+ * Open waits of waiting runs by kind: how many runs, and the oldest wait (its run and name) with its age. The
+ * oldest is the first by creation time, then run id and name (bytewise on both: `collate` is PostgreSQL's
+ * "C" or SQLite's BINARY), so both backends name the same run when two waits were made at one instant.
+ */
+export const WAITING_SUMMARY = (now: string, collate: string) => `WITH open AS (
+    SELECT w.kind, w.run_id, w.name, w.created_at FROM waits w JOIN runs r ON r.id = w.run_id
+    WHERE r.status = 'waiting' AND w.decided_at IS NULL),
+  ranked AS (SELECT o.*, row_number() OVER (PARTITION BY o.kind
+    ORDER BY o.created_at, o.run_id ${collate}, o.name ${collate}) AS place FROM open o)
+  SELECT k.kind AS kind, (SELECT count(DISTINCT p.run_id) FROM open p WHERE p.kind = k.kind) AS runs,
+    k.created_at AS "oldestAt", ${now} - k.created_at AS "ageSeconds", k.run_id AS "oldestRunId", k.name AS "oldestName"
+  FROM ranked k WHERE k.place = 1 ORDER BY k.kind`;
 
 export function kindMismatch(wait: WaitRow, kind: WaitKind): InvalidInputError {
   return new InvalidInputError(`wait ${wait.name} of run ${wait.runId} is a ${wait.kind}, not a ${kind}`);

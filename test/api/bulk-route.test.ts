@@ -63,7 +63,7 @@ describe('POST /api/v1/runs/bulk', () => {
 
     const cases: [unknown, Record<string, string[]>][] = [
       [{ action: 'delete', filter: {} }, { action: ['must be one of pause, resume, cancel, retry, rerun'] }],
-      [{ action: 'cancel' }, { filter: ['must be an object of status, workflow and q'] }],
+      [{ action: 'cancel' }, { filter: ['must be an object of status, waiting, workflow and q'] }],
       [
         { action: 'cancel', filter: { status: 'zombie' } },
         {

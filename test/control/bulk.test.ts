@@ -81,6 +81,35 @@ describe.each(list)('bulk by filter on $name', (backend) => {
     expect((await store.listEvents('a-17')).filter((e) => e.outcome === 'operator').length).toBe(1);
   });
 
+  it('acts on the runs waiting for approval only, with waiting=approval: not those waiting for a signal', async () => {
+    await store.registerWorker({ id: 'w1', host: 'h', pid: 1 });
+    for (const [id, kind] of [
+      ['ask-1', 'approval'],
+      ['ask-2', 'approval'],
+      ['hook', 'signal'],
+    ] as const) {
+      await store.createRun({ id, workflow: 'alpha', inputJson: '{}', totalSteps: 1 });
+      const run = await store.claimRun({ workerId: 'w1', leaseMs: 60_000, workflows: ['alpha'], runId: id });
+      await store.recordWait({ runId: id, name: 'w', kind });
+      expect(await store.parkRun(id, 'w', 'w1', run!.attempts)).toBe('parked');
+    }
+    await store.createRun({ id: 'plain', workflow: 'alpha', inputJson: '{}', totalSteps: 1 });
+    expect(await bulk.preview(deps, OPERATOR, { filter: { waiting: 'approval' } })).toMatchObject({
+      matched: 2,
+      tooMany: false,
+    });
+    const report = await bulk.apply(deps, OPERATOR, { action: 'cancel', filter: { waiting: 'approval' } });
+    expect(report).toEqual({ matched: 2, done: 2, skipped: [] });
+    expect(await statuses()).toEqual({ 'alpha:cancelled': 2, 'alpha:waiting': 1, 'alpha:queued': 1 });
+    expect((await store.listAudit({ limit: 10 })).map((l) => [l.target, l.detail]).sort()).toEqual([
+      ['ask-1', 'bulk cancel of runs matching waiting=approval'],
+      ['ask-2', 'bulk cancel of runs matching waiting=approval'],
+    ]);
+    await expect(
+      bulk.apply(deps, OPERATOR, { action: 'cancel', filter: { waiting: 'approval', status: 'queued' } }),
+    ).rejects.toMatchObject({ fields: { 'filter.waiting': [expect.stringMatching(/waiting runs only/)] } });
+  });
+
   it('skips the matched runs the action does not apply to, saying why, and counts them in matched', async () => {
     await seed();
     const report = await bulk.apply(deps, OPERATOR, { action: 'pause', filter: { workflow: 'alpha' } });
@@ -118,7 +147,7 @@ describe.each(list)('bulk by filter on $name', (backend) => {
     opened = 0;
     const cases: [unknown, Record<string, string[]>][] = [
       [{ action: 'explode', filter: {} }, { action: ['must be one of pause, resume, cancel, retry, rerun'] }],
-      [{ action: 'cancel' }, { filter: ['must be an object of status, workflow and q'] }],
+      [{ action: 'cancel' }, { filter: ['must be an object of status, waiting, workflow and q'] }],
       [
         { action: 'cancel', filter: { status: 'stuck' } },
         {

@@ -94,4 +94,35 @@ describe('the run timeline', () => {
       'running → paused',
     ]);
   });
+
+  it('shows each decision on a wait once, as its audit line with who and the note; a timeout stays an event', () => {
+    // What the store writes (lib/store/waits-shared.ts decisionDetail) and lib/control/waits.ts audits.
+    const events = [
+      event({ outcome: 'operator', at: 20, detail: 'approval review approved by alice (operator): ship it' }),
+      event({ outcome: 'operator', at: 30, detail: 'signal go signalled by bob (operator)' }),
+      event({ outcome: 'operator', at: 40, detail: 'approval second rejected by alice (operator): wrong amount' }),
+      event({ outcome: 'operator', at: 50, detail: 'approval third timed out by timeout' }),
+      // Another wait's decision by the same person at the same moment is not this audit line's event.
+      event({ outcome: 'operator', at: 20.5, detail: 'approval other approved by alice (operator)' }),
+    ];
+    const entries = [
+      audit({ action: 'approve', at: 20.1, target: 'r1/review', detail: 'ship it' }),
+      audit({ action: 'signal', at: 30.1, actor: 'bob (operator)', target: 'r1/go' }),
+      audit({ action: 'reject', at: 40.1, target: 'r1/second', detail: 'wrong amount' }),
+    ];
+    const items = timelineItems(events, entries);
+    expect(items.map((i) => (i.type === 'action' ? `action:${i.entry.action}` : `event:${i.event.detail}`))).toEqual([
+      'event:approval third timed out by timeout',
+      'action:reject',
+      'action:signal',
+      'event:approval other approved by alice (operator)',
+      'action:approve',
+    ]);
+    const approve = items.find((i) => i.type === 'action' && i.entry.action === 'approve')!;
+    expect(approve).toMatchObject({
+      entry: { actor: 'alice (operator)', target: 'r1/review', detail: 'ship it' },
+      event: { detail: 'approval review approved by alice (operator): ship it' },
+    });
+    expect(countByKind(items)).toEqual({ steps: 0, failures: 0, claims: 0, operator: 5 });
+  });
 });

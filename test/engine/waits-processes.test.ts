@@ -42,7 +42,7 @@ describe.each(kinds)('review-and-send on %s', (kind) => {
     await ok(target, ['start', 'review-and-send', '--input', '{}', '--id', 'send-me']);
     await ok(target, ['start', 'review-and-send', '--input', '{}', '--id', 'drop-me']);
     const store = await target.store();
-    const first = startWorker(target, ['--id', 'w1'], env);
+    const first = startWorker(target, ['--id', 'w1', '--concurrency', '1'], env);
     await until(
       async () =>
         (await store.getRun('send-me'))?.status === 'waiting' && (await store.getRun('drop-me'))?.status === 'waiting',
@@ -51,6 +51,24 @@ describe.each(kinds)('review-and-send on %s', (kind) => {
     );
     const wait = await store.getWait('send-me', 'review');
     expect(JSON.parse(wait!.detailsJson!)).toMatchObject({ to: 'customer@example.com', model: 'simulated' });
+    // Concurrency 1, two runs parked: the one slot is free, and another run completes while they wait.
+    await ok(target, ['start', 'notify', '--input', '{"count": 3, "outbox": "other.jsonl"}', '--id', 'meanwhile']);
+    await until(
+      async () => (await store.getRun('meanwhile'))?.status === 'completed',
+      'another run to complete',
+      60_000,
+    );
+    expect([(await store.getRun('send-me'))!.status, (await store.getRun('drop-me'))!.status]).toEqual([
+      'waiting',
+      'waiting',
+    ]);
+    const listed = (args: string[]) =>
+      ok(target, ['runs', ...args, '--json']).then((out) =>
+        (JSON.parse(out) as { id: string }[]).map((r) => r.id).sort(),
+      );
+    expect(await listed(['--waiting', 'approval'])).toEqual(['drop-me', 'send-me']);
+    expect(await listed(['--waiting', 'signal'])).toEqual([]);
+    expect(await listed(['--waiting', 'approval', '--status', 'waiting'])).toEqual(['drop-me', 'send-me']);
     first.child.kill('SIGKILL');
     await once(first.child, 'exit');
 
@@ -89,7 +107,7 @@ describe.each(kinds)('review-and-send on %s', (kind) => {
     ]);
   });
 
-  it('SIGKILL between the approval and the delivery, 20 runs, ≥ 20 kills: each message delivered exactly once', async () => {
+  it('SIGKILL between the approval and the delivery, 20 trials: each kill lands with the send claimed, each message delivered exactly once', async () => {
     const target = await makeTarget(kind);
     const { env, outbox } = setup();
     const store = await target.store();
@@ -98,41 +116,68 @@ describe.each(kinds)('review-and-send on %s', (kind) => {
       await store.createRun({
         id,
         workflow: 'review-and-send',
-        inputJson: JSON.stringify({ latencyMs: 150 }),
+        // The send takes 600 ms before it reaches the receiver: the window the kill must land in.
+        inputJson: JSON.stringify({ latencyMs: 600 }),
         totalSteps: 2,
       });
     }
-    let worker = startWorker(target, ['--id', 'k0', '--concurrency', '20'], env);
+    const parker = startWorker(target, ['--id', 'parker', '--concurrency', '20'], env);
     await until(
       async () => (await Promise.all(ids.map((id) => store.getRun(id)))).every((r) => r?.status === 'waiting'),
       'all 20 to wait',
       90_000,
     );
+    parker.child.kill('SIGKILL');
+    await once(parker.child, 'exit');
     const deps = { store: async () => store, claimTtlMs: 30_000, maxBytes: 1_000_000 };
     const caller = { actor: 'ann (operator)', role: 'operator' as const, channel: 'api' as const };
-    for (const id of ids) await waits.decide(deps, caller, { runId: id, approve: true });
-    let kills = 0;
-    const done = async () =>
-      (await Promise.all(ids.map((id) => store.getRun(id)))).every((r) => r?.status === 'completed');
-    while (kills < 20 || !(await done())) {
-      if (kills >= 60) break;
-      await sleep(80 + Math.random() * 250);
-      worker.child.kill('SIGKILL');
-      await once(worker.child, 'exit');
-      kills++;
-      worker = startWorker(target, ['--id', `k${kills}`, '--concurrency', '20'], env);
+
+    // Trial i: a fresh worker (which also finishes trial i-1's run, its killed predecessor's pid being gone), the
+    // approval of run i, then the worker frozen (SIGSTOP) until the store shows it holding run i's send claim, and
+    // only then SIGKILLed: the kill lands after the approval and before the delivery's commit, every time.
+    const killedHolding: string[] = [];
+    for (const [i, id] of ids.entries()) {
+      const worker = startWorker(target, ['--id', `k${i}`, '--concurrency', '2'], env);
+      await waits.decide(deps, caller, { runId: id, approve: true });
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        if (Date.now() > deadline) throw new Error(`trial ${i}: k${i} never held ${id}:send`);
+        worker.child.kill('SIGSTOP');
+        const claim = (await store.listClaims({ runId: id, claimTtlMs: 30_000 })).find(
+          (c) => c.idemKey === `${id}:send`,
+        );
+        if (claim) {
+          expect((await store.listCommitted(id, { limit: 10 })).map((c) => c.idemKey)).toEqual([`${id}:draft`]);
+          worker.child.kill('SIGKILL');
+          await once(worker.child, 'exit');
+          killedHolding.push(`${id}:${claim.workerId}`);
+          break;
+        }
+        worker.child.kill('SIGCONT');
+        await sleep(15);
+      }
     }
-    await until(done, 'every run to complete', 90_000);
-    expect(kills).toBeGreaterThanOrEqual(20);
-    const deliveries = executionsByKey(outbox);
+    expect(killedHolding).toEqual(ids.map((id, i) => `${id}:k${i}`));
+
+    startWorker(target, ['--id', 'finisher', '--concurrency', '20'], env);
+    await until(
+      async () => (await Promise.all(ids.map((id) => store.getRun(id)))).every((r) => r?.status === 'completed'),
+      'every run to complete',
+      90_000,
+    );
     const delivered = readOutbox(outbox);
-    expect(delivered.delivered).toBe(20);
-    expect(new Set([...deliveries.keys()])).toEqual(new Set(ids.map((id) => `${id}:send`)));
-    // A duplicate is a resend the receiver refused (killed after delivering, before committing): never a second message.
+    // Each message went out once; a duplicate is a resend the receiver refused (a kill after the delivery and
+    // before its commit), never a second message.
+    expect([delivered.delivered, delivered.unreadable]).toEqual([20, 0]);
+    expect([...delivered.byKey.keys()].sort()).toEqual(ids.map((id) => `${id}:send`).sort());
+    const executions = executionsByKey(outbox);
+    for (const id of ids) expect(executions.get(`${id}:send`)).toBeGreaterThanOrEqual(1);
     for (const id of ids)
       expect((await store.listCommitted(id, { limit: 10 })).map((c) => c.idemKey).sort()).toEqual([
         `${id}:draft`,
         `${id}:send`,
       ]);
+    // One decision each, audited once, whatever died when.
+    expect((await store.listAudit({ action: 'approve', limit: 100 })).length).toBe(20);
   });
 });

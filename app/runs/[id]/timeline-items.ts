@@ -5,6 +5,9 @@
  * "expired by …") and, once it has taken effect, the audit line (who, as what role, with their reason). Shown
  * side by side they read as the action done twice; here the audit line absorbs its event and keeps what only
  * the event knew (the transition, the step). An event with no audit line (the CLI, an older store) stays.
+ * A decision on a wait is the same: the store's event ("approval review approved by alice (operator): ok")
+ * and the audit line (approve, alice, the note) are one decision, shown once as the audit line; a timeout's
+ * decision has no audit line and stays an event.
  */
 import type { AuditEntry, Outcome, StepEvent } from '@/lib/store/types';
 
@@ -43,16 +46,30 @@ export type TimelineItem =
 /** How far apart an action's event and its audit line may be written: the audit follows the commit at once. */
 const PAIR_WINDOW_S = 10;
 
-/** The words the store's event for each audited action starts with, before " by <actor>". */
-const EVENT_VERB: Record<string, { outcome: Outcome; verb: string; byKey: boolean }> = {
-  start: { outcome: 'operator', verb: 'started', byKey: false },
-  pause: { outcome: 'operator', verb: 'pause', byKey: false },
-  resume: { outcome: 'operator', verb: 'resume', byKey: false },
-  cancel: { outcome: 'operator', verb: 'cancel', byKey: false },
-  retry: { outcome: 'operator', verb: 'retry', byKey: false },
-  expire: { outcome: 'expired', verb: 'expired', byKey: true },
-  resolve: { outcome: 'resolved', verb: 'resolved', byKey: true },
+/**
+ * The words the store's event for each audited action starts with, before " by <actor>". A decision on a wait
+ * (lib/store/waits-shared.ts decisionDetail: "approval review approved by …") names the wait, which its audit
+ * line's target holds as `<runId>/<name>`.
+ */
+const EVENT_VERB: Record<string, { outcome: Outcome; verb: (entry: AuditEntry) => string | null; byKey: boolean }> = {
+  start: { outcome: 'operator', verb: () => 'started', byKey: false },
+  pause: { outcome: 'operator', verb: () => 'pause', byKey: false },
+  resume: { outcome: 'operator', verb: () => 'resume', byKey: false },
+  cancel: { outcome: 'operator', verb: () => 'cancel', byKey: false },
+  retry: { outcome: 'operator', verb: () => 'retry', byKey: false },
+  expire: { outcome: 'expired', verb: () => 'expired', byKey: true },
+  resolve: { outcome: 'resolved', verb: () => 'resolved', byKey: true },
+  approve: { outcome: 'operator', verb: (e) => decided(e, 'approval', 'approved'), byKey: false },
+  reject: { outcome: 'operator', verb: (e) => decided(e, 'approval', 'rejected'), byKey: false },
+  signal: { outcome: 'operator', verb: (e) => decided(e, 'signal', 'signalled'), byKey: false },
 };
+
+/** "approval review approved", from an audit line whose target is "<runId>/review". */
+function decided(entry: AuditEntry, kind: string, what: string): string | null {
+  const prefix = `${entry.runId}/`;
+  if (!entry.runId || !entry.target.startsWith(prefix)) return null;
+  return `${kind} ${entry.target.slice(prefix.length)} ${what}`;
+}
 
 /** Newest first; on a tie the audit line (written after its event) comes first, then events by id, newest first. */
 export function timelineItems(events: StepEvent[], audit: AuditEntry[]): TimelineItem[] {
@@ -76,8 +93,9 @@ function order(item: TimelineItem): number {
 /** The unclaimed event this audit line is the record of, if any: same kind, same actor, same key, close in time. */
 function pairOf(entry: AuditEntry, events: StepEvent[], claimed: Set<number>): StepEvent | null {
   const shape = EVENT_VERB[entry.action];
-  if (!shape) return null;
-  const prefix = `${shape.verb} by ${entry.actor}`;
+  const verb = shape?.verb(entry);
+  if (!shape || !verb) return null;
+  const prefix = `${verb} by ${entry.actor}`;
   let best: StepEvent | null = null;
   for (const event of events) {
     if (claimed.has(event.id) || event.outcome !== shape.outcome) continue;

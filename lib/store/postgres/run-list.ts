@@ -24,7 +24,9 @@ const PLACE = sql.raw(`CASE WHEN r.id IS NULL
 function values(filter: Filter) {
   const search = filter.search ? containsPattern(filter.search) : null;
   return {
-    status: sql`${filter.status ?? null}::text`,
+    // A wait's kind is asked of waiting runs only: runs_status_updated finds them, however many others there are.
+    status: sql`${filter.waiting ? 'waiting' : (filter.status ?? null)}::text`,
+    waiting: sql`${filter.waiting ?? null}::text`,
     workflow: sql`${filter.workflow ?? null}::text`,
     owner: sql`${filter.owner ?? null}::text`,
     search: sql`${search}::text`,
@@ -40,7 +42,8 @@ function listSql(c: PgConnection, filter: Filter): SQL {
   const after = (place: SQL, id: SQL) => sql`(${v.afterAt} IS NULL OR ${place} < ${v.afterAt}
     OR (${place} = ${v.afterAt} AND ${id} COLLATE "C" > ${v.afterId} COLLATE "C"))`;
   const runFilter = sql`(${v.status} IS NULL OR r.status = ${v.status}) AND (${v.workflow} IS NULL OR r.workflow = ${v.workflow})
-    AND (${v.owner} IS NULL OR r.owner = ${v.owner})`;
+    AND (${v.owner} IS NULL OR r.owner = ${v.owner}) AND (${v.waiting} IS NULL OR EXISTS (SELECT 1 FROM waits ww
+      WHERE ww.run_id = r.id AND ww.decided_at IS NULL AND ww.kind = ${v.waiting}))`;
   const search = (id: SQL) => sql`(${v.search} IS NULL OR ${asciiLower(id)} LIKE ${asciiLower(v.search)} ESCAPE '\\')`;
   const orphaned = (run: string) => sql`(SELECT count(*)::int FROM claims c WHERE c.run_id = ${sql.raw(run)}
     AND coalesce(c.lease_expires_at, c.claimed_at + ${ttl}) <= t.now)`;
@@ -58,7 +61,7 @@ cand AS (
   (SELECT p.run_id FROM progress p LEFT JOIN runs r ON r.id = p.run_id
     WHERE CASE WHEN r.id IS NULL
         THEN (${v.status} IS NULL OR ${v.status} = ${outsideStatus('p.run_id')})
-          AND (${v.workflow} IS NULL OR ${v.workflow} = 'external') AND ${v.owner} IS NULL
+          AND (${v.workflow} IS NULL OR ${v.workflow} = 'external') AND ${v.owner} IS NULL AND ${v.waiting} IS NULL
         ELSE ${runFilter} END
       AND ${search(sql.raw('p.run_id'))} AND ${after(PLACE, sql.raw('p.run_id'))}
     ORDER BY p.updated_at DESC, p.run_id COLLATE "C" LIMIT ${v.limit})
@@ -82,6 +85,7 @@ summary AS (
   WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = x.run_id))
 SELECT * FROM summary s
 WHERE (${v.status} IS NULL OR s.status = ${v.status}) AND (${v.workflow} IS NULL OR s.workflow = ${v.workflow})
+  AND (${v.waiting} IS NULL OR s.status = 'waiting')
   AND ${search(sql.raw('s.id'))} AND (${v.owner} IS NULL OR s.owner = ${v.owner})
   AND ${after(sql.raw('s."updatedAt"'), sql.raw('s.id'))}
 ORDER BY s."updatedAt" DESC, s.id COLLATE "C" LIMIT ${v.limit}`;
@@ -122,10 +126,16 @@ function loneSql(filter: Filter, floor: number | null): SQL {
 }
 
 export async function listRuns(c: PgConnection, filter: Filter): Promise<RunSummary[]> {
+  if (filter.waiting && filter.status && filter.status !== 'waiting') return [];
   const limit = filter.limit ?? 100;
   const page = (await c.query<RunSummary>(listSql(c, filter))).rows;
   // Outside clients' runs with only committed rows, as sqlite/run-list.ts finds them (an `idle` external run).
-  if ((filter.status ?? 'idle') !== 'idle' || (filter.workflow ?? 'external') !== 'external' || filter.owner)
+  if (
+    (filter.status ?? 'idle') !== 'idle' ||
+    (filter.workflow ?? 'external') !== 'external' ||
+    filter.owner ||
+    filter.waiting
+  )
     return page;
   const lone = (
     await c.query<RunSummary>(loneSql(filter, page.length === limit ? page[page.length - 1]!.updatedAt : null))

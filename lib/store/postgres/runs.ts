@@ -29,6 +29,7 @@ import type { RunRow, RunStatus, RunStore, WorkerStore, WorkflowStore } from '..
 import type { PgConnection } from './connection';
 import { mayHaveRun, withRetry } from './retry';
 import { listRuns } from './run-list';
+import { dueWait } from './waits';
 
 type RunsOnly = Omit<RunStore, keyof WorkerStore | keyof WorkflowStore>;
 
@@ -92,11 +93,8 @@ export function claimStatement(
     WHERE p.workflow = ANY(${sql.param(request.workflows)}::text[]) AND p.id <> ALL(${sql.param(holding)}::text[])
       ${request.runId === undefined ? sql`` : sql`AND p.id = ${request.runId}::text`}
       AND (p.status = 'queued' OR (p.status = 'running' AND p.lease_expires_at <= ${c.now()})
-        -- A parked run whose sleep or timeout came (a decision queues its run itself: lib/store/types-waits.ts).
-        -- A scalar subquery, looked up by the run's key for each waiting run met: as EXISTS the planner may hash
-        -- every wait ever due instead, decided ones included.
-        OR (p.status = 'waiting' AND (SELECT min(d.due_at) FROM waits d
-          WHERE d.run_id = p.id AND d.decided_at IS NULL) <= ${c.now()}))
+        -- A parked run whose sleep or timeout came (a decision queues its run itself: postgres/waits.ts).
+        OR (p.status = 'waiting' AND ${dueWait(sql.raw('p.id'), c.now())}))
     ORDER BY p.created_at, p.id COLLATE "C" LIMIT 1
     FOR UPDATE OF p SKIP LOCKED),
   taken AS (UPDATE ${runs} r SET status = 'running', owner = ${worker}, lease_expires_at = t.now + ${lease}::float8,

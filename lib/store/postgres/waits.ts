@@ -5,13 +5,38 @@
  * (READ COMMITTED re-reads a locked row once it is released): a park that comes second sees the decision and
  * does not park; a decision that comes second finds the run `waiting` and queues it. No wake is ever lost.
  */
-import { and, asc, eq, sql } from 'drizzle-orm';
+import type pg from 'pg';
+import { and, asc, eq, sql, type SQL } from 'drizzle-orm';
 import { NotFoundError } from '../../errors';
+import { announceWake, onLocalWake } from '../local-wakes';
 import { runs, stepEvents, waits } from '../schema.pg';
-import type { WaitKind, WaitRow, WaitStore } from '../types';
+import type { WaitingKind, WaitRow, WaitStore } from '../types';
 import { decisionDetail, kindMismatch, WAITING_SUMMARY } from '../waits-shared';
 import type { PgConnection } from './connection';
 import { withRetry } from './retry';
+
+/**
+ * The claim's "a parked run whose time came": the run `run` has an open wait due by `now`. postgres/runs.ts's
+ * pick embeds it; nextWakeIn looks for the first not yet due. As sqlite/waits.ts's dueWait.
+ */
+export const dueWait = (run: SQL, now: SQL) =>
+  // A scalar subquery, looked up by the run's key for each waiting run met: as EXISTS the planner may hash every
+  // wait ever due instead, decided ones included (test/postgres/pick-plan.test.ts).
+  sql`(SELECT min(dw.due_at) FROM waits dw WHERE dw.run_id = ${run} AND dw.decided_at IS NULL) <= ${now}`;
+
+/**
+ * A decision made the run runnable: a parked (`waiting`) run goes back to `queued`, inside the decision's
+ * transaction. The one place a decision wakes a run: a NOTIFY for other processes belongs here, where it is
+ * sent at commit or not at all. False when the run was not parked (a signal sent ahead, a paused run).
+ */
+async function wakeRun(c: PgConnection, client: pg.PoolClient, runId: string): Promise<boolean> {
+  const woken = await c.once(
+    sql`UPDATE ${runs} SET status = 'queued', updated_at = ${c.now()} WHERE id = ${runId} AND status = 'waiting'`,
+    undefined,
+    client,
+  );
+  return woken.rowCount === 1;
+}
 
 const WAIT = sql.raw(`w.run_id AS "runId", w.name, w.kind, w.details_json AS "detailsJson", w.created_at AS "createdAt",
   w.due_at AS "dueAt", w.on_timeout AS "onTimeout", w.decided_at AS "decidedAt", w.decision_json AS "decisionJson",
@@ -48,7 +73,7 @@ export function postgresWaits(c: PgConnection): WaitStore {
     async decideWait(d) {
       // Not retried on a lost connection: a decision that landed would read as "already decided" on retry,
       // and the caller would be told it lost to itself. The caller sees the store error and asks again.
-      return c.inTransaction(async (client) => {
+      const decided = await c.inTransaction(async (client) => {
         const run = await c.once<{ status: string }>(
           sql`SELECT status FROM ${runs} WHERE id = ${d.runId}`,
           undefined,
@@ -80,18 +105,14 @@ export function postgresWaits(c: PgConnection): WaitStore {
           client,
         );
         if (won.rowCount === 1) {
-          await c.once(
-            sql`UPDATE ${runs} SET status = 'queued', updated_at = ${c.now()} WHERE id = ${d.runId} AND status = 'waiting'`,
-            undefined,
-            client,
-          );
+          const woke = await wakeRun(c, client, d.runId);
           await c.once(
             sql`INSERT INTO ${stepEvents} (run_id, outcome, count, detail, at)
             VALUES (${d.runId}, 'operator', 1, ${decisionDetail(d.kind, d.name, d.decisionJson, d.decidedBy, d.note)}, ${c.now()})`,
             undefined,
             client,
           );
-          return { decided: true, wait: won.rows[0]! };
+          return { decided: true, woke, wait: won.rows[0]! };
         }
         const latest = (
           await c.once<WaitRow>(
@@ -100,8 +121,10 @@ export function postgresWaits(c: PgConnection): WaitStore {
             client,
           )
         ).rows[0]!;
-        return { decided: false, wait: latest };
+        return { decided: false, woke: false, wait: latest };
       });
+      if (decided.woke) announceWake(d.runId);
+      return { decided: decided.decided, wait: decided.wait };
     },
 
     async parkRun(runId, name, workerId, attempt) {
@@ -130,16 +153,28 @@ export function postgresWaits(c: PgConnection): WaitStore {
     async waitingSummary() {
       // c.now()'s expression, its skew a number rendered in place (the shared text is plain SQL).
       const now = `(extract(epoch from now())::float8 + ${Number(c.skew())}::float8)`;
-      return (
-        await c.query<{ kind: WaitKind; runs: number; oldestAt: number; ageSeconds: number }>(
-          sql.raw(WAITING_SUMMARY(now)),
-        )
-      ).rows.map((row) => ({
-        kind: row.kind,
+      return (await c.query<WaitingKind>(sql.raw(WAITING_SUMMARY(now, 'COLLATE "C"')))).rows.map((row) => ({
+        ...row,
         runs: Number(row.runs),
         oldestAt: Number(row.oldestAt),
         ageSeconds: Number(row.ageSeconds),
       }));
     },
+
+    async nextWakeIn(request) {
+      const next = await c.query<{ inS: number }>(
+        sql`WITH t AS (SELECT ${c.now()} AS now)
+        SELECT greatest(0, w.due_at - t.now) AS "inS" FROM ${waits} w CROSS JOIN t JOIN ${runs} r ON r.id = w.run_id
+        WHERE w.decided_at IS NULL AND w.due_at > t.now - ${Math.max(0, request.sinceMs ?? 0) / 1000}::float8
+          AND r.status = 'waiting'
+          AND r.workflow = ANY(${sql.param(request.workflows)}::text[])
+          AND (${request.runId ?? null}::text IS NULL OR r.id = ${request.runId ?? null}::text)
+        ORDER BY w.due_at LIMIT 1`,
+      );
+      const row = next.rows[0];
+      return row ? Number(row.inS) * 1000 : null;
+    },
+
+    onLocalWake,
   };
 }

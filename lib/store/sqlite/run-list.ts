@@ -13,8 +13,10 @@ const PLACE = `CASE WHEN r.id IS NULL
   THEN max(p.updated_at, coalesce((SELECT max(c.claimed_at) FROM claims c WHERE c.run_id = p.run_id), 0))
   ELSE max(r.updated_at, coalesce(p.updated_at, 0)) END`;
 const AFTER = (id: string) => `(@afterAt IS NULL OR ${PLACE} < @afterAt OR (${PLACE} = @afterAt AND ${id} > @afterId))`;
+// `waiting`: parked on an open wait of that kind (listRunsIn then also asks for status `waiting`).
 const RUN_FILTER = `(@status IS NULL OR r.status = @status) AND (@workflow IS NULL OR r.workflow = @workflow)
-  AND (@owner IS NULL OR r.owner = @owner)`;
+  AND (@owner IS NULL OR r.owner = @owner) AND (@waiting IS NULL OR EXISTS (SELECT 1 FROM waits ww
+    WHERE ww.run_id = r.id AND ww.decided_at IS NULL AND ww.kind = @waiting))`;
 
 /**
  * The runs that can be on the page, so the summary is computed for a few hundred runs, not all of them.
@@ -31,7 +33,7 @@ const CANDIDATES = `cand(id) AS (
   SELECT id FROM (SELECT p.run_id AS id FROM progress p LEFT JOIN runs r ON r.id = p.run_id
     WHERE CASE WHEN r.id IS NULL
         THEN (@status IS NULL OR @status = ${OUTSIDE_STATUS_SQL('p.run_id')})
-          AND (@workflow IS NULL OR @workflow = 'external') AND @owner IS NULL
+          AND (@workflow IS NULL OR @workflow = 'external') AND @owner IS NULL AND @waiting IS NULL
         ELSE ${RUN_FILTER} END
       AND (@search IS NULL OR p.run_id LIKE @search ESCAPE '\\') AND ${AFTER('p.run_id')}
     ORDER BY p.updated_at DESC, p.run_id LIMIT @limit)
@@ -58,7 +60,9 @@ const SUMMARY_SQL = `
   LEFT JOIN progress p ON p.run_id = x.run_id
   WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = x.run_id)`;
 
+// An outside client's claimed run is a candidate whatever the filter; its status is never `waiting`.
 const PAGE_FILTER = `(@status IS NULL OR status = @status) AND (@workflow IS NULL OR workflow = @workflow)
+  AND (@waiting IS NULL OR status = 'waiting')
   AND (@search IS NULL OR id LIKE @search ESCAPE '\\') AND (@owner IS NULL OR owner = @owner)
   AND (@afterAt IS NULL OR updatedAt < @afterAt OR (updatedAt = @afterAt AND id > @afterId))`;
 
@@ -100,10 +104,13 @@ const LONE_ALL_SQL = `WITH RECURSIVE ids(id) AS (
 
 /** One read transaction: the page and the commits it is compared with are one snapshot. */
 export function listRunsIn(c: SqliteConnection, filter: Parameters<RunStore['listRuns']>[0]): RunSummary[] {
+  if (filter.waiting && filter.status && filter.status !== 'waiting') return [];
   const params = {
     ttl: filter.claimTtlMs / 1000,
     now: c.now(),
-    status: filter.status ?? null,
+    // A wait's kind is asked of waiting runs only: runs_status_updated finds them, however many others there are.
+    status: filter.waiting ? 'waiting' : (filter.status ?? null),
+    waiting: filter.waiting ?? null,
     workflow: filter.workflow ?? null,
     search: filter.search ? containsPattern(filter.search) : null,
     owner: filter.owner ?? null,
@@ -115,6 +122,7 @@ export function listRunsIn(c: SqliteConnection, filter: Parameters<RunStore['lis
     const page = c.prepared<unknown[], RunSummary>(PAGE_SQL).all(params);
     const lonely =
       (params.status === null || params.status === 'idle') &&
+      params.waiting === null &&
       (params.workflow === null || params.workflow === 'external') &&
       params.owner === null;
     if (!lonely) return page;

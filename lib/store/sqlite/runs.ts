@@ -11,6 +11,7 @@ import { TRANSITIONS } from '../transitions';
 import type { RunRow, RunStore, WorkerStore, WorkflowStore } from '../types';
 import { guard, type SqliteConnection } from './connection';
 import { listRunsIn } from './run-list';
+import { dueWait } from './waits';
 
 type RunsOnly = Omit<RunStore, keyof WorkerStore | keyof WorkflowStore>;
 
@@ -21,9 +22,8 @@ type RunsOnly = Omit<RunStore, keyof WorkerStore | keyof WorkflowStore>;
  */
 const RUNNABLE_NOW = `status IN ('queued', 'running', 'waiting')
     AND (status = 'queued' OR (status = 'running' AND lease_expires_at <= @now)
-      -- A parked run whose sleep or timeout came (a decision queues its run itself: lib/store/types-waits.ts).
-      OR (status = 'waiting' AND EXISTS (SELECT 1 FROM waits w
-        WHERE w.run_id = runs.id AND w.decided_at IS NULL AND w.due_at <= @now)))`;
+      -- A parked run whose sleep or timeout came (a decision queues its run itself: sqlite/waits.ts).
+      OR (status = 'waiting' AND ${dueWait('runs.id', '@now')}))`;
 
 /**
  * The pick, over runs_runnable: the runs that may be runnable, in the pick's order, never the finished ones.

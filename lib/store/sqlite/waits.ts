@@ -2,13 +2,50 @@
  * Durable waits on SQLite (types-waits.ts). Every write is one BEGIN IMMEDIATE transaction, so a decision and
  * a park are serialized by the write lock: a park sees a decision committed before it, and a decision made
  * after a park finds the run `waiting` and flips it to `queued` in the same transaction.
+ *
+ * A parked run becomes runnable in exactly two ways, each written once here: a decision queues it (wakeRun),
+ * or its wait's time comes (dueWait, which the claim's pick reads, and nextWakeIn, which idle workers sleep
+ * until).
  */
 import { and, asc, eq, isNull } from 'drizzle-orm';
 import { NotFoundError } from '../../errors';
+import { announceWake, onLocalWake } from '../local-wakes';
 import { runs, waits } from '../schema.sqlite';
-import type { WaitKind, WaitRow, WaitStore } from '../types';
+import type { WaitingKind, WaitRow, WaitStore } from '../types';
 import { decisionDetail, kindMismatch, WAITING_SUMMARY } from '../waits-shared';
 import { guard, type SqliteConnection } from './connection';
+
+/**
+ * The claim's "a parked run whose time came": the run `run` (an SQL expression) has an open wait due by `now`
+ * (a parameter). sqlite/runs.ts's pick embeds it; nextWakeIn looks for the first not yet due.
+ */
+export const dueWait = (run: string, now: string) =>
+  `EXISTS (SELECT 1 FROM waits dw WHERE dw.run_id = ${run} AND dw.decided_at IS NULL AND dw.due_at <= ${now})`;
+
+/**
+ * The first open wait still ahead (or come due since the caller's last claim), of a waiting run this worker may
+ * take. Walks waits_open_due from then on (forced: the planner would otherwise start from the runs), so a
+ * cancelled run's forgotten timeout, long past, is never read again.
+ */
+const NEXT_WAKE = `SELECT max(0, w.due_at - @now) AS inS FROM waits w INDEXED BY waits_open_due JOIN runs r ON r.id = w.run_id
+  WHERE w.decided_at IS NULL AND w.due_at > @now - @since AND r.status = 'waiting'
+    AND r.workflow IN (SELECT value FROM json_each(@workflows)) AND (@runId IS NULL OR r.id = @runId)
+  ORDER BY w.due_at LIMIT 1`;
+
+/**
+ * A decision made the run runnable: a parked (`waiting`) run goes back to `queued`, inside the decision's
+ * transaction. The one place a decision wakes a run: a store-level wake for other processes is added here.
+ * False when the run was not parked (a signal sent ahead, a paused run): nothing to wake.
+ */
+function wakeRun(c: SqliteConnection, runId: string, now: number): boolean {
+  return (
+    c.orm
+      .update(runs)
+      .set({ status: 'queued', updatedAt: now })
+      .where(and(eq(runs.id, runId), eq(runs.status, 'waiting')))
+      .run().changes === 1
+  );
+}
 
 export function sqliteWaits(c: SqliteConnection): WaitStore {
   const { orm } = c;
@@ -53,7 +90,7 @@ export function sqliteWaits(c: SqliteConnection): WaitStore {
 
     async decideWait(d) {
       const now = c.now();
-      return c.tx(() => {
+      const decided = c.tx(() => {
         const run = orm.select({ status: runs.status }).from(runs).where(eq(runs.id, d.runId)).get();
         if (!run) throw new NotFoundError(`run ${d.runId}`);
         let wait = get(d.runId, d.name);
@@ -69,12 +106,9 @@ export function sqliteWaits(c: SqliteConnection): WaitStore {
             .set({ decidedAt: now, decisionJson: d.decisionJson, decidedBy: d.decidedBy, note: d.note ?? null })
             .where(and(eq(waits.runId, d.runId), eq(waits.name, d.name), isNull(waits.decidedAt)))
             .run().changes === 1;
+        let woke = false;
         if (won) {
-          orm
-            .update(runs)
-            .set({ status: 'queued', updatedAt: now })
-            .where(and(eq(runs.id, d.runId), eq(runs.status, 'waiting')))
-            .run();
+          woke = wakeRun(c, d.runId, now);
           c.event(
             {
               runId: d.runId,
@@ -84,8 +118,10 @@ export function sqliteWaits(c: SqliteConnection): WaitStore {
             now,
           );
         }
-        return { decided: won, wait: get(d.runId, d.name)! };
+        return { decided: won, woke, wait: get(d.runId, d.name)! };
       });
+      if (decided.woke) announceWake(d.runId);
+      return { decided: decided.decided, wait: decided.wait };
     },
 
     async parkRun(runId, name, workerId, attempt) {
@@ -105,12 +141,22 @@ export function sqliteWaits(c: SqliteConnection): WaitStore {
 
     async waitingSummary() {
       return guard(() =>
-        c
-          .prepared<{ now: number }, { kind: WaitKind; runs: number; oldestAt: number; ageSeconds: number }>(
-            WAITING_SUMMARY('@now'),
-          )
-          .all({ now: c.now() }),
+        c.prepared<{ now: number }, WaitingKind>(WAITING_SUMMARY('@now', 'COLLATE BINARY')).all({ now: c.now() }),
       );
     },
+
+    async nextWakeIn(request) {
+      return guard(() => {
+        const next = c.prepared<unknown[], { inS: number }>(NEXT_WAKE).get({
+          now: c.now(),
+          since: Math.max(0, request.sinceMs ?? 0) / 1000,
+          workflows: JSON.stringify(request.workflows),
+          runId: request.runId ?? null,
+        });
+        return next ? next.inS * 1000 : null;
+      });
+    },
+
+    onLocalWake,
   };
 }

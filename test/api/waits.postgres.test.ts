@@ -1,0 +1,26 @@
+/** Approvals and signals over HTTP on a real PostgreSQL schema of its own (see waits.ts). */
+import { describe, it } from 'vitest';
+import { createSchema, postgresAvailable } from '../support/postgres';
+import { waitsApiSuite } from './waits';
+
+const reachable = await postgresAvailable('test/api/waits.postgres');
+
+if (!reachable) {
+  describe.skip('approvals and signals over HTTP on PostgreSQL', () => it('needs PostgreSQL', () => undefined));
+} else {
+  waitsApiSuite('PostgreSQL', async () => {
+    const schema = await createSchema('wb_api_waits');
+    return {
+      url: schema.url,
+      async rows(sql) {
+        await schema.admin.query(`SET search_path TO "${schema.name}"`);
+        try {
+          return await schema.admin.query(sql);
+        } finally {
+          await schema.admin.query('RESET search_path');
+        }
+      },
+      close: () => schema.drop(),
+    };
+  });
+}

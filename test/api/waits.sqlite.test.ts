@@ -1,0 +1,23 @@
+/** Approvals and signals over HTTP on a real SQLite file (see waits.ts). */
+import Database from 'better-sqlite3';
+import { makeTempDir } from '../support/tmp';
+import { waitsApiSuite } from './waits';
+
+waitsApiSuite('SQLite', async () => {
+  const dir = makeTempDir('waybill-api-waits-db-');
+  const file = dir.file('w.db');
+  return {
+    url: `file:${file}`,
+    async rows(sql) {
+      const db = new Database(file, { readonly: true });
+      try {
+        return db.prepare(sql).all();
+      } finally {
+        db.close();
+      }
+    },
+    async close() {
+      dir.remove();
+    },
+  };
+});
