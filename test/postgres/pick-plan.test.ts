@@ -53,13 +53,17 @@ describe.skipIf(!available)('the run pick on PostgreSQL with a million finished 
         expect(reads.filter(([type]) => type === 'Seq Scan')).toEqual([]);
         expect(reads.filter(([type]) => type === 'Bitmap Heap Scan')).toEqual([]);
         // No worker is read at all (a stopped owner's runs have their leases passed), and a waiting run's wait is
-        // found by the run's key, never by reading the waits' history.
+        // found by the run's key or among the open waits (waits_open_due, which holds no decided one): never by
+        // reading the waits' history. Which of the two is the planner's to weigh: here one wait is open.
         expect(planNodes(plan).filter((n) => n['Relation Name'] === 'workers')).toEqual([]);
-        expect(
-          planNodes(plan)
-            .filter((n) => n['Relation Name'] === 'waits')
-            .map((n) => [n['Node Type'], n['Index Name'] ?? null]),
-        ).toEqual([['Index Scan', 'waits_run_id_name_pk']]);
+        const waitReads = planNodes(plan)
+          .filter((n) => n['Relation Name'] === 'waits')
+          .map((n) => [n['Node Type'], n['Index Name'] ?? null]);
+        expect(waitReads).toHaveLength(1);
+        expect([
+          ['Index Scan', 'waits_run_id_name_pk'],
+          ['Index Scan', 'waits_open_due'],
+        ]).toContainEqual(waitReads[0]);
       }
       // Executed (and rolled back): the oldest queued run, past 100 live runs and a sleeping one, few buffers read.
       expect(plans.analyzed).toMatch(/Index Scan using runs_runnable on runs p/);
