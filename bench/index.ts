@@ -18,6 +18,7 @@ import { benchSqlite, type Synchronous } from './sqlite';
 import { benchStartup } from './startup';
 import { figure, spread, type Figure, type Samples } from './stats';
 import { benchThroughput } from './throughput';
+import { killWorkers } from './workers';
 
 const GOALS = { sqlite: 1.1, postgres: 1.15 } as const;
 /** A lone run on SQLite FULL against the one-commit floor (issue #17); the other settings have no goal for it. */
@@ -135,7 +136,10 @@ async function main(): Promise<void> {
   const undo: (() => void | Promise<void>)[] = [];
   process.once('SIGINT', () => {
     log('bench: interrupted, cleaning up');
-    void Promise.allSettled(undo.map((fn) => fn())).then(() => process.exit(130));
+    // The workers first: their schemas cannot be dropped under them.
+    void killWorkers()
+      .then(() => Promise.allSettled(undo.map((fn) => fn())))
+      .then(() => process.exit(130));
   });
 
   if (flags.only === undefined || flags.only === 'sqlite') {

@@ -31,7 +31,7 @@ async function sqliteProduct(path: string, options: ThroughputOptions): Promise<
     "SELECT count(*) AS n FROM runs WHERE workflow = ? AND status = 'running'",
   );
   const committed = reader.prepare<[], { n: number }>('SELECT count(*) AS n FROM committed');
-  const worker = spawnWorker({ db: `file:${path}`, id: 'bench-throughput', concurrency: options.runs });
+  const worker = spawnWorker({ db: `file:${path}`, id: `waybill-tp-${process.pid}-sqlite`, concurrency: options.runs });
   try {
     await untilAllRunning(
       () => running.get(THROUGHPUT_WORKFLOW)!.n,

@@ -13,6 +13,21 @@ const ROUND_TRIPS = new URL('./round-trips.mjs', import.meta.url).href;
 const TAIL_BYTES = 4096;
 const STOP_GRACE_MS = 20_000;
 
+/** The workers not yet exited, for an interrupted bench to kill before it drops their schemas. */
+const live = new Set<{ kill(): void; exited: Promise<void> }>();
+
+/** SIGKILLs every worker still running and waits for them to be gone. */
+export async function killWorkers(): Promise<void> {
+  const all = [...live];
+  for (const worker of all) worker.kill();
+  await Promise.all(all.map((worker) => worker.exited));
+}
+
+// Whatever ends the bench, it leaves no worker behind (an exit handler may only do synchronous work: kill is).
+process.once('exit', () => {
+  for (const worker of live) worker.kill();
+});
+
 export interface WorkerProcess {
   readonly pid: number;
   /** Why the worker is no longer running, or null while it is. */
@@ -58,9 +73,12 @@ export function spawnWorker(options: {
   const exited = new Promise<void>((resolve) => {
     child.once('exit', (code, signal) => {
       exit = `worker ${options.id} exited (${signal ?? `code ${code}`}); its last output:\n${tail}`;
+      live.delete(handle);
       resolve();
     });
   });
+  const handle = { kill: () => child.kill('SIGKILL'), exited };
+  live.add(handle);
   const pending: ((count: number) => void)[] = [];
   child.on('message', (message: { roundTrips?: number }) => {
     if (typeof message?.roundTrips === 'number') pending.shift()?.(message.roundTrips);
