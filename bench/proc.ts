@@ -18,14 +18,20 @@ function read(path: string): string | null {
   }
 }
 
-/** User + system CPU seconds a process has used (all its threads), or null when it cannot be read. */
-export function processCpuSeconds(pid: number): number | null {
+/** CPU seconds a process has used (all its threads): in its own code, and in the kernel on its behalf. */
+export interface ProcessCpu {
+  user: number;
+  system: number;
+}
+
+/** What a process has used so far, or null when it cannot be read (gone, or not on this machine). */
+export function processCpu(pid: number): ProcessCpu | null {
   const stat = read(`/proc/${pid}/stat`);
   if (stat === null) return null;
   // Field 2 (comm) is in parentheses and may hold spaces: count fields from the last ')'.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // utime and stime are fields 14 and 15 of the line, 12 and 13 after comm.
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SEC;
+  return { user: Number(fields[11]) / TICKS_PER_SEC, system: Number(fields[12]) / TICKS_PER_SEC };
 }
 
 export interface MachineCpu {

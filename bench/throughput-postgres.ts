@@ -93,7 +93,7 @@ export async function throughputPostgres(options: PostgresThroughputOptions): Pr
           const pids: number[] = [];
           // One at a time: the admin client is one connection.
           for (const name of names) pids.push(...(await backends(name)));
-          return { worker: workers.map((w) => w.pid), pg: pids };
+          return { worker: workers.map((w) => w.pid), pg: pids, bench: [process.pid] };
         },
         disk: dataDir,
         roundTrips: async () => (await Promise.all(workers.map((w) => w.roundTrips()))).reduce((a, b) => a + b, 0),

@@ -39,10 +39,15 @@ export interface ThroughputSection {
   postgres?: Figures & { workers: number; roundTripsPerStep: number | null };
 }
 
-/** What a phase spent over its window: CPU per process role in percent of one core, the disk's flushes. */
+/**
+ * What a phase spent over its window: CPU per process role (`workerPct`, `pgPct`, `benchPct`, and the
+ * machine's) in percent of one core, and per step in µs; the disk's flushes.
+ */
 interface Limits {
   perSecond: { min: number; max: number };
   cpu: Record<string, number | null>;
+  cpuUsPerStep: Record<string, number | null>;
+  kernelShare: Record<string, number | null>;
   diskFlushesPerSec: number | null;
   /** Disk flushes per committed step: what an fsync is shared by (the whole disk's, so an upper bound). */
   flushesPerStep: number | null;
@@ -66,12 +71,14 @@ export async function benchThroughput(options: {
   const common: ThroughputOptions = { runs: THROUGHPUT_RUNS, warmupMs, windowMs: options.windowMs, stepsPerRun };
   const json: ThroughputSection = {};
   const skipped: string[] = [];
-  const lines: string[][] = [];
+  const rows: string[][] = [];
+  const spending: string[] = [];
 
   options.log(`throughput sqlite: ${THROUGHPUT_RUNS} runs: the floor, then one worker…`);
   const sqlite = await throughputSqlite({ ...common, dir: options.dir });
   json.sqlite = { runs: THROUGHPUT_RUNS, ...rates(sqlite), ...limits(sqlite.product), floor: limits(sqlite.floor) };
-  lines.push(row('sqlite FULL, 1 worker', sqlite, THROUGHPUT_GOALS.sqlite, spent(sqlite, ['worker'])));
+  rows.push(row('sqlite FULL, 1 worker', sqlite, THROUGHPUT_GOALS.sqlite));
+  spending.push(spent('sqlite product', sqlite.product), spent('sqlite floor', sqlite.floor));
 
   if (options.postgresUrl !== null) {
     options.log(`throughput postgres: ${THROUGHPUT_RUNS} runs: the floor, then ${POSTGRES_WORKERS} workers…`);
@@ -91,22 +98,18 @@ export async function benchThroughput(options: {
         ...limits(pg.product),
         floor: limits(pg.floor),
       };
-      const trips = pg.product.roundTripsPerStep === null ? '' : `; ${pg.product.roundTripsPerStep} round trips/step`;
-      lines.push(
-        row(
-          `postgres, ${POSTGRES_WORKERS} workers`,
-          pg,
-          THROUGHPUT_GOALS.postgres,
-          spent(pg, ['worker', 'pg']) + trips,
-        ),
-      );
+      rows.push(row(`postgres, ${POSTGRES_WORKERS} workers`, pg, THROUGHPUT_GOALS.postgres));
+      spending.push(spent('postgres product', pg.product), spent('postgres floor', pg.floor));
     }
   }
   const text = [
     `throughput: ${THROUGHPUT_RUNS} runs of zero-cost steps, committed rows counted over ${options.windowMs / 1000} s ` +
       `after ${warmupMs / 1000} s of warm-up; floor = ${THROUGHPUT_RUNS} loops of one INSERT transaction a step on ` +
-      'bare connections, same run. CPU in % of one core; machine and disk figures count every process on them.',
-    ...table(lines),
+      'bare connections, measured in the same run',
+    ...table(rows),
+    'what each spent over its window: CPU in % of one core and µs per step; the machine and the disk count every ' +
+      "process on them (others' = busy time none of ours spent)",
+    ...spending.map((line) => `  ${line}`),
   ].join('\n');
   return { json, text, skipped };
 }
@@ -122,37 +125,49 @@ function rates(t: Throughput) {
 
 function limits(w: WindowFigure): Limits {
   const cpu: Record<string, number | null> = {};
-  for (const [role, pct] of Object.entries(w.cpuPct)) cpu[`${role}Pct`] = pct;
+  for (const [role, value] of Object.entries(w.cpuPct)) cpu[`${role}Pct`] = value;
   cpu.machinePct = w.machine?.busyPct ?? null;
+  cpu.othersPct = w.machine?.othersPct ?? null;
   cpu.iowaitPct = w.machine?.iowaitPct ?? null;
   return {
     perSecond: w.perSecond,
     cpu,
+    cpuUsPerStep: w.cpuUsPerStep,
+    kernelShare: w.kernelShare,
     diskFlushesPerSec: w.diskFlushesPerSec,
     flushesPerStep:
       w.diskFlushesPerSec === null || w.stepsPerSec === 0 ? null : round(w.diskFlushesPerSec / w.stepsPerSec, 3),
   };
 }
 
-/** "worker 95%, machine 198% of 200% (iowait 3%), disk 2,400 flushes/s (0.98 a step); floor: …". */
-function spent(t: Throughput, roles: string[]): string {
-  const one = (w: WindowFigure, which: string[]) => {
-    const parts = which.map((role) => `${role} ${pct(w.cpuPct[role])}`);
-    if (w.machine) {
-      parts.push(`machine ${pct(w.machine.busyPct)} of ${w.machine.cores * 100}% (iowait ${pct(w.machine.iowaitPct)})`);
-    }
-    if (w.diskFlushesPerSec !== null) {
-      parts.push(
-        `disk ${int(w.diskFlushesPerSec)} flushes/s (${(w.diskFlushesPerSec / Math.max(1, w.stepsPerSec)).toFixed(2)} a step)`,
-      );
-    }
-    return parts.join(', ');
-  };
-  const floorRoles = roles.map((role) => (role === 'worker' ? 'bench' : role));
-  return `${one(t.product, roles)}; floor: ${one(t.floor, floorRoles)}`;
+/** "sqlite product: worker 95% (410 µs/step), …; machine 198% of 200% (others' 20%, iowait 3%); disk …". */
+function spent(label: string, w: WindowFigure): string {
+  const parts = [
+    Object.entries(w.cpuPct)
+      .map(([role, value]) => {
+        const kernel = w.kernelShare[role];
+        const share = kernel === null || kernel === undefined ? '' : `, ${Math.round(kernel * 100)}% in the kernel`;
+        return `${ROLE_NAMES[role] ?? role} ${pct(value)} (${us(w.cpuUsPerStep[role])}${share})`;
+      })
+      .join(', '),
+  ];
+  if (w.machine) {
+    parts.push(
+      `machine ${pct(w.machine.busyPct)} of ${w.machine.cores * 100}% ` +
+        `(others' ${pct(w.machine.othersPct)}, iowait ${pct(w.machine.iowaitPct)})`,
+    );
+  }
+  if (w.diskFlushesPerSec !== null) {
+    const perStep = w.stepsPerSec === 0 ? '?' : (w.diskFlushesPerSec / w.stepsPerSec).toFixed(2);
+    parts.push(`disk ${int(w.diskFlushesPerSec)} flushes/s (${perStep} a step)`);
+  }
+  if (w.roundTripsPerStep !== null) parts.push(`${w.roundTripsPerStep.toFixed(2)} round trips a step`);
+  return `${`${label}:`.padEnd(18)} ${parts.join('; ')}`;
 }
 
-function row(label: string, t: Throughput, goal: { stepsPerSec: number; floorRatio: number }, why: string): string[] {
+const ROLE_NAMES: Record<string, string> = { worker: 'worker(s)', pg: 'pg backends', bench: 'bench' };
+
+function row(label: string, t: Throughput, goal: { stepsPerSec: number; floorRatio: number }): string[] {
   const ratio = t.product.stepsPerSec / t.floor.stepsPerSec;
   const met = t.product.stepsPerSec >= goal.stepsPerSec && ratio >= goal.floorRatio;
   return [
@@ -163,23 +178,21 @@ function row(label: string, t: Throughput, goal: { stepsPerSec: number; floorRat
     `≥ ${int(goal.stepsPerSec)}, ≥ ${goal.floorRatio}×`,
     met ? 'yes' : 'NO',
     `${int(t.product.perSecond.min)}–${int(t.product.perSecond.max)}`,
-    why,
+    `${int(t.floor.perSecond.min)}–${int(t.floor.perSecond.max)}`,
   ];
 }
 
 function table(body: string[][]): string[] {
-  const head = ['backend', 'product steps/s', 'floor steps/s', 'vs floor', 'goal', 'met', 'product range', 'spent'];
-  // The last column is free text: it is not padded.
+  const head = ['backend', 'steps/s', 'floor steps/s', 'vs floor', 'goal', 'met', 'range/s', 'floor range/s'];
   const widths = head.map((h, c) => Math.max(h.length, ...body.map((line) => line[c]!.length)));
   const format = (cells: string[]) =>
-    cells
-      .map((cell, c) => (c === cells.length - 1 ? cell : c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!)))
-      .join('  ');
+    cells.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ');
   return [format(head), ...body.map(format)];
 }
 
 const int = (n: number) => Math.round(n).toLocaleString('en');
 const pct = (n: number | null | undefined) => (n === null || n === undefined ? '?' : `${Math.round(n)}%`);
+const us = (n: number | null | undefined) => (n === null || n === undefined ? '? µs/step' : `${Math.round(n)} µs/step`);
 
 function round(value: number, digits: number): number {
   const f = 10 ** digits;

@@ -6,7 +6,7 @@
  * product writes (one transaction a step, or batches): it only counts what became durable.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CORES, diskFlushes, machineCpu, processCpuSeconds, type MachineCpu } from './proc';
+import { CORES, diskFlushes, machineCpu, processCpu, type MachineCpu, type ProcessCpu } from './proc';
 
 export interface WindowOptions {
   warmupMs: number;
@@ -31,8 +31,18 @@ export interface WindowFigure {
   perSecond: { min: number; max: number };
   /** CPU of each role's processes over the window, in percent of one core (this machine has CORES). */
   cpuPct: Record<string, number | null>;
-  /** The whole machine over the window, percent of one core: busy, and idle waiting on I/O. */
-  machine: { busyPct: number; iowaitPct: number; cores: number } | null;
+  /**
+   * CPU each role spent per committed step, in µs: what a step costs whatever the machine's load (the rate
+   * is what is left of the cores after the neighbours; this is far steadier than it).
+   */
+  cpuUsPerStep: Record<string, number | null>;
+  /** The share of each role's CPU spent in the kernel (system calls: fsync, sockets, pipes) rather than its code. */
+  kernelShare: Record<string, number | null>;
+  /**
+   * The whole machine over the window, percent of one core: busy, idle waiting on I/O, and the busy time
+   * that none of the roles spent (other processes', and the database's own background processes').
+   */
+  machine: { busyPct: number; iowaitPct: number; othersPct: number; cores: number } | null;
   /** Flushes the database's disk completed per second, every process's included. */
   diskFlushesPerSec: number | null;
   roundTripsPerStep: number | null;
@@ -41,7 +51,7 @@ export interface WindowFigure {
 interface Snapshot {
   at: number;
   committed: number;
-  cpu: Record<string, Map<number, number>>;
+  cpu: Record<string, Map<number, ProcessCpu>>;
   machine: MachineCpu | null;
   flushes: number | null;
   roundTrips: number | null;
@@ -71,7 +81,17 @@ export async function measureWindow(options: WindowOptions): Promise<WindowFigur
   const steps = end.committed - start.committed;
   const pct = (cpuSeconds: number) => round((cpuSeconds / seconds) * 100, 1);
   const cpuPct: Record<string, number | null> = {};
-  for (const [role, pids] of Object.entries(end.cpu)) cpuPct[role] = cpuDelta(start.cpu[role], pids, pct);
+  const cpuUsPerStep: Record<string, number | null> = {};
+  const kernelShare: Record<string, number | null> = {};
+  let ours = 0;
+  for (const [role, pids] of Object.entries(end.cpu)) {
+    const used = cpuDelta(start.cpu[role], pids);
+    const spent = used === null ? null : used.user + used.system;
+    cpuPct[role] = spent === null ? null : pct(spent);
+    cpuUsPerStep[role] = spent === null || steps === 0 ? null : round((spent / steps) * 1e6, 1);
+    kernelShare[role] = spent === null || spent === 0 ? null : round(used!.system / spent, 3);
+    ours += spent ?? 0;
+  }
   return {
     steps,
     seconds: round(seconds, 3),
@@ -81,11 +101,14 @@ export async function measureWindow(options: WindowOptions): Promise<WindowFigur
       max: Math.round(Math.max(...rates, steps / seconds)),
     },
     cpuPct,
+    cpuUsPerStep,
+    kernelShare,
     machine:
       start.machine && end.machine
         ? {
             busyPct: pct(end.machine.busy - start.machine.busy),
             iowaitPct: pct(end.machine.iowait - start.machine.iowait),
+            othersPct: pct(Math.max(0, end.machine.busy - start.machine.busy - ours)),
             cores: CORES,
           }
         : null,
@@ -105,12 +128,12 @@ async function snapshot(options: WindowOptions): Promise<Snapshot> {
   const committed = await options.committed();
   // The count is taken somewhere between these two instants; its middle is the best guess of when.
   const at = (before + performance.now()) / 2;
-  const cpu: Record<string, Map<number, number>> = {};
+  const cpu: Record<string, Map<number, ProcessCpu>> = {};
   for (const [role, pids] of Object.entries(roles)) {
     cpu[role] = new Map();
     for (const pid of pids) {
-      const seconds = processCpuSeconds(pid);
-      if (seconds !== null) cpu[role].set(pid, seconds);
+      const used = processCpu(pid);
+      if (used !== null) cpu[role].set(pid, used);
     }
   }
   return {
@@ -124,19 +147,18 @@ async function snapshot(options: WindowOptions): Promise<Snapshot> {
 }
 
 /**
- * CPU spent by a role's processes between the two snapshots. A process first seen at the end (a pooled
+ * CPU seconds spent by a role's processes between the two snapshots. A process first seen at the end (a pooled
  * connection opened during the window) counts from zero; one gone by the end is not counted, and a role none of
  * whose processes could be read (a PostgreSQL on another machine) has no figure.
  */
-function cpuDelta(
-  start: Map<number, number> | undefined,
-  end: Map<number, number>,
-  pct: (cpuSeconds: number) => number,
-): number | null {
+function cpuDelta(start: Map<number, ProcessCpu> | undefined, end: Map<number, ProcessCpu>): ProcessCpu | null {
   if (end.size === 0) return null;
-  let spent = 0;
-  for (const [pid, seconds] of end) spent += seconds - (start?.get(pid) ?? 0);
-  return pct(spent);
+  const spent = { user: 0, system: 0 };
+  for (const [pid, used] of end) {
+    spent.user += used.user - (start?.get(pid)?.user ?? 0);
+    spent.system += used.system - (start?.get(pid)?.system ?? 0);
+  }
+  return spent;
 }
 
 function round(value: number, digits: number): number {

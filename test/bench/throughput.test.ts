@@ -34,6 +34,12 @@ function bench(args: string[], env: Record<string, string> = {}) {
   });
 }
 
+const machine = { machinePct: expect.any(Number), othersPct: expect.any(Number), iowaitPct: expect.any(Number) };
+/** A process that used no CPU tick (10 ms) in a one-second window has no kernel share to speak of. */
+const shareOrNull = {
+  asymmetricMatch: (value: unknown) => value === null || (typeof value === 'number' && value >= 0 && value <= 1),
+  toString: () => 'a share between 0 and 1, or null',
+};
 const spending = {
   perSecond: { min: expect.any(Number), max: expect.any(Number) },
   diskFlushesPerSec: expect.any(Number),
@@ -55,11 +61,15 @@ describe('npm run bench -- --only throughput', () => {
       floorStepsPerSec: expect.any(Number),
       floorRatio: expect.any(Number),
       windowSec: expect.any(Number),
-      cpu: { workerPct: expect.any(Number), machinePct: expect.any(Number), iowaitPct: expect.any(Number) },
       ...spending,
+      cpu: { workerPct: expect.any(Number), benchPct: expect.any(Number), ...machine },
+      cpuUsPerStep: { worker: expect.any(Number), bench: expect.any(Number) },
+      kernelShare: { worker: expect.any(Number), bench: shareOrNull },
       floor: {
         ...spending,
-        cpu: { benchPct: expect.any(Number), machinePct: expect.any(Number), iowaitPct: expect.any(Number) },
+        cpu: { benchPct: expect.any(Number), ...machine },
+        cpuUsPerStep: { bench: expect.any(Number) },
+        kernelShare: { bench: shareOrNull },
       },
     });
     // Something was committed in the window by each side: a counter stuck at zero would print a rate of 0.
@@ -81,9 +91,20 @@ describe('npm run bench -- --only throughput', () => {
       stepsPerSec: expect.any(Number),
       floorStepsPerSec: expect.any(Number),
       roundTripsPerStep: expect.any(Number),
-      cpu: { workerPct: expect.any(Number), machinePct: expect.any(Number) },
-      floor: { cpu: { benchPct: expect.any(Number) } },
+      perSecond: spending.perSecond,
+      cpu: { workerPct: expect.any(Number), benchPct: expect.any(Number), ...machine },
+      cpuUsPerStep: { worker: expect.any(Number), bench: expect.any(Number) },
+      floor: { perSecond: spending.perSecond, cpu: { benchPct: expect.any(Number), ...machine } },
     });
+    // The server's processes and disk are only read when it runs on this machine.
+    if (['127.0.0.1', 'localhost', '[::1]'].includes(new URL(TEST_DATABASE_URL).hostname)) {
+      expect(throughput.postgres).toMatchObject({
+        ...spending,
+        cpu: { pgPct: expect.any(Number) },
+        cpuUsPerStep: { pg: expect.any(Number) },
+        floor: { ...spending, cpu: { pgPct: expect.any(Number) } },
+      });
+    }
     expect(throughput.postgres.stepsPerSec).toBeGreaterThan(0);
     expect(throughput.postgres.floorStepsPerSec).toBeGreaterThan(0);
     // The counter in the workers saw their queries: a step costs some round trip, batched or not.
