@@ -209,7 +209,7 @@ async function main(): Promise<void> {
         log,
         onInterrupt: (fn) => undo.push(fn),
       });
-      for (const why of throughput.skipped) log(`${why}: SKIPPED`);
+      for (const why of throughput.skipped) log(why);
       json.throughput = throughput.json;
       lines.push(throughput.text);
     } finally {

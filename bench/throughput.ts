@@ -88,7 +88,7 @@ export async function benchThroughput(options: {
       workers: POSTGRES_WORKERS,
       onInterrupt: options.onInterrupt,
     });
-    if ('skipped' in pg) skipped.push(`throughput postgres: ${pg.skipped}`);
+    if ('skipped' in pg) skipped.push(`throughput postgres: SKIPPED: ${pg.skipped}`);
     else {
       json.postgres = {
         runs: THROUGHPUT_RUNS,
