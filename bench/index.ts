@@ -1,11 +1,13 @@
 /**
- * `npm run bench [-- --json] [--steps N] [--rounds N] [--only sqlite|postgres|startup]`
+ * `npm run bench [-- --json] [--steps N] [--rounds N] [--duration S] [--only sqlite|postgres|throughput|startup]`
  *
  * The per-step cost of runOnce + progress as the product pays it (runAgent, a side effect that costs
- * nothing), beside a floor measured in the same run: the bare protocol on the same kind of database.
- * The ratio is what Waybill adds over the article's protocol. Then how long `waybill --help` takes to start
- * (bench/startup.ts), beside a bare `node -e 0`. Progress and the table go to stderr under
- * --json, whose single JSON object is the last line of stdout.
+ * nothing), beside floors measured in the same run: the bare protocol on the same kind of database, in two
+ * commits a step (the article's) and in one (as the product does it). The ratios are what Waybill adds over
+ * the protocol. Then throughput (bench/throughput.ts): 64 runs in flight in real worker processes, in steps
+ * a second over a window of S seconds, beside 64 one-commit loops on bare connections. Then how long
+ * `waybill --help` takes to start (bench/startup.ts), beside a bare `node -e 0`. Progress and the tables go
+ * to stderr under --json, whose single JSON object is the last line of stdout.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,8 +17,12 @@ import { benchPostgres } from './postgres';
 import { benchSqlite, type Synchronous } from './sqlite';
 import { benchStartup } from './startup';
 import { figure, spread, type Figure, type Samples } from './stats';
+import { benchThroughput } from './throughput';
+import { killWorkers } from './workers';
 
 const GOALS = { sqlite: 1.1, postgres: 1.15 } as const;
+/** A lone run on SQLite FULL against the one-commit floor (issue #17); the other settings have no goal for it. */
+const ONE_COMMIT_GOAL_SQLITE_FULL = 1.15;
 /** `waybill --help`, spawn to exit: "well under half a second" (issue #12). */
 const STARTUP_GOAL_MS = 250;
 const STARTUP_ROUNDS = 15;
@@ -33,7 +39,9 @@ const flagsSchema = z.strictObject({
   json: z.literal(true, { error: 'takes no value' }).optional(),
   steps: count(1_000_000).default(1000),
   rounds: count(101).default(7),
-  only: z.enum(['sqlite', 'postgres', 'startup']).optional(),
+  /** Seconds each throughput phase is measured over, after its warm-up. */
+  duration: count(600).default(5),
+  only: z.enum(['sqlite', 'postgres', 'throughput', 'startup']).optional(),
 });
 type Flags = z.infer<typeof flagsSchema>;
 
@@ -47,6 +55,7 @@ const envSchema = z.object({
 interface Row {
   label: string;
   goal: number;
+  oneCommitGoal: number | null;
   figure: Figure;
   samples: Samples;
 }
@@ -77,7 +86,21 @@ function fail(message: string): never {
 }
 
 function table(rows: Row[], flags: Flags): string {
-  const head = ['backend', 'product µs/step', 'floor µs/step', 'ratio', 'goal', 'met', 'product range', 'floor range'];
+  const head = [
+    'backend',
+    'product µs/step',
+    '2-commit floor',
+    'ratio',
+    'goal',
+    'met',
+    '1-commit floor',
+    'ratio',
+    'goal',
+    'met',
+    'product range',
+    '2-commit range',
+    '1-commit range',
+  ];
   const body = rows.map((r) => [
     r.label,
     r.figure.stepUs.toFixed(1),
@@ -85,14 +108,20 @@ function table(rows: Row[], flags: Flags): string {
     r.figure.ratio.toFixed(3),
     `≤ ${r.goal.toFixed(2)}`,
     r.figure.ratio <= r.goal ? 'yes' : 'NO',
+    r.figure.oneCommitFloorUs.toFixed(1),
+    r.figure.oneCommitRatio.toFixed(3),
+    r.oneCommitGoal === null ? '—' : `≤ ${r.oneCommitGoal.toFixed(2)}`,
+    r.oneCommitGoal === null ? '—' : r.figure.oneCommitRatio <= r.oneCommitGoal ? 'yes' : 'NO',
     spread(r.samples.product),
     spread(r.samples.floor),
+    spread(r.samples.oneCommitFloor),
   ]);
   const widths = head.map((h, c) => Math.max(h.length, ...body.map((line) => line[c]!.length)));
   const format = (cells: string[]) =>
     cells.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ');
   return [
-    `runAgent, ${flags.steps} steps, median of ${flags.rounds} rounds; floor = the bare protocol on the same kind of database, interleaved`,
+    `runAgent, ${flags.steps} steps, median of ${flags.rounds} rounds; floors = the bare protocol on the same kind of ` +
+      'database in two commits a step and in one, interleaved; µs/step',
     format(head),
     ...body.map(format),
   ].join('\n');
@@ -107,7 +136,10 @@ async function main(): Promise<void> {
   const undo: (() => void | Promise<void>)[] = [];
   process.once('SIGINT', () => {
     log('bench: interrupted, cleaning up');
-    void Promise.allSettled(undo.map((fn) => fn())).then(() => process.exit(130));
+    // The workers first: their schemas cannot be dropped under them.
+    void killWorkers()
+      .then(() => Promise.allSettled(undo.map((fn) => fn())))
+      .then(() => process.exit(130));
   });
 
   if (flags.only === undefined || flags.only === 'sqlite') {
@@ -123,6 +155,7 @@ async function main(): Promise<void> {
         rows.push({
           label: `sqlite ${synchronous.toUpperCase()}`,
           goal: GOALS.sqlite,
+          oneCommitGoal: synchronous === 'full' ? ONE_COMMIT_GOAL_SQLITE_FULL : null,
           figure: sqlite[synchronous],
           samples,
         });
@@ -133,13 +166,17 @@ async function main(): Promise<void> {
     }
   }
 
-  if (flags.only === undefined || flags.only === 'postgres') {
-    // Read here, not in lib/config: it names the test database, which the product never opens.
+  // Read here, not in lib/config: it names the test database, which the product never opens.
+  const postgresUrl = () => {
     const env = envSchema.safeParse(process.env);
     if (!env.success) fail(`TEST_DATABASE_URL: ${env.error.issues[0]!.message}`);
+    return env.data.TEST_DATABASE_URL;
+  };
+
+  if (flags.only === undefined || flags.only === 'postgres') {
     log(`postgres: ${flags.rounds} rounds of ${flags.steps} steps…`);
     const result = await benchPostgres({
-      url: env.data.TEST_DATABASE_URL,
+      url: postgresUrl(),
       steps: flags.steps,
       rounds: flags.rounds,
       onInterrupt: (fn) => undo.push(fn),
@@ -149,11 +186,36 @@ async function main(): Promise<void> {
       if (flags.only === 'postgres') process.exit(1);
     } else {
       json.postgres = figure(result);
-      rows.push({ label: 'postgres', goal: GOALS.postgres, figure: figure(result), samples: result });
+      rows.push({
+        label: 'postgres',
+        goal: GOALS.postgres,
+        oneCommitGoal: null,
+        figure: figure(result),
+        samples: result,
+      });
     }
   }
 
   const lines: string[] = rows.length > 0 ? [table(rows, flags)] : [];
+  if (flags.only === undefined || flags.only === 'throughput') {
+    const dir = mkdtempSync(join(tmpdir(), 'waybill-bench-'));
+    const removeDir = () => rmSync(dir, { recursive: true, force: true });
+    undo.push(removeDir);
+    try {
+      const throughput = await benchThroughput({
+        windowMs: flags.duration * 1000,
+        dir,
+        postgresUrl: postgresUrl(),
+        log,
+        onInterrupt: (fn) => undo.push(fn),
+      });
+      for (const why of throughput.skipped) log(why);
+      json.throughput = throughput.json;
+      lines.push(throughput.text);
+    } finally {
+      removeDir();
+    }
+  }
   if (flags.only === undefined || flags.only === 'startup') {
     log(`startup: ${STARTUP_ROUNDS} rounds of waybill --help…`);
     const startup = benchStartup(STARTUP_ROUNDS);

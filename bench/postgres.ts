@@ -1,7 +1,8 @@
 /**
- * PostgreSQL: the product (runAgent over openPostgresStore) against its floor, the bare two-statement
- * protocol over one pg connection with named prepared statements. Both live in throwaway schemas created
- * by the store itself (so tables and indexes are the product's) and dropped afterwards.
+ * PostgreSQL: the product (runAgent over openPostgresStore) against its floors, the bare protocol over one pg
+ * connection with named prepared statements: in two statements a step (claim, commit), and in one (the next
+ * step's claim riding in the commit, as the product does it). All live in throwaway schemas created by the
+ * store itself (so tables and indexes are the product's) and dropped afterwards.
  *
  * lib/store/postgres/index.ts is imported dynamically: the SQLite half of the bench must run without it.
  */
@@ -51,11 +52,12 @@ export async function benchPostgres(options: PostgresBenchOptions): Promise<Samp
     const floor = await openFloor(options.url, schemas.floor);
     opened.push(floor);
     const items = inputs(options.steps);
-    return await interleave(
-      options.rounds,
-      (round) => timeRound(options.steps, () => floor.run(runName('floor', round), items)),
-      (round) => timeRound(options.steps, () => productRound(store, runName('product', round), items)),
-    );
+    return await interleave(options.rounds, {
+      floor: (round) => timeRound(options.steps, () => floor.run(runName('floor', round), items)),
+      oneCommitFloor: (round) =>
+        timeRound(options.steps, () => floor.runOneCommit(runName('one-commit-floor', round), items)),
+      product: (round) => timeRound(options.steps, () => productRound(store, runName('product', round), items)),
+    });
   } finally {
     for (const handle of opened.reverse()) await handle.close().catch(() => {});
     await dropSchemas();
@@ -64,7 +66,7 @@ export async function benchPostgres(options: PostgresBenchOptions): Promise<Samp
 }
 
 /** The store's opener, or the reason there is none. */
-async function loadBackend(): Promise<OpenPostgresStore | string> {
+export async function loadBackend(): Promise<OpenPostgresStore | string> {
   const url = new URL('../lib/store/postgres/index.ts', import.meta.url);
   if (!existsSync(fileURLToPath(url))) return 'lib/store/postgres/index.ts does not exist yet';
   try {
@@ -80,7 +82,9 @@ async function loadBackend(): Promise<OpenPostgresStore | string> {
 /**
  * Per step, two autocommitted statements: (1) insert the claim (the article's columns) unless the key is
  * committed, returning the committed result if it is; the side effect; (2) delete the claim, insert the
- * result and upsert progress in one statement. Times come from the database clock, as in the store.
+ * result and upsert progress in one statement. In one statement a step, (1) runs once for the first step,
+ * and (2) then also claims the next step unless it is committed. Times come from the database clock, as in
+ * the store.
  */
 async function openFloor(url: string, schema: string) {
   const client = new pg.Client({ connectionString: url });
@@ -102,7 +106,47 @@ async function openFloor(url: string, schema: string) {
     ON CONFLICT (run_id) DO UPDATE SET step = excluded.step, state_json = excluded.state_json,
       updated_at = excluded.updated_at`;
 
+  // (2) and the next step's (1): the progress upsert's row is what the claim's insert hangs on, so nothing is
+  // claimed unless the commit happened.
+  const commitAndClaim = `WITH released AS (DELETE FROM claims WHERE idem_key = $1::text RETURNING idem_key),
+    stored AS (
+      INSERT INTO committed (idem_key, run_id, result_json, committed_at)
+      SELECT idem_key, $2::text, $3::text, extract(epoch FROM now()) FROM released
+      RETURNING idem_key),
+    progressed AS (
+      INSERT INTO progress (run_id, step, state_json, updated_at)
+      SELECT $2::text, $4::integer, $5::text, extract(epoch FROM now()) FROM stored
+      ON CONFLICT (run_id) DO UPDATE SET step = excluded.step, state_json = excluded.state_json,
+        updated_at = excluded.updated_at
+      RETURNING run_id),
+    claimed AS (
+      INSERT INTO claims (idem_key, run_id, claimed_at)
+      SELECT $6::text, $2::text, extract(epoch FROM now()) FROM progressed
+      WHERE $6::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM committed WHERE idem_key = $6::text)
+      RETURNING idem_key)
+    SELECT (SELECT count(*) FROM stored)::int AS stored, (SELECT count(*) FROM claimed)::int AS claimed`;
+
   return {
+    async runOneCommit(runId: string, items: readonly number[]): Promise<void> {
+      const first = await client.query<{ claimed: boolean }>({
+        name: 'waybill-bench-claim',
+        text: claim,
+        values: [stepKey(runId, 0), runId],
+      });
+      if (!first.rows[0]?.claimed) throw new Error(`floor: ${stepKey(runId, 0)} was not claimed`);
+      for (let step = 0; step < items.length; step++) {
+        const key = stepKey(runId, step);
+        const next = step + 1 < items.length ? stepKey(runId, step + 1) : null;
+        const resultJson = JSON.stringify(sideEffect(items[step]!));
+        const { rows } = await client.query<{ stored: number; claimed: number }>({
+          name: 'waybill-bench-commit-and-claim',
+          text: commitAndClaim,
+          values: [key, runId, resultJson, step + 1, JSON.stringify({ processed: step + 1 }), next],
+        });
+        if (rows[0]?.stored !== 1) throw new Error(`floor: ${key} was not committed`);
+        if (next !== null && rows[0]?.claimed !== 1) throw new Error(`floor: ${next} was not claimed`);
+      }
+    },
     async run(runId: string, items: readonly number[]): Promise<void> {
       for (let step = 0; step < items.length; step++) {
         const key = stepKey(runId, step);

@@ -3,20 +3,26 @@
  * or a neighbour's fsync should not move the figure.
  */
 
-/** What one backend at one setting measured: the product, its floor, and their ratio. */
+/** What one backend at one setting measured: the product, its two floors, and its ratio to each. */
 export interface Figure {
   /** Median µs per step of runAgent over the store. */
   stepUs: number;
-  /** Median µs per step of the bare protocol on the same kind of database. */
+  /** Median µs per step of the bare protocol on the same kind of database: two commits a step (claim, commit). */
   floorUs: number;
   /** stepUs / floorUs. */
   ratio: number;
+  /** Median µs per step of the bare protocol in one commit a step (the next claim rides in the commit). */
+  oneCommitFloorUs: number;
+  /** stepUs / oneCommitFloorUs. */
+  oneCommitRatio: number;
 }
 
 /** Per-round samples (µs/step) kept for the human table's spread column. */
 export interface Samples {
   product: number[];
+  /** The two-commit floor. */
   floor: number[];
+  oneCommitFloor: number[];
 }
 
 export function median(values: readonly number[]): number {
@@ -29,7 +35,14 @@ export function median(values: readonly number[]): number {
 export function figure(samples: Samples): Figure {
   const stepUs = median(samples.product);
   const floorUs = median(samples.floor);
-  return { stepUs: round(stepUs, 1), floorUs: round(floorUs, 1), ratio: round(stepUs / floorUs, 3) };
+  const oneCommitFloorUs = median(samples.oneCommitFloor);
+  return {
+    stepUs: round(stepUs, 1),
+    floorUs: round(floorUs, 1),
+    ratio: round(stepUs / floorUs, 3),
+    oneCommitFloorUs: round(oneCommitFloorUs, 1),
+    oneCommitRatio: round(stepUs / oneCommitFloorUs, 3),
+  };
 }
 
 /** µs per step of one timed round. */
@@ -39,22 +52,18 @@ export async function timeRound(steps: number, round: () => unknown): Promise<nu
   return Number(process.hrtime.bigint() - started) / 1000 / steps;
 }
 
+/** One timed round of each thing measured; round -1 is the discarded warm-up. */
+export type Rounds = Record<keyof Samples, (round: number) => Promise<number>>;
+
 /**
- * Runs `rounds` pairs, alternating floor and product (ABAB…) so that machine noise hits both alike, after
- * one discarded pair that warms the JIT, the page cache and the statement caches.
+ * Runs `rounds` of each in turn, the floors and the product alternating (ABCABC…) so that machine noise hits
+ * all alike, after one discarded round of each that warms the JIT, the page cache and the statement caches.
  */
-export async function interleave(
-  rounds: number,
-  floor: (round: number) => Promise<number>,
-  product: (round: number) => Promise<number>,
-): Promise<Samples> {
-  await floor(-1);
-  await product(-1);
-  const samples: Samples = { product: [], floor: [] };
-  for (let i = 0; i < rounds; i++) {
-    samples.floor.push(await floor(i));
-    samples.product.push(await product(i));
-  }
+export async function interleave(rounds: number, each: Rounds): Promise<Samples> {
+  const order = ['floor', 'oneCommitFloor', 'product'] as const;
+  for (const what of order) await each[what](-1);
+  const samples: Samples = { product: [], floor: [], oneCommitFloor: [] };
+  for (let i = 0; i < rounds; i++) for (const what of order) samples[what].push(await each[what](i));
   return samples;
 }
 

@@ -12,7 +12,7 @@ export function inputs(steps: number): number[] {
 }
 
 /** Round -1 is the discarded warm-up. */
-export function runName(kind: 'product' | 'floor', round: number): string {
+export function runName(kind: 'product' | 'floor' | 'one-commit-floor', round: number): string {
   return round < 0 ? `${kind}-warmup` : `${kind}-r${round}`;
 }
 
