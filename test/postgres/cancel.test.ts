@@ -91,7 +91,7 @@ describe.skipIf(!pgUp)('postgres: cancelled statements and refused connections a
         for (let spin = 0; spin < 40 && running; spin++) {
           const hit = await schema.admin.count(
             `SELECT count(*) FILTER (WHERE pg_cancel_backend(pid)) FROM pg_stat_activity
-            WHERE application_name = $1 AND state = 'active' AND query LIKE '%waybill_commit_batch%'`,
+            WHERE application_name = $1 AND state = 'active' AND query LIKE '%waybill_commit%'`,
             [app],
           );
           cancelled += hit;

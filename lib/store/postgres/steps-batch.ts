@@ -1,9 +1,9 @@
 /**
- * The commit and the claim on PostgreSQL as batch writers: the requests given go to the server as one
- * statement, waybill_commit_batch or waybill_claim_batch (drizzle/pg/0011_group_commit.sql), which is one
- * round trip, one transaction and one WAL flush, and answers one row per request. A request on its own is a
- * batch of one, so there is one commit and one claim, whether group commit (lib/store/group-commit.ts) sits in
- * front of them or not; what each request decides is written once, in SQL.
+ * The commit and the claim on PostgreSQL as batch writers. What one request does is one PL/pgSQL function,
+ * waybill_commit or waybill_claim (drizzle/pg/0011_group_commit.sql, 0001_claim_function.sql): a request on
+ * its own calls it directly; several are one statement, waybill_commit_batch or waybill_claim_batch, that calls
+ * it for each in turn — one round trip, one transaction, one WAL flush, one answer row per request. Group
+ * commit (lib/store/group-commit.ts) decides what goes together; without it every batch is a request alone.
  *
  * Failures, as a commit on its own had them:
  * - A transient one (a lost connection, a deadlock, a cancel) is of the whole batch, which is retried whole
@@ -44,24 +44,38 @@ export type CommitResult = {
   runStatus: RunStatus | null;
 };
 
-type Values = { requests: string; skew: number };
-const P = (name: keyof Values) => sql.placeholder(name);
+type Batch = { requests: string; skew: number };
+const P = (name: string) => sql.placeholder(name);
 
-// Named as the one-request statements they replace were: node-postgres prepares each once per connection,
-// and an operator (or a test's proxy) finds them by these names.
-const COMMIT = prepare<Values>(
+// Named, so node-postgres prepares each once per connection; an operator (or a test's proxy) finds them by
+// these names, and the one-request ones keep the names the statements they replaced had.
+const COMMIT = prepare<CommitValues>(
   'waybill_commit',
+  sql`SELECT * FROM waybill_commit(${P('key')}::text, ${P('token')}::text, ${P('run')}::text, ${P('result')}::text,
+    ${P('step')}::int, ${P('fingerprint')}::text, ${P('worker')}::text, ${P('duration')}::float8, ${P('input')}::text,
+    ${P('mayHaveLanded')}::boolean, ${P('pRun')}::text, ${P('pStep')}::int, ${P('pState')}::text,
+    ${P('pExecuted')}::int, ${P('pSkipped')}::int, ${P('pAwaited')}::int, ${P('pSaveMs')}::float8,
+    ${P('nKey')}::text, ${P('nRun')}::text, ${P('nToken')}::text, ${P('nWorker')}::text, ${P('nStep')}::int,
+    ${P('nAttempt')}::int, ${P('nLease')}::float8, ${P('nTtl')}::float8, ${P('skew')}::float8)`,
+);
+const COMMIT_BATCH = prepare<Batch>(
+  'waybill_commit_batch',
   sql`SELECT * FROM waybill_commit_batch(${P('requests')}::jsonb, ${P('skew')}::float8)`,
 );
-const CLAIM = prepare<Values>(
+const CLAIM = prepare<ClaimValues>(
   'waybill_claim',
+  sql`SELECT * FROM waybill_claim(${P('key')}::text, ${P('run')}::text, ${P('token')}::text, ${P('worker')}::text,
+    ${P('step')}::int, ${P('attempt')}::int, ${P('lease')}::float8, ${P('ttl')}::float8, ${P('skew')}::float8)`,
+);
+const CLAIM_BATCH = prepare<Batch>(
+  'waybill_claim_batch',
   sql`SELECT * FROM waybill_claim_batch(${P('requests')}::jsonb, ${P('skew')}::float8)`,
 );
 
 /** A commit in the batch, and whether an attempt of it may have landed without an answer. */
 type PendingCommit = { request: CommitRequest; unknown: boolean };
 
-/** One commit as waybill_commit_batch reads it. Plain literal, every field by name: this is the hot path. */
+/** One commit's fields, by the names waybill_commit_batch reads and COMMIT's placeholders have. */
 function commitEntry({ request: r, unknown }: PendingCommit) {
   const p = r.progress;
   const n = r.next;
@@ -107,21 +121,25 @@ function claimEntry(r: ClaimRequest) {
   };
 }
 
+type CommitValues = ReturnType<typeof commitEntry> & { skew: number };
+type ClaimValues = ReturnType<typeof claimEntry> & { skew: number };
+
 /** Writes commits as one statement, each answered on its own (see the file's comment for failures). */
 export function commitBatch(c: PgConnection): (requests: CommitRequest[]) => Promise<Settled<CommitResult>[]> {
+  const send = async (batch: PendingCommit[]) => {
+    const skew = c.skew();
+    const { rows } =
+      batch.length === 1
+        ? await c.exec<CommitResult, CommitValues>(COMMIT, { ...commitEntry(batch[0]!), skew })
+        : await c.exec<CommitResult, Batch>(COMMIT_BATCH, { requests: JSON.stringify(batch.map(commitEntry)), skew });
+    return answers(batch.length, rows);
+  };
   const write = (batch: PendingCommit[]) =>
-    withRetry(
-      'commit',
-      async () => {
-        const values = { requests: JSON.stringify(batch.map(commitEntry)), skew: c.skew() };
-        return answers<CommitResult>(batch.length, (await c.exec<CommitResult, Values>(COMMIT, values)).rows);
+    withRetry('commit', () => send(batch), {
+      onTransient: (error) => {
+        if (mayHaveRun(error)) for (const pending of batch) pending.unknown = true;
       },
-      {
-        onTransient: (error) => {
-          if (mayHaveRun(error)) for (const pending of batch) pending.unknown = true;
-        },
-      },
-    );
+    });
   return (requests) =>
     settleEach(
       requests.map((request) => ({ request, unknown: request.mayHaveLanded ?? false })),
@@ -131,12 +149,15 @@ export function commitBatch(c: PgConnection): (requests: CommitRequest[]) => Pro
 
 /** Makes claims in one statement, each answered on its own (see the file's comment for failures). */
 export function claimBatch(c: PgConnection): (requests: ClaimRequest[]) => Promise<Settled<ClaimResult>[]> {
-  const write = (batch: ClaimRequest[]) =>
-    withRetry('claim', async () => {
-      const values = { requests: JSON.stringify(batch.map(claimEntry)), skew: c.skew() };
-      return answers<ClaimResult>(batch.length, (await c.exec<ClaimResult, Values>(CLAIM, values)).rows);
-    });
-  return (requests) => settleEach(requests, write);
+  const send = async (batch: ClaimRequest[]) => {
+    const skew = c.skew();
+    const { rows } =
+      batch.length === 1
+        ? await c.exec<ClaimResult, ClaimValues>(CLAIM, { ...claimEntry(batch[0]!), skew })
+        : await c.exec<ClaimResult, Batch>(CLAIM_BATCH, { requests: JSON.stringify(batch.map(claimEntry)), skew });
+    return answers(batch.length, rows);
+  };
+  return (requests) => settleEach(requests, (batch) => withRetry('claim', () => send(batch)));
 }
 
 function answers<R>(expected: number, rows: R[]): R[] {

@@ -3,10 +3,10 @@
  * Same semantics as sqlite/steps.ts; the differences are how they are reached:
  *
  * - Every operation is one round trip and its own transaction. The commit and the claim are PL/pgSQL
- *   functions over a batch of requests (steps-batch.ts): with group commit on, the commits (or claims) that
- *   many runs of this process have ready at the same moment share that round trip and its flush to disk.
- *   The claim is a function rather than one statement because it must read `committed` again, with a fresh
- *   snapshot, after inserting a claim (drizzle/pg/0001_claim_function.sql says why).
+ *   functions, called for one request or for a batch of them (steps-batch.ts): with group commit on, the
+ *   commits (or claims) that many runs of this process have ready at the same moment share one round trip and
+ *   its flush to disk. The claim is a function rather than one statement because it must read `committed`
+ *   again, with a fresh snapshot, after inserting a claim (drizzle/pg/0001_claim_function.sql says why).
  * - Time is the database's clock (skew.ts). Within one statement now() does not move, so every time a
  *   statement writes or compares is the same instant.
  * - Lost connections, serialization failures and deadlocks are retried with jittered backoff (retry.ts).
