@@ -254,6 +254,61 @@ describe.skipIf(!pgUp)('postgres: group commit', () => {
     expect(await count(schema, `SELECT count(*) FROM ${schema.t('claims')}`)).toBe(4);
   });
 
+  it('a batch answers each run its status and claims ahead only for the runs still running', async () => {
+    const schema = await testSchema('wb_gc');
+    const { store, sent } = await open(schema);
+    const claims = ['going:0', 'paused:0', 'cancelled:0', 'outside:0'].map((key) => claimOf(key));
+    for (const c of claims.slice(0, 3)) {
+      await store.beginLoopRun({ runId: c.runId, workflow: 'gc', totalSteps: 2, inputJson: 'null', owner: 'w1' });
+    }
+    for (const c of claims) await store.claim(c);
+    await schema.admin.query(`UPDATE ${schema.t('runs')} SET status = 'paused' WHERE id = 'paused'`);
+    await schema.admin.query(`UPDATE ${schema.t('runs')} SET status = 'cancelled' WHERE id = 'cancelled'`);
+    sent.length = 0;
+    const { commits, nexts } = stepCommits(claims);
+
+    const answered = await Promise.all(commits.map((c) => store.commit(c)));
+
+    expect(sent).toEqual([{ name: 'commit', requests: 4 }]);
+    expect(answered.map((o) => [o.runStatus, o.next?.kind ?? null])).toEqual([
+      ['running', 'claimed'],
+      ['paused', null],
+      ['cancelled', null],
+      // An outside client's run has no runs row, so nothing stops it.
+      [null, 'claimed'],
+    ]);
+    expect(await count(schema, `SELECT count(*) FROM ${schema.t('committed')}`)).toBe(4);
+    expect(await schema.admin.query(`SELECT idem_key, token FROM ${schema.t('claims')} ORDER BY idem_key`)).toEqual([
+      { idem_key: nexts[0]!.idemKey, token: nexts[0]!.token },
+      { idem_key: nexts[3]!.idemKey, token: nexts[3]!.token },
+    ]);
+  });
+
+  it('a batch of claims whose answer is lost: each retried claim finds its own token', async () => {
+    const schema = await testSchema('wb_gc');
+    const proxy = await startPgProxy(testUrl());
+    onTestFinished(() => proxy.close());
+    const { store, sent } = await open(schema, { url: proxy.url });
+    const claims = Array.from({ length: 4 }, (_, i) => claimOf(`run${i}:0`));
+    proxy.loseAnswerTo('waybill_claim_batch\0');
+
+    const answered = await Promise.all(claims.map((c) => store.claim(c)));
+
+    expect(proxy.lost).toBe(1);
+    expect(sent).toEqual([
+      { name: 'claim', requests: 4 },
+      { name: 'claim', requests: 4 },
+    ]);
+    // The lost attempt made the four claims; the retry finds each held by its own token, not by a rival.
+    expect(answered).toEqual(
+      claims.map(() => expect.objectContaining({ kind: 'claimed', attempt: 1, tookOverFrom: null })),
+    );
+    expect(await schema.admin.query(`SELECT idem_key, token FROM ${schema.t('claims')} ORDER BY idem_key`)).toEqual(
+      claims.map((c) => ({ idem_key: c.idemKey, token: c.token })),
+    );
+    expect(await count(schema, `SELECT count(*) FROM ${schema.t('step_events')}`)).toBe(0);
+  });
+
   it('a lone run sends each commit alone: nothing waits for company', async () => {
     const schema = await testSchema('wb_gc');
     const { store, sent } = await open(schema);
