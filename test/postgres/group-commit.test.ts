@@ -323,6 +323,19 @@ describe.skipIf(!pgUp)('postgres: group commit', () => {
     expect(sent).toEqual([{ name: 'claim', requests: 1 }, ...Array(STEPS).fill({ name: 'commit', requests: 1 })]);
   });
 
+  it('groupCommit: false sends every commit alone, however many are ready at once', async () => {
+    const schema = await testSchema('wb_gc');
+    const { store, sent } = await open(schema, { groupCommit: false });
+    const claims = Array.from({ length: 8 }, (_, i) => claimOf(`run${i}:0`));
+    await Promise.all(claims.map((c) => store.claim(c)));
+    await Promise.all(claims.map((c) => store.commit(commitOf(c))));
+    expect(sent).toEqual([
+      ...Array(8).fill({ name: 'claim', requests: 1 }),
+      ...Array(8).fill({ name: 'commit', requests: 1 }),
+    ]);
+    expect(await count(schema, `SELECT count(*) FROM ${schema.t('committed')}`)).toBe(8);
+  });
+
   it('64 concurrent runs in one process: every step executed and committed once, in far fewer statements', async () => {
     const schema = await testSchema('wb_gc');
     const { store, sent } = await open(schema);
