@@ -75,7 +75,11 @@ export const bulkInput = z
   })
   .superRefine((given, ctx) => {
     if (given.filter === undefined && given.ids === undefined)
-      ctx.addIssue({ code: 'custom', path: ['filter'], message: 'must be an object of status, waiting, workflow and q' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['filter'],
+        message: 'must be an object of status, waiting, workflow and q',
+      });
     if (given.filter !== undefined && given.ids !== undefined)
       ctx.addIssue({ code: 'custom', path: ['ids'], message: 'give either filter or ids, not both' });
     if (given.action === 'rerun' && given.fromStep === undefined)

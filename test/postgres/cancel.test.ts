@@ -87,11 +87,11 @@ describe.skipIf(!pgUp)('postgres: cancelled statements and refused connections a
     const canceller = (async () => {
       while (running) {
         await sleep(60);
-        // Only a commit that is running: the INSERT INTO committed in its text, and active.
+        // Only a commit that is running: the commit function's call in its text, and active.
         for (let spin = 0; spin < 40 && running; spin++) {
           const hit = await schema.admin.count(
             `SELECT count(*) FILTER (WHERE pg_cancel_backend(pid)) FROM pg_stat_activity
-            WHERE application_name = $1 AND state = 'active' AND query LIKE '%INSERT INTO committed%'`,
+            WHERE application_name = $1 AND state = 'active' AND query LIKE '%waybill_commit%'`,
             [app],
           );
           cancelled += hit;

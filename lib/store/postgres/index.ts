@@ -24,7 +24,14 @@ import { postgresWorkers } from './workers';
 import { postgresWaits } from './waits';
 import { postgresWorkflows } from './workflows';
 
-export type PostgresStoreOptions = PostgresOpenOptions;
+export interface PostgresStoreOptions extends PostgresOpenOptions {
+  /**
+   * Group commit (lib/store/group-commit.ts): the commits, or the claims, that this process's runs have ready
+   * at the same moment go to the server as one statement, one transaction and one WAL flush. Nothing waits
+   * for company, so a lone run is no slower. On by default.
+   */
+  groupCommit?: boolean;
+}
 
 /** The full Store, and the pool for what only PostgreSQL has (tests, the demo seed). */
 export interface PostgresStore extends Store {
@@ -69,7 +76,12 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     dialect: 'postgres',
     pool,
     clock: c.clock,
-    ...postgresSteps(c),
+    ...postgresSteps(c, {
+      groupCommit: options.groupCommit ?? true,
+      // Several batches at once use the pool's connections in parallel; two are left for everything else
+      // (renewals, progress reads, the worker's own statements), which would otherwise queue behind commits.
+      maxInFlight: Math.max(1, (pool.options.max ?? 1) - 2),
+    }),
     ...postgresClaims(c),
     ...postgresRuns(c),
     ...postgresWorkers(c, session),

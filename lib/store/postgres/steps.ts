@@ -2,9 +2,11 @@
  * The step protocol on PostgreSQL: progress, claim, renew, commit, release, and a library loop's run row.
  * Same semantics as sqlite/steps.ts; the differences are how they are reached:
  *
- * - Every operation is one round trip and its own transaction. The claim is a PL/pgSQL function rather than
- *   one statement, because it must read `committed` again, with a fresh snapshot, after inserting a claim
- *   (drizzle/pg/0001_claim_function.sql says why).
+ * - Every operation is one round trip and its own transaction. The commit and the claim are PL/pgSQL
+ *   functions, called for one request or for a batch of them (steps-batch.ts): with group commit on, the
+ *   commits (or claims) that many runs of this process have ready at the same moment share one round trip and
+ *   its flush to disk. The claim is a function rather than one statement because it must read `committed`
+ *   again, with a fresh snapshot, after inserting a claim (drizzle/pg/0001_claim_function.sql says why).
  * - Time is the database's clock (skew.ts). Within one statement now() does not move, so every time a
  *   statement writes or compares is the same instant.
  * - Lost connections, serialization failures and deadlocks are retried with jittered backoff (retry.ts).
@@ -16,86 +18,25 @@
  * tables and columns through the schema and puts every value at its place as a named placeholder, cast there;
  * the call beside it fills the placeholders by name. They are built once, at load (connection.ts: prepare).
  */
-import { sql, type SQL } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type pg from 'pg';
 import { LeaseLostError, StoreUnavailableError } from '../../errors';
-import { PRIOR_STATE_MAX_CHARS } from '../columns';
-import { claims, committed, progress, runs, stepEvents } from '../schema.pg';
-import type {
-  ClaimOutcome,
-  ClaimRow,
-  CommitOutcome,
-  CommittedRow,
-  ProgressRow,
-  ProgressWrite,
-  RunStatus,
-  StepStore,
-} from '../types';
-import { committedByKey, eventInsert, names, type EventInput } from './columns';
+import { claims, progress, stepEvents } from '../schema.pg';
+import type { ClaimOutcome, ClaimRow, CommittedRow, ProgressRow, ProgressWrite, StepStore } from '../types';
+import { committedByKey, eventInsert, type EventInput } from './columns';
 import { prepare, type PgConnection, type Prepared } from './connection';
 import { beginLoopRun, endLoopRun } from './loop-runs';
 import { mayHaveRun, withRetry } from './retry';
-
-type Stored<T> = Omit<T, 'orphaned'>;
-/** What waybill_claim answers, one row. */
-export type ClaimResult = {
-  kind: 'committed' | 'taken' | 'mine' | 'fresh' | 'held' | 'retry';
-  done: CommittedRow | null;
-  holder: Stored<ClaimRow> | null;
-  old: Stored<ClaimRow> | null;
-  attempt: number | null;
-  leaseExpiresAt: number | null;
-  msUntilExpiry: number | null;
-};
+import { claimBatch, commitBatch, perCall, type BatchOptions, type ClaimResult } from './steps-batch';
 
 /** A statement that found its row changed under its snapshot runs again; this many times means a bug. */
 const MAX_CLAIM_ROUNDS = 100;
 
 const P = (name: string) => sql.placeholder(name);
-/** A progress state longer than this is not copied beside a result (columns.ts says why). */
-const PRIOR_LIMIT = sql.raw(String(PRIOR_STATE_MAX_CHARS));
 /** The statement's now: the database's clock plus the injected skew (skew.ts). */
 const NOW = sql`(extract(epoch from now())::float8 + ${P('skew')}::float8)`;
 
-/** The call of waybill_claim with the placeholders `${prefix}…` (every argument cast, as its signature has it). */
-function claimCall(prefix: string): SQL {
-  const v = (name: string) => P(`${prefix}${name}`);
-  return sql`waybill_claim(${v('Key')}::text, ${v('Run')}::text, ${v('Token')}::text, ${v('Worker')}::text, ${v('Step')}::int,
-    ${v('Attempt')}::int, ${v('Lease')}::float8, ${v('Ttl')}::float8, ${P('skew')}::float8)`;
-}
-
-/**
- * The progress upsert with counter deltas and the folded skipped/awaited events, as two CTEs over `t` (the
- * statement's now), written only when `gate` holds. Its values are the placeholders p…; a null pRun writes
- * nothing.
- */
-function progressWrite(gate: SQL): SQL {
-  return sql`prog AS (
-  INSERT INTO ${progress} (${names(
-    progress.runId,
-    progress.step,
-    progress.stateJson,
-    progress.updatedAt,
-    progress.executed,
-    progress.skipped,
-    progress.awaited,
-    progress.saveMs,
-  )})
-  SELECT ${P('pRun')}::text, ${P('pStep')}::int, ${P('pState')}::text, t.now, ${P('pExecuted')}::int, ${P('pSkipped')}::int,
-    ${P('pAwaited')}::int, ${P('pSaveMs')}::float8
-  FROM t WHERE ${P('pRun')}::text IS NOT NULL ${gate}
-  ON CONFLICT (run_id) DO UPDATE SET step = excluded.step, state_json = excluded.state_json,
-    updated_at = excluded.updated_at, executed = progress.executed + excluded.executed,
-    skipped = progress.skipped + excluded.skipped, awaited = progress.awaited + excluded.awaited,
-    save_ms = coalesce(excluded.save_ms, progress.save_ms)
-  RETURNING 1),
-folded AS (INSERT INTO ${stepEvents} (run_id, step, outcome, count, at)
-  SELECT ${P('pRun')}::text, ${P('pStep')}::int, v.outcome, v.n, t.now
-  FROM t, (VALUES ('skipped', ${P('pSkipped')}::int), ('awaited', ${P('pAwaited')}::int)) AS v (outcome, n)
-  WHERE v.n > 0 AND EXISTS (SELECT 1 FROM prog))`;
-}
-
-/** SAVE_PROGRESS's values; COMMIT's progress placeholders are the same names. Plain literals: on the hot path. */
+/** SAVE_PROGRESS's values. Plain literal: on the hot path. */
 function progressValues(p: ProgressWrite, skew: number) {
   return {
     pRun: p.runId,
@@ -118,86 +59,17 @@ const LOAD_PROGRESS = prepare<{ runId: string }>(
   ${progress.awaited}, ${progress.saveMs} AS "saveMs" FROM ${progress} WHERE ${progress.runId} = ${P('runId')}`,
 );
 
+/** The progress upsert and its folded events are a function (0017_group_commit.sql): a commit writes the same. */
 const SAVE_PROGRESS = prepare<ReturnType<typeof progressValues>>(
   'waybill_save_progress',
-  sql`WITH t AS (SELECT ${NOW} AS now), ${progressWrite(sql``)} SELECT 1`,
+  sql`SELECT waybill_save_progress(${P('pRun')}::text, ${P('pStep')}::int, ${P('pState')}::text, ${P('pExecuted')}::int,
+    ${P('pSkipped')}::int, ${P('pAwaited')}::int, ${P('pSaveMs')}::float8, ${P('skew')}::float8)`,
 );
-
-const CLAIM = prepare<Record<string, unknown>>('waybill_claim', sql`SELECT * FROM ${claimCall('c')}`);
 
 const RENEW = prepare<{ key: string; token: string; lease: number; skew: number }>(
   'waybill_renew',
   sql`UPDATE ${claims} SET lease_expires_at = t.now + ${P('lease')}::float8, heartbeat_at = t.now
   FROM (SELECT ${NOW} AS now) t WHERE ${claims.idemKey} = ${P('key')} AND ${claims.token} = ${P('token')}`,
-);
-
-/**
- * Phase 3, one statement. The claim is deleted only where the token is ours; `committed` is inserted only if
- * that delete hit a row, and the progress only if the insert did. A holder fenced off (taken over, expired,
- * resolved) deletes nothing, so writes nothing. The insert does nothing on a conflict, so a result is never
- * written twice and never replaced: a delete that hit with nothing inserted means the key was committed by
- * someone else while we held the claim (an outside client), and our claim is simply gone with it: LeaseLost.
- * heldByUs is only looked up when the delete missed, for the lost-reply check.
- *
- * The next key's claim runs only once the insert has happened (the constant gate keeps the function from
- * being called otherwise), inside this statement's transaction: one flush to disk covers both. The function
- * reads `committed` for that key with fresh snapshots of its own, as a claim on its own does.
- *
- * The run's status comes back with it (null without a runs row), read from the statement's snapshot: a pause
- * committed before this statement began is seen by this commit, one after it by the next. A paused or
- * cancelled run has no next step claimed: the loop stops after this one.
- *
- * `INSERT INTO committed` is written out, not `${committed}` (which renders "committed"): it is how an
- * operator, and test/postgres/cancel.test.ts, find running commits in pg_stat_activity.
- */
-const COMMIT = prepare<Record<string, unknown>>(
-  'waybill_commit',
-  sql`WITH t AS (SELECT ${NOW} AS now),
-del AS (DELETE FROM ${claims} WHERE ${claims.idemKey} = ${P('key')}::text AND ${claims.token} = ${P('token')}::text RETURNING 1),
-ins AS (INSERT INTO committed (${names(
-    committed.idemKey,
-    committed.runId,
-    committed.resultJson,
-    committed.committedAt,
-    committed.step,
-    committed.fingerprint,
-    committed.workerId,
-    committed.durationMs,
-    committed.source,
-    committed.inputJson,
-    committed.priorStep,
-    committed.priorStateJson,
-  )})
-  SELECT ${P('key')}::text, ${P('run')}::text, ${P('result')}::text, t.now, ${P('step')}::int, ${P('fingerprint')}::text,
-    ${P('worker')}::text, ${P('duration')}::float8, 'executed', ${P('input')}::text,
-    CASE WHEN pr.run_id IS NULL THEN 0 WHEN length(pr.state_json) <= ${PRIOR_LIMIT} THEN pr.step END,
-    CASE WHEN pr.run_id IS NULL THEN '{}' WHEN length(pr.state_json) <= ${PRIOR_LIMIT} THEN pr.state_json END
-  FROM t LEFT JOIN ${progress} pr ON pr.run_id = ${P('run')}::text
-  WHERE EXISTS (SELECT 1 FROM del)
-  ON CONFLICT (idem_key) DO NOTHING RETURNING 1),
-${progressWrite(sql`AND EXISTS (SELECT 1 FROM ins)`)}
-SELECT d.n AS deleted, (SELECT count(*) FROM ins)::int AS inserted,
-  d.n = 0 AND EXISTS (SELECT 1 FROM ${claims} WHERE ${claims.idemKey} = ${P('key')}::text AND ${claims.token} = ${P('token')}::text)
-    AS "heldByUs",
-  (SELECT row_to_json(c) FROM ${claimCall('n')} c
-    WHERE ${P('nKey')}::text IS NOT NULL AND EXISTS (SELECT 1 FROM ins) AND r.status IS DISTINCT FROM 'paused'
-      AND r.status IS DISTINCT FROM 'cancelled') AS next,
-  r.status AS "runStatus"
-FROM (SELECT count(*)::int AS n FROM del) d LEFT JOIN ${runs} r ON r.id = ${P('run')}::text`,
-);
-
-/**
- * After a commit whose first attempt died with its connection: did that attempt land? The claim is gone either
- * way, so the committed row must be recognised as ours: the same worker, run, step, fingerprint, result and
- * duration (measured to a fraction of a microsecond, so no other call's).
- */
-const LANDED = prepare<Record<string, unknown>>(
-  'waybill_landed',
-  sql`SELECT 1 FROM ${committed}
-  WHERE ${committed.idemKey} = ${P('key')} AND ${committed.source} = 'executed' AND ${committed.runId} = ${P('run')}
-    AND ${committed.resultJson} = ${P('result')} AND ${committed.step} IS NOT DISTINCT FROM ${P('step')}::int
-    AND ${committed.fingerprint} IS NOT DISTINCT FROM ${P('fingerprint')}::text
-    AND ${committed.workerId} IS NOT DISTINCT FROM ${P('worker')}::text AND ${committed.durationMs} = ${P('duration')}::float8`,
 );
 
 /**
@@ -217,7 +89,9 @@ const RELEASE = prepare<Record<string, unknown>>(
   WHERE ${P('error')}::text IS NOT NULL AND (NOT ${P('retried')}::boolean OR EXISTS (SELECT 1 FROM del))`,
 );
 
-export function postgresSteps(c: PgConnection): Omit<StepStore, 'dialect'> {
+export function postgresSteps(c: PgConnection, options: BatchOptions): Omit<StepStore, 'dialect'> {
+  const commitOne = perCall(commitBatch(c), options);
+  const claimOne = perCall(claimBatch(c), options);
   const event = (e: EventInput) => c.query(eventInsert(e, c.now()), 'waybill_event');
   const retried = <R extends pg.QueryResultRow, V>(what: string, statement: Prepared<V>, values: () => V) =>
     withRetry(what, () => c.exec<R, V>(statement, values()));
@@ -238,18 +112,7 @@ export function postgresSteps(c: PgConnection): Omit<StepStore, 'dialect'> {
 
     async claim(r) {
       for (let round = 1; round <= MAX_CLAIM_ROUNDS; round++) {
-        const { rows } = await retried<ClaimResult, Record<string, unknown>>('claim', CLAIM, () => ({
-          cKey: r.idemKey,
-          cRun: r.runId,
-          cToken: r.token,
-          cWorker: r.workerId,
-          cStep: r.step,
-          cAttempt: r.attempt,
-          cLease: r.leaseMs / 1000,
-          cTtl: r.claimTtlMs / 1000,
-          skew: c.skew(),
-        }));
-        const outcome = claimOutcome(rows[0]!);
+        const outcome = claimOutcome(await claimOne(r));
         if (outcome) return outcome;
       }
       throw new StoreUnavailableError(`claim on ${r.idemKey} kept racing concurrent writers`, undefined);
@@ -268,82 +131,22 @@ export function postgresSteps(c: PgConnection): Omit<StepStore, 'dialect'> {
     /**
      * A commit whose connection died after the statement was sent may have landed. Retried, it then finds its
      * claim gone and would report LeaseLost for a result that is in the table. The rule: only after such a
-     * loss, a missed delete is checked against `committed` (LANDED); our own earlier attempt's row means the
-     * commit succeeded. Anything else is a lost lease. The statement never writes a second result (the delete
-     * is token-fenced, the insert does nothing on conflict), so a retry can at worst fail to recognise its own
-     * success, never double-commit.
+     * loss (the request's mayHaveLanded, or a lost attempt of its batch), a missed delete is checked against
+     * `committed`; our own earlier attempt's row means the commit succeeded (`landed`). Anything else is a
+     * lost lease. The statement never writes a second result (the delete is token-fenced, the insert does
+     * nothing on conflict), so a retry can at worst fail to recognise its own success, never double-commit.
      */
     async commit(r) {
-      const row = {
-        key: r.idemKey,
-        token: r.token,
-        run: r.runId,
-        result: r.resultJson,
-        step: r.step,
-        fingerprint: r.fingerprint,
-        worker: r.workerId,
-        duration: r.durationMs,
-      };
-      const p = r.progress;
-      const n = r.next;
-      // One literal, every placeholder by name (no spreads: this is the hot path).
-      const values = {
-        key: r.idemKey,
-        token: r.token,
-        run: r.runId,
-        result: r.resultJson,
-        step: r.step,
-        fingerprint: r.fingerprint,
-        worker: r.workerId,
-        duration: r.durationMs,
-        skew: c.skew(),
-        input: r.inputJson ?? null,
-        pRun: p ? p.runId : null,
-        pStep: p ? p.step : null,
-        pState: p ? p.stateJson : null,
-        pExecuted: p ? p.executed : null,
-        pSkipped: p ? p.skipped : null,
-        pAwaited: p ? p.awaited : null,
-        pSaveMs: p?.saveMs ?? null,
-        nKey: n ? n.idemKey : null,
-        nRun: n ? n.runId : null,
-        nToken: n ? n.token : null,
-        nWorker: n ? n.workerId : null,
-        nStep: n ? n.step : null,
-        nAttempt: n ? n.attempt : null,
-        nLease: n ? n.leaseMs / 1000 : null,
-        nTtl: n ? n.claimTtlMs / 1000 : null,
-      };
-      let outcomeUnknown = r.mayHaveLanded ?? false;
-      type Row = {
-        deleted: number;
-        inserted: number;
-        heldByUs: boolean;
-        next: ClaimResult | null;
-        runStatus: RunStatus | null;
-      };
-      const settled = await withRetry(
-        'commit',
-        async (): Promise<CommitOutcome | { lost: string | undefined }> => {
-          const result = (await c.exec<Row, typeof values>(COMMIT, values)).rows[0]!;
-          if (result.inserted === 1)
-            return { next: result.next ? claimOutcome(result.next) : null, runStatus: result.runStatus };
-          // Landed or not, the next claim is then unknown: the caller claims again with the same token.
-          if (outcomeUnknown && (await c.exec(LANDED, row)).rowCount === 1)
-            return { next: null, runStatus: result.runStatus };
-          return {
-            lost:
-              result.deleted === 1 || result.heldByUs ? 'the key was committed by someone else meanwhile' : undefined,
-          };
-        },
-        {
-          onTransient: (error) => {
-            outcomeUnknown ||= mayHaveRun(error);
-          },
-        },
+      const result = await commitOne(r);
+      if (result.inserted === 1)
+        return { next: result.next ? claimOutcome(result.next) : null, runStatus: result.runStatus };
+      // Our earlier attempt's row: committed, but whether it claimed the next key is unknown, so the caller
+      // claims it again with the same token.
+      if (result.landed) return { next: null, runStatus: result.runStatus };
+      const error = new LeaseLostError(
+        r.idemKey,
+        result.deleted === 1 || result.heldByUs ? 'the key was committed by someone else meanwhile' : undefined,
       );
-      if ('runStatus' in settled) return settled;
-      const error = new LeaseLostError(r.idemKey, settled.lost);
       await event({
         runId: r.runId,
         idemKey: r.idemKey,
@@ -435,7 +238,7 @@ export function claimOutcome(row: ClaimResult): ClaimOutcome | null {
   }
 }
 
-function claimRow(row: Stored<ClaimRow>, orphaned: boolean): ClaimRow {
+function claimRow(row: Omit<ClaimRow, 'orphaned'>, orphaned: boolean): ClaimRow {
   return {
     idemKey: row.idemKey,
     runId: row.runId,

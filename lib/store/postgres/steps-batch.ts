@@ -1,0 +1,208 @@
+/**
+ * The commit and the claim on PostgreSQL as batch writers. What one request does is one PL/pgSQL function,
+ * waybill_commit or waybill_claim (drizzle/pg/0017_group_commit.sql, 0001_claim_function.sql): a request on
+ * its own calls it directly; several are one statement, waybill_commit_batch or waybill_claim_batch, that calls
+ * it for each in turn — one round trip, one transaction, one WAL flush, one answer row per request. Group
+ * commit (lib/store/group-commit.ts) decides what goes together; without it every batch is a request alone.
+ *
+ * Failures, as a commit on its own had them:
+ * - A transient one (a lost connection, a deadlock, a cancel) is of the whole batch, which is retried whole
+ *   (retry.ts). A batch whose outcome is unknown (mayHaveRun) marks each of its commits as one that may have
+ *   landed, and each commit's retry then recognises its own committed row. A claim's retry recognises its
+ *   own token by itself.
+ * - A refusal (the server rejects a value, a bug) rolls the batch back whole, having written nothing; each
+ *   request is then sent alone, so the refusal fails only its own caller.
+ * - Out of retries (StoreUnavailableError), every request of the batch fails, as each would have alone.
+ */
+import { sql } from 'drizzle-orm';
+import { StoreUnavailableError } from '../../errors';
+import { groupCommit, type Settled } from '../group-commit';
+import type { ClaimRequest, ClaimRow, CommitRequest, CommittedRow, RunStatus } from '../types';
+import { prepare, type PgConnection } from './connection';
+import { mayHaveRun, withRetry } from './retry';
+
+type Stored<T> = Omit<T, 'orphaned'>;
+
+/** What waybill_claim decides for one claim. */
+export type ClaimResult = {
+  kind: 'committed' | 'taken' | 'mine' | 'fresh' | 'held' | 'retry';
+  done: CommittedRow | null;
+  holder: Stored<ClaimRow> | null;
+  old: Stored<ClaimRow> | null;
+  attempt: number | null;
+  leaseExpiresAt: number | null;
+  msUntilExpiry: number | null;
+};
+
+/** What waybill_commit_batch decides for one commit (the SQL says what each column means). */
+export type CommitResult = {
+  deleted: number;
+  inserted: number;
+  heldByUs: boolean;
+  landed: boolean;
+  next: ClaimResult | null;
+  runStatus: RunStatus | null;
+};
+
+type Batch = { requests: string; skew: number };
+const P = (name: string) => sql.placeholder(name);
+
+// Named, so node-postgres prepares each once per connection; an operator (or a test's proxy) finds them by
+// these names, and the one-request ones keep the names the statements they replaced had.
+const COMMIT = prepare<CommitValues>(
+  'waybill_commit',
+  sql`SELECT * FROM waybill_commit(${P('key')}::text, ${P('token')}::text, ${P('run')}::text, ${P('result')}::text,
+    ${P('step')}::int, ${P('fingerprint')}::text, ${P('worker')}::text, ${P('duration')}::float8, ${P('input')}::text,
+    ${P('mayHaveLanded')}::boolean, ${P('pRun')}::text, ${P('pStep')}::int, ${P('pState')}::text,
+    ${P('pExecuted')}::int, ${P('pSkipped')}::int, ${P('pAwaited')}::int, ${P('pSaveMs')}::float8,
+    ${P('nKey')}::text, ${P('nRun')}::text, ${P('nToken')}::text, ${P('nWorker')}::text, ${P('nStep')}::int,
+    ${P('nAttempt')}::int, ${P('nLease')}::float8, ${P('nTtl')}::float8, ${P('skew')}::float8)`,
+);
+const COMMIT_BATCH = prepare<Batch>(
+  'waybill_commit_batch',
+  sql`SELECT * FROM waybill_commit_batch(${P('requests')}::jsonb, ${P('skew')}::float8)`,
+);
+const CLAIM = prepare<ClaimValues>(
+  'waybill_claim',
+  sql`SELECT * FROM waybill_claim(${P('key')}::text, ${P('run')}::text, ${P('token')}::text, ${P('worker')}::text,
+    ${P('step')}::int, ${P('attempt')}::int, ${P('lease')}::float8, ${P('ttl')}::float8, ${P('skew')}::float8)`,
+);
+const CLAIM_BATCH = prepare<Batch>(
+  'waybill_claim_batch',
+  sql`SELECT * FROM waybill_claim_batch(${P('requests')}::jsonb, ${P('skew')}::float8)`,
+);
+
+/** A commit in the batch, and whether an attempt of it may have landed without an answer. */
+type PendingCommit = { request: CommitRequest; unknown: boolean };
+
+/** One commit's fields, by the names waybill_commit_batch reads and COMMIT's placeholders have. */
+function commitEntry({ request: r, unknown }: PendingCommit) {
+  const p = r.progress;
+  const n = r.next;
+  return {
+    key: r.idemKey,
+    token: r.token,
+    run: r.runId,
+    result: r.resultJson,
+    step: r.step,
+    fingerprint: r.fingerprint,
+    worker: r.workerId,
+    duration: r.durationMs,
+    input: r.inputJson ?? null,
+    mayHaveLanded: unknown,
+    pRun: p ? p.runId : null,
+    pStep: p ? p.step : null,
+    pState: p ? p.stateJson : null,
+    pExecuted: p ? p.executed : null,
+    pSkipped: p ? p.skipped : null,
+    pAwaited: p ? p.awaited : null,
+    pSaveMs: p?.saveMs ?? null,
+    nKey: n ? n.idemKey : null,
+    nRun: n ? n.runId : null,
+    nToken: n ? n.token : null,
+    nWorker: n ? n.workerId : null,
+    nStep: n ? n.step : null,
+    nAttempt: n ? n.attempt : null,
+    nLease: n ? n.leaseMs / 1000 : null,
+    nTtl: n ? n.claimTtlMs / 1000 : null,
+  };
+}
+
+function claimEntry(r: ClaimRequest) {
+  return {
+    key: r.idemKey,
+    run: r.runId,
+    token: r.token,
+    worker: r.workerId,
+    step: r.step,
+    attempt: r.attempt,
+    lease: r.leaseMs / 1000,
+    ttl: r.claimTtlMs / 1000,
+  };
+}
+
+type CommitValues = ReturnType<typeof commitEntry> & { skew: number };
+type ClaimValues = ReturnType<typeof claimEntry> & { skew: number };
+
+/** Writes commits as one statement, each answered on its own (see the file's comment for failures). */
+export function commitBatch(c: PgConnection): (requests: CommitRequest[]) => Promise<Settled<CommitResult>[]> {
+  const send = async (batch: PendingCommit[]) => {
+    const skew = c.skew();
+    const { rows } =
+      batch.length === 1
+        ? await c.exec<CommitResult, CommitValues>(COMMIT, { ...commitEntry(batch[0]!), skew })
+        : await c.exec<CommitResult, Batch>(COMMIT_BATCH, { requests: JSON.stringify(batch.map(commitEntry)), skew });
+    return answers(batch.length, rows);
+  };
+  const write = (batch: PendingCommit[]) =>
+    withRetry('commit', () => send(batch), {
+      onTransient: (error) => {
+        if (mayHaveRun(error)) for (const pending of batch) pending.unknown = true;
+      },
+    });
+  return (requests) =>
+    settleEach(
+      requests.map((request) => ({ request, unknown: request.mayHaveLanded ?? false })),
+      write,
+    );
+}
+
+/** Makes claims in one statement, each answered on its own (see the file's comment for failures). */
+export function claimBatch(c: PgConnection): (requests: ClaimRequest[]) => Promise<Settled<ClaimResult>[]> {
+  const send = async (batch: ClaimRequest[]) => {
+    const skew = c.skew();
+    const { rows } =
+      batch.length === 1
+        ? await c.exec<ClaimResult, ClaimValues>(CLAIM, { ...claimEntry(batch[0]!), skew })
+        : await c.exec<ClaimResult, Batch>(CLAIM_BATCH, { requests: JSON.stringify(batch.map(claimEntry)), skew });
+    return answers(batch.length, rows);
+  };
+  return (requests) => settleEach(requests, (batch) => withRetry('claim', () => send(batch)));
+}
+
+function answers<R>(expected: number, rows: R[]): R[] {
+  if (rows.length !== expected) throw new Error(`PostgreSQL answered ${rows.length} rows for ${expected} requests`);
+  return rows;
+}
+
+/**
+ * The batch written whole; if the server refused it, each request alone, so that only the one it refuses
+ * fails. Out of retries, the batch fails whole: the database is away for all of them alike, and sending each
+ * alone would only multiply the load on a server that is struggling.
+ */
+async function settleEach<Req, Res>(batch: Req[], write: (batch: Req[]) => Promise<Res[]>): Promise<Settled<Res>[]> {
+  try {
+    return (await write(batch)).map((value) => ({ ok: true, value }));
+  } catch (error) {
+    if (batch.length === 1 || error instanceof StoreUnavailableError) return batch.map(() => ({ ok: false, error }));
+  }
+  return Promise.all(
+    batch.map(async (one): Promise<Settled<Res>> => {
+      try {
+        return { ok: true, value: (await write([one]))[0]! };
+      } catch (error) {
+        return { ok: false, error };
+      }
+    }),
+  );
+}
+
+export interface BatchOptions {
+  /** Requests ready at the same moment share one statement (group-commit.ts); off, each is a batch of one. */
+  groupCommit: boolean;
+  /** Batches written at once, each on a pooled connection of its own. */
+  maxInFlight: number;
+}
+
+/** The per-call function over a batch writer. */
+export function perCall<Req, Res>(
+  write: (requests: Req[]) => Promise<Settled<Res>[]>,
+  options: BatchOptions,
+): (request: Req) => Promise<Res> {
+  if (options.groupCommit) return groupCommit(write, { maxInFlight: options.maxInFlight });
+  return async (request) => {
+    const [answer] = await write([request]);
+    if (answer!.ok) return answer!.value;
+    throw answer!.error;
+  };
+}
