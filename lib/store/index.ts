@@ -23,8 +23,8 @@ export interface OpenStoreOptions {
    */
   leaseMs?: number;
   /**
-   * Claims and commits ready at the same moment share one transaction (WAYBILL_GROUP_COMMIT; on unless false).
-   * SQLite for now.
+   * Claims and commits ready at the same moment share one transaction (WAYBILL_GROUP_COMMIT; on unless false):
+   * on SQLite one BEGIN IMMEDIATE, on PostgreSQL one statement of a batch function.
    */
   groupCommit?: boolean;
   clock?: Clock;
@@ -69,6 +69,7 @@ export async function openBackend(url: string, options: OpenStoreOptions = {}): 
       poolSize: options.poolSize,
       sessionUrl: options.sessionUrl === undefined ? undefined : withoutSchema(options.sessionUrl),
       namedStatements: options.namedStatements,
+      groupCommit: options.groupCommit,
     });
   }
   throw new InvalidInputError(
