@@ -69,6 +69,7 @@ describe.skipIf(!pgUp)('postgres store', () => {
       'committed_history',
       'metrics_tally',
       'progress',
+      'run_logs',
       'runs',
       'step_events',
       'waits',

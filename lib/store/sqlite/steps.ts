@@ -4,6 +4,7 @@
  * microseconds a call on Node 20, a visible share of a step at NORMAL, and a query builder's per-call work
  * would cost more. So these statements stay hand-written, each next to the code that binds its values.
  */
+import type Database from 'better-sqlite3';
 import { LeaseLostError } from '../../errors';
 import { COMMITTED_FIELDS, committedColumns, PRIOR_STATE_MAX_CHARS } from '../columns';
 import type {
@@ -178,9 +179,22 @@ export function sqliteStepWrites(c: SqliteConnection): StepWrites & { statements
   return { statements: s, claimIn, commitIn, leaseLostIn, releaseIn, progressIn };
 }
 
-type StepStatements = ReturnType<typeof stepStatements>;
+/** Written out, not inferred: the package's declarations must name better-sqlite3's Statement through an import. */
+interface StepStatements {
+  progress: Database.Statement<[string], ProgressRow>;
+  upsertProgress: Database.Statement;
+  committed: Database.Statement<[string], CommittedRow>;
+  claim: Database.Statement<[string], RawClaim>;
+  insertClaim: Database.Statement;
+  takeOver: Database.Statement;
+  renew: Database.Statement;
+  deleteOwnClaim: Database.Statement;
+  insertCommitted: Database.Statement;
+  runStatus: Database.Statement<[string], { status: RunStatus }>;
+  landed: Database.Statement;
+}
 
-function stepStatements(c: SqliteConnection) {
+function stepStatements(c: SqliteConnection): StepStatements {
   const { db } = c;
   return {
     progress: db.prepare<[string], ProgressRow>(`SELECT run_id AS runId, step, state_json AS stateJson,
