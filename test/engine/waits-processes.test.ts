@@ -140,20 +140,23 @@ describe.each(kinds)('review-and-send on %s', (kind) => {
       const worker = startWorker(target, ['--id', `k${i}`, '--concurrency', '2'], env);
       await waits.decide(deps, caller, { runId: id, approve: true });
       const deadline = Date.now() + 60_000;
+      const sendClaim = async () =>
+        (await store.listClaims({ runId: id, claimTtlMs: 30_000 })).find((c) => c.idemKey === `${id}:send`);
       for (;;) {
         if (Date.now() > deadline) throw new Error(`trial ${i}: k${i} never held ${id}:send`);
-        worker.child.kill('SIGSTOP');
-        const claim = (await store.listClaims({ runId: id, claimTtlMs: 30_000 })).find(
-          (c) => c.idemKey === `${id}:send`,
-        );
-        if (claim) {
+        // Looked for while the worker runs (freezing it for every look starved it on a loaded machine), then
+        // frozen and looked at again: the kill lands while the claim is held, the delivery not yet committed.
+        const seen = await sendClaim();
+        if (seen) {
+          worker.child.kill('SIGSTOP');
+          const claim = await sendClaim();
+          expect(claim?.token, `trial ${i}: the send committed within its 600 ms window`).toBe(seen.token);
           expect((await store.listCommitted(id, { limit: 10 })).map((c) => c.idemKey)).toEqual([`${id}:draft`]);
           worker.child.kill('SIGKILL');
           await once(worker.child, 'exit');
-          killedHolding.push(`${id}:${claim.workerId}`);
+          killedHolding.push(`${id}:${seen.workerId}`);
           break;
         }
-        worker.child.kill('SIGCONT');
         await sleep(15);
       }
     }
