@@ -1,13 +1,15 @@
--- waybill_claim as in 0001_claim_function.sql, one change: a takeover's `expired` event names both sides as
+-- waybill_claim as in 0001_claim_function.sql, two changes. A takeover's `expired` event names both sides as
 -- data (step_events.attempt is the taker's attempt; previous_worker_id and previous_attempt are the holder whose
--- lease passed, columns added by 0014). Same signature, so CREATE OR REPLACE swaps it in place.
+-- lease passed, columns added by 0014). And its now is the clock when the call begins, not its transaction's
+-- start: in a group commit's batch (0017) a claim may follow a request that waited on a row lock, and a lease
+-- dated from before that wait would be granted nearly spent. Same signature, so CREATE OR REPLACE swaps it in.
 CREATE OR REPLACE FUNCTION waybill_claim(
   p_key text, p_run text, p_token text, p_worker text, p_step int, p_attempt int,
   p_lease float8, p_ttl float8, p_skew float8)
 RETURNS TABLE (kind text, done jsonb, holder jsonb, old jsonb, attempt int, "leaseExpiresAt" float8, "msUntilExpiry" float8)
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
-  v_now float8 := extract(epoch from now())::float8 + p_skew;
+  v_now float8 := extract(epoch from clock_timestamp())::float8 + p_skew;
   v_done jsonb;
   v_claim claims%ROWTYPE;
   v_expires float8;

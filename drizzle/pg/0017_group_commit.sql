@@ -6,7 +6,8 @@
 -- waybill_commit_batch (waybill_claim_batch) hands to it one by one, in order, answering one row each. In READ
 -- COMMITTED every statement of a volatile function takes a fresh snapshot, so each request of a batch sees
 -- what committed before it began, and the requests before it in the batch, exactly as if they had been sent
--- one after the other. now() is the batch's: its transaction began when it was sent.
+-- one after the other. Each request's time is the clock when its call begins (clock_timestamp(), not the
+-- batch transaction's now()), so one that waited behind a neighbour's row lock is dated after the wait.
 --
 -- No per-request EXCEPTION block: each would be a subtransaction, and a batch of more than 64 writing ones
 -- overflows the backend's subtransaction cache, which slows every snapshot in the database. A request the
@@ -20,7 +21,7 @@ CREATE OR REPLACE FUNCTION waybill_save_progress(p_run text, p_step int, p_state
   p_skipped int, p_awaited int, p_save_ms float8, p_skew float8)
 RETURNS void LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
-  v_now float8 := extract(epoch from now())::float8 + p_skew;
+  v_now float8 := extract(epoch from clock_timestamp())::float8 + p_skew;
 BEGIN
   INSERT INTO progress (run_id, step, state_json, updated_at, executed, skipped, awaited, save_ms)
     VALUES (p_run, p_step, p_state, v_now, p_executed, p_skipped, p_awaited, p_save_ms)
@@ -64,7 +65,7 @@ CREATE OR REPLACE FUNCTION waybill_commit(p_key text, p_token text, p_run text, 
   OUT "runStatus" text)
 LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
-  WITH t AS (SELECT extract(epoch from now())::float8 + p_skew AS now),
+  WITH t AS (SELECT extract(epoch from clock_timestamp())::float8 + p_skew AS now),
   del AS (DELETE FROM claims c WHERE c.idem_key = p_key AND c.token = p_token RETURNING 1),
   -- The map as it stood when this step was reached, kept beside the result for a rerun from here; a state longer
   -- than PRIOR_STATE_MAX_CHARS (lib/store/columns.ts, 16384) is not copied.

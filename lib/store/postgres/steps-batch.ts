@@ -160,6 +160,11 @@ export function claimBatch(c: PgConnection): (requests: ClaimRequest[]) => Promi
   return (requests) => settleEach(requests, (batch) => withRetry('claim', () => send(batch)));
 }
 
+/** A pg DatabaseError: the server answered with an SQLSTATE, so the statement did not commit. */
+const refusedByServer = (error: unknown): boolean =>
+  typeof (error as { code?: unknown } | null)?.code === 'string' &&
+  /^[0-9A-Z]{5}$/.test((error as { code: string }).code);
+
 function answers<R>(expected: number, rows: R[]): R[] {
   if (rows.length !== expected) throw new Error(`PostgreSQL answered ${rows.length} rows for ${expected} requests`);
   return rows;
@@ -174,7 +179,11 @@ async function settleEach<Req, Res>(batch: Req[], write: (batch: Req[]) => Promi
   try {
     return (await write(batch)).map((value) => ({ ok: true, value }));
   } catch (error) {
-    if (batch.length === 1 || error instanceof StoreUnavailableError) return batch.map(() => ({ ok: false, error }));
+    // Only the server's refusal (an SQLSTATE) proves the batch rolled back. Any other error (an answer of the
+    // wrong shape) may come after it committed: sent again alone, a commit would find its claim gone and be
+    // told its lease was lost. Each caller gets the error instead, and a step's retry finds its result.
+    if (batch.length === 1 || error instanceof StoreUnavailableError || !refusedByServer(error))
+      return batch.map(() => ({ ok: false, error }));
   }
   return Promise.all(
     batch.map(async (one): Promise<Settled<Res>> => {

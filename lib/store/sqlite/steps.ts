@@ -261,15 +261,14 @@ export function sqliteSteps(
     },
 
     async saveProgress(write) {
-      const now = c.now();
-      c.tx(() => w.progressIn(write, now));
+      c.tx(() => w.progressIn(write, c.now()));
     },
 
     claim:
       batched?.claim ??
       (async (r) => {
-        const now = c.now();
-        return c.tx(() => w.claimIn(r, now));
+        // The clock is read once the write lock is held: BEGIN IMMEDIATE may have waited for it.
+        return c.tx(() => w.claimIn(r, c.now()));
       }),
 
     async renewClaim(idemKey, token, leaseMs) {
@@ -280,12 +279,11 @@ export function sqliteSteps(
     commit:
       batched?.commit ??
       (async (r): Promise<CommitOutcome> => {
-        const now = c.now();
         try {
-          return c.tx(() => w.commitIn(r, now));
+          return c.tx(() => w.commitIn(r, c.now()));
         } catch (error) {
           // After the rollback, in a transaction of its own: the timeline shows the refused commit.
-          if (error instanceof LeaseLostError) w.leaseLostIn(r, error, now);
+          if (error instanceof LeaseLostError) w.leaseLostIn(r, error, c.now());
           throw error;
         }
       }),
@@ -293,8 +291,7 @@ export function sqliteSteps(
     releaseClaim:
       batched?.releaseClaim ??
       (async (r) => {
-        const now = c.now();
-        c.tx(() => w.releaseIn(r, now));
+        c.tx(() => w.releaseIn(r, c.now()));
       }),
 
     async getCommitted(idemKey) {
