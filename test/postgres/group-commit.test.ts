@@ -374,6 +374,84 @@ describe.skipIf(!pgUp)('postgres: group commit', () => {
     expect(commits.length).toBeLessThanOrEqual((RUNS * STEPS) / 4);
   });
 
+  it('every field of a request reaches the store through the batch function, as through the lone one', async () => {
+    // The batch functions read each request's fields from jsonb by name: a name out of step with the TypeScript
+    // that writes them would arrive as null (a next claim silently dropped, a retry's landed check switched off).
+    const schema = await testSchema('wb_gc');
+    for (const [label, runs] of [
+      ['lone', ['solo']],
+      ['batch', ['x', 'y']],
+    ] as const) {
+      const { store, sent } = await open(schema);
+      const claims = runs.map((run) => claimOf(`${run}:0`, { workerId: `w-${run}` }));
+      for (const c of claims) expect((await store.claim(c)).kind).toBe('claimed');
+      sent.length = 0;
+      const nexts = claims.map((c) =>
+        claimOf(`${c.runId}:1`, { step: 1, attempt: 3, leaseMs: 45_000, workerId: `n-${c.runId}` }),
+      );
+      const outcomes = await Promise.all(
+        claims.map((c, i) =>
+          store.commit(
+            commitOf(c, {
+              fingerprint: `fp-${c.runId}`,
+              inputJson: `{"in":"${c.runId}"}`,
+              durationMs: 12.5,
+              progress: {
+                runId: c.runId,
+                step: 1,
+                stateJson: `{"s":"${c.runId}"}`,
+                executed: 1,
+                skipped: 2,
+                awaited: 3,
+                saveMs: 0.25,
+              },
+              next: nexts[i],
+            }),
+          ),
+        ),
+      );
+      expect(sent, label).toEqual([{ name: 'commit', requests: runs.length }]);
+      for (const [i, c] of claims.entries()) {
+        expect(outcomes[i]!.next, label).toMatchObject({ kind: 'claimed', attempt: 3 });
+        const [row] = await schema.admin.query(
+          `SELECT run_id, step, fingerprint, worker_id, duration_ms, input_json, result_json FROM ${schema.t('committed')} WHERE idem_key = '${c.idemKey}'`,
+        );
+        expect(row, label).toEqual({
+          run_id: c.runId,
+          step: 0,
+          fingerprint: `fp-${c.runId}`,
+          worker_id: `w-${c.runId}`,
+          duration_ms: 12.5,
+          input_json: `{"in":"${c.runId}"}`,
+          result_json: JSON.stringify({ key: c.idemKey }),
+        });
+        const [progress] = await schema.admin.query(
+          `SELECT step, state_json, executed, skipped, awaited, save_ms FROM ${schema.t('progress')} WHERE run_id = '${c.runId}'`,
+        );
+        expect(progress, label).toEqual({
+          step: 1,
+          state_json: `{"s":"${c.runId}"}`,
+          executed: 1,
+          skipped: 2,
+          awaited: 3,
+          save_ms: 0.25,
+        });
+        const [next] = await schema.admin.query(
+          `SELECT run_id, token, worker_id, step, attempt, round((lease_expires_at - claimed_at)::numeric) AS lease FROM ${schema.t('claims')} WHERE idem_key = '${c.runId}:1'`,
+        );
+        expect(next, label).toEqual({
+          run_id: c.runId,
+          token: nexts[i]!.token,
+          worker_id: `n-${c.runId}`,
+          step: 1,
+          attempt: 3,
+          lease: '45',
+        });
+      }
+      await store.close();
+    }
+  });
+
   it('the commit function copies the prior state up to the bound the SQLite side uses, and no further', async () => {
     // The bound is written in the function's SQL (drizzle/pg/0017_group_commit.sql): this is what keeps the two equal.
     const schema = await testSchema('wb_gc');
