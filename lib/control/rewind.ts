@@ -27,13 +27,13 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { RewindRefusedError, StartRefusedError } from '../errors';
-import { issuePath } from '../engine/input-check';
 import { runIdSchema } from '../engine/runs';
 import type { RewindOutcome } from '../store/types';
 import { record } from './audit';
 import { authorize, type Caller } from './caller';
 import { validate } from './errors';
 import { reasonField, runRef } from './fields';
+import { inputRefused } from './input-refusal';
 import type { ControlDeps, ControlStore } from './store';
 
 const stepNumber = z
@@ -95,21 +95,7 @@ async function checkedInput(deps: ControlDeps, store: ControlStore, runId: strin
     const message = `run ${runId}'s workflow ${JSON.stringify(run.workflow)} is not known here, so an edited input cannot be checked`;
     throw new StartRefusedError(run.workflow, 'unknown-workflow', message, { input: [message] });
   }
-  if (!checked.ok) {
-    const fields = new Map<string, string[]>();
-    for (const issue of checked.issues) {
-      const name = issue.path.length ? `input.${issuePath(issue)}` : 'input';
-      fields.set(name, [...(fields.get(name) ?? []), issue.message]);
-    }
-    const [first, messages] = [...fields][0]!;
-    throw new StartRefusedError(
-      run.workflow,
-      'input',
-      `input does not match ${run.workflow}'s schema: ${first}: ${messages[0]}`,
-      Object.fromEntries(fields),
-      checked.issues,
-    );
-  }
+  if (!checked.ok) throw inputRefused(run.workflow, checked.issues);
   return { inputJson: JSON.stringify(checked.input), totalSteps: checked.totalSteps };
 }
 

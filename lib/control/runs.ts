@@ -4,7 +4,6 @@
  * run's own `operator` event in the same transaction as the change (actOnRun) or just after (start).
  */
 import { z } from 'zod';
-import { issuePath } from '../engine/input-check';
 import { runIdSchema, startRun } from '../engine/runs';
 import type { RunAction, RunRow } from '../store/types';
 import { TRANSITIONS } from '../store/transitions';
@@ -14,6 +13,7 @@ import { validate } from './errors';
 import { reasonField, runRef } from './fields';
 import type { ControlDeps } from './store';
 import { StartRefusedError } from '../errors';
+import { inputRefused } from './input-refusal';
 
 export const RUN_ACTIONS = Object.keys(TRANSITIONS) as RunAction[];
 
@@ -42,21 +42,7 @@ export async function start(deps: ControlDeps, caller: Caller, input: z.input<ty
     const message = `unknown workflow ${JSON.stringify(given.workflow)} (known: ${workflows.names().join(', ')})`;
     throw new StartRefusedError(given.workflow, 'unknown-workflow', message, { workflow: [message] });
   }
-  if (!checked.ok) {
-    const fields = new Map<string, string[]>();
-    for (const issue of checked.issues) {
-      const name = issue.path.length ? `input.${issuePath(issue)}` : 'input';
-      fields.set(name, [...(fields.get(name) ?? []), issue.message]);
-    }
-    const [first, messages] = [...fields][0]!;
-    throw new StartRefusedError(
-      given.workflow,
-      'input',
-      `input does not match ${given.workflow}'s schema: ${first}: ${messages[0]}`,
-      Object.fromEntries(fields),
-      checked.issues,
-    );
-  }
+  if (!checked.ok) throw inputRefused(given.workflow, checked.issues);
   const run = await startRun(store, workflows, { workflow: given.workflow, input: checked.input, id: given.id });
   await store.recordEvent({ runId: run.id, outcome: 'operator', detail: `started by ${caller.actor}` });
   await record(store, caller, {
