@@ -68,11 +68,20 @@ export function sqliteStepWrites(c: SqliteConnection): StepWrites & { statements
     const done = s.committed.get(r.idemKey);
     if (done) return { kind: 'committed', row: done };
     const leaseExpiresAt = now + r.leaseMs / 1000;
-    const held = s.claim.get(r.idemKey);
-    if (!held) {
-      s.insertClaim.run(r.idemKey, r.runId, now, r.token, r.workerId, leaseExpiresAt, now, r.step, r.attempt);
-      return { kind: 'claimed', attempt: r.attempt, leaseExpiresAt, tookOverFrom: null };
-    }
+    // Inserted first, read only if the key is held: the common case costs no lookup of a claim that is not there.
+    const inserted = s.insertClaim.run(
+      r.idemKey,
+      r.runId,
+      now,
+      r.token,
+      r.workerId,
+      leaseExpiresAt,
+      now,
+      r.step,
+      r.attempt,
+    );
+    if (inserted.changes === 1) return { kind: 'claimed', attempt: r.attempt, leaseExpiresAt, tookOverFrom: null };
+    const held = s.claim.get(r.idemKey) as RawClaim;
     if (held.token === r.token) {
       // Our own claim, taken ahead by the previous step's commit.
       s.renew.run({ idemKey: r.idemKey, token: r.token, now, leaseExpiresAt });
@@ -212,7 +221,7 @@ function stepStatements(c: SqliteConnection): StepStatements {
     claim: db.prepare<[string], RawClaim>(`${CLAIM_SELECT} WHERE idem_key = ?`),
     insertClaim: db.prepare(`INSERT INTO claims (idem_key, run_id, claimed_at, token, worker_id,
       lease_expires_at, heartbeat_at, step, attempt)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (idem_key) DO NOTHING`),
     takeOver: db.prepare(`UPDATE claims SET run_id = ?, claimed_at = ?, token = ?, worker_id = ?,
       lease_expires_at = ?, heartbeat_at = ?, step = ?, attempt = ? WHERE idem_key = ?`),
     renew: db.prepare(`UPDATE claims SET lease_expires_at = @leaseExpiresAt, heartbeat_at = @now
@@ -233,6 +242,9 @@ export interface SqliteStepsOptions {
   groupCommit?: boolean;
 }
 
+/** A write that joins the next group commit (steps-batch.ts), given the batch's clock. */
+export type InBatch = <T>(write: (now: number) => T) => Promise<T>;
+
 /** How many write transactions the store committed, and how many requests its group commits carried. */
 export interface WriteCounts {
   transactions: number;
@@ -244,12 +256,13 @@ export interface WriteCounts {
 export function sqliteSteps(
   c: SqliteConnection,
   options: SqliteStepsOptions = {},
-): Omit<StepStore, 'dialect'> & { writeCounts(): WriteCounts } {
+): Omit<StepStore, 'dialect'> & { writeCounts(): WriteCounts; inBatch: InBatch | null } {
   const w = sqliteStepWrites(c);
   const s = w.statements;
   const batched = options.groupCommit === false ? null : sqliteStepBatches(c, w);
 
   return {
+    inBatch: batched?.inBatch ?? null,
     writeCounts: () => ({
       transactions: c.committed.transactions,
       batches: batched?.counts.batches ?? 0,
