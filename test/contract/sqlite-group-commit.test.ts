@@ -313,6 +313,48 @@ describe('SQLite group commit', () => {
     expect(transactions).toBeLessThan(steps / 4);
   });
 
+  it('run lease renewals ride the step batch of their turn: four renewals and four commits are one transaction, each renewal answered as alone', async () => {
+    const store = open();
+    for (let i = 0; i < 4; i++) {
+      await store.createRun({ id: `r${i}`, workflow: 'wf', inputJson: '{}', totalSteps: 1 });
+      expect(await store.claimRun({ workerId: 'w1', leaseMs: 1000, workflows: ['wf'], runId: `r${i}` })).toMatchObject({
+        attempts: 1,
+      });
+    }
+    await fourClaims(store);
+    (store.clock as ManualClock).advance(500);
+    const before = store.writeCounts();
+    const [renewals, commits] = await Promise.all([
+      Promise.all([
+        store.renewRunLease('r0', 'w1', 60_000, 1),
+        // An older execution's fence and another worker's id are refused inside the batch as they are alone.
+        store.renewRunLease('r1', 'w1', 60_000, 0),
+        store.renewRunLease('r2', 'w2', 60_000, 1),
+        store.renewRunLease('r3', 'w1', 60_000),
+      ]),
+      Promise.all([0, 1, 2, 3].map((i) => store.commit(commitOf(`r${i}:step:0`, `r${i}`, `t${i}`)))),
+    ]);
+    const after = store.writeCounts();
+    expect({
+      batches: after.batches - before.batches,
+      transactions: after.transactions - before.transactions,
+      requests: after.batchedRequests - before.batchedRequests,
+    }).toEqual({ batches: 1, transactions: 1, requests: 8 });
+    expect(renewals).toEqual([
+      { held: true, status: 'running' },
+      { held: false, status: 'running' },
+      { held: false, status: 'running' },
+      { held: true, status: 'running' },
+    ]);
+    expect(commits.every((outcome) => outcome.next?.kind === 'claimed')).toBe(true);
+    // The renewed leases run from the batch's clock; the refused ones keep the lease claimRun gave them.
+    const leases = reader()
+      .prepare('SELECT id, lease_expires_at AS leaseExpiresAt FROM runs ORDER BY id')
+      .all() as { id: string; leaseExpiresAt: number }[];
+    const now = store.clock.now() / 1000;
+    expect(leases.map((l) => Math.round((l.leaseExpiresAt - now) * 1000))).toEqual([60_000, 500, 500, 60_000]);
+  });
+
   it('a lone loop waits for no company: each of its claims and commits is a batch of one', async () => {
     const store = open();
     const before = store.writeCounts();

@@ -46,13 +46,14 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     throw error;
   }
   const wakes = wakeWatcher({ path: options.path, clock: c.clock });
+  const { inBatch, ...steps } = sqliteSteps(c, { groupCommit: options.groupCommit });
   return {
     dialect: 'sqlite',
     db: c.db,
     clock: c.clock,
-    ...sqliteSteps(c, { groupCommit: options.groupCommit }),
+    ...steps,
     ...sqliteClaims(c),
-    ...sqliteRuns(c),
+    ...sqliteRuns(c, inBatch),
     ...sqliteWorkers(c),
     ...sqliteWorkflows(c),
     ...sqliteReads(c),

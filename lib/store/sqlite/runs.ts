@@ -12,6 +12,7 @@ import type { RunRow, RunStore, WorkerStore, WorkflowStore } from '../types';
 import { guard, type SqliteConnection } from './connection';
 import { listRunsIn } from './run-list';
 import { dueWait } from './waits';
+import type { InBatch } from './steps';
 
 type RunsOnly = Omit<RunStore, keyof WorkerStore | keyof WorkflowStore>;
 
@@ -50,7 +51,8 @@ const ACT = `UPDATE runs SET status = @to, updated_at = @now,
   lease_expires_at = CASE WHEN status = 'running' AND @to <> 'cancelled' THEN lease_expires_at ELSE NULL END
   WHERE id = @id`;
 
-export function sqliteRuns(c: SqliteConnection): RunsOnly {
+/** `inBatch`: group commit's queue (steps-batch.ts), which the run lease renewals join; null when it is off. */
+export function sqliteRuns(c: SqliteConnection, inBatch: InBatch | null = null): RunsOnly {
   const { orm } = c;
   const get = (id: string): RunRow | undefined => orm.select().from(runs).where(eq(runs.id, id)).get();
   /**
@@ -121,8 +123,7 @@ export function sqliteRuns(c: SqliteConnection): RunsOnly {
     },
 
     async renewRunLease(id, workerId, leaseMs, attempt) {
-      const now = c.now();
-      return guard(() => {
+      const renew = (now: number) => {
         const renewed = orm
           .update(runs)
           .set({ leaseExpiresAt: now + leaseMs / 1000 })
@@ -130,7 +131,8 @@ export function sqliteRuns(c: SqliteConnection): RunsOnly {
           .run();
         if (renewed.changes === 1) return { held: true, status: 'running' as const };
         return { held: false, status: get(id)?.status ?? null };
-      });
+      };
+      return inBatch ? inBatch(renew) : guard(() => renew(c.now()));
     },
 
     async finishRun(id, workerId, outcome, attempt) {
