@@ -28,6 +28,19 @@ export const COMMITTED_FIELDS = [
  */
 export const PRIOR_STATE_MAX_CHARS = 16_384;
 
+/**
+ * Whether a state is short enough to copy, counted in characters (code points) as PostgreSQL's length()
+ * counts them in waybill_commit: a JavaScript string's length counts an emoji twice, so a state of emoji
+ * near the bound was copied by one store and not by the other.
+ */
+export function priorStateFits(stateJson: string): boolean {
+  if (stateJson.length <= PRIOR_STATE_MAX_CHARS) return true;
+  if (stateJson.length > 2 * PRIOR_STATE_MAX_CHARS) return false;
+  let characters = 0;
+  for (const _ of stateJson) if (++characters > PRIOR_STATE_MAX_CHARS) return false;
+  return true;
+}
+
 const camel = (column: string) => column.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 
 /** `column AS alias, …` for a SELECT, optionally of a table alias (`c.`). */

@@ -227,6 +227,19 @@ describe.each(list)('rerun restores the state of step N on $name', (backend) => 
     ]);
   });
 
+  it('the bound on a copied state counts characters, not UTF-16 units: both stores copy a state of emoji up to it, and none past it', async () => {
+    const ckpt = new Checkpoint(store, 'e', { clock: h.clock });
+    // {"p":"…"} is 8 characters around the padding; each 😀 is one character and two UTF-16 units.
+    const emoji = (characters: number) => ({ p: '😀'.repeat(characters - 8) });
+    await ckpt.saveProgress(0, emoji(PRIOR_STATE_MAX_CHARS));
+    await ckpt.runOnce('e:step:0', () => 0, { step: 0 });
+    await ckpt.saveProgress(1, emoji(PRIOR_STATE_MAX_CHARS + 1));
+    await ckpt.runOnce('e:step:1', () => 1, { step: 1 });
+    const copied = async (n: number) => (await store.getCommitted(`e:step:${n}`))!.priorStateJson;
+    expect(await copied(0)).toBe(JSON.stringify(emoji(PRIOR_STATE_MAX_CHARS)));
+    expect(await copied(1)).toBeNull();
+  });
+
   it("a library loop of the article's shape (load, runOnce, saveProgress) gets its state back too", async () => {
     /** One pass of the loop over 30 steps; `version` makes steps from 20 on answer differently. */
     async function loop(id: string, version: (n: number) => number) {

@@ -6,7 +6,7 @@
  */
 import type Database from 'better-sqlite3';
 import { LeaseLostError } from '../../errors';
-import { COMMITTED_FIELDS, committedColumns, PRIOR_STATE_MAX_CHARS } from '../columns';
+import { COMMITTED_FIELDS, committedColumns, priorStateFits } from '../columns';
 import type {
   ClaimOutcome,
   ClaimRequest,
@@ -124,7 +124,7 @@ export function sqliteStepWrites(c: SqliteConnection): StepWrites & { statements
     }
     // The map as it stood when this step was reached, kept beside the result for a rerun from here.
     const prior = s.progress.get(r.runId);
-    const kept = !prior || prior.stateJson.length <= PRIOR_STATE_MAX_CHARS;
+    const kept = !prior || priorStateFits(prior.stateJson);
     const inserted = s.insertCommitted.run(
       r.idemKey,
       r.runId,
