@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { LeaseLostError } from '../../lib/errors';
 import { openPostgresStore } from '../../lib/store/postgres';
 import { postgresAvailable, startPgProxy, testSchema, testUrl } from '../support/postgres';
 
@@ -45,5 +46,49 @@ describe.skipIf(!pgUp)('postgres: a lost answer, retried', () => {
     expect((await store.listEvents('run')).map((e) => [e.outcome, e.detail])).toEqual([
       ['failed', 'HTTP 503 from the model'],
     ]);
+  });
+
+  it('a refused commit whose lease_lost event lost its answer records the event once and still says the lease was lost', async () => {
+    const schema = await testSchema('wb_lost');
+    const proxy = await startPgProxy(testUrl());
+    onTestFinished(() => proxy.close());
+    const store = await openPostgresStore({ url: proxy.url, schema: schema.name, poolSize: 2 });
+    onTestFinished(() => store.close());
+
+    const claim = (token: string) => ({
+      idemKey: 'k',
+      runId: 'run',
+      token,
+      workerId: token,
+      step: 0,
+      attempt: 1,
+      leaseMs: 60_000,
+      claimTtlMs: 60_000,
+    });
+    expect(await store.claim(claim('w1'))).toMatchObject({ kind: 'claimed' });
+    // w1's lease ends now and w2 takes the key over: w1's commit will be refused.
+    expect(await store.renewClaim('k', 'w1', 0)).toBe(true);
+    expect(await store.claim(claim('w2'))).toMatchObject({ kind: 'claimed', attempt: 2 });
+
+    // The event's first send lands and its answer is lost; the retry must find it, not write a second.
+    proxy.loseAnswerTo('waybill_event\0');
+    const refused = store.commit({
+      idemKey: 'k',
+      token: 'w1',
+      runId: 'run',
+      resultJson: '"late"',
+      step: 0,
+      fingerprint: null,
+      workerId: 'w1',
+      durationMs: 12.345678,
+    });
+    await expect(refused).rejects.toBeInstanceOf(LeaseLostError);
+
+    expect(proxy.lost).toBe(1);
+    expect((await store.listEvents('run')).map((e) => [e.outcome, e.workerId])).toEqual([
+      ['expired', 'w2'],
+      ['lease_lost', 'w1'],
+    ]);
+    expect(await store.getCommitted('k')).toBeNull();
   });
 });

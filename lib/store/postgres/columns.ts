@@ -28,9 +28,8 @@ export const committedByKey = (idemKey: string): SQL =>
 
 export type EventInput = Partial<StepEvent> & Pick<StepEvent, 'runId' | 'outcome'>;
 
-/** One event, timed by `now` (the database's clock, skewed). */
-export function eventInsert(e: EventInput, now: SQL): SQL {
-  return sql`INSERT INTO ${stepEvents} (${names(
+const eventColumns = () =>
+  names(
     stepEvents.runId,
     stepEvents.idemKey,
     stepEvents.step,
@@ -41,7 +40,26 @@ export function eventInsert(e: EventInput, now: SQL): SQL {
     stepEvents.detail,
     stepEvents.at,
     stepEvents.attempt,
-  )})
-  VALUES (${e.runId}, ${e.idemKey ?? null}, ${e.step ?? null}::int, ${e.outcome}, ${e.count ?? 1}::int,
-    ${e.durationMs ?? null}::float8, ${e.workerId ?? null}, ${e.detail ?? null}, ${now}, ${e.attempt ?? null}::int)`;
+  );
+
+const eventValues = (e: EventInput, now: SQL): SQL =>
+  sql`${e.runId}, ${e.idemKey ?? null}, ${e.step ?? null}::int, ${e.outcome}, ${e.count ?? 1}::int,
+    ${e.durationMs ?? null}::float8, ${e.workerId ?? null}, ${e.detail ?? null}, ${now}, ${e.attempt ?? null}::int`;
+
+/** One event, timed by `now` (the database's clock, skewed). */
+export function eventInsert(e: EventInput, now: SQL): SQL {
+  return sql`INSERT INTO ${stepEvents} (${eventColumns()}) VALUES (${eventValues(e, now)})`;
+}
+
+/**
+ * One event of a step's attempt, written once however often it is sent: a write retried after its answer was
+ * lost finds the row its first send left (the same key, outcome, worker, attempt and duration, which is measured
+ * to a fraction of a microsecond, so no other attempt's). For events a retried caller would otherwise repeat.
+ */
+export function eventInsertOnce(e: EventInput & Pick<StepEvent, 'idemKey'>, now: SQL): SQL {
+  return sql`INSERT INTO ${stepEvents} (${eventColumns()}) SELECT ${eventValues(e, now)}
+    WHERE NOT EXISTS (SELECT 1 FROM ${stepEvents} WHERE ${stepEvents.idemKey} = ${e.idemKey}
+      AND ${stepEvents.outcome} = ${e.outcome} AND ${stepEvents.workerId} IS NOT DISTINCT FROM ${e.workerId ?? null}
+      AND ${stepEvents.durationMs} IS NOT DISTINCT FROM ${e.durationMs ?? null}::float8
+      AND ${stepEvents.attempt} IS NOT DISTINCT FROM ${e.attempt ?? null}::int)`;
 }

@@ -23,7 +23,7 @@ import type pg from 'pg';
 import { LeaseLostError, StoreUnavailableError } from '../../errors';
 import { claims, progress, stepEvents } from '../schema.pg';
 import type { ClaimOutcome, ClaimRow, CommittedRow, ProgressRow, ProgressWrite, StepStore } from '../types';
-import { committedByKey, eventInsert, type EventInput } from './columns';
+import { committedByKey, eventInsert, eventInsertOnce, type EventInput } from './columns';
 import { prepare, type PgConnection, type Prepared } from './connection';
 import { beginLoopRun, endLoopRun } from './loop-runs';
 import { mayHaveRun, withRetry } from './retry';
@@ -147,16 +147,32 @@ export function postgresSteps(c: PgConnection, options: BatchOptions): Omit<Step
         r.idemKey,
         result.deleted === 1 || result.heldByUs ? 'the key was committed by someone else meanwhile' : undefined,
       );
-      await event({
+      // A send retried after its answer was lost must not record the refusal twice: it looks for the row its
+      // first send may have left (eventInsertOnce). A first send writes its event plainly, so a caller that
+      // sends a refused commit again sees each refusal.
+      const refusal = {
         runId: r.runId,
         idemKey: r.idemKey,
         step: r.step,
-        outcome: 'lease_lost',
+        outcome: 'lease_lost' as const,
         workerId: r.workerId,
         durationMs: r.durationMs,
         detail: error.message,
         attempt: r.attempt ?? null,
-      });
+      };
+      let unknown = false;
+      await withRetry(
+        'leaseLost',
+        () =>
+          unknown
+            ? c.once(eventInsertOnce(refusal, c.now()), 'waybill_event_once')
+            : c.once(eventInsert(refusal, c.now()), 'waybill_event'),
+        {
+          onTransient: (lost) => {
+            unknown ||= mayHaveRun(lost);
+          },
+        },
+      );
       throw error;
     },
 
