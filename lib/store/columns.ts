@@ -23,23 +23,11 @@ export const COMMITTED_FIELDS = [
 
 /**
  * The longest progress state a commit copies beside its result as the step's prior state (committed.prior_*):
- * a loop whose state grows with its steps would otherwise store it once per step. Longer, none is recorded,
+ * a loop whose state grows with its steps would otherwise store it once per step. Counted in characters (code
+ * points), as SQLite's and PostgreSQL's length() count them. Longer, none is recorded,
  * and a rerun from that step keeps the run's state as it is (and says so).
  */
 export const PRIOR_STATE_MAX_CHARS = 16_384;
-
-/**
- * Whether a state is short enough to copy, counted in characters (code points) as PostgreSQL's length()
- * counts them in waybill_commit: a JavaScript string's length counts an emoji twice, so a state of emoji
- * near the bound was copied by one store and not by the other.
- */
-export function priorStateFits(stateJson: string): boolean {
-  if (stateJson.length <= PRIOR_STATE_MAX_CHARS) return true;
-  if (stateJson.length > 2 * PRIOR_STATE_MAX_CHARS) return false;
-  let characters = 0;
-  for (const _ of stateJson) if (++characters > PRIOR_STATE_MAX_CHARS) return false;
-  return true;
-}
 
 const camel = (column: string) => column.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 

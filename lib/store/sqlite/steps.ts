@@ -6,7 +6,7 @@
  */
 import type Database from 'better-sqlite3';
 import { LeaseLostError } from '../../errors';
-import { COMMITTED_FIELDS, committedColumns, priorStateFits } from '../columns';
+import { COMMITTED_FIELDS, committedColumns, PRIOR_STATE_MAX_CHARS } from '../columns';
 import type {
   ClaimOutcome,
   ClaimRequest,
@@ -33,6 +33,22 @@ export const CLAIM_SELECT = `SELECT idem_key AS idemKey, run_id AS runId, claime
 /** One result, never replaced: ON CONFLICT DO NOTHING, and the caller checks `changes`. */
 export const INSERT_COMMITTED = `INSERT INTO committed (${COMMITTED_FIELDS.join(', ')})
   VALUES (${COMMITTED_FIELDS.map(() => '?').join(', ')}) ON CONFLICT (idem_key) DO NOTHING`;
+
+/**
+ * A step's own result, with the run's progress as it stood before this commit (committed.prior_*): step 0 and
+ * `{}` when the run has none yet, nothing when its state is longer than PRIOR_STATE_MAX_CHARS. SQLite's
+ * length() counts characters, as PostgreSQL's does in waybill_commit, so both stores copy the same states.
+ * The last parameter is the run id again, for the join. (`WHERE true`: an upsert's INSERT … SELECT needs a
+ * WHERE clause, or SQLite reads ON CONFLICT as the join's ON.)
+ */
+const COMMIT_WITH_PRIOR = `INSERT INTO committed (${COMMITTED_FIELDS.join(', ')})
+  SELECT ${COMMITTED_FIELDS.slice(0, -2)
+    .map(() => '?')
+    .join(', ')},
+    CASE WHEN p.run_id IS NULL THEN 0 WHEN length(p.state_json) <= ${PRIOR_STATE_MAX_CHARS} THEN p.step END,
+    CASE WHEN p.run_id IS NULL THEN '{}' WHEN length(p.state_json) <= ${PRIOR_STATE_MAX_CHARS} THEN p.state_json END
+  FROM (SELECT ? AS run_id) AS r LEFT JOIN progress AS p ON p.run_id = r.run_id WHERE true
+  ON CONFLICT (idem_key) DO NOTHING`;
 
 /** When a claim stops protecting its key: its lease, or for an outside client's claim (no lease) claimed_at + TTL. */
 export function expiresAt(held: RawClaim, claimTtlMs: number): number {
@@ -122,9 +138,8 @@ export function sqliteStepWrites(c: SqliteConnection): StepWrites & { statements
       if (r.mayHaveLanded && landed(r)) return { next: null, runStatus: runStatusOf(r.runId) };
       throw new LeaseLostError(r.idemKey);
     }
-    // The map as it stood when this step was reached, kept beside the result for a rerun from here.
-    const prior = s.progress.get(r.runId);
-    const kept = !prior || priorStateFits(prior.stateJson);
+    // The map as it stood when this step was reached is copied beside the result in the same statement, for a
+    // rerun from here: no read of the state into JavaScript and back (see COMMIT_WITH_PRIOR).
     const inserted = s.insertCommitted.run(
       r.idemKey,
       r.runId,
@@ -136,8 +151,7 @@ export function sqliteStepWrites(c: SqliteConnection): StepWrites & { statements
       r.durationMs,
       'executed',
       r.inputJson ?? null,
-      kept ? (prior?.step ?? 0) : null,
-      kept ? (prior?.stateJson ?? '{}') : null,
+      r.runId,
     );
     if (inserted.changes === 0) {
       throw new LeaseLostError(r.idemKey, 'the key was committed by someone else meanwhile');
@@ -227,7 +241,7 @@ function stepStatements(c: SqliteConnection): StepStatements {
     renew: db.prepare(`UPDATE claims SET lease_expires_at = @leaseExpiresAt, heartbeat_at = @now
       WHERE idem_key = @idemKey AND token = @token`),
     deleteOwnClaim: db.prepare('DELETE FROM claims WHERE idem_key = ? AND token = ?'),
-    insertCommitted: db.prepare(INSERT_COMMITTED),
+    insertCommitted: db.prepare(COMMIT_WITH_PRIOR),
     runStatus: db.prepare<[string], { status: RunStatus }>('SELECT status FROM runs WHERE id = ?'),
     landed: db.prepare(`SELECT 1 FROM committed WHERE idem_key = ? AND source = 'executed' AND run_id = ?
       AND result_json = ? AND step IS ? AND fingerprint IS ? AND worker_id IS ? AND duration_ms = ?`),
