@@ -348,9 +348,10 @@ describe('SQLite group commit', () => {
     ]);
     expect(commits.every((outcome) => outcome.next?.kind === 'claimed')).toBe(true);
     // The renewed leases run from the batch's clock; the refused ones keep the lease claimRun gave them.
-    const leases = reader()
-      .prepare('SELECT id, lease_expires_at AS leaseExpiresAt FROM runs ORDER BY id')
-      .all() as { id: string; leaseExpiresAt: number }[];
+    const leases = reader().prepare('SELECT id, lease_expires_at AS leaseExpiresAt FROM runs ORDER BY id').all() as {
+      id: string;
+      leaseExpiresAt: number;
+    }[];
     const now = store.clock.now() / 1000;
     expect(leases.map((l) => Math.round((l.leaseExpiresAt - now) * 1000))).toEqual([60_000, 500, 500, 60_000]);
   });
