@@ -13,6 +13,13 @@
  */
 export type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
 
+/**
+ * A request's answer as `write` gives it: settled, or still to come. A batch that had to be split sends its
+ * requests on alone (PostgreSQL, steps-batch.ts); each caller is then answered when its own request is,
+ * never held for a neighbour still waiting for a row lock, and the batch's slot is free meanwhile.
+ */
+export type Answer<T> = Settled<T> | Promise<Settled<T>>;
+
 export interface GroupCommitOptions {
   /** Most requests in one batch; more wait for the next one. */
   maxBatch?: number;
@@ -22,7 +29,7 @@ export interface GroupCommitOptions {
 
 /** Returns a function with the per-call signature of `write`, batching what is queued together. */
 export function groupCommit<Req, Res>(
-  write: (requests: Req[]) => Promise<Settled<Res>[]>,
+  write: (requests: Req[]) => Promise<Answer<Res>[]>,
   options: GroupCommitOptions = {},
 ): (request: Req) => Promise<Res> {
   const maxBatch = options.maxBatch ?? 256;
@@ -48,10 +55,14 @@ export function groupCommit<Req, Res>(
       if (settled.length !== batch.length) {
         throw new Error(`group commit: ${settled.length} answers for ${batch.length} requests`);
       }
-      batch.forEach((waiter, i) => {
-        const answer = settled[i] as Settled<Res>;
+      const deliver = (waiter: Waiter, answer: Settled<Res>) => {
         if (answer.ok) waiter.resolve(answer.value);
         else waiter.reject(answer.error);
+      };
+      batch.forEach((waiter, i) => {
+        const answer = settled[i] as Answer<Res>;
+        if (answer instanceof Promise) answer.then((a) => deliver(waiter, a), waiter.reject);
+        else deliver(waiter, answer);
       });
     } catch (error) {
       for (const waiter of batch) waiter.reject(error);

@@ -4,7 +4,7 @@
  * anything took.
  */
 import { describe, expect, it } from 'vitest';
-import { groupCommit, type Settled } from '../../lib/store/group-commit';
+import { groupCommit, type Answer, type Settled } from '../../lib/store/group-commit';
 
 /** A writer that answers each request with itself doubled, recording the batches; `gate` holds it open. */
 function recorder(options: { fail?: (n: number) => unknown; gate?: () => Promise<void> } = {}) {
@@ -141,6 +141,35 @@ describe('groupCommit', () => {
       { status: 'rejected', reason: refused },
       { status: 'fulfilled', value: 8 },
     ]);
+  });
+
+  it('an answer still to come (a split batch) answers its own caller when it settles, and frees the batch slot at once', async () => {
+    const slow = deferred();
+    const batches: number[][] = [];
+    const send = groupCommit(
+      async (requests: number[]): Promise<Answer<number>[]> => {
+        batches.push([...requests]);
+        // Request 2 is sent on alone and waits (for a row lock, say); the others are answered now.
+        return requests.map((n) =>
+          n === 2 ? slow.promise.then(() => ({ ok: true, value: 20 })) : { ok: true, value: n * 2 },
+        );
+      },
+      { maxInFlight: 1 },
+    );
+    let twoAnswered = false;
+    const two = send(2).then((value) => {
+      twoAnswered = true;
+      return value;
+    });
+    const others = [1, 3].map((n) => send(n));
+    expect(await Promise.all(others)).toEqual([2, 6]);
+    expect(twoAnswered).toBe(false);
+    // The one slot is free while 2 waits: the next call is written as a batch of its own and answered.
+    expect(await send(4)).toBe(8);
+    expect(batches).toEqual([[2, 1, 3], [4]]);
+    expect(twoAnswered).toBe(false);
+    slow.resolve();
+    expect(await two).toBe(20);
   });
 
   it('a batch that fails as a whole rejects every caller in it with its error, and the next batch is written', async () => {

@@ -20,7 +20,7 @@ import { PRIOR_STATE_MAX_CHARS } from '../../lib/store/columns';
 import { openPostgresStore, type PostgresStore, type PostgresStoreOptions } from '../../lib/store/postgres';
 import type { ClaimRequest, CommitRequest } from '../../lib/store/types';
 import { ShiftedClock } from '../support/shifted-clock';
-import { postgresAvailable, startPgProxy, testSchema, testUrl, type TestSchema } from '../support/postgres';
+import { Admin, postgresAvailable, startPgProxy, testSchema, testUrl, type TestSchema } from '../support/postgres';
 
 const pgUp = await postgresAvailable('PostgreSQL group commit tests');
 
@@ -307,6 +307,39 @@ describe.skipIf(!pgUp)('postgres: group commit', () => {
     expect(await schema.admin.query(`SELECT idem_key, token FROM ${schema.t('claims')} ORDER BY idem_key`)).toEqual(
       claims.map((c) => ({ idem_key: c.idemKey, token: c.token })),
     );
+    expect(await count(schema, `SELECT count(*) FROM ${schema.t('step_events')}`)).toBe(0);
+  });
+
+  it('a batch one of whose rows is locked elsewhere commits the others at once; the locked one waits alone, then commits once', async () => {
+    const schema = await testSchema('wb_gc');
+    const { store, sent } = await open(schema);
+    const claims = ['a:0', 'b:0', 'c:0', 'd:0'].map((key) => claimOf(key));
+    for (const c of claims) expect((await store.claim(c)).kind).toBe('claimed');
+    // Another transaction (an operator's psql, say) holds b's claim row and does not end.
+    const locker = await Admin.connect();
+    onTestFinished(() => locker.end());
+    await locker.query('BEGIN');
+    await locker.query(`SELECT 1 FROM ${schema.t('claims')} WHERE idem_key = 'b:0' FOR UPDATE`);
+    sent.length = 0;
+
+    const commits = claims.map((c) => store.commit(commitOf(c)));
+    let bSettled = false;
+    void commits[1]!.finally(() => {
+      bSettled = true;
+    });
+    // a, c and d are answered while b's row is still locked: the batch gave up on the lock and split.
+    await Promise.all([commits[0], commits[2], commits[3]]);
+    expect(bSettled).toBe(false);
+    expect(await count(schema, `SELECT count(*) FROM ${schema.t('committed')}`)).toBe(3);
+    await locker.query('ROLLBACK');
+    expect((await commits[1])!.runStatus).toBeNull();
+
+    // The batch once, rolled back whole; then each request alone.
+    expect(sent).toEqual([{ name: 'commit', requests: 4 }, ...claims.map(() => ({ name: 'commit', requests: 1 }))]);
+    expect(
+      await schema.admin.query(`SELECT idem_key, result_json FROM ${schema.t('committed')} ORDER BY idem_key`),
+    ).toEqual(claims.map((c) => ({ idem_key: c.idemKey, result_json: JSON.stringify({ key: c.idemKey }) })));
+    expect(await count(schema, `SELECT count(*) FROM ${schema.t('claims')}`)).toBe(0);
     expect(await count(schema, `SELECT count(*) FROM ${schema.t('step_events')}`)).toBe(0);
   });
 

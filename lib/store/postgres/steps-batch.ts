@@ -12,11 +12,14 @@
  *   own token by itself.
  * - A refusal (the server rejects a value, a bug) rolls the batch back whole, having written nothing; each
  *   request is then sent alone, so the refusal fails only its own caller.
+ * - A batch that waited too long for a row lock (its function's lock_timeout, drizzle/pg/0018) or deadlocked
+ *   is rolled back whole, and each request is sent alone: a row locked elsewhere holds up its own request
+ *   only, never its neighbours, and a request alone waits for the lock as it always did.
  * - Out of retries (StoreUnavailableError), every request of the batch fails, as each would have alone.
  */
 import { sql } from 'drizzle-orm';
 import { StoreUnavailableError } from '../../errors';
-import { groupCommit, type Settled } from '../group-commit';
+import { groupCommit, type Answer, type Settled } from '../group-commit';
 import type { ClaimRequest, ClaimRow, CommitRequest, CommittedRow, RunStatus } from '../types';
 import { prepare, type PgConnection } from './connection';
 import { mayHaveRun, withRetry } from './retry';
@@ -125,7 +128,7 @@ type CommitValues = ReturnType<typeof commitEntry> & { skew: number };
 type ClaimValues = ReturnType<typeof claimEntry> & { skew: number };
 
 /** Writes commits as one statement, each answered on its own (see the file's comment for failures). */
-export function commitBatch(c: PgConnection): (requests: CommitRequest[]) => Promise<Settled<CommitResult>[]> {
+export function commitBatch(c: PgConnection): (requests: CommitRequest[]) => Promise<Answer<CommitResult>[]> {
   const send = async (batch: PendingCommit[]) => {
     const skew = c.skew();
     const { rows } =
@@ -135,7 +138,7 @@ export function commitBatch(c: PgConnection): (requests: CommitRequest[]) => Pro
     return answers(batch.length, rows);
   };
   const write = (batch: PendingCommit[]) =>
-    withRetry('commit', () => send(batch), {
+    withRetry('commit', () => splittable(batch.length, () => send(batch)), {
       onTransient: (error) => {
         if (mayHaveRun(error)) for (const pending of batch) pending.unknown = true;
       },
@@ -148,7 +151,7 @@ export function commitBatch(c: PgConnection): (requests: CommitRequest[]) => Pro
 }
 
 /** Makes claims in one statement, each answered on its own (see the file's comment for failures). */
-export function claimBatch(c: PgConnection): (requests: ClaimRequest[]) => Promise<Settled<ClaimResult>[]> {
+export function claimBatch(c: PgConnection): (requests: ClaimRequest[]) => Promise<Answer<ClaimResult>[]> {
   const send = async (batch: ClaimRequest[]) => {
     const skew = c.skew();
     const { rows } =
@@ -157,7 +160,32 @@ export function claimBatch(c: PgConnection): (requests: ClaimRequest[]) => Promi
         : await c.exec<ClaimResult, Batch>(CLAIM_BATCH, { requests: JSON.stringify(batch.map(claimEntry)), skew });
     return answers(batch.length, rows);
   };
-  return (requests) => settleEach(requests, (batch) => withRetry('claim', () => send(batch)));
+  return (requests) =>
+    settleEach(requests, (batch) => withRetry('claim', () => splittable(batch.length, () => send(batch))));
+}
+
+/** lock_not_available (the batch function's lock_timeout) and deadlock_detected: both rolled the batch back. */
+const SPLIT_SQLSTATES = new Set(['55P03', '40P01']);
+
+/**
+ * A batch to be sent again request by request, not retried whole: a retry would wait for the same lock, and
+ * a deadlock between two batches could recur. Not transient, so withRetry hands it straight to settleEach.
+ */
+class SplitBatch extends Error {
+  constructor(readonly cause: unknown) {
+    super('the batch waited for a row lock too long or deadlocked; its requests go alone');
+  }
+}
+
+/** Sends a batch; a lock timeout or deadlock of a batch of several becomes SplitBatch. */
+async function splittable<T>(size: number, send: () => Promise<T>): Promise<T> {
+  try {
+    return await send();
+  } catch (error) {
+    const code = (error as { code?: unknown } | null)?.code;
+    if (size > 1 && typeof code === 'string' && SPLIT_SQLSTATES.has(code)) throw new SplitBatch(error);
+    throw error;
+  }
 }
 
 /** A pg DatabaseError: the server answered with an SQLSTATE, so the statement did not commit. */
@@ -175,25 +203,24 @@ function answers<R>(expected: number, rows: R[]): R[] {
  * fails. Out of retries, the batch fails whole: the database is away for all of them alike, and sending each
  * alone would only multiply the load on a server that is struggling.
  */
-async function settleEach<Req, Res>(batch: Req[], write: (batch: Req[]) => Promise<Res[]>): Promise<Settled<Res>[]> {
+async function settleEach<Req, Res>(batch: Req[], write: (batch: Req[]) => Promise<Res[]>): Promise<Answer<Res>[]> {
   try {
     return (await write(batch)).map((value) => ({ ok: true, value }));
   } catch (error) {
     // Only the server's refusal (an SQLSTATE) proves the batch rolled back. Any other error (an answer of the
     // wrong shape) may come after it committed: sent again alone, a commit would find its claim gone and be
     // told its lease was lost. Each caller gets the error instead, and a step's retry finds its result.
-    if (batch.length === 1 || error instanceof StoreUnavailableError || !refusedByServer(error))
-      return batch.map(() => ({ ok: false, error }));
+    const alone = error instanceof SplitBatch || (refusedByServer(error) && !(error instanceof StoreUnavailableError));
+    if (batch.length === 1 || !alone) return batch.map(() => ({ ok: false, error }));
   }
-  return Promise.all(
-    batch.map(async (one): Promise<Settled<Res>> => {
-      try {
-        return { ok: true, value: (await write([one]))[0]! };
-      } catch (error) {
-        return { ok: false, error };
-      }
-    }),
-  );
+  // Not awaited together: each caller is answered when its own request is (group-commit.ts, Answer).
+  return batch.map(async (one): Promise<Settled<Res>> => {
+    try {
+      return { ok: true, value: (await write([one]))[0]! };
+    } catch (error) {
+      return { ok: false, error };
+    }
+  });
 }
 
 export interface BatchOptions {
@@ -205,12 +232,12 @@ export interface BatchOptions {
 
 /** The per-call function over a batch writer. */
 export function perCall<Req, Res>(
-  write: (requests: Req[]) => Promise<Settled<Res>[]>,
+  write: (requests: Req[]) => Promise<Answer<Res>[]>,
   options: BatchOptions,
 ): (request: Req) => Promise<Res> {
   if (options.groupCommit) return groupCommit(write, { maxInFlight: options.maxInFlight });
   return async (request) => {
-    const [answer] = await write([request]);
+    const [answer] = await Promise.all(await write([request]));
     if (answer!.ok) return answer!.value;
     throw answer!.error;
   };
