@@ -168,22 +168,19 @@ export function claimBatch(c: PgConnection): (requests: ClaimRequest[]) => Promi
 const SPLIT_SQLSTATES = new Set(['55P03', '40P01']);
 
 /**
- * A batch to be sent again request by request, not retried whole: a retry would wait for the same lock, and
- * a deadlock between two batches could recur. Not transient, so withRetry hands it straight to settleEach.
+ * What a batch answers when it is to be sent again request by request, not retried whole: a retry would wait
+ * for the same lock, and a deadlock between two batches could recur. A value, not an error, so withRetry
+ * hands it straight back to settleEach.
  */
-class SplitBatch extends Error {
-  constructor(readonly cause: unknown) {
-    super('the batch waited for a row lock too long or deadlocked; its requests go alone');
-  }
-}
+const SPLIT = Symbol('send each request alone');
 
-/** Sends a batch; a lock timeout or deadlock of a batch of several becomes SplitBatch. */
-async function splittable<T>(size: number, send: () => Promise<T>): Promise<T> {
+/** Sends a batch; a lock timeout or deadlock of a batch of several answers SPLIT. */
+async function splittable<T>(size: number, send: () => Promise<T>): Promise<T | typeof SPLIT> {
   try {
     return await send();
   } catch (error) {
     const code = (error as { code?: unknown } | null)?.code;
-    if (size > 1 && typeof code === 'string' && SPLIT_SQLSTATES.has(code)) throw new SplitBatch(error);
+    if (size > 1 && typeof code === 'string' && SPLIT_SQLSTATES.has(code)) return SPLIT;
     throw error;
   }
 }
@@ -203,20 +200,25 @@ function answers<R>(expected: number, rows: R[]): R[] {
  * fails. Out of retries, the batch fails whole: the database is away for all of them alike, and sending each
  * alone would only multiply the load on a server that is struggling.
  */
-async function settleEach<Req, Res>(batch: Req[], write: (batch: Req[]) => Promise<Res[]>): Promise<Answer<Res>[]> {
+async function settleEach<Req, Res>(
+  batch: Req[],
+  write: (batch: Req[]) => Promise<Res[] | typeof SPLIT>,
+): Promise<Answer<Res>[]> {
   try {
-    return (await write(batch)).map((value) => ({ ok: true, value }));
+    const answered = await write(batch);
+    if (answered !== SPLIT) return answered.map((value) => ({ ok: true, value }));
   } catch (error) {
     // Only the server's refusal (an SQLSTATE) proves the batch rolled back. Any other error (an answer of the
     // wrong shape) may come after it committed: sent again alone, a commit would find its claim gone and be
     // told its lease was lost. Each caller gets the error instead, and a step's retry finds its result.
-    const alone = error instanceof SplitBatch || (refusedByServer(error) && !(error instanceof StoreUnavailableError));
-    if (batch.length === 1 || !alone) return batch.map(() => ({ ok: false, error }));
+    if (batch.length === 1 || error instanceof StoreUnavailableError || !refusedByServer(error))
+      return batch.map(() => ({ ok: false, error }));
   }
   // Not awaited together: each caller is answered when its own request is (group-commit.ts, Answer).
   return batch.map(async (one): Promise<Settled<Res>> => {
     try {
-      return { ok: true, value: (await write([one]))[0]! };
+      // A batch of one is never SPLIT (splittable).
+      return { ok: true, value: ((await write([one])) as Res[])[0]! };
     } catch (error) {
       return { ok: false, error };
     }
