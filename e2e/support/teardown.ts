@@ -5,5 +5,5 @@ import { tmpdir } from 'node:os';
 export default function teardown(): void {
   const dir = process.env.WAYBILL_E2E_DIR;
   // Only ever a directory prepare.ts made under the temp dir.
-  if (dir && dir.startsWith(tmpdir()) && dir.includes('waybill-e2e-')) rmSync(dir, { recursive: true, force: true });
+  if (dir?.startsWith(tmpdir()) && dir.includes('waybill-e2e-')) rmSync(dir, { recursive: true, force: true });
 }

@@ -6,11 +6,11 @@ import { test as base } from '@playwright/test';
 import { CHROMIUM } from './prepare';
 import { cancelUnfinishedRuns, killLeftoverWorkers } from './waybill';
 
-export const test = base.extend<{ cleanup: void }>({
+export const test = base.extend<{ cleanup: undefined }>({
   cleanup: [
     // biome-ignore lint/correctness/noEmptyPattern: Playwright reads a fixture's dependencies from this destructuring
     async ({}, use) => {
-      await use();
+      await use(undefined);
       await killLeftoverWorkers();
       await cancelUnfinishedRuns();
     },

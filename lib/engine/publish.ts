@@ -48,7 +48,7 @@ export async function loadWorkflowModule(file: string, cwd = process.cwd()): Pro
 /** The built-ins and the module's workflows in one registry; a module's name that is a built-in's is refused. */
 export function workerRegistry(
   file: string,
-  builtins: WorkflowDefinition<any>[],
+  builtins: WorkflowDefinition<unknown>[],
   own: WorkflowDefinition<unknown>[],
 ): WorkflowRegistry {
   const registry = new WorkflowRegistry(builtins);

@@ -90,6 +90,14 @@ export async function fillRunTotal(
   if (total !== null) await store.setRunTotal(run.id, workerId, total).catch(() => undefined);
 }
 
+/**
+ * A definition of whichever input, as a registry holds many. WorkflowDefinition is invariant in its input (its
+ * schema gives one, totalSteps takes one), so neither WorkflowDefinition<unknown> nor <never> admits them all.
+ * Sound as used: the registry hands a definition only what its own schema parsed.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: TypeScript has no "for some I"; any is the one input every definition is assignable through
+export type AnyWorkflowDefinition = WorkflowDefinition<any>;
+
 /** The answer to "may a run of this workflow start with this input?": the input to store, or each problem. */
 export type StartCheck =
   | { ok: true; workflow: string; input: unknown; totalSteps: number | null }
@@ -103,13 +111,13 @@ export interface StartableWorkflows {
 }
 
 export class WorkflowRegistry implements StartableWorkflows {
-  private readonly byName = new Map<string, WorkflowDefinition<any>>();
+  private readonly byName = new Map<string, WorkflowDefinition<unknown>>();
 
-  constructor(definitions: WorkflowDefinition<any>[] = []) {
+  constructor(definitions: AnyWorkflowDefinition[] = []) {
     for (const definition of definitions) this.register(definition);
   }
 
-  register(definition: WorkflowDefinition<any>): this {
+  register(definition: AnyWorkflowDefinition): this {
     if (this.byName.has(definition.name))
       throw new InvalidInputError(`workflow ${definition.name} is registered twice`);
     this.byName.set(definition.name, definition);

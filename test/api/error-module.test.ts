@@ -10,7 +10,7 @@ import { exitCode } from '../../lib/cli/main';
 
 const classes = Object.entries(errors).filter(([, v]) => typeof v === 'function' && v.prototype instanceof Error) as [
   string,
-  Function,
+  new (...args: never) => Error,
 ][];
 
 describe('the error module', () => {

@@ -22,7 +22,7 @@ describe('tokens and roles', () => {
   it('maps each token to its role and nothing else to anything', () => {
     expect(roleForToken(cfg, OP)).toBe('operator');
     expect(roleForToken(cfg, VIEW)).toBe('viewer');
-    for (const wrong of ['', OP.slice(0, -1), `${OP}x`, OP.toUpperCase(), ' ' + OP])
+    for (const wrong of ['', OP.slice(0, -1), `${OP}x`, OP.toUpperCase(), ` ${OP}`])
       expect(roleForToken(cfg, wrong)).toBeNull();
     expect(roleForToken({ ...cfg, WAYBILL_VIEWER_TOKEN: undefined }, VIEW)).toBeNull();
   });

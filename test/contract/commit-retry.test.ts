@@ -198,7 +198,10 @@ describe.each(list)('retried commits and stale claims ahead on $label', (backend
     const a = new Checkpoint(store, 'run', { workerId: 'a', leaseMs: 60_000 });
     let claims = 0;
     const claim = store.claim.bind(store);
-    store.claim = (r) => (claims++, claim(r));
+    store.claim = (r) => {
+      claims++;
+      return claim(r);
+    };
     await a.runOnce('k0', () => 0, { step: 0, next: { idemKey: 'k1', step: 1 } });
     await a.runOnce('k1', () => 1, { step: 1 });
     expect(claims).toBe(1);

@@ -696,6 +696,10 @@ describe.each(list)('store contract on $label', (backend) => {
         attempts.push(ctx.attempt);
         throw boom;
       };
+      const succeeding = (ctx: StepContext) => {
+        attempts.push(ctx.attempt);
+        return 'ok';
+      };
       await expect(a.runOnce(key, failing, { step: 0 })).rejects.toBe(boom);
       expect(await store.listClaims({ claimTtlMs: TTL_MS })).toEqual([]);
       expect(await store.getCommitted(key)).toBeNull();
@@ -705,13 +709,13 @@ describe.each(list)('store contract on $label', (backend) => {
 
       // The released claim is gone, so a retry claims afresh: its attempt is the caller's (1 by default; the
       // engine passes its own retry count), not a takeover's.
-      expect(await a.runOnce(key, (ctx) => (attempts.push(ctx.attempt), 'ok'))).toEqual({
+      expect(await a.runOnce(key, succeeding)).toEqual({
         result: 'ok',
         status: 'executed',
       });
       const other = 'run-1:step:1';
       await expect(a.runOnce(other, failing)).rejects.toBe(boom);
-      expect(await a.runOnce(other, (ctx) => (attempts.push(ctx.attempt), 'ok'), { attempt: 2 })).toEqual({
+      expect(await a.runOnce(other, succeeding, { attempt: 2 })).toEqual({
         result: 'ok',
         status: 'executed',
       });
@@ -810,6 +814,7 @@ describe.each(list)('store contract on $label', (backend) => {
 });
 
 describe('keys', () => {
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the title quotes the article's key format as written, placeholders and all
   it('stepKey is the article’s `${runId}:step:${n}` and refuses what is not a step', () => {
     expect(stepKey('run-1', 0)).toBe('run-1:step:0');
     expect(stepKey('run-1', 620)).toBe('run-1:step:620');

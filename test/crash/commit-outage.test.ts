@@ -16,7 +16,10 @@ describe('crash: the store unavailable at commit', () => {
     const store = openSqliteStore({ path, busyTimeoutMs: 50, synchronous: 'normal' });
     let attempts = 0;
     const commit = store.commit.bind(store);
-    store.commit = (r) => (attempts++, commit(r));
+    store.commit = (r) => {
+      attempts++;
+      return commit(r);
+    };
     const executions = new Map<number, number>();
     try {
       const report = await runAgent(

@@ -37,7 +37,6 @@ describe.each(kinds)('waybill drill on %s', (kind) => {
   it('runs on a throwaway store: two kills, one step redone each, nothing lost or twice, the user store untouched', async () => {
     const target = await makeTarget(kind);
     const store = await target.store();
-    const data = tempDir('waybill-outbox-');
     await store.createRun({
       id: 'users-run',
       workflow: 'notify',

@@ -4,7 +4,7 @@
  * duplicates (notify).
  */
 import { resolve } from 'node:path';
-import { WorkflowRegistry, type WorkflowDefinition } from '../workflow';
+import { WorkflowRegistry, type AnyWorkflowDefinition } from '../workflow';
 import { agentBatchWorkflow } from './agent-batch';
 import type { ModelClient } from './model';
 import { notifyWorkflow } from './notify';
@@ -22,7 +22,7 @@ export interface BuiltinOptions {
   pythonAgent?: boolean;
 }
 
-export function builtinWorkflows(options: BuiltinOptions = {}): WorkflowDefinition<any>[] {
+export function builtinWorkflows(options: BuiltinOptions = {}): AnyWorkflowDefinition[] {
   const dataDir = options.dataDir ?? resolve('data');
   return [
     agentBatchWorkflow(options),

@@ -109,10 +109,20 @@ export function httpModel(options: HttpModelOptions): ModelClient {
   };
 }
 
+/**
+ * The fields of an OpenAI-style chat completion read here. Only a shape to read by: a 2xx body can be any
+ * JSON, so each field is reached by optional chaining and its type checked before use.
+ */
+interface CompletionBody {
+  model?: unknown;
+  choices?: { message?: { content?: unknown } }[];
+  usage?: { prompt_tokens?: unknown; completion_tokens?: unknown };
+}
+
 function parseCompletion(body: string, url: string, model: string): ModelOutput {
-  let json: any;
+  let json: CompletionBody;
   try {
-    json = JSON.parse(body);
+    json = JSON.parse(body) as CompletionBody;
   } catch {
     throw new ModelError(
       `model endpoint ${url} answered 2xx with a body that is not JSON: ${body.slice(0, 200)}`,
