@@ -239,7 +239,12 @@ describe.skipIf(!onPostgres)('wakes on postgres, when the listener’s connectio
       await until(async () => sleepy.worker.sleeping === 'polling', 'the worker to sleep until its short poll', WAIT);
       // Nothing can wake it now: the run waits for the poll, which only the clock's move lets fire.
       await other.createRun(run('during-cut'));
-      await sleepy.clock.tick(45_000);
+      // A second at a time until the poll fires: it is due 15-45 s in (30 s ± 50%), and the one after it at least
+      // 15 s later, which the clock never reaches. One tick of 45 s could fire both under a slow machine.
+      for (let ticked = 0; sleepy.worker.wakes.polled === 0; ticked += 1000) {
+        if (ticked > 45_000) throw new Error('the short poll did not fire within 45 s of its clock');
+        await sleepy.clock.tick(1000);
+      }
       await until(finished(other, 'during-cut'), 'the run queued during the cut, by the poll', WAIT);
       expect(sleepy.worker.wakes).toEqual({ notified: 1, polled: 1 });
 
