@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import Database from 'better-sqlite3';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { readOutbox } from '../../lib/engine/workflows/outbox';
 import { BIN, ROOT, runCli } from '../cli/support';
@@ -43,6 +44,40 @@ async function until<T>(
     if (value) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(20);
+  }
+}
+
+/**
+ * Whether another connection can take SQLite's write lock within a moment (always true on PostgreSQL, whose
+ * workers hold no lock between statements). A worker stopped inside a write transaction (a heartbeat, a
+ * batch) keeps the lock while stopped, and no other worker can write at all: that is SIGSTOP's doing, not a
+ * lease's, and a test of leases must not count it. Another live writer holds it for a moment only.
+ */
+async function writeLockFree(target: Target): Promise<boolean> {
+  if (target.kind !== 'sqlite') return true;
+  const db = new Database(target.url.replace(/^file:/, ''), { timeout: 0 });
+  try {
+    for (let attempt = 0; attempt < 25; attempt++) {
+      try {
+        db.exec('BEGIN IMMEDIATE');
+        db.exec('ROLLBACK');
+        return true;
+      } catch {
+        await sleep(20);
+      }
+    }
+    return false;
+  } finally {
+    db.close();
+  }
+}
+
+/** Whether the outbox's file lock (lib/engine/workflows/file-lock.ts: a file holding its owner's pid) is this pid's. */
+function holdsOutboxLock(outbox: string, pid: number | undefined): boolean {
+  try {
+    return readFileSync(`${outbox}.lock`, 'utf8').trim() === String(pid);
+  } catch {
+    return false;
   }
 }
 
@@ -154,8 +189,11 @@ describe.each(kinds)('workers on %s', (kind) => {
       const still = (await store.listClaims({ runId: 'stop', claimTtlMs: 30_000 })).find(
         (c) => c.idemKey === claim.idemKey,
       );
-      if (still?.token !== claim.token) {
-        // The step finished before the signal landed: not a trial.
+      const frozen = workers.get(paused)!;
+      if (still?.token !== claim.token || holdsOutboxLock(outbox, frozen.pid) || !(await writeLockFree(target))) {
+        // The step finished before the signal landed, or the signal froze the worker holding a lock no lease
+        // can take from a live process (the outbox's, mid-delivery on a slow machine, or SQLite's write lock:
+        // see writeLockFree): not a trial.
         workers.get(paused)!.kill('SIGCONT');
         continue;
       }
