@@ -92,7 +92,26 @@ const RELEASE = prepare<Record<string, unknown>>(
 export function postgresSteps(c: PgConnection, options: BatchOptions): Omit<StepStore, 'dialect'> {
   const commitOne = perCall(commitBatch(c), options);
   const claimOne = perCall(claimBatch(c), options);
-  const event = (e: EventInput) => c.query(eventInsert(e, c.now()), 'waybill_event');
+  /**
+   * One event. A send retried after its answer was lost must not record it twice: a step's event looks for the
+   * row its first send may have left (eventInsertOnce). A first send writes plainly, so an event recorded again
+   * on purpose (a refused commit sent again) is recorded again.
+   */
+  const event = async (e: EventInput) => {
+    let unknown = false;
+    await withRetry(
+      'event',
+      () =>
+        unknown && e.idemKey
+          ? c.once(eventInsertOnce({ ...e, idemKey: e.idemKey }, c.now()), 'waybill_event_once')
+          : c.once(eventInsert(e, c.now()), 'waybill_event'),
+      {
+        onTransient: (lost) => {
+          unknown ||= mayHaveRun(lost);
+        },
+      },
+    );
+  };
   const retried = <R extends pg.QueryResultRow, V>(what: string, statement: Prepared<V>, values: () => V) =>
     withRetry(what, () => c.exec<R, V>(statement, values()));
 
@@ -147,32 +166,16 @@ export function postgresSteps(c: PgConnection, options: BatchOptions): Omit<Step
         r.idemKey,
         result.deleted === 1 || result.heldByUs ? 'the key was committed by someone else meanwhile' : undefined,
       );
-      // A send retried after its answer was lost must not record the refusal twice: it looks for the row its
-      // first send may have left (eventInsertOnce). A first send writes its event plainly, so a caller that
-      // sends a refused commit again sees each refusal.
-      const refusal = {
+      await event({
         runId: r.runId,
         idemKey: r.idemKey,
         step: r.step,
-        outcome: 'lease_lost' as const,
+        outcome: 'lease_lost',
         workerId: r.workerId,
         durationMs: r.durationMs,
         detail: error.message,
         attempt: r.attempt ?? null,
-      };
-      let unknown = false;
-      await withRetry(
-        'leaseLost',
-        () =>
-          unknown
-            ? c.once(eventInsertOnce(refusal, c.now()), 'waybill_event_once')
-            : c.once(eventInsert(refusal, c.now()), 'waybill_event'),
-        {
-          onTransient: (lost) => {
-            unknown ||= mayHaveRun(lost);
-          },
-        },
-      );
+      });
       throw error;
     },
 
