@@ -9,7 +9,7 @@
  *             progress, when given). A crash lands before it (the step runs again) or after (it is skipped).
  *             A caller that knows its next key has it claimed in this same transaction (options.next).
  *
- * Longer than our ~300-line rule on purpose: the protocol is meant to be read in one sitting (DESIGN.md), so
+ * Longer than our ~300-line rule on purpose: the protocol is meant to be read in one sitting (docs/ARCHITECTURE.md), so
  * claim, execute, commit and their retries stay together; what stands alone (the lease keeper, keys, holders,
  * loop runs) has its own file.
  */
