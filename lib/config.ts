@@ -29,6 +29,7 @@ export const controlPlaneUrl = z
 
 const schema = z
   .object({
+    /** The store: `file:<path>` for SQLite, `postgres://…` for PostgreSQL. */
     DATABASE_URL: z
       .string()
       .regex(/^(file:|postgres:\/\/|postgresql:\/\/)/, 'must start with file: (SQLite) or postgres:// (PostgreSQL)')
@@ -42,6 +43,10 @@ const schema = z
       .min(1, 'must be a directory path')
       .refine((p) => !p.includes('\0'), 'must not contain NUL')
       .optional(),
+    /**
+     * SQLite's `synchronous`: `full` fsyncs the WAL at every commit (a committed step survives a power loss);
+     * `normal` survives any crash of the process, but the last commits before a power loss may roll back.
+     */
     WAYBILL_SQLITE_SYNC: z.enum(['full', 'normal']).default('full'),
     /**
      * Group commit: the claims and commits of runs in one process that are ready at the same moment share one
@@ -66,7 +71,12 @@ const schema = z
       .string()
       .optional()
       .transform((v) => v !== undefined && v !== ''),
+    /** How long a claim written by an outside client (no lease column) lives after its `claimed_at`. */
     WAYBILL_CLAIM_TTL_MS: z.coerce.number().int().positive().default(30_000),
+    /**
+     * How long a step's claim lives without renewal (renewed every third of it while the step runs); on SQLite
+     * the wait for the write lock is two thirds of it, at most 5 s.
+     */
     WAYBILL_LEASE_MS: z.coerce.number().int().min(100).default(30_000),
     /** A run's lease: a worker silent this long (and not provably dead on this host) loses its runs. */
     WAYBILL_RUN_LEASE_MS: z.coerce.number().int().min(100).default(30_000),
@@ -84,11 +94,18 @@ const schema = z
       .default(250),
     /** How often workers heartbeat, renew run leases (and so notice pause/cancel) and look for dead peers. */
     WAYBILL_HEARTBEAT_MS: z.coerce.number().int().min(20).max(60_000).default(1000),
+    /**
+     * An OpenAI-compatible chat-completions URL: the `agent-batch` demo calls it instead of its simulated model,
+     * sending each step's idempotency key as `Idempotency-Key`.
+     */
     WAYBILL_MODEL_URL: z
       .url({ protocol: /^https?$/, error: 'must be an http(s) URL of an OpenAI-compatible chat-completions endpoint' })
       .optional(),
+    /** The model `agent-batch` asks WAYBILL_MODEL_URL for. */
     WAYBILL_MODEL_NAME: z.string().min(1, 'must not be empty').optional(),
+    /** The bearer token `agent-batch` sends to WAYBILL_MODEL_URL. */
     WAYBILL_MODEL_API_KEY: z.string().optional(),
+    /** How long one model call of `agent-batch` may take. */
     WAYBILL_MODEL_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
     /**
      * Workers prune finished runs older than this (ms), at start and then hourly. Unset: they never prune.
@@ -170,6 +187,7 @@ const schema = z
     WAYBILL_VIEWER_TOKEN: token.optional(),
     /** Mixed into the session signing key; rotate it (or a token) to sign every session out. */
     WAYBILL_SESSION_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+    /** How long a dashboard session lasts, in hours (at most 720). */
     WAYBILL_SESSION_HOURS: z.coerce
       .number()
       .positive()
