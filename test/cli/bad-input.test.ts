@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { freshDb, insertOutsideRun, json, runCli, type Result } from './support';
 
 describe('waybill with bad input', () => {
+  // Forty-odd CLI processes in turn, a few seconds each when the cores are busy: hence the long budget.
   it('exits 2 with one line naming the problem, and writes nothing', async () => {
     const db = await freshDb();
     expect(
@@ -126,7 +127,7 @@ describe('waybill with bad input', () => {
       expect(lines[0], what).toMatch(expected);
     });
     expect(db.dump()).toEqual(before);
-  });
+  }, 600_000);
 
   it('refuses a --db URL it cannot open, and a bad environment, naming them', async () => {
     const db = await freshDb();
