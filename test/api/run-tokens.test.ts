@@ -195,6 +195,53 @@ describe('run-scoped tokens', () => {
     expect(snapshot()).toBe(before);
   });
 
+  it("for run X may not write a step of run X:Y (run ids contain ':'), and X:Y's own worker then runs it", async () => {
+    const { token } = await mint('acme');
+    const before = snapshot();
+    const forged = [
+      await api('POST', '/api/v1/checkpoint/claim', token, { runId: 'acme', key: 'acme:nightly:step:0', step: 0 }),
+      await api('POST', '/api/v1/checkpoint/commit', token, {
+        runId: 'acme',
+        key: 'acme:nightly:step:0',
+        token: 'x'.repeat(20),
+        result: 'forged',
+      }),
+      await api('POST', '/api/v1/checkpoint/commit', token, {
+        runId: 'acme',
+        key: 'acme:step:0',
+        token: 'x'.repeat(20),
+        result: 1,
+        next: { key: 'acme:nightly:step:1' },
+      }),
+    ];
+    expect(forged.map((a) => [a.status, a.body.error.code])).toEqual([
+      [403, 'FORBIDDEN'],
+      [403, 'FORBIDDEN'],
+      [403, 'FORBIDDEN'],
+    ]);
+    expect(forged[0]!.body.error.message).toBe(
+      'a run token for run acme may use only its run\'s keys ("acme:step:<n>", or "acme:<name>" with no ":" in the name), not acme:nightly:step:0: that key is run acme:nightly\'s',
+    );
+    expect(snapshot()).toBe(before);
+    // acme's own keys, named or numbered, are still its own.
+    const own = await api('POST', '/api/v1/checkpoint/claim', token, { runId: 'acme', key: 'acme:fetch', step: 0 });
+    expect(own.body.outcome).toBe('claimed');
+    // The victim's worker runs both of its steps: nothing forged to skip, no forged claim to wait on.
+    const { getStore } = await import('../../lib/data/store');
+    const { Checkpoint } = await import('../../lib/checkpoint/checkpoint');
+    const { runAgent } = await import('../../lib/checkpoint/agent');
+    const effects: string[] = [];
+    const report = await runAgent(
+      ['a', 'b'],
+      new Checkpoint(await getStore(), 'acme:nightly', { workerId: 'nightly-worker', claimTtlMs: 60_000 }),
+      (item) => {
+        effects.push(item);
+        return item;
+      },
+    );
+    expect([effects, report.executed, report.skipped]).toEqual([['a', 'b'], 2, 0]);
+  });
+
   it("are read with the server's secret: `waybill token` with the same one works, with another it is 401", async () => {
     const bin = fileURLToPath(new URL('../../bin/waybill.mjs', import.meta.url));
     const cli = (secret: string) =>
