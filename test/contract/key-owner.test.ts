@@ -95,6 +95,15 @@ describe.each(list)('a key of another run on $label', (backend) => {
     await expect(store.claim(next)).rejects.toBeInstanceOf(KeyOfAnotherRunError);
   });
 
+  it("a run's footprint counts its keys, committed and claimed, and the UTF-8 bytes it holds", async () => {
+    await forge('acme:step:0', true);
+    await forge('acme:step:1', false);
+    await store.saveProgress({ runId: 'acme', step: 1, stateJson: '"é"', executed: 0, skipped: 0, awaited: 0 });
+    // '"forged"' is 8 bytes, '"é"' 4.
+    expect(await store.runFootprint('acme')).toEqual({ keys: 2, bytes: 12 });
+    expect(await store.runFootprint('nobody')).toEqual({ keys: 0, bytes: 0 });
+  });
+
   it('its own run claims, skips and waits as before', async () => {
     const first = request('acme:nightly', 'acme:nightly:step:0');
     expect((await store.claim(first)).kind).toBe('claimed');
