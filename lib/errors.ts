@@ -119,6 +119,24 @@ export class ConflictError extends WaybillError {
 }
 
 /**
+ * A run claimed a key whose committed row or live claim is another run's: a key is one run's, so its result is
+ * not that run's to skip with, nor its claim to wait on. Nothing was written.
+ */
+export class KeyOfAnotherRunError extends WaybillError {
+  constructor(
+    readonly idemKey: string,
+    readonly runId: string,
+    readonly ownerRunId: string,
+    held: 'committed' | 'claimed',
+  ) {
+    super(
+      'CONFLICT',
+      `key ${idemKey} is ${held} by run ${ownerRunId}, not by run ${runId}: a key belongs to one run; nothing was written`,
+    );
+  }
+}
+
+/**
  * An operator's resolve was refused and nothing was written: the claim's lease is live (`live`: its holder
  * may be executing the side effect now), or the claim is no longer the one the operator decided about
  * (`replaced`: taken over since, by a worker whose side effect may be running).

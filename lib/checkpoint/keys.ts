@@ -40,6 +40,18 @@ export function stepKey(runId: string, step: number): string {
   return `${runId}:step:${step}`;
 }
 
+/**
+ * The run a key is of, by how runs make their keys: `<run>:step:<n>` (stepKey) or `<run>:<name>` with no `:` in
+ * the name; null for a key of no run (a content hash). Run ids may contain `:`, so this is what gives a key one
+ * run at most: `acme:nightly:step:0` is run acme:nightly's step 0, never run acme's step named `nightly:step:0`.
+ */
+export function keyRun(key: string): string | null {
+  const step = /^(.+):step:\d+$/.exec(key);
+  if (step) return step[1]!;
+  const colon = key.lastIndexOf(':');
+  return colon > 0 ? key.slice(0, colon) : null;
+}
+
 /** sha-256 of the value's canonical JSON: equal values give equal keys whatever their key order. */
 export function contentKey(value: unknown): string {
   return sha256Hex(canonicalJson(value));

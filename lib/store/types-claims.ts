@@ -25,6 +25,12 @@ export interface ClaimStore {
   /** How many keys a run has committed. */
   countCommitted(runId: string): Promise<number>;
 
+  /**
+   * What a run holds in the store: its keys (committed and claimed) and the bytes of its results, recorded
+   * inputs and progress state, as UTF-8. What a run token's writes are bounded by (lib/api/run-scope.ts).
+   */
+  runFootprint(runId: string): Promise<{ keys: number; bytes: number }>;
+
   /** Committed rows of a run in step order, then key order. */
   listCommitted(runId: string, options?: { limit?: number; afterKey?: string }): Promise<CommittedRow[]>;
 

@@ -5,7 +5,7 @@
  * protocol call naming another run or another run's keys.
  */
 import Database from 'better-sqlite3';
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request, type Answer } from '../support/http';
@@ -20,6 +20,9 @@ process.env.DATABASE_URL = `file:${DB}`;
 process.env.WAYBILL_OPERATOR_TOKEN = OPERATOR;
 process.env.WAYBILL_VIEWER_TOKEN = VIEWER;
 process.env.WAYBILL_SESSION_SECRET = SECRET;
+// Small bounds, so a test reaches them with a handful of requests.
+process.env.WAYBILL_RUN_TOKEN_MAX_KEYS = '5';
+process.env.WAYBILL_RUN_TOKEN_MAX_BYTES = '4096';
 
 const { startRouteServer } = await import('../support/route-server');
 const { ROUTES } = await import('../../lib/api/openapi');
@@ -49,6 +52,23 @@ function snapshot(): string {
   } finally {
     db.close();
   }
+}
+
+/**
+ * The CLI as a child process, awaited rather than run with spawnSync: a blocked event loop stalls this process's
+ * route server too, and its keep-alive sockets then close under the next request (ECONNRESET).
+ */
+function waybill(args: string[], env: NodeJS.ProcessEnv = process.env) {
+  const bin = fileURLToPath(new URL('../../bin/waybill.mjs', import.meta.url));
+  return new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, ...args], { env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
 }
 
 const mint = async (runId: string, ttl?: string) => {
@@ -195,14 +215,57 @@ describe('run-scoped tokens', () => {
     expect(snapshot()).toBe(before);
   });
 
+  it("for run X may not write a step of run X:Y (run ids contain ':'), and X:Y's own worker then runs it", async () => {
+    const { token } = await mint('acme');
+    const before = snapshot();
+    const forged = [
+      await api('POST', '/api/v1/checkpoint/claim', token, { runId: 'acme', key: 'acme:nightly:step:0', step: 0 }),
+      await api('POST', '/api/v1/checkpoint/commit', token, {
+        runId: 'acme',
+        key: 'acme:nightly:step:0',
+        token: 'x'.repeat(20),
+        result: 'forged',
+      }),
+      await api('POST', '/api/v1/checkpoint/commit', token, {
+        runId: 'acme',
+        key: 'acme:step:0',
+        token: 'x'.repeat(20),
+        result: 1,
+        next: { key: 'acme:nightly:step:1' },
+      }),
+    ];
+    expect(forged.map((a) => [a.status, a.body.error.code])).toEqual([
+      [403, 'FORBIDDEN'],
+      [403, 'FORBIDDEN'],
+      [403, 'FORBIDDEN'],
+    ]);
+    expect(forged[0]!.body.error.message).toBe(
+      'a run token for run acme may use only its run\'s keys ("acme:step:<n>", or "acme:<name>" with no ":" in the name), not acme:nightly:step:0: that key is run acme:nightly\'s',
+    );
+    expect(snapshot()).toBe(before);
+    // acme's own keys, named or numbered, are still its own.
+    const own = await api('POST', '/api/v1/checkpoint/claim', token, { runId: 'acme', key: 'acme:fetch', step: 0 });
+    expect(own.body.outcome).toBe('claimed');
+    // The victim's worker runs both of its steps: nothing forged to skip, no forged claim to wait on.
+    const { getStore } = await import('../../lib/data/store');
+    const { Checkpoint } = await import('../../lib/checkpoint/checkpoint');
+    const { runAgent } = await import('../../lib/checkpoint/agent');
+    const effects: string[] = [];
+    const report = await runAgent(
+      ['a', 'b'],
+      new Checkpoint(await getStore(), 'acme:nightly', { workerId: 'nightly-worker', claimTtlMs: 60_000 }),
+      (item) => {
+        effects.push(item);
+        return item;
+      },
+    );
+    expect([effects, report.executed, report.skipped]).toEqual([['a', 'b'], 2, 0]);
+  });
+
   it("are read with the server's secret: `waybill token` with the same one works, with another it is 401", async () => {
-    const bin = fileURLToPath(new URL('../../bin/waybill.mjs', import.meta.url));
     const cli = (secret: string) =>
-      spawnSync(process.execPath, [bin, 'token', '--run', 'tok-c', '--ttl', '1h', '--json'], {
-        encoding: 'utf8',
-        env: { ...process.env, WAYBILL_SESSION_SECRET: secret },
-      });
-    const same = cli(SECRET);
+      waybill(['token', '--run', 'tok-c', '--ttl', '1h', '--json'], { ...process.env, WAYBILL_SESSION_SECRET: secret });
+    const same = await cli(SECRET);
     expect(same.status, same.stderr).toBe(0);
     const minted = JSON.parse(same.stdout) as { token: string; runId: string };
     expect(minted.runId).toBe('tok-c');
@@ -218,20 +281,91 @@ describe('run-scoped tokens', () => {
     expect((await api('PUT', '/api/v1/checkpoint/tok-c/progress', minted.token, { step: 1, state: {} })).status).toBe(
       200,
     );
-    const rotated = JSON.parse(cli('another-secret-entirely-0123').stdout) as { token: string };
+    const rotated = JSON.parse((await cli('another-secret-entirely-0123')).stdout) as { token: string };
     const refused = await api('PUT', '/api/v1/checkpoint/tok-c/progress', rotated.token, { step: 2, state: {} });
     expect([refused.status, refused.body.error.code]).toEqual([401, 'UNAUTHENTICATED']);
     expect(refused.body.error.message).toMatch(/signed with a secret since rotated/);
-    const usage = spawnSync(process.execPath, [bin, 'token'], { encoding: 'utf8' });
+    const usage = await waybill(['token']);
     expect([usage.status, usage.stderr.trim()]).toEqual([2, 'waybill token: missing --run ID: a token is for one run']);
     // WAYBILL_URL (what a worker hands its programs) is checked with the rest of the environment.
-    const badUrl = spawnSync(process.execPath, [bin, 'token', '--run', 'tok-c'], {
-      encoding: 'utf8',
-      env: { ...process.env, WAYBILL_URL: 'ftp://example' },
-    });
+    const badUrl = await waybill(['token', '--run', 'tok-c'], { ...process.env, WAYBILL_URL: 'ftp://example' });
     expect([badUrl.status, badUrl.stderr.trim()]).toEqual([
       2,
       "waybill token: invalid environment: WAYBILL_URL: must be the dashboard's http(s) address, e.g. http://127.0.0.1:3000",
     ]);
+  });
+
+  it('write at most WAYBILL_RUN_TOKEN_MAX_KEYS keys and WAYBILL_RUN_TOKEN_MAX_BYTES bytes into their run', async () => {
+    const { token } = await mint('tok-bound');
+    const claim = (n: number) =>
+      api('POST', '/api/v1/checkpoint/claim', token, { runId: 'tok-bound', key: `tok-bound:step:${n}`, step: n });
+    const held: string[] = [];
+    for (let n = 0; n < 5; n++) held.push((await claim(n)).body.token);
+    const before = snapshot();
+    const sixth = await claim(5);
+    expect([sixth.status, sixth.body.error]).toEqual([
+      413,
+      {
+        code: 'PAYLOAD_TOO_LARGE',
+        message:
+          'run tok-bound holds 5 keys; a run token may write at most 5 (WAYBILL_RUN_TOKEN_MAX_KEYS); nothing was written',
+        limit: 5,
+      },
+    ]);
+    // A key the run holds already is no new key: claiming it again is answered as before (held, by its claim).
+    expect((await claim(0)).body.outcome).toBe('held');
+    const big = await api('POST', '/api/v1/checkpoint/commit', token, {
+      runId: 'tok-bound',
+      key: 'tok-bound:step:0',
+      token: held[0],
+      result: 'x'.repeat(4100),
+    });
+    expect([big.status, big.body.error.code, big.body.error.limit]).toEqual([413, 'PAYLOAD_TOO_LARGE', 4096]);
+    expect(big.body.error.message).toBe(
+      'run tok-bound holds 0 bytes and this request would add 4,102; a run token may write at most 4,096 (WAYBILL_RUN_TOKEN_MAX_BYTES); nothing was written',
+    );
+    const state = await api('PUT', '/api/v1/checkpoint/tok-bound/progress', token, {
+      step: 1,
+      state: 'y'.repeat(4100),
+    });
+    expect([state.status, state.body.error.code]).toEqual([413, 'PAYLOAD_TOO_LARGE']);
+    expect(snapshot()).toBe(before);
+    // Within the bound, the claim is still the client's to commit.
+    const small = await api('POST', '/api/v1/checkpoint/commit', token, {
+      runId: 'tok-bound',
+      key: 'tok-bound:step:0',
+      token: held[0],
+      result: 'ok',
+    });
+    expect(small.body.committed).toBe(true);
+  });
+
+  it('are refused once their run is finished, but for the end that says the client stopped', async () => {
+    const { token } = await mint('tok-done');
+    await api('POST', '/api/v1/checkpoint/tok-done/begin', token, { workflow: 'sandboxed', workerId: 'sb' });
+    const first = await api('POST', '/api/v1/checkpoint/claim', token, { runId: 'tok-done', key: 'tok-done:step:0' });
+    expect(first.body.outcome).toBe('claimed');
+    expect((await api('POST', '/api/v1/runs/tok-done/cancel', OPERATOR, {})).status).toBe(200);
+    const before = snapshot();
+    const refused = [
+      await api('POST', '/api/v1/checkpoint/claim', token, { runId: 'tok-done', key: 'tok-done:step:1' }),
+      await api('POST', '/api/v1/checkpoint/commit', token, {
+        runId: 'tok-done',
+        key: 'tok-done:step:0',
+        token: first.body.token,
+        result: 'after the cancel',
+      }),
+      await api('POST', '/api/v1/checkpoint/renew', token, { key: 'tok-done:step:0', token: first.body.token }),
+      await api('PUT', '/api/v1/checkpoint/tok-done/progress', token, { step: 1, state: {} }),
+      await api('GET', '/api/v1/checkpoint/tok-done/progress', token),
+      await api('POST', '/api/v1/checkpoint/tok-done/begin', token, { workflow: 'sandboxed', workerId: 'sb' }),
+      await api('GET', '/api/v1/runs/tok-done/committed', token),
+    ];
+    expect(refused.map((a) => [a.status, a.body.error?.message])).toEqual(
+      refused.map(() => [403, 'run tok-done is cancelled: its run tokens are refused']),
+    );
+    expect(snapshot()).toBe(before);
+    const end = await api('POST', '/api/v1/checkpoint/tok-done/end', token, { outcome: 'stopped', workerId: 'sb' });
+    expect([end.status, end.body]).toEqual([200, { run: { id: 'tok-done', status: 'cancelled' } }]);
   });
 });

@@ -39,6 +39,18 @@ export function postgresClaims(c: PgConnection): ClaimStore {
       return row!.n;
     },
 
+    async runFootprint(runId) {
+      const { rows } = await read('runFootprint', () =>
+        c.query<{ keys: number; bytes: number }>(sql`SELECT
+          ((SELECT count(*) FROM ${committed} WHERE run_id = ${runId}::text)
+            + (SELECT count(*) FROM ${claims} WHERE run_id = ${runId}::text))::float8 AS keys,
+          ((SELECT coalesce(sum(octet_length(result_json) + coalesce(octet_length(input_json), 0)), 0)
+            FROM ${committed} WHERE run_id = ${runId}::text)
+            + coalesce((SELECT octet_length(state_json) FROM progress WHERE run_id = ${runId}::text), 0))::float8 AS bytes`),
+      );
+      return rows[0]!;
+    },
+
     /**
      * Keyset on (step, key), the cursor being the last key seen (its step looked up by primary key), as on
      * SQLite. Keys compare in byte order (COLLATE "C"), as SQLite compares them, so both backends page alike.

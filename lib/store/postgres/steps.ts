@@ -23,6 +23,7 @@ import type pg from 'pg';
 import { LeaseLostError, StoreUnavailableError } from '../../errors';
 import { claims, progress, stepEvents } from '../schema.pg';
 import type { ClaimOutcome, ClaimRow, CommittedRow, ProgressRow, ProgressWrite, StepStore } from '../types';
+import { ownRunNext, ownRunOutcome } from '../key-owner';
 import { committedByKey, eventInsert, eventInsertOnce, type EventInput } from './columns';
 import { prepare, type PgConnection, type Prepared } from './connection';
 import { beginLoopRun, endLoopRun } from './loop-runs';
@@ -132,7 +133,7 @@ export function postgresSteps(c: PgConnection, options: BatchOptions): Omit<Step
     async claim(r) {
       for (let round = 1; round <= MAX_CLAIM_ROUNDS; round++) {
         const outcome = claimOutcome(await claimOne(r));
-        if (outcome) return outcome;
+        if (outcome) return ownRunOutcome(r, outcome);
       }
       throw new StoreUnavailableError(`claim on ${r.idemKey} kept racing concurrent writers`, undefined);
     },
@@ -157,8 +158,10 @@ export function postgresSteps(c: PgConnection, options: BatchOptions): Omit<Step
      */
     async commit(r) {
       const result = await commitOne(r);
-      if (result.inserted === 1)
-        return { next: result.next ? claimOutcome(result.next) : null, runStatus: result.runStatus };
+      if (result.inserted === 1) {
+        const next = result.next && r.next ? claimOutcome(result.next) : null;
+        return { next: next && ownRunNext(r.next!, next), runStatus: result.runStatus };
+      }
       // Our earlier attempt's row: committed, but whether it claimed the next key is unknown, so the caller
       // claims it again with the same token.
       if (result.landed) return { next: null, runStatus: result.runStatus };

@@ -30,6 +30,20 @@ export function sqliteClaims(c: SqliteConnection): ClaimStore {
       return guard(() => orm.select({ n: count() }).from(committed).where(eq(committed.runId, runId)).get()!.n);
     },
 
+    async runFootprint(runId) {
+      // length() of a BLOB counts bytes; of TEXT, characters. Each count is an index range on run_id.
+      return guard(
+        () =>
+          c
+            .prepared<[string, string, string, string], { keys: number; bytes: number }>(`SELECT
+          (SELECT count(*) FROM committed WHERE run_id = ?) + (SELECT count(*) FROM claims WHERE run_id = ?) AS keys,
+          (SELECT coalesce(sum(length(CAST(result_json AS BLOB)) + coalesce(length(CAST(input_json AS BLOB)), 0)), 0)
+            FROM committed WHERE run_id = ?)
+          + coalesce((SELECT length(CAST(state_json AS BLOB)) FROM progress WHERE run_id = ?), 0) AS bytes`)
+            .get(runId, runId, runId, runId)!,
+      );
+    },
+
     async listCommitted(runId, options = {}): Promise<CommittedRow[]> {
       // Keyset on (step, key): the cursor is the last key seen, its step looked up by primary key.
       return guard(() =>

@@ -7,6 +7,7 @@
 import type Database from 'better-sqlite3';
 import { LeaseLostError } from '../../errors';
 import { COMMITTED_FIELDS, committedColumns, PRIOR_STATE_MAX_CHARS } from '../columns';
+import { ownRunNext, ownRunOutcome } from '../key-owner';
 import type {
   ClaimOutcome,
   ClaimRequest,
@@ -60,7 +61,7 @@ export function expiresAt(held: RawClaim, claimTtlMs: number): number {
  * once, whether the transaction is that request's alone (steps.ts) or a group commit's (steps-batch.ts).
  */
 export interface StepWrites {
-  /** Phase 1: claim() on its own, or commit() for the next key. */
+  /** Phase 1: claim() on its own, or commit() for the next key. Throws KeyOfAnotherRunError before writing. */
   claimIn(r: ClaimRequest, now: number): ClaimOutcome;
   /** Phase 3. Throws LeaseLostError when the claim is not ours or the key is taken: the caller rolls back. */
   commitIn(r: CommitRequest, now: number): CommitOutcome;
@@ -80,7 +81,11 @@ export function sqliteStepWrites(c: SqliteConnection): StepWrites & { statements
     if (w.awaited > 0) c.event({ runId: w.runId, step: w.step, outcome: 'awaited', count: w.awaited }, now);
   }
 
-  function claimIn(r: ClaimRequest, now: number): ClaimOutcome {
+  // Another run's key writes nothing: its committed row returns before the insert, and its live claim
+  // made the insert a no-op.
+  const claimIn = (r: ClaimRequest, now: number): ClaimOutcome => ownRunOutcome(r, decideClaimIn(r, now));
+
+  function decideClaimIn(r: ClaimRequest, now: number): ClaimOutcome {
     const done = s.committed.get(r.idemKey);
     if (done) return { kind: 'committed', row: done };
     const leaseExpiresAt = now + r.leaseMs / 1000;
@@ -160,7 +165,7 @@ export function sqliteStepWrites(c: SqliteConnection): StepWrites & { statements
     const runStatus = runStatusOf(r.runId);
     // A paused or cancelled run runs no step after this one: its next key is not claimed ahead.
     const stopped = runStatus === 'paused' || runStatus === 'cancelled';
-    return { next: r.next && !stopped ? claimIn(r.next, now) : null, runStatus };
+    return { next: r.next && !stopped ? ownRunNext(r.next, decideClaimIn(r.next, now)) : null, runStatus };
   }
 
   function leaseLostIn(r: CommitRequest, error: LeaseLostError, now: number): void {

@@ -18,7 +18,16 @@ export async function POST(request: Request) {
     if (refusal) return refused(refusal);
     const given = await body(request, commitBody, config().WAYBILL_MAX_BODY_BYTES);
     const store = await getStore();
-    await checkRunScope(store, who, { runId: given.runId, keys: [given.key, given.next?.key] }, claimTtlMs());
+    await checkRunScope(
+      store,
+      who,
+      {
+        runId: given.runId,
+        keys: [given.key, given.next?.key],
+        writes: [given.result, given.input, given.progress?.state],
+      },
+      claimTtlMs(),
+    );
     return json(await commit(store, given, { leaseMs: config().WAYBILL_LEASE_MS, claimTtlMs: claimTtlMs() }));
   });
 }

@@ -9,16 +9,19 @@ import { authorizeRequest } from '@/lib/auth/server';
 import { body, handle, json, param, refused } from '@/lib/api';
 import { runRef } from '@/lib/api/ids';
 import { begin, beginBody } from '@/lib/api/protocol';
+import { checkRunScope } from '@/lib/api/run-scope';
 import { config } from '@/lib/config';
-import { getStore } from '@/lib/data/store';
+import { claimTtlMs, getStore } from '@/lib/data/store';
 
 export async function POST(request: Request, context: { params: Promise<{ runId: string }> }) {
   return handle(async () => {
     const raw = (await context.params).runId;
-    const { refusal } = await authorizeRequest(request, 'operator', { mutation: true, run: raw });
+    const { who, refusal } = await authorizeRequest(request, 'operator', { mutation: true, run: raw });
     if (refusal) return refused(refusal);
     const runId = param(raw, 'runId', runRef);
     const given = await body(request, beginBody, config().WAYBILL_MAX_BODY_BYTES);
-    return json(await begin(await getStore(), runId, given));
+    const store = await getStore();
+    await checkRunScope(store, who, { runId, keys: [], writes: [given.input] }, claimTtlMs());
+    return json(await begin(store, runId, given));
   });
 }

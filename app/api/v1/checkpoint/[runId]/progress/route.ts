@@ -7,28 +7,33 @@ import { authorizeRequest } from '@/lib/auth/server';
 import { body, handle, json, param, refused } from '@/lib/api';
 import { runRef } from '@/lib/api/ids';
 import { loadProgress, progressBody, saveProgress } from '@/lib/api/protocol';
+import { checkRunScope } from '@/lib/api/run-scope';
 import { config } from '@/lib/config';
-import { getStore } from '@/lib/data/store';
+import { claimTtlMs, getStore } from '@/lib/data/store';
 
 type Context = { params: Promise<{ runId: string }> };
 
 export async function GET(request: Request, context: Context) {
   return handle(async () => {
     const raw = (await context.params).runId;
-    const { refusal } = await authorizeRequest(request, 'viewer', { mutation: false, run: raw });
+    const { who, refusal } = await authorizeRequest(request, 'viewer', { mutation: false, run: raw });
     if (refusal) return refused(refusal);
     const runId = param(raw, 'runId', runRef);
-    return json(await loadProgress(await getStore(), runId));
+    const store = await getStore();
+    await checkRunScope(store, who, { runId, keys: [] }, claimTtlMs());
+    return json(await loadProgress(store, runId));
   });
 }
 
 export async function PUT(request: Request, context: Context) {
   return handle(async () => {
     const raw = (await context.params).runId;
-    const { refusal } = await authorizeRequest(request, 'operator', { mutation: true, run: raw });
+    const { who, refusal } = await authorizeRequest(request, 'operator', { mutation: true, run: raw });
     if (refusal) return refused(refusal);
     const runId = param(raw, 'runId', runRef);
     const given = await body(request, progressBody, config().WAYBILL_MAX_BODY_BYTES);
-    return json(await saveProgress(await getStore(), runId, given));
+    const store = await getStore();
+    await checkRunScope(store, who, { runId, keys: [], writes: [given.state] }, claimTtlMs());
+    return json(await saveProgress(store, runId, given));
   });
 }

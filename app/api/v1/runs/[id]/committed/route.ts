@@ -4,6 +4,7 @@
 import { authorizeRequest } from '@/lib/auth/server';
 import { handle, json, param, query, refused } from '@/lib/api';
 import { runRef } from '@/lib/api/ids';
+import { checkRunScope } from '@/lib/api/run-scope';
 import { committedQuery, listCommitted } from '@/lib/api/runs';
 import { claimTtlMs, getStore } from '@/lib/data/store';
 
@@ -11,9 +12,11 @@ export async function GET(request: Request, context: { params: Promise<{ id: str
   return handle(async () => {
     // A run token may read its own run's committed results (a resuming agent's only read besides progress).
     const raw = (await context.params).id;
-    const { refusal } = await authorizeRequest(request, 'viewer', { mutation: false, run: raw });
+    const { who, refusal } = await authorizeRequest(request, 'viewer', { mutation: false, run: raw });
     if (refusal) return refused(refusal);
     const id = param(raw, 'id', runRef);
-    return json(await listCommitted(await getStore(), id, query(request, committedQuery), claimTtlMs()));
+    const store = await getStore();
+    await checkRunScope(store, who, { runId: id, keys: [] }, claimTtlMs());
+    return json(await listCommitted(store, id, query(request, committedQuery), claimTtlMs()));
   });
 }
