@@ -209,15 +209,16 @@ const schema = z
       .max(64 * 1024 * 1024, 'at most 64 MiB')
       .default(1024 * 1024),
     /**
-     * A run token's writes are bounded by what its run then holds (413 past either): its keys, committed and
-     * claimed, and the bytes of its results, inputs and progress state. A sandbox with a token for one run
-     * otherwise writes without limit (38 MB in 8 s was measured). Writes with a role token are not bounded.
+     * A run token's writes are bounded by what its run then holds (413 past this or the next): its keys,
+     * committed and claimed. A sandbox with a token for one run otherwise writes without limit. Writes with a
+     * role token are not bounded.
      */
     WAYBILL_RUN_TOKEN_MAX_KEYS: z.coerce
       .number({ error: 'must be a whole number' })
       .int('must be a whole number')
       .min(1, 'must be at least 1')
       .default(10_000),
+    /** The bytes of results, recorded inputs and progress state a run token may leave in its run (413 past it). */
     WAYBILL_RUN_TOKEN_MAX_BYTES: z.coerce
       .number({ error: 'must be a whole number of bytes' })
       .int('must be a whole number of bytes')
