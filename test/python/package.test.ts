@@ -59,11 +59,19 @@ describe.skipIf(missing !== null)('the Python client as a package', () => {
   }, 120_000);
 
   it.skipIf(mypy === null)(
-    'its sources and build backend pass mypy --strict',
+    'its sources, its build backend and examples/python_agent.py pass mypy --strict',
     () => {
       const checked = spawnSync(
         mypy![0]!,
-        [...mypy!.slice(1), '--strict', '--no-incremental', '--cache-dir=/dev/null', 'waybill_client', '_build'],
+        [
+          ...mypy!.slice(1),
+          '--strict',
+          '--no-incremental',
+          '--cache-dir=/dev/null',
+          'waybill_client',
+          '_build',
+          '../../examples/python_agent.py',
+        ],
         {
           cwd: CLIENT_DIR,
           encoding: 'utf8',
