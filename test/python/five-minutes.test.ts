@@ -9,10 +9,11 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, ROOT } from '../cli/support';
+import { BIN } from '../cli/support';
 import { spawnCommand } from '../support/child';
 import { request } from '../support/http';
 import { makeTempDir } from '../support/tmp';
+import { readmeAgent } from './readme';
 import { makeVenv, pythonMissing } from './venv';
 
 const OPERATOR = 'five-operator-token-0123456789ab';
@@ -26,16 +27,6 @@ process.env.WAYBILL_LEASE_MS = '1500';
 const missing = pythonMissing();
 if (missing && process.env.CI === 'true')
   throw new Error(`test/python needs python3 with venv under CI=true: ${missing}`);
-
-function agentBlock(): string {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const start = readme.indexOf('\n### The same five minutes in Python\n');
-  if (start < 0) throw new Error('README.md has no "### The same five minutes in Python" section');
-  const section = readme.slice(start, readme.indexOf('\n## ', start));
-  const block = /^```python python-five-minutes:agent\.py\n([\s\S]*?)^```$/m.exec(section);
-  if (!block) throw new Error('the Python section has no agent.py block');
-  return block[1]!;
-}
 
 const { startRouteServer } = await import('../support/route-server');
 const cache = globalThis as { waybillStore?: Promise<{ close(): Promise<void> }> };
@@ -56,7 +47,7 @@ describe.skipIf(missing !== null)('README: the same five minutes in Python', () 
   it('agent.py with a run token: killed mid-run and run again, it completes; each call once but the one in flight', async () => {
     const project = dir.file('my-agent');
     spawnSync('mkdir', ['-p', project]);
-    writeFileSync(join(project, 'agent.py'), agentBlock());
+    writeFileSync(join(project, 'agent.py'), readmeAgent());
     const minted = spawnSync(process.execPath, [BIN, 'token', '--run', 'py-1'], { encoding: 'utf8' });
     expect(minted.status, minted.stderr).toBe(0);
     // The README's environment; a shorter lease than the 10 s default so the rerun need not wait it out.

@@ -21,15 +21,35 @@ export function pythonMissing(): string | null {
   return null;
 }
 
-/** Creates the venv in `dir` and installs the client into it; returns its python. */
-export function makeVenv(dir: string): string {
+/**
+ * Creates the venv in `dir` and installs the client into it; returns its python. `editable`: `pip install -e`,
+ * without build isolation, as a developer of the client installs it.
+ */
+export function makeVenv(dir: string, { editable = false } = {}): string {
   const venv = join(dir, 'venv');
   execFileSync('python3', ['-m', 'venv', venv], { stdio: 'pipe' });
   const python = join(venv, 'bin', 'python');
+  // Python 3.12+ venvs have no setuptools, and with it pip would quietly make an editable install its own
+  // legacy way (setup.py develop): without it, only the build backend's own PEP 660 hook can.
+  if (editable) execFileSync(python, ['-m', 'pip', 'uninstall', '--yes', '--quiet', 'setuptools'], { stdio: 'pipe' });
+  const how = editable ? ['--no-build-isolation', '-e'] : [];
   // PIP_NO_INDEX too, so nothing in the environment can point pip at an index.
-  execFileSync(python, ['-m', 'pip', 'install', '--no-index', '--disable-pip-version-check', '--quiet', CLIENT_DIR], {
-    stdio: 'pipe',
-    env: { ...process.env, PIP_NO_INDEX: '1', PIP_CONFIG_FILE: '/dev/null' },
-  });
+  execFileSync(
+    python,
+    ['-m', 'pip', 'install', '--no-index', '--disable-pip-version-check', '--quiet', ...how, CLIENT_DIR],
+    { stdio: 'pipe', env: { ...process.env, PIP_NO_INDEX: '1', PIP_CONFIG_FILE: '/dev/null' } },
+  );
   return python;
+}
+
+/**
+ * How to run mypy here: Debian's python3-mypy is a module of the system's python3, which may not be the
+ * python3 first on PATH (a pyenv's). Null when there is none.
+ */
+export function mypyCommand(): string[] | null {
+  for (const command of [['python3', '-m', 'mypy'], ['/usr/bin/python3', '-m', 'mypy'], ['mypy']]) {
+    const probe = spawnSync(command[0]!, [...command.slice(1), '--version'], { encoding: 'utf8' });
+    if (probe.status === 0 && probe.stdout.startsWith('mypy ')) return command;
+  }
+  return null;
 }

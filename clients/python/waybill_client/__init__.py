@@ -10,7 +10,10 @@ from .errors import (ConflictError, ConnectionFailedError, ForbiddenError, Idemp
                      InvalidInputError, InvalidJsonError, InvalidTransitionError, LeaseLostError, NotFoundError,
                      NotWaybillError, PayloadTooLargeError, RunCancelledError, RunPausedError, RunStoppedError,
                      StoreUnavailableError, UnauthenticatedError, UnsupportedMediaTypeError, WaybillError)
+from .excepthook import install as _install_excepthook
 from .lease import StepContext
+
+_install_excepthook()
 
 __version__ = "0.1.0"
 

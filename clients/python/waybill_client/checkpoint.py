@@ -135,7 +135,7 @@ class Checkpoint:
         answer, _ = self._http.call("POST", self._run_path("begin"), {
             "workflow": self.workflow, "totalSteps": self.total_steps, "input": self.input, "workerId": self.worker_id})
         self._begun = True
-        status = answer["run"]["status"]
+        status = str(answer["run"]["status"])
         self._note_status(status)
         self.raise_if_stopped(0)
         return status
@@ -282,10 +282,9 @@ def _call(side_effect: Callable[..., Any], ctx: StepContext) -> Any:
 
 def _takes_argument(fn: Callable[..., Any]) -> bool:
     try:
-        params = inspect.signature(fn).parameters.values()
+        params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
         return True
-    params = list(params)
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     # `lambda step=step: …` binds a loop variable; only a parameter without a default is asking for the context.
     return any(p.kind == p.VAR_POSITIONAL for p in params) or any(p.default is p.empty for p in positional)

@@ -117,7 +117,8 @@ BY_CODE = {cls.code: cls for cls in [
 
 def from_answer(status: int, body: Dict[str, Any], where: str) -> WaybillError:
     """The typed error for an error answer; an unknown code is still a WaybillError carrying it."""
-    error = body.get("error") if isinstance(body.get("error"), dict) else {}
+    given = body.get("error")
+    error: Dict[str, Any] = given if isinstance(given, dict) else {}
     code = str(error.get("code", f"HTTP_{status}"))
     message = str(error.get("message", "no message")).replace("\n", " ")
     cls = BY_CODE.get(code, WaybillError)
