@@ -65,6 +65,11 @@ const schema = z
         'must be a user name or uid:gid, e.g. nobody or 65534:65534',
       )
       .optional(),
+    /**
+     * `waybill worker`, `dashboard` and `up` exit (as on SIGTERM) when the process that started them goes, so a
+     * `kill -9` of npx's npm does not leave them running. `off` lets them outlive it (nohup, setsid).
+     */
+    WAYBILL_FOLLOW_PARENT: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
     /** Lines each run's log keeps in the store (a command workflow's program output): the newest; older ones go. */
     WAYBILL_RUN_LOG_LINES: z.coerce
       .number({ error: `must be a whole number, 1-${MAX_LOG_KEEP}` })

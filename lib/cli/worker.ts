@@ -21,6 +21,7 @@ import { createLogger } from '../engine/log';
 import { keepStoreFrom, programUser } from '../engine/program-user';
 import { publicationsOf } from '../engine/publish';
 import { WorkflowRegistry } from '../engine/workflow';
+import { followParent, stopAsOnSigterm } from '../launch/follow-parent';
 import { Worker } from '../engine/worker';
 import { GLOBAL_OPTIONS, check, count, flags, lookupId } from './args';
 import { withStore, type Cli } from './context';
@@ -105,10 +106,15 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
     };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
+    const follows = cfg.WAYBILL_FOLLOW_PARENT === 'on';
+    // The real pid: `npx waybill worker &` makes $! npm's.
+    log.info(`worker pid ${process.pid}`, { workerId: w.id, pid: process.pid, parentPid: process.ppid, follows });
+    const unfollow = followParent(follows, stopAsOnSigterm('waybill worker'));
     const unwatch = watchWorker(cli, store, w.id, log, live);
     try {
       await w.run();
     } finally {
+      unfollow();
       await unwatch();
       live?.done();
       process.off('SIGTERM', onSignal);
