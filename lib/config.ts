@@ -59,6 +59,22 @@ const schema = z
      * cannot run command workflows (and does not serve the python-agent demo).
      */
     WAYBILL_URL: controlPlaneUrl.optional(),
+    /**
+     * Who a command workflow's program runs as: a user name (looked up in /etc/passwd) or uid:gid. Unset, a worker
+     * running as root runs its programs as `nobody`, and any other worker as itself (it cannot switch users).
+     */
+    WAYBILL_PROGRAM_USER: z
+      .string()
+      .regex(
+        /^([A-Za-z_][A-Za-z0-9_.-]{0,31}|\d{1,10}:\d{1,10})$/,
+        'must be a user name or uid:gid, e.g. nobody or 65534:65534',
+      )
+      .optional(),
+    /**
+     * `waybill worker`, `dashboard` and `up` exit (as on SIGTERM) when the process that started them goes, so a
+     * `kill -9` of npx's npm does not leave them running. `off` lets them outlive it (nohup, setsid).
+     */
+    WAYBILL_FOLLOW_PARENT: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
     /** Lines each run's log keeps in the store (a command workflow's program output): the newest; older ones go. */
     WAYBILL_RUN_LOG_LINES: z.coerce
       .number({ error: `must be a whole number, 1-${MAX_LOG_KEEP}` })
@@ -292,11 +308,15 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
  */
 export function dataDir(cfg: Pick<Config, 'DATABASE_URL' | 'WAYBILL_DATA_DIR'>): string {
   if (cfg.WAYBILL_DATA_DIR) return resolve(cfg.WAYBILL_DATA_DIR);
-  if (cfg.DATABASE_URL.startsWith('file:')) {
-    const path = cfg.DATABASE_URL.slice('file:'.length).replace(/^\/\/(?=\/)/, '');
-    if (path !== ':memory:' && path !== '') return dirname(resolve(path));
-  }
-  return resolve('data');
+  const file = sqliteFile(cfg.DATABASE_URL);
+  return file === null ? resolve('data') : dirname(file);
+}
+
+/** The SQLite file a DATABASE_URL names, absolute; null for PostgreSQL and an in-memory store. */
+export function sqliteFile(databaseUrl: string): string | null {
+  if (!databaseUrl.startsWith('file:')) return null;
+  const path = databaseUrl.slice('file:'.length).replace(/^\/\/(?=\/)/, '');
+  return path === ':memory:' || path === '' ? null : resolve(path);
 }
 
 let cached: Config | undefined;

@@ -15,11 +15,13 @@
  * nothing else, so a drill on a shared store never touches the user's runs.
  */
 import { parseArgs } from 'node:util';
-import { controlPlaneUrl, dataDir } from '../config';
+import { controlPlaneUrl, dataDir, sqliteFile } from '../config';
 import { drillWorkflow } from '../engine/drill';
 import { createLogger } from '../engine/log';
+import { keepStoreFrom, programUser } from '../engine/program-user';
 import { publicationsOf } from '../engine/publish';
 import { WorkflowRegistry } from '../engine/workflow';
+import { followParent, stopAsOnSigterm } from '../launch/follow-parent';
 import { Worker } from '../engine/worker';
 import { GLOBAL_OPTIONS, check, count, flags, lookupId } from './args';
 import { withStore, type Cli } from './context';
@@ -52,11 +54,18 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
       ? await cli.registry(modulePath, values.db, url)
       : new WorkflowRegistry([drillWorkflow(dataDir({ ...cfg, DATABASE_URL: values.db ?? cfg.DATABASE_URL }))]);
   const publications = publicationsOf(registry, modulePath);
+  // Before the store is opened: a user that cannot be had exits 2 having touched nothing.
+  const user = programUser(cfg.WAYBILL_PROGRAM_USER, process.getuid?.());
+  const storeFile = sqliteFile(values.db ?? cfg.DATABASE_URL);
 
   return withStore(cli, values.db, async (store) => {
     // On a terminal, log lines go through the bar block so the two never tear each other.
     const live = cli.tty ? new LiveBlock(cli.stderr) : null;
     const log = createLogger({}, live ? (line) => live.write(line) : undefined, { colour: !cfg.NO_COLOR });
+    if (user && user.uid !== process.getuid?.() && storeFile) {
+      const shut = keepStoreFrom(user, storeFile);
+      if (shut.length > 0) log.info("closed the store's files to the programs' user", { user: user.name, files: shut });
+    }
     const w = new Worker({
       store: store,
       registry,
@@ -97,10 +106,15 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
     };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
+    const follows = cfg.WAYBILL_FOLLOW_PARENT === 'on';
+    // The real pid: `npx waybill worker &` makes $! npm's.
+    log.info(`worker pid ${process.pid}`, { workerId: w.id, pid: process.pid, parentPid: process.ppid, follows });
+    const unfollow = followParent(follows, stopAsOnSigterm('waybill worker'));
     const unwatch = watchWorker(cli, store, w.id, log, live);
     try {
       await w.run();
     } finally {
+      unfollow();
       await unwatch();
       live?.done();
       process.off('SIGTERM', onSignal);

@@ -12,22 +12,26 @@
  *
  * - Exit 0: the run is complete. Any other exit is a failed attempt, run again with backoff up to maxAttempts;
  *   the program resumes from its progress, skipping committed steps.
- * - Pause, cancel, a takeover or a drain: SIGTERM, so the program stops after its step in hand (the Python
- *   client does), then SIGKILL after graceMs. The worker stops the run as it stops any other.
- * - The worker dies: nothing is sent, so the program watches its parent (WAYBILL_PARENT_PID) and stops after
- *   its step in hand; the next worker takes the run and spawns the program again.
+ * - Pause, cancel, a takeover or a drain: SIGTERM to the program's process group, so the program stops after
+ *   its step in hand (the Python client does), then SIGKILL after graceMs. The worker stops the run as it
+ *   stops any other. Whatever the program leaves in its group when it exits is killed.
+ * - The worker dies: its watchdog kills the program's group at once (program-process.ts), as the worker's
+ *   own step would die; the next worker takes the run and spawns the program again, alone.
+ *
+ * Isolation: the program runs as WAYBILL_PROGRAM_USER (`nobody` under a root worker: program-user.ts), in a
+ * fresh private directory away from the store, and is not told the worker's pid.
  */
-import { spawn } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { z } from 'zod';
 import { mintRunToken } from '../auth/run-token';
-import { config, dataDir } from '../config';
+import { config } from '../config';
 import { CommandFailedError, InvalidInputError } from '../errors';
 import { MAX_LOG_LINE_CHARS } from '../store/log-lines';
 import type { RunLogStream } from '../store/types';
 import type { RunContext } from './context';
+import { spawnProgram } from './program-process';
+import { configuredProgramUser, type ProgramUser } from './program-user';
 import { defineWorkflow, type WorkflowDefinition } from './workflow';
 
 export interface CommandWorkflowDefinition<I> {
@@ -39,7 +43,10 @@ export interface CommandWorkflowDefinition<I> {
   command: readonly string[];
   /** Added to the program's environment (which holds only PATH, HOME, locale and these besides Waybill's own). */
   env?: Record<string, string>;
-  /** The program's working directory; the data directory by default. */
+  /**
+   * The program's working directory, used as it is. By default a fresh private one for each attempt (its HOME
+   * and TMPDIR too), removed when the attempt ends.
+   */
   cwd?: string;
   totalSteps?: WorkflowDefinition<I>['totalSteps'];
   /** Program runs per run before the run fails. Default 3. */
@@ -52,7 +59,9 @@ export interface CommandWorkflowDefinition<I> {
 
 /** Exit status meaning "stopped for the operator" (paused or cancelled): not a failure if the run says so. */
 const STOPPED_EXIT = 3;
-const PASSED_ENV = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR', 'SYSTEMROOT'];
+const PASSED_ENV = ['PATH', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'SYSTEMROOT', 'TRACEPARENT'];
+/** Passed only with a cwd of the definition's: in a private directory, they are that directory. */
+const PASSED_WITH_CWD = ['HOME', 'TMPDIR'];
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export function defineCommandWorkflow<I>(definition: CommandWorkflowDefinition<I>): WorkflowDefinition<I> {
@@ -110,14 +119,13 @@ async function runProgram(ctx: RunContext, input: unknown, fixed: Fixed): Promis
         'start the worker with --url (or WAYBILL_URL), e.g. waybill worker --url http://127.0.0.1:3000',
     );
   }
-  const dir = dataDir(cfg);
-  if (!fixed.cwd) mkdirSync(dir, { recursive: true });
+  const user = configuredProgramUser(cfg.WAYBILL_PROGRAM_USER);
   const log = (stream: RunLogStream, text: string) => {
     ctx.log.info(`program ${stream}`, { line: text.slice(0, MAX_LOG_LINE_CHARS) });
     ctx.runLog.write(stream, text);
   };
   try {
-    return await attempts(ctx, input, fixed, { url, cwd: fixed.cwd ?? dir, log });
+    return await attempts(ctx, input, fixed, { url, user, log });
   } finally {
     // Before the run ends: whoever sees it finished (`waybill logs --follow`) then has its every line.
     await ctx.runLog.flush();
@@ -128,7 +136,7 @@ async function attempts(
   ctx: RunContext,
   input: unknown,
   fixed: Fixed,
-  o: { url: string; cwd: string; log: (stream: RunLogStream, text: string) => void },
+  o: { url: string; user: ProgramUser | null; log: (stream: RunLogStream, text: string) => void },
 ): Promise<unknown> {
   const { url, log } = o;
   const cfg = config();
@@ -136,7 +144,7 @@ async function attempts(
     ctx.signal.throwIfAborted();
     // A fresh token per attempt: a day, and a program still running past that is on a later attempt anyway.
     const { token } = mintRunToken(cfg, ctx.runId, undefined, Date.now());
-    const exit = await spawnOnce(ctx, input, fixed, { url, token, attempt, cwd: o.cwd, log });
+    const exit = await spawnOnce(ctx, input, fixed, { url, token, attempt, user: o.user, log });
     if (exit.code === 0) return { exitCode: 0, attempts: attempt };
     // Stopped for the operator: the program saw the pause in a commit answer, likely before our renewal did.
     if (exit.code === STOPPED_EXIT) await abortedWithin(ctx.signal, 5000);
@@ -166,13 +174,14 @@ function spawnOnce(
     url: string;
     token: string;
     attempt: number;
-    cwd: string;
+    user: ProgramUser | null;
     log: (stream: RunLogStream, text: string) => void;
   },
 ): Promise<Exit> {
   const inputJson = JSON.stringify(input) ?? 'null';
   const env: Record<string, string> = {};
-  for (const name of PASSED_ENV) if (process.env[name] !== undefined) env[name] = process.env[name]!;
+  for (const name of fixed.cwd ? [...PASSED_ENV, ...PASSED_WITH_CWD] : PASSED_ENV)
+    if (process.env[name] !== undefined) env[name] = process.env[name]!;
   Object.assign(env, fixed.env, {
     WAYBILL_URL: o.url,
     WAYBILL_TOKEN: o.token,
@@ -180,17 +189,13 @@ function spawnOnce(
     WAYBILL_WORKFLOW: fixed.name,
     WAYBILL_INPUT: inputJson,
     WAYBILL_WORKER_ID: ctx.checkpoint.workerId ?? '',
-    WAYBILL_PARENT_PID: String(process.pid),
     WAYBILL_MANAGED: '1',
     WAYBILL_ATTEMPT: String(o.attempt),
     PYTHONUNBUFFERED: '1',
   });
   return new Promise<Exit>((resolve) => {
-    const child = spawn(fixed.command[0]!, fixed.command.slice(1), {
-      cwd: o.cwd,
-      env: env as NodeJS.ProcessEnv,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    const program = spawnProgram(fixed.command, { env, cwd: fixed.cwd, user: o.user });
+    const { child } = program;
     let lastError: string | null = null;
     let settled = false;
     let killTimer: NodeJS.Timeout | undefined;
@@ -199,8 +204,8 @@ function spawnOnce(
         'worker',
         `stopping the program (SIGTERM; SIGKILL in ${fixed.graceMs} ms): ${(ctx.signal.reason as Error | undefined)?.message ?? 'stopped'}`,
       );
-      child.kill('SIGTERM');
-      killTimer = setTimeout(() => child.kill('SIGKILL'), fixed.graceMs);
+      program.signal('SIGTERM');
+      killTimer = setTimeout(() => program.signal('SIGKILL'), fixed.graceMs);
     };
     const finish = (exit: Exit) => {
       if (settled) return;
@@ -213,19 +218,24 @@ function spawnOnce(
       o.log('worker', `cannot start ${fixed.command[0]}: ${error.message}`);
       finish({ code: 127, signal: null, lastError: `cannot start ${fixed.command[0]}: ${error.message}` });
     });
-    child.stdin.on('error', () => undefined); // a program that never reads its stdin closes it: fine
-    child.stdin.end(`${inputJson}\n`);
+    // The watchdog's stdin is its lifeline: never written, closed by the kernel when this process dies.
+    child.stdin.on('error', () => undefined);
     createInterface({ input: child.stdout }).on('line', (line) => o.log('stdout', line));
     createInterface({ input: child.stderr }).on('line', (line) => {
       if (line.trim()) lastError = line.trim().slice(0, 500);
       o.log('stderr', line);
     });
-    if (child.pid !== undefined)
-      o.log('worker', `started ${fixed.command.join(' ')} (pid ${child.pid}, attempt ${o.attempt})`);
+    if (child.pid !== undefined) {
+      const as = o.user ? `, user ${o.user.name}` : '';
+      o.log('worker', `started ${fixed.command.join(' ')} (group ${child.pid}${as}, attempt ${o.attempt})`);
+    }
     ctx.signal.addEventListener('abort', onAbort, { once: true });
     if (ctx.signal.aborted) onAbort();
+    // What the program left in its group goes now: it would hold its token, and its output pipes open.
+    child.on('exit', () => program.cleanUp());
     // 'close' comes after stdout and stderr are drained: every line is logged by then.
     child.on('close', (code, signal) => {
+      program.cleanUp();
       o.log('worker', `program ${code === null ? `killed by ${signal}` : `exited with ${code}`}`);
       finish({ code, signal, lastError });
     });

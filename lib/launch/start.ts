@@ -6,7 +6,8 @@
  * bin/web.mjs) and one `waybill worker` as child processes until Ctrl-C or SIGTERM.
  *
  * Stopping: the first signal sends SIGTERM to each child and waits — the worker finishes the step in hand
- * and hands its runs back — then exits 0. A child that dies on its own stops the other and exits 1.
+ * and hands its runs back — then exits 0. A child that dies on its own stops the other and exits 1. Its parent
+ * gone (npx's npm killed), it stops as on SIGTERM (follow-parent.ts), and so does each child if it is killed.
  *
  * Over ~300 lines because it is one sequence a reader follows top to bottom (build, open, demo, children,
  * stop); the pieces that stand alone are beside it (demo.ts, children.ts, web-cluster.ts).
@@ -20,6 +21,7 @@ import { authEnabled } from '../auth/principal';
 import { config, dataDir, storeOptions, type Config } from '../config';
 import { openStore } from '../store/index';
 import { describeExit, spawnChild, stopAll, type Child } from './children';
+import { followParent, stopAsOnSigterm } from './follow-parent';
 import { packagePath, packageRoot } from './paths';
 import { programUrl } from './program-url';
 import { DEMO_INPUT, demoTick } from './demo';
@@ -121,9 +123,11 @@ export async function launch(argv: string[], as: LaunchAs = NPM_START): Promise<
   // `npm start | tee log` and a Ctrl-C: the pipe may close before we finish stopping the children.
   for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
   const signals = watchSignals();
+  const unfollow = followParent(cfg.WAYBILL_FOLLOW_PARENT === 'on', stopAsOnSigterm(as.command));
   try {
     return await startAll({ ...cfg, DATABASE_URL: anchorDatabaseUrl(cfg.DATABASE_URL) }, flags, signals, as);
   } finally {
+    unfollow();
     signals.dispose();
   }
 }
@@ -148,6 +152,8 @@ async function startAll(
     );
     return 1;
   }
+  // The real pid, once there is something to stop: under npx, $! is npm's.
+  say(`waybill: ${as.command} pid ${process.pid}`);
 
   if (!existsSync(BUILD_ID) && !CAN_BUILD) {
     complain(
@@ -394,7 +400,7 @@ function watchSignals(): Signals {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   // Detached children outlive us unless told: if this process ends any other way (an uncaught error),
-  // they are asked to stop. Only a SIGKILL of this process leaves them running.
+  // they are asked to stop. After a SIGKILL of this process they see their parent gone and stop themselves.
   process.on('exit', () => {
     for (const child of children) child.kill('SIGTERM');
   });

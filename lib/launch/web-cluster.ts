@@ -20,6 +20,7 @@ import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
 import { config } from '../config';
 import { ConfigError } from '../errors';
+import { followParent, stopAsOnSigterm } from './follow-parent';
 
 const NEXT_BIN = createRequire(import.meta.url).resolve('next/dist/bin/next');
 /** Refuses what Next would answer with a 500 or not at all (TRACE, broken encoding, huge bodies): see the file. */
@@ -59,8 +60,10 @@ function relay(worker: Worker, first: boolean): void {
 export async function runWebCluster(nextArgs: string[]): Promise<number> {
   let processes: number;
   let maxBodyBytes: number;
+  let follows: boolean;
   try {
     processes = config().WAYBILL_WEB_PROCESSES;
+    follows = config().WAYBILL_FOLLOW_PARENT === 'on';
     maxBodyBytes = Math.ceil(Math.max(SERVER_ACTION_BODY_BYTES, config().WAYBILL_MAX_BODY_BYTES * 1.25));
   } catch (error) {
     if (error instanceof ConfigError) {
@@ -91,6 +94,8 @@ export async function runWebCluster(nextArgs: string[]): Promise<number> {
   const onSignal = () => stop();
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  // Its workers follow it by their IPC channel (a cluster worker exits when it closes); it follows its parent.
+  const unfollow = followParent(follows, stopAsOnSigterm('waybill web'));
 
   cluster.on('exit', (worker, code, signal) => {
     workers.delete(worker);
@@ -120,6 +125,7 @@ export async function runWebCluster(nextArgs: string[]): Promise<number> {
   });
 
   await allExited;
+  unfollow();
   process.off('SIGTERM', onSignal);
   process.off('SIGINT', onSignal);
   return failed ? 1 : 0;

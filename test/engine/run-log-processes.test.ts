@@ -7,7 +7,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { writeFileSync } from 'node:fs';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
@@ -25,25 +25,26 @@ const K = 300;
 /**
  * The module a user would write: `chatty` prints on both streams, `flood` prints `lines` lines, `held` prints
  * 50 lines and `ready`, then a tick every 20 ms until its worker dies — and once a marker file exists, only
- * `resumed`. Each program watches its worker (WAYBILL_PARENT_PID), as the Python client does.
+ * `resumed`. A program dies with its worker (its watchdog kills it).
  */
 function workflowModule(dir: string): string {
   const engine = pathToFileURL(join(ROOT, 'lib/engine/command-workflow.ts')).href;
   const zod = pathToFileURL(join(ROOT, 'node_modules/zod/index.js')).href;
   const node = JSON.stringify(process.execPath);
+  // `held` writes its marker here as the programs' user (nobody under a root worker).
+  chmodSync(dir, 0o777);
   const marker = JSON.stringify(join(dir, 'held.marker'));
   const file = join(dir, 'programs.mjs');
   writeFileSync(
     file,
     `import { defineCommandWorkflow } from ${JSON.stringify(engine)};
 import { z } from ${JSON.stringify(zod)};
-const orphaned = "setInterval(() => { try { process.kill(Number(process.env.WAYBILL_PARENT_PID), 0) } catch { process.exit(0) } }, 50);";
 export const chatty = defineCommandWorkflow({ name: 'chatty', input: z.object({}), command: [${node}, '-e',
   "for (let i = 0; i < 5; i++) { console.log('out ' + i); console.error('err ' + i); }"] });
 export const flood = defineCommandWorkflow({ name: 'flood', input: z.object({ lines: z.number() }), command: [${node}, '-e',
   "const n = JSON.parse(process.env.WAYBILL_INPUT).lines; let s = ''; for (let i = 0; i < n; i++) s += 'line ' + i + '\\\\n'; process.stdout.write(s);"] });
 export const held = defineCommandWorkflow({ name: 'held', input: z.object({}), env: { MARKER: ${marker} }, command: [${node}, '-e',
-  orphaned + "const fs = require('fs'); if (fs.existsSync(process.env.MARKER)) { console.log('resumed'); process.exit(0); } fs.writeFileSync(process.env.MARKER, ''); for (let i = 0; i < 50; i++) console.log('line ' + i); console.log('ready'); let t = 0; setInterval(() => console.log('tick ' + t++), 20);"] });
+  "const fs = require('fs'); if (fs.existsSync(process.env.MARKER)) { console.log('resumed'); process.exit(0); } fs.writeFileSync(process.env.MARKER, ''); for (let i = 0; i < 50; i++) console.log('line ' + i); console.log('ready'); let t = 0; setInterval(() => console.log('tick ' + t++), 20);"] });
 `,
   );
   return file;
@@ -134,7 +135,7 @@ describe.each(kinds)('run logs through the store on %s', (kind) => {
       'err 4',
     ]);
     expect(chatty[0]).toMatchObject({ stream: 'worker', workerId: 'w-logs', attempt: 1 });
-    expect(chatty[0]!.line).toMatch(/^started .*node.* -e .* \(pid \d+, attempt 1\)$/);
+    expect(chatty[0]!.line).toMatch(/^started .*node.* -e .* \(group \d+(, user \S+)?, attempt 1\)$/);
     expect(chatty.at(-1)).toMatchObject({ stream: 'worker', line: 'program exited with 0' });
     // The test's own connection reads the same rows.
     const rows = await (await target.store()).readRunLogs('chatty-1', { afterSeq: 0, limit: 100 });

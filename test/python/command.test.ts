@@ -91,6 +91,9 @@ function worker(id: string, options: { module?: string; url?: string | null } = 
     WAYBILL_HEARTBEAT_MS: '200',
     WAYBILL_RUN_LEASE_MS: '10000',
     WAYBILL_LEASE_MS: '2000',
+    // The venv is in this suite's private temp directory, its python under the machine's (root's) pyenv: out of
+    // nobody's reach. What a program may not reach is test/engine/program-isolation's; this suite is the protocol.
+    ...(process.getuid?.() === 0 ? { WAYBILL_PROGRAM_USER: 'root' } : {}),
   };
   if (options.url !== null) env.WAYBILL_URL = options.url ?? server.url;
   const child = spawnCommand(
@@ -134,7 +137,7 @@ describe.skipIf(missing !== null)('command workflows', () => {
     const by = new Set(rows.map((r) => r.worker));
     expect([...by].sort()).toEqual(['w-py-1', 'w-py-2']);
     // The receiver's log: every step delivered, and at most the one in hand at the kill twice.
-    const effects = readFileSync(join(dir.path, 'pa-kill.effects.jsonl'), 'utf8')
+    const effects = readFileSync(join(dir.path, 'python-agent', 'pa-kill.effects.jsonl'), 'utf8')
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l) as { key: string });

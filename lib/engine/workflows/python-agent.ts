@@ -9,11 +9,13 @@
  * the control plane's address (`waybill worker --url`, else WAYBILL_URL; npm start gives its worker the
  * dashboard's own).
  */
-import { existsSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { config, dataDir } from '../../config';
 import { defineCommandWorkflow } from '../command-workflow';
+import { configuredProgramUser } from '../program-user';
 
 export const pythonAgentInput = z.object({
   steps: z.number().int().min(1).max(10_000).default(50).describe('how many steps'),
@@ -24,12 +26,23 @@ export function pythonAgentWorkflow() {
   // Not `new URL('…', import.meta.url)`: bundlers (Next's Turbopack) take that for an asset to bundle, and a
   // directory is none. In a bundle the path leads nowhere, and the installed package is used instead.
   const clientDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'clients', 'python');
-  return defineCommandWorkflow({
+  const cwd = join(dataDir(config()), 'python-agent');
+  const workflow = defineCommandWorkflow({
     name: 'python-agent',
     description: "The article's agent loop in Python (clients/python), run as a program by the worker.",
     input: pythonAgentInput,
     command: ['python3', '-m', 'waybill_client.example'],
     env: existsSync(`${clientDir}/waybill_client/__init__.py`) ? { PYTHONPATH: clientDir } : {},
     totalSteps: (input) => input.steps,
+    cwd,
   });
+  return {
+    ...workflow,
+    run: (ctx: Parameters<typeof workflow.run>[0], input: Parameters<typeof workflow.run>[1]) => {
+      mkdirSync(cwd, { recursive: true, mode: 0o700 });
+      const user = configuredProgramUser(config().WAYBILL_PROGRAM_USER);
+      if (user) chownSync(cwd, user.uid, user.gid);
+      return workflow.run(ctx, input);
+    },
+  };
 }
