@@ -33,7 +33,7 @@ let python = '';
 beforeAll(async () => {
   server = await startRouteServer();
   if (!missing) python = makeVenv(dir.path);
-}, 120_000);
+}, 400_000); // a venv and a pip install: seconds when quiet, minutes on busy cores
 afterAll(async () => {
   await server?.close();
   await (await cache.waybillStore?.catch(() => undefined))?.close();

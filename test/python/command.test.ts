@@ -38,7 +38,7 @@ beforeAll(async () => {
   // The store exists (migrated) before the first worker or read.
   await (await import('../../lib/data/store')).getStore();
   if (!missing) venvBin = dirname(makeVenv(dir.path));
-}, 120_000);
+}, 400_000); // a venv and a pip install: seconds when quiet, minutes on busy cores
 afterAll(async () => {
   await server?.close();
   await (await cache.waybillStore?.catch(() => undefined))?.close();

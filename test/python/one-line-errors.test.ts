@@ -38,7 +38,7 @@ beforeAll(async () => {
   python = makeVenv(dir.path);
   mkdirSync(project);
   writeFileSync(join(project, 'agent.py'), readmeAgent());
-}, 120_000);
+}, 400_000); // a venv and a pip install: seconds when quiet, minutes on busy cores
 afterAll(async () => {
   await server?.close();
   await (await cache.waybillStore?.catch(() => undefined))?.close();
