@@ -8,9 +8,9 @@ import { parseArgs } from 'node:util';
 import { bulk } from '../control';
 import type { BulkAction } from '../control/bulk';
 import { GLOBAL_OPTIONS, check, flags } from './args';
+import { stepFlag } from './step-flag';
 import { callerOf, withControl, type Cli } from './context';
 import { UsageError } from '../errors';
-import { stepFlag } from './rewind';
 
 export const BULK_OPTIONS = {
   'all-matching': { type: 'boolean' },

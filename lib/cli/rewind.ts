@@ -5,9 +5,9 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { rewind, steps } from '../control';
-import { stepText as stepRefText } from '../control/rewind';
 import { forkAnswer, rerunAnswer } from '../control/views';
 import { GLOBAL_OPTIONS, check, flags, jsonArg, lookupId, positionals } from './args';
+import { stepFlag } from './step-flag';
 import { callerOf, withControl, type Cli } from './context';
 import { fields, relative, table, truncate } from './format';
 
@@ -16,13 +16,6 @@ const stepNumber = z
   .regex(/^\d+$/, 'must be a step number (a whole number, 0 or more)')
   .transform(Number)
   .pipe(z.number().int().max(Number.MAX_SAFE_INTEGER, 'is too large'));
-
-/** `--from-step N|NAME`: digits are a step number; other text a step's name or key, resolved in the run. */
-export const stepFlag = z
-  .string()
-  .trim()
-  .min(1, 'must be a step number or a step name (e.g. --from-step 20, --from-step fetch-3)')
-  .pipe(stepRefText);
 
 export async function step(cli: Cli, args: string[]): Promise<number> {
   const { values, positionals: given } = flags(() =>

@@ -5,7 +5,7 @@
  * transaction is needed.
  */
 import { q, type Plan } from './rewind';
-import type { StepRecord } from './types-rewind';
+import type { StepRecord, TraceBar } from './types-rewind';
 import type { CommittedRow, StepEvent } from './types-rows';
 
 const str = (v: unknown) => (v === null || v === undefined ? null : String(v));
@@ -121,15 +121,6 @@ export function* forksPlan(runId: string): Plan<{ id: string; forkedAtStep: numb
     runId,
   );
   return rows.map((r) => ({ id: String(r.id), forkedAtStep: num(r.forked_at_step), createdAt: Number(r.created_at) }));
-}
-
-/** One bar of the run page's trace: an attempt of a step, from its start (end − duration) to its end. */
-export interface TraceBar {
-  step: number;
-  outcome: 'committed' | 'failed' | 'expired' | 'lease_lost';
-  endAt: number;
-  durationMs: number | null;
-  workerId: string | null;
 }
 
 /** The attempts of steps [from, from + count): committed rows and failure events, both read by (run, step) indexes. */

@@ -1,10 +1,17 @@
 /** Rewinding runs (rerun and fork from a step) and the step page's read: see rewind.ts for the design. */
 import type { ForkRequest, HistoryRow, RerunRequest, RewindOutcome } from './rewind';
-import type { TraceBar } from './step-reads';
 import type { ClaimRow, CommittedRow, StepEvent } from './types-rows';
 
 export type { ForkRequest, HistoryRow, RerunRequest, RewindOutcome } from './rewind';
-export type { TraceBar } from './step-reads';
+
+/** One bar of the run page's trace: an attempt of a step, from its start (end − duration) to its end. */
+export interface TraceBar {
+  step: number;
+  outcome: 'committed' | 'failed' | 'expired' | 'lease_lost';
+  endAt: number;
+  durationMs: number | null;
+  workerId: string | null;
+}
 
 /** Everything recorded of one step of one run, oldest first. */
 export interface StepRecord {
