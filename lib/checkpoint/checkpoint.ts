@@ -238,8 +238,14 @@ export class Checkpoint {
       early = null;
       if (outcome.kind === 'committed')
         return this.reuse<T>(outcome.row, fingerprint, waited ? 'awaited' : 'skipped', options.step);
-      if (outcome.kind === 'claimed')
+      if (outcome.kind === 'claimed') {
+        // The lease runs from when the claim was sent, on the monotonic clock. A process stopped since (SIGSTOP,
+        // a VM paused, a long GC) wakes past it, its answer in hand: a successor may have taken the key over and
+        // committed meanwhile. The side effect must not start on that lease; the same token asks again, and the
+        // store says whether the claim is still ours (renewed), held by another, or committed.
+        if (this.clock.monotonic() - sentAt >= this.leaseMs) continue;
         return this.execute(idemKey, token, outcome.attempt, sentAt, fn, options, fingerprint);
+      }
 
       const holder = outcome.holder;
       if (
