@@ -80,7 +80,12 @@ export function sqliteStepWrites(c: SqliteConnection): StepWrites & { statements
     if (w.awaited > 0) c.event({ runId: w.runId, step: w.step, outcome: 'awaited', count: w.awaited }, now);
   }
 
+  /** Whether the run is no longer the claiming execution's (ClaimRequest.fence). */
+  const fencedOut = (r: ClaimRequest): boolean =>
+    r.fence !== undefined && s.runExecution.get(r.runId, r.workerId, r.fence) === undefined;
+
   function claimIn(r: ClaimRequest, now: number): ClaimOutcome {
+    if (fencedOut(r)) throw LeaseLostError.runFenced(r.idemKey);
     const done = s.committed.get(r.idemKey);
     if (done) return { kind: 'committed', row: done };
     const leaseExpiresAt = now + r.leaseMs / 1000;
@@ -160,7 +165,7 @@ export function sqliteStepWrites(c: SqliteConnection): StepWrites & { statements
     const runStatus = runStatusOf(r.runId);
     // A paused or cancelled run runs no step after this one: its next key is not claimed ahead.
     const stopped = runStatus === 'paused' || runStatus === 'cancelled';
-    return { next: r.next && !stopped ? claimIn(r.next, now) : null, runStatus };
+    return { next: r.next && !stopped && !fencedOut(r.next) ? claimIn(r.next, now) : null, runStatus };
   }
 
   function leaseLostIn(r: CommitRequest, error: LeaseLostError, now: number): void {
@@ -214,6 +219,7 @@ interface StepStatements {
   deleteOwnClaim: Database.Statement;
   insertCommitted: Database.Statement;
   runStatus: Database.Statement<[string], { status: RunStatus }>;
+  runExecution: Database.Statement<[string, string | null, number], { x: number }>;
   landed: Database.Statement;
 }
 
@@ -243,6 +249,9 @@ function stepStatements(c: SqliteConnection): StepStatements {
     deleteOwnClaim: db.prepare('DELETE FROM claims WHERE idem_key = ? AND token = ?'),
     insertCommitted: db.prepare(COMMIT_WITH_PRIOR),
     runStatus: db.prepare<[string], { status: RunStatus }>('SELECT status FROM runs WHERE id = ?'),
+    runExecution: db.prepare<[string, string | null, number], { x: number }>(
+      'SELECT 1 AS x FROM runs WHERE id = ? AND owner = ? AND attempts = ?',
+    ),
     landed: db.prepare(`SELECT 1 FROM committed WHERE idem_key = ? AND source = 'executed' AND run_id = ?
       AND result_json = ? AND step IS ? AND fingerprint IS ? AND worker_id IS ? AND duration_ms = ?`),
   };
