@@ -112,6 +112,11 @@ CREATE FUNCTION waybill_commit(p_key text, p_token text, p_run text, p_result te
   OUT "runStatus" text)
 LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
+  -- The fence's lock on the run row first, before the claim's: a rerun locks the run, then deletes its claims,
+  -- and taking the two in the other order here would deadlock with it.
+  IF p_next_fence IS NOT NULL THEN
+    PERFORM 1 FROM runs r WHERE r.id = p_next_run FOR KEY SHARE;
+  END IF;
   WITH t AS (SELECT extract(epoch from clock_timestamp())::float8 + p_skew AS now),
   del AS (DELETE FROM claims c WHERE c.idem_key = p_key AND c.token = p_token RETURNING 1),
   -- The map as it stood when this step was reached, kept beside the result for a rerun from here; a state longer
