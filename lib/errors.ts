@@ -63,6 +63,11 @@ export class LeaseLostError extends WaybillError {
   ) {
     super('LEASE_LOST', `lease lost on ${idemKey}: ${detail}; nothing was committed`);
   }
+
+  /** A claim refused by the run-level fence (ClaimRequest.fence): the run has moved on from this execution. */
+  static runFenced(idemKey: string): LeaseLostError {
+    return new LeaseLostError(idemKey, "the run is no longer this execution's (rerun, taken over or handed back)");
+  }
 }
 
 /** The key is committed with a different input fingerprint: the caller reused a key for other work. */

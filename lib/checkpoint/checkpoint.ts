@@ -102,6 +102,12 @@ export interface CheckpointOptions {
    * Give the store's own clock (a test's ManualClock): the lease a claim is judged by is the store's.
    */
   clock?: Clock;
+  /**
+   * The run's execution these steps belong to: the run's `attempts` when the worker took it (claimRun). Every
+   * claim is then made only while the run is still that execution's (ClaimRequest.fence), so a copy that was
+   * rerun, taken over or handed back starts no further step: its claim is LeaseLostError. The engine sets it.
+   */
+  fence?: number;
 }
 
 export class Checkpoint {
@@ -109,6 +115,8 @@ export class Checkpoint {
   readonly leaseMs: number;
   readonly claimTtlMs: number;
   readonly clock: Clock;
+  /** The run's execution this checkpoint claims for (CheckpointOptions.fence). */
+  readonly fence: number | undefined;
   private readonly pollMs: { min: number; max: number };
   /** Counts not yet written: they ride with the next progress write. */
   private pending = { executed: 0, skipped: 0, awaited: 0 };
@@ -140,6 +148,7 @@ export class Checkpoint {
     this.claimTtlMs = options.claimTtlMs ?? 30_000;
     this.pollMs = options.pollMs ?? { min: 5, max: 500 };
     this.clock = options.clock ?? systemClock;
+    this.fence = options.fence;
     if (options.workflow !== undefined || options.totalSteps !== undefined) {
       this.declare({ workflow: options.workflow, totalSteps: options.totalSteps, input: options.input });
     }
@@ -238,8 +247,14 @@ export class Checkpoint {
       early = null;
       if (outcome.kind === 'committed')
         return this.reuse<T>(outcome.row, fingerprint, waited ? 'awaited' : 'skipped', options.step);
-      if (outcome.kind === 'claimed')
+      if (outcome.kind === 'claimed') {
+        // The lease runs from when the claim was sent, on the monotonic clock. A process stopped since (SIGSTOP,
+        // a VM paused, a long GC) wakes past it, its answer in hand: a successor may have taken the key over and
+        // committed meanwhile. The side effect must not start on that lease; the same token asks again, and the
+        // store says whether the claim is still ours (renewed), held by another, or committed.
+        if (this.clock.monotonic() - sentAt >= this.leaseMs) continue;
         return this.execute(idemKey, token, outcome.attempt, sentAt, fn, options, fingerprint);
+      }
 
       const holder = outcome.holder;
       if (
@@ -539,6 +554,7 @@ export class Checkpoint {
       attempt,
       leaseMs: this.leaseMs,
       claimTtlMs: this.claimTtlMs,
+      ...(this.fence === undefined ? {} : { fence: this.fence }),
     };
   }
 

@@ -22,7 +22,8 @@
  *   exactly one).
  * - A timeout is decided by the run itself when it reaches a due wait (decided_by `timeout`), through the same
  *   conditional UPDATE, so a person's decision landing at that instant either wins or loses cleanly.
- * - Times are the store's clock (a test's ManualClock on SQLite; the database clock, shifted, on PostgreSQL).
+ * - Times are the store's clock (a test's ManualClock on SQLite; the database clock, shifted, on PostgreSQL):
+ *   a timeout is decided, and the time left computed, only by it, never by the worker's clock, which may run ahead.
  * Waits inside one run are sequential: a workflow awaits one at a time (no Promise.all of waits).
  */
 import type { Clock } from '../clock';
@@ -132,7 +133,8 @@ async function waitFor(
   if (wait.kind !== kind) throw new InvalidInputError(`wait ${name} of run ${runId} is a ${wait.kind}, not a ${kind}`);
   for (;;) {
     if (wait.decidedAt != null) return wait;
-    const leftMs = wait.dueAt == null ? Infinity : wait.dueAt * 1000 - p.clock.now();
+    // Left by the store's clock, as the pick judges a due wait: this worker's own may run ahead of it.
+    const leftMs = wait.dueAt == null ? Infinity : ((await p.store.waitDueInMs(runId, name)) ?? Infinity);
     if (leftMs <= SHORT_MS) {
       if (leftMs > 0) await p.clock.sleep(leftMs);
       const answer: object =
@@ -142,8 +144,16 @@ async function waitFor(
             ? { approved: wait.onTimeout === 'approve', timedOut: true }
             : { timedOut: true };
       // A person's decision landing now either wins this UPDATE or loses it; either way the row read back stands.
+      // Not yet due by the store's clock (ours ran faster while we slept): undecided, and the loop asks again.
       wait = (
-        await p.store.decideWait({ runId, name, kind, decisionJson: JSON.stringify(answer), decidedBy: 'timeout' })
+        await p.store.decideWait({
+          runId,
+          name,
+          kind,
+          decisionJson: JSON.stringify(answer),
+          decidedBy: 'timeout',
+          onlyWhenDue: true,
+        })
       ).wait;
       continue;
     }

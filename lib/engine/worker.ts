@@ -414,6 +414,7 @@ export class Worker {
       leaseMs: this.o.claimLeaseMs,
       claimTtlMs: this.o.claimTtlMs,
       clock: this.clock,
+      fence: attempt,
     });
     try {
       const workflow = registry.get(run.workflow);

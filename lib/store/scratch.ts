@@ -29,6 +29,8 @@ export async function scratchStoreBeside(url: string, prefix = 'waybill_scratch'
       async remove() {
         const { default: pg } = await import('pg');
         const client = new pg.Client({ connectionString: admin.toString() });
+        // A session the server ends fails the statement; unheard, its 'error' would end the process.
+        client.on('error', () => undefined);
         await client.connect();
         try {
           await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);

@@ -29,6 +29,14 @@ export interface ClaimRequest {
   leaseMs: number;
   /** How long a claim with no lease column (written by an outside client) lives after claimed_at. */
   claimTtlMs: number;
+  /**
+   * The run's execution this claim is for: the run's `attempts` when this worker took it (claimRun). Given, the
+   * claim is made only while the run is still that execution's (owner workerId, attempts fence), and is
+   * otherwise refused with LeaseLostError, nothing written: an execution that was rerun, taken over or handed
+   * back claims no further step, even before it hears of it. A claim taken ahead in a commit is then not
+   * made (the commit's `next` is null). Absent (the HTTP protocol, a library loop): no run-level fence.
+   */
+  fence?: number;
 }
 
 export type ClaimOutcome =

@@ -31,6 +31,12 @@ export interface WaitDecision {
    * run finds it there. An approval cannot be decided before it is asked for (NotFound).
    */
   createIfAbsent?: boolean;
+  /**
+   * A timeout: decided only where the wait's due time has come by the store's clock (the database's on
+   * PostgreSQL), never by the caller's, which may run ahead. Before then nothing changes (`decided: false`,
+   * the row as it is).
+   */
+  onlyWhenDue?: boolean;
 }
 
 export interface WaitStore {
@@ -60,6 +66,12 @@ export interface WaitStore {
    * finds it at once. NotFoundError when there is no such run, or (without createIfAbsent) no such wait.
    */
   decideWait(decision: WaitDecision): Promise<{ decided: boolean; wait: WaitRow }>;
+
+  /**
+   * Milliseconds until the wait's due time by the store's clock (0 or less: it is due), or null when it has none
+   * or does not exist: the time a run's own timeout is left, judged where every lease is judged.
+   */
+  waitDueInMs(runId: string, name: string): Promise<number | null>;
 
   /**
    * Parks the run this execution holds at its wait `name`: `waiting`, no owner, no lease. Under the wait's

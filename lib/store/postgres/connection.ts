@@ -124,10 +124,9 @@ export function postgresConnection(pool: pg.Pool, clock: Clock): PgConnection {
         values: statement.slots.map((slot) => values[slot]),
       }),
     async inTransaction(fn) {
+      // Checked out, the client is covered by its own 'error' listener (see openPool): a connection lost
+      // between two statements fails the next one, and the client is not reused.
       const client = await pool.connect();
-      // Checked out, the client is not covered by the pool's 'error' listener (see openPool).
-      const ignore = () => undefined;
-      client.on('error', ignore);
       let failure: Error | undefined;
       try {
         await client.query('BEGIN');
@@ -139,7 +138,6 @@ export function postgresConnection(pool: pg.Pool, clock: Clock): PgConnection {
         await client.query('ROLLBACK').catch(() => undefined);
         throw error;
       } finally {
-        client.off('error', ignore);
         client.release(failure);
       }
     },
@@ -177,6 +175,13 @@ export function openPool(options: PostgresOpenOptions, url = options.url, size =
   // An idle connection the server closed (restart, pg_terminate_backend, idle timeout) emits 'error' on
   // the pool, which throws if nobody listens. The pool has already dropped it; the next query reconnects.
   pool.on('error', () => undefined);
+  // And every client listens itself, from its first connection to its end: the pool's own listener is off while
+  // a client is checked out, and a client handed from one checkout to a waiting `await pool.connect()` has
+  // nobody listening until that await resumes. A FATAL (57P01, a failover, a pooler restarting) in the same TCP
+  // chunk as the answer that released it was then an unhandled 'error' that killed the process. Heard here,
+  // the error leaves the client unqueryable: its holder's next statement fails as a lost connection, is
+  // retried on another, and the client is released with that error, which destroys it.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   capPoolWhenRefused(pool);
   return pool;
 }

@@ -45,11 +45,9 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   try {
     const migrations = readMigrations(findMigrationsDir('pg'));
     await withRetry('migration', async () => {
+      // A connection killed between two of the migration's statements is heard by the client's own listener
+      // (openPool): the next statement fails instead, and the attempt is retried on another connection.
       const client = await pool.connect();
-      // Checked out, the client is not covered by the pool's listener: a connection killed between two of
-      // the migration's statements would otherwise be an unhandled 'error'. The next statement fails instead.
-      const ignore = () => undefined;
-      client.on('error', ignore);
       let failure: unknown;
       try {
         await migratePostgres(client, migrations, options.schema);
@@ -58,7 +56,6 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
         throw error;
       } finally {
         // A connection that failed mid-migration is not handed out again.
-        client.off('error', ignore);
         client.release(failure instanceof Error ? failure : undefined);
       }
     });

@@ -1,6 +1,6 @@
 /**
  * The commit and the claim on PostgreSQL as batch writers. What one request does is one PL/pgSQL function,
- * waybill_commit or waybill_claim (drizzle/pg/0017_group_commit.sql, 0001_claim_function.sql): a request on
+ * waybill_commit or waybill_claim (drizzle/pg/0019_run_fence.sql, as 0017 and 0015 left them): a request on
  * its own calls it directly; several are one statement, waybill_commit_batch or waybill_claim_batch, that calls
  * it for each in turn — one round trip, one transaction, one WAL flush, one answer row per request. Group
  * commit (lib/store/group-commit.ts) decides what goes together; without it every batch is a request alone.
@@ -28,7 +28,7 @@ type Stored<T> = Omit<T, 'orphaned'>;
 
 /** What waybill_claim decides for one claim. */
 export type ClaimResult = {
-  kind: 'committed' | 'taken' | 'mine' | 'fresh' | 'held' | 'retry';
+  kind: 'committed' | 'taken' | 'mine' | 'fresh' | 'held' | 'retry' | 'fenced';
   done: CommittedRow | null;
   holder: Stored<ClaimRow> | null;
   old: Stored<ClaimRow> | null;
@@ -59,7 +59,7 @@ const COMMIT = prepare<CommitValues>(
     ${P('mayHaveLanded')}::boolean, ${P('pRun')}::text, ${P('pStep')}::int, ${P('pState')}::text,
     ${P('pExecuted')}::int, ${P('pSkipped')}::int, ${P('pAwaited')}::int, ${P('pSaveMs')}::float8,
     ${P('nKey')}::text, ${P('nRun')}::text, ${P('nToken')}::text, ${P('nWorker')}::text, ${P('nStep')}::int,
-    ${P('nAttempt')}::int, ${P('nLease')}::float8, ${P('nTtl')}::float8, ${P('skew')}::float8)`,
+    ${P('nAttempt')}::int, ${P('nLease')}::float8, ${P('nTtl')}::float8, ${P('skew')}::float8, ${P('nFence')}::int)`,
 );
 const COMMIT_BATCH = prepare<Batch>(
   'waybill_commit_batch',
@@ -68,7 +68,8 @@ const COMMIT_BATCH = prepare<Batch>(
 const CLAIM = prepare<ClaimValues>(
   'waybill_claim',
   sql`SELECT * FROM waybill_claim(${P('key')}::text, ${P('run')}::text, ${P('token')}::text, ${P('worker')}::text,
-    ${P('step')}::int, ${P('attempt')}::int, ${P('lease')}::float8, ${P('ttl')}::float8, ${P('skew')}::float8)`,
+    ${P('step')}::int, ${P('attempt')}::int, ${P('lease')}::float8, ${P('ttl')}::float8, ${P('skew')}::float8,
+    ${P('fence')}::int)`,
 );
 const CLAIM_BATCH = prepare<Batch>(
   'waybill_claim_batch',
@@ -108,6 +109,7 @@ function commitEntry({ request: r, unknown }: PendingCommit) {
     nAttempt: n ? n.attempt : null,
     nLease: n ? n.leaseMs / 1000 : null,
     nTtl: n ? n.claimTtlMs / 1000 : null,
+    nFence: n?.fence ?? null,
   };
 }
 
@@ -121,6 +123,7 @@ function claimEntry(r: ClaimRequest) {
     attempt: r.attempt,
     lease: r.leaseMs / 1000,
     ttl: r.claimTtlMs / 1000,
+    fence: r.fence ?? null,
   };
 }
 

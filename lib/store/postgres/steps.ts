@@ -132,7 +132,9 @@ export function postgresSteps(c: PgConnection, options: BatchOptions): Omit<Step
 
     async claim(r) {
       for (let round = 1; round <= MAX_CLAIM_ROUNDS; round++) {
-        const outcome = claimOutcome(await claimOne(r));
+        const answer = await claimOne(r);
+        if (answer.kind === 'fenced') throw LeaseLostError.runFenced(r.idemKey);
+        const outcome = claimOutcome(answer);
         if (outcome) return ownRunOutcome(r, outcome);
       }
       throw new StoreUnavailableError(`claim on ${r.idemKey} kept racing concurrent writers`, undefined);
@@ -229,7 +231,10 @@ export function postgresSteps(c: PgConnection, options: BatchOptions): Omit<Step
   };
 }
 
-/** What waybill_claim decided, as claim() reports it; null for `retry` (the key changed under it: claim again). */
+/**
+ * What waybill_claim decided, as claim() reports it; null for `retry` (the key changed under it: claim again) and,
+ * in a commit's claim taken ahead, for `fenced` (not made: the step's own claim then refuses it, claim() above).
+ */
 export function claimOutcome(row: ClaimResult): ClaimOutcome | null {
   switch (row.kind) {
     case 'committed':
@@ -256,6 +261,7 @@ export function claimOutcome(row: ClaimResult): ClaimOutcome | null {
     case 'mine':
       return { kind: 'claimed', attempt: row.attempt!, leaseExpiresAt: row.leaseExpiresAt!, tookOverFrom: null };
     case 'retry':
+    case 'fenced':
       return null;
   }
 }

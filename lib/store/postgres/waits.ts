@@ -100,7 +100,8 @@ export function postgresWaits(c: PgConnection): WaitStore {
         const won = await c.once<WaitRow>(
           sql`UPDATE ${waits} w SET decided_at = ${c.now()}, decision_json = ${d.decisionJson},
             decided_by = ${d.decidedBy}, note = ${d.note ?? null}::text
-          WHERE w.run_id = ${d.runId} AND w.name = ${d.name} AND w.decided_at IS NULL RETURNING ${WAIT}`,
+          WHERE w.run_id = ${d.runId} AND w.name = ${d.name} AND w.decided_at IS NULL
+            ${d.onlyWhenDue ? sql`AND w.due_at <= ${c.now()}` : sql``} RETURNING ${WAIT}`,
           undefined,
           client,
         );
@@ -125,6 +126,14 @@ export function postgresWaits(c: PgConnection): WaitStore {
       });
       if (decided.woke) announceWake(d.runId);
       return { decided: decided.decided, wait: decided.wait };
+    },
+
+    async waitDueInMs(runId, name) {
+      const due = await c.query<{ inS: number | null }>(
+        sql`SELECT w.due_at - ${c.now()} AS "inS" FROM ${waits} w WHERE w.run_id = ${runId} AND w.name = ${name}`,
+      );
+      const inS = due.rows[0]?.inS;
+      return inS == null ? null : Number(inS) * 1000;
     },
 
     async parkRun(runId, name, workerId, attempt) {

@@ -85,7 +85,12 @@ export function sqliteStepWrites(c: SqliteConnection): StepWrites & { statements
   // made the insert a no-op.
   const claimIn = (r: ClaimRequest, now: number): ClaimOutcome => ownRunOutcome(r, decideClaimIn(r, now));
 
+  /** Whether the run is no longer the claiming execution's (ClaimRequest.fence). */
+  const fencedOut = (r: ClaimRequest): boolean =>
+    r.fence !== undefined && s.runExecution.get(r.runId, r.workerId, r.fence) === undefined;
+
   function decideClaimIn(r: ClaimRequest, now: number): ClaimOutcome {
+    if (fencedOut(r)) throw LeaseLostError.runFenced(r.idemKey);
     const done = s.committed.get(r.idemKey);
     if (done) return { kind: 'committed', row: done };
     const leaseExpiresAt = now + r.leaseMs / 1000;
@@ -165,7 +170,10 @@ export function sqliteStepWrites(c: SqliteConnection): StepWrites & { statements
     const runStatus = runStatusOf(r.runId);
     // A paused or cancelled run runs no step after this one: its next key is not claimed ahead.
     const stopped = runStatus === 'paused' || runStatus === 'cancelled';
-    return { next: r.next && !stopped ? ownRunNext(r.next, decideClaimIn(r.next, now)) : null, runStatus };
+    return {
+      next: r.next && !stopped && !fencedOut(r.next) ? ownRunNext(r.next, decideClaimIn(r.next, now)) : null,
+      runStatus,
+    };
   }
 
   function leaseLostIn(r: CommitRequest, error: LeaseLostError, now: number): void {
@@ -219,6 +227,7 @@ interface StepStatements {
   deleteOwnClaim: Database.Statement;
   insertCommitted: Database.Statement;
   runStatus: Database.Statement<[string], { status: RunStatus }>;
+  runExecution: Database.Statement<[string, string | null, number], { x: number }>;
   landed: Database.Statement;
 }
 
@@ -248,6 +257,9 @@ function stepStatements(c: SqliteConnection): StepStatements {
     deleteOwnClaim: db.prepare('DELETE FROM claims WHERE idem_key = ? AND token = ?'),
     insertCommitted: db.prepare(COMMIT_WITH_PRIOR),
     runStatus: db.prepare<[string], { status: RunStatus }>('SELECT status FROM runs WHERE id = ?'),
+    runExecution: db.prepare<[string, string | null, number], { x: number }>(
+      'SELECT 1 AS x FROM runs WHERE id = ? AND owner = ? AND attempts = ?',
+    ),
     landed: db.prepare(`SELECT 1 FROM committed WHERE idem_key = ? AND source = 'executed' AND run_id = ?
       AND result_json = ? AND step IS ? AND fingerprint IS ? AND worker_id IS ? AND duration_ms = ?`),
   };

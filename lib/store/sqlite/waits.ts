@@ -7,7 +7,7 @@
  * or its wait's time comes (dueWait, which the claim's pick reads, and nextWakeIn, which idle workers sleep
  * until).
  */
-import { and, asc, eq, isNull } from 'drizzle-orm';
+import { and, asc, eq, isNull, lte } from 'drizzle-orm';
 import { NotFoundError } from '../../errors';
 import { announceWake, onLocalWake } from '../local-wakes';
 import { runs, waits } from '../schema.sqlite';
@@ -104,7 +104,14 @@ export function sqliteWaits(c: SqliteConnection): WaitStore {
           orm
             .update(waits)
             .set({ decidedAt: now, decisionJson: d.decisionJson, decidedBy: d.decidedBy, note: d.note ?? null })
-            .where(and(eq(waits.runId, d.runId), eq(waits.name, d.name), isNull(waits.decidedAt)))
+            .where(
+              and(
+                eq(waits.runId, d.runId),
+                eq(waits.name, d.name),
+                isNull(waits.decidedAt),
+                d.onlyWhenDue ? lte(waits.dueAt, now) : undefined,
+              ),
+            )
             .run().changes === 1;
         let woke = false;
         if (won) {
@@ -122,6 +129,14 @@ export function sqliteWaits(c: SqliteConnection): WaitStore {
       });
       if (decided.woke) announceWake(d.runId);
       return { decided: decided.decided, wait: decided.wait };
+    },
+
+    async waitDueInMs(runId, name) {
+      const now = c.now();
+      return guard(() => {
+        const dueAt = get(runId, name)?.dueAt;
+        return dueAt == null ? null : (dueAt - now) * 1000;
+      });
     },
 
     async parkRun(runId, name, workerId, attempt) {
