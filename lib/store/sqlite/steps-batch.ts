@@ -19,9 +19,23 @@
  */
 import { LeaseLostError } from '../../errors';
 import { groupCommit, type Settled } from '../group-commit';
-import type { ClaimOutcome, ClaimRequest, CommitOutcome, CommitRequest, ReleaseRequest } from '../types';
+import type { ClaimOutcome, ClaimRequest, CommitOutcome, CommitRequest, ProgressWrite, ReleaseRequest } from '../types';
 import { guard, type SqliteConnection } from './connection';
-import type { StepWrites } from './steps';
+
+/**
+ * The step protocol's writes, each run inside a transaction its caller holds: one request's logic, written
+ * once, whether the transaction is that request's alone (steps.ts) or a group commit's (steps-batch.ts).
+ */
+export interface StepWrites {
+  /** Phase 1: claim() on its own, or commit() for the next key. Throws KeyOfAnotherRunError before writing. */
+  claimIn(r: ClaimRequest, now: number): ClaimOutcome;
+  /** Phase 3. Throws LeaseLostError when the claim is not ours or the key is taken: the caller rolls back. */
+  commitIn(r: CommitRequest, now: number): CommitOutcome;
+  /** The `lease_lost` event of a refused commit, written after its rollback. */
+  leaseLostIn(r: CommitRequest, error: LeaseLostError, now: number): void;
+  releaseIn(r: ReleaseRequest, now: number): void;
+  progressIn(w: ProgressWrite, now: number): void;
+}
 
 /** What the batches have done since the store opened: how much company the requests found. */
 export interface BatchCounts {

@@ -23,7 +23,7 @@ import type {
 } from '../types';
 import { guard, type SqliteConnection } from './connection';
 import { beginLoopRunIn, endLoopRunIn } from './loop-runs';
-import { sqliteStepBatches } from './steps-batch';
+import { sqliteStepBatches, type StepWrites } from './steps-batch';
 
 /** A claims row as read, before `orphaned` is decided by the caller's clock. */
 export type RawClaim = Omit<ClaimRow, 'orphaned'>;
@@ -54,21 +54,6 @@ const COMMIT_WITH_PRIOR = `INSERT INTO committed (${COMMITTED_FIELDS.join(', ')}
 /** When a claim stops protecting its key: its lease, or for an outside client's claim (no lease) claimed_at + TTL. */
 export function expiresAt(held: RawClaim, claimTtlMs: number): number {
   return held.leaseExpiresAt ?? held.claimedAt + claimTtlMs / 1000;
-}
-
-/**
- * The step protocol's writes, each run inside a transaction its caller holds: one request's logic, written
- * once, whether the transaction is that request's alone (steps.ts) or a group commit's (steps-batch.ts).
- */
-export interface StepWrites {
-  /** Phase 1: claim() on its own, or commit() for the next key. Throws KeyOfAnotherRunError before writing. */
-  claimIn(r: ClaimRequest, now: number): ClaimOutcome;
-  /** Phase 3. Throws LeaseLostError when the claim is not ours or the key is taken: the caller rolls back. */
-  commitIn(r: CommitRequest, now: number): CommitOutcome;
-  /** The `lease_lost` event of a refused commit, written after its rollback. */
-  leaseLostIn(r: CommitRequest, error: LeaseLostError, now: number): void;
-  releaseIn(r: ReleaseRequest, now: number): void;
-  progressIn(w: ProgressWrite, now: number): void;
 }
 
 export function sqliteStepWrites(c: SqliteConnection): StepWrites & { statements: StepStatements } {
