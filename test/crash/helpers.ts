@@ -5,6 +5,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import type { EffectResult } from '../fixtures/crash-child';
+import { until } from '../support/until';
+export { until };
 
 export interface EffectLine {
   key: string;
@@ -91,14 +93,5 @@ export function snapshot(dbPath: string, runId: string): StoreSnapshot {
     };
   } finally {
     db.close();
-  }
-}
-
-/** Polls until `check` returns true; for waiting on another process's progress, with a generous bound. */
-export async function until(check: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
   }
 }

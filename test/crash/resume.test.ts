@@ -123,10 +123,10 @@ describe('crash: resume', () => {
     if (c.point === 'during-execute') {
       // The worker is alive and blocked in fn: its lease keeper must be renewing the claim. Wait until the
       // store shows a renewal (heartbeat moved past claimed_at) before killing it.
-      await until(() => {
+      await until('a lease renewal by the blocked worker', () => {
         const [claim] = snapshot(base.db, base.runId).claims;
         return claim !== undefined && claim.heartbeatAt !== null && claim.heartbeatAt > claim.claimedAt;
-      }, 'a lease renewal by the blocked worker');
+      });
     }
     await killHard(first);
 

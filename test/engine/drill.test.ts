@@ -83,8 +83,8 @@ describe.each(kinds)('waybill drill on %s', (kind) => {
     });
     const user = startWorker(target, ['--id', 'users-worker'], { WAYBILL_DATA_DIR: data.path });
     await until(
-      async () => (await store.getRun('users-busy'))?.owner === 'users-worker',
       'the user worker to take its run',
+      async () => (await store.getRun('users-busy'))?.owner === 'users-worker',
     );
     await store.createRun({
       id: 'users-queued',

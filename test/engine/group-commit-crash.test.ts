@@ -108,7 +108,9 @@ describe.each(kinds)('group commit under SIGKILL (%s)', (kind) => {
         // delivery, between a delivery and its batch's commit, or inside the batch's transaction.
         const start = await committedCount();
         const wanted = 1 + Math.floor(Math.random() * 12);
-        await until(async () => (await committedCount()) >= Math.min(start + wanted, RUNS * STEPS), 'progress', 60_000);
+        await until('progress', async () => (await committedCount()) >= Math.min(start + wanted, RUNS * STEPS), {
+          timeoutMs: 60_000,
+        });
         if ((await committedCount()) >= RUNS * STEPS) break;
         await sleep(Math.random() * 30);
         worker.child.kill('SIGKILL');
@@ -118,9 +120,9 @@ describe.each(kinds)('group commit under SIGKILL (%s)', (kind) => {
         worker = { id, ...startWorker(target, ['--concurrency', '64', '--id', id], env) };
       }
       await until(
-        async () => (await reader.count(`SELECT count(*) AS n FROM runs WHERE status = 'completed'`)) === RUNS,
         'every run to complete',
-        120_000,
+        async () => (await reader.count(`SELECT count(*) AS n FROM runs WHERE status = 'completed'`)) === RUNS,
+        { timeoutMs: 120_000 },
       );
       worker.child.kill('SIGTERM');
       await once(worker.child, 'exit');

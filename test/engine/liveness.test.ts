@@ -70,17 +70,17 @@ describe.skipIf(!pgUp)('liveness across pid namespaces on postgres', () => {
       totalSteps: 30,
     });
     const workers = new Map(['fa', 'fb'].map((id) => [id, isolatedWorker(target, id, data.path)]));
-    const claim = await until(
-      async () =>
-        (await store.listClaims({ runId: 'far', claimTtlMs: 30_000 })).find(
-          (c) => c.step !== null && c.step >= 5 && c.workerId && Date.now() / 1000 - c.claimedAt < 0.1,
-        ),
-      'a fresh claim',
+    const claim = await until('a fresh claim', async () =>
+      (await store.listClaims({ runId: 'far', claimTtlMs: 30_000 })).find(
+        (c) => c.step !== null && c.step >= 5 && c.workerId && Date.now() / 1000 - c.claimedAt < 0.1,
+      ),
     );
     const victim = claim.workerId!;
     workers.get(victim)!.kill('SIGKILL');
     await workers.get(victim)!.exited;
-    await until(async () => (await store.getRun('far'))?.status === 'completed', 'the run to complete', 120_000);
+    await until('the run to complete', async () => (await store.getRun('far'))?.status === 'completed', {
+      timeoutMs: 120_000,
+    });
 
     // The mechanism: released by proof of death (its lock), not by a lease passing (no `lease … passed` takeover).
     const events = await store.listEvents('far', { limit: 1000 });
@@ -108,7 +108,7 @@ describe.skipIf(!pgUp)('liveness across pid namespaces on postgres', () => {
     });
     const busy = isolatedFixture('engine-block-worker.ts', { url: target.url, effects, id: 'busy', latencyMs: 400 });
     await busy.waitForLine(/READY/);
-    await until(async () => (await store.getRun('blocked'))?.owner === 'busy', 'the first worker to take the run');
+    await until('the first worker to take the run', async () => (await store.getRun('blocked'))?.owner === 'busy');
     const idle = isolatedFixture('engine-block-worker.ts', { url: target.url, effects, id: 'idle', latencyMs: 400 });
     await idle.waitForLine(/READY/);
     let terminated = 0;
@@ -116,7 +116,9 @@ describe.skipIf(!pgUp)('liveness across pid namespaces on postgres', () => {
       terminated += await terminateLiveness(schema, 'busy');
       await sleep(500);
     }
-    await until(async () => (await store.getRun('blocked'))?.status === 'completed', 'the run to complete', 120_000);
+    await until('the run to complete', async () => (await store.getRun('blocked'))?.status === 'completed', {
+      timeoutMs: 120_000,
+    });
 
     expect(terminated).toBe(5);
     const lines = readFileSync(effects, 'utf8').trim().split('\n');

@@ -35,12 +35,10 @@ describe.each(kinds)('one execution per run on %s', (kind) => {
     let stalls = 0;
     while (stalls < 3) {
       // Early in a step's 300 ms latency: the worker is inside the side effect when it stops.
-      const claim = await until(
-        async () =>
-          (await store.listClaims({ runId: 'stall', claimTtlMs: 30_000 })).find(
-            (c) => c.workerId && !tried.has(c.idemKey) && Date.now() / 1000 - c.claimedAt < 0.1,
-          ),
-        'a fresh claim',
+      const claim = await until('a fresh claim', async () =>
+        (await store.listClaims({ runId: 'stall', claimTtlMs: 30_000 })).find(
+          (c) => c.workerId && !tried.has(c.idemKey) && Date.now() / 1000 - c.claimedAt < 0.1,
+        ),
       );
       tried.add(claim.idemKey);
       worker.child.kill('SIGSTOP');
@@ -55,7 +53,7 @@ describe.each(kinds)('one execution per run on %s', (kind) => {
       worker.child.kill('SIGCONT');
       stalls++;
     }
-    await until(async () => (await store.getRun('stall'))?.status === 'completed', 'the run to complete');
+    await until('the run to complete', async () => (await store.getRun('stall'))?.status === 'completed');
 
     const executions = executionsByKey(outbox);
     expect(executions.size).toBe(steps);

@@ -13,6 +13,7 @@ import { BIN, ROOT, runCli } from '../cli/support';
 import { spawnFixture } from '../support/child';
 import { makeTarget, targetKinds, type Target } from '../support/targets';
 import { tempDir } from '../support/tmp';
+import { until } from '../support/until';
 
 const kinds = await targetKinds('engine process tests');
 
@@ -31,20 +32,6 @@ function startWorker(target: Target, id: string, env: Record<string, string> = {
     }
   });
   return child;
-}
-
-async function until<T>(
-  probe: () => Promise<T | undefined | null | false>,
-  what: string,
-  timeoutMs = 240_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
 }
 
 /**
@@ -122,7 +109,7 @@ describe.each(kinds)('workers on %s', (kind) => {
       slot.id = `w${slots.indexOf(slot)}-${++generation}`;
       slot.child = startWorker(target, slot.id, env);
     }
-    await until(async () => (await store.getRun('chaos'))?.status === 'completed', 'the run to complete');
+    await until('the run to complete', async () => (await store.getRun('chaos'))?.status === 'completed');
 
     expect(killed.size).toBe(50);
     const committed = await store.listCommitted('chaos', { limit: 5000 });
@@ -176,12 +163,10 @@ describe.each(kinds)('workers on %s', (kind) => {
     while (trials.length < 20) {
       // Stop a worker early in its step's 250 ms latency sleep: not while it commits, and not while it holds
       // the outbox's file lock (a stopped holder is alive, so nobody may break its lock).
-      const claim = await until(
-        async () =>
-          (await store.listClaims({ runId: 'stop', claimTtlMs: 30_000 })).find(
-            (c) => c.workerId && !tried.has(c.idemKey) && Date.now() / 1000 - c.claimedAt < 0.1,
-          ),
-        'a fresh claim',
+      const claim = await until('a fresh claim', async () =>
+        (await store.listClaims({ runId: 'stop', claimTtlMs: 30_000 })).find(
+          (c) => c.workerId && !tried.has(c.idemKey) && Date.now() / 1000 - c.claimedAt < 0.1,
+        ),
       );
       tried.add(claim.idemKey);
       const paused = claim.workerId!;
@@ -198,7 +183,7 @@ describe.each(kinds)('workers on %s', (kind) => {
         continue;
       }
       // The other worker takes the run over once the run lease passes, then the step once the claim lease passes.
-      const landed = await until(async () => store.getCommitted(claim.idemKey), `${claim.idemKey} to be committed`);
+      const landed = await until(`${claim.idemKey} to be committed`, async () => store.getCommitted(claim.idemKey));
       workers.get(paused)!.kill('SIGCONT');
       expect(landed.workerId).not.toBe(paused);
       // The paused worker wakes up inside the step: its commit (or its renewal) is refused by the fencing token.
@@ -207,7 +192,7 @@ describe.each(kinds)('workers on %s', (kind) => {
       // fenced on (no event, by design). That is not a trial: it is told apart by the worker beating again
       // for a second without a fencing event and holding no claim on the key.
       const wokeAt = Date.now() / 1000;
-      const fenced = await until(async () => {
+      const fenced = await until(`${paused} to be fenced`, async () => {
         const events = await store.listEvents('stop', { limit: 10_000 });
         if (
           events.some(
@@ -223,10 +208,10 @@ describe.each(kinds)('workers on %s', (kind) => {
           (c) => c.idemKey === claim.idemKey && c.workerId === paused,
         );
         return beat > wokeAt + 1 && !holds ? 'never began' : null;
-      }, `${paused} to be fenced`);
+      });
       if (fenced === 'fenced') trials.push({ key: claim.idemKey, paused });
     }
-    await until(async () => (await store.getRun('stop'))?.status === 'completed', 'the run to complete');
+    await until('the run to complete', async () => (await store.getRun('stop'))?.status === 'completed');
 
     const committed = await store.listCommitted('stop', { limit: 100 });
     expect(committed.length).toBe(60);
@@ -245,10 +230,12 @@ describe.each(kinds)('workers on %s', (kind) => {
     await store.createRun({ id: 'blocked', workflow: 'block', inputJson: JSON.stringify({ steps: 6 }), totalSteps: 6 });
     const first = spawnFixture('engine-block-worker.ts', { url: target.url, effects, id: 'busy' });
     await first.waitForLine(/READY/);
-    await until(async () => (await store.getRun('blocked'))?.owner === 'busy', 'the first worker to take the run');
+    await until('the first worker to take the run', async () => (await store.getRun('blocked'))?.owner === 'busy');
     const second = spawnFixture('engine-block-worker.ts', { url: target.url, effects, id: 'idle' });
     await second.waitForLine(/READY/);
-    await until(async () => (await store.getRun('blocked'))?.status === 'completed', 'the run to complete', 60_000);
+    await until('the run to complete', async () => (await store.getRun('blocked'))?.status === 'completed', {
+      timeoutMs: 60_000,
+    });
 
     const lines = readFileSync(effects, 'utf8').trim().split('\n');
     expect(lines).toEqual([0, 1, 2, 3, 4, 5].map((n) => `blocked:step:${n} busy`));

@@ -108,10 +108,10 @@ export const snoop = defineCommandWorkflow({ name: 'snoop', input: z.object({}),
       }
     });
     await store.createRun({ id: 'snoop-1', workflow: 'snoop', inputJson: '{}', totalSteps: null });
-    const line = await until(async () => {
+    const line = await until('the report', async () => {
       const lines = await store.readRunLogs('snoop-1', { afterSeq: 0, limit: 1000 });
       return lines.find((l) => l.line.startsWith('REPORT '))?.line;
-    }, 'the report');
+    });
     const report = JSON.parse(line.slice('REPORT '.length));
 
     expect({ uid: report.uid, gid: report.gid }).toEqual({ uid: 65534, gid: 65534 });
@@ -141,6 +141,6 @@ export const snoop = defineCommandWorkflow({ name: 'snoop', input: z.object({}),
       write: 'EACCES',
       wal: 'EACCES',
     });
-    await until(async () => (await store.getRun('snoop-1'))?.status === 'completed', 'snoop-1 completed');
+    await until('snoop-1 completed', async () => (await store.getRun('snoop-1'))?.status === 'completed');
   }, 120_000);
 });

@@ -88,7 +88,8 @@ const worker = (url: string, id: string, module: string) =>
   );
 
 /** Gone within the bound, polled: a group signalled is dead in milliseconds, a survivor never is. */
-const gone = (pids: number[], what: string) => until(async () => pids.every((pid) => !pidAlive(pid)), what, 20_000);
+const gone = (pids: number[], what: string) =>
+  until(what, async () => pids.every((pid) => !pidAlive(pid)), { timeoutMs: 20_000 });
 
 describe("a program's process tree", () => {
   it('a cancel stops the program and its grandchild that ignores SIGTERM, long before the grace period', async () => {
@@ -97,12 +98,12 @@ describe("a program's process tree", () => {
     const { module, copies, ready } = setUp();
     worker(target.url, 'w-tree-c', module);
     await store.createRun({ id: 'tree-c', workflow: 'tree', inputJson: '{}', totalSteps: null });
-    await until(async () => ready() === 1, 'the grandchild ready');
+    await until('the grandchild ready', async () => ready() === 1);
     const [first] = copies();
     await store.actOnRun('tree-c', 'cancel', 'ann');
     // graceMs is 60 s: the program dies of the SIGTERM, and its grandchild with what it left behind.
     await gone([first!.pid, first!.grandchild!], 'the program and its grandchild gone');
-    await until(async () => (await store.getRun('tree-c'))?.owner === null, 'the run handed back');
+    await until('the run handed back', async () => (await store.getRun('tree-c'))?.owner === null);
     expect((await store.getRun('tree-c'))?.status).toBe('cancelled');
     expect(copies()).toHaveLength(1);
   }, 120_000);
@@ -113,14 +114,14 @@ describe("a program's process tree", () => {
     const { module, copies, ready } = setUp();
     const a = worker(target.url, 'w-tree-a', module);
     await store.createRun({ id: 'tree-k', workflow: 'tree', inputJson: '{}', totalSteps: null });
-    await until(async () => ready() === 1, 'the grandchild ready');
+    await until('the grandchild ready', async () => ready() === 1);
     // The next worker is up and watching before the kill: it takes the run as soon as it finds w-tree-a's pid gone.
     const b = worker(target.url, 'w-tree-b', module);
-    await until(async () => b.logs.some((l) => l.msg === 'serving workflows'), 'w-tree-b serving');
+    await until('w-tree-b serving', async () => b.logs.some((l) => l.msg === 'serving workflows'));
     const [first] = copies();
     a.child.kill('SIGKILL');
     await gone([first!.pid, first!.grandchild!], "the first copy's tree gone with its worker");
-    await until(async () => (await store.getRun('tree-k'))?.status === 'completed', 'tree-k completed by w-tree-b');
+    await until('tree-k completed by w-tree-b', async () => (await store.getRun('tree-k'))?.status === 'completed');
     const all = copies();
     expect(all).toHaveLength(2);
     expect(all.map((c) => c.overlap)).toEqual([0, 0]);

@@ -16,6 +16,7 @@ import type { RunLogRow } from '../../lib/store/types';
 import { BIN, ROOT, runCli } from '../cli/support';
 import { makeTarget, targetKinds, type Target } from '../support/targets';
 import { tempDir } from '../support/tmp';
+import { until } from '../support/until';
 
 const kinds = await targetKinds('run log process tests');
 /** A line as `waybill logs --json` (and the API) shows it: the row without its run id, which the page names once. */
@@ -77,16 +78,6 @@ function startWorker(target: Target, id: string, module: string): ChildProcess {
   return child;
 }
 
-async function until<T>(probe: () => Promise<T | undefined | null | false>, what: string): Promise<T> {
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
-
 /** Every kept line of the run, through `waybill logs --json` in a process of its own. */
 async function cliLines(target: Target, runId: string): Promise<Line[]> {
   const result = await runCli(['logs', runId, '--json', '--after', '0', '--limit', '100000'], {
@@ -112,9 +103,9 @@ describe.each(kinds)('run logs through the store on %s', (kind) => {
     await queue(target, 'chatty-1', 'chatty', {});
     await queue(target, 'flood-1', 'flood', { lines: K + 500 });
     await until(
+      'both runs completed',
       async () =>
         (await statusOf(target, 'chatty-1')) === 'completed' && (await statusOf(target, 'flood-1')) === 'completed',
-      'both runs completed',
     );
 
     const chatty = await cliLines(target, 'chatty-1');
@@ -162,9 +153,8 @@ describe.each(kinds)('run logs through the store on %s', (kind) => {
     await queue(target, 'held-1', 'held', {});
     const store = await target.store();
     // `ready` is stored: the 50 lines before it were too. The program goes on ticking until the kill.
-    await until(
-      async () => (await store.readRunLogs('held-1', { limit: 1 }))[0]?.line.startsWith('tick'),
-      'ticks stored',
+    await until('ticks stored', async () =>
+      (await store.readRunLogs('held-1', { limit: 1 }))[0]?.line.startsWith('tick'),
     );
     w1.kill('SIGKILL');
     await once(w1, 'exit');
@@ -184,7 +174,7 @@ describe.each(kinds)('run logs through the store on %s', (kind) => {
     expect(await cliLines(target, 'held-1')).toEqual(left);
 
     const w2 = startWorker(target, 'w-held-2', module);
-    await until(async () => (await statusOf(target, 'held-1')) === 'completed', 'held-1 completed by w-held-2');
+    await until('held-1 completed by w-held-2', async () => (await statusOf(target, 'held-1')) === 'completed');
     const all = await cliLines(target, 'held-1');
     expect(all.slice(0, left.length)).toEqual(left);
     const after = all.slice(left.length);

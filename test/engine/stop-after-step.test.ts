@@ -20,12 +20,10 @@ async function caughtInStep(target: Target, runId: string) {
     totalSteps: 4,
   });
   // Step 1 freshly claimed: the worker is inside its latency, well before it delivers.
-  await until(
-    async () =>
-      (await store.listClaims({ runId, claimTtlMs: 30_000 })).find(
-        (c) => c.step === 1 && c.workerId && Date.now() / 1000 - c.claimedAt < 0.5,
-      ),
-    'step 1 in hand',
+  await until('step 1 in hand', async () =>
+    (await store.listClaims({ runId, claimTtlMs: 30_000 })).find(
+      (c) => c.step === 1 && c.workerId && Date.now() / 1000 - c.claimedAt < 0.5,
+    ),
   );
   return store;
 }
@@ -38,9 +36,8 @@ describe.each(kinds)('stopping a run on %s', (kind) => {
     const worker = startWorker(target, ['--id', 'pw'], { WAYBILL_HEARTBEAT_MS: '100', WAYBILL_DATA_DIR: data.path });
     const store = await caughtInStep(target, 'p');
     await store.actOnRun('p', 'pause', 'ann');
-    await until(
-      async () => worker.logs.find((l) => l.runId === 'p' && /^run (stopped|handed back)/.test(l.msg)),
-      'the worker to let go',
+    await until('the worker to let go', async () =>
+      worker.logs.find((l) => l.runId === 'p' && /^run (stopped|handed back)/.test(l.msg)),
     );
 
     expect(await store.getRun('p')).toMatchObject({ status: 'paused', owner: null });
@@ -50,7 +47,7 @@ describe.each(kinds)('stopping a run on %s', (kind) => {
     expect((await store.listEvents('p')).map((e) => e.outcome)).toEqual(['operator']);
 
     await store.actOnRun('p', 'resume', 'ann');
-    await until(async () => (await store.getRun('p'))?.status === 'completed', 'the run to complete');
+    await until('the run to complete', async () => (await store.getRun('p'))?.status === 'completed');
     expect(Object.fromEntries(executionsByKey(outbox))).toEqual({
       'p:step:0': 1,
       'p:step:1': 1,
@@ -68,9 +65,8 @@ describe.each(kinds)('stopping a run on %s', (kind) => {
     const worker = startWorker(target, ['--id', 'cw'], { WAYBILL_HEARTBEAT_MS: '100', WAYBILL_DATA_DIR: data.path });
     const store = await caughtInStep(target, 'c');
     await store.actOnRun('c', 'cancel', 'ann');
-    await until(
-      async () => worker.logs.find((l) => l.runId === 'c' && /^run (stopped|handed back)/.test(l.msg)),
-      'the worker to let go',
+    await until('the worker to let go', async () =>
+      worker.logs.find((l) => l.runId === 'c' && /^run (stopped|handed back)/.test(l.msg)),
     );
 
     expect(await store.getRun('c')).toMatchObject({ status: 'cancelled', owner: null });

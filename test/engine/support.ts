@@ -9,6 +9,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { onTestFinished } from 'vitest';
 import { BIN, ROOT } from '../cli/support';
 import type { Target } from '../support/targets';
+import { until } from '../support/until';
+export { until };
 
 export interface WorkerProcess {
   child: ChildProcess;
@@ -46,20 +48,6 @@ export function startWorker(target: Target, args: string[], env: Record<string, 
     }
   });
   return { child, logs };
-}
-
-export async function until<T>(
-  probe: () => Promise<T | undefined | null | false>,
-  what: string,
-  timeoutMs = 240_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
 }
 
 /** How many times each key's side effect ran, delivered or refused as a duplicate. */

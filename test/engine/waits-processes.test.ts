@@ -44,20 +44,18 @@ describe.each(kinds)('review-and-send on %s', (kind) => {
     const store = await target.store();
     const first = startWorker(target, ['--id', 'w1', '--concurrency', '1'], env);
     await until(
+      'both runs to wait',
       async () =>
         (await store.getRun('send-me'))?.status === 'waiting' && (await store.getRun('drop-me'))?.status === 'waiting',
-      'both runs to wait',
-      60_000,
+      { timeoutMs: 60_000 },
     );
     const wait = await store.getWait('send-me', 'review');
     expect(JSON.parse(wait!.detailsJson!)).toMatchObject({ to: 'customer@example.com', model: 'simulated' });
     // Concurrency 1, two runs parked: the one slot is free, and another run completes while they wait.
     await ok(target, ['start', 'notify', '--input', '{"count": 3, "outbox": "other.jsonl"}', '--id', 'meanwhile']);
-    await until(
-      async () => (await store.getRun('meanwhile'))?.status === 'completed',
-      'another run to complete',
-      60_000,
-    );
+    await until('another run to complete', async () => (await store.getRun('meanwhile'))?.status === 'completed', {
+      timeoutMs: 60_000,
+    });
     expect([(await store.getRun('send-me'))!.status, (await store.getRun('drop-me'))!.status]).toEqual([
       'waiting',
       'waiting',
@@ -84,11 +82,11 @@ describe.each(kinds)('review-and-send on %s', (kind) => {
 
     startWorker(target, ['--id', 'w2'], env);
     await until(
+      'both runs to end',
       async () =>
         (await store.getRun('send-me'))?.status === 'completed' &&
         (await store.getRun('drop-me'))?.status === 'rejected',
-      'both runs to end',
-      60_000,
+      { timeoutMs: 60_000 },
     );
     expect([...executionsByKey(outbox)]).toEqual([['send-me:send', 1]]);
     expect(readOutbox(outbox).delivered).toBe(1);
@@ -123,9 +121,9 @@ describe.each(kinds)('review-and-send on %s', (kind) => {
     }
     const parker = startWorker(target, ['--id', 'parker', '--concurrency', '20'], env);
     await until(
-      async () => (await Promise.all(ids.map((id) => store.getRun(id)))).every((r) => r?.status === 'waiting'),
       'all 20 to wait',
-      90_000,
+      async () => (await Promise.all(ids.map((id) => store.getRun(id)))).every((r) => r?.status === 'waiting'),
+      { timeoutMs: 90_000 },
     );
     parker.child.kill('SIGKILL');
     await once(parker.child, 'exit');
@@ -164,9 +162,9 @@ describe.each(kinds)('review-and-send on %s', (kind) => {
 
     startWorker(target, ['--id', 'finisher', '--concurrency', '20'], env);
     await until(
-      async () => (await Promise.all(ids.map((id) => store.getRun(id)))).every((r) => r?.status === 'completed'),
       'every run to complete',
-      90_000,
+      async () => (await Promise.all(ids.map((id) => store.getRun(id)))).every((r) => r?.status === 'completed'),
+      { timeoutMs: 90_000 },
     );
     const delivered = readOutbox(outbox);
     // Each message went out once; a duplicate is a resend the receiver refused (a kill after the delivery and

@@ -64,9 +64,13 @@ describe.each(kinds)('a worker process polling every 10 minutes on %s', (kind) =
       totalSteps: null,
     });
     startWorker(target, ['--workflows', module, '--id', 'w-nap'], env(dir.path));
-    await until(async () => (await store.getRun('nap-1'))?.status === 'waiting', 'the run to park', 60_000);
+    await until('the run to park', async () => (await store.getRun('nap-1'))?.status === 'waiting', {
+      timeoutMs: 60_000,
+    });
     const wait = (await store.getWait('nap-1', 'sleep#1'))!;
-    await until(async () => (await store.getRun('nap-1'))?.status === 'completed', 'the run to wake', 2000 + PROMPT_MS);
+    await until('the run to wake', async () => (await store.getRun('nap-1'))?.status === 'completed', {
+      timeoutMs: 2000 + PROMPT_MS,
+    });
     const woke = (await store.getWait('nap-1', 'sleep#1'))!.decidedAt!;
     expect(woke).toBeGreaterThanOrEqual(wait.dueAt!);
     // Woken by its own due time: within a second of it (the worker reads it from the store's clock).
@@ -80,9 +84,13 @@ describe.each(kinds)('a worker process polling every 10 minutes on %s', (kind) =
     const store = await target.store();
     await cli(target, ['start', 'review-and-send', '--input', '{}', '--id', 'ask-1']);
     startWorker(target, ['--id', 'w-ask'], env(dir.path));
-    await until(async () => (await store.getRun('ask-1'))?.status === 'waiting', 'the run to park', 60_000);
+    await until('the run to park', async () => (await store.getRun('ask-1'))?.status === 'waiting', {
+      timeoutMs: 60_000,
+    });
     await cli(target, ['approve', 'ask-1', '--as', 'ann']);
-    await until(async () => (await store.getRun('ask-1'))?.status === 'completed', 'the run to wake', PROMPT_MS);
+    await until('the run to wake', async () => (await store.getRun('ask-1'))?.status === 'completed', {
+      timeoutMs: PROMPT_MS,
+    });
   });
 
   it('refuses a poll interval it cannot keep, naming WAYBILL_POLL_MS, before it registers', async () => {

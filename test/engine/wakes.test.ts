@@ -103,25 +103,25 @@ describe.each(kinds)('wakes on %s', (kind) => {
     const other = await open(url);
     const sleepy = sleepyWorker(workerStore);
     try {
-      await until(async () => sleepy.worker.listening, 'the worker to listen', WAIT);
+      await until('the worker to listen', async () => sleepy.worker.listening, { timeoutMs: WAIT });
       expect(sleepy.worker.wakes).toEqual({ notified: 0, polled: 0 });
 
       // Queued by another process's store: one wake, one pick.
       await other.createRun(run('r1'));
-      await until(finished(other, 'r1'), 'r1 to complete', WAIT);
+      await until('r1 to complete', finished(other, 'r1'), { timeoutMs: WAIT });
       expect(sleepy.worker.wakes).toEqual({ notified: 1, polled: 0 });
 
       // Queued through the worker's own store.
       await workerStore.createRun(run('r2'));
-      await until(finished(other, 'r2'), 'r2 to complete', WAIT);
+      await until('r2 to complete', finished(other, 'r2'), { timeoutMs: WAIT });
       expect(sleepy.worker.wakes).toEqual({ notified: 2, polled: 0 });
 
       // Failed, then retried by an operator: queued again, woken again.
       await other.createRun(run('r3', 'failing'));
-      await until(finished(other, 'r3', 'failed'), 'r3 to fail', WAIT);
+      await until('r3 to fail', finished(other, 'r3', 'failed'), { timeoutMs: WAIT });
       expect(sleepy.worker.wakes).toEqual({ notified: 3, polled: 0 });
       await other.actOnRun('r3', 'retry', 'operator');
-      await until(finished(other, 'r3'), 'r3 to complete once retried', WAIT);
+      await until('r3 to complete once retried', finished(other, 'r3'), { timeoutMs: WAIT });
       expect(sleepy.worker.wakes).toEqual({ notified: 4, polled: 0 });
       expect((await other.getRun('r3'))?.attempts).toBe(2);
     } finally {
@@ -142,9 +142,9 @@ describe.each(kinds)('wakes on %s, for a run whose worker died', (kind) => {
     });
     const sleepy = sleepyWorker(workerStore);
     try {
-      await until(async () => sleepy.worker.sleeping === 'listening', 'the worker to listen', WAIT);
+      await until('the worker to listen', async () => sleepy.worker.sleeping === 'listening', { timeoutMs: WAIT });
       expect(await other.markWorkerDead('doomed', 'its pid is gone')).toBe(0);
-      await until(finished(other, 'orphan'), 'the orphaned run to complete', WAIT);
+      await until('the orphaned run to complete', finished(other, 'orphan'), { timeoutMs: WAIT });
       expect(sleepy.worker.wakes).toEqual({ notified: 1, polled: 0 });
       expect((await other.listEvents('orphan')).map((e) => e.detail)).toEqual([
         'run lease of doomed passed or its worker died; resumed by sleepy',
@@ -162,11 +162,11 @@ describe.skipIf(!onPostgres)('wakes on postgres, when the listener’s connectio
     const other = await open(url);
     const sleepy = sleepyWorker(workerStore);
     try {
-      await until(async () => sleepy.worker.listening, 'the worker to listen', WAIT);
+      await until('the worker to listen', async () => sleepy.worker.listening, { timeoutMs: WAIT });
       await other.createRun(run('elsewhere-1', 'served-elsewhere'));
       // Notifications arrive in commit order: once the next run's wake has been taken, the first one's came before.
       await other.createRun(run('r1'));
-      await until(finished(other, 'r1'), 'r1 to complete', WAIT);
+      await until('r1 to complete', finished(other, 'r1'), { timeoutMs: WAIT });
       expect(sleepy.worker.wakes).toEqual({ notified: 1, polled: 0 });
       expect(await statusOf(other, 'elsewhere-1')).toBe('queued');
     } finally {
@@ -180,7 +180,7 @@ describe.skipIf(!onPostgres)('wakes on postgres, when the listener’s connectio
     const seen: Wake[] = [];
     const unsubscribe = store.subscribeWakes((wake) => seen.push(wake));
     try {
-      await until(async () => seen.some((w) => w.kind === 'listening'), 'the listener', WAIT);
+      await until('the listener', async () => seen.some((w) => w.kind === 'listening'), { timeoutMs: WAIT });
       if (!('pool' in store)) throw new Error('expected the PostgreSQL store');
       const c = postgresConnection((store as PostgresStore).pool, systemClock);
       await c
@@ -193,7 +193,7 @@ describe.skipIf(!onPostgres)('wakes on postgres, when the listener’s connectio
         await c.once(sql`SELECT ${notifyRunnable('committed')}`, undefined, client);
         await c.once(sql`SELECT ${notifyRunnable(null)}`, undefined, client);
       });
-      await until(async () => seen.length === 3, 'the committed wakes', WAIT);
+      await until('the committed wakes', async () => seen.length === 3, { timeoutMs: WAIT });
       expect(seen).toEqual([{ kind: 'listening' }, { kind: 'runnable', workflow: 'committed' }, { kind: 'runnable' }]);
     } finally {
       unsubscribe();
@@ -220,23 +220,27 @@ describe.skipIf(!onPostgres)('wakes on postgres, when the listener’s connectio
         )
       ).map((r) => r.pid);
     try {
-      await until(async () => sleepy.worker.sleeping === 'listening', 'the worker to listen', WAIT);
+      await until('the worker to listen', async () => sleepy.worker.sleeping === 'listening', { timeoutMs: WAIT });
       const [first] = await listener();
       expect(first).toEqual(expect.any(Number));
 
       // Its backend terminated: the listener notices, reconnects on a new backend, and says so.
       await schema.admin.query('SELECT pg_terminate_backend($1)', [first]);
-      await until(async () => seen.join() === 'listening,lost,listening', 'the listener to reconnect', WAIT);
+      await until('the listener to reconnect', async () => seen.join() === 'listening,lost,listening', {
+        timeoutMs: WAIT,
+      });
       const [second, ...more] = await listener();
       expect(more).toEqual([]);
       expect(second).not.toBe(first);
       await other.createRun(run('after-terminate'));
-      await until(finished(other, 'after-terminate'), 'the run queued after the terminate', WAIT);
+      await until('the run queued after the terminate', finished(other, 'after-terminate'), { timeoutMs: WAIT });
       expect(sleepy.worker.wakes).toEqual({ notified: 1, polled: 0 });
 
       // The network cut, and kept cut: no listener, so the worker polls at its short interval (30 s here).
       proxy.cut();
-      await until(async () => sleepy.worker.sleeping === 'polling', 'the worker to sleep until its short poll', WAIT);
+      await until('the worker to sleep until its short poll', async () => sleepy.worker.sleeping === 'polling', {
+        timeoutMs: WAIT,
+      });
       // Nothing can wake it now: the run waits for the poll, which only the clock's move lets fire.
       await other.createRun(run('during-cut'));
       // A second at a time until the poll fires: it is due 15-45 s in (30 s ± 50%), and the one after it at least
@@ -245,14 +249,14 @@ describe.skipIf(!onPostgres)('wakes on postgres, when the listener’s connectio
         if (ticked > 45_000) throw new Error('the short poll did not fire within 45 s of its clock');
         await sleepy.clock.tick(1000);
       }
-      await until(finished(other, 'during-cut'), 'the run queued during the cut, by the poll', WAIT);
+      await until('the run queued during the cut, by the poll', finished(other, 'during-cut'), { timeoutMs: WAIT });
       expect(sleepy.worker.wakes).toEqual({ notified: 1, polled: 1 });
 
       // The network back: the listener's backoff brings it back, and notifications wake the worker again.
       proxy.open();
-      await until(async () => sleepy.worker.sleeping === 'listening', 'the listener to come back', WAIT);
+      await until('the listener to come back', async () => sleepy.worker.sleeping === 'listening', { timeoutMs: WAIT });
       await other.createRun(run('after-cut'));
-      await until(finished(other, 'after-cut'), 'the run queued once the listener came back', WAIT);
+      await until('the run queued once the listener came back', finished(other, 'after-cut'), { timeoutMs: WAIT });
       expect(sleepy.worker.wakes).toEqual({ notified: 2, polled: 1 });
       expect(seen).toEqual(['listening', 'lost', 'listening', 'lost', 'listening']);
     } finally {

@@ -72,8 +72,8 @@ function worker(): Promise<void> {
   return run;
 }
 
-/** Moves the clock 10 ms at a time (10 s at most) until predicate holds. */
-async function until(predicate: () => Promise<boolean>, what: string): Promise<void> {
+/** Moves the clock 10 ms at a time (10 s at most) until predicate holds: no real time passes. */
+async function tickUntil(predicate: () => Promise<boolean>, what: string): Promise<void> {
   for (let i = 0; i < 1000; i++) {
     if (await predicate()) return;
     await clock.tick(10);
@@ -116,7 +116,7 @@ describe('engine', () => {
       id: 'r1',
     });
     const done = worker();
-    await until(statusIs(run.id, 'completed'), 'completion');
+    await tickUntil(statusIs(run.id, 'completed'), 'completion');
     expect((await store.listCommitted('r1')).length).toBe(5);
     expect([...effects.values()]).toEqual([3, 3, 3, 3, 3]);
     const failed = (await store.listEvents('r1')).filter((e) => e.outcome === 'failed');
@@ -129,7 +129,7 @@ describe('engine', () => {
   it('gives back the claim a workflow took ahead and never used when the workflow fails: no claim left in doubt', async () => {
     await startRun(store, registry, { workflow: 'ahead-then-fail', input: {}, id: 'r-ahead' });
     void worker();
-    await until(statusIs('r-ahead', 'failed'), 'failure');
+    await tickUntil(statusIs('r-ahead', 'failed'), 'failure');
     expect((await store.getRun('r-ahead'))?.error).toBe('the model said no');
     expect((await store.listCommitted('r-ahead')).map((c) => c.idemKey)).toEqual(['r-ahead:first']);
     // The second step's claim, taken in the first step's commit, went back with no failed event: it never ran.
@@ -140,14 +140,14 @@ describe('engine', () => {
   it('fails the run with the error once maxAttempts is spent', async () => {
     await startRun(store, registry, { workflow: 'counter', input: { count: 2, failUntilAttempt: 9 }, id: 'r2' });
     void worker();
-    await until(statusIs('r2', 'failed'), 'failure');
+    await tickUntil(statusIs('r2', 'failed'), 'failure');
     expect((await store.getRun('r2'))?.error).toMatch(/failed after 4 attempt/);
     expect(effects.get('r2:step:0')).toBe(4);
     await expect(store.actOnRun('r2', 'pause', 'test')).rejects.toBeInstanceOf(InvalidTransitionError);
     effects.clear();
     await store.actOnRun('r2', 'retry', 'test');
     // Still failing: retry re-queues it, and it fails again after another 4 attempts.
-    await until(statusIs('r2', 'failed'), 'second failure');
+    await tickUntil(statusIs('r2', 'failed'), 'second failure');
     expect(effects.get('r2:step:0')).toBe(4);
     const operator = (await store.listEvents('r2')).filter((e) => e.outcome === 'operator');
     expect(operator.map((e) => e.detail)).toEqual(['retry by test: failed → queued']);
@@ -156,21 +156,21 @@ describe('engine', () => {
   it('pauses after the step in hand (committed once, no failed event, next step not started), resumes, and cancels', async () => {
     await startRun(store, registry, { workflow: 'counter', input: { count: 3, gated: true }, id: 'r3' });
     void worker();
-    await until(async () => (await store.listClaims({ runId: 'r3', claimTtlMs: 30_000 })).length === 1, 'first claim');
+    await tickUntil(async () => (await store.listClaims({ runId: 'r3', claimTtlMs: 30_000 })).length === 1, 'first claim');
     await store.actOnRun('r3', 'pause', 'test');
     // The worker learns of the pause at its next lease renewal, and waits for the step in hand.
-    await until(async () => (await store.listEvents('r3')).length === 1, 'the pause event');
+    await tickUntil(async () => (await store.listEvents('r3')).length === 1, 'the pause event');
     await clock.tick(200);
     expect((await store.getRun('r3'))?.owner).not.toBeNull();
     gate.release();
-    await until(async () => (await store.getRun('r3'))?.owner === null, 'the worker letting go');
+    await tickUntil(async () => (await store.getRun('r3'))?.owner === null, 'the worker letting go');
     expect((await store.getRun('r3'))?.status).toBe('paused');
     expect((await store.listCommitted('r3')).map((c) => c.idemKey)).toEqual(['r3:step:0']);
     expect(await store.listClaims({ runId: 'r3', claimTtlMs: 30_000 })).toEqual([]);
     expect((await store.listEvents('r3')).map((e) => e.outcome)).toEqual(['operator']);
     expect(Object.fromEntries(effects)).toEqual({ 'r3:step:0': 1 });
     await store.actOnRun('r3', 'resume', 'test');
-    await until(statusIs('r3', 'completed'), 'completion after resume');
+    await tickUntil(statusIs('r3', 'completed'), 'completion after resume');
     expect((await store.listCommitted('r3')).length).toBe(3);
     expect(Object.fromEntries(effects)).toEqual({ 'r3:step:0': 1, 'r3:step:1': 1, 'r3:step:2': 1 });
 

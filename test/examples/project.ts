@@ -14,6 +14,8 @@ import { pathToFileURL } from 'node:url';
 import { BIN, ROOT } from '../cli/support';
 import { spawnCommand, type Child } from '../support/child';
 import { tempDir } from '../support/tmp';
+import { until } from '../support/until';
+export { until };
 
 const TSX = pathToFileURL(createRequire(join(ROOT, 'package.json')).resolve('tsx/esm')).href;
 
@@ -71,21 +73,6 @@ export function exampleProject(...examples: string[]): Project {
     lines: (name) =>
       existsSync(join(dir, name)) ? readFileSync(join(dir, name), 'utf8').split('\n').filter(Boolean) : [],
   };
-}
-
-/** Polls until `probe` gives a value; the error names what never came. */
-export async function until<T>(
-  what: string,
-  probe: () => T | null | undefined | false,
-  timeoutMs = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
 }
 
 /** The command's exit, with what it printed when it is not 0. */

@@ -87,6 +87,7 @@ describe.skipIf(!pgUp)('postgres: workers under a connection limit while their c
       (await inside.query<{ status: string }>('SELECT status FROM runs ORDER BY id')).rows.map((r) => r.status);
     const exited = () => workers.find((w) => w.child.exitCode !== null || w.child.signalCode !== null);
     await until(
+      'every run to complete',
       async () => {
         // A worker that died is the failure itself: said at once, with its last words, not after a long wait.
         const dead = exited();
@@ -99,8 +100,7 @@ describe.skipIf(!pgUp)('postgres: workers under a connection limit while their c
           );
         return (await statuses()).every((status) => status === 'completed');
       },
-      'every run to complete',
-      150_000,
+      { timeoutMs: 150_000 },
     );
 
     console.log(`connection limit: ${terminated} connections terminated in ${FAULT_MS / 1000} s`);

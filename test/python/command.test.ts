@@ -14,6 +14,7 @@ import { spawnCommand, type Child } from '../support/child';
 import { request, type Answer } from '../support/http';
 import { makeTempDir } from '../support/tmp';
 import { makeVenv, pythonMissing } from './venv';
+import { until } from '../support/until';
 
 const OPERATOR = 'command-operator-token-0123456789';
 const dir = makeTempDir('waybill-command-');
@@ -69,20 +70,6 @@ const statusOf = (runId: string) =>
     runId,
   );
 
-async function until<T>(
-  what: string,
-  probe: () => T | undefined | false | null | Promise<T | undefined | false | null>,
-  timeoutMs = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
-
 /** `waybill worker` on the suite's store, its programs finding the venv's python3 first. */
 function worker(id: string, options: { module?: string; url?: string | null } = {}): Child {
   const env: Record<string, string> = {
@@ -125,7 +112,7 @@ describe.skipIf(missing !== null)('command workflows', () => {
     const atKill = committedOf('pa-kill');
     expect(atKill).toBeLessThan(40);
     const w2 = worker('w-py-2');
-    await until('pa-kill completed', () => statusOf('pa-kill')?.status === 'completed', 90_000);
+    await until('pa-kill completed', () => statusOf('pa-kill')?.status === 'completed', { timeoutMs: 90_000 });
     w2.kill('SIGTERM');
     await w2.exited;
     const db = new Database(DB, { readonly: true });
@@ -182,7 +169,7 @@ describe.skipIf(missing !== null)('command workflows', () => {
         .map((l) => l.line),
     ).toEqual(['program exited with 3']);
     expect((await api('POST', '/api/v1/runs/pa-pause/resume', {})).status).toBe(200);
-    await until('pa-pause completed', () => statusOf('pa-pause')?.status === 'completed', 60_000);
+    await until('pa-pause completed', () => statusOf('pa-pause')?.status === 'completed', { timeoutMs: 60_000 });
     expect(committedOf('pa-pause')).toBe(60);
     w.kill('SIGTERM');
     await w.exited;
@@ -235,7 +222,7 @@ export const stubborn = defineCommandWorkflow({ name: 'stubborn', input: z.objec
     await until(
       'killed',
       async () => (await logOf('cmd-stubborn')).some((l) => l.line === 'program killed by SIGKILL'),
-      30_000,
+      { timeoutMs: 30_000 },
     );
     expect(
       (await logOf('cmd-stubborn'))
@@ -277,7 +264,7 @@ export const broken = defineCommandWorkflow({ name: 'broken', input: z.object({}
     await until(
       'both finished',
       () => statusOf('cmd-flaky')?.status === 'completed' && ['failed'].includes(statusOf('cmd-broken')?.status ?? ''),
-      60_000,
+      { timeoutMs: 60_000 },
     );
     expect(JSON.parse(statusOf('cmd-flaky')!.output_json!)).toEqual({ exitCode: 0, attempts: 3 });
     const flakyLog = await logOf('cmd-flaky');
@@ -304,7 +291,7 @@ export const broken = defineCommandWorkflow({ name: 'broken', input: z.object({}
     expect((await api('POST', '/api/v1/runs', { workflow: 'flaky', id: 'cmd-no-url', input: { x: 1 } })).status).toBe(
       201,
     );
-    await until('cmd-no-url failed', () => statusOf('cmd-no-url')?.status === 'failed', 30_000);
+    await until('cmd-no-url failed', () => statusOf('cmd-no-url')?.status === 'failed', { timeoutMs: 30_000 });
     expect(statusOf('cmd-no-url')!.error).toBe(
       "workflow flaky runs a program, which needs the control plane's address: start the worker with --url (or WAYBILL_URL), e.g. waybill worker --url http://127.0.0.1:3000",
     );

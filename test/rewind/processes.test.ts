@@ -13,10 +13,10 @@ import { tempDir } from '../support/tmp';
 const kinds = await targetKinds('rewind process tests');
 
 async function completed(store: Store, id: string, times: number) {
-  return until(async () => {
+  return until(`run ${id} to complete`, async () => {
     const run = await store.getRun(id);
     return run?.status === 'completed' && run.attempts >= times ? run : null;
-  }, `run ${id} to complete`);
+  });
 }
 
 const cli = (target: Target, args: string[]) =>
@@ -166,7 +166,9 @@ describe.each(kinds)('rewinding runs on %s', (kind) => {
     await completed(store, 'k', 1);
     expect((await cli(target, ['rerun', 'k', '--from-step', '5'])).code).toBe(0);
     // Killed once the rerun has committed a few steps again, with the next one in its hands.
-    await until(async () => (await store.getCommitted('k:step:12')) !== null, 'the rerun to pass step 12', 120_000);
+    await until('the rerun to pass step 12', async () => (await store.getCommitted('k:step:12')) !== null, {
+      timeoutMs: 120_000,
+    });
     first.child.kill('SIGKILL');
     startWorker(target, ['--id', 'w2'], env);
     await completed(store, 'k', 2);

@@ -9,16 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { spawnCommand } from '../support/child';
 import { BIN, freshDb, json, type Db } from '../cli/support';
 import { TALLY, effectCounts, writeModule } from './user-module';
-
-async function until<T>(what: string, probe: () => T | undefined | false, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
+import { until } from '../support/until';
 
 const published = (db: Db) =>
   db.raw((c) =>
