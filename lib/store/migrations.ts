@@ -1,23 +1,19 @@
 /**
- * Reads the migrations drizzle-kit generated (drizzle/<dialect>/meta/_journal.json and its .sql files), and
- * applies them: one runner (runMigrations) for both dialects, each of which only says how to take its lock,
+ * The migrations drizzle-kit generated (drizzle/<dialect>/, embedded by scripts/embed-migrations.ts), and how
+ * they are applied: one runner (runMigrations) for both dialects, each of which only says how to take its lock,
  * read its ledger and set a table aside (sqlite/migrate.ts, postgres/migrate.ts). We apply them ourselves
  * rather than with drizzle's migrator because that one takes no lock: two workers opening a fresh store at
  * once would both run CREATE TABLE. Each backend applies these under its own writer lock (BEGIN IMMEDIATE,
  * pg_advisory_xact_lock) and records them in waybill_migrations.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { StoreRefusedError } from '../errors';
+import { type EmbeddedMigration, PG_MIGRATIONS, SQLITE_MIGRATIONS } from './migrations.generated';
 
 export interface Migration {
   tag: string;
   hash: string;
   statements: string[];
-  /** The Waybill version that ships this migration file (package.json beside drizzle/), for error messages. */
-  shippedWith?: string;
 }
 
 /** The article's three tables: a store they created is adopted, rows kept, before the first migration. */
@@ -28,39 +24,30 @@ export const ARTICLE_COLUMNS: Record<(typeof ARTICLE_TABLES)[number], string[]> 
   claims: ['idem_key', 'run_id', 'claimed_at'],
 };
 
-export function findMigrationsDir(dialect: 'sqlite' | 'pg', explicit?: string): string {
-  if (explicit) return explicit;
-  const journal = (dir: string) => existsSync(join(dir, 'drizzle', dialect, 'meta', '_journal.json'));
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 6; i++) {
-    if (journal(dir)) return join(dir, 'drizzle', dialect);
-    dir = dirname(dir);
+const parsed = new Map<'sqlite' | 'pg', Migration[]>();
+
+/**
+ * A dialect's migrations, in order: embedded in the code (migrations.generated.ts), so a bundle of the library
+ * carries them and nothing is read from files beside it. The hash is the SQL file's, as the ledger records it.
+ */
+export function migrationsOf(dialect: 'sqlite' | 'pg'): Migration[] {
+  let found = parsed.get(dialect);
+  if (!found) {
+    found = (dialect === 'sqlite' ? SQLITE_MIGRATIONS : PG_MIGRATIONS).map(toMigration);
+    parsed.set(dialect, found);
   }
-  if (journal(process.cwd())) return join(process.cwd(), 'drizzle', dialect);
-  throw new Error(
-    `cannot find drizzle/${dialect}/meta/_journal.json above ${fileURLToPath(import.meta.url)} or in ${process.cwd()}`,
-  );
+  return found;
 }
 
-export function readMigrations(dir: string): Migration[] {
-  const shippedWith = packageVersion(dir);
-  const journal = JSON.parse(readFileSync(resolve(dir, 'meta', '_journal.json'), 'utf8')) as {
-    entries: { idx: number; tag: string }[];
+function toMigration({ tag, sql }: EmbeddedMigration): Migration {
+  return {
+    tag,
+    hash: createHash('sha256').update(sql).digest('hex'),
+    statements: sql
+      .split('--> statement-breakpoint')
+      .map((s) => s.trim())
+      .filter(Boolean),
   };
-  return [...journal.entries]
-    .sort((a, b) => a.idx - b.idx)
-    .map(({ tag }) => {
-      const text = readFileSync(resolve(dir, `${tag}.sql`), 'utf8');
-      return {
-        tag,
-        hash: createHash('sha256').update(text).digest('hex'),
-        statements: text
-          .split('--> statement-breakpoint')
-          .map((s) => s.trim())
-          .filter(Boolean),
-        shippedWith,
-      };
-    });
 }
 
 /** The tables our migrations create beyond the article's three: their presence says Waybill migrated the store. */
@@ -92,7 +79,7 @@ export function refuseUnsafeLedger(migrations: Migration[], applied: string[], p
   const known = new Set(migrations.map((m) => m.tag));
   const unknown = applied.filter((tag) => !known.has(tag)).sort();
   const latest = migrations.at(-1);
-  const ours = `this Waybill${latest?.shippedWith ? ` (${latest.shippedWith})` : ''} knows ${migrations.length} migrations, up to ${latest?.tag ?? 'none'}`;
+  const ours = `this Waybill knows ${migrations.length} migrations, up to ${latest?.tag ?? 'none'}`;
   if (unknown.length > 0) {
     throw new StoreRefusedError(
       'STORE_TOO_NEW',
@@ -108,18 +95,6 @@ export function refuseUnsafeLedger(migrations: Migration[], applied: string[], p
         `missing or empty (${ours}): the ledger was damaged or dropped, and migrating again would run over live ` +
         'tables. Restore the store from a backup, or rebuild the ledger by hand; nothing was changed',
     );
-  }
-}
-
-function packageVersion(migrationsDir: string): string | undefined {
-  try {
-    const pkg = JSON.parse(readFileSync(resolve(migrationsDir, '..', '..', 'package.json'), 'utf8')) as {
-      name?: unknown;
-      version?: unknown;
-    };
-    return pkg.name === 'waybill' && typeof pkg.version === 'string' ? pkg.version : undefined;
-  } catch {
-    return undefined;
   }
 }
 

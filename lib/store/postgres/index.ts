@@ -5,7 +5,7 @@
  */
 import type pg from 'pg';
 import { systemClock, type Clock } from '../../clock';
-import { findMigrationsDir, readMigrations } from '../migrations';
+import { migrationsOf } from '../migrations';
 import type { Store } from '../types';
 import { postgresAudit } from './audit';
 import { postgresClaims } from './claims';
@@ -43,7 +43,7 @@ export interface PostgresStore extends Store {
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
   const pool = openPool(options);
   try {
-    const migrations = readMigrations(findMigrationsDir('pg'));
+    const migrations = migrationsOf('pg');
     await withRetry('migration', async () => {
       const client = await pool.connect();
       // Checked out, the client is not covered by the pool's listener: a connection killed between two of

@@ -5,7 +5,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { Clock } from '../../clock';
-import { findMigrationsDir, readMigrations } from '../migrations';
+import { migrationsOf } from '../migrations';
 import type { Store } from '../types';
 import { sqliteAudit } from './audit';
 import { sqliteClaims } from './claims';
@@ -23,9 +23,7 @@ import { sqliteWorkers } from './workers';
 import { sqliteWaits } from './waits';
 import { sqliteWorkflows } from './workflows';
 
-export interface SqliteStoreOptions extends SqliteOpenOptions, SqliteStepsOptions {
-  migrationsDir?: string;
-}
+export interface SqliteStoreOptions extends SqliteOpenOptions, SqliteStepsOptions {}
 
 /** The full Store, and the file's handle for what only SQLite has (tests, the demo seed, a backup). */
 export interface SqliteStore extends Store {
@@ -40,7 +38,7 @@ export interface SqliteStore extends Store {
 export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
   const c = openSqliteConnection(options);
   try {
-    migrateSqlite(c.db, readMigrations(findMigrationsDir('sqlite', options.migrationsDir)), c.now());
+    migrateSqlite(c.db, migrationsOf('sqlite'), c.now());
   } catch (error) {
     c.db.close();
     throw error;
