@@ -54,21 +54,25 @@ export async function drill(cli: Cli, args: string[]): Promise<number> {
 
   let report: DrillReport;
   try {
-    report = await withStore(cli, db, (store) =>
-      runDrill({
-        store: store,
-        steps,
-        killAt,
-        kills,
-        latencyMs,
-        claimTtlMs: cfg.WAYBILL_CLAIM_TTL_MS,
-        spawnWorker: (id, runId, dataDir) =>
-          spawn(process.execPath, [CLI_ENTRY, 'worker', '--db', db, '--id', id, '--drill', runId], {
-            stdio: 'ignore',
-            env: { ...process.env, WAYBILL_DATA_DIR: dataDir },
-          }),
-        onProgress: (phase, step) => live?.update([`${phase.padEnd(8)} ${bar(step, steps)}`]),
-      }),
+    report = await withStore(
+      cli,
+      db,
+      (store) =>
+        runDrill({
+          store: store,
+          steps,
+          killAt,
+          kills,
+          latencyMs,
+          claimTtlMs: cfg.WAYBILL_CLAIM_TTL_MS,
+          spawnWorker: (id, runId, dataDir) =>
+            spawn(process.execPath, [CLI_ENTRY, 'worker', '--db', db, '--id', id, '--drill', runId], {
+              stdio: 'ignore',
+              env: { ...process.env, WAYBILL_DATA_DIR: dataDir },
+            }),
+          onProgress: (phase, step) => live?.update([`${phase.padEnd(8)} ${bar(step, steps)}`]),
+        }),
+      { migrating: true },
     );
   } finally {
     live?.done();

@@ -198,6 +198,15 @@ const COMMANDS: Record<string, { usage: string; summary: string; run: Command }>
       (m) => m.seedDemo,
     ),
   },
+  migrate: {
+    usage: 'migrate [--check] [--print-sql] [--move-to-schema NAME]',
+    summary:
+      'create the store or bring it up to date; --check: exit 1 when it is behind; --print-sql: what it would run; --move-to-schema: move an older PostgreSQL store out of public',
+    run: lazy(
+      () => import('./migrate'),
+      (m) => m.migrate,
+    ),
+  },
   up: {
     usage: 'up [--no-demo] [--no-worker]',
     summary: 'the dashboard and one worker, until Ctrl-C (npm start in a checkout)',

@@ -65,51 +65,80 @@ export function waybillOnlyTables(migrations: Migration[]): string[] {
 
 /**
  * Refuses, before anything is written, a store this Waybill must not migrate or run on. `applied` is the
- * ledger's tags; `present` those of waybillOnlyTables() the store has. Two cases:
+ * ledger's tags (null: there is no ledger table); `present` those of waybillOnlyTables() the store has. Three cases:
  *
  * - The ledger names migrations this Waybill does not know: a newer Waybill migrated the store. Running an
  *   old worker on it is how a side effect ran three times and committed zero (its commits hit columns and
  *   rules it has never heard of), so it stops here, as a rolling upgrade needs: the old version refuses,
  *   the new one runs.
+ * - There is no ledger, and only some of the tables every Waybill store has had since its first migration:
+ *   another application's tables that happen to share a name (its own `runs`). Waybill leaves them alone.
  * - The ledger is empty (or missing) but Waybill's tables are there: the ledger was damaged (a zeroed page)
  *   or dropped. "No migrations applied" would then mean running 0000 over live tables, or setting them
  *   aside as the article's. A store with the article's three tables only has no such table and is adopted.
  */
-export function refuseUnsafeLedger(migrations: Migration[], applied: string[], present: string[], where: string): void {
+export function refuseUnsafeLedger(
+  migrations: Migration[],
+  applied: string[] | null,
+  present: string[],
+  where: string,
+): void {
   const known = new Set(migrations.map((m) => m.tag));
-  const unknown = applied.filter((tag) => !known.has(tag)).sort();
+  const unknown = (applied ?? []).filter((tag) => !known.has(tag)).sort();
   const latest = migrations.at(-1);
   const ours = `this Waybill knows ${migrations.length} migrations, up to ${latest?.tag ?? 'none'}`;
   if (unknown.length > 0) {
     throw new StoreRefusedError(
       'STORE_TOO_NEW',
-      `${where} was migrated by a newer Waybill: ${ours}, but the store has ${applied.length} applied, ` +
+      `${where} was migrated by a newer Waybill: ${ours}, but the store has ${applied!.length} applied, ` +
         `up to ${unknown.at(-1)} (unknown here: ${unknown.join(', ')}). Run the newer Waybill against it; ` +
         'nothing was changed',
     );
   }
-  if (applied.length === 0 && present.length > 0) {
+  if (present.length === 0 || (applied !== null && applied.length > 0)) return;
+  const first = migrations[0] ? waybillOnlyTables([migrations[0]]) : [];
+  if (applied === null && !first.every((t) => present.includes(t))) {
     throw new StoreRefusedError(
-      'STORE_LEDGER_DAMAGED',
-      `${where} has Waybill's tables (${present.join(', ')}) but its migration ledger waybill_migrations is ` +
-        `missing or empty (${ours}): the ledger was damaged or dropped, and migrating again would run over live ` +
-        'tables. Restore the store from a backup, or rebuild the ledger by hand; nothing was changed',
+      'STORE_FOREIGN_TABLES',
+      `${where} has tables of another application named like Waybill's (${present.join(', ')}) and no ` +
+        'waybill_migrations ledger: Waybill did not make them and will not touch them. Give Waybill a schema of ' +
+        'its own (?schema= in DATABASE_URL or WAYBILL_PG_SCHEMA; on SQLite, another file); nothing was changed',
     );
   }
+  throw new StoreRefusedError(
+    'STORE_LEDGER_DAMAGED',
+    `${where} has Waybill's tables (${present.join(', ')}) but its migration ledger waybill_migrations is ` +
+      `missing or empty (${ours}): the ledger was damaged or dropped, and migrating again would run over live ` +
+      'tables. Restore the store from a backup, or rebuild the ledger by hand; nothing was changed',
+  );
+}
+
+/** What a store holds and what migrating it would do, read without writing anything. */
+export interface MigrationPlan {
+  /** How messages name the store (its file, or its schema). */
+  where: string;
+  /** Whether the store has a ledger: false for nothing there yet, or the article's tables only. */
+  exists: boolean;
+  applied: string[];
+  pending: Migration[];
+  /** The article's tables that migrating would adopt (rows copied into Waybill's). */
+  adopted: (typeof ARTICLE_TABLES)[number][];
 }
 
 /**
  * What the runner needs of a dialect; every call runs inside the transaction begin() opened. SQLite's
  * methods answer at once (better-sqlite3 is synchronous, and its store opens synchronously), PostgreSQL's
- * with promises: one algorithm (migrationSteps) serves both, driven by runMigrationsSync or runMigrations.
+ * with promises: one algorithm serves both, driven by runMigrationsSync or runMigrations.
  */
 export interface MigrationTarget<R extends 'sync' | 'async'> {
   /** Opens the transaction and takes the writer lock, so concurrent openers serialize. */
   begin(): Answer<R, void>;
   commit(): Answer<R, void>;
   rollback(): Answer<R, void>;
-  /** Creates the ledger if missing and answers its tags (StoreRefusedError when it is unreadable). */
-  appliedTags(): Answer<R, string[]>;
+  /** The ledger's tags; null when there is no ledger table (StoreRefusedError when it is unreadable). */
+  appliedTags(): Answer<R, string[] | null>;
+  /** Creates what the first migration needs first: the ledger table (and on PostgreSQL its schema). */
+  createLedger(): Answer<R, void>;
   /** Which of these tables the store has. */
   tablesPresent(names: readonly string[]): Answer<R, string[]>;
   /** How error messages name the store (its file, or its schema); asked after tablesPresent. */
@@ -122,6 +151,7 @@ export interface MigrationTarget<R extends 'sync' | 'async'> {
 
 type Answer<R extends 'sync' | 'async', T> = R extends 'sync' ? T : Promise<T>;
 type Step = () => unknown;
+type Target = MigrationTarget<'sync'> | MigrationTarget<'async'>;
 
 /** One call to the target, its answer handed back by whichever driver runs the steps. */
 function* call<T>(fn: () => T | Promise<T>): Generator<Step, T, unknown> {
@@ -130,36 +160,48 @@ function* call<T>(fn: () => T | Promise<T>): Generator<Step, T, unknown> {
 
 const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
+/** Reads the ledger and the tables, refuses what must not be run on (refuseUnsafeLedger); writes nothing. */
+function* planSteps(target: Target, migrations: Migration[]): Generator<Step, MigrationPlan, unknown> {
+  const tags = yield* call(() => target.appliedTags());
+  const present = yield* call(() => target.tablesPresent(waybillOnlyTables(migrations)));
+  refuseUnsafeLedger(migrations, tags, present, target.where());
+  const applied = new Set(tags ?? []);
+  const pending = migrations.filter((m) => !applied.has(m.tag));
+  const article = applied.size === 0 ? yield* call(() => target.tablesPresent(ARTICLE_TABLES)) : [];
+  return {
+    where: target.where(),
+    exists: tags !== null,
+    applied: tags ?? [],
+    pending,
+    adopted: ARTICLE_TABLES.filter((t) => article.includes(t)),
+  };
+}
+
 /**
- * Brings a store to the current schema in one transaction. A store created by the reference article's three
- * CREATE TABLE statements is adopted in the same transaction: its tables are renamed aside, the first
- * migration creates ours, the rows are copied over column by column, and the old tables are dropped.
- * Either all of that happens or none of it. Refuses (before writing anything) a ledger this Waybill must
- * not run on: see refuseUnsafeLedger.
+ * Brings a store to the current schema in one transaction, or (mode 'inspect') only says what that would do,
+ * and rolls back. A store created by the reference article's three CREATE TABLE statements is adopted in the
+ * same transaction: its tables are renamed aside, the first migration creates ours, the rows are copied over
+ * column by column, and the old tables are dropped. Either all of that happens or none of it.
  */
 function* migrationSteps(
-  target: MigrationTarget<'sync'> | MigrationTarget<'async'>,
+  target: Target,
   migrations: Migration[],
-): Generator<Step, void, unknown> {
+  mode: 'apply' | 'inspect',
+): Generator<Step, MigrationPlan, unknown> {
   yield* call(() => target.begin());
   try {
-    const tags = yield* call(() => target.appliedTags());
-    const present = yield* call(() => target.tablesPresent(waybillOnlyTables(migrations)));
-    refuseUnsafeLedger(migrations, tags, present, target.where());
-    const applied = new Set(tags);
-    const pending = migrations.filter((m) => !applied.has(m.tag));
-    if (pending.length === 0) {
-      yield* call(() => target.commit());
-      return;
+    const plan = yield* planSteps(target, migrations);
+    if (mode === 'inspect' || plan.pending.length === 0) {
+      yield* call(() => (mode === 'inspect' ? target.rollback() : target.commit()));
+      return plan;
     }
-    const article = applied.size === 0 ? yield* call(() => target.tablesPresent(ARTICLE_TABLES)) : [];
-    const adopted = ARTICLE_TABLES.filter((t) => article.includes(t));
-    for (const table of adopted) yield* call(() => target.setAside(table));
-    for (const migration of pending) {
+    if (!plan.exists) yield* call(() => target.createLedger());
+    for (const table of plan.adopted) yield* call(() => target.setAside(table));
+    for (const migration of plan.pending) {
       for (const statement of migration.statements) yield* call(() => target.exec(statement));
       yield* call(() => target.record(migration));
     }
-    for (const table of adopted) {
+    for (const table of plan.adopted) {
       const columns = ARTICLE_COLUMNS[table].map(quote).join(', ');
       yield* call(() =>
         target.exec(`INSERT INTO ${quote(table)} (${columns}) SELECT ${columns} FROM ${quote(`article_${table}`)}`),
@@ -167,6 +209,7 @@ function* migrationSteps(
       yield* call(() => target.exec(`DROP TABLE ${quote(`article_${table}`)}`));
     }
     yield* call(() => target.commit());
+    return plan;
   } catch (error) {
     // A connection that died mid-transaction cannot roll back; the server already has.
     try {
@@ -178,8 +221,12 @@ function* migrationSteps(
   }
 }
 
-export function runMigrationsSync(target: MigrationTarget<'sync'>, migrations: Migration[]): void {
-  const steps = migrationSteps(target, migrations);
+export function runMigrationsSync(
+  target: MigrationTarget<'sync'>,
+  migrations: Migration[],
+  mode: 'apply' | 'inspect' = 'apply',
+): MigrationPlan {
+  const steps = migrationSteps(target, migrations, mode);
   let next = steps.next();
   while (!next.done) {
     let answer: unknown;
@@ -191,10 +238,15 @@ export function runMigrationsSync(target: MigrationTarget<'sync'>, migrations: M
     }
     next = steps.next(answer);
   }
+  return next.value;
 }
 
-export async function runMigrations(target: MigrationTarget<'async'>, migrations: Migration[]): Promise<void> {
-  const steps = migrationSteps(target, migrations);
+export async function runMigrations(
+  target: MigrationTarget<'async'>,
+  migrations: Migration[],
+  mode: 'apply' | 'inspect' = 'apply',
+): Promise<MigrationPlan> {
+  const steps = migrationSteps(target, migrations, mode);
   let next = steps.next();
   while (!next.done) {
     let answer: unknown;
@@ -206,4 +258,24 @@ export async function runMigrations(target: MigrationTarget<'async'>, migrations
     }
     next = steps.next(answer);
   }
+  return next.value;
+}
+
+/**
+ * The refusal a store that cannot be used as it is gets when it is opened without migrating (read-only
+ * commands, or WAYBILL_MIGRATE=off): none there yet, or behind this Waybill. Null when it is current.
+ */
+export function notCurrent(plan: MigrationPlan, migrations: Migration[]): StoreRefusedError | null {
+  if (!plan.exists) {
+    return new StoreRefusedError(
+      'STORE_MISSING',
+      `no Waybill store at ${plan.where} (\`waybill migrate\` creates one)`,
+    );
+  }
+  if (plan.pending.length === 0) return null;
+  return new StoreRefusedError(
+    'STORE_BEHIND',
+    `${plan.where} is behind this Waybill: ${plan.applied.length} of ${migrations.length} migrations applied, ` +
+      `${plan.pending.length} to go (up to ${plan.pending.at(-1)!.tag}); \`waybill migrate\` upgrades it; nothing was changed`,
+  );
 }
