@@ -9,5 +9,6 @@ export async function register() {
   const { routeConsoleToLog } = await import('./lib/data/console-log');
   routeConsoleToLog();
   const { migrateAtStart } = await import('./lib/data/store');
-  await migrateAtStart();
+  // Not fatal here: the pages report what went wrong, and their first open tries again.
+  await migrateAtStart().catch(() => undefined);
 }

@@ -45,19 +45,20 @@ export function getStore(): Promise<ControlStore> {
 
 /**
  * The dashboard's server creates or upgrades the store as it starts, as workers do (WAYBILL_MIGRATE=on), once
- * per process. A store that cannot be reached then is not fatal: the pages say so, and the next request's open
- * tries the migration again.
+ * per process. A failure is not kept: the first open of the store (getStore) tries again, and its error is
+ * the one the pages and the API report (an unreachable store is a 503 there, not a dead server).
  */
 export function migrateAtStart(): Promise<void> {
-  cache.waybillMigrated ??= (async () => {
-    const options = storeOptions(config());
-    if (!options.migrate) return;
-    try {
-      await (await openStore(config().DATABASE_URL, options)).close();
-    } catch {
-      cache.waybillMigrated = undefined;
-    }
-  })();
+  if (!cache.waybillMigrated) {
+    const migrating = (async () => {
+      const options = storeOptions(config());
+      if (options.migrate) await (await openStore(config().DATABASE_URL, options)).close();
+    })();
+    migrating.catch(() => {
+      if (cache.waybillMigrated === migrating) cache.waybillMigrated = undefined;
+    });
+    cache.waybillMigrated = migrating;
+  }
   return cache.waybillMigrated;
 }
 

@@ -58,16 +58,12 @@ export async function openPostgresStore(given: PostgresStoreOptions): Promise<Po
   const migrate = given.migrate ?? true;
   const database = databaseOf(given.url);
   const migrations = migrationsOf('pg');
-  let options = { ...given, schema: given.schema ?? DEFAULT_SCHEMA };
-  let pool = openPool(options);
+  const { schema, startup } = await resolveSchema(given, database, migrate);
+  // `schema` names the store; `startup` is what goes in the connections' search_path option (none when the
+  // role's own search_path already leads there, as behind PgBouncer).
+  const options = { ...given, schema: startup };
+  const pool = openPool(options);
   try {
-    if (given.schema === undefined && (await olderPublicStore(pool, database, migrate))) {
-      await pool.end();
-      options = { ...given, schema: 'public' };
-      pool = openPool(options);
-      noticeOnce(given.onNotice, database);
-    }
-    const schema = options.schema;
     if (migrate) {
       await withRetry('migration', () =>
         onClient(pool, database, true, (c) => migratePostgres(c, migrations, schema, { database })),
@@ -92,7 +88,7 @@ export async function openPostgresStore(given: PostgresStoreOptions): Promise<Po
   return {
     dialect: 'postgres',
     pool,
-    schema: options.schema,
+    schema,
     clock: c.clock,
     ...postgresSteps(c, {
       groupCommit: options.groupCommit ?? true,
@@ -130,15 +126,9 @@ export async function inspectPostgresStore(
   options: Pick<PostgresStoreOptions, 'url' | 'schema' | 'onNotice'>,
 ): Promise<MigrationPlan> {
   const database = databaseOf(options.url);
-  let pool = openPool({ ...options, schema: options.schema ?? DEFAULT_SCHEMA }, options.url, 1);
+  const { schema, startup } = await resolveSchema(options, database, false);
+  const pool = openPool({ ...options, schema: startup }, options.url, 1);
   try {
-    let schema = options.schema ?? DEFAULT_SCHEMA;
-    if (options.schema === undefined && (await olderPublicStore(pool, database, false))) {
-      await pool.end();
-      schema = 'public';
-      pool = openPool({ ...options, schema }, options.url, 1);
-      noticeOnce(options.onNotice, database);
-    }
     return await onClient(pool, database, false, (c) =>
       migratePostgres(c, migrationsOf('pg'), schema, { mode: 'inspect', database }),
     );
@@ -148,18 +138,36 @@ export async function inspectPostgresStore(
 }
 
 /**
- * A store an older Waybill made in `public` (before Waybill had a schema of its own): its ledger is there and
- * the default schema has none. Such a store keeps working where it is, named as such; README says how to move it.
+ * Which schema the store is in, and whether the connections need it as their search_path option, from one
+ * connection made without that option. Asked for (?schema=, WAYBILL_PG_SCHEMA): that one. Else `public` if an
+ * older Waybill made its store there (its ledger is there, and `waybill` has none: it keeps working where it
+ * is, named as such), else `waybill`. The option is left out when the role's own search_path leads there
+ * already: a role set up for a transaction pooler, which refuses the option (README, "Behind PgBouncer").
  */
-async function olderPublicStore(pool: pg.Pool, database: string, retry: boolean): Promise<boolean> {
-  return onClient(pool, database, retry, async (client) => {
-    const { rows } = await client.query<{ legacy: boolean; ours: boolean }>(
-      `SELECT to_regclass('public.waybill_migrations') IS NOT NULL AS legacy,
-              to_regclass(format('%I.waybill_migrations', $1::text)) IS NOT NULL AS ours`,
-      [DEFAULT_SCHEMA],
-    );
-    return rows[0]!.legacy && !rows[0]!.ours;
-  });
+async function resolveSchema(
+  options: Pick<PostgresStoreOptions, 'url' | 'schema' | 'onNotice'>,
+  database: string,
+  retry: boolean,
+): Promise<{ schema: string; startup: string | undefined }> {
+  const probe = openPool({ url: options.url }, options.url, 1);
+  try {
+    const seen = await onClient(probe, database, retry, async (client) => {
+      const { rows } = await client.query<{ current: string | null; legacy: boolean; ours: boolean }>(
+        `SELECT current_schema() AS current, to_regclass('public.waybill_migrations') IS NOT NULL AS legacy,
+                to_regclass(format('%I.waybill_migrations', $1::text)) IS NOT NULL AS ours`,
+        [DEFAULT_SCHEMA],
+      );
+      return rows[0]!;
+    });
+    let schema = options.schema ?? DEFAULT_SCHEMA;
+    if (options.schema === undefined && seen.current !== DEFAULT_SCHEMA && seen.legacy && !seen.ours) {
+      noticeOnce(options.onNotice, database);
+      schema = 'public';
+    }
+    return { schema, startup: seen.current === schema ? undefined : schema };
+  } finally {
+    await probe.end().catch(() => undefined);
+  }
 }
 
 const noticed = new Set<string>();
