@@ -139,3 +139,8 @@ export async function withStore<T>(
     await store.close();
   }
 }
+
+/** withStore for a command that runs the store (a worker, the drill): it creates or upgrades it (WAYBILL_MIGRATE). */
+export function withStoreMigrating<T>(cli: Cli, db: string | undefined, fn: (store: Store) => Promise<T>): Promise<T> {
+  return withStore(cli, db, fn, { migrating: true });
+}

@@ -14,7 +14,7 @@ import { z } from 'zod';
 import { drill as runDrill, type DrillReport } from '../engine/drill';
 import { scratchStoreBeside } from '../store/scratch';
 import { GLOBAL_OPTIONS, check, count, flags } from './args';
-import { withStore, type Cli } from './context';
+import { withStoreMigrating, type Cli } from './context';
 import { LiveBlock, bar } from './format';
 import { UsageError } from '../errors';
 
@@ -54,25 +54,21 @@ export async function drill(cli: Cli, args: string[]): Promise<number> {
 
   let report: DrillReport;
   try {
-    report = await withStore(
-      cli,
-      db,
-      (store) =>
-        runDrill({
-          store: store,
-          steps,
-          killAt,
-          kills,
-          latencyMs,
-          claimTtlMs: cfg.WAYBILL_CLAIM_TTL_MS,
-          spawnWorker: (id, runId, dataDir) =>
-            spawn(process.execPath, [CLI_ENTRY, 'worker', '--db', db, '--id', id, '--drill', runId], {
-              stdio: 'ignore',
-              env: { ...process.env, WAYBILL_DATA_DIR: dataDir },
-            }),
-          onProgress: (phase, step) => live?.update([`${phase.padEnd(8)} ${bar(step, steps)}`]),
-        }),
-      { migrating: true },
+    report = await withStoreMigrating(cli, db, (store) =>
+      runDrill({
+        store: store,
+        steps,
+        killAt,
+        kills,
+        latencyMs,
+        claimTtlMs: cfg.WAYBILL_CLAIM_TTL_MS,
+        spawnWorker: (id, runId, dataDir) =>
+          spawn(process.execPath, [CLI_ENTRY, 'worker', '--db', db, '--id', id, '--drill', runId], {
+            stdio: 'ignore',
+            env: { ...process.env, WAYBILL_DATA_DIR: dataDir },
+          }),
+        onProgress: (phase, step) => live?.update([`${phase.padEnd(8)} ${bar(step, steps)}`]),
+      }),
     );
   } finally {
     live?.done();

@@ -22,7 +22,7 @@ import { publicationsOf } from '../engine/publish';
 import { WorkflowRegistry } from '../engine/workflow';
 import { Worker } from '../engine/worker';
 import { GLOBAL_OPTIONS, check, count, flags, lookupId } from './args';
-import { withStore, type Cli } from './context';
+import { withStoreMigrating, type Cli } from './context';
 import { LiveBlock } from './format';
 import { watchWorker } from './follow';
 
@@ -53,64 +53,59 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
       : new WorkflowRegistry([drillWorkflow(dataDir({ ...cfg, DATABASE_URL: values.db ?? cfg.DATABASE_URL }))]);
   const publications = publicationsOf(registry, modulePath);
 
-  return withStore(
-    cli,
-    values.db,
-    async (store) => {
-      // On a terminal, log lines go through the bar block so the two never tear each other.
-      const live = cli.tty ? new LiveBlock(cli.stderr) : null;
-      const log = createLogger({}, live ? (line) => live.write(line) : undefined, { colour: !cfg.NO_COLOR });
-      const w = new Worker({
-        store: store,
-        registry,
-        id,
-        concurrency,
-        log,
-        claimLeaseMs: cfg.WAYBILL_LEASE_MS,
-        claimTtlMs: cfg.WAYBILL_CLAIM_TTL_MS,
-        runLeaseMs: cfg.WAYBILL_RUN_LEASE_MS,
-        heartbeatMs: cfg.WAYBILL_HEARTBEAT_MS,
-        runLogLines: cfg.WAYBILL_RUN_LOG_LINES,
-        programUrl: url,
-        pollMs: cfg.WAYBILL_POLL_MS,
-        idlePollMs: cfg.WAYBILL_IDLE_POLL_MS,
-        workerRetentionMs: cfg.WAYBILL_WORKER_RETENTION,
-        prune:
-          cfg.WAYBILL_PRUNE_OLDER_THAN === undefined || drillRun !== undefined
-            ? undefined
-            : { olderThanMs: cfg.WAYBILL_PRUNE_OLDER_THAN },
-        onlyRun: drillRun,
-        // A drill's worker publishes nothing: its workflow is the drill's own, never to be started by a user.
-        onRegistered:
-          drillRun !== undefined
-            ? undefined
-            : async (workerId) => {
-                await store.publishWorkflows(workerId, publications);
-                log.info('serving workflows', { workerId, workflows: registry.names(), module: modulePath ?? null });
-              },
+  return withStoreMigrating(cli, values.db, async (store) => {
+    // On a terminal, log lines go through the bar block so the two never tear each other.
+    const live = cli.tty ? new LiveBlock(cli.stderr) : null;
+    const log = createLogger({}, live ? (line) => live.write(line) : undefined, { colour: !cfg.NO_COLOR });
+    const w = new Worker({
+      store: store,
+      registry,
+      id,
+      concurrency,
+      log,
+      claimLeaseMs: cfg.WAYBILL_LEASE_MS,
+      claimTtlMs: cfg.WAYBILL_CLAIM_TTL_MS,
+      runLeaseMs: cfg.WAYBILL_RUN_LEASE_MS,
+      heartbeatMs: cfg.WAYBILL_HEARTBEAT_MS,
+      runLogLines: cfg.WAYBILL_RUN_LOG_LINES,
+      programUrl: url,
+      pollMs: cfg.WAYBILL_POLL_MS,
+      idlePollMs: cfg.WAYBILL_IDLE_POLL_MS,
+      workerRetentionMs: cfg.WAYBILL_WORKER_RETENTION,
+      prune:
+        cfg.WAYBILL_PRUNE_OLDER_THAN === undefined || drillRun !== undefined
+          ? undefined
+          : { olderThanMs: cfg.WAYBILL_PRUNE_OLDER_THAN },
+      onlyRun: drillRun,
+      // A drill's worker publishes nothing: its workflow is the drill's own, never to be started by a user.
+      onRegistered:
+        drillRun !== undefined
+          ? undefined
+          : async (workerId) => {
+              await store.publishWorkflows(workerId, publications);
+              log.info('serving workflows', { workerId, workflows: registry.names(), module: modulePath ?? null });
+            },
+    });
+    let signals = 0;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (++signals > 1) process.exit(130);
+      log.info('draining: the steps in hand finish, runs are handed back (signal again to exit now)', {
+        workerId: w.id,
+        signal,
       });
-      let signals = 0;
-      const onSignal = (signal: NodeJS.Signals) => {
-        if (++signals > 1) process.exit(130);
-        log.info('draining: the steps in hand finish, runs are handed back (signal again to exit now)', {
-          workerId: w.id,
-          signal,
-        });
-        w.stop();
-      };
-      process.on('SIGTERM', onSignal);
-      process.on('SIGINT', onSignal);
-      const unwatch = watchWorker(cli, store, w.id, log, live);
-      try {
-        await w.run();
-      } finally {
-        await unwatch();
-        live?.done();
-        process.off('SIGTERM', onSignal);
-        process.off('SIGINT', onSignal);
-      }
-      return 0;
-    },
-    { migrating: true },
-  );
+      w.stop();
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+    const unwatch = watchWorker(cli, store, w.id, log, live);
+    try {
+      await w.run();
+    } finally {
+      await unwatch();
+      live?.done();
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+    }
+    return 0;
+  });
 }
