@@ -7,6 +7,7 @@ import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { durationSchema, MIN_RETENTION_MS } from './duration';
 import { ConfigError } from './errors';
+import { PG_SCHEMA_NAME } from './store/dialects';
 import { DEFAULT_LOG_KEEP, MAX_LOG_KEEP } from './store/log-lines';
 import { SQLITE_MIN_LEASE_MS } from './store/sqlite-timeouts';
 
@@ -26,6 +27,11 @@ const token = z
 export const controlPlaneUrl = z
   .url({ protocol: /^https?$/, error: "must be the dashboard's http(s) address, e.g. http://127.0.0.1:3000" })
   .transform((u) => u.replace(/\/+$/, ''));
+
+/** A PostgreSQL schema for Waybill's tables (WAYBILL_PG_SCHEMA, `waybill migrate --move-to-schema`). */
+export const pgSchemaName = z
+  .string()
+  .regex(PG_SCHEMA_NAME, 'must be a lowercase SQL identifier (letters, digits, _), e.g. waybill');
 
 const schema = z
   .object({
@@ -168,6 +174,17 @@ const schema = z
       .string()
       .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL (a direct or session-mode connection)')
       .optional(),
+    /**
+     * The PostgreSQL schema of Waybill's tables (`?schema=` in DATABASE_URL says the same). Unset: `waybill`, or
+     * `public` where an older Waybill made its store there. Nothing is created outside it.
+     */
+    WAYBILL_PG_SCHEMA: pgSchemaName.optional(),
+    /**
+     * Whether workers, `waybill up`, `npm start` and the dashboard's server create or upgrade the store when they
+     * open it. `off` for teams that migrate in their deploy step (`waybill migrate`): a store that is behind is then
+     * refused, with the fix. Read-only commands never migrate.
+     */
+    WAYBILL_MIGRATE: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
     /** `off` for a pooler in transaction mode that does not follow named prepared statements (PgBouncer < 1.21). */
     WAYBILL_PG_NAMED_STATEMENTS: z.enum(['on', 'off'], { error: 'must be on or off' }).default('on'),
     /**
@@ -245,6 +262,10 @@ const schema = z
     path: ['WAYBILL_VIEWER_TOKEN'],
     message: 'must differ from WAYBILL_OPERATOR_TOKEN (a viewer would be an operator)',
   })
+  .refine((c) => c.WAYBILL_PG_SCHEMA === undefined || !c.DATABASE_URL.startsWith('file:'), {
+    path: ['WAYBILL_PG_SCHEMA'],
+    message: 'is for PostgreSQL, but DATABASE_URL is a SQLite file',
+  })
   .refine((c) => c.WAYBILL_PG_SESSION_URL === undefined || !c.DATABASE_URL.startsWith('file:'), {
     path: ['WAYBILL_PG_SESSION_URL'],
     message: 'is for PostgreSQL, but DATABASE_URL is a SQLite file',
@@ -260,8 +281,9 @@ const schema = z
 
 /**
  * How the configured processes open the store: the lease bounds SQLite's wait for the write lock; the PostgreSQL
- * settings size the pool and say where sessions go and whether statements are named; both backends group-commit
- * unless told not to.
+ * settings size the pool, name the schema and say where sessions go and whether statements are named; both
+ * backends group-commit unless told not to, and migrate on open unless WAYBILL_MIGRATE=off (read-only callers
+ * override that with migrate: false).
  */
 export function storeOptions(
   cfg: Pick<
@@ -272,8 +294,12 @@ export function storeOptions(
     | 'WAYBILL_PG_SESSION_URL'
     | 'WAYBILL_PG_NAMED_STATEMENTS'
     | 'WAYBILL_GROUP_COMMIT'
+    | 'WAYBILL_PG_SCHEMA'
+    | 'WAYBILL_MIGRATE'
   >,
 ): {
+  migrate: boolean;
+  schema?: string;
   synchronous: 'full' | 'normal';
   leaseMs: number;
   poolSize: number;
@@ -282,6 +308,8 @@ export function storeOptions(
   groupCommit: boolean;
 } {
   return {
+    migrate: cfg.WAYBILL_MIGRATE === 'on',
+    schema: cfg.WAYBILL_PG_SCHEMA,
     synchronous: cfg.WAYBILL_SQLITE_SYNC,
     leaseMs: cfg.WAYBILL_LEASE_MS,
     groupCommit: cfg.WAYBILL_GROUP_COMMIT === 'on',

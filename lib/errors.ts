@@ -34,6 +34,9 @@ export type ErrorCode =
   | 'STORE_UNAVAILABLE'
   | 'STORE_TOO_NEW'
   | 'STORE_LEDGER_DAMAGED'
+  | 'STORE_FOREIGN_TABLES'
+  | 'STORE_MISSING'
+  | 'STORE_BEHIND'
   | 'SCHEMA_NOT_APPLIED'
   | 'DRIVER_MISSING'
   | 'UNSUPPORTED'
@@ -214,11 +217,23 @@ export class DriverMissingError extends WaybillError {
  * The store cannot be opened safely by this Waybill, and nothing was changed: it was migrated by a newer
  * Waybill (`STORE_TOO_NEW`: an old worker would write rows the new schema does not expect), or it has
  * Waybill's tables but no readable migration ledger (`STORE_LEDGER_DAMAGED`: migrating it again would fail half-way
- * or treat its rows as the article's), or the schema asked for is not the one its connections see
- * (`SCHEMA_NOT_APPLIED`: a pooler dropped the search_path startup option, and the tables would land elsewhere).
+ * or treat its rows as the article's), or tables of another application share Waybill's names there
+ * (`STORE_FOREIGN_TABLES`), or the schema asked for is not the one its connections see (`SCHEMA_NOT_APPLIED`: a
+ * pooler dropped the search_path startup option, and the tables would land elsewhere). Opened without migrating
+ * (a read-only command, WAYBILL_MIGRATE=off), a store also is refused when there is none (`STORE_MISSING`) or it
+ * is behind this Waybill (`STORE_BEHIND`): `waybill migrate` creates or upgrades it.
  */
 export class StoreRefusedError extends WaybillError {
-  constructor(code: 'STORE_TOO_NEW' | 'STORE_LEDGER_DAMAGED' | 'SCHEMA_NOT_APPLIED', message: string) {
+  constructor(
+    code:
+      | 'STORE_TOO_NEW'
+      | 'STORE_LEDGER_DAMAGED'
+      | 'STORE_FOREIGN_TABLES'
+      | 'STORE_MISSING'
+      | 'STORE_BEHIND'
+      | 'SCHEMA_NOT_APPLIED',
+    message: string,
+  ) {
     super(code, message);
   }
 }

@@ -340,6 +340,23 @@ export const COMMANDS: Record<string, CommandSpec> = {
       (m) => m.seedDemo,
     ),
   },
+  migrate: {
+    usage: 'migrate [--check] [--print-sql] [--move-to-schema NAME]',
+    summary: 'create the store or bring it up to date',
+    details:
+      'Read-only commands never create or upgrade a store; workers, `up` and the dashboard migrate on open ' +
+      'unless WAYBILL_MIGRATE=off.',
+    flags: [
+      ['--check', 'change nothing; exit 1 when the store is missing or behind, 0 when current'],
+      ['--print-sql', 'change nothing; print the statements it would run'],
+      ['--move-to-schema NAME', "move a store an older Waybill made in PostgreSQL's public schema to NAME"],
+    ],
+    examples: ['waybill migrate', 'waybill migrate --check', 'waybill migrate --move-to-schema waybill'],
+    run: lazy(
+      () => import('./migrate'),
+      (m) => m.migrate,
+    ),
+  },
   up: {
     usage: 'up [--no-demo] [--no-worker]',
     summary: 'the dashboard and a worker, until Ctrl-C (npm start in a checkout)',

@@ -95,7 +95,8 @@ export function callerOf(cli: Cli, as: string | undefined): Caller {
 
 /**
  * What lib/control needs, for the store `--db` names: opened only when the operation asks for it (after
- * the caller and the input passed), and closed whatever happens.
+ * the caller and the input passed), and closed whatever happens. Never migrated: an operator's command
+ * against no store, or one that is behind, is refused with the fix (`waybill migrate`).
  */
 export async function withControl<T>(
   cli: Cli,
@@ -105,7 +106,7 @@ export async function withControl<T>(
   const cfg = cli.config();
   let opened: Promise<Store> | undefined;
   const deps: ControlDeps = {
-    store: () => (opened ??= openStore(db ?? cfg.DATABASE_URL, storeOptions(cfg))),
+    store: () => (opened ??= openStore(db ?? cfg.DATABASE_URL, { ...storeOptions(cfg), migrate: false })),
     claimTtlMs: cfg.WAYBILL_CLAIM_TTL_MS,
     maxBytes: cfg.WAYBILL_MAX_BODY_BYTES,
     workflows: (store) => cli.catalog(store, db),
@@ -118,13 +119,28 @@ export async function withControl<T>(
   }
 }
 
-/** Opens the store `--db` names (else DATABASE_URL), runs fn, and closes the store whatever happens. */
-export async function withStore<T>(cli: Cli, db: string | undefined, fn: (store: Store) => Promise<T>): Promise<T> {
+/**
+ * Opens the store `--db` names (else DATABASE_URL), runs fn, and closes the store whatever happens. A read never
+ * writes: only a command that runs the store (`migrating`: a worker, the drill) creates or upgrades it, and
+ * then only while WAYBILL_MIGRATE is on.
+ */
+export async function withStore<T>(
+  cli: Cli,
+  db: string | undefined,
+  fn: (store: Store) => Promise<T>,
+  { migrating = false }: { migrating?: boolean } = {},
+): Promise<T> {
   const cfg = cli.config();
-  const store = await openStore(db ?? cfg.DATABASE_URL, storeOptions(cfg));
+  const options = storeOptions(cfg);
+  const store = await openStore(db ?? cfg.DATABASE_URL, { ...options, migrate: migrating && options.migrate });
   try {
     return await fn(store);
   } finally {
     await store.close();
   }
+}
+
+/** withStore for a command that runs the store (a worker, the drill): it creates or upgrades it (WAYBILL_MIGRATE). */
+export function withStoreMigrating<T>(cli: Cli, db: string | undefined, fn: (store: Store) => Promise<T>): Promise<T> {
+  return withStore(cli, db, fn, { migrating: true });
 }

@@ -14,7 +14,7 @@ import { z } from 'zod';
 import { drill as runDrill, type DrillReport } from '../engine/drill';
 import { scratchStoreBeside } from '../store/scratch';
 import { GLOBAL_OPTIONS, check, count, flags } from './args';
-import { withStore, type Cli } from './context';
+import { withStoreMigrating, type Cli } from './context';
 import { LiveBlock, bar } from './format';
 import { UsageError } from '../errors';
 
@@ -54,7 +54,7 @@ export async function drill(cli: Cli, args: string[]): Promise<number> {
 
   let report: DrillReport;
   try {
-    report = await withStore(cli, db, (store) =>
+    report = await withStoreMigrating(cli, db, (store) =>
       runDrill({
         store: store,
         steps,

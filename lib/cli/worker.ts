@@ -24,7 +24,7 @@ import { WorkflowRegistry } from '../engine/workflow';
 import { followParent, stopAsOnSigterm } from '../launch/follow-parent';
 import { Worker } from '../engine/worker';
 import { GLOBAL_OPTIONS, check, count, flags, lookupId } from './args';
-import { withStore, type Cli } from './context';
+import { withStoreMigrating, type Cli } from './context';
 import { LiveBlock } from './format';
 import { watchWorker } from './follow';
 
@@ -58,7 +58,7 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
   const user = programUser(cfg.WAYBILL_PROGRAM_USER, process.getuid?.());
   const storeFile = sqliteFile(values.db ?? cfg.DATABASE_URL);
 
-  return withStore(cli, values.db, async (store) => {
+  return withStoreMigrating(cli, values.db, async (store) => {
     // On a terminal, log lines go through the bar block so the two never tear each other.
     const live = cli.tty ? new LiveBlock(cli.stderr) : null;
     const log = createLogger({}, live ? (line) => live.write(line) : undefined, { colour: !cfg.NO_COLOR });

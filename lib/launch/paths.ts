@@ -1,5 +1,5 @@
 /**
- * Where the package's own files are: the bins, the dashboard build, the migrations. The same code runs from
+ * Where the package's own files are: the bins, the dashboard build. The same code runs from
  * the sources (lib/launch/*.ts in a checkout) and bundled into dist/ (in the installed package), at
  * different depths, so paths are found from the package root, which is the nearest folder above this file
  * that holds bin/waybill.mjs — never from the user's working directory.
@@ -18,7 +18,7 @@ function findRoot(): string {
 
 let root: string | undefined;
 
-/** The folder holding package.json, bin/, .next/ and drizzle/. */
+/** The folder holding package.json, bin/ and .next/. */
 export function packageRoot(): string {
   return (root ??= findRoot());
 }

@@ -19,3 +19,9 @@ export const DIALECTS: Record<Dialect, DialectFlags> = {
   sqlite: { param: (name) => `@${name}`, int: '', float: '' },
   postgres: { param: (_, index) => `$${index + 1}::float8`, int: '::int', float: '::float8' },
 };
+
+/**
+ * A PostgreSQL schema Waybill's tables may live in: a lowercase identifier, since it travels unquoted in the
+ * connections' search_path startup option, where PostgreSQL would fold case and split on spaces.
+ */
+export const PG_SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;

@@ -6,6 +6,7 @@
  */
 import type { Clock } from '../clock';
 import { DriverMissingError, InvalidInputError } from '../errors';
+import type { MigrationPlan } from './migrations';
 import type { PostgresStore } from './postgres/index';
 import type { SqliteStore } from './sqlite/index';
 import type { Store } from './types';
@@ -16,6 +17,17 @@ export type { SqliteStore } from './sqlite/index';
 export type Backend = SqliteStore | PostgresStore;
 
 export interface OpenStoreOptions {
+  /**
+   * Create or upgrade the store on open (the default, WAYBILL_MIGRATE=on). False: open only a current Waybill
+   * store, and refuse (StoreRefusedError, nothing written) none, or one that is behind: `waybill migrate` creates
+   * or upgrades it. Read-only commands and the dashboard's pages open this way.
+   */
+  migrate?: boolean;
+  /**
+   * PostgreSQL: the schema of Waybill's tables (WAYBILL_PG_SCHEMA; `?schema=` in the URL says the same). Unset:
+   * `waybill`, or `public` where an older Waybill made its store there.
+   */
+  schema?: string;
   synchronous?: 'full' | 'normal';
   /**
    * The shortest step lease this store will grant (the worker's WAYBILL_LEASE_MS). SQLite keeps its wait for the
@@ -43,34 +55,90 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
 
 /** openStore, with the backend's own handle (the SQLite file, the PostgreSQL pool) told apart by `dialect`. */
 export async function openBackend(url: string, options: OpenStoreOptions = {}): Promise<Backend> {
-  if (url.startsWith('file:')) {
-    const path = url.slice('file:'.length).replace(/^\/\/(?=\/)/, '');
-    if (!path) throw new InvalidInputError(`DATABASE_URL ${url} names no file`);
+  const target = parseStoreUrl(url, options.schema);
+  if (target.dialect === 'sqlite') {
     const { openSqliteStore } = await loadBackend('better-sqlite3', url, () => import('./sqlite/index'));
     return openSqliteStore({
-      path,
+      path: target.path,
+      migrate: options.migrate,
       synchronous: options.synchronous,
       leaseMs: options.leaseMs,
       groupCommit: options.groupCommit,
       clock: options.clock,
     });
   }
+  const { openPostgresStore } = await loadBackend('pg', target.shown, () => import('./postgres/index'));
+  return openPostgresStore({
+    url: target.url,
+    schema: target.schema,
+    migrate: options.migrate,
+    clock: options.clock,
+    poolSize: options.poolSize,
+    sessionUrl: options.sessionUrl === undefined ? undefined : withoutSchema(options.sessionUrl),
+    namedStatements: options.namedStatements,
+    groupCommit: options.groupCommit,
+  });
+}
+
+/**
+ * What migrating the store would do, read without writing anything (`waybill migrate --check`, `--print-sql`):
+ * a store not there yet is `exists: false` with every migration pending, and nothing is created.
+ */
+export async function inspectStore(
+  url: string,
+  options: Pick<OpenStoreOptions, 'schema'> = {},
+): Promise<MigrationPlan> {
+  const target = parseStoreUrl(url, options.schema);
+  if (target.dialect === 'sqlite') {
+    const { inspectSqliteStore } = await loadBackend('better-sqlite3', url, () => import('./sqlite/index'));
+    return inspectSqliteStore(target.path);
+  }
+  const { inspectPostgresStore } = await loadBackend('pg', target.shown, () => import('./postgres/index'));
+  return inspectPostgresStore({ url: target.url, schema: target.schema });
+}
+
+/**
+ * Moves a PostgreSQL store from its schema (the URL's or `schema`, else `public`: where an older Waybill made it)
+ * into `to`, in one transaction. Stop its workers and dashboards first: their connections name the old schema.
+ */
+export async function moveStoreToSchema(
+  url: string,
+  to: string,
+  options: Pick<OpenStoreOptions, 'schema'> = {},
+): Promise<{ from: string; tables: string[]; functions: string[] }> {
+  const target = parseStoreUrl(url, options.schema);
+  if (target.dialect !== 'postgres') throw new InvalidInputError('--move-to-schema is for a PostgreSQL store');
+  const { moveStoreSchema } = await loadBackend('pg', target.shown, () => import('./postgres/move'));
+  const from = target.schema ?? 'public';
+  return { from, ...(await moveStoreSchema(target.url, from, to)) };
+}
+
+type StoreTarget =
+  | { dialect: 'sqlite'; path: string }
+  | { dialect: 'postgres'; url: string; schema: string | undefined; shown: string };
+
+function parseStoreUrl(url: string, schemaOption: string | undefined): StoreTarget {
+  if (url.startsWith('file:')) {
+    const path = url.slice('file:'.length).replace(/^\/\/(?=\/)/, '');
+    if (!path) throw new InvalidInputError(`DATABASE_URL ${url} names no file`);
+    return { dialect: 'sqlite', path };
+  }
   if (/^postgres(ql)?:\/\//.test(url)) {
-    // `?schema=name` keeps Waybill's tables in a schema of their own (created if missing), as Prisma's URLs do.
+    // `?schema=name` keeps Waybill's tables in that schema (created if missing), as Prisma's URLs do.
     const parsed = new URL(url);
-    const schema = parsed.searchParams.get('schema') ?? undefined;
+    const inUrl = parsed.searchParams.get('schema') || undefined;
+    if (inUrl !== undefined && schemaOption !== undefined && inUrl !== schemaOption) {
+      throw new InvalidInputError(
+        `DATABASE_URL asks for schema ${JSON.stringify(inUrl)} and WAYBILL_PG_SCHEMA for ${JSON.stringify(schemaOption)}: give one`,
+      );
+    }
     parsed.searchParams.delete('schema');
-    const shown = `postgres://${parsed.host}${parsed.pathname}`;
-    const { openPostgresStore } = await loadBackend('pg', shown, () => import('./postgres/index'));
-    return openPostgresStore({
-      url: schema ? parsed.toString() : url,
-      schema,
-      clock: options.clock,
-      poolSize: options.poolSize,
-      sessionUrl: options.sessionUrl === undefined ? undefined : withoutSchema(options.sessionUrl),
-      namedStatements: options.namedStatements,
-      groupCommit: options.groupCommit,
-    });
+    return {
+      dialect: 'postgres',
+      url: inUrl ? parsed.toString() : url,
+      schema: inUrl ?? schemaOption,
+      shown: `postgres://${parsed.host}${parsed.pathname}`,
+    };
   }
   throw new InvalidInputError(
     `DATABASE_URL must start with file: or postgres://, got ${JSON.stringify(url.slice(0, 40))}`,

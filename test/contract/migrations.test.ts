@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Checkpoint } from '../../lib/checkpoint/checkpoint';
 import { StoreRefusedError } from '../../lib/errors';
-import { findMigrationsDir, readMigrations } from '../../lib/store/migrations';
+import { migrationsOf } from '../../lib/store/migrations';
 import { openSqliteStore } from '../../lib/store/sqlite';
 import { runCli } from '../cli/support';
 import { backends, type StoreHandle } from '../support/backends';
@@ -20,7 +20,7 @@ const list = await backends();
 
 describe.each(list)('migration ledger on $name', (backend) => {
   let h: StoreHandle;
-  const latest = readMigrations(findMigrationsDir(backend.name === 'sqlite' ? 'sqlite' : 'pg')).at(-1)!.tag;
+  const latest = migrationsOf(backend.name === 'sqlite' ? 'sqlite' : 'pg').at(-1)!.tag;
 
   beforeEach(async () => {
     h = await backend.open();
@@ -112,7 +112,7 @@ describe('SQLite ledger damage and the CLI', () => {
       .prepare(`INSERT INTO waybill_migrations (tag, hash, applied_at) VALUES ('9999_from_a_newer_waybill', 'x', 1)`)
       .run();
     await store.close();
-    const latest = readMigrations(findMigrationsDir('sqlite')).at(-1)!.tag;
+    const latest = migrationsOf('sqlite').at(-1)!.tag;
     const result = await runCli(['--db', `file:${path}`, 'runs']);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('migrated by a newer Waybill');

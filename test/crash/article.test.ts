@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { findMigrationsDir, readMigrations } from '../../lib/store/migrations';
+import { migrationsOf } from '../../lib/store/migrations';
 import { runAgent } from '../../lib/checkpoint/agent';
 import { Checkpoint } from '../../lib/checkpoint/checkpoint';
 import { stepKey } from '../../lib/checkpoint/keys';
@@ -145,7 +145,7 @@ describe("article compatibility: the article's schema and SQL", () => {
     try {
       expect(await again.listCommitted('legacy')).toHaveLength(5);
       expect(await again.loadProgress('legacy')).toMatchObject({ step: 5, stateJson: '{"processed":5}', executed: 2 });
-      const migrations = readMigrations(findMigrationsDir('sqlite')).length;
+      const migrations = migrationsOf('sqlite').length;
       expect(again.db.prepare('SELECT count(*) AS n FROM waybill_migrations').get()).toEqual({ n: migrations });
     } finally {
       await again.close();

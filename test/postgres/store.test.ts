@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { findMigrationsDir, readMigrations } from '../../lib/store/migrations';
+import { migrationsOf } from '../../lib/store/migrations';
 import { ManualClock } from '../../lib/clock';
 import { LeaseLostError } from '../../lib/errors';
 import { openPostgresStore, type PostgresStore } from '../../lib/store/postgres';
@@ -56,7 +56,7 @@ describe.skipIf(!pgUp)('postgres store', () => {
     const schema = await testSchema();
     const stores = await Promise.all(Array.from({ length: 6 }, () => open(schema)));
     expect(stores.map((s) => s.dialect)).toEqual(Array(6).fill('postgres'));
-    const tags = readMigrations(findMigrationsDir('pg')).map((m) => ({ tag: m.tag }));
+    const tags = migrationsOf('pg').map((m) => ({ tag: m.tag }));
     expect(await schema.admin.query(`SELECT tag FROM ${schema.t('waybill_migrations')} ORDER BY tag`)).toEqual(tags);
     const tables = await schema.admin.query<{ name: string }>(
       `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1`,

@@ -214,3 +214,35 @@ export async function startPgProxy(targetUrl = TEST_DATABASE_URL): Promise<PgPro
     },
   };
 }
+
+export interface TestDatabase {
+  name: string;
+  /** The database's URL, without ?schema=: what a user's DATABASE_URL would be. */
+  url: string;
+  /** Runs SQL in the database (not in the test server's default one). */
+  query<R extends pg.QueryResultRow = Record<string, unknown>>(text: string, values?: unknown[]): Promise<R[]>;
+}
+
+/**
+ * A fresh database of its own, dropped when the current vitest test finishes: for tests about what Waybill
+ * does with a whole database (its default schema, `public`), which a schema per test cannot show.
+ */
+export async function testDatabase(prefix = 'wb_db'): Promise<TestDatabase> {
+  const { onTestFinished } = await import('vitest');
+  const name = `${prefix}_${randomBytes(6).toString('hex')}`;
+  const admin = await Admin.connect();
+  await admin.query(`CREATE DATABASE "${name}"`);
+  const url = new URL(TEST_DATABASE_URL);
+  url.pathname = `/${name}`;
+  const client = new pg.Client({ connectionString: url.toString(), application_name: 'waybill-test-admin' });
+  await client.connect();
+  onTestFinished(async () => {
+    await client.end().catch(() => undefined);
+    try {
+      await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    } finally {
+      await admin.end();
+    }
+  });
+  return { name, url: url.toString(), query: async (text, values = []) => (await client.query(text, values)).rows };
+}

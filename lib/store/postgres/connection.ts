@@ -13,6 +13,7 @@ import { is, Placeholder, sql, type SQL } from 'drizzle-orm';
 import pg from 'pg';
 import type { Clock } from '../../clock';
 import { InvalidInputError } from '../../errors';
+import { PG_SCHEMA_NAME } from '../dialects';
 import * as schema from '../schema.pg';
 import { capPoolWhenRefused, withRetry } from './retry';
 import { skewSeconds } from './skew';
@@ -152,8 +153,7 @@ export const DEFAULT_POOL_SIZE = 10;
  * The pool and the session connections (the wake listener, the liveness locks) all take this.
  */
 export function clientConfig(rawUrl: string, schema: string | undefined): pg.ClientConfig {
-  // The name goes into a startup option unquoted, where PostgreSQL would fold case and split on spaces.
-  if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
+  if (schema !== undefined && !PG_SCHEMA_NAME.test(schema)) {
     throw new InvalidInputError(`schema must be a lowercase SQL identifier, got ${JSON.stringify(schema)}`);
   }
   const { url, startup } = splitStartupOptions(rawUrl);

@@ -4,8 +4,9 @@
  * of the connection, no chain of classes.
  */
 import type pg from 'pg';
+import { StoreUnavailableError } from '../../errors';
 import { systemClock, type Clock } from '../../clock';
-import { findMigrationsDir, readMigrations } from '../migrations';
+import { migrationsOf, notCurrent, type MigrationPlan } from '../migrations';
 import type { Store } from '../types';
 import { postgresAudit } from './audit';
 import { postgresClaims } from './claims';
@@ -26,6 +27,14 @@ import { postgresWorkflows } from './workflows';
 
 export interface PostgresStoreOptions extends PostgresOpenOptions {
   /**
+   * Create or upgrade the schema on open (the default). False: open it only if it holds a current Waybill store,
+   * and refuse (StoreRefusedError, nothing written) none or one that is behind: read-only commands,
+   * WAYBILL_MIGRATE=off. A connection is tried once then, not retried.
+   */
+  migrate?: boolean;
+  /** Where the one line about a store found in `public` goes (see defaultSchema); stderr unless given. */
+  onNotice?: (line: string) => void;
+  /**
    * Group commit (lib/store/group-commit.ts): the commits, or the claims, that this process's runs have ready
    * at the same moment go to the server as one statement, one transaction and one WAL flush. Nothing waits
    * for company, so a lone run is no slower. On by default.
@@ -38,27 +47,34 @@ export interface PostgresStore extends Store {
   readonly dialect: 'postgres';
   readonly pool: pg.Pool;
   readonly clock: Clock;
+  /** The schema its tables are in: the one asked for, else `waybill`, or `public` for an older Waybill's store. */
+  readonly schema: string;
 }
 
-export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
+/** The schema Waybill uses when none is asked for (?schema=, WAYBILL_PG_SCHEMA). */
+export const DEFAULT_SCHEMA = 'waybill';
+
+export async function openPostgresStore(given: PostgresStoreOptions): Promise<PostgresStore> {
+  const migrate = given.migrate ?? true;
+  const database = databaseOf(given.url);
+  const migrations = migrationsOf('pg');
+  const { schema, startup } = await resolveSchema(given, database, migrate);
+  // `schema` names the store; `startup` is what goes in the connections' search_path option (none when the
+  // role's own search_path already leads there, as behind PgBouncer).
+  const options = { ...given, schema: startup };
   const pool = openPool(options);
   try {
-    const migrations = readMigrations(findMigrationsDir('pg'));
-    await withRetry('migration', async () => {
-      // A connection killed between two of the migration's statements is heard by the client's own listener
-      // (openPool): the next statement fails instead, and the attempt is retried on another connection.
-      const client = await pool.connect();
-      let failure: unknown;
-      try {
-        await migratePostgres(client, migrations, options.schema);
-      } catch (error) {
-        failure = error;
-        throw error;
-      } finally {
-        // A connection that failed mid-migration is not handed out again.
-        client.release(failure instanceof Error ? failure : undefined);
-      }
-    });
+    if (migrate) {
+      await withRetry('migration', () =>
+        onClient(pool, database, true, (c) => migratePostgres(c, migrations, schema, { database })),
+      );
+    } else {
+      const plan: MigrationPlan = await onClient(pool, database, false, (c) =>
+        migratePostgres(c, migrations, schema, { mode: 'inspect', database }),
+      );
+      const refusal = notCurrent(plan, migrations);
+      if (refusal) throw refusal;
+    }
   } catch (error) {
     await pool.end().catch(() => undefined);
     throw error;
@@ -72,6 +88,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   return {
     dialect: 'postgres',
     pool,
+    schema,
     clock: c.clock,
     ...postgresSteps(c, {
       groupCommit: options.groupCommit ?? true,
@@ -99,4 +116,114 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       if (!pool.ending) await pool.end();
     },
   };
+}
+
+/**
+ * What `waybill migrate --check` and `--print-sql` read: the schema's ledger, in a READ ONLY transaction on one
+ * connection, tried once; nothing is created.
+ */
+export async function inspectPostgresStore(
+  options: Pick<PostgresStoreOptions, 'url' | 'schema' | 'onNotice'>,
+): Promise<MigrationPlan> {
+  const database = databaseOf(options.url);
+  const { schema, startup } = await resolveSchema(options, database, false);
+  const pool = openPool({ ...options, schema: startup }, options.url, 1);
+  try {
+    return await onClient(pool, database, false, (c) =>
+      migratePostgres(c, migrationsOf('pg'), schema, { mode: 'inspect', database }),
+    );
+  } finally {
+    await pool.end().catch(() => undefined);
+  }
+}
+
+/**
+ * Which schema the store is in, and whether the connections need it as their search_path option, from one
+ * connection made without that option. Asked for (?schema=, WAYBILL_PG_SCHEMA): that one. Else `public` if an
+ * older Waybill made its store there (its ledger is there, and `waybill` has none: it keeps working where it
+ * is, named as such), else `waybill`. The option is left out when the role's own search_path leads there
+ * already: a role set up for a transaction pooler, which refuses the option (README, "Behind PgBouncer").
+ */
+async function resolveSchema(
+  options: Pick<PostgresStoreOptions, 'url' | 'schema' | 'onNotice'>,
+  database: string,
+  retry: boolean,
+): Promise<{ schema: string; startup: string | undefined }> {
+  const probe = openPool({ url: options.url }, options.url, 1);
+  try {
+    const seen = await onClient(probe, database, retry, async (client) => {
+      const { rows } = await client.query<{ current: string | null; legacy: boolean; ours: boolean }>(
+        `SELECT current_schema() AS current, to_regclass('public.waybill_migrations') IS NOT NULL AS legacy,
+                to_regclass(format('%I.waybill_migrations', $1::text)) IS NOT NULL AS ours`,
+        [DEFAULT_SCHEMA],
+      );
+      return rows[0]!;
+    });
+    let schema = options.schema ?? DEFAULT_SCHEMA;
+    if (options.schema === undefined && seen.current !== DEFAULT_SCHEMA && seen.legacy && !seen.ours) {
+      noticeOnce(options.onNotice, database);
+      schema = 'public';
+    }
+    return { schema, startup: seen.current === schema ? undefined : schema };
+  } finally {
+    await probe.end().catch(() => undefined);
+  }
+}
+
+const noticed = new Set<string>();
+
+function noticeOnce(onNotice: ((line: string) => void) | undefined, database: string): void {
+  if (noticed.has(database) && !onNotice) return;
+  noticed.add(database);
+  const line =
+    `waybill: using the store an older Waybill made in schema "public" of ${database}; new stores go in schema ` +
+    `"${DEFAULT_SCHEMA}" (README: "Moving a store out of public")`;
+  (onNotice ?? ((l: string) => process.stderr.write(`${l}\n`)))(line);
+}
+
+/**
+ * Runs fn on one pooled connection. A connection that cannot be made is one StoreUnavailableError naming the
+ * server and the driver's reason: tried once for a read, and for a migrating open as often as the usual
+ * retry policy allows (a server restarting).
+ */
+async function onClient<T>(
+  pool: pg.Pool,
+  database: string,
+  retry: boolean,
+  fn: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  let client: pg.PoolClient;
+  try {
+    client = retry ? await withRetry('connection', () => pool.connect()) : await pool.connect();
+  } catch (thrown) {
+    const error = thrown instanceof StoreUnavailableError ? thrown.cause : thrown;
+    throw new StoreUnavailableError(`cannot connect to PostgreSQL at ${database}: ${reason(error)}`, error);
+  }
+  // A connection killed between two of the migration's statements is heard by the client's own listener
+  // (openPool): the next statement fails instead, and the attempt is retried on another connection.
+  let failure: unknown;
+  try {
+    return await fn(client);
+  } catch (error) {
+    failure = error;
+    throw error;
+  } finally {
+    // A connection that failed mid-migration is not handed out again.
+    client.release(failure instanceof Error ? failure : undefined);
+  }
+}
+
+/** host:port/database, without the user or password: how messages name the server. */
+function databaseOf(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.hostname}:${parsed.port || '5432'}${parsed.pathname}`;
+  } catch {
+    return 'the PostgreSQL server of DATABASE_URL';
+  }
+}
+
+function reason(error: unknown): string {
+  const e = error as { message?: string; code?: string; errors?: { message?: string }[] } | null;
+  return e?.message || e?.errors?.[0]?.message || e?.code || String(error);
 }

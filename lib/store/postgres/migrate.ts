@@ -2,70 +2,78 @@
  * PostgreSQL's half of the migration runner (migrations.ts): one transaction under pg_advisory_xact_lock,
  * so concurrent openers serialize: the first applies the migrations, the others find them recorded. The lock
  * is per schema, so stores in different schemas of one database migrate independently. An article table set
- * aside takes its indexes with it (progress_pkey would clash with ours).
+ * aside takes its indexes with it (progress_pkey would clash with ours). Inspecting is a READ ONLY transaction
+ * that takes no lock and creates nothing, not even the schema.
  */
 import type pg from 'pg';
 import { StoreRefusedError } from '../../errors';
-import { runMigrations, type Migration } from '../migrations';
+import { runMigrations, type Migration, type MigrationPlan } from '../migrations';
 
 const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 export async function migratePostgres(
-  client: pg.PoolClient,
+  client: pg.PoolClient | pg.Client,
   migrations: Migration[],
-  schema: string | undefined,
-): Promise<void> {
-  let current = schema ?? '';
+  schema: string,
+  { mode = 'apply', database }: { mode?: 'apply' | 'inspect'; database?: string } = {},
+): Promise<MigrationPlan> {
   const exec = async (text: string, values: unknown[] = []) => void (await client.query(text, values));
-  await runMigrations(
+  return runMigrations(
     {
       begin: async () => {
-        await exec('BEGIN');
-        await exec(
-          `SELECT pg_advisory_xact_lock(hashtext('waybill.migrate'), hashtext(coalesce($1::text, current_schema(), '')))`,
-          [schema ?? null],
-        );
-        if (schema) {
+        if (mode === 'inspect') {
+          await exec('BEGIN READ ONLY');
+        } else {
+          await exec('BEGIN');
+          await exec(`SELECT pg_advisory_xact_lock(hashtext('waybill.migrate'), hashtext($1::text))`, [schema]);
           await exec(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
-          // The schema arrives as a startup option; a pooler may refuse it (PgBouncer says so) or, told to ignore
-          // `options`, drop it without a word, and the tables would be made and read wherever search_path points.
-          const { rows } = await client.query<{ schema: string | null }>('SELECT current_schema() AS schema');
-          if (rows[0]?.schema !== schema) {
-            throw new StoreRefusedError(
-              'SCHEMA_NOT_APPLIED',
-              `PostgreSQL schema "${schema}" was asked for, but the connection's search_path leads to ` +
-                `${rows[0]?.schema ? `"${rows[0].schema}"` : 'no schema'}: something between Waybill and the database ` +
-                '(a pooler ignoring the `options` startup parameter?) dropped it. Behind a transaction pooler, give ' +
-                'the role its search_path and leave ?schema= out (README: "Behind PgBouncer").',
-            );
-          }
+        }
+        // The schema arrives as a startup option; a pooler may refuse it (PgBouncer says so) or, told to ignore
+        // `options`, drop it without a word, and the tables would be made and read wherever search_path points.
+        // A schema not made yet is no schema at all to current_schema() (inspecting a fresh database).
+        const { rows } = await client.query<{ schema: string | null }>('SELECT current_schema() AS schema');
+        const seen = rows[0]?.schema ?? null;
+        if (seen !== schema && !(mode === 'inspect' && seen === null)) {
+          throw new StoreRefusedError(
+            'SCHEMA_NOT_APPLIED',
+            `PostgreSQL schema "${schema}" was asked for, but the connection's search_path leads to ` +
+              `${seen ? `"${seen}"` : 'no schema'}: something between Waybill and the database ` +
+              '(a pooler ignoring the `options` startup parameter?) dropped it. Behind a transaction pooler, give ' +
+              'the role its search_path and leave ?schema= out (README: "Behind PgBouncer").',
+          );
         }
       },
       commit: () => exec('COMMIT'),
       rollback: () => exec('ROLLBACK'),
       appliedTags: async () => {
-        await exec(`CREATE TABLE IF NOT EXISTS waybill_migrations (
-        tag text PRIMARY KEY, hash text NOT NULL, applied_at double precision NOT NULL)`);
-        return (await client.query<{ tag: string }>('SELECT tag FROM waybill_migrations')).rows.map((r) => r.tag);
-      },
-      /** In the schema this connection writes to (the first on its search_path). */
-      tablesPresent: async (names) => {
-        const { rows } = await client.query<{ schema: string; present: string[] }>(
-          `SELECT current_schema() AS schema, coalesce((SELECT array_agg(table_name::text ORDER BY table_name)
-           FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ANY($1::text[])), '{}') AS present`,
-          [names],
+        const { rows } = await client.query<{ present: boolean }>(
+          `SELECT to_regclass(format('%I.waybill_migrations', $1::text)) IS NOT NULL AS present`,
+          [schema],
         );
-        current = rows[0]!.schema;
+        if (!rows[0]?.present) return null;
+        return (await client.query<{ tag: string }>(`SELECT tag FROM ${ident(schema)}.waybill_migrations`)).rows.map(
+          (r) => r.tag,
+        );
+      },
+      createLedger: () =>
+        exec(`CREATE TABLE ${ident(schema)}.waybill_migrations (
+          tag text PRIMARY KEY, hash text NOT NULL, applied_at double precision NOT NULL)`),
+      tablesPresent: async (names) => {
+        const { rows } = await client.query<{ present: string[] }>(
+          `SELECT coalesce((SELECT array_agg(table_name::text ORDER BY table_name) FROM information_schema.tables
+           WHERE table_schema = $1 AND table_name = ANY($2::text[])), '{}') AS present`,
+          [schema, names],
+        );
         return rows[0]!.present;
       },
-      where: () => `PostgreSQL schema "${current}"`,
+      where: () => `PostgreSQL schema "${schema}"${database ? ` of ${database}` : ''}`,
       setAside: async (table) => {
         const { rows } = await client.query<{ name: string }>(
           `SELECT i.relname AS name FROM pg_index x
            JOIN pg_class i ON i.oid = x.indexrelid
            JOIN pg_class t ON t.oid = x.indrelid
-         WHERE t.relname = $1 AND t.relnamespace = current_schema()::regnamespace`,
-          [table],
+         WHERE t.relname = $1 AND t.relnamespace = $2::regnamespace`,
+          [table, ident(schema)],
         );
         await exec(`ALTER TABLE ${ident(table)} RENAME TO ${ident(`article_${table}`)}`);
         for (const { name } of rows) await exec(`ALTER INDEX ${ident(name)} RENAME TO ${ident(`article_${name}`)}`);
@@ -78,5 +86,6 @@ export async function migratePostgres(
         ]),
     },
     migrations,
+    mode,
   );
 }

@@ -28,6 +28,11 @@ export interface SqliteOpenOptions {
   /** The shortest step lease this store will grant (WAYBILL_LEASE_MS); keeps the lock wait inside it. */
   leaseMs?: number;
   clock?: Clock;
+  /**
+   * Whether a missing file (and its directory) is created. False for a store opened without migrating: a read
+   * never creates a store, so a typo in the path is an error rather than a new empty store.
+   */
+  create?: boolean;
 }
 
 export type EventInput = Partial<StepEvent> & Pick<StepEvent, 'runId' | 'outcome'>;
@@ -53,8 +58,12 @@ export interface SqliteConnection {
 }
 
 export function openSqliteConnection(options: SqliteOpenOptions): SqliteConnection {
-  if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
-  const db = new Database(options.path, { timeout: options.busyTimeoutMs ?? busyTimeoutFor(options.leaseMs) });
+  const create = options.create ?? true;
+  if (create && options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
+  const db = new Database(options.path, {
+    timeout: options.busyTimeoutMs ?? busyTimeoutFor(options.leaseMs),
+    fileMustExist: !create,
+  });
   try {
     db.pragma('journal_mode = WAL');
     // better-sqlite3 leaves WAL databases at NORMAL unless told; FULL is the durable default.

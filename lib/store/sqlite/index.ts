@@ -3,9 +3,11 @@
  * composed of the operation files (each a function of the connection, each one concern), never a chain of
  * classes: a method is found in the file its interface names.
  */
-import type Database from 'better-sqlite3';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import Database from 'better-sqlite3';
 import type { Clock } from '../../clock';
-import { findMigrationsDir, readMigrations } from '../migrations';
+import { migrationsOf, notCurrent, type MigrationPlan } from '../migrations';
 import type { Store } from '../types';
 import { sqliteAudit } from './audit';
 import { sqliteClaims } from './claims';
@@ -23,8 +25,13 @@ import { sqliteWorkers } from './workers';
 import { sqliteWaits } from './waits';
 import { sqliteWorkflows } from './workflows';
 
-export interface SqliteStoreOptions extends SqliteOpenOptions, SqliteStepsOptions {
-  migrationsDir?: string;
+export interface SqliteStoreOptions extends Omit<SqliteOpenOptions, 'create'>, SqliteStepsOptions {
+  /**
+   * Create or upgrade the file on open (the default). False: open it only if it is a current Waybill store, and
+   * refuse (StoreRefusedError, nothing written) a missing file or one that is behind: read-only commands,
+   * WAYBILL_MIGRATE=off.
+   */
+  migrate?: boolean;
 }
 
 /** The full Store, and the file's handle for what only SQLite has (tests, the demo seed, a backup). */
@@ -36,11 +43,16 @@ export interface SqliteStore extends Store {
   writeCounts(): WriteCounts;
 }
 
-/** Opens (creating if needed) and migrates the file. Synchronous: better-sqlite3 is. */
+/** Opens (creating if needed) and migrates the file, unless told not to migrate. Synchronous: better-sqlite3 is. */
 export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
-  const c = openSqliteConnection(options);
+  const migrate = options.migrate ?? true;
+  if (!migrate) refuseMissing(options.path);
+  const c = openSqliteConnection({ ...options, create: migrate });
   try {
-    migrateSqlite(c.db, readMigrations(findMigrationsDir('sqlite', options.migrationsDir)), c.now());
+    const migrations = migrationsOf('sqlite');
+    const plan = migrateSqlite(c.db, migrations, c.now(), migrate ? 'apply' : 'inspect');
+    const refusal = migrate ? null : notCurrent(plan, migrations);
+    if (refusal) throw refusal;
   } catch (error) {
     c.db.close();
     throw error;
@@ -69,4 +81,25 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
       if (c.db.open) c.db.close();
     },
   };
+}
+
+/** What `waybill migrate --check` and `--print-sql` read: the file's ledger, opened read-only; nothing is created. */
+export function inspectSqliteStore(path: string): MigrationPlan {
+  const migrations = migrationsOf('sqlite');
+  const where = `SQLite file ${resolve(path)}`;
+  if (path === ':memory:' || !existsSync(path)) {
+    return { where, exists: false, applied: [], pending: migrations, adopted: [] };
+  }
+  const db = new Database(path, { readonly: true, fileMustExist: true });
+  try {
+    return migrateSqlite(db, migrations, 0, 'inspect');
+  } finally {
+    db.close();
+  }
+}
+
+function refuseMissing(path: string): void {
+  if (path !== ':memory:' && existsSync(path)) return;
+  const plan = inspectSqliteStore(path);
+  throw notCurrent(plan, migrationsOf('sqlite'))!;
 }

@@ -2,31 +2,37 @@
  * SQLite's half of the migration runner (migrations.ts): BEGIN IMMEDIATE is the lock, sqlite_master says
  * which tables exist, and an unreadable ledger is refused rather than taken for an empty one.
  *
- * Every step answers at once (runMigrationsSync), so the store still opens synchronously.
+ * Every step answers at once (runMigrationsSync), so the store still opens synchronously. Inspecting takes no
+ * write lock (a plain BEGIN), so it works on a file opened read-only.
  */
+import { resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { StoreRefusedError } from '../../errors';
-import { runMigrationsSync, type Migration } from '../migrations';
+import { runMigrationsSync, type Migration, type MigrationPlan } from '../migrations';
 
-export function migrateSqlite(db: Database.Database, migrations: Migration[], nowSeconds: number): void {
+export function migrateSqlite(
+  db: Database.Database,
+  migrations: Migration[],
+  nowSeconds: number,
+  mode: 'apply' | 'inspect' = 'apply',
+): MigrationPlan {
   const tableExists = db.prepare<[string], { n: number }>(
     `SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = ?`,
   );
-  runMigrationsSync(
+  return runMigrationsSync(
     {
-      begin: () => void db.exec('BEGIN IMMEDIATE'),
+      begin: () => void db.exec(mode === 'apply' ? 'BEGIN IMMEDIATE' : 'BEGIN'),
       commit: () => void db.exec('COMMIT'),
       rollback: () => {
         if (db.inTransaction) db.exec('ROLLBACK');
       },
-      appliedTags: () => {
-        db.exec(
-          'CREATE TABLE IF NOT EXISTS waybill_migrations (tag TEXT PRIMARY KEY, hash TEXT NOT NULL, applied_at REAL NOT NULL)',
-        );
-        return readLedger(db);
-      },
+      appliedTags: () => (tableExists.get('waybill_migrations')!.n > 0 ? readLedger(db) : null),
+      createLedger: () =>
+        void db.exec(
+          'CREATE TABLE waybill_migrations (tag TEXT PRIMARY KEY, hash TEXT NOT NULL, applied_at REAL NOT NULL)',
+        ),
       tablesPresent: (names) => names.filter((t) => tableExists.get(t)!.n > 0),
-      where: () => `SQLite store ${db.name}`,
+      where: () => `SQLite file ${db.name === ':memory:' ? db.name : resolve(db.name)}`,
       setAside: (table) => void db.exec(`ALTER TABLE "${table}" RENAME TO "article_${table}"`),
       exec: (statement) => void db.exec(statement),
       record: (m) =>
@@ -35,6 +41,7 @@ export function migrateSqlite(db: Database.Database, migrations: Migration[], no
           .run(m.tag, m.hash, nowSeconds),
     },
     migrations,
+    mode,
   );
 }
 
