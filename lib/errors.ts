@@ -36,6 +36,7 @@ export type ErrorCode =
   | 'STORE_LEDGER_DAMAGED'
   | 'SCHEMA_NOT_APPLIED'
   | 'DRIVER_MISSING'
+  | 'DEPENDENCY_VERSION'
   | 'UNSUPPORTED'
   // built-in workflows and tools
   | 'MODEL_ERROR'
@@ -184,6 +185,17 @@ export class DriverMissingError extends WaybillError {
     super('DRIVER_MISSING', `${url} needs the ${driver} package, which is not installed here: npm install ${driver}`, {
       cause,
     });
+  }
+}
+
+/**
+ * A package the project installs for Waybill (a peer dependency: zod) is a major version Waybill cannot run
+ * on. Raised as the package loads, before anything uses it, so the message names the fix instead of the
+ * TypeError deep inside the other package that would come first.
+ */
+export class DependencyVersionError extends WaybillError {
+  constructor(message: string) {
+    super('DEPENDENCY_VERSION', message);
   }
 }
 
