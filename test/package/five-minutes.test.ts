@@ -145,6 +145,10 @@ describe('README: Your own agent in five minutes', () => {
         expect(out.code, out.stderr).toBe(0);
         expect(out.stdout).toMatch(/summarize/);
       });
+      // The kill below must land mid-run, and the run (20 half-second steps) would not wait for a dashboard
+      // that a busy machine takes longer than that to start: the worker is frozen (SIGSTOP) before the run is
+      // queued, holding nothing, and thawed once the dashboard is up.
+      first.kill('SIGSTOP');
       await steps.run(`npx waybill start summarize --id first --input '{"items": 20}'`, async (command) => {
         const out = must(command, await sh(command));
         expect(out.stdout).toContain('queued first (summarize');
@@ -158,6 +162,7 @@ describe('README: Your own agent in five minutes', () => {
         expect(page.status).toBe(200);
         expect(await page.text()).toContain('summarize');
       });
+      first.kill('SIGCONT');
 
       // Mid-run: some steps' side effects happened, not all. Then SIGKILL, as a recycled sandbox dies.
       await until(() => keys(effects, 'first:').length >= 5, first);
