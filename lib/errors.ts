@@ -39,6 +39,7 @@ export type ErrorCode =
   | 'STORE_BEHIND'
   | 'SCHEMA_NOT_APPLIED'
   | 'DRIVER_MISSING'
+  | 'DEPENDENCY_VERSION'
   | 'UNSUPPORTED'
   // built-in workflows and tools
   | 'MODEL_ERROR'
@@ -210,6 +211,17 @@ export class DriverMissingError extends WaybillError {
     super('DRIVER_MISSING', `${url} needs the ${driver} package, which is not installed here: npm install ${driver}`, {
       cause,
     });
+  }
+}
+
+/**
+ * A package the project installs for Waybill (a peer dependency: zod) is a major version Waybill cannot run
+ * on. Raised as the package loads, before anything uses it, so the message names the fix instead of the
+ * TypeError deep inside the other package that would come first.
+ */
+export class DependencyVersionError extends WaybillError {
+  constructor(message: string) {
+    super('DEPENDENCY_VERSION', message);
   }
 }
 

@@ -3,6 +3,8 @@
  * defineWorkflow for a module that `waybill worker` serves. Everything a loop in the user's own process needs;
  * running workers yourself is `waybill/engine`.
  */
+// First: a project on zod 3 is told so before any schema below is built (./zod-version.ts).
+import './zod-version';
 export * from './checkpoint/index';
 export type { StepRunner } from './checkpoint/agent';
 export { openStore, type OpenStoreOptions } from './store/index';

@@ -1,40 +1,28 @@
 /**
- * `npm run build:package`, run by npm at `prepack`: what the tarball ships, built from the sources.
+ * `npm run build:package`, run by npm at `prepack`: what the `waybill` tarball ships, built from the sources.
+ * The dashboard is a package of its own (packages/dashboard, scripts/build-dashboard.ts).
  *
  * - dist/*.js: ESM bundles made by esbuild, one per entry (the two public ones, the CLI, the launchers), code
- *   shared between them split into dist/chunks. Every bare import stays external and must be a dependency
- *   (checked below), so the consumer's npm installs what the bundles load. Each store backend is its own
- *   chunk behind a dynamic import: a project loads only the driver its URL names.
+ *   shared between them split into dist/chunks. The package's dependencies stay external, so the consumer's
+ *   npm installs what the bundles load; drizzle-orm is bundled (BUNDLED): its 17 MB of every dialect and
+ *   driver were half of what `npm install waybill` put on disk, and no public type names it. Anything else
+ *   from node_modules in a bundle (a devDependency such as tsx, or next/* from a layer that must not know it)
+ *   fails the build. Each store backend is its own chunk behind a dynamic import: a project loads only the
+ *   driver its URL names.
  * - dist/index.d.ts, dist/engine.d.ts: tsc's declarations of the same entries, bundled by rollup-plugin-dts
  *   into files with no relative imports left to resolve, so they read the same under a consumer's
  *   `nodenext` and `bundler` resolution.
- * - .next: the dashboard's production build (next build, only when the sources are newer than it, as the
- *   browser suite does), with its links to externals made portable (see portableExternals) and the next
- *   version that built it (.next/waybill-build.json).
  * - dist/.built: stamped with the time the build started; bin/*.mjs in a checkout use dist only when no
  *   source is newer than that.
  */
 import { execFileSync } from 'node:child_process';
-import {
-  copyFileSync,
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  readlinkSync,
-  renameSync,
-  rmSync,
-  utimesSync,
-  writeFileSync,
-} from 'node:fs';
-import { builtinModules, createRequire } from 'node:module';
+import { copyFileSync, existsSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { rollup } from 'rollup';
 import { dts } from 'rollup-plugin-dts';
-import { buildIfStale } from '../e2e/support/prepare';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DIST = join(ROOT, 'dist');
@@ -52,6 +40,8 @@ const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
 const RUNTIME_DEPS = new Set(
   Object.keys({ ...pkg.dependencies, ...pkg.optionalDependencies, ...pkg.peerDependencies }),
 );
+/** Packages bundled into dist rather than installed; each one's license travels in licenses/ (THIRD-PARTY.md). */
+const BUNDLED = new Set(['drizzle-orm']);
 
 /** Public entries and the bins' entries; the names are the file names under dist/. */
 const ENTRIES = {
@@ -60,7 +50,11 @@ const ENTRIES = {
   cli: 'lib/cli/main.ts',
   start: 'lib/launch/start.ts',
   'web-cluster': 'lib/launch/web-cluster.ts',
+  // An entry of its own so that the public entries can import it first (see checkZodFirst).
+  'zod-version': 'lib/zod-version.ts',
 };
+/** The entries a project on zod 3 may load; each must say so before any module builds a zod 4 schema. */
+const ZOD_CHECKED = ['index', 'engine', 'cli'] as const;
 const TYPED = ['index', 'engine'] as const;
 /**
  * Plain JavaScript a bundle loads by its own URL rather than imports (`node --import <file>`, which esbuild
@@ -76,9 +70,6 @@ await bundleDeclarations();
 writeFileSync(join(NEXT_DIST, '.built'), `${started.toISOString()}\n`);
 utimesSync(join(NEXT_DIST, '.built'), started, started);
 swapIn();
-buildIfStale(ROOT);
-portableExternals();
-recordNextVersion();
 say('done');
 
 async function bundleJs(): Promise<void> {
@@ -92,22 +83,23 @@ async function bundleJs(): Promise<void> {
     format: 'esm',
     platform: 'node',
     target: 'node20',
-    packages: 'external',
+    external: [...RUNTIME_DEPS].flatMap((name) => [name, `${name}/*`]),
     sourcemap: 'linked',
     metafile: true,
     logLevel: 'warning',
   });
-  // A bare import the consumer's npm would not install (a devDependency such as tsx, or next/* from a layer
-  // that must not know it) fails the build here instead of the user's first run.
-  const unknown = new Set<string>();
-  for (const output of Object.values(result.metafile.outputs)) {
-    for (const { path, external } of output.imports) {
-      if (!external || path.startsWith('node:') || builtinModules.includes(path)) continue;
-      const name = path.startsWith('@') ? path.split('/').slice(0, 2).join('/') : path.split('/')[0]!;
-      if (!RUNTIME_DEPS.has(name)) unknown.add(path);
-    }
+  // A package bundled by accident (a devDependency such as tsx, or next/* from a layer that must not know it)
+  // fails the build here, instead of growing the package or failing the user's first run.
+  const unexpected = new Set<string>();
+  for (const input of Object.keys(result.metafile.inputs)) {
+    const name = input.match(/(?:^|\/)node_modules\/((?:@[^/]+\/)?[^/]+)\//)?.[1];
+    if (name && !BUNDLED.has(name)) unexpected.add(name);
   }
-  if (unknown.size > 0) throw new Error(`dist imports packages that are not dependencies: ${[...unknown].join(', ')}`);
+  if (unexpected.size > 0)
+    throw new Error(
+      `dist would bundle packages that are neither dependencies nor BUNDLED: ${[...unexpected].join(', ')}`,
+    );
+  checkZodFirst();
   for (const { file, entry } of BESIDE) {
     if (!readFileSync(join(NEXT_DIST, `${entry}.js`), 'utf8').includes(`./${basename(file)}`)) {
       throw new Error(
@@ -117,6 +109,20 @@ async function bundleJs(): Promise<void> {
     copyFileSync(join(ROOT, file), join(NEXT_DIST, basename(file)));
   }
   say(`bundled ${Object.keys(ENTRIES).join(', ')}; beside them ${BESIDE.map((b) => basename(b.file)).join(', ')}`);
+}
+
+/**
+ * lib/index.ts, lib/engine/index.ts and lib/cli/main.ts import ../zod-version first, so that a project on
+ * zod 3 is told what to install instead of a TypeError from inside zod. Across chunks esbuild does not keep
+ * that order (a chunk that builds schemas may be imported before it), so each entry imports the check's own
+ * entry before anything else: ESM evaluates a module's imports in the order they are written. On the first
+ * line, beside what is there: the source map's lines stay where they were.
+ */
+function checkZodFirst(): void {
+  for (const name of ZOD_CHECKED) {
+    const path = join(NEXT_DIST, `${name}.js`);
+    writeFileSync(path, `import "./zod-version.js"; ${readFileSync(path, 'utf8')}`);
+  }
 }
 
 async function bundleDeclarations(): Promise<void> {
@@ -140,15 +146,6 @@ async function bundleDeclarations(): Promise<void> {
   say(`declarations: ${TYPED.map((name) => `dist/${name}.d.ts`).join(', ')}`);
 }
 
-/**
- * A .next build is served only by the next that made it. package.json pins next exactly; this records the
- * version too, so `waybill dashboard` can say what is wrong if a project's overrides installed another.
- */
-function recordNextVersion(): void {
-  const { version } = createRequire(import.meta.url)('next/package.json') as { version: string };
-  writeFileSync(join(ROOT, '.next', 'waybill-build.json'), `${JSON.stringify({ next: version })}\n`);
-}
-
 /** Two renames, so dist/ is never half-written: the chunks of a build whose sources did not change keep their names. */
 function swapIn(): void {
   const old = join(ROOT, '.tmp', 'package-dist-old');
@@ -156,32 +153,4 @@ function swapIn(): void {
   if (existsSync(DIST)) renameSync(DIST, old);
   renameSync(NEXT_DIST, DIST);
   rmSync(old, { recursive: true, force: true });
-}
-
-/**
- * next build (Turbopack) loads each server-external package (better-sqlite3, pg, pino) under a hashed name,
- * `require("pg-587764f78a6c7a9c")`, which .next/node_modules/pg-587764f78a6c7a9c answers: a symlink to
- * ../../node_modules/pg. npm pack drops symlinks, and installed under node_modules/waybill the link would
- * point at node_modules/waybill/node_modules/pg, where npm usually does not put pg. Each link becomes a
- * one-line package that requires the real one by its name, found by Node's usual lookup from wherever the
- * package is installed (the checkout's own node_modules here, the consumer's when installed).
- */
-function portableExternals(): void {
-  const dir = join(ROOT, '.next', 'node_modules');
-  if (!existsSync(dir)) return;
-  for (const entry of readdirSync(dir)) {
-    const path = join(dir, entry);
-    if (!lstatSync(path).isSymbolicLink()) continue;
-    const target = basename(readlinkSync(path));
-    const scoped = entry.startsWith('@');
-    if (scoped || !entry.startsWith(`${target}-`))
-      throw new Error(`.next/node_modules/${entry}: unexpected link to ${readlinkSync(path)}`);
-    rmSync(path);
-    mkdirSync(path);
-    writeFileSync(join(path, 'package.json'), `${JSON.stringify({ name: entry, private: true, main: 'index.js' })}\n`);
-    writeFileSync(
-      join(path, 'index.js'),
-      `// ${entry}: the dashboard's name for ${target} (see scripts/build-package.ts)\nmodule.exports = require(${JSON.stringify(target)});\n`,
-    );
-  }
 }

@@ -5,6 +5,8 @@
  * to open (nothing was written), 130 interrupted. Output piped into a reader that stops early
  * (`waybill inspect r1 | head`) ends the process quietly: the reader has what it wanted.
  */
+// First: a project on zod 3 is told so before any schema below is built (../zod-version.ts).
+import '../zod-version';
 import { ConfigError, ControlInputError, StoreRefusedError, UsageError, WaybillError } from '../errors';
 import { COMMANDS } from './commands';
 import { createCli, type CliDeps } from './context';

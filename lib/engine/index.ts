@@ -2,6 +2,8 @@
  * `waybill/engine`: what a program needs to run workers of its own instead of `waybill worker`: the worker,
  * the registry it serves, starting runs, and the run context a workflow sees.
  */
+// First: a project on zod 3 is told so before any schema below is built (../zod-version.ts).
+import '../zod-version';
 export { Worker, type WorkerOptions } from './worker';
 export {
   CommandFailedError,

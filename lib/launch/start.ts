@@ -2,8 +2,9 @@
  * `npm start`: Waybill in one command on a fresh clone. Builds the dashboard when there is no production
  * build (saying what it is doing while it does), opens the store (which migrates it), queues a demo run when
  * the store has no runs at all and queues it again each time it completes until the user starts a run of
- * their own (./demo.ts), then runs the dashboard (`next start` in a cluster of WAYBILL_WEB_PROCESSES,
- * bin/web.mjs) and one `waybill worker` as child processes until Ctrl-C or SIGTERM.
+ * their own (./demo.ts), then runs the dashboard (./dashboard.ts says which: the checkout's own build or the
+ * installed waybill-dashboard, in a cluster of WAYBILL_WEB_PROCESSES, bin/web.mjs) and one `waybill worker`
+ * as child processes until Ctrl-C or SIGTERM.
  *
  * Stopping: the first signal sends SIGTERM to each child and waits — the worker finishes the step in hand
  * and hands its runs back — then exits 0. A child that dies on its own stops the other and exits 1. Its parent
@@ -12,30 +13,26 @@
  * Over ~300 lines because it is one sequence a reader follows top to bottom (build, open, demo, children,
  * stop); the pieces that stand alone are beside it (demo.ts, children.ts, web-cluster.ts).
  */
-import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { existsSync, rmSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { isAbsolute, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { authEnabled } from '../auth/principal';
 import { config, dataDir, storeOptions, type Config } from '../config';
 import { openStore } from '../store/index';
+import { packageVersion } from '../cli/version';
 import { describeExit, spawnChild, stopAll, type Child } from './children';
+import { findDashboard, webArgs, type Dashboard } from './dashboard';
 import { followParent, stopAsOnSigterm } from './follow-parent';
-import { packagePath, packageRoot } from './paths';
+import { packagePath } from './paths';
 import { programUrl } from './program-url';
 import { DEMO_INPUT, demoTick } from './demo';
 import { ConfigError } from '../errors';
 
-// The package's own files, wherever it is (a checkout, or node_modules/waybill): next start serves the build
-// from there. The user's files (a relative DATABASE_URL, a workflows module) stay relative to their cwd.
-const ROOT = packageRoot();
-const NEXT_BIN = createRequire(import.meta.url).resolve('next/dist/bin/next');
+// The package's own files, wherever it is (a checkout, or node_modules/waybill); the dashboard is found by
+// ./dashboard.ts. The user's files (a relative DATABASE_URL, a workflows module) stay relative to their cwd.
 const WAYBILL_BIN = packagePath('bin', 'waybill.mjs');
 const WEB_BIN = packagePath('bin', 'web.mjs');
-const BUILD_ID = packagePath('.next', 'BUILD_ID');
-/** Only a checkout has the dashboard's sources; an installed package ships the build instead. */
-const CAN_BUILD = existsSync(packagePath('app'));
 
 /** How often npm start looks whether the demo run completed, to queue it again. */
 const DEMO_POLL_MS = 5000;
@@ -120,12 +117,18 @@ export async function launch(argv: string[], as: LaunchAs = NPM_START): Promise<
     return 2;
   }
 
+  const dashboard = findDashboard(packageVersion());
+  if ('problem' in dashboard) {
+    complain(dashboard.problem);
+    return dashboard.exitCode;
+  }
+
   // `npm start | tee log` and a Ctrl-C: the pipe may close before we finish stopping the children.
   for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
   const signals = watchSignals();
   const unfollow = followParent(cfg.WAYBILL_FOLLOW_PARENT === 'on', stopAsOnSigterm(as.command));
   try {
-    return await startAll({ ...cfg, DATABASE_URL: anchorDatabaseUrl(cfg.DATABASE_URL) }, flags, signals, as);
+    return await startAll({ ...cfg, DATABASE_URL: anchorDatabaseUrl(cfg.DATABASE_URL) }, dashboard, flags, signals, as);
   } finally {
     unfollow();
     signals.dispose();
@@ -134,6 +137,7 @@ export async function launch(argv: string[], as: LaunchAs = NPM_START): Promise<
 
 async function startAll(
   cfg: Config,
+  dashboard: Dashboard,
   flags: { worker: boolean; demo: boolean },
   signals: Signals,
   as: LaunchAs,
@@ -155,25 +159,14 @@ async function startAll(
   // The real pid, once there is something to stop: under npx, $! is npm's.
   say(`waybill: ${as.command} pid ${process.pid}`);
 
-  if (!existsSync(BUILD_ID) && !CAN_BUILD) {
-    complain(
-      `the package at ${ROOT} has no dashboard build (.next/BUILD_ID is missing) and no sources to build ` +
-        'one from: it was packed without running its prepack script. Reinstall it from a tarball made by npm pack.',
-    );
-    return 1;
-  }
-  const mismatch = nextMismatch();
-  if (mismatch) {
-    complain(mismatch);
-    return 1;
-  }
-  if (!existsSync(BUILD_ID)) {
+  if (dashboard.kind === 'checkout' && !existsSync(dashboard.buildId)) {
+    const { nextBin, root, buildId } = dashboard;
     say('waybill: no production build yet (.next/BUILD_ID is missing): building the dashboard with next build, once.');
     say(
       'waybill: this takes two to three minutes on a laptop (longer on a busy machine); its output follows under [build].',
     );
-    const build = spawnChild('the build (next build)', process.execPath, [NEXT_BIN, 'build'], {
-      cwd: ROOT,
+    const build = spawnChild('the build (next build)', process.execPath, [nextBin, 'build'], {
+      cwd: root,
       label: '[build]',
       env: CHILD_ENV,
     });
@@ -189,12 +182,12 @@ async function startAll(
     if (ended === null) {
       await stopAll([build], () => WEB_GRACE_MS);
       // next build writes BUILD_ID before its last phases: an interrupted build must not pass for a finished one.
-      rmSync(BUILD_ID, { force: true });
+      rmSync(buildId, { force: true });
       say('waybill: stopped before the build finished; the next npm start builds again');
       return 0;
     }
     if (ended.code !== 0) {
-      rmSync(BUILD_ID, { force: true });
+      rmSync(buildId, { force: true });
       complain(`next build failed (${describeExit(ended)}); the errors are above`);
       return 1;
     }
@@ -216,11 +209,12 @@ async function startAll(
   // like next start: SIGTERM, the workers drain, exit.
   // The children see the store this process opened, whatever their cwd: a relative file: URL is anchored here.
   const env = { ...process.env, ...CHILD_ENV, DATABASE_URL: cfg.DATABASE_URL };
+  const server = dashboard.kind === 'checkout' ? 'next start' : 'waybill-dashboard';
   const web = spawnChild(
-    'the dashboard (next start)',
+    `the dashboard (${server})`,
     process.execPath,
-    [WEB_BIN, '--port', String(cfg.PORT), '--hostname', cfg.HOST, '--keepAliveTimeout', String(WEB_KEEP_ALIVE_MS)],
-    { cwd: ROOT, label: '[web]', env },
+    [WEB_BIN, ...webArgs(dashboard, cfg.HOST, cfg.PORT, WEB_KEEP_ALIVE_MS)],
+    { cwd: dashboard.root, label: '[web]', env },
   );
   signals.track(web);
   const worker = flags.worker
@@ -250,7 +244,7 @@ async function startAll(
     say('');
     say(`Waybill is running at ${url}`);
     say(
-      `  dashboard  next start, pid ${web.pid} (${cfg.WAYBILL_WEB_PROCESSES} process${cfg.WAYBILL_WEB_PROCESSES === 1 ? '' : 'es'}: WAYBILL_WEB_PROCESSES)`,
+      `  dashboard  ${server}, pid ${web.pid} (${cfg.WAYBILL_WEB_PROCESSES} process${cfg.WAYBILL_WEB_PROCESSES === 1 ? '' : 'es'}: WAYBILL_WEB_PROCESSES)`,
     );
     say(
       worker
@@ -447,21 +441,9 @@ async function listening(host: string, port: number, signal: AbortSignal): Promi
   return false;
 }
 
-/** Why the installed next cannot serve the build, or null. Only a build made for npm pack records its next; a bare next build does not. */
-function nextMismatch(): string | null {
-  const recorded = packagePath('.next', 'waybill-build.json');
-  if (!existsSync(BUILD_ID) || !existsSync(recorded)) return null;
-  const built = (JSON.parse(readFileSync(recorded, 'utf8')) as { next: string }).next;
-  const installed = (createRequire(import.meta.url)('next/package.json') as { version: string }).version;
-  return built === installed
-    ? null
-    : `the dashboard in ${ROOT} was built with next ${built}, and next ${installed} is installed: a build runs only on the ` +
-        `next that made it. Install next@${built} (and remove any override of it)${CAN_BUILD ? ', or rebuild: npm run build' : ''}.`;
-}
-
 /**
  * `file:./data/waybill.db` means the file under the directory the user ran the command in. The dashboard runs
- * with the package's root as its cwd (next start serves the build found there), so it is handed the absolute path.
+ * from the dashboard's own directory (its server serves the build found there), so it is handed the absolute path.
  */
 function anchorDatabaseUrl(url: string): string {
   if (!url.startsWith('file:')) return url;

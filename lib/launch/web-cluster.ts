@@ -1,6 +1,7 @@
 /**
  * The dashboard on every core: a Node cluster whose primary forks WAYBILL_WEB_PROCESSES workers, each running
- * `next start`'s own CLI. Workers listen on the same port; on Node 20 the primary holds the socket and hands
+ * `next start`'s own CLI (a checkout) or the waybill-dashboard package's standalone server.js (installed,
+ * `--server <server.js>`; ./dashboard.ts). Workers listen on the same port; on Node 20 the primary holds the socket and hands
  * connections out in turn, so ten browsers refreshing at once are rendered on two cores instead of queuing on
  * one. Each worker has its own store connection and its own per-process caches.
  *
@@ -18,11 +19,11 @@
 import cluster, { type Worker } from 'node:cluster';
 import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
 import { config } from '../config';
 import { ConfigError } from '../errors';
 import { followParent, stopAsOnSigterm } from './follow-parent';
 
-const NEXT_BIN = createRequire(import.meta.url).resolve('next/dist/bin/next');
 /** Refuses what Next would answer with a 500 or not at all (TRACE, broken encoding, huge bodies): see the file. */
 const HTTP_GUARD = new URL('./http-guard.mjs', import.meta.url).href;
 /** Server actions may carry 1.25 MB (next.config.js); the API, WAYBILL_MAX_BODY_BYTES plus a margin. */
@@ -36,6 +37,11 @@ const complain = (line: string) => process.stderr.write(`waybill web: ${line}\n`
  * are shown; everything else every worker writes (warnings, errors) is passed through as it is.
  */
 const BANNER = /^\s*(▲ Next\.js|- (Local|Network|Environments?):|✓ (Starting|Ready in|Running next\.config)|$)/;
+/**
+ * next start's warning that the build was made for the standalone server: a checkout builds once for both,
+ * its own next start (npm start, the browser suite) and the waybill-dashboard package (scripts/build-dashboard.ts).
+ */
+const STANDALONE_WARNING = /"next start" does not work with "output: standalone"/;
 /** next colours its banner when it thinks it writes to a terminal; the colour codes are not part of the text. */
 const COLOUR = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g');
 
@@ -46,7 +52,8 @@ function relay(worker: Worker, first: boolean): void {
   ] as const) {
     if (!from) continue;
     createInterface({ input: from, crlfDelay: Infinity }).on('line', (line) => {
-      if (!first && BANNER.test(line.replace(COLOUR, ''))) return;
+      const text = line.replace(COLOUR, '');
+      if ((!first && BANNER.test(text)) || STANDALONE_WARNING.test(text)) return;
       try {
         to.write(`${line}\n`);
       } catch {
@@ -56,18 +63,48 @@ function relay(worker: Worker, first: boolean): void {
   }
 }
 
-/** Runs `next start <nextArgs>` in WAYBILL_WEB_PROCESSES workers until a signal or a worker's death. Returns the exit code. */
-export async function runWebCluster(nextArgs: string[]): Promise<number> {
+/**
+ * What each worker runs: next start with the flags as they are, or the standalone server, which reads the
+ * same three settings from its environment instead of flags.
+ */
+function serverOf(argv: string[]): { exec: string; args: string[]; env: Record<string, string> } {
+  if (argv[0] !== '--server') {
+    return { exec: createRequire(import.meta.url).resolve('next/dist/bin/next'), args: ['start', ...argv], env: {} };
+  }
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      server: { type: 'string' },
+      port: { type: 'string' },
+      hostname: { type: 'string' },
+      keepAliveTimeout: { type: 'string' },
+    },
+  });
+  const env: Record<string, string> = {};
+  if (values.port !== undefined) env.PORT = values.port;
+  if (values.hostname !== undefined) env.HOSTNAME = values.hostname;
+  if (values.keepAliveTimeout !== undefined) env.KEEP_ALIVE_TIMEOUT = values.keepAliveTimeout;
+  return { exec: values.server!, args: [], env };
+}
+
+/**
+ * Runs `next start <argv>` (or `--server <server.js> <flags>`: the standalone server) in WAYBILL_WEB_PROCESSES
+ * workers until a signal or a worker's death. Returns the exit code.
+ */
+export async function runWebCluster(argv: string[]): Promise<number> {
   let processes: number;
   let maxBodyBytes: number;
   let follows: boolean;
+  let server: ReturnType<typeof serverOf>;
   try {
+    server = serverOf(argv);
     processes = config().WAYBILL_WEB_PROCESSES;
     follows = config().WAYBILL_FOLLOW_PARENT === 'on';
     maxBodyBytes = Math.ceil(Math.max(SERVER_ACTION_BODY_BYTES, config().WAYBILL_MAX_BODY_BYTES * 1.25));
   } catch (error) {
-    if (error instanceof ConfigError) {
-      complain(error.message);
+    if (error instanceof ConfigError || String((error as NodeJS.ErrnoException).code).startsWith('ERR_PARSE_ARGS_')) {
+      complain((error as Error).message);
       return 2;
     }
     throw error;
@@ -75,8 +112,8 @@ export async function runWebCluster(nextArgs: string[]): Promise<number> {
 
   // silent: each worker's output comes to us, to drop the repeated banner (see relay).
   cluster.setupPrimary({
-    exec: NEXT_BIN,
-    args: ['start', ...nextArgs],
+    exec: server.exec,
+    args: server.args,
     execArgv: [...process.execArgv, '--import', HTTP_GUARD],
     silent: true,
   });
@@ -111,7 +148,7 @@ export async function runWebCluster(nextArgs: string[]): Promise<number> {
   });
 
   for (let i = 0; i < processes; i++) {
-    const worker = cluster.fork({ WAYBILL_GUARD_MAX_BODY_BYTES: String(maxBodyBytes) });
+    const worker = cluster.fork({ ...server.env, WAYBILL_GUARD_MAX_BODY_BYTES: String(maxBodyBytes) });
     relay(worker, i === 0);
     workers.add(worker);
   }

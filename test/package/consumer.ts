@@ -1,7 +1,7 @@
 /**
- * A project of someone else's: `npm pack` of this repository (which runs its prepack build), a fresh
- * directory under os.tmpdir() with a package.json of its own, and `npm install` of the tarball. Then the
- * tests run that project's files under plain `node`, its `npx waybill`, and the repository's `tsc` over it.
+ * A project of someone else's: a fresh directory under os.tmpdir() with a package.json of its own, and
+ * `npm install` of the tarballs (./pack.ts makes them). Then the tests run that project's files under plain
+ * `node`, its `npx waybill`, and the repository's `tsc` over it.
  */
 import { spawn, type SpawnOptions } from 'node:child_process';
 import {
@@ -9,7 +9,6 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
-  readdirSync,
   readFileSync,
   renameSync,
   rmSync,
@@ -56,6 +55,8 @@ export function run(command: string, args: string[], options: SpawnOptions & { i
     proc.stdout!.setEncoding('utf8').on('data', (c: string) => (stdout += c));
     proc.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c));
     proc.once('error', reject);
+    // A child that exits without reading its stdin (most do) closes the pipe: EPIPE here is no failure of it.
+    proc.stdin!.on('error', () => {});
     proc.stdin!.end(options.input ?? '');
     proc.once('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
   });
@@ -71,9 +72,6 @@ export function must(what: string, out: Output): Output {
 
 export interface Consumer {
   dir: string;
-  tarball: string;
-  /** Every path in the tarball, without the leading `package/`. */
-  files: string[];
   file(name: string): string;
   write(name: string, text: string): void;
   /** `node <file>` in the consumer's directory, with `extra` in a clean environment. */
@@ -84,100 +82,24 @@ export interface Consumer {
   remove(): void;
 }
 
-/** Packs the repository and installs the tarball into a new project. Minutes when the dashboard must be built. */
-export async function makeConsumer(): Promise<Consumer> {
+/**
+ * A new project under os.tmpdir() with `npm install <tarballs>` done: the packages as another project gets
+ * them (packed by ./pack.ts).
+ */
+export async function makeConsumer(tarballs: string[]): Promise<Consumer> {
   const base = mkdtempSync(join(tmpdir(), 'waybill-consumer-'));
   try {
-    const { tarball, files } = await packOnce();
     const dir = join(base, 'project');
     mkdirSync(dir);
     writeFileSync(
       join(dir, 'package.json'),
       `${JSON.stringify({ name: 'waybill-consumer', version: '1.0.0', private: true, type: 'module' }, null, 2)}\n`,
     );
-    await installTarball(dir, [tarball]);
-    return consumerAt(base, dir, tarball, files);
+    await installTarball(dir, tarballs);
+    return consumerAt(base, dir);
   } catch (error) {
     if (!process.env.WAYBILL_KEEP_TMP) rmSync(base, { recursive: true, force: true });
     throw error;
-  }
-}
-
-/**
- * `npm pack` of the repository, once per vitest run: the test files of test/package share the tarball (the
- * pack is most of their time), and two packs at once would build into the same .tmp/package-dist. A lock
- * directory serializes them; the tarball is kept under a name of the run (the forks' parent, vitest itself),
- * so a later run packs afresh from its own sources.
- */
-export async function packOnce(): Promise<{ tarball: string; files: string[] }> {
-  const tmp = join(ROOT, '.tmp');
-  mkdirSync(tmp, { recursive: true });
-  const runKey = processKey(process.env.VITEST ? process.ppid : process.pid);
-  const packDir = join(tmp, `pack-${runKey}`);
-  const lock = join(tmp, 'pack.lock');
-  await acquire(lock);
-  try {
-    for (const old of readdirSync(tmp).filter((f) => /^pack-\d+-\d*$/.test(f) && f !== `pack-${runKey}`)) {
-      if (processKey(Number(old.split('-')[1])) !== old.slice(5))
-        rmSync(join(tmp, old), { recursive: true, force: true });
-    }
-    let tgz = existsSync(packDir) ? readdirSync(packDir).filter((f) => f.endsWith('.tgz')) : [];
-    if (tgz.length !== 1) {
-      rmSync(packDir, { recursive: true, force: true });
-      mkdirSync(packDir);
-      must('npm pack', await run('npm', ['pack', '--pack-destination', packDir], { cwd: ROOT }));
-      tgz = readdirSync(packDir).filter((f) => f.endsWith('.tgz'));
-      if (tgz.length !== 1) throw new Error(`npm pack left ${tgz.length} tarballs in ${packDir}`);
-    }
-    const tarball = join(packDir, tgz[0]!);
-    const files = must('tar', await run('tar', ['-tzf', tarball]))
-      .stdout.split('\n')
-      .filter(Boolean)
-      .map((p) => p.replace(/^package\//, ''));
-    return { tarball, files };
-  } finally {
-    rmSync(lock, { recursive: true, force: true });
-  }
-}
-
-/** mkdir is atomic: whoever creates the directory holds the lock; a holder that died leaves its pid behind. */
-async function acquire(lock: string): Promise<void> {
-  for (;;) {
-    try {
-      mkdirSync(lock);
-      writeFileSync(join(lock, 'pid'), String(process.pid));
-      return;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-    let holder = Number.NaN;
-    try {
-      holder = Number(readFileSync(join(lock, 'pid'), 'utf8'));
-    } catch {
-      // Created, pid not written yet: look again.
-    }
-    if (Number.isInteger(holder) && holder > 0 && !pidAlive(holder)) rmSync(lock, { recursive: true, force: true });
-    else await new Promise((r) => setTimeout(r, 500));
-  }
-}
-
-/** A pid and its start time (Linux's /proc): a pid reused by a later process is another key. */
-function processKey(pid: number): string {
-  let started = '';
-  try {
-    started = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[19] ?? '';
-  } catch {
-    // Gone, or no /proc: the pid alone.
-  }
-  return `${pid}-${started}`;
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
@@ -207,11 +129,9 @@ export async function installTarball(dir: string, args: string[]): Promise<void>
 }
 
 /** The Consumer for a project in dir (under base, which remove() deletes). */
-export function consumerAt(base: string, dir: string, tarball: string, files: string[]): Consumer {
+export function consumerAt(base: string, dir: string): Consumer {
   return {
     dir,
-    tarball,
-    files,
     file: (name) => join(dir, name),
     write(name, text) {
       mkdirSync(dirname(join(dir, name)), { recursive: true });

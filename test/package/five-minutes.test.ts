@@ -4,9 +4,9 @@
  * command must be one this test knows how to run; an unknown one fails the test. Commands that run until
  * Ctrl-C (the worker, the dashboard) are spawned in process groups of their own and signalled whole.
  *
- * The tarball is packed once for the run (packOnce, shared with install.test.ts) and installed into a new
- * project under os.tmpdir(), beside a `waybill/` directory holding it, so `npm install ../waybill/…` runs as
- * written.
+ * The two tarballs are packed once and shared with the other files of test/package (./pack.ts), and
+ * installed into a new project under os.tmpdir(), beside a `waybill/` directory holding them, so
+ * `npm install ../waybill/…` runs as written.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -16,7 +16,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanEnv, installTarball, must, packOnce, ROOT, run, VERSION, type Output } from './consumer';
+import { cleanEnv, installTarball, must, ROOT, run, VERSION, type Output } from './consumer';
+import { packBoth } from './pack';
 
 interface Block {
   lang: string;
@@ -73,9 +74,9 @@ afterAll(async () => {
 describe('README: Your own agent in five minutes', () => {
   it('holds the commands and files this test runs', () => {
     expect(commands).toEqual([
-      'cd waybill && npm pack && cd ..',
+      'cd waybill && npm pack && npm pack ./packages/dashboard && cd ..',
       'mkdir my-agent && cd my-agent && npm init -y',
-      `npm install ../waybill/waybill-${VERSION}.tgz zod`,
+      `npm install ../waybill/waybill-${VERSION}.tgz ../waybill/waybill-dashboard-${VERSION}.tgz zod`,
       'npx waybill worker --workflows ./workflows.mjs',
       'npx waybill workflows',
       `npx waybill start summarize --id first --input '{"items": 20}'`,
@@ -97,24 +98,30 @@ describe('README: Your own agent in five minutes', () => {
     async () => {
       const steps = new Steps();
       // The first block: get the package into a new project.
-      await steps.run('cd waybill && npm pack && cd ..', async () => {
-        const { tarball } = await packOnce();
+      await steps.run('cd waybill && npm pack && npm pack ./packages/dashboard && cd ..', async () => {
+        const { waybill, dashboard } = await packBoth();
         mkdirSync(join(base, 'waybill'));
-        copyFileSync(tarball, join(base, 'waybill', basename(tarball)));
-        expect(basename(tarball)).toBe(`waybill-${VERSION}.tgz`);
+        for (const { tarball } of [waybill, dashboard]) copyFileSync(tarball, join(base, 'waybill', basename(tarball)));
+        expect([basename(waybill.tarball), basename(dashboard.tarball)]).toEqual([
+          `waybill-${VERSION}.tgz`,
+          `waybill-dashboard-${VERSION}.tgz`,
+        ]);
       });
       await steps.run('mkdir my-agent && cd my-agent && npm init -y', async (command) => {
         must(command, await sh(command));
         cwd = join(base, 'my-agent');
         expect(existsSync(join(cwd, 'package.json'))).toBe(true);
       });
-      await steps.run(`npm install ../waybill/waybill-${VERSION}.tgz zod`, async (command) => {
-        await installTarball(cwd, command.split(' ').slice(2));
-        const pkg = JSON.parse(readFileSync(join(cwd, 'package.json'), 'utf8')) as {
-          dependencies: Record<string, string>;
-        };
-        expect(Object.keys(pkg.dependencies).sort()).toEqual(['waybill', 'zod']);
-      });
+      await steps.run(
+        `npm install ../waybill/waybill-${VERSION}.tgz ../waybill/waybill-dashboard-${VERSION}.tgz zod`,
+        async (command) => {
+          await installTarball(cwd, command.split(' ').slice(2));
+          const pkg = JSON.parse(readFileSync(join(cwd, 'package.json'), 'utf8')) as {
+            dependencies: Record<string, string>;
+          };
+          expect(Object.keys(pkg.dependencies).sort()).toEqual(['waybill', 'waybill-dashboard', 'zod']);
+        },
+      );
       for (const [file, text] of Object.entries(files)) writeFileSync(join(cwd, file), text);
 
       // Worker, start, dashboard: the relative default DATABASE_URL (file:./data/waybill.db) is one store for all.
@@ -138,6 +145,10 @@ describe('README: Your own agent in five minutes', () => {
         expect(out.code, out.stderr).toBe(0);
         expect(out.stdout).toMatch(/summarize/);
       });
+      // The kill below must land mid-run, and the run (20 half-second steps) would not wait for a dashboard
+      // that a busy machine takes longer than that to start: the worker is frozen (SIGSTOP) before the run is
+      // queued, holding nothing, and thawed once the dashboard is up.
+      first.kill('SIGSTOP');
       await steps.run(`npx waybill start summarize --id first --input '{"items": 20}'`, async (command) => {
         const out = must(command, await sh(command));
         expect(out.stdout).toContain('queued first (summarize');
@@ -151,6 +162,7 @@ describe('README: Your own agent in five minutes', () => {
         expect(page.status).toBe(200);
         expect(await page.text()).toContain('summarize');
       });
+      first.kill('SIGCONT');
 
       // Mid-run: some steps' side effects happened, not all. Then SIGKILL, as a recycled sandbox dies.
       await until(() => keys(effects, 'first:').length >= 5, first);

@@ -1,23 +1,28 @@
 /**
- * The package as another project gets it: `npm pack` (its prepack build), `npm install` of the tarball into
- * a fresh project under os.tmpdir(), then that project's own files under plain `node` (no tsx), its own
- * `npx waybill`, and the repository's `tsc` over a TypeScript consumer. Packed and installed once for the file.
+ * The `waybill` package as another project gets it: `npm install` of its tarball (./pack.ts, shared by the
+ * files of test/package) into a fresh project under os.tmpdir(), with nothing else: its size on disk, that
+ * project's own files under plain `node` (no tsx), its own `npx waybill`, the repository's `tsc` over a
+ * TypeScript consumer, and a project on zod 3. The dashboard package is dashboard.test.ts's.
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresAvailable, testSchema, testUrl } from '../support/postgres';
-import { cleanEnv, makeConsumer, ROOT, run, VERSION, type Consumer } from './consumer';
+import { makeConsumer, must, ROOT, run, VERSION, type Consumer } from './consumer';
+import { packBoth, type Packed } from './pack';
+import { inMB, LIBRARY_GOAL_BYTES, nodeModulesSize, type InstallSize } from './size';
 
 let consumer: Consumer;
+let packed: Packed;
+let installed: InstallSize;
 const pgUp = await postgresAvailable('package install tests (the PostgreSQL backend from the package)');
 
 beforeAll(async () => {
-  consumer = await makeConsumer();
+  packed = (await packBoth()).waybill;
+  consumer = await makeConsumer([packed.tarball]);
+  installed = nodeModulesSize(consumer.dir);
   consumer.write('agent.mjs', AGENT);
   consumer.write('open.mjs', OPEN);
   consumer.write('worker.mjs', ENGINE);
@@ -128,11 +133,14 @@ export async function main(): Promise<void> {
 `;
 
 describe('npm pack', () => {
-  it('holds the build, the migrations and the bins, and no sources, tests or databases', () => {
-    const { files } = consumer;
+  it('holds the build, the migrations, the bins and the licenses, and no dashboard, sources, tests or databases', () => {
+    const { files } = packed;
     for (const needed of [
       'package.json',
       'README.md',
+      'LICENSE',
+      'licenses/THIRD-PARTY.md',
+      'licenses/Apache-2.0.txt',
       'bin/waybill.mjs',
       'bin/entry.mjs',
       'dist/index.js',
@@ -143,22 +151,64 @@ describe('npm pack', () => {
       'dist/http-guard.mjs',
       'drizzle/sqlite/meta/_journal.json',
       'drizzle/pg/meta/_journal.json',
-      '.next/BUILD_ID',
-      'next.config.js',
     ]) {
       expect(files, needed).toContain(needed);
     }
     const unwanted = files.filter(
       (f) =>
-        /^(lib|app|test|e2e|bench|scripts|examples|data|node_modules)\//.test(f) ||
-        f.startsWith('.next/cache/') ||
+        /^(lib|app|test|e2e|bench|scripts|examples|data|node_modules|packages|\.next)\//.test(f) ||
         /\.(db|db-wal|db-shm|tsbuildinfo)$/.test(f) ||
         (/\.tsx?$/.test(f) && !f.endsWith('.d.ts')) ||
         /_snapshot\.json$/.test(f),
     );
     expect(unwanted).toEqual([]);
-    // The dashboard's externals are shipped as packages, not as symlinks npm pack would drop.
-    expect(files.some((f) => /^\.next\/node_modules\/better-sqlite3-[0-9a-f]+\/index\.js$/.test(f))).toBe(true);
+  });
+
+  it('declares MIT, zod 4 as a peer, and no web framework among its dependencies', () => {
+    const pkg = JSON.parse(readFileSync(consumer.file('node_modules/waybill/package.json'), 'utf8')) as {
+      license: string;
+      private?: boolean;
+      dependencies: Record<string, string>;
+      optionalDependencies: Record<string, string>;
+      peerDependencies: Record<string, string>;
+    };
+    expect(pkg.license).toBe('MIT');
+    expect(pkg.private).toBeUndefined();
+    expect(pkg.peerDependencies).toEqual({ zod: '^4.0.0' });
+    expect(Object.keys(pkg.dependencies).sort()).toEqual(['pg', 'pino']);
+    expect(pkg.optionalDependencies).toEqual({ 'better-sqlite3': expect.any(String) });
+  });
+});
+
+describe('npm publish --dry-run', () => {
+  it('passes for the packed tarball (nothing is published)', async () => {
+    const out = await run('npm', ['publish', packed.tarball, '--dry-run', '--loglevel=error'], { cwd: consumer.dir });
+    expect(out.code, out.stderr).toBe(0);
+  }, 120_000);
+});
+
+describe('npm install waybill', () => {
+  it(`puts at most ${inMB(LIBRARY_GOAL_BYTES)} on disk, with no next, react or dashboard`, () => {
+    process.stderr.write(
+      `npm install waybill: ${inMB(installed.bytes)} in node_modules, ${installed.packages} packages\n`,
+    );
+    expect(installed.bytes).toBeLessThanOrEqual(LIBRARY_GOAL_BYTES);
+    const top = readdirSync(consumer.file('node_modules'));
+    for (const absent of [
+      'next',
+      'react',
+      'react-dom',
+      'recharts',
+      'tailwindcss',
+      'server-only',
+      'prom-client',
+      'drizzle-orm',
+      'waybill-dashboard',
+    ])
+      expect(top, absent).not.toContain(absent);
+    // The peer, installed by npm beside it: zod 4.
+    const zod = JSON.parse(readFileSync(consumer.file('node_modules/zod/package.json'), 'utf8')) as { version: string };
+    expect(zod.version).toMatch(/^4\./);
   });
 });
 
@@ -270,7 +320,6 @@ describe('the declarations in a TypeScript consumer (strict, skipLibCheck off)',
     5 * 60_000,
   );
 });
-
 describe('npx waybill from the consumer', () => {
   it('--version prints the package version and --help lists the commands', async () => {
     const version = await consumer.npx(['waybill', '--version']);
@@ -281,167 +330,66 @@ describe('npx waybill from the consumer', () => {
     for (const command of ['start', 'worker', 'dashboard', 'up']) expect(help.stdout).toContain(`waybill ${command}`);
   });
 
-  it('dashboard refuses to listen beyond loopback without a token, as npm start does', async () => {
-    const out = await consumer.npx(['waybill', 'dashboard'], {
-      HOST: '0.0.0.0',
-      DATABASE_URL: 'file:./data/refused.db',
-    });
-    expect(out.code).toBe(2);
-    expect(out.stderr).toContain('HOST=0.0.0.0 would open the dashboard beyond this machine with no sign-in');
-    expect(existsSync(consumer.file('data/refused.db'))).toBe(false);
-  });
-
-  it('dashboard refuses a next other than the one that built the packaged dashboard, naming both', async () => {
-    const recorded = consumer.file('node_modules/waybill/.next/waybill-build.json');
-    const original = readFileSync(recorded, 'utf8');
-    const built = (JSON.parse(original) as { next: string }).next;
-    expect(built).toBe(
-      (JSON.parse(readFileSync(consumer.file('node_modules/next/package.json'), 'utf8')) as { version: string })
-        .version,
-    );
-    writeFileSync(recorded, JSON.stringify({ next: '0.0.1' }));
-    try {
-      const out = await consumer.npx(['waybill', 'dashboard'], {
-        DATABASE_URL: 'file:./data/mismatch.db',
-        PORT: String(await freePort()),
-      });
-      expect(out.code).toBe(1);
-      expect(out.stderr).toContain(`was built with next 0.0.1, and next ${built} is installed`);
-      expect(out.stderr).toContain('Install next@0.0.1');
-      expect(existsSync(consumer.file('data/mismatch.db'))).toBe(false);
-    } finally {
-      writeFileSync(recorded, original);
-    }
-  });
-
-  it('dashboard serves the packaged build against a relative SQLite DATABASE_URL, and SIGTERM stops it', async () => {
-    const port = await freePort();
-    const dashboard = serve(['waybill', 'dashboard'], {
-      DATABASE_URL: 'file:./data/dashboard.db',
-      PORT: String(port),
-      WAYBILL_WEB_PROCESSES: '1',
-    });
-    try {
-      await dashboard.ready();
-      const page = await fetch(`http://127.0.0.1:${port}/`);
-      expect(page.status).toBe(200);
-      expect(await page.text()).toContain('Waybill');
-      // The relative URL named the consumer's directory, not the installed package's.
-      expect(existsSync(consumer.file('data/dashboard.db'))).toBe(true);
-    } finally {
-      dashboard.terminate();
-    }
-    await dashboard.exited;
-    expect(dashboard.stdout()).toContain('waybill: SIGTERM: stopping the dashboard (next start)\n');
-    expect(dashboard.stdout()).toContain('waybill: stopped');
-    await expect(fetch(`http://127.0.0.1:${port}/`)).rejects.toThrow();
-  });
-});
-
-describe('npx waybill up from the consumer', () => {
-  it('runs the dashboard and a worker from the package: a run queued with npx waybill start completes, every step once', async () => {
-    const port = await freePort();
-    const env = { DATABASE_URL: 'file:./data/up.db', PORT: String(port), WAYBILL_WEB_PROCESSES: '1' };
-    const up = serve(['waybill', 'up', '--no-demo'], env);
-    try {
-      await up.ready();
-      expect(up.stdout()).toMatch(/waybill worker, pid \d+/);
-      const queued = await consumer.npx(
-        [
-          'waybill',
-          'start',
-          'agent-batch',
-          '--id',
-          'up-run',
-          '--input',
-          '{"count": 5, "latencyMs": 0, "failureRate": 0}',
-        ],
-        env,
+  it('dashboard and up without waybill-dashboard installed: one line naming what to install, exit 2, nothing created', async () => {
+    for (const command of ['dashboard', 'up']) {
+      const out = await consumer.npx(['waybill', command], { DATABASE_URL: 'file:./data/no-dashboard.db' });
+      expect(out.code, out.stderr).toBe(2);
+      expect(out.stderr).toBe(
+        `waybill: the dashboard is a package of its own, which is not installed here: npm install waybill-dashboard@${VERSION}\n`,
       );
-      expect(queued.code, queued.stderr).toBe(0);
-      const db = new Database(consumer.file('data/up.db'), { readonly: true });
-      try {
-        const status = () =>
-          (db.prepare("SELECT status FROM runs WHERE id = 'up-run'").get() as { status: string }).status;
-        const deadline = Date.now() + 60_000;
-        while (status() !== 'completed' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
-        expect(status()).toBe('completed');
-        expect(
-          db
-            .prepare("SELECT count(*) AS n, count(DISTINCT idem_key) AS keys FROM committed WHERE run_id = 'up-run'")
-            .get(),
-        ).toEqual({ n: 5, keys: 5 });
-      } finally {
-        db.close();
-      }
-      const page = await fetch(`http://127.0.0.1:${port}/runs/up-run`);
-      expect(page.status).toBe(200);
-      expect(await page.text()).toContain('up-run');
-    } finally {
-      up.terminate();
+      expect(out.stdout).toBe('');
     }
-    await up.exited;
-    expect(up.stdout()).toContain(
-      'waybill: SIGTERM: stopping the dashboard (next start) and the worker (waybill worker)',
-    );
-    expect(up.stdout()).toContain('waybill: stopped');
+    expect(existsSync(consumer.file('data/no-dashboard.db'))).toBe(false);
   });
 });
 
-/**
- * `npx <args>` in a process group of its own, signalled whole as a terminal's Ctrl-C or a service manager
- * does: npx runs waybill under `sh -c`, which passes no signal on.
- */
-function serve(args: string[], env: Record<string, string>) {
-  const proc = spawn('npx', ['--no-install', ...args], {
-    cwd: consumer.dir,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-    env: cleanEnv(env),
-  });
-  let stdout = '';
-  let stderr = '';
-  proc.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-  proc.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-  // 'close' comes once every process holding our pipes has exited: waybill itself, not only npm.
-  const exited = once(proc, 'close');
-  return {
-    exited,
-    stdout: () => stdout,
-    ready: () =>
-      until(
-        () => stdout.includes('Waybill is running at'),
-        exited,
-        () => `${stdout}\n${stderr}`,
-      ),
-    terminate: () => process.kill(-proc.pid!, 'SIGTERM'),
-  };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** Polls `ready` until it holds; fails at once, with the output, if the process exits first. */
-async function until(
-  ready: () => boolean,
-  exited: Promise<unknown>,
-  output: () => string,
-  timeoutMs = 90_000,
-): Promise<void> {
-  let gone = false;
-  void exited.then(() => (gone = true));
-  const deadline = Date.now() + timeoutMs;
-  while (!ready()) {
-    if (gone) throw new Error(`exited before it was ready:\n${output()}`);
-    if (Date.now() > deadline) throw new Error(`not ready after ${timeoutMs} ms:\n${output()}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+describe('a project on zod 3', () => {
+  it(
+    'is told in one line that waybill needs zod 4, by the library and by the CLI (exit 2)',
+    async () => {
+      // zod 3 in the project's node_modules, where npm would leave it for a project that asked for it (with
+      // --legacy-peer-deps, or a package manager that only warns about peers).
+      const zod3 = mkdtempSync(join(tmpdir(), 'waybill-zod3-'));
+      try {
+        must(
+          'npm install zod@3',
+          await run('npm', ['install', 'zod@3', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], {
+            cwd: zod3,
+            input: '',
+          }),
+        );
+        const version = (
+          JSON.parse(readFileSync(join(zod3, 'node_modules/zod/package.json'), 'utf8')) as { version: string }
+        ).version;
+        expect(version).toMatch(/^3\./);
+        const ours = consumer.file('node_modules/zod');
+        renameSync(ours, `${ours}.aside`);
+        renameSync(join(zod3, 'node_modules/zod'), ours);
+        try {
+          const message = `waybill needs zod 4 (found ${version}): npm install zod@4`;
+          for (const entry of ['waybill', 'waybill/engine']) {
+            const loaded = await consumer.node([
+              '--input-type=module',
+              '-e',
+              `import(${JSON.stringify(entry)}).then(() => console.log('loaded'), (e) => console.log(JSON.stringify({ name: e.name, code: e.code, message: e.message })))`,
+            ]);
+            expect(JSON.parse(loaded.stdout), entry).toEqual({
+              name: 'DependencyVersionError',
+              code: 'DEPENDENCY_VERSION',
+              message,
+            });
+          }
+          const cli = await consumer.npx(['waybill', '--help']);
+          expect(cli.code).toBe(2);
+          expect(cli.stderr).toBe(`waybill: ${message}\n`);
+        } finally {
+          rmSync(ours, { recursive: true, force: true });
+          renameSync(`${ours}.aside`, ours);
+        }
+      } finally {
+        rmSync(zod3, { recursive: true, force: true });
+      }
+    },
+    5 * 60_000,
+  );
+});
