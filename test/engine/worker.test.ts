@@ -156,7 +156,10 @@ describe('engine', () => {
   it('pauses after the step in hand (committed once, no failed event, next step not started), resumes, and cancels', async () => {
     await startRun(store, registry, { workflow: 'counter', input: { count: 3, gated: true }, id: 'r3' });
     void worker();
-    await tickUntil(async () => (await store.listClaims({ runId: 'r3', claimTtlMs: 30_000 })).length === 1, 'first claim');
+    await tickUntil(
+      async () => (await store.listClaims({ runId: 'r3', claimTtlMs: 30_000 })).length === 1,
+      'first claim',
+    );
     await store.actOnRun('r3', 'pause', 'test');
     // The worker learns of the pause at its next lease renewal, and waits for the step in hand.
     await tickUntil(async () => (await store.listEvents('r3')).length === 1, 'the pause event');

@@ -133,7 +133,7 @@ export async function main(): Promise<void> {
 `;
 
 describe('npm pack', () => {
-  it('holds the build, the migrations, the bins and the licenses, and no dashboard, sources, tests or databases', () => {
+  it('holds the build (migrations inside it), the bins and the licenses, and no dashboard, sources, tests or databases', () => {
     const { files } = packed;
     for (const needed of [
       'package.json',
@@ -149,14 +149,12 @@ describe('npm pack', () => {
       'dist/engine.d.ts',
       'dist/cli.js',
       'dist/http-guard.mjs',
-      'drizzle/sqlite/meta/_journal.json',
-      'drizzle/pg/meta/_journal.json',
     ]) {
       expect(files, needed).toContain(needed);
     }
     const unwanted = files.filter(
       (f) =>
-        /^(lib|app|test|e2e|bench|scripts|examples|data|node_modules|packages|\.next)\//.test(f) ||
+        /^(lib|app|test|e2e|bench|scripts|examples|data|drizzle|node_modules|packages|\.next)\//.test(f) ||
         /\.(db|db-wal|db-shm|tsbuildinfo)$/.test(f) ||
         (/\.tsx?$/.test(f) && !f.endsWith('.d.ts')) ||
         /_snapshot\.json$/.test(f),

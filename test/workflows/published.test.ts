@@ -4,7 +4,6 @@
  * against what was published (exit 2 naming the field, nothing written), a good run completes under the
  * worker with each side effect executed once, and once the worker stops its workflows say "no live worker".
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { spawnCommand } from '../support/child';
 import { BIN, freshDb, json, type Db } from '../cli/support';
