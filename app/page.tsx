@@ -50,7 +50,7 @@ async function RunsList({ searchParams, operator }: { searchParams: SearchParams
     ...run,
     updatedLabel: relative(run.updatedAt, now),
     updatedTitle: isoTime(run.updatedAt),
-    waitingForWorker: run.stall?.kind === 'no-live-worker',
+    queuedReason: run.queuedReason?.message ?? null,
     stallMessage: run.stall?.message ?? null,
   }));
   const { stalled } = page.stats;

@@ -85,9 +85,16 @@ test('npm start runs the dashboard, a worker and a demo run; SIGTERM stops both 
   const seen = await run.stepsDone();
   await expect.poll(() => run.stepsDone(), { timeout: 20_000 }).toBeGreaterThan(seen);
 
+  // The approval demo waits on the first page right away: the worker's other slots take it beside the long demo,
+  // which is still running (it held npm start's one slot for minutes, issue 23).
+  await page.goto(`${first.url}/runs/demo-review-and-send`);
+  await expect(run.status).toHaveText(/waiting/, { timeout: 30_000 });
+  const batch = await (await page.request.get(`${first.url}/api/v1/runs/demo-agent-batch`)).json();
+  expect(batch.run.status).toBe('running');
+
   // The python-agent demo runs under npm start with nothing set: its worker was handed the dashboard's own
   // address (--url), and the program's output, written to the store by the worker, shows on the run page and
-  // grows there without a reload. The one worker is the demo's: cancelled, it takes the Python run.
+  // grows there without a reload. The demo is cancelled first, so the Python run is the worker's only one.
   if (python) {
     expect((await page.request.post(`${first.url}/api/v1/runs/demo-agent-batch/cancel`)).status()).toBe(200);
     const queued = await page.request.post(`${first.url}/api/v1/runs`, {

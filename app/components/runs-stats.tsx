@@ -49,7 +49,25 @@ export function RunsStats({
                 title={active ? 'Show every status' : `Show only ${status} runs`}
                 className={`${cardLink} ${active ? '[&>div]:border-blue-500 [&>div]:ring-1 [&>div]:ring-blue-500 dark:[&>div]:border-blue-400 dark:[&>div]:ring-blue-400' : ''}`}
               >
-                <Stat testId={`stat-${status}`} label={STATUS_LABEL[status]} value={stats.byStatus[status] ?? 0} />
+                <Stat
+                  testId={`stat-${status}`}
+                  label={STATUS_LABEL[status]}
+                  value={
+                    <>
+                      {stats.byStatus[status] ?? 0}
+                      {/* Counted by status, as the rows' badges show it; the stalled among them said beside. */}
+                      {status === 'running' && stats.stalled.ownerSilent > 0 && (
+                        <span
+                          data-testid="stat-running-stalled"
+                          className="ml-1.5 text-xs font-medium text-amber-800 dark:text-amber-300"
+                        >
+                          {stats.stalled.atLeast ? '≥' : ''}
+                          {stats.stalled.ownerSilent.toLocaleString('en-US')} stalled
+                        </span>
+                      )}
+                    </>
+                  }
+                />
               </Link>
             </li>
           );

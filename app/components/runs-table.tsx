@@ -13,6 +13,7 @@ import Link from 'next/link';
 import { useEffect, useRef, useState, useTransition } from 'react';
 import { actOnRuns, bulkByFilterAction, previewBulkAction } from '@/app/actions/runs';
 import type { BulkAction, BulkFilter, BulkPreview } from '@/lib/control/bulk';
+import type { RunFigures } from '@/lib/control/figures';
 import type { RunAction, RunSummary } from '@/lib/store/types';
 import { RerunControl } from './bulk-rerun';
 import { ConfirmAction } from './confirm-action';
@@ -22,10 +23,12 @@ export interface RunsTableRow extends RunSummary {
   /** "12s ago", computed on the server so the client renders what the server did. */
   updatedLabel: string;
   updatedTitle: string;
-  /** Queued, and no live worker serves its workflow: it waits for one rather than for its turn. */
-  waitingForWorker: boolean;
+  /** What a queued run waits for (lib/control/queued.ts), or null. */
+  queuedReason: string | null;
   /** Why it is stalled (lib/control/stalled.ts), or null. */
   stallMessage: string | null;
+  /** Its progress, executed, skipped… (lib/control/figures.ts). */
+  figures: RunFigures;
 }
 
 const ACTIONS: { action: RunAction; label: string; tone: 'default' | 'danger'; hint: string }[] = [
@@ -419,7 +422,7 @@ export function RunsTable({
                         stalled
                       </span>
                     )}
-                    {run.stallMessage && !run.waitingForWorker && (
+                    {run.stallMessage && run.status !== 'queued' && (
                       <p
                         className="mt-1 max-w-[14rem] text-xs text-amber-800 dark:text-amber-300"
                         data-testid={`run-stall-${run.id}`}
@@ -427,12 +430,12 @@ export function RunsTable({
                         {run.stallMessage}
                       </p>
                     )}
-                    {run.waitingForWorker && (
+                    {run.queuedReason && (
                       <p
-                        className="mt-1 max-w-[14rem] text-xs text-amber-800 dark:text-amber-300"
-                        data-testid={`run-waiting-${run.id}`}
+                        className={`mt-1 max-w-[14rem] text-xs ${run.stallMessage ? 'text-amber-800 dark:text-amber-300' : 'wb-dim'}`}
+                        data-testid={`run-queued-reason-${run.id}`}
                       >
-                        waiting for a worker that serves {run.workflow}
+                        {run.queuedReason}
                       </p>
                     )}
                     {run.error && (
@@ -446,17 +449,17 @@ export function RunsTable({
                   </td>
                   <td className={`${td} whitespace-nowrap wb-body`}>{run.workflow}</td>
                   <td className={`${td} w-56`}>
-                    <ProgressBar step={run.step} total={run.totalSteps} label={`Progress of ${run.id}`} />
+                    <ProgressBar figures={run.figures} label={`Progress of ${run.id}`} />
                   </td>
                   <td
                     className={`${td} whitespace-nowrap text-right tabular-nums wb-body`}
-                    title={`executed ${run.executed}, skipped ${run.skipped}, awaited ${run.awaited}`}
+                    title={`executed ${run.figures.executed}, skipped ${run.figures.skipped}, awaited ${run.figures.awaited}`}
                   >
-                    {run.executed}
+                    {run.figures.executed}
                     <span className="px-1 wb-dim">/</span>
-                    {run.skipped}
+                    {run.figures.skipped}
                     <span className="px-1 wb-dim">/</span>
-                    {run.awaited}
+                    {run.figures.awaited}
                   </td>
                   <td className={`${td} text-right tabular-nums`} data-testid={`run-orphaned-${run.id}`}>
                     {run.orphanedClaims > 0 ? (

@@ -3,6 +3,7 @@
  */
 import type { ReactNode } from 'react';
 import { inDateRange, OUT_OF_RANGE } from './time';
+import type { RunFigures } from '@/lib/control/figures';
 
 /** Tone classes (globals.css) by status: short names, because every row of the runs list carries a badge. */
 const STATUS_TONE: Record<string, string> = {
@@ -29,8 +30,15 @@ export function Badge({ value, testId }: { value: string; testId?: string }) {
   );
 }
 
-export function ProgressBar({ step, total, label }: { step: number; total: number | null; label?: string }) {
-  const pct = total ? Math.min(100, Math.round((step / total) * 100)) : null;
+/** A run's progress bar from its figures (lib/control/figures.ts): done/total, and the figures' percent. */
+export function ProgressBar({
+  figures,
+  label,
+}: {
+  figures: Pick<RunFigures, 'done' | 'total' | 'percent'>;
+  label?: string;
+}) {
+  const { done, total, percent } = figures;
   return (
     <div className="wb-progress">
       <div
@@ -39,11 +47,13 @@ export function ProgressBar({ step, total, label }: { step: number; total: numbe
         aria-label={label ?? 'progress'}
         aria-valuemin={0}
         aria-valuemax={total ?? undefined}
-        aria-valuenow={step}
+        aria-valuenow={done}
       >
-        <div className="wb-progress-fill" style={{ width: `${pct ?? 0}%` }} />
+        <div className="wb-progress-fill" style={{ width: `${percent ?? 0}%` }} />
       </div>
-      <span className="wb-progress-text">{total ? `${step}/${total}` : `step ${step}`}</span>
+      <span className="wb-progress-text">
+        {total ? `${done}/${total}` : percent === 100 ? `${done} done` : `step ${done}`}
+      </span>
     </div>
   );
 }

@@ -7,6 +7,11 @@ export class RunPage {
   readonly executed: Locator;
   readonly skipped: Locator;
   readonly awaited: Locator;
+  /** The Committed card's count (the committed table is `committed`). */
+  readonly committedCount: Locator;
+  /** What a queued run waits for. */
+  readonly queuedReason: Locator;
+  readonly cumulativeChart: Locator;
   readonly timeline: Locator;
   readonly committed: Locator;
   readonly notFound: Locator;
@@ -17,6 +22,9 @@ export class RunPage {
     this.executed = page.getByTestId('run-executed');
     this.skipped = page.getByTestId('run-skipped');
     this.awaited = page.getByTestId('run-awaited');
+    this.committedCount = page.getByTestId('run-committed');
+    this.queuedReason = page.getByTestId('run-queued-reason');
+    this.cumulativeChart = page.getByTestId('chart-cumulative');
     this.timeline = page.getByTestId('timeline');
     this.committed = page.getByTestId('committed-table');
     this.notFound = page.getByTestId('run-not-found');

@@ -27,6 +27,16 @@ export class RunsPage {
     return this.page.getByTestId(`run-status-${id}`);
   }
 
+  /** What a queued run waits for, under its status. */
+  queuedReason(id: string): Locator {
+    return this.page.getByTestId(`run-queued-reason-${id}`);
+  }
+
+  /** The row's progress bar (its text: done/total). */
+  progress(id: string): Locator {
+    return this.row(id).getByRole('progressbar', { name: `Progress of ${id}` });
+  }
+
   stat(name: 'running' | 'steps-per-minute' | 'skip-ratio' | 'orphaned'): Locator {
     return this.page.getByTestId(`stat-${name}`);
   }

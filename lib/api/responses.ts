@@ -36,6 +36,48 @@ export const stallSchema = z
   .nullable()
   .describe('why the run is not moving, or null; a stalled run is never counted as running');
 
+/** What a queued run waits for (lib/control/queued.ts); null for any other run. */
+const slotUse = z.strictObject({
+  id: z.string(),
+  slots: int.nullable().describe('its --concurrency; null: not recorded (an older worker)'),
+  runs: z.array(z.string()).describe('the runs it is running, one slot each'),
+});
+export const queuedReasonSchema = z
+  .discriminatedUnion('kind', [
+    z.strictObject({ kind: z.literal('no-worker'), message: z.string() }).describe('no worker is alive'),
+    z
+      .strictObject({ kind: z.literal('not-served'), workflow: z.string(), message: z.string() })
+      .describe('live workers, none serving its workflow'),
+    z
+      .strictObject({
+        kind: z.enum(['slots-busy', 'slot-free']),
+        workflow: z.string(),
+        busy: int,
+        slots: int,
+        workers: z.array(slotUse),
+        message: z.string(),
+      })
+      .describe("the serving workers' slots: all busy (each with its runs), or one free for the next poll"),
+    z
+      .strictObject({ kind: z.literal('unpublished'), workers: z.array(z.string()), message: z.string() })
+      .describe('a live worker that published no workflows may take it'),
+  ])
+  .nullable()
+  .describe('what a queued run waits for; null for a run that is not queued');
+
+/** A run's figures, one definition each (lib/control/figures.ts). */
+export const figuresSchema = z
+  .strictObject({
+    done: int.describe('steps done: the furthest of the saved map and the committed steps; total for a completed run'),
+    total: int.nullable(),
+    percent: int.nullable().describe('done ÷ total, rounded down; 100 for a completed run; null without a total'),
+    committed: int.describe("the run's results that stand now"),
+    executed: int.describe('of them, those executed in this execution (a rerun moves later steps to history)'),
+    skipped: int,
+    awaited: int,
+  })
+  .describe('progress, executed, committed… as every view shows them');
+
 export const runSchema = z.strictObject({
   id: z.string(),
   workflow: z.string(),
@@ -55,6 +97,7 @@ export const runSchema = z.strictObject({
   finishedAt: time.nullable(),
   external: z.boolean().describe("an outside client's run: no runs row, made from its progress and claims"),
   stall: stallSchema,
+  queuedReason: queuedReasonSchema,
   forkedFromRun: z.string().nullable().describe('a fork: the run it was forked from'),
   forkedAtStep: int.nullable().describe('a fork: the step it was forked at (steps before it were copied)'),
 });
@@ -65,15 +108,18 @@ export const runSummarySchema = z.strictObject({
   status: runStatusSchema,
   step: int,
   totalSteps: int.nullable(),
-  executed: int,
+  executed: int.describe("the run's committed rows executed in this execution (figures.executed)"),
+  committed: int,
   skipped: int,
   awaited: int,
+  figures: figuresSchema,
   orphanedClaims: int,
   owner: z.string().nullable(),
   error: z.string().nullable(),
   createdAt: time.nullable(),
   updatedAt: time,
   stall: stallSchema,
+  queuedReason: queuedReasonSchema,
 });
 
 export const progressSchema = z.strictObject({
@@ -140,6 +186,7 @@ export const runDetailSchema = z.strictObject({
   run: runSchema,
   progress: progressSchema.nullable(),
   counts: z.strictObject({ committed: int, claims: int, orphanedClaims: int }),
+  figures: figuresSchema,
   claims: z.array(claimSchema).describe("the oldest of the run's claims; counts.claims has them all"),
   claimsNextCursor: cursor.describe(
     'pass as ?cursor= to /api/v1/claims?runId= for the claims after these; null when all are listed',

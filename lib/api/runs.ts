@@ -21,6 +21,8 @@ import { RUN_ACTIONS } from '../control/runs';
 import { stepRef } from '../control/rewind';
 import { claimView, committedView, progressView, runSummaryView, runView } from '../control/views';
 import { readStallFacts, stallOf, type StallSettings } from '../control/stalled';
+import { queuedReasonOf } from '../control/queued';
+import { readRunFigures } from '../control/figures';
 
 /** The defaults of WAYBILL_RUN_LEASE_MS and WAYBILL_HEARTBEAT_MS, now: for a caller without a configuration. */
 const defaultStall = (): StallSettings => ({ now: Date.now(), runLeaseMs: 30_000, heartbeatMs: 1000 });
@@ -82,7 +84,7 @@ export async function listRuns(
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   return {
-    runs: page.map((row) => runSummaryView(row, stallOf(row, facts))),
+    runs: page.map((row) => runSummaryView(row, stallOf(row, facts), queuedReasonOf(row, facts))),
     nextCursor: rows.length > limit && last ? encodeRunsCursor(last) : null,
   };
 }
@@ -115,10 +117,11 @@ export async function getRun(store: RunsStore, id: string, claimTtlMs: number, s
         lastCommittedAt: committed > 0 ? await store.lastCommittedAt(id) : null,
       });
   if (!row && !outside) throw new NotFoundError(`run ${id}`);
-  const run = row ? runView(row, false, stallOf(row, facts)) : runView(outside!, true);
+  const run = row ? runView(row, false, stallOf(row, facts), queuedReasonOf(row, facts)) : runView(outside!, true);
   return {
     run,
     progress: progress ? progressView(progress) : null,
+    figures: await readRunFigures(store, run, progress, committed),
     counts: { committed, claims: claimCount.total, orphanedClaims: claimCount.orphaned },
     claims: claims.map((c) => claimView(c, claimTtlMs)),
     claimsNextCursor: page.length > RUN_CLAIMS_SHOWN && lastShown ? encodeClaimsCursor(lastShown) : null,

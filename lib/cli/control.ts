@@ -7,11 +7,12 @@ import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { runs } from '../control';
 import { runView } from '../control/views';
-import { stallFor, stallSettings } from '../control/stalled';
+import { stallSettings } from '../control/stalled';
+import { judgeRun } from '../control/queued';
 import { inputError } from '../engine/input-check';
 import { runIdSchema } from '../engine/runs';
 import type { StartCheck, StartableWorkflows } from '../engine/workflow';
-import type { RunAction } from '../store/types';
+import type { RunAction, RunRow } from '../store/types';
 import { GLOBAL_OPTIONS, check, flags, jsonArg, lookupId, positionals } from './args';
 import { callerOf, withControl, type Cli } from './context';
 import { followRun } from './follow';
@@ -58,8 +59,7 @@ export async function start(cli: Cli, args: string[]): Promise<number> {
         `waybill start: no live worker serves ${workflow} yet; the run waits for one (waybill worker${catalog?.entry(workflow)?.builtin ? '' : ' --workflows <module>'})`,
       );
     if (!values.follow) {
-      if (values.json)
-        cli.json(runView(run, false, await stallFor(await deps.store(), run, stallSettings(cli.config()))));
+      if (values.json) cli.json(judged(run, await judgeRun(await deps.store(), run, stallSettings(cli.config()))));
       else cli.out(`queued ${run.id} (${run.workflow}${run.totalSteps === null ? '' : `, ${run.totalSteps} steps`})`);
       return 0;
     }
@@ -106,12 +106,15 @@ export async function act(cli: Cli, action: RunAction, args: string[]): Promise<
   const [id] = positionals(given, ['runId']);
   const runId = check(lookupId, id, 'run id');
   const caller = callerOf(cli, values.as);
-  const { run, stall } = await withControl(cli, values.db, async (deps) => {
+  const { run, judgement } = await withControl(cli, values.db, async (deps) => {
     const run = await runs.act(deps, caller, { action, runId, reason: (values as { reason?: string }).reason });
-    return { run, stall: values.json ? await stallFor(await deps.store(), run, stallSettings(cli.config())) : null };
+    return {
+      run,
+      judgement: values.json ? await judgeRun(await deps.store(), run, stallSettings(cli.config())) : null,
+    };
   });
   if (values.json) {
-    cli.json(runView(run, false, stall));
+    cli.json(judged(run, judgement));
     return 0;
   }
   // A running run keeps its owner until the worker notices, between two steps.
@@ -119,4 +122,9 @@ export async function act(cli: Cli, action: RunAction, args: string[]): Promise<
     run.owner && (action === 'pause' || action === 'cancel') ? `; ${run.owner} lets go after its current step` : '';
   cli.out(`${DONE[action]} ${run.id}: it is ${run.status}${pending}`);
   return 0;
+}
+
+/** A single run's answer (`start --json`, an action's): the API's view with its stall and queued reason. */
+function judged(run: RunRow, judgement: Awaited<ReturnType<typeof judgeRun>> | null) {
+  return runView(run, false, judgement?.stall ?? null, judgement?.queuedReason ?? null);
 }

@@ -4,11 +4,12 @@
  * Both only read the store: the worker's progress is whatever its last commit wrote.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { readRunFigures, runFigures } from '../control/figures';
 import type { Logger } from '../engine/log';
 import { NotFoundError } from '../errors';
 import type { RunRow, RunStore, Store } from '../store/types';
 import type { Cli } from './context';
-import { LiveBlock, bar } from './format';
+import { LiveBlock, progressBar } from './format';
 
 const FINAL = new Set(['completed', 'failed', 'cancelled', 'rejected']);
 const LINE_EVERY_MS = 3000;
@@ -24,8 +25,8 @@ export async function followRun(cli: Cli, store: Store & RunStore, runId: string
     for (;;) {
       const run = await store.getRun(runId);
       if (!run) throw new NotFoundError(`run ${runId}`);
-      const step = (await store.loadProgress(runId))?.step ?? 0;
-      const line = `${run.id}  ${run.status.padEnd(9)}  ${bar(step, run.totalSteps)}`;
+      const figures = await readRunFigures(store, run, await store.loadProgress(runId));
+      const line = `${run.id}  ${run.status.padEnd(9)}  ${progressBar(figures)}`;
       if (live) live.update([line]);
       else if (run.status !== printed.status || Date.now() - printed.at >= LINE_EVERY_MS) {
         cli.err(line);
@@ -62,7 +63,7 @@ export function watchWorker(
           limit: 100,
           claimTtlMs: cli.config().WAYBILL_CLAIM_TTL_MS,
         });
-        if (live) live.update(held.map((r) => `${r.id}  ${bar(r.step, r.totalSteps)}`));
+        if (live) live.update(held.map((r) => `${r.id}  ${progressBar(runFigures(r))}`));
         else
           for (const r of held)
             log.info('progress', { runId: r.id, workflow: r.workflow, step: r.step, totalSteps: r.totalSteps });

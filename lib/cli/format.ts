@@ -2,6 +2,7 @@
  * Human output: aligned tables, relative times, and a progress bar redrawn in place on a terminal.
  * Nothing here is used with --json, which prints the data as it is.
  */
+import type { RunFigures } from '../control/figures';
 
 /** Columns padded to their widest cell, two spaces apart. */
 export function table(headers: string[], rows: (string | number | null)[][]): string {
@@ -48,6 +49,12 @@ export function truncate(text: string | null, max: number): string | null {
   if (text === null) return null;
   const line = text.replace(/\s+/g, ' ');
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+/** A run's progress from its figures (lib/control/figures.ts): its bar, or with no total "N done" / "step N". */
+export function progressBar(figures: Pick<RunFigures, 'done' | 'total' | 'percent'>, width = 24): string {
+  if (figures.total !== null && figures.total > 0) return bar(figures.done, figures.total, width);
+  return figures.percent === 100 ? `${figures.done} done` : `step ${figures.done}`;
 }
 
 /** "[██████░░░░░░]  6/12  50%"; with no known total, just the step. */

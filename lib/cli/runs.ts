@@ -9,11 +9,13 @@ import { NotFoundError, UsageError } from '../errors';
 import { MAX_DEPTH, nestingDepth } from '../json-depth';
 import { claimView, eventView, progressView, runSummaryView, runView } from '../control/views';
 import { readStallFacts, stallOf, stallSettings, type Stall } from '../control/stalled';
+import { queuedReasonOf, type QueuedReason } from '../control/queued';
+import { readRunFigures, runFigures, type RunFigures } from '../control/figures';
 import { outsideRun } from '../store/outside-runs';
 import type { ClaimRow, ProgressRow, RunRow, Store } from '../store/types';
 import { GLOBAL_OPTIONS, check, count, flags, lookupId, positionals, statusFilter } from './args';
 import { withStore, type Cli } from './context';
-import { bar, fields, relative, table, truncate } from './format';
+import { fields, progressBar, relative, table, truncate } from './format';
 
 export async function runs(cli: Cli, args: string[]): Promise<number> {
   const { values } = flags(() =>
@@ -50,9 +52,10 @@ export async function runs(cli: Cli, args: string[]): Promise<number> {
     return { list, facts };
   });
   const stalls = list.map((r) => stallOf(r, facts));
+  const queued = list.map((r) => queuedReasonOf(r, facts));
   if (values.json) {
     // The API's view of each run (GET /api/v1/runs), so a script reads the same fields from either.
-    cli.json(list.map((r, i) => runSummaryView(r, stalls[i])));
+    cli.json(list.map((r, i) => runSummaryView(r, stalls[i], queued[i])));
     return 0;
   }
   if (list.length === 0) {
@@ -63,18 +66,21 @@ export async function runs(cli: Cli, args: string[]): Promise<number> {
   cli.out(
     table(
       ['ID', 'WORKFLOW', 'STATUS', 'PROGRESS', 'EXECUTED', 'SKIPPED', 'AWAITED', 'ORPHANED', 'UPDATED', 'STATE'],
-      list.map((r, i) => [
-        r.id,
-        r.workflow,
-        r.status,
-        bar(r.step, r.totalSteps, 12),
-        r.executed,
-        r.skipped,
-        r.awaited,
-        r.orphanedClaims || '',
-        relative(r.updatedAt, now),
-        stateText(stalls[i] ?? null),
-      ]),
+      list.map((r, i) => {
+        const figures = runFigures(r);
+        return [
+          r.id,
+          r.workflow,
+          r.status,
+          progressBar(figures, 12),
+          figures.executed,
+          figures.skipped,
+          figures.awaited,
+          r.orphanedClaims || '',
+          relative(r.updatedAt, now),
+          stateText(stalls[i] ?? null, queued[i] ?? null),
+        ];
+      }),
     ),
   );
   const stalled = stalls.filter(Boolean).length;
@@ -82,9 +88,9 @@ export async function runs(cli: Cli, args: string[]): Promise<number> {
   return 0;
 }
 
-/** The STATE column: a stalled run's reason; '' for a run that moves. */
-function stateText(stall: Stall | null): string {
-  return stall ? `stalled: ${stall.message}` : '';
+/** The STATE column: a stalled run's reason, else what a queued run waits for; '' for a run that moves. */
+function stateText(stall: Stall | null, queued: QueuedReason | null): string {
+  return stall ? `stalled: ${stall.message}` : queued ? `queued: ${queued.message}` : '';
 }
 
 export interface RunDetail {
@@ -96,6 +102,8 @@ export interface RunDetail {
   progressRow: ProgressRow | null;
   claims: ClaimRow[];
   committed: number;
+  /** lib/control/figures.ts */
+  figures: RunFigures;
   events: Awaited<ReturnType<Store['listEvents']>>;
 }
 
@@ -113,18 +121,23 @@ export async function inspect(cli: Cli, args: string[]): Promise<number> {
   );
   const [id] = positionals(given, ['runId']);
   const runId = check(lookupId, id, 'run id');
-  const { detail, stall } = await withStore(cli, values.db, async (store) => {
+  const { detail, stall, queuedReason } = await withStore(cli, values.db, async (store) => {
     const [detail, facts] = await Promise.all([
       loadDetail(store, runId, cli.config().WAYBILL_CLAIM_TTL_MS),
       readStallFacts(store, stallSettings(cli.config())),
     ]);
-    return { detail, stall: detail.external ? null : stallOf(detail.run as RunRow, facts) };
+    const row = detail.run as RunRow;
+    return {
+      detail,
+      stall: detail.external ? null : stallOf(row, facts),
+      queuedReason: detail.external ? null : queuedReasonOf(row, facts),
+    };
   });
   if (values.json) {
-    cli.json(detailView(detail, cli.config().WAYBILL_CLAIM_TTL_MS, stall));
+    cli.json(detailView(detail, cli.config().WAYBILL_CLAIM_TTL_MS, stall, queuedReason));
     return 0;
   }
-  const { run, progress } = detail;
+  const { run, progress, figures } = detail;
   const now = Date.now();
   cli.out(
     fields([
@@ -133,9 +146,12 @@ export async function inspect(cli: Cli, args: string[]): Promise<number> {
         'status',
         `${run.status}${run.owner ? ` on ${run.owner}` : ''}${run.attempts > 1 ? `, attempt ${run.attempts}` : ''}`,
       ],
-      ...(stall ? [['stalled', stall.message] as [string, string]] : []),
-      ['progress', bar(progress.step, run.totalSteps)],
-      ['committed', String(detail.committed)],
+      ...(stall && stall.kind !== 'no-live-worker' ? [['stalled', stall.message] as [string, string]] : []),
+      ...(queuedReason ? [['queued', queuedReason.message] as [string, string]] : []),
+      ['progress', progressBar(figures)],
+      ['executed', String(figures.executed)],
+      ['skipped', String(figures.skipped)],
+      ['committed', String(figures.committed)],
       ['created', run.createdAt === null ? '—' : relative(run.createdAt, now)],
       // The latest of the row's time and the progress's: a step's commit saves progress, not the run row.
       ['updated', when(latest(run.updatedAt, progress.updatedAt), now)],
@@ -201,6 +217,7 @@ export async function loadDetail(store: Store, runId: string, claimTtlMs: number
   return {
     run,
     external: !row,
+    figures: await readRunFigures(store, run, progress, committed),
     progress: progress
       ? { step: progress.step, state: storedJson(progress.stateJson), updatedAt: latest(progress.updatedAt) }
       : { step: 0, state: null, updatedAt: null },
@@ -216,7 +233,7 @@ export async function loadDetail(store: Store, runId: string, claimTtlMs: number
  * fields are the API's (`input`, `key`). Where the CLI says more, it says it in the same fields: a time no row
  * gave is null rather than 0, and a run with no progress yet is at step 0.
  */
-function detailView(detail: RunDetail, claimTtlMs: number, stall: Stall | null) {
+function detailView(detail: RunDetail, claimTtlMs: number, stall: Stall | null, queued: QueuedReason | null) {
   const { run, progressRow } = detail;
   const row = {
     ...run,
@@ -225,8 +242,9 @@ function detailView(detail: RunDetail, claimTtlMs: number, stall: Stall | null) 
     updatedAt: run.updatedAt ?? 0,
   };
   return {
-    run: { ...runView(row, detail.external, stall), createdAt: run.createdAt, updatedAt: run.updatedAt },
+    run: { ...runView(row, detail.external, stall, queued), createdAt: run.createdAt, updatedAt: run.updatedAt },
     progress: progressRow ? { ...progressView(progressRow), updatedAt: detail.progress.updatedAt } : detail.progress,
+    figures: detail.figures,
     claims: detail.claims.map((c) => claimView(c, claimTtlMs)),
     committed: detail.committed,
     events: detail.events.map(eventView),

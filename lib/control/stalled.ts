@@ -35,6 +35,10 @@ export interface StallFacts {
    * workflow, so no queued run is called stalled while one is up.
    */
   unknownServer: boolean;
+  /** The workers that published a served list (any list): the others may serve anything (queued.ts). */
+  publishers: Set<string>;
+  /** Per owner, the runs it holds in status `running`: its busy slots (queued.ts). At most STALL_SCAN in all. */
+  busy: Map<string, string[]>;
 }
 
 export type Stall =
@@ -58,15 +62,19 @@ export function liveWithinMs(heartbeatMs: number): number {
 }
 
 export async function readStallFacts(
-  store: Pick<RunStore, 'listWorkers' | 'listPublishedWorkflows'>,
+  store: Pick<RunStore, 'listWorkers' | 'listPublishedWorkflows' | 'listRuns'>,
   settings: StallSettings,
 ): Promise<StallFacts> {
   const within = liveWithinMs(settings.heartbeatMs);
-  const [workers, published] = await Promise.all([
+  const [workers, published, running] = await Promise.all([
     // The live workers, and the stopped ones still named as a running run's owner: every worker stallOf asks about.
     store.listWorkers({ notStopped: true, orOwningRunning: true }),
     store.listPublishedWorkflows({ liveWithinMs: within }),
+    // As many as the fleet's slots (plus a silent owner's): a bounded read. The TTL only counts orphaned claims.
+    store.listRuns({ status: 'running', limit: STALL_SCAN, claimTtlMs: 0 }),
   ]);
+  const busy = new Map<string, string[]>();
+  for (const run of running) if (run.owner) busy.set(run.owner, [...(busy.get(run.owner) ?? []), run.id]);
   const nowS = settings.now / 1000;
   const liveWithinS = within / 1000;
   const servedBy = new Map(published.map((w) => [w.name, w.servedBy]));
@@ -79,10 +87,12 @@ export async function readStallFacts(
     workers: new Map(workers.map((w) => [w.id, w])),
     servedBy,
     unknownServer,
+    publishers: serving,
+    busy,
   };
 }
 
-function isLive(worker: WorkerRow | undefined, nowS: number, liveWithinS: number): boolean {
+export function isLive(worker: WorkerRow | undefined, nowS: number, liveWithinS: number): boolean {
   return worker !== undefined && worker.stoppedAt === null && nowS - worker.heartbeatAt <= liveWithinS;
 }
 
@@ -191,13 +201,4 @@ export async function countStalled(
 /** Epoch seconds as ISO 8601 to the second: what the messages print. */
 function iso(seconds: number): string {
   return new Date(Math.round(seconds) * 1000).toISOString().replace('.000Z', 'Z');
-}
-
-/** One run's stall, read now: for the answers that show a single run (a start's, an action's). */
-export async function stallFor(
-  store: Pick<RunStore, 'listWorkers' | 'listPublishedWorkflows'>,
-  run: StallSubject,
-  settings: StallSettings,
-): Promise<Stall | null> {
-  return stallOf(run, await readStallFacts(store, settings));
 }

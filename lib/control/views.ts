@@ -16,6 +16,8 @@ import type {
   StepEvent,
 } from '../store/types';
 import { MAX_DEPTH, nestingDepth } from '../json-depth';
+import { runFigures } from './figures';
+import type { QueuedReason } from './queued';
 import { stallField, type Stall } from './stalled';
 
 /**
@@ -44,12 +46,14 @@ export function truncation(name: string, text: string | null): Record<string, st
 
 /**
  * A run's row, or an outside client's run made from its rows (status `idle` or `running`, see outside-runs.ts).
- * `stall`: why it is not moving (lib/control/stalled.ts), null when it is, or was not asked.
+ * `stall`: why it is not moving (lib/control/stalled.ts), null when it is, or was not asked. `queuedReason`:
+ * what a queued run waits for (queued.ts), null otherwise or not asked.
  */
 export function runView(
   row: Omit<RunRow, 'status'> & { status: RunSummary['status'] },
   external = false,
   stall: Stall | null = null,
+  queuedReason: QueuedReason | null = null,
 ) {
   return {
     id: row.id,
@@ -70,12 +74,14 @@ export function runView(
     finishedAt: row.finishedAt,
     external,
     stall: stallField(stall),
+    queuedReason,
     forkedFromRun: row.forkedFromRun,
     forkedAtStep: row.forkedAtStep,
   };
 }
 
-export function runSummaryView(row: RunSummary, stall: Stall | null = null) {
+/** `figures`: progress, executed, committed… as every view shows them (lib/control/figures.ts). */
+export function runSummaryView(row: RunSummary, stall: Stall | null = null, queuedReason: QueuedReason | null = null) {
   return {
     id: row.id,
     workflow: row.workflow,
@@ -83,14 +89,17 @@ export function runSummaryView(row: RunSummary, stall: Stall | null = null) {
     step: row.step,
     totalSteps: row.totalSteps,
     executed: row.executed,
+    committed: row.committed,
     skipped: row.skipped,
     awaited: row.awaited,
+    figures: runFigures(row),
     orphanedClaims: row.orphanedClaims,
     owner: row.owner,
     error: row.error,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
     stall: stallField(stall),
+    queuedReason,
   };
 }
 

@@ -3,7 +3,8 @@ import 'server-only';
  * /api/metrics reads here: one snapshot from the store, rendered in Prometheus text format.
  */
 import { DURATION_BOUNDS_MS, renderMetrics } from './metrics-text';
-import { withoutStalled } from './runs';
+import type { StallCount } from '../control/stalled';
+import type { RunStats } from '../store/types';
 import { getStallCount } from './stalled';
 import { claimTtlMs, getStore } from './store';
 
@@ -16,4 +17,13 @@ export async function getMetricsText(): Promise<string> {
   const [stalled, waiting] = await Promise.all([getStallCount(), store.waitingSummary()]);
   // A run whose owner went silent is not running: counted under waybill_runs_stalled instead.
   return renderMetrics({ ...snapshot, runsByStatus: withoutStalled(snapshot.runsByStatus, stalled), waiting }, stalled);
+}
+
+/**
+ * Prometheus's `waybill_runs{status="running"}` counts the runs that move: one whose owner went silent is in
+ * `waybill_runs_stalled` instead, so an alert on "running fell to 0" fires when the fleet stopped. The pages
+ * count it running, by its status, and show it stalled beside.
+ */
+function withoutStalled(byStatus: RunStats['byStatus'], stalled: StallCount): RunStats['byStatus'] {
+  return { ...byStatus, running: Math.max(0, (byStatus.running ?? 0) - stalled.ownerSilent) };
 }

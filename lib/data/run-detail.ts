@@ -20,6 +20,8 @@ import type {
   StepTiming,
   UnstableKeyGroup,
 } from '../store/types';
+import { runFigures, type RunFigures } from '../control/figures';
+import { queuedReasonOf, type QueuedReason } from '../control/queued';
 import { stallOf, type Stall } from '../control/stalled';
 import { lastActivity, recentRate } from './rates';
 import { getStallFacts } from './stalled';
@@ -61,6 +63,10 @@ export interface RunDetail {
   actions: RunAction[];
   /** Why the run is not moving (lib/control/stalled.ts), or null. */
   stall: Stall | null;
+  /** What a queued run waits for (lib/control/queued.ts), or null. */
+  queuedReason: QueuedReason | null;
+  /** Progress, executed, committed… as every view shows them (lib/control/figures.ts). */
+  figures: RunFigures;
   /** The step being retried: its last failed attempt and when the next is due (lib/data/step-in-flight.ts). */
   inFlight: StepInFlight | null;
 }
@@ -171,6 +177,17 @@ export async function getRunDetail(
       ? (Object.keys(TRANSITIONS) as RunAction[]).filter((a) => TRANSITIONS[a].from.includes(row.status))
       : [],
     stall: row ? stallOf(row, facts) : null,
+    queuedReason: row ? queuedReasonOf(row, facts) : null,
+    // The cumulative chart's last point counts the run's executed committed rows: the same figure, one read.
+    figures: runFigures({
+      status: run.status,
+      totalSteps: run.totalSteps,
+      step: progress?.step ?? 0,
+      committed: charts.committedCount,
+      executed: charts.cumulative.at(-1)?.executed ?? 0,
+      skipped: progress?.skipped ?? 0,
+      awaited: progress?.awaited ?? 0,
+    }),
     inFlight: row ? stepInFlight(row, lastFailed ?? null, claims, retriedCommitted) : null,
   };
 }

@@ -3,6 +3,8 @@ import 'server-only';
  * The runs list: one page of runs (keyset cursor), the summary cards, and the filters' choices.
  */
 import { runsCursor } from '../store/cursor';
+import { runFigures, type RunFigures } from '../control/figures';
+import { queuedReasonOf, type QueuedReason } from '../control/queued';
 import { stallOf, type Stall, type StallCount } from '../control/stalled';
 import type { RunStats, RunStatus, RunSummary, WaitingKind, WaitKind } from '../store/types';
 import { stepsPerMinute, THROUGHPUT_WINDOW_S } from './rates';
@@ -20,13 +22,17 @@ export interface RunsQuery {
 }
 
 export interface RunsPage {
-  /** Each with why it is stalled (lib/control/stalled.ts), or null. */
-  runs: (RunSummary & { stall: Stall | null })[];
+  /**
+   * Each with why it is stalled (lib/control/stalled.ts), what it waits for if queued (queued.ts), and its
+   * figures (figures.ts).
+   */
+  runs: (RunSummary & { stall: Stall | null; queuedReason: QueuedReason | null; figures: RunFigures })[];
   /** Opaque cursor of the next page, or null on the last. */
   next: string | null;
   /**
    * `committedSince` counts the last THROUGHPUT_WINDOW_S seconds; `stepsPerMinute` is the rate over them.
-   * byStatus.running leaves out the running runs whose owner went silent: `stalled` counts them, and the
+   * byStatus counts runs by their status, as their badges show it and the status filter lists them: a running
+   * run whose owner went silent is running (as Temporal's is), and `stalled` counts those apart, with the
    * queued runs no live worker serves.
    */
   stats: RunStats & { stalled: StallCount; stepsPerMinute: number; skipRatio: number; windowSeconds: number };
@@ -56,7 +62,12 @@ export async function getRunsPage(query: RunsQuery): Promise<RunsPage> {
     getStallFacts(),
     store.waitingSummary(),
   ]);
-  const page = runs.slice(0, PAGE_SIZE).map((run) => ({ ...run, stall: stallOf(run, facts) }));
+  const page = runs.slice(0, PAGE_SIZE).map((run) => ({
+    ...run,
+    stall: stallOf(run, facts),
+    queuedReason: queuedReasonOf(run, facts),
+    figures: runFigures(run),
+  }));
   const last = page[page.length - 1];
   const seen = stats.executed + stats.skipped + stats.awaited;
   return {
@@ -64,7 +75,7 @@ export async function getRunsPage(query: RunsQuery): Promise<RunsPage> {
     next: runs.length > PAGE_SIZE && last ? encodeCursor({ updatedAt: last.updatedAt, id: last.id }) : null,
     stats: {
       ...stats,
-      byStatus: withoutStalled(stats.byStatus, stalled),
+      byStatus: stats.byStatus,
       stalled,
       stepsPerMinute: stepsPerMinute(stats.committedSince),
       windowSeconds: THROUGHPUT_WINDOW_S,
@@ -77,11 +88,6 @@ export async function getRunsPage(query: RunsQuery): Promise<RunsPage> {
       .filter((w) => w.servedBy.length > 0)
       .map((w) => w.name),
   };
-}
-
-/** A run whose owner went silent is not running, whatever its row says: no figure counts it so. */
-export function withoutStalled(byStatus: RunStats['byStatus'], stalled: StallCount): RunStats['byStatus'] {
-  return { ...byStatus, running: Math.max(0, (byStatus.running ?? 0) - stalled.ownerSilent) };
 }
 
 /**

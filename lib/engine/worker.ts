@@ -157,7 +157,13 @@ export class Worker {
   /** Runs until stop() is called; resolves once every run in hand was finished or handed back. */
   async run(): Promise<void> {
     const { store, log } = this.o;
-    await store.registerWorker({ id: this.id, host: this.host, pid: process.pid, machine: this.machine });
+    await store.registerWorker({
+      id: this.id,
+      host: this.host,
+      pid: process.pid,
+      machine: this.machine,
+      slots: this.o.concurrency,
+    });
     // A worker that could not say what it serves stops at once, and says so on its row.
     await this.o.onRegistered?.(this.id).catch(async (error) => {
       await store.stopWorker(this.id).catch(() => {});
@@ -349,7 +355,13 @@ export class Worker {
    */
   private async registerAgain(): Promise<void> {
     const { store, log } = this.o;
-    await store.registerWorker({ id: this.id, host: this.host, pid: process.pid, machine: this.machine });
+    await store.registerWorker({
+      id: this.id,
+      host: this.host,
+      pid: process.pid,
+      machine: this.machine,
+      slots: this.o.concurrency,
+    });
     await this.o.onRegistered?.(this.id);
     log.warn('worker row was pruned while this worker was silent; registered again', { workerId: this.id });
   }

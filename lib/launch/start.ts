@@ -43,6 +43,12 @@ const BUILD_NOTICE_MS = 20_000;
  * children get this in their environment (next build, next start).
  */
 const CHILD_ENV = { NEXT_TELEMETRY_DISABLED: '1' };
+/**
+ * The worker's slots (`--concurrency`): the demo's long run holds one for minutes, and a newcomer's next runs (the
+ * approval demo, one started from the form) must start beside it, not queue behind it.
+ */
+export const START_SLOTS = 4;
+
 /** How long the worker may take to stop after SIGTERM: it finishes the step it holds. */
 const WORKER_GRACE_MS = 30_000;
 /**
@@ -225,6 +231,8 @@ async function startAll(
         [
           WAYBILL_BIN,
           'worker',
+          '--concurrency',
+          String(START_SLOTS),
           ...(workflows ? ['--workflows', workflows] : []),
           // The dashboard's own address for the programs of command workflows (the python-agent demo among
           // them), unless the user's WAYBILL_URL says otherwise: the worker reads that itself.
@@ -248,7 +256,7 @@ async function startAll(
     );
     say(
       worker
-        ? `  worker     waybill worker${workflows ? ` --workflows ${workflows}` : ''}, pid ${worker.pid} (more: npx waybill worker)`
+        ? `  worker     waybill worker${workflows ? ` --workflows ${workflows}` : ''}, pid ${worker.pid}, ${START_SLOTS} runs at once (--concurrency; more: npx waybill worker)`
         : '  worker     none (--no-worker); start one with: npx waybill worker',
     );
     if (demo) say(`  demo run   ${url}/runs/${encodeURIComponent(demo)}`);

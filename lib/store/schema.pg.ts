@@ -209,6 +209,11 @@ export const workers = pgTable('workers', {
   machine: text('machine'),
   /** The workflow names this worker serves, as a JSON array: the start form's "no live worker" comes from it. */
   workflowsJson: text('workflows_json'),
+  /**
+   * How many runs it executes at once (`waybill worker --concurrency`): a queued run's reason counts its busy
+   * slots against these. Null for a worker that registered before it was recorded.
+   */
+  slots: integer('slots'),
 });
 
 /**

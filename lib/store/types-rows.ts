@@ -130,6 +130,8 @@ export interface WorkerRow {
   startedAt: number;
   heartbeatAt: number;
   stoppedAt: number | null;
+  /** How many runs it executes at once (its --concurrency); null: not recorded (an older worker). */
+  slots: number | null;
 }
 
 export type AuditRole = 'viewer' | 'operator' | 'local';

@@ -12,7 +12,10 @@ export interface RunSummary {
   status: RunStatus | 'idle';
   step: number;
   totalSteps: number | null;
+  /** Its rows in `committed` of source `executed`, and all its rows there (lib/control/figures.ts). */
   executed: number;
+  committed: number;
+  /** Its progress's replay counters. */
   skipped: number;
   awaited: number;
   orphanedClaims: number;
@@ -43,7 +46,14 @@ export interface WorkerFilter {
 
 /** The processes that execute runs, and how a dead one is told from a paused one. */
 export interface WorkerStore {
-  registerWorker(worker: { id: string; host: string; pid: number; machine?: string | null }): Promise<void>;
+  registerWorker(worker: {
+    id: string;
+    host: string;
+    pid: number;
+    machine?: string | null;
+    /** How many runs it executes at once. */
+    slots?: number | null;
+  }): Promise<void>;
   /**
    * The worker's proof of life in its row. False when there is no row: it was pruned while this worker was silent
    * longer than the retention (a process stopped for a day, then continued); the worker registers again.

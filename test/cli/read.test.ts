@@ -10,12 +10,15 @@ import { freshDb, insertOutsideRun, json } from './support';
 // The API's views (lib/control/views): runs and claims --json print what GET /api/v1/runs and /claims answer.
 const RUN_KEYS = [
   'awaited',
+  'committed',
   'createdAt',
   'error',
   'executed',
+  'figures',
   'id',
   'orphanedClaims',
   'owner',
+  'queuedReason',
   'skipped',
   'stall',
   'status',
@@ -80,7 +83,7 @@ describe('waybill read commands', () => {
       db.cli(['runs']),
     ]);
     const shown = json(detail);
-    expect(Object.keys(shown).sort()).toEqual(['claims', 'committed', 'events', 'progress', 'run']);
+    expect(Object.keys(shown).sort()).toEqual(['claims', 'committed', 'events', 'figures', 'progress', 'run']);
     expect(shown).toMatchObject({
       run: { id: 'r1', workflow: 'notify', status: 'queued', totalSteps: 3 },
       progress: { step: 0, state: null },

@@ -92,7 +92,7 @@ describe.each(list)('run store contract on $name', (backend) => {
   });
 
   it('registers, heartbeats, stops and lists workers; proof of life is held while held, where the backend can tell', async () => {
-    await store.registerWorker({ id: 'w1', host: 'h1', pid: 101, machine: 'm1' });
+    await store.registerWorker({ id: 'w1', host: 'h1', pid: 101, machine: 'm1', slots: 4 });
     await store.registerWorker({ id: 'w2', host: 'h2', pid: 202 });
     const [first] = (await store.listWorkers()).filter((w) => w.id === 'w1');
     expect(first).toEqual({
@@ -103,6 +103,7 @@ describe.each(list)('run store contract on $name', (backend) => {
       startedAt: expect.any(Number),
       heartbeatAt: expect.any(Number),
       stoppedAt: null,
+      slots: 4,
     });
     await h.elapse(1_100);
     await store.heartbeatWorker('w1');
@@ -111,7 +112,7 @@ describe.each(list)('run store contract on $name', (backend) => {
     expect(Object.keys(workers).sort()).toEqual(['w1', 'w2']);
     expect(workers.w1!.heartbeatAt).toBeGreaterThan(first!.heartbeatAt);
     expect(workers.w1!.stoppedAt).toBeNull();
-    expect(workers.w2).toMatchObject({ machine: null, stoppedAt: expect.any(Number) });
+    expect(workers.w2).toMatchObject({ machine: null, stoppedAt: expect.any(Number), slots: null });
 
     // Another process's view of w1's proof of life: PostgreSQL holds a session lock, SQLite cannot tell.
     const observer = await h.reopen();
@@ -234,6 +235,7 @@ describe.each(list)('run store contract on $name', (backend) => {
       step: 7,
       totalSteps: null,
       executed: 0,
+      committed: 0,
       skipped: 0,
       awaited: 0,
       orphanedClaims: 1,

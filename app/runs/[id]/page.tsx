@@ -97,8 +97,6 @@ async function Run({
   if (!detail) notFound();
   const now = Date.now() / 1000;
   const { run } = detail;
-  // A queued run whose workflow no live worker serves waits for one, not for its turn: say which.
-  const waitingForWorker = detail.stall?.kind === 'no-live-worker';
   const store = await getStore();
   const forks = run.external ? [] : await store.listForks(run.id);
   const lastStep = run.totalSteps !== null ? run.totalSteps - 1 : Math.max(0, (detail.progress?.step ?? 1) - 1);
@@ -123,7 +121,7 @@ async function Run({
 
   return (
     <div className="space-y-6">
-      <Header detail={detail} now={now} operator={operator} waitingForWorker={waitingForWorker} />
+      <Header detail={detail} now={now} operator={operator} />
       <Lineage run={run} forks={forks} />
 
       {/* Two columns on a wide screen. On a phone the columns dissolve (display: contents) so their cards
@@ -258,17 +256,17 @@ function Slot({ order, children }: { order: string; children: ReactNode }) {
 }
 
 function ProgressCard({ detail, now }: { detail: RunDetail; now: number }) {
-  const { run, progress } = detail;
+  const { run, progress, figures } = detail;
   return (
     <Card title="Progress" testId="run-progress-card">
       <div data-testid="run-progress">
-        <ProgressBar step={progress?.step ?? 0} total={run.totalSteps} label={`progress of run ${run.id}`} />
+        <ProgressBar figures={figures} label={`progress of run ${run.id}`} />
       </div>
       <div className="mt-4 grid grid-cols-2 gap-3 sm:grid-cols-4">
-        <Stat label="Executed" value={progress?.executed ?? 0} testId="run-executed" />
-        <Stat label="Skipped (replayed)" value={progress?.skipped ?? 0} testId="run-skipped" />
-        <Stat label="Awaited" value={progress?.awaited ?? 0} testId="run-awaited" />
-        <Stat label="Committed" value={detail.committedCount} testId="run-committed" />
+        <Stat label="Executed" value={figures.executed} testId="run-executed" />
+        <Stat label="Skipped (replayed)" value={figures.skipped} testId="run-skipped" />
+        <Stat label="Awaited" value={figures.awaited} testId="run-awaited" />
+        <Stat label="Committed" value={figures.committed} testId="run-committed" />
       </div>
       <p className="mt-3 text-sm text-zinc-600 dark:text-zinc-400">
         {detail.eta && progress && stalled(detail.eta, progress.updatedAt, now) ? (
@@ -282,8 +280,14 @@ function ProgressCard({ detail, now }: { detail: RunDetail; now: number }) {
           <>
             Last saved {relative(progress.updatedAt, now)} at step {progress.step}.
           </>
+        ) : figures.committed > 0 ? (
+          // Named steps (ctx.step) save no map: their committed results are the progress.
+          <>
+            {figures.committed.toLocaleString('en-US')} step{figures.committed === 1 ? '' : 's'} committed; this run
+            saves no map of its own.
+          </>
         ) : (
-          <>No progress saved yet.</>
+          <>Nothing committed yet.</>
         )}
       </p>
     </Card>
@@ -321,17 +325,7 @@ function RunData({ detail }: { detail: RunDetail }) {
   );
 }
 
-function Header({
-  detail,
-  now,
-  operator,
-  waitingForWorker,
-}: {
-  detail: RunDetail;
-  now: number;
-  operator: boolean;
-  waitingForWorker: boolean;
-}) {
+function Header({ detail, now, operator }: { detail: RunDetail; now: number; operator: boolean }) {
   const { run } = detail;
   return (
     <header className="space-y-4">
@@ -373,15 +367,17 @@ function Header({
               <When at={detail.lastActivityAt} now={now} />
             </Fact>
           </dl>
-          {detail.stall && (
+          {detail.stall && detail.stall.kind !== 'no-live-worker' && (
             <p data-testid="run-stall-reason" className="text-sm font-medium text-amber-800 dark:text-amber-300">
               Stalled: {detail.stall.message}
             </p>
           )}
-          {waitingForWorker && (
-            <p data-testid="run-waiting" className="text-sm text-amber-800 dark:text-amber-300">
-              Waiting for a worker that serves {run.workflow}: none is live. Start one (
-              <code className="font-mono">npx waybill worker --workflows …</code>) and it picks this run up.
+          {detail.queuedReason && (
+            <p
+              data-testid="run-queued-reason"
+              className={`text-sm ${detail.stall ? 'font-medium text-amber-800 dark:text-amber-300' : 'text-zinc-600 dark:text-zinc-400'}`}
+            >
+              Queued: {detail.queuedReason.message}
             </p>
           )}
           <RunTimes run={run} now={now} />

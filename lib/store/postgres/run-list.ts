@@ -14,6 +14,13 @@ type Filter = Parameters<RunStore['listRuns']>[0];
 
 const outsideStatus = (runId: string) => sql.raw(OUTSIDE_STATUS_SQL(runId));
 /** SQLite's LIKE folds ASCII letters only; so does this, where ILIKE would follow the database's locale. */
+/**
+ * The figures' counts (lib/control/figures.ts): the run's committed rows, and those executed here. One range of
+ * committed_run_step each, for the page's runs only.
+ */
+const committedCount = (id: string) => sql.raw(`(SELECT count(*)::int FROM committed c WHERE c.run_id = ${id})`);
+const executedCount = (id: string) =>
+  sql.raw(`(SELECT count(*)::int FROM committed c WHERE c.run_id = ${id} AND c.source = 'executed')`);
 const asciiLower = (x: SQL) => sql`translate(${x}, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')`;
 /** A run's place in the list: the later of its row's and its progress's update (an outside client's: its claims'). */
 const PLACE = sql.raw(`CASE WHEN r.id IS NULL
@@ -69,14 +76,16 @@ cand AS (
   SELECT c.run_id FROM claims c WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = c.run_id)),
 summary AS (
   SELECT r.id, r.workflow, r.status, coalesce(p.step, 0) AS step, r.total_steps AS "totalSteps",
-    coalesce(p.executed, 0) AS executed, coalesce(p.skipped, 0) AS skipped, coalesce(p.awaited, 0) AS awaited,
+    ${executedCount('r.id')} AS executed, coalesce(p.skipped, 0) AS skipped, coalesce(p.awaited, 0) AS awaited,
+    ${committedCount('r.id')} AS committed,
     ${orphaned('r.id')} AS "orphanedClaims",
     r.owner, r.error, r.created_at AS "createdAt", greatest(r.updated_at, coalesce(p.updated_at, 0)) AS "updatedAt"
   FROM runs r CROSS JOIN t LEFT JOIN progress p ON p.run_id = r.id
   WHERE r.id IN (SELECT id FROM cand)
   UNION ALL
   SELECT x.run_id, 'external', ${outsideStatus('x.run_id')},
-    coalesce(p.step, 0), NULL::int, coalesce(p.executed, 0), coalesce(p.skipped, 0), coalesce(p.awaited, 0),
+    coalesce(p.step, 0), NULL::int, ${executedCount('x.run_id')}, coalesce(p.skipped, 0), coalesce(p.awaited, 0),
+    ${committedCount('x.run_id')},
     ${orphaned('x.run_id')},
     NULL::text, NULL::text, NULL::float8,
     greatest(coalesce(p.updated_at, 0), coalesce((SELECT max(c.claimed_at) FROM claims c WHERE c.run_id = x.run_id), 0))
@@ -101,7 +110,8 @@ function loneSql(filter: Filter, floor: number | null): SQL {
     from: SQL,
     also: SQL = sql``,
   ) => sql`SELECT * FROM (SELECT l.id, 'external' AS workflow, ${outsideStatus('l.id')} AS status,
-    0 AS step, NULL::int AS "totalSteps", 0 AS executed, 0 AS skipped, 0 AS awaited, 0 AS "orphanedClaims",
+    0 AS step, NULL::int AS "totalSteps", ${executedCount('l.id')} AS executed, 0 AS skipped, 0 AS awaited,
+    ${committedCount('l.id')} AS committed, 0 AS "orphanedClaims",
     NULL::text AS owner, NULL::text AS error, NULL::float8 AS "createdAt", l.at AS "updatedAt"
   FROM (${from}) l
   WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = l.id) AND NOT EXISTS (SELECT 1 FROM progress p WHERE p.run_id = l.id)

@@ -125,6 +125,7 @@ export function postgresWorkers(c: PgConnection, session: pg.Pool = c.pool): Wor
         host: worker.host,
         pid: worker.pid,
         machine: worker.machine ?? null,
+        slots: worker.slots ?? null,
         startedAt: c.now(),
         heartbeatAt: c.now(),
       };

@@ -39,6 +39,7 @@ export function sqliteWorkers(c: SqliteConnection): WorkerStore {
         host: worker.host,
         pid: worker.pid,
         machine: worker.machine ?? null,
+        slots: worker.slots ?? null,
         startedAt: now,
         heartbeatAt: now,
       };

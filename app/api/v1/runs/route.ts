@@ -7,7 +7,8 @@ import { body, handle, json, query, refused } from '@/lib/api';
 import { listRuns, listRunsQuery, startBody } from '@/lib/api/runs';
 import { config } from '@/lib/config';
 import { authorize, runs } from '@/lib/control';
-import { stallFor, stallSettings } from '@/lib/control/stalled';
+import { stallSettings } from '@/lib/control/stalled';
+import { judgeRun } from '@/lib/control/queued';
 import { runView } from '@/lib/control/views';
 import { callerOf, controlDeps } from '@/lib/data/control';
 import { claimTtlMs, getStore } from '@/lib/data/store';
@@ -29,7 +30,8 @@ export async function POST(request: Request) {
     authorize(caller, 'operator'); // before the body is read; lib/control decides again
     const given = await body(request, startBody, config().WAYBILL_MAX_BODY_BYTES);
     const row = await runs.start(controlDeps(), caller, given);
-    const run = runView(row, false, await stallFor(await getStore(), row, stallSettings(config())));
+    const { stall, queuedReason } = await judgeRun(await getStore(), row, stallSettings(config()));
+    const run = runView(row, false, stall, queuedReason);
     return json({ run }, 201, { location: `/api/v1/runs/${encodeURIComponent(run.id)}` });
   });
 }

@@ -10,7 +10,8 @@ import { actionBody, actionParam, RUN_ACTIONS } from '@/lib/api/runs';
 import { config } from '@/lib/config';
 import { authorize, runs } from '@/lib/control';
 import { runView } from '@/lib/control/views';
-import { stallFor, stallSettings } from '@/lib/control/stalled';
+import { stallSettings } from '@/lib/control/stalled';
+import { judgeRun } from '@/lib/control/queued';
 import { getStore } from '@/lib/data/store';
 import { callerOf, controlDeps } from '@/lib/data/control';
 import { ApiError } from '@/lib/errors';
@@ -31,6 +32,7 @@ export async function POST(request: Request, context: { params: Promise<{ id: st
       );
     const given = await body(request, actionBody, config().WAYBILL_MAX_BODY_BYTES);
     const run = await runs.act(controlDeps(), caller, { action: action.data, runId: id, reason: given?.reason });
-    return json({ run: runView(run, false, await stallFor(await getStore(), run, stallSettings(config()))) });
+    const { stall, queuedReason } = await judgeRun(await getStore(), run, stallSettings(config()));
+    return json({ run: runView(run, false, stall, queuedReason) });
   });
 }
