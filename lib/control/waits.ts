@@ -6,6 +6,7 @@
  * (409) and changes nothing; a signal sent twice keeps its first payload.
  */
 import { z } from 'zod';
+import { waitNameProblem } from '../engine/waits';
 import { ControlInputError, InvalidTransitionError, NotFoundError, WaitDecidedError } from '../errors';
 import { FINISHED_STATUSES } from '../store/sql-shared';
 import type { WaitKind, WaitRow } from '../store/types';
@@ -16,11 +17,11 @@ import { note, runRef } from './fields';
 import type { ControlDeps } from './store';
 import { jsonValue } from './views';
 
-const waitName = z
-  .string({ error: 'must be a wait name' })
-  .min(1, 'must not be empty')
-  .max(200, 'must be at most 200 characters')
-  .refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');
+/** A wait's name, as the engine names its waits (waitNameProblem): the API's path and the CLI's argument. */
+export const waitName = z.string({ error: 'must be a wait name' }).superRefine((name, ctx) => {
+  const problem = waitNameProblem(name);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
 
 const decideInput = z.strictObject({
   runId: runRef,

@@ -25,6 +25,7 @@
  * - Times are the store's clock (a test's ManualClock on SQLite; the database clock, shifted, on PostgreSQL).
  * Waits inside one run are sequential: a workflow awaits one at a time (no Promise.all of waits).
  */
+import { keyProblem } from '../checkpoint/keys';
 import type { Clock } from '../clock';
 import { InvalidInputError, RunParkedError } from '../errors';
 import type { WaitKind, WaitRow, WaitStore } from '../store/types';
@@ -59,6 +60,20 @@ export interface Approval {
 export type SignalResult<T = unknown> =
   | { received: true; payload: T; by: string; at: number }
   | { received: false; timedOut: true };
+
+/** The longest wait name, in UTF-16 code units. */
+export const WAIT_NAME_MAX = 200;
+
+/**
+ * Why `name` cannot name a wait, or null when it can: the idempotency key's rule (keyProblem), at most 200
+ * characters. A wait's name is a key in all but name: PostgreSQL stores `go-\ud83d` and `go-\ud83c` as one
+ * (neither has a UTF-8 form), so a second wait would read the first's decision. One rule for the engine's
+ * ctx.waitForApproval/waitForSignal/sleep and for the API's and CLI's decisions (lib/control/waits.ts).
+ */
+export function waitNameProblem(name: unknown): string | null {
+  if (typeof name === 'string' && name.length > WAIT_NAME_MAX) return `must be at most ${WAIT_NAME_MAX} characters`;
+  return keyProblem(name);
+}
 
 /** Below this, a wait about to come due is slept in process rather than parked (the clocks may differ by ms). */
 const SHORT_MS = 1000;
@@ -124,8 +139,10 @@ async function waitFor(
   name: string,
   wanted: { detailsJson?: string | null; dueInMs?: number | null; dueAt?: number | null; onTimeout?: string },
 ): Promise<WaitRow> {
-  if (typeof name !== 'string' || name.length === 0 || name.length > 200) {
-    throw new InvalidInputError(`a wait's name must be a string of 1 to 200 characters, got ${JSON.stringify(name)}`);
+  const problem = waitNameProblem(name);
+  if (problem) {
+    const shown = typeof name === 'string' ? JSON.stringify(name.slice(0, 80)) : String(name);
+    throw new InvalidInputError(`${kind} name ${shown} ${problem}; nothing was written`);
   }
   let wait = await p.store.getWait(runId, name);
   if (!wait) wait = await p.store.recordWait({ runId, name, kind, ...wanted });
