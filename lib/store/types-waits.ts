@@ -31,6 +31,11 @@ export interface WaitDecision {
    * run finds it there. An approval cannot be decided before it is asked for (NotFound).
    */
   createIfAbsent?: boolean;
+  /**
+   * With createIfAbsent: the most waits the run may hold. A row that would be created past it is refused
+   * (WaitLimitError) and nothing is written; deciding a wait the run already holds is never refused.
+   */
+  maxWaits?: number;
 }
 
 export interface WaitStore {

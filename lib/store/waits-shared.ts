@@ -1,5 +1,5 @@
 /** What both backends' waits (sqlite/waits.ts, postgres/waits.ts) say and read alike. */
-import { InvalidInputError } from '../errors';
+import { InvalidInputError, WaitLimitError } from '../errors';
 import type { WaitKind, WaitRow } from './types';
 
 /**
@@ -18,6 +18,17 @@ export const WAITING_SUMMARY = (now: string, collate: string) => `WITH open AS (
 
 export function kindMismatch(wait: WaitRow, kind: WaitKind): InvalidInputError {
   return new InvalidInputError(`wait ${wait.name} of run ${wait.runId} is a ${wait.kind}, not a ${kind}`);
+}
+
+/**
+ * The most waits a run holds by default (WAYBILL_MAX_WAITS_PER_RUN): far more than a workflow asks for, few
+ * enough that a run page listing them all stays small.
+ */
+export const MAX_WAITS_PER_RUN_DEFAULT = 500;
+
+/** A signal sent ahead may add a wait only while its run holds fewer than `max` (WaitDecision.maxWaits). */
+export function refuseOverLimit(runId: string, name: string, held: number, max: number): void {
+  if (held >= max) throw new WaitLimitError(runId, name, max);
 }
 
 /** The timeline's line for a decision: "approval review approved by alice (operator): looks good". */

@@ -9,7 +9,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { waits } from '../../lib/control';
 import type { Caller } from '../../lib/control/caller';
-import { ControlInputError } from '../../lib/errors';
+import { ControlInputError, WaitDecidedError, WaitLimitError } from '../../lib/errors';
 import { startRun } from '../../lib/engine/runs';
 import { Worker } from '../../lib/engine/worker';
 import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
@@ -83,5 +83,36 @@ describe.each([['sqlite'], ['postgres']] as const)('wait edges on %s', (name) =>
       'signal name "go-\\ud83d" must not contain an unpaired surrogate',
     );
     expect(await s.h.store.listWaits(waiting.id)).toEqual([]);
+  });
+
+  it('a run holds at most maxWaitsPerRun waits: a signal that would add one more is refused, writing nothing', async (t) => {
+    const s = await setup();
+    if (!s) return t.skip();
+    const deps = { ...s.deps, maxWaitsPerRun: 3 };
+    const run = await s.start('named', { name: 'go' });
+    // Five at one instant against a bound of three: exactly three are kept, whatever the interleaving.
+    const sent = await Promise.allSettled(
+      ['a', 'b', 'c', 'd', 'e'].map((n) => waits.signal(deps, alice, { runId: run.id, name: n, payload: n })),
+    );
+    const refused = sent.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
+    expect([sent.length - refused.length, refused.length]).toEqual([3, 2]);
+    for (const error of refused) {
+      expect(error).toBeInstanceOf(WaitLimitError);
+      expect((error as WaitLimitError).message).toMatch(
+        new RegExp(
+          `^run ${run.id} holds 3 waits, the most a run may hold \\(WAYBILL_MAX_WAITS_PER_RUN\\); signal [a-e] was not sent; nothing was written$`,
+        ),
+      );
+    }
+    const kept = (await s.h.store.listWaits(run.id)).map((w) => w.name).sort();
+    expect(kept).toHaveLength(3);
+    expect((await s.h.store.listAudit({ runId: run.id })).map((a) => a.target).sort()).toEqual(
+      kept.map((n) => `${run.id}/${n}`),
+    );
+    // A second send of a kept signal is the 409 it always was, not the limit.
+    await expect(waits.signal(deps, alice, { runId: run.id, name: kept[0]!, payload: 2 })).rejects.toBeInstanceOf(
+      WaitDecidedError,
+    );
+    expect(await s.h.store.listWaits(run.id)).toHaveLength(3);
   });
 });

@@ -11,7 +11,7 @@ import { NotFoundError } from '../../errors';
 import { announceWake, onLocalWake } from '../local-wakes';
 import { runs, stepEvents, waits } from '../schema.pg';
 import type { WaitingKind, WaitRow, WaitStore } from '../types';
-import { decisionDetail, kindMismatch, WAITING_SUMMARY } from '../waits-shared';
+import { decisionDetail, kindMismatch, refuseOverLimit, WAITING_SUMMARY } from '../waits-shared';
 import type { PgConnection } from './connection';
 import { withRetry } from './retry';
 
@@ -38,17 +38,21 @@ async function wakeRun(c: PgConnection, client: pg.PoolClient, runId: string): P
   return woken.rowCount === 1;
 }
 
+/** 'WYWT': the advisory locks of signals sent ahead, apart from the run logs' (logs.ts) and workers' (workers.ts). */
+const WAITS_ADDED_LOCK = 0x57595754;
+
 const WAIT = sql.raw(`w.run_id AS "runId", w.name, w.kind, w.details_json AS "detailsJson", w.created_at AS "createdAt",
   w.due_at AS "dueAt", w.on_timeout AS "onTimeout", w.decided_at AS "decidedAt", w.decision_json AS "decisionJson",
   w.decided_by AS "decidedBy", w.note`);
 
 export function postgresWaits(c: PgConnection): WaitStore {
-  const get = async (runId: string, name: string): Promise<WaitRow | null> =>
-    (await c.query<WaitRow>(sql`SELECT ${WAIT} FROM ${waits} w WHERE w.run_id = ${runId} AND w.name = ${name}`))
-      .rows[0] ?? null;
+  const get = async (runId: string, name: string, client?: pg.PoolClient): Promise<WaitRow | null> => {
+    const query = sql`SELECT ${WAIT} FROM ${waits} w WHERE w.run_id = ${runId} AND w.name = ${name}`;
+    return (await (client ? c.once<WaitRow>(query, undefined, client) : c.query<WaitRow>(query))).rows[0] ?? null;
+  };
 
   return {
-    getWait: get,
+    getWait: (runId, name) => get(runId, name),
 
     async listWaits(runId) {
       return withRetry('listWaits', () =>
@@ -80,7 +84,23 @@ export function postgresWaits(c: PgConnection): WaitStore {
           client,
         );
         if (run.rowCount === 0) throw new NotFoundError(`run ${d.runId}`);
-        if (d.createIfAbsent) {
+        if (d.createIfAbsent && !(await get(d.runId, d.name, client))) {
+          if (d.maxWaits !== undefined) {
+            // Two signals sent ahead at the limit's edge take turns here, so they cannot both add a row. Not
+            // the run's row lock: parkRun holds a wait's lock while it waits for that one.
+            await c.once(
+              sql`SELECT pg_advisory_xact_lock(${sql.raw(String(WAITS_ADDED_LOCK))}, hashtext(current_schema() || ':' || ${d.runId}))`,
+              undefined,
+              client,
+            );
+            const held = await c.once<{ n: number }>(
+              sql`SELECT count(*)::int AS n FROM ${waits} WHERE run_id = ${d.runId}`,
+              undefined,
+              client,
+            );
+            // Sent by the one that held the lock before us: then this is a second send, answered as such below.
+            if (!(await get(d.runId, d.name, client))) refuseOverLimit(d.runId, d.name, held.rows[0]!.n, d.maxWaits);
+          }
           await c.once(
             sql`INSERT INTO ${waits} (run_id, name, kind, created_at) VALUES (${d.runId}, ${d.name}, ${d.kind}, ${c.now()})
             ON CONFLICT (run_id, name) DO NOTHING`,

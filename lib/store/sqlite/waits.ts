@@ -7,12 +7,12 @@
  * or its wait's time comes (dueWait, which the claim's pick reads, and nextWakeIn, which idle workers sleep
  * until).
  */
-import { and, asc, eq, isNull } from 'drizzle-orm';
+import { and, asc, count, eq, isNull } from 'drizzle-orm';
 import { NotFoundError } from '../../errors';
 import { announceWake, onLocalWake } from '../local-wakes';
 import { runs, waits } from '../schema.sqlite';
 import type { WaitingKind, WaitRow, WaitStore } from '../types';
-import { decisionDetail, kindMismatch, WAITING_SUMMARY } from '../waits-shared';
+import { decisionDetail, kindMismatch, refuseOverLimit, WAITING_SUMMARY } from '../waits-shared';
 import { guard, type SqliteConnection } from './connection';
 
 /**
@@ -56,6 +56,9 @@ export function sqliteWaits(c: SqliteConnection): WaitStore {
       .where(and(eq(waits.runId, runId), eq(waits.name, name)))
       .get();
 
+  const countWaits = (runId: string): number =>
+    orm.select({ n: count() }).from(waits).where(eq(waits.runId, runId)).get()!.n;
+
   return {
     async getWait(runId, name) {
       return guard(() => get(runId, name) ?? null);
@@ -95,6 +98,7 @@ export function sqliteWaits(c: SqliteConnection): WaitStore {
         if (!run) throw new NotFoundError(`run ${d.runId}`);
         let wait = get(d.runId, d.name);
         if (!wait && d.createIfAbsent) {
+          if (d.maxWaits !== undefined) refuseOverLimit(d.runId, d.name, countWaits(d.runId), d.maxWaits);
           orm.insert(waits).values({ runId: d.runId, name: d.name, kind: d.kind, createdAt: now }).run();
           wait = get(d.runId, d.name)!;
         }
