@@ -110,7 +110,7 @@ async function decideOnce(
   if (!run) throw new NotFoundError(`run ${runId}`);
   if ((FINISHED_STATUSES as readonly string[]).includes(run.status)) {
     // A wait decided before the run ended is answered as the second decision it is; anything else cannot be decided now.
-    const done = await store.getWait(runId, name);
+    const done = await store.getWait(runId, kind, name);
     if (done?.decidedAt != null) throw new WaitDecidedError(runId, name, done.decidedBy);
     throw new InvalidTransitionError(runId, action, run.status);
   }

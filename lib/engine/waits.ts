@@ -1,7 +1,7 @@
 /**
  * Durable waits: `ctx.waitForApproval`, `ctx.waitForSignal` and `ctx.sleep`. A wait is a step whose result
  * comes from outside the run (a person, a webhook, the clock), kept in the store's `waits` table under
- * (run, name), so any worker resumes it after a crash and a decided wait is never waited again on replay.
+ * (run, kind, name), so any worker resumes it after a crash and a decided wait is never waited again on replay.
  *
  * How it works, and why (compared with Temporal's signals and durable timers, DBOS recv/sleep, Trigger.dev
  * waitpoints and LangGraph's interrupt):
@@ -19,7 +19,9 @@
  * - One decision per wait, forever: the first conditional UPDATE wins; a second caller gets 409 and changes
  *   nothing. A signal sent before its run reaches the wait is stored as an already decided wait; sending it
  *   again answers 409 with the first delivery kept (Temporal would append a second signal; a wait here takes
- *   exactly one).
+ *   exactly one). The kind is in the key, as Temporal keeps signals apart from updates and timers: a signal
+ *   sent ahead under an approval's name is a signal, kept for a waitForSignal of that name, and the approval
+ *   still waits for a person.
  * - A timeout is decided by the run itself when it reaches a due wait (decided_by `timeout`), through the same
  *   conditional UPDATE, so a person's decision landing at that instant either wins or loses cleanly.
  * - Times are the store's clock (a test's ManualClock on SQLite; the database clock, shifted, on PostgreSQL).
@@ -144,9 +146,8 @@ async function waitFor(
     const shown = typeof name === 'string' ? JSON.stringify(name.slice(0, 80)) : String(name);
     throw new InvalidInputError(`${kind} name ${shown} ${problem}; nothing was written`);
   }
-  let wait = await p.store.getWait(runId, name);
+  let wait = await p.store.getWait(runId, kind, name);
   if (!wait) wait = await p.store.recordWait({ runId, name, kind, ...wanted });
-  if (wait.kind !== kind) throw new InvalidInputError(`wait ${name} of run ${runId} is a ${wait.kind}, not a ${kind}`);
   for (;;) {
     if (wait.decidedAt != null) return wait;
     const leftMs = wait.dueAt == null ? Infinity : wait.dueAt * 1000 - p.clock.now();
@@ -164,9 +165,9 @@ async function waitFor(
       ).wait;
       continue;
     }
-    const parked = await p.store.parkRun(runId, name, p.workerId, p.attempt);
+    const parked = await p.store.parkRun(runId, kind, name, p.workerId, p.attempt);
     if (parked === 'decided') {
-      wait = (await p.store.getWait(runId, name))!;
+      wait = (await p.store.getWait(runId, kind, name))!;
       continue;
     }
     // 'lost': another execution has the run; either way this one ends here without touching it.

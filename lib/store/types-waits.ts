@@ -39,7 +39,8 @@ export interface WaitDecision {
 }
 
 export interface WaitStore {
-  getWait(runId: string, name: string): Promise<WaitRow | null>;
+  /** A run's wait of one kind and name: (run, kind, name) is the waits table's key. */
+  getWait(runId: string, kind: WaitKind, name: string): Promise<WaitRow | null>;
 
   /** A run's waits, oldest first (the run page, the API's run view). */
   listWaits(runId: string): Promise<WaitRow[]>;
@@ -71,7 +72,13 @@ export interface WaitStore {
    * row lock: if the wait was decided meanwhile, nothing is parked (`decided`) and the run goes on. `lost`:
    * this execution no longer holds the run.
    */
-  parkRun(runId: string, name: string, workerId: string, attempt: number): Promise<'parked' | 'decided' | 'lost'>;
+  parkRun(
+    runId: string,
+    kind: WaitKind,
+    name: string,
+    workerId: string,
+    attempt: number,
+  ): Promise<'parked' | 'decided' | 'lost'>;
 
   /**
    * Runs waiting now, by the kind of their open wait: how many, and the oldest such wait — its run, its name,

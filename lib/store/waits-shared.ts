@@ -1,6 +1,6 @@
 /** What both backends' waits (sqlite/waits.ts, postgres/waits.ts) say and read alike. */
-import { InvalidInputError, WaitLimitError } from '../errors';
-import type { WaitKind, WaitRow } from './types';
+import { WaitLimitError } from '../errors';
+import type { WaitKind } from './types';
 
 /**
  * Open waits of waiting runs by kind: how many runs, and the oldest wait (its run and name) with its age. The
@@ -15,10 +15,6 @@ export const WAITING_SUMMARY = (now: string, collate: string) => `WITH open AS (
   SELECT k.kind AS kind, (SELECT count(DISTINCT p.run_id) FROM open p WHERE p.kind = k.kind) AS runs,
     k.created_at AS "oldestAt", ${now} - k.created_at AS "ageSeconds", k.run_id AS "oldestRunId", k.name AS "oldestName"
   FROM ranked k WHERE k.place = 1 ORDER BY k.kind`;
-
-export function kindMismatch(wait: WaitRow, kind: WaitKind): InvalidInputError {
-  return new InvalidInputError(`wait ${wait.name} of run ${wait.runId} is a ${wait.kind}, not a ${kind}`);
-}
 
 /**
  * The most waits a run holds by default (WAYBILL_MAX_WAITS_PER_RUN): far more than a workflow asks for, few

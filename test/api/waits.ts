@@ -89,7 +89,7 @@ export function waitsApiSuite(name: string, makeTarget: () => Promise<Target>) {
         runId: id,
       });
       await store.recordWait({ runId: id, name: wait, kind: 'approval', detailsJson: '{"message":"hi"}' });
-      expect(await store.parkRun(id, wait, 'seeder', taken!.attempts)).toBe('parked');
+      expect(await store.parkRun(id, 'approval', wait, 'seeder', taken!.attempts)).toBe('parked');
     }
 
     it('approves once: the message is delivered exactly once; viewer, cross-site and second decisions are refused', async () => {
@@ -191,7 +191,7 @@ export function waitsApiSuite(name: string, makeTarget: () => Promise<Target>) {
           code: 'CONFLICT',
           message: `wait review of run ${id} was already decided by ${winner} (operator); nothing was changed`,
         });
-        const wait = (await store.getWait(id, 'review'))!;
+        const wait = (await store.getWait(id, 'approval', 'review'))!;
         expect([wait.decidedBy, wait.note, JSON.parse(wait.decisionJson!)]).toEqual(
           annWon
             ? ['ann (operator)', 'ship it', { approved: true }]
@@ -250,7 +250,7 @@ export function waitsApiSuite(name: string, makeTarget: () => Promise<Target>) {
       expect([sent.status, sent.body.wait.decision]).toEqual([200, { payload: { n: 1 } }]);
       const twice = await api('POST', '/api/v1/runs/sig-run/signals/go', OPERATOR, { payload: { n: 2 } });
       expect(twice.status).toBe(409);
-      expect((await store.getWait('sig-run', 'go'))!.decisionJson).toBe('{"payload":{"n":1}}');
+      expect((await store.getWait('sig-run', 'signal', 'go'))!.decisionJson).toBe('{"payload":{"n":1}}');
       expect((await api('POST', '/api/v1/runs/sig-run/signals/go', VIEWER, { payload: 3 })).status).toBe(403);
     });
 

@@ -21,7 +21,12 @@ const named = defineWorkflow({
   input: z.object({ name: z.string() }),
   run: async (ctx, input) => ctx.waitForSignal(input.name),
 });
-const registry = new WorkflowRegistry([named]);
+const gated = defineWorkflow({
+  name: 'gated',
+  input: z.object({}),
+  run: async (ctx) => ctx.waitForApproval('review'),
+});
+const registry = new WorkflowRegistry([named, gated]);
 
 const alice: Caller = { actor: 'alice (operator)', role: 'operator', channel: 'api' };
 
@@ -114,5 +119,30 @@ describe.each([['sqlite'], ['postgres']] as const)('wait edges on %s', (name) =>
       WaitDecidedError,
     );
     expect(await s.h.store.listWaits(run.id)).toHaveLength(3);
+  });
+
+  it("a signal sent ahead under an approval's name neither fails the run nor approves it: a person still decides", async (t) => {
+    const s = await setup();
+    if (!s) return t.skip();
+    const run = await s.start('gated');
+    await waits.signal(s.deps, alice, { runId: run.id, name: 'review', payload: { approved: true } });
+    s.worker();
+    await s.until(run.id, 'waiting');
+    const held = (await s.h.store.listWaits(run.id)).map((w) => [w.kind, w.name, w.decidedBy]);
+    expect(held.sort()).toEqual([
+      ['approval', 'review', null],
+      ['signal', 'review', 'alice (operator)'],
+    ]);
+    // The worker is idle and the run stays parked: nothing but a decision on the approval moves it.
+    for (let i = 0; i < 20; i++) await s.h.elapse(10);
+    expect((await s.h.store.getRun(run.id))!.status).toBe('waiting');
+    await waits.decide(s.deps, alice, { runId: run.id, approve: false, note: 'not this one' });
+    await s.until(run.id, 'completed');
+    expect(JSON.parse((await s.h.store.getRun(run.id))!.outputJson!)).toMatchObject({
+      approved: false,
+      by: 'alice (operator)',
+      note: 'not this one',
+      timedOut: false,
+    });
   });
 });

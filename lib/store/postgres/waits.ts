@@ -10,8 +10,8 @@ import { and, asc, eq, sql, type SQL } from 'drizzle-orm';
 import { NotFoundError } from '../../errors';
 import { announceWake, onLocalWake } from '../local-wakes';
 import { runs, stepEvents, waits } from '../schema.pg';
-import type { WaitingKind, WaitRow, WaitStore } from '../types';
-import { decisionDetail, kindMismatch, refuseOverLimit, WAITING_SUMMARY } from '../waits-shared';
+import type { WaitingKind, WaitKind, WaitRow, WaitStore } from '../types';
+import { decisionDetail, refuseOverLimit, WAITING_SUMMARY } from '../waits-shared';
 import type { PgConnection } from './connection';
 import { withRetry } from './retry';
 
@@ -46,13 +46,13 @@ const WAIT = sql.raw(`w.run_id AS "runId", w.name, w.kind, w.details_json AS "de
   w.decided_by AS "decidedBy", w.note`);
 
 export function postgresWaits(c: PgConnection): WaitStore {
-  const get = async (runId: string, name: string, client?: pg.PoolClient): Promise<WaitRow | null> => {
-    const query = sql`SELECT ${WAIT} FROM ${waits} w WHERE w.run_id = ${runId} AND w.name = ${name}`;
+  const get = async (runId: string, kind: WaitKind, name: string, client?: pg.PoolClient): Promise<WaitRow | null> => {
+    const query = sql`SELECT ${WAIT} FROM ${waits} w WHERE w.run_id = ${runId} AND w.kind = ${kind} AND w.name = ${name}`;
     return (await (client ? c.once<WaitRow>(query, undefined, client) : c.query<WaitRow>(query))).rows[0] ?? null;
   };
 
   return {
-    getWait: (runId, name) => get(runId, name),
+    getWait: (runId, kind, name) => get(runId, kind, name),
 
     async listWaits(runId) {
       return withRetry('listWaits', () =>
@@ -70,8 +70,8 @@ export function postgresWaits(c: PgConnection): WaitStore {
       // Safe to repeat: an insert that did land leaves the row for the second attempt to read.
       await c.query(sql`INSERT INTO ${waits} (run_id, name, kind, details_json, created_at, due_at, on_timeout)
         VALUES (${wait.runId}, ${wait.name}, ${wait.kind}, ${wait.detailsJson ?? null}::text, ${c.now()}, ${due}, ${wait.onTimeout ?? null}::text)
-        ON CONFLICT (run_id, name) DO NOTHING`);
-      return (await get(wait.runId, wait.name))!;
+        ON CONFLICT (run_id, kind, name) DO NOTHING`);
+      return (await get(wait.runId, wait.kind, wait.name))!;
     },
 
     async decideWait(d) {
@@ -84,7 +84,7 @@ export function postgresWaits(c: PgConnection): WaitStore {
           client,
         );
         if (run.rowCount === 0) throw new NotFoundError(`run ${d.runId}`);
-        if (d.createIfAbsent && !(await get(d.runId, d.name, client))) {
+        if (d.createIfAbsent && !(await get(d.runId, d.kind, d.name, client))) {
           if (d.maxWaits !== undefined) {
             // Two signals sent ahead at the limit's edge take turns here, so they cannot both add a row. Not
             // the run's row lock: parkRun holds a wait's lock while it waits for that one.
@@ -99,28 +99,23 @@ export function postgresWaits(c: PgConnection): WaitStore {
               client,
             );
             // Sent by the one that held the lock before us: then this is a second send, answered as such below.
-            if (!(await get(d.runId, d.name, client))) refuseOverLimit(d.runId, d.name, held.rows[0]!.n, d.maxWaits);
+            if (!(await get(d.runId, d.kind, d.name, client)))
+              refuseOverLimit(d.runId, d.name, held.rows[0]!.n, d.maxWaits);
           }
           await c.once(
             sql`INSERT INTO ${waits} (run_id, name, kind, created_at) VALUES (${d.runId}, ${d.name}, ${d.kind}, ${c.now()})
-            ON CONFLICT (run_id, name) DO NOTHING`,
+            ON CONFLICT (run_id, kind, name) DO NOTHING`,
             undefined,
             client,
           );
         }
-        const existing = (
-          await c.once<WaitRow>(
-            sql`SELECT ${WAIT} FROM ${waits} w WHERE w.run_id = ${d.runId} AND w.name = ${d.name}`,
-            undefined,
-            client,
-          )
-        ).rows[0];
-        if (!existing) throw new NotFoundError(`wait ${d.name} of run ${d.runId}`);
-        if (existing.kind !== d.kind) throw kindMismatch(existing, d.kind);
+        if (!(await get(d.runId, d.kind, d.name, client)))
+          throw new NotFoundError(`${d.kind} ${d.name} of run ${d.runId}`);
         const won = await c.once<WaitRow>(
           sql`UPDATE ${waits} w SET decided_at = ${c.now()}, decision_json = ${d.decisionJson},
             decided_by = ${d.decidedBy}, note = ${d.note ?? null}::text
-          WHERE w.run_id = ${d.runId} AND w.name = ${d.name} AND w.decided_at IS NULL RETURNING ${WAIT}`,
+          WHERE w.run_id = ${d.runId} AND w.kind = ${d.kind} AND w.name = ${d.name} AND w.decided_at IS NULL
+          RETURNING ${WAIT}`,
           undefined,
           client,
         );
@@ -134,26 +129,19 @@ export function postgresWaits(c: PgConnection): WaitStore {
           );
           return { decided: true, woke, wait: won.rows[0]! };
         }
-        const latest = (
-          await c.once<WaitRow>(
-            sql`SELECT ${WAIT} FROM ${waits} w WHERE w.run_id = ${d.runId} AND w.name = ${d.name}`,
-            undefined,
-            client,
-          )
-        ).rows[0]!;
-        return { decided: false, woke: false, wait: latest };
+        return { decided: false, woke: false, wait: (await get(d.runId, d.kind, d.name, client))! };
       });
       if (decided.woke) announceWake(d.runId);
       return { decided: decided.decided, wait: decided.wait };
     },
 
-    async parkRun(runId, name, workerId, attempt) {
+    async parkRun(runId, kind, name, workerId, attempt) {
       return withRetry('parkRun', () =>
         c.inTransaction(async (client) => {
           const wait = (
             await c.once<{ decidedAt: number | null }>(
               sql`SELECT decided_at AS "decidedAt" FROM ${waits}
-          WHERE run_id = ${runId} AND name = ${name} FOR UPDATE`,
+          WHERE run_id = ${runId} AND kind = ${kind} AND name = ${name} FOR UPDATE`,
               undefined,
               client,
             )
