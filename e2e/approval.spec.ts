@@ -85,7 +85,7 @@ test('a viewer sees the wait read-only', async ({ browser }) => {
       kind: 'approval',
       detailsJson: JSON.stringify({ message: 'hello there' }),
     });
-    expect(await store.parkRun(runId, 'review', 'seeder', taken!.attempts)).toBe('parked');
+    expect(await store.parkRun(runId, 'approval', 'review', 'seeder', taken!.attempts)).toBe('parked');
   } finally {
     await store.close();
   }
@@ -112,7 +112,7 @@ async function parkRuns(runs: { id: string; kind: 'approval' | 'signal'; name: s
         runId: run.id,
       });
       await store.recordWait({ runId: run.id, name: run.name, kind: run.kind, detailsJson: '{"message":"hi"}' });
-      expect(await store.parkRun(run.id, run.name, 'e2e-seeder', taken!.attempts)).toBe('parked');
+      expect(await store.parkRun(run.id, run.kind, run.name, 'e2e-seeder', taken!.attempts)).toBe('parked');
     }
   } finally {
     await store.close();

@@ -10,6 +10,7 @@ import { ConfigError } from './errors';
 import { PG_SCHEMA_NAME } from './store/dialects';
 import { DEFAULT_LOG_KEEP, MAX_LOG_KEEP } from './store/log-lines';
 import { SQLITE_MIN_LEASE_MS } from './store/sqlite-timeouts';
+import { MAX_WAITS_PER_RUN_DEFAULT } from './store/waits-shared';
 
 const HOUR_MS = 3_600_000;
 
@@ -257,6 +258,16 @@ const schema = z
       .int('must be a whole number of bytes')
       .min(1024, 'at least 1024 bytes')
       .default(64 * 1024 * 1024),
+    /**
+     * The most durable waits (approvals, signals, sleeps) one run may hold. A signal sent before its run
+     * reaches the wait is kept as a wait of its own, so without a bound signals nobody waits for grow the run
+     * and its page without end; past this, a signal that would add one is refused (413) and nothing written.
+     */
+    WAYBILL_MAX_WAITS_PER_RUN: z.coerce
+      .number({ error: 'must be a whole number' })
+      .int('must be a whole number')
+      .min(1, 'must be at least 1')
+      .default(MAX_WAITS_PER_RUN_DEFAULT),
   })
   .refine((c) => !c.WAYBILL_OPERATOR_TOKEN || c.WAYBILL_OPERATOR_TOKEN !== c.WAYBILL_VIEWER_TOKEN, {
     path: ['WAYBILL_VIEWER_TOKEN'],

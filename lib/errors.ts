@@ -455,6 +455,24 @@ export class WaitDecidedError extends WaybillError {
 }
 
 /**
+ * A signal sent ahead would add a wait to a run that holds as many as it may (WAYBILL_MAX_WAITS_PER_RUN):
+ * without a bound, signals nobody waits for grow the run, and its page, without end.
+ */
+export class WaitLimitError extends WaybillError {
+  constructor(
+    readonly runId: string,
+    readonly name: string,
+    readonly limit: number,
+  ) {
+    super(
+      'PAYLOAD_TOO_LARGE',
+      `run ${runId} holds ${limit.toLocaleString('en-US')} waits, the most a run may hold ` +
+        `(WAYBILL_MAX_WAITS_PER_RUN); signal ${name} was not sent; nothing was written`,
+    );
+  }
+}
+
+/**
  * Thrown inside a run by ctx.waitForApproval/waitForSignal/sleep once the run is parked: the worker lets it go
  * as after a clean stop (no failure, no finish). A workflow must not catch it; the wait resumes the run later.
  */

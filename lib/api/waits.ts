@@ -1,11 +1,9 @@
 /** The bodies and path parameters of the API's decisions on a run's waits (lib/control/waits.ts decides). */
 import { z } from 'zod';
+import { waitName } from '../control/waits';
 
-export const waitNameParam = z
-  .string()
-  .min(1, 'must not be empty')
-  .max(200, 'must be at most 200 characters')
-  .refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');
+/** The `{name}` of /runs/{id}/approvals/{name} and /signals/{name}: the engine's rule for a wait name. */
+export const waitNameParam = waitName;
 
 export const approvalBody = z.strictObject({
   approve: z.boolean({ error: 'must be true (approve) or false (reject)' }),

@@ -109,6 +109,7 @@ export async function withControl<T>(
     store: () => (opened ??= openStore(db ?? cfg.DATABASE_URL, { ...storeOptions(cfg), migrate: false })),
     claimTtlMs: cfg.WAYBILL_CLAIM_TTL_MS,
     maxBytes: cfg.WAYBILL_MAX_BODY_BYTES,
+    maxWaitsPerRun: cfg.WAYBILL_MAX_WAITS_PER_RUN,
     workflows: (store) => cli.catalog(store, db),
   };
   try {

@@ -15,6 +15,8 @@ export interface ControlDeps {
   claimTtlMs: number;
   /** The largest JSON text accepted for a start's input or a resolve's result (WAYBILL_MAX_BODY_BYTES). */
   maxBytes: number;
+  /** The most waits a run may hold, past which a signal sent ahead is refused (WAYBILL_MAX_WAITS_PER_RUN). */
+  maxWaitsPerRun?: number;
   /** What a start may name: built-ins and published workflows, read from the store at the call. */
   workflows?(store: ControlStore): Promise<StartableWorkflows>;
 }

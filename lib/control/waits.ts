@@ -3,11 +3,14 @@
  * page, the API and the CLI: the caller must be an operator; the input is checked; the store decides the wait
  * once (one conditional UPDATE, which also queues the parked run and writes its timeline event); the audit
  * line says who and the note. A second decision — or the loser of two at one instant — is WaitDecidedError
- * (409) and changes nothing; a signal sent twice keeps its first payload.
+ * (409) and changes nothing; a signal sent twice keeps its first payload. A signal sent ahead adds a wait to
+ * its run, so a run holds at most maxWaitsPerRun (WAYBILL_MAX_WAITS_PER_RUN): past it, 413 and nothing written.
  */
 import { z } from 'zod';
+import { waitNameProblem } from '../engine/waits';
 import { ControlInputError, InvalidTransitionError, NotFoundError, WaitDecidedError } from '../errors';
 import { FINISHED_STATUSES } from '../store/sql-shared';
+import { MAX_WAITS_PER_RUN_DEFAULT } from '../store/waits-shared';
 import type { WaitKind, WaitRow } from '../store/types';
 import { record } from './audit';
 import { authorize, type Caller } from './caller';
@@ -16,11 +19,11 @@ import { note, runRef } from './fields';
 import type { ControlDeps } from './store';
 import { jsonValue } from './views';
 
-const waitName = z
-  .string({ error: 'must be a wait name' })
-  .min(1, 'must not be empty')
-  .max(200, 'must be at most 200 characters')
-  .refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');
+/** A wait's name, as the engine names its waits (waitNameProblem): the API's path and the CLI's argument. */
+export const waitName = z.string({ error: 'must be a wait name' }).superRefine((name, ctx) => {
+  const problem = waitNameProblem(name);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
 
 const decideInput = z.strictObject({
   runId: runRef,
@@ -86,7 +89,8 @@ export async function signal(deps: ControlDeps, caller: Caller, input: z.input<t
   if (Buffer.byteLength(text) > deps.maxBytes) {
     throw ControlInputError.of({ payload: [`must be at most ${deps.maxBytes} bytes of JSON`] });
   }
-  return decideOnce(deps, caller, 'signal', given.runId, given.name, text, null, 'signal', true);
+  const maxWaits = deps.maxWaitsPerRun ?? MAX_WAITS_PER_RUN_DEFAULT;
+  return decideOnce(deps, caller, 'signal', given.runId, given.name, text, null, 'signal', { maxWaits });
 }
 
 async function decideOnce(
@@ -98,14 +102,15 @@ async function decideOnce(
   decisionJson: string,
   noteText: string | null,
   action: 'approve' | 'reject' | 'signal',
-  createIfAbsent = false,
+  /** A signal may be sent ahead of its wait, creating its row, while the run holds fewer than maxWaits. */
+  ahead: { maxWaits: number } | null = null,
 ): Promise<WaitRow> {
   const store = await deps.store();
   const run = await store.getRun(runId);
   if (!run) throw new NotFoundError(`run ${runId}`);
   if ((FINISHED_STATUSES as readonly string[]).includes(run.status)) {
     // A wait decided before the run ended is answered as the second decision it is; anything else cannot be decided now.
-    const done = await store.getWait(runId, name);
+    const done = await store.getWait(runId, kind, name);
     if (done?.decidedAt != null) throw new WaitDecidedError(runId, name, done.decidedBy);
     throw new InvalidTransitionError(runId, action, run.status);
   }
@@ -116,7 +121,8 @@ async function decideOnce(
     decisionJson,
     decidedBy: caller.actor,
     note: noteText,
-    createIfAbsent,
+    createIfAbsent: ahead !== null,
+    maxWaits: ahead?.maxWaits,
   });
   if (!decided) throw new WaitDecidedError(runId, name, wait.decidedBy);
   await record(store, caller, { action, target: `${runId}/${name}`, runId, note: noteText });

@@ -15,6 +15,7 @@ export function controlDeps(): ControlDeps {
     store: getStore,
     claimTtlMs: claimTtlMs(),
     maxBytes: config().WAYBILL_MAX_BODY_BYTES,
+    maxWaitsPerRun: config().WAYBILL_MAX_WAITS_PER_RUN,
     workflows: async (store) => WorkflowCatalog.load(store, await getBuiltins()),
   };
 }

@@ -1,7 +1,7 @@
 /**
  * Durable waits: `ctx.waitForApproval`, `ctx.waitForSignal` and `ctx.sleep`. A wait is a step whose result
  * comes from outside the run (a person, a webhook, the clock), kept in the store's `waits` table under
- * (run, name), so any worker resumes it after a crash and a decided wait is never waited again on replay.
+ * (run, kind, name), so any worker resumes it after a crash and a decided wait is never waited again on replay.
  *
  * How it works, and why (compared with Temporal's signals and durable timers, DBOS recv/sleep, Trigger.dev
  * waitpoints and LangGraph's interrupt):
@@ -19,13 +19,16 @@
  * - One decision per wait, forever: the first conditional UPDATE wins; a second caller gets 409 and changes
  *   nothing. A signal sent before its run reaches the wait is stored as an already decided wait; sending it
  *   again answers 409 with the first delivery kept (Temporal would append a second signal; a wait here takes
- *   exactly one).
+ *   exactly one). The kind is in the key, as Temporal keeps signals apart from updates and timers: a signal
+ *   sent ahead under an approval's name is a signal, kept for a waitForSignal of that name, and the approval
+ *   still waits for a person.
  * - A timeout is decided by the run itself when it reaches a due wait (decided_by `timeout`), through the same
  *   conditional UPDATE, so a person's decision landing at that instant either wins or loses cleanly.
  * - Times are the store's clock (a test's ManualClock on SQLite; the database clock, shifted, on PostgreSQL):
  *   a timeout is decided, and the time left computed, only by it, never by the worker's clock, which may run ahead.
  * Waits inside one run are sequential: a workflow awaits one at a time (no Promise.all of waits).
  */
+import { keyProblem } from '../checkpoint/keys';
 import type { Clock } from '../clock';
 import { InvalidInputError, RunParkedError } from '../errors';
 import type { WaitKind, WaitRow, WaitStore } from '../store/types';
@@ -60,6 +63,20 @@ export interface Approval {
 export type SignalResult<T = unknown> =
   | { received: true; payload: T; by: string; at: number }
   | { received: false; timedOut: true };
+
+/** The longest wait name, in UTF-16 code units. */
+export const WAIT_NAME_MAX = 200;
+
+/**
+ * Why `name` cannot name a wait, or null when it can: the idempotency key's rule (keyProblem), at most 200
+ * characters. A wait's name is a key in all but name: PostgreSQL stores `go-\ud83d` and `go-\ud83c` as one
+ * (neither has a UTF-8 form), so a second wait would read the first's decision. One rule for the engine's
+ * ctx.waitForApproval/waitForSignal/sleep and for the API's and CLI's decisions (lib/control/waits.ts).
+ */
+export function waitNameProblem(name: unknown): string | null {
+  if (typeof name === 'string' && name.length > WAIT_NAME_MAX) return `must be at most ${WAIT_NAME_MAX} characters`;
+  return keyProblem(name);
+}
 
 /** Below this, a wait about to come due is slept in process rather than parked (the clocks may differ by ms). */
 const SHORT_MS = 1000;
@@ -125,16 +142,17 @@ async function waitFor(
   name: string,
   wanted: { detailsJson?: string | null; dueInMs?: number | null; dueAt?: number | null; onTimeout?: string },
 ): Promise<WaitRow> {
-  if (typeof name !== 'string' || name.length === 0 || name.length > 200) {
-    throw new InvalidInputError(`a wait's name must be a string of 1 to 200 characters, got ${JSON.stringify(name)}`);
+  const problem = waitNameProblem(name);
+  if (problem) {
+    const shown = typeof name === 'string' ? JSON.stringify(name.slice(0, 80)) : String(name);
+    throw new InvalidInputError(`${kind} name ${shown} ${problem}; nothing was written`);
   }
-  let wait = await p.store.getWait(runId, name);
+  let wait = await p.store.getWait(runId, kind, name);
   if (!wait) wait = await p.store.recordWait({ runId, name, kind, ...wanted });
-  if (wait.kind !== kind) throw new InvalidInputError(`wait ${name} of run ${runId} is a ${wait.kind}, not a ${kind}`);
   for (;;) {
     if (wait.decidedAt != null) return wait;
     // Left by the store's clock, as the pick judges a due wait: this worker's own may run ahead of it.
-    const leftMs = wait.dueAt == null ? Infinity : ((await p.store.waitDueInMs(runId, name)) ?? Infinity);
+    const leftMs = wait.dueAt == null ? Infinity : ((await p.store.waitDueInMs(runId, kind, name)) ?? Infinity);
     if (leftMs <= SHORT_MS) {
       if (leftMs > 0) await p.clock.sleep(leftMs);
       const answer: object =
@@ -157,9 +175,9 @@ async function waitFor(
       ).wait;
       continue;
     }
-    const parked = await p.store.parkRun(runId, name, p.workerId, p.attempt);
+    const parked = await p.store.parkRun(runId, kind, name, p.workerId, p.attempt);
     if (parked === 'decided') {
-      wait = (await p.store.getWait(runId, name))!;
+      wait = (await p.store.getWait(runId, kind, name))!;
       continue;
     }
     // 'lost': another execution has the run; either way this one ends here without touching it.

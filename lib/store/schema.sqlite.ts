@@ -267,7 +267,7 @@ export const metricsTally = sqliteTable('metrics_tally', {
 });
 
 /**
- * A run's durable waits (lib/engine/waits.ts): an approval, a signal or a sleep, one row per (run, name). A row
+ * A run's durable waits (lib/engine/waits.ts): an approval, a signal or a sleep, one row per (run, kind, name). A row
  * is created when the run reaches its wait, or earlier by a signal sent ahead (then already decided). Once
  * decided_at is set it never changes: the first decision is the one, on replay and for every later caller.
  */
@@ -291,7 +291,9 @@ export const waits = sqliteTable(
     note: text('note'),
   },
   (t) => [
-    primaryKey({ columns: [t.runId, t.name] }),
+    // The kind is in the key: a signal, an approval and a sleep of one name are three waits, so a signal sent
+    // ahead never takes the place of an approval the run has not reached yet (and never decides it).
+    primaryKey({ columns: [t.runId, t.kind, t.name] }),
     // The next wake-up a worker sleeps until (nextWakeIn): the first open wait by due time, one index
     // entry read. Partial: an approval decided before its timeout would otherwise sit in the way until then.
     index('waits_open_due').on(t.dueAt).where(sql`${t.decidedAt} IS NULL`),

@@ -37,10 +37,16 @@ export interface WaitDecision {
    * the row as it is).
    */
   onlyWhenDue?: boolean;
+  /**
+   * With createIfAbsent: the most waits the run may hold. A row that would be created past it is refused
+   * (WaitLimitError) and nothing is written; deciding a wait the run already holds is never refused.
+   */
+  maxWaits?: number;
 }
 
 export interface WaitStore {
-  getWait(runId: string, name: string): Promise<WaitRow | null>;
+  /** A run's wait of one kind and name: (run, kind, name) is the waits table's key. */
+  getWait(runId: string, kind: WaitKind, name: string): Promise<WaitRow | null>;
 
   /** A run's waits, oldest first (the run page, the API's run view). */
   listWaits(runId: string): Promise<WaitRow[]>;
@@ -71,14 +77,20 @@ export interface WaitStore {
    * Milliseconds until the wait's due time by the store's clock (0 or less: it is due), or null when it has none
    * or does not exist: the time a run's own timeout is left, judged where every lease is judged.
    */
-  waitDueInMs(runId: string, name: string): Promise<number | null>;
+  waitDueInMs(runId: string, kind: WaitKind, name: string): Promise<number | null>;
 
   /**
    * Parks the run this execution holds at its wait `name`: `waiting`, no owner, no lease. Under the wait's
    * row lock: if the wait was decided meanwhile, nothing is parked (`decided`) and the run goes on. `lost`:
    * this execution no longer holds the run.
    */
-  parkRun(runId: string, name: string, workerId: string, attempt: number): Promise<'parked' | 'decided' | 'lost'>;
+  parkRun(
+    runId: string,
+    kind: WaitKind,
+    name: string,
+    workerId: string,
+    attempt: number,
+  ): Promise<'parked' | 'decided' | 'lost'>;
 
   /**
    * Runs waiting now, by the kind of their open wait: how many, and the oldest such wait — its run, its name,

@@ -1,6 +1,6 @@
 /** What both backends' waits (sqlite/waits.ts, postgres/waits.ts) say and read alike. */
-import { InvalidInputError } from '../errors';
-import type { WaitKind, WaitRow } from './types';
+import { WaitLimitError } from '../errors';
+import type { WaitKind } from './types';
 
 /**
  * Open waits of waiting runs by kind: how many runs, and the oldest wait (its run and name) with its age. The
@@ -16,8 +16,15 @@ export const WAITING_SUMMARY = (now: string, collate: string) => `WITH open AS (
     k.created_at AS "oldestAt", ${now} - k.created_at AS "ageSeconds", k.run_id AS "oldestRunId", k.name AS "oldestName"
   FROM ranked k WHERE k.place = 1 ORDER BY k.kind`;
 
-export function kindMismatch(wait: WaitRow, kind: WaitKind): InvalidInputError {
-  return new InvalidInputError(`wait ${wait.name} of run ${wait.runId} is a ${wait.kind}, not a ${kind}`);
+/**
+ * The most waits a run holds by default (WAYBILL_MAX_WAITS_PER_RUN): far more than a workflow asks for, few
+ * enough that a run page listing them all stays small.
+ */
+export const MAX_WAITS_PER_RUN_DEFAULT = 500;
+
+/** A signal sent ahead may add a wait only while its run holds fewer than `max` (WaitDecision.maxWaits). */
+export function refuseOverLimit(runId: string, name: string, held: number, max: number): void {
+  if (held >= max) throw new WaitLimitError(runId, name, max);
 }
 
 /** The timeline's line for a decision: "approval review approved by alice (operator): looks good". */

@@ -43,6 +43,7 @@ export function waitsApiSuite(name: string, makeTarget: () => Promise<Target>) {
       process.env.WAYBILL_OPERATOR_TOKEN = OPERATOR;
       process.env.WAYBILL_VIEWER_TOKEN = VIEWER;
       process.env.WAYBILL_SESSION_SECRET = 'waits-suite-session-secret-01234';
+      process.env.WAYBILL_MAX_WAITS_PER_RUN = '2';
       const { startRouteServer } = await import('../support/route-server');
       server = await startRouteServer();
       store = await openStore(target.url, { synchronous: 'normal' });
@@ -57,6 +58,7 @@ export function waitsApiSuite(name: string, makeTarget: () => Promise<Target>) {
       await (await cache.waybillStore?.catch(() => undefined))?.close();
       await target?.close();
       dir.remove();
+      delete process.env.WAYBILL_MAX_WAITS_PER_RUN;
     });
 
     const api = (method: string, path: string, token: string | null, body?: unknown): Promise<Answer> =>
@@ -87,7 +89,7 @@ export function waitsApiSuite(name: string, makeTarget: () => Promise<Target>) {
         runId: id,
       });
       await store.recordWait({ runId: id, name: wait, kind: 'approval', detailsJson: '{"message":"hi"}' });
-      expect(await store.parkRun(id, wait, 'seeder', taken!.attempts)).toBe('parked');
+      expect(await store.parkRun(id, 'approval', wait, 'seeder', taken!.attempts)).toBe('parked');
     }
 
     it('approves once: the message is delivered exactly once; viewer, cross-site and second decisions are refused', async () => {
@@ -189,7 +191,7 @@ export function waitsApiSuite(name: string, makeTarget: () => Promise<Target>) {
           code: 'CONFLICT',
           message: `wait review of run ${id} was already decided by ${winner} (operator); nothing was changed`,
         });
-        const wait = (await store.getWait(id, 'review'))!;
+        const wait = (await store.getWait(id, 'approval', 'review'))!;
         expect([wait.decidedBy, wait.note, JSON.parse(wait.decisionJson!)]).toEqual(
           annWon
             ? ['ann (operator)', 'ship it', { approved: true }]
@@ -248,8 +250,26 @@ export function waitsApiSuite(name: string, makeTarget: () => Promise<Target>) {
       expect([sent.status, sent.body.wait.decision]).toEqual([200, { payload: { n: 1 } }]);
       const twice = await api('POST', '/api/v1/runs/sig-run/signals/go', OPERATOR, { payload: { n: 2 } });
       expect(twice.status).toBe(409);
-      expect((await store.getWait('sig-run', 'go'))!.decisionJson).toBe('{"payload":{"n":1}}');
+      expect((await store.getWait('sig-run', 'signal', 'go'))!.decisionJson).toBe('{"payload":{"n":1}}');
       expect((await api('POST', '/api/v1/runs/sig-run/signals/go', VIEWER, { payload: 3 })).status).toBe(403);
+    });
+
+    it('refuses a signal that would give a run more than WAYBILL_MAX_WAITS_PER_RUN waits (413), writing nothing', async () => {
+      await store.createRun({ id: 'sig-many', workflow: 'no-such-workflow', inputJson: '{}', totalSteps: null });
+      for (const n of ['a', 'b']) {
+        expect((await api('POST', `/api/v1/runs/sig-many/signals/${n}`, OPERATOR, { payload: n })).status).toBe(200);
+      }
+      const before = await written();
+      const third = await api('POST', '/api/v1/runs/sig-many/signals/c', OPERATOR, { payload: 'c' });
+      expect([third.status, third.body.error]).toEqual([
+        413,
+        {
+          code: 'PAYLOAD_TOO_LARGE',
+          message:
+            'run sig-many holds 2 waits, the most a run may hold (WAYBILL_MAX_WAITS_PER_RUN); signal c was not sent; nothing was written',
+        },
+      ]);
+      expect(await written()).toBe(before);
     });
   });
 }

@@ -33,6 +33,22 @@ function pipeline(command: string): Promise<{ stdout: string; stderr: string; st
 }
 
 describe('waybill at its edges', () => {
+  it('refuses a signal past WAYBILL_MAX_WAITS_PER_RUN with one line naming it, and writes nothing', async () => {
+    const db = await freshDb();
+    const input = JSON.stringify({ count: 1, outbox: 'outbox.jsonl' });
+    expect((await db.cli(['start', 'notify', '--input', input, '--id', 'r1'])).code).toBe(0);
+    const env = { WAYBILL_MAX_WAITS_PER_RUN: '1' };
+    expect((await db.cli(['signal', 'r1', 'a', '--payload', '1'], { env })).code).toBe(0);
+    const before = db.dump();
+    const refused = await db.cli(['signal', 'r1', 'b'], { env });
+    expect([refused.code, refused.stdout, refused.stderr]).toEqual([
+      1,
+      '',
+      'waybill signal: run r1 holds 1 waits, the most a run may hold (WAYBILL_MAX_WAITS_PER_RUN); signal b was not sent; nothing was written\n',
+    ]);
+    expect(db.dump()).toEqual(before);
+  });
+
   it('refuses a --result nested 50,000 deep with one line naming the limit, and writes nothing', async () => {
     const db = await freshDb();
     insertOutsideRun(db, 'ext-1', { claimAgeS: 3600 });

@@ -31,7 +31,7 @@ describe.each(list)('wait store contract on $name', (backend) => {
     const taken = await store.claimRun({ workerId: 'w1', leaseMs: 60_000, workflows: [workflow], runId: id });
     const name = options.name ?? kind;
     await store.recordWait({ runId: id, name, kind, dueInMs: options.dueInMs ?? null });
-    expect(await store.parkRun(id, name, 'w1', taken!.attempts)).toBe('parked');
+    expect(await store.parkRun(id, kind, name, 'w1', taken!.attempts)).toBe('parked');
   }
 
   const decision = (runId: string, name: string, by: string) => ({
@@ -115,7 +115,7 @@ describe.each(list)('wait store contract on $name', (backend) => {
       decidedBy: 'timeout',
     });
     await store.recordWait({ runId: 'nap', name: 'then', kind: 'approval' });
-    expect(await store.parkRun('nap', 'then', 'w2', taken!.attempts)).toBe('parked');
+    expect(await store.parkRun('nap', 'approval', 'then', 'w2', taken!.attempts)).toBe('parked');
     await h.elapse(60_000);
     expect(await claim()).toBeNull();
   });
@@ -170,14 +170,14 @@ describe.each(list)('wait store contract on $name', (backend) => {
     await parked('second', 'approval', { name: 'sign-off' });
     await parked('nap', 'sleep', { dueInMs: 600_000 });
     await h.elapse(1000);
-    const created = (await store.getWait('first', 'review'))!.createdAt;
+    const created = (await store.getWait('first', 'approval', 'review'))!.createdAt;
     const summary = await store.waitingSummary();
     expect(summary.map(({ ageSeconds: _, ...rest }) => rest)).toEqual([
       { kind: 'approval', runs: 2, oldestAt: created, oldestRunId: 'first', oldestName: 'review' },
       {
         kind: 'sleep',
         runs: 1,
-        oldestAt: (await store.getWait('nap', 'sleep'))!.createdAt,
+        oldestAt: (await store.getWait('nap', 'sleep', 'sleep'))!.createdAt,
         oldestRunId: 'nap',
         oldestName: 'sleep',
       },

@@ -91,7 +91,7 @@ describe.each(list)('bulk by filter on $name', (backend) => {
       await store.createRun({ id, workflow: 'alpha', inputJson: '{}', totalSteps: 1 });
       const run = await store.claimRun({ workerId: 'w1', leaseMs: 60_000, workflows: ['alpha'], runId: id });
       await store.recordWait({ runId: id, name: 'w', kind });
-      expect(await store.parkRun(id, 'w', 'w1', run!.attempts)).toBe('parked');
+      expect(await store.parkRun(id, kind, 'w', 'w1', run!.attempts)).toBe('parked');
     }
     await store.createRun({ id: 'plain', workflow: 'alpha', inputJson: '{}', totalSteps: 1 });
     expect(await bulk.preview(deps, OPERATOR, { filter: { waiting: 'approval' } })).toMatchObject({

@@ -151,7 +151,7 @@ describe.each([['sqlite'], ['postgres']] as const)('waking parked runs on %s', (
     };
     s.worker(watched);
     await s.promptly(run.id, 'waiting');
-    const due = (await s.h.store.getWait(run.id, 'sleep#1'))!.dueAt!;
+    const due = (await s.h.store.getWait(run.id, 'sleep', 'sleep#1'))!.dueAt!;
     for (let i = 0; sleptFor.length === 0; i++) {
       if (i > 2000) throw new Error('the worker never read its next wake-up');
       await sleep(5);
@@ -165,7 +165,7 @@ describe.each([['sqlite'], ['postgres']] as const)('waking parked runs on %s', (
     await s.h.elapse(11_000);
     await s.promptly(run.id, 'completed');
     expect(effects.get(`${run.id}:after`)).toBe(1);
-    expect((await s.h.store.getWait(run.id, 'sleep#1'))!.decidedAt!).toBeGreaterThanOrEqual(due);
+    expect((await s.h.store.getWait(run.id, 'sleep', 'sleep#1'))!.decidedAt!).toBeGreaterThanOrEqual(due);
   });
 
   it('a slot that comes free is filled at once: concurrency 1 runs three queued runs back to back', async (t) => {
@@ -200,7 +200,7 @@ describe.each([['sqlite'], ['postgres']] as const)('waking parked runs on %s', (
       runId: 'unserved',
     });
     await s.h.store.recordWait({ runId: 'unserved', name: 'nap', kind: 'sleep', dueInMs: 1000 });
-    expect(await s.h.store.parkRun('unserved', 'nap', 'other', taken!.attempts)).toBe('parked');
+    expect(await s.h.store.parkRun('unserved', 'sleep', 'nap', 'other', taken!.attempts)).toBe('parked');
     await s.h.elapse(120_000);
 
     let claims = 0;

@@ -49,7 +49,7 @@ describe.each(kinds)('review-and-send on %s', (kind) => {
         (await store.getRun('send-me'))?.status === 'waiting' && (await store.getRun('drop-me'))?.status === 'waiting',
       { timeoutMs: 60_000 },
     );
-    const wait = await store.getWait('send-me', 'review');
+    const wait = await store.getWait('send-me', 'approval', 'review');
     expect(JSON.parse(wait!.detailsJson!)).toMatchObject({ to: 'customer@example.com', model: 'simulated' });
     // Concurrency 1, two runs parked: the one slot is free, and another run completes while they wait.
     await ok(target, ['start', 'notify', '--input', '{"count": 3, "outbox": "other.jsonl"}', '--id', 'meanwhile']);

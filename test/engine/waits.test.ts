@@ -203,7 +203,7 @@ describe.each([['sqlite'], ['postgres']] as const)('durable waits on %s', (name)
     const run = await s.start('gate');
     await s.until(run.id, 'waiting');
     await expect(waits.decide(s.deps, viewer, { runId: run.id, approve: true })).rejects.toBeInstanceOf(ForbiddenError);
-    expect((await s.h.store.getWait(run.id, 'review'))!.decidedAt).toBeNull();
+    expect((await s.h.store.getWait(run.id, 'approval', 'review'))!.decidedAt).toBeNull();
     expect(await s.h.store.listAudit({ runId: run.id })).toHaveLength(0);
     expect(await s.status(run.id)).toBe('waiting');
   });
@@ -267,7 +267,7 @@ describe.each([['sqlite'], ['postgres']] as const)('durable waits on %s', (name)
     const first = s.worker();
     const run = await s.start('nap');
     await s.until(run.id, 'waiting');
-    const due = (await s.h.store.getWait(run.id, 'sleep#1'))!.dueAt!;
+    const due = (await s.h.store.getWait(run.id, 'sleep', 'sleep#1'))!.dueAt!;
     first.worker.stop();
     await first.done;
     s.worker();
@@ -278,7 +278,7 @@ describe.each([['sqlite'], ['postgres']] as const)('durable waits on %s', (name)
     await s.h.elapse(31_000);
     await s.until(run.id, 'completed');
     expect(count(`${run.id}:after`)).toBe(1);
-    const woke = (await s.h.store.getWait(run.id, 'sleep#1'))!.decidedAt!;
+    const woke = (await s.h.store.getWait(run.id, 'sleep', 'sleep#1'))!.decidedAt!;
     expect(woke).toBeGreaterThanOrEqual(due);
   });
 

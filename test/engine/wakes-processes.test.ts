@@ -67,11 +67,11 @@ describe.each(kinds)('a worker process polling every 10 minutes on %s', (kind) =
     await until('the run to park', async () => (await store.getRun('nap-1'))?.status === 'waiting', {
       timeoutMs: 60_000,
     });
-    const wait = (await store.getWait('nap-1', 'sleep#1'))!;
+    const wait = (await store.getWait('nap-1', 'sleep', 'sleep#1'))!;
     await until('the run to wake', async () => (await store.getRun('nap-1'))?.status === 'completed', {
       timeoutMs: 2000 + PROMPT_MS,
     });
-    const woke = (await store.getWait('nap-1', 'sleep#1'))!.decidedAt!;
+    const woke = (await store.getWait('nap-1', 'sleep', 'sleep#1'))!.decidedAt!;
     expect(woke).toBeGreaterThanOrEqual(wait.dueAt!);
     // Woken by its own due time: within a second of it (the worker reads it from the store's clock).
     expect(woke - wait.dueAt!).toBeLessThan(1);

@@ -86,9 +86,12 @@ describe.each([['sqlite'], ['postgres']] as const)('a worker a day ahead of the 
 
     expect((await h.store.getRun(sleeper.id))?.status).toBe('waiting');
     expect((await h.store.getRun(approval.id))?.status).toBe('waiting');
-    expect(await h.store.getWait(sleeper.id, 'sleep#1')).toMatchObject({ decidedAt: null, decidedBy: null });
-    expect(await h.store.getWait(approval.id, 'review')).toMatchObject({ decidedAt: null, decidedBy: null });
-    const left = await h.store.waitDueInMs(sleeper.id, 'sleep#1');
+    expect(await h.store.getWait(sleeper.id, 'sleep', 'sleep#1')).toMatchObject({ decidedAt: null, decidedBy: null });
+    expect(await h.store.getWait(approval.id, 'approval', 'review')).toMatchObject({
+      decidedAt: null,
+      decidedBy: null,
+    });
+    const left = await h.store.waitDueInMs(sleeper.id, 'sleep', 'sleep#1');
     expect(left).toBeGreaterThan(8 * 60_000);
     expect(left).toBeLessThanOrEqual(9 * 60_000);
     expect(after.size).toBe(0);

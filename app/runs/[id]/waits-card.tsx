@@ -28,7 +28,7 @@ export async function WaitsCard({
     <Card title={open.length ? 'Waiting' : 'Waits'} testId="waits">
       <ul className="space-y-4">
         {open.map((w) => (
-          <li key={w.name} data-testid="wait-open" data-wait={w.name}>
+          <li key={`${w.kind}:${w.name}`} data-testid="wait-open" data-wait={w.name}>
             <p className="text-sm">
               <strong>{w.kind === 'approval' ? 'Approval' : w.kind === 'signal' ? 'Signal' : 'Sleep'}</strong>{' '}
               <code>{w.name}</code>, since {relative(w.createdAt, now)}
@@ -57,7 +57,11 @@ export async function WaitsCard({
           </li>
         ))}
         {decided.map((w) => (
-          <li key={w.name} data-testid="wait-decided" className="text-sm text-zinc-700 dark:text-zinc-300">
+          <li
+            key={`${w.kind}:${w.name}`}
+            data-testid="wait-decided"
+            className="text-sm text-zinc-700 dark:text-zinc-300"
+          >
             <code>{w.name}</code> ({w.kind}): {decisionText(w.decision)} by {w.decidedBy} {relative(w.decidedAt, now)}
             {w.note ? ` — “${w.note}”` : ''}
           </li>

@@ -10,8 +10,8 @@ import { and, asc, eq, sql, type SQL } from 'drizzle-orm';
 import { NotFoundError } from '../../errors';
 import { announceWake, onLocalWake } from '../local-wakes';
 import { runs, stepEvents, waits } from '../schema.pg';
-import type { WaitingKind, WaitRow, WaitStore } from '../types';
-import { decisionDetail, kindMismatch, WAITING_SUMMARY } from '../waits-shared';
+import type { WaitingKind, WaitKind, WaitRow, WaitStore } from '../types';
+import { decisionDetail, refuseOverLimit, WAITING_SUMMARY } from '../waits-shared';
 import type { PgConnection } from './connection';
 import { withRetry } from './retry';
 
@@ -38,17 +38,21 @@ async function wakeRun(c: PgConnection, client: pg.PoolClient, runId: string): P
   return woken.rowCount === 1;
 }
 
+/** 'WYWT': the advisory locks of signals sent ahead, apart from the run logs' (logs.ts) and workers' (workers.ts). */
+const WAITS_ADDED_LOCK = 0x57595754;
+
 const WAIT = sql.raw(`w.run_id AS "runId", w.name, w.kind, w.details_json AS "detailsJson", w.created_at AS "createdAt",
   w.due_at AS "dueAt", w.on_timeout AS "onTimeout", w.decided_at AS "decidedAt", w.decision_json AS "decisionJson",
   w.decided_by AS "decidedBy", w.note`);
 
 export function postgresWaits(c: PgConnection): WaitStore {
-  const get = async (runId: string, name: string): Promise<WaitRow | null> =>
-    (await c.query<WaitRow>(sql`SELECT ${WAIT} FROM ${waits} w WHERE w.run_id = ${runId} AND w.name = ${name}`))
-      .rows[0] ?? null;
+  const get = async (runId: string, kind: WaitKind, name: string, client?: pg.PoolClient): Promise<WaitRow | null> => {
+    const query = sql`SELECT ${WAIT} FROM ${waits} w WHERE w.run_id = ${runId} AND w.kind = ${kind} AND w.name = ${name}`;
+    return (await (client ? c.once<WaitRow>(query, undefined, client) : c.query<WaitRow>(query))).rows[0] ?? null;
+  };
 
   return {
-    getWait: get,
+    getWait: (runId, kind, name) => get(runId, kind, name),
 
     async listWaits(runId) {
       return withRetry('listWaits', () =>
@@ -66,8 +70,8 @@ export function postgresWaits(c: PgConnection): WaitStore {
       // Safe to repeat: an insert that did land leaves the row for the second attempt to read.
       await c.query(sql`INSERT INTO ${waits} (run_id, name, kind, details_json, created_at, due_at, on_timeout)
         VALUES (${wait.runId}, ${wait.name}, ${wait.kind}, ${wait.detailsJson ?? null}::text, ${c.now()}, ${due}, ${wait.onTimeout ?? null}::text)
-        ON CONFLICT (run_id, name) DO NOTHING`);
-      return (await get(wait.runId, wait.name))!;
+        ON CONFLICT (run_id, kind, name) DO NOTHING`);
+      return (await get(wait.runId, wait.kind, wait.name))!;
     },
 
     async decideWait(d) {
@@ -80,27 +84,37 @@ export function postgresWaits(c: PgConnection): WaitStore {
           client,
         );
         if (run.rowCount === 0) throw new NotFoundError(`run ${d.runId}`);
-        if (d.createIfAbsent) {
+        if (d.createIfAbsent && !(await get(d.runId, d.kind, d.name, client))) {
+          if (d.maxWaits !== undefined) {
+            // Two signals sent ahead at the limit's edge take turns here, so they cannot both add a row. Not
+            // the run's row lock: parkRun holds a wait's lock while it waits for that one.
+            await c.once(
+              sql`SELECT pg_advisory_xact_lock(${sql.raw(String(WAITS_ADDED_LOCK))}, hashtext(current_schema() || ':' || ${d.runId}))`,
+              undefined,
+              client,
+            );
+            const held = await c.once<{ n: number }>(
+              sql`SELECT count(*)::int AS n FROM ${waits} WHERE run_id = ${d.runId}`,
+              undefined,
+              client,
+            );
+            // Sent by the one that held the lock before us: then this is a second send, answered as such below.
+            if (!(await get(d.runId, d.kind, d.name, client)))
+              refuseOverLimit(d.runId, d.name, held.rows[0]!.n, d.maxWaits);
+          }
           await c.once(
             sql`INSERT INTO ${waits} (run_id, name, kind, created_at) VALUES (${d.runId}, ${d.name}, ${d.kind}, ${c.now()})
-            ON CONFLICT (run_id, name) DO NOTHING`,
+            ON CONFLICT (run_id, kind, name) DO NOTHING`,
             undefined,
             client,
           );
         }
-        const existing = (
-          await c.once<WaitRow>(
-            sql`SELECT ${WAIT} FROM ${waits} w WHERE w.run_id = ${d.runId} AND w.name = ${d.name}`,
-            undefined,
-            client,
-          )
-        ).rows[0];
-        if (!existing) throw new NotFoundError(`wait ${d.name} of run ${d.runId}`);
-        if (existing.kind !== d.kind) throw kindMismatch(existing, d.kind);
+        if (!(await get(d.runId, d.kind, d.name, client)))
+          throw new NotFoundError(`${d.kind} ${d.name} of run ${d.runId}`);
         const won = await c.once<WaitRow>(
           sql`UPDATE ${waits} w SET decided_at = ${c.now()}, decision_json = ${d.decisionJson},
             decided_by = ${d.decidedBy}, note = ${d.note ?? null}::text
-          WHERE w.run_id = ${d.runId} AND w.name = ${d.name} AND w.decided_at IS NULL
+          WHERE w.run_id = ${d.runId} AND w.kind = ${d.kind} AND w.name = ${d.name} AND w.decided_at IS NULL
             ${d.onlyWhenDue ? sql`AND w.due_at <= ${c.now()}` : sql``} RETURNING ${WAIT}`,
           undefined,
           client,
@@ -115,34 +129,28 @@ export function postgresWaits(c: PgConnection): WaitStore {
           );
           return { decided: true, woke, wait: won.rows[0]! };
         }
-        const latest = (
-          await c.once<WaitRow>(
-            sql`SELECT ${WAIT} FROM ${waits} w WHERE w.run_id = ${d.runId} AND w.name = ${d.name}`,
-            undefined,
-            client,
-          )
-        ).rows[0]!;
-        return { decided: false, woke: false, wait: latest };
+        return { decided: false, woke: false, wait: (await get(d.runId, d.kind, d.name, client))! };
       });
       if (decided.woke) announceWake(d.runId);
       return { decided: decided.decided, wait: decided.wait };
     },
 
-    async waitDueInMs(runId, name) {
+    async waitDueInMs(runId, kind, name) {
       const due = await c.query<{ inS: number | null }>(
-        sql`SELECT w.due_at - ${c.now()} AS "inS" FROM ${waits} w WHERE w.run_id = ${runId} AND w.name = ${name}`,
+        sql`SELECT w.due_at - ${c.now()} AS "inS" FROM ${waits} w
+          WHERE w.run_id = ${runId} AND w.kind = ${kind} AND w.name = ${name}`,
       );
       const inS = due.rows[0]?.inS;
       return inS == null ? null : Number(inS) * 1000;
     },
 
-    async parkRun(runId, name, workerId, attempt) {
+    async parkRun(runId, kind, name, workerId, attempt) {
       return withRetry('parkRun', () =>
         c.inTransaction(async (client) => {
           const wait = (
             await c.once<{ decidedAt: number | null }>(
               sql`SELECT decided_at AS "decidedAt" FROM ${waits}
-          WHERE run_id = ${runId} AND name = ${name} FOR UPDATE`,
+          WHERE run_id = ${runId} AND kind = ${kind} AND name = ${name} FOR UPDATE`,
               undefined,
               client,
             )

@@ -7,12 +7,12 @@
  * or its wait's time comes (dueWait, which the claim's pick reads, and nextWakeIn, which idle workers sleep
  * until).
  */
-import { and, asc, eq, isNull, lte } from 'drizzle-orm';
+import { and, asc, count, eq, isNull, lte } from 'drizzle-orm';
 import { NotFoundError } from '../../errors';
 import { announceWake, onLocalWake } from '../local-wakes';
 import { runs, waits } from '../schema.sqlite';
-import type { WaitingKind, WaitRow, WaitStore } from '../types';
-import { decisionDetail, kindMismatch, WAITING_SUMMARY } from '../waits-shared';
+import type { WaitingKind, WaitKind, WaitRow, WaitStore } from '../types';
+import { decisionDetail, refuseOverLimit, WAITING_SUMMARY } from '../waits-shared';
 import { guard, type SqliteConnection } from './connection';
 
 /**
@@ -49,16 +49,19 @@ function wakeRun(c: SqliteConnection, runId: string, now: number): boolean {
 
 export function sqliteWaits(c: SqliteConnection): WaitStore {
   const { orm } = c;
-  const get = (runId: string, name: string): WaitRow | undefined =>
+  const get = (runId: string, kind: WaitKind, name: string): WaitRow | undefined =>
     orm
       .select()
       .from(waits)
-      .where(and(eq(waits.runId, runId), eq(waits.name, name)))
+      .where(and(eq(waits.runId, runId), eq(waits.kind, kind), eq(waits.name, name)))
       .get();
 
+  const countWaits = (runId: string): number =>
+    orm.select({ n: count() }).from(waits).where(eq(waits.runId, runId)).get()!.n;
+
   return {
-    async getWait(runId, name) {
-      return guard(() => get(runId, name) ?? null);
+    async getWait(runId, kind, name) {
+      return guard(() => get(runId, kind, name) ?? null);
     },
 
     async listWaits(runId) {
@@ -84,7 +87,7 @@ export function sqliteWaits(c: SqliteConnection): WaitStore {
           })
           .onConflictDoNothing()
           .run();
-        return get(wait.runId, wait.name)!;
+        return get(wait.runId, wait.kind, wait.name)!;
       });
     },
 
@@ -93,13 +96,13 @@ export function sqliteWaits(c: SqliteConnection): WaitStore {
       const decided = c.tx(() => {
         const run = orm.select({ status: runs.status }).from(runs).where(eq(runs.id, d.runId)).get();
         if (!run) throw new NotFoundError(`run ${d.runId}`);
-        let wait = get(d.runId, d.name);
+        let wait = get(d.runId, d.kind, d.name);
         if (!wait && d.createIfAbsent) {
+          if (d.maxWaits !== undefined) refuseOverLimit(d.runId, d.name, countWaits(d.runId), d.maxWaits);
           orm.insert(waits).values({ runId: d.runId, name: d.name, kind: d.kind, createdAt: now }).run();
-          wait = get(d.runId, d.name)!;
+          wait = get(d.runId, d.kind, d.name)!;
         }
-        if (!wait) throw new NotFoundError(`wait ${d.name} of run ${d.runId}`);
-        if (wait.kind !== d.kind) throw kindMismatch(wait, d.kind);
+        if (!wait) throw new NotFoundError(`${d.kind} ${d.name} of run ${d.runId}`);
         const won =
           orm
             .update(waits)
@@ -107,6 +110,7 @@ export function sqliteWaits(c: SqliteConnection): WaitStore {
             .where(
               and(
                 eq(waits.runId, d.runId),
+                eq(waits.kind, d.kind),
                 eq(waits.name, d.name),
                 isNull(waits.decidedAt),
                 d.onlyWhenDue ? lte(waits.dueAt, now) : undefined,
@@ -125,24 +129,24 @@ export function sqliteWaits(c: SqliteConnection): WaitStore {
             now,
           );
         }
-        return { decided: won, woke, wait: get(d.runId, d.name)! };
+        return { decided: won, woke, wait: get(d.runId, d.kind, d.name)! };
       });
       if (decided.woke) announceWake(d.runId);
       return { decided: decided.decided, wait: decided.wait };
     },
 
-    async waitDueInMs(runId, name) {
+    async waitDueInMs(runId, kind, name) {
       const now = c.now();
       return guard(() => {
-        const dueAt = get(runId, name)?.dueAt;
+        const dueAt = get(runId, kind, name)?.dueAt;
         return dueAt == null ? null : (dueAt - now) * 1000;
       });
     },
 
-    async parkRun(runId, name, workerId, attempt) {
+    async parkRun(runId, kind, name, workerId, attempt) {
       const now = c.now();
       return c.tx(() => {
-        if (get(runId, name)?.decidedAt != null) return 'decided' as const;
+        if (get(runId, kind, name)?.decidedAt != null) return 'decided' as const;
         const parked = orm
           .update(runs)
           .set({ status: 'waiting', owner: null, leaseExpiresAt: null, updatedAt: now })
