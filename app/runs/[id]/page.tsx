@@ -271,7 +271,12 @@ function ProgressCard({ detail, now }: { detail: RunDetail; now: number }) {
         <Stat label="Committed" value={detail.committedCount} testId="run-committed" />
       </div>
       <p className="mt-3 text-sm text-zinc-600 dark:text-zinc-400">
-        {detail.eta && progress && stalled(detail.eta, progress.updatedAt, now) ? (
+        {/* A stalled run's rate is its past, not a promise: the stall reason above says what it waits for. */}
+        {detail.stall && progress ? (
+          <>
+            Last saved {relative(progress.updatedAt, now)} at step {progress.step}.
+          </>
+        ) : detail.eta && progress && stalled(detail.eta, progress.updatedAt, now) ? (
           <span data-testid="run-stalled" className="text-amber-800 dark:text-amber-300">
             No progress for {relative(progress.updatedAt, now).replace(' ago', '')}: its worker may have died; another
             worker takes the run over once its lease passes.
