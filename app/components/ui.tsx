@@ -2,6 +2,7 @@
  * The few visual pieces every page shares, so spacing, type and colour stay one system.
  */
 import type { ReactNode } from 'react';
+import { count } from '@/lib/count';
 import { inDateRange, OUT_OF_RANGE } from './time';
 
 /** Tone classes (globals.css) by status: short names, because every row of the runs list carries a badge. */
@@ -43,7 +44,7 @@ export function ProgressBar({ step, total, label }: { step: number; total: numbe
       >
         <div className="wb-progress-fill" style={{ width: `${pct ?? 0}%` }} />
       </div>
-      <span className="wb-progress-text">{total ? `${step}/${total}` : `step ${step}`}</span>
+      <span className="wb-progress-text">{total ? `${count(step)}/${count(total)}` : `step ${count(step)}`}</span>
     </div>
   );
 }
@@ -82,7 +83,7 @@ export function Stat({ label, value, testId }: { label: string; value: ReactNode
       className="rounded-lg border border-zinc-200 bg-white px-4 py-3 dark:border-zinc-800 dark:bg-zinc-900"
     >
       <div className="text-xs text-zinc-500 dark:text-zinc-400">{label}</div>
-      <div className="mt-1 text-xl font-semibold tabular-nums">{value}</div>
+      <div className="mt-1 text-xl font-semibold tabular-nums">{typeof value === 'number' ? count(value) : value}</div>
     </div>
   );
 }

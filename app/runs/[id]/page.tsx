@@ -18,6 +18,7 @@ import {
 } from '@/app/components/run-charts';
 import { JsonView } from '@/app/components/json-view';
 import { Badge, Card, ProgressBar, Stat, relative } from '@/app/components/ui';
+import { count } from '@/lib/count';
 import { allows } from '@/lib/auth/principal';
 import { requirePage } from '@/lib/auth/server';
 import { claimTtlMs, getStore } from '@/lib/data/store';
@@ -462,7 +463,7 @@ function RedoSave({ redoSave }: { redoSave: RunDetail['redoSave'] }) {
       {redoSave ? (
         <div className="space-y-2">
           <p className="text-2xl font-semibold tabular-nums" data-testid="redo-save-ratio">
-            {redoSave.ratio >= 10 ? Math.round(redoSave.ratio).toLocaleString('en-US') : redoSave.ratio.toFixed(1)}×
+            {redoSave.ratio >= 10 ? count(redoSave.ratio) : redoSave.ratio.toFixed(1)}×
           </p>
           <p className="text-xs text-zinc-600 dark:text-zinc-400">
             median step{' '}
