@@ -113,7 +113,7 @@ test('bulk cancel asks first, names the runs, and keeps the reason for each run 
 
   await page.getByTestId('bulk-cancel').click();
   await dialog.confirm('e2e: duplicate batch');
-  await expect(page.getByTestId('bulk-message')).toContainText('cancel: 2 run(s) done');
+  await expect(page.getByTestId('bulk-message')).toContainText('cancel: 2 runs done');
   expect(ids.map(statusOf)).toEqual(['cancelled', 'cancelled']);
   for (const id of ids) expect(auditOf(id)).toEqual([{ action: 'cancel', detail: 'reason: e2e: duplicate batch' }]);
 

@@ -16,6 +16,8 @@ interface RewindInput {
   /** The edited input as JSON text; empty keeps the run's. */
   input?: string;
   reason?: string;
+  /** A fork's new run id; none: lib/control/rewind names it. */
+  id?: string;
 }
 
 function parseInput(
@@ -75,6 +77,7 @@ export async function forkAction(given: RewindInput): Promise<ActionResult<{ id:
     const outcome = await rewind.fork(controlDeps(), caller, {
       runId: given.runId,
       fromStep: given.fromStep,
+      id: given.id,
       input: input.value,
       reason: given.reason,
     });

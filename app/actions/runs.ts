@@ -10,6 +10,7 @@ import { config } from '@/lib/config';
 import { bulk, runs } from '@/lib/control';
 import { controlDeps } from '@/lib/data/control';
 import { InvalidInputError, StartRefusedError } from '@/lib/errors';
+import { count, counted } from '@/lib/count';
 import type { RunAction } from '@/lib/store/types';
 import { failure, fieldErrors, operatorCaller, sizeError, type ActionResult } from './result';
 import type { BulkAction, BulkFilter, BulkPreview, BulkReport } from '@/lib/control/bulk';
@@ -49,7 +50,7 @@ export async function actOnRuns(input: {
   revalidatePath('/');
   revalidatePath('/audit');
   for (const id of parsed.data.ids) revalidatePath(`/runs/${encodeURIComponent(id)}`);
-  const message = `${input.action}: ${done.length} run(s) done${refused.length ? `, ${refused.length} refused` : ''}`;
+  const message = `${input.action}: ${counted(done.length, 'run')} done${refused.length ? `, ${count(refused.length)} refused` : ''}`;
   return refused.length && !done.length
     ? { ok: false, message: refused.join('; ') }
     : { ok: true, message, data: { done, refused } };

@@ -17,8 +17,20 @@ import type { ClaimView } from '@/lib/data/claims';
  */
 export type ClaimRowView = Pick<
   ClaimView,
-  'idemKey' | 'runId' | 'step' | 'attempt' | 'workerId' | 'heartbeatAge' | 'workerAlive' | 'expiresAt' | 'orphaned'
+  | 'idemKey'
+  | 'runId'
+  | 'step'
+  | 'attempt'
+  | 'workerId'
+  | 'heartbeatAge'
+  | 'workerAlive'
+  | 'expiresAt'
+  | 'orphaned'
+  | 'outsideClient'
 >;
+
+/** Who holds a claim that names no worker: an outside client's row, or a lease taken over the protocol. */
+const holderText = (claim: ClaimRowView) => (claim.outsideClient ? 'outside client' : 'protocol client');
 
 // Short class names from globals.css, repeated on every row.
 const td = 'wb-td-top';
@@ -61,7 +73,9 @@ function ClaimTableRow({ claim, now, operator }: { claim: ClaimRowView; now: num
         {claim.workerId ? (
           <span className="wb-mono-wrap">{claim.workerId}</span>
         ) : (
-          <span className="whitespace-nowrap wb-quiet">outside client</span>
+          <span data-testid={`claim-holder-${k}`} className="whitespace-nowrap wb-quiet">
+            {holderText(claim)}
+          </span>
         )}
       </td>
       <td className={`${td} min-w-32`}>
@@ -90,7 +104,9 @@ function ClaimTableRow({ claim, now, operator }: { claim: ClaimRowView; now: num
               <p className="text-xs opacity-80">
                 {claim.workerId
                   ? 'The worker died mid-execute; whether the side effect happened is unknown.'
-                  : 'The outside client never committed within the claim TTL; whether the side effect happened is unknown.'}
+                  : claim.outsideClient
+                    ? 'The outside client never committed within the claim TTL; whether the side effect happened is unknown.'
+                    : 'Its holder neither committed nor renewed before its lease passed; whether the side effect happened is unknown.'}
               </p>
             </div>
             {operator ? (

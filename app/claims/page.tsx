@@ -161,6 +161,7 @@ function claimRowView(c: ClaimView): ClaimRowView {
     workerAlive: c.workerAlive,
     expiresAt: c.expiresAt,
     orphaned: c.orphaned,
+    outsideClient: c.outsideClient,
   };
 }
 

@@ -18,6 +18,7 @@ import type { RunAction, RunSummary } from '@/lib/store/types';
 import { RerunControl } from './bulk-rerun';
 import { ConfirmAction } from './confirm-action';
 import { Badge, ProgressBar, buttonClass } from './ui';
+import { count as grouped, counted as nounCount } from '@/lib/count';
 
 export interface RunsTableRow extends RunSummary {
   /** "12s ago", computed on the server so the client renders what the server did. */
@@ -190,6 +191,22 @@ export function RunsTable({
     return result;
   };
 
+  // Why a bulk action cannot be done now, said on its button (title) and under the buttons: a disabled button
+  // with no reason looked like one that did nothing.
+  const disabledWhy = (action: RunAction): string | null => {
+    if (pending) return 'another action is in progress';
+    if (!allMatching) return chosen.length === 0 ? 'select runs first: tick them in the list' : null;
+    if (!preview) return 'counting the runs…';
+    if (preview.tooMany) return `more than ${grouped(preview.matched - 1)} runs ${scope}: narrow the filter`;
+    if ((preview.applicable[action] ?? 0) === 0)
+      return `none of the ${nounCount(preview.matched, 'run')} ${scope} can be ${ACTION_DONE[action]} now`;
+    return null;
+  };
+  const reasons = ACTIONS.flatMap(({ action, label }) => {
+    const why = disabledWhy(action);
+    return why && allMatching && preview ? [`${label}: ${why}`] : [];
+  });
+
   return (
     <div className="space-y-3">
       {operator && (
@@ -228,8 +245,8 @@ export function RunsTable({
                       pendingLabel={`${label}…`}
                       tone={tone}
                       triggerClass={`${buttonClass(tone)} py-1 text-xs`}
-                      triggerTitle={`${hint}: every run ${scope}`}
-                      disabled={!preview || preview.tooMany || n === 0 || pending}
+                      triggerTitle={disabledWhy(action) ?? `${hint}: every run ${scope}`}
+                      disabled={disabledWhy(action) !== null}
                       heading={`${label} ${n.toLocaleString('en-US')} of the ${preview?.matched.toLocaleString('en-US') ?? ''} runs ${scope}?`}
                       confirmLabel={`${label} ${n.toLocaleString('en-US')} run${n === 1 ? '' : 's'}`}
                       onConfirm={(reason) => bulkConfirmed(action, reason)}
@@ -254,8 +271,8 @@ export function RunsTable({
                       pendingLabel="Cancelling…"
                       tone="danger"
                       triggerClass={`${buttonClass(tone)} py-1 text-xs`}
-                      triggerTitle={hint}
-                      disabled={chosen.length === 0 || pending}
+                      triggerTitle={disabledWhy(action) ?? hint}
+                      disabled={disabledWhy(action) !== null}
                       heading={chosen.length === 1 ? `Cancel run ${chosen[0]}?` : `Cancel ${chosen.length} runs?`}
                       confirmLabel={chosen.length === 1 ? 'Cancel the run' : `Cancel ${chosen.length} runs`}
                       onConfirm={(reason) => cancelChosen(chosen, reason)}
@@ -274,8 +291,8 @@ export function RunsTable({
                       key={action}
                       type="button"
                       data-testid={`bulk-${action}`}
-                      title={hint}
-                      disabled={chosen.length === 0 || pending}
+                      title={disabledWhy(action) ?? hint}
+                      disabled={disabledWhy(action) !== null}
                       onClick={() => act(action)}
                       className={`${buttonClass(tone)} py-1 text-xs`}
                     >
@@ -299,6 +316,11 @@ export function RunsTable({
               }
             />
           </div>
+          {reasons.length > 0 && (
+            <p data-testid="bulk-disabled-reason" className="text-xs text-zinc-600 dark:text-zinc-400">
+              {reasons.join('; ')}
+            </p>
+          )}
           <div
             role="status"
             data-testid="bulk-message"

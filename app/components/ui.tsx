@@ -2,6 +2,7 @@
  * The few visual pieces every page shares, so spacing, type and colour stay one system.
  */
 import type { ReactNode } from 'react';
+import { count } from '@/lib/count';
 import { inDateRange, OUT_OF_RANGE } from './time';
 import type { RunFigures } from '@/lib/control/figures';
 
@@ -52,7 +53,7 @@ export function ProgressBar({
         <div className="wb-progress-fill" style={{ width: `${percent ?? 0}%` }} />
       </div>
       <span className="wb-progress-text">
-        {total ? `${done}/${total}` : percent === 100 ? `${done} done` : `step ${done}`}
+        {total ? `${count(done)}/${count(total)}` : percent === 100 ? `${count(done)} done` : `step ${count(done)}`}
       </span>
     </div>
   );
@@ -92,7 +93,7 @@ export function Stat({ label, value, testId }: { label: string; value: ReactNode
       className="rounded-lg border border-zinc-200 bg-white px-4 py-3 dark:border-zinc-800 dark:bg-zinc-900"
     >
       <div className="text-xs text-zinc-500 dark:text-zinc-400">{label}</div>
-      <div className="mt-1 text-xl font-semibold tabular-nums">{value}</div>
+      <div className="mt-1 text-xl font-semibold tabular-nums">{typeof value === 'number' ? count(value) : value}</div>
     </div>
   );
 }

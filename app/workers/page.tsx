@@ -95,6 +95,9 @@ async function Workers() {
                     Runs held
                   </th>
                   <th scope="col" className={th}>
+                    Serves
+                  </th>
+                  <th scope="col" className={th}>
                     Host
                   </th>
                   <th scope="col" className={`${th} text-right`}>
@@ -160,6 +163,19 @@ function WorkerTableRow({ worker: w, now }: { worker: WorkerView; now: number })
                 <Link prefetch={false} href={`/runs/${encodeURIComponent(id)}`} className={link}>
                   {id}
                 </Link>
+              </li>
+            ))}
+          </ul>
+        )}
+      </td>
+      <td className={`${td} min-w-40 max-w-64`} data-testid={`worker-serves-${w.id}`}>
+        {w.workflows.length === 0 ? (
+          <span className="text-zinc-500 dark:text-zinc-400">{w.state === 'alive' ? 'nothing published' : '—'}</span>
+        ) : (
+          <ul className="flex flex-wrap gap-x-2 gap-y-1 font-mono text-xs">
+            {w.workflows.map((name) => (
+              <li key={name} className="[overflow-wrap:anywhere]">
+                {name}
               </li>
             ))}
           </ul>

@@ -24,6 +24,11 @@ export class ClaimsPage {
     return this.page.getByTestId(`claim-row-${key}`);
   }
 
+  /** Who holds the claim when no worker does: "outside client" or "protocol client". */
+  holder(key: string): Locator {
+    return this.page.getByTestId(`claim-holder-${key}`);
+  }
+
   orphaned(key: string): Locator {
     return this.page.getByTestId(`claim-orphaned-${key}`);
   }

@@ -15,6 +15,8 @@ export class RunPage {
   readonly timeline: Locator;
   readonly committed: Locator;
   readonly notFound: Locator;
+  /** The rerun / fork card: its fields, its buttons and the one line that answers them. */
+  readonly rewind: { step: Locator; input: Locator; forkId: Locator; rerun: Locator; fork: Locator; message: Locator };
 
   constructor(readonly page: Page) {
     this.status = page.getByTestId('run-status');
@@ -28,6 +30,19 @@ export class RunPage {
     this.timeline = page.getByTestId('timeline');
     this.committed = page.getByTestId('committed-table');
     this.notFound = page.getByTestId('run-not-found');
+    this.rewind = {
+      step: page.getByTestId('rewind-step'),
+      input: page.getByTestId('rewind-input'),
+      forkId: page.getByTestId('rewind-fork-id'),
+      rerun: page.getByTestId('action-rerun'),
+      fork: page.getByTestId('action-fork'),
+      message: page.getByTestId('rewind-message'),
+    };
+  }
+
+  /** /runs/<id>/steps/<step>: `step` as typed, so a test can ask for "abc". */
+  async gotoStep(id: string, step: string): Promise<number | undefined> {
+    return (await this.page.goto(`/runs/${encodeURIComponent(id)}/steps/${step}`))?.status();
   }
 
   async goto(id: string): Promise<void> {

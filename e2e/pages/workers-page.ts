@@ -16,6 +16,11 @@ export class WorkersPage {
     return this.page.getByTestId(`worker-row-${id}`);
   }
 
+  /** The workflows the worker serves, one item each. */
+  serves(id: string): Locator {
+    return this.page.getByTestId(`worker-serves-${id}`).locator('li');
+  }
+
   state(id: string): Locator {
     return this.page.getByTestId(`worker-state-${id}`);
   }

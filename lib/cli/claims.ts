@@ -6,10 +6,11 @@
  */
 import { parseArgs } from 'node:util';
 import { claims as control, type Caller, type ControlDeps } from '../control';
-import { claimView, sweepView } from '../control/views';
+import { isOutsideClaim, sweepView } from '../control/views';
 import { LiveClaimError, NotFoundError, UsageError } from '../errors';
 import { reasonSchema } from '../reason';
-import { GLOBAL_OPTIONS, check, flags, jsonArg, lookupId, positionals } from './args';
+import { listClaims } from '../api/claims';
+import { GLOBAL_OPTIONS, check, count, flags, jsonArg, lookupId, positionals } from './args';
 import { callerOf, withControl, withStore, type Cli } from './context';
 import { LiveBlock, bar, relative, table } from './format';
 
@@ -18,18 +19,32 @@ export async function claims(cli: Cli, args: string[]): Promise<number> {
     parseArgs({
       args,
       strict: true,
-      options: { ...GLOBAL_OPTIONS, orphaned: { type: 'boolean' }, run: { type: 'string' } },
+      options: {
+        ...GLOBAL_OPTIONS,
+        orphaned: { type: 'boolean' },
+        run: { type: 'string' },
+        limit: { type: 'string' },
+        cursor: { type: 'string' },
+      },
     }),
   );
   const runId = values.run === undefined ? undefined : check(lookupId, values.run, '--run');
+  if (values.json) {
+    // GET /api/v1/claims's answer, from the same function: { claims, nextCursor }, a page at a time.
+    const query = {
+      runId,
+      orphaned: values.orphaned,
+      limit: values.limit === undefined ? undefined : check(count(500), values.limit, '--limit'),
+      cursor: values.cursor,
+    };
+    cli.json(await withStore(cli, values.db, (store) => listClaims(store, query, cli.config().WAYBILL_CLAIM_TTL_MS)));
+    return 0;
+  }
+  if (values.limit !== undefined || values.cursor !== undefined)
+    throw new UsageError('--limit and --cursor page the --json answer; the table lists every claim');
   const list = await withStore(cli, values.db, (store) =>
     store.listClaims({ runId, orphanedOnly: values.orphaned, claimTtlMs: cli.config().WAYBILL_CLAIM_TTL_MS }),
   );
-  if (values.json) {
-    // The API's view of each claim (GET /api/v1/claims): `key`, its lease and expiry, never its token.
-    cli.json(list.map((c) => claimView(c, cli.config().WAYBILL_CLAIM_TTL_MS)));
-    return 0;
-  }
   if (list.length === 0) {
     cli.out(values.orphaned ? 'no orphaned claims' : 'no claims');
     return 0;
@@ -41,7 +56,7 @@ export async function claims(cli: Cli, args: string[]): Promise<number> {
       list.map((c) => [
         c.idemKey,
         c.runId,
-        c.workerId ?? (c.token === null ? '(outside client)' : null),
+        c.workerId ?? (isOutsideClaim(c) ? '(outside client)' : null),
         relative(c.claimedAt, now),
         c.leaseExpiresAt === null ? 'no lease' : relative(c.leaseExpiresAt, now),
         c.orphaned ? 'ORPHANED' : 'live',

@@ -7,13 +7,14 @@ import { WAITING_WITH_STATUS, waitingFilter, waitingMatchesStatus } from '../con
 import { eventText } from '../engine/attempt-note';
 import { NotFoundError, UsageError } from '../errors';
 import { MAX_DEPTH, nestingDepth } from '../json-depth';
-import { claimView, eventView, progressView, runSummaryView, runView } from '../control/views';
+import { claimView, eventView, progressView, runView } from '../control/views';
 import { readStallFacts, stallOf, stallSettings, type Stall } from '../control/stalled';
 import { queuedReasonOf, type QueuedReason } from '../control/queued';
 import { readRunFigures, runFigures, type RunFigures } from '../control/figures';
 import { outsideRun } from '../store/outside-runs';
 import type { ClaimRow, ProgressRow, RunRow, Store } from '../store/types';
 import { GLOBAL_OPTIONS, check, count, flags, lookupId, positionals, statusFilter } from './args';
+import { listRuns } from '../api/runs';
 import { withStore, type Cli } from './context';
 import { fields, progressBar, relative, table, truncate } from './format';
 
@@ -29,6 +30,7 @@ export async function runs(cli: Cli, args: string[]): Promise<number> {
         workflow: { type: 'string' },
         search: { type: 'string' },
         limit: { type: 'string' },
+        cursor: { type: 'string' },
       },
     }),
   );
@@ -43,6 +45,17 @@ export async function runs(cli: Cli, args: string[]): Promise<number> {
     limit: values.limit === undefined ? 50 : check(count(10_000), values.limit, '--limit'),
     claimTtlMs: cli.config().WAYBILL_CLAIM_TTL_MS,
   };
+  if (values.json) {
+    // GET /api/v1/runs's answer, from the same function: { runs, nextCursor }.
+    const query = { ...filter, q: filter.search, cursor: values.cursor };
+    cli.json(
+      await withStore(cli, values.db, (store) =>
+        listRuns(store, query, filter.claimTtlMs, stallSettings(cli.config())),
+      ),
+    );
+    return 0;
+  }
+  if (values.cursor !== undefined) throw new UsageError('--cursor pages the --json answer (its nextCursor)');
   // An outside client's run is 'idle' (no claim), which RunStatus does not name; the store filters on text.
   const { list, facts } = await withStore(cli, values.db, async (store) => {
     const [list, facts] = await Promise.all([
@@ -53,11 +66,6 @@ export async function runs(cli: Cli, args: string[]): Promise<number> {
   });
   const stalls = list.map((r) => stallOf(r, facts));
   const queued = list.map((r) => queuedReasonOf(r, facts));
-  if (values.json) {
-    // The API's view of each run (GET /api/v1/runs), so a script reads the same fields from either.
-    cli.json(list.map((r, i) => runSummaryView(r, stalls[i], queued[i])));
-    return 0;
-  }
   if (list.length === 0) {
     cli.out('no runs');
     return 0;

@@ -115,6 +115,9 @@ export function progressView(row: ProgressRow) {
   };
 }
 
+/** A claim an outside client wrote straight into the store: no fencing token, so no lease of its own. */
+export const isOutsideClaim = (row: Pick<ClaimRow, 'token'>): boolean => row.token === null;
+
 export function claimView(row: ClaimRow, claimTtlMs: number) {
   return {
     key: row.idemKey,
@@ -128,7 +131,7 @@ export function claimView(row: ClaimRow, claimTtlMs: number) {
     // A claim written by an outside client has no lease column: it lives claim-TTL after claimed_at.
     expiresAt: row.leaseExpiresAt ?? row.claimedAt + claimTtlMs / 1000,
     orphaned: row.orphaned,
-    outsideClient: row.token === null,
+    outsideClient: isOutsideClaim(row),
   };
 }
 

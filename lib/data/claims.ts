@@ -2,6 +2,7 @@ import 'server-only';
 /**
  * The claims page: every claim with its lease, its worker's heartbeat, and whether its side effect is in doubt.
  */
+import { isOutsideClaim } from '../control/views';
 import { claimsCursor } from '../store/cursor';
 import type { ClaimRow } from '../store/types';
 import { claimTtlMs, getStore } from './store';
@@ -12,6 +13,8 @@ export interface ClaimView extends ClaimRow {
   /** Seconds since the holder's worker last heartbeat, or null when it is not a registered worker. */
   heartbeatAge: number | null;
   workerAlive: boolean | null;
+  /** Written by an outside client straight into the store, as the API's outsideClient says. */
+  outsideClient: boolean;
 }
 
 /** Claims per page: a store with thousands in flight is shown a page at a time, oldest first. */
@@ -44,6 +47,7 @@ export async function getClaims(options: { cursor?: string } = {}): Promise<{
       expiresAt: c.leaseExpiresAt ?? c.claimedAt + claimTtlMs() / 1000,
       heartbeatAge: worker ? now - worker.heartbeatAt : null,
       workerAlive: worker ? worker.stoppedAt === null && now - worker.heartbeatAt < 10 : null,
+      outsideClient: isOutsideClaim(c),
     };
   });
   // Doubtful ones first on each page: they are what an operator came for.

@@ -12,6 +12,8 @@ export interface WorkerView extends WorkerRow {
   heartbeatAge: number;
   state: 'alive' | 'silent' | 'stopped';
   runs: string[];
+  /** The workflows it serves, as it published them; empty once it is not live (a silent worker serves none). */
+  workflows: string[];
 }
 
 /**
@@ -22,9 +24,11 @@ export const WORKERS_SHOWN = 500;
 
 export async function getWorkers(): Promise<{ workers: WorkerView[]; more: boolean }> {
   const store = await getStore();
-  const [rows, running] = await Promise.all([
+  const [rows, running, published] = await Promise.all([
     store.listWorkers({ limit: WORKERS_SHOWN + 1 }),
     store.listRuns({ status: 'running', limit: 1000, claimTtlMs: claimTtlMs() }),
+    // Live by the page's own rule (a heartbeat within DEAD_AFTER_S), so a worker shown alive has its list.
+    store.listPublishedWorkflows({ liveWithinMs: DEAD_AFTER_S * 1000 }),
   ]);
   const now = Date.now() / 1000;
   const workers = rows.slice(0, WORKERS_SHOWN).map(
@@ -33,6 +37,7 @@ export async function getWorkers(): Promise<{ workers: WorkerView[]; more: boole
       heartbeatAge: now - w.heartbeatAt,
       state: w.stoppedAt !== null ? 'stopped' : now - w.heartbeatAt > DEAD_AFTER_S ? 'silent' : 'alive',
       runs: running.filter((r) => r.owner === w.id).map((r) => r.id),
+      workflows: published.filter((p) => p.servedBy.includes(w.id)).map((p) => p.name),
     }),
   );
   return { workers, more: rows.length > WORKERS_SHOWN };

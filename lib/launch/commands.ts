@@ -4,7 +4,7 @@
  * against DATABASE_URL, with npm start's rules: loopback only unless a token is set.
  */
 import type { Cli } from '../cli/context';
-import { launch } from './start';
+import { type LaunchAs, launch } from './start';
 
 const UP_USAGE = `usage: waybill up [--no-demo] [--no-worker]
 
@@ -20,10 +20,17 @@ const DASHBOARD_USAGE = `usage: waybill dashboard
 Migrates the store (DATABASE_URL) and serves the dashboard on HOST:PORT (default 127.0.0.1:3000) until
 Ctrl-C. Runs are executed by workers: waybill worker.`;
 
+export const UP: LaunchAs = { command: 'waybill up', usage: UP_USAGE };
+export const DASHBOARD: LaunchAs = {
+  command: 'waybill dashboard',
+  usage: DASHBOARD_USAGE,
+  defaults: { worker: false, demo: false },
+};
+
 export function up(_cli: Cli, args: string[]): Promise<number> {
-  return launch(args, { command: 'waybill up', usage: UP_USAGE });
+  return launch(args, UP);
 }
 
 export function dashboard(_cli: Cli, args: string[]): Promise<number> {
-  return launch(['--no-worker', '--no-demo', ...args], { command: 'waybill dashboard', usage: DASHBOARD_USAGE });
+  return launch(args, DASHBOARD);
 }

@@ -79,23 +79,51 @@ export interface LaunchAs {
   /** What the user typed, for messages: "npm start", "waybill up". */
   command: string;
   usage: string;
+  /** What runs without a flag: `waybill dashboard` runs no worker and queues no demo unless told otherwise. */
+  defaults?: { worker: boolean; demo: boolean };
 }
 
 const NPM_START: LaunchAs = { command: 'npm start', usage: USAGE };
 
+/** The flags as given, over the command's defaults; `noWorker` says why no worker runs, for the announcement. */
+export interface LaunchFlags {
+  worker: boolean;
+  demo: boolean;
+  help: boolean;
+  noWorker: string;
+}
+
+/** Parses the launcher's flags; throws the parser's error on an unknown one. */
+export function launchFlags(argv: string[], as: LaunchAs): LaunchFlags {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      'no-worker': { type: 'boolean' },
+      'no-demo': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const defaults = as.defaults ?? { worker: true, demo: true };
+  return {
+    worker: values['no-worker'] ? false : defaults.worker,
+    demo: values['no-demo'] ? false : defaults.demo,
+    help: Boolean(values.help),
+    noWorker: values['no-worker'] ? '--no-worker' : `${as.command} runs none`,
+  };
+}
+
+/** The announcement's worker line once the dashboard listens. */
+export function workerLine(flags: LaunchFlags, worker: { pid: number | undefined } | null, workflows: string | null) {
+  return worker
+    ? `  worker     waybill worker${workflows ? ` --workflows ${workflows}` : ''}, pid ${worker.pid}, ${START_SLOTS} runs at once (--concurrency; more: npx waybill worker)`
+    : `  worker     none (${flags.noWorker}); start one with: npx waybill worker`;
+}
+
 export async function launch(argv: string[], as: LaunchAs = NPM_START): Promise<number> {
-  let flags: { worker: boolean; demo: boolean; help: boolean };
+  let flags: LaunchFlags;
   try {
-    const { values } = parseArgs({
-      args: argv,
-      strict: true,
-      options: {
-        'no-worker': { type: 'boolean' },
-        'no-demo': { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-    flags = { worker: !values['no-worker'], demo: !values['no-demo'], help: Boolean(values.help) };
+    flags = launchFlags(argv, as);
   } catch (error) {
     complain(`${(error as Error).message.split('. To specify')[0]}\n${as.usage}`);
     return 2;
@@ -144,7 +172,7 @@ export async function launch(argv: string[], as: LaunchAs = NPM_START): Promise<
 async function startAll(
   cfg: Config,
   dashboard: Dashboard,
-  flags: { worker: boolean; demo: boolean },
+  flags: LaunchFlags,
   signals: Signals,
   as: LaunchAs,
 ): Promise<number> {
@@ -254,11 +282,7 @@ async function startAll(
     say(
       `  dashboard  ${server}, pid ${web.pid} (${cfg.WAYBILL_WEB_PROCESSES} process${cfg.WAYBILL_WEB_PROCESSES === 1 ? '' : 'es'}: WAYBILL_WEB_PROCESSES)`,
     );
-    say(
-      worker
-        ? `  worker     waybill worker${workflows ? ` --workflows ${workflows}` : ''}, pid ${worker.pid}, ${START_SLOTS} runs at once (--concurrency; more: npx waybill worker)`
-        : '  worker     none (--no-worker); start one with: npx waybill worker',
-    );
+    say(workerLine(flags, worker, workflows));
     if (demo) say(`  demo run   ${url}/runs/${encodeURIComponent(demo)}`);
     say('Ctrl-C stops them.');
     say('');

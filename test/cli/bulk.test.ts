@@ -41,7 +41,9 @@ describe('waybill --all-matching', () => {
       ]),
     );
     expect(report).toEqual({ matched: 12, done: 12, skipped: [] });
-    const runs = json<{ id: string; status: string }[]>(await db.cli(['runs', '--json', '--limit', '100']));
+    const { runs } = json<{ runs: { id: string; status: string }[] }>(
+      await db.cli(['runs', '--json', '--limit', '100']),
+    );
     expect(
       runs
         .filter((r) => r.status === 'paused')

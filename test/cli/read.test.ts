@@ -59,7 +59,7 @@ describe('waybill read commands', () => {
       db.cli(['runs', '--search', 'batch', '--json']),
       db.cli(['runs', '--limit', '1', '--json']),
     ]);
-    const runs = json<Record<string, unknown>[]>(list);
+    const { runs } = json<{ runs: Record<string, unknown>[] }>(list);
     expect(runs).toHaveLength(2);
     for (const run of runs) expect(Object.keys(run).sort()).toEqual(RUN_KEYS);
     expect(runs.find((r) => r.id === 'r1')).toMatchObject({
@@ -72,10 +72,10 @@ describe('waybill read commands', () => {
       awaited: 0,
       orphanedClaims: 0,
     });
-    expect(json(queued)).toHaveLength(2);
-    expect(json(notify).map((r: { id: string }) => r.id)).toEqual(['r1']);
-    expect(json(searched).map((r: { id: string }) => r.id)).toEqual([auto.id]);
-    expect(json(limited)).toHaveLength(1);
+    expect(json(queued).runs).toHaveLength(2);
+    expect(json(notify).runs.map((r: { id: string }) => r.id)).toEqual(['r1']);
+    expect(json(searched).runs.map((r: { id: string }) => r.id)).toEqual([auto.id]);
+    expect(json(limited)).toEqual({ runs: [expect.objectContaining({})], nextCursor: expect.any(String) });
 
     const [detail, claims, human] = await Promise.all([
       db.cli(['inspect', 'r1', '--json']),
@@ -94,7 +94,7 @@ describe('waybill read commands', () => {
     expect(shown.events).toEqual([
       expect.objectContaining({ outcome: 'operator', detail: expect.stringMatching(/^started by cli(:\S+)?$/) }),
     ]);
-    expect(json(claims)).toEqual([]);
+    expect(json(claims)).toEqual({ claims: [], nextCursor: null });
     expect(human.stdout.split('\n')[0]).toMatch(/^ID\s+WORKFLOW\s+STATUS\s+PROGRESS/);
     expect(human.stdout).toMatch(/r1\s+notify\s+queued\s+\[░+\] 0\/3/);
     expect(human.stdout).toMatch(/\d+s ago|now/);
@@ -109,7 +109,9 @@ describe('waybill read commands', () => {
     // Claimed "in an hour": live whatever the test's pace (a claim 1 s old turned orphaned on a loaded machine).
     insertOutsideRun(db, 'ext-fresh', { claimAgeS: -3600 });
 
-    const runs = json<Record<string, unknown>[]>(await db.cli(['runs', '--workflow', 'external', '--json']));
+    const { runs } = json<{ runs: Record<string, unknown>[] }>(
+      await db.cli(['runs', '--workflow', 'external', '--json']),
+    );
     expect(runs.map((r) => r.id).sort()).toEqual(['ext-1', 'ext-fresh']);
     expect(runs.find((r) => r.id === 'ext-1')).toMatchObject({
       workflow: 'external',
@@ -132,11 +134,11 @@ describe('waybill read commands', () => {
       claims: [{ key: 'ext-1:step:2', workerId: null, leaseExpiresAt: null, orphaned: true }],
       committed: 2,
     });
-    const orphans = json<Record<string, unknown>[]>(orphaned);
+    const orphans = json<{ claims: Record<string, unknown>[] }>(orphaned).claims;
     expect(orphans).toHaveLength(1);
     expect(Object.keys(orphans[0]!).sort()).toEqual(CLAIM_KEYS);
     expect(orphans[0]).toMatchObject({ key: 'ext-1:step:2', runId: 'ext-1', workerId: null, orphaned: true });
-    expect(json(all)).toHaveLength(2);
+    expect(json(all).claims).toHaveLength(2);
     expect(human.stdout).toMatch(/ext-1:step:2\s+—\s+1h ago\s+—\s+ORPHANED/);
 
     // Expiring deletes the claim row: any client, the article's included, can claim the key again.
@@ -155,9 +157,9 @@ describe('waybill read commands', () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr.trim().split('\n')).toHaveLength(1);
     expect(refused.stderr).toContain('--force');
-    expect(json(await db.cli(['claims', '--json']))).toHaveLength(1);
+    expect(json(await db.cli(['claims', '--json'])).claims).toHaveLength(1);
     expect(await db.cli(['expire', 'ext-fresh:step:2', '--force'])).toMatchObject({ code: 0 });
-    expect(json(await db.cli(['claims', '--json']))).toEqual([]);
+    expect(json(await db.cli(['claims', '--json']))).toEqual({ claims: [], nextCursor: null });
   });
 
   it('inspect says "never" for a run no row has given a time, and the progress time for a run row', async () => {
@@ -190,7 +192,8 @@ describe('waybill read commands', () => {
     insertOutsideRun(db, 'ext-a', { claimAgeS: 600 });
     insertOutsideRun(db, 'ext-b', { claimAgeS: 600 });
     insertOutsideRun(db, 'ext-c', { claimAgeS: 600 });
-    insertOutsideRun(db, 'ext-live', { claimAgeS: 1 });
+    // Claimed "in an hour", as above: a claim 1 s old passed its 30 s TTL here while the machine built Next.
+    insertOutsideRun(db, 'ext-live', { claimAgeS: -3600 });
 
     const resolved = await db.cli([
       'resolve',
@@ -232,7 +235,9 @@ describe('waybill read commands', () => {
     const swept = json(await db.cli(['sweep', '--json']));
     // The API's sweep answer (lib/control/views sweepView): a count, the keys, and what was left alone.
     expect(swept).toEqual({ expired: 2, keys: ['ext-b:step:2', 'ext-c:step:2'], skipped: [] });
-    expect(json(await db.cli(['claims', '--json'])).map((c: { key: string }) => c.key)).toEqual(['ext-live:step:2']);
+    expect(json(await db.cli(['claims', '--json'])).claims.map((c: { key: string }) => c.key)).toEqual([
+      'ext-live:step:2',
+    ]);
     const human = await db.cli(['sweep']);
     expect(human).toMatchObject({ code: 0, stdout: 'no orphaned claims\n' });
 

@@ -148,7 +148,7 @@ describe('outside clients’ runs through the CLI process', () => {
       runCli([...db, 'inspect', 'lib-loop', '--json']),
     ]);
     expect(runs.code).toBe(0);
-    expect((JSON.parse(runs.stdout) as RunSummary[]).map((r) => [r.id, r.workflow, r.status])).toEqual([
+    expect((JSON.parse(runs.stdout) as { runs: RunSummary[] }).runs.map((r) => [r.id, r.workflow, r.status])).toEqual([
       ['lib-loop', 'external', 'idle'],
     ]);
     expect(inspect.code).toBe(0);

@@ -1,7 +1,8 @@
 /**
  * The CLI's --json and the HTTP API answer in the same views (lib/control/views): a run, the runs listing and
  * the claims listing read by `waybill` (a real process) and by the route handlers over one SQLite file are
- * equal field for field — `input` and `key`, never `inputJson` and `idemKey`.
+ * equal field for field — `input` and `key`, never `inputJson` and `idemKey` — and each listing in the same
+ * envelope (`{ runs, nextCursor }`, `{ claims, nextCursor }`, `{ entries, next }`, `{ lines, … }`).
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { json, runCli } from '../cli/support';
@@ -63,10 +64,28 @@ describe('waybill --json and the API', () => {
     ]);
 
     const runs = json(await runCli(['--db', url, 'runs', '--json']));
-    expect(runs).toEqual((await get('/api/v1/runs', await import('../../app/api/v1/runs/route'))).runs);
-    expect(runs.map((r: { id: string }) => r.id)).toEqual(['v2', 'v1']);
+    expect(runs).toEqual(await get('/api/v1/runs', await import('../../app/api/v1/runs/route')));
+    expect(Object.keys(runs)).toEqual(['runs', 'nextCursor']);
+    expect(runs.runs.map((r: { id: string }) => r.id)).toEqual(['v2', 'v1']);
+    // A page and its cursor: the next page is the same on both sides too.
+    const first = json(await runCli(['--db', url, 'runs', '--json', '--limit', '1']));
+    expect(first).toEqual(await get('/api/v1/runs?limit=1', await import('../../app/api/v1/runs/route')));
+    expect(first.nextCursor).toEqual(expect.any(String));
+    const second = json(await runCli(['--db', url, 'runs', '--json', '--limit', '1', '--cursor', first.nextCursor]));
+    expect(second.runs.map((r: { id: string }) => r.id)).toEqual(['v1']);
+
     const claims = json(await runCli(['--db', url, 'claims', '--json']));
-    expect(claims).toEqual((await get('/api/v1/claims', await import('../../app/api/v1/claims/route'))).claims);
-    expect(claims).toHaveLength(1);
+    expect(claims).toEqual(await get('/api/v1/claims', await import('../../app/api/v1/claims/route')));
+    expect(Object.keys(claims)).toEqual(['claims', 'nextCursor']);
+    expect(claims.claims).toHaveLength(1);
+
+    const audit = json(await runCli(['--db', url, 'audit', '--json']));
+    expect(audit).toEqual(await get('/api/v1/audit', await import('../../app/api/v1/audit/route')));
+    expect(Object.keys(audit)).toEqual(['entries', 'next']);
+
+    const logs = json(await runCli(['--db', url, 'logs', 'v1', '--json']));
+    expect(logs).toEqual(
+      await get('/api/v1/runs/v1/logs', await import('../../app/api/v1/runs/[id]/logs/route'), { id: 'v1' }),
+    );
   });
 });

@@ -62,7 +62,7 @@ describe.each(kinds)('review-and-send on %s', (kind) => {
     ]);
     const listed = (args: string[]) =>
       ok(target, ['runs', ...args, '--json']).then((out) =>
-        (JSON.parse(out) as { id: string }[]).map((r) => r.id).sort(),
+        (JSON.parse(out) as { runs: { id: string }[] }).runs.map((r) => r.id).sort(),
       );
     expect(await listed(['--waiting', 'approval'])).toEqual(['drop-me', 'send-me']);
     expect(await listed(['--waiting', 'signal'])).toEqual([]);

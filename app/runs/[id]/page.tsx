@@ -18,6 +18,7 @@ import {
 } from '@/app/components/run-charts';
 import { JsonView } from '@/app/components/json-view';
 import { Badge, Card, ProgressBar, Stat, relative } from '@/app/components/ui';
+import { count } from '@/lib/count';
 import { allows } from '@/lib/auth/principal';
 import { requirePage } from '@/lib/auth/server';
 import { claimTtlMs, getStore } from '@/lib/data/store';
@@ -269,7 +270,12 @@ function ProgressCard({ detail, now }: { detail: RunDetail; now: number }) {
         <Stat label="Committed" value={figures.committed} testId="run-committed" />
       </div>
       <p className="mt-3 text-sm text-zinc-600 dark:text-zinc-400">
-        {detail.eta && progress && stalled(detail.eta, progress.updatedAt, now) ? (
+        {/* A stalled run's rate is its past, not a promise: the stall reason above says what it waits for. */}
+        {detail.stall && progress ? (
+          <>
+            Last saved {relative(progress.updatedAt, now)} at step {progress.step}.
+          </>
+        ) : detail.eta && progress && stalled(detail.eta, progress.updatedAt, now) ? (
           <span data-testid="run-stalled" className="text-amber-800 dark:text-amber-300">
             No progress for {relative(progress.updatedAt, now).replace(' ago', '')}: its worker may have died; another
             worker takes the run over once its lease passes.
@@ -453,7 +459,7 @@ function RedoSave({ redoSave }: { redoSave: RunDetail['redoSave'] }) {
       {redoSave ? (
         <div className="space-y-2">
           <p className="text-2xl font-semibold tabular-nums" data-testid="redo-save-ratio">
-            {redoSave.ratio >= 10 ? Math.round(redoSave.ratio).toLocaleString('en-US') : redoSave.ratio.toFixed(1)}×
+            {redoSave.ratio >= 10 ? count(redoSave.ratio) : redoSave.ratio.toFixed(1)}×
           </p>
           <p className="text-xs text-zinc-600 dark:text-zinc-400">
             median step{' '}

@@ -1,12 +1,39 @@
 'use client';
 /**
- * Rerun or fork the run from a step: choose the step (and, optionally, an edited input), then confirm in the
- * shared dialog with an optional reason. The server refuses what the run does not allow and says why.
+ * Rerun or fork the run from a step: choose the step (and, optionally, an edited input and the fork's id),
+ * then confirm in the shared dialog with an optional reason. The server refuses what the run does not allow
+ * and says why, once, beside the fields and the buttons, scrolled into view and focused: the card sits low on
+ * the run page, and a message below the fold was a refusal nobody saw. A fork opens the new run.
  */
 import Link from 'next/link';
-import { useState } from 'react';
+import { useRouter } from 'next/navigation';
+import { useEffect, useId, useRef, useState } from 'react';
 import { forkAction, rerunAction } from '@/app/actions/rewind';
+import type { ActionResult } from '@/app/actions/result';
 import { ConfirmAction } from '@/app/components/confirm-action';
+
+interface Shown {
+  ok: boolean;
+  message: string;
+  /** Field errors the message does not already say (a refusal names its first one). */
+  more: string[];
+  /** Which fields the refusal is about, to mark them. */
+  fields: string[];
+  fork?: string;
+}
+
+/** The outcome as the line under the form shows it: each reason once. */
+function shown(outcome: ActionResult<{ id: string }>): Shown {
+  if (outcome.ok) return { ok: true, message: outcome.message, more: [], fields: [] };
+  const errors = Object.entries(outcome.errors ?? {});
+  const more = errors
+    .flatMap(([field, messages]) => messages.map((m) => `${field}: ${m}`))
+    .filter((line) => !outcome.message.includes(line));
+  return { ok: false, message: outcome.message, more, fields: errors.map(([field]) => field.split('.')[0]!) };
+}
+
+/** A refused reason stays in the dialog, under its field (confirm-action.tsx). */
+const reasonRefused = (outcome: ActionResult<unknown>) => !outcome.ok && outcome.errors?.reason !== undefined;
 
 export function RewindActions({
   runId,
@@ -17,13 +44,26 @@ export function RewindActions({
   lastStep: number;
   rerunnable: boolean;
 }) {
+  const router = useRouter();
+  const id = useId();
   const [step, setStep] = useState(String(Math.max(0, lastStep)));
   const [input, setInput] = useState('');
-  const [result, setResult] = useState<{ ok: boolean; message: string; fork?: string } | null>(null);
+  const [forkId, setForkId] = useState('');
+  const [result, setResult] = useState<Shown | null>(null);
+  const message = useRef<HTMLDivElement>(null);
+  // After the dialog closes (and gives focus back to its button): the answer in view, and read out.
+  useEffect(() => {
+    if (!result) return;
+    message.current?.scrollIntoView({ block: 'nearest' });
+    message.current?.focus({ preventScroll: true });
+  }, [result]);
   // A number, or a step's name (resolved in the run by the server: the lowest step under that key).
   const given = step.trim();
   const fromStep: number | string | null = given === '' ? null : /^\d{1,15}$/.test(given) ? Number(given) : given;
   const field = 'rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm dark:border-zinc-600 dark:bg-zinc-950';
+  const invalid = (name: string) =>
+    result?.fields.includes(name) ? { 'aria-invalid': true, 'aria-describedby': `${id}-message` } : {};
+  const newId = forkId.trim();
   return (
     <div data-testid="rewind" className="space-y-2 text-sm">
       <div className="flex flex-wrap items-end gap-2">
@@ -37,6 +77,7 @@ export function RewindActions({
             value={step}
             onChange={(e) => setStep(e.target.value)}
             className={`${field} w-24`}
+            {...invalid('fromStep')}
           />
         </label>
         <label className="flex min-w-48 flex-1 flex-col text-xs">
@@ -48,6 +89,20 @@ export function RewindActions({
             onChange={(e) => setInput(e.target.value)}
             placeholder="keep the run's input"
             className={field}
+            {...invalid('input')}
+          />
+        </label>
+        <label className="flex w-48 flex-col text-xs">
+          Fork&apos;s run id (optional)
+          <input
+            data-testid="rewind-fork-id"
+            type="text"
+            maxLength={128}
+            value={forkId}
+            onChange={(e) => setForkId(e.target.value)}
+            placeholder={`${runId.slice(0, 20)}-fork-…`}
+            className={field}
+            {...invalid('id')}
           />
         </label>
         {rerunnable && (
@@ -61,16 +116,7 @@ export function RewindActions({
             confirmLabel="Rerun"
             onConfirm={async (reason) => {
               const outcome = await rerunAction({ runId, fromStep: fromStep!, input, reason });
-              setResult({
-                ok: outcome.ok,
-                message:
-                  outcome.message +
-                  (!outcome.ok && outcome.errors
-                    ? `: ${Object.entries(outcome.errors)
-                        .map(([k, v]) => `${k} ${v.join(', ')}`)
-                        .join('; ')}`
-                    : ''),
-              });
+              if (!reasonRefused(outcome)) setResult(shown(outcome));
               return outcome;
             }}
           >
@@ -87,39 +133,54 @@ export function RewindActions({
           pendingLabel="Forking…"
           tone="default"
           disabled={fromStep === null}
-          heading={`Fork ${runId} from step ${given}?`}
+          heading={`Fork ${runId} from step ${given}${newId ? ` as ${newId}` : ''}?`}
           confirmLabel="Fork"
           onConfirm={async (reason) => {
-            const outcome = await forkAction({ runId, fromStep: fromStep!, input, reason });
-            setResult({ ok: outcome.ok, message: outcome.message, fork: outcome.ok ? outcome.data?.id : undefined });
+            const outcome = await forkAction({ runId, fromStep: fromStep!, input, reason, id: newId || undefined });
+            if (reasonRefused(outcome)) return outcome;
+            const fork = outcome.ok ? outcome.data?.id : undefined;
+            setResult({ ...shown(outcome), fork });
+            if (fork) router.push(`/runs/${encodeURIComponent(fork)}`);
             return outcome;
           }}
         >
           <p>
-            A new run: steps before {step} are copied from this one as committed, the rest run anew under the new
-            run&apos;s keys. This run is not changed.
+            A new run{newId ? ` named ${newId}` : ''}: steps before {step} are copied from this one as committed, the
+            rest run anew under the new run&apos;s keys. This run is not changed. The new run&apos;s page opens.
           </p>
         </ConfirmAction>
       </div>
-      <p
+      <div
+        ref={message}
+        id={`${id}-message`}
         data-testid="rewind-message"
-        role="status"
-        className={`empty:sr-only ${result?.ok === false ? 'text-red-700 dark:text-red-400' : 'text-zinc-600 dark:text-zinc-400'}`}
+        role={result?.ok === false ? 'alert' : 'status'}
+        tabIndex={-1}
+        className={`scroll-mb-4 rounded outline-none empty:sr-only ${result?.ok === false ? 'text-red-700 dark:text-red-400' : 'text-zinc-600 dark:text-zinc-400'}`}
       >
-        {result?.message}
-        {result?.fork && (
-          <>
-            {' '}
-            —{' '}
-            <Link
-              href={`/runs/${encodeURIComponent(result.fork)}`}
-              className="text-blue-700 hover:underline dark:text-blue-400"
-            >
-              open {result.fork}
-            </Link>
-          </>
+        {result && (
+          <p>
+            {result.message}
+            {result.fork && (
+              <>
+                {' '}
+                —{' '}
+                <Link
+                  href={`/runs/${encodeURIComponent(result.fork)}`}
+                  className="text-blue-700 hover:underline dark:text-blue-400"
+                >
+                  open {result.fork}
+                </Link>
+              </>
+            )}
+          </p>
         )}
-      </p>
+        {result?.more.map((line) => (
+          <p key={line} data-testid="rewind-field-error">
+            {line}
+          </p>
+        ))}
+      </div>
     </div>
   );
 }

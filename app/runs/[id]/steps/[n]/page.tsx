@@ -14,21 +14,11 @@ import { steps } from '@/lib/control';
 import { callerOf, controlDeps } from '@/lib/data/control';
 import { utcText } from '@/lib/data/rates';
 import { NotFoundError } from '@/lib/errors';
+import { stepAddress } from './address';
 
 export const dynamic = 'force-dynamic';
 
 type Props = { params: Promise<{ id: string; n: string }> };
-
-function parse(params: { id: string; n: string }): { id: string; n: number } | null {
-  let id: string;
-  try {
-    id = decodeURIComponent(params.id);
-  } catch {
-    return null;
-  }
-  if (!id || id.length > 512 || !/^\d{1,15}$/.test(params.n)) return null;
-  return { id, n: Number(params.n) };
-}
 
 export async function generateMetadata({ params }: Props): Promise<Metadata> {
   const p = await params;
@@ -38,11 +28,14 @@ export async function generateMetadata({ params }: Props): Promise<Metadata> {
 const MAX_SHOWN = 200_000;
 
 export default async function StepPage({ params }: Props) {
-  const parsed = parse(await params);
-  const who = await requirePage(parsed ? `/runs/${encodeURIComponent(parsed.id)}/steps/${parsed.n}` : '/');
-  if (!parsed) notFound();
+  const address = stepAddress(await params);
+  const who = await requirePage(
+    address ? `/runs/${encodeURIComponent(address.runId)}/steps/${encodeURIComponent(address.given)}` : '/',
+  );
+  // not-found.tsx says which: no such run, no such step, or no step number at all.
+  if (!address || address.step === null) notFound();
   const view = await steps
-    .read(controlDeps(), callerOf(who, 'dashboard'), { runId: parsed.id, step: parsed.n })
+    .read(controlDeps(), callerOf(who, 'dashboard'), { runId: address.runId, step: address.step })
     .catch((error: unknown) => (error instanceof NotFoundError ? null : Promise.reject(error)));
   if (!view) notFound();
   const now = Date.now() / 1000;
