@@ -196,7 +196,7 @@ describe('waybill --all-matching', () => {
       'lonely',
     );
     const [listed, human] = await Promise.all([db.cli(['runs', '--json']), db.cli(['runs'])]);
-    expect(json(listed)[0].stall).toEqual({
+    expect(json(listed).runs[0].stall).toEqual({
       kind: 'no-live-worker',
       workflow: 'agent-batch',
       message: 'no live worker for agent-batch',

@@ -49,7 +49,7 @@ describe('waybill runs and inspect: queued reasons and figures', () => {
       message: BUSY,
     };
     expect(
-      Object.fromEntries(json(listed).map((r: { id: string; queuedReason: unknown }) => [r.id, r.queuedReason])),
+      Object.fromEntries(json(listed).runs.map((r: { id: string; queuedReason: unknown }) => [r.id, r.queuedReason])),
     ).toEqual({ held: null, behind: reason });
     expect(json(inspected).run.queuedReason).toEqual(reason);
     const row = human.stdout.split('\n').find((line) => line.startsWith('behind '));
@@ -80,7 +80,7 @@ describe('waybill runs and inspect: queued reasons and figures', () => {
       db.cli(['inspect', 'named']),
     ]);
     const figures = { done: 2, total: 2, percent: 100, committed: 2, executed: 2, skipped: 0, awaited: 0 };
-    expect(json(listed)[0].figures).toEqual(figures);
+    expect(json(listed).runs[0].figures).toEqual(figures);
     expect(json(inspected).figures).toEqual(figures);
     const [header, row] = human.stdout.trim().split('\n');
     expect(header).toMatch(/^ID\s+WORKFLOW\s+STATUS\s+PROGRESS\s+EXECUTED\s+SKIPPED/);
