@@ -55,6 +55,7 @@ if (existsSync(join(ROOT, 'public'))) cpSync(join(ROOT, 'public'), join(NEXT_OUT
 // server.js needs only to be read as a module.
 writeFileSync(join(NEXT_OUT, 'package.json'), `${JSON.stringify({ private: true, type: 'module' })}\n`);
 portableExternals(join(NEXT_OUT, '.next', 'node_modules'));
+leaveToTheUser(join(NEXT_OUT, 'node_modules'));
 keepLicenses(join(NEXT_OUT, 'node_modules'));
 refuseUnwanted(NEXT_OUT);
 rmSync(OUT, { recursive: true, force: true });
@@ -103,6 +104,16 @@ function packagesIn(dir: string): string[] {
 }
 
 /** Source maps (three quarters of the old package) and native modules (built for this machine only). */
+/**
+ * better-sqlite3 (and the two packages that find its binary) is the user's own, built by their npm for their
+ * platform: next.config.js leaves it out of the routes' traces, and a trace it reaches anyway (the
+ * instrumentation hook opens the store) does not put it in the package.
+ */
+function leaveToTheUser(dir: string): void {
+  for (const name of ['better-sqlite3', 'bindings', 'file-uri-to-path'])
+    rmSync(join(dir, name), { recursive: true, force: true });
+}
+
 function refuseUnwanted(dir: string): void {
   const found: string[] = [];
   const walk = (at: string) => {

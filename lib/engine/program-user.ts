@@ -83,7 +83,8 @@ export function keepStoreFrom(user: ProgramUser, file: string): string[] {
   for (const path of [file, `${file}-wal`, `${file}-shm`, `${file}-journal`]) {
     let stat: Stats;
     try {
-      stat = statSync(path);
+      // The comment keeps Turbopack from tracing the whole project for this one computed path.
+      stat = statSync(/* turbopackIgnore: true */ path);
     } catch {
       continue;
     }
