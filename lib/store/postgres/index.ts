@@ -13,6 +13,7 @@ import { openPool, postgresConnection, type PostgresOpenOptions } from './connec
 import { postgresLogs } from './logs';
 import { postgresMetrics } from './metrics';
 import { migratePostgres } from './migrate';
+import { postgresModelCalls } from './model-calls';
 import { wakeListener } from './notify';
 import { postgresReads } from './reads';
 import { postgresRetention } from './retention';
@@ -95,6 +96,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     ...postgresRewind(c),
     ...postgresWaits(c),
     ...postgresLogs(c),
+    ...postgresModelCalls(c),
     subscribeWakes: (onWake) => wakes.subscribe(onWake),
     async close() {
       await wakes.close();
