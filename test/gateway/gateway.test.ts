@@ -6,12 +6,17 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { rewind } from '../../lib/control';
+import { Worker } from '../../lib/engine/worker';
+import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
 import { signRunToken } from '../../lib/auth/run-token';
 import { type Config, parseConfig } from '../../lib/config';
 import { runUsage } from '../../lib/gateway/ledger';
 import { loadPriceTable } from '../../lib/gateway/prices';
 import { REPLAYED_HEADER } from '../../lib/gateway/record';
 import { type GatewayServer, startGatewayServer } from '../../lib/gateway/server';
+import type { RunStore, Store } from '../../lib/store/types';
 import { backends, type StoreHandle } from '../support/backends';
 import { type ModelUpstream, startModelUpstream } from '../support/model-upstream';
 
@@ -174,7 +179,10 @@ describe.each(list)('the model gateway on $name', (backend) => {
       await upstream.arrived(before + 1);
       const waits = waited.length;
       const second = post('/v1/chat/completions', body, { 'idempotency-key': key });
-      while (waited.length === waits) await new Promise((r) => setTimeout(r, 5));
+      for (const deadline = Date.now() + 30_000; waited.length === waits; ) {
+        if (Date.now() > deadline) throw new Error(`the second request with ${key} never waited`);
+        await new Promise((r) => setTimeout(r, 5));
+      }
       expect(waited.at(-1)).toBe(key);
       upstream.release();
       const [a, b] = await Promise.all([first, second]);
@@ -243,5 +251,68 @@ describe.each(list)('the model gateway on $name', (backend) => {
         [2, 1],
       ]);
     }
+  });
+  it('a rerun from step 1 asks the model again for steps 1 and 2 only; the first answers stay in the ledger', async () => {
+    const asking = defineWorkflow({
+      name: 'asking',
+      input: z.object({}),
+      totalSteps: 3,
+      async run(ctx) {
+        const { step } = await ctx.load();
+        for (let n = step; n < 3; n++) {
+          await ctx.runOnce(
+            `${ctx.runId}:step:${n}`,
+            async ({ idempotencyKey }) =>
+              (await openai().chat.completions.create(chat(`rr step ${n}`), keyed(idempotencyKey))).choices[0]!.message
+                .content,
+            { step: n },
+          );
+          await ctx.saveProgress(n + 1, {});
+        }
+      },
+    });
+    const registry = new WorkflowRegistry([asking]);
+    const store = h.store as Store & RunStore;
+    const worker = new Worker({ store, registry, pollMs: 10, heartbeatMs: 50, clock: h.clock });
+    const running = worker.run();
+    const until = async (attempts: number) => {
+      for (let i = 0; i < 3000; i++) {
+        const run = await store.getRun('rr');
+        if (run?.status === 'completed' && run.attempts >= attempts) return;
+        await h.elapse(10);
+      }
+      throw new Error(`run rr never completed: ${JSON.stringify(await store.getRun('rr'))}`);
+    };
+    try {
+      await store.createRun({ id: 'rr', workflow: 'asking', inputJson: '{}', totalSteps: 3 });
+      await until(1);
+      expect(upstream.calls.map((c) => c.prompt)).toEqual(['rr step 0', 'rr step 1', 'rr step 2']);
+      const deps = { store: async () => store, claimTtlMs: 30_000, maxBytes: 100_000, workflows: async () => registry };
+      await rewind.rerun(
+        deps,
+        { actor: 'olga (operator)', role: 'operator', channel: 'api' },
+        { runId: 'rr', fromStep: 1 },
+      );
+      await until(2);
+    } finally {
+      worker.stop();
+      await h.settle(running);
+    }
+    expect(upstream.calls.map((c) => c.prompt)).toEqual([
+      'rr step 0',
+      'rr step 1',
+      'rr step 2',
+      'rr step 1',
+      'rr step 2',
+    ]);
+    const calls = await h.store.listModelCalls({ runId: 'rr' });
+    expect(calls.map((c) => [c.step, c.sentKey, c.idemKey !== null, c.retiredAt !== null])).toEqual([
+      [0, 'rr:step:0', true, false],
+      [1, 'rr:step:1', false, true],
+      [2, 'rr:step:2', false, true],
+      [1, 'rr:step:1', true, false],
+      [2, 'rr:step:2', true, false],
+    ]);
+    expect((await runUsage(h.store, 'rr')).calls).toBe(5);
   });
 });
