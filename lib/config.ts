@@ -130,6 +130,44 @@ const schema = z
     WAYBILL_MODEL_API_KEY: z.string().optional(),
     /** How long one model call of `agent-batch` may take. */
     WAYBILL_MODEL_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
+    /** `waybill gateway`: the address the model gateway listens on; loopback unless an operator says otherwise. */
+    WAYBILL_GATEWAY_HOST: z
+      .string()
+      .regex(/^[A-Za-z0-9.:-]+$/, 'must be an IP address or host name to listen on, e.g. 127.0.0.1 or ::1')
+      .default('127.0.0.1'),
+    /** `waybill gateway`: the port the model gateway listens on (0: any free port, printed at start). */
+    WAYBILL_GATEWAY_PORT: z.coerce
+      .number({ error: 'must be a TCP port number, 0-65535' })
+      .int('must be a TCP port number, 0-65535')
+      .min(0, 'must be a TCP port number, 0-65535')
+      .max(65_535, 'must be a TCP port number, 0-65535')
+      .default(4010),
+    /** Where the gateway sends OpenAI requests: the API's base URL, as the openai SDK's `baseURL` takes it. */
+    WAYBILL_GATEWAY_OPENAI_URL: z
+      .url({ protocol: /^https?$/, error: 'must be an http(s) URL such as https://api.openai.com/v1' })
+      .transform((u) => u.replace(/\/+$/, ''))
+      .default('https://api.openai.com/v1'),
+    /** The OpenAI key the gateway sends upstream. Only the gateway holds it: sandboxes send their run token. */
+    WAYBILL_GATEWAY_OPENAI_KEY: z.string().min(1, 'must not be empty').optional(),
+    /** Where the gateway sends Anthropic requests: the API's base URL, as the @anthropic-ai/sdk `baseURL` takes it. */
+    WAYBILL_GATEWAY_ANTHROPIC_URL: z
+      .url({ protocol: /^https?$/, error: 'must be an http(s) URL such as https://api.anthropic.com' })
+      .transform((u) => u.replace(/\/+$/, ''))
+      .default('https://api.anthropic.com'),
+    /** The Anthropic key the gateway sends upstream (as x-api-key). Only the gateway holds it. */
+    WAYBILL_GATEWAY_ANTHROPIC_KEY: z.string().min(1, 'must not be empty').optional(),
+    /**
+     * A JSON price table replacing the shipped one (lib/gateway/prices-shipped.ts): USD per million tokens in, cached
+     * in and out, by model. Calls of a model it does not price are recorded with no cost.
+     */
+    WAYBILL_GATEWAY_PRICES: z.string().min(1, 'must be the path of a JSON price table').optional(),
+    /** How long one upstream call may take before the gateway gives up on it (and stores nothing). */
+    WAYBILL_GATEWAY_TIMEOUT_MS: z.coerce.number().int().positive().default(600_000),
+    /**
+     * The lease a call in flight holds on its key, renewed while the upstream answers: a second request with the
+     * key waits this long after the first's gateway died before it asks the upstream itself.
+     */
+    WAYBILL_GATEWAY_LEASE_MS: z.coerce.number().int().min(100).default(30_000),
     /**
      * Workers prune finished runs older than this (ms), at start and then hourly. Unset: they never prune.
      * No --force here: a setting that silently voids deduplication is worse than a refused start.

@@ -7,23 +7,10 @@
  */
 import { errorFields, serverLog } from '../data/log';
 import { isUnreachable } from '../data/store-guard';
-import { ApiError, ControlInputError, WaybillError, type ErrorCode } from '../errors';
+import { ApiError, ControlInputError, WaybillError } from '../errors';
+import { STATUS_BY_CODE } from './status';
 
-/** The status for each WaybillError code the API can meet. */
-export const STATUS_BY_CODE: Partial<Record<ErrorCode, number>> = {
-  INVALID_INPUT: 400,
-  INVALID_JSON: 400,
-  UNAUTHENTICATED: 401,
-  FORBIDDEN: 403,
-  NOT_FOUND: 404,
-  CONFLICT: 409,
-  INVALID_TRANSITION: 409,
-  LEASE_LOST: 409,
-  PAYLOAD_TOO_LARGE: 413,
-  UNSUPPORTED_MEDIA_TYPE: 415,
-  IDEMPOTENCY_KEY_REUSE: 422,
-  STORE_UNAVAILABLE: 503,
-};
+export { STATUS_BY_CODE } from './status';
 
 /** Seconds a client waits before retrying a 503: a busy SQLite writer or a reconnecting pool clears quickly. */
 export const RETRY_AFTER_S = 1;

@@ -29,6 +29,11 @@ export type AuthConfig = Pick<
 
 export const LOCAL: Principal = { role: 'local', actor: 'local' };
 
+/** Whether a listen address is this machine only: where a server with no tokens configured may listen. */
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
 export function authEnabled(cfg: AuthConfig): boolean {
   return Boolean(cfg.WAYBILL_OPERATOR_TOKEN || cfg.WAYBILL_VIEWER_TOKEN);
 }

@@ -308,6 +308,24 @@ export const COMMANDS: Record<string, CommandSpec> = {
       (m) => m.worker,
     ),
   },
+  gateway: {
+    usage: 'gateway [--host H] [--port N] [--prices FILE]',
+    summary: 'the model gateway: OpenAI and Anthropic calls recorded under their idempotency keys, until SIGTERM',
+    details:
+      "Point the SDK's baseURL at it (OpenAI: http://HOST:PORT/v1, Anthropic: http://HOST:PORT) with the run token " +
+      "as the API key and the step's key as the Idempotency-Key header: a repeated request is answered from the " +
+      'store, never paid twice. The provider keys are WAYBILL_GATEWAY_OPENAI_KEY and WAYBILL_GATEWAY_ANTHROPIC_KEY.',
+    flags: [
+      ['--host H', 'listen address (default WAYBILL_GATEWAY_HOST, 127.0.0.1)'],
+      ['--port N', 'port, 0 for any free one (default WAYBILL_GATEWAY_PORT, 4010)'],
+      ['--prices FILE', 'a JSON price table (default WAYBILL_GATEWAY_PRICES, else the shipped one)'],
+    ],
+    examples: ['WAYBILL_GATEWAY_OPENAI_KEY=sk-… waybill gateway --port 4010'],
+    run: lazy(
+      () => import('./gateway'),
+      (m) => m.gateway,
+    ),
+  },
   prune: {
     usage: 'prune --older-than 30d [--dry-run] [--include-external] [--force] [--batch-size 500] [--reason TEXT]',
     summary: 'delete finished runs older than the limit, in batches',

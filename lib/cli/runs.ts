@@ -13,6 +13,7 @@ import { queuedReasonOf, type QueuedReason } from '../control/queued';
 import { readRunFigures, runFigures, type RunFigures } from '../control/figures';
 import { outsideRun } from '../store/outside-runs';
 import type { ClaimRow, ProgressRow, RunRow, Store } from '../store/types';
+import { runUsage, type UsageTotals } from '../gateway/ledger';
 import { GLOBAL_OPTIONS, check, count, flags, lookupId, positionals, statusFilter } from './args';
 import { listRuns } from '../api/runs';
 import { withStore, type Cli } from './context';
@@ -129,16 +130,18 @@ export async function inspect(cli: Cli, args: string[]): Promise<number> {
   );
   const [id] = positionals(given, ['runId']);
   const runId = check(lookupId, id, 'run id');
-  const { detail, stall, queuedReason } = await withStore(cli, values.db, async (store) => {
-    const [detail, facts] = await Promise.all([
+  const { detail, stall, queuedReason, usage } = await withStore(cli, values.db, async (store) => {
+    const [detail, facts, usage] = await Promise.all([
       loadDetail(store, runId, cli.config().WAYBILL_CLAIM_TTL_MS),
       readStallFacts(store, stallSettings(cli.config())),
+      runUsage(store, runId),
     ]);
     const row = detail.run as RunRow;
     return {
       detail,
       stall: detail.external ? null : stallOf(row, facts),
       queuedReason: detail.external ? null : queuedReasonOf(row, facts),
+      usage,
     };
   });
   if (values.json) {
@@ -164,6 +167,7 @@ export async function inspect(cli: Cli, args: string[]): Promise<number> {
       // The latest of the row's time and the progress's: a step's commit saves progress, not the run row.
       ['updated', when(latest(run.updatedAt, progress.updatedAt), now)],
       ...(run.error ? [['error', truncate(run.error, 200)!] as [string, string]] : []),
+      ...(usage.calls > 0 ? [['model calls', usageLine(usage)] as [string, string]] : []),
     ]),
   );
   if (detail.claims.length > 0) {
@@ -283,4 +287,14 @@ function latest(...times: (number | null | undefined)[]): number | null {
 /** "12s ago", or "never" for a run no row has given a time. */
 function when(epochSeconds: number | null, nowMs: number): string {
   return epochSeconds === null ? 'never' : relative(epochSeconds, nowMs);
+}
+
+/** `5 calls · 1,234 tokens in (200 cached) · 456 out · $0.0123`: what the gateway recorded for the run. */
+function usageLine(u: UsageTotals): string {
+  const n = (x: number) => x.toLocaleString('en-US');
+  const cost =
+    u.unpriced === u.calls
+      ? 'cost unknown'
+      : `$${u.costUsd.toFixed(4)}${u.unpriced > 0 ? ` (+${u.unpriced} unpriced)` : ''}`;
+  return `${n(u.calls)} · ${n(u.inputTokens)} tokens in${u.cachedTokens > 0 ? ` (${n(u.cachedTokens)} cached)` : ''} · ${n(u.outputTokens)} out · ${cost}`;
 }

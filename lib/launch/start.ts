@@ -17,7 +17,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { isAbsolute, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { authEnabled } from '../auth/principal';
+import { authEnabled, isLoopback } from '../auth/principal';
 import { config, dataDir, storeOptions, type Config } from '../config';
 import { openStore } from '../store/index';
 import { packageVersion } from '../cli/version';
@@ -439,10 +439,6 @@ function watchSignals(): Signals {
       process.off('SIGTERM', onSignal);
     },
   };
-}
-
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
 }
 
 /** Why the address cannot be listened on, or null when it can (checked before a build, so it fails fast). */

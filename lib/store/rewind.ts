@@ -166,6 +166,18 @@ export function* rerunPlan(r: RerunRequest, now: number, lock: string): Plan<Rew
     r.runId,
     r.fromStep,
   );
+  // The model calls of the steps redone go to history with their results (their rows stay, for the ledger):
+  // a deliberate rerun asks the model again, where a retry of the same attempt is answered from the record.
+  yield q(
+    `UPDATE model_calls SET idem_key = NULL, retired_at = CAST(? AS DOUBLE PRECISION)
+    WHERE run_id = ? AND idem_key IS NOT NULL
+    AND (step >= ? OR idem_key IN (SELECT idem_key FROM committed WHERE run_id = ? AND step >= ?))`,
+    now,
+    r.runId,
+    r.fromStep,
+    r.runId,
+    r.fromStep,
+  );
   const moved = (yield q('DELETE FROM committed WHERE run_id = ? AND step >= ? RETURNING 1 AS x', r.runId, r.fromStep))
     .length;
   // Every claim left is orphaned (checked above): gone, its holder can no longer commit into the rerun. Only

@@ -5,7 +5,7 @@
  * Times are epoch seconds in double precision, taken from the database clock, never the worker's.
  */
 import { sql } from 'drizzle-orm';
-import { bigint, doublePrecision, index, integer, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
+import { bigint, doublePrecision, index, integer, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core';
 
 export const progress = pgTable(
   'progress',
@@ -325,4 +325,47 @@ export const runLogs = pgTable(
     attempt: integer('attempt'),
   },
   (t) => [primaryKey({ columns: [t.runId, t.seq] })],
+);
+
+/** Model calls made through the gateway: see schema.sqlite.ts. */
+export const modelCalls = pgTable(
+  'model_calls',
+  {
+    id: text('id').primaryKey(),
+    idemKey: text('idem_key'),
+    sentKey: text('sent_key'),
+    runId: text('run_id'),
+    step: integer('step'),
+    api: text('api', {
+      enum: ['openai.chat', 'openai.responses', 'openai.embeddings', 'anthropic.messages'],
+    }).notNull(),
+    model: text('model'),
+    fingerprint: text('fingerprint').notNull(),
+    state: text('state', { enum: ['pending', 'complete'] }).notNull(),
+    framing: text('framing', { enum: ['json', 'sse'] }).notNull(),
+    leaseToken: text('lease_token'),
+    leaseExpiresAt: doublePrecision('lease_expires_at'),
+    status: integer('status'),
+    headersJson: text('headers_json'),
+    body: text('body'),
+    inputTokens: integer('input_tokens'),
+    outputTokens: integer('output_tokens'),
+    cachedTokens: integer('cached_tokens'),
+    costUsd: doublePrecision('cost_usd'),
+    startedAt: doublePrecision('started_at').notNull(),
+    completedAt: doublePrecision('completed_at'),
+    retiredAt: doublePrecision('retired_at'),
+  },
+  (t) => [uniqueIndex('model_calls_key').on(t.idemKey), index('model_calls_run').on(t.runId, t.step)],
+);
+
+/** A streamed answer's chunks: see schema.sqlite.ts. */
+export const modelCallChunks = pgTable(
+  'model_call_chunks',
+  {
+    callId: text('call_id').notNull(),
+    seq: integer('seq').notNull(),
+    data: text('data').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.callId, t.seq] })],
 );

@@ -5,7 +5,7 @@
  * Mirrored in schema.pg.ts under the same export names.
  */
 import { sql } from 'drizzle-orm';
-import { index, integer, primaryKey, real, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
 export const progress = sqliteTable(
   'progress',
@@ -321,4 +321,58 @@ export const runLogs = sqliteTable(
     attempt: integer('attempt'),
   },
   (t) => [primaryKey({ columns: [t.runId, t.seq] })],
+);
+
+/**
+ * Model calls made through the gateway (lib/gateway/): one row per call, the ledger's unit. A call sent with
+ * an Idempotency-Key is served under it (`idemKey`, unique): the first asks the upstream while holding the
+ * lease (`leaseToken`, `leaseExpiresAt`), and its answer — status, headers and the body, or for a stream its
+ * chunks in model_call_chunks — is what every later request with that key and fingerprint is given. A rerun
+ * retires the row (`idemKey` null, `retiredAt` set; `sentKey` keeps what the request said), so the rerun asks
+ * the model again and the first answer stays as history.
+ */
+export const modelCalls = sqliteTable(
+  'model_calls',
+  {
+    id: text('id').primaryKey(),
+    idemKey: text('idem_key'),
+    sentKey: text('sent_key'),
+    runId: text('run_id'),
+    step: integer('step'),
+    api: text('api', {
+      enum: ['openai.chat', 'openai.responses', 'openai.embeddings', 'anthropic.messages'],
+    }).notNull(),
+    model: text('model'),
+    /** sha-256 of the request's route and canonical JSON body: the same key must come with the same request. */
+    fingerprint: text('fingerprint').notNull(),
+    state: text('state', { enum: ['pending', 'complete'] }).notNull(),
+    framing: text('framing', { enum: ['json', 'sse'] }).notNull(),
+    leaseToken: text('lease_token'),
+    leaseExpiresAt: real('lease_expires_at'),
+    status: integer('status'),
+    headersJson: text('headers_json'),
+    /** The answer of a call that was not streamed; a stream's is its chunks, in order. */
+    body: text('body'),
+    inputTokens: integer('input_tokens'),
+    outputTokens: integer('output_tokens'),
+    /** Input tokens the provider served from its prompt cache (part of inputTokens). */
+    cachedTokens: integer('cached_tokens'),
+    /** By the price table the gateway ran with; null for a model the table does not price. */
+    costUsd: real('cost_usd'),
+    startedAt: real('started_at').notNull(),
+    completedAt: real('completed_at'),
+    retiredAt: real('retired_at'),
+  },
+  (t) => [uniqueIndex('model_calls_key').on(t.idemKey), index('model_calls_run').on(t.runId, t.step)],
+);
+
+/** A streamed answer's chunks, as the upstream sent them: replayed in seq order, they are its bytes. */
+export const modelCallChunks = sqliteTable(
+  'model_call_chunks',
+  {
+    callId: text('call_id').notNull(),
+    seq: integer('seq').notNull(),
+    data: text('data').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.callId, t.seq] })],
 );

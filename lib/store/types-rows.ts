@@ -167,3 +167,36 @@ export interface RunLogRow {
   /** The run's take (runs.attempts) whose program printed it. */
   attempt: number | null;
 }
+
+/** Which API a model call spoke (lib/gateway/): the route it came in on. */
+export type ModelApi = 'openai.chat' | 'openai.responses' | 'openai.embeddings' | 'anthropic.messages';
+
+/** One model call made through the gateway (lib/store/types-model-calls.ts): the ledger's unit. */
+export interface ModelCallRow {
+  id: string;
+  /** The key the answer is served under; null for a call sent without one, or retired by a rerun. */
+  idemKey: string | null;
+  /** The Idempotency-Key the request carried, kept after the call is retired. */
+  sentKey: string | null;
+  runId: string | null;
+  step: number | null;
+  api: ModelApi;
+  model: string | null;
+  fingerprint: string;
+  /** `pending`: asked upstream, under the lease; `complete`: the answer is stored. */
+  state: 'pending' | 'complete';
+  /** `sse`: a streamed answer, stored as its chunks; `json`: one body. */
+  framing: 'json' | 'sse';
+  leaseToken: string | null;
+  leaseExpiresAt: number | null;
+  status: number | null;
+  headersJson: string | null;
+  body: string | null;
+  inputTokens: number | null;
+  outputTokens: number | null;
+  cachedTokens: number | null;
+  costUsd: number | null;
+  startedAt: number;
+  completedAt: number | null;
+  retiredAt: number | null;
+}

@@ -9,6 +9,7 @@ import type { AuditStore } from './types-audit';
 import type { ClaimStore } from './types-claims';
 import type { InsightStore } from './types-insights';
 import type { LogStore } from './types-logs';
+import type { ModelCallStore } from './types-model-calls';
 import type { RetentionStore } from './types-retention';
 import type { RewindStore } from './types-rewind';
 import type { RunStore } from './types-runs';
@@ -21,6 +22,7 @@ export * from './types-claims';
 export * from './types-insights';
 export * from './types-logs';
 export * from './types-metrics';
+export * from './types-model-calls';
 export * from './types-retention';
 export * from './types-rewind';
 export * from './types-rows';
@@ -41,6 +43,7 @@ export interface Store
     RewindStore,
     WaitStore,
     LogStore,
+    ModelCallStore,
     WakeStore {
   /** Releases connections; the store is unusable afterwards. */
   close(): Promise<void>;

@@ -11,6 +11,7 @@ import type {
   AuditEntry,
   ClaimRow,
   CommittedRow,
+  ModelCallRow,
   ProgressRow,
   RunLogRow,
   RunRow,
@@ -32,6 +33,8 @@ const TABLES = [
   'audit',
   'metricsTally',
   'runLogs',
+  'modelCalls',
+  'modelCallChunks',
 ] as const;
 type Tables = Pick<typeof sqlite, (typeof TABLES)[number]>;
 type PgTables = Pick<typeof pg, (typeof TABLES)[number]>;
@@ -52,6 +55,8 @@ describe('the two Drizzle schemas', () => {
     expectTypeOf<Rows<PgTables>['audit']>().toEqualTypeOf<Rows<Tables>['audit']>();
     expectTypeOf<Rows<PgTables>['metricsTally']>().toEqualTypeOf<Rows<Tables>['metricsTally']>();
     expectTypeOf<Rows<PgTables>['runLogs']>().toEqualTypeOf<Rows<Tables>['runLogs']>();
+    expectTypeOf<Rows<PgTables>['modelCalls']>().toEqualTypeOf<Rows<Tables>['modelCalls']>();
+    expectTypeOf<Rows<PgTables>['modelCallChunks']>().toEqualTypeOf<Rows<Tables>['modelCallChunks']>();
   });
 
   it('take the same inserts (the same columns are optional or defaulted)', () => {
@@ -62,6 +67,7 @@ describe('the two Drizzle schemas', () => {
     expectTypeOf<Inserts<PgTables>['workers']>().toEqualTypeOf<Inserts<Tables>['workers']>();
     expectTypeOf<Inserts<PgTables>['workflows']>().toEqualTypeOf<Inserts<Tables>['workflows']>();
     expectTypeOf<Inserts<PgTables>['runLogs']>().toEqualTypeOf<Inserts<Tables>['runLogs']>();
+    expectTypeOf<Inserts<PgTables>['modelCalls']>().toEqualTypeOf<Inserts<Tables>['modelCalls']>();
   });
 
   it('infer exactly the rows the store interface hands out', () => {
@@ -73,5 +79,6 @@ describe('the two Drizzle schemas', () => {
     expectTypeOf<WorkerRow>().toEqualTypeOf<Omit<Rows<Tables>['workers'], 'workflowsJson'>>();
     expectTypeOf<AuditEntry>().toEqualTypeOf<Rows<Tables>['audit']>();
     expectTypeOf<RunLogRow>().toEqualTypeOf<Rows<Tables>['runLogs']>();
+    expectTypeOf<ModelCallRow>().toEqualTypeOf<Rows<Tables>['modelCalls']>();
   });
 });

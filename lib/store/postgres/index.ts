@@ -14,6 +14,7 @@ import { openPool, postgresConnection, type PostgresOpenOptions } from './connec
 import { postgresLogs } from './logs';
 import { postgresMetrics } from './metrics';
 import { migratePostgres } from './migrate';
+import { postgresModelCalls } from './model-calls';
 import { wakeListener } from './notify';
 import { postgresReads } from './reads';
 import { postgresRetention } from './retention';
@@ -109,6 +110,7 @@ export async function openPostgresStore(given: PostgresStoreOptions): Promise<Po
     ...postgresRewind(c),
     ...postgresWaits(c),
     ...postgresLogs(c),
+    ...postgresModelCalls(c),
     subscribeWakes: (onWake) => wakes.subscribe(onWake),
     async close() {
       await wakes.close();

@@ -15,6 +15,7 @@ import { openSqliteConnection, type SqliteOpenOptions } from './connection';
 import { sqliteLogs } from './logs';
 import { sqliteMetrics } from './metrics';
 import { migrateSqlite } from './migrate';
+import { sqliteModelCalls } from './model-calls';
 import { wakeWatcher } from './notify';
 import { sqliteReads } from './reads';
 import { sqliteRetention } from './retention';
@@ -75,6 +76,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     ...sqliteRewind(c),
     ...sqliteWaits(c),
     ...sqliteLogs(c),
+    ...sqliteModelCalls(c),
     subscribeWakes: (onWake) => wakes.subscribe(onWake),
     async close() {
       wakes.close();

@@ -1,0 +1,112 @@
+/**
+ * The gateway's one handler, a web Request to a Response, so `waybill gateway` (server.ts) and a route of the
+ * dashboard can serve it alike. It checks, in order, before anything is written or sent upstream: the route,
+ * who is asking (auth.ts), the body (JSON, bounded), and the key rules — a valid Idempotency-Key, a run
+ * token's keys its own run's (keyRun, the rule lib/api/run-scope.ts holds the checkpoint protocol to) and its
+ * run not finished. Then record.ts makes or replays the call.
+ */
+import type { AuthConfig, Principal } from '../auth/principal';
+import { STATUS_BY_CODE } from '../api/status';
+import { contentKey, keyProblem, keyRun } from '../checkpoint/keys';
+import { ApiError, WaybillError } from '../errors';
+import { FINISHED_STATUSES } from '../store/sql-shared';
+import { ANTHROPIC_ROUTES } from './anthropic';
+import { gatewayPrincipal } from './auth';
+import { OPENAI_ROUTES } from './openai';
+import { recordedCall, type RecordDeps } from './record';
+import type { GatewayRoute, Json } from './routes';
+
+export interface GatewayDeps extends RecordDeps {
+  auth: AuthConfig;
+}
+
+/** A model request with images in it is large, but not without bound. */
+export const MAX_REQUEST_BYTES = 32 * 1024 * 1024;
+
+export const GATEWAY_ROUTES: GatewayRoute[] = [...OPENAI_ROUTES, ...ANTHROPIC_ROUTES];
+
+function errorJson(status: number, code: string, message: string): Response {
+  return Response.json({ error: { code, message } }, { status, headers: { 'cache-control': 'no-store' } });
+}
+
+export async function handleGatewayRequest(request: Request, deps: GatewayDeps): Promise<Response> {
+  try {
+    return await serve(request, deps);
+  } catch (error) {
+    if (error instanceof WaybillError && STATUS_BY_CODE[error.code] !== undefined)
+      return errorJson(STATUS_BY_CODE[error.code]!, error.code, error.message);
+    deps.warn?.('gateway: internal error', { error: (error as Error).message });
+    return errorJson(500, 'INTERNAL', 'internal error: the model call did not complete (see the gateway log)');
+  }
+}
+
+async function serve(request: Request, deps: GatewayDeps): Promise<Response> {
+  const path = new URL(request.url).pathname.replace(/\/+$/, '');
+  const route = GATEWAY_ROUTES.find((r) => r.path === path);
+  if (!route)
+    return errorJson(
+      404,
+      'NOT_FOUND',
+      `the gateway serves ${GATEWAY_ROUTES.map((r) => `POST ${r.path}`).join(', ')}; not ${path}`,
+    );
+  if (request.method !== 'POST') return errorJson(405, 'METHOD_NOT_ALLOWED', `${route.path} takes POST only`);
+  const who = gatewayPrincipal(deps.auth, request.headers, Date.now());
+  const body = await readBody(request);
+  const idemKey = request.headers.get('idempotency-key');
+  if (idemKey !== null) {
+    const problem = keyProblem(idemKey);
+    if (problem) throw new ApiError('INVALID_INPUT', `the Idempotency-Key header ${problem}; nothing was sent`);
+  }
+  const runId = await runOf(deps, who, idemKey);
+  const step = idemKey === null ? null : Number(/:step:(\d+)$/.exec(idemKey)?.[1] ?? Number.NaN);
+  return recordedCall(deps, {
+    route,
+    body,
+    headers: request.headers,
+    start: {
+      idemKey,
+      runId,
+      step: Number.isSafeInteger(step) ? step : null,
+      api: route.api,
+      model: typeof body.model === 'string' ? body.model : null,
+      // The route is part of what was asked: one key may not be a chat completion and then an embedding.
+      fingerprint: contentKey({ path: route.path, body }),
+      framing: body.stream === true ? 'sse' : 'json',
+    },
+  });
+}
+
+async function readBody(request: Request): Promise<Json> {
+  const declared = Number(request.headers.get('content-length') ?? 0);
+  if (declared > MAX_REQUEST_BYTES)
+    throw new ApiError('PAYLOAD_TOO_LARGE', `a model request is at most ${MAX_REQUEST_BYTES} bytes`);
+  const text = await request.text();
+  if (Buffer.byteLength(text) > MAX_REQUEST_BYTES)
+    throw new ApiError('PAYLOAD_TOO_LARGE', `a model request is at most ${MAX_REQUEST_BYTES} bytes`);
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new ApiError('INVALID_JSON', 'the request body is not JSON; nothing was sent');
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    throw new ApiError('INVALID_INPUT', 'the request body must be a JSON object; nothing was sent');
+  return body as Json;
+}
+
+/** The run the call is recorded under; a run token's key must be its run's and its run not finished. */
+async function runOf(deps: GatewayDeps, who: Principal, idemKey: string | null): Promise<string | null> {
+  if (who.role !== 'run') return idemKey === null ? null : keyRun(idemKey);
+  const own = who.runId!;
+  if (idemKey !== null && keyRun(idemKey) !== own) {
+    const other = keyRun(idemKey);
+    throw new ApiError(
+      'FORBIDDEN',
+      `a run token for run ${own} may use only its run's keys ("${own}:step:<n>", or "${own}:<name>"), not ${idemKey.slice(0, 200)}${other === null ? '' : `: that key is run ${other.slice(0, 200)}'s`}`,
+    );
+  }
+  const status = (await deps.store.getRun(own))?.status;
+  if (status !== undefined && (FINISHED_STATUSES as readonly string[]).includes(status))
+    throw new ApiError('FORBIDDEN', `run ${own} is ${status}: its run tokens are refused`);
+  return own;
+}

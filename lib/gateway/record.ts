@@ -1,0 +1,210 @@
+/**
+ * A model call under the store's record (types-model-calls.ts). The request that leads asks the upstream and
+ * stores its answer — a stream chunk by chunk as it arrives — and holds back a stream's last chunk (a body's
+ * whole answer) until the answer is stored: a client that has the whole answer can count on its replay. A
+ * request that finds the answer is given it as it was stored, byte for byte and framed the same; one that
+ * finds the key in flight waits for it. A failed upstream (an error status, a timeout, a cut stream) stores
+ * nothing, so the key can be tried again; the lead keeps reading a stream its client left, so what was paid
+ * for is kept.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ModelCallRow, ModelCallStart, Store } from '../store/types';
+import { costOf, type PriceTable } from './prices';
+import { KEPT_HEADERS, type GatewayRoute, type GatewaySettings, type Json } from './routes';
+import { callUpstream } from './upstream';
+import { usageOfBody, usageOfStream } from './usage';
+
+export interface RecordDeps {
+  store: Store;
+  settings: GatewaySettings;
+  prices: PriceTable;
+  /** Between looks at a key another request holds (ms). */
+  pollMs?: number;
+  fetch?: typeof fetch;
+  /** Told of upstream failures and lost leases; the client is told too. */
+  warn?: (message: string, fields: Record<string, unknown>) => void;
+  /** Told when a request waits for another request's call under its key. */
+  onWait?: (idemKey: string) => void;
+}
+
+export interface PreparedCall {
+  route: GatewayRoute;
+  body: Json;
+  headers: Headers;
+  start: Omit<ModelCallStart, 'leaseMs'>;
+}
+
+/** Header on an answer given from the store rather than the upstream. */
+export const REPLAYED_HEADER = 'waybill-replayed';
+/** How long a waiter reads before letting the store judge the lead's lease again. */
+const REJUDGE_MS = 1000;
+
+export async function recordedCall(deps: RecordDeps, call: PreparedCall): Promise<Response> {
+  const start = { ...call.start, leaseMs: deps.settings.WAYBILL_GATEWAY_LEASE_MS };
+  for (;;) {
+    const begin = await deps.store.beginModelCall(start);
+    if (begin.kind === 'answered') return replay(deps.store, begin.call);
+    if (begin.kind === 'lead') return lead(deps, call, begin.callId, begin.token);
+    deps.onWait?.(begin.call.idemKey!);
+    await waitForAnswer(deps, begin.call);
+  }
+}
+
+/** Until the call is answered, gone, or it is time to judge its lease again. */
+async function waitForAnswer(deps: RecordDeps, pending: ModelCallRow): Promise<void> {
+  const until = Date.now() + REJUDGE_MS;
+  while (Date.now() < until) {
+    await sleep(deps.pollMs ?? 25);
+    const now = await deps.store.getModelCall(pending.idemKey!);
+    if (!now || now.state === 'complete' || now.leaseToken !== pending.leaseToken) return;
+  }
+}
+
+function keptHeaders(from: Headers): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of KEPT_HEADERS) {
+    const value = from.get(name);
+    if (value !== null) out[name] = value;
+  }
+  return out;
+}
+
+async function replay(store: Store, call: ModelCallRow): Promise<Response> {
+  const headers = { ...(JSON.parse(call.headersJson ?? '{}') as Record<string, string>), [REPLAYED_HEADER]: 'true' };
+  if (call.framing === 'json') return new Response(call.body, { status: call.status ?? 200, headers });
+  const chunks = await store.readModelCallChunks(call.id);
+  const encoder = new TextEncoder();
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (const chunk of chunks) controller.enqueue(encoder.encode(chunk));
+      controller.close();
+    },
+  });
+  return new Response(body, { status: call.status ?? 200, headers });
+}
+
+function failure(status: number, message: string): Response {
+  return Response.json(
+    { error: { code: 'MODEL_ERROR', message } },
+    { status, headers: { 'cache-control': 'no-store' } },
+  );
+}
+
+async function lead(deps: RecordDeps, call: PreparedCall, callId: string, token: string): Promise<Response> {
+  const { store, settings } = deps;
+  const api = call.route.api;
+  let held = true;
+  const keeper = setInterval(
+    () => {
+      void store.renewModelCall(callId, token, settings.WAYBILL_GATEWAY_LEASE_MS).then(
+        (ok) => {
+          if (!ok && held) {
+            held = false;
+            deps.warn?.('gateway: the lease on a model call was taken over; its answer is not stored', { callId });
+          }
+        },
+        () => undefined,
+      );
+    },
+    Math.max(50, Math.floor(settings.WAYBILL_GATEWAY_LEASE_MS / 3)),
+  );
+  keeper.unref();
+  const done = () => clearInterval(keeper);
+  const abandon = async (why: string, fields: Record<string, unknown>) => {
+    done();
+    deps.warn?.(`gateway: ${why}; nothing stored`, { callId, key: call.start.idemKey, ...fields });
+    await store.abandonModelCall(callId, token).catch(() => undefined);
+  };
+
+  let upstream: Response;
+  try {
+    upstream = await callUpstream(call.route, settings, call.headers, call.body, deps.fetch);
+  } catch (error) {
+    const timedOut = (error as Error).name === 'TimeoutError';
+    await abandon('the upstream did not answer', { error: (error as Error).message });
+    return failure(
+      timedOut ? 504 : 502,
+      timedOut
+        ? `the upstream did not answer within ${settings.WAYBILL_GATEWAY_TIMEOUT_MS} ms (WAYBILL_GATEWAY_TIMEOUT_MS)`
+        : `the upstream could not be reached: ${(error as Error).message}`,
+    );
+  }
+  const headers = keptHeaders(upstream.headers);
+  if (upstream.status < 200 || upstream.status > 299) {
+    // An error is the upstream's, passed on as it came (an SDK retries a 429 or a 5xx by it); never an answer.
+    const text = await upstream.text().catch(() => '');
+    await abandon('the upstream answered with an error', { status: upstream.status });
+    return new Response(text, { status: upstream.status, headers });
+  }
+  const answer = (usage: ReturnType<typeof usageOfBody>, body: string | null) => ({
+    status: upstream.status,
+    headersJson: JSON.stringify(headers),
+    body,
+    model: usage.model ?? call.start.model,
+    inputTokens: usage.inputTokens,
+    outputTokens: usage.outputTokens,
+    cachedTokens: usage.cachedTokens,
+    costUsd: costOf(deps.prices, usage.model ?? call.start.model, usage),
+  });
+
+  if (call.start.framing === 'json' || upstream.body === null) {
+    let text: string;
+    try {
+      text = await upstream.text();
+    } catch (error) {
+      await abandon('the upstream cut its answer', { error: (error as Error).message });
+      return failure(502, `the upstream cut its answer: ${(error as Error).message}`);
+    }
+    done();
+    if (held) await store.completeModelCall(callId, token, answer(usageOfBody(api, text), text));
+    return new Response(text, { status: upstream.status, headers });
+  }
+
+  const reader = upstream.body.getReader();
+  const decoder = new TextDecoder();
+  const encoder = new TextEncoder();
+  let attached = true;
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      const send = (text: string) => {
+        if (!attached) return;
+        try {
+          controller.enqueue(encoder.encode(text));
+        } catch {
+          attached = false;
+        }
+      };
+      void (async () => {
+        const parts: string[] = [];
+        let last: string | null = null;
+        try {
+          for (;;) {
+            const { done: end, value } = await reader.read();
+            const text = end ? decoder.decode() : decoder.decode(value, { stream: true });
+            if (text !== '') {
+              if (held) held = await store.appendModelCallChunks(callId, token, parts.length, [text]);
+              parts.push(text);
+              if (last !== null) send(last);
+              last = text;
+            }
+            if (end) break;
+          }
+        } catch (error) {
+          await abandon('the upstream cut its stream', { error: (error as Error).message });
+          if (attached) controller.error(error);
+          return;
+        }
+        done();
+        const text = parts.join('');
+        if (held) await store.completeModelCall(callId, token, answer(usageOfStream(api, text), null));
+        if (last !== null) send(last);
+        if (attached) controller.close();
+      })();
+    },
+    cancel() {
+      // The client went (its worker was killed): the answer is still read to its end and stored.
+      attached = false;
+    },
+  });
+  return new Response(body, { status: upstream.status, headers });
+}

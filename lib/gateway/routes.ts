@@ -1,0 +1,33 @@
+/**
+ * What the gateway serves: a route per API call, each with where it goes upstream, what it sends there in
+ * place of the sandbox's credentials, and how its usage is read (usage.ts). openai.ts and anthropic.ts
+ * declare them; this is the shape they share.
+ */
+import type { Config } from '../config';
+import type { ModelApi } from '../store/types';
+
+export type GatewaySettings = Pick<
+  Config,
+  | 'WAYBILL_GATEWAY_OPENAI_URL'
+  | 'WAYBILL_GATEWAY_OPENAI_KEY'
+  | 'WAYBILL_GATEWAY_ANTHROPIC_URL'
+  | 'WAYBILL_GATEWAY_ANTHROPIC_KEY'
+  | 'WAYBILL_GATEWAY_TIMEOUT_MS'
+  | 'WAYBILL_GATEWAY_LEASE_MS'
+>;
+
+export type Json = Record<string, unknown>;
+
+export interface GatewayRoute {
+  /** The path a client posts to, as its SDK makes it from `baseURL`. */
+  path: string;
+  api: ModelApi;
+  upstreamUrl(settings: GatewaySettings): string;
+  /** The provider's key and the headers its API reads, from the client's request minus its credentials. */
+  upstreamHeaders(settings: GatewaySettings, incoming: Headers): Record<string, string>;
+  /** The body sent upstream: the client's, with what the ledger needs to count a stream. */
+  upstreamBody(body: Json): Json;
+}
+
+/** The headers of an answer kept with it and given back on a replay: what a client reads. */
+export const KEPT_HEADERS = ['content-type', 'x-request-id', 'request-id', 'openai-model'];
