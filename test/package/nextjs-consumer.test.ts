@@ -2,21 +2,18 @@
  * A Next.js app of the user's own, outside the repository, with `waybill` installed from its tarball
  * (./pack.ts) and `next` from the registry (npm's cache first) at the repository's version: a route handler and
  * a server action import `waybill`, `next build` passes, and requests to the running app checkpoint their
- * steps in a SQLite file: every step once, and again a skip. The config is what README's "Install as a
- * package" tells a Next.js user to add.
+ * steps in a SQLite file: every step once, and again a skip. The app has no next.config: Next bundles waybill
+ * (its migrations inside its JavaScript) and leaves better-sqlite3 and pg, on its own list, to node_modules, as
+ * README's "Install as a package" tells a Next.js user.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanEnv, makeConsumer, must, ROOT, run, type Consumer } from './consumer';
 import { packBoth } from './pack';
-
-const NEXT_CONFIG = `// waybill reads its migrations from its own package directory: loaded from node_modules, not bundled.
-export default { serverExternalPackages: ['waybill'] };
-`;
 
 const LAYOUT = `export default function RootLayout({ children }) {
   return <html lang="en"><body>{children}</body></html>;
@@ -73,7 +70,6 @@ beforeAll(async () => {
   const react = (JSON.parse(readFileSync(`${ROOT}/node_modules/react/package.json`, 'utf8')) as { version: string })
     .version;
   consumer = await makeConsumer([waybill.tarball, `next@${next}`, `react@${react}`, `react-dom@${react}`]);
-  consumer.write('next.config.mjs', NEXT_CONFIG);
   consumer.write('app/layout.js', LAYOUT);
   consumer.write('app/page.js', PAGE);
   consumer.write('app/actions.js', ACTIONS);
@@ -95,6 +91,8 @@ describe("a Next.js app of the user's own", () => {
       const nextBin = consumer.file('node_modules/next/dist/bin/next');
       const env = { NEXT_TELEMETRY_DISABLED: '1', CONSUMER_DATABASE_URL: `file:${consumer.file('agent.db')}` };
       must('next build', await run(process.execPath, [nextBin, 'build'], { cwd: consumer.dir, env: cleanEnv(env) }));
+      // Bundled into the build, waybill is not loaded from node_modules at all: the app runs without it there.
+      rmSync(consumer.file('node_modules/waybill'), { recursive: true });
 
       const port = await freePort();
       server = spawn(process.execPath, [nextBin, 'start', '--port', String(port), '--hostname', '127.0.0.1'], {
