@@ -3,9 +3,10 @@ import 'server-only';
  * The claims page: every claim with its lease, its worker's heartbeat, and whether its side effect is in doubt.
  */
 import { isOutsideClaim } from '../control/views';
+import { isLive } from '../domain/liveness';
 import { claimsCursor } from '../store/cursor';
 import type { ClaimRow } from '../store/types';
-import { claimTtlMs, getStore } from './store';
+import { claimTtlMs, getStore, heartbeatMs } from './store';
 
 export interface ClaimView extends ClaimRow {
   /** When the lease passes (or passed), epoch seconds: a claim without a lease column lives claim TTL. */
@@ -46,7 +47,7 @@ export async function getClaims(options: { cursor?: string } = {}): Promise<{
       ...c,
       expiresAt: c.leaseExpiresAt ?? c.claimedAt + claimTtlMs() / 1000,
       heartbeatAge: worker ? now - worker.heartbeatAt : null,
-      workerAlive: worker ? worker.stoppedAt === null && now - worker.heartbeatAt < 10 : null,
+      workerAlive: worker ? isLive(worker, now, heartbeatMs()) : null,
       outsideClient: isOutsideClaim(c),
     };
   });
