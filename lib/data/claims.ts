@@ -2,6 +2,7 @@ import 'server-only';
 /**
  * The claims page: every claim with its lease, its worker's heartbeat, and whether its side effect is in doubt.
  */
+import { claimExpiresAt } from '../domain/claim-expiry';
 import { isOutsideClaim } from '../control/views';
 import { isLive } from '../domain/liveness';
 import { claimsCursor } from '../store/cursor';
@@ -45,7 +46,7 @@ export async function getClaims(options: { cursor?: string } = {}): Promise<{
     const worker = c.workerId ? byId.get(c.workerId) : undefined;
     return {
       ...c,
-      expiresAt: c.leaseExpiresAt ?? c.claimedAt + claimTtlMs() / 1000,
+      expiresAt: claimExpiresAt(c, claimTtlMs()),
       heartbeatAge: worker ? now - worker.heartbeatAt : null,
       workerAlive: worker ? isLive(worker, now, heartbeatMs()) : null,
       outsideClient: isOutsideClaim(c),
