@@ -7,7 +7,7 @@ import { Suspense } from 'react';
 import { LiveRefresh } from '@/app/components/live-refresh';
 import { Badge, EmptyState, Stat, relative } from '@/app/components/ui';
 import { requirePage } from '@/lib/auth/server';
-import { DEAD_AFTER_S, getWorkers, WORKERS_SHOWN, type WorkerView } from '@/lib/data/workers';
+import { deadAfterS, getWorkers, WORKERS_SHOWN, type WorkerView } from '@/lib/data/workers';
 import WorkersSkeleton from './workers-skeleton';
 import { isoTime } from '@/app/components/time';
 
@@ -46,8 +46,8 @@ async function Workers() {
         <div className="space-y-1">
           <h1 className="text-2xl font-semibold tracking-tight">Workers</h1>
           <p className="max-w-2xl text-sm text-zinc-600 dark:text-zinc-400">
-            Processes that execute runs. Each heartbeats every second; one silent for {DEAD_AFTER_S} s is taken for
-            dead, and its runs are claimed by the others when their leases pass.
+            Processes that execute runs. Each heartbeats (every second by default); one silent for {deadAfterS()} s is
+            taken for dead, and its runs are claimed by the others when their leases pass.
           </p>
         </div>
         <LiveRefresh />
@@ -149,7 +149,7 @@ function WorkerTableRow({ worker: w, now }: { worker: WorkerView; now: number })
           {w.state === 'stopped' && w.stoppedAt !== null
             ? `stopped ${relative(w.stoppedAt, now)}`
             : w.state === 'silent'
-              ? `silent for ${age(w.heartbeatAge)}: dead after ${DEAD_AFTER_S} s`
+              ? `silent for ${age(w.heartbeatAge)}: dead after ${deadAfterS()} s`
               : `age ${age(w.heartbeatAge)}`}
         </div>
       </td>

@@ -1,34 +1,22 @@
 /**
  * What the API accepts as a run id, an idempotency key and free text, defined once for every route.
  *
- * A run started through the API gets an id from `runIdSchema` (lib/engine/runs), the same rule as the
- * dashboard and the CLI. Runs written by outside clients over the checkpoint protocol choose their own ids, so
- * the rule for ids we look up or accept from the protocol is a little wider (`@` and `/` too, as agents
- * name runs after users and paths) — but still ASCII, bounded, and free of anything a URL, a log line or
- * PostgreSQL's text type would choke on.
+ * Run ids follow the two rules of lib/domain/run-id, the same as the dashboard's and the CLI's: a run started
+ * through the API gets a new id (`newRunId`); a route or protocol call naming a run takes the lookup rule
+ * (`runRef`), looser because outside clients choose their own ids.
  */
 import { z } from 'zod';
 import { KEY_MAX, keyProblem } from '../checkpoint/keys';
-import { runIdSchema } from '../engine/runs';
+import { newRunId, runIdLookup } from '../domain/run-id';
 
-export { runIdSchema as newRunId };
+export { newRunId, runIdLookup as runRef };
 
 /** "is required" when the field is missing, "must be …" when it has the wrong type. */
 export const typeError = (what: string) => (issue: { input: unknown }) =>
   issue.input === undefined ? 'is required' : `must be ${what}`;
 
-export const RUN_ID_MAX = 128;
+export const WORKER_ID_MAX = 128;
 export { KEY_MAX };
-
-/** A run id to look up or to write progress under: ≤ 128 of [A-Za-z0-9._:@/-], starting with a letter or digit. */
-export const runRef = z
-  .string({ error: 'must be a string' })
-  .min(1, 'must not be empty')
-  .max(RUN_ID_MAX, `must be at most ${RUN_ID_MAX} characters`)
-  .regex(
-    /^(?:[A-Za-z0-9][A-Za-z0-9._:@/-]*)?$/,
-    'letters, digits and . _ : @ / - only, starting with a letter or digit',
-  );
 
 /** An idempotency key: the rule Checkpoint.runOnce applies too (keyProblem in lib/checkpoint/keys). */
 export const idemKey = z.string({ error: 'must be a string' }).superRefine((key, ctx) => {
@@ -40,7 +28,7 @@ export const idemKey = z.string({ error: 'must be a string' }).superRefine((key,
 export const workerId = z
   .string({ error: 'must be a string' })
   .min(1, 'must not be empty')
-  .max(RUN_ID_MAX, `must be at most ${RUN_ID_MAX} characters`)
+  .max(WORKER_ID_MAX, `must be at most ${WORKER_ID_MAX} characters`)
   .regex(/^[^\p{C}\s]*$/u, 'must not contain spaces, control or invisible characters');
 
 /** Notes and error messages: any text but NUL (PostgreSQL's text cannot hold it), bounded. */

@@ -13,6 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import { claimExpiresAt } from '../domain/claim-expiry';
 import { IdempotencyKeyReuseError, InvalidInputError, LeaseLostError, NotFoundError } from '../errors';
 import { INPUT_MAX_CHARS } from '../checkpoint/step-input';
 import { shortestLeaseFor } from '../store/sqlite-timeouts';
@@ -252,7 +253,7 @@ async function claimAnswer(
   return {
     outcome: 'held' as const,
     key: body.key,
-    leaseExpiresAt: holder.leaseExpiresAt ?? holder.claimedAt + options.claimTtlMs / 1000,
+    leaseExpiresAt: claimExpiresAt(holder, options.claimTtlMs),
     // Poll again no later than the holder's expiry, and at least once a second for its commit.
     retryAfterMs: Math.max(10, Math.min(1000, Math.round(outcome.msUntilExpiry))),
   };

@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { runIdLookup } from '../domain/run-id';
 import { MAX_DEPTH, nestingDepth } from '../json-depth';
 import { LISTED_STATUSES } from '../store/outside-runs';
 import { UsageError } from '../errors';
@@ -69,14 +70,10 @@ export const count = (max: number) =>
   z.string().regex(/^\d+$/, 'must be a whole number').transform(Number).pipe(z.number().int().min(1).max(max));
 
 /**
- * Ids we look up but did not necessarily create: outside clients choose their own run ids and keys, so
- * this is looser than the id `start` creates (runIdSchema) — only whitespace and control characters are out.
+ * Ids we look up but did not necessarily create: run ids, and the keys, worker and workflow names outside
+ * clients chose too, all under the run-id lookup rule (lib/domain/run-id).
  */
-export const lookupId = z
-  .string()
-  .min(1, 'must not be empty')
-  .max(512, 'must be at most 512 characters')
-  .regex(/^[^\s\p{Cc}]+$/u, 'must not contain spaces or control characters');
+export const lookupId = runIdLookup;
 
 /** Reads a JSON flag: the text itself, `@path` for a file, `@-` for standard input. */
 export function jsonArg(value: string, flag: string): unknown {

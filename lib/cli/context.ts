@@ -59,7 +59,9 @@ export function createCli(command: string, deps: CliDeps): Cli {
     },
     catalog: async (store, db) => {
       const { WorkflowCatalog } = await import('../engine/catalog');
-      return WorkflowCatalog.load(store, deps.registry ? await deps.registry() : await builtinRegistry(db));
+      const { liveWithinMs } = await import('../domain/liveness');
+      const builtins = deps.registry ? await deps.registry() : await builtinRegistry(db);
+      return WorkflowCatalog.load(store, builtins, liveWithinMs(config().WAYBILL_HEARTBEAT_MS));
     },
   };
 }

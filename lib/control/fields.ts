@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { keyProblem } from '../checkpoint/keys';
+import { runIdLookup } from '../domain/run-id';
 import { reasonSchema } from '../reason';
 import { WAIT_KINDS } from '../store/types-waits';
 
@@ -23,15 +24,8 @@ export const note = (max: number) =>
     .max(max, `must be at most ${max} characters`)
     .refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');
 
-/**
- * A run id to act on or filter by. Looser than a new run's id (runIdSchema): outside clients chose theirs.
- * Bounded, and free of NUL, which PostgreSQL's text cannot hold (a NUL reaching it is a 500, not a refusal).
- */
-export const runRef = z
-  .string({ error: 'must be a run id' })
-  .min(1, 'must not be empty')
-  .max(512, 'must be at most 512 characters')
-  .refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');
+/** A run id to act on or filter by: the lookup rule (lib/domain/run-id), looser than a new run's id. */
+export const runRef = runIdLookup;
 
 /** Text to match exactly (an actor's name): bounded and NUL-free, for the same reason. */
 export const exactText = (max: number) =>

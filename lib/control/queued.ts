@@ -16,15 +16,8 @@
  * no worker and no slot.
  */
 import type { RunStatus, RunStore } from '../store/types';
-import {
-  isLive,
-  readStallFacts,
-  stallOf,
-  type Stall,
-  type StallFacts,
-  type StallSettings,
-  type StallSubject,
-} from './stalled';
+import { isLive } from '../domain/liveness';
+import { readStallFacts, stallOf, type Stall, type StallFacts, type StallSettings, type StallSubject } from './stalled';
 
 export type QueuedReason =
   | { kind: 'no-worker'; message: string }
@@ -54,7 +47,7 @@ export function queuedReasonOf(
   facts: StallFacts,
 ): QueuedReason | null {
   if (run.status !== 'queued' || run.external || run.workflow === 'external') return null;
-  const live = [...facts.workers.values()].filter((w) => isLive(w, facts.nowS, facts.liveWithinS));
+  const live = [...facts.workers.values()].filter((w) => isLive(w, facts.nowS, facts.heartbeatMs));
   if (live.length === 0)
     return { kind: 'no-worker', message: 'no worker is alive: start one (npx waybill worker) and it takes this run' };
   const servers = new Set(facts.servedBy.get(run.workflow) ?? []);

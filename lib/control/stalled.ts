@@ -10,7 +10,7 @@
  * a worker is live while its heartbeat is younger than `liveWithinMs`, and a silent owner's run lease ends a
  * run lease after its last renewal, which comes with its heartbeat. A stalled run is never counted running.
  */
-import { LIVE_WITHIN_MS } from '../engine/catalog';
+import { isLive, liveWithinMs } from '../domain/liveness';
 import type { RunStatus, RunStore, WorkerRow } from '../store/types';
 
 export interface StallSettings {
@@ -25,6 +25,8 @@ export interface StallSettings {
 /** Everything stallOf needs, read once per request. */
 export interface StallFacts {
   nowS: number;
+  /** WAYBILL_HEARTBEAT_MS, for the liveness rule (lib/domain/liveness). */
+  heartbeatMs: number;
   liveWithinS: number;
   runLeaseS: number;
   workers: Map<string, WorkerRow>;
@@ -56,11 +58,6 @@ export interface StallSubject {
   external?: boolean;
 }
 
-/** A worker counts as live this long after its last heartbeat: three beats, and never less than the catalog's. */
-export function liveWithinMs(heartbeatMs: number): number {
-  return Math.max(LIVE_WITHIN_MS, 3 * heartbeatMs);
-}
-
 export async function readStallFacts(
   store: Pick<RunStore, 'listWorkers' | 'listPublishedWorkflows' | 'listRuns'>,
   settings: StallSettings,
@@ -79,9 +76,10 @@ export async function readStallFacts(
   const liveWithinS = within / 1000;
   const servedBy = new Map(published.map((w) => [w.name, w.servedBy]));
   const serving = new Set(published.flatMap((w) => w.servedBy));
-  const unknownServer = workers.some((w) => isLive(w, nowS, liveWithinS) && !serving.has(w.id));
+  const unknownServer = workers.some((w) => isLive(w, nowS, settings.heartbeatMs) && !serving.has(w.id));
   return {
     nowS,
+    heartbeatMs: settings.heartbeatMs,
     liveWithinS,
     runLeaseS: settings.runLeaseMs / 1000,
     workers: new Map(workers.map((w) => [w.id, w])),
@@ -90,10 +88,6 @@ export async function readStallFacts(
     publishers: serving,
     busy,
   };
-}
-
-export function isLive(worker: WorkerRow | undefined, nowS: number, liveWithinS: number): boolean {
-  return worker !== undefined && worker.stoppedAt === null && nowS - worker.heartbeatAt <= liveWithinS;
 }
 
 /** The settings from the configuration (WAYBILL_RUN_LEASE_MS, WAYBILL_HEARTBEAT_MS), at this moment. */
@@ -121,7 +115,7 @@ export function stallOf(run: StallSubject, facts: StallFacts): Stall | null {
   // takes it over, so its silence is the loop's business (its claims' leases still guard its steps).
   if (run.leaseExpiresAt === null) return null;
   const owner = facts.workers.get(run.owner);
-  if (!owner || isLive(owner, facts.nowS, facts.liveWithinS)) return null;
+  if (!owner || isLive(owner, facts.nowS, facts.heartbeatMs)) return null;
   const silentSince = owner.heartbeatAt;
   // A worker marked dead (stopped) gives its runs up at once; a silent one at its lease's end, which its last
   // renewal (at its last heartbeat) set, when the row at hand (a list's summary) does not say.

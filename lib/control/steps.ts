@@ -8,6 +8,7 @@
  * refused commit `lease_lost`, a hand-made result the committed row with source `manual`.
  */
 import { z } from 'zod';
+import { claimExpired } from '../domain/claim-expiry';
 import { attemptNoteOf, takeoverText } from '../engine/attempt-note';
 import { NotFoundError } from '../errors';
 import type { ClaimRow, CommittedRow, HistoryRow, RunRow, StepEvent, StepRecord } from '../store/types';
@@ -99,7 +100,7 @@ export function attemptsOf(record: StepRecord, claimTtlMs: number, now: number):
   if (record.committed) closeExecution(record.committed);
   else if (record.claim) {
     const claim = record.claim;
-    const orphaned = (claim.leaseExpiresAt ?? claim.claimedAt + claimTtlMs / 1000) <= now;
+    const orphaned = claimExpired(claim, claimTtlMs, now);
     push({
       ...blank,
       attempt: claim.attempt,
@@ -177,7 +178,7 @@ export function stepView(
     record.events.find((e) => e.idemKey)?.idemKey ??
     null;
   const claim: ClaimRow | null = record.claim
-    ? { ...record.claim, orphaned: (record.claim.leaseExpiresAt ?? record.claim.claimedAt + claimTtlMs / 1000) <= now }
+    ? { ...record.claim, orphaned: claimExpired(record.claim, claimTtlMs, now) }
     : null;
   const replacement = (i: number) => {
     const later = record.history[i + 1];

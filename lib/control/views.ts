@@ -15,6 +15,7 @@ import type {
   RunSummary,
   StepEvent,
 } from '../store/types';
+import { claimExpiresAt } from '../domain/claim-expiry';
 import { MAX_DEPTH, nestingDepth } from '../json-depth';
 import { runFigures } from './figures';
 import type { QueuedReason } from './queued';
@@ -128,8 +129,7 @@ export function claimView(row: ClaimRow, claimTtlMs: number) {
     claimedAt: row.claimedAt,
     leaseExpiresAt: row.leaseExpiresAt,
     heartbeatAt: row.heartbeatAt,
-    // A claim written by an outside client has no lease column: it lives claim-TTL after claimed_at.
-    expiresAt: row.leaseExpiresAt ?? row.claimedAt + claimTtlMs / 1000,
+    expiresAt: claimExpiresAt(row, claimTtlMs),
     orphaned: row.orphaned,
     outsideClient: isOutsideClaim(row),
   };

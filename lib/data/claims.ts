@@ -2,10 +2,12 @@ import 'server-only';
 /**
  * The claims page: every claim with its lease, its worker's heartbeat, and whether its side effect is in doubt.
  */
+import { claimExpiresAt } from '../domain/claim-expiry';
 import { isOutsideClaim } from '../control/views';
+import { isLive } from '../domain/liveness';
 import { claimsCursor } from '../store/cursor';
 import type { ClaimRow } from '../store/types';
-import { claimTtlMs, getStore } from './store';
+import { claimTtlMs, getStore, heartbeatMs } from './store';
 
 export interface ClaimView extends ClaimRow {
   /** When the lease passes (or passed), epoch seconds: a claim without a lease column lives claim TTL. */
@@ -44,9 +46,9 @@ export async function getClaims(options: { cursor?: string } = {}): Promise<{
     const worker = c.workerId ? byId.get(c.workerId) : undefined;
     return {
       ...c,
-      expiresAt: c.leaseExpiresAt ?? c.claimedAt + claimTtlMs() / 1000,
+      expiresAt: claimExpiresAt(c, claimTtlMs()),
       heartbeatAge: worker ? now - worker.heartbeatAt : null,
-      workerAlive: worker ? worker.stoppedAt === null && now - worker.heartbeatAt < 10 : null,
+      workerAlive: worker ? isLive(worker, now, heartbeatMs()) : null,
       outsideClient: isOutsideClaim(c),
     };
   });

@@ -6,9 +6,10 @@ import 'server-only';
 import type { Principal } from '../auth/principal';
 import { config } from '../config';
 import type { Caller, ControlDeps } from '../control';
+import { liveWithinMs } from '../domain/liveness';
 import { WorkflowCatalog } from '../engine/catalog';
 import { ForbiddenError } from '../errors';
-import { claimTtlMs, getBuiltins, getStore } from './store';
+import { claimTtlMs, getBuiltins, getStore, heartbeatMs } from './store';
 
 export function controlDeps(): ControlDeps {
   return {
@@ -16,7 +17,7 @@ export function controlDeps(): ControlDeps {
     claimTtlMs: claimTtlMs(),
     maxBytes: config().WAYBILL_MAX_BODY_BYTES,
     maxWaitsPerRun: config().WAYBILL_MAX_WAITS_PER_RUN,
-    workflows: async (store) => WorkflowCatalog.load(store, await getBuiltins()),
+    workflows: async (store) => WorkflowCatalog.load(store, await getBuiltins(), liveWithinMs(heartbeatMs())),
   };
 }
 

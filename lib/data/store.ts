@@ -7,6 +7,7 @@ import 'server-only';
  * WAYBILL_MIGRATE=off. A store that is missing or behind is then refused with the fix.
  */
 import { config, dataDir, storeOptions } from '../config';
+import { liveWithinMs } from '../domain/liveness';
 import { WorkflowCatalog } from '../engine/catalog';
 import type { WorkflowRegistry } from '../engine/workflow';
 import { openStore } from '../store/index';
@@ -79,8 +80,9 @@ export function getBuiltins(): Promise<WorkflowRegistry> {
  */
 export async function getCatalog(): Promise<WorkflowCatalog> {
   const [store, builtins] = await Promise.all([getStore(), getBuiltins()]);
-  return WorkflowCatalog.load(store, builtins);
+  return WorkflowCatalog.load(store, builtins, liveWithinMs(heartbeatMs()));
 }
 
 /** The claim TTL the pages judge outside clients' claims by. */
 export const claimTtlMs = (): number => config().WAYBILL_CLAIM_TTL_MS;
+export const heartbeatMs = (): number => config().WAYBILL_HEARTBEAT_MS;

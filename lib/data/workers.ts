@@ -3,10 +3,11 @@ import 'server-only';
  * The workers page: each worker, its last heartbeat, the runs it holds, and whether it is alive.
  */
 import type { WorkerRow } from '../store/types';
-import { claimTtlMs, getStore } from './store';
+import { isLive, liveWithinMs } from '../domain/liveness';
+import { claimTtlMs, getStore, heartbeatMs } from './store';
 
-/** A worker silent this long is shown as dead (it heartbeats every second by default). */
-export const DEAD_AFTER_S = 10;
+/** A worker silent this long is shown as dead: the liveness rule's window for WAYBILL_HEARTBEAT_MS. */
+export const deadAfterS = (): number => liveWithinMs(heartbeatMs()) / 1000;
 
 export interface WorkerView extends WorkerRow {
   heartbeatAge: number;
@@ -27,15 +28,15 @@ export async function getWorkers(): Promise<{ workers: WorkerView[]; more: boole
   const [rows, running, published] = await Promise.all([
     store.listWorkers({ limit: WORKERS_SHOWN + 1 }),
     store.listRuns({ status: 'running', limit: 1000, claimTtlMs: claimTtlMs() }),
-    // Live by the page's own rule (a heartbeat within DEAD_AFTER_S), so a worker shown alive has its list.
-    store.listPublishedWorkflows({ liveWithinMs: DEAD_AFTER_S * 1000 }),
+    // Live by the one liveness rule, so a worker shown alive has its list.
+    store.listPublishedWorkflows({ liveWithinMs: liveWithinMs(heartbeatMs()) }),
   ]);
   const now = Date.now() / 1000;
   const workers = rows.slice(0, WORKERS_SHOWN).map(
     (w): WorkerView => ({
       ...w,
       heartbeatAge: now - w.heartbeatAt,
-      state: w.stoppedAt !== null ? 'stopped' : now - w.heartbeatAt > DEAD_AFTER_S ? 'silent' : 'alive',
+      state: w.stoppedAt !== null ? 'stopped' : isLive(w, now, heartbeatMs()) ? 'alive' : 'silent',
       runs: running.filter((r) => r.owner === w.id).map((r) => r.id),
       workflows: published.filter((p) => p.servedBy.includes(w.id)).map((p) => p.name),
     }),

@@ -4,12 +4,13 @@
  * code of the user's); a built-in against its own zod schema, which says more (refinements, its own words).
  * The built-ins are known without a worker, so a fresh store can start its demo before any worker ran.
  */
+import { LIVE_WITHIN_FLOOR_MS } from '../domain/liveness';
 import type { PublishedWorkflow, WorkflowStore } from '../store/types';
 import { checkInput, inputJsonSchema, schemaFromJson } from './input-check';
 import type { StartCheck, StartableWorkflows, WorkflowRegistry } from './workflow';
 
-/** A worker silent this long no longer counts as serving anything (it heartbeats every second by default). */
-export const LIVE_WITHIN_MS = 10_000;
+/** Without a heartbeat setting, a worker silent this long no longer counts as serving anything. */
+export const LIVE_WITHIN_MS = LIVE_WITHIN_FLOOR_MS;
 
 export interface CatalogEntry {
   name: string;

@@ -4,17 +4,14 @@
  * and the id is checked.
  */
 import { randomBytes } from 'node:crypto';
-import { z } from 'zod';
+import { newRunId, newRunIdProblem } from '../domain/run-id';
 import { InvalidInputError, NotFoundError } from '../errors';
 import type { RunRow, RunStore } from '../store/types';
 import { inputError } from './input-check';
 import type { StartableWorkflows } from './workflow';
 
-export const runIdSchema = z
-  .string()
-  .min(1)
-  .max(128)
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]*$/, 'letters, digits and . _ : - only, starting with a letter or digit');
+/** A new run's id: the creation rule of lib/domain/run-id, under the name the package exports. */
+export const runIdSchema = newRunId;
 
 export function unknownWorkflow(name: string, workflows: StartableWorkflows): NotFoundError {
   return new NotFoundError(`workflow ${JSON.stringify(name)} (known: ${workflows.names().join(', ')})`);
@@ -30,11 +27,9 @@ export async function startRun(
   if (!checked.ok) throw inputError(request.workflow, checked.issues);
   const id =
     request.id ?? `${request.workflow}-${new Date().toISOString().slice(0, 10)}-${randomBytes(4).toString('hex')}`;
-  const valid = runIdSchema.safeParse(id);
-  if (!valid.success)
-    throw new InvalidInputError(
-      `invalid run id ${JSON.stringify(id.slice(0, 140))}: ${valid.error.issues[0]?.message}`,
-    );
+  const problem = newRunIdProblem(id);
+  if (problem !== undefined)
+    throw new InvalidInputError(`invalid run id ${JSON.stringify(id.slice(0, 140))}: ${problem}`);
   return store.createRun({
     id,
     workflow: checked.workflow,

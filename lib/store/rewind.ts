@@ -20,6 +20,7 @@
  * anyway. A rerun or fork from N puts back the copy of the first row from N on (priorAt), so the loop resumes
  * with the state it had when it first reached N — not the latest, which would count steps N… twice.
  */
+import { claimExpiresAtText } from './claim-expiry-sql';
 import { RewindRefusedError } from '../errors';
 import type { CommittedRow, RunRow } from './types-rows';
 
@@ -128,7 +129,7 @@ function* checked(
   }
   const live = (yield q(
     `SELECT idem_key, worker_id FROM claims WHERE run_id = ?
-    AND coalesce(lease_expires_at, claimed_at + CAST(? AS DOUBLE PRECISION)) > CAST(? AS DOUBLE PRECISION) LIMIT 1`,
+    AND ${claimExpiresAtText('CAST(? AS DOUBLE PRECISION)')} > CAST(? AS DOUBLE PRECISION) LIMIT 1`,
     runId,
     claimTtlMs / 1000,
     now,
@@ -184,7 +185,7 @@ export function* rerunPlan(r: RerunRequest, now: number, lock: string): Plan<Rew
   // orphaned ones, judged again: under READ COMMITTED a claim taken since the check is live, and stays.
   yield q(
     `DELETE FROM claims WHERE run_id = ?
-    AND coalesce(lease_expires_at, claimed_at + CAST(? AS DOUBLE PRECISION)) <= CAST(? AS DOUBLE PRECISION)`,
+    AND ${claimExpiresAtText('CAST(? AS DOUBLE PRECISION)')} <= CAST(? AS DOUBLE PRECISION)`,
     r.runId,
     r.claimTtlMs / 1000,
     now,

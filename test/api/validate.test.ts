@@ -66,20 +66,10 @@ describe('parse', () => {
 });
 
 describe('ids and keys', () => {
-  it('run ids: ≤ 128 of [A-Za-z0-9._:@/-], starting with a letter or digit', () => {
-    for (const ok of ['r1', 'agent-batch-2025-01-01-ab12', 'user@example.com/job:7', 'a'.repeat(128)])
+  it('run ids: the lookup rule, ≤ 512 characters without spaces or control characters', () => {
+    for (const ok of ['r1', 'agent-batch-2025-01-01-ab12', 'user@example.com/job:7', 'a'.repeat(512), 'é', 'r%2F'])
       expect(runRef.safeParse(ok).success).toBe(true);
-    for (const bad of [
-      '',
-      '-r',
-      'a'.repeat(129),
-      'a b',
-      'r\u0000',
-      'r%2F',
-      'é',
-      '<script>',
-      "r'; DROP TABLE runs;--",
-    ]) {
+    for (const bad of ['', 'a'.repeat(513), 'a b', 'r\u0000', 'a\tb', 'a\u007fb']) {
       expect(runRef.safeParse(bad).success, bad).toBe(false);
     }
     // New runs keep the engine's stricter rule, so a run started here has an id every page and CLI accepts.

@@ -123,7 +123,7 @@ describe.each(list)('lib/control on $name', (backend) => {
       [() => audit.list(deps, VIEWER, { actor: 'a\u0000b' }), { actor: ['must not contain NUL characters'] }],
       [
         () => runs.act(deps, OPERATOR, { action: 'pause', runId: 'r\u0000' }),
-        { runId: ['must not contain NUL characters'] },
+        { runId: ['must not contain spaces or control characters'] },
       ],
       [() => claims.sweep(deps, OPERATOR, { runId: '' }), { runId: ['must not be empty'] }],
     ];

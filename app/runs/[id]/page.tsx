@@ -9,6 +9,7 @@ import { Suspense, type ReactNode } from 'react';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
 import { z } from 'zod';
+import { claimExpiresAt } from '@/lib/domain/claim-expiry';
 import { LiveRefresh } from '@/app/components/live-refresh';
 import {
   CumulativeChart,
@@ -109,14 +110,13 @@ async function Run({
       ? traceAsked
       : Math.max(0, Math.min(lastStep, detail.progress?.step ?? 0) - TRACE_STEPS + 1);
   const trace = await store.readTrace(run.id, traceFrom, TRACE_STEPS);
-  const ttl = claimTtlMs() / 1000;
   const claims: LiveClaim[] = detail.claims.map((c) => ({
     key: c.idemKey,
     step: c.step,
     workerId: c.workerId,
     attempt: c.attempt,
     claimedAt: c.claimedAt,
-    expiresAt: c.leaseExpiresAt ?? c.claimedAt + ttl,
+    expiresAt: claimExpiresAt(c, claimTtlMs()),
     orphaned: c.orphaned,
   }));
 

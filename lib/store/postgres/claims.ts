@@ -5,6 +5,7 @@
  * whose lease is live and attempt higher, so it deletes nothing.
  */
 import { and, asc, count, eq, gt, sql, type SQL } from 'drizzle-orm';
+import { claimExpiresAtSql, claimTimes } from '../claim-expiry-sql';
 import { ClaimNotOrphanedError, LeaseLostError, NotFoundError } from '../../errors';
 import { claims, committed, stepEvents } from '../schema.pg';
 import type { ClaimRow, ClaimStore, CommittedRow, StepEvent } from '../types';
@@ -12,9 +13,8 @@ import { committedByKey, committedSelect, names } from './columns';
 import type { PgConnection } from './connection';
 import { mayHaveRun, withRetry } from './retry';
 
-/** A claim with no lease column was written by an outside client: it lives claim TTL after claimed_at. */
-const expiresAt = (ttlS: number, alias = '') =>
-  sql`coalesce(${sql.raw(alias)}lease_expires_at, ${sql.raw(alias)}claimed_at + ${ttlS}::float8)`;
+/** When a claim expires (lib/store/claim-expiry-sql), the TTL bound as PostgreSQL's float8. */
+const expiresAt = (ttlS: number, alias = '') => claimExpiresAtSql(claimTimes(alias), sql`${ttlS}::float8`);
 
 const CLAIM =
   sql.raw(`idem_key AS "idemKey", run_id AS "runId", claimed_at AS "claimedAt", token, worker_id AS "workerId",

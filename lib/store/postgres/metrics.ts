@@ -10,6 +10,7 @@
  * writes the SELECT list once for both dialects), and every statement's values are listed beside it.
  */
 import type pg from 'pg';
+import { claimExpiresAtText } from '../claim-expiry-sql';
 import { toHistogram, type HistogramRow } from '../histogram';
 import { MetricsTally, TALLY_COLUMNS, type TallyRow } from '../metrics-tally';
 import { COUNTED_EVENTS, EMPTY_BY_STATUS, histogramColumns, STATUS_SQL } from '../sql-shared';
@@ -22,7 +23,7 @@ const NOW = `(extract(epoch from now())::float8 + $1::float8)`;
 
 /** $1 skew, $2 claim TTL s. */
 const CLAIMS_SQL = `SELECT count(*)::int AS total,
-  coalesce(sum(CASE WHEN coalesce(lease_expires_at, claimed_at + $2::float8) <= ${NOW} THEN 1 ELSE 0 END), 0)::int AS orphaned
+  coalesce(sum(CASE WHEN ${claimExpiresAtText('$2::float8')} <= ${NOW} THEN 1 ELSE 0 END), 0)::int AS orphaned
   FROM claims`;
 
 /** $1 skew. */

@@ -4,6 +4,7 @@
  * float8 (count(*) is bigint and sum() numeric, which pg would hand over as strings).
  */
 import { max, sql } from 'drizzle-orm';
+import { claimExpiredSql, claimTimes } from '../claim-expiry-sql';
 import { containsPattern } from '../columns';
 import { stepless, UNSTABLE_CANDIDATES, type UnstableCandidate } from '../insights-unstable';
 import { committed } from '../schema.pg';
@@ -31,8 +32,7 @@ const EVENT = sql.raw(`id::float8 AS id, run_id AS "runId", idem_key AS "idemKey
   retry_at AS "retryAt", previous_worker_id AS "previousWorkerId", previous_attempt AS "previousAttempt"`);
 
 export function postgresReads(c: PgConnection): Omit<InsightStore, 'metricsSnapshot'> {
-  const orphaned = (ttlMs: number) =>
-    sql`coalesce(lease_expires_at, claimed_at + ${ttlMs / 1000}::float8) <= ${c.now()}`;
+  const orphaned = (ttlMs: number) => claimExpiredSql(claimTimes(), sql`${ttlMs / 1000}::float8`, c.now());
 
   return {
     async runStats(options): Promise<RunStats> {

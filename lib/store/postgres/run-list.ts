@@ -5,6 +5,7 @@
  * value sits where it is compared (Drizzle's `sql`), cast there so a null filter is typed.
  */
 import { sql, type SQL } from 'drizzle-orm';
+import { claimExpiredSql, claimTimes } from '../claim-expiry-sql';
 import { containsPattern } from '../columns';
 import { OUTSIDE_STATUS_SQL } from '../outside-runs';
 import type { RunStore, RunSummary } from '../types';
@@ -53,7 +54,7 @@ function listSql(c: PgConnection, filter: Filter): SQL {
       WHERE ww.run_id = r.id AND ww.decided_at IS NULL AND ww.kind = ${v.waiting}))`;
   const search = (id: SQL) => sql`(${v.search} IS NULL OR ${asciiLower(id)} LIKE ${asciiLower(v.search)} ESCAPE '\\')`;
   const orphaned = (run: string) => sql`(SELECT count(*)::int FROM claims c WHERE c.run_id = ${sql.raw(run)}
-    AND coalesce(c.lease_expires_at, c.claimed_at + ${ttl}) <= t.now)`;
+    AND ${claimExpiredSql(claimTimes('c.'), ttl, sql.raw('t.now'))})`;
   // The runs that can be on the page, so the summary is computed for a few hundred runs, not all of them.
   // A run's place is the later of two times, and the first `limit` runs by that are all among the first
   // `limit` by either time alone (a run passed over in both would have `limit` runs ahead of it), so it is

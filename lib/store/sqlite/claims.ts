@@ -5,6 +5,7 @@
  * delete.
  */
 import { and, asc, count, eq, gt, sql, type SQL } from 'drizzle-orm';
+import { claimExpiredSql } from '../claim-expiry-sql';
 import { ClaimNotOrphanedError, LeaseLostError, NotFoundError } from '../../errors';
 import { committedColumns } from '../columns';
 import { claims, committed, stepEvents } from '../schema.sqlite';
@@ -12,9 +13,8 @@ import type { ClaimRow, ClaimStore, CommittedRow, ResolveRequest } from '../type
 import { guard, type SqliteConnection } from './connection';
 import { CLAIM_SELECT, expiresAt, INSERT_COMMITTED, type RawClaim } from './steps';
 
-/** Whether a claim's lease has passed by `now`; a claim with no lease (an outside client's) lives claim TTL. */
-const orphanedAt = (now: number, ttlS: number): SQL<number> =>
-  sql<number>`coalesce(${claims.leaseExpiresAt}, ${claims.claimedAt} + ${ttlS}) <= ${now}`;
+/** Whether a claim has expired by `now` (lib/store/claim-expiry-sql), as SQLite's 0 or 1. */
+const orphanedAt = (now: number, ttlS: number): SQL<number> => claimExpiredSql(claims, ttlS, now) as SQL<number>;
 
 const withOrphaned = ({ orphaned, ...row }: RawClaim & { orphaned: number }): ClaimRow => ({
   ...row,

@@ -5,6 +5,7 @@
  * running totals in the store and advanced by rowid and event id (metrics-tally.ts); the rest is small and
  * read whole.
  */
+import { claimExpiresAtText } from '../claim-expiry-sql';
 import { toHistogram, type HistogramRow } from '../histogram';
 import { MetricsTally, TALLY_COLUMNS, type TallyRow } from '../metrics-tally';
 import { COUNTED_EVENTS, EMPTY_BY_STATUS, histogramColumns, STATUS_SQL } from '../sql-shared';
@@ -135,7 +136,7 @@ export function sqliteMetrics(c: SqliteConnection): Pick<InsightStore, 'metricsS
         c.db.transaction((): MetricsSnapshot => {
           const claims = c.db
             .prepare<[{ now: number; ttl: number }], { total: number; orphaned: number }>(`
-          SELECT count(*) AS total, coalesce(sum(CASE WHEN coalesce(lease_expires_at, claimed_at + @ttl) <= @now THEN 1 ELSE 0 END), 0) AS orphaned
+          SELECT count(*) AS total, coalesce(sum(CASE WHEN ${claimExpiresAtText('@ttl')} <= @now THEN 1 ELSE 0 END), 0) AS orphaned
           FROM claims`)
             .get({ now, ttl: options.claimTtlMs / 1000 })!;
 

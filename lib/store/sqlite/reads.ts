@@ -3,6 +3,7 @@
  * pulls a run's whole history to count it. Hand-written: each is a GROUP BY or a window over an index, whose
  * shape (and the index it needs) the comments explain; a query builder would only hide that.
  */
+import { claimExpiresAtText } from '../claim-expiry-sql';
 import { containsPattern } from '../columns';
 import { stepless, UNSTABLE_CANDIDATES, type UnstableCandidate } from '../insights-unstable';
 import { EMPTY_BY_STATUS, STATUS_SQL } from '../sql-shared';
@@ -39,7 +40,7 @@ export function sqliteReads(c: SqliteConnection): Omit<InsightStore, 'metricsSna
           .get(options.sinceSeconds)!.n;
         const orphanedClaims = c
           .prepared<[number, number], { n: number }>(
-            'SELECT count(*) AS n FROM claims WHERE coalesce(lease_expires_at, claimed_at + ?) <= ?',
+            `SELECT count(*) AS n FROM claims WHERE ${claimExpiresAtText('?')} <= ?`,
           )
           .get(options.claimTtlMs / 1000, now)!.n;
         return { byStatus, ...totals, committedSince, orphanedClaims };
@@ -117,7 +118,7 @@ export function sqliteReads(c: SqliteConnection): Omit<InsightStore, 'metricsSna
     },
 
     async countClaims(options: { claimTtlMs: number; runId?: string }): Promise<{ total: number; orphaned: number }> {
-      const counts = `SELECT count(*) AS total, coalesce(sum(coalesce(lease_expires_at, claimed_at + ?) <= ?), 0) AS orphaned FROM claims`;
+      const counts = `SELECT count(*) AS total, coalesce(sum(${claimExpiresAtText('?')} <= ?), 0) AS orphaned FROM claims`;
       const ttl = options.claimTtlMs / 1000;
       return guard(() =>
         options.runId === undefined

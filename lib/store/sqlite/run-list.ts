@@ -3,6 +3,7 @@
  * keyset pagination on (updatedAt, id). Hand-written: a run's place is the later of two times, and the
  * statements below read the top of two indexes instead of sorting every run (CANDIDATES says why).
  */
+import { claimExpiresAtText } from '../claim-expiry-sql';
 import { containsPattern } from '../columns';
 import { OUTSIDE_STATUS_SQL } from '../outside-runs';
 import type { RunStore, RunSummary } from '../types';
@@ -53,7 +54,7 @@ const SUMMARY_SQL = `
     ${EXECUTED('r.id')} AS executed, coalesce(p.skipped, 0) AS skipped, coalesce(p.awaited, 0) AS awaited,
     ${COMMITTED('r.id')} AS committed,
     (SELECT count(*) FROM claims c WHERE c.run_id = r.id
-       AND coalesce(c.lease_expires_at, c.claimed_at + @ttl) <= @now) AS orphanedClaims,
+       AND ${claimExpiresAtText('@ttl', 'c.')} <= @now) AS orphanedClaims,
     r.owner, r.error, r.created_at AS createdAt, max(r.updated_at, coalesce(p.updated_at, 0)) AS updatedAt
   FROM runs r LEFT JOIN progress p ON p.run_id = r.id
   WHERE r.id IN (SELECT id FROM cand)
@@ -62,7 +63,7 @@ const SUMMARY_SQL = `
     coalesce(p.step, 0), NULL, ${EXECUTED('x.run_id')}, coalesce(p.skipped, 0), coalesce(p.awaited, 0),
     ${COMMITTED('x.run_id')},
     (SELECT count(*) FROM claims c WHERE c.run_id = x.run_id
-       AND coalesce(c.lease_expires_at, c.claimed_at + @ttl) <= @now),
+       AND ${claimExpiresAtText('@ttl', 'c.')} <= @now),
     NULL, NULL, NULL,
     max(coalesce(p.updated_at, 0), coalesce((SELECT max(claimed_at) FROM claims c WHERE c.run_id = x.run_id), 0))
   FROM (SELECT id AS run_id FROM cand) x

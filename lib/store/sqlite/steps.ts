@@ -5,6 +5,7 @@
  * would cost more. So these statements stay hand-written, each next to the code that binds its values.
  */
 import type Database from 'better-sqlite3';
+import { claimExpiresAt } from '../../domain/claim-expiry';
 import { LeaseLostError } from '../../errors';
 import { COMMITTED_FIELDS, committedColumns, PRIOR_STATE_MAX_CHARS } from '../columns';
 import { ownRunNext, ownRunOutcome } from '../key-owner';
@@ -51,10 +52,8 @@ const COMMIT_WITH_PRIOR = `INSERT INTO committed (${COMMITTED_FIELDS.join(', ')}
   FROM (SELECT ? AS run_id) AS r LEFT JOIN progress AS p ON p.run_id = r.run_id WHERE true
   ON CONFLICT (idem_key) DO NOTHING`;
 
-/** When a claim stops protecting its key: its lease, or for an outside client's claim (no lease) claimed_at + TTL. */
-export function expiresAt(held: RawClaim, claimTtlMs: number): number {
-  return held.leaseExpiresAt ?? held.claimedAt + claimTtlMs / 1000;
-}
+/** When a claim stops protecting its key: the one rule, lib/domain/claim-expiry. */
+export const expiresAt = claimExpiresAt;
 
 export function sqliteStepWrites(c: SqliteConnection): StepWrites & { statements: StepStatements } {
   const s = stepStatements(c);

@@ -1,0 +1,57 @@
+/**
+ * One home per rule: the claim-expiry rule and the run-id rules are written once, in lib/domain (and the
+ * claim-expiry SQL once, in lib/store/claim-expiry-sql.ts), and imported everywhere else. A copy written
+ * again anywhere in lib/ or app/ fails here, naming the file and line. drizzle/ is left out: the PostgreSQL
+ * functions are migrations and keep their PL/pgSQL text (so is lib/store/migrations.generated.ts, their
+ * embedded copy). lib/domain itself imports nothing but zod and node built-ins.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const EMBEDDED_MIGRATIONS = 'lib/store/migrations.generated.ts';
+
+function sources(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {
+    const path = `${dir}/${e.name}`;
+    if (e.isDirectory()) return sources(path);
+    return /\.tsx?$/.test(e.name) && path !== EMBEDDED_MIGRATIONS ? [path] : [];
+  });
+}
+
+/** Every line of lib/ and app/ matching `pattern`, outside comments, as "file:line". */
+function copies(pattern: RegExp, homes: string[]): string[] {
+  return [...sources('lib'), ...sources('app')]
+    .filter((file) => !homes.includes(file))
+    .flatMap((file) =>
+      readFileSync(join(ROOT, file), 'utf8')
+        .split('\n')
+        .flatMap((line, i) => (!/^\s*(\*|\/\/|\/\*)/.test(line) && pattern.test(line) ? [`${file}:${i + 1}`] : [])),
+    );
+}
+
+describe('one home per rule', () => {
+  it('writes the claim-expiry rule (claimed at + TTL) only in its two homes', () => {
+    expect(
+      copies(/claimed_at\s*\+|claimedAt\}?\s*\+/, ['lib/domain/claim-expiry.ts', 'lib/store/claim-expiry-sql.ts']),
+    ).toEqual([]);
+  });
+
+  it('writes the run-id rules (their patterns, their limits, their schemas) only in lib/domain/run-id.ts', () => {
+    const runIdRule =
+      /\[A-Za-z0-9\]\[A-Za-z0-9\._:|\\s\\p\{Cc\}|RUN_ID\w*\s*=\s*\d|(runRef|runId\w*|lookupId|newRunId)\s*=\s*z\b/;
+    expect(copies(runIdRule, ['lib/domain/run-id.ts'])).toEqual([]);
+  });
+
+  it('keeps lib/domain free of dependencies but zod and node built-ins', () => {
+    const imports = sources('lib/domain').flatMap((file) =>
+      [...readFileSync(join(ROOT, file), 'utf8').matchAll(/^\s*(?:import|export)[^'"]*from\s+['"]([^'"]+)['"]/gm)].map(
+        (m) => `${relative('lib/domain', file)}: ${m[1]}`,
+      ),
+    );
+    expect(imports.filter((i) => !/: (zod|node:[\w/]+)$/.test(i))).toEqual([]);
+    expect(imports.length).toBeGreaterThan(0);
+  });
+});
