@@ -1,9 +1,12 @@
 import 'server-only';
 /**
- * The workers page: each worker, its last heartbeat, the runs it holds, and whether it is alive.
+ * The workers page: each worker, its last heartbeat, the runs it holds, its slots, and whether it is alive.
  */
+import { config } from '../config';
+import { busyRuns, slotCount } from '../control/queued';
+import { readStallFacts, stallSettings } from '../control/stalled';
 import type { WorkerRow } from '../store/types';
-import { claimTtlMs, getStore } from './store';
+import { getStore } from './store';
 
 /** A worker silent this long is shown as dead (it heartbeats every second by default). */
 export const DEAD_AFTER_S = 10;
@@ -11,7 +14,10 @@ export const DEAD_AFTER_S = 10;
 export interface WorkerView extends WorkerRow {
   heartbeatAge: number;
   state: 'alive' | 'silent' | 'stopped';
+  /** The runs it holds in status `running`: its busy slots, as a queued run's reason counts them. */
   runs: string[];
+  /** How many runs it executes at once, as a queued run's reason counts them (`slots` null: counted as 1). */
+  capacity: number;
   /** The workflows it serves, as it published them; empty once it is not live (a silent worker serves none). */
   workflows: string[];
 }
@@ -24,9 +30,10 @@ export const WORKERS_SHOWN = 500;
 
 export async function getWorkers(): Promise<{ workers: WorkerView[]; more: boolean }> {
   const store = await getStore();
-  const [rows, running, published] = await Promise.all([
+  const [rows, facts, published] = await Promise.all([
     store.listWorkers({ limit: WORKERS_SHOWN + 1 }),
-    store.listRuns({ status: 'running', limit: 1000, claimTtlMs: claimTtlMs() }),
+    // Read now, not the second-old shared facts: the page shows a claim as soon as it is made.
+    readStallFacts(store, stallSettings(config())),
     // Live by the page's own rule (a heartbeat within DEAD_AFTER_S), so a worker shown alive has its list.
     store.listPublishedWorkflows({ liveWithinMs: DEAD_AFTER_S * 1000 }),
   ]);
@@ -36,7 +43,8 @@ export async function getWorkers(): Promise<{ workers: WorkerView[]; more: boole
       ...w,
       heartbeatAge: now - w.heartbeatAt,
       state: w.stoppedAt !== null ? 'stopped' : now - w.heartbeatAt > DEAD_AFTER_S ? 'silent' : 'alive',
-      runs: running.filter((r) => r.owner === w.id).map((r) => r.id),
+      runs: busyRuns(facts, w.id),
+      capacity: slotCount(w.slots),
       workflows: published.filter((p) => p.servedBy.includes(w.id)).map((p) => p.name),
     }),
   );
