@@ -258,10 +258,13 @@ test('the audit page filters by run, action and time with the API query, and say
   await expect(audit.targets).toHaveText([runB]);
 });
 
-test('the workers page lists the workflows each live worker serves', async ({ page }) => {
+test('the workers page lists the workflows each live worker serves, and its slots in use', async ({ page }) => {
   const worker = uniqueId('e2e-serving');
+  const unrecorded = uniqueId('e2e-no-slots');
+  const held = uniqueId('e2e-held');
   await withStore(async (store) => {
-    await store.registerWorker({ id: worker, host: 'e2e', pid: 1 });
+    await store.registerWorker({ id: worker, host: 'e2e', pid: 1, slots: 3 });
+    await store.registerWorker({ id: unrecorded, host: 'e2e', pid: 2 });
     await store.publishWorkflows(
       worker,
       ['e2e-serve-b', 'e2e-serve-a'].map((name) => ({
@@ -276,7 +279,21 @@ test('the workers page lists the workflows each live worker serves', async ({ pa
   const workers = new WorkersPage(page);
   await workers.goto();
   await expect(workers.serves(worker)).toHaveText(['e2e-serve-a', 'e2e-serve-b']);
-  await withStore((store) => store.stopWorker(worker));
+  await expect(workers.slots(worker)).toHaveText('0 of 3 busy');
+  await expect(workers.slots(unrecorded)).toHaveText('0 of 1 busy');
+  await expect(workers.row(unrecorded)).toContainText('slots not recorded: counted as 1');
+  await withStore(async (store) => {
+    await store.createRun({ id: held, workflow: 'e2e-serve-a', inputJson: '{}', totalSteps: 1 });
+    await store.claimRun({ workerId: worker, leaseMs: 600_000, workflows: ['e2e-serve-a'], runId: held });
+  });
+  await workers.goto();
+  await expect(workers.slots(worker)).toHaveText('1 of 3 busy');
+  await expect(workers.row(worker).getByRole('link', { name: held })).toBeVisible();
+  await withStore(async (store) => {
+    await store.actOnRun(held, 'cancel', 'e2e');
+    await store.stopWorker(worker);
+    await store.stopWorker(unrecorded);
+  });
   await workers.goto();
   await expect(workers.serves(worker)).toHaveCount(0);
 });

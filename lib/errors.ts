@@ -128,6 +128,19 @@ export class ConflictError extends WaybillError {
 }
 
 /**
+ * A start under the id of a run with another workflow or input; the same workflow and input is answered with
+ * the run instead (lib/engine/run-exists.ts). Nothing was written.
+ */
+export class RunExistsError extends WaybillError {
+  constructor(
+    readonly runId: string,
+    readonly difference: string,
+  ) {
+    super('CONFLICT', `run ${runId} exists with ${difference}`);
+  }
+}
+
+/**
  * A run claimed a key whose committed row or live claim is another run's: a key is one run's, so its result is
  * not that run's to skip with, nor its claim to wait on. Nothing was written.
  */

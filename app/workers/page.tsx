@@ -78,7 +78,7 @@ async function Workers() {
             tabIndex={0}
             className="overflow-x-auto rounded-lg border border-zinc-200 bg-white shadow-sm focus-visible:outline-2 focus-visible:outline-blue-600 dark:border-zinc-800 dark:bg-zinc-900"
           >
-            <table data-testid="workers-table" className="w-full min-w-[52rem] text-sm">
+            <table data-testid="workers-table" className="w-full min-w-[58rem] text-sm">
               <caption className="sr-only">Workers, alive first</caption>
               <thead className="border-b border-zinc-200 bg-zinc-50 dark:border-zinc-800 dark:bg-zinc-900/60">
                 <tr>
@@ -90,6 +90,9 @@ async function Workers() {
                   </th>
                   <th scope="col" className={th}>
                     Last heartbeat
+                  </th>
+                  <th scope="col" className={th}>
+                    Slots
                   </th>
                   <th scope="col" className={th}>
                     Runs held
@@ -152,6 +155,14 @@ function WorkerTableRow({ worker: w, now }: { worker: WorkerView; now: number })
               ? `silent for ${age(w.heartbeatAge)}: dead after ${deadAfterS()} s`
               : `age ${age(w.heartbeatAge)}`}
         </div>
+      </td>
+      <td className={`${td} whitespace-nowrap tabular-nums`}>
+        <span data-testid={`worker-slots-${w.id}`}>
+          {w.runs.length} of {w.capacity} busy
+        </span>
+        {w.slots === null ? (
+          <div className="text-xs text-zinc-500 dark:text-zinc-400">slots not recorded: counted as 1</div>
+        ) : null}
       </td>
       <td className={`${td} min-w-48`}>
         {w.runs.length === 0 ? (

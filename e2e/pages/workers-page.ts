@@ -21,6 +21,11 @@ export class WorkersPage {
     return this.page.getByTestId(`worker-serves-${id}`).locator('li');
   }
 
+  /** "N of M busy": the runs it holds against its --concurrency. */
+  slots(id: string): Locator {
+    return this.page.getByTestId(`worker-slots-${id}`);
+  }
+
   state(id: string): Locator {
     return this.page.getByTestId(`worker-state-${id}`);
   }

@@ -23,6 +23,7 @@ import {
   releaseAnswerSchema,
   renewAnswerSchema,
   runAnswerSchema,
+  startAnswerSchema,
   runDetailSchema,
   runLogPageSchema,
   runsPageSchema,
@@ -105,10 +106,12 @@ export const ROUTES: Route[] = [
   {
     method: 'post',
     path: '/api/v1/runs',
-    summary: 'Start a run of a workflow a worker serves.',
+    summary:
+      'Start a run of a workflow a worker serves. An id that exists with the same workflow and parsed input is ' +
+      'answered 200 with that run and existed: true, nothing written; with another workflow or input, 409 CONFLICT.',
     access: 'operator',
     body: startBody,
-    ok: { status: 201, schema: runAnswerSchema },
+    ok: { status: 201, schema: startAnswerSchema },
     refusals: [400, 409, 413, 415],
   },
   {

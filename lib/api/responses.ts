@@ -195,6 +195,9 @@ export const runDetailSchema = z.strictObject({
   waits: z.array(waitSchema).describe("the run's durable waits, oldest first: approvals, signals, sleeps"),
 });
 export const runAnswerSchema = z.strictObject({ run: runSchema });
+
+/** A start's answer: `existed` when the id was taken by this workflow and input already (200, nothing written). */
+export const startAnswerSchema = z.strictObject({ run: runSchema, existed: z.boolean() });
 export const committedPageSchema = z.strictObject({ committed: z.array(committedSchema), nextCursor: cursor });
 export const claimsPageSchema = z.strictObject({ claims: z.array(claimSchema), nextCursor: cursor });
 export const expiredSchema = z.strictObject({

@@ -41,7 +41,10 @@ export const COMMANDS: Record<string, CommandSpec> = {
     args: [['<workflow>', 'a built-in or published workflow (`waybill workflows` lists them)']],
     flags: [
       ['--input JSON|@file', "the run's input: JSON text, @path for a file, @- for standard input (default {})"],
-      ['--id ID', 'the run id (default: generated); starting an id that exists is refused'],
+      [
+        '--id ID',
+        'the run id (default: generated); an id that exists with this workflow and input answers with that run (exit 0, nothing queued), with another is refused (CONFLICT)',
+      ],
       ['--follow', 'stay and show progress until the run ends'],
     ],
     examples: ['waybill start agent-batch --input \'{"items": 20}\' --id nightly-7 --follow'],

@@ -52,18 +52,27 @@ export async function start(cli: Cli, args: string[]): Promise<number> {
           throw error.kind === 'input' ? inputError(workflow, error.issues) : new UsageError(error.message);
         throw error;
       });
+    // A repeat of a start that was made: the run is answered, nothing is queued again (lib/control start).
+    if (run.existed)
+      cli.err(
+        `waybill start: run ${run.id} exists with this workflow and input (it is ${run.status}): not started again`,
+      );
     // Said once, after queueing (a --follow shows the run sitting in queued instead).
     const served = catalog?.entry(workflow)?.servedBy.length ?? 0;
-    if (served === 0 && !values.json && !values.follow)
+    if (served === 0 && !run.existed && !values.json && !values.follow)
       cli.err(
         `waybill start: no live worker serves ${workflow} yet; the run waits for one (waybill worker${catalog?.entry(workflow)?.builtin ? '' : ' --workflows <module>'})`,
       );
     if (!values.follow) {
       if (values.json) cli.json(judged(run, await judgeRun(await deps.store(), run, stallSettings(cli.config()))));
-      else cli.out(`queued ${run.id} (${run.workflow}${run.totalSteps === null ? '' : `, ${run.totalSteps} steps`})`);
+      else
+        cli.out(
+          `${run.existed ? 'exists' : 'queued'} ${run.id} (${run.workflow}${run.totalSteps === null ? '' : `, ${run.totalSteps} steps`})`,
+        );
       return 0;
     }
-    if (!values.json) cli.out(`queued ${run.id}; following it (a worker runs it: waybill worker)`);
+    if (!values.json)
+      cli.out(`${run.existed ? 'exists' : 'queued'} ${run.id}; following it (a worker runs it: waybill worker)`);
     const final = await followRun(cli, await deps.store(), run.id);
     if (!final) {
       cli.err(`waybill start: stopped following; run ${run.id} goes on`);

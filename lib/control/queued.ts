@@ -42,6 +42,16 @@ export interface SlotUse {
 /** How many holders a message names per worker; the rest are counted. */
 const NAMED_RUNS = 3;
 
+/** A worker whose slots are not recorded (registered before they were) counts as one, the default --concurrency. */
+export function slotCount(slots: number | null): number {
+  return slots ?? 1;
+}
+
+/** A worker's busy slots: the runs it owns in status `running` (a waiting run holds no slot). */
+export function busyRuns(facts: StallFacts, workerId: string): string[] {
+  return facts.busy.get(workerId) ?? [];
+}
+
 export function queuedReasonOf(
   run: { status: RunStatus | 'idle'; workflow: string; external?: boolean },
   facts: StallFacts,
@@ -69,11 +79,10 @@ export function queuedReasonOf(
       )} ${live.length === 1 ? 'serves' : 'serve'} other workflows)`,
     };
   }
-  const workers: SlotUse[] = serving.map((w) => ({ id: w.id, slots: w.slots, runs: facts.busy.get(w.id) ?? [] }));
+  const workers: SlotUse[] = serving.map((w) => ({ id: w.id, slots: w.slots, runs: busyRuns(facts, w.id) }));
   const busy = workers.reduce((n, w) => n + w.runs.length, 0);
-  // A worker whose slots are not recorded counts as one slot, the default --concurrency.
-  const slots = workers.reduce((n, w) => n + (w.slots ?? 1), 0);
-  const free = workers.find((w) => w.runs.length < (w.slots ?? 1));
+  const slots = workers.reduce((n, w) => n + slotCount(w.slots), 0);
+  const free = workers.find((w) => w.runs.length < slotCount(w.slots));
   if (free)
     return {
       kind: 'slot-free',
@@ -81,7 +90,7 @@ export function queuedReasonOf(
       busy,
       slots,
       workers,
-      message: `a slot is free on worker ${free.id} (${free.runs.length} of ${free.slots ?? 1} busy): it takes the oldest queued run at its next poll`,
+      message: `a slot is free on worker ${free.id} (${free.runs.length} of ${slotCount(free.slots)} busy): it takes the oldest queued run at its next poll`,
     };
   return {
     kind: 'slots-busy',

@@ -4,7 +4,7 @@
  * run's own `operator` event in the same transaction as the change (actOnRun) or just after (start).
  */
 import { z } from 'zod';
-import { runIdSchema, startRun } from '../engine/runs';
+import { runIdSchema, startRun, type StartedRun } from '../engine/runs';
 import type { RunAction, RunRow } from '../store/types';
 import { TRANSITIONS } from '../store/transitions';
 import { record } from './audit';
@@ -30,8 +30,10 @@ const startInput = z.strictObject({
 /**
  * Queues a run of any workflow the catalog knows (built-in or published); the input is checked against its
  * schema and stored parsed (defaults applied). An unknown workflow or a wrong field is StartRefusedError.
+ * An id that exists with this workflow and parsed input answers with that run (`existed`), unaudited and with
+ * no event, since nothing happened; with another, RunExistsError (CONFLICT), naming what differs.
  */
-export async function start(deps: ControlDeps, caller: Caller, input: z.input<typeof startInput>): Promise<RunRow> {
+export async function start(deps: ControlDeps, caller: Caller, input: z.input<typeof startInput>): Promise<StartedRun> {
   authorize(caller, 'operator');
   const given = validate(startInput, input);
   if (!deps.workflows) throw new Error('lib/control start: no workflows given');
@@ -44,6 +46,7 @@ export async function start(deps: ControlDeps, caller: Caller, input: z.input<ty
   }
   if (!checked.ok) throw inputRefused(given.workflow, checked.issues);
   const run = await startRun(store, workflows, { workflow: given.workflow, input: checked.input, id: given.id });
+  if (run.existed) return run;
   await store.recordEvent({ runId: run.id, outcome: 'operator', detail: `started by ${caller.actor}` });
   await record(store, caller, {
     action: 'start',

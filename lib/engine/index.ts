@@ -18,6 +18,6 @@ export { defineCommandWorkflow, type CommandWorkflowDefinition } from './command
 export { RunContext, type RetryPolicy, type RunHost, type StepOptions } from './context';
 export type { RunLog } from './run-log';
 export type { ErrorMatcher } from './retry-policy';
-export { startRun, runIdSchema } from './runs';
+export { startRun, runIdSchema, type StartedRun } from './runs';
 export { createLogger, silentLogger, type Logger, type LogFields, type LoggerOptions } from './log';
 export { builtinRegistry, builtinWorkflows, type BuiltinOptions } from './workflows/index';

@@ -1,13 +1,15 @@
 /**
  * Starting a run: the one place input crosses into the store, so it is checked here against the
  * workflow's schema (its own, or the one its workers published) and stored parsed (defaults applied),
- * and the id is checked.
+ * and the id is checked. A start under a taken id is answered with that run when its workflow and parsed
+ * input are the same (`existed: true`), and refused (RunExistsError) when not: run-exists.ts.
  */
 import { randomBytes } from 'node:crypto';
 import { newRunId, newRunIdProblem } from '../domain/run-id';
-import { InvalidInputError, NotFoundError } from '../errors';
+import { ConflictError, InvalidInputError, NotFoundError } from '../errors';
 import type { RunRow, RunStore } from '../store/types';
 import { inputError } from './input-check';
+import { runExists } from './run-exists';
 import type { StartableWorkflows } from './workflow';
 
 /** A new run's id: the creation rule of lib/domain/run-id, under the name the package exports. */
@@ -17,11 +19,14 @@ export function unknownWorkflow(name: string, workflows: StartableWorkflows): No
   return new NotFoundError(`workflow ${JSON.stringify(name)} (known: ${workflows.names().join(', ')})`);
 }
 
+/** A started run; `existed`: it was there already, with this workflow and input, and nothing was written. */
+export type StartedRun = RunRow & { existed: boolean };
+
 export async function startRun(
-  store: Pick<RunStore, 'createRun'>,
+  store: Pick<RunStore, 'createRun' | 'getRun'>,
   workflows: StartableWorkflows,
   request: { workflow: string; input: unknown; id?: string },
-): Promise<RunRow> {
+): Promise<StartedRun> {
   const checked = workflows.check(request.workflow, request.input);
   if (!checked) throw unknownWorkflow(request.workflow, workflows);
   if (!checked.ok) throw inputError(request.workflow, checked.issues);
@@ -30,10 +35,20 @@ export async function startRun(
   const problem = newRunIdProblem(id);
   if (problem !== undefined)
     throw new InvalidInputError(`invalid run id ${JSON.stringify(id.slice(0, 140))}: ${problem}`);
-  return store.createRun({
-    id,
-    workflow: checked.workflow,
-    inputJson: JSON.stringify(checked.input),
-    totalSteps: checked.totalSteps,
-  });
+  try {
+    const run = await store.createRun({
+      id,
+      workflow: checked.workflow,
+      inputJson: JSON.stringify(checked.input),
+      totalSteps: checked.totalSteps,
+    });
+    return { ...run, existed: false };
+  } catch (error) {
+    if (!(error instanceof ConflictError)) throw error;
+    // Read after the refused insert, not before: of two starts racing for one id, one inserts and the other
+    // finds its row. A row pruned meanwhile leaves the store's own refusal standing.
+    const existing = await store.getRun(id);
+    if (!existing) throw error;
+    return { ...runExists(existing, checked.workflow, checked.input), existed: true };
+  }
 }

@@ -1,6 +1,7 @@
 /**
  * GET  /api/v1/runs — runs newest first, outside clients' included: ?status= &workflow= &q= &limit= (≤ 500) &cursor=
- * POST /api/v1/runs — start a run of a built-in or published workflow: { "workflow": "agent-batch", "input": {…}, "id"?: "…" } → 201 { run }
+ * POST /api/v1/runs — start a run of a built-in or published workflow: { "workflow": "agent-batch", "input": {…}, "id"?: "…" } → 201 { run, existed: false }
+ *   An id that exists with the same workflow and parsed input → 200 { run, existed: true }, nothing written; with another → 409 CONFLICT.
  */
 import { authorizeRequest } from '@/lib/auth/server';
 import { body, handle, json, query, refused } from '@/lib/api';
@@ -29,9 +30,9 @@ export async function POST(request: Request) {
     const caller = callerOf(who, 'api');
     authorize(caller, 'operator'); // before the body is read; lib/control decides again
     const given = await body(request, startBody, config().WAYBILL_MAX_BODY_BYTES);
-    const row = await runs.start(controlDeps(), caller, given);
+    const { existed, ...row } = await runs.start(controlDeps(), caller, given);
     const { stall, queuedReason } = await judgeRun(await getStore(), row, stallSettings(config()));
     const run = runView(row, false, stall, queuedReason);
-    return json({ run }, 201, { location: `/api/v1/runs/${encodeURIComponent(run.id)}` });
+    return json({ run, existed }, existed ? 200 : 201, { location: `/api/v1/runs/${encodeURIComponent(run.id)}` });
   });
 }

@@ -1,0 +1,104 @@
+/**
+ * A start under a taken id, on every backend: the same workflow and parsed input answers with that run
+ * (`existed`), writing nothing (no run, no event, no audit line); another workflow or input is refused with
+ * CONFLICT, naming what differs, and writes nothing either. Through lib/control and the engine's startRun.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { runs, type Caller, type ControlDeps, type ControlStore } from '../../lib/control';
+import { startRun } from '../../lib/engine/runs';
+import { WorkflowRegistry, defineWorkflow } from '../../lib/engine/workflow';
+import { RunExistsError } from '../../lib/errors';
+import { backends, type StoreHandle } from '../support/backends';
+
+const list = await backends();
+
+const OPERATOR: Caller = { actor: 'olga (operator)', role: 'operator', channel: 'dashboard' };
+
+const echo = defineWorkflow({
+  name: 'echo',
+  input: z.strictObject({
+    n: z.number().int(),
+    mode: z.string().default('fast'),
+    tags: z.array(z.string()).default([]),
+  }),
+  totalSteps: 1,
+  async run() {},
+});
+const other = defineWorkflow({ name: 'other', input: z.strictObject({}), totalSteps: 1, async run() {} });
+const registry = new WorkflowRegistry([echo, other]);
+
+describe.each(list)('starting a run id again on $name', (backend) => {
+  let h: StoreHandle;
+  let store: ControlStore;
+  let deps: ControlDeps;
+
+  beforeEach(async () => {
+    h = await backend.open();
+    store = h.store;
+    deps = { store: async () => store, claimTtlMs: 30_000, maxBytes: 1000, workflows: async () => registry };
+  });
+  afterEach(() => h.close());
+
+  /** What a start may have written: runs, the run's events, audit lines. */
+  const written = async () => ({
+    runs: (await store.listRuns({ claimTtlMs: 30_000 })).map((r) => `${r.id}:${r.workflow}:${r.status}`),
+    input: (await store.getRun('r'))?.inputJson,
+    events: (await store.listEvents('r')).map((e) => `${e.outcome}:${e.detail}`),
+    audit: (await store.listAudit()).map((a) => `${a.action}:${a.target}`),
+  });
+
+  it('answers the same workflow and parsed input with the run, unaudited and with no event', async () => {
+    const first = await runs.start(deps, OPERATOR, { workflow: 'echo', input: { n: 3 }, id: 'r' });
+    expect(first.existed).toBe(false);
+    const before = await written();
+    expect(before).toEqual({
+      runs: ['r:echo:queued'],
+      input: '{"n":3,"mode":"fast","tags":[]}',
+      events: ['operator:started by olga (operator)'],
+      audit: ['start:r'],
+    });
+
+    // The defaults written out, and the keys in another order: the same parsed input.
+    const again = await runs.start(deps, OPERATOR, {
+      workflow: 'echo',
+      input: { tags: [], mode: 'fast', n: 3 },
+      id: 'r',
+    });
+    expect(again).toEqual({ ...first, existed: true });
+    expect(await startRun(store, registry, { workflow: 'echo', input: { n: 3 }, id: 'r' })).toEqual(again);
+    expect(await written()).toEqual(before);
+  });
+
+  it('refuses another input or workflow with CONFLICT, naming what differs, and writes nothing', async () => {
+    await runs.start(deps, OPERATOR, { workflow: 'echo', input: { n: 3, tags: ['a'] }, id: 'r' });
+    const before = await written();
+    const cases: [() => Promise<unknown>, string][] = [
+      [
+        () => runs.start(deps, OPERATOR, { workflow: 'echo', input: { n: 4, tags: ['a'] }, id: 'r' }),
+        'run r exists with another input: input.n is 3, not 4',
+      ],
+      [
+        () => runs.start(deps, OPERATOR, { workflow: 'echo', input: { n: 3, tags: ['a', 'b'] }, id: 'r' }),
+        'run r exists with another input: input.tags[1] is not set, not "b"',
+      ],
+      [
+        () => startRun(store, registry, { workflow: 'echo', input: { n: 3, mode: 'slow', tags: ['a'] }, id: 'r' }),
+        'run r exists with another input: input.mode is "fast", not "slow"',
+      ],
+      [
+        () => runs.start(deps, OPERATOR, { workflow: 'other', input: {}, id: 'r' }),
+        'run r exists with another workflow: it is echo, not other',
+      ],
+    ];
+    for (const [attempt, message] of cases) {
+      const error = await attempt().then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(RunExistsError);
+      expect(error).toMatchObject({ code: 'CONFLICT', message });
+    }
+    expect(await written()).toEqual(before);
+  });
+});
