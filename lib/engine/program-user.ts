@@ -4,7 +4,7 @@
  * open files and working directory (/proc/<pid>/environ, fd, cwd) only as the same user or with
  * CAP_SYS_PTRACE. So a root worker runs its programs as another user: WAYBILL_PROGRAM_USER, else `nobody`,
  * the one account every Linux has for exactly this (it owns no files). A worker that is not root cannot switch
- * users, and its programs run as itself: no dumpability trick is open to it from Node (README, Security).
+ * users, and its programs run as itself: no dumpability trick is open to it from Node (docs/operations.md, Security).
  */
 import { chmodSync, readFileSync, statSync, type Stats } from 'node:fs';
 import { ConfigError } from '../errors';

@@ -26,7 +26,7 @@ export interface PostgresOpenOptions {
   url: string;
   /**
    * Set as search_path on every connection (a startup option) and created if missing: one store per schema.
-   * Behind a transaction pooler, leave it out and give the role its search_path instead (README, "Behind
+   * Behind a transaction pooler, leave it out and give the role its search_path instead (docs/operations.md, "Behind
    * PgBouncer"): PgBouncer refuses that startup option, or drops it silently when told to ignore `options`,
    * which the migration then refuses (the schema connections see is not this one).
    */

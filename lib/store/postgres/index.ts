@@ -144,7 +144,7 @@ export async function inspectPostgresStore(
  * connection made without that option. Asked for (?schema=, WAYBILL_PG_SCHEMA): that one. Else `public` if an
  * older Waybill made its store there (its ledger is there, and `waybill` has none: it keeps working where it
  * is, named as such), else `waybill`. The option is left out when the role's own search_path leads there
- * already: a role set up for a transaction pooler, which refuses the option (README, "Behind PgBouncer").
+ * already: a role set up for a transaction pooler, which refuses the option (docs/operations.md, "Behind PgBouncer").
  */
 async function resolveSchema(
   options: Pick<PostgresStoreOptions, 'url' | 'schema' | 'onNotice'>,
@@ -179,7 +179,7 @@ function noticeOnce(onNotice: ((line: string) => void) | undefined, database: st
   noticed.add(database);
   const line =
     `waybill: using the store an older Waybill made in schema "public" of ${database}; new stores go in schema ` +
-    `"${DEFAULT_SCHEMA}" (README: "Moving a store out of public")`;
+    `"${DEFAULT_SCHEMA}" (docs/configuration.md: "Moving a store out of public")`;
   (onNotice ?? ((l: string) => process.stderr.write(`${l}\n`)))(line);
 }
 

@@ -86,7 +86,7 @@ export function postgresMetrics(c: PgConnection): Pick<InsightStore, 'metricsSna
       WHERE ($${n + 1}::float8 IS NULL OR at > $${n + 1}) AND at <= $${n + 2} AND (${COUNTED_EVENTS}) GROUP BY outcome`,
       [...bounds, since(tally.eventsMark), cutoff],
     );
-    // An executed step is its committed row: no `executed` event is written (README, Design).
+    // An executed step is its committed row: no `executed` event is written (docs/DESIGN-DECISIONS.md).
     tally.steps.executed += committed.rows[0]?.executed ?? 0;
     tally.addDurations('executed', committed.rows[0]);
     for (const row of events.rows) {

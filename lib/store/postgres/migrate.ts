@@ -39,7 +39,7 @@ export async function migratePostgres(
             `PostgreSQL schema "${schema}" was asked for, but the connection's search_path leads to ` +
               `${seen ? `"${seen}"` : 'no schema'}: something between Waybill and the database ` +
               '(a pooler ignoring the `options` startup parameter?) dropped it. Behind a transaction pooler, give ' +
-              'the role its search_path and leave ?schema= out (README: "Behind PgBouncer").',
+              'the role its search_path and leave ?schema= out (docs/operations.md: "Behind PgBouncer").',
           );
         }
       },

@@ -17,7 +17,7 @@ const TRANSIENT_SQLSTATES = new Set(['40001', '40P01', '57P01', '57P02', '57P03'
  * A cancel is an interrupt that races the statement: the server should roll back what it cancels, but the
  * statement was sent, ran for a while and the cancel could have come from anyone. We take no chances and
  * retry it as a lost answer (a commit then looks for its own row, a claim finds its own token), as the
- * README's design promises for every call whose outcome the caller did not see.
+ * design (docs/DESIGN-DECISIONS.md) promises for every call whose outcome the caller did not see.
  */
 const CANCELLED_SQLSTATES = new Set(['57014', '55P03']);
 const CONNECTION_ERRNOS = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH']);

@@ -113,7 +113,7 @@ export function sqliteMetrics(c: SqliteConnection): Pick<InsightStore, 'metricsS
     const full = c.db.prepare<[number], MarkRow>(`${select} ORDER BY rowid LIMIT 1 OFFSET ${CHUNK_ROWS - 1}`).get(lo);
     const end = full ?? c.db.prepare<[number], MarkRow>(`${select} ORDER BY rowid DESC LIMIT 1`).get(lo);
     if (!end) return true;
-    // An executed step is its committed row: no `executed` event is written (README, Design).
+    // An executed step is its committed row: no `executed` event is written (docs/DESIGN-DECISIONS.md).
     const row = c.db
       .prepare<[Record<string, number>], HistogramRow & { executed: number }>(`
       SELECT count(*) AS executed, ${cols} FROM committed WHERE rowid > @lo AND rowid <= @hi AND source = 'executed'`)

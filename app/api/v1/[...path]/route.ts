@@ -13,7 +13,7 @@ async function notFound(request: Request): Promise<Response> {
     return json(
       errorBody(
         'NOT_FOUND',
-        `no API endpoint at ${new URL(request.url).pathname.slice(0, 200)}: see the README's HTTP API section`,
+        `no API endpoint at ${new URL(request.url).pathname.slice(0, 200)}: see docs/reference/http-api.md`,
       ),
       404,
     );
