@@ -14,7 +14,13 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { claimExpiresAt } from '../domain/claim-expiry';
-import { IdempotencyKeyReuseError, InvalidInputError, LeaseLostError, NotFoundError } from '../errors';
+import {
+  IdempotencyKeyReuseError,
+  InvalidInputError,
+  KeyOfAnotherRunError,
+  LeaseLostError,
+  NotFoundError,
+} from '../errors';
 import { INPUT_MAX_CHARS } from '../checkpoint/step-input';
 import { shortestLeaseFor } from '../store/sqlite-timeouts';
 import type { ClaimOutcome, ClaimRow, ProgressWrite, RunStatus, Store } from '../store/types';
@@ -142,6 +148,11 @@ export const endBody = z.strictObject({
 
 /** What a commit answer says of the run: its status, or null for a run that declared nothing. */
 const runAnswer = (status: RunStatus | null) => (status === null ? null : { status });
+
+function notOurs(error: unknown): null {
+  if (error instanceof KeyOfAnotherRunError) return null;
+  throw error;
+}
 
 /** A paused or cancelled run runs no further step: its client stops, and no next key is claimed for it. */
 const stops = (status: RunStatus | null) => status === 'paused' || status === 'cancelled';
@@ -317,8 +328,10 @@ export async function commit(store: Store, body: z.output<typeof commitBody>, op
   if (!body.next) return { key: body.key, committed: true, run };
   // Paused or cancelled: the client stops after this step, so no next key was claimed for it.
   if (stops(committed.runStatus)) return { key: body.key, committed: true, next: null, run };
-  // Unknown only after a lost reply inside the store; claiming with the same token then finds it ours.
-  const outcome = committed.next ?? (await store.claim({ ...next!, token: nextToken }));
+  // Unknown only after a lost reply inside the store; claiming with the same token then finds it ours. A next
+  // key of another run is no claim ahead: the commit stands, and the client's own claim of it is refused.
+  const outcome = committed.next ?? (await store.claim({ ...next!, token: nextToken }).catch(notOurs));
+  if (outcome === null) return { key: body.key, committed: true, next: null, run };
   const answer = await claimAnswer(
     store,
     outcome,

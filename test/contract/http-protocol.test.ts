@@ -197,17 +197,29 @@ describe.each(list)('HTTP checkpoint protocol on $name', (backend) => {
     expect(await store.listClaims({ claimTtlMs: OPTIONS.claimTtlMs })).toEqual([]);
     expect(await loadProgress(store, 'r')).toMatchObject({ step: 3, counters: { executed: 3 } });
 
-    // A next key already committed comes back committed; a refused commit claims nothing.
+    // A next key already committed comes back committed; another run's key is no claim ahead (the commit
+    // stands); a refused commit claims nothing.
+    const done = await claim(store, { runId: 's', key: 's:1' }, OPTIONS);
+    if (done.outcome !== 'claimed') throw new Error('expected claimed');
+    await commit(store, { runId: 's', key: 's:1', token: done.token, result: 'one' }, OPTIONS);
     const again = await claim(store, { runId: 's', key: 's:0' }, OPTIONS);
     if (again.outcome !== 'claimed') throw new Error('expected claimed');
     const answer = await commit(
       store,
-      { runId: 's', key: 's:0', token: again.token, result: 'x', next: { key: 'r:1' } },
+      { runId: 's', key: 's:0', token: again.token, result: 'x', next: { key: 's:1' } },
       OPTIONS,
     );
-    expect(answer.next).toMatchObject({ outcome: 'committed', key: 'r:1', result: 1 });
+    expect(answer.next).toMatchObject({ outcome: 'committed', key: 's:1', result: 'one' });
+    const other = await claim(store, { runId: 't', key: 't:0' }, OPTIONS);
+    if (other.outcome !== 'claimed') throw new Error('expected claimed');
+    const crossed = await commit(
+      store,
+      { runId: 't', key: 't:0', token: other.token, result: 'z', next: { key: 'r:1' } },
+      OPTIONS,
+    );
+    expect(crossed).toMatchObject({ key: 't:0', committed: true, next: null });
     await expect(
-      commit(store, { runId: 's', key: 's:0', token: again.token, result: 'y', next: { key: 's:1' } }, OPTIONS),
+      commit(store, { runId: 's', key: 's:0', token: again.token, result: 'y', next: { key: 's:2' } }, OPTIONS),
     ).rejects.toMatchObject({ code: 'LEASE_LOST' });
     expect(await store.listClaims({ claimTtlMs: OPTIONS.claimTtlMs })).toEqual([]);
   });
