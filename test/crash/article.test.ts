@@ -69,6 +69,8 @@ describe("article compatibility: the article's schema and SQL", () => {
         'committed',
         'committed_history',
         'metrics_tally',
+        'model_call_chunks',
+        'model_calls',
         'progress',
         'run_logs',
         'runs',

@@ -68,6 +68,8 @@ describe.skipIf(!pgUp)('postgres store', () => {
       'committed',
       'committed_history',
       'metrics_tally',
+      'model_call_chunks',
+      'model_calls',
       'progress',
       'run_logs',
       'runs',
