@@ -1,6 +1,6 @@
 /**
  * Where a process-level test keeps its store: a SQLite file in the test's temp dir, or a PostgreSQL schema of
- * its own (created now, dropped when the test finishes). Both are given as a DATABASE_URL, because the
+ * its own (created now, dropped when the test finishes), migrated before the test's first process starts. Both are given as a DATABASE_URL, because the
  * processes under test (the CLI, workers) only ever see a URL.
  */
 import { onTestFinished } from 'vitest';
@@ -30,13 +30,14 @@ export async function makeTarget(kind: TargetKind): Promise<Target> {
   } else {
     url = (await testSchema('wb_proc')).url;
   }
-  let opened: (Store & RunStore) | undefined;
-  onTestFinished(async () => opened?.close());
+  // Created (migrated) now, as `waybill migrate` would: the CLI's commands other than worker, drill and
+  // migrate never create a store, and a test's first call is often a `waybill start`.
+  const opened: Store & RunStore = await openStore(url, { synchronous: 'normal' });
+  onTestFinished(async () => opened.close());
   return {
     kind,
     url,
     async store() {
-      opened ??= await openStore(url, { synchronous: 'normal' });
       return opened;
     },
   };
