@@ -325,7 +325,9 @@ describe('npx waybill from the consumer', () => {
     expect(version.stdout).toBe(`${VERSION}\n`);
     const help = await consumer.npx(['waybill', '--help']);
     expect(help.code, help.stderr).toBe(0);
-    for (const command of ['start', 'worker', 'dashboard', 'up']) expect(help.stdout).toContain(`waybill ${command}`);
+    // One line a command, its name first: `  start      queue a run`.
+    for (const command of ['start', 'worker', 'dashboard', 'up', 'migrate'])
+      expect(help.stdout).toMatch(new RegExp(`^  ${command} +\\S`, 'm'));
   });
 
   it('dashboard and up without waybill-dashboard installed: one line naming what to install, exit 2, nothing created', async () => {
