@@ -46,6 +46,9 @@ describe.skipIf(!pgUp)('postgres: workers under a connection limit while their c
       WAYBILL_LEASE_MS: '5000',
       WAYBILL_PG_POOL_SIZE: '4',
     };
+    // The store is made first, as a deploy step would: `start`, like every command but worker, creates none.
+    const migrated = await runCli(['migrate'], { env: { DATABASE_URL: target.url } });
+    expect(migrated.code, migrated.stderr).toBe(0);
     for (let n = 0; n < RUNS; n++) {
       const started = await runCli(
         [

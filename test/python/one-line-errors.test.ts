@@ -34,6 +34,8 @@ const project = dir.file('my-agent');
 
 beforeAll(async () => {
   server = await startRouteServer();
+  // The store exists (migrated) before `waybill token`, which, like every read, creates none.
+  await (await import('../../lib/data/store')).getStore();
   if (missing) return;
   python = makeVenv(dir.path);
   mkdirSync(project);
