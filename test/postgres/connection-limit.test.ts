@@ -87,7 +87,7 @@ describe.skipIf(!pgUp)('postgres: workers under a connection limit while their c
     await inside.connect();
     onTestFinished(() => inside.end());
     const statuses = async () =>
-      (await inside.query<{ status: string }>('SELECT status FROM runs ORDER BY id')).rows.map((r) => r.status);
+      (await inside.query<{ status: string }>('SELECT status FROM waybill.runs ORDER BY id')).rows.map((r) => r.status);
     const exited = () => workers.find((w) => w.child.exitCode !== null || w.child.signalCode !== null);
     await until(
       'every run to complete',
@@ -113,7 +113,7 @@ describe.skipIf(!pgUp)('postgres: workers under a connection limit while their c
       [null, null],
     ]);
     const committed = await inside.query<{ run: string; rows: number; steps: number }>(
-      `SELECT run_id AS run, count(*)::int AS rows, count(DISTINCT step)::int AS steps FROM committed
+      `SELECT run_id AS run, count(*)::int AS rows, count(DISTINCT step)::int AS steps FROM waybill.committed
       GROUP BY run_id ORDER BY run_id`,
     );
     expect(committed.rows).toEqual(
