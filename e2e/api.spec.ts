@@ -207,11 +207,18 @@ test('runs: start, list with a cursor, inspect, pause / resume / cancel / retry 
     expect(started.headers().location).toBe(`/api/v1/runs/${prefix}-${i}`);
     ids.push(run.id);
   }
+  // Started again as it was: the run it is, not an error (idempotent start); with another input: refused.
   const again = await call(request, 'POST', '/api/v1/runs', {
     headers: OPERATOR,
     body: { workflow: 'agent-batch', input: { count: 4 }, id: ids[0] },
   });
-  expect([again.status(), (await apiError(again)).code]).toEqual([409, 'CONFLICT']);
+  expect(again.status()).toBe(200);
+  expect(await again.json()).toMatchObject({ existed: true, run: { id: ids[0], status: 'queued' } });
+  const differs = await call(request, 'POST', '/api/v1/runs', {
+    headers: OPERATOR,
+    body: { workflow: 'agent-batch', input: { count: 5 }, id: ids[0] },
+  });
+  expect([differs.status(), (await apiError(differs)).code]).toEqual([409, 'CONFLICT']);
 
   // Two pages of two and one, newest first, found by search.
   const seen: string[] = [];
