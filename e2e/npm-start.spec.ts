@@ -104,7 +104,7 @@ test('npm start runs the dashboard, a worker and a demo run; SIGTERM stops both 
     await page.goto(`${first.url}/runs/py-demo`);
     const log = page.getByTestId('program-log');
     await expect(log.locator('li[data-stream="worker"]').first()).toHaveText(
-      /started python3 -m waybill_client\.example \(pid \d+, attempt 1\)$/,
+      /started python3 -m waybill_client\.example \(group \d+, user \S+, attempt 1\)$/,
       { timeout: 60_000 },
     );
     const lines = log.locator('li[data-seq]');

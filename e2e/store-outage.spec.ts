@@ -29,7 +29,7 @@ test.beforeAll(async () => {
   await own.admin.query(`CREATE SCHEMA ${schema}`);
   gate = await startPgProxy(TEST_DATABASE_URL);
   const url = new URL(gate.url);
-  url.searchParams.set('options', `-c search_path=${schema}`);
+  url.searchParams.set('schema', schema);
   server = spawn(process.execPath, ['bin/start.mjs', '--no-worker', '--no-demo'], {
     cwd: ROOT,
     detached: true,
