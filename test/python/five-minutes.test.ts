@@ -35,6 +35,8 @@ let python = '';
 
 beforeAll(async () => {
   server = await startRouteServer();
+  // The store exists (migrated) before `waybill token`, which, like every read, creates none.
+  await (await import('../../lib/data/store')).getStore();
   if (!missing) python = makeVenv(dir.path);
 }, 400_000); // a venv and a pip install: seconds when quiet, minutes on busy cores
 afterAll(async () => {
