@@ -155,8 +155,13 @@ async function resolveSchema(
   try {
     const seen = await onClient(probe, database, retry, async (client) => {
       const { rows } = await client.query<{ current: string | null; legacy: boolean; ours: boolean }>(
-        `SELECT current_schema() AS current, to_regclass('public.waybill_migrations') IS NOT NULL AS legacy,
-                to_regclass(format('%I.waybill_migrations', $1::text)) IS NOT NULL AS ours`,
+        // Read from the catalog, which needs no privilege on either schema: to_regclass() fails with
+        // "permission denied" on a schema the role may not use, as another team's `waybill` may be.
+        `SELECT current_schema() AS current,
+                EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                        WHERE n.nspname = 'public' AND c.relname = 'waybill_migrations') AS legacy,
+                EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                        WHERE n.nspname = $1 AND c.relname = 'waybill_migrations') AS ours`,
         [DEFAULT_SCHEMA],
       );
       return rows[0]!;
