@@ -10,7 +10,16 @@
  * - A production build that is not older than the sources it was built from.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 
@@ -71,7 +80,53 @@ export function prepare(root: string): E2EEnv {
 /** Sources the production build is made of; anything newer than .next/BUILD_ID means a rebuild. */
 const SOURCES = ['app', 'lib', 'public', 'proxy.ts', 'next.config.js', 'postcss.config.mjs', 'package-lock.json'];
 
+/**
+ * Builds under a lock (a directory holding the builder's pid): the browser suite and the package tests run side
+ * by side and both need the build, and two `next build`s into one .next would corrupt it. The second waits, then
+ * finds the build fresh. A lock whose process is gone (a build killed with -9) is taken over.
+ */
 export function buildIfStale(root: string): void {
+  const lock = join(root, '.next-build.lock');
+  for (let waited = false; ; waited = true) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      if (!waited) process.stderr.write(`e2e: waiting for another process's next build (${lock})\n`);
+      if (!holderAlive(lock)) rmSync(lock, { recursive: true, force: true });
+      else Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 500);
+    }
+  }
+  try {
+    writeFileSync(join(lock, 'pid'), String(process.pid));
+    buildIfStaleUnlocked(root);
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+/** False once the lock's process is gone. A lock without a pid is being taken, unless it has been for a minute. */
+function holderAlive(lock: string): boolean {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(join(lock, 'pid'), 'utf8'));
+  } catch {
+    try {
+      return Date.now() - statSync(lock).mtimeMs < 60_000;
+    } catch {
+      return true; // gone already: the next mkdir takes it
+    }
+  }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function buildIfStaleUnlocked(root: string): void {
   const buildId = join(root, '.next', 'BUILD_ID');
   const builtAt = existsSync(buildId) ? statSync(buildId).mtimeMs : null;
   const newest = SOURCES.reduce<{ path: string; at: number } | null>(
