@@ -134,6 +134,14 @@ async function bundleDeclarations(): Promise<void> {
     plugins: [dts()],
     // Types of dependencies are the consumer's to resolve, from its own node_modules.
     external: (id) => !id.startsWith('.') && !id.startsWith('/'),
+    // A type the entries use but do not export ends up in a shared chunk under a private name, and a
+    // consumer's declaration emit that needs it fails with TS2742: each such warning fails the build.
+    onLog(level, log, handler) {
+      if (level === 'warn' && /private shared type exports/.test(log.message)) {
+        throw new Error(`declarations: ${log.message}`);
+      }
+      handler(level, log);
+    },
   });
   await bundle.write({
     dir: NEXT_DIST,

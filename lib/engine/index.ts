@@ -13,7 +13,13 @@ export {
   StepTimeoutError,
   WorkflowModuleError,
 } from '../errors';
-export { WorkflowRegistry, defineWorkflow, type WorkflowDefinition } from './workflow';
+export {
+  WorkflowRegistry,
+  defineWorkflow,
+  type AnyWorkflowDefinition,
+  type StartableWorkflows,
+  type WorkflowDefinition,
+} from './workflow';
 export { defineCommandWorkflow, type CommandWorkflowDefinition } from './command-workflow';
 export { RunContext, type RetryPolicy, type RunHost, type StepOptions } from './context';
 export type { RunLog } from './run-log';
