@@ -131,7 +131,7 @@ test('a refused rerun says its reason once, beside the form and in view; a good 
   await dialog.confirm();
   await expect(run.rewind.message.locator('p')).toHaveText([
     'the input is not valid JSON',
-    /^input: not valid JSON: Expected property name/,
+    /^input: is not valid JSON at line 1 column 2 \(position 1\): Expected property name/,
   ]);
 
   await page.evaluate(() => window.scrollTo(0, 0));

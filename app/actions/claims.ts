@@ -11,8 +11,7 @@ import { config } from '@/lib/config';
 import { claims } from '@/lib/control';
 import { controlDeps } from '@/lib/data/control';
 import { ClaimNotOrphanedError, LiveClaimError, NotFoundError } from '@/lib/errors';
-import { MAX_DEPTH, nestingDepth } from '@/lib/json-depth';
-import { failure, fieldErrors, operatorCaller, sizeError, type ActionResult } from './result';
+import { failure, fieldErrors, operatorCaller, jsonField, type ActionResult } from './result';
 
 function refresh(runId?: string | null) {
   revalidatePath('/claims');
@@ -64,27 +63,9 @@ export async function resolveClaimAction(_previous: ActionResult | null, form: F
     attempt: form.get('attempt') || undefined,
   });
   if (!parsed.success) return { ok: false, message: 'check the form', errors: fieldErrors(parsed.error) };
-  const tooLarge = sizeError('result', parsed.data.result, config().WAYBILL_MAX_BODY_BYTES);
-  if (tooLarge) return { ok: false, message: 'the result is too large', errors: { result: [tooLarge] } };
-  // The API's limit, for the same reason: a value nested deeper cannot be shown or answered safely.
-  const depth = nestingDepth(parsed.data.result);
-  if (depth > MAX_DEPTH) {
-    return {
-      ok: false,
-      message: 'the result nests too deep',
-      errors: { result: [`nests ${depth.toLocaleString('en-US')} levels deep: the limit is ${MAX_DEPTH}`] },
-    };
-  }
-  let result: unknown;
-  try {
-    result = JSON.parse(parsed.data.result);
-  } catch (error) {
-    return {
-      ok: false,
-      message: 'the result is not valid JSON',
-      errors: { result: [`not valid JSON: ${(error as Error).message}`] },
-    };
-  }
+  const json = jsonField('result', parsed.data.result, undefined);
+  if (!json.ok) return json.result;
+  const result = json.value;
   try {
     // The store decides whether the claim may be resolved, in the transaction that resolves it: a check read
     // here first could be overtaken by a worker taking the claim over.

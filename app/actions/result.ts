@@ -8,6 +8,8 @@ import { requireAction } from '@/lib/auth/server';
 import { callerOf } from '@/lib/data/control';
 import { errorFields, serverLog } from '@/lib/data/log';
 import { isUnreachable } from '@/lib/data/store-guard';
+import { config } from '@/lib/config';
+import { jsonProblemText, parseJsonInput } from '@/lib/domain/json-input';
 import { ControlInputError, ForbiddenError, WaybillError } from '@/lib/errors';
 
 export type ActionResult<T = undefined> =
@@ -54,11 +56,22 @@ export function failure(error: unknown): { ok: false; message: string; errors?: 
 }
 
 /**
- * The field error for a value over WAYBILL_MAX_BODY_BYTES, or null. Measured in UTF-8 bytes, as stored; the
- * message names the limit and the variable that sets it.
+ * A form field's JSON text held to the rule for operator JSON (lib/domain/json-input: size, nesting, parse),
+ * or the form's answer naming what is wrong with it. `empty`: the value of a blank field.
  */
-export function sizeError(what: string, text: string, maxBytes: number): string | null {
-  const bytes = Buffer.byteLength(text, 'utf8');
-  if (bytes <= maxBytes) return null;
-  return `the ${what} is ${bytes.toLocaleString('en-US')} bytes: the limit is ${maxBytes.toLocaleString('en-US')} bytes (WAYBILL_MAX_BODY_BYTES)`;
+export function jsonField(
+  field: string,
+  text: string,
+  empty: unknown,
+): { ok: true; value: unknown } | { ok: false; result: ActionResult<never> } {
+  if (!text.trim()) return { ok: true, value: empty };
+  const parsed = parseJsonInput(text, { maxBytes: config().WAYBILL_MAX_BODY_BYTES });
+  if (parsed.ok) return parsed;
+  const why = { too_large: 'is too large', too_deep: 'nests too deep', not_json: 'is not valid JSON' }[
+    parsed.problem.kind
+  ];
+  return {
+    ok: false,
+    result: { ok: false, message: `the ${field} ${why}`, errors: { [field]: [jsonProblemText(parsed.problem)] } },
+  };
 }

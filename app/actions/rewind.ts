@@ -7,7 +7,7 @@ import { revalidatePath } from 'next/cache';
 import { config } from '@/lib/config';
 import { rewind } from '@/lib/control';
 import { controlDeps } from '@/lib/data/control';
-import { failure, operatorCaller, sizeError, type ActionResult } from './result';
+import { failure, operatorCaller, jsonField, type ActionResult } from './result';
 
 interface RewindInput {
   runId: string;
@@ -20,27 +20,6 @@ interface RewindInput {
   id?: string;
 }
 
-function parseInput(
-  text: string | undefined,
-): { ok: true; value: unknown } | { ok: false; result: ActionResult<never> } {
-  if (!text?.trim()) return { ok: true, value: undefined };
-  const tooLarge = sizeError('input', text, config().WAYBILL_MAX_BODY_BYTES);
-  if (tooLarge)
-    return { ok: false, result: { ok: false, message: 'the input is too large', errors: { input: [tooLarge] } } };
-  try {
-    return { ok: true, value: JSON.parse(text) };
-  } catch (error) {
-    return {
-      ok: false,
-      result: {
-        ok: false,
-        message: 'the input is not valid JSON',
-        errors: { input: [`not valid JSON: ${(error as Error).message}`] },
-      },
-    };
-  }
-}
-
 function refresh(...ids: string[]) {
   revalidatePath('/');
   revalidatePath('/audit');
@@ -49,7 +28,7 @@ function refresh(...ids: string[]) {
 
 export async function rerunAction(given: RewindInput): Promise<ActionResult<{ id: string }>> {
   const caller = await operatorCaller();
-  const input = parseInput(given.input);
+  const input = jsonField('input', given.input ?? '', undefined);
   if (!input.ok) return input.result;
   try {
     const outcome = await rewind.rerun(controlDeps(), caller, {
@@ -71,7 +50,7 @@ export async function rerunAction(given: RewindInput): Promise<ActionResult<{ id
 
 export async function forkAction(given: RewindInput): Promise<ActionResult<{ id: string }>> {
   const caller = await operatorCaller();
-  const input = parseInput(given.input);
+  const input = jsonField('input', given.input ?? '', undefined);
   if (!input.ok) return input.result;
   try {
     const outcome = await rewind.fork(controlDeps(), caller, {

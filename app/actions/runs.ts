@@ -12,7 +12,7 @@ import { controlDeps } from '@/lib/data/control';
 import { InvalidInputError, StartRefusedError } from '@/lib/errors';
 import { count, counted } from '@/lib/count';
 import type { RunAction } from '@/lib/store/types';
-import { failure, fieldErrors, operatorCaller, sizeError, type ActionResult } from './result';
+import { failure, fieldErrors, operatorCaller, jsonField, type ActionResult } from './result';
 import type { BulkAction, BulkFilter, BulkPreview, BulkReport } from '@/lib/control/bulk';
 
 // Only the list's shape: each id and the reason are the operation's to check.
@@ -111,18 +111,9 @@ export async function startRunAction(
     id: (form.get('id') as string | null) || undefined,
   });
   if (!parsed.success) return { ok: false, message: 'check the form', errors: fieldErrors(parsed.error) };
-  const tooLarge = sizeError('input', parsed.data.input, config().WAYBILL_MAX_BODY_BYTES);
-  if (tooLarge) return { ok: false, message: 'the input is too large', errors: { input: [tooLarge] } };
-  let input: unknown;
-  try {
-    input = JSON.parse(parsed.data.input || '{}');
-  } catch (error) {
-    return {
-      ok: false,
-      message: 'the input is not valid JSON',
-      errors: { input: [`not valid JSON: ${(error as Error).message}`] },
-    };
-  }
+  const json = jsonField('input', parsed.data.input, {});
+  if (!json.ok) return json.result;
+  const input = json.value;
   try {
     const run = await runs.start(controlDeps(), caller, { workflow: parsed.data.workflow, input, id: parsed.data.id });
     revalidatePath('/');

@@ -7,7 +7,7 @@
  * browser at all, and only the first `showChars` are shown until the reader expands the rest.
  */
 
-import { MAX_DEPTH, nestingDepth } from '@/lib/json-depth';
+import { MAX_DEPTH, nestingDepth } from '@/lib/domain/json-input';
 
 const PREVIEW_CHARS = 80;
 

@@ -6,10 +6,8 @@
  * parsing: JSON.parse copes with a megabyte of `[`, but storing it means JSON.stringify, which recurses and
  * would overflow the stack — a 500 for a request that is simply bad.
  */
-import { MAX_DEPTH, nestingDepth } from '../json-depth';
+import { jsonProblemMessage, parseJsonInput } from '../domain/json-input';
 import { ApiError } from '../errors';
-
-export { MAX_DEPTH, nestingDepth };
 
 /** The body as text, or '' when there is none; PAYLOAD_TOO_LARGE past `limit` bytes. */
 export async function readBody(request: Request, limit: number): Promise<string> {
@@ -53,32 +51,16 @@ function tooLarge(limit: number): ApiError {
  */
 export function parseJson(text: string): unknown {
   if (text.trim() === '') return undefined;
-  const depth = nestingDepth(text);
-  if (depth > MAX_DEPTH) {
-    throw new ApiError('INVALID_JSON', `request body nests deeper than ${MAX_DEPTH} levels`, undefined, {
-      maxDepth: MAX_DEPTH,
-    });
-  }
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    const message = (error as Error).message;
-    const at = /at position (\d+)/.exec(message)?.[1];
-    const position = at === undefined ? text.length : Number(at);
-    const { line, column } = lineColumn(text, position);
-    throw new ApiError(
-      'INVALID_JSON',
-      `request body is not valid JSON at line ${line} column ${column} (position ${position}): ${message}`,
-      undefined,
-      { position, line, column },
-    );
-  }
-}
-
-function lineColumn(text: string, position: number): { line: number; column: number } {
-  const before = text.slice(0, position);
-  const line = before.split('\n').length;
-  return { line, column: position - before.lastIndexOf('\n') };
+  const parsed = parseJsonInput(text, { maxBytes: null });
+  if (parsed.ok) return parsed.value;
+  const { problem } = parsed;
+  const details =
+    problem.kind === 'not_json'
+      ? { position: problem.position, line: problem.line, column: problem.column }
+      : problem.kind === 'too_deep'
+        ? { maxDepth: problem.limit }
+        : { limit: problem.limit };
+  throw new ApiError('INVALID_JSON', jsonProblemMessage('request body', problem), undefined, details);
 }
 
 /** Reads and parses a JSON body in one go. */

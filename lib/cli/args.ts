@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { runIdLookup } from '../domain/run-id';
-import { MAX_DEPTH, nestingDepth } from '../json-depth';
+import { jsonProblemMessage, parseJsonInput } from '../domain/json-input';
 import { LISTED_STATUSES } from '../store/outside-runs';
 import { UsageError } from '../errors';
 
@@ -75,8 +75,11 @@ export const count = (max: number) =>
  */
 export const lookupId = runIdLookup;
 
-/** Reads a JSON flag: the text itself, `@path` for a file, `@-` for standard input. */
-export function jsonArg(value: string, flag: string): unknown {
+/**
+ * Reads a JSON flag: the text itself, `@path` for a file, `@-` for standard input; held to the API's rule for
+ * operator JSON (lib/domain/json-input), with `maxBytes` its WAYBILL_MAX_BODY_BYTES.
+ */
+export function jsonArg(value: string, flag: string, maxBytes: number): unknown {
   let text = value;
   if (value.startsWith('@')) {
     const path = value.slice(1);
@@ -88,15 +91,7 @@ export function jsonArg(value: string, flag: string): unknown {
       );
     }
   }
-  // Parsing would succeed, but storing the value stringifies it by recursion: 50,000 levels overflow the stack.
-  const depth = nestingDepth(text);
-  if (depth > MAX_DEPTH)
-    throw new UsageError(
-      `${flag}: the JSON nests ${depth} levels deep; the limit is ${MAX_DEPTH} (as for the HTTP API)`,
-    );
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new UsageError(`${flag}: ${(error as Error).message}`);
-  }
+  const parsed = parseJsonInput(text, { maxBytes });
+  if (!parsed.ok) throw new UsageError(jsonProblemMessage(flag, parsed.problem));
+  return parsed.value;
 }

@@ -121,7 +121,7 @@ export async function resolve(cli: Cli, args: string[]): Promise<number> {
   const [key] = positionals(given, ['key']);
   const idemKey = check(lookupId, key, 'key');
   if (values.result === undefined) throw new UsageError('missing --result JSON|@file (the result to commit)');
-  const result = jsonArg(values.result, '--result');
+  const result = jsonArg(values.result, '--result', cli.config().WAYBILL_MAX_BODY_BYTES);
   const caller = callerOf(cli, values.as);
   let done: { key: string; runId: string };
   try {

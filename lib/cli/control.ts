@@ -28,7 +28,7 @@ export async function start(cli: Cli, args: string[]): Promise<number> {
     }),
   );
   const [workflow] = positionals(given, ['workflow']) as [string];
-  const input = values.input === undefined ? {} : jsonArg(values.input, '--input');
+  const input = values.input === undefined ? {} : jsonArg(values.input, '--input', cli.config().WAYBILL_MAX_BODY_BYTES);
   const id = values.id === undefined ? undefined : check(runIdSchema, values.id, '--id');
   const caller = callerOf(cli, values.as);
   const builtins = await cli.registry(undefined, values.db);

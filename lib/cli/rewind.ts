@@ -76,7 +76,7 @@ export async function step(cli: Cli, args: string[]): Promise<number> {
   return 0;
 }
 
-function rewindFlags(args: string[], fork: boolean) {
+function rewindFlags(args: string[], fork: boolean, maxBytes: number) {
   const { values, positionals: given } = flags(() =>
     parseArgs({
       args,
@@ -94,13 +94,13 @@ function rewindFlags(args: string[], fork: boolean) {
   const [id] = positionals(given, ['runId']);
   const runId = check(lookupId, id, 'run id');
   const fromStep = check(stepFlag, values['from-step'] ?? '', '--from-step');
-  const input = values.input === undefined ? undefined : jsonArg(values.input, '--input');
+  const input = values.input === undefined ? undefined : jsonArg(values.input, '--input', maxBytes);
   return { values: values as typeof values & { id?: string }, runId, fromStep, input };
 }
 
 export async function rerun(cli: Cli, args: string[]): Promise<number> {
   if (args.includes('--all-matching')) return (await import('./bulk')).actAll(cli, 'rerun', args);
-  const { values, runId, fromStep, input } = rewindFlags(args, false);
+  const { values, runId, fromStep, input } = rewindFlags(args, false, cli.config().WAYBILL_MAX_BODY_BYTES);
   const caller = callerOf(cli, values.as);
   const outcome = await withControl(cli, values.db, (deps) =>
     rewind.rerun(deps, caller, { runId, fromStep, input, reason: values.reason }),
@@ -114,7 +114,7 @@ export async function rerun(cli: Cli, args: string[]): Promise<number> {
 }
 
 export async function fork(cli: Cli, args: string[]): Promise<number> {
-  const { values, runId, fromStep, input } = rewindFlags(args, true);
+  const { values, runId, fromStep, input } = rewindFlags(args, true, cli.config().WAYBILL_MAX_BODY_BYTES);
   const caller = callerOf(cli, values.as);
   const outcome = await withControl(cli, values.db, (deps) =>
     rewind.fork(deps, caller, { runId, fromStep, id: values.id, input, reason: values.reason }),

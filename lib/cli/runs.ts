@@ -6,7 +6,7 @@ import { parseArgs } from 'node:util';
 import { WAITING_WITH_STATUS, waitingFilter, waitingMatchesStatus } from '../control/fields';
 import { eventText } from '../engine/attempt-note';
 import { NotFoundError, UsageError } from '../errors';
-import { MAX_DEPTH, nestingDepth } from '../json-depth';
+import { MAX_DEPTH, nestingDepth } from '../domain/json-input';
 import { claimView, eventView, progressView, runView } from '../control/views';
 import { readStallFacts, stallOf, stallSettings, type Stall } from '../control/stalled';
 import { queuedReasonOf, type QueuedReason } from '../control/queued';

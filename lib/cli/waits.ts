@@ -48,7 +48,8 @@ export async function signal(cli: Cli, args: string[]): Promise<number> {
       given.length < 2 ? 'missing <runId> <name>' : `unexpected argument ${JSON.stringify(given[2])}`,
     );
   const runId = check(lookupId, given[0]!, 'run id');
-  const payload = values.payload === undefined ? null : jsonArg(values.payload, '--payload');
+  const payload =
+    values.payload === undefined ? null : jsonArg(values.payload, '--payload', cli.config().WAYBILL_MAX_BODY_BYTES);
   const caller = callerOf(cli, values.as);
   const wait = await withControl(cli, values.db, (deps) =>
     waits.signal(deps, caller, { runId, name: given[1]!, payload }),

@@ -16,7 +16,7 @@ import type {
   StepEvent,
 } from '../store/types';
 import { claimExpiresAt } from '../domain/claim-expiry';
-import { MAX_DEPTH, nestingDepth } from '../json-depth';
+import { MAX_DEPTH, nestingDepth } from '../domain/json-input';
 import { runFigures } from './figures';
 import type { QueuedReason } from './queued';
 import { stallField, type Stall } from './stalled';

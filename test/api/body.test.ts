@@ -3,7 +3,8 @@
  * by position, deep nesting refused before it can reach JSON.stringify's recursion.
  */
 import { describe, expect, it } from 'vitest';
-import { MAX_DEPTH, nestingDepth, parseJson, readBody } from '../../lib/api/body';
+import { parseJson, readBody } from '../../lib/api/body';
+import { MAX_DEPTH, nestingDepth } from '../../lib/domain/json-input';
 import { ApiError } from '../../lib/errors';
 
 const LIMIT = 1024;
@@ -100,6 +101,6 @@ describe('parseJson', () => {
     const ok = '['.repeat(MAX_DEPTH) + ']'.repeat(MAX_DEPTH);
     expect(parseJson(ok)).toBeInstanceOf(Array);
     const deep = '['.repeat(500_000) + ']'.repeat(500_000);
-    expect(() => parseJson(deep)).toThrow(`request body nests deeper than ${MAX_DEPTH} levels`);
+    expect(() => parseJson(deep)).toThrow(`request body nests 500,000 levels deep: the limit is ${MAX_DEPTH}`);
   });
 });

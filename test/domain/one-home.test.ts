@@ -1,5 +1,5 @@
 /**
- * One home per rule: the claim-expiry rule and the run-id rules are written once, in lib/domain (and the
+ * One home per rule: the claim-expiry, run-id, liveness and operator-JSON rules are written once, in lib/domain (and the
  * claim-expiry SQL once, in lib/store/claim-expiry-sql.ts), and imported everywhere else. A copy written
  * again anywhere in lib/ or app/ fails here, naming the file and line. drizzle/ is left out: the PostgreSQL
  * functions are migrations and keep their PL/pgSQL text (so is lib/store/migrations.generated.ts, their
@@ -43,6 +43,25 @@ describe('one home per rule', () => {
     const runIdRule =
       /\[A-Za-z0-9\]\[A-Za-z0-9\._:|\\s\\p\{Cc\}|RUN_ID\w*\s*=\s*\d|(runRef|runId\w*|lookupId|newRunId)\s*=\s*z\b/;
     expect(copies(runIdRule, ['lib/domain/run-id.ts'])).toEqual([]);
+  });
+
+  it('writes the liveness rule (three heartbeats, a floor) only in lib/domain/liveness.ts', () => {
+    expect(
+      copies(/\b3\s*\*\s*\w*heartbeat|heartbeat\w*\s*\*\s*3\b|LIVE_WITHIN_FLOOR_MS\s*=/i, ['lib/domain/liveness.ts']),
+    ).toEqual([]);
+  });
+
+  it('parses operator JSON (size, nesting, parse) only in lib/domain/json-input.ts', () => {
+    // The edges that take JSON from a person or a program: request bodies, forms, CLI flags. Stored JSON is
+    // read elsewhere (lib/control/views.ts, lib/cli/runs.ts), and lib/cli/version.ts reads a package.json.
+    const edges = (file: string) =>
+      /^(lib\/api|app\/actions|app\/api|lib\/cli)\//.test(file) &&
+      !['lib/cli/version.ts', 'lib/cli/runs.ts'].includes(file);
+    expect(
+      copies(/JSON\.parse\(|nestingDepth\(|MAX_DEPTH\s*=/, ['lib/domain/json-input.ts']).filter((at) =>
+        edges(at.split(':')[0]!),
+      ),
+    ).toEqual([]);
   });
 
   it('keeps lib/domain free of dependencies but zod and node built-ins', () => {
