@@ -1,0 +1,3 @@
+import type { Handler } from './here';
+
+export const httpApi: Record<string, Handler> = {};
