@@ -168,7 +168,7 @@ const guide: Record<string, Handler> = {
     await serving(context, background(context.terminal, command), 'crawl');
   },
   [`npx waybill start crawl --input '{"pages": 40}'`]: async (command, context) => {
-    const id = /^queued (crawl-\S+) \(crawl, 40 steps\)$/m.exec((await ok(context.terminal, command)).stdout)?.[1];
+    const id = /^queued (crawl-\S+) \(crawl\)$/m.exec((await ok(context.terminal, command)).stdout)?.[1];
     expect(id).toBeDefined();
     await settled(context, id!);
   },

@@ -13,8 +13,9 @@ import { HERE, storeReader } from './here';
 
 export const OPERATOR = 'docs-operator-token-0123456789abcdef';
 
-export async function runPage(file: string): Promise<void> {
+export async function runPage(file: string, env: Record<string, string> = {}): Promise<void> {
   const dir = makeTempDir('waybill-docs-');
+  Object.assign(process.env, env);
   process.env.DATABASE_URL = `file:${dir.file('waybill.db')}`;
   process.env.WAYBILL_OPERATOR_TOKEN = OPERATOR;
   process.env.WAYBILL_SESSION_SECRET = 'docs-suite-session-secret-0123456789';
