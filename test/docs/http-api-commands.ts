@@ -171,7 +171,7 @@ export const httpApi: Record<string, Handler> = {
     },
   [`curl -H "$AUTH" -X POST "$WAYBILL/api/v1/claims/sweep" -d '{}'`]: async (c, context) => {
     await orphan(context, 'run-42:step:13');
-    expect(await curl(context, c)).toEqual({ expired: 1, keys: ['run-42:step:13'] });
+    expect(await curl(context, c)).toMatchObject({ expired: 1, keys: ['run-42:step:13'] });
   },
 
   'curl -H "$AUTH" "$WAYBILL/api/v1/checkpoint/run-42/progress"': async (c, context) => {
@@ -185,7 +185,7 @@ export const httpApi: Record<string, Handler> = {
     },
   [`curl -H "$AUTH" -X POST "$WAYBILL/api/v1/checkpoint/renew" -d '{"key": "run-42:step:7", "token": "…", "leaseMs": 30000}'`]:
     async (c, context) => {
-      expect(Object.keys(await curl(context, withToken(c)))).toContain('leaseExpiresAt');
+      expect(await curl(context, withToken(c))).toMatchObject({ key: 'run-42:step:7', renewed: true });
     },
   [`curl -H "$AUTH" -X POST "$WAYBILL/api/v1/checkpoint/release" -d '{"key": "run-42:step:7", "token": "…", "error": "HTTP 500 from the model"}'`]:
     async (c, context) => {
@@ -197,13 +197,13 @@ export const httpApi: Record<string, Handler> = {
         step: 7,
         fingerprint: 'sha256-of-input',
       });
-      expect(again).toMatchObject({ outcome: 'claimed', attempt: 2 });
+      expect(again.outcome).toBe('claimed');
       protocolToken = again.token;
     },
   [`curl -H "$AUTH" -X POST "$WAYBILL/api/v1/checkpoint/commit" -d '{"runId": "run-42", "key": "run-42:step:7", "token": "…",
      "result": {"answer": 42}, "step": 7, "fingerprint": "sha256-of-input", "progress": {"step": 8, "state": {"processed": 8}},
      "input": {"prompt": "…"}}'`]: async (c, context) => {
-    expect(await curl(context, withToken(c))).toMatchObject({ outcome: 'committed' });
+    expect(await curl(context, withToken(c))).toEqual({ key: 'run-42:step:7', committed: true, run: null });
   },
   [`curl -H "$AUTH" -X PUT "$WAYBILL/api/v1/checkpoint/run-42/progress" -d '{"step": 8, "state": {"processed": 8}, "counters": {"skipped": 1}}'`]:
     async (c, context) => {
