@@ -1,45 +1,16 @@
 /**
- * The commands test/docs/commands.test.ts runs, by page and by the command's exact text, each with what the
- * page says it does. A page's commands run in the page's order, sharing the page's store and its background
+ * The commands the pages' test files run (./page.ts), by page and by the command's exact text, each with what
+ * the page says it does. A page's commands run in the page's order, sharing the page's store and its background
  * processes; a handler waits only for what a reader would (a run to finish before it is rerun).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { expect } from 'vitest';
-import type { TempDir } from '../support/tmp';
-import type { until as untilFn } from '../support/until';
+import type { Context, Handler } from './context';
 import { ROOT } from './fences';
 import { guideCrawlModule } from './guide-module';
-import { background, ok, type Running, sh, type Terminal } from './shell';
+import { background, ok, type Running, sh } from './shell';
 import { httpApi } from './http-api-commands';
-
-export interface Context {
-  terminal: Terminal;
-  dir: TempDir;
-  store: StoreReader;
-  until: typeof untilFn;
-}
-
-export type Handler = (command: string, context: Context) => Promise<void>;
-
-export interface StoreReader {
-  status(runId: string): string | null;
-}
-
-export function storeReader(file: string): StoreReader {
-  return {
-    status(runId) {
-      const db = new Database(file, { readonly: true, fileMustExist: true });
-      try {
-        const row = db.prepare('SELECT status FROM runs WHERE id = ?').get(runId) as { status: string } | undefined;
-        return row?.status ?? null;
-      } finally {
-        db.close();
-      }
-    },
-  };
-}
 
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
@@ -179,7 +150,25 @@ const guide: Record<string, Handler> = {
   },
 };
 
+const gateway: Record<string, Handler> = {
+  // The port is the page's test file's (WAYBILL_GATEWAY_PORT): the default, 4010, may be taken here.
+  'WAYBILL_GATEWAY_OPENAI_KEY=sk-… WAYBILL_GATEWAY_ANTHROPIC_KEY=sk-ant-… npx waybill gateway': async (
+    command,
+    context,
+  ) => {
+    const url = `http://127.0.0.1:${context.terminal.env.WAYBILL_GATEWAY_PORT}`;
+    const running = background(context.terminal, command);
+    await context.until('the gateway listening', () => {
+      if (running.gone()) throw new Error(`the gateway stopped:\n${running.output()}`);
+      return running.output().includes(`gateway listening on ${url}`);
+    });
+    await running.stop('SIGTERM');
+    expect(running.output()).not.toMatch(/"level":"(error|fatal)"/);
+  },
+};
+
 export const HERE: Record<string, Record<string, Handler>> = {
+  'docs/gateway.md': gateway,
   'docs/guide.md': guide,
   'docs/reference/http-api.md': httpApi,
 };

@@ -9,7 +9,7 @@ import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { ROOT } from './fences';
-import type { Context, Handler } from './here';
+import type { Context, Handler } from './context';
 import { background, ok, sh } from './shell';
 
 // biome-ignore lint/suspicious/noExplicitAny: an answer is read field by field, as the page describes it
@@ -28,7 +28,10 @@ async function curl(context: Context, command: string): Promise<Json> {
 async function arrange(context: Context, method: string, path: string, body?: unknown): Promise<Json> {
   const answer = await fetch(`${context.terminal.dashboard}${path}`, {
     method,
-    headers: { Authorization: `Bearer ${context.terminal.env.WAYBILL_OPERATOR_TOKEN}`, 'Content-Type': 'application/json' },
+    headers: {
+      Authorization: `Bearer ${context.terminal.env.WAYBILL_OPERATOR_TOKEN}`,
+      'Content-Type': 'application/json',
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await answer.text();
@@ -67,7 +70,10 @@ let protocolToken = '';
 const withToken = (command: string) => command.replaceAll('"token": "…"', `"token": "${protocolToken}"`);
 
 export const httpApi: Record<string, Handler> = {
-  'export WAYBILL=http://127.0.0.1:3000 AUTH="Authorization: Bearer $WAYBILL_OPERATOR_TOKEN"': async (command, context) => {
+  'export WAYBILL=http://127.0.0.1:3000 AUTH="Authorization: Bearer $WAYBILL_OPERATOR_TOKEN"': async (
+    command,
+    context,
+  ) => {
     const out = await ok(context.terminal, `${command}; printf '%s\\n%s' "$WAYBILL" "$AUTH"`);
     const [waybill, auth] = out.stdout.split('\n');
     expect(auth).toBe(`Authorization: Bearer ${context.terminal.env.WAYBILL_OPERATOR_TOKEN}`);
@@ -139,16 +145,14 @@ export const httpApi: Record<string, Handler> = {
     const answer = await curl(context, c);
     expect(answer).toMatchObject({ run: { id: 'nightly-7-b' }, copied: 10, fromStep: 10 });
   },
-  [`curl -H "$AUTH" -X POST "$WAYBILL/api/v1/runs/nightly-7/signals/settled" -d '{"payload": {"id": "evt_1"}}'`]: async (
-    c,
-    context,
-  ) => {
-    const answer = await curl(context, c);
-    expect(answer.wait).toMatchObject({ name: 'settled', kind: 'signal' });
-    // Twice: 409.
-    const again = await ok(context.terminal, c);
-    expect(JSON.parse(again.stdout).error.code).toBe('CONFLICT');
-  },
+  [`curl -H "$AUTH" -X POST "$WAYBILL/api/v1/runs/nightly-7/signals/settled" -d '{"payload": {"id": "evt_1"}}'`]:
+    async (c, context) => {
+      const answer = await curl(context, c);
+      expect(answer.wait).toMatchObject({ name: 'settled', kind: 'signal' });
+      // Twice: 409.
+      const again = await ok(context.terminal, c);
+      expect(JSON.parse(again.stdout).error.code).toBe('CONFLICT');
+    },
   'curl -H "$AUTH" -X POST "$WAYBILL/api/v1/runs/nightly-7/pause"': async (c, context) => {
     expect(await curl(context, c)).toMatchObject({ run: { id: 'nightly-7', status: 'paused' } });
   },

@@ -9,7 +9,8 @@ import { makeTempDir } from '../support/tmp';
 import { until } from '../support/until';
 import { shellBlocks } from './fences';
 import { linkPackages } from './guide-module';
-import { HERE, storeReader } from './here';
+import { storeReader } from './context';
+import { HERE } from './here';
 
 export const OPERATOR = 'docs-operator-token-0123456789abcdef';
 

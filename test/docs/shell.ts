@@ -58,7 +58,8 @@ export async function ok(terminal: Terminal, command: string): Promise<Output> {
 
 /** A command that runs until Ctrl-C. Call it inside a test: it is stopped when the test ends. */
 export function background(terminal: Terminal, command: string): Running {
-  const child = spawn('sh', ['-c', `exec ${rewrite(command, terminal)}`], {
+  // `env` so that a command's leading VAR=value words stay assignments under `exec`.
+  const child = spawn('sh', ['-c', `exec env ${rewrite(command, terminal)}`], {
     cwd: terminal.cwd,
     env: terminal.env as NodeJS.ProcessEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
