@@ -3,8 +3,8 @@
  * the command lines a reader would paste: comments dropped, a line ending in `\` or inside an open quote
  * joined to the next. A block's info string after the language holds its tags:
  *
- *   ```sh                                       every line is run by test/docs/commands.test.ts
- *   ```sh tested-by:test/cli/seed.test.ts       the lines this test does not run are run by that test
+ *   ```sh                                       each line run by its page's test file here (./here.ts)
+ *   ```sh tested-by:test/cli/seed.test.ts       the lines no handler here runs are run by that test
  *   ```sh no-run:needs-a-pgbouncer              run by nothing, for the reason given
  *   ```sh five-minutes                          a tag a test reads its block by (SECTION_TAGS)
  */
