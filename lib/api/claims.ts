@@ -8,6 +8,7 @@ import { freeText, idemKey, runRef, stepNumber } from './ids';
 import { decodeClaimsCursor, encodeClaimsCursor } from './cursor';
 import { queryBool, queryLimit } from './validate';
 import { claimView } from '../control/views';
+import { readClaimsPage } from '../control/claims-list';
 
 export const listClaimsQuery = z.strictObject({
   orphaned: queryBool.optional(),
@@ -35,18 +36,18 @@ export const sweepBody = z.strictObject({ runId: runRef.optional(), reason }).op
 
 /** A page of claims, oldest first, keyset-paged: a sweep's worth of orphans never comes back in one answer. */
 export async function listClaims(store: Store, query: z.output<typeof listClaimsQuery>, claimTtlMs: number) {
-  const limit = query.limit ?? 100;
-  const rows = await store.listClaims({
-    runId: query.runId,
-    orphanedOnly: query.orphaned,
+  const { claims, next } = await readClaimsPage(
+    store,
+    {
+      runId: query.runId,
+      orphanedOnly: query.orphaned,
+      limit: query.limit ?? 100,
+      after: query.cursor === undefined ? undefined : decodeClaimsCursor(query.cursor),
+    },
     claimTtlMs,
-    limit: limit + 1,
-    after: query.cursor === undefined ? undefined : decodeClaimsCursor(query.cursor),
-  });
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
+  );
   return {
-    claims: page.map((c) => claimView(c, claimTtlMs)),
-    nextCursor: rows.length > limit && last ? encodeClaimsCursor(last) : null,
+    claims: claims.map((c) => claimView(c, claimTtlMs)),
+    nextCursor: next ? encodeClaimsCursor(next) : null,
   };
 }

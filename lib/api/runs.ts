@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { NotFoundError } from '../errors';
-import { LISTED_STATUSES, outsideRun } from '../store/outside-runs';
+import { LISTED_STATUSES } from '../store/outside-runs';
 import { TRANSITIONS } from '../store/transitions';
 import type { InsightStore, RunAction, RunStore, Store } from '../store/types';
 import {
@@ -23,6 +23,8 @@ import { claimView, committedView, progressView, runSummaryView, runView } from 
 import { readStallFacts, stallOf, type StallSettings } from '../control/stalled';
 import { queuedReasonOf } from '../control/queued';
 import { readRunFigures } from '../control/figures';
+import { readRunRows, RUN_CLAIMS_SHOWN } from '../control/run-rows';
+import { readRunsPage } from '../control/runs-list';
 
 /** The defaults of WAYBILL_RUN_LEASE_MS and WAYBILL_HEARTBEAT_MS, now: for a caller without a configuration. */
 const defaultStall = (): StallSettings => ({ now: Date.now(), runLeaseMs: 30_000, heartbeatMs: 1000 });
@@ -68,55 +70,41 @@ export async function listRuns(
   claimTtlMs: number,
   stall = defaultStall(),
 ) {
-  const limit = query.limit ?? 50;
-  const [rows, facts] = await Promise.all([
-    store.listRuns({
+  const { runs, next } = await readRunsPage(
+    store,
+    {
       status: query.status,
       waiting: query.waiting,
       workflow: query.workflow,
       search: query.q || undefined,
-      limit: limit + 1,
+      limit: query.limit ?? 50,
       claimTtlMs,
       after: query.cursor === undefined ? undefined : decodeRunsCursor(query.cursor),
-    }),
+    },
     readStallFacts(store, stall),
-  ]);
-  const page = rows.slice(0, limit);
-  const last = page[page.length - 1];
+  );
   return {
-    runs: page.map((row) => runSummaryView(row, stallOf(row, facts), queuedReasonOf(row, facts))),
-    nextCursor: rows.length > limit && last ? encodeRunsCursor(last) : null,
+    runs: runs.map((row) => runSummaryView(row, row.stall, row.queuedReason)),
+    nextCursor: next ? encodeRunsCursor(next) : null,
   };
 }
 
-/**
- * Claims a run's answer lists, oldest first; `counts` has them all, and `claimsNextCursor` pages on through
- * GET /api/v1/claims?runId=. An outside client may hold 20,000 claims on one run (a 4.3 MB answer, unbounded).
- */
-export const RUN_CLAIMS_SHOWN = 100;
+export { RUN_CLAIMS_SHOWN };
 
-/** A run as the run page sees it: its row (or an outside client's run, made from its rows), progress, counts. */
+/**
+ * A run as the run page sees it: its rows (lib/control/run-rows.ts), progress, counts, and its first claims;
+ * `claimsNextCursor` pages on through GET /api/v1/claims?runId=.
+ */
 export async function getRun(store: RunsStore, id: string, claimTtlMs: number, stall = defaultStall()) {
-  const [row, progress, page, claimCount, committed, facts] = await Promise.all([
-    store.getRun(id),
-    store.loadProgress(id),
-    store.listClaims({ runId: id, claimTtlMs, limit: RUN_CLAIMS_SHOWN + 1 }),
-    store.countClaims({ runId: id, claimTtlMs }),
+  const [rows, committed, facts] = await Promise.all([
+    readRunRows(store, id, claimTtlMs),
     store.countCommitted(id),
     readStallFacts(store, stall),
   ]);
+  if (!rows) throw new NotFoundError(`run ${id}`);
+  const { row, outside, progress, claims, claimCount } = rows;
   const waits = row ? await store.listWaits(id) : [];
-  const claims = page.slice(0, RUN_CLAIMS_SHOWN);
   const lastShown = claims.at(-1);
-  const outside = row
-    ? null
-    : outsideRun(id, {
-        progress,
-        claims,
-        committed,
-        lastCommittedAt: committed > 0 ? await store.lastCommittedAt(id) : null,
-      });
-  if (!row && !outside) throw new NotFoundError(`run ${id}`);
   const run = row ? runView(row, false, stallOf(row, facts), queuedReasonOf(row, facts)) : runView(outside!, true);
   return {
     run,
@@ -124,7 +112,7 @@ export async function getRun(store: RunsStore, id: string, claimTtlMs: number, s
     figures: await readRunFigures(store, run, progress, committed),
     counts: { committed, claims: claimCount.total, orphanedClaims: claimCount.orphaned },
     claims: claims.map((c) => claimView(c, claimTtlMs)),
-    claimsNextCursor: page.length > RUN_CLAIMS_SHOWN && lastShown ? encodeClaimsCursor(lastShown) : null,
+    claimsNextCursor: rows.moreClaims && lastShown ? encodeClaimsCursor(lastShown) : null,
     actions: row ? RUN_ACTIONS.filter((a) => TRANSITIONS[a].from.includes(row.status)) : [],
     waits: waits.map(waitView),
   };

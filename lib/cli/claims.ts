@@ -6,6 +6,7 @@
  */
 import { parseArgs } from 'node:util';
 import { claims as control, type Caller, type ControlDeps } from '../control';
+import { readClaimsPage } from '../control/claims-list';
 import { isOutsideClaim, sweepView } from '../control/views';
 import { LiveClaimError, NotFoundError, UsageError } from '../errors';
 import { reasonSchema } from '../reason';
@@ -42,8 +43,8 @@ export async function claims(cli: Cli, args: string[]): Promise<number> {
   }
   if (values.limit !== undefined || values.cursor !== undefined)
     throw new UsageError('--limit and --cursor page the --json answer; the table lists every claim');
-  const list = await withStore(cli, values.db, (store) =>
-    store.listClaims({ runId, orphanedOnly: values.orphaned, claimTtlMs: cli.config().WAYBILL_CLAIM_TTL_MS }),
+  const { claims: list } = await withStore(cli, values.db, (store) =>
+    readClaimsPage(store, { runId, orphanedOnly: values.orphaned }, cli.config().WAYBILL_CLAIM_TTL_MS),
   );
   if (list.length === 0) {
     cli.out(values.orphaned ? 'no orphaned claims' : 'no claims');

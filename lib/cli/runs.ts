@@ -11,7 +11,9 @@ import { claimView, eventView, progressView, runView } from '../control/views';
 import { readStallFacts, stallOf, stallSettings, type Stall } from '../control/stalled';
 import { queuedReasonOf, type QueuedReason } from '../control/queued';
 import { readRunFigures, runFigures, type RunFigures } from '../control/figures';
-import { outsideRun } from '../store/outside-runs';
+import { readRunRows } from '../control/run-rows';
+import { readRunsPage } from '../control/runs-list';
+import { encodeClaimsCursor } from '../api/cursor';
 import type { ClaimRow, ProgressRow, RunRow, Store } from '../store/types';
 import { runUsage, type UsageTotals } from '../gateway/ledger';
 import { GLOBAL_OPTIONS, check, count, flags, lookupId, positionals, statusFilter } from './args';
@@ -58,15 +60,10 @@ export async function runs(cli: Cli, args: string[]): Promise<number> {
   }
   if (values.cursor !== undefined) throw new UsageError('--cursor pages the --json answer (its nextCursor)');
   // An outside client's run is 'idle' (no claim), which RunStatus does not name; the store filters on text.
-  const { list, facts } = await withStore(cli, values.db, async (store) => {
-    const [list, facts] = await Promise.all([
-      store.listRuns(filter),
-      readStallFacts(store, stallSettings(cli.config())),
-    ]);
-    return { list, facts };
-  });
-  const stalls = list.map((r) => stallOf(r, facts));
-  const queued = list.map((r) => queuedReasonOf(r, facts));
+  const { runs: list } = await withStore(cli, values.db, (store) =>
+    readRunsPage(store, filter, readStallFacts(store, stallSettings(cli.config()))),
+  );
+  const stalls = list.map((r) => r.stall);
   if (list.length === 0) {
     cli.out('no runs');
     return 0;
@@ -75,7 +72,7 @@ export async function runs(cli: Cli, args: string[]): Promise<number> {
   cli.out(
     table(
       ['ID', 'WORKFLOW', 'STATUS', 'PROGRESS', 'EXECUTED', 'SKIPPED', 'AWAITED', 'ORPHANED', 'UPDATED', 'STATE'],
-      list.map((r, i) => {
+      list.map((r) => {
         const figures = runFigures(r);
         return [
           r.id,
@@ -87,7 +84,7 @@ export async function runs(cli: Cli, args: string[]): Promise<number> {
           figures.awaited,
           r.orphanedClaims || '',
           relative(r.updatedAt, now),
-          stateText(stalls[i] ?? null, queued[i] ?? null),
+          stateText(r.stall, r.queuedReason),
         ];
       }),
     ),
@@ -109,7 +106,11 @@ export interface RunDetail {
   /** `updatedAt`: when progress was last saved, or null when none was. */
   progress: { step: number; state: unknown; updatedAt: number | null };
   progressRow: ProgressRow | null;
+  /** The first RUN_CLAIMS_SHOWN claims, oldest first; claimCount counts them all. */
   claims: ClaimRow[];
+  claimCount: { total: number; orphaned: number };
+  /** Where `claims --run <id> --json --cursor` goes on, or null when every claim is shown. */
+  claimsNextCursor: string | null;
   committed: number;
   /** lib/control/figures.ts */
   figures: RunFigures;
@@ -171,7 +172,8 @@ export async function inspect(cli: Cli, args: string[]): Promise<number> {
     ]),
   );
   if (detail.claims.length > 0) {
-    cli.out(`\nclaims (${detail.claims.length})`);
+    const { total } = detail.claimCount;
+    cli.out(`\nclaims (${total > detail.claims.length ? `oldest ${detail.claims.length} of ${total}` : total})`);
     cli.out(
       table(
         ['KEY', 'WORKER', 'CLAIMED', 'LEASE', 'STATE'],
@@ -206,26 +208,22 @@ export async function inspect(cli: Cli, args: string[]): Promise<number> {
   return 0;
 }
 
-/** Everything `inspect` shows. A run with no runs row is an outside client's if any table mentions it. */
+/** Everything `inspect` shows: the run's rows as every view reads them (lib/control/run-rows.ts), and its timeline. */
 export async function loadDetail(store: Store, runId: string, claimTtlMs: number): Promise<RunDetail> {
-  const [row, progress, claims, committed, events] = await Promise.all([
-    store.getRun(runId),
-    store.loadProgress(runId),
-    store.listClaims({ runId, claimTtlMs }),
+  const [rows, committed, events] = await Promise.all([
+    readRunRows(store, runId, claimTtlMs),
     store.countCommitted(runId),
     store.listEvents(runId),
   ]);
-  let run: RunRow | ExternalRun;
-  if (row) {
-    run = row;
-  } else {
-    // An outside client's run, by the store's one definition (lib/store/outside-runs.ts).
-    const lastCommittedAt = committed > 0 ? await store.lastCommittedAt(runId) : null;
-    const outside = outsideRun(runId, { progress, claims, committed, lastCommittedAt });
-    if (!outside) throw new NotFoundError(`run ${runId}`);
-    // 0 is the store's "no time": null here, which inspect shows as never.
-    run = { ...outside, inputJson: null, createdAt: null, updatedAt: latest(outside.updatedAt) };
-  }
+  if (!rows) throw new NotFoundError(`run ${runId}`);
+  const { row, outside, progress } = rows;
+  // 0 is the store's "no time": null here, which inspect shows as never.
+  const run: RunRow | ExternalRun = row ?? {
+    ...outside!,
+    inputJson: null,
+    createdAt: null,
+    updatedAt: latest(outside!.updatedAt),
+  };
   return {
     run,
     external: !row,
@@ -234,7 +232,9 @@ export async function loadDetail(store: Store, runId: string, claimTtlMs: number
       ? { step: progress.step, state: storedJson(progress.stateJson), updatedAt: latest(progress.updatedAt) }
       : { step: 0, state: null, updatedAt: null },
     progressRow: progress,
-    claims,
+    claims: rows.claims,
+    claimCount: rows.claimCount,
+    claimsNextCursor: rows.moreClaims && rows.claims.length > 0 ? encodeClaimsCursor(rows.claims.at(-1)!) : null,
     committed,
     events,
   };
@@ -258,6 +258,7 @@ function detailView(detail: RunDetail, claimTtlMs: number, stall: Stall | null, 
     progress: progressRow ? { ...progressView(progressRow), updatedAt: detail.progress.updatedAt } : detail.progress,
     figures: detail.figures,
     claims: detail.claims.map((c) => claimView(c, claimTtlMs)),
+    claimsNextCursor: detail.claimsNextCursor,
     committed: detail.committed,
     events: detail.events.map(eventView),
   };

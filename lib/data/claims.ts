@@ -3,6 +3,7 @@ import 'server-only';
  * The claims page: every claim with its lease, its worker's heartbeat, and whether its side effect is in doubt.
  */
 import { claimExpiresAt } from '../domain/claim-expiry';
+import { readClaimsPage } from '../control/claims-list';
 import { isOutsideClaim } from '../control/views';
 import { isLive } from '../domain/liveness';
 import { claimsCursor } from '../store/cursor';
@@ -31,15 +32,14 @@ export async function getClaims(options: { cursor?: string } = {}): Promise<{
 }> {
   const store = await getStore();
   const [page, counts] = await Promise.all([
-    store.listClaims({ claimTtlMs: claimTtlMs(), limit: CLAIMS_PAGE + 1, after: decodeCursor(options.cursor) }),
+    readClaimsPage(store, { limit: CLAIMS_PAGE, after: decodeCursor(options.cursor) }, claimTtlMs()),
     store.countClaims({ claimTtlMs: claimTtlMs() }),
   ]);
-  const claims = page.slice(0, CLAIMS_PAGE);
+  const { claims } = page;
   // The holders of this page's claims only: a page of 50 reads at most 50 workers, however large the fleet.
   const holders = [...new Set(claims.flatMap((c) => (c.workerId ? [c.workerId] : [])))];
   const workers = holders.length === 0 ? [] : await store.listWorkers({ ids: holders });
-  const last = claims[claims.length - 1];
-  const next = page.length > CLAIMS_PAGE && last ? claimsCursor.encode(last) : null;
+  const next = page.next ? claimsCursor.encode(page.next) : null;
   const now = Date.now() / 1000;
   const byId = new Map(workers.map((w) => [w.id, w]));
   const views = claims.map((c): ClaimView => {

@@ -8,7 +8,6 @@ import { cache } from 'react';
 import { granularityAdvice } from '../engine/advice';
 import { eventText } from '../engine/attempt-note';
 import { TRANSITIONS } from '../store/transitions';
-import { outsideRun } from '../store/outside-runs';
 import type {
   AuditEntry,
   ClaimRow,
@@ -22,6 +21,7 @@ import type {
 } from '../store/types';
 import { runFigures, type RunFigures } from '../control/figures';
 import { queuedReasonOf, type QueuedReason } from '../control/queued';
+import { readRunRows } from '../control/run-rows';
 import { stallOf, type Stall } from '../control/stalled';
 import { lastActivity, recentRate } from './rates';
 import { getStallFacts } from './stalled';
@@ -45,7 +45,7 @@ export interface RunDetail {
     saveMs: number | null;
     updatedAt: number;
   } | null;
-  /** The first CLAIMS_SHOWN claims, oldest first; claimCount says how many there are in all. */
+  /** The first RUN_CLAIMS_SHOWN claims, oldest first (lib/control/run-rows.ts); claimCount says how many there are in all. */
   claims: ClaimRow[];
   claimCount: { total: number; orphaned: number };
   committedCount: number;
@@ -74,45 +74,18 @@ export interface RunDetail {
 /** Rows of the committed table per page, and events on the timeline: what a page can render in a few ms. */
 export const COMMITTED_PAGE = 50;
 export const TIMELINE_EVENTS = 50;
-/**
- * Claims listed on the run page, oldest first (the likeliest to be orphaned); the rest are counted. An
- * outside client may hold any number of claims on one run: 20,000 of them made a 20 MB page.
- */
-export const CLAIMS_SHOWN = 50;
-
 /** Enough recent steps for the ETA's last minute and a current median step time, read backwards from an index. */
 const RECENT_STEPS = 200;
 
 /**
- * The rows that say a run exists: its run row, or an outside client's progress, claims or committed rows
- * (lib/store/outside-runs.ts). Read once per request (React's cache): the page asks first whether the run
- * exists, before it streams, and then renders it from the same rows. The committed rows are only counted for
- * a run with neither a row nor progress nor a claim, the one case where they decide.
+ * The rows that say a run exists (lib/control/run-rows.ts), read once per request (React's cache): the page
+ * asks first whether the run exists, before it streams, and then renders it from the same rows.
  */
-const runRows = cache(async (id: string) => {
-  const store = await getStore();
-  const [row, progress, claims, claimCount] = await Promise.all([
-    store.getRun(id),
-    store.loadProgress(id),
-    store.listClaims({ runId: id, claimTtlMs: claimTtlMs(), limit: CLAIMS_SHOWN }),
-    store.countClaims({ runId: id, claimTtlMs: claimTtlMs() }),
-  ]);
-  if (row) return { row, progress, claims, claimCount, outside: null };
-  const committed = progress || claims.length > 0 ? 0 : await store.countCommitted(id);
-  const lastCommittedAt = progress ? null : await store.lastCommittedAt(id);
-  return {
-    row,
-    progress,
-    claims,
-    claimCount,
-    outside: outsideRun(id, { progress, claims, committed, lastCommittedAt }),
-  };
-});
+const runRows = cache(async (id: string) => readRunRows(await getStore(), id, claimTtlMs()));
 
 /** Whether anything is stored under this run id: a run row, progress, a claim or a committed row. */
 export async function runExists(id: string): Promise<boolean> {
-  const { row, outside } = await runRows(id);
-  return row !== null || outside !== null;
+  return (await runRows(id)) !== null;
 }
 
 export async function getRunDetail(
@@ -120,8 +93,9 @@ export async function getRunDetail(
   options: { q?: string; after?: string } = {},
 ): Promise<RunDetail | null> {
   const store = await getStore();
-  const { row, progress, claims, claimCount, outside } = await runRows(id);
-  if (!row && !outside) return null;
+  const rows = await runRows(id);
+  if (!rows) return null;
+  const { row, progress, claims, claimCount, outside } = rows;
   // Every read here is bounded whatever the run's length: a page of rows, the last events, the last steps.
   const [committed, events, keyReuse, recent, audit, [lastFailed], facts] = await Promise.all([
     options.q

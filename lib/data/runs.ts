@@ -4,8 +4,9 @@ import 'server-only';
  */
 import { runsCursor } from '../store/cursor';
 import { runFigures, type RunFigures } from '../control/figures';
-import { queuedReasonOf, type QueuedReason } from '../control/queued';
-import { stallOf, type Stall, type StallCount } from '../control/stalled';
+import type { QueuedReason } from '../control/queued';
+import { readRunsPage } from '../control/runs-list';
+import type { Stall, StallCount } from '../control/stalled';
 import type { RunStats, RunStatus, RunSummary, WaitingKind, WaitKind } from '../store/types';
 import { stepsPerMinute, THROUGHPUT_WINDOW_S } from './rates';
 import { getStallCount, getStallFacts } from './stalled';
@@ -46,33 +47,29 @@ export interface RunsPage {
 export async function getRunsPage(query: RunsQuery): Promise<RunsPage> {
   const store = await getStore();
   const since = Date.now() / 1000 - THROUGHPUT_WINDOW_S;
-  const [runs, stats, catalog, stalled, facts, waiting] = await Promise.all([
-    store.listRuns({
-      status: query.status,
-      waiting: query.waiting,
-      workflow: query.workflow,
-      search: query.q || undefined,
-      limit: PAGE_SIZE + 1,
-      claimTtlMs: claimTtlMs(),
-      after: decodeCursor(query.cursor),
-    }),
+  const [{ runs, next }, stats, catalog, stalled, waiting] = await Promise.all([
+    readRunsPage(
+      store,
+      {
+        status: query.status,
+        waiting: query.waiting,
+        workflow: query.workflow,
+        search: query.q || undefined,
+        limit: PAGE_SIZE,
+        claimTtlMs: claimTtlMs(),
+        after: decodeCursor(query.cursor),
+      },
+      getStallFacts(),
+    ),
     sharedStats(store, since),
     getCatalog(),
     getStallCount(),
-    getStallFacts(),
     store.waitingSummary(),
   ]);
-  const page = runs.slice(0, PAGE_SIZE).map((run) => ({
-    ...run,
-    stall: stallOf(run, facts),
-    queuedReason: queuedReasonOf(run, facts),
-    figures: runFigures(run),
-  }));
-  const last = page[page.length - 1];
   const seen = stats.executed + stats.skipped + stats.awaited;
   return {
-    runs: page,
-    next: runs.length > PAGE_SIZE && last ? encodeCursor({ updatedAt: last.updatedAt, id: last.id }) : null,
+    runs: runs.map((run) => ({ ...run, figures: runFigures(run) })),
+    next: next ? encodeCursor({ updatedAt: next.updatedAt, id: next.id }) : null,
     stats: {
       ...stats,
       byStatus: stats.byStatus,

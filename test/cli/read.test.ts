@@ -83,7 +83,15 @@ describe('waybill read commands', () => {
       db.cli(['runs']),
     ]);
     const shown = json(detail);
-    expect(Object.keys(shown).sort()).toEqual(['claims', 'committed', 'events', 'figures', 'progress', 'run']);
+    expect(Object.keys(shown).sort()).toEqual([
+      'claims',
+      'claimsNextCursor',
+      'committed',
+      'events',
+      'figures',
+      'progress',
+      'run',
+    ]);
     expect(shown).toMatchObject({
       run: { id: 'r1', workflow: 'notify', status: 'queued', totalSteps: 3 },
       progress: { step: 0, state: null },

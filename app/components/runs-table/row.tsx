@@ -1,0 +1,129 @@
+/** One run in the list: its link, status with why it is stalled or queued, progress, counters, worker, time. */
+import Link from 'next/link';
+import type { RunFigures } from '@/lib/control/figures';
+import type { RunSummary } from '@/lib/store/types';
+import { Badge, ProgressBar } from '../ui';
+import { check, td } from './bulk-actions';
+
+export interface RunsTableRow extends RunSummary {
+  /** "12s ago", computed on the server so the client renders what the server did. */
+  updatedLabel: string;
+  updatedTitle: string;
+  /** What a queued run waits for (lib/control/queued.ts), or null. */
+  queuedReason: string | null;
+  /** Why it is stalled (lib/control/stalled.ts), or null. */
+  stallMessage: string | null;
+  /** Its progress, executed, skipped… (lib/control/figures.ts). */
+  figures: RunFigures;
+}
+
+/** `onSelect`: the row's checkbox, for an operator; a viewer's rows have none. */
+export function RunRow({
+  run,
+  selected,
+  onSelect,
+}: {
+  run: RunsTableRow;
+  selected: boolean;
+  onSelect: ((on: boolean) => void) | null;
+}) {
+  return (
+    <tr data-testid={`run-row-${run.id}`} aria-selected={selected} className={selected ? 'wb-row-selected' : 'wb-row'}>
+      {onSelect && (
+        <td className={td}>
+          <input
+            type="checkbox"
+            data-testid={`select-${run.id}`}
+            aria-label={`Select run ${run.id}`}
+            checked={selected}
+            onChange={(event) => onSelect(event.target.checked)}
+            className={check}
+          />
+        </td>
+      )}
+      <td className={td}>
+        <Link
+          prefetch={false}
+          href={`/runs/${encodeURIComponent(run.id)}`}
+          title={run.id}
+          data-testid={`run-link-${run.id}`}
+          className="wb-run-link"
+        >
+          {run.id}
+        </Link>
+      </td>
+      <td className={td}>
+        <RunState run={run} />
+      </td>
+      <td className={`${td} whitespace-nowrap wb-body`}>{run.workflow}</td>
+      <td className={`${td} w-56`}>
+        <ProgressBar figures={run.figures} label={`Progress of ${run.id}`} />
+      </td>
+      <td
+        className={`${td} whitespace-nowrap text-right tabular-nums wb-body`}
+        title={`executed ${run.figures.executed}, skipped ${run.figures.skipped}, awaited ${run.figures.awaited}`}
+      >
+        {run.figures.executed}
+        <span className="px-1 wb-dim">/</span>
+        {run.figures.skipped}
+        <span className="px-1 wb-dim">/</span>
+        {run.figures.awaited}
+      </td>
+      <td className={`${td} text-right tabular-nums`} data-testid={`run-orphaned-${run.id}`}>
+        {run.orphanedClaims > 0 ? (
+          <span
+            className="wb-badge wb-tone-orange font-semibold"
+            title="Claims whose lease passed: the side effect may or may not have happened"
+          >
+            {run.orphanedClaims}
+          </span>
+        ) : (
+          <span className="wb-dim">0</span>
+        )}
+      </td>
+      <td className={`${td} max-w-[12rem] truncate font-mono text-xs wb-soft`} title={run.owner ?? undefined}>
+        {run.owner ?? <span className="wb-dim">—</span>}
+      </td>
+      <td className={`${td} whitespace-nowrap text-right text-xs tabular-nums wb-soft`}>
+        <time dateTime={run.updatedTitle} title={run.updatedTitle}>
+          {run.updatedLabel}
+        </time>
+      </td>
+    </tr>
+  );
+}
+
+/** The status cell: the badge, a stalled badge and its reason, what a queued run waits for, the error. */
+function RunState({ run }: { run: RunsTableRow }) {
+  return (
+    <>
+      <Badge value={run.status} testId={`run-status-${run.id}`} />
+      {run.stallMessage && (
+        <span className="wb-badge wb-tone-orange ml-1" data-testid={`run-stalled-${run.id}`} title={run.stallMessage}>
+          stalled
+        </span>
+      )}
+      {run.stallMessage && run.status !== 'queued' && (
+        <p
+          className="mt-1 max-w-[14rem] text-xs text-amber-800 dark:text-amber-300"
+          data-testid={`run-stall-${run.id}`}
+        >
+          {run.stallMessage}
+        </p>
+      )}
+      {run.queuedReason && (
+        <p
+          className={`mt-1 max-w-[14rem] text-xs ${run.stallMessage ? 'text-amber-800 dark:text-amber-300' : 'wb-dim'}`}
+          data-testid={`run-queued-reason-${run.id}`}
+        >
+          {run.queuedReason}
+        </p>
+      )}
+      {run.error && (
+        <p className="mt-1 max-w-[14rem] truncate text-xs text-red-700 dark:text-red-400" title={run.error}>
+          {run.error}
+        </p>
+      )}
+    </>
+  );
+}

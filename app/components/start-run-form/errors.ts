@@ -1,0 +1,17 @@
+/** The server's field errors, split by the part of the form that shows them. */
+export type InputError = { path: string; message: string };
+
+/** Which field an error key belongs to: `input` and `input.<path>` to the editor, the rest by name. */
+export function splitErrors(errors: Record<string, string[]>) {
+  const input: InputError[] = [];
+  const byField: Record<'workflow' | 'id', string[]> = { workflow: [], id: [] };
+  const other: string[] = [];
+  for (const [key, messages] of Object.entries(errors)) {
+    for (const message of messages) {
+      if (key === 'input' || key.startsWith('input.')) input.push({ path: key.slice('input.'.length), message });
+      else if (key === 'workflow' || key === 'id') byField[key].push(message);
+      else other.push(key ? `${key}: ${message}` : message);
+    }
+  }
+  return { input, workflow: byField.workflow, id: byField.id, other };
+}

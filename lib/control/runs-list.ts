@@ -1,0 +1,30 @@
+/**
+ * The one read of a page of the runs list, shared by the runs page (lib/data/runs.ts), GET /api/v1/runs
+ * (lib/api/runs.ts) and `waybill runs`: the store's filtered, keyset-paged list, each run with why it is
+ * stalled (stalled.ts) and what it waits for if queued (queued.ts), judged from one set of facts.
+ */
+import type { RunStore, RunSummary } from '../store/types';
+import { queuedReasonOf, type QueuedReason } from './queued';
+import { stallOf, type Stall, type StallFacts } from './stalled';
+
+export type RunsFilter = Omit<Parameters<RunStore['listRuns']>[0], 'limit'> & { limit: number };
+
+export interface RunsListPage {
+  runs: (RunSummary & { stall: Stall | null; queuedReason: QueuedReason | null })[];
+  /** The last run of the page when there is a next one: the next page is read after it. */
+  next: RunSummary | null;
+}
+
+/** `facts` is the caller's: the pages share one read a second (lib/data/stalled.ts), the API and CLI read it now. */
+export async function readRunsPage(
+  store: Pick<RunStore, 'listRuns'>,
+  filter: RunsFilter,
+  facts: Promise<StallFacts>,
+): Promise<RunsListPage> {
+  const [rows, judged] = await Promise.all([store.listRuns({ ...filter, limit: filter.limit + 1 }), facts]);
+  const page = rows.slice(0, filter.limit);
+  return {
+    runs: page.map((row) => ({ ...row, stall: stallOf(row, judged), queuedReason: queuedReasonOf(row, judged) })),
+    next: rows.length > filter.limit ? (page.at(-1) ?? null) : null,
+  };
+}

@@ -1,0 +1,93 @@
+/**
+ * One execution of one run: its checkpoint and context, the workflow (a command workflow's program included)
+ * from the top, and the run handed back by how it ended.
+ *
+ * The fence is the take's `attempts`: it fences the execution's renewals, finish and release, so a copy that lost
+ * the run (taken over while it stalled) can neither keep it alive nor re-queue it under its successor.
+ *
+ * Pause, cancel, a takeover and a drain all stop a run the same way: the step in hand finishes and commits,
+ * and the next one is not started. Aborting a side effect halfway is the one outcome worse than either.
+ */
+import { Checkpoint } from '../../checkpoint/checkpoint';
+import { LeaseLostError, RunParkedError, RunRejectedError } from '../../errors';
+import type { RunRow } from '../../store/types';
+import { RunContext } from '../context';
+import { resolvePolicy } from '../retry-policy';
+import type { RunLogWriter } from '../run-log';
+import { fillRunTotal } from '../workflow';
+import { keepRunLease } from './liveness';
+import type { WorkerSelf } from './options';
+
+export async function execute(
+  self: WorkerSelf,
+  run: RunRow,
+  { draining, runLogs }: { draining: AbortSignal; runLogs: RunLogWriter },
+): Promise<void> {
+  const { store, registry } = self.o;
+  const log = self.o.log.child({ runId: run.id, workflow: run.workflow, workerId: self.id });
+  // The fence: this take's attempt number. A later take (by anyone, this worker id included) raises it.
+  const attempt = run.attempts;
+  const lease = keepRunLease(self, run.id, attempt);
+  // Checked before each step and while a step waits for another holder, never inside a side effect.
+  const stop = AbortSignal.any([lease.interrupted, draining]);
+  const checkpoint = new Checkpoint(store, run.id, {
+    workerId: self.id,
+    leaseMs: self.o.claimLeaseMs,
+    claimTtlMs: self.o.claimTtlMs,
+    clock: self.clock,
+    fence: attempt,
+  });
+  try {
+    const workflow = registry.get(run.workflow);
+    const input = registry.parseInput(run.workflow, JSON.parse(run.inputJson));
+    await fillRunTotal(store, run, self.id, workflow, input);
+    const retry = resolvePolicy(self.o.retry, { maxAttempts: workflow.maxAttempts }, workflow.retry);
+    const ctx = new RunContext(
+      run.id,
+      checkpoint,
+      stop,
+      log,
+      retry,
+      self.clock,
+      { store, workerId: self.id, attempt, clock: self.clock },
+      { runLog: runLogs.forRun(run.id, self.id, attempt), controlPlaneUrl: self.o.programUrl },
+    );
+    log.info('run started', { attempt });
+    // However the workflow ends, a claim its last step took ahead for a step it did not run goes back before
+    // the run does: left, it would sit out its lease and then look like a side effect in doubt.
+    const output = await workflow.run(ctx, input).finally(() => checkpoint.releaseAhead().catch(() => undefined));
+    if (
+      await store.finishRun(
+        run.id,
+        self.id,
+        { status: 'completed', outputJson: JSON.stringify(output) ?? 'null' },
+        attempt,
+      )
+    ) {
+      log.info('run completed');
+    } else {
+      await store.releaseRun(run.id, self.id, attempt);
+      log.warn('run finished its steps but was cancelled or taken over meanwhile');
+    }
+  } catch (error) {
+    if (error instanceof RunParkedError) {
+      // Parked at a durable wait: the run is `waiting` and owns nothing; this release only drops our bookkeeping.
+      await store.releaseRun(run.id, self.id, attempt);
+      log.info('run waiting', { wait: error.waitName });
+    } else if (error instanceof RunRejectedError) {
+      await store.finishRun(run.id, self.id, { status: 'rejected', error: error.note }, attempt);
+      log.info('run rejected', { note: error.note });
+    } else if (stop.aborted || error instanceof LeaseLostError) {
+      await store.releaseRun(run.id, self.id, attempt);
+      const reason = stop.aborted ? (stop.reason as Error | undefined)?.message : String(error);
+      // A pause is a pause: the step in hand committed, nothing failed, and the timeline has the operator's event.
+      log.info('run stopped after its step in hand', { reason });
+    } else {
+      const message = error instanceof Error ? error.message : String(error);
+      await store.finishRun(run.id, self.id, { status: 'failed', error: message }, attempt);
+      log.error('run failed', { error: message });
+    }
+  } finally {
+    lease.stop();
+  }
+}

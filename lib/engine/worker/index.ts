@@ -1,0 +1,2 @@
+export { Worker } from './loop';
+export type { WorkerOptions } from './options';
