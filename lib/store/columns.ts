@@ -32,7 +32,7 @@ export interface SelectListOptions<K extends string> {
   /** These columns only, in this order (a view's subset of a row); every column of the table otherwise. */
   only?: readonly K[];
   /** An expression instead of the bare column, given the column as the list writes it (`c => `${c}::float8``). */
-  as?: Partial<Record<K, (column: string) => string>>;
+  as?: Partial<Record<NoInfer<K>, (column: string) => string>>;
 }
 
 /**
