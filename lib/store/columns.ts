@@ -1,25 +1,10 @@
 /**
- * Column lists both dialects share, written once. Each list is in the tables' property names (the Drizzle
- * schema's), so a SELECT through them returns rows of the types in types-rows.ts. PostgreSQL folds unquoted
- * aliases to lower case, so its aliases are quoted; SQLite keeps them as written.
+ * SELECT lists both dialects build the same way, from the Drizzle schema's columns: each under the table's
+ * property name, so a SELECT through one returns rows of the types in types-rows.ts (the schema's
+ * `$inferSelect`). Each backend passes its own schema's table.
  */
+import { type Column, getTableColumns, getTableName, type Table } from 'drizzle-orm';
 import type { Dialect } from './types';
-
-/** The committed row, in the order every insert of one binds its values. */
-export const COMMITTED_FIELDS = [
-  'idem_key',
-  'run_id',
-  'result_json',
-  'committed_at',
-  'step',
-  'fingerprint',
-  'worker_id',
-  'duration_ms',
-  'source',
-  'input_json',
-  'prior_step',
-  'prior_state_json',
-] as const;
 
 /**
  * The longest progress state a commit copies beside its result as the step's prior state (committed.prior_*):
@@ -29,23 +14,80 @@ export const COMMITTED_FIELDS = [
  */
 export const PRIOR_STATE_MAX_CHARS = 16_384;
 
-const camel = (column: string) => column.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+/** A table's property names: the row type's keys. */
+export type ColumnKey<T extends Table> = keyof T['$inferSelect'] & string;
 
-/** `column AS alias, …` for a SELECT, optionally of a table alias (`c.`). */
-export function selectList(dialect: Dialect, columns: readonly string[], table = ''): string {
-  return columns
-    .map((column) => {
-      const alias = camel(column);
-      if (alias === column) return `${table}${column}`;
-      return `${table}${column} AS ${dialect === 'postgres' ? `"${alias}"` : alias}`;
+declare const rowType: unique symbol;
+
+/**
+ * A SELECT list that carries the row it reads: `RowOf<typeof LIST>` types the statement, and the row-type
+ * test (test/contract/select-lists.test.ts) holds each list's row to the store's row types.
+ */
+export type SelectList<Row> = string & { readonly [rowType]: Row };
+export type RowOf<L> = L extends SelectList<infer Row> ? Row : never;
+
+export interface SelectListOptions<K extends string> {
+  /** A table alias, `r` for `r.id, r.workflow, …`. */
+  of?: string;
+  /** These columns only, in this order (a view's subset of a row); every column of the table otherwise. */
+  only?: readonly K[];
+  /** An expression instead of the bare column, given the column as the list writes it (`c => `${c}::float8``). */
+  as?: Partial<Record<NoInfer<K>, (column: string) => string>>;
+}
+
+/**
+ * `column AS alias, …` for a SELECT: each column of the Drizzle table under its property name, so the rows are
+ * the schema's `$inferSelect` (or the `only` subset of it). Built from the schema, never written by hand: a
+ * column added to the table is read by every list of it. PostgreSQL folds unquoted aliases to lower case, so
+ * its aliases are quoted; SQLite keeps them as written.
+ */
+export function selectList<T extends Table, K extends ColumnKey<T> = ColumnKey<T>>(
+  dialect: Dialect,
+  table: T,
+  options: SelectListOptions<K> = {},
+): SelectList<Pick<T['$inferSelect'], K>> {
+  const prefix = options.of ? `${options.of}.` : '';
+  return columnsOf(table, options.only)
+    .map(([key, name]) => {
+      const column = `${prefix}${name}`;
+      const as = options.as?.[key as K];
+      return name === key && !as ? column : `${as ? as(column) : column} AS ${alias(dialect, key)}`;
     })
+    .join(', ') as SelectList<Pick<T['$inferSelect'], K>>;
+}
+
+/**
+ * The aliases alone, `id, workflow, "inputJson", …`: the same row again from a CTE or subquery whose SELECT
+ * (or RETURNING) was `selectList` of this table.
+ */
+export function selectAliases<T extends Table, K extends ColumnKey<T> = ColumnKey<T>>(
+  dialect: Dialect,
+  table: T,
+  only?: readonly K[],
+): SelectList<Pick<T['$inferSelect'], K>> {
+  return columnsOf(table, only)
+    .map(([key]) => alias(dialect, key))
+    .join(', ') as SelectList<Pick<T['$inferSelect'], K>>;
+}
+
+/** The column names alone, `idem_key, run_id, …`, for an INSERT's column list (or a copy's SELECT). */
+export function columnNames<T extends Table>(table: T, only?: readonly ColumnKey<T>[]): string {
+  return columnsOf(table, only)
+    .map(([, name]) => name)
     .join(', ');
 }
 
-/** What a read of a committed row selects: the insert's columns and the fork link, which only a fork writes. */
-export const COMMITTED_READ = [...COMMITTED_FIELDS, 'forked_from'] as const;
+function columnsOf<T extends Table>(table: T, only?: readonly string[]): [key: string, name: string][] {
+  const columns = getTableColumns(table) as Record<string, Column>;
+  const keys = only ?? Object.keys(columns);
+  return keys.map((key) => {
+    const column = columns[key];
+    if (!column) throw new Error(`${getTableName(table)} has no column ${key}`);
+    return [key, column.name];
+  });
+}
 
-export const committedColumns = (dialect: Dialect, table = '') => selectList(dialect, COMMITTED_READ, table);
+const alias = (dialect: Dialect, key: string) => (dialect === 'postgres' && /[A-Z]/.test(key) ? `"${key}"` : key);
 
 /**
  * A LIKE pattern that finds `query` anywhere, its own `%`, `_` and `\` matched literally (both dialects'

@@ -17,7 +17,7 @@ import { METRIC_OUTCOMES, type DurationHistogram, type MetricOutcome } from './t
 
 type Timed = 'executed' | 'failed' | 'lease_lost';
 
-/** A metrics_tally row as both backends select it. A null mark: nothing read yet. */
+/** A metrics_tally row as both backends select it (their columns.ts: TALLY). A null mark: nothing read yet. */
 export interface TallyRow {
   bounds: string;
   committedMark: number | null;
@@ -27,10 +27,6 @@ export interface TallyRow {
   stepsJson: string;
   durationsJson: string;
 }
-
-/** The metrics_tally columns under TallyRow's names, for a SELECT on either backend. */
-export const TALLY_COLUMNS = `bounds, committed_mark AS "committedMark", committed_mark_key AS "committedMarkKey",
-  committed_mark_at AS "committedMarkAt", events_mark AS "eventsMark", steps_json AS "stepsJson", durations_json AS "durationsJson"`;
 
 export class MetricsTally {
   readonly steps = Object.fromEntries(METRIC_OUTCOMES.map((o) => [o, 0])) as Record<MetricOutcome, number>;

@@ -9,16 +9,14 @@ import { claimExpiresAtSql, claimTimes } from '../claim-expiry-sql';
 import { ClaimNotOrphanedError, LeaseLostError, NotFoundError } from '../../errors';
 import { claims, committed, stepEvents } from '../schema.pg';
 import type { ClaimRow, ClaimStore, CommittedRow, StepEvent } from '../types';
-import { committedByKey, committedSelect, names } from './columns';
+import { CLAIM as CLAIM_LIST, committedByKey, committedSelect, names } from './columns';
 import type { PgConnection } from './connection';
 import { mayHaveRun, withRetry } from './retry';
 
 /** When a claim expires (lib/store/claim-expiry-sql), the TTL bound as PostgreSQL's float8. */
 const expiresAt = (ttlS: number, alias = '') => claimExpiresAtSql(claimTimes(alias), sql`${ttlS}::float8`);
 
-const CLAIM =
-  sql.raw(`idem_key AS "idemKey", run_id AS "runId", claimed_at AS "claimedAt", token, worker_id AS "workerId",
-  lease_expires_at AS "leaseExpiresAt", heartbeat_at AS "heartbeatAt", step, attempt`);
+const CLAIM = sql.raw(CLAIM_LIST);
 
 /** RESOLVE's answer: `seen` is null when the statement's snapshot held no claim on the key. */
 type ResolveRow = {

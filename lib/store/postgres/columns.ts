@@ -1,12 +1,38 @@
 /**
  * Pieces of PostgreSQL statements the operation files share: bare column names for INSERT lists (the
- * schema's column references render qualified, which an INSERT's column list does not take), the committed
- * row's SELECT list, and the event insert.
+ * schema's column references render qualified, which an INSERT's column list does not take), the SELECT
+ * lists rows are read through, each built from the schema's table (lib/store/columns.ts; sqlite/columns.ts
+ * builds the same ones from its own), and the event insert.
  */
 import { sql, type AnyColumn, type SQL } from 'drizzle-orm';
-import { committedColumns } from '../columns';
-import { committed, stepEvents } from '../schema.pg';
+import { selectAliases, selectList } from '../columns';
+import { claims, committed, metricsTally, runLogs, runs, stepEvents, waits } from '../schema.pg';
 import type { StepEvent } from '../types';
+
+/** bigint comes back from node-postgres as text; these ids stay far below 2^53. */
+const asNumber = (column: string) => `${column}::float8`;
+
+/** The committed row as CommittedRow, from the table itself (no alias). */
+export const COMMITTED = selectList('postgres', committed);
+export const CLAIM = selectList('postgres', claims);
+/** A runs row as RunRow, from the table aliased `r` (ambiguous names otherwise, in UPDATE … FROM). */
+export const RUN = selectList('postgres', runs, { of: 'r' });
+/** RUN again, from a CTE whose RETURNING was RUN. */
+export const RUN_ALIASES = selectAliases('postgres', runs);
+export const EVENT = selectList('postgres', stepEvents, { as: { id: asNumber } });
+/** A waits row as WaitRow, from the table aliased `w`. */
+export const WAIT = selectList('postgres', waits, { of: 'w' });
+/** A run_logs row; `seq` (bigint) is made a number by the caller. */
+export const LOG = selectList('postgres', runLogs);
+export const TALLY = selectList('postgres', metricsTally);
+/** What an unstable-key look reads of a stepless row (UnstableCandidate). */
+export const UNSTABLE = selectList('postgres', committed, { only: ['idemKey', 'fingerprint', 'committedAt'] });
+/** What a library loop's start reads of its run row (loop-runs.ts). */
+export const LOOP_RUN = selectList('postgres', runs, { only: ['workflow', 'status', 'owner', 'leaseExpiresAt'] });
+/** A step's timing (StepTiming): the committed row's columns a chart reads. */
+export const TIMING = selectList('postgres', committed, {
+  only: ['step', 'idemKey', 'committedAt', 'durationMs', 'source'],
+});
 
 /** `"col", "col", …` for an INSERT's column list. */
 export function names(...columns: AnyColumn[]): SQL {
@@ -16,8 +42,7 @@ export function names(...columns: AnyColumn[]): SQL {
   );
 }
 
-/** The committed row as CommittedRow, from the table itself (no alias). */
-export const committedSelect = sql.raw(committedColumns('postgres'));
+export const committedSelect = sql.raw(COMMITTED);
 
 /**
  * One committed row by key. One builder for every caller: node-postgres refuses a statement name reused

@@ -10,12 +10,12 @@
  */
 import { boundLogLine, checkLogKeep, groupByRun } from '../log-lines';
 import type { LogStore, RunLogRow } from '../types';
+import { LOG } from './columns';
 import type { PgConnection } from './connection';
 import { withRetry } from './retry';
 
 /** 'WYLG': the advisory locks of run logs, apart from the workers' liveness locks (workers.ts). */
 const RUN_LOGS_LOCK = 0x57594c47;
-const COLUMNS = `run_id AS "runId", seq, at, stream, line, worker_id AS "workerId", attempt`;
 
 export function postgresLogs(c: PgConnection): LogStore {
   return {
@@ -67,12 +67,12 @@ export function postgresLogs(c: PgConnection): LogStore {
         options.afterSeq !== undefined
           ? c.pool.query<RunLogRow>({
               name: 'waybill_run_logs_after',
-              text: `SELECT ${COLUMNS} FROM run_logs WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+              text: `SELECT ${LOG} FROM run_logs WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
               values: [runId, options.afterSeq, options.limit],
             })
           : c.pool.query<RunLogRow>({
               name: 'waybill_run_logs_tail',
-              text: `SELECT ${COLUMNS} FROM (SELECT * FROM run_logs WHERE run_id = $1 ORDER BY seq DESC LIMIT $2) t ORDER BY seq`,
+              text: `SELECT ${LOG} FROM (SELECT * FROM run_logs WHERE run_id = $1 ORDER BY seq DESC LIMIT $2) t ORDER BY seq`,
               values: [runId, options.limit],
             }),
       );

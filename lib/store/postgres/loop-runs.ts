@@ -7,6 +7,7 @@ import { StoreUnavailableError } from '../../errors';
 import { refuseBegin } from '../loop-runs';
 import { runs } from '../schema.pg';
 import type { LoopRunEnd, LoopRunStart, RunStatus } from '../types';
+import { LOOP_RUN } from './columns';
 import type { PgConnection } from './connection';
 import { withRetry } from './retry';
 
@@ -31,7 +32,7 @@ export async function beginLoopRun(c: PgConnection, r: LoopRunStart): Promise<{ 
         // Locked: a pause or a worker's claim waits for this transaction, and it for them.
         const row = (
           await c.once<Found>(
-            sql`SELECT workflow, status, owner, lease_expires_at AS "leaseExpiresAt", ${c.now()} AS now
+            sql`SELECT ${sql.raw(LOOP_RUN)}, ${c.now()} AS now
         FROM ${runs} WHERE ${runs.id} = ${r.runId} FOR UPDATE`,
             undefined,
             client,

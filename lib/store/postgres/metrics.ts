@@ -12,9 +12,10 @@
 import type pg from 'pg';
 import { claimExpiresAtText } from '../claim-expiry-sql';
 import { toHistogram, type HistogramRow } from '../histogram';
-import { MetricsTally, TALLY_COLUMNS, type TallyRow } from '../metrics-tally';
+import { MetricsTally, type TallyRow } from '../metrics-tally';
 import { COUNTED_EVENTS, EMPTY_BY_STATUS, histogramColumns, STATUS_SQL } from '../sql-shared';
 import type { InsightStore, MetricOutcome, MetricsSnapshot } from '../types';
+import { TALLY } from './columns';
 import type { PgConnection } from './connection';
 import { withRetry } from './retry';
 
@@ -35,7 +36,7 @@ const SETTLE_MS = 10_000;
 
 /** $1 bounds, $2 steps, $3 durations: a row to lock, so the first scrape of new bounds has one too. */
 const ENSURE_TALLY = `INSERT INTO metrics_tally (bounds, steps_json, durations_json) VALUES ($1, $2, $3) ON CONFLICT (bounds) DO NOTHING`;
-const LOCK_TALLY = `SELECT ${TALLY_COLUMNS} FROM metrics_tally WHERE bounds = $1 FOR UPDATE`;
+const LOCK_TALLY = `SELECT ${TALLY} FROM metrics_tally WHERE bounds = $1 FOR UPDATE`;
 const SAVE_TALLY = `UPDATE metrics_tally SET committed_mark = $2, events_mark = $3, steps_json = $4, durations_json = $5
   WHERE bounds = $1`;
 

@@ -19,17 +19,13 @@ import type {
   StepTiming,
   UnstableKeyGroup,
 } from '../types';
-import { committedSelect } from './columns';
+import { committedSelect, EVENT as EVENT_LIST, TIMING as TIMING_LIST, UNSTABLE } from './columns';
 import type { PgConnection } from './connection';
 import { withRetry } from './retry';
 
 const STATUSES = sql.raw(STATUS_SQL('postgres'));
-const TIMING = sql.raw(
-  `step, idem_key AS "idemKey", committed_at AS "committedAt", duration_ms AS "durationMs", source`,
-);
-const EVENT = sql.raw(`id::float8 AS id, run_id AS "runId", idem_key AS "idemKey", step, outcome, count,
-  duration_ms AS "durationMs", worker_id AS "workerId", detail, at, attempt, max_attempts AS "maxAttempts",
-  retry_at AS "retryAt", previous_worker_id AS "previousWorkerId", previous_attempt AS "previousAttempt"`);
+const TIMING = sql.raw(TIMING_LIST);
+const EVENT = sql.raw(EVENT_LIST);
 
 export function postgresReads(c: PgConnection): Omit<InsightStore, 'metricsSnapshot'> {
   const orphaned = (ttlMs: number) => claimExpiredSql(claimTimes(), sql`${ttlMs / 1000}::float8`, c.now());
@@ -136,7 +132,7 @@ export function postgresReads(c: PgConnection): Omit<InsightStore, 'metricsSnaps
           FROM committed WHERE run_id = ${runId} AND step IS NOT NULL GROUP BY step HAVING count(*) > 1 ORDER BY step
           LIMIT ${limit}::int`),
         // Stepless rows (committed_run_step's NULL range) that can be in a group: see insights-unstable.ts.
-        c.query<UnstableCandidate>(sql`SELECT idem_key AS "idemKey", fingerprint, committed_at AS "committedAt"
+        c.query<UnstableCandidate>(sql`SELECT ${sql.raw(UNSTABLE)}
           FROM committed WHERE run_id = ${runId} AND step IS NULL AND (
             fingerprint IN (SELECT fingerprint FROM committed WHERE run_id = ${runId} AND step IS NULL AND fingerprint IS NOT NULL
               GROUP BY fingerprint HAVING count(*) > 1)

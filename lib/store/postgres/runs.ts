@@ -26,6 +26,7 @@ import { ConflictError, InvalidTransitionError, NotFoundError } from '../../erro
 import { runs, stepEvents } from '../schema.pg';
 import { TRANSITIONS } from '../transitions';
 import type { RunRow, RunStatus, RunStore, WorkerStore, WorkflowStore } from '../types';
+import { RUN as RUN_LIST, RUN_ALIASES } from './columns';
 import type { PgConnection } from './connection';
 import { mayHaveRun, withRetry } from './retry';
 import { listRuns } from './run-list';
@@ -47,10 +48,7 @@ interface Attempt {
 }
 
 /** A runs row as RunRow, from the table aliased `r` (ambiguous names otherwise, in UPDATE … FROM). */
-const RUN = sql.raw(`r.id, r.workflow, r.input_json AS "inputJson", r.status, r.total_steps AS "totalSteps", r.owner,
-  r.lease_expires_at AS "leaseExpiresAt", r.attempts, r.error, r.output_json AS "outputJson", r.created_at AS "createdAt",
-  r.updated_at AS "updatedAt", r.started_at AS "startedAt", r.finished_at AS "finishedAt",
-  r.forked_from_run AS "forkedFromRun", r.forked_at_step AS "forkedAtStep"`);
+const RUN = sql.raw(RUN_LIST);
 
 /**
  * Which execution a call speaks for: the run's `attempts` when claimRun handed it out (undefined: the worker
@@ -105,8 +103,7 @@ export function claimStatement(
     SELECT taken.id, 'expired', 1, ${worker},
       'run lease of ' || taken."previousOwner" || ' passed or its worker died; resumed by ' || ${worker}, taken."updatedAt"
     FROM taken WHERE taken."previousOwner" <> ${worker})
-  SELECT id, workflow, "inputJson", status, "totalSteps", owner, "leaseExpiresAt", attempts, error, "outputJson",
-    "createdAt", "updatedAt", "startedAt", "finishedAt", "forkedFromRun", "forkedAtStep" FROM taken`;
+  SELECT ${sql.raw(RUN_ALIASES)} FROM taken`;
 }
 
 export function postgresRuns(c: PgConnection): RunsOnly {

@@ -12,6 +12,7 @@ import { announceWake, onLocalWake } from '../local-wakes';
 import { runs, stepEvents, waits } from '../schema.pg';
 import type { WaitingKind, WaitKind, WaitRow, WaitStore } from '../types';
 import { decisionDetail, refuseOverLimit, WAITING_SUMMARY } from '../waits-shared';
+import { WAIT as WAIT_LIST } from './columns';
 import type { PgConnection } from './connection';
 import { withRetry } from './retry';
 
@@ -41,9 +42,7 @@ async function wakeRun(c: PgConnection, client: pg.PoolClient, runId: string): P
 /** 'WYWT': the advisory locks of signals sent ahead, apart from the run logs' (logs.ts) and workers' (workers.ts). */
 const WAITS_ADDED_LOCK = 0x57595754;
 
-const WAIT = sql.raw(`w.run_id AS "runId", w.name, w.kind, w.details_json AS "detailsJson", w.created_at AS "createdAt",
-  w.due_at AS "dueAt", w.on_timeout AS "onTimeout", w.decided_at AS "decidedAt", w.decision_json AS "decisionJson",
-  w.decided_by AS "decidedBy", w.note`);
+const WAIT = sql.raw(WAIT_LIST);
 
 export function postgresWaits(c: PgConnection): WaitStore {
   const get = async (runId: string, kind: WaitKind, name: string, client?: pg.PoolClient): Promise<WaitRow | null> => {

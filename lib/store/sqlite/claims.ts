@@ -4,17 +4,34 @@
  * builder; expire and resolve decide under the write lock, so no takeover can land between the look and the
  * delete.
  */
-import { and, asc, count, eq, gt, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, eq, getTableColumns, gt, sql, type SQL } from 'drizzle-orm';
 import { claimExpiredSql } from '../claim-expiry-sql';
 import { ClaimNotOrphanedError, LeaseLostError, NotFoundError } from '../../errors';
-import { committedColumns } from '../columns';
 import { claims, committed, stepEvents } from '../schema.sqlite';
 import type { ClaimRow, ClaimStore, CommittedRow, ResolveRequest } from '../types';
+import { COMMITTED } from './columns';
 import { guard, type SqliteConnection } from './connection';
-import { CLAIM_SELECT, expiresAt, INSERT_COMMITTED, type RawClaim } from './steps';
+import { statement } from './statement';
+import { claimByKey, expiresAt, insertCommitted, type RawClaim } from './steps';
 
 /** Whether a claim has expired by `now` (lib/store/claim-expiry-sql), as SQLite's 0 or 1. */
 const orphanedAt = (now: number, ttlS: number): SQL<number> => claimExpiredSql(claims, ttlS, now) as SQL<number>;
+
+// length() of a BLOB counts bytes; of TEXT, characters. Each count is an index range on run_id.
+const footprint = statement<{ runId: string }, { keys: number; bytes: number }>(`SELECT
+  (SELECT count(*) FROM committed WHERE run_id = @runId) + (SELECT count(*) FROM claims WHERE run_id = @runId) AS keys,
+  (SELECT coalesce(sum(length(CAST(result_json AS BLOB)) + coalesce(length(CAST(input_json AS BLOB)), 0)), 0)
+    FROM committed WHERE run_id = @runId)
+  + coalesce((SELECT length(CAST(state_json AS BLOB)) FROM progress WHERE run_id = @runId), 0) AS bytes`);
+
+/** Keyset on (step, key): the cursor is the last key seen, its step looked up by primary key. */
+const committedPage = statement<{ runId: string; afterKey: string | null; limit: number }, CommittedRow>(`SELECT
+    ${COMMITTED} FROM committed
+  WHERE run_id = @runId AND (@afterKey IS NULL OR (coalesce(step, -1), idem_key) >
+    (SELECT coalesce(step, -1), idem_key FROM committed WHERE idem_key = @afterKey))
+  ORDER BY coalesce(step, -1), idem_key LIMIT @limit`);
+
+const deleteClaim = statement<{ idemKey: string }>('DELETE FROM claims WHERE idem_key = @idemKey');
 
 const withOrphaned = ({ orphaned, ...row }: RawClaim & { orphaned: number }): ClaimRow => ({
   ...row,
@@ -23,7 +40,7 @@ const withOrphaned = ({ orphaned, ...row }: RawClaim & { orphaned: number }): Cl
 
 export function sqliteClaims(c: SqliteConnection): ClaimStore {
   const { orm } = c;
-  const claimRow = { ...claimColumns() };
+  const claimRow = getTableColumns(claims);
 
   return {
     async countCommitted(runId) {
@@ -31,28 +48,12 @@ export function sqliteClaims(c: SqliteConnection): ClaimStore {
     },
 
     async runFootprint(runId) {
-      // length() of a BLOB counts bytes; of TEXT, characters. Each count is an index range on run_id.
-      return guard(
-        () =>
-          c
-            .prepared<[string, string, string, string], { keys: number; bytes: number }>(`SELECT
-          (SELECT count(*) FROM committed WHERE run_id = ?) + (SELECT count(*) FROM claims WHERE run_id = ?) AS keys,
-          (SELECT coalesce(sum(length(CAST(result_json AS BLOB)) + coalesce(length(CAST(input_json AS BLOB)), 0)), 0)
-            FROM committed WHERE run_id = ?)
-          + coalesce((SELECT length(CAST(state_json AS BLOB)) FROM progress WHERE run_id = ?), 0) AS bytes`)
-            .get(runId, runId, runId, runId)!,
-      );
+      return guard(() => footprint.on(c.db).get({ runId })!);
     },
 
     async listCommitted(runId, options = {}): Promise<CommittedRow[]> {
-      // Keyset on (step, key): the cursor is the last key seen, its step looked up by primary key.
       return guard(() =>
-        c
-          .prepared<unknown[], CommittedRow>(`SELECT ${committedColumns('sqlite')} FROM committed
-        WHERE run_id = @runId AND (@afterKey IS NULL OR (coalesce(step, -1), idem_key) >
-          (SELECT coalesce(step, -1), idem_key FROM committed WHERE idem_key = @afterKey))
-        ORDER BY coalesce(step, -1), idem_key LIMIT @limit`)
-          .all({ runId, afterKey: options.afterKey ?? null, limit: options.limit ?? 1000 }),
+        committedPage.on(c.db).all({ runId, afterKey: options.afterKey ?? null, limit: options.limit ?? 1000 }),
       );
     },
 
@@ -94,10 +95,10 @@ export function sqliteClaims(c: SqliteConnection): ClaimStore {
     async expireClaim(idemKey, options) {
       const now = c.now();
       return c.tx(() => {
-        const held = c.prepared<[string], RawClaim>(`${CLAIM_SELECT} WHERE idem_key = ?`).get(idemKey);
+        const held = claimByKey.on(c.db).get({ idemKey });
         if (!held) return 'missing';
         if (expiresAt(held, options.claimTtlMs) > now && !options.force) return 'live';
-        c.prepared('DELETE FROM claims WHERE idem_key = ?').run(idemKey);
+        deleteClaim.on(c.db).run({ idemKey });
         c.event(
           {
             runId: held.runId,
@@ -117,14 +118,23 @@ export function sqliteClaims(c: SqliteConnection): ClaimStore {
     async resolveClaim(r) {
       const now = c.now();
       return c.tx(() => {
-        const held = c.prepared<[string], RawClaim>(`${CLAIM_SELECT} WHERE idem_key = ?`).get(r.idemKey);
+        const held = claimByKey.on(c.db).get({ idemKey: r.idemKey });
         if (!held) throw new NotFoundError(`claim on ${r.idemKey}`);
         // Decided under the write lock, as expireClaim decides: no takeover can land between this and the delete.
         refuseResolve(r, held, now);
-        c.prepared('DELETE FROM claims WHERE idem_key = ?').run(r.idemKey);
-        const inserted = c
-          .prepared(INSERT_COMMITTED)
-          .run(r.idemKey, held.runId, r.resultJson, now, held.step, null, null, null, 'manual', null, null, null);
+        deleteClaim.on(c.db).run({ idemKey: r.idemKey });
+        const inserted = insertCommitted.on(c.db).run({
+          idemKey: r.idemKey,
+          runId: held.runId,
+          resultJson: r.resultJson,
+          committedAt: now,
+          step: held.step,
+          fingerprint: null,
+          workerId: null,
+          durationMs: null,
+          source: 'manual',
+          inputJson: null,
+        });
         if (inserted.changes === 0) throw new LeaseLostError(r.idemKey, 'the key is already committed');
         c.event(
           {
@@ -153,11 +163,6 @@ export function sqliteClaims(c: SqliteConnection): ClaimStore {
       );
     },
   };
-}
-
-function claimColumns() {
-  const { idemKey, runId, claimedAt, token, workerId, leaseExpiresAt, heartbeatAt, step, attempt } = claims;
-  return { idemKey, runId, claimedAt, token, workerId, leaseExpiresAt, heartbeatAt, step, attempt };
 }
 
 /** Throws if the operator may not resolve this claim now: it is not the attempt they saw, or its lease is live. */

@@ -5,9 +5,10 @@
  */
 import { refuseBegin } from '../loop-runs';
 import type { LoopRunEnd, LoopRunStart, RunStatus } from '../types';
+import { LOOP_RUN } from './columns';
 import type { SqliteConnection } from './connection';
 
-const FOUND = `SELECT workflow, status, owner, lease_expires_at AS leaseExpiresAt FROM runs WHERE id = ?`;
+const FOUND = `SELECT ${LOOP_RUN} FROM runs WHERE id = ?`;
 
 const CREATE = `INSERT INTO runs (id, workflow, input_json, status, total_steps, owner, attempts, created_at, updated_at, started_at)
   VALUES (@runId, @workflow, @inputJson, 'running', @totalSteps, @owner, 1, @now, @now, @now)`;

@@ -7,9 +7,10 @@
  */
 import { claimExpiresAtText } from '../claim-expiry-sql';
 import { toHistogram, type HistogramRow } from '../histogram';
-import { MetricsTally, TALLY_COLUMNS, type TallyRow } from '../metrics-tally';
+import { MetricsTally, type TallyRow } from '../metrics-tally';
 import { COUNTED_EVENTS, EMPTY_BY_STATUS, histogramColumns, STATUS_SQL } from '../sql-shared';
 import type { InsightStore, MetricOutcome, MetricsSnapshot } from '../types';
+import { TALLY } from './columns';
 import { guard, type SqliteConnection } from './connection';
 
 const STATUSES = STATUS_SQL('sqlite');
@@ -17,7 +18,7 @@ const STATUSES = STATUS_SQL('sqlite');
 /** Rows read per step of the first scrape's catch-up; the event loop gets a turn between steps. */
 const CHUNK_ROWS = 50_000;
 
-const LOAD_TALLY = `SELECT ${TALLY_COLUMNS} FROM metrics_tally WHERE bounds = ?`;
+const LOAD_TALLY = `SELECT ${TALLY} FROM metrics_tally WHERE bounds = ?`;
 const SAVE_TALLY = `INSERT INTO metrics_tally
   (bounds, committed_mark, committed_mark_key, committed_mark_at, events_mark, steps_json, durations_json)
   VALUES (@bounds, @committedMark, @committedMarkKey, @committedMarkAt, @eventsMark, @stepsJson, @durationsJson)

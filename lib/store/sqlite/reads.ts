@@ -20,6 +20,7 @@ import type {
   StepTiming,
   UnstableKeyGroup,
 } from '../types';
+import { COMMITTED, EVENT, TIMING, UNSTABLE } from './columns';
 import { guard, type SqliteConnection } from './connection';
 
 export function sqliteReads(c: SqliteConnection): Omit<InsightStore, 'metricsSnapshot'> {
@@ -50,8 +51,7 @@ export function sqliteReads(c: SqliteConnection): Omit<InsightStore, 'metricsSna
     async listStepTimings(runId: string, options: { limit?: number } = {}): Promise<StepTiming[]> {
       return guard(() =>
         c
-          .prepared<[string, number], StepTiming>(`SELECT step, idem_key AS idemKey,
-          committed_at AS committedAt, duration_ms AS durationMs, source
+          .prepared<[string, number], StepTiming>(`SELECT ${TIMING}
         FROM committed WHERE run_id = ? ORDER BY coalesce(step, -1), idem_key LIMIT ?`)
           .all(runId, options.limit ?? 10_000),
       );
@@ -90,8 +90,7 @@ export function sqliteReads(c: SqliteConnection): Omit<InsightStore, 'metricsSna
     async recentSteps(runId: string, options: { limit: number }): Promise<StepTiming[]> {
       return guard(() =>
         c
-          .prepared<unknown[], StepTiming>(`SELECT * FROM (SELECT step, idem_key AS idemKey,
-          committed_at AS committedAt, duration_ms AS durationMs, source, coalesce(step, -1) AS o
+          .prepared<unknown[], StepTiming>(`SELECT * FROM (SELECT ${TIMING}, coalesce(step, -1) AS o
         FROM committed WHERE run_id = ? ORDER BY coalesce(step, -1) DESC, idem_key DESC LIMIT ?) ORDER BY o, idemKey`)
           .all(runId, options.limit)
           .map(({ o: _, ...row }: StepTiming & { o?: number }) => row),
@@ -101,17 +100,14 @@ export function sqliteReads(c: SqliteConnection): Omit<InsightStore, 'metricsSna
     async recentEvents(runId: string, options: { limit: number; outcome?: Outcome }): Promise<StepEvent[]> {
       // Two statements, not `(? IS NULL OR outcome = ?)`: each gets the index that answers it, (run_id, id) or
       // (run_id, outcome, id), so a run with no events of the outcome costs one probe, not a walk of all its events.
-      const columns = `id, run_id AS runId, idem_key AS idemKey, step, outcome, count, duration_ms AS durationMs,
-        worker_id AS workerId, detail, at, attempt, max_attempts AS maxAttempts, retry_at AS retryAt,
-        previous_worker_id AS previousWorkerId, previous_attempt AS previousAttempt`;
       return guard(() =>
         options.outcome
           ? c
-              .prepared<[string, string, number], StepEvent>(`SELECT * FROM (SELECT ${columns} FROM step_events
+              .prepared<[string, string, number], StepEvent>(`SELECT * FROM (SELECT ${EVENT} FROM step_events
             WHERE run_id = ? AND outcome = ? ORDER BY id DESC LIMIT ?) ORDER BY id`)
               .all(runId, options.outcome, options.limit)
           : c
-              .prepared<[string, number], StepEvent>(`SELECT * FROM (SELECT ${columns} FROM step_events
+              .prepared<[string, number], StepEvent>(`SELECT * FROM (SELECT ${EVENT} FROM step_events
             WHERE run_id = ? ORDER BY id DESC LIMIT ?) ORDER BY id`)
               .all(runId, options.limit),
       );
@@ -133,9 +129,7 @@ export function sqliteReads(c: SqliteConnection): Omit<InsightStore, 'metricsSna
       const pattern = containsPattern(query);
       return guard(() =>
         c
-          .prepared<[string, string, number], CommittedRow>(`SELECT idem_key AS idemKey,
-          run_id AS runId, result_json AS resultJson, committed_at AS committedAt, step, fingerprint,
-          worker_id AS workerId, duration_ms AS durationMs, source
+          .prepared<[string, string, number], CommittedRow>(`SELECT ${COMMITTED}
         FROM committed WHERE run_id = ? AND idem_key LIKE ? ESCAPE '\\'
         ORDER BY coalesce(step, -1), idem_key LIMIT ?`)
           .all(runId, pattern, options.limit ?? 100),
@@ -153,8 +147,7 @@ export function sqliteReads(c: SqliteConnection): Omit<InsightStore, 'metricsSna
           .map((r): UnstableKeyGroup => ({ step: r.step, keys: (JSON.parse(r.keys) as string[]).sort(), why: 'step' }));
         // Stepless rows (committed_run_step's NULL range) that can be in a group: see insights-unstable.ts.
         const candidates = c
-          .prepared<unknown[], UnstableCandidate>(`SELECT idem_key AS idemKey, fingerprint,
-            committed_at AS committedAt FROM committed
+          .prepared<unknown[], UnstableCandidate>(`SELECT ${UNSTABLE} FROM committed
           WHERE run_id = @runId AND step IS NULL AND (
             fingerprint IN (SELECT fingerprint FROM committed WHERE run_id = @runId AND step IS NULL AND fingerprint IS NOT NULL
               GROUP BY fingerprint HAVING count(*) > 1)

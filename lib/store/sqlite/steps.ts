@@ -1,13 +1,13 @@
 /**
  * The step protocol on SQLite: progress, claim, renew, commit, release, and a library loop's run row. The hot
- * path binds prepared statements positionally: named parameters and spreads with extra keys cost
- * microseconds a call on Node 20, a visible share of a step at NORMAL, and a query builder's per-call work
- * would cost more. So these statements stay hand-written, each next to the code that binds its values.
+ * path's statements are hand-written, each with the values it names (statement.ts): a query builder's
+ * per-call work would cost a visible share of a step at NORMAL, and so would spreads with extra keys on
+ * Node 20, so each call passes an object literal of exactly the statement's names.
  */
-import type Database from 'better-sqlite3';
 import { claimExpiresAt } from '../../domain/claim-expiry';
 import { LeaseLostError } from '../../errors';
-import { COMMITTED_FIELDS, committedColumns, PRIOR_STATE_MAX_CHARS } from '../columns';
+import { columnNames, PRIOR_STATE_MAX_CHARS } from '../columns';
+import { committed } from '../schema.sqlite';
 import { ownRunNext, ownRunOutcome } from '../key-owner';
 import type {
   ClaimOutcome,
@@ -22,45 +22,73 @@ import type {
   RunStatus,
   StepStore,
 } from '../types';
+import { CLAIM, COMMITTED, PROGRESS } from './columns';
 import { guard, type SqliteConnection } from './connection';
 import { beginLoopRunIn, endLoopRunIn } from './loop-runs';
+import { type Prepared, prepareAll, statement } from './statement';
 import { sqliteStepBatches, type StepWrites } from './steps-batch';
 
 /** A claims row as read, before `orphaned` is decided by the caller's clock. */
 export type RawClaim = Omit<ClaimRow, 'orphaned'>;
 
-export const CLAIM_SELECT = `SELECT idem_key AS idemKey, run_id AS runId, claimed_at AS claimedAt, token, worker_id AS workerId,
-  lease_expires_at AS leaseExpiresAt, heartbeat_at AS heartbeatAt, step, attempt FROM claims`;
+export const claimByKey = statement<{ idemKey: string }, RawClaim>(
+  `SELECT ${CLAIM} FROM claims WHERE idem_key = @idemKey`,
+);
+
+/** A committed row's values as an insert names them. */
+type CommittedValues = Omit<CommittedRow, 'forkedFrom' | 'priorStep' | 'priorStateJson'>;
+
+/** The committed columns a commit writes from its values (the prior ones it copies, the fork link it leaves). */
+const WRITTEN = [
+  'idemKey',
+  'runId',
+  'resultJson',
+  'committedAt',
+  'step',
+  'fingerprint',
+  'workerId',
+  'durationMs',
+  'source',
+  'inputJson',
+] as const satisfies readonly (keyof CommittedValues)[];
+const WRITTEN_VALUES = WRITTEN.map((key) => `@${key}`).join(', ');
 
 /** One result, never replaced: ON CONFLICT DO NOTHING, and the caller checks `changes`. */
-export const INSERT_COMMITTED = `INSERT INTO committed (${COMMITTED_FIELDS.join(', ')})
-  VALUES (${COMMITTED_FIELDS.map(() => '?').join(', ')}) ON CONFLICT (idem_key) DO NOTHING`;
+export const insertCommitted = statement<CommittedValues>(`INSERT INTO committed (${columnNames(committed, WRITTEN)})
+  VALUES (${WRITTEN_VALUES}) ON CONFLICT (idem_key) DO NOTHING`);
 
 /**
  * A step's own result, with the run's progress as it stood before this commit (committed.prior_*): step 0 and
  * `{}` when the run has none yet, nothing when its state is longer than PRIOR_STATE_MAX_CHARS. SQLite's
  * length() counts characters, as PostgreSQL's does in waybill_commit, so both stores copy the same states.
- * The last parameter is the run id again, for the join. (`WHERE true`: an upsert's INSERT … SELECT needs a
- * WHERE clause, or SQLite reads ON CONFLICT as the join's ON.)
+ * (`WHERE true`: an upsert's INSERT … SELECT needs a WHERE clause, or SQLite reads ON CONFLICT as the join's ON.)
  */
-const COMMIT_WITH_PRIOR = `INSERT INTO committed (${COMMITTED_FIELDS.join(', ')})
-  SELECT ${COMMITTED_FIELDS.slice(0, -2)
-    .map(() => '?')
-    .join(', ')},
+const commitWithPrior = statement<CommittedValues>(`INSERT INTO committed
+    (${columnNames(committed, [...WRITTEN, 'priorStep', 'priorStateJson'])})
+  SELECT ${WRITTEN_VALUES},
     CASE WHEN p.run_id IS NULL THEN 0 WHEN length(p.state_json) <= ${PRIOR_STATE_MAX_CHARS} THEN p.step END,
     CASE WHEN p.run_id IS NULL THEN '{}' WHEN length(p.state_json) <= ${PRIOR_STATE_MAX_CHARS} THEN p.state_json END
-  FROM (SELECT ? AS run_id) AS r LEFT JOIN progress AS p ON p.run_id = r.run_id WHERE true
-  ON CONFLICT (idem_key) DO NOTHING`;
+  FROM (SELECT @runId AS run_id) AS r LEFT JOIN progress AS p ON p.run_id = r.run_id WHERE true
+  ON CONFLICT (idem_key) DO NOTHING`);
 
 /** When a claim stops protecting its key: the one rule, lib/domain/claim-expiry. */
 export const expiresAt = claimExpiresAt;
 
 export function sqliteStepWrites(c: SqliteConnection): StepWrites & { statements: StepStatements } {
   const s = stepStatements(c);
-  const runStatusOf = (runId: string): RunStatus | null => s.runStatus.get(runId)?.status ?? null;
+  const runStatusOf = (runId: string): RunStatus | null => s.runStatus.get({ runId })?.status ?? null;
 
   function progressIn(w: ProgressWrite, now: number): void {
-    s.upsertProgress.run(w.runId, w.step, w.stateJson, now, w.executed, w.skipped, w.awaited, w.saveMs ?? null);
+    s.upsertProgress.run({
+      runId: w.runId,
+      step: w.step,
+      stateJson: w.stateJson,
+      now,
+      executed: w.executed,
+      skipped: w.skipped,
+      awaited: w.awaited,
+      saveMs: w.saveMs ?? null,
+    });
     if (w.skipped > 0) c.event({ runId: w.runId, step: w.step, outcome: 'skipped', count: w.skipped }, now);
     if (w.awaited > 0) c.event({ runId: w.runId, step: w.step, outcome: 'awaited', count: w.awaited }, now);
   }
@@ -71,27 +99,26 @@ export function sqliteStepWrites(c: SqliteConnection): StepWrites & { statements
 
   /** Whether the run is no longer the claiming execution's (ClaimRequest.fence). */
   const fencedOut = (r: ClaimRequest): boolean =>
-    r.fence !== undefined && s.runExecution.get(r.runId, r.workerId, r.fence) === undefined;
+    r.fence !== undefined && s.runExecution.get({ runId: r.runId, workerId: r.workerId, fence: r.fence }) === undefined;
 
   function decideClaimIn(r: ClaimRequest, now: number): ClaimOutcome {
     if (fencedOut(r)) throw LeaseLostError.runFenced(r.idemKey);
-    const done = s.committed.get(r.idemKey);
+    const done = s.committed.get({ idemKey: r.idemKey });
     if (done) return { kind: 'committed', row: done };
     const leaseExpiresAt = now + r.leaseMs / 1000;
     // Inserted first, read only if the key is held: the common case costs no lookup of a claim that is not there.
-    const inserted = s.insertClaim.run(
-      r.idemKey,
-      r.runId,
+    const inserted = s.insertClaim.run({
+      idemKey: r.idemKey,
+      runId: r.runId,
       now,
-      r.token,
-      r.workerId,
+      token: r.token,
+      workerId: r.workerId,
       leaseExpiresAt,
-      now,
-      r.step,
-      r.attempt,
-    );
+      step: r.step,
+      attempt: r.attempt,
+    });
     if (inserted.changes === 1) return { kind: 'claimed', attempt: r.attempt, leaseExpiresAt, tookOverFrom: null };
-    const held = s.claim.get(r.idemKey) as RawClaim;
+    const held = s.claim.get({ idemKey: r.idemKey }) as RawClaim;
     if (held.token === r.token) {
       // Our own claim, taken ahead by the previous step's commit.
       s.renew.run({ idemKey: r.idemKey, token: r.token, now, leaseExpiresAt });
@@ -101,7 +128,16 @@ export function sqliteStepWrites(c: SqliteConnection): StepWrites & { statements
     const holder: ClaimRow = { ...held, orphaned: expiry <= now };
     if (!holder.orphaned) return { kind: 'held', holder, msUntilExpiry: (expiry - now) * 1000 };
     const attempt = Math.max(r.attempt, held.attempt + 1);
-    s.takeOver.run(r.runId, now, r.token, r.workerId, leaseExpiresAt, now, r.step, attempt, r.idemKey);
+    s.takeOver.run({
+      idemKey: r.idemKey,
+      runId: r.runId,
+      now,
+      token: r.token,
+      workerId: r.workerId,
+      leaseExpiresAt,
+      step: r.step,
+      attempt,
+    });
     c.event(
       {
         runId: held.runId,
@@ -125,28 +161,35 @@ export function sqliteStepWrites(c: SqliteConnection): StepWrites & { statements
    * this only answers true to a caller that retries a commit whose answer it never got.
    */
   const landed = (r: CommitRequest): boolean =>
-    s.landed.get(r.idemKey, r.runId, r.resultJson, r.step, r.fingerprint, r.workerId, r.durationMs) !== undefined;
+    s.landed.get({
+      idemKey: r.idemKey,
+      runId: r.runId,
+      resultJson: r.resultJson,
+      step: r.step,
+      fingerprint: r.fingerprint,
+      workerId: r.workerId,
+      durationMs: r.durationMs,
+    }) !== undefined;
 
   function commitIn(r: CommitRequest, now: number): CommitOutcome {
-    if (s.deleteOwnClaim.run(r.idemKey, r.token).changes === 0) {
+    if (s.deleteOwnClaim.run({ idemKey: r.idemKey, token: r.token }).changes === 0) {
       if (r.mayHaveLanded && landed(r)) return { next: null, runStatus: runStatusOf(r.runId) };
       throw new LeaseLostError(r.idemKey);
     }
     // The map as it stood when this step was reached is copied beside the result in the same statement, for a
-    // rerun from here: no read of the state into JavaScript and back (see COMMIT_WITH_PRIOR).
-    const inserted = s.insertCommitted.run(
-      r.idemKey,
-      r.runId,
-      r.resultJson,
-      now,
-      r.step,
-      r.fingerprint,
-      r.workerId,
-      r.durationMs,
-      'executed',
-      r.inputJson ?? null,
-      r.runId,
-    );
+    // rerun from here: no read of the state into JavaScript and back (see commitWithPrior).
+    const inserted = s.insertCommitted.run({
+      idemKey: r.idemKey,
+      runId: r.runId,
+      resultJson: r.resultJson,
+      committedAt: now,
+      step: r.step,
+      fingerprint: r.fingerprint,
+      workerId: r.workerId,
+      durationMs: r.durationMs,
+      source: 'executed',
+      inputJson: r.inputJson ?? null,
+    });
     if (inserted.changes === 0) {
       throw new LeaseLostError(r.idemKey, 'the key was committed by someone else meanwhile');
     }
@@ -177,7 +220,7 @@ export function sqliteStepWrites(c: SqliteConnection): StepWrites & { statements
   }
 
   function releaseIn(r: ReleaseRequest, now: number): void {
-    s.deleteOwnClaim.run(r.idemKey, r.token);
+    s.deleteOwnClaim.run({ idemKey: r.idemKey, token: r.token });
     if (r.error === null) return;
     c.event(
       {
@@ -199,55 +242,55 @@ export function sqliteStepWrites(c: SqliteConnection): StepWrites & { statements
   return { statements: s, claimIn, commitIn, leaseLostIn, releaseIn, progressIn };
 }
 
-/** Written out, not inferred: the package's declarations must name better-sqlite3's Statement through an import. */
-interface StepStatements {
-  progress: Database.Statement<[string], ProgressRow>;
-  upsertProgress: Database.Statement;
-  committed: Database.Statement<[string], CommittedRow>;
-  claim: Database.Statement<[string], RawClaim>;
-  insertClaim: Database.Statement;
-  takeOver: Database.Statement;
-  renew: Database.Statement;
-  deleteOwnClaim: Database.Statement;
-  insertCommitted: Database.Statement;
-  runStatus: Database.Statement<[string], { status: RunStatus }>;
-  runExecution: Database.Statement<[string, string | null, number], { x: number }>;
-  landed: Database.Statement;
-}
+type ClaimValues = Pick<
+  ClaimRow,
+  'idemKey' | 'runId' | 'token' | 'workerId' | 'leaseExpiresAt' | 'step' | 'attempt'
+> & {
+  now: number;
+};
 
-function stepStatements(c: SqliteConnection): StepStatements {
-  const { db } = c;
-  return {
-    progress: db.prepare<[string], ProgressRow>(`SELECT run_id AS runId, step, state_json AS stateJson,
-      updated_at AS updatedAt, executed, skipped, awaited, save_ms AS saveMs FROM progress WHERE run_id = ?`),
-    upsertProgress:
-      db.prepare(`INSERT INTO progress (run_id, step, state_json, updated_at, executed, skipped, awaited, save_ms)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-      ON CONFLICT (run_id) DO UPDATE SET step = excluded.step, state_json = excluded.state_json,
-        updated_at = excluded.updated_at, executed = executed + excluded.executed,
-        skipped = skipped + excluded.skipped, awaited = awaited + excluded.awaited,
-        save_ms = coalesce(excluded.save_ms, save_ms)`),
-    committed: db.prepare<[string], CommittedRow>(
-      `SELECT ${committedColumns('sqlite')} FROM committed WHERE idem_key = ?`,
-    ),
-    claim: db.prepare<[string], RawClaim>(`${CLAIM_SELECT} WHERE idem_key = ?`),
-    insertClaim: db.prepare(`INSERT INTO claims (idem_key, run_id, claimed_at, token, worker_id,
+const STEP_STATEMENTS = {
+  progress: statement<{ runId: string }, ProgressRow>(`SELECT ${PROGRESS} FROM progress WHERE run_id = @runId`),
+  upsertProgress: statement<Omit<ProgressRow, 'updatedAt'> & { now: number }>(`INSERT INTO progress
+      (run_id, step, state_json, updated_at, executed, skipped, awaited, save_ms)
+    VALUES (@runId, @step, @stateJson, @now, @executed, @skipped, @awaited, @saveMs)
+    ON CONFLICT (run_id) DO UPDATE SET step = excluded.step, state_json = excluded.state_json,
+      updated_at = excluded.updated_at, executed = executed + excluded.executed,
+      skipped = skipped + excluded.skipped, awaited = awaited + excluded.awaited,
+      save_ms = coalesce(excluded.save_ms, save_ms)`),
+  committed: statement<{ idemKey: string }, CommittedRow>(
+    `SELECT ${COMMITTED} FROM committed WHERE idem_key = @idemKey`,
+  ),
+  claim: claimByKey,
+  insertClaim: statement<ClaimValues>(`INSERT INTO claims (idem_key, run_id, claimed_at, token, worker_id,
       lease_expires_at, heartbeat_at, step, attempt)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (idem_key) DO NOTHING`),
-    takeOver: db.prepare(`UPDATE claims SET run_id = ?, claimed_at = ?, token = ?, worker_id = ?,
-      lease_expires_at = ?, heartbeat_at = ?, step = ?, attempt = ? WHERE idem_key = ?`),
-    renew: db.prepare(`UPDATE claims SET lease_expires_at = @leaseExpiresAt, heartbeat_at = @now
-      WHERE idem_key = @idemKey AND token = @token`),
-    deleteOwnClaim: db.prepare('DELETE FROM claims WHERE idem_key = ? AND token = ?'),
-    insertCommitted: db.prepare(COMMIT_WITH_PRIOR),
-    runStatus: db.prepare<[string], { status: RunStatus }>('SELECT status FROM runs WHERE id = ?'),
-    runExecution: db.prepare<[string, string | null, number], { x: number }>(
-      'SELECT 1 AS x FROM runs WHERE id = ? AND owner = ? AND attempts = ?',
-    ),
-    landed: db.prepare(`SELECT 1 FROM committed WHERE idem_key = ? AND source = 'executed' AND run_id = ?
-      AND result_json = ? AND step IS ? AND fingerprint IS ? AND worker_id IS ? AND duration_ms = ?`),
-  };
-}
+    VALUES (@idemKey, @runId, @now, @token, @workerId, @leaseExpiresAt, @now, @step, @attempt)
+    ON CONFLICT (idem_key) DO NOTHING`),
+  takeOver: statement<ClaimValues>(`UPDATE claims SET run_id = @runId, claimed_at = @now, token = @token,
+    worker_id = @workerId, lease_expires_at = @leaseExpiresAt, heartbeat_at = @now, step = @step, attempt = @attempt
+    WHERE idem_key = @idemKey`),
+  renew: statement<{ idemKey: string; token: string; now: number; leaseExpiresAt: number }>(`UPDATE claims
+    SET lease_expires_at = @leaseExpiresAt, heartbeat_at = @now WHERE idem_key = @idemKey AND token = @token`),
+  deleteOwnClaim: statement<{ idemKey: string; token: string }>(
+    'DELETE FROM claims WHERE idem_key = @idemKey AND token = @token',
+  ),
+  insertCommitted: commitWithPrior,
+  runStatus: statement<{ runId: string }, { status: RunStatus }>('SELECT status FROM runs WHERE id = @runId'),
+  runExecution: statement<{ runId: string; workerId: string | null; fence: number }, { x: number }>(
+    'SELECT 1 AS x FROM runs WHERE id = @runId AND owner = @workerId AND attempts = @fence',
+  ),
+  landed: statement<
+    Pick<CommittedRow, 'idemKey' | 'runId' | 'resultJson' | 'step' | 'fingerprint' | 'workerId' | 'durationMs'>,
+    { x: number }
+  >(`SELECT 1 AS x FROM committed WHERE idem_key = @idemKey AND source = 'executed' AND run_id = @runId
+    AND result_json = @resultJson AND step IS @step AND fingerprint IS @fingerprint AND worker_id IS @workerId
+    AND duration_ms = @durationMs`),
+};
+
+type StepStatements = Prepared<typeof STEP_STATEMENTS>;
+
+/** Prepared once per connection: the hot path binds them, never prepares. */
+const stepStatements = (c: SqliteConnection): StepStatements => prepareAll(c.db, STEP_STATEMENTS);
 
 export interface SqliteStepsOptions {
   /**
@@ -285,7 +328,7 @@ export function sqliteSteps(
     }),
 
     async loadProgress(runId) {
-      return guard(() => s.progress.get(runId) ?? null);
+      return guard(() => s.progress.get({ runId }) ?? null);
     },
 
     async saveProgress(write) {
@@ -323,7 +366,7 @@ export function sqliteSteps(
       }),
 
     async getCommitted(idemKey) {
-      return guard(() => s.committed.get(idemKey) ?? null);
+      return guard(() => s.committed.get({ idemKey }) ?? null);
     },
 
     async recordEvent(e) {
