@@ -29,8 +29,9 @@ function machineTag(): string {
 }
 
 /**
- * Random bytes for tokens, drawn from the kernel 256 tokens at a time: one getrandom call a token was about
- * 5 µs of a step's CPU here (crypto.randomUUID keeps a pool the same way).
+ * Random bytes for tokens, drawn from the kernel 256 tokens at a time: one getrandom call a token was a
+ * visible share of a step's CPU (bench/RESULTS.md, "Why the code is shaped so"; crypto.randomUUID keeps a
+ * pool the same way).
  */
 const TOKEN_BYTES = 12;
 let pool = Buffer.alloc(0);

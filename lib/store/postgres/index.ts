@@ -94,9 +94,9 @@ export async function openPostgresStore(given: PostgresStoreOptions): Promise<Po
     ...postgresSteps(c, {
       groupCommit: options.groupCommit ?? true,
       // Two batches at once: what queues behind them goes as the next batch, so batches stay large. With the
-      // pool's eight, a worker of 16 runs sent batches of two, and PostgreSQL's per-transaction CPU (310 µs a
-      // step in its backends) halved the throughput (bench, 4 workers × 16 runs: 3,700 steps/s at 8, 5,200 at
-      // 4, 6,600 at 2, 7,400 at 1). Not one: a batch waiting on a row lock would hold every run of the process.
+      // pool's eight in flight, a worker of 16 runs sent batches of two, and PostgreSQL's per-transaction CPU
+      // halved the throughput (bench/RESULTS.md, "Why the code is shaped so"). Not one: a batch waiting on a
+      // row lock would hold every run of the process.
       maxInFlight: Math.min(2, Math.max(1, (pool.options.max ?? 1) - 2)),
     }),
     ...postgresClaims(c),

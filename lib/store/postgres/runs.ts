@@ -73,7 +73,7 @@ const fence = (attempt: number | undefined): SQL =>
  *         order and stops at the first it can lock: the runs that may be runnable, never the finished ones however
  *         many there are, and no other table but waits (by key). That walk wins only while the planner expects
  *         many rows to qualify (LIMIT 1 then stops early); a condition it misjudges as rare makes it sort every
- *         live run instead (measured: 326 buffers a pick behind a queue of 1,000, against 7). So the index's own
+ *         live run instead (bench/RESULTS.md, "Why the code is shaped so"). So the index's own
  *         `status IN (…)` is not repeated (the two would be multiplied as if independent), and `runId` is a
  *         condition only when given, never `$n IS NULL OR …`, whose generic plan guesses rare.
  * - taken: the run becomes ours; pick.owner (the newest version's) is who we took it from.

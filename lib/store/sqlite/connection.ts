@@ -50,7 +50,7 @@ export interface SqliteConnection {
   readonly committed: { transactions: number };
   /**
    * A prepared statement per SQL text, prepared once per connection. The dashboard's reads are long CTEs:
-   * preparing them on every call cost as much as running them (≈ 3 ms a runs page, measured).
+   * preparing them on every call cost as much as running them (bench/RESULTS.md, "Why the code is shaped so").
    */
   prepared<P extends unknown[] | object = unknown[], R = unknown>(sql: string): Database.Statement<P, R>;
   /** Appends a step event inside the caller's transaction (or on its own). */

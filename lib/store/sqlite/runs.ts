@@ -29,8 +29,9 @@ const RUNNABLE_NOW = `status IN ('queued', 'running', 'waiting')
 /**
  * The pick, over runs_runnable: the runs that may be runnable, in the pick's order, never the finished ones.
  * Named, because SQLite's planner does not weigh the LIMIT: left to itself it reads the candidates through
- * runs_status_updated and sorts them all, 2.7 ms a pick behind 10,000 queued runs, where the walk that stops at
- * the first costs 5 µs (measured). INDEXED BY also turns a lost index into an error at prepare, never a slow plan.
+ * runs_status_updated and sorts them all, hundreds of times the walk that stops at the first behind a long queue
+ * (bench/RESULTS.md, "Why the code is shaped so"). INDEXED BY also turns a lost index into an error at prepare,
+ * never a slow plan.
  */
 export const RUNNABLE = `SELECT id, owner FROM runs INDEXED BY runs_runnable
   WHERE ${RUNNABLE_NOW}

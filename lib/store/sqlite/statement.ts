@@ -4,8 +4,8 @@
  * against a column list elsewhere.
  *
  * better-sqlite3 can bind `@name` from an object itself, but it looks each name up through V8's C++ API:
- * 2-3 times the cost of positional binding for an 11-value insert (measured: about 6 µs more a call on these
- * cores, a visible share of a step at NORMAL). So the text is rewritten once, at definition, to positional
+ * 2-3 times the cost of positional binding for an 11-value insert, a visible share of a step at NORMAL
+ * (bench/RESULTS.md, "Why the code is shaped so"). So the text is rewritten once, at definition, to positional
  * `?`, and the call is a function made for that statement that reads the object's properties in order (plain
  * property loads the JIT caches) and binds them positionally: the hot path's cost stays that of a positional
  * call.

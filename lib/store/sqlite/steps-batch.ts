@@ -48,8 +48,8 @@ export interface SqliteStepBatches {
   commit(request: CommitRequest): Promise<CommitOutcome>;
   releaseClaim(request: ReleaseRequest): Promise<void>;
   /**
-   * Any other write that is ready now rides in the next batch instead of paying a flush of its own: a run
-   * lease renewed every second by each of 64 runs was 64 fsyncs a second beside the batches. `write` gets
+   * Any other write that is ready now rides in the next batch instead of paying a flush of its own: each run's
+   * lease renewal was a flush of its own beside the batches. `write` gets
    * the batch's clock, read once the write lock is held.
    */
   inBatch<T>(write: (now: number) => T): Promise<T>;
@@ -89,7 +89,7 @@ export function sqliteStepBatches(c: SqliteConnection, w: StepWrites): SqliteSte
 
   /**
    * The common case, every request accepted, written without savepoints: a savepoint per request costs about
-   * a quarter of a step's CPU (measured: 40 µs a step with them, 30 without, 64 loops at NORMAL). Null when a
+   * a quarter of a step's CPU (bench/RESULTS.md, "Why the code is shaped so"). Null when a
    * request threw: the whole transaction was rolled back, and the batch is to be written again with them.
    */
   function writeOptimistically(ops: StepRequest[]): Settled<unknown>[] | null {
