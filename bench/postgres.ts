@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { stepKey } from '../lib/checkpoint';
-import type { Store } from '../lib/store/types';
+import type { Store } from '../lib/store/contract';
 import { interleave, timeRound, type Samples } from './stats';
 import { inputs, productRound, runName, sideEffect } from './workload';
 

@@ -3,7 +3,7 @@
  * commits, and a side effect that costs nothing, so what is timed is the protocol.
  */
 import { Checkpoint, runAgent } from '../lib/checkpoint';
-import type { Store } from '../lib/store/types';
+import type { Store } from '../lib/store/contract';
 
 export const sideEffect = (item: number): number => item;
 

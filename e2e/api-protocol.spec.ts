@@ -20,7 +20,7 @@ type Claim =
   | { outcome: 'held'; leaseExpiresAt: number; retryAfterMs: number };
 
 // The shortest lease the dashboard grants on SQLite with its default 30 s WAYBILL_LEASE_MS: 1.5 × its 5 s wait for
-// the write lock (lib/store/sqlite-timeouts.ts). Short, so orphans show within seconds.
+// the write lock (lib/store/shared/sqlite-timeouts.ts). Short, so orphans show within seconds.
 const SHORT_LEASE_MS = 7500;
 test('claim → commit → claim again is committed; a second claimer is held; a wrong token commits nothing', async ({
   request,

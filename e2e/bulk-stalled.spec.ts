@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { openStore } from '../lib/store/index';
 import type { SqliteStore } from '../lib/store/sqlite';
-import type { RunStore, Store } from '../lib/store/types';
+import type { RunStore, Store } from '../lib/store/contract';
 import { ConfirmDialog } from './pages/confirm-dialog';
 import { RunPage } from './pages/run-page';
 import { expect, noChromium, test, uniqueId } from './support/test';

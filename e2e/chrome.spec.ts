@@ -5,7 +5,7 @@
  */
 import Database from 'better-sqlite3';
 import { openStore } from '../lib/store/index';
-import type { AuditStore, RunStore, Store } from '../lib/store/types';
+import type { AuditStore, RunStore, Store } from '../lib/store/contract';
 import { RunPage } from './pages/run-page';
 import { RunsPage } from './pages/runs-page';
 import { E2E_VIEWER_TOKEN, securedURL, signIn } from './support/secured';

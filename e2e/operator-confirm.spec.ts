@@ -4,7 +4,7 @@
  * each operator action once.
  */
 import { openStore } from '../lib/store/index';
-import type { AuditStore, RunStore, Store } from '../lib/store/types';
+import type { AuditStore, RunStore, Store } from '../lib/store/contract';
 import { ClaimsPage } from './pages/claims-page';
 import { ConfirmDialog } from './pages/confirm-dialog';
 import { RunPage } from './pages/run-page';

@@ -6,7 +6,7 @@
  */
 import Database from 'better-sqlite3';
 import { openStore } from '../lib/store/index';
-import type { RunStore, Store } from '../lib/store/types';
+import type { RunStore, Store } from '../lib/store/contract';
 import { AuditPage } from './pages/audit-page';
 import { ClaimsPage } from './pages/claims-page';
 import { ConfirmDialog } from './pages/confirm-dialog';

@@ -5,7 +5,7 @@
  * the list, Executed 2, Committed 2, and its chart's "2 executed".
  */
 import { openStore } from '../lib/store/index';
-import type { RunStore, Store } from '../lib/store/types';
+import type { RunStore, Store } from '../lib/store/contract';
 import { RunPage } from './pages/run-page';
 import { RunsPage } from './pages/runs-page';
 import { expect, noChromium, test, uniqueId } from './support/test';

@@ -7,10 +7,10 @@ import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { durationSchema, MIN_RETENTION_MS } from './duration';
 import { ConfigError } from './errors';
-import { PG_SCHEMA_NAME } from './store/dialects';
-import { DEFAULT_LOG_KEEP, MAX_LOG_KEEP } from './store/log-lines';
-import { SQLITE_MIN_LEASE_MS } from './store/sqlite-timeouts';
-import { MAX_WAITS_PER_RUN_DEFAULT } from './store/waits-shared';
+import { PG_SCHEMA_NAME } from './store/shared/dialects';
+import { DEFAULT_LOG_KEEP, MAX_LOG_KEEP } from './store/shared/log-lines';
+import { SQLITE_MIN_LEASE_MS } from './store/shared/sqlite-timeouts';
+import { MAX_WAITS_PER_RUN_DEFAULT } from './store/shared/waits';
 
 const HOUR_MS = 3_600_000;
 
@@ -320,7 +320,7 @@ const schema = z
     message: 'is for PostgreSQL, but DATABASE_URL is a SQLite file',
   })
   .refine((c) => !c.DATABASE_URL.startsWith('file:') || c.WAYBILL_LEASE_MS >= SQLITE_MIN_LEASE_MS, {
-    // The store keeps SQLite's wait for the write lock within two thirds of the lease (sqlite-timeouts.ts); below
+    // The store keeps SQLite's wait for the write lock within two thirds of the lease (lib/store/shared/sqlite-timeouts.ts); below
     // this floor that wait is too short to queue behind another writer, and steps would fail instead.
     path: ['WAYBILL_LEASE_MS'],
     message:

@@ -436,7 +436,7 @@ export class CommandFailedError extends WaybillError {
 export type RewindRefusal = 'no-run' | 'status' | 'step' | 'live-claims' | 'foreign-keys' | 'id-taken';
 
 /**
- * A rerun or fork refused with nothing changed (lib/store/rewind.ts decides, in its transaction). Its code is
+ * A rerun or fork refused with nothing changed (lib/store/shared/rewind.ts decides, in its transaction). Its code is
  * the nearest existing one: INVALID_TRANSITION for a status that does not allow it (running: pause it first),
  * INVALID_INPUT for a step beyond the run's last, CONFLICT for a live claim, an outside client's run (no
  * workflow to run it again), keys that do not embed the run id, or a fork id already taken.

@@ -8,7 +8,7 @@ import './zod-version';
 export * from './checkpoint/index';
 export type { StepRunner } from './checkpoint/agent';
 export { openStore, type OpenStoreOptions } from './store/index';
-export type * from './store/types';
+export type * from './store/contract';
 export { defineWorkflow, type WorkflowDefinition } from './engine/workflow';
 export type { RetryPolicy, RunContext, StepOptions } from './engine/context';
 export type { ErrorMatcher } from './engine/retry-policy';

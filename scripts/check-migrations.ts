@@ -1,6 +1,6 @@
 /**
  * `npm run db:check`: fails when drizzle-kit generate would write a migration the repository does not have,
- * i.e. when lib/store/schema.{sqlite,pg}.ts and drizzle/{sqlite,pg}/ disagree. Each dialect is generated into
+ * i.e. when lib/store/schema/{sqlite,pg}.ts and drizzle/{sqlite,pg}/ disagree. Each dialect is generated into
  * a temporary copy of its migrations folder, never into the repository; any file that appears or changes
  * there is named, with the start of the SQL drizzle-kit would have added.
  */
@@ -11,8 +11,8 @@ import { join, relative, resolve } from 'node:path';
 
 const root = resolve(import.meta.dirname, '..');
 const DIALECTS = [
-  { name: 'sqlite', kit: 'sqlite', schema: 'lib/store/schema.sqlite.ts', out: 'drizzle/sqlite' },
-  { name: 'pg', kit: 'postgresql', schema: 'lib/store/schema.pg.ts', out: 'drizzle/pg' },
+  { name: 'sqlite', kit: 'sqlite', schema: 'lib/store/schema/sqlite.ts', out: 'drizzle/sqlite' },
+  { name: 'pg', kit: 'postgresql', schema: 'lib/store/schema/pg.ts', out: 'drizzle/pg' },
 ] as const;
 
 /** Every file under dir, relative to it, with its text. */

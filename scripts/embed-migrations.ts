@@ -1,5 +1,5 @@
 /**
- * `npm run db:embed` (run by db:generate after drizzle-kit): writes lib/store/migrations.generated.ts, the
+ * `npm run db:embed` (run by db:generate after drizzle-kit): writes lib/store/migrate/migrations.generated.ts, the
  * migrations of drizzle/{sqlite,pg}/ as string constants in journal order, so they travel inside whatever
  * bundles the library (esbuild, Next.js, a serverless function) instead of being read from files beside it.
  * test/contract/embedded-migrations.test.ts fails when the file is stale, as db:check does for the schemas.
@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(import.meta.dirname, '..');
-export const EMBEDDED_PATH = join(ROOT, 'lib', 'store', 'migrations.generated.ts');
+export const EMBEDDED_PATH = join(ROOT, 'lib', 'store', 'migrate', 'migrations.generated.ts');
 
 const DIALECTS = [
   { constant: 'SQLITE_MIGRATIONS', dir: 'drizzle/sqlite' },

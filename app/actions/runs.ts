@@ -11,7 +11,7 @@ import { bulk, runs } from '@/lib/control';
 import { controlDeps } from '@/lib/data/control';
 import { InvalidInputError, StartRefusedError } from '@/lib/errors';
 import { count, counted } from '@/lib/count';
-import type { RunAction } from '@/lib/store/types';
+import type { RunAction } from '@/lib/store/contract';
 import { failure, fieldErrors, operatorCaller, jsonField, type ActionResult } from './result';
 import type { BulkAction, BulkFilter, BulkPreview, BulkReport } from '@/lib/control/bulk';
 

@@ -11,7 +11,7 @@ import { audit } from '@/lib/control';
 import { AUDIT_ACTIONS, TIME_HINT } from '@/lib/control/audit';
 import { ControlInputError } from '@/lib/errors';
 import { callerOf, controlDeps } from '@/lib/data/control';
-import type { AuditEntry } from '@/lib/store/types';
+import type { AuditEntry } from '@/lib/store/contract';
 import { isoTime } from '@/app/components/time';
 
 export const dynamic = 'force-dynamic';

@@ -2,7 +2,7 @@
  * A step event's outcome as a badge, coloured by what it means for the run: work done, work replayed,
  * waiting, trouble, or an operator's hand.
  */
-import type { Outcome } from '@/lib/store/types';
+import type { Outcome } from '@/lib/store/contract';
 
 /** Tone classes in globals.css: a timeline of a hundred events carries a hundred badges. */
 const OUTCOME_TONE: Record<Outcome, string> = {

@@ -4,10 +4,10 @@
  * URLs are edited by hand and shared.
  */
 import { z } from 'zod';
-import type { ListedStatus } from '@/lib/store/outside-runs';
-import { WAIT_KINDS, type WaitKind } from '@/lib/store/types-waits';
+import type { ListedStatus } from '@/lib/store/shared/outside-runs';
+import { WAIT_KINDS, type WaitKind } from '@/lib/store/contract/waits';
 
-/** Every listed status (lib/store/outside-runs.ts), in the order the page shows them: the busy ones first. */
+/** Every listed status (lib/store/shared/outside-runs.ts), in the order the page shows them: the busy ones first. */
 export const RUN_STATUSES = [
   'running',
   'waiting',

@@ -4,7 +4,7 @@
  * when some run waits for approval: an approval nobody sees is a run that never finishes.
  */
 import Link from 'next/link';
-import type { WaitingKind } from '@/lib/store/types';
+import type { WaitingKind } from '@/lib/store/contract';
 import { isoTime } from './time';
 import { runHref, runsHref } from './runs-query';
 

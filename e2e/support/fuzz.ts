@@ -4,10 +4,10 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
-import { seededRandom } from '../../lib/store/random';
+import { seededRandom } from '../../lib/random';
 import { apiRoutes, OPERATOR, VIEWER } from './api';
 
-/** The repository's one seeded generator (lib/store/random.ts): the same sequence on every machine for a seed. */
+/** The repository's one seeded generator (lib/random.ts): the same sequence on every machine for a seed. */
 export const prng = seededRandom;
 
 export interface FuzzCase {

@@ -6,7 +6,7 @@
 import Database from 'better-sqlite3';
 import { expect, type BrowserContext, type Page } from '@playwright/test';
 import { openStore } from '../../lib/store/index';
-import type { AuditStore, RunStore, Store } from '../../lib/store/types';
+import type { AuditStore, RunStore, Store } from '../../lib/store/contract';
 import { E2E_OPERATOR_TOKEN, E2E_VIEWER_TOKEN } from './prepare';
 
 export { E2E_OPERATOR_TOKEN, E2E_VIEWER_TOKEN };

@@ -3,7 +3,7 @@
  * makes. Keys travel in bodies, not paths: they hold ':' and '/' and are up to 512 characters.
  */
 import { z } from 'zod';
-import type { Store } from '../store/types';
+import type { Store } from '../store/contract';
 import { freeText, idemKey, runRef, stepNumber } from './ids';
 import { decodeClaimsCursor, encodeClaimsCursor } from './cursor';
 import { queryBool, queryLimit } from './validate';

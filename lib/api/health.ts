@@ -3,7 +3,7 @@
  * read, bounded in time: a store that hangs is as down as one that refuses, and a health check that hangs
  * makes the balancer's own timeout decide.
  */
-import type { Store } from '../store/types';
+import type { Store } from '../store/contract';
 
 const PROBE_MS = 2000;
 

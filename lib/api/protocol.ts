@@ -22,8 +22,8 @@ import {
   NotFoundError,
 } from '../errors';
 import { INPUT_MAX_CHARS } from '../checkpoint/step-input';
-import { shortestLeaseFor } from '../store/sqlite-timeouts';
-import type { ClaimOutcome, ClaimRow, ProgressWrite, RunStatus, Store } from '../store/types';
+import { shortestLeaseFor } from '../store/shared/sqlite-timeouts';
+import type { ClaimOutcome, ClaimRow, ProgressWrite, RunStatus, Store } from '../store/contract';
 import { fingerprint, freeText, idemKey, runRef, stepNumber, typeError, workerId } from './ids';
 import { jsonValue, progressView, truncation } from '../control/views';
 

@@ -399,7 +399,7 @@ export const stepSchema = z.strictObject({
     .describe('earlier results a rerun moved to history, oldest first'),
   events: z.array(eventSchema),
 });
-/** What a rewind did to the run's saved state (lib/store/rewind.ts). */
+/** What a rewind did to the run's saved state (lib/store/shared/rewind.ts). */
 const rewoundState = {
   fromStep: int.describe('the step it started from (a step name given is resolved to its number)'),
   state: z

@@ -16,8 +16,8 @@
 import type { Principal } from '../auth/principal';
 import { keyRun } from '../checkpoint/keys';
 import { config } from '../config';
-import { FINISHED_STATUSES } from '../store/sql-shared';
-import type { Store } from '../store/types';
+import { FINISHED_STATUSES } from '../store/shared/sql';
+import type { Store } from '../store/contract';
 import { ApiError } from '../errors';
 
 /** What a request names: its run, its keys, and the JSON values it would store (results, inputs, state). */

@@ -5,9 +5,9 @@
  */
 import { z } from 'zod';
 import { NotFoundError } from '../errors';
-import { LISTED_STATUSES } from '../store/outside-runs';
-import { TRANSITIONS } from '../store/transitions';
-import type { InsightStore, RunAction, RunStore, Store } from '../store/types';
+import { LISTED_STATUSES } from '../store/shared/outside-runs';
+import { TRANSITIONS } from '../store/shared/transitions';
+import type { InsightStore, RunAction, RunStore, Store } from '../store/contract';
 import {
   decodeCommittedCursor,
   decodeRunsCursor,

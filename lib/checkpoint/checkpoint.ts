@@ -25,7 +25,7 @@ import type {
   ProgressWrite,
   RunStatus,
   StepStore,
-} from '../store/types';
+} from '../store/contract';
 import { holderGone, mintToken } from './holder';
 import { assertIdempotencyKey } from './keys';
 import { LeaseKeeper } from './lease';

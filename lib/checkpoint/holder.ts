@@ -7,13 +7,13 @@
  *   wb1_<machine: 16 hex>_<pid>_<incarnation: 8 hex>_<random: 24 hex>
  *
  * Only letters, digits and `_`, so it is also a valid client token of the HTTP protocol. A holder is judged
- * gone only with proof: same machine and pid namespace (lib/store/machine.ts), and its pid is not alive —
+ * gone only with proof: same machine and pid namespace (lib/machine.ts), and its pid is not alive —
  * or it is our own pid but another incarnation (a restarted process that got the same pid, as pid 1 in a
  * container does). Any other token (another machine, an outside client's, a server-made UUID) is never
  * judged gone: its lease is the only evidence.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { machineId, pidAlive } from '../store/machine';
+import { machineId, pidAlive } from '../machine';
 
 const FORMAT = /^wb1_([0-9a-f]{16})_(\d{1,10})_([0-9a-f]{8})_[0-9a-f]{24}$/;
 const incarnation = randomBytes(4).toString('hex');

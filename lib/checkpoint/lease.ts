@@ -10,7 +10,7 @@
  */
 import type { Clock, TimerHandle } from '../clock';
 import { LeaseLostError } from '../errors';
-import type { StepStore } from '../store/types';
+import type { StepStore } from '../store/contract';
 import type { StepCall } from './step-call';
 
 const NOT_KEPT_ALIVE = { keepAlive: false } as const;

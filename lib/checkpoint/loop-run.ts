@@ -4,7 +4,7 @@
  * status back (CommitOutcome.runStatus), and the Checkpoint asks this whether that status stops the loop.
  */
 import { RunCancelledError, RunPausedError, type RunStoppedError } from '../errors';
-import type { RunStatus, StepStore } from '../store/types';
+import type { RunStatus, StepStore } from '../store/contract';
 import { checkDeclaration, type RunDeclaration } from './run-declaration';
 
 type Said = { workflow?: string; totalSteps?: number; input?: unknown };

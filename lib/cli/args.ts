@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { runIdLookup } from '../domain/run-id';
 import { jsonProblemMessage, parseJsonInput } from '../domain/json-input';
-import { LISTED_STATUSES } from '../store/outside-runs';
+import { LISTED_STATUSES } from '../store/shared/outside-runs';
 import { UsageError } from '../errors';
 
 /** Bad syntax or bad values: the command never reached the store. */

@@ -3,7 +3,7 @@
  * defaults, examples, and the module that runs it. The router (main.ts), the help (help.ts) and the CLI
  * reference page (docs/reference/cli.md, generated) all read this table.
  */
-import type { RunAction } from '../store/types';
+import type { RunAction } from '../store/contract';
 import type { Cli } from './context';
 
 export type Command = (cli: Cli, args: string[]) => Promise<number>;

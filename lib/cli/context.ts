@@ -11,7 +11,7 @@ import type { WorkflowCatalog } from '../engine/catalog';
 import type { WorkflowRegistry } from '../engine/workflow';
 import type { Caller, ControlDeps } from '../control';
 import { openStore } from '../store/index';
-import type { RunStore, Store } from '../store/types';
+import type { RunStore, Store } from '../store/contract';
 import { actorName, check } from './args';
 
 export interface CliDeps {

@@ -12,7 +12,7 @@ import { judgeRun } from '../control/queued';
 import { inputError } from '../engine/input-check';
 import { runIdSchema } from '../engine/runs';
 import type { StartCheck, StartableWorkflows } from '../engine/workflow';
-import type { RunAction, RunRow } from '../store/types';
+import type { RunAction, RunRow } from '../store/contract';
 import { GLOBAL_OPTIONS, check, flags, jsonArg, lookupId, positionals } from './args';
 import { callerOf, withControl, type Cli } from './context';
 import { followRun } from './follow';

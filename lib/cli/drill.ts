@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { drill as runDrill, type DrillReport } from '../engine/drill';
-import { scratchStoreBeside } from '../store/scratch';
+import { scratchStoreBeside } from './scratch-store';
 import { GLOBAL_OPTIONS, check, count, flags } from './args';
 import { withStoreMigrating, type Cli } from './context';
 import { LiveBlock, bar } from './format';

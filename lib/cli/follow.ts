@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { readRunFigures, runFigures } from '../control/figures';
 import type { Logger } from '../engine/log';
 import { NotFoundError } from '../errors';
-import type { RunRow, RunStore, Store } from '../store/types';
+import type { RunRow, RunStore, Store } from '../store/contract';
 import type { Cli } from './context';
 import { LiveBlock, progressBar } from './format';
 

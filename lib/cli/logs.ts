@@ -10,9 +10,9 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { readRunLog } from '../control/logs';
 import type { runLogLineView } from '../control/views';
-import { MAX_LOG_KEEP } from '../store/log-lines';
-import { FINISHED_STATUSES } from '../store/sql-shared';
-import type { Store } from '../store/types';
+import { MAX_LOG_KEEP } from '../store/shared/log-lines';
+import { FINISHED_STATUSES } from '../store/shared/sql';
+import type { Store } from '../store/contract';
 import { GLOBAL_OPTIONS, check, count, flags, lookupId, positionals } from './args';
 import { withStore, type Cli } from './context';
 

@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { pgSchemaName, storeOptions } from '../config';
 import { UsageError } from '../errors';
 import { inspectStore, moveStoreToSchema, openBackend } from '../store/index';
-import type { MigrationPlan } from '../store/migrations';
+import type { MigrationPlan } from '../store/migrate/runner';
 import { GLOBAL_OPTIONS, check, flags } from './args';
 import type { Cli } from './context';
 

@@ -1,12 +1,12 @@
 /**
  * `waybill prune --older-than 30d`: deletes the committed rows, events, progress and runs row of finished
- * runs older than the limit, in batches (lib/store/prune.ts), and says what it removed. Ctrl-C stops it
+ * runs older than the limit, in batches (lib/store/shared/prune.ts), and says what it removed. Ctrl-C stops it
  * between batches: what was removed stays removed, the rest is left for the next prune.
  */
 import { parseArgs } from 'node:util';
 import { retention } from '../control';
 import { describeCounts } from '../control/retention';
-import { rowsIn } from '../store/prune';
+import { rowsIn } from '../store/shared/prune';
 import { GLOBAL_OPTIONS, check, count, flags } from './args';
 import { callerOf, withControl, type Cli } from './context';
 import { LiveBlock, bar } from './format';

@@ -14,7 +14,7 @@ import { readRunFigures, runFigures, type RunFigures } from '../control/figures'
 import { readRunRows } from '../control/run-rows';
 import { readRunsPage } from '../control/runs-list';
 import { encodeClaimsCursor } from '../api/cursor';
-import type { ClaimRow, ProgressRow, RunRow, Store } from '../store/types';
+import type { ClaimRow, ProgressRow, RunRow, Store } from '../store/contract';
 import { runUsage, type UsageTotals } from '../gateway/ledger';
 import { GLOBAL_OPTIONS, check, count, flags, lookupId, positionals, statusFilter } from './args';
 import { listRuns } from '../api/runs';

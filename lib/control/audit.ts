@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import { auditDetail } from '../reason';
-import type { AuditEntry } from '../store/types';
+import type { AuditEntry } from '../store/contract';
 import { authorize, type Caller } from './caller';
 import { validate } from './errors';
 import { exactText, runRef } from './fields';

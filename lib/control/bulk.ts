@@ -10,9 +10,9 @@
  */
 import { z } from 'zod';
 import { ControlInputError, InvalidTransitionError, NotFoundError, RewindRefusedError } from '../errors';
-import { LISTED_STATUSES } from '../store/outside-runs';
-import { TRANSITIONS } from '../store/transitions';
-import type { RunAction, RunSummary } from '../store/types';
+import { LISTED_STATUSES } from '../store/shared/outside-runs';
+import { TRANSITIONS } from '../store/shared/transitions';
+import type { RunAction, RunSummary } from '../store/contract';
 import { record } from './audit';
 import { authorize, type Caller } from './caller';
 import { validate } from './errors';
@@ -23,7 +23,7 @@ import type { ControlDeps, ControlStore } from './store';
 export type BulkAction = RunAction | 'rerun';
 export const BULK_ACTIONS = [...(Object.keys(TRANSITIONS) as RunAction[]), 'rerun'] as BulkAction[];
 
-/** The statuses a rerun applies to (store/rewind.ts refuses the others with nothing changed). */
+/** The statuses a rerun applies to (store/shared/rewind.ts refuses the others with nothing changed). */
 export const RERUNNABLE = ['completed', 'failed', 'cancelled', 'paused'] as const;
 
 /** Runs one bulk operation may act on: past this the filter must be narrowed (the count is said first). */

@@ -3,7 +3,7 @@
  * (lib/api/claims.ts) and `waybill claims`: oldest first, keyset-paged, so a sweep's worth of orphans never
  * comes back in one answer unless the caller asks for every one (the CLI's table).
  */
-import type { ClaimRow, Store } from '../store/types';
+import type { ClaimRow, Store } from '../store/contract';
 
 export interface ClaimsFilter {
   runId?: string;

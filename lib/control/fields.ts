@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { keyProblem } from '../checkpoint/keys';
 import { runIdLookup } from '../domain/run-id';
 import { reasonSchema } from '../reason';
-import { WAIT_KINDS } from '../store/types-waits';
+import { WAIT_KINDS } from '../store/contract/waits';
 
 /** The operator's reason (the confirm dialog's, `--reason`): trimmed, ≤ 500 characters, no control characters. */
 export const reasonField = reasonSchema;

@@ -18,7 +18,7 @@
  *
  * Inputs are counts the store reads per run (RunSummary for a list, the detail's reads for one run).
  */
-import type { ClaimStore, InsightStore, ProgressRow, RunStatus } from '../store/types';
+import type { ClaimStore, InsightStore, ProgressRow, RunStatus } from '../store/contract';
 
 export interface FigureFacts {
   status: RunStatus | 'idle';

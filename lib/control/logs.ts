@@ -5,7 +5,7 @@
  * at their edge (a query string, a flag).
  */
 import { NotFoundError } from '../errors';
-import type { Store } from '../store/types';
+import type { Store } from '../store/contract';
 import { runLogLineView } from './views';
 
 export async function readRunLog(

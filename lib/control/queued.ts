@@ -15,7 +15,7 @@
  * running runs by owner). A worker's busy count is the runs it owns in status `running`; a waiting run holds
  * no worker and no slot.
  */
-import type { RunStatus, RunStore } from '../store/types';
+import type { RunStatus, RunStore } from '../store/contract';
 import { isLive } from '../domain/liveness';
 import { readStallFacts, stallOf, type Stall, type StallFacts, type StallSettings, type StallSubject } from './stalled';
 

@@ -1,13 +1,13 @@
 /**
- * Retention: prune finished runs older than a limit, in batches (lib/store/prune.ts), with one audit line
+ * Retention: prune finished runs older than a limit, in batches (lib/store/shared/prune.ts), with one audit line
  * saying what went. A dry run only counts, and is not an action: nothing is audited. The workers' periodic
  * prune (WAYBILL_PRUNE_OLDER_THAN, lib/engine/prune.ts) is configuration, not an operator's decision, and
  * does not come through here.
  */
 import { z } from 'zod';
 import { durationSchema, MIN_RETENTION_MS } from '../duration';
-import { pruneAll, rowsIn } from '../store/prune';
-import type { PruneCounts } from '../store/types';
+import { pruneAll, rowsIn } from '../store/shared/prune';
+import type { PruneCounts } from '../store/contract';
 import { record } from './audit';
 import { authorize, forceHint, type Caller } from './caller';
 import { validate } from './errors';

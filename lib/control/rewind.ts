@@ -22,13 +22,13 @@
  * result, so its state is rebuilt from the results < N with nothing else to restore. A loop that resumes from
  * its saved progress (runAgent, a Checkpoint loop, an HTTP client) keeps its state there; each commit copies
  * that progress as it stood (committed.prior_*), and a rewind from N puts back the copy of the first row from
- * N on — the state as it was when N was first reached, not the latest (store/rewind.ts).
+ * N on — the state as it was when N was first reached, not the latest (store/shared/rewind.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { RewindRefusedError, StartRefusedError } from '../errors';
 import { runIdSchema } from '../engine/runs';
-import type { RewindOutcome } from '../store/types';
+import type { RewindOutcome } from '../store/contract';
 import { record } from './audit';
 import { authorize, type Caller } from './caller';
 import { validate } from './errors';

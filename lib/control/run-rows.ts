@@ -1,11 +1,11 @@
 /**
  * The one read of a run's own rows, shared by the run page (lib/data/run-detail.ts), GET /api/v1/runs/:id
  * (lib/api/runs.ts) and `waybill inspect` (lib/cli/runs.ts): its runs row, or an outside client's run made from
- * its rows (lib/store/outside-runs.ts), its progress, and its first claims with their counts. Each caller adds
+ * its rows (lib/store/shared/outside-runs.ts), its progress, and its first claims with their counts. Each caller adds
  * what it shows besides (charts, waits, events) and shapes the answer; none reads these rows again.
  */
-import type { ClaimRow, ProgressRow, RunRow, Store } from '../store/types';
-import { outsideRun, type OutsideStatus } from '../store/outside-runs';
+import type { ClaimRow, ProgressRow, RunRow, Store } from '../store/contract';
+import { outsideRun, type OutsideStatus } from '../store/shared/outside-runs';
 import { readClaimsPage } from './claims-list';
 
 /**

@@ -3,7 +3,7 @@
  * (lib/api/runs.ts) and `waybill runs`: the store's filtered, keyset-paged list, each run with why it is
  * stalled (stalled.ts) and what it waits for if queued (queued.ts), judged from one set of facts.
  */
-import type { RunStore, RunSummary } from '../store/types';
+import type { RunStore, RunSummary } from '../store/contract';
 import { queuedReasonOf, type QueuedReason } from './queued';
 import { stallOf, type Stall, type StallFacts } from './stalled';
 

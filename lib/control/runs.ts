@@ -5,8 +5,8 @@
  */
 import { z } from 'zod';
 import { runIdSchema, startRun, type StartedRun } from '../engine/runs';
-import type { RunAction, RunRow } from '../store/types';
-import { TRANSITIONS } from '../store/transitions';
+import type { RunAction, RunRow } from '../store/contract';
+import { TRANSITIONS } from '../store/shared/transitions';
 import { record } from './audit';
 import { authorize, type Caller } from './caller';
 import { validate } from './errors';

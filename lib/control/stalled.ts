@@ -11,7 +11,7 @@
  * run lease after its last renewal, which comes with its heartbeat. A stalled run is never counted running.
  */
 import { isLive, liveWithinMs } from '../domain/liveness';
-import type { RunStatus, RunStore, WorkerRow } from '../store/types';
+import type { RunStatus, RunStore, WorkerRow } from '../store/contract';
 
 export interface StallSettings {
   /** The store's now, epoch ms (a test's clock; Date.now() in production). */

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { claimExpired } from '../domain/claim-expiry';
 import { attemptNoteOf, takeoverText } from '../engine/attempt-note';
 import { NotFoundError } from '../errors';
-import type { ClaimRow, CommittedRow, HistoryRow, RunRow, StepEvent, StepRecord } from '../store/types';
+import type { ClaimRow, CommittedRow, HistoryRow, RunRow, StepEvent, StepRecord } from '../store/contract';
 import { authorize, type Caller } from './caller';
 import { validate } from './errors';
 import { runRef } from './fields';

@@ -4,7 +4,7 @@
  * database (the CLI's `--db` file is not even created).
  */
 import type { StartableWorkflows } from '../engine/workflow';
-import type { Store } from '../store/types';
+import type { Store } from '../store/contract';
 
 /** The full store openStore() returns: every operation may read and write any of it. */
 export type ControlStore = Store;

@@ -14,7 +14,7 @@ import type {
   RunRow,
   RunSummary,
   StepEvent,
-} from '../store/types';
+} from '../store/contract';
 import { claimExpiresAt } from '../domain/claim-expiry';
 import { MAX_DEPTH, nestingDepth } from '../domain/json-input';
 import { runFigures } from './figures';
@@ -46,7 +46,7 @@ export function truncation(name: string, text: string | null): Record<string, st
 }
 
 /**
- * A run's row, or an outside client's run made from its rows (status `idle` or `running`, see outside-runs.ts).
+ * A run's row, or an outside client's run made from its rows (status `idle` or `running`, see lib/store/shared/outside-runs.ts).
  * `stall`: why it is not moving (lib/control/stalled.ts), null when it is, or was not asked. `queuedReason`:
  * what a queued run waits for (queued.ts), null otherwise or not asked.
  */

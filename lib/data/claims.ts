@@ -6,8 +6,8 @@ import { claimExpiresAt } from '../domain/claim-expiry';
 import { readClaimsPage } from '../control/claims-list';
 import { isOutsideClaim } from '../control/views';
 import { isLive } from '../domain/liveness';
-import { claimsCursor } from '../store/cursor';
-import type { ClaimRow } from '../store/types';
+import { claimsCursor } from '../domain/cursor';
+import type { ClaimRow } from '../store/contract';
 import { claimTtlMs, getStore, heartbeatMs } from './store';
 
 export interface ClaimView extends ClaimRow {

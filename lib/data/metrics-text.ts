@@ -4,7 +4,7 @@
  * right however many workers wrote them, and a worker that stopped since the last scrape has no stale line.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { DurationHistogram, MetricsSnapshot } from '../store/types';
+import type { DurationHistogram, MetricsSnapshot } from '../store/contract';
 
 /** Histogram bounds in ms: from a fast local step to a slow model call, and the 5 minutes of a stuck one. */
 export const DURATION_BOUNDS_MS = [

@@ -4,7 +4,7 @@ import 'server-only';
  */
 import { DURATION_BOUNDS_MS, renderMetrics } from './metrics-text';
 import type { StallCount } from '../control/stalled';
-import type { RunStats } from '../store/types';
+import type { RunStats } from '../store/contract';
 import { getStallCount } from './stalled';
 import { claimTtlMs, getStore } from './store';
 

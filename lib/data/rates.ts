@@ -3,7 +3,7 @@
  * against a known history. Each says over which window it is measured, because a rate over a window the
  * work did not fill (an hour, for a run that ran one minute) is the wrong number.
  */
-import type { StepTiming } from '../store/types';
+import type { StepTiming } from '../store/contract';
 
 /** The runs page's throughput: steps committed over the last minute, which is a per-minute rate as it is. */
 export const THROUGHPUT_WINDOW_S = 60;

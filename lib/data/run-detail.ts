@@ -7,7 +7,7 @@ import 'server-only';
 import { cache } from 'react';
 import { granularityAdvice } from '../engine/advice';
 import { eventText } from '../engine/attempt-note';
-import { TRANSITIONS } from '../store/transitions';
+import { TRANSITIONS } from '../store/shared/transitions';
 import type {
   AuditEntry,
   ClaimRow,
@@ -18,7 +18,7 @@ import type {
   StepEvent,
   StepTiming,
   UnstableKeyGroup,
-} from '../store/types';
+} from '../store/contract';
 import { runFigures, type RunFigures } from '../control/figures';
 import { queuedReasonOf, type QueuedReason } from '../control/queued';
 import { readRunRows } from '../control/run-rows';
@@ -32,7 +32,7 @@ import { claimTtlMs, getStore } from './store';
 export const MAX_POINTS = 400;
 
 export interface RunDetail {
-  /** The runs row, or an outside client's run made from its rows (lib/store/outside-runs.ts: `idle` or `running`). */
+  /** The runs row, or an outside client's run made from its rows (lib/store/shared/outside-runs.ts: `idle` or `running`). */
   run: Omit<RunRow, 'status'> & { status: RunSummary['status']; external: boolean };
   /** When the run last moved (its row or its progress), or null when nothing has a time. */
   lastActivityAt: number | null;

@@ -6,7 +6,7 @@
  * one not running, has no step in flight to tell about.
  */
 import { attemptNoteOf } from '../engine/attempt-note';
-import type { ClaimRow, RunStatus, StepEvent } from '../store/types';
+import type { ClaimRow, RunStatus, StepEvent } from '../store/contract';
 
 export interface StepInFlight {
   key: string;

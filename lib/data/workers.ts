@@ -5,7 +5,7 @@ import 'server-only';
 import { config } from '../config';
 import { busyRuns, slotCount } from '../control/queued';
 import { readStallFacts, stallSettings } from '../control/stalled';
-import type { WorkerRow } from '../store/types';
+import type { WorkerRow } from '../store/contract';
 import { isLive, liveWithinMs } from '../domain/liveness';
 import { getStore, heartbeatMs } from './store';
 

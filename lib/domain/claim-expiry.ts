@@ -2,7 +2,7 @@
  * When a claim stops protecting its key: at its lease's end, or — for an outside client's claim, which has no
  * lease column — its claim time plus the claim TTL (WAYBILL_CLAIM_TTL_MS). An expired claim is orphaned: any
  * claimer may take it over, and an operator may expire it. The store's SQL says the same in
- * lib/store/claim-expiry-sql.ts; the PostgreSQL functions in drizzle/pg say it in PL/pgSQL.
+ * lib/store/shared/claim-expiry-sql.ts; the PostgreSQL functions in drizzle/pg say it in PL/pgSQL.
  */
 
 export interface Expiring {

@@ -5,7 +5,7 @@
  * page and the CLI. Events written before those columns carried the same facts as a line under the error
  * (`attempt 3 of 10 · retry due <ISO>`): they are still read, from the text.
  */
-import type { StepEvent } from '../store/types';
+import type { StepEvent } from '../store/contract';
 
 export interface AttemptNote {
   attempt: number;

@@ -5,7 +5,7 @@
  * The built-ins are known without a worker, so a fresh store can start its demo before any worker ran.
  */
 import { LIVE_WITHIN_FLOOR_MS } from '../domain/liveness';
-import type { PublishedWorkflow, WorkflowStore } from '../store/types';
+import type { PublishedWorkflow, WorkflowStore } from '../store/contract';
 import { checkInput, inputJsonSchema, schemaFromJson } from './input-check';
 import type { StartCheck, StartableWorkflows, WorkflowRegistry } from './workflow';
 

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Checkpoint } from '../checkpoint/checkpoint';
 import { WaybillError } from '../errors';
-import type { CommittedRow, RunStore, StepEvent, Store } from '../store/types';
+import type { CommittedRow, RunStore, StepEvent, Store } from '../store/contract';
 import { granularityAdvice } from './advice';
 import { startRun } from './runs';
 import { notifyWorkflow, type NotifyInput } from './workflows/notify';

@@ -6,8 +6,8 @@
  * (`waybill prune --include-external`).
  */
 import { every, systemClock, type Clock } from '../clock';
-import { pruneAll, rowsIn } from '../store/prune';
-import type { RetentionStore, WorkerStore } from '../store/types';
+import { pruneAll, rowsIn } from '../store/shared/prune';
+import type { RetentionStore, WorkerStore } from '../store/contract';
 import type { Logger } from './log';
 
 const HOUR_MS = 3_600_000;

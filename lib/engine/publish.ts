@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { extname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { WorkflowPublication } from '../store/types';
+import type { WorkflowPublication } from '../store/contract';
 import { WaybillError, WorkflowModuleError } from '../errors';
 import { inputJsonSchema, schemaFromJson } from './input-check';
 import { isWorkflowDefinition, WorkflowRegistry, type WorkflowDefinition } from './workflow';

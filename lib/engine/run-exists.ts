@@ -4,7 +4,7 @@
  * else is refused, naming the first thing that differs.
  */
 import { RunExistsError } from '../errors';
-import type { RunRow } from '../store/types';
+import type { RunRow } from '../store/contract';
 
 /** Null: `run` is this start's run. Otherwise why it is not, for RunExistsError. */
 export function runExistsDifference(run: RunRow, workflow: string, input: unknown): string | null {

@@ -1,6 +1,6 @@
 /**
  * A run's log as the worker writes it: the lines a command workflow's program printed and the worker's notes
- * on it (started, stopping, exited, retrying), into the store (lib/store/types-logs.ts), where the run page,
+ * on it (started, stopping, exited, retrying), into the store (lib/store/contract/logs.ts), where the run page,
  * GET /api/v1/runs/{id}/logs and `waybill logs` read them from any machine. The worker's own log has each
  * line too, on its stdout; the store is the one place anyone else reads.
  *
@@ -15,8 +15,8 @@
  * Seqs count the lines that reached the store, so lines let go here take none.
  */
 import { systemClock, type Clock, type TimerHandle } from '../clock';
-import { DEFAULT_LOG_KEEP } from '../store/log-lines';
-import type { LogStore, RunLogInput, RunLogStream } from '../store/types';
+import { DEFAULT_LOG_KEEP } from '../store/shared/log-lines';
+import type { LogStore, RunLogInput, RunLogStream } from '../store/contract';
 import { silentLogger, type Logger } from './log';
 
 /** How long a line may wait for its batch: what a SIGKILL can cost, and how far the run page lags. */

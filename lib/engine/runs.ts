@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { newRunId, newRunIdProblem } from '../domain/run-id';
 import { ConflictError, InvalidInputError, NotFoundError } from '../errors';
-import type { RunRow, RunStore } from '../store/types';
+import type { RunRow, RunStore } from '../store/contract';
 import { inputError } from './input-check';
 import { runExists } from './run-exists';
 import type { StartableWorkflows } from './workflow';

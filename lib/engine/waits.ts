@@ -31,7 +31,7 @@
 import { keyProblem } from '../checkpoint/keys';
 import type { Clock } from '../clock';
 import { InvalidInputError, RunParkedError } from '../errors';
-import type { WaitKind, WaitRow, WaitStore } from '../store/types';
+import type { WaitKind, WaitRow, WaitStore } from '../store/contract';
 
 /** What a run context needs to park its run: the store and this execution's fence. */
 export interface Parking {

@@ -9,7 +9,7 @@ import type { AuthConfig, Principal } from '../auth/principal';
 import { STATUS_BY_CODE } from '../api/status';
 import { contentKey, keyProblem, keyRun } from '../checkpoint/keys';
 import { ApiError, WaybillError } from '../errors';
-import { FINISHED_STATUSES } from '../store/sql-shared';
+import { FINISHED_STATUSES } from '../store/shared/sql';
 import { ANTHROPIC_ROUTES } from './anthropic';
 import { gatewayPrincipal } from './auth';
 import { OPENAI_ROUTES } from './openai';

@@ -1,5 +1,5 @@
 /**
- * A model call under the store's record (types-model-calls.ts). The request that leads asks the upstream and
+ * A model call under the store's record (lib/store/contract/model-calls.ts). The request that leads asks the upstream and
  * stores its answer — a stream chunk by chunk as it arrives — and holds back a stream's last chunk (a body's
  * whole answer) until the answer is stored: a client that has the whole answer can count on its replay. A
  * request that finds the answer is given it as it was stored, byte for byte and framed the same; one that
@@ -8,7 +8,7 @@
  * for is kept.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ModelCallRow, ModelCallStart, Store } from '../store/types';
+import type { ModelCallRow, ModelCallStart, Store } from '../store/contract';
 import { costOf, type PriceTable } from './prices';
 import { KEPT_HEADERS, type GatewayRoute, type GatewaySettings, type Json } from './routes';
 import { callUpstream } from './upstream';

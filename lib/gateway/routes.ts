@@ -4,7 +4,7 @@
  * declare them; this is the shape they share.
  */
 import type { Config } from '../config';
-import type { ModelApi } from '../store/types';
+import type { ModelApi } from '../store/contract';
 
 export type GatewaySettings = Pick<
   Config,

@@ -10,7 +10,7 @@
  *   `message.usage` and then each `message_delta`'s cumulative `usage`.
  * Input here counts every input token, cached ones included; `cached` is the part read from the cache.
  */
-import type { ModelApi } from '../store/types';
+import type { ModelApi } from '../store/contract';
 import type { Tokens } from './prices';
 import { sseJson } from './sse';
 

@@ -6,7 +6,7 @@
  */
 import { startRun } from '../engine/runs';
 import type { WorkflowRegistry } from '../engine/workflow';
-import type { RunStore, RunSummary, Store } from '../store/types';
+import type { RunStore, RunSummary, Store } from '../store/contract';
 
 export const DEMO_PREFIX = 'demo-agent-batch';
 /** 240 simulated model calls of 750 ms: about three and a half minutes with the retried failures. */

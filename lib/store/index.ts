@@ -6,10 +6,10 @@
  */
 import type { Clock } from '../clock';
 import { DriverMissingError, InvalidInputError } from '../errors';
-import type { MigrationPlan } from './migrations';
+import type { MigrationPlan } from './migrate/runner';
 import type { PostgresStore } from './postgres/index';
 import type { SqliteStore } from './sqlite/index';
-import type { Store } from './types';
+import type { Store } from './contract';
 
 export type { PostgresStore } from './postgres/index';
 export type { SqliteStore } from './sqlite/index';
@@ -170,7 +170,7 @@ function isMissing(error: unknown, driver: string): boolean {
   return message.includes(`'${driver}'`) || message.includes(`"${driver}"`);
 }
 
-export type * from './types';
+export type * from './contract';
 
 /**
  * Whether an error is a lost or refused connection, whichever backend raised it: the control plane's store

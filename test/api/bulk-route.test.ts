@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../../lib/store/sqlite';
-import type { Store } from '../../lib/store/types';
+import type { Store } from '../../lib/store/contract';
 import { makeTempDir } from '../support/tmp';
 
 const dir = makeTempDir('waybill-bulk-route-');

@@ -3,7 +3,7 @@
  * and either role's bearer token may scrape (Prometheus is given the viewer token).
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Store } from '../../lib/store/types';
+import type { Store } from '../../lib/store/contract';
 import { makeTempDir } from '../support/tmp';
 
 const dir = makeTempDir('waybill-metrics-auth-');

@@ -7,7 +7,7 @@ import { runAgent } from '../../lib/checkpoint/agent';
 import { Checkpoint } from '../../lib/checkpoint/checkpoint';
 import { createLogger } from '../../lib/engine/log';
 import { openStore } from '../../lib/store/index';
-import type { Store } from '../../lib/store/types';
+import type { Store } from '../../lib/store/contract';
 import { makeTempDir } from '../support/tmp';
 
 const dir = makeTempDir('waybill-metrics-route-');

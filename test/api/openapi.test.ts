@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createLogger } from '../../lib/engine/log';
-import type { Store } from '../../lib/store/types';
+import type { Store } from '../../lib/store/contract';
 import { makeTempDir } from '../support/tmp';
 
 const dir = makeTempDir('waybill-openapi-');

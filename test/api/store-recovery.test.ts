@@ -5,7 +5,7 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../lib/engine/log';
-import type { Store } from '../../lib/store/types';
+import type { Store } from '../../lib/store/contract';
 import { makeTempDir } from '../support/tmp';
 
 const dir = makeTempDir('waybill-store-recovery-');

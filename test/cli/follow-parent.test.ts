@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { pidAlive } from '../../lib/store/machine';
+import { pidAlive } from '../../lib/machine';
 import { tempDir } from '../support/tmp';
 import { BIN, ROOT } from './support';
 

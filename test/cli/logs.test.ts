@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../../lib/store/sqlite';
-import type { RunLogInput } from '../../lib/store/types';
+import type { RunLogInput } from '../../lib/store/contract';
 import { spawnCommand } from '../support/child';
 import { BIN, freshDb, json } from './support';
 

@@ -8,7 +8,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { migrationsOf } from '../../lib/store/migrations';
+import { migrationsOf } from '../../lib/store/migrate/runner';
 import { migrateSqlite } from '../../lib/store/sqlite/migrate';
 import { postgresAvailable, testDatabase } from '../support/postgres';
 import { tempDir } from '../support/tmp';

@@ -3,7 +3,7 @@
  * epoch seconds, all combined with the keyset cursor and newest first.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { AuditEntry, Store } from '../../lib/store/types';
+import type { AuditEntry, Store } from '../../lib/store/contract';
 import { backends, type StoreHandle } from '../support/backends';
 
 const list = await backends();

@@ -3,7 +3,7 @@
  * by id without gaps or repeats, and a run's entries can be read alone.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { AuditStore } from '../../lib/store/types';
+import type { AuditStore } from '../../lib/store/contract';
 import { backends, type StoreHandle } from '../support/backends';
 
 const list = await backends();

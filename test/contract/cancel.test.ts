@@ -4,7 +4,7 @@
  * its owner on purpose, since the step in hand may still complete it.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { RunStore } from '../../lib/store/types';
+import type { RunStore } from '../../lib/store/contract';
 import { stepBackends, type StoreHandle } from '../support/backends';
 
 const list = await stepBackends();

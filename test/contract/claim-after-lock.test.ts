@@ -1,6 +1,6 @@
 /**
  * A claim's lease starts when its transaction holds SQLite's write lock, not when it was asked for. BEGIN
- * IMMEDIATE may wait up to two thirds of a lease for another process's lock (sqlite-timeouts.ts); a lease dated
+ * IMMEDIATE may wait up to two thirds of a lease for another process's lock (lib/store/shared/sqlite-timeouts.ts); a lease dated
  * from before that wait would be granted partly spent, and a peer could take the step over while its side effect
  * runs. Alone and in a group commit's batch alike. The lock is held by a worker thread on its own connection, so
  * the wait is real and its length known: the thread keeps the lock holdMs after the test records its start.

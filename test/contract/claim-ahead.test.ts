@@ -8,7 +8,7 @@ import { runAgent } from '../../lib/checkpoint/agent';
 import { Checkpoint } from '../../lib/checkpoint/checkpoint';
 import { stepKey } from '../../lib/checkpoint/keys';
 import { LeaseLostError } from '../../lib/errors';
-import type { Store } from '../../lib/store/types';
+import type { Store } from '../../lib/store/contract';
 import { stepBackends, type StoreHandle } from '../support/backends';
 import { claimRequest, commitRequest } from '../support/requests';
 

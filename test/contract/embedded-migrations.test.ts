@@ -1,12 +1,12 @@
 /**
- * The migrations travel inside the code (lib/store/migrations.generated.ts), so a bundle of the library opens a
+ * The migrations travel inside the code (lib/store/migrate/migrations.generated.ts), so a bundle of the library opens a
  * store with no drizzle/ folder beside it. That file is generated from drizzle/*\/: committed stale, a store
  * opened by this checkout would lack the newest migration, so this fails until `npm run db:embed` is run.
  */
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { migrationsOf } from '../../lib/store/migrations';
+import { migrationsOf } from '../../lib/store/migrate/runner';
 import { EMBEDDED_PATH, renderEmbedded } from '../../scripts/embed-migrations';
 import { tempDir } from '../support/tmp';
 

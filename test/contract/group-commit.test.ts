@@ -1,10 +1,10 @@
 /**
- * The group-commit queue (lib/store/group-commit.ts) on its own, over a writer that records every batch it is
+ * The group-commit queue (lib/store/shared/group-commit.ts) on its own, over a writer that records every batch it is
  * given. Real timers: what is asserted is which requests went together and in which order, never how long
  * anything took.
  */
 import { describe, expect, it } from 'vitest';
-import { groupCommit, type Answer, type Settled } from '../../lib/store/group-commit';
+import { groupCommit, type Answer, type Settled } from '../../lib/store/shared/group-commit';
 
 /** A writer that answers each request with itself doubled, recording the batches; `gate` holds it open. */
 function recorder(options: { fail?: (n: number) => unknown; gate?: () => Promise<void> } = {}) {

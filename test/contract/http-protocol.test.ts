@@ -5,7 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { listClaims } from '../../lib/api/claims';
 import { claim, commit, loadProgress, release, renew } from '../../lib/api/protocol';
-import type { Store } from '../../lib/store/types';
+import type { Store } from '../../lib/store/contract';
 import { backends, type StoreHandle } from '../support/backends';
 
 const OPTIONS = { leaseMs: 60_000, claimTtlMs: 60_000 };

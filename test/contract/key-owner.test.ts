@@ -1,5 +1,5 @@
 /**
- * A key is one run's (lib/store/key-owner.ts). The attack it closes: a sandbox wrote a step of another run under
+ * A key is one run's (lib/store/shared/key-owner.ts). The attack it closes: a sandbox wrote a step of another run under
  * its own run id (`acme` committing `acme:nightly:step:0`), and the other run's worker then skipped that step
  * with the forged result, or waited a whole lease on the forged claim. Now the victim's claim is refused with a
  * clear error and writes nothing, on every store path: claim alone, and the next key claimed in a commit.
@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { KeyOfAnotherRunError } from '../../lib/errors';
-import type { ClaimRequest, Store } from '../../lib/store/types';
+import type { ClaimRequest, Store } from '../../lib/store/contract';
 import { stepBackends, type StoreHandle } from '../support/backends';
 
 const list = await stepBackends();

@@ -9,7 +9,7 @@ import { idemKey } from '../../lib/api/ids';
 import { Checkpoint } from '../../lib/checkpoint/checkpoint';
 import { keyProblem } from '../../lib/checkpoint/keys';
 import { InvalidInputError } from '../../lib/errors';
-import type { InsightStore, Store } from '../../lib/store/types';
+import type { InsightStore, Store } from '../../lib/store/contract';
 import { backends, type StoreHandle } from '../support/backends';
 
 const list = await backends();

@@ -16,7 +16,7 @@ import {
   shortestLeaseFor,
   SQLITE_BUSY_TIMEOUT_MS,
   SQLITE_MIN_LEASE_MS,
-} from '../../lib/store/sqlite-timeouts';
+} from '../../lib/store/shared/sqlite-timeouts';
 import { runCli } from '../cli/support';
 import { tempDir } from '../support/tmp';
 

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ManualClock } from '../../lib/clock';
 import { Checkpoint } from '../../lib/checkpoint/checkpoint';
 import { LeaseLostError } from '../../lib/errors';
-import type { Store } from '../../lib/store/types';
+import type { Store } from '../../lib/store/contract';
 import { sqliteBackend, type StoreHandle } from '../support/backends';
 
 describe('lease keeper on a ManualClock', () => {

@@ -4,7 +4,7 @@
  * passes what it measured), so the bucket counts are exact whatever the machine's speed.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { InsightStore, RunStore, Store } from '../../lib/store/types';
+import type { InsightStore, RunStore, Store } from '../../lib/store/contract';
 import { backends, type StoreHandle } from '../support/backends';
 
 const list = await backends();

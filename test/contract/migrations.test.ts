@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Checkpoint } from '../../lib/checkpoint/checkpoint';
 import { StoreRefusedError } from '../../lib/errors';
-import { migrationsOf } from '../../lib/store/migrations';
+import { migrationsOf } from '../../lib/store/migrate/runner';
 import { openSqliteStore } from '../../lib/store/sqlite';
 import { runCli } from '../cli/support';
 import { backends, type StoreHandle } from '../support/backends';

@@ -1,12 +1,12 @@
 /**
- * Recorded model calls on every backend (lib/store/types-model-calls.ts): one key leads once; a live lease
+ * Recorded model calls on every backend (lib/store/contract/model-calls.ts): one key leads once; a live lease
  * makes the next request wait, an expired one is taken over with the old chunks gone; a stored answer is
  * handed back with its chunks in order; another fingerprint is IdempotencyKeyReuseError and changes nothing;
  * an abandoned call leaves nothing; a lost lease fences every write.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { IdempotencyKeyReuseError } from '../../lib/errors';
-import type { ModelCallAnswer, ModelCallStart, Store } from '../../lib/store/types';
+import type { ModelCallAnswer, ModelCallStart, Store } from '../../lib/store/contract';
 import { backends, type StoreHandle } from '../support/backends';
 
 const list = await backends();

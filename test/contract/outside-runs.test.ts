@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { getRun } from '../../lib/api/runs';
 import { Checkpoint } from '../../lib/checkpoint/checkpoint';
 import { loadDetail } from '../../lib/cli/runs';
-import type { InsightStore, RunStore, RunSummary, Store } from '../../lib/store/types';
+import type { InsightStore, RunStore, RunSummary, Store } from '../../lib/store/contract';
 import { openSqliteStore } from '../../lib/store/sqlite';
 import { runCli } from '../cli/support';
 import { backends, type StoreHandle } from '../support/backends';

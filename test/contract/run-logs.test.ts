@@ -1,11 +1,11 @@
 /**
- * Run logs on every backend (lib/store/types-logs.ts): a run's lines are numbered from 1 without gaps in the
+ * Run logs on every backend (lib/store/contract/logs.ts): a run's lines are numbered from 1 without gaps in the
  * order they were appended, read as a tail or after a seq; each run keeps exactly its newest K; a line is cut
  * to its bound with a marker; two store connections appending to one run at once never take the same seq.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MAX_LOG_LINE_CHARS } from '../../lib/store/log-lines';
-import type { RunLogInput, Store } from '../../lib/store/types';
+import { MAX_LOG_LINE_CHARS } from '../../lib/store/shared/log-lines';
+import type { RunLogInput, Store } from '../../lib/store/contract';
 import { backends, type StoreHandle } from '../support/backends';
 
 const list = await backends();

@@ -1,12 +1,12 @@
 /**
- * The row types the store hands out (lib/store/types-rows.ts) are exactly what the two Drizzle schemas infer
+ * The row types the store hands out (lib/store/contract/rows.ts) are exactly what the two Drizzle schemas infer
  * (`$inferSelect`), and the two schemas infer the same rows and inserts, table by table: a column added to,
  * dropped from or retyped in one dialect, or in a row type, fails `npm run typecheck` (CI runs it before the
  * tests). At run time the assertions are no-ops.
  */
 import { describe, expectTypeOf, it } from 'vitest';
-import type * as pg from '../../lib/store/schema.pg';
-import type * as sqlite from '../../lib/store/schema.sqlite';
+import type * as pg from '../../lib/store/schema/pg';
+import type * as sqlite from '../../lib/store/schema/sqlite';
 import type {
   AuditEntry,
   ClaimRow,
@@ -17,7 +17,7 @@ import type {
   RunRow,
   StepEvent,
   WorkerRow,
-} from '../../lib/store/types';
+} from '../../lib/store/contract';
 
 type Rows<T extends Record<string, { $inferSelect: unknown }>> = { [K in keyof T]: T[K]['$inferSelect'] };
 type Inserts<T extends Record<string, { $inferInsert: unknown }>> = { [K in keyof T]: T[K]['$inferInsert'] };

@@ -6,9 +6,9 @@
  * returns against the row type's keys, written below as objects the type checks are complete and exact.
  */
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
-import type { RowOf } from '../../lib/store/columns';
-import type { UnstableCandidate } from '../../lib/store/insights-unstable';
-import type { TallyRow } from '../../lib/store/metrics-tally';
+import type { RowOf } from '../../lib/store/shared/columns';
+import type { UnstableCandidate } from '../../lib/store/shared/insights-unstable';
+import type { TallyRow } from '../../lib/store/shared/metrics-tally';
 import { openStore } from '../../lib/store/index';
 import * as pgLists from '../../lib/store/postgres/columns';
 import { openSqliteStore, type SqliteStore } from '../../lib/store/sqlite';
@@ -24,7 +24,7 @@ import type {
   StepTiming,
   Store,
   WaitRow,
-} from '../../lib/store/types';
+} from '../../lib/store/contract';
 import { createSchema, postgresAvailable, type TestSchema } from '../support/postgres';
 import { makeTempDir } from '../support/tmp';
 

@@ -12,7 +12,7 @@ import { parseConfig, storeOptions } from '../../lib/config';
 import { LeaseLostError, StoreUnavailableError } from '../../lib/errors';
 import { openBackend } from '../../lib/store/index';
 import { openSqliteStore, type SqliteStore } from '../../lib/store/sqlite';
-import type { ClaimRequest, CommitRequest } from '../../lib/store/types';
+import type { ClaimRequest, CommitRequest } from '../../lib/store/contract';
 import { makeTempDir, type TempDir } from '../support/tmp';
 
 let dir: TempDir;

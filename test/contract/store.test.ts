@@ -14,7 +14,7 @@ import { runAgent } from '../../lib/checkpoint/agent';
 import { Checkpoint, type StepContext } from '../../lib/checkpoint/checkpoint';
 import { canonicalJson, contentKey, stepKey } from '../../lib/checkpoint/keys';
 import { ClaimNotOrphanedError, IdempotencyKeyReuseError, LeaseLostError, NotFoundError } from '../../lib/errors';
-import type { ClaimOutcome, ClaimRequest, CommitRequest, Store } from '../../lib/store/types';
+import type { ClaimOutcome, ClaimRequest, CommitRequest, Store } from '../../lib/store/contract';
 import { stepBackends, type StoreHandle } from '../support/backends';
 
 const SHORT_LEASE_MS = 200;
@@ -532,7 +532,7 @@ describe.each(list)('store contract on $label', (backend) => {
       expect(await store.listCommitted('nobody')).toEqual([]);
     });
 
-    // BUG, fails on both backends until lib/ is fixed: Store.listCommitted is documented (lib/store/types.ts)
+    // BUG, fails on both backends until lib/ is fixed: Store.listCommitted is documented (lib/store/contract/index.ts)
     // as "in step order, then key order", but lib/store/sqlite.ts (listCommitted) and LIST_COMMITTED_SQL in
     // lib/store/postgres-sql.ts order by idem_key alone, so stepKey(run, 10) sorts before stepKey(run, 2).
     // Left failing on purpose: either the queries or the documented contract (and afterKey paging) must change.

@@ -5,7 +5,7 @@
  * nothing a worker cannot take; the waiting summary names each kind's oldest wait; the list filters by kind.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Store, WaitKind } from '../../lib/store/types';
+import type { Store, WaitKind } from '../../lib/store/contract';
 import { backends, type StoreHandle } from '../support/backends';
 
 const list = await backends();

@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bulk, type Caller, type ControlDeps, type ControlStore } from '../../lib/control';
 import { ControlInputError, ForbiddenError } from '../../lib/errors';
-import type { RunStatus } from '../../lib/store/types';
+import type { RunStatus } from '../../lib/store/contract';
 import { backends, type StoreHandle } from '../support/backends';
 
 const list = await backends();

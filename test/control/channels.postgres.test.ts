@@ -1,9 +1,9 @@
-/** The three ways in to every operator operation, on a real PostgreSQL schema of its own (see channels.ts). */
+/** The three ways in to every operator operation, on a real PostgreSQL schema of its own (see test/suites/control-channels.ts). */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { describe, it } from 'vitest';
 import { postgresAvailable, TEST_DATABASE_URL } from '../support/postgres';
-import { channelSuite } from './channels';
+import { channelSuite } from '../suites/control-channels';
 
 const reachable = await postgresAvailable('test/control/channels.postgres');
 

@@ -12,7 +12,7 @@ import { rewind, waits, type Caller, type ControlDeps } from '../../lib/control'
 import { runFigures, type RunFigures } from '../../lib/control/figures';
 import { Worker } from '../../lib/engine/worker';
 import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
-import type { RunStatus } from '../../lib/store/types';
+import type { RunStatus } from '../../lib/store/contract';
 import { backends, type StoreHandle } from '../support/backends';
 
 const list = await backends();

@@ -9,7 +9,7 @@ import { queuedReasonOf } from '../../lib/control/queued';
 import { readStallFacts, type StallSettings } from '../../lib/control/stalled';
 import { Worker } from '../../lib/engine/worker';
 import { WorkflowRegistry } from '../../lib/engine/workflow';
-import type { WorkflowPublication } from '../../lib/store/types';
+import type { WorkflowPublication } from '../../lib/store/contract';
 import { backends, type StoreHandle } from '../support/backends';
 
 const list = await backends();

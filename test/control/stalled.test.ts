@@ -7,7 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { getRun, listRuns, type RunsStore } from '../../lib/api/runs';
 import { countStalled, readStallFacts, stallOf, type StallSettings } from '../../lib/control/stalled';
-import type { WorkflowPublication } from '../../lib/store/types';
+import type { WorkflowPublication } from '../../lib/store/contract';
 import { backends, type StoreHandle } from '../support/backends';
 
 const list = await backends();

@@ -10,7 +10,7 @@
 import { mkdirSync, existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { stepKey } from '../../lib/checkpoint/keys';
-import { seededShuffle } from '../../lib/store/random';
+import { seededShuffle } from '../../lib/random';
 import { finish, spawnFixture } from '../support/child';
 import { tempDir } from '../support/tmp';
 import type { CrashChildArgs, CrashChildReport } from '../fixtures/crash-child';
@@ -18,7 +18,7 @@ import { countByKey, readEffects, snapshot } from './helpers';
 
 const N = 1000;
 
-/** A seeded permutation of 0..n-1 (lib/store/random.ts), so a failure can be replayed. */
+/** A seeded permutation of 0..n-1 (lib/random.ts), so a failure can be replayed. */
 const shuffled = (n: number, seed: number): number[] =>
   seededShuffle(
     Array.from({ length: n }, (_, i) => i),

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { attemptsOf } from '../../lib/control/steps';
 import { stepInFlight } from '../../lib/data/step-in-flight';
 import { eventText } from '../../lib/engine/attempt-note';
-import type { CommittedRow, StepEvent } from '../../lib/store/types';
+import type { CommittedRow, StepEvent } from '../../lib/store/contract';
 
 let id = 1;
 const event = (e: Partial<StepEvent> & Pick<StepEvent, 'outcome' | 'at'>): StepEvent => ({

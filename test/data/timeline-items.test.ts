@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { countByKind, timelineItems } from '../../app/runs/[id]/timeline-items';
-import type { AuditEntry, StepEvent } from '../../lib/store/types';
+import type { AuditEntry, StepEvent } from '../../lib/store/contract';
 
 let nextId = 1;
 function event(e: Partial<StepEvent> & Pick<StepEvent, 'outcome' | 'at'>): StepEvent {
@@ -96,7 +96,7 @@ describe('the run timeline', () => {
   });
 
   it('shows each decision on a wait once, as its audit line with who and the note; a timeout stays an event', () => {
-    // What the store writes (lib/store/waits-shared.ts decisionDetail) and lib/control/waits.ts audits.
+    // What the store writes (lib/store/shared/waits.ts decisionDetail) and lib/control/waits.ts audits.
     const events = [
       event({ outcome: 'operator', at: 20, detail: 'approval review approved by alice (operator): ship it' }),
       event({ outcome: 'operator', at: 30, detail: 'signal go signalled by bob (operator)' }),

@@ -1,8 +1,8 @@
 /**
  * One home per rule: the claim-expiry, run-id, liveness and operator-JSON rules are written once, in lib/domain (and the
- * claim-expiry SQL once, in lib/store/claim-expiry-sql.ts), and imported everywhere else. A copy written
+ * claim-expiry SQL once, in lib/store/shared/claim-expiry-sql.ts), and imported everywhere else. A copy written
  * again anywhere in lib/ or app/ fails here, naming the file and line. drizzle/ is left out: the PostgreSQL
- * functions are migrations and keep their PL/pgSQL text (so is lib/store/migrations.generated.ts, their
+ * functions are migrations and keep their PL/pgSQL text (so is lib/store/migrate/migrations.generated.ts, their
  * embedded copy). lib/domain itself imports nothing but zod and node built-ins.
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const EMBEDDED_MIGRATIONS = 'lib/store/migrations.generated.ts';
+const EMBEDDED_MIGRATIONS = 'lib/store/migrate/migrations.generated.ts';
 
 function sources(dir: string): string[] {
   return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {
@@ -35,7 +35,10 @@ function copies(pattern: RegExp, homes: string[]): string[] {
 describe('one home per rule', () => {
   it('writes the claim-expiry rule (claimed at + TTL) only in its two homes', () => {
     expect(
-      copies(/claimed_at\s*\+|claimedAt\}?\s*\+/, ['lib/domain/claim-expiry.ts', 'lib/store/claim-expiry-sql.ts']),
+      copies(/claimed_at\s*\+|claimedAt\}?\s*\+/, [
+        'lib/domain/claim-expiry.ts',
+        'lib/store/shared/claim-expiry-sql.ts',
+      ]),
     ).toEqual([]);
   });
 

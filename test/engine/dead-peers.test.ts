@@ -11,10 +11,10 @@ import { once } from 'node:events';
 import { hostname } from 'node:os';
 import { createInterface } from 'node:readline';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
-import { machineId, pidAlive } from '../../lib/store/machine';
+import { machineId, pidAlive } from '../../lib/machine';
 import { Worker } from '../../lib/engine/worker';
 import { WorkflowRegistry } from '../../lib/engine/workflow';
-import type { RunStore, Store } from '../../lib/store/types';
+import type { RunStore, Store } from '../../lib/store/contract';
 import { backends, type StoreHandle } from '../support/backends';
 
 const list = await backends();

@@ -16,7 +16,7 @@ import { describe, expect, it } from 'vitest';
 import { stepKey } from '../../lib/checkpoint/keys';
 import { readOutbox, type Delivery } from '../../lib/engine/workflows/outbox';
 import { openStore } from '../../lib/store/index';
-import type { RunStore, Store } from '../../lib/store/types';
+import type { RunStore, Store } from '../../lib/store/contract';
 import { testSchema } from '../support/postgres';
 import { targetKinds, type TargetKind } from '../support/targets';
 import { tempDir } from '../support/tmp';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { pidAlive } from '../../lib/store/machine';
+import { pidAlive } from '../../lib/machine';
 import { ROOT } from '../cli/support';
 import { makeTarget } from '../support/targets';
 import { tempDir } from '../support/tmp';

@@ -10,7 +10,7 @@ import { attemptNoteOf } from '../../lib/engine/attempt-note';
 import { Worker } from '../../lib/engine/worker';
 import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
 import { InvalidInputError, NonRetryableError } from '../../lib/errors';
-import type { RunStatus, RunStore, Store } from '../../lib/store/types';
+import type { RunStatus, RunStore, Store } from '../../lib/store/contract';
 import { backends, type StoreHandle } from '../support/backends';
 
 const list = await backends();

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import type { RunLogRow } from '../../lib/store/types';
+import type { RunLogRow } from '../../lib/store/contract';
 import { BIN, ROOT, runCli } from '../cli/support';
 import { makeTarget, targetKinds, type Target } from '../support/targets';
 import { tempDir } from '../support/tmp';

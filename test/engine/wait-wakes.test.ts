@@ -14,7 +14,7 @@ import type { Caller } from '../../lib/control/caller';
 import { startRun } from '../../lib/engine/runs';
 import { Worker } from '../../lib/engine/worker';
 import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
-import type { RunStatus, Store } from '../../lib/store/types';
+import type { RunStatus, Store } from '../../lib/store/contract';
 import { backends, type Backend, type StoreHandle } from '../support/backends';
 
 const POLL_MS = 600_000;

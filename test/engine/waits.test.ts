@@ -13,7 +13,7 @@ import { ForbiddenError, InvalidTransitionError, RunRejectedError, WaitDecidedEr
 import { startRun } from '../../lib/engine/runs';
 import { Worker } from '../../lib/engine/worker';
 import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
-import type { RunStatus } from '../../lib/store/types';
+import type { RunStatus } from '../../lib/store/contract';
 import { backends, type Backend, type StoreHandle } from '../support/backends';
 
 const effects = new Map<string, number>();

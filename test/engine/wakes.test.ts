@@ -17,7 +17,7 @@ import { systemClock } from '../../lib/clock';
 import type { PostgresStore } from '../../lib/store/index';
 import { postgresConnection } from '../../lib/store/postgres/connection';
 import { notifyRunnable, wakeChannel } from '../../lib/store/postgres/notify';
-import type { Store, Wake } from '../../lib/store/types';
+import type { Store, Wake } from '../../lib/store/contract';
 import { type PgProxy, postgresAvailable, startPgProxy, TEST_DATABASE_URL, testSchema } from '../support/postgres';
 import { targetKinds, type TargetKind } from '../support/targets';
 import { tempDir } from '../support/tmp';

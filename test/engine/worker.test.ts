@@ -10,7 +10,7 @@ import { startRun } from '../../lib/engine/runs';
 import { Worker } from '../../lib/engine/worker';
 import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
 import { openSqliteStore, type SqliteStore } from '../../lib/store/sqlite';
-import type { RunStatus } from '../../lib/store/types';
+import type { RunStatus } from '../../lib/store/contract';
 
 /**
  * The store, the workers and their checkpoints share one ManualClock: polls, heartbeats, run-lease renewals

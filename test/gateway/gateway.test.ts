@@ -16,7 +16,7 @@ import { runUsage } from '../../lib/gateway/ledger';
 import { loadPriceTable } from '../../lib/gateway/prices';
 import { REPLAYED_HEADER } from '../../lib/gateway/record';
 import { type GatewayServer, startGatewayServer } from '../../lib/gateway/server';
-import type { RunStore, Store } from '../../lib/store/types';
+import type { RunStore, Store } from '../../lib/store/contract';
 import { backends, type StoreHandle } from '../support/backends';
 import { type ModelUpstream, startModelUpstream } from '../support/model-upstream';
 

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Checkpoint } from '../../lib/checkpoint/checkpoint';
 import { stepKey } from '../../lib/checkpoint/keys';
 import { RunCancelledError, RunPausedError } from '../../lib/errors';
-import type { RunStore, Store } from '../../lib/store/types';
+import type { RunStore, Store } from '../../lib/store/contract';
 import { backends, type StoreHandle } from '../support/backends';
 
 const list = await backends();

@@ -9,7 +9,7 @@ import { runAgent } from '../../lib/checkpoint/agent';
 import { Checkpoint } from '../../lib/checkpoint/checkpoint';
 import { contentKey, stepKey } from '../../lib/checkpoint/keys';
 import { IdempotencyKeyReuseError } from '../../lib/errors';
-import type { Store } from '../../lib/store/types';
+import type { Store } from '../../lib/store/contract';
 import { builtinRegistry, promptOf } from '../../lib/engine/workflows';
 import { backends, type StoreHandle } from '../support/backends';
 import { tempDir } from '../support/tmp';

@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { holderGone, mintToken } from '../../lib/checkpoint/holder';
-import { machineId, pidAlive } from '../../lib/store/machine';
+import { machineId, pidAlive } from '../../lib/machine';
 
 const withPid = (token: string, pid: number) => token.replace(/^(wb1_[0-9a-f]{16}_)\d+_/, `$1${pid}_`);
 

@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { begin, claim, commit, end } from '../../lib/api/protocol';
-import type { RunStore, Store } from '../../lib/store/types';
+import type { RunStore, Store } from '../../lib/store/contract';
 import { backends, type StoreHandle } from '../support/backends';
 import { claimRequest, commitRequest } from '../support/requests';
 

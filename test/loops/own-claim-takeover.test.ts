@@ -12,7 +12,7 @@ import { ManualClock } from '../../lib/clock';
 import { stepKey } from '../../lib/checkpoint/keys';
 import { AwaitTimeoutError } from '../../lib/errors';
 import { openStore } from '../../lib/store/index';
-import type { Store } from '../../lib/store/types';
+import type { Store } from '../../lib/store/contract';
 import { killHard, spawnFixture } from '../support/child';
 import { postgresAvailable, testSchema } from '../support/postgres';
 import { tempDir } from '../support/tmp';

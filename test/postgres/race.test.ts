@@ -8,7 +8,7 @@
  * every wait is for a live holder's commit.
  */
 import { describe, expect, it } from 'vitest';
-import { seededShuffle } from '../../lib/store/random';
+import { seededShuffle } from '../../lib/random';
 import { finish, spawnFixture } from '../support/child';
 import { postgresAvailable, testSchema, testUrl } from '../support/postgres';
 import type { PgRaceArgs, PgRaceReport } from '../fixtures/pg-race';
@@ -16,7 +16,7 @@ import type { PgRaceArgs, PgRaceReport } from '../fixtures/pg-race';
 const N = 2000;
 const pgUp = await postgresAvailable('PostgreSQL race test');
 
-/** A seeded permutation (lib/store/random.ts), so a failure can be replayed. */
+/** A seeded permutation (lib/random.ts), so a failure can be replayed. */
 const shuffled = seededShuffle;
 
 describe.skipIf(!pgUp)('postgres: four processes racing over the same keys', () => {

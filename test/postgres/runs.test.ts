@@ -12,7 +12,7 @@ import { ManualClock } from '../../lib/clock';
 import { ConflictError, InvalidTransitionError } from '../../lib/errors';
 import { openPostgresStore, type PostgresStore } from '../../lib/store/postgres';
 import { openSqliteStore } from '../../lib/store/sqlite';
-import type { ClaimRequest, RunStore, Store } from '../../lib/store/types';
+import type { ClaimRequest, RunStore, Store } from '../../lib/store/contract';
 import { postgresAvailable, startPgProxy, testSchema, testUrl, type TestSchema } from '../support/postgres';
 import { tempDir } from '../support/tmp';
 

@@ -4,7 +4,7 @@
  * once / twice" is counted where the side effect lands, not where we recorded it.
  */
 import { describe, expect, it } from 'vitest';
-import type { Store } from '../../lib/store/types';
+import type { Store } from '../../lib/store/contract';
 import { runCli } from '../cli/support';
 import { executionsByKey, startWorker, until } from '../engine/support';
 import { makeTarget, targetKinds, type Target } from '../support/targets';

@@ -12,10 +12,10 @@ import { z } from 'zod';
 import { runAgent } from '../../lib/checkpoint/agent';
 import { Checkpoint } from '../../lib/checkpoint/checkpoint';
 import { rewind, type Caller, type ControlDeps } from '../../lib/control';
-import { PRIOR_STATE_MAX_CHARS } from '../../lib/store/columns';
+import { PRIOR_STATE_MAX_CHARS } from '../../lib/store/shared/columns';
 import { Worker } from '../../lib/engine/worker';
 import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
-import type { RunStatus, RunStore, Store } from '../../lib/store/types';
+import type { RunStatus, RunStore, Store } from '../../lib/store/contract';
 import { backends, type StoreHandle } from '../support/backends';
 
 const list = await backends();

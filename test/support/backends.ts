@@ -15,7 +15,7 @@
 import { ManualClock, type Clock } from '../../lib/clock';
 import { openStore } from '../../lib/store/index';
 import { openSqliteStore, type SqliteStore } from '../../lib/store/sqlite';
-import type { Store } from '../../lib/store/types';
+import type { Store } from '../../lib/store/contract';
 import { createSchema, postgresAvailable } from './postgres';
 import { ShiftedClock } from './shifted-clock';
 import { makeTempDir } from './tmp';

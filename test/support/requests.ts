@@ -3,7 +3,7 @@
  * token; each field can be overridden.
  */
 import { randomUUID } from 'node:crypto';
-import type { ClaimRequest, CommitRequest } from '../../lib/store/types';
+import type { ClaimRequest, CommitRequest } from '../../lib/store/contract';
 
 export const claimRequest = (idemKey: string, over: Partial<ClaimRequest> = {}): ClaimRequest => ({
   idemKey,

@@ -5,7 +5,7 @@
  */
 import { onTestFinished } from 'vitest';
 import { openStore } from '../../lib/store/index';
-import type { RunStore, Store } from '../../lib/store/types';
+import type { RunStore, Store } from '../../lib/store/contract';
 import { postgresAvailable, testSchema } from './postgres';
 import { tempDir } from './tmp';
 

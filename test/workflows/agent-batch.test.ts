@@ -11,7 +11,7 @@ import {
   syntheticItem,
   type ModelOutput,
 } from '../../lib/engine/workflows';
-import type { Store } from '../../lib/store/types';
+import type { Store } from '../../lib/store/contract';
 import { openTestStore, runToEnd } from './harness';
 
 /** listCommitted orders by key, where step 10 sorts before step 2. */

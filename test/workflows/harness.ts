@@ -8,7 +8,7 @@ import { startRun } from '../../lib/engine/runs';
 import { Worker, type WorkerOptions } from '../../lib/engine/worker';
 import type { WorkflowRegistry } from '../../lib/engine/workflow';
 import { openSqliteStore, type SqliteStore } from '../../lib/store/sqlite';
-import type { RunRow } from '../../lib/store/types';
+import type { RunRow } from '../../lib/store/contract';
 import { tempDir, type TempDir } from '../support/tmp';
 
 export function openTestStore(): { store: SqliteStore; dir: TempDir } {

@@ -1,6 +1,6 @@
 /** The bulk actions the runs list offers, what each says when done, and the filter as the confirmation says it. */
 import type { BulkFilter } from '@/lib/control/bulk';
-import type { RunAction } from '@/lib/store/types';
+import type { RunAction } from '@/lib/store/contract';
 
 export const ACTIONS: { action: RunAction; label: string; tone: 'default' | 'danger'; hint: string }[] = [
   { action: 'pause', label: 'Pause', tone: 'default', hint: 'Pause queued or running runs' },

@@ -1,7 +1,7 @@
 /** One run in the list: its link, status with why it is stalled or queued, progress, counters, worker, time. */
 import Link from 'next/link';
 import type { RunFigures } from '@/lib/control/figures';
-import type { RunSummary } from '@/lib/store/types';
+import type { RunSummary } from '@/lib/store/contract';
 import { Badge, ProgressBar } from '../ui';
 import { check, td } from './bulk-actions';
 

@@ -7,7 +7,7 @@ import { useEffect, useRef, useState, useTransition } from 'react';
 import { actOnRuns, bulkByFilterAction, previewBulkAction } from '@/app/actions/runs';
 import type { BulkAction, BulkFilter, BulkPreview } from '@/lib/control/bulk';
 import { count as grouped, counted as nounCount } from '@/lib/count';
-import type { RunAction } from '@/lib/store/types';
+import type { RunAction } from '@/lib/store/contract';
 import { ACTION_DONE, ACTIONS, type Message } from './bulk-actions';
 import type { Selection } from './use-selection';
 

@@ -6,7 +6,7 @@ import Form from 'next/form';
 import Link from 'next/link';
 import { jsonParts } from '@/app/components/json-view';
 import { buttonClass, EmptyState, relative } from '@/app/components/ui';
-import type { CommittedRow } from '@/lib/store/types';
+import type { CommittedRow } from '@/lib/store/contract';
 import { CommittedRows, type CommittedRowView } from './committed-rows';
 
 import { COMMITTED_PAGE as COMMITTED_LIMIT } from '@/lib/data/run-detail';

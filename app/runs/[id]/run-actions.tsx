@@ -8,7 +8,7 @@ import { useState, useTransition } from 'react';
 import { actOnRuns } from '@/app/actions/runs';
 import { ConfirmAction } from '@/app/components/confirm-action';
 import { buttonClass } from '@/app/components/ui';
-import type { RunAction } from '@/lib/store/types';
+import type { RunAction } from '@/lib/store/contract';
 
 const LABEL: Record<RunAction, string> = { pause: 'Pause', resume: 'Resume', cancel: 'Cancel run', retry: 'Retry' };
 const TONE: Record<RunAction, 'primary' | 'default' | 'danger'> = {

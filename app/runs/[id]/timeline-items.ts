@@ -9,7 +9,7 @@
  * and the audit line (approve, alice, the note) are one decision, shown once as the audit line; a timeout's
  * decision has no audit line and stays an event.
  */
-import type { AuditEntry, Outcome, StepEvent } from '@/lib/store/types';
+import type { AuditEntry, Outcome, StepEvent } from '@/lib/store/contract';
 
 export type TimelineKind = 'steps' | 'failures' | 'claims' | 'operator';
 
@@ -48,7 +48,7 @@ const PAIR_WINDOW_S = 10;
 
 /**
  * The words the store's event for each audited action starts with, before " by <actor>". A decision on a wait
- * (lib/store/waits-shared.ts decisionDetail: "approval review approved by …") names the wait, which its audit
+ * (lib/store/shared/waits.ts decisionDetail: "approval review approved by …") names the wait, which its audit
  * line's target holds as `<runId>/<name>`.
  */
 const EVENT_VERB: Record<string, { outcome: Outcome; verb: (entry: AuditEntry) => string | null; byKey: boolean }> = {

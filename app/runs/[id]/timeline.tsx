@@ -13,7 +13,7 @@
 import { useState } from 'react';
 import { OutcomeBadge } from '@/app/components/run-outcome';
 import { relative } from '@/app/components/ui';
-import type { AuditEntry, StepEvent } from '@/lib/store/types';
+import type { AuditEntry, StepEvent } from '@/lib/store/contract';
 import { isoTime } from '@/app/components/time';
 import { countByKind, TIMELINE_KINDS, timelineItems, type TimelineItem, type TimelineKind } from './timeline-items';
 

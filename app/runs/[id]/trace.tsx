@@ -5,7 +5,7 @@
  * positioned by percentages computed here on the server, so the page sends no script for it.
  */
 import Link from 'next/link';
-import type { TraceBar } from '@/lib/store/types';
+import type { TraceBar } from '@/lib/store/contract';
 
 export const TRACE_STEPS = 60;
 

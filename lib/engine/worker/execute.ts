@@ -10,7 +10,7 @@
  */
 import { Checkpoint } from '../../checkpoint/checkpoint';
 import { LeaseLostError, RunParkedError, RunRejectedError } from '../../errors';
-import type { RunRow } from '../../store/types';
+import type { RunRow } from '../../store/contract';
 import { RunContext } from '../context';
 import { resolvePolicy } from '../retry-policy';
 import type { RunLogWriter } from '../run-log';

@@ -4,7 +4,7 @@
  * fires: every idlePollMs while wakes are delivered, for what nothing announces (a run lease passing, a sleep
  * coming due), every pollMs while they are not. A wake that arrives while it picks is kept, and it picks once more.
  */
-import type { Wake } from '../../store/types';
+import type { Wake } from '../../store/contract';
 import type { WorkerSelf } from './options';
 
 export class Idle {

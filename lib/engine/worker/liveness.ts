@@ -5,7 +5,7 @@
  * Noticing a dead peer: a run lease only passes after WAYBILL_RUN_LEASE_MS, which must be long enough that a
  * busy worker (an event loop blocked for seconds) is never taken over. Proof does better than a timeout, and
  * a blocked worker still has both proofs of life:
- * - on the same machine (one kernel, one pid namespace: lib/store/machine.ts), its pid: gone (or a zombie),
+ * - on the same machine (one kernel, one pid namespace: lib/machine.ts), its pid: gone (or a zombie),
  *   the dead worker's claims are released and its runs resume at the next beat;
  * - elsewhere, where the store can tell (PostgreSQL: a session lock each worker holds), the lock: seen held
  *   once, then free on LIVENESS_BEATS beats in a row while the peer's heartbeat did not move. Both, because a
@@ -16,8 +16,8 @@
  */
 import { every } from '../../clock';
 import { RunInterruptedError } from '../../errors';
-import { pidAlive } from '../../store/machine';
-import type { WorkerRow } from '../../store/types';
+import { pidAlive } from '../../machine';
+import type { WorkerRow } from '../../store/contract';
 import type { WorkerSelf } from './options';
 
 /** Beats in a row a peer's lock must be seen free, its heartbeat unmoved, before it is called dead. */

@@ -11,7 +11,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { every, systemClock, type Clock } from '../../clock';
 import { RunInterruptedError } from '../../errors';
-import { machineId } from '../../store/machine';
+import { machineId } from '../../machine';
 import { pruneWorkersEvery, startPruning } from '../prune';
 import { RunLogWriter } from '../run-log';
 import { execute } from './execute';

@@ -19,7 +19,7 @@ import { linkSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from '
 import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LockTimeoutError } from '../../errors';
-import { pidAlive } from '../../store/machine';
+import { pidAlive } from '../../machine';
 
 export interface FileLockOptions {
   signal?: AbortSignal;

@@ -5,15 +5,15 @@
  * whose lease is live and attempt higher, so it deletes nothing.
  */
 import { and, asc, count, eq, gt, sql, type SQL } from 'drizzle-orm';
-import { claimExpiresAtSql, claimTimes } from '../claim-expiry-sql';
+import { claimExpiresAtSql, claimTimes } from '../shared/claim-expiry-sql';
 import { ClaimNotOrphanedError, LeaseLostError, NotFoundError } from '../../errors';
-import { claims, committed, stepEvents } from '../schema.pg';
-import type { ClaimRow, ClaimStore, CommittedRow, StepEvent } from '../types';
+import { claims, committed, stepEvents } from '../schema/pg';
+import type { ClaimRow, ClaimStore, CommittedRow, StepEvent } from '../contract';
 import { CLAIM as CLAIM_LIST, committedByKey, committedSelect, names } from './columns';
 import type { PgConnection } from './connection';
 import { mayHaveRun, withRetry } from './retry';
 
-/** When a claim expires (lib/store/claim-expiry-sql), the TTL bound as PostgreSQL's float8. */
+/** When a claim expires (lib/store/shared/claim-expiry-sql), the TTL bound as PostgreSQL's float8. */
 const expiresAt = (ttlS: number, alias = '') => claimExpiresAtSql(claimTimes(alias), sql`${ttlS}::float8`);
 
 const CLAIM = sql.raw(CLAIM_LIST);

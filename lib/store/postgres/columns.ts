@@ -1,13 +1,13 @@
 /**
  * Pieces of PostgreSQL statements the operation files share: bare column names for INSERT lists (the
  * schema's column references render qualified, which an INSERT's column list does not take), the SELECT
- * lists rows are read through, each built from the schema's table (lib/store/columns.ts; sqlite/columns.ts
+ * lists rows are read through, each built from the schema's table (lib/store/shared/columns.ts; sqlite/columns.ts
  * builds the same ones from its own), and the event insert.
  */
 import { sql, type AnyColumn, type SQL } from 'drizzle-orm';
-import { selectAliases, selectList } from '../columns';
-import { claims, committed, metricsTally, runLogs, runs, stepEvents, waits } from '../schema.pg';
-import type { StepEvent } from '../types';
+import { selectAliases, selectList } from '../shared/columns';
+import { claims, committed, metricsTally, runLogs, runs, stepEvents, waits } from '../schema/pg';
+import type { StepEvent } from '../contract';
 
 /** bigint comes back from node-postgres as text; these ids stay far below 2^53. */
 const asNumber = (column: string) => `${column}::float8`;

@@ -13,8 +13,8 @@ import { is, Placeholder, sql, type SQL } from 'drizzle-orm';
 import pg from 'pg';
 import type { Clock } from '../../clock';
 import { InvalidInputError } from '../../errors';
-import { PG_SCHEMA_NAME } from '../dialects';
-import * as schema from '../schema.pg';
+import { PG_SCHEMA_NAME } from '../shared/dialects';
+import * as schema from '../schema/pg';
 import { capPoolWhenRefused, withRetry } from './retry';
 import { skewSeconds } from './skew';
 

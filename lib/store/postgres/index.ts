@@ -6,8 +6,8 @@
 import type pg from 'pg';
 import { StoreUnavailableError } from '../../errors';
 import { systemClock, type Clock } from '../../clock';
-import { migrationsOf, notCurrent, type MigrationPlan } from '../migrations';
-import type { Store } from '../types';
+import { migrationsOf, notCurrent, type MigrationPlan } from '../migrate/runner';
+import type { Store } from '../contract';
 import { postgresAudit } from './audit';
 import { postgresClaims } from './claims';
 import { openPool, postgresConnection, type PostgresOpenOptions } from './connection';
@@ -36,7 +36,7 @@ export interface PostgresStoreOptions extends PostgresOpenOptions {
   /** Where the one line about a store found in `public` goes (see defaultSchema); stderr unless given. */
   onNotice?: (line: string) => void;
   /**
-   * Group commit (lib/store/group-commit.ts): the commits, or the claims, that this process's runs have ready
+   * Group commit (lib/store/shared/group-commit.ts): the commits, or the claims, that this process's runs have ready
    * at the same moment go to the server as one statement, one transaction and one WAL flush. Nothing waits
    * for company, so a lone run is no slower. On by default.
    */

@@ -4,9 +4,9 @@
  */
 import { sql, type SQL } from 'drizzle-orm';
 import { StoreUnavailableError } from '../../errors';
-import { refuseBegin } from '../loop-runs';
-import { runs } from '../schema.pg';
-import type { LoopRunEnd, LoopRunStart, RunStatus } from '../types';
+import { refuseBegin } from '../shared/loop-runs';
+import { runs } from '../schema/pg';
+import type { LoopRunEnd, LoopRunStart, RunStatus } from '../contract';
 import { LOOP_RUN } from './columns';
 import type { PgConnection } from './connection';
 import { withRetry } from './retry';

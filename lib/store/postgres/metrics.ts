@@ -3,18 +3,18 @@
  * database at scrape time, buckets counted with SUM(CASE …) so no rows are loaded. Counts come back as
  * int or float8 (count(*) and sum() of int are bigint/numeric, which pg would hand over as strings).
  * The statements run side by side on the pool, each with its own snapshot: a scrape is a sample. What only
- * grows (steps, step durations) is kept as running totals in the store (metrics-tally.ts), advanced past rows
+ * grows (steps, step durations) is kept as running totals in the store (shared/metrics-tally.ts), advanced past rows
  * settled for SETTLE_MS, so it lags that much and reads only what is new.
  *
- * These statements stay positional text: the histogram's bounds are $1…$N by construction (sql-shared.ts
+ * These statements stay positional text: the histogram's bounds are $1…$N by construction (shared/sql.ts
  * writes the SELECT list once for both dialects), and every statement's values are listed beside it.
  */
 import type pg from 'pg';
-import { claimExpiresAtText } from '../claim-expiry-sql';
-import { toHistogram, type HistogramRow } from '../histogram';
-import { MetricsTally, type TallyRow } from '../metrics-tally';
-import { COUNTED_EVENTS, EMPTY_BY_STATUS, histogramColumns, STATUS_SQL } from '../sql-shared';
-import type { InsightStore, MetricOutcome, MetricsSnapshot } from '../types';
+import { claimExpiresAtText } from '../shared/claim-expiry-sql';
+import { toHistogram, type HistogramRow } from '../shared/histogram';
+import { MetricsTally, type TallyRow } from '../shared/metrics-tally';
+import { COUNTED_EVENTS, EMPTY_BY_STATUS, histogramColumns, STATUS_SQL } from '../shared/sql';
+import type { InsightStore, MetricOutcome, MetricsSnapshot } from '../contract';
 import { TALLY } from './columns';
 import type { PgConnection } from './connection';
 import { withRetry } from './retry';

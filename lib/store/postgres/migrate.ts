@@ -1,5 +1,5 @@
 /**
- * PostgreSQL's half of the migration runner (migrations.ts): one transaction under pg_advisory_xact_lock,
+ * PostgreSQL's half of the migration runner (migrate/runner.ts): one transaction under pg_advisory_xact_lock,
  * so concurrent openers serialize: the first applies the migrations, the others find them recorded. The lock
  * is per schema, so stores in different schemas of one database migrate independently. An article table set
  * aside takes its indexes with it (progress_pkey would clash with ours). Inspecting is a READ ONLY transaction
@@ -7,7 +7,7 @@
  */
 import type pg from 'pg';
 import { StoreRefusedError } from '../../errors';
-import { runMigrations, type Migration, type MigrationPlan } from '../migrations';
+import { runMigrations, type Migration, type MigrationPlan } from '../migrate/runner';
 
 const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
 

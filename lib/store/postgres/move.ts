@@ -7,7 +7,7 @@
  */
 import pg from 'pg';
 import { InvalidInputError, StoreRefusedError } from '../../errors';
-import { migrationsOf, waybillOnlyTables } from '../migrations';
+import { migrationsOf, waybillOnlyTables } from '../migrate/runner';
 import { clientConfig } from './connection';
 
 export interface Moved {

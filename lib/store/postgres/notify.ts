@@ -23,7 +23,7 @@
 import { createHash } from 'node:crypto';
 import { sql, type SQL } from 'drizzle-orm';
 import pg from 'pg';
-import type { Wake } from '../types';
+import type { Wake } from '../contract';
 import { clientConfig } from './connection';
 
 /** The channel a schema's wakes travel on; the trigger computes the same from TG_TABLE_SCHEMA. */

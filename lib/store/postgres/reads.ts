@@ -4,11 +4,11 @@
  * float8 (count(*) is bigint and sum() numeric, which pg would hand over as strings).
  */
 import { max, sql } from 'drizzle-orm';
-import { claimExpiredSql, claimTimes } from '../claim-expiry-sql';
-import { containsPattern } from '../columns';
-import { stepless, UNSTABLE_CANDIDATES, type UnstableCandidate } from '../insights-unstable';
-import { committed } from '../schema.pg';
-import { EMPTY_BY_STATUS, STATUS_SQL } from '../sql-shared';
+import { claimExpiredSql, claimTimes } from '../shared/claim-expiry-sql';
+import { containsPattern } from '../shared/columns';
+import { stepless, UNSTABLE_CANDIDATES, type UnstableCandidate } from '../shared/insights-unstable';
+import { committed } from '../schema/pg';
+import { EMPTY_BY_STATUS, STATUS_SQL } from '../shared/sql';
 import type {
   CommitBucket,
   CommittedRow,
@@ -18,7 +18,7 @@ import type {
   StepEvent,
   StepTiming,
   UnstableKeyGroup,
-} from '../types';
+} from '../contract';
 import { committedSelect, EVENT as EVENT_LIST, TIMING as TIMING_LIST, UNSTABLE } from './columns';
 import type { PgConnection } from './connection';
 import { withRetry } from './retry';
@@ -131,7 +131,7 @@ export function postgresReads(c: PgConnection): Omit<InsightStore, 'metricsSnaps
         }>(sql`SELECT step, array_agg(idem_key ORDER BY idem_key COLLATE "C") AS keys
           FROM committed WHERE run_id = ${runId} AND step IS NOT NULL GROUP BY step HAVING count(*) > 1 ORDER BY step
           LIMIT ${limit}::int`),
-        // Stepless rows (committed_run_step's NULL range) that can be in a group: see insights-unstable.ts.
+        // Stepless rows (committed_run_step's NULL range) that can be in a group: see shared/insights-unstable.ts.
         c.query<UnstableCandidate>(sql`SELECT ${sql.raw(UNSTABLE)}
           FROM committed WHERE run_id = ${runId} AND step IS NULL AND (
             fingerprint IN (SELECT fingerprint FROM committed WHERE run_id = ${runId} AND step IS NULL AND fingerprint IS NOT NULL

@@ -7,12 +7,12 @@
  *
  * A batch whose connection is lost is retried whole: every statement is re-decided, so a retry deletes
  * nothing twice; only the counts of an attempt that committed without an answer are lost (they are reported,
- * never relied on). The fragments shared with SQLite (sql-shared.ts) take `before` as $1; each statement's
+ * never relied on). The fragments shared with SQLite (shared/sql.ts) take `before` as $1; each statement's
  * values are listed where it runs.
  */
 import type pg from 'pg';
-import { HAS_ROWS, PLAN_COUNTS, PRUNABLE_EXTERNAL, PRUNABLE_RUNS } from '../sql-shared';
-import type { PruneCounts, PruneRequest, RetentionStore } from '../types';
+import { HAS_ROWS, PLAN_COUNTS, PRUNABLE_EXTERNAL, PRUNABLE_RUNS } from '../shared/sql';
+import type { PruneCounts, PruneRequest, RetentionStore } from '../contract';
 import type { PgConnection } from './connection';
 import { withRetry } from './retry';
 

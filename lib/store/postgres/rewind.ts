@@ -1,12 +1,12 @@
 /**
- * Rerun and fork on PostgreSQL: the shared plans (../rewind.ts) driven inside one BEGIN … COMMIT, the run row
+ * Rerun and fork on PostgreSQL: the shared plans (../shared/rewind.ts) driven inside one BEGIN … COMMIT, the run row
  * locked FOR UPDATE first so a worker's claimRun or an operator's action waits for the rewind. Not retried on
  * a lost connection: the rollback leaves nothing done, and the caller sees the error and may ask again.
  */
 import { sql } from 'drizzle-orm';
-import { forkPlan, rerunPlan, type Plan, type RewindOutcome } from '../rewind';
-import { forksPlan, readStepPlan, stepOfKeysPlan, tracePlan } from '../step-reads';
-import type { RewindStore } from '../types-rewind';
+import { forkPlan, rerunPlan, type Plan, type RewindOutcome } from '../shared/rewind';
+import { forksPlan, readStepPlan, stepOfKeysPlan, tracePlan } from '../shared/step-reads';
+import type { RewindStore } from '../contract/rewind';
 import type { PgConnection } from './connection';
 import { withRetry } from './retry';
 

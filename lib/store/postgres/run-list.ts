@@ -5,10 +5,10 @@
  * value sits where it is compared (Drizzle's `sql`), cast there so a null filter is typed.
  */
 import { sql, type SQL } from 'drizzle-orm';
-import { claimExpiredSql, claimTimes } from '../claim-expiry-sql';
-import { containsPattern } from '../columns';
-import { OUTSIDE_STATUS_SQL } from '../outside-runs';
-import type { RunStore, RunSummary } from '../types';
+import { claimExpiredSql, claimTimes } from '../shared/claim-expiry-sql';
+import { containsPattern } from '../shared/columns';
+import { OUTSIDE_STATUS_SQL } from '../shared/outside-runs';
+import type { RunStore, RunSummary } from '../contract';
 import type { PgConnection } from './connection';
 
 type Filter = Parameters<RunStore['listRuns']>[0];

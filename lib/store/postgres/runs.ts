@@ -23,9 +23,9 @@
 import { performance } from 'node:perf_hooks';
 import { eq, sql, type SQL } from 'drizzle-orm';
 import { ConflictError, InvalidTransitionError, NotFoundError } from '../../errors';
-import { runs, stepEvents } from '../schema.pg';
-import { TRANSITIONS } from '../transitions';
-import type { RunRow, RunStatus, RunStore, WorkerStore, WorkflowStore } from '../types';
+import { runs, stepEvents } from '../schema/pg';
+import { TRANSITIONS } from '../shared/transitions';
+import type { RunRow, RunStatus, RunStore, WorkerStore, WorkflowStore } from '../contract';
 import { RUN as RUN_LIST, RUN_ALIASES } from './columns';
 import type { PgConnection } from './connection';
 import { mayHaveRun, withRetry } from './retry';
@@ -69,7 +69,7 @@ const fence = (attempt: number | undefined): SQL =>
  *         re-read at its newest version and the WHERE re-checked on it: a run another worker took and
  *         committed meanwhile no longer qualifies, and the next one is tried (never a spurious "none").
  *         MATERIALIZED: the pick runs once, whatever the plan.
- *         Its WHERE implies runs_runnable's (schema.pg.ts), so the plan walks that partial index in the pick's
+ *         Its WHERE implies runs_runnable's (schema/pg.ts), so the plan walks that partial index in the pick's
  *         order and stops at the first it can lock: the runs that may be runnable, never the finished ones however
  *         many there are, and no other table but waits (by key). That walk wins only while the planner expects
  *         many rows to qualify (LIMIT 1 then stops early); a condition it misjudges as rare makes it sort every

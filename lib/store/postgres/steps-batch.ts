@@ -3,7 +3,7 @@
  * waybill_commit or waybill_claim (drizzle/pg/0019_run_fence.sql, as 0017 and 0015 left them): a request on
  * its own calls it directly; several are one statement, waybill_commit_batch or waybill_claim_batch, that calls
  * it for each in turn — one round trip, one transaction, one WAL flush, one answer row per request. Group
- * commit (lib/store/group-commit.ts) decides what goes together; without it every batch is a request alone.
+ * commit (lib/store/shared/group-commit.ts) decides what goes together; without it every batch is a request alone.
  *
  * Failures, as a commit on its own had them:
  * - A transient one (a lost connection, a deadlock, a cancel) is of the whole batch, which is retried whole
@@ -19,8 +19,8 @@
  */
 import { sql } from 'drizzle-orm';
 import { StoreUnavailableError } from '../../errors';
-import { groupCommit, type Answer, type Settled } from '../group-commit';
-import type { ClaimRequest, ClaimRow, CommitRequest, CommittedRow, RunStatus } from '../types';
+import { groupCommit, type Answer, type Settled } from '../shared/group-commit';
+import type { ClaimRequest, ClaimRow, CommitRequest, CommittedRow, RunStatus } from '../contract';
 import { prepare, type PgConnection } from './connection';
 import { mayHaveRun, withRetry } from './retry';
 
@@ -217,7 +217,7 @@ async function settleEach<Req, Res>(
     if (batch.length === 1 || error instanceof StoreUnavailableError || !refusedByServer(error))
       return batch.map(() => ({ ok: false, error }));
   }
-  // Not awaited together: each caller is answered when its own request is (group-commit.ts, Answer).
+  // Not awaited together: each caller is answered when its own request is (shared/group-commit.ts, Answer).
   return batch.map(async (one): Promise<Settled<Res>> => {
     try {
       // A batch of one is never SPLIT (splittable).
@@ -229,7 +229,7 @@ async function settleEach<Req, Res>(
 }
 
 export interface BatchOptions {
-  /** Requests ready at the same moment share one statement (group-commit.ts); off, each is a batch of one. */
+  /** Requests ready at the same moment share one statement (shared/group-commit.ts); off, each is a batch of one. */
   groupCommit: boolean;
   /** Batches written at once, each on a pooled connection of its own. */
   maxInFlight: number;

@@ -21,9 +21,9 @@
 import { sql } from 'drizzle-orm';
 import type pg from 'pg';
 import { LeaseLostError, StoreUnavailableError } from '../../errors';
-import { claims, progress, stepEvents } from '../schema.pg';
-import type { ClaimOutcome, ClaimRow, CommittedRow, ProgressRow, ProgressWrite, StepStore } from '../types';
-import { ownRunNext, ownRunOutcome } from '../key-owner';
+import { claims, progress, stepEvents } from '../schema/pg';
+import type { ClaimOutcome, ClaimRow, CommittedRow, ProgressRow, ProgressWrite, StepStore } from '../contract';
+import { ownRunNext, ownRunOutcome } from '../shared/key-owner';
 import { committedByKey, eventInsert, eventInsertOnce, type EventInput } from './columns';
 import { prepare, type PgConnection, type Prepared } from './connection';
 import { beginLoopRun, endLoopRun } from './loop-runs';

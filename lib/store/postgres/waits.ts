@@ -8,10 +8,10 @@
 import type pg from 'pg';
 import { and, asc, eq, sql, type SQL } from 'drizzle-orm';
 import { NotFoundError } from '../../errors';
-import { announceWake, onLocalWake } from '../local-wakes';
-import { runs, stepEvents, waits } from '../schema.pg';
-import type { WaitingKind, WaitKind, WaitRow, WaitStore } from '../types';
-import { decisionDetail, refuseOverLimit, WAITING_SUMMARY } from '../waits-shared';
+import { announceWake, onLocalWake } from '../shared/local-wakes';
+import { runs, stepEvents, waits } from '../schema/pg';
+import type { WaitingKind, WaitKind, WaitRow, WaitStore } from '../contract';
+import { decisionDetail, refuseOverLimit, WAITING_SUMMARY } from '../shared/waits';
 import { WAIT as WAIT_LIST } from './columns';
 import type { PgConnection } from './connection';
 import { withRetry } from './retry';

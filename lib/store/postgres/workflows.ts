@@ -4,9 +4,9 @@
  * after a lost answer writes the same rows again.
  */
 import { and, asc, eq, isNull, sql } from 'drizzle-orm';
-import { runs, workers, workflows } from '../schema.pg';
-import type { WorkflowStore } from '../types';
-import { withServers } from '../workflow-servers';
+import { runs, workers, workflows } from '../schema/pg';
+import type { WorkflowStore } from '../contract';
+import { withServers } from '../shared/workflow-servers';
 import type { PgConnection } from './connection';
 import { withRetry } from './retry';
 

@@ -7,7 +7,7 @@
  * registers: workers never pick them up, and their orphaned claims stay for an operator to look at. The
  * seeded workers live on host `seed-host`, so no real worker's pid check ever declares them dead.
  */
-import { seededRandom } from '../random';
+import { seededRandom } from '../../random';
 
 export interface SeedOptions {
   runs: number;

@@ -5,16 +5,16 @@
  * delete.
  */
 import { and, asc, count, eq, getTableColumns, gt, sql, type SQL } from 'drizzle-orm';
-import { claimExpiredSql } from '../claim-expiry-sql';
+import { claimExpiredSql } from '../shared/claim-expiry-sql';
 import { ClaimNotOrphanedError, LeaseLostError, NotFoundError } from '../../errors';
-import { claims, committed, stepEvents } from '../schema.sqlite';
-import type { ClaimRow, ClaimStore, CommittedRow, ResolveRequest } from '../types';
+import { claims, committed, stepEvents } from '../schema/sqlite';
+import type { ClaimRow, ClaimStore, CommittedRow, ResolveRequest } from '../contract';
 import { COMMITTED } from './columns';
 import { guard, type SqliteConnection } from './connection';
 import { statement } from './statement';
 import { claimByKey, expiresAt, insertCommitted, type RawClaim } from './steps';
 
-/** Whether a claim has expired by `now` (lib/store/claim-expiry-sql), as SQLite's 0 or 1. */
+/** Whether a claim has expired by `now` (lib/store/shared/claim-expiry-sql), as SQLite's 0 or 1. */
 const orphanedAt = (now: number, ttlS: number): SQL<number> => claimExpiredSql(claims, ttlS, now) as SQL<number>;
 
 // length() of a BLOB counts bytes; of TEXT, characters. Each count is an index range on run_id.

@@ -14,16 +14,16 @@ import { DrizzleQueryError } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { systemClock, type Clock } from '../../clock';
 import { StoreUnavailableError } from '../../errors';
-import { busyTimeoutFor } from '../sqlite-timeouts';
-import * as schema from '../schema.sqlite';
-import type { StepEvent } from '../types';
+import { busyTimeoutFor } from '../shared/sqlite-timeouts';
+import * as schema from '../schema/sqlite';
+import type { StepEvent } from '../contract';
 
 export interface SqliteOpenOptions {
   /** A file path, or ':memory:'. */
   path: string;
   /** FULL survives power loss; NORMAL survives a killed process only, and is several times faster. */
   synchronous?: 'full' | 'normal';
-  /** The write-lock wait; unset, it is derived from `leaseMs` (see sqlite-timeouts.ts). */
+  /** The write-lock wait; unset, it is derived from `leaseMs` (see shared/sqlite-timeouts.ts). */
   busyTimeoutMs?: number;
   /** The shortest step lease this store will grant (WAYBILL_LEASE_MS); keeps the lock wait inside it. */
   leaseMs?: number;

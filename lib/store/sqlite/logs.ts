@@ -1,12 +1,12 @@
 /**
- * Run logs on SQLite (types-logs.ts). An append is one BEGIN IMMEDIATE transaction: the write lock serializes
+ * Run logs on SQLite (contract/logs.ts). An append is one BEGIN IMMEDIATE transaction: the write lock serializes
  * appenders, so each run's next seq is read and taken under it, and the lines past the run's keep are deleted by
  * one range on the key before the lock goes.
  */
 import { and, asc, desc, eq, gt, lte, max } from 'drizzle-orm';
-import { boundLogLine, checkLogKeep, groupByRun } from '../log-lines';
-import { runLogs } from '../schema.sqlite';
-import type { LogStore, RunLogInput, RunLogRow } from '../types';
+import { boundLogLine, checkLogKeep, groupByRun } from '../shared/log-lines';
+import { runLogs } from '../schema/sqlite';
+import type { LogStore, RunLogInput, RunLogRow } from '../contract';
 import { guard, type SqliteConnection } from './connection';
 
 /** Rows per INSERT: 7 values each, well inside SQLite's bound on a statement's variables. */

@@ -2,14 +2,14 @@
  * The metrics scrape on SQLite: counts and histograms computed by the database at scrape time, so every
  * worker's steps are counted whichever process serves /api/metrics. Histogram buckets are counted with
  * one SUM(CASE …) per bound: a scrape never loads rows. What only grows (steps, step durations) is kept as
- * running totals in the store and advanced by rowid and event id (metrics-tally.ts); the rest is small and
+ * running totals in the store and advanced by rowid and event id (shared/metrics-tally.ts); the rest is small and
  * read whole.
  */
-import { claimExpiresAtText } from '../claim-expiry-sql';
-import { toHistogram, type HistogramRow } from '../histogram';
-import { MetricsTally, type TallyRow } from '../metrics-tally';
-import { COUNTED_EVENTS, EMPTY_BY_STATUS, histogramColumns, STATUS_SQL } from '../sql-shared';
-import type { InsightStore, MetricOutcome, MetricsSnapshot } from '../types';
+import { claimExpiresAtText } from '../shared/claim-expiry-sql';
+import { toHistogram, type HistogramRow } from '../shared/histogram';
+import { MetricsTally, type TallyRow } from '../shared/metrics-tally';
+import { COUNTED_EVENTS, EMPTY_BY_STATUS, histogramColumns, STATUS_SQL } from '../shared/sql';
+import type { InsightStore, MetricOutcome, MetricsSnapshot } from '../contract';
 import { TALLY } from './columns';
 import { guard, type SqliteConnection } from './connection';
 
@@ -95,7 +95,7 @@ export function sqliteMetrics(c: SqliteConnection): Pick<InsightStore, 'metricsS
    * always a row, and the chunk first checks that row is still there with the same key and commit time (a
    * key committed again after a prune may land on its old rowid, with a new time): then max(rowid) never fell
    * below it since, and every row written since is above it. If not, rows at or below the mark may be new,
-   * and cannot be told from the counted ones: the executed counts start over (metrics-tally.ts).
+   * and cannot be told from the counted ones: the executed counts start over (shared/metrics-tally.ts).
    */
   function advanceCommitted(tally: MetricsTally, bounds: Record<string, number>, cols: string): boolean {
     type MarkRow = { id: number; idemKey: string; committedAt: number };

@@ -1,5 +1,5 @@
 /**
- * SQLite's half of the migration runner (migrations.ts): BEGIN IMMEDIATE is the lock, sqlite_master says
+ * SQLite's half of the migration runner (migrate/runner.ts): BEGIN IMMEDIATE is the lock, sqlite_master says
  * which tables exist, and an unreadable ledger is refused rather than taken for an empty one.
  *
  * Every step answers at once (runMigrationsSync), so the store still opens synchronously. Inspecting takes no
@@ -8,7 +8,7 @@
 import { resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { StoreRefusedError } from '../../errors';
-import { runMigrationsSync, type Migration, type MigrationPlan } from '../migrations';
+import { runMigrationsSync, type Migration, type MigrationPlan } from '../migrate/runner';
 
 export function migrateSqlite(
   db: Database.Database,

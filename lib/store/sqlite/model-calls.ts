@@ -1,12 +1,12 @@
 /**
- * Model calls on SQLite (types-model-calls.ts). Each decision is one BEGIN IMMEDIATE transaction: the write
+ * Model calls on SQLite (contract/model-calls.ts). Each decision is one BEGIN IMMEDIATE transaction: the write
  * lock serializes two gateways asking for one key, so exactly one of them leads.
  */
 import { randomUUID } from 'node:crypto';
 import { and, asc, eq } from 'drizzle-orm';
 import { IdempotencyKeyReuseError } from '../../errors';
-import { modelCallChunks, modelCalls } from '../schema.sqlite';
-import type { ModelCallRow, ModelCallStore } from '../types';
+import { modelCallChunks, modelCalls } from '../schema/sqlite';
+import type { ModelCallRow, ModelCallStore } from '../contract';
 import { guard, type SqliteConnection } from './connection';
 
 export function sqliteModelCalls(c: SqliteConnection): ModelCallStore {

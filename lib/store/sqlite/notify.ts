@@ -12,7 +12,7 @@
  */
 import Database from 'better-sqlite3';
 import type { Clock, TimerHandle } from '../../clock';
-import type { Wake } from '../types';
+import type { Wake } from '../contract';
 import { ANY_RUNNABLE } from './runs';
 
 /** How often data_version is read: the wake's latency, at a microsecond a look. */

@@ -3,10 +3,10 @@
  * pulls a run's whole history to count it. Hand-written: each is a GROUP BY or a window over an index, whose
  * shape (and the index it needs) the comments explain; a query builder would only hide that.
  */
-import { claimExpiresAtText } from '../claim-expiry-sql';
-import { containsPattern } from '../columns';
-import { stepless, UNSTABLE_CANDIDATES, type UnstableCandidate } from '../insights-unstable';
-import { EMPTY_BY_STATUS, STATUS_SQL } from '../sql-shared';
+import { claimExpiresAtText } from '../shared/claim-expiry-sql';
+import { containsPattern } from '../shared/columns';
+import { stepless, UNSTABLE_CANDIDATES, type UnstableCandidate } from '../shared/insights-unstable';
+import { EMPTY_BY_STATUS, STATUS_SQL } from '../shared/sql';
 
 const STATUSES = STATUS_SQL('sqlite');
 import type {
@@ -19,7 +19,7 @@ import type {
   StepEvent,
   StepTiming,
   UnstableKeyGroup,
-} from '../types';
+} from '../contract';
 import { COMMITTED, EVENT, TIMING, UNSTABLE } from './columns';
 import { guard, type SqliteConnection } from './connection';
 
@@ -145,7 +145,7 @@ export function sqliteReads(c: SqliteConnection): Omit<InsightStore, 'metricsSna
           WHERE run_id = ? AND step IS NOT NULL GROUP BY step HAVING count(*) > 1 ORDER BY step LIMIT ?`)
           .all(runId, limit)
           .map((r): UnstableKeyGroup => ({ step: r.step, keys: (JSON.parse(r.keys) as string[]).sort(), why: 'step' }));
-        // Stepless rows (committed_run_step's NULL range) that can be in a group: see insights-unstable.ts.
+        // Stepless rows (committed_run_step's NULL range) that can be in a group: see shared/insights-unstable.ts.
         const candidates = c
           .prepared<unknown[], UnstableCandidate>(`SELECT ${UNSTABLE} FROM committed
           WHERE run_id = @runId AND step IS NULL AND (

@@ -6,9 +6,9 @@
  */
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { ConflictError, InvalidTransitionError, NotFoundError } from '../../errors';
-import { runs } from '../schema.sqlite';
-import { TRANSITIONS } from '../transitions';
-import type { RunRow, RunStore, WorkerStore, WorkflowStore } from '../types';
+import { runs } from '../schema/sqlite';
+import { TRANSITIONS } from '../shared/transitions';
+import type { RunRow, RunStore, WorkerStore, WorkflowStore } from '../contract';
 import { guard, type SqliteConnection } from './connection';
 import { listRunsIn } from './run-list';
 import { dueWait } from './waits';
@@ -18,7 +18,7 @@ type RunsOnly = Omit<RunStore, keyof WorkerStore | keyof WorkflowStore>;
 
 /**
  * A run anyone may take now: queued, or running with a passed run lease (marking its worker stopped or dead passes
- * it: workers.ts), or waiting with its time come. Its first condition is runs_runnable's WHERE (schema.sqlite.ts)
+ * it: workers.ts), or waiting with its time come. Its first condition is runs_runnable's WHERE (schema/sqlite.ts)
  * as written there, which is how SQLite proves a partial index applies. It reads no other table but waits, by key.
  */
 const RUNNABLE_NOW = `status IN ('queued', 'running', 'waiting')

@@ -1,7 +1,7 @@
 /**
  * Group commit on SQLite: the claims, commits and releases that runs in this process have ready at the same
  * moment go to the file as ONE `BEGIN IMMEDIATE` transaction, so they share one WAL flush (FULL's fsync)
- * instead of paying one each. The queue that gathers them is lib/store/group-commit.ts; this file writes one
+ * instead of paying one each. The queue that gathers them is lib/store/shared/group-commit.ts; this file writes one
  * batch.
  *
  * Each request runs with the very logic a lone request runs (steps.ts, StepWrites). A batch is first written
@@ -18,8 +18,15 @@
  * caller gets the error a lone request would have had.
  */
 import { LeaseLostError } from '../../errors';
-import { groupCommit, type Settled } from '../group-commit';
-import type { ClaimOutcome, ClaimRequest, CommitOutcome, CommitRequest, ProgressWrite, ReleaseRequest } from '../types';
+import { groupCommit, type Settled } from '../shared/group-commit';
+import type {
+  ClaimOutcome,
+  ClaimRequest,
+  CommitOutcome,
+  CommitRequest,
+  ProgressWrite,
+  ReleaseRequest,
+} from '../contract';
 import { guard, type SqliteConnection } from './connection';
 
 /**

@@ -6,9 +6,9 @@
  */
 import { claimExpiresAt } from '../../domain/claim-expiry';
 import { LeaseLostError } from '../../errors';
-import { columnNames, PRIOR_STATE_MAX_CHARS } from '../columns';
-import { committed } from '../schema.sqlite';
-import { ownRunNext, ownRunOutcome } from '../key-owner';
+import { columnNames, PRIOR_STATE_MAX_CHARS } from '../shared/columns';
+import { committed } from '../schema/sqlite';
+import { ownRunNext, ownRunOutcome } from '../shared/key-owner';
 import type {
   ClaimOutcome,
   ClaimRequest,
@@ -21,7 +21,7 @@ import type {
   ReleaseRequest,
   RunStatus,
   StepStore,
-} from '../types';
+} from '../contract';
 import { CLAIM, COMMITTED, PROGRESS } from './columns';
 import { guard, type SqliteConnection } from './connection';
 import { beginLoopRunIn, endLoopRunIn } from './loop-runs';

@@ -1,5 +1,5 @@
 /**
- * Durable waits on SQLite (types-waits.ts). Every write is one BEGIN IMMEDIATE transaction, so a decision and
+ * Durable waits on SQLite (contract/waits.ts). Every write is one BEGIN IMMEDIATE transaction, so a decision and
  * a park are serialized by the write lock: a park sees a decision committed before it, and a decision made
  * after a park finds the run `waiting` and flips it to `queued` in the same transaction.
  *
@@ -9,10 +9,10 @@
  */
 import { and, asc, count, eq, isNull, lte } from 'drizzle-orm';
 import { NotFoundError } from '../../errors';
-import { announceWake, onLocalWake } from '../local-wakes';
-import { runs, waits } from '../schema.sqlite';
-import type { WaitingKind, WaitKind, WaitRow, WaitStore } from '../types';
-import { decisionDetail, refuseOverLimit, WAITING_SUMMARY } from '../waits-shared';
+import { announceWake, onLocalWake } from '../shared/local-wakes';
+import { runs, waits } from '../schema/sqlite';
+import type { WaitingKind, WaitKind, WaitRow, WaitStore } from '../contract';
+import { decisionDetail, refuseOverLimit, WAITING_SUMMARY } from '../shared/waits';
 import { guard, type SqliteConnection } from './connection';
 
 /**

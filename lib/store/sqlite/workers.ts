@@ -1,10 +1,10 @@
 /**
  * Workers on SQLite. A SQLite file is shared on one machine, where a worker's pid is the proof of its death
- * (machine.ts): there is no lock to hold, and liveness is `unknown` here; the engine judges by pid.
+ * (lib/machine.ts): there is no lock to hold, and liveness is `unknown` here; the engine judges by pid.
  */
 import { and, asc, desc, eq, getTableColumns, inArray, isNotNull, isNull, or, sql } from 'drizzle-orm';
-import { claims, runs, workers } from '../schema.sqlite';
-import type { WorkerRow, WorkerStore } from '../types';
+import { claims, runs, workers } from '../schema/sqlite';
+import type { WorkerRow, WorkerStore } from '../contract';
 import { guard, type SqliteConnection } from './connection';
 
 export function sqliteWorkers(c: SqliteConnection): WorkerStore {

@@ -3,9 +3,9 @@
  * workflows without its served list or the reverse.
  */
 import { and, asc, eq, gte, isNotNull, isNull, sql } from 'drizzle-orm';
-import { runs, workers, workflows } from '../schema.sqlite';
-import type { WorkflowStore } from '../types';
-import { withServers } from '../workflow-servers';
+import { runs, workers, workflows } from '../schema/sqlite';
+import type { WorkflowStore } from '../contract';
+import { withServers } from '../shared/workflow-servers';
 import { guard, type SqliteConnection } from './connection';
 
 export function sqliteWorkflows(c: SqliteConnection): WorkflowStore {

@@ -1,0 +1,50 @@
+/**
+ * Every type the store's callers use, re-exported from the files that hold them, and `Store`: the full type
+ * both backends implement, which `openStore()` returns. Callers that need less take less — the checkpoint
+ * core takes a StepStore, the engine's worker a RunStore — so a custom backend for the core alone is small.
+ *
+ * Times crossing these interfaces are epoch seconds, as in the tables. Durations are milliseconds.
+ */
+import type { AuditStore } from './audit';
+import type { ClaimStore } from './claims';
+import type { InsightStore } from './insights';
+import type { LogStore } from './logs';
+import type { ModelCallStore } from './model-calls';
+import type { RetentionStore } from './retention';
+import type { RewindStore } from './rewind';
+import type { RunStore } from './runs';
+import type { StepStore } from './steps';
+import type { WaitStore } from './waits';
+import type { WakeStore } from './wake';
+
+export * from './audit';
+export * from './claims';
+export * from './insights';
+export * from './logs';
+export * from './metrics';
+export * from './model-calls';
+export * from './retention';
+export * from './rewind';
+export * from './rows';
+export * from './runs';
+export * from './steps';
+export * from './workflows';
+export * from './waits';
+export * from './wake';
+
+/** Everything both backends do: no caller ever needs a cast or a capability check. */
+export interface Store
+  extends StepStore,
+    ClaimStore,
+    RunStore,
+    InsightStore,
+    RetentionStore,
+    AuditStore,
+    RewindStore,
+    WaitStore,
+    LogStore,
+    ModelCallStore,
+    WakeStore {
+  /** Releases connections; the store is unusable afterwards. */
+  close(): Promise<void>;
+}

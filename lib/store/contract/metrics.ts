@@ -1,0 +1,41 @@
+/** What a metrics scrape reads from the store: counts and histograms, computed in the database. */
+import type { RunStatus } from './rows';
+
+/** Cumulative counts of durations at or under each bound, as a Prometheus histogram wants them. */
+export interface DurationHistogram {
+  /** The bucket bounds asked for, in ms, ascending. */
+  boundsMs: number[];
+  /** counts[i]: how many durations are ≤ boundsMs[i]. */
+  counts: number[];
+  count: number;
+  sumMs: number;
+}
+
+/** The outcomes a metrics scrape counts: `executed` is a committed row, the rest are step_events. */
+export const METRIC_OUTCOMES = [
+  'executed',
+  'skipped',
+  'awaited',
+  'failed',
+  'lease_lost',
+  'expired',
+  'resolved',
+  'key_reuse',
+] as const;
+export type MetricOutcome = (typeof METRIC_OUTCOMES)[number];
+
+/** Everything `/api/metrics` shows, read from the store at scrape time: right across any number of workers. */
+export interface MetricsSnapshot {
+  /** Steps by outcome since the store began (less what was pruned). */
+  steps: Record<MetricOutcome, number>;
+  claims: { live: number; orphaned: number };
+  runsByStatus: Record<RunStatus | 'idle', number>;
+  /** How long side effects ran: committed steps (`executed`), and the attempts that `failed` or lost their lease. */
+  stepDurations: Record<'executed' | 'failed' | 'lease_lost', DurationHistogram>;
+  /** The latest measured commit (progress write) of each run: progress.save_ms. */
+  commitDurations: DurationHistogram;
+  /** Runs parked at a durable wait, by kind, and the age of each kind's oldest open wait (store clock). Absent: not read. */
+  waiting?: { kind: 'approval' | 'signal' | 'sleep'; runs: number; ageSeconds: number }[];
+  /** Workers not stopped, and how long ago each last heartbeat, by the store's clock. */
+  workers: { id: string; heartbeatAgeSeconds: number }[];
+}

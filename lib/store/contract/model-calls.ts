@@ -1,0 +1,62 @@
+/**
+ * Model calls recorded by the gateway (lib/gateway/). A call with an idempotency key is asked upstream once:
+ * the first request takes the key's lease and goes; a request that finds the answer stored is given it; one
+ * that finds a live lease waits for the answer, and takes the lease over once it has run out (the first
+ * gateway died). An upstream that failed leaves nothing behind, so the key can be tried again.
+ */
+import type { ModelApi, ModelCallRow } from './rows';
+
+export interface ModelCallStart {
+  /** Null: recorded for the ledger only, never served again. */
+  idemKey: string | null;
+  runId: string | null;
+  step: number | null;
+  api: ModelApi;
+  model: string | null;
+  fingerprint: string;
+  framing: 'json' | 'sse';
+  leaseMs: number;
+}
+
+export type ModelCallBegin =
+  /** Ask the upstream: this lease token fences every write of the answer. */
+  | { kind: 'lead'; callId: string; token: string }
+  /** The stored answer, to give back as it is. */
+  | { kind: 'answered'; call: ModelCallRow }
+  /** Another request holds a live lease on the key: wait for its answer (or for the lease to run out). */
+  | { kind: 'in_flight'; call: ModelCallRow };
+
+/** What the upstream answered, and what it cost. */
+export interface ModelCallAnswer {
+  status: number;
+  headersJson: string;
+  /** Null for a stream: its chunks were appended as they came. */
+  body: string | null;
+  model: string | null;
+  inputTokens: number | null;
+  outputTokens: number | null;
+  cachedTokens: number | null;
+  costUsd: number | null;
+}
+
+export interface ModelCallStore {
+  /**
+   * The key's state, in one transaction: no row yet (or one whose lease ran out) → `lead`; a stored answer →
+   * `answered`; a live lease → `in_flight`. A row under the key with another fingerprint throws
+   * IdempotencyKeyReuseError and changes nothing.
+   */
+  beginModelCall(start: ModelCallStart): Promise<ModelCallBegin>;
+  /** Extends the lease; false when it is no longer this token's (taken over): stop writing. */
+  renewModelCall(callId: string, token: string, leaseMs: number): Promise<boolean>;
+  /** Appends a stream's chunks from `fromSeq` (0-based) if the lease is still this token's. */
+  appendModelCallChunks(callId: string, token: string, fromSeq: number, chunks: string[]): Promise<boolean>;
+  /** Stores the answer and ends the lease, if it is still this token's. */
+  completeModelCall(callId: string, token: string, answer: ModelCallAnswer): Promise<boolean>;
+  /** The upstream failed: the row and its chunks go, so the key can be tried again. */
+  abandonModelCall(callId: string, token: string): Promise<void>;
+  getModelCall(idemKey: string): Promise<ModelCallRow | undefined>;
+  /** A streamed answer's chunks, in order. */
+  readModelCallChunks(callId: string): Promise<string[]>;
+  /** The calls of a run (retired ones included), oldest first: what the ledger sums. */
+  listModelCalls(filter: { runId: string }): Promise<ModelCallRow[]>;
+}

@@ -1,0 +1,173 @@
+/** Runs and workers: queueing, run leases, operator actions, and the workers that execute runs. */
+import type { RunAction, RunRow, RunStatus, WorkerRow } from './rows';
+import type { WaitKind } from './waits';
+import type { WorkflowStore } from './workflows';
+
+/** A run as lists show it: its row joined with its progress and claims. Outside clients' runs have no
+ * runs row; they are listed with workflow `external` and a status read from their claims. */
+export interface RunSummary {
+  id: string;
+  workflow: string;
+  /** `idle`: an outside client's run with no claim in flight (its progress is all there is to show). */
+  status: RunStatus | 'idle';
+  step: number;
+  totalSteps: number | null;
+  /** Its rows in `committed` of source `executed`, and all its rows there (lib/control/figures.ts). */
+  executed: number;
+  committed: number;
+  /** Its progress's replay counters. */
+  skipped: number;
+  awaited: number;
+  orphanedClaims: number;
+  owner: string | null;
+  error: string | null;
+  createdAt: number | null;
+  updatedAt: number;
+}
+
+/**
+ * Which workers listWorkers reads. Unfiltered, every row the retention kept (WorkerStore.pruneWorkers): the
+ * workers page, with a limit. Everything a worker or a request does often asks for less, so its cost follows the
+ * live fleet and never the fleet's history.
+ */
+export interface WorkerFilter {
+  /** Only workers not stopped: the peers a beat judges. */
+  notStopped?: boolean;
+  /**
+   * With notStopped: also the stopped workers a running run still names as its owner, the ones the stall judge
+   * (lib/control/stalled.ts) must describe.
+   */
+  orOwningRunning?: boolean;
+  /** Only these ids (the holders of the claims on a page). */
+  ids?: string[];
+  /** At most this many: the not stopped first, then the most recently started. */
+  limit?: number;
+}
+
+/** The processes that execute runs, and how a dead one is told from a paused one. */
+export interface WorkerStore {
+  registerWorker(worker: {
+    id: string;
+    host: string;
+    pid: number;
+    machine?: string | null;
+    /** How many runs it executes at once. */
+    slots?: number | null;
+  }): Promise<void>;
+  /**
+   * The worker's proof of life in its row. False when there is no row: it was pruned while this worker was silent
+   * longer than the retention (a process stopped for a day, then continued); the worker registers again.
+   */
+  heartbeatWorker(id: string): Promise<boolean>;
+  stopWorker(id: string): Promise<void>;
+  /** Live first, then newest started. */
+  listWorkers(filter?: WorkerFilter): Promise<WorkerRow[]>;
+
+  /**
+   * Deletes the rows of workers stopped, or silent, for more than olderThanMs by the store's clock, except any a
+   * running run still names as owner (its row is what says who holds the run and since when it is silent).
+   * Returns how many rows went. Workers call it at start and then hourly (WAYBILL_WORKER_RETENTION).
+   */
+  pruneWorkers(olderThanMs: number): Promise<number>;
+
+  /**
+   * Proof of life the worker holds while it runs, which its process's death releases wherever it ran
+   * (PostgreSQL: a session advisory lock). A backend with no such thing holds nothing.
+   */
+  holdLiveness(workerId: string): Promise<{ release(): Promise<void> }>;
+
+  /**
+   * For each worker id: `held` (some process holds its proof of life), `free` (none does: the process is gone,
+   * or lost its connection), or `unknown` (this backend cannot tell, as SQLite across machines).
+   */
+  livenessOf(workerIds: string[]): Promise<Map<string, 'held' | 'free' | 'unknown'>>;
+
+  /**
+   * A worker is known dead (its pid is gone on its machine): mark it stopped, and expire the claims it held
+   * so its runs resume at once instead of after their leases. Only call with proof of death: a paused
+   * worker is fenced by tokens, but expiring its claims would make its in-doubt side effects run again.
+   */
+  markWorkerDead(id: string, reason: string): Promise<number>;
+}
+
+/**
+ * Runs, with the workers and the published workflows beside them: the engine's worker loop registers,
+ * publishes, then claims and renews runs, so one interface serves its one caller.
+ */
+export interface RunStore extends WorkerStore, WorkflowStore {
+  /** Queues a new run. ConflictError when the id is taken. */
+  createRun(run: { id: string; workflow: string; inputJson: string; totalSteps: number | null }): Promise<RunRow>;
+
+  getRun(id: string): Promise<RunRow | null>;
+
+  /** Runs newest first, outside clients' runs included, with keyset pagination on (updatedAt, id). */
+  listRuns(filter: {
+    status?: RunStatus | 'idle';
+    /**
+     * Only runs parked on an open wait of this kind (status `waiting`, so outside clients' runs never match).
+     * With a `status` other than `waiting`, nothing matches.
+     */
+    waiting?: WaitKind;
+    workflow?: string;
+    search?: string;
+    owner?: string;
+    limit?: number;
+    claimTtlMs: number;
+    /** Keyset cursor: the last row of the previous page. */
+    after?: { updatedAt: number; id: string };
+  }): Promise<RunSummary[]>;
+
+  /**
+   * Takes one runnable run for this worker, in one transaction: queued, or running with a passed run lease
+   * or an owner marked dead. Returns null when there is none. The run's `attempts` in the row returned is
+   * this execution's fence: pass it to renewRunLease, finishRun and releaseRun.
+   *
+   * `holding`: the runs this worker is executing now. They are never handed out again, even with their lease
+   * passed: a worker that stalled past its lease and woke up still has them in hand, and taking one again
+   * would run it twice beside itself. `runId`: take only this run (the drill's workers).
+   */
+  claimRun(request: {
+    workerId: string;
+    leaseMs: number;
+    workflows: string[];
+    holding?: string[];
+    runId?: string;
+  }): Promise<RunRow | null>;
+
+  /**
+   * Extends the run lease; returns the run's status so the worker notices pause/cancel/takeover. With
+   * `attempt` (the fence claimRun handed out), only that execution renews: an older one of the same worker
+   * id (a process restarted under its id while the old one was stalled) is told it lost the run.
+   */
+  renewRunLease(
+    id: string,
+    workerId: string,
+    leaseMs: number,
+    attempt?: number,
+  ): Promise<{ held: boolean; status: RunStatus | null }>;
+
+  /**
+   * Ends a run this worker owns (and, with `attempt`, this execution of it). A run paused while its last step
+   * ran still completes: its work is done. False when the worker no longer owns it (taken over, or cancelled
+   * meanwhile).
+   */
+  finishRun(
+    id: string,
+    workerId: string,
+    outcome: { status: 'completed' | 'failed' | 'rejected'; error?: string; outputJson?: string },
+    attempt?: number,
+  ): Promise<boolean>;
+
+  /**
+   * Gives a run back (a draining worker, or one told to pause): queued again unless paused/cancelled. With
+   * `attempt`, a no-op unless this execution still holds it, so a copy that lost the run never re-queues it
+   * under the one that runs it.
+   */
+  releaseRun(id: string, workerId: string, attempt?: number): Promise<void>;
+
+  /**
+   * An operator's action, recorded as an `operator` event. Throws InvalidTransitionError when the run's
+   * status does not allow it (e.g. retry of a running run), NotFoundError for an unknown run.
+   */
+  actOnRun(id: string, action: RunAction, actor: string): Promise<RunRow>;
+}

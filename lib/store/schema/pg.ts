@@ -1,0 +1,371 @@
+/**
+ * PostgreSQL tables, mirroring sqlite.ts table by table under the same export names and column names.
+ * The first columns of progress, committed and claims are the reference article's (TEXT, INTEGER, and REAL
+ * as double precision), so its client keeps working; every column we added is nullable or defaulted.
+ * Times are epoch seconds in double precision, taken from the database clock, never the worker's.
+ */
+import { sql } from 'drizzle-orm';
+import { bigint, doublePrecision, index, integer, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core';
+
+export const progress = pgTable(
+  'progress',
+  {
+    runId: text('run_id').primaryKey(),
+    step: integer('step').notNull(),
+    stateJson: text('state_json').notNull(),
+    updatedAt: doublePrecision('updated_at').notNull(),
+    // Counters ride with progress writes: a skipped step never costs a transaction of its own.
+    executed: integer('executed').notNull().default(0),
+    skipped: integer('skipped').notNull().default(0),
+    awaited: integer('awaited').notNull().default(0),
+    /** How long the last progress write took, as its writer measured it: the save cost in redo ÷ save. */
+    saveMs: doublePrecision('save_ms'),
+  },
+  (t) => [
+    // Runs whose progress moved most recently, for the runs page's newest-first candidates.
+    index('progress_updated').on(t.updatedAt),
+  ],
+);
+
+export const committed = pgTable(
+  'committed',
+  {
+    idemKey: text('idem_key').primaryKey(),
+    runId: text('run_id').notNull(),
+    resultJson: text('result_json').notNull(),
+    committedAt: doublePrecision('committed_at').notNull(),
+    step: integer('step'),
+    fingerprint: text('fingerprint'),
+    workerId: text('worker_id'),
+    durationMs: doublePrecision('duration_ms'),
+    source: text('source', { enum: ['executed', 'manual', 'forked'] })
+      .notNull()
+      .default('executed'),
+    /** For a `forked` row: the key of the original run's row it was copied from (control/rewind.ts). */
+    forkedFrom: text('forked_from'),
+    /** What the step was given, when its caller recorded it (`ctx.step(name, fn, { input })`, runAgent's item), bounded. */
+    inputJson: text('input_json'),
+    /**
+     * The run's progress (step and state) as it stood when this step committed, before the commit's own write:
+     * the map as it was when the step was reached. A rerun or fork from this step puts it back (store/shared/rewind.ts).
+     * Null where it was not recorded (a hand-made or older row, a state over PRIOR_STATE_MAX_CHARS).
+     */
+    priorStep: integer('prior_step'),
+    priorStateJson: text('prior_state_json'),
+  },
+  (t) => [
+    index('committed_run_step').on(t.runId, t.step),
+    // The committed table's page order, (step, key) with keyless steps first: a keyset page of a
+    // 100,000-step run reads its hundred rows from here instead of sorting the run.
+    index('committed_run_order').on(t.runId, sql`coalesce(${t.step}, -1)`, sql`${t.idemKey} COLLATE "C"`),
+    // Steps committed in the last hour (the runs page's rate) without reading a million rows.
+    index('committed_at').on(t.committedAt),
+  ],
+);
+
+/**
+ * Committed results a rerun took out of `committed` (control/rewind.ts): every committed column as it was,
+ * plus when, by whom, why and by which rerun of the run. Never deleted by a rerun; the step page reads it.
+ */
+export const committedHistory = pgTable(
+  'committed_history',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    idemKey: text('idem_key').notNull(),
+    runId: text('run_id').notNull(),
+    resultJson: text('result_json').notNull(),
+    committedAt: doublePrecision('committed_at').notNull(),
+    step: integer('step'),
+    fingerprint: text('fingerprint'),
+    workerId: text('worker_id'),
+    durationMs: doublePrecision('duration_ms'),
+    source: text('source', { enum: ['executed', 'manual', 'forked'] }).notNull(),
+    forkedFrom: text('forked_from'),
+    /** What the step was given, when its caller recorded it (`ctx.step(name, fn, { input })`, runAgent's item), bounded. */
+    inputJson: text('input_json'),
+    /**
+     * The run's progress (step and state) as it stood when this step committed, before the commit's own write:
+     * the map as it was when the step was reached. A rerun or fork from this step puts it back (store/shared/rewind.ts).
+     * Null where it was not recorded (a hand-made or older row, a state over PRIOR_STATE_MAX_CHARS).
+     */
+    priorStep: integer('prior_step'),
+    priorStateJson: text('prior_state_json'),
+    supersededAt: doublePrecision('superseded_at').notNull(),
+    supersededBy: text('superseded_by').notNull(),
+    reason: text('reason'),
+    /** 1 for the run's first rerun, 2 for its second…: which results one rerun replaced. */
+    rerun: integer('rerun').notNull(),
+  },
+  (t) => [index('committed_history_run_step').on(t.runId, t.step, t.id)],
+);
+
+export const claims = pgTable(
+  'claims',
+  {
+    idemKey: text('idem_key').primaryKey(),
+    runId: text('run_id').notNull(),
+    claimedAt: doublePrecision('claimed_at').notNull(),
+    token: text('token'),
+    workerId: text('worker_id'),
+    leaseExpiresAt: doublePrecision('lease_expires_at'),
+    heartbeatAt: doublePrecision('heartbeat_at'),
+    step: integer('step'),
+    attempt: integer('attempt').notNull().default(1),
+  },
+  (t) => [index('claims_run').on(t.runId)],
+);
+
+export const runs = pgTable(
+  'runs',
+  {
+    id: text('id').primaryKey(),
+    workflow: text('workflow').notNull(),
+    inputJson: text('input_json').notNull(),
+    status: text('status', {
+      enum: ['queued', 'running', 'paused', 'waiting', 'completed', 'failed', 'cancelled', 'rejected'],
+    })
+      .notNull()
+      .default('queued'),
+    totalSteps: integer('total_steps'),
+    owner: text('owner'),
+    leaseExpiresAt: doublePrecision('lease_expires_at'),
+    attempts: integer('attempts').notNull().default(0),
+    error: text('error'),
+    outputJson: text('output_json'),
+    createdAt: doublePrecision('created_at').notNull(),
+    updatedAt: doublePrecision('updated_at').notNull(),
+    startedAt: doublePrecision('started_at'),
+    finishedAt: doublePrecision('finished_at'),
+    /** A fork's original run and the step it was forked from: each run page links to the other. */
+    forkedFromRun: text('forked_from_run'),
+    forkedAtStep: integer('forked_at_step'),
+  },
+  (t) => [
+    index('runs_status_updated').on(t.status, t.updatedAt),
+    index('runs_created').on(t.createdAt),
+    // The runs page's newest first: its candidates are read from the top of this and progress_updated.
+    index('runs_updated').on(t.updatedAt),
+    // The run pick (postgres/runs.ts claimRun) in its own order, over the runs that can become runnable only:
+    // finished runs, however many, are not in it, so a pick reads the live queue and never the history.
+    index('runs_runnable')
+      .on(t.createdAt, sql`${t.id} COLLATE "C"`)
+      .where(sql`status IN ('queued', 'running', 'waiting')`),
+  ],
+);
+
+export const stepEvents = pgTable(
+  'step_events',
+  {
+    // number mode: ids stay far below 2^53, and the Store interface hands them out as numbers.
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    runId: text('run_id').notNull(),
+    idemKey: text('idem_key'),
+    step: integer('step'),
+    outcome: text('outcome', {
+      enum: ['executed', 'skipped', 'awaited', 'failed', 'expired', 'resolved', 'lease_lost', 'operator', 'key_reuse'],
+    }).notNull(),
+    // Skips and awaits are folded into one event per progress write; count says how many it stands for.
+    count: integer('count').notNull().default(1),
+    durationMs: doublePrecision('duration_ms'),
+    workerId: text('worker_id'),
+    detail: text('detail'),
+    /**
+     * The attempt the event is about, as data (the detail is only the message): the failed or refused attempt,
+     * the taker's for a takeover, the released claim's for an expiry. Null where unknown (older rows, outside clients).
+     */
+    attempt: integer('attempt'),
+    /** A failed attempt's policy: how many attempts it allows, and when the next is due (null: none will be). */
+    maxAttempts: integer('max_attempts'),
+    retryAt: doublePrecision('retry_at'),
+    /** A takeover (`expired` with a taker): whose lease passed, and on which attempt. */
+    previousWorkerId: text('previous_worker_id'),
+    previousAttempt: integer('previous_attempt'),
+    at: doublePrecision('at').notNull().default(sql`extract(epoch from now())`),
+  },
+  (t) => [
+    index('step_events_run').on(t.runId, t.id),
+    // A run's events of one outcome, newest first (the run page's key-reuse warnings), without walking the rest.
+    index('step_events_run_outcome').on(t.runId, t.outcome, t.id),
+    index('step_events_key').on(t.idemKey),
+    // One step's attempts (the step page) without walking a 100,000-step run's events.
+    index('step_events_run_step').on(t.runId, t.step),
+    // The metrics scrape reads events written since its last one by time (postgres/metrics.ts).
+    index('step_events_at').on(t.at),
+  ],
+);
+
+export const workers = pgTable('workers', {
+  id: text('id').primaryKey(),
+  host: text('host').notNull(),
+  pid: integer('pid').notNull(),
+  startedAt: doublePrecision('started_at').notNull(),
+  heartbeatAt: doublePrecision('heartbeat_at').notNull(),
+  stoppedAt: doublePrecision('stopped_at'),
+  /**
+   * Which kernel and pid namespace the pid belongs to (boot id + pid namespace inode): a peer may judge this
+   * worker dead by its pid only when both match, because two containers can share a hostname yet not see
+   * each other's pids. Null for workers that registered before it existed: never judged by pid.
+   */
+  machine: text('machine'),
+  /** The workflow names this worker serves, as a JSON array: the start form's "no live worker" comes from it. */
+  workflowsJson: text('workflows_json'),
+  /**
+   * How many runs it executes at once (`waybill worker --concurrency`): a queued run's reason counts its busy
+   * slots against these. Null for a worker that registered before it was recorded.
+   */
+  slots: integer('slots'),
+});
+
+/**
+ * The workflows live workers serve, published by each worker as it starts (the last to start wins on a
+ * name): the control plane validates starts and renders its start form from these, so it needs no code of
+ * the user's. input_schema_json is the zod input schema as JSON Schema.
+ */
+export const workflows = pgTable('workflows', {
+  name: text('name').primaryKey(),
+  description: text('description'),
+  inputSchemaJson: text('input_schema_json').notNull(),
+  /** Steps a run has when the workflow declares a fixed count; null when it depends on the input. */
+  totalSteps: integer('total_steps'),
+  /** The code version string the user gave the workflow, if any. */
+  version: text('version'),
+  publishedBy: text('published_by'),
+  updatedAt: doublePrecision('updated_at').notNull(),
+});
+
+/** Who did what from the control plane (dashboard or API): operators' actions, kept apart from step history. */
+export const audit = pgTable(
+  'audit',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    at: doublePrecision('at').notNull(),
+    /** The signed-in name, or the role for a bare token: "alice (operator)", "operator token (api)". */
+    actor: text('actor').notNull(),
+    role: text('role', { enum: ['viewer', 'operator', 'local'] }).notNull(),
+    action: text('action').notNull(),
+    /** What it acted on: a run id, an idempotency key, or "*" for a sweep. */
+    target: text('target').notNull(),
+    runId: text('run_id'),
+    detail: text('detail'),
+  },
+  (t) => [index('audit_at').on(t.at), index('audit_run').on(t.runId)],
+);
+
+/**
+ * The metrics scrape's running totals (postgres/metrics.ts), one row per histogram-bounds signature, shared by
+ * every dashboard process so they report one counter and keep it across restarts. Prune never touches it: the
+ * totals must outlive the rows they counted. Marks are null until the first scrape reads the history.
+ */
+export const metricsTally = pgTable('metrics_tally', {
+  /** The bucket bounds (ms) joined with commas: other bounds count into other buckets, so another row. */
+  bounds: text('bounds').primaryKey(),
+  /** committed_at up to which `committed` was counted; the key and time columns are SQLite's, unused here. */
+  committedMark: doublePrecision('committed_mark'),
+  committedMarkKey: text('committed_mark_key'),
+  committedMarkAt: doublePrecision('committed_mark_at'),
+  /** `at` up to which step_events were counted. */
+  eventsMark: doublePrecision('events_mark'),
+  /** Steps by outcome, and the three step-duration histograms, as JSON. */
+  stepsJson: text('steps_json').notNull(),
+  durationsJson: text('durations_json').notNull(),
+});
+
+/**
+ * A run's durable waits (lib/engine/waits.ts): an approval, a signal or a sleep, one row per (run, kind, name). A row
+ * is created when the run reaches its wait, or earlier by a signal sent ahead (then already decided). Once
+ * decided_at is set it never changes: the first decision is the one, on replay and for every later caller.
+ */
+export const waits = pgTable(
+  'waits',
+  {
+    runId: text('run_id').notNull(),
+    name: text('name').notNull(),
+    kind: text('kind', { enum: ['approval', 'signal', 'sleep'] }).notNull(),
+    /** What the approver is shown (an approval's details), as JSON. */
+    detailsJson: text('details_json'),
+    createdAt: doublePrecision('created_at').notNull(),
+    /** When the wait ends by itself: a sleep's wake time, or a timeout. Null: it waits for a decision alone. */
+    dueAt: doublePrecision('due_at'),
+    /** What a timeout decides: an approval's 'approve' or 'reject'; a signal's 'timeout'. */
+    onTimeout: text('on_timeout'),
+    decidedAt: doublePrecision('decided_at'),
+    /** The decision as JSON: an approval's { approved }, a signal's { payload }, a timeout's { timedOut: true }. */
+    decisionJson: text('decision_json'),
+    decidedBy: text('decided_by'),
+    note: text('note'),
+  },
+  (t) => [
+    // The kind is in the key: a signal, an approval and a sleep of one name are three waits, so a signal sent
+    // ahead never takes the place of an approval the run has not reached yet (and never decides it).
+    primaryKey({ columns: [t.runId, t.kind, t.name] }),
+    // The next wake-up a worker sleeps until (nextWakeIn): the first open wait by due time, one index
+    // entry read. Partial: an approval decided before its timeout would otherwise sit in the way until then.
+    index('waits_open_due').on(t.dueAt).where(sql`${t.decidedAt} IS NULL`),
+  ],
+);
+
+/**
+ * What a command workflow's program printed, and the worker's notes on it (lib/engine/run-log.ts writes them in
+ * batches): the run page, GET /api/v1/runs/{id}/logs and `waybill logs` read them from here, wherever the
+ * worker ran. `seq` numbers a run's lines from 1 with no gaps, so keeping only the last K is one range delete
+ * and a follower asks for the lines after the last seq it saw. Bounded: the line's length (lib/store/shared/log-lines.ts)
+ * and the lines kept per run; the rest goes when the run is pruned.
+ */
+export const runLogs = pgTable(
+  'run_logs',
+  {
+    runId: text('run_id').notNull(),
+    seq: bigint('seq', { mode: 'number' }).notNull(),
+    /** When the worker read the line from the program, by the worker's clock (lines are written in batches). */
+    at: doublePrecision('at').notNull(),
+    stream: text('stream', { enum: ['stdout', 'stderr', 'worker'] }).notNull(),
+    line: text('line').notNull(),
+    workerId: text('worker_id'),
+    /** The run's take (runs.attempts) the worker was executing: which execution printed the line. */
+    attempt: integer('attempt'),
+  },
+  (t) => [primaryKey({ columns: [t.runId, t.seq] })],
+);
+
+/** Model calls made through the gateway: see sqlite.ts. */
+export const modelCalls = pgTable(
+  'model_calls',
+  {
+    id: text('id').primaryKey(),
+    idemKey: text('idem_key'),
+    sentKey: text('sent_key'),
+    runId: text('run_id'),
+    step: integer('step'),
+    api: text('api', {
+      enum: ['openai.chat', 'openai.responses', 'openai.embeddings', 'anthropic.messages'],
+    }).notNull(),
+    model: text('model'),
+    fingerprint: text('fingerprint').notNull(),
+    state: text('state', { enum: ['pending', 'complete'] }).notNull(),
+    framing: text('framing', { enum: ['json', 'sse'] }).notNull(),
+    leaseToken: text('lease_token'),
+    leaseExpiresAt: doublePrecision('lease_expires_at'),
+    status: integer('status'),
+    headersJson: text('headers_json'),
+    body: text('body'),
+    inputTokens: integer('input_tokens'),
+    outputTokens: integer('output_tokens'),
+    cachedTokens: integer('cached_tokens'),
+    costUsd: doublePrecision('cost_usd'),
+    startedAt: doublePrecision('started_at').notNull(),
+    completedAt: doublePrecision('completed_at'),
+    retiredAt: doublePrecision('retired_at'),
+  },
+  (t) => [uniqueIndex('model_calls_key').on(t.idemKey), index('model_calls_run').on(t.runId, t.step)],
+);
+
+/** A streamed answer's chunks: see sqlite.ts. */
+export const modelCallChunks = pgTable(
+  'model_call_chunks',
+  {
+    callId: text('call_id').notNull(),
+    seq: integer('seq').notNull(),
+    data: text('data').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.callId, t.seq] })],
+);
