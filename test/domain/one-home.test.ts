@@ -3,7 +3,8 @@
  * claim-expiry SQL once, in lib/store/shared/claim-expiry-sql.ts), and imported everywhere else. A copy written
  * again anywhere in lib/ or app/ fails here, naming the file and line. drizzle/ is left out: the PostgreSQL
  * functions are migrations and keep their PL/pgSQL text (so is lib/store/migrate/migrations.generated.ts, their
- * embedded copy). lib/domain itself imports nothing but zod and node built-ins.
+ * embedded copy). lib/domain itself imports nothing but zod and node built-ins. lib/store's root holds index.ts
+ * and folders only, so each of its files has a home whose name says what it holds.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -75,5 +76,12 @@ describe('one home per rule', () => {
     );
     expect(imports.filter((i) => !/: (zod|node:[\w/]+)$/.test(i))).toEqual([]);
     expect(imports.length).toBeGreaterThan(0);
+  });
+
+  it("keeps lib/store's root to index.ts and folders (contract, schema, shared, migrate, a folder per backend)", () => {
+    const loose = readdirSync(join(ROOT, 'lib/store'), { withFileTypes: true })
+      .filter((e) => !e.isDirectory() && e.name !== 'index.ts')
+      .map((e) => `lib/store/${e.name}`);
+    expect(loose).toEqual([]);
   });
 });

@@ -5,8 +5,8 @@
  * wins, the other is told who did; the runs list filters by what a run waits for, and refuses a bad filter
  * naming it.
  *
- * Used by waits.sqlite.test.ts and waits.postgres.test.ts, which give the database: the server's store and
- * configuration are read from the environment once the suite has set it, as in production.
+ * Used by test/api/waits.sqlite.test.ts and waits.postgres.test.ts, which give the database: the server's
+ * store and configuration are read from the environment once the suite has set it, as in production.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Worker } from '../../lib/engine/worker';

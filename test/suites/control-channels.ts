@@ -4,8 +4,8 @@
  * makes the same change and the same audit row (the same action, target, run and detail; only who differs),
  * a viewer is refused by each and nothing changes, and bad input changes nothing.
  *
- * Used by channels.sqlite.test.ts and channels.postgres.test.ts, which set DATABASE_URL before importing it:
- * the server's store and configuration are read from the environment, as in production.
+ * Used by test/control/channels.sqlite.test.ts and channels.postgres.test.ts, which set DATABASE_URL before
+ * importing it: the server's store and configuration are read from the environment, as in production.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Principal } from '../../lib/auth/principal';
