@@ -64,7 +64,8 @@ export function waybillOnlyTables(migrations: Migration[]): string[] {
   const names = new Set<string>();
   for (const m of migrations) {
     for (const statement of m.statements) {
-      const created = /^CREATE TABLE (?:IF NOT EXISTS )?[`"]?(\w+)/i.exec(statement);
+      // A migration's first statement may open with its comment.
+      const created = /^(?:--[^\n]*\n\s*)*CREATE TABLE (?:IF NOT EXISTS )?[`"]?(\w+)/i.exec(statement);
       if (created) names.add(created[1]!);
     }
   }

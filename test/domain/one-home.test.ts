@@ -1,9 +1,10 @@
 /**
  * One home per rule: the claim-expiry rule and the run-id rules are written once, in lib/domain (and the
  * claim-expiry SQL once, in lib/store/claim-expiry-sql.ts), and imported everywhere else. A copy written
- * again anywhere in lib/ or app/ fails here, naming the file and line. drizzle/ is left out: the PostgreSQL
- * functions are migrations and keep their PL/pgSQL text (so is lib/store/migrations.generated.ts, their
- * embedded copy). lib/domain itself imports nothing but zod and node built-ins.
+ * again anywhere in lib/ or app/ fails here, naming the file and line; the PostgreSQL functions' current text
+ * (lib/store/postgres/functions/) is in lib/ and held to it. drizzle/ is left out: its migrations keep the
+ * functions' older texts as history (so is lib/store/migrations.generated.ts, their embedded copy). lib/domain
+ * itself imports nothing but zod and node built-ins.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
