@@ -2,6 +2,7 @@
  * `waybill migrate`: the one command that creates a store or brings it up to date (everything else that only
  * reads refuses a store that is missing or behind, and says to run this). `--check` only says whether the
  * store is current (exit 1 when it is not), `--print-sql` what migrating would run; neither writes anything.
+ * Current means every migration applied and, on PostgreSQL, this Waybill's functions in place (functions/).
  * `--move-to-schema` moves a PostgreSQL store an older Waybill made in `public` into a schema of its own.
  */
 import { parseArgs } from 'node:util';
@@ -43,7 +44,7 @@ export async function migrate(cli: Cli, args: string[]): Promise<number> {
     return 0;
   }
   const plan = await inspectStore(url, { schema: options.schema });
-  const behind = !plan.exists || plan.pending.length > 0;
+  const behind = !plan.exists || plan.pending.length > 0 || plan.functions !== null;
   if (values['print-sql']) {
     if (values.json) cli.json({ ...summary(plan), sql: sqlOf(plan) });
     else cli.out(sqlOf(plan) || `-- ${plan.where} is up to date: nothing to run`);
@@ -62,8 +63,9 @@ export async function migrate(cli: Cli, args: string[]): Promise<number> {
   // Opening migrates: the same locked transaction a worker's open runs, whatever WAYBILL_MIGRATE says.
   const store = await openBackend(url, { ...options, migrate: true });
   await store.close();
-  const done = { ...summary(plan), applied: plan.pending.map((m) => m.tag), pending: [] };
+  const done = { ...summary(plan), applied: plan.pending.map((m) => m.tag), pending: [], functionsPending: false };
   if (values.json) cli.json(done);
+  else if (plan.pending.length === 0) cli.out(`replaced the functions of ${plan.where} with this Waybill's`);
   else
     cli.out(
       `${plan.exists ? 'upgraded' : 'created'} ${plan.where}: applied ${plan.pending.length} migration` +
@@ -79,7 +81,8 @@ function summary(plan: MigrationPlan) {
     exists: plan.exists,
     applied: plan.applied,
     pending: plan.pending.map((m) => m.tag),
-    current: plan.exists && plan.pending.length === 0,
+    functionsPending: plan.functions !== null,
+    current: plan.exists && plan.pending.length === 0 && plan.functions === null,
   };
 }
 
@@ -87,6 +90,8 @@ function describe(plan: MigrationPlan): string {
   const total = plan.applied.length + plan.pending.length;
   if (!plan.exists)
     return `no Waybill store at ${plan.where}: ${plan.pending.length} migrations to apply (waybill migrate)`;
+  if (plan.pending.length === 0 && plan.functions)
+    return `${plan.where} runs other versions of Waybill's functions (${total} migrations applied; waybill migrate)`;
   if (plan.pending.length === 0) return `${plan.where} is up to date (${total} migrations)`;
   return (
     `${plan.where} is behind: ${plan.applied.length} of ${total} migrations applied, ` +
@@ -105,6 +110,10 @@ function sqlOf(plan: MigrationPlan): string {
   for (const migration of plan.pending) {
     lines.push(`-- ${migration.tag}`);
     for (const statement of migration.statements) lines.push(statement.endsWith(';') ? statement : `${statement};`);
+  }
+  if (plan.functions) {
+    lines.push(`-- functions ${plan.functions.hash}`);
+    for (const statement of plan.functions.statements) lines.push(`${statement};`);
   }
   return lines.join('\n');
 }

@@ -1,10 +1,11 @@
 /**
- * One home per rule: the claim-expiry, run-id, liveness and operator-JSON rules are written once, in lib/domain (and the
- * claim-expiry SQL once, in lib/store/shared/claim-expiry-sql.ts), and imported everywhere else. A copy written
- * again anywhere in lib/ or app/ fails here, naming the file and line. drizzle/ is left out: the PostgreSQL
- * functions are migrations and keep their PL/pgSQL text (so is lib/store/migrate/migrations.generated.ts, their
- * embedded copy). lib/domain itself imports nothing but zod and node built-ins. lib/store's root holds index.ts
- * and folders only, so each of its files has a home whose name says what it holds.
+ * One home per rule: the claim-expiry, run-id, liveness and operator-JSON rules are written once, in lib/domain
+ * (and the claim-expiry SQL once, in lib/store/shared/claim-expiry-sql.ts), and imported everywhere else. A copy
+ * written again anywhere in lib/ or app/ fails here, naming the file and line; the PostgreSQL functions' current
+ * text (lib/store/postgres/functions/) is in lib/ and held to it. drizzle/ is left out: its migrations keep the
+ * functions' older texts as history (so is lib/store/migrate/migrations.generated.ts, their embedded copy).
+ * lib/domain itself imports nothing but zod and node built-ins. lib/store's root holds index.ts and folders
+ * only, so each of its files has a home whose name says what it holds.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';

@@ -75,6 +75,7 @@ describe.skipIf(!pgUp)('postgres store', () => {
       'runs',
       'step_events',
       'waits',
+      'waybill_functions',
       'waybill_migrations',
       'workers',
       'workflows',

@@ -16,6 +16,26 @@ export interface Migration {
   statements: string[];
 }
 
+/**
+ * Code a store runs that is replaced whole rather than migrated: PostgreSQL's functions (postgres/functions/).
+ * The store records the version and hash of the set it was given last. An older version, or the same version
+ * with another text (a checkout under development), means the statements run again; a newer version is a newer
+ * Waybill's, with the same signatures (changing one takes a migration), and is kept: two releases side by side
+ * in a rolling upgrade never put each other's functions back.
+ */
+export interface FunctionSet {
+  /** Raised whenever a text changes (test/postgres/functions.test.ts pins each version's hash). */
+  version: number;
+  hash: string;
+  statements: readonly string[];
+}
+
+/** Whether `wanted` is to replace what the store recorded (FunctionSet says when). */
+function replaces(wanted: FunctionSet, recorded: { version: number; hash: string } | null): boolean {
+  if (recorded === null || recorded.version < wanted.version) return true;
+  return recorded.version === wanted.version && recorded.hash !== wanted.hash;
+}
+
 /** The article's three tables: a store they created is adopted, rows kept, before the first migration. */
 export const ARTICLE_TABLES = ['progress', 'committed', 'claims'] as const;
 export const ARTICLE_COLUMNS: Record<(typeof ARTICLE_TABLES)[number], string[]> = {
@@ -55,7 +75,8 @@ export function waybillOnlyTables(migrations: Migration[]): string[] {
   const names = new Set<string>();
   for (const m of migrations) {
     for (const statement of m.statements) {
-      const created = /^CREATE TABLE (?:IF NOT EXISTS )?[`"]?(\w+)/i.exec(statement);
+      // A migration's first statement may open with its comment.
+      const created = /^(?:--[^\n]*\n\s*)*CREATE TABLE (?:IF NOT EXISTS )?[`"]?(\w+)/i.exec(statement);
       if (created) names.add(created[1]!);
     }
   }
@@ -123,6 +144,11 @@ export interface MigrationPlan {
   pending: Migration[];
   /** The article's tables that migrating would adopt (rows copied into Waybill's). */
   adopted: (typeof ARTICLE_TABLES)[number][];
+  /**
+   * The functions migrating would (re)create: this Waybill's, when the store recorded none or another set. Null
+   * when it has these already, or its dialect keeps none (SQLite).
+   */
+  functions: FunctionSet | null;
 }
 
 /**
@@ -147,6 +173,13 @@ export interface MigrationTarget<R extends 'sync' | 'async'> {
   setAside(table: string): Answer<R, void>;
   exec(statement: string): Answer<R, void>;
   record(migration: Migration): Answer<R, void>;
+  /** The dialect's functions, replaced after the migrations when the store recorded another set (PostgreSQL). */
+  functions?: {
+    wanted: FunctionSet;
+    /** The set the store recorded; null when none (or no table for it yet: a pending migration makes it). */
+    recorded(): Answer<R, { version: number; hash: string } | null>;
+    record(set: FunctionSet): Answer<R, void>;
+  };
 }
 
 type Answer<R extends 'sync' | 'async', T> = R extends 'sync' ? T : Promise<T>;
@@ -168,18 +201,21 @@ function* planSteps(target: Target, migrations: Migration[]): Generator<Step, Mi
   const applied = new Set(tags ?? []);
   const pending = migrations.filter((m) => !applied.has(m.tag));
   const article = applied.size === 0 ? yield* call(() => target.tablesPresent(ARTICLE_TABLES)) : [];
+  const functions = target.functions;
+  const recorded = functions ? yield* call(() => functions.recorded()) : null;
   return {
     where: target.where(),
     exists: tags !== null,
     applied: tags ?? [],
     pending,
     adopted: ARTICLE_TABLES.filter((t) => article.includes(t)),
+    functions: functions && replaces(functions.wanted, recorded) ? functions.wanted : null,
   };
 }
 
 /**
- * Brings a store to the current schema in one transaction, or (mode 'inspect') only says what that would do,
- * and rolls back. A store created by the reference article's three CREATE TABLE statements is adopted in the
+ * Brings a store to the current schema, and then its functions to this Waybill's, in one transaction, or (mode
+ * 'inspect') only says what that would do, and rolls back. A store created by the reference article's three CREATE TABLE statements is adopted in the
  * same transaction: its tables are renamed aside, the first migration creates ours, the rows are copied over
  * column by column, and the old tables are dropped. Either all of that happens or none of it.
  */
@@ -191,7 +227,7 @@ function* migrationSteps(
   yield* call(() => target.begin());
   try {
     const plan = yield* planSteps(target, migrations);
-    if (mode === 'inspect' || plan.pending.length === 0) {
+    if (mode === 'inspect' || (plan.pending.length === 0 && !plan.functions)) {
       yield* call(() => (mode === 'inspect' ? target.rollback() : target.commit()));
       return plan;
     }
@@ -207,6 +243,11 @@ function* migrationSteps(
         target.exec(`INSERT INTO ${quote(table)} (${columns}) SELECT ${columns} FROM ${quote(`article_${table}`)}`),
       );
       yield* call(() => target.exec(`DROP TABLE ${quote(`article_${table}`)}`));
+    }
+    const functions = plan.functions;
+    if (functions) {
+      for (const statement of functions.statements) yield* call(() => target.exec(statement));
+      yield* call(() => target.functions!.record(functions));
     }
     yield* call(() => target.commit());
     return plan;
@@ -263,7 +304,8 @@ export async function runMigrations(
 
 /**
  * The refusal a store that cannot be used as it is gets when it is opened without migrating (read-only
- * commands, or WAYBILL_MIGRATE=off): none there yet, or behind this Waybill. Null when it is current.
+ * commands, or WAYBILL_MIGRATE=off): none there yet, behind this Waybill, or running functions other than
+ * this Waybill's (an older or a newer one's: the hash does not say which). Null when it is current.
  */
 export function notCurrent(plan: MigrationPlan, migrations: Migration[]): StoreRefusedError | null {
   if (!plan.exists) {
@@ -272,7 +314,14 @@ export function notCurrent(plan: MigrationPlan, migrations: Migration[]): StoreR
       `no Waybill store at ${plan.where} (\`waybill migrate\` creates one)`,
     );
   }
-  if (plan.pending.length === 0) return null;
+  if (plan.pending.length === 0) {
+    if (!plan.functions) return null;
+    return new StoreRefusedError(
+      'STORE_BEHIND',
+      `${plan.where} runs other versions of Waybill's functions than this Waybill's ` +
+        `(${plan.functions.hash.slice(0, 12)}); \`waybill migrate\` replaces them; nothing was changed`,
+    );
+  }
   return new StoreRefusedError(
     'STORE_BEHIND',
     `${plan.where} is behind this Waybill: ${plan.applied.length} of ${migrations.length} migrations applied, ` +

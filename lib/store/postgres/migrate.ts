@@ -3,11 +3,13 @@
  * so concurrent openers serialize: the first applies the migrations, the others find them recorded. The lock
  * is per schema, so stores in different schemas of one database migrate independently. An article table set
  * aside takes its indexes with it (progress_pkey would clash with ours). Inspecting is a READ ONLY transaction
- * that takes no lock and creates nothing, not even the schema.
+ * that takes no lock and creates nothing, not even the schema. The functions (functions/) are replaced in the same
+ * transaction, after the migrations, when waybill_functions holds an older set (migrate/runner.ts, FunctionSet).
  */
 import type pg from 'pg';
 import { StoreRefusedError } from '../../errors';
 import { runMigrations, type Migration, type MigrationPlan } from '../migrate/runner';
+import { POSTGRES_FUNCTIONS } from './functions/index';
 
 const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
@@ -84,6 +86,28 @@ export async function migratePostgres(
           m.tag,
           m.hash,
         ]),
+      functions: {
+        wanted: POSTGRES_FUNCTIONS,
+        recorded: async () => {
+          const { rows } = await client.query<{ present: boolean }>(
+            `SELECT to_regclass(format('%I.waybill_functions', $1::text)) IS NOT NULL AS present`,
+            [schema],
+          );
+          if (!rows[0]?.present) return null;
+          const recorded = await client.query<{ version: number; hash: string }>(
+            `SELECT version, hash FROM ${ident(schema)}.waybill_functions`,
+          );
+          return recorded.rows[0] ?? null;
+        },
+        record: async (set) => {
+          await exec(`DELETE FROM ${ident(schema)}.waybill_functions`);
+          await exec(
+            `INSERT INTO ${ident(schema)}.waybill_functions (version, hash, applied_at)
+            VALUES ($1, $2, extract(epoch from now()))`,
+            [set.version, set.hash],
+          );
+        },
+      },
     },
     migrations,
     mode,

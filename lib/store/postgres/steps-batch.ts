@@ -1,9 +1,10 @@
 /**
  * The commit and the claim on PostgreSQL as batch writers. What one request does is one PL/pgSQL function,
- * waybill_commit or waybill_claim (drizzle/pg/0019_run_fence.sql, as 0017 and 0015 left them): a request on
- * its own calls it directly; several are one statement, waybill_commit_batch or waybill_claim_batch, that calls
- * it for each in turn — one round trip, one transaction, one WAL flush, one answer row per request. Group
- * commit (lib/store/shared/group-commit.ts) decides what goes together; without it every batch is a request alone.
+ * waybill_commit or waybill_claim (functions/commit.ts, claim.ts), which takes the request as one jsonb object
+ * (commitFields, claimFields): a request on its own calls it directly; several are one statement,
+ * waybill_commit_batch or waybill_claim_batch (functions/batch.ts), that hands each object of its array to it in
+ * turn — one round trip, one transaction, one WAL flush, one answer row per request. Group commit
+ * (lib/store/shared/group-commit.ts) decides what goes together; without it every batch is a request alone.
  *
  * Failures, as a commit on its own had them:
  * - A transient one (a lost connection, a deadlock, a cancel) is of the whole batch, which is retried whole
@@ -12,7 +13,7 @@
  *   own token by itself.
  * - A refusal (the server rejects a value, a bug) rolls the batch back whole, having written nothing; each
  *   request is then sent alone, so the refusal fails only its own caller.
- * - A batch that waited too long for a row lock (its function's lock_timeout, drizzle/pg/0018) or deadlocked
+ * - A batch that waited too long for a row lock (its function's lock_timeout, functions/batch.ts) or deadlocked
  *   is rolled back whole, and each request is sent alone: a row locked elsewhere holds up its own request
  *   only, never its neighbours, and a request alone waits for the lock as it always did.
  * - Out of retries (StoreUnavailableError), every request of the batch fails, as each would have alone.
@@ -20,7 +21,7 @@
 import { sql } from 'drizzle-orm';
 import { StoreUnavailableError } from '../../errors';
 import { groupCommit, type Answer, type Settled } from '../shared/group-commit';
-import type { ClaimRequest, ClaimRow, CommitRequest, CommittedRow, RunStatus } from '../contract';
+import type { ClaimRequest, ClaimRow, CommitRequest, CommittedRow, ProgressWrite, RunStatus } from '../contract';
 import { prepare, type PgConnection } from './connection';
 import { mayHaveRun, withRetry } from './retry';
 
@@ -37,7 +38,7 @@ export type ClaimResult = {
   msUntilExpiry: number | null;
 };
 
-/** What waybill_commit_batch decides for one commit (the SQL says what each column means). */
+/** What waybill_commit decides for one commit (functions/commit.ts says what each column means). */
 export type CommitResult = {
   deleted: number;
   inserted: number;
@@ -47,73 +48,37 @@ export type CommitResult = {
   runStatus: RunStatus | null;
 };
 
-type Batch = { requests: string; skew: number };
+/** One request object (or, to a batch function, an array of them) as JSON text, and the clock's skew. */
+type Call = { request: string; skew: number };
 const P = (name: string) => sql.placeholder(name);
 
 // Named, so node-postgres prepares each once per connection; an operator (or a test's proxy) finds them by
 // these names, and the one-request ones keep the names the statements they replaced had.
-const COMMIT = prepare<CommitValues>(
-  'waybill_commit',
-  sql`SELECT * FROM waybill_commit(${P('key')}::text, ${P('token')}::text, ${P('run')}::text, ${P('result')}::text,
-    ${P('step')}::int, ${P('fingerprint')}::text, ${P('worker')}::text, ${P('duration')}::float8, ${P('input')}::text,
-    ${P('mayHaveLanded')}::boolean, ${P('pRun')}::text, ${P('pStep')}::int, ${P('pState')}::text,
-    ${P('pExecuted')}::int, ${P('pSkipped')}::int, ${P('pAwaited')}::int, ${P('pSaveMs')}::float8,
-    ${P('nKey')}::text, ${P('nRun')}::text, ${P('nToken')}::text, ${P('nWorker')}::text, ${P('nStep')}::int,
-    ${P('nAttempt')}::int, ${P('nLease')}::float8, ${P('nTtl')}::float8, ${P('skew')}::float8, ${P('nFence')}::int)`,
-);
-const COMMIT_BATCH = prepare<Batch>(
-  'waybill_commit_batch',
-  sql`SELECT * FROM waybill_commit_batch(${P('requests')}::jsonb, ${P('skew')}::float8)`,
-);
-const CLAIM = prepare<ClaimValues>(
-  'waybill_claim',
-  sql`SELECT * FROM waybill_claim(${P('key')}::text, ${P('run')}::text, ${P('token')}::text, ${P('worker')}::text,
-    ${P('step')}::int, ${P('attempt')}::int, ${P('lease')}::float8, ${P('ttl')}::float8, ${P('skew')}::float8,
-    ${P('fence')}::int)`,
-);
-const CLAIM_BATCH = prepare<Batch>(
-  'waybill_claim_batch',
-  sql`SELECT * FROM waybill_claim_batch(${P('requests')}::jsonb, ${P('skew')}::float8)`,
-);
+const callOf = (fn: string) =>
+  prepare<Call>(fn, sql`SELECT * FROM ${sql.raw(fn)}(${P('request')}::jsonb, ${P('skew')}::float8)`);
+const COMMIT = callOf('waybill_commit');
+const COMMIT_BATCH = callOf('waybill_commit_batch');
+const CLAIM = callOf('waybill_claim');
+const CLAIM_BATCH = callOf('waybill_claim_batch');
 
 /** A commit in the batch, and whether an attempt of it may have landed without an answer. */
 type PendingCommit = { request: CommitRequest; unknown: boolean };
 
-/** One commit's fields, by the names waybill_commit_batch reads and COMMIT's placeholders have. */
-function commitEntry({ request: r, unknown }: PendingCommit) {
-  const p = r.progress;
-  const n = r.next;
+/** A progress write as waybill_save_progress reads it (functions/progress.ts): on its own, or a commit's. */
+export function progressFields(p: ProgressWrite) {
   return {
-    key: r.idemKey,
-    token: r.token,
-    run: r.runId,
-    result: r.resultJson,
-    step: r.step,
-    fingerprint: r.fingerprint,
-    worker: r.workerId,
-    duration: r.durationMs,
-    input: r.inputJson ?? null,
-    mayHaveLanded: unknown,
-    pRun: p ? p.runId : null,
-    pStep: p ? p.step : null,
-    pState: p ? p.stateJson : null,
-    pExecuted: p ? p.executed : null,
-    pSkipped: p ? p.skipped : null,
-    pAwaited: p ? p.awaited : null,
-    pSaveMs: p?.saveMs ?? null,
-    nKey: n ? n.idemKey : null,
-    nRun: n ? n.runId : null,
-    nToken: n ? n.token : null,
-    nWorker: n ? n.workerId : null,
-    nStep: n ? n.step : null,
-    nAttempt: n ? n.attempt : null,
-    nLease: n ? n.leaseMs / 1000 : null,
-    nTtl: n ? n.claimTtlMs / 1000 : null,
-    nFence: n?.fence ?? null,
+    run: p.runId,
+    step: p.step,
+    state: p.stateJson,
+    executed: p.executed,
+    skipped: p.skipped,
+    awaited: p.awaited,
+    saveMs: p.saveMs ?? null,
   };
 }
 
-function claimEntry(r: ClaimRequest) {
+/** A claim as waybill_claim reads it (functions/claim.ts): alone, in a batch, or as a commit's next. */
+function claimFields(r: ClaimRequest) {
   return {
     key: r.idemKey,
     run: r.runId,
@@ -127,17 +92,32 @@ function claimEntry(r: ClaimRequest) {
   };
 }
 
-type CommitValues = ReturnType<typeof commitEntry> & { skew: number };
-type ClaimValues = ReturnType<typeof claimEntry> & { skew: number };
+/** A commit as waybill_commit reads it (functions/commit.ts): alone or in a batch. */
+function commitFields({ request: r, unknown }: PendingCommit) {
+  return {
+    key: r.idemKey,
+    token: r.token,
+    run: r.runId,
+    result: r.resultJson,
+    step: r.step,
+    fingerprint: r.fingerprint,
+    worker: r.workerId,
+    duration: r.durationMs,
+    input: r.inputJson ?? null,
+    mayHaveLanded: unknown,
+    progress: r.progress ? progressFields(r.progress) : null,
+    next: r.next ? claimFields(r.next) : null,
+  };
+}
 
 /** Writes commits as one statement, each answered on its own (see the file's comment for failures). */
 export function commitBatch(c: PgConnection): (requests: CommitRequest[]) => Promise<Answer<CommitResult>[]> {
   const send = async (batch: PendingCommit[]) => {
-    const skew = c.skew();
-    const { rows } =
-      batch.length === 1
-        ? await c.exec<CommitResult, CommitValues>(COMMIT, { ...commitEntry(batch[0]!), skew })
-        : await c.exec<CommitResult, Batch>(COMMIT_BATCH, { requests: JSON.stringify(batch.map(commitEntry)), skew });
+    const request = JSON.stringify(batch.length === 1 ? commitFields(batch[0]!) : batch.map(commitFields));
+    const { rows } = await c.exec<CommitResult, Call>(batch.length === 1 ? COMMIT : COMMIT_BATCH, {
+      request,
+      skew: c.skew(),
+    });
     return answers(batch.length, rows);
   };
   const write = (batch: PendingCommit[]) =>
@@ -156,11 +136,11 @@ export function commitBatch(c: PgConnection): (requests: CommitRequest[]) => Pro
 /** Makes claims in one statement, each answered on its own (see the file's comment for failures). */
 export function claimBatch(c: PgConnection): (requests: ClaimRequest[]) => Promise<Answer<ClaimResult>[]> {
   const send = async (batch: ClaimRequest[]) => {
-    const skew = c.skew();
-    const { rows } =
-      batch.length === 1
-        ? await c.exec<ClaimResult, ClaimValues>(CLAIM, { ...claimEntry(batch[0]!), skew })
-        : await c.exec<ClaimResult, Batch>(CLAIM_BATCH, { requests: JSON.stringify(batch.map(claimEntry)), skew });
+    const request = JSON.stringify(batch.length === 1 ? claimFields(batch[0]!) : batch.map(claimFields));
+    const { rows } = await c.exec<ClaimResult, Call>(batch.length === 1 ? CLAIM : CLAIM_BATCH, {
+      request,
+      skew: c.skew(),
+    });
     return answers(batch.length, rows);
   };
   return (requests) =>

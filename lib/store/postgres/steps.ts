@@ -6,7 +6,7 @@
  *   functions, called for one request or for a batch of them (steps-batch.ts): with group commit on, the
  *   commits (or claims) that many runs of this process have ready at the same moment share one round trip and
  *   its flush to disk. The claim is a function rather than one statement because it must read `committed`
- *   again, with a fresh snapshot, after inserting a claim (drizzle/pg/0001_claim_function.sql says why).
+ *   again, with a fresh snapshot, after inserting a claim (functions/claim.ts says why).
  * - Time is the database's clock (skew.ts). Within one statement now() does not move, so every time a
  *   statement writes or compares is the same instant.
  * - Lost connections, serialization failures and deadlocks are retried with jittered backoff (retry.ts).
@@ -22,13 +22,13 @@ import { sql } from 'drizzle-orm';
 import type pg from 'pg';
 import { LeaseLostError, StoreUnavailableError } from '../../errors';
 import { claims, progress, stepEvents } from '../schema/pg';
-import type { ClaimOutcome, ClaimRow, CommittedRow, ProgressRow, ProgressWrite, StepStore } from '../contract';
+import type { ClaimOutcome, ClaimRow, CommittedRow, ProgressRow, StepStore } from '../contract';
 import { ownRunNext, ownRunOutcome } from '../shared/key-owner';
 import { committedByKey, eventInsert, eventInsertOnce, type EventInput } from './columns';
 import { prepare, type PgConnection, type Prepared } from './connection';
 import { beginLoopRun, endLoopRun } from './loop-runs';
 import { mayHaveRun, withRetry } from './retry';
-import { claimBatch, commitBatch, perCall, type BatchOptions, type ClaimResult } from './steps-batch';
+import { claimBatch, commitBatch, perCall, progressFields, type BatchOptions, type ClaimResult } from './steps-batch';
 
 /** A statement that found its row changed under its snapshot runs again; this many times means a bug. */
 const MAX_CLAIM_ROUNDS = 100;
@@ -36,20 +36,6 @@ const MAX_CLAIM_ROUNDS = 100;
 const P = (name: string) => sql.placeholder(name);
 /** The statement's now: the database's clock plus the injected skew (skew.ts). */
 const NOW = sql`(extract(epoch from now())::float8 + ${P('skew')}::float8)`;
-
-/** SAVE_PROGRESS's values. Plain literal: on the hot path. */
-function progressValues(p: ProgressWrite, skew: number) {
-  return {
-    pRun: p.runId,
-    pStep: p.step,
-    pState: p.stateJson,
-    pExecuted: p.executed,
-    pSkipped: p.skipped,
-    pAwaited: p.awaited,
-    pSaveMs: p.saveMs ?? null,
-    skew,
-  };
-}
 
 // The hot path's statements, each built once (connection.ts says why) and named: node-postgres prepares a
 // named statement once per connection.
@@ -60,11 +46,10 @@ const LOAD_PROGRESS = prepare<{ runId: string }>(
   ${progress.awaited}, ${progress.saveMs} AS "saveMs" FROM ${progress} WHERE ${progress.runId} = ${P('runId')}`,
 );
 
-/** The progress upsert and its folded events are a function (0017_group_commit.sql): a commit writes the same. */
-const SAVE_PROGRESS = prepare<ReturnType<typeof progressValues>>(
+/** The progress upsert and its folded events are a function (functions/progress.ts): a commit writes the same. */
+const SAVE_PROGRESS = prepare<{ request: string; skew: number }>(
   'waybill_save_progress',
-  sql`SELECT waybill_save_progress(${P('pRun')}::text, ${P('pStep')}::int, ${P('pState')}::text, ${P('pExecuted')}::int,
-    ${P('pSkipped')}::int, ${P('pAwaited')}::int, ${P('pSaveMs')}::float8, ${P('skew')}::float8)`,
+  sql`SELECT waybill_save_progress(${P('request')}::jsonb, ${P('skew')}::float8)`,
 );
 
 const RENEW = prepare<{ key: string; token: string; lease: number; skew: number }>(
@@ -127,7 +112,10 @@ export function postgresSteps(c: PgConnection, options: BatchOptions): Omit<Step
     async saveProgress(w) {
       // A retry of an attempt that committed but lost its answer adds the counter deltas twice: the map
       // itself is idempotent, the counters are metrics. Commits, which carry most progress writes, cannot.
-      await retried('saveProgress', SAVE_PROGRESS, () => progressValues(w, c.skew()));
+      await retried('saveProgress', SAVE_PROGRESS, () => ({
+        request: JSON.stringify(progressFields(w)),
+        skew: c.skew(),
+      }));
     },
 
     async claim(r) {

@@ -2,8 +2,8 @@
  * The claim-expiry rule of lib/domain/claim-expiry as a Drizzle `sql` fragment, for the reads of either
  * backend: `coalesce(lease_expires_at, claimed_at + TTL)`. It takes the dialect's claims table (or the columns
  * under an alias, `claimTimes('c.')`) and the TTL in seconds as that dialect binds it (PostgreSQL wants a
- * `::float8`, so its callers pass `sql\`${ttlS}::float8\``). The PL/pgSQL functions in drizzle/pg keep their own
- * copy: they are migrations, and SQL inside a function body cannot import this.
+ * `::float8`, so its callers pass `sql\`${ttlS}::float8\``). The PL/pgSQL claim (postgres/functions/claim.ts)
+ * puts claimExpiresAtText into its body; the older texts in drizzle/pg's migrations keep their own copy.
  */
 import { type SQL, type SQLWrapper, sql } from 'drizzle-orm';
 

@@ -90,7 +90,7 @@ export function inspectSqliteStore(path: string): MigrationPlan {
   const migrations = migrationsOf('sqlite');
   const where = `SQLite file ${resolve(path)}`;
   if (path === ':memory:' || !existsSync(path)) {
-    return { where, exists: false, applied: [], pending: migrations, adopted: [] };
+    return { where, exists: false, applied: [], pending: migrations, adopted: [], functions: null };
   }
   const db = new Database(path, { readonly: true, fileMustExist: true });
   try {

@@ -1,0 +1,69 @@
+/**
+ * waybill_commit: phase 3 of the step protocol. The claim is deleted only where the token is ours; `committed` is
+ * inserted only if that delete hit a row, and the progress (waybill_save_progress) only if the insert did. A
+ * holder fenced off (taken over, expired, resolved) deletes nothing, so writes nothing. The insert does nothing on
+ * a conflict, so a result is never written twice and never replaced: a delete that hit with nothing inserted means
+ * the key was committed by someone else while we held the claim (heldByUs tells the same when the delete missed).
+ * The next key's claim (`next`, a claim request as waybill_claim takes it) is made only once the insert has
+ * happened, in this transaction, so one flush to disk covers both; and not for a run paused or cancelled as this
+ * statement's snapshot sees it: a pause committed before it is seen by this commit, one after it by the next, and
+ * the loop stops after this step. The run's status is answered (null without a runs row).
+ *
+ * `mayHaveLanded`: an earlier attempt of this commit died with its connection and may have committed. If this one
+ * inserted nothing, a committed row that is that attempt's (same worker, run, step, fingerprint, result and
+ * duration, measured to a fraction of a microsecond) means the commit succeeded: `landed`. It is looked up by a
+ * statement of its own, after the commit's: that attempt may have held the claim's row lock until just now, and
+ * only a fresh snapshot sees its row.
+ *
+ * Its request (steps-batch.ts, commitFields) is one object, the shape of an element of waybill_commit_batch's
+ * array. The return type is fixed: CREATE OR REPLACE cannot change it, so a new one takes a migration that drops
+ * this signature first.
+ */
+import { PRIOR_STATE_MAX_CHARS } from '../../shared/columns';
+
+export const COMMIT_FUNCTION = `CREATE OR REPLACE FUNCTION waybill_commit(p_request jsonb, p_skew float8,
+  OUT deleted int, OUT inserted int, OUT "heldByUs" boolean, OUT landed boolean, OUT next jsonb,
+  OUT "runStatus" text)
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+  q record;
+BEGIN
+  SELECT * INTO q FROM jsonb_to_record(p_request) AS x (key text, token text, run text, result text, step int,
+    fingerprint text, worker text, duration float8, input text, "mayHaveLanded" boolean, progress jsonb,
+    next jsonb);
+  -- The fence's lock on the run row first, before the claim's: a rerun locks the run, then deletes its claims,
+  -- and taking the two in the other order here would deadlock with it.
+  IF q.next->>'fence' IS NOT NULL THEN
+    PERFORM 1 FROM runs r WHERE r.id = q.next->>'run' FOR KEY SHARE;
+  END IF;
+  WITH t AS (SELECT extract(epoch from clock_timestamp())::float8 + p_skew AS now),
+  del AS (DELETE FROM claims c WHERE c.idem_key = q.key AND c.token = q.token RETURNING 1),
+  -- The map as it stood when this step was reached, kept beside the result for a rerun from here; a state longer
+  -- than PRIOR_STATE_MAX_CHARS (lib/store/shared/columns.ts) is not copied.
+  ins AS (INSERT INTO committed (idem_key, run_id, result_json, committed_at, step, fingerprint, worker_id,
+      duration_ms, source, input_json, prior_step, prior_state_json)
+    SELECT q.key, q.run, q.result, t.now, q.step, q.fingerprint, q.worker, q.duration, 'executed', q.input,
+      CASE WHEN pr.run_id IS NULL THEN 0 WHEN length(pr.state_json) <= ${PRIOR_STATE_MAX_CHARS} THEN pr.step END,
+      CASE WHEN pr.run_id IS NULL THEN '{}' WHEN length(pr.state_json) <= ${PRIOR_STATE_MAX_CHARS} THEN pr.state_json END
+    FROM t LEFT JOIN progress pr ON pr.run_id = q.run WHERE EXISTS (SELECT 1 FROM del)
+    ON CONFLICT (idem_key) DO NOTHING RETURNING 1)
+  SELECT d.n, (SELECT count(*) FROM ins)::int,
+    d.n = 0 AND EXISTS (SELECT 1 FROM claims c WHERE c.idem_key = q.key AND c.token = q.token),
+    (SELECT to_jsonb(c) FROM waybill_claim(q.next, p_skew) c
+      WHERE q.next IS NOT NULL AND EXISTS (SELECT 1 FROM ins) AND r.status IS DISTINCT FROM 'paused'
+        AND r.status IS DISTINCT FROM 'cancelled'),
+    r.status
+  INTO deleted, inserted, "heldByUs", next, "runStatus"
+  FROM (SELECT count(*)::int AS n FROM del) d LEFT JOIN runs r ON r.id = q.run;
+
+  landed := false;
+  IF inserted = 1 AND q.progress IS NOT NULL THEN
+    PERFORM waybill_save_progress(q.progress, p_skew);
+  ELSIF inserted = 0 AND q."mayHaveLanded" THEN
+    landed := EXISTS (SELECT 1 FROM committed c
+      WHERE c.idem_key = q.key AND c.source = 'executed' AND c.run_id = q.run AND c.result_json = q.result
+        AND c.step IS NOT DISTINCT FROM q.step AND c.fingerprint IS NOT DISTINCT FROM q.fingerprint
+        AND c.worker_id IS NOT DISTINCT FROM q.worker AND c.duration_ms = q.duration);
+  END IF;
+END
+$$`;

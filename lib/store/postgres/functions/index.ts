@@ -1,0 +1,34 @@
+/**
+ * Waybill's PostgreSQL functions as they are now, one file each: code that runs, kept beside the TypeScript that
+ * calls it rather than in migrations (which say only how the schema changed, and keep the older texts as history).
+ * Opening a store applies them with CREATE OR REPLACE, in the migration's transaction and under its lock
+ * (postgres/migrate.ts), when the store recorded an older set in waybill_functions (or another text of this
+ * version). Change a text, raise the version: a store never takes an older set back. Strings, not
+ * .sql files, so that whatever bundles the library carries them.
+ *
+ * CREATE OR REPLACE keeps a function's name, arguments and return type: changing any of those takes a migration
+ * that drops the old signature, and the new text here.
+ */
+import { createHash } from 'node:crypto';
+import type { FunctionSet } from '../../migrate/runner';
+import { CLAIM_BATCH_FUNCTION, COMMIT_BATCH_FUNCTION } from './batch';
+import { CLAIM_FUNCTION } from './claim';
+import { COMMIT_FUNCTION } from './commit';
+import { NOTIFY_RUNNABLE_FUNCTION } from './notify';
+import { SAVE_PROGRESS_FUNCTION } from './progress';
+
+/** In an order in which each is created after what it calls (PL/pgSQL looks callees up when it runs, not before). */
+const STATEMENTS = [
+  SAVE_PROGRESS_FUNCTION,
+  CLAIM_FUNCTION,
+  COMMIT_FUNCTION,
+  CLAIM_BATCH_FUNCTION,
+  COMMIT_BATCH_FUNCTION,
+  NOTIFY_RUNNABLE_FUNCTION,
+];
+
+export const POSTGRES_FUNCTIONS: FunctionSet = {
+  version: 1,
+  hash: createHash('sha256').update(STATEMENTS.join('\n;\n')).digest('hex'),
+  statements: STATEMENTS,
+};
