@@ -21,7 +21,8 @@ const children = suites.map((suite) => {
   const child = spawn(suite.command[0], suite.command.slice(1), {
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
-    env: { ...process.env, FORCE_COLOR: process.env.FORCE_COLOR ?? (process.stdout.isTTY ? '1' : '0') },
+    // Piped, the suites would drop their colours on a terminal; a log keeps none.
+    env: process.stdout.isTTY ? { FORCE_COLOR: '1', ...process.env } : process.env,
   });
   const prefix = `${suite.name.padEnd(width)} │ `;
   for (const stream of [child.stdout, child.stderr]) {
