@@ -16,7 +16,7 @@
  * runs (TRACE, broken percent-encoding, a declared body beyond every limit) is refused in front of Next, by
  * lib/launch/http-guard.mjs.
  */
-import { NextResponse, type NextRequest } from 'next/server';
+import { type NextRequest, NextResponse } from 'next/server';
 import { crossSiteReason, requestFacts } from './lib/auth/origin';
 import { config as waybillConfig } from './lib/config';
 import { probeStore, storeDownSince } from './lib/data/store-health';

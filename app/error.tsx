@@ -6,8 +6,8 @@
  * it is an outage to wait out, not a bug. While it lasts the proxy answers further page requests with a 503.
  */
 import Link from 'next/link';
-import { buttonClass } from './components/ui';
 import { STORE_UNAVAILABLE_DIGEST } from '@/lib/data/store-digest';
+import { buttonClass } from './components/ui';
 
 export default function ErrorPage({ error, retry }: { error: unknown; retry: () => void }) {
   const digest = error instanceof Error && 'digest' in error && typeof error.digest === 'string' ? error.digest : null;

@@ -4,19 +4,19 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
 import { Suspense } from 'react';
+import { isoTime } from '@/app/components/time';
 import { allows } from '@/lib/auth/principal';
 import { requirePage } from '@/lib/auth/server';
+import type { StallCount } from '@/lib/control/stalled';
+import { getRunsPage } from '@/lib/data/runs';
 import { LiveRefresh } from './components/live-refresh';
 import { RunsFilters } from './components/runs-filters';
 import { parseRunsQuery, runsHref } from './components/runs-query';
 import { RunsStats } from './components/runs-stats';
-import { WaitingBanner } from './components/waiting-banner';
 import { RunsTable, type RunsTableRow } from './components/runs-table';
-import { EmptyState, buttonClass, relative } from './components/ui';
-import { getRunsPage } from '@/lib/data/runs';
+import { buttonClass, EmptyState, relative } from './components/ui';
+import { WaitingBanner } from './components/waiting-banner';
 import RunsSkeleton from './runs-skeleton';
-import type { StallCount } from '@/lib/control/stalled';
-import { isoTime } from '@/app/components/time';
 
 export const dynamic = 'force-dynamic';
 

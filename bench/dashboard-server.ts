@@ -4,11 +4,11 @@
  * by default), and always stopped. start.mjs stops its own dashboard child on SIGTERM, so the bench only ever
  * signals start.mjs, and waits for it.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const NEXT_BIN = createRequire(import.meta.url).resolve('next/dist/bin/next');

@@ -16,7 +16,7 @@ import pg from 'pg';
 import { z } from 'zod';
 import { openBackend } from '../lib/store/index';
 import { seedDemo } from '../lib/store/seed/index';
-import { ensureBuild, startServer, type Server } from './dashboard-server';
+import { ensureBuild, type Server, startServer } from './dashboard-server';
 
 const GOAL = { p50: 100, p99: 300 };
 const SEED = { runs: 10_000, steps: 110, bigRunSteps: 100_000, prefix: 'bench' };

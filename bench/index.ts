@@ -16,7 +16,7 @@ import { z } from 'zod';
 import { benchPostgres } from './postgres';
 import { benchSqlite, type Synchronous } from './sqlite';
 import { benchStartup } from './startup';
-import { figure, spread, type Figure, type Samples } from './stats';
+import { type Figure, figure, type Samples, spread } from './stats';
 import { benchThroughput } from './throughput';
 import { killWorkers } from './workers';
 

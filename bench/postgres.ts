@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { stepKey } from '../lib/checkpoint';
 import type { Store } from '../lib/store/contract';
-import { interleave, timeRound, type Samples } from './stats';
+import { interleave, type Samples, timeRound } from './stats';
 import { inputs, productRound, runName, sideEffect } from './workload';
 
 type OpenPostgresStore = (options: { url: string; schema?: string; poolSize?: number }) => Promise<Store>;

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { stepKey } from '../lib/checkpoint';
 import { openSqliteStore } from '../lib/store/sqlite';
-import { interleave, timeRound, type Samples } from './stats';
+import { interleave, type Samples, timeRound } from './stats';
 import { inputs, productRound, runName, sideEffect } from './workload';
 
 export type Synchronous = 'full' | 'normal';

@@ -11,12 +11,12 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { stepKey } from '../lib/checkpoint';
+import { loadBackend, type Skip } from './postgres';
 import { processCommand } from './proc';
-import { queueRuns, untilAllRunning, type Throughput, type ThroughputOptions } from './throughput-run';
+import { queueRuns, type Throughput, type ThroughputOptions, untilAllRunning } from './throughput-run';
 import { THROUGHPUT_WORKFLOW } from './throughput-workflow';
 import { measureWindow, type WindowFigure } from './window';
 import { spawnWorker, type WorkerProcess } from './workers';
-import { loadBackend, type Skip } from './postgres';
 
 export interface PostgresThroughputOptions extends ThroughputOptions {
   url: string;

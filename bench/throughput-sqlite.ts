@@ -8,7 +8,7 @@ import { setImmediate as yieldTurn } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { stepKey } from '../lib/checkpoint';
 import { openSqliteStore } from '../lib/store/sqlite';
-import { queueRuns, untilAllRunning, type Throughput, type ThroughputOptions } from './throughput-run';
+import { queueRuns, type Throughput, type ThroughputOptions, untilAllRunning } from './throughput-run';
 import { THROUGHPUT_WORKFLOW } from './throughput-workflow';
 import { measureWindow, type WindowFigure } from './window';
 import { spawnWorker } from './workers';

@@ -6,7 +6,7 @@
  * product writes (one transaction a step, or batches): it only counts what became durable.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CORES, diskFlushes, machineCpu, processCpu, type MachineCpu, type ProcessCpu } from './proc';
+import { CORES, diskFlushes, type MachineCpu, machineCpu, type ProcessCpu, processCpu } from './proc';
 
 export interface WindowOptions {
   warmupMs: number;

@@ -4,9 +4,10 @@
  * and never a 5xx; every refusal in the API's error shape with nothing internal in it; and the database
  * passes PRAGMA integrity_check afterwards. The seed is printed; set WAYBILL_FUZZ_SEED to replay one.
  */
-import { expect, noChromium, test } from './support/test';
+
 import { apiRoutes, OPERATOR, readSecured, SECURED, snapshot, VIEWER } from './support/api';
 import { BROKEN_PATHS, fuzzCases, rawRequest, UNKNOWN_METHODS, UNPARSED_METHODS, webServerRss } from './support/fuzz';
+import { expect, noChromium, test } from './support/test';
 
 test.skip(noChromium, 'no chromium');
 

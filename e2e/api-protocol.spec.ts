@@ -3,14 +3,14 @@
  * operators' claim actions audited (protocol calls are not), and the article's loop in Python against the
  * API: SIGKILLed after a side effect and before its commit, run again, every step committed exactly once.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect, noChromium, test, uniqueId } from './support/test';
 import { apiError, call, countWhere, OPERATOR, readSecured, SECURED, VIEWER } from './support/api';
 import { E2E_OPERATOR_TOKEN } from './support/prepare';
+import { expect, noChromium, test, uniqueId } from './support/test';
 
 test.skip(noChromium, 'no chromium');
 

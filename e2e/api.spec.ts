@@ -3,8 +3,9 @@
  * 403 for a viewer's mutation or a cross-site one), nothing written by a refused request (the database's
  * snapshot is the same after), every bad request a 4xx naming its problem, and every operator action audited.
  */
-import { expect, noChromium, test, uniqueId } from './support/test';
+
 import { apiError, apiRoutes, call, countWhere, OPERATOR, readSecured, snapshot, VIEWER } from './support/api';
+import { expect, noChromium, test, uniqueId } from './support/test';
 
 test.skip(noChromium, 'no chromium');
 

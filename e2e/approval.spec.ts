@@ -7,13 +7,13 @@
  */
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import Database from 'better-sqlite3';
 import { readOutbox } from '../lib/engine/workflows/outbox';
+import { openStore } from '../lib/store/index';
 import { RunPage } from './pages/run-page';
+import { RunsPage } from './pages/runs-page';
 import { E2E_VIEWER_TOKEN, openSecuredStore, securedURL, signIn } from './support/secured';
 import { expect, noChromium, test, uniqueId } from './support/test';
-import Database from 'better-sqlite3';
-import { openStore } from '../lib/store/index';
-import { RunsPage } from './pages/runs-page';
 import { databaseUrl, queueRun, readDb, startWorker, waybill } from './support/waybill';
 
 test.skip(noChromium, 'no chromium');

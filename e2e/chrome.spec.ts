@@ -4,8 +4,8 @@
  * header gives absolute times, and a live refresh does not re-send every link's prefetch.
  */
 import Database from 'better-sqlite3';
-import { openStore } from '../lib/store/index';
 import type { AuditStore, RunStore, Store } from '../lib/store/contract';
+import { openStore } from '../lib/store/index';
 import { RunPage } from './pages/run-page';
 import { RunsPage } from './pages/runs-page';
 import { E2E_VIEWER_TOKEN, securedURL, signIn } from './support/secured';

@@ -3,7 +3,7 @@
  * empty store of its own: the dashboard answers, its worker runs the demo run (and the python-agent demo, the
  * dashboard's address handed to it), and signals stop it cleanly.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

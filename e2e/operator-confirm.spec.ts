@@ -3,8 +3,9 @@
  * the audit log; the run's timeline is newest first, in the page's own scroll, filtered by kind, and shows
  * each operator action once.
  */
-import { openStore } from '../lib/store/index';
+
 import type { AuditStore, RunStore, Store } from '../lib/store/contract';
+import { openStore } from '../lib/store/index';
 import { ClaimsPage } from './pages/claims-page';
 import { ConfirmDialog } from './pages/confirm-dialog';
 import { RunPage } from './pages/run-page';

@@ -5,8 +5,8 @@
  * filters as the API does; the workers page lists what each worker serves.
  */
 import Database from 'better-sqlite3';
-import { openStore } from '../lib/store/index';
 import type { RunStore, Store } from '../lib/store/contract';
+import { openStore } from '../lib/store/index';
 import { AuditPage } from './pages/audit-page';
 import { ClaimsPage } from './pages/claims-page';
 import { ConfirmDialog } from './pages/confirm-dialog';

@@ -4,8 +4,9 @@
  * steps, an approval, no map saved) shows one set of figures everywhere: 2/2 and a full bar on its page and in
  * the list, Executed 2, Committed 2, and its chart's "2 executed".
  */
-import { openStore } from '../lib/store/index';
+
 import type { RunStore, Store } from '../lib/store/contract';
+import { openStore } from '../lib/store/index';
 import { RunPage } from './pages/run-page';
 import { RunsPage } from './pages/runs-page';
 import { expect, noChromium, test, uniqueId } from './support/test';

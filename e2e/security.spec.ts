@@ -8,11 +8,11 @@
  * viewer's, from another origin — and finally with the operator's own cookie, which must work: that proves
  * each refused replay was a real, valid mutation.
  */
-import { request as playwrightRequest, type BrowserContext, type Page } from '@playwright/test';
-import { expect, noChromium, test, uniqueId } from './support/test';
+import { type BrowserContext, type Page, request as playwrightRequest } from '@playwright/test';
 import {
   E2E_OPERATOR_TOKEN,
   E2E_VIEWER_TOKEN,
+  type FullStore,
   openSecuredStore,
   orphanClaim,
   readSecured,
@@ -20,8 +20,8 @@ import {
   sessionCookie,
   signIn,
   snapshot,
-  type FullStore,
 } from './support/secured';
+import { expect, noChromium, test, uniqueId } from './support/test';
 
 test.skip(noChromium, 'no chromium');
 test.use({ baseURL: securedURL });

@@ -7,8 +7,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { openStore } from '../lib/store/index';
 import { ConfirmDialog } from './pages/confirm-dialog';
 import { RunPage } from './pages/run-page';

@@ -4,9 +4,9 @@
  * STORE_UNAVAILABLE with Retry-After, pages answer 503 with a page that says the store is unavailable, the
  * server's log is one JSON line per entry, and once the gate opens everything answers 200 again, no restart.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { createSchema, startPgProxy, TEST_DATABASE_URL, type PgProxy, type TestSchema } from '../test/support/postgres';
+import { createSchema, type PgProxy, startPgProxy, TEST_DATABASE_URL, type TestSchema } from '../test/support/postgres';
 import { expect, noChromium, test } from './support/test';
 
 test.skip(noChromium, 'no chromium');

@@ -6,7 +6,7 @@
  * "Answered" is read from /proc/<pid>/io: the bytes each worker wrote (pages go out through write(2)) grow
  * while we fetch, which needs no marker in the responses and nothing from the app. Linux only, like /proc.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { get } from 'node:http';

@@ -6,8 +6,8 @@
  * (a display name, a resolve note).
  */
 import type { Page } from '@playwright/test';
-import { expect, noChromium, test, uniqueId } from './support/test';
 import { E2E_OPERATOR_TOKEN, openSecuredStore, orphanClaim, securedURL } from './support/secured';
+import { expect, noChromium, test, uniqueId } from './support/test';
 
 test.skip(noChromium, 'no chromium');
 test.use({ baseURL: securedURL });

@@ -5,13 +5,14 @@
  */
 // First: a project on zod 3 is told so before any schema below is built (./zod-version.ts).
 import './zod-version';
-export * from './checkpoint/index';
+
 export type { StepRunner } from './checkpoint/agent';
-export { openStore, type OpenStoreOptions } from './store/index';
-export type * from './store/contract';
-export { defineWorkflow, type WorkflowDefinition } from './engine/workflow';
+export * from './checkpoint/index';
 export type { RetryPolicy, RunContext, StepOptions } from './engine/context';
+export type { LogFields, Logger } from './engine/log';
 export type { ErrorMatcher } from './engine/retry-policy';
-export { NonRetryableError, StepTimeoutError } from './errors';
 export type { Approval, ApprovalOptions, SignalResult } from './engine/waits';
-export type { Logger, LogFields } from './engine/log';
+export { defineWorkflow, type WorkflowDefinition } from './engine/workflow';
+export { NonRetryableError, StepTimeoutError } from './errors';
+export type * from './store/contract';
+export { type OpenStoreOptions, openStore } from './store/index';

@@ -11,8 +11,8 @@ import { randomBytes } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { systemClock } from '../lib/clock';
+import { type PgConnection, postgresConnection } from '../lib/store/postgres/connection';
 import { openPostgresStore } from '../lib/store/postgres/index';
-import { postgresConnection, type PgConnection } from '../lib/store/postgres/connection';
 import { claimStatement } from '../lib/store/postgres/runs';
 
 /** What a worker serving `wf` with nothing in hand asks. */

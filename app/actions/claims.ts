@@ -11,7 +11,7 @@ import { config } from '@/lib/config';
 import { claims } from '@/lib/control';
 import { controlDeps } from '@/lib/data/control';
 import { ClaimNotOrphanedError, LiveClaimError, NotFoundError } from '@/lib/errors';
-import { failure, fieldErrors, operatorCaller, jsonField, type ActionResult } from './result';
+import { type ActionResult, failure, fieldErrors, jsonField, operatorCaller } from './result';
 
 function refresh(runId?: string | null) {
   revalidatePath('/claims');

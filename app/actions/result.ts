@@ -3,12 +3,12 @@
  */
 import { forbidden } from 'next/navigation';
 import type { z } from 'zod';
-import { authorize, type Caller } from '@/lib/control';
 import { requireAction } from '@/lib/auth/server';
+import { config } from '@/lib/config';
+import { authorize, type Caller } from '@/lib/control';
 import { callerOf } from '@/lib/data/control';
 import { errorFields, serverLog } from '@/lib/data/log';
 import { isUnreachable } from '@/lib/data/store-guard';
-import { config } from '@/lib/config';
 import { jsonProblemText, parseJsonInput } from '@/lib/domain/json-input';
 import { ControlInputError, ForbiddenError, WaybillError } from '@/lib/errors';
 

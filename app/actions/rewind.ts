@@ -7,7 +7,7 @@ import { revalidatePath } from 'next/cache';
 import { config } from '@/lib/config';
 import { rewind } from '@/lib/control';
 import { controlDeps } from '@/lib/data/control';
-import { failure, operatorCaller, jsonField, type ActionResult } from './result';
+import { type ActionResult, failure, jsonField, operatorCaller } from './result';
 
 interface RewindInput {
   runId: string;

@@ -8,12 +8,12 @@ import { revalidatePath } from 'next/cache';
 import { z } from 'zod';
 import { config } from '@/lib/config';
 import { bulk, runs } from '@/lib/control';
+import type { BulkAction, BulkFilter, BulkPreview, BulkReport } from '@/lib/control/bulk';
+import { count, counted } from '@/lib/count';
 import { controlDeps } from '@/lib/data/control';
 import { InvalidInputError, StartRefusedError } from '@/lib/errors';
-import { count, counted } from '@/lib/count';
 import type { RunAction } from '@/lib/store/contract';
-import { failure, fieldErrors, operatorCaller, jsonField, type ActionResult } from './result';
-import type { BulkAction, BulkFilter, BulkPreview, BulkReport } from '@/lib/control/bulk';
+import { type ActionResult, failure, fieldErrors, jsonField, operatorCaller } from './result';
 
 // Only the list's shape: each id and the reason are the operation's to check.
 const actSchema = z.object({

@@ -6,12 +6,12 @@
 import { cookies, headers } from 'next/headers';
 import { forbidden, redirect } from 'next/navigation';
 import { z } from 'zod';
-import { authEnabled, roleForToken } from '@/lib/auth/principal';
 import { safeNextPath } from '@/lib/auth/next-path';
+import { authEnabled, roleForToken } from '@/lib/auth/principal';
 import { crossSiteRefusal, reachedOverHttps } from '@/lib/auth/server';
 import { SESSION_COOKIE, signSession } from '@/lib/auth/session';
 import { config } from '@/lib/config';
-import { fieldErrors, type ActionResult } from './result';
+import { type ActionResult, fieldErrors } from './result';
 
 const signInSchema = z.object({
   token: z.string().min(1, 'enter your token').max(256, 'a token is at most 256 characters'),

@@ -7,7 +7,7 @@
 import { revalidatePath } from 'next/cache';
 import { waits } from '@/lib/control';
 import { controlDeps } from '@/lib/data/control';
-import { failure, operatorCaller, type ActionResult } from './result';
+import { type ActionResult, failure, operatorCaller } from './result';
 
 export async function decideWait(input: {
   runId: string;

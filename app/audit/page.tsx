@@ -4,15 +4,15 @@
  */
 import type { Metadata } from 'next';
 import Link from 'next/link';
-import { Badge, EmptyState, buttonClass, relative } from '@/app/components/ui';
+import { isoTime } from '@/app/components/time';
+import { Badge, buttonClass, EmptyState, relative } from '@/app/components/ui';
 import { auditQuery } from '@/lib/api/audit';
 import { requirePage } from '@/lib/auth/server';
 import { audit } from '@/lib/control';
 import { AUDIT_ACTIONS, TIME_HINT } from '@/lib/control/audit';
-import { ControlInputError } from '@/lib/errors';
 import { callerOf, controlDeps } from '@/lib/data/control';
+import { ControlInputError } from '@/lib/errors';
 import type { AuditEntry } from '@/lib/store/contract';
-import { isoTime } from '@/app/components/time';
 
 export const dynamic = 'force-dynamic';
 export const metadata: Metadata = { title: 'Audit' };

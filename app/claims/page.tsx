@@ -12,7 +12,7 @@ import { LiveRefresh } from '@/app/components/live-refresh';
 import { EmptyState } from '@/app/components/ui';
 import { allows } from '@/lib/auth/principal';
 import { requirePage } from '@/lib/auth/server';
-import { getClaims, type ClaimView } from '@/lib/data/claims';
+import { type ClaimView, getClaims } from '@/lib/data/claims';
 import { ClaimRows, type ClaimRowView } from './claim-rows';
 import ClaimsSkeleton from './claims-skeleton';
 

@@ -6,9 +6,9 @@
 import { useActionState, useId, useRef, useState } from 'react';
 import { expireClaimAction, resolveClaimAction } from '@/app/actions/claims';
 import type { ActionResult } from '@/app/actions/result';
-import { buttonClass } from './ui';
 import { useClaimBoard } from './claim-board';
 import { ConfirmAction } from './confirm-action';
+import { buttonClass } from './ui';
 
 export function ClaimActions({ idemKey, attempt }: { idemKey: string; attempt: number }) {
   const board = useClaimBoard();

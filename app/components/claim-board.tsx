@@ -4,7 +4,7 @@
  * claim's resolve form is open (one at a time, so its fields stay unique on the page). It lives above the
  * table because a resolved or expired claim's row disappears with the refresh that follows the action.
  */
-import { createContext, useCallback, useContext, useMemo, useState, type ReactNode } from 'react';
+import { createContext, type ReactNode, useCallback, useContext, useMemo, useState } from 'react';
 
 export interface ClaimNotice {
   ok: boolean;

@@ -5,8 +5,8 @@
  */
 import { useRef, useState, useTransition } from 'react';
 import { sweepOrphanedAction } from '@/app/actions/claims';
-import { buttonClass } from './ui';
 import { useClaimBoard } from './claim-board';
+import { buttonClass } from './ui';
 
 export function ClaimSweep({ orphaned }: { orphaned: number }) {
   const board = useClaimBoard();

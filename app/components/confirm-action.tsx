@@ -4,7 +4,7 @@
  * the wrong row must cost nothing. The dialog says what will happen and takes an optional reason, which the
  * server keeps in the audit log. The dialog is in the document only while open, so its test ids are unique.
  */
-import { useEffect, useId, useRef, useState, useTransition, type ReactNode } from 'react';
+import { type ReactNode, useEffect, useId, useRef, useState, useTransition } from 'react';
 import type { ActionResult } from '@/app/actions/result';
 import { buttonClass } from './ui';
 

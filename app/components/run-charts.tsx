@@ -5,8 +5,8 @@
  * surrounding text colour, so they follow dark mode through Tailwind classes on the wrapper.
  */
 import type { ReactNode } from 'react';
-import { CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import type { TooltipContentProps } from 'recharts';
+import { CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { axisWidth, formatMs } from './chart-format';
 
 const COLOR = { executed: '#3b82f6', skipped: '#10b981', awaited: '#f59e0b', duration: '#8b5cf6' };

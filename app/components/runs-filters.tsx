@@ -3,8 +3,8 @@
  * and it works before any JavaScript has loaded. Submitting starts from the first page.
  */
 import Link from 'next/link';
+import { RUN_STATUSES, type RunsQueryParams, SEARCH_MAX, WAIT_KINDS, WAITING_LABEL } from './runs-query';
 import { buttonClass } from './ui';
-import { RUN_STATUSES, SEARCH_MAX, WAIT_KINDS, WAITING_LABEL, type RunsQueryParams } from './runs-query';
 
 export const fieldClass =
   'block h-9 w-full rounded-md border border-zinc-300 bg-white px-2.5 py-1.5 text-sm text-zinc-900 shadow-sm placeholder:text-zinc-400 focus-visible:border-blue-600 focus-visible:outline-2 focus-visible:outline-offset-0 focus-visible:outline-blue-600 dark:border-zinc-700 dark:bg-zinc-900 dark:text-zinc-100 dark:placeholder:text-zinc-500 dark:scheme-dark';

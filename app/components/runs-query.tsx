@@ -4,8 +4,8 @@
  * URLs are edited by hand and shared.
  */
 import { z } from 'zod';
-import type { ListedStatus } from '@/lib/store/shared/outside-runs';
 import { WAIT_KINDS, type WaitKind } from '@/lib/store/contract/waits';
+import type { ListedStatus } from '@/lib/store/shared/outside-runs';
 
 /** Every listed status (lib/store/shared/outside-runs.ts), in the order the page shows them: the busy ones first. */
 export const RUN_STATUSES = [

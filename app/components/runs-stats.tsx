@@ -5,8 +5,8 @@
  */
 import Link from 'next/link';
 import type { RunsPage } from '@/lib/data/runs';
+import { RUN_STATUSES, type RunsQueryParams, runsHref, WAIT_KINDS, WAITING_LABEL } from './runs-query';
 import { Stat } from './ui';
-import { RUN_STATUSES, runsHref, WAIT_KINDS, WAITING_LABEL, type RunsQueryParams } from './runs-query';
 
 const STATUS_LABEL: Record<(typeof RUN_STATUSES)[number], string> = {
   running: 'Running',

@@ -2,9 +2,9 @@
  * The few visual pieces every page shares, so spacing, type and colour stay one system.
  */
 import type { ReactNode } from 'react';
+import type { RunFigures } from '@/lib/control/figures';
 import { count } from '@/lib/count';
 import { inDateRange, OUT_OF_RANGE } from './time';
-import type { RunFigures } from '@/lib/control/figures';
 
 /** Tone classes (globals.css) by status: short names, because every row of the runs list carries a badge. */
 const STATUS_TONE: Record<string, string> = {

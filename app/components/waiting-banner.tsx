@@ -5,8 +5,8 @@
  */
 import Link from 'next/link';
 import type { WaitingKind } from '@/lib/store/contract';
-import { isoTime } from './time';
 import { runHref, runsHref } from './runs-query';
+import { isoTime } from './time';
 
 export function WaitingBanner({ waiting, now }: { waiting: WaitingKind[]; now: number }) {
   const approvals = waiting.find((w) => w.kind === 'approval');

@@ -1,8 +1,8 @@
 'use client';
 /** The sign-in form: a token (never echoed back) and an optional name for the audit log. */
 import { useActionState, useId } from 'react';
-import { signInAction } from '@/app/actions/session';
 import type { ActionResult } from '@/app/actions/result';
+import { signInAction } from '@/app/actions/session';
 import { buttonClass } from '@/app/components/ui';
 
 const field =

@@ -3,8 +3,8 @@
  * any token configured there is nothing to sign in to, and the page says why the dashboard is open.
  */
 import type { Metadata } from 'next';
-import { authEnabled } from '@/lib/auth/principal';
 import { safeNextPath } from '@/lib/auth/next-path';
+import { authEnabled } from '@/lib/auth/principal';
 import { currentPrincipal } from '@/lib/auth/server';
 import { config } from '@/lib/config';
 import { LoginForm } from './login-form';

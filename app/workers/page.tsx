@@ -5,11 +5,11 @@ import type { Metadata } from 'next';
 import Link from 'next/link';
 import { Suspense } from 'react';
 import { LiveRefresh } from '@/app/components/live-refresh';
-import { Badge, EmptyState, Stat, relative } from '@/app/components/ui';
+import { isoTime } from '@/app/components/time';
+import { Badge, EmptyState, relative, Stat } from '@/app/components/ui';
 import { requirePage } from '@/lib/auth/server';
 import { deadAfterS, getWorkers, WORKERS_SHOWN, type WorkerView } from '@/lib/data/workers';
 import WorkersSkeleton from './workers-skeleton';
-import { isoTime } from '@/app/components/time';
 
 export const dynamic = 'force-dynamic';
 export const metadata: Metadata = { title: 'Workers' };

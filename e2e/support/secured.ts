@@ -3,10 +3,11 @@
  * seeding through the store API, and a read-only snapshot of every table to prove a refused request wrote
  * nothing.
  */
+
+import { type BrowserContext, expect, type Page } from '@playwright/test';
 import Database from 'better-sqlite3';
-import { expect, type BrowserContext, type Page } from '@playwright/test';
-import { openStore } from '../../lib/store/index';
 import type { AuditStore, RunStore, Store } from '../../lib/store/contract';
+import { openStore } from '../../lib/store/index';
 import { E2E_OPERATOR_TOKEN, E2E_VIEWER_TOKEN } from './prepare';
 
 export { E2E_OPERATOR_TOKEN, E2E_VIEWER_TOKEN };

@@ -3,7 +3,7 @@
  * real signals), the `waybill` CLI for setup the test is not about, and a read-only look at the SQLite file
  * to check what the pages claim.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';

@@ -3,12 +3,12 @@
  * makes. Keys travel in bodies, not paths: they hold ':' and '/' and are up to 512 characters.
  */
 import { z } from 'zod';
-import type { Store } from '../store/contract';
-import { freeText, idemKey, runRef, stepNumber } from './ids';
-import { decodeClaimsCursor, encodeClaimsCursor } from './cursor';
-import { queryBool, queryLimit } from './validate';
-import { claimView } from '../control/views';
 import { readClaimsPage } from '../control/claims-list';
+import { claimView } from '../control/views';
+import type { Store } from '../store/contract';
+import { decodeClaimsCursor, encodeClaimsCursor } from './cursor';
+import { freeText, idemKey, runRef, stepNumber } from './ids';
+import { queryBool, queryLimit } from './validate';
 
 export const listClaimsQuery = z.strictObject({
   orphaned: queryBool.optional(),

@@ -4,8 +4,9 @@
  * is the cost of page 1. A cursor that does not decode is a client bug, refused with 400 rather than
  * quietly restarting from the first page.
  */
-import { ApiError } from '../errors';
+
 import { claimsCursor, committedCursor, runsCursor } from '../domain/cursor';
+import { ApiError } from '../errors';
 
 /** The codec is lib/domain/cursor.ts's, shared with the pages; a cursor it did not write is refused here. */
 function refuse(): never {

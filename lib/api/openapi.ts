@@ -5,40 +5,40 @@
  * app/api and fails when a route file and this table disagree, and holds real answers to the document.
  */
 import { z } from 'zod';
+import { auditQuery } from './audit';
+import { expireBody, listClaimsQuery, resolveBody, sweepBody } from './claims';
+import { runRef } from './ids';
+import { logsQuery } from './logs';
+import { beginBody, claimBody, commitBody, endBody, progressBody, releaseBody, renewBody } from './protocol';
 import {
   auditPageSchema,
-  bulkAnswerSchema,
-  claimsPageSchema,
-  expiredSchema,
-  resolvedSchema,
-  sweptSchema,
   beginAnswerSchema,
+  bulkAnswerSchema,
   claimAnswerSchema,
+  claimsPageSchema,
   commitAnswerSchema,
   committedPageSchema,
   endAnswerSchema,
   errorSchema,
+  expiredSchema,
+  forkAnswerSchema,
   healthSchema,
   progressSchema,
   releaseAnswerSchema,
   renewAnswerSchema,
+  rerunAnswerSchema,
+  resolvedSchema,
   runAnswerSchema,
-  startAnswerSchema,
   runDetailSchema,
   runLogPageSchema,
   runsPageSchema,
   runTokenSchema,
   savedSchema,
+  startAnswerSchema,
   stepSchema,
-  rerunAnswerSchema,
-  forkAnswerSchema,
+  sweptSchema,
   waitAnswerSchema,
 } from './responses';
-import { approvalBody, signalBody, waitNameParam } from './waits';
-import { expireBody, listClaimsQuery, resolveBody, sweepBody } from './claims';
-import { runRef } from './ids';
-import { beginBody, claimBody, commitBody, endBody, progressBody, releaseBody, renewBody } from './protocol';
-import { auditQuery } from './audit';
 import {
   actionBody,
   actionParam,
@@ -50,8 +50,8 @@ import {
   startBody,
   stepParam,
 } from './runs';
-import { logsQuery } from './logs';
 import { tokenBody } from './tokens';
+import { approvalBody, signalBody, waitNameParam } from './waits';
 
 type Access = 'none' | 'viewer' | 'operator';
 

@@ -13,6 +13,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import { INPUT_MAX_CHARS } from '../checkpoint/step-input';
+import { jsonValue, progressView, truncation } from '../control/views';
 import { claimExpiresAt } from '../domain/claim-expiry';
 import {
   IdempotencyKeyReuseError,
@@ -21,11 +23,9 @@ import {
   LeaseLostError,
   NotFoundError,
 } from '../errors';
-import { INPUT_MAX_CHARS } from '../checkpoint/step-input';
-import { shortestLeaseFor } from '../store/shared/sqlite-timeouts';
 import type { ClaimOutcome, ClaimRow, ProgressWrite, RunStatus, Store } from '../store/contract';
+import { shortestLeaseFor } from '../store/shared/sqlite-timeouts';
 import { fingerprint, freeText, idemKey, runRef, stepNumber, typeError, workerId } from './ids';
-import { jsonValue, progressView, truncation } from '../control/views';
 
 export interface ProtocolOptions {
   /** The lease a claim gets when the client does not ask for one (WAYBILL_LEASE_MS). */

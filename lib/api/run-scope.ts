@@ -16,9 +16,9 @@
 import type { Principal } from '../auth/principal';
 import { keyRun } from '../checkpoint/keys';
 import { config } from '../config';
-import { FINISHED_STATUSES } from '../store/shared/sql';
-import type { Store } from '../store/contract';
 import { ApiError } from '../errors';
+import type { Store } from '../store/contract';
+import { FINISHED_STATUSES } from '../store/shared/sql';
 
 /** What a request names: its run, its keys, and the JSON values it would store (results, inputs, state). */
 export interface ScopedRequest {

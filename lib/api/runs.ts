@@ -4,10 +4,18 @@
  * Framework-free: route handlers authorize, read the request, and call these or lib/control.
  */
 import { z } from 'zod';
+import { readRunFigures } from '../control/figures';
+import { queuedReasonOf } from '../control/queued';
+import { stepRef } from '../control/rewind';
+import { RUN_CLAIMS_SHOWN, readRunRows } from '../control/run-rows';
+import { RUN_ACTIONS } from '../control/runs';
+import { readRunsPage } from '../control/runs-list';
+import { readStallFacts, type StallSettings, stallOf } from '../control/stalled';
+import { claimView, committedView, progressView, runSummaryView, runView } from '../control/views';
 import { NotFoundError } from '../errors';
+import type { InsightStore, RunAction, RunStore, Store } from '../store/contract';
 import { LISTED_STATUSES } from '../store/shared/outside-runs';
 import { TRANSITIONS } from '../store/shared/transitions';
-import type { InsightStore, RunAction, RunStore, Store } from '../store/contract';
 import {
   decodeCommittedCursor,
   decodeRunsCursor,
@@ -17,19 +25,12 @@ import {
 } from './cursor';
 import { freeText, newRunId, typeError } from './ids';
 import { queryLimit } from './validate';
-import { RUN_ACTIONS } from '../control/runs';
-import { stepRef } from '../control/rewind';
-import { claimView, committedView, progressView, runSummaryView, runView } from '../control/views';
-import { readStallFacts, stallOf, type StallSettings } from '../control/stalled';
-import { queuedReasonOf } from '../control/queued';
-import { readRunFigures } from '../control/figures';
-import { readRunRows, RUN_CLAIMS_SHOWN } from '../control/run-rows';
-import { readRunsPage } from '../control/runs-list';
 
 /** The defaults of WAYBILL_RUN_LEASE_MS and WAYBILL_HEARTBEAT_MS, now: for a caller without a configuration. */
 const defaultStall = (): StallSettings => ({ now: Date.now(), runLeaseMs: 30_000, heartbeatMs: 1000 });
-import { waitView } from '../control/waits';
+
 import { WAITING_WITH_STATUS, waitingFilter, waitingMatchesStatus } from '../control/fields';
+import { waitView } from '../control/waits';
 
 export type RunsStore = Store & RunStore & InsightStore;
 

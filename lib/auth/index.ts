@@ -1,3 +1,3 @@
-export { allows, authEnabled, roleForToken, LOCAL, type Principal, type Role } from './principal';
-export { readSession, signSession, SESSION_COOKIE } from './session';
-export { crossSiteReason, hostReason, selfOrigin, type RequestFacts } from './origin';
+export { crossSiteReason, hostReason, type RequestFacts, selfOrigin } from './origin';
+export { allows, authEnabled, LOCAL, type Principal, type Role, roleForToken } from './principal';
+export { readSession, SESSION_COOKIE, signSession } from './session';

@@ -8,7 +8,7 @@ import { cookies, headers } from 'next/headers';
 import { forbidden, redirect, unauthorized } from 'next/navigation';
 import { config } from '../config';
 import { crossSiteReason, hostReason, requestFacts } from './origin';
-import { allows, authEnabled, LOCAL, refusalStatus, roleForToken, type Principal, type Role } from './principal';
+import { allows, authEnabled, LOCAL, type Principal, type Role, refusalStatus, roleForToken } from './principal';
 import { isRunToken, readRunToken } from './run-token';
 import { readSession, SESSION_COOKIE } from './session';
 

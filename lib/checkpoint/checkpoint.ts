@@ -13,8 +13,8 @@
  * claim, execute, commit and their retries stay together; what stands alone (the lease keeper, keys, holders,
  * loop runs) has its own file.
  */
-import { recordedInput } from './step-input';
-import { systemClock, type Clock } from '../clock';
+
+import { type Clock, systemClock } from '../clock';
 import { AwaitTimeoutError, IdempotencyKeyReuseError, LeaseLostError, StepTimeoutError, WaybillError } from '../errors';
 import type {
   ClaimOutcome,
@@ -31,6 +31,7 @@ import { assertIdempotencyKey } from './keys';
 import { LeaseKeeper } from './lease';
 import { LoopRun, stops } from './loop-run';
 import { StepCall, type StepContext } from './step-call';
+import { recordedInput } from './step-input';
 
 export type { StepContext } from './step-call';
 export type StepStatus = 'executed' | 'skipped' | 'awaited';

@@ -1,3 +1,6 @@
+export { type Clock, ManualClock, systemClock } from '../clock';
+export * from '../errors';
+export { type AgentOptions, type AgentReport, type AgentStepContext, runAgent } from './agent';
 export {
   Checkpoint,
   type CheckpointOptions,
@@ -6,7 +9,4 @@ export {
   type StepResult,
   type StepStatus,
 } from './checkpoint';
-export { runAgent, type AgentOptions, type AgentReport, type AgentStepContext } from './agent';
 export { canonicalJson, contentKey, stepKey } from './keys';
-export * from '../errors';
-export { ManualClock, systemClock, type Clock } from '../clock';

@@ -4,10 +4,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { runIdLookup } from '../domain/run-id';
 import { jsonProblemMessage, parseJsonInput } from '../domain/json-input';
-import { LISTED_STATUSES } from '../store/shared/outside-runs';
+import { runIdLookup } from '../domain/run-id';
 import { UsageError } from '../errors';
+import { LISTED_STATUSES } from '../store/shared/outside-runs';
 
 /** Bad syntax or bad values: the command never reached the store. */
 

@@ -7,10 +7,10 @@ import { parseArgs } from 'node:util';
 import { audit as control } from '../control';
 import { parseTime, TIME_HINT } from '../control/audit';
 import { auditView } from '../control/views';
-import { GLOBAL_OPTIONS, check, count, flags } from './args';
-import { callerOf, withControl, type Cli } from './context';
-import { relative, table, truncate } from './format';
 import { UsageError } from '../errors';
+import { check, count, flags, GLOBAL_OPTIONS } from './args';
+import { type Cli, callerOf, withControl } from './context';
+import { relative, table, truncate } from './format';
 
 export async function audit(cli: Cli, args: string[]): Promise<number> {
   const { values } = flags(() =>

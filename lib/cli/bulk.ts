@@ -7,10 +7,10 @@
 import { parseArgs } from 'node:util';
 import { bulk } from '../control';
 import type { BulkAction } from '../control/bulk';
-import { GLOBAL_OPTIONS, check, flags } from './args';
-import { stepFlag } from './step-flag';
-import { callerOf, withControl, type Cli } from './context';
 import { UsageError } from '../errors';
+import { check, flags, GLOBAL_OPTIONS } from './args';
+import { type Cli, callerOf, withControl } from './context';
+import { stepFlag } from './step-flag';
 
 export const BULK_OPTIONS = {
   'all-matching': { type: 'boolean' },

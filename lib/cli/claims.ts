@@ -5,15 +5,15 @@
  * lib/control/claims makes them (with the audit line, as `--as NAME` or `cli:<OS user>`); this file parses and prints.
  */
 import { parseArgs } from 'node:util';
-import { claims as control, type Caller, type ControlDeps } from '../control';
+import { listClaims } from '../api/claims';
+import { type Caller, type ControlDeps, claims as control } from '../control';
 import { readClaimsPage } from '../control/claims-list';
 import { isOutsideClaim, sweepView } from '../control/views';
 import { LiveClaimError, NotFoundError, UsageError } from '../errors';
 import { reasonSchema } from '../reason';
-import { listClaims } from '../api/claims';
-import { GLOBAL_OPTIONS, check, count, flags, jsonArg, lookupId, positionals } from './args';
-import { callerOf, withControl, withStore, type Cli } from './context';
-import { LiveBlock, bar, relative, table } from './format';
+import { check, count, flags, GLOBAL_OPTIONS, jsonArg, lookupId, positionals } from './args';
+import { type Cli, callerOf, withControl, withStore } from './context';
+import { bar, LiveBlock, relative, table } from './format';
 
 export async function claims(cli: Cli, args: string[]): Promise<number> {
   const { values } = flags(() =>

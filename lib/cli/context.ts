@@ -6,12 +6,12 @@
  * the same CLI with their own.
  */
 import { userInfo } from 'node:os';
-import { config, dataDir, storeOptions, type Config } from '../config';
+import { type Config, config, dataDir, storeOptions } from '../config';
+import type { Caller, ControlDeps } from '../control';
 import type { WorkflowCatalog } from '../engine/catalog';
 import type { WorkflowRegistry } from '../engine/workflow';
-import type { Caller, ControlDeps } from '../control';
-import { openStore } from '../store/index';
 import type { RunStore, Store } from '../store/contract';
+import { openStore } from '../store/index';
 import { actorName, check } from './args';
 
 export interface CliDeps {

@@ -6,17 +6,17 @@
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { runs } from '../control';
-import { runView } from '../control/views';
-import { stallSettings } from '../control/stalled';
 import { judgeRun } from '../control/queued';
+import { stallSettings } from '../control/stalled';
+import { runView } from '../control/views';
 import { inputError } from '../engine/input-check';
 import { runIdSchema } from '../engine/runs';
-import type { StartCheck, StartableWorkflows } from '../engine/workflow';
-import type { RunAction, RunRow } from '../store/contract';
-import { GLOBAL_OPTIONS, check, flags, jsonArg, lookupId, positionals } from './args';
-import { callerOf, withControl, type Cli } from './context';
-import { followRun } from './follow';
+import type { StartableWorkflows, StartCheck } from '../engine/workflow';
 import { StartRefusedError, UsageError } from '../errors';
+import type { RunAction, RunRow } from '../store/contract';
+import { check, flags, GLOBAL_OPTIONS, jsonArg, lookupId, positionals } from './args';
+import { type Cli, callerOf, withControl } from './context';
+import { followRun } from './follow';
 
 export async function start(cli: Cli, args: string[]): Promise<number> {
   const { values, positionals: given } = flags(() =>

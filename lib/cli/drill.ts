@@ -11,12 +11,12 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { drill as runDrill, type DrillReport } from '../engine/drill';
-import { scratchStoreBeside } from './scratch-store';
-import { GLOBAL_OPTIONS, check, count, flags } from './args';
-import { withStoreMigrating, type Cli } from './context';
-import { LiveBlock, bar } from './format';
+import { type DrillReport, drill as runDrill } from '../engine/drill';
 import { UsageError } from '../errors';
+import { check, count, flags, GLOBAL_OPTIONS } from './args';
+import { type Cli, withStoreMigrating } from './context';
+import { bar, LiveBlock } from './format';
+import { scratchStoreBeside } from './scratch-store';
 
 const CLI_ENTRY = fileURLToPath(new URL('../../bin/waybill.mjs', import.meta.url));
 

@@ -5,15 +5,15 @@
  * only: anyone who reached it could spend the provider's key.
  */
 import { parseArgs } from 'node:util';
-import { isLoopback, authEnabled } from '../auth/principal';
 import { z } from 'zod';
+import { authEnabled, isLoopback } from '../auth/principal';
 import { createLogger } from '../engine/log';
 import { InvalidInputError } from '../errors';
 import { loadPriceTable } from '../gateway/prices';
 import { startGatewayServer } from '../gateway/server';
 import { followParent, stopAsOnSigterm } from '../launch/follow-parent';
-import { GLOBAL_OPTIONS, check, flags } from './args';
-import { withStore, type Cli } from './context';
+import { check, flags, GLOBAL_OPTIONS } from './args';
+import { type Cli, withStore } from './context';
 
 const PORT = z.coerce
   .number({ error: 'must be a TCP port number, 0-65535' })

@@ -10,11 +10,11 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { readRunLog } from '../control/logs';
 import type { runLogLineView } from '../control/views';
+import type { Store } from '../store/contract';
 import { MAX_LOG_KEEP } from '../store/shared/log-lines';
 import { FINISHED_STATUSES } from '../store/shared/sql';
-import type { Store } from '../store/contract';
-import { GLOBAL_OPTIONS, check, count, flags, lookupId, positionals } from './args';
-import { withStore, type Cli } from './context';
+import { check, count, flags, GLOBAL_OPTIONS, lookupId, positionals } from './args';
+import { type Cli, withStore } from './context';
 
 const POLL_MS = 500;
 /** Lines a follower reads per query: it pages on while there are more. */

@@ -9,7 +9,7 @@
 import '../zod-version';
 import { ConfigError, ControlInputError, StoreRefusedError, UsageError, WaybillError } from '../errors';
 import { COMMANDS } from './commands';
-import { createCli, type CliDeps } from './context';
+import { type CliDeps, createCli } from './context';
 import { commandHelp, nearest, overview } from './help';
 import { packageVersion } from './version';
 

@@ -10,7 +10,7 @@ import { pgSchemaName, storeOptions } from '../config';
 import { UsageError } from '../errors';
 import { inspectStore, moveStoreToSchema, openBackend } from '../store/index';
 import type { MigrationPlan } from '../store/migrate/runner';
-import { GLOBAL_OPTIONS, check, flags } from './args';
+import { check, flags, GLOBAL_OPTIONS } from './args';
 import type { Cli } from './context';
 
 export async function migrate(cli: Cli, args: string[]): Promise<number> {

@@ -6,11 +6,11 @@
 import { parseArgs } from 'node:util';
 import { retention } from '../control';
 import { describeCounts } from '../control/retention';
-import { rowsIn } from '../store/shared/prune';
-import { GLOBAL_OPTIONS, check, count, flags } from './args';
-import { callerOf, withControl, type Cli } from './context';
-import { LiveBlock, bar } from './format';
 import { UsageError } from '../errors';
+import { rowsIn } from '../store/shared/prune';
+import { check, count, flags, GLOBAL_OPTIONS } from './args';
+import { type Cli, callerOf, withControl } from './context';
+import { bar, LiveBlock } from './format';
 
 export async function prune(cli: Cli, args: string[]): Promise<number> {
   const { values } = flags(() =>

@@ -6,10 +6,10 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { rewind, steps } from '../control';
 import { forkAnswer, rerunAnswer } from '../control/views';
-import { GLOBAL_OPTIONS, check, flags, jsonArg, lookupId, positionals } from './args';
-import { stepFlag } from './step-flag';
-import { callerOf, withControl, type Cli } from './context';
+import { check, flags, GLOBAL_OPTIONS, jsonArg, lookupId, positionals } from './args';
+import { type Cli, callerOf, withControl } from './context';
 import { fields, relative, table, truncate } from './format';
+import { stepFlag } from './step-flag';
 
 const stepNumber = z
   .string()

@@ -3,22 +3,22 @@
  * `inspect` shows one — its row, its map, its live claims, its committed count and its timeline.
  */
 import { parseArgs } from 'node:util';
+import { encodeClaimsCursor } from '../api/cursor';
+import { listRuns } from '../api/runs';
 import { WAITING_WITH_STATUS, waitingFilter, waitingMatchesStatus } from '../control/fields';
-import { eventText } from '../engine/attempt-note';
-import { NotFoundError, UsageError } from '../errors';
-import { MAX_DEPTH, nestingDepth } from '../domain/json-input';
-import { claimView, eventView, progressView, runView } from '../control/views';
-import { readStallFacts, stallOf, stallSettings, type Stall } from '../control/stalled';
-import { queuedReasonOf, type QueuedReason } from '../control/queued';
-import { readRunFigures, runFigures, type RunFigures } from '../control/figures';
+import { type RunFigures, readRunFigures, runFigures } from '../control/figures';
+import { type QueuedReason, queuedReasonOf } from '../control/queued';
 import { readRunRows } from '../control/run-rows';
 import { readRunsPage } from '../control/runs-list';
-import { encodeClaimsCursor } from '../api/cursor';
-import type { ClaimRow, ProgressRow, RunRow, Store } from '../store/contract';
+import { readStallFacts, type Stall, stallOf, stallSettings } from '../control/stalled';
+import { claimView, eventView, progressView, runView } from '../control/views';
+import { MAX_DEPTH, nestingDepth } from '../domain/json-input';
+import { eventText } from '../engine/attempt-note';
+import { NotFoundError, UsageError } from '../errors';
 import { runUsage, type UsageTotals } from '../gateway/ledger';
-import { GLOBAL_OPTIONS, check, count, flags, lookupId, positionals, statusFilter } from './args';
-import { listRuns } from '../api/runs';
-import { withStore, type Cli } from './context';
+import type { ClaimRow, ProgressRow, RunRow, Store } from '../store/contract';
+import { check, count, flags, GLOBAL_OPTIONS, lookupId, positionals, statusFilter } from './args';
+import { type Cli, withStore } from './context';
 import { fields, progressBar, relative, table, truncate } from './format';
 
 export async function runs(cli: Cli, args: string[]): Promise<number> {

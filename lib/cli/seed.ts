@@ -6,10 +6,10 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { openBackend } from '../store/index';
-import { seedDemo as seed, type SeedReport } from '../store/seed/index';
-import { GLOBAL_OPTIONS, check, count, flags } from './args';
+import { type SeedReport, seedDemo as seed } from '../store/seed/index';
+import { check, count, flags, GLOBAL_OPTIONS } from './args';
 import type { Cli } from './context';
-import { LiveBlock, bar } from './format';
+import { bar, LiveBlock } from './format';
 
 const prefixSchema = z
   .string()

@@ -8,14 +8,14 @@
  * every operator action (lib/control/tokens.ts).
  */
 import { parseArgs } from 'node:util';
-import { mintRunToken, runTokenTtl } from '../auth/run-token';
-import { tokens } from '../control';
-import { authEnabled } from '../auth/principal';
 import { runRef } from '../api/ids';
+import { authEnabled } from '../auth/principal';
+import { mintRunToken, runTokenTtl } from '../auth/run-token';
 import type { Config } from '../config';
+import { tokens } from '../control';
 import { ConfigError, UsageError } from '../errors';
-import { GLOBAL_OPTIONS, check, flags } from './args';
-import { callerOf, type Cli, withControl } from './context';
+import { check, flags, GLOBAL_OPTIONS } from './args';
+import { type Cli, callerOf, withControl } from './context';
 
 /** A dashboard answers this read in milliseconds; a loaded machine's first request compiles its route. */
 const PROBE_MS = 15_000;

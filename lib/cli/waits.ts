@@ -7,8 +7,8 @@
 import { parseArgs } from 'node:util';
 import { waits } from '../control';
 import { UsageError } from '../errors';
-import { GLOBAL_OPTIONS, check, flags, jsonArg, lookupId } from './args';
-import { callerOf, withControl, type Cli } from './context';
+import { check, flags, GLOBAL_OPTIONS, jsonArg, lookupId } from './args';
+import { type Cli, callerOf, withControl } from './context';
 
 export async function decide(cli: Cli, approve: boolean, args: string[]): Promise<number> {
   const { values, positionals: given } = flags(() =>

@@ -20,13 +20,13 @@ import { drillWorkflow } from '../engine/drill';
 import { createLogger } from '../engine/log';
 import { keepStoreFrom, programUser } from '../engine/program-user';
 import { publicationsOf } from '../engine/publish';
+import { Worker } from '../engine/worker';
 import { WorkflowRegistry } from '../engine/workflow';
 import { followParent, stopAsOnSigterm } from '../launch/follow-parent';
-import { Worker } from '../engine/worker';
-import { GLOBAL_OPTIONS, check, count, flags, lookupId } from './args';
-import { withStoreMigrating, type Cli } from './context';
-import { LiveBlock } from './format';
+import { check, count, flags, GLOBAL_OPTIONS, lookupId } from './args';
+import { type Cli, withStoreMigrating } from './context';
 import { watchWorker } from './follow';
+import { LiveBlock } from './format';
 
 export async function worker(cli: Cli, args: string[]): Promise<number> {
   const { values } = flags(() =>

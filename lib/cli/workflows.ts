@@ -3,8 +3,8 @@
  * its version, fixed total, and the live workers serving it (none: a run of it waits for one).
  */
 import { parseArgs } from 'node:util';
-import { GLOBAL_OPTIONS, flags, positionals } from './args';
-import { withStore, type Cli } from './context';
+import { flags, GLOBAL_OPTIONS, positionals } from './args';
+import { type Cli, withStore } from './context';
 import { table, truncate } from './format';
 
 export async function workflows(cli: Cli, args: string[]): Promise<number> {

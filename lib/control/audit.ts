@@ -7,13 +7,13 @@
  * null when there is neither. The run's own timeline (step_events) says what changed; this says who.
  */
 import { z } from 'zod';
+import { ControlInputError } from '../errors';
 import { auditDetail } from '../reason';
 import type { AuditEntry } from '../store/contract';
 import { authorize, type Caller } from './caller';
 import { validate } from './errors';
 import { exactText, runRef } from './fields';
 import type { ControlDeps, ControlStore } from './store';
-import { ControlInputError } from '../errors';
 
 export const AUDIT_ACTIONS = [
   'start',

@@ -10,9 +10,9 @@
  */
 import { z } from 'zod';
 import { ControlInputError, InvalidTransitionError, NotFoundError, RewindRefusedError } from '../errors';
+import type { RunAction, RunSummary } from '../store/contract';
 import { LISTED_STATUSES } from '../store/shared/outside-runs';
 import { TRANSITIONS } from '../store/shared/transitions';
-import type { RunAction, RunSummary } from '../store/contract';
 import { record } from './audit';
 import { authorize, type Caller } from './caller';
 import { validate } from './errors';

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { ClaimNotOrphanedError, ControlInputError, LiveClaimError, NotFoundError } from '../errors';
 import { record } from './audit';
-import { authorize, forceHint, type Caller } from './caller';
+import { authorize, type Caller, forceHint } from './caller';
 import { validate } from './errors';
 import { claimKey, note, reasonField, runRef } from './fields';
 import type { ControlDeps } from './store';

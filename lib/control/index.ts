@@ -5,17 +5,18 @@
  * whether it may, validates, calls the store and records its audit line. Server actions, API routes and CLI
  * commands only parse their input, build the caller and shape the answer. No next/*, no react.
  */
+
+export { ControlInputError, type FieldErrors, ForbiddenError, LiveClaimError, StartRefusedError } from '../errors';
 export * as audit from './audit';
 export * as bulk from './bulk';
-export * as stalled from './stalled';
+export { authorize, type Caller, type Channel, type Role } from './caller';
 export * as claims from './claims';
 export * as logs from './logs';
 export * as retention from './retention';
 export * as rewind from './rewind';
-export * as steps from './steps';
 export * as runs from './runs';
+export * as stalled from './stalled';
+export * as steps from './steps';
+export type { ControlDeps, ControlStore } from './store';
 export * as tokens from './tokens';
 export * as waits from './waits';
-export { authorize, type Caller, type Channel, type Role } from './caller';
-export { ControlInputError, ForbiddenError, LiveClaimError, StartRefusedError, type FieldErrors } from '../errors';
-export type { ControlDeps, ControlStore } from './store';

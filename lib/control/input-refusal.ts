@@ -1,6 +1,7 @@
 /** Why a start, a rerun or a fork with an edited input is refused, said the same way by each. */
-import { StartRefusedError } from '../errors';
+
 import { type InputIssue, issuePath } from '../engine/input-check';
+import { StartRefusedError } from '../errors';
 
 /** An input its workflow's schema refuses: each problem under its field (`input.items.0`), the first in the message. */
 export function inputRefused(workflow: string, issues: InputIssue[]): StartRefusedError {

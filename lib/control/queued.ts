@@ -15,9 +15,10 @@
  * running runs by owner). A worker's busy count is the runs it owns in status `running`; a waiting run holds
  * no worker and no slot.
  */
-import type { RunStatus, RunStore } from '../store/contract';
+
 import { isLive } from '../domain/liveness';
-import { readStallFacts, stallOf, type Stall, type StallFacts, type StallSettings, type StallSubject } from './stalled';
+import type { RunStatus, RunStore } from '../store/contract';
+import { readStallFacts, type Stall, type StallFacts, type StallSettings, type StallSubject, stallOf } from './stalled';
 
 export type QueuedReason =
   | { kind: 'no-worker'; message: string }

@@ -6,14 +6,14 @@
  */
 import { z } from 'zod';
 import { durationSchema, MIN_RETENTION_MS } from '../duration';
-import { pruneAll, rowsIn } from '../store/shared/prune';
+import { ControlInputError } from '../errors';
 import type { PruneCounts } from '../store/contract';
+import { pruneAll, rowsIn } from '../store/shared/prune';
 import { record } from './audit';
-import { authorize, forceHint, type Caller } from './caller';
+import { authorize, type Caller, forceHint } from './caller';
 import { validate } from './errors';
 import { reasonField } from './fields';
 import type { ControlDeps } from './store';
-import { ControlInputError } from '../errors';
 
 const pruneInput = z.strictObject({
   olderThan: z

@@ -26,8 +26,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { RewindRefusedError, StartRefusedError } from '../errors';
 import { runIdSchema } from '../engine/runs';
+import { RewindRefusedError, StartRefusedError } from '../errors';
 import type { RewindOutcome } from '../store/contract';
 import { record } from './audit';
 import { authorize, type Caller } from './caller';

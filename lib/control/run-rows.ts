@@ -5,7 +5,7 @@
  * what it shows besides (charts, waits, events) and shapes the answer; none reads these rows again.
  */
 import type { ClaimRow, ProgressRow, RunRow, Store } from '../store/contract';
-import { outsideRun, type OutsideStatus } from '../store/shared/outside-runs';
+import { type OutsideStatus, outsideRun } from '../store/shared/outside-runs';
 import { readClaimsPage } from './claims-list';
 
 /**

@@ -4,8 +4,8 @@
  * stalled (stalled.ts) and what it waits for if queued (queued.ts), judged from one set of facts.
  */
 import type { RunStore, RunSummary } from '../store/contract';
-import { queuedReasonOf, type QueuedReason } from './queued';
-import { stallOf, type Stall, type StallFacts } from './stalled';
+import { type QueuedReason, queuedReasonOf } from './queued';
+import { type Stall, type StallFacts, stallOf } from './stalled';
 
 export type RunsFilter = Omit<Parameters<RunStore['listRuns']>[0], 'limit'> & { limit: number };
 

@@ -4,16 +4,16 @@
  * run's own `operator` event in the same transaction as the change (actOnRun) or just after (start).
  */
 import { z } from 'zod';
-import { runIdSchema, startRun, type StartedRun } from '../engine/runs';
+import { runIdSchema, type StartedRun, startRun } from '../engine/runs';
+import { StartRefusedError } from '../errors';
 import type { RunAction, RunRow } from '../store/contract';
 import { TRANSITIONS } from '../store/shared/transitions';
 import { record } from './audit';
 import { authorize, type Caller } from './caller';
 import { validate } from './errors';
 import { reasonField, runRef } from './fields';
-import type { ControlDeps } from './store';
-import { StartRefusedError } from '../errors';
 import { inputRefused } from './input-refusal';
+import type { ControlDeps } from './store';
 
 export const RUN_ACTIONS = Object.keys(TRANSITIONS) as RunAction[];
 

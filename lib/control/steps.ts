@@ -16,7 +16,7 @@ import { authorize, type Caller } from './caller';
 import { validate } from './errors';
 import { runRef } from './fields';
 import type { ControlDeps } from './store';
-import { committedView, claimView, eventView, jsonValue, truncation } from './views';
+import { claimView, committedView, eventView, jsonValue, truncation } from './views';
 
 const stepInput = z.strictObject({
   runId: runRef,

@@ -4,6 +4,9 @@
  * clients get values, not strings of JSON. Times are epoch seconds, as in the tables. A claim's fencing
  * token is never shown: only the client that claimed holds it.
  */
+
+import { claimExpiresAt } from '../domain/claim-expiry';
+import { MAX_DEPTH, nestingDepth } from '../domain/json-input';
 import type {
   AuditEntry,
   ClaimRow,
@@ -15,11 +18,9 @@ import type {
   RunSummary,
   StepEvent,
 } from '../store/contract';
-import { claimExpiresAt } from '../domain/claim-expiry';
-import { MAX_DEPTH, nestingDepth } from '../domain/json-input';
 import { runFigures } from './figures';
 import type { QueuedReason } from './queued';
-import { stallField, type Stall } from './stalled';
+import { type Stall, stallField } from './stalled';
 
 /**
  * Stored JSON as a value; text an outside client wrote that is not JSON comes back as the string itself.

@@ -9,9 +9,9 @@
 import { z } from 'zod';
 import { waitNameProblem } from '../engine/waits';
 import { ControlInputError, InvalidTransitionError, NotFoundError, WaitDecidedError } from '../errors';
+import type { WaitKind, WaitRow } from '../store/contract';
 import { FINISHED_STATUSES } from '../store/shared/sql';
 import { MAX_WAITS_PER_RUN_DEFAULT } from '../store/shared/waits';
-import type { WaitKind, WaitRow } from '../store/contract';
 import { record } from './audit';
 import { authorize, type Caller } from './caller';
 import { validate } from './errors';

@@ -1,12 +1,12 @@
 import 'server-only';
+import { readClaimsPage } from '../control/claims-list';
+import { isOutsideClaim } from '../control/views';
 /**
  * The claims page: every claim with its lease, its worker's heartbeat, and whether its side effect is in doubt.
  */
 import { claimExpiresAt } from '../domain/claim-expiry';
-import { readClaimsPage } from '../control/claims-list';
-import { isOutsideClaim } from '../control/views';
-import { isLive } from '../domain/liveness';
 import { claimsCursor } from '../domain/cursor';
+import { isLive } from '../domain/liveness';
 import type { ClaimRow } from '../store/contract';
 import { claimTtlMs, getStore, heartbeatMs } from './store';
 

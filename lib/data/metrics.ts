@@ -1,10 +1,10 @@
 import 'server-only';
+import type { StallCount } from '../control/stalled';
+import type { RunStats } from '../store/contract';
 /**
  * /api/metrics reads here: one snapshot from the store, rendered in Prometheus text format.
  */
 import { DURATION_BOUNDS_MS, renderMetrics } from './metrics-text';
-import type { StallCount } from '../control/stalled';
-import type { RunStats } from '../store/contract';
 import { getStallCount } from './stalled';
 import { claimTtlMs, getStore } from './store';
 

@@ -5,9 +5,12 @@ import 'server-only';
  * committed results, live claims, redo ÷ save, and warnings about keys.
  */
 import { cache } from 'react';
+import { type RunFigures, runFigures } from '../control/figures';
+import { type QueuedReason, queuedReasonOf } from '../control/queued';
+import { readRunRows } from '../control/run-rows';
+import { type Stall, stallOf } from '../control/stalled';
 import { granularityAdvice } from '../engine/advice';
 import { eventText } from '../engine/attempt-note';
-import { TRANSITIONS } from '../store/shared/transitions';
 import type {
   AuditEntry,
   ClaimRow,
@@ -19,13 +22,10 @@ import type {
   StepTiming,
   UnstableKeyGroup,
 } from '../store/contract';
-import { runFigures, type RunFigures } from '../control/figures';
-import { queuedReasonOf, type QueuedReason } from '../control/queued';
-import { readRunRows } from '../control/run-rows';
-import { stallOf, type Stall } from '../control/stalled';
+import { TRANSITIONS } from '../store/shared/transitions';
 import { lastActivity, recentRate } from './rates';
 import { getStallFacts } from './stalled';
-import { stepInFlight, type StepInFlight } from './step-in-flight';
+import { type StepInFlight, stepInFlight } from './step-in-flight';
 import { claimTtlMs, getStore } from './store';
 
 /** Charts never get more points than this, whatever the run's length: the database groups rows into this many. */

@@ -1,12 +1,12 @@
 import 'server-only';
+import { type RunFigures, runFigures } from '../control/figures';
+import type { QueuedReason } from '../control/queued';
+import { readRunsPage } from '../control/runs-list';
+import type { Stall, StallCount } from '../control/stalled';
 /**
  * The runs list: one page of runs (keyset cursor), the summary cards, and the filters' choices.
  */
 import { runsCursor } from '../domain/cursor';
-import { runFigures, type RunFigures } from '../control/figures';
-import type { QueuedReason } from '../control/queued';
-import { readRunsPage } from '../control/runs-list';
-import type { Stall, StallCount } from '../control/stalled';
 import type { RunStats, RunStatus, RunSummary, WaitingKind, WaitKind } from '../store/contract';
 import { stepsPerMinute, THROUGHPUT_WINDOW_S } from './rates';
 import { getStallCount, getStallFacts } from './stalled';

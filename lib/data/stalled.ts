@@ -7,7 +7,7 @@ import 'server-only';
  * every request in that second: ten browsers refreshing every two seconds cost one set of reads, not ten.
  */
 import { config } from '../config';
-import { countStalled, readStallFacts, stallSettings, type StallCount, type StallFacts } from '../control/stalled';
+import { countStalled, readStallFacts, type StallCount, type StallFacts, stallSettings } from '../control/stalled';
 import { claimTtlMs, getBuiltins, getStore } from './store';
 
 const SHARED_FOR_MS = 1000;

@@ -7,11 +7,11 @@ import 'server-only';
  * WAYBILL_MIGRATE=off. A store that is missing or behind is then refused with the fix.
  */
 import { config, dataDir, storeOptions } from '../config';
+import type { ControlStore } from '../control/store';
 import { liveWithinMs } from '../domain/liveness';
 import { WorkflowCatalog } from '../engine/catalog';
 import type { WorkflowRegistry } from '../engine/workflow';
 import { openStore } from '../store/index';
-import type { ControlStore } from '../control/store';
 import { guardStore, isUnreachable, markDown } from './store-guard';
 import { registerStoreProbe } from './store-health';
 

@@ -5,8 +5,8 @@ import 'server-only';
 import { config } from '../config';
 import { busyRuns, slotCount } from '../control/queued';
 import { readStallFacts, stallSettings } from '../control/stalled';
-import type { WorkerRow } from '../store/contract';
 import { isLive, liveWithinMs } from '../domain/liveness';
+import type { WorkerRow } from '../store/contract';
 import { getStore, heartbeatMs } from './store';
 
 /** A worker silent this long is shown as dead: the liveness rule's window for WAYBILL_HEARTBEAT_MS. */

@@ -7,7 +7,7 @@
 import { LIVE_WITHIN_FLOOR_MS } from '../domain/liveness';
 import type { PublishedWorkflow, WorkflowStore } from '../store/contract';
 import { checkInput, inputJsonSchema, schemaFromJson } from './input-check';
-import type { StartCheck, StartableWorkflows, WorkflowRegistry } from './workflow';
+import type { StartableWorkflows, StartCheck, WorkflowRegistry } from './workflow';
 
 /** Without a heartbeat setting, a worker silent this long no longer counts as serving anything. */
 export const LIVE_WITHIN_MS = LIVE_WITHIN_FLOOR_MS;

@@ -5,28 +5,28 @@
  * a NonRetryableError) pass straight up; the others are retried until the policy's attempts are spent.
  */
 import type { Checkpoint, RunOnceOptions, StepContext, StepResult } from '../checkpoint/checkpoint';
-import { systemClock, type Clock } from '../clock';
+import { type Clock, systemClock } from '../clock';
 import { NonRetryableError, StepFailedError } from '../errors';
 import type { Logger } from './log';
-import { noRunLog, type RunLog } from './run-log';
 import {
   backoffMs,
   checkRetryPolicy,
   DEFAULT_RETRY,
   POLICY_FIELDS,
-  resolvePolicy,
-  retryableUnder,
   type ResolvedRetryPolicy,
   type RetryPolicy,
+  resolvePolicy,
+  retryableUnder,
 } from './retry-policy';
+import { noRunLog, type RunLog } from './run-log';
 import {
-  sleepUntil,
-  waitForApproval,
-  waitForSignal,
   type Approval,
   type ApprovalOptions,
   type Parking,
   type SignalResult,
+  sleepUntil,
+  waitForApproval,
+  waitForSignal,
 } from './waits';
 
 export type { RetryPolicy } from './retry-policy';

@@ -18,9 +18,9 @@ import { WaybillError } from '../errors';
 import type { CommittedRow, RunStore, StepEvent, Store } from '../store/contract';
 import { granularityAdvice } from './advice';
 import { startRun } from './runs';
-import { notifyWorkflow, type NotifyInput } from './workflows/notify';
+import { defineWorkflow, type WorkflowDefinition, WorkflowRegistry } from './workflow';
+import { type NotifyInput, notifyWorkflow } from './workflows/notify';
 import { readOutbox } from './workflows/outbox';
-import { defineWorkflow, WorkflowRegistry, type WorkflowDefinition } from './workflow';
 
 export const DRILL_WORKFLOW = 'waybill-drill';
 const OUTBOX = 'outbox.jsonl';

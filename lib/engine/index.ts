@@ -4,7 +4,7 @@
  */
 // First: a project on zod 3 is told so before any schema below is built (../zod-version.ts).
 import '../zod-version';
-export { Worker, type WorkerOptions } from './worker';
+
 export {
   CommandFailedError,
   NonRetryableError,
@@ -13,17 +13,18 @@ export {
   StepTimeoutError,
   WorkflowModuleError,
 } from '../errors';
+export { type CommandWorkflowDefinition, defineCommandWorkflow } from './command-workflow';
+export { type RetryPolicy, RunContext, type RunHost, type StepOptions } from './context';
+export { createLogger, type LogFields, type Logger, type LoggerOptions, silentLogger } from './log';
+export type { ErrorMatcher } from './retry-policy';
+export type { RunLog } from './run-log';
+export { runIdSchema, type StartedRun, startRun } from './runs';
+export { Worker, type WorkerOptions } from './worker';
 export {
-  WorkflowRegistry,
-  defineWorkflow,
   type AnyWorkflowDefinition,
+  defineWorkflow,
   type StartableWorkflows,
   type WorkflowDefinition,
+  WorkflowRegistry,
 } from './workflow';
-export { defineCommandWorkflow, type CommandWorkflowDefinition } from './command-workflow';
-export { RunContext, type RetryPolicy, type RunHost, type StepOptions } from './context';
-export type { RunLog } from './run-log';
-export type { ErrorMatcher } from './retry-policy';
-export { startRun, runIdSchema, type StartedRun } from './runs';
-export { createLogger, silentLogger, type Logger, type LogFields, type LoggerOptions } from './log';
-export { builtinRegistry, builtinWorkflows, type BuiltinOptions } from './workflows/index';
+export { type BuiltinOptions, builtinRegistry, builtinWorkflows } from './workflows/index';

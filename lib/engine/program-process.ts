@@ -13,7 +13,7 @@
  * step in the worker's own process would. It ignores SIGTERM (meant for the program), runs as the worker's
  * user (a program of another user cannot signal it), and passes the program's exit on as its own.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { chownSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -6,7 +6,7 @@
  * the one account every Linux has for exactly this (it owns no files). A worker that is not root cannot switch
  * users, and its programs run as itself: no dumpability trick is open to it from Node (docs/operations.md, Security).
  */
-import { chmodSync, readFileSync, statSync, type Stats } from 'node:fs';
+import { chmodSync, readFileSync, type Stats, statSync } from 'node:fs';
 import { ConfigError } from '../errors';
 
 export interface ProgramUser {

@@ -5,9 +5,9 @@
  * prune finds less or nothing. Outside clients' runs are never pruned here; that is an operator's call
  * (`waybill prune --include-external`).
  */
-import { every, systemClock, type Clock } from '../clock';
-import { pruneAll, rowsIn } from '../store/shared/prune';
+import { type Clock, every, systemClock } from '../clock';
 import type { RetentionStore, WorkerStore } from '../store/contract';
+import { pruneAll, rowsIn } from '../store/shared/prune';
 import type { Logger } from './log';
 
 const HOUR_MS = 3_600_000;

@@ -7,10 +7,10 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { extname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { WorkflowPublication } from '../store/contract';
 import { WaybillError, WorkflowModuleError } from '../errors';
+import type { WorkflowPublication } from '../store/contract';
 import { inputJsonSchema, schemaFromJson } from './input-check';
-import { isWorkflowDefinition, WorkflowRegistry, type WorkflowDefinition } from './workflow';
+import { isWorkflowDefinition, type WorkflowDefinition, WorkflowRegistry } from './workflow';
 
 /**
  * The workflows a module exports: each named export or the default export that defineWorkflow made, or an

@@ -14,10 +14,10 @@
  * keep of them anyway — behind a note saying how many it let go; the rest are written once the store answers.
  * Seqs count the lines that reached the store, so lines let go here take none.
  */
-import { systemClock, type Clock, type TimerHandle } from '../clock';
-import { DEFAULT_LOG_KEEP } from '../store/shared/log-lines';
+import { type Clock, systemClock, type TimerHandle } from '../clock';
 import type { LogStore, RunLogInput, RunLogStream } from '../store/contract';
-import { silentLogger, type Logger } from './log';
+import { DEFAULT_LOG_KEEP } from '../store/shared/log-lines';
+import { type Logger, silentLogger } from './log';
 
 /** How long a line may wait for its batch: what a SIGKILL can cost, and how far the run page lags. */
 export const FLUSH_MS = 250;

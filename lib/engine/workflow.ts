@@ -5,7 +5,7 @@
 import type { z } from 'zod';
 import { InvalidInputError, NotFoundError } from '../errors';
 import type { RunContext } from './context';
-import { checkInput, inputError, type InputIssue } from './input-check';
+import { checkInput, type InputIssue, inputError } from './input-check';
 import { checkRetryPolicy, type RetryPolicy } from './retry-policy';
 
 export interface WorkflowDefinition<I = unknown> {

@@ -3,7 +3,7 @@
  * token is that run, held to its keys; the operator token may use any key. A viewer may not spend money.
  * With no tokens configured everyone is `local`, and the gateway listens on loopback only (server.ts).
  */
-import { authEnabled, type AuthConfig, LOCAL, type Principal, roleForToken } from '../auth/principal';
+import { type AuthConfig, authEnabled, LOCAL, type Principal, roleForToken } from '../auth/principal';
 import { isRunToken, readRunToken } from '../auth/run-token';
 import { ApiError } from '../errors';
 

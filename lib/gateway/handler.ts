@@ -5,15 +5,16 @@
  * token's keys its own run's (keyRun, the rule lib/api/run-scope.ts holds the checkpoint protocol to) and its
  * run not finished. Then record.ts makes or replays the call.
  */
-import type { AuthConfig, Principal } from '../auth/principal';
+
 import { STATUS_BY_CODE } from '../api/status';
+import type { AuthConfig, Principal } from '../auth/principal';
 import { contentKey, keyProblem, keyRun } from '../checkpoint/keys';
 import { ApiError, WaybillError } from '../errors';
 import { FINISHED_STATUSES } from '../store/shared/sql';
 import { ANTHROPIC_ROUTES } from './anthropic';
 import { gatewayPrincipal } from './auth';
 import { OPENAI_ROUTES } from './openai';
-import { recordedCall, type RecordDeps } from './record';
+import { type RecordDeps, recordedCall } from './record';
 import type { GatewayRoute, Json } from './routes';
 
 export interface GatewayDeps extends RecordDeps {

@@ -10,7 +10,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ModelCallRow, ModelCallStart, Store } from '../store/contract';
 import { costOf, type PriceTable } from './prices';
-import { KEPT_HEADERS, type GatewayRoute, type GatewaySettings, type Json } from './routes';
+import { type GatewayRoute, type GatewaySettings, type Json, KEPT_HEADERS } from './routes';
 import { callUpstream } from './upstream';
 import { usageOfBody, usageOfStream } from './usage';
 

@@ -6,7 +6,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
-import { handleGatewayRequest, type GatewayDeps } from './handler';
+import { type GatewayDeps, handleGatewayRequest } from './handler';
 
 export interface GatewayServer {
   server: Server;

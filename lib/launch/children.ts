@@ -6,7 +6,7 @@
  * us once more. A worker in our group would see the terminal's SIGINT and then our SIGTERM, and take the
  * second signal as "exit now" instead of finishing the step in hand. Detached, each child hears only us.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 
 export interface Exit {

@@ -18,16 +18,16 @@ import { connect, createServer } from 'node:net';
 import { isAbsolute, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { authEnabled, isLoopback } from '../auth/principal';
-import { config, dataDir, storeOptions, type Config } from '../config';
-import { openStore } from '../store/index';
 import { packageVersion } from '../cli/version';
-import { describeExit, spawnChild, stopAll, type Child } from './children';
-import { findDashboard, webArgs, type Dashboard } from './dashboard';
+import { type Config, config, dataDir, storeOptions } from '../config';
+import { ConfigError } from '../errors';
+import { openStore } from '../store/index';
+import { type Child, describeExit, spawnChild, stopAll } from './children';
+import { type Dashboard, findDashboard, webArgs } from './dashboard';
+import { DEMO_INPUT, demoTick } from './demo';
 import { followParent, stopAsOnSigterm } from './follow-parent';
 import { packagePath } from './paths';
 import { programUrl } from './program-url';
-import { DEMO_INPUT, demoTick } from './demo';
-import { ConfigError } from '../errors';
 
 // The package's own files, wherever it is (a checkout, or node_modules/waybill); the dashboard is found by
 // ./dashboard.ts. The user's files (a relative DATABASE_URL, a workflows module) stay relative to their cwd.

@@ -6,10 +6,10 @@
  */
 import type { Clock } from '../clock';
 import { DriverMissingError, InvalidInputError } from '../errors';
+import type { Store } from './contract';
 import type { MigrationPlan } from './migrate/runner';
 import type { PostgresStore } from './postgres/index';
 import type { SqliteStore } from './sqlite/index';
-import type { Store } from './contract';
 
 export type { PostgresStore } from './postgres/index';
 export type { SqliteStore } from './sqlite/index';

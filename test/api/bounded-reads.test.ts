@@ -5,8 +5,8 @@
  * serializes.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { getRun, listCommitted, RUN_CLAIMS_SHOWN } from '../../lib/api/runs';
 import type { RunsStore } from '../../lib/api/runs';
+import { getRun, listCommitted, RUN_CLAIMS_SHOWN } from '../../lib/api/runs';
 import { backends, type StoreHandle } from '../support/backends';
 
 const list = await backends();

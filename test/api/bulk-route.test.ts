@@ -4,8 +4,8 @@
  * bulk cancels exactly the runs its filter matches, audited per run as the API's operator.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { openSqliteStore } from '../../lib/store/sqlite';
 import type { Store } from '../../lib/store/contract';
+import { openSqliteStore } from '../../lib/store/sqlite';
 import { makeTempDir } from '../support/tmp';
 
 const dir = makeTempDir('waybill-bulk-route-');

@@ -5,8 +5,8 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { STATUS_BY_CODE } from '../../lib/api/errors';
-import * as errors from '../../lib/errors';
 import { exitCode } from '../../lib/cli/main';
+import * as errors from '../../lib/errors';
 
 const classes = Object.entries(errors).filter(([, v]) => typeof v === 'function' && v.prototype instanceof Error) as [
   string,

@@ -6,8 +6,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runAgent } from '../../lib/checkpoint/agent';
 import { Checkpoint } from '../../lib/checkpoint/checkpoint';
 import { createLogger } from '../../lib/engine/log';
-import { openStore } from '../../lib/store/index';
 import type { Store } from '../../lib/store/contract';
+import { openStore } from '../../lib/store/index';
 import { makeTempDir } from '../support/tmp';
 
 const dir = makeTempDir('waybill-metrics-route-');

@@ -6,8 +6,8 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../lib/engine/log';
-import { openSqliteStore } from '../../lib/store/sqlite';
 import type { Store } from '../../lib/store/contract';
+import { openSqliteStore } from '../../lib/store/sqlite';
 import { makeTempDir } from '../support/tmp';
 
 const dir = makeTempDir('waybill-metrics-stalled-');

@@ -5,9 +5,9 @@
 import { describe, expect, it } from 'vitest';
 import { runs } from '../../lib/control';
 import { builtinRegistry } from '../../lib/engine/workflows';
+import { ControlInputError } from '../../lib/errors';
 import type { SqliteStore } from '../../lib/store/sqlite';
 import { openTestStore } from '../workflows/harness';
-import { ControlInputError } from '../../lib/errors';
 
 /** The start every way in makes (lib/control), as the API's caller. */
 const start = (

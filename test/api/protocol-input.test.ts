@@ -7,7 +7,7 @@
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INPUT_MAX_CHARS } from '../../lib/checkpoint/step-input';
-import { request, type Answer } from '../support/http';
+import { type Answer, request } from '../support/http';
 import { makeTempDir } from '../support/tmp';
 
 const OPERATOR = 'protocol-input-operator-0123456';

@@ -7,7 +7,7 @@
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../../lib/store/sqlite';
-import { request, type Answer } from '../support/http';
+import { type Answer, request } from '../support/http';
 import { makeTempDir } from '../support/tmp';
 
 const OPERATOR = 'logs-operator-token-0123456789ab';

@@ -4,11 +4,12 @@
  * own run, and every other request is 403 with nothing written: every other route of the API, and every
  * protocol call naming another run or another run's keys.
  */
-import Database from 'better-sqlite3';
+
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { request, type Answer } from '../support/http';
+import { type Answer, request } from '../support/http';
 import { makeTempDir } from '../support/tmp';
 
 const OPERATOR = 'tokens-operator-token-0123456789';

@@ -4,8 +4,8 @@
  * input or workflow is 409 CONFLICT naming what differs, writing nothing.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { openSqliteStore } from '../../lib/store/sqlite';
 import type { Store } from '../../lib/store/contract';
+import { openSqliteStore } from '../../lib/store/sqlite';
 import { makeTempDir } from '../support/tmp';
 
 const dir = makeTempDir('waybill-start-route-');

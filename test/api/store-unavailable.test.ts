@@ -6,10 +6,10 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { errorResponse } from '../../lib/api/errors';
-import { createLogger } from '../../lib/engine/log';
-import { StoreUnavailableError, WaybillError } from '../../lib/errors';
 import { guardStore } from '../../lib/data/store-guard';
 import { markStoreUp, storeDownSince } from '../../lib/data/store-health';
+import { createLogger } from '../../lib/engine/log';
+import { StoreUnavailableError, WaybillError } from '../../lib/errors';
 
 const logged: string[] = [];
 (globalThis as { waybillServerLog?: unknown }).waybillServerLog = createLogger({ component: 'web' }, (line) =>

@@ -1,7 +1,7 @@
 /** Approvals and signals over HTTP on a real PostgreSQL schema of its own (see test/suites/api-waits.ts). */
 import { describe, it } from 'vitest';
-import { createSchema, postgresAvailable } from '../support/postgres';
 import { waitsApiSuite } from '../suites/api-waits';
+import { createSchema, postgresAvailable } from '../support/postgres';
 
 const reachable = await postgresAvailable('test/api/waits.postgres');
 

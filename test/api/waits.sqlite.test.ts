@@ -1,7 +1,7 @@
 /** Approvals and signals over HTTP on a real SQLite file (see test/suites/api-waits.ts). */
 import Database from 'better-sqlite3';
-import { makeTempDir } from '../support/tmp';
 import { waitsApiSuite } from '../suites/api-waits';
+import { makeTempDir } from '../support/tmp';
 
 waitsApiSuite('SQLite', async () => {
   const dir = makeTempDir('waybill-api-waits-db-');

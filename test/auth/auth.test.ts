@@ -3,8 +3,8 @@
  * past expiry or outlive their token, and the cross-site and loopback-Host rules.
  */
 import { describe, expect, it } from 'vitest';
-import { allows, roleForToken, type AuthConfig } from '../../lib/auth/principal';
 import { crossSiteReason, hostReason, type RequestFacts } from '../../lib/auth/origin';
+import { type AuthConfig, allows, roleForToken } from '../../lib/auth/principal';
 import { readSession, signSession } from '../../lib/auth/session';
 import { parseConfig } from '../../lib/config';
 

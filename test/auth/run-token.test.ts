@@ -3,8 +3,8 @@
  * WAYBILL_SESSION_SECRET (or a token), and never interchangeable with a session cookie.
  */
 import { describe, expect, it } from 'vitest';
-import { mintRunToken, readRunToken, runTokenTtl, signRunToken } from '../../lib/auth/run-token';
 import type { AuthConfig } from '../../lib/auth/principal';
+import { mintRunToken, readRunToken, runTokenTtl, signRunToken } from '../../lib/auth/run-token';
 import { readSession, signSession } from '../../lib/auth/session';
 
 const cfg: AuthConfig = {

@@ -5,7 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { freshDb, insertOutsideRun, json, runCli, type Result } from './support';
+import { freshDb, insertOutsideRun, json, type Result, runCli } from './support';
 
 describe('waybill with bad input', () => {
   // Forty-odd CLI processes in turn, a few seconds each when the cores are busy: hence the long budget.

@@ -5,8 +5,8 @@
  * --json). Its bad flags are in bad-input.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { openSqliteStore } from '../../lib/store/sqlite';
 import type { RunLogInput } from '../../lib/store/contract';
+import { openSqliteStore } from '../../lib/store/sqlite';
 import { spawnCommand } from '../support/child';
 import { BIN, freshDb, json } from './support';
 

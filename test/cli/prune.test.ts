@@ -8,7 +8,7 @@ import { runAgent } from '../../lib/checkpoint/agent';
 import { Checkpoint } from '../../lib/checkpoint/checkpoint';
 import { ManualClock } from '../../lib/clock';
 import { openSqliteStore } from '../../lib/store/sqlite';
-import { freshDb, json, type Db } from './support';
+import { type Db, freshDb, json } from './support';
 
 const DAY_MS = 86_400_000;
 

@@ -4,7 +4,7 @@
  * figures every other view shows: 2/2, 100%, executed 2.
  */
 import { describe, expect, it } from 'vitest';
-import { freshDb, json, type Db } from './support';
+import { type Db, freshDb, json } from './support';
 
 const BUSY = 'waiting for a free slot: 1 of 1 busy on worker w-1 with run held';
 

@@ -11,7 +11,7 @@ import { createServer } from 'node:net';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTempDir } from '../support/tmp';
-import { BIN, ROOT, type Result } from './support';
+import { BIN, type Result, ROOT } from './support';
 
 const OPERATOR = 'token-cli-operator-token-0123456789';
 const VIEWER = 'token-cli-viewer-token-0123456789ab';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { spawnCommand } from '../support/child';
-import { BIN, freshDb, json, type Db } from './support';
+import { BIN, type Db, freshDb, json } from './support';
 
 function runRow(db: Db, id: string): { status: string; owner: string | null; step: number | null } | undefined {
   return db.raw((c) =>

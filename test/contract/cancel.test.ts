@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunStore } from '../../lib/store/contract';
-import { stepBackends, type StoreHandle } from '../support/backends';
+import { type StoreHandle, stepBackends } from '../support/backends';
 
 const list = await stepBackends();
 

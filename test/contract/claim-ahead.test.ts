@@ -9,7 +9,7 @@ import { Checkpoint } from '../../lib/checkpoint/checkpoint';
 import { stepKey } from '../../lib/checkpoint/keys';
 import { LeaseLostError } from '../../lib/errors';
 import type { Store } from '../../lib/store/contract';
-import { stepBackends, type StoreHandle } from '../support/backends';
+import { type StoreHandle, stepBackends } from '../support/backends';
 import { claimRequest, commitRequest } from '../support/requests';
 
 const LEASE_MS = 60_000;

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Checkpoint } from '../../lib/checkpoint/checkpoint';
 import { AwaitTimeoutError, LeaseLostError, StoreUnavailableError } from '../../lib/errors';
 import type { ClaimRequest, CommitRequest, Store } from '../../lib/store/contract';
-import { stepBackends, type StoreHandle } from '../support/backends';
+import { type StoreHandle, stepBackends } from '../support/backends';
 import { claimRequest, commitRequest } from '../support/requests';
 
 const list = await stepBackends();

@@ -4,7 +4,7 @@
  * anything took.
  */
 import { describe, expect, it } from 'vitest';
-import { groupCommit, type Answer, type Settled } from '../../lib/store/shared/group-commit';
+import { type Answer, groupCommit, type Settled } from '../../lib/store/shared/group-commit';
 
 /** A writer that answers each request with itself doubled, recording the batches; `gate` holds it open. */
 function recorder(options: { fail?: (n: number) => unknown; gate?: () => Promise<void> } = {}) {

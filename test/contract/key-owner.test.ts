@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { KeyOfAnotherRunError } from '../../lib/errors';
 import type { ClaimRequest, Store } from '../../lib/store/contract';
-import { stepBackends, type StoreHandle } from '../support/backends';
+import { type StoreHandle, stepBackends } from '../support/backends';
 
 const list = await stepBackends();
 

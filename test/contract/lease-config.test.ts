@@ -10,13 +10,13 @@ import { describe, expect, it } from 'vitest';
 import { claim } from '../../lib/api/protocol';
 import { parseConfig } from '../../lib/config';
 import { openStore } from '../../lib/store/index';
-import { openSqliteStore } from '../../lib/store/sqlite';
 import {
   busyTimeoutFor,
-  shortestLeaseFor,
   SQLITE_BUSY_TIMEOUT_MS,
   SQLITE_MIN_LEASE_MS,
+  shortestLeaseFor,
 } from '../../lib/store/shared/sqlite-timeouts';
+import { openSqliteStore } from '../../lib/store/sqlite';
 import { runCli } from '../cli/support';
 import { tempDir } from '../support/tmp';
 

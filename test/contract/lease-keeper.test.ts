@@ -4,11 +4,11 @@
  * finds the claim gone aborts the side effect. On SQLite's ManualClock, so a count can only be the clock's.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ManualClock } from '../../lib/clock';
 import { Checkpoint } from '../../lib/checkpoint/checkpoint';
+import type { ManualClock } from '../../lib/clock';
 import { LeaseLostError } from '../../lib/errors';
 import type { Store } from '../../lib/store/contract';
-import { sqliteBackend, type StoreHandle } from '../support/backends';
+import { type StoreHandle, sqliteBackend } from '../support/backends';
 
 describe('lease keeper on a ManualClock', () => {
   let h: StoreHandle;

@@ -5,7 +5,7 @@
  * a StoreRefusedError that names what is wrong, and changes nothing. The article's own three-table store is
  * still adopted (test/crash/article.test.ts, test/postgres/store.test.ts).
  */
-import { openSync, closeSync, writeSync } from 'node:fs';
+import { closeSync, openSync, writeSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Checkpoint } from '../../lib/checkpoint/checkpoint';

@@ -9,8 +9,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runAgent } from '../../lib/checkpoint/agent';
 import { Checkpoint } from '../../lib/checkpoint/checkpoint';
-import { pruneAll } from '../../lib/store/shared/prune';
 import type { PruneCounts, RetentionStore, RunStore, Store } from '../../lib/store/contract';
+import { pruneAll } from '../../lib/store/shared/prune';
 import { backends, type StoreHandle } from '../support/backends';
 
 const list = await backends();

@@ -4,8 +4,8 @@
  * to its bound with a marker; two store connections appending to one run at once never take the same seq.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MAX_LOG_LINE_CHARS } from '../../lib/store/shared/log-lines';
 import type { RunLogInput, Store } from '../../lib/store/contract';
+import { MAX_LOG_LINE_CHARS } from '../../lib/store/shared/log-lines';
 import { backends, type StoreHandle } from '../support/backends';
 
 const list = await backends();

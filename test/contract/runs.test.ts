@@ -9,8 +9,8 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InvalidTransitionError, NotFoundError } from '../../lib/errors';
-import { TRANSITIONS } from '../../lib/store/shared/transitions';
 import type { ClaimRequest, RunAction, RunStatus, RunStore, Store } from '../../lib/store/contract';
+import { TRANSITIONS } from '../../lib/store/shared/transitions';
 import { backends, type StoreHandle } from '../support/backends';
 
 const list = await backends();

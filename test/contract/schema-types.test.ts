@@ -5,8 +5,6 @@
  * tests). At run time the assertions are no-ops.
  */
 import { describe, expectTypeOf, it } from 'vitest';
-import type * as pg from '../../lib/store/schema/pg';
-import type * as sqlite from '../../lib/store/schema/sqlite';
 import type {
   AuditEntry,
   ClaimRow,
@@ -18,6 +16,8 @@ import type {
   StepEvent,
   WorkerRow,
 } from '../../lib/store/contract';
+import type * as pg from '../../lib/store/schema/pg';
+import type * as sqlite from '../../lib/store/schema/sqlite';
 
 type Rows<T extends Record<string, { $inferSelect: unknown }>> = { [K in keyof T]: T[K]['$inferSelect'] };
 type Inserts<T extends Record<string, { $inferInsert: unknown }>> = { [K in keyof T]: T[K]['$inferInsert'] };

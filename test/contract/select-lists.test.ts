@@ -6,15 +6,6 @@
  * returns against the row type's keys, written below as objects the type checks are complete and exact.
  */
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
-import type { RowOf } from '../../lib/store/shared/columns';
-import type { UnstableCandidate } from '../../lib/store/shared/insights-unstable';
-import type { TallyRow } from '../../lib/store/shared/metrics-tally';
-import { openStore } from '../../lib/store/index';
-import * as pgLists from '../../lib/store/postgres/columns';
-import { openSqliteStore, type SqliteStore } from '../../lib/store/sqlite';
-import * as sqliteLists from '../../lib/store/sqlite/columns';
-import { toPositional } from '../../lib/store/sqlite/statement';
-import type { RawClaim } from '../../lib/store/sqlite/steps';
 import type {
   CommittedRow,
   ProgressRow,
@@ -25,6 +16,15 @@ import type {
   Store,
   WaitRow,
 } from '../../lib/store/contract';
+import { openStore } from '../../lib/store/index';
+import * as pgLists from '../../lib/store/postgres/columns';
+import type { RowOf } from '../../lib/store/shared/columns';
+import type { UnstableCandidate } from '../../lib/store/shared/insights-unstable';
+import type { TallyRow } from '../../lib/store/shared/metrics-tally';
+import { openSqliteStore, type SqliteStore } from '../../lib/store/sqlite';
+import * as sqliteLists from '../../lib/store/sqlite/columns';
+import { toPositional } from '../../lib/store/sqlite/statement';
+import type { RawClaim } from '../../lib/store/sqlite/steps';
 import { createSchema, postgresAvailable, type TestSchema } from '../support/postgres';
 import { makeTempDir } from '../support/tmp';
 

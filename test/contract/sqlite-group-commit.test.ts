@@ -10,9 +10,9 @@ import { Checkpoint, runAgent, stepKey } from '../../lib/checkpoint';
 import { ManualClock } from '../../lib/clock';
 import { parseConfig, storeOptions } from '../../lib/config';
 import { LeaseLostError, StoreUnavailableError } from '../../lib/errors';
+import type { ClaimRequest, CommitRequest } from '../../lib/store/contract';
 import { openBackend } from '../../lib/store/index';
 import { openSqliteStore, type SqliteStore } from '../../lib/store/sqlite';
-import type { ClaimRequest, CommitRequest } from '../../lib/store/contract';
 import { makeTempDir, type TempDir } from '../support/tmp';
 
 let dir: TempDir;

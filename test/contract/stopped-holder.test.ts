@@ -8,7 +8,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Checkpoint } from '../../lib/checkpoint/checkpoint';
 import type { Store } from '../../lib/store/contract';
-import { stepBackends, type StoreHandle } from '../support/backends';
+import { type StoreHandle, stepBackends } from '../support/backends';
 
 const LEASE_MS = 300;
 const list = await stepBackends();

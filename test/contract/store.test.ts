@@ -15,7 +15,7 @@ import { Checkpoint, type StepContext } from '../../lib/checkpoint/checkpoint';
 import { canonicalJson, contentKey, stepKey } from '../../lib/checkpoint/keys';
 import { ClaimNotOrphanedError, IdempotencyKeyReuseError, LeaseLostError, NotFoundError } from '../../lib/errors';
 import type { ClaimOutcome, ClaimRequest, CommitRequest, Store } from '../../lib/store/contract';
-import { stepBackends, type StoreHandle } from '../support/backends';
+import { type StoreHandle, stepBackends } from '../support/backends';
 
 const SHORT_LEASE_MS = 200;
 const PASS_MS = 700;

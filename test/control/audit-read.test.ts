@@ -7,7 +7,7 @@
 import { renderToStaticMarkup } from 'react-dom/server';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { AuditStore, RunStore, Store } from '../../lib/store/contract';
-import { json, runCli, type Result } from '../cli/support';
+import { json, type Result, runCli } from '../cli/support';
 import { makeTempDir } from '../support/tmp';
 
 vi.mock('@/lib/auth/server', async (actual) => ({

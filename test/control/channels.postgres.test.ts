@@ -2,8 +2,8 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { describe, it } from 'vitest';
-import { postgresAvailable, TEST_DATABASE_URL } from '../support/postgres';
 import { channelSuite } from '../suites/control-channels';
+import { postgresAvailable, TEST_DATABASE_URL } from '../support/postgres';
 
 const reachable = await postgresAvailable('test/control/channels.postgres');
 

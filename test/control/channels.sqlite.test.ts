@@ -1,7 +1,7 @@
 /** The three ways in to every operator operation, on a real SQLite file (see test/suites/control-channels.ts). */
 import Database from 'better-sqlite3';
-import { makeTempDir } from '../support/tmp';
 import { channelSuite } from '../suites/control-channels';
+import { makeTempDir } from '../support/tmp';
 
 channelSuite('SQLite', async () => {
   const dir = makeTempDir('waybill-control-');

@@ -3,11 +3,11 @@
  * one, before anything is written or even read), and the audit log's reader filters and pages exactly.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { audit, claims, retention, runs, type Caller, type ControlDeps, type ControlStore } from '../../lib/control';
-import { WorkflowRegistry, defineWorkflow } from '../../lib/engine/workflow';
 import { z } from 'zod';
-import { backends, type StoreHandle } from '../support/backends';
+import { audit, type Caller, type ControlDeps, type ControlStore, claims, retention, runs } from '../../lib/control';
+import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
 import { ControlInputError, ForbiddenError } from '../../lib/errors';
+import { backends, type StoreHandle } from '../support/backends';
 
 const list = await backends();
 

@@ -6,7 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { getRun, listRuns, type RunsStore } from '../../lib/api/runs';
-import { countStalled, readStallFacts, stallOf, type StallSettings } from '../../lib/control/stalled';
+import { countStalled, readStallFacts, type StallSettings, stallOf } from '../../lib/control/stalled';
 import type { WorkflowPublication } from '../../lib/store/contract';
 import { backends, type StoreHandle } from '../support/backends';
 

@@ -5,9 +5,9 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { runs, type Caller, type ControlDeps, type ControlStore } from '../../lib/control';
+import { type Caller, type ControlDeps, type ControlStore, runs } from '../../lib/control';
 import { startRun } from '../../lib/engine/runs';
-import { WorkflowRegistry, defineWorkflow } from '../../lib/engine/workflow';
+import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
 import { RunExistsError } from '../../lib/errors';
 import { backends, type StoreHandle } from '../support/backends';
 

@@ -7,15 +7,15 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { migrationsOf } from '../../lib/store/migrate/runner';
 import { runAgent } from '../../lib/checkpoint/agent';
 import { Checkpoint } from '../../lib/checkpoint/checkpoint';
 import { stepKey } from '../../lib/checkpoint/keys';
 import { ManualClock } from '../../lib/clock';
+import { migrationsOf } from '../../lib/store/migrate/runner';
 import { openSqliteStore } from '../../lib/store/sqlite';
-import { finish, spawnCommand } from '../support/child';
-import { tempDir, type TempDir } from '../support/tmp';
 import { ARTICLE_PYTHON, ARTICLE_PYTHON_DRIVER, ARTICLE_SCHEMA, ARTICLE_SQL } from '../fixtures/sqlite-article';
+import { finish, spawnCommand } from '../support/child';
+import { type TempDir, tempDir } from '../support/tmp';
 
 const T0 = 1_767_225_600; // 2026-01-01T00:00:00Z, epoch seconds as the article writes them
 

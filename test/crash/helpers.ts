@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import type { EffectResult } from '../fixtures/crash-child';
 import { until } from '../support/until';
+
 export { until };
 
 export interface EffectLine {

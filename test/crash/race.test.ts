@@ -7,13 +7,13 @@
  * of the same key starting meanwhile fails to create the lock and is written to a violations file.
  * Leases are 60 s: no claim can pass during the test, so no takeover is legitimate here.
  */
-import { mkdirSync, existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { stepKey } from '../../lib/checkpoint/keys';
 import { seededShuffle } from '../../lib/random';
+import type { CrashChildArgs, CrashChildReport } from '../fixtures/crash-child';
 import { finish, spawnFixture } from '../support/child';
 import { tempDir } from '../support/tmp';
-import type { CrashChildArgs, CrashChildReport } from '../fixtures/crash-child';
 import { countByKey, readEffects, snapshot } from './helpers';
 
 const N = 1000;

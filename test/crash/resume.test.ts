@@ -7,12 +7,13 @@
  * first). No assertion depends on how fast anything runs: every count below is fixed by where the process
  * was stopped, and stops happen at announced points, not after a delay.
  */
-import { describe, expect, it } from 'vitest';
+
 import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
 import { stepKey } from '../../lib/checkpoint/keys';
+import type { CrashChildArgs, CrashChildReport, KillPoint } from '../fixtures/crash-child';
 import { finish, killHard, spawnFixture } from '../support/child';
 import { tempDir } from '../support/tmp';
-import type { CrashChildArgs, CrashChildReport, KillPoint } from '../fixtures/crash-child';
 import { countByKey, readEffects, snapshot, until } from './helpers';
 
 const LEASE_MS = 250;

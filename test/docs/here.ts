@@ -9,8 +9,8 @@ import { expect } from 'vitest';
 import type { Context, Handler } from './context';
 import { ROOT } from './fences';
 import { guideCrawlModule } from './guide-module';
-import { background, ok, type Running, sh } from './shell';
 import { httpApi } from './http-api-commands';
+import { background, ok, type Running, sh } from './shell';
 
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 

@@ -8,8 +8,8 @@
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { ROOT } from './fences';
 import type { Context, Handler } from './context';
+import { ROOT } from './fences';
 import { background, ok, sh } from './shell';
 
 // biome-ignore lint/suspicious/noExplicitAny: an answer is read field by field, as the page describes it

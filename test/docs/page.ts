@@ -7,9 +7,9 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { makeTempDir } from '../support/tmp';
 import { until } from '../support/until';
+import { storeReader } from './context';
 import { shellBlocks } from './fences';
 import { linkPackages } from './guide-module';
-import { storeReader } from './context';
 import { HERE } from './here';
 
 export const OPERATOR = 'docs-operator-token-0123456789abcdef';

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newRunIdProblem, runIdLookupProblem } from '../../lib/domain/run-id';
-import { freshDb, type Db } from '../cli/support';
+import { type Db, freshDb } from '../cli/support';
 import { request } from '../support/http';
 import { makeTempDir } from '../support/tmp';
 

@@ -11,9 +11,9 @@ import { once } from 'node:events';
 import { hostname } from 'node:os';
 import { createInterface } from 'node:readline';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
-import { machineId, pidAlive } from '../../lib/machine';
 import { Worker } from '../../lib/engine/worker';
 import { WorkflowRegistry } from '../../lib/engine/workflow';
+import { machineId, pidAlive } from '../../lib/machine';
 import type { RunStore, Store } from '../../lib/store/contract';
 import { backends, type StoreHandle } from '../support/backends';
 

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../cli/support';
 import { Admin } from '../support/postgres';
-import { makeTarget, targetKinds, type Target } from '../support/targets';
+import { makeTarget, type Target, targetKinds } from '../support/targets';
 import { tempDir } from '../support/tmp';
 import { startWorker, until } from './support';
 

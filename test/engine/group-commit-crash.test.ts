@@ -14,11 +14,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { stepKey } from '../../lib/checkpoint/keys';
-import { readOutbox, type Delivery } from '../../lib/engine/workflows/outbox';
-import { openStore } from '../../lib/store/index';
+import { type Delivery, readOutbox } from '../../lib/engine/workflows/outbox';
 import type { RunStore, Store } from '../../lib/store/contract';
+import { openStore } from '../../lib/store/index';
 import { testSchema } from '../support/postgres';
-import { targetKinds, type TargetKind } from '../support/targets';
+import { type TargetKind, targetKinds } from '../support/targets';
 import { tempDir } from '../support/tmp';
 import { startWorker, until, type WorkerProcess } from './support';
 

@@ -2,7 +2,7 @@
  * Workers as real processes, killed and paused with real signals, on every backend. Counts come from the
  * store (committed rows, events) and from the notify outbox (the receiver's own record of deliveries).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -11,7 +11,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { readOutbox } from '../../lib/engine/workflows/outbox';
 import { BIN, ROOT, runCli } from '../cli/support';
 import { spawnFixture } from '../support/child';
-import { makeTarget, targetKinds, type Target } from '../support/targets';
+import { makeTarget, type Target, targetKinds } from '../support/targets';
 import { tempDir } from '../support/tmp';
 import { until } from '../support/until';
 

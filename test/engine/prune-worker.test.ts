@@ -12,9 +12,9 @@ import { parseConfig } from '../../lib/config';
 import { createLogger } from '../../lib/engine/log';
 import { Worker } from '../../lib/engine/worker';
 import { WorkflowRegistry } from '../../lib/engine/workflow';
+import { ConfigError } from '../../lib/errors';
 import { openSqliteStore, type SqliteStore } from '../../lib/store/sqlite';
 import { tempDir } from '../support/tmp';
-import { ConfigError } from '../../lib/errors';
 
 const DAY_MS = 86_400_000;
 let store: SqliteStore | undefined;

@@ -5,7 +5,7 @@
  * The bound holds at the store (K + 500 printed, exactly the newest K kept), and a worker SIGKILLed mid-output
  * leaves a gapless prefix of what its program printed, which the next worker's lines continue.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,7 +14,7 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { RunLogRow } from '../../lib/store/contract';
 import { BIN, ROOT, runCli } from '../cli/support';
-import { makeTarget, targetKinds, type Target } from '../support/targets';
+import { makeTarget, type Target, targetKinds } from '../support/targets';
 import { tempDir } from '../support/tmp';
 import { until } from '../support/until';
 

@@ -8,8 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../lib/clock';
 import { FLUSH_MS, MAX_WAITING, RunLogWriter } from '../../lib/engine/run-log';
 import { StoreUnavailableError } from '../../lib/errors';
-import { openSqliteStore } from '../../lib/store/sqlite';
 import type { LogStore, Store } from '../../lib/store/contract';
+import { openSqliteStore } from '../../lib/store/sqlite';
 import { tempDir } from '../support/tmp';
 
 /** The real store, its appends counted and, while `refusing`, refused as an unreachable store refuses them. */

@@ -4,7 +4,7 @@
  * a step's 1.5 s latency; counted from the outbox (every execution, refused duplicates included) and the store.
  */
 import { describe, expect, it } from 'vitest';
-import { makeTarget, targetKinds, type Target } from '../support/targets';
+import { makeTarget, type Target, targetKinds } from '../support/targets';
 import { tempDir } from '../support/tmp';
 import { executionsByKey, startWorker, until } from './support';
 

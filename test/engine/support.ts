@@ -2,13 +2,14 @@
  * Real `waybill worker` processes for the engine tests, and what they leave behind: the notify outbox read
  * as executions per key (a `duplicate` line is an execution the receiver refused, so it counts).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { onTestFinished } from 'vitest';
 import { BIN, ROOT } from '../cli/support';
 import type { Target } from '../support/targets';
 import { until } from '../support/until';
+
 export { until };
 
 export interface WorkerProcess {

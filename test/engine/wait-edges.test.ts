@@ -9,12 +9,12 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { waits } from '../../lib/control';
 import type { Caller } from '../../lib/control/caller';
-import { ControlInputError, WaitDecidedError, WaitLimitError } from '../../lib/errors';
 import { startRun } from '../../lib/engine/runs';
 import { Worker } from '../../lib/engine/worker';
 import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
+import { ControlInputError, WaitDecidedError, WaitLimitError } from '../../lib/errors';
 import type { RunStatus } from '../../lib/store/contract';
-import { backends, type Backend, type StoreHandle } from '../support/backends';
+import { type Backend, backends, type StoreHandle } from '../support/backends';
 
 const named = defineWorkflow({
   name: 'named',

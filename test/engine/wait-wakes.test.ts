@@ -15,7 +15,7 @@ import { startRun } from '../../lib/engine/runs';
 import { Worker } from '../../lib/engine/worker';
 import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
 import type { RunStatus, Store } from '../../lib/store/contract';
-import { backends, type Backend, type StoreHandle } from '../support/backends';
+import { type Backend, backends, type StoreHandle } from '../support/backends';
 
 const POLL_MS = 600_000;
 /** Real time a woken run is given to finish: far below the 5 minutes the shortest poll would take. */

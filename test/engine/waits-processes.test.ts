@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { waits } from '../../lib/control';
 import { readOutbox } from '../../lib/engine/workflows/outbox';
 import { runCli } from '../cli/support';
-import { makeTarget, targetKinds, type Target } from '../support/targets';
+import { makeTarget, type Target, targetKinds } from '../support/targets';
 import { tempDir } from '../support/tmp';
 import { executionsByKey, startWorker, until } from './support';
 

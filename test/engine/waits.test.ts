@@ -7,14 +7,14 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { waits } from '../../lib/control';
-import { DURATION_BOUNDS_MS, renderMetrics } from '../../lib/data/metrics-text';
 import type { Caller } from '../../lib/control/caller';
-import { ForbiddenError, InvalidTransitionError, RunRejectedError, WaitDecidedError } from '../../lib/errors';
+import { DURATION_BOUNDS_MS, renderMetrics } from '../../lib/data/metrics-text';
 import { startRun } from '../../lib/engine/runs';
 import { Worker } from '../../lib/engine/worker';
 import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
+import { ForbiddenError, InvalidTransitionError, RunRejectedError, WaitDecidedError } from '../../lib/errors';
 import type { RunStatus } from '../../lib/store/contract';
-import { backends, type Backend, type StoreHandle } from '../support/backends';
+import { type Backend, backends, type StoreHandle } from '../support/backends';
 
 const effects = new Map<string, number>();
 const count = (key: string) => effects.get(key) ?? 0;

@@ -11,9 +11,9 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../cli/support';
-import { writeModule } from '../workflows/user-module';
-import { makeTarget, targetKinds, type Target } from '../support/targets';
+import { makeTarget, type Target, targetKinds } from '../support/targets';
 import { tempDir } from '../support/tmp';
+import { writeModule } from '../workflows/user-module';
 import { startWorker, until } from './support';
 
 const kinds = await targetKinds('waking parked runs across processes');

@@ -6,20 +6,20 @@
  * (pg_terminate_backend, then a network cut through a proxy) the worker polls meanwhile, the listener reconnects,
  * and notifications take over again.
  */
+
+import { sql } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ManualClock } from '../../lib/clock';
+import { ManualClock, systemClock } from '../../lib/clock';
 import { Worker } from '../../lib/engine/worker';
 import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
-import { openStore } from '../../lib/store/index';
-import { sql } from 'drizzle-orm';
-import { systemClock } from '../../lib/clock';
+import type { Store, Wake } from '../../lib/store/contract';
 import type { PostgresStore } from '../../lib/store/index';
+import { openStore } from '../../lib/store/index';
 import { postgresConnection } from '../../lib/store/postgres/connection';
 import { notifyRunnable, wakeChannel } from '../../lib/store/postgres/notify';
-import type { Store, Wake } from '../../lib/store/contract';
 import { type PgProxy, postgresAvailable, startPgProxy, TEST_DATABASE_URL, testSchema } from '../support/postgres';
-import { targetKinds, type TargetKind } from '../support/targets';
+import { type TargetKind, targetKinds } from '../support/targets';
 import { tempDir } from '../support/tmp';
 import { until } from './support';
 

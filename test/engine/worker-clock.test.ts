@@ -10,7 +10,7 @@ import type { Clock } from '../../lib/clock';
 import { startRun } from '../../lib/engine/runs';
 import { Worker } from '../../lib/engine/worker';
 import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
-import { backends, type Backend, type StoreHandle } from '../support/backends';
+import { type Backend, backends, type StoreHandle } from '../support/backends';
 
 const DAY_MS = 24 * 3600_000;
 const after = new Map<string, number>();

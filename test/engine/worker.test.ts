@@ -5,12 +5,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { runAgent } from '../../lib/checkpoint/agent';
 import { ManualClock } from '../../lib/clock';
-import { InvalidInputError, InvalidTransitionError } from '../../lib/errors';
 import { startRun } from '../../lib/engine/runs';
 import { Worker } from '../../lib/engine/worker';
 import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
-import { openSqliteStore, type SqliteStore } from '../../lib/store/sqlite';
+import { InvalidInputError, InvalidTransitionError } from '../../lib/errors';
 import type { RunStatus } from '../../lib/store/contract';
+import { openSqliteStore, type SqliteStore } from '../../lib/store/sqlite';
 
 /**
  * The store, the workers and their checkpoints share one ManualClock: polls, heartbeats, run-lease renewals

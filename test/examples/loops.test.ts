@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Child } from '../support/child';
-import { counts, exampleProject, succeeds, until, type Project } from './project';
+import { counts, exampleProject, type Project, succeeds, until } from './project';
 
 interface Run {
   workflow: string;

@@ -5,15 +5,17 @@
  * own node_modules. The store is a SQLite file in the project; commands run there, the repository's
  * `waybill` CLI among them.
  */
-import Database from 'better-sqlite3';
+
 import { copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import Database from 'better-sqlite3';
 import { BIN, ROOT } from '../cli/support';
-import { spawnCommand, type Child } from '../support/child';
+import { type Child, spawnCommand } from '../support/child';
 import { tempDir } from '../support/tmp';
 import { until } from '../support/until';
+
 export { until };
 
 const TSX = pathToFileURL(createRequire(join(ROOT, 'package.json')).resolve('tsx/esm')).href;

@@ -7,9 +7,9 @@
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN } from '../cli/support';
+import { makeVenv, pythonMissing } from '../python/venv';
 import { request } from '../support/http';
 import { makeTempDir } from '../support/tmp';
-import { makeVenv, pythonMissing } from '../python/venv';
 import { counts, exampleProject, succeeds, until } from './project';
 
 const OPERATOR = 'example-operator-token-012345678';

@@ -4,7 +4,7 @@
  * real SQLite file. Each side effect is counted in the file it appends its idempotency key to.
  */
 import { describe, expect, it } from 'vitest';
-import { counts, exampleProject, succeeds, until, type Project } from './project';
+import { counts, exampleProject, type Project, succeeds, until } from './project';
 
 interface Run {
   status: string;

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { builtinRegistry } from '../../lib/engine/workflows';
-import { decideDemo, DEMO_INPUT, demoTick, nextDemoId, REPLAYS_MAX } from '../../lib/launch/demo';
+import { DEMO_INPUT, decideDemo, demoTick, nextDemoId, REPLAYS_MAX } from '../../lib/launch/demo';
 import { openTestStore } from '../workflows/harness';
 
 const TTL = 30_000;

@@ -5,16 +5,16 @@
  * fixed by where the loop was held, never by how fast anything ran: side effects per step, committed rows,
  * claims left, and lease times read from the store's own clock.
  */
-import { readFileSync, existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { stepKey } from '../../lib/checkpoint/keys';
 import { getRun, listRuns, type RunsStore } from '../../lib/api/runs';
+import { stepKey } from '../../lib/checkpoint/keys';
 import { runs } from '../../lib/control';
 import { openStore } from '../../lib/store/index';
-import { finish, killHard, spawnFixture, type Child } from '../support/child';
+import type { LibraryLoopArgs } from '../fixtures/library-loop';
+import { type Child, finish, killHard, spawnFixture } from '../support/child';
 import { postgresAvailable, testSchema } from '../support/postgres';
 import { tempDir } from '../support/tmp';
-import type { LibraryLoopArgs } from '../fixtures/library-loop';
 
 /** The control plane's own action, as the dashboard, the API and the CLI make it (lib/control). */
 const act = (store: RunsStore, runId: string, action: 'pause' | 'resume' | 'cancel') =>

@@ -8,11 +8,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Checkpoint } from '../../lib/checkpoint/checkpoint';
-import { ManualClock } from '../../lib/clock';
 import { stepKey } from '../../lib/checkpoint/keys';
+import { ManualClock } from '../../lib/clock';
 import { AwaitTimeoutError } from '../../lib/errors';
-import { openStore } from '../../lib/store/index';
 import type { Store } from '../../lib/store/contract';
+import { openStore } from '../../lib/store/index';
 import { killHard, spawnFixture } from '../support/child';
 import { postgresAvailable, testSchema } from '../support/postgres';
 import { tempDir } from '../support/tmp';

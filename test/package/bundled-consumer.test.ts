@@ -12,7 +12,7 @@ import Database from 'better-sqlite3';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresAvailable, testSchema } from '../support/postgres';
-import { cleanEnv, type Consumer, makeConsumer, ROOT, run } from './consumer';
+import { type Consumer, cleanEnv, makeConsumer, ROOT, run } from './consumer';
 import { packBoth } from './pack';
 
 /** Five steps of runAgent on the store its first argument names; prints the report. */

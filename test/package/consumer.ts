@@ -3,7 +3,7 @@
  * `npm install` of the tarballs (./pack.ts makes them). Then the tests run that project's files under plain
  * `node`, its `npx waybill`, and the repository's `tsc` over it.
  */
-import { spawn, type SpawnOptions } from 'node:child_process';
+import { type SpawnOptions, spawn } from 'node:child_process';
 import {
   copyFileSync,
   existsSync,

@@ -10,9 +10,9 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanEnv, makeConsumer, run, VERSION, type Consumer } from './consumer';
-import { packBoth, type Packed } from './pack';
-import { inMB, nodeModulesSize, WITH_DASHBOARD_GOAL_BYTES, type InstallSize } from './size';
+import { type Consumer, cleanEnv, makeConsumer, run, VERSION } from './consumer';
+import { type Packed, packBoth } from './pack';
+import { type InstallSize, inMB, nodeModulesSize, WITH_DASHBOARD_GOAL_BYTES } from './size';
 
 let consumer: Consumer;
 let packed: Packed;

@@ -16,7 +16,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanEnv, installTarball, must, ROOT, run, VERSION, type Output } from './consumer';
+import { cleanEnv, installTarball, must, type Output, ROOT, run, VERSION } from './consumer';
 import { packBoth } from './pack';
 
 interface Block {

@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresAvailable, testSchema, testUrl } from '../support/postgres';
-import { makeConsumer, must, ROOT, run, VERSION, type Consumer } from './consumer';
-import { packBoth, type Packed } from './pack';
-import { inMB, LIBRARY_GOAL_BYTES, nodeModulesSize, type InstallSize } from './size';
+import { type Consumer, makeConsumer, must, ROOT, run, VERSION } from './consumer';
+import { type Packed, packBoth } from './pack';
+import { type InstallSize, inMB, LIBRARY_GOAL_BYTES, nodeModulesSize } from './size';
 
 let consumer: Consumer;
 let packed: Packed;

@@ -12,7 +12,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanEnv, makeConsumer, must, ROOT, run, type Consumer } from './consumer';
+import { type Consumer, cleanEnv, makeConsumer, must, ROOT, run } from './consumer';
 import { packBoth } from './pack';
 
 const LAYOUT = `export default function RootLayout({ children }) {

@@ -14,7 +14,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { runAgent } from '../../lib/checkpoint/agent';
 import { Checkpoint } from '../../lib/checkpoint/checkpoint';
 import { openPostgresStore } from '../../lib/store/postgres';
-import { Admin, postgresAvailable, TEST_DATABASE_URL, testSchema, testUrl, type TestSchema } from '../support/postgres';
+import { Admin, postgresAvailable, TEST_DATABASE_URL, type TestSchema, testSchema, testUrl } from '../support/postgres';
 
 const pgUp = await postgresAvailable('PostgreSQL cancel and connection-limit tests');
 

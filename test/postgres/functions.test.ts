@@ -10,7 +10,7 @@ import { inspectStore } from '../../lib/store/index';
 import { openPostgresStore } from '../../lib/store/postgres';
 import { POSTGRES_FUNCTIONS } from '../../lib/store/postgres/functions/index';
 import { runCli } from '../cli/support';
-import { postgresAvailable, testSchema, testUrl, type TestSchema } from '../support/postgres';
+import { postgresAvailable, type TestSchema, testSchema, testUrl } from '../support/postgres';
 
 const pgUp = await postgresAvailable('PostgreSQL function tests');
 

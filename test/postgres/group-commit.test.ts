@@ -16,11 +16,11 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { runAgent } from '../../lib/checkpoint/agent';
 import { Checkpoint } from '../../lib/checkpoint/checkpoint';
 import { LeaseLostError } from '../../lib/errors';
-import { PRIOR_STATE_MAX_CHARS } from '../../lib/store/shared/columns';
-import { openPostgresStore, type PostgresStore, type PostgresStoreOptions } from '../../lib/store/postgres';
 import type { ClaimRequest, CommitRequest } from '../../lib/store/contract';
+import { openPostgresStore, type PostgresStore, type PostgresStoreOptions } from '../../lib/store/postgres';
+import { PRIOR_STATE_MAX_CHARS } from '../../lib/store/shared/columns';
+import { Admin, postgresAvailable, startPgProxy, type TestSchema, testSchema, testUrl } from '../support/postgres';
 import { ShiftedClock } from '../support/shifted-clock';
-import { Admin, postgresAvailable, startPgProxy, testSchema, testUrl, type TestSchema } from '../support/postgres';
 
 const pgUp = await postgresAvailable('PostgreSQL group commit tests');
 

@@ -8,9 +8,9 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import type { PgPauseArgs, PgPauseReport } from '../fixtures/pg-pause';
 import { finish, spawnFixture } from '../support/child';
 import { postgresAvailable, testSchema, testUrl } from '../support/postgres';
-import type { PgPauseArgs, PgPauseReport } from '../fixtures/pg-pause';
 
 const TRIALS = 20;
 const LEASE_MS = 300;

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { systemClock } from '../../lib/clock';
 import { postgresConnection } from '../../lib/store/postgres/connection';
 import { openPostgresStore } from '../../lib/store/postgres/index';
-import { explainPick, HISTORY, planNodes, seedHistory, type PlanNode } from '../../scripts/explain-pick';
+import { explainPick, HISTORY, type PlanNode, planNodes, seedHistory } from '../../scripts/explain-pick';
 import { postgresAvailable, TEST_DATABASE_URL, testSchema } from '../support/postgres';
 
 const available = await postgresAvailable('the pick plan test');

@@ -9,9 +9,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { seededShuffle } from '../../lib/random';
+import type { PgRaceArgs, PgRaceReport } from '../fixtures/pg-race';
 import { finish, spawnFixture } from '../support/child';
 import { postgresAvailable, testSchema, testUrl } from '../support/postgres';
-import type { PgRaceArgs, PgRaceReport } from '../fixtures/pg-race';
 
 const N = 2000;
 const pgUp = await postgresAvailable('PostgreSQL race test');

@@ -10,10 +10,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { ManualClock } from '../../lib/clock';
 import { ConflictError, InvalidTransitionError } from '../../lib/errors';
+import type { ClaimRequest, RunStore, Store } from '../../lib/store/contract';
 import { openPostgresStore, type PostgresStore } from '../../lib/store/postgres';
 import { openSqliteStore } from '../../lib/store/sqlite';
-import type { ClaimRequest, RunStore, Store } from '../../lib/store/contract';
-import { postgresAvailable, startPgProxy, testSchema, testUrl, type TestSchema } from '../support/postgres';
+import { postgresAvailable, startPgProxy, type TestSchema, testSchema, testUrl } from '../support/postgres';
 import { tempDir } from '../support/tmp';
 
 const pgUp = await postgresAvailable('PostgreSQL run store tests');

@@ -6,12 +6,12 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { migrationsOf } from '../../lib/store/migrate/runner';
 import { ManualClock } from '../../lib/clock';
 import { LeaseLostError } from '../../lib/errors';
-import { openPostgresStore, type PostgresStore } from '../../lib/store/postgres';
 import type { ClaimRequest } from '../../lib/store/contract';
-import { postgresAvailable, startPgProxy, testSchema, testUrl, type TestSchema } from '../support/postgres';
+import { migrationsOf } from '../../lib/store/migrate/runner';
+import { openPostgresStore, type PostgresStore } from '../../lib/store/postgres';
+import { postgresAvailable, startPgProxy, type TestSchema, testSchema, testUrl } from '../support/postgres';
 
 const pgUp = await postgresAvailable('PostgreSQL store tests');
 

@@ -13,9 +13,9 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import type { PgAgentArgs, PgAgentReport } from '../fixtures/pg-agent';
 import { finish, spawnFixture } from '../support/child';
 import { postgresAvailable, startPgProxy, testSchema, testUrl } from '../support/postgres';
-import type { PgAgentArgs, PgAgentReport } from '../fixtures/pg-agent';
 
 const STEPS = 2000;
 const pgUp = await postgresAvailable('PostgreSQL connection-kill test');

@@ -4,13 +4,14 @@
  * real processes, SIGKILLed at random points. Counts are exact: every step committed once; a side effect
  * delivered twice only where a kill landed between its delivery and its commit, and its redo in doubt.
  */
-import Database from 'better-sqlite3';
+
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnCommand, type Child } from '../support/child';
-import { request, type Answer } from '../support/http';
+import { type Child, spawnCommand } from '../support/child';
+import { type Answer, request } from '../support/http';
 import { makeTempDir } from '../support/tmp';
 import { makeVenv, pythonMissing } from './venv';
 

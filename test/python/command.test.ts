@@ -3,18 +3,19 @@
  * fresh venv, or a user module's command), hands it a run token and the API's address, and stops, retries or
  * resumes it like any run. The API is the route handlers on a real port; the store a real SQLite file.
  */
-import Database from 'better-sqlite3';
+
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, ROOT } from '../cli/support';
-import { spawnCommand, type Child } from '../support/child';
-import { request, type Answer } from '../support/http';
+import { type Child, spawnCommand } from '../support/child';
+import { type Answer, request } from '../support/http';
 import { makeTempDir } from '../support/tmp';
-import { makeVenv, pythonMissing } from './venv';
 import { until } from '../support/until';
+import { makeVenv, pythonMissing } from './venv';
 
 const OPERATOR = 'command-operator-token-0123456789';
 const dir = makeTempDir('waybill-command-');

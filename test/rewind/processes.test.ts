@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { Store } from '../../lib/store/contract';
 import { runCli } from '../cli/support';
 import { executionsByKey, startWorker, until } from '../engine/support';
-import { makeTarget, targetKinds, type Target } from '../support/targets';
+import { makeTarget, type Target, targetKinds } from '../support/targets';
 import { tempDir } from '../support/tmp';
 
 const kinds = await targetKinds('rewind process tests');

@@ -5,8 +5,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { rewind, steps, type Caller, type ControlDeps } from '../../lib/control';
-import { WorkflowRegistry, defineWorkflow } from '../../lib/engine/workflow';
+import { type Caller, type ControlDeps, rewind, steps } from '../../lib/control';
+import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
 import { ControlInputError, ForbiddenError, RewindRefusedError, StartRefusedError } from '../../lib/errors';
 import { backends, type StoreHandle } from '../support/backends';
 

@@ -11,11 +11,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { runAgent } from '../../lib/checkpoint/agent';
 import { Checkpoint } from '../../lib/checkpoint/checkpoint';
-import { rewind, type Caller, type ControlDeps } from '../../lib/control';
-import { PRIOR_STATE_MAX_CHARS } from '../../lib/store/shared/columns';
+import { type Caller, type ControlDeps, rewind } from '../../lib/control';
 import { Worker } from '../../lib/engine/worker';
 import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
 import type { RunStatus, RunStore, Store } from '../../lib/store/contract';
+import { PRIOR_STATE_MAX_CHARS } from '../../lib/store/shared/columns';
 import { backends, type StoreHandle } from '../support/backends';
 
 const list = await backends();

@@ -12,9 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Worker } from '../../lib/engine/worker';
 import { builtinRegistry } from '../../lib/engine/workflows';
 import { readOutbox } from '../../lib/engine/workflows/outbox';
-import { openStore } from '../../lib/store/index';
 import type { Store } from '../../lib/store/contract';
-import { request, type Answer } from '../support/http';
+import { openStore } from '../../lib/store/index';
+import { type Answer, request } from '../support/http';
 import { makeTempDir } from '../support/tmp';
 
 const OPERATOR = 'waits-operator-token-0123456789ab';

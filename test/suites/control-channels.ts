@@ -9,10 +9,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Principal } from '../../lib/auth/principal';
-import { openStore } from '../../lib/store/index';
 import { ManualClock } from '../../lib/clock';
 import type { AuditStore, RunStore, Store } from '../../lib/store/contract';
-import { runCli, type Result } from '../cli/support';
+import { openStore } from '../../lib/store/index';
+import { type Result, runCli } from '../cli/support';
 
 export const OPERATOR_TOKEN = 'operator-token-control-0123456789';
 export const VIEWER_TOKEN = 'viewer-token-control-0123456789ab';

@@ -12,10 +12,10 @@
  * now() as ever, plus the time the test let pass — it ticks by itself and jumps on elapse. Tests that need a
  * lease to pass use short leases (≈200 ms) and elapse a generous multiple of them, the same on both.
  */
-import { ManualClock, type Clock } from '../../lib/clock';
+import { type Clock, ManualClock } from '../../lib/clock';
+import type { Store } from '../../lib/store/contract';
 import { openStore } from '../../lib/store/index';
 import { openSqliteStore, type SqliteStore } from '../../lib/store/sqlite';
-import type { Store } from '../../lib/store/contract';
 import { createSchema, postgresAvailable } from './postgres';
 import { ShiftedClock } from './shifted-clock';
 import { makeTempDir } from './tmp';

@@ -3,7 +3,7 @@
  * real signals. A child still running when its test finishes is killed and the test's cleanup waits for it,
  * so no test leaks a process.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { onTestFinished } from 'vitest';

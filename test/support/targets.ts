@@ -4,8 +4,8 @@
  * processes under test (the CLI, workers) only ever see a URL.
  */
 import { onTestFinished } from 'vitest';
-import { openStore } from '../../lib/store/index';
 import type { RunStore, Store } from '../../lib/store/contract';
+import { openStore } from '../../lib/store/index';
 import { postgresAvailable, testSchema } from './postgres';
 import { tempDir } from './tmp';
 

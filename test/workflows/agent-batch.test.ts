@@ -5,11 +5,11 @@ import { stepKey } from '../../lib/checkpoint/keys';
 import {
   builtinRegistry,
   httpModel,
+  type ModelOutput,
   modelFromEnv,
   simulateCompletion,
   simulatedModel,
   syntheticItem,
-  type ModelOutput,
 } from '../../lib/engine/workflows';
 import type { Store } from '../../lib/store/contract';
 import { openTestStore, runToEnd } from './harness';

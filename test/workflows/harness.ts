@@ -7,9 +7,9 @@ import { onTestFinished } from 'vitest';
 import { startRun } from '../../lib/engine/runs';
 import { Worker, type WorkerOptions } from '../../lib/engine/worker';
 import type { WorkflowRegistry } from '../../lib/engine/workflow';
-import { openSqliteStore, type SqliteStore } from '../../lib/store/sqlite';
 import type { RunRow } from '../../lib/store/contract';
-import { tempDir, type TempDir } from '../support/tmp';
+import { openSqliteStore, type SqliteStore } from '../../lib/store/sqlite';
+import { type TempDir, tempDir } from '../support/tmp';
 
 export function openTestStore(): { store: SqliteStore; dir: TempDir } {
   const dir = tempDir('waybill-workflows-');

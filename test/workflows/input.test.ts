@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidInputError } from '../../lib/errors';
 import { stepsOf } from '../../lib/engine/workflow';
 import { builtinRegistry, builtinWorkflows } from '../../lib/engine/workflows';
+import { InvalidInputError } from '../../lib/errors';
 
 const registry = builtinRegistry();
 const parse = (workflow: string, input: unknown) => registry.parseInput(workflow, input);

@@ -1,8 +1,8 @@
-import { describe, expect, it } from 'vitest';
-import { stepKey } from '../../lib/checkpoint/keys';
 import { existsSync, mkdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { builtinRegistry, outboxAt, readOutbox, resolveOutbox, type Delivery } from '../../lib/engine/workflows';
+import { describe, expect, it } from 'vitest';
+import { stepKey } from '../../lib/checkpoint/keys';
+import { builtinRegistry, type Delivery, outboxAt, readOutbox, resolveOutbox } from '../../lib/engine/workflows';
 import { InvalidInputError } from '../../lib/errors';
 import { tempDir } from '../support/tmp';
 import { openTestStore, runToEnd } from './harness';

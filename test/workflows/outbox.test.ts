@@ -1,13 +1,13 @@
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { Outbox, readOutbox } from '../../lib/engine/workflows/outbox';
-import { finish, killHard, spawnCommand, type Child } from '../support/child';
+import { LockTimeoutError } from '../../lib/errors';
+import { type Child, finish, killHard, spawnCommand } from '../support/child';
 import { tempDir } from '../support/tmp';
 import type { OutboxChildArgs } from './outbox-child';
-import { LockTimeoutError } from '../../lib/errors';
 
 const FIXTURE = fileURLToPath(new URL('./outbox-child.ts', import.meta.url));
 const spawnOutboxChild = (args: OutboxChildArgs): Child =>

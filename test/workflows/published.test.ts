@@ -5,10 +5,10 @@
  * worker with each side effect executed once, and once the worker stops its workflows say "no live worker".
  */
 import { describe, expect, it } from 'vitest';
+import { BIN, type Db, freshDb, json } from '../cli/support';
 import { spawnCommand } from '../support/child';
-import { BIN, freshDb, json, type Db } from '../cli/support';
-import { TALLY, effectCounts, writeModule } from './user-module';
 import { until } from '../support/until';
+import { effectCounts, TALLY, writeModule } from './user-module';
 
 const published = (db: Db) =>
   db.raw((c) =>

@@ -15,9 +15,9 @@
  */
 import Link from 'next/link';
 import { useRouter } from 'next/navigation';
-import { startTransition, useActionState, useEffect, useId, useMemo, useState, type FormEvent } from 'react';
-import { startRunAction } from '@/app/actions/runs';
+import { type FormEvent, startTransition, useActionState, useEffect, useId, useMemo, useState } from 'react';
 import type { ActionResult } from '@/app/actions/result';
+import { startRunAction } from '@/app/actions/runs';
 import { objectOf, schemaFields, withField } from '../schema-fields';
 import { buttonClass } from '../ui';
 import type { StartChoice } from './choice';

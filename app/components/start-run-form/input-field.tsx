@@ -1,7 +1,7 @@
-import { useId, type ReactNode } from 'react';
-import { fieldBorder, fieldClass, errorClass, hintClass, labelClass } from './classes';
+import { type ReactNode, useId } from 'react';
+import { type SchemaField, shown } from '../schema-fields';
+import { errorClass, fieldBorder, fieldClass, hintClass, labelClass } from './classes';
 import type { InputError } from './errors';
-import { shown, type SchemaField } from '../schema-fields';
 
 /** One top-level input drawn from the schema; its value lives in the JSON text, so both views stay one. */
 export function InputField({

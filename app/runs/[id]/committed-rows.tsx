@@ -6,7 +6,7 @@
  * Text only, like everything that shows stored values.
  */
 import Link from 'next/link';
-import { JsonPartsView, type JsonParts } from '@/app/components/json-view';
+import { type JsonParts, JsonPartsView } from '@/app/components/json-view';
 
 export interface CommittedRowView {
   key: string;

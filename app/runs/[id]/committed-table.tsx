@@ -5,12 +5,11 @@
 import Form from 'next/form';
 import Link from 'next/link';
 import { jsonParts } from '@/app/components/json-view';
+import { isoTime } from '@/app/components/time';
 import { buttonClass, EmptyState, relative } from '@/app/components/ui';
+import { COMMITTED_PAGE as COMMITTED_LIMIT } from '@/lib/data/run-detail';
 import type { CommittedRow } from '@/lib/store/contract';
 import { CommittedRows, type CommittedRowView } from './committed-rows';
-
-import { COMMITTED_PAGE as COMMITTED_LIMIT } from '@/lib/data/run-detail';
-import { isoTime } from '@/app/components/time';
 
 /**
  * `after`: the key the shown page starts after (a keyset cursor in the URL, `?after=`), so a 100,000-step

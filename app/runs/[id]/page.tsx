@@ -5,31 +5,31 @@
  * redirect to /login, a 403 or a 404 is the response's real status rather than a 200 already streaming.
  */
 import type { Metadata } from 'next';
-import { Suspense, type ReactNode } from 'react';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
+import { type ReactNode, Suspense } from 'react';
 import { z } from 'zod';
-import { claimExpiresAt } from '@/lib/domain/claim-expiry';
 import { CumulativeChart, DurationsChart } from '@/app/components/run-charts';
 import { Card } from '@/app/components/ui';
 import { allows } from '@/lib/auth/principal';
 import { requirePage } from '@/lib/auth/server';
-import { claimTtlMs, getStore } from '@/lib/data/store';
 import { getRunDetail, MAX_POINTS, runExists, TIMELINE_EVENTS } from '@/lib/data/run-detail';
+import { claimTtlMs, getStore } from '@/lib/data/store';
+import { claimExpiresAt } from '@/lib/domain/claim-expiry';
 import { cumulativeSeries, durationSeries } from './chart-series';
 import { CommittedTable } from './committed-table';
 import { Lineage } from './lineage';
-import { LiveClaims, type LiveClaim } from './live-claims';
+import { type LiveClaim, LiveClaims } from './live-claims';
 import { ProgramLog } from './program-log';
 import { ProgressCard } from './progress-card';
 import { RedoSave } from './redo-save';
 import { RewindActions } from './rewind-actions';
 import { RunData } from './run-data';
 import { Header } from './run-header';
-import { StepInFlightLine } from './step-in-flight';
 import RunSkeleton from './run-skeleton';
+import { StepInFlightLine } from './step-in-flight';
 import { Timeline } from './timeline';
-import { Trace, TRACE_STEPS } from './trace';
+import { TRACE_STEPS, Trace } from './trace';
 import { WaitsCard } from './waits-card';
 import { Warnings } from './warnings';
 

@@ -1,5 +1,5 @@
 /** Where the run stands: its figures, and when it ends at its recent rate, or why no promise is made. */
-import { Card, ProgressBar, Stat, relative } from '@/app/components/ui';
+import { Card, ProgressBar, relative, Stat } from '@/app/components/ui';
 import type { RunDetail } from '@/lib/data/run-detail';
 
 export function ProgressCard({ detail, now }: { detail: RunDetail; now: number }) {

@@ -8,8 +8,8 @@
 import Link from 'next/link';
 import { useRouter } from 'next/navigation';
 import { useEffect, useId, useRef, useState } from 'react';
-import { forkAction, rerunAction } from '@/app/actions/rewind';
 import type { ActionResult } from '@/app/actions/result';
+import { forkAction, rerunAction } from '@/app/actions/rewind';
 import { ConfirmAction } from '@/app/components/confirm-action';
 
 interface Shown {

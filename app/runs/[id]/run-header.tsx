@@ -3,8 +3,8 @@ import Link from 'next/link';
 import type { ReactNode } from 'react';
 import { LiveRefresh } from '@/app/components/live-refresh';
 import { Badge, relative } from '@/app/components/ui';
-import type { RunDetail } from '@/lib/data/run-detail';
 import { durationText, runDuration, utcText } from '@/lib/data/rates';
+import type { RunDetail } from '@/lib/data/run-detail';
 import { RunActions } from './run-actions';
 
 export function Header({ detail, now, operator }: { detail: RunDetail; now: number; operator: boolean }) {

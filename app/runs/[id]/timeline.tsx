@@ -12,10 +12,10 @@
  */
 import { useState } from 'react';
 import { OutcomeBadge } from '@/app/components/run-outcome';
+import { isoTime } from '@/app/components/time';
 import { relative } from '@/app/components/ui';
 import type { AuditEntry, StepEvent } from '@/lib/store/contract';
-import { isoTime } from '@/app/components/time';
-import { countByKind, TIMELINE_KINDS, timelineItems, type TimelineItem, type TimelineKind } from './timeline-items';
+import { countByKind, TIMELINE_KINDS, type TimelineItem, type TimelineKind, timelineItems } from './timeline-items';
 
 export function Timeline({
   events,

@@ -4,7 +4,7 @@
  */
 import type { Metadata } from 'next';
 import Link from 'next/link';
-import { StartRunForm, type StartChoice } from '@/app/components/start-run-form';
+import { type StartChoice, StartRunForm } from '@/app/components/start-run-form';
 import { requirePage } from '@/lib/auth/server';
 import { getWorkflowChoices } from '@/lib/data/workflows';
 

@@ -7,9 +7,10 @@
  * takes a run it still has in hand: stalled past its lease and woken up, it finds its own run "free" and would
  * otherwise run it twice beside itself.
  */
-import { hostname } from 'node:os';
+
 import { randomBytes } from 'node:crypto';
-import { every, systemClock, type Clock } from '../../clock';
+import { hostname } from 'node:os';
+import { type Clock, every, systemClock } from '../../clock';
 import { RunInterruptedError } from '../../errors';
 import { machineId } from '../../machine';
 import { pruneWorkersEvery, startPruning } from '../prune';
@@ -17,7 +18,7 @@ import { RunLogWriter } from '../run-log';
 import { execute } from './execute';
 import { Idle } from './idle';
 import { Heartbeat } from './liveness';
-import { resolveOptions, type ResolvedOptions, type WorkerOptions, type WorkerSelf } from './options';
+import { type ResolvedOptions, resolveOptions, type WorkerOptions, type WorkerSelf } from './options';
 
 export class Worker {
   readonly id: string;

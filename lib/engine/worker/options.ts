@@ -1,9 +1,9 @@
 /** What a Worker is given, and the defaults it fills in: one place to read every knob and its default. */
 import type { Clock } from '../../clock';
-import { DEFAULT_LOG_KEEP } from '../../store/shared/log-lines';
 import type { RunStore, Store } from '../../store/contract';
-import { silentLogger, type Logger } from '../log';
-import { DEFAULT_RETRY, resolvePolicy, type ResolvedRetryPolicy } from '../retry-policy';
+import { DEFAULT_LOG_KEEP } from '../../store/shared/log-lines';
+import { type Logger, silentLogger } from '../log';
+import { DEFAULT_RETRY, type ResolvedRetryPolicy, resolvePolicy } from '../retry-policy';
 import type { WorkflowRegistry } from '../workflow';
 
 export interface WorkerOptions {

@@ -4,10 +4,10 @@
  * dies anywhere resumes at the first uncommitted item and no committed item is sent to the model again.
  */
 import { z } from 'zod';
-import { runAgent, type AgentReport } from '../../checkpoint/agent';
+import { type AgentReport, runAgent } from '../../checkpoint/agent';
 import { contentKey } from '../../checkpoint/keys';
 import { defineWorkflow, type WorkflowDefinition } from '../workflow';
-import { simulatedModel, type ModelClient, type ModelOutput } from './model';
+import { type ModelClient, type ModelOutput, simulatedModel } from './model';
 
 const MAX_STEPS = 1_000_000;
 const MAX_ITEM_BYTES = 10 * 1024;

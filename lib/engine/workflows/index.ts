@@ -4,7 +4,7 @@
  * duplicates (notify).
  */
 import { resolve } from 'node:path';
-import { WorkflowRegistry, type AnyWorkflowDefinition } from '../workflow';
+import { type AnyWorkflowDefinition, WorkflowRegistry } from '../workflow';
 import { agentBatchWorkflow } from './agent-batch';
 import type { ModelClient } from './model';
 import { notifyWorkflow } from './notify';
@@ -36,19 +36,19 @@ export function builtinRegistry(options: BuiltinOptions = {}): WorkflowRegistry 
   return new WorkflowRegistry(builtinWorkflows(options));
 }
 
-export { agentBatchInput, agentBatchWorkflow, promptOf, syntheticItem, type AgentBatchInput } from './agent-batch';
-export { notifyInput, notifyWorkflow, type NotifyInput, type NotifyOptions } from './notify';
-export { pythonAgentInput, pythonAgentWorkflow } from './python-agent';
-export { reviewAndSendInput, reviewAndSendWorkflow, type ReviewAndSendInput } from './review-and-send';
-export { outboxPathSchema, resolveOutbox } from './outbox-path';
+export { LockTimeoutError, ModelError } from '../../errors';
+export { type AgentBatchInput, agentBatchInput, agentBatchWorkflow, promptOf, syntheticItem } from './agent-batch';
 export {
   httpModel,
-  modelFromEnv,
-  simulateCompletion,
-  simulatedModel,
   type ModelClient,
   type ModelEnv,
   type ModelOutput,
+  modelFromEnv,
+  simulateCompletion,
+  simulatedModel,
 } from './model';
-export { Outbox, outboxAt, readOutbox, type Delivery, type OutboxSummary } from './outbox';
-export { LockTimeoutError, ModelError } from '../../errors';
+export { type NotifyInput, type NotifyOptions, notifyInput, notifyWorkflow } from './notify';
+export { type Delivery, Outbox, type OutboxSummary, outboxAt, readOutbox } from './outbox';
+export { outboxPathSchema, resolveOutbox } from './outbox-path';
+export { pythonAgentInput, pythonAgentWorkflow } from './python-agent';
+export { type ReviewAndSendInput, reviewAndSendInput, reviewAndSendWorkflow } from './review-and-send';

@@ -6,10 +6,10 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { runAgent, type AgentReport } from '../../checkpoint/agent';
+import { type AgentReport, runAgent } from '../../checkpoint/agent';
 import { contentKey } from '../../checkpoint/keys';
 import { defineWorkflow, type WorkflowDefinition } from '../workflow';
-import { outboxAt, type Delivery } from './outbox';
+import { type Delivery, outboxAt } from './outbox';
 import { outboxPathSchema, resolveOutbox } from './outbox-path';
 
 export const notifyInput = z.strictObject(

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { RunRejectedError } from '../../errors';
 import { defineWorkflow, type WorkflowDefinition } from '../workflow';
-import { simulatedModel, type ModelClient } from './model';
+import { type ModelClient, simulatedModel } from './model';
 import { outboxAt } from './outbox';
 import { outboxPathSchema, resolveOutbox } from './outbox-path';
 

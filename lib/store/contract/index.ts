@@ -28,9 +28,9 @@ export * from './rewind';
 export * from './rows';
 export * from './runs';
 export * from './steps';
-export * from './workflows';
 export * from './waits';
 export * from './wake';
+export * from './workflows';
 
 /** Everything both backends do: no caller ever needs a cast or a capability check. */
 export interface Store

@@ -1,6 +1,7 @@
 /** What the control plane reads to explain a run: aggregates, series and warnings, computed in the store. */
-import type { CommittedRow, Outcome, RunStatus, StepEvent } from './rows';
+
 import type { MetricsSnapshot } from './metrics';
+import type { CommittedRow, Outcome, RunStatus, StepEvent } from './rows';
 
 export interface RunStats {
   byStatus: Record<RunStatus | 'idle', number>;

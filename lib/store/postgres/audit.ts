@@ -4,9 +4,9 @@
  * connection loss surfaces instead.
  */
 import { desc } from 'drizzle-orm';
-import { auditFilter } from '../shared/audit-filter';
-import { audit } from '../schema/pg';
 import type { AuditStore } from '../contract';
+import { audit } from '../schema/pg';
+import { auditFilter } from '../shared/audit-filter';
 import type { PgConnection } from './connection';
 import { unwrapped, withRetry } from './retry';
 

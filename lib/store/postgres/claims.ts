@@ -4,11 +4,11 @@
  * version by the database's clock: a takeover committed meanwhile makes the DELETE re-check that version,
  * whose lease is live and attempt higher, so it deletes nothing.
  */
-import { and, asc, count, eq, gt, sql, type SQL } from 'drizzle-orm';
-import { claimExpiresAtSql, claimTimes } from '../shared/claim-expiry-sql';
+import { and, asc, count, eq, gt, type SQL, sql } from 'drizzle-orm';
 import { ClaimNotOrphanedError, LeaseLostError, NotFoundError } from '../../errors';
-import { claims, committed, stepEvents } from '../schema/pg';
 import type { ClaimRow, ClaimStore, CommittedRow, StepEvent } from '../contract';
+import { claims, committed, stepEvents } from '../schema/pg';
+import { claimExpiresAtSql, claimTimes } from '../shared/claim-expiry-sql';
 import { CLAIM as CLAIM_LIST, committedByKey, committedSelect, names } from './columns';
 import type { PgConnection } from './connection';
 import { mayHaveRun, withRetry } from './retry';

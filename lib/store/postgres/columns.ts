@@ -4,10 +4,10 @@
  * lists rows are read through, each built from the schema's table (lib/store/shared/columns.ts; sqlite/columns.ts
  * builds the same ones from its own), and the event insert.
  */
-import { sql, type AnyColumn, type SQL } from 'drizzle-orm';
-import { selectAliases, selectList } from '../shared/columns';
-import { claims, committed, metricsTally, runLogs, runs, stepEvents, waits } from '../schema/pg';
+import { type AnyColumn, type SQL, sql } from 'drizzle-orm';
 import type { StepEvent } from '../contract';
+import { claims, committed, metricsTally, runLogs, runs, stepEvents, waits } from '../schema/pg';
+import { selectAliases, selectList } from '../shared/columns';
 
 /** bigint comes back from node-postgres as text; these ids stay far below 2^53. */
 const asNumber = (column: string) => `${column}::float8`;

@@ -7,14 +7,15 @@
  * and run on the pool directly, so the retry and transient mapping (retry.ts) wrap exactly one round trip.
  * A name makes a statement prepared once per connection by node-postgres: only for texts that never vary.
  */
+
+import { is, Placeholder, type SQL, sql } from 'drizzle-orm';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { PgDialect } from 'drizzle-orm/pg-core';
-import { is, Placeholder, sql, type SQL } from 'drizzle-orm';
 import pg from 'pg';
 import type { Clock } from '../../clock';
 import { InvalidInputError } from '../../errors';
-import { PG_SCHEMA_NAME } from '../shared/dialects';
 import * as schema from '../schema/pg';
+import { PG_SCHEMA_NAME } from '../shared/dialects';
 import { capPoolWhenRefused, withRetry } from './retry';
 import { skewSeconds } from './skew';
 

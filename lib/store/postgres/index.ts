@@ -4,13 +4,13 @@
  * of the connection, no chain of classes.
  */
 import type pg from 'pg';
+import { type Clock, systemClock } from '../../clock';
 import { StoreUnavailableError } from '../../errors';
-import { systemClock, type Clock } from '../../clock';
-import { migrationsOf, notCurrent, type MigrationPlan } from '../migrate/runner';
 import type { Store } from '../contract';
+import { type MigrationPlan, migrationsOf, notCurrent } from '../migrate/runner';
 import { postgresAudit } from './audit';
 import { postgresClaims } from './claims';
-import { openPool, postgresConnection, type PostgresOpenOptions } from './connection';
+import { openPool, type PostgresOpenOptions, postgresConnection } from './connection';
 import { postgresLogs } from './logs';
 import { postgresMetrics } from './metrics';
 import { migratePostgres } from './migrate';
@@ -18,12 +18,12 @@ import { postgresModelCalls } from './model-calls';
 import { wakeListener } from './notify';
 import { postgresReads } from './reads';
 import { postgresRetention } from './retention';
-import { postgresRewind } from './rewind';
 import { withRetry } from './retry';
+import { postgresRewind } from './rewind';
 import { postgresRuns } from './runs';
 import { postgresSteps } from './steps';
-import { postgresWorkers } from './workers';
 import { postgresWaits } from './waits';
+import { postgresWorkers } from './workers';
 import { postgresWorkflows } from './workflows';
 
 export interface PostgresStoreOptions extends PostgresOpenOptions {

@@ -8,8 +8,9 @@
  * A batch whose connection is lost is retried whole: if the lost attempt had committed, its lines are there
  * twice (under new seqs). A log line is for people; this is the one duplicate it can have.
  */
-import { boundLogLine, checkLogKeep, groupByRun } from '../shared/log-lines';
+
 import type { LogStore, RunLogRow } from '../contract';
+import { boundLogLine, checkLogKeep, groupByRun } from '../shared/log-lines';
 import { LOG } from './columns';
 import type { PgConnection } from './connection';
 import { withRetry } from './retry';

@@ -2,11 +2,11 @@
  * A library loop's run on PostgreSQL: written once as the loop starts and once as it ends (see
  * sqlite/loop-runs.ts); each commit reads the run's status in its own statement (steps.ts).
  */
-import { sql, type SQL } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import { StoreUnavailableError } from '../../errors';
-import { refuseBegin } from '../shared/loop-runs';
-import { runs } from '../schema/pg';
 import type { LoopRunEnd, LoopRunStart, RunStatus } from '../contract';
+import { runs } from '../schema/pg';
+import { refuseBegin } from '../shared/loop-runs';
 import { LOOP_RUN } from './columns';
 import type { PgConnection } from './connection';
 import { withRetry } from './retry';

@@ -10,11 +10,11 @@
  * writes the SELECT list once for both dialects), and every statement's values are listed beside it.
  */
 import type pg from 'pg';
+import type { InsightStore, MetricOutcome, MetricsSnapshot } from '../contract';
 import { claimExpiresAtText } from '../shared/claim-expiry-sql';
-import { toHistogram, type HistogramRow } from '../shared/histogram';
+import { type HistogramRow, toHistogram } from '../shared/histogram';
 import { MetricsTally, type TallyRow } from '../shared/metrics-tally';
 import { COUNTED_EVENTS, EMPTY_BY_STATUS, histogramColumns, STATUS_SQL } from '../shared/sql';
-import type { InsightStore, MetricOutcome, MetricsSnapshot } from '../contract';
 import { TALLY } from './columns';
 import type { PgConnection } from './connection';
 import { withRetry } from './retry';

@@ -8,7 +8,7 @@
  */
 import type pg from 'pg';
 import { StoreRefusedError } from '../../errors';
-import { runMigrations, type Migration, type MigrationPlan } from '../migrate/runner';
+import { type Migration, type MigrationPlan, runMigrations } from '../migrate/runner';
 import { POSTGRES_FUNCTIONS } from './functions/index';
 
 const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;

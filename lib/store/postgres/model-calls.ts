@@ -7,8 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { and, asc, eq, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { IdempotencyKeyReuseError } from '../../errors';
-import { modelCallChunks, modelCalls } from '../schema/pg';
 import type { ModelCallBegin, ModelCallRow, ModelCallStore } from '../contract';
+import { modelCallChunks, modelCalls } from '../schema/pg';
 import type { PgConnection } from './connection';
 import { withRetry } from './retry';
 

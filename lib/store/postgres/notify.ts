@@ -21,7 +21,7 @@
  * The payload is the run's workflow, or '' for any; PostgreSQL folds identical notifications of one transaction.
  */
 import { createHash } from 'node:crypto';
-import { sql, type SQL } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import pg from 'pg';
 import type { Wake } from '../contract';
 import { clientConfig } from './connection';

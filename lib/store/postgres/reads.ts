@@ -4,11 +4,6 @@
  * float8 (count(*) is bigint and sum() numeric, which pg would hand over as strings).
  */
 import { max, sql } from 'drizzle-orm';
-import { claimExpiredSql, claimTimes } from '../shared/claim-expiry-sql';
-import { containsPattern } from '../shared/columns';
-import { stepless, UNSTABLE_CANDIDATES, type UnstableCandidate } from '../shared/insights-unstable';
-import { committed } from '../schema/pg';
-import { EMPTY_BY_STATUS, STATUS_SQL } from '../shared/sql';
 import type {
   CommitBucket,
   CommittedRow,
@@ -19,6 +14,11 @@ import type {
   StepTiming,
   UnstableKeyGroup,
 } from '../contract';
+import { committed } from '../schema/pg';
+import { claimExpiredSql, claimTimes } from '../shared/claim-expiry-sql';
+import { containsPattern } from '../shared/columns';
+import { stepless, UNSTABLE_CANDIDATES, type UnstableCandidate } from '../shared/insights-unstable';
+import { EMPTY_BY_STATUS, STATUS_SQL } from '../shared/sql';
 import { committedSelect, EVENT as EVENT_LIST, TIMING as TIMING_LIST, UNSTABLE } from './columns';
 import type { PgConnection } from './connection';
 import { withRetry } from './retry';

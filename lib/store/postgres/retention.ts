@@ -11,8 +11,8 @@
  * values are listed where it runs.
  */
 import type pg from 'pg';
-import { HAS_ROWS, PLAN_COUNTS, PRUNABLE_EXTERNAL, PRUNABLE_RUNS } from '../shared/sql';
 import type { PruneCounts, PruneRequest, RetentionStore } from '../contract';
+import { HAS_ROWS, PLAN_COUNTS, PRUNABLE_EXTERNAL, PRUNABLE_RUNS } from '../shared/sql';
 import type { PgConnection } from './connection';
 import { withRetry } from './retry';
 

@@ -4,9 +4,9 @@
  * a lost connection: the rollback leaves nothing done, and the caller sees the error and may ask again.
  */
 import { sql } from 'drizzle-orm';
-import { forkPlan, rerunPlan, type Plan, type RewindOutcome } from '../shared/rewind';
-import { forksPlan, readStepPlan, stepOfKeysPlan, tracePlan } from '../shared/step-reads';
 import type { RewindStore } from '../contract/rewind';
+import { forkPlan, type Plan, type RewindOutcome, rerunPlan } from '../shared/rewind';
+import { forksPlan, readStepPlan, stepOfKeysPlan, tracePlan } from '../shared/step-reads';
 import type { PgConnection } from './connection';
 import { withRetry } from './retry';
 

@@ -4,11 +4,11 @@
  * "C"), as SQLite orders them; float8 times cross to JS and back exactly, so the cursor matches. Each filter
  * value sits where it is compared (Drizzle's `sql`), cast there so a null filter is typed.
  */
-import { sql, type SQL } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
+import type { RunStore, RunSummary } from '../contract';
 import { claimExpiredSql, claimTimes } from '../shared/claim-expiry-sql';
 import { containsPattern } from '../shared/columns';
 import { OUTSIDE_STATUS_SQL } from '../shared/outside-runs';
-import type { RunStore, RunSummary } from '../contract';
 import type { PgConnection } from './connection';
 
 type Filter = Parameters<RunStore['listRuns']>[0];

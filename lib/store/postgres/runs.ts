@@ -21,12 +21,12 @@
  *   not InvalidTransition, and not done twice.
  */
 import { performance } from 'node:perf_hooks';
-import { eq, sql, type SQL } from 'drizzle-orm';
+import { eq, type SQL, sql } from 'drizzle-orm';
 import { ConflictError, InvalidTransitionError, NotFoundError } from '../../errors';
+import type { RunRow, RunStatus, RunStore, WorkerStore, WorkflowStore } from '../contract';
 import { runs, stepEvents } from '../schema/pg';
 import { TRANSITIONS } from '../shared/transitions';
-import type { RunRow, RunStatus, RunStore, WorkerStore, WorkflowStore } from '../contract';
-import { RUN as RUN_LIST, RUN_ALIASES } from './columns';
+import { RUN_ALIASES, RUN as RUN_LIST } from './columns';
 import type { PgConnection } from './connection';
 import { mayHaveRun, withRetry } from './retry';
 import { listRuns } from './run-list';

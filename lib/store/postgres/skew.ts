@@ -4,7 +4,7 @@
  * host's (zero for the system clock), so tests can move time as they do on SQLite. No pg import: the demo
  * seed uses this without loading the driver.
  */
-import { systemClock, type Clock } from '../../clock';
+import { type Clock, systemClock } from '../../clock';
 
 /** Seconds the injected clock is ahead of this host's: added to the database clock in every statement. */
 export function skewSeconds(clock: Clock): number {

@@ -20,9 +20,9 @@
  */
 import { sql } from 'drizzle-orm';
 import { StoreUnavailableError } from '../../errors';
-import { groupCommit, type Answer, type Settled } from '../shared/group-commit';
 import type { ClaimRequest, ClaimRow, CommitRequest, CommittedRow, ProgressWrite, RunStatus } from '../contract';
-import { prepare, type PgConnection } from './connection';
+import { type Answer, groupCommit, type Settled } from '../shared/group-commit';
+import { type PgConnection, prepare } from './connection';
 import { mayHaveRun, withRetry } from './retry';
 
 type Stored<T> = Omit<T, 'orphaned'>;

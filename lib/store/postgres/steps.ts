@@ -21,14 +21,14 @@
 import { sql } from 'drizzle-orm';
 import type pg from 'pg';
 import { LeaseLostError, StoreUnavailableError } from '../../errors';
-import { claims, progress, stepEvents } from '../schema/pg';
 import type { ClaimOutcome, ClaimRow, CommittedRow, ProgressRow, StepStore } from '../contract';
+import { claims, progress, stepEvents } from '../schema/pg';
 import { ownRunNext, ownRunOutcome } from '../shared/key-owner';
-import { committedByKey, eventInsert, eventInsertOnce, type EventInput } from './columns';
-import { prepare, type PgConnection, type Prepared } from './connection';
+import { committedByKey, type EventInput, eventInsert, eventInsertOnce } from './columns';
+import { type PgConnection, type Prepared, prepare } from './connection';
 import { beginLoopRun, endLoopRun } from './loop-runs';
 import { mayHaveRun, withRetry } from './retry';
-import { claimBatch, commitBatch, perCall, progressFields, type BatchOptions, type ClaimResult } from './steps-batch';
+import { type BatchOptions, type ClaimResult, claimBatch, commitBatch, perCall, progressFields } from './steps-batch';
 
 /** A statement that found its row changed under its snapshot runs again; this many times means a bug. */
 const MAX_CLAIM_ROUNDS = 100;

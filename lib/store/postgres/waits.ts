@@ -5,12 +5,13 @@
  * (READ COMMITTED re-reads a locked row once it is released): a park that comes second sees the decision and
  * does not park; a decision that comes second finds the run `waiting` and queues it. No wake is ever lost.
  */
+
+import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
 import type pg from 'pg';
-import { and, asc, eq, sql, type SQL } from 'drizzle-orm';
 import { NotFoundError } from '../../errors';
-import { announceWake, onLocalWake } from '../shared/local-wakes';
-import { runs, stepEvents, waits } from '../schema/pg';
 import type { WaitingKind, WaitKind, WaitRow, WaitStore } from '../contract';
+import { runs, stepEvents, waits } from '../schema/pg';
+import { announceWake, onLocalWake } from '../shared/local-wakes';
 import { decisionDetail, refuseOverLimit, WAITING_SUMMARY } from '../shared/waits';
 import { WAIT as WAIT_LIST } from './columns';
 import type { PgConnection } from './connection';

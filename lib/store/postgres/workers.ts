@@ -11,8 +11,8 @@
  */
 import { and, asc, desc, eq, getTableColumns, inArray, isNotNull, isNull, or, type SQL, sql } from 'drizzle-orm';
 import type pg from 'pg';
-import { claims, runs, stepEvents, workers } from '../schema/pg';
 import type { WorkerRow, WorkerStore } from '../contract';
+import { claims, runs, stepEvents, workers } from '../schema/pg';
 import type { PgConnection } from './connection';
 import { notifyRunnable } from './notify';
 import { withRetry } from './retry';

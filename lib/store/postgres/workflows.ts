@@ -4,8 +4,8 @@
  * after a lost answer writes the same rows again.
  */
 import { and, asc, eq, isNull, sql } from 'drizzle-orm';
-import { runs, workers, workflows } from '../schema/pg';
 import type { WorkflowStore } from '../contract';
+import { runs, workers, workflows } from '../schema/pg';
 import { withServers } from '../shared/workflow-servers';
 import type { PgConnection } from './connection';
 import { withRetry } from './retry';

@@ -7,8 +7,8 @@
  * million rows, could not be made that way.
  */
 import type { PostgresStore } from '../postgres/index';
-import type { SqliteStore } from '../sqlite/index';
 import { skewSeconds } from '../postgres/skew';
+import type { SqliteStore } from '../sqlite/index';
 import type { SeedOptions, SeedReport } from './plan';
 import { seedPostgres } from './postgres';
 import { seedSqlite } from './sqlite';

@@ -11,12 +11,12 @@ import {
   EVENT_COLUMNS,
   PROGRESS_COLUMNS,
   RUN_COLUMNS,
+  type SeedOptions,
+  type SeedReport,
   seedBatches,
   seedPlan,
   seedRunIds,
   seedWorkers,
-  type SeedOptions,
-  type SeedReport,
 } from './plan';
 
 const TYPES = {

@@ -11,13 +11,13 @@ import {
   EVENT_COLUMNS,
   PROGRESS_COLUMNS,
   RUN_COLUMNS,
+  type SeedBatch,
+  type SeedOptions,
+  type SeedReport,
   seedBatches,
   seedPlan,
   seedRunIds,
   seedWorkers,
-  type SeedBatch,
-  type SeedOptions,
-  type SeedReport,
 } from './plan';
 
 const placeholders = (columns: string) =>

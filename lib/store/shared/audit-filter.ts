@@ -3,9 +3,9 @@
  * Drizzle's operators build each dialect's SQL from them.
  */
 import { and, eq, gte, lt, type SQL } from 'drizzle-orm';
+import type { AuditQuery } from '../contract';
 import type { audit as pgAudit } from '../schema/pg';
 import type { audit as sqliteAudit } from '../schema/sqlite';
-import type { AuditQuery } from '../contract';
 
 /** Exact match on actor and action, `since <= at < until` (epoch seconds), and the keyset cursor. */
 export function auditFilter(table: typeof sqliteAudit | typeof pgAudit, query: AuditQuery): SQL | undefined {

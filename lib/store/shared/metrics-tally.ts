@@ -12,8 +12,9 @@
  * handed out again, so the executed counts start over from the rows that remain (a counter reset, which
  * Prometheus's rate() and increase() take in their stride).
  */
+
+import { type DurationHistogram, METRIC_OUTCOMES, type MetricOutcome } from '../contract';
 import type { HistogramRow } from './histogram';
-import { METRIC_OUTCOMES, type DurationHistogram, type MetricOutcome } from '../contract';
 
 type Timed = 'executed' | 'failed' | 'lease_lost';
 

@@ -11,8 +11,9 @@
  *   `idle`: it has no status of its own, and nothing says whether it is done, so never `completed`;
  * - its time is the latest of its progress write, its claims and its commits.
  */
-import { RUN_STATUSES } from './sql';
+
 import type { RunRow } from '../contract';
+import { RUN_STATUSES } from './sql';
 
 export const OUTSIDE_WORKFLOW = 'external';
 

@@ -20,9 +20,10 @@
  * anyway. A rerun or fork from N puts back the copy of the first row from N on (priorAt), so the loop resumes
  * with the state it had when it first reached N — not the latest, which would count steps N… twice.
  */
-import { claimExpiresAtText } from './claim-expiry-sql';
+
 import { RewindRefusedError } from '../../errors';
 import type { CommittedRow, RunRow } from '../contract/rows';
+import { claimExpiresAtText } from './claim-expiry-sql';
 
 export type Statement = { sql: string; params: unknown[] };
 /** A plan yields statements and is given each one's rows back; it returns its answer or throws a refusal. */

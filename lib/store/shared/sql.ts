@@ -3,8 +3,9 @@
  * SELECT list, and the retention fragments. Each takes the dialect flags (dialects.ts) for the few places
  * where the two differ (casts and parameter syntax).
  */
-import { DIALECTS } from './dialects';
+
 import type { Dialect, RunStatus } from '../contract';
+import { DIALECTS } from './dialects';
 
 /** A runs row's statuses (the schemas' enum): the one list every other list is built from. */
 export const RUN_STATUSES = [

@@ -4,9 +4,10 @@
  * a handful of indexed reads by (run, step) or by key, so a 100,000-step run costs what a short one does; no
  * transaction is needed.
  */
-import { q, type Plan } from './rewind';
+
 import type { StepRecord, TraceBar } from '../contract/rewind';
 import type { CommittedRow, StepEvent } from '../contract/rows';
+import { type Plan, q } from './rewind';
 
 const str = (v: unknown) => (v === null || v === undefined ? null : String(v));
 const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));

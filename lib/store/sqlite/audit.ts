@@ -3,9 +3,9 @@
  * primary key is the keyset).
  */
 import { desc } from 'drizzle-orm';
-import { auditFilter } from '../shared/audit-filter';
-import { audit } from '../schema/sqlite';
 import type { AuditStore } from '../contract';
+import { audit } from '../schema/sqlite';
+import { auditFilter } from '../shared/audit-filter';
 import { guard, type SqliteConnection } from './connection';
 
 export function sqliteAudit(c: SqliteConnection): AuditStore {

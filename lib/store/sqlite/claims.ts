@@ -4,11 +4,11 @@
  * builder; expire and resolve decide under the write lock, so no takeover can land between the look and the
  * delete.
  */
-import { and, asc, count, eq, getTableColumns, gt, sql, type SQL } from 'drizzle-orm';
-import { claimExpiredSql } from '../shared/claim-expiry-sql';
+import { and, asc, count, eq, getTableColumns, gt, type SQL, sql } from 'drizzle-orm';
 import { ClaimNotOrphanedError, LeaseLostError, NotFoundError } from '../../errors';
-import { claims, committed, stepEvents } from '../schema/sqlite';
 import type { ClaimRow, ClaimStore, CommittedRow, ResolveRequest } from '../contract';
+import { claims, committed, stepEvents } from '../schema/sqlite';
+import { claimExpiredSql } from '../shared/claim-expiry-sql';
 import { COMMITTED } from './columns';
 import { guard, type SqliteConnection } from './connection';
 import { statement } from './statement';

@@ -2,8 +2,9 @@
  * The SELECT lists SQLite's hand-written statements read rows through, each built from the schema's table
  * (lib/store/shared/columns.ts), never written out: postgres/columns.ts builds the same ones from its own schema.
  */
-import { selectList } from '../shared/columns';
+
 import { claims, committed, metricsTally, progress, runs, stepEvents } from '../schema/sqlite';
+import { selectList } from '../shared/columns';
 
 export const COMMITTED = selectList('sqlite', committed);
 export const CLAIM = selectList('sqlite', claims);

@@ -11,12 +11,12 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { DrizzleQueryError } from 'drizzle-orm';
-import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
-import { systemClock, type Clock } from '../../clock';
+import { type BetterSQLite3Database, drizzle } from 'drizzle-orm/better-sqlite3';
+import { type Clock, systemClock } from '../../clock';
 import { StoreUnavailableError } from '../../errors';
-import { busyTimeoutFor } from '../shared/sqlite-timeouts';
-import * as schema from '../schema/sqlite';
 import type { StepEvent } from '../contract';
+import * as schema from '../schema/sqlite';
+import { busyTimeoutFor } from '../shared/sqlite-timeouts';
 
 export interface SqliteOpenOptions {
   /** A file path, or ':memory:'. */

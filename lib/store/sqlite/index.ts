@@ -7,8 +7,8 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Clock } from '../../clock';
-import { migrationsOf, notCurrent, type MigrationPlan } from '../migrate/runner';
 import type { Store } from '../contract';
+import { type MigrationPlan, migrationsOf, notCurrent } from '../migrate/runner';
 import { sqliteAudit } from './audit';
 import { sqliteClaims } from './claims';
 import { openSqliteConnection, type SqliteOpenOptions } from './connection';
@@ -21,9 +21,9 @@ import { sqliteReads } from './reads';
 import { sqliteRetention } from './retention';
 import { sqliteRewind } from './rewind';
 import { sqliteRuns } from './runs';
-import { sqliteSteps, type SqliteStepsOptions, type WriteCounts } from './steps';
-import { sqliteWorkers } from './workers';
+import { type SqliteStepsOptions, sqliteSteps, type WriteCounts } from './steps';
 import { sqliteWaits } from './waits';
+import { sqliteWorkers } from './workers';
 import { sqliteWorkflows } from './workflows';
 
 export interface SqliteStoreOptions extends Omit<SqliteOpenOptions, 'create'>, SqliteStepsOptions {

@@ -4,9 +4,9 @@
  * one range on the key before the lock goes.
  */
 import { and, asc, desc, eq, gt, lte, max } from 'drizzle-orm';
-import { boundLogLine, checkLogKeep, groupByRun } from '../shared/log-lines';
-import { runLogs } from '../schema/sqlite';
 import type { LogStore, RunLogInput, RunLogRow } from '../contract';
+import { runLogs } from '../schema/sqlite';
+import { boundLogLine, checkLogKeep, groupByRun } from '../shared/log-lines';
 import { guard, type SqliteConnection } from './connection';
 
 /** Rows per INSERT: 7 values each, well inside SQLite's bound on a statement's variables. */

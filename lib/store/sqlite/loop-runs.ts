@@ -3,8 +3,9 @@
  * its runs row once as it starts and once as it ends; between the two, each commit reads the row's status in
  * its own transaction (steps.ts), which is how the loop learns of a pause or a cancel.
  */
-import { refuseBegin } from '../shared/loop-runs';
+
 import type { LoopRunEnd, LoopRunStart, RunStatus } from '../contract';
+import { refuseBegin } from '../shared/loop-runs';
 import { LOOP_RUN } from './columns';
 import type { SqliteConnection } from './connection';
 

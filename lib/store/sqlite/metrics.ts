@@ -5,11 +5,12 @@
  * running totals in the store and advanced by rowid and event id (shared/metrics-tally.ts); the rest is small and
  * read whole.
  */
+
+import type { InsightStore, MetricOutcome, MetricsSnapshot } from '../contract';
 import { claimExpiresAtText } from '../shared/claim-expiry-sql';
-import { toHistogram, type HistogramRow } from '../shared/histogram';
+import { type HistogramRow, toHistogram } from '../shared/histogram';
 import { MetricsTally, type TallyRow } from '../shared/metrics-tally';
 import { COUNTED_EVENTS, EMPTY_BY_STATUS, histogramColumns, STATUS_SQL } from '../shared/sql';
-import type { InsightStore, MetricOutcome, MetricsSnapshot } from '../contract';
 import { TALLY } from './columns';
 import { guard, type SqliteConnection } from './connection';
 

@@ -8,7 +8,7 @@
 import { resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { StoreRefusedError } from '../../errors';
-import { runMigrationsSync, type Migration, type MigrationPlan } from '../migrate/runner';
+import { type Migration, type MigrationPlan, runMigrationsSync } from '../migrate/runner';
 
 export function migrateSqlite(
   db: Database.Database,

@@ -5,8 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import { and, asc, eq } from 'drizzle-orm';
 import { IdempotencyKeyReuseError } from '../../errors';
-import { modelCallChunks, modelCalls } from '../schema/sqlite';
 import type { ModelCallRow, ModelCallStore } from '../contract';
+import { modelCallChunks, modelCalls } from '../schema/sqlite';
 import { guard, type SqliteConnection } from './connection';
 
 export function sqliteModelCalls(c: SqliteConnection): ModelCallStore {

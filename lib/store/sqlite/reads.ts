@@ -9,6 +9,7 @@ import { stepless, UNSTABLE_CANDIDATES, type UnstableCandidate } from '../shared
 import { EMPTY_BY_STATUS, STATUS_SQL } from '../shared/sql';
 
 const STATUSES = STATUS_SQL('sqlite');
+
 import type {
   CommitBucket,
   CommittedRow,

@@ -3,8 +3,9 @@
  * file's write lock, so each is kept to one batch). Each batch picks its runs afresh inside its transaction,
  * so a run retried or claimed since the last batch is no longer prunable, and is left alone.
  */
-import { HAS_ROWS, PLAN_COUNTS, PRUNABLE_EXTERNAL, PRUNABLE_RUNS } from '../shared/sql';
+
 import type { PruneCounts, RetentionStore } from '../contract';
+import { HAS_ROWS, PLAN_COUNTS, PRUNABLE_EXTERNAL, PRUNABLE_RUNS } from '../shared/sql';
 import { guard, type SqliteConnection } from './connection';
 
 const DEFAULT_BATCH = 500;

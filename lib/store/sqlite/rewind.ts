@@ -1,7 +1,8 @@
 /** Rerun and fork on SQLite: the shared plans (../shared/rewind.ts) driven synchronously inside one BEGIN IMMEDIATE. */
-import { forkPlan, rerunPlan, type Plan, type RewindOutcome } from '../shared/rewind';
-import { forksPlan, readStepPlan, stepOfKeysPlan, tracePlan } from '../shared/step-reads';
+
 import type { RewindStore } from '../contract/rewind';
+import { forkPlan, type Plan, type RewindOutcome, rerunPlan } from '../shared/rewind';
+import { forksPlan, readStepPlan, stepOfKeysPlan, tracePlan } from '../shared/step-reads';
 import { guard, type SqliteConnection } from './connection';
 
 function drive<T>(c: SqliteConnection, plan: Plan<T>): T {

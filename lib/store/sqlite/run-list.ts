@@ -3,10 +3,11 @@
  * keyset pagination on (updatedAt, id). Hand-written: a run's place is the later of two times, and the
  * statements below read the top of two indexes instead of sorting every run (CANDIDATES says why).
  */
+
+import type { RunStore, RunSummary } from '../contract';
 import { claimExpiresAtText } from '../shared/claim-expiry-sql';
 import { containsPattern } from '../shared/columns';
 import { OUTSIDE_STATUS_SQL } from '../shared/outside-runs';
-import type { RunStore, RunSummary } from '../contract';
 import type { SqliteConnection } from './connection';
 
 /** A run's place in the list: the later of its row's and its progress's update (an outside client's: its claims'). */

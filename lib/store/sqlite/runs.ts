@@ -6,13 +6,13 @@
  */
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { ConflictError, InvalidTransitionError, NotFoundError } from '../../errors';
+import type { RunRow, RunStore, WorkerStore, WorkflowStore } from '../contract';
 import { runs } from '../schema/sqlite';
 import { TRANSITIONS } from '../shared/transitions';
-import type { RunRow, RunStore, WorkerStore, WorkflowStore } from '../contract';
 import { guard, type SqliteConnection } from './connection';
 import { listRunsIn } from './run-list';
-import { dueWait } from './waits';
 import type { InBatch } from './steps';
+import { dueWait } from './waits';
 
 type RunsOnly = Omit<RunStore, keyof WorkerStore | keyof WorkflowStore>;
 

@@ -18,7 +18,6 @@
  * caller gets the error a lone request would have had.
  */
 import { LeaseLostError } from '../../errors';
-import { groupCommit, type Settled } from '../shared/group-commit';
 import type {
   ClaimOutcome,
   ClaimRequest,
@@ -27,6 +26,7 @@ import type {
   ProgressWrite,
   ReleaseRequest,
 } from '../contract';
+import { groupCommit, type Settled } from '../shared/group-commit';
 import { guard, type SqliteConnection } from './connection';
 
 /**

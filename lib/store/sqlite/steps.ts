@@ -6,9 +6,6 @@
  */
 import { claimExpiresAt } from '../../domain/claim-expiry';
 import { LeaseLostError } from '../../errors';
-import { columnNames, PRIOR_STATE_MAX_CHARS } from '../shared/columns';
-import { committed } from '../schema/sqlite';
-import { ownRunNext, ownRunOutcome } from '../shared/key-owner';
 import type {
   ClaimOutcome,
   ClaimRequest,
@@ -22,11 +19,14 @@ import type {
   RunStatus,
   StepStore,
 } from '../contract';
+import { committed } from '../schema/sqlite';
+import { columnNames, PRIOR_STATE_MAX_CHARS } from '../shared/columns';
+import { ownRunNext, ownRunOutcome } from '../shared/key-owner';
 import { CLAIM, COMMITTED, PROGRESS } from './columns';
 import { guard, type SqliteConnection } from './connection';
 import { beginLoopRunIn, endLoopRunIn } from './loop-runs';
 import { type Prepared, prepareAll, statement } from './statement';
-import { sqliteStepBatches, type StepWrites } from './steps-batch';
+import { type StepWrites, sqliteStepBatches } from './steps-batch';
 
 /** A claims row as read, before `orphaned` is decided by the caller's clock. */
 export type RawClaim = Omit<ClaimRow, 'orphaned'>;

@@ -9,9 +9,9 @@
  */
 import { and, asc, count, eq, isNull, lte } from 'drizzle-orm';
 import { NotFoundError } from '../../errors';
-import { announceWake, onLocalWake } from '../shared/local-wakes';
-import { runs, waits } from '../schema/sqlite';
 import type { WaitingKind, WaitKind, WaitRow, WaitStore } from '../contract';
+import { runs, waits } from '../schema/sqlite';
+import { announceWake, onLocalWake } from '../shared/local-wakes';
 import { decisionDetail, refuseOverLimit, WAITING_SUMMARY } from '../shared/waits';
 import { guard, type SqliteConnection } from './connection';
 

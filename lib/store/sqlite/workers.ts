@@ -3,8 +3,8 @@
  * (lib/machine.ts): there is no lock to hold, and liveness is `unknown` here; the engine judges by pid.
  */
 import { and, asc, desc, eq, getTableColumns, inArray, isNotNull, isNull, or, sql } from 'drizzle-orm';
-import { claims, runs, workers } from '../schema/sqlite';
 import type { WorkerRow, WorkerStore } from '../contract';
+import { claims, runs, workers } from '../schema/sqlite';
 import { guard, type SqliteConnection } from './connection';
 
 export function sqliteWorkers(c: SqliteConnection): WorkerStore {

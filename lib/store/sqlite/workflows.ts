@@ -3,8 +3,8 @@
  * workflows without its served list or the reverse.
  */
 import { and, asc, eq, gte, isNotNull, isNull, sql } from 'drizzle-orm';
-import { runs, workers, workflows } from '../schema/sqlite';
 import type { WorkflowStore } from '../contract';
+import { runs, workers, workflows } from '../schema/sqlite';
 import { withServers } from '../shared/workflow-servers';
 import { guard, type SqliteConnection } from './connection';
 

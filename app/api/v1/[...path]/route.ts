@@ -2,9 +2,10 @@
  * Any other path under /api/v1: a JSON 404 in the API's error shape rather than the dashboard's HTML page,
  * after the same sign-in check, so the API's surface is not mapped by someone without a token.
  */
-import { authorizeRequest } from '@/lib/auth/server';
+
 import { handle, json, refused } from '@/lib/api';
 import { errorBody } from '@/lib/api/errors';
+import { authorizeRequest } from '@/lib/auth/server';
 
 async function notFound(request: Request): Promise<Response> {
   return handle(async () => {

@@ -3,9 +3,10 @@
  * (epoch seconds or ISO 8601; since ≤ at < until) &limit= (≤ 500) &before= (the `next` of the page before)
  * → { entries, next }. What the /audit page and `waybill audit` read: the dashboard's, the API's and the CLI's actions.
  */
-import { authorizeRequest } from '@/lib/auth/server';
+
 import { handle, json, query, refused } from '@/lib/api';
 import { auditQuery } from '@/lib/api/audit';
+import { authorizeRequest } from '@/lib/auth/server';
 import { audit } from '@/lib/control';
 import { auditView } from '@/lib/control/views';
 import { callerOf, controlDeps } from '@/lib/data/control';

@@ -1,9 +1,10 @@
 /**
  * GET /api/v1/claims — claims in flight, oldest first, orphaned ones marked: ?orphaned=true &runId= &limit= (≤ 500) &cursor=
  */
-import { authorizeRequest } from '@/lib/auth/server';
+
 import { handle, json, query, refused } from '@/lib/api';
 import { listClaims, listClaimsQuery } from '@/lib/api/claims';
+import { authorizeRequest } from '@/lib/auth/server';
 import { claimTtlMs, getStore } from '@/lib/data/store';
 
 export async function GET(request: Request) {

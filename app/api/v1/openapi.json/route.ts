@@ -3,9 +3,10 @@
  * the routes validate with (lib/api/openapi.ts), so a client in any language can be generated from it.
  * A read like any other: the viewer token, so the API's surface is not mapped by someone without one.
  */
-import { authorizeRequest } from '@/lib/auth/server';
+
 import { handle, json, refused } from '@/lib/api';
 import { openApiDocument } from '@/lib/api/openapi';
+import { authorizeRequest } from '@/lib/auth/server';
 
 export async function GET(request: Request) {
   return handle(async () => {

@@ -3,13 +3,14 @@
  * POST /api/v1/runs — start a run of a built-in or published workflow: { "workflow": "agent-batch", "input": {…}, "id"?: "…" } → 201 { run, existed: false }
  *   An id that exists with the same workflow and parsed input → 200 { run, existed: true }, nothing written; with another → 409 CONFLICT.
  */
-import { authorizeRequest } from '@/lib/auth/server';
+
 import { body, handle, json, query, refused } from '@/lib/api';
 import { listRuns, listRunsQuery, startBody } from '@/lib/api/runs';
+import { authorizeRequest } from '@/lib/auth/server';
 import { config } from '@/lib/config';
 import { authorize, runs } from '@/lib/control';
-import { stallSettings } from '@/lib/control/stalled';
 import { judgeRun } from '@/lib/control/queued';
+import { stallSettings } from '@/lib/control/stalled';
 import { runView } from '@/lib/control/views';
 import { callerOf, controlDeps } from '@/lib/data/control';
 import { claimTtlMs, getStore } from '@/lib/data/store';

@@ -5,10 +5,11 @@
  * A protocol call, not an operator action: it needs the operator token (it writes) or a run token for the
  * run it names (lib/api/run-scope.ts), and is not audited.
  */
-import { authorizeRequest } from '@/lib/auth/server';
+
 import { body, handle, json, refused } from '@/lib/api';
 import { commit, commitBody } from '@/lib/api/protocol';
 import { checkRunScope } from '@/lib/api/run-scope';
+import { authorizeRequest } from '@/lib/auth/server';
 import { config } from '@/lib/config';
 import { claimTtlMs, getStore } from '@/lib/data/store';
 

@@ -2,9 +2,10 @@
  * POST /api/v1/claims/expire — { "key": "…", "force"?: true, "reason"?: "…" }: give up on a claim, so its step
  * runs again. 404 when there is no claim on the key; 409 when its lease is live and force is not set.
  */
-import { authorizeRequest } from '@/lib/auth/server';
+
 import { body, handle, json, refused } from '@/lib/api';
 import { expireBody } from '@/lib/api/claims';
+import { authorizeRequest } from '@/lib/auth/server';
 import { config } from '@/lib/config';
 import { authorize, claims } from '@/lib/control';
 import { callerOf, controlDeps } from '@/lib/data/control';

@@ -3,9 +3,10 @@
  * commit a result by hand (source manual) for a claim whose side effect is in doubt; the step never runs again.
  * A claim whose lease is live, or that is no longer the `attempt` listed, is refused (409) and nothing is audited.
  */
-import { authorizeRequest } from '@/lib/auth/server';
+
 import { body, handle, json, refused } from '@/lib/api';
 import { resolveBody } from '@/lib/api/claims';
+import { authorizeRequest } from '@/lib/auth/server';
 import { config } from '@/lib/config';
 import { authorize, claims } from '@/lib/control';
 import { callerOf, controlDeps } from '@/lib/data/control';

@@ -2,9 +2,10 @@
  * POST /api/v1/claims/sweep — expire every orphaned claim (optionally { "runId": "…" } for one run's, and a
  * "reason") → { expired, keys }.
  */
-import { authorizeRequest } from '@/lib/auth/server';
+
 import { body, handle, json, refused } from '@/lib/api';
 import { sweepBody } from '@/lib/api/claims';
+import { authorizeRequest } from '@/lib/auth/server';
 import { config } from '@/lib/config';
 import { authorize, claims } from '@/lib/control';
 import { sweepView } from '@/lib/control/views';

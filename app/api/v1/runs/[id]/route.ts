@@ -2,10 +2,11 @@
  * GET /api/v1/runs/{id} — the run (or an outside client's run, made from its rows), its progress, counts of
  * committed steps and claims, its live claims, and the actions its status allows.
  */
-import { authorizeRequest } from '@/lib/auth/server';
+
 import { handle, json, param, refused } from '@/lib/api';
 import { runRef } from '@/lib/api/ids';
 import { getRun } from '@/lib/api/runs';
+import { authorizeRequest } from '@/lib/auth/server';
 import { config } from '@/lib/config';
 import { stallSettings } from '@/lib/control/stalled';
 import { claimTtlMs, getStore } from '@/lib/data/store';

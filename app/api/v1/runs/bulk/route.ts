@@ -5,9 +5,10 @@
  * → { matched, done, skipped: [{ id, reason }] }. The filters are GET /api/v1/runs's; one audit line per run.
  * 400 for bad input or a filter matching more than 10,000 runs (nothing is changed).
  */
-import { authorizeRequest } from '@/lib/auth/server';
+
 import { body, handle, json, refused } from '@/lib/api';
 import { bulkBody } from '@/lib/api/runs';
+import { authorizeRequest } from '@/lib/auth/server';
 import { config } from '@/lib/config';
 import { authorize, bulk } from '@/lib/control';
 import { callerOf, controlDeps } from '@/lib/data/control';

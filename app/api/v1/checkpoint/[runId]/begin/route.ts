@@ -5,11 +5,12 @@
  * A protocol call, not an operator action: it needs the operator token (it writes) or this run's run token,
  * and is not audited.
  */
-import { authorizeRequest } from '@/lib/auth/server';
+
 import { body, handle, json, param, refused } from '@/lib/api';
 import { runRef } from '@/lib/api/ids';
 import { begin, beginBody } from '@/lib/api/protocol';
 import { checkRunScope } from '@/lib/api/run-scope';
+import { authorizeRequest } from '@/lib/auth/server';
 import { config } from '@/lib/config';
 import { claimTtlMs, getStore } from '@/lib/data/store';
 

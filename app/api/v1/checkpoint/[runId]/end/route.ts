@@ -4,10 +4,11 @@
  * A protocol call, not an operator action: it needs the operator token (it writes) or this run's run token,
  * and is not audited.
  */
-import { authorizeRequest } from '@/lib/auth/server';
+
 import { body, handle, json, param, refused } from '@/lib/api';
 import { runRef } from '@/lib/api/ids';
 import { end, endBody } from '@/lib/api/protocol';
+import { authorizeRequest } from '@/lib/auth/server';
 import { config } from '@/lib/config';
 import { getStore } from '@/lib/data/store';
 

@@ -3,11 +3,12 @@
  * GET /api/v1/checkpoint/{runId}/progress — { step, state, counters, … }, or 404 when nothing was saved (start at 0).
  * PUT /api/v1/checkpoint/{runId}/progress — { "step": 7, "state": {…}, "counters"?: { "skipped": 2 } }
  */
-import { authorizeRequest } from '@/lib/auth/server';
+
 import { body, handle, json, param, refused } from '@/lib/api';
 import { runRef } from '@/lib/api/ids';
 import { loadProgress, progressBody, saveProgress } from '@/lib/api/protocol';
 import { checkRunScope } from '@/lib/api/run-scope';
+import { authorizeRequest } from '@/lib/auth/server';
 import { config } from '@/lib/config';
 import { claimTtlMs, getStore } from '@/lib/data/store';
 

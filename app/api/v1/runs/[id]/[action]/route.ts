@@ -3,17 +3,18 @@
  * Optional body { "reason"?: "…" }, kept in the audit line.
  * 409 INVALID_TRANSITION when the run's status does not allow it (retry of a running run, …).
  */
-import { authorizeRequest } from '@/lib/auth/server';
+
 import { body, handle, json, param, refused } from '@/lib/api';
 import { runRef } from '@/lib/api/ids';
 import { actionBody, actionParam, RUN_ACTIONS } from '@/lib/api/runs';
+import { authorizeRequest } from '@/lib/auth/server';
 import { config } from '@/lib/config';
 import { authorize, runs } from '@/lib/control';
-import { runView } from '@/lib/control/views';
-import { stallSettings } from '@/lib/control/stalled';
 import { judgeRun } from '@/lib/control/queued';
-import { getStore } from '@/lib/data/store';
+import { stallSettings } from '@/lib/control/stalled';
+import { runView } from '@/lib/control/views';
 import { callerOf, controlDeps } from '@/lib/data/control';
+import { getStore } from '@/lib/data/store';
 import { ApiError } from '@/lib/errors';
 
 export async function POST(request: Request, context: { params: Promise<{ id: string; action: string }> }) {

@@ -1,11 +1,12 @@
 /**
  * GET /api/v1/runs/{id}/committed — the run's committed results in step order: ?limit= (≤ 1000) &cursor=
  */
-import { authorizeRequest } from '@/lib/auth/server';
+
 import { handle, json, param, query, refused } from '@/lib/api';
 import { runRef } from '@/lib/api/ids';
 import { checkRunScope } from '@/lib/api/run-scope';
 import { committedQuery, listCommitted } from '@/lib/api/runs';
+import { authorizeRequest } from '@/lib/auth/server';
 import { claimTtlMs, getStore } from '@/lib/data/store';
 
 export async function GET(request: Request, context: { params: Promise<{ id: string }> }) {

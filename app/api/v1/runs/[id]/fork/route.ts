@@ -3,10 +3,11 @@
  * steps before fromStep are copied from this one (source `forked`); this run is not written. 409 REWIND_REFUSED
  * or CONFLICT (the new id is taken), nothing changed; 400 naming the field for a bad body or input.
  */
-import { authorizeRequest } from '@/lib/auth/server';
+
 import { body, handle, json, param, refused } from '@/lib/api';
 import { runRef } from '@/lib/api/ids';
 import { forkBody } from '@/lib/api/runs';
+import { authorizeRequest } from '@/lib/auth/server';
 import { config } from '@/lib/config';
 import { authorize, rewind } from '@/lib/control';
 import { forkAnswer } from '@/lib/control/views';

@@ -3,10 +3,11 @@
  * or a follower's new lines) &limit= (≤ 1000, default 100). Without `after`, the newest lines. `next` is the
  * `after` of the following page. Viewers and operators; a run token is refused (the protocol only).
  */
-import { authorizeRequest } from '@/lib/auth/server';
+
 import { handle, json, param, query, refused } from '@/lib/api';
 import { runRef } from '@/lib/api/ids';
 import { LOG_PAGE_DEFAULT, logsQuery } from '@/lib/api/logs';
+import { authorizeRequest } from '@/lib/auth/server';
 import { logs } from '@/lib/control';
 import { getStore } from '@/lib/data/store';
 

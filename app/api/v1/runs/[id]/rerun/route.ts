@@ -5,10 +5,11 @@
  * REWIND_REFUSED, nothing changed: running (pause first), a live claim, fromStep beyond the last step, an
  * outside client's run. 400 naming the field for a bad body or an input that does not fit the workflow.
  */
-import { authorizeRequest } from '@/lib/auth/server';
+
 import { body, handle, json, param, refused } from '@/lib/api';
 import { runRef } from '@/lib/api/ids';
 import { rerunBody } from '@/lib/api/runs';
+import { authorizeRequest } from '@/lib/auth/server';
 import { config } from '@/lib/config';
 import { authorize, rewind } from '@/lib/control';
 import { rerunAnswer } from '@/lib/control/views';

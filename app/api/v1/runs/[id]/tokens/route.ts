@@ -3,10 +3,11 @@
  * checkpoint protocol for this run only (lib/auth/run-token.ts), for a sandboxed agent instead of the operator
  * token. Operator only, and audited (lib/control/tokens.ts): it hands out a credential.
  */
-import { authorizeRequest } from '@/lib/auth/server';
+
 import { body, handle, json, param, refused } from '@/lib/api';
 import { runRef } from '@/lib/api/ids';
 import { tokenBody } from '@/lib/api/tokens';
+import { authorizeRequest } from '@/lib/auth/server';
 import { config } from '@/lib/config';
 import { authorize, tokens } from '@/lib/control';
 import { callerOf, controlDeps } from '@/lib/data/control';

@@ -3,10 +3,11 @@
  * Body { "approve": true|false, "note"?: "…" } (a note is required to reject). 409 CONFLICT when the wait was
  * already decided (by anyone, at any time: the first decision stands); 404 when the run does not wait for it.
  */
-import { authorizeRequest } from '@/lib/auth/server';
+
 import { body, handle, json, param, refused } from '@/lib/api';
 import { runRef } from '@/lib/api/ids';
 import { approvalBody, waitNameParam } from '@/lib/api/waits';
+import { authorizeRequest } from '@/lib/auth/server';
 import { config } from '@/lib/config';
 import { authorize, waits } from '@/lib/control';
 import { callerOf, controlDeps } from '@/lib/data/control';

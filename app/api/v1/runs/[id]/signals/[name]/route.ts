@@ -3,10 +3,11 @@
  * A signal sent before the run reaches its waitForSignal is kept and delivered there. 409 CONFLICT when the
  * signal was already sent: the first payload is the one the run gets.
  */
-import { authorizeRequest } from '@/lib/auth/server';
+
 import { body, handle, json, param, refused } from '@/lib/api';
 import { runRef } from '@/lib/api/ids';
 import { signalBody, waitNameParam } from '@/lib/api/waits';
+import { authorizeRequest } from '@/lib/auth/server';
 import { config } from '@/lib/config';
 import { authorize, waits } from '@/lib/control';
 import { callerOf, controlDeps } from '@/lib/data/control';

@@ -3,10 +3,11 @@
  * replaced (lib/control/steps, the same view as the step page and `waybill step --json`). 404 when nothing of
  * it is recorded.
  */
-import { authorizeRequest } from '@/lib/auth/server';
+
 import { handle, json, param, refused } from '@/lib/api';
 import { runRef } from '@/lib/api/ids';
 import { stepParam } from '@/lib/api/runs';
+import { authorizeRequest } from '@/lib/auth/server';
 import { steps } from '@/lib/control';
 import { callerOf, controlDeps } from '@/lib/data/control';
 
