@@ -53,8 +53,14 @@ describe('waybill with bad input', () => {
         ['start', 'nope', '--input', '{}'],
         /^waybill start: unknown workflow "nope" \(known: agent-batch, notify, review-and-send\)$/,
       ],
-      [['start', 'notify', '--input', '{"count": 2,'], /^waybill start: --input: .*JSON/],
-      [['start', 'notify', '--input', `@${badFile}`], /^waybill start: --input: .*JSON/],
+      [
+        ['start', 'notify', '--input', '{"count": 2,'],
+        /^waybill start: --input is not valid JSON at line 1 column 13 \(position 12\): /,
+      ],
+      [
+        ['start', 'notify', '--input', `@${badFile}`],
+        /^waybill start: --input is not valid JSON at line \d+ column \d+ /,
+      ],
       [
         ['start', 'notify', '--input', `@${join(db.dir, 'missing.json')}`],
         /^waybill start: --input: cannot read .*missing\.json: ENOENT$/,
@@ -88,8 +94,14 @@ describe('waybill with bad input', () => {
       [['expire', 'ext-1:step:2', '--all-orphaned'], /^waybill expire: give keys or --all-orphaned, not both$/],
       [['expire', 'bad key'], /^waybill expire: key: must not contain spaces/],
       [['resolve', 'ext-1:step:2'], /^waybill resolve: missing --result JSON\|@file/],
-      [['resolve', 'ext-1:step:2', '--result', '{sent: true}'], /^waybill resolve: --result: .*JSON/],
-      [['resolve', 'ext-1:step:2', '--result', ''], /^waybill resolve: --result: .*JSON/],
+      [
+        ['resolve', 'ext-1:step:2', '--result', '{sent: true}'],
+        /^waybill resolve: --result is not valid JSON at line 1 column 2 \(position 1\): /,
+      ],
+      [
+        ['resolve', 'ext-1:step:2', '--result', ''],
+        /^waybill resolve: --result is not valid JSON at line 1 column 1 \(position 0\): /,
+      ],
       [['pause'], /^waybill pause: missing <runId>$/],
       [['cancel', 'r1', '--force'], /^waybill cancel: Unknown option '--force'$/],
       [['retry', 'bad\u0001id'], /^waybill retry: run id: must not contain/],
