@@ -112,7 +112,9 @@ describe.each(list)('retried commits and stale claims ahead on $label', (backend
   });
 
   it('a commit refused for four leases keeps its claim: the lease keeper renews it, a rival is held, the step runs once', async () => {
-    const leaseMs = 300;
+    // On PostgreSQL the lease keeper renews in real time (the database's clock counts): a 300 ms lease left a
+    // loaded machine no room for a late renewal. Three seconds does, and SQLite's clock stands still anyway.
+    const leaseMs = 3_000;
     const a = new Checkpoint(store, 'run', { workerId: 'a', leaseMs, claimTtlMs: leaseMs, clock: h.clock });
     const commit = store.commit.bind(store);
     let refusals = 0;
