@@ -81,9 +81,9 @@ export function prepare(root: string): E2EEnv {
 const SOURCES = ['app', 'lib', 'public', 'proxy.ts', 'next.config.js', 'postcss.config.mjs', 'package-lock.json'];
 
 /**
- * Builds under a lock (a directory holding the builder's pid): the browser suite and the package tests run side
- * by side and both need the build, and two `next build`s into one .next would corrupt it. The second waits, then
- * finds the build fresh. A lock whose process is gone (a build killed with -9) is taken over.
+ * Builds under a lock (a directory holding the builder's pid): the browser suite, the package tests and
+ * `npm run size` all need the build, run at once (`npm run test:e2e` beside `test:unit`) they would make two
+ * `next build`s into one .next and corrupt it. The second waits, then finds the build fresh. A lock whose process is gone (a build killed with -9) is taken over.
  */
 export function buildIfStale(root: string): void {
   const lock = join(root, '.next-build.lock');
