@@ -3,8 +3,9 @@
  * project, with the one function it leaves to the reader, `fetchPage`; and that project's node_modules:
  * `waybill` re-exporting this checkout's sources (as test/examples/project.ts does), zod linked.
  */
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { linkCheckoutPackages } from '../examples/project';
 import { ROOT } from './fences';
 
 export function guideCrawlModule(): string {
@@ -15,13 +16,5 @@ export function guideCrawlModule(): string {
 }
 
 export function linkPackages(dir: string): void {
-  const waybill = join(dir, 'node_modules', 'waybill');
-  mkdirSync(waybill, { recursive: true });
-  writeFileSync(
-    join(waybill, 'package.json'),
-    JSON.stringify({ name: 'waybill', type: 'module', exports: { '.': './index.ts', './engine': './engine.ts' } }),
-  );
-  writeFileSync(join(waybill, 'index.ts'), `export * from ${JSON.stringify(join(ROOT, 'lib/index.ts'))};\n`);
-  writeFileSync(join(waybill, 'engine.ts'), `export * from ${JSON.stringify(join(ROOT, 'lib/engine/index.ts'))};\n`);
-  symlinkSync(join(ROOT, 'node_modules', 'zod'), join(dir, 'node_modules', 'zod'));
+  linkCheckoutPackages(dir, ['zod']);
 }

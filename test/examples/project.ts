@@ -36,9 +36,11 @@ export interface Project {
   lines(file: string): string[];
 }
 
-/** Makes the project with these files of examples/ copied in. Call it inside a test. */
-export function exampleProject(...examples: string[]): Project {
-  const dir = tempDir('waybill-example-').path;
+/**
+ * A project's node_modules in dir: `waybill` re-exporting this checkout's sources, and `packages` linked from
+ * the checkout's node_modules.
+ */
+export function linkCheckoutPackages(dir: string, packages: string[]): void {
   const waybill = join(dir, 'node_modules', 'waybill');
   mkdirSync(waybill, { recursive: true });
   writeFileSync(
@@ -47,7 +49,13 @@ export function exampleProject(...examples: string[]): Project {
   );
   writeFileSync(join(waybill, 'index.ts'), `export * from ${JSON.stringify(join(ROOT, 'lib/index.ts'))};\n`);
   writeFileSync(join(waybill, 'engine.ts'), `export * from ${JSON.stringify(join(ROOT, 'lib/engine/index.ts'))};\n`);
-  for (const name of ['zod', 'openai']) symlinkSync(join(ROOT, 'node_modules', name), join(dir, 'node_modules', name));
+  for (const name of packages) symlinkSync(join(ROOT, 'node_modules', name), join(dir, 'node_modules', name));
+}
+
+/** Makes the project with these files of examples/ copied in. Call it inside a test. */
+export function exampleProject(...examples: string[]): Project {
+  const dir = tempDir('waybill-example-').path;
+  linkCheckoutPackages(dir, ['zod', 'openai']);
   for (const example of examples) copyFileSync(join(ROOT, 'examples', example), join(dir, example));
   const file = join(dir, 'data', 'waybill.db');
   const url = `file:${file}`;
