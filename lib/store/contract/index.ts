@@ -13,6 +13,7 @@ import type { ModelCallStore } from './model-calls';
 import type { RetentionStore } from './retention';
 import type { RewindStore } from './rewind';
 import type { RunStore } from './runs';
+import type { StepStreamStore } from './step-streams';
 import type { StepStore } from './steps';
 import type { WaitStore } from './waits';
 import type { WakeStore } from './wake';
@@ -27,6 +28,7 @@ export * from './retention';
 export * from './rewind';
 export * from './rows';
 export * from './runs';
+export * from './step-streams';
 export * from './steps';
 export * from './waits';
 export * from './wake';
@@ -44,6 +46,7 @@ export interface Store
     WaitStore,
     LogStore,
     ModelCallStore,
+    StepStreamStore,
     WakeStore {
   /** Releases connections; the store is unusable afterwards. */
   close(): Promise<void>;

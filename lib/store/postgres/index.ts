@@ -21,6 +21,7 @@ import { postgresRetention } from './retention';
 import { withRetry } from './retry';
 import { postgresRewind } from './rewind';
 import { postgresRuns } from './runs';
+import { postgresStepStreams } from './step-streams';
 import { postgresSteps } from './steps';
 import { postgresWaits } from './waits';
 import { postgresWorkers } from './workers';
@@ -111,6 +112,7 @@ export async function openPostgresStore(given: PostgresStoreOptions): Promise<Po
     ...postgresWaits(c),
     ...postgresLogs(c),
     ...postgresModelCalls(c),
+    ...postgresStepStreams(c),
     subscribeWakes: (onWake) => wakes.subscribe(onWake),
     async close() {
       await wakes.close();

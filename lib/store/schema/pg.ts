@@ -369,3 +369,17 @@ export const modelCallChunks = pgTable(
   },
   (t) => [primaryKey({ columns: [t.callId, t.seq] })],
 );
+
+/** What a step streamed of its own: see sqlite.ts. */
+export const stepStreams = pgTable(
+  'step_streams',
+  {
+    runId: text('run_id').notNull(),
+    step: integer('step').notNull(),
+    attempt: integer('attempt').notNull(),
+    seq: integer('seq').notNull(),
+    text: text('text').notNull(),
+    at: doublePrecision('at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.runId, t.step, t.attempt, t.seq] })],
+);

@@ -376,3 +376,22 @@ export const modelCallChunks = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.callId, t.seq] })],
 );
+
+/**
+ * What a step streamed of its own (ctx.stream, the protocol's POST /checkpoint/stream): text chunks per
+ * attempt, in seq order. An attempt's seq 0 replaces whatever that attempt number held (a rerun counts its
+ * attempts from 1 again), and the step page shows the newest attempt's: a re-executed step never shows its
+ * text twice.
+ */
+export const stepStreams = sqliteTable(
+  'step_streams',
+  {
+    runId: text('run_id').notNull(),
+    step: integer('step').notNull(),
+    attempt: integer('attempt').notNull(),
+    seq: integer('seq').notNull(),
+    text: text('text').notNull(),
+    at: real('at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.runId, t.step, t.attempt, t.seq] })],
+);

@@ -21,6 +21,7 @@ import { sqliteReads } from './reads';
 import { sqliteRetention } from './retention';
 import { sqliteRewind } from './rewind';
 import { sqliteRuns } from './runs';
+import { sqliteStepStreams } from './step-streams';
 import { type SqliteStepsOptions, sqliteSteps, type WriteCounts } from './steps';
 import { sqliteWaits } from './waits';
 import { sqliteWorkers } from './workers';
@@ -77,6 +78,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     ...sqliteWaits(c),
     ...sqliteLogs(c),
     ...sqliteModelCalls(c),
+    ...sqliteStepStreams(c),
     subscribeWakes: (onWake) => wakes.subscribe(onWake),
     async close() {
       wakes.close();
