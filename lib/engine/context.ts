@@ -7,6 +7,7 @@
 import type { Checkpoint, RunOnceOptions, StepContext, StepResult } from '../checkpoint/checkpoint';
 import { type Clock, systemClock } from '../clock';
 import { NonRetryableError, StepFailedError } from '../errors';
+import type { StepStreamStore } from '../store/contract';
 import type { Logger } from './log';
 import {
   backoffMs,
@@ -19,6 +20,7 @@ import {
   retryableUnder,
 } from './retry-policy';
 import { noRunLog, type RunLog } from './run-log';
+import { type StreamingStepContext, streamingStep } from './step-stream';
 import {
   type Approval,
   type ApprovalOptions,
@@ -30,6 +32,7 @@ import {
 } from './waits';
 
 export type { RetryPolicy } from './retry-policy';
+export type { StreamingStepContext } from './step-stream';
 
 /** What ctx.step and ctx.runOnce take: the checkpoint's options (the run sets signal and attempt) and a retry policy. */
 export type StepOptions = Omit<RunOnceOptions, 'signal' | 'attempt' | 'timeoutMs' | 'nextAttempt'> & RetryPolicy;
@@ -38,6 +41,8 @@ export type StepOptions = Omit<RunOnceOptions, 'signal' | 'attempt' | 'timeoutMs
 export interface RunHost {
   runLog?: RunLog;
   controlPlaneUrl?: string;
+  /** Where ctx.stream writes; absent, a step that streams is told so. */
+  streams?: StepStreamStore;
 }
 
 export class RunContext {
@@ -62,6 +67,27 @@ export class RunContext {
   ) {
     this.runLog = host.runLog ?? noRunLog;
     this.controlPlaneUrl = host.controlPlaneUrl;
+    this.streams = host.streams;
+  }
+
+  private readonly streams: StepStreamStore | undefined;
+  /** The steps executing now: ctx.stream writes to the one in hand. */
+  private readonly inHand = new Set<StreamingStepContext>();
+
+  /**
+   * Appends text to the transcript of the step executing now (step-stream.ts); the same as the step
+   * context's own `stream`. Steps run side by side must each use their own: this one refuses to guess.
+   */
+  stream(text: string): Promise<void> {
+    if (this.inHand.size !== 1)
+      return Promise.reject(
+        new Error(
+          this.inHand.size === 0
+            ? 'ctx.stream is called inside a step: ctx.step(name, (step) => …, { step: n })'
+            : `${this.inHand.size} steps are executing at once: call stream on the step's own context`,
+        ),
+      );
+    return [...this.inHand][0]!.stream(text);
   }
 
   /**
@@ -113,15 +139,28 @@ export class RunContext {
   }
 
   /** A named step: its key is derived from the run and the name, which must be stable across resumes. */
-  step<T>(name: string, fn: (ctx: StepContext) => T | Promise<T>, options: StepOptions = {}): Promise<StepResult<T>> {
+  step<T>(
+    name: string,
+    fn: (ctx: StreamingStepContext) => T | Promise<T>,
+    options: StepOptions = {},
+  ): Promise<StepResult<T>> {
     return this.runOnce(`${this.runId}:${name}`, fn, options);
   }
 
   async runOnce<T>(
     key: string,
-    fn: (ctx: StepContext) => T | Promise<T>,
+    fn: (ctx: StreamingStepContext) => T | Promise<T>,
     options: StepOptions = {},
   ): Promise<StepResult<T>> {
+    const streamed = async (call: StepContext) => {
+      const step = streamingStep(call, this.runId, this.streams);
+      this.inHand.add(step);
+      try {
+        return await fn(step);
+      } finally {
+        this.inHand.delete(step);
+      }
+    };
     const { maxAttempts, backoff, timeoutMs, retryOn, nonRetryable, ...checkpointOptions } = options;
     const own = { maxAttempts, backoff, timeoutMs, retryOn, nonRetryable };
     // Most steps give no policy of their own: they pay for no parse.
@@ -135,7 +174,7 @@ export class RunContext {
       let decision: Decision | null = null;
       const decide = (error: unknown): Decision => (decision ??= this.decide(policy, error, attempt));
       try {
-        const outcome = await this.checkpoint.runOnce(key, fn, {
+        const outcome = await this.checkpoint.runOnce(key, streamed, {
           ...checkpointOptions,
           attempt,
           signal: this.signal,
