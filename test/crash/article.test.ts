@@ -75,6 +75,7 @@ describe("article compatibility: the article's schema and SQL", () => {
         'run_logs',
         'runs',
         'step_events',
+        'step_streams',
         'waits',
         'waybill_migrations',
         'workers',

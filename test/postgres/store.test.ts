@@ -74,6 +74,7 @@ describe.skipIf(!pgUp)('postgres store', () => {
       'run_logs',
       'runs',
       'step_events',
+      'step_streams',
       'waits',
       'waybill_functions',
       'waybill_migrations',
