@@ -162,4 +162,16 @@ describe.each(list)('prune on $name', (backend) => {
     });
     expect(await rows('retried')).toEqual({ run: true, committed: 2, events: 1, progress: true });
   });
+
+  it("takes a pruned run's streamed text with it and keeps a live run's", async () => {
+    await run('old-streamed', 1, 'completed');
+    await run('live-streamed', 1, 'running');
+    for (const runId of ['old-streamed', 'live-streamed'])
+      await store.appendStepStream({ runId, step: 0, attempt: 1, seq: 0, text: `text of ${runId}` });
+    await h.elapse(1000);
+    const before = (await store.getRun('old-streamed'))!.finishedAt! + 0.5;
+    expect((await pruneAll(store, { before })).runs).toBe(1);
+    expect(await store.readStepStream('old-streamed', 0)).toBeNull();
+    expect(await store.readStepStream('live-streamed', 0)).toEqual({ attempt: 1, chunks: ['text of live-streamed'] });
+  });
 });

@@ -84,11 +84,12 @@ async function batch(client: pg.PoolClient, request: PruneRequest): Promise<Prun
         [runIds],
       )
     ).rowCount ?? 0;
-  // A removed run's waits go with it (decided long ago: the run was finished).
-  await client.query(
-    `DELETE FROM waits WHERE run_id = ANY($1::text[]) AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = waits.run_id)`,
-    [runIds],
-  );
+  // A removed run's waits and streamed text go with it (decided long ago: the run was finished).
+  for (const table of ['waits', 'step_streams'])
+    await client.query(
+      `DELETE FROM ${table} WHERE run_id = ANY($1::text[]) AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = ${table}.run_id)`,
+      [runIds],
+    );
   const external =
     extIds.length === 0
       ? 0
