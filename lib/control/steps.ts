@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { claimExpired } from '../domain/claim-expiry';
 import { attemptNoteOf, takeoverText } from '../engine/attempt-note';
 import { NotFoundError } from '../errors';
+import { type StepTranscript, stepTranscript } from '../gateway/transcript';
 import type { ClaimRow, CommittedRow, HistoryRow, RunRow, StepEvent, StepRecord } from '../store/contract';
 import { authorize, type Caller } from './caller';
 import { validate } from './errors';
@@ -233,4 +234,15 @@ export async function read(deps: ControlDeps, caller: Caller, input: z.input<typ
     throw new NotFoundError(`step ${given.step} of run ${given.runId}`);
   }
   return stepView(run, given.runId, given.step, record, deps.claimTtlMs);
+}
+
+/** What the step streamed as it ran (its own text and its streamed model calls); a viewer may read it. */
+export async function transcript(
+  deps: ControlDeps,
+  caller: Caller,
+  input: z.input<typeof stepInput>,
+): Promise<StepTranscript> {
+  authorize(caller, 'viewer');
+  const given = validate(stepInput, input);
+  return stepTranscript(await deps.store(), given.runId, given.step);
 }

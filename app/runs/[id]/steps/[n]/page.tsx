@@ -13,9 +13,7 @@ import { requirePage } from '@/lib/auth/server';
 import { steps } from '@/lib/control';
 import { callerOf, controlDeps } from '@/lib/data/control';
 import { utcText } from '@/lib/data/rates';
-import { getStore } from '@/lib/data/store';
 import { NotFoundError } from '@/lib/errors';
-import { stepTranscript } from '@/lib/gateway/transcript';
 import { stepAddress } from './address';
 import { TranscriptCard } from './transcript';
 
@@ -41,7 +39,10 @@ export default async function StepPage({ params }: Props) {
     .read(controlDeps(), callerOf(who, 'dashboard'), { runId: address.runId, step: address.step })
     .catch((error: unknown) => (error instanceof NotFoundError ? null : Promise.reject(error)));
   if (!view) notFound();
-  const transcript = await stepTranscript(await getStore(), view.runId, view.step);
+  const transcript = await steps.transcript(controlDeps(), callerOf(who, 'dashboard'), {
+    runId: view.runId,
+    step: view.step,
+  });
   const now = Date.now() / 1000;
   const runHref = `/runs/${encodeURIComponent(view.runId)}`;
   const pretty = (value: unknown) => {
