@@ -61,7 +61,7 @@ describe.skipIf(!available)('the run pick on PostgreSQL with a million finished 
           .map((n) => [n['Node Type'], n['Index Name'] ?? null]);
         expect(waitReads).toHaveLength(1);
         expect([
-          ['Index Scan', 'waits_run_id_name_pk'],
+          ['Index Scan', 'waits_run_id_kind_name_pk'],
           ['Index Scan', 'waits_open_due'],
         ]).toContainEqual(waitReads[0]);
       }
