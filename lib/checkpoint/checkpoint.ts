@@ -254,7 +254,8 @@ export class Checkpoint {
         // committed meanwhile. The side effect must not start on that lease; the same token asks again, and the
         // store says whether the claim is still ours (renewed), held by another, or committed.
         if (this.clock.monotonic() - sentAt >= this.leaseMs) continue;
-        return this.execute(idemKey, token, outcome.attempt, sentAt, fn, options, fingerprint);
+        const inDoubt = outcome.tookOverFrom !== null;
+        return this.execute(idemKey, token, { attempt: outcome.attempt, inDoubt }, sentAt, fn, options, fingerprint);
       }
 
       const holder = outcome.holder;
@@ -362,13 +363,13 @@ export class Checkpoint {
   private async execute<T>(
     idemKey: string,
     token: string,
-    attempt: number,
+    { attempt, inDoubt }: { attempt: number; inDoubt: boolean },
     claimedAt: number,
     fn: (ctx: StepContext) => T | Promise<T>,
     options: RunOnceOptions,
     fingerprint: string | null,
   ): Promise<StepResult<T>> {
-    const call = new StepCall(idemKey, attempt, options.step);
+    const call = new StepCall(idemKey, attempt, options.step, inDoubt);
     // The first renewal is due a third of a lease after the claim, not after now: a claim taken ahead has aged.
     const keeper = new LeaseKeeper(
       this.store,
@@ -496,7 +497,7 @@ export class Checkpoint {
    */
   private async settleAgain<T>(pending: Unsettled<T>): Promise<StepResult<T> | null> {
     const { request } = pending;
-    const call = new StepCall(request.idemKey, 1, request.step ?? undefined);
+    const call = new StepCall(request.idemKey, 1, request.step ?? undefined, false);
     const keeper = new LeaseKeeper(this.store, this.clock, request.token, this.leaseMs, call, 0);
     pending.committing = this.clock.monotonic();
     try {

@@ -10,6 +10,12 @@ export interface StepContext {
   readonly signal: AbortSignal;
   /** 1 on the first claim of this key; higher after a takeover or when the caller retries. */
   readonly attempt: number;
+  /**
+   * True when this claim took the key over from a holder whose lease ran out mid-execute: that attempt may
+   * have done the side effect without committing. Pass the idempotency key on (as always), or check the
+   * receiver before doing it again.
+   */
+  readonly inDoubt: boolean;
   /** The step's position, when the caller gave one. */
   readonly step: number | undefined;
 }
@@ -23,6 +29,7 @@ export class StepCall implements StepContext {
     readonly idempotencyKey: string,
     readonly attempt: number,
     readonly step: number | undefined,
+    readonly inDoubt: boolean,
   ) {}
 
   get signal(): AbortSignal {
