@@ -9,7 +9,17 @@ import { auditQuery } from './audit';
 import { expireBody, listClaimsQuery, resolveBody, sweepBody } from './claims';
 import { runRef } from './ids';
 import { logsQuery } from './logs';
-import { beginBody, claimBody, commitBody, endBody, progressBody, releaseBody, renewBody } from './protocol';
+import {
+  beginBody,
+  claimBody,
+  commitBody,
+  endBody,
+  progressBody,
+  releaseBody,
+  renewBody,
+  streamBody,
+  usageBody,
+} from './protocol';
 import {
   auditPageSchema,
   beginAnswerSchema,
@@ -36,7 +46,9 @@ import {
   savedSchema,
   startAnswerSchema,
   stepSchema,
+  streamAnswerSchema,
   sweptSchema,
+  usageAnswerSchema,
   waitAnswerSchema,
 } from './responses';
 import {
@@ -342,6 +354,24 @@ export const ROUTES: Route[] = [
     body: releaseBody,
     ok: { status: 200, schema: releaseAnswerSchema },
     refusals: [400, 409, 413],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/checkpoint/stream',
+    summary: "Append text to the transcript of the step a claim is for, shown on the step's page.",
+    access: 'operator',
+    body: streamBody,
+    ok: { status: 200, schema: streamAnswerSchema },
+    refusals: [400, 409, 413],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/checkpoint/usage',
+    summary: "Record a model call made without the gateway in the run's usage ledger, for the step a claim is for.",
+    access: 'operator',
+    body: usageBody,
+    ok: { status: 200, schema: usageAnswerSchema },
+    refusals: [400, 409, 413, 422],
   },
 ];
 

@@ -23,6 +23,8 @@ import {
   LeaseLostError,
   NotFoundError,
 } from '../errors';
+import { loadPriceTable, type PriceTable } from '../gateway/prices';
+import { cachedWithinInput, recordUsage, usageFields, usageKey } from '../gateway/recorded-usage';
 import type { ClaimOutcome, ClaimRow, ProgressWrite, RunStatus, Store } from '../store/contract';
 import { shortestLeaseFor } from '../store/shared/sqlite-timeouts';
 import { fingerprint, freeText, idemKey, runRef, stepNumber, typeError, workerId } from './ids';
@@ -125,6 +127,28 @@ export const releaseBody = z.strictObject({
   step: stepNumber.optional(),
   workerId: workerId.optional(),
 });
+
+/**
+ * Text for the step's transcript, numbered by the client from 0 per execution of the step (its run_once):
+ * seq 0 starts the attempt's transcript over, and a chunk sent again under its seq replaces itself. Its bounds
+ * are the store's (lib/store/shared/step-streams.ts).
+ */
+export const streamBody = z.strictObject({
+  runId: runRef,
+  key: idemKey,
+  token,
+  seq: count,
+  text: z.string({ error: typeError('a string') }),
+});
+
+/**
+ * A model call the step made without the gateway, for the run's ledger (lib/gateway/recorded-usage.ts): `n`,
+ * the client's count of the step's reports in this execution from 0, keys it, so one sent again (a lost
+ * answer, the step executed again) writes over itself.
+ */
+export const usageBody = z
+  .strictObject({ runId: runRef, key: idemKey, token, n: count, ...usageFields })
+  .superRefine(cachedWithinInput);
 
 /** A workflow name as the runs list filters on it. */
 export const workflowName = z
@@ -360,6 +384,64 @@ export async function release(store: Store, body: z.output<typeof releaseBody>, 
     attempt: held.attempt,
   });
   return { key: body.key, released: true };
+}
+
+/**
+ * The claim the caller holds, by its token: what stream and usage write under, as release checks it. The
+ * claim is checked and then written under, not in one transaction: a holder that loses its claim between the
+ * two adds to a step whose next execution writes over it (seq 0, the same usage keys).
+ */
+async function heldClaim(
+  store: Store,
+  body: { runId: string; key: string; token: string },
+  options: ProtocolOptions,
+  what: string,
+): Promise<ClaimRow> {
+  const held = await findClaim(store, body.key, body.runId, options);
+  if (!held || held.token !== body.token)
+    throw new LeaseLostError(body.key, `the claim is not held by this token; nothing was ${what}`);
+  return held;
+}
+
+/** Appends text to the transcript of the step the caller's claim is for (ctx.stream in a workflow). */
+export async function stream(store: Store, body: z.output<typeof streamBody>, options: ProtocolOptions) {
+  const held = await heldClaim(store, body, options, 'streamed');
+  if (held.step === null)
+    throw new InvalidInputError(
+      `key: the claim on ${body.key} names no step, so its text has no page to show on: claim it with its step number`,
+    );
+  await store.appendStepStream({
+    runId: held.runId,
+    step: held.step,
+    attempt: held.attempt,
+    seq: body.seq,
+    text: body.text,
+  });
+  return { key: body.key, streamed: true as const, step: held.step, attempt: held.attempt, seq: body.seq };
+}
+
+/** Records a model call made without the gateway in the run's ledger, for the step the caller's claim is for. */
+export async function usage(
+  store: Store,
+  body: z.output<typeof usageBody>,
+  options: ProtocolOptions,
+  prices: PriceTable,
+) {
+  const held = await heldClaim(store, body, options, 'recorded');
+  const { runId: _run, key, token: _token, n, ...report } = body;
+  const at = { runId: held.runId, step: held.step, stepKey: key, n };
+  await recordUsage(store, prices, at, report);
+  const row = await store.getModelCall(usageKey(key, n));
+  return { key, recorded: true as const, usageKey: usageKey(key, n), step: held.step, costUsd: row?.costUsd ?? null };
+}
+
+const priceTables = new Map<string | undefined, PriceTable>();
+
+/** The price table a usage report without a cost is priced by (WAYBILL_GATEWAY_PRICES, else the shipped one), read once. */
+export function usagePrices(path: string | undefined): PriceTable {
+  let table = priceTables.get(path);
+  if (!table) priceTables.set(path, (table = loadPriceTable(path)));
+  return table;
 }
 
 /** The claim on the key, if it belongs to the run (when one is named). */

@@ -269,6 +269,20 @@ export const commitAnswerSchema = z.strictObject({
 });
 export const renewAnswerSchema = z.strictObject({ key: z.string(), renewed: z.literal(true), leaseMs: int });
 export const releaseAnswerSchema = z.strictObject({ key: z.string(), released: z.literal(true) });
+export const streamAnswerSchema = z.strictObject({
+  key: z.string(),
+  streamed: z.literal(true),
+  step: int,
+  attempt: int,
+  seq: int,
+});
+export const usageAnswerSchema = z.strictObject({
+  key: z.string(),
+  recorded: z.literal(true),
+  usageKey: z.string(),
+  step: int.nullable(),
+  costUsd: z.number().nullable(),
+});
 export const savedSchema = z.strictObject({ runId: z.string(), step: int, saved: z.literal(true) });
 export const beginAnswerSchema = z.strictObject({
   run: z.strictObject({

@@ -14,6 +14,7 @@
  * `--drill <run>` is how `waybill drill` starts its workers: they serve the drill's workflow and that one run,
  * nothing else, so a drill on a shared store never touches the user's runs.
  */
+
 import { parseArgs } from 'node:util';
 import { controlPlaneUrl, dataDir, sqliteFile } from '../config';
 import { drillWorkflow } from '../engine/drill';
@@ -22,6 +23,7 @@ import { keepStoreFrom, programUser } from '../engine/program-user';
 import { publicationsOf } from '../engine/publish';
 import { Worker } from '../engine/worker';
 import { WorkflowRegistry } from '../engine/workflow';
+import { loadPriceTable } from '../gateway/prices';
 import { followParent, stopAsOnSigterm } from '../launch/follow-parent';
 import { check, count, flags, GLOBAL_OPTIONS, lookupId } from './args';
 import { type Cli, withStoreMigrating } from './context';
@@ -57,6 +59,8 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
   // Before the store is opened: a user that cannot be had exits 2 having touched nothing.
   const user = programUser(cfg.WAYBILL_PROGRAM_USER, process.getuid?.());
   const storeFile = sqliteFile(values.db ?? cfg.DATABASE_URL);
+  // What ctx.recordUsage prices a report without a cost by: the gateway's table, read before the store opens.
+  const prices = loadPriceTable(cfg.WAYBILL_GATEWAY_PRICES);
 
   return withStoreMigrating(cli, values.db, async (store) => {
     // On a terminal, log lines go through the bar block so the two never tear each other.
@@ -78,6 +82,7 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
       heartbeatMs: cfg.WAYBILL_HEARTBEAT_MS,
       runLogLines: cfg.WAYBILL_RUN_LOG_LINES,
       programUrl: url,
+      prices,
       pollMs: cfg.WAYBILL_POLL_MS,
       idlePollMs: cfg.WAYBILL_IDLE_POLL_MS,
       workerRetentionMs: cfg.WAYBILL_WORKER_RETENTION,

@@ -21,6 +21,7 @@ import {
 } from './retry-policy';
 import { noRunLog, type RunLog } from './run-log';
 import { type StreamingStepContext, streamingStep } from './step-stream';
+import { type UsageRecorder, type UsageReport, usageStep } from './step-usage';
 import {
   type Approval,
   type ApprovalOptions,
@@ -33,6 +34,7 @@ import {
 
 export type { RetryPolicy } from './retry-policy';
 export type { StreamingStepContext } from './step-stream';
+export type { UsageRecorder, UsageReport } from './step-usage';
 
 /** What ctx.step and ctx.runOnce take: the checkpoint's options (the run sets signal and attempt) and a retry policy. */
 export type StepOptions = Omit<RunOnceOptions, 'signal' | 'attempt' | 'timeoutMs' | 'nextAttempt'> & RetryPolicy;
@@ -43,6 +45,8 @@ export interface RunHost {
   controlPlaneUrl?: string;
   /** Where ctx.stream writes; absent, a step that streams is told so. */
   streams?: StepStreamStore;
+  /** Where ctx.recordUsage writes, with the prices it costs a report by; absent, a step that reports is told so. */
+  usage?: UsageRecorder;
 }
 
 export class RunContext {
@@ -68,9 +72,11 @@ export class RunContext {
     this.runLog = host.runLog ?? noRunLog;
     this.controlPlaneUrl = host.controlPlaneUrl;
     this.streams = host.streams;
+    this.usage = host.usage;
   }
 
   private readonly streams: StepStreamStore | undefined;
+  private readonly usage: UsageRecorder | undefined;
   /** The steps executing now: ctx.stream writes to the one in hand. */
   private readonly inHand = new Set<StreamingStepContext>();
 
@@ -79,15 +85,26 @@ export class RunContext {
    * context's own `stream`. Steps run side by side must each use their own: this one refuses to guess.
    */
   stream(text: string): Promise<void> {
-    if (this.inHand.size !== 1)
-      return Promise.reject(
-        new Error(
-          this.inHand.size === 0
-            ? 'ctx.stream is called inside a step: ctx.step(name, (step) => …, { step: n })'
-            : `${this.inHand.size} steps are executing at once: call stream on the step's own context`,
-        ),
-      );
-    return [...this.inHand][0]!.stream(text);
+    const step = this.theStepInHand('stream');
+    return step instanceof Error ? Promise.reject(step) : step.stream(text);
+  }
+
+  /**
+   * Records a model call made without the gateway in the run's ledger, for the step executing now
+   * (step-usage.ts); the same as the step context's own `recordUsage`, and as choosy as `stream`.
+   */
+  recordUsage(usage: UsageReport): Promise<void> {
+    const step = this.theStepInHand('recordUsage');
+    return step instanceof Error ? Promise.reject(step) : step.recordUsage(usage);
+  }
+
+  private theStepInHand(method: 'stream' | 'recordUsage'): StreamingStepContext | Error {
+    if (this.inHand.size === 1) return [...this.inHand][0]!;
+    return new Error(
+      this.inHand.size === 0
+        ? `ctx.${method} is called inside a step: ctx.step(name, (step) => …, { step: n })`
+        : `${this.inHand.size} steps are executing at once: call ${method} on the step's own context`,
+    );
   }
 
   /**
@@ -153,7 +170,7 @@ export class RunContext {
     options: StepOptions = {},
   ): Promise<StepResult<T>> {
     const streamed = async (call: StepContext) => {
-      const step = streamingStep(call, this.runId, this.streams);
+      const step = usageStep(streamingStep(call, this.runId, this.streams), this.runId, this.usage);
       this.inHand.add(step);
       try {
         return await fn(step);

@@ -14,7 +14,14 @@ export {
   WorkflowModuleError,
 } from '../errors';
 export { type CommandWorkflowDefinition, defineCommandWorkflow } from './command-workflow';
-export { type RetryPolicy, RunContext, type RunHost, type StepOptions } from './context';
+export {
+  type RetryPolicy,
+  RunContext,
+  type RunHost,
+  type StepOptions,
+  type StreamingStepContext,
+  type UsageReport,
+} from './context';
 export { createLogger, type LogFields, type Logger, type LoggerOptions, silentLogger } from './log';
 export type { ErrorMatcher } from './retry-policy';
 export type { RunLog } from './run-log';

@@ -7,17 +7,19 @@
 import type { StepContext } from '../checkpoint/checkpoint';
 import { InvalidInputError } from '../errors';
 import type { StepStreamStore } from '../store/contract';
+import type { UsageStepContext } from './step-usage';
 
-export interface StreamingStepContext extends StepContext {
+/** What a workflow's step is handed: the checkpoint's step context, its stream, and its usage reports (step-usage.ts). */
+export interface StreamingStepContext extends StepContext, UsageStepContext {
   /** Appends `text` to the step's transcript, durably; the newest attempt's transcript is the one shown. */
   stream(text: string): Promise<void>;
 }
 
-export function streamingStep(
-  call: StepContext,
+export function streamingStep<C extends StepContext>(
+  call: C,
   runId: string,
   store: StepStreamStore | undefined,
-): StreamingStepContext {
+): C & Pick<StreamingStepContext, 'stream'> {
   let seq = 0;
   let last: Promise<void> = Promise.resolve();
   const stream = (text: string): Promise<void> => {

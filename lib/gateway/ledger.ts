@@ -1,6 +1,7 @@
 /**
- * The usage ledger of a run: its model calls' tokens and cost, in total, by step and by model. Calls still in
- * flight are not counted (nothing is known of them yet); calls retired by a rerun are, since they were paid.
+ * The usage ledger of a run: its model calls' tokens and cost, in total, by step and by model: the gateway's,
+ * and those its steps made without it and recorded (api `recorded`, recorded-usage.ts). Calls still in flight
+ * are not counted (nothing is known of them yet); calls retired by a rerun are, since they were paid.
  */
 import type { ModelCallRow, Store } from '../store/contract';
 

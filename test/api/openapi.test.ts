@@ -124,6 +124,8 @@ describe('GET /api/v1/openapi.json', () => {
     const renew = await import('../../app/api/v1/checkpoint/renew/route');
     const commit = await import('../../app/api/v1/checkpoint/commit/route');
     const release = await import('../../app/api/v1/checkpoint/release/route');
+    const stream = await import('../../app/api/v1/checkpoint/stream/route');
+    const usage = await import('../../app/api/v1/checkpoint/usage/route');
     const claims = await import('../../app/api/v1/claims/route');
     const sweep = await import('../../app/api/v1/claims/sweep/route');
     const bulk = await import('../../app/api/v1/runs/bulk/route');
@@ -164,6 +166,27 @@ describe('GET /api/v1/openapi.json', () => {
       '/api/v1/checkpoint/renew',
       'post',
       200,
+    );
+    await conforms(
+      await stream.POST(
+        post('/api/v1/checkpoint/stream', { runId: 'loop-1', key: 'loop-1:0', token: first.token, seq: 0, text: 'hi' }),
+      ),
+      '/api/v1/checkpoint/stream',
+      'post',
+      200,
+    );
+    const usageBody = { runId: 'loop-1', key: 'loop-1:0', token: first.token, n: 0, model: 'gpt-4o' };
+    await conforms(
+      await usage.POST(post('/api/v1/checkpoint/usage', { ...usageBody, inputTokens: 10, outputTokens: 2 })),
+      '/api/v1/checkpoint/usage',
+      'post',
+      200,
+    );
+    await conforms(
+      await usage.POST(post('/api/v1/checkpoint/usage', { ...usageBody, inputTokens: -1, outputTokens: 2 })),
+      '/api/v1/checkpoint/usage',
+      'post',
+      400,
     );
     const done = (await conforms(
       await commit.POST(

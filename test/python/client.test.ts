@@ -10,6 +10,8 @@ import { createServer, type IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runUsage } from '../../lib/gateway/ledger';
+import type { Store } from '../../lib/store/contract';
 import { type Child, spawnCommand } from '../support/child';
 import { type Answer, request } from '../support/http';
 import { makeTempDir } from '../support/tmp';
@@ -454,5 +456,62 @@ except LeaseLostError as e:
     const out = await exitOf(child);
     expect(out.lines).toEqual(['claimed py-lease:step:0', 'told', 'refused claim on py-lease']);
     expect(countOf("committed WHERE run_id = 'py-lease'")).toBe(0);
+  });
+
+  it('a step streams its text to its page and records the usage of a model call made without the gateway: counted once, however often it runs', async () => {
+    const script = `
+import sys
+from waybill_client import Checkpoint, InvalidInputError
+ckpt = Checkpoint(sys.argv[1], "py-usage", token=sys.argv[2], workflow="py-usage", total_steps=1)
+tries = []
+def ask(ctx):
+    tries.append(ctx.attempt)
+    ctx.stream("try %d: " % len(tries))
+    ctx.stream("x" * 20_000)
+    ctx.stream("")
+    print("cost", ctx.record_usage(model="gpt-4o", input_tokens=1000, output_tokens=100, cached_tokens=200), flush=True)
+    for bad in [dict(model="", input_tokens=1, output_tokens=1), dict(model="m", input_tokens=-1, output_tokens=1),
+                dict(model="m", input_tokens=1, output_tokens=True), dict(model="m", input_tokens=1, output_tokens=1, cost_usd=-1.0),
+                dict(model="m", input_tokens=1, output_tokens=1, cached_tokens=2)]:
+        try:
+            ctx.record_usage(**bad)
+            print("recorded?!", flush=True)
+        except InvalidInputError as e:
+            print("refused", str(e).split(" (")[0].split(", not")[0], flush=True)
+    print("cost", ctx.record_usage(model="own-model", input_tokens=5 * len(tries), output_tokens=1, cost_usd=0.5), flush=True)
+    if len(tries) == 1:
+        raise RuntimeError("the first execution fails after it streamed and recorded")
+    return "asked"
+try:
+    ckpt.run_once("py-usage:step:0", ask, step=0)
+except RuntimeError as e:
+    print("failed", e, flush=True)
+print(ckpt.run_once("py-usage:step:0", ask, step=0)[1], flush=True)
+`;
+    const out = await exitOf(spawnCommand(python, ['-c', script, server.url, OPERATOR]));
+    expect(out.code, out.stderr).toBe(0);
+    const refusals = [
+      'refused model: must be a non-empty string',
+      'refused input_tokens: must be a whole number >= 0',
+      'refused output_tokens: must be a whole number >= 0',
+      'refused cost_usd: must be a number >= 0',
+      'refused cached_tokens: must be at most input_tokens',
+    ];
+    const execution = ['cost 0.00325', ...refusals, 'cost 0.5'];
+    expect(out.lines).toEqual([
+      ...execution,
+      'failed the first execution fails after it streamed and recorded',
+      ...execution,
+      'executed',
+    ]);
+    const store = (await cache.waybillStore) as unknown as Store;
+    // The second execution's text only: its seq 0 started the step's transcript over.
+    expect(await store.readStepStream('py-usage', 0)).toMatchObject({ attempt: 1 });
+    expect((await store.readStepStream('py-usage', 0))?.chunks.join('')).toBe(`try 2: ${'x'.repeat(20_000)}`);
+    // Its reports over the first execution's, under the same keys: counted once, the last execution's.
+    const usage = await runUsage(store, 'py-usage');
+    expect(usage).toMatchObject({ calls: 2, inputTokens: 1010, outputTokens: 101, cachedTokens: 200, unpriced: 0 });
+    expect(usage.costUsd).toBe(0.00325 + 0.5);
+    expect(usage.bySteps.map((s) => [s.step, s.usage.calls])).toEqual([[0, 2]]);
   });
 });

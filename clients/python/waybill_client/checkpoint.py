@@ -230,7 +230,8 @@ class Checkpoint:
             self.in_doubt.append(idem_key)
             log.warning("waybill: %s in doubt: its previous holder's lease ran out mid-execute (attempt %s); running it again "
                         "with the same idempotency key", idem_key, claim.get("attempt"))
-        ctx = StepContext(idem_key, step, int(claim.get("attempt", 1)), in_doubt)
+        ctx = StepContext(idem_key, step, int(claim.get("attempt", 1)), in_doubt, transport=self._http,
+                          run_id=self.run_id, token=token)
         started = time.monotonic()
         try:
             with LeaseKeeper(self._http, idem_key, token, self.lease_ms, ctx):

@@ -50,7 +50,12 @@ export async function execute(
       retry,
       self.clock,
       { store, workerId: self.id, attempt, clock: self.clock },
-      { runLog: runLogs.forRun(run.id, self.id, attempt), controlPlaneUrl: self.o.programUrl, streams: store },
+      {
+        runLog: runLogs.forRun(run.id, self.id, attempt),
+        controlPlaneUrl: self.o.programUrl,
+        streams: store,
+        usage: { store, prices: self.o.prices },
+      },
     );
     log.info('run started', { attempt });
     // However the workflow ends, a claim its last step took ahead for a step it did not run goes back before

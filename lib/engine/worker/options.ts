@@ -1,5 +1,6 @@
 /** What a Worker is given, and the defaults it fills in: one place to read every knob and its default. */
 import type { Clock } from '../../clock';
+import { loadPriceTable, type PriceTable } from '../../gateway/prices';
 import type { RunStore, Store } from '../../store/contract';
 import { DEFAULT_LOG_KEEP } from '../../store/shared/log-lines';
 import { type Logger, silentLogger } from '../log';
@@ -48,6 +49,8 @@ export interface WorkerOptions {
    * WAYBILL_URL): they checkpoint through its HTTP protocol.
    */
   programUrl?: string;
+  /** What ctx.recordUsage prices a report without a cost by (WAYBILL_GATEWAY_PRICES); the shipped table by default. */
+  prices?: PriceTable;
   /**
    * Heartbeats, idle polls, run-lease renewals, step retries' backoff and the checkpoint's timers run on it.
    * Give the store's own clock (a test's ManualClock); the system clock by default.
@@ -79,6 +82,7 @@ export function resolveOptions(options: WorkerOptions): ResolvedOptions {
     runLogLines: DEFAULT_LOG_KEEP,
     workerRetentionMs: 24 * 3_600_000,
     log: silentLogger,
+    prices: options.prices ?? loadPriceTable(undefined),
     ...stripUndefined(rest),
     retry: resolvePolicy(DEFAULT_RETRY, {
       maxAttempts: options.retry?.maxAttempts,

@@ -39,6 +39,22 @@ export interface ModelCallAnswer {
   costUsd: number | null;
 }
 
+/**
+ * A model call made without the gateway, reported by its step (lib/gateway/recorded-usage.ts checks and prices
+ * it): stored complete, api `recorded`, under a key of the step's (`<step key>:usage:<n>`), so a step executed
+ * again reports over its earlier report rather than beside it.
+ */
+export interface RecordedModelUsage {
+  idemKey: string;
+  runId: string;
+  step: number | null;
+  model: string;
+  inputTokens: number;
+  outputTokens: number;
+  cachedTokens: number;
+  costUsd: number | null;
+}
+
 export interface ModelCallStore {
   /**
    * The key's state, in one transaction: no row yet (or one whose lease ran out) → `lead`; a stored answer →
@@ -54,6 +70,11 @@ export interface ModelCallStore {
   completeModelCall(callId: string, token: string, answer: ModelCallAnswer): Promise<boolean>;
   /** The upstream failed: the row and its chunks go, so the key can be tried again. */
   abandonModelCall(callId: string, token: string): Promise<void>;
+  /**
+   * Stores a recorded call, complete, in one statement; a recorded call already under the key is overwritten.
+   * A gateway call under the key is IdempotencyKeyReuseError, and nothing is written.
+   */
+  recordModelUsage(usage: RecordedModelUsage): Promise<void>;
   getModelCall(idemKey: string): Promise<ModelCallRow | undefined>;
   /** A streamed answer's chunks, in order. */
   readModelCallChunks(callId: string): Promise<string[]>;

@@ -168,8 +168,11 @@ export interface RunLogRow {
   attempt: number | null;
 }
 
-/** Which API a model call spoke (lib/gateway/): the route it came in on. */
-export type ModelApi = 'openai.chat' | 'openai.responses' | 'openai.embeddings' | 'anthropic.messages';
+/**
+ * Which API a model call spoke (lib/gateway/): the route it came in on; `recorded`, a call made without the
+ * gateway whose usage the step reported itself (ctx.recordUsage, POST /api/v1/checkpoint/usage).
+ */
+export type ModelApi = 'openai.chat' | 'openai.responses' | 'openai.embeddings' | 'anthropic.messages' | 'recorded';
 
 /** One model call made through the gateway (lib/store/contract/model-calls.ts): the ledger's unit. */
 export interface ModelCallRow {

@@ -9,6 +9,7 @@ import { drizzle } from 'drizzle-orm/node-postgres';
 import { IdempotencyKeyReuseError } from '../../errors';
 import type { ModelCallBegin, ModelCallRow, ModelCallStore } from '../contract';
 import { modelCallChunks, modelCalls } from '../schema/pg';
+import { RECORDED_FINGERPRINT, recordedValues } from '../shared/recorded-usage';
 import type { PgConnection } from './connection';
 import { withRetry } from './retry';
 
@@ -114,6 +115,26 @@ export function postgresModelCalls(c: PgConnection): ModelCallStore {
           if (gone.length === 1) await tx.delete(modelCallChunks).where(eq(modelCallChunks.callId, callId));
         }),
       );
+    },
+
+    async recordModelUsage(usage) {
+      const values = { ...recordedValues(usage), startedAt: c.now(), completedAt: c.now() };
+      const stored = await withRetry('recordModelUsage', () =>
+        orm
+          .insert(modelCalls)
+          .values({ id: randomUUID(), ...values })
+          .onConflictDoUpdate({ target: modelCalls.idemKey, set: values, setWhere: eq(modelCalls.api, 'recorded') })
+          .returning({ id: modelCalls.id }),
+      );
+      if (stored.length === 1) return;
+      // The key is a gateway call's: it was asked upstream under it, and a report must not overwrite its answer.
+      const [found] = await withRetry('recordModelUsage', () =>
+        orm
+          .select({ fingerprint: modelCalls.fingerprint })
+          .from(modelCalls)
+          .where(eq(modelCalls.idemKey, usage.idemKey)),
+      );
+      throw new IdempotencyKeyReuseError(usage.idemKey, found?.fingerprint ?? '(gone)', RECORDED_FINGERPRINT);
     },
 
     async getModelCall(idemKey) {

@@ -337,7 +337,7 @@ export const modelCalls = pgTable(
     runId: text('run_id'),
     step: integer('step'),
     api: text('api', {
-      enum: ['openai.chat', 'openai.responses', 'openai.embeddings', 'anthropic.messages'],
+      enum: ['openai.chat', 'openai.responses', 'openai.embeddings', 'anthropic.messages', 'recorded'],
     }).notNull(),
     model: text('model'),
     fingerprint: text('fingerprint').notNull(),

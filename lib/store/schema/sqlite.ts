@@ -340,7 +340,7 @@ export const modelCalls = sqliteTable(
     runId: text('run_id'),
     step: integer('step'),
     api: text('api', {
-      enum: ['openai.chat', 'openai.responses', 'openai.embeddings', 'anthropic.messages'],
+      enum: ['openai.chat', 'openai.responses', 'openai.embeddings', 'anthropic.messages', 'recorded'],
     }).notNull(),
     model: text('model'),
     /** sha-256 of the request's route and canonical JSON body: the same key must come with the same request. */

@@ -7,6 +7,7 @@ import { and, asc, eq } from 'drizzle-orm';
 import { IdempotencyKeyReuseError } from '../../errors';
 import type { ModelCallRow, ModelCallStore } from '../contract';
 import { modelCallChunks, modelCalls } from '../schema/sqlite';
+import { RECORDED_FINGERPRINT, recordedValues } from '../shared/recorded-usage';
 import { guard, type SqliteConnection } from './connection';
 
 export function sqliteModelCalls(c: SqliteConnection): ModelCallStore {
@@ -91,6 +92,22 @@ export function sqliteModelCalls(c: SqliteConnection): ModelCallStore {
       c.tx(() => {
         if (orm.delete(modelCalls).where(held(callId, token)).run().changes === 1)
           orm.delete(modelCallChunks).where(eq(modelCallChunks.callId, callId)).run();
+      });
+    },
+
+    async recordModelUsage(usage) {
+      const now = c.now();
+      const values = { ...recordedValues(usage), startedAt: now, completedAt: now };
+      c.tx(() => {
+        const found = orm.select().from(modelCalls).where(eq(modelCalls.idemKey, usage.idemKey)).get();
+        if (found && found.api !== 'recorded')
+          throw new IdempotencyKeyReuseError(usage.idemKey, found.fingerprint, RECORDED_FINGERPRINT);
+        if (found) orm.update(modelCalls).set(values).where(eq(modelCalls.id, found.id)).run();
+        else
+          orm
+            .insert(modelCalls)
+            .values({ id: randomUUID(), ...values })
+            .run();
       });
     },
 

@@ -1,0 +1,106 @@
+/**
+ * A model call made without the gateway, reported by the step that made it (ctx.recordUsage in a workflow,
+ * POST /api/v1/checkpoint/usage from an outside client), so the run's ledger (ledger.ts) counts it beside the
+ * gateway's. Its report is checked here, once, for both: whole token counts ≥ 0, a model named, a cost ≥ 0 when
+ * given; when not given, the price table prices it as it would a gateway call.
+ *
+ * Each report is keyed by the step's idempotency key and its place among the step's reports in this execution
+ * (`<step key>:usage:<n>`, n from 0): a step executed again after a crash or a failure reports over its earlier
+ * reports rather than beside them, so what the step's last execution reported is what the ledger counts.
+ */
+import { z } from 'zod';
+import { InvalidInputError } from '../errors';
+import type { ModelCallStore, RecordedModelUsage } from '../store/contract';
+import { costOf, type PriceTable } from './prices';
+
+/** Token counts fit PostgreSQL's integer column. */
+const tokens = z
+  .number({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a number') })
+  .int('must be a whole number')
+  .min(0, 'must be ≥ 0')
+  .max(2_147_483_647, 'must be < 2^31');
+
+/** The fields of a report, as ctx.recordUsage takes them and the protocol's usage body carries them. */
+export const usageFields = {
+  model: z
+    .string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') })
+    .min(1, 'must not be empty')
+    .max(200, 'must be at most 200 characters')
+    .refine((s) => !s.includes('\u0000'), 'must not contain NUL characters'),
+  inputTokens: tokens,
+  outputTokens: tokens,
+  /** Of the input tokens, those the provider served from its prompt cache. */
+  cachedTokens: tokens.optional(),
+  costUsd: z
+    .number({ error: 'must be a number' })
+    .min(0, 'must be ≥ 0')
+    .max(1e9, 'must be at most 1e9')
+    .refine(Number.isFinite, 'must be finite')
+    .optional(),
+};
+
+/** Cached tokens are part of the input tokens: more of them than of those is a miscount. */
+export function cachedWithinInput(value: { inputTokens: number; cachedTokens?: number }, ctx: z.RefinementCtx): void {
+  if (value.cachedTokens !== undefined && value.cachedTokens > value.inputTokens)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['cachedTokens'],
+      message: `must be at most inputTokens (${value.inputTokens}): cached tokens are part of the input`,
+    });
+}
+
+const usageReport = z.strictObject(usageFields).superRefine(cachedWithinInput);
+
+export type UsageReport = z.input<typeof usageReport>;
+
+/** The report checked, or InvalidInputError naming its first bad field (`<where>: inputTokens must be …`). */
+export function checkUsage(raw: unknown, where: string): z.output<typeof usageReport> {
+  const parsed = usageReport.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const field = issue.path.join('.');
+  throw new InvalidInputError(
+    `${where}: ${field ? `${field} ${issue.message}` : 'takes { model, inputTokens, outputTokens, cachedTokens?, costUsd? }'}`,
+  );
+}
+
+/** The key of a step's nth report in this execution. */
+export const usageKey = (stepKey: string, n: number) => `${stepKey}:usage:${n}`;
+
+/** Where a report goes: the run, the step (null when unnumbered), its key and its place among the step's reports. */
+export interface UsageAt {
+  runId: string;
+  step: number | null;
+  stepKey: string;
+  n: number;
+}
+
+/** The row a checked report becomes: its cost as given, else by the price table (null: the model is not priced). */
+export function recordedUsage(
+  at: UsageAt,
+  usage: z.output<typeof usageReport>,
+  prices: PriceTable,
+): RecordedModelUsage {
+  const counted = {
+    inputTokens: usage.inputTokens,
+    outputTokens: usage.outputTokens,
+    cachedTokens: usage.cachedTokens ?? 0,
+  };
+  return {
+    idemKey: usageKey(at.stepKey, at.n),
+    runId: at.runId,
+    step: at.step,
+    model: usage.model,
+    ...counted,
+    costUsd: usage.costUsd ?? costOf(prices, usage.model, counted),
+  };
+}
+
+export function recordUsage(
+  store: Pick<ModelCallStore, 'recordModelUsage'>,
+  prices: PriceTable,
+  at: UsageAt,
+  usage: z.output<typeof usageReport>,
+): Promise<void> {
+  return store.recordModelUsage(recordedUsage(at, usage, prices));
+}

@@ -1,0 +1,108 @@
+/**
+ * ctx.recordUsage, run by a real Worker over a real store on every backend: a step's reports land in the run's
+ * ledger, priced by the worker's table when no cost is given; a step that fails after reporting and is retried
+ * reports over its first attempt's reports, never beside them; a bad report is refused naming its field, and
+ * nothing is written.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { Worker } from '../../lib/engine/worker';
+import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
+import { runUsage } from '../../lib/gateway/ledger';
+import type { RunStatus, RunStore, Store } from '../../lib/store/contract';
+import { backends, type StoreHandle } from '../support/backends';
+
+const list = await backends();
+const PRICES = { dated: 'test', models: { 'm-1': { input: 2, cachedInput: 1, output: 10 } } };
+let refusals: string[] = [];
+
+const reporter = defineWorkflow({
+  name: 'reporter',
+  input: z.object({}),
+  retry: { maxAttempts: 3, backoff: { initialMs: 10, maxMs: 10 } },
+  async run(ctx) {
+    await ctx.step(
+      'ask',
+      async (step) => {
+        for (const bad of [
+          { model: '', inputTokens: 1, outputTokens: 1 },
+          { model: 'm-1', inputTokens: -1, outputTokens: 1 },
+          { model: 'm-1', inputTokens: 1, outputTokens: 1.5 },
+          { model: 'm-1', inputTokens: 1, outputTokens: 1, cachedTokens: 2 },
+          { model: 'm-1', inputTokens: 1, outputTokens: 1, costUsd: -0.1 },
+        ])
+          await step.recordUsage(bad).catch((e: Error) => refusals.push(e.message));
+        // Priced by the table: 800 fresh × 2 + 200 cached × 1 + 100 out × 10, per million.
+        await step.recordUsage({ model: 'm-1', inputTokens: 1000, outputTokens: 100, cachedTokens: 200 });
+        await ctx.recordUsage({ model: 'other', inputTokens: 5 * step.attempt, outputTokens: 1, costUsd: 0.5 });
+        if (step.attempt === 1) throw new Error('the first attempt fails after it reported');
+        return 'asked';
+      },
+      { step: 0 },
+    );
+    await ctx.step('unnumbered', (step) => step.recordUsage({ model: 'other', inputTokens: 1, outputTokens: 2 }));
+  },
+});
+
+describe.each(list)('ctx.recordUsage on $name', (backend) => {
+  let h: StoreHandle;
+  let store: Store & RunStore;
+  let worker: Worker;
+  let running: Promise<void>;
+
+  beforeEach(async () => {
+    h = await backend.open();
+    store = h.store as Store & RunStore;
+    refusals = [];
+    worker = new Worker({
+      store,
+      registry: new WorkflowRegistry([reporter]),
+      pollMs: 10,
+      heartbeatMs: 50,
+      prices: PRICES,
+      clock: h.clock,
+    });
+    running = worker.run();
+  });
+  afterEach(async () => {
+    worker.stop();
+    await h.settle(running);
+    await h.close();
+  });
+
+  async function until(id: string, status: RunStatus): Promise<void> {
+    for (let i = 0; i < 2000; i++) {
+      if ((await store.getRun(id))?.status === status) return;
+      await h.elapse(10);
+    }
+    throw new Error(`run ${id} never became ${status}: ${JSON.stringify(await store.getRun(id))}`);
+  }
+
+  it("counts the last attempt's reports once, priced by the table, and refuses bad ones naming the field", async () => {
+    await store.createRun({ id: 'u-1', workflow: 'reporter', inputJson: '{}', totalSteps: null });
+    await until('u-1', 'completed');
+    const where = 'ctx.recordUsage (key u-1:ask)';
+    expect(refusals).toEqual(
+      [1, 2].flatMap(() => [
+        `${where}: model must not be empty`,
+        `${where}: inputTokens must be ≥ 0`,
+        `${where}: outputTokens must be a whole number`,
+        `${where}: cachedTokens must be at most inputTokens (1): cached tokens are part of the input`,
+        `${where}: costUsd must be ≥ 0`,
+      ]),
+    );
+    const calls = await store.listModelCalls({ runId: 'u-1' });
+    expect(calls.map((c) => [c.idemKey, c.step, c.api, c.model, c.inputTokens, c.costUsd]).sort()).toEqual(
+      [
+        ['u-1:ask:usage:0', 0, 'recorded', 'm-1', 1000, 0.0028],
+        // The retry's report, over the first attempt's (5 input tokens then).
+        ['u-1:ask:usage:1', 0, 'recorded', 'other', 10, 0.5],
+        // Not in the table: unpriced, counted for its tokens.
+        ['u-1:unnumbered:usage:0', null, 'recorded', 'other', 1, null],
+      ].sort(),
+    );
+    const usage = await runUsage(store, 'u-1');
+    expect(usage).toMatchObject({ calls: 3, inputTokens: 1011, outputTokens: 103, cachedTokens: 200, unpriced: 1 });
+    expect(usage.costUsd).toBe(0.0028 + 0.5);
+  });
+});
