@@ -23,6 +23,7 @@ import {
   expiredSchema,
   forkAnswerSchema,
   healthSchema,
+  lastCostSchema,
   progressSchema,
   releaseAnswerSchema,
   renewAnswerSchema,
@@ -47,6 +48,7 @@ import {
   forkBody,
   listRunsQuery,
   rerunBody,
+  rewindCostQuery,
   startBody,
   stepParam,
 } from './runs';
@@ -163,6 +165,17 @@ export const ROUTES: Route[] = [
     body: forkBody,
     ok: { status: 201, schema: forkAnswerSchema },
     refusals: [400, 404, 409, 413],
+  },
+  {
+    method: 'get',
+    path: '/api/v1/runs/{id}/rewind-cost',
+    summary:
+      'What the steps a rerun or fork from a step would redo cost the last time they ran (a read: nothing written).',
+    access: 'viewer',
+    params: { id: runRef },
+    query: rewindCostQuery,
+    ok: { status: 200, schema: lastCostSchema },
+    refusals: [400, 409],
   },
   {
     method: 'get',
