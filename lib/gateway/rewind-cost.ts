@@ -9,6 +9,7 @@
  * the step its key names (`<run>:step:<n>`), as the ledger's `bySteps` has it; a call under a named step's
  * key carries no step number and is not counted here.
  */
+import { compact, counted } from '../count';
 import type { ModelCallRow, Store } from '../store/contract';
 import { sumUsage, type UsageTotals } from './ledger';
 
@@ -65,18 +66,14 @@ export async function rewindCost(
   return lastCost(runId, await store.listModelCalls({ runId }), span.fromStep, span.toStep);
 }
 
-/** `$0.42`; below ten cents two significant digits (`$0.0031`), so a cheap step does not read as free. */
+/**
+ * `$0.42`; below ten cents two significant digits (`$0.0031`), so a cheap step does not read as free; below a
+ * hundredth of a cent, `<$0.0001` (no exponent).
+ */
 export function usd(amount: number): string {
   if (amount === 0) return '$0.00';
+  if (amount < 0.0001) return '<$0.0001';
   return amount >= 0.1 ? `$${amount.toFixed(2)}` : `$${Number(amount.toPrecision(2))}`;
-}
-
-/** `850`, `1.2k`, `61k`, `3.4M`. */
-export function tokenCount(n: number): string {
-  const scaled = (x: number, unit: string) => `${x < 10 ? Number(x.toFixed(1)) : Math.round(x)}${unit}`;
-  if (n < 1000) return String(n);
-  if (n < 999_500) return scaled(n / 1000, 'k');
-  return scaled(n / 1_000_000, 'M');
 }
 
 /**
@@ -88,11 +85,9 @@ export function lastCostText(
 ) {
   const steps = cost.fromStep === cost.toStep ? `step ${cost.fromStep}` : `steps ${cost.fromStep}–${cost.toStep}`;
   if (cost.calls === 0) return `no model calls recorded for ${steps}`;
-  const tokens = `${tokenCount(cost.tokens)} tokens`;
-  if (cost.unpriced === cost.calls) {
-    const calls = cost.calls === 1 ? '1 model call' : `${cost.calls} model calls`;
-    return `${steps} made ${calls} (${tokens}) of unknown cost last time`;
-  }
-  const unpriced = cost.unpriced > 0 ? ` (+${cost.unpriced} unpriced ${cost.unpriced === 1 ? 'call' : 'calls'})` : '';
+  const tokens = `${compact(cost.tokens)} tokens`;
+  if (cost.unpriced === cost.calls)
+    return `${steps} made ${counted(cost.calls, 'model call')} (${tokens}) of unknown cost last time`;
+  const unpriced = cost.unpriced > 0 ? ` (+${counted(cost.unpriced, 'unpriced call')})` : '';
   return `${steps} cost ${usd(cost.costUsd)}${unpriced} and ${tokens} last time`;
 }

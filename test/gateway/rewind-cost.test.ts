@@ -7,8 +7,9 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type Caller, type ControlDeps, rewind } from '../../lib/control';
+import { compact } from '../../lib/count';
 import { RewindRefusedError } from '../../lib/errors';
-import { lastCostText, tokenCount, usd } from '../../lib/gateway/rewind-cost';
+import { lastCostText, usd } from '../../lib/gateway/rewind-cost';
 import type { ModelCallAnswer, Store } from '../../lib/store/contract';
 import { backends, type StoreHandle } from '../support/backends';
 
@@ -142,15 +143,16 @@ describe('the sentence', () => {
     );
   });
   it('writes amounts and counts short, a cheap step not as free', () => {
-    expect([0, 0.0031, 0.04567, 0.1, 0.425, 12.5].map(usd)).toEqual([
+    expect([0, 0.00000012, 0.0031, 0.04567, 0.1, 0.425, 12.5].map(usd)).toEqual([
       '$0.00',
+      '<$0.0001',
       '$0.0031',
       '$0.046',
       '$0.10',
       '$0.42',
       '$12.50',
     ]);
-    expect([0, 850, 1_000, 1_249, 9_960, 61_499, 999_499, 999_500, 3_400_000].map(tokenCount)).toEqual([
+    expect([0, 850, 1_000, 1_249, 9_960, 61_499, 999_499, 999_500, 3_400_000].map(compact)).toEqual([
       '0',
       '850',
       '1k',
