@@ -13,3 +13,11 @@ export function count(n: number): string {
 export function counted(n: number, noun: string, plural = `${noun}s`): string {
   return `${count(n)} ${n === 1 ? noun : plural}`;
 }
+
+/** A count where room is short: 850 → "850", 1,249 → "1.2k", 61,499 → "61k", 3,400,000 → "3.4M". */
+export function compact(n: number): string {
+  const scaled = (x: number, unit: string) => `${x < 10 ? Number(x.toFixed(1)) : Math.round(x)}${unit}`;
+  if (n < 1000) return count(n);
+  if (n < 999_500) return scaled(n / 1000, 'k');
+  return scaled(n / 1_000_000, 'M');
+}

@@ -33,6 +33,7 @@ import {
   expiredSchema,
   forkAnswerSchema,
   healthSchema,
+  lastCostSchema,
   progressSchema,
   releaseAnswerSchema,
   renewAnswerSchema,
@@ -59,6 +60,7 @@ import {
   forkBody,
   listRunsQuery,
   rerunBody,
+  rewindCostQuery,
   startBody,
   stepParam,
 } from './runs';
@@ -175,6 +177,17 @@ export const ROUTES: Route[] = [
     body: forkBody,
     ok: { status: 201, schema: forkAnswerSchema },
     refusals: [400, 404, 409, 413],
+  },
+  {
+    method: 'get',
+    path: '/api/v1/runs/{id}/rewind-cost',
+    summary:
+      'What the steps a rerun or fork from a step would redo cost the last time they ran (a read: nothing written).',
+    access: 'viewer',
+    params: { id: runRef },
+    query: rewindCostQuery,
+    ok: { status: 200, schema: lastCostSchema },
+    refusals: [400, 409],
   },
   {
     method: 'get',

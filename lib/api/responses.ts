@@ -423,14 +423,31 @@ const rewoundState = {
     ),
   stateStep: int.nullable().describe('restored: the step the map stood at then (fromStep, or earlier if it lagged)'),
 };
+/** What the steps a rewind redoes cost the last time they ran (lib/gateway/rewind-cost.ts). */
+export const lastCostSchema = z
+  .strictObject({
+    fromStep: int.describe('the first step redone'),
+    toStep: int.describe("the last step redone: the run's last step"),
+    calls: int.describe("model calls of those steps' latest execution"),
+    inputTokens: int.describe('input tokens, cached ones included'),
+    outputTokens: int,
+    cachedTokens: int.describe('the part of the input read from the cache'),
+    tokens: int.describe('input plus output'),
+    costUsd: z.number().describe('USD; unpriced calls add nothing'),
+    unpriced: int.describe('calls of a model the price table does not price'),
+    text: z.string().describe('the sentence: "steps 20–39 cost $0.42 and 61k tokens last time"'),
+  })
+  .describe("what the steps a rerun or fork redoes cost the last time they ran, read from the gateway's ledger");
 export const rerunAnswerSchema = z.strictObject({
   run: runSchema,
   moved: int.describe('results moved to history'),
   rerun: int,
   ...rewoundState,
+  lastCost: lastCostSchema,
 });
 export const forkAnswerSchema = z.strictObject({
   run: runSchema,
   copied: int.describe('results copied from the original'),
   ...rewoundState,
+  lastCost: lastCostSchema,
 });

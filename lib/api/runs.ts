@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { readRunFigures } from '../control/figures';
 import { queuedReasonOf } from '../control/queued';
-import { stepRef } from '../control/rewind';
+import { stepRef, stepText } from '../control/rewind';
 import { RUN_CLAIMS_SHOWN, readRunRows } from '../control/run-rows';
 import { RUN_ACTIONS } from '../control/runs';
 import { readRunsPage } from '../control/runs-list';
@@ -149,6 +149,8 @@ export const rerunBody = z.strictObject({
   reason: z.string({ error: 'must be text' }).optional(),
 });
 export const forkBody = rerunBody.extend({ id: newRunId.optional() });
+/** GET /api/v1/runs/{id}/rewind-cost's query: the step a rerun or fork would start from, a number or a name. */
+export const rewindCostQuery = z.strictObject({ from: stepText });
 /** A step number in a path: digits only. */
 export const stepParam = z
   .string()

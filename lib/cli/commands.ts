@@ -33,6 +33,10 @@ const action = (name: RunAction): Command =>
   );
 const RUN_ID: [string, string] = ['<runId>', 'the run'];
 const REASON: [string, string] = ['--reason TEXT', 'why, recorded in the audit log'];
+const DRY_RUN: [string, string] = [
+  '--dry-run',
+  'say what the steps to be redone cost last time and what would be redone, and change nothing (exit 0)',
+];
 
 export const COMMANDS: Record<string, CommandSpec> = {
   start: {
@@ -191,31 +195,35 @@ export const COMMANDS: Record<string, CommandSpec> = {
     ),
   },
   rerun: {
-    usage: 'rerun <runId> --from-step N|NAME [--input JSON|@file] [--reason TEXT] | --all-matching …',
+    usage: 'rerun <runId> --from-step N|NAME [--input JSON|@file] [--reason TEXT] [--dry-run] | --all-matching …',
     summary: 'run a run again from step N (or a named step); the results it replaces move to history',
-    details: 'For a finished, failed, cancelled or paused run.',
+    details:
+      "For a finished, failed, cancelled or paused run. First says what the steps it redoes cost last time (`--json`: the answer's lastCost).",
     args: [RUN_ID],
     flags: [
       ['--from-step N|NAME', 'the first step to run again (required)'],
       ['--input JSON|@file', 'continue with an edited input'],
       REASON,
+      DRY_RUN,
     ],
     bulk: true,
-    examples: ['waybill rerun nightly-7 --from-step 12'],
+    examples: ['waybill rerun nightly-7 --from-step 12', 'waybill rerun nightly-7 --from-step 12 --dry-run'],
     run: lazy(
       () => import('./rewind'),
       (m) => m.rerun,
     ),
   },
   fork: {
-    usage: 'fork <runId> --from-step N|NAME [--id NEW] [--input JSON|@file] [--reason TEXT]',
+    usage: 'fork <runId> --from-step N|NAME [--id NEW] [--input JSON|@file] [--reason TEXT] [--dry-run]',
     summary: 'a new run with the steps before N copied from this one, the rest run anew',
+    details: "First says what the steps it runs anew cost last time (`--json`: the answer's lastCost).",
     args: [RUN_ID],
     flags: [
       ['--from-step N|NAME', 'the first step the new run executes (required)'],
       ['--id NEW', "the new run's id (default: generated)"],
       ['--input JSON|@file', 'the new run gets an edited input'],
       REASON,
+      DRY_RUN,
     ],
     examples: ['waybill fork nightly-7 --from-step 12 --id nightly-7b'],
     run: lazy(

@@ -4,8 +4,9 @@
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { rewind, steps } from '../control';
-import { forkAnswer, rerunAnswer } from '../control/views';
+import { type Caller, type ControlDeps, rewind, steps } from '../control';
+import { forkAnswer, lastCostView, rerunAnswer } from '../control/views';
+import { lastCostText, type RewindCost } from '../gateway/rewind-cost';
 import { check, flags, GLOBAL_OPTIONS, jsonArg, lookupId, positionals } from './args';
 import { type Cli, callerOf, withControl } from './context';
 import { fields, relative, table, truncate } from './format';
@@ -87,6 +88,7 @@ function rewindFlags(args: string[], fork: boolean, maxBytes: number) {
         'from-step': { type: 'string' },
         input: { type: 'string' },
         reason: { type: 'string' },
+        'dry-run': { type: 'boolean' },
         ...(fork ? { id: { type: 'string' as const } } : {}),
       },
     }),
@@ -98,13 +100,46 @@ function rewindFlags(args: string[], fork: boolean, maxBytes: number) {
   return { values: values as typeof values & { id?: string }, runId, fromStep, input };
 }
 
+/**
+ * What the steps to be redone cost last time, said before the rewind acts (the line alone in text; with
+ * --json it is the answer's lastCost). --dry-run stops there: it says what would be redone and writes nothing.
+ */
+async function costFirst(
+  cli: Cli,
+  deps: ControlDeps,
+  caller: Caller,
+  given: { runId: string; fromStep: number | string; dryRun: boolean; json: boolean },
+  wouldDo: (cost: RewindCost) => string,
+): Promise<boolean> {
+  if (given.json && !given.dryRun) return false;
+  const cost = await rewind.cost(deps, caller, { runId: given.runId, fromStep: given.fromStep });
+  if (given.json) cli.json({ dryRun: true, runId: given.runId, lastCost: lastCostView(cost) });
+  else {
+    cli.out(lastCostText(cost));
+    if (given.dryRun) cli.out(`dry run: ${wouldDo(cost)}; nothing changed`);
+  }
+  return given.dryRun;
+}
+
+const span = (from: number, to: number) => (from === to ? `step ${from}` : `steps ${from}–${to}`);
+
 export async function rerun(cli: Cli, args: string[]): Promise<number> {
   if (args.includes('--all-matching')) return (await import('./bulk')).actAll(cli, 'rerun', args);
   const { values, runId, fromStep, input } = rewindFlags(args, false, cli.config().WAYBILL_MAX_BODY_BYTES);
   const caller = callerOf(cli, values.as);
-  const outcome = await withControl(cli, values.db, (deps) =>
-    rewind.rerun(deps, caller, { runId, fromStep, input, reason: values.reason }),
-  );
+  const dryRun = values['dry-run'] === true;
+  const outcome = await withControl(cli, values.db, async (deps) => {
+    const stop = await costFirst(
+      cli,
+      deps,
+      caller,
+      { runId, fromStep, dryRun, json: values.json === true },
+      (c) =>
+        `rerun of ${runId} from ${stepText(c.fromStep, fromStep)} would move the results of ${span(c.fromStep, c.toStep)} to history and queue the run to run them again`,
+    );
+    return stop ? null : rewind.rerun(deps, caller, { runId, fromStep, input, reason: values.reason });
+  });
+  if (!outcome) return 0;
   if (values.json) cli.json(rerunAnswer(outcome));
   else
     cli.out(
@@ -116,9 +151,19 @@ export async function rerun(cli: Cli, args: string[]): Promise<number> {
 export async function fork(cli: Cli, args: string[]): Promise<number> {
   const { values, runId, fromStep, input } = rewindFlags(args, true, cli.config().WAYBILL_MAX_BODY_BYTES);
   const caller = callerOf(cli, values.as);
-  const outcome = await withControl(cli, values.db, (deps) =>
-    rewind.fork(deps, caller, { runId, fromStep, id: values.id, input, reason: values.reason }),
-  );
+  const dryRun = values['dry-run'] === true;
+  const outcome = await withControl(cli, values.db, async (deps) => {
+    const stop = await costFirst(
+      cli,
+      deps,
+      caller,
+      { runId, fromStep, dryRun, json: values.json === true },
+      (c) =>
+        `a fork of ${runId} from ${stepText(c.fromStep, fromStep)} would copy ${c.fromStep === 0 ? 'no steps' : span(0, c.fromStep - 1)} and run ${span(c.fromStep, c.toStep)} anew as a new run`,
+    );
+    return stop ? null : rewind.fork(deps, caller, { runId, fromStep, id: values.id, input, reason: values.reason });
+  });
+  if (!outcome) return 0;
   if (values.json) cli.json(forkAnswer(outcome));
   else
     cli.out(

@@ -28,6 +28,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { runIdSchema } from '../engine/runs';
 import { RewindRefusedError, StartRefusedError } from '../errors';
+import { type RewindCost, rewindCost } from '../gateway/rewind-cost';
 import type { RewindOutcome } from '../store/contract';
 import { record } from './audit';
 import { authorize, type Caller } from './caller';
@@ -74,6 +75,8 @@ const rerunInput = z.strictObject({
   input: z.unknown().optional(),
   reason: reasonField,
 });
+
+const costInput = z.strictObject({ runId: runRef, fromStep });
 
 const forkInput = z.strictObject({
   runId: runRef,
@@ -144,7 +147,17 @@ export async function rerunOne(
   given: { runId: string; fromStep: number | string; input?: unknown; reason?: string },
   note?: string,
 ): Promise<RewindOutcome & { fromStep: number }> {
-  const n = await resolveStep(store, given.runId, given.fromStep);
+  return rerunAt(deps, store, caller, given, await resolveStep(store, given.runId, given.fromStep), note);
+}
+
+async function rerunAt(
+  deps: ControlDeps,
+  store: ControlStore,
+  caller: Caller,
+  given: { runId: string; fromStep: number | string; input?: unknown; reason?: string },
+  n: number,
+  note?: string,
+): Promise<RewindOutcome & { fromStep: number }> {
   const edited = await checkedInput(deps, store, given.runId, given.input);
   const outcome = await store.rerunRun({
     runId: given.runId,
@@ -164,27 +177,38 @@ export async function rerunOne(
   return { ...outcome, fromStep: n };
 }
 
+/**
+ * What the steps a rerun or fork from N would redo cost the last time they ran (lib/gateway/rewind-cost.ts),
+ * for the dialogs, the preview route and `--dry-run`. A read: viewer; the step is resolved as the rewind
+ * resolves it, and refused as it refuses it (beyond the last step, a run with no row).
+ */
+export async function cost(deps: ControlDeps, caller: Caller, input: z.input<typeof costInput>): Promise<RewindCost> {
+  authorize(caller, 'viewer');
+  const given = validate(costInput, input);
+  const store = await deps.store();
+  return rewindCost(store, given.runId, await resolveStep(store, given.runId, given.fromStep));
+}
+
+/** A rewind's answer: what it did, and what the steps it redoes cost before (read before they moved). */
+export type Rewound = RewindOutcome & { fromStep: number; lastCost: RewindCost };
+
 /** Reruns a finished, failed, cancelled or paused run from step N (see the top comment). Operator only; audited. */
-export async function rerun(
-  deps: ControlDeps,
-  caller: Caller,
-  input: z.input<typeof rerunInput>,
-): Promise<RewindOutcome & { fromStep: number }> {
+export async function rerun(deps: ControlDeps, caller: Caller, input: z.input<typeof rerunInput>): Promise<Rewound> {
   authorize(caller, 'operator');
   const given = validate(rerunInput, input);
-  return rerunOne(deps, await deps.store(), caller, given);
+  const store = await deps.store();
+  const n = await resolveStep(store, given.runId, given.fromStep);
+  const lastCost = await rewindCost(store, given.runId, n);
+  return { ...(await rerunAt(deps, store, caller, given, n)), lastCost };
 }
 
 /** A new run from run R's step N: steps < N copied as committed, the rest run anew; R is not written. */
-export async function fork(
-  deps: ControlDeps,
-  caller: Caller,
-  input: z.input<typeof forkInput>,
-): Promise<RewindOutcome & { fromStep: number }> {
+export async function fork(deps: ControlDeps, caller: Caller, input: z.input<typeof forkInput>): Promise<Rewound> {
   authorize(caller, 'operator');
   const given = validate(forkInput, input);
   const store = await deps.store();
   const n = await resolveStep(store, given.runId, given.fromStep);
+  const lastCost = await rewindCost(store, given.runId, n);
   const edited = await checkedInput(deps, store, given.runId, given.input);
   const newId = given.id ?? `${given.runId.slice(0, 100)}-fork-${randomBytes(3).toString('hex')}`;
   const outcome = await store.forkRun({
@@ -202,5 +226,5 @@ export async function fork(
     reason: given.reason,
     note: `forked as ${newId} from ${stepLabel(n, given.fromStep)}: ${outcome.moved} results copied${edited.inputJson ? ', input edited' : ''}${stateNote(outcome)}`,
   });
-  return { ...outcome, fromStep: n };
+  return { ...outcome, fromStep: n, lastCost };
 }

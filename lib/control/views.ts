@@ -7,6 +7,7 @@
 
 import { claimExpiresAt } from '../domain/claim-expiry';
 import { MAX_DEPTH, nestingDepth } from '../domain/json-input';
+import { lastCostText, type RewindCost } from '../gateway/rewind-cost';
 import type {
   AuditEntry,
   ClaimRow,
@@ -190,8 +191,24 @@ export function eventView(row: StepEvent) {
   };
 }
 
-/** What a rerun did: the run, the results moved, which rerun, the step it resolved to and its saved state. */
-export function rerunAnswer(outcome: RewindOutcome & { fromStep: number }) {
+/** What the steps a rewind redoes cost the last time they ran, with the sentence the CLI and the dialogs say. */
+export function lastCostView(cost: RewindCost) {
+  return {
+    fromStep: cost.fromStep,
+    toStep: cost.toStep,
+    calls: cost.calls,
+    inputTokens: cost.inputTokens,
+    outputTokens: cost.outputTokens,
+    cachedTokens: cost.cachedTokens,
+    tokens: cost.tokens,
+    costUsd: cost.costUsd,
+    unpriced: cost.unpriced,
+    text: lastCostText(cost),
+  };
+}
+
+/** What a rerun did: the run, the results moved, which rerun, the step it resolved to, its saved state, and the last cost. */
+export function rerunAnswer(outcome: RewindOutcome & { fromStep: number; lastCost: RewindCost }) {
   return {
     run: runView(outcome.run),
     moved: outcome.moved,
@@ -199,17 +216,19 @@ export function rerunAnswer(outcome: RewindOutcome & { fromStep: number }) {
     fromStep: outcome.fromStep,
     state: outcome.state,
     stateStep: outcome.stateStep,
+    lastCost: lastCostView(outcome.lastCost),
   };
 }
 
-/** What a fork did: the new run, the results copied, the step it resolved to and the state it starts with. */
-export function forkAnswer(outcome: RewindOutcome & { fromStep: number }) {
+/** What a fork did: the new run, the results copied, the step it resolved to, its starting state, and the last cost. */
+export function forkAnswer(outcome: RewindOutcome & { fromStep: number; lastCost: RewindCost }) {
   return {
     run: runView(outcome.run),
     copied: outcome.moved,
     fromStep: outcome.fromStep,
     state: outcome.state,
     stateStep: outcome.stateStep,
+    lastCost: lastCostView(outcome.lastCost),
   };
 }
 

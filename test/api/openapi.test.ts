@@ -303,6 +303,23 @@ describe('GET /api/v1/openapi.json', () => {
     await conforms(await claims.GET(get('/api/v1/claims')), '/api/v1/claims', 'get', 200);
     await conforms(await sweep.POST(post('/api/v1/claims/sweep', {})), '/api/v1/claims/sweep', 'post', 200);
 
+    // What a rewind of api-1 would redo cost last time (nothing: no worker ran it), and a bad step.
+    const rewindCost = await import('../../app/api/v1/runs/[id]/rewind-cost/route');
+    const c = '/api/v1/runs/{id}/rewind-cost';
+    const cost = await conforms(
+      await rewindCost.GET(get('/api/v1/runs/api-1/rewind-cost?from=0'), params({ id: 'api-1' })),
+      c,
+      'get',
+      200,
+    );
+    expect(cost).toMatchObject({ fromStep: 0, calls: 0, text: expect.stringContaining('no model calls recorded') });
+    await conforms(
+      await rewindCost.GET(get('/api/v1/runs/api-1/rewind-cost?from=1.5'), params({ id: 'api-1' })),
+      c,
+      'get',
+      400,
+    );
+
     // The operators' log those actions wrote: a start and a pause, as the API's local caller.
     const { GET: auditLog } = await import('../../app/api/v1/audit/route');
     const logged = (await conforms(await auditLog(get('/api/v1/audit?limit=1')), '/api/v1/audit', 'get', 200)) as {

@@ -115,18 +115,27 @@ const guide: Record<string, Handler> = {
     const step = JSON.parse((await ok(terminal, command)).stdout) as { key: string; status: string };
     expect(step).toMatchObject({ key: 'nightly-7:step:37', status: 'committed' });
   },
+  'npx waybill rerun nightly-7 --from-step 37 --dry-run': async (command, context) => {
+    // The demo's steps call no model; nothing is changed (the rerun after it is the run's first).
+    expect((await ok(context.terminal, command)).stdout).toBe(
+      'no model calls recorded for steps 37–49\n' +
+        'dry run: rerun of nightly-7 from step 37 would move the results of steps 37–49 to history and queue the run to run them again; nothing changed\n',
+    );
+  },
   'npx waybill rerun nightly-7 --from-step 37 --reason "model answer was wrong"': async (command, context) => {
-    expect((await ok(context.terminal, command)).stdout).toMatch(/^rerun 1 of nightly-7 from step 37: 13 results/);
+    expect((await ok(context.terminal, command)).stdout).toMatch(
+      /^no model calls recorded for steps 37–49\nrerun 1 of nightly-7 from step 37: 13 results/,
+    );
     await settled(context, 'nightly-7');
   },
   'npx waybill rerun nightly-7 --from-step 37 --input @edited.json': async (command, context) => {
     // The reader's edit of the run's input.
     writeFileSync(join(context.terminal.cwd, 'edited.json'), JSON.stringify({ count: 50, latencyMs: 10 }));
-    expect((await ok(context.terminal, command)).stdout).toMatch(/^rerun 2 of nightly-7 from step 37/);
+    expect((await ok(context.terminal, command)).stdout).toMatch(/\nrerun 2 of nightly-7 from step 37/);
     await settled(context, 'nightly-7');
   },
   'npx waybill rerun nightly-7 --from-step step:3': async (command, context) => {
-    expect((await ok(context.terminal, command)).stdout).toMatch(/^rerun 3 of nightly-7 from step 3 /);
+    expect((await ok(context.terminal, command)).stdout).toMatch(/\nrerun 3 of nightly-7 from step 3 /);
     await settled(context, 'nightly-7');
   },
   'npx waybill fork nightly-7 --from-step 10 --id nightly-7-b': async (command, context) => {

@@ -3,7 +3,8 @@
  * Rerun or fork the run from a step: choose the step (and, optionally, an edited input and the fork's id),
  * then confirm in the shared dialog with an optional reason. The server refuses what the run does not allow
  * and says why, once, beside the fields and the buttons, scrolled into view and focused: the card sits low on
- * the run page, and a message below the fold was a refusal nobody saw. A fork opens the new run.
+ * the run page, and a message below the fold was a refusal nobody saw. A fork opens the new run. Each dialog
+ * says what the steps it would redo cost last time (last-cost.tsx) before the operator confirms.
  */
 import Link from 'next/link';
 import { useRouter } from 'next/navigation';
@@ -11,6 +12,7 @@ import { useEffect, useId, useRef, useState } from 'react';
 import type { ActionResult } from '@/app/actions/result';
 import { forkAction, rerunAction } from '@/app/actions/rewind';
 import { ConfirmAction } from '@/app/components/confirm-action';
+import { LastCost } from './last-cost';
 
 interface Shown {
   ok: boolean;
@@ -125,6 +127,7 @@ export function RewindActions({
               page), and the run is queued again from there under the same idempotency keys. Steps before it stay
               committed.
             </p>
+            <LastCost runId={runId} fromStep={fromStep!} />
           </ConfirmAction>
         )}
         <ConfirmAction
@@ -148,6 +151,7 @@ export function RewindActions({
             A new run{newId ? ` named ${newId}` : ''}: steps before {step} are copied from this one as committed, the
             rest run anew under the new run&apos;s keys. This run is not changed. The new run&apos;s page opens.
           </p>
+          <LastCost runId={runId} fromStep={fromStep!} />
         </ConfirmAction>
       </div>
       <div

@@ -1,8 +1,8 @@
 /** Rewinding runs (rerun and fork from a step) and the step page's read: see shared/rewind.ts for the design. */
-import type { ForkRequest, HistoryRow, RerunRequest, RewindOutcome } from '../shared/rewind';
+import type { ForkRequest, HistoryRow, RerunRequest, RewindOutcome, RewindSpan } from '../shared/rewind';
 import type { ClaimRow, CommittedRow, StepEvent } from './rows';
 
-export type { ForkRequest, HistoryRow, RerunRequest, RewindOutcome } from '../shared/rewind';
+export type { ForkRequest, HistoryRow, RerunRequest, RewindOutcome, RewindSpan } from '../shared/rewind';
 
 /** One bar of the run page's trace: an attempt of a step, from its start (end − duration) to its end. */
 export interface TraceBar {
@@ -34,6 +34,11 @@ export interface RewindStore {
   rerunRun(request: RerunRequest): Promise<RewindOutcome>;
   /** One transaction: a new queued run whose committed steps < N are copied (source `forked`); the original untouched. */
   forkRun(request: ForkRequest): Promise<RewindOutcome>;
+  /**
+   * A read: the steps a rerun or fork from N would redo (N through the run's last step), with the refusals
+   * rerunRun and forkRun give for them (no runs row, N beyond the last step). Status and claims are not judged.
+   */
+  rewindSpan(runId: string, fromStep: number): Promise<RewindSpan>;
   /** The step page's rows. */
   readStep(runId: string, step: number, limit?: number): Promise<StepRecord>;
   /** The attempts of steps [from, from + count) for the run page's trace; count is bounded by the caller. */

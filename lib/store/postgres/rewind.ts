@@ -5,7 +5,7 @@
  */
 import { sql } from 'drizzle-orm';
 import type { RewindStore } from '../contract/rewind';
-import { forkPlan, type Plan, type RewindOutcome, rerunPlan } from '../shared/rewind';
+import { forkPlan, type Plan, type RewindOutcome, rerunPlan, rewindSpanPlan } from '../shared/rewind';
 import { forksPlan, readStepPlan, stepOfKeysPlan, tracePlan } from '../shared/step-reads';
 import type { PgConnection } from './connection';
 import { withRetry } from './retry';
@@ -44,6 +44,9 @@ export function postgresRewind(c: PgConnection): RewindStore {
     },
     async forkRun(request) {
       return run((now) => forkPlan(request, now, ''));
+    },
+    async rewindSpan(runId, fromStep) {
+      return read(rewindSpanPlan(runId, fromStep));
     },
     async readStep(runId, step, limit = 200) {
       return read(readStepPlan(runId, step, limit));

@@ -66,6 +66,12 @@ export interface RewindOutcome {
   stateStep: number | null;
 }
 
+/** The steps a rerun or fork from `fromStep` redoes, both ends included. */
+export interface RewindSpan {
+  fromStep: number;
+  toStep: number;
+}
+
 export interface HistoryRow extends CommittedRow {
   id: number;
   supersededAt: number;
@@ -102,14 +108,11 @@ export function runFromRow(r: Record<string, unknown>): RunRow {
 
 export const q = (sql: string, ...params: unknown[]): Statement => ({ sql, params });
 
-/** Reads and checks what both rewinds need: the run, its last step, and that no claim of it is live. */
-function* checked(
-  runId: string,
-  fromStep: number,
-  claimTtlMs: number,
-  now: number,
-  lock: string,
-): Plan<{ run: RunRow; last: number }> {
+/**
+ * The steps a rerun or fork from N redoes: N through the run's last step (its total less one when it has a
+ * total, else its highest committed step). Refused for a run with no row or N beyond the last step.
+ */
+function* span(runId: string, fromStep: number, lock: string): Plan<{ run: RunRow; last: number }> {
   const found = (yield q(`SELECT ${RUN_COLUMNS} FROM runs WHERE id = ?${lock}`, runId))[0];
   if (!found) {
     throw new RewindRefusedError(
@@ -128,6 +131,24 @@ function* checked(
         : `fromStep ${fromStep} is beyond run ${runId}'s last step (${last})`,
     );
   }
+  return { run, last };
+}
+
+/** The span a rewind from N would redo, read and refused as the rewind itself does (for its cost preview). */
+export function* rewindSpanPlan(runId: string, fromStep: number): Plan<RewindSpan> {
+  const { last } = yield* span(runId, fromStep, '');
+  return { fromStep, toStep: last };
+}
+
+/** Reads and checks what both rewinds need: the run, its last step, and that no claim of it is live. */
+function* checked(
+  runId: string,
+  fromStep: number,
+  claimTtlMs: number,
+  now: number,
+  lock: string,
+): Plan<{ run: RunRow; last: number }> {
+  const { run, last } = yield* span(runId, fromStep, lock);
   const live = (yield q(
     `SELECT idem_key, worker_id FROM claims WHERE run_id = ?
     AND ${claimExpiresAtText('CAST(? AS DOUBLE PRECISION)')} > CAST(? AS DOUBLE PRECISION) LIMIT 1`,

@@ -1,7 +1,7 @@
 /** Rerun and fork on SQLite: the shared plans (../shared/rewind.ts) driven synchronously inside one BEGIN IMMEDIATE. */
 
 import type { RewindStore } from '../contract/rewind';
-import { forkPlan, type Plan, type RewindOutcome, rerunPlan } from '../shared/rewind';
+import { forkPlan, type Plan, type RewindOutcome, rerunPlan, rewindSpanPlan } from '../shared/rewind';
 import { forksPlan, readStepPlan, stepOfKeysPlan, tracePlan } from '../shared/step-reads';
 import { guard, type SqliteConnection } from './connection';
 
@@ -30,6 +30,9 @@ export function sqliteRewind(c: SqliteConnection): RewindStore {
     },
     async forkRun(request) {
       return run((now) => forkPlan(request, now, ''));
+    },
+    async rewindSpan(runId, fromStep) {
+      return guard(() => drive(c, rewindSpanPlan(runId, fromStep)));
     },
     async readStep(runId, step, limit = 200) {
       return guard(() => drive(c, readStepPlan(runId, step, limit)));

@@ -1,0 +1,25 @@
+/**
+ * GET /api/v1/runs/{id}/rewind-cost?from=N — what the steps a rerun or fork from N (a number, or a step's name)
+ * would redo cost the last time they ran: { fromStep, toStep, calls, tokens, costUsd, unpriced, text, … }
+ * (lib/control/rewind `cost`, the figure the rerun and fork answers carry as lastCost). A read: viewer, and
+ * nothing written. 400 naming `from` for a bad one; 409 REWIND_REFUSED, as the rewind would answer, for a
+ * step beyond the last or an outside client's run.
+ */
+
+import { handle, json, param, query, refused } from '@/lib/api';
+import { runRef } from '@/lib/api/ids';
+import { rewindCostQuery } from '@/lib/api/runs';
+import { authorizeRequest } from '@/lib/auth/server';
+import { rewind } from '@/lib/control';
+import { lastCostView } from '@/lib/control/views';
+import { callerOf, controlDeps } from '@/lib/data/control';
+
+export async function GET(request: Request, context: { params: Promise<{ id: string }> }) {
+  return handle(async () => {
+    const { who, refusal } = await authorizeRequest(request, 'viewer', { mutation: false });
+    if (refusal) return refused(refusal);
+    const id = param((await context.params).id, 'id', runRef);
+    const { from } = query(request, rewindCostQuery);
+    return json(lastCostView(await rewind.cost(controlDeps(), callerOf(who, 'api'), { runId: id, fromStep: from })));
+  });
+}
