@@ -115,7 +115,7 @@ describe.each(list)('model calls on $name', (backend) => {
       ['r1', 'alpha'],
       ['r2', 'alpha'],
       ['r3', 'beta'],
-    ])
+    ] as const)
       await store.createRun({ id, workflow, inputJson: '{}', totalSteps: null });
     const call = async (over: Partial<ModelCallStart>, paid: Partial<ModelCallAnswer>) => {
       const begun = await store.beginModelCall(start(over));
