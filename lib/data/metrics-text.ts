@@ -130,7 +130,7 @@ export async function renderMetrics(
   }
 
   if (m.models) {
-    // The ledger's sums (complete calls, retired ones included): a rerun never lowers them, a prune does.
+    // The ledger's sums (complete calls, retired ones included): the calls' rows stay, so they only grow.
     const tokens = new Counter({
       name: 'waybill_model_tokens_total',
       help: 'Tokens of complete model calls through the gateway, by model and kind (cached: input served from the prompt cache, part of input)',
