@@ -1,8 +1,9 @@
 /**
  * One reader per operator view: a run's detail, the runs list, the claims list, the workers, the stalled
- * judgement and the usage ledger are each read by one function, and the run page, the API and the CLI call it. A run's detail used to
- * be read three times with three claim limits (50 on the page, 100 in the API, every claim in `inspect`); a store
- * read of a view written again in an edge (app/, lib/api, lib/cli, lib/data) fails here, naming the file and line.
+ * judgement and the usage ledger are each read by one function, and the run page, the API and the CLI call it.
+ * A run's detail used to be read three times with three claim limits (50 on the page, 100 in the API, every
+ * claim in `inspect`); a store read of a view written again in an edge (app/, lib/api, lib/cli, lib/data)
+ * fails here, naming the file and line.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
