@@ -44,6 +44,7 @@ import {
   runLogPageSchema,
   runsPageSchema,
   runTokenSchema,
+  runUsageSchema,
   savedSchema,
   startAnswerSchema,
   stepSchema,
@@ -51,6 +52,7 @@ import {
   sweptSchema,
   usageAnswerSchema,
   waitAnswerSchema,
+  workflowUsageSchema,
 } from './responses';
 import {
   actionBody,
@@ -65,6 +67,7 @@ import {
   stepParam,
 } from './runs';
 import { tokenBody } from './tokens';
+import { workflowParam } from './usage';
 import { approvalBody, signalBody, waitNameParam } from './waits';
 
 type Access = 'none' | 'viewer' | 'operator';
@@ -246,6 +249,24 @@ export const ROUTES: Route[] = [
     params: { id: runRef },
     query: logsQuery,
     ok: { status: 200, schema: runLogPageSchema },
+    refusals: [400, 404],
+  },
+  {
+    method: 'get',
+    path: '/api/v1/runs/{id}/usage',
+    summary: "A run's model calls through the gateway: tokens and cost in total, by step and by model.",
+    access: 'viewer',
+    params: { id: runRef },
+    ok: { status: 200, schema: runUsageSchema },
+    refusals: [400, 404],
+  },
+  {
+    method: 'get',
+    path: '/api/v1/workflows/{name}/usage',
+    summary: "A workflow's model calls over all its runs: tokens and cost in total and by model.",
+    access: 'viewer',
+    params: { name: workflowParam },
+    ok: { status: 200, schema: workflowUsageSchema },
     refusals: [400, 404],
   },
   {

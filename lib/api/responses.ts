@@ -451,3 +451,27 @@ export const forkAnswerSchema = z.strictObject({
   ...rewoundState,
   lastCost: lastCostSchema,
 });
+
+/** The usage ledger's sums (lib/gateway/ledger.ts): complete model calls, retired ones included. */
+const usageTotals = z.strictObject({
+  calls: int.describe('complete model calls through the gateway'),
+  inputTokens: int,
+  outputTokens: int,
+  cachedTokens: int.describe('input tokens served from the prompt cache (part of inputTokens)'),
+  costUsd: z.number().describe('USD by the price table; unpriced calls add nothing'),
+  unpriced: int.describe('calls of a model the price table does not price'),
+});
+export const runUsageSchema = usageTotals.extend({
+  runId: z.string(),
+  bySteps: z.array(
+    z.strictObject({
+      step: int.nullable().describe('the step the key names (<run>:step:<n>); null: another key, or none'),
+      usage: usageTotals,
+    }),
+  ),
+  byModel: z.array(z.strictObject({ model: z.string().nullable(), usage: usageTotals })),
+});
+export const workflowUsageSchema = usageTotals.extend({
+  workflow: z.string(),
+  byModel: z.array(z.strictObject({ model: z.string().nullable(), usage: usageTotals })),
+});

@@ -27,6 +27,18 @@ export const note = (max: number) =>
 /** A run id to act on or filter by: the lookup rule (lib/domain/run-id), looser than a new run's id. */
 export const runRef = runIdLookup;
 
+/** A workflow's name, the rule defineWorkflow and the protocol's begin name one by. */
+export const workflowRef = z
+  .string({ error: 'must be a workflow name' })
+  .regex(/^[a-z][a-z0-9-]{0,63}$/, 'must be a workflow name (1-64 lowercase letters, digits and dashes)');
+
+/** A step's number, as a step's page, its API route and `waybill step` name it. */
+export const stepField = z
+  .number({ error: 'must be a step number' })
+  .int('must be a whole number')
+  .min(0, 'must be 0 or more')
+  .max(Number.MAX_SAFE_INTEGER, 'is too large');
+
 /** Text to match exactly (an actor's name): bounded and NUL-free, for the same reason. */
 export const exactText = (max: number) =>
   z

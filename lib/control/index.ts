@@ -1,7 +1,7 @@
 /**
  * lib/control: every operator operation, written once — start, pause, resume, cancel, retry (runs, one or
  * every run a filter matches: bulk), expire, resolve, sweep (claims), prune (retention), run tokens (tokens)
- * — the audit log's reader, and the one judgement of a stalled run (stalled). Each takes the caller, decides
+ * — the audit log's reader, the usage ledger's (usage), and the one judgement of a stalled run (stalled). Each takes the caller, decides
  * whether it may, validates, calls the store and records its audit line. Server actions, API routes and CLI
  * commands only parse their input, build the caller and shape the answer. No next/*, no react.
  */
@@ -19,4 +19,5 @@ export * as stalled from './stalled';
 export * as steps from './steps';
 export type { ControlDeps, ControlStore } from './store';
 export * as tokens from './tokens';
+export * as usage from './usage';
 export * as waits from './waits';

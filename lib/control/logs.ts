@@ -25,7 +25,7 @@ export async function readRunLog(
 }
 
 /** A run row, or an outside client's progress or committed rows: a run with no log is still a run. */
-async function runExists(store: Store, runId: string): Promise<boolean> {
+export async function runExists(store: Store, runId: string): Promise<boolean> {
   if (await store.getRun(runId)) return true;
   if (await store.loadProgress(runId)) return true;
   return (await store.countCommitted(runId)) > 0;

@@ -15,17 +15,13 @@ import { type StepTranscript, stepTranscript } from '../gateway/transcript';
 import type { ClaimRow, CommittedRow, HistoryRow, RunRow, StepEvent, StepRecord } from '../store/contract';
 import { authorize, type Caller } from './caller';
 import { validate } from './errors';
-import { runRef } from './fields';
+import { runRef, stepField } from './fields';
 import type { ControlDeps } from './store';
 import { claimView, committedView, eventView, jsonValue, truncation } from './views';
 
 const stepInput = z.strictObject({
   runId: runRef,
-  step: z
-    .number({ error: 'must be a step number' })
-    .int('must be a whole number')
-    .min(0, 'must be 0 or more')
-    .max(Number.MAX_SAFE_INTEGER, 'is too large'),
+  step: stepField,
 });
 
 export type AttemptOutcome = 'failed' | 'taken_over' | 'lease_lost' | 'committed' | 'resolved' | 'forked' | 'in_flight';

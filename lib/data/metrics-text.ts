@@ -129,6 +129,30 @@ export async function renderMetrics(
     }
   }
 
+  if (m.models) {
+    // The ledger's sums (complete calls, retired ones included): the calls' rows stay, so they only grow.
+    const tokens = new Counter({
+      name: 'waybill_model_tokens_total',
+      help: 'Tokens of complete model calls through the gateway, by model and kind (cached: input served from the prompt cache, part of input)',
+      labelNames: ['model', 'kind'],
+      registers,
+    });
+    const cost = new Counter({
+      name: 'waybill_model_cost_usd_total',
+      help: 'USD of complete model calls through the gateway by the price table, by model; unpriced calls add nothing',
+      labelNames: ['model'],
+      registers,
+    });
+    for (const row of m.models) {
+      // A call whose answer named no model is under model="".
+      const model = row.model ?? '';
+      tokens.inc({ model, kind: 'input' }, row.inputTokens);
+      tokens.inc({ model, kind: 'output' }, row.outputTokens);
+      tokens.inc({ model, kind: 'cached' }, row.cachedTokens);
+      cost.inc({ model }, row.costUsd);
+    }
+  }
+
   const heartbeat = new Gauge({
     name: 'waybill_worker_heartbeat_age_seconds',
     help: 'Seconds since each running worker last heartbeat, by the store clock',

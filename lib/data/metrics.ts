@@ -14,9 +14,16 @@ export async function getMetricsText(): Promise<string> {
   const store = await getStore();
   // The snapshot first: a store that fails, fails in it, whose error the route reports.
   const snapshot = await store.metricsSnapshot({ claimTtlMs: claimTtlMs(), boundsMs: DURATION_BOUNDS_MS });
-  const [stalled, waiting] = await Promise.all([getStallCount(), store.waitingSummary()]);
+  const [stalled, waiting, models] = await Promise.all([
+    getStallCount(),
+    store.waitingSummary(),
+    store.sumModelCalls({}),
+  ]);
   // A run whose owner went silent is not running: counted under waybill_runs_stalled instead.
-  return renderMetrics({ ...snapshot, runsByStatus: withoutStalled(snapshot.runsByStatus, stalled), waiting }, stalled);
+  return renderMetrics(
+    { ...snapshot, runsByStatus: withoutStalled(snapshot.runsByStatus, stalled), waiting, models },
+    stalled,
+  );
 }
 
 /**

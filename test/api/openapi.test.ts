@@ -112,7 +112,7 @@ describe('GET /api/v1/openapi.json', () => {
     }
   });
 
-  it('describes what the routes really answer: runs, a library run, the checkpoint protocol, claims, errors', async () => {
+  it('describes what the routes really answer: runs, a library run, the checkpoint protocol, claims, usage, errors', async () => {
     const runs = await import('../../app/api/v1/runs/route');
     const run = await import('../../app/api/v1/runs/[id]/route');
     const action = await import('../../app/api/v1/runs/[id]/[action]/route');
@@ -260,6 +260,32 @@ describe('GET /api/v1/openapi.json', () => {
       200,
     );
     await conforms(await run.GET(get('/api/v1/runs/nope'), params({ id: 'nope' })), '/api/v1/runs/{id}', 'get', 404);
+    const runUsage = await import('../../app/api/v1/runs/[id]/usage/route');
+    const workflowUsage = await import('../../app/api/v1/workflows/[name]/usage/route');
+    await conforms(
+      await runUsage.GET(get('/api/v1/runs/loop-1/usage'), params({ id: 'loop-1' })),
+      '/api/v1/runs/{id}/usage',
+      'get',
+      200,
+    );
+    await conforms(
+      await runUsage.GET(get('/api/v1/runs/nope/usage'), params({ id: 'nope' })),
+      '/api/v1/runs/{id}/usage',
+      'get',
+      404,
+    );
+    await conforms(
+      await workflowUsage.GET(get('/api/v1/workflows/nightly/usage'), params({ name: 'nightly' })),
+      '/api/v1/workflows/{name}/usage',
+      'get',
+      200,
+    );
+    await conforms(
+      await workflowUsage.GET(get('/api/v1/workflows/Nightly/usage'), params({ name: 'Nightly' })),
+      '/api/v1/workflows/{name}/usage',
+      'get',
+      400,
+    );
     await conforms(
       await committed.GET(get('/api/v1/runs/loop-1/committed'), params({ id: 'loop-1' })),
       '/api/v1/runs/{id}/committed',

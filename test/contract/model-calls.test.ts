@@ -2,7 +2,8 @@
  * Recorded model calls on every backend (lib/store/contract/model-calls.ts): one key leads once; a live lease
  * makes the next request wait, an expired one is taken over with the old chunks gone; a stored answer is
  * handed back with its chunks in order; another fingerprint is IdempotencyKeyReuseError and changes nothing;
- * an abandoned call leaves nothing; a lost lease fences every write.
+ * an abandoned call leaves nothing; a lost lease fences every write; the ledger's sums by model, over every
+ * call or one workflow's runs, count complete calls only.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { IdempotencyKeyReuseError } from '../../lib/errors';
@@ -107,5 +108,60 @@ describe.each(list)('model calls on $name', (backend) => {
       [null, 'complete', '{}'],
       [null, 'complete', '{}'],
     ]);
+  });
+
+  it("sums complete calls by model, over every call or one workflow's runs, in one read", async () => {
+    for (const [id, workflow] of [
+      ['r1', 'alpha'],
+      ['r2', 'alpha'],
+      ['r3', 'beta'],
+    ] as const)
+      await store.createRun({ id, workflow, inputJson: '{}', totalSteps: null });
+    const call = async (over: Partial<ModelCallStart>, paid: Partial<ModelCallAnswer>) => {
+      const begun = await store.beginModelCall(start(over));
+      if (begun.kind !== 'lead') throw new Error('expected to lead');
+      await store.completeModelCall(begun.callId, begun.token, { ...answer, body: '{}', ...paid });
+    };
+    await call({}, { model: 'm-a', inputTokens: 100, outputTokens: 20, cachedTokens: 10, costUsd: 0.5 });
+    await call(
+      { idemKey: 'r1:step:1', step: 1 },
+      { model: 'm-b', inputTokens: 10, outputTokens: 5, cachedTokens: null, costUsd: null },
+    );
+    await call(
+      { idemKey: 'r2:step:0', runId: 'r2' },
+      { model: 'm-a', inputTokens: 50, outputTokens: 10, cachedTokens: 0, costUsd: 0.25 },
+    );
+    await call(
+      { idemKey: 'r3:step:0', runId: 'r3' },
+      { model: 'm-a', inputTokens: 1, outputTokens: 1, cachedTokens: 1, costUsd: 0.125 },
+    );
+    // No run, and an answer that named no model: counted over every call, under null.
+    await call(
+      { idemKey: null, runId: null, step: null },
+      { model: null, inputTokens: 7, outputTokens: 3, cachedTokens: null, costUsd: null },
+    );
+    // Still asking upstream: nothing is known of it yet.
+    await store.beginModelCall(start({ idemKey: 'r2:step:1', runId: 'r2', step: 1, model: 'm-a' }));
+
+    const usage = (model: string | null, calls: number, i: number, o: number, c: number, usd: number, un: number) => ({
+      model,
+      calls,
+      inputTokens: i,
+      outputTokens: o,
+      cachedTokens: c,
+      costUsd: usd,
+      unpriced: un,
+    });
+    expect(await store.sumModelCalls({ workflow: 'alpha' })).toEqual([
+      usage('m-a', 2, 150, 30, 10, 0.75, 0),
+      usage('m-b', 1, 10, 5, 0, 0, 1),
+    ]);
+    expect(await store.sumModelCalls({ workflow: 'beta' })).toEqual([usage('m-a', 1, 1, 1, 1, 0.125, 0)]);
+    expect(await store.sumModelCalls({})).toEqual([
+      usage('m-a', 3, 151, 31, 11, 0.875, 0),
+      usage('m-b', 1, 10, 5, 0, 0, 1),
+      usage(null, 1, 7, 3, 0, 0, 1),
+    ]);
+    expect(await store.sumModelCalls({ workflow: 'nope' })).toEqual([]);
   });
 });

@@ -1,8 +1,9 @@
 /**
- * One reader per operator view: a run's detail, the runs list, the claims list, the workers and the stalled
- * judgement are each read by one function, and the run page, the API and the CLI call it. A run's detail used to
- * be read three times with three claim limits (50 on the page, 100 in the API, every claim in `inspect`); a store
- * read of a view written again in an edge (app/, lib/api, lib/cli, lib/data) fails here, naming the file and line.
+ * One reader per operator view: a run's detail, the runs list, the claims list, the workers, the stalled
+ * judgement and the usage ledger are each read by one function, and the run page, the API and the CLI call it.
+ * A run's detail used to be read three times with three claim limits (50 on the page, 100 in the API, every
+ * claim in `inspect`); a store read of a view written again in an edge (app/, lib/api, lib/cli, lib/data)
+ * fails here, naming the file and line.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -72,5 +73,12 @@ describe('one reader per operator view', () => {
       expect.stringMatching(/^lib\/control\/stalled\.ts:/),
       expect.stringMatching(/^lib\/control\/stalled\.ts:/),
     ]);
+  });
+
+  it("reads the usage ledger in lib/control/usage.ts for the pages and the API; the scrape reads the store's sums", () => {
+    expect(reads(/\.(listModelCalls|sumModelCalls)\(/, ['lib/data/metrics.ts'])).toEqual([]);
+    // `waybill inspect` prints the same ledger (lib/gateway/ledger.ts), the one usage.ofRun answers with.
+    expect(callers('runUsage')).toEqual(['lib/cli/runs.ts']);
+    expect(callers('ofRun').sort()).toEqual(['app/api/v1/runs/[id]/usage/route.ts', 'app/runs/[id]/usage-card.tsx']);
   });
 });

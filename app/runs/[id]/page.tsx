@@ -13,6 +13,8 @@ import { CumulativeChart, DurationsChart } from '@/app/components/run-charts';
 import { Card } from '@/app/components/ui';
 import { allows } from '@/lib/auth/principal';
 import { requirePage } from '@/lib/auth/server';
+import type { Caller } from '@/lib/control';
+import { callerOf } from '@/lib/data/control';
 import { getRunDetail, MAX_POINTS, runExists, TIMELINE_EVENTS } from '@/lib/data/run-detail';
 import { claimTtlMs, getStore } from '@/lib/data/store';
 import { claimExpiresAt } from '@/lib/domain/claim-expiry';
@@ -30,6 +32,7 @@ import RunSkeleton from './run-skeleton';
 import { StepInFlightLine } from './step-in-flight';
 import { Timeline } from './timeline';
 import { TRACE_STEPS, Trace } from './trace';
+import { UsageCard } from './usage-card';
 import { WaitsCard } from './waits-card';
 import { Warnings } from './warnings';
 
@@ -69,7 +72,7 @@ export default async function RunPage({ params, searchParams }: Props) {
   if (!id || !(await runExists(id))) notFound();
   return (
     <Suspense fallback={<RunSkeleton />}>
-      <Run id={id} searchParams={searchParams} operator={allows(who, 'operator')} />
+      <Run id={id} searchParams={searchParams} operator={allows(who, 'operator')} caller={callerOf(who, 'dashboard')} />
     </Suspense>
   );
 }
@@ -78,10 +81,12 @@ async function Run({
   id,
   searchParams,
   operator,
+  caller,
 }: {
   id: string;
   searchParams: Props['searchParams'];
   operator: boolean;
+  caller: Caller;
 }) {
   const rawQ = (await searchParams).q;
   const parsedQ = qSchema.safeParse(Array.isArray(rawQ) ? rawQ[0] : rawQ);
@@ -132,6 +137,9 @@ async function Run({
           </Slot>
           <Slot order="order-1">
             <ProgressCard detail={detail} now={now} />
+          </Slot>
+          <Slot order="order-4">
+            <UsageCard runId={run.id} caller={caller} />
           </Slot>
           <Slot order="order-4">
             {/* Side by side on a tablet; stacked in the wide column, where a long run's series gets the width. */}

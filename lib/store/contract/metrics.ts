@@ -1,4 +1,5 @@
 /** What a metrics scrape reads from the store: counts and histograms, computed in the database. */
+import type { ModelUsageRow } from './model-calls';
 import type { RunStatus } from './rows';
 
 /** Cumulative counts of durations at or under each bound, as a Prometheus histogram wants them. */
@@ -36,6 +37,8 @@ export interface MetricsSnapshot {
   commitDurations: DurationHistogram;
   /** Runs parked at a durable wait, by kind, and the age of each kind's oldest open wait (store clock). Absent: not read. */
   waiting?: { kind: 'approval' | 'signal' | 'sleep'; runs: number; ageSeconds: number }[];
+  /** The gateway's complete model calls summed by model (ModelCallStore.sumModelCalls). Absent: not read. */
+  models?: ModelUsageRow[];
   /** Workers not stopped, and how long ago each last heartbeat, by the store's clock. */
   workers: { id: string; heartbeatAgeSeconds: number }[];
 }

@@ -55,6 +55,18 @@ export interface RecordedModelUsage {
   costUsd: number | null;
 }
 
+/** The sums of complete calls of one model (null: the answer named none). */
+export interface ModelUsageRow {
+  model: string | null;
+  calls: number;
+  inputTokens: number;
+  outputTokens: number;
+  cachedTokens: number;
+  /** USD of the priced calls; `unpriced` counts the others. */
+  costUsd: number;
+  unpriced: number;
+}
+
 export interface ModelCallStore {
   /**
    * The key's state, in one transaction: no row yet (or one whose lease ran out) → `lead`; a stored answer →
@@ -80,4 +92,9 @@ export interface ModelCallStore {
   readModelCallChunks(callId: string): Promise<string[]>;
   /** The calls of a run (retired ones included), oldest first: what the ledger sums. */
   listModelCalls(filter: { runId: string }): Promise<ModelCallRow[]>;
+  /**
+   * The complete calls' sums by model, in one aggregate read, retired calls included (they were paid): every
+   * call recorded, or with `workflow` only the calls of that workflow's runs. Models in byte order, null last.
+   */
+  sumModelCalls(filter: { workflow?: string }): Promise<ModelUsageRow[]>;
 }

@@ -7,8 +7,9 @@ import { randomUUID } from 'node:crypto';
 import { and, asc, eq, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { IdempotencyKeyReuseError } from '../../errors';
-import type { ModelCallBegin, ModelCallRow, ModelCallStore } from '../contract';
+import type { ModelCallBegin, ModelCallRow, ModelCallStore, ModelUsageRow } from '../contract';
 import { modelCallChunks, modelCalls } from '../schema/pg';
+import { modelUsageSql } from '../shared/model-usage';
 import { RECORDED_FINGERPRINT, recordedValues } from '../shared/recorded-usage';
 import type { PgConnection } from './connection';
 import { withRetry } from './retry';
@@ -163,6 +164,15 @@ export function postgresModelCalls(c: PgConnection): ModelCallStore {
           .where(eq(modelCalls.runId, filter.runId))
           .orderBy(asc(modelCalls.startedAt), asc(modelCalls.id)),
       );
+    },
+
+    async sumModelCalls(filter): Promise<ModelUsageRow[]> {
+      const byWorkflow = filter.workflow !== undefined;
+      const text = modelUsageSql('postgres', byWorkflow);
+      const rows = await withRetry('sumModelCalls', () =>
+        c.pool.query<ModelUsageRow>(text, byWorkflow ? [filter.workflow] : []),
+      );
+      return rows.rows;
     },
   };
 }

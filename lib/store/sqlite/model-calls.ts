@@ -5,8 +5,9 @@
 import { randomUUID } from 'node:crypto';
 import { and, asc, eq } from 'drizzle-orm';
 import { IdempotencyKeyReuseError } from '../../errors';
-import type { ModelCallRow, ModelCallStore } from '../contract';
+import type { ModelCallRow, ModelCallStore, ModelUsageRow } from '../contract';
 import { modelCallChunks, modelCalls } from '../schema/sqlite';
+import { modelUsageSql } from '../shared/model-usage';
 import { RECORDED_FINGERPRINT, recordedValues } from '../shared/recorded-usage';
 import { guard, type SqliteConnection } from './connection';
 
@@ -135,6 +136,15 @@ export function sqliteModelCalls(c: SqliteConnection): ModelCallStore {
           .where(eq(modelCalls.runId, filter.runId))
           .orderBy(asc(modelCalls.startedAt), asc(modelCalls.id))
           .all(),
+      );
+    },
+
+    async sumModelCalls(filter): Promise<ModelUsageRow[]> {
+      const { workflow } = filter;
+      return guard(() =>
+        workflow === undefined
+          ? c.prepared<[], ModelUsageRow>(modelUsageSql('sqlite', false)).all()
+          : c.prepared<[{ workflow: string }], ModelUsageRow>(modelUsageSql('sqlite', true)).all({ workflow }),
       );
     },
   };

@@ -10,11 +10,12 @@ import { CopyButton } from '@/app/components/copy-button';
 import { LiveRefresh } from '@/app/components/live-refresh';
 import { Badge, Card, relative } from '@/app/components/ui';
 import { requirePage } from '@/lib/auth/server';
-import { steps } from '@/lib/control';
+import { steps, usage } from '@/lib/control';
 import { callerOf, controlDeps } from '@/lib/data/control';
 import { utcText } from '@/lib/data/rates';
 import { NotFoundError } from '@/lib/errors';
 import { stepAddress } from './address';
+import { StepCallsCard } from './step-calls';
 import { TranscriptCard } from './transcript';
 
 export const dynamic = 'force-dynamic';
@@ -39,10 +40,11 @@ export default async function StepPage({ params }: Props) {
     .read(controlDeps(), callerOf(who, 'dashboard'), { runId: address.runId, step: address.step })
     .catch((error: unknown) => (error instanceof NotFoundError ? null : Promise.reject(error)));
   if (!view) notFound();
-  const transcript = await steps.transcript(controlDeps(), callerOf(who, 'dashboard'), {
-    runId: view.runId,
-    step: view.step,
-  });
+  const at = { runId: view.runId, step: view.step };
+  const [transcript, calls] = await Promise.all([
+    steps.transcript(controlDeps(), callerOf(who, 'dashboard'), at),
+    usage.ofStep(controlDeps(), callerOf(who, 'dashboard'), at),
+  ]);
   const now = Date.now() / 1000;
   const runHref = `/runs/${encodeURIComponent(view.runId)}`;
   const pretty = (value: unknown) => {
@@ -154,6 +156,8 @@ export default async function StepPage({ params }: Props) {
           </table>
         )}
       </Card>
+
+      <StepCallsCard usage={calls} />
 
       <TranscriptCard transcript={transcript} running={view.status === 'in_flight'} />
 

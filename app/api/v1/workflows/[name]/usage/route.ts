@@ -1,0 +1,19 @@
+/**
+ * GET /api/v1/workflows/{name}/usage — the model calls of every run of a workflow, summed: in total and by
+ * model (lib/control/usage). 404 for a name with no run that nothing can start.
+ */
+
+import { handle, json, param, refused } from '@/lib/api';
+import { workflowParam } from '@/lib/api/usage';
+import { authorizeRequest } from '@/lib/auth/server';
+import { usage } from '@/lib/control';
+import { callerOf, controlDeps } from '@/lib/data/control';
+
+export async function GET(request: Request, context: { params: Promise<{ name: string }> }) {
+  return handle(async () => {
+    const { who, refusal } = await authorizeRequest(request, 'viewer', { mutation: false });
+    if (refusal) return refused(refusal);
+    const name = param((await context.params).name, 'name', workflowParam);
+    return json(await usage.ofWorkflow(controlDeps(), callerOf(who, 'api'), { workflow: name }));
+  });
+}
