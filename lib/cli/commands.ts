@@ -36,7 +36,7 @@ const REASON: [string, string] = ['--reason TEXT', 'why, recorded in the audit l
 
 export const COMMANDS: Record<string, CommandSpec> = {
   start: {
-    usage: 'start <workflow> [--input JSON|@file] [--id ID] [--follow]',
+    usage: 'start <workflow> [--input JSON|@file] [--id ID] [--budget USD] [--follow]',
     summary: 'queue a run',
     args: [['<workflow>', 'a built-in or published workflow (`waybill workflows` lists them)']],
     flags: [
@@ -45,6 +45,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
         '--id ID',
         'the run id (default: generated); an id that exists with this workflow and input answers with that run (exit 0, nothing queued), with another is refused (CONFLICT)',
       ],
+      ['--budget USD', "the run's budget for model calls through the gateway, over its workflow's default"],
       ['--follow', 'stay and show progress until the run ends'],
     ],
     examples: ['waybill start agent-batch --input \'{"items": 20}\' --id nightly-7 --follow'],

@@ -14,7 +14,7 @@ import { runIdSchema } from '../engine/runs';
 import type { StartableWorkflows, StartCheck } from '../engine/workflow';
 import { StartRefusedError, UsageError } from '../errors';
 import type { RunAction, RunRow } from '../store/contract';
-import { check, flags, GLOBAL_OPTIONS, jsonArg, lookupId, positionals } from './args';
+import { check, flags, GLOBAL_OPTIONS, jsonArg, lookupId, positionals, usd } from './args';
 import { type Cli, callerOf, withControl } from './context';
 import { followRun } from './follow';
 
@@ -24,12 +24,19 @@ export async function start(cli: Cli, args: string[]): Promise<number> {
       args,
       strict: true,
       allowPositionals: true,
-      options: { ...GLOBAL_OPTIONS, input: { type: 'string' }, id: { type: 'string' }, follow: { type: 'boolean' } },
+      options: {
+        ...GLOBAL_OPTIONS,
+        input: { type: 'string' },
+        id: { type: 'string' },
+        budget: { type: 'string' },
+        follow: { type: 'boolean' },
+      },
     }),
   );
   const [workflow] = positionals(given, ['workflow']) as [string];
   const input = values.input === undefined ? {} : jsonArg(values.input, '--input', cli.config().WAYBILL_MAX_BODY_BYTES);
   const id = values.id === undefined ? undefined : check(runIdSchema, values.id, '--id');
+  const budgetUsd = values.budget === undefined ? undefined : check(usd, values.budget, '--budget');
   const caller = callerOf(cli, values.as);
   const builtins = await cli.registry(undefined, values.db);
   // A built-in's input is checked before the store is opened, so bad input never opens (or creates) it; any
@@ -45,6 +52,7 @@ export async function start(cli: Cli, args: string[]): Promise<number> {
         workflow,
         input,
         id,
+        budgetUsd,
       })
       .catch((error: unknown) => {
         // The CLI's words for a refused start, as before lib/control: exit 2, each wrong field named.

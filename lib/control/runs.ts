@@ -4,6 +4,7 @@
  * run's own `operator` event in the same transaction as the change (actOnRun) or just after (start).
  */
 import { z } from 'zod';
+import { budgetUsdSchema } from '../domain/budget';
 import { runIdSchema, type StartedRun, startRun } from '../engine/runs';
 import { StartRefusedError } from '../errors';
 import type { RunAction, RunRow } from '../store/contract';
@@ -24,6 +25,8 @@ const startInput = z.strictObject({
     .max(64, 'must be at most 64 characters'),
   input: z.unknown().optional(),
   id: runIdSchema.optional(),
+  /** The run's own budget (USD), over its workflow's default. */
+  budgetUsd: budgetUsdSchema.optional(),
   reason: reasonField,
 });
 
@@ -45,14 +48,22 @@ export async function start(deps: ControlDeps, caller: Caller, input: z.input<ty
     throw new StartRefusedError(given.workflow, 'unknown-workflow', message, { workflow: [message] });
   }
   if (!checked.ok) throw inputRefused(given.workflow, checked.issues);
-  const run = await startRun(store, workflows, { workflow: given.workflow, input: checked.input, id: given.id });
+  const run = await startRun(store, workflows, {
+    workflow: given.workflow,
+    input: checked.input,
+    id: given.id,
+    budgetUsd: given.budgetUsd,
+  });
   if (run.existed) return run;
   await store.recordEvent({ runId: run.id, outcome: 'operator', detail: `started by ${caller.actor}` });
   await record(store, caller, {
     action: 'start',
     target: run.id,
     runId: run.id,
-    note: `workflow ${run.workflow}`,
+    note:
+      given.budgetUsd === undefined
+        ? `workflow ${run.workflow}`
+        : `workflow ${run.workflow}; budget $${given.budgetUsd}`,
     reason: given.reason,
   });
   return run;
