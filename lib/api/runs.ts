@@ -152,6 +152,10 @@ export const rerunBody = z.strictObject({
   reason: z.string({ error: 'must be text' }).optional(),
 });
 export const forkBody = rerunBody.extend({ id: newRunId.optional() });
+export const budgetBody = z.strictObject({
+  budgetUsd: budgetUsdSchema,
+  reason: z.string({ error: 'must be text' }).optional(),
+});
 /** A step number in a path: digits only. */
 export const stepParam = z
   .string()

@@ -173,6 +173,17 @@ export const COMMANDS: Record<string, CommandSpec> = {
     examples: ['waybill cancel nightly-7 --reason "wrong input"'],
     run: action('cancel'),
   },
+  budget: {
+    usage: 'budget <runId> <usd> [--reason TEXT]',
+    summary: "set a run's budget for model calls through the gateway (a run paused at its budget: raise, then resume)",
+    args: [RUN_ID, ['<usd>', 'US dollars, above 0 and at most 1000000 (2.50)']],
+    flags: [REASON],
+    examples: ['waybill budget nightly-7 5 --reason "worth finishing"', 'waybill resume nightly-7'],
+    run: lazy(
+      () => import('./control'),
+      (m) => m.budget,
+    ),
+  },
   retry: {
     usage: 'retry <runId> | --all-matching …',
     summary: 'queue a failed or cancelled run again, from where it stopped',
