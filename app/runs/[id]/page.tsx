@@ -13,6 +13,7 @@ import { CumulativeChart, DurationsChart } from '@/app/components/run-charts';
 import { Card } from '@/app/components/ui';
 import { allows } from '@/lib/auth/principal';
 import { requirePage } from '@/lib/auth/server';
+import { runSpentUsd } from '@/lib/data/run-budget';
 import { getRunDetail, MAX_POINTS, runExists, TIMELINE_EVENTS } from '@/lib/data/run-detail';
 import { claimTtlMs, getStore } from '@/lib/data/store';
 import { claimExpiresAt } from '@/lib/domain/claim-expiry';
@@ -98,6 +99,7 @@ async function Run({
   const { run } = detail;
   const store = await getStore();
   const forks = run.external ? [] : await store.listForks(run.id);
+  const spentUsd = run.external ? null : await runSpentUsd(run.id);
   const lastStep = run.totalSteps !== null ? run.totalSteps - 1 : Math.max(0, (detail.progress?.step ?? 1) - 1);
   // The trace's window: ?trace=N, else the steps up to where the run stands.
   const rawTrace = (await searchParams).trace;
@@ -119,7 +121,7 @@ async function Run({
 
   return (
     <div className="space-y-6">
-      <Header detail={detail} now={now} operator={operator} />
+      <Header detail={detail} now={now} operator={operator} spentUsd={spentUsd} />
       <Lineage run={run} forks={forks} />
 
       {/* Two columns on a wide screen. On a phone the columns dissolve (display: contents) so their cards
