@@ -21,8 +21,14 @@ describe('waybill budget', () => {
     const badStart = await db.cli(['start', 'notify', '--input', input, '--id', 'r2', '--budget', '0']);
     expect([badStart.code, badStart.stderr]).toEqual([2, 'waybill start: --budget: must be more than 0 US dollars\n']);
 
+    expect((await db.cli(['pause', 'r1'])).code).toBe(0);
     const raised = await db.cli(['budget', 'r1', '7', '--reason', 'worth it']);
-    expect([raised.code, raised.stdout, raised.stderr]).toEqual([0, 'budget of r1: $7 (spent $0.000000)\n', '']);
+    expect([raised.code, raised.stdout, raised.stderr]).toEqual([
+      0,
+      'budget of r1: $7 (spent $0.000000); it is paused: waybill resume r1 to continue\n',
+      '',
+    ]);
+    expect((await db.cli(['resume', 'r1'])).stdout).toBe('resumed r1: it is queued\n');
     const missing = await db.cli(['budget', 'nope', '7']);
     expect([missing.code, missing.stderr]).toEqual([1, 'waybill budget: run nope not found\n']);
 
@@ -32,7 +38,9 @@ describe('waybill budget', () => {
     );
     expect(audit).toEqual([
       { action: 'start', target: 'r1', detail: 'workflow notify; budget $2.5' },
+      { action: 'pause', target: 'r1', detail: null },
       { action: 'budget', target: 'r1', detail: 'budget $2.5 → $7; reason: worth it' },
+      { action: 'resume', target: 'r1', detail: null },
     ]);
   });
 });
