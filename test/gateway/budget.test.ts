@@ -131,6 +131,24 @@ describe.each(list)('a run budget at the gateway on $name', (backend) => {
     ]);
   });
 
+  it("keeps a start's own budget over the workflow's default: the run spends past the default and completes", async () => {
+    const registry = new WorkflowRegistry([asking]);
+    const worker = new Worker({ store: h.store, registry, pollMs: 10, heartbeatMs: 50, clock: h.clock });
+    const running = worker.run();
+    const deps = { store: async () => h.store, claimTtlMs: 30_000, maxBytes: 100_000, workflows: async () => registry };
+    try {
+      await runs.start(deps, OPERATOR, { workflow: 'asking', id: 'b3', budgetUsd: 100 });
+      expect((await settled('b3', 'completed')).budgetUsd).toBe(100);
+    } finally {
+      worker.stop();
+      await h.settle(running);
+    }
+    expect(upstream.calls).toHaveLength(STEPS);
+    expect((await h.store.listAudit({ runId: 'b3' })).map((a) => [a.action, a.detail])).toEqual([
+      ['start', 'workflow asking; budget $100'],
+    ]);
+  });
+
   it('refuses in each SDK shape with 402 and asks nobody; a stored answer is still replayed', async () => {
     await h.store.createRun({ id: 'b2', workflow: 'asking', inputJson: '{}', totalSteps: 2, budgetUsd: 1 });
     const ask = (n: number) =>
@@ -157,5 +175,17 @@ describe.each(list)('a run budget at the gateway on $name', (backend) => {
     expect(upstream.received).toBe(1);
     // One pause, however many refusals.
     expect((await h.store.listAudit({ runId: 'b2' })).map((a) => [a.actor, a.action])).toEqual([['gateway', 'pause']]);
+  });
+});
+
+describe('a workflow default budget', () => {
+  it('is refused at definition when it is not a budget, naming the field', () => {
+    const define = (budgetUsd: number) =>
+      defineWorkflow({ name: 'costly', input: z.object({}), budgetUsd, run: async () => null });
+    expect(define(2.5).budgetUsd).toBe(2.5);
+    expect(() => define(0)).toThrow('workflow "costly": budgetUsd must be more than 0 US dollars');
+    expect(() => define(Number.POSITIVE_INFINITY)).toThrow(
+      'workflow "costly": budgetUsd must be a number of US dollars',
+    );
   });
 });
