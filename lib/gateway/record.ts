@@ -5,7 +5,7 @@
  * request that finds the answer is given it as it was stored, byte for byte and framed the same; one that
  * finds the key in flight waits for it. A failed upstream (an error status, a timeout, a cut stream) stores
  * nothing, so the key can be tried again; the lead keeps reading a stream its client left, so what was paid
- * for is kept.
+ * for is kept. A lead whose run has spent its budget gives its key back and is refused (budget.ts).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BudgetReachedError } from '../errors';
