@@ -41,6 +41,8 @@ export type ErrorCode =
   | 'DRIVER_MISSING'
   | 'DEPENDENCY_VERSION'
   | 'UNSUPPORTED'
+  // the model gateway
+  | 'BUDGET_REACHED'
   // built-in workflows and tools
   | 'MODEL_ERROR'
   | 'LOCK_TIMEOUT'
@@ -96,6 +98,24 @@ export class AwaitTimeoutError extends WaybillError {
     waitedMs: number,
   ) {
     super('AWAIT_TIMEOUT', `timed out after ${waitedMs} ms awaiting the commit of ${idemKey}`);
+  }
+}
+
+/**
+ * A model call refused before it went upstream: its run's recorded spend has reached its budget, and the run
+ * is paused. Raise the budget and resume the run to continue.
+ */
+export class BudgetReachedError extends WaybillError {
+  constructor(
+    readonly runId: string,
+    readonly spentUsd: number,
+    readonly budgetUsd: number,
+  ) {
+    super(
+      'BUDGET_REACHED',
+      `run ${runId} has spent $${spentUsd.toFixed(6)} of its $${budgetUsd} budget: the call was not made and the run ` +
+        'is paused; raise its budget (waybill budget <runId> <usd>) and resume it to continue',
+    );
   }
 }
 

@@ -130,3 +130,29 @@ export async function startRunAction(
     return failure(error);
   }
 }
+
+/**
+ * The run page's budget form: the amount as typed, checked by lib/control's one budget rule (a wrong amount comes
+ * back beside the `budgetUsd` field). A run the gateway paused at its budget is resumed by the Resume button.
+ */
+export async function setBudgetAction(input: {
+  runId: string;
+  budgetUsd: string;
+  reason?: string;
+}): Promise<ActionResult<{ budgetUsd: number }>> {
+  const caller = await operatorCaller();
+  const typed = input.budgetUsd.trim();
+  try {
+    const run = await runs.budget(controlDeps(), caller, {
+      runId: input.runId,
+      budgetUsd: typed === '' ? Number.NaN : Number(typed),
+      reason: input.reason,
+    });
+    revalidatePath(`/runs/${encodeURIComponent(run.id)}`);
+    revalidatePath('/audit');
+    const next = run.status === 'paused' ? '; resume the run to continue' : '';
+    return { ok: true, message: `budget set to $${run.budgetUsd}${next}`, data: { budgetUsd: run.budgetUsd! } };
+  } catch (error) {
+    return failure(error);
+  }
+}

@@ -57,6 +57,7 @@ import {
 import {
   actionBody,
   actionParam,
+  budgetBody,
   bulkBody,
   committedQuery,
   forkBody,
@@ -170,6 +171,16 @@ export const ROUTES: Route[] = [
     body: rerunBody,
     ok: { status: 200, schema: rerunAnswerSchema },
     refusals: [400, 404, 409, 413],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/runs/{id}/budget',
+    summary: "Set a run's budget (USD): a run the gateway paused at its budget continues once raised and resumed.",
+    access: 'operator',
+    params: { id: runRef },
+    body: budgetBody,
+    ok: { status: 200, schema: runAnswerSchema },
+    refusals: [400, 404, 413],
   },
   {
     method: 'post',

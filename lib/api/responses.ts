@@ -100,6 +100,10 @@ export const runSchema = z.strictObject({
   queuedReason: queuedReasonSchema,
   forkedFromRun: z.string().nullable().describe('a fork: the run it was forked from'),
   forkedAtStep: int.nullable().describe('a fork: the step it was forked at (steps before it were copied)'),
+  budgetUsd: z
+    .number()
+    .nullable()
+    .describe('USD its model calls may spend through the gateway before the next is refused and the run paused'),
 });
 
 export const runSummarySchema = z.strictObject({

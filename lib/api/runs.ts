@@ -3,6 +3,7 @@
  * bodies of its writes, whose operations (start, pause, resume, cancel, retry) are lib/control/runs's.
  * Framework-free: route handlers authorize, read the request, and call these or lib/control.
  */
+
 import { z } from 'zod';
 import { readRunFigures } from '../control/figures';
 import { queuedReasonOf } from '../control/queued';
@@ -12,6 +13,7 @@ import { RUN_ACTIONS } from '../control/runs';
 import { readRunsPage } from '../control/runs-list';
 import { readStallFacts, type StallSettings, stallOf } from '../control/stalled';
 import { claimView, committedView, progressView, runSummaryView, runView } from '../control/views';
+import { budgetUsdSchema } from '../domain/budget';
 import { NotFoundError } from '../errors';
 import type { InsightStore, RunAction, RunStore, Store } from '../store/contract';
 import { LISTED_STATUSES } from '../store/shared/outside-runs';
@@ -61,6 +63,7 @@ export const startBody = z.strictObject({
     .max(64, 'must be at most 64 characters'),
   input: z.unknown().optional(),
   id: newRunId.optional(),
+  budgetUsd: budgetUsdSchema.optional(),
 });
 
 export const committedQuery = z.strictObject({ limit: queryLimit(1000).optional(), cursor: z.string().optional() });
@@ -151,6 +154,11 @@ export const rerunBody = z.strictObject({
 export const forkBody = rerunBody.extend({ id: newRunId.optional() });
 /** GET /api/v1/runs/{id}/rewind-cost's query: the step a rerun or fork would start from, a number or a name. */
 export const rewindCostQuery = z.strictObject({ from: stepText });
+
+export const budgetBody = z.strictObject({
+  budgetUsd: budgetUsdSchema,
+  reason: z.string({ error: 'must be text' }).optional(),
+});
 /** A step number in a path: digits only. */
 export const stepParam = z
   .string()

@@ -9,6 +9,7 @@ export const STATUS_BY_CODE: Partial<Record<ErrorCode, number>> = {
   INVALID_INPUT: 400,
   INVALID_JSON: 400,
   UNAUTHENTICATED: 401,
+  BUDGET_REACHED: 402,
   FORBIDDEN: 403,
   NOT_FOUND: 404,
   CONFLICT: 409,

@@ -2,8 +2,10 @@
  * The edge of the CLI: flags are parsed strictly (node:util parseArgs) and their values checked with zod
  * before anything is opened. Every problem here is a UsageError — exit 2, one line naming the flag.
  */
+
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { budgetUsdSchema } from '../domain/budget';
 import { jsonProblemMessage, parseJsonInput } from '../domain/json-input';
 import { runIdLookup } from '../domain/run-id';
 import { UsageError } from '../errors';
@@ -68,6 +70,13 @@ export const statusFilter = z.enum(LISTED_STATUSES);
 /** Positive whole numbers from a flag's text: "1.5", "1e3" and "" are refused, not rounded. */
 export const count = (max: number) =>
   z.string().regex(/^\d+$/, 'must be a whole number').transform(Number).pipe(z.number().int().min(1).max(max));
+
+/** A budget from a flag's text: plain decimal dollars ("2.50"), then the one budget rule (lib/domain/budget). */
+export const usd = z
+  .string()
+  .regex(/^\d+(\.\d+)?$/, 'must be a number of US dollars, like 2.50')
+  .transform(Number)
+  .pipe(budgetUsdSchema);
 
 /**
  * Ids we look up but did not necessarily create: run ids, and the keys, worker and workflow names outside

@@ -40,7 +40,7 @@ const DRY_RUN: [string, string] = [
 
 export const COMMANDS: Record<string, CommandSpec> = {
   start: {
-    usage: 'start <workflow> [--input JSON|@file] [--id ID] [--follow]',
+    usage: 'start <workflow> [--input JSON|@file] [--id ID] [--budget USD] [--follow]',
     summary: 'queue a run',
     args: [['<workflow>', 'a built-in or published workflow (`waybill workflows` lists them)']],
     flags: [
@@ -49,6 +49,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
         '--id ID',
         'the run id (default: generated); an id that exists with this workflow and input answers with that run (exit 0, nothing queued), with another is refused (CONFLICT)',
       ],
+      ['--budget USD', "the run's budget for model calls through the gateway, over its workflow's default"],
       ['--follow', 'stay and show progress until the run ends'],
     ],
     examples: ['waybill start agent-batch --input \'{"items": 20}\' --id nightly-7 --follow'],
@@ -175,6 +176,17 @@ export const COMMANDS: Record<string, CommandSpec> = {
     bulk: true,
     examples: ['waybill cancel nightly-7 --reason "wrong input"'],
     run: action('cancel'),
+  },
+  budget: {
+    usage: 'budget <runId> <usd> [--reason TEXT]',
+    summary: "set a run's budget for model calls through the gateway (a run paused at its budget: raise, then resume)",
+    args: [RUN_ID, ['<usd>', 'US dollars, above 0 and at most 1000000 (2.50)']],
+    flags: [REASON],
+    examples: ['waybill budget nightly-7 5 --reason "worth finishing"', 'waybill resume nightly-7'],
+    run: lazy(
+      () => import('./control'),
+      (m) => m.budget,
+    ),
   },
   retry: {
     usage: 'retry <runId> | --all-matching …',

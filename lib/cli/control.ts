@@ -13,8 +13,9 @@ import { inputError } from '../engine/input-check';
 import { runIdSchema } from '../engine/runs';
 import type { StartableWorkflows, StartCheck } from '../engine/workflow';
 import { StartRefusedError, UsageError } from '../errors';
+import { runUsage } from '../gateway/ledger';
 import type { RunAction, RunRow } from '../store/contract';
-import { check, flags, GLOBAL_OPTIONS, jsonArg, lookupId, positionals } from './args';
+import { check, flags, GLOBAL_OPTIONS, jsonArg, lookupId, positionals, usd } from './args';
 import { type Cli, callerOf, withControl } from './context';
 import { followRun } from './follow';
 
@@ -24,12 +25,19 @@ export async function start(cli: Cli, args: string[]): Promise<number> {
       args,
       strict: true,
       allowPositionals: true,
-      options: { ...GLOBAL_OPTIONS, input: { type: 'string' }, id: { type: 'string' }, follow: { type: 'boolean' } },
+      options: {
+        ...GLOBAL_OPTIONS,
+        input: { type: 'string' },
+        id: { type: 'string' },
+        budget: { type: 'string' },
+        follow: { type: 'boolean' },
+      },
     }),
   );
   const [workflow] = positionals(given, ['workflow']) as [string];
   const input = values.input === undefined ? {} : jsonArg(values.input, '--input', cli.config().WAYBILL_MAX_BODY_BYTES);
   const id = values.id === undefined ? undefined : check(runIdSchema, values.id, '--id');
+  const budgetUsd = values.budget === undefined ? undefined : check(usd, values.budget, '--budget');
   const caller = callerOf(cli, values.as);
   const builtins = await cli.registry(undefined, values.db);
   // A built-in's input is checked before the store is opened, so bad input never opens (or creates) it; any
@@ -45,6 +53,7 @@ export async function start(cli: Cli, args: string[]): Promise<number> {
         workflow,
         input,
         id,
+        budgetUsd,
       })
       .catch((error: unknown) => {
         // The CLI's words for a refused start, as before lib/control: exit 2, each wrong field named.
@@ -82,6 +91,38 @@ export async function start(cli: Cli, args: string[]): Promise<number> {
     else cli.out(`run ${final.id} ${final.status}${final.error ? `: ${final.error}` : ''}`);
     return final.status === 'completed' ? 0 : 1;
   });
+}
+
+/** `waybill budget <runId> <usd>`: sets the run's budget, and says what it has spent and what comes next. */
+export async function budget(cli: Cli, args: string[]): Promise<number> {
+  const { values, positionals: given } = flags(() =>
+    parseArgs({
+      args,
+      strict: true,
+      allowPositionals: true,
+      options: { ...GLOBAL_OPTIONS, reason: { type: 'string' } },
+    }),
+  );
+  const [id, amount] = positionals(given, ['runId', 'usd']) as [string, string];
+  const runId = check(lookupId, id, 'run id');
+  const budgetUsd = check(usd, amount, '<usd>');
+  const caller = callerOf(cli, values.as);
+  const { run, spent, judgement } = await withControl(cli, values.db, async (deps) => {
+    const run = await runs.budget(deps, caller, { runId, budgetUsd, reason: values.reason });
+    const store = await deps.store();
+    return {
+      run,
+      spent: (await runUsage(store, run.id)).costUsd,
+      judgement: values.json ? await judgeRun(store, run, stallSettings(cli.config())) : null,
+    };
+  });
+  if (values.json) {
+    cli.json(judged(run, judgement));
+    return 0;
+  }
+  const next = run.status === 'paused' ? `; it is paused: waybill resume ${run.id} to continue` : '';
+  cli.out(`budget of ${run.id}: $${run.budgetUsd} (spent $${spent.toFixed(6)})${next}`);
+  return 0;
 }
 
 /** Exit 2 for a name nobody knows or an input that does not fit, naming each wrong field. */

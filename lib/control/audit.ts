@@ -31,6 +31,7 @@ export const AUDIT_ACTIONS = [
   'approve',
   'reject',
   'signal',
+  'budget',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

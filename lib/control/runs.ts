@@ -4,8 +4,9 @@
  * run's own `operator` event in the same transaction as the change (actOnRun) or just after (start).
  */
 import { z } from 'zod';
+import { budgetUsdSchema } from '../domain/budget';
 import { runIdSchema, type StartedRun, startRun } from '../engine/runs';
-import { StartRefusedError } from '../errors';
+import { NotFoundError, StartRefusedError } from '../errors';
 import type { RunAction, RunRow } from '../store/contract';
 import { TRANSITIONS } from '../store/shared/transitions';
 import { record } from './audit';
@@ -24,6 +25,8 @@ const startInput = z.strictObject({
     .max(64, 'must be at most 64 characters'),
   input: z.unknown().optional(),
   id: runIdSchema.optional(),
+  /** The run's own budget (USD), over its workflow's default. */
+  budgetUsd: budgetUsdSchema.optional(),
   reason: reasonField,
 });
 
@@ -45,14 +48,22 @@ export async function start(deps: ControlDeps, caller: Caller, input: z.input<ty
     throw new StartRefusedError(given.workflow, 'unknown-workflow', message, { workflow: [message] });
   }
   if (!checked.ok) throw inputRefused(given.workflow, checked.issues);
-  const run = await startRun(store, workflows, { workflow: given.workflow, input: checked.input, id: given.id });
+  const run = await startRun(store, workflows, {
+    workflow: given.workflow,
+    input: checked.input,
+    id: given.id,
+    budgetUsd: given.budgetUsd,
+  });
   if (run.existed) return run;
   await store.recordEvent({ runId: run.id, outcome: 'operator', detail: `started by ${caller.actor}` });
   await record(store, caller, {
     action: 'start',
     target: run.id,
     runId: run.id,
-    note: `workflow ${run.workflow}`,
+    note:
+      given.budgetUsd === undefined
+        ? `workflow ${run.workflow}`
+        : `workflow ${run.workflow}; budget $${given.budgetUsd}`,
     reason: given.reason,
   });
   return run;
@@ -77,4 +88,28 @@ export async function act(deps: ControlDeps, caller: Caller, input: z.input<type
   await record(store, caller, { action: given.action, target: given.runId, runId: given.runId, reason: given.reason });
   return run;
 }
+const budgetInput = z.strictObject({
+  runId: runRef,
+  budgetUsd: budgetUsdSchema,
+  reason: reasonField,
+});
+
+/**
+ * Sets a run's budget (USD), raising or lowering it, whatever its status: a run the gateway paused at its
+ * budget continues once raised and resumed (docs/gateway.md, "Budgets"). The run's timeline and the audit log
+ * say from what to what. NotFoundError for a run with no row (an outside client's run has no budget).
+ */
+export async function budget(deps: ControlDeps, caller: Caller, input: z.input<typeof budgetInput>): Promise<RunRow> {
+  authorize(caller, 'operator');
+  const given = validate(budgetInput, input);
+  const store = await deps.store();
+  const before = await store.getRun(given.runId);
+  if (!before) throw new NotFoundError(`run ${given.runId}`);
+  const run = await store.setRunBudget(given.runId, given.budgetUsd);
+  const change = `budget ${before.budgetUsd === null ? 'none' : `$${before.budgetUsd}`} → $${given.budgetUsd}`;
+  await store.recordEvent({ runId: run.id, outcome: 'operator', detail: `${change} by ${caller.actor}` });
+  await record(store, caller, { action: 'budget', target: run.id, runId: run.id, note: change, reason: given.reason });
+  return run;
+}
+
 export { fork, rerun } from './rewind';

@@ -80,6 +80,7 @@ export function runView(
     queuedReason,
     forkedFromRun: row.forkedFromRun,
     forkedAtStep: row.forkedAtStep,
+    budgetUsd: row.budgetUsd,
   };
 }
 

@@ -25,7 +25,8 @@ export type StartedRun = RunRow & { existed: boolean };
 export async function startRun(
   store: Pick<RunStore, 'createRun' | 'getRun'>,
   workflows: StartableWorkflows,
-  request: { workflow: string; input: unknown; id?: string },
+  /** `budgetUsd`: the run's own budget, over its workflow's default (checked by the caller: lib/domain/budget). */
+  request: { workflow: string; input: unknown; id?: string; budgetUsd?: number },
 ): Promise<StartedRun> {
   const checked = workflows.check(request.workflow, request.input);
   if (!checked) throw unknownWorkflow(request.workflow, workflows);
@@ -41,6 +42,7 @@ export async function startRun(
       workflow: checked.workflow,
       inputJson: JSON.stringify(checked.input),
       totalSteps: checked.totalSteps,
+      ...(request.budgetUsd === undefined ? {} : { budgetUsd: request.budgetUsd }),
     });
     return { ...run, existed: false };
   } catch (error) {

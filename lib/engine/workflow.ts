@@ -3,6 +3,7 @@
  * contract at the boundary: a run is only created with input that parses.
  */
 import type { z } from 'zod';
+import { budgetProblem } from '../domain/budget';
 import { InvalidInputError, NotFoundError } from '../errors';
 import type { RunContext } from './context';
 import { checkInput, type InputIssue, inputError } from './input-check';
@@ -24,6 +25,11 @@ export interface WorkflowDefinition<I = unknown> {
    * the control plane can use it; a function of the input only the worker's own code can evaluate.
    */
   totalSteps?: number | ((input: I) => number | null);
+  /**
+   * USD a run may spend on model calls through the gateway before its next call is refused and the run paused
+   * (docs/gateway.md, "Budgets"). A start may give its own; the worker fills this in for a run started without.
+   */
+  budgetUsd?: number;
   run(ctx: RunContext, input: I): Promise<unknown>;
 }
 
@@ -55,6 +61,8 @@ export function defineWorkflow<I>(definition: WorkflowDefinition<I>): WorkflowDe
   if (description !== undefined && (typeof description !== 'string' || description.length > 1000)) {
     throw new InvalidInputError(`workflow ${label}: description must be a string of at most 1000 characters`);
   }
+  const budget = definition.budgetUsd === undefined ? undefined : budgetProblem('budgetUsd', definition.budgetUsd);
+  if (budget !== undefined) throw new InvalidInputError(`workflow ${label}: ${budget}`);
   if (definition.maxAttempts !== undefined)
     checkRetryPolicy({ maxAttempts: definition.maxAttempts }, '', `workflow ${label}`);
   // Refused here, at import, rather than at the first failing step of some run hours later.
@@ -88,6 +96,20 @@ export async function fillRunTotal(
   const total = stepsOf(definition, input);
   // The total only draws progress bars: a store that fails to take it must not fail the run (the next take retries).
   if (total !== null) await store.setRunTotal(run.id, workerId, total).catch(() => undefined);
+}
+
+/**
+ * The worker's half of budgetUsd: the control plane may not have the code, so a run started without a budget of
+ * its own gets its workflow's default from the worker that takes it, once (a budget set meanwhile wins).
+ */
+export async function fillRunBudget(
+  store: { setRunBudget(id: string, budgetUsd: number, options: { ifUnset: true }): Promise<unknown> },
+  run: { id: string; budgetUsd: number | null },
+  definition: WorkflowDefinition<unknown>,
+): Promise<void> {
+  // Not caught, unlike the total: a run whose budget could not be set must not spend unbounded.
+  if (run.budgetUsd === null && definition.budgetUsd !== undefined)
+    await store.setRunBudget(run.id, definition.budgetUsd, { ifUnset: true });
 }
 
 /**

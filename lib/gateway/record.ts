@@ -5,10 +5,12 @@
  * request that finds the answer is given it as it was stored, byte for byte and framed the same; one that
  * finds the key in flight waits for it. A failed upstream (an error status, a timeout, a cut stream) stores
  * nothing, so the key can be tried again; the lead keeps reading a stream its client left, so what was paid
- * for is kept.
+ * for is kept. A lead whose run has spent its budget gives its key back and is refused (budget.ts).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { BudgetReachedError } from '../errors';
 import type { ModelCallRow, ModelCallStart, Store } from '../store/contract';
+import { budgetRefusal, holdToBudget } from './budget';
 import { costOf, type PriceTable } from './prices';
 import { type GatewayRoute, type GatewaySettings, type Json, KEPT_HEADERS } from './routes';
 import { callUpstream } from './upstream';
@@ -44,9 +46,30 @@ export async function recordedCall(deps: RecordDeps, call: PreparedCall): Promis
   for (;;) {
     const begin = await deps.store.beginModelCall(start);
     if (begin.kind === 'answered') return replay(deps.store, begin.call);
-    if (begin.kind === 'lead') return lead(deps, call, begin.callId, begin.token);
+    if (begin.kind === 'lead') {
+      const refused = await overBudget(deps, call, begin.callId, begin.token);
+      return refused ?? lead(deps, call, begin.callId, begin.token);
+    }
     deps.onWait?.(begin.call.idemKey!);
     await waitForAnswer(deps, begin.call);
+  }
+}
+
+/** The budget's refusal of a call about to go upstream (budget.ts), its key given back; null to go on. */
+async function overBudget(
+  deps: RecordDeps,
+  call: PreparedCall,
+  callId: string,
+  token: string,
+): Promise<Response | null> {
+  if (call.start.runId === null) return null;
+  try {
+    await holdToBudget(deps.store, deps.settings, call.start.runId);
+    return null;
+  } catch (error) {
+    await deps.store.abandonModelCall(callId, token).catch(() => undefined);
+    if (error instanceof BudgetReachedError) return budgetRefusal(error, call.route.api);
+    throw error;
   }
 }
 

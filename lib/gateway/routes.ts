@@ -14,6 +14,9 @@ export type GatewaySettings = Pick<
   | 'WAYBILL_GATEWAY_ANTHROPIC_KEY'
   | 'WAYBILL_GATEWAY_TIMEOUT_MS'
   | 'WAYBILL_GATEWAY_LEASE_MS'
+  // What lib/control's pause is handed when a run's budget is reached (budget.ts).
+  | 'WAYBILL_CLAIM_TTL_MS'
+  | 'WAYBILL_MAX_BODY_BYTES'
 >;
 
 export type Json = Record<string, unknown>;

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { errorResponse, refused, STATUS_BY_CODE } from '../../lib/api/errors';
 import {
   ApiError,
+  BudgetReachedError,
   ConflictError,
   IdempotencyKeyReuseError,
   InvalidInputError,
@@ -32,13 +33,14 @@ describe('errorResponse', () => {
       [new InvalidTransitionError('r1', 'retry', 'running'), 409, 'INVALID_TRANSITION'],
       [new LeaseLostError('k'), 409, 'LEASE_LOST'],
       [new IdempotencyKeyReuseError('k', 'a', 'b'), 422, 'IDEMPOTENCY_KEY_REUSE'],
+      [new BudgetReachedError('r1', 3, 2.5), 402, 'BUDGET_REACHED'],
     ];
     for (const [error, status, code] of cases) {
       const got = await answer(error);
       expect([got.status, got.body]).toEqual([status, { error: { code, message: error.message } }]);
       expect(got.logged).toEqual([]);
     }
-    expect(Object.keys(STATUS_BY_CODE)).toHaveLength(12);
+    expect(Object.keys(STATUS_BY_CODE)).toHaveLength(13);
   });
 
   it('answers 503 with Retry-After for a busy store, without the driver text', async () => {

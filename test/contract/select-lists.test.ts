@@ -104,6 +104,7 @@ const RUN = keys<RunRow>()({
   finishedAt: true,
   forkedFromRun: true,
   forkedAtStep: true,
+  budgetUsd: true,
 });
 const WAIT = keys<WaitRow>()({
   runId: true,

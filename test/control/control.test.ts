@@ -52,6 +52,7 @@ describe.each(list)('lib/control on $name', (backend) => {
       ...(['pause', 'resume', 'cancel', 'retry'] as const).map(
         (action) => [action, () => runs.act(deps, VIEWER, { action, runId: 'r1' })] as [string, () => Promise<unknown>],
       ),
+      ['budget', () => runs.budget(deps, VIEWER, { runId: 'r1', budgetUsd: 5 })],
       ['expire', () => claims.expire(deps, VIEWER, { key: 'k1', force: true })],
       ['resolve', () => claims.resolve(deps, VIEWER, { key: 'k1', result: 1, force: true })],
       ['sweep', () => claims.sweep(deps, VIEWER, {})],
@@ -91,6 +92,18 @@ describe.each(list)('lib/control on $name', (backend) => {
         () => runs.start(deps, OPERATOR, { workflow: 'echo', input: {}, id: 'has space' }),
         { id: ['letters, digits and . _ : - only, starting with a letter or digit'] },
       ],
+      [
+        () => runs.start(deps, OPERATOR, { workflow: 'echo', input: {}, budgetUsd: 0 }),
+        { budgetUsd: ['must be more than 0 US dollars'] },
+      ],
+      [
+        () => runs.budget(deps, OPERATOR, { runId: 'r1', budgetUsd: Number.NaN }),
+        { budgetUsd: ['must be a number of US dollars'] },
+      ],
+      [
+        () => runs.budget(deps, OPERATOR, { runId: 'r1', budgetUsd: 2_000_000 }),
+        { budgetUsd: ['must be at most 1000000 US dollars'] },
+      ],
       [() => claims.expire(deps, OPERATOR, { key: '' }), { key: ['must not be empty'] }],
       [
         () => claims.resolve(deps, OPERATOR, { key: 'k', result: 'x'.repeat(2000) }),
@@ -113,7 +126,7 @@ describe.each(list)('lib/control on $name', (backend) => {
         () => audit.list(deps, VIEWER, { action: 'delete' as 'start' }),
         {
           action: [
-            'must be one of start, pause, resume, cancel, retry, expire, resolve, sweep, prune, token, rerun, fork, approve, reject, signal',
+            'must be one of start, pause, resume, cancel, retry, expire, resolve, sweep, prune, token, rerun, fork, approve, reject, signal, budget',
           ],
         },
       ],

@@ -145,6 +145,10 @@ export const httpApi: Record<string, Handler> = {
     const answer = await curl(context, c);
     expect(answer).toMatchObject({ run: { id: 'nightly-7-b' }, copied: 10, fromStep: 10 });
   },
+  [`curl -H "$AUTH" -X POST "$WAYBILL/api/v1/runs/nightly-7/budget" -d '{"budgetUsd": 10, "reason": "worth it"}'`]:
+    async (c, context) => {
+      expect(await curl(context, c)).toMatchObject({ run: { id: 'nightly-7', budgetUsd: 10 } });
+    },
   [`curl -H "$AUTH" -X POST "$WAYBILL/api/v1/runs/nightly-7/signals/settled" -d '{"payload": {"id": "evt_1"}}'`]:
     async (c, context) => {
       const answer = await curl(context, c);

@@ -15,6 +15,7 @@ import { allows } from '@/lib/auth/principal';
 import { requirePage } from '@/lib/auth/server';
 import type { Caller } from '@/lib/control';
 import { callerOf } from '@/lib/data/control';
+import { runSpentUsd } from '@/lib/data/run-budget';
 import { getRunDetail, MAX_POINTS, runExists, TIMELINE_EVENTS } from '@/lib/data/run-detail';
 import { claimTtlMs, getStore } from '@/lib/data/store';
 import { claimExpiresAt } from '@/lib/domain/claim-expiry';
@@ -103,6 +104,7 @@ async function Run({
   const { run } = detail;
   const store = await getStore();
   const forks = run.external ? [] : await store.listForks(run.id);
+  const spentUsd = run.external ? null : await runSpentUsd(run.id);
   const lastStep = run.totalSteps !== null ? run.totalSteps - 1 : Math.max(0, (detail.progress?.step ?? 1) - 1);
   // The trace's window: ?trace=N, else the steps up to where the run stands.
   const rawTrace = (await searchParams).trace;
@@ -124,7 +126,7 @@ async function Run({
 
   return (
     <div className="space-y-6">
-      <Header detail={detail} now={now} operator={operator} />
+      <Header detail={detail} now={now} operator={operator} spentUsd={spentUsd} />
       <Lineage run={run} forks={forks} />
 
       {/* Two columns on a wide screen. On a phone the columns dissolve (display: contents) so their cards

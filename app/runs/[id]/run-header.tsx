@@ -5,9 +5,21 @@ import { LiveRefresh } from '@/app/components/live-refresh';
 import { Badge, relative } from '@/app/components/ui';
 import { durationText, runDuration, utcText } from '@/lib/data/rates';
 import type { RunDetail } from '@/lib/data/run-detail';
+import { BudgetForm } from './budget-form';
 import { RunActions } from './run-actions';
 
-export function Header({ detail, now, operator }: { detail: RunDetail; now: number; operator: boolean }) {
+export function Header({
+  detail,
+  now,
+  operator,
+  spentUsd,
+}: {
+  detail: RunDetail;
+  now: number;
+  operator: boolean;
+  /** What the run has spent through the gateway; null for an outside client's run (no budget to hold it to). */
+  spentUsd: number | null;
+}) {
   const { run } = detail;
   return (
     <header className="space-y-4">
@@ -70,7 +82,20 @@ export function Header({ detail, now, operator }: { detail: RunDetail; now: numb
             </p>
           )}
         </div>
-        {!run.external && operator && <RunActions runId={run.id} actions={detail.actions} />}
+        {!run.external && (
+          <div className="flex flex-col items-start gap-3 sm:items-end">
+            {operator && <RunActions runId={run.id} actions={detail.actions} />}
+            {spentUsd !== null && (
+              <BudgetForm
+                runId={run.id}
+                budgetUsd={run.budgetUsd}
+                spentUsd={spentUsd}
+                paused={run.status === 'paused'}
+                operator={operator}
+              />
+            )}
+          </div>
+        )}
       </div>
       {run.status === 'failed' && run.error && (
         <div

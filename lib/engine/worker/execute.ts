@@ -10,11 +10,11 @@
  */
 import { Checkpoint } from '../../checkpoint/checkpoint';
 import { LeaseLostError, RunParkedError, RunRejectedError } from '../../errors';
-import type { RunRow } from '../../store/contract';
+import type { RunRow, RunStore } from '../../store/contract';
 import { RunContext } from '../context';
 import { resolvePolicy } from '../retry-policy';
 import type { RunLogWriter } from '../run-log';
-import { fillRunTotal } from '../workflow';
+import { fillRunBudget, fillRunTotal } from '../workflow';
 import { keepRunLease } from './liveness';
 import type { WorkerSelf } from './options';
 
@@ -41,6 +41,7 @@ export async function execute(
     const workflow = registry.get(run.workflow);
     const input = registry.parseInput(run.workflow, JSON.parse(run.inputJson));
     await fillRunTotal(store, run, self.id, workflow, input);
+    await fillRunBudget(store, run, workflow);
     const retry = resolvePolicy(self.o.retry, { maxAttempts: workflow.maxAttempts }, workflow.retry);
     const ctx = new RunContext(
       run.id,
@@ -87,6 +88,12 @@ export async function execute(
       const reason = stop.aborted ? (stop.reason as Error | undefined)?.message : String(error);
       // A pause is a pause: the step in hand committed, nothing failed, and the timeline has the operator's event.
       log.info('run stopped after its step in hand', { reason });
+    } else if (await stoppedMeanwhile(store, run.id)) {
+      // Paused (or cancelled) while its step failed, before the heartbeat told us: the gateway pauses a run at
+      // its budget and then refuses the call, so the step's error is the pause's doing. Stopped, not failed:
+      // resumed, the step runs again.
+      await store.releaseRun(run.id, self.id, attempt);
+      log.info('run stopped: its step failed while the run was paused or cancelled', { error: String(error) });
     } else {
       const message = error instanceof Error ? error.message : String(error);
       await store.finishRun(run.id, self.id, { status: 'failed', error: message }, attempt);
@@ -95,4 +102,10 @@ export async function execute(
   } finally {
     lease.stop();
   }
+}
+
+/** Whether the run was paused or cancelled; a store that cannot say leaves the failure standing. */
+async function stoppedMeanwhile(store: Pick<RunStore, 'getRun'>, runId: string): Promise<boolean> {
+  const status = (await store.getRun(runId).catch(() => null))?.status;
+  return status === 'paused' || status === 'cancelled';
 }

@@ -116,6 +116,8 @@ export interface RunRow {
   /** A fork's original run, and the step it was forked from (steps before it were copied). */
   forkedFromRun: string | null;
   forkedAtStep: number | null;
+  /** USD its model calls may spend through the gateway before the next is refused; null: no limit. */
+  budgetUsd: number | null;
 }
 
 export interface WorkerRow {

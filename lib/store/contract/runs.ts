@@ -96,7 +96,19 @@ export interface WorkerStore {
  */
 export interface RunStore extends WorkerStore, WorkflowStore {
   /** Queues a new run. ConflictError when the id is taken. */
-  createRun(run: { id: string; workflow: string; inputJson: string; totalSteps: number | null }): Promise<RunRow>;
+  createRun(run: {
+    id: string;
+    workflow: string;
+    inputJson: string;
+    totalSteps: number | null;
+    budgetUsd?: number | null;
+  }): Promise<RunRow>;
+
+  /**
+   * Sets a run's budget (USD) and answers its row; NotFoundError for an unknown run. `ifUnset`: only when it
+   * has none (a worker filling in its workflow's default), else the row is answered unchanged.
+   */
+  setRunBudget(id: string, budgetUsd: number, options?: { ifUnset?: boolean }): Promise<RunRow>;
 
   getRun(id: string): Promise<RunRow | null>;
 

@@ -135,8 +135,9 @@ export function postgresRuns(c: PgConnection): RunsOnly {
         const now = c.now();
         const created = (
           await c.once<RunRow>(
-            sql`INSERT INTO ${runs} AS r (id, workflow, input_json, status, total_steps, created_at, updated_at)
-          VALUES (${run.id}, ${run.workflow}, ${run.inputJson}, 'queued', ${run.totalSteps}::int, ${now}, ${now})
+            sql`INSERT INTO ${runs} AS r (id, workflow, input_json, status, total_steps, budget_usd, created_at, updated_at)
+          VALUES (${run.id}, ${run.workflow}, ${run.inputJson}, 'queued', ${run.totalSteps}::int,
+            ${run.budgetUsd ?? null}::float8, ${now}, ${now})
           ON CONFLICT (id) DO NOTHING RETURNING ${RUN}`,
             'waybill_run_create',
           )
@@ -154,6 +155,21 @@ export function postgresRuns(c: PgConnection): RunsOnly {
     },
 
     getRun,
+
+    // Safe to run twice: a retried set writes the same value. Nothing updated (no such run, or `ifUnset` and one
+    // is set) reads the row as it is.
+    async setRunBudget(id, budgetUsd, options) {
+      const unset = options?.ifUnset ? sql`AND r.budget_usd IS NULL` : sql``;
+      const updated = (
+        await withRetry('setRunBudget', () =>
+          c.once<RunRow>(sql`UPDATE ${runs} r SET budget_usd = ${budgetUsd}::float8, updated_at = ${c.now()}
+            WHERE r.id = ${id} ${unset} RETURNING ${RUN}`),
+        )
+      ).rows[0];
+      const row = updated ?? (await getRun(id));
+      if (!row) throw new NotFoundError(`run ${id}`);
+      return row;
+    },
 
     listRuns: (filter) => listRuns(c, filter),
 

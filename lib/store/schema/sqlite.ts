@@ -139,6 +139,8 @@ export const runs = sqliteTable(
     /** A fork's original run and the step it was forked from: each run page links to the other. */
     forkedFromRun: text('forked_from_run'),
     forkedAtStep: integer('forked_at_step'),
+    /** USD a run's recorded model calls may spend before the gateway refuses the next (lib/gateway/budget.ts). */
+    budgetUsd: real('budget_usd'),
   },
   (t) => [
     index('runs_status_updated').on(t.status, t.updatedAt),

@@ -67,5 +67,6 @@ export function outsideRun(id: string, rows: OutsideRows): (Omit<RunRow, 'status
     finishedAt: null,
     forkedFromRun: null,
     forkedAtStep: null,
+    budgetUsd: null,
   };
 }

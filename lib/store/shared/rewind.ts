@@ -81,7 +81,7 @@ export interface HistoryRow extends CommittedRow {
 }
 
 const RUN_COLUMNS = `id, workflow, input_json, status, total_steps, owner, lease_expires_at, attempts, error, output_json,
-  created_at, updated_at, started_at, finished_at, forked_from_run, forked_at_step`;
+  created_at, updated_at, started_at, finished_at, forked_from_run, forked_at_step, budget_usd`;
 
 /** A runs row as read by either backend (snake_case: PostgreSQL folds unquoted aliases). */
 export function runFromRow(r: Record<string, unknown>): RunRow {
@@ -103,6 +103,7 @@ export function runFromRow(r: Record<string, unknown>): RunRow {
     finishedAt: num(r.finished_at),
     forkedFromRun: (r.forked_from_run as string | null) ?? null,
     forkedAtStep: num(r.forked_at_step),
+    budgetUsd: num(r.budget_usd),
   };
 }
 

@@ -4,7 +4,7 @@
  * through Drizzle's query builder; the pick of a runnable run and an operator's action stay hand-written
  * (json_each over the caller's lists, and a CASE per column whose reasons are in its comments).
  */
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
 import { ConflictError, InvalidTransitionError, NotFoundError } from '../../errors';
 import type { RunRow, RunStore, WorkerStore, WorkflowStore } from '../contract';
 import { runs } from '../schema/sqlite';
@@ -80,6 +80,17 @@ export function sqliteRuns(c: SqliteConnection, inBatch: InBatch | null = null):
 
     async getRun(id) {
       return guard(() => get(id) ?? null);
+    },
+
+    async setRunBudget(id, budgetUsd, options) {
+      const now = c.now();
+      return c.tx(() => {
+        const where = options?.ifUnset ? and(eq(runs.id, id), isNull(runs.budgetUsd)) : eq(runs.id, id);
+        orm.update(runs).set({ budgetUsd, updatedAt: now }).where(where).run();
+        const run = get(id);
+        if (!run) throw new NotFoundError(`run ${id}`);
+        return run;
+      });
     },
 
     async listRuns(filter) {

@@ -1,0 +1,44 @@
+/**
+ * A run's budget at the gateway: before a call goes upstream (never before a replay, which costs nothing), a run
+ * whose recorded spend (ledger.ts) has reached its budget is paused — through lib/control's one pause, audited,
+ * actor `gateway`, reason "budget reached" — and the call is refused with 402 in its SDK's error shape, so the
+ * step fails with the SDK's own error and its worker finds the run paused (lib/engine/worker/execute.ts).
+ */
+import { runs } from '../control';
+import type { Caller } from '../control/caller';
+import { BudgetReachedError, InvalidTransitionError } from '../errors';
+import type { ModelApi, Store } from '../store/contract';
+import { runUsage } from './ledger';
+import type { GatewaySettings } from './routes';
+
+export const BUDGET_REASON = 'budget reached';
+
+const GATEWAY: Caller = { actor: 'gateway', role: 'operator', channel: 'api' };
+
+/** Pauses the run and throws BudgetReachedError when its spend has reached its budget; else nothing. */
+export async function holdToBudget(store: Store, settings: GatewaySettings, runId: string): Promise<void> {
+  const run = await store.getRun(runId);
+  if (!run || run.budgetUsd === null) return;
+  const spent = (await runUsage(store, runId)).costUsd;
+  if (spent < run.budgetUsd) return;
+  // Paused before the answer, so the worker that reads the refusal finds the run paused.
+  const deps = {
+    store: async () => store,
+    claimTtlMs: settings.WAYBILL_CLAIM_TTL_MS,
+    maxBytes: settings.WAYBILL_MAX_BODY_BYTES,
+  };
+  await runs.act(deps, GATEWAY, { action: 'pause', runId, reason: BUDGET_REASON }).catch((error: unknown) => {
+    // Paused already (by an earlier refusal, or an operator), or finished meanwhile: refused all the same.
+    if (!(error instanceof InvalidTransitionError)) throw error;
+  });
+  throw new BudgetReachedError(runId, spent, run.budgetUsd);
+}
+
+/** The refusal as the caller's SDK reads an error: Anthropic's shape for its API, OpenAI's for the others. */
+export function budgetRefusal(error: BudgetReachedError, api: ModelApi): Response {
+  const body =
+    api === 'anthropic.messages'
+      ? { type: 'error', error: { type: 'budget_reached', message: error.message } }
+      : { error: { type: 'budget_reached', code: error.code, message: error.message } };
+  return Response.json(body, { status: 402, headers: { 'cache-control': 'no-store' } });
+}
