@@ -429,10 +429,10 @@ export async function usage(
 ) {
   const held = await heldClaim(store, body, options, 'recorded');
   const { runId: _run, key, token: _token, n, ...report } = body;
-  const at = { runId: held.runId, step: held.step, stepKey: key, n };
+  const at = { runId: held.runId, step: held.step, stepKey: key, attempt: held.attempt, n };
   await recordUsage(store, prices, at, report);
-  const row = await store.getModelCall(usageKey(key, n));
-  return { key, recorded: true as const, usageKey: usageKey(key, n), step: held.step, costUsd: row?.costUsd ?? null };
+  const row = await store.getModelCall(usageKey(at));
+  return { key, recorded: true as const, usageKey: usageKey(at), step: held.step, costUsd: row?.costUsd ?? null };
 }
 
 const priceTables = new Map<string | undefined, PriceTable>();

@@ -13,7 +13,7 @@ import { inputError } from '../engine/input-check';
 import { runIdSchema } from '../engine/runs';
 import type { StartableWorkflows, StartCheck } from '../engine/workflow';
 import { StartRefusedError, UsageError } from '../errors';
-import { runUsage } from '../gateway/ledger';
+import { runSpendUsd } from '../gateway/ledger';
 import type { RunAction, RunRow } from '../store/contract';
 import { check, flags, GLOBAL_OPTIONS, jsonArg, lookupId, positionals, usd } from './args';
 import { type Cli, callerOf, withControl } from './context';
@@ -112,7 +112,7 @@ export async function budget(cli: Cli, args: string[]): Promise<number> {
     const store = await deps.store();
     return {
       run,
-      spent: (await runUsage(store, run.id)).costUsd,
+      spent: await runSpendUsd(store, run.id),
       judgement: values.json ? await judgeRun(store, run, stallSettings(cli.config())) : null,
     };
   });

@@ -36,7 +36,7 @@ export function usageStep<C extends StepContext>(
     if (!recorder) throw new Error('this run context cannot record usage: it was built without a store to record in');
     const checked = checkUsage(usage, `ctx.recordUsage (key ${call.idempotencyKey})`);
     // Numbered once checked: a refused report takes no place, so the step's next report keeps the same key.
-    const at = { runId, step: call.step ?? null, stepKey: call.idempotencyKey, n: n++ };
+    const at = { runId, step: call.step ?? null, stepKey: call.idempotencyKey, attempt: call.attempt, n: n++ };
     await recordUsage(recorder.store, recorder.prices, at, checked);
   };
   return Object.assign(call, { recordUsage: recordUsageOfStep });

@@ -8,7 +8,7 @@ import { runs } from '../control';
 import type { Caller } from '../control/caller';
 import { BudgetReachedError, InvalidTransitionError } from '../errors';
 import type { ModelApi, Store } from '../store/contract';
-import { runUsage } from './ledger';
+import { runSpendUsd } from './ledger';
 import type { GatewaySettings } from './routes';
 
 export const BUDGET_REASON = 'budget reached';
@@ -19,7 +19,7 @@ const GATEWAY: Caller = { actor: 'gateway', role: 'operator', channel: 'api' };
 export async function holdToBudget(store: Store, settings: GatewaySettings, runId: string): Promise<void> {
   const run = await store.getRun(runId);
   if (!run || run.budgetUsd === null) return;
-  const spent = (await runUsage(store, runId)).costUsd;
+  const spent = await runSpendUsd(store, runId);
   if (spent < run.budgetUsd) return;
   // Paused before the answer, so the worker that reads the refusal finds the run paused.
   const deps = {

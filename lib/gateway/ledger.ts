@@ -63,3 +63,8 @@ export function sumUsage(runId: string, calls: ModelCallRow[]): RunUsage {
 export async function runUsage(store: Pick<Store, 'listModelCalls'>, runId: string): Promise<RunUsage> {
   return sumUsage(runId, await store.listModelCalls({ runId }));
 }
+
+/** What a run has spent: the USD of its priced calls, retired ones included. The sum a budget is held to. */
+export async function runSpendUsd(store: Pick<Store, 'listModelCalls'>, runId: string): Promise<number> {
+  return (await runUsage(store, runId)).costUsd;
+}

@@ -4,9 +4,10 @@
  * gateway's. Its report is checked here, once, for both: whole token counts ≥ 0, a model named, a cost ≥ 0 when
  * given; when not given, the price table prices it as it would a gateway call.
  *
- * Each report is keyed by the step's idempotency key and its place among the step's reports in this execution
- * (`<step key>:usage:<n>`, n from 0): a step executed again after a crash or a failure reports over its earlier
- * reports rather than beside them, so what the step's last execution reported is what the ledger counts.
+ * Each report is keyed by the step's idempotency key, the claim's attempt and its place among the attempt's
+ * reports (`<step key>:usage:<attempt>:<n>`, n from 0): the same report sent again writes over itself, and an
+ * attempt that failed or died after its call keeps its report beside the next attempt's, since both calls were
+ * paid for (the gateway's ledger counts a failed attempt's call the same way).
  */
 import { z } from 'zod';
 import { InvalidInputError } from '../errors';
@@ -64,14 +65,16 @@ export function checkUsage(raw: unknown, where: string): z.output<typeof usageRe
   );
 }
 
-/** The key of a step's nth report in this execution. */
-export const usageKey = (stepKey: string, n: number) => `${stepKey}:usage:${n}`;
+/** The key of the nth report of an attempt of a step. */
+export const usageKey = (at: Pick<UsageAt, 'stepKey' | 'attempt' | 'n'>) => `${at.stepKey}:usage:${at.attempt}:${at.n}`;
 
 /** Where a report goes: the run, the step (null when unnumbered), its key and its place among the step's reports. */
 export interface UsageAt {
   runId: string;
   step: number | null;
   stepKey: string;
+  /** The claim's attempt: each attempt's reports are its own. */
+  attempt: number;
   n: number;
 }
 
@@ -87,7 +90,7 @@ export function recordedUsage(
     cachedTokens: usage.cachedTokens ?? 0,
   };
   return {
-    idemKey: usageKey(at.stepKey, at.n),
+    idemKey: usageKey(at),
     runId: at.runId,
     step: at.step,
     model: usage.model,

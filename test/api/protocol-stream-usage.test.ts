@@ -104,7 +104,7 @@ describe('POST /api/v1/checkpoint/stream and /usage', () => {
     const priced = await report(0, { model: 'm-1', inputTokens: 1000, outputTokens: 100, cachedTokens: 200 });
     expect([priced.status, priced.body]).toEqual([
       200,
-      { key: 'uu:step:0', recorded: true, usageKey: 'uu:step:0:usage:0', step: 0, costUsd: 0.0028 },
+      { key: 'uu:step:0', recorded: true, usageKey: 'uu:step:0:usage:1:0', step: 0, costUsd: 0.0028 },
     ]);
     expect((await report(1, { model: 'other', inputTokens: 5, outputTokens: 1, costUsd: 0.5 })).status).toBe(200);
     // The same report sent again (a lost answer): written over itself, counted once.
@@ -155,7 +155,7 @@ describe('POST /api/v1/checkpoint/stream and /usage', () => {
       ),
     ).toEqual([
       {
-        key: 'uu:step:0:usage:0',
+        key: 'uu:step:0:usage:1:0',
         step: 0,
         api: 'recorded',
         state: 'complete',
@@ -166,7 +166,7 @@ describe('POST /api/v1/checkpoint/stream and /usage', () => {
         usd: 0.0028,
       },
       {
-        key: 'uu:step:0:usage:1',
+        key: 'uu:step:0:usage:1:1',
         step: 0,
         api: 'recorded',
         state: 'complete',

@@ -1,8 +1,8 @@
 /**
  * ctx.recordUsage, run by a real Worker over a real store on every backend: a step's reports land in the run's
  * ledger, priced by the worker's table when no cost is given; a step that fails after reporting and is retried
- * reports over its first attempt's reports, never beside them; a bad report is refused naming its field, and
- * nothing is written.
+ * keeps its first attempt's reports beside the retry's (both calls were paid for), each once; a bad report is
+ * refused naming its field, and nothing is written.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -78,7 +78,7 @@ describe.each(list)('ctx.recordUsage on $name', (backend) => {
     throw new Error(`run ${id} never became ${status}: ${JSON.stringify(await store.getRun(id))}`);
   }
 
-  it("counts the last attempt's reports once, priced by the table, and refuses bad ones naming the field", async () => {
+  it("counts each attempt's reports once, priced by the table, and refuses bad ones naming the field", async () => {
     await store.createRun({ id: 'u-1', workflow: 'reporter', inputJson: '{}', totalSteps: null });
     await until('u-1', 'completed');
     const where = 'ctx.recordUsage (key u-1:ask)';
@@ -94,15 +94,17 @@ describe.each(list)('ctx.recordUsage on $name', (backend) => {
     const calls = await store.listModelCalls({ runId: 'u-1' });
     expect(calls.map((c) => [c.idemKey, c.step, c.api, c.model, c.inputTokens, c.costUsd]).sort()).toEqual(
       [
-        ['u-1:ask:usage:0', 0, 'recorded', 'm-1', 1000, 0.0028],
-        // The retry's report, over the first attempt's (5 input tokens then).
-        ['u-1:ask:usage:1', 0, 'recorded', 'other', 10, 0.5],
+        // The failed first attempt's calls were paid for: they stay, beside the retry's.
+        ['u-1:ask:usage:1:0', 0, 'recorded', 'm-1', 1000, 0.0028],
+        ['u-1:ask:usage:1:1', 0, 'recorded', 'other', 5, 0.5],
+        ['u-1:ask:usage:2:0', 0, 'recorded', 'm-1', 1000, 0.0028],
+        ['u-1:ask:usage:2:1', 0, 'recorded', 'other', 10, 0.5],
         // Not in the table: unpriced, counted for its tokens.
-        ['u-1:unnumbered:usage:0', null, 'recorded', 'other', 1, null],
+        ['u-1:unnumbered:usage:1:0', null, 'recorded', 'other', 1, null],
       ].sort(),
     );
     const usage = await runUsage(store, 'u-1');
-    expect(usage).toMatchObject({ calls: 3, inputTokens: 1011, outputTokens: 103, cachedTokens: 200, unpriced: 1 });
-    expect(usage.costUsd).toBe(0.0028 + 0.5);
+    expect(usage).toMatchObject({ calls: 5, inputTokens: 2016, outputTokens: 204, cachedTokens: 400, unpriced: 1 });
+    expect(usage.costUsd).toBeCloseTo(2 * (0.0028 + 0.5), 12);
   });
 });

@@ -41,8 +41,8 @@ export interface ModelCallAnswer {
 
 /**
  * A model call made without the gateway, reported by its step (lib/gateway/recorded-usage.ts checks and prices
- * it): stored complete, api `recorded`, under a key of the step's (`<step key>:usage:<n>`), so a step executed
- * again reports over its earlier report rather than beside it.
+ * it): stored complete, api `recorded`, under a key of the step's attempt (`<step key>:usage:<attempt>:<n>`), so
+ * the same report written again counts once.
  */
 export interface RecordedModelUsage {
   idemKey: string;

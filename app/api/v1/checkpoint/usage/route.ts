@@ -3,7 +3,7 @@
  *   → { key, recorded: true, usageKey, step, costUsd }
  * Records a model call the step made without the gateway in the run's usage ledger, as ctx.recordUsage does in
  * a workflow: priced by WAYBILL_GATEWAY_PRICES (else the shipped table) when no cost is given, and keyed
- * `<key>:usage:<n>`, so the same report sent again writes over itself. 409 LEASE_LOST when the token is not
+ * `<key>:usage:<attempt>:<n>`, so the same report sent again writes over itself. 409 LEASE_LOST when the token is not
  * the claim's, and nothing is written.
  * A protocol call, not an operator action: it needs the operator token (it writes) or a run token for the
  * run it names (lib/api/run-scope.ts), and is not audited.
