@@ -17,6 +17,7 @@ export type ErrorCode =
   | 'RUN_PAUSED'
   | 'RUN_CANCELLED'
   | 'RUN_INTERRUPTED'
+  | 'CHILD_RUN_FAILED'
   | 'INVALID_TRANSITION'
   // input and configuration
   | 'INVALID_INPUT'
@@ -515,6 +516,16 @@ export class RunParkedError extends WaybillError {
     readonly waitName: string,
   ) {
     super('RUN_INTERRUPTED', `run ${runId} is waiting on ${waitName}`);
+  }
+}
+
+/** A child run the parent waited for ended other than completed (ctx.waitForChild without `settled`). */
+export class ChildRunFailedError extends WaybillError {
+  constructor(readonly outcome: { runId: string; status: string; error: string | null }) {
+    super(
+      'CHILD_RUN_FAILED',
+      `child run ${outcome.runId} ${outcome.status}${outcome.error ? `: ${outcome.error}` : ''}`,
+    );
   }
 }
 

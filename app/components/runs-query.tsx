@@ -29,6 +29,7 @@ export const WAITING_LABEL: Record<WaitKind, string> = {
   approval: 'waiting for approval',
   signal: 'waiting for a signal',
   sleep: 'sleeping',
+  child: 'waiting for a child run',
 };
 export { WAIT_KINDS };
 

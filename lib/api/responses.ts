@@ -4,6 +4,7 @@
  * view that grows a field the document does not name fails a test instead of drifting.
  */
 import { z } from 'zod';
+import { WAIT_KINDS } from '../store/contract';
 import { RUN_ACTIONS, RUN_STATUSES } from './runs';
 
 const time = z.number().describe('epoch seconds');
@@ -171,7 +172,7 @@ export const committedSchema = z.strictObject({
 export const waitSchema = z.strictObject({
   runId: z.string(),
   name: z.string(),
-  kind: z.enum(['approval', 'signal', 'sleep']),
+  kind: z.enum(WAIT_KINDS),
   details: json.describe('what the approver is shown'),
   createdAt: time,
   dueAt: time.nullable().describe('when a sleep wakes or a timeout decides; null: no timeout'),

@@ -4,7 +4,7 @@
  * right however many workers wrote them, and a worker that stopped since the last scrape has no stale line.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { DurationHistogram, MetricsSnapshot } from '../store/contract';
+import { type DurationHistogram, type MetricsSnapshot, WAIT_KINDS } from '../store/contract';
 
 /** Histogram bounds in ms: from a fast local step to a slow model call, and the 5 minutes of a stuck one. */
 export const DURATION_BOUNDS_MS = [
@@ -122,7 +122,7 @@ export async function renderMetrics(
       labelNames: ['kind'],
       registers,
     });
-    for (const kind of ['approval', 'signal', 'sleep'] as const) {
+    for (const kind of WAIT_KINDS) {
       const row = m.waiting.find((w) => w.kind === kind);
       waiting.set({ kind }, row?.runs ?? 0);
       oldest.set({ kind }, row ? Math.max(0, row.ageSeconds) : 0);

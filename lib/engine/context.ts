@@ -8,6 +8,14 @@ import type { Checkpoint, RunOnceOptions, StepContext, StepResult } from '../che
 import { type Clock, systemClock } from '../clock';
 import { NonRetryableError, StepFailedError } from '../errors';
 import type { StepStreamStore } from '../store/contract';
+import {
+  awaitChild,
+  type ChildOptions,
+  childRunId,
+  type Family,
+  startChildRun,
+  type WaitChildOptions,
+} from './children';
 import type { Logger } from './log';
 import {
   backoffMs,
@@ -47,6 +55,8 @@ export interface RunHost {
   streams?: StepStreamStore;
   /** Where ctx.recordUsage writes, with the prices it costs a report by; absent, a step that reports is told so. */
   usage?: UsageRecorder;
+  /** Where ctx.startChild starts runs, and which workflows it may start; absent, a run cannot have children. */
+  family?: () => Promise<Family>;
 }
 
 export class RunContext {
@@ -73,7 +83,10 @@ export class RunContext {
     this.controlPlaneUrl = host.controlPlaneUrl;
     this.streams = host.streams;
     this.usage = host.usage;
+    this.family = host.family;
   }
+
+  private readonly family: (() => Promise<Family>) | undefined;
 
   private readonly streams: StepStreamStore | undefined;
   private readonly usage: UsageRecorder | undefined;
@@ -134,6 +147,39 @@ export class RunContext {
    */
   sleep(until: number | Date, name?: string): Promise<void> {
     return sleepUntil(this.parked(), this.runId, name ?? `sleep#${++this.sleeps}`, until);
+  }
+
+  /**
+   * Starts a child run of `workflow` as a durable step named `child:<name>`: started once, however often the
+   * parent's worker dies around it. Its id is `<this run's id>:<name>` unless given. Returns the child's id.
+   */
+  async startChild(name: string, workflow: string, input: unknown, options: ChildOptions = {}): Promise<string> {
+    const family = this.families();
+    const id = childRunId(this.runId, name, options);
+    const { result } = await this.step(`child:${name}`, async () =>
+      startChildRun(await family, this.runId, { workflow, input, id, detached: options.detached === true }),
+    );
+    return result.runId;
+  }
+
+  /**
+   * Parks the run until the child has ended (holding no worker slot), then returns its output; a child that
+   * failed, was cancelled or rejected throws ChildRunFailedError, or is answered as a ChildOutcome with `settled`.
+   */
+  async waitForChild<T = unknown>(childId: string, options: WaitChildOptions = {}): Promise<T> {
+    return (await awaitChild(this.parked(), await this.families(), this.runId, childId, options)) as T;
+  }
+
+  /** waitForChild for each, in order: all their outputs (or outcomes, with `settled`). */
+  async waitForChildren<T = unknown>(childIds: string[], options: WaitChildOptions = {}): Promise<T[]> {
+    const outputs: T[] = [];
+    for (const id of childIds) outputs.push(await this.waitForChild<T>(id, options));
+    return outputs;
+  }
+
+  private families(): Promise<Family> {
+    if (!this.family) return Promise.reject(new Error('this run context cannot start child runs: it has no store'));
+    return this.family();
   }
 
   private parked(): Parking {

@@ -25,8 +25,18 @@ export type StartedRun = RunRow & { existed: boolean };
 export async function startRun(
   store: Pick<RunStore, 'createRun' | 'getRun'>,
   workflows: StartableWorkflows,
-  /** `budgetUsd`: the run's own budget, over its workflow's default (checked by the caller: lib/domain/budget). */
-  request: { workflow: string; input: unknown; id?: string; budgetUsd?: number },
+  /**
+   * `budgetUsd`: the run's own budget, over its workflow's default (checked by the caller: lib/domain/budget).
+   * `parentRunId`, `detached`: a child run's (children.ts).
+   */
+  request: {
+    workflow: string;
+    input: unknown;
+    id?: string;
+    budgetUsd?: number;
+    parentRunId?: string;
+    detached?: boolean;
+  },
 ): Promise<StartedRun> {
   const checked = workflows.check(request.workflow, request.input);
   if (!checked) throw unknownWorkflow(request.workflow, workflows);
@@ -43,6 +53,8 @@ export async function startRun(
       inputJson: JSON.stringify(checked.input),
       totalSteps: checked.totalSteps,
       ...(request.budgetUsd === undefined ? {} : { budgetUsd: request.budgetUsd }),
+      parentRunId: request.parentRunId ?? null,
+      detached: request.detached ?? false,
     });
     return { ...run, existed: false };
   } catch (error) {

@@ -1,5 +1,5 @@
 /**
- * Durable waits: `ctx.waitForApproval`, `ctx.waitForSignal` and `ctx.sleep`. A wait is a step whose result
+ * Durable waits: `ctx.waitForApproval`, `ctx.waitForSignal`, `ctx.sleep` and a child run's end (children.ts). A wait is a step whose result
  * comes from outside the run (a person, a webhook, the clock), kept in the store's `waits` table under
  * (run, kind, name), so any worker resumes it after a crash and a decided wait is never waited again on replay.
  *
@@ -32,6 +32,7 @@ import { keyProblem } from '../checkpoint/keys';
 import type { Clock } from '../clock';
 import { InvalidInputError, RunParkedError } from '../errors';
 import type { WaitKind, WaitRow, WaitStore } from '../store/contract';
+import type { ChildOutcome } from '../store/shared/children';
 
 /** What a run context needs to park its run: the store and this execution's fence. */
 export interface Parking {
@@ -123,6 +124,12 @@ export async function waitForSignal<T = unknown>(
     by: wait.decidedBy ?? 'unknown',
     at: Math.round(wait.decidedAt! * 1000),
   };
+}
+
+/** Parks until the child run `childId` has ended; the store decides the wait as the child ends. */
+export async function waitForChild(p: Parking, runId: string, childId: string): Promise<ChildOutcome> {
+  const wait = await waitFor(p, runId, 'child', childId, {});
+  return JSON.parse(wait.decisionJson!) as ChildOutcome;
 }
 
 /** `until`: milliseconds from the first time the run got here, or a moment. */

@@ -105,6 +105,8 @@ const RUN = keys<RunRow>()({
   forkedFromRun: true,
   forkedAtStep: true,
   budgetUsd: true,
+  parentRunId: true,
+  detached: true,
 });
 const WAIT = keys<WaitRow>()({
   runId: true,

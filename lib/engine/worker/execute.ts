@@ -11,12 +11,23 @@
 import { Checkpoint } from '../../checkpoint/checkpoint';
 import { LeaseLostError, RunParkedError, RunRejectedError } from '../../errors';
 import type { RunRow, RunStore } from '../../store/contract';
+import { WorkflowCatalog } from '../catalog';
+import type { Family } from '../children';
 import { RunContext } from '../context';
 import { resolvePolicy } from '../retry-policy';
 import type { RunLogWriter } from '../run-log';
+import { startRun } from '../runs';
 import { fillRunBudget, fillRunTotal } from '../workflow';
 import { keepRunLease } from './liveness';
 import type { WorkerSelf } from './options';
+
+function once<T>(make: () => Promise<T>): () => Promise<T> {
+  let made: Promise<T> | undefined;
+  return () => {
+    made ??= make();
+    return made;
+  };
+}
 
 export async function execute(
   self: WorkerSelf,
@@ -56,6 +67,12 @@ export async function execute(
         controlPlaneUrl: self.o.programUrl,
         streams: store,
         usage: { store, prices: self.o.prices },
+        // A child may be of any workflow some worker serves: this worker's own, checked by their code, or one
+        // another published. Read when the run first starts a child, once.
+        family: once(async (): Promise<Family> => {
+          const workflows = await WorkflowCatalog.load(store, registry);
+          return { start: (request) => startRun(store, workflows, request), getRun: (id) => store.getRun(id) };
+        }),
       },
     );
     log.info('run started', { attempt });

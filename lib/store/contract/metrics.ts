@@ -1,6 +1,7 @@
 /** What a metrics scrape reads from the store: counts and histograms, computed in the database. */
 import type { ModelUsageRow } from './model-calls';
 import type { RunStatus } from './rows';
+import type { WaitKind } from './waits';
 
 /** Cumulative counts of durations at or under each bound, as a Prometheus histogram wants them. */
 export interface DurationHistogram {
@@ -36,7 +37,7 @@ export interface MetricsSnapshot {
   /** The latest measured commit (progress write) of each run: progress.save_ms. */
   commitDurations: DurationHistogram;
   /** Runs parked at a durable wait, by kind, and the age of each kind's oldest open wait (store clock). Absent: not read. */
-  waiting?: { kind: 'approval' | 'signal' | 'sleep'; runs: number; ageSeconds: number }[];
+  waiting?: { kind: WaitKind; runs: number; ageSeconds: number }[];
   /** The gateway's complete model calls summed by model (ModelCallStore.sumModelCalls). Absent: not read. */
   models?: ModelUsageRow[];
   /** Workers not stopped, and how long ago each last heartbeat, by the store's clock. */

@@ -118,6 +118,9 @@ export interface RunRow {
   forkedAtStep: number | null;
   /** USD its model calls may spend through the gateway before the next is refused; null: no limit. */
   budgetUsd: number | null;
+  /** A child run's parent (ctx.startChild); detached children outlive the parent's cancel. */
+  parentRunId: string | null;
+  detached: boolean;
 }
 
 export interface WorkerRow {

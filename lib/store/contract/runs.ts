@@ -102,6 +102,9 @@ export interface RunStore extends WorkerStore, WorkflowStore {
     inputJson: string;
     totalSteps: number | null;
     budgetUsd?: number | null;
+    /** A child run's parent (ctx.startChild), and whether it outlives the parent's cancel. */
+    parentRunId?: string | null;
+    detached?: boolean;
   }): Promise<RunRow>;
 
   /**

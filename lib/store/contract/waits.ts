@@ -1,7 +1,7 @@
 /** A run's durable waits (approvals, signals, sleeps): what lib/engine/waits.ts and lib/control/waits.ts need. */
 
 /** What a wait waits for: a person's decision, a signal's payload, or the clock. */
-export const WAIT_KINDS = ['approval', 'signal', 'sleep'] as const;
+export const WAIT_KINDS = ['approval', 'signal', 'sleep', 'child'] as const;
 export type WaitKind = (typeof WAIT_KINDS)[number];
 
 export interface WaitRow {

@@ -22,15 +22,18 @@
  */
 import { performance } from 'node:perf_hooks';
 import { eq, type SQL, sql } from 'drizzle-orm';
+import type pg from 'pg';
 import { ConflictError, InvalidTransitionError, NotFoundError } from '../../errors';
 import type { RunRow, RunStatus, RunStore, WorkerStore, WorkflowStore } from '../contract';
 import { runs, stepEvents } from '../schema/pg';
+import { cascadeDetail } from '../shared/children';
+import { announceWake } from '../shared/local-wakes';
 import { TRANSITIONS } from '../shared/transitions';
 import { RUN_ALIASES, RUN as RUN_LIST } from './columns';
 import type { PgConnection } from './connection';
 import { mayHaveRun, withRetry } from './retry';
 import { listRuns } from './run-list';
-import { dueWait } from './waits';
+import { dueWait, settleChild } from './waits';
 
 type RunsOnly = Omit<RunStore, keyof WorkerStore | keyof WorkflowStore>;
 
@@ -115,6 +118,32 @@ export function postgresRuns(c: PgConnection): RunsOnly {
     return ids;
   };
 
+  /**
+   * A cancelled run's children go with it, and theirs, unless started detached; each gets its own operator
+   * event, in the cancel's transaction. Their parents are cancelled, so the waits they decide wake nobody.
+   */
+  const cancelChildren = async (client: pg.PoolClient, parentId: string, actor: string): Promise<void> => {
+    const cancelled = await c.once<RunRow & { from: RunStatus }>(
+      sql`WITH cur AS (SELECT id, status FROM ${runs} WHERE parent_run_id = ${parentId} AND NOT detached
+          AND status = ANY(${sql.param([...TRANSITIONS.cancel.from])}::text[]) FOR UPDATE)
+        UPDATE ${runs} r SET status = 'cancelled', updated_at = ${c.now()}, finished_at = ${c.now()}, owner = NULL,
+          lease_expires_at = NULL
+        FROM cur WHERE r.id = cur.id RETURNING cur.status AS "from", ${RUN}`,
+      undefined,
+      client,
+    );
+    for (const { from, ...child } of cancelled.rows) {
+      await c.once(
+        sql`INSERT INTO ${stepEvents} (run_id, outcome, count, detail, at)
+        VALUES (${child.id}, 'operator', 1, ${cascadeDetail(actor, parentId, from)}, ${c.now()})`,
+        undefined,
+        client,
+      );
+      await settleChild(c, client, child);
+      await cancelChildren(client, child.id, actor);
+    }
+  };
+
   /** withRetry, telling each attempt whether an earlier one's outcome is unknown and since when to look. */
   const attempts = <T>(what: string, fn: (attempt: Attempt) => Promise<T>): Promise<T> => {
     const began = performance.now();
@@ -135,9 +164,10 @@ export function postgresRuns(c: PgConnection): RunsOnly {
         const now = c.now();
         const created = (
           await c.once<RunRow>(
-            sql`INSERT INTO ${runs} AS r (id, workflow, input_json, status, total_steps, budget_usd, created_at, updated_at)
+            sql`INSERT INTO ${runs} AS r (id, workflow, input_json, status, total_steps, budget_usd, created_at, updated_at,
+            parent_run_id, detached)
           VALUES (${run.id}, ${run.workflow}, ${run.inputJson}, 'queued', ${run.totalSteps}::int,
-            ${run.budgetUsd ?? null}::float8, ${now}, ${now})
+            ${run.budgetUsd ?? null}::float8, ${now}, ${now}, ${run.parentRunId ?? null}::text, ${run.detached ?? false})
           ON CONFLICT (id) DO NOTHING RETURNING ${RUN}`,
             'waybill_run_create',
           )
@@ -221,13 +251,22 @@ export function postgresRuns(c: PgConnection): RunsOnly {
       try {
         return await attempts('finishRun', async ({ outcomeUnknown, sinceS }) => {
           const now = c.now();
-          const finished = await c.once(
-            sql`UPDATE ${runs} SET status = ${outcome.status}, error = ${error}, output_json = ${output},
-            owner = NULL, lease_expires_at = NULL, finished_at = ${now}, updated_at = ${now}
-            WHERE ${runs.id} = ${id} AND ${runs.owner} = ${workerId} AND ${fence(attempt)} AND ${runs.status} IN ('running', 'paused')`,
-            'waybill_run_finish',
-          );
-          if (finished.rowCount === 1) return true;
+          // One transaction with the parent's wait, so a child never ends without telling its parent.
+          const { ended, woke } = await c.inTransaction(async (client) => {
+            const finished = await c.once<RunRow>(
+              sql`UPDATE ${runs} r SET status = ${outcome.status}, error = ${error}, output_json = ${output},
+              owner = NULL, lease_expires_at = NULL, finished_at = ${now}, updated_at = ${now}
+              WHERE r.id = ${id} AND r.owner = ${workerId} AND (${attempt ?? null}::int IS NULL OR r.attempts = ${attempt ?? null}::int)
+              AND r.status IN ('running', 'paused')
+              RETURNING ${RUN}`,
+              'waybill_run_finish',
+              client,
+            );
+            const row = finished.rows[0];
+            return { ended: row !== undefined, woke: row ? await settleChild(c, client, row) : null };
+          });
+          if (woke) announceWake(woke);
+          if (ended) return true;
           if (!outcomeUnknown) return false;
           // Is the run ended the way the lost attempt asked, since the call began?
           return (
@@ -263,26 +302,28 @@ export function postgresRuns(c: PgConnection): RunsOnly {
      * No row for an unknown run; `from` and a null id when the status does not allow the action.
      */
     async actOnRun(id, action, actor) {
+      let woke: string | null = null;
       const { from, to } = TRANSITIONS[action];
       const target = sql`${to}::text`;
-      const result = await attempts('actOnRun', async ({ outcomeUnknown, sinceS }) => {
-        if (outcomeUnknown) {
-          // Did the lost attempt land? It did if the run's latest operator event is this action by this actor,
-          // recorded since the call began.
-          const start = `${action} by ${actor}: `;
-          const end = ` → ${to}`;
-          const acted = (
-            await c.once<RunRow>(sql`SELECT ${RUN} FROM ${runs} r WHERE r.id = ${id} AND EXISTS (
+      const result = await attempts('actOnRun', async ({ outcomeUnknown, sinceS }) =>
+        c.inTransaction(async (client) => {
+          if (outcomeUnknown) {
+            // Did the lost attempt land? It did if the run's latest operator event is this action by this actor,
+            // recorded since the call began.
+            const start = `${action} by ${actor}: `;
+            const end = ` → ${to}`;
+            const acted = (
+              await c.once<RunRow>(sql`SELECT ${RUN} FROM ${runs} r WHERE r.id = ${id} AND EXISTS (
             SELECT 1 FROM (SELECT e.detail, e.at FROM ${stepEvents} e WHERE e.run_id = ${id} AND e.outcome = 'operator'
               ORDER BY e.id DESC LIMIT 1) last
             WHERE starts_with(last.detail, ${start}) AND right(last.detail, char_length(${end})) = ${end}
               AND last.at >= ${c.now()} - ${sinceS}::float8)`)
-          ).rows[0];
-          if (acted) return { from: null, ...acted };
-        }
-        return (
-          await c.once<{ from: RunStatus } & RunRow>(
-            sql`WITH t AS (SELECT ${c.now()} AS now),
+            ).rows[0];
+            if (acted) return { from: null, ...acted };
+          }
+          const row = (
+            await c.once<{ from: RunStatus } & RunRow>(
+              sql`WITH t AS (SELECT ${c.now()} AS now),
           cur AS (SELECT c.id AS cur_id, c.status AS cur_status FROM ${runs} c WHERE c.id = ${id} FOR UPDATE),
           upd AS (UPDATE ${runs} r SET status = ${target}, updated_at = t.now,
               error = CASE WHEN ${target} = 'queued' THEN NULL ELSE r.error END,
@@ -298,10 +339,19 @@ export function postgresRuns(c: PgConnection): RunsOnly {
             SELECT cur.cur_id, 'operator', 1, ${action}::text || ' by ' || ${actor}::text || ': ' || cur.cur_status || ' → ' || ${target}, t.now
             FROM cur, t WHERE EXISTS (SELECT 1 FROM upd))
           SELECT cur.cur_status AS "from", upd.* FROM cur LEFT JOIN upd ON true`,
-            'waybill_run_act',
-          )
-        ).rows[0];
-      });
+              'waybill_run_act',
+              client,
+            )
+          ).rows[0];
+          if (row?.id && to === 'cancelled') {
+            const { from: _, ...run } = row;
+            woke = await settleChild(c, client, run);
+            await cancelChildren(client, id, actor);
+          }
+          return row;
+        }),
+      );
+      if (woke) announceWake(woke);
       if (!result) throw new NotFoundError(`run ${id}`);
       const { from: status, ...row } = result;
       // A run whose status does not allow the action comes back with its status and no updated row.

@@ -9,8 +9,9 @@
 import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
 import type pg from 'pg';
 import { NotFoundError } from '../../errors';
-import type { WaitingKind, WaitKind, WaitRow, WaitStore } from '../contract';
+import type { RunRow, WaitingKind, WaitKind, WaitRow, WaitStore } from '../contract';
 import { runs, stepEvents, waits } from '../schema/pg';
+import { CHILD_DECIDER, childDecisionJson, childDetail } from '../shared/children';
 import { announceWake, onLocalWake } from '../shared/local-wakes';
 import { decisionDetail, refuseOverLimit, WAITING_SUMMARY } from '../shared/waits';
 import { WAIT as WAIT_LIST } from './columns';
@@ -38,6 +39,38 @@ async function wakeRun(c: PgConnection, client: pg.PoolClient, runId: string): P
     client,
   );
   return woken.rowCount === 1;
+}
+
+/**
+ * A child run ended (finishRun, a cancel): its parent's `child` wait named for it is decided with how, created
+ * decided if the parent has not reached it yet, and a parent parked on it woken, in the caller's transaction.
+ * The decision locks the wait's row as decideWait's does, so it meets a park the same way. The parent's id when
+ * it woke (announce it after the commit), else null.
+ */
+export async function settleChild(c: PgConnection, client: pg.PoolClient, child: RunRow): Promise<string | null> {
+  const parent = child.parentRunId;
+  if (parent === null) return null;
+  await c.once(
+    sql`INSERT INTO ${waits} (run_id, name, kind, created_at) VALUES (${parent}, ${child.id}, 'child', ${c.now()})
+    ON CONFLICT (run_id, kind, name) DO NOTHING`,
+    undefined,
+    client,
+  );
+  const won = await c.once(
+    sql`UPDATE ${waits} w SET decided_at = ${c.now()}, decision_json = ${childDecisionJson(child)},
+      decided_by = ${CHILD_DECIDER}
+    WHERE w.run_id = ${parent} AND w.kind = 'child' AND w.name = ${child.id} AND w.decided_at IS NULL`,
+    undefined,
+    client,
+  );
+  if (won.rowCount !== 1) return null;
+  await c.once(
+    sql`INSERT INTO ${stepEvents} (run_id, outcome, count, detail, at)
+    VALUES (${parent}, 'operator', 1, ${childDetail(child)}, ${c.now()})`,
+    undefined,
+    client,
+  );
+  return (await wakeRun(c, client, parent)) ? parent : null;
 }
 
 /** 'WYWT': the advisory locks of signals sent ahead, apart from the run logs' (logs.ts) and workers' (workers.ts). */

@@ -5,7 +5,17 @@
  * Times are epoch seconds in double precision, taken from the database clock, never the worker's.
  */
 import { sql } from 'drizzle-orm';
-import { bigint, doublePrecision, index, integer, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  boolean,
+  doublePrecision,
+  index,
+  integer,
+  pgTable,
+  primaryKey,
+  text,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
 
 export const progress = pgTable(
   'progress',
@@ -141,12 +151,19 @@ export const runs = pgTable(
     forkedAtStep: integer('forked_at_step'),
     /** USD a run's recorded model calls may spend before the gateway refuses the next (lib/gateway/budget.ts). */
     budgetUsd: doublePrecision('budget_usd'),
+    /**
+     * A child run's parent (ctx.startChild): its end decides the parent's `child` wait, in the transaction that
+     * ends it. Detached: the parent's cancel leaves it running.
+     */
+    parentRunId: text('parent_run_id'),
+    detached: boolean('detached').notNull().default(false),
   },
   (t) => [
     index('runs_status_updated').on(t.status, t.updatedAt),
     index('runs_created').on(t.createdAt),
     // The runs page's newest first: its candidates are read from the top of this and progress_updated.
     index('runs_updated').on(t.updatedAt),
+    index('runs_parent').on(t.parentRunId).where(sql`parent_run_id IS NOT NULL`),
     // The run pick (postgres/runs.ts claimRun) in its own order, over the runs that can become runnable only:
     // finished runs, however many, are not in it, so a pick reads the live queue and never the history.
     index('runs_runnable')
@@ -282,7 +299,7 @@ export const waits = pgTable(
   {
     runId: text('run_id').notNull(),
     name: text('name').notNull(),
-    kind: text('kind', { enum: ['approval', 'signal', 'sleep'] }).notNull(),
+    kind: text('kind', { enum: ['approval', 'signal', 'sleep', 'child'] }).notNull(),
     /** What the approver is shown (an approval's details), as JSON. */
     detailsJson: text('details_json'),
     createdAt: doublePrecision('created_at').notNull(),

@@ -141,12 +141,19 @@ export const runs = sqliteTable(
     forkedAtStep: integer('forked_at_step'),
     /** USD a run's recorded model calls may spend before the gateway refuses the next (lib/gateway/budget.ts). */
     budgetUsd: real('budget_usd'),
+    /**
+     * A child run's parent (ctx.startChild): its end decides the parent's `child` wait, in the transaction that
+     * ends it. Detached: the parent's cancel leaves it running.
+     */
+    parentRunId: text('parent_run_id'),
+    detached: integer('detached', { mode: 'boolean' }).notNull().default(false),
   },
   (t) => [
     index('runs_status_updated').on(t.status, t.updatedAt),
     index('runs_created').on(t.createdAt),
     // The runs page's newest first: its candidates are read from the top of this and progress_updated.
     index('runs_updated').on(t.updatedAt),
+    index('runs_parent').on(t.parentRunId).where(sql`parent_run_id IS NOT NULL`),
     // The run pick (sqlite/runs.ts claimRun) in its own order, over the runs that can become runnable only:
     // finished runs, however many, are not in it. The pick repeats this WHERE word for word, which is how
     // SQLite decides a partial index applies.
@@ -278,7 +285,7 @@ export const waits = sqliteTable(
   {
     runId: text('run_id').notNull(),
     name: text('name').notNull(),
-    kind: text('kind', { enum: ['approval', 'signal', 'sleep'] }).notNull(),
+    kind: text('kind', { enum: ['approval', 'signal', 'sleep', 'child'] }).notNull(),
     /** What the approver is shown (an approval's details), as JSON. */
     detailsJson: text('details_json'),
     createdAt: real('created_at').notNull(),

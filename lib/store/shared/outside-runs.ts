@@ -68,5 +68,7 @@ export function outsideRun(id: string, rows: OutsideRows): (Omit<RunRow, 'status
     forkedFromRun: null,
     forkedAtStep: null,
     budgetUsd: null,
+    parentRunId: null,
+    detached: false,
   };
 }

@@ -81,7 +81,7 @@ export interface HistoryRow extends CommittedRow {
 }
 
 const RUN_COLUMNS = `id, workflow, input_json, status, total_steps, owner, lease_expires_at, attempts, error, output_json,
-  created_at, updated_at, started_at, finished_at, forked_from_run, forked_at_step, budget_usd`;
+  created_at, updated_at, started_at, finished_at, forked_from_run, forked_at_step, budget_usd, parent_run_id, detached`;
 
 /** A runs row as read by either backend (snake_case: PostgreSQL folds unquoted aliases). */
 export function runFromRow(r: Record<string, unknown>): RunRow {
@@ -104,6 +104,9 @@ export function runFromRow(r: Record<string, unknown>): RunRow {
     forkedFromRun: (r.forked_from_run as string | null) ?? null,
     forkedAtStep: num(r.forked_at_step),
     budgetUsd: num(r.budget_usd),
+    parentRunId: (r.parent_run_id as string | null) ?? null,
+    // SQLite has no boolean: 0/1 there, true/false on PostgreSQL.
+    detached: Boolean(r.detached),
   };
 }
 

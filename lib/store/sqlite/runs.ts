@@ -8,11 +8,13 @@ import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
 import { ConflictError, InvalidTransitionError, NotFoundError } from '../../errors';
 import type { RunRow, RunStore, WorkerStore, WorkflowStore } from '../contract';
 import { runs } from '../schema/sqlite';
+import { cascadeDetail } from '../shared/children';
+import { announceWake } from '../shared/local-wakes';
 import { TRANSITIONS } from '../shared/transitions';
 import { guard, type SqliteConnection } from './connection';
 import { listRunsIn } from './run-list';
 import type { InBatch } from './steps';
-import { dueWait } from './waits';
+import { dueWait, settleChild } from './waits';
 
 type RunsOnly = Omit<RunStore, keyof WorkerStore | keyof WorkflowStore>;
 
@@ -63,6 +65,26 @@ export function sqliteRuns(c: SqliteConnection, inBatch: InBatch | null = null):
    */
   const owned = (id: string, workerId: string, attempt: number | undefined) =>
     and(eq(runs.id, id), eq(runs.owner, workerId), attempt === undefined ? undefined : eq(runs.attempts, attempt));
+
+  /**
+   * A cancelled run's children go with it, and theirs, unless started detached; each gets its own operator event.
+   * Their parents are cancelled, so the waits they decide wake nobody.
+   */
+  const cancelChildren = (parentId: string, actor: string, now: number): void => {
+    const open = orm
+      .select()
+      .from(runs)
+      .where(
+        and(eq(runs.parentRunId, parentId), eq(runs.detached, false), inArray(runs.status, TRANSITIONS.cancel.from)),
+      )
+      .all();
+    for (const child of open) {
+      c.prepared(ACT).run({ id: child.id, to: 'cancelled', now });
+      c.event({ runId: child.id, outcome: 'operator', detail: cascadeDetail(actor, parentId, child.status) }, now);
+      settleChild(c, get(child.id)!, now);
+      cancelChildren(child.id, actor, now);
+    }
+  };
 
   return {
     async createRun(run) {
@@ -149,8 +171,9 @@ export function sqliteRuns(c: SqliteConnection, inBatch: InBatch | null = null):
 
     async finishRun(id, workerId, outcome, attempt) {
       const now = c.now();
-      return guard(
-        () =>
+      let woke: string | null = null;
+      const finished = c.tx(() => {
+        const ended =
           orm
             .update(runs)
             .set({
@@ -163,8 +186,12 @@ export function sqliteRuns(c: SqliteConnection, inBatch: InBatch | null = null):
               updatedAt: now,
             })
             .where(and(owned(id, workerId, attempt), inArray(runs.status, ['running', 'paused'])))
-            .run().changes === 1,
-      );
+            .run().changes === 1;
+        if (ended) woke = settleChild(c, get(id)!, now);
+        return ended;
+      });
+      if (woke) announceWake(woke);
+      return finished;
     },
 
     async releaseRun(id, workerId, attempt) {
@@ -185,15 +212,22 @@ export function sqliteRuns(c: SqliteConnection, inBatch: InBatch | null = null):
 
     async actOnRun(id, action, actor) {
       const now = c.now();
-      return c.tx(() => {
+      let woke: string | null = null;
+      const acted = c.tx(() => {
         const run = get(id);
         if (!run) throw new NotFoundError(`run ${id}`);
         const { from, to } = TRANSITIONS[action];
         if (!from.includes(run.status)) throw new InvalidTransitionError(id, action, run.status);
         c.prepared(ACT).run({ id, to, now });
         c.event({ runId: id, outcome: 'operator', detail: `${action} by ${actor}: ${run.status} → ${to}` }, now);
+        if (to === 'cancelled') {
+          woke = settleChild(c, get(id)!, now);
+          cancelChildren(id, actor, now);
+        }
         return get(id)!;
       });
+      if (woke) announceWake(woke);
+      return acted;
     },
   };
 }

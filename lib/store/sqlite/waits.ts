@@ -9,8 +9,9 @@
  */
 import { and, asc, count, eq, isNull, lte } from 'drizzle-orm';
 import { NotFoundError } from '../../errors';
-import type { WaitingKind, WaitKind, WaitRow, WaitStore } from '../contract';
+import type { RunRow, WaitingKind, WaitKind, WaitRow, WaitStore } from '../contract';
 import { runs, waits } from '../schema/sqlite';
+import { CHILD_DECIDER, childDecisionJson, childDetail } from '../shared/children';
 import { announceWake, onLocalWake } from '../shared/local-wakes';
 import { decisionDetail, refuseOverLimit, WAITING_SUMMARY } from '../shared/waits';
 import { guard, type SqliteConnection } from './connection';
@@ -45,6 +46,29 @@ function wakeRun(c: SqliteConnection, runId: string, now: number): boolean {
       .where(and(eq(runs.id, runId), eq(runs.status, 'waiting')))
       .run().changes === 1
   );
+}
+
+/**
+ * A child run ended (finishRun, a cancel): its parent's `child` wait named for it is decided with how, created
+ * decided if the parent has not reached it yet, and a parent parked on it woken, in the caller's transaction.
+ * The parent's id when it woke (announce it after the commit), else null.
+ */
+export function settleChild(c: SqliteConnection, child: RunRow, now: number): string | null {
+  const parent = child.parentRunId;
+  if (parent === null) return null;
+  c.orm
+    .insert(waits)
+    .values({ runId: parent, name: child.id, kind: 'child', createdAt: now })
+    .onConflictDoNothing()
+    .run();
+  const won = c.orm
+    .update(waits)
+    .set({ decidedAt: now, decisionJson: childDecisionJson(child), decidedBy: CHILD_DECIDER })
+    .where(and(eq(waits.runId, parent), eq(waits.kind, 'child'), eq(waits.name, child.id), isNull(waits.decidedAt)))
+    .run();
+  if (won.changes === 0) return null;
+  c.event({ runId: parent, outcome: 'operator', detail: childDetail(child) }, now);
+  return wakeRun(c, parent, now) ? parent : null;
 }
 
 export function sqliteWaits(c: SqliteConnection): WaitStore {

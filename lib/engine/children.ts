@@ -1,0 +1,92 @@
+/**
+ * Child runs: a workflow starts other runs and waits for them, as Temporal's child workflows and Inngest's
+ * step.invoke do, built from Waybill's two durable pieces instead of an event history:
+ * - Starting one is a step (`child:<name>`) whose side effect is an idempotent start under an id derived from
+ *   the parent and the name. A parent whose worker dies between the start and the commit starts the same id
+ *   again, finds its own child there (startRun answers it, `existed`), and commits it: started once.
+ * - Waiting for one is a durable wait of kind `child`, named for the child's id. The store decides it in the
+ *   transaction that ends the child (finishRun, a cancel: lib/store/shared/children.ts), and wakes a parent
+ *   parked on it; a child that ended before its parent got there has left its wait decided. A parent waiting
+ *   holds no worker slot, as with any wait.
+ * A parent's cancel cancels its children (and theirs) unless they were started detached.
+ */
+import { newRunIdProblem } from '../domain/run-id';
+import { ChildRunFailedError, InvalidInputError } from '../errors';
+import type { RunRow } from '../store/contract';
+import type { ChildOutcome } from '../store/shared/children';
+import { type Parking, waitForChild } from './waits';
+
+export type { ChildOutcome } from '../store/shared/children';
+
+/**
+ * What a run needs to have children: a start (the engine's startRun over the workflows some worker serves, so a
+ * child's input is checked as any start's is) and a read of a run.
+ */
+export interface Family {
+  start(request: {
+    workflow: string;
+    input: unknown;
+    id: string;
+    parentRunId: string;
+    detached: boolean;
+  }): Promise<RunRow>;
+  getRun(id: string): Promise<RunRow | null>;
+}
+
+export interface ChildOptions {
+  /** The child's run id; by default `<parent id>:<name>`. */
+  id?: string;
+  /** A detached child outlives its parent's cancel. */
+  detached?: boolean;
+}
+
+export interface WaitChildOptions {
+  /**
+   * Answer how each child ended (ChildOutcome) instead of its output; without it a child that did not complete
+   * throws ChildRunFailedError.
+   */
+  settled?: boolean;
+}
+
+/** The child's id: the one given, or the parent's and the name's, checked as every new run id is. */
+export function childRunId(parentId: string, name: string, options: ChildOptions): string {
+  const id = options.id ?? `${parentId}:${name}`;
+  const problem = newRunIdProblem(id);
+  if (problem !== undefined) {
+    const hint = options.id === undefined ? ' (pass { id } to name the child yourself)' : '';
+    throw new InvalidInputError(`startChild(${name}): run id ${JSON.stringify(id.slice(0, 140))} ${problem}${hint}`);
+  }
+  return id;
+}
+
+/** The step's side effect: the child's start, once, under its id. */
+export async function startChildRun(
+  family: Family,
+  parentId: string,
+  request: { workflow: string; input: unknown; id: string; detached: boolean },
+): Promise<{ runId: string }> {
+  const run = await family.start({ ...request, parentRunId: parentId });
+  // An id taken by a run that is not this parent's child: waiting on it would wait on a stranger.
+  if (run.parentRunId !== parentId)
+    throw new InvalidInputError(`startChild: run ${run.id} exists and is not a child of ${parentId}`);
+  return { runId: run.id };
+}
+
+/** Parks until the child has ended; its output, or how it ended with `settled`. */
+export async function awaitChild(
+  p: Parking,
+  family: Family,
+  parentId: string,
+  childId: string,
+  options: WaitChildOptions = {},
+): Promise<unknown> {
+  const child = await family.getRun(childId);
+  if (child?.parentRunId !== parentId)
+    throw new InvalidInputError(
+      `waitForChild: run ${childId} is not a child of ${parentId} (start it with ctx.startChild)`,
+    );
+  const outcome: ChildOutcome = await waitForChild(p, parentId, childId);
+  if (options.settled) return outcome;
+  if (outcome.status !== 'completed') throw new ChildRunFailedError(outcome);
+  return outcome.output;
+}

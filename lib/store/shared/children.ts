@@ -1,0 +1,39 @@
+/**
+ * Child runs (lib/engine/children.ts): a child's end decides its parent's `child` wait, named for the child,
+ * in the transaction that ends it. Both backends write that decision and the cancel's reach from here.
+ */
+import type { RunRow, RunStatus } from '../contract';
+
+/** Who decided a child wait, as the timeline and the parent read it. */
+export const CHILD_DECIDER = 'child run';
+
+/** The statuses a run ends in: a child in one of them has told its parent how it went. */
+export const ENDED: readonly RunStatus[] = ['completed', 'failed', 'cancelled', 'rejected'];
+
+/** What the parent's wait holds: how the child ended, its output (completed) or its error. */
+export interface ChildOutcome {
+  runId: string;
+  status: 'completed' | 'failed' | 'cancelled' | 'rejected';
+  output: unknown;
+  error: string | null;
+}
+
+export function childDecisionJson(child: Pick<RunRow, 'id' | 'status' | 'outputJson' | 'error'>): string {
+  const outcome: ChildOutcome = {
+    runId: child.id,
+    status: child.status as ChildOutcome['status'],
+    output: child.outputJson === null ? null : (JSON.parse(child.outputJson) as unknown),
+    error: child.error,
+  };
+  return JSON.stringify(outcome);
+}
+
+/** The timeline's line of the parent: "child crawl-7:child:a completed". */
+export function childDetail(child: Pick<RunRow, 'id' | 'status'>): string {
+  return `child ${child.id} ${child.status}`;
+}
+
+/** The operator event of a child cancelled with its parent. */
+export function cascadeDetail(actor: string, parentId: string, from: RunStatus): string {
+  return `cancel by ${actor} (with its parent ${parentId}): ${from} → cancelled`;
+}

@@ -1,0 +1,171 @@
+/**
+ * Child runs in process, on both backends: a parent starts children as steps and parks until they end; the
+ * store decides the parent's wait in the transaction that ends each child. One worker with one slot runs the
+ * parent and all its children, which it could not if a waiting parent held its slot.
+ */
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { ChildOutcome } from '../../lib/engine/children';
+import { startRun } from '../../lib/engine/runs';
+import { Worker } from '../../lib/engine/worker';
+import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
+import { NonRetryableError } from '../../lib/errors';
+import type { RunStatus } from '../../lib/store/contract';
+import { type Backend, backends, type StoreHandle } from '../support/backends';
+
+const effects = new Map<string, number>();
+const bump = (key: string) => effects.set(key, (effects.get(key) ?? 0) + 1);
+
+const double = defineWorkflow({
+  name: 'double',
+  input: z.object({ n: z.number().int() }),
+  async run(ctx, input) {
+    const { result } = await ctx.step('double', () => {
+      bump(ctx.runId);
+      if (input.n < 0) throw new NonRetryableError(`no negatives: ${input.n}`);
+      return input.n * 2;
+    });
+    return result;
+  },
+});
+const hold = defineWorkflow({
+  name: 'hold',
+  input: z.object({}),
+  async run(ctx) {
+    await ctx.waitForSignal('go');
+    return 'went';
+  },
+});
+const fan = defineWorkflow({
+  name: 'fan',
+  input: z.object({ count: z.number().int(), fail: z.number().int().optional() }),
+  async run(ctx, input) {
+    const ids: string[] = [];
+    for (let i = 0; i < input.count; i++) {
+      ids.push(await ctx.startChild(`double-${i}`, 'double', { n: i === input.fail ? -1 : i }));
+    }
+    const outputs = await ctx.waitForChildren<number>(ids);
+    const { result } = await ctx.step('sum', () => {
+      bump(`${ctx.runId}:sum`);
+      return outputs.reduce((a, b) => a + b, 0);
+    });
+    return { outputs, sum: result };
+  },
+});
+const settle = defineWorkflow({
+  name: 'settle',
+  input: z.object({}),
+  async run(ctx) {
+    const id = await ctx.startChild('bad', 'double', { n: -5 });
+    return ctx.waitForChild<ChildOutcome>(id, { settled: true });
+  },
+});
+const family = defineWorkflow({
+  name: 'family',
+  input: z.object({}),
+  async run(ctx) {
+    const attached = await ctx.startChild('attached', 'hold', {});
+    await ctx.startChild('detached', 'hold', {}, { detached: true });
+    return ctx.waitForChild(attached);
+  },
+});
+const registry = new WorkflowRegistry([double, hold, fan, settle, family]);
+
+let list: Backend[];
+beforeAll(async () => {
+  list = await backends();
+});
+const open: StoreHandle[] = [];
+const workers: { worker: Worker; done: Promise<void> }[] = [];
+afterEach(async () => {
+  for (const w of workers.splice(0)) {
+    w.worker.stop();
+    await w.done;
+  }
+  for (const h of open.splice(0)) await h.close();
+  effects.clear();
+});
+
+describe.each([['sqlite'], ['postgres']] as const)('child runs on %s', (name) => {
+  async function setup() {
+    const backend = list.find((b) => b.name === name);
+    if (!backend) return null;
+    const h = await backend.open();
+    open.push(h);
+    const w = new Worker({ store: h.store, registry, concurrency: 1, pollMs: 20, heartbeatMs: 50, clock: h.clock });
+    workers.push({ worker: w, done: w.run() });
+    const status = async (id: string) => (await h.store.getRun(id))?.status;
+    const until = async (id: string, want: RunStatus) => {
+      for (let i = 0; i < 3000; i++) {
+        if ((await status(id)) === want) return;
+        await h.elapse(10);
+      }
+      throw new Error(`run ${id} never became ${want}: it is ${await status(id)}`);
+    };
+    const start = (workflow: string, input: object, id: string) => startRun(h.store, registry, { workflow, input, id });
+    return { h, status, until, start };
+  }
+
+  it('fans out to 20 children and joins them on one slot: each child once, the join once', async (t) => {
+    const s = await setup();
+    if (!s) return t.skip();
+    await s.start('fan', { count: 20 }, 'fan-1');
+    await s.until('fan-1', 'completed');
+    const parent = await s.h.store.getRun('fan-1');
+    const outputs = Array.from({ length: 20 }, (_, i) => i * 2);
+    expect(JSON.parse(parent!.outputJson!)).toEqual({ outputs, sum: 380 });
+    for (let i = 0; i < 20; i++) {
+      const child = await s.h.store.getRun(`fan-1:double-${i}`);
+      expect([child?.status, child?.parentRunId, child?.detached]).toEqual(['completed', 'fan-1', false]);
+      expect(effects.get(`fan-1:double-${i}`)).toBe(1);
+    }
+    expect(effects.get('fan-1:sum')).toBe(1);
+    expect(effects.size).toBe(21);
+    const waits = await s.h.store.listWaits('fan-1');
+    expect(waits.map((w) => [w.kind, w.decidedBy])).toEqual(Array(20).fill(['child', 'child run']));
+  });
+
+  it('fails a parent whose child failed, naming the child; with settled it is told how the child ended', async (t) => {
+    const s = await setup();
+    if (!s) return t.skip();
+    await s.start('fan', { count: 3, fail: 1 }, 'fan-2');
+    await s.until('fan-2', 'failed');
+    expect((await s.h.store.getRun('fan-2'))?.error).toBe('child run fan-2:double-1 failed: no negatives: -1');
+    expect(effects.get('fan-2:sum')).toBeUndefined();
+
+    await s.start('settle', {}, 'settle-1');
+    await s.until('settle-1', 'completed');
+    expect(JSON.parse((await s.h.store.getRun('settle-1'))!.outputJson!)).toEqual({
+      runId: 'settle-1:bad',
+      status: 'failed',
+      output: null,
+      error: 'no negatives: -5',
+    });
+  });
+
+  it('cancels a waiting parent with its attached child, and leaves the detached one to finish', async (t) => {
+    const s = await setup();
+    if (!s) return t.skip();
+    await s.start('family', {}, 'fam');
+    await s.until('fam:attached', 'waiting');
+    await s.until('fam:detached', 'waiting');
+    await s.until('fam', 'waiting');
+    await s.h.store.actOnRun('fam', 'cancel', 'alice (operator)');
+    expect(await s.status('fam')).toBe('cancelled');
+    expect(await s.status('fam:attached')).toBe('cancelled');
+    expect(await s.status('fam:detached')).toBe('waiting');
+    const events = await s.h.store.listEvents('fam:attached');
+    expect(events.map((e) => e.detail)).toContain(
+      'cancel by alice (operator) (with its parent fam): waiting → cancelled',
+    );
+    await s.h.store.decideWait({
+      runId: 'fam:detached',
+      kind: 'signal',
+      name: 'go',
+      decisionJson: '{"payload":1}',
+      decidedBy: 'test',
+    });
+    await s.until('fam:detached', 'completed');
+    expect(await s.status('fam')).toBe('cancelled');
+  });
+});
