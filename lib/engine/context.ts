@@ -170,11 +170,15 @@ export class RunContext {
     return (await awaitChild(this.parked(), await this.families(), this.runId, childId, options)) as T;
   }
 
-  /** waitForChild for each, in order: all their outputs (or outcomes, with `settled`). */
+  /**
+   * waitForChild for each: all their outputs (or outcomes, with `settled`), in the order given. Waited for from
+   * the last: children end roughly in the order they started, so the parent parks on the last one and wakes once,
+   * to find the others' waits decided, instead of once per child. A failed child throws when it is reached.
+   */
   async waitForChildren<T = unknown>(childIds: string[], options: WaitChildOptions = {}): Promise<T[]> {
-    const outputs: T[] = [];
-    for (const id of childIds) outputs.push(await this.waitForChild<T>(id, options));
-    return outputs;
+    const outputs = new Map<string, T>();
+    for (const id of [...childIds].reverse()) outputs.set(id, await this.waitForChild<T>(id, options));
+    return childIds.map((id) => outputs.get(id)!);
   }
 
   private families(): Promise<Family> {

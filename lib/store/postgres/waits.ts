@@ -43,14 +43,16 @@ async function wakeRun(c: PgConnection, client: pg.PoolClient, runId: string): P
 
 /**
  * A child run ended (finishRun, a cancel): its parent's `child` wait named for it is decided with how, created
- * decided if the parent has not reached it yet, and a parent parked on it woken, in the caller's transaction.
+ * decided if the parent has not reached it yet, and a parent that reached it woken, in the caller's transaction.
  * The decision locks the wait's row as decideWait's does, so it meets a park the same way. The parent's id when
  * it woke (announce it after the commit), else null.
  */
 export async function settleChild(c: PgConnection, client: pg.PoolClient, child: RunRow): Promise<string | null> {
   const parent = child.parentRunId;
   if (parent === null) return null;
-  await c.once(
+  // A row made here is one the parent has not reached: it will find it decided, and is not woken for it (it may
+  // be parked on another child, or waiting for a person).
+  const ahead = await c.once(
     sql`INSERT INTO ${waits} (run_id, name, kind, created_at) VALUES (${parent}, ${child.id}, 'child', ${c.now()})
     ON CONFLICT (run_id, kind, name) DO NOTHING`,
     undefined,
@@ -70,7 +72,7 @@ export async function settleChild(c: PgConnection, client: pg.PoolClient, child:
     undefined,
     client,
   );
-  return (await wakeRun(c, client, parent)) ? parent : null;
+  return ahead.rowCount === 0 && (await wakeRun(c, client, parent)) ? parent : null;
 }
 
 /** 'WYWT': the advisory locks of signals sent ahead, apart from the run logs' (logs.ts) and workers' (workers.ts). */

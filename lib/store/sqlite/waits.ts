@@ -50,17 +50,20 @@ function wakeRun(c: SqliteConnection, runId: string, now: number): boolean {
 
 /**
  * A child run ended (finishRun, a cancel): its parent's `child` wait named for it is decided with how, created
- * decided if the parent has not reached it yet, and a parent parked on it woken, in the caller's transaction.
+ * decided if the parent has not reached it yet, and a parent that reached it woken, in the caller's transaction.
  * The parent's id when it woke (announce it after the commit), else null.
  */
 export function settleChild(c: SqliteConnection, child: RunRow, now: number): string | null {
   const parent = child.parentRunId;
   if (parent === null) return null;
-  c.orm
-    .insert(waits)
-    .values({ runId: parent, name: child.id, kind: 'child', createdAt: now })
-    .onConflictDoNothing()
-    .run();
+  // A row made here is one the parent has not reached: it will find it decided, and is not woken for it (it may
+  // be parked on another child, or waiting for a person).
+  const ahead =
+    c.orm
+      .insert(waits)
+      .values({ runId: parent, name: child.id, kind: 'child', createdAt: now })
+      .onConflictDoNothing()
+      .run().changes === 1;
   const won = c.orm
     .update(waits)
     .set({ decidedAt: now, decisionJson: childDecisionJson(child), decidedBy: CHILD_DECIDER })
@@ -68,7 +71,7 @@ export function settleChild(c: SqliteConnection, child: RunRow, now: number): st
     .run();
   if (won.changes === 0) return null;
   c.event({ runId: parent, outcome: 'operator', detail: childDetail(child) }, now);
-  return wakeRun(c, parent, now) ? parent : null;
+  return !ahead && wakeRun(c, parent, now) ? parent : null;
 }
 
 export function sqliteWaits(c: SqliteConnection): WaitStore {
