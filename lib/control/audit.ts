@@ -31,6 +31,10 @@ export const AUDIT_ACTIONS = [
   'approve',
   'reject',
   'signal',
+  'schedule-add',
+  'schedule-pause',
+  'schedule-resume',
+  'schedule-delete',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
