@@ -18,7 +18,7 @@ import { inputRefused } from './input-refusal';
 import type { ControlDeps } from './store';
 import { jsonValue } from './views';
 
-const addInput = scheduleFields.safeExtend({
+export const addInput = scheduleFields.safeExtend({
   workflow: z
     .string({ error: 'must be a workflow name' })
     .min(1, 'choose a workflow')
@@ -27,7 +27,7 @@ const addInput = scheduleFields.safeExtend({
   reason: reasonField,
 });
 
-const nameInput = z.strictObject({
+export const nameInput = z.strictObject({
   name: z
     .string({ error: 'must be a schedule name' })
     .min(1, 'must not be empty')
