@@ -4,7 +4,9 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { silentLogger } from '../../lib/engine/log';
 import { declaredSchedules } from '../../lib/engine/schedules/declared';
+import { fireSchedules } from '../../lib/engine/schedules/fire';
 import { Worker } from '../../lib/engine/worker';
 import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
 import { InvalidInputError } from '../../lib/errors';
@@ -59,6 +61,30 @@ describe('a worker and its schedules', () => {
     expect(runs.map((r) => r.id).sort()).toEqual(
       [1, 2, 3, 4, 5].map((s) => tickRunId('every-second', Math.floor(now) + s)),
     );
+  });
+
+  it('overlap cancel cancels the previous run through its transition, with its event', async () => {
+    h = await sqliteBackend.open();
+    const hour = Math.floor((await h.now()) / 3600) * 3600;
+    await h.store.createRun({ id: 'previous', workflow: 'tick', inputJson: '{"n":1}', totalSteps: null });
+    await h.store.createSchedule({
+      name: 'fresh',
+      workflow: 'tick',
+      cron: '0 0 * * * *',
+      timeZone: 'UTC',
+      inputJson: '{"n":1}',
+      overlap: 'cancel',
+      catchUp: 'latest',
+      catchUpCap: 10,
+      source: 'operator',
+      nextFireAt: hour,
+    });
+    await h.exec(`UPDATE schedules SET last_run_id = 'previous'`);
+    const outcome = await fireSchedules(h.store, silentLogger);
+    expect(outcome.fired.map((f) => f.runId)).toEqual([tickRunId('fresh', hour)]);
+    expect(await h.store.getRun('previous')).toMatchObject({ status: 'cancelled' });
+    const events = await h.store.listEvents('previous');
+    expect(events.map((e) => e.detail)).toContain('cancel by schedule fresh: queued → cancelled');
   });
 
   it('refuses a declared schedule naming the field, when the workflow is defined', () => {
