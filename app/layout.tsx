@@ -16,6 +16,7 @@ const NAV = [
   { href: '/', label: 'Runs' },
   { href: '/claims', label: 'Claims' },
   { href: '/workers', label: 'Workers' },
+  { href: '/schedules', label: 'Schedules' },
   { href: '/audit', label: 'Audit' },
   { href: '/runs/new', label: 'Start a run', operator: true },
 ];

@@ -21,6 +21,7 @@ test('the navigation marks the current section', async ({ page }) => {
     ['/', 'nav-runs'],
     ['/claims', 'nav-claims'],
     ['/workers', 'nav-workers'],
+    ['/schedules', 'nav-schedules'],
     ['/audit', 'nav-audit'],
     ['/runs/new', 'nav-start-a-run'],
     ['/runs/no-such-run-here', 'nav-runs'],
@@ -43,7 +44,7 @@ test('every page has a favicon, and the runs page is titled like the rest', asyn
     if (/favicon|icon/.test(new URL(response.url()).pathname) && response.status() >= 400)
       failed.push(`${response.status()} ${response.url()}`);
   });
-  for (const path of ['/', '/claims', '/workers', '/audit']) {
+  for (const path of ['/', '/claims', '/workers', '/schedules', '/audit']) {
     await page.goto(path);
     const href = await page.locator('link[rel="icon"]').first().getAttribute('href');
     expect(href, path).toBeTruthy();

@@ -67,6 +67,15 @@ import {
   startBody,
   stepParam,
 } from './runs';
+import {
+  addScheduleBody,
+  scheduleActionBody,
+  scheduleActionParam,
+  scheduleAnswerSchema,
+  scheduleDeletedSchema,
+  scheduleNameParam,
+  schedulesSchema,
+} from './schedules';
 import { tokenBody } from './tokens';
 import { workflowParam } from './usage';
 import { approvalBody, signalBody, waitNameParam } from './waits';
@@ -74,7 +83,7 @@ import { approvalBody, signalBody, waitNameParam } from './waits';
 type Access = 'none' | 'viewer' | 'operator';
 
 export interface Route {
-  method: 'get' | 'post' | 'put';
+  method: 'get' | 'post' | 'put' | 'delete';
   /** OpenAPI path template: `{id}` where the route folder is `[id]`. */
   path: string;
   summary: string;
@@ -315,6 +324,42 @@ export const ROUTES: Route[] = [
     body: sweepBody,
     ok: { status: 200, schema: sweptSchema },
     refusals: [400, 413],
+  },
+  {
+    method: 'get',
+    path: '/api/v1/schedules',
+    summary: 'Every schedule, with its next fire time and its last runs.',
+    access: 'viewer',
+    ok: { status: 200, schema: schedulesSchema },
+  },
+  {
+    method: 'post',
+    path: '/api/v1/schedules',
+    summary: 'Add a schedule: a workflow started on a cron expression in a time zone, one run per tick.',
+    access: 'operator',
+    body: addScheduleBody,
+    ok: { status: 201, schema: scheduleAnswerSchema },
+    refusals: [400, 404, 409, 413],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/schedules/{name}/{action}',
+    summary: 'Pause a schedule, or resume it from the next tick after now.',
+    access: 'operator',
+    params: { name: scheduleNameParam, action: scheduleActionParam },
+    body: scheduleActionBody,
+    ok: { status: 200, schema: scheduleAnswerSchema },
+    refusals: [400, 404, 413],
+  },
+  {
+    method: 'delete',
+    path: '/api/v1/schedules/{name}',
+    summary: 'Delete a schedule; the runs it started stay.',
+    access: 'operator',
+    params: { name: scheduleNameParam },
+    body: scheduleActionBody,
+    ok: { status: 200, schema: scheduleDeletedSchema },
+    refusals: [400, 404, 413],
   },
   {
     method: 'get',

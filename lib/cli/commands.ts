@@ -243,6 +243,51 @@ export const COMMANDS: Record<string, CommandSpec> = {
       (m) => m.fork,
     ),
   },
+  schedules: {
+    usage: 'schedules',
+    summary: 'list the schedules: cron, time zone, next fire time, last run, policies',
+    examples: ['waybill schedules', 'waybill schedules --json'],
+    run: lazy(
+      () => import('./schedules'),
+      (m) => m.list,
+    ),
+  },
+  schedule: {
+    usage: 'schedule add <name> <workflow> --cron EXPR [options] | schedule pause|resume|delete <name>',
+    summary: 'add, pause, resume or delete a schedule that starts a workflow on a cron expression',
+    details:
+      'A tick fires one run, named <name>:<tick ISO time>, however many workers run. Resuming takes the next tick after now: a pause is never caught up. Deleting leaves the runs it started.',
+    args: [
+      ['add|pause|resume|delete', 'what to do'],
+      ['<name>', 'the schedule: letters, digits and . _ -, at most 64'],
+      ['<workflow>', 'with add: a built-in or published workflow'],
+    ],
+    flags: [
+      ['--cron EXPR', 'five fields, or six with seconds first (`*/10 * * * * *`)'],
+      ['--tz ZONE', 'an IANA time zone (default UTC)'],
+      ['--input JSON|@file', "each run's input (default {})"],
+      [
+        '--overlap skip|queue|cancel',
+        'while the previous run goes: skip the tick, wait for it, or cancel it (default skip)',
+      ],
+      [
+        '--catch-up none|latest|all',
+        'ticks missed while no worker ran: none, the latest, or all up to the cap (default latest)',
+      ],
+      ['--catch-up-cap N', 'with --catch-up all: at most N runs (default 10, at most 1000)'],
+      ['--paused', 'add it paused'],
+      REASON,
+    ],
+    examples: [
+      "waybill schedule add nightly notify --cron '0 0 2 * * *' --tz Europe/Berlin",
+      'waybill schedule pause nightly --reason "holiday"',
+      'waybill schedule delete nightly',
+    ],
+    run: lazy(
+      () => import('./schedules'),
+      (m) => m.schedule,
+    ),
+  },
   approve: {
     usage: 'approve <runId> [<name>] [--note TEXT]',
     summary: "approve a run's waitForApproval",

@@ -21,6 +21,7 @@ import { drillWorkflow } from '../engine/drill';
 import { createLogger } from '../engine/log';
 import { keepStoreFrom, programUser } from '../engine/program-user';
 import { publicationsOf } from '../engine/publish';
+import { declaredSchedules } from '../engine/schedules/declared';
 import { Worker } from '../engine/worker';
 import { WorkflowRegistry } from '../engine/workflow';
 import { loadPriceTable } from '../gateway/prices';
@@ -56,6 +57,8 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
       ? await cli.registry(modulePath, values.db, url)
       : new WorkflowRegistry([drillWorkflow(dataDir({ ...cfg, DATABASE_URL: values.db ?? cfg.DATABASE_URL }))]);
   const publications = publicationsOf(registry, modulePath);
+  // Checked before the store is opened (a bad input exits having written nothing); each tick taken at publication.
+  declaredSchedules(registry, Date.now() / 1000);
   // Before the store is opened: a user that cannot be had exits 2 having touched nothing.
   const user = programUser(cfg.WAYBILL_PROGRAM_USER, process.getuid?.());
   const storeFile = sqliteFile(values.db ?? cfg.DATABASE_URL);
@@ -97,6 +100,7 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
           ? undefined
           : async (workerId) => {
               await store.publishWorkflows(workerId, publications);
+              await store.upsertDefinedSchedules(registry.names(), declaredSchedules(registry, Date.now() / 1000));
               log.info('serving workflows', { workerId, workflows: registry.names(), module: modulePath ?? null });
             },
     });

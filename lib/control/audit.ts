@@ -32,6 +32,10 @@ export const AUDIT_ACTIONS = [
   'reject',
   'signal',
   'budget',
+  'schedule-add',
+  'schedule-pause',
+  'schedule-resume',
+  'schedule-delete',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

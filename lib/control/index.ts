@@ -15,6 +15,7 @@ export * as logs from './logs';
 export * as retention from './retention';
 export * as rewind from './rewind';
 export * as runs from './runs';
+export * as schedules from './schedules';
 export * as stalled from './stalled';
 export * as steps from './steps';
 export type { ControlDeps, ControlStore } from './store';

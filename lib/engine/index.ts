@@ -26,6 +26,7 @@ export { createLogger, type LogFields, type Logger, type LoggerOptions, silentLo
 export type { ErrorMatcher } from './retry-policy';
 export type { RunLog } from './run-log';
 export { runIdSchema, type StartedRun, startRun } from './runs';
+export type { ScheduleDeclaration } from './schedules/spec';
 export { Worker, type WorkerOptions } from './worker';
 export {
   type AnyWorkflowDefinition,

@@ -8,6 +8,7 @@ import { InvalidInputError, NotFoundError } from '../errors';
 import type { RunContext } from './context';
 import { checkInput, type InputIssue, inputError } from './input-check';
 import { checkRetryPolicy, type RetryPolicy } from './retry-policy';
+import { type ScheduleDeclaration, scheduleFields, scheduleIssues } from './schedules/spec';
 
 export interface WorkflowDefinition<I = unknown> {
   name: string;
@@ -30,6 +31,11 @@ export interface WorkflowDefinition<I = unknown> {
    * (docs/gateway.md, "Budgets"). A start may give its own; the worker fills this in for a run started without.
    */
   budgetUsd?: number;
+  /**
+   * Starts of this workflow on cron expressions, kept in the store when a worker serving it starts (see
+   * docs/guide.md, "Schedules"). Each input is parsed by `input` then.
+   */
+  schedules?: ScheduleDeclaration[];
   run(ctx: RunContext, input: I): Promise<unknown>;
 }
 
@@ -67,6 +73,15 @@ export function defineWorkflow<I>(definition: WorkflowDefinition<I>): WorkflowDe
     checkRetryPolicy({ maxAttempts: definition.maxAttempts }, '', `workflow ${label}`);
   // Refused here, at import, rather than at the first failing step of some run hours later.
   if (definition.retry !== undefined) checkRetryPolicy(definition.retry, 'retry', `workflow ${label}`);
+  if (definition.schedules !== undefined) {
+    if (!Array.isArray(definition.schedules))
+      throw new InvalidInputError(`workflow ${label}: schedules must be an array`);
+    definition.schedules.forEach((declared, i) => {
+      const checked = scheduleFields.safeParse(declared);
+      if (!checked.success)
+        throw new InvalidInputError(`workflow ${label}: schedules[${i}]: ${scheduleIssues(checked.error)}`);
+    });
+  }
   Object.defineProperty(definition, WORKFLOW, { value: true });
   return definition;
 }

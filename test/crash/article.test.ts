@@ -74,6 +74,7 @@ describe("article compatibility: the article's schema and SQL", () => {
         'progress',
         'run_logs',
         'runs',
+        'schedules',
         'step_events',
         'step_streams',
         'waits',

@@ -73,6 +73,7 @@ describe.skipIf(!pgUp)('postgres store', () => {
       'progress',
       'run_logs',
       'runs',
+      'schedules',
       'step_events',
       'step_streams',
       'waits',

@@ -15,6 +15,7 @@ import { RunInterruptedError } from '../../errors';
 import { machineId } from '../../machine';
 import { pruneWorkersEvery, startPruning } from '../prune';
 import { RunLogWriter } from '../run-log';
+import { fireSchedules } from '../schedules/fire';
 import { execute } from './execute';
 import { Idle } from './idle';
 import { Heartbeat } from './liveness';
@@ -62,6 +63,8 @@ export class Worker {
     log.info('worker started', { workerId: this.id, concurrency: this.o.concurrency });
     const stopBeating = every(this.clock, this.o.heartbeatMs, () => void this.heartbeat.beat());
     await this.heartbeat.beat();
+    const stopFiring = every(this.clock, this.o.scheduleMs, () => void this.fireSchedules());
+    await this.fireSchedules();
     const pruning = this.o.prune
       ? startPruning(this.o.store, this.o.prune, log.child({ workerId: this.id }), this.draining.signal, this.clock)
       : null;
@@ -79,6 +82,7 @@ export class Worker {
       // The runs' last lines before the worker's row says it stopped: a reader then has them all.
       await this.runLogs.close();
       stopBeating();
+      stopFiring();
       unsubscribe();
       unsubscribeLocal();
       // A prune stops between batches when the worker drains; each batch is its own transaction.
@@ -123,6 +127,25 @@ export class Worker {
    */
   wake(): void {
     this.idle.wake();
+  }
+
+  private firing = false;
+
+  /**
+   * Fires the schedules due (lib/engine/schedules): every worker does, and the store makes one run of each
+   * tick however many fire it. One firing at a time, as a slow store must not stack them.
+   */
+  private async fireSchedules(): Promise<void> {
+    if (this.firing || this.draining.signal.aborted) return;
+    this.firing = true;
+    try {
+      const { fired } = await fireSchedules(this.o.store, this.o.log.child({ workerId: this.id }));
+      if (fired.some((f) => f.created)) this.wake();
+    } catch (error) {
+      this.o.log.warn('could not fire schedules', { workerId: this.id, error: String(error) });
+    } finally {
+      this.firing = false;
+    }
   }
 
   private async takeOne(): Promise<boolean> {

@@ -25,6 +25,8 @@ export interface WorkerOptions {
    */
   idlePollMs?: number;
   heartbeatMs?: number;
+  /** How often the worker fires the schedules whose tick has come (1 s): a tick fires at most this late. */
+  scheduleMs?: number;
   /**
    * Rows of workers stopped or silent longer than this are pruned (WAYBILL_WORKER_RETENTION, 24 h), at start
    * and then hourly (or as often as the retention, when shorter).
@@ -79,6 +81,7 @@ export function resolveOptions(options: WorkerOptions): ResolvedOptions {
     pollMs: 250,
     idlePollMs: 2000,
     heartbeatMs: 1000,
+    scheduleMs: 1000,
     runLogLines: DEFAULT_LOG_KEEP,
     workerRetentionMs: 24 * 3_600_000,
     log: silentLogger,

@@ -13,6 +13,7 @@ import type { ModelCallStore } from './model-calls';
 import type { RetentionStore } from './retention';
 import type { RewindStore } from './rewind';
 import type { RunStore } from './runs';
+import type { ScheduleStore } from './schedules';
 import type { StepStreamStore } from './step-streams';
 import type { StepStore } from './steps';
 import type { WaitStore } from './waits';
@@ -28,6 +29,7 @@ export * from './retention';
 export * from './rewind';
 export * from './rows';
 export * from './runs';
+export * from './schedules';
 export * from './step-streams';
 export * from './steps';
 export * from './waits';
@@ -47,6 +49,7 @@ export interface Store
     LogStore,
     ModelCallStore,
     StepStreamStore,
+    ScheduleStore,
     WakeStore {
   /** Releases connections; the store is unusable afterwards. */
   close(): Promise<void>;

@@ -21,6 +21,7 @@ import { postgresRetention } from './retention';
 import { withRetry } from './retry';
 import { postgresRewind } from './rewind';
 import { postgresRuns } from './runs';
+import { postgresSchedules } from './schedules';
 import { postgresStepStreams } from './step-streams';
 import { postgresSteps } from './steps';
 import { postgresWaits } from './waits';
@@ -113,6 +114,7 @@ export async function openPostgresStore(given: PostgresStoreOptions): Promise<Po
     ...postgresLogs(c),
     ...postgresModelCalls(c),
     ...postgresStepStreams(c),
+    ...postgresSchedules(c),
     subscribeWakes: (onWake) => wakes.subscribe(onWake),
     async close() {
       await wakes.close();

@@ -402,3 +402,26 @@ export const stepStreams = pgTable(
   },
   (t) => [primaryKey({ columns: [t.runId, t.step, t.attempt, t.seq] })],
 );
+
+/** Schedules: mirrors sqlite.ts. */
+export const schedules = pgTable(
+  'schedules',
+  {
+    name: text('name').primaryKey(),
+    workflow: text('workflow').notNull(),
+    cron: text('cron').notNull(),
+    timeZone: text('time_zone').notNull(),
+    inputJson: text('input_json').notNull(),
+    overlap: text('overlap').notNull(),
+    catchUp: text('catch_up').notNull(),
+    catchUpCap: integer('catch_up_cap').notNull(),
+    paused: integer('paused').notNull().default(0),
+    source: text('source').notNull(),
+    nextFireAt: doublePrecision('next_fire_at').notNull(),
+    lastTickAt: doublePrecision('last_tick_at'),
+    lastRunId: text('last_run_id'),
+    createdAt: doublePrecision('created_at').notNull(),
+    updatedAt: doublePrecision('updated_at').notNull(),
+  },
+  (t) => [index('schedules_due').on(t.nextFireAt).where(sql`${t.paused} = 0`)],
+);

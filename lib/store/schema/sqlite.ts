@@ -404,3 +404,33 @@ export const stepStreams = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.runId, t.step, t.attempt, t.seq] })],
 );
+
+/**
+ * Schedules: a workflow started on a cron expression in a time zone. A tick's run is named after the schedule
+ * and the tick, so however many workers fire it, the tick has one run. `source`: `definition` (declared in a
+ * workflow's code, upserted when its worker publishes) or `operator` (added at run time).
+ */
+export const schedules = sqliteTable(
+  'schedules',
+  {
+    name: text('name').primaryKey(),
+    workflow: text('workflow').notNull(),
+    cron: text('cron').notNull(),
+    timeZone: text('time_zone').notNull(),
+    inputJson: text('input_json').notNull(),
+    /** skip | queue | cancel: what a tick does while the schedule's previous run is still going. */
+    overlap: text('overlap').notNull(),
+    /** none | latest | all: what firing after downtime makes of the ticks missed; `all` fires at most the cap. */
+    catchUp: text('catch_up').notNull(),
+    catchUpCap: integer('catch_up_cap').notNull(),
+    paused: integer('paused').notNull().default(0),
+    source: text('source').notNull(),
+    /** The next tick not yet fired (epoch seconds); the worker fires the schedule once it has come. */
+    nextFireAt: real('next_fire_at').notNull(),
+    lastTickAt: real('last_tick_at'),
+    lastRunId: text('last_run_id'),
+    createdAt: real('created_at').notNull(),
+    updatedAt: real('updated_at').notNull(),
+  },
+  (t) => [index('schedules_due').on(t.nextFireAt).where(sql`${t.paused} = 0`)],
+);

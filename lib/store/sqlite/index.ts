@@ -21,6 +21,7 @@ import { sqliteReads } from './reads';
 import { sqliteRetention } from './retention';
 import { sqliteRewind } from './rewind';
 import { sqliteRuns } from './runs';
+import { sqliteSchedules } from './schedules';
 import { sqliteStepStreams } from './step-streams';
 import { type SqliteStepsOptions, sqliteSteps, type WriteCounts } from './steps';
 import { sqliteWaits } from './waits';
@@ -79,6 +80,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     ...sqliteLogs(c),
     ...sqliteModelCalls(c),
     ...sqliteStepStreams(c),
+    ...sqliteSchedules(c),
     subscribeWakes: (onWake) => wakes.subscribe(onWake),
     async close() {
       wakes.close();

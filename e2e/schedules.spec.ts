@@ -1,0 +1,26 @@
+/**
+ * The schedules page: a schedule added at run time is listed with its cron, time zone and next fire time; an
+ * operator pauses it (the next fire time gives way to "paused") and resumes it, each in the audit log.
+ */
+import { expect, noChromium, test, uniqueId } from './support/test';
+import { waybill } from './support/waybill';
+
+test.skip(noChromium, 'no chromium');
+
+test('lists a schedule with its next fire time, and pauses and resumes it', async ({ page }) => {
+  const name = uniqueId('e2e-sched');
+  await waybill(['schedule', 'add', name, 'agent-batch', '--cron', '0 0 3 * * *', '--tz', 'Europe/Berlin']);
+  await page.goto('/schedules');
+  const row = page.getByTestId(`schedule-${name}`);
+  await expect(row).toContainText('agent-batch');
+  await expect(row).toContainText('Europe/Berlin');
+  await expect(page.getByTestId(`schedule-next-${name}`)).toContainText(/^in \d+[smh]$/);
+
+  await page.getByTestId(`schedule-pause-${name}`).click();
+  await expect(page.getByTestId(`schedule-next-${name}`)).toContainText('paused');
+  await page.getByTestId(`schedule-resume-${name}`).click();
+  await expect(page.getByTestId(`schedule-next-${name}`)).toContainText(/^in \d+[smh]$/);
+
+  await page.goto('/audit');
+  await expect(page.getByText(`schedule-pause`).first()).toBeVisible();
+});

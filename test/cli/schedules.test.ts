@@ -1,0 +1,91 @@
+/**
+ * `waybill schedule add|pause|resume|delete` and `waybill schedules`: each change audited, a bad cron
+ * expression, time zone, policy or input refused naming its field with nothing written.
+ */
+import { describe, expect, it } from 'vitest';
+import { freshDb, json } from './support';
+
+describe('waybill schedule and schedules', () => {
+  it('adds, lists, pauses, resumes and deletes a schedule, each audited', async () => {
+    const db = await freshDb();
+    const input = JSON.stringify({ count: 1, outbox: 'outbox.jsonl' });
+    const added = await db.cli([
+      'schedule',
+      'add',
+      'nightly',
+      'notify',
+      '--cron',
+      '0 0 2 * * *',
+      '--tz',
+      'Europe/Berlin',
+      '--input',
+      input,
+      '--catch-up',
+      'all',
+      '--catch-up-cap',
+      '3',
+    ]);
+    expect(added.stderr).toBe('');
+    expect(added.stdout).toMatch(
+      /^added schedule nightly: notify on 0 0 2 \* \* \* \(Europe\/Berlin\), next \S+T0[01]:00:00.000Z\n$/,
+    );
+
+    const listed = json(await db.cli(['schedules', '--json']));
+    expect(listed).toEqual([
+      expect.objectContaining({
+        name: 'nightly',
+        workflow: 'notify',
+        timeZone: 'Europe/Berlin',
+        input: expect.objectContaining({ count: 1, outbox: 'outbox.jsonl' }),
+        overlap: 'skip',
+        catchUp: 'all',
+        catchUpCap: 3,
+        paused: false,
+        source: 'operator',
+        lastRuns: [],
+      }),
+    ]);
+    expect(listed[0].nextFireAt).toBeGreaterThan(Date.now() / 1000);
+    expect((await db.cli(['schedules'])).stdout).toMatch(/nightly\s+notify\s+0 0 2 \* \* \*\s+Europe\/Berlin/);
+
+    expect((await db.cli(['schedule', 'pause', 'nightly', '--reason', 'holiday'])).stdout).toBe(
+      'paused schedule nightly\n',
+    );
+    expect(json(await db.cli(['schedules', '--json']))[0]).toMatchObject({ paused: true, nextFireAt: null });
+    expect((await db.cli(['schedule', 'resume', 'nightly'])).stdout).toMatch(/^resumed schedule nightly: next /);
+    expect((await db.cli(['schedule', 'delete', 'nightly'])).stdout).toBe(
+      'deleted schedule nightly; the runs it started stay\n',
+    );
+    const gone = await db.cli(['schedule', 'delete', 'nightly']);
+    expect([gone.code, gone.stderr]).toEqual([1, 'waybill schedule: schedule nightly not found\n']);
+
+    const audit = db.raw((conn) => conn.prepare('SELECT action, target, detail FROM audit ORDER BY id').all());
+    expect(audit).toEqual([
+      { action: 'schedule-add', target: 'nightly', detail: 'workflow notify, cron 0 0 2 * * * (Europe/Berlin)' },
+      { action: 'schedule-pause', target: 'nightly', detail: 'reason: holiday' },
+      { action: 'schedule-resume', target: 'nightly', detail: null },
+      { action: 'schedule-delete', target: 'nightly', detail: null },
+    ]);
+  });
+
+  it('refuses a bad cron, time zone, policy or input naming the field, and writes nothing', async () => {
+    const db = await freshDb();
+    await db.cli(['start', 'notify', '--input', JSON.stringify({ count: 1, outbox: 'o.jsonl' }), '--id', 'r1']);
+    const cases: [string[], RegExp][] = [
+      [['--cron', 'every day'], /cron: invalid configuration format/],
+      [['--cron', '* * * * *', '--tz', 'Mars/Base'], /timeZone: unknown time zone "Mars\/Base"/],
+      [['--cron', '* * * * *', '--overlap', 'maybe'], /overlap: must be one of skip, queue, cancel/],
+      [['--cron', '* * * * *', '--catch-up-cap', '0'], /catchUpCap: must be at least 1/],
+      [['--cron', '* * * * *', '--input', '{"count":"x"}'], /input/],
+    ];
+    for (const [flags, message] of cases) {
+      const result = await db.cli(['schedule', 'add', 'bad', 'notify', ...flags]);
+      expect(result.code, flags.join(' ')).not.toBe(0);
+      expect(result.stderr, flags.join(' ')).toMatch(message);
+    }
+    expect(json(await db.cli(['schedules', '--json']))).toEqual([]);
+    expect(
+      db.raw((conn) => conn.prepare('SELECT count(*) AS n FROM audit WHERE action LIKE ?').get('schedule%')),
+    ).toEqual({ n: 0 });
+  });
+});

@@ -1,0 +1,133 @@
+/**
+ * Schedules on every backend: kept, paused, resumed and deleted; fired once per tick however many stores fire
+ * at once, each tick's run named after the schedule and the tick; a firing deferred by overlap `queue` writes
+ * nothing. The ticks are hourly and start hours back, so the store's clock (moving by itself on PostgreSQL)
+ * never brings a new one during a test.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { planFiring } from '../../lib/engine/schedules/policy';
+import { ConflictError, NotFoundError } from '../../lib/errors';
+import { type ScheduleDefinition, type Store, tickRunId } from '../../lib/store/contract';
+import { backends, type StoreHandle } from '../support/backends';
+
+const list = await backends();
+
+const hourly = (name: string, more: Partial<ScheduleDefinition> = {}): ScheduleDefinition => ({
+  name,
+  workflow: 'report',
+  cron: '0 0 * * * *',
+  timeZone: 'UTC',
+  inputJson: '{"to":"ops"}',
+  overlap: 'skip',
+  catchUp: 'all',
+  catchUpCap: 10,
+  ...more,
+});
+
+describe.each(list)('schedules on $name', (backend) => {
+  let h: StoreHandle;
+  let store: Store;
+  let hour: number;
+
+  beforeEach(async () => {
+    h = await backend.open();
+    store = h.store;
+    hour = Math.floor((await h.now()) / 3600) * 3600;
+  });
+  afterEach(() => h.close());
+
+  it('keeps, pauses, resumes and deletes a schedule; a taken name is refused', async () => {
+    const created = await store.createSchedule({ ...hourly('nightly'), source: 'operator', nextFireAt: hour + 3600 });
+    expect(created).toMatchObject({ name: 'nightly', paused: false, source: 'operator', nextFireAt: hour + 3600 });
+    await expect(
+      store.createSchedule({ ...hourly('nightly'), source: 'operator', nextFireAt: hour }),
+    ).rejects.toBeInstanceOf(ConflictError);
+    expect(await store.setSchedulePaused('nightly', true)).toMatchObject({ paused: true, nextFireAt: hour + 3600 });
+    expect(await store.setSchedulePaused('nightly', false, hour + 7200)).toMatchObject({
+      paused: false,
+      nextFireAt: hour + 7200,
+    });
+    await expect(store.setSchedulePaused('nope', true)).rejects.toBeInstanceOf(NotFoundError);
+    expect((await store.listSchedules()).map((s) => s.name)).toEqual(['nightly']);
+    expect(await store.deleteSchedule('nightly')).toBe(true);
+    expect(await store.deleteSchedule('nightly')).toBe(false);
+    expect(await store.getSchedule('nightly')).toBeNull();
+  });
+
+  it('fires each due tick once, however many stores fire at once', async () => {
+    await store.createSchedule({ ...hourly('hourly'), source: 'operator', nextFireAt: hour - 7200 });
+    const other = await h.reopen();
+    const [a, b] = await Promise.all([store.fireDueSchedules(planFiring), other.fireDueSchedules(planFiring)]);
+    const fired = [...a.fired, ...b.fired];
+    const ids = [hour - 7200, hour - 3600, hour].map((t) => tickRunId('hourly', t));
+    expect(fired.filter((f) => f.created).map((f) => f.runId)).toEqual(ids);
+    expect(ids[2]).toBe(`hourly:${new Date(hour * 1000).toISOString().replace('.000Z', 'Z')}`);
+    for (const id of ids) expect(await store.getRun(id)).toMatchObject({ workflow: 'report', status: 'queued' });
+    expect(await store.getSchedule('hourly')).toMatchObject({
+      nextFireAt: hour + 3600,
+      lastTickAt: hour,
+      lastRunId: ids[2],
+    });
+    expect((await store.fireDueSchedules(planFiring)).fired).toEqual([]);
+  });
+
+  it('leaves a paused schedule alone, and a queued tick due while the previous run goes', async () => {
+    await store.createSchedule({ ...hourly('held'), source: 'operator', nextFireAt: hour, paused: true });
+    await store.createSchedule({
+      ...hourly('serial', { overlap: 'queue', catchUp: 'latest' }),
+      source: 'operator',
+      nextFireAt: hour - 3600,
+    });
+    const first = await store.fireDueSchedules(planFiring);
+    expect(first.fired.map((f) => f.runId)).toEqual([tickRunId('serial', hour)]);
+    // The run of the last tick is still queued: the next tick waits for it, with nothing written.
+    await store.setSchedulePaused('serial', false, hour);
+    const before = await store.getSchedule('serial');
+    expect((await store.fireDueSchedules(planFiring)).fired).toEqual([]);
+    expect(await store.getSchedule('serial')).toEqual(before);
+    expect(await store.getRun(tickRunId('held', hour))).toBeNull();
+  });
+
+  it('overlap cancel fires and names the previous run for the caller to cancel, never the tick it fired', async () => {
+    await store.createRun({ id: 'previous', workflow: 'report', inputJson: '{}', totalSteps: null });
+    await store.createSchedule({
+      ...hourly('fresh', { overlap: 'cancel', catchUp: 'latest' }),
+      source: 'operator',
+      nextFireAt: hour - 3600,
+    });
+    await h.exec(`UPDATE schedules SET last_run_id = 'previous'`);
+    const fired = await store.fireDueSchedules(planFiring);
+    expect(fired).toEqual({
+      fired: [{ schedule: 'fresh', tick: hour, runId: tickRunId('fresh', hour), created: true }],
+      cancel: [{ schedule: 'fresh', runId: 'previous' }],
+    });
+    // The same tick due again (an operator moved it back): its own run is the previous one, and stays.
+    await store.setSchedulePaused('fresh', false, hour);
+    expect(await store.fireDueSchedules(planFiring)).toEqual({
+      fired: [{ schedule: 'fresh', tick: hour, runId: tickRunId('fresh', hour), created: false }],
+      cancel: [],
+    });
+  });
+
+  it('upserts the schedules code declares: a paused one stays paused, one dropped from the code goes', async () => {
+    await store.createSchedule({ ...hourly('mine'), source: 'operator', nextFireAt: hour });
+    await store.upsertDefinedSchedules(
+      ['report'],
+      [
+        { ...hourly('a'), nextFireAt: hour + 3600 },
+        { ...hourly('b'), nextFireAt: hour + 3600 },
+        { ...hourly('mine', { cron: '0 0 0 * * *' }), nextFireAt: hour + 3600 },
+      ],
+    );
+    await store.setSchedulePaused('a', true);
+    await store.upsertDefinedSchedules(
+      ['report'],
+      [{ ...hourly('a', { inputJson: '{"to":"all"}' }), nextFireAt: hour + 7200 }],
+    );
+    const rows = await store.listSchedules();
+    expect(rows.map((s) => [s.name, s.source, s.paused, s.inputJson, s.nextFireAt])).toEqual([
+      ['a', 'definition', true, '{"to":"all"}', hour + 3600],
+      ['mine', 'operator', false, '{"to":"ops"}', hour],
+    ]);
+  });
+});

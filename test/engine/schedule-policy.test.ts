@@ -1,0 +1,74 @@
+/** The firing plan's policies, by themselves: overlap and catch-up over ticks read by croner. */
+import { describe, expect, it } from 'vitest';
+import { cronProblem, nextTick, ticksBetween, timeZoneProblem } from '../../lib/engine/schedules/cron';
+import { plan } from '../../lib/engine/schedules/policy';
+
+const T = Date.UTC(2026, 0, 1, 12, 0, 0) / 1000;
+const hourly = { cron: '0 0 * * * *', timeZone: 'UTC', overlap: 'skip' as const, catchUpCap: 10 };
+
+describe('cron', () => {
+  it('reads seconds and time zones, and names what is wrong', () => {
+    expect(nextTick('* * * * * *', 'UTC', T)).toBe(T + 1);
+    expect(nextTick('0 30 9 * * *', 'America/New_York', T)).toBe(Date.UTC(2026, 0, 1, 14, 30) / 1000);
+    expect(ticksBetween('*/10 * * * * *', 'UTC', T - 30, T, 100)).toEqual([T - 30, T - 20, T - 10, T]);
+    expect(ticksBetween('*/10 * * * * *', 'UTC', T - 30, T, 2)).toEqual([T - 10, T]);
+    expect(cronProblem('bad cron', 'UTC')).toMatch(/five, six, or seven/);
+    expect(cronProblem('* * * * *', 'UTC')).toBeUndefined();
+    expect(timeZoneProblem('Nope/Zone')).toMatch(/unknown time zone "Nope\/Zone"/);
+    expect(timeZoneProblem('Europe/Berlin')).toBeUndefined();
+  });
+});
+
+describe('catch-up', () => {
+  const missed = { ...hourly, nextFireAt: T - 5 * 3600 };
+
+  it('all: every missed tick up to the cap, oldest first', () => {
+    expect(plan({ ...missed, catchUp: 'all' }, T + 10, null)).toEqual({
+      ticks: [T - 5 * 3600, T - 4 * 3600, T - 3 * 3600, T - 2 * 3600, T - 3600, T],
+      nextFireAt: T + 3600,
+      defer: false,
+      cancelPrevious: false,
+    });
+    expect(plan({ ...missed, catchUp: 'all', catchUpCap: 2 }, T + 10, null).ticks).toEqual([T - 3600, T]);
+  });
+
+  it('latest: only the latest; none: only the latest, and only on time', () => {
+    expect(plan({ ...missed, catchUp: 'latest' }, T + 600, null).ticks).toEqual([T]);
+    expect(plan({ ...missed, catchUp: 'none' }, T + 10, null).ticks).toEqual([T]);
+    expect(plan({ ...missed, catchUp: 'none' }, T + 600, null)).toMatchObject({ ticks: [], nextFireAt: T + 3600 });
+  });
+
+  it('a schedule not yet due fires nothing', () => {
+    expect(plan({ ...hourly, catchUp: 'all', nextFireAt: T + 3600 }, T + 10, null).ticks).toEqual([]);
+  });
+});
+
+describe('overlap', () => {
+  const due = { ...hourly, catchUp: 'latest' as const, nextFireAt: T };
+
+  it('an ended previous run never holds a tick back', () => {
+    for (const overlap of ['skip', 'queue', 'cancel'] as const)
+      expect(plan({ ...due, overlap }, T + 1, 'completed')).toMatchObject({ ticks: [T], cancelPrevious: false });
+  });
+
+  it('skip drops the tick, queue keeps it due, cancel fires and cancels the previous run', () => {
+    expect(plan({ ...due, overlap: 'skip' }, T + 1, 'running')).toEqual({
+      ticks: [],
+      nextFireAt: T + 3600,
+      defer: false,
+      cancelPrevious: false,
+    });
+    expect(plan({ ...due, overlap: 'queue' }, T + 1, 'waiting')).toEqual({
+      ticks: [],
+      nextFireAt: T,
+      defer: true,
+      cancelPrevious: false,
+    });
+    expect(plan({ ...due, overlap: 'cancel' }, T + 1, 'queued')).toEqual({
+      ticks: [T],
+      nextFireAt: T + 3600,
+      defer: false,
+      cancelPrevious: true,
+    });
+  });
+});
