@@ -32,6 +32,7 @@ export async function runs(cli: Cli, args: string[]): Promise<number> {
         waiting: { type: 'string' },
         workflow: { type: 'string' },
         search: { type: 'string' },
+        parent: { type: 'string' },
         limit: { type: 'string' },
         cursor: { type: 'string' },
       },
@@ -45,6 +46,7 @@ export async function runs(cli: Cli, args: string[]): Promise<number> {
     waiting,
     workflow: values.workflow === undefined ? undefined : check(lookupId, values.workflow, '--workflow'),
     search: values.search,
+    parent: values.parent === undefined ? undefined : check(lookupId, values.parent, '--parent'),
     limit: values.limit === undefined ? 50 : check(count(10_000), values.limit, '--limit'),
     claimTtlMs: cli.config().WAYBILL_CLAIM_TTL_MS,
   };
