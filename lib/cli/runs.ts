@@ -160,6 +160,9 @@ export async function inspect(cli: Cli, args: string[]): Promise<number> {
         'status',
         `${run.status}${run.owner ? ` on ${run.owner}` : ''}${run.attempts > 1 ? `, attempt ${run.attempts}` : ''}`,
       ],
+      ...(run.parentRunId
+        ? [['parent', `${run.parentRunId}${run.detached ? ' (detached)' : ''}`] as [string, string]]
+        : []),
       ...(stall && stall.kind !== 'no-live-worker' ? [['stalled', stall.message] as [string, string]] : []),
       ...(queuedReason ? [['queued', queuedReason.message] as [string, string]] : []),
       ['progress', progressBar(figures)],

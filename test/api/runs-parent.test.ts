@@ -13,6 +13,7 @@ const VIEWER = 'viewer-token-for-parent-0123456';
 process.env.DATABASE_URL = `file:${dir.file('w.db')}`;
 process.env.WAYBILL_VIEWER_TOKEN = VIEWER;
 const { GET: list } = await import('../../app/api/v1/runs/route');
+const { GET: one } = await import('../../app/api/v1/runs/[id]/route');
 const cache = globalThis as { waybillStore?: Promise<unknown> };
 
 afterAll(async () => {
@@ -37,7 +38,14 @@ describe('the runs list by parent', () => {
       seed.createRun({ id, workflow: 'agent-batch', inputJson: '{}', totalSteps: 1, parentRunId });
     await run('p');
     await run('c1', 'p');
-    await run('c2', 'p');
+    await seed.createRun({
+      id: 'c2',
+      workflow: 'agent-batch',
+      inputJson: '{}',
+      totalSteps: 1,
+      parentRunId: 'p',
+      detached: true,
+    });
     await run('g1', 'c1');
     await run('other');
     await seed.close();
@@ -62,5 +70,29 @@ describe('the runs list by parent', () => {
       code: 2,
       stderr: 'waybill runs: --parent: must not contain spaces or control characters\n',
     });
+  });
+
+  it('shows a run’s parent in the run view and in inspect', async () => {
+    const view = async (id: string) => {
+      const response = await one(
+        new Request(`http://waybill.internal:3000/api/v1/runs/${id}`, {
+          headers: { host: 'waybill.internal:3000', authorization: `Bearer ${VIEWER}` },
+        }),
+        { params: Promise.resolve({ id }) },
+      );
+      return ((await response.json()) as { run: Record<string, unknown> }).run;
+    };
+    expect(await view('c2')).toMatchObject({ parentRunId: 'p', detached: true });
+    expect(await view('p')).toMatchObject({ parentRunId: null, detached: false });
+    const db = ['--db', `file:${dir.file('w.db')}`];
+    expect(json(await runCli([...db, 'inspect', 'c2', '--json'])).run).toMatchObject({
+      parentRunId: 'p',
+      detached: true,
+    });
+    const text = (await runCli([...db, 'inspect', 'c2'])).stdout;
+    expect(text.split('\n').filter((l) => l.startsWith('parent'))).toEqual([
+      expect.stringMatching(/^parent\s+p \(detached\)$/),
+    ]);
+    expect((await runCli([...db, 'inspect', 'p'])).stdout).not.toMatch(/^parent/m);
   });
 });
