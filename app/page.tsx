@@ -55,8 +55,14 @@ async function RunsList({ searchParams, operator }: { searchParams: SearchParams
   }));
   const { stalled } = page.stats;
   const totalRuns = Object.values(page.stats.byStatus).reduce((sum, count) => sum + count, 0);
-  const filtered = Boolean(query.status || query.waiting || query.workflow || query.q);
-  const filters = { status: query.status, waiting: query.waiting, workflow: query.workflow, q: query.q };
+  const filtered = Boolean(query.status || query.waiting || query.workflow || query.q || query.parent);
+  const filters = {
+    status: query.status,
+    waiting: query.waiting,
+    workflow: query.workflow,
+    q: query.q,
+    parent: query.parent,
+  };
 
   return (
     <div className="space-y-6">

@@ -3,7 +3,15 @@
  * and it works before any JavaScript has loaded. Submitting starts from the first page.
  */
 import Link from 'next/link';
-import { RUN_STATUSES, type RunsQueryParams, SEARCH_MAX, WAIT_KINDS, WAITING_LABEL } from './runs-query';
+import {
+  RUN_STATUSES,
+  type RunsQueryParams,
+  runHref,
+  runsHref,
+  SEARCH_MAX,
+  WAIT_KINDS,
+  WAITING_LABEL,
+} from './runs-query';
 import { buttonClass } from './ui';
 
 export const fieldClass =
@@ -13,7 +21,7 @@ const labelClass = 'mb-1 block text-xs font-medium text-zinc-600 dark:text-zinc-
 
 export function RunsFilters({ query, workflows }: { query: RunsQueryParams; workflows: string[] }) {
   const choices = query.workflow && !workflows.includes(query.workflow) ? [...workflows, query.workflow] : workflows;
-  const filtered = Boolean(query.status || query.waiting || query.workflow || query.q);
+  const filtered = Boolean(query.status || query.waiting || query.workflow || query.q || query.parent);
   return (
     <form
       method="get"
@@ -97,6 +105,24 @@ export function RunsFilters({ query, workflows }: { query: RunsQueryParams; work
           className={`${fieldClass} font-mono`}
         />
       </div>
+      {query.parent && (
+        // No field to type a parent in: the run page links here; the form keeps it, and the chip drops it.
+        <p data-testid="filter-parent" className="text-sm text-zinc-600 sm:col-span-2 lg:col-span-5 dark:text-zinc-400">
+          <input type="hidden" name="parent" value={query.parent} />
+          Children of{' '}
+          <Link prefetch={false} href={runHref(query.parent)} className="font-mono underline">
+            {query.parent}
+          </Link>{' '}
+          <Link
+            prefetch={false}
+            href={runsHref({ ...query, parent: undefined, cursor: undefined })}
+            data-testid="filter-parent-clear"
+            className="underline"
+          >
+            (show all runs)
+          </Link>
+        </p>
+      )}
       <div className="flex gap-2 sm:col-span-2 lg:col-span-1">
         <button type="submit" data-testid="filter-submit" className={`${buttonClass('primary')} flex-1 lg:flex-none`}>
           Apply filters

@@ -4,6 +4,7 @@
  * URLs are edited by hand and shared.
  */
 import { z } from 'zod';
+import { runIdLookup } from '@/lib/domain/run-id';
 import { WAIT_KINDS, type WaitKind } from '@/lib/store/contract/waits';
 import type { ListedStatus } from '@/lib/store/shared/outside-runs';
 
@@ -44,6 +45,7 @@ const runsQuerySchema = z.object({
   waiting: param(z.enum(WAIT_KINDS)),
   workflow: param(z.string().trim().min(1).max(128)),
   q: param(z.string().trim().min(1).max(SEARCH_MAX)),
+  parent: param(runIdLookup),
   cursor: param(z.string().min(1).max(1024)),
 });
 
@@ -53,6 +55,8 @@ export interface RunsQueryParams {
   waiting?: WaitKind;
   workflow?: string;
   q?: string;
+  /** Only this run's children (ctx.startChild): the run page's "all N children" link. */
+  parent?: string;
   cursor?: string;
 }
 
@@ -63,7 +67,7 @@ export function parseRunsQuery(raw: Record<string, string | string[] | undefined
   const parsed = runsQuerySchema.safeParse(raw);
   const query: RunsQueryParams = parsed.success ? parsed.data : {};
   const ignored: string[] = [];
-  for (const key of ['status', 'waiting', 'workflow', 'q'] as const) {
+  for (const key of ['status', 'waiting', 'workflow', 'q', 'parent'] as const) {
     const given = firstValue(raw[key]);
     if (typeof given === 'string' && given.trim() !== '' && query[key] === undefined) ignored.push(key);
   }
@@ -82,6 +86,7 @@ export function runsHref(query: RunsQueryParams): string {
   if (query.waiting) params.set('waiting', query.waiting);
   if (query.workflow) params.set('workflow', query.workflow);
   if (query.q) params.set('q', query.q);
+  if (query.parent) params.set('parent', query.parent);
   if (query.cursor) params.set('cursor', query.cursor);
   const text = params.toString();
   return text ? `/?${text}` : '/';

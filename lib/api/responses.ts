@@ -105,6 +105,8 @@ export const runSchema = z.strictObject({
     .number()
     .nullable()
     .describe('USD its model calls may spend through the gateway before the next is refused and the run paused'),
+  parentRunId: z.string().nullable().describe('a child run (ctx.startChild): the run that started it'),
+  detached: z.boolean().describe("a child run that outlives its parent's cancel"),
 });
 
 export const runSummarySchema = z.strictObject({

@@ -14,6 +14,7 @@ import { readRunsPage } from '../control/runs-list';
 import { readStallFacts, type StallSettings, stallOf } from '../control/stalled';
 import { claimView, committedView, progressView, runSummaryView, runView } from '../control/views';
 import { budgetUsdSchema } from '../domain/budget';
+import { runIdLookup } from '../domain/run-id';
 import { NotFoundError } from '../errors';
 import type { InsightStore, RunAction, RunStore, Store } from '../store/contract';
 import { LISTED_STATUSES } from '../store/shared/outside-runs';
@@ -51,6 +52,8 @@ export const listRunsQuery = z
     q: freeText(200)
       .refine((s) => !/\p{Cc}/u.test(s), 'must not contain control characters')
       .optional(),
+    /** Only this run's children (ctx.startChild). */
+    parent: runIdLookup.optional(),
     limit: queryLimit(500).optional(),
     cursor: z.string().optional(),
   })
@@ -81,6 +84,7 @@ export async function listRuns(
       waiting: query.waiting,
       workflow: query.workflow,
       search: query.q || undefined,
+      parent: query.parent,
       limit: query.limit ?? 50,
       claimTtlMs,
       after: query.cursor === undefined ? undefined : decodeRunsCursor(query.cursor),

@@ -68,13 +68,14 @@ export const COMMANDS: Record<string, CommandSpec> = {
     ),
   },
   runs: {
-    usage: 'runs [--status S] [--waiting approval|signal|sleep] [--workflow W] [--search Q] [--limit N]',
+    usage: 'runs [--status S] [--waiting approval|signal|sleep] [--workflow W] [--search Q] [--parent ID] [--limit N]',
     summary: "list runs, outside clients' included",
     flags: [
       ['--status S', 'queued, running, waiting, paused, completed, failed, cancelled, rejected or idle'],
       ['--waiting KIND', 'runs parked on an approval, a signal or a sleep'],
       ['--workflow W', "one workflow's runs"],
       ['--search Q', 'run ids containing Q'],
+      ['--parent ID', "one run's children"],
       ['--limit N', 'at most N runs (default 50, at most 10000)'],
     ],
     examples: ['waybill runs --status failed', 'waybill runs --waiting approval --json'],

@@ -32,6 +32,7 @@ export async function runs(cli: Cli, args: string[]): Promise<number> {
         waiting: { type: 'string' },
         workflow: { type: 'string' },
         search: { type: 'string' },
+        parent: { type: 'string' },
         limit: { type: 'string' },
         cursor: { type: 'string' },
       },
@@ -45,6 +46,7 @@ export async function runs(cli: Cli, args: string[]): Promise<number> {
     waiting,
     workflow: values.workflow === undefined ? undefined : check(lookupId, values.workflow, '--workflow'),
     search: values.search,
+    parent: values.parent === undefined ? undefined : check(lookupId, values.parent, '--parent'),
     limit: values.limit === undefined ? 50 : check(count(10_000), values.limit, '--limit'),
     claimTtlMs: cli.config().WAYBILL_CLAIM_TTL_MS,
   };
@@ -158,6 +160,9 @@ export async function inspect(cli: Cli, args: string[]): Promise<number> {
         'status',
         `${run.status}${run.owner ? ` on ${run.owner}` : ''}${run.attempts > 1 ? `, attempt ${run.attempts}` : ''}`,
       ],
+      ...(run.parentRunId
+        ? [['parent', `${run.parentRunId}${run.detached ? ' (detached)' : ''}`] as [string, string]]
+        : []),
       ...(stall && stall.kind !== 'no-live-worker' ? [['stalled', stall.message] as [string, string]] : []),
       ...(queuedReason ? [['queued', queuedReason.message] as [string, string]] : []),
       ['progress', progressBar(figures)],

@@ -48,6 +48,8 @@ export const bulkFilter = z
         .max(200, 'must be at most 200 characters')
         .refine((s) => !/\p{Cc}/u.test(s), 'must not contain control characters')
         .optional(),
+      /** Only this run's children: the runs page's `?parent=` (the run page's "all N children"). */
+      parent: runRef.optional(),
     },
     {
       error: (issue) =>
@@ -119,6 +121,7 @@ async function matching(store: ControlStore, filter: BulkFilter, claimTtlMs: num
       waiting: filter.waiting,
       workflow: filter.workflow,
       search: filter.q || undefined,
+      parent: filter.parent,
       limit: BATCH,
       claimTtlMs,
       after,
@@ -260,12 +263,19 @@ export async function apply(
 }
 
 /** `status=failed workflow=notify q="x"`, or `every run` for an empty filter: for the audit line. */
-export function describeFilter(filter: { status?: string; waiting?: string; workflow?: string; q?: string }): string {
+export function describeFilter(filter: {
+  status?: string;
+  waiting?: string;
+  workflow?: string;
+  q?: string;
+  parent?: string;
+}): string {
   const parts = [
     filter.status && `status=${filter.status}`,
     filter.waiting && `waiting=${filter.waiting}`,
     filter.workflow && `workflow=${filter.workflow}`,
     filter.q && `q=${JSON.stringify(filter.q)}`,
+    filter.parent && `parent=${filter.parent}`,
   ].filter(Boolean);
   return parts.length ? parts.join(' ') : 'no filter (every run)';
 }

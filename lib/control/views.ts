@@ -81,6 +81,8 @@ export function runView(
     forkedFromRun: row.forkedFromRun,
     forkedAtStep: row.forkedAtStep,
     budgetUsd: row.budgetUsd,
+    parentRunId: row.parentRunId,
+    detached: row.detached,
   };
 }
 

@@ -19,6 +19,7 @@ export interface RunsQuery {
   waiting?: WaitKind;
   workflow?: string;
   q?: string;
+  parent?: string;
   cursor?: string;
 }
 
@@ -55,6 +56,7 @@ export async function getRunsPage(query: RunsQuery): Promise<RunsPage> {
         waiting: query.waiting,
         workflow: query.workflow,
         search: query.q || undefined,
+        parent: query.parent,
         limit: PAGE_SIZE,
         claimTtlMs: claimTtlMs(),
         after: decodeCursor(query.cursor),

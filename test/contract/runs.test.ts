@@ -257,6 +257,35 @@ describe.each(list)('run store contract on $name', (backend) => {
     expect((await store.listRuns({ status: 'idle', claimTtlMs: 30_000 })).map((r) => r.id)).toEqual(['art']);
   });
 
+  it('lists a run’s children by parent: not grandchildren, not others, never an outside client’s run', async () => {
+    await store.createRun(newRun('p'));
+    await store.createRun({ ...newRun('c1'), parentRunId: 'p' });
+    await store.createRun({ ...newRun('c2', 'other'), parentRunId: 'p', detached: true });
+    await store.createRun({ ...newRun('g1'), parentRunId: 'c1' });
+    await store.createRun(newRun('lone'));
+    // Outside clients' runs: one claimed, one with progress only.
+    const now = await h.now();
+    await h.exec(`INSERT INTO claims (idem_key, run_id, claimed_at) VALUES ('x:0', 'x', ${now})`);
+    await h.exec(`INSERT INTO progress (run_id, step, state_json, updated_at) VALUES ('y', 1, '{}', ${now})`);
+    const ids = async (filter: Partial<Parameters<RunStore['listRuns']>[0]>) =>
+      (await store.listRuns({ claimTtlMs: 30_000, ...filter })).map((r) => r.id).sort();
+    expect(await ids({ parent: 'p' })).toEqual(['c1', 'c2']);
+    expect(await ids({ parent: 'c1' })).toEqual(['g1']);
+    expect(await ids({ parent: 'p', workflow: 'other' })).toEqual(['c2']);
+    expect(await ids({ parent: 'p', search: '1' })).toEqual(['c1']);
+    expect(await ids({ parent: 'lone' })).toEqual([]);
+    expect(await ids({ parent: 'x' })).toEqual([]);
+    expect(await ids({ parent: 'p', workflow: 'external' })).toEqual([]);
+    // Paged by the same cursor as the unfiltered list.
+    const [first] = await store.listRuns({ claimTtlMs: 30_000, parent: 'p', limit: 1 });
+    const rest = await store.listRuns({
+      claimTtlMs: 30_000,
+      parent: 'p',
+      after: { updatedAt: first!.updatedAt, id: first!.id },
+    });
+    expect([first!.id, ...rest.map((r) => r.id)].sort()).toEqual(['c1', 'c2']);
+  });
+
   it('pages by (updatedAt, id): ties in time ordered bytewise by id, no gaps or repeats', async () => {
     for (const id of ['b', 'B', 'a', 'C', 'c', 'A', 'later']) await store.createRun(newRun(id));
     await h.exec(`UPDATE runs SET updated_at = 1000.123456789 WHERE id <> 'later'`);

@@ -57,6 +57,26 @@ describe.each(list)('bulk by filter on $name', (backend) => {
     return out;
   };
 
+  it('pauses a run’s children by the parent filter, not the parent, a grandchild or another run', async () => {
+    const run = (id: string, parentRunId?: string) =>
+      store.createRun({ id, workflow: 'alpha', inputJson: '{}', totalSteps: 1, parentRunId });
+    await run('p');
+    await run('c1', 'p');
+    await run('c2', 'p');
+    await run('g1', 'c1');
+    await run('x');
+    const report = await bulk.apply(deps, OPERATOR, { action: 'pause', filter: { parent: 'p' }, reason: 'r' });
+    expect(report).toEqual({ matched: 2, done: 2, skipped: [] });
+    const paused = (await store.listRuns({ claimTtlMs: 30_000, status: 'paused' })).map((r) => r.id).sort();
+    expect(paused).toEqual(['c1', 'c2']);
+    expect((await store.listAudit({ limit: 10 }))[0]?.detail).toBe('bulk pause of runs matching parent=p; reason: r');
+    const before = opened;
+    await expect(
+      bulk.apply(deps, OPERATOR, { action: 'cancel', filter: { parent: 'a b' }, reason: 'r' }),
+    ).rejects.toMatchObject({ fields: { 'filter.parent': ['must not contain spaces or control characters'] } });
+    expect(opened).toBe(before);
+  });
+
   it('cancels exactly the 250 runs a filter matches, and no other, with 250 audit lines', async () => {
     await seed();
     const report = await bulk.apply(deps, OPERATOR, {

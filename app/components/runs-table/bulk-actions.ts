@@ -22,6 +22,7 @@ export function filterText(filter: BulkFilter): string {
     filter.waiting && `waiting for ${filter.waiting}`,
     filter.workflow && `workflow ${filter.workflow}`,
     filter.q && `search "${filter.q}"`,
+    filter.parent && `children of ${filter.parent}`,
   ].filter(Boolean);
   return parts.length ? `filter: ${parts.join(', ')}` : 'no filter: every run';
 }

@@ -11,9 +11,19 @@ export function Lineage({
 }) {
   const link = 'font-mono text-blue-700 hover:underline dark:text-blue-400';
   const original = run.forkedFromRun;
-  if (!original && forks.length === 0) return null;
+  const parent = run.parentRunId;
+  if (!original && !parent && forks.length === 0) return null;
   return (
     <div data-testid="run-lineage" className="space-y-1 text-sm text-zinc-600 dark:text-zinc-400">
+      {parent && (
+        <p data-testid="child-of">
+          Child of{' '}
+          <Link href={`/runs/${encodeURIComponent(parent)}`} className={link}>
+            {parent}
+          </Link>
+          {run.detached ? ' (detached: it outlives the parent’s cancel)' : ''}
+        </p>
+      )}
       {original && (
         <p data-testid="forked-from">
           Forked from{' '}

@@ -14,12 +14,14 @@ import { Card } from '@/app/components/ui';
 import { allows } from '@/lib/auth/principal';
 import { requirePage } from '@/lib/auth/server';
 import type { Caller } from '@/lib/control';
+import { getRunChildren } from '@/lib/data/children';
 import { callerOf } from '@/lib/data/control';
 import { runSpentUsd } from '@/lib/data/run-budget';
 import { getRunDetail, MAX_POINTS, runExists, TIMELINE_EVENTS } from '@/lib/data/run-detail';
 import { claimTtlMs, getStore } from '@/lib/data/store';
 import { claimExpiresAt } from '@/lib/domain/claim-expiry';
 import { cumulativeSeries, durationSeries } from './chart-series';
+import { ChildrenCard } from './children-card';
 import { CommittedTable } from './committed-table';
 import { Lineage } from './lineage';
 import { type LiveClaim, LiveClaims } from './live-claims';
@@ -105,6 +107,7 @@ async function Run({
   const store = await getStore();
   const forks = run.external ? [] : await store.listForks(run.id);
   const spentUsd = run.external ? null : await runSpentUsd(run.id);
+  const children = run.external ? null : await getRunChildren(run.id);
   const lastStep = run.totalSteps !== null ? run.totalSteps - 1 : Math.max(0, (detail.progress?.step ?? 1) - 1);
   // The trace's window: ?trace=N, else the steps up to where the run stands.
   const rawTrace = (await searchParams).trace;
@@ -156,6 +159,11 @@ async function Run({
         </div>
 
         <div className="contents lg:block lg:min-w-0 lg:space-y-6">
+          {children && children.total > 0 && (
+            <Slot order="order-2">
+              <ChildrenCard parent={run.id} list={children} />
+            </Slot>
+          )}
           <Slot order="order-2">
             <Card title={detail.claimCount.total === 1 ? 'Live claim' : 'Live claims'} testId="live-claim">
               {detail.inFlight && <StepInFlightLine step={detail.inFlight} serverNowMs={now * 1000} />}

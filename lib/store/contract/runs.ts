@@ -126,6 +126,8 @@ export interface RunStore extends WorkerStore, WorkflowStore {
     workflow?: string;
     search?: string;
     owner?: string;
+    /** Only the children of this run (ctx.startChild); outside clients' runs never match, as with `owner`. */
+    parent?: string;
     limit?: number;
     claimTtlMs: number;
     /** Keyset cursor: the last row of the previous page. */

@@ -37,6 +37,7 @@ function values(filter: Filter) {
     waiting: sql`${filter.waiting ?? null}::text`,
     workflow: sql`${filter.workflow ?? null}::text`,
     owner: sql`${filter.owner ?? null}::text`,
+    parent: sql`${filter.parent ?? null}::text`,
     search: sql`${search}::text`,
     limit: sql`${filter.limit ?? 100}::int`,
     afterAt: sql`${filter.after?.updatedAt ?? null}::float8`,
@@ -50,7 +51,8 @@ function listSql(c: PgConnection, filter: Filter): SQL {
   const after = (place: SQL, id: SQL) => sql`(${v.afterAt} IS NULL OR ${place} < ${v.afterAt}
     OR (${place} = ${v.afterAt} AND ${id} COLLATE "C" > ${v.afterId} COLLATE "C"))`;
   const runFilter = sql`(${v.status} IS NULL OR r.status = ${v.status}) AND (${v.workflow} IS NULL OR r.workflow = ${v.workflow})
-    AND (${v.owner} IS NULL OR r.owner = ${v.owner}) AND (${v.waiting} IS NULL OR EXISTS (SELECT 1 FROM waits ww
+    AND (${v.owner} IS NULL OR r.owner = ${v.owner}) AND (${v.parent} IS NULL OR r.parent_run_id = ${v.parent})
+    AND (${v.waiting} IS NULL OR EXISTS (SELECT 1 FROM waits ww
       WHERE ww.run_id = r.id AND ww.decided_at IS NULL AND ww.kind = ${v.waiting}))`;
   const search = (id: SQL) => sql`(${v.search} IS NULL OR ${asciiLower(id)} LIKE ${asciiLower(v.search)} ESCAPE '\\')`;
   const orphaned = (run: string) => sql`(SELECT count(*)::int FROM claims c WHERE c.run_id = ${sql.raw(run)}
@@ -69,7 +71,8 @@ cand AS (
   (SELECT p.run_id FROM progress p LEFT JOIN runs r ON r.id = p.run_id
     WHERE CASE WHEN r.id IS NULL
         THEN (${v.status} IS NULL OR ${v.status} = ${outsideStatus('p.run_id')})
-          AND (${v.workflow} IS NULL OR ${v.workflow} = 'external') AND ${v.owner} IS NULL AND ${v.waiting} IS NULL
+          AND (${v.workflow} IS NULL OR ${v.workflow} = 'external') AND ${v.owner} IS NULL AND ${v.parent} IS NULL
+          AND ${v.waiting} IS NULL
         ELSE ${runFilter} END
       AND ${search(sql.raw('p.run_id'))} AND ${after(PLACE, sql.raw('p.run_id'))}
     ORDER BY p.updated_at DESC, p.run_id COLLATE "C" LIMIT ${v.limit})
@@ -97,6 +100,7 @@ SELECT * FROM summary s
 WHERE (${v.status} IS NULL OR s.status = ${v.status}) AND (${v.workflow} IS NULL OR s.workflow = ${v.workflow})
   AND (${v.waiting} IS NULL OR s.status = 'waiting')
   AND ${search(sql.raw('s.id'))} AND (${v.owner} IS NULL OR s.owner = ${v.owner})
+  AND (${v.parent} IS NULL OR s.id IN (SELECT pr.id FROM runs pr WHERE pr.parent_run_id = ${v.parent}))
   AND ${after(sql.raw('s."updatedAt"'), sql.raw('s.id'))}
 ORDER BY s."updatedAt" DESC, s.id COLLATE "C" LIMIT ${v.limit}`;
 }
@@ -145,6 +149,7 @@ export async function listRuns(c: PgConnection, filter: Filter): Promise<RunSumm
     (filter.status ?? 'idle') !== 'idle' ||
     (filter.workflow ?? 'external') !== 'external' ||
     filter.owner ||
+    filter.parent ||
     filter.waiting
   )
     return page;

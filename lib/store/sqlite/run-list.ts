@@ -17,7 +17,7 @@ const PLACE = `CASE WHEN r.id IS NULL
 const AFTER = (id: string) => `(@afterAt IS NULL OR ${PLACE} < @afterAt OR (${PLACE} = @afterAt AND ${id} > @afterId))`;
 // `waiting`: parked on an open wait of that kind (listRunsIn then also asks for status `waiting`).
 const RUN_FILTER = `(@status IS NULL OR r.status = @status) AND (@workflow IS NULL OR r.workflow = @workflow)
-  AND (@owner IS NULL OR r.owner = @owner) AND (@waiting IS NULL OR EXISTS (SELECT 1 FROM waits ww
+  AND (@owner IS NULL OR r.owner = @owner) AND (@parent IS NULL OR r.parent_run_id = @parent) AND (@waiting IS NULL OR EXISTS (SELECT 1 FROM waits ww
     WHERE ww.run_id = r.id AND ww.decided_at IS NULL AND ww.kind = @waiting))`;
 
 /**
@@ -35,7 +35,7 @@ const CANDIDATES = `cand(id) AS (
   SELECT id FROM (SELECT p.run_id AS id FROM progress p LEFT JOIN runs r ON r.id = p.run_id
     WHERE CASE WHEN r.id IS NULL
         THEN (@status IS NULL OR @status = ${OUTSIDE_STATUS_SQL('p.run_id')})
-          AND (@workflow IS NULL OR @workflow = 'external') AND @owner IS NULL AND @waiting IS NULL
+          AND (@workflow IS NULL OR @workflow = 'external') AND @owner IS NULL AND @parent IS NULL AND @waiting IS NULL
         ELSE ${RUN_FILTER} END
       AND (@search IS NULL OR p.run_id LIKE @search ESCAPE '\\') AND ${AFTER('p.run_id')}
     ORDER BY p.updated_at DESC, p.run_id LIMIT @limit)
@@ -75,6 +75,7 @@ const SUMMARY_SQL = `
 const PAGE_FILTER = `(@status IS NULL OR status = @status) AND (@workflow IS NULL OR workflow = @workflow)
   AND (@waiting IS NULL OR status = 'waiting')
   AND (@search IS NULL OR id LIKE @search ESCAPE '\\') AND (@owner IS NULL OR owner = @owner)
+  AND (@parent IS NULL OR id IN (SELECT pr.id FROM runs pr WHERE pr.parent_run_id = @parent))
   AND (@afterAt IS NULL OR updatedAt < @afterAt OR (updatedAt = @afterAt AND id > @afterId))`;
 
 const PAGE_SQL = `WITH ${CANDIDATES} SELECT * FROM (${SUMMARY_SQL}) WHERE ${PAGE_FILTER} ORDER BY updatedAt DESC, id LIMIT @limit`;
@@ -126,6 +127,7 @@ export function listRunsIn(c: SqliteConnection, filter: Parameters<RunStore['lis
     workflow: filter.workflow ?? null,
     search: filter.search ? containsPattern(filter.search) : null,
     owner: filter.owner ?? null,
+    parent: filter.parent ?? null,
     limit: filter.limit ?? 100,
     afterAt: filter.after?.updatedAt ?? null,
     afterId: filter.after?.id ?? null,
@@ -136,7 +138,8 @@ export function listRunsIn(c: SqliteConnection, filter: Parameters<RunStore['lis
       (params.status === null || params.status === 'idle') &&
       params.waiting === null &&
       (params.workflow === null || params.workflow === 'external') &&
-      params.owner === null;
+      params.owner === null &&
+      params.parent === null;
     if (!lonely) return page;
     const lone =
       page.length === params.limit
