@@ -21,6 +21,7 @@ import { postgresRetention } from './retention';
 import { withRetry } from './retry';
 import { postgresRewind } from './rewind';
 import { postgresRuns } from './runs';
+import { postgresEvents } from './events';
 import { postgresSchedules } from './schedules';
 import { postgresStepStreams } from './step-streams';
 import { postgresSteps } from './steps';
@@ -115,6 +116,7 @@ export async function openPostgresStore(given: PostgresStoreOptions): Promise<Po
     ...postgresModelCalls(c),
     ...postgresStepStreams(c),
     ...postgresSchedules(c),
+    ...postgresEvents(c),
     subscribeWakes: (onWake) => wakes.subscribe(onWake),
     async close() {
       await wakes.close();

@@ -248,6 +248,8 @@ export const workflows = pgTable('workflows', {
   totalSteps: integer('total_steps'),
   /** The code version string the user gave the workflow, if any. */
   version: text('version'),
+  /** The event names it subscribes to (defineWorkflow's `on`), as a JSON array; null: none. */
+  eventsJson: text('events_json'),
   publishedBy: text('published_by'),
   updatedAt: doublePrecision('updated_at').notNull(),
 });
@@ -424,4 +426,19 @@ export const schedules = pgTable(
     updatedAt: doublePrecision('updated_at').notNull(),
   },
   (t) => [index('schedules_due').on(t.nextFireAt).where(sql`${t.paused} = 0`)],
+);
+
+/**
+ * Events sent to the control plane (POST /api/v1/events, `waybill emit`, the library's emit), kept under the
+ * sender's id so a re-send changes nothing: each subscribed workflow starts one run per event id.
+ */
+export const events = pgTable(
+  'events',
+  {
+    id: text('id').primaryKey(),
+    name: text('name').notNull(),
+    dataJson: text('data_json').notNull(),
+    createdAt: doublePrecision('created_at').notNull(),
+  },
+  (t) => [index('events_name').on(t.name, t.createdAt)],
 );

@@ -234,6 +234,8 @@ export const workflows = sqliteTable('workflows', {
   totalSteps: integer('total_steps'),
   /** The code version string the user gave the workflow, if any. */
   version: text('version'),
+  /** The event names it subscribes to (defineWorkflow's `on`), as a JSON array; null: none. */
+  eventsJson: text('events_json'),
   publishedBy: text('published_by'),
   updatedAt: real('updated_at').notNull(),
 });
@@ -433,4 +435,19 @@ export const schedules = sqliteTable(
     updatedAt: real('updated_at').notNull(),
   },
   (t) => [index('schedules_due').on(t.nextFireAt).where(sql`${t.paused} = 0`)],
+);
+
+/**
+ * Events sent to the control plane (POST /api/v1/events, `waybill emit`, the library's emit), kept under the
+ * sender's id so a re-send changes nothing: each subscribed workflow starts one run per event id.
+ */
+export const events = sqliteTable(
+  'events',
+  {
+    id: text('id').primaryKey(),
+    name: text('name').notNull(),
+    dataJson: text('data_json').notNull(),
+    createdAt: real('created_at').notNull(),
+  },
+  (t) => [index('events_name').on(t.name, t.createdAt)],
 );

@@ -21,6 +21,7 @@ import { sqliteReads } from './reads';
 import { sqliteRetention } from './retention';
 import { sqliteRewind } from './rewind';
 import { sqliteRuns } from './runs';
+import { sqliteEvents } from './events';
 import { sqliteSchedules } from './schedules';
 import { sqliteStepStreams } from './step-streams';
 import { type SqliteStepsOptions, sqliteSteps, type WriteCounts } from './steps';
@@ -81,6 +82,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     ...sqliteModelCalls(c),
     ...sqliteStepStreams(c),
     ...sqliteSchedules(c),
+    ...sqliteEvents(c),
     subscribeWakes: (onWake) => wakes.subscribe(onWake),
     async close() {
       wakes.close();
