@@ -11,6 +11,7 @@ import { type MigrationPlan, migrationsOf, notCurrent } from '../migrate/runner'
 import { postgresAudit } from './audit';
 import { postgresClaims } from './claims';
 import { openPool, type PostgresOpenOptions, postgresConnection } from './connection';
+import { postgresEvents } from './events';
 import { postgresLogs } from './logs';
 import { postgresMetrics } from './metrics';
 import { migratePostgres } from './migrate';
@@ -21,7 +22,6 @@ import { postgresRetention } from './retention';
 import { withRetry } from './retry';
 import { postgresRewind } from './rewind';
 import { postgresRuns } from './runs';
-import { postgresEvents } from './events';
 import { postgresSchedules } from './schedules';
 import { postgresStepStreams } from './step-streams';
 import { postgresSteps } from './steps';

@@ -12,6 +12,7 @@ import { type MigrationPlan, migrationsOf, notCurrent } from '../migrate/runner'
 import { sqliteAudit } from './audit';
 import { sqliteClaims } from './claims';
 import { openSqliteConnection, type SqliteOpenOptions } from './connection';
+import { sqliteEvents } from './events';
 import { sqliteLogs } from './logs';
 import { sqliteMetrics } from './metrics';
 import { migrateSqlite } from './migrate';
@@ -21,7 +22,6 @@ import { sqliteReads } from './reads';
 import { sqliteRetention } from './retention';
 import { sqliteRewind } from './rewind';
 import { sqliteRuns } from './runs';
-import { sqliteEvents } from './events';
 import { sqliteSchedules } from './schedules';
 import { sqliteStepStreams } from './step-streams';
 import { type SqliteStepsOptions, sqliteSteps, type WriteCounts } from './steps';
