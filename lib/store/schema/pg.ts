@@ -301,7 +301,7 @@ export const waits = pgTable(
   {
     runId: text('run_id').notNull(),
     name: text('name').notNull(),
-    kind: text('kind', { enum: ['approval', 'signal', 'sleep', 'child'] }).notNull(),
+    kind: text('kind', { enum: ['approval', 'signal', 'sleep', 'child', 'event'] }).notNull(),
     /** What the approver is shown (an approval's details), as JSON. */
     detailsJson: text('details_json'),
     createdAt: doublePrecision('created_at').notNull(),

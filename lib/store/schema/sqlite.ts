@@ -287,7 +287,7 @@ export const waits = sqliteTable(
   {
     runId: text('run_id').notNull(),
     name: text('name').notNull(),
-    kind: text('kind', { enum: ['approval', 'signal', 'sleep', 'child'] }).notNull(),
+    kind: text('kind', { enum: ['approval', 'signal', 'sleep', 'child', 'event'] }).notNull(),
     /** What the approver is shown (an approval's details), as JSON. */
     detailsJson: text('details_json'),
     createdAt: real('created_at').notNull(),
