@@ -93,7 +93,7 @@ describe.each([['sqlite'], ['postgres']] as const)('events on %s', (name) => {
       }
       throw new Error(`run ${id} never became ${want}: it is ${await status(id)}`);
     };
-    const runsOf = async () => (await h.store.listRuns({ limit: 100 })).map((r) => [r.workflow, r.id]).sort();
+    const runsOf = async () => (await h.store.listRuns({ limit: 100, claimTtlMs: 30_000 })).map((r) => [r.workflow, r.id]).sort();
     return { h, deps, worker, until, runsOf };
   }
 
