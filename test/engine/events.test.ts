@@ -8,6 +8,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { events } from '../../lib/control';
 import type { Caller } from '../../lib/control/caller';
+import { emit } from '../../lib/engine/emit';
 import { eventRunId } from '../../lib/engine/events';
 import { publicationsOf } from '../../lib/engine/publish';
 import { startRun } from '../../lib/engine/runs';
@@ -93,7 +94,8 @@ describe.each([['sqlite'], ['postgres']] as const)('events on %s', (name) => {
       }
       throw new Error(`run ${id} never became ${want}: it is ${await status(id)}`);
     };
-    const runsOf = async () => (await h.store.listRuns({ limit: 100, claimTtlMs: 30_000 })).map((r) => [r.workflow, r.id]).sort();
+    const runsOf = async () =>
+      (await h.store.listRuns({ limit: 100, claimTtlMs: 30_000 })).map((r) => [r.workflow, r.id]).sort();
     return { h, deps, worker, until, runsOf };
   }
 
@@ -171,6 +173,18 @@ describe.each([['sqlite'], ['postgres']] as const)('events on %s', (name) => {
     expect(
       (await events.emit(s.deps, alice, { id: 'p-2', name: 'order.paid', data: { order: 7, amount: 12 } })).woke,
     ).toEqual([]);
+  });
+
+  it("the library's emit starts the subscribers as the control plane does, audited as library", async (t) => {
+    const s = await setup();
+    if (!s) return t.skip();
+    for (let i = 0; i < 3; i++) await emit(s.h.store, { id: 'r-1', name: 'order.refunded', data: { order: 1 } });
+    expect(await s.runsOf()).toEqual([
+      ['audit', 'audit:event:r-1'],
+      ['bill', 'bill:event:r-1'],
+    ]);
+    const lines = (await s.h.store.listAudit({ limit: 10 })).filter((a) => a.action === 'emit');
+    expect(lines.map((a) => [a.actor, a.target])).toEqual([['library', 'event/r-1']]);
   });
 
   it('names the run by a hash when the event id cannot be part of a run id', () => {
