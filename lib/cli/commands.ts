@@ -68,7 +68,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
     ),
   },
   runs: {
-    usage: 'runs [--status S] [--waiting approval|signal|sleep] [--workflow W] [--search Q] [--limit N]',
+    usage: 'runs [--status S] [--waiting approval|signal|sleep|child|event] [--workflow W] [--search Q] [--limit N]',
     summary: "list runs, outside clients' included",
     flags: [
       ['--status S', 'queued, running, waiting, paused, completed, failed, cancelled, rejected or idle'],
