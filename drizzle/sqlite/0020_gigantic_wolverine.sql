@@ -6,4 +6,5 @@ CREATE TABLE `events` (
 );
 --> statement-breakpoint
 CREATE INDEX `events_name` ON `events` (`name`,`created_at`);--> statement-breakpoint
-ALTER TABLE `workflows` ADD `events_json` text;
+ALTER TABLE `workflows` ADD `events_json` text;--> statement-breakpoint
+CREATE INDEX `waits_open_event` ON `waits` (`name`,`created_at`) WHERE "waits"."kind" = 'event' AND "waits"."decided_at" IS NULL;

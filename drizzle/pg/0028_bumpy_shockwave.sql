@@ -6,4 +6,5 @@ CREATE TABLE "events" (
 );
 --> statement-breakpoint
 ALTER TABLE "workflows" ADD COLUMN "events_json" text;--> statement-breakpoint
-CREATE INDEX "events_name" ON "events" USING btree ("name","created_at");
+CREATE INDEX "events_name" ON "events" USING btree ("name","created_at");--> statement-breakpoint
+CREATE INDEX "waits_open_event" ON "waits" USING btree ("name","created_at") WHERE "waits"."kind" = 'event' AND "waits"."decided_at" IS NULL;
