@@ -309,9 +309,7 @@ export const waits = sqliteTable(
     // entry read. Partial: an approval decided before its timeout would otherwise sit in the way until then.
     index('waits_open_due').on(t.dueAt).where(sql`${t.decidedAt} IS NULL`),
     // The open waits an event decides (openEventWaits): by its name, never a scan of every wait.
-    index('waits_open_event')
-      .on(t.name, t.createdAt)
-      .where(sql`${t.kind} = 'event' AND ${t.decidedAt} IS NULL`),
+    index('waits_open_event').on(t.name, t.createdAt).where(sql`${t.kind} = 'event' AND ${t.decidedAt} IS NULL`),
   ],
 );
 
