@@ -148,6 +148,13 @@ export class ConflictError extends WaybillError {
   }
 }
 
+/** An event re-sent under its id with another name or data: the first stands, nothing was written. */
+export class EventConflictError extends WaybillError {
+  constructor(eventId: string, differs: string[]) {
+    super('CONFLICT', `event ${eventId} was sent before with another ${differs.join(' and ')}; nothing was written`);
+  }
+}
+
 /**
  * A start under the id of a run with another workflow or input; the same workflow and input is answered with
  * the run instead (lib/engine/run-exists.ts). Nothing was written.

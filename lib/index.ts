@@ -9,6 +9,7 @@ import './zod-version';
 export type { StepRunner } from './checkpoint/agent';
 export * from './checkpoint/index';
 export type { RetryPolicy, RunContext, StepOptions } from './engine/context';
+export type { EventResult, WaitForEventOptions } from './engine/events';
 export type { LogFields, Logger } from './engine/log';
 export type { ErrorMatcher } from './engine/retry-policy';
 export type { Approval, ApprovalOptions, SignalResult } from './engine/waits';

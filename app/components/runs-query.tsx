@@ -31,6 +31,7 @@ export const WAITING_LABEL: Record<WaitKind, string> = {
   signal: 'waiting for a signal',
   sleep: 'sleeping',
   child: 'waiting for a child run',
+  event: 'waiting for an event',
 };
 export { WAIT_KINDS };
 

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { auditQuery } from './audit';
 import { expireBody, listClaimsQuery, resolveBody, sweepBody } from './claims';
+import { emitBody, emittedSchema } from './events';
 import { runRef } from './ids';
 import { logsQuery } from './logs';
 import {
@@ -324,6 +325,16 @@ export const ROUTES: Route[] = [
     body: sweepBody,
     ok: { status: 200, schema: sweptSchema },
     refusals: [400, 413],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/events',
+    summary:
+      'Send an event under its id: each subscribed workflow starts one run, and runs waiting for it with a fitting match wake. 201 the first time; a re-send is 200 with recorded: false and changes nothing.',
+    access: 'operator',
+    body: emitBody,
+    ok: { status: 201, schema: emittedSchema },
+    refusals: [400, 409, 413],
   },
   {
     method: 'get',

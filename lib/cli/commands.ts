@@ -68,7 +68,8 @@ export const COMMANDS: Record<string, CommandSpec> = {
     ),
   },
   runs: {
-    usage: 'runs [--status S] [--waiting approval|signal|sleep] [--workflow W] [--search Q] [--parent ID] [--limit N]',
+    usage:
+      'runs [--status S] [--waiting approval|signal|sleep|child|event] [--workflow W] [--search Q] [--parent ID] [--limit N]',
     summary: "list runs, outside clients' included",
     flags: [
       ['--status S', 'queued, running, waiting, paused, completed, failed, cancelled, rejected or idle'],
@@ -320,6 +321,22 @@ export const COMMANDS: Record<string, CommandSpec> = {
     run: lazy(
       () => import('./waits'),
       (m) => m.signal,
+    ),
+  },
+  emit: {
+    usage: 'emit <name> --id ID [--data JSON|@file]',
+    summary: 'send an event: each subscribed workflow starts one run, waiting runs wake',
+    details:
+      'Each workflow whose defineWorkflow `on` names the event starts one run, <workflow>:event:<id>, with the data as input; runs in ctx.waitForEvent(name) whose match fits the data wake. A re-send under the same id changes nothing; with other data it is refused.',
+    args: [['<name>', 'the event, e.g. order.created']],
+    flags: [
+      ['--id ID', "the event's id: one run per subscribed workflow per id"],
+      ['--data JSON|@file', "the event data, the subscribed runs' input (default {})"],
+    ],
+    examples: ['waybill emit order.created --id order-7 --data \'{"order": 7}\''],
+    run: lazy(
+      () => import('./events'),
+      (m) => m.emit,
     ),
   },
   token: {

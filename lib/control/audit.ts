@@ -36,6 +36,7 @@ export const AUDIT_ACTIONS = [
   'schedule-pause',
   'schedule-resume',
   'schedule-delete',
+  'emit',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

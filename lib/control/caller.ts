@@ -7,7 +7,8 @@ import { allows } from '../auth/principal';
 import { ForbiddenError } from '../errors';
 
 export type Role = 'viewer' | 'operator' | 'local';
-export type Channel = 'dashboard' | 'api' | 'cli';
+/** Where a call came from; `library`: a program's own emit (lib/engine/emit.ts), which holds the store. */
+export type Channel = 'dashboard' | 'api' | 'cli' | 'library';
 
 export interface Caller {
   /** Shown in the audit log: "alice (operator)", "operator token (api)", "cli:ann", "local". */

@@ -11,6 +11,7 @@ export * as audit from './audit';
 export * as bulk from './bulk';
 export { authorize, type Caller, type Channel, type Role } from './caller';
 export * as claims from './claims';
+export * as events from './events';
 export * as logs from './logs';
 export * as retention from './retention';
 export * as rewind from './rewind';

@@ -16,6 +16,7 @@ import {
   startChildRun,
   type WaitChildOptions,
 } from './children';
+import { type EventResult, type WaitForEventOptions, waitForEvent } from './events';
 import type { Logger } from './log';
 import {
   backoffMs,
@@ -139,6 +140,14 @@ export class RunContext {
   /** Parks the run until the signal `name` arrives (one sent earlier is already there) or it times out. */
   waitForSignal<T = unknown>(name: string, options?: { timeoutMs?: number }): Promise<SignalResult<T>> {
     return waitForSignal<T>(this.parked(), this.runId, name, options);
+  }
+
+  /**
+   * Parks the run until an event `name` whose data fits `match` is sent (lib/engine/events.ts), or it times
+   * out. Only events sent after the run got here count. One wait per name in a run: it reads its first decision.
+   */
+  waitForEvent<T = unknown>(name: string, options?: WaitForEventOptions): Promise<EventResult<T>> {
+    return waitForEvent<T>(this.parked(), this.runId, name, options);
   }
 
   /**

@@ -22,6 +22,8 @@ export {
   type StreamingStepContext,
   type UsageReport,
 } from './context';
+export { type Emitted, emit } from './emit';
+export type { EventResult, WaitForEventOptions } from './events';
 export { createLogger, type LogFields, type Logger, type LoggerOptions, silentLogger } from './log';
 export type { ErrorMatcher } from './retry-policy';
 export type { RunLog } from './run-log';

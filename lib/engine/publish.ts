@@ -84,6 +84,7 @@ export function publicationsOf(registry: WorkflowRegistry, file?: string): Workf
       inputSchemaJson: text,
       totalSteps: typeof definition.totalSteps === 'number' ? definition.totalSteps : null,
       version: definition.version ?? null,
+      ...(definition.on?.length ? { events: [...new Set(definition.on)] } : {}),
     };
   });
 }

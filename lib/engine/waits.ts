@@ -142,7 +142,7 @@ export async function sleepUntil(p: Parking, runId: string, name: string, until:
   }
 }
 
-async function waitFor(
+export async function waitFor(
   p: Parking,
   runId: string,
   kind: WaitKind,

@@ -6,6 +6,7 @@ import type { z } from 'zod';
 import { budgetProblem } from '../domain/budget';
 import { InvalidInputError, NotFoundError } from '../errors';
 import type { RunContext } from './context';
+import { eventNameProblem } from './events';
 import { checkInput, type InputIssue, inputError } from './input-check';
 import { checkRetryPolicy, type RetryPolicy } from './retry-policy';
 import { type ScheduleDeclaration, scheduleFields, scheduleIssues } from './schedules/spec';
@@ -36,6 +37,8 @@ export interface WorkflowDefinition<I = unknown> {
    * docs/guide.md, "Schedules"). Each input is parsed by `input` then.
    */
   schedules?: ScheduleDeclaration[];
+  /** Event names that each start one run of it per event id, with the event's data as input (lib/engine/events.ts). */
+  on?: string[];
   run(ctx: RunContext, input: I): Promise<unknown>;
 }
 
@@ -80,6 +83,14 @@ export function defineWorkflow<I>(definition: WorkflowDefinition<I>): WorkflowDe
       const checked = scheduleFields.safeParse(declared);
       if (!checked.success)
         throw new InvalidInputError(`workflow ${label}: schedules[${i}]: ${scheduleIssues(checked.error)}`);
+    });
+  }
+  if (definition.on !== undefined) {
+    if (!Array.isArray(definition.on))
+      throw new InvalidInputError(`workflow ${label}: on must be an array of event names`);
+    definition.on.forEach((name, i) => {
+      const problem = eventNameProblem(name);
+      if (problem) throw new InvalidInputError(`workflow ${label}: on[${i}] ${problem}`);
     });
   }
   Object.defineProperty(definition, WORKFLOW, { value: true });

@@ -36,14 +36,17 @@ describe('waybill with bad input', () => {
       [['runs', '--bogus'], /^waybill runs: Unknown option '--bogus'$/],
       [['runs', 'extra'], /^waybill runs: Unexpected argument 'extra'/],
       [['runs', '--status', 'sleeping'], /^waybill runs: --status: Invalid option: expected one of "queued"/],
-      [['runs', '--waiting', 'human'], /^waybill runs: --waiting: must be one of approval, signal, sleep$/],
+      [
+        ['runs', '--waiting', 'human'],
+        /^waybill runs: --waiting: must be one of approval, signal, sleep, child, event$/,
+      ],
       [
         ['runs', '--waiting', 'approval', '--status', 'queued'],
         /^waybill runs: --waiting: lists waiting runs only: leave status out, or make it waiting$/,
       ],
       [
         ['cancel', '--all-matching', '--waiting', 'human', '--yes'],
-        /^waybill cancel: --waiting: must be one of approval, signal, sleep$/,
+        /^waybill cancel: --waiting: must be one of approval, signal, sleep, child, event$/,
       ],
       [['runs', '--limit', '0'], /^waybill runs: --limit: /],
       [['runs', '--limit', 'ten'], /^waybill runs: --limit: must be a whole number$/],

@@ -68,6 +68,7 @@ describe("article compatibility: the article's schema and SQL", () => {
         'claims',
         'committed',
         'committed_history',
+        'events',
         'metrics_tally',
         'model_call_chunks',
         'model_calls',

@@ -67,6 +67,7 @@ describe.skipIf(!pgUp)('postgres store', () => {
       'claims',
       'committed',
       'committed_history',
+      'events',
       'metrics_tally',
       'model_call_chunks',
       'model_calls',

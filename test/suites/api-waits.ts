@@ -223,7 +223,7 @@ export function waitsApiSuite(name: string, makeTarget: () => Promise<Target>) {
       const badKind = await api('GET', '/api/v1/runs?waiting=human', VIEWER);
       expect([badKind.status, badKind.body.error.fields]).toEqual([
         400,
-        { waiting: ['must be one of approval, signal, sleep'] },
+        { waiting: ['must be one of approval, signal, sleep, child, event'] },
       ]);
       const contradiction = await api('GET', '/api/v1/runs?waiting=approval&status=queued', VIEWER);
       expect([contradiction.status, contradiction.body.error.fields]).toEqual([
@@ -238,7 +238,7 @@ export function waitsApiSuite(name: string, makeTarget: () => Promise<Target>) {
       });
       expect([bulk.status, bulk.body.error.fields]).toEqual([
         400,
-        { 'filter.waiting': ['must be one of approval, signal, sleep'] },
+        { 'filter.waiting': ['must be one of approval, signal, sleep, child, event'] },
       ]);
       expect(await written()).toBe(before);
     });

@@ -6,7 +6,17 @@
 import { Card, relative } from '@/app/components/ui';
 import { waitView } from '@/lib/control/waits';
 import { getStore } from '@/lib/data/store';
+import type { WaitKind } from '@/lib/store/contract';
 import { WaitDecision } from './wait-panel';
+
+/** How an open wait is headed, by its kind. */
+const WAIT_TITLE: Record<WaitKind, string> = {
+  approval: 'Approval',
+  signal: 'Signal',
+  sleep: 'Sleep',
+  child: 'Child run',
+  event: 'Event',
+};
 
 export async function WaitsCard({
   runId,
@@ -30,8 +40,7 @@ export async function WaitsCard({
         {open.map((w) => (
           <li key={`${w.kind}:${w.name}`} data-testid="wait-open" data-wait={w.name}>
             <p className="text-sm">
-              <strong>{w.kind === 'approval' ? 'Approval' : w.kind === 'signal' ? 'Signal' : 'Sleep'}</strong>{' '}
-              <code>{w.name}</code>, since {relative(w.createdAt, now)}
+              <strong>{WAIT_TITLE[w.kind]}</strong> <code>{w.name}</code>, since {relative(w.createdAt, now)}
               {w.dueAt !== null && (
                 <>
                   ; {w.kind === 'sleep' ? 'wakes' : `times out (${w.onTimeout})`} {relative(w.dueAt, now)}

@@ -7,6 +7,7 @@
  */
 import type { AuditStore } from './audit';
 import type { ClaimStore } from './claims';
+import type { EventStore } from './events';
 import type { InsightStore } from './insights';
 import type { LogStore } from './logs';
 import type { ModelCallStore } from './model-calls';
@@ -21,6 +22,7 @@ import type { WakeStore } from './wake';
 
 export * from './audit';
 export * from './claims';
+export * from './events';
 export * from './insights';
 export * from './logs';
 export * from './metrics';
@@ -50,7 +52,8 @@ export interface Store
     ModelCallStore,
     StepStreamStore,
     ScheduleStore,
-    WakeStore {
+    WakeStore,
+    EventStore {
   /** Releases connections; the store is unusable afterwards. */
   close(): Promise<void>;
 }

@@ -1,7 +1,7 @@
 /** A run's durable waits (approvals, signals, sleeps): what lib/engine/waits.ts and lib/control/waits.ts need. */
 
-/** What a wait waits for: a person's decision, a signal's payload, or the clock. */
-export const WAIT_KINDS = ['approval', 'signal', 'sleep', 'child'] as const;
+/** What a wait waits for: a person's decision, a signal's payload, the clock, a child run's end, or an event. */
+export const WAIT_KINDS = ['approval', 'signal', 'sleep', 'child', 'event'] as const;
 export type WaitKind = (typeof WAIT_KINDS)[number];
 
 export interface WaitRow {
@@ -47,6 +47,12 @@ export interface WaitDecision {
 export interface WaitStore {
   /** A run's wait of one kind and name: (run, kind, name) is the waits table's key. */
   getWait(runId: string, kind: WaitKind, name: string): Promise<WaitRow | null>;
+
+  /**
+   * The open waits of kind `event` for the event `name` recorded by `recordedBy` (epoch seconds: the event's
+   * own time, so a re-send never wakes a wait recorded after the first send), oldest first.
+   */
+  openEventWaits(name: string, recordedBy: number): Promise<WaitRow[]>;
 
   /** A run's waits, oldest first (the run page, the API's run view). */
   listWaits(runId: string): Promise<WaitRow[]>;

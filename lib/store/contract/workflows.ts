@@ -10,9 +10,12 @@ export interface WorkflowPublication {
   totalSteps: number | null;
   /** The code version string the workflow's author gave, if any. */
   version: string | null;
+  /** The event names it subscribes to (defineWorkflow's `on`): each such event starts one run of it. */
+  events?: string[];
 }
 
 export interface PublishedWorkflow extends WorkflowPublication {
+  events: string[];
   /** The worker that published this version (the last to start wins on a name). */
   publishedBy: string | null;
   /** Epoch seconds, by the store's clock. */

@@ -11,6 +11,7 @@ import { type MigrationPlan, migrationsOf, notCurrent } from '../migrate/runner'
 import { postgresAudit } from './audit';
 import { postgresClaims } from './claims';
 import { openPool, type PostgresOpenOptions, postgresConnection } from './connection';
+import { postgresEvents } from './events';
 import { postgresLogs } from './logs';
 import { postgresMetrics } from './metrics';
 import { migratePostgres } from './migrate';
@@ -115,6 +116,7 @@ export async function openPostgresStore(given: PostgresStoreOptions): Promise<Po
     ...postgresModelCalls(c),
     ...postgresStepStreams(c),
     ...postgresSchedules(c),
+    ...postgresEvents(c),
     subscribeWakes: (onWake) => wakes.subscribe(onWake),
     async close() {
       await wakes.close();

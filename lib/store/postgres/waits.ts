@@ -6,7 +6,7 @@
  * does not park; a decision that comes second finds the run `waiting` and queues it. No wake is ever lost.
  */
 
-import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
+import { and, asc, eq, isNull, lte, type SQL, sql } from 'drizzle-orm';
 import type pg from 'pg';
 import { NotFoundError } from '../../errors';
 import type { RunRow, WaitingKind, WaitKind, WaitRow, WaitStore } from '../contract';
@@ -88,6 +88,23 @@ export function postgresWaits(c: PgConnection): WaitStore {
 
   return {
     getWait: (runId, kind, name) => get(runId, kind, name),
+
+    async openEventWaits(name, recordedBy) {
+      return withRetry('openEventWaits', () =>
+        c.orm
+          .select()
+          .from(waits)
+          .where(
+            and(
+              eq(waits.kind, 'event'),
+              eq(waits.name, name),
+              isNull(waits.decidedAt),
+              lte(waits.createdAt, recordedBy),
+            ),
+          )
+          .orderBy(asc(waits.createdAt), asc(waits.runId)),
+      );
+    },
 
     async listWaits(runId) {
       return withRetry('listWaits', () =>

@@ -248,6 +248,8 @@ export const workflows = pgTable('workflows', {
   totalSteps: integer('total_steps'),
   /** The code version string the user gave the workflow, if any. */
   version: text('version'),
+  /** The event names it subscribes to (defineWorkflow's `on`), as a JSON array; null: none. */
+  eventsJson: text('events_json'),
   publishedBy: text('published_by'),
   updatedAt: doublePrecision('updated_at').notNull(),
 });
@@ -299,7 +301,7 @@ export const waits = pgTable(
   {
     runId: text('run_id').notNull(),
     name: text('name').notNull(),
-    kind: text('kind', { enum: ['approval', 'signal', 'sleep', 'child'] }).notNull(),
+    kind: text('kind', { enum: ['approval', 'signal', 'sleep', 'child', 'event'] }).notNull(),
     /** What the approver is shown (an approval's details), as JSON. */
     detailsJson: text('details_json'),
     createdAt: doublePrecision('created_at').notNull(),
@@ -320,6 +322,8 @@ export const waits = pgTable(
     // The next wake-up a worker sleeps until (nextWakeIn): the first open wait by due time, one index
     // entry read. Partial: an approval decided before its timeout would otherwise sit in the way until then.
     index('waits_open_due').on(t.dueAt).where(sql`${t.decidedAt} IS NULL`),
+    // The open waits an event decides (openEventWaits): by its name, never a scan of every wait.
+    index('waits_open_event').on(t.name, t.createdAt).where(sql`${t.kind} = 'event' AND ${t.decidedAt} IS NULL`),
   ],
 );
 
@@ -424,4 +428,19 @@ export const schedules = pgTable(
     updatedAt: doublePrecision('updated_at').notNull(),
   },
   (t) => [index('schedules_due').on(t.nextFireAt).where(sql`${t.paused} = 0`)],
+);
+
+/**
+ * Events sent to the control plane (POST /api/v1/events, `waybill emit`, the library's emit), kept under the
+ * sender's id so a re-send changes nothing: each subscribed workflow starts one run per event id.
+ */
+export const events = pgTable(
+  'events',
+  {
+    id: text('id').primaryKey(),
+    name: text('name').notNull(),
+    dataJson: text('data_json').notNull(),
+    createdAt: doublePrecision('created_at').notNull(),
+  },
+  (t) => [index('events_name').on(t.name, t.createdAt)],
 );

@@ -234,6 +234,8 @@ export const workflows = sqliteTable('workflows', {
   totalSteps: integer('total_steps'),
   /** The code version string the user gave the workflow, if any. */
   version: text('version'),
+  /** The event names it subscribes to (defineWorkflow's `on`), as a JSON array; null: none. */
+  eventsJson: text('events_json'),
   publishedBy: text('published_by'),
   updatedAt: real('updated_at').notNull(),
 });
@@ -285,7 +287,7 @@ export const waits = sqliteTable(
   {
     runId: text('run_id').notNull(),
     name: text('name').notNull(),
-    kind: text('kind', { enum: ['approval', 'signal', 'sleep', 'child'] }).notNull(),
+    kind: text('kind', { enum: ['approval', 'signal', 'sleep', 'child', 'event'] }).notNull(),
     /** What the approver is shown (an approval's details), as JSON. */
     detailsJson: text('details_json'),
     createdAt: real('created_at').notNull(),
@@ -306,6 +308,8 @@ export const waits = sqliteTable(
     // The next wake-up a worker sleeps until (nextWakeIn): the first open wait by due time, one index
     // entry read. Partial: an approval decided before its timeout would otherwise sit in the way until then.
     index('waits_open_due').on(t.dueAt).where(sql`${t.decidedAt} IS NULL`),
+    // The open waits an event decides (openEventWaits): by its name, never a scan of every wait.
+    index('waits_open_event').on(t.name, t.createdAt).where(sql`${t.kind} = 'event' AND ${t.decidedAt} IS NULL`),
   ],
 );
 
@@ -433,4 +437,19 @@ export const schedules = sqliteTable(
     updatedAt: real('updated_at').notNull(),
   },
   (t) => [index('schedules_due').on(t.nextFireAt).where(sql`${t.paused} = 0`)],
+);
+
+/**
+ * Events sent to the control plane (POST /api/v1/events, `waybill emit`, the library's emit), kept under the
+ * sender's id so a re-send changes nothing: each subscribed workflow starts one run per event id.
+ */
+export const events = sqliteTable(
+  'events',
+  {
+    id: text('id').primaryKey(),
+    name: text('name').notNull(),
+    dataJson: text('data_json').notNull(),
+    createdAt: real('created_at').notNull(),
+  },
+  (t) => [index('events_name').on(t.name, t.createdAt)],
 );

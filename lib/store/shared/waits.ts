@@ -44,6 +44,8 @@ export function decisionDetail(
         : 'rejected'
       : kind === 'signal'
         ? 'signalled'
-        : 'woke';
+        : kind === 'event'
+          ? 'received'
+          : 'woke';
   return `${kind} ${name} ${what} by ${by}${note ? `: ${note}` : ''}`;
 }

@@ -3,7 +3,7 @@ import type { PublishedWorkflow } from '../contract';
 
 /** Joins each workflow to the live workers whose served list names it (the list is JSON: parsed here, not in SQL). */
 export function withServers(
-  rows: Omit<PublishedWorkflow, 'servedBy'>[],
+  rows: (Omit<PublishedWorkflow, 'servedBy' | 'events'> & { eventsJson: string | null })[],
   live: { id: string; workflowsJson: string }[],
 ): PublishedWorkflow[] {
   const servers = new Map<string, string[]>();
@@ -18,5 +18,24 @@ export function withServers(
     for (const name of names)
       if (typeof name === 'string') servers.set(name, [...(servers.get(name) ?? []), worker.id]);
   }
-  return rows.map((row) => ({ ...row, servedBy: servers.get(row.name) ?? [] }));
+  return rows.map(({ eventsJson, ...row }) => ({
+    ...row,
+    events: eventNames(eventsJson),
+    servedBy: servers.get(row.name) ?? [],
+  }));
+}
+
+function eventNames(text: string | null): string[] {
+  if (text === null) return [];
+  try {
+    const names: unknown = JSON.parse(text);
+    return Array.isArray(names) ? names.filter((n): n is string => typeof n === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+/** What a publication's `on` is stored as: null for none, so a row published before events reads the same. */
+export function eventsJson(names: string[] | undefined): string | null {
+  return names && names.length > 0 ? JSON.stringify(names) : null;
 }

@@ -12,6 +12,7 @@ import { type MigrationPlan, migrationsOf, notCurrent } from '../migrate/runner'
 import { sqliteAudit } from './audit';
 import { sqliteClaims } from './claims';
 import { openSqliteConnection, type SqliteOpenOptions } from './connection';
+import { sqliteEvents } from './events';
 import { sqliteLogs } from './logs';
 import { sqliteMetrics } from './metrics';
 import { migrateSqlite } from './migrate';
@@ -81,6 +82,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     ...sqliteModelCalls(c),
     ...sqliteStepStreams(c),
     ...sqliteSchedules(c),
+    ...sqliteEvents(c),
     subscribeWakes: (onWake) => wakes.subscribe(onWake),
     async close() {
       wakes.close();

@@ -91,6 +91,24 @@ export function sqliteWaits(c: SqliteConnection): WaitStore {
       return guard(() => get(runId, kind, name) ?? null);
     },
 
+    async openEventWaits(name, recordedBy) {
+      return guard(() =>
+        orm
+          .select()
+          .from(waits)
+          .where(
+            and(
+              eq(waits.kind, 'event'),
+              eq(waits.name, name),
+              isNull(waits.decidedAt),
+              lte(waits.createdAt, recordedBy),
+            ),
+          )
+          .orderBy(asc(waits.createdAt), asc(waits.runId))
+          .all(),
+      );
+    },
+
     async listWaits(runId) {
       return guard(() =>
         orm.select().from(waits).where(eq(waits.runId, runId)).orderBy(asc(waits.createdAt), asc(waits.name)).all(),

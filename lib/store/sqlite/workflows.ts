@@ -5,7 +5,7 @@
 import { and, asc, eq, gte, isNotNull, isNull, sql } from 'drizzle-orm';
 import type { WorkflowStore } from '../contract';
 import { runs, workers, workflows } from '../schema/sqlite';
-import { withServers } from '../shared/workflow-servers';
+import { eventsJson, withServers } from '../shared/workflow-servers';
 import { guard, type SqliteConnection } from './connection';
 
 export function sqliteWorkflows(c: SqliteConnection): WorkflowStore {
@@ -20,6 +20,7 @@ export function sqliteWorkflows(c: SqliteConnection): WorkflowStore {
             inputSchemaJson: w.inputSchemaJson,
             totalSteps: w.totalSteps,
             version: w.version,
+            eventsJson: eventsJson(w.events),
             publishedBy: workerId,
             updatedAt: now,
           };
@@ -47,6 +48,7 @@ export function sqliteWorkflows(c: SqliteConnection): WorkflowStore {
             inputSchemaJson: workflows.inputSchemaJson,
             totalSteps: workflows.totalSteps,
             version: workflows.version,
+            eventsJson: workflows.eventsJson,
             publishedBy: workflows.publishedBy,
             updatedAt: workflows.updatedAt,
           })
