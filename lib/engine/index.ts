@@ -13,6 +13,7 @@ export {
   StepTimeoutError,
   WorkflowModuleError,
 } from '../errors';
+export type { PriceTable } from '../gateway/prices';
 export { type CommandWorkflowDefinition, defineCommandWorkflow } from './command-workflow';
 export {
   type RetryPolicy,
