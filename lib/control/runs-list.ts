@@ -28,3 +28,28 @@ export async function readRunsPage(
     next: rows.length > filter.limit ? (page.at(-1) ?? null) : null,
   };
 }
+
+/** Children counted at most by readChildren: past it the count says "more than". */
+export const CHILDREN_COUNTED = 10_000;
+
+/**
+ * A parent's children, through the runs list's parent filter (so they agree with `/?parent=<id>`), in keyset
+ * pages, up to CHILDREN_COUNTED of them: the run page's Children card counts them by status.
+ */
+export async function readChildren(
+  store: Pick<RunStore, 'listRuns'>,
+  parent: string,
+  claimTtlMs: number,
+): Promise<{ children: RunSummary[]; more: boolean }> {
+  const PAGE = 500;
+  const all: RunSummary[] = [];
+  let after: { updatedAt: number; id: string } | undefined;
+  for (;;) {
+    const page = await store.listRuns({ parent, limit: PAGE, claimTtlMs, after });
+    all.push(...page);
+    if (page.length < PAGE || all.length > CHILDREN_COUNTED) break;
+    const last = page.at(-1)!;
+    after = { updatedAt: last.updatedAt, id: last.id };
+  }
+  return { children: all.slice(0, CHILDREN_COUNTED), more: all.length > CHILDREN_COUNTED };
+}

@@ -3,13 +3,11 @@
  * whether each is detached. Read through the runs list's parent filter, in pages, so the counts and the list
  * agree with `/?parent=<id>`.
  */
+import { readChildren } from '../control/runs-list';
 import type { RunSummary } from '../store/contract';
 import { claimTtlMs, getStore } from './store';
 
 export const CHILDREN_SHOWN = 20;
-/** Children counted at most: past it the card says "more than". */
-export const CHILDREN_COUNTED = 10_000;
-const PAGE = 500;
 
 export interface RunChildren {
   total: number;
@@ -21,16 +19,7 @@ export interface RunChildren {
 
 export async function getRunChildren(parent: string): Promise<RunChildren> {
   const store = await getStore();
-  const all: RunSummary[] = [];
-  let after: { updatedAt: number; id: string } | undefined;
-  for (;;) {
-    const page = await store.listRuns({ parent, limit: PAGE, claimTtlMs: claimTtlMs(), after });
-    all.push(...page);
-    if (page.length < PAGE || all.length > CHILDREN_COUNTED) break;
-    const last = page.at(-1)!;
-    after = { updatedAt: last.updatedAt, id: last.id };
-  }
-  const counted = all.slice(0, CHILDREN_COUNTED);
+  const { children: counted, more } = await readChildren(store, parent, claimTtlMs());
   const byStatus: Record<string, number> = {};
   for (const child of counted) byStatus[child.status] = (byStatus[child.status] ?? 0) + 1;
   const first = await Promise.all(
@@ -41,5 +30,5 @@ export async function getRunChildren(parent: string): Promise<RunChildren> {
       detached: (await store.getRun(c.id))?.detached ?? false,
     })),
   );
-  return { total: counted.length, more: all.length > CHILDREN_COUNTED, byStatus, first };
+  return { total: counted.length, more, byStatus, first };
 }
