@@ -173,7 +173,8 @@ describe('npm pack', () => {
     expect(pkg.license).toBe('MIT');
     expect(pkg.private).toBeUndefined();
     expect(pkg.peerDependencies).toEqual({ zod: '^4.0.0' });
-    expect(Object.keys(pkg.dependencies).sort()).toEqual(['pg', 'pino']);
+    // croner: the workers read schedules' cron expressions (lib/engine/schedules/cron.ts).
+    expect(Object.keys(pkg.dependencies).sort()).toEqual(['croner', 'pg', 'pino']);
     expect(pkg.optionalDependencies).toEqual({ 'better-sqlite3': expect.any(String) });
   });
 });
