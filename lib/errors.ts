@@ -50,6 +50,9 @@ export type ErrorCode =
   | 'DRILL_FAILED'
   | 'COMMAND_FAILED';
 
+/** Marks every WaybillError, whichever copy of this module made it (see WaybillError's hasInstance). */
+const BRAND = Symbol.for('waybill.error');
+
 export class WaybillError extends Error {
   readonly code: ErrorCode;
   readonly transient: boolean;
@@ -59,6 +62,18 @@ export class WaybillError extends Error {
     this.name = new.target.name;
     this.code = code;
     this.transient = options?.transient ?? false;
+    Object.defineProperty(this, BRAND, { value: true });
+  }
+
+  /**
+   * A Next.js build may hold two copies of this module (a page's server chunk and a route's), and a store
+   * opened by one throws the other's classes through the shared store: `instanceof WaybillError` holds for
+   * both copies' errors, by the brand. A subclass's own instanceof stays the ordinary one.
+   */
+  static [Symbol.hasInstance](value: unknown): boolean {
+    // biome-ignore lint/complexity/noThisInStatic: which class is asked (a subclass, or this one) decides the test
+    if (this !== WaybillError) return Function.prototype[Symbol.hasInstance].call(this, value);
+    return typeof value === 'object' && value !== null && BRAND in value;
   }
 }
 
