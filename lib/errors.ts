@@ -62,7 +62,6 @@ export class WaybillError extends Error {
     this.name = new.target.name;
     this.code = code;
     this.transient = options?.transient ?? false;
-    Object.defineProperty(this, BRAND, { value: true });
   }
 
   /**
@@ -76,6 +75,7 @@ export class WaybillError extends Error {
     return typeof value === 'object' && value !== null && BRAND in value;
   }
 }
+Object.defineProperty(WaybillError.prototype, BRAND, { value: true });
 
 /** Our claim was taken over or expired before we committed: the fencing token no longer matches. */
 export class LeaseLostError extends WaybillError {
