@@ -141,12 +141,13 @@ export async function setBudgetAction(input: {
   reason?: string;
 }): Promise<ActionResult<{ budgetUsd: number }>> {
   const caller = await operatorCaller();
-  const typed = input.budgetUsd.trim();
+  // Anything but text (a hand-made call to the action) is no amount: the budget rule refuses it by name.
+  const typed = typeof input?.budgetUsd === 'string' ? input.budgetUsd.trim() : '';
   try {
     const run = await runs.budget(controlDeps(), caller, {
-      runId: input.runId,
+      runId: input?.runId,
       budgetUsd: typed === '' ? Number.NaN : Number(typed),
-      reason: input.reason,
+      reason: input?.reason,
     });
     revalidatePath(`/runs/${encodeURIComponent(run.id)}`);
     revalidatePath('/audit');
