@@ -99,10 +99,11 @@ describe.skipIf(!postgres)('a schedule every second on PostgreSQL', () => {
       return rows.every((r) => r?.status === 'completed');
     });
     const runs = await store.listRuns({ search: 'every-second:', limit: 500, claimTtlMs: 30_000 });
-    // One run per tick, no tick missing and none twice; 60 ± 1 by where the pause fell.
+    // One run per tick, no tick missing and none twice: the minute's 60 ticks, and those that came while the
+    // pause was on its way (a CLI process: how many depends on how busy the machine is, so they are held to the
+    // same rule, not counted).
     expect(runs.map((r) => r.id).sort()).toEqual(ids);
-    expect(ticks.length).toBeGreaterThanOrEqual(59);
-    expect(ticks.length).toBeLessThanOrEqual(61);
+    expect(ticks.length).toBeGreaterThanOrEqual(60);
     const mail = readOutbox(data.file('outbox.jsonl'));
     expect(mail.byKey.size).toBe(ids.length);
     expect([...mail.byKey.values()].every((n) => n === 1)).toBe(true);
