@@ -12,6 +12,7 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
+    globalSetup: ['test/support/built-bins.ts'],
     // Crash tests spawn real processes and wait on real fsyncs; the suite is I/O bound.
     testTimeout: 120_000,
     hookTimeout: 60_000,

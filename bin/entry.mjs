@@ -1,9 +1,10 @@
 // Which code the bins run. Installed from the package: the built JavaScript in dist/ (there are no
 // sources). In a checkout: the TypeScript sources through tsx, because a checkout's workflow modules and test
 // fixtures may import .ts files, which only run under tsx's hooks. WAYBILL_BUILT=1 runs the checkout's build
-// instead (the startup benchmark measures it so), when it is at least as new as every file under lib/
-// (dist/.built is stamped with the time the build started): a build left behind by an earlier `npm pack`
-// never runs code older than the sources.
+// instead (the startup benchmark and the test suite run it so), when it is at least as new as every file under
+// lib/ (dist/.built is stamped with the time the build started): a build left behind by an earlier `npm pack`
+// never runs code older than the sources. A worker given a workflows module still runs the sources: in a
+// checkout the module may import them (.ts), which only tsx's hooks can load.
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,10 +35,19 @@ export async function entry(name, source, preload = []) {
 export function runsBuilt(name) {
   const sources = join(ROOT, 'lib');
   if (!existsSync(sources)) return true;
+  return process.env.WAYBILL_BUILT === '1' && !workflowsModule() && buildIsFresh(name);
+}
+
+/** Whether dist/<name>.js exists and no file under lib/ is newer than the build that made it. */
+export function buildIsFresh(name) {
+  return existsSync(join(ROOT, 'dist', `${name}.js`)) && fresh(join(ROOT, 'dist', '.built'), join(ROOT, 'lib'));
+}
+
+/** Whether this process is given a workflows module to load (`--workflows`, WAYBILL_WORKFLOWS). */
+function workflowsModule() {
   return (
-    process.env.WAYBILL_BUILT === '1' &&
-    existsSync(join(ROOT, 'dist', `${name}.js`)) &&
-    fresh(join(ROOT, 'dist', '.built'), sources)
+    process.env.WAYBILL_WORKFLOWS !== undefined ||
+    process.argv.slice(2).some((arg) => arg === '--workflows' || arg.startsWith('--workflows='))
   );
 }
 

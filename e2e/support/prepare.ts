@@ -22,6 +22,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { buildIsFresh } from '../../bin/entry.mjs';
 
 /** Debian's chromium; WAYBILL_E2E_CHROMIUM names another build of it. */
 export const CHROMIUM = process.env.WAYBILL_E2E_CHROMIUM ?? '/usr/bin/chromium';
@@ -62,7 +63,10 @@ export function prepare(root: string): E2EEnv {
     }
   } else if (firstLoad) {
     buildIfStale(root);
+    buildPackageIfStale(root);
   }
+  // The server and the workers the specs start run the bins from the package's build (see buildPackageIfStale).
+  if (process.env.WAYBILL_BUILT !== '0') process.env.WAYBILL_BUILT = '1';
   // Made only once the checks and the build have passed, so a failed start leaves no directory behind.
   const dir = (process.env.WAYBILL_E2E_DIR ??= mkdtempSync(join(tmpdir(), 'waybill-e2e-')));
   const databaseUrl = (process.env.WAYBILL_E2E_DATABASE_URL ??= `file:${join(dir, 'e2e.db')}`);
@@ -86,21 +90,43 @@ const SOURCES = ['app', 'lib', 'public', 'proxy.ts', 'next.config.js', 'postcss.
  * `next build`s into one .next and corrupt it. The second waits, then finds the build fresh. A lock whose process is gone (a build killed with -9) is taken over.
  */
 export function buildIfStale(root: string): void {
-  const lock = join(root, '.next-build.lock');
+  underLock(join(root, '.next-build.lock'), 'next build', () => buildIfStaleUnlocked(root));
+}
+
+/**
+ * The package's build (dist/, scripts/build-package.ts) when any bin's bundle is older than the sources, under a
+ * lock of its own as the dashboard's: the unit and browser suites both run the bins from it (WAYBILL_BUILT=1),
+ * and two builds at once would write into one staging directory.
+ */
+export function buildPackageIfStale(root: string): void {
+  const fresh = () => ['cli', 'start', 'web-cluster'].every(buildIsFresh);
+  if (fresh()) return;
+  underLock(join(root, '.package-build.lock'), 'package build', () => {
+    if (fresh()) return;
+    const built = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/build-package.ts'], {
+      cwd: root,
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    if (built.status !== 0) throw new Error(`scripts/build-package.ts exited ${built.status ?? built.signal}`);
+  });
+}
+
+/** Runs fn holding a lock directory with this process's pid in it; a lock whose process is gone is taken over. */
+function underLock(lock: string, what: string, fn: () => void): void {
   for (let waited = false; ; waited = true) {
     try {
       mkdirSync(lock);
       break;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      if (!waited) process.stderr.write(`e2e: waiting for another process's next build (${lock})\n`);
+      if (!waited) process.stderr.write(`e2e: waiting for another process's ${what} (${lock})\n`);
       if (!holderAlive(lock)) rmSync(lock, { recursive: true, force: true });
       else Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 500);
     }
   }
   try {
     writeFileSync(join(lock, 'pid'), String(process.pid));
-    buildIfStaleUnlocked(root);
+    fn();
   } finally {
     rmSync(lock, { recursive: true, force: true });
   }
