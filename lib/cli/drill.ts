@@ -8,17 +8,15 @@
  * its workers take only its run, no other worker takes that run, and it kills only processes it started.
  */
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { type DrillReport, drill as runDrill } from '../engine/drill';
 import { UsageError } from '../errors';
+import { packagePath } from '../package-root';
 import { check, count, flags, GLOBAL_OPTIONS } from './args';
 import { type Cli, withStoreMigrating } from './context';
 import { bar, LiveBlock } from './format';
 import { scratchStoreBeside } from './scratch-store';
-
-const CLI_ENTRY = fileURLToPath(new URL('../../bin/waybill.mjs', import.meta.url));
 
 export async function drill(cli: Cli, args: string[]): Promise<number> {
   const { values } = flags(() =>
@@ -63,10 +61,14 @@ export async function drill(cli: Cli, args: string[]): Promise<number> {
         latencyMs,
         claimTtlMs: cfg.WAYBILL_CLAIM_TTL_MS,
         spawnWorker: (id, runId, dataDir) =>
-          spawn(process.execPath, [CLI_ENTRY, 'worker', '--db', db, '--id', id, '--drill', runId], {
-            stdio: 'ignore',
-            env: { ...process.env, WAYBILL_DATA_DIR: dataDir },
-          }),
+          spawn(
+            process.execPath,
+            [packagePath('bin', 'waybill.mjs'), 'worker', '--db', db, '--id', id, '--drill', runId],
+            {
+              stdio: 'ignore',
+              env: { ...process.env, WAYBILL_DATA_DIR: dataDir },
+            },
+          ),
         onProgress: (phase, step) => live?.update([`${phase.padEnd(8)} ${bar(step, steps)}`]),
       }),
     );

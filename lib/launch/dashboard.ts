@@ -11,7 +11,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { packagePath, packageRoot } from './paths';
+import { packagePath, packageRoot } from '../package-root';
 
 export const DASHBOARD_PACKAGE = 'waybill-dashboard';
 

@@ -21,12 +21,12 @@ import { authEnabled, isLoopback } from '../auth/principal';
 import { packageVersion } from '../cli/version';
 import { type Config, config, dataDir, storeOptions } from '../config';
 import { ConfigError } from '../errors';
+import { packagePath } from '../package-root';
 import { openStore } from '../store/index';
 import { type Child, describeExit, spawnChild, stopAll } from './children';
 import { type Dashboard, findDashboard, webArgs } from './dashboard';
 import { DEMO_INPUT, demoTick } from './demo';
 import { followParent, stopAsOnSigterm } from './follow-parent';
-import { packagePath } from './paths';
 import { programUrl } from './program-url';
 
 // The package's own files, wherever it is (a checkout, or node_modules/waybill); the dashboard is found by

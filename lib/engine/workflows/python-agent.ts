@@ -10,10 +10,10 @@
  * dashboard's own).
  */
 import { chownSync, existsSync, mkdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { config, dataDir } from '../../config';
+import { packagePath } from '../../package-root';
 import { defineCommandWorkflow } from '../command-workflow';
 import { configuredProgramUser } from '../program-user';
 
@@ -23,9 +23,8 @@ export const pythonAgentInput = z.object({
 });
 
 export function pythonAgentWorkflow() {
-  // Not `new URL('…', import.meta.url)`: bundlers (Next's Turbopack) take that for an asset to bundle, and a
-  // directory is none. In a bundle the path leads nowhere, and the installed package is used instead.
-  const clientDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'clients', 'python');
+  // An installed package has no clients/ folder, and the client installed with pip is used instead.
+  const clientDir = packagePath('clients', 'python');
   const cwd = join(dataDir(config()), 'python-agent');
   const workflow = defineCommandWorkflow({
     name: 'python-agent',
