@@ -4,7 +4,8 @@
  * own record of every call it answered, with the tokens it billed. Tokens are words: the input's (every
  * string in the messages or input) and the answer's (`echo: <the last input>`), so a test knows what each
  * call costs without a tokenizer. Behaviour a test can ask for, per call in order: `fail` (a 500), `cut`
- * (a stream that ends mid-answer, its socket destroyed), `hold` (answer only once released).
+ * (a stream that ends mid-answer, its socket destroyed), `hold` (answer only once released), `pause` (a stream
+ * that sends its first half, then the rest only once released).
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -23,7 +24,7 @@ export interface UpstreamCall {
   sent: string;
 }
 
-export type Misbehaviour = 'fail' | 'cut' | 'hold';
+export type Misbehaviour = 'fail' | 'cut' | 'hold' | 'pause';
 
 export interface ModelUpstream {
   url: string;
@@ -33,7 +34,7 @@ export interface ModelUpstream {
   received: number;
   /** What the next requests do, in order; each is taken by one request. */
   misbehave(...next: Misbehaviour[]): void;
-  /** Lets every held answer go. */
+  /** Lets every held answer, and every paused stream, go on. */
   release(): void;
   /** Resolves once `n` requests have arrived. */
   arrived(n: number): Promise<void>;
@@ -258,7 +259,9 @@ export async function startModelUpstream(
         res.destroy();
         return;
       }
-      for (const e of events) {
+      for (const [i, e] of events.entries()) {
+        if (mode === 'pause' && i === Math.floor(events.length / 2))
+          await new Promise<void>((resolve) => held.push(resolve));
         res.write(e);
         call.sent += e;
         await new Promise((r) => setImmediate(r));
