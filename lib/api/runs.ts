@@ -15,6 +15,7 @@ import { readStallFacts, type StallSettings, stallOf } from '../control/stalled'
 import { claimView, committedView, progressView, runSummaryView, runView } from '../control/views';
 import { budgetUsdSchema } from '../domain/budget';
 import { runIdLookup } from '../domain/run-id';
+import { prioritySchema } from '../domain/run-limits';
 import { NotFoundError } from '../errors';
 import type { InsightStore, RunAction, RunStore, Store } from '../store/contract';
 import { LISTED_STATUSES } from '../store/shared/outside-runs';
@@ -67,6 +68,7 @@ export const startBody = z.strictObject({
   input: z.unknown().optional(),
   id: newRunId.optional(),
   budgetUsd: budgetUsdSchema.optional(),
+  priority: prioritySchema.optional(),
 });
 
 export const committedQuery = z.strictObject({ limit: queryLimit(1000).optional(), cursor: z.string().optional() });
@@ -113,7 +115,9 @@ export async function getRun(store: RunsStore, id: string, claimTtlMs: number, s
   const { row, outside, progress, claims, claimCount } = rows;
   const waits = row ? await store.listWaits(id) : [];
   const lastShown = claims.at(-1);
-  const run = row ? runView(row, false, stallOf(row, facts), queuedReasonOf(row, facts)) : runView(outside!, true);
+  const run = row
+    ? runView(row, false, stallOf(row, facts), await queuedReasonOf(store, row, facts))
+    : runView(outside!, true);
   return {
     run,
     progress: progress ? progressView(progress) : null,

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { budgetUsdSchema } from '../domain/budget';
 import { jsonProblemMessage, parseJsonInput } from '../domain/json-input';
 import { runIdLookup } from '../domain/run-id';
+import { prioritySchema } from '../domain/run-limits';
 import { UsageError } from '../errors';
 import { LISTED_STATUSES } from '../store/shared/outside-runs';
 
@@ -77,6 +78,13 @@ export const usd = z
   .regex(/^\d+(\.\d+)?$/, 'must be a number of US dollars, like 2.50')
   .transform(Number)
   .pipe(budgetUsdSchema);
+
+/** A priority from a flag's text: a whole number, maybe negative, then the one priority rule (lib/domain/run-limits). */
+export const priorityFlag = z
+  .string()
+  .regex(/^-?\d+$/, 'must be a whole number, like 10 or -5')
+  .transform(Number)
+  .pipe(prioritySchema);
 
 /**
  * Ids we look up but did not necessarily create: run ids, and the keys, worker and workflow names outside

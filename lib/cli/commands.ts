@@ -40,7 +40,7 @@ const DRY_RUN: [string, string] = [
 
 export const COMMANDS: Record<string, CommandSpec> = {
   start: {
-    usage: 'start <workflow> [--input JSON|@file] [--id ID] [--budget USD] [--follow]',
+    usage: 'start <workflow> [--input JSON|@file] [--id ID] [--budget USD] [--priority N] [--follow]',
     summary: 'queue a run',
     args: [['<workflow>', 'a built-in or published workflow (`waybill workflows` lists them)']],
     flags: [
@@ -50,6 +50,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
         'the run id (default: generated); an id that exists with this workflow and input answers with that run (exit 0, nothing queued), with another is refused (CONFLICT)',
       ],
       ['--budget USD', "the run's budget for model calls through the gateway, over its workflow's default"],
+      ['--priority N', "higher is picked first (-1000 to 1000), over its workflow's default of 0"],
       ['--follow', 'stay and show progress until the run ends'],
     ],
     examples: ['waybill start agent-batch --input \'{"items": 20}\' --id nightly-7 --follow'],

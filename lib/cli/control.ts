@@ -15,7 +15,7 @@ import type { StartableWorkflows, StartCheck } from '../engine/workflow';
 import { StartRefusedError, UsageError } from '../errors';
 import { runSpendUsd } from '../gateway/ledger';
 import type { RunAction, RunRow } from '../store/contract';
-import { check, flags, GLOBAL_OPTIONS, jsonArg, lookupId, positionals, usd } from './args';
+import { check, flags, GLOBAL_OPTIONS, jsonArg, lookupId, positionals, priorityFlag, usd } from './args';
 import { type Cli, callerOf, withControl } from './context';
 import { followRun } from './follow';
 
@@ -30,6 +30,7 @@ export async function start(cli: Cli, args: string[]): Promise<number> {
         input: { type: 'string' },
         id: { type: 'string' },
         budget: { type: 'string' },
+        priority: { type: 'string' },
         follow: { type: 'boolean' },
       },
     }),
@@ -38,6 +39,7 @@ export async function start(cli: Cli, args: string[]): Promise<number> {
   const input = values.input === undefined ? {} : jsonArg(values.input, '--input', cli.config().WAYBILL_MAX_BODY_BYTES);
   const id = values.id === undefined ? undefined : check(runIdSchema, values.id, '--id');
   const budgetUsd = values.budget === undefined ? undefined : check(usd, values.budget, '--budget');
+  const priority = values.priority === undefined ? undefined : check(priorityFlag, values.priority, '--priority');
   const caller = callerOf(cli, values.as);
   const builtins = await cli.registry(undefined, values.db);
   // A built-in's input is checked before the store is opened, so bad input never opens (or creates) it; any
@@ -54,6 +56,7 @@ export async function start(cli: Cli, args: string[]): Promise<number> {
         input,
         id,
         budgetUsd,
+        priority,
       })
       .catch((error: unknown) => {
         // The CLI's words for a refused start, as before lib/control: exit 2, each wrong field named.

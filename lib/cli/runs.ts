@@ -143,7 +143,7 @@ export async function inspect(cli: Cli, args: string[]): Promise<number> {
     return {
       detail,
       stall: detail.external ? null : stallOf(row, facts),
-      queuedReason: detail.external ? null : queuedReasonOf(row, facts),
+      queuedReason: detail.external ? null : await queuedReasonOf(store, row, facts),
       usage,
     };
   });

@@ -10,6 +10,8 @@
  * - `slot-free`: a serving worker has a free slot; it takes the oldest queued run at its next poll.
  * - `unpublished`: a live worker published nothing (a program running the engine's Worker itself): it may serve
  *   the workflow, and its slots are not known.
+ * - `held`: a serving worker may have a slot, but the workflow's concurrency limit is full under the run's key, or
+ *   its rate limit has no slot yet (lib/domain/run-limits.ts; read from the store, as the pick judges them).
  *
  * Made from the facts stalled.ts reads once per request (live workers with their slots, what each serves, the
  * running runs by owner). A worker's busy count is the runs it owns in status `running`; a waiting run holds
@@ -17,7 +19,8 @@
  */
 
 import { isLive } from '../domain/liveness';
-import type { RunStatus, RunStore } from '../store/contract';
+import { limitsHold, periodText, type RunLimits } from '../domain/run-limits';
+import type { LimitUse, RunStatus, RunStore } from '../store/contract';
 import { readStallFacts, type Stall, type StallFacts, type StallSettings, type StallSubject, stallOf } from './stalled';
 
 export type QueuedReason =
@@ -31,7 +34,16 @@ export type QueuedReason =
       workers: SlotUse[];
       message: string;
     }
-  | { kind: 'unpublished'; workers: string[]; message: string };
+  | { kind: 'unpublished'; workers: string[]; message: string }
+  | {
+      kind: 'held';
+      workflow: string;
+      /** Which limit holds it, under which key; `nextSlotInS` for a rate limit. */
+      limit: 'concurrency' | 'rate';
+      key: string;
+      nextSlotInS?: number;
+      message: string;
+    };
 
 /** One serving worker's slots: how many (null: not recorded) and the runs that hold them. */
 export interface SlotUse {
@@ -53,7 +65,52 @@ export function busyRuns(facts: StallFacts, workerId: string): string[] {
   return facts.busy.get(workerId) ?? [];
 }
 
-export function queuedReasonOf(
+/**
+ * Why a queued run waits: queuedReasonWithout's answer, unless a serving worker could take it and its workflow's
+ * limits hold it back (then one read of the store per such run).
+ */
+export async function queuedReasonOf(
+  store: Pick<RunStore, 'limitUse'>,
+  run: { id: string; status: RunStatus | 'idle'; workflow: string; external?: boolean },
+  facts: StallFacts,
+): Promise<QueuedReason | null> {
+  const reason = queuedReasonWithout(run, facts);
+  if (reason?.kind !== 'slot-free' && reason?.kind !== 'slots-busy') return reason;
+  const limits = facts.limits.get(run.workflow);
+  if (!limits || !limitsHold(limits)) return reason;
+  const use = await store.limitUse(run.id, limits);
+  return (use && heldReason(run.workflow, limits, use)) ?? reason;
+}
+
+/** The limit that holds a run back now, in words, or null when neither does. */
+export function heldReason(workflow: string, limits: RunLimits, use: LimitUse): QueuedReason | null {
+  const under = (key: string, path: string | null) =>
+    path === null ? `of workflow ${workflow}` : `for key ${key === '' ? '(none)' : key}`;
+  if (limits.concurrency && use.concurrency && use.concurrency.running >= limits.concurrency.limit)
+    return {
+      kind: 'held',
+      workflow,
+      limit: 'concurrency',
+      key: use.concurrency.key,
+      message: `${use.concurrency.running} of ${limits.concurrency.limit} runs ${under(use.concurrency.key, limits.concurrency.key)} are running`,
+    };
+  const rate = limits.rateLimit;
+  if (rate && use.rateLimit && use.rateLimit.started >= rate.limit && use.rateLimit.oldestAt !== null) {
+    const nextSlotInS = Math.max(0, use.rateLimit.oldestAt + rate.periodMs / 1000 - use.nowS);
+    return {
+      kind: 'held',
+      workflow,
+      limit: 'rate',
+      key: use.rateLimit.key,
+      nextSlotInS,
+      message: `rate limit of ${rate.limit} starts per ${periodText(rate.periodMs)} ${under(use.rateLimit.key, rate.key)}: next slot in ${nextSlotInS.toFixed(1)} s`,
+    };
+  }
+  return null;
+}
+
+/** Why a queued run waits, from the facts alone: its workflow's limits are queuedReasonOf's to add. */
+export function queuedReasonWithout(
   run: { status: RunStatus | 'idle'; workflow: string; external?: boolean },
   facts: StallFacts,
 ): QueuedReason | null {
@@ -115,10 +172,10 @@ function names(noun: string, items: string[]): string {
 
 /** One run's stall and queued reason, read now: for the answers that show a single run (a start's, an action's). */
 export async function judgeRun(
-  store: Pick<RunStore, 'listWorkers' | 'listPublishedWorkflows' | 'listRuns'>,
-  run: StallSubject,
+  store: Pick<RunStore, 'listWorkers' | 'listPublishedWorkflows' | 'listRuns' | 'limitUse'>,
+  run: StallSubject & { id: string },
   settings: StallSettings,
 ): Promise<{ stall: Stall | null; queuedReason: QueuedReason | null }> {
   const facts = await readStallFacts(store, settings);
-  return { stall: stallOf(run, facts), queuedReason: queuedReasonOf(run, facts) };
+  return { stall: stallOf(run, facts), queuedReason: await queuedReasonOf(store, run, facts) };
 }

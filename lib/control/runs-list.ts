@@ -17,14 +17,20 @@ export interface RunsListPage {
 
 /** `facts` is the caller's: the pages share one read a second (lib/data/stalled.ts), the API and CLI read it now. */
 export async function readRunsPage(
-  store: Pick<RunStore, 'listRuns'>,
+  store: Pick<RunStore, 'listRuns' | 'limitUse'>,
   filter: RunsFilter,
   facts: Promise<StallFacts>,
 ): Promise<RunsListPage> {
   const [rows, judged] = await Promise.all([store.listRuns({ ...filter, limit: filter.limit + 1 }), facts]);
   const page = rows.slice(0, filter.limit);
   return {
-    runs: page.map((row) => ({ ...row, stall: stallOf(row, judged), queuedReason: queuedReasonOf(row, judged) })),
+    runs: await Promise.all(
+      page.map(async (row) => ({
+        ...row,
+        stall: stallOf(row, judged),
+        queuedReason: await queuedReasonOf(store, row, judged),
+      })),
+    ),
     next: rows.length > filter.limit ? (page.at(-1) ?? null) : null,
   };
 }

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { budgetUsdSchema } from '../domain/budget';
+import { prioritySchema } from '../domain/run-limits';
 import { runIdSchema, type StartedRun, startRun } from '../engine/runs';
 import { NotFoundError, StartRefusedError } from '../errors';
 import type { RunAction, RunRow } from '../store/contract';
@@ -27,6 +28,8 @@ const startInput = z.strictObject({
   id: runIdSchema.optional(),
   /** The run's own budget (USD), over its workflow's default. */
   budgetUsd: budgetUsdSchema.optional(),
+  /** Its priority (higher is picked first), over its workflow's default. */
+  priority: prioritySchema.optional(),
   reason: reasonField,
 });
 
@@ -53,6 +56,7 @@ export async function start(deps: ControlDeps, caller: Caller, input: z.input<ty
     input: checked.input,
     id: given.id,
     budgetUsd: given.budgetUsd,
+    priority: given.priority,
   });
   if (run.existed) return run;
   await store.recordEvent({ runId: run.id, outcome: 'operator', detail: `started by ${caller.actor}` });
@@ -60,10 +64,11 @@ export async function start(deps: ControlDeps, caller: Caller, input: z.input<ty
     action: 'start',
     target: run.id,
     runId: run.id,
-    note:
-      given.budgetUsd === undefined
-        ? `workflow ${run.workflow}`
-        : `workflow ${run.workflow}; budget $${given.budgetUsd}`,
+    note: [
+      `workflow ${run.workflow}`,
+      ...(given.budgetUsd === undefined ? [] : [`budget $${given.budgetUsd}`]),
+      ...(given.priority === undefined ? [] : [`priority ${given.priority}`]),
+    ].join('; '),
     reason: given.reason,
   });
   return run;

@@ -10,7 +10,9 @@
  * a worker is live while its heartbeat is younger than `liveWithinMs`, and a silent owner's run lease ends a
  * run lease after its last renewal, which comes with its heartbeat. A stalled run is never counted running.
  */
+
 import { isLive, liveWithinMs } from '../domain/liveness';
+import type { RunLimits } from '../domain/run-limits';
 import type { RunStatus, RunStore, WorkerRow } from '../store/contract';
 
 export interface StallSettings {
@@ -41,6 +43,8 @@ export interface StallFacts {
   publishers: Set<string>;
   /** Per owner, the runs it holds in status `running`: its busy slots (queued.ts). At most STALL_SCAN in all. */
   busy: Map<string, string[]>;
+  /** Per published workflow, the concurrency and rate limits it declares (queued.ts says what they hold back). */
+  limits: Map<string, RunLimits>;
 }
 
 export type Stall =
@@ -87,6 +91,7 @@ export async function readStallFacts(
     unknownServer,
     publishers: serving,
     busy,
+    limits: new Map(published.map((w) => [w.name, w.limits])),
   };
 }
 

@@ -151,7 +151,7 @@ export async function getRunDetail(
       ? (Object.keys(TRANSITIONS) as RunAction[]).filter((a) => TRANSITIONS[a].from.includes(row.status))
       : [],
     stall: row ? stallOf(row, facts) : null,
-    queuedReason: row ? queuedReasonOf(row, facts) : null,
+    queuedReason: row ? await queuedReasonOf(store, row, facts) : null,
     // The cumulative chart's last point counts the run's executed committed rows: the same figure, one read.
     figures: runFigures({
       status: run.status,

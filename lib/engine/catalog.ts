@@ -5,9 +5,10 @@
  * The built-ins are known without a worker, so a fresh store can start its demo before any worker ran.
  */
 import { LIVE_WITHIN_FLOOR_MS } from '../domain/liveness';
+import type { RunLimits } from '../domain/run-limits';
 import type { PublishedWorkflow, WorkflowStore } from '../store/contract';
 import { checkInput, inputJsonSchema, schemaFromJson } from './input-check';
-import type { StartableWorkflows, StartCheck, WorkflowRegistry } from './workflow';
+import { limitsOf, type StartableWorkflows, type StartCheck, type WorkflowRegistry } from './workflow';
 
 /** Without a heartbeat setting, a worker silent this long no longer counts as serving anything. */
 export const LIVE_WITHIN_MS = LIVE_WITHIN_FLOOR_MS;
@@ -25,6 +26,8 @@ export interface CatalogEntry {
   servedBy: string[];
   publishedBy: string | null;
   updatedAt: number | null;
+  /** Its concurrency limit, rate limit and default priority: the code's for a built-in, else as published. */
+  limits: RunLimits;
 }
 
 export class WorkflowCatalog implements StartableWorkflows {
@@ -42,6 +45,7 @@ export class WorkflowCatalog implements StartableWorkflows {
         totalSteps: typeof definition.totalSteps === 'number' ? definition.totalSteps : null,
         version: definition.version ?? null,
         builtin: true,
+        limits: limitsOf(definition),
         servedBy: [],
         publishedBy: null,
         updatedAt: null,
@@ -66,6 +70,7 @@ export class WorkflowCatalog implements StartableWorkflows {
         totalSteps: row.totalSteps,
         version: row.version,
         builtin: false,
+        limits: row.limits,
         servedBy: row.servedBy,
         publishedBy: row.publishedBy,
         updatedAt: row.updatedAt,
@@ -110,7 +115,15 @@ export class WorkflowCatalog implements StartableWorkflows {
         ],
       };
     const checked = checkInput(published, input);
-    return checked.ok ? { ok: true, workflow: name, input: checked.input, totalSteps: entry.totalSteps } : checked;
+    return checked.ok
+      ? {
+          ok: true,
+          workflow: name,
+          input: checked.input,
+          totalSteps: entry.totalSteps,
+          priority: entry.limits.priority,
+        }
+      : checked;
   }
 }
 

@@ -10,7 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { WaybillError, WorkflowModuleError } from '../errors';
 import type { WorkflowPublication } from '../store/contract';
 import { inputJsonSchema, schemaFromJson } from './input-check';
-import { isWorkflowDefinition, type WorkflowDefinition, WorkflowRegistry } from './workflow';
+import { isWorkflowDefinition, limitsOf, type WorkflowDefinition, WorkflowRegistry } from './workflow';
 
 /**
  * The workflows a module exports: each named export or the default export that defineWorkflow made, or an
@@ -85,6 +85,7 @@ export function publicationsOf(registry: WorkflowRegistry, file?: string): Workf
       totalSteps: typeof definition.totalSteps === 'number' ? definition.totalSteps : null,
       version: definition.version ?? null,
       ...(definition.on?.length ? { events: [...new Set(definition.on)] } : {}),
+      limits: limitsOf(definition),
     };
   });
 }

@@ -36,6 +36,8 @@ export async function startRun(
     budgetUsd?: number;
     parentRunId?: string;
     detached?: boolean;
+    /** Its own priority, over its workflow's default (checked by the caller: lib/domain/run-limits). */
+    priority?: number;
   },
 ): Promise<StartedRun> {
   const checked = workflows.check(request.workflow, request.input);
@@ -55,6 +57,7 @@ export async function startRun(
       ...(request.budgetUsd === undefined ? {} : { budgetUsd: request.budgetUsd }),
       parentRunId: request.parentRunId ?? null,
       detached: request.detached ?? false,
+      priority: request.priority ?? checked.priority ?? 0,
     });
     return { ...run, existed: false };
   } catch (error) {

@@ -4,6 +4,7 @@
  */
 import type { z } from 'zod';
 import { budgetProblem } from '../domain/budget';
+import { limitsHold, type RunLimits, resolveLimits, runLimitsSchema } from '../domain/run-limits';
 import { InvalidInputError, NotFoundError } from '../errors';
 import type { RunContext } from './context';
 import { eventNameProblem } from './events';
@@ -39,6 +40,15 @@ export interface WorkflowDefinition<I = unknown> {
   schedules?: ScheduleDeclaration[];
   /** Event names that each start one run of it per event id, with the event's data as input (lib/engine/events.ts). */
   on?: string[];
+  /**
+   * At most `limit` runs of it running at once per key, across every worker of the store: `key` is a path into
+   * the input ("customer"), or absent for one key over all its runs. A parked run holds no place.
+   */
+  concurrency?: { limit: number; key?: string };
+  /** At most `limit` runs of it started per period (second, minute, hour or ms) per key, the same way. */
+  rateLimit?: { limit: number; period: 'second' | 'minute' | 'hour' | number; key?: string };
+  /** The priority of its runs started without their own (higher is picked first; 0 by default). */
+  priority?: number;
   run(ctx: RunContext, input: I): Promise<unknown>;
 }
 
@@ -93,12 +103,32 @@ export function defineWorkflow<I>(definition: WorkflowDefinition<I>): WorkflowDe
       if (problem) throw new InvalidInputError(`workflow ${label}: on[${i}] ${problem}`);
     });
   }
+  const limits = runLimitsSchema.safeParse({
+    concurrency: definition.concurrency,
+    rateLimit: definition.rateLimit,
+    priority: definition.priority,
+  });
+  if (!limits.success) {
+    const issue = limits.error.issues[0]!;
+    throw new InvalidInputError(`workflow ${label}: ${issue.path.join('.')} ${issue.message}`);
+  }
   Object.defineProperty(definition, WORKFLOW, { value: true });
   return definition;
 }
 
 export function isWorkflowDefinition(value: unknown): value is WorkflowDefinition<unknown> {
   return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[WORKFLOW] === true;
+}
+
+/** Its concurrency limit, rate limit and default priority, as the pick and the published row hold them. */
+export function limitsOf(definition: WorkflowDefinition<unknown>): RunLimits {
+  return resolveLimits(
+    runLimitsSchema.parse({
+      concurrency: definition.concurrency,
+      rateLimit: definition.rateLimit,
+      priority: definition.priority,
+    }),
+  );
 }
 
 /** The steps a run of this input has, when the definition can say. */
@@ -148,7 +178,7 @@ export type AnyWorkflowDefinition = WorkflowDefinition<any>;
 
 /** The answer to "may a run of this workflow start with this input?": the input to store, or each problem. */
 export type StartCheck =
-  | { ok: true; workflow: string; input: unknown; totalSteps: number | null }
+  | { ok: true; workflow: string; input: unknown; totalSteps: number | null; priority?: number }
   | { ok: false; issues: InputIssue[] };
 
 /** What starting a run needs: the registry (code at hand) or the published catalog (the control plane). */
@@ -190,12 +220,28 @@ export class WorkflowRegistry implements StartableWorkflows {
     return [...this.byName.values()];
   }
 
+  /** The limits of the workflows that declare any, by name: what the worker's pick holds runs back by. */
+  limits(): Record<string, RunLimits> {
+    const limits: Record<string, RunLimits> = {};
+    for (const definition of this.byName.values()) {
+      const own = limitsOf(definition);
+      if (limitsHold(own)) limits[definition.name] = own;
+    }
+    return limits;
+  }
+
   check(name: string, input: unknown): StartCheck | undefined {
     const definition = this.byName.get(name);
     if (!definition) return undefined;
     const checked = checkInput(definition.input, input);
     return checked.ok
-      ? { ok: true, workflow: name, input: checked.input, totalSteps: stepsOf(definition, checked.input) }
+      ? {
+          ok: true,
+          workflow: name,
+          input: checked.input,
+          totalSteps: stepsOf(definition, checked.input),
+          priority: definition.priority,
+        }
       : checked;
   }
 

@@ -107,6 +107,7 @@ const RUN = keys<RunRow>()({
   budgetUsd: true,
   parentRunId: true,
   detached: true,
+  priority: true,
 });
 const WAIT = keys<WaitRow>()({
   runId: true,

@@ -27,7 +27,7 @@ describe.each(list)('a queued run says what it waits for on $name', (backend) =>
   let store: RunsStore;
   const settings = (): StallSettings => ({ now: h.clock.now(), runLeaseMs: 30_000, heartbeatMs: 1000 });
   const reason = async (id: string) =>
-    queuedReasonOf((await store.getRun(id))!, await readStallFacts(store, settings()));
+    queuedReasonOf(store, (await store.getRun(id))!, await readStallFacts(store, settings()));
 
   beforeEach(async () => {
     h = await backend.open();

@@ -19,12 +19,22 @@ export class Idle {
   private readonly woken = { notified: 0, polled: 0 };
   /** When the last pick began (monotonic): a wait that came due since then is looked for again at once. */
   private lookedAt = 0;
+  /**
+   * With a rate limit served, how often a free slot looks again: a held run's slot comes with time, which no
+   * wake announces. A slot's length (the period over the limit), at least 100 ms.
+   */
+  private readonly rateLookMs: number | null;
 
   constructor(
     private readonly self: WorkerSelf,
     private readonly draining: AbortSignal,
     private readonly slotFree: () => boolean,
-  ) {}
+  ) {
+    const slots = Object.values(self.o.registry.limits()).flatMap(({ rateLimit }) =>
+      rateLimit ? [Math.max(100, rateLimit.periodMs / rateLimit.limit)] : [],
+    );
+    this.rateLookMs = slots.length > 0 ? Math.min(...slots) : null;
+  }
 
   get wakes(): { notified: number; polled: number } {
     return { ...this.woken };
@@ -87,6 +97,7 @@ export class Idle {
         .nextWakeIn({ workflows: o.registry.names(), runId: o.onlyRun, sinceMs })
         .catch(() => null);
       if (due !== null) ms = Math.min(ms, due);
+      if (this.rateLookMs !== null) ms = Math.min(ms, this.rateLookMs);
     }
     const timer = clock.sleep(ms, AbortSignal.any([done.signal, this.draining])).then(
       () => 'polled' as const,

@@ -11,6 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { type Clock, every, systemClock } from '../../clock';
+import type { RunLimits } from '../../domain/run-limits';
 import { RunInterruptedError } from '../../errors';
 import { machineId } from '../../machine';
 import { pruneWorkersEvery, startPruning } from '../prune';
@@ -37,6 +38,8 @@ export class Worker {
   private readonly idle: Idle;
   /** The runs' logs, batched into the store (run-log.ts): one writer for every run this worker executes. */
   private readonly runLogs: RunLogWriter;
+  /** Its workflows' concurrency and rate limits, which its pick holds runs back by; undefined when none has any. */
+  private readonly limits: Record<string, RunLimits> | undefined;
 
   constructor(options: WorkerOptions) {
     this.id = options.id ?? `${this.host}-${process.pid}-${randomBytes(2).toString('hex')}`;
@@ -48,6 +51,8 @@ export class Worker {
       clock: this.clock,
       log: this.o.log.child({ workerId: this.id }),
     });
+    const limits = this.o.registry.limits();
+    this.limits = Object.keys(limits).length > 0 ? limits : undefined;
     this.heartbeat = new Heartbeat(this.self);
     this.idle = new Idle(this.self, this.draining.signal, () => this.active.size < this.o.concurrency);
   }
@@ -156,6 +161,7 @@ export class Worker {
         workflows: this.o.registry.names(),
         holding: [...this.inHand],
         runId: this.o.onlyRun,
+        limits: this.limits,
       });
       if (!run) return false;
       this.inHand.add(run.id);

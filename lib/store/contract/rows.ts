@@ -121,6 +121,8 @@ export interface RunRow {
   /** A child run's parent (ctx.startChild); detached children outlive the parent's cancel. */
   parentRunId: string | null;
   detached: boolean;
+  /** Higher is picked first (lib/domain/run-limits.ts). */
+  priority: number;
 }
 
 export interface WorkerRow {

@@ -1,4 +1,5 @@
 /** Runs and workers: queueing, run leases, operator actions, and the workers that execute runs. */
+import type { RunLimits } from '../../domain/run-limits';
 import type { RunAction, RunRow, RunStatus, WorkerRow } from './rows';
 import type { WaitKind } from './waits';
 import type { WorkflowStore } from './workflows';
@@ -42,6 +43,13 @@ export interface WorkerFilter {
   ids?: string[];
   /** At most this many: the not stopped first, then the most recently started. */
   limit?: number;
+}
+
+/** limitUse's answer; null when the run is not there. */
+export interface LimitUse {
+  nowS: number;
+  concurrency?: { key: string; running: number };
+  rateLimit?: { key: string; started: number; oldestAt: number | null };
 }
 
 /** The processes that execute runs, and how a dead one is told from a paused one. */
@@ -105,6 +113,8 @@ export interface RunStore extends WorkerStore, WorkflowStore {
     /** A child run's parent (ctx.startChild), and whether it outlives the parent's cancel. */
     parentRunId?: string | null;
     detached?: boolean;
+    /** Higher is picked first; 0 by default. */
+    priority?: number;
   }): Promise<RunRow>;
 
   /**
@@ -142,6 +152,10 @@ export interface RunStore extends WorkerStore, WorkflowStore {
    * `holding`: the runs this worker is executing now. They are never handed out again, even with their lease
    * passed: a worker that stalled past its lease and woke up still has them in hand, and taking one again
    * would run it twice beside itself. `runId`: take only this run (the drill's workers).
+   *
+   * Higher priority first, then oldest. `limits`: the concurrency and rate limits of the workflows the worker
+   * serves, by name (its own definitions'): a run they hold back is passed over, decided so that workers on
+   * every host together never exceed them.
    */
   claimRun(request: {
     workerId: string;
@@ -149,7 +163,15 @@ export interface RunStore extends WorkerStore, WorkflowStore {
     workflows: string[];
     holding?: string[];
     runId?: string;
+    limits?: Record<string, RunLimits>;
   }): Promise<RunRow | null>;
+
+  /**
+   * What holds a queued run back under its workflow's limits, by the store's clock: the runs holding places
+   * under its concurrency key, and the starts within its rate window under its rate key with the oldest's
+   * time (the next slot is a period after it).
+   */
+  limitUse(runId: string, limits: RunLimits): Promise<LimitUse | null>;
 
   /**
    * Extends the run lease; returns the run's status so the worker notices pause/cancel/takeover. With

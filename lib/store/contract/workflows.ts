@@ -1,3 +1,5 @@
+import type { RunLimits } from '../../domain/run-limits';
+
 /** The workflows workers publish, so that the control plane can start runs of code it does not have. Re-exported by index.ts. */
 
 /** What a worker says about one workflow it serves. */
@@ -12,10 +14,13 @@ export interface WorkflowPublication {
   version: string | null;
   /** The event names it subscribes to (defineWorkflow's `on`): each such event starts one run of it. */
   events?: string[];
+  /** Its concurrency limit, rate limit and default priority, so the control plane can explain a held run. */
+  limits?: RunLimits;
 }
 
 export interface PublishedWorkflow extends WorkflowPublication {
   events: string[];
+  limits: RunLimits;
   /** The worker that published this version (the last to start wins on a name). */
   publishedBy: string | null;
   /** Epoch seconds, by the store's clock. */

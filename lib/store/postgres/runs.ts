@@ -23,11 +23,13 @@
 import { performance } from 'node:perf_hooks';
 import { eq, type SQL, sql } from 'drizzle-orm';
 import type pg from 'pg';
+import { limitsHold } from '../../domain/run-limits';
 import { ConflictError, InvalidTransitionError, NotFoundError } from '../../errors';
 import type { RunRow, RunStatus, RunStore, WorkerStore, WorkflowStore } from '../contract';
 import { runs, stepEvents } from '../schema/pg';
 import { cascadeDetail } from '../shared/children';
 import { announceWake } from '../shared/local-wakes';
+import { limitUseOf, limitUseSql, withinLimitsSql } from '../shared/run-limits-sql';
 import { TRANSITIONS } from '../shared/transitions';
 import { RUN_ALIASES, RUN as RUN_LIST } from './columns';
 import type { PgConnection } from './connection';
@@ -96,7 +98,7 @@ export function claimStatement(
       AND (p.status = 'queued' OR (p.status = 'running' AND p.lease_expires_at <= ${c.now()})
         -- A parked run whose sleep or timeout came (a decision queues its run itself: postgres/waits.ts).
         OR (p.status = 'waiting' AND ${dueWait(sql.raw('p.id'), c.now())}))
-    ORDER BY p.created_at, p.id COLLATE "C" LIMIT 1
+    ORDER BY p.priority DESC NULLS LAST, p.created_at, p.id COLLATE "C" LIMIT 1
     FOR UPDATE OF p SKIP LOCKED),
   taken AS (UPDATE ${runs} r SET status = 'running', owner = ${worker}, lease_expires_at = t.now + ${lease}::float8,
       attempts = r.attempts + 1, started_at = coalesce(r.started_at, t.now), updated_at = t.now
@@ -107,6 +109,65 @@ export function claimStatement(
       'run lease of ' || taken."previousOwner" || ' passed or its worker died; resumed by ' || ${worker}, taken."updatedAt"
     FROM taken WHERE taken."previousOwner" <> ${worker})
   SELECT ${sql.raw(RUN_ALIASES)} FROM taken`;
+}
+
+/**
+ * The pick under limits (lib/domain/run-limits): the candidate is found as the plain pick finds one, with its
+ * workflow's limits judged on the statement's snapshot; then, holding a transaction lock on the workflow's
+ * limits, they are judged again by a statement of its own, whose snapshot has every take committed before the
+ * lock was ours. Two workers picking runs of one limited workflow so decide one after the other, and never
+ * both take the last place. One lock per transaction, so no two pickers wait on each other in a cycle; a
+ * candidate the second look refuses (a race lost) is left out of the next transaction's pick, up to three.
+ */
+async function claimWithinLimits(
+  c: PgConnection,
+  request: Parameters<RunStore['claimRun']>[0],
+): Promise<RunRow | undefined> {
+  const tried: string[] = [];
+  for (let round = 0; round < 3; round++) {
+    const outcome = await c.inTransaction(async (client): Promise<{ row: RunRow | undefined } | { lost: string }> => {
+      const within = withinLimitsSql('postgres', request.limits, 'p', 't.now');
+      const candidate = (
+        await c.once<{ id: string; workflow: string }>(
+          sql`SELECT p.id, p.workflow FROM ${runs} p, (SELECT ${c.now()} AS now) t
+          WHERE p.workflow = ANY(${sql.param(request.workflows)}::text[])
+            AND p.id <> ALL(${sql.param([...(request.holding ?? []), ...tried])}::text[])
+            ${request.runId === undefined ? sql`` : sql`AND p.id = ${request.runId}::text`}
+            AND (p.status = 'queued' OR (p.status = 'running' AND p.lease_expires_at <= t.now)
+              OR (p.status = 'waiting' AND ${dueWait(sql.raw('p.id'), sql.raw('t.now'))}))
+            ${within === '' ? sql`` : sql.raw(`AND ${within}`)}
+          ORDER BY p.priority DESC NULLS LAST, p.created_at, p.id COLLATE "C" LIMIT 1
+          FOR UPDATE OF p SKIP LOCKED`,
+          undefined,
+          client,
+        )
+      ).rows[0];
+      if (!candidate) return { row: undefined };
+      const limits = request.limits?.[candidate.workflow];
+      if (limitsHold(limits)) {
+        await c.once(
+          sql`SELECT pg_advisory_xact_lock(hashtextextended(${`waybill-limits:${candidate.workflow}`}, 0))`,
+          undefined,
+          client,
+        );
+        const again = withinLimitsSql('postgres', { [candidate.workflow]: limits! }, 'p', 't.now');
+        const ok = (
+          await c.once<{ ok: boolean }>(
+            sql`SELECT ${sql.raw(again)} AS ok FROM ${runs} p, (SELECT ${c.now()} AS now) t WHERE p.id = ${candidate.id}`,
+            undefined,
+            client,
+          )
+        ).rows[0]?.ok;
+        if (!ok) return { lost: candidate.id };
+      }
+      return {
+        row: (await c.once<RunRow>(claimStatement(c, { ...request, runId: candidate.id }), undefined, client)).rows[0],
+      };
+    });
+    if (!('lost' in outcome)) return outcome.row;
+    tried.push(outcome.lost);
+  }
+  return undefined;
 }
 
 export function postgresRuns(c: PgConnection): RunsOnly {
@@ -165,9 +226,10 @@ export function postgresRuns(c: PgConnection): RunsOnly {
         const created = (
           await c.once<RunRow>(
             sql`INSERT INTO ${runs} AS r (id, workflow, input_json, status, total_steps, budget_usd, created_at, updated_at,
-            parent_run_id, detached)
+            parent_run_id, detached, priority)
           VALUES (${run.id}, ${run.workflow}, ${run.inputJson}, 'queued', ${run.totalSteps}::int,
-            ${run.budgetUsd ?? null}::float8, ${now}, ${now}, ${run.parentRunId ?? null}::text, ${run.detached ?? false})
+            ${run.budgetUsd ?? null}::float8, ${now}, ${now}, ${run.parentRunId ?? null}::text, ${run.detached ?? false},
+            ${run.priority ?? 0}::int)
           ON CONFLICT (id) DO NOTHING RETURNING ${RUN}`,
             'waybill_run_create',
           )
@@ -224,6 +286,7 @@ export function postgresRuns(c: PgConnection): RunsOnly {
           ).rows[0];
           if (adopted) return adopted;
         }
+        if (Object.values(request.limits ?? {}).some(limitsHold)) return claimWithinLimits(c, request);
         // Two texts, two names: a named statement is one text, and `runId` (a drill's workers) adds a condition.
         const name = request.runId === undefined ? 'waybill_run_claim' : 'waybill_run_claim_one';
         return (await c.once<RunRow>(claimStatement(c, request), name)).rows[0];
@@ -231,6 +294,18 @@ export function postgresRuns(c: PgConnection): RunsOnly {
       if (!row) return null;
       mine.add(row.id);
       return row;
+    },
+
+    async limitUse(runId, limits) {
+      const run = await getRun(runId);
+      if (!run) return null;
+      const row = (
+        await c.query<Parameters<typeof limitUseOf>[0] & { now: number }>(
+          sql`SELECT t.now, ${sql.raw(limitUseSql('postgres', run.workflow, limits, 'p', 't.now'))}
+          FROM ${runs} p, (SELECT ${c.now()} AS now) t WHERE p.id = ${runId}`,
+        )
+      ).rows[0];
+      return row ? limitUseOf(row, limits, Number(row.now)) : null;
     },
 
     async renewRunLease(id, workerId, leaseMs, attempt) {

@@ -6,7 +6,7 @@
 import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import type { WorkflowStore } from '../contract';
 import { runs, workers, workflows } from '../schema/pg';
-import { eventsJson, withServers } from '../shared/workflow-servers';
+import { eventsJson, limitsJson, withServers } from '../shared/workflow-servers';
 import type { PgConnection } from './connection';
 import { withRetry } from './retry';
 
@@ -18,10 +18,11 @@ export function postgresWorkflows(c: PgConnection): WorkflowStore {
         c.inTransaction(async (client) => {
           for (const w of published) {
             await c.once(
-              sql`INSERT INTO ${workflows} (name, description, input_schema_json, total_steps, version, events_json, published_by, updated_at)
-            VALUES (${w.name}, ${w.description}, ${w.inputSchemaJson}, ${w.totalSteps}::int, ${w.version}, ${eventsJson(w.events)}, ${workerId}, ${c.now()})
+              sql`INSERT INTO ${workflows} (name, description, input_schema_json, total_steps, version, events_json, limits_json, published_by, updated_at)
+            VALUES (${w.name}, ${w.description}, ${w.inputSchemaJson}, ${w.totalSteps}::int, ${w.version}, ${eventsJson(w.events)}, ${limitsJson(w.limits)}, ${workerId}, ${c.now()})
             ON CONFLICT (name) DO UPDATE SET description = excluded.description, input_schema_json = excluded.input_schema_json,
               total_steps = excluded.total_steps, version = excluded.version, events_json = excluded.events_json,
+              limits_json = excluded.limits_json,
               published_by = excluded.published_by,
               updated_at = excluded.updated_at`,
               'waybill_workflow_publish',
@@ -49,6 +50,7 @@ export function postgresWorkflows(c: PgConnection): WorkflowStore {
               totalSteps: workflows.totalSteps,
               version: workflows.version,
               eventsJson: workflows.eventsJson,
+              limitsJson: workflows.limitsJson,
               publishedBy: workflows.publishedBy,
               updatedAt: workflows.updatedAt,
             })

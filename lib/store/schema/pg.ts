@@ -157,6 +157,8 @@ export const runs = pgTable(
      */
     parentRunId: text('parent_run_id'),
     detached: boolean('detached').notNull().default(false),
+    /** Higher is picked first (lib/domain/run-limits.ts); 0 unless the start or the workflow gave one. */
+    priority: integer('priority').notNull().default(0),
   },
   (t) => [
     index('runs_status_updated').on(t.status, t.updatedAt),
@@ -167,8 +169,10 @@ export const runs = pgTable(
     // The run pick (postgres/runs.ts claimRun) in its own order, over the runs that can become runnable only:
     // finished runs, however many, are not in it, so a pick reads the live queue and never the history.
     index('runs_runnable')
-      .on(t.createdAt, sql`${t.id} COLLATE "C"`)
+      .on(t.priority.desc(), t.createdAt, sql`${t.id} COLLATE "C"`)
       .where(sql`status IN ('queued', 'running', 'waiting')`),
+    // A rate limit's window: a workflow's runs started since a time (shared/run-limits-sql.ts).
+    index('runs_started').on(t.workflow, t.startedAt).where(sql`started_at IS NOT NULL`),
   ],
 );
 
@@ -250,6 +254,8 @@ export const workflows = pgTable('workflows', {
   version: text('version'),
   /** The event names it subscribes to (defineWorkflow's `on`), as a JSON array; null: none. */
   eventsJson: text('events_json'),
+  /** Its concurrency limit, rate limit and default priority (lib/domain/run-limits.ts), as JSON; null: none. */
+  limitsJson: text('limits_json'),
   publishedBy: text('published_by'),
   updatedAt: doublePrecision('updated_at').notNull(),
 });

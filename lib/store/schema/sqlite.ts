@@ -147,6 +147,8 @@ export const runs = sqliteTable(
      */
     parentRunId: text('parent_run_id'),
     detached: integer('detached', { mode: 'boolean' }).notNull().default(false),
+    /** Higher is picked first (lib/domain/run-limits.ts); 0 unless the start or the workflow gave one. */
+    priority: integer('priority').notNull().default(0),
   },
   (t) => [
     index('runs_status_updated').on(t.status, t.updatedAt),
@@ -157,7 +159,11 @@ export const runs = sqliteTable(
     // The run pick (sqlite/runs.ts claimRun) in its own order, over the runs that can become runnable only:
     // finished runs, however many, are not in it. The pick repeats this WHERE word for word, which is how
     // SQLite decides a partial index applies.
-    index('runs_runnable').on(t.createdAt, t.id).where(sql`status IN ('queued', 'running', 'waiting')`),
+    index('runs_runnable')
+      .on(sql`${t.priority} DESC`, t.createdAt, t.id)
+      .where(sql`status IN ('queued', 'running', 'waiting')`),
+    // A rate limit's window: a workflow's runs started since a time (shared/run-limits-sql.ts).
+    index('runs_started').on(t.workflow, t.startedAt).where(sql`started_at IS NOT NULL`),
   ],
 );
 
@@ -236,6 +242,8 @@ export const workflows = sqliteTable('workflows', {
   version: text('version'),
   /** The event names it subscribes to (defineWorkflow's `on`), as a JSON array; null: none. */
   eventsJson: text('events_json'),
+  /** Its concurrency limit, rate limit and default priority (lib/domain/run-limits.ts), as JSON; null: none. */
+  limitsJson: text('limits_json'),
   publishedBy: text('published_by'),
   updatedAt: real('updated_at').notNull(),
 });

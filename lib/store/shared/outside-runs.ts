@@ -70,5 +70,6 @@ export function outsideRun(id: string, rows: OutsideRows): (Omit<RunRow, 'status
     budgetUsd: null,
     parentRunId: null,
     detached: false,
+    priority: 0,
   };
 }

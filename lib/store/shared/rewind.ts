@@ -81,7 +81,7 @@ export interface HistoryRow extends CommittedRow {
 }
 
 const RUN_COLUMNS = `id, workflow, input_json, status, total_steps, owner, lease_expires_at, attempts, error, output_json,
-  created_at, updated_at, started_at, finished_at, forked_from_run, forked_at_step, budget_usd, parent_run_id, detached`;
+  created_at, updated_at, started_at, finished_at, forked_from_run, forked_at_step, budget_usd, parent_run_id, detached, priority`;
 
 /** A runs row as read by either backend (snake_case: PostgreSQL folds unquoted aliases). */
 export function runFromRow(r: Record<string, unknown>): RunRow {
@@ -107,6 +107,7 @@ export function runFromRow(r: Record<string, unknown>): RunRow {
     parentRunId: (r.parent_run_id as string | null) ?? null,
     // SQLite has no boolean: 0/1 there, true/false on PostgreSQL.
     detached: Boolean(r.detached),
+    priority: Number(r.priority),
   };
 }
 

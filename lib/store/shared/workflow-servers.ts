@@ -1,9 +1,13 @@
 /** Shared by both backends: which live workers serve each published workflow. */
+import type { RunLimits } from '../../domain/run-limits';
 import type { PublishedWorkflow } from '../contract';
 
 /** Joins each workflow to the live workers whose served list names it (the list is JSON: parsed here, not in SQL). */
 export function withServers(
-  rows: (Omit<PublishedWorkflow, 'servedBy' | 'events'> & { eventsJson: string | null })[],
+  rows: (Omit<PublishedWorkflow, 'servedBy' | 'events' | 'limits'> & {
+    eventsJson: string | null;
+    limitsJson: string | null;
+  })[],
   live: { id: string; workflowsJson: string }[],
 ): PublishedWorkflow[] {
   const servers = new Map<string, string[]>();
@@ -18,9 +22,10 @@ export function withServers(
     for (const name of names)
       if (typeof name === 'string') servers.set(name, [...(servers.get(name) ?? []), worker.id]);
   }
-  return rows.map(({ eventsJson, ...row }) => ({
+  return rows.map(({ eventsJson, limitsJson, ...row }) => ({
     ...row,
     events: eventNames(eventsJson),
+    limits: limitsOf(limitsJson),
     servedBy: servers.get(row.name) ?? [],
   }));
 }
@@ -36,6 +41,21 @@ function eventNames(text: string | null): string[] {
 }
 
 /** What a publication's `on` is stored as: null for none, so a row published before events reads the same. */
+export function limitsJson(limits: RunLimits | undefined): string | null {
+  return limits && Object.keys(limits).length > 0 ? JSON.stringify(limits) : null;
+}
+
 export function eventsJson(names: string[] | undefined): string | null {
   return names && names.length > 0 ? JSON.stringify(names) : null;
+}
+
+/** What a worker published of its workflow's limits; a row it cannot read limits nothing (the pick is the worker's). */
+function limitsOf(text: string | null): RunLimits {
+  if (text === null) return {};
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as RunLimits) : {};
+  } catch {
+    return {};
+  }
 }

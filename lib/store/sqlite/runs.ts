@@ -5,11 +5,13 @@
  * (json_each over the caller's lists, and a CASE per column whose reasons are in its comments).
  */
 import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
+import type { RunLimits } from '../../domain/run-limits';
 import { ConflictError, InvalidTransitionError, NotFoundError } from '../../errors';
 import type { RunRow, RunStore, WorkerStore, WorkflowStore } from '../contract';
 import { runs } from '../schema/sqlite';
 import { cascadeDetail } from '../shared/children';
 import { announceWake } from '../shared/local-wakes';
+import { limitUseOf, limitUseSql, withinLimitsSql } from '../shared/run-limits-sql';
 import { TRANSITIONS } from '../shared/transitions';
 import { guard, type SqliteConnection } from './connection';
 import { listRunsIn } from './run-list';
@@ -35,11 +37,18 @@ const RUNNABLE_NOW = `status IN ('queued', 'running', 'waiting')
  * (bench/RESULTS.md, "Why the code is shaped so"). INDEXED BY also turns a lost index into an error at prepare,
  * never a slow plan.
  */
-export const RUNNABLE = `SELECT id, owner FROM runs INDEXED BY runs_runnable
+export const runnable = (limits?: Record<string, RunLimits>): string => {
+  const within = withinLimitsSql('sqlite', limits, 'runs', '@now');
+  return `SELECT id, owner FROM runs INDEXED BY runs_runnable
   WHERE ${RUNNABLE_NOW}
     AND workflow IN (SELECT value FROM json_each(@workflows))
     AND id NOT IN (SELECT value FROM json_each(@holding)) AND (@runId IS NULL OR id = @runId)
-  ORDER BY created_at, id LIMIT 1`;
+    ${within === '' ? '' : `AND ${within}`}
+  ORDER BY priority DESC, created_at, id LIMIT 1`;
+};
+
+/** The pick of a worker whose workflows declare no limits. */
+export const RUNNABLE = runnable();
 
 /** Whether any run is runnable now, for anyone: the wake watcher's look (notify.ts), a read that takes no lock. */
 export const ANY_RUNNABLE = `SELECT EXISTS (SELECT 1 FROM runs INDEXED BY runs_runnable WHERE ${RUNNABLE_NOW}) AS any`;
@@ -122,7 +131,8 @@ export function sqliteRuns(c: SqliteConnection, inBatch: InBatch | null = null):
     async claimRun(request) {
       const now = c.now();
       return c.tx(() => {
-        const found = c.prepared<unknown[], { id: string; owner: string | null }>(RUNNABLE).get({
+        // Inside BEGIN IMMEDIATE: no other writer can start a run between the limits' counts and the take.
+        const found = c.prepared<unknown[], { id: string; owner: string | null }>(runnable(request.limits)).get({
           now,
           workflows: JSON.stringify(request.workflows),
           holding: JSON.stringify(request.holding ?? []),
@@ -153,6 +163,20 @@ export function sqliteRuns(c: SqliteConnection, inBatch: InBatch | null = null):
           );
         }
         return get(found.id)!;
+      });
+    },
+
+    async limitUse(runId, limits) {
+      return guard(() => {
+        const run = get(runId);
+        if (!run) return null;
+        const now = c.now();
+        const row = c
+          .prepared<unknown[], Parameters<typeof limitUseOf>[0]>(
+            `SELECT ${limitUseSql('sqlite', run.workflow, limits, 'runs', '@now')} FROM runs WHERE id = @id`,
+          )
+          .get({ id: runId, now });
+        return row ? limitUseOf(row, limits, now) : null;
       });
     },
 

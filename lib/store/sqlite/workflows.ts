@@ -5,7 +5,7 @@
 import { and, asc, eq, gte, isNotNull, isNull, sql } from 'drizzle-orm';
 import type { WorkflowStore } from '../contract';
 import { runs, workers, workflows } from '../schema/sqlite';
-import { eventsJson, withServers } from '../shared/workflow-servers';
+import { eventsJson, limitsJson, withServers } from '../shared/workflow-servers';
 import { guard, type SqliteConnection } from './connection';
 
 export function sqliteWorkflows(c: SqliteConnection): WorkflowStore {
@@ -21,6 +21,7 @@ export function sqliteWorkflows(c: SqliteConnection): WorkflowStore {
             totalSteps: w.totalSteps,
             version: w.version,
             eventsJson: eventsJson(w.events),
+            limitsJson: limitsJson(w.limits),
             publishedBy: workerId,
             updatedAt: now,
           };
@@ -49,6 +50,7 @@ export function sqliteWorkflows(c: SqliteConnection): WorkflowStore {
             totalSteps: workflows.totalSteps,
             version: workflows.version,
             eventsJson: workflows.eventsJson,
+            limitsJson: workflows.limitsJson,
             publishedBy: workflows.publishedBy,
             updatedAt: workflows.updatedAt,
           })

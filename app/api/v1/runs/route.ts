@@ -1,6 +1,6 @@
 /**
  * GET  /api/v1/runs — runs newest first, outside clients' included: ?status= &workflow= &q= &parent= &limit= (≤ 500) &cursor=
- * POST /api/v1/runs — start a run of a built-in or published workflow: { "workflow": "agent-batch", "input": {…}, "id"?: "…", "budgetUsd"?: 2.5 } → 201 { run, existed: false }
+ * POST /api/v1/runs — start a run of a built-in or published workflow: { "workflow": "agent-batch", "input": {…}, "id"?: "…", "budgetUsd"?: 2.5, "priority"?: 10 } → 201 { run, existed: false }
  *   An id that exists with the same workflow and parsed input → 200 { run, existed: true }, nothing written; with another → 409 CONFLICT.
  */
 

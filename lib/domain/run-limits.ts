@@ -1,0 +1,119 @@
+/**
+ * What a workflow may declare about how its runs are picked: at most N running at once per key, at most M
+ * starts per period per key, and a priority (higher is picked first). One rule for defineWorkflow, what its
+ * workers publish, the pick (lib/store/shared/run-limits-sql.ts) and the reason a held run gives
+ * (lib/control/queued.ts).
+ *
+ * A key is a path into the run's input (`customer`, `provider.name`), or absent: the workflow's runs share
+ * one key. A path rather than a function, as Inngest's and Hatchet's key expressions are: the control plane
+ * and the store must be able to compute it without the workflow's code. An input without the path has the
+ * key `""`, so such runs share one.
+ */
+import { z } from 'zod';
+
+export const PRIORITY_MIN = -1000;
+export const PRIORITY_MAX = 1000;
+export const LIMIT_MAX = 100_000;
+/** A period as Inngest's throttle takes it: from a second to a day. */
+export const PERIOD_MIN_MS = 1000;
+export const PERIOD_MAX_MS = 86_400_000;
+
+const KEY_PATH = /^[A-Za-z_][A-Za-z0-9_]{0,63}(\.[A-Za-z_][A-Za-z0-9_]{0,63}){0,7}$/;
+
+export const limitKeyPath = z
+  .string({ error: 'must be a path into the input, like "customer" or "provider.name"' })
+  .regex(KEY_PATH, 'must be a path into the input: names of letters, digits and _, joined by dots (at most 8)');
+
+export const prioritySchema = z
+  .number({ error: 'must be a whole number' })
+  .int('must be a whole number')
+  .min(PRIORITY_MIN, `must be at least ${PRIORITY_MIN}`)
+  .max(PRIORITY_MAX, `must be at most ${PRIORITY_MAX}`);
+
+const limitCount = z
+  .number({ error: 'must be a whole number' })
+  .int('must be a whole number')
+  .min(1, 'must be at least 1')
+  .max(LIMIT_MAX, `must be at most ${LIMIT_MAX}`);
+
+const PERIODS = { second: 1000, minute: 60_000, hour: 3_600_000 } as const;
+
+export const runLimitsSchema = z.strictObject({
+  /** At most `limit` runs of the workflow running at once per key. A parked (waiting) run holds no place. */
+  concurrency: z.strictObject({ limit: limitCount, key: limitKeyPath.optional() }).optional(),
+  /** At most `limit` runs of the workflow started per `period` per key, in any window of that length. */
+  rateLimit: z
+    .strictObject({
+      limit: limitCount,
+      period: z.union([
+        z.enum(Object.keys(PERIODS) as [keyof typeof PERIODS], { error: 'must be second, minute or hour' }),
+        z
+          .number({ error: 'must be second, minute, hour or milliseconds' })
+          .int('must be whole milliseconds')
+          .min(PERIOD_MIN_MS, `must be at least ${PERIOD_MIN_MS} ms`)
+          .max(PERIOD_MAX_MS, `must be at most ${PERIOD_MAX_MS} ms`),
+      ]),
+      key: limitKeyPath.optional(),
+    })
+    .optional(),
+  /** The priority of runs started without one of their own. */
+  priority: prioritySchema.optional(),
+});
+
+export type RunLimitsDeclaration = z.input<typeof runLimitsSchema>;
+
+/** A workflow's limits as the pick and the reasons read them: periods in ms, keys as paths or null. */
+export interface RunLimits {
+  concurrency?: { limit: number; key: string | null };
+  rateLimit?: { limit: number; periodMs: number; key: string | null };
+  priority?: number;
+}
+
+export function resolveLimits(declared: z.output<typeof runLimitsSchema>): RunLimits {
+  const { concurrency, rateLimit, priority } = declared;
+  return {
+    ...(concurrency ? { concurrency: { limit: concurrency.limit, key: concurrency.key ?? null } } : {}),
+    ...(rateLimit
+      ? {
+          rateLimit: {
+            limit: rateLimit.limit,
+            periodMs: typeof rateLimit.period === 'number' ? rateLimit.period : PERIODS[rateLimit.period],
+            key: rateLimit.key ?? null,
+          },
+        }
+      : {}),
+    ...(priority === undefined ? {} : { priority }),
+  };
+}
+
+/** Whether the pick has anything to hold back for these limits (a priority alone holds nothing). */
+export function limitsHold(limits: RunLimits | undefined): boolean {
+  return limits?.concurrency !== undefined || limits?.rateLimit !== undefined;
+}
+
+/**
+ * A run's key under a path, from its stored input, as the store computes it: a string is itself, a number or a
+ * boolean its JSON text, anything else (absent, null, an object) `""`.
+ */
+export function limitKeyOf(inputJson: string, path: string | null): string {
+  if (path === null) return '';
+  let value: unknown;
+  try {
+    value = JSON.parse(inputJson);
+  } catch {
+    return '';
+  }
+  for (const name of path.split('.')) {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) return '';
+    value = (value as Record<string, unknown>)[name];
+  }
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return JSON.stringify(value);
+  return '';
+}
+
+/** How a period reads in a reason: "second", "10 s", "minute". */
+export function periodText(ms: number): string {
+  for (const [name, length] of Object.entries(PERIODS)) if (length === ms) return name;
+  return ms % 60_000 === 0 ? `${ms / 60_000} min` : `${ms / 1000} s`;
+}
