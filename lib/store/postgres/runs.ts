@@ -87,6 +87,7 @@ const fence = (attempt: number | undefined): SQL =>
 export function claimStatement(
   c: PgConnection,
   request: { workerId: string; leaseMs: number; workflows: string[]; holding?: string[]; runId?: string },
+  now: SQL = c.now(),
 ): SQL {
   const holding = request.holding ?? [];
   const lease = request.leaseMs / 1000;
@@ -95,14 +96,14 @@ export function claimStatement(
     SELECT p.id, p.owner FROM ${runs} p
     WHERE p.workflow = ANY(${sql.param(request.workflows)}::text[]) AND p.id <> ALL(${sql.param(holding)}::text[])
       ${request.runId === undefined ? sql`` : sql`AND p.id = ${request.runId}::text`}
-      AND (p.status = 'queued' OR (p.status = 'running' AND p.lease_expires_at <= ${c.now()})
+      AND (p.status = 'queued' OR (p.status = 'running' AND p.lease_expires_at <= ${now})
         -- A parked run whose sleep or timeout came (a decision queues its run itself: postgres/waits.ts).
-        OR (p.status = 'waiting' AND ${dueWait(sql.raw('p.id'), c.now())}))
+        OR (p.status = 'waiting' AND ${dueWait(sql.raw('p.id'), now)}))
     ORDER BY p.priority DESC NULLS LAST, p.created_at, p.id COLLATE "C" LIMIT 1
     FOR UPDATE OF p SKIP LOCKED),
   taken AS (UPDATE ${runs} r SET status = 'running', owner = ${worker}, lease_expires_at = t.now + ${lease}::float8,
       attempts = r.attempts + 1, started_at = coalesce(r.started_at, t.now), updated_at = t.now
-    FROM pick, (SELECT ${c.now()} AS now) t WHERE r.id = pick.id
+    FROM pick, (SELECT ${now} AS now) t WHERE r.id = pick.id
     RETURNING ${RUN}, pick.owner AS "previousOwner"),
   expired AS (INSERT INTO ${stepEvents} (run_id, outcome, count, worker_id, detail, at)
     SELECT taken.id, 'expired', 1, ${worker},
@@ -124,6 +125,9 @@ async function claimWithinLimits(
   request: Parameters<RunStore['claimRun']>[0],
 ): Promise<RunRow | undefined> {
   const tried: string[] = [];
+  // The time once the lock is ours, not the transaction's start (now()), which waiting for the lock makes stale: a
+  // start is recorded, and a rate window judged, at the moment the take is decided, in the order the lock gives.
+  const decided = sql`(extract(epoch from clock_timestamp())::float8 + ${c.skew()}::float8)`;
   for (let round = 0; round < 3; round++) {
     const outcome = await c.inTransaction(async (client): Promise<{ row: RunRow | undefined } | { lost: string }> => {
       const within = withinLimitsSql('postgres', request.limits, 'p', 't.now');
@@ -153,7 +157,7 @@ async function claimWithinLimits(
         const again = withinLimitsSql('postgres', { [candidate.workflow]: limits! }, 'p', 't.now');
         const ok = (
           await c.once<{ ok: boolean }>(
-            sql`SELECT ${sql.raw(again)} AS ok FROM ${runs} p, (SELECT ${c.now()} AS now) t WHERE p.id = ${candidate.id}`,
+            sql`SELECT ${sql.raw(again)} AS ok FROM ${runs} p, (SELECT ${decided} AS now) t WHERE p.id = ${candidate.id}`,
             undefined,
             client,
           )
@@ -161,7 +165,13 @@ async function claimWithinLimits(
         if (!ok) return { lost: candidate.id };
       }
       return {
-        row: (await c.once<RunRow>(claimStatement(c, { ...request, runId: candidate.id }), undefined, client)).rows[0],
+        row: (
+          await c.once<RunRow>(
+            claimStatement(c, { ...request, runId: candidate.id }, limitsHold(limits) ? decided : c.now()),
+            undefined,
+            client,
+          )
+        ).rows[0],
       };
     });
     if (!('lost' in outcome)) return outcome.row;

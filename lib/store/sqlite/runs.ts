@@ -129,9 +129,10 @@ export function sqliteRuns(c: SqliteConnection, inBatch: InBatch | null = null):
     },
 
     async claimRun(request) {
-      const now = c.now();
       return c.tx(() => {
-        // Inside BEGIN IMMEDIATE: no other writer can start a run between the limits' counts and the take.
+        // Read once the write lock is ours, not before BEGIN IMMEDIATE waited for it: a run's start time is when it
+        // was taken, which a rate limit's window counts. No other writer can start a run between the counts and the take.
+        const now = c.now();
         const found = c.prepared<unknown[], { id: string; owner: string | null }>(runnable(request.limits)).get({
           now,
           workflows: JSON.stringify(request.workflows),
