@@ -62,6 +62,16 @@ export const queuedReasonSchema = z
     z
       .strictObject({ kind: z.literal('unpublished'), workers: z.array(z.string()), message: z.string() })
       .describe('a live worker that published no workflows may take it'),
+    z
+      .strictObject({
+        kind: z.literal('held'),
+        workflow: z.string(),
+        limit: z.enum(['concurrency', 'rate']),
+        key: z.string().describe("the run's key under that limit ('' when its input has none)"),
+        nextSlotInS: z.number().optional().describe('a rate limit: seconds until its next start may be taken'),
+        message: z.string(),
+      })
+      .describe("its workflow's concurrency limit is full under its key, or its rate limit has no slot yet"),
   ])
   .nullable()
   .describe('what a queued run waits for; null for a run that is not queued');
@@ -107,6 +117,7 @@ export const runSchema = z.strictObject({
     .describe('USD its model calls may spend through the gateway before the next is refused and the run paused'),
   parentRunId: z.string().nullable().describe('a child run (ctx.startChild): the run that started it'),
   detached: z.boolean().describe("a child run that outlives its parent's cancel"),
+  priority: int.describe('higher is picked first'),
 });
 
 export const runSummarySchema = z.strictObject({

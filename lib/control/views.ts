@@ -83,6 +83,7 @@ export function runView(
     budgetUsd: row.budgetUsd,
     parentRunId: row.parentRunId,
     detached: row.detached,
+    priority: row.priority,
   };
 }
 

@@ -121,7 +121,7 @@ export function isWorkflowDefinition(value: unknown): value is WorkflowDefinitio
 }
 
 /** Its concurrency limit, rate limit and default priority, as the pick and the published row hold them. */
-export function limitsOf(definition: WorkflowDefinition<unknown>): RunLimits {
+export function limitsOf(definition: AnyWorkflowDefinition): RunLimits {
   return resolveLimits(
     runLimitsSchema.parse({
       concurrency: definition.concurrency,

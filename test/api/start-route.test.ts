@@ -84,3 +84,24 @@ describe('POST /api/v1/runs with an id that exists', () => {
     expect(state()).toEqual(before);
   });
 });
+
+describe('POST /api/v1/runs with a priority', () => {
+  it('stores the priority, audits it, and refuses one that is not a whole number in range, writing nothing', async () => {
+    const started = await start({ workflow: 'agent-batch', input: { count: 1 }, id: 'urgent-1', priority: 10 });
+    expect(started.status).toBe(201);
+    expect(started.body.run).toMatchObject({ id: 'urgent-1', priority: 10 });
+    const before = state();
+    expect(before.audit).toContainEqual({ action: 'start', target: 'urgent-1' });
+    for (const [priority, message] of [
+      [1.5, 'must be a whole number'],
+      [1001, 'must be at most 1000'],
+      ['high', 'must be a whole number'],
+    ] as const) {
+      const refused = await start({ workflow: 'agent-batch', input: { count: 1 }, id: 'urgent-2', priority });
+      expect(refused.status, String(priority)).toBe(400);
+      expect(JSON.stringify(refused.body.error)).toContain('priority');
+      expect(JSON.stringify(refused.body.error)).toContain(message);
+    }
+    expect(state()).toEqual(before);
+  });
+});

@@ -52,6 +52,8 @@ describe('waybill with bad input', () => {
       [['runs', '--limit', 'ten'], /^waybill runs: --limit: must be a whole number$/],
       [['runs', '--limit'], /^waybill runs: Option '--limit <value>' argument missing$/],
       [['start'], /^waybill start: missing <workflow>$/],
+      [['start', 'notify', '--priority', '1.5'], /^waybill start: --priority: must be a whole number, like 10 or -5$/],
+      [['start', 'notify', '--priority', '5000'], /^waybill start: --priority: must be at most 1000$/],
       [
         ['start', 'nope', '--input', '{}'],
         /^waybill start: unknown workflow "nope" \(known: agent-batch, notify, review-and-send\)$/,

@@ -53,6 +53,11 @@ export function Header({
             <Fact label="Attempts" testId="run-attempts">
               {run.attempts}
             </Fact>
+            {run.priority !== 0 && (
+              <Fact label="Priority" testId="run-priority">
+                {run.priority}
+              </Fact>
+            )}
             <Fact label="Created">
               <When at={run.external ? null : run.createdAt} now={now} />
             </Fact>
