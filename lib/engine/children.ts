@@ -14,7 +14,7 @@ import { newRunIdProblem } from '../domain/run-id';
 import { ChildRunFailedError, InvalidInputError } from '../errors';
 import type { RunRow } from '../store/contract';
 import type { ChildOutcome } from '../store/shared/children';
-import { type Parking, waitForChild } from './waits';
+import { type Parking, waitForChild, waitForFirstChild } from './waits';
 
 export type { ChildOutcome } from '../store/shared/children';
 
@@ -89,4 +89,31 @@ export async function awaitChild(
   if (options.settled) return outcome;
   if (outcome.status !== 'completed') throw new ChildRunFailedError(outcome);
   return outcome.output;
+}
+
+/**
+ * Parks until the first of the children has ended. Its output with its id, or how it ended with `settled`; a
+ * first to end that did not complete throws ChildRunFailedError, as Promise.race rejects.
+ */
+export async function awaitFirstChild(
+  p: Parking,
+  family: Family,
+  parentId: string,
+  childIds: string[],
+  options: WaitChildOptions = {},
+): Promise<ChildOutcome | { runId: string; output: unknown }> {
+  if (!Array.isArray(childIds) || childIds.length === 0)
+    throw new InvalidInputError('waitForFirstChild: give at least one child run id');
+  const ids = [...new Set(childIds)];
+  for (const id of ids) {
+    const child = await family.getRun(id);
+    if (child?.parentRunId !== parentId)
+      throw new InvalidInputError(
+        `waitForFirstChild: run ${id} is not a child of ${parentId} (start it with ctx.startChild)`,
+      );
+  }
+  const outcome = await waitForFirstChild(p, parentId, ids);
+  if (options.settled) return outcome;
+  if (outcome.status !== 'completed') throw new ChildRunFailedError(outcome);
+  return { runId: outcome.runId, output: outcome.output };
 }

@@ -10,7 +10,9 @@ import { NonRetryableError, StepFailedError } from '../errors';
 import type { StepStreamStore } from '../store/contract';
 import {
   awaitChild,
+  awaitFirstChild,
   type ChildOptions,
+  type ChildOutcome,
   childRunId,
   type Family,
   startChildRun,
@@ -188,6 +190,20 @@ export class RunContext {
     const outputs = new Map<string, T>();
     for (const id of [...childIds].reverse()) outputs.set(id, await this.waitForChild<T>(id, options));
     return childIds.map((id) => outputs.get(id)!);
+  }
+
+  /**
+   * Parks the run until the first of the children has ended, then returns which and its output (or how it ended,
+   * with `settled`); the others go on, and may be waited for or cancelled after. A first to end that failed throws
+   * ChildRunFailedError. Every replay answers the same child: the one whose end was recorded first.
+   */
+  async waitForFirstChild<T = unknown>(
+    childIds: string[],
+    options: WaitChildOptions = {},
+  ): Promise<{ runId: string; output: T } | ChildOutcome> {
+    return (await awaitFirstChild(this.parked(), await this.families(), this.runId, childIds, options)) as
+      | { runId: string; output: T }
+      | ChildOutcome;
   }
 
   private families(): Promise<Family> {

@@ -132,6 +132,31 @@ export async function waitForChild(p: Parking, runId: string, childId: string): 
   return JSON.parse(wait.decisionJson!) as ChildOutcome;
 }
 
+/**
+ * Parks until the first of the children has ended: the wait decided earliest, the list's order between two
+ * decided at one instant, so every replay answers the same one. Each wait is recorded before the park, so the
+ * first child to end wakes the run; parkRun checks them all under their locks, so one ending meanwhile is seen.
+ */
+export async function waitForFirstChild(p: Parking, runId: string, childIds: string[]): Promise<ChildOutcome> {
+  for (const id of childIds) {
+    const problem = waitNameProblem(id);
+    if (problem)
+      throw new InvalidInputError(`child wait ${JSON.stringify(id.slice(0, 80))} ${problem}; nothing was written`);
+  }
+  for (const id of childIds)
+    if (!(await p.store.getWait(runId, 'child', id))) await p.store.recordWait({ runId, name: id, kind: 'child' });
+  for (;;) {
+    const waits = await Promise.all(childIds.map((id) => p.store.getWait(runId, 'child', id)));
+    let first: WaitRow | null = null;
+    for (const wait of waits)
+      if (wait?.decidedAt != null && (first === null || wait.decidedAt < first.decidedAt!)) first = wait;
+    if (first) return JSON.parse(first.decisionJson!) as ChildOutcome;
+    const parked = await p.store.parkRun(runId, 'child', childIds, p.workerId, p.attempt);
+    if (parked === 'decided') continue;
+    throw new RunParkedError(runId, childIds[0]!);
+  }
+}
+
 /** `until`: milliseconds from the first time the run got here, or a moment. */
 export async function sleepUntil(p: Parking, runId: string, name: string, until: number | Date): Promise<void> {
   if (until instanceof Date) {

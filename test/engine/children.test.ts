@@ -69,7 +69,21 @@ const family = defineWorkflow({
     return ctx.waitForChild(attached);
   },
 });
-const registry = new WorkflowRegistry([double, hold, fan, settle, family]);
+const race = defineWorkflow({
+  name: 'race',
+  input: z.object({}),
+  async run(ctx) {
+    const ids: string[] = [];
+    for (const name of ['a', 'b', 'c']) ids.push(await ctx.startChild(name, 'hold', {}));
+    const first = await ctx.waitForFirstChild<string>(ids);
+    const { result } = await ctx.step('after', () => {
+      bump(`${ctx.runId}:after`);
+      return first;
+    });
+    return result;
+  },
+});
+const registry = new WorkflowRegistry([double, hold, fan, settle, family, race]);
 
 let list: Backend[];
 beforeAll(async () => {
@@ -167,5 +181,46 @@ describe.each([['sqlite'], ['postgres']] as const)('child runs on %s', (name) =>
     });
     await s.until('fam:detached', 'completed');
     expect(await s.status('fam')).toBe('cancelled');
+  });
+  it('wakes a parent waiting for the first of several children when one ends, and leaves the others going', async (t) => {
+    const s = await setup();
+    if (!s) return t.skip();
+    await s.start('race', {}, 'race-1');
+    for (const name of ['a', 'b', 'c']) await s.until(`race-1:${name}`, 'waiting');
+    await s.until('race-1', 'waiting');
+    expect((await s.h.store.listWaits('race-1')).map((w) => [w.kind, w.name, w.decidedAt === null])).toEqual([
+      ['child', 'race-1:a', true],
+      ['child', 'race-1:b', true],
+      ['child', 'race-1:c', true],
+    ]);
+    await s.h.store.decideWait({
+      runId: 'race-1:b',
+      kind: 'signal',
+      name: 'go',
+      decisionJson: '{}',
+      decidedBy: 'test',
+    });
+    await s.until('race-1', 'completed');
+    expect(JSON.parse((await s.h.store.getRun('race-1'))!.outputJson!)).toEqual({ runId: 'race-1:b', output: 'went' });
+    expect(effects.get('race-1:after')).toBe(1);
+    expect([await s.status('race-1:a'), await s.status('race-1:c')]).toEqual(['waiting', 'waiting']);
+  });
+
+  it('does not park on several waits when one of them was decided meanwhile', async (t) => {
+    const s = await setup();
+    if (!s) return t.skip();
+    const store = s.h.store;
+    await store.createRun({ id: 'p', workflow: 'nobody-serves', inputJson: '{}', totalSteps: null });
+    const taken = await store.claimRun({
+      workerId: 'seeder',
+      leaseMs: 60_000,
+      workflows: ['nobody-serves'],
+      runId: 'p',
+    });
+    for (const name of ['x', 'y']) await store.recordWait({ runId: 'p', name, kind: 'child' });
+    await store.decideWait({ runId: 'p', kind: 'child', name: 'y', decisionJson: '{}', decidedBy: 'test' });
+    expect(await store.parkRun('p', 'child', ['x', 'y'], 'seeder', taken!.attempts)).toBe('decided');
+    expect(await s.status('p')).toBe('running');
+    expect(await store.parkRun('p', 'child', ['x'], 'seeder', taken!.attempts)).toBe('parked');
   });
 });

@@ -86,14 +86,14 @@ export interface WaitStore {
   waitDueInMs(runId: string, kind: WaitKind, name: string): Promise<number | null>;
 
   /**
-   * Parks the run this execution holds at its wait `name`: `waiting`, no owner, no lease. Under the wait's
-   * row lock: if the wait was decided meanwhile, nothing is parked (`decided`) and the run goes on. `lost`:
-   * this execution no longer holds the run.
+   * Parks the run this execution holds at its wait `name` (or at the first decided of several, `names`): `waiting`,
+   * no owner, no lease. Under the waits' row locks: if one was decided meanwhile, nothing is parked (`decided`)
+   * and the run goes on. `lost`: this execution no longer holds the run.
    */
   parkRun(
     runId: string,
     kind: WaitKind,
-    name: string,
+    name: string | string[],
     workerId: string,
     attempt: number,
   ): Promise<'parked' | 'decided' | 'lost'>;

@@ -199,15 +199,19 @@ export function postgresWaits(c: PgConnection): WaitStore {
     async parkRun(runId, kind, name, workerId, attempt) {
       return withRetry('parkRun', () =>
         c.inTransaction(async (client) => {
-          const wait = (
+          // Every named wait locked, in one order (a child's end locks one of them to decide it): one decided
+          // meanwhile is seen, and one decided after waits for this park and then finds the run waiting.
+          const names = typeof name === 'string' ? [name] : [...name].sort();
+          const locked = (
             await c.once<{ decidedAt: number | null }>(
               sql`SELECT decided_at AS "decidedAt" FROM ${waits}
-          WHERE run_id = ${runId} AND kind = ${kind} AND name = ${name} FOR UPDATE`,
+          WHERE run_id = ${runId} AND kind = ${kind} AND name = ANY(${sql.param(names)}::text[])
+          ORDER BY name COLLATE "C" FOR UPDATE`,
               undefined,
               client,
             )
-          ).rows[0];
-          if (wait?.decidedAt != null) return 'decided' as const;
+          ).rows;
+          if (locked.some((wait) => wait.decidedAt != null)) return 'decided' as const;
           const parked = await c.once(
             sql`UPDATE ${runs} SET status = 'waiting', owner = NULL, lease_expires_at = NULL, updated_at = ${c.now()}
           WHERE ${and(eq(runs.id, runId), eq(runs.owner, workerId), eq(runs.attempts, attempt), eq(runs.status, 'running'))}`,

@@ -191,7 +191,8 @@ export function sqliteWaits(c: SqliteConnection): WaitStore {
     async parkRun(runId, kind, name, workerId, attempt) {
       const now = c.now();
       return c.tx(() => {
-        if (get(runId, kind, name)?.decidedAt != null) return 'decided' as const;
+        const names = typeof name === 'string' ? [name] : name;
+        if (names.some((one) => get(runId, kind, one)?.decidedAt != null)) return 'decided' as const;
         const parked = orm
           .update(runs)
           .set({ status: 'waiting', owner: null, leaseExpiresAt: null, updatedAt: now })
