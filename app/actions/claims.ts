@@ -7,7 +7,6 @@
  */
 import { revalidatePath } from 'next/cache';
 import { z } from 'zod';
-import { config } from '@/lib/config';
 import { claims } from '@/lib/control';
 import { controlDeps } from '@/lib/data/control';
 import { ClaimNotOrphanedError, LiveClaimError, NotFoundError } from '@/lib/errors';

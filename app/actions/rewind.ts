@@ -4,7 +4,6 @@
  * input text parsed, and lib/control/rewind decides, validates, writes and audits.
  */
 import { revalidatePath } from 'next/cache';
-import { config } from '@/lib/config';
 import { rewind } from '@/lib/control';
 import { controlDeps } from '@/lib/data/control';
 import { type ActionResult, failure, jsonField, operatorCaller } from './result';

@@ -6,7 +6,6 @@
  */
 import { revalidatePath } from 'next/cache';
 import { z } from 'zod';
-import { config } from '@/lib/config';
 import { bulk, runs } from '@/lib/control';
 import type { BulkAction, BulkFilter, BulkPreview, BulkReport } from '@/lib/control/bulk';
 import { count, counted } from '@/lib/count';

@@ -11,6 +11,9 @@ import { allows } from '@/lib/auth/principal';
 import { requirePage } from '@/lib/auth/server';
 import { schedules } from '@/lib/control';
 import { callerOf, controlDeps } from '@/lib/data/control';
+import { getWorkflowChoices } from '@/lib/data/workflows';
+import { ScheduleAddForm } from './schedule-add-form';
+import { ScheduleDelete } from './schedule-delete';
 import { ScheduleToggle } from './schedule-toggle';
 
 export const dynamic = 'force-dynamic';
@@ -24,8 +27,11 @@ const link =
 export default async function SchedulesPage() {
   const who = await requirePage('/schedules');
   const caller = callerOf(who, 'dashboard');
-  const rows = await schedules.list(controlDeps(), caller);
   const operator = allows(who, 'operator');
+  const [rows, choices] = await Promise.all([
+    schedules.list(controlDeps(), caller),
+    operator ? getWorkflowChoices() : Promise.resolve([]),
+  ]);
   const now = Date.now() / 1000;
   return (
     <div className="space-y-6">
@@ -39,9 +45,10 @@ export default async function SchedulesPage() {
         </div>
         <LiveRefresh />
       </div>
+      {operator && <ScheduleAddForm workflows={choices.map((w) => w.name)} />}
       {rows.length === 0 ? (
         <EmptyState title="No schedules">
-          <p>Declare one in a workflow&apos;s definition, or add one with</p>
+          <p>Declare one in a workflow&apos;s definition, add one above, or add one with</p>
           <pre className="mx-auto mt-3 w-fit rounded-md bg-zinc-900 px-3 py-2 text-left font-mono text-xs text-zinc-100 dark:bg-zinc-800">
             <code>npx waybill schedule add nightly notify --cron &apos;0 0 2 * * *&apos; --tz Europe/Berlin</code>
           </pre>
@@ -112,7 +119,10 @@ export default async function SchedulesPage() {
                   </td>
                   {operator && (
                     <td className={td}>
-                      <ScheduleToggle name={s.name} paused={s.paused} />
+                      <div className="flex flex-wrap items-start gap-2">
+                        <ScheduleToggle name={s.name} paused={s.paused} />
+                        <ScheduleDelete name={s.name} declared={s.source === 'definition'} />
+                      </div>
                     </td>
                   )}
                 </tr>
