@@ -35,27 +35,12 @@ export async function readRunsPage(
   };
 }
 
-/** Children counted at most by readChildren: past it the count says "more than". */
-export const CHILDREN_COUNTED = 10_000;
-
 /**
- * A parent's children, through the runs list's parent filter (so they agree with `/?parent=<id>`), in keyset
- * pages, up to CHILDREN_COUNTED of them: the run page's Children card counts them by status.
+ * A parent's children for its run page: how many in each status (all of them, counted by runs_parent), and the
+ * newest `first`, the runs list's `/?parent=<id>` set and order.
  */
-export async function readChildren(
-  store: Pick<RunStore, 'listRuns'>,
-  parent: string,
-  claimTtlMs: number,
-): Promise<{ children: RunSummary[]; more: boolean }> {
-  const PAGE = 500;
-  const all: RunSummary[] = [];
-  let after: { updatedAt: number; id: string } | undefined;
-  for (;;) {
-    const page = await store.listRuns({ parent, limit: PAGE, claimTtlMs, after });
-    all.push(...page);
-    if (page.length < PAGE || all.length > CHILDREN_COUNTED) break;
-    const last = page.at(-1)!;
-    after = { updatedAt: last.updatedAt, id: last.id };
-  }
-  return { children: all.slice(0, CHILDREN_COUNTED), more: all.length > CHILDREN_COUNTED };
+export async function readChildren(store: Pick<RunStore, 'childrenOf'>, parent: string, first: number) {
+  const { byStatus, first: newest } = await store.childrenOf(parent, first);
+  const total = Object.values(byStatus).reduce((sum, n) => sum + (n ?? 0), 0);
+  return { total, byStatus, first: newest };
 }

@@ -137,6 +137,12 @@ describe.each([['sqlite'], ['postgres']] as const)('child runs on %s', (name) =>
     expect(effects.size).toBe(21);
     const waits = await s.h.store.listWaits('fan-1');
     expect(waits.map((w) => [w.kind, w.decidedBy])).toEqual(Array(20).fill(['child', 'child run']));
+    // The run page's read: every child counted by status, the newest few as the parent filter lists them.
+    const family = await s.h.store.childrenOf('fan-1', 5);
+    expect(family.byStatus).toEqual({ completed: 20 });
+    const listed = await s.h.store.listRuns({ parent: 'fan-1', limit: 5, claimTtlMs: 30_000 });
+    expect(family.first.map((c) => c.id)).toEqual(listed.map((r) => r.id));
+    expect(family.first.every((c) => c.detached === false)).toBe(true);
   });
 
   it('fails a parent whose child failed, naming the child; with settled it is told how the child ended', async (t) => {

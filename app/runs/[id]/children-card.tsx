@@ -7,13 +7,13 @@ import type { RunChildren } from '@/lib/data/children';
 export function ChildrenCard({ parent, list }: { parent: string; list: RunChildren }) {
   if (list.total === 0) return null;
   const link = 'font-mono text-blue-700 hover:underline dark:text-blue-400';
-  const total = `${list.more ? 'more than ' : ''}${list.total.toLocaleString('en-US')}`;
+  const total = list.total.toLocaleString('en-US');
   return (
     <Card title="Children" testId="run-children">
       <p data-testid="children-counts" className="mb-3 flex flex-wrap gap-2 text-xs text-zinc-600 dark:text-zinc-400">
         {Object.entries(list.byStatus).map(([status, n]) => (
           <span key={status}>
-            <Badge value={status} /> {n.toLocaleString('en-US')}
+            <Badge value={status} /> {(n ?? 0).toLocaleString('en-US')}
           </span>
         ))}
       </p>

@@ -125,6 +125,18 @@ export interface RunStore extends WorkerStore, WorkflowStore {
 
   getRun(id: string): Promise<RunRow | null>;
 
+  /**
+   * A parent's children (ctx.startChild), by runs_parent: how many in each status, and the `first` most recently
+   * updated, as the runs list's parent filter orders them.
+   */
+  childrenOf(
+    parentId: string,
+    first: number,
+  ): Promise<{
+    byStatus: Partial<Record<RunStatus, number>>;
+    first: Pick<RunRow, 'id' | 'workflow' | 'status' | 'detached'>[];
+  }>;
+
   /** Runs newest first, outside clients' runs included, with keyset pagination on (updatedAt, id). */
   listRuns(filter: {
     status?: RunStatus | 'idle';

@@ -21,7 +21,7 @@
  *   not InvalidTransition, and not done twice.
  */
 import { performance } from 'node:perf_hooks';
-import { eq, type SQL, sql } from 'drizzle-orm';
+import { desc, eq, type SQL, sql } from 'drizzle-orm';
 import type pg from 'pg';
 import { limitsHold } from '../../domain/run-limits';
 import { ConflictError, InvalidTransitionError, NotFoundError } from '../../errors';
@@ -257,6 +257,27 @@ export function postgresRuns(c: PgConnection): RunsOnly {
     },
 
     getRun,
+
+    async childrenOf(parentId, first) {
+      const [counts, newest] = await Promise.all([
+        withRetry('childrenOf', () =>
+          c.orm
+            .select({ status: runs.status, n: sql<number>`count(*)::int` })
+            .from(runs)
+            .where(eq(runs.parentRunId, parentId))
+            .groupBy(runs.status),
+        ),
+        withRetry('childrenOf', () =>
+          c.orm
+            .select({ id: runs.id, workflow: runs.workflow, status: runs.status, detached: runs.detached })
+            .from(runs)
+            .where(eq(runs.parentRunId, parentId))
+            .orderBy(desc(runs.updatedAt), sql`${runs.id} COLLATE "C"`)
+            .limit(first),
+        ),
+      ]);
+      return { byStatus: Object.fromEntries(counts.map((row) => [row.status, Number(row.n)])), first: newest };
+    },
 
     // Safe to run twice: a retried set writes the same value. Nothing updated (no such run, or `ifUnset` and one
     // is set) reads the row as it is.

@@ -4,7 +4,7 @@
  * through Drizzle's query builder; the pick of a runnable run and an operator's action stay hand-written
  * (json_each over the caller's lists, and a CASE per column whose reasons are in its comments).
  */
-import { and, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { and, count, desc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { RunLimits } from '../../domain/run-limits';
 import { ConflictError, InvalidTransitionError, NotFoundError } from '../../errors';
 import type { RunRow, RunStore, WorkerStore, WorkflowStore } from '../contract';
@@ -111,6 +111,25 @@ export function sqliteRuns(c: SqliteConnection, inBatch: InBatch | null = null):
 
     async getRun(id) {
       return guard(() => get(id) ?? null);
+    },
+
+    async childrenOf(parentId, first) {
+      return guard(() => {
+        const counts = orm
+          .select({ status: runs.status, n: count() })
+          .from(runs)
+          .where(eq(runs.parentRunId, parentId))
+          .groupBy(runs.status)
+          .all();
+        const newest = orm
+          .select({ id: runs.id, workflow: runs.workflow, status: runs.status, detached: runs.detached })
+          .from(runs)
+          .where(eq(runs.parentRunId, parentId))
+          .orderBy(desc(runs.updatedAt), runs.id)
+          .limit(first)
+          .all();
+        return { byStatus: Object.fromEntries(counts.map((c) => [c.status, c.n])), first: newest };
+      });
     },
 
     async setRunBudget(id, budgetUsd, options) {
