@@ -16,7 +16,7 @@ import { requirePage } from '@/lib/auth/server';
 import type { Caller } from '@/lib/control';
 import { getRunChildren } from '@/lib/data/children';
 import { callerOf } from '@/lib/data/control';
-import { runSpentUsd } from '@/lib/data/run-budget';
+import { getRunLedger } from '@/lib/data/run-budget';
 import { getRunDetail, MAX_POINTS, runExists, TIMELINE_EVENTS } from '@/lib/data/run-detail';
 import { claimTtlMs, getStore } from '@/lib/data/store';
 import { claimExpiresAt } from '@/lib/domain/claim-expiry';
@@ -106,7 +106,8 @@ async function Run({
   const { run } = detail;
   const store = await getStore();
   const forks = run.external ? [] : await store.listForks(run.id);
-  const spentUsd = run.external ? null : await runSpentUsd(run.id);
+  const ledger = run.external ? null : await getRunLedger(caller, run.id);
+  const spentUsd = run.external ? null : (ledger?.costUsd ?? 0);
   const children = run.external ? null : await getRunChildren(run.id);
   const lastStep = run.totalSteps !== null ? run.totalSteps - 1 : Math.max(0, (detail.progress?.step ?? 1) - 1);
   // The trace's window: ?trace=N, else the steps up to where the run stands.
@@ -144,7 +145,7 @@ async function Run({
             <ProgressCard detail={detail} now={now} />
           </Slot>
           <Slot order="order-4">
-            <UsageCard runId={run.id} caller={caller} />
+            <UsageCard runId={run.id} ledger={ledger} />
           </Slot>
           <Slot order="order-4">
             {/* Side by side on a tablet; stacked in the wide column, where a long run's series gets the width. */}

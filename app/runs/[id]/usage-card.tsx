@@ -7,20 +7,10 @@
 import Link from 'next/link';
 import type { ReactNode } from 'react';
 import { Card, Stat } from '@/app/components/ui';
-import { type Caller, usage } from '@/lib/control';
-import type { UsageTotals } from '@/lib/control/usage';
-import { controlDeps } from '@/lib/data/control';
-import { ControlInputError, NotFoundError } from '@/lib/errors';
+import type { RunUsage, UsageTotals } from '@/lib/control/usage';
 import { tokens, usd } from './usage-format';
 
-export async function UsageCard({ runId, caller }: { runId: string; caller: Caller }) {
-  const ledger = await usage
-    .ofRun(controlDeps(), caller, { runId })
-    // ControlInputError: an id the API cannot name (an outside client's, with a space), whose steps' keys the
-    // gateway refuses too: it has no calls to show.
-    .catch((error: unknown) =>
-      error instanceof NotFoundError || error instanceof ControlInputError ? null : Promise.reject(error),
-    );
+export function UsageCard({ runId, ledger }: { runId: string; ledger: RunUsage | null }) {
   if (!ledger || ledger.calls === 0) return null;
   const stepHref = (step: number) => `/runs/${encodeURIComponent(runId)}/steps/${step}`;
   return (
