@@ -38,7 +38,7 @@ export async function gateway(cli: Cli, args: string[]): Promise<number> {
         '(sandboxes send their run tokens), or listen on 127.0.0.1',
     );
   const prices = loadPriceTable(values.prices ?? cfg.WAYBILL_GATEWAY_PRICES);
-  const log = createLogger({ component: 'gateway' }, undefined, { colour: !cfg.NO_COLOR });
+  const log = createLogger({ component: 'gateway' }, undefined, { colour: !cfg.NO_COLOR, level: cfg.LOG_LEVEL });
 
   return withStore(cli, values.db, async (store) => {
     const server = await startGatewayServer(

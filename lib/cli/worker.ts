@@ -68,17 +68,16 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
   return withStoreMigrating(cli, values.db, async (store) => {
     // On a terminal, log lines go through the bar block so the two never tear each other.
     const live = cli.tty ? new LiveBlock(cli.stderr) : null;
-    const log = createLogger({}, live ? (line) => live.write(line) : undefined, { colour: !cfg.NO_COLOR });
-    if (user && user.uid !== process.getuid?.() && storeFile) {
-      const shut = keepStoreFrom(user, storeFile);
-      if (shut.length > 0) log.info("closed the store's files to the programs' user", { user: user.name, files: shut });
-    }
+    const root = createLogger({}, live ? (line) => live.write(line) : undefined, {
+      colour: !cfg.NO_COLOR,
+      level: cfg.LOG_LEVEL,
+    });
     const w = new Worker({
       store: store,
       registry,
       id,
       concurrency,
-      log,
+      log: root,
       claimLeaseMs: cfg.WAYBILL_LEASE_MS,
       claimTtlMs: cfg.WAYBILL_CLAIM_TTL_MS,
       runLeaseMs: cfg.WAYBILL_RUN_LEASE_MS,
@@ -101,23 +100,26 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
           : async (workerId) => {
               await store.publishWorkflows(workerId, publications);
               await store.upsertDefinedSchedules(registry.names(), declaredSchedules(registry, Date.now() / 1000));
-              log.info('serving workflows', { workerId, workflows: registry.names(), module: modulePath ?? null });
+              w.log.info('serving workflows', { workflows: registry.names(), module: modulePath ?? null });
             },
     });
+    // The worker's own logger from here on: every line names it.
+    const log = w.log;
+    if (user && user.uid !== process.getuid?.() && storeFile) {
+      const shut = keepStoreFrom(user, storeFile);
+      if (shut.length > 0) log.info("closed the store's files to the programs' user", { user: user.name, files: shut });
+    }
     let signals = 0;
     const onSignal = (signal: NodeJS.Signals) => {
       if (++signals > 1) process.exit(130);
-      log.info('draining: the steps in hand finish, runs are handed back (signal again to exit now)', {
-        workerId: w.id,
-        signal,
-      });
+      log.info('draining: the steps in hand finish, runs are handed back (signal again to exit now)', { signal });
       w.stop();
     };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
     const follows = cfg.WAYBILL_FOLLOW_PARENT === 'on';
     // The real pid: `npx waybill worker &` makes $! npm's.
-    log.info(`worker pid ${process.pid}`, { workerId: w.id, pid: process.pid, parentPid: process.ppid, follows });
+    log.info(`worker pid ${process.pid}`, { pid: process.pid, parentPid: process.ppid, follows });
     const unfollow = followParent(follows, stopAsOnSigterm('waybill worker'));
     const unwatch = watchWorker(cli, store, w.id, log, live);
     try {

@@ -68,7 +68,7 @@ export class Heartbeat {
         }
       }
     } catch (error) {
-      log.warn('heartbeat failed', { workerId: this.self.id, error: String(error) });
+      log.warn('heartbeat failed', { error: String(error) });
     } finally {
       this.beating = false;
     }
@@ -91,16 +91,13 @@ export class Heartbeat {
   private async registerAgain(): Promise<void> {
     await this.writeRow();
     await this.self.o.onRegistered?.(this.self.id);
-    this.self.o.log.warn('worker row was pruned while this worker was silent; registered again', {
-      workerId: this.self.id,
-    });
+    this.self.o.log.warn('worker row was pruned while this worker was silent; registered again');
   }
 
   private async declareDead(peer: WorkerRow, reason: string): Promise<void> {
     const released = await this.self.o.store.markWorkerDead(peer.id, reason);
     this.sightings.delete(peer.id);
     this.self.o.log.warn('peer worker died; its runs resume now', {
-      workerId: this.self.id,
       peer: peer.id,
       reason,
       releasedClaims: released,

@@ -13,6 +13,7 @@ import { hostname } from 'node:os';
 import { type Clock, every, systemClock } from '../../clock';
 import { RunInterruptedError } from '../../errors';
 import { machineId } from '../../machine';
+import type { Logger } from '../log';
 import { pruneWorkersEvery, startPruning } from '../prune';
 import { RunLogWriter } from '../run-log';
 import { fireSchedules } from '../schedules/fire';
@@ -41,12 +42,14 @@ export class Worker {
   constructor(options: WorkerOptions) {
     this.id = options.id ?? `${this.host}-${process.pid}-${randomBytes(2).toString('hex')}`;
     this.clock = options.clock ?? systemClock;
-    this.o = resolveOptions(options);
+    const resolved = resolveOptions(options);
+    // Bound once: every line this worker writes names it (lib/engine/log.ts), and none names it twice.
+    this.o = { ...resolved, log: resolved.log.child({ workerId: this.id }) };
     this.self = { id: this.id, host: this.host, machine: this.machine, clock: this.clock, o: this.o };
     this.runLogs = new RunLogWriter(this.o.store, {
       keep: this.o.runLogLines,
       clock: this.clock,
-      log: this.o.log.child({ workerId: this.id }),
+      log: this.o.log,
     });
     this.heartbeat = new Heartbeat(this.self);
     this.idle = new Idle(this.self, this.draining.signal, () => this.active.size < this.o.concurrency);
@@ -60,13 +63,13 @@ export class Worker {
     const unsubscribe = store.subscribeWakes((wake) => this.idle.onWake(wake));
     // A decision made in this process (the dashboard's, a test's) wakes the loop at once, with no round trip.
     const unsubscribeLocal = store.onLocalWake(() => this.wake());
-    log.info('worker started', { workerId: this.id, concurrency: this.o.concurrency });
+    log.info('worker started', { concurrency: this.o.concurrency });
     const stopBeating = every(this.clock, this.o.heartbeatMs, () => void this.heartbeat.beat());
     await this.heartbeat.beat();
     const stopFiring = every(this.clock, this.o.scheduleMs, () => void this.fireSchedules());
     await this.fireSchedules();
     const pruning = this.o.prune
-      ? startPruning(this.o.store, this.o.prune, log.child({ workerId: this.id }), this.draining.signal, this.clock)
+      ? startPruning(this.o.store, this.o.prune, log, this.draining.signal, this.clock)
       : null;
     const workerPruning = pruneWorkersEvery(this.o.store, this.o.workerRetentionMs, log, this.clock);
     try {
@@ -89,8 +92,13 @@ export class Worker {
       await Promise.all([pruning?.stop(), workerPruning.stop()]);
       await store.stopWorker(this.id).catch(() => {});
       await liveness.release().catch(() => {});
-      log.info('worker stopped', { workerId: this.id });
+      log.info('worker stopped');
     }
+  }
+
+  /** The worker's logger: the one it was given, with its `workerId` bound. */
+  get log(): Logger {
+    return this.o.log;
   }
 
   /** Drain: the step in hand finishes, runs are handed back, run() resolves. */
@@ -139,10 +147,10 @@ export class Worker {
     if (this.firing || this.draining.signal.aborted) return;
     this.firing = true;
     try {
-      const { fired } = await fireSchedules(this.o.store, this.o.log.child({ workerId: this.id }));
+      const { fired } = await fireSchedules(this.o.store, this.o.log);
       if (fired.some((f) => f.created)) this.wake();
     } catch (error) {
-      this.o.log.warn('could not fire schedules', { workerId: this.id, error: String(error) });
+      this.o.log.warn('could not fire schedules', { error: String(error) });
     } finally {
       this.firing = false;
     }
@@ -162,7 +170,7 @@ export class Worker {
       // execute() reports its own failures; a store error while handing back must not kill the worker.
       const done: Promise<void> = execute(this.self, run, { draining: this.draining.signal, runLogs: this.runLogs })
         .catch((error) =>
-          this.o.log.error('run bookkeeping failed', { runId: run.id, workerId: this.id, error: String(error) }),
+          this.o.log.error('run bookkeeping failed', { runId: run.id, workflow: run.workflow, error: String(error) }),
         )
         .finally(() => {
           this.active.delete(done);
@@ -173,7 +181,7 @@ export class Worker {
       this.active.add(done);
       return true;
     } catch (error) {
-      this.o.log.warn('could not take a run', { workerId: this.id, error: String(error) });
+      this.o.log.warn('could not take a run', { error: String(error) });
       return false;
     }
   }
