@@ -33,6 +33,13 @@ export const controlPlaneUrl = z
   .url({ protocol: /^https?$/, error: "must be the dashboard's http(s) address, e.g. http://127.0.0.1:3000" })
   .transform((u) => u.replace(/\/+$/, ''));
 
+/** A port to listen on (WAYBILL_GATEWAY_PORT and --port, WAYBILL_HEALTH_PORT and --health-port); 0: any free one. */
+export const tcpPort = z.coerce
+  .number({ error: 'must be a TCP port number, 0-65535' })
+  .int('must be a TCP port number, 0-65535')
+  .min(0, 'must be a TCP port number, 0-65535')
+  .max(65_535, 'must be a TCP port number, 0-65535');
+
 /** A PostgreSQL schema for Waybill's tables (WAYBILL_PG_SCHEMA, `waybill migrate --move-to-schema`). */
 export const pgSchemaName = z
   .string()
@@ -145,12 +152,7 @@ const schema = z
       .regex(/^[A-Za-z0-9.:-]+$/, 'must be an IP address or host name to listen on, e.g. 127.0.0.1 or ::1')
       .default('127.0.0.1'),
     /** `waybill gateway`: the port the model gateway listens on (0: any free port, printed at start). */
-    WAYBILL_GATEWAY_PORT: z.coerce
-      .number({ error: 'must be a TCP port number, 0-65535' })
-      .int('must be a TCP port number, 0-65535')
-      .min(0, 'must be a TCP port number, 0-65535')
-      .max(65_535, 'must be a TCP port number, 0-65535')
-      .default(4010),
+    WAYBILL_GATEWAY_PORT: tcpPort.default(4010),
     /** Where the gateway sends OpenAI requests: the API's base URL, as the openai SDK's `baseURL` takes it. */
     WAYBILL_GATEWAY_OPENAI_URL: z
       .url({ protocol: /^https?$/, error: 'must be an http(s) URL such as https://api.openai.com/v1' })
@@ -244,12 +246,7 @@ const schema = z
      * `waybill worker`: the port its /livez, /readyz and /metrics are served on (`--health-port`), for a
      * Kubernetes probe and a Prometheus scrape of the pod. Unset: none served. 0: any free port, logged at start.
      */
-    WAYBILL_HEALTH_PORT: z.coerce
-      .number({ error: 'must be a TCP port number, 0-65535' })
-      .int('must be a TCP port number, 0-65535')
-      .min(0, 'must be a TCP port number, 0-65535')
-      .max(65_535, 'must be a TCP port number, 0-65535')
-      .optional(),
+    WAYBILL_HEALTH_PORT: tcpPort.optional(),
     /**
      * `waybill worker`: the address the health port listens on. Every interface by default, as a kubelet and
      * Prometheus reach the pod by its IP; the port answers reads only, and names no secret.

@@ -11,18 +11,23 @@
  * reach it (defineCommandWorkflow hands it to each with a token for its run); without one, the worker does not
  * serve the python-agent demo. A value that is not an http(s) URL exits 2 before anything is opened.
  *
+ * `--health-port <n>` (else WAYBILL_HEALTH_PORT) serves /livez, /readyz and /metrics on a port of the worker's
+ * own (lib/engine/worker/health.ts), for Kubernetes' probes and a Prometheus scrape of the pod.
+ *
  * `--drill <run>` is how `waybill drill` starts its workers: they serve the drill's workflow and that one run,
  * nothing else, so a drill on a shared store never touches the user's runs.
  */
 
 import { parseArgs } from 'node:util';
-import { controlPlaneUrl, dataDir, sqliteFile } from '../config';
+import { controlPlaneUrl, dataDir, sqliteFile, tcpPort } from '../config';
 import { drillWorkflow } from '../engine/drill';
 import { createLogger } from '../engine/log';
 import { keepStoreFrom, programUser } from '../engine/program-user';
 import { publicationsOf } from '../engine/publish';
 import { declaredSchedules } from '../engine/schedules/declared';
 import { Worker } from '../engine/worker';
+import { serveHealth } from '../engine/worker/health';
+import { WorkerMetrics } from '../engine/worker/metrics';
 import { WorkflowRegistry } from '../engine/workflow';
 import { loadPriceTable } from '../gateway/prices';
 import { followParent, stopAsOnSigterm } from '../launch/follow-parent';
@@ -43,6 +48,7 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
         workflows: { type: 'string' },
         drill: { type: 'string' },
         url: { type: 'string' },
+        'health-port': { type: 'string' },
       },
     }),
   );
@@ -51,6 +57,10 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
   const drillRun = values.drill === undefined ? undefined : check(lookupId, values.drill, '--drill');
   const cfg = cli.config();
   const url = values.url === undefined ? cfg.WAYBILL_URL : check(controlPlaneUrl, values.url, '--url');
+  const healthPort =
+    values['health-port'] === undefined
+      ? cfg.WAYBILL_HEALTH_PORT
+      : check(tcpPort, values['health-port'], '--health-port');
   const modulePath = drillRun === undefined ? (values.workflows ?? cfg.WAYBILL_WORKFLOWS) : undefined;
   const registry =
     drillRun === undefined
@@ -78,6 +88,8 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
       id,
       concurrency,
       log: root,
+      // The process's own metrics (CPU, memory, event loop) only where they are served.
+      metrics: healthPort === undefined ? undefined : new WorkerMetrics(),
       claimLeaseMs: cfg.WAYBILL_LEASE_MS,
       claimTtlMs: cfg.WAYBILL_CLAIM_TTL_MS,
       runLeaseMs: cfg.WAYBILL_RUN_LEASE_MS,
@@ -109,6 +121,13 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
       const shut = keepStoreFrom(user, storeFile);
       if (shut.length > 0) log.info("closed the store's files to the programs' user", { user: user.name, files: shut });
     }
+    // Before the worker registers: a probe that comes early is told "not ready", never refused. A port taken
+    // exits here, before the worker has registered.
+    const health =
+      healthPort === undefined
+        ? null
+        : await serveHealth(w, { store, host: cfg.WAYBILL_HEALTH_HOST, port: healthPort });
+    if (health) log.info(`health and metrics on ${health.url}`, { url: health.url });
     let signals = 0;
     const onSignal = (signal: NodeJS.Signals) => {
       if (++signals > 1) process.exit(130);
@@ -125,6 +144,7 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
     try {
       await w.run();
     } finally {
+      await health?.close();
       unfollow();
       await unwatch();
       live?.done();

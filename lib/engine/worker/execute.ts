@@ -48,6 +48,7 @@ export async function execute(
     claimTtlMs: self.o.claimTtlMs,
     clock: self.clock,
     fence: attempt,
+    onCommitted: (ms) => self.metrics.commitTook(ms),
   });
   try {
     const workflow = registry.get(run.workflow);

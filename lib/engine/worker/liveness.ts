@@ -33,6 +33,8 @@ export class Heartbeat {
   /** What each peer's proof of life looked like at our recent beats (see the header). */
   private readonly sightings = new Map<string, Sighting>();
   private beating = false;
+  /** When a beat last reached the store (the clock's ms); null before the first. */
+  lastAt: number | null = null;
 
   constructor(private readonly self: WorkerSelf) {}
 
@@ -53,6 +55,8 @@ export class Heartbeat {
     const { store, log } = this.self.o;
     try {
       if (!(await store.heartbeatWorker(this.self.id))) await this.registerAgain();
+      this.lastAt = this.self.clock.now();
+      this.self.metrics.heartbeatAt(this.lastAt);
       const peers = (await store.listWorkers({ notStopped: true })).filter((peer) => peer.id !== this.self.id);
       const here = peers.filter((peer) => this.onThisMachine(peer));
       for (const peer of here) {
