@@ -57,10 +57,13 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
   const drillRun = values.drill === undefined ? undefined : check(lookupId, values.drill, '--drill');
   const cfg = cli.config();
   const url = values.url === undefined ? cfg.WAYBILL_URL : check(controlPlaneUrl, values.url, '--url');
+  // A drill starts several workers from one environment: one port for all would refuse the second.
   const healthPort =
-    values['health-port'] === undefined
-      ? cfg.WAYBILL_HEALTH_PORT
-      : check(tcpPort, values['health-port'], '--health-port');
+    values['health-port'] !== undefined
+      ? check(tcpPort, values['health-port'], '--health-port')
+      : drillRun === undefined
+        ? cfg.WAYBILL_HEALTH_PORT
+        : undefined;
   const modulePath = drillRun === undefined ? (values.workflows ?? cfg.WAYBILL_WORKFLOWS) : undefined;
   const registry =
     drillRun === undefined
