@@ -14,6 +14,10 @@ import { MAX_WAITS_PER_RUN_DEFAULT } from './store/shared/waits';
 
 const HOUR_MS = 3_600_000;
 
+/** pino's levels, least verbose first, and `silent`: what LOG_LEVEL accepts. */
+export const LOG_LEVELS = ['silent', 'fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
 /** Long and plain enough to be a secret and to travel in a header. */
 const token = z
   .string()
@@ -28,6 +32,13 @@ const token = z
 export const controlPlaneUrl = z
   .url({ protocol: /^https?$/, error: "must be the dashboard's http(s) address, e.g. http://127.0.0.1:3000" })
   .transform((u) => u.replace(/\/+$/, ''));
+
+/** A port to listen on (WAYBILL_GATEWAY_PORT and --port, WAYBILL_HEALTH_PORT and --health-port); 0: any free one. */
+export const tcpPort = z.coerce
+  .number({ error: 'must be a TCP port number, 0-65535' })
+  .int('must be a TCP port number, 0-65535')
+  .min(0, 'must be a TCP port number, 0-65535')
+  .max(65_535, 'must be a TCP port number, 0-65535');
 
 /** A PostgreSQL schema for Waybill's tables (WAYBILL_PG_SCHEMA, `waybill migrate --move-to-schema`). */
 export const pgSchemaName = z
@@ -89,6 +100,11 @@ const schema = z
       .min(1, `must be a whole number, 1-${MAX_LOG_KEEP}`)
       .max(MAX_LOG_KEEP, `must be a whole number, 1-${MAX_LOG_KEEP}`)
       .default(DEFAULT_LOG_KEEP),
+    /**
+     * The least severe log line written (pino's levels): `info` has the run-level events (a run started,
+     * completed, failed; a worker started, stopped), `debug` adds a line per step, `silent` writes none.
+     */
+    LOG_LEVEL: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
     /** https://no-color.org: set and not empty, terminal output has no colour (readable log lines stay readable). */
     NO_COLOR: z
       .string()
@@ -136,12 +152,7 @@ const schema = z
       .regex(/^[A-Za-z0-9.:-]+$/, 'must be an IP address or host name to listen on, e.g. 127.0.0.1 or ::1')
       .default('127.0.0.1'),
     /** `waybill gateway`: the port the model gateway listens on (0: any free port, printed at start). */
-    WAYBILL_GATEWAY_PORT: z.coerce
-      .number({ error: 'must be a TCP port number, 0-65535' })
-      .int('must be a TCP port number, 0-65535')
-      .min(0, 'must be a TCP port number, 0-65535')
-      .max(65_535, 'must be a TCP port number, 0-65535')
-      .default(4010),
+    WAYBILL_GATEWAY_PORT: tcpPort.default(4010),
     /** Where the gateway sends OpenAI requests: the API's base URL, as the openai SDK's `baseURL` takes it. */
     WAYBILL_GATEWAY_OPENAI_URL: z
       .url({ protocol: /^https?$/, error: 'must be an http(s) URL such as https://api.openai.com/v1' })
@@ -231,6 +242,19 @@ const schema = z
      * user runs TypeScript. Its workflows are served next to the built-ins and published in the store.
      */
     WAYBILL_WORKFLOWS: z.string().min(1, 'must be the path of a module that exports workflows').optional(),
+    /**
+     * `waybill worker`: the port its /livez, /readyz and /metrics are served on (`--health-port`), for a
+     * Kubernetes probe and a Prometheus scrape of the pod. Unset: none served. 0: any free port, logged at start.
+     */
+    WAYBILL_HEALTH_PORT: tcpPort.optional(),
+    /**
+     * `waybill worker`: the address the health port listens on. Every interface by default, as a kubelet and
+     * Prometheus reach the pod by its IP; the port answers reads only, and names no secret.
+     */
+    WAYBILL_HEALTH_HOST: z
+      .string()
+      .regex(/^[A-Za-z0-9.:-]+$/, 'must be an IP address or host name to listen on, e.g. 0.0.0.0 or 127.0.0.1')
+      .default('0.0.0.0'),
     /** `npm start`: the port the dashboard listens on. */
     PORT: z.coerce
       .number({ error: 'must be a TCP port number, 1-65535' })

@@ -109,6 +109,11 @@ export interface CheckpointOptions {
    * rerun, taken over or handed back starts no further step: its claim is LeaseLostError. The engine sets it.
    */
   fence?: number;
+  /**
+   * Told how long each write that committed took, in ms: a step's commit (with its progress, when given) or
+   * a progress save. The worker observes it into its commit histogram; nothing is stored.
+   */
+  onCommitted?: (ms: number) => void;
 }
 
 export class Checkpoint {
@@ -119,6 +124,7 @@ export class Checkpoint {
   /** The run's execution this checkpoint claims for (CheckpointOptions.fence). */
   readonly fence: number | undefined;
   private readonly pollMs: { min: number; max: number };
+  private readonly onCommitted: ((ms: number) => void) | undefined;
   /** Counts not yet written: they ride with the next progress write. */
   private pending = { executed: 0, skipped: 0, awaited: 0 };
   /** How long our last progress write took; the next write stores it as the run's save cost. */
@@ -150,6 +156,7 @@ export class Checkpoint {
     this.pollMs = options.pollMs ?? { min: 5, max: 500 };
     this.clock = options.clock ?? systemClock;
     this.fence = options.fence;
+    this.onCommitted = options.onCommitted;
     if (options.workflow !== undefined || options.totalSteps !== undefined) {
       this.declare({ workflow: options.workflow, totalSteps: options.totalSteps, input: options.input });
     }
@@ -200,6 +207,7 @@ export class Checkpoint {
     const started = this.clock.monotonic();
     await this.store.saveProgress(write);
     this.lastSaveMs = this.clock.monotonic() - started;
+    this.onCommitted?.(this.lastSaveMs);
     this.pending = { executed: 0, skipped: 0, awaited: 0 };
   }
 
@@ -460,6 +468,7 @@ export class Checkpoint {
     try {
       outcome = await this.commitSettled(request);
       this.unsettled.delete(request.idemKey);
+      this.onCommitted?.(this.clock.monotonic() - pending.committing);
     } catch (error) {
       if (error instanceof LeaseLostError) this.unsettled.delete(request.idemKey);
       else this.unsettled.set(request.idemKey, pending);

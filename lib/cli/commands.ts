@@ -381,13 +381,17 @@ export const COMMANDS: Record<string, CommandSpec> = {
     ),
   },
   worker: {
-    usage: 'worker [--workflows MODULE] [--concurrency N] [--id NAME] [--url URL]',
+    usage: 'worker [--workflows MODULE] [--concurrency N] [--id NAME] [--url URL] [--health-port N]',
     summary: 'execute runs (the built-ins and your workflows) until SIGTERM',
     flags: [
       ['--workflows MODULE', 'your workflow module (default WAYBILL_WORKFLOWS)'],
       ['--concurrency N', 'runs executed at once (default 1)'],
       ['--id NAME', "the worker's id (default: generated from host and pid)"],
       ['--url URL', "the dashboard's address for command workflows' programs (default WAYBILL_URL)"],
+      [
+        '--health-port N',
+        '/livez, /readyz and /metrics on this port, for probes and Prometheus (default WAYBILL_HEALTH_PORT)',
+      ],
     ],
     examples: ['waybill worker --workflows ./workflows.mjs --concurrency 4'],
     run: lazy(

@@ -5,8 +5,8 @@
  * only: anyone who reached it could spend the provider's key.
  */
 import { parseArgs } from 'node:util';
-import { z } from 'zod';
 import { authEnabled, isLoopback } from '../auth/principal';
+import { tcpPort } from '../config';
 import { createLogger } from '../engine/log';
 import { InvalidInputError } from '../errors';
 import { loadPriceTable } from '../gateway/prices';
@@ -14,12 +14,6 @@ import { startGatewayServer } from '../gateway/server';
 import { followParent, stopAsOnSigterm } from '../launch/follow-parent';
 import { check, flags, GLOBAL_OPTIONS } from './args';
 import { type Cli, withStore } from './context';
-
-const PORT = z.coerce
-  .number({ error: 'must be a TCP port number, 0-65535' })
-  .int('must be a TCP port number, 0-65535')
-  .min(0, 'must be a TCP port number, 0-65535')
-  .max(65_535, 'must be a TCP port number, 0-65535');
 
 export async function gateway(cli: Cli, args: string[]): Promise<number> {
   const { values } = flags(() =>
@@ -31,14 +25,14 @@ export async function gateway(cli: Cli, args: string[]): Promise<number> {
   );
   const cfg = cli.config();
   const host = values.host ?? cfg.WAYBILL_GATEWAY_HOST;
-  const port = values.port === undefined ? cfg.WAYBILL_GATEWAY_PORT : check(PORT, values.port, '--port');
+  const port = values.port === undefined ? cfg.WAYBILL_GATEWAY_PORT : check(tcpPort, values.port, '--port');
   if (!isLoopback(host) && !authEnabled(cfg))
     throw new InvalidInputError(
       `--host ${host} would let anyone who reaches it spend the provider's key: set WAYBILL_OPERATOR_TOKEN ` +
         '(sandboxes send their run tokens), or listen on 127.0.0.1',
     );
   const prices = loadPriceTable(values.prices ?? cfg.WAYBILL_GATEWAY_PRICES);
-  const log = createLogger({ component: 'gateway' }, undefined, { colour: !cfg.NO_COLOR });
+  const log = createLogger({ component: 'gateway' }, undefined, { colour: !cfg.NO_COLOR, level: cfg.LOG_LEVEL });
 
   return withStore(cli, values.db, async (store) => {
     const server = await startGatewayServer(

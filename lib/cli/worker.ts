@@ -11,18 +11,23 @@
  * reach it (defineCommandWorkflow hands it to each with a token for its run); without one, the worker does not
  * serve the python-agent demo. A value that is not an http(s) URL exits 2 before anything is opened.
  *
+ * `--health-port <n>` (else WAYBILL_HEALTH_PORT) serves /livez, /readyz and /metrics on a port of the worker's
+ * own (lib/engine/worker/health.ts), for Kubernetes' probes and a Prometheus scrape of the pod.
+ *
  * `--drill <run>` is how `waybill drill` starts its workers: they serve the drill's workflow and that one run,
  * nothing else, so a drill on a shared store never touches the user's runs.
  */
 
 import { parseArgs } from 'node:util';
-import { controlPlaneUrl, dataDir, sqliteFile } from '../config';
+import { controlPlaneUrl, dataDir, sqliteFile, tcpPort } from '../config';
 import { drillWorkflow } from '../engine/drill';
 import { createLogger } from '../engine/log';
 import { keepStoreFrom, programUser } from '../engine/program-user';
 import { publicationsOf } from '../engine/publish';
 import { declaredSchedules } from '../engine/schedules/declared';
 import { Worker } from '../engine/worker';
+import { serveHealth } from '../engine/worker/health';
+import { WorkerMetrics } from '../engine/worker/metrics';
 import { WorkflowRegistry } from '../engine/workflow';
 import { loadPriceTable } from '../gateway/prices';
 import { followParent, stopAsOnSigterm } from '../launch/follow-parent';
@@ -43,6 +48,7 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
         workflows: { type: 'string' },
         drill: { type: 'string' },
         url: { type: 'string' },
+        'health-port': { type: 'string' },
       },
     }),
   );
@@ -51,6 +57,13 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
   const drillRun = values.drill === undefined ? undefined : check(lookupId, values.drill, '--drill');
   const cfg = cli.config();
   const url = values.url === undefined ? cfg.WAYBILL_URL : check(controlPlaneUrl, values.url, '--url');
+  // A drill starts several workers from one environment: one port for all would refuse the second.
+  const healthPort =
+    values['health-port'] !== undefined
+      ? check(tcpPort, values['health-port'], '--health-port')
+      : drillRun === undefined
+        ? cfg.WAYBILL_HEALTH_PORT
+        : undefined;
   const modulePath = drillRun === undefined ? (values.workflows ?? cfg.WAYBILL_WORKFLOWS) : undefined;
   const registry =
     drillRun === undefined
@@ -68,17 +81,18 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
   return withStoreMigrating(cli, values.db, async (store) => {
     // On a terminal, log lines go through the bar block so the two never tear each other.
     const live = cli.tty ? new LiveBlock(cli.stderr) : null;
-    const log = createLogger({}, live ? (line) => live.write(line) : undefined, { colour: !cfg.NO_COLOR });
-    if (user && user.uid !== process.getuid?.() && storeFile) {
-      const shut = keepStoreFrom(user, storeFile);
-      if (shut.length > 0) log.info("closed the store's files to the programs' user", { user: user.name, files: shut });
-    }
+    const root = createLogger({}, live ? (line) => live.write(line) : undefined, {
+      colour: !cfg.NO_COLOR,
+      level: cfg.LOG_LEVEL,
+    });
     const w = new Worker({
       store: store,
       registry,
       id,
       concurrency,
-      log,
+      log: root,
+      // The process's own metrics (CPU, memory, event loop) only where they are served.
+      metrics: healthPort === undefined ? undefined : new WorkerMetrics(),
       claimLeaseMs: cfg.WAYBILL_LEASE_MS,
       claimTtlMs: cfg.WAYBILL_CLAIM_TTL_MS,
       runLeaseMs: cfg.WAYBILL_RUN_LEASE_MS,
@@ -101,28 +115,39 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
           : async (workerId) => {
               await store.publishWorkflows(workerId, publications);
               await store.upsertDefinedSchedules(registry.names(), declaredSchedules(registry, Date.now() / 1000));
-              log.info('serving workflows', { workerId, workflows: registry.names(), module: modulePath ?? null });
+              w.log.info('serving workflows', { workflows: registry.names(), module: modulePath ?? null });
             },
     });
+    // The worker's own logger from here on: every line names it.
+    const log = w.log;
+    if (user && user.uid !== process.getuid?.() && storeFile) {
+      const shut = keepStoreFrom(user, storeFile);
+      if (shut.length > 0) log.info("closed the store's files to the programs' user", { user: user.name, files: shut });
+    }
+    // Before the worker registers: a probe that comes early is told "not ready", never refused. A port taken
+    // exits here, before the worker has registered.
+    const health =
+      healthPort === undefined
+        ? null
+        : await serveHealth(w, { store, host: cfg.WAYBILL_HEALTH_HOST, port: healthPort });
+    if (health) log.info(`health and metrics on ${health.url}`, { url: health.url });
     let signals = 0;
     const onSignal = (signal: NodeJS.Signals) => {
       if (++signals > 1) process.exit(130);
-      log.info('draining: the steps in hand finish, runs are handed back (signal again to exit now)', {
-        workerId: w.id,
-        signal,
-      });
+      log.info('draining: the steps in hand finish, runs are handed back (signal again to exit now)', { signal });
       w.stop();
     };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
     const follows = cfg.WAYBILL_FOLLOW_PARENT === 'on';
     // The real pid: `npx waybill worker &` makes $! npm's.
-    log.info(`worker pid ${process.pid}`, { workerId: w.id, pid: process.pid, parentPid: process.ppid, follows });
+    log.info(`worker pid ${process.pid}`, { pid: process.pid, parentPid: process.ppid, follows });
     const unfollow = followParent(follows, stopAsOnSigterm('waybill worker'));
     const unwatch = watchWorker(cli, store, w.id, log, live);
     try {
       await w.run();
     } finally {
+      await health?.close();
       unfollow();
       await unwatch();
       live?.done();

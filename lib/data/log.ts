@@ -9,7 +9,10 @@ import { createLogger } from '../engine/log';
 const cache = globalThis as { waybillServerLog?: ReturnType<typeof createLogger> };
 
 export function serverLog(): ReturnType<typeof createLogger> {
-  cache.waybillServerLog ??= createLogger({ component: 'web' }, undefined, { colour: !config().NO_COLOR });
+  cache.waybillServerLog ??= createLogger({ component: 'web' }, undefined, {
+    colour: !config().NO_COLOR,
+    level: config().LOG_LEVEL,
+  });
   return cache.waybillServerLog;
 }
 

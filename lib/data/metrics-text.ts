@@ -101,12 +101,8 @@ export async function renderMetrics(
   });
   for (const [outcome, h] of Object.entries(m.stepDurations)) stepDuration.set({ outcome }, h);
 
-  const commitDuration = new StoredHistogram({
-    name: 'waybill_commit_duration_seconds',
-    help: 'The latest measured commit (progress write) of each run',
-    registers,
-  });
-  commitDuration.set({}, m.commitDurations);
+  // No commit-duration histogram here: the store keeps each run's latest commit time only, whose buckets would
+  // go down as runs commit faster. Each worker observes its commits into a true one (its --health-port /metrics).
 
   if (m.waiting) {
     // Every kind, zero included: an alert on "oldest approval older than 1h" needs the series to exist.

@@ -121,7 +121,8 @@ async function runProgram(ctx: RunContext, input: unknown, fixed: Fixed): Promis
   }
   const user = configuredProgramUser(cfg.WAYBILL_PROGRAM_USER);
   const log = (stream: RunLogStream, text: string) => {
-    ctx.log.info(`program ${stream}`, { line: text.slice(0, MAX_LOG_LINE_CHARS) });
+    // At debug, as step lines are: the run's log in the store has every line at any level.
+    ctx.log.debug(`program ${stream}`, { line: text.slice(0, MAX_LOG_LINE_CHARS) });
     ctx.runLog.write(stream, text);
   };
   try {

@@ -276,7 +276,8 @@ export class RunContext {
             return { maxAttempts: policy.maxAttempts, retryAt: d.retry ? this.clock.now() + d.delayMs : null };
           },
         });
-        this.log.info(`step ${outcome.status}`, { key, step: options.step, attempt });
+        // A line per step, at debug: at info a worker's log says what happened to its runs, not to each step.
+        this.log.debug(`step ${outcome.status}`, { step: options.step, key, attempt });
         return outcome;
       } catch (error) {
         if (this.signal.aborted) throw error;
@@ -286,8 +287,8 @@ export class RunContext {
           throw new StepFailedError(key, attempt, error);
         }
         this.log.warn('step failed; retrying', {
-          key,
           step: options.step,
+          key,
           attempt,
           maxAttempts: policy.maxAttempts,
           delayMs: Math.round(d.delayMs),

@@ -1,6 +1,6 @@
 /**
  * `waybill/engine`: what a program needs to run workers of its own instead of `waybill worker`: the worker,
- * the registry it serves, starting runs, and the run context a workflow sees.
+ * the registry it serves, starting runs, the run context a workflow sees, and the worker's health port.
  */
 // First: a project on zod 3 is told so before any schema below is built (../zod-version.ts).
 import '../zod-version';
@@ -31,6 +31,8 @@ export type { RunLog } from './run-log';
 export { runIdSchema, type StartedRun, startRun } from './runs';
 export type { ScheduleDeclaration } from './schedules/spec';
 export { Worker, type WorkerOptions } from './worker';
+export { type HealthServer, type Readiness, serveHealth } from './worker/health';
+export { WorkerMetrics } from './worker/metrics';
 export {
   type AnyWorkflowDefinition,
   defineWorkflow,

@@ -4,7 +4,12 @@
  * packages for it, and its usual form (a transport on a worker thread) writes beside our progress bars
  * instead of through them. Colour only marks the level, so the line reads the same without it.
  */
-const LEVEL_COLOUR: Record<string, string> = { info: '\x1b[32m', warn: '\x1b[33m', error: '\x1b[31m' };
+const LEVEL_COLOUR: Record<string, string> = {
+  debug: '\x1b[36m',
+  info: '\x1b[32m',
+  warn: '\x1b[33m',
+  error: '\x1b[31m',
+};
 const RESET = '\x1b[0m';
 const DIM = '\x1b[2m';
 

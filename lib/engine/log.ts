@@ -1,17 +1,28 @@
 /**
  * Structured logs: pino, one JSON object a line on stderr, so workers' and the server's output can be
- * shipped as is. Run id, key and worker ride on every step line through child bindings (the worker binds
- * runId, workflow and workerId for each run; RunContext adds key, step and attempt).
+ * shipped as is. The same names everywhere, bound once rather than passed per line (a field bound and passed
+ * again would be written twice): the worker binds `workerId` on its logger, each execution `runId`, `workflow`
+ * and `attempt`, and RunContext adds `step` and `key` to a step's lines (LOG_FIELDS).
+ *
+ * Levels (LOG_LEVEL, read by lib/config.ts): a run's and a worker's events at info, a line per step at debug.
  *
  * On a terminal the same lines are printed readable instead (log-format.ts). Call sites see only the
  * Logger interface below, so the engine does not depend on pino's API.
  */
 import pino from 'pino';
+import type { LogLevel } from '../config';
 import { formatLine } from './log-format';
 
 export type LogFields = Record<string, unknown>;
 
+/**
+ * What a field is called on every line that has it: a log pipeline follows one step across workers by these.
+ * `traceId` is reserved for a trace's id, should a caller bind one.
+ */
+export const LOG_FIELDS = ['runId', 'workflow', 'step', 'key', 'attempt', 'workerId', 'traceId'] as const;
+
 export interface Logger {
+  debug(message: string, fields?: LogFields): void;
   info(message: string, fields?: LogFields): void;
   warn(message: string, fields?: LogFields): void;
   error(message: string, fields?: LogFields): void;
@@ -23,6 +34,8 @@ export interface LoggerOptions {
   pretty?: boolean;
   /** Colour in human-readable lines (off under NO_COLOR: callers pass config().NO_COLOR). */
   colour?: boolean;
+  /** The least severe line written (callers pass config().LOG_LEVEL); info by default. */
+  level?: LogLevel;
 }
 
 /**
@@ -45,6 +58,7 @@ export function createLogger(
     {
       // No pid/hostname on every line: the worker id (host-pid-random) already says both.
       base: null,
+      level: options.level ?? 'info',
       timestamp: pino.stdTimeFunctions.isoTime,
       // "level":"info" rather than pino's 30: readable in any log viewer, and what our lines always said.
       formatters: { level: (label) => ({ level: label }) },
@@ -56,6 +70,7 @@ export function createLogger(
 
 function wrap(p: pino.Logger): Logger {
   return {
+    debug: (message, fields) => p.debug(fields ?? {}, message),
     info: (message, fields) => p.info(fields ?? {}, message),
     warn: (message, fields) => p.warn(fields ?? {}, message),
     error: (message, fields) => p.error(fields ?? {}, message),
@@ -63,4 +78,4 @@ function wrap(p: pino.Logger): Logger {
   };
 }
 
-export const silentLogger: Logger = { info() {}, warn() {}, error() {}, child: () => silentLogger };
+export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => silentLogger };

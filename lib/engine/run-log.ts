@@ -2,7 +2,7 @@
  * A run's log as the worker writes it: the lines a command workflow's program printed and the worker's notes
  * on it (started, stopping, exited, retrying), into the store (lib/store/contract/logs.ts), where the run page,
  * GET /api/v1/runs/{id}/logs and `waybill logs` read them from any machine. The worker's own log has each
- * line too, on its stdout; the store is the one place anyone else reads.
+ * line too, at debug (LOG_LEVEL); the store is the one place anyone else reads.
  *
  * Never a transaction per line: lines are buffered and written in batches — FLUSH_MS after the first line
  * waiting, at once when MAX_WAITING lines wait, and when the program exits (the command workflow awaits that

@@ -123,7 +123,11 @@ async function lead(deps: RecordDeps, call: PreparedCall, callId: string, token:
         (ok) => {
           if (!ok && held) {
             held = false;
-            deps.warn?.('gateway: the lease on a model call was taken over; its answer is not stored', { callId });
+            deps.warn?.('gateway: the lease on a model call was taken over; its answer is not stored', {
+              callId,
+              runId: call.start.runId,
+              key: call.start.idemKey,
+            });
           }
         },
         () => undefined,
@@ -135,7 +139,12 @@ async function lead(deps: RecordDeps, call: PreparedCall, callId: string, token:
   const done = () => clearInterval(keeper);
   const abandon = async (why: string, fields: Record<string, unknown>) => {
     done();
-    deps.warn?.(`gateway: ${why}; nothing stored`, { callId, key: call.start.idemKey, ...fields });
+    deps.warn?.(`gateway: ${why}; nothing stored`, {
+      callId,
+      runId: call.start.runId,
+      key: call.start.idemKey,
+      ...fields,
+    });
     await store.abandonModelCall(callId, token).catch(() => undefined);
   };
 

@@ -80,7 +80,6 @@ describe.each(list)('metricsSnapshot on $name', (backend) => {
     });
     expect(m.claims).toEqual({ live: 0, orphaned: 0 });
     expect(m.stepDurations.executed).toEqual({ boundsMs: BOUNDS, counts: [0, 0, 0], count: 0, sumMs: 0 });
-    expect(m.commitDurations).toEqual({ boundsMs: BOUNDS, counts: [0, 0, 0], count: 0, sumMs: 0 });
     expect(m.workers).toEqual([]);
   });
 
@@ -157,7 +156,6 @@ describe.each(list)('metricsSnapshot on $name', (backend) => {
       failed: { boundsMs: BOUNDS, counts: [0, 1, 1], count: 1, sumMs: 20 },
       lease_lost: { boundsMs: BOUNDS, counts: [0, 1, 1], count: 1, sumMs: 70 },
     });
-    expect(m.commitDurations).toEqual({ boundsMs: BOUNDS, counts: [1, 1, 2], count: 2, sumMs: 202 });
   });
 
   it('gives each running worker its heartbeat age by the store clock, stopped workers none', async () => {

@@ -99,6 +99,7 @@ describe('the run log writer', () => {
     const h = open();
     const warnings: { msg: string; lines?: number }[] = [];
     const log = {
+      debug: () => undefined,
       info: () => undefined,
       warn: (msg: string, fields?: { lines?: number }) => warnings.push({ msg, lines: fields?.lines }),
       error: () => undefined,

@@ -173,8 +173,9 @@ describe('npm pack', () => {
     expect(pkg.license).toBe('MIT');
     expect(pkg.private).toBeUndefined();
     expect(pkg.peerDependencies).toEqual({ zod: '^4.0.0' });
-    // croner: the workers read schedules' cron expressions (lib/engine/schedules/cron.ts).
-    expect(Object.keys(pkg.dependencies).sort()).toEqual(['croner', 'pg', 'pino']);
+    // croner: the workers read schedules' cron expressions (lib/engine/schedules/cron.ts); prom-client: a worker
+    // measures its commits and serves them on its health port (lib/engine/worker/metrics.ts).
+    expect(Object.keys(pkg.dependencies).sort()).toEqual(['croner', 'pg', 'pino', 'prom-client']);
     expect(pkg.optionalDependencies).toEqual({ 'better-sqlite3': expect.any(String) });
   });
 });
@@ -200,7 +201,6 @@ describe('npm install waybill', () => {
       'recharts',
       'tailwindcss',
       'server-only',
-      'prom-client',
       'drizzle-orm',
       'waybill-dashboard',
     ])

@@ -35,7 +35,8 @@ export async function execute(
   { draining, runLogs }: { draining: AbortSignal; runLogs: RunLogWriter },
 ): Promise<void> {
   const { store, registry } = self.o;
-  const log = self.o.log.child({ runId: run.id, workflow: run.workflow, workerId: self.id });
+  // The worker's logger names the worker already; each line of this execution names the run too.
+  const log = self.o.log.child({ runId: run.id, workflow: run.workflow });
   // The fence: this take's attempt number. A later take (by anyone, this worker id included) raises it.
   const attempt = run.attempts;
   const lease = keepRunLease(self, run.id, attempt);
@@ -47,6 +48,7 @@ export async function execute(
     claimTtlMs: self.o.claimTtlMs,
     clock: self.clock,
     fence: attempt,
+    onCommitted: (ms) => self.metrics.commitTook(ms),
   });
   try {
     const workflow = registry.get(run.workflow);

@@ -33,6 +33,8 @@ export class Heartbeat {
   /** What each peer's proof of life looked like at our recent beats (see the header). */
   private readonly sightings = new Map<string, Sighting>();
   private beating = false;
+  /** When a beat last reached the store (the clock's ms); null before the first. */
+  lastAt: number | null = null;
 
   constructor(private readonly self: WorkerSelf) {}
 
@@ -53,6 +55,8 @@ export class Heartbeat {
     const { store, log } = this.self.o;
     try {
       if (!(await store.heartbeatWorker(this.self.id))) await this.registerAgain();
+      this.lastAt = this.self.clock.now();
+      this.self.metrics.heartbeatAt(this.lastAt);
       const peers = (await store.listWorkers({ notStopped: true })).filter((peer) => peer.id !== this.self.id);
       const here = peers.filter((peer) => this.onThisMachine(peer));
       for (const peer of here) {
@@ -68,7 +72,7 @@ export class Heartbeat {
         }
       }
     } catch (error) {
-      log.warn('heartbeat failed', { workerId: this.self.id, error: String(error) });
+      log.warn('heartbeat failed', { error: String(error) });
     } finally {
       this.beating = false;
     }
@@ -91,16 +95,13 @@ export class Heartbeat {
   private async registerAgain(): Promise<void> {
     await this.writeRow();
     await this.self.o.onRegistered?.(this.self.id);
-    this.self.o.log.warn('worker row was pruned while this worker was silent; registered again', {
-      workerId: this.self.id,
-    });
+    this.self.o.log.warn('worker row was pruned while this worker was silent; registered again');
   }
 
   private async declareDead(peer: WorkerRow, reason: string): Promise<void> {
     const released = await this.self.o.store.markWorkerDead(peer.id, reason);
     this.sightings.delete(peer.id);
     this.self.o.log.warn('peer worker died; its runs resume now', {
-      workerId: this.self.id,
       peer: peer.id,
       reason,
       releasedClaims: released,

@@ -14,12 +14,14 @@ import { type Clock, every, systemClock } from '../../clock';
 import type { RunLimits } from '../../domain/run-limits';
 import { RunInterruptedError } from '../../errors';
 import { machineId } from '../../machine';
+import type { Logger } from '../log';
 import { pruneWorkersEvery, startPruning } from '../prune';
 import { RunLogWriter } from '../run-log';
 import { fireSchedules } from '../schedules/fire';
 import { execute } from './execute';
 import { Idle } from './idle';
 import { Heartbeat } from './liveness';
+import { WorkerMetrics } from './metrics';
 import { type ResolvedOptions, resolveOptions, type WorkerOptions, type WorkerSelf } from './options';
 
 export class Worker {
@@ -28,13 +30,15 @@ export class Worker {
   readonly machine = machineId();
   private readonly clock: Clock;
   private readonly o: ResolvedOptions;
+  /** What it measures of itself (metrics.ts), served by health.ts. */
+  readonly metrics: WorkerMetrics;
   /** What the worker's parts (heartbeat, idle wait, executions) see of it. */
   private readonly self: WorkerSelf;
   private readonly draining = new AbortController();
   private readonly active = new Set<Promise<void>>();
   /** The runs being executed here now: never taken again until their execution ends. */
   private readonly inHand = new Set<string>();
-  private readonly heartbeat: Heartbeat;
+  private readonly beats: Heartbeat;
   private readonly idle: Idle;
   /** The runs' logs, batched into the store (run-log.ts): one writer for every run this worker executes. */
   private readonly runLogs: RunLogWriter;
@@ -44,34 +48,45 @@ export class Worker {
   constructor(options: WorkerOptions) {
     this.id = options.id ?? `${this.host}-${process.pid}-${randomBytes(2).toString('hex')}`;
     this.clock = options.clock ?? systemClock;
-    this.o = resolveOptions(options);
-    this.self = { id: this.id, host: this.host, machine: this.machine, clock: this.clock, o: this.o };
+    const resolved = resolveOptions(options);
+    // Bound once: every line this worker writes names it (lib/engine/log.ts), and none names it twice.
+    this.o = { ...resolved, log: resolved.log.child({ workerId: this.id }) };
+    this.metrics = options.metrics ?? new WorkerMetrics({ defaultMetrics: false });
+    this.metrics.runsInHand(0, this.o.concurrency);
+    this.self = {
+      id: this.id,
+      host: this.host,
+      machine: this.machine,
+      clock: this.clock,
+      o: this.o,
+      metrics: this.metrics,
+    };
     this.runLogs = new RunLogWriter(this.o.store, {
       keep: this.o.runLogLines,
       clock: this.clock,
-      log: this.o.log.child({ workerId: this.id }),
+      log: this.o.log,
     });
     const limits = this.o.registry.limits();
     this.limits = Object.keys(limits).length > 0 ? limits : undefined;
-    this.heartbeat = new Heartbeat(this.self);
+    this.beats = new Heartbeat(this.self);
     this.idle = new Idle(this.self, this.draining.signal, () => this.active.size < this.o.concurrency);
   }
 
   /** Runs until stop() is called; resolves once every run in hand was finished or handed back. */
   async run(): Promise<void> {
     const { store, log } = this.o;
-    await this.heartbeat.register();
+    await this.beats.register();
     const liveness = await store.holdLiveness(this.id);
     const unsubscribe = store.subscribeWakes((wake) => this.idle.onWake(wake));
     // A decision made in this process (the dashboard's, a test's) wakes the loop at once, with no round trip.
     const unsubscribeLocal = store.onLocalWake(() => this.wake());
-    log.info('worker started', { workerId: this.id, concurrency: this.o.concurrency });
-    const stopBeating = every(this.clock, this.o.heartbeatMs, () => void this.heartbeat.beat());
-    await this.heartbeat.beat();
+    log.info('worker started', { concurrency: this.o.concurrency });
+    const stopBeating = every(this.clock, this.o.heartbeatMs, () => void this.beats.beat());
+    await this.beats.beat();
     const stopFiring = every(this.clock, this.o.scheduleMs, () => void this.fireSchedules());
     await this.fireSchedules();
     const pruning = this.o.prune
-      ? startPruning(this.o.store, this.o.prune, log.child({ workerId: this.id }), this.draining.signal, this.clock)
+      ? startPruning(this.o.store, this.o.prune, log, this.draining.signal, this.clock)
       : null;
     const workerPruning = pruneWorkersEvery(this.o.store, this.o.workerRetentionMs, log, this.clock);
     try {
@@ -94,8 +109,27 @@ export class Worker {
       await Promise.all([pruning?.stop(), workerPruning.stop()]);
       await store.stopWorker(this.id).catch(() => {});
       await liveness.release().catch(() => {});
-      log.info('worker stopped', { workerId: this.id });
+      log.info('worker stopped');
     }
+  }
+
+  /**
+   * When its heartbeat last reached the store (ms since the epoch, on its clock), null before the first; and
+   * how often it beats. A worker whose beats stopped landing is not ready (health.ts): its peers will soon
+   * take its runs, and a commit it makes meanwhile only waits.
+   */
+  get heartbeat(): { lastAt: number | null; everyMs: number } {
+    return { lastAt: this.beats.lastAt, everyMs: this.o.heartbeatMs };
+  }
+
+  /** Whether stop() was called: a draining worker takes no run, and says it is not ready. */
+  get stopping(): boolean {
+    return this.draining.signal.aborted;
+  }
+
+  /** The worker's logger: the one it was given, with its `workerId` bound. */
+  get log(): Logger {
+    return this.o.log;
   }
 
   /** Drain: the step in hand finishes, runs are handed back, run() resolves. */
@@ -144,10 +178,10 @@ export class Worker {
     if (this.firing || this.draining.signal.aborted) return;
     this.firing = true;
     try {
-      const { fired } = await fireSchedules(this.o.store, this.o.log.child({ workerId: this.id }));
+      const { fired } = await fireSchedules(this.o.store, this.o.log);
       if (fired.some((f) => f.created)) this.wake();
     } catch (error) {
-      this.o.log.warn('could not fire schedules', { workerId: this.id, error: String(error) });
+      this.o.log.warn('could not fire schedules', { error: String(error) });
     } finally {
       this.firing = false;
     }
@@ -165,21 +199,23 @@ export class Worker {
       });
       if (!run) return false;
       this.inHand.add(run.id);
+      this.metrics.runsInHand(this.inHand.size, this.o.concurrency);
       // execute() reports its own failures; a store error while handing back must not kill the worker.
       const done: Promise<void> = execute(this.self, run, { draining: this.draining.signal, runLogs: this.runLogs })
         .catch((error) =>
-          this.o.log.error('run bookkeeping failed', { runId: run.id, workerId: this.id, error: String(error) }),
+          this.o.log.error('run bookkeeping failed', { runId: run.id, workflow: run.workflow, error: String(error) }),
         )
         .finally(() => {
           this.active.delete(done);
           this.inHand.delete(run.id);
+          this.metrics.runsInHand(this.inHand.size, this.o.concurrency);
           // A slot is free (and a run parked here may have left a due time): the loop looks now.
           this.wake();
         });
       this.active.add(done);
       return true;
     } catch (error) {
-      this.o.log.warn('could not take a run', { workerId: this.id, error: String(error) });
+      this.o.log.warn('could not take a run', { error: String(error) });
       return false;
     }
   }

@@ -6,6 +6,7 @@ import { DEFAULT_LOG_KEEP } from '../../store/shared/log-lines';
 import { type Logger, silentLogger } from '../log';
 import { DEFAULT_RETRY, type ResolvedRetryPolicy, resolvePolicy } from '../retry-policy';
 import type { WorkflowRegistry } from '../workflow';
+import type { WorkerMetrics } from './metrics';
 
 export interface WorkerOptions {
   store: Store & RunStore;
@@ -58,11 +59,16 @@ export interface WorkerOptions {
    * Give the store's own clock (a test's ManualClock); the system clock by default.
    */
   clock?: Clock;
+  /**
+   * Where the worker reports what it measures of itself (its commits' durations, its runs, its heartbeat), for
+   * `waybill worker --health-port`'s /metrics. Absent: a registry of its own, without the process's metrics.
+   */
+  metrics?: WorkerMetrics;
 }
 
 /** The options with every default filled in (the clock and the id are the worker's own fields). */
 export type ResolvedOptions = Required<
-  Omit<WorkerOptions, 'id' | 'retry' | 'prune' | 'onRegistered' | 'onlyRun' | 'clock' | 'programUrl'>
+  Omit<WorkerOptions, 'id' | 'retry' | 'prune' | 'onRegistered' | 'onlyRun' | 'clock' | 'programUrl' | 'metrics'>
 > & {
   retry: ResolvedRetryPolicy;
   prune?: WorkerOptions['prune'];
@@ -72,7 +78,7 @@ export type ResolvedOptions = Required<
 };
 
 export function resolveOptions(options: WorkerOptions): ResolvedOptions {
-  const { clock: _clock, ...rest } = options;
+  const { clock: _clock, metrics: _metrics, ...rest } = options;
   return {
     concurrency: 1,
     runLeaseMs: 30_000,
@@ -101,6 +107,7 @@ export interface WorkerSelf {
   readonly machine: string | null;
   readonly clock: Clock;
   readonly o: ResolvedOptions;
+  readonly metrics: WorkerMetrics;
 }
 
 function stripUndefined<T extends object>(value: T): T {

@@ -34,8 +34,6 @@ export interface MetricsSnapshot {
   runsByStatus: Record<RunStatus | 'idle', number>;
   /** How long side effects ran: committed steps (`executed`), and the attempts that `failed` or lost their lease. */
   stepDurations: Record<'executed' | 'failed' | 'lease_lost', DurationHistogram>;
-  /** The latest measured commit (progress write) of each run: progress.save_ms. */
-  commitDurations: DurationHistogram;
   /** Runs parked at a durable wait, by kind, and the age of each kind's oldest open wait (store clock). Absent: not read. */
   waiting?: { kind: WaitKind; runs: number; ageSeconds: number }[];
   /** The gateway's complete model calls summed by model (ModelCallStore.sumModelCalls). Absent: not read. */

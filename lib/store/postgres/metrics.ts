@@ -12,7 +12,7 @@
 import type pg from 'pg';
 import type { InsightStore, MetricOutcome, MetricsSnapshot } from '../contract';
 import { claimExpiresAtText } from '../shared/claim-expiry-sql';
-import { type HistogramRow, toHistogram } from '../shared/histogram';
+import type { HistogramRow } from '../shared/histogram';
 import { MetricsTally, type TallyRow } from '../shared/metrics-tally';
 import { COUNTED_EVENTS, EMPTY_BY_STATUS, histogramColumns, STATUS_SQL } from '../shared/sql';
 import { TALLY } from './columns';
@@ -102,12 +102,10 @@ export function postgresMetrics(c: PgConnection): Pick<InsightStore, 'metricsSna
   return {
     async metricsSnapshot(options): Promise<MetricsSnapshot> {
       const bounds = [...options.boundsMs];
-      const cols = (column: string) => histogramColumns('postgres', column, bounds.length);
-      const [tally, claims, statuses, commits, workers] = await Promise.all([
+      const [tally, claims, statuses, workers] = await Promise.all([
         advance(bounds, (options.settleMs ?? SETTLE_MS) / 1000),
         raw<{ total: number; orphaned: number }>(CLAIMS_SQL, [c.skew(), options.claimTtlMs / 1000]),
         raw<{ status: keyof typeof EMPTY_BY_STATUS; n: number }>(STATUSES, []),
-        raw<HistogramRow>(`SELECT ${cols('save_ms')} FROM progress WHERE save_ms IS NOT NULL`, bounds),
         raw<{ id: string; heartbeatAgeSeconds: number }>(WORKERS_SQL, [c.skew()]),
       ]);
       const runsByStatus = { ...EMPTY_BY_STATUS };
@@ -117,7 +115,6 @@ export function postgresMetrics(c: PgConnection): Pick<InsightStore, 'metricsSna
         ...tally.snapshot(),
         claims: { live: total - orphaned, orphaned },
         runsByStatus,
-        commitDurations: toHistogram(commits.rows[0], bounds),
         workers: workers.rows,
       };
     },

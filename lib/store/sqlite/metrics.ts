@@ -8,7 +8,7 @@
 
 import type { InsightStore, MetricOutcome, MetricsSnapshot } from '../contract';
 import { claimExpiresAtText } from '../shared/claim-expiry-sql';
-import { type HistogramRow, toHistogram } from '../shared/histogram';
+import type { HistogramRow } from '../shared/histogram';
 import { MetricsTally, type TallyRow } from '../shared/metrics-tally';
 import { COUNTED_EVENTS, EMPTY_BY_STATUS, histogramColumns, STATUS_SQL } from '../shared/sql';
 import { TALLY } from './columns';
@@ -131,8 +131,6 @@ export function sqliteMetrics(c: SqliteConnection): Pick<InsightStore, 'metricsS
     async metricsSnapshot(options): Promise<MetricsSnapshot> {
       const tally = await advance(options.boundsMs);
       const now = c.now();
-      const bounds = Object.fromEntries(options.boundsMs.map((b, i) => [`b${i}`, b]));
-      const cols = (column: string) => histogramColumns('sqlite', column, options.boundsMs.length);
       // The rest is small (a row per run or claim at most) and read whole, in one read transaction.
       return guard(() =>
         c.db.transaction((): MetricsSnapshot => {
@@ -148,11 +146,6 @@ export function sqliteMetrics(c: SqliteConnection): Pick<InsightStore, 'metricsS
             .all()) {
             runsByStatus[status] += n;
           }
-          const commits = c.db
-            .prepare<[Record<string, number>], HistogramRow>(
-              `SELECT ${cols('save_ms')} FROM progress WHERE save_ms IS NOT NULL`,
-            )
-            .get(bounds);
           const workers = c.db
             .prepare<[number], { id: string; heartbeatAgeSeconds: number }>(`
           SELECT id, ? - heartbeat_at AS heartbeatAgeSeconds FROM workers WHERE stopped_at IS NULL ORDER BY id`)
@@ -162,7 +155,6 @@ export function sqliteMetrics(c: SqliteConnection): Pick<InsightStore, 'metricsS
             ...tally.snapshot(),
             claims: { live: claims.total - claims.orphaned, orphaned: claims.orphaned },
             runsByStatus,
-            commitDurations: toHistogram(commits, options.boundsMs),
             workers,
           };
         })(),
