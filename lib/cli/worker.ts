@@ -88,6 +88,13 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
       prices,
       pollMs: cfg.WAYBILL_POLL_MS,
       idlePollMs: cfg.WAYBILL_IDLE_POLL_MS,
+      webhooks: {
+        everyMs: cfg.WAYBILL_WEBHOOK_POLL_MS,
+        timeoutMs: cfg.WAYBILL_WEBHOOK_TIMEOUT_MS,
+        retryMs: cfg.WAYBILL_WEBHOOK_RETRY_MS,
+        maxRetryMs: cfg.WAYBILL_WEBHOOK_MAX_RETRY_MS,
+        maxAttempts: cfg.WAYBILL_WEBHOOK_ATTEMPTS,
+      },
       workerRetentionMs: cfg.WAYBILL_WORKER_RETENTION,
       prune:
         cfg.WAYBILL_PRUNE_OLDER_THAN === undefined || drillRun !== undefined

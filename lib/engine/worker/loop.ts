@@ -16,6 +16,7 @@ import { machineId } from '../../machine';
 import { pruneWorkersEvery, startPruning } from '../prune';
 import { RunLogWriter } from '../run-log';
 import { fireSchedules } from '../schedules/fire';
+import { WebhookDispatcher } from '../webhooks/dispatch';
 import { execute } from './execute';
 import { Idle } from './idle';
 import { Heartbeat } from './liveness';
@@ -65,6 +66,18 @@ export class Worker {
     await this.heartbeat.beat();
     const stopFiring = every(this.clock, this.o.scheduleMs, () => void this.fireSchedules());
     await this.fireSchedules();
+    // Every worker posts the alert webhooks' outbox; the store hands each delivery to one of them at a time.
+    const dispatcher =
+      this.o.webhooks === false
+        ? null
+        : new WebhookDispatcher({
+            ...this.o.webhooks,
+            store,
+            owner: this.id,
+            clock: this.clock,
+            log: log.child({ workerId: this.id }),
+          });
+    dispatcher?.start();
     const pruning = this.o.prune
       ? startPruning(this.o.store, this.o.prune, log.child({ workerId: this.id }), this.draining.signal, this.clock)
       : null;
@@ -83,6 +96,7 @@ export class Worker {
       await this.runLogs.close();
       stopBeating();
       stopFiring();
+      await dispatcher?.stop();
       unsubscribe();
       unsubscribeLocal();
       // A prune stops between batches when the worker drains; each batch is its own transaction.

@@ -5,6 +5,7 @@ import type { RunStore, Store } from '../../store/contract';
 import { DEFAULT_LOG_KEEP } from '../../store/shared/log-lines';
 import { type Logger, silentLogger } from '../log';
 import { DEFAULT_RETRY, type ResolvedRetryPolicy, resolvePolicy } from '../retry-policy';
+import type { DispatchSettings } from '../webhooks/dispatch';
 import type { WorkflowRegistry } from '../workflow';
 
 export interface WorkerOptions {
@@ -58,12 +59,18 @@ export interface WorkerOptions {
    * Give the store's own clock (a test's ManualClock); the system clock by default.
    */
   clock?: Clock;
+  /**
+   * The alert webhooks' dispatcher (lib/engine/webhooks): how it posts the outbox's deliveries, or false for a
+   * worker that posts none. On by default, with the dispatcher's defaults.
+   */
+  webhooks?: DispatchSettings | false;
 }
 
 /** The options with every default filled in (the clock and the id are the worker's own fields). */
 export type ResolvedOptions = Required<
-  Omit<WorkerOptions, 'id' | 'retry' | 'prune' | 'onRegistered' | 'onlyRun' | 'clock' | 'programUrl'>
+  Omit<WorkerOptions, 'id' | 'retry' | 'prune' | 'onRegistered' | 'onlyRun' | 'clock' | 'programUrl' | 'webhooks'>
 > & {
+  webhooks: DispatchSettings | false;
   retry: ResolvedRetryPolicy;
   prune?: WorkerOptions['prune'];
   onRegistered?: WorkerOptions['onRegistered'];
@@ -85,6 +92,7 @@ export function resolveOptions(options: WorkerOptions): ResolvedOptions {
     runLogLines: DEFAULT_LOG_KEEP,
     workerRetentionMs: 24 * 3_600_000,
     log: silentLogger,
+    webhooks: {},
     prices: options.prices ?? loadPriceTable(undefined),
     ...stripUndefined(rest),
     retry: resolvePolicy(DEFAULT_RETRY, {

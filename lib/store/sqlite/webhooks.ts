@@ -38,6 +38,10 @@ const CLAIM = `UPDATE webhook_deliveries SET lease_owner = @owner, lease_expires
     ORDER BY d.next_attempt_at, d.id LIMIT @limit)
   RETURNING id`;
 
+const ANY_DUE = `SELECT 1 FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+  WHERE d.status = 'pending' AND d.next_attempt_at <= @now AND w.paused = 0
+    AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= @now) LIMIT 1`;
+
 export function sqliteWebhooks(c: SqliteConnection): WebhookStore {
   const { orm } = c;
   const get = (id: string) => {
@@ -126,6 +130,8 @@ export function sqliteWebhooks(c: SqliteConnection): WebhookStore {
 
     async claimDueDeliveries({ owner, leaseMs, limit }) {
       const now = c.now();
+      // A read first, which takes no lock: an idle outbox never costs a write transaction.
+      if (!guard(() => c.prepared(ANY_DUE).get({ now }))) return [];
       return c.tx(() => {
         const taken = c.prepared<unknown[], { id: string }>(CLAIM).all({ owner, now, lease: leaseMs / 1000, limit });
         const due: DueDelivery[] = [];
