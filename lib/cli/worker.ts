@@ -17,6 +17,8 @@
 
 import { parseArgs } from 'node:util';
 import { controlPlaneUrl, dataDir, sqliteFile } from '../config';
+import { stallSettings } from '../control/stalled';
+import * as webhooks from '../control/webhooks';
 import { drillWorkflow } from '../engine/drill';
 import { createLogger } from '../engine/log';
 import { keepStoreFrom, programUser } from '../engine/program-user';
@@ -94,6 +96,8 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
         retryMs: cfg.WAYBILL_WEBHOOK_RETRY_MS,
         maxRetryMs: cfg.WAYBILL_WEBHOOK_MAX_RETRY_MS,
         maxAttempts: cfg.WAYBILL_WEBHOOK_ATTEMPTS,
+        scan: () =>
+          webhooks.scanAlerts(store, { ...stallSettings(cfg, Date.now()), claimTtlMs: cfg.WAYBILL_CLAIM_TTL_MS }),
       },
       workerRetentionMs: cfg.WAYBILL_WORKER_RETENTION,
       prune:

@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import { claimExpiresAt } from '../domain/claim-expiry';
 import { NotFoundError } from '../errors';
 import {
   DELIVERY_STATUSES,
@@ -19,7 +20,8 @@ import { record } from './audit';
 import { authorize, type Caller } from './caller';
 import { validate } from './errors';
 import { reasonField } from './fields';
-import type { ControlDeps } from './store';
+import { readStallFacts, STALL_SCAN, type StallSettings, stallOf } from './stalled';
+import type { ControlDeps, ControlStore } from './store';
 import { jsonValue } from './views';
 
 const eventName = z.enum(WEBHOOK_EVENTS, { error: `must be one of ${WEBHOOK_EVENTS.join(', ')}` });
@@ -207,4 +209,66 @@ export async function resend(
     reason: given.reason,
   });
   return deliveryView(row);
+}
+
+/**
+ * The alert events no transaction of the store writes, because they are not a change but the lack of one: a run
+ * stalled (the one stall judge, lib/control/stalled.ts) and a claim in doubt longer than a webhook's threshold.
+ * Found by this scan, which each worker's dispatcher runs now and then (lib/cli/worker.ts hands it in), and
+ * written under ids derived from what they tell of — a stalled run's execution (`<run>:<attempts>`), an in-doubt
+ * claim's take (`<key>:<token>`) — so a rescan, by this worker or any other, writes each once. Reads nothing
+ * when no webhook subscribes to either. Answers how many deliveries were new.
+ */
+export async function scanAlerts(
+  store: ControlStore,
+  settings: StallSettings & { claimTtlMs: number },
+): Promise<number> {
+  const hooks = (await store.listWebhooks()).filter((w) => !w.paused);
+  const stalls = hooks.some((w) => w.events.includes('run.stalled'));
+  const doubts = hooks.filter((w) => w.events.includes('claim.in_doubt'));
+  let written = 0;
+  if (stalls) {
+    const facts = await readStallFacts(store, settings);
+    const [running, queued] = await Promise.all(
+      (['running', 'queued'] as const).map((status) =>
+        store.listRuns({ status, limit: STALL_SCAN, claimTtlMs: settings.claimTtlMs }),
+      ),
+    );
+    for (const summary of [...running!, ...queued!]) {
+      const stall = stallOf(summary, facts);
+      if (!stall) continue;
+      const run = await store.getRun(summary.id);
+      if (!run) continue;
+      written += await store.enqueueWebhookEvent({
+        event: 'run.stalled',
+        key: `${run.id}:${run.attempts}`,
+        runId: run.id,
+        data: { runId: run.id, workflow: run.workflow, status: run.status, reason: stall.kind, message: stall.message },
+      });
+    }
+  }
+  if (doubts.length > 0) {
+    const nowS = settings.now / 1000;
+    const orphaned = await store.listClaims({ orphanedOnly: true, claimTtlMs: settings.claimTtlMs, limit: STALL_SCAN });
+    for (const claim of orphaned) {
+      const since = claimExpiresAt(claim, settings.claimTtlMs);
+      for (const hook of doubts) {
+        if (nowS - since < hook.inDoubtSeconds) continue;
+        written += await store.enqueueWebhookEvent({
+          event: 'claim.in_doubt',
+          key: `${claim.idemKey}:${claim.token ?? claim.claimedAt}`,
+          runId: claim.runId,
+          webhookId: hook.id,
+          data: {
+            runId: claim.runId,
+            key: claim.idemKey,
+            step: claim.step,
+            workerId: claim.workerId,
+            inDoubtSince: since,
+          },
+        });
+      }
+    }
+  }
+  return written;
 }

@@ -26,6 +26,13 @@ export interface DispatchSettings {
   maxRetryMs?: number;
   /** Deliveries taken per look (20). */
   batch?: number;
+  /**
+   * Writes the events a scan finds (a run stalled, a claim in doubt: lib/control/webhooks.ts scanAlerts), run
+   * before a look at most every `scanMs` (10 s). Handed in by `waybill worker`: the stall judge is the control
+   * plane's, above the engine.
+   */
+  scan?: () => Promise<unknown>;
+  scanMs?: number;
 }
 
 export interface DispatcherOptions extends DispatchSettings {
@@ -39,7 +46,11 @@ export interface DispatcherOptions extends DispatchSettings {
 }
 
 export class WebhookDispatcher {
-  private readonly o: Required<Omit<DispatcherOptions, 'random'>> & { random: () => number };
+  private readonly o: Required<Omit<DispatcherOptions, 'random' | 'scan'>> & {
+    random: () => number;
+    scan?: () => Promise<unknown>;
+  };
+  private scannedAt = Number.NEGATIVE_INFINITY;
   private looking: Promise<number> | null = null;
   private stopTimer: (() => void) | null = null;
 
@@ -51,6 +62,7 @@ export class WebhookDispatcher {
       retryMs: 5000,
       maxRetryMs: 3_600_000,
       batch: 20,
+      scanMs: 10_000,
       clock: systemClock,
       log: silentLogger,
       random: Math.random,
@@ -82,7 +94,13 @@ export class WebhookDispatcher {
   }
 
   private async look(): Promise<number> {
-    const { store, owner, log } = this.o;
+    const { store, owner, log, clock } = this.o;
+    if (this.o.scan && clock.monotonic() - this.scannedAt >= this.o.scanMs) {
+      this.scannedAt = clock.monotonic();
+      await this.o.scan().catch((error: unknown) => {
+        log.warn('could not scan for stalled runs and claims in doubt', { workerId: owner, error: String(error) });
+      });
+    }
     let due: DueDelivery[];
     try {
       due = await store.claimDueDeliveries({ owner, leaseMs: this.o.timeoutMs * 2, limit: this.o.batch });
