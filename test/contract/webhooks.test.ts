@@ -7,6 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConflictError, NotFoundError } from '../../lib/errors';
 import type { Store, WebhookEvent } from '../../lib/store/contract';
+import { pruneAll } from '../../lib/store/shared/prune';
 import { backends, type StoreHandle } from '../support/backends';
 
 const list = await backends();
@@ -148,6 +149,22 @@ describe.each(list)('webhook outbox on $name', (backend) => {
     expect(delivered).toMatchObject({ status: 'delivered', attempts: 1, lastStatus: 200 });
     expect(delivered!.deliveredAt).not.toBeNull();
     await expect(store.resendDelivery('nope')).rejects.toBeInstanceOf(NotFoundError);
+  });
+
+  it("prunes a pruned run's sent deliveries with it, never one still owed", async () => {
+    await store.createWebhook(hook('wh', ['run.failed', 'run.completed']));
+    await end('sent', 'completed');
+    await end('owed', 'failed');
+    const due = await store.claimDueDeliveries({ owner: 'd1', leaseMs: 60_000, limit: 10 });
+    for (const d of due) {
+      const delivered = d.runId === 'sent';
+      await store.recordDeliveryAttempt(d.id, 'd1', { ...retry(delivered ? 200 : 503, 1000), delivered });
+    }
+    await h.elapse(5000);
+    await pruneAll(store, { before: await h.now() });
+    expect(await store.getRun('sent')).toBeNull();
+    expect(await store.getRun('owed')).toBeNull();
+    expect((await store.listDeliveries()).map((d) => d.id)).toEqual(['wh:run.failed:owed:1']);
   });
 
   it("gives a dispatcher's deliveries to the next once its lease passed; a paused webhook's wait", async () => {
