@@ -1,16 +1,17 @@
 /**
  * The issue's proof, with real `waybill worker` processes on every backend and a receiver of the test's own that
- * verifies every signature with the exported helper: a failed run's `run.failed` arrives signed and verifies;
- * then, with the receiver answering 503 and then not listening at all, runs fail and complete, the worker is
- * SIGKILLed and another started; once the receiver is back, every event has arrived — at least once, and exactly
- * the expected ids once deduplicated by id.
+ * verifies every signature with the exported helper (the webhook added with `waybill webhook add`, its secret
+ * the one it printed): a failed run's `run.failed` arrives signed and verifies; then, with the receiver answering
+ * 503, then hanging (the worker SIGKILLed while it waits on a post), then not listening at all, runs fail and
+ * complete and another worker is started; once the receiver is back, every event has arrived — at least once,
+ * and exactly the expected ids once deduplicated by id.
  */
 import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { ROOT } from '../cli/support';
+import { ROOT, runCli } from '../cli/support';
 import { makeTarget, targetKinds } from '../support/targets';
 import { tempDir } from '../support/tmp';
 import { startReceiver } from '../support/webhook-receiver';
@@ -51,16 +52,16 @@ describe.each(kinds)('alert webhooks with real workers on %s', (kind) => {
     const target = await makeTarget(kind);
     const store = await target.store();
     const module = workflowModule(tempDir('waybill-webhooks-').path);
-    const secret = 'whsec_process_test';
+    let secret = '';
     const receiver = await startReceiver(() => secret);
     onTestFinished(() => receiver.close());
-    await store.createWebhook({
-      id: 'ops',
-      url: receiver.url,
-      events: ['run.failed', 'run.completed'],
-      secret,
-      inDoubtSeconds: 300,
+    const added = await runCli(['webhook', 'add', receiver.url, '--event', 'run.failed', '--event', 'run.completed'], {
+      env: { DATABASE_URL: target.url },
     });
+    expect(added.code, added.stderr).toBe(0);
+    const [, id, printed] = /^added webhook (wh_\w+): .*\nsecret (\S+) /.exec(added.stdout)!;
+    secret = printed!;
+    const delivery = (event: string, run: string) => `${id}:${event}:${run}:1`;
     const start = (id: string, fail: boolean) =>
       store.createRun({ id, workflow: 'outcome', inputJson: JSON.stringify({ fail }), totalSteps: 1 });
     const finished = (ids: string[]) => async () => {
@@ -77,7 +78,7 @@ describe.each(kinds)('alert webhooks with real workers on %s', (kind) => {
     await start('first', true);
     await until('the first run.failed to arrive', () => receiver.accepted.length === 1, { timeoutMs: 60_000 });
     expect(receiver.accepted[0]).toMatchObject({
-      id: 'ops:run.failed:first:1',
+      id: delivery('run.failed', 'first'),
       event: 'run.failed',
       body: { type: 'run.failed', data: { runId: 'first', workflow: 'outcome', error: 'told to fail' } },
     });
@@ -88,14 +89,20 @@ describe.each(kinds)('alert webhooks with real workers on %s', (kind) => {
     await until('a, b, c to end', finished(['a', 'b', 'c']), { timeoutMs: 60_000 });
     await until('their deliveries to be tried', attempted(['a', 'b', 'c']), { timeoutMs: 60_000 });
 
-    // Down, not listening; the worker is SIGKILLed, more runs queue, another worker takes over.
-    await receiver.close();
+    // Hanging: the worker is SIGKILLed while it waits on a post (its lease on the delivery dies with it), then
+    // down, not listening; more runs queue, another worker takes over.
+    receiver.answer = 0;
+    await start('h', true);
+    await until('a post of h to hang', () => receiver.hung.includes(delivery('run.failed', 'h')), {
+      timeoutMs: 60_000,
+    });
     worker.child.kill('SIGKILL');
     await once(worker.child, 'exit');
+    await receiver.close();
     await Promise.all([start('d', false), start('e', true)]);
     worker = startWorker(target, ['--workflows', module, '--id', 'w2'], ENV);
     await until('d, e to end', finished(['d', 'e']), { timeoutMs: 60_000 });
-    await until('every delivery to be tried', attempted(['a', 'b', 'c', 'd', 'e']), { timeoutMs: 60_000 });
+    await until('every delivery to be tried', attempted(['a', 'b', 'c', 'd', 'e', 'h']), { timeoutMs: 60_000 });
     const refusedWhileDown = (await store.listDeliveries({ limit: 500 })).filter((d) => d.lastError === 'ECONNREFUSED');
     expect(refusedWhileDown.length).toBeGreaterThan(0);
 
@@ -103,12 +110,13 @@ describe.each(kinds)('alert webhooks with real workers on %s', (kind) => {
     receiver.answer = 200;
     await receiver.listen();
     const expected = [
-      'ops:run.failed:first:1',
-      'ops:run.failed:a:1',
-      'ops:run.completed:b:1',
-      'ops:run.failed:c:1',
-      'ops:run.completed:d:1',
-      'ops:run.failed:e:1',
+      delivery('run.failed', 'first'),
+      delivery('run.failed', 'a'),
+      delivery('run.completed', 'b'),
+      delivery('run.failed', 'c'),
+      delivery('run.completed', 'd'),
+      delivery('run.failed', 'e'),
+      delivery('run.failed', 'h'),
     ];
     await until('every event to arrive', () => expected.every((id) => receiver.ids().has(id)), { timeoutMs: 60_000 });
     await until('every delivery to be recorded delivered', async () =>
@@ -120,6 +128,6 @@ describe.each(kinds)('alert webhooks with real workers on %s', (kind) => {
     expect(new Set(receiver.accepted.map((a) => `${a.id}=${a.event}`)).size).toBe(expected.length);
     const rows = await store.listDeliveries({ limit: 500 });
     expect(rows.map((d) => d.id).sort()).toEqual([...expected].sort());
-    expect(rows.filter((d) => d.id !== 'ops:run.failed:first:1').every((d) => d.attempts >= 2)).toBe(true);
+    expect(rows.filter((d) => d.id !== delivery('run.failed', 'first')).every((d) => d.attempts >= 2)).toBe(true);
   }, 180_000);
 });

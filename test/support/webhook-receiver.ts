@@ -2,7 +2,8 @@
  * A webhook receiver as a user would write one (node:http): it verifies each delivery's signature with the
  * exported helper before it reads the body, answers 400 to a bad one, and keeps every delivery it accepted by its
  * id, so a test counts what arrived, and how often. `answer` sets what it says meanwhile (503: down but
- * listening); close() and listen() again on the same port: not listening at all.
+ * listening; 0: never answers, the request hangs, counted in `hung`); close() and listen() again on the same port:
+ * not listening at all.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -23,6 +24,7 @@ export interface Receiver {
   /** Requests refused for a bad signature, and answered `answer` while not 200. */
   refused: number;
   answered: number;
+  hung: string[];
   answer: number;
   listen(): Promise<void>;
   close(): Promise<void>;
@@ -37,12 +39,17 @@ export async function startReceiver(secret: () => string, options: { now?: () =>
     ids: () => new Set(r.accepted.map((a) => a.id)),
     refused: 0,
     answered: 0,
+    hung: [],
     answer: 200,
     async listen() {
       server = createServer((req, res) => {
         const chunks: Buffer[] = [];
         req.on('data', (c: Buffer) => chunks.push(c));
         req.on('end', () => {
+          if (r.answer === 0) {
+            r.hung.push(String(req.headers['waybill-delivery']));
+            return;
+          }
           r.answered++;
           const body = Buffer.concat(chunks).toString('utf8');
           if (r.answer !== 200) {
