@@ -17,6 +17,7 @@ const NAV = [
   { href: '/claims', label: 'Claims' },
   { href: '/workers', label: 'Workers' },
   { href: '/schedules', label: 'Schedules' },
+  { href: '/webhooks', label: 'Webhooks' },
   { href: '/audit', label: 'Audit' },
   { href: '/runs/new', label: 'Start a run', operator: true },
 ];

@@ -238,7 +238,7 @@ test('pages: a stranger is sent to /login and back; a viewer reads but is offere
   page,
   request,
 }) => {
-  for (const path of ['/', '/claims', '/workers', '/schedules', '/audit', '/runs/new', '/runs/anything']) {
+  for (const path of ['/', '/claims', '/workers', '/schedules', '/webhooks', '/audit', '/runs/new', '/runs/anything']) {
     const response = await request.get(path, { maxRedirects: 0 });
     expect(response.status(), path).toBe(307);
     expect(response.headers().location, path).toBe(`/login?next=${encodeURIComponent(path)}`);

@@ -208,6 +208,41 @@ const schema = z
       .min(100, 'must be a whole number of milliseconds, 100-600000')
       .max(600_000, 'must be a whole number of milliseconds, 100-600000')
       .default(2000),
+    /** How often each worker looks at the alert webhooks' outbox for deliveries due: a delivery goes out at most this late. */
+    WAYBILL_WEBHOOK_POLL_MS: z.coerce
+      .number({ error: 'must be a whole number of milliseconds, 50-600000' })
+      .int('must be a whole number of milliseconds, 50-600000')
+      .min(50, 'must be a whole number of milliseconds, 50-600000')
+      .max(600000, 'must be a whole number of milliseconds, 50-600000')
+      .default(1000),
+    /** How long a webhook receiver may take to answer before the attempt counts as failed. */
+    WAYBILL_WEBHOOK_TIMEOUT_MS: z.coerce
+      .number({ error: 'must be a whole number of milliseconds, 100-600000' })
+      .int('must be a whole number of milliseconds, 100-600000')
+      .min(100, 'must be a whole number of milliseconds, 100-600000')
+      .max(600000, 'must be a whole number of milliseconds, 100-600000')
+      .default(10000),
+    /** The first wait before a failed webhook delivery is tried again; doubled each attempt up to WAYBILL_WEBHOOK_MAX_RETRY_MS, each wait drawn at random below it. */
+    WAYBILL_WEBHOOK_RETRY_MS: z.coerce
+      .number({ error: 'must be a whole number of milliseconds, 10-3600000' })
+      .int('must be a whole number of milliseconds, 10-3600000')
+      .min(10, 'must be a whole number of milliseconds, 10-3600000')
+      .max(3600000, 'must be a whole number of milliseconds, 10-3600000')
+      .default(5000),
+    /** The longest wait between two attempts of a webhook delivery. */
+    WAYBILL_WEBHOOK_MAX_RETRY_MS: z.coerce
+      .number({ error: 'must be a whole number of milliseconds, 10-86400000' })
+      .int('must be a whole number of milliseconds, 10-86400000')
+      .min(10, 'must be a whole number of milliseconds, 10-86400000')
+      .max(86400000, 'must be a whole number of milliseconds, 10-86400000')
+      .default(3600000),
+    /** Attempts of a webhook delivery before it is marked failed (it can be re-sent: `waybill webhook resend`). */
+    WAYBILL_WEBHOOK_ATTEMPTS: z.coerce
+      .number({ error: 'must be a whole number of attempts, 1-100' })
+      .int('must be a whole number of attempts, 1-100')
+      .min(1, 'must be a whole number of attempts, 1-100')
+      .max(100, 'must be a whole number of attempts, 1-100')
+      .default(10),
     /** Connections each process keeps to PostgreSQL. */
     WAYBILL_PG_POOL_SIZE: z.coerce
       .number({ error: 'must be a whole number of connections, 1-1000' })

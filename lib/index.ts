@@ -13,6 +13,7 @@ export type { EventResult, WaitForEventOptions } from './engine/events';
 export type { LogFields, Logger } from './engine/log';
 export type { ErrorMatcher } from './engine/retry-policy';
 export type { Approval, ApprovalOptions, SignalResult } from './engine/waits';
+export { signWebhook, type VerifyOptions, verifyWebhook } from './engine/webhooks/signature';
 export { defineWorkflow, type WorkflowDefinition } from './engine/workflow';
 export { NonRetryableError, StepTimeoutError } from './errors';
 export type * from './store/contract';

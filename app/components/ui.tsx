@@ -21,6 +21,10 @@ const STATUS_TONE: Record<string, string> = {
   alive: 'wb-tone-emerald',
   silent: 'wb-tone-red',
   stopped: 'wb-tone-zinc-quiet',
+  // Webhooks and their deliveries.
+  active: 'wb-tone-emerald',
+  pending: 'wb-tone-amber',
+  delivered: 'wb-tone-emerald',
 };
 
 export function Badge({ value, testId }: { value: string; testId?: string }) {

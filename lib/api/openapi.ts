@@ -80,6 +80,20 @@ import {
 import { tokenBody } from './tokens';
 import { workflowParam } from './usage';
 import { approvalBody, signalBody, waitNameParam } from './waits';
+import {
+  addWebhookBody,
+  deliveriesQuery,
+  deliveriesSchema,
+  deliveryAnswerSchema,
+  deliveryIdParam,
+  webhookActionBody,
+  webhookActionParam,
+  webhookAddedSchema,
+  webhookAnswerSchema,
+  webhookDeletedSchema,
+  webhookIdParam,
+  webhooksSchema,
+} from './webhooks';
 
 type Access = 'none' | 'viewer' | 'operator';
 
@@ -370,6 +384,62 @@ export const ROUTES: Route[] = [
     params: { name: scheduleNameParam },
     body: scheduleActionBody,
     ok: { status: 200, schema: scheduleDeletedSchema },
+    refusals: [400, 404, 413],
+  },
+  {
+    method: 'get',
+    path: '/api/v1/webhooks',
+    summary: 'Every alert webhook, oldest first; each secret as its last four characters.',
+    access: 'viewer',
+    ok: { status: 200, schema: webhooksSchema },
+  },
+  {
+    method: 'post',
+    path: '/api/v1/webhooks',
+    summary:
+      'Subscribe a URL to events (run.failed, run.completed, run.stalled, run.waiting_approval, run.budget_reached, claim.in_doubt); the answer holds its signing secret, shown this once.',
+    access: 'operator',
+    body: addWebhookBody,
+    ok: { status: 201, schema: webhookAddedSchema },
+    refusals: [400, 413],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/webhooks/{id}/{action}',
+    summary: 'Pause an alert webhook (no new events for it; its pending deliveries wait), or resume it.',
+    access: 'operator',
+    params: { id: webhookIdParam, action: webhookActionParam },
+    body: webhookActionBody,
+    ok: { status: 200, schema: webhookAnswerSchema },
+    refusals: [400, 404, 413],
+  },
+  {
+    method: 'delete',
+    path: '/api/v1/webhooks/{id}',
+    summary: 'Delete an alert webhook and its deliveries.',
+    access: 'operator',
+    params: { id: webhookIdParam },
+    body: webhookActionBody,
+    ok: { status: 200, schema: webhookDeletedSchema },
+    refusals: [400, 404, 413],
+  },
+  {
+    method: 'get',
+    path: '/api/v1/webhooks/deliveries',
+    summary: "The alert webhooks' deliveries, newest first, with their attempts and last errors.",
+    access: 'viewer',
+    query: deliveriesQuery,
+    ok: { status: 200, schema: deliveriesSchema },
+    refusals: [400],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/webhooks/deliveries/{id}/resend',
+    summary: 'Send a delivery again under its same id: due now, its attempts counted afresh.',
+    access: 'operator',
+    params: { id: deliveryIdParam },
+    body: webhookActionBody,
+    ok: { status: 200, schema: deliveryAnswerSchema },
     refusals: [400, 404, 413],
   },
   {

@@ -291,6 +291,45 @@ export const COMMANDS: Record<string, CommandSpec> = {
       (m) => m.schedule,
     ),
   },
+  webhooks: {
+    usage: 'webhooks',
+    summary: 'list the alert webhooks: URL, events, paused or not, the end of each secret',
+    examples: ['waybill webhooks', 'waybill webhooks --json'],
+    run: lazy(
+      () => import('./webhooks'),
+      (m) => m.list,
+    ),
+  },
+  webhook: {
+    usage:
+      'webhook add <url> --event NAME… | webhook pause|resume|delete <id> | webhook deliveries [options] | webhook resend <deliveryId>',
+    summary: 'subscribe a URL to run events, pause, resume or delete it; list deliveries, send one again',
+    details:
+      'Events: run.failed, run.completed, run.stalled, run.waiting_approval, run.budget_reached, claim.in_doubt. Each delivery is POSTed signed (Waybill-Signature: t=…,v1=HMAC-SHA256 of "t.body"), with its id in Waybill-Delivery to deduplicate on, by the workers, retried with backoff until delivered or failed. add prints the secret once.',
+    args: [
+      ['add|pause|resume|delete|deliveries|resend', 'what to do'],
+      ['<url>', 'with add: where deliveries are POSTed (http:// or https://)'],
+      ['<id>', 'a webhook id (wh_…), as add printed it'],
+    ],
+    flags: [
+      ['--event NAME', 'with add: an event to send; repeat for more (at least one)'],
+      ['--secret TEXT', 'with add: the signing secret, 16+ characters (default: one is made)'],
+      ['--in-doubt-seconds N', 'with add: how long a claim is in doubt before claim.in_doubt (default 300)'],
+      ['--webhook ID', 'with deliveries: only this webhook'],
+      ['--status pending|delivered|failed', 'with deliveries: only these'],
+      ['--limit N', 'with deliveries: at most N, newest first (default 100, at most 500)'],
+      REASON,
+    ],
+    examples: [
+      'waybill webhook add https://ops.example.com/hooks --event run.failed --event run.completed',
+      'waybill webhook deliveries --status failed',
+      'waybill webhook resend wh_3f2a9c1b7d4e:run.failed:nightly-7:1',
+    ],
+    run: lazy(
+      () => import('./webhooks'),
+      (m) => m.webhook,
+    ),
+  },
   approve: {
     usage: 'approve <runId> [<name>] [--note TEXT]',
     summary: "approve a run's waitForApproval",

@@ -20,6 +20,8 @@
 
 import { parseArgs } from 'node:util';
 import { controlPlaneUrl, dataDir, sqliteFile, tcpPort } from '../config';
+import { stallSettings } from '../control/stalled';
+import * as webhooks from '../control/webhooks';
 import { drillWorkflow } from '../engine/drill';
 import { createLogger } from '../engine/log';
 import { keepStoreFrom, programUser } from '../engine/program-user';
@@ -102,6 +104,15 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
       prices,
       pollMs: cfg.WAYBILL_POLL_MS,
       idlePollMs: cfg.WAYBILL_IDLE_POLL_MS,
+      webhooks: {
+        everyMs: cfg.WAYBILL_WEBHOOK_POLL_MS,
+        timeoutMs: cfg.WAYBILL_WEBHOOK_TIMEOUT_MS,
+        retryMs: cfg.WAYBILL_WEBHOOK_RETRY_MS,
+        maxRetryMs: cfg.WAYBILL_WEBHOOK_MAX_RETRY_MS,
+        maxAttempts: cfg.WAYBILL_WEBHOOK_ATTEMPTS,
+        scan: () =>
+          webhooks.scanAlerts(store, { ...stallSettings(cfg, Date.now()), claimTtlMs: cfg.WAYBILL_CLAIM_TTL_MS }),
+      },
       workerRetentionMs: cfg.WAYBILL_WORKER_RETENTION,
       prune:
         cfg.WAYBILL_PRUNE_OLDER_THAN === undefined || drillRun !== undefined

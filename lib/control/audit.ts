@@ -37,6 +37,11 @@ export const AUDIT_ACTIONS = [
   'schedule-resume',
   'schedule-delete',
   'emit',
+  'webhook-add',
+  'webhook-pause',
+  'webhook-resume',
+  'webhook-delete',
+  'webhook-resend',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -23,3 +23,4 @@ export type { ControlDeps, ControlStore } from './store';
 export * as tokens from './tokens';
 export * as usage from './usage';
 export * as waits from './waits';
+export * as webhooks from './webhooks';

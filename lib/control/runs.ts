@@ -8,7 +8,7 @@ import { budgetUsdSchema } from '../domain/budget';
 import { prioritySchema } from '../domain/run-limits';
 import { runIdSchema, type StartedRun, startRun } from '../engine/runs';
 import { NotFoundError, StartRefusedError } from '../errors';
-import type { RunAction, RunRow } from '../store/contract';
+import type { RunAction, RunRow, WebhookEventInput } from '../store/contract';
 import { TRANSITIONS } from '../store/shared/transitions';
 import { record } from './audit';
 import { authorize, type Caller } from './caller';
@@ -83,13 +83,19 @@ const actInput = z.strictObject({
 /**
  * One operator action on one run. The store refuses what the run's status does not allow
  * (InvalidTransitionError) and a run it has no row of (NotFoundError: an outside client's run has no status
- * to move); refused, nothing is written and nothing is audited.
+ * to move); refused, nothing is written and nothing is audited. `alert`: the alert webhooks' event the action
+ * is, written with it (the gateway's pause at a budget).
  */
-export async function act(deps: ControlDeps, caller: Caller, input: z.input<typeof actInput>): Promise<RunRow> {
+export async function act(
+  deps: ControlDeps,
+  caller: Caller,
+  input: z.input<typeof actInput>,
+  alert?: WebhookEventInput,
+): Promise<RunRow> {
   authorize(caller, 'operator');
   const given = validate(actInput, input);
   const store = await deps.store();
-  const run = await store.actOnRun(given.runId, given.action, caller.actor);
+  const run = await store.actOnRun(given.runId, given.action, caller.actor, alert);
   await record(store, caller, { action: given.action, target: given.runId, runId: given.runId, reason: given.reason });
   return run;
 }

@@ -181,11 +181,15 @@ export function retryableUnder(policy: ResolvedRetryPolicy, error: unknown, atte
   return true;
 }
 
-/** The wait before the attempt after `attempt` (1-based). */
-export function backoffMs(policy: ResolvedRetryPolicy, attempt: number): number {
+/** The wait before the attempt after `attempt` (1-based). `random`: a seeded generator (lib/random.ts) in tests. */
+export function backoffMs(
+  policy: Pick<ResolvedRetryPolicy, 'backoff'>,
+  attempt: number,
+  random: () => number = Math.random,
+): number {
   const { initialMs, maxMs, factor, jitter } = policy.backoff;
   const wait = Math.min(maxMs, initialMs * factor ** (attempt - 1));
-  return jitter ? Math.random() * wait : wait;
+  return jitter ? random() * wait : wait;
 }
 
 function matches(matcher: ErrorMatcher, error: unknown, attempt: number): boolean {

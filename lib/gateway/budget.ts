@@ -27,7 +27,14 @@ export async function holdToBudget(store: Store, settings: GatewaySettings, runI
     claimTtlMs: settings.WAYBILL_CLAIM_TTL_MS,
     maxBytes: settings.WAYBILL_MAX_BODY_BYTES,
   };
-  await runs.act(deps, GATEWAY, { action: 'pause', runId, reason: BUDGET_REASON }).catch((error: unknown) => {
+  // The alert webhooks' run.budget_reached, once per run and budget: a raised budget reached again is news.
+  const alert = {
+    event: 'run.budget_reached' as const,
+    key: `${runId}:${run.budgetUsd}`,
+    runId,
+    data: { runId, workflow: run.workflow, budgetUsd: run.budgetUsd, spentUsd: spent },
+  };
+  await runs.act(deps, GATEWAY, { action: 'pause', runId, reason: BUDGET_REASON }, alert).catch((error: unknown) => {
     // Paused already (by an earlier refusal, or an operator), or finished meanwhile: refused all the same.
     if (!(error instanceof InvalidTransitionError)) throw error;
   });

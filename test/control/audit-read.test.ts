@@ -152,7 +152,7 @@ describe('waybill audit and GET /api/v1/audit', () => {
       ],
       [
         ['audit', '--action', 'delete'],
-        'waybill audit: --action: must be one of start, pause, resume, cancel, retry, expire, resolve, sweep, prune, token, rerun, fork, approve, reject, signal, budget, schedule-add, schedule-pause, schedule-resume, schedule-delete, emit\n',
+        'waybill audit: --action: must be one of start, pause, resume, cancel, retry, expire, resolve, sweep, prune, token, rerun, fork, approve, reject, signal, budget, schedule-add, schedule-pause, schedule-resume, schedule-delete, emit, webhook-add, webhook-pause, webhook-resume, webhook-delete, webhook-resend\n',
       ],
       [['audit', '--limit', '0'], expect.stringMatching(/^waybill audit: --limit: /)],
       [['audit', '--since', '20', '--until', '10'], 'waybill audit: --until: must not be before since\n'],

@@ -126,7 +126,7 @@ describe.each(list)('lib/control on $name', (backend) => {
         () => audit.list(deps, VIEWER, { action: 'delete' as 'start' }),
         {
           action: [
-            'must be one of start, pause, resume, cancel, retry, expire, resolve, sweep, prune, token, rerun, fork, approve, reject, signal, budget, schedule-add, schedule-pause, schedule-resume, schedule-delete, emit',
+            'must be one of start, pause, resume, cancel, retry, expire, resolve, sweep, prune, token, rerun, fork, approve, reject, signal, budget, schedule-add, schedule-pause, schedule-resume, schedule-delete, emit, webhook-add, webhook-pause, webhook-resume, webhook-delete, webhook-resend',
           ],
         },
       ],

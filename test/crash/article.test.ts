@@ -80,6 +80,8 @@ describe("article compatibility: the article's schema and SQL", () => {
         'step_streams',
         'waits',
         'waybill_migrations',
+        'webhook_deliveries',
+        'webhooks',
         'workers',
         'workflows',
       ]);

@@ -80,6 +80,8 @@ describe.skipIf(!pgUp)('postgres store', () => {
       'waits',
       'waybill_functions',
       'waybill_migrations',
+      'webhook_deliveries',
+      'webhooks',
       'workers',
       'workflows',
     ]);

@@ -18,6 +18,7 @@ import type { Logger } from '../log';
 import { pruneWorkersEvery, startPruning } from '../prune';
 import { RunLogWriter } from '../run-log';
 import { fireSchedules } from '../schedules/fire';
+import { WebhookDispatcher } from '../webhooks/dispatch';
 import { execute } from './execute';
 import { Idle } from './idle';
 import { Heartbeat } from './liveness';
@@ -85,6 +86,18 @@ export class Worker {
     await this.beats.beat();
     const stopFiring = every(this.clock, this.o.scheduleMs, () => void this.fireSchedules());
     await this.fireSchedules();
+    // Every worker posts the alert webhooks' outbox; the store hands each delivery to one of them at a time.
+    const dispatcher =
+      this.o.webhooks === false
+        ? null
+        : new WebhookDispatcher({
+            ...this.o.webhooks,
+            store,
+            owner: this.id,
+            clock: this.clock,
+            log: log.child({ workerId: this.id }),
+          });
+    dispatcher?.start();
     const pruning = this.o.prune
       ? startPruning(this.o.store, this.o.prune, log, this.draining.signal, this.clock)
       : null;
@@ -103,6 +116,7 @@ export class Worker {
       await this.runLogs.close();
       stopBeating();
       stopFiring();
+      await dispatcher?.stop();
       unsubscribe();
       unsubscribeLocal();
       // A prune stops between batches when the worker drains; each batch is its own transaction.

@@ -5,6 +5,7 @@ import type { RunStore, Store } from '../../store/contract';
 import { DEFAULT_LOG_KEEP } from '../../store/shared/log-lines';
 import { type Logger, silentLogger } from '../log';
 import { DEFAULT_RETRY, type ResolvedRetryPolicy, resolvePolicy } from '../retry-policy';
+import type { DispatchSettings } from '../webhooks/dispatch';
 import type { WorkflowRegistry } from '../workflow';
 import type { WorkerMetrics } from './metrics';
 
@@ -64,12 +65,21 @@ export interface WorkerOptions {
    * `waybill worker --health-port`'s /metrics. Absent: a registry of its own, without the process's metrics.
    */
   metrics?: WorkerMetrics;
+  /**
+   * The alert webhooks' dispatcher (lib/engine/webhooks): how it posts the outbox's deliveries, or false for a
+   * worker that posts none. On by default, with the dispatcher's defaults.
+   */
+  webhooks?: DispatchSettings | false;
 }
 
 /** The options with every default filled in (the clock and the id are the worker's own fields). */
 export type ResolvedOptions = Required<
-  Omit<WorkerOptions, 'id' | 'retry' | 'prune' | 'onRegistered' | 'onlyRun' | 'clock' | 'programUrl' | 'metrics'>
+  Omit<
+    WorkerOptions,
+    'id' | 'retry' | 'prune' | 'onRegistered' | 'onlyRun' | 'clock' | 'programUrl' | 'metrics' | 'webhooks'
+  >
 > & {
+  webhooks: DispatchSettings | false;
   retry: ResolvedRetryPolicy;
   prune?: WorkerOptions['prune'];
   onRegistered?: WorkerOptions['onRegistered'];
@@ -91,6 +101,7 @@ export function resolveOptions(options: WorkerOptions): ResolvedOptions {
     runLogLines: DEFAULT_LOG_KEEP,
     workerRetentionMs: 24 * 3_600_000,
     log: silentLogger,
+    webhooks: {},
     prices: options.prices ?? loadPriceTable(undefined),
     ...stripUndefined(rest),
     retry: resolvePolicy(DEFAULT_RETRY, {

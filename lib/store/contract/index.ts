@@ -19,6 +19,7 @@ import type { StepStreamStore } from './step-streams';
 import type { StepStore } from './steps';
 import type { WaitStore } from './waits';
 import type { WakeStore } from './wake';
+import type { WebhookStore } from './webhooks';
 
 export * from './audit';
 export * from './claims';
@@ -36,6 +37,7 @@ export * from './step-streams';
 export * from './steps';
 export * from './waits';
 export * from './wake';
+export * from './webhooks';
 export * from './workflows';
 
 /** Everything both backends do: no caller ever needs a cast or a capability check. */
@@ -53,6 +55,7 @@ export interface Store
     StepStreamStore,
     ScheduleStore,
     WakeStore,
+    WebhookStore,
     EventStore {
   /** Releases connections; the store is unusable afterwards. */
   close(): Promise<void>;

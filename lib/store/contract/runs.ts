@@ -2,6 +2,7 @@
 import type { RunLimits } from '../../domain/run-limits';
 import type { RunAction, RunRow, RunStatus, WorkerRow } from './rows';
 import type { WaitKind } from './waits';
+import type { WebhookEventInput } from './webhooks';
 import type { WorkflowStore } from './workflows';
 
 /** A run as lists show it: its row joined with its progress and claims. Outside clients' runs have no
@@ -218,7 +219,8 @@ export interface RunStore extends WorkerStore, WorkflowStore {
 
   /**
    * An operator's action, recorded as an `operator` event. Throws InvalidTransitionError when the run's
-   * status does not allow it (e.g. retry of a running run), NotFoundError for an unknown run.
+   * status does not allow it (e.g. retry of a running run), NotFoundError for an unknown run. `alert`: an alert
+   * webhooks' event the action is (a pause at the run's budget), written to their outbox in the same transaction.
    */
-  actOnRun(id: string, action: RunAction, actor: string): Promise<RunRow>;
+  actOnRun(id: string, action: RunAction, actor: string, alert?: WebhookEventInput): Promise<RunRow>;
 }

@@ -26,6 +26,7 @@ import { postgresSchedules } from './schedules';
 import { postgresStepStreams } from './step-streams';
 import { postgresSteps } from './steps';
 import { postgresWaits } from './waits';
+import { postgresWebhooks } from './webhooks';
 import { postgresWorkers } from './workers';
 import { postgresWorkflows } from './workflows';
 
@@ -117,6 +118,7 @@ export async function openPostgresStore(given: PostgresStoreOptions): Promise<Po
     ...postgresStepStreams(c),
     ...postgresSchedules(c),
     ...postgresEvents(c),
+    ...postgresWebhooks(c),
     subscribeWakes: (onWake) => wakes.subscribe(onWake),
     async close() {
       await wakes.close();

@@ -84,10 +84,15 @@ async function batch(client: pg.PoolClient, request: PruneRequest): Promise<Prun
         [runIds],
       )
     ).rowCount ?? 0;
-  // A removed run's waits and streamed text go with it (decided long ago: the run was finished).
-  for (const table of ['waits', 'step_streams'])
+  // A removed run's waits and streamed text go with it (decided long ago: the run was finished), and its webhook
+  // deliveries once sent or given up: a pending one is still owed to its receiver.
+  for (const [table, more] of [
+    ['waits', ''],
+    ['step_streams', ''],
+    ['webhook_deliveries', "AND status <> 'pending'"],
+  ])
     await client.query(
-      `DELETE FROM ${table} WHERE run_id = ANY($1::text[]) AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = ${table}.run_id)`,
+      `DELETE FROM ${table} WHERE run_id = ANY($1::text[]) ${more} AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = ${table}.run_id)`,
       [runIds],
     );
   const external =

@@ -31,11 +31,13 @@ import { cascadeDetail } from '../shared/children';
 import { announceWake } from '../shared/local-wakes';
 import { limitUseOf, limitUseSql, withinLimitsSql } from '../shared/run-limits-sql';
 import { TRANSITIONS } from '../shared/transitions';
+import { runEndEvent } from '../shared/webhooks';
 import { RUN_ALIASES, RUN as RUN_LIST } from './columns';
 import type { PgConnection } from './connection';
 import { mayHaveRun, withRetry } from './retry';
 import { listRuns } from './run-list';
 import { dueWait, settleChild } from './waits';
+import { enqueueIn } from './webhooks';
 
 type RunsOnly = Omit<RunStore, keyof WorkerStore | keyof WorkflowStore>;
 
@@ -369,7 +371,12 @@ export function postgresRuns(c: PgConnection): RunsOnly {
               client,
             );
             const row = finished.rows[0];
-            return { ended: row !== undefined, woke: row ? await settleChild(c, client, row) : null };
+            if (!row) return { ended: false, woke: null };
+            const woke = await settleChild(c, client, row);
+            // The alert webhooks' run.failed / run.completed, committed with the end they tell of.
+            const event = runEndEvent(row);
+            if (event) await enqueueIn(c, client, event, row.finishedAt ?? undefined);
+            return { ended: true, woke };
           });
           if (woke) announceWake(woke);
           if (ended) return true;
@@ -407,7 +414,7 @@ export function postgresRuns(c: PgConnection): RunsOnly {
      * changed since the snapshot when it locks it), so the transition is judged on the status it changes.
      * No row for an unknown run; `from` and a null id when the status does not allow the action.
      */
-    async actOnRun(id, action, actor) {
+    async actOnRun(id, action, actor, alert) {
       let woke: string | null = null;
       const { from, to } = TRANSITIONS[action];
       const target = sql`${to}::text`;
@@ -449,6 +456,7 @@ export function postgresRuns(c: PgConnection): RunsOnly {
               client,
             )
           ).rows[0];
+          if (row?.id && alert) await enqueueIn(c, client, alert);
           if (row?.id && to === 'cancelled') {
             const { from: _, ...run } = row;
             woke = await settleChild(c, client, run);

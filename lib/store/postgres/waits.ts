@@ -7,6 +7,7 @@
  */
 
 import { and, asc, eq, isNull, lte, type SQL, sql } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/node-postgres';
 import type pg from 'pg';
 import { NotFoundError } from '../../errors';
 import type { RunRow, WaitingKind, WaitKind, WaitRow, WaitStore } from '../contract';
@@ -14,9 +15,11 @@ import { runs, stepEvents, waits } from '../schema/pg';
 import { CHILD_DECIDER, childDecisionJson, childDetail } from '../shared/children';
 import { announceWake, onLocalWake } from '../shared/local-wakes';
 import { decisionDetail, refuseOverLimit, WAITING_SUMMARY } from '../shared/waits';
+import { approvalEvent } from '../shared/webhooks';
 import { WAIT as WAIT_LIST } from './columns';
 import type { PgConnection } from './connection';
 import { withRetry } from './retry';
+import { enqueueIn } from './webhooks';
 
 /**
  * The claim's "a parked run whose time came": the run `run` has an open wait due by `now`. postgres/runs.ts's
@@ -218,7 +221,15 @@ export function postgresWaits(c: PgConnection): WaitStore {
             undefined,
             client,
           );
-          return parked.rowCount === 1 ? ('parked' as const) : ('lost' as const);
+          if (parked.rowCount !== 1) return 'lost' as const;
+          if (kind === 'approval') {
+            const [run] = await drizzle(client)
+              .select({ workflow: runs.workflow })
+              .from(runs)
+              .where(eq(runs.id, runId));
+            await enqueueIn(c, client, approvalEvent(runId, run!.workflow, names[0]!));
+          }
+          return 'parked' as const;
         }),
       );
     },

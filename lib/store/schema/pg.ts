@@ -450,3 +450,42 @@ export const events = pgTable(
   },
   (t) => [index('events_name').on(t.name, t.createdAt)],
 );
+
+/** Alert webhooks: mirrors sqlite.ts. */
+export const webhooks = pgTable('webhooks', {
+  id: text('id').primaryKey(),
+  url: text('url').notNull(),
+  eventsJson: text('events_json').notNull(),
+  secret: text('secret').notNull(),
+  paused: integer('paused').notNull().default(0),
+  inDoubtSeconds: integer('in_doubt_seconds').notNull().default(300),
+  createdAt: doublePrecision('created_at').notNull(),
+  updatedAt: doublePrecision('updated_at').notNull(),
+});
+
+/** The webhooks' outbox: mirrors sqlite.ts. */
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    id: text('id').primaryKey(),
+    webhookId: text('webhook_id').notNull(),
+    event: text('event').notNull(),
+    runId: text('run_id'),
+    payloadJson: text('payload_json').notNull(),
+    status: text('status').notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    nextAttemptAt: doublePrecision('next_attempt_at').notNull(),
+    leaseOwner: text('lease_owner'),
+    leaseExpiresAt: doublePrecision('lease_expires_at'),
+    lastStatus: integer('last_status'),
+    lastError: text('last_error'),
+    createdAt: doublePrecision('created_at').notNull(),
+    updatedAt: doublePrecision('updated_at').notNull(),
+    deliveredAt: doublePrecision('delivered_at'),
+  },
+  (t) => [
+    index('webhook_deliveries_due').on(t.nextAttemptAt).where(sql`${t.status} = 'pending'`),
+    index('webhook_deliveries_webhook').on(t.webhookId, t.createdAt),
+    index('webhook_deliveries_created').on(t.createdAt),
+  ],
+);

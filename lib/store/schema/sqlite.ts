@@ -461,3 +461,51 @@ export const events = sqliteTable(
   },
   (t) => [index('events_name').on(t.name, t.createdAt)],
 );
+
+/**
+ * Alert webhooks: a URL subscribed to some events (a JSON array of their names), signed with its own secret.
+ * `inDoubtSeconds`: how long a claim must have been in doubt before `claim.in_doubt` is sent for it.
+ */
+export const webhooks = sqliteTable('webhooks', {
+  id: text('id').primaryKey(),
+  url: text('url').notNull(),
+  eventsJson: text('events_json').notNull(),
+  secret: text('secret').notNull(),
+  paused: integer('paused').notNull().default(0),
+  inDoubtSeconds: integer('in_doubt_seconds').notNull().default(300),
+  createdAt: real('created_at').notNull(),
+  updatedAt: real('updated_at').notNull(),
+});
+
+/**
+ * The webhooks' outbox: one row per event and subscription, written in the transaction of the change it tells
+ * of, so an event is never lost nor sent for a change that did not commit. The id is the receiver's key to
+ * deduplicate on, derived from the event (`<webhook>:<event>:<run>:<attempt>`), so a rescan or a retried write
+ * inserts nothing twice. pending → delivered, or failed after the last attempt; a dispatcher holds a pending
+ * row by its lease while it posts.
+ */
+export const webhookDeliveries = sqliteTable(
+  'webhook_deliveries',
+  {
+    id: text('id').primaryKey(),
+    webhookId: text('webhook_id').notNull(),
+    event: text('event').notNull(),
+    runId: text('run_id'),
+    payloadJson: text('payload_json').notNull(),
+    status: text('status').notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    nextAttemptAt: real('next_attempt_at').notNull(),
+    leaseOwner: text('lease_owner'),
+    leaseExpiresAt: real('lease_expires_at'),
+    lastStatus: integer('last_status'),
+    lastError: text('last_error'),
+    createdAt: real('created_at').notNull(),
+    updatedAt: real('updated_at').notNull(),
+    deliveredAt: real('delivered_at'),
+  },
+  (t) => [
+    index('webhook_deliveries_due').on(t.nextAttemptAt).where(sql`${t.status} = 'pending'`),
+    index('webhook_deliveries_webhook').on(t.webhookId, t.createdAt),
+    index('webhook_deliveries_created').on(t.createdAt),
+  ],
+);

@@ -26,6 +26,7 @@ import { sqliteSchedules } from './schedules';
 import { sqliteStepStreams } from './step-streams';
 import { type SqliteStepsOptions, sqliteSteps, type WriteCounts } from './steps';
 import { sqliteWaits } from './waits';
+import { sqliteWebhooks } from './webhooks';
 import { sqliteWorkers } from './workers';
 import { sqliteWorkflows } from './workflows';
 
@@ -83,6 +84,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     ...sqliteStepStreams(c),
     ...sqliteSchedules(c),
     ...sqliteEvents(c),
+    ...sqliteWebhooks(c),
     subscribeWakes: (onWake) => wakes.subscribe(onWake),
     async close() {
       wakes.close();

@@ -70,10 +70,15 @@ export function sqliteRetention(c: SqliteConnection): RetentionStore {
           .prepare(`DELETE FROM runs WHERE id IN ${IN_IDS} AND NOT ${HAS_ROWS('runs.id')}
           AND NOT EXISTS (SELECT 1 FROM progress p WHERE p.run_id = runs.id)`)
           .run({ ids }).changes;
-        // A removed run's waits and streamed text go with it (decided long ago: the run was finished).
-        for (const table of ['waits', 'step_streams'])
+        // A removed run's waits and streamed text go with it (decided long ago: the run was finished), and its
+        // webhook deliveries once sent or given up: a pending one is still owed to its receiver.
+        for (const [table, more] of [
+          ['waits', ''],
+          ['step_streams', ''],
+          ['webhook_deliveries', "AND status <> 'pending'"],
+        ])
           db.prepare(
-            `DELETE FROM ${table} WHERE run_id IN ${IN_IDS} AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = ${table}.run_id)`,
+            `DELETE FROM ${table} WHERE run_id IN ${IN_IDS} ${more} AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = ${table}.run_id)`,
           ).run({ ids });
         const external =
           extIds.length === 0

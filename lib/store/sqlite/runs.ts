@@ -13,10 +13,12 @@ import { cascadeDetail } from '../shared/children';
 import { announceWake } from '../shared/local-wakes';
 import { limitUseOf, limitUseSql, withinLimitsSql } from '../shared/run-limits-sql';
 import { TRANSITIONS } from '../shared/transitions';
+import { runEndEvent } from '../shared/webhooks';
 import { guard, type SqliteConnection } from './connection';
 import { listRunsIn } from './run-list';
 import type { InBatch } from './steps';
 import { dueWait, settleChild } from './waits';
+import { enqueueIn } from './webhooks';
 
 type RunsOnly = Omit<RunStore, keyof WorkerStore | keyof WorkflowStore>;
 
@@ -231,8 +233,13 @@ export function sqliteRuns(c: SqliteConnection, inBatch: InBatch | null = null):
             })
             .where(and(owned(id, workerId, attempt), inArray(runs.status, ['running', 'paused'])))
             .run().changes === 1;
-        if (ended) woke = settleChild(c, get(id)!, now);
-        return ended;
+        if (!ended) return false;
+        const run = get(id)!;
+        woke = settleChild(c, run, now);
+        // The alert webhooks' run.failed / run.completed, committed with the end they tell of.
+        const event = runEndEvent(run);
+        if (event) enqueueIn(c, event, now);
+        return true;
       });
       if (woke) announceWake(woke);
       return finished;
@@ -254,7 +261,7 @@ export function sqliteRuns(c: SqliteConnection, inBatch: InBatch | null = null):
       );
     },
 
-    async actOnRun(id, action, actor) {
+    async actOnRun(id, action, actor, alert) {
       const now = c.now();
       let woke: string | null = null;
       const acted = c.tx(() => {
@@ -264,6 +271,7 @@ export function sqliteRuns(c: SqliteConnection, inBatch: InBatch | null = null):
         if (!from.includes(run.status)) throw new InvalidTransitionError(id, action, run.status);
         c.prepared(ACT).run({ id, to, now });
         c.event({ runId: id, outcome: 'operator', detail: `${action} by ${actor}: ${run.status} → ${to}` }, now);
+        if (alert) enqueueIn(c, alert, now);
         if (to === 'cancelled') {
           woke = settleChild(c, get(id)!, now);
           cancelChildren(id, actor, now);

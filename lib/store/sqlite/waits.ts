@@ -14,7 +14,9 @@ import { runs, waits } from '../schema/sqlite';
 import { CHILD_DECIDER, childDecisionJson, childDetail } from '../shared/children';
 import { announceWake, onLocalWake } from '../shared/local-wakes';
 import { decisionDetail, refuseOverLimit, WAITING_SUMMARY } from '../shared/waits';
+import { approvalEvent } from '../shared/webhooks';
 import { guard, type SqliteConnection } from './connection';
+import { enqueueIn } from './webhooks';
 
 /**
  * The claim's "a parked run whose time came": the run `run` (an SQL expression) has an open wait due by `now`
@@ -200,7 +202,12 @@ export function sqliteWaits(c: SqliteConnection): WaitStore {
             and(eq(runs.id, runId), eq(runs.owner, workerId), eq(runs.attempts, attempt), eq(runs.status, 'running')),
           )
           .run();
-        return parked.changes === 1 ? ('parked' as const) : ('lost' as const);
+        if (parked.changes !== 1) return 'lost' as const;
+        if (kind === 'approval') {
+          const run = orm.select({ workflow: runs.workflow }).from(runs).where(eq(runs.id, runId)).get()!;
+          enqueueIn(c, approvalEvent(runId, run.workflow, names[0]!), now);
+        }
+        return 'parked' as const;
       });
     },
 

@@ -1,0 +1,132 @@
+/**
+ * The webhooks' dispatcher against a real receiver (node:http, test/support/webhook-receiver.ts) that verifies
+ * each signature with the exported helper: a failed run's `run.failed` arrives signed and verifies; a wrong secret
+ * does not; a receiver answering 503 gets the delivery again after each backoff (the store's clock moved, never
+ * slept) under the same id, until it is delivered or, after the last attempt, failed. The helper itself refuses a
+ * stale timestamp and a tampered body.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { WebhookDispatcher } from '../../lib/engine/webhooks/dispatch';
+import { signWebhook, verifyWebhook } from '../../lib/index';
+import { seededRandom } from '../../lib/random';
+import type { Store } from '../../lib/store/contract';
+import { backends, type StoreHandle } from '../support/backends';
+import { type Receiver, startReceiver } from '../support/webhook-receiver';
+
+const list = await backends();
+
+describe('verifyWebhook', () => {
+  const body = '{"id":"d1","type":"run.failed"}';
+  const at = 1_700_000_000;
+  it('accepts its own signature within the tolerance, and nothing else', () => {
+    const header = signWebhook('s3cret', body, at);
+    expect(header).toMatch(/^t=1700000000,v1=[0-9a-f]{64}$/);
+    expect(verifyWebhook('s3cret', header, body, { now: at * 1000 + 299_000 })).toBe(true);
+    expect(verifyWebhook('s3cret', header, body, { now: at * 1000 + 301_000 })).toBe(false);
+    expect(verifyWebhook('other', header, body, { now: at * 1000 })).toBe(false);
+    expect(verifyWebhook('s3cret', header, `${body} `, { now: at * 1000 })).toBe(false);
+    expect(verifyWebhook('s3cret', `${header.replace(/v1=\w+/, 'v1=00')}`, body, { now: at * 1000 })).toBe(false);
+    expect(verifyWebhook('s3cret', `v1=x,${header}`, body, { now: at * 1000 })).toBe(true);
+    expect(verifyWebhook('s3cret', 'garbage', body, { now: at * 1000 })).toBe(false);
+    expect(verifyWebhook('s3cret', undefined, body)).toBe(false);
+  });
+});
+
+describe.each(list)('webhook dispatcher on $name', (backend) => {
+  let h: StoreHandle;
+  let store: Store;
+  let receiver: Receiver;
+  let secret = 'whsec_test';
+
+  beforeEach(async () => {
+    h = await backend.open();
+    store = h.store;
+    secret = 'whsec_test';
+    receiver = await startReceiver(() => secret, { now: () => h.clock.now() });
+  });
+  afterEach(async () => {
+    await receiver.close();
+    await h.close();
+  });
+
+  const dispatcher = (more: { maxAttempts?: number } = {}) =>
+    new WebhookDispatcher({
+      store,
+      owner: 'd1',
+      clock: h.clock,
+      retryMs: 1000,
+      maxRetryMs: 4000,
+      timeoutMs: 5000,
+      random: seededRandom(7),
+      ...more,
+    });
+
+  const failRun = async (id: string) => {
+    await store.createRun({ id, workflow: 'wf', inputJson: '{}', totalSteps: 1 });
+    const run = await store.claimRun({ workerId: 'w1', leaseMs: 60_000, workflows: ['wf'], runId: id });
+    await store.finishRun(id, 'w1', { status: 'failed', error: 'boom' }, run!.attempts);
+  };
+
+  it('posts a signed run.failed the receiver verifies, once, with its id in the header and the body', async () => {
+    await store.createWebhook({ id: 'wh', url: receiver.url, events: ['run.failed'], secret, inDoubtSeconds: 60 });
+    await failRun('r1');
+    expect(await dispatcher().dispatchDue()).toBe(1);
+    expect(receiver.accepted).toHaveLength(1);
+    const [got] = receiver.accepted;
+    expect(got).toMatchObject({ id: 'wh:run.failed:r1:1', event: 'run.failed' });
+    expect(got!.body).toMatchObject({
+      id: 'wh:run.failed:r1:1',
+      type: 'run.failed',
+      data: { runId: 'r1', workflow: 'wf', error: 'boom' },
+    });
+    expect(await store.getDelivery('wh:run.failed:r1:1')).toMatchObject({ status: 'delivered', attempts: 1 });
+    expect(await dispatcher().dispatchDue()).toBe(0);
+    expect(receiver.answered).toBe(1);
+  });
+
+  it('retries after each backoff under the same id until delivered; a bad signature is not delivered', async () => {
+    await store.createWebhook({ id: 'wh', url: receiver.url, events: ['run.failed'], secret, inDoubtSeconds: 60 });
+    await failRun('r1');
+    const d = dispatcher();
+    receiver.answer = 503;
+    expect(await d.dispatchDue()).toBe(0);
+    expect(await store.getDelivery('wh:run.failed:r1:1')).toMatchObject({
+      status: 'pending',
+      attempts: 1,
+      lastStatus: 503,
+    });
+    secret = 'rotated'; // the receiver now expects another secret: 400, not delivered
+    receiver.answer = 200;
+    await h.elapse(4000);
+    expect(await d.dispatchDue()).toBe(0);
+    expect(receiver.refused).toBe(1);
+    secret = 'whsec_test';
+    await h.elapse(4000);
+    expect(await d.dispatchDue()).toBe(1);
+    expect(receiver.answered).toBe(3);
+    expect(receiver.accepted.map((a) => a.id)).toEqual(['wh:run.failed:r1:1']);
+    expect(await store.getDelivery('wh:run.failed:r1:1')).toMatchObject({
+      status: 'delivered',
+      attempts: 3,
+      lastStatus: 200,
+    });
+  });
+
+  it('fails a delivery after its last attempt; a resend delivers it', async () => {
+    await store.createWebhook({ id: 'wh', url: receiver.url, events: ['run.failed'], secret, inDoubtSeconds: 60 });
+    await failRun('r1');
+    await receiver.close(); // not listening: a refused connection
+    const d = dispatcher({ maxAttempts: 2 });
+    await d.dispatchDue();
+    await h.elapse(4000);
+    await d.dispatchDue();
+    const failed = await store.getDelivery('wh:run.failed:r1:1');
+    expect(failed).toMatchObject({ status: 'failed', attempts: 2, lastStatus: null, lastError: 'ECONNREFUSED' });
+    await receiver.listen();
+    await h.elapse(60_000);
+    expect(await d.dispatchDue()).toBe(0);
+    await store.resendDelivery(failed!.id);
+    expect(await d.dispatchDue()).toBe(1);
+    expect(receiver.accepted.map((a) => a.id)).toEqual([failed!.id]);
+  });
+});
