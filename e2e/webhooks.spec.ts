@@ -58,3 +58,34 @@ test('shows a failed delivery and resends it', async ({ page }) => {
     server.close();
   }
 });
+
+test('adds a webhook from the page, refusing a bad URL beside its field, shows its secret once, and deletes it', async ({
+  page,
+}) => {
+  const url = `https://ops.example.com/hooks/${uniqueId('form')}`;
+  await page.goto('/webhooks');
+  await page.getByTestId('webhook-add-open').click();
+  await page.getByTestId('webhook-field-url').fill('ftp://ops.example.com/hooks');
+  await page.getByTestId('webhook-event-run.failed').check();
+  await page.getByTestId('webhook-add-submit').click();
+  await expect(page.getByTestId('webhook-error-url')).toHaveText('must be an http:// or https:// URL');
+
+  await page.getByTestId('webhook-field-url').fill(url);
+  await page.getByTestId('webhook-event-run.completed').check();
+  await page.getByTestId('webhook-add-submit').click();
+  await expect(page.getByTestId('webhook-add-message')).toHaveText(/^added webhook wh_[0-9a-f]+$/);
+  const id = /(wh_[0-9a-f]+)/.exec((await page.getByTestId('webhook-add-message').textContent()) ?? '')![1]!;
+  const secret = (await page.getByTestId('webhook-add-secret').textContent()) ?? '';
+  expect(secret).toMatch(/^whsec_/);
+  const row = page.getByTestId(`webhook-${id}`);
+  await expect(row).toContainText(url);
+  await expect(row).toContainText('run.failed, run.completed');
+  await expect(row).toContainText(`secret …${secret.slice(-4)}`);
+
+  await page.getByTestId(`webhook-delete-${id}`).click();
+  await page.getByTestId('confirm-submit').click();
+  await expect(row).toHaveCount(0);
+  await page.goto('/audit');
+  for (const action of ['webhook-add', 'webhook-delete'])
+    await expect(page.getByRole('row').filter({ hasText: id }).filter({ hasText: action })).toHaveCount(1);
+});

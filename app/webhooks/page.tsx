@@ -12,7 +12,10 @@ import { allows } from '@/lib/auth/principal';
 import { requirePage } from '@/lib/auth/server';
 import { webhooks } from '@/lib/control';
 import { callerOf, controlDeps } from '@/lib/data/control';
+import { WEBHOOK_EVENTS } from '@/lib/store/contract';
+import { WebhookAddForm } from './webhook-add-form';
 import { ResendButton, WebhookToggle } from './webhook-buttons';
+import { WebhookDelete } from './webhook-delete';
 
 export const dynamic = 'force-dynamic';
 export const metadata: Metadata = { title: 'Webhooks' };
@@ -46,9 +49,10 @@ export default async function WebhooksPage() {
         </div>
         <LiveRefresh />
       </div>
+      {operator && <WebhookAddForm events={WEBHOOK_EVENTS} />}
       {hooks.length === 0 ? (
         <EmptyState title="No webhooks">
-          <p>Subscribe a URL with</p>
+          <p>Subscribe a URL above, or with</p>
           <pre className="mx-auto mt-3 w-fit rounded-md bg-zinc-900 px-3 py-2 text-left font-mono text-xs text-zinc-100 dark:bg-zinc-800">
             <code>npx waybill webhook add https://ops.example.com/hooks --event run.failed</code>
           </pre>
@@ -79,7 +83,10 @@ export default async function WebhooksPage() {
                   </td>
                   {operator && (
                     <td className={td}>
-                      <WebhookToggle id={w.id} paused={w.paused} />
+                      <div className="flex flex-wrap items-start gap-2">
+                        <WebhookToggle id={w.id} paused={w.paused} />
+                        <WebhookDelete id={w.id} url={w.url} />
+                      </div>
                     </td>
                   )}
                 </tr>
