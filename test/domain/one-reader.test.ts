@@ -79,6 +79,6 @@ describe('one reader per operator view', () => {
     expect(reads(/\.(listModelCalls|sumModelCalls)\(/, ['lib/data/metrics.ts'])).toEqual([]);
     // `waybill inspect` prints the same ledger (lib/gateway/ledger.ts), the one usage.ofRun answers with.
     expect(callers('runUsage')).toEqual(['lib/cli/runs.ts']);
-    expect(callers('ofRun').sort()).toEqual(['app/api/v1/runs/[id]/usage/route.ts', 'app/runs/[id]/usage-card.tsx']);
+    expect(callers('ofRun').sort()).toEqual(['app/api/v1/runs/[id]/usage/route.ts', 'lib/data/run-budget.ts']);
   });
 });
