@@ -19,10 +19,9 @@ export const metadata: Metadata = { title: 'Audit' };
 
 const AUDIT_PAGE_SIZE = 50;
 
-const th = 'px-3 py-2 text-left text-xs font-medium uppercase tracking-wide text-zinc-500 dark:text-zinc-400';
+const th = 'wb-th';
 const td = 'px-3 py-2 align-top';
-const link =
-  'rounded text-blue-700 underline-offset-2 hover:underline focus-visible:outline-2 focus-visible:outline-offset-1 focus-visible:outline-blue-600 dark:text-blue-400';
+const link = 'wb-link';
 
 const FILTERS = ['actor', 'action', 'runId', 'since', 'until'] as const;
 type Filters = Partial<Record<(typeof FILTERS)[number], string>>;

@@ -19,10 +19,9 @@ import { ScheduleToggle } from './schedule-toggle';
 export const dynamic = 'force-dynamic';
 export const metadata: Metadata = { title: 'Schedules' };
 
-const th = 'px-3 py-2 text-left text-xs font-medium uppercase tracking-wide text-zinc-500 dark:text-zinc-400';
-const td = 'px-3 py-3 align-top';
-const link =
-  'rounded text-blue-700 underline-offset-2 hover:underline focus-visible:outline-2 focus-visible:outline-offset-1 focus-visible:outline-blue-600 dark:text-blue-400';
+const th = 'wb-th';
+const td = 'wb-td-top';
+const link = 'wb-link';
 
 export default async function SchedulesPage() {
   const who = await requirePage('/schedules');
