@@ -105,6 +105,9 @@ export interface RunStore extends WorkerStore, WorkflowStore {
     /** A child run's parent (ctx.startChild), and whether it outlives the parent's cancel. */
     parentRunId?: string | null;
     detached?: boolean;
+    /** Its tags and metadata (RunTagStore), written with the row; checked by the caller (lib/domain/run-tags). */
+    tags?: string[];
+    metadata?: Record<string, string>;
   }): Promise<RunRow>;
 
   /**
@@ -128,6 +131,12 @@ export interface RunStore extends WorkerStore, WorkflowStore {
     owner?: string;
     /** Only the children of this run (ctx.startChild); outside clients' runs never match, as with `owner`. */
     parent?: string;
+    /**
+     * Only runs carrying every one of these tags, and every one of these metadata key=value pairs (RunTagStore);
+     * outside clients' runs never match, as with `owner`. Read from the tags' own indexes, not by a scan of runs.
+     */
+    tags?: string[];
+    meta?: { key: string; value: string }[];
     limit?: number;
     claimTtlMs: number;
     /** Keyset cursor: the last row of the previous page. */

@@ -84,8 +84,8 @@ async function batch(client: pg.PoolClient, request: PruneRequest): Promise<Prun
         [runIds],
       )
     ).rowCount ?? 0;
-  // A removed run's waits and streamed text go with it (decided long ago: the run was finished).
-  for (const table of ['waits', 'step_streams'])
+  // A removed run's waits, streamed text, tags and metadata go with it (decided long ago: the run was finished).
+  for (const table of ['waits', 'step_streams', 'run_tags', 'run_metadata'])
     await client.query(
       `DELETE FROM ${table} WHERE run_id = ANY($1::text[]) AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = ${table}.run_id)`,
       [runIds],

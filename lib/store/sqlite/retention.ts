@@ -70,8 +70,8 @@ export function sqliteRetention(c: SqliteConnection): RetentionStore {
           .prepare(`DELETE FROM runs WHERE id IN ${IN_IDS} AND NOT ${HAS_ROWS('runs.id')}
           AND NOT EXISTS (SELECT 1 FROM progress p WHERE p.run_id = runs.id)`)
           .run({ ids }).changes;
-        // A removed run's waits and streamed text go with it (decided long ago: the run was finished).
-        for (const table of ['waits', 'step_streams'])
+        // A removed run's waits, streamed text, tags and metadata go with it (decided long ago: the run was finished).
+        for (const table of ['waits', 'step_streams', 'run_tags', 'run_metadata'])
           db.prepare(
             `DELETE FROM ${table} WHERE run_id IN ${IN_IDS} AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = ${table}.run_id)`,
           ).run({ ids });
