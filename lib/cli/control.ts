@@ -15,7 +15,7 @@ import type { StartableWorkflows, StartCheck } from '../engine/workflow';
 import { StartRefusedError, UsageError } from '../errors';
 import { runSpendUsd } from '../gateway/ledger';
 import type { RunAction, RunRow } from '../store/contract';
-import { check, flags, GLOBAL_OPTIONS, jsonArg, lookupId, positionals, usd } from './args';
+import { check, flags, GLOBAL_OPTIONS, jsonArg, lookupId, metaFlags, positionals, tagFlags, usd } from './args';
 import { type Cli, callerOf, withControl } from './context';
 import { followRun } from './follow';
 
@@ -30,6 +30,8 @@ export async function start(cli: Cli, args: string[]): Promise<number> {
         input: { type: 'string' },
         id: { type: 'string' },
         budget: { type: 'string' },
+        tag: { type: 'string', multiple: true },
+        meta: { type: 'string', multiple: true },
         follow: { type: 'boolean' },
       },
     }),
@@ -38,6 +40,9 @@ export async function start(cli: Cli, args: string[]): Promise<number> {
   const input = values.input === undefined ? {} : jsonArg(values.input, '--input', cli.config().WAYBILL_MAX_BODY_BYTES);
   const id = values.id === undefined ? undefined : check(runIdSchema, values.id, '--id');
   const budgetUsd = values.budget === undefined ? undefined : check(usd, values.budget, '--budget');
+  const tags = tagFlags(values.tag);
+  const meta = metaFlags(values.meta);
+  const metadata = meta && Object.fromEntries(meta.map((m) => [m.key, m.value]));
   const caller = callerOf(cli, values.as);
   const builtins = await cli.registry(undefined, values.db);
   // A built-in's input is checked before the store is opened, so bad input never opens (or creates) it; any
@@ -54,6 +59,8 @@ export async function start(cli: Cli, args: string[]): Promise<number> {
         input,
         id,
         budgetUsd,
+        tags,
+        metadata,
       })
       .catch((error: unknown) => {
         // The CLI's words for a refused start, as before lib/control: exit 2, each wrong field named.
@@ -73,8 +80,10 @@ export async function start(cli: Cli, args: string[]): Promise<number> {
         `waybill start: no live worker serves ${workflow} yet; the run waits for one (waybill worker${catalog?.entry(workflow)?.builtin ? '' : ' --workflows <module>'})`,
       );
     if (!values.follow) {
-      if (values.json) cli.json(judged(run, await judgeRun(await deps.store(), run, stallSettings(cli.config()))));
-      else
+      if (values.json) {
+        const judgement = await judgeRun(await deps.store(), run, stallSettings(cli.config()));
+        cli.json({ ...judged(run, judgement), ...run.runTags });
+      } else
         cli.out(
           `${run.existed ? 'exists' : 'queued'} ${run.id} (${run.workflow}${run.totalSteps === null ? '' : `, ${run.totalSteps} steps`})`,
         );

@@ -5,9 +5,10 @@
  */
 import { z } from 'zod';
 import { budgetUsdSchema } from '../domain/budget';
+import { metadataSchema, metaFilterText, tagsSchema } from '../domain/run-tags';
 import { runIdSchema, type StartedRun, startRun } from '../engine/runs';
 import { NotFoundError, StartRefusedError } from '../errors';
-import type { RunAction, RunRow } from '../store/contract';
+import type { RunAction, RunRow, RunTags } from '../store/contract';
 import { TRANSITIONS } from '../store/shared/transitions';
 import { record } from './audit';
 import { authorize, type Caller } from './caller';
@@ -27,6 +28,9 @@ const startInput = z.strictObject({
   id: runIdSchema.optional(),
   /** The run's own budget (USD), over its workflow's default. */
   budgetUsd: budgetUsdSchema.optional(),
+  /** The run's tags and metadata (lib/domain/run-tags), which its steps may change later. */
+  tags: tagsSchema.optional(),
+  metadata: metadataSchema.optional(),
   reason: reasonField,
 });
 
@@ -34,9 +38,15 @@ const startInput = z.strictObject({
  * Queues a run of any workflow the catalog knows (built-in or published); the input is checked against its
  * schema and stored parsed (defaults applied). An unknown workflow or a wrong field is StartRefusedError.
  * An id that exists with this workflow and parsed input answers with that run (`existed`), unaudited and with
- * no event, since nothing happened; with another, RunExistsError (CONFLICT), naming what differs.
+ * no event, since nothing happened; with another, RunExistsError (CONFLICT), naming what differs. Tags and
+ * metadata take no part in that: a repeat answers the run as it is, its own tags kept (a retried start that
+ * lost its answer is the same start, whatever its tags say; ctx.setTags may have changed them since).
  */
-export async function start(deps: ControlDeps, caller: Caller, input: z.input<typeof startInput>): Promise<StartedRun> {
+export async function start(
+  deps: ControlDeps,
+  caller: Caller,
+  input: z.input<typeof startInput>,
+): Promise<StartedRun & { runTags: RunTags }> {
   authorize(caller, 'operator');
   const given = validate(startInput, input);
   if (!deps.workflows) throw new Error('lib/control start: no workflows given');
@@ -53,20 +63,31 @@ export async function start(deps: ControlDeps, caller: Caller, input: z.input<ty
     input: checked.input,
     id: given.id,
     budgetUsd: given.budgetUsd,
+    tags: given.tags,
+    metadata: given.metadata,
   });
-  if (run.existed) return run;
+  // A repeat answers the tags the run has, not the ones it was asked for now.
+  if (run.existed) return { ...run, runTags: await store.getRunTags(run.id) };
   await store.recordEvent({ runId: run.id, outcome: 'operator', detail: `started by ${caller.actor}` });
   await record(store, caller, {
     action: 'start',
     target: run.id,
     runId: run.id,
-    note:
-      given.budgetUsd === undefined
-        ? `workflow ${run.workflow}`
-        : `workflow ${run.workflow}; budget $${given.budgetUsd}`,
+    note: [
+      `workflow ${run.workflow}`,
+      given.budgetUsd === undefined ? null : `budget $${given.budgetUsd}`,
+      given.tags?.length ? `tags ${given.tags.join(', ')}` : null,
+      given.metadata && Object.keys(given.metadata).length
+        ? `metadata ${Object.entries(given.metadata)
+            .map(([k, v]) => metaFilterText({ key: k, value: v }))
+            .join(', ')}`
+        : null,
+    ]
+      .filter(Boolean)
+      .join('; '),
     reason: given.reason,
   });
-  return run;
+  return { ...run, runTags: await store.getRunTags(run.id) };
 }
 
 const actInput = z.strictObject({
