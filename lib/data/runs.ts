@@ -1,4 +1,5 @@
 import 'server-only';
+import { metaPairs } from '../control/fields';
 import { type RunFigures, runFigures } from '../control/figures';
 import type { QueuedReason } from '../control/queued';
 import { readRunsPage } from '../control/runs-list';
@@ -20,6 +21,9 @@ export interface RunsQuery {
   workflow?: string;
   q?: string;
   parent?: string;
+  tag?: string[];
+  /** `key=value` texts, as the URL has them. */
+  meta?: string[];
   cursor?: string;
 }
 
@@ -57,6 +61,8 @@ export async function getRunsPage(query: RunsQuery): Promise<RunsPage> {
         workflow: query.workflow,
         search: query.q || undefined,
         parent: query.parent,
+        tags: query.tag?.length ? query.tag : undefined,
+        meta: metaPairs(query.meta),
         limit: PAGE_SIZE,
         claimTtlMs: claimTtlMs(),
         after: decodeCursor(query.cursor),
