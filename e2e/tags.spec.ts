@@ -5,8 +5,9 @@
  */
 import type { RunStore, Store } from '../lib/store/contract';
 import { openStore } from '../lib/store/index';
+import { StartRunPage } from './pages/start-run-page';
 import { expect, noChromium, test, uniqueId } from './support/test';
-import { databaseUrl, waybill } from './support/waybill';
+import { databaseUrl, runExists, waybill } from './support/waybill';
 
 test.skip(noChromium, 'no chromium');
 
@@ -80,4 +81,23 @@ test('the runs page filters by tags and metadata like the API and the CLI; a run
   await shown.getByTestId('run-meta').click();
   await expect(rows).toHaveCount(1);
   expect(await listed()).toEqual([id('b')]);
+});
+
+test('the start form takes tags and metadata, refuses a bad one beside them, and the run page shows them', async ({
+  page,
+}) => {
+  const form = new StartRunPage(page);
+  await form.goto();
+  const id = uniqueId('e2e-tagged');
+  await page.getByTestId('start-tags').fill('env/prod bad!tag');
+  await page.getByTestId('start-metadata').fill('customer=acme\ntier = gold');
+  await form.start({ workflow: 'agent-batch', input: '{"count": 1}', id });
+  await expect(page.getByTestId('field-error-tags')).toContainText('tags.1: letters, digits');
+  expect(runExists(id)).toBe(false);
+
+  await page.getByTestId('start-tags').fill('env/prod team:a');
+  await form.submit.click();
+  await expect(page).toHaveURL(new RegExp(`/runs/${id}$`));
+  await expect(page.getByTestId('run-tag')).toHaveText(['env/prod', 'team:a']);
+  await expect(page.getByTestId('run-meta')).toHaveText(['customer=acme', 'tier=gold']);
 });
