@@ -71,7 +71,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
   },
   runs: {
     usage:
-      'runs [--status S] [--waiting approval|signal|sleep|child|event] [--workflow W] [--search Q] [--parent ID] [--limit N]',
+      'runs [--status S] [--waiting approval|signal|sleep|child|event] [--workflow W] [--search Q] [--parent ID] [--tag T]… [--meta K=V]… [--limit N]',
     summary: "list runs, outside clients' included",
     flags: [
       ['--status S', 'queued, running, waiting, paused, completed, failed, cancelled, rejected or idle'],
