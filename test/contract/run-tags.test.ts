@@ -130,4 +130,26 @@ describe.each(list)('run tags contract on $name', (backend) => {
     expect(await ids({ tags: ['wide'], meta: [{ key: 'k', value: 'v' }] })).toEqual([id(500)]);
     expect((await store.listRuns({ claimTtlMs: 30_000, tags: ['wide'], limit: 5000 })).length).toBe(total);
   });
+  it('reads two wide tags that seldom meet from the first one’s range, the runs they share only', async () => {
+    // Each on more runs than a narrow read takes; together on three.
+    const total = 2 * NARROW_RUNS + 100;
+    const id = (n: number) => `r${String(n).padStart(5, '0')}`;
+    const all = Array.from({ length: total }, (_, i) => i + 1);
+    await h.exec(`INSERT INTO runs (id, workflow, input_json, status, attempts, created_at, updated_at, detached)
+      VALUES ${all.map((n) => `('${id(n)}', 'wf', '{}', 'completed', 0, ${n}, ${n}, false)`).join(', ')}`);
+    const cut = NARROW_RUNS + 50;
+    await h.exec(`INSERT INTO run_tags (run_id, tag) SELECT id, 'low' FROM runs WHERE id <= '${id(cut)}'`);
+    await h.exec(`INSERT INTO run_tags (run_id, tag) SELECT id, 'high' FROM runs WHERE id >= '${id(cut - 2)}'`);
+    const met = await store.listRuns({ claimTtlMs: 30_000, tags: ['low', 'high'] });
+    expect(met.map((r) => r.id)).toEqual([id(cut), id(cut - 1), id(cut - 2)]);
+    const after = { updatedAt: met[0]!.updatedAt, id: met[0]!.id };
+    expect((await store.listRuns({ claimTtlMs: 30_000, tags: ['high', 'low'], after })).map((r) => r.id)).toEqual([
+      id(cut - 1),
+      id(cut - 2),
+    ]);
+    expect((await store.listRuns({ claimTtlMs: 30_000, tags: ['low'], limit: 2 })).map((r) => r.id)).toEqual([
+      id(cut),
+      id(cut - 1),
+    ]);
+  });
 });

@@ -9,7 +9,13 @@ import type { RunStore, RunSummary } from '../contract';
 import { claimExpiredSql, claimTimes } from '../shared/claim-expiry-sql';
 import { containsPattern } from '../shared/columns';
 import { OUTSIDE_STATUS_SQL } from '../shared/outside-runs';
-import { NARROW_RUNS, narrowestPart, type TagFilterPart, tagFilterParts } from '../shared/run-tag-filter';
+import {
+  meetingCounts,
+  NARROW_RUNS,
+  narrowestPart,
+  type TagFilterPart,
+  tagFilterParts,
+} from '../shared/run-tag-filter';
 import type { PgConnection } from './connection';
 
 type Filter = Parameters<RunStore['listRuns']>[0];
@@ -49,6 +55,15 @@ function values(filter: Filter) {
   };
 }
 
+/** The run `id` carries every tag and every key=value of the filter, each found by its key. */
+const tagsMatch = (
+  v: ReturnType<typeof values>,
+  id: SQL,
+) => sql`(${v.tags} IS NULL OR NOT EXISTS (SELECT 1 FROM unnest(${v.tags}) t (tag)
+      WHERE NOT EXISTS (SELECT 1 FROM run_tags rt WHERE rt.run_id = ${id} AND rt.tag = t.tag)))
+    AND (${v.metaKeys} IS NULL OR NOT EXISTS (SELECT 1 FROM unnest(${v.metaKeys}, ${v.metaValues}) m (key, value)
+      WHERE NOT EXISTS (SELECT 1 FROM run_metadata rm WHERE rm.run_id = ${id} AND rm.key = m.key AND rm.value = m.value)))`;
+
 /** `narrow`: the tag filter's rarest part, to read the candidates from (shared/run-tag-filter.ts). */
 function listSql(c: PgConnection, filter: Filter, narrow: TagFilterPart | null): SQL {
   const v = values(filter);
@@ -59,10 +74,7 @@ function listSql(c: PgConnection, filter: Filter, narrow: TagFilterPart | null):
     AND (${v.owner} IS NULL OR r.owner = ${v.owner}) AND (${v.parent} IS NULL OR r.parent_run_id = ${v.parent})
     AND (${v.waiting} IS NULL OR EXISTS (SELECT 1 FROM waits ww
       WHERE ww.run_id = r.id AND ww.decided_at IS NULL AND ww.kind = ${v.waiting}))
-    AND (${v.tags} IS NULL OR NOT EXISTS (SELECT 1 FROM unnest(${v.tags}) t (tag)
-      WHERE NOT EXISTS (SELECT 1 FROM run_tags rt WHERE rt.run_id = r.id AND rt.tag = t.tag)))
-    AND (${v.metaKeys} IS NULL OR NOT EXISTS (SELECT 1 FROM unnest(${v.metaKeys}, ${v.metaValues}) m (key, value)
-      WHERE NOT EXISTS (SELECT 1 FROM run_metadata rm WHERE rm.run_id = r.id AND rm.key = m.key AND rm.value = m.value)))`;
+    AND ${tagsMatch(v, sql.raw('r.id'))}`;
   const search = (id: SQL) => sql`(${v.search} IS NULL OR ${asciiLower(id)} LIKE ${asciiLower(v.search)} ESCAPE '\\')`;
   const orphaned = (run: string) => sql`(SELECT count(*)::int FROM claims c WHERE c.run_id = ${sql.raw(run)}
     AND ${claimExpiredSql(claimTimes('c.'), ttl, sql.raw('t.now'))})`;
@@ -168,7 +180,9 @@ export async function listRuns(c: PgConnection, filter: Filter): Promise<RunSumm
   if (filter.waiting && filter.status && filter.status !== 'waiting') return [];
   const limit = filter.limit ?? 100;
   const parts = tagFilterParts(filter);
-  const narrow = parts && narrowestPart(parts, await Promise.all(parts.map((part) => countPart(c, part))));
+  const counts = parts && (await Promise.all(parts.map((part) => countPart(c, part, filter, false))));
+  const meeting = parts && counts && meetingCounts(parts, counts) ? await countPart(c, parts[0]!, filter, true) : null;
+  const narrow = parts && counts && narrowestPart(parts, counts, meeting);
   const page = (await c.query<RunSummary>(listSql(c, filter, narrow))).rows;
   // Outside clients' runs with only committed rows, as sqlite/run-list.ts finds them (an `idle` external run).
   if (
@@ -190,14 +204,19 @@ export async function listRuns(c: PgConnection, filter: Filter): Promise<RunSumm
     .slice(0, limit);
 }
 
-/** How many runs carry a part of a tag filter, counted up to one past NARROW_RUNS (shared/run-tag-filter.ts). */
-async function countPart(c: PgConnection, part: TagFilterPart): Promise<number> {
+/**
+ * How many runs carry a part of a tag filter, or with `meeting` the part and the rest of the filter, counted up to
+ * one past NARROW_RUNS (shared/run-tag-filter.ts).
+ */
+async function countPart(c: PgConnection, part: TagFilterPart, filter: Filter, meeting: boolean): Promise<number> {
+  const v = values(filter);
   const range =
     'tag' in part
-      ? sql`SELECT 1 FROM run_tags WHERE tag = ${part.tag}`
-      : sql`SELECT 1 FROM run_metadata WHERE key = ${part.key} AND value = ${part.value}`;
+      ? sql`SELECT n.run_id FROM run_tags n WHERE n.tag = ${part.tag}`
+      : sql`SELECT n.run_id FROM run_metadata n WHERE n.key = ${part.key} AND n.value = ${part.value}`;
+  const all = meeting ? sql`AND ${tagsMatch(v, sql.raw('n.run_id'))}` : sql``;
   const { rows } = await c.query<{ n: number }>(
-    sql`SELECT count(*)::int AS n FROM (${range} LIMIT ${NARROW_RUNS + 1}::int) x`,
+    sql`SELECT count(*)::int AS n FROM (${range} ${all} LIMIT ${NARROW_RUNS + 1}::int) x`,
   );
   return rows[0]!.n;
 }

@@ -9,8 +9,9 @@
  *   page is found within the first few thousand runs, never the whole table.
  *
  * Counting is capped at NARROW_RUNS + 1 entries of each index range, so the choice itself costs no more than
- * the narrow read. (Two wide tags that seldom meet are the case neither bounds: then a page reads as far as it
- * takes, like a search that matches nothing.)
+ * the narrow read. Wide parts that seldom meet (each on half the runs, together on none) would leave the wide read
+ * going through every run; narrowestPart counts how many meet, from the first part's range, and reads a narrow
+ * page from it when few do.
  */
 
 export const NARROW_RUNS = 2_000;
@@ -26,8 +27,18 @@ export function tagFilterParts(filter: {
   return parts.length ? parts : null;
 }
 
-/** The part to read the page from, given each part's capped count: the rarest, if narrow; null when all are wide. */
-export function narrowestPart(parts: TagFilterPart[], counts: number[]): TagFilterPart | null {
+/** Whether the filter's parts are all wide and more than one: then the count of those that meet decides. */
+export function meetingCounts(parts: TagFilterPart[], counts: number[]): boolean {
+  return parts.length > 1 && counts.every((n) => n > NARROW_RUNS);
+}
+
+/**
+ * The part to read the page from, given each part's capped count: the rarest, if narrow. When every part is wide
+ * and there are more (meetingCounts), `meeting` is how many runs of the first part carry the whole filter (capped):
+ * few of them (wide parts that seldom meet) and the page is read from that part, whose range is then read whole,
+ * bounded by its own runs rather than by all of them. Null: the wide read.
+ */
+export function narrowestPart(parts: TagFilterPart[], counts: number[], meeting: number | null): TagFilterPart | null {
   let best: TagFilterPart | null = null;
   let fewest = NARROW_RUNS + 1;
   for (const [i, part] of parts.entries()) {
@@ -36,5 +47,6 @@ export function narrowestPart(parts: TagFilterPart[], counts: number[]): TagFilt
       fewest = counts[i]!;
     }
   }
+  if (!best && meeting !== null && meeting <= NARROW_RUNS) return parts[0]!;
   return best;
 }

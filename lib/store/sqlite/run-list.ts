@@ -8,7 +8,13 @@ import type { RunStore, RunSummary } from '../contract';
 import { claimExpiresAtText } from '../shared/claim-expiry-sql';
 import { containsPattern } from '../shared/columns';
 import { OUTSIDE_STATUS_SQL } from '../shared/outside-runs';
-import { NARROW_RUNS, narrowestPart, type TagFilterPart, tagFilterParts } from '../shared/run-tag-filter';
+import {
+  meetingCounts,
+  NARROW_RUNS,
+  narrowestPart,
+  type TagFilterPart,
+  tagFilterParts,
+} from '../shared/run-tag-filter';
 import type { SqliteConnection } from './connection';
 
 /** A run's place in the list: the later of its row's and its progress's update (an outside client's: its claims'). */
@@ -18,13 +24,14 @@ const PLACE = `CASE WHEN r.id IS NULL
 const AFTER = (id: string) => `(@afterAt IS NULL OR ${PLACE} < @afterAt OR (${PLACE} = @afterAt AND ${id} > @afterId))`;
 // `waiting`: parked on an open wait of that kind (listRunsIn then also asks for status `waiting`).
 // `tags`, `meta`: JSON arrays of the tags and [key, value] pairs every run listed carries, each found by its key.
+const TAGS_MATCH = (id: string) => `(@tags IS NULL OR NOT EXISTS (SELECT 1 FROM json_each(@tags) t
+    WHERE NOT EXISTS (SELECT 1 FROM run_tags rt WHERE rt.run_id = ${id} AND rt.tag = t.value)))
+  AND (@meta IS NULL OR NOT EXISTS (SELECT 1 FROM json_each(@meta) m
+    WHERE NOT EXISTS (SELECT 1 FROM run_metadata rm WHERE rm.run_id = ${id} AND rm.key = m.value ->> 0 AND rm.value = m.value ->> 1)))`;
 const RUN_FILTER = `(@status IS NULL OR r.status = @status) AND (@workflow IS NULL OR r.workflow = @workflow)
   AND (@owner IS NULL OR r.owner = @owner) AND (@parent IS NULL OR r.parent_run_id = @parent) AND (@waiting IS NULL OR EXISTS (SELECT 1 FROM waits ww
     WHERE ww.run_id = r.id AND ww.decided_at IS NULL AND ww.kind = @waiting))
-  AND (@tags IS NULL OR NOT EXISTS (SELECT 1 FROM json_each(@tags) t
-    WHERE NOT EXISTS (SELECT 1 FROM run_tags rt WHERE rt.run_id = r.id AND rt.tag = t.value)))
-  AND (@meta IS NULL OR NOT EXISTS (SELECT 1 FROM json_each(@meta) m
-    WHERE NOT EXISTS (SELECT 1 FROM run_metadata rm WHERE rm.run_id = r.id AND rm.key = m.value ->> 0 AND rm.value = m.value ->> 1)))`;
+  AND ${TAGS_MATCH('r.id')}`;
 
 /**
  * The runs that can be on the page, so the summary is computed for a few hundred runs, not all of them.
@@ -63,9 +70,15 @@ const NARROW_CANDIDATES = `cand(id) AS (
   UNION
   SELECT c.run_id FROM claims c WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = c.run_id))`;
 
-const COUNT_TAG = 'SELECT count(*) AS n FROM (SELECT 1 FROM run_tags WHERE tag = @tag LIMIT @cap)';
-const COUNT_META =
-  'SELECT count(*) AS n FROM (SELECT 1 FROM run_metadata WHERE key = @key AND value = @value LIMIT @cap)';
+// `meeting`: only the part's runs that carry the whole filter (shared/run-tag-filter.ts, the second count).
+const COUNT_TAG = (meeting: boolean) => `SELECT count(*) AS n FROM (SELECT 1 FROM run_tags n WHERE n.tag = @tag
+  ${meeting ? `AND ${TAGS_MATCH('n.run_id')}` : ''} LIMIT @cap)`;
+const COUNT_META = (meeting: boolean) => `SELECT count(*) AS n FROM (SELECT 1 FROM run_metadata n
+  WHERE n.key = @key AND n.value = @value ${meeting ? `AND ${TAGS_MATCH('n.run_id')}` : ''} LIMIT @cap)`;
+const COUNTS = {
+  alone: { tag: COUNT_TAG(false), meta: COUNT_META(false) },
+  meeting: { tag: COUNT_TAG(true), meta: COUNT_META(true) },
+};
 
 /**
  * The figures' counts (lib/control/figures.ts): the run's committed rows, and those executed here. One range of
@@ -166,12 +179,9 @@ export function listRunsIn(c: SqliteConnection, filter: Parameters<RunStore['lis
   };
   const parts = tagFilterParts(filter);
   return c.db.transaction(() => {
-    const narrow =
-      parts &&
-      narrowestPart(
-        parts,
-        parts.map((part) => countPart(c, part)),
-      );
+    const counts = parts?.map((part) => countPart(c, part, 'alone', params));
+    const meeting = parts && counts && meetingCounts(parts, counts) ? countPart(c, parts[0]!, 'meeting', params) : null;
+    const narrow = parts && counts && narrowestPart(parts, counts, meeting);
     const page = narrow
       ? c.prepared<unknown[], RunSummary>(NARROW_PAGE_SQL).all({
           ...params,
@@ -201,12 +211,23 @@ export function listRunsIn(c: SqliteConnection, filter: Parameters<RunStore['lis
   })();
 }
 
-/** How many runs carry a part of a tag filter, counted up to one past NARROW_RUNS (shared/run-tag-filter.ts). */
-function countPart(c: SqliteConnection, part: TagFilterPart): number {
+/**
+ * How many runs carry a part of a tag filter (`alone`), or the part and the rest of the filter (`meeting`), counted
+ * up to one past NARROW_RUNS (shared/run-tag-filter.ts).
+ */
+function countPart(
+  c: SqliteConnection,
+  part: TagFilterPart,
+  how: keyof typeof COUNTS,
+  params: { tags: string | null; meta: string | null },
+): number {
   const cap = NARROW_RUNS + 1;
+  const filter = how === 'meeting' ? { tags: params.tags, meta: params.meta } : {};
   const row =
     'tag' in part
-      ? c.prepared<unknown[], { n: number }>(COUNT_TAG).get({ tag: part.tag, cap })
-      : c.prepared<unknown[], { n: number }>(COUNT_META).get({ key: part.key, value: part.value, cap });
+      ? c.prepared<unknown[], { n: number }>(COUNTS[how].tag).get({ tag: part.tag, cap, ...filter })
+      : c
+          .prepared<unknown[], { n: number }>(COUNTS[how].meta)
+          .get({ key: part.key, value: part.value, cap, ...filter });
   return row!.n;
 }
