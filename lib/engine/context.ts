@@ -29,7 +29,7 @@ import {
   retryableUnder,
 } from './retry-policy';
 import { noRunLog, type RunLog } from './run-log';
-import { type TagMethod, tagChange, writeTagChange } from './run-tags';
+import { childTags, type TagMethod, tagChange, writeTagChange } from './run-tags';
 import { type StreamingStepContext, streamingStep } from './step-stream';
 import { type UsageRecorder, type UsageReport, usageStep } from './step-usage';
 import {
@@ -197,13 +197,15 @@ export class RunContext {
 
   /**
    * Starts a child run of `workflow` as a durable step named `child:<name>`: started once, however often the
-   * parent's worker dies around it. Its id is `<this run's id>:<name>` unless given. Returns the child's id.
+   * parent's worker dies around it. Its id is `<this run's id>:<name>` unless given; `tags` and `metadata` are the
+   * child's own, as a start's. Returns the child's id.
    */
   async startChild(name: string, workflow: string, input: unknown, options: ChildOptions = {}): Promise<string> {
     const family = this.families();
     const id = childRunId(this.runId, name, options);
+    const tags = childTags(name, options);
     const { result } = await this.step(`child:${name}`, async () =>
-      startChildRun(await family, this.runId, { workflow, input, id, detached: options.detached === true }),
+      startChildRun(await family, this.runId, { workflow, input, id, detached: options.detached === true, ...tags }),
     );
     return result.runId;
   }

@@ -12,18 +12,34 @@ import type { RunTagChange, RunTagStore, RunTags } from '../store/contract';
 
 export type TagMethod = 'setTags' | 'addTags' | 'setMetadata';
 
+/** `given` by `schema`, or NonRetryableError naming the call (`where`) and the field. */
+function checked<T>(schema: z.ZodType<T>, given: unknown, where: string, field: string): T {
+  const parsed = schema.safeParse(given);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  throw new NonRetryableError(`${where}: ${[field, ...issue.path.map(String)].join('.')}: ${issue.message}`);
+}
+
 /** The change a call asks for, checked; NonRetryableError naming the call and the field when it breaks a rule. */
 export function tagChange(method: TagMethod, given: unknown): RunTagChange {
-  const checked = (schema: z.ZodType, value: unknown) => {
-    const parsed = schema.safeParse(value);
-    if (parsed.success) return parsed.data;
-    const issue = parsed.error.issues[0]!;
-    const field = [method === 'setMetadata' ? 'metadata' : 'tags', ...issue.path.map(String)].join('.');
-    throw new NonRetryableError(`ctx.${method}: ${field}: ${issue.message}`);
-  };
-  if (method === 'setMetadata') return { metadata: checked(metadataSchema, given) as Record<string, string> };
-  const tags = checked(tagsSchema, given) as string[];
+  if (method === 'setMetadata')
+    return { metadata: checked(metadataSchema, given, `ctx.${method}`, 'metadata') as Record<string, string> };
+  const tags = checked(tagsSchema, given, `ctx.${method}`, 'tags') as string[];
   return method === 'setTags' ? { tags } : { addTags: tags };
+}
+
+/** A child's tags and metadata (ctx.startChild's options), checked as a start's. */
+export function childTags(
+  name: string,
+  options: { tags?: unknown; metadata?: unknown },
+): { tags?: string[]; metadata?: Record<string, string> } {
+  const where = `ctx.startChild(${name})`;
+  return {
+    ...(options.tags === undefined ? {} : { tags: checked(tagsSchema, options.tags, where, 'tags') as string[] }),
+    ...(options.metadata === undefined
+      ? {}
+      : { metadata: checked(metadataSchema, options.metadata, where, 'metadata') as Record<string, string> }),
+  };
 }
 
 /** Writes the change (inside the call's step); a result past the per-run limits is NonRetryableError. */

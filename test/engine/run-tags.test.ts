@@ -41,7 +41,17 @@ const wrong = defineWorkflow({
   },
 });
 
-const registry = new WorkflowRegistry([tagger, wrong]);
+const leaf = defineWorkflow({ name: 'leaf', input: z.object({}), run: async () => 'leaf' });
+const family = defineWorkflow({
+  name: 'family',
+  input: z.object({ tag: z.string() }),
+  async run(ctx, input) {
+    const id = await ctx.startChild('kid', 'leaf', {}, { tags: [input.tag], metadata: { from: 'parent' } });
+    return ctx.waitForChild(id);
+  },
+});
+
+const registry = new WorkflowRegistry([tagger, wrong, leaf, family]);
 const alice: Caller = { actor: 'alice (operator)', role: 'operator', channel: 'api' };
 
 describe.each(list)('a run’s own tags on $name', (backend) => {
@@ -132,5 +142,22 @@ describe.each(list)('a run’s own tags on $name', (backend) => {
     }
     // The bad tag and the bad key never reached the store; the one past the limit did, and was refused there.
     expect(writes.filter((w) => w.addTags)).toEqual([{ addTags: Array.from({ length: 10 }, (_, i) => `u${i}`) }]);
+  });
+
+  it('starts a child with tags of its own, and refuses a bad one before the child is started', async () => {
+    const store = await open();
+    const run = await startRun(store, registry, { workflow: 'family', input: { tag: 'batch:7' } });
+    await until(store, run.id, 'completed');
+    expect(await store.getRunTags(`${run.id}:kid`)).toEqual({ tags: ['batch:7'], metadata: { from: 'parent' } });
+    expect(await store.getRunTags(run.id)).toEqual({ tags: [], metadata: {} });
+    expect((await store.listRuns({ claimTtlMs: 30_000, tags: ['batch:7'] })).map((r) => r.id)).toEqual([
+      `${run.id}:kid`,
+    ]);
+    const bad = await startRun(store, registry, { workflow: 'family', input: { tag: 'no spaces' } });
+    await until(store, bad.id, 'failed');
+    expect((await store.getRun(bad.id))!.error).toContain(
+      'ctx.startChild(kid): tags.0: letters, digits and . _ : / @ - only, starting with a letter or digit',
+    );
+    expect(await store.getRun(`${bad.id}:kid`)).toBeNull();
   });
 });
