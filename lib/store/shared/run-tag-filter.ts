@@ -5,8 +5,8 @@
  * - narrow: the rarest of the filter's tags and key=value pairs is on at most NARROW_RUNS runs. The page is
  *   read from those runs alone (one index range, each run by its key, sorted by place), whatever the store's size.
  * - wide: each is on more runs than that. The list reads the top of runs_updated and progress_updated as it does
- *   unfiltered, checking each run's tags by its key; at least one run in every few thousand matches, so a
- *   page is found within the first few thousand runs, never the whole table.
+ *   unfiltered, checking each run's tags by its key. More than NARROW_RUNS of the store's N runs match, so a page
+ *   of 50 is found within about 50 × N / NARROW_RUNS runs (2,500 at 100,000 runs, the same share at any size).
  *
  * Counting is capped at NARROW_RUNS + 1 entries of each index range, so the choice itself costs no more than
  * the narrow read. Wide parts that seldom meet (each on half the runs, together on none) would leave the wide read
