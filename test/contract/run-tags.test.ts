@@ -151,5 +151,9 @@ describe.each(list)('run tags contract on $name', (backend) => {
       id(cut),
       id(cut - 1),
     ]);
+    // Two wide tags that never meet: nothing, from the count alone.
+    await h.exec(`INSERT INTO run_tags (run_id, tag) SELECT id, 'top' FROM runs WHERE id > '${id(cut)}'`);
+    expect(await ids({ tags: ['low', 'top'] })).toEqual([]);
+    expect(await ids({ tags: ['high', 'top'], limit: 3 })).toEqual([id(total - 2), id(total - 1), id(total)]);
   });
 });

@@ -181,6 +181,8 @@ export function listRunsIn(c: SqliteConnection, filter: Parameters<RunStore['lis
   return c.db.transaction(() => {
     const counts = parts?.map((part) => countPart(c, part, 'alone', params));
     const meeting = parts && counts && meetingCounts(parts, counts) ? countPart(c, parts[0]!, 'meeting', params) : null;
+    // No run carries the whole filter: the page is empty, whatever else it asks (outside runs carry no tags).
+    if (meeting === 0) return [];
     const narrow = parts && counts && narrowestPart(parts, counts, meeting);
     const page = narrow
       ? c.prepared<unknown[], RunSummary>(NARROW_PAGE_SQL).all({
