@@ -44,6 +44,9 @@ test('the runs page filters by tags and metadata like the API and the CLI; a run
   await page.getByTestId('filter-submit').click();
   await expect(rows).toHaveCount(2);
   expect(await listed()).toEqual([id('a'), id('b')]);
+  await expect(page.getByTestId(`run-row-${id('a')}`).getByTestId('run-row-tags')).toHaveText(
+    `${tag}env/prodcustomer=${customer}tier=gold`,
+  );
   expect(await elsewhere(`tag=${tag}`, ['--tag', tag])).toEqual({ api: [id('a'), id('b')], cli: [id('a'), id('b')] });
 
   await page.getByTestId('filter-meta-0').fill(`customer=${customer}`);

@@ -127,6 +127,8 @@ export const runSummarySchema = z.strictObject({
   updatedAt: time,
   stall: stallSchema,
   queuedReason: queuedReasonSchema,
+  tags: z.array(z.string()).describe("the run's tags, sorted"),
+  metadata: z.record(z.string(), z.string()).describe("the run's metadata (key → value)"),
 });
 
 export const progressSchema = z.strictObject({

@@ -58,6 +58,12 @@ describe('tags and metadata on the API, the CLI and the store', () => {
       0,
     );
 
+    // The list carries each run's tags and metadata, as its detail does.
+    const listed = (await api('GET', '/api/v1/runs?tag=team:a', VIEWER)).body.runs as Record<string, unknown>[];
+    expect(listed.map((r) => [r.id, r.tags, r.metadata])).toEqual([
+      ['cli-1', ['env/prod', 'team:a'], { customer: 'acme' }],
+      ['api-1', ['env/prod', 'team:a'], { customer: 'acme', tier: 'gold' }],
+    ]);
     const store = await cache.waybillStore!;
     const cases: { tag?: string[]; meta?: string[]; runs: string[] }[] = [
       { tag: ['env/prod'], runs: ['api-1', 'api-2', 'cli-1'] },

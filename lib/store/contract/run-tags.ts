@@ -31,4 +31,7 @@ export interface RunTagStore {
 
   /** A run's tags and metadata: none for a run that has none, or no row. */
   getRunTags(id: string): Promise<RunTags>;
+
+  /** getRunTags for each of a page's runs, in two reads: every id given has its entry. */
+  getRunTagsOf(ids: string[]): Promise<Map<string, RunTags>>;
 }

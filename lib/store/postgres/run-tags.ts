@@ -8,6 +8,7 @@ import type pg from 'pg';
 import { runTagsProblem } from '../../domain/run-tags';
 import { InvalidInputError, NotFoundError } from '../../errors';
 import type { RunTagStore, RunTags } from '../contract';
+import { runTagsOf } from '../shared/run-tag-filter';
 import type { PgConnection } from './connection';
 import { withRetry } from './retry';
 
@@ -68,6 +69,20 @@ export function postgresRunTags(c: PgConnection): RunTagStore {
 
     async getRunTags(id) {
       return withRetry('getRunTags', () => read(c, c.pool, id));
+    },
+
+    async getRunTagsOf(ids) {
+      if (ids.length === 0) return new Map();
+      const list = sql.param(ids);
+      const [tags, metadata] = await Promise.all([
+        c.query<{ run_id: string; tag: string }>(
+          sql`SELECT run_id, tag FROM run_tags WHERE run_id = ANY(${list}::text[]) ORDER BY run_id, tag COLLATE "C"`,
+        ),
+        c.query<{ run_id: string; key: string; value: string }>(
+          sql`SELECT run_id, key, value FROM run_metadata WHERE run_id = ANY(${list}::text[]) ORDER BY run_id, key COLLATE "C"`,
+        ),
+      ]);
+      return runTagsOf(ids, tags.rows, metadata.rows);
     },
   };
 }

@@ -50,3 +50,18 @@ export function narrowestPart(parts: TagFilterPart[], counts: number[], meeting:
   if (!best && meeting !== null && meeting <= NARROW_RUNS) return parts[0]!;
   return best;
 }
+
+/** Rows of run_tags and run_metadata, ordered by run, as each run's RunTags; every id given has its entry. */
+export function runTagsOf(
+  ids: string[],
+  tags: { run_id: string; tag: string }[],
+  metadata: { run_id: string; key: string; value: string }[],
+): Map<string, { tags: string[]; metadata: Record<string, string> }> {
+  const out = new Map(ids.map((id) => [id, { tags: [] as string[], metadata: {} as Record<string, string> }]));
+  for (const row of tags) out.get(row.run_id)?.tags.push(row.tag);
+  for (const row of metadata) {
+    const entry = out.get(row.run_id);
+    if (entry) entry.metadata[row.key] = row.value;
+  }
+  return out;
+}

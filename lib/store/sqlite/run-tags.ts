@@ -5,6 +5,7 @@
 import { runTagsProblem } from '../../domain/run-tags';
 import { InvalidInputError, NotFoundError } from '../../errors';
 import type { RunTagChange, RunTagStore, RunTags } from '../contract';
+import { runTagsOf } from '../shared/run-tag-filter';
 import { guard, type SqliteConnection } from './connection';
 
 const SET_TAG = 'INSERT INTO run_tags (run_id, tag) VALUES (@id, @tag) ON CONFLICT DO NOTHING';
@@ -54,6 +55,28 @@ export function sqliteRunTags(c: SqliteConnection): RunTagStore {
 
     async getRunTags(id) {
       return guard(() => read(c, id));
+    },
+
+    async getRunTagsOf(ids) {
+      if (ids.length === 0) return new Map();
+      const list = JSON.stringify(ids);
+      return guard(() =>
+        c.db.transaction(() =>
+          runTagsOf(
+            ids,
+            c
+              .prepared<unknown[], { run_id: string; tag: string }>(
+                'SELECT run_id, tag FROM run_tags WHERE run_id IN (SELECT value FROM json_each(?)) ORDER BY run_id, tag',
+              )
+              .all(list),
+            c
+              .prepared<unknown[], { run_id: string; key: string; value: string }>(
+                'SELECT run_id, key, value FROM run_metadata WHERE run_id IN (SELECT value FROM json_each(?)) ORDER BY run_id, key',
+              )
+              .all(list),
+          ),
+        )(),
+      );
     },
   };
 }
