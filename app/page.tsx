@@ -11,7 +11,7 @@ import type { StallCount } from '@/lib/control/stalled';
 import { getRunsPage } from '@/lib/data/runs';
 import { LiveRefresh } from './components/live-refresh';
 import { RunsFilters } from './components/runs-filters';
-import { parseRunsQuery, runsHref } from './components/runs-query';
+import { isFiltered, parseRunsQuery, runsHref } from './components/runs-query';
 import { RunsStats } from './components/runs-stats';
 import { RunsTable, type RunsTableRow } from './components/runs-table';
 import { buttonClass, EmptyState, relative } from './components/ui';
@@ -29,6 +29,8 @@ const IGNORED_LABEL: Record<string, string> = {
   'waiting-status': 'the waiting filter (it lists waiting runs only, and another status was asked for)',
   workflow: 'the workflow filter (too long)',
   q: 'the search (too long)',
+  tag: 'some tags (a tag is 1-64 letters, digits and . _ : / @ -; at most 20)',
+  meta: 'some metadata filters (each is key=value; at most 20)',
 };
 
 type SearchParams = Promise<Record<string, string | string[] | undefined>>;
@@ -55,13 +57,15 @@ async function RunsList({ searchParams, operator }: { searchParams: SearchParams
   }));
   const { stalled } = page.stats;
   const totalRuns = Object.values(page.stats.byStatus).reduce((sum, count) => sum + count, 0);
-  const filtered = Boolean(query.status || query.waiting || query.workflow || query.q || query.parent);
+  const filtered = isFiltered(query);
   const filters = {
     status: query.status,
     waiting: query.waiting,
     workflow: query.workflow,
     q: query.q,
     parent: query.parent,
+    tag: query.tag,
+    meta: query.meta,
   };
 
   return (

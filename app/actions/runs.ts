@@ -96,7 +96,29 @@ const startSchema = z.object({
   workflow: z.string(),
   input: z.string(),
   id: z.string().max(128, 'at most 128 characters').optional(),
+  tags: z.string().max(4096, 'at most 4096 characters'),
+  metadata: z.string().max(16_384, 'at most 16384 characters'),
 });
+
+/** The form's tags (separated by spaces or commas) and metadata (one key=value a line), for lib/control's rules. */
+function tagsOfForm(
+  tags: string,
+  metadata: string,
+): { ok: true; tags?: string[]; metadata?: Record<string, string> } | { ok: false; errors: Record<string, string[]> } {
+  const lines = metadata.split(/\r?\n/).filter((line) => line.trim() !== '');
+  const bad = lines.filter((line) => !line.includes('='));
+  if (bad.length) return { ok: false, errors: { metadata: [`each line is key=value: ${JSON.stringify(bad[0])}`] } };
+  const list = tags.split(/[\s,]+/).filter(Boolean);
+  const pairs = lines.map((line) => [
+    line.slice(0, line.indexOf('=')).trim(),
+    line.slice(line.indexOf('=') + 1).trim(),
+  ]);
+  return {
+    ok: true,
+    ...(list.length ? { tags: list } : {}),
+    ...(pairs.length ? { metadata: Object.fromEntries(pairs) } : {}),
+  };
+}
 
 /** Starts a run from the form. JSON and schema errors come back per field ("input", "input.count", …). */
 export async function startRunAction(
@@ -108,13 +130,23 @@ export async function startRunAction(
     workflow: form.get('workflow') ?? '',
     input: form.get('input') ?? '',
     id: (form.get('id') as string | null) || undefined,
+    tags: form.get('tags') ?? '',
+    metadata: form.get('metadata') ?? '',
   });
   if (!parsed.success) return { ok: false, message: 'check the form', errors: fieldErrors(parsed.error) };
+  const labels = tagsOfForm(parsed.data.tags, parsed.data.metadata);
+  if (!labels.ok) return { ok: false, message: 'check the form', errors: labels.errors };
   const json = jsonField('input', parsed.data.input, {});
   if (!json.ok) return json.result;
   const input = json.value;
   try {
-    const run = await runs.start(controlDeps(), caller, { workflow: parsed.data.workflow, input, id: parsed.data.id });
+    const run = await runs.start(controlDeps(), caller, {
+      workflow: parsed.data.workflow,
+      input,
+      id: parsed.data.id,
+      tags: labels.tags,
+      metadata: labels.metadata,
+    });
     revalidatePath('/');
     revalidatePath('/audit');
     return { ok: true, message: `started ${run.id}`, data: { id: run.id } };

@@ -4,6 +4,7 @@
  */
 import Link from 'next/link';
 import {
+  isFiltered,
   RUN_STATUSES,
   type RunsQueryParams,
   runHref,
@@ -21,7 +22,7 @@ const labelClass = 'mb-1 block text-xs font-medium text-zinc-600 dark:text-zinc-
 
 export function RunsFilters({ query, workflows }: { query: RunsQueryParams; workflows: string[] }) {
   const choices = query.workflow && !workflows.includes(query.workflow) ? [...workflows, query.workflow] : workflows;
-  const filtered = Boolean(query.status || query.waiting || query.workflow || query.q || query.parent);
+  const filtered = isFiltered(query);
   return (
     <form
       method="get"
@@ -105,6 +106,42 @@ export function RunsFilters({ query, workflows }: { query: RunsQueryParams; work
           className={`${fieldClass} font-mono`}
         />
       </div>
+      <div className="sm:col-span-2 lg:col-span-2">
+        <label htmlFor="filter-tags" className={labelClass}>
+          Tags (all of them)
+        </label>
+        <input
+          id="filter-tags"
+          name="tag"
+          type="text"
+          data-testid="filter-tags"
+          defaultValue={(query.tag ?? []).join(' ')}
+          placeholder="e.g. env/prod user:42"
+          autoComplete="off"
+          spellCheck={false}
+          className={`${fieldClass} font-mono`}
+        />
+      </div>
+      <fieldset className="sm:col-span-2 lg:col-span-3" data-testid="filter-meta">
+        <legend className={labelClass}>Metadata (key=value, all of them)</legend>
+        <div className="flex flex-wrap gap-2">
+          {/* One field per pair, and an empty one to add another: a value may hold any character but control ones. */}
+          {[...(query.meta ?? []), ''].map((pair, i) => (
+            <input
+              key={pair === '' ? 'add' : `pair:${pair}`}
+              name="meta"
+              type="text"
+              aria-label={pair ? `Metadata filter ${i + 1}` : 'Add a metadata filter'}
+              data-testid={`filter-meta-${i}`}
+              defaultValue={pair}
+              placeholder="e.g. customer=acme"
+              autoComplete="off"
+              spellCheck={false}
+              className={`${fieldClass} w-auto min-w-48 flex-1 font-mono`}
+            />
+          ))}
+        </div>
+      </fieldset>
       {query.parent && (
         // No field to type a parent in: the run page links here; the form keeps it, and the chip drops it.
         <p data-testid="filter-parent" className="text-sm text-zinc-600 sm:col-span-2 lg:col-span-5 dark:text-zinc-400">

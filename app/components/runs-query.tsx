@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { runIdLookup } from '@/lib/domain/run-id';
+import { META_KEYS_PER_RUN, metaFilterSchema, TAGS_PER_RUN, tagSchema } from '@/lib/domain/run-tags';
 import { WAIT_KINDS, type WaitKind } from '@/lib/store/contract/waits';
 import type { ListedStatus } from '@/lib/store/shared/outside-runs';
 
@@ -50,6 +51,27 @@ const runsQuerySchema = z.object({
   cursor: param(z.string().min(1).max(1024)),
 });
 
+/** `?tag=a&tag=b`, or the form's one field, `?tag=a b` (a tag has no spaces): each tag by the rule, or dropped. */
+function tagsOf(raw: unknown): { tags: string[]; dropped: boolean } {
+  const given = [raw]
+    .flat()
+    .filter((v): v is string => typeof v === 'string')
+    .flatMap((v) => v.split(/[\s,]+/))
+    .filter(Boolean);
+  const tags = [...new Set(given.filter((tag) => tagSchema.safeParse(tag).success))].slice(0, TAGS_PER_RUN);
+  return { tags, dropped: tags.length < new Set(given).size };
+}
+
+/** `?meta=key=value`, repeatable (the form has one field per pair, and an empty one to add): each by the rule. */
+function metaOf(raw: unknown): { meta: string[]; dropped: boolean } {
+  const given = [raw].flat().filter((v): v is string => typeof v === 'string' && v !== '');
+  const meta = [...new Set(given.filter((pair) => metaFilterSchema.safeParse(pair).success))].slice(
+    0,
+    META_KEYS_PER_RUN,
+  );
+  return { meta, dropped: meta.length < new Set(given).size };
+}
+
 export interface RunsQueryParams {
   status?: RunsStatusFilter;
   /** Only runs parked on a wait of this kind: status `waiting` by definition. */
@@ -58,6 +80,9 @@ export interface RunsQueryParams {
   q?: string;
   /** Only this run's children (ctx.startChild): the run page's "all N children" link. */
   parent?: string;
+  /** Only runs with every one of these tags, and every one of these `key=value` metadata pairs. */
+  tag?: string[];
+  meta?: string[];
   cursor?: string;
 }
 
@@ -68,6 +93,12 @@ export function parseRunsQuery(raw: Record<string, string | string[] | undefined
   const parsed = runsQuerySchema.safeParse(raw);
   const query: RunsQueryParams = parsed.success ? parsed.data : {};
   const ignored: string[] = [];
+  const { tags, dropped: tagsDropped } = tagsOf(raw.tag);
+  const { meta, dropped: metaDropped } = metaOf(raw.meta);
+  if (tags.length) query.tag = tags;
+  if (meta.length) query.meta = meta;
+  if (tagsDropped) ignored.push('tag');
+  if (metaDropped) ignored.push('meta');
   for (const key of ['status', 'waiting', 'workflow', 'q', 'parent'] as const) {
     const given = firstValue(raw[key]);
     if (typeof given === 'string' && given.trim() !== '' && query[key] === undefined) ignored.push(key);
@@ -88,9 +119,24 @@ export function runsHref(query: RunsQueryParams): string {
   if (query.workflow) params.set('workflow', query.workflow);
   if (query.q) params.set('q', query.q);
   if (query.parent) params.set('parent', query.parent);
+  for (const tag of query.tag ?? []) params.append('tag', tag);
+  for (const pair of query.meta ?? []) params.append('meta', pair);
   if (query.cursor) params.set('cursor', query.cursor);
   const text = params.toString();
   return text ? `/?${text}` : '/';
 }
 
 export const runHref = (id: string) => `/runs/${encodeURIComponent(id)}`;
+
+/** Whether any filter narrows the list (the Clear button, the empty state, bulk's "all matching"). */
+export function isFiltered(query: RunsQueryParams): boolean {
+  return Boolean(
+    query.status ||
+      query.waiting ||
+      query.workflow ||
+      query.q ||
+      query.parent ||
+      query.tag?.length ||
+      query.meta?.length,
+  );
+}

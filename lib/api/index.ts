@@ -13,9 +13,16 @@ export async function body<T extends z.ZodType>(request: Request, schema: T, lim
   return parse(schema, await readJson(request, limit), 'body');
 }
 
-/** The query string checked against `schema` (a strict object of optional string fields). */
-export function query<T extends z.ZodType>(request: Request, schema: T): z.output<T> {
-  return parse(schema, queryOf(request.url), 'query');
+/**
+ * The query string checked against `schema` (a strict object of optional string fields, and of string lists
+ * for the `repeatable` names).
+ */
+export function query<T extends z.ZodType>(
+  request: Request,
+  schema: T,
+  repeatable: readonly string[] = [],
+): z.output<T> {
+  return parse(schema, queryOf(request.url, repeatable), 'query');
 }
 
 /**

@@ -138,6 +138,8 @@ export const runSummarySchema = z.strictObject({
   updatedAt: time,
   stall: stallSchema,
   queuedReason: queuedReasonSchema,
+  tags: z.array(z.string()).describe("the run's tags, sorted"),
+  metadata: z.record(z.string(), z.string()).describe("the run's metadata (key → value)"),
 });
 
 export const progressSchema = z.strictObject({
@@ -200,8 +202,15 @@ export const waitAnswerSchema = z.strictObject({ wait: waitSchema });
 const cursor = z.string().nullable().describe('pass back as ?cursor= for the next page; null on the last');
 
 export const runsPageSchema = z.strictObject({ runs: z.array(runSummarySchema), nextCursor: cursor });
+/** A run with its tags and metadata: its detail, and a start's answer. */
+const taggedRunSchema = runSchema.extend({
+  tags: z.array(z.string()).describe("the run's tags, sorted; set at start or by ctx.setTags / ctx.addTags"),
+  metadata: z
+    .record(z.string(), z.string())
+    .describe("the run's metadata (key → value); set at start or by ctx.setMetadata"),
+});
 export const runDetailSchema = z.strictObject({
-  run: runSchema,
+  run: taggedRunSchema,
   progress: progressSchema.nullable(),
   counts: z.strictObject({ committed: int, claims: int, orphanedClaims: int }),
   figures: figuresSchema,
@@ -215,7 +224,7 @@ export const runDetailSchema = z.strictObject({
 export const runAnswerSchema = z.strictObject({ run: runSchema });
 
 /** A start's answer: `existed` when the id was taken by this workflow and input already (200, nothing written). */
-export const startAnswerSchema = z.strictObject({ run: runSchema, existed: z.boolean() });
+export const startAnswerSchema = z.strictObject({ run: taggedRunSchema, existed: z.boolean() });
 export const committedPageSchema = z.strictObject({ committed: z.array(committedSchema), nextCursor: cursor });
 export const claimsPageSchema = z.strictObject({ claims: z.array(claimSchema), nextCursor: cursor });
 export const expiredSchema = z.strictObject({

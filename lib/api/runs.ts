@@ -16,6 +16,7 @@ import { claimView, committedView, progressView, runSummaryView, runView } from 
 import { budgetUsdSchema } from '../domain/budget';
 import { runIdLookup } from '../domain/run-id';
 import { prioritySchema } from '../domain/run-limits';
+import { metadataSchema, tagsSchema } from '../domain/run-tags';
 import { NotFoundError } from '../errors';
 import type { InsightStore, RunAction, RunStore, Store } from '../store/contract';
 import { LISTED_STATUSES } from '../store/shared/outside-runs';
@@ -33,7 +34,7 @@ import { queryLimit } from './validate';
 /** The defaults of WAYBILL_RUN_LEASE_MS and WAYBILL_HEARTBEAT_MS, now: for a caller without a configuration. */
 const defaultStall = (): StallSettings => ({ now: Date.now(), runLeaseMs: 30_000, heartbeatMs: 1000 });
 
-import { WAITING_WITH_STATUS, waitingFilter, waitingMatchesStatus } from '../control/fields';
+import { metaFilter, tagFilter, WAITING_WITH_STATUS, waitingFilter, waitingMatchesStatus } from '../control/fields';
 import { waitView } from '../control/waits';
 
 export type RunsStore = Store & RunStore & InsightStore;
@@ -55,10 +56,16 @@ export const listRunsQuery = z
       .optional(),
     /** Only this run's children (ctx.startChild). */
     parent: runIdLookup.optional(),
+    /** Only runs with every one of these tags, and every one of these metadata `key=value` pairs. */
+    tag: tagFilter.optional(),
+    meta: metaFilter.optional(),
     limit: queryLimit(500).optional(),
     cursor: z.string().optional(),
   })
   .refine(waitingMatchesStatus, { path: ['waiting'], message: WAITING_WITH_STATUS });
+
+/** The list's parameters that may be given more than once: `?tag=a&tag=b` asks for runs with both. */
+export const LIST_RUNS_REPEATABLE = ['tag', 'meta'] as const;
 
 export const startBody = z.strictObject({
   workflow: z
@@ -69,6 +76,9 @@ export const startBody = z.strictObject({
   id: newRunId.optional(),
   budgetUsd: budgetUsdSchema.optional(),
   priority: prioritySchema.optional(),
+  /** The run's tags and metadata (lib/domain/run-tags.ts). */
+  tags: tagsSchema.optional(),
+  metadata: metadataSchema.optional(),
 });
 
 export const committedQuery = z.strictObject({ limit: queryLimit(1000).optional(), cursor: z.string().optional() });
@@ -87,6 +97,8 @@ export async function listRuns(
       workflow: query.workflow,
       search: query.q || undefined,
       parent: query.parent,
+      tags: query.tag,
+      meta: query.meta,
       limit: query.limit ?? 50,
       claimTtlMs,
       after: query.cursor === undefined ? undefined : decodeRunsCursor(query.cursor),
@@ -119,7 +131,7 @@ export async function getRun(store: RunsStore, id: string, claimTtlMs: number, s
     ? runView(row, false, stallOf(row, facts), await queuedReasonOf(store, row, facts))
     : runView(outside!, true);
   return {
-    run,
+    run: { ...run, ...rows.tags },
     progress: progress ? progressView(progress) : null,
     figures: await readRunFigures(store, run, progress, committed),
     counts: { committed, claims: claimCount.total, orphanedClaims: claimCount.orphaned },

@@ -35,13 +35,19 @@ export function parse<T extends z.ZodType>(schema: T, value: unknown, source: So
 }
 
 /**
- * The query string as an object of single values. A repeated parameter is refused rather than silently
- * resolved one way or the other.
+ * The query string as an object of single values, and of lists for the `repeatable` names (`?tag=a&tag=b`),
+ * which are always lists. Any other repeated parameter is refused rather than silently resolved one way or the
+ * other.
  */
-export function queryOf(url: string): Record<string, string> {
+export function queryOf(url: string, repeatable: readonly string[] = []): Record<string, string | string[]> {
   const out = new Map<string, string>();
+  const lists = new Map<string, string[]>();
   const repeated = new Map<string, string[]>();
   for (const [name, value] of new URL(url).searchParams) {
+    if (repeatable.includes(name)) {
+      lists.set(name, [...(lists.get(name) ?? []), value]);
+      continue;
+    }
     if (out.has(name)) repeated.set(name, ['given more than once']);
     out.set(name, value);
   }
@@ -51,7 +57,7 @@ export function queryOf(url: string): Record<string, string> {
       `invalid query: ${[...repeated.keys()][0]} is given more than once`,
       Object.fromEntries(repeated),
     );
-  return Object.fromEntries(out);
+  return { ...Object.fromEntries(out), ...Object.fromEntries(lists) };
 }
 
 /** Query booleans: only the words, so `?orphaned=yes` is an error rather than a silent false. */

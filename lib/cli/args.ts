@@ -9,6 +9,7 @@ import { budgetUsdSchema } from '../domain/budget';
 import { jsonProblemMessage, parseJsonInput } from '../domain/json-input';
 import { runIdLookup } from '../domain/run-id';
 import { prioritySchema } from '../domain/run-limits';
+import { metaFilterSchema, tagSchema } from '../domain/run-tags';
 import { UsageError } from '../errors';
 import { LISTED_STATUSES } from '../store/shared/outside-runs';
 
@@ -91,6 +92,16 @@ export const priorityFlag = z
  * clients chose too, all under the run-id lookup rule (lib/domain/run-id).
  */
 export const lookupId = runIdLookup;
+
+/** Repeated `--tag T` flags (start and the runs list), each by the tag rule; undefined when none is given. */
+export function tagFlags(values: string[] | undefined): string[] | undefined {
+  return values?.length ? values.map((tag) => check(tagSchema, tag, '--tag')) : undefined;
+}
+
+/** Repeated `--meta key=value` flags, each by the metadata rule; undefined when none is given. */
+export function metaFlags(values: string[] | undefined): { key: string; value: string }[] | undefined {
+  return values?.length ? values.map((pair) => check(metaFilterSchema, pair, '--meta')) : undefined;
+}
 
 /**
  * Reads a JSON flag: the text itself, `@path` for a file, `@-` for standard input; held to the API's rule for

@@ -1,6 +1,6 @@
 /**
  * `waybill pause|resume|cancel|retry --all-matching [--status S] [--waiting KIND] [--workflow W] [--search Q]
- * [--reason TEXT] --yes`, and `waybill rerun --all-matching --from-step N|NAME …` the same way: one action over every run the filters
+ * [--tag T]… [--meta K=V]… [--reason TEXT] --yes`, and `waybill rerun --all-matching --from-step N|NAME …` the same way: one action over every run the filters
  * match (`waybill runs`'s filters), through lib/control/bulk, audited per run. Without --yes nothing changes: it
  * says how many runs match and how many the action applies to.
  */
@@ -18,6 +18,8 @@ export const BULK_OPTIONS = {
   waiting: { type: 'string' },
   workflow: { type: 'string' },
   search: { type: 'string' },
+  tag: { type: 'string', multiple: true },
+  meta: { type: 'string', multiple: true },
   reason: { type: 'string' },
   yes: { type: 'boolean' },
   'from-step': { type: 'string' },
@@ -31,7 +33,14 @@ export async function actAll(cli: Cli, action: BulkAction, args: string[]): Prom
     throw new UsageError(
       `--all-matching acts on the runs the filters match: unexpected run id ${JSON.stringify(given[0])}`,
     );
-  const filter = { status: values.status, waiting: values.waiting, workflow: values.workflow, q: values.search };
+  const filter = {
+    status: values.status,
+    waiting: values.waiting,
+    workflow: values.workflow,
+    q: values.search,
+    tag: values.tag,
+    meta: values.meta,
+  };
   if (action !== 'rerun' && values['from-step'] !== undefined)
     throw new UsageError('--from-step: only rerun takes a step (waybill rerun --all-matching --from-step N|NAME)');
   const fromStep = action === 'rerun' ? check(stepFlag, values['from-step'] ?? '', '--from-step') : undefined;
@@ -45,12 +54,16 @@ export async function actAll(cli: Cli, action: BulkAction, args: string[]): Prom
       'filter.waiting': '--waiting',
       'filter.workflow': '--workflow',
       'filter.q': '--search',
+      'filter.tag': '--tag',
+      'filter.meta': '--meta',
       reason: '--reason',
       fromStep: '--from-step',
       filter: 'the filters',
     };
     const [field, messages] = Object.entries(fields)[0]!;
-    throw new UsageError(`${flag[field] ?? field}: ${messages[0]}`);
+    // `filter.tag.1`: the second --tag.
+    const base = field.replace(/^(filter\.(?:tag|meta))\.\d+$/, '$1');
+    throw new UsageError(`${flag[base] ?? field}: ${messages[0]}`);
   };
   if (!values.yes) {
     const seen = await withControl(cli, values.db, (deps) =>

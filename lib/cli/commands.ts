@@ -40,7 +40,8 @@ const DRY_RUN: [string, string] = [
 
 export const COMMANDS: Record<string, CommandSpec> = {
   start: {
-    usage: 'start <workflow> [--input JSON|@file] [--id ID] [--budget USD] [--priority N] [--follow]',
+    usage:
+      'start <workflow> [--input JSON|@file] [--id ID] [--budget USD] [--priority N] [--tag T]… [--meta K=V]… [--follow]',
     summary: 'queue a run',
     args: [['<workflow>', 'a built-in or published workflow (`waybill workflows` lists them)']],
     flags: [
@@ -51,6 +52,8 @@ export const COMMANDS: Record<string, CommandSpec> = {
       ],
       ['--budget USD', "the run's budget for model calls through the gateway, over its workflow's default"],
       ['--priority N', "higher is picked first (-1000 to 1000), over its workflow's default of 0"],
+      ['--tag T', 'a tag on the run (repeatable; letters, digits and . _ : / @ -, at most 64 characters)'],
+      ['--meta K=V', 'a metadata key and value on the run (repeatable; the key letters, digits and . _ -)'],
       ['--follow', 'stay and show progress until the run ends'],
     ],
     examples: ['waybill start agent-batch --input \'{"items": 20}\' --id nightly-7 --follow'],
@@ -70,7 +73,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
   },
   runs: {
     usage:
-      'runs [--status S] [--waiting approval|signal|sleep|child|event] [--workflow W] [--search Q] [--parent ID] [--limit N]',
+      'runs [--status S] [--waiting approval|signal|sleep|child|event] [--workflow W] [--search Q] [--parent ID] [--tag T]… [--meta K=V]… [--limit N]',
     summary: "list runs, outside clients' included",
     flags: [
       ['--status S', 'queued, running, waiting, paused, completed, failed, cancelled, rejected or idle'],
@@ -78,9 +81,15 @@ export const COMMANDS: Record<string, CommandSpec> = {
       ['--workflow W', "one workflow's runs"],
       ['--search Q', 'run ids containing Q'],
       ['--parent ID', "one run's children"],
+      ['--tag T', 'runs with this tag (repeatable: runs with every one)'],
+      ['--meta K=V', 'runs whose metadata K is V (repeatable: runs with every one)'],
       ['--limit N', 'at most N runs (default 50, at most 10000)'],
     ],
-    examples: ['waybill runs --status failed', 'waybill runs --waiting approval --json'],
+    examples: [
+      'waybill runs --status failed',
+      'waybill runs --waiting approval --json',
+      'waybill runs --tag env/prod --meta customer=acme',
+    ],
     run: lazy(
       () => import('./runs'),
       (m) => m.runs,

@@ -15,7 +15,18 @@ import type { StartableWorkflows, StartCheck } from '../engine/workflow';
 import { StartRefusedError, UsageError } from '../errors';
 import { runSpendUsd } from '../gateway/ledger';
 import type { RunAction, RunRow } from '../store/contract';
-import { check, flags, GLOBAL_OPTIONS, jsonArg, lookupId, positionals, priorityFlag, usd } from './args';
+import {
+  check,
+  flags,
+  GLOBAL_OPTIONS,
+  jsonArg,
+  lookupId,
+  metaFlags,
+  positionals,
+  priorityFlag,
+  tagFlags,
+  usd,
+} from './args';
 import { type Cli, callerOf, withControl } from './context';
 import { followRun } from './follow';
 
@@ -31,6 +42,8 @@ export async function start(cli: Cli, args: string[]): Promise<number> {
         id: { type: 'string' },
         budget: { type: 'string' },
         priority: { type: 'string' },
+        tag: { type: 'string', multiple: true },
+        meta: { type: 'string', multiple: true },
         follow: { type: 'boolean' },
       },
     }),
@@ -40,6 +53,9 @@ export async function start(cli: Cli, args: string[]): Promise<number> {
   const id = values.id === undefined ? undefined : check(runIdSchema, values.id, '--id');
   const budgetUsd = values.budget === undefined ? undefined : check(usd, values.budget, '--budget');
   const priority = values.priority === undefined ? undefined : check(priorityFlag, values.priority, '--priority');
+  const tags = tagFlags(values.tag);
+  const meta = metaFlags(values.meta);
+  const metadata = meta && Object.fromEntries(meta.map((m) => [m.key, m.value]));
   const caller = callerOf(cli, values.as);
   const builtins = await cli.registry(undefined, values.db);
   // A built-in's input is checked before the store is opened, so bad input never opens (or creates) it; any
@@ -57,6 +73,8 @@ export async function start(cli: Cli, args: string[]): Promise<number> {
         id,
         budgetUsd,
         priority,
+        tags,
+        metadata,
       })
       .catch((error: unknown) => {
         // The CLI's words for a refused start, as before lib/control: exit 2, each wrong field named.
@@ -76,8 +94,10 @@ export async function start(cli: Cli, args: string[]): Promise<number> {
         `waybill start: no live worker serves ${workflow} yet; the run waits for one (waybill worker${catalog?.entry(workflow)?.builtin ? '' : ' --workflows <module>'})`,
       );
     if (!values.follow) {
-      if (values.json) cli.json(judged(run, await judgeRun(await deps.store(), run, stallSettings(cli.config()))));
-      else
+      if (values.json) {
+        const judgement = await judgeRun(await deps.store(), run, stallSettings(cli.config()));
+        cli.json({ ...judged(run, judgement), ...run.runTags });
+      } else
         cli.out(
           `${run.existed ? 'exists' : 'queued'} ${run.id} (${run.workflow}${run.totalSteps === null ? '' : `, ${run.totalSteps} steps`})`,
         );

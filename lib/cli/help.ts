@@ -9,7 +9,7 @@ export const WIDTH = 100;
 
 const BULK_FLAGS: [string, string][] = [
   ['--all-matching', 'act on every run the filters below match (as `waybill runs` filters)'],
-  ['--status S, --waiting KIND, --workflow W, --search Q', 'the filters'],
+  ['--status S, --waiting KIND, --workflow W, --search Q, --tag T, --meta K=V', 'the filters'],
   ['--reason TEXT', 'recorded in the audit log for each run'],
   ['--yes', 'do it; without it only the number of matching runs is printed'],
 ];

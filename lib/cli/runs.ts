@@ -5,7 +5,7 @@
 import { parseArgs } from 'node:util';
 import { encodeClaimsCursor } from '../api/cursor';
 import { listRuns } from '../api/runs';
-import { WAITING_WITH_STATUS, waitingFilter, waitingMatchesStatus } from '../control/fields';
+import { metaFilter, tagFilter, WAITING_WITH_STATUS, waitingFilter, waitingMatchesStatus } from '../control/fields';
 import { type RunFigures, readRunFigures, runFigures } from '../control/figures';
 import { type QueuedReason, queuedReasonOf } from '../control/queued';
 import { readRunRows } from '../control/run-rows';
@@ -16,7 +16,7 @@ import { MAX_DEPTH, nestingDepth } from '../domain/json-input';
 import { eventText } from '../engine/attempt-note';
 import { NotFoundError, UsageError } from '../errors';
 import { runUsage, type UsageTotals } from '../gateway/ledger';
-import type { ClaimRow, ProgressRow, RunRow, Store } from '../store/contract';
+import type { ClaimRow, ProgressRow, RunRow, RunTags, Store } from '../store/contract';
 import { check, count, flags, GLOBAL_OPTIONS, lookupId, positionals, statusFilter } from './args';
 import { type Cli, withStore } from './context';
 import { fields, progressBar, relative, table, truncate } from './format';
@@ -33,6 +33,8 @@ export async function runs(cli: Cli, args: string[]): Promise<number> {
         workflow: { type: 'string' },
         search: { type: 'string' },
         parent: { type: 'string' },
+        tag: { type: 'string', multiple: true },
+        meta: { type: 'string', multiple: true },
         limit: { type: 'string' },
         cursor: { type: 'string' },
       },
@@ -47,12 +49,14 @@ export async function runs(cli: Cli, args: string[]): Promise<number> {
     workflow: values.workflow === undefined ? undefined : check(lookupId, values.workflow, '--workflow'),
     search: values.search,
     parent: values.parent === undefined ? undefined : check(lookupId, values.parent, '--parent'),
+    tags: values.tag && check(tagFilter, values.tag, '--tag'),
+    meta: values.meta && check(metaFilter, values.meta, '--meta'),
     limit: values.limit === undefined ? 50 : check(count(10_000), values.limit, '--limit'),
     claimTtlMs: cli.config().WAYBILL_CLAIM_TTL_MS,
   };
   if (values.json) {
     // GET /api/v1/runs's answer, from the same function: { runs, nextCursor }.
-    const query = { ...filter, q: filter.search, cursor: values.cursor };
+    const query = { ...filter, q: filter.search, tag: filter.tags, cursor: values.cursor };
     cli.json(
       await withStore(cli, values.db, (store) =>
         listRuns(store, query, filter.claimTtlMs, stallSettings(cli.config())),
@@ -116,6 +120,7 @@ export interface RunDetail {
   committed: number;
   /** lib/control/figures.ts */
   figures: RunFigures;
+  tags: RunTags;
   events: Awaited<ReturnType<Store['listEvents']>>;
 }
 
@@ -163,6 +168,8 @@ export async function inspect(cli: Cli, args: string[]): Promise<number> {
       ...(run.parentRunId
         ? [['parent', `${run.parentRunId}${run.detached ? ' (detached)' : ''}`] as [string, string]]
         : []),
+      ...(detail.tags.tags.length ? [['tags', detail.tags.tags.join(' ')] as [string, string]] : []),
+      ...Object.entries(detail.tags.metadata).map(([key, value]) => [`meta ${key}`, value] as [string, string]),
       ...(stall && stall.kind !== 'no-live-worker' ? [['stalled', stall.message] as [string, string]] : []),
       ...(queuedReason ? [['queued', queuedReason.message] as [string, string]] : []),
       ['progress', progressBar(figures)],
@@ -242,6 +249,7 @@ export async function loadDetail(store: Store, runId: string, claimTtlMs: number
     claimsNextCursor: rows.moreClaims && rows.claims.length > 0 ? encodeClaimsCursor(rows.claims.at(-1)!) : null,
     committed,
     events,
+    tags: rows.tags,
   };
 }
 
@@ -259,7 +267,12 @@ function detailView(detail: RunDetail, claimTtlMs: number, stall: Stall | null, 
     updatedAt: run.updatedAt ?? 0,
   };
   return {
-    run: { ...runView(row, detail.external, stall, queued), createdAt: run.createdAt, updatedAt: run.updatedAt },
+    run: {
+      ...runView(row, detail.external, stall, queued),
+      createdAt: run.createdAt,
+      updatedAt: run.updatedAt,
+      ...detail.tags,
+    },
     progress: progressRow ? { ...progressView(progressRow), updatedAt: detail.progress.updatedAt } : detail.progress,
     figures: detail.figures,
     claims: detail.claims.map((c) => claimView(c, claimTtlMs)),

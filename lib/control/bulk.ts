@@ -16,7 +16,16 @@ import { TRANSITIONS } from '../store/shared/transitions';
 import { record } from './audit';
 import { authorize, type Caller } from './caller';
 import { validate } from './errors';
-import { reasonField, runRef, WAITING_WITH_STATUS, waitingFilter, waitingMatchesStatus } from './fields';
+import {
+  metaPairs,
+  metaTextFilter,
+  reasonField,
+  runRef,
+  tagFilter,
+  WAITING_WITH_STATUS,
+  waitingFilter,
+  waitingMatchesStatus,
+} from './fields';
 import { rerunOne, stepRef } from './rewind';
 import type { ControlDeps, ControlStore } from './store';
 
@@ -50,6 +59,9 @@ export const bulkFilter = z
         .optional(),
       /** Only this run's children: the runs page's `?parent=` (the run page's "all N children"). */
       parent: runRef.optional(),
+      /** Only runs with every one of these tags, and every `key=value`: the runs page's `?tag=` and `?meta=`. */
+      tag: tagFilter.optional(),
+      meta: metaTextFilter.optional(),
     },
     {
       error: (issue) =>
@@ -122,6 +134,8 @@ async function matching(store: ControlStore, filter: BulkFilter, claimTtlMs: num
       workflow: filter.workflow,
       search: filter.q || undefined,
       parent: filter.parent,
+      tags: filter.tag?.length ? filter.tag : undefined,
+      meta: metaPairs(filter.meta),
       limit: BATCH,
       claimTtlMs,
       after,
@@ -269,6 +283,8 @@ export function describeFilter(filter: {
   workflow?: string;
   q?: string;
   parent?: string;
+  tag?: string[];
+  meta?: string[];
 }): string {
   const parts = [
     filter.status && `status=${filter.status}`,
@@ -276,6 +292,8 @@ export function describeFilter(filter: {
     filter.workflow && `workflow=${filter.workflow}`,
     filter.q && `q=${JSON.stringify(filter.q)}`,
     filter.parent && `parent=${filter.parent}`,
+    ...(filter.tag ?? []).map((tag) => `tag=${tag}`),
+    ...(filter.meta ?? []).map((pair) => `meta=${JSON.stringify(pair)}`),
   ].filter(Boolean);
   return parts.length ? parts.join(' ') : 'no filter (every run)';
 }

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { keyProblem } from '../checkpoint/keys';
 import { runIdLookup } from '../domain/run-id';
+import { META_KEYS_PER_RUN, metaFilterSchema, TAGS_PER_RUN, tagSchema } from '../domain/run-tags';
 import { reasonSchema } from '../reason';
 import { WAIT_KINDS } from '../store/contract/waits';
 
@@ -58,3 +59,33 @@ export function waitingMatchesStatus(filter: { status?: string; waiting?: string
   return filter.waiting === undefined || filter.status === undefined || filter.status === 'waiting';
 }
 export const WAITING_WITH_STATUS = 'lists waiting runs only: leave status out, or make it waiting';
+
+/**
+ * The runs list's tag and metadata filters (the API's ?tag= &meta=, the CLI's --tag --meta, the runs page, bulk by
+ * filter): runs with every tag, and every `key=value`; no more of either than a run can carry.
+ */
+export const tagFilter = z
+  .array(tagSchema, { error: 'must be a list of tags' })
+  .max(TAGS_PER_RUN, `must be at most ${TAGS_PER_RUN} tags`);
+export const metaFilter = z
+  .array(metaFilterSchema, { error: 'must be a list of key=value' })
+  .max(META_KEYS_PER_RUN, `must be at most ${META_KEYS_PER_RUN} key=value pairs`);
+
+/**
+ * The metadata filter kept as its `key=value` texts, each checked by the rule (bulk by filter, whose filter is the
+ * runs page's URL as it stands); metaPairs reads them.
+ */
+export const metaTextFilter = z
+  .array(z.string({ error: 'must be key=value' }), { error: 'must be a list of key=value' })
+  .max(META_KEYS_PER_RUN, `must be at most ${META_KEYS_PER_RUN} key=value pairs`)
+  .superRefine((texts, ctx) => {
+    for (const [i, text] of texts.entries()) {
+      const checked = metaFilterSchema.safeParse(text);
+      if (!checked.success) ctx.addIssue({ code: 'custom', path: [i], message: checked.error.issues[0]!.message });
+    }
+  });
+
+/** metaTextFilter's texts as the store's pairs; undefined for none. */
+export function metaPairs(texts: string[] | undefined): { key: string; value: string }[] | undefined {
+  return texts?.length ? texts.map((text) => metaFilterSchema.parse(text)) : undefined;
+}

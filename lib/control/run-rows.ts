@@ -4,7 +4,7 @@
  * its rows (lib/store/shared/outside-runs.ts), its progress, and its first claims with their counts. Each caller adds
  * what it shows besides (charts, waits, events) and shapes the answer; none reads these rows again.
  */
-import type { ClaimRow, ProgressRow, RunRow, Store } from '../store/contract';
+import type { ClaimRow, ProgressRow, RunRow, RunTags, Store } from '../store/contract';
 import { type OutsideStatus, outsideRun } from '../store/shared/outside-runs';
 import { readClaimsPage } from './claims-list';
 
@@ -17,7 +17,7 @@ export const RUN_CLAIMS_SHOWN = 100;
 
 export type RunRowsStore = Pick<
   Store,
-  'getRun' | 'loadProgress' | 'listClaims' | 'countClaims' | 'countCommitted' | 'lastCommittedAt'
+  'getRun' | 'loadProgress' | 'listClaims' | 'countClaims' | 'countCommitted' | 'lastCommittedAt' | 'getRunTags'
 >;
 
 export interface RunRows {
@@ -31,22 +31,25 @@ export interface RunRows {
   /** Whether there are claims past those: the last one shown is where the next page starts. */
   moreClaims: boolean;
   claimCount: { total: number; orphaned: number };
+  /** Its tags and metadata (none for an outside client's run). */
+  tags: RunTags;
 }
 
 /** The run's rows, or null when nothing is stored under its id (no run row, progress, claim or committed row). */
 export async function readRunRows(store: RunRowsStore, id: string, claimTtlMs: number): Promise<RunRows | null> {
-  const [row, progress, { claims, next }, claimCount] = await Promise.all([
+  const [row, progress, { claims, next }, claimCount, tags] = await Promise.all([
     store.getRun(id),
     store.loadProgress(id),
     readClaimsPage(store, { runId: id, limit: RUN_CLAIMS_SHOWN }, claimTtlMs),
     store.countClaims({ runId: id, claimTtlMs }),
+    store.getRunTags(id),
   ]);
   const moreClaims = next !== null;
-  if (row) return { row, outside: null, progress, claims, moreClaims, claimCount };
+  if (row) return { row, outside: null, progress, claims, moreClaims, claimCount, tags };
   // The committed rows are counted only for a run with neither progress nor a claim, the one case where they
   // decide; a commit writes progress (the article's client too), so without progress the last commit dates the run.
   const committed = progress || claims.length > 0 ? 0 : await store.countCommitted(id);
   const lastCommittedAt = progress ? null : await store.lastCommittedAt(id);
   const outside = outsideRun(id, { progress, claims, committed, lastCommittedAt });
-  return outside ? { row: null, outside, progress, claims, moreClaims, claimCount } : null;
+  return outside ? { row: null, outside, progress, claims, moreClaims, claimCount, tags } : null;
 }

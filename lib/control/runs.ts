@@ -6,9 +6,10 @@
 import { z } from 'zod';
 import { budgetUsdSchema } from '../domain/budget';
 import { prioritySchema } from '../domain/run-limits';
+import { metadataSchema, metaFilterText, tagsSchema } from '../domain/run-tags';
 import { runIdSchema, type StartedRun, startRun } from '../engine/runs';
 import { NotFoundError, StartRefusedError } from '../errors';
-import type { RunAction, RunRow, WebhookEventInput } from '../store/contract';
+import type { RunAction, RunRow, RunTags, WebhookEventInput } from '../store/contract';
 import { TRANSITIONS } from '../store/shared/transitions';
 import { record } from './audit';
 import { authorize, type Caller } from './caller';
@@ -30,6 +31,9 @@ const startInput = z.strictObject({
   budgetUsd: budgetUsdSchema.optional(),
   /** Its priority (higher is picked first), over its workflow's default. */
   priority: prioritySchema.optional(),
+  /** The run's tags and metadata (lib/domain/run-tags), which its steps may change later. */
+  tags: tagsSchema.optional(),
+  metadata: metadataSchema.optional(),
   reason: reasonField,
 });
 
@@ -37,9 +41,15 @@ const startInput = z.strictObject({
  * Queues a run of any workflow the catalog knows (built-in or published); the input is checked against its
  * schema and stored parsed (defaults applied). An unknown workflow or a wrong field is StartRefusedError.
  * An id that exists with this workflow and parsed input answers with that run (`existed`), unaudited and with
- * no event, since nothing happened; with another, RunExistsError (CONFLICT), naming what differs.
+ * no event, since nothing happened; with another, RunExistsError (CONFLICT), naming what differs. Tags and
+ * metadata take no part in that: a repeat answers the run as it is, its own tags kept (a retried start that
+ * lost its answer is the same start, whatever its tags say; ctx.setTags may have changed them since).
  */
-export async function start(deps: ControlDeps, caller: Caller, input: z.input<typeof startInput>): Promise<StartedRun> {
+export async function start(
+  deps: ControlDeps,
+  caller: Caller,
+  input: z.input<typeof startInput>,
+): Promise<StartedRun & { runTags: RunTags }> {
   authorize(caller, 'operator');
   const given = validate(startInput, input);
   if (!deps.workflows) throw new Error('lib/control start: no workflows given');
@@ -57,8 +67,11 @@ export async function start(deps: ControlDeps, caller: Caller, input: z.input<ty
     id: given.id,
     budgetUsd: given.budgetUsd,
     priority: given.priority,
+    tags: given.tags,
+    metadata: given.metadata,
   });
-  if (run.existed) return run;
+  // A repeat answers the tags the run has, not the ones it was asked for now.
+  if (run.existed) return { ...run, runTags: await store.getRunTags(run.id) };
   await store.recordEvent({ runId: run.id, outcome: 'operator', detail: `started by ${caller.actor}` });
   await record(store, caller, {
     action: 'start',
@@ -66,12 +79,20 @@ export async function start(deps: ControlDeps, caller: Caller, input: z.input<ty
     runId: run.id,
     note: [
       `workflow ${run.workflow}`,
-      ...(given.budgetUsd === undefined ? [] : [`budget $${given.budgetUsd}`]),
-      ...(given.priority === undefined ? [] : [`priority ${given.priority}`]),
-    ].join('; '),
+      given.budgetUsd === undefined ? null : `budget $${given.budgetUsd}`,
+      given.priority === undefined ? null : `priority ${given.priority}`,
+      given.tags?.length ? `tags ${given.tags.join(', ')}` : null,
+      given.metadata && Object.keys(given.metadata).length
+        ? `metadata ${Object.entries(given.metadata)
+            .map(([k, v]) => metaFilterText({ key: k, value: v }))
+            .join(', ')}`
+        : null,
+    ]
+      .filter(Boolean)
+      .join('; '),
     reason: given.reason,
   });
-  return run;
+  return { ...run, runTags: await store.getRunTags(run.id) };
 }
 
 const actInput = z.strictObject({

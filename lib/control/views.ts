@@ -17,6 +17,7 @@ import type {
   RunLogRow,
   RunRow,
   RunSummary,
+  RunTags,
   StepEvent,
 } from '../store/contract';
 import { runFigures } from './figures';
@@ -88,7 +89,11 @@ export function runView(
 }
 
 /** `figures`: progress, executed, committed… as every view shows them (lib/control/figures.ts). */
-export function runSummaryView(row: RunSummary, stall: Stall | null = null, queuedReason: QueuedReason | null = null) {
+export function runSummaryView(
+  row: RunSummary & { tags: RunTags },
+  stall: Stall | null = null,
+  queuedReason: QueuedReason | null = null,
+) {
   return {
     id: row.id,
     workflow: row.workflow,
@@ -107,6 +112,8 @@ export function runSummaryView(row: RunSummary, stall: Stall | null = null, queu
     updatedAt: row.updatedAt,
     stall: stallField(stall),
     queuedReason,
+    tags: row.tags.tags,
+    metadata: row.tags.metadata,
   };
 }
 

@@ -18,6 +18,7 @@ import type {
   RunAction,
   RunRow,
   RunSummary,
+  RunTags,
   StepEvent,
   StepTiming,
   UnstableKeyGroup,
@@ -36,6 +37,8 @@ export interface RunDetail {
   run: Omit<RunRow, 'status'> & { status: RunSummary['status']; external: boolean };
   /** When the run last moved (its row or its progress), or null when nothing has a time. */
   lastActivityAt: number | null;
+  /** Its tags and metadata (ctx.setTags, ctx.setMetadata, or given at start). */
+  tags: RunTags;
   progress: {
     step: number;
     stateJson: string;
@@ -136,6 +139,7 @@ export async function getRunDetail(
     },
     claims,
     claimCount,
+    tags: rows.tags,
     committed,
     // A failed attempt's note and a takeover's two sides are columns: the timeline shows them in words.
     events: events.map((e) => ({ ...e, detail: eventText(e) })),

@@ -1,4 +1,5 @@
 import 'server-only';
+import { metaPairs } from '../control/fields';
 import { type RunFigures, runFigures } from '../control/figures';
 import type { QueuedReason } from '../control/queued';
 import { readRunsPage } from '../control/runs-list';
@@ -7,7 +8,7 @@ import type { Stall, StallCount } from '../control/stalled';
  * The runs list: one page of runs (keyset cursor), the summary cards, and the filters' choices.
  */
 import { runsCursor } from '../domain/cursor';
-import type { RunStats, RunStatus, RunSummary, WaitingKind, WaitKind } from '../store/contract';
+import type { RunStats, RunStatus, RunSummary, RunTags, WaitingKind, WaitKind } from '../store/contract';
 import { stepsPerMinute, THROUGHPUT_WINDOW_S } from './rates';
 import { getStallCount, getStallFacts } from './stalled';
 import { claimTtlMs, getCatalog, getStore } from './store';
@@ -20,6 +21,9 @@ export interface RunsQuery {
   workflow?: string;
   q?: string;
   parent?: string;
+  tag?: string[];
+  /** `key=value` texts, as the URL has them. */
+  meta?: string[];
   cursor?: string;
 }
 
@@ -28,7 +32,7 @@ export interface RunsPage {
    * Each with why it is stalled (lib/control/stalled.ts), what it waits for if queued (queued.ts), and its
    * figures (figures.ts).
    */
-  runs: (RunSummary & { stall: Stall | null; queuedReason: QueuedReason | null; figures: RunFigures })[];
+  runs: (RunSummary & { stall: Stall | null; queuedReason: QueuedReason | null; figures: RunFigures; tags: RunTags })[];
   /** Opaque cursor of the next page, or null on the last. */
   next: string | null;
   /**
@@ -57,6 +61,8 @@ export async function getRunsPage(query: RunsQuery): Promise<RunsPage> {
         workflow: query.workflow,
         search: query.q || undefined,
         parent: query.parent,
+        tags: query.tag?.length ? query.tag : undefined,
+        meta: metaPairs(query.meta),
         limit: PAGE_SIZE,
         claimTtlMs: claimTtlMs(),
         after: decodeCursor(query.cursor),

@@ -29,6 +29,8 @@ export interface Family {
     id: string;
     parentRunId: string;
     detached: boolean;
+    tags?: string[];
+    metadata?: Record<string, string>;
   }): Promise<RunRow>;
   getRun(id: string): Promise<RunRow | null>;
 }
@@ -38,6 +40,9 @@ export interface ChildOptions {
   id?: string;
   /** A detached child outlives its parent's cancel. */
   detached?: boolean;
+  /** The child's tags and metadata (lib/domain/run-tags.ts), as a start's. */
+  tags?: string[];
+  metadata?: Record<string, string>;
 }
 
 export interface WaitChildOptions {
@@ -63,7 +68,14 @@ export function childRunId(parentId: string, name: string, options: ChildOptions
 export async function startChildRun(
   family: Family,
   parentId: string,
-  request: { workflow: string; input: unknown; id: string; detached: boolean },
+  request: {
+    workflow: string;
+    input: unknown;
+    id: string;
+    detached: boolean;
+    tags?: string[];
+    metadata?: Record<string, string>;
+  },
 ): Promise<{ runId: string }> {
   const run = await family.start({ ...request, parentRunId: parentId });
   // An id taken by a run that is not this parent's child: waiting on it would wait on a stranger.

@@ -7,7 +7,7 @@
 import type { Checkpoint, RunOnceOptions, StepContext, StepResult } from '../checkpoint/checkpoint';
 import { type Clock, systemClock } from '../clock';
 import { NonRetryableError, StepFailedError } from '../errors';
-import type { StepStreamStore } from '../store/contract';
+import type { RunTagStore, RunTags, StepStreamStore } from '../store/contract';
 import {
   awaitChild,
   awaitFirstChild,
@@ -31,6 +31,7 @@ import {
   retryableUnder,
 } from './retry-policy';
 import { noRunLog, type RunLog } from './run-log';
+import { childTags, type TagMethod, tagChange, writeTagChange } from './run-tags';
 import { type StreamingStepContext, streamingStep } from './step-stream';
 import { type UsageRecorder, type UsageReport, usageStep } from './step-usage';
 import {
@@ -60,6 +61,8 @@ export interface RunHost {
   usage?: UsageRecorder;
   /** Where ctx.startChild starts runs, and which workflows it may start; absent, a run cannot have children. */
   family?: () => Promise<Family>;
+  /** Where ctx.setTags, ctx.addTags and ctx.setMetadata write; absent, a run that calls them is told so. */
+  tags?: RunTagStore;
 }
 
 export class RunContext {
@@ -87,6 +90,40 @@ export class RunContext {
     this.streams = host.streams;
     this.usage = host.usage;
     this.family = host.family;
+    this.tags = host.tags;
+  }
+
+  private readonly tags: RunTagStore | undefined;
+  private tagCalls = 0;
+
+  /**
+   * The run's tags become exactly these (lib/domain/run-tags.ts: at most 20, each 1-64 of letters, digits and
+   * . _ : / @ -). A durable step of its own (run-tags.ts): a replay does not make it again. Answers the run's
+   * tags and metadata as they then are.
+   */
+  setTags(tags: string[]): Promise<RunTags> {
+    return this.changeTags('setTags', tags);
+  }
+
+  /** Adds these to the run's tags, as setTags does. */
+  addTags(tags: string[]): Promise<RunTags> {
+    return this.changeTags('addTags', tags);
+  }
+
+  /** Merges these keys into the run's metadata (each key takes its value, the others stay), as setTags does. */
+  setMetadata(metadata: Record<string, string>): Promise<RunTags> {
+    return this.changeTags('setMetadata', metadata);
+  }
+
+  private async changeTags(method: TagMethod, given: unknown): Promise<RunTags> {
+    const store = this.tags;
+    if (!store) throw new Error(`this run context cannot change tags: it was built without a store (ctx.${method})`);
+    const change = tagChange(method, given);
+    // Numbered in call order, like unnamed sleeps: a replay makes the same calls in the same order.
+    const { result } = await this.step(`tags#${++this.tagCalls}`, () =>
+      writeTagChange(store, this.runId, method, change),
+    );
+    return result;
   }
 
   private readonly family: (() => Promise<Family>) | undefined;
@@ -162,13 +199,15 @@ export class RunContext {
 
   /**
    * Starts a child run of `workflow` as a durable step named `child:<name>`: started once, however often the
-   * parent's worker dies around it. Its id is `<this run's id>:<name>` unless given. Returns the child's id.
+   * parent's worker dies around it. Its id is `<this run's id>:<name>` unless given; `tags` and `metadata` are the
+   * child's own, as a start's. Returns the child's id.
    */
   async startChild(name: string, workflow: string, input: unknown, options: ChildOptions = {}): Promise<string> {
     const family = this.families();
     const id = childRunId(this.runId, name, options);
+    const tags = childTags(name, options);
     const { result } = await this.step(`child:${name}`, async () =>
-      startChildRun(await family, this.runId, { workflow, input, id, detached: options.detached === true }),
+      startChildRun(await family, this.runId, { workflow, input, id, detached: options.detached === true, ...tags }),
     );
     return result.runId;
   }

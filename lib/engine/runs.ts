@@ -27,7 +27,9 @@ export async function startRun(
   workflows: StartableWorkflows,
   /**
    * `budgetUsd`: the run's own budget, over its workflow's default (checked by the caller: lib/domain/budget).
-   * `parentRunId`, `detached`: a child run's (children.ts).
+   * `parentRunId`, `detached`: a child run's (children.ts). `tags`, `metadata`: checked by the caller
+   * (lib/domain/run-tags), written with the row; they are not part of what makes a start a repeat: a repeat
+   * answers the run with the tags it has, and writes none (run-exists.ts).
    */
   request: {
     workflow: string;
@@ -38,6 +40,8 @@ export async function startRun(
     detached?: boolean;
     /** Its own priority, over its workflow's default (checked by the caller: lib/domain/run-limits). */
     priority?: number;
+    tags?: string[];
+    metadata?: Record<string, string>;
   },
 ): Promise<StartedRun> {
   const checked = workflows.check(request.workflow, request.input);
@@ -58,6 +62,8 @@ export async function startRun(
       parentRunId: request.parentRunId ?? null,
       detached: request.detached ?? false,
       priority: request.priority ?? checked.priority ?? 0,
+      tags: request.tags ?? [],
+      metadata: request.metadata ?? {},
     });
     return { ...run, existed: false };
   } catch (error) {

@@ -7,6 +7,51 @@ import { describe, expect, it } from 'vitest';
 import { freshDb, json } from './support';
 
 describe('waybill --all-matching', () => {
+  it('acts on the runs with every --tag and --meta, and names a bad one', async () => {
+    const db = await freshDb();
+    db.raw((conn) => {
+      const now = Date.now() / 1000;
+      const insert = conn.prepare(`INSERT INTO runs (id, workflow, input_json, status, attempts, created_at, updated_at)
+        VALUES (?, 'notify', '{}', 'queued', 0, ?, ?)`);
+      for (const id of ['a', 'b', 'c']) insert.run(id, now, now);
+      const tag = conn.prepare('INSERT INTO run_tags (run_id, tag) VALUES (?, ?)');
+      for (const [id, t] of [
+        ['a', 'red'],
+        ['a', 'big'],
+        ['b', 'red'],
+        ['c', 'big'],
+      ])
+        tag.run(id, t);
+      conn.prepare(`INSERT INTO run_metadata (run_id, key, value) VALUES ('a', 'k', 'v'), ('c', 'k', 'v')`).run();
+    });
+    const before = db.dump();
+    const asked = await db.cli(['cancel', '--all-matching', '--tag', 'big', '--meta', 'k=v']);
+    expect([asked.code, asked.stderr.trim()]).toEqual([
+      2,
+      'waybill cancel: 2 runs match (tag=big meta="k=v"); cancel applies to 2 of them. Nothing changed: add --yes to cancel them.',
+    ]);
+    expect(json(await db.cli(['cancel', '--all-matching', '--tag', 'red', '--tag', 'big', '--yes', '--json']))).toEqual(
+      {
+        matched: 1,
+        done: 1,
+        skipped: [],
+      },
+    );
+    const { runs } = json<{ runs: { id: string; status: string }[] }>(await db.cli(['runs', '--json']));
+    expect(runs.map((r) => `${r.id} ${r.status}`).sort()).toEqual(['a cancelled', 'b queued', 'c queued']);
+    const after = db.dump();
+    const bad = await db.cli(['cancel', '--all-matching', '--tag', 'ok', '--tag', 'not ok', '--yes']);
+    expect([bad.code, bad.stderr.trim()]).toEqual([
+      2,
+      'waybill cancel: --tag: letters, digits and . _ : / @ - only, starting with a letter or digit',
+    ]);
+    expect((await db.cli(['pause', '--all-matching', '--meta', 'k', '--yes'])).stderr.trim()).toBe(
+      'waybill pause: --meta: must be key=value',
+    );
+    expect(db.dump()).toEqual(after);
+    expect(before.runs).toHaveLength(3);
+  });
+
   it('counts first, then acts on exactly the runs the filters match, audited per run', async () => {
     const db = await freshDb();
     db.raw((conn) => {

@@ -77,6 +77,34 @@ describe.each(list)('bulk by filter on $name', (backend) => {
     expect(opened).toBe(before);
   });
 
+  it('pauses the runs with every tag and key=value of the filter, and no other', async () => {
+    const run = (id: string, tags: string[], metadata: Record<string, string> = {}) =>
+      store.createRun({ id, workflow: 'alpha', inputJson: '{}', totalSteps: 1, tags, metadata });
+    await run('a', ['red', 'big'], { customer: 'acme' });
+    await run('b', ['red'], { customer: 'acme' });
+    await run('c', ['red', 'big'], { customer: 'other' });
+    await run('d', []);
+    const filter = { tag: ['red', 'big'], meta: ['customer=acme'] };
+    expect((await bulk.preview(deps, OPERATOR, { filter })).matched).toBe(1);
+    const report = await bulk.apply(deps, OPERATOR, { action: 'pause', filter, reason: 'r' });
+    expect(report).toEqual({ matched: 1, done: 1, skipped: [] });
+    const paused = (await store.listRuns({ claimTtlMs: 30_000, status: 'paused' })).map((r) => r.id);
+    expect(paused).toEqual(['a']);
+    expect((await store.listAudit({ limit: 10 }))[0]?.detail).toBe(
+      'bulk pause of runs matching tag=red tag=big meta="customer=acme"; reason: r',
+    );
+    const before = opened;
+    await expect(
+      bulk.apply(deps, OPERATOR, { action: 'cancel', filter: { meta: ['customer'] }, reason: 'r' }),
+    ).rejects.toMatchObject({ fields: { 'filter.meta.0': ['must be key=value'] } });
+    await expect(
+      bulk.apply(deps, OPERATOR, { action: 'cancel', filter: { tag: ['a b'] }, reason: 'r' }),
+    ).rejects.toMatchObject({
+      fields: { 'filter.tag.0': ['letters, digits and . _ : / @ - only, starting with a letter or digit'] },
+    });
+    expect(opened).toBe(before);
+  });
+
   it('cancels exactly the 250 runs a filter matches, and no other, with 250 audit lines', async () => {
     await seed();
     const report = await bulk.apply(deps, OPERATOR, {

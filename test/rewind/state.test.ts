@@ -171,10 +171,15 @@ describe.each(list)('rerun restores the state of step N on $name', (backend) => 
       workflow: 'summing',
       inputJson: JSON.stringify({ items: first }),
       totalSteps: 30,
+      tags: ['nightly'],
+      metadata: { customer: 'acme' },
     });
     await until('o', 'completed');
     const outcome = await rewind.fork(deps, OPERATOR, { runId: 'o', fromStep: 10, id: 'o-fork' });
     expect([outcome.moved, outcome.state, outcome.stateStep]).toEqual([10, 'restored', 10]);
+    // The fork carries the original's tags and metadata; the original keeps its own.
+    expect(await store.getRunTags('o-fork')).toEqual({ tags: ['nightly'], metadata: { customer: 'acme' } });
+    expect(await store.getRunTags('o')).toEqual({ tags: ['nightly'], metadata: { customer: 'acme' } });
     expect(await store.loadProgress('o-fork')).toMatchObject({
       step: 10,
       stateJson: JSON.stringify({ sum: 550, seen: 10, last: 100 }),

@@ -23,6 +23,8 @@ export function filterText(filter: BulkFilter): string {
     filter.workflow && `workflow ${filter.workflow}`,
     filter.q && `search "${filter.q}"`,
     filter.parent && `children of ${filter.parent}`,
+    filter.tag?.length && `tags ${filter.tag.join(', ')}`,
+    filter.meta?.length && `metadata ${filter.meta.join(', ')}`,
   ].filter(Boolean);
   return parts.length ? `filter: ${parts.join(', ')}` : 'no filter: every run';
 }

@@ -1,7 +1,7 @@
 /** One run in the list: its link, status with why it is stalled or queued, progress, counters, worker, time. */
 import Link from 'next/link';
 import type { RunFigures } from '@/lib/control/figures';
-import type { RunSummary } from '@/lib/store/contract';
+import type { RunSummary, RunTags } from '@/lib/store/contract';
 import { Badge, ProgressBar } from '../ui';
 import { check, td } from './bulk-actions';
 
@@ -15,6 +15,8 @@ export interface RunsTableRow extends RunSummary {
   stallMessage: string | null;
   /** Its progress, executed, skipped… (lib/control/figures.ts). */
   figures: RunFigures;
+  /** Its tags and metadata, shown under its id. */
+  tags: RunTags;
 }
 
 /** `onSelect`: the row's checkbox, for an operator; a viewer's rows have none. */
@@ -51,6 +53,7 @@ export function RunRow({
         >
           {run.id}
         </Link>
+        <RunTagChips tags={run.tags} />
       </td>
       <td className={td}>
         <RunState run={run} />
@@ -125,5 +128,25 @@ function RunState({ run }: { run: RunsTableRow }) {
         </p>
       )}
     </>
+  );
+}
+
+/** A run's tags and metadata under its id, small; the run page has them in full, each a link. */
+function RunTagChips({ tags }: { tags: RunTags }) {
+  const pairs = Object.entries(tags.metadata);
+  if (tags.tags.length === 0 && pairs.length === 0) return null;
+  return (
+    <div data-testid="run-row-tags" className="mt-1 flex max-w-xs flex-wrap gap-1">
+      {tags.tags.map((tag) => (
+        <span key={tag} className="rounded bg-zinc-100 px-1.5 font-mono text-[11px] wb-dim dark:bg-zinc-800">
+          {tag}
+        </span>
+      ))}
+      {pairs.map(([key, value]) => (
+        <span key={key} className="rounded bg-zinc-100 px-1.5 font-mono text-[11px] wb-dim dark:bg-zinc-800">
+          {key}={value}
+        </span>
+      ))}
+    </div>
   );
 }

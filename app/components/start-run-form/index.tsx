@@ -27,6 +27,7 @@ import { InputField } from './input-field';
 import { JsonInput } from './json-input';
 import { StartOutcome } from './outcome';
 import { RunIdField } from './run-id-field';
+import { TagsFields } from './tags-fields';
 import { WorkflowSelect } from './workflow-select';
 
 export type { StartChoice };
@@ -42,6 +43,8 @@ export function StartRunForm({ choices, initialWorkflow }: { choices: StartChoic
   const [workflow, setWorkflow] = useState(initialWorkflow);
   const [input, setInput] = useState(() => exampleOf(initialWorkflow));
   const [runId, setRunId] = useState('');
+  const [tags, setTags] = useState('');
+  const [metadata, setMetadata] = useState('');
   const choice = choices.find((c) => c.name === workflow);
   const edited = input !== exampleOf(workflow);
 
@@ -120,6 +123,8 @@ export function StartRunForm({ choices, initialWorkflow }: { choices: StartChoic
       />
 
       <RunIdField id={ids.id} value={runId} onChange={setRunId} workflow={workflow} errors={errors.id} />
+
+      <TagsFields tags={tags} metadata={metadata} onTags={setTags} onMetadata={setMetadata} errors={errors.tags} />
 
       <div className="flex flex-col-reverse gap-2 border-t border-zinc-200 pt-4 sm:flex-row sm:justify-end dark:border-zinc-800">
         <Link href="/" className={buttonClass()}>

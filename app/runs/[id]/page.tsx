@@ -32,6 +32,7 @@ import { RewindActions } from './rewind-actions';
 import { RunData } from './run-data';
 import { Header } from './run-header';
 import RunSkeleton from './run-skeleton';
+import { RunTagsLine } from './run-tags';
 import { StepInFlightLine } from './step-in-flight';
 import { Timeline } from './timeline';
 import { TRACE_STEPS, Trace } from './trace';
@@ -132,6 +133,7 @@ async function Run({
     <div className="space-y-6">
       <Header detail={detail} now={now} operator={operator} spentUsd={spentUsd} />
       <Lineage run={run} forks={forks} />
+      <RunTagsLine tags={detail.tags} />
 
       {/* Two columns on a wide screen. On a phone the columns dissolve (display: contents) so their cards
           interleave by `order`: what needs a decision (a claim in doubt, a warning) comes right after progress. */}

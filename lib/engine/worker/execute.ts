@@ -69,6 +69,7 @@ export async function execute(
         controlPlaneUrl: self.o.programUrl,
         streams: store,
         usage: { store, prices: self.o.prices },
+        tags: store,
         // A child may be of any workflow some worker serves: this worker's own, checked by their code, or one
         // another published. Read when the run first starts a child, once.
         family: once(async (): Promise<Family> => {

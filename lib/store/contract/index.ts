@@ -13,6 +13,7 @@ import type { LogStore } from './logs';
 import type { ModelCallStore } from './model-calls';
 import type { RetentionStore } from './retention';
 import type { RewindStore } from './rewind';
+import type { RunTagStore } from './run-tags';
 import type { RunStore } from './runs';
 import type { ScheduleStore } from './schedules';
 import type { StepStreamStore } from './step-streams';
@@ -31,6 +32,7 @@ export * from './model-calls';
 export * from './retention';
 export * from './rewind';
 export * from './rows';
+export * from './run-tags';
 export * from './runs';
 export * from './schedules';
 export * from './step-streams';
@@ -45,6 +47,7 @@ export interface Store
   extends StepStore,
     ClaimStore,
     RunStore,
+    RunTagStore,
     InsightStore,
     RetentionStore,
     AuditStore,

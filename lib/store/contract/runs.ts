@@ -116,6 +116,9 @@ export interface RunStore extends WorkerStore, WorkflowStore {
     detached?: boolean;
     /** Higher is picked first; 0 by default. */
     priority?: number;
+    /** Its tags and metadata (RunTagStore), written with the row; checked by the caller (lib/domain/run-tags). */
+    tags?: string[];
+    metadata?: Record<string, string>;
   }): Promise<RunRow>;
 
   /**
@@ -151,6 +154,12 @@ export interface RunStore extends WorkerStore, WorkflowStore {
     owner?: string;
     /** Only the children of this run (ctx.startChild); outside clients' runs never match, as with `owner`. */
     parent?: string;
+    /**
+     * Only runs carrying every one of these tags, and every one of these metadata key=value pairs (RunTagStore);
+     * outside clients' runs never match, as with `owner`. Read from the tags' own indexes, not by a scan of runs.
+     */
+    tags?: string[];
+    meta?: { key: string; value: string }[];
     limit?: number;
     claimTtlMs: number;
     /** Keyset cursor: the last row of the previous page. */

@@ -21,6 +21,7 @@ import { postgresReads } from './reads';
 import { postgresRetention } from './retention';
 import { withRetry } from './retry';
 import { postgresRewind } from './rewind';
+import { postgresRunTags } from './run-tags';
 import { postgresRuns } from './runs';
 import { postgresSchedules } from './schedules';
 import { postgresStepStreams } from './step-streams';
@@ -105,6 +106,7 @@ export async function openPostgresStore(given: PostgresStoreOptions): Promise<Po
     }),
     ...postgresClaims(c),
     ...postgresRuns(c),
+    ...postgresRunTags(c),
     ...postgresWorkers(c, session),
     ...postgresWorkflows(c),
     ...postgresReads(c),

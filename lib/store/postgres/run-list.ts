@@ -9,6 +9,13 @@ import type { RunStore, RunSummary } from '../contract';
 import { claimExpiredSql, claimTimes } from '../shared/claim-expiry-sql';
 import { containsPattern } from '../shared/columns';
 import { OUTSIDE_STATUS_SQL } from '../shared/outside-runs';
+import {
+  meetingCounts,
+  NARROW_RUNS,
+  narrowestPart,
+  type TagFilterPart,
+  tagFilterParts,
+} from '../shared/run-tag-filter';
 import type { PgConnection } from './connection';
 
 type Filter = Parameters<RunStore['listRuns']>[0];
@@ -38,6 +45,9 @@ function values(filter: Filter) {
     workflow: sql`${filter.workflow ?? null}::text`,
     owner: sql`${filter.owner ?? null}::text`,
     parent: sql`${filter.parent ?? null}::text`,
+    tags: sql`${sql.param(filter.tags?.length ? filter.tags : null)}::text[]`,
+    metaKeys: sql`${sql.param(filter.meta?.length ? filter.meta.map((m) => m.key) : null)}::text[]`,
+    metaValues: sql`${sql.param(filter.meta?.length ? filter.meta.map((m) => m.value) : null)}::text[]`,
     search: sql`${search}::text`,
     limit: sql`${filter.limit ?? 100}::int`,
     afterAt: sql`${filter.after?.updatedAt ?? null}::float8`,
@@ -45,7 +55,17 @@ function values(filter: Filter) {
   };
 }
 
-function listSql(c: PgConnection, filter: Filter): SQL {
+/** The run `id` carries every tag and every key=value of the filter, each found by its key. */
+const tagsMatch = (
+  v: ReturnType<typeof values>,
+  id: SQL,
+) => sql`(${v.tags} IS NULL OR NOT EXISTS (SELECT 1 FROM unnest(${v.tags}) t (tag)
+      WHERE NOT EXISTS (SELECT 1 FROM run_tags rt WHERE rt.run_id = ${id} AND rt.tag = t.tag)))
+    AND (${v.metaKeys} IS NULL OR NOT EXISTS (SELECT 1 FROM unnest(${v.metaKeys}, ${v.metaValues}) m (key, value)
+      WHERE NOT EXISTS (SELECT 1 FROM run_metadata rm WHERE rm.run_id = ${id} AND rm.key = m.key AND rm.value = m.value)))`;
+
+/** `narrow`: the tag filter's rarest part, to read the candidates from (shared/run-tag-filter.ts). */
+function listSql(c: PgConnection, filter: Filter, narrow: TagFilterPart | null): SQL {
   const v = values(filter);
   const ttl = sql`${filter.claimTtlMs / 1000}::float8`;
   const after = (place: SQL, id: SQL) => sql`(${v.afterAt} IS NULL OR ${place} < ${v.afterAt}
@@ -53,7 +73,8 @@ function listSql(c: PgConnection, filter: Filter): SQL {
   const runFilter = sql`(${v.status} IS NULL OR r.status = ${v.status}) AND (${v.workflow} IS NULL OR r.workflow = ${v.workflow})
     AND (${v.owner} IS NULL OR r.owner = ${v.owner}) AND (${v.parent} IS NULL OR r.parent_run_id = ${v.parent})
     AND (${v.waiting} IS NULL OR EXISTS (SELECT 1 FROM waits ww
-      WHERE ww.run_id = r.id AND ww.decided_at IS NULL AND ww.kind = ${v.waiting}))`;
+      WHERE ww.run_id = r.id AND ww.decided_at IS NULL AND ww.kind = ${v.waiting}))
+    AND ${tagsMatch(v, sql.raw('r.id'))}`;
   const search = (id: SQL) => sql`(${v.search} IS NULL OR ${asciiLower(id)} LIKE ${asciiLower(v.search)} ESCAPE '\\')`;
   const orphaned = (run: string) => sql`(SELECT count(*)::int FROM claims c WHERE c.run_id = ${sql.raw(run)}
     AND ${claimExpiredSql(claimTimes('c.'), ttl, sql.raw('t.now'))})`;
@@ -62,9 +83,20 @@ function listSql(c: PgConnection, filter: Filter): SQL {
   // `limit` by either time alone (a run passed over in both would have `limit` runs ahead of it), so it is
   // enough to read the top of two indexes, runs_updated and progress_updated, each with the page's filters
   // and cursor applied exactly; plus outside clients' claimed runs, as few as the claims in flight.
-  return sql`WITH t AS (SELECT ${c.now()} AS now),
-cand AS (
-  (SELECT r.id FROM runs r LEFT JOIN progress p ON p.run_id = r.id
+  const outside = sql`SELECT c.run_id FROM claims c WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = c.run_id)`;
+  // A narrow tag filter's candidates: the runs carrying its rarest part, from that part's index range, each by
+  // its key, sorted by place (sqlite/run-list.ts's NARROW_CANDIDATES). Claimed outside runs are dropped below.
+  const candidates = narrow
+    ? sql`(SELECT r.id FROM (${
+        'tag' in narrow
+          ? sql`SELECT run_id FROM run_tags WHERE tag = ${narrow.tag}`
+          : sql`SELECT run_id FROM run_metadata WHERE key = ${narrow.key} AND value = ${narrow.value}`
+      }) n JOIN runs r ON r.id = n.run_id LEFT JOIN progress p ON p.run_id = r.id
+    WHERE ${runFilter} AND ${search(sql.raw('r.id'))} AND ${after(PLACE, sql.raw('r.id'))}
+    ORDER BY ${PLACE} DESC, r.id COLLATE "C" LIMIT ${v.limit})
+  UNION
+  ${outside}`
+    : sql`(SELECT r.id FROM runs r LEFT JOIN progress p ON p.run_id = r.id
     WHERE ${runFilter} AND ${search(sql.raw('r.id'))} AND ${after(PLACE, sql.raw('r.id'))}
     ORDER BY r.updated_at DESC, r.id COLLATE "C" LIMIT ${v.limit})
   UNION
@@ -72,12 +104,14 @@ cand AS (
     WHERE CASE WHEN r.id IS NULL
         THEN (${v.status} IS NULL OR ${v.status} = ${outsideStatus('p.run_id')})
           AND (${v.workflow} IS NULL OR ${v.workflow} = 'external') AND ${v.owner} IS NULL AND ${v.parent} IS NULL
-          AND ${v.waiting} IS NULL
+          AND ${v.waiting} IS NULL AND ${v.tags} IS NULL AND ${v.metaKeys} IS NULL
         ELSE ${runFilter} END
       AND ${search(sql.raw('p.run_id'))} AND ${after(PLACE, sql.raw('p.run_id'))}
     ORDER BY p.updated_at DESC, p.run_id COLLATE "C" LIMIT ${v.limit})
   UNION
-  SELECT c.run_id FROM claims c WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = c.run_id)),
+  ${outside}`;
+  return sql`WITH t AS (SELECT ${c.now()} AS now),
+cand AS (${candidates}),
 summary AS (
   SELECT r.id, r.workflow, r.status, coalesce(p.step, 0) AS step, r.total_steps AS "totalSteps",
     ${executedCount('r.id')} AS executed, coalesce(p.skipped, 0) AS skipped, coalesce(p.awaited, 0) AS awaited,
@@ -101,6 +135,8 @@ WHERE (${v.status} IS NULL OR s.status = ${v.status}) AND (${v.workflow} IS NULL
   AND (${v.waiting} IS NULL OR s.status = 'waiting')
   AND ${search(sql.raw('s.id'))} AND (${v.owner} IS NULL OR s.owner = ${v.owner})
   AND (${v.parent} IS NULL OR s.id IN (SELECT pr.id FROM runs pr WHERE pr.parent_run_id = ${v.parent}))
+  -- Only a runs row has a creation time: an outside client's run carries no tags.
+  AND ((${v.tags} IS NULL AND ${v.metaKeys} IS NULL) OR s."createdAt" IS NOT NULL)
   AND ${after(sql.raw('s."updatedAt"'), sql.raw('s.id'))}
 ORDER BY s."updatedAt" DESC, s.id COLLATE "C" LIMIT ${v.limit}`;
 }
@@ -143,13 +179,20 @@ function loneSql(filter: Filter, floor: number | null): SQL {
 export async function listRuns(c: PgConnection, filter: Filter): Promise<RunSummary[]> {
   if (filter.waiting && filter.status && filter.status !== 'waiting') return [];
   const limit = filter.limit ?? 100;
-  const page = (await c.query<RunSummary>(listSql(c, filter))).rows;
+  const parts = tagFilterParts(filter);
+  const counts = parts && (await Promise.all(parts.map((part) => countPart(c, part, filter, false))));
+  const meeting = parts && counts && meetingCounts(parts, counts) ? await countPart(c, parts[0]!, filter, true) : null;
+  // No run carries the whole filter: the page is empty, whatever else it asks (outside runs carry no tags).
+  if (meeting === 0) return [];
+  const narrow = parts && counts && narrowestPart(parts, counts, meeting);
+  const page = (await c.query<RunSummary>(listSql(c, filter, narrow))).rows;
   // Outside clients' runs with only committed rows, as sqlite/run-list.ts finds them (an `idle` external run).
   if (
     (filter.status ?? 'idle') !== 'idle' ||
     (filter.workflow ?? 'external') !== 'external' ||
     filter.owner ||
     filter.parent ||
+    parts ||
     filter.waiting
   )
     return page;
@@ -161,4 +204,21 @@ export async function listRuns(c: PgConnection, filter: Filter): Promise<RunSumm
   return [...page, ...lone.filter((r) => !listed.has(r.id))]
     .sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
     .slice(0, limit);
+}
+
+/**
+ * How many runs carry a part of a tag filter, or with `meeting` the part and the rest of the filter, counted up to
+ * one past NARROW_RUNS (shared/run-tag-filter.ts).
+ */
+async function countPart(c: PgConnection, part: TagFilterPart, filter: Filter, meeting: boolean): Promise<number> {
+  const v = values(filter);
+  const range =
+    'tag' in part
+      ? sql`SELECT n.run_id FROM run_tags n WHERE n.tag = ${part.tag}`
+      : sql`SELECT n.run_id FROM run_metadata n WHERE n.key = ${part.key} AND n.value = ${part.value}`;
+  const all = meeting ? sql`AND ${tagsMatch(v, sql.raw('n.run_id'))}` : sql``;
+  const { rows } = await c.query<{ n: number }>(
+    sql`SELECT count(*)::int AS n FROM (${range} ${all} LIMIT ${NARROW_RUNS + 1}::int) x`,
+  );
+  return rows[0]!.n;
 }

@@ -233,16 +233,26 @@ export function postgresRuns(c: PgConnection): RunsOnly {
 
   return {
     async createRun(run) {
+      const tags = run.tags ?? [];
+      const keys = Object.keys(run.metadata ?? {});
+      const values = Object.values(run.metadata ?? {});
       const row = await attempts('createRun', async ({ outcomeUnknown, sinceS }) => {
         const now = c.now();
         const created = (
           await c.once<RunRow>(
-            sql`INSERT INTO ${runs} AS r (id, workflow, input_json, status, total_steps, budget_usd, created_at, updated_at,
-            parent_run_id, detached, priority)
+            // Its tags and metadata in the same statement: a run is never seen without them.
+            sql`WITH made AS (INSERT INTO ${runs} AS r (id, workflow, input_json, status, total_steps, budget_usd, created_at,
+            updated_at, parent_run_id, detached, priority)
           VALUES (${run.id}, ${run.workflow}, ${run.inputJson}, 'queued', ${run.totalSteps}::int,
             ${run.budgetUsd ?? null}::float8, ${now}, ${now}, ${run.parentRunId ?? null}::text, ${run.detached ?? false},
             ${run.priority ?? 0}::int)
-          ON CONFLICT (id) DO NOTHING RETURNING ${RUN}`,
+          ON CONFLICT (id) DO NOTHING RETURNING ${RUN}),
+          tagged AS (INSERT INTO run_tags (run_id, tag) SELECT made.id, t.tag FROM made, unnest(${sql.param(tags)}::text[]) t (tag)
+            ON CONFLICT DO NOTHING),
+          described AS (INSERT INTO run_metadata (run_id, key, value)
+            SELECT made.id, m.key, m.value FROM made, unnest(${sql.param(keys)}::text[], ${sql.param(values)}::text[]) m (key, value)
+            ON CONFLICT DO NOTHING)
+          SELECT * FROM made`,
             'waybill_run_create',
           )
         ).rows[0];

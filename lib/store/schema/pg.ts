@@ -489,3 +489,28 @@ export const webhookDeliveries = pgTable(
     index('webhook_deliveries_created').on(t.createdAt),
   ],
 );
+
+/**
+ * A run's tags (a set of short strings) and metadata (key → value), set at its start or from inside it
+ * (lib/domain/run-tags.ts says what they may be). Rows of their own rather than a JSON column, on both backends
+ * alike: the key (run_id first) reads one run's, and the second index finds the runs that carry a tag, or a
+ * key with a value, without reading any other run (the runs list's filters, sqlite/run-list.ts).
+ */
+export const runTags = pgTable(
+  'run_tags',
+  {
+    runId: text('run_id').notNull(),
+    tag: text('tag').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.runId, t.tag] }), index('run_tags_tag').on(t.tag, t.runId)],
+);
+
+export const runMetadata = pgTable(
+  'run_metadata',
+  {
+    runId: text('run_id').notNull(),
+    key: text('key').notNull(),
+    value: text('value').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.runId, t.key] }), index('run_metadata_key_value').on(t.key, t.value, t.runId)],
+);

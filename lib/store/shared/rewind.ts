@@ -316,6 +316,19 @@ export function* forkPlan(r: ForkRequest, now: number, lock: string): Plan<Rewin
     r.runId,
     r.fromStep,
   ))[0]!;
+  // A fork carries the original's tags and metadata as they are now, as a replay does (Trigger.dev's): a filter by
+  // customer finds both. The fork's own ctx.setTags calls then change its copy only.
+  yield q(
+    `INSERT INTO run_tags (run_id, tag) SELECT CAST(? AS TEXT), tag FROM run_tags WHERE run_id = ? RETURNING 1 AS x`,
+    r.newId,
+    r.runId,
+  );
+  yield q(
+    `INSERT INTO run_metadata (run_id, key, value) SELECT CAST(? AS TEXT), key, value FROM run_metadata WHERE run_id = ?
+    RETURNING 1 AS x`,
+    r.newId,
+    r.runId,
+  );
   const prior = yield* priorAt(r.runId, r.fromStep);
   const copied = (yield q(
     `INSERT INTO committed (idem_key, run_id, result_json, committed_at, step, fingerprint, worker_id,

@@ -21,6 +21,7 @@ import { wakeWatcher } from './notify';
 import { sqliteReads } from './reads';
 import { sqliteRetention } from './retention';
 import { sqliteRewind } from './rewind';
+import { sqliteRunTags } from './run-tags';
 import { sqliteRuns } from './runs';
 import { sqliteSchedules } from './schedules';
 import { sqliteStepStreams } from './step-streams';
@@ -71,6 +72,7 @@ export function openSqliteStore(options: SqliteStoreOptions): SqliteStore {
     ...steps,
     ...sqliteClaims(c),
     ...sqliteRuns(c, inBatch),
+    ...sqliteRunTags(c),
     ...sqliteWorkers(c),
     ...sqliteWorkflows(c),
     ...sqliteReads(c),

@@ -8,6 +8,13 @@ import type { RunStore, RunSummary } from '../contract';
 import { claimExpiresAtText } from '../shared/claim-expiry-sql';
 import { containsPattern } from '../shared/columns';
 import { OUTSIDE_STATUS_SQL } from '../shared/outside-runs';
+import {
+  meetingCounts,
+  NARROW_RUNS,
+  narrowestPart,
+  type TagFilterPart,
+  tagFilterParts,
+} from '../shared/run-tag-filter';
 import type { SqliteConnection } from './connection';
 
 /** A run's place in the list: the later of its row's and its progress's update (an outside client's: its claims'). */
@@ -16,9 +23,15 @@ const PLACE = `CASE WHEN r.id IS NULL
   ELSE max(r.updated_at, coalesce(p.updated_at, 0)) END`;
 const AFTER = (id: string) => `(@afterAt IS NULL OR ${PLACE} < @afterAt OR (${PLACE} = @afterAt AND ${id} > @afterId))`;
 // `waiting`: parked on an open wait of that kind (listRunsIn then also asks for status `waiting`).
+// `tags`, `meta`: JSON arrays of the tags and [key, value] pairs every run listed carries, each found by its key.
+const TAGS_MATCH = (id: string) => `(@tags IS NULL OR NOT EXISTS (SELECT 1 FROM json_each(@tags) t
+    WHERE NOT EXISTS (SELECT 1 FROM run_tags rt WHERE rt.run_id = ${id} AND rt.tag = t.value)))
+  AND (@meta IS NULL OR NOT EXISTS (SELECT 1 FROM json_each(@meta) m
+    WHERE NOT EXISTS (SELECT 1 FROM run_metadata rm WHERE rm.run_id = ${id} AND rm.key = m.value ->> 0 AND rm.value = m.value ->> 1)))`;
 const RUN_FILTER = `(@status IS NULL OR r.status = @status) AND (@workflow IS NULL OR r.workflow = @workflow)
   AND (@owner IS NULL OR r.owner = @owner) AND (@parent IS NULL OR r.parent_run_id = @parent) AND (@waiting IS NULL OR EXISTS (SELECT 1 FROM waits ww
-    WHERE ww.run_id = r.id AND ww.decided_at IS NULL AND ww.kind = @waiting))`;
+    WHERE ww.run_id = r.id AND ww.decided_at IS NULL AND ww.kind = @waiting))
+  AND ${TAGS_MATCH('r.id')}`;
 
 /**
  * The runs that can be on the page, so the summary is computed for a few hundred runs, not all of them.
@@ -36,11 +49,36 @@ const CANDIDATES = `cand(id) AS (
     WHERE CASE WHEN r.id IS NULL
         THEN (@status IS NULL OR @status = ${OUTSIDE_STATUS_SQL('p.run_id')})
           AND (@workflow IS NULL OR @workflow = 'external') AND @owner IS NULL AND @parent IS NULL AND @waiting IS NULL
+          AND @tags IS NULL AND @meta IS NULL
         ELSE ${RUN_FILTER} END
       AND (@search IS NULL OR p.run_id LIKE @search ESCAPE '\\') AND ${AFTER('p.run_id')}
     ORDER BY p.updated_at DESC, p.run_id LIMIT @limit)
   UNION
   SELECT c.run_id FROM claims c WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = c.run_id))`;
+
+/**
+ * A narrow tag or metadata filter's candidates (shared/run-tag-filter.ts): the runs carrying its rarest part,
+ * from that part's index range (at most NARROW_RUNS), each run by its key (CROSS JOIN keeps that order), sorted
+ * by place. Outside clients' claimed runs are candidates here too; PAGE_FILTER drops them.
+ */
+const NARROW_CANDIDATES = `cand(id) AS (
+  SELECT id FROM (SELECT r.id FROM (SELECT run_id FROM run_tags WHERE tag = @narrowTag
+      UNION ALL SELECT run_id FROM run_metadata WHERE key = @narrowKey AND value = @narrowValue) n
+    CROSS JOIN runs r ON r.id = n.run_id LEFT JOIN progress p ON p.run_id = r.id
+    WHERE ${RUN_FILTER} AND (@search IS NULL OR r.id LIKE @search ESCAPE '\\') AND ${AFTER('r.id')}
+    ORDER BY ${PLACE} DESC, r.id LIMIT @limit)
+  UNION
+  SELECT c.run_id FROM claims c WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = c.run_id))`;
+
+// `meeting`: only the part's runs that carry the whole filter (shared/run-tag-filter.ts, the second count).
+const COUNT_TAG = (meeting: boolean) => `SELECT count(*) AS n FROM (SELECT 1 FROM run_tags n WHERE n.tag = @tag
+  ${meeting ? `AND ${TAGS_MATCH('n.run_id')}` : ''} LIMIT @cap)`;
+const COUNT_META = (meeting: boolean) => `SELECT count(*) AS n FROM (SELECT 1 FROM run_metadata n
+  WHERE n.key = @key AND n.value = @value ${meeting ? `AND ${TAGS_MATCH('n.run_id')}` : ''} LIMIT @cap)`;
+const COUNTS = {
+  alone: { tag: COUNT_TAG(false), meta: COUNT_META(false) },
+  meeting: { tag: COUNT_TAG(true), meta: COUNT_META(true) },
+};
 
 /**
  * The figures' counts (lib/control/figures.ts): the run's committed rows, and those executed here. One range of
@@ -76,9 +114,14 @@ const PAGE_FILTER = `(@status IS NULL OR status = @status) AND (@workflow IS NUL
   AND (@waiting IS NULL OR status = 'waiting')
   AND (@search IS NULL OR id LIKE @search ESCAPE '\\') AND (@owner IS NULL OR owner = @owner)
   AND (@parent IS NULL OR id IN (SELECT pr.id FROM runs pr WHERE pr.parent_run_id = @parent))
+  -- Only a runs row has a creation time: an outside client's run carries no tags.
+  AND ((@tags IS NULL AND @meta IS NULL) OR createdAt IS NOT NULL)
   AND (@afterAt IS NULL OR updatedAt < @afterAt OR (updatedAt = @afterAt AND id > @afterId))`;
 
-const PAGE_SQL = `WITH ${CANDIDATES} SELECT * FROM (${SUMMARY_SQL}) WHERE ${PAGE_FILTER} ORDER BY updatedAt DESC, id LIMIT @limit`;
+const PAGE = (candidates: string) =>
+  `WITH ${candidates} SELECT * FROM (${SUMMARY_SQL}) WHERE ${PAGE_FILTER} ORDER BY updatedAt DESC, id LIMIT @limit`;
+const PAGE_SQL = PAGE(CANDIDATES);
+const NARROW_PAGE_SQL = PAGE(NARROW_CANDIDATES);
 
 /**
  * Outside clients' runs that have nothing but committed rows (no progress, no claim): no index finds them by
@@ -128,18 +171,34 @@ export function listRunsIn(c: SqliteConnection, filter: Parameters<RunStore['lis
     search: filter.search ? containsPattern(filter.search) : null,
     owner: filter.owner ?? null,
     parent: filter.parent ?? null,
+    tags: filter.tags?.length ? JSON.stringify(filter.tags) : null,
+    meta: filter.meta?.length ? JSON.stringify(filter.meta.map((m) => [m.key, m.value])) : null,
     limit: filter.limit ?? 100,
     afterAt: filter.after?.updatedAt ?? null,
     afterId: filter.after?.id ?? null,
   };
+  const parts = tagFilterParts(filter);
   return c.db.transaction(() => {
-    const page = c.prepared<unknown[], RunSummary>(PAGE_SQL).all(params);
+    const counts = parts?.map((part) => countPart(c, part, 'alone', params));
+    const meeting = parts && counts && meetingCounts(parts, counts) ? countPart(c, parts[0]!, 'meeting', params) : null;
+    // No run carries the whole filter: the page is empty, whatever else it asks (outside runs carry no tags).
+    if (meeting === 0) return [];
+    const narrow = parts && counts && narrowestPart(parts, counts, meeting);
+    const page = narrow
+      ? c.prepared<unknown[], RunSummary>(NARROW_PAGE_SQL).all({
+          ...params,
+          narrowTag: 'tag' in narrow ? narrow.tag : null,
+          narrowKey: 'key' in narrow ? narrow.key : null,
+          narrowValue: 'key' in narrow ? narrow.value : null,
+        })
+      : c.prepared<unknown[], RunSummary>(PAGE_SQL).all(params);
     const lonely =
       (params.status === null || params.status === 'idle') &&
       params.waiting === null &&
       (params.workflow === null || params.workflow === 'external') &&
       params.owner === null &&
-      params.parent === null;
+      params.parent === null &&
+      parts === null;
     if (!lonely) return page;
     const lone =
       page.length === params.limit
@@ -152,4 +211,25 @@ export function listRunsIn(c: SqliteConnection, filter: Parameters<RunStore['lis
       .sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
       .slice(0, params.limit);
   })();
+}
+
+/**
+ * How many runs carry a part of a tag filter (`alone`), or the part and the rest of the filter (`meeting`), counted
+ * up to one past NARROW_RUNS (shared/run-tag-filter.ts).
+ */
+function countPart(
+  c: SqliteConnection,
+  part: TagFilterPart,
+  how: keyof typeof COUNTS,
+  params: { tags: string | null; meta: string | null },
+): number {
+  const cap = NARROW_RUNS + 1;
+  const filter = how === 'meeting' ? { tags: params.tags, meta: params.meta } : {};
+  const row =
+    'tag' in part
+      ? c.prepared<unknown[], { n: number }>(COUNTS[how].tag).get({ tag: part.tag, cap, ...filter })
+      : c
+          .prepared<unknown[], { n: number }>(COUNTS[how].meta)
+          .get({ key: part.key, value: part.value, cap, ...filter });
+  return row!.n;
 }

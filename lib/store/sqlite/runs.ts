@@ -16,6 +16,7 @@ import { TRANSITIONS } from '../shared/transitions';
 import { runEndEvent } from '../shared/webhooks';
 import { guard, type SqliteConnection } from './connection';
 import { listRunsIn } from './run-list';
+import { writeRunTags } from './run-tags';
 import type { InBatch } from './steps';
 import { dueWait, settleChild } from './waits';
 import { enqueueIn } from './webhooks';
@@ -101,12 +102,14 @@ export function sqliteRuns(c: SqliteConnection, inBatch: InBatch | null = null):
     async createRun(run) {
       const now = c.now();
       return c.tx(() => {
+        const { tags, metadata, ...row } = run;
         const inserted = orm
           .insert(runs)
-          .values({ ...run, status: 'queued', createdAt: now, updatedAt: now })
+          .values({ ...row, status: 'queued', createdAt: now, updatedAt: now })
           .onConflictDoNothing()
           .run();
         if (inserted.changes === 0) throw new ConflictError(`run ${run.id}`);
+        writeRunTags(c, run.id, tags ?? [], metadata ?? {});
         return get(run.id)!;
       });
     },

@@ -1,0 +1,67 @@
+/**
+ * How the runs list reads a tag or metadata filter (RunStore.listRuns's `tags` and `meta`) on both backends,
+ * from the tags' own indexes (run_tags_tag, run_metadata_key_value) rather than by a scan of runs:
+ *
+ * - narrow: the rarest of the filter's tags and key=value pairs is on at most NARROW_RUNS runs. The page is
+ *   read from those runs alone (one index range, each run by its key, sorted by place), whatever the store's size.
+ * - wide: each is on more runs than that. The list reads the top of runs_updated and progress_updated as it does
+ *   unfiltered, checking each run's tags by its key. More than NARROW_RUNS of the store's N runs match, so a page
+ *   of 50 is found within about 50 × N / NARROW_RUNS runs (2,500 at 100,000 runs, the same share at any size).
+ *
+ * Counting is capped at NARROW_RUNS + 1 entries of each index range, so the choice itself costs no more than
+ * the narrow read. Wide parts that seldom meet (each on half the runs, together on none) would leave the wide read
+ * going through every run; narrowestPart counts how many meet, from the first part's range, and reads a narrow
+ * page from it when few do.
+ */
+
+export const NARROW_RUNS = 2_000;
+
+export type TagFilterPart = { tag: string } | { key: string; value: string };
+
+/** The filter's parts, each to be counted; null when the filter has none. */
+export function tagFilterParts(filter: {
+  tags?: string[];
+  meta?: { key: string; value: string }[];
+}): TagFilterPart[] | null {
+  const parts: TagFilterPart[] = [...(filter.tags ?? []).map((tag) => ({ tag })), ...(filter.meta ?? [])];
+  return parts.length ? parts : null;
+}
+
+/** Whether the filter's parts are all wide and more than one: then the count of those that meet decides. */
+export function meetingCounts(parts: TagFilterPart[], counts: number[]): boolean {
+  return parts.length > 1 && counts.every((n) => n > NARROW_RUNS);
+}
+
+/**
+ * The part to read the page from, given each part's capped count: the rarest, if narrow. When every part is wide
+ * and there are more (meetingCounts), `meeting` is how many runs of the first part carry the whole filter (capped):
+ * few of them (wide parts that seldom meet) and the page is read from that part, whose range is then read whole,
+ * bounded by its own runs rather than by all of them. Null: the wide read.
+ */
+export function narrowestPart(parts: TagFilterPart[], counts: number[], meeting: number | null): TagFilterPart | null {
+  let best: TagFilterPart | null = null;
+  let fewest = NARROW_RUNS + 1;
+  for (const [i, part] of parts.entries()) {
+    if (counts[i]! < fewest) {
+      best = part;
+      fewest = counts[i]!;
+    }
+  }
+  if (!best && meeting !== null && meeting <= NARROW_RUNS) return parts[0]!;
+  return best;
+}
+
+/** Rows of run_tags and run_metadata, ordered by run, as each run's RunTags; every id given has its entry. */
+export function runTagsOf(
+  ids: string[],
+  tags: { run_id: string; tag: string }[],
+  metadata: { run_id: string; key: string; value: string }[],
+): Map<string, { tags: string[]; metadata: Record<string, string> }> {
+  const out = new Map(ids.map((id) => [id, { tags: [] as string[], metadata: {} as Record<string, string> }]));
+  for (const row of tags) out.get(row.run_id)?.tags.push(row.tag);
+  for (const row of metadata) {
+    const entry = out.get(row.run_id);
+    if (entry) entry.metadata[row.key] = row.value;
+  }
+  return out;
+}
