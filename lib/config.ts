@@ -6,6 +6,7 @@ import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { durationSchema, MIN_RETENTION_MS } from './duration';
+import { traceparentSchema } from './domain/traceparent';
 import { ConfigError } from './errors';
 import { PG_SCHEMA_NAME } from './store/shared/dialects';
 import { DEFAULT_LOG_KEEP, MAX_LOG_KEEP } from './store/shared/log-lines';
@@ -325,6 +326,32 @@ const schema = z
      * reaches the wait is kept as a wait of its own, so without a bound signals nobody waits for grow the run
      * and its page without end; past this, a signal that would add one is refused (413) and nothing written.
      */
+    /**
+     * OpenTelemetry (lib/tracing.ts): the OTLP/HTTP collector's base URL; traces go to its /v1/traces. Unset (and
+     * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT unset): nothing is traced, and no OpenTelemetry module is loaded.
+     */
+    OTEL_EXPORTER_OTLP_ENDPOINT: z
+      .url({ protocol: /^https?$/, error: 'must be an http(s) URL of an OTLP/HTTP collector, e.g. http://127.0.0.1:4318' })
+      .transform((u) => u.replace(/\/+$/, ''))
+      .optional(),
+    /** The OTLP/HTTP traces URL itself (used as given), over OTEL_EXPORTER_OTLP_ENDPOINT. */
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z
+      .url({ protocol: /^https?$/, error: 'must be an http(s) URL, e.g. http://127.0.0.1:4318/v1/traces' })
+      .optional(),
+    /** Headers sent with each export (a collector's key): `name=value` pairs, comma separated. */
+    OTEL_EXPORTER_OTLP_HEADERS: z
+      .string()
+      .regex(/^\s*[^=,\s]+\s*=[^,]*(,\s*[^=,\s]+\s*=[^,]*)*$/, 'must be name=value pairs, comma separated')
+      .optional(),
+    /** The traces' service.name; default waybill-worker (the dashboard's spans say so too: one service, the store). */
+    OTEL_SERVICE_NAME: z.string().min(1, 'must not be empty').default('waybill-worker'),
+    /** `true`: trace nothing whatever the endpoints say (OpenTelemetry's own off switch). */
+    OTEL_SDK_DISABLED: z.enum(['true', 'false', ''], { error: 'must be true or false' }).default('false'),
+    /**
+     * A W3C trace context the process was started in (a traced pipeline's step): `waybill start` continues it when
+     * given no --traceparent, and a command workflow's program and the Python client find theirs here.
+     */
+    TRACEPARENT: traceparentSchema.optional(),
     WAYBILL_MAX_WAITS_PER_RUN: z.coerce
       .number({ error: 'must be a whole number' })
       .int('must be a whole number')

@@ -18,6 +18,7 @@ import type { Logger } from '../log';
 import { pruneWorkersEvery, startPruning } from '../prune';
 import { RunLogWriter } from '../run-log';
 import { fireSchedules } from '../schedules/fire';
+import { flushTraces } from '../../tracing';
 import { execute } from './execute';
 import { Idle } from './idle';
 import { Heartbeat } from './liveness';
@@ -109,6 +110,7 @@ export class Worker {
       await Promise.all([pruning?.stop(), workerPruning.stop()]);
       await store.stopWorker(this.id).catch(() => {});
       await liveness.release().catch(() => {});
+      await flushTraces().catch(() => {});
       log.info('worker stopped');
     }
   }
