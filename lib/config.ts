@@ -5,8 +5,8 @@
 import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
-import { durationSchema, MIN_RETENTION_MS } from './duration';
 import { traceparentSchema } from './domain/traceparent';
+import { durationSchema, MIN_RETENTION_MS } from './duration';
 import { ConfigError } from './errors';
 import { PG_SCHEMA_NAME } from './store/shared/dialects';
 import { DEFAULT_LOG_KEEP, MAX_LOG_KEEP } from './store/shared/log-lines';
@@ -331,7 +331,10 @@ const schema = z
      * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT unset): nothing is traced, and no OpenTelemetry module is loaded.
      */
     OTEL_EXPORTER_OTLP_ENDPOINT: z
-      .url({ protocol: /^https?$/, error: 'must be an http(s) URL of an OTLP/HTTP collector, e.g. http://127.0.0.1:4318' })
+      .url({
+        protocol: /^https?$/,
+        error: 'must be an http(s) URL of an OTLP/HTTP collector, e.g. http://127.0.0.1:4318',
+      })
       .transform((u) => u.replace(/\/+$/, ''))
       .optional(),
     /** The OTLP/HTTP traces URL itself (used as given), over OTEL_EXPORTER_OTLP_ENDPOINT. */

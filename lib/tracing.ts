@@ -28,6 +28,8 @@ export interface SpanOptions {
   parent?: string | null;
   attributes?: SpanAttributes;
   kind?: 'internal' | 'server' | 'client';
+  /** When it began (epoch ms), if before now: a step a client executed, known at its commit. */
+  startTime?: number;
 }
 
 /** How long an ended span may wait for its export: what a SIGKILL can lose. */
@@ -50,15 +52,16 @@ let sdk: Promise<Sdk> | undefined;
 
 async function load() {
   const cfg = config();
-  const [api, core, { OTLPTraceExporter }, { resourceFromAttributes }, base, { ATTR_SERVICE_NAME }] =
-    await Promise.all([
+  const [api, core, { OTLPTraceExporter }, { resourceFromAttributes }, base, { ATTR_SERVICE_NAME }] = await Promise.all(
+    [
       import('@opentelemetry/api'),
       import('@opentelemetry/core'),
       import('@opentelemetry/exporter-trace-otlp-http'),
       import('@opentelemetry/resources'),
       import('@opentelemetry/sdk-trace-base'),
       import('@opentelemetry/semantic-conventions'),
-    ]);
+    ],
+  );
   const url = cfg.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? `${cfg.OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces`;
   const exporter = new OTLPTraceExporter({ url, headers: parseHeaders(cfg.OTEL_EXPORTER_OTLP_HEADERS) });
   const provider = new base.BasicTracerProvider({
@@ -89,7 +92,7 @@ export async function startSpan(name: string, options: SpanOptions = {}): Promis
   const kind = { internal: api.SpanKind.INTERNAL, server: api.SpanKind.SERVER, client: api.SpanKind.CLIENT }[
     options.kind ?? 'internal'
   ];
-  const span = tracer.startSpan(name, { kind, attributes: options.attributes }, parent);
+  const span = tracer.startSpan(name, { kind, attributes: options.attributes, startTime: options.startTime }, parent);
   const carrier: Record<string, string> = {};
   propagator.inject(api.trace.setSpan(api.ROOT_CONTEXT, span), carrier, api.defaultTextMapSetter);
   return {
@@ -98,7 +101,10 @@ export async function startSpan(name: string, options: SpanOptions = {}): Promis
     end: (error) => {
       if (error !== undefined) {
         span.recordException(error instanceof Error ? error : String(error));
-        span.setStatus({ code: api.SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+        span.setStatus({
+          code: api.SpanStatusCode.ERROR,
+          message: error instanceof Error ? error.message : String(error),
+        });
       }
       span.end();
     },
@@ -130,6 +136,12 @@ export async function inSpan<T>(
     span?.end(ok ? undefined : error);
     throw error;
   }
+}
+
+/** A span that has ended already (from startTime to now), or nothing when tracing is off. */
+export async function recordSpan(name: string, options: SpanOptions, error?: unknown): Promise<void> {
+  if (!tracingEnabled()) return;
+  (await startSpan(name, options))?.end(error);
 }
 
 /** Exports what has ended; a process that stops calls it (a SIGKILL does not get to). */

@@ -16,6 +16,7 @@ import { claimView, committedView, progressView, runSummaryView, runView } from 
 import { budgetUsdSchema } from '../domain/budget';
 import { runIdLookup } from '../domain/run-id';
 import { prioritySchema } from '../domain/run-limits';
+import { traceparentSchema } from '../domain/traceparent';
 import { NotFoundError } from '../errors';
 import type { InsightStore, RunAction, RunStore, Store } from '../store/contract';
 import { LISTED_STATUSES } from '../store/shared/outside-runs';
@@ -28,6 +29,7 @@ import {
   encodeRunsCursor,
 } from './cursor';
 import { freeText, newRunId, typeError } from './ids';
+import { requestTraceparent } from './trace';
 import { queryLimit } from './validate';
 
 /** The defaults of WAYBILL_RUN_LEASE_MS and WAYBILL_HEARTBEAT_MS, now: for a caller without a configuration. */
@@ -69,7 +71,17 @@ export const startBody = z.strictObject({
   id: newRunId.optional(),
   budgetUsd: budgetUsdSchema.optional(),
   priority: prioritySchema.optional(),
+  /** The W3C trace context the run's spans continue; over a `traceparent` header. */
+  traceparent: traceparentSchema.optional(),
 });
+
+/**
+ * The trace context a start continues: the body's field, else a well-formed `traceparent` header (a malformed
+ * header is ignored, as the W3C spec asks of a receiver: a proxy's bad header must not refuse the start).
+ */
+export function startTraceparent(request: Request, given: { traceparent?: string }): string | undefined {
+  return given.traceparent ?? requestTraceparent(request);
+}
 
 export const committedQuery = z.strictObject({ limit: queryLimit(1000).optional(), cursor: z.string().optional() });
 

@@ -40,7 +40,8 @@ const DRY_RUN: [string, string] = [
 
 export const COMMANDS: Record<string, CommandSpec> = {
   start: {
-    usage: 'start <workflow> [--input JSON|@file] [--id ID] [--budget USD] [--priority N] [--follow]',
+    usage:
+      'start <workflow> [--input JSON|@file] [--id ID] [--budget USD] [--priority N] [--traceparent TP] [--follow]',
     summary: 'queue a run',
     args: [['<workflow>', 'a built-in or published workflow (`waybill workflows` lists them)']],
     flags: [
@@ -51,6 +52,10 @@ export const COMMANDS: Record<string, CommandSpec> = {
       ],
       ['--budget USD', "the run's budget for model calls through the gateway, over its workflow's default"],
       ['--priority N', "higher is picked first (-1000 to 1000), over its workflow's default of 0"],
+      [
+        '--traceparent TP',
+        "the W3C trace context the run's spans continue (default: TRACEPARENT, if set); see docs/operations.md, Tracing",
+      ],
       ['--follow', 'stay and show progress until the run ends'],
     ],
     examples: ['waybill start agent-batch --input \'{"items": 20}\' --id nightly-7 --follow'],

@@ -9,6 +9,7 @@ import { runs } from '../control';
 import { judgeRun } from '../control/queued';
 import { stallSettings } from '../control/stalled';
 import { runView } from '../control/views';
+import { traceparentSchema } from '../domain/traceparent';
 import { inputError } from '../engine/input-check';
 import { runIdSchema } from '../engine/runs';
 import type { StartableWorkflows, StartCheck } from '../engine/workflow';
@@ -31,6 +32,7 @@ export async function start(cli: Cli, args: string[]): Promise<number> {
         id: { type: 'string' },
         budget: { type: 'string' },
         priority: { type: 'string' },
+        traceparent: { type: 'string' },
         follow: { type: 'boolean' },
       },
     }),
@@ -40,6 +42,11 @@ export async function start(cli: Cli, args: string[]): Promise<number> {
   const id = values.id === undefined ? undefined : check(runIdSchema, values.id, '--id');
   const budgetUsd = values.budget === undefined ? undefined : check(usd, values.budget, '--budget');
   const priority = values.priority === undefined ? undefined : check(priorityFlag, values.priority, '--priority');
+  // A start inside a traced pipeline continues its trace: --traceparent, else the TRACEPARENT it was started with.
+  const traceparent =
+    values.traceparent === undefined
+      ? cli.config().TRACEPARENT
+      : check(traceparentSchema, values.traceparent, '--traceparent');
   const caller = callerOf(cli, values.as);
   const builtins = await cli.registry(undefined, values.db);
   // A built-in's input is checked before the store is opened, so bad input never opens (or creates) it; any
@@ -57,6 +64,7 @@ export async function start(cli: Cli, args: string[]): Promise<number> {
         id,
         budgetUsd,
         priority,
+        traceparent,
       })
       .catch((error: unknown) => {
         // The CLI's words for a refused start, as before lib/control: exit 2, each wrong field named.

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { budgetUsdSchema } from '../domain/budget';
 import { prioritySchema } from '../domain/run-limits';
+import { traceparentSchema } from '../domain/traceparent';
 import { runIdSchema, type StartedRun, startRun } from '../engine/runs';
 import { NotFoundError, StartRefusedError } from '../errors';
 import type { RunAction, RunRow } from '../store/contract';
@@ -30,6 +31,8 @@ const startInput = z.strictObject({
   budgetUsd: budgetUsdSchema.optional(),
   /** Its priority (higher is picked first), over its workflow's default. */
   priority: prioritySchema.optional(),
+  /** The W3C trace context its spans continue. */
+  traceparent: traceparentSchema.optional(),
   reason: reasonField,
 });
 
@@ -57,6 +60,7 @@ export async function start(deps: ControlDeps, caller: Caller, input: z.input<ty
     id: given.id,
     budgetUsd: given.budgetUsd,
     priority: given.priority,
+    traceparent: given.traceparent,
   });
   if (run.existed) return run;
   await store.recordEvent({ runId: run.id, outcome: 'operator', detail: `started by ${caller.actor}` });

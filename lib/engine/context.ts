@@ -177,7 +177,9 @@ export class RunContext {
         attributes: { 'waybill.run_id': this.runId, 'waybill.wait.kind': kind, 'waybill.wait': name },
         done: () => ({ 'waybill.outcome': 'decided' }),
         failed: (error) =>
-          error instanceof RunParkedError ? { 'waybill.outcome': 'parked', ok: true } : { 'waybill.outcome': 'failed', ok: false },
+          error instanceof RunParkedError
+            ? { 'waybill.outcome': 'parked', ok: true }
+            : { 'waybill.outcome': 'failed', ok: false },
       },
       wait,
     );
@@ -305,7 +307,9 @@ export class RunContext {
             },
           });
         const outcome =
-          this.traceparent === undefined ? await once() : await this.traced(key, options.step, attempt, once, () => claimed);
+          this.traceparent === undefined
+            ? await once()
+            : await this.traced(key, options.step, attempt, once, () => claimed);
         // A line per step, at debug: at info a worker's log says what happened to its runs, not to each step.
         this.log.debug(`step ${outcome.status}`, { step: options.step, key, attempt });
         return outcome;
@@ -337,7 +341,11 @@ export class RunContext {
     once: () => Promise<StepResult<T>>,
     claimed: () => number | undefined,
   ): Promise<StepResult<T>> {
-    const attributes = { 'waybill.run_id': this.runId, 'waybill.key': key, ...(step === undefined ? {} : { 'waybill.step': step }) };
+    const attributes = {
+      'waybill.run_id': this.runId,
+      'waybill.key': key,
+      ...(step === undefined ? {} : { 'waybill.step': step }),
+    };
     return inSpan(
       'step',
       {
@@ -345,7 +353,8 @@ export class RunContext {
         attributes,
         done: (result) => ({ 'waybill.outcome': result.status, 'waybill.attempt': claimed() ?? attempt }),
         failed: (error) => ({
-          'waybill.outcome': error instanceof LeaseLostError ? 'lease_lost' : this.signal.aborted ? 'stopped' : 'failed',
+          'waybill.outcome':
+            error instanceof LeaseLostError ? 'lease_lost' : this.signal.aborted ? 'stopped' : 'failed',
           'waybill.attempt': claimed() ?? attempt,
         }),
       },

@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { newRunId, newRunIdProblem } from '../domain/run-id';
+import { traceparentProblem } from '../domain/traceparent';
 import { ConflictError, InvalidInputError, NotFoundError } from '../errors';
 import type { RunRow, RunStore } from '../store/contract';
 import { inputError } from './input-check';
@@ -38,6 +39,11 @@ export async function startRun(
     detached?: boolean;
     /** Its own priority, over its workflow's default (checked by the caller: lib/domain/run-limits). */
     priority?: number;
+    /**
+     * The W3C trace context its spans continue (lib/tracing.ts), kept with the run so every execution, on any
+     * worker, joins that trace. None: its first traced execution starts a trace of its own.
+     */
+    traceparent?: string;
   },
 ): Promise<StartedRun> {
   const checked = workflows.check(request.workflow, request.input);
@@ -45,6 +51,8 @@ export async function startRun(
   if (!checked.ok) throw inputError(request.workflow, checked.issues);
   const id =
     request.id ?? `${request.workflow}-${new Date().toISOString().slice(0, 10)}-${randomBytes(4).toString('hex')}`;
+  const traced = request.traceparent === undefined ? undefined : traceparentProblem(request.traceparent);
+  if (traced !== undefined) throw new InvalidInputError(`invalid traceparent: ${traced}`);
   const problem = newRunIdProblem(id);
   if (problem !== undefined)
     throw new InvalidInputError(`invalid run id ${JSON.stringify(id.slice(0, 140))}: ${problem}`);
@@ -58,6 +66,7 @@ export async function startRun(
       parentRunId: request.parentRunId ?? null,
       detached: request.detached ?? false,
       priority: request.priority ?? checked.priority ?? 0,
+      traceparent: request.traceparent ?? null,
     });
     return { ...run, existed: false };
   } catch (error) {

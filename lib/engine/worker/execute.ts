@@ -11,13 +11,13 @@
 import { Checkpoint } from '../../checkpoint/checkpoint';
 import { LeaseLostError, RunParkedError, RunRejectedError } from '../../errors';
 import type { RunRow, RunStore } from '../../store/contract';
+import { startSpan } from '../../tracing';
 import { WorkflowCatalog } from '../catalog';
 import type { Family } from '../children';
 import { RunContext } from '../context';
 import { resolvePolicy } from '../retry-policy';
 import type { RunLogWriter } from '../run-log';
 import { startRun } from '../runs';
-import { startSpan } from '../../tracing';
 import { fillRunBudget, fillRunTotal } from '../workflow';
 import { keepRunLease } from './liveness';
 import type { WorkerSelf } from './options';
