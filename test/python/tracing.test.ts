@@ -84,7 +84,11 @@ describe.skipIf(missing !== null)('tracing a command workflow', () => {
     await worker.exited;
     await flushTraces();
 
-    const spans = receiver.spans;
+    // The test's own polls of the run (GET, no traceparent) are root spans of traces of their own; the rest is one.
+    const polls = receiver.spans.filter((s) => s.name === 'GET' && s.parentSpanId === '');
+    expect(polls.length).toBeGreaterThan(0);
+    expect(polls.every((s) => s.attributes['url.path'] === '/api/v1/runs/pa-trace')).toBe(true);
+    const spans = receiver.spans.filter((s) => !polls.includes(s));
     expect(new Set(spans.map((s) => s.traceId))).toEqual(new Set([TRACE_ID]));
     const runs = spans.filter((s) => s.name === 'run' && s.service === 'waybill-worker');
     expect(runs).toHaveLength(1);
@@ -95,5 +99,21 @@ describe.skipIf(missing !== null)('tracing a command workflow', () => {
       Array.from({ length: 5 }, (_, n) => `pa-trace:step:${n} executed`),
     );
     expect(steps.every((s) => s.parentSpanId === runs[0]!.spanId)).toBe(true);
+    // Every API request is a server span: the start (under the start's context), the program's five commits
+    // (under the run span its client was handed), each with its status code.
+    const requests = spans.filter((s) => s.service === 'waybill-api' && s.attributes['http.request.method']);
+    const start = requests.filter((s) => s.attributes['url.path'] === '/api/v1/runs' && s.name === 'POST');
+    expect(start.map((s) => [s.parentSpanId, s.attributes['http.response.status_code']])).toEqual([
+      ['b7ad6b7169203331', 201],
+    ]);
+    const commits = requests.filter((s) => s.attributes['url.path'] === '/api/v1/checkpoint/commit');
+    expect(commits.map((s) => [s.parentSpanId, s.attributes['http.response.status_code']])).toEqual(
+      Array.from({ length: 5 }, () => [runs[0]!.spanId, 200]),
+    );
+    // The operator's start, audited once, is an `operator` span in the run's trace.
+    const operator = spans.filter((s) => s.name === 'operator');
+    expect(
+      operator.map((s) => [s.attributes['waybill.action'], s.attributes['waybill.channel'], s.parentSpanId]),
+    ).toEqual([['start', 'api', 'b7ad6b7169203331']]);
   });
 });
