@@ -5,7 +5,7 @@
 import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
-import { traceparentSchema } from './domain/traceparent';
+import { traceparentProblem } from './domain/traceparent';
 import { durationSchema, MIN_RETENTION_MS } from './duration';
 import { ConfigError } from './errors';
 import { PG_SCHEMA_NAME } from './store/shared/dialects';
@@ -322,11 +322,6 @@ const schema = z
       .min(1024, 'at least 1024 bytes')
       .default(64 * 1024 * 1024),
     /**
-     * The most durable waits (approvals, signals, sleeps) one run may hold. A signal sent before its run
-     * reaches the wait is kept as a wait of its own, so without a bound signals nobody waits for grow the run
-     * and its page without end; past this, a signal that would add one is refused (413) and nothing written.
-     */
-    /**
      * OpenTelemetry (lib/tracing.ts): the OTLP/HTTP collector's base URL; traces go to its /v1/traces. Unset (and
      * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT unset): nothing is traced, and no OpenTelemetry module is loaded.
      */
@@ -346,15 +341,24 @@ const schema = z
       .string()
       .regex(/^\s*[^=,\s]+\s*=[^,]*(,\s*[^=,\s]+\s*=[^,]*)*$/, 'must be name=value pairs, comma separated')
       .optional(),
-    /** The traces' service.name; default waybill-worker (the dashboard's spans say so too: one service, the store). */
+    /** The traces' service.name: give each kind of process its own (a worker, the dashboard, the gateway). */
     OTEL_SERVICE_NAME: z.string().min(1, 'must not be empty').default('waybill-worker'),
     /** `true`: trace nothing whatever the endpoints say (OpenTelemetry's own off switch). */
     OTEL_SDK_DISABLED: z.enum(['true', 'false', ''], { error: 'must be true or false' }).default('false'),
     /**
      * A W3C trace context the process was started in (a traced pipeline's step): `waybill start` continues it when
-     * given no --traceparent, and a command workflow's program and the Python client find theirs here.
+     * given no --traceparent, and a command workflow's program and the Python client find theirs here. Set by
+     * other tools, so a malformed one is ignored (as the W3C spec asks of a receiver), not a reason to stop.
      */
-    TRACEPARENT: traceparentSchema.optional(),
+    TRACEPARENT: z
+      .string()
+      .optional()
+      .transform((v) => (v !== undefined && traceparentProblem(v.trim()) === undefined ? v.trim() : undefined)),
+    /**
+     * The most durable waits (approvals, signals, sleeps) one run may hold. A signal sent before its run
+     * reaches the wait is kept as a wait of its own, so without a bound signals nobody waits for grow the run
+     * and its page without end; past this, a signal that would add one is refused (413) and nothing written.
+     */
     WAYBILL_MAX_WAITS_PER_RUN: z.coerce
       .number({ error: 'must be a whole number' })
       .int('must be a whole number')
