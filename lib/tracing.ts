@@ -47,8 +47,24 @@ export function tracingEnabled(): boolean {
   return enabled;
 }
 
-type Sdk = Awaited<ReturnType<typeof load>>;
-let sdk: Promise<Sdk> | undefined;
+type Sdk = NonNullable<Awaited<ReturnType<typeof load>>>;
+let sdk: Promise<Sdk | null> | undefined;
+
+/**
+ * The SDK, or null when its packages are not installed (`npm install --omit=optional`): then tracing turns off,
+ * said once as a process warning, and nothing that traced fails for it.
+ */
+function loaded(): Promise<Sdk | null> {
+  sdk ??= load().catch((error: unknown) => {
+    enabled = false;
+    process.emitWarning(
+      `tracing is configured (OTEL_EXPORTER_OTLP_ENDPOINT) but the OpenTelemetry packages did not load, so nothing is traced: ${(error as Error).message}`,
+      { code: 'WAYBILL_TRACING_OFF' },
+    );
+    return null;
+  });
+  return sdk;
+}
 
 async function load() {
   const cfg = config();
@@ -84,8 +100,9 @@ function parseHeaders(text: string | undefined): Record<string, string> {
 /** A span, or null when tracing is off. The first one loads the SDK. */
 export async function startSpan(name: string, options: SpanOptions = {}): Promise<Span | null> {
   if (!tracingEnabled()) return null;
-  sdk ??= load();
-  const { api, propagator, tracer } = await sdk;
+  const loadedSdk = await loaded();
+  if (!loadedSdk) return null;
+  const { api, propagator, tracer } = loadedSdk;
   const parent = options.parent
     ? propagator.extract(api.ROOT_CONTEXT, { traceparent: options.parent }, api.defaultTextMapGetter)
     : api.ROOT_CONTEXT;
@@ -146,6 +163,5 @@ export async function recordSpan(name: string, options: SpanOptions, error?: unk
 
 /** Exports what has ended; a process that stops calls it (a SIGKILL does not get to). */
 export async function flushTraces(): Promise<void> {
-  if (!sdk) return;
-  await (await sdk).provider.forceFlush();
+  await (await sdk)?.provider.forceFlush();
 }
