@@ -11,7 +11,7 @@
  * much of what had ended. A span still open when the process dies (the step in flight) is never exported; its
  * takeover's attempt is.
  */
-import { config } from './config';
+import { tracingConfig } from './config';
 
 export type SpanAttributes = Record<string, string | number | boolean>;
 
@@ -39,7 +39,7 @@ let enabled: boolean | undefined;
 /** Whether spans are made: the one check every call site makes first. */
 export function tracingEnabled(): boolean {
   if (enabled === undefined) {
-    const cfg = config();
+    const cfg = tracingConfig();
     enabled =
       cfg.OTEL_SDK_DISABLED !== 'true' &&
       (cfg.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT !== undefined || cfg.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined);
@@ -67,7 +67,7 @@ function loaded(): Promise<Sdk | null> {
 }
 
 async function load() {
-  const cfg = config();
+  const cfg = tracingConfig();
   const [api, core, { OTLPTraceExporter }, { resourceFromAttributes }, base, { ATTR_SERVICE_NAME }] = await Promise.all(
     [
       import('@opentelemetry/api'),
