@@ -63,7 +63,8 @@ export function childRunId(parentId: string, name: string, options: ChildOptions
 export async function startChildRun(
   family: Family,
   parentId: string,
-  request: { workflow: string; input: unknown; id: string; detached: boolean },
+  /** `traceparent`: the parent's execution's run span, so the child's spans are in the parent's trace. */
+  request: { workflow: string; input: unknown; id: string; detached: boolean; traceparent?: string },
 ): Promise<{ runId: string }> {
   const run = await family.start({ ...request, parentRunId: parentId });
   // An id taken by a run that is not this parent's child: waiting on it would wait on a stranger.

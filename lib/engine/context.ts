@@ -193,7 +193,13 @@ export class RunContext {
     const family = this.families();
     const id = childRunId(this.runId, name, options);
     const { result } = await this.step(`child:${name}`, async () =>
-      startChildRun(await family, this.runId, { workflow, input, id, detached: options.detached === true }),
+      startChildRun(await family, this.runId, {
+        workflow,
+        input,
+        id,
+        detached: options.detached === true,
+        ...(this.traceparent === undefined ? {} : { traceparent: this.traceparent }),
+      }),
     );
     return result.runId;
   }

@@ -1,7 +1,8 @@
 /**
  * The step outcomes a process test does not reach, in this process against a real OTLP/HTTP receiver and a real
  * SQLite store: a step that awaits another holder's commit is `awaited`, one whose claim an operator expired
- * under it is `lease_lost`, one that throws is `failed` (the span marked an error), each a child of the run span.
+ * under it is `lease_lost`, one that throws is `failed` (the span marked an error), each a child of the run span;
+ * a child run it starts keeps the run span as its own trace context.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { startOtlpReceiver } from '../support/otlp-receiver';
@@ -14,6 +15,9 @@ const { Checkpoint } = await import('../../lib/checkpoint/checkpoint');
 const { ManualClock } = await import('../../lib/clock');
 const { RunContext } = await import('../../lib/engine/context');
 const { silentLogger } = await import('../../lib/engine/log');
+const { startRun } = await import('../../lib/engine/runs');
+const { defineWorkflow, WorkflowRegistry } = await import('../../lib/engine/workflow');
+const { z } = await import('zod');
 const { NonRetryableError } = await import('../../lib/errors');
 const { flushTraces } = await import('../../lib/tracing');
 const { sqliteBackend } = await import('../support/backends');
@@ -23,9 +27,10 @@ afterAll(() => receiver.close());
 const RUN_SPAN = '00-5bf92f3577b34da6a3ce929d0e0e4736-10f067aa0ba902b7-01';
 
 describe('step spans in this process', () => {
-  it('awaited, lease_lost and failed, each once, under the run span', async () => {
+  it('awaited, lease_lost, failed and a child run, each once, under the run span', async () => {
     const h = await sqliteBackend.open();
     try {
+      const registry = new WorkflowRegistry([defineWorkflow({ name: 'kid', input: z.object({}), run: async () => 1 })]);
       const checkpoint = new Checkpoint(h.store, 'r', { workerId: 'w-a', clock: h.clock, leaseMs: 5000 });
       const ctx = new RunContext(
         'r',
@@ -37,6 +42,10 @@ describe('step spans in this process', () => {
         undefined,
         {
           traceparent: RUN_SPAN,
+          family: async () => ({
+            start: (request) => startRun(h.store, registry, request),
+            getRun: (id) => h.store.getRun(id),
+          }),
         },
       );
 
@@ -78,10 +87,14 @@ describe('step spans in this process', () => {
         }),
       ).rejects.toThrow('no');
 
+      // A child run is started in the parent's trace: its row keeps the parent execution's run span.
+      expect(await ctx.startChild('k', 'kid', {})).toBe('r:k');
+      expect((await h.store.getRun('r:k'))?.traceparent).toBe(RUN_SPAN);
+
       const steps = () => receiver.spans.filter((s) => s.name === 'step');
-      await until('three step spans', async () => {
+      await until('four step spans', async () => {
         await flushTraces();
-        return steps().length >= 3;
+        return steps().length >= 4;
       });
       expect(
         steps()
@@ -94,6 +107,7 @@ describe('step spans in this process', () => {
           .sort(),
       ).toEqual([
         ['r:boom', 'failed', 1, 2],
+        ['r:child:k', 'executed', 1, 0],
         ['r:held', 'awaited', 1, 0],
         ['r:lost', 'lease_lost', 1, 2],
       ]);

@@ -49,7 +49,8 @@ export async function execute(
     parent: run.traceparent,
     attributes: { 'waybill.run_id': run.id, 'waybill.workflow': run.workflow, 'waybill.execution': attempt },
   });
-  if (span && run.traceparent === null) await store.keepTraceparent(run.id, span.traceparent);
+  // A trace context that could not be kept is worth less than the run: the next execution starts a trace anew.
+  if (span && run.traceparent === null) await store.keepTraceparent(run.id, span.traceparent).catch(() => undefined);
   let spanError: unknown;
   const checkpoint = new Checkpoint(store, run.id, {
     workerId: self.id,
