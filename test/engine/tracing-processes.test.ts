@@ -141,6 +141,9 @@ describe.each(kinds)('traces on %s', (kind) => {
     ]);
     expect(spans.filter((s) => s.status === 2)).toEqual([]);
     expect(receiver.requests.refused).toBe(0);
+    // The second worker's log lines of the run name its trace.
+    const ended = w2.logs.filter((l) => l.runId === 'tr-1' && l.msg === 'run completed');
+    expect(ended.map((l) => l.traceId)).toEqual([TRACE_ID]);
   });
 
   it('a run started without a traceparent keeps its first execution’s: every later one continues that trace', async () => {

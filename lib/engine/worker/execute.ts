@@ -37,7 +37,7 @@ export async function execute(
 ): Promise<void> {
   const { store, registry } = self.o;
   // The worker's logger names the worker already; each line of this execution names the run too.
-  const log = self.o.log.child({ runId: run.id, workflow: run.workflow });
+  const untraced = self.o.log.child({ runId: run.id, workflow: run.workflow });
   // The fence: this take's attempt number. A later take (by anyone, this worker id included) raises it.
   const attempt = run.attempts;
   const lease = keepRunLease(self, run.id, attempt);
@@ -52,6 +52,8 @@ export async function execute(
   // A trace context that could not be kept is worth less than the run: the next execution starts a trace anew.
   if (span && run.traceparent === null) await store.keepTraceparent(run.id, span.traceparent).catch(() => undefined);
   let spanError: unknown;
+  // Traced, each line of the execution names its trace, so a log pipeline joins the lines to the spans.
+  const log = span ? untraced.child({ traceId: span.traceparent.split('-')[1] }) : untraced;
   const checkpoint = new Checkpoint(store, run.id, {
     workerId: self.id,
     leaseMs: self.o.claimLeaseMs,
