@@ -5,6 +5,7 @@
 import { availableParallelism } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
+import { traceparentProblem } from './domain/traceparent';
 import { durationSchema, MIN_RETENTION_MS } from './duration';
 import { ConfigError } from './errors';
 import { PG_SCHEMA_NAME } from './store/shared/dialects';
@@ -44,6 +45,37 @@ export const tcpPort = z.coerce
 export const pgSchemaName = z
   .string()
   .regex(PG_SCHEMA_NAME, 'must be a lowercase SQL identifier (letters, digits, _), e.g. waybill');
+
+/**
+ * The OpenTelemetry settings (lib/tracing.ts): part of the whole, and parsed on their own by tracingConfig(), so a
+ * library user's Worker decides whether to trace without the rest of Waybill's environment having to parse.
+ */
+const TRACING = {
+  /**
+   * OpenTelemetry (lib/tracing.ts): the OTLP/HTTP collector's base URL; traces go to its /v1/traces. Unset (and
+   * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT unset): nothing is traced, and no OpenTelemetry module is loaded.
+   */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z
+    .url({
+      protocol: /^https?$/,
+      error: 'must be an http(s) URL of an OTLP/HTTP collector, e.g. http://127.0.0.1:4318',
+    })
+    .transform((u) => u.replace(/\/+$/, ''))
+    .optional(),
+  /** The OTLP/HTTP traces URL itself (used as given), over OTEL_EXPORTER_OTLP_ENDPOINT. */
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z
+    .url({ protocol: /^https?$/, error: 'must be an http(s) URL, e.g. http://127.0.0.1:4318/v1/traces' })
+    .optional(),
+  /** Headers sent with each export (a collector's key): `name=value` pairs, comma separated. */
+  OTEL_EXPORTER_OTLP_HEADERS: z
+    .string()
+    .regex(/^\s*[^=,\s]+\s*=[^,]*(,\s*[^=,\s]+\s*=[^,]*)*$/, 'must be name=value pairs, comma separated')
+    .optional(),
+  /** The traces' service.name: give each kind of process its own (a worker, the dashboard, the gateway). */
+  OTEL_SERVICE_NAME: z.string().min(1, 'must not be empty').default('waybill-worker'),
+  /** `true`: trace nothing whatever the endpoints say (OpenTelemetry's own off switch). */
+  OTEL_SDK_DISABLED: z.enum(['true', 'false', ''], { error: 'must be true or false' }).default('false'),
+};
 
 const schema = z
   .object({
@@ -355,6 +387,16 @@ const schema = z
       .int('must be a whole number of bytes')
       .min(1024, 'at least 1024 bytes')
       .default(64 * 1024 * 1024),
+    ...TRACING,
+    /**
+     * A W3C trace context the process was started in (a traced pipeline's step): `waybill start` continues it when
+     * given no --traceparent, and a command workflow's program and the Python client find theirs here. Set by
+     * other tools, so a malformed one is ignored (as the W3C spec asks of a receiver), not a reason to stop.
+     */
+    TRACEPARENT: z
+      .string()
+      .optional()
+      .transform((v) => (v !== undefined && traceparentProblem(v.trim()) === undefined ? v.trim() : undefined)),
     /**
      * The most durable waits (approvals, signals, sleeps) one run may hold. A signal sent before its run
      * reaches the wait is kept as a wait of its own, so without a bound signals nobody waits for grow the run
@@ -453,6 +495,21 @@ export function sqliteFile(databaseUrl: string): string | null {
   if (!databaseUrl.startsWith('file:')) return null;
   const path = databaseUrl.slice('file:'.length).replace(/^\/\/(?=\/)/, '');
   return path === ':memory:' || path === '' ? null : resolve(path);
+}
+
+export type TracingConfig = z.infer<z.ZodObject<typeof TRACING>>;
+
+let tracing: TracingConfig | undefined;
+/** The OTEL_* settings alone, parsed once; a bad one stops the process naming it, as config() does. */
+export function tracingConfig(env: Record<string, string | undefined> = process.env): TracingConfig {
+  if (tracing && env === process.env) return tracing;
+  const parsed = z.object(TRACING).safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new ConfigError(`invalid environment: ${problems}`);
+  }
+  if (env === process.env) tracing = parsed.data;
+  return parsed.data;
 }
 
 let cached: Config | undefined;

@@ -29,10 +29,25 @@ export function configVariables(): Variable[] {
   const source = ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.Latest, true);
   const object = findSchemaObject(source);
   const defaults = parseConfig({}) as Record<string, unknown>;
-  return object.properties.filter(ts.isPropertyAssignment).map((p) => {
+  // A spread (`...TRACING`) is a group of variables declared beside the schema: its properties, in its place.
+  const properties = object.properties.flatMap((p) =>
+    ts.isSpreadAssignment(p) ? [...constObject(source, p.expression.getText(source)).properties] : [p],
+  );
+  return properties.filter(ts.isPropertyAssignment).map((p) => {
     const name = p.name.getText(source);
     return { name, doc: docOf(p, source), defaultText: defaultOf(p.initializer, source, defaults[name]) };
   });
+}
+
+/** The object literal a top-level `const NAME = {…}` of config.ts holds. */
+function constObject(source: ts.SourceFile, name: string): ts.ObjectLiteralExpression {
+  for (const statement of source.statements) {
+    if (!ts.isVariableStatement(statement)) continue;
+    for (const d of statement.declarationList.declarations)
+      if (d.name.getText(source) === name && d.initializer && ts.isObjectLiteralExpression(d.initializer))
+        return d.initializer;
+  }
+  throw new Error(`lib/config.ts: the schema spreads ${name}, which is no \`const ${name} = {...}\``);
 }
 
 function findSchemaObject(source: ts.SourceFile): ts.ObjectLiteralExpression {

@@ -8,7 +8,9 @@
 import { errorFields, serverLog } from '../data/log';
 import { isUnreachable } from '../data/store-guard';
 import { ApiError, ControlInputError, WaybillError } from '../errors';
+import { tracingEnabled } from '../tracing';
 import { STATUS_BY_CODE } from './status';
+import { requestSpan } from './trace';
 
 export { STATUS_BY_CODE } from './status';
 
@@ -51,13 +53,19 @@ function defaultLog(message: string, error: unknown): void {
   serverLog().error(message, { code: (error as { code?: unknown } | null)?.code ?? null, ...errorFields(error) });
 }
 
-/** Runs a handler body, turning anything it throws into the error response. */
-export async function handle(fn: () => Promise<Response>): Promise<Response> {
-  try {
-    return await fn();
-  } catch (error) {
-    return errorResponse(error);
-  }
+/**
+ * Runs a handler body, turning anything it throws into the error response; in a server span when tracing is
+ * on (lib/api/trace.ts), a child of the request's traceparent.
+ */
+export async function handle(request: Request, fn: () => Promise<Response>): Promise<Response> {
+  const answer = async () => {
+    try {
+      return await fn();
+    } catch (error) {
+      return errorResponse(error);
+    }
+  };
+  return tracingEnabled() ? requestSpan(request, answer) : answer();
 }
 
 /** The authorization refusal lib/auth returns, in the API's shape. */

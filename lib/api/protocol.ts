@@ -27,6 +27,7 @@ import { loadPriceTable, type PriceTable } from '../gateway/prices';
 import { cachedWithinInput, recordUsage, usageFields, usageKey } from '../gateway/recorded-usage';
 import type { ClaimOutcome, ClaimRow, ProgressWrite, RunStatus, Store } from '../store/contract';
 import { shortestLeaseFor } from '../store/shared/sqlite-timeouts';
+import { recordSpan } from '../tracing';
 import { fingerprint, freeText, idemKey, runRef, stepNumber, typeError, workerId } from './ids';
 
 export interface ProtocolOptions {
@@ -34,6 +35,32 @@ export interface ProtocolOptions {
   leaseMs: number;
   /** How long a claim without a lease column lives (WAYBILL_CLAIM_TTL_MS). */
   claimTtlMs: number;
+  /**
+   * The request's W3C trace context (a client's `traceparent` header, lib/api/trace.ts): the step it claims,
+   * commits or releases is recorded as a `step` span under it. Absent: no span.
+   */
+  traceparent?: string;
+}
+
+/** A client's step attempt as a span under its request's trace context (lib/tracing.ts), when it sent one. */
+function stepSpan(
+  options: ProtocolOptions,
+  step: { runId: string; key: string; step?: number | null; attempt?: number },
+  outcome: 'executed' | 'skipped' | 'failed' | 'lease_lost',
+  startTime?: number,
+): Promise<void> {
+  if (options.traceparent === undefined) return Promise.resolve();
+  return recordSpan('step', {
+    parent: options.traceparent,
+    startTime,
+    attributes: {
+      'waybill.run_id': step.runId,
+      'waybill.key': step.key,
+      'waybill.outcome': outcome,
+      ...(step.step == null ? {} : { 'waybill.step': step.step }),
+      ...(step.attempt === undefined ? {} : { 'waybill.attempt': step.attempt }),
+    },
+  }).catch(() => undefined);
 }
 
 const leaseMs = z
@@ -264,6 +291,7 @@ async function claimAnswer(
     if (body.fingerprint !== undefined && row.fingerprint !== null && row.fingerprint !== body.fingerprint) {
       throw await keyReuse(store, body.runId, body.key, row.fingerprint, body.fingerprint, body.step, body.workerId);
     }
+    await stepSpan(options, body, 'skipped');
     return {
       outcome: 'committed' as const,
       key: row.idemKey,
@@ -348,6 +376,7 @@ export async function commit(store: Store, body: z.output<typeof commitBody>, op
     }
     throw error;
   }
+  await stepSpan(options, body, 'executed', Date.now() - durationMs);
   const run = runAnswer(committed.runStatus);
   if (!body.next) return { key: body.key, committed: true, run };
   // Paused or cancelled: the client stops after this step, so no next key was claimed for it.
@@ -383,6 +412,12 @@ export async function release(store: Store, body: z.output<typeof releaseBody>, 
     // The client's retry policy is its own: which attempt failed is known, when the next comes is not.
     attempt: held.attempt,
   });
+  await stepSpan(
+    options,
+    { runId: held.runId, key: body.key, step: body.step ?? held.step, attempt: held.attempt },
+    'failed',
+    held.claimedAt * 1000,
+  );
   return { key: body.key, released: true };
 }
 

@@ -17,6 +17,7 @@ import { budgetUsdSchema } from '../domain/budget';
 import { runIdLookup } from '../domain/run-id';
 import { prioritySchema } from '../domain/run-limits';
 import { metadataSchema, tagsSchema } from '../domain/run-tags';
+import { traceparentSchema } from '../domain/traceparent';
 import { NotFoundError } from '../errors';
 import type { InsightStore, RunAction, RunStore, Store } from '../store/contract';
 import { LISTED_STATUSES } from '../store/shared/outside-runs';
@@ -29,6 +30,7 @@ import {
   encodeRunsCursor,
 } from './cursor';
 import { freeText, newRunId, typeError } from './ids';
+import { requestTraceparent } from './trace';
 import { queryLimit } from './validate';
 
 /** The defaults of WAYBILL_RUN_LEASE_MS and WAYBILL_HEARTBEAT_MS, now: for a caller without a configuration. */
@@ -79,7 +81,17 @@ export const startBody = z.strictObject({
   /** The run's tags and metadata (lib/domain/run-tags.ts). */
   tags: tagsSchema.optional(),
   metadata: metadataSchema.optional(),
+  /** The W3C trace context the run's spans continue; over a `traceparent` header. */
+  traceparent: traceparentSchema.optional(),
 });
+
+/**
+ * The trace context a start continues: the body's field, else a well-formed `traceparent` header (a malformed
+ * header is ignored, as the W3C spec asks of a receiver: a proxy's bad header must not refuse the start).
+ */
+export function startTraceparent(request: Request, given: { traceparent?: string }): string | undefined {
+  return given.traceparent ?? requestTraceparent(request);
+}
 
 export const committedQuery = z.strictObject({ limit: queryLimit(1000).optional(), cursor: z.string().optional() });
 

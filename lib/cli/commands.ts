@@ -41,7 +41,7 @@ const DRY_RUN: [string, string] = [
 export const COMMANDS: Record<string, CommandSpec> = {
   start: {
     usage:
-      'start <workflow> [--input JSON|@file] [--id ID] [--budget USD] [--priority N] [--tag T]… [--meta K=V]… [--follow]',
+      'start <workflow> [--input JSON|@file] [--id ID] [--budget USD] [--priority N] [--tag T]… [--meta K=V]… [--traceparent TP] [--follow]',
     summary: 'queue a run',
     args: [['<workflow>', 'a built-in or published workflow (`waybill workflows` lists them)']],
     flags: [
@@ -54,6 +54,10 @@ export const COMMANDS: Record<string, CommandSpec> = {
       ['--priority N', "higher is picked first (-1000 to 1000), over its workflow's default of 0"],
       ['--tag T', 'a tag on the run (repeatable; letters, digits and . _ : / @ -, at most 64 characters)'],
       ['--meta K=V', 'a metadata key and value on the run (repeatable; the key letters, digits and . _ -)'],
+      [
+        '--traceparent TP',
+        "the W3C trace context the run's spans continue (default: TRACEPARENT, if set); see docs/operations.md, Tracing",
+      ],
       ['--follow', 'stay and show progress until the run ends'],
     ],
     examples: ['waybill start agent-batch --input \'{"items": 20}\' --id nightly-7 --follow'],

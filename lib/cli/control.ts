@@ -9,6 +9,7 @@ import { runs } from '../control';
 import { judgeRun } from '../control/queued';
 import { stallSettings } from '../control/stalled';
 import { runView } from '../control/views';
+import { traceparentSchema } from '../domain/traceparent';
 import { inputError } from '../engine/input-check';
 import { runIdSchema } from '../engine/runs';
 import type { StartableWorkflows, StartCheck } from '../engine/workflow';
@@ -44,6 +45,7 @@ export async function start(cli: Cli, args: string[]): Promise<number> {
         priority: { type: 'string' },
         tag: { type: 'string', multiple: true },
         meta: { type: 'string', multiple: true },
+        traceparent: { type: 'string' },
         follow: { type: 'boolean' },
       },
     }),
@@ -56,6 +58,11 @@ export async function start(cli: Cli, args: string[]): Promise<number> {
   const tags = tagFlags(values.tag);
   const meta = metaFlags(values.meta);
   const metadata = meta && Object.fromEntries(meta.map((m) => [m.key, m.value]));
+  // A start inside a traced pipeline continues its trace: --traceparent, else the TRACEPARENT it was started with.
+  const traceparent =
+    values.traceparent === undefined
+      ? cli.config().TRACEPARENT
+      : check(traceparentSchema, values.traceparent, '--traceparent');
   const caller = callerOf(cli, values.as);
   const builtins = await cli.registry(undefined, values.db);
   // A built-in's input is checked before the store is opened, so bad input never opens (or creates) it; any
@@ -75,6 +82,7 @@ export async function start(cli: Cli, args: string[]): Promise<number> {
         priority,
         tags,
         metadata,
+        traceparent,
       })
       .catch((error: unknown) => {
         // The CLI's words for a refused start, as before lib/control: exit 2, each wrong field named.

@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { ControlInputError } from '../errors';
 import { auditDetail } from '../reason';
 import type { AuditEntry } from '../store/contract';
+import { recordSpan, tracingEnabled } from '../tracing';
 import { authorize, type Caller } from './caller';
 import { validate } from './errors';
 import { exactText, runRef } from './fields';
@@ -56,13 +57,38 @@ export async function record(
     reason?: string;
   },
 ): Promise<AuditEntry> {
-  return store.recordAudit({
+  const audited = await store.recordAudit({
     actor: caller.actor,
     role: caller.role,
     action: entry.action,
     target: entry.target,
     runId: entry.runId ?? null,
     detail: auditDetail({ note: entry.note, reason: entry.reason }),
+  });
+  if (tracingEnabled()) await operatorSpan(store, caller, entry).catch(() => undefined);
+  return audited;
+}
+
+/**
+ * Every action that took effect is audited here, so here is where it becomes an `operator` span (lib/tracing.ts):
+ * in its run's trace when it names a run, so a pause or an approval shows among the run's own spans.
+ */
+async function operatorSpan(
+  store: ControlStore,
+  caller: Caller,
+  entry: { action: AuditAction; target: string; runId?: string | null },
+): Promise<void> {
+  const parent = entry.runId ? ((await store.getRun(entry.runId))?.traceparent ?? null) : null;
+  await recordSpan('operator', {
+    parent,
+    attributes: {
+      'waybill.action': entry.action,
+      'waybill.target': entry.target,
+      'waybill.actor': caller.actor,
+      'waybill.role': caller.role,
+      'waybill.channel': caller.channel,
+      ...(entry.runId ? { 'waybill.run_id': entry.runId } : {}),
+    },
   });
 }
 

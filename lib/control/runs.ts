@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { budgetUsdSchema } from '../domain/budget';
 import { prioritySchema } from '../domain/run-limits';
 import { metadataSchema, metaFilterText, tagsSchema } from '../domain/run-tags';
+import { traceparentSchema } from '../domain/traceparent';
 import { runIdSchema, type StartedRun, startRun } from '../engine/runs';
 import { NotFoundError, StartRefusedError } from '../errors';
 import type { RunAction, RunRow, RunTags, WebhookEventInput } from '../store/contract';
@@ -34,6 +35,8 @@ const startInput = z.strictObject({
   /** The run's tags and metadata (lib/domain/run-tags), which its steps may change later. */
   tags: tagsSchema.optional(),
   metadata: metadataSchema.optional(),
+  /** The W3C trace context its spans continue. */
+  traceparent: traceparentSchema.optional(),
   reason: reasonField,
 });
 
@@ -69,6 +72,7 @@ export async function start(
     priority: given.priority,
     tags: given.tags,
     metadata: given.metadata,
+    traceparent: given.traceparent,
   });
   // A repeat answers the tags the run has, not the ones it was asked for now.
   if (run.existed) return { ...run, runTags: await store.getRunTags(run.id) };

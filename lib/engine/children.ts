@@ -68,6 +68,7 @@ export function childRunId(parentId: string, name: string, options: ChildOptions
 export async function startChildRun(
   family: Family,
   parentId: string,
+  /** `traceparent`: the parent's execution's run span, so the child's spans are in the parent's trace. */
   request: {
     workflow: string;
     input: unknown;
@@ -75,6 +76,7 @@ export async function startChildRun(
     detached: boolean;
     tags?: string[];
     metadata?: Record<string, string>;
+    traceparent?: string;
   },
 ): Promise<{ runId: string }> {
   const run = await family.start({ ...request, parentRunId: parentId });

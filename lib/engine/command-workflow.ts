@@ -194,6 +194,9 @@ function spawnOnce(
     WAYBILL_ATTEMPT: String(o.attempt),
     PYTHONUNBUFFERED: '1',
   });
+  // The execution's run span (W3C trace context): the program's own spans, and the Python client's requests, join it.
+  if (ctx.traceparent !== undefined) env.TRACEPARENT = ctx.traceparent;
+  else delete env.TRACEPARENT;
   return new Promise<Exit>((resolve) => {
     const program = spawnProgram(fixed.command, { env, cwd: fixed.cwd, user: o.user });
     const { child } = program;

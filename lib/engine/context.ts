@@ -6,8 +6,9 @@
  */
 import type { Checkpoint, RunOnceOptions, StepContext, StepResult } from '../checkpoint/checkpoint';
 import { type Clock, systemClock } from '../clock';
-import { NonRetryableError, StepFailedError } from '../errors';
+import { LeaseLostError, NonRetryableError, RunParkedError, StepFailedError } from '../errors';
 import type { RunTagStore, RunTags, StepStreamStore } from '../store/contract';
+import { inSpan } from '../tracing';
 import {
   awaitChild,
   awaitFirstChild,
@@ -55,6 +56,8 @@ export type StepOptions = Omit<RunOnceOptions, 'signal' | 'attempt' | 'timeoutMs
 export interface RunHost {
   runLog?: RunLog;
   controlPlaneUrl?: string;
+  /** The execution's run span (lib/tracing.ts): its steps' and waits' spans are its children. Absent: no tracing. */
+  traceparent?: string;
   /** Where ctx.stream writes; absent, a step that streams is told so. */
   streams?: StepStreamStore;
   /** Where ctx.recordUsage writes, with the prices it costs a report by; absent, a step that reports is told so. */
@@ -87,6 +90,7 @@ export class RunContext {
   ) {
     this.runLog = host.runLog ?? noRunLog;
     this.controlPlaneUrl = host.controlPlaneUrl;
+    this.traceparent = host.traceparent;
     this.streams = host.streams;
     this.usage = host.usage;
     this.family = host.family;
@@ -167,18 +171,20 @@ export class RunContext {
   readonly runLog: RunLog;
   /** The control plane's address for the programs this run spawns (`waybill worker --url`); unset: WAYBILL_URL. */
   readonly controlPlaneUrl: string | undefined;
+  /** The execution's run span as a W3C traceparent (a program's TRACEPARENT); undefined: tracing is off. */
+  readonly traceparent: string | undefined;
 
   // --- durable waits (lib/engine/waits.ts) ---
   private sleeps = 0;
 
   /** Parks the run until an operator approves or rejects `name` (or its timeout decides). */
   waitForApproval(name: string, options?: ApprovalOptions): Promise<Approval> {
-    return waitForApproval(this.parked(), this.runId, name, options);
+    return this.waited('approval', name, () => waitForApproval(this.parked(), this.runId, name, options));
   }
 
   /** Parks the run until the signal `name` arrives (one sent earlier is already there) or it times out. */
   waitForSignal<T = unknown>(name: string, options?: { timeoutMs?: number }): Promise<SignalResult<T>> {
-    return waitForSignal<T>(this.parked(), this.runId, name, options);
+    return this.waited('signal', name, () => waitForSignal<T>(this.parked(), this.runId, name, options));
   }
 
   /**
@@ -186,7 +192,7 @@ export class RunContext {
    * out. Only events sent after the run got here count. One wait per name in a run: it reads its first decision.
    */
   waitForEvent<T = unknown>(name: string, options?: WaitForEventOptions): Promise<EventResult<T>> {
-    return waitForEvent<T>(this.parked(), this.runId, name, options);
+    return this.waited('event', name, () => waitForEvent<T>(this.parked(), this.runId, name, options));
   }
 
   /**
@@ -194,7 +200,26 @@ export class RunContext {
    * in call order (`sleep#1`, …), which replay repeats; name one when the order may change between versions.
    */
   sleep(until: number | Date, name?: string): Promise<void> {
-    return sleepUntil(this.parked(), this.runId, name ?? `sleep#${++this.sleeps}`, until);
+    const named = name ?? `sleep#${++this.sleeps}`;
+    return this.waited('sleep', named, () => sleepUntil(this.parked(), this.runId, named, until));
+  }
+
+  /** A durable wait, in a `wait` span when traced: `parked` when it parks the run, `decided` when it answers. */
+  private waited<T>(kind: string, name: string, wait: () => Promise<T>): Promise<T> {
+    if (this.traceparent === undefined) return wait();
+    return inSpan(
+      'wait',
+      {
+        parent: this.traceparent,
+        attributes: { 'waybill.run_id': this.runId, 'waybill.wait.kind': kind, 'waybill.wait': name },
+        done: () => ({ 'waybill.outcome': 'decided' }),
+        failed: (error) =>
+          error instanceof RunParkedError
+            ? { 'waybill.outcome': 'parked', ok: true }
+            : { 'waybill.outcome': 'failed', ok: false },
+      },
+      wait,
+    );
   }
 
   /**
@@ -207,7 +232,14 @@ export class RunContext {
     const id = childRunId(this.runId, name, options);
     const tags = childTags(name, options);
     const { result } = await this.step(`child:${name}`, async () =>
-      startChildRun(await family, this.runId, { workflow, input, id, detached: options.detached === true, ...tags }),
+      startChildRun(await family, this.runId, {
+        workflow,
+        input,
+        id,
+        detached: options.detached === true,
+        ...tags,
+        ...(this.traceparent === undefined ? {} : { traceparent: this.traceparent }),
+      }),
     );
     return result.runId;
   }
@@ -283,7 +315,10 @@ export class RunContext {
     fn: (ctx: StreamingStepContext) => T | Promise<T>,
     options: StepOptions = {},
   ): Promise<StepResult<T>> {
+    /** The claim's own attempt when fn ran (a takeover raises it past the engine's count). */
+    let claimed: number | undefined;
     const streamed = async (call: StepContext) => {
+      claimed = call.attempt;
       const step = usageStep(streamingStep(call, this.runId, this.streams), this.runId, this.usage);
       this.inHand.add(step);
       try {
@@ -305,16 +340,22 @@ export class RunContext {
       let decision: Decision | null = null;
       const decide = (error: unknown): Decision => (decision ??= this.decide(policy, error, attempt));
       try {
-        const outcome = await this.checkpoint.runOnce(key, streamed, {
-          ...checkpointOptions,
-          attempt,
-          signal: this.signal,
-          timeoutMs: policy.timeoutMs ?? undefined,
-          nextAttempt: (error) => {
-            const d = decide(error);
-            return { maxAttempts: policy.maxAttempts, retryAt: d.retry ? this.clock.now() + d.delayMs : null };
-          },
-        });
+        claimed = undefined;
+        const once = () =>
+          this.checkpoint.runOnce(key, streamed, {
+            ...checkpointOptions,
+            attempt,
+            signal: this.signal,
+            timeoutMs: policy.timeoutMs ?? undefined,
+            nextAttempt: (error) => {
+              const d = decide(error);
+              return { maxAttempts: policy.maxAttempts, retryAt: d.retry ? this.clock.now() + d.delayMs : null };
+            },
+          });
+        const outcome =
+          this.traceparent === undefined
+            ? await once()
+            : await this.traced(key, options.step, attempt, once, () => claimed);
         // A line per step, at debug: at info a worker's log says what happened to its runs, not to each step.
         this.log.debug(`step ${outcome.status}`, { step: options.step, key, attempt });
         return outcome;
@@ -336,6 +377,35 @@ export class RunContext {
         await this.clock.sleep(d.delayMs, this.signal);
       }
     }
+  }
+
+  /** One attempt of a step, claim to commit, in a `step` span with its outcome. */
+  private traced<T>(
+    key: string,
+    step: number | undefined,
+    attempt: number,
+    once: () => Promise<StepResult<T>>,
+    claimed: () => number | undefined,
+  ): Promise<StepResult<T>> {
+    const attributes = {
+      'waybill.run_id': this.runId,
+      'waybill.key': key,
+      ...(step === undefined ? {} : { 'waybill.step': step }),
+    };
+    return inSpan(
+      'step',
+      {
+        parent: this.traceparent,
+        attributes,
+        done: (result) => ({ 'waybill.outcome': result.status, 'waybill.attempt': claimed() ?? attempt }),
+        failed: (error) => ({
+          'waybill.outcome':
+            error instanceof LeaseLostError ? 'lease_lost' : this.signal.aborted ? 'stopped' : 'failed',
+          'waybill.attempt': claimed() ?? attempt,
+        }),
+      },
+      once,
+    );
   }
 
   private decide(policy: ResolvedRetryPolicy, error: unknown, attempt: number): Decision {

@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { newRunId, newRunIdProblem } from '../domain/run-id';
+import { traceparentProblem } from '../domain/traceparent';
 import { ConflictError, InvalidInputError, NotFoundError } from '../errors';
 import type { RunRow, RunStore } from '../store/contract';
 import { inputError } from './input-check';
@@ -42,6 +43,11 @@ export async function startRun(
     priority?: number;
     tags?: string[];
     metadata?: Record<string, string>;
+    /**
+     * The W3C trace context its spans continue (lib/tracing.ts), kept with the run so every execution, on any
+     * worker, joins that trace. None: its first traced execution starts a trace of its own.
+     */
+    traceparent?: string;
   },
 ): Promise<StartedRun> {
   const checked = workflows.check(request.workflow, request.input);
@@ -49,6 +55,8 @@ export async function startRun(
   if (!checked.ok) throw inputError(request.workflow, checked.issues);
   const id =
     request.id ?? `${request.workflow}-${new Date().toISOString().slice(0, 10)}-${randomBytes(4).toString('hex')}`;
+  const traced = request.traceparent === undefined ? undefined : traceparentProblem(request.traceparent);
+  if (traced !== undefined) throw new InvalidInputError(`invalid traceparent: ${traced}`);
   const problem = newRunIdProblem(id);
   if (problem !== undefined)
     throw new InvalidInputError(`invalid run id ${JSON.stringify(id.slice(0, 140))}: ${problem}`);
@@ -64,6 +72,7 @@ export async function startRun(
       priority: request.priority ?? checked.priority ?? 0,
       tags: request.tags ?? [],
       metadata: request.metadata ?? {},
+      traceparent: request.traceparent ?? null,
     });
     return { ...run, existed: false };
   } catch (error) {

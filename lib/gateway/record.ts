@@ -13,6 +13,7 @@ import type { ModelCallRow, ModelCallStart, Store } from '../store/contract';
 import { budgetRefusal, holdToBudget } from './budget';
 import { costOf, type PriceTable } from './prices';
 import { type GatewayRoute, type GatewaySettings, type Json, KEPT_HEADERS } from './routes';
+import { modelSpan } from './trace';
 import { callUpstream } from './upstream';
 import { usageOfBody, usageOfStream } from './usage';
 
@@ -43,9 +44,19 @@ const REJUDGE_MS = 1000;
 
 export async function recordedCall(deps: RecordDeps, call: PreparedCall): Promise<Response> {
   const start = { ...call.start, leaseMs: deps.settings.WAYBILL_GATEWAY_LEASE_MS };
+  const began = Date.now();
   for (;;) {
     const begin = await deps.store.beginModelCall(start);
-    if (begin.kind === 'answered') return replay(deps.store, begin.call);
+    if (begin.kind === 'answered') {
+      void modelSpan(deps.store, call.headers, {
+        ...spanOf(call, began),
+        replayed: true,
+        responseModel: begin.call.model,
+        inputTokens: begin.call.inputTokens,
+        outputTokens: begin.call.outputTokens,
+      });
+      return replay(deps.store, begin.call);
+    }
     if (begin.kind === 'lead') {
       const refused = await overBudget(deps, call, begin.callId, begin.token);
       return refused ?? lead(deps, call, begin.callId, begin.token);
@@ -113,8 +124,29 @@ function failure(status: number, message: string): Response {
   );
 }
 
+/** What every GenAI span of this call says (lib/gateway/trace.ts). */
+function spanOf(call: PreparedCall, startTime: number) {
+  return {
+    api: call.route.api,
+    runId: call.start.runId,
+    idemKey: call.start.idemKey,
+    requestModel: call.start.model,
+    replayed: false,
+    startTime,
+  };
+}
+
 async function lead(deps: RecordDeps, call: PreparedCall, callId: string, token: string): Promise<Response> {
   const { store, settings } = deps;
+  const began = Date.now();
+  const traced = (usage: ReturnType<typeof usageOfBody> | null, error?: string) =>
+    void modelSpan(store, call.headers, {
+      ...spanOf(call, began),
+      responseModel: usage?.model,
+      inputTokens: usage?.inputTokens,
+      outputTokens: usage?.outputTokens,
+      error,
+    });
   const api = call.route.api;
   let held = true;
   const keeper = setInterval(
@@ -139,6 +171,7 @@ async function lead(deps: RecordDeps, call: PreparedCall, callId: string, token:
   const done = () => clearInterval(keeper);
   const abandon = async (why: string, fields: Record<string, unknown>) => {
     done();
+    traced(null, why);
     deps.warn?.(`gateway: ${why}; nothing stored`, {
       callId,
       runId: call.start.runId,
@@ -188,7 +221,9 @@ async function lead(deps: RecordDeps, call: PreparedCall, callId: string, token:
       return failure(502, `the upstream cut its answer: ${(error as Error).message}`);
     }
     done();
-    if (held) await store.completeModelCall(callId, token, answer(usageOfBody(api, text), text));
+    const usage = usageOfBody(api, text);
+    traced(usage);
+    if (held) await store.completeModelCall(callId, token, answer(usage, text));
     return new Response(text, { status: upstream.status, headers });
   }
 
@@ -228,7 +263,9 @@ async function lead(deps: RecordDeps, call: PreparedCall, callId: string, token:
         }
         done();
         const text = parts.join('');
-        if (held) await store.completeModelCall(callId, token, answer(usageOfStream(api, text), null));
+        const usage = usageOfStream(api, text);
+        traced(usage);
+        if (held) await store.completeModelCall(callId, token, answer(usage, null));
         if (last !== null) send(last);
         if (attached) controller.close();
       })();

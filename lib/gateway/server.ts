@@ -6,6 +6,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
+import { flushTraces } from '../tracing';
 import { type GatewayDeps, handleGatewayRequest } from './handler';
 
 export interface GatewayServer {
@@ -31,11 +32,14 @@ export async function startGatewayServer(deps: GatewayDeps, host: string, port: 
   return {
     server,
     url: `http://${shown}:${address.port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
+    close: async () => {
+      await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
-      }),
+      });
+      // The last calls' GenAI spans, before the process goes.
+      await flushTraces().catch(() => undefined);
+    },
   };
 }
 

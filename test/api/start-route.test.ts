@@ -21,7 +21,7 @@ afterAll(async () => {
   dir.remove();
 });
 
-const start = async (body: unknown) => {
+const start = async (body: unknown, headers: Record<string, string> = {}) => {
   const response = await POST(
     new Request('http://waybill.internal:3000/api/v1/runs', {
       method: 'POST',
@@ -29,6 +29,7 @@ const start = async (body: unknown) => {
         host: 'waybill.internal:3000',
         authorization: `Bearer ${OPERATOR}`,
         'content-type': 'application/json',
+        ...headers,
       },
       body: JSON.stringify(body),
     }),
@@ -100,6 +101,50 @@ describe('POST /api/v1/runs with a priority', () => {
       const refused = await start({ workflow: 'agent-batch', input: { count: 1 }, id: 'urgent-2', priority });
       expect(refused.status, String(priority)).toBe(400);
       expect(JSON.stringify(refused.body.error)).toContain('priority');
+      expect(JSON.stringify(refused.body.error)).toContain(message);
+    }
+    expect(state()).toEqual(before);
+  });
+});
+
+describe('POST /api/v1/runs with a trace context', () => {
+  const traceOf = (id: string) => {
+    const store = openSqliteStore({ path: dir.file('w.db'), synchronous: 'normal' });
+    try {
+      return (store.db.prepare('SELECT traceparent FROM runs WHERE id = ?').get(id) as { traceparent: string | null })
+        .traceparent;
+    } finally {
+      void store.close();
+    }
+  };
+  const A = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+  const B = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+
+  it('keeps the body field over the header, the header alone, and ignores a malformed header', async () => {
+    expect(
+      (await start({ workflow: 'agent-batch', input: { count: 1 }, id: 'tp-1', traceparent: A }, { traceparent: B }))
+        .status,
+    ).toBe(201);
+    expect((await start({ workflow: 'agent-batch', input: { count: 1 }, id: 'tp-2' }, { traceparent: B })).status).toBe(
+      201,
+    );
+    expect(
+      (await start({ workflow: 'agent-batch', input: { count: 1 }, id: 'tp-3' }, { traceparent: 'garbage' })).status,
+    ).toBe(201);
+    expect([traceOf('tp-1'), traceOf('tp-2'), traceOf('tp-3')]).toEqual([A, B, null]);
+  });
+
+  it('refuses a malformed body field with 400 naming it, writing nothing', async () => {
+    const before = state();
+    for (const [traceparent, message] of [
+      ['00-abc-def-01', 'must be a W3C traceparent'],
+      ['00-00000000000000000000000000000000-b7ad6b7169203331-01', 'all-zero trace id'],
+      ['ff-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', 'version ff'],
+      [42, 'string'],
+    ] as const) {
+      const refused = await start({ workflow: 'agent-batch', input: { count: 1 }, id: 'tp-bad', traceparent });
+      expect(refused.status, String(traceparent)).toBe(400);
+      expect(JSON.stringify(refused.body.error)).toContain('traceparent');
       expect(JSON.stringify(refused.body.error)).toContain(message);
     }
     expect(state()).toEqual(before);

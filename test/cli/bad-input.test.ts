@@ -55,6 +55,10 @@ describe('waybill with bad input', () => {
       [['start', 'notify', '--priority', '1.5'], /^waybill start: --priority: must be a whole number, like 10 or -5$/],
       [['start', 'notify', '--priority', '5000'], /^waybill start: --priority: must be at most 1000$/],
       [
+        ['start', 'notify', '--traceparent', '00-abc-01'],
+        /^waybill start: --traceparent: must be a W3C traceparent: 00-<32 hex trace id>-<16 hex span id>-<2 hex flags>, lowercase$/,
+      ],
+      [
         ['start', 'nope', '--input', '{}'],
         /^waybill start: unknown workflow "nope" \(known: agent-batch, notify, review-and-send\)$/,
       ],

@@ -108,6 +108,7 @@ const RUN = keys<RunRow>()({
   parentRunId: true,
   detached: true,
   priority: true,
+  traceparent: true,
 });
 const WAIT = keys<WaitRow>()({
   runId: true,

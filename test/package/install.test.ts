@@ -169,10 +169,26 @@ describe('npm pack', () => {
       dependencies: Record<string, string>;
       optionalDependencies: Record<string, string>;
       peerDependencies: Record<string, string>;
+      peerDependenciesMeta: Record<string, { optional: boolean }>;
     };
     expect(pkg.license).toBe('MIT');
     expect(pkg.private).toBeUndefined();
-    expect(pkg.peerDependencies).toEqual({ zod: '^4.0.0' });
+    // OpenTelemetry's packages are optional peers: `npm install waybill` leaves them out (they would add some
+    // 27 MB), and a project that wants traces installs them beside it (docs/operations.md, Tracing).
+    const otel = [
+      '@opentelemetry/api',
+      '@opentelemetry/core',
+      '@opentelemetry/exporter-trace-otlp-http',
+      '@opentelemetry/resources',
+      '@opentelemetry/sdk-trace-base',
+      '@opentelemetry/semantic-conventions',
+    ];
+    expect(Object.keys(pkg.peerDependencies).sort()).toEqual([...otel, 'zod']);
+    expect(pkg.peerDependencies.zod).toBe('^4.0.0');
+    expect(pkg.peerDependenciesMeta).toEqual(Object.fromEntries(otel.map((name) => [name, { optional: true }])));
+    // prom-client brings @opentelemetry/api of its own; the SDK and the exporter are not installed.
+    expect(existsSync(consumer.file('node_modules/@opentelemetry/sdk-trace-base'))).toBe(false);
+    expect(existsSync(consumer.file('node_modules/@opentelemetry/exporter-trace-otlp-http'))).toBe(false);
     // croner: the workers read schedules' cron expressions (lib/engine/schedules/cron.ts); prom-client: a worker
     // measures its commits and serves them on its health port (lib/engine/worker/metrics.ts).
     expect(Object.keys(pkg.dependencies).sort()).toEqual(['croner', 'pg', 'pino', 'prom-client']);
@@ -260,6 +276,15 @@ describe('the core under plain node', () => {
       workflow: 'greet',
       calls: [1, 1, 1, 1, 1, 1, 1],
     });
+  });
+
+  it('configured to trace without the OpenTelemetry packages, a worker says so once and runs untraced', async () => {
+    const out = await consumer.node(['worker.mjs', 'file:./data/untraced.db'], {
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:1',
+    });
+    expect(out.code, out.stderr).toBe(0);
+    expect(JSON.parse(out.stdout)).toMatchObject({ status: 'completed', calls: [1, 1, 1, 1, 1, 1, 1] });
+    expect(out.stderr.match(/WAYBILL_TRACING_OFF/g)).toHaveLength(1);
   });
 
   it('a missing driver is an error naming the package to install', async () => {

@@ -11,11 +11,13 @@ export async function request(
   path: string,
   token: string | null,
   body?: unknown,
+  headers: Record<string, string> = {},
 ): Promise<Answer> {
   const response = await fetch(base + path, {
     method,
     body: body === undefined ? undefined : JSON.stringify(body),
     headers: {
+      ...headers,
       ...(token ? { authorization: `Bearer ${token}` } : {}),
       ...(body === undefined ? {} : { 'content-type': 'application/json' }),
     },

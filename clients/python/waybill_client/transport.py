@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import random
+import re
 import socket
 import ssl
 import time
@@ -24,6 +26,16 @@ from .errors import ConnectionFailedError, InvalidInputError, NotWaybillError, S
 # Failures after which the request may or may not have reached the server.
 _LOST = (ConnectionResetError, ConnectionAbortedError, BrokenPipeError, http.client.RemoteDisconnected,
          http.client.IncompleteRead, http.client.BadStatusLine, socket.timeout, TimeoutError)
+
+
+# A W3C trace context (https://www.w3.org/TR/trace-context/): the worker hands its run span's as TRACEPARENT.
+_TRACEPARENT = re.compile(r"^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$")
+
+
+def traceparent_from_env() -> Optional[str]:
+    """TRACEPARENT when it is a well-formed traceparent, else None (a malformed one is ignored, as the spec asks)."""
+    value = os.environ.get("TRACEPARENT", "").strip().lower()
+    return value if _TRACEPARENT.match(value) else None
 
 
 def check_base_url(base_url: str) -> str:
@@ -52,6 +64,8 @@ class Transport:
         self.retry_for = retry_for
         # Until the server has answered once, a refused connection is most likely a wrong URL: give up sooner.
         self.reached = False
+        # Sent with every call, so the server's spans of this program's steps join the run's trace.
+        self.traceparent = traceparent_from_env()
 
     def call(self, method: str, path: str, body: Optional[Dict[str, Any]] = None,
              retry_for: Optional[float] = None) -> Tuple[Any, bool]:
@@ -66,6 +80,8 @@ class Transport:
             headers["Content-Type"] = "application/json"
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
+        if self.traceparent:
+            headers["traceparent"] = self.traceparent
         deadline = time.monotonic() + (self.retry_for if retry_for is None else retry_for)
         maybe_landed = False
         attempt = 0

@@ -14,6 +14,7 @@ import { type Clock, every, systemClock } from '../../clock';
 import type { RunLimits } from '../../domain/run-limits';
 import { RunInterruptedError } from '../../errors';
 import { machineId } from '../../machine';
+import { flushTraces } from '../../tracing';
 import type { Logger } from '../log';
 import { pruneWorkersEvery, startPruning } from '../prune';
 import { RunLogWriter } from '../run-log';
@@ -123,6 +124,7 @@ export class Worker {
       await Promise.all([pruning?.stop(), workerPruning.stop()]);
       await store.stopWorker(this.id).catch(() => {});
       await liveness.release().catch(() => {});
+      await flushTraces().catch(() => {});
       log.info('worker stopped');
     }
   }

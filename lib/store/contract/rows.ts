@@ -123,6 +123,8 @@ export interface RunRow {
   detached: boolean;
   /** Higher is picked first (lib/domain/run-limits.ts). */
   priority: number;
+  /** The W3C traceparent its spans continue (lib/tracing.ts); null: none yet. */
+  traceparent: string | null;
 }
 
 export interface WorkerRow {

@@ -119,7 +119,15 @@ export interface RunStore extends WorkerStore, WorkflowStore {
     /** Its tags and metadata (RunTagStore), written with the row; checked by the caller (lib/domain/run-tags). */
     tags?: string[];
     metadata?: Record<string, string>;
+    /** The W3C trace context its spans continue (lib/tracing.ts); null: none given. */
+    traceparent?: string | null;
   }): Promise<RunRow>;
+
+  /**
+   * Records the trace context of a run started without one (its first traced execution's run span), so every
+   * later execution, on any worker, continues that trace. A run that has one keeps it; an unknown run is a no-op.
+   */
+  keepTraceparent(id: string, traceparent: string): Promise<void>;
 
   /**
    * Sets a run's budget (USD) and answers its row; NotFoundError for an unknown run. `ifUnset`: only when it

@@ -21,7 +21,7 @@
  *   not InvalidTransition, and not done twice.
  */
 import { performance } from 'node:perf_hooks';
-import { desc, eq, type SQL, sql } from 'drizzle-orm';
+import { and, desc, eq, isNull, type SQL, sql } from 'drizzle-orm';
 import type pg from 'pg';
 import { limitsHold } from '../../domain/run-limits';
 import { ConflictError, InvalidTransitionError, NotFoundError } from '../../errors';
@@ -242,10 +242,10 @@ export function postgresRuns(c: PgConnection): RunsOnly {
           await c.once<RunRow>(
             // Its tags and metadata in the same statement: a run is never seen without them.
             sql`WITH made AS (INSERT INTO ${runs} AS r (id, workflow, input_json, status, total_steps, budget_usd, created_at,
-            updated_at, parent_run_id, detached, priority)
+            updated_at, parent_run_id, detached, priority, traceparent)
           VALUES (${run.id}, ${run.workflow}, ${run.inputJson}, 'queued', ${run.totalSteps}::int,
             ${run.budgetUsd ?? null}::float8, ${now}, ${now}, ${run.parentRunId ?? null}::text, ${run.detached ?? false},
-            ${run.priority ?? 0}::int)
+            ${run.priority ?? 0}::int, ${run.traceparent ?? null}::text)
           ON CONFLICT (id) DO NOTHING RETURNING ${RUN}),
           tagged AS (INSERT INTO run_tags (run_id, tag) SELECT made.id, t.tag FROM made, unnest(${sql.param(tags)}::text[]) t (tag)
             ON CONFLICT DO NOTHING),
@@ -269,6 +269,15 @@ export function postgresRuns(c: PgConnection): RunsOnly {
     },
 
     getRun,
+
+    async keepTraceparent(id, traceparent) {
+      await withRetry('keepTraceparent', () =>
+        c.orm
+          .update(runs)
+          .set({ traceparent })
+          .where(and(eq(runs.id, id), isNull(runs.traceparent))),
+      );
+    },
 
     async childrenOf(parentId, first) {
       const [counts, newest] = await Promise.all([

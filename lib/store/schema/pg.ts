@@ -159,6 +159,11 @@ export const runs = pgTable(
     detached: boolean('detached').notNull().default(false),
     /** Higher is picked first (lib/domain/run-limits.ts); 0 unless the start or the workflow gave one. */
     priority: integer('priority').notNull().default(0),
+    /**
+     * The W3C trace context the run's spans continue (lib/tracing.ts): given at its start, or its first traced
+     * execution's run span. Null: none given and never executed with tracing on.
+     */
+    traceparent: text('traceparent'),
   },
   (t) => [
     index('runs_status_updated').on(t.status, t.updatedAt),

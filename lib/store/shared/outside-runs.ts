@@ -71,5 +71,6 @@ export function outsideRun(id: string, rows: OutsideRows): (Omit<RunRow, 'status
     parentRunId: null,
     detached: false,
     priority: 0,
+    traceparent: null,
   };
 }

@@ -81,7 +81,8 @@ export interface HistoryRow extends CommittedRow {
 }
 
 const RUN_COLUMNS = `id, workflow, input_json, status, total_steps, owner, lease_expires_at, attempts, error, output_json,
-  created_at, updated_at, started_at, finished_at, forked_from_run, forked_at_step, budget_usd, parent_run_id, detached, priority`;
+  created_at, updated_at, started_at, finished_at, forked_from_run, forked_at_step, budget_usd, parent_run_id, detached, priority,
+  traceparent`;
 
 /** A runs row as read by either backend (snake_case: PostgreSQL folds unquoted aliases). */
 export function runFromRow(r: Record<string, unknown>): RunRow {
@@ -108,6 +109,7 @@ export function runFromRow(r: Record<string, unknown>): RunRow {
     // SQLite has no boolean: 0/1 there, true/false on PostgreSQL.
     detached: Boolean(r.detached),
     priority: Number(r.priority),
+    traceparent: (r.traceparent as string | null) ?? null,
   };
 }
 

@@ -118,6 +118,16 @@ export function sqliteRuns(c: SqliteConnection, inBatch: InBatch | null = null):
       return guard(() => get(id) ?? null);
     },
 
+    async keepTraceparent(id, traceparent) {
+      c.tx(() => {
+        orm
+          .update(runs)
+          .set({ traceparent })
+          .where(and(eq(runs.id, id), isNull(runs.traceparent)))
+          .run();
+      });
+    },
+
     async childrenOf(parentId, first) {
       return guard(() => {
         const counts = orm

@@ -8,7 +8,7 @@ import { errorBody } from '@/lib/api/errors';
 import { authorizeRequest } from '@/lib/auth/server';
 
 async function notFound(request: Request): Promise<Response> {
-  return handle(async () => {
+  return handle(request, async () => {
     const { refusal } = await authorizeRequest(request, 'viewer', { mutation: false });
     if (refusal) return refused(refusal);
     return json(

@@ -12,7 +12,7 @@ import { auditView } from '@/lib/control/views';
 import { callerOf, controlDeps } from '@/lib/data/control';
 
 export async function GET(request: Request) {
-  return handle(async () => {
+  return handle(request, async () => {
     const { who, refusal } = await authorizeRequest(request, 'viewer', { mutation: false });
     if (refusal) return refused(refusal);
     const filters = query(request, auditQuery);

@@ -8,7 +8,7 @@ import { authorizeRequest } from '@/lib/auth/server';
 import { claimTtlMs, getStore } from '@/lib/data/store';
 
 export async function GET(request: Request) {
-  return handle(async () => {
+  return handle(request, async () => {
     const { refusal } = await authorizeRequest(request, 'viewer', { mutation: false });
     if (refusal) return refused(refusal);
     return json(await listClaims(await getStore(), query(request, listClaimsQuery), claimTtlMs()));

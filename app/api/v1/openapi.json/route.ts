@@ -9,7 +9,7 @@ import { openApiDocument } from '@/lib/api/openapi';
 import { authorizeRequest } from '@/lib/auth/server';
 
 export async function GET(request: Request) {
-  return handle(async () => {
+  return handle(request, async () => {
     const { refusal } = await authorizeRequest(request, 'viewer', { mutation: false });
     if (refusal) return refused(refusal);
     return json(openApiDocument());

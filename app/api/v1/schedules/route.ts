@@ -14,7 +14,7 @@ import { callerOf, controlDeps } from '@/lib/data/control';
 import { ApiError } from '@/lib/errors';
 
 export async function GET(request: Request) {
-  return handle(async () => {
+  return handle(request, async () => {
     const { who, refusal } = await authorizeRequest(request, 'viewer', { mutation: false });
     if (refusal) return refused(refusal);
     return json({ schedules: await schedules.list(controlDeps(), callerOf(who, 'api')) });
@@ -22,7 +22,7 @@ export async function GET(request: Request) {
 }
 
 export async function POST(request: Request) {
-  return handle(async () => {
+  return handle(request, async () => {
     const { who, refusal } = await authorizeRequest(request, 'viewer', { mutation: true });
     if (refusal) return refused(refusal);
     const caller = callerOf(who, 'api');

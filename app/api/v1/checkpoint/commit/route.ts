@@ -9,12 +9,13 @@
 import { body, handle, json, refused } from '@/lib/api';
 import { commit, commitBody } from '@/lib/api/protocol';
 import { checkRunScope } from '@/lib/api/run-scope';
+import { protocolTraceparent } from '@/lib/api/trace';
 import { authorizeRequest } from '@/lib/auth/server';
 import { config } from '@/lib/config';
 import { claimTtlMs, getStore } from '@/lib/data/store';
 
 export async function POST(request: Request) {
-  return handle(async () => {
+  return handle(request, async () => {
     const { who, refusal } = await authorizeRequest(request, 'operator', { mutation: true, run: 'any' });
     if (refusal) return refused(refusal);
     const given = await body(request, commitBody, config().WAYBILL_MAX_BODY_BYTES);
@@ -29,6 +30,12 @@ export async function POST(request: Request) {
       },
       claimTtlMs(),
     );
-    return json(await commit(store, given, { leaseMs: config().WAYBILL_LEASE_MS, claimTtlMs: claimTtlMs() }));
+    return json(
+      await commit(store, given, {
+        leaseMs: config().WAYBILL_LEASE_MS,
+        claimTtlMs: claimTtlMs(),
+        ...protocolTraceparent(request),
+      }),
+    );
   });
 }

@@ -7,17 +7,24 @@
 import { body, handle, json, refused } from '@/lib/api';
 import { release, releaseBody } from '@/lib/api/protocol';
 import { checkRunScope } from '@/lib/api/run-scope';
+import { protocolTraceparent } from '@/lib/api/trace';
 import { authorizeRequest } from '@/lib/auth/server';
 import { config } from '@/lib/config';
 import { claimTtlMs, getStore } from '@/lib/data/store';
 
 export async function POST(request: Request) {
-  return handle(async () => {
+  return handle(request, async () => {
     const { who, refusal } = await authorizeRequest(request, 'operator', { mutation: true, run: 'any' });
     if (refusal) return refused(refusal);
     const given = await body(request, releaseBody, config().WAYBILL_MAX_BODY_BYTES);
     const store = await getStore();
     await checkRunScope(store, who, { runId: given.runId, keys: [given.key] }, claimTtlMs());
-    return json(await release(store, given, { leaseMs: config().WAYBILL_LEASE_MS, claimTtlMs: claimTtlMs() }));
+    return json(
+      await release(store, given, {
+        leaseMs: config().WAYBILL_LEASE_MS,
+        claimTtlMs: claimTtlMs(),
+        ...protocolTraceparent(request),
+      }),
+    );
   });
 }

@@ -14,7 +14,7 @@ import { config } from '@/lib/config';
 import { claimTtlMs, getStore } from '@/lib/data/store';
 
 export async function POST(request: Request) {
-  return handle(async () => {
+  return handle(request, async () => {
     const { who, refusal } = await authorizeRequest(request, 'operator', { mutation: true, run: 'any' });
     if (refusal) return refused(refusal);
     const given = await body(request, streamBody, config().WAYBILL_MAX_BODY_BYTES);

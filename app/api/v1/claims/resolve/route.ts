@@ -12,7 +12,7 @@ import { authorize, claims } from '@/lib/control';
 import { callerOf, controlDeps } from '@/lib/data/control';
 
 export async function POST(request: Request) {
-  return handle(async () => {
+  return handle(request, async () => {
     const { who, refusal } = await authorizeRequest(request, 'viewer', { mutation: true });
     if (refusal) return refused(refusal);
     const caller = callerOf(who, 'api');

@@ -12,7 +12,7 @@ import { stallSettings } from '@/lib/control/stalled';
 import { claimTtlMs, getStore } from '@/lib/data/store';
 
 export async function GET(request: Request, context: { params: Promise<{ id: string }> }) {
-  return handle(async () => {
+  return handle(request, async () => {
     const { refusal } = await authorizeRequest(request, 'viewer', { mutation: false });
     if (refusal) return refused(refusal);
     const id = param((await context.params).id, 'id', runRef);

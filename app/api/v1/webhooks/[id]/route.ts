@@ -8,7 +8,7 @@ import { authorize, webhooks } from '@/lib/control';
 import { callerOf, controlDeps } from '@/lib/data/control';
 
 export async function DELETE(request: Request, context: { params: Promise<{ id: string }> }) {
-  return handle(async () => {
+  return handle(request, async () => {
     const { who, refusal } = await authorizeRequest(request, 'viewer', { mutation: true });
     if (refusal) return refused(refusal);
     const caller = callerOf(who, 'api');

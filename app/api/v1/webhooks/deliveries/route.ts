@@ -10,7 +10,7 @@ import { webhooks } from '@/lib/control';
 import { callerOf, controlDeps } from '@/lib/data/control';
 
 export async function GET(request: Request) {
-  return handle(async () => {
+  return handle(request, async () => {
     const { who, refusal } = await authorizeRequest(request, 'viewer', { mutation: false });
     if (refusal) return refused(refusal);
     const filters = query(request, deliveriesQuery);

@@ -15,7 +15,7 @@ import { config } from '@/lib/config';
 import { claimTtlMs, getStore } from '@/lib/data/store';
 
 export async function POST(request: Request, context: { params: Promise<{ runId: string }> }) {
-  return handle(async () => {
+  return handle(request, async () => {
     const raw = (await context.params).runId;
     const { who, refusal } = await authorizeRequest(request, 'operator', { mutation: true, run: raw });
     if (refusal) return refused(refusal);

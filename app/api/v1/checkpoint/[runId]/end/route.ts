@@ -13,7 +13,7 @@ import { config } from '@/lib/config';
 import { getStore } from '@/lib/data/store';
 
 export async function POST(request: Request, context: { params: Promise<{ runId: string }> }) {
-  return handle(async () => {
+  return handle(request, async () => {
     const raw = (await context.params).runId;
     const { refusal } = await authorizeRequest(request, 'operator', { mutation: true, run: raw });
     if (refusal) return refused(refusal);

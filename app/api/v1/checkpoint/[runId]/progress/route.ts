@@ -15,7 +15,7 @@ import { claimTtlMs, getStore } from '@/lib/data/store';
 type Context = { params: Promise<{ runId: string }> };
 
 export async function GET(request: Request, context: Context) {
-  return handle(async () => {
+  return handle(request, async () => {
     const raw = (await context.params).runId;
     const { who, refusal } = await authorizeRequest(request, 'viewer', { mutation: false, run: raw });
     if (refusal) return refused(refusal);
@@ -27,7 +27,7 @@ export async function GET(request: Request, context: Context) {
 }
 
 export async function PUT(request: Request, context: Context) {
-  return handle(async () => {
+  return handle(request, async () => {
     const raw = (await context.params).runId;
     const { who, refusal } = await authorizeRequest(request, 'operator', { mutation: true, run: raw });
     if (refusal) return refused(refusal);

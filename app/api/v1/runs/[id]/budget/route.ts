@@ -17,7 +17,7 @@ import { callerOf, controlDeps } from '@/lib/data/control';
 import { getStore } from '@/lib/data/store';
 
 export async function POST(request: Request, context: { params: Promise<{ id: string }> }) {
-  return handle(async () => {
+  return handle(request, async () => {
     const { who, refusal } = await authorizeRequest(request, 'viewer', { mutation: true });
     if (refusal) return refused(refusal);
     const caller = callerOf(who, 'api');

@@ -10,7 +10,7 @@ import { authorizeRequest } from '@/lib/auth/server';
 import { claimTtlMs, getStore } from '@/lib/data/store';
 
 export async function GET(request: Request, context: { params: Promise<{ id: string }> }) {
-  return handle(async () => {
+  return handle(request, async () => {
     // A run token may read its own run's committed results (a resuming agent's only read besides progress).
     const raw = (await context.params).id;
     const { who, refusal } = await authorizeRequest(request, 'viewer', { mutation: false, run: raw });

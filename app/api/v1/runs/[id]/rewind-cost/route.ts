@@ -15,7 +15,7 @@ import { lastCostView } from '@/lib/control/views';
 import { callerOf, controlDeps } from '@/lib/data/control';
 
 export async function GET(request: Request, context: { params: Promise<{ id: string }> }) {
-  return handle(async () => {
+  return handle(request, async () => {
     const { who, refusal } = await authorizeRequest(request, 'viewer', { mutation: false });
     if (refusal) return refused(refusal);
     const id = param((await context.params).id, 'id', runRef);

@@ -12,7 +12,7 @@ import { callerOf, controlDeps } from '@/lib/data/control';
 import { ApiError } from '@/lib/errors';
 
 export async function POST(request: Request, context: { params: Promise<{ name: string; action: string }> }) {
-  return handle(async () => {
+  return handle(request, async () => {
     const { who, refusal } = await authorizeRequest(request, 'viewer', { mutation: true });
     if (refusal) return refused(refusal);
     const caller = callerOf(who, 'api');

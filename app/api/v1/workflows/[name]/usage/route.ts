@@ -10,7 +10,7 @@ import { usage } from '@/lib/control';
 import { callerOf, controlDeps } from '@/lib/data/control';
 
 export async function GET(request: Request, context: { params: Promise<{ name: string }> }) {
-  return handle(async () => {
+  return handle(request, async () => {
     const { who, refusal } = await authorizeRequest(request, 'viewer', { mutation: false });
     if (refusal) return refused(refusal);
     const name = param((await context.params).name, 'name', workflowParam);

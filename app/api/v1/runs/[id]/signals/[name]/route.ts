@@ -13,7 +13,7 @@ import { authorize, waits } from '@/lib/control';
 import { callerOf, controlDeps } from '@/lib/data/control';
 
 export async function POST(request: Request, context: { params: Promise<{ id: string; name: string }> }) {
-  return handle(async () => {
+  return handle(request, async () => {
     const { who, refusal } = await authorizeRequest(request, 'viewer', { mutation: true });
     if (refusal) return refused(refusal);
     const caller = callerOf(who, 'api');

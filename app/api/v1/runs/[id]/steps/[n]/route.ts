@@ -12,7 +12,7 @@ import { steps } from '@/lib/control';
 import { callerOf, controlDeps } from '@/lib/data/control';
 
 export async function GET(request: Request, context: { params: Promise<{ id: string; n: string }> }) {
-  return handle(async () => {
+  return handle(request, async () => {
     const { who, refusal } = await authorizeRequest(request, 'viewer', { mutation: false });
     if (refusal) return refused(refusal);
     const params = await context.params;
