@@ -74,6 +74,8 @@ describe("article compatibility: the article's schema and SQL", () => {
         'model_calls',
         'progress',
         'run_logs',
+        'run_metadata',
+        'run_tags',
         'runs',
         'schedules',
         'step_events',

@@ -73,6 +73,8 @@ describe.skipIf(!pgUp)('postgres store', () => {
       'model_calls',
       'progress',
       'run_logs',
+      'run_metadata',
+      'run_tags',
       'runs',
       'schedules',
       'step_events',
