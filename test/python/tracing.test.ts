@@ -68,6 +68,13 @@ describe.skipIf(missing !== null)('tracing a command workflow', () => {
         ...(process.getuid?.() === 0 ? { WAYBILL_PROGRAM_USER: 'root' } : {}),
       },
     });
+    // python-agent is one of the worker's built-ins: the control plane knows it once the worker has published it.
+    const store = await (await import('../../lib/data/store')).getStore();
+    await until('w-py-trace serving python-agent', async () =>
+      (await store.listPublishedWorkflows({ liveWithinMs: 60_000 })).some(
+        (w) => w.name === 'python-agent' && w.servedBy.includes('w-py-trace'),
+      ),
+    );
     // The start's trace context comes as a header: the body has none.
     const started = await api(
       'POST',
