@@ -79,6 +79,9 @@ async function script(store: Store & RunStore, tick: (ms: number) => Promise<voi
     await tick(50);
   };
   await step(store.createRun(newRun('r1')));
+  // r1 is the older by far more than a loaded machine's jitter: PostgreSQL stamps created_at by the database's
+  // now() shifted to the ManualClock, so two creates 50 ms apart on it can land in either order under load.
+  await tick(2000);
   await step(store.createRun(newRun('r2', 'wf', null)));
   await step(store.createRun(newRun('r3', 'other')));
   await step(store.createRun(newRun('r1', 'other')));
