@@ -1,8 +1,8 @@
 /**
- * `npm run bench:dashboard [-- --json] [--only sqlite|postgres] [--duration S] [--port P] [--build]`
+ * `npm run bench:dashboard [-- --json] [--only sqlite|postgres] [--duration S] [--port P] [--build] [--runs N] [--steps N]`
  *
  * Seeds a store at the scale issue #7 names (10,000 runs, about a million committed rows, one run of
- * 100,000 steps), tags every run `common` (one in a hundred `rare`, half `env=prod`), starts the production
+ * 100,000 steps; --runs and --steps change the first two, as issue #27's 100,000 runs), tags every run `common` (one in a hundred `rare`, half `env=prod`), starts the production
  * dashboard on it, and loads five pages with autocannon, 10 connections each: the runs list (/), filtered by a
  * rare tag and by a common tag with a metadata pair, the big run's page (/runs/<id>) and the claims page.
  * Prints p50/p99 per page; with --json the last line of stdout is
@@ -35,6 +35,8 @@ const flagsSchema = z.strictObject({
   only: z.enum(['sqlite', 'postgres']).default('sqlite'),
   duration: whole(1, 600).default(5),
   port: whole(3400, 3499).default(3457),
+  runs: whole(1, 1_000_000).default(SEED.runs),
+  steps: whole(1, 1000).default(SEED.steps),
 });
 type Flags = z.infer<typeof flagsSchema>;
 
@@ -87,12 +89,12 @@ async function makeStore(only: Flags['only'], undo: (() => unknown)[]): Promise<
   return url.toString();
 }
 
-async function seed(url: string): Promise<void> {
+async function seed(url: string, shape: typeof SEED): Promise<void> {
   const store = await openBackend(url, { synchronous: 'normal' });
   const started = performance.now();
   let shown = 0;
   try {
-    const report = await seedDemo(store, SEED, (done, total) => {
+    const report = await seedDemo(store, shape, (done, total) => {
       if (done - shown >= 100_000 || done === total) {
         shown = done;
         log(`  seeded ${done.toLocaleString('en-US')} / ${total.toLocaleString('en-US')} committed rows`);
@@ -169,7 +171,8 @@ async function main(): Promise<void> {
     await ensureBuild(Boolean(flags.build), log);
     const url = await makeStore(flags.only, undo);
     log(`bench: seeding ${flags.only}…`);
-    await seed(url);
+    const shape = { ...SEED, runs: flags.runs, steps: flags.steps };
+    await seed(url, shape);
     await tag(url);
     server = await startServer(url, flags.port, log);
     log(`bench: loading each page for ${flags.duration} s with 10 connections`);
@@ -181,7 +184,7 @@ async function main(): Promise<void> {
       claims: await load(server, '/claims', flags.duration),
     };
     const lines = [
-      `dashboard on ${flags.only}: ${SEED.runs.toLocaleString('en-US')} runs, one of ${SEED.bigRunSteps.toLocaleString('en-US')} steps; ` +
+      `dashboard on ${flags.only}: ${flags.runs.toLocaleString('en-US')} runs, one of ${SEED.bigRunSteps.toLocaleString('en-US')} steps; ` +
         `10 connections; goal p50 ≤ ${GOAL.p50} ms, p99 ≤ ${GOAL.p99} ms`,
       ...Object.entries(dashboard).map(
         ([page, f]) =>
