@@ -65,6 +65,21 @@ const fence = (attempt: number | undefined): SQL =>
   sql`(${attempt ?? null}::int IS NULL OR ${runs.attempts} = ${attempt ?? null}::int)`;
 
 /**
+ * Which runs `p` the pick may take (claimStatement's comment says why each condition is written so), and the
+ * order and lock it takes them in: one text for the plain pick and the pick under limits.
+ */
+function pickable(request: { workflows: string[]; runId?: string }, holding: string[], now: SQL): SQL {
+  return sql`p.workflow = ANY(${sql.param(request.workflows)}::text[]) AND p.id <> ALL(${sql.param(holding)}::text[])
+      ${request.runId === undefined ? sql`` : sql`AND p.id = ${request.runId}::text`}
+      AND (p.status = 'queued' OR (p.status = 'running' AND p.lease_expires_at <= ${now})
+        -- A parked run whose sleep or timeout came (a decision queues its run itself: postgres/waits.ts).
+        OR (p.status = 'waiting' AND ${dueWait(sql.raw('p.id'), now)}))`;
+}
+
+const PICK_ORDER = sql`ORDER BY p.priority DESC NULLS LAST, p.created_at, p.id COLLATE "C" LIMIT 1
+    FOR UPDATE OF p SKIP LOCKED`;
+
+/**
  * The run pick, one statement: takes one runnable run — queued, or running with a passed run lease (marking its
  * worker stopped or dead passes it: workers.ts), or waiting with its time come — never one of the runs the caller
  * has in hand, and only `runId` when given. Exported for the plan test (test/postgres/pick-plan.test.ts), which
@@ -95,14 +110,7 @@ export function claimStatement(
   const lease = request.leaseMs / 1000;
   const worker = sql`${request.workerId}::text`;
   return sql`WITH pick AS MATERIALIZED (
-    SELECT p.id, p.owner FROM ${runs} p
-    WHERE p.workflow = ANY(${sql.param(request.workflows)}::text[]) AND p.id <> ALL(${sql.param(holding)}::text[])
-      ${request.runId === undefined ? sql`` : sql`AND p.id = ${request.runId}::text`}
-      AND (p.status = 'queued' OR (p.status = 'running' AND p.lease_expires_at <= ${now})
-        -- A parked run whose sleep or timeout came (a decision queues its run itself: postgres/waits.ts).
-        OR (p.status = 'waiting' AND ${dueWait(sql.raw('p.id'), now)}))
-    ORDER BY p.priority DESC NULLS LAST, p.created_at, p.id COLLATE "C" LIMIT 1
-    FOR UPDATE OF p SKIP LOCKED),
+    SELECT p.id, p.owner FROM ${runs} p WHERE ${pickable(request, holding, now)} ${PICK_ORDER}),
   taken AS (UPDATE ${runs} r SET status = 'running', owner = ${worker}, lease_expires_at = t.now + ${lease}::float8,
       attempts = r.attempts + 1, started_at = coalesce(r.started_at, t.now), updated_at = t.now
     FROM pick, (SELECT ${now} AS now) t WHERE r.id = pick.id
@@ -136,14 +144,8 @@ async function claimWithinLimits(
       const candidate = (
         await c.once<{ id: string; workflow: string }>(
           sql`SELECT p.id, p.workflow FROM ${runs} p, (SELECT ${c.now()} AS now) t
-          WHERE p.workflow = ANY(${sql.param(request.workflows)}::text[])
-            AND p.id <> ALL(${sql.param([...(request.holding ?? []), ...tried])}::text[])
-            ${request.runId === undefined ? sql`` : sql`AND p.id = ${request.runId}::text`}
-            AND (p.status = 'queued' OR (p.status = 'running' AND p.lease_expires_at <= t.now)
-              OR (p.status = 'waiting' AND ${dueWait(sql.raw('p.id'), sql.raw('t.now'))}))
-            ${within === '' ? sql`` : sql.raw(`AND ${within}`)}
-          ORDER BY p.priority DESC NULLS LAST, p.created_at, p.id COLLATE "C" LIMIT 1
-          FOR UPDATE OF p SKIP LOCKED`,
+          WHERE ${pickable(request, [...(request.holding ?? []), ...tried], sql.raw('t.now'))}
+            ${within === '' ? sql`` : sql.raw(`AND ${within}`)} ${PICK_ORDER}`,
           undefined,
           client,
         )
