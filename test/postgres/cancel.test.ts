@@ -15,6 +15,7 @@ import { runAgent } from '../../lib/checkpoint/agent';
 import { Checkpoint } from '../../lib/checkpoint/checkpoint';
 import { openPostgresStore } from '../../lib/store/postgres';
 import { Admin, postgresAvailable, TEST_DATABASE_URL, type TestSchema, testSchema, testUrl } from '../support/postgres';
+import { until } from '../support/until';
 
 const pgUp = await postgresAvailable('PostgreSQL cancel and connection-limit tests');
 
@@ -166,6 +167,15 @@ describe.skipIf(!pgUp)('postgres: cancelled statements and refused connections a
     const refused = attempts.flatMap((a) => (a.status === 'rejected' ? [(a.reason as { code?: string }).code] : []));
     expect(refused.length).toBeGreaterThanOrEqual(1);
     expect(new Set(refused)).toEqual(new Set(['53300']));
+    // The probe's backends end after its pool does: until they have, they hold the role's slots, and the store
+    // would be refused down to one connection instead of two.
+    await until('the probe connections to be gone', async () => {
+      const [row] = await schema.admin.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM pg_stat_activity WHERE usename = $1',
+        [role],
+      );
+      return row?.n === 0;
+    });
 
     store = await openPostgresStore({ url: url.toString(), schema: schema.name, poolSize: 6 });
     const runIds = ['limit-a', 'limit-b', 'limit-c', 'limit-d'];
