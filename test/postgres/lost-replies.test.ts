@@ -91,4 +91,24 @@ describe.skipIf(!pgUp)('postgres: a lost answer, retried', () => {
     ]);
     expect(await store.getCommitted('k')).toBeNull();
   });
+
+  it("opens a worker's store whose schema lookup lost its connection, and refuses a read-only open at once", async () => {
+    const schema = await testSchema('wb_lost');
+    const proxy = await startPgProxy(testUrl());
+    onTestFinished(() => proxy.close());
+
+    // The first statement of an open: the connection dies as its answer comes back, as under pg_terminate_backend.
+    proxy.loseAnswerTo('AS legacy');
+    const store = await openPostgresStore({ url: proxy.url, schema: schema.name, poolSize: 2 });
+    onTestFinished(() => store.close());
+    expect(proxy.lost).toBe(1);
+    expect(await store.listRuns({ limit: 1, claimTtlMs: 60_000 })).toEqual([]);
+
+    // An operator's command opens without migrating and tries once: it says so rather than waiting.
+    proxy.loseAnswerTo('AS legacy');
+    await expect(openPostgresStore({ url: proxy.url, schema: schema.name, migrate: false })).rejects.toThrow(
+      /Connection terminated/,
+    );
+    expect(proxy.lost).toBe(2);
+  });
 });

@@ -162,8 +162,10 @@ async function resolveSchema(
   retry: boolean,
 ): Promise<{ schema: string; startup: string | undefined }> {
   const probe = openPool({ url: options.url }, options.url, 1);
-  try {
-    const seen = await onClient(probe, database, retry, async (client) => {
+  // A worker's open (`retry`) rides out a connection killed under this read as it does the migration's: a
+  // failover or an operator's pg_terminate_backend at start-up must not end the process.
+  const look = () =>
+    onClient(probe, database, retry, async (client) => {
       const { rows } = await client.query<{ current: string | null; legacy: boolean; ours: boolean }>(
         // Read from the catalog, which needs no privilege on either schema: to_regclass() fails with
         // "permission denied" on a schema the role may not use, as another team's `waybill` may be.
@@ -176,6 +178,8 @@ async function resolveSchema(
       );
       return rows[0]!;
     });
+  try {
+    const seen = retry ? await withRetry('schema lookup', look) : await look();
     let schema = options.schema ?? DEFAULT_SCHEMA;
     if (options.schema === undefined && seen.current !== DEFAULT_SCHEMA && seen.legacy && !seen.ours) {
       noticeOnce(options.onNotice, database);
