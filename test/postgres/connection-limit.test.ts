@@ -97,8 +97,8 @@ describe.skipIf(!pgUp)('postgres: workers under a connection limit while their c
         if (dead)
           throw new Error(
             `worker exited ${dead.child.exitCode}: ${dead.logs
-              .map((l) => l.msg)
               .slice(-40)
+              .map((l) => JSON.stringify(l))
               .join('\n')}`,
           );
         return (await statuses()).every((status) => status === 'completed');
