@@ -8,7 +8,7 @@
  * backends); this checks that every view shows it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunStore, Store } from '../../lib/store/contract';
+import type { Store } from '../../lib/store/contract';
 import { openSqliteStore } from '../../lib/store/sqlite';
 import { json, runCli } from '../cli/support';
 import { type Answer, request } from '../support/http';
@@ -35,7 +35,7 @@ describe('a held run says why on the API and the CLI', () => {
   const api = (path: string): Promise<Answer> => request(server.url, 'GET', path, VIEWER);
 
   beforeAll(async () => {
-    const seed: Store & RunStore = openSqliteStore({ path: file });
+    const seed = openSqliteStore({ path: file });
     await seed.registerWorker({ id: 'w-1', host: 'h', pid: 1, slots: 4 });
     await seed.publishWorkflows('w-1', [
       {
