@@ -2,10 +2,13 @@
  * `waybill worker --health-port`: a real worker process serving /livez, /readyz (/healthz) and /metrics.
  *
  * On PostgreSQL behind a TCP proxy, the store goes away (every connection cut, new ones refused) and comes
- * back: /healthz turns 503 naming the store, then 200 again, while /livez stays 200 throughout. On SQLite,
+ * back: /healthz turns 503 naming the store within seconds (a bound derived from the worker's heartbeat and
+ * probe timeout), then 200 again within seconds, while /livez stays 200 throughout. On SQLite,
  * two scrapes of the commit histogram around a second run: every count only grows, by the run's commits.
  */
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { PROBE_TIMEOUT_MS, STALE_BEATS } from '../../lib/engine/worker/health';
+import { DEFAULT_RETRY } from '../../lib/store/postgres/retry';
 import { type Child, spawnCommand } from '../support/child';
 import { postgresAvailable, startPgProxy, testSchema } from '../support/postgres';
 import { families, namingProblems, sample } from '../support/prometheus';
@@ -13,11 +16,23 @@ import { until } from '../support/until';
 import { BIN, freshDb, json, runCli } from './support';
 
 const pgUp = await postgresAvailable('worker health tests');
+const HEARTBEAT_MS = 200;
+/**
+ * How soon readiness must follow the store, from health.ts's own rules, times 4 for a busy machine. Down: the
+ * last beat landed at most a beat before the cut, so STALE_BEATS beats after the cut the heartbeat is stale,
+ * and a probe then answers 503 within PROBE_TIMEOUT_MS whatever the store does: 0.6 + 2 s. Back: a probe's read
+ * and the next beat connect at once, or after the longest backoff of a store retry in flight (DEFAULT_RETRY's
+ * maxMs), the beat a beat later, and a probe's read waited PROBE_TIMEOUT_MS at most: 0.2 + 1 + 2 s. Times 4:
+ * 10.4 s and 12.8 s, which a loaded machine's scheduling does not reach, and a worker that noticed its store
+ * only by its run lease (30 s) or once a long retry gave up does.
+ */
+const UNREADY_WITHIN_MS = 4 * (STALE_BEATS * HEARTBEAT_MS + PROBE_TIMEOUT_MS);
+const READY_WITHIN_MS = 4 * (HEARTBEAT_MS + DEFAULT_RETRY.maxMs + PROBE_TIMEOUT_MS);
 
 /** A worker on `db` serving its health port on a free loopback port; its base URL once it says it. */
 async function healthWorker(db: string, id: string): Promise<{ worker: Child; base: string }> {
   const worker = spawnCommand(process.execPath, [BIN, '--db', db, 'worker', '--id', id, '--health-port', '0'], {
-    env: { WAYBILL_HEALTH_HOST: '127.0.0.1', WAYBILL_HEARTBEAT_MS: '200', LOG_LEVEL: 'info' },
+    env: { WAYBILL_HEALTH_HOST: '127.0.0.1', WAYBILL_HEARTBEAT_MS: String(HEARTBEAT_MS), LOG_LEVEL: 'info' },
   });
   const base = await until(
     `the worker's health URL (${worker.stderr()})`,
@@ -57,19 +72,31 @@ describe.skipIf(!pgUp)('worker health on PostgreSQL', () => {
     expect(await get(`${base}/readyz`)).toMatchObject({ status: 200 });
 
     proxy.cut();
-    const down = await until('/healthz to answer 503', async () => {
-      const r = await get(`${base}/healthz`);
-      return r.status === 503 && r.body;
-    });
+    const cutAt = Date.now();
+    const down = await until(
+      '/healthz to answer 503',
+      async () => {
+        const r = await get(`${base}/healthz`);
+        return r.status === 503 && r.body;
+      },
+      { timeoutMs: UNREADY_WITHIN_MS },
+    );
+    expect(Date.now() - cutAt).toBeLessThanOrEqual(UNREADY_WITHIN_MS);
     expect(JSON.parse(down)).toMatchObject({ ready: false, checks: { store: { ok: false } } });
     // Not dead: a restart would not bring the store back.
     expect(JSON.parse((await get(`${base}/livez`)).body)).toEqual({ live: true, workerId: 'health-pg' });
 
     proxy.open();
-    const back = await until('/healthz to answer 200 again', async () => {
-      const r = await get(`${base}/healthz`);
-      return r.status === 200 && r.body;
-    });
+    const openedAt = Date.now();
+    const back = await until(
+      '/healthz to answer 200 again',
+      async () => {
+        const r = await get(`${base}/healthz`);
+        return r.status === 200 && r.body;
+      },
+      { timeoutMs: READY_WITHIN_MS },
+    );
+    expect(Date.now() - openedAt).toBeLessThanOrEqual(READY_WITHIN_MS);
     expect(JSON.parse(back)).toMatchObject({ ready: true, checks: { store: { ok: true }, heartbeat: { ok: true } } });
     await stop(worker);
   });

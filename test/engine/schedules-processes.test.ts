@@ -104,6 +104,17 @@ describe.skipIf(!postgres)('a schedule every second on PostgreSQL', () => {
     // same rule, not counted).
     expect(runs.map((r) => r.id).sort()).toEqual(ids);
     expect(ticks.length).toBeGreaterThanOrEqual(60);
+    // The minute itself, bounded on both sides by the store's tick times rather than by how fast the pause came:
+    // each run's tick read back from its own id (`<schedule>:<tick>`), no tick twice, and exactly the 60 ticks
+    // first … first + 59 inside [first, first + 60). The issue's ± 1 is for a minute drawn on a clock; drawn on
+    // the ticks, an extra run (a tick fired at a time the cron never names, or one tick under two ids) or a
+    // missing one moves the count. And none fired before its tick, by the store's clock.
+    const fired = runs.map((r) => ({ tick: Date.parse(r.id.slice('every-second:'.length)) / 1000, at: r.createdAt }));
+    expect(fired.every(({ tick }) => Number.isInteger(tick))).toBe(true);
+    expect(new Set(fired.map(({ tick }) => tick)).size).toBe(runs.length);
+    expect(fired.filter(({ tick }) => tick >= first && tick < first + 60)).toHaveLength(60);
+    expect(fired.filter(({ tick }) => tick < first)).toEqual([]);
+    expect(fired.filter(({ tick, at }) => at === null || at < tick)).toEqual([]);
     const mail = readOutbox(data.file('outbox.jsonl'));
     expect(mail.byKey.size).toBe(ids.length);
     expect([...mail.byKey.values()].every((n) => n === 1)).toBe(true);

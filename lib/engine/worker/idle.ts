@@ -20,8 +20,11 @@ export class Idle {
   /** When the last pick began (monotonic): a wait that came due since then is looked for again at once. */
   private lookedAt = 0;
   /**
-   * With a rate limit served, how often a free slot looks again: a held run's slot comes with time, which no
-   * wake announces. A slot's length (the period over the limit), at least 100 ms.
+   * With a rate limit served, how often a free slot looks again: a held run's place comes with time, which no
+   * wake announces. A twentieth of the shortest period. The window slides, so a held start gets the place of the
+   * start one limit before it, a period later; each look late adds to that period, and the rate achieved is the
+   * limit over (period + lateness). Looking once a slot (period / limit) lost up to 1/limit of the rate: 10% at
+   * 10 a second, half at 1 a minute. A twentieth loses at most 5% whatever the limit.
    */
   private readonly rateLookMs: number | null;
 
@@ -30,10 +33,10 @@ export class Idle {
     private readonly draining: AbortSignal,
     private readonly slotFree: () => boolean,
   ) {
-    const slots = Object.values(self.o.registry.limits()).flatMap(({ rateLimit }) =>
-      rateLimit ? [Math.max(100, rateLimit.periodMs / rateLimit.limit)] : [],
+    const looks = Object.values(self.o.registry.limits()).flatMap(({ rateLimit }) =>
+      rateLimit ? [rateLimit.periodMs / 20] : [],
     );
-    this.rateLookMs = slots.length > 0 ? Math.min(...slots) : null;
+    this.rateLookMs = looks.length > 0 ? Math.min(...looks) : null;
   }
 
   get wakes(): { notified: number; polled: number } {
