@@ -7,18 +7,18 @@
  */
 
 import { STATUS_BY_CODE } from '../api/status';
-import type { AuthConfig, Principal } from '../auth/principal';
+import type { Principal } from '../auth/principal';
 import { contentKey, keyProblem, keyRun } from '../checkpoint/keys';
 import { ApiError, WaybillError } from '../errors';
 import { FINISHED_STATUSES } from '../store/shared/sql';
 import { ANTHROPIC_ROUTES } from './anthropic';
-import { gatewayPrincipal } from './auth';
+import { type GatewayAuth, gatewayPrincipal } from './auth';
 import { OPENAI_ROUTES } from './openai';
 import { type RecordDeps, recordedCall } from './record';
 import { type GatewayRoute, type Json, MAX_REQUEST_BYTES } from './routes';
 
 export interface GatewayDeps extends RecordDeps {
-  auth: AuthConfig;
+  auth: GatewayAuth;
 }
 
 export const GATEWAY_ROUTES: GatewayRoute[] = [...OPENAI_ROUTES, ...ANTHROPIC_ROUTES];
