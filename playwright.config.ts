@@ -5,7 +5,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from '@playwright/test';
-import { CHROMIUM, prepare } from './e2e/support/prepare';
+import { CHROMIUM, E2E_PROVIDER_KEY, prepare } from './e2e/support/prepare';
 
 const root = fileURLToPath(new URL('.', import.meta.url));
 const e2e = prepare(root);
@@ -44,13 +44,18 @@ export default defineConfig({
   webServer: e2e.chromium
     ? [
         server({ DATABASE_URL: e2e.databaseUrl, PORT: String(e2e.port), HOST: '127.0.0.1' }),
-        // Signed-in roles, 401/403, the HTTP API: a server with both tokens on a database of its own.
+        // Signed-in roles, 401/403, the HTTP API, the model gateway's /v1: a server with both tokens on a
+        // database of its own, its upstreams the stand-in e2e/gateway.spec.ts starts on a port fixed here.
         server({
           DATABASE_URL: e2e.secured.databaseUrl,
           PORT: String(e2e.secured.port),
           HOST: '127.0.0.1',
           WAYBILL_OPERATOR_TOKEN: e2e.secured.operatorToken,
           WAYBILL_VIEWER_TOKEN: e2e.secured.viewerToken,
+          WAYBILL_GATEWAY_OPENAI_URL: `http://127.0.0.1:${e2e.secured.upstreamPort}/v1`,
+          WAYBILL_GATEWAY_OPENAI_KEY: E2E_PROVIDER_KEY,
+          WAYBILL_GATEWAY_ANTHROPIC_URL: `http://127.0.0.1:${e2e.secured.upstreamPort}`,
+          WAYBILL_GATEWAY_ANTHROPIC_KEY: E2E_PROVIDER_KEY,
         }),
       ]
     : undefined,

@@ -8,8 +8,8 @@
  *   says so, rather than a render that can only fail. The store is looked at again once a second meanwhile.
  *   The request that finds the outage first still renders; its error page says the store is unavailable.
  *
- * The proxy matches nothing else, and in particular not /api/v1 or any request with a body other than an
- * action's: Next hands a proxy a copy of the request body
+ * The proxy matches nothing else, and in particular not /api/v1, the model gateway's /v1, or any request with
+ * a body other than an action's: Next hands a proxy a copy of the request body
  * and holds the request until that body has arrived (up to 10 MB), before any route handler could check the
  * caller or the Content-Length. Under /api/v1 the route handlers authorize first and read the body after, with
  * its size checked before a byte is read (lib/api/body.ts). What Next answers with a 500 before any of our code
@@ -66,12 +66,13 @@ function crossSiteAction(request: NextRequest): NextResponse | null {
   });
 }
 
-// Server actions (they carry a Next-Action header), and pages asked for without a body; never /api, never Next's assets.
+// Server actions (they carry a Next-Action header), and pages asked for without a body; never /api or /v1 (the model
+// gateway answers its own errors, a store outage included), never Next's assets.
 export const config = {
   matcher: [
     { source: '/:path*', has: [{ type: 'header', key: 'next-action' }] },
     {
-      source: '/((?!api/|_next/|favicon\\.ico).*)',
+      source: '/((?!api/|v1/|_next/|favicon\\.ico).*)',
       missing: [
         { type: 'header', key: 'content-length' },
         { type: 'header', key: 'transfer-encoding' },

@@ -33,13 +33,25 @@ export interface E2EEnv {
   databaseUrl: string;
   port: number;
   baseURL: string;
-  /** A second server on its own database with both role tokens set: the security suite's target. */
-  secured: { databaseUrl: string; port: number; baseURL: string; operatorToken: string; viewerToken: string };
+  /**
+   * A second server on its own database with both role tokens set: the security suite's target, and the model
+   * gateway's (its WAYBILL_GATEWAY_* URLs name `upstreamPort`, where the gateway spec starts the stand-in upstream).
+   */
+  secured: {
+    databaseUrl: string;
+    port: number;
+    baseURL: string;
+    operatorToken: string;
+    viewerToken: string;
+    upstreamPort: number;
+  };
 }
 
 /** Fixed and public on purpose: they guard a throwaway database on loopback for the length of a test run. */
 export const E2E_OPERATOR_TOKEN = 'e2e-operator-token-0123456789abcdef';
 export const E2E_VIEWER_TOKEN = 'e2e-viewer-token-0123456789abcdef';
+/** The provider key the secured server's gateway sends its stand-in upstream, which no client may see. */
+export const E2E_PROVIDER_KEY = 'sk-e2e-provider-key-only-the-server-holds';
 
 export function prepare(root: string): E2EEnv {
   const ci = process.env.CI === 'true' || process.env.CI === '1';
@@ -77,8 +89,17 @@ export function prepare(root: string): E2EEnv {
     baseURL: `http://127.0.0.1:${securedPort}`,
     operatorToken: E2E_OPERATOR_TOKEN,
     viewerToken: E2E_VIEWER_TOKEN,
+    upstreamPort: e2eUpstreamPort(),
   };
   return { chromium, dir, databaseUrl, port, baseURL: `http://127.0.0.1:${port}`, secured };
+}
+
+/**
+ * Where the stand-in model upstream of e2e/gateway.spec.ts listens: the secured server is told it at its start,
+ * before any spec runs, so it is fixed, two above the suite's port.
+ */
+export function e2eUpstreamPort(): number {
+  return Number(process.env.WAYBILL_E2E_PORT ?? 3210) + 2;
 }
 
 /** Sources the production build is made of; anything newer than .next/BUILD_ID means a rebuild. */

@@ -23,7 +23,7 @@ import {
   LeaseLostError,
   NotFoundError,
 } from '../errors';
-import { loadPriceTable, type PriceTable } from '../gateway/prices';
+import type { PriceTable } from '../gateway/prices';
 import { cachedWithinInput, recordUsage, usageFields, usageKey } from '../gateway/recorded-usage';
 import type { ClaimOutcome, ClaimRow, ProgressWrite, RunStatus, Store } from '../store/contract';
 import { shortestLeaseFor } from '../store/shared/sqlite-timeouts';
@@ -468,15 +468,6 @@ export async function usage(
   await recordUsage(store, prices, at, report);
   const row = await store.getModelCall(usageKey(at));
   return { key, recorded: true as const, usageKey: usageKey(at), step: held.step, costUsd: row?.costUsd ?? null };
-}
-
-const priceTables = new Map<string | undefined, PriceTable>();
-
-/** The price table a usage report without a cost is priced by (WAYBILL_GATEWAY_PRICES, else the shipped one), read once. */
-export function usagePrices(path: string | undefined): PriceTable {
-  let table = priceTables.get(path);
-  if (!table) priceTables.set(path, (table = loadPriceTable(path)));
-  return table;
 }
 
 /** The claim on the key, if it belongs to the run (when one is named). */

@@ -457,7 +457,8 @@ export const COMMANDS: Record<string, CommandSpec> = {
     details:
       "Point the SDK's baseURL at it (OpenAI: http://HOST:PORT/v1, Anthropic: http://HOST:PORT) with the run token " +
       "as the API key and the step's key as the Idempotency-Key header: a repeated request is answered from the " +
-      'store, never paid twice. The provider keys are WAYBILL_GATEWAY_OPENAI_KEY and WAYBILL_GATEWAY_ANTHROPIC_KEY.',
+      'store, never paid twice. The provider keys are WAYBILL_GATEWAY_OPENAI_KEY and WAYBILL_GATEWAY_ANTHROPIC_KEY. ' +
+      'The dashboard (waybill up, npm start) serves the same routes on its own address, with the same settings.',
     flags: [
       ['--host H', 'listen address (default WAYBILL_GATEWAY_HOST, 127.0.0.1)'],
       ['--port N', 'port, 0 for any free one (default WAYBILL_GATEWAY_PORT, 4010)'],

@@ -9,6 +9,7 @@ import { authEnabled, isLoopback } from '../auth/principal';
 import { tcpPort } from '../config';
 import { createLogger } from '../engine/log';
 import { InvalidInputError } from '../errors';
+import { gatewayDeps } from '../gateway/deps';
 import { loadPriceTable } from '../gateway/prices';
 import { startGatewayServer } from '../gateway/server';
 import { followParent, stopAsOnSigterm } from '../launch/follow-parent';
@@ -35,11 +36,8 @@ export async function gateway(cli: Cli, args: string[]): Promise<number> {
   const log = createLogger({ component: 'gateway' }, undefined, { colour: !cfg.NO_COLOR, level: cfg.LOG_LEVEL });
 
   return withStore(cli, values.db, async (store) => {
-    const server = await startGatewayServer(
-      { store, settings: cfg, prices, auth: cfg, warn: (message, fields) => log.warn(message, fields) },
-      host,
-      port,
-    );
+    const deps = gatewayDeps(store, cfg, prices, (message, fields) => log.warn(message, fields));
+    const server = await startGatewayServer(deps, host, port);
     log.info(`gateway listening on ${server.url}`, {
       url: server.url,
       pid: process.pid,

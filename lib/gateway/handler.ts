@@ -7,22 +7,19 @@
  */
 
 import { STATUS_BY_CODE } from '../api/status';
-import type { AuthConfig, Principal } from '../auth/principal';
+import type { Principal } from '../auth/principal';
 import { contentKey, keyProblem, keyRun } from '../checkpoint/keys';
 import { ApiError, WaybillError } from '../errors';
 import { FINISHED_STATUSES } from '../store/shared/sql';
 import { ANTHROPIC_ROUTES } from './anthropic';
-import { gatewayPrincipal } from './auth';
+import { type GatewayAuth, gatewayPrincipal } from './auth';
 import { OPENAI_ROUTES } from './openai';
 import { type RecordDeps, recordedCall } from './record';
-import type { GatewayRoute, Json } from './routes';
+import { type GatewayRoute, type Json, MAX_REQUEST_BYTES } from './routes';
 
 export interface GatewayDeps extends RecordDeps {
-  auth: AuthConfig;
+  auth: GatewayAuth;
 }
-
-/** A model request with images in it is large, but not without bound. */
-export const MAX_REQUEST_BYTES = 32 * 1024 * 1024;
 
 export const GATEWAY_ROUTES: GatewayRoute[] = [...OPENAI_ROUTES, ...ANTHROPIC_ROUTES];
 
@@ -34,11 +31,16 @@ export async function handleGatewayRequest(request: Request, deps: GatewayDeps):
   try {
     return await serve(request, deps);
   } catch (error) {
-    if (error instanceof WaybillError && STATUS_BY_CODE[error.code] !== undefined)
-      return errorJson(STATUS_BY_CODE[error.code]!, error.code, error.message);
-    deps.warn?.('gateway: internal error', { error: (error as Error).message });
-    return errorJson(500, 'INTERNAL', 'internal error: the model call did not complete (see the gateway log)');
+    return gatewayError(error, deps.warn);
   }
+}
+
+/** A failure as the gateway answers it: a Waybill error by its code's status, anything else a 500 and a log line. */
+export function gatewayError(error: unknown, warn: GatewayDeps['warn']): Response {
+  if (error instanceof WaybillError && STATUS_BY_CODE[error.code] !== undefined)
+    return errorJson(STATUS_BY_CODE[error.code]!, error.code, error.message);
+  warn?.('gateway: internal error', { error: (error as Error).message });
+  return errorJson(500, 'INTERNAL', 'internal error: the model call did not complete (see the gateway log)');
 }
 
 async function serve(request: Request, deps: GatewayDeps): Promise<Response> {

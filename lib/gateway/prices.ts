@@ -43,6 +43,18 @@ export function loadPriceTable(path: string | undefined): PriceTable {
   return parsed.data;
 }
 
+const readTables = new Map<string | undefined, PriceTable>();
+
+/**
+ * The table at `path` (WAYBILL_GATEWAY_PRICES, else the shipped one), read once per process: what a server that
+ * prices many calls (the dashboard's gateway routes, its usage reports) looks up at each one.
+ */
+export function priceTableAt(path: string | undefined): PriceTable {
+  let table = readTables.get(path);
+  if (!table) readTables.set(path, (table = loadPriceTable(path)));
+  return table;
+}
+
 /** USD, or null when the model is not in the table or the call reported no tokens. */
 export function costOf(table: PriceTable, model: string | null, tokens: Tokens): number | null {
   if (model === null || (tokens.inputTokens === null && tokens.outputTokens === null)) return null;

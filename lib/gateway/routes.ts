@@ -21,6 +21,12 @@ export type GatewaySettings = Pick<
 
 export type Json = Record<string, unknown>;
 
+/**
+ * A model request with images in it is large, but not without bound. The dashboard's guard in front of Next
+ * (lib/launch/http-guard.mjs) lets a /v1 body this large through to the gateway's own check.
+ */
+export const MAX_REQUEST_BYTES = 32 * 1024 * 1024;
+
 export interface GatewayRoute {
   /** The path a client posts to, as its SDK makes it from `baseURL`. */
   path: string;

@@ -10,10 +10,12 @@
  *   decoding throws. Here: 400.
  * - A declared body larger than anything we accept: refused by its Content-Length before a byte is read,
  *   and the connection closed, so a client that declares 2 MB and sends 7 bytes gets its answer at once
- *   and a flood of 9 MB posts costs no memory.
+ *   and a flood of 9 MB posts costs no memory. Under /v1 (the model gateway, whose requests carry images)
+ *   the limit is the gateway's own, larger one.
  *
  * Plain JavaScript and no imports of ours: it runs inside Next's own CLI process, where tsx is not loaded.
- * Its limit arrives in WAYBILL_GUARD_MAX_BODY_BYTES, computed from lib/config by the cluster's primary.
+ * Its limits arrive in WAYBILL_GUARD_MAX_BODY_BYTES and WAYBILL_GUARD_GATEWAY_MAX_BODY_BYTES, computed from
+ * lib/config and lib/gateway/routes.ts by the cluster's primary.
  */
 import http from 'node:http';
 
@@ -21,9 +23,12 @@ export const ALLOWED_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE',
 const ALLOW = ALLOWED_METHODS.join(', ');
 
 /** The refusal for a request, or null to let Next handle it. */
-export function refusal(method, url, contentLength, maxBodyBytes) {
+export function refusal(method, url, contentLength, maxBodyBytes, gatewayMaxBodyBytes = maxBodyBytes) {
   const path = (url ?? '/').split('?')[0];
-  const api = path.startsWith('/api/');
+  const gateway = path.startsWith('/v1/');
+  // The gateway answers in the API's error shape, and so is refused in it.
+  const api = path.startsWith('/api/') || gateway;
+  const limit = gateway ? Math.max(maxBodyBytes, gatewayMaxBodyBytes) : maxBodyBytes;
   if (!ALLOWED_METHODS.includes(method)) {
     return {
       status: 405,
@@ -42,13 +47,15 @@ export function refusal(method, url, contentLength, maxBodyBytes) {
       fields: { path: ['is not valid percent-encoding'] },
     };
   }
-  if (contentLength !== undefined && /^\d+$/.test(contentLength) && Number(contentLength) > maxBodyBytes) {
+  if (contentLength !== undefined && /^\d+$/.test(contentLength) && Number(contentLength) > limit) {
     return {
       status: 413,
       api,
       code: 'PAYLOAD_TOO_LARGE',
-      message: `request body is larger than ${maxBodyBytes} bytes, more than any request may carry (WAYBILL_MAX_BODY_BYTES sets the limit)`,
-      limit: maxBodyBytes,
+      message: gateway
+        ? `request body is larger than ${limit} bytes, more than a model request may carry`
+        : `request body is larger than ${limit} bytes, more than any request may carry (WAYBILL_MAX_BODY_BYTES sets the limit)`,
+      limit,
     };
   }
   return null;
@@ -79,14 +86,14 @@ export function send(res, r) {
 }
 
 /** Wraps the request listener of the servers this process creates (Next's, the only one). */
-export function install(maxBodyBytes) {
+export function install(maxBodyBytes, gatewayMaxBodyBytes = maxBodyBytes) {
   const createServer = http.createServer;
   http.createServer = function guardedCreateServer(...args) {
     const at = args.findIndex((a) => typeof a === 'function');
     if (at === -1) return createServer.apply(this, args);
     const listener = args[at];
     args[at] = function guarded(req, res) {
-      const r = refusal(req.method ?? 'GET', req.url, req.headers['content-length'], maxBodyBytes);
+      const r = refusal(req.method ?? 'GET', req.url, req.headers['content-length'], maxBodyBytes, gatewayMaxBodyBytes);
       if (r === null) return listener.call(this, req, res);
       send(res, r);
     };
@@ -124,4 +131,6 @@ export function install(maxBodyBytes) {
 }
 
 const limit = Number(process.env.WAYBILL_GUARD_MAX_BODY_BYTES);
-if (Number.isFinite(limit) && limit > 0) install(limit);
+const gatewayLimit = Number(process.env.WAYBILL_GUARD_GATEWAY_MAX_BODY_BYTES);
+if (Number.isFinite(limit) && limit > 0)
+  install(limit, Number.isFinite(gatewayLimit) && gatewayLimit > 0 ? gatewayLimit : limit);

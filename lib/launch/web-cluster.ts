@@ -22,6 +22,7 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { config } from '../config';
 import { ConfigError } from '../errors';
+import { MAX_REQUEST_BYTES } from '../gateway/routes';
 import { followParent, stopAsOnSigterm } from './follow-parent';
 
 /** Refuses what Next would answer with a 500 or not at all (TRACE, broken encoding, huge bodies): see the file. */
@@ -148,7 +149,11 @@ export async function runWebCluster(argv: string[]): Promise<number> {
   });
 
   for (let i = 0; i < processes; i++) {
-    const worker = cluster.fork({ ...server.env, WAYBILL_GUARD_MAX_BODY_BYTES: String(maxBodyBytes) });
+    const worker = cluster.fork({
+      ...server.env,
+      WAYBILL_GUARD_MAX_BODY_BYTES: String(maxBodyBytes),
+      WAYBILL_GUARD_GATEWAY_MAX_BODY_BYTES: String(MAX_REQUEST_BYTES),
+    });
     relay(worker, i === 0);
     workers.add(worker);
   }

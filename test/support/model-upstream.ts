@@ -36,6 +36,8 @@ export interface ModelUpstream {
   misbehave(...next: Misbehaviour[]): void;
   /** Lets every held answer, and every paused stream, go on. */
   release(): void;
+  /** How many answers and streams are held or paused now, waiting for release(). */
+  readonly waiting: number;
   /** Resolves once `n` requests have arrived. */
   arrived(n: number): Promise<void>;
   close(): Promise<void>;
@@ -207,9 +209,13 @@ function whole(path: string, model: string, answer: string[], inputTokens: numbe
   };
 }
 
-/** Starts the stand-in on a free loopback port. `onAnswered` is told of each call once its answer is sent. */
+/**
+ * Starts the stand-in on a loopback port: `port`, for a server configured before the test started (the browser
+ * suite's dashboard), else a free one. `onAnswered` is told of each call once its answer is sent. `eventGapMs`
+ * spaces a stream's events, so each reaches the reader on its own rather than packed into one read.
+ */
 export async function startModelUpstream(
-  options: { onAnswered?: (call: UpstreamCall) => void } = {},
+  options: { onAnswered?: (call: UpstreamCall) => void; port?: number; eventGapMs?: number } = {},
 ): Promise<ModelUpstream> {
   const calls: UpstreamCall[] = [];
   const plan: Misbehaviour[] = [];
@@ -264,7 +270,7 @@ export async function startModelUpstream(
           await new Promise<void>((resolve) => held.push(resolve));
         res.write(e);
         call.sent += e;
-        await new Promise((r) => setImmediate(r));
+        await new Promise((r) => (options.eventGapMs ? setTimeout(r, options.eventGapMs) : setImmediate(r)));
       }
       res.end();
     } else {
@@ -275,13 +281,19 @@ export async function startModelUpstream(
     calls.push(call);
     options.onAnswered?.(call);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', resolve);
+  });
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
     calls,
     get received() {
       return received;
+    },
+    get waiting() {
+      return held.length;
     },
     misbehave: (...next) => plan.push(...next),
     release() {

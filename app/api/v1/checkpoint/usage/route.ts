@@ -10,11 +10,12 @@
  */
 
 import { body, handle, json, refused } from '@/lib/api';
-import { usage, usageBody, usagePrices } from '@/lib/api/protocol';
+import { usage, usageBody } from '@/lib/api/protocol';
 import { checkRunScope } from '@/lib/api/run-scope';
 import { authorizeRequest } from '@/lib/auth/server';
 import { config } from '@/lib/config';
 import { claimTtlMs, getStore } from '@/lib/data/store';
+import { priceTableAt } from '@/lib/gateway/prices';
 
 export async function POST(request: Request) {
   return handle(request, async () => {
@@ -24,6 +25,6 @@ export async function POST(request: Request) {
     const store = await getStore();
     await checkRunScope(store, who, { runId: given.runId, keys: [given.key] }, claimTtlMs());
     const options = { leaseMs: config().WAYBILL_LEASE_MS, claimTtlMs: claimTtlMs() };
-    return json(await usage(store, given, options, usagePrices(config().WAYBILL_GATEWAY_PRICES)));
+    return json(await usage(store, given, options, priceTableAt(config().WAYBILL_GATEWAY_PRICES)));
   });
 }
