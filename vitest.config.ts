@@ -13,12 +13,14 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/support/built-bins.ts'],
-    // Crash tests spawn real processes and wait on real fsyncs; the suite is I/O bound.
+    // Crash tests spawn real processes and wait on real fsyncs and leases.
     testTimeout: 120_000,
     hookTimeout: 60_000,
     pool: 'forks',
     fileParallelism: true,
-    maxWorkers: 2,
+    // One more file than cores: the process suites spend much of their time waiting on leases and children,
+    // and two files left the cores idle a third of the time (bench/RESULTS.md, "Fresh-clone CI").
+    maxWorkers: 3,
     sequence: { sequencer: LongFirstSequencer },
   },
 });
