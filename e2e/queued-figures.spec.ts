@@ -1,6 +1,7 @@
 /**
- * Issue 23 in a browser. A queued run says what it waits for, on the runs list and its page: behind a worker
- * whose one slot another run holds, it names the worker and that run. A completed review-and-send (named
+ * Issues 23 and 27 in a browser. A queued run says what it waits for, on the runs list and its page: behind a
+ * worker whose one slot another run holds, it names the worker and that run; held back by its workflow's
+ * concurrency limit, it says how many runs of its key are running. A completed review-and-send (named
  * steps, an approval, no map saved) shows one set of figures everywhere: 2/2 and a full bar on its page and in
  * the list, Executed 2, Committed 2, and its chart's "2 executed".
  */
@@ -59,6 +60,54 @@ test('a queued run behind a busy slot names the worker and the run that holds it
   } finally {
     await withStore(async (store) => {
       for (const id of [held, behind]) await store.actOnRun(id, 'cancel', 'e2e');
+      await store.stopWorker(worker);
+    });
+  }
+});
+
+test("a run its workflow's concurrency limit holds back says why on the runs list and its page", async ({ page }) => {
+  const workflow = uniqueId('e2e-limit').toLowerCase();
+  const worker = `${workflow}-worker`;
+  const [first, second] = [`${workflow}-acme-1`, `${workflow}-acme-2`];
+  await withStore(async (store) => {
+    // A worker of four slots serving a workflow of one run at a time per customer, holding acme's first run:
+    // three slots are free, so only the limit holds the second back.
+    await store.registerWorker({ id: worker, host: 'e2e', pid: 1, slots: 4 });
+    await store.publishWorkflows(worker, [
+      {
+        name: workflow,
+        description: null,
+        inputSchemaJson: '{}',
+        totalSteps: 1,
+        version: null,
+        limits: { concurrency: { limit: 1, key: 'customer' } },
+      },
+    ]);
+    for (const id of [first, second])
+      await store.createRun({ id, workflow, inputJson: '{"customer":"acme"}', totalSteps: 1 });
+    expect(
+      (await store.claimRun({ workerId: worker, leaseMs: 3_600_000, workflows: [workflow], runId: first }))?.id,
+    ).toBe(first);
+  });
+  await withStore(async (store) => {
+    await (store as unknown as { db: { prepare(sql: string): { run(...a: unknown[]): void } } }).db
+      .prepare('UPDATE workers SET heartbeat_at = ? WHERE id = ?')
+      .run(Date.now() / 1000 + 3600, worker);
+  });
+  const reason = '1 of 1 runs for key acme are running';
+  try {
+    const runs = new RunsPage(page);
+    await page.goto(`/?q=${encodeURIComponent(workflow)}`);
+    await expect(runs.queuedReason(second)).toContainText(reason);
+    await expect(runs.queuedReason(first)).toHaveCount(0);
+
+    const run = new RunPage(page);
+    await run.goto(second);
+    await expect(run.status).toHaveText(/queued/);
+    await expect(run.queuedReason).toContainText(reason);
+  } finally {
+    await withStore(async (store) => {
+      for (const id of [first, second]) await store.actOnRun(id, 'cancel', 'e2e');
       await store.stopWorker(worker);
     });
   }
