@@ -7,6 +7,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../../lib/store/sqlite';
 import { type Answer, request } from '../support/http';
+import { serveApi } from '../support/route-server';
 import { makeTempDir } from '../support/tmp';
 
 const OPERATOR = 'events-operator-token-0123456789ab';
@@ -15,7 +16,6 @@ const VIEWER = 'events-viewer-token-0123456789abcd';
 describe('events over HTTP', () => {
   const dir = makeTempDir('waybill-api-events-');
   const file = dir.file('e.db');
-  const cache = globalThis as { waybillStore?: Promise<{ close(): Promise<void> }> };
   let server: { url: string; close(): Promise<void> };
   const api = (method: string, path: string, token: string | null, body?: unknown): Promise<Answer> =>
     request(server.url, method, path, token, body);
@@ -46,16 +46,14 @@ describe('events over HTTP', () => {
       },
     ]);
     await store.close();
-    process.env.DATABASE_URL = `file:${file}`;
-    process.env.WAYBILL_OPERATOR_TOKEN = OPERATOR;
-    process.env.WAYBILL_VIEWER_TOKEN = VIEWER;
-    process.env.WAYBILL_SESSION_SECRET = 'events-suite-session-secret-0123';
-    const { startRouteServer } = await import('../support/route-server');
-    server = await startRouteServer();
+    server = await serveApi(file, {
+      operator: OPERATOR,
+      viewer: VIEWER,
+      sessionSecret: 'events-suite-session-secret-0123',
+    });
   });
   afterAll(async () => {
     await server?.close();
-    await (await cache.waybillStore?.catch(() => undefined))?.close();
     dir.remove();
   });
 

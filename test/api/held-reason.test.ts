@@ -8,10 +8,10 @@
  * backends); this checks that every view shows it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Store } from '../../lib/store/contract';
 import { openSqliteStore } from '../../lib/store/sqlite';
 import { json, runCli } from '../cli/support';
 import { type Answer, request } from '../support/http';
+import { serveApi } from '../support/route-server';
 import { makeTempDir } from '../support/tmp';
 
 const VIEWER = 'held-viewer-token-0123456789abcdef';
@@ -28,7 +28,6 @@ describe('a held run says why on the API and the CLI', () => {
   const dir = makeTempDir('waybill-api-held-');
   const file = dir.file('h.db');
   const db = ['--db', `file:${file}`];
-  const cache = globalThis as { waybillStore?: Promise<Store> };
   let server: { url: string; close(): Promise<void> };
   /** When the rated run's start was taken (ms, before it): its next slot is at most a minute after this. */
   let startedBy = 0;
@@ -68,16 +67,14 @@ describe('a held run says why on the API and the CLI', () => {
     // so nothing but the limits holds the second runs back.
     seed.db.prepare(`UPDATE workers SET heartbeat_at = ? WHERE id = 'w-1'`).run(Date.now() / 1000 + 3600);
     await seed.close();
-    process.env.DATABASE_URL = `file:${file}`;
-    process.env.WAYBILL_OPERATOR_TOKEN = 'held-operator-token-0123456789abcd';
-    process.env.WAYBILL_VIEWER_TOKEN = VIEWER;
-    process.env.WAYBILL_SESSION_SECRET = 'held-suite-session-secret-0123456';
-    const { startRouteServer } = await import('../support/route-server');
-    server = await startRouteServer();
+    server = await serveApi(file, {
+      operator: 'held-operator-token-0123456789abcd',
+      viewer: VIEWER,
+      sessionSecret: 'held-suite-session-secret-0123456',
+    });
   });
   afterAll(async () => {
     await server?.close();
-    await (await cache.waybillStore?.catch(() => undefined))?.close();
     dir.remove();
   });
 

@@ -10,6 +10,7 @@ import type { RunStore, Store } from '../../lib/store/contract';
 import { openSqliteStore } from '../../lib/store/sqlite';
 import { json, runCli } from '../cli/support';
 import { type Answer, request } from '../support/http';
+import { serveApi } from '../support/route-server';
 import { makeTempDir } from '../support/tmp';
 
 const OPERATOR = 'tags-operator-token-0123456789abcd';
@@ -33,16 +34,14 @@ describe('tags and metadata on the API, the CLI and the store', () => {
       .prepare(`INSERT INTO claims (idem_key, run_id, claimed_at) VALUES ('x:0', 'x', ?)`)
       .run(Date.now() / 1000);
     await seed.close();
-    process.env.DATABASE_URL = `file:${file}`;
-    process.env.WAYBILL_OPERATOR_TOKEN = OPERATOR;
-    process.env.WAYBILL_VIEWER_TOKEN = VIEWER;
-    process.env.WAYBILL_SESSION_SECRET = 'tags-suite-session-secret-0123456';
-    const { startRouteServer } = await import('../support/route-server');
-    server = await startRouteServer();
+    server = await serveApi(file, {
+      operator: OPERATOR,
+      viewer: VIEWER,
+      sessionSecret: 'tags-suite-session-secret-0123456',
+    });
   });
   afterAll(async () => {
     await server?.close();
-    await (await cache.waybillStore?.catch(() => undefined))?.close();
     dir.remove();
   });
 

@@ -6,6 +6,7 @@
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Answer, request } from '../support/http';
+import { serveApi } from '../support/route-server';
 import { makeTempDir } from '../support/tmp';
 
 const OPERATOR = 'sched-operator-token-0123456789ab';
@@ -14,7 +15,6 @@ const VIEWER = 'sched-viewer-token-0123456789abcd';
 describe('schedules over HTTP', () => {
   const dir = makeTempDir('waybill-api-schedules-');
   const file = dir.file('s.db');
-  const cache = globalThis as { waybillStore?: Promise<{ close(): Promise<void> }> };
   let server: { url: string; close(): Promise<void> };
   const api = (method: string, path: string, token: string | null, body?: unknown): Promise<Answer> =>
     request(server.url, method, path, token, body);
@@ -28,16 +28,14 @@ describe('schedules over HTTP', () => {
   };
 
   beforeAll(async () => {
-    process.env.DATABASE_URL = `file:${file}`;
-    process.env.WAYBILL_OPERATOR_TOKEN = OPERATOR;
-    process.env.WAYBILL_VIEWER_TOKEN = VIEWER;
-    process.env.WAYBILL_SESSION_SECRET = 'schedules-suite-session-secret-01';
-    const { startRouteServer } = await import('../support/route-server');
-    server = await startRouteServer();
+    server = await serveApi(file, {
+      operator: OPERATOR,
+      viewer: VIEWER,
+      sessionSecret: 'schedules-suite-session-secret-01',
+    });
   });
   afterAll(async () => {
     await server?.close();
-    await (await cache.waybillStore?.catch(() => undefined))?.close();
     dir.remove();
   });
 

@@ -132,3 +132,29 @@ export async function startRouteServer(): Promise<RouteServer> {
       }),
   };
 }
+
+export interface ApiRoles {
+  operator: string;
+  viewer: string;
+  sessionSecret: string;
+}
+
+/**
+ * The routes over the SQLite file `file` with both role tokens set: what a suite of the HTTP API starts before
+ * its tests. Its close() also closes the store the handlers opened, which lib/data/store.ts keeps on globalThis.
+ */
+export async function serveApi(file: string, roles: ApiRoles): Promise<RouteServer> {
+  process.env.DATABASE_URL = `file:${file}`;
+  process.env.WAYBILL_OPERATOR_TOKEN = roles.operator;
+  process.env.WAYBILL_VIEWER_TOKEN = roles.viewer;
+  process.env.WAYBILL_SESSION_SECRET = roles.sessionSecret;
+  const server = await startRouteServer();
+  const cache = globalThis as { waybillStore?: Promise<{ close(): Promise<void> }> };
+  return {
+    url: server.url,
+    async close() {
+      await server.close();
+      await (await cache.waybillStore?.catch(() => undefined))?.close();
+    },
+  };
+}
