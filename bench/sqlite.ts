@@ -2,12 +2,16 @@
  * SQLite: the product (runAgent over openSqliteStore) against its floors, the bare protocol driven with raw
  * better-sqlite3 prepared statements on a file with the same schema and the same pragmas: in two commits a
  * step (the article's), and in one (the next step's claim riding in the commit, as the product does it).
+ *
+ * Each round also counts what it appended to its file's WAL (bench/wal.ts): pages and commits a step. To count
+ * them whole, every round starts on an emptied WAL and runs no checkpoint (untimed, and alike for all three).
  */
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { stepKey } from '../lib/checkpoint';
 import { openSqliteStore } from '../lib/store/sqlite';
-import { interleave, type Samples, timeRound } from './stats';
+import { interleave, keep, type PerStepSamples, perStepSamples, type Samples, timeRound } from './stats';
+import { type WalMeter, walMeter } from './wal';
 import { inputs, productRound, runName, sideEffect } from './workload';
 
 export type Synchronous = 'full' | 'normal';
@@ -19,19 +23,47 @@ export interface SqliteBenchOptions {
   dir: string;
 }
 
-export async function benchSqlite(synchronous: Synchronous, options: SqliteBenchOptions): Promise<Samples> {
+export async function benchSqlite(
+  synchronous: Synchronous,
+  options: SqliteBenchOptions,
+): Promise<Samples & { perStep: PerStepSamples }> {
   const items = inputs(options.steps);
-  const store = openSqliteStore({ path: join(options.dir, `product-${synchronous}.db`), synchronous });
+  const productPath = join(options.dir, `product-${synchronous}.db`);
+  const floorPath = join(options.dir, `floor-${synchronous}.db`);
+  const store = openSqliteStore({ path: productPath, synchronous });
+  const meters: WalMeter[] = [];
   try {
-    const floor = await openFloor(join(options.dir, `floor-${synchronous}.db`), synchronous);
+    const floor = await openFloor(floorPath, synchronous);
     try {
-      return await interleave(options.rounds, {
-        floor: (round) => timeRound(options.steps, () => floor.run(runName('floor', round), items)),
-        oneCommitFloor: (round) =>
-          timeRound(options.steps, () => floor.runOneCommit(runName('one-commit-floor', round), items)),
-        product: (round) => timeRound(options.steps, () => productRound(store, runName('product', round), items)),
+      const productWal = walMeter(productPath);
+      meters.push(productWal);
+      const floorWal = walMeter(floorPath);
+      meters.push(floorWal);
+      const perStep = perStepSamples();
+      /** One timed round of `what`, with what it appended to its WAL, per step. */
+      const metered =
+        (what: keyof Samples, wal: WalMeter, body: (round: number) => unknown) => async (round: number) => {
+          wal.begin({ empty: true });
+          const us = await timeRound(options.steps, () => body(round));
+          const { pages, commits } = wal.end();
+          keep(perStep, what, round, {
+            walPages: pages / options.steps,
+            commits: commits / options.steps,
+            // The WAL's sync at commit: FULL syncs each commit, NORMAL only at checkpoints, and a round holds none.
+            fsyncs: synchronous === 'full' ? commits / options.steps : 0,
+          });
+          return us;
+        };
+      const samples = await interleave(options.rounds, {
+        floor: metered('floor', floorWal, (round) => floor.run(runName('floor', round), items)),
+        oneCommitFloor: metered('oneCommitFloor', floorWal, (round) =>
+          floor.runOneCommit(runName('one-commit-floor', round), items),
+        ),
+        product: metered('product', productWal, (round) => productRound(store, runName('product', round), items)),
       });
+      return { ...samples, perStep };
     } finally {
+      for (const meter of meters) meter.close();
       floor.close();
     }
   } finally {

@@ -15,6 +15,8 @@ export interface Figure {
   oneCommitFloorUs: number;
   /** stepUs / oneCommitFloorUs. */
   oneCommitRatio: number;
+  /** What a committed step spent of the resource that limits it, median of the rounds, for each of the three. */
+  perStep?: PerStep;
 }
 
 /** Per-round samples (µs/step) kept for the human table's spread column. */
@@ -25,6 +27,29 @@ export interface Samples {
   oneCommitFloor: number[];
 }
 
+/**
+ * Per round, what each of the three spent per committed step, by resource (`walPages`, `clientCpuUs`, …): read
+ * around the same timed rounds, so the figures are of the work timed.
+ */
+export type PerStepSamples = Record<keyof Samples, Record<string, number[]>>;
+export type PerStep = Record<keyof Samples, Record<string, number>>;
+
+export function perStepSamples(): PerStepSamples {
+  return { product: {}, floor: {}, oneCommitFloor: {} };
+}
+
+/** Keeps one round's per-step figures; the warm-up's (round -1) are dropped like its time. */
+export function keep(samples: PerStepSamples, what: keyof Samples, round: number, values: Record<string, number>) {
+  if (round < 0) return;
+  for (const [name, value] of Object.entries(values)) (samples[what][name] ??= []).push(value);
+}
+
+export function perStepMedians(samples: PerStepSamples): PerStep {
+  const of = (by: Record<string, number[]>) =>
+    Object.fromEntries(Object.entries(by).map(([name, values]) => [name, round(median(values), 2)]));
+  return { product: of(samples.product), floor: of(samples.floor), oneCommitFloor: of(samples.oneCommitFloor) };
+}
+
 export function median(values: readonly number[]): number {
   if (values.length === 0) throw new RangeError('median of no values');
   const sorted = [...values].sort((a, b) => a - b);
@@ -32,7 +57,7 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-export function figure(samples: Samples): Figure {
+export function figure(samples: Samples & { perStep?: PerStepSamples }): Figure {
   const stepUs = median(samples.product);
   const floorUs = median(samples.floor);
   const oneCommitFloorUs = median(samples.oneCommitFloor);
@@ -42,6 +67,7 @@ export function figure(samples: Samples): Figure {
     ratio: round(stepUs / floorUs, 3),
     oneCommitFloorUs: round(oneCommitFloorUs, 1),
     oneCommitRatio: round(stepUs / oneCommitFloorUs, 3),
+    ...(samples.perStep ? { perStep: perStepMedians(samples.perStep) } : {}),
   };
 }
 
