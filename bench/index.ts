@@ -124,7 +124,49 @@ function table(rows: Row[], flags: Flags): string {
       'database in two commits a step and in one, interleaved; µs/step',
     format(head),
     ...body.map(format),
+    ...perStepTable(rows, flags),
   ].join('\n');
+}
+
+const PER_STEP_NAMES: Record<string, string> = {
+  walPages: 'WAL pages',
+  commits: 'WAL commits',
+  fsyncs: 'fsyncs',
+  clientCpuUs: 'client CPU µs',
+  backendCpuUs: 'backend CPU µs',
+  totalCpuUs: 'total CPU µs',
+};
+
+/** What a committed step spent of the limiting resource, product beside floors, from the rounds timed above. */
+function perStepTable(rows: Row[], flags: Flags): string[] {
+  const head = ['backend', 'per committed step', 'product', '2-commit floor', '1-commit floor'];
+  const body: string[][] = [];
+  for (const r of rows) {
+    const perStep = r.figure.perStep;
+    if (!perStep) continue;
+    for (const name of Object.keys(perStep.product)) {
+      const cell = (value: number | undefined) => (value === undefined ? '?' : value.toFixed(2));
+      body.push([
+        r.label,
+        PER_STEP_NAMES[name] ?? name,
+        cell(perStep.product[name]),
+        cell(perStep.floor[name]),
+        cell(perStep.oneCommitFloor[name]),
+      ]);
+    }
+  }
+  if (body.length === 0) return [];
+  const widths = head.map((h, c) => Math.max(h.length, ...body.map((line) => line[c]!.length)));
+  const format = (cells: string[]) =>
+    cells.map((cell, c) => (c <= 1 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ');
+  return [
+    '',
+    `what a committed step spent, median of the same ${flags.rounds} rounds: SQLite's WAL pages and commits (each ` +
+      "an fsync at FULL; none at NORMAL) from its wal-index; PostgreSQL's CPU in this process (the client) and in " +
+      'the backends serving it (/proc), total = the sum of the two medians',
+    format(head),
+    ...body.map(format),
+  ];
 }
 
 async function main(): Promise<void> {

@@ -4,6 +4,12 @@
  * step's claim riding in the commit, as the product does it). All live in throwaway schemas created by the
  * store itself (so tables and indexes are the product's) and dropped afterwards.
  *
+ * Each round also reads what it cost in CPU a step: the bench process's own (process.cpuUsage: the client,
+ * where the product or the floor runs) and the backends serving it (found in pg_stat_activity by the
+ * application_name each side connects with, read from /proc/<pid>/sched). That needs the server on this
+ * machine: when it is elsewhere the CPU figures are left out; when it is here, a backend that cannot be read
+ * is an error.
+ *
  * lib/store/postgres/index.ts is imported dynamically: the SQLite half of the bench must run without it.
  */
 import { randomBytes } from 'node:crypto';
@@ -12,7 +18,8 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { stepKey } from '../lib/checkpoint';
 import type { Store } from '../lib/store/contract';
-import { interleave, type Samples, timeRound } from './stats';
+import { processCommand, processRuntime } from './proc';
+import { interleave, keep, type PerStepSamples, perStepSamples, type Samples, timeRound } from './stats';
 import { inputs, productRound, runName, sideEffect } from './workload';
 
 type OpenPostgresStore = (options: { url: string; schema?: string; poolSize?: number }) => Promise<Store>;
@@ -28,7 +35,9 @@ export interface PostgresBenchOptions {
 /** Why the PostgreSQL half did not run. */
 export type Skip = { skipped: string };
 
-export async function benchPostgres(options: PostgresBenchOptions): Promise<Samples | Skip> {
+export async function benchPostgres(
+  options: PostgresBenchOptions,
+): Promise<(Samples & { perStep: PerStepSamples }) | Skip> {
   const open = await loadBackend();
   if (typeof open === 'string') return { skipped: open };
   const admin = new pg.Client({ connectionString: options.url, connectionTimeoutMillis: 3000 });
@@ -46,18 +55,42 @@ export async function benchPostgres(options: PostgresBenchOptions): Promise<Samp
   };
   options.onInterrupt(dropSchemas);
   try {
-    const store = await open({ url: options.url, schema: schemas.product });
+    const names = { product: `${tag}_product`, floor: `${tag}_floor` };
+    const store = await open({ url: withApplicationName(options.url, names.product), schema: schemas.product });
     opened.push(store);
     await (await open({ url: options.url, schema: schemas.floor })).close();
-    const floor = await openFloor(options.url, schemas.floor);
+    const floor = await openFloor(withApplicationName(options.url, names.floor), schemas.floor);
     opened.push(floor);
     const items = inputs(options.steps);
-    return await interleave(options.rounds, {
-      floor: (round) => timeRound(options.steps, () => floor.run(runName('floor', round), items)),
-      oneCommitFloor: (round) =>
-        timeRound(options.steps, () => floor.runOneCommit(runName('one-commit-floor', round), items)),
-      product: (round) => timeRound(options.steps, () => productRound(store, runName('product', round), items)),
+    const local = await serverIsLocal(admin);
+    const perStep = perStepSamples();
+    /** One timed round of `what`, with the CPU it cost a step in this process and in the backends named `name`. */
+    const metered = (what: keyof Samples, name: string, body: (round: number) => unknown) => async (round: number) => {
+      const before = local ? await backendCpu(admin, name) : null;
+      const client = process.cpuUsage();
+      const us = await timeRound(options.steps, () => body(round));
+      const { user, system } = process.cpuUsage(client);
+      if (before) {
+        // A backend first seen after the round (the pool opened it meanwhile) counts from its start.
+        const after = await backendCpu(admin, name);
+        if (after.size === 0) throw new Error(`no PostgreSQL backend is connected as ${name} after a round`);
+        let backend = 0;
+        for (const [pid, seconds] of after) backend += seconds - (before.get(pid) ?? 0);
+        const clientCpuUs = (user + system) / options.steps;
+        const backendCpuUs = (backend * 1e6) / options.steps;
+        // Their total is the sum of the two medians (bench/stats.ts), not a median of its own.
+        keep(perStep, what, round, { clientCpuUs, backendCpuUs });
+      }
+      return us;
+    };
+    const samples = await interleave(options.rounds, {
+      floor: metered('floor', names.floor, (round) => floor.run(runName('floor', round), items)),
+      oneCommitFloor: metered('oneCommitFloor', names.floor, (round) =>
+        floor.runOneCommit(runName('one-commit-floor', round), items),
+      ),
+      product: metered('product', names.product, (round) => productRound(store, runName('product', round), items)),
     });
+    return { ...samples, perStep };
   } finally {
     for (const handle of opened.reverse()) await handle.close().catch(() => {});
     await dropSchemas();
@@ -167,6 +200,37 @@ async function openFloor(url: string, schema: string) {
     },
     close: () => client.end(),
   };
+}
+
+function withApplicationName(url: string, name: string): string {
+  const parsed = new URL(url);
+  parsed.searchParams.set('application_name', name);
+  return parsed.toString();
+}
+
+/** Whether the server's backends are processes of this machine: the admin connection's is a `postgres` here. */
+async function serverIsLocal(admin: pg.Client): Promise<boolean> {
+  const { rows } = await admin.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+  return processCommand(rows[0]!.pid) === 'postgres';
+}
+
+/** CPU seconds so far of each backend connected as `name`; throws if one cannot be read. */
+async function backendCpu(admin: pg.Client, name: string): Promise<Map<number, number>> {
+  const { rows } = await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [
+    name,
+  ]);
+  const cpu = new Map<number, number>();
+  for (const { pid } of rows) {
+    const seconds = processRuntime(pid);
+    if (seconds === null) {
+      throw new Error(
+        `PostgreSQL backend ${pid} (${name}) has no readable /proc/${pid}: the server runs on this machine, ` +
+          'so the bench must be able to read its backends (same pid namespace, /proc not hidden)',
+      );
+    }
+    cpu.set(pid, seconds);
+  }
+  return cpu;
 }
 
 function redact(url: string): string {

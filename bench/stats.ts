@@ -44,9 +44,18 @@ export function keep(samples: PerStepSamples, what: keyof Samples, round: number
   for (const [name, value] of Object.entries(values)) (samples[what][name] ??= []).push(value);
 }
 
+/** Figures that are the sum of two others: the sum of their medians, so that the parts add up to it. */
+const SUMS: Record<string, [string, string]> = { totalCpuUs: ['clientCpuUs', 'backendCpuUs'] };
+
 export function perStepMedians(samples: PerStepSamples): PerStep {
-  const of = (by: Record<string, number[]>) =>
-    Object.fromEntries(Object.entries(by).map(([name, values]) => [name, round(median(values), 2)]));
+  const of = (by: Record<string, number[]>) => {
+    const medians: Record<string, number> = {};
+    for (const [name, values] of Object.entries(by)) medians[name] = round(median(values), 2);
+    for (const [sum, [a, b]] of Object.entries(SUMS)) {
+      if (medians[a] !== undefined && medians[b] !== undefined) medians[sum] = round(medians[a] + medians[b], 2);
+    }
+    return medians;
+  };
   return { product: of(samples.product), floor: of(samples.floor), oneCommitFloor: of(samples.oneCommitFloor) };
 }
 
