@@ -2,6 +2,9 @@
  * SQLite throughput: 64 runs of zero-cost steps in one `waybill worker --concurrency 64` at synchronous FULL,
  * beside its floor, measured in the same run: 64 loops in one process on one bare better-sqlite3 connection
  * to a file with the product's schema and pragmas, each step one INSERT that is its own transaction.
+ *
+ * Both windows count what they appended to the WAL (bench/wal.ts), which holds checkpoints off for the window:
+ * its rate is of commits without them.
  */
 import { join } from 'node:path';
 import { setImmediate as yieldTurn } from 'node:timers/promises';
@@ -10,6 +13,7 @@ import { stepKey } from '../lib/checkpoint';
 import { openSqliteStore } from '../lib/store/sqlite';
 import { queueRuns, type Throughput, type ThroughputOptions, untilAllRunning } from './throughput-run';
 import { THROUGHPUT_WORKFLOW } from './throughput-workflow';
+import { walMeter } from './wal';
 import { measureWindow, type WindowFigure } from './window';
 import { spawnWorker } from './workers';
 
@@ -32,6 +36,7 @@ async function sqliteProduct(path: string, options: ThroughputOptions): Promise<
   );
   const committed = reader.prepare<[], { n: number }>('SELECT count(*) AS n FROM committed');
   const worker = spawnWorker({ db: `file:${path}`, id: `waybill-tp-${process.pid}-sqlite`, concurrency: options.runs });
+  const wal = walCounted(path);
   try {
     await untilAllRunning(
       () => running.get(THROUGHPUT_WORKFLOW)!.n,
@@ -45,6 +50,7 @@ async function sqliteProduct(path: string, options: ThroughputOptions): Promise<
       // The bench itself reads the worker's log and counts rows meanwhile: its CPU is on the same cores.
       processes: () => ({ worker: [worker.pid], bench: [process.pid] }),
       disk: path,
+      counted: wal,
       check: () => {
         const died = worker.exited();
         if (died) throw new Error(died);
@@ -53,6 +59,7 @@ async function sqliteProduct(path: string, options: ThroughputOptions): Promise<
       },
     });
   } finally {
+    wal.close();
     await worker.stop();
     reader.close();
   }
@@ -79,6 +86,7 @@ async function sqliteFloor(path: string, options: ThroughputOptions): Promise<Wi
     }
   };
   const loops = Array.from({ length: options.runs }, (_, i) => loop(`floor-${i}`));
+  const wal = walCounted(path);
   try {
     return await measureWindow({
       warmupMs: options.warmupMs,
@@ -86,10 +94,25 @@ async function sqliteFloor(path: string, options: ThroughputOptions): Promise<Wi
       committed: () => committed,
       processes: () => ({ bench: [process.pid] }),
       disk: path,
+      counted: wal,
     });
   } finally {
+    wal.close();
     stop = true;
     await Promise.all(loops);
     db.close();
   }
+}
+
+/** Pages and commits appended to the WAL of `path` over the window; at FULL each commit is one fsync. */
+function walCounted(path: string) {
+  const meter = walMeter(path);
+  return {
+    begin: () => meter.begin(),
+    end: () => {
+      const { pages, commits } = meter.end();
+      return { walPages: pages, commits, fsyncs: commits };
+    },
+    close: () => meter.close(),
+  };
 }

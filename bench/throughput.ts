@@ -51,6 +51,11 @@ interface Limits {
   diskFlushesPerSec: number | null;
   /** Disk flushes per committed step: what an fsync is shared by (the whole disk's, so an upper bound). */
   flushesPerStep: number | null;
+  /**
+   * The limiting resource a committed step spent: SQLite's WAL pages, commits and fsyncs (bench/wal.ts);
+   * PostgreSQL's CPU µs in the client processes (the workers, or the bench's floor loops) and their backends.
+   */
+  perStep: Record<string, number | null>;
 }
 
 export interface ThroughputRun {
@@ -73,12 +78,19 @@ export async function benchThroughput(options: {
   const skipped: string[] = [];
   const rows: string[][] = [];
   const spending: string[] = [];
+  const perStepRows: string[][] = [];
 
   options.log(`throughput sqlite: ${THROUGHPUT_RUNS} runs: the floor, then one worker…`);
   const sqlite = await throughputSqlite({ ...common, dir: options.dir });
-  json.sqlite = { runs: THROUGHPUT_RUNS, ...rates(sqlite), ...limits(sqlite.product), floor: limits(sqlite.floor) };
+  json.sqlite = {
+    runs: THROUGHPUT_RUNS,
+    ...rates(sqlite),
+    ...limits(sqlite.product, 'worker'),
+    floor: limits(sqlite.floor, 'bench'),
+  };
   rows.push(row('sqlite FULL, 1 worker', sqlite, THROUGHPUT_GOALS.sqlite));
   spending.push(spent('sqlite product', sqlite.product), spent('sqlite floor', sqlite.floor));
+  perStepRows.push(...perStepLines('sqlite FULL', json.sqlite));
 
   if (options.postgresUrl !== null) {
     options.log(`throughput postgres: ${THROUGHPUT_RUNS} runs: the floor, then ${POSTGRES_WORKERS} workers…`);
@@ -95,11 +107,12 @@ export async function benchThroughput(options: {
         workers: POSTGRES_WORKERS,
         ...rates(pg),
         roundTripsPerStep: pg.product.roundTripsPerStep,
-        ...limits(pg.product),
-        floor: limits(pg.floor),
+        ...limits(pg.product, 'worker'),
+        floor: limits(pg.floor, 'bench'),
       };
       rows.push(row(`postgres, ${POSTGRES_WORKERS} workers`, pg, THROUGHPUT_GOALS.postgres));
       spending.push(spent('postgres product', pg.product), spent('postgres floor', pg.floor));
+      perStepRows.push(...perStepLines('postgres', json.postgres));
     }
   }
   const text = [
@@ -110,6 +123,9 @@ export async function benchThroughput(options: {
     'what each spent over its window: CPU in % of one core and µs per step; the machine and the disk count every ' +
       "process on them (others' = busy time none of ours spent)",
     ...spending.map((line) => `  ${line}`),
+    'what a committed step spent over the window: WAL pages and commits (each an fsync at FULL), CPU µs in the ' +
+      "clients (product: the workers; floor: the bench's loops) and in their backends",
+    ...perStepTable(perStepRows),
   ].join('\n');
   return { json, text, skipped };
 }
@@ -123,7 +139,19 @@ function rates(t: Throughput) {
   };
 }
 
-function limits(w: WindowFigure): Limits {
+/** The CPU a step cost in the processes that issue its statements (`client`) and the backends serving them. */
+function cpuPerStep(w: WindowFigure, client: string): Record<string, number | null> {
+  const clientCpuUs = w.cpuUsPerStep[client] ?? null;
+  const backendCpuUs = w.cpuUsPerStep.pg ?? null;
+  if (backendCpuUs === null) return {};
+  return {
+    clientCpuUs,
+    backendCpuUs,
+    totalCpuUs: clientCpuUs === null ? null : round(clientCpuUs + backendCpuUs, 1),
+  };
+}
+
+function limits(w: WindowFigure, client: 'worker' | 'bench'): Limits {
   const cpu: Record<string, number | null> = {};
   for (const [role, value] of Object.entries(w.cpuPct)) cpu[`${role}Pct`] = value;
   cpu.machinePct = w.machine?.busyPct ?? null;
@@ -137,7 +165,36 @@ function limits(w: WindowFigure): Limits {
     diskFlushesPerSec: w.diskFlushesPerSec,
     flushesPerStep:
       w.diskFlushesPerSec === null || w.stepsPerSec === 0 ? null : round(w.diskFlushesPerSec / w.stepsPerSec, 3),
+    perStep: { ...w.countedPerStep, ...cpuPerStep(w, client) },
   };
+}
+
+const PER_STEP_NAMES: Record<string, string> = {
+  walPages: 'WAL pages',
+  commits: 'WAL commits',
+  fsyncs: 'fsyncs',
+  clientCpuUs: 'client CPU µs',
+  backendCpuUs: 'backend CPU µs',
+  totalCpuUs: 'total CPU µs',
+};
+
+function perStepLines(label: string, figures: Limits & { floor: Limits }): string[][] {
+  const cell = (value: number | null | undefined) => (value === null || value === undefined ? '?' : value.toFixed(2));
+  return Object.keys(figures.perStep).map((name) => [
+    label,
+    PER_STEP_NAMES[name] ?? name,
+    cell(figures.perStep[name]),
+    cell(figures.floor.perStep[name]),
+  ]);
+}
+
+function perStepTable(body: string[][]): string[] {
+  if (body.length === 0) return [];
+  const head = ['backend', 'per committed step', 'product', 'floor'];
+  const widths = head.map((h, c) => Math.max(h.length, ...body.map((line) => line[c]!.length)));
+  const format = (cells: string[]) =>
+    cells.map((cell, c) => (c <= 1 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ');
+  return [format(head), ...body.map(format)].map((line) => `  ${line}`);
 }
 
 /** "sqlite product: worker 95% (410 µs/step), …; machine 198% of 200% (others' 20%, iowait 3%); disk …". */

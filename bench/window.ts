@@ -19,6 +19,8 @@ export interface WindowOptions {
   disk?: string;
   /** Round trips the product has sent so far, when it can say. */
   roundTrips?: () => Promise<number>;
+  /** Counters started right before the window's first snapshot and read right after its last (a WAL meter). */
+  counted?: { begin(): void; end(): Record<string, number> };
   /** Throws when the load is no longer what is being measured (a worker died, a run ended). */
   check?: () => void | Promise<void>;
 }
@@ -46,6 +48,8 @@ export interface WindowFigure {
   /** Flushes the database's disk completed per second, every process's included. */
   diskFlushesPerSec: number | null;
   roundTripsPerStep: number | null;
+  /** What `counted` counted over the window, per committed step. */
+  countedPerStep: Record<string, number>;
 }
 
 interface Snapshot {
@@ -62,6 +66,7 @@ const SAMPLE_MS = 1000;
 export async function measureWindow(options: WindowOptions): Promise<WindowFigure> {
   await sleep(options.warmupMs);
   await options.check?.();
+  options.counted?.begin();
   const start = await snapshot(options);
   const rates: number[] = [];
   let last = start;
@@ -76,6 +81,7 @@ export async function measureWindow(options: WindowOptions): Promise<WindowFigur
     last = { ...last, ...now };
   }
   const end = await snapshot(options);
+  const counted = options.counted?.end() ?? {};
   await options.check?.();
   const seconds = (end.at - start.at) / 1000;
   const steps = end.committed - start.committed;
@@ -118,6 +124,9 @@ export async function measureWindow(options: WindowOptions): Promise<WindowFigur
       start.roundTrips !== null && end.roundTrips !== null && steps > 0
         ? round((end.roundTrips - start.roundTrips) / steps, 3)
         : null,
+    countedPerStep: Object.fromEntries(
+      Object.entries(counted).map(([name, n]) => [name, steps === 0 ? 0 : round(n / steps, 3)]),
+    ),
   };
 }
 
