@@ -40,6 +40,7 @@ const shareOrNull = {
   asymmetricMatch: (value: unknown) => value === null || (typeof value === 'number' && value >= 0 && value <= 1),
   toString: () => 'a share between 0 and 1, or null',
 };
+const walPerStep = { walPages: expect.any(Number), commits: expect.any(Number), fsyncs: expect.any(Number) };
 const spending = {
   perSecond: { min: expect.any(Number), max: expect.any(Number) },
   diskFlushesPerSec: expect.any(Number),
@@ -65,13 +66,22 @@ describe('npm run bench -- --only throughput', () => {
       cpu: { workerPct: expect.any(Number), benchPct: expect.any(Number), ...machine },
       cpuUsPerStep: { worker: expect.any(Number), bench: expect.any(Number) },
       kernelShare: { worker: expect.any(Number), bench: shareOrNull },
+      perStep: walPerStep,
       floor: {
         ...spending,
         cpu: { benchPct: expect.any(Number), ...machine },
         cpuUsPerStep: { bench: expect.any(Number) },
         kernelShare: { bench: shareOrNull },
+        perStep: walPerStep,
       },
     });
+    // A step writes some pages but not a hundred; the floor commits (and syncs) each of its steps once.
+    for (const side of [throughput.sqlite, throughput.sqlite.floor]) {
+      expect(side.perStep.walPages).toBeGreaterThan(0);
+      expect(side.perStep.walPages).toBeLessThan(100);
+      expect(side.perStep.fsyncs).toBe(side.perStep.commits);
+    }
+    expect(throughput.sqlite.floor.perStep.commits).toBeCloseTo(1, 1);
     // Something was committed in the window by each side: a counter stuck at zero would print a rate of 0.
     expect(throughput.sqlite.stepsPerSec).toBeGreaterThan(0);
     expect(throughput.sqlite.floorStepsPerSec).toBeGreaterThan(0);
@@ -104,6 +114,12 @@ describe('npm run bench -- --only throughput', () => {
         cpuUsPerStep: { pg: expect.any(Number) },
         floor: { ...spending, cpu: { pgPct: expect.any(Number) } },
       });
+      for (const side of [throughput.postgres, throughput.postgres.floor]) {
+        const { clientCpuUs, backendCpuUs, totalCpuUs } = side.perStep;
+        expect(clientCpuUs).toBeGreaterThan(0);
+        expect(backendCpuUs).toBeGreaterThan(0);
+        expect(totalCpuUs).toBeCloseTo(clientCpuUs + backendCpuUs, 1);
+      }
     }
     expect(throughput.postgres.stepsPerSec).toBeGreaterThan(0);
     expect(throughput.postgres.floorStepsPerSec).toBeGreaterThan(0);
