@@ -161,9 +161,10 @@ function perStepTable(rows: Row[], flags: Flags): string[] {
     cells.map((cell, c) => (c <= 1 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ');
   return [
     '',
-    `what a committed step spent, median of the same ${flags.rounds} rounds: SQLite's WAL pages and commits (each ` +
-      "an fsync at FULL; none at NORMAL) from its wal-index; PostgreSQL's CPU in this process (the client) and in " +
-      'the backends serving it (/proc), total = the sum of the two medians',
+    `what a committed step spent, medians of ${flags.rounds} interleaved rounds: SQLite's WAL pages and commits ` +
+      '(each an fsync at FULL; none at NORMAL; checkpoints not counted) from its wal-index, in as many untimed ' +
+      "counting rounds after the timed ones, checkpoints held off for them only; PostgreSQL's CPU in this process " +
+      '(the client) and in the backends serving it (/proc), in the timed rounds, total = the sum of the two medians',
     format(head),
     ...body.map(format),
   ];

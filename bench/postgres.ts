@@ -37,7 +37,7 @@ export type Skip = { skipped: string };
 
 export async function benchPostgres(
   options: PostgresBenchOptions,
-): Promise<(Samples & { perStep: PerStepSamples }) | Skip> {
+): Promise<(Samples & { perStep: PerStepSamples; perStepFrom?: string }) | Skip> {
   const open = await loadBackend();
   if (typeof open === 'string') return { skipped: open };
   const admin = new pg.Client({ connectionString: options.url, connectionTimeoutMillis: 3000 });
@@ -90,7 +90,7 @@ export async function benchPostgres(
       ),
       product: metered('product', names.product, (round) => productRound(store, runName('product', round), items)),
     });
-    return { ...samples, perStep };
+    return { ...samples, perStep, ...(local ? { perStepFrom: 'the timed rounds, /proc read between them' } : {}) };
   } finally {
     for (const handle of opened.reverse()) await handle.close().catch(() => {});
     await dropSchemas();

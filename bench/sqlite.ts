@@ -3,8 +3,10 @@
  * better-sqlite3 prepared statements on a file with the same schema and the same pragmas: in two commits a
  * step (the article's), and in one (the next step's claim riding in the commit, as the product does it).
  *
- * Each round also counts what it appended to its file's WAL (bench/wal.ts): pages and commits a step. To count
- * them whole, every round starts on an emptied WAL and runs no checkpoint (untimed, and alike for all three).
+ * What a step appends to the WAL (bench/wal.ts: pages and commits a step) is counted apart, untimed: after the
+ * timed rounds, the same number of counting rounds, interleaved alike, each on an emptied WAL that no checkpoint
+ * touches until it ends. The timed rounds are left as they were, checkpoints and all; the pages a step appends
+ * are the same whether or not a checkpoint runs between steps.
  */
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -26,48 +28,69 @@ export interface SqliteBenchOptions {
 export async function benchSqlite(
   synchronous: Synchronous,
   options: SqliteBenchOptions,
-): Promise<Samples & { perStep: PerStepSamples }> {
+): Promise<Samples & { perStep: PerStepSamples; perStepFrom: string }> {
   const items = inputs(options.steps);
   const productPath = join(options.dir, `product-${synchronous}.db`);
   const floorPath = join(options.dir, `floor-${synchronous}.db`);
   const store = openSqliteStore({ path: productPath, synchronous });
-  const meters: WalMeter[] = [];
   try {
     const floor = await openFloor(floorPath, synchronous);
     try {
-      const productWal = walMeter(productPath);
-      meters.push(productWal);
-      const floorWal = walMeter(floorPath);
-      meters.push(floorWal);
-      const perStep = perStepSamples();
-      /** One timed round of `what`, with what it appended to its WAL, per step. */
-      const metered =
-        (what: keyof Samples, wal: WalMeter, body: (round: number) => unknown) => async (round: number) => {
-          wal.begin({ empty: true });
-          const us = await timeRound(options.steps, () => body(round));
-          const { pages, commits } = wal.end();
-          keep(perStep, what, round, {
-            walPages: pages / options.steps,
-            commits: commits / options.steps,
-            // The WAL's sync at commit: FULL syncs each commit, NORMAL only at checkpoints, and a round holds none.
-            fsyncs: synchronous === 'full' ? commits / options.steps : 0,
-          });
-          return us;
-        };
       const samples = await interleave(options.rounds, {
-        floor: metered('floor', floorWal, (round) => floor.run(runName('floor', round), items)),
-        oneCommitFloor: metered('oneCommitFloor', floorWal, (round) =>
-          floor.runOneCommit(runName('one-commit-floor', round), items),
-        ),
-        product: metered('product', productWal, (round) => productRound(store, runName('product', round), items)),
+        floor: (round) => timeRound(options.steps, () => floor.run(runName('floor', round), items)),
+        oneCommitFloor: (round) =>
+          timeRound(options.steps, () => floor.runOneCommit(runName('one-commit-floor', round), items)),
+        product: (round) => timeRound(options.steps, () => productRound(store, runName('product', round), items)),
       });
-      return { ...samples, perStep };
+      const perStep = await countWal(options, synchronous, {
+        floor: [floorPath, (round) => floor.run(runName('floor', round, 'count'), items)],
+        oneCommitFloor: [floorPath, (round) => floor.runOneCommit(runName('one-commit-floor', round, 'count'), items)],
+        product: [productPath, (round) => productRound(store, runName('product', round, 'count'), items)],
+      });
+      return {
+        ...samples,
+        perStep,
+        perStepFrom: `${options.rounds} untimed counting rounds of ${options.steps} steps after the timed ones, checkpoints held off`,
+      };
     } finally {
-      for (const meter of meters) meter.close();
       floor.close();
     }
   } finally {
     await store.close();
+  }
+}
+
+/**
+ * The counting pass: `rounds` rounds of each, interleaved in the timed rounds' order, none timed. Each starts on
+ * a WAL emptied by a TRUNCATE checkpoint and holds checkpoints off (bench/wal.ts) until it has counted.
+ */
+async function countWal(
+  options: SqliteBenchOptions,
+  synchronous: Synchronous,
+  each: Record<keyof Samples, [path: string, body: (round: number) => unknown]>,
+): Promise<PerStepSamples> {
+  const perStep = perStepSamples();
+  const meters = new Map<string, WalMeter>();
+  try {
+    for (const [path] of Object.values(each)) if (!meters.has(path)) meters.set(path, walMeter(path));
+    for (let round = 0; round < options.rounds; round++) {
+      for (const what of ['floor', 'oneCommitFloor', 'product'] as const) {
+        const [path, body] = each[what];
+        const wal = meters.get(path)!;
+        wal.begin({ empty: true });
+        await body(round);
+        const { pages, commits } = wal.end();
+        keep(perStep, what, round, {
+          walPages: pages / options.steps,
+          commits: commits / options.steps,
+          // The WAL's sync at commit: FULL syncs each commit, NORMAL only at checkpoints (not counted here).
+          fsyncs: synchronous === 'full' ? commits / options.steps : 0,
+        });
+      }
+    }
+    return perStep;
+  } finally {
+    for (const meter of meters.values()) meter.close();
   }
 }
 

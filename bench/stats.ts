@@ -17,6 +17,8 @@ export interface Figure {
   oneCommitRatio: number;
   /** What a committed step spent of the resource that limits it, median of the rounds, for each of the three. */
   perStep?: PerStep;
+  /** Which rounds `perStep` was read in: the timed ones, or an untimed counting pass of its own. */
+  perStepFrom?: string;
 }
 
 /** Per-round samples (µs/step) kept for the human table's spread column. */
@@ -29,7 +31,7 @@ export interface Samples {
 
 /**
  * Per round, what each of the three spent per committed step, by resource (`walPages`, `clientCpuUs`, …): read
- * around the same timed rounds, so the figures are of the work timed.
+ * around the timed rounds (PostgreSQL's CPU), or in an untimed counting pass of as many rounds (SQLite's WAL).
  */
 export type PerStepSamples = Record<keyof Samples, Record<string, number[]>>;
 export type PerStep = Record<keyof Samples, Record<string, number>>;
@@ -66,7 +68,7 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-export function figure(samples: Samples & { perStep?: PerStepSamples }): Figure {
+export function figure(samples: Samples & { perStep?: PerStepSamples; perStepFrom?: string }): Figure {
   const stepUs = median(samples.product);
   const floorUs = median(samples.floor);
   const oneCommitFloorUs = median(samples.oneCommitFloor);
@@ -77,6 +79,7 @@ export function figure(samples: Samples & { perStep?: PerStepSamples }): Figure 
     oneCommitFloorUs: round(oneCommitFloorUs, 1),
     oneCommitRatio: round(stepUs / oneCommitFloorUs, 3),
     ...(samples.perStep ? { perStep: perStepMedians(samples.perStep) } : {}),
+    ...(samples.perStepFrom ? { perStepFrom: samples.perStepFrom } : {}),
   };
 }
 

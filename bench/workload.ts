@@ -11,9 +11,10 @@ export function inputs(steps: number): number[] {
   return Array.from({ length: steps }, (_, i) => i);
 }
 
-/** Round -1 is the discarded warm-up. */
-export function runName(kind: 'product' | 'floor' | 'one-commit-floor', round: number): string {
-  return round < 0 ? `${kind}-warmup` : `${kind}-r${round}`;
+/** Round -1 is the discarded warm-up; a counting pass (untimed, bench/wal.ts) names its runs apart. */
+export function runName(kind: 'product' | 'floor' | 'one-commit-floor', round: number, pass?: 'count'): string {
+  const prefix = pass ? `${kind}-${pass}` : kind;
+  return round < 0 ? `${prefix}-warmup` : `${prefix}-r${round}`;
 }
 
 /** The product as a caller uses it: runAgent over a Checkpoint, progress written with each commit. */
