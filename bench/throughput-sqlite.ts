@@ -3,8 +3,9 @@
  * beside its floor, measured in the same run: 64 loops in one process on one bare better-sqlite3 connection
  * to a file with the product's schema and pragmas, each step one INSERT that is its own transaction.
  *
- * Both windows count what they appended to the WAL (bench/wal.ts), which holds checkpoints off for the window:
- * its rate is of commits without them.
+ * What a step appends to the WAL (bench/wal.ts) is counted apart: right after each timed window, with the same
+ * load still running, a short counting window holds checkpoints off and reads the WAL's counters; the timed
+ * window keeps its checkpoints, so its rate is what it was. Only that window's per-step WAL figures are kept.
  */
 import { join } from 'node:path';
 import { setImmediate as yieldTurn } from 'node:timers/promises';
@@ -14,8 +15,11 @@ import { openSqliteStore } from '../lib/store/sqlite';
 import { queueRuns, type Throughput, type ThroughputOptions, untilAllRunning } from './throughput-run';
 import { THROUGHPUT_WORKFLOW } from './throughput-workflow';
 import { walMeter } from './wal';
-import { measureWindow, type WindowFigure } from './window';
+import { measureWindow, type WindowFigure, type WindowOptions } from './window';
 import { spawnWorker } from './workers';
+
+/** The counting window after each timed one (or the timed one's length, when shorter). */
+export const COUNT_WINDOW_MS = 2000;
 
 export async function throughputSqlite(options: ThroughputOptions & { dir: string }): Promise<Throughput> {
   const floor = await sqliteFloor(join(options.dir, 'throughput-floor.db'), options);
@@ -36,30 +40,27 @@ async function sqliteProduct(path: string, options: ThroughputOptions): Promise<
   );
   const committed = reader.prepare<[], { n: number }>('SELECT count(*) AS n FROM committed');
   const worker = spawnWorker({ db: `file:${path}`, id: `waybill-tp-${process.pid}-sqlite`, concurrency: options.runs });
-  const wal = walCounted(path);
   try {
     await untilAllRunning(
       () => running.get(THROUGHPUT_WORKFLOW)!.n,
       options.runs,
       () => worker.exited(),
     );
-    return await measureWindow({
-      warmupMs: options.warmupMs,
-      windowMs: options.windowMs,
+    const window = {
       committed: () => committed.get()!.n,
       // The bench itself reads the worker's log and counts rows meanwhile: its CPU is on the same cores.
       processes: () => ({ worker: [worker.pid], bench: [process.pid] }),
       disk: path,
-      counted: wal,
       check: () => {
         const died = worker.exited();
         if (died) throw new Error(died);
         const n = running.get(THROUGHPUT_WORKFLOW)!.n;
         if (n !== options.runs) throw new Error(`only ${n} of ${options.runs} runs are running: raise stepsPerRun`);
       },
-    });
+    };
+    const timed = await measureWindow({ ...window, warmupMs: options.warmupMs, windowMs: options.windowMs });
+    return await withWalCounted(timed, path, window, options);
   } finally {
-    wal.close();
     await worker.stop();
     reader.close();
   }
@@ -86,33 +87,47 @@ async function sqliteFloor(path: string, options: ThroughputOptions): Promise<Wi
     }
   };
   const loops = Array.from({ length: options.runs }, (_, i) => loop(`floor-${i}`));
-  const wal = walCounted(path);
   try {
-    return await measureWindow({
-      warmupMs: options.warmupMs,
-      windowMs: options.windowMs,
-      committed: () => committed,
-      processes: () => ({ bench: [process.pid] }),
-      disk: path,
-      counted: wal,
-    });
+    const window = { committed: () => committed, processes: () => ({ bench: [process.pid] }), disk: path };
+    const timed = await measureWindow({ ...window, warmupMs: options.warmupMs, windowMs: options.windowMs });
+    return await withWalCounted(timed, path, window, options);
   } finally {
-    wal.close();
     stop = true;
     await Promise.all(loops);
     db.close();
   }
 }
 
-/** Pages and commits appended to the WAL of `path` over the window; at FULL each commit is one fsync. */
-function walCounted(path: string) {
+/**
+ * The timed window's figure, with what a committed step appended to the WAL of `path` (pages and commits; at
+ * FULL each commit is one fsync) read over a counting window of its own, run right after on the same load.
+ */
+async function withWalCounted(
+  timed: WindowFigure,
+  path: string,
+  window: Pick<WindowOptions, 'committed' | 'processes' | 'disk' | 'check'>,
+  options: ThroughputOptions,
+): Promise<WindowFigure> {
   const meter = walMeter(path);
-  return {
-    begin: () => meter.begin(),
-    end: () => {
-      const { pages, commits } = meter.end();
-      return { walPages: pages, commits, fsyncs: commits };
-    },
-    close: () => meter.close(),
-  };
+  try {
+    const counting = await measureWindow({
+      ...window,
+      warmupMs: 0,
+      windowMs: Math.min(COUNT_WINDOW_MS, options.windowMs),
+      counted: {
+        begin: () => meter.begin(),
+        end: () => {
+          const { pages, commits } = meter.end();
+          return { walPages: pages, commits, fsyncs: commits };
+        },
+      },
+    });
+    return {
+      ...timed,
+      countedPerStep: counting.countedPerStep,
+      countedOver: { steps: counting.steps, seconds: counting.seconds },
+    };
+  } finally {
+    meter.close();
+  }
 }

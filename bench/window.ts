@@ -48,8 +48,10 @@ export interface WindowFigure {
   /** Flushes the database's disk completed per second, every process's included. */
   diskFlushesPerSec: number | null;
   roundTripsPerStep: number | null;
-  /** What `counted` counted over the window, per committed step. */
+  /** What `counted` counted over the window, per committed step (or over `countedOver`'s, when set). */
   countedPerStep: Record<string, number>;
+  /** The counting window `countedPerStep` was read over, when it is not this one (bench/throughput-sqlite.ts). */
+  countedOver?: { steps: number; seconds: number };
 }
 
 interface Snapshot {
