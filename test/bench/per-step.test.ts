@@ -1,8 +1,9 @@
 /**
  * `npm run bench -- --json` for the lone run, a few short rounds: each backend's figure carries what a
  * committed step spent, for the product and both floors (issue #29). Shape and sanity only, no timing: SQLite
- * writes some WAL pages a step and commits once a step (twice on the two-commit floor), syncing each commit at
- * FULL and none at NORMAL; PostgreSQL's CPU splits into client and backends that add up to the total.
+ * writes some WAL pages a step (counted in untimed rounds of their own) and commits once a step (twice on the
+ * two-commit floor), syncing each commit at FULL and none at NORMAL; PostgreSQL's CPU splits into client and
+ * backends that add up to the total.
  */
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -40,6 +41,8 @@ describe('npm run bench: what a lone step spent', () => {
       expect(perStep.floor.commits).toBe(2);
       expect(perStep.oneCommitFloor.commits).toBeCloseTo(1 + 1 / 20, 2);
       expect(perStep.product.commits).toBeGreaterThan(0);
+      // Counted in untimed rounds of their own: the timed rounds keep their checkpoints.
+      expect(json.sqlite[synchronous].perStepFrom).toMatch(/untimed counting rounds/);
     }
     expect(stderr).toContain('WAL pages');
   });
@@ -57,6 +60,7 @@ describe('npm run bench: what a lone step spent', () => {
       }
       // The keys the bench printed before stay.
       expect(json.postgres).toMatchObject({ stepUs: expect.any(Number), oneCommitRatio: expect.any(Number) });
+      expect(json.postgres.perStepFrom).toMatch(/timed rounds/);
       expect(stderr).toContain('backend CPU µs');
     },
   );

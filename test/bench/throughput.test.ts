@@ -40,6 +40,7 @@ const shareOrNull = {
   asymmetricMatch: (value: unknown) => value === null || (typeof value === 'number' && value >= 0 && value <= 1),
   toString: () => 'a share between 0 and 1, or null',
 };
+/** Counted over a window of their own after the timed one, which keeps its checkpoints. */
 const walPerStep = { walPages: expect.any(Number), commits: expect.any(Number), fsyncs: expect.any(Number) };
 const spending = {
   perSecond: { min: expect.any(Number), max: expect.any(Number) },
@@ -67,12 +68,14 @@ describe('npm run bench -- --only throughput', () => {
       cpuUsPerStep: { worker: expect.any(Number), bench: expect.any(Number) },
       kernelShare: { worker: expect.any(Number), bench: shareOrNull },
       perStep: walPerStep,
+      perStepFrom: expect.stringMatching(/counting window after the timed one/),
       floor: {
         ...spending,
         cpu: { benchPct: expect.any(Number), ...machine },
         cpuUsPerStep: { bench: expect.any(Number) },
         kernelShare: { bench: shareOrNull },
         perStep: walPerStep,
+        perStepFrom: expect.stringMatching(/counting window after the timed one/),
       },
     });
     // A step writes some pages but not a hundred; the floor commits (and syncs) each of its steps once.
@@ -119,6 +122,7 @@ describe('npm run bench -- --only throughput', () => {
         expect(clientCpuUs).toBeGreaterThan(0);
         expect(backendCpuUs).toBeGreaterThan(0);
         expect(totalCpuUs).toBeCloseTo(clientCpuUs + backendCpuUs, 1);
+        expect(side.perStepFrom).toBe('the timed window');
       }
     }
     expect(throughput.postgres.stepsPerSec).toBeGreaterThan(0);
