@@ -21,14 +21,18 @@ import type { PgConnection } from './connection';
 type Filter = Parameters<RunStore['listRuns']>[0];
 
 const outsideStatus = (runId: string) => sql.raw(OUTSIDE_STATUS_SQL(runId));
-/** SQLite's LIKE folds ASCII letters only; so does this, where ILIKE would follow the database's locale. */
 /**
- * The figures' counts (lib/control/figures.ts): the run's committed rows, and those executed here. One range of
- * committed_run_step each, for the page's runs only.
+ * The figures' counts (lib/control/figures.ts): the run's committed rows, and those executed here, for the
+ * page's runs only. Executed is committed less the rows not executed here, which committed_not_executed holds
+ * apart: two index ranges, never the source of each of a 100,000-step run's rows.
  */
-const committedCount = (id: string) => sql.raw(`(SELECT count(*)::int FROM committed c WHERE c.run_id = ${id})`);
+const COMMITTED = (id: string) => `(SELECT count(*)::int FROM committed c WHERE c.run_id = ${id})`;
+const committedCount = (id: string) => sql.raw(COMMITTED(id));
 const executedCount = (id: string) =>
-  sql.raw(`(SELECT count(*)::int FROM committed c WHERE c.run_id = ${id} AND c.source = 'executed')`);
+  sql.raw(
+    `(${COMMITTED(id)} - (SELECT count(*)::int FROM committed c WHERE c.run_id = ${id} AND c.source <> 'executed'))`,
+  );
+/** SQLite's LIKE folds ASCII letters only; so does this, where ILIKE would follow the database's locale. */
 const asciiLower = (x: SQL) => sql`translate(${x}, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')`;
 /** A run's place in the list: the later of its row's and its progress's update (an outside client's: its claims'). */
 const PLACE = sql.raw(`CASE WHEN r.id IS NULL

@@ -81,11 +81,14 @@ const COUNTS = {
 };
 
 /**
- * The figures' counts (lib/control/figures.ts): the run's committed rows, and those executed here. One range of
- * committed_run_step each, for the page's runs only; the count of a 100,000-step run is a few ms.
+ * The figures' counts (lib/control/figures.ts): the run's committed rows, and those executed here, for the
+ * page's runs only. Executed is committed less the rows not executed here, which committed_not_executed holds
+ * apart: two index ranges (committed_run_step's count of a 100,000-step run is a few ms), never the source of
+ * each row.
  */
 const COMMITTED = (id: string) => `(SELECT count(*) FROM committed c WHERE c.run_id = ${id})`;
-const EXECUTED = (id: string) => `(SELECT count(*) FROM committed c WHERE c.run_id = ${id} AND c.source = 'executed')`;
+const EXECUTED = (id: string) =>
+  `(${COMMITTED(id)} - (SELECT count(*) FROM committed c WHERE c.run_id = ${id} AND c.source <> 'executed'))`;
 
 /** Outside clients' runs have progress or claims but no runs row; they are listed all the same. */
 const SUMMARY_SQL = `
