@@ -322,4 +322,19 @@ describe.each(list)('run store contract on $name', (backend) => {
       { id: 'r1', workflow: 'a', status: 'running', owner: 'w1', leaseExpiresAt: 5000 },
     ]);
   });
+
+  it('figures a run’s executed rows as its committed rows of source `executed`, resolved and forked ones apart', async () => {
+    await store.createRun(newRun('f1'));
+    const rows = [
+      ['f1:0', 'executed'],
+      ['f1:1', 'executed'],
+      ['f1:2', 'manual'],
+      ['f1:3', 'forked'],
+    ];
+    for (const [i, [key, source]] of rows.entries())
+      await h.exec(`INSERT INTO committed (idem_key, run_id, result_json, committed_at, step, source)
+        VALUES ('${key}', 'f1', 'null', ${await h.now()}, ${i}, '${source}')`);
+    const [run] = await store.listRuns({ claimTtlMs: 30_000 });
+    expect(run).toMatchObject({ id: 'f1', committed: 4, executed: 2 });
+  });
 });
