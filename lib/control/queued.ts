@@ -172,7 +172,7 @@ function names(noun: string, items: string[]): string {
 
 /** One run's stall and queued reason, read now: for the answers that show a single run (a start's, an action's). */
 export async function judgeRun(
-  store: Pick<RunStore, 'listWorkers' | 'listPublishedWorkflows' | 'listRuns' | 'limitUse'>,
+  store: Pick<RunStore, 'listWorkers' | 'listPublishedWorkflows' | 'listRunHeads' | 'limitUse'>,
   run: StallSubject & { id: string },
   settings: StallSettings,
 ): Promise<{ stall: Stall | null; queuedReason: QueuedReason | null }> {

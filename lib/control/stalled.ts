@@ -63,7 +63,7 @@ export interface StallSubject {
 }
 
 export async function readStallFacts(
-  store: Pick<RunStore, 'listWorkers' | 'listPublishedWorkflows' | 'listRuns'>,
+  store: Pick<RunStore, 'listWorkers' | 'listPublishedWorkflows' | 'listRunHeads'>,
   settings: StallSettings,
 ): Promise<StallFacts> {
   const within = liveWithinMs(settings.heartbeatMs);
@@ -71,8 +71,8 @@ export async function readStallFacts(
     // The live workers, and the stopped ones still named as a running run's owner: every worker stallOf asks about.
     store.listWorkers({ notStopped: true, orOwningRunning: true }),
     store.listPublishedWorkflows({ liveWithinMs: within }),
-    // As many as the fleet's slots (plus a silent owner's): a bounded read. The TTL only counts orphaned claims.
-    store.listRuns({ status: 'running', limit: STALL_SCAN, claimTtlMs: 0 }),
+    // As many as the fleet's slots (plus a silent owner's): a bounded read of the runs rows' owners.
+    store.listRunHeads({ status: 'running', limit: STALL_SCAN }),
   ]);
   const busy = new Map<string, string[]>();
   for (const run of running) if (run.owner) busy.set(run.owner, [...(busy.get(run.owner) ?? []), run.id]);
@@ -165,33 +165,31 @@ export interface StallCount {
 }
 
 /**
- * How many runs are stalled, for the banner and the figures. Bounded reads: the running runs (as many as the
- * workers' slots, plus the silent ones'), and the queued runs of each workflow no live worker serves, of the
- * names given (the catalog's).
+ * How many runs are stalled, for the banner and the figures. Bounded reads of the runs rows alone (listRunHeads:
+ * one index range each, never a summary of progress and counts): the running runs (as many as the workers'
+ * slots, plus the silent ones'), the newest queued runs, and the queued runs of the workflows no live worker
+ * serves, of the names given (the catalog's). Each is judged by stallOf, as the list judges its rows.
  */
 export async function countStalled(
-  store: Pick<RunStore, 'listRuns'>,
+  store: Pick<RunStore, 'listRunHeads'>,
   facts: StallFacts,
-  options: { claimTtlMs: number; workflows: Iterable<string> },
+  options: { workflows: Iterable<string> },
 ): Promise<StallCount> {
-  const { claimTtlMs } = options;
-  const running = await store.listRuns({ status: 'running', limit: STALL_SCAN, claimTtlMs });
+  const running = await store.listRunHeads({ status: 'running', limit: STALL_SCAN });
   const ownerSilent = running.filter((run) => stallOf(run, facts)?.kind === 'owner-silent').length;
   let atLeast = running.length >= STALL_SCAN;
   const waiting = new Set<string>();
   if (!facts.unknownServer) {
-    // The newest queued runs, whatever their workflow (a name nothing published), and every queued run of each
-    // known workflow no live worker serves (the catalog's names, built-ins too): the same run counted once.
+    // The newest queued runs, whatever their workflow (a name nothing published), and the queued runs of the
+    // known workflows no live worker serves (the catalog's names, built-ins too): the same run counted once.
     const names = new Set([...options.workflows, ...facts.servedBy.keys()]);
     const unserved = [...names].filter((name) => name !== 'external' && !served(facts, name));
-    const lists = await Promise.all([
-      store.listRuns({ status: 'queued', limit: STALL_SCAN, claimTtlMs }),
-      ...unserved.map((workflow) => store.listRuns({ status: 'queued', workflow, limit: STALL_SCAN, claimTtlMs })),
+    const [newest, ofUnserved] = await Promise.all([
+      store.listRunHeads({ status: 'queued', limit: STALL_SCAN }),
+      store.listRunHeads({ status: 'queued', workflows: unserved, limit: STALL_SCAN }),
     ]);
-    for (const [i, list] of lists.entries()) {
-      for (const run of list) if (stallOf(run, facts)) waiting.add(run.id);
-      if (i > 0 && list.length >= STALL_SCAN) atLeast = true;
-    }
+    for (const run of [...newest, ...ofUnserved]) if (stallOf(run, facts)) waiting.add(run.id);
+    if (ofUnserved.length >= STALL_SCAN) atLeast = true;
   }
   const noLiveWorker = waiting.size;
   return { noLiveWorker, ownerSilent, atLeast };

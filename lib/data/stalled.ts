@@ -8,7 +8,7 @@ import 'server-only';
  */
 import { config } from '../config';
 import { countStalled, readStallFacts, type StallCount, type StallFacts, stallSettings } from '../control/stalled';
-import { claimTtlMs, getBuiltins, getStore } from './store';
+import { getBuiltins, getStore } from './store';
 
 const SHARED_FOR_MS = 1000;
 
@@ -35,5 +35,5 @@ export const getStallFacts: () => Promise<StallFacts> = shared(async () =>
 /** How many runs are stalled, of every workflow the control plane knows (the built-ins and the published). */
 export const getStallCount: () => Promise<StallCount> = shared(async () => {
   const [store, builtins, facts] = await Promise.all([getStore(), getBuiltins(), getStallFacts()]);
-  return countStalled(store, facts, { claimTtlMs: claimTtlMs(), workflows: builtins.names() });
+  return countStalled(store, facts, { workflows: builtins.names() });
 });

@@ -299,4 +299,42 @@ describe.each(list)('run store contract on $name', (backend) => {
     }
     expect(seen).toEqual(['later', 'A', 'B', 'C', 'a', 'b', 'c']);
   });
+
+  it('listRunHeads reads one status of runs rows, newest first, by workflow and limit; never an outside client’s run', async () => {
+    for (const [id, workflow] of [
+      ['q1', 'a'],
+      ['q2', 'b'],
+      ['q3', 'a'],
+      ['r1', 'a'],
+    ] as const)
+      await store.createRun(newRun(id, workflow));
+    await h.exec(`UPDATE runs SET updated_at = 1000 + CASE id WHEN 'q1' THEN 1 WHEN 'q2' THEN 3 ELSE 2 END`);
+    await h.exec(`UPDATE runs SET status = 'running', owner = 'w1', lease_expires_at = 5000 WHERE id = 'r1'`);
+    // An outside client's claimed run reads as running in listRuns: no runs row, no head.
+    await h.exec(`INSERT INTO claims (idem_key, run_id, claimed_at) VALUES ('x:0', 'x', ${await h.now()})`);
+    const ids = async (filter: Parameters<RunStore['listRunHeads']>[0]) =>
+      (await store.listRunHeads(filter)).map((r) => r.id);
+    expect(await ids({ status: 'queued', limit: 10 })).toEqual(['q2', 'q3', 'q1']);
+    expect(await ids({ status: 'queued', limit: 2 })).toEqual(['q2', 'q3']);
+    expect(await ids({ status: 'queued', workflows: ['a'], limit: 10 })).toEqual(['q3', 'q1']);
+    expect(await ids({ status: 'queued', workflows: [], limit: 10 })).toEqual([]);
+    expect(await store.listRunHeads({ status: 'running', limit: 10 })).toEqual([
+      { id: 'r1', workflow: 'a', status: 'running', owner: 'w1', leaseExpiresAt: 5000 },
+    ]);
+  });
+
+  it('figures a run’s executed rows as its committed rows of source `executed`, resolved and forked ones apart', async () => {
+    await store.createRun(newRun('f1'));
+    const rows = [
+      ['f1:0', 'executed'],
+      ['f1:1', 'executed'],
+      ['f1:2', 'manual'],
+      ['f1:3', 'forked'],
+    ];
+    for (const [i, [key, source]] of rows.entries())
+      await h.exec(`INSERT INTO committed (idem_key, run_id, result_json, committed_at, step, source)
+        VALUES ('${key}', 'f1', 'null', ${await h.now()}, ${i}, '${source}')`);
+    const [run] = await store.listRuns({ claimTtlMs: 30_000 });
+    expect(run).toMatchObject({ id: 'f1', committed: 4, executed: 2 });
+  });
 });

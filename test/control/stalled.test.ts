@@ -42,7 +42,7 @@ describe.each(list)('stalled runs on $name', (backend) => {
       workflow: 'alpha',
       message: 'no live worker for alpha',
     });
-    expect(await countStalled(store, facts, { claimTtlMs: TTL, workflows: ['alpha', 'beta', 'gamma'] })).toEqual({
+    expect(await countStalled(store, facts, { workflows: ['alpha', 'beta', 'gamma'] })).toEqual({
       noLiveWorker: 3,
       ownerSilent: 0,
       atLeast: false,
@@ -52,7 +52,7 @@ describe.each(list)('stalled runs on $name', (backend) => {
     await store.registerWorker({ id: 'w-beta', host: 'h', pid: 1 });
     await store.publishWorkflows('w-beta', [publication('beta')]);
     const later = await readStallFacts(store, settings());
-    expect(await countStalled(store, later, { claimTtlMs: TTL, workflows: ['alpha', 'beta'] })).toEqual({
+    expect(await countStalled(store, later, { workflows: ['alpha', 'beta'] })).toEqual({
       noLiveWorker: 2,
       ownerSilent: 0,
       atLeast: false,
@@ -95,7 +95,7 @@ describe.each(list)('stalled runs on $name', (backend) => {
     // A list's summary has no lease: the takeover is a run lease after the last heartbeat (its last renewal).
     const summary = (await store.listRuns({ claimTtlMs: TTL })).find((r) => r.id === 'r-1')!;
     expect(stallOf(summary, facts)).toMatchObject({ kind: 'owner-silent', takeoverAt: silentSince + 30 });
-    expect(await countStalled(store, facts, { claimTtlMs: TTL, workflows: ['alpha'] })).toEqual({
+    expect(await countStalled(store, facts, { workflows: ['alpha'] })).toEqual({
       noLiveWorker: 0,
       ownerSilent: 1,
       atLeast: false,
@@ -129,7 +129,7 @@ describe.each(list)('stalled runs on $name', (backend) => {
     await h.elapse(60_000);
     const facts = await readStallFacts(store, settings());
     expect(stallOf((await store.getRun('loop-1'))!, facts)).toBeNull();
-    expect(await countStalled(store, facts, { claimTtlMs: TTL, workflows: [] })).toEqual({
+    expect(await countStalled(store, facts, { workflows: [] })).toEqual({
       noLiveWorker: 0,
       ownerSilent: 0,
       atLeast: false,

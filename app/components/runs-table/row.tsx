@@ -5,7 +5,9 @@ import type { RunSummary, RunTags } from '@/lib/store/contract';
 import { Badge, ProgressBar } from '../ui';
 import { check, td } from './bulk-actions';
 
-export interface RunsTableRow extends RunSummary {
+/** What a row shows, and no more: its props are sent to the browser with the page. */
+export interface RunsTableRow
+  extends Pick<RunSummary, 'id' | 'workflow' | 'status' | 'orphanedClaims' | 'owner' | 'error'> {
   /** "12s ago", computed on the server so the client renders what the server did. */
   updatedLabel: string;
   updatedTitle: string;

@@ -28,6 +28,18 @@ export interface RunSummary {
 }
 
 /**
+ * A run as the stall judge reads it (lib/control/stalled.ts): its row's status, owner and run lease, nothing
+ * joined or counted.
+ */
+export interface RunHead {
+  id: string;
+  workflow: string;
+  status: RunStatus;
+  owner: string | null;
+  leaseExpiresAt: number | null;
+}
+
+/**
  * Which workers listWorkers reads. Unfiltered, every row the retention kept (WorkerStore.pruneWorkers): the
  * workers page, with a limit. Everything a worker or a request does often asks for less, so its cost follows the
  * live fleet and never the fleet's history.
@@ -173,6 +185,14 @@ export interface RunStore extends WorkerStore, WorkflowStore {
     /** Keyset cursor: the last row of the previous page. */
     after?: { updatedAt: number; id: string };
   }): Promise<RunSummary[]>;
+
+  /**
+   * Runs of one status (of these workflows), the most recently updated row first, as the stall judge reads them:
+   * one range of runs_status_updated, so its cost follows `limit` and the runs of that status, never the store's
+   * size. listRuns' summary (progress, figures, claims, outside clients' runs) is what a page shows; this is what a
+   * count of stalled runs needs, read every second. Runs rows only: an outside client's run is never stalled.
+   */
+  listRunHeads(filter: { status: RunStatus; workflows?: string[]; limit: number }): Promise<RunHead[]>;
 
   /**
    * Takes one runnable run for this worker, in one transaction: queued, or running with a passed run lease

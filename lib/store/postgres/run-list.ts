@@ -9,6 +9,7 @@ import type { RunStore, RunSummary } from '../contract';
 import { claimExpiredSql, claimTimes } from '../shared/claim-expiry-sql';
 import { containsPattern } from '../shared/columns';
 import { OUTSIDE_STATUS_SQL } from '../shared/outside-runs';
+import { type CountedRunSummary, committedCountSql, notExecutedCountSql, withExecuted } from '../shared/run-counts';
 import {
   meetingCounts,
   NARROW_RUNS,
@@ -21,14 +22,10 @@ import type { PgConnection } from './connection';
 type Filter = Parameters<RunStore['listRuns']>[0];
 
 const outsideStatus = (runId: string) => sql.raw(OUTSIDE_STATUS_SQL(runId));
+/** The figures' counts (shared/run-counts.ts): `notExecuted` where the summary has `executed`. */
+const committedCount = (id: string) => sql.raw(committedCountSql('postgres', id));
+const notExecutedCount = (id: string) => sql.raw(notExecutedCountSql('postgres', id));
 /** SQLite's LIKE folds ASCII letters only; so does this, where ILIKE would follow the database's locale. */
-/**
- * The figures' counts (lib/control/figures.ts): the run's committed rows, and those executed here. One range of
- * committed_run_step each, for the page's runs only.
- */
-const committedCount = (id: string) => sql.raw(`(SELECT count(*)::int FROM committed c WHERE c.run_id = ${id})`);
-const executedCount = (id: string) =>
-  sql.raw(`(SELECT count(*)::int FROM committed c WHERE c.run_id = ${id} AND c.source = 'executed')`);
 const asciiLower = (x: SQL) => sql`translate(${x}, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')`;
 /** A run's place in the list: the later of its row's and its progress's update (an outside client's: its claims'). */
 const PLACE = sql.raw(`CASE WHEN r.id IS NULL
@@ -114,7 +111,7 @@ function listSql(c: PgConnection, filter: Filter, narrow: TagFilterPart | null):
 cand AS (${candidates}),
 summary AS (
   SELECT r.id, r.workflow, r.status, coalesce(p.step, 0) AS step, r.total_steps AS "totalSteps",
-    ${executedCount('r.id')} AS executed, coalesce(p.skipped, 0) AS skipped, coalesce(p.awaited, 0) AS awaited,
+    ${notExecutedCount('r.id')} AS "notExecuted", coalesce(p.skipped, 0) AS skipped, coalesce(p.awaited, 0) AS awaited,
     ${committedCount('r.id')} AS committed,
     ${orphaned('r.id')} AS "orphanedClaims",
     r.owner, r.error, r.created_at AS "createdAt", greatest(r.updated_at, coalesce(p.updated_at, 0)) AS "updatedAt"
@@ -122,7 +119,7 @@ summary AS (
   WHERE r.id IN (SELECT id FROM cand)
   UNION ALL
   SELECT x.run_id, 'external', ${outsideStatus('x.run_id')},
-    coalesce(p.step, 0), NULL::int, ${executedCount('x.run_id')}, coalesce(p.skipped, 0), coalesce(p.awaited, 0),
+    coalesce(p.step, 0), NULL::int, ${notExecutedCount('x.run_id')}, coalesce(p.skipped, 0), coalesce(p.awaited, 0),
     ${committedCount('x.run_id')},
     ${orphaned('x.run_id')},
     NULL::text, NULL::text, NULL::float8,
@@ -151,7 +148,7 @@ function loneSql(filter: Filter, floor: number | null): SQL {
     from: SQL,
     also: SQL = sql``,
   ) => sql`SELECT * FROM (SELECT l.id, 'external' AS workflow, ${outsideStatus('l.id')} AS status,
-    0 AS step, NULL::int AS "totalSteps", ${executedCount('l.id')} AS executed, 0 AS skipped, 0 AS awaited,
+    0 AS step, NULL::int AS "totalSteps", ${notExecutedCount('l.id')} AS "notExecuted", 0 AS skipped, 0 AS awaited,
     ${committedCount('l.id')} AS committed, 0 AS "orphanedClaims",
     NULL::text AS owner, NULL::text AS error, NULL::float8 AS "createdAt", l.at AS "updatedAt"
   FROM (${from}) l
@@ -185,7 +182,7 @@ export async function listRuns(c: PgConnection, filter: Filter): Promise<RunSumm
   // No run carries the whole filter: the page is empty, whatever else it asks (outside runs carry no tags).
   if (meeting === 0) return [];
   const narrow = parts && counts && narrowestPart(parts, counts, meeting);
-  const page = (await c.query<RunSummary>(listSql(c, filter, narrow))).rows;
+  const page = (await c.query<CountedRunSummary>(listSql(c, filter, narrow))).rows.map(withExecuted);
   // Outside clients' runs with only committed rows, as sqlite/run-list.ts finds them (an `idle` external run).
   if (
     (filter.status ?? 'idle') !== 'idle' ||
@@ -197,8 +194,8 @@ export async function listRuns(c: PgConnection, filter: Filter): Promise<RunSumm
   )
     return page;
   const lone = (
-    await c.query<RunSummary>(loneSql(filter, page.length === limit ? page[page.length - 1]!.updatedAt : null))
-  ).rows;
+    await c.query<CountedRunSummary>(loneSql(filter, page.length === limit ? page[page.length - 1]!.updatedAt : null))
+  ).rows.map(withExecuted);
   if (lone.length === 0) return page;
   const listed = new Set(page.map((r) => r.id));
   return [...page, ...lone.filter((r) => !listed.has(r.id))]

@@ -21,7 +21,7 @@
  *   not InvalidTransition, and not done twice.
  */
 import { performance } from 'node:perf_hooks';
-import { and, desc, eq, isNull, type SQL, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, isNull, type SQL, sql } from 'drizzle-orm';
 import type pg from 'pg';
 import { limitsHold } from '../../domain/run-limits';
 import { ConflictError, InvalidTransitionError, NotFoundError } from '../../errors';
@@ -40,6 +40,15 @@ import { dueWait, settleChild } from './waits';
 import { enqueueIn } from './webhooks';
 
 type RunsOnly = Omit<RunStore, keyof WorkerStore | keyof WorkflowStore>;
+
+/** What the stall judge reads of a run (RunHead): the row's columns, none joined. */
+const RUN_HEAD = {
+  id: runs.id,
+  workflow: runs.workflow,
+  status: runs.status,
+  owner: runs.owner,
+  leaseExpiresAt: runs.leaseExpiresAt,
+};
 
 /**
  * Added to "since the call began" when recognising an earlier attempt: the database's now() for the retry
@@ -318,6 +327,23 @@ export function postgresRuns(c: PgConnection): RunsOnly {
     },
 
     listRuns: (filter) => listRuns(c, filter),
+
+    async listRunHeads(filter) {
+      if (filter.workflows?.length === 0) return [];
+      return withRetry('listRunHeads', () =>
+        c.orm
+          .select(RUN_HEAD)
+          .from(runs)
+          .where(
+            and(
+              eq(runs.status, filter.status),
+              filter.workflows ? inArray(runs.workflow, filter.workflows) : undefined,
+            ),
+          )
+          .orderBy(desc(runs.updatedAt))
+          .limit(filter.limit),
+      );
+    },
 
     /**
      * Takes one runnable run (claimStatement). After a claimRun whose connection died, a running run of ours

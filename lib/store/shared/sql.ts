@@ -38,14 +38,18 @@ export const EMPTY_BY_STATUS: Record<RunStatus | 'idle', number> = {
   idle: 0,
 };
 
-/** Runs by status, outside clients' runs (no runs row) as `running` while they hold a claim, else `idle`. */
+/**
+ * Runs by status, outside clients' runs (no runs row) as `running` while they hold a claim, else `idle`. The
+ * outside runs are told apart in each table before the union, so the union (which sorts to drop repeats) holds
+ * those few ids, not every run with progress.
+ */
 export const STATUS_SQL = (
   dialect: Dialect,
 ) => `SELECT status, count(*)${DIALECTS[dialect].int} AS n FROM runs GROUP BY status
   UNION ALL
   SELECT CASE WHEN EXISTS (SELECT 1 FROM claims c WHERE c.run_id = x.run_id) THEN 'running' ELSE 'idle' END, 1
-  FROM (SELECT run_id FROM progress UNION SELECT run_id FROM claims) x
-  WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = x.run_id)`;
+  FROM (SELECT p.run_id FROM progress p WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = p.run_id)
+    UNION SELECT c.run_id FROM claims c WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = c.run_id)) x`;
 
 /**
  * Step outcomes from step_events. Skips and awaits are folded events (one per progress write, `count` says

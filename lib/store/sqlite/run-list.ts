@@ -8,6 +8,7 @@ import type { RunStore, RunSummary } from '../contract';
 import { claimExpiresAtText } from '../shared/claim-expiry-sql';
 import { containsPattern } from '../shared/columns';
 import { OUTSIDE_STATUS_SQL } from '../shared/outside-runs';
+import { type CountedRunSummary, committedCountSql, notExecutedCountSql, withExecuted } from '../shared/run-counts';
 import {
   meetingCounts,
   NARROW_RUNS,
@@ -80,17 +81,14 @@ const COUNTS = {
   meeting: { tag: COUNT_TAG(true), meta: COUNT_META(true) },
 };
 
-/**
- * The figures' counts (lib/control/figures.ts): the run's committed rows, and those executed here. One range of
- * committed_run_step each, for the page's runs only; the count of a 100,000-step run is a few ms.
- */
-const COMMITTED = (id: string) => `(SELECT count(*) FROM committed c WHERE c.run_id = ${id})`;
-const EXECUTED = (id: string) => `(SELECT count(*) FROM committed c WHERE c.run_id = ${id} AND c.source = 'executed')`;
+/** The figures' counts (shared/run-counts.ts): `notExecuted` where the summary has `executed`. */
+const COMMITTED = (id: string) => committedCountSql('sqlite', id);
+const NOT_EXECUTED = (id: string) => notExecutedCountSql('sqlite', id);
 
 /** Outside clients' runs have progress or claims but no runs row; they are listed all the same. */
 const SUMMARY_SQL = `
   SELECT r.id, r.workflow, r.status, coalesce(p.step, 0) AS step, r.total_steps AS totalSteps,
-    ${EXECUTED('r.id')} AS executed, coalesce(p.skipped, 0) AS skipped, coalesce(p.awaited, 0) AS awaited,
+    ${NOT_EXECUTED('r.id')} AS notExecuted, coalesce(p.skipped, 0) AS skipped, coalesce(p.awaited, 0) AS awaited,
     ${COMMITTED('r.id')} AS committed,
     (SELECT count(*) FROM claims c WHERE c.run_id = r.id
        AND ${claimExpiresAtText('@ttl', 'c.')} <= @now) AS orphanedClaims,
@@ -99,7 +97,7 @@ const SUMMARY_SQL = `
   WHERE r.id IN (SELECT id FROM cand)
   UNION ALL
   SELECT x.run_id, 'external', ${OUTSIDE_STATUS_SQL('x.run_id')},
-    coalesce(p.step, 0), NULL, ${EXECUTED('x.run_id')}, coalesce(p.skipped, 0), coalesce(p.awaited, 0),
+    coalesce(p.step, 0), NULL, ${NOT_EXECUTED('x.run_id')}, coalesce(p.skipped, 0), coalesce(p.awaited, 0),
     ${COMMITTED('x.run_id')},
     (SELECT count(*) FROM claims c WHERE c.run_id = x.run_id
        AND ${claimExpiresAtText('@ttl', 'c.')} <= @now),
@@ -139,7 +137,7 @@ const LONE = (
   from: string,
   also = '',
 ) => `SELECT * FROM (SELECT l.id, 'external' AS workflow, ${OUTSIDE_STATUS_SQL('l.id')} AS status,
-    0 AS step, NULL AS totalSteps, ${EXECUTED('l.id')} AS executed, 0 AS skipped, 0 AS awaited,
+    0 AS step, NULL AS totalSteps, ${NOT_EXECUTED('l.id')} AS notExecuted, 0 AS skipped, 0 AS awaited,
     ${COMMITTED('l.id')} AS committed, 0 AS orphanedClaims, NULL AS owner,
     NULL AS error, NULL AS createdAt, l.at AS updatedAt
   FROM (${from}) l
@@ -178,39 +176,42 @@ export function listRunsIn(c: SqliteConnection, filter: Parameters<RunStore['lis
     afterId: filter.after?.id ?? null,
   };
   const parts = tagFilterParts(filter);
-  return c.db.transaction(() => {
-    const counts = parts?.map((part) => countPart(c, part, 'alone', params));
-    const meeting = parts && counts && meetingCounts(parts, counts) ? countPart(c, parts[0]!, 'meeting', params) : null;
-    // No run carries the whole filter: the page is empty, whatever else it asks (outside runs carry no tags).
-    if (meeting === 0) return [];
-    const narrow = parts && counts && narrowestPart(parts, counts, meeting);
-    const page = narrow
-      ? c.prepared<unknown[], RunSummary>(NARROW_PAGE_SQL).all({
-          ...params,
-          narrowTag: 'tag' in narrow ? narrow.tag : null,
-          narrowKey: 'key' in narrow ? narrow.key : null,
-          narrowValue: 'key' in narrow ? narrow.value : null,
-        })
-      : c.prepared<unknown[], RunSummary>(PAGE_SQL).all(params);
-    const lonely =
-      (params.status === null || params.status === 'idle') &&
-      params.waiting === null &&
-      (params.workflow === null || params.workflow === 'external') &&
-      params.owner === null &&
-      params.parent === null &&
-      parts === null;
-    if (!lonely) return page;
-    const lone =
-      page.length === params.limit
-        ? c
-            .prepared<unknown[], RunSummary>(LONE_SINCE_SQL)
-            .all({ ...params, floor: page[page.length - 1]!.updatedAt, upto: params.afterAt ?? Number.MAX_VALUE })
-        : c.prepared<unknown[], RunSummary>(LONE_ALL_SQL).all(params);
-    if (lone.length === 0) return page;
-    return [...page, ...lone]
-      .sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-      .slice(0, params.limit);
-  })();
+  return c.db
+    .transaction((): CountedRunSummary[] => {
+      const counts = parts?.map((part) => countPart(c, part, 'alone', params));
+      const meeting =
+        parts && counts && meetingCounts(parts, counts) ? countPart(c, parts[0]!, 'meeting', params) : null;
+      // No run carries the whole filter: the page is empty, whatever else it asks (outside runs carry no tags).
+      if (meeting === 0) return [];
+      const narrow = parts && counts && narrowestPart(parts, counts, meeting);
+      const page = narrow
+        ? c.prepared<unknown[], CountedRunSummary>(NARROW_PAGE_SQL).all({
+            ...params,
+            narrowTag: 'tag' in narrow ? narrow.tag : null,
+            narrowKey: 'key' in narrow ? narrow.key : null,
+            narrowValue: 'key' in narrow ? narrow.value : null,
+          })
+        : c.prepared<unknown[], CountedRunSummary>(PAGE_SQL).all(params);
+      const lonely =
+        (params.status === null || params.status === 'idle') &&
+        params.waiting === null &&
+        (params.workflow === null || params.workflow === 'external') &&
+        params.owner === null &&
+        params.parent === null &&
+        parts === null;
+      if (!lonely) return page;
+      const lone =
+        page.length === params.limit
+          ? c
+              .prepared<unknown[], CountedRunSummary>(LONE_SINCE_SQL)
+              .all({ ...params, floor: page[page.length - 1]!.updatedAt, upto: params.afterAt ?? Number.MAX_VALUE })
+          : c.prepared<unknown[], CountedRunSummary>(LONE_ALL_SQL).all(params);
+      if (lone.length === 0) return page;
+      return [...page, ...lone]
+        .sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+        .slice(0, params.limit);
+    })()
+    .map(withExecuted);
 }
 
 /**

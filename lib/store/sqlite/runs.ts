@@ -53,6 +53,15 @@ export const runnable = (limits?: Record<string, RunLimits>): string => {
 /** The pick of a worker whose workflows declare no limits. */
 export const RUNNABLE = runnable();
 
+/** What the stall judge reads of a run (RunHead): the row's columns, none joined. */
+const RUN_HEAD = {
+  id: runs.id,
+  workflow: runs.workflow,
+  status: runs.status,
+  owner: runs.owner,
+  leaseExpiresAt: runs.leaseExpiresAt,
+};
+
 /** Whether any run is runnable now, for anyone: the wake watcher's look (notify.ts), a read that takes no lock. */
 export const ANY_RUNNABLE = `SELECT EXISTS (SELECT 1 FROM runs INDEXED BY runs_runnable WHERE ${RUNNABLE_NOW}) AS any`;
 
@@ -160,6 +169,24 @@ export function sqliteRuns(c: SqliteConnection, inBatch: InBatch | null = null):
 
     async listRuns(filter) {
       return guard(() => listRunsIn(c, filter));
+    },
+
+    async listRunHeads(filter) {
+      if (filter.workflows?.length === 0) return [];
+      return guard(() =>
+        orm
+          .select(RUN_HEAD)
+          .from(runs)
+          .where(
+            and(
+              eq(runs.status, filter.status),
+              filter.workflows ? inArray(runs.workflow, filter.workflows) : undefined,
+            ),
+          )
+          .orderBy(desc(runs.updatedAt))
+          .limit(filter.limit)
+          .all(),
+      );
     },
 
     async claimRun(request) {

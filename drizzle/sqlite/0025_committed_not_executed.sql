@@ -1,0 +1,1 @@
+CREATE INDEX `committed_not_executed` ON `committed` (`run_id`) WHERE "committed"."source" <> 'executed';
