@@ -134,6 +134,45 @@ describe.each(list)('outside clients’ runs on $name', (backend) => {
       ids.filter((id) => !/^r[036]$/.test(id)),
     );
   });
+
+  // The list reads claims only from the runs rows' last time on (sqlite/run-list.ts CANDIDATES): a claimed
+  // outside run must still take its place among a full page of runs rows, whether its time is its claim's or
+  // its progress's.
+  it('pages claimed outside runs among runs rows by their latest claim or progress, each once', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const id = `c${String(i).padStart(2, '0')}`;
+      if (i % 4 === 1) await h.insertOutsideClaim(`${id}:step:0`, id);
+      else if (i % 4 === 3) {
+        // Its progress is older than its claim: the claim is its time.
+        await new Checkpoint(store, id).saveProgress(1, {});
+        await h.elapse(500);
+        await h.insertOutsideClaim(`${id}:step:1`, id);
+      } else await store.createRun({ id, workflow: 'w', inputJson: '{}', totalSteps: null });
+      ids.unshift(id);
+      // A claim-only run 0.3 s after a runs row: close to the time the claims are read from.
+      await h.elapse(i % 4 === 0 ? 300 : 1000);
+    }
+    // One whose claim is older than its progress: the progress is its time.
+    await h.insertOutsideClaim('late:step:0', 'late');
+    await h.elapse(100);
+    await new Checkpoint(store, 'late').saveProgress(1, {});
+    ids.unshift('late');
+    for (const status of [undefined, 'running'] as const) {
+      const want = status ? ids.filter((id) => !/^c(00|02|04|06|08|10)$/.test(id)) : ids;
+      for (const limit of [1, 2, 3, 5, 13, 20]) {
+        const seen: string[] = [];
+        let after: { updatedAt: number; id: string } | undefined;
+        for (let pages = 0; pages < 20; pages++) {
+          const page = await store.listRuns({ claimTtlMs: TTL, limit, after, status });
+          seen.push(...page.map((r) => r.id));
+          if (page.length < limit) break;
+          after = { updatedAt: page.at(-1)!.updatedAt, id: page.at(-1)!.id };
+        }
+        expect(seen, `status ${status}, limit ${limit}`).toEqual(want);
+      }
+    }
+  });
 });
 
 describe('outside clients’ runs through the CLI process', () => {
