@@ -16,7 +16,7 @@ import { z } from 'zod';
 import { benchPostgres } from './postgres';
 import { benchSqlite, type Synchronous } from './sqlite';
 import { benchStartup } from './startup';
-import { type Figure, figure, type Samples, spread } from './stats';
+import { type Figure, figure, PER_STEP_NAMES, type Samples, spread } from './stats';
 import { benchThroughput } from './throughput';
 import { killWorkers } from './workers';
 
@@ -127,15 +127,6 @@ function table(rows: Row[], flags: Flags): string {
     ...perStepTable(rows, flags),
   ].join('\n');
 }
-
-const PER_STEP_NAMES: Record<string, string> = {
-  walPages: 'WAL pages',
-  commits: 'WAL commits',
-  fsyncs: 'fsyncs',
-  clientCpuUs: 'client CPU µs',
-  backendCpuUs: 'backend CPU µs',
-  totalCpuUs: 'total CPU µs',
-};
 
 /** What a committed step spent of the limiting resource, product beside floors, from the rounds timed above. */
 function perStepTable(rows: Row[], flags: Flags): string[] {

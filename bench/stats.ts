@@ -29,6 +29,16 @@ export interface Samples {
   oneCommitFloor: number[];
 }
 
+/** How the per-step tables name each figure, lone run and throughput alike. */
+export const PER_STEP_NAMES: Record<string, string> = {
+  walPages: 'WAL pages',
+  commits: 'WAL commits',
+  fsyncs: 'fsyncs',
+  clientCpuUs: 'client CPU µs',
+  backendCpuUs: 'backend CPU µs',
+  totalCpuUs: 'total CPU µs',
+};
+
 /**
  * Per round, what each of the three spent per committed step, by resource (`walPages`, `clientCpuUs`, …): read
  * around the timed rounds (PostgreSQL's CPU), or in an untimed counting pass of as many rounds (SQLite's WAL).

@@ -3,6 +3,8 @@
  * floor measured in the same run (bench/throughput-sqlite.ts, bench/throughput-postgres.ts), with what each
  * process spent meanwhile, which says what limits the figure.
  */
+
+import { PER_STEP_NAMES } from './stats';
 import { throughputPostgres } from './throughput-postgres';
 import type { Throughput, ThroughputOptions } from './throughput-run';
 import { COUNT_WINDOW_MS, throughputSqlite } from './throughput-sqlite';
@@ -180,15 +182,6 @@ function limits(w: WindowFigure, client: 'worker' | 'bench'): Limits {
       : 'the timed window',
   };
 }
-
-const PER_STEP_NAMES: Record<string, string> = {
-  walPages: 'WAL pages',
-  commits: 'WAL commits',
-  fsyncs: 'fsyncs',
-  clientCpuUs: 'client CPU µs',
-  backendCpuUs: 'backend CPU µs',
-  totalCpuUs: 'total CPU µs',
-};
 
 function perStepLines(label: string, figures: Limits & { floor: Limits }): string[][] {
   const cell = (value: number | null | undefined) => (value === null || value === undefined ? '?' : value.toFixed(2));

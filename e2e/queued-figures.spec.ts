@@ -24,6 +24,15 @@ async function withStore<T>(fn: (store: Store & RunStore) => Promise<T>): Promis
   }
 }
 
+/** A worker's heartbeat "in an hour": live however long the pages take to load on a busy machine. */
+function beatInAnHour(worker: string): Promise<void> {
+  return withStore(async (store) => {
+    (store as unknown as { db: { prepare(sql: string): { run(...a: unknown[]): void } } }).db
+      .prepare('UPDATE workers SET heartbeat_at = ? WHERE id = ?')
+      .run(Date.now() / 1000 + 3600, worker);
+  });
+}
+
 test('a queued run behind a busy slot names the worker and the run that holds it', async ({ page }) => {
   const workflow = uniqueId('e2e-slot').toLowerCase();
   const worker = `${workflow}-worker`;
@@ -40,12 +49,7 @@ test('a queued run behind a busy slot names the worker and the run that holds it
       (await store.claimRun({ workerId: worker, leaseMs: 3_600_000, workflows: [workflow], runId: held }))?.id,
     ).toBe(held);
   });
-  // Its heartbeat "in an hour": live however long the pages take to load on a busy machine.
-  await withStore(async (store) => {
-    await (store as unknown as { db: { prepare(sql: string): { run(...a: unknown[]): void } } }).db
-      .prepare('UPDATE workers SET heartbeat_at = ? WHERE id = ?')
-      .run(Date.now() / 1000 + 3600, worker);
-  });
+  await beatInAnHour(worker);
   const reason = `waiting for a free slot: 1 of 1 busy on worker ${worker} with run ${held}`;
   try {
     const runs = new RunsPage(page);
@@ -89,11 +93,7 @@ test("a run its workflow's concurrency limit holds back says why on the runs lis
       (await store.claimRun({ workerId: worker, leaseMs: 3_600_000, workflows: [workflow], runId: first }))?.id,
     ).toBe(first);
   });
-  await withStore(async (store) => {
-    await (store as unknown as { db: { prepare(sql: string): { run(...a: unknown[]): void } } }).db
-      .prepare('UPDATE workers SET heartbeat_at = ? WHERE id = ?')
-      .run(Date.now() / 1000 + 3600, worker);
-  });
+  await beatInAnHour(worker);
   const reason = '1 of 1 runs for key acme are running';
   try {
     const runs = new RunsPage(page);

@@ -60,10 +60,17 @@ describe.skipIf(!pgUp)('worker health on PostgreSQL', () => {
     url.searchParams.set('schema', schema.name);
     const { worker, base } = await healthWorker(url.toString(), 'health-pg');
 
-    const ready = await until('/healthz to answer 200', async () => {
-      const r = await get(`${base}/healthz`);
-      return r.status === 200 && r.body;
-    });
+    /** The body of /healthz once it answers `status`, within `timeoutMs` (until's default without one). */
+    const healthzAnswers = (status: number, what: string, timeoutMs?: number) =>
+      until(
+        what,
+        async () => {
+          const r = await get(`${base}/healthz`);
+          return r.status === status && r.body;
+        },
+        { timeoutMs },
+      );
+    const ready = await healthzAnswers(200, '/healthz to answer 200');
     expect(JSON.parse(ready)).toMatchObject({
       ready: true,
       workerId: 'health-pg',
@@ -73,14 +80,7 @@ describe.skipIf(!pgUp)('worker health on PostgreSQL', () => {
 
     proxy.cut();
     const cutAt = Date.now();
-    const down = await until(
-      '/healthz to answer 503',
-      async () => {
-        const r = await get(`${base}/healthz`);
-        return r.status === 503 && r.body;
-      },
-      { timeoutMs: UNREADY_WITHIN_MS },
-    );
+    const down = await healthzAnswers(503, '/healthz to answer 503', UNREADY_WITHIN_MS);
     expect(Date.now() - cutAt).toBeLessThanOrEqual(UNREADY_WITHIN_MS);
     expect(JSON.parse(down)).toMatchObject({ ready: false, checks: { store: { ok: false } } });
     // Not dead: a restart would not bring the store back.
@@ -88,14 +88,7 @@ describe.skipIf(!pgUp)('worker health on PostgreSQL', () => {
 
     proxy.open();
     const openedAt = Date.now();
-    const back = await until(
-      '/healthz to answer 200 again',
-      async () => {
-        const r = await get(`${base}/healthz`);
-        return r.status === 200 && r.body;
-      },
-      { timeoutMs: READY_WITHIN_MS },
-    );
+    const back = await healthzAnswers(200, '/healthz to answer 200 again', READY_WITHIN_MS);
     expect(Date.now() - openedAt).toBeLessThanOrEqual(READY_WITHIN_MS);
     expect(JSON.parse(back)).toMatchObject({ ready: true, checks: { store: { ok: true }, heartbeat: { ok: true } } });
     await stop(worker);

@@ -21,7 +21,7 @@
  *   not InvalidTransition, and not done twice.
  */
 import { performance } from 'node:perf_hooks';
-import { and, desc, eq, inArray, isNull, type SQL, sql } from 'drizzle-orm';
+import { and, desc, eq, isNull, type SQL, sql } from 'drizzle-orm';
 import type pg from 'pg';
 import { limitsHold } from '../../domain/run-limits';
 import { ConflictError, InvalidTransitionError, NotFoundError } from '../../errors';
@@ -29,6 +29,7 @@ import type { RunRow, RunStatus, RunStore, WorkerStore, WorkflowStore } from '..
 import { runs, stepEvents } from '../schema/pg';
 import { cascadeDetail } from '../shared/children';
 import { announceWake } from '../shared/local-wakes';
+import { runHeadColumns, runHeadFilter } from '../shared/run-heads';
 import { limitUseOf, limitUseSql, withinLimitsSql } from '../shared/run-limits-sql';
 import { TRANSITIONS } from '../shared/transitions';
 import { runEndEvent } from '../shared/webhooks';
@@ -40,15 +41,6 @@ import { dueWait, settleChild } from './waits';
 import { enqueueIn } from './webhooks';
 
 type RunsOnly = Omit<RunStore, keyof WorkerStore | keyof WorkflowStore>;
-
-/** What the stall judge reads of a run (RunHead): the row's columns, none joined. */
-const RUN_HEAD = {
-  id: runs.id,
-  workflow: runs.workflow,
-  status: runs.status,
-  owner: runs.owner,
-  leaseExpiresAt: runs.leaseExpiresAt,
-};
 
 /**
  * Added to "since the call began" when recognising an earlier attempt: the database's now() for the retry
@@ -332,14 +324,9 @@ export function postgresRuns(c: PgConnection): RunsOnly {
       if (filter.workflows?.length === 0) return [];
       return withRetry('listRunHeads', () =>
         c.orm
-          .select(RUN_HEAD)
+          .select(runHeadColumns(runs))
           .from(runs)
-          .where(
-            and(
-              eq(runs.status, filter.status),
-              filter.workflows ? inArray(runs.workflow, filter.workflows) : undefined,
-            ),
-          )
+          .where(runHeadFilter(runs, filter))
           .orderBy(desc(runs.updatedAt))
           .limit(filter.limit),
       );

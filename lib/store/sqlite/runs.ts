@@ -11,6 +11,7 @@ import type { RunRow, RunStore, WorkerStore, WorkflowStore } from '../contract';
 import { runs } from '../schema/sqlite';
 import { cascadeDetail } from '../shared/children';
 import { announceWake } from '../shared/local-wakes';
+import { runHeadColumns, runHeadFilter } from '../shared/run-heads';
 import { limitUseOf, limitUseSql, withinLimitsSql } from '../shared/run-limits-sql';
 import { TRANSITIONS } from '../shared/transitions';
 import { runEndEvent } from '../shared/webhooks';
@@ -52,15 +53,6 @@ export const runnable = (limits?: Record<string, RunLimits>): string => {
 
 /** The pick of a worker whose workflows declare no limits. */
 export const RUNNABLE = runnable();
-
-/** What the stall judge reads of a run (RunHead): the row's columns, none joined. */
-const RUN_HEAD = {
-  id: runs.id,
-  workflow: runs.workflow,
-  status: runs.status,
-  owner: runs.owner,
-  leaseExpiresAt: runs.leaseExpiresAt,
-};
 
 /** Whether any run is runnable now, for anyone: the wake watcher's look (notify.ts), a read that takes no lock. */
 export const ANY_RUNNABLE = `SELECT EXISTS (SELECT 1 FROM runs INDEXED BY runs_runnable WHERE ${RUNNABLE_NOW}) AS any`;
@@ -175,14 +167,9 @@ export function sqliteRuns(c: SqliteConnection, inBatch: InBatch | null = null):
       if (filter.workflows?.length === 0) return [];
       return guard(() =>
         orm
-          .select(RUN_HEAD)
+          .select(runHeadColumns(runs))
           .from(runs)
-          .where(
-            and(
-              eq(runs.status, filter.status),
-              filter.workflows ? inArray(runs.workflow, filter.workflows) : undefined,
-            ),
-          )
+          .where(runHeadFilter(runs, filter))
           .orderBy(desc(runs.updatedAt))
           .limit(filter.limit)
           .all(),
