@@ -204,9 +204,11 @@ function serve(args: string[], env: Record<string, string>) {
   return {
     exited,
     stdout: () => stdout,
+    // The announcement's last line: its lines are written at once but may reach the pipe in separate chunks, so
+    // its first line alone does not mean the worker's line below it has arrived.
     ready: () =>
       until(
-        () => stdout.includes('Waybill is running at'),
+        () => stdout.includes('Ctrl-C stops them.'),
         exited,
         () => `${stdout}\n${stderr}`,
       ),
