@@ -33,6 +33,7 @@ export const SQLITE_MIGRATIONS: readonly EmbeddedMigration[] = [
   { tag: "0023_run_tags", sql: "CREATE TABLE `run_metadata` (\n\t`run_id` text NOT NULL,\n\t`key` text NOT NULL,\n\t`value` text NOT NULL,\n\tPRIMARY KEY(`run_id`, `key`)\n);\n--> statement-breakpoint\nCREATE INDEX `run_metadata_key_value` ON `run_metadata` (`key`,`value`,`run_id`);--> statement-breakpoint\nCREATE TABLE `run_tags` (\n\t`run_id` text NOT NULL,\n\t`tag` text NOT NULL,\n\tPRIMARY KEY(`run_id`, `tag`)\n);\n--> statement-breakpoint\nCREATE INDEX `run_tags_tag` ON `run_tags` (`tag`,`run_id`);" },
   { tag: "0024_run_traceparent", sql: "ALTER TABLE `runs` ADD `traceparent` text;" },
   { tag: "0025_committed_not_executed", sql: "CREATE INDEX `committed_not_executed` ON `committed` (`run_id`) WHERE \"committed\".\"source\" <> 'executed';" },
+  { tag: "0026_committed_one_run_index", sql: "DROP INDEX `committed_run_order`;--> statement-breakpoint\nDROP INDEX `committed_run_step`;--> statement-breakpoint\nCREATE INDEX `committed_run_step` ON `committed` (`run_id`,`step`,`idem_key`);" },
 ];
 
 /** drizzle/pg, in the order of its meta/_journal.json. */

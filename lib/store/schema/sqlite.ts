@@ -54,10 +54,12 @@ export const committed = sqliteTable(
     priorStateJson: text('prior_state_json'),
   },
   (t) => [
-    index('committed_run_step').on(t.runId, t.step),
-    // The committed table's page order, (step, key) with keyless steps first: a keyset page of a
-    // 100,000-step run reads its hundred rows from here instead of sorting the run.
-    index('committed_run_order').on(t.runId, sql`coalesce(${t.step}, -1)`, t.idemKey),
+    // A run's rows in the committed table's page order, (step, key) with keyless steps first (SQLite sorts NULL
+    // lowest): a keyset page of a 100,000-step run reads its hundred rows from here instead of sorting the run,
+    // and a step or a range of steps is a seek. One such index, not one per read: every index that leads with
+    // the run keeps each run's rows in leaves of its own, so a group commit of many runs writes a page of it
+    // per run (pg.ts keeps both: PostgreSQL's WAL logs the changes, not the pages they land on).
+    index('committed_run_step').on(t.runId, t.step, t.idemKey),
     // Steps committed in the last hour (the runs page's rate) without reading a million rows.
     index('committed_at').on(t.committedAt),
     // A run's rows not executed here (resolved by hand, forked): few, so the runs list's `executed` figure is its

@@ -24,12 +24,24 @@ const footprint = statement<{ runId: string }, { keys: number; bytes: number }>(
     FROM committed WHERE run_id = @runId)
   + coalesce((SELECT length(CAST(state_json AS BLOB)) FROM progress WHERE run_id = @runId), 0) AS bytes`);
 
-/** Keyset on (step, key): the cursor is the last key seen, its step looked up by primary key. */
-const committedPage = statement<{ runId: string; afterKey: string | null; limit: number }, CommittedRow>(`SELECT
-    ${COMMITTED} FROM committed
-  WHERE run_id = @runId AND (@afterKey IS NULL OR (coalesce(step, -1), idem_key) >
-    (SELECT coalesce(step, -1), idem_key FROM committed WHERE idem_key = @afterKey))
-  ORDER BY coalesce(step, -1), idem_key LIMIT @limit`);
+/**
+ * Keyset on (step, key), keyless rows first, the order committed_run_step holds them in (SQLite sorts NULL lowest).
+ * The first page is the run's start of it; a later one starts after the last key seen, its step looked up by
+ * primary key (a key not found reads nothing), as two seeks: the keyless rows after a keyless cursor, then the
+ * stepped rows after the cursor, a row-value range that NULL never satisfies (from the lowest integer after a
+ * keyless cursor, so no negative step is skipped).
+ */
+export const firstCommittedPage = statement<{ runId: string; limit: number }, CommittedRow>(`SELECT ${COMMITTED}
+  FROM committed WHERE run_id = @runId ORDER BY step, idem_key LIMIT @limit`);
+export const committedPageAfter = statement<{ runId: string; afterKey: string; limit: number }, CommittedRow>(`
+  SELECT * FROM (SELECT ${COMMITTED} FROM committed WHERE run_id = @runId AND step IS NULL
+    AND idem_key > (SELECT idem_key FROM committed WHERE idem_key = @afterKey AND step IS NULL)
+    ORDER BY step, idem_key LIMIT @limit)
+  UNION ALL
+  SELECT * FROM (SELECT ${COMMITTED} FROM committed WHERE run_id = @runId
+    AND (step, idem_key) > (SELECT coalesce(step, -9223372036854775808), idem_key FROM committed WHERE idem_key = @afterKey)
+    ORDER BY step, idem_key LIMIT @limit)
+  ORDER BY step, idemKey LIMIT @limit`);
 
 const deleteClaim = statement<{ idemKey: string }>('DELETE FROM claims WHERE idem_key = @idemKey');
 
@@ -52,8 +64,11 @@ export function sqliteClaims(c: SqliteConnection): ClaimStore {
     },
 
     async listCommitted(runId, options = {}): Promise<CommittedRow[]> {
+      const limit = options.limit ?? 1000;
       return guard(() =>
-        committedPage.on(c.db).all({ runId, afterKey: options.afterKey ?? null, limit: options.limit ?? 1000 }),
+        options.afterKey == null
+          ? firstCommittedPage.on(c.db).all({ runId, limit })
+          : committedPageAfter.on(c.db).all({ runId, afterKey: options.afterKey, limit }),
       );
     },
 

@@ -53,7 +53,7 @@ export function sqliteReads(c: SqliteConnection): Omit<InsightStore, 'metricsSna
       return guard(() =>
         c
           .prepared<[string, number], StepTiming>(`SELECT ${TIMING}
-        FROM committed WHERE run_id = ? ORDER BY coalesce(step, -1), idem_key LIMIT ?`)
+        FROM committed WHERE run_id = ? ORDER BY step, idem_key LIMIT ?`)
           .all(runId, options.limit ?? 10_000),
       );
     },
@@ -91,10 +91,9 @@ export function sqliteReads(c: SqliteConnection): Omit<InsightStore, 'metricsSna
     async recentSteps(runId: string, options: { limit: number }): Promise<StepTiming[]> {
       return guard(() =>
         c
-          .prepared<unknown[], StepTiming>(`SELECT * FROM (SELECT ${TIMING}, coalesce(step, -1) AS o
-        FROM committed WHERE run_id = ? ORDER BY coalesce(step, -1) DESC, idem_key DESC LIMIT ?) ORDER BY o, idemKey`)
-          .all(runId, options.limit)
-          .map(({ o: _, ...row }: StepTiming & { o?: number }) => row),
+          .prepared<unknown[], StepTiming>(`SELECT * FROM (SELECT ${TIMING}
+        FROM committed WHERE run_id = ? ORDER BY step DESC, idem_key DESC LIMIT ?) ORDER BY step, idemKey`)
+          .all(runId, options.limit),
       );
     },
 
@@ -132,7 +131,7 @@ export function sqliteReads(c: SqliteConnection): Omit<InsightStore, 'metricsSna
         c
           .prepared<[string, string, number], CommittedRow>(`SELECT ${COMMITTED}
         FROM committed WHERE run_id = ? AND idem_key LIKE ? ESCAPE '\\'
-        ORDER BY coalesce(step, -1), idem_key LIMIT ?`)
+        ORDER BY step, idem_key LIMIT ?`)
           .all(runId, pattern, options.limit ?? 100),
       );
     },

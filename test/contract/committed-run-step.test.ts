@@ -1,0 +1,140 @@
+/**
+ * SQLite keeps one index of a run's committed rows, committed_run_step on (run, step, key) (#29): a store made at
+ * the migration before it keeps every row when it opens, loses committed_run_order, and its committed pages, in
+ * (step, key) order with keyless rows first, are the same read through the new index, each a seek of it. The
+ * run-keyed index a 64-run batch writes a page a run of is one fewer (bench/RESULTS.md).
+ */
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { migrationsOf } from '../../lib/store/migrate/runner';
+import { openSqliteStore } from '../../lib/store/sqlite';
+import { committedPageAfter, firstCommittedPage } from '../../lib/store/sqlite/claims';
+import { migrateSqlite } from '../../lib/store/sqlite/migrate';
+import { tempDir } from '../support/tmp';
+
+const ROWS: [key: string, step: number | null][] = [
+  ['mixed:b', null],
+  ['mixed:a', null],
+  ['mixed:step:1', 1],
+  ['mixed:retry', 1],
+  ['mixed:step:0', 0],
+  ['mixed:negative', -3],
+  ['mixed:step:10', 10],
+  ['mixed:step:2', 2],
+];
+// (step, key), NULL lowest: the order committed_run_order's coalesce(step, -1) gave these rows, less the negative step.
+const ORDER = [
+  'mixed:a',
+  'mixed:b',
+  'mixed:negative',
+  'mixed:step:0',
+  'mixed:retry',
+  'mixed:step:1',
+  'mixed:step:2',
+  'mixed:step:10',
+];
+
+function storeAtPreviousMigration(path: string): void {
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  const previous = migrationsOf('sqlite').slice(0, -1);
+  expect(previous.at(-1)!.tag).toBe('0025_committed_not_executed');
+  migrateSqlite(db, previous, 1);
+  const insert = db.prepare(
+    'INSERT INTO committed (idem_key, run_id, result_json, committed_at, step, source) VALUES (?, ?, ?, ?, ?, ?)',
+  );
+  for (const [i, [key, step]] of ROWS.entries()) insert.run(key, 'mixed', JSON.stringify(i), 100 + i, step, 'executed');
+  insert.run('other:step:0', 'other', '"x"', 200, 0, 'manual');
+  db.close();
+}
+
+const indexes = (db: Database.Database) =>
+  db
+    .prepare<[], { name: string; sql: string }>(
+      "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'committed' AND sql IS NOT NULL ORDER BY name",
+    )
+    .all();
+
+describe('committed_run_step on SQLite', () => {
+  it('migrates a store from the migration before it with every row, and pages it in (step, key) order', async () => {
+    const path = tempDir('waybill-run-step-').file('store.db');
+    storeAtPreviousMigration(path);
+    const before = new Database(path, { readonly: true });
+    expect(indexes(before).map((i) => i.name)).toContain('committed_run_order');
+    before.close();
+
+    const store = openSqliteStore({ path, synchronous: 'normal' });
+    try {
+      expect(indexes(store.db)).toEqual([
+        { name: 'committed_at', sql: expect.any(String) },
+        { name: 'committed_not_executed', sql: expect.any(String) },
+        {
+          name: 'committed_run_step',
+          sql: 'CREATE INDEX `committed_run_step` ON `committed` (`run_id`,`step`,`idem_key`)',
+        },
+      ]);
+      const all = await store.listCommitted('mixed');
+      expect(all.map((r) => r.idemKey)).toEqual(ORDER);
+      expect(all.map((r) => r.resultJson)).toEqual(
+        ORDER.map((key) => JSON.stringify(ROWS.findIndex(([k]) => k === key))),
+      );
+      expect(await store.getCommitted('other:step:0')).toMatchObject({ runId: 'other', source: 'manual' });
+      expect(await store.countCommitted('mixed')).toBe(ROWS.length);
+
+      // Every keyset page size walks the same order: after a keyless cursor, a negative step, a step with two keys.
+      for (const limit of [1, 2, 3, 5]) {
+        const seen: string[] = [];
+        let afterKey: string | undefined;
+        for (;;) {
+          const page = await store.listCommitted('mixed', { afterKey, limit });
+          if (page.length === 0) break;
+          seen.push(...page.map((r) => r.idemKey));
+          afterKey = page.at(-1)!.idemKey;
+        }
+        expect(seen).toEqual(ORDER);
+      }
+      expect(await store.listCommitted('mixed', { afterKey: 'no-such-key' })).toEqual([]);
+      expect((await store.recentSteps('mixed', { limit: 3 })).map((r) => r.idemKey)).toEqual(ORDER.slice(-3));
+      expect((await store.listStepTimings('mixed', { limit: 4 })).map((r) => r.idemKey)).toEqual(ORDER.slice(0, 4));
+      expect((await store.searchCommitted('mixed', 'step:1')).map((r) => r.idemKey)).toEqual([
+        'mixed:step:1',
+        'mixed:step:10',
+      ]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('reads a page of a 20,000-step run from committed_run_step without sorting the run', async () => {
+    const path = tempDir('waybill-run-step-').file('store.db');
+    const store = openSqliteStore({ path, synchronous: 'normal' });
+    try {
+      store.db.exec(`WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 19999)
+        INSERT INTO committed (idem_key, run_id, result_json, committed_at, step)
+        SELECT 'big:step:' || i, 'big', '1', i, i FROM n`);
+      store.db.exec('ANALYZE');
+      const plan = (text: string, params: unknown[]) =>
+        store.db
+          .prepare(`EXPLAIN QUERY PLAN ${text}`)
+          .all(...params)
+          .map((row) => (row as { detail: string }).detail);
+      const seek = 'SEARCH committed USING INDEX committed_run_step';
+      expect(plan(firstCommittedPage.positional, ['big', 3])).toEqual([`${seek} (run_id=?)`]);
+      // Each branch a range of the index, read in its order; what is sorted is the branches' pages (subqueries of at
+      // most `limit` rows each), merged.
+      const after = plan(committedPageAfter.positional, ['big', 'big:step:15000', 3, 'big', 'big:step:15000', 3, 3]);
+      expect(after.filter((d) => /\bcommitted\b/.test(d))).toEqual([
+        `${seek} (run_id=? AND step=? AND idem_key>?)`,
+        'SEARCH committed USING INDEX sqlite_autoindex_committed_1 (idem_key=?)',
+        `${seek} (run_id=? AND step>?)`,
+        'SEARCH committed USING INDEX sqlite_autoindex_committed_1 (idem_key=?)',
+      ]);
+      const sorted = after.flatMap((d, i) => (/TEMP B-TREE/.test(d) ? [after[i - 1]] : []));
+      expect(sorted).toEqual(['SCAN (subquery-2)', 'SCAN (subquery-5)']);
+      const deep = await store.listCommitted('big', { afterKey: 'big:step:15000', limit: 3 });
+      expect(deep.map((r) => r.step)).toEqual([15001, 15002, 15003]);
+    } finally {
+      await store.close();
+    }
+  });
+});
