@@ -7,7 +7,7 @@
 import type { RunStore, RunSummary } from '../contract';
 import { claimExpiresAtText } from '../shared/claim-expiry-sql';
 import { containsPattern } from '../shared/columns';
-import { OUTSIDE_STATUS_SQL } from '../shared/outside-runs';
+import { OUTSIDE_STATUS_SQL, outsideMayMatch } from '../shared/outside-runs';
 import { type CountedRunSummary, committedCountSql, notExecutedCountSql, withExecuted } from '../shared/run-counts';
 import {
   meetingCounts,
@@ -200,14 +200,7 @@ export function listRunsIn(c: SqliteConnection, filter: Parameters<RunStore['lis
     afterId: filter.after?.id ?? null,
   };
   const parts = tagFilterParts(filter);
-  // Whether an outside client's run (external, no owner, parent, wait, tag or metadata) can match the filter.
-  const outside =
-    (params.status === null || params.status === 'running' || params.status === 'idle') &&
-    params.waiting === null &&
-    (params.workflow === null || params.workflow === 'external') &&
-    params.owner === null &&
-    params.parent === null &&
-    parts === null;
+  const outside = outsideMayMatch(filter);
   return c.db
     .transaction((): CountedRunSummary[] => {
       const counts = parts?.map((part) => countPart(c, part, 'alone', params));
