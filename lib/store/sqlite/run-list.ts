@@ -46,13 +46,13 @@ const RUN_FILTER = `(@status IS NULL OR r.status = @status) AND (@workflow IS NU
  * The runs rows' top (BY_ROW, runs_status_updated's when a status is asked) is read first, so the other
  * branches know where to stop. Once it holds `limit` runs, its last time is the page's floor: a run whose row
  * and progress are both older has `limit` runs ahead of it, and an outside run whose progress and claims are,
- * too. So progress_updated is read down to @floor, and the claims from @claimFloor (both the floor), only when
- * the filter can match an outside run (@outside: a tag, a wait, a workflow of ours cannot). When the runs rows' top is
- * short, it holds every runs row the filter matches: progress_updated is not read (@floor is past any time),
- * and the outside runs with progress are found by an ordered EXCEPT of the two primary keys (one merge, no
- * lookup per row), only when the filter can match an outside run (@short), and every outside claim is read.
- * A filter few or no runs match (`status=rejected`, `workflow=nope`) so costs the runs rows' walk alone, not
- * a runs lookup for each of progress's rows as well.
+ * too. So progress_updated is read down to @floor, and the claims from @claimFloor (both the floor), these only
+ * when the filter can match an outside run (@outside: a tag, a wait or a workflow of ours cannot). When the
+ * runs rows' top is short, it holds every runs row the filter matches: progress_updated is not read (@floor is
+ * past any time), the outside runs with progress are found by an ordered EXCEPT of the two primary keys (one
+ * merge, no lookup per row) when the filter can match one (@short), and every outside claim is read. A filter
+ * few or no runs match (`status=rejected`, `workflow=nope`) so costs the runs rows' walk alone, not a runs
+ * lookup for each of progress's rows as well.
  */
 const BY_ROW = (status: boolean) => `SELECT r.id, r.updated_at AS at FROM runs r LEFT JOIN progress p ON p.run_id = r.id
   WHERE ${RUN_FILTER} ${status ? 'AND r.status = @status' : ''}
@@ -244,7 +244,7 @@ function pageFromRows(
     .prepared<unknown[], { id: string; at: number }>(params.status === null ? BY_ROW_SQL : BY_ROW_STATUS_SQL)
     .all(params);
   const full = byRow.length === params.limit;
-  const floor = full ? byRow[byRow.length - 1]!.at : null;
+  const floor = full ? (byRow.at(-1)?.at ?? null) : null;
   return c.prepared<unknown[], CountedRunSummary>(PAGE_SQL).all({
     ...params,
     byRow: JSON.stringify(byRow.map((run) => run.id)),
