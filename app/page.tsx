@@ -50,14 +50,14 @@ async function RunsList({ searchParams, operator }: { searchParams: SearchParams
   const now = Date.now() / 1000;
   // Only what a row shows: the table is a client component, so every field given here is sent twice (its HTML and
   // its props), fifty times a page.
-  const rows: RunsTableRow[] = page.runs.map((run) => ({
+  const rows: RunsTableRow[] = page.runs.map(({ figures: { committed: _, ...figures }, ...run }) => ({
     id: run.id,
     workflow: run.workflow,
     status: run.status,
     orphanedClaims: run.orphanedClaims,
     owner: run.owner,
     error: run.error,
-    figures: run.figures,
+    figures,
     tags: run.tags,
     updatedLabel: relative(run.updatedAt, now),
     updatedTitle: isoTime(run.updatedAt),

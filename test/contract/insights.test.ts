@@ -50,6 +50,20 @@ describe.each(list)('insights on $name', (backend) => {
     expect((await store.runStats({ sinceSeconds: 0, claimTtlMs: 100 })).orphanedClaims).toBe(1);
   });
 
+  it('runStats counts what this store and another process committed since its last read', async () => {
+    const stats = () => store.runStats({ sinceSeconds: 0, claimTtlMs: TTL });
+    await store.createRun({ id: 'mine', workflow: 'w', inputJson: '{}', totalSteps: 3 });
+    expect((await stats()).byStatus.queued).toBe(1);
+    expect((await stats()).byStatus.queued).toBe(1);
+    const other = (await h.reopen()) as Store & RunStore;
+    await other.createRun({ id: 'theirs', workflow: 'w', inputJson: '{}', totalSteps: 3 });
+    expect((await stats()).byStatus.queued).toBe(2);
+    await runAgent([1, 2], new Checkpoint(other, 'ext-other'), (x) => x);
+    expect(await stats()).toMatchObject({ executed: 2, byStatus: { queued: 2, idle: 1 } });
+    await store.actOnRun('mine', 'cancel', 'test');
+    expect((await stats()).byStatus).toMatchObject({ queued: 1, cancelled: 1, idle: 1 });
+  });
+
   it('listRuns pages by (updatedAt, id) without gaps or repeats', async () => {
     for (let i = 0; i < 7; i++)
       await store.createRun({ id: `r${i}`, workflow: 'w', inputJson: '{}', totalSteps: null });

@@ -300,6 +300,32 @@ describe.each(list)('run store contract on $name', (backend) => {
     expect(seen).toEqual(['later', 'A', 'B', 'C', 'a', 'b', 'c']);
   });
 
+  // The runs rows' top is read first, and progress only down to its last time, or not at all when it is short
+  // (sqlite/run-list.ts CANDIDATES): a run whose progress is newer than its row still takes its place.
+  it('pages runs by their progress when it is newer than their row, with a status filter or none', async () => {
+    for (let i = 0; i < 8; i++) await store.createRun(newRun(`p${i}`));
+    await h.exec(`UPDATE runs SET updated_at = 1000 + CAST(substr(id, 2) AS INTEGER)`);
+    await h.exec(`UPDATE runs SET status = 'cancelled', updated_at = 1010 WHERE id = 'p6'`);
+    await h.exec(`INSERT INTO progress (run_id, step, state_json, updated_at) VALUES
+      ('p1', 1, '{}', 1030), ('p4', 1, '{}', 1020), ('p2', 1, '{}', 1006), ('p0', 1, '{}', 500)`);
+    const newest = ['p1', 'p4', 'p6', 'p7', 'p2', 'p5', 'p3', 'p0'];
+    const statusOf = (id: string) => (id === 'p6' ? 'cancelled' : 'queued');
+    for (const status of [undefined, 'queued', 'cancelled', 'failed'] as const) {
+      const want = newest.filter((id) => !status || statusOf(id) === status);
+      for (const limit of [1, 2, 3, 5, 20]) {
+        const seen: string[] = [];
+        let after: { updatedAt: number; id: string } | undefined;
+        for (let page = 0; page < 20; page++) {
+          const rows = await store.listRuns({ limit, claimTtlMs: 30_000, after, status });
+          seen.push(...rows.map((r) => r.id));
+          if (rows.length < limit) break;
+          after = { updatedAt: rows.at(-1)!.updatedAt, id: rows.at(-1)!.id };
+        }
+        expect(seen, `status ${status}, limit ${limit}`).toEqual(want);
+      }
+    }
+  });
+
   it('listRunHeads reads one status of runs rows, newest first, by workflow and limit; never an outside client’s run', async () => {
     for (const [id, workflow] of [
       ['q1', 'a'],

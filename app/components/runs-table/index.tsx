@@ -72,7 +72,11 @@ export function RunsTable({
               >
                 Exec / skip / await
               </th>
-              <th scope="col" className={`${th} text-right`}>
+              <th
+                scope="col"
+                className={`${th} text-right`}
+                title="Claims whose lease passed: the side effect may or may not have happened"
+              >
                 Orphaned
               </th>
               <th scope="col" className={th}>

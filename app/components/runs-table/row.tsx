@@ -15,8 +15,8 @@ export interface RunsTableRow
   queuedReason: string | null;
   /** Why it is stalled (lib/control/stalled.ts), or null. */
   stallMessage: string | null;
-  /** Its progress, executed, skipped… (lib/control/figures.ts). */
-  figures: RunFigures;
+  /** Its progress, executed, skipped… (lib/control/figures.ts): what the row shows of them. */
+  figures: Omit<RunFigures, 'committed'>;
   /** Its tags and metadata, shown under its id. */
   tags: RunTags;
 }
@@ -60,36 +60,27 @@ export function RunRow({
       <td className={td}>
         <RunState run={run} />
       </td>
-      <td className={`${td} whitespace-nowrap wb-body`}>{run.workflow}</td>
+      <td className={`${td} wb-td-text wb-body`}>{run.workflow}</td>
       <td className={`${td} w-56`}>
         <ProgressBar figures={run.figures} label={`Progress of ${run.id}`} />
       </td>
       <td
-        className={`${td} whitespace-nowrap text-right tabular-nums wb-body`}
+        className={`${td} wb-td-num wb-body`}
         title={`executed ${run.figures.executed}, skipped ${run.figures.skipped}, awaited ${run.figures.awaited}`}
       >
-        {run.figures.executed}
-        <span className="px-1 wb-dim">/</span>
-        {run.figures.skipped}
-        <span className="px-1 wb-dim">/</span>
-        {run.figures.awaited}
+        {`${run.figures.executed} / ${run.figures.skipped} / ${run.figures.awaited}`}
       </td>
-      <td className={`${td} text-right tabular-nums`} data-testid={`run-orphaned-${run.id}`}>
+      <td className={`${td} wb-td-num`} data-testid={`run-orphaned-${run.id}`}>
         {run.orphanedClaims > 0 ? (
-          <span
-            className="wb-badge wb-tone-orange font-semibold"
-            title="Claims whose lease passed: the side effect may or may not have happened"
-          >
-            {run.orphanedClaims}
-          </span>
+          <span className="wb-badge wb-tone-orange font-semibold">{run.orphanedClaims}</span>
         ) : (
           <span className="wb-dim">0</span>
         )}
       </td>
-      <td className={`${td} max-w-[12rem] truncate font-mono text-xs wb-soft`} title={run.owner ?? undefined}>
+      <td className={`${td} wb-td-owner`} title={run.owner ?? undefined}>
         {run.owner ?? <span className="wb-dim">—</span>}
       </td>
-      <td className={`${td} whitespace-nowrap text-right text-xs tabular-nums wb-soft`}>
+      <td className={`${td} wb-td-num text-xs wb-soft`}>
         <time dateTime={run.updatedTitle} title={run.updatedTitle}>
           {run.updatedLabel}
         </time>
@@ -103,29 +94,31 @@ function RunState({ run }: { run: RunsTableRow }) {
   return (
     <>
       <Badge value={run.status} testId={`run-status-${run.id}`} />
+      {/* The reason is the badge's title only where no line under it says it (a queued run says what it waits for). */}
       {run.stallMessage && (
-        <span className="wb-badge wb-tone-orange ml-1" data-testid={`run-stalled-${run.id}`} title={run.stallMessage}>
+        <span
+          className="wb-badge wb-tone-orange ml-1"
+          data-testid={`run-stalled-${run.id}`}
+          title={run.status === 'queued' ? run.stallMessage : undefined}
+        >
           stalled
         </span>
       )}
       {run.stallMessage && run.status !== 'queued' && (
-        <p
-          className="mt-1 max-w-[14rem] text-xs text-amber-800 dark:text-amber-300"
-          data-testid={`run-stall-${run.id}`}
-        >
+        <p className="wb-row-note wb-warn" data-testid={`run-stall-${run.id}`}>
           {run.stallMessage}
         </p>
       )}
       {run.queuedReason && (
         <p
-          className={`mt-1 max-w-[14rem] text-xs ${run.stallMessage ? 'text-amber-800 dark:text-amber-300' : 'wb-dim'}`}
+          className={`wb-row-note ${run.stallMessage ? 'wb-warn' : 'wb-dim'}`}
           data-testid={`run-queued-reason-${run.id}`}
         >
           {run.queuedReason}
         </p>
       )}
       {run.error && (
-        <p className="mt-1 max-w-[14rem] truncate text-xs text-red-700 dark:text-red-400" title={run.error}>
+        <p className="wb-row-note truncate text-red-700 dark:text-red-400" title={run.error}>
           {run.error}
         </p>
       )}
@@ -138,16 +131,14 @@ function RunTagChips({ tags }: { tags: RunTags }) {
   const pairs = Object.entries(tags.metadata);
   if (tags.tags.length === 0 && pairs.length === 0) return null;
   return (
-    <div data-testid="run-row-tags" className="mt-1 flex max-w-xs flex-wrap gap-1">
+    <div data-testid="run-row-tags" className="wb-chips">
       {tags.tags.map((tag) => (
-        <span key={tag} className="rounded bg-zinc-100 px-1.5 font-mono text-[11px] wb-dim dark:bg-zinc-800">
+        <span key={tag} className="wb-chip">
           {tag}
         </span>
       ))}
       {pairs.map(([key, value]) => (
-        <span key={key} className="rounded bg-zinc-100 px-1.5 font-mono text-[11px] wb-dim dark:bg-zinc-800">
-          {key}={value}
-        </span>
+        <span key={key} className="wb-chip">{`${key}=${value}`}</span>
       ))}
     </div>
   );

@@ -8,7 +8,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import type { RunStore, RunSummary } from '../contract';
 import { claimExpiredSql, claimTimes } from '../shared/claim-expiry-sql';
 import { containsPattern } from '../shared/columns';
-import { OUTSIDE_STATUS_SQL } from '../shared/outside-runs';
+import { OUTSIDE_STATUS_SQL, outsideMayMatch } from '../shared/outside-runs';
 import { type CountedRunSummary, committedCountSql, notExecutedCountSql, withExecuted } from '../shared/run-counts';
 import {
   meetingCounts,
@@ -27,10 +27,13 @@ const committedCount = (id: string) => sql.raw(committedCountSql('postgres', id)
 const notExecutedCount = (id: string) => sql.raw(notExecutedCountSql('postgres', id));
 /** SQLite's LIKE folds ASCII letters only; so does this, where ILIKE would follow the database's locale. */
 const asciiLower = (x: SQL) => sql`translate(${x}, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')`;
-/** A run's place in the list: the later of its row's and its progress's update (an outside client's: its claims'). */
-const PLACE = sql.raw(`CASE WHEN r.id IS NULL
-  THEN greatest(p.updated_at, coalesce((SELECT max(c.claimed_at) FROM claims c WHERE c.run_id = p.run_id), 0))
-  ELSE greatest(r.updated_at, coalesce(p.updated_at, 0)) END`);
+/** An outside client's run's place in the list: the later of its progress's update and its claims'. */
+const OUTSIDE_PLACE =
+  'greatest(p.updated_at, coalesce((SELECT max(c.claimed_at) FROM claims c WHERE c.run_id = p.run_id), 0))';
+/** A run's place in the list: the later of its row's and its progress's update (an outside client's: above). */
+const PLACE = sql.raw(
+  `CASE WHEN r.id IS NULL THEN ${OUTSIDE_PLACE} ELSE greatest(r.updated_at, coalesce(p.updated_at, 0)) END`,
+);
 
 /** The page's filter values, each typed where it is used. */
 function values(filter: Filter) {
@@ -75,12 +78,21 @@ function listSql(c: PgConnection, filter: Filter, narrow: TagFilterPart | null):
   const search = (id: SQL) => sql`(${v.search} IS NULL OR ${asciiLower(id)} LIKE ${asciiLower(v.search)} ESCAPE '\\')`;
   const orphaned = (run: string) => sql`(SELECT count(*)::int FROM claims c WHERE c.run_id = ${sql.raw(run)}
     AND ${claimExpiredSql(claimTimes('c.'), ttl, sql.raw('t.now'))})`;
-  // The runs that can be on the page, so the summary is computed for a few hundred runs, not all of them.
-  // A run's place is the later of two times, and the first `limit` runs by that are all among the first
-  // `limit` by either time alone (a run passed over in both would have `limit` runs ahead of it), so it is
-  // enough to read the top of two indexes, runs_updated and progress_updated, each with the page's filters
-  // and cursor applied exactly; plus outside clients' claimed runs, as few as the claims in flight.
-  const outside = sql`SELECT c.run_id FROM claims c WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = c.run_id)`;
+  // The runs that can be on the page, so the summary is computed for a few hundred runs, not all of them:
+  // the top of runs_updated and of progress_updated, each with the page's filters and cursor applied exactly,
+  // plus outside clients' claimed runs. sqlite/run-list.ts CANDIDATES says why the runs rows' top (by_row)
+  // bounds the rest: progress_updated is read down to its last time once it is full and not at all when it
+  // is short; then the outside runs with progress are looked for apart, when the filter can match one. Each
+  // bound is a subquery PostgreSQL runs once (an InitPlan), as an index bound or a one-time filter.
+  const outsideMay = sql`${outsideMayMatch(filter)}::boolean`;
+  const full = sql`(SELECT count(*) FROM by_row) = ${v.limit}`;
+  const outside = sql`SELECT c.run_id FROM claims c WHERE ${outsideMay}
+    AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = c.run_id)`;
+  const rowsTop = narrow
+    ? sql``
+    : sql`by_row AS MATERIALIZED (SELECT r.id, r.updated_at AS at FROM runs r LEFT JOIN progress p ON p.run_id = r.id
+    WHERE ${runFilter} AND ${search(sql.raw('r.id'))} AND ${after(PLACE, sql.raw('r.id'))}
+    ORDER BY r.updated_at DESC, r.id COLLATE "C" LIMIT ${v.limit}),`;
   // A narrow tag filter's candidates: the runs carrying its rarest part, from that part's index range, each by
   // its key, sorted by place (sqlite/run-list.ts's NARROW_CANDIDATES). Claimed outside runs are dropped below.
   const candidates = narrow
@@ -93,12 +105,11 @@ function listSql(c: PgConnection, filter: Filter, narrow: TagFilterPart | null):
     ORDER BY ${PLACE} DESC, r.id COLLATE "C" LIMIT ${v.limit})
   UNION
   ${outside}`
-    : sql`(SELECT r.id FROM runs r LEFT JOIN progress p ON p.run_id = r.id
-    WHERE ${runFilter} AND ${search(sql.raw('r.id'))} AND ${after(PLACE, sql.raw('r.id'))}
-    ORDER BY r.updated_at DESC, r.id COLLATE "C" LIMIT ${v.limit})
+    : sql`SELECT id FROM by_row
   UNION
   (SELECT p.run_id FROM progress p LEFT JOIN runs r ON r.id = p.run_id
-    WHERE CASE WHEN r.id IS NULL
+    WHERE p.updated_at >= (SELECT CASE WHEN count(*) < ${v.limit} THEN 'Infinity'::float8 ELSE min(at) END FROM by_row)
+      AND CASE WHEN r.id IS NULL
         THEN (${v.status} IS NULL OR ${v.status} = ${outsideStatus('p.run_id')})
           AND (${v.workflow} IS NULL OR ${v.workflow} = 'external') AND ${v.owner} IS NULL AND ${v.parent} IS NULL
           AND ${v.waiting} IS NULL AND ${v.tags} IS NULL AND ${v.metaKeys} IS NULL
@@ -106,8 +117,14 @@ function listSql(c: PgConnection, filter: Filter, narrow: TagFilterPart | null):
       AND ${search(sql.raw('p.run_id'))} AND ${after(PLACE, sql.raw('p.run_id'))}
     ORDER BY p.updated_at DESC, p.run_id COLLATE "C" LIMIT ${v.limit})
   UNION
-  ${outside}`;
-  return sql`WITH t AS (SELECT ${c.now()} AS now),
+  (SELECT p.run_id FROM progress p
+    WHERE ${outsideMay} AND NOT ${full} AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = p.run_id)
+      AND (${v.status} IS NULL OR ${v.status} = ${outsideStatus('p.run_id')}) AND ${search(sql.raw('p.run_id'))}
+      AND ${after(sql.raw(OUTSIDE_PLACE), sql.raw('p.run_id'))}
+    ORDER BY p.updated_at DESC, p.run_id COLLATE "C" LIMIT ${v.limit})
+  UNION
+  ${outside} AND c.claimed_at >= (SELECT CASE WHEN count(*) < ${v.limit} THEN '-Infinity'::float8 ELSE min(at) END FROM by_row)`;
+  return sql`WITH t AS (SELECT ${c.now()} AS now), ${rowsTop}
 cand AS (${candidates}),
 summary AS (
   SELECT r.id, r.workflow, r.status, coalesce(p.step, 0) AS step, r.total_steps AS "totalSteps",
@@ -184,15 +201,7 @@ export async function listRuns(c: PgConnection, filter: Filter): Promise<RunSumm
   const narrow = parts && counts && narrowestPart(parts, counts, meeting);
   const page = (await c.query<CountedRunSummary>(listSql(c, filter, narrow))).rows.map(withExecuted);
   // Outside clients' runs with only committed rows, as sqlite/run-list.ts finds them (an `idle` external run).
-  if (
-    (filter.status ?? 'idle') !== 'idle' ||
-    (filter.workflow ?? 'external') !== 'external' ||
-    filter.owner ||
-    filter.parent ||
-    parts ||
-    filter.waiting
-  )
-    return page;
+  if (!outsideMayMatch(filter) || filter.status === 'running') return page;
   const lone = (
     await c.query<CountedRunSummary>(loneSql(filter, page.length === limit ? page[page.length - 1]!.updatedAt : null))
   ).rows.map(withExecuted);

@@ -74,3 +74,27 @@ export function outsideRun(id: string, rows: OutsideRows): (Omit<RunRow, 'status
     traceparent: null,
   };
 }
+
+/**
+ * Whether a runs list's filter can match an outside client's run: one running or idle, in no workflow of ours,
+ * with no owner, parent, wait, tag or metadata. Both backends' lists skip the outside runs' reads when not.
+ */
+export function outsideMayMatch(filter: {
+  status?: string;
+  waiting?: string;
+  workflow?: string;
+  owner?: string;
+  parent?: string;
+  tags?: readonly string[];
+  meta?: readonly unknown[];
+}): boolean {
+  return (
+    (filter.status === undefined || filter.status === 'running' || filter.status === 'idle') &&
+    !filter.waiting &&
+    (filter.workflow === undefined || filter.workflow === OUTSIDE_WORKFLOW) &&
+    !filter.owner &&
+    !filter.parent &&
+    !filter.tags?.length &&
+    !filter.meta?.length
+  );
+}

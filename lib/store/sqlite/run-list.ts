@@ -7,7 +7,7 @@
 import type { RunStore, RunSummary } from '../contract';
 import { claimExpiresAtText } from '../shared/claim-expiry-sql';
 import { containsPattern } from '../shared/columns';
-import { OUTSIDE_STATUS_SQL } from '../shared/outside-runs';
+import { OUTSIDE_STATUS_SQL, outsideMayMatch } from '../shared/outside-runs';
 import { type CountedRunSummary, committedCountSql, notExecutedCountSql, withExecuted } from '../shared/run-counts';
 import {
   meetingCounts,
@@ -18,11 +18,13 @@ import {
 } from '../shared/run-tag-filter';
 import type { SqliteConnection } from './connection';
 
-/** A run's place in the list: the later of its row's and its progress's update (an outside client's: its claims'). */
-const PLACE = `CASE WHEN r.id IS NULL
-  THEN max(p.updated_at, coalesce((SELECT max(c.claimed_at) FROM claims c WHERE c.run_id = p.run_id), 0))
-  ELSE max(r.updated_at, coalesce(p.updated_at, 0)) END`;
-const AFTER = (id: string) => `(@afterAt IS NULL OR ${PLACE} < @afterAt OR (${PLACE} = @afterAt AND ${id} > @afterId))`;
+/** An outside client's run's place in the list: the later of its progress's update and its claims'. */
+const OUTSIDE_PLACE = (id: string) =>
+  `max(p.updated_at, coalesce((SELECT max(c.claimed_at) FROM claims c WHERE c.run_id = ${id}), 0))`;
+/** A run's place in the list: the later of its row's and its progress's update (an outside client's: above). */
+const PLACE = `CASE WHEN r.id IS NULL THEN ${OUTSIDE_PLACE('p.run_id')} ELSE max(r.updated_at, coalesce(p.updated_at, 0)) END`;
+const AFTER = (id: string, place = PLACE) =>
+  `(@afterAt IS NULL OR ${place} < @afterAt OR (${place} = @afterAt AND ${id} > @afterId))`;
 // `waiting`: parked on an open wait of that kind (listRunsIn then also asks for status `waiting`).
 // `tags`, `meta`: JSON arrays of the tags and [key, value] pairs every run listed carries, each found by its key.
 const TAGS_MATCH = (id: string) => `(@tags IS NULL OR NOT EXISTS (SELECT 1 FROM json_each(@tags) t
@@ -41,20 +43,30 @@ const RUN_FILTER = `(@status IS NULL OR r.status = @status) AND (@workflow IS NU
  * enough to read the top of two indexes, runs_updated and progress_updated, each with the page's filters
  * and cursor applied exactly; plus outside clients' claimed runs, as few as the claims in flight.
  *
- * Those claims are read from the first index's last time on (by_row's `at`, once it holds `limit` runs): an
- * outside run whose latest claim is older has `limit` runs ahead of it, unless its progress is later, and then
- * progress_updated's top has it. A tag or metadata filter lists no outside run (they carry none), so it reads
- * no claim. At 100,000 runs and 10,000 claims this is a scan of claims with a few runs lookups, 0.4 ms, where
- * a lookup per claim was 3-5 ms of every page.
+ * The runs rows' top (BY_ROW, runs_status_updated's when a status is asked) is read first, so the other
+ * branches know where to stop. Once it holds `limit` runs, its last time is the page's floor: a run whose row
+ * and progress are both older has `limit` runs ahead of it, and an outside run whose progress and claims are,
+ * too. So progress_updated is read down to @floor, and the claims from @claimFloor (both the floor), these only
+ * when the filter can match an outside run (@outside: a tag, a wait or a workflow of ours cannot). When the
+ * runs rows' top is short, it holds every runs row the filter matches: progress_updated is not read (@floor is
+ * past any time), the outside runs with progress are found by an ordered EXCEPT of the two primary keys (one
+ * merge, no lookup per row) when the filter can match one (@short), and every outside claim is read. A filter
+ * few or no runs match (`status=rejected`, `workflow=nope`) so costs the runs rows' walk alone, not a runs
+ * lookup for each of progress's rows as well.
  */
-const CANDIDATES = `by_row(id, at) AS MATERIALIZED (SELECT r.id, r.updated_at FROM runs r LEFT JOIN progress p ON p.run_id = r.id
-    WHERE ${RUN_FILTER} AND (@search IS NULL OR r.id LIKE @search ESCAPE '\\') AND ${AFTER('r.id')}
-    ORDER BY r.updated_at DESC, r.id LIMIT @limit),
-  cand(id) AS (
-  SELECT id FROM by_row
+const BY_ROW = (status: boolean) => `SELECT r.id, r.updated_at AS at FROM runs r LEFT JOIN progress p ON p.run_id = r.id
+  WHERE ${RUN_FILTER} ${status ? 'AND r.status = @status' : ''}
+    AND (@search IS NULL OR r.id LIKE @search ESCAPE '\\') AND ${AFTER('r.id')}
+  ORDER BY r.updated_at DESC, r.id LIMIT @limit`;
+const BY_ROW_SQL = BY_ROW(false);
+// The status once more as a term of its own: the planner then reads runs_status_updated, not all of runs_updated.
+const BY_ROW_STATUS_SQL = BY_ROW(true);
+
+const CANDIDATES = `cand(id) AS (
+  SELECT value FROM json_each(@byRow)
   UNION
   SELECT id FROM (SELECT p.run_id AS id FROM progress p LEFT JOIN runs r ON r.id = p.run_id
-    WHERE CASE WHEN r.id IS NULL
+    WHERE p.updated_at >= @floor AND CASE WHEN r.id IS NULL
         THEN (@status IS NULL OR @status = ${OUTSIDE_STATUS_SQL('p.run_id')})
           AND (@workflow IS NULL OR @workflow = 'external') AND @owner IS NULL AND @parent IS NULL AND @waiting IS NULL
           AND @tags IS NULL AND @meta IS NULL
@@ -62,8 +74,13 @@ const CANDIDATES = `by_row(id, at) AS MATERIALIZED (SELECT r.id, r.updated_at FR
       AND (@search IS NULL OR p.run_id LIKE @search ESCAPE '\\') AND ${AFTER('p.run_id')}
     ORDER BY p.updated_at DESC, p.run_id LIMIT @limit)
   UNION
-  SELECT c.run_id FROM claims c WHERE @tags IS NULL AND @meta IS NULL
-    AND c.claimed_at >= (SELECT CASE WHEN count(*) < @limit THEN -1e308 ELSE min(at) END FROM by_row)
+  SELECT id FROM (SELECT o.run_id AS id FROM (SELECT run_id FROM progress WHERE @short
+      EXCEPT SELECT id FROM runs WHERE @short ORDER BY 1) o JOIN progress p ON p.run_id = o.run_id
+    WHERE (@status IS NULL OR @status = ${OUTSIDE_STATUS_SQL('o.run_id')})
+      AND (@search IS NULL OR o.run_id LIKE @search ESCAPE '\\') AND ${AFTER('o.run_id', OUTSIDE_PLACE('o.run_id'))}
+    ORDER BY p.updated_at DESC, o.run_id LIMIT @limit)
+  UNION
+  SELECT c.run_id FROM claims c WHERE @outside AND c.claimed_at >= @claimFloor
     AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = c.run_id))`;
 
 /**
@@ -183,6 +200,7 @@ export function listRunsIn(c: SqliteConnection, filter: Parameters<RunStore['lis
     afterId: filter.after?.id ?? null,
   };
   const parts = tagFilterParts(filter);
+  const outside = outsideMayMatch(filter);
   return c.db
     .transaction((): CountedRunSummary[] => {
       const counts = parts?.map((part) => countPart(c, part, 'alone', params));
@@ -198,14 +216,9 @@ export function listRunsIn(c: SqliteConnection, filter: Parameters<RunStore['lis
             narrowKey: 'key' in narrow ? narrow.key : null,
             narrowValue: 'key' in narrow ? narrow.value : null,
           })
-        : c.prepared<unknown[], CountedRunSummary>(PAGE_SQL).all(params);
-      const lonely =
-        (params.status === null || params.status === 'idle') &&
-        params.waiting === null &&
-        (params.workflow === null || params.workflow === 'external') &&
-        params.owner === null &&
-        params.parent === null &&
-        parts === null;
+        : pageFromRows(c, params, outside);
+      // An outside run with nothing but committed rows is idle: it holds no claim.
+      const lonely = outside && params.status !== 'running';
       if (!lonely) return page;
       const lone =
         page.length === params.limit
@@ -219,6 +232,27 @@ export function listRunsIn(c: SqliteConnection, filter: Parameters<RunStore['lis
         .slice(0, params.limit);
     })()
     .map(withExecuted);
+}
+
+/** The page from CANDIDATES: the runs rows' top first, then the rest with its floor (CANDIDATES says why). */
+function pageFromRows(
+  c: SqliteConnection,
+  params: { status: string | null; limit: number },
+  outside: boolean,
+): CountedRunSummary[] {
+  const byRow = c
+    .prepared<unknown[], { id: string; at: number }>(params.status === null ? BY_ROW_SQL : BY_ROW_STATUS_SQL)
+    .all(params);
+  const full = byRow.length === params.limit;
+  const floor = full ? (byRow.at(-1)?.at ?? null) : null;
+  return c.prepared<unknown[], CountedRunSummary>(PAGE_SQL).all({
+    ...params,
+    byRow: JSON.stringify(byRow.map((run) => run.id)),
+    floor: floor ?? Number.MAX_VALUE,
+    claimFloor: floor ?? -Number.MAX_VALUE,
+    outside: outside ? 1 : 0,
+    short: !full && outside ? 1 : 0,
+  });
 }
 
 /**
