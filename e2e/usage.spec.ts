@@ -5,6 +5,7 @@
  * marked in flight. Calls are recorded through the store, as the gateway records them.
  */
 
+import { ManualClock } from '../lib/clock';
 import type { ModelCallAnswer, ModelCallStart, Store } from '../lib/store/contract';
 import { openStore } from '../lib/store/index';
 import { RunPage } from './pages/run-page';
@@ -13,8 +14,14 @@ import { databaseUrl } from './support/waybill';
 
 test.skip(noChromium, 'no chromium');
 
+/**
+ * The calls' store time, a second apart: a step's calls are listed by when they started, and two recorded in the
+ * same millisecond would be listed in their random ids' order.
+ */
+const clock = new ManualClock();
+
 async function withStore<T>(fn: (store: Store) => Promise<T>): Promise<T> {
-  const store = await openStore(databaseUrl(), { synchronous: 'normal' });
+  const store = await openStore(databaseUrl(), { synchronous: 'normal', clock });
   try {
     return await fn(store);
   } finally {
@@ -35,6 +42,7 @@ const start = (runId: string, over: Partial<ModelCallStart>): ModelCallStart => 
 });
 
 async function record(store: Store, call: ModelCallStart, paid: Partial<ModelCallAnswer>): Promise<void> {
+  clock.advance(1000);
   const begun = await store.beginModelCall(call);
   if (begun.kind !== 'lead') throw new Error('expected to lead');
   await store.completeModelCall(begun.callId, begun.token, {
@@ -72,6 +80,7 @@ test('a run shows its model usage by step and by model, live; a step lists its c
       costUsd: null,
     });
     // Step 1's second call is still asking upstream.
+    clock.advance(1000);
     await store.beginModelCall(start(runId, { idemKey: `${runId}:step:1:again`, step: 1, model: 'gpt-e2e' }));
   });
 
