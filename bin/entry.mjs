@@ -4,7 +4,8 @@
 // instead (the startup benchmark and the test suite run it so), when it is at least as new as every file under
 // lib/ (dist/.built is stamped with the time the build started): a build left behind by an earlier `npm pack`
 // never runs code older than the sources. A worker given a workflows module still runs the sources: in a
-// checkout the module may import them (.ts), which only tsx's hooks can load.
+// checkout the module may import them (.ts), which only tsx's hooks can load. WAYBILL_BUILT=all runs the build
+// for that worker too, for a module its writer knows imports only JavaScript (the test suite's, from dist/).
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,7 +36,8 @@ export async function entry(name, source, preload = []) {
 export function runsBuilt(name) {
   const sources = join(ROOT, 'lib');
   if (!existsSync(sources)) return true;
-  return process.env.WAYBILL_BUILT === '1' && !workflowsModule() && buildIsFresh(name);
+  const built = process.env.WAYBILL_BUILT;
+  return (built === 'all' || (built === '1' && !workflowsModule())) && buildIsFresh(name);
 }
 
 /** Whether dist/<name>.js exists and no file under lib/ is newer than the build that made it. */

@@ -9,6 +9,7 @@ import { onTestFinished } from 'vitest';
 import { BIN, ROOT } from '../cli/support';
 import type { Target } from '../support/targets';
 import { until } from '../support/until';
+import { workerEnvFor } from '../workflows/user-module';
 
 export { until };
 
@@ -23,7 +24,7 @@ export function startWorker(target: Target, args: string[], env: Record<string, 
   const child = spawn(process.execPath, [BIN, 'worker', ...args], {
     cwd: ROOT,
     stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, DATABASE_URL: target.url, WAYBILL_SQLITE_SYNC: 'normal', ...env },
+    env: { ...process.env, DATABASE_URL: target.url, WAYBILL_SQLITE_SYNC: 'normal', ...workerEnvFor(args), ...env },
   });
   const logs: WorkerProcess['logs'] = [];
   let partial = '';

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { BIN, type Db, freshDb, json } from '../cli/support';
 import { spawnCommand } from '../support/child';
 import { until } from '../support/until';
-import { effectCounts, TALLY, writeModule } from './user-module';
+import { effectCounts, TALLY, workerEnvFor, writeModule } from './user-module';
 
 const published = (db: Db) =>
   db.raw((c) =>
@@ -55,11 +55,10 @@ describe('a user workflow module under waybill worker --workflows', () => {
     const db = await freshDb();
     const module = writeModule(db.dir, 'workflows.mjs', TALLY);
     const effects = `${db.dir}/effects.log`;
-    const worker = spawnCommand(
-      process.execPath,
-      [BIN, '--db', db.url, 'worker', '--workflows', module, '--id', 'w-user'],
-      { env: { WAYBILL_HEARTBEAT_MS: '200' } },
-    );
+    const args = ['worker', '--workflows', module, '--id', 'w-user'];
+    const worker = spawnCommand(process.execPath, [BIN, '--db', db.url, ...args], {
+      env: { WAYBILL_HEARTBEAT_MS: '200', ...workerEnvFor(args) },
+    });
     await until('the worker to publish', () => worker.stderr().includes('"msg":"serving workflows"'));
 
     // Published: every workflow the worker serves, the built-ins too, each with its JSON Schema.

@@ -4,12 +4,20 @@
  * and exports its workflows. `tally` appends each step's idempotency key to an effects file, so a test
  * counts how often each side effect ran.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ROOT } from '../cli/support';
 
-const WORKFLOW_URL = pathToFileURL(join(ROOT, 'lib/engine/workflow.ts')).href;
+/**
+ * Under the suite's build (WAYBILL_BUILT=1, test/support/built-bins.ts) a module imports defineWorkflow from
+ * dist/, so a worker given it can run the build too (workerEnvFor) instead of loading lib/ under tsx: about
+ * 0.6 s of CPU a worker start, and the process suites start hundreds. A worker on the sources while the build
+ * is stale still knows the module's workflows: they are marked with Symbol.for, whichever copy made them.
+ */
+const BUILT_ENGINE = join(ROOT, 'dist', 'engine.js');
+const BUILT = process.env.WAYBILL_BUILT === '1' && existsSync(BUILT_ENGINE);
+const WORKFLOW_URL = pathToFileURL(BUILT ? BUILT_ENGINE : join(ROOT, 'lib/engine/workflow.ts')).href;
 const ZOD_URL = pathToFileURL(join(ROOT, 'node_modules/zod/index.js')).href;
 
 export const IMPORTS = `import { appendFileSync } from 'node:fs';
@@ -63,11 +71,20 @@ export const ping = defineWorkflow({
 export const helper = () => 42;
 `;
 
+const written = new Set<string>();
+
 /** Writes `file` in dir with the imports above and `body`; returns its absolute path. */
 export function writeModule(dir: string, file: string, body: string): string {
   const path = join(dir, file);
   writeFileSync(path, IMPORTS + body);
+  written.add(path);
   return path;
+}
+
+/** What a `waybill worker` given `args` needs in its environment to run the build with a module written here. */
+export function workerEnvFor(args: readonly string[]): Record<string, string> {
+  const at = args.indexOf('--workflows');
+  return BUILT && at >= 0 && written.has(args[at + 1]!) ? { WAYBILL_BUILT: 'all' } : {};
 }
 
 /** Each key in the effects file and how many times its side effect ran. */
