@@ -2,6 +2,14 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { LongFirstSequencer } from './test/support/sequencer';
 
+/**
+ * Folders whose files run in the test process alone (stores, rules, reads) and leave no module state behind
+ * that another file reads: they share worker processes (isolate: false), which halves their CPU (a fork and
+ * its imports per file; bench/RESULTS.md, "Fresh-clone CI"). test/api is not among them: lib/data keeps one
+ * store per process, which a file closes when it ends.
+ */
+const SHARED = ['test/contract', 'test/domain', 'test/data', 'test/auth'].map((dir) => `${dir}/**/*.test.ts`);
+
 export default defineConfig({
   resolve: {
     alias: {
@@ -11,7 +19,6 @@ export default defineConfig({
     },
   },
   test: {
-    include: ['test/**/*.test.ts'],
     globalSetup: ['test/support/built-bins.ts'],
     // Crash tests spawn real processes and wait on real fsyncs and leases.
     testTimeout: 120_000,
@@ -22,5 +29,9 @@ export default defineConfig({
     // and two files left the cores idle a third of the time (bench/RESULTS.md, "Fresh-clone CI").
     maxWorkers: 3,
     sequence: { sequencer: LongFirstSequencer },
+    projects: [
+      { extends: true, test: { name: 'shared', include: SHARED, isolate: false } },
+      { extends: true, test: { name: 'isolated', include: ['test/**/*.test.ts'], exclude: SHARED } },
+    ],
   },
 });
