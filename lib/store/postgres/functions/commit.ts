@@ -9,8 +9,9 @@
  * commit's snapshot sees it: a pause committed before it is seen by this commit, one after it by the next, and
  * the loop stops after this step. The run's status is answered (null without a runs row).
  *
- * The next key is nearly always free, and a lone run's step is little more than this function: so a claim with no
- * run fence is tried here first as waybill_claim's common case (insert, then look again), and only a key held,
+ * The progress is written here, as waybill_save_progress writes it (functions/progress.ts, writeProgress). The next
+ * key is nearly always free, and a lone run's step is little more than this function: so a claim with no run
+ * fence is tried here first as waybill_claim's common case (insert, then look again), and only a key held,
  * committed before, or fenced goes to waybill_claim itself. Each statement a PL/pgSQL function runs, and each
  * function it calls, costs its executor's start and end; waybill_claim called from the commit's statement was two
  * levels of them (bench/RESULTS.md, #29 item 4).
@@ -27,6 +28,7 @@
  */
 import { PRIOR_STATE_MAX_CHARS } from '../../shared/columns';
 import { insertClaim } from './claim';
+import { PROGRESS_FIELDS, writeProgress } from './progress';
 
 export const COMMIT_FUNCTION = `CREATE OR REPLACE FUNCTION waybill_commit(p_request jsonb, p_skew float8,
   OUT deleted int, OUT inserted int, OUT "heldByUs" boolean, OUT landed boolean, OUT next jsonb,
@@ -34,6 +36,7 @@ export const COMMIT_FUNCTION = `CREATE OR REPLACE FUNCTION waybill_commit(p_requ
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   q record;
+  p record;
   n record;
   v_now float8;
 BEGIN
@@ -65,7 +68,9 @@ BEGIN
   landed := false;
   IF inserted = 1 THEN
     IF q.progress IS NOT NULL THEN
-      PERFORM waybill_save_progress(q.progress, p_skew);
+      v_now := extract(epoch from clock_timestamp())::float8 + p_skew;
+      SELECT * INTO p FROM jsonb_to_record(q.progress) AS x (${PROGRESS_FIELDS});
+      ${writeProgress('p', 'v_now')};
     END IF;
     IF q.next IS NULL OR "runStatus" IS NOT DISTINCT FROM 'paused' OR "runStatus" IS NOT DISTINCT FROM 'cancelled' THEN
       RETURN;
