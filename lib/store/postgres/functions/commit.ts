@@ -1,20 +1,20 @@
 /**
  * waybill_commit: phase 3 of the step protocol. The claim is deleted only where the token is ours; `committed` is
- * inserted only if that delete hit a row, and the progress (waybill_save_progress) only if the insert did. A
- * holder fenced off (taken over, expired, resolved) deletes nothing, so writes nothing. The insert does nothing on
- * a conflict, so a result is never written twice and never replaced: a delete that hit with nothing inserted means
- * the key was committed by someone else while we held the claim (heldByUs tells the same when the delete missed).
- * The next key's claim (`next`, a claim request as waybill_claim takes it) is made only once the insert has
- * happened, in this transaction, so one flush to disk covers both; and not for a run paused or cancelled as the
- * commit's snapshot sees it: a pause committed before it is seen by this commit, one after it by the next, and
- * the loop stops after this step. The run's status is answered (null without a runs row).
+ * inserted only if that delete hit a row, and the progress (as waybill_save_progress writes it) only if the insert
+ * did. A holder fenced off (taken over, expired, resolved) deletes nothing, so writes nothing. The insert does
+ * nothing on a conflict, so a result is never written twice and never replaced: a delete that hit with nothing
+ * inserted means the key was committed by someone else while we held the claim (heldByUs tells the same when the
+ * delete missed). The next key's claim (`next`, a claim request as waybill_claim takes it) is made only once the
+ * insert has happened, in this transaction, so one flush to disk covers both; and not for a run paused or cancelled
+ * as the commit's snapshot sees it: a pause committed before it is seen by this commit, one after it by the next,
+ * and the loop stops after this step. The run's status is answered (null without a runs row).
  *
  * The progress is written here, as waybill_save_progress writes it (functions/progress.ts, writeProgress). The next
- * key is nearly always free, and a lone run's step is little more than this function: so a claim with no run
- * fence is tried here first as waybill_claim's common case (insert, then look again), and only a key held,
- * committed before, or fenced goes to waybill_claim itself. Each statement a PL/pgSQL function runs, and each
- * function it calls, costs its executor's start and end; waybill_claim called from the commit's statement was two
- * levels of them (bench/RESULTS.md, #29 item 4).
+ * key is nearly always free, and a lone run's step is little more than this function: so a claim with no run fence
+ * is tried here first as waybill_claim's common case (insert, then look again), and only a key held, committed
+ * before, or fenced goes to waybill_claim itself. Each statement a PL/pgSQL function runs, and each function it
+ * calls, costs its executor's start and end; waybill_claim called from the commit's statement was two levels of
+ * them (bench/RESULTS.md, #29 item 4).
  *
  * `mayHaveLanded`: an earlier attempt of this commit died with its connection and may have committed. If this one
  * inserted nothing, a committed row that is that attempt's (same worker, run, step, fingerprint, result and
