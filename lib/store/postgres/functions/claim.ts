@@ -28,6 +28,16 @@ const CLAIM_JSON = `jsonb_build_object('idemKey', v_claim.idem_key,
         'workerId', v_claim.worker_id, 'leaseExpiresAt', v_claim.lease_expires_at,
         'heartbeatAt', v_claim.heartbeat_at, 'step', v_claim.step, 'attempt', v_claim.attempt)`;
 
+/**
+ * A claim's row for a key nobody holds, from the record `q` of a claim request's fields at the time `now`: inserted,
+ * or nothing on a conflict (FOUND says which). A row inserted must be looked for in `committed` again by a
+ * statement of its own (see above); waybill_commit takes the next key's claim with it too (functions/commit.ts).
+ */
+export const insertClaim = (q: string, now: string) =>
+  `INSERT INTO claims (idem_key, run_id, claimed_at, token, worker_id, lease_expires_at, heartbeat_at, step, attempt)
+    VALUES (${q}.key, ${q}.run, ${now}, ${q}.token, ${q}.worker, ${now} + ${q}.lease, ${now}, ${q}.step, ${q}.attempt)
+    ON CONFLICT (idem_key) DO NOTHING`;
+
 export const CLAIM_FUNCTION = `CREATE OR REPLACE FUNCTION waybill_claim(p_request jsonb, p_skew float8)
 RETURNS TABLE (kind text, done jsonb, holder jsonb, old jsonb, attempt int, "leaseExpiresAt" float8, "msUntilExpiry" float8)
 LANGUAGE plpgsql VOLATILE AS $$
@@ -60,9 +70,7 @@ BEGIN
   END IF;
 
   -- The common case, a key nobody holds: insert, then look again with a fresh snapshot.
-  INSERT INTO claims (idem_key, run_id, claimed_at, token, worker_id, lease_expires_at, heartbeat_at, step, attempt)
-    VALUES (q.key, q.run, v_now, q.token, q.worker, v_now + q.lease, v_now, q.step, q.attempt)
-    ON CONFLICT (idem_key) DO NOTHING;
+  ${insertClaim('q', 'v_now')};
   IF FOUND THEN
     SELECT ${COMMITTED_JSON}
       INTO v_done FROM committed c WHERE c.idem_key = q.key;

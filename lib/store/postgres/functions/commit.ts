@@ -1,13 +1,20 @@
 /**
  * waybill_commit: phase 3 of the step protocol. The claim is deleted only where the token is ours; `committed` is
- * inserted only if that delete hit a row, and the progress (waybill_save_progress) only if the insert did. A
- * holder fenced off (taken over, expired, resolved) deletes nothing, so writes nothing. The insert does nothing on
- * a conflict, so a result is never written twice and never replaced: a delete that hit with nothing inserted means
- * the key was committed by someone else while we held the claim (heldByUs tells the same when the delete missed).
- * The next key's claim (`next`, a claim request as waybill_claim takes it) is made only once the insert has
- * happened, in this transaction, so one flush to disk covers both; and not for a run paused or cancelled as this
- * statement's snapshot sees it: a pause committed before it is seen by this commit, one after it by the next, and
- * the loop stops after this step. The run's status is answered (null without a runs row).
+ * inserted only if that delete hit a row, and the progress (as waybill_save_progress writes it) only if the insert
+ * did. A holder fenced off (taken over, expired, resolved) deletes nothing, so writes nothing. The insert does
+ * nothing on a conflict, so a result is never written twice and never replaced: a delete that hit with nothing
+ * inserted means the key was committed by someone else while we held the claim (heldByUs tells the same when the
+ * delete missed). The next key's claim (`next`, a claim request as waybill_claim takes it) is made only once the
+ * insert has happened, in this transaction, so one flush to disk covers both; and not for a run paused or cancelled
+ * as the commit's snapshot sees it: a pause committed before it is seen by this commit, one after it by the next,
+ * and the loop stops after this step. The run's status is answered (null without a runs row).
+ *
+ * The progress is written here, as waybill_save_progress writes it (functions/progress.ts, writeProgress). The next
+ * key is nearly always free, and a lone run's step is little more than this function: so a claim with no run fence
+ * is tried here first as waybill_claim's common case (insert, then look again), and only a key held, committed
+ * before, or fenced goes to waybill_claim itself. Each statement a PL/pgSQL function runs, and each function it
+ * calls, costs its executor's start and end; waybill_claim called from the commit's statement was two levels of
+ * them (bench/RESULTS.md, #29 item 4).
  *
  * `mayHaveLanded`: an earlier attempt of this commit died with its connection and may have committed. If this one
  * inserted nothing, a committed row that is that attempt's (same worker, run, step, fingerprint, result and
@@ -20,6 +27,8 @@
  * this signature first.
  */
 import { PRIOR_STATE_MAX_CHARS } from '../../shared/columns';
+import { insertClaim } from './claim';
+import { PROGRESS_FIELDS, writeProgress } from './progress';
 
 export const COMMIT_FUNCTION = `CREATE OR REPLACE FUNCTION waybill_commit(p_request jsonb, p_skew float8,
   OUT deleted int, OUT inserted int, OUT "heldByUs" boolean, OUT landed boolean, OUT next jsonb,
@@ -27,6 +36,9 @@ export const COMMIT_FUNCTION = `CREATE OR REPLACE FUNCTION waybill_commit(p_requ
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   q record;
+  p record;
+  n record;
+  v_now float8;
 BEGIN
   SELECT * INTO q FROM jsonb_to_record(p_request) AS x (key text, token text, run text, result text, step int,
     fingerprint text, worker text, duration float8, input text, "mayHaveLanded" boolean, progress jsonb,
@@ -49,16 +61,36 @@ BEGIN
     ON CONFLICT (idem_key) DO NOTHING RETURNING 1)
   SELECT d.n, (SELECT count(*) FROM ins)::int,
     d.n = 0 AND EXISTS (SELECT 1 FROM claims c WHERE c.idem_key = q.key AND c.token = q.token),
-    (SELECT to_jsonb(c) FROM waybill_claim(q.next, p_skew) c
-      WHERE q.next IS NOT NULL AND EXISTS (SELECT 1 FROM ins) AND r.status IS DISTINCT FROM 'paused'
-        AND r.status IS DISTINCT FROM 'cancelled'),
     r.status
-  INTO deleted, inserted, "heldByUs", next, "runStatus"
+  INTO deleted, inserted, "heldByUs", "runStatus"
   FROM (SELECT count(*)::int AS n FROM del) d LEFT JOIN runs r ON r.id = q.run;
 
   landed := false;
-  IF inserted = 1 AND q.progress IS NOT NULL THEN
-    PERFORM waybill_save_progress(q.progress, p_skew);
+  IF inserted = 1 THEN
+    IF q.progress IS NOT NULL THEN
+      v_now := extract(epoch from clock_timestamp())::float8 + p_skew;
+      SELECT * INTO p FROM jsonb_to_record(q.progress) AS x (${PROGRESS_FIELDS});
+      ${writeProgress('p', 'v_now')};
+    END IF;
+    IF q.next IS NULL OR "runStatus" IS NOT DISTINCT FROM 'paused' OR "runStatus" IS NOT DISTINCT FROM 'cancelled' THEN
+      RETURN;
+    END IF;
+    SELECT * INTO n FROM jsonb_to_record(q.next) AS x (key text, run text, token text, worker text, step int,
+      attempt int, lease float8, fence int);
+    IF n.fence IS NULL THEN
+      v_now := extract(epoch from clock_timestamp())::float8 + p_skew;
+      ${insertClaim('n', 'v_now')};
+      IF FOUND THEN
+        PERFORM 1 FROM committed c WHERE c.idem_key = n.key;
+        IF NOT FOUND THEN
+          next := jsonb_build_object('kind', 'fresh', 'done', NULL, 'holder', NULL, 'old', NULL,
+            'attempt', n.attempt, 'leaseExpiresAt', v_now + n.lease, 'msUntilExpiry', NULL);
+          RETURN;
+        END IF;
+        DELETE FROM claims c WHERE c.idem_key = n.key AND c.token = n.token;
+      END IF;
+    END IF;
+    SELECT to_jsonb(c) INTO next FROM waybill_claim(q.next, p_skew) c;
   ELSIF inserted = 0 AND q."mayHaveLanded" THEN
     landed := EXISTS (SELECT 1 FROM committed c
       WHERE c.idem_key = q.key AND c.source = 'executed' AND c.run_id = q.run AND c.result_json = q.result

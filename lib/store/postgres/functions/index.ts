@@ -28,7 +28,7 @@ const STATEMENTS = [
 ];
 
 export const POSTGRES_FUNCTIONS: FunctionSet = {
-  version: 1,
+  version: 2,
   hash: createHash('sha256').update(STATEMENTS.join('\n;\n')).digest('hex'),
   statements: STATEMENTS,
 };

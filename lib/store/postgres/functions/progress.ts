@@ -7,26 +7,37 @@
  * clock when the call begins (clock_timestamp()): in a batch, a request that waited behind a neighbour's row lock
  * is dated after the wait.
  */
-export const SAVE_PROGRESS_FUNCTION = `CREATE OR REPLACE FUNCTION waybill_save_progress(p_request jsonb, p_skew float8)
-RETURNS void LANGUAGE plpgsql VOLATILE AS $$
-DECLARE
-  v_now float8 := extract(epoch from clock_timestamp())::float8 + p_skew;
-  q record;
-BEGIN
-  SELECT * INTO q FROM jsonb_to_record(p_request) AS x (run text, step int, state text, executed int,
-    skipped int, awaited int, "saveMs" float8);
-  INSERT INTO progress (run_id, step, state_json, updated_at, executed, skipped, awaited, save_ms)
-    VALUES (q.run, q.step, q.state, v_now, q.executed, q.skipped, q.awaited, q."saveMs")
+/** The fields of a progress request, as a record of them is read (jsonb_to_record's column list). */
+export const PROGRESS_FIELDS = `run text, step int, state text, executed int, skipped int, awaited int, "saveMs" float8`;
+
+/**
+ * The write itself, from the record `p` of a progress request's fields at the time `now`: here and in a commit that
+ * inserted its result (functions/commit.ts), which runs it in its own body rather than calling this function.
+ */
+export const writeProgress = (
+  p: string,
+  now: string,
+) => `INSERT INTO progress (run_id, step, state_json, updated_at, executed, skipped, awaited, save_ms)
+    VALUES (${p}.run, ${p}.step, ${p}.state, ${now}, ${p}.executed, ${p}.skipped, ${p}.awaited, ${p}."saveMs")
     ON CONFLICT (run_id) DO UPDATE SET step = excluded.step, state_json = excluded.state_json,
       updated_at = excluded.updated_at, executed = progress.executed + excluded.executed,
       skipped = progress.skipped + excluded.skipped, awaited = progress.awaited + excluded.awaited,
       save_ms = coalesce(excluded.save_ms, progress.save_ms);
   -- A statement of its own, only when there is something to fold: an INSERT that writes nothing still opens
   -- every index of step_events, a cost each commit would pay.
-  IF q.skipped > 0 OR q.awaited > 0 THEN
+  IF ${p}.skipped > 0 OR ${p}.awaited > 0 THEN
     INSERT INTO step_events (run_id, step, outcome, count, at)
-      SELECT q.run, q.step, v.outcome, v.n, v_now
-      FROM (VALUES ('skipped', q.skipped), ('awaited', q.awaited)) AS v (outcome, n) WHERE v.n > 0;
-  END IF;
+      SELECT ${p}.run, ${p}.step, v.outcome, v.n, ${now}
+      FROM (VALUES ('skipped', ${p}.skipped), ('awaited', ${p}.awaited)) AS v (outcome, n) WHERE v.n > 0;
+  END IF`;
+
+export const SAVE_PROGRESS_FUNCTION = `CREATE OR REPLACE FUNCTION waybill_save_progress(p_request jsonb, p_skew float8)
+RETURNS void LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+  v_now float8 := extract(epoch from clock_timestamp())::float8 + p_skew;
+  q record;
+BEGIN
+  SELECT * INTO q FROM jsonb_to_record(p_request) AS x (${PROGRESS_FIELDS});
+  ${writeProgress('q', 'v_now')};
 END
 $$`;
