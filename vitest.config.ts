@@ -5,10 +5,11 @@ import { LongFirstSequencer } from './test/support/sequencer';
 /**
  * Folders whose files run in the test process alone (stores, rules, reads) and leave no module state behind
  * that another file reads: they share worker processes (isolate: false), which halves their CPU (a fork and
- * its imports per file; bench/RESULTS.md, "Fresh-clone CI"). test/api is not among them: lib/data keeps one
- * store per process, which a file closes when it ends.
+ * its imports per file; bench/RESULTS.md, "Fresh-clone CI"). Not among them: test/api and any file that sets
+ * process.env before importing lib/data or lib/config, which read it once a process and keep one store.
  */
 const SHARED = ['test/contract', 'test/domain', 'test/data', 'test/auth'].map((dir) => `${dir}/**/*.test.ts`);
+const OWN_PROCESS = ['test/domain/liveness.test.ts', 'test/domain/run-id.test.ts'];
 
 export default defineConfig({
   resolve: {
@@ -30,8 +31,9 @@ export default defineConfig({
     maxWorkers: 3,
     sequence: { sequencer: LongFirstSequencer },
     projects: [
-      { extends: true, test: { name: 'shared', include: SHARED, isolate: false } },
+      { extends: true, test: { name: 'shared', include: SHARED, exclude: OWN_PROCESS, isolate: false } },
       { extends: true, test: { name: 'isolated', include: ['test/**/*.test.ts'], exclude: SHARED } },
+      { extends: true, test: { name: 'own-process', include: OWN_PROCESS } },
     ],
   },
 });
