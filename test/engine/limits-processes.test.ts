@@ -89,20 +89,12 @@ describe.each(kinds)('limits across four %s worker processes', (kind) => {
     starts.sort((a, b) => a - b);
     const most = Math.max(...starts.map((s) => starts.filter((t) => t > s - 1 && t <= s).length));
     expect(most).toBeLessThanOrEqual(10);
-    // And the limit is reached, not just kept under: within 10% of 10 a second over the steady part of the run.
-    // The window slides, so a first-to-last rate misleads: the first 10 start at once and the next 10 a second
-    // after them, which reads 29 starts in 2 s (14.5/s) for a limiter that holds. What the window promises is the
-    // 11th start a second after the 1st, the 12th a second after the 2nd, and so on: a start gets the place of the
-    // one 10 before it. So the achieved rate is 10 over the mean of those 20 gaps: the first window's burst ends
-    // no gap, and a short last window does not dilute it. Each gap is 1 s (the ceiling above) plus how
-    // late a worker takes the freed place: a look every 50 ms at most (idle.ts) and a pick. Only a mean lateness
-    // over 111 ms fails, which a busy machine's picks do not reach and a limiter admitting 5 a second (gaps of
-    // 2 s) or one looking once a slot at a bad phase (~100 ms each) does.
+    // The window slides: a start gets the place of the one 10 before it, a second later at the earliest. How much
+    // later is how fast four processes pick on this machine (at load 12-18 it was 4.9 a second, in a quiet CI once
+    // 7.95): the rate the limiter lets a worker reach is rate-reached.test.ts's, by the store's clock.
     const gaps = starts.slice(10).map((s, i) => s - starts[i]!);
     expect(gaps).toHaveLength(THROTTLED - 10);
-    const rate = 10 / (gaps.reduce((sum, g) => sum + g, 0) / gaps.length);
-    expect(rate).toBeGreaterThanOrEqual(9);
-    expect(rate).toBeLessThanOrEqual(11);
+    expect(Math.min(...gaps)).toBeGreaterThan(0.999);
     // 30 starts at 10 a second span at least two seconds.
     expect(starts.at(-1)! - starts[0]!).toBeGreaterThanOrEqual(2);
 
