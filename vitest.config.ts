@@ -26,10 +26,9 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     fileParallelism: true,
-    // More files than cores: the process suites spend much of their time waiting on leases and children (the
-    // longest, 191 s of wall for 35 CPU-s), and two files left the cores idle a third of the time
-    // (bench/RESULTS.md, "Fresh-clone CI").
-    maxWorkers: 4,
+    // One more file than cores: the process suites spend much of their time waiting on leases and children,
+    // and two files left the cores idle a third of the time (bench/RESULTS.md, "Fresh-clone CI").
+    maxWorkers: 3,
     sequence: { sequencer: LongFirstSequencer },
     projects: [
       { extends: true, test: { name: 'shared', include: SHARED, exclude: OWN_PROCESS, isolate: false } },
