@@ -3,7 +3,7 @@
  * A Suspense fallback inside the page, not a loading.tsx: the page's sign-in check (and the run page's
  * existence check) must finish before the response starts streaming, so a redirect, 403 or 404 is a real status.
  */
-const bar = 'animate-pulse rounded bg-zinc-200 dark:bg-zinc-800';
+const bar = 'motion-safe:animate-pulse rounded bg-zinc-200 dark:bg-zinc-800';
 
 export default function RunsSkeleton() {
   return (

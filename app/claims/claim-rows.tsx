@@ -117,7 +117,7 @@ function ClaimTableRow({ claim, now, operator }: { claim: ClaimRowView; now: num
           </div>
         ) : (
           <span className="inline-flex items-center gap-1.5 wb-body">
-            <span aria-hidden className="wb-dot animate-pulse bg-blue-500" />
+            <span aria-hidden className="wb-dot motion-safe:animate-pulse bg-blue-500" />
             Executing
           </span>
         )}

@@ -29,7 +29,10 @@ export function LiveRefresh({ intervalMs = 2000 }: { intervalMs?: number }) {
       onClick={() => setLive((v) => !v)}
       className="inline-flex items-center gap-2 rounded-md border border-zinc-300 px-2.5 py-1 text-xs font-medium text-zinc-700 hover:bg-zinc-100 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600 dark:border-zinc-700 dark:text-zinc-300 dark:hover:bg-zinc-800"
     >
-      <span className={`h-2 w-2 rounded-full ${live ? 'animate-pulse bg-emerald-500' : 'bg-zinc-400'}`} aria-hidden />
+      <span
+        className={`h-2 w-2 rounded-full ${live ? 'motion-safe:animate-pulse bg-emerald-500' : 'bg-zinc-400'}`}
+        aria-hidden
+      />
       {live ? 'Live' : 'Paused'}
     </button>
   );

@@ -11,16 +11,16 @@ export default function WorkersSkeleton() {
       </p>
       <div className="flex flex-wrap items-start justify-between gap-4">
         <div className="space-y-2">
-          <div className="h-8 w-40 animate-pulse rounded bg-zinc-200 dark:bg-zinc-800" />
-          <div className="h-4 w-96 max-w-full animate-pulse rounded bg-zinc-200 dark:bg-zinc-800" />
+          <div className="h-8 w-40 motion-safe:animate-pulse rounded bg-zinc-200 dark:bg-zinc-800" />
+          <div className="h-4 w-96 max-w-full motion-safe:animate-pulse rounded bg-zinc-200 dark:bg-zinc-800" />
         </div>
-        <div className="h-8 w-16 animate-pulse rounded-md bg-zinc-200 dark:bg-zinc-800" />
+        <div className="h-8 w-16 motion-safe:animate-pulse rounded-md bg-zinc-200 dark:bg-zinc-800" />
       </div>
       <div className="grid grid-cols-3 gap-3 sm:max-w-lg">
         {Array.from({ length: 3 }, (_, i) => (
           <div
             key={i}
-            className="h-[4.5rem] animate-pulse rounded-lg border border-zinc-200 bg-white dark:border-zinc-800 dark:bg-zinc-900"
+            className="h-[4.5rem] motion-safe:animate-pulse rounded-lg border border-zinc-200 bg-white dark:border-zinc-800 dark:bg-zinc-900"
           />
         ))}
       </div>
@@ -28,11 +28,11 @@ export default function WorkersSkeleton() {
         <div className="h-9 border-b border-zinc-200 bg-zinc-50 dark:border-zinc-800 dark:bg-zinc-900/60" />
         {Array.from({ length: 3 }, (_, i) => (
           <div key={i} className="flex gap-4 border-b border-zinc-200 px-3 py-4 last:border-0 dark:border-zinc-800">
-            <div className="h-4 w-48 animate-pulse rounded bg-zinc-200 dark:bg-zinc-800" />
-            <div className="h-4 w-24 animate-pulse rounded bg-zinc-200 dark:bg-zinc-800" />
-            <div className="hidden h-4 w-12 animate-pulse rounded bg-zinc-200 sm:block dark:bg-zinc-800" />
-            <div className="hidden h-4 w-20 animate-pulse rounded bg-zinc-200 md:block dark:bg-zinc-800" />
-            <div className="h-4 w-14 animate-pulse rounded-full bg-zinc-200 dark:bg-zinc-800" />
+            <div className="h-4 w-48 motion-safe:animate-pulse rounded bg-zinc-200 dark:bg-zinc-800" />
+            <div className="h-4 w-24 motion-safe:animate-pulse rounded bg-zinc-200 dark:bg-zinc-800" />
+            <div className="hidden h-4 w-12 motion-safe:animate-pulse rounded bg-zinc-200 sm:block dark:bg-zinc-800" />
+            <div className="hidden h-4 w-20 motion-safe:animate-pulse rounded bg-zinc-200 md:block dark:bg-zinc-800" />
+            <div className="h-4 w-14 motion-safe:animate-pulse rounded-full bg-zinc-200 dark:bg-zinc-800" />
           </div>
         ))}
       </div>

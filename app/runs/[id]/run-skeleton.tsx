@@ -4,7 +4,7 @@
  * existence check) must finish before the response starts streaming, so a redirect, 403 or 404 is a real status.
  */
 function Block({ className }: { className: string }) {
-  return <div className={`animate-pulse rounded-lg bg-zinc-200 dark:bg-zinc-800 ${className}`} />;
+  return <div className={`motion-safe:animate-pulse rounded-lg bg-zinc-200 dark:bg-zinc-800 ${className}`} />;
 }
 
 export default function RunSkeleton() {
