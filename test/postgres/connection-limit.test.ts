@@ -89,6 +89,17 @@ describe.skipIf(!pgUp)('postgres: workers under a connection limit while their c
     const statuses = async () =>
       (await inside.query<{ status: string }>('SELECT status FROM waybill.runs ORDER BY id')).rows.map((r) => r.status);
     const exited = () => workers.find((w) => w.child.exitCode !== null || w.child.signalCode !== null);
+    // What a stall left behind, in its error: each run's status, committed steps and open claims.
+    const state = async () =>
+      JSON.stringify(
+        (
+          await inside.query(
+            `SELECT r.id, r.status, r.owner, (SELECT count(*)::int FROM waybill.committed c WHERE c.run_id = r.id)
+              AS committed, (SELECT count(*)::int FROM waybill.claims k WHERE k.run_id = r.id) AS claims
+            FROM waybill.runs r ORDER BY r.id`,
+          )
+        ).rows,
+      );
     await until(
       'every run to complete',
       async () => {
@@ -103,8 +114,16 @@ describe.skipIf(!pgUp)('postgres: workers under a connection limit while their c
           );
         return (await statuses()).every((status) => status === 'completed');
       },
-      { timeoutMs: 150_000 },
-    );
+      {
+        // Bounded by a stall, not a total: on a busy machine the runs finish later, and a hang still fails.
+        timeoutMs: 60_000,
+        intervalMs: 250,
+        progress: async () =>
+          (await inside.query<{ n: number }>('SELECT count(*)::int AS n FROM waybill.committed')).rows[0]?.n ?? 0,
+      },
+    ).catch(async (error: Error) => {
+      throw new Error(`${error.message}; runs: ${await state()}`);
+    });
 
     console.log(`connection limit: ${terminated} connections terminated in ${FAULT_MS / 1000} s`);
     expect(terminated).toBeGreaterThan(100);
