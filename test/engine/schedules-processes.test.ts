@@ -94,9 +94,12 @@ describe.skipIf(!postgres)('a schedule every second on PostgreSQL', () => {
 
     const ticks = Array.from({ length: last - first + 1 }, (_, i) => first + i);
     const ids = ticks.map((t) => tickRunId('every-second', t));
-    await until('every tick run to complete', async () => {
-      const rows = await Promise.all(ids.map((id) => store.getRun(id)));
-      return rows.every((r) => r?.status === 'completed');
+    const completed = async () =>
+      (await Promise.all(ids.map((id) => store.getRun(id)))).filter((r) => r?.status === 'completed').length;
+    await until('every tick run to complete', async () => (await completed()) === ids.length, {
+      timeoutMs: 60_000,
+      intervalMs: 250,
+      progress: completed,
     });
     const runs = await store.listRuns({ search: 'every-second:', limit: 500, claimTtlMs: 30_000 });
     // One run per tick, no tick missing and none twice: the minute's 60 ticks, and those that came while the
@@ -119,5 +122,6 @@ describe.skipIf(!postgres)('a schedule every second on PostgreSQL', () => {
     expect(mail.byKey.size).toBe(ids.length);
     expect([...mail.byKey.values()].every((n) => n === 1)).toBe(true);
     expect(workers.map((w) => w.generation)).toEqual([1, 1, 0]);
-  }, 180_000);
+    // Only a hang guard: the minute is drawn on the store's ticks, and a busy machine fires them late.
+  }, 420_000);
 });

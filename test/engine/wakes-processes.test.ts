@@ -64,17 +64,16 @@ describe.each(kinds)('a worker process polling every 10 minutes on %s', (kind) =
       totalSteps: null,
     });
     startWorker(target, ['--workflows', module, '--id', 'w-nap'], env(dir.path));
-    await until('the run to park', async () => (await store.getRun('nap-1'))?.status === 'waiting', {
-      timeoutMs: 60_000,
-    });
+    await until('the run to park', async () => (await store.getRun('nap-1'))?.status === 'waiting');
     const wait = (await store.getWait('nap-1', 'sleep', 'sleep#1'))!;
     await until('the run to wake', async () => (await store.getRun('nap-1'))?.status === 'completed', {
       timeoutMs: 2000 + PROMPT_MS,
     });
     const woke = (await store.getWait('nap-1', 'sleep', 'sleep#1'))!.decidedAt!;
     expect(woke).toBeGreaterThanOrEqual(wait.dueAt!);
-    // Woken by its own due time: within a second of it (the worker reads it from the store's clock).
-    expect(woke - wait.dueAt!).toBeLessThan(1);
+    // Woken by its own due time (the worker reads it from the store's clock), not by its 10-minute poll: the
+    // bound is the prompt one, so a busy machine's late timer is not taken for a missed wake.
+    expect(woke - wait.dueAt!).toBeLessThan(PROMPT_MS / 1000);
     expect(readFileSync(dir.file('effects.txt'), 'utf8')).toBe('nap-1:after\n');
   });
 
@@ -84,9 +83,7 @@ describe.each(kinds)('a worker process polling every 10 minutes on %s', (kind) =
     const store = await target.store();
     await cli(target, ['start', 'review-and-send', '--input', '{}', '--id', 'ask-1']);
     startWorker(target, ['--id', 'w-ask'], env(dir.path));
-    await until('the run to park', async () => (await store.getRun('ask-1'))?.status === 'waiting', {
-      timeoutMs: 60_000,
-    });
+    await until('the run to park', async () => (await store.getRun('ask-1'))?.status === 'waiting');
     await cli(target, ['approve', 'ask-1', '--as', 'ann']);
     await until('the run to wake', async () => (await store.getRun('ask-1'))?.status === 'completed', {
       timeoutMs: PROMPT_MS,
