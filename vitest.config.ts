@@ -20,7 +20,7 @@ export default defineConfig({
     },
   },
   test: {
-    globalSetup: ['test/support/built-bins.ts'],
+    globalSetup: ['test/support/built-bins.ts', 'test/support/run-dir.ts'],
     // Crash tests spawn real processes and wait on real fsyncs and leases.
     testTimeout: 120_000,
     hookTimeout: 60_000,

@@ -7,7 +7,7 @@
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN } from '../cli/support';
-import { makeVenv, pythonMissing } from '../python/venv';
+import { pythonMissing, sharedVenv } from '../python/venv';
 import { request } from '../support/http';
 import { makeTempDir } from '../support/tmp';
 import { counts, exampleProject, succeeds, until } from './project';
@@ -34,7 +34,7 @@ beforeAll(async () => {
   server = await startRouteServer();
   // The store exists (migrated) before `waybill token`, which, like every read, creates none.
   await (await import('../../lib/data/store')).getStore();
-  if (!missing) python = makeVenv(dir.path);
+  if (!missing) python = await sharedVenv();
 }, 400_000); // a venv and a pip install: seconds when quiet, minutes on busy cores
 afterAll(async () => {
   await server?.close();

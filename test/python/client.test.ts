@@ -15,7 +15,7 @@ import type { Store } from '../../lib/store/contract';
 import { type Child, spawnCommand } from '../support/child';
 import { type Answer, request } from '../support/http';
 import { makeTempDir } from '../support/tmp';
-import { makeVenv, pythonMissing } from './venv';
+import { pythonMissing, sharedVenv } from './venv';
 
 const OPERATOR = 'python-operator-token-0123456789';
 const VIEWER = 'python-viewer-token-0123456789ab';
@@ -43,7 +43,7 @@ let python = '';
 
 beforeAll(async () => {
   server = await startRouteServer();
-  if (!missing) python = makeVenv(dir.path);
+  if (!missing) python = await sharedVenv();
 }, 400_000); // a venv and a pip install: seconds when quiet, minutes on busy cores
 
 afterAll(async () => {

@@ -15,7 +15,7 @@ import { type Child, spawnCommand } from '../support/child';
 import { type Answer, request } from '../support/http';
 import { makeTempDir } from '../support/tmp';
 import { until } from '../support/until';
-import { makeVenv, pythonMissing } from './venv';
+import { pythonMissing, sharedVenv } from './venv';
 
 const OPERATOR = 'command-operator-token-0123456789';
 const dir = makeTempDir('waybill-command-');
@@ -39,7 +39,7 @@ beforeAll(async () => {
   server = await startRouteServer();
   // The store exists (migrated) before the first worker or read.
   await (await import('../../lib/data/store')).getStore();
-  if (!missing) venvBin = dirname(makeVenv(dir.path));
+  if (!missing) venvBin = dirname(await sharedVenv());
 }, 400_000); // a venv and a pip install: seconds when quiet, minutes on busy cores
 afterAll(async () => {
   await server?.close();

@@ -14,7 +14,7 @@ import { spawnCommand } from '../support/child';
 import { request } from '../support/http';
 import { makeTempDir } from '../support/tmp';
 import { readmeAgent } from './readme';
-import { makeVenv, pythonMissing } from './venv';
+import { pythonMissing, sharedVenv } from './venv';
 
 const OPERATOR = 'five-operator-token-0123456789ab';
 const dir = makeTempDir('waybill-py-five-');
@@ -37,7 +37,7 @@ beforeAll(async () => {
   server = await startRouteServer();
   // The store exists (migrated) before `waybill token`, which, like every read, creates none.
   await (await import('../../lib/data/store')).getStore();
-  if (!missing) python = makeVenv(dir.path);
+  if (!missing) python = await sharedVenv();
 }, 400_000); // a venv and a pip install: seconds when quiet, minutes on busy cores
 afterAll(async () => {
   await server?.close();

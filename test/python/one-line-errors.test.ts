@@ -14,7 +14,7 @@ import { spawnCommand } from '../support/child';
 import { request } from '../support/http';
 import { makeTempDir } from '../support/tmp';
 import { readmeAgent } from './readme';
-import { makeVenv, pythonMissing } from './venv';
+import { pythonMissing, sharedVenv } from './venv';
 
 const OPERATOR = 'oneline-operator-token-012345678';
 const dir = makeTempDir('waybill-py-oneline-');
@@ -37,7 +37,7 @@ beforeAll(async () => {
   // The store exists (migrated) before `waybill token`, which, like every read, creates none.
   await (await import('../../lib/data/store')).getStore();
   if (missing) return;
-  python = makeVenv(dir.path);
+  python = await sharedVenv();
   mkdirSync(project);
   writeFileSync(join(project, 'agent.py'), readmeAgent());
 }, 400_000); // a venv and a pip install: seconds when quiet, minutes on busy cores

@@ -9,7 +9,7 @@ import { realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { makeTempDir } from '../support/tmp';
-import { CLIENT_DIR, makeVenv, mypyCommand, pythonMissing } from './venv';
+import { CLIENT_DIR, makeVenv, mypyCommand, pythonMissing, sharedVenv } from './venv';
 
 const missing = pythonMissing();
 if (missing && process.env.CI === 'true')
@@ -42,8 +42,8 @@ print(json.dumps({"license": d.metadata["License"], "classifiers": d.metadata.ge
                   "files": sorted(str(f) for f in d.files or [] if not str(f).endswith((".pyc", "RECORD")))}))`;
 
 describe.skipIf(missing !== null)('the Python client as a package', () => {
-  it('installed from the checkout: MIT in its metadata and a LICENSE beside it, py.typed in the wheel', () => {
-    const python = makeVenv(fresh('waybill-py-pkg-').path);
+  it('installed from the checkout: MIT in its metadata and a LICENSE beside it, py.typed in the wheel', async () => {
+    const python = await sharedVenv();
     const found = JSON.parse(py(python, METADATA)) as { license: string; classifiers: string[]; files: string[] };
     expect(found.license).toBe('MIT');
     expect(found.classifiers).toEqual(['License :: OSI Approved :: MIT License', 'Typing :: Typed']);
@@ -85,9 +85,9 @@ describe.skipIf(missing !== null)('the Python client as a package', () => {
 
   it.skipIf(mypy === null)(
     "py.typed is true: mypy --strict reads the installed package's types and catches a consumer's mistake",
-    () => {
+    async () => {
       const dir = fresh('waybill-py-typed-');
-      const python = makeVenv(dir.path);
+      const python = await sharedVenv();
       writeFileSync(
         dir.file('consumer.py'),
         [

@@ -12,7 +12,7 @@ import { type Answer, request } from '../support/http';
 import { startOtlpReceiver } from '../support/otlp-receiver';
 import { makeTempDir } from '../support/tmp';
 import { until } from '../support/until';
-import { makeVenv, pythonMissing } from './venv';
+import { pythonMissing, sharedVenv } from './venv';
 
 const OPERATOR = 'tracing-operator-token-0123456789';
 const dir = makeTempDir('waybill-py-trace-');
@@ -39,7 +39,7 @@ let venvBin = '';
 beforeAll(async () => {
   server = await startRouteServer();
   await (await import('../../lib/data/store')).getStore();
-  if (!missing) venvBin = dirname(makeVenv(dir.path));
+  if (!missing) venvBin = dirname(await sharedVenv());
 }, 400_000);
 afterAll(async () => {
   await server?.close();

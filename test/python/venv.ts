@@ -4,8 +4,10 @@
  * python3 (or its venv module) the suite is skipped loudly; under CI=true that is a failure.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { until } from '../support/until';
 
 export const CLIENT_DIR = fileURLToPath(new URL('../../clients/python', import.meta.url));
 
@@ -40,6 +42,40 @@ export function makeVenv(dir: string, { editable = false } = {}): string {
     { stdio: 'pipe', env: { ...process.env, PIP_NO_INDEX: '1', PIP_CONFIG_FILE: '/dev/null' } },
   );
   return python;
+}
+
+/**
+ * The run's venv with the client installed (makeVenv's plain install), made by the first file that asks and
+ * shared by the rest: the files that only run the installed client need not make one each, at about 4 CPU-s
+ * a venv. It lives in the run's directory (test/support/run-dir.ts), so every run starts from a fresh one.
+ */
+export async function sharedVenv(): Promise<string> {
+  const run = process.env.WAYBILL_TEST_RUN_DIR;
+  if (!run)
+    throw new Error("WAYBILL_TEST_RUN_DIR is unset: it comes from vitest's global setup (test/support/run-dir.ts)");
+  const home = join(run, 'python');
+  const ready = join(home, 'ready');
+  const failed = join(home, 'failed');
+  try {
+    mkdirSync(home);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    // Another file is making it: wait for its word, whichever it is.
+    await until('the shared venv', () => existsSync(ready) || existsSync(failed), {
+      timeoutMs: 400_000,
+      intervalMs: 100,
+    });
+    if (existsSync(failed)) throw new Error(`the shared venv failed in another file: ${readFileSync(failed, 'utf8')}`);
+    return readFileSync(ready, 'utf8');
+  }
+  try {
+    const python = makeVenv(home);
+    writeFileSync(ready, python);
+    return python;
+  } catch (error) {
+    writeFileSync(failed, String(error));
+    throw error;
+  }
 }
 
 /**
