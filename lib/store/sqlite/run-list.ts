@@ -106,14 +106,14 @@ const COUNTS = {
 };
 
 /** The figures' counts (shared/run-counts.ts): `notExecuted` where the summary has `executed`. */
-const COMMITTED = (id: string) => committedCountSql('sqlite', id);
+const COMMITTED = (id: string, progress: string | null = null) => committedCountSql('sqlite', id, progress);
 const NOT_EXECUTED = (id: string) => notExecutedCountSql('sqlite', id);
 
 /** Outside clients' runs have progress or claims but no runs row; they are listed all the same. */
 const SUMMARY_SQL = `
   SELECT r.id, r.workflow, r.status, coalesce(p.step, 0) AS step, r.total_steps AS totalSteps,
     ${NOT_EXECUTED('r.id')} AS notExecuted, coalesce(p.skipped, 0) AS skipped, coalesce(p.awaited, 0) AS awaited,
-    ${COMMITTED('r.id')} AS committed,
+    ${COMMITTED('r.id', 'p')} AS committed,
     (SELECT count(*) FROM claims c WHERE c.run_id = r.id
        AND ${claimExpiresAtText('@ttl', 'c.')} <= @now) AS orphanedClaims,
     r.owner, r.error, r.created_at AS createdAt, max(r.updated_at, coalesce(p.updated_at, 0)) AS updatedAt
@@ -122,7 +122,7 @@ const SUMMARY_SQL = `
   UNION ALL
   SELECT x.run_id, 'external', ${OUTSIDE_STATUS_SQL('x.run_id')},
     coalesce(p.step, 0), NULL, ${NOT_EXECUTED('x.run_id')}, coalesce(p.skipped, 0), coalesce(p.awaited, 0),
-    ${COMMITTED('x.run_id')},
+    ${COMMITTED('x.run_id', 'p')},
     (SELECT count(*) FROM claims c WHERE c.run_id = x.run_id
        AND ${claimExpiresAtText('@ttl', 'c.')} <= @now),
     NULL, NULL, NULL,
