@@ -181,7 +181,8 @@ describe('committed_count from a store at the migration before it', () => {
     const path = tempDir('waybill-count-').file('store.db');
     const db = new Database(path);
     db.pragma('journal_mode = WAL');
-    const previous = migrationsOf('sqlite').slice(0, -1);
+    const all = migrationsOf('sqlite');
+    const previous = all.slice(0, all.findIndex((m) => m.tag === '0027_committed_count'));
     expect(previous.at(-1)!.tag).toBe('0026_committed_one_run_index');
     migrateSqlite(db, previous, 1);
     for (const [key, run] of ROWS) db.prepare(ARTICLE_SQL.insertCommitted).run(key, run, '1', 1);

@@ -178,6 +178,8 @@ export const runs = pgTable(
   },
   (t) => [
     index('runs_status_updated').on(t.status, t.updatedAt),
+    // A workflow's runs newest first: the runs list's `workflow=` filter reads their top, not all of runs_updated.
+    index('runs_workflow_updated').on(t.workflow, t.updatedAt),
     index('runs_created').on(t.createdAt),
     // The runs page's newest first: its candidates are read from the top of this and progress_updated.
     index('runs_updated').on(t.updatedAt),
