@@ -182,7 +182,10 @@ describe('committed_count from a store at the migration before it', () => {
     const db = new Database(path);
     db.pragma('journal_mode = WAL');
     const all = migrationsOf('sqlite');
-    const previous = all.slice(0, all.findIndex((m) => m.tag === '0027_committed_count'));
+    const previous = all.slice(
+      0,
+      all.findIndex((m) => m.tag === '0027_committed_count'),
+    );
     expect(previous.at(-1)!.tag).toBe('0026_committed_one_run_index');
     migrateSqlite(db, previous, 1);
     for (const [key, run] of ROWS) db.prepare(ARTICLE_SQL.insertCommitted).run(key, run, '1', 1);

@@ -168,7 +168,9 @@ describe.skipIf(!up)('PostgreSQL schema', () => {
       await db.query(`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'waybill'`)
     )[0] as { n: number };
     expect(moved.stdout).toMatch(
-      new RegExp(`^moved the store from schema "public" to "waybill": ${tablesMoved.n} tables, ${POSTGRES_FUNCTIONS.statements.length} functions`),
+      new RegExp(
+        `^moved the store from schema "public" to "waybill": ${tablesMoved.n} tables, ${POSTGRES_FUNCTIONS.statements.length} functions`,
+      ),
     );
     expect(await inPublic(db)).toEqual([]);
 
