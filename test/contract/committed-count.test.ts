@@ -2,9 +2,9 @@
  * progress.committed_count (migrations 0027 SQLite, 0034 PostgreSQL): a run's committed rows, kept by the store
  * wherever rows are added or removed, so the runs list reads it instead of counting a 100,000-step run on every
  * request. It must equal the rows themselves after every writer: a commit alone and in a group commit, with and
- * without a progress write, a rerun and a fork, retention, and rows written directly by another client: the
- * reference article's own statements (which know nothing of the count), an operator's DELETE or UPDATE. The list,
- * countCommitted and the progress row all say the number of rows that listCommitted returns.
+ * without a progress write, a claim resolved by hand, a rerun and a fork, retention, and rows written directly
+ * by another client: the reference article's own statements (which know nothing of the count), an operator's
+ * DELETE or UPDATE. The list, countCommitted and the progress row all say the number of rows listCommitted returns.
  */
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -85,6 +85,19 @@ describe.each(list)('committed_count on $name', (backend) => {
     await cp.runOnce('solo:extra', () => 'x');
     await cp.runOnce('solo:extra', () => 'y');
     await expectCount('solo', 6);
+
+    // An outside client's claim resolved by hand: a `manual` row, counted like the rest, not as executed.
+    await h.insertOutsideClaim('solo:by-hand', 'solo');
+    await store.resolveClaim({
+      idemKey: 'solo:by-hand',
+      resultJson: '"ok"',
+      actor: 'test',
+      claimTtlMs: 0,
+      force: true,
+    });
+    await expectCount('solo', 7);
+    const row = (await store.listRuns({ claimTtlMs: TTL, search: 'solo' })).find((r) => r.id === 'solo');
+    expect(row).toMatchObject({ committed: 7, executed: 6 });
 
     // A workflow's run that never saved progress: no row to keep it on, so it is counted.
     const bare = new Checkpoint(store, 'bare', { clock: h.clock });
