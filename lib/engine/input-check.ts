@@ -86,9 +86,20 @@ export function inputError(workflow: string, issues: InputIssue[]): InvalidInput
   );
 }
 
+/**
+ * Each zod schema's JSON Schema, converted once: every catalog the pages load (several a request) carries the
+ * built-ins' schemas, and zod's conversion walks the whole schema each time. Its readers never change it.
+ */
+const jsonSchemas = new WeakMap<z.ZodType, Record<string, unknown>>();
+
 /** The input side's JSON Schema: what a caller may send (a defaulted field is optional and carries its default). */
 export function inputJsonSchema(schema: z.ZodType): Record<string, unknown> {
-  return z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  let json = jsonSchemas.get(schema);
+  if (!json) {
+    json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+    jsonSchemas.set(schema, json);
+  }
+  return json;
 }
 
 const compiled = new Map<string, z.ZodType>();

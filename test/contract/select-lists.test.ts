@@ -69,6 +69,7 @@ const PROGRESS = keys<ProgressRow>()({
   skipped: true,
   awaited: true,
   saveMs: true,
+  committedCount: true,
 });
 const EVENT = keys<StepEvent>()({
   id: true,

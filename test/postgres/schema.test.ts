@@ -11,6 +11,7 @@ import { StoreRefusedError } from '../../lib/errors';
 import type { Store } from '../../lib/store/contract';
 import { openBackend, openStore } from '../../lib/store/index';
 import { migrationsOf } from '../../lib/store/migrate/runner';
+import { POSTGRES_FUNCTIONS } from '../../lib/store/postgres/functions/index';
 import { runCli } from '../cli/support';
 import { postgresAvailable, type TestDatabase, testDatabase } from '../support/postgres';
 import { runToEnd } from '../workflows/harness';
@@ -94,7 +95,7 @@ describe.skipIf(!up)('PostgreSQL schema', () => {
     const ours = await db.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM pg_proc WHERE pronamespace = 'waybill'::regnamespace AND proname LIKE 'waybill\\_%'`,
     );
-    expect(ours[0]!.n).toBe(6);
+    expect(ours[0]!.n).toBe(POSTGRES_FUNCTIONS.statements.length);
     const completed = await db.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM waybill.runs WHERE status = 'completed'`,
     );
@@ -167,7 +168,9 @@ describe.skipIf(!up)('PostgreSQL schema', () => {
       await db.query(`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'waybill'`)
     )[0] as { n: number };
     expect(moved.stdout).toMatch(
-      new RegExp(`^moved the store from schema "public" to "waybill": ${tablesMoved.n} tables, 6 functions`),
+      new RegExp(
+        `^moved the store from schema "public" to "waybill": ${tablesMoved.n} tables, ${POSTGRES_FUNCTIONS.statements.length} functions`,
+      ),
     );
     expect(await inPublic(db)).toEqual([]);
 

@@ -119,6 +119,8 @@ describe.skipIf(!pgUp)('postgres store', () => {
       skipped: 0,
       awaited: 0,
       saveMs: null,
+      // The article's two rows, counted as they were copied in (migration 0034's triggers).
+      committedCount: 2,
     });
     expect((await store.listCommitted('run-a')).map((r) => [r.idemKey, r.resultJson, r.source])).toEqual([
       ['run-a:step:0', '"r0"', 'executed'],

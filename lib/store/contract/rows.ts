@@ -32,6 +32,8 @@ export interface ProgressRow {
   awaited: number;
   /** How long the last progress write took, measured by its writer (ms). */
   saveMs: number | null;
+  /** The run's committed rows, kept by the store in the writes that add or remove them; null where unknown. */
+  committedCount: number | null;
 }
 
 export interface CommittedRow {

@@ -4,11 +4,12 @@
  * version by the database's clock: a takeover committed meanwhile makes the DELETE re-check that version,
  * whose lease is live and attempt higher, so it deletes nothing.
  */
-import { and, asc, count, eq, gt, type SQL, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, type SQL, sql } from 'drizzle-orm';
 import { ClaimNotOrphanedError, LeaseLostError, NotFoundError } from '../../errors';
 import type { ClaimRow, ClaimStore, CommittedRow, StepEvent } from '../contract';
 import { claims, committed, stepEvents } from '../schema/pg';
 import { claimExpiresAtSql, claimTimes } from '../shared/claim-expiry-sql';
+import { committedCountSql } from '../shared/run-counts';
 import { CLAIM as CLAIM_LIST, committedByKey, committedSelect, names } from './columns';
 import type { PgConnection } from './connection';
 import { mayHaveRun, withRetry } from './retry';
@@ -31,10 +32,12 @@ export function postgresClaims(c: PgConnection): ClaimStore {
 
   return {
     async countCommitted(runId) {
-      const [row] = await read('countCommitted', () =>
-        c.orm.select({ n: count() }).from(committed).where(eq(committed.runId, runId)),
+      // The progress row's kept count, or a count where it has none (shared/run-counts.ts).
+      const { rows } = await read('countCommitted', () =>
+        c.query<{ n: number }>(sql`SELECT ${sql.raw(committedCountSql('postgres', 'r.id', 'p'))} AS n
+          FROM (SELECT ${runId}::text AS id) r LEFT JOIN progress p ON p.run_id = r.id`),
       );
-      return row!.n;
+      return rows[0]!.n;
     },
 
     async runFootprint(runId) {

@@ -23,7 +23,8 @@ type Filter = Parameters<RunStore['listRuns']>[0];
 
 const outsideStatus = (runId: string) => sql.raw(OUTSIDE_STATUS_SQL(runId));
 /** The figures' counts (shared/run-counts.ts): `notExecuted` where the summary has `executed`. */
-const committedCount = (id: string) => sql.raw(committedCountSql('postgres', id));
+const committedCount = (id: string, progress: string | null = null) =>
+  sql.raw(committedCountSql('postgres', id, progress));
 const notExecutedCount = (id: string) => sql.raw(notExecutedCountSql('postgres', id));
 /** SQLite's LIKE folds ASCII letters only; so does this, where ILIKE would follow the database's locale. */
 const asciiLower = (x: SQL) => sql`translate(${x}, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')`;
@@ -129,7 +130,7 @@ cand AS (${candidates}),
 summary AS (
   SELECT r.id, r.workflow, r.status, coalesce(p.step, 0) AS step, r.total_steps AS "totalSteps",
     ${notExecutedCount('r.id')} AS "notExecuted", coalesce(p.skipped, 0) AS skipped, coalesce(p.awaited, 0) AS awaited,
-    ${committedCount('r.id')} AS committed,
+    ${committedCount('r.id', 'p')} AS committed,
     ${orphaned('r.id')} AS "orphanedClaims",
     r.owner, r.error, r.created_at AS "createdAt", greatest(r.updated_at, coalesce(p.updated_at, 0)) AS "updatedAt"
   FROM runs r CROSS JOIN t LEFT JOIN progress p ON p.run_id = r.id
@@ -137,7 +138,7 @@ summary AS (
   UNION ALL
   SELECT x.run_id, 'external', ${outsideStatus('x.run_id')},
     coalesce(p.step, 0), NULL::int, ${notExecutedCount('x.run_id')}, coalesce(p.skipped, 0), coalesce(p.awaited, 0),
-    ${committedCount('x.run_id')},
+    ${committedCount('x.run_id', 'p')},
     ${orphaned('x.run_id')},
     NULL::text, NULL::text, NULL::float8,
     greatest(coalesce(p.updated_at, 0), coalesce((SELECT max(c.claimed_at) FROM claims c WHERE c.run_id = x.run_id), 0))

@@ -43,7 +43,8 @@ const LOAD_PROGRESS = prepare<{ runId: string }>(
   'waybill_progress',
   sql`SELECT ${progress.runId} AS "runId", ${progress.step},
   ${progress.stateJson} AS "stateJson", ${progress.updatedAt} AS "updatedAt", ${progress.executed}, ${progress.skipped},
-  ${progress.awaited}, ${progress.saveMs} AS "saveMs" FROM ${progress} WHERE ${progress.runId} = ${P('runId')}`,
+  ${progress.awaited}, ${progress.saveMs} AS "saveMs", ${progress.committedCount} AS "committedCount"
+  FROM ${progress} WHERE ${progress.runId} = ${P('runId')}`,
 );
 
 /** The progress upsert and its folded events are a function (functions/progress.ts): a commit writes the same. */

@@ -30,6 +30,13 @@ export const progress = pgTable(
     awaited: integer('awaited').notNull().default(0),
     /** How long the last progress write took, as its writer measured it: the save cost in redo ÷ save. */
     saveMs: doublePrecision('save_ms'),
+    /**
+     * The run's committed rows, kept by the database itself (triggers on committed and progress, migration
+     * 0027 on SQLite, 0034 on PostgreSQL): the runs list's committed figure is a lookup, not a count of a
+     * 100,000-step run's index range. Exact for every writer, the reference article's client among them; null
+     * only where unknown, and then the reader counts (shared/run-counts.ts).
+     */
+    committedCount: integer('committed_count'),
   },
   (t) => [
     // Runs whose progress moved most recently, for the runs page's newest-first candidates.
@@ -171,6 +178,8 @@ export const runs = pgTable(
   },
   (t) => [
     index('runs_status_updated').on(t.status, t.updatedAt),
+    // A workflow's runs newest first: the runs list's `workflow=` filter reads their top, not all of runs_updated.
+    index('runs_workflow_updated').on(t.workflow, t.updatedAt),
     index('runs_created').on(t.createdAt),
     // The runs page's newest first: its candidates are read from the top of this and progress_updated.
     index('runs_updated').on(t.updatedAt),

@@ -4,11 +4,12 @@
  * builder; expire and resolve decide under the write lock, so no takeover can land between the look and the
  * delete.
  */
-import { and, asc, count, eq, getTableColumns, gt, type SQL, sql } from 'drizzle-orm';
+import { and, asc, eq, getTableColumns, gt, type SQL, sql } from 'drizzle-orm';
 import { ClaimNotOrphanedError, LeaseLostError, NotFoundError } from '../../errors';
 import type { ClaimRow, ClaimStore, CommittedRow, ResolveRequest } from '../contract';
-import { claims, committed, stepEvents } from '../schema/sqlite';
+import { claims, stepEvents } from '../schema/sqlite';
 import { claimExpiredSql } from '../shared/claim-expiry-sql';
+import { committedCountSql } from '../shared/run-counts';
 import { COMMITTED } from './columns';
 import { guard, type SqliteConnection } from './connection';
 import { statement } from './statement';
@@ -18,6 +19,10 @@ import { claimByKey, expiresAt, insertCommitted, type RawClaim } from './steps';
 const orphanedAt = (now: number, ttlS: number): SQL<number> => claimExpiredSql(claims, ttlS, now) as SQL<number>;
 
 // length() of a BLOB counts bytes; of TEXT, characters. Each count is an index range on run_id.
+/** The run's committed rows: its progress row's kept count, or a count where it has none (shared/run-counts.ts). */
+const committedCount = statement<{ runId: string }, { n: number }>(`SELECT
+  ${committedCountSql('sqlite', '@runId', 'p')} AS n FROM (SELECT 1) LEFT JOIN progress p ON p.run_id = @runId`);
+
 const footprint = statement<{ runId: string }, { keys: number; bytes: number }>(`SELECT
   (SELECT count(*) FROM committed WHERE run_id = @runId) + (SELECT count(*) FROM claims WHERE run_id = @runId) AS keys,
   (SELECT coalesce(sum(length(CAST(result_json AS BLOB)) + coalesce(length(CAST(input_json AS BLOB)), 0)), 0)
@@ -56,7 +61,7 @@ export function sqliteClaims(c: SqliteConnection): ClaimStore {
 
   return {
     async countCommitted(runId) {
-      return guard(() => orm.select({ n: count() }).from(committed).where(eq(committed.runId, runId)).get()!.n);
+      return guard(() => committedCount.on(c.db).get({ runId })!.n);
     },
 
     async runFootprint(runId) {

@@ -52,15 +52,18 @@ const RUN_FILTER = `(@status IS NULL OR r.status = @status) AND (@workflow IS NU
  * past any time), the outside runs with progress are found by an ordered EXCEPT of the two primary keys (one
  * merge, no lookup per row) when the filter can match one (@short), and every outside claim is read. A filter
  * few or no runs match (`status=rejected`, `workflow=nope`) so costs the runs rows' walk alone, not a runs
- * lookup for each of progress's rows as well.
+ * lookup for each of progress's rows as well; and with a status or a workflow that walk is the top of that
+ * status's or workflow's own index (runs_status_updated, runs_workflow_updated), not all of runs_updated.
  */
-const BY_ROW = (status: boolean) => `SELECT r.id, r.updated_at AS at FROM runs r LEFT JOIN progress p ON p.run_id = r.id
-  WHERE ${RUN_FILTER} ${status ? 'AND r.status = @status' : ''}
+const BY_ROW = (term: string) => `SELECT r.id, r.updated_at AS at FROM runs r LEFT JOIN progress p ON p.run_id = r.id
+  WHERE ${RUN_FILTER} ${term}
     AND (@search IS NULL OR r.id LIKE @search ESCAPE '\\') AND ${AFTER('r.id')}
   ORDER BY r.updated_at DESC, r.id LIMIT @limit`;
-const BY_ROW_SQL = BY_ROW(false);
-// The status once more as a term of its own: the planner then reads runs_status_updated, not all of runs_updated.
-const BY_ROW_STATUS_SQL = BY_ROW(true);
+const BY_ROW_SQL = BY_ROW('');
+// The status (or else the workflow) once more as a term of its own: the planner then reads runs_status_updated
+// (runs_workflow_updated), not all of runs_updated.
+const BY_ROW_STATUS_SQL = BY_ROW('AND r.status = @status');
+const BY_ROW_WORKFLOW_SQL = BY_ROW('AND r.workflow = @workflow');
 
 const CANDIDATES = `cand(id) AS (
   SELECT value FROM json_each(@byRow)
@@ -106,14 +109,14 @@ const COUNTS = {
 };
 
 /** The figures' counts (shared/run-counts.ts): `notExecuted` where the summary has `executed`. */
-const COMMITTED = (id: string) => committedCountSql('sqlite', id);
+const COMMITTED = (id: string, progress: string | null = null) => committedCountSql('sqlite', id, progress);
 const NOT_EXECUTED = (id: string) => notExecutedCountSql('sqlite', id);
 
 /** Outside clients' runs have progress or claims but no runs row; they are listed all the same. */
 const SUMMARY_SQL = `
   SELECT r.id, r.workflow, r.status, coalesce(p.step, 0) AS step, r.total_steps AS totalSteps,
     ${NOT_EXECUTED('r.id')} AS notExecuted, coalesce(p.skipped, 0) AS skipped, coalesce(p.awaited, 0) AS awaited,
-    ${COMMITTED('r.id')} AS committed,
+    ${COMMITTED('r.id', 'p')} AS committed,
     (SELECT count(*) FROM claims c WHERE c.run_id = r.id
        AND ${claimExpiresAtText('@ttl', 'c.')} <= @now) AS orphanedClaims,
     r.owner, r.error, r.created_at AS createdAt, max(r.updated_at, coalesce(p.updated_at, 0)) AS updatedAt
@@ -122,7 +125,7 @@ const SUMMARY_SQL = `
   UNION ALL
   SELECT x.run_id, 'external', ${OUTSIDE_STATUS_SQL('x.run_id')},
     coalesce(p.step, 0), NULL, ${NOT_EXECUTED('x.run_id')}, coalesce(p.skipped, 0), coalesce(p.awaited, 0),
-    ${COMMITTED('x.run_id')},
+    ${COMMITTED('x.run_id', 'p')},
     (SELECT count(*) FROM claims c WHERE c.run_id = x.run_id
        AND ${claimExpiresAtText('@ttl', 'c.')} <= @now),
     NULL, NULL, NULL,
@@ -237,12 +240,12 @@ export function listRunsIn(c: SqliteConnection, filter: Parameters<RunStore['lis
 /** The page from CANDIDATES: the runs rows' top first, then the rest with its floor (CANDIDATES says why). */
 function pageFromRows(
   c: SqliteConnection,
-  params: { status: string | null; limit: number },
+  params: { status: string | null; workflow: string | null; limit: number },
   outside: boolean,
 ): CountedRunSummary[] {
-  const byRow = c
-    .prepared<unknown[], { id: string; at: number }>(params.status === null ? BY_ROW_SQL : BY_ROW_STATUS_SQL)
-    .all(params);
+  const byRowSql =
+    params.status !== null ? BY_ROW_STATUS_SQL : params.workflow !== null ? BY_ROW_WORKFLOW_SQL : BY_ROW_SQL;
+  const byRow = c.prepared<unknown[], { id: string; at: number }>(byRowSql).all(params);
   const full = byRow.length === params.limit;
   const floor = full ? (byRow.at(-1)?.at ?? null) : null;
   return c.prepared<unknown[], CountedRunSummary>(PAGE_SQL).all({

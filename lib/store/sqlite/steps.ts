@@ -251,7 +251,7 @@ type ClaimValues = Pick<
 
 const STEP_STATEMENTS = {
   progress: statement<{ runId: string }, ProgressRow>(`SELECT ${PROGRESS} FROM progress WHERE run_id = @runId`),
-  upsertProgress: statement<Omit<ProgressRow, 'updatedAt'> & { now: number }>(`INSERT INTO progress
+  upsertProgress: statement<Omit<ProgressRow, 'updatedAt' | 'committedCount'> & { now: number }>(`INSERT INTO progress
       (run_id, step, state_json, updated_at, executed, skipped, awaited, save_ms)
     VALUES (@runId, @step, @stateJson, @now, @executed, @skipped, @awaited, @saveMs)
     ON CONFLICT (run_id) DO UPDATE SET step = excluded.step, state_json = excluded.state_json,

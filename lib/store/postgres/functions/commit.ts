@@ -28,7 +28,11 @@
  */
 import { PRIOR_STATE_MAX_CHARS } from '../../shared/columns';
 import { insertClaim } from './claim';
+import { COUNTED_SETTING } from './committed-count';
 import { PROGRESS_FIELDS, writeProgress } from './progress';
+
+/** Our committed row counted on its run's progress row, when the commit's progress write did not count it. */
+const countOurs = 'UPDATE progress pr SET committed_count = pr.committed_count + 1 WHERE pr.run_id = q.run';
 
 export const COMMIT_FUNCTION = `CREATE OR REPLACE FUNCTION waybill_commit(p_request jsonb, p_skew float8,
   OUT deleted int, OUT inserted int, OUT "heldByUs" boolean, OUT landed boolean, OUT next jsonb,
@@ -39,6 +43,7 @@ DECLARE
   p record;
   n record;
   v_now float8;
+  v_set text;
 BEGIN
   SELECT * INTO q FROM jsonb_to_record(p_request) AS x (key text, token text, run text, result text, step int,
     fingerprint text, worker text, duration float8, input text, "mayHaveLanded" boolean, progress jsonb,
@@ -48,6 +53,9 @@ BEGIN
   IF q.next->>'fence' IS NOT NULL THEN
     PERFORM 1 FROM runs r WHERE r.id = q.next->>'run' FOR KEY SHARE;
   END IF;
+  -- Our insert is counted by us, below: the committed insert trigger passes it by (functions/committed-count.ts).
+  -- An assignment, not PERFORM: a simple expression costs no executor start.
+  v_set := set_config('${COUNTED_SETTING}', 'on', true);
   WITH t AS (SELECT extract(epoch from clock_timestamp())::float8 + p_skew AS now),
   del AS (DELETE FROM claims c WHERE c.idem_key = q.key AND c.token = q.token RETURNING 1),
   -- The map as it stood when this step was reached, kept beside the result for a rerun from here; a state longer
@@ -64,13 +72,19 @@ BEGIN
     r.status
   INTO deleted, inserted, "heldByUs", "runStatus"
   FROM (SELECT count(*)::int AS n FROM del) d LEFT JOIN runs r ON r.id = q.run;
+  v_set := set_config('${COUNTED_SETTING}', 'off', true);
 
   landed := false;
   IF inserted = 1 THEN
     IF q.progress IS NOT NULL THEN
       v_now := extract(epoch from clock_timestamp())::float8 + p_skew;
       SELECT * INTO p FROM jsonb_to_record(q.progress) AS x (${PROGRESS_FIELDS});
-      ${writeProgress('p', 'v_now')};
+      ${writeProgress('p', 'v_now', '(p.run = q.run)::int')};
+      IF p.run IS DISTINCT FROM q.run THEN
+        ${countOurs};
+      END IF;
+    ELSE
+      ${countOurs};
     END IF;
     IF q.next IS NULL OR "runStatus" IS NOT DISTINCT FROM 'paused' OR "runStatus" IS NOT DISTINCT FROM 'cancelled' THEN
       RETURN;

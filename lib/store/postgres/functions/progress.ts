@@ -14,15 +14,22 @@ export const PROGRESS_FIELDS = `run text, step int, state text, executed int, sk
  * The write itself, from the record `p` of a progress request's fields at the time `now`: here and in a commit that
  * inserted its result (functions/commit.ts), which runs it in its own body rather than calling this function.
  */
+const countAdded = (added: string) => `, committed_count = progress.committed_count + ${added}`;
+
 export const writeProgress = (
   p: string,
   now: string,
+  /**
+   * The committed rows this transaction added to the row's run and left uncounted (functions/committed-count.ts):
+   * a commit's own, counted here at no cost beyond the write. A row this write makes counts them in its trigger.
+   */
+  added?: string,
 ) => `INSERT INTO progress (run_id, step, state_json, updated_at, executed, skipped, awaited, save_ms)
     VALUES (${p}.run, ${p}.step, ${p}.state, ${now}, ${p}.executed, ${p}.skipped, ${p}.awaited, ${p}."saveMs")
     ON CONFLICT (run_id) DO UPDATE SET step = excluded.step, state_json = excluded.state_json,
       updated_at = excluded.updated_at, executed = progress.executed + excluded.executed,
       skipped = progress.skipped + excluded.skipped, awaited = progress.awaited + excluded.awaited,
-      save_ms = coalesce(excluded.save_ms, progress.save_ms);
+      save_ms = coalesce(excluded.save_ms, progress.save_ms)${added ? countAdded(added) : ''};
   -- A statement of its own, only when there is something to fold: an INSERT that writes nothing still opens
   -- every index of step_events, a cost each commit would pay.
   IF ${p}.skipped > 0 OR ${p}.awaited > 0 THEN

@@ -1,0 +1,1 @@
+CREATE INDEX "runs_workflow_updated" ON "runs" USING btree ("workflow","updated_at");

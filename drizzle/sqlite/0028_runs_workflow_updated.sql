@@ -1,0 +1,1 @@
+CREATE INDEX `runs_workflow_updated` ON `runs` (`workflow`,`updated_at`);

@@ -1,0 +1,268 @@
+/**
+ * progress.committed_count (migrations 0027 SQLite, 0034 PostgreSQL): a run's committed rows, kept by the store
+ * wherever rows are added or removed, so the runs list reads it instead of counting a 100,000-step run on every
+ * request. It must equal the rows themselves after every writer: a commit alone and in a group commit, with and
+ * without a progress write, a claim resolved by hand, a rerun and a fork, retention, and rows written directly
+ * by another client: the reference article's own statements (which know nothing of the count), an operator's
+ * DELETE or UPDATE. The list, countCommitted and the progress row all say the number of rows listCommitted returns.
+ */
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runAgent } from '../../lib/checkpoint/agent';
+import { Checkpoint } from '../../lib/checkpoint/checkpoint';
+import type { RetentionStore, RewindStore, RunStore, Store } from '../../lib/store/contract';
+import { openStore } from '../../lib/store/index';
+import { migrationsOf } from '../../lib/store/migrate/runner';
+import { pruneAll } from '../../lib/store/shared/prune';
+import { openSqliteStore } from '../../lib/store/sqlite';
+import { migrateSqlite } from '../../lib/store/sqlite/migrate';
+import { ARTICLE_SQL } from '../fixtures/sqlite-article';
+import { backends, type StoreHandle } from '../support/backends';
+import { postgresAvailable, testSchema } from '../support/postgres';
+import { tempDir } from '../support/tmp';
+
+const list = await backends();
+type FullStore = Store & RunStore & RewindStore & RetentionStore;
+const TTL = 60_000;
+const pgHere = await postgresAvailable('committed_count migration');
+
+/** One of the article's statements with its values written in, as h.exec takes SQL text (both dialects read it). */
+const article = (text: string, values: (string | number)[]) => {
+  let n = 0;
+  const quoted = values.map((v) => (typeof v === 'string' ? `'${v.replace(/'/g, "''")}'` : String(v)));
+  return text.replace(/\?/g, () => quoted[n++]!);
+};
+
+describe.each(list)('committed_count on $name', (backend) => {
+  let h: StoreHandle;
+  let store: FullStore;
+
+  beforeEach(async () => {
+    h = await backend.open();
+    store = h.store as FullStore;
+  });
+  afterEach(() => h.close());
+
+  /** Every reader's count of the run's rows, and the rows themselves. */
+  async function counts(runId: string) {
+    const listed = (await store.listRuns({ claimTtlMs: TTL, search: runId, limit: 100 })).find((r) => r.id === runId);
+    return {
+      rows: (await store.listCommitted(runId, { limit: 1000 })).length,
+      kept: (await store.loadProgress(runId))?.committedCount,
+      counted: await store.countCommitted(runId),
+      listed: listed?.committed,
+    };
+  }
+  /** The run's rows are `n`, and every reader says so; `kept`: whether the run has a progress row. */
+  async function expectCount(runId: string, n: number, kept = true) {
+    expect(await counts(runId)).toEqual({ rows: n, kept: kept ? n : undefined, counted: n, listed: n });
+  }
+
+  const agent = (runId: string, steps: number, workerId?: string) =>
+    runAgent(
+      Array.from({ length: steps }, (_, i) => i),
+      new Checkpoint(store, runId, { workerId, clock: h.clock }),
+      (x) => x,
+    );
+  const articleInsert = (key: string, runId: string) =>
+    h.exec(article(ARTICLE_SQL.insertCommitted, [key, runId, '{"by":"article"}', 1]));
+  const articleProgress = (runId: string, step: number) =>
+    h.exec(article(ARTICLE_SQL.saveProgress, [runId, step, '{"processed":1}', 2]));
+
+  it('counts commits alone, in a group commit, and without a progress write', async () => {
+    await store.createRun({ id: 'solo', workflow: 'w', inputJson: '{}', totalSteps: 5 });
+    await agent('solo', 5);
+    await expectCount('solo', 5);
+
+    // Four runs at once: their commits share transactions (group commit), each counted on its own row.
+    const runs = ['b0', 'b1', 'b2', 'b3'];
+    for (const id of runs) await store.createRun({ id, workflow: 'w', inputJson: '{}', totalSteps: 6 });
+    await Promise.all(runs.map((id) => agent(id, 6)));
+    for (const id of runs) await expectCount(id, 6);
+
+    // A step committed without progress (a workflow's ctx.step), and a key already committed (skipped).
+    const cp = new Checkpoint(store, 'solo', { clock: h.clock });
+    await cp.runOnce('solo:extra', () => 'x');
+    await cp.runOnce('solo:extra', () => 'y');
+    await expectCount('solo', 6);
+
+    // An outside client's claim resolved by hand: a `manual` row, counted like the rest, not as executed.
+    await h.insertOutsideClaim('solo:by-hand', 'solo');
+    await store.resolveClaim({
+      idemKey: 'solo:by-hand',
+      resultJson: '"ok"',
+      actor: 'test',
+      claimTtlMs: 0,
+      force: true,
+    });
+    await expectCount('solo', 7);
+    const row = (await store.listRuns({ claimTtlMs: TTL, search: 'solo' })).find((r) => r.id === 'solo');
+    expect(row).toMatchObject({ committed: 7, executed: 6 });
+
+    // A workflow's run that never saved progress: no row to keep it on, so it is counted.
+    const bare = new Checkpoint(store, 'bare', { clock: h.clock });
+    for (let i = 0; i < 3; i++) await bare.runOnce(`bare:${i}`, () => i, { step: i });
+    await expectCount('bare', 3, false);
+    // Its first progress write counts the rows it finds.
+    await bare.saveProgress(3, { done: true });
+    await expectCount('bare', 3);
+  });
+
+  it('stays exact when another client writes the rows directly', async () => {
+    // The article's own client: committed rows with its four columns, then its progress upsert.
+    await articleInsert('art:step:0', 'art');
+    await articleInsert('art:step:1', 'art');
+    await expectCount('art', 2, false);
+    await articleProgress('art', 2);
+    await expectCount('art', 2);
+    await articleInsert('art:step:2', 'art');
+    await articleProgress('art', 3);
+    await expectCount('art', 3);
+
+    // Into a run Waybill keeps the count of.
+    await store.createRun({ id: 'mixed', workflow: 'w', inputJson: '{}', totalSteps: 3 });
+    await agent('mixed', 3);
+    await articleInsert('mixed:article', 'mixed');
+    await expectCount('mixed', 4);
+
+    // An operator's hand: several rows deleted in one statement, a row moved to another run, an update in place.
+    await h.exec(`DELETE FROM committed WHERE idem_key IN ('mixed:article', 'mixed:step:0', 'art:step:0')`);
+    await expectCount('mixed', 2);
+    await expectCount('art', 2);
+    await h.exec(`UPDATE committed SET run_id = 'art' WHERE idem_key = 'mixed:step:1'`);
+    await expectCount('mixed', 1);
+    await expectCount('art', 3);
+    await h.exec(`UPDATE committed SET result_json = '"edited"' WHERE run_id = 'art'`);
+    await expectCount('art', 3);
+    // A progress row deleted and made again counts the rows once more.
+    await h.exec(`DELETE FROM progress WHERE run_id = 'art'`);
+    await expectCount('art', 3, false);
+    await articleProgress('art', 1);
+    await expectCount('art', 3);
+  });
+
+  it('follows a rerun, a fork and retention', async () => {
+    await store.createRun({ id: 'r', workflow: 'w', inputJson: '{}', totalSteps: 6 });
+    await agent('r', 6);
+    await store.actOnRun('r', 'pause', 'test');
+    await store.rerunRun({
+      runId: 'r',
+      fromStep: 4,
+      inputJson: null,
+      actor: 'alice (operator)',
+      reason: null,
+      claimTtlMs: TTL,
+    });
+    await expectCount('r', 4);
+    await store.forkRun({ runId: 'r', fromStep: 3, newId: 'r-fork', inputJson: null, actor: 'alice', claimTtlMs: TTL });
+    await expectCount('r-fork', 3);
+    await expectCount('r', 4);
+
+    // Retention deletes a run's rows in batches before its progress row: each batch is subtracted.
+    await store.createRun({ id: 'old', workflow: 'w', inputJson: '{}', totalSteps: 5 });
+    await agent('old', 5);
+    await store.actOnRun('old', 'cancel', 'test');
+    await h.elapse(2_000);
+    const before = (await h.now()) - 1;
+    await store.createRun({ id: 'young', workflow: 'w', inputJson: '{}', totalSteps: 2 });
+    await agent('young', 2);
+    const removed = await pruneAll(store, { before, batchSize: 2 });
+    expect(removed.runs).toBeGreaterThan(0);
+    expect(await counts('old')).toEqual({ rows: 0, kept: undefined, counted: 0, listed: undefined });
+    await expectCount('young', 2);
+  });
+});
+
+describe('committed_count from a store at the migration before it', () => {
+  /** Two runs with progress (one of them the article's, one Waybill's), one with committed rows only. */
+  const ROWS: [key: string, run: string][] = [
+    ['a:0', 'a'],
+    ['a:1', 'a'],
+    ['a:2', 'a'],
+    ['art:0', 'art'],
+    ['lone:0', 'lone'],
+    ['lone:1', 'lone'],
+  ];
+  const PROGRESS: [run: string, step: number][] = [
+    ['a', 3],
+    ['art', 1],
+    ['empty', 0],
+  ];
+  const expected = { a: 3, art: 1, empty: 0 };
+
+  it('SQLite: counts the rows it finds, and keeps counting', async () => {
+    const path = tempDir('waybill-count-').file('store.db');
+    const db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    const all = migrationsOf('sqlite');
+    const previous = all.slice(
+      0,
+      all.findIndex((m) => m.tag === '0027_committed_count'),
+    );
+    expect(previous.at(-1)!.tag).toBe('0026_committed_one_run_index');
+    migrateSqlite(db, previous, 1);
+    for (const [key, run] of ROWS) db.prepare(ARTICLE_SQL.insertCommitted).run(key, run, '1', 1);
+    for (const [run, step] of PROGRESS) db.prepare(ARTICLE_SQL.saveProgress).run(run, step, '{}', 1);
+    db.close();
+
+    const store = openSqliteStore({ path, synchronous: 'normal' });
+    try {
+      for (const [run, n] of Object.entries(expected)) {
+        expect((await store.loadProgress(run))?.committedCount).toBe(n);
+      }
+      expect(await store.countCommitted('lone')).toBe(2);
+      await store.createRun({ id: 'a', workflow: 'w', inputJson: '{}', totalSteps: 5 });
+      await runAgent([0, 1, 2, 3, 4], new Checkpoint(store, 'a'), (x) => x);
+      expect((await store.loadProgress('a'))?.committedCount).toBe(5);
+      expect(await store.countCommitted('a')).toBe(5);
+      store.db.prepare(ARTICLE_SQL.insertCommitted).run('art:1', 'art', '1', 1);
+      expect(await store.countCommitted('art')).toBe(2);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it.runIf(pgHere)('PostgreSQL: counts the rows it finds, and keeps counting', async () => {
+    const schema = await testSchema('wb_count');
+    // The store as the previous Waybill left it: its migrations, and none of this one's triggers.
+    const first = await openStore(schema.url);
+    await first.close();
+    const t = schema.t;
+    for (const trigger of ['committed_count_insert', 'committed_count_delete', 'committed_count_move']) {
+      await schema.admin.query(`DROP TRIGGER ${trigger} ON ${t('committed')}`);
+    }
+    await schema.admin.query(`DROP TRIGGER progress_committed_count ON ${t('progress')}`);
+    await schema.admin.query(`ALTER TABLE ${t('progress')} DROP COLUMN committed_count`);
+    await schema.admin.query(`DELETE FROM ${t('waybill_migrations')} WHERE tag = '0034_committed_count'`);
+    await schema.admin.query(`UPDATE ${t('waybill_functions')} SET version = 2, hash = 'previous'`);
+    for (const [key, run] of ROWS) {
+      await schema.admin.query(
+        `INSERT INTO ${t('committed')} (idem_key, run_id, result_json, committed_at) VALUES ($1, $2, '1', 1)`,
+        [key, run],
+      );
+    }
+    for (const [run, step] of PROGRESS) {
+      await schema.admin.query(
+        `INSERT INTO ${t('progress')} (run_id, step, state_json, updated_at) VALUES ($1, $2, '{}', 1)`,
+        [run, step],
+      );
+    }
+
+    const store = (await openStore(schema.url)) as FullStore;
+    try {
+      for (const [run, n] of Object.entries(expected)) {
+        expect((await store.loadProgress(run))?.committedCount).toBe(n);
+      }
+      expect(await store.countCommitted('lone')).toBe(2);
+      await store.createRun({ id: 'a', workflow: 'w', inputJson: '{}', totalSteps: 5 });
+      await runAgent([0, 1, 2, 3, 4], new Checkpoint(store, 'a'), (x) => x);
+      expect((await store.loadProgress('a'))?.committedCount).toBe(5);
+      await schema.admin.query(
+        `INSERT INTO ${t('committed')} (idem_key, run_id, result_json, committed_at) VALUES ('art:1', 'art', '1', 1)`,
+      );
+      expect(await store.countCommitted('art')).toBe(2);
+    } finally {
+      await store.close();
+    }
+  });
+});
