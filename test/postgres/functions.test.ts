@@ -124,6 +124,7 @@ describe('the function set', () => {
     const PINNED: Record<number, string> = {
       1: '95643925ecfa420f5c58de74a4cd494c3dab919465184558817feb947e72038c',
       2: '25053f561179e1d8d0b1d16e372312171a0f23eac671ac88251b4935d43d603e',
+      3: 'a27531776990148cdaf4f0539c9c1bebb4983d1832e25b9656bf830f4d274726',
     };
     expect(POSTGRES_FUNCTIONS.hash).toBe(PINNED[POSTGRES_FUNCTIONS.version]);
   });
