@@ -47,6 +47,8 @@ export interface GrownOptions {
   /** A temporary directory the caller removes (the SQLite copies live in it). */
   dir: string;
   postgresUrl: string | null;
+  /** Only this backend's figures (--backend); both when unset. */
+  backend?: 'sqlite' | 'postgres';
   log: (line: string) => void;
   onInterrupt: (undo: () => Promise<void>) => void;
 }
@@ -94,16 +96,19 @@ export async function benchGrown(
     throughput: {},
   };
   const skipped: string[] = [];
-  const grownPath = await grownSqlite(options.dir, options.log);
-  json.seed.committed = countCommitted(grownPath);
-
-  for (const synchronous of ['full', 'normal'] as Synchronous[]) {
-    options.log(`grown sqlite ${synchronous}: ${options.rounds} rounds of ${options.steps} steps, empty and grown…`);
-    json.lone[`sqlite ${synchronous.toUpperCase()}`] = await loneSqlite(synchronous, grownPath, options);
+  const grownPath = options.backend === 'postgres' ? null : await grownSqlite(options.dir, options.log);
+  if (grownPath !== null) {
+    json.seed.committed = countCommitted(grownPath);
+    for (const synchronous of ['full', 'normal'] as Synchronous[]) {
+      options.log(`grown sqlite ${synchronous}: ${options.rounds} rounds of ${options.steps} steps, empty and grown…`);
+      json.lone[`sqlite ${synchronous.toUpperCase()}`] = await loneSqlite(synchronous, grownPath, options);
+    }
   }
   let postgres: Awaited<ReturnType<typeof grownPostgres>> | null = null;
   const open = await loadBackend();
-  if (options.postgresUrl === null) skipped.push('grown postgres: SKIPPED: no PostgreSQL URL');
+  if (options.backend === 'sqlite') {
+    // Not asked for.
+  } else if (options.postgresUrl === null) skipped.push('grown postgres: SKIPPED: no PostgreSQL URL');
   else if (typeof open === 'string') skipped.push(`grown postgres: SKIPPED: ${open}`);
   else {
     const tag = `waybill_grown_${process.pid}_${randomBytes(3).toString('hex')}`;
@@ -116,19 +121,21 @@ export async function benchGrown(
       json.lone.postgres = await lonePostgres(open, postgres.url, options);
     }
     const common = throughputOptions(options.windowMs);
-    options.log(
-      `grown throughput sqlite: ${options.throughputRounds} rounds of ${THROUGHPUT_RUNS} runs, empty and grown…`,
-    );
-    const emptyPath = join(options.dir, 'throughput-empty.db');
-    await openSqliteStore({ path: emptyPath, synchronous: 'full' }).close();
-    json.throughput['sqlite FULL, 1 worker'] = await throughputRounds(options, async (side, prefix) => {
-      const path = side === 'empty' ? emptyPath : grownPath;
-      try {
-        return await sqliteProduct(path, common, prefix);
-      } finally {
-        cancelSqliteRuns(path, runIds(common, prefix));
-      }
-    });
+    if (grownPath !== null) {
+      options.log(
+        `grown throughput sqlite: ${options.throughputRounds} rounds of ${THROUGHPUT_RUNS} runs, empty and grown…`,
+      );
+      const emptyPath = join(options.dir, 'throughput-empty.db');
+      await openSqliteStore({ path: emptyPath, synchronous: 'full' }).close();
+      json.throughput['sqlite FULL, 1 worker'] = await throughputRounds(options, async (side, prefix) => {
+        const path = side === 'empty' ? emptyPath : grownPath;
+        try {
+          return await sqliteProduct(path, common, prefix);
+        } finally {
+          cancelSqliteRuns(path, runIds(common, prefix));
+        }
+      });
+    }
     if (postgres && typeof open !== 'string') {
       options.log(
         `grown throughput postgres: ${options.throughputRounds} rounds of ${THROUGHPUT_RUNS} runs over ` +
@@ -329,6 +336,7 @@ function resources(f: WindowFigure): Record<string, number | null> {
     ...f.countedPerStep,
     workerCpuUs: f.cpuUsPerStep.worker ?? null,
     ...(f.cpuUsPerStep.pg === undefined ? {} : { backendCpuUs: f.cpuUsPerStep.pg }),
+    ...(f.roundTripsPerStep === null ? {} : { roundTrips: f.roundTripsPerStep }),
   };
 }
 

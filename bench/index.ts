@@ -9,7 +9,7 @@
  * `waybill --help` takes to start (bench/startup.ts), beside a bare `node -e 0`. Progress and the tables go
  * to stderr under --json, whose single JSON object is the last line of stdout.
  *
- * `--only grown [--windows N]` runs what no other section does: the lone run and the 64 runs on a store that
+ * `--only grown [--windows N] [--backend sqlite|postgres]` runs what no other section does: the lone run and the 64 runs on a store that
  * already holds a million committed steps beside an empty one, interleaved (bench/grown.ts), N throughput windows
  * on each (default 3). The grown store is seeded once and kept (bench/grown-store.ts).
  */
@@ -49,6 +49,8 @@ const flagsSchema = z.strictObject({
   only: z.enum(['sqlite', 'postgres', 'throughput', 'startup', 'grown']).optional(),
   /** Throughput windows on each store (--only grown). */
   windows: count(21).default(3),
+  /** One backend only (--only grown). */
+  backend: z.enum(['sqlite', 'postgres']).optional(),
 });
 type Flags = z.infer<typeof flagsSchema>;
 
@@ -269,6 +271,7 @@ async function main(): Promise<void> {
         windowMs: flags.duration * 1000,
         dir,
         postgresUrl: postgresUrl(),
+        backend: flags.backend,
         log,
         onInterrupt: (fn) => undo.push(fn),
       });
