@@ -189,18 +189,27 @@ async function loneSqlite(synchronous: Synchronous, grownPath: string, options: 
   const name = (kind: 'product' | 'one-commit-floor', side: string, round: number, pass?: 'count') =>
     `${runName(kind, round, pass)}-${synchronous}-${side}`;
   try {
+    const perStep = { empty: {} as Record<string, number[]>, grown: {} as Record<string, number[]> };
+    /**
+     * A timed round, with the CPU it cost a step: better-sqlite3 runs in this process, so that is all of a step's
+     * CPU, and far steadier than the wall clock on a shared machine.
+     */
+    const product = (side: 'empty' | 'grown') => async (round: number) => {
+      const cpu = process.cpuUsage();
+      const us = await timeRound(options.steps, () => productRound(stores[side], name('product', side, round), items));
+      const { user, system } = process.cpuUsage(cpu);
+      if (round >= 0) (perStep[side].cpuUs ??= []).push((user + system) / options.steps);
+      return us;
+    };
     const s = await interleave(options.rounds, {
-      empty: (round) =>
-        timeRound(options.steps, () => productRound(stores.empty, name('product', 'empty', round), items)),
-      grown: (round) =>
-        timeRound(options.steps, () => productRound(stores.grown, name('product', 'grown', round), items)),
+      empty: product('empty'),
+      grown: product('grown'),
       floorEmpty: (round) =>
         timeRound(options.steps, () => floors.empty.runOneCommit(name('one-commit-floor', 'empty', round), items)),
       floorGrown: (round) =>
         timeRound(options.steps, () => floors.grown.runOneCommit(name('one-commit-floor', 'grown', round), items)),
     });
     // What the product appended to the WAL a step, untimed, checkpoints held off (bench/wal.ts), as many rounds.
-    const perStep = { empty: {} as Record<string, number[]>, grown: {} as Record<string, number[]> };
     for (let round = 0; round < options.rounds; round++) {
       for (const side of ['empty', 'grown'] as const) {
         const meter = walMeter(side === 'empty' ? emptyPath : grownPath);
