@@ -4,22 +4,22 @@
  * `steps` steps a round) and the 64-run throughput (real workers, as bench/throughput.ts runs them) are measured on
  * both stores in interleaved rounds, on each backend, and each round's grown/empty cost is kept: the figure is the
  * median of those ratios (goal ≤ 1.1). Beside the product, the bare one-commit floor on the same two stores says
- * what the bigger b-trees alone cost, and each side's limiting resource per step (SQLite's WAL pages, PostgreSQL's
- * CPU) says what grew when a ratio is above the goal.
+ * what the bigger b-trees alone cost, and each side's limiting resource per step (SQLite's WAL pages and the CPU
+ * of its process, PostgreSQL's CPU in clients and backends) says what grew when a ratio is above the goal: on a
+ * shared machine it is the steadier figure.
  *
  * The grown stores are copies of a kept seed, so rounds add to them (a lone round's 1,000 steps, a throughput
- * round's few ten thousand: a few percent of the million) and no round re-seeds. Throughput rounds alternate which
- * store goes first; each round's runs are its own (`tp-r<N>-<i>`) and are cancelled when it ends, so the next
- * round's worker takes only its own.
+ * round's few ten thousand: a few percent of the million) and no round re-seeds. The 64-run rounds are
+ * bench/grown-throughput.ts's.
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import pg from 'pg';
 import type { Store } from '../lib/store/contract';
 import { seedPlan } from '../lib/store/seed/index';
 import { openSqliteStore } from '../lib/store/sqlite';
 import { GROWN_SCHEMA, GROWN_SEED, grownPostgres, grownSqlite } from './grown-store';
+import { grownThroughputPostgres, grownThroughputSqlite, type ThroughputFigure } from './grown-throughput';
 import {
   backendCpu,
   loadBackend,
@@ -30,11 +30,7 @@ import {
 import { openFloor as openSqliteFloor, type Synchronous } from './sqlite';
 import { median, timeRound } from './stats';
 import { POSTGRES_WORKERS, THROUGHPUT_RUNS, throughputOptions } from './throughput';
-import { localDataDirectory, postgresProduct } from './throughput-postgres';
-import { runIds, type ThroughputOptions } from './throughput-run';
-import { sqliteProduct } from './throughput-sqlite';
 import { walMeter } from './wal';
-import type { WindowFigure } from './window';
 import { inputs, productRound, runName } from './workload';
 
 /** Issue #29 item 5: the grown store's cost a step at most this many times the empty store's. */
@@ -69,15 +65,6 @@ interface LoneFigure {
   oneCommitFloor: Pair;
   /** The product's limiting resource a step, medians: WAL pages and commits, or CPU µs. */
   perStep: { empty: Record<string, number>; grown: Record<string, number> };
-}
-
-interface ThroughputFigure {
-  /** Steps a second. */
-  stepsPerSec: { empty: number; grown: number };
-  /** The cost ratio, empty steps/s over grown steps/s, per round and its median. */
-  ratio: number;
-  ratios: number[];
-  perStep: { empty: Record<string, number | null>; grown: Record<string, number | null> };
 }
 
 export interface GrownSection {
@@ -125,23 +112,14 @@ export async function benchGrown(
       options.log(
         `grown throughput sqlite: ${options.throughputRounds} rounds of ${THROUGHPUT_RUNS} runs, empty and grown…`,
       );
-      const emptyPath = join(options.dir, 'throughput-empty.db');
-      await openSqliteStore({ path: emptyPath, synchronous: 'full' }).close();
-      json.throughput['sqlite FULL, 1 worker'] = await throughputRounds(options, async (side, prefix) => {
-        const path = side === 'empty' ? emptyPath : grownPath;
-        try {
-          return await sqliteProduct(path, common, prefix);
-        } finally {
-          cancelSqliteRuns(path, runIds(common, prefix));
-        }
-      });
+      json.throughput['sqlite FULL, 1 worker'] = await grownThroughputSqlite(grownPath, common, options);
     }
     if (postgres && typeof open !== 'string') {
       options.log(
         `grown throughput postgres: ${options.throughputRounds} rounds of ${THROUGHPUT_RUNS} runs over ` +
           `${POSTGRES_WORKERS} workers, empty and grown…`,
       );
-      json.throughput[`postgres, ${POSTGRES_WORKERS} workers`] = await throughputPostgres(
+      json.throughput[`postgres, ${POSTGRES_WORKERS} workers`] = await grownThroughputPostgres(
         open,
         postgres.url,
         common,
@@ -300,109 +278,6 @@ async function lonePostgres(open: Open, url: string, options: GrownOptions): Pro
     for (const handle of opened.reverse()) await handle.close().catch(() => {});
     await admin.query(`DROP SCHEMA IF EXISTS ${schemas.empty} CASCADE`).catch(() => {});
     await admin.end();
-  }
-}
-
-/**
- * `throughputRounds` rounds of one window on each store, the empty one first in even rounds and the grown one
- * first in odd ones, so that a trend in the machine's load falls on both alike.
- */
-async function throughputRounds(
-  options: GrownOptions,
-  window: (side: 'empty' | 'grown', prefix: string) => Promise<WindowFigure>,
-): Promise<ThroughputFigure> {
-  const figures = { empty: [] as WindowFigure[], grown: [] as WindowFigure[] };
-  for (let round = 0; round < options.throughputRounds; round++) {
-    const order = round % 2 === 0 ? (['empty', 'grown'] as const) : (['grown', 'empty'] as const);
-    for (const side of order) {
-      const figure = await window(side, `tp-r${round}-${side}`);
-      figures[side].push(figure);
-      options.log(`  round ${round + 1} ${side}: ${Math.round(figure.stepsPerSec)} steps/s`);
-    }
-  }
-  const rate = (side: 'empty' | 'grown') => figures[side].map((f) => f.stepsPerSec);
-  const ratios = rate('empty').map((e, i) => round(e / rate('grown')[i]!, 3));
-  const perStep = (side: 'empty' | 'grown') => {
-    const names = new Set(figures[side].flatMap((f) => Object.keys(resources(f))));
-    return Object.fromEntries(
-      [...names].map((name) => {
-        const values = figures[side].map((f) => resources(f)[name]).filter((v): v is number => typeof v === 'number');
-        return [name, values.length === 0 ? null : round(median(values), 2)];
-      }),
-    );
-  };
-  return {
-    stepsPerSec: { empty: Math.round(median(rate('empty'))), grown: Math.round(median(rate('grown'))) },
-    ratio: round(median(ratios), 3),
-    ratios,
-    perStep: { empty: perStep('empty'), grown: perStep('grown') },
-  };
-}
-
-/** A window's limiting resource a step: WAL pages and commits (SQLite), CPU µs of workers and backends. */
-function resources(f: WindowFigure): Record<string, number | null> {
-  return {
-    ...f.countedPerStep,
-    workerCpuUs: f.cpuUsPerStep.worker ?? null,
-    ...(f.cpuUsPerStep.pg === undefined ? {} : { backendCpuUs: f.cpuUsPerStep.pg }),
-    ...(f.roundTripsPerStep === null ? {} : { roundTrips: f.roundTripsPerStep }),
-  };
-}
-
-async function throughputPostgres(
-  open: Open,
-  url: string,
-  common: ThroughputOptions,
-  options: GrownOptions,
-): Promise<ThroughputFigure> {
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  const emptySchema = 'waybill_tp_empty';
-  try {
-    await (await open({ url, schema: emptySchema })).close();
-    const dataDir = await localDataDirectory(admin);
-    return await throughputRounds(options, async (side, prefix) => {
-      const schema = side === 'empty' ? emptySchema : GROWN_SCHEMA;
-      try {
-        return await postgresProduct({
-          open,
-          admin,
-          url,
-          schema,
-          tag: `wb_${process.pid}_${prefix.replaceAll('-', '_')}`,
-          options: { ...common, url, workers: POSTGRES_WORKERS, onInterrupt: options.onInterrupt },
-          dataDir,
-          prefix,
-        });
-      } finally {
-        // The workers handed their runs back; cancelled, the next round's workers take only their own.
-        await admin.query(
-          `UPDATE ${schema}.runs SET status = 'cancelled', owner = NULL, lease_expires_at = NULL
-          WHERE id = ANY($1::text[])`,
-          [runIds(common, prefix)],
-        );
-        await admin.query(`DELETE FROM ${schema}.claims WHERE run_id = ANY($1::text[])`, [runIds(common, prefix)]);
-      }
-    });
-  } finally {
-    await admin.query(`DROP SCHEMA IF EXISTS ${emptySchema} CASCADE`).catch(() => {});
-    await admin.end();
-  }
-}
-
-/** The round's runs, handed back by its worker, cancelled: the next round's worker takes only its own. */
-function cancelSqliteRuns(path: string, ids: string[]): void {
-  const db = new Database(path, { timeout: 5000 });
-  try {
-    const list = ids.map(() => '?').join(', ');
-    db.transaction(() => {
-      db.prepare(
-        `UPDATE runs SET status = 'cancelled', owner = NULL, lease_expires_at = NULL WHERE id IN (${list})`,
-      ).run(...ids);
-      db.prepare(`DELETE FROM claims WHERE run_id IN (${list})`).run(...ids);
-    }).immediate();
-  } finally {
-    db.close();
   }
 }
 
