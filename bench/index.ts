@@ -8,11 +8,16 @@
  * a second over a window of S seconds, beside 64 one-commit loops on bare connections. Then how long
  * `waybill --help` takes to start (bench/startup.ts), beside a bare `node -e 0`. Progress and the tables go
  * to stderr under --json, whose single JSON object is the last line of stdout.
+ *
+ * `--only grown [--windows N] [--backend sqlite|postgres]` runs what no other section does: the lone run and the 64 runs on a store that
+ * already holds a million committed steps beside an empty one, interleaved (bench/grown.ts), N throughput windows
+ * on each (default 3). The grown store is seeded once and kept (bench/grown-store.ts).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { benchGrown } from './grown';
 import { benchPostgres } from './postgres';
 import { benchSqlite, type Synchronous } from './sqlite';
 import { benchStartup } from './startup';
@@ -41,7 +46,11 @@ const flagsSchema = z.strictObject({
   rounds: count(101).default(7),
   /** Seconds each throughput phase is measured over, after its warm-up. */
   duration: count(600).default(5),
-  only: z.enum(['sqlite', 'postgres', 'throughput', 'startup']).optional(),
+  only: z.enum(['sqlite', 'postgres', 'throughput', 'startup', 'grown']).optional(),
+  /** Throughput windows on each store (--only grown). */
+  windows: count(21).default(3),
+  /** One backend only (--only grown). */
+  backend: z.enum(['sqlite', 'postgres']).optional(),
 });
 type Flags = z.infer<typeof flagsSchema>;
 
@@ -246,6 +255,29 @@ async function main(): Promise<void> {
       for (const why of throughput.skipped) log(why);
       json.throughput = throughput.json;
       lines.push(throughput.text);
+    } finally {
+      removeDir();
+    }
+  }
+  if (flags.only === 'grown') {
+    const dir = mkdtempSync(join(tmpdir(), 'waybill-bench-'));
+    const removeDir = () => rmSync(dir, { recursive: true, force: true });
+    undo.push(removeDir);
+    try {
+      const grown = await benchGrown({
+        steps: flags.steps,
+        rounds: flags.rounds,
+        throughputRounds: flags.windows,
+        windowMs: flags.duration * 1000,
+        dir,
+        postgresUrl: postgresUrl(),
+        backend: flags.backend,
+        log,
+        onInterrupt: (fn) => undo.push(fn),
+      });
+      for (const why of grown.skipped) log(why);
+      json.grown = grown.json;
+      lines.push(grown.text);
     } finally {
       removeDir();
     }

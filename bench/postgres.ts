@@ -119,7 +119,7 @@ export async function loadBackend(): Promise<OpenPostgresStore | string> {
  * and (2) then also claims the next step unless it is committed. Times come from the database clock, as in
  * the store.
  */
-async function openFloor(url: string, schema: string) {
+export async function openFloor(url: string, schema: string) {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   await client.query(`SET search_path TO ${schema}`);
@@ -202,20 +202,20 @@ async function openFloor(url: string, schema: string) {
   };
 }
 
-function withApplicationName(url: string, name: string): string {
+export function withApplicationName(url: string, name: string): string {
   const parsed = new URL(url);
   parsed.searchParams.set('application_name', name);
   return parsed.toString();
 }
 
 /** Whether the server's backends are processes of this machine: the admin connection's is a `postgres` here. */
-async function serverIsLocal(admin: pg.Client): Promise<boolean> {
+export async function serverIsLocal(admin: pg.Client): Promise<boolean> {
   const { rows } = await admin.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
   return processCommand(rows[0]!.pid) === 'postgres';
 }
 
 /** CPU seconds so far of each backend connected as `name`; throws if one cannot be read. */
-async function backendCpu(admin: pg.Client, name: string): Promise<Map<number, number>> {
+export async function backendCpu(admin: pg.Client, name: string): Promise<Map<number, number>> {
   const { rows } = await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [
     name,
   ]);

@@ -101,7 +101,7 @@ async function countWal(
  * step and then for each next step inside (2), after the upsert. The file is created by openSqliteStore, so
  * tables and indexes are the product's, then reopened bare with the same pragmas.
  */
-async function openFloor(path: string, synchronous: Synchronous) {
+export async function openFloor(path: string, synchronous: Synchronous) {
   await openSqliteStore({ path, synchronous }).close();
   const db = new Database(path, { timeout: 5000 });
   db.pragma('journal_mode = WAL');

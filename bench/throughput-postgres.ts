@@ -13,8 +13,7 @@ import pg from 'pg';
 import { stepKey } from '../lib/checkpoint';
 import { loadBackend, type Skip } from './postgres';
 import { processCommand } from './proc';
-import { queueRuns, type Throughput, type ThroughputOptions, untilAllRunning } from './throughput-run';
-import { THROUGHPUT_WORKFLOW } from './throughput-workflow';
+import { queueRuns, runIds, type Throughput, type ThroughputOptions, untilAllRunning } from './throughput-run';
 import { measureWindow, type WindowFigure } from './window';
 import { spawnWorker, type WorkerProcess } from './workers';
 
@@ -43,75 +42,110 @@ export async function throughputPostgres(options: PostgresThroughputOptions): Pr
   options.onInterrupt(dropSchemas);
   try {
     const dataDir = await localDataDirectory(admin);
-    const backends = async (applicationName: string) =>
-      (
-        await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [
-          applicationName,
-        ])
-      ).rows
-        .map((row) => row.pid)
-        // A pid of this machine's /proc is the server's only if the server is here: its backends are `postgres`.
-        .filter((pid) => processCommand(pid) === 'postgres');
+    const backends = (applicationName: string) => backendPids(admin, applicationName);
 
     await (await open({ url: options.url, schema: schemas.floor })).close();
     const floor = await postgresFloor({ ...options, schema: schemas.floor, tag, admin, dataDir, backends });
 
-    const store = await open({ url: options.url, schema: schemas.product });
-    try {
-      await queueRuns(store, options);
-    } finally {
-      await store.close();
-    }
-    const workers: WorkerProcess[] = [];
-    const names = Array.from({ length: options.workers }, (_, i) => `${tag}_w${i}`);
-    try {
-      for (const name of names) {
-        workers.push(
-          spawnWorker({
-            db: workerUrl(options.url, schemas.product, name),
-            id: name.replaceAll('_', '-'),
-            concurrency: options.runs / options.workers,
-            countRoundTrips: true,
-          }),
-        );
-      }
-      const died = () => workers.map((w) => w.exited()).find((why) => why !== null) ?? null;
-      const running = async () =>
-        (
-          await admin.query<{ n: number }>(
-            `SELECT count(*)::int AS n FROM ${schemas.product}.runs WHERE workflow = $1 AND status = 'running'`,
-            [THROUGHPUT_WORKFLOW],
-          )
-        ).rows[0]!.n;
-      await untilAllRunning(running, options.runs, died);
-      const product = await measureWindow({
-        warmupMs: options.warmupMs,
-        windowMs: options.windowMs,
-        committed: async () =>
-          (await admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${schemas.product}.committed`)).rows[0]!.n,
-        processes: async () => {
-          const pids: number[] = [];
-          // One at a time: the admin client is one connection.
-          for (const name of names) pids.push(...(await backends(name)));
-          return { worker: workers.map((w) => w.pid), pg: pids, bench: [process.pid] };
-        },
-        disk: dataDir,
-        roundTrips: async () => (await Promise.all(workers.map((w) => w.roundTrips()))).reduce((a, b) => a + b, 0),
-        check: async () => {
-          const why = died();
-          if (why) throw new Error(why);
-          const n = await running();
-          if (n !== options.runs) throw new Error(`only ${n} of ${options.runs} runs are running: raise stepsPerRun`);
-        },
-      });
-      return { product, floor };
-    } finally {
-      await Promise.all(workers.map((w) => w.stop()));
-    }
+    const product = await postgresProduct({
+      open,
+      admin,
+      url: options.url,
+      schema: schemas.product,
+      tag,
+      options,
+      dataDir,
+    });
+    return { product, floor };
   } finally {
     await dropSchemas().catch(() => {});
     await admin.end();
   }
+}
+
+/**
+ * The product's window: `options.runs` runs (`${prefix}-0`…) over `options.workers` worker processes on the store
+ * in `schema` at `url`, which may hold other rows (bench/grown.ts): only its own runs' rows are counted, so the
+ * store's size is not in the count's cost. `admin` is connected to the same database.
+ */
+export async function postgresProduct(p: {
+  open: Exclude<Awaited<ReturnType<typeof loadBackend>>, string>;
+  admin: pg.Client;
+  url: string;
+  schema: string;
+  /** Names the workers' connections (application_name) and processes. */
+  tag: string;
+  options: PostgresThroughputOptions;
+  dataDir: string | undefined;
+  prefix?: string;
+}): Promise<WindowFigure> {
+  const { admin, options, schema } = p;
+  const store = await p.open({ url: p.url, schema });
+  try {
+    await queueRuns(store, options, p.prefix);
+  } finally {
+    await store.close();
+  }
+  const ids = runIds(options, p.prefix);
+  const workers: WorkerProcess[] = [];
+  const names = Array.from({ length: options.workers }, (_, i) => `${p.tag}_w${i}`);
+  try {
+    for (const name of names) {
+      workers.push(
+        spawnWorker({
+          db: workerUrl(p.url, schema, name),
+          id: name.replaceAll('_', '-'),
+          concurrency: options.runs / options.workers,
+          countRoundTrips: true,
+        }),
+      );
+    }
+    const died = () => workers.map((w) => w.exited()).find((why) => why !== null) ?? null;
+    const running = async () =>
+      (
+        await admin.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM ${schema}.runs WHERE id = ANY($1::text[]) AND status = 'running'`,
+          [ids],
+        )
+      ).rows[0]!.n;
+    await untilAllRunning(running, options.runs, died);
+    return await measureWindow({
+      warmupMs: options.warmupMs,
+      windowMs: options.windowMs,
+      committed: async () =>
+        (
+          await admin.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM ${schema}.committed WHERE run_id = ANY($1::text[])`,
+            [ids],
+          )
+        ).rows[0]!.n,
+      processes: async () => {
+        const pids: number[] = [];
+        // One at a time: the admin client is one connection.
+        for (const name of names) pids.push(...(await backendPids(admin, name)));
+        return { worker: workers.map((w) => w.pid), pg: pids, bench: [process.pid] };
+      },
+      disk: p.dataDir,
+      roundTrips: async () => (await Promise.all(workers.map((w) => w.roundTrips()))).reduce((a, b) => a + b, 0),
+      check: async () => {
+        const why = died();
+        if (why) throw new Error(why);
+        const n = await running();
+        if (n !== options.runs) throw new Error(`only ${n} of ${options.runs} runs are running: raise stepsPerRun`);
+      },
+    });
+  } finally {
+    await Promise.all(workers.map((w) => w.stop()));
+  }
+}
+
+/** The pids of the backends connected as `applicationName`, when the server is on this machine. */
+async function backendPids(admin: pg.Client, applicationName: string): Promise<number[]> {
+  const { rows } = await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [
+    applicationName,
+  ]);
+  // A pid of this machine's /proc is the server's only if the server is here: its backends are `postgres`.
+  return rows.map((row) => row.pid).filter((pid) => processCommand(pid) === 'postgres');
 }
 
 /** The worker's DATABASE_URL: the product's schema, and a name of its own for its connections. */
@@ -123,7 +157,7 @@ function workerUrl(url: string, schema: string, applicationName: string): string
 }
 
 /** The server's data directory when it is on this machine (to count its disk's flushes), else undefined. */
-async function localDataDirectory(admin: pg.Client): Promise<string | undefined> {
+export async function localDataDirectory(admin: pg.Client): Promise<string | undefined> {
   try {
     const { rows } = await admin.query<{ dir: string; pid: number }>(
       "SELECT current_setting('data_directory') AS dir, pg_backend_pid() AS pid",

@@ -19,16 +19,21 @@ export interface Throughput {
   floor: WindowFigure;
 }
 
-/** The runs the workers will take, queued before any worker starts. */
+/** The ids of the runs queueRuns queues under `prefix`. */
+export const runIds = (options: Pick<ThroughputOptions, 'runs'>, prefix = 'throughput'): string[] =>
+  Array.from({ length: options.runs }, (_, i) => `${prefix}-${i}`);
+
+/** The runs the workers will take, queued before any worker starts: `${prefix}-0`…. */
 export async function queueRuns(
   store: {
     createRun(run: { id: string; workflow: string; inputJson: string; totalSteps: number | null }): Promise<unknown>;
   },
   options: ThroughputOptions,
+  prefix = 'throughput',
 ): Promise<void> {
-  for (let i = 0; i < options.runs; i++) {
+  for (const id of runIds(options, prefix)) {
     await store.createRun({
-      id: `throughput-${i}`,
+      id,
       workflow: THROUGHPUT_WORKFLOW,
       inputJson: JSON.stringify({ steps: options.stepsPerRun }),
       totalSteps: options.stepsPerRun,

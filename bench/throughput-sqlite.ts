@@ -12,8 +12,7 @@ import { setImmediate as yieldTurn } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { stepKey } from '../lib/checkpoint';
 import { openSqliteStore } from '../lib/store/sqlite';
-import { queueRuns, type Throughput, type ThroughputOptions, untilAllRunning } from './throughput-run';
-import { THROUGHPUT_WORKFLOW } from './throughput-workflow';
+import { queueRuns, runIds, type Throughput, type ThroughputOptions, untilAllRunning } from './throughput-run';
 import { walMeter } from './wal';
 import { measureWindow, type WindowFigure, type WindowOptions } from './window';
 import { spawnWorker } from './workers';
@@ -27,34 +26,46 @@ export async function throughputSqlite(options: ThroughputOptions & { dir: strin
   return { product, floor };
 }
 
-async function sqliteProduct(path: string, options: ThroughputOptions): Promise<WindowFigure> {
+/**
+ * The product's window on the store at `path`, which may hold other rows (bench/grown.ts): its own runs are
+ * `${prefix}-0`…, and only their rows are counted, so a store's size is not in the count's cost.
+ */
+export async function sqliteProduct(path: string, options: ThroughputOptions, prefix?: string): Promise<WindowFigure> {
   const store = openSqliteStore({ path, synchronous: 'full' });
   try {
-    await queueRuns(store, options);
+    await queueRuns(store, options, prefix);
   } finally {
     await store.close();
   }
+  const ids = runIds(options, prefix);
+  const list = ids.map(() => '?').join(', ');
   const reader = new Database(path, { timeout: 5000 });
-  const running = reader.prepare<[string], { n: number }>(
-    "SELECT count(*) AS n FROM runs WHERE workflow = ? AND status = 'running'",
+  const running = reader.prepare<string[], { n: number }>(
+    `SELECT count(*) AS n FROM runs WHERE id IN (${list}) AND status = 'running'`,
   );
-  const committed = reader.prepare<[], { n: number }>('SELECT count(*) AS n FROM committed');
-  const worker = spawnWorker({ db: `file:${path}`, id: `waybill-tp-${process.pid}-sqlite`, concurrency: options.runs });
+  const committed = reader.prepare<string[], { n: number }>(
+    `SELECT count(*) AS n FROM committed WHERE run_id IN (${list})`,
+  );
+  const worker = spawnWorker({
+    db: `file:${path}`,
+    id: `waybill-tp-${process.pid}-sqlite${prefix ? `-${prefix}` : ''}`,
+    concurrency: options.runs,
+  });
   try {
     await untilAllRunning(
-      () => running.get(THROUGHPUT_WORKFLOW)!.n,
+      () => running.get(...ids)!.n,
       options.runs,
       () => worker.exited(),
     );
     const window = {
-      committed: () => committed.get()!.n,
+      committed: () => committed.get(...ids)!.n,
       // The bench itself reads the worker's log and counts rows meanwhile: its CPU is on the same cores.
       processes: () => ({ worker: [worker.pid], bench: [process.pid] }),
       disk: path,
       check: () => {
         const died = worker.exited();
         if (died) throw new Error(died);
-        const n = running.get(THROUGHPUT_WORKFLOW)!.n;
+        const n = running.get(...ids)!.n;
         if (n !== options.runs) throw new Error(`only ${n} of ${options.runs} runs are running: raise stepsPerRun`);
       },
     };

@@ -63,6 +63,14 @@ interface Limits {
   perStepFrom: string;
 }
 
+/** THROUGHPUT_RUNS runs, a warm-up, a window of `windowMs` and steps enough that none ends before the windows do. */
+export function throughputOptions(windowMs: number): ThroughputOptions {
+  const warmupMs = Math.min(WARMUP_MS, windowMs);
+  const countMs = Math.min(COUNT_WINDOW_MS, windowMs);
+  const stepsPerRun = Math.ceil((PLANNED_RATE * (warmupMs + windowMs + countMs + 10_000)) / 1000 / THROUGHPUT_RUNS);
+  return { runs: THROUGHPUT_RUNS, warmupMs, windowMs, stepsPerRun };
+}
+
 export interface ThroughputRun {
   json: ThroughputSection;
   text: string;
@@ -76,12 +84,9 @@ export async function benchThroughput(options: {
   log: (message: string) => void;
   onInterrupt: (undo: () => Promise<void>) => void;
 }): Promise<ThroughputRun> {
-  const warmupMs = Math.min(WARMUP_MS, options.windowMs);
+  const common = throughputOptions(options.windowMs);
   const countMs = Math.min(COUNT_WINDOW_MS, options.windowMs);
-  const stepsPerRun = Math.ceil(
-    (PLANNED_RATE * (warmupMs + options.windowMs + countMs + 10_000)) / 1000 / THROUGHPUT_RUNS,
-  );
-  const common: ThroughputOptions = { runs: THROUGHPUT_RUNS, warmupMs, windowMs: options.windowMs, stepsPerRun };
+  const warmupMs = common.warmupMs;
   const json: ThroughputSection = {};
   const skipped: string[] = [];
   const rows: string[][] = [];

@@ -145,6 +145,8 @@ describe('npm run bench -- --only throughput', () => {
     [['--duration', '1.5'], '--duration: needs a whole number'],
     [['--duration', '601'], '--duration: '],
     [['--only', 'throughputs'], '--only: '],
+    [['--only', 'grown', '--backend', 'mysql'], '--backend: '],
+    [['--only', 'grown', '--windows', '0'], '--windows: '],
   ])('refuses %j, naming the flag, before measuring anything', async (args, message) => {
     const child = bench(args);
     const exit = await child.exited;

@@ -124,7 +124,7 @@ describe('the function set', () => {
     const PINNED: Record<number, string> = {
       1: '95643925ecfa420f5c58de74a4cd494c3dab919465184558817feb947e72038c',
       2: '25053f561179e1d8d0b1d16e372312171a0f23eac671ac88251b4935d43d603e',
-      3: 'a4beade1ada2eb902295b7d3220669bd1e464e5fddc1e5a447daaf39500298dd',
+      3: '975f15c3f2d96e604ab5bcacf864b2271e794ea81b2551cc4ced97ca8574dd98',
     };
     expect(POSTGRES_FUNCTIONS.hash).toBe(PINNED[POSTGRES_FUNCTIONS.version]);
   });

@@ -29,6 +29,13 @@ const CLAIM_JSON = `jsonb_build_object('idemKey', v_claim.idem_key,
         'heartbeatAt', v_claim.heartbeat_at, 'step', v_claim.step, 'attempt', v_claim.attempt)`;
 
 /**
+ * The fields of a claim request, as a record of them is read (jsonb_to_record's column list): here and for a
+ * commit's `next` (functions/commit.ts), which is the same request. `ttl` is read only by the takeover check here.
+ */
+export const CLAIM_FIELDS = `key text, run text, token text, worker text, step int, attempt int, lease float8,
+    ttl float8, fence int`;
+
+/**
  * A claim's row for a key nobody holds, from the record `q` of a claim request's fields at the time `now`: inserted,
  * or nothing on a conflict (FOUND says which). A row inserted must be looked for in `committed` again by a
  * statement of its own (see above); waybill_commit takes the next key's claim with it too (functions/commit.ts).
@@ -49,8 +56,7 @@ DECLARE
   v_expires float8;
   v_attempt int;
 BEGIN
-  SELECT * INTO q FROM jsonb_to_record(p_request) AS x (key text, run text, token text, worker text, step int,
-    attempt int, lease float8, ttl float8, fence int);
+  SELECT * INTO q FROM jsonb_to_record(p_request) AS x (${CLAIM_FIELDS});
   -- The fence: KEY SHARE waits for a rerun or a takeover that holds the run row (FOR UPDATE) and then reads the
   -- row it left, so a claim racing one is judged on its outcome; it does not wait for a heartbeat's UPDATE,
   -- which takes no key lock.

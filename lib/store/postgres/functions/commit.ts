@@ -27,7 +27,7 @@
  * this signature first.
  */
 import { PRIOR_STATE_MAX_CHARS } from '../../shared/columns';
-import { insertClaim } from './claim';
+import { CLAIM_FIELDS, insertClaim } from './claim';
 import { COUNTED_SETTING } from './committed-count';
 import { PROGRESS_FIELDS, writeProgress } from './progress';
 
@@ -89,8 +89,7 @@ BEGIN
     IF q.next IS NULL OR "runStatus" IS NOT DISTINCT FROM 'paused' OR "runStatus" IS NOT DISTINCT FROM 'cancelled' THEN
       RETURN;
     END IF;
-    SELECT * INTO n FROM jsonb_to_record(q.next) AS x (key text, run text, token text, worker text, step int,
-      attempt int, lease float8, fence int);
+    SELECT * INTO n FROM jsonb_to_record(q.next) AS x (${CLAIM_FIELDS});
     IF n.fence IS NULL THEN
       v_now := extract(epoch from clock_timestamp())::float8 + p_skew;
       ${insertClaim('n', 'v_now')};
