@@ -1,10 +1,11 @@
 /**
- * Real child processes for crash tests: `node --import tsx <fixture>`, stdout read line by line, killed with
+ * Real child processes for crash tests: a fixture (bundled, or under tsx), stdout read line by line, killed with
  * real signals. A child still running when its test finishes is killed and the test's cleanup waits for it,
  * so no test leaks a process.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { onTestFinished } from 'vitest';
 
@@ -29,11 +30,17 @@ export interface Child {
   readonly exited: Promise<Exit>;
 }
 
-/** Starts `test/fixtures/<fixture>` under tsx with one JSON argument. Call it inside a test. */
+/**
+ * Starts `test/fixtures/<fixture>` with one JSON argument: its bundle when the suite's global setup made them
+ * (test/support/built-bins.ts), else the source under tsx. Call it inside a test.
+ */
 export function spawnFixture(fixture: string, arg: unknown, options: { env?: Record<string, string> } = {}): Child {
-  const script = fileURLToPath(new URL(`../fixtures/${fixture}`, import.meta.url));
+  const bundles = process.env.WAYBILL_TEST_FIXTURES;
+  const run = bundles
+    ? [join(bundles, fixture.replace(/\.ts$/, '.mjs'))]
+    : ['--import', 'tsx', fileURLToPath(new URL(`../fixtures/${fixture}`, import.meta.url))];
   return track(
-    spawn(process.execPath, ['--import', 'tsx', script, JSON.stringify(arg)], {
+    spawn(process.execPath, [...run, JSON.stringify(arg)], {
       cwd: ROOT,
       env: { ...process.env, ...options.env },
       stdio: ['pipe', 'pipe', 'pipe'],
