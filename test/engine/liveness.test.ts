@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { BIN } from '../cli/support';
-import { spawnCommand } from '../support/child';
+import { fixtureArgs, spawnCommand } from '../support/child';
 import { Admin, postgresAvailable } from '../support/postgres';
 import { makeTarget, type Target } from '../support/targets';
 import { tempDir } from '../support/tmp';
@@ -31,14 +31,7 @@ function isolatedWorker(target: Target, id: string, dataDir: string) {
 }
 
 function isolatedFixture(fixture: string, arg: unknown) {
-  return spawnCommand('unshare', [
-    ...UNSHARE,
-    process.execPath,
-    '--import',
-    'tsx',
-    `test/fixtures/${fixture}`,
-    JSON.stringify(arg),
-  ]);
+  return spawnCommand('unshare', [...UNSHARE, process.execPath, ...fixtureArgs(fixture, arg)]);
 }
 
 /** Terminates the session holding a worker's liveness lock, as an operator's pg_terminate_backend would. */

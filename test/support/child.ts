@@ -35,17 +35,22 @@ export interface Child {
  * (test/support/built-bins.ts), else the source under tsx. Call it inside a test.
  */
 export function spawnFixture(fixture: string, arg: unknown, options: { env?: Record<string, string> } = {}): Child {
-  const bundles = process.env.WAYBILL_TEST_FIXTURES;
-  const run = bundles
-    ? [join(bundles, fixture.replace(/\.ts$/, '.mjs'))]
-    : ['--import', 'tsx', fileURLToPath(new URL(`../fixtures/${fixture}`, import.meta.url))];
   return track(
-    spawn(process.execPath, [...run, JSON.stringify(arg)], {
+    spawn(process.execPath, fixtureArgs(fixture, arg), {
       cwd: ROOT,
       env: { ...process.env, ...options.env },
       stdio: ['pipe', 'pipe', 'pipe'],
     }),
   );
+}
+
+/** Node's arguments that run `test/fixtures/<fixture>` with one JSON argument. */
+export function fixtureArgs(fixture: string, arg: unknown): string[] {
+  const bundles = process.env.WAYBILL_TEST_FIXTURES;
+  const script = bundles
+    ? [join(bundles, fixture.replace(/\.ts$/, '.mjs'))]
+    : ['--import', 'tsx', fileURLToPath(new URL(`../fixtures/${fixture}`, import.meta.url))];
+  return [...script, JSON.stringify(arg)];
 }
 
 /** Starts any command (python3, …) with the same line handling and cleanup. */
