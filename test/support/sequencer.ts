@@ -1,33 +1,27 @@
 /**
- * The order test files start in. A fresh clone has no vitest cache of durations, so vitest starts the largest
- * files first, and the longest files (a package packed, built and installed; a venv made; workers killed and
- * restarted) could start last and leave one worker running alone at the end. Those folders and files go first;
- * within a group the cache's order stands (longer, or larger, first).
+ * The order test files start in: the longest first, by each file's seconds in test/support/durations.json (kept
+ * by scripts/test-durations.ts from a whole run's report). A fresh clone has no vitest cache of durations, so
+ * vitest would start the largest files first, and a long file (workers killed and restarted, a package packed
+ * and installed) could start last and run alone at the end. Files the list does not know yet start first, as
+ * vitest starts files it has no figures for: a new file may be a long one.
  */
+import { readFileSync } from 'node:fs';
+import { relative } from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
-const LONG_FIRST = [
-  '/test/package/',
-  '/test/python/',
-  '/test/examples/',
-  '/test/crash/',
-  '/test/launch/',
-  // Real worker processes killed and restarted, waiting on real leases: a minute or more each.
-  'processes.test.ts',
-  '/test/gateway/sigkill.test.ts',
-];
-
-function group(spec: TestSpecification): number {
-  const at = LONG_FIRST.findIndex((part) => spec.moduleId.includes(part));
-  return at < 0 ? LONG_FIRST.length : at;
-}
+const DURATIONS = JSON.parse(readFileSync(new URL('./durations.json', import.meta.url), 'utf8')) as Record<
+  string,
+  number
+>;
 
 export class LongFirstSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
+    const seconds = (spec: TestSpecification) =>
+      DURATIONS[relative(spec.project.config.root, spec.moduleId)] ?? Number.POSITIVE_INFINITY;
     return sorted
-      .map((spec, index) => ({ spec, index }))
-      .sort((a, b) => group(a.spec) - group(b.spec) || a.index - b.index)
+      .map((spec, index) => ({ spec, index, seconds: seconds(spec) }))
+      .sort((a, b) => b.seconds - a.seconds || a.index - b.index)
       .map(({ spec }) => spec);
   }
 }
