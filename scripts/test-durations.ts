@@ -37,5 +37,5 @@ for (const path of reports) {
 const kept = Object.entries(durations)
   .filter(([file]) => existsSync(join(ROOT, file)))
   .sort(([a], [b]) => (a < b ? -1 : 1));
-writeFileSync(OUT, `${JSON.stringify(Object.fromEntries(kept), null, 1)}\n`);
+writeFileSync(OUT, `${JSON.stringify(Object.fromEntries(kept), null, 2)}\n`);
 process.stderr.write(`test-durations: ${kept.length} files in ${relative(ROOT, OUT)}\n`);
