@@ -11,7 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { stepKey } from '../lib/checkpoint';
-import { loadBackend, type Skip } from './postgres';
+import { FLOOR_STARTUP_OPTION, loadBackend, type Skip } from './postgres';
 import { processCommand } from './proc';
 import { queueRuns, runIds, type Throughput, type ThroughputOptions, untilAllRunning } from './throughput-run';
 import { measureWindow, type WindowFigure } from './window';
@@ -202,7 +202,7 @@ async function postgresFloor(
       const client = new pg.Client({
         connectionString: options.url,
         application_name: applicationName,
-        options: `-c search_path=${options.schema}`,
+        options: `-c search_path=${options.schema} ${FLOOR_STARTUP_OPTION}`,
       });
       clients.push(client);
       await client.connect();

@@ -1,5 +1,5 @@
 /**
- * progress.committed_count (migrations 0027 SQLite, 0034 PostgreSQL): a run's committed rows, kept by the store
+ * progress.committed_count (migrations 0027 SQLite, 0034 and 0036 PostgreSQL): a run's committed rows, kept by the store
  * wherever rows are added or removed, so the runs list reads it instead of counting a 100,000-step run on every
  * request. It must equal the rows themselves after every writer: a commit alone and in a group commit, with and
  * without a progress write, a claim resolved by hand, a rerun and a fork, retention, and rows written directly
@@ -7,18 +7,20 @@
  * DELETE or UPDATE. The list, countCommitted and the progress row all say the number of rows listCommitted returns.
  */
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runAgent } from '../../lib/checkpoint/agent';
 import { Checkpoint } from '../../lib/checkpoint/checkpoint';
 import type { RetentionStore, RewindStore, RunStore, Store } from '../../lib/store/contract';
 import { openStore } from '../../lib/store/index';
 import { migrationsOf } from '../../lib/store/migrate/runner';
+import { migratePostgres } from '../../lib/store/postgres/migrate';
 import { pruneAll } from '../../lib/store/shared/prune';
 import { openSqliteStore } from '../../lib/store/sqlite';
 import { migrateSqlite } from '../../lib/store/sqlite/migrate';
 import { ARTICLE_SQL } from '../fixtures/sqlite-article';
 import { backends, type StoreHandle } from '../support/backends';
-import { postgresAvailable, testSchema } from '../support/postgres';
+import { postgresAvailable, TEST_DATABASE_URL, testSchema } from '../support/postgres';
 import { tempDir } from '../support/tmp';
 
 const list = await backends();
@@ -173,7 +175,7 @@ describe.each(list)('committed_count on $name', (backend) => {
   });
 });
 
-describe('committed_count from a store at the migration before it', () => {
+describe('committed_count from a store at an earlier migration', () => {
   /** Two runs with progress (one of them the article's, one Waybill's), one with committed rows only. */
   const ROWS: [key: string, run: string][] = [
     ['a:0', 'a'],
@@ -190,15 +192,37 @@ describe('committed_count from a store at the migration before it', () => {
   ];
   const expected = { a: 3, art: 1, empty: 0 };
 
+  /** The migrations a store had before `tag`, the one under test. */
+  const migrationsBefore = (dialect: 'sqlite' | 'pg', tag: string) => {
+    const all = migrationsOf(dialect);
+    return all.slice(
+      0,
+      all.findIndex((m) => m.tag === tag),
+    );
+  };
+
+  /**
+   * The store, migrated on from ROWS and PROGRESS: counts the rows it found, then a Waybill run's commits and a
+   * row the article's client writes (`insertArticle`), which no commit counts.
+   */
+  async function expectCounting(store: FullStore, insertArticle: (key: string, runId: string) => Promise<unknown>) {
+    for (const [run, n] of Object.entries(expected)) {
+      expect((await store.loadProgress(run))?.committedCount).toBe(n);
+    }
+    expect(await store.countCommitted('lone')).toBe(2);
+    await store.createRun({ id: 'a', workflow: 'w', inputJson: '{}', totalSteps: 5 });
+    await runAgent([0, 1, 2, 3, 4], new Checkpoint(store, 'a'), (x) => x);
+    expect((await store.loadProgress('a'))?.committedCount).toBe(5);
+    expect(await store.countCommitted('a')).toBe(5);
+    await insertArticle('art:1', 'art');
+    expect(await store.countCommitted('art')).toBe(2);
+  }
+
   it('SQLite: counts the rows it finds, and keeps counting', async () => {
     const path = tempDir('waybill-count-').file('store.db');
     const db = new Database(path);
     db.pragma('journal_mode = WAL');
-    const all = migrationsOf('sqlite');
-    const previous = all.slice(
-      0,
-      all.findIndex((m) => m.tag === '0027_committed_count'),
-    );
+    const previous = migrationsBefore('sqlite', '0027_committed_count');
     expect(previous.at(-1)!.tag).toBe('0026_committed_one_run_index');
     migrateSqlite(db, previous, 1);
     for (const [key, run] of ROWS) db.prepare(ARTICLE_SQL.insertCommitted).run(key, run, '1', 1);
@@ -207,34 +231,32 @@ describe('committed_count from a store at the migration before it', () => {
 
     const store = openSqliteStore({ path, synchronous: 'normal' });
     try {
-      for (const [run, n] of Object.entries(expected)) {
-        expect((await store.loadProgress(run))?.committedCount).toBe(n);
-      }
-      expect(await store.countCommitted('lone')).toBe(2);
-      await store.createRun({ id: 'a', workflow: 'w', inputJson: '{}', totalSteps: 5 });
-      await runAgent([0, 1, 2, 3, 4], new Checkpoint(store, 'a'), (x) => x);
-      expect((await store.loadProgress('a'))?.committedCount).toBe(5);
-      expect(await store.countCommitted('a')).toBe(5);
-      store.db.prepare(ARTICLE_SQL.insertCommitted).run('art:1', 'art', '1', 1);
-      expect(await store.countCommitted('art')).toBe(2);
+      await expectCounting(store, async (key, runId) =>
+        store.db.prepare(ARTICLE_SQL.insertCommitted).run(key, runId, '1', 1),
+      );
     } finally {
       await store.close();
     }
   });
 
-  it.runIf(pgHere)('PostgreSQL: counts the rows it finds, and keeps counting', async () => {
+  // Before 0034 there was no count; before 0036 three trigger functions kept it, where one does now.
+  it.runIf(pgHere).each([
+    ['0034_committed_count', 2],
+    ['0036_committed_changed', 3],
+  ])('PostgreSQL: from the store before %s (functions v%i), counts and keeps counting', async (tag, version) => {
     const schema = await testSchema('wb_count');
-    // The store as the previous Waybill left it: its migrations, and none of this one's triggers.
-    const first = await openStore(schema.url);
-    await first.close();
     const t = schema.t;
-    for (const trigger of ['committed_count_insert', 'committed_count_delete', 'committed_count_move']) {
-      await schema.admin.query(`DROP TRIGGER ${trigger} ON ${t('committed')}`);
+    // The store as that Waybill left it: its migrations, its functions' version (their text is ours, but for the
+    // function that came with the migration under test, which it never had).
+    const client = new pg.Client({ connectionString: TEST_DATABASE_URL, options: `-c search_path=${schema.name}` });
+    await client.connect();
+    try {
+      await migratePostgres(client, migrationsBefore('pg', tag), schema.name);
+    } finally {
+      await client.end();
     }
-    await schema.admin.query(`DROP TRIGGER progress_committed_count ON ${t('progress')}`);
-    await schema.admin.query(`ALTER TABLE ${t('progress')} DROP COLUMN committed_count`);
-    await schema.admin.query(`DELETE FROM ${t('waybill_migrations')} WHERE tag = '0034_committed_count'`);
-    await schema.admin.query(`UPDATE ${t('waybill_functions')} SET version = 2, hash = 'previous'`);
+    await schema.admin.query(`DROP FUNCTION ${t('waybill_committed_changed')}()`);
+    await schema.admin.query(`UPDATE ${t('waybill_functions')} SET version = $1, hash = 'previous'`, [version]);
     for (const [key, run] of ROWS) {
       await schema.admin.query(
         `INSERT INTO ${t('committed')} (idem_key, run_id, result_json, committed_at) VALUES ($1, $2, '1', 1)`,
@@ -250,17 +272,29 @@ describe('committed_count from a store at the migration before it', () => {
 
     const store = (await openStore(schema.url)) as FullStore;
     try {
-      for (const [run, n] of Object.entries(expected)) {
-        expect((await store.loadProgress(run))?.committedCount).toBe(n);
-      }
-      expect(await store.countCommitted('lone')).toBe(2);
-      await store.createRun({ id: 'a', workflow: 'w', inputJson: '{}', totalSteps: 5 });
-      await runAgent([0, 1, 2, 3, 4], new Checkpoint(store, 'a'), (x) => x);
-      expect((await store.loadProgress('a'))?.committedCount).toBe(5);
-      await schema.admin.query(
-        `INSERT INTO ${t('committed')} (idem_key, run_id, result_json, committed_at) VALUES ('art:1', 'art', '1', 1)`,
+      await expectCounting(store, (key, runId) =>
+        schema.admin.query(
+          `INSERT INTO ${t('committed')} (idem_key, run_id, result_json, committed_at) VALUES ($1, $2, '1', 1)`,
+          [key, runId],
+        ),
       );
-      expect(await store.countCommitted('art')).toBe(2);
+      // Every trigger on committed runs the one function, and no older one is left.
+      const triggers = await schema.admin.query<{ name: string; fn: string }>(
+        `SELECT tgname::text AS name, tgfoid::regproc::text AS fn FROM pg_trigger
+         WHERE tgrelid = $1::regclass AND NOT tgisinternal ORDER BY tgname`,
+        [t('committed')],
+      );
+      expect(triggers.map((r) => [r.name, r.fn.replace(/^.*\./, '')])).toEqual(
+        ['committed_count_delete', 'committed_count_insert', 'committed_count_move'].map((n) => [
+          n,
+          'waybill_committed_changed',
+        ]),
+      );
+      const functions = await schema.admin.query<{ name: string }>(
+        `SELECT proname::text AS name FROM pg_proc WHERE pronamespace = $1::regnamespace AND proname LIKE 'waybill_committed%'`,
+        [`"${schema.name}"`],
+      );
+      expect(functions).toEqual([{ name: 'waybill_committed_changed' }]);
     } finally {
       await store.close();
     }

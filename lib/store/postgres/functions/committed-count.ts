@@ -7,10 +7,10 @@
  * `waybill.counted` setting, which it clears again in its next statement. A trigger would cost each step a
  * trigger call and a second version of the progress row.
  *
- * Every other writer is counted by these functions' triggers (the schema's: drizzle/pg/0034_committed_count.sql):
- * a rerun's or a fork's rows, retention, rows written by hand or by an outside client. Statement-level, over the
- * statement's transition table, so a bulk insert or delete updates each run's progress row once. A progress row
- * made after its run's rows counts them once.
+ * Every other writer is counted by the triggers (the schema's: drizzle/pg/0034_committed_count.sql, and 0036 that
+ * put the three on committed on one function): a rerun's or a fork's rows, retention, rows written by hand or by an
+ * outside client. Statement-level, over the statement's transition tables, so a bulk insert or delete updates each
+ * run's progress row once. A progress row made after its run's rows counts them once.
  *
  * A trigger runs for whoever writes, with the writer's search_path, which need not lead to the store's schema
  * (an operator's psql naming schema.committed): each names its tables in the schema of the table that fired it,
@@ -22,33 +22,21 @@
  * commit, so Waybill's own writers never race so; two outside clients writing one run at once could.
  */
 
-export const COMMITTED_ADDED_FUNCTION = `CREATE OR REPLACE FUNCTION waybill_committed_added()
-RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  EXECUTE format('UPDATE %I.progress p SET committed_count = p.committed_count + a.n
-    FROM (SELECT run_id, count(*)::int AS n FROM added GROUP BY run_id) a WHERE p.run_id = a.run_id', TG_TABLE_SCHEMA);
-  RETURN NULL;
-END
-$$`;
-
-export const COMMITTED_REMOVED_FUNCTION = `CREATE OR REPLACE FUNCTION waybill_committed_removed()
-RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  EXECUTE format('UPDATE %I.progress p SET committed_count = p.committed_count - r.n
-    FROM (SELECT run_id, count(*)::int AS n FROM removed GROUP BY run_id) r WHERE p.run_id = r.run_id', TG_TABLE_SCHEMA);
-  RETURN NULL;
-END
-$$`;
-
-/** An UPDATE that moves rows between runs: what left each run, and what reached it. */
-export const COMMITTED_MOVED_FUNCTION = `CREATE OR REPLACE FUNCTION waybill_committed_moved()
+/**
+ * One function for the three triggers on committed (an insert's `added` rows, a delete's `removed`, an update's
+ * both): each row is +1 to its run or -1, summed by run. An UPDATE that moves rows between runs subtracts where
+ * they left and adds where they arrived; one that leaves run_id alone sums to nothing and writes no progress row.
+ * Only the rows' source depends on the operation: a transition table the trigger did not declare cannot be named.
+ */
+export const COMMITTED_CHANGED_FUNCTION = `CREATE OR REPLACE FUNCTION waybill_committed_changed()
 RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   EXECUTE format('UPDATE %I.progress p SET committed_count = p.committed_count + d.n
-    FROM (SELECT run_id, sum(n)::int AS n FROM (
-        SELECT run_id, -1 AS n FROM removed UNION ALL SELECT run_id, 1 FROM added) x
-      GROUP BY run_id HAVING sum(n) <> 0) d
-    WHERE p.run_id = d.run_id', TG_TABLE_SCHEMA);
+    FROM (SELECT run_id, sum(n)::int AS n FROM (%s) x GROUP BY run_id HAVING sum(n) <> 0) d
+    WHERE p.run_id = d.run_id', TG_TABLE_SCHEMA, CASE TG_OP
+      WHEN 'INSERT' THEN 'SELECT run_id, 1 AS n FROM added'
+      WHEN 'DELETE' THEN 'SELECT run_id, -1 AS n FROM removed'
+      ELSE 'SELECT run_id, -1 AS n FROM removed UNION ALL SELECT run_id, 1 FROM added' END);
   RETURN NULL;
 END
 $$`;

@@ -14,12 +14,7 @@ import type { FunctionSet } from '../../migrate/runner';
 import { CLAIM_BATCH_FUNCTION, COMMIT_BATCH_FUNCTION } from './batch';
 import { CLAIM_FUNCTION } from './claim';
 import { COMMIT_FUNCTION } from './commit';
-import {
-  COMMITTED_ADDED_FUNCTION,
-  COMMITTED_MOVED_FUNCTION,
-  COMMITTED_REMOVED_FUNCTION,
-  PROGRESS_COUNTED_FUNCTION,
-} from './committed-count';
+import { COMMITTED_CHANGED_FUNCTION, PROGRESS_COUNTED_FUNCTION } from './committed-count';
 import { NOTIFY_RUNNABLE_FUNCTION } from './notify';
 import { SAVE_PROGRESS_FUNCTION } from './progress';
 
@@ -31,14 +26,12 @@ const STATEMENTS = [
   CLAIM_BATCH_FUNCTION,
   COMMIT_BATCH_FUNCTION,
   NOTIFY_RUNNABLE_FUNCTION,
-  COMMITTED_ADDED_FUNCTION,
-  COMMITTED_REMOVED_FUNCTION,
-  COMMITTED_MOVED_FUNCTION,
+  COMMITTED_CHANGED_FUNCTION,
   PROGRESS_COUNTED_FUNCTION,
 ];
 
 export const POSTGRES_FUNCTIONS: FunctionSet = {
-  version: 3,
+  version: 4,
   hash: createHash('sha256').update(STATEMENTS.join('\n;\n')).digest('hex'),
   statements: STATEMENTS,
 };
