@@ -3,13 +3,22 @@ import { defineConfig } from 'vitest/config';
 import { LongFirstSequencer } from './test/support/sequencer';
 
 /**
- * Folders whose files run in the test process alone (stores, rules, reads) and leave no module state behind
- * that another file reads: they share worker processes (isolate: false), which halves their CPU (a fork and
- * its imports per file; bench/RESULTS.md, "Fresh-clone CI"). Not among them: test/api and any file that sets
- * process.env before importing lib/data or lib/config, which read it once a process and keep one store.
+ * Folders whose files leave no module state behind that another file reads (stores, rules, reads, engines and
+ * the processes they start, each killed by its test): they share worker processes (isolate: false), which
+ * halves their CPU (a fork and its imports per file; bench/RESULTS.md, "Fresh-clone CI"). Not among them:
+ * test/api and any file that sets process.env before importing lib/data or lib/config, which read it once a
+ * process and keep one store (test/engine/tracing.test.ts sets OTEL_*).
  */
-const SHARED = ['test/contract', 'test/domain', 'test/data', 'test/auth'].map((dir) => `${dir}/**/*.test.ts`);
-const OWN_PROCESS = ['test/domain/liveness.test.ts', 'test/domain/run-id.test.ts'];
+const SHARED = [
+  'test/contract',
+  'test/domain',
+  'test/data',
+  'test/auth',
+  'test/engine',
+  'test/postgres',
+  'test/loops',
+].map((dir) => `${dir}/**/*.test.ts`);
+const OWN_PROCESS = ['test/domain/liveness.test.ts', 'test/domain/run-id.test.ts', 'test/engine/tracing.test.ts'];
 
 export default defineConfig({
   resolve: {
