@@ -63,10 +63,14 @@ describe.skipIf(!pgUp)('liveness across pid namespaces on postgres', () => {
       totalSteps: 30,
     });
     const workers = new Map(['fa', 'fb'].map((id) => [id, isolatedWorker(target, id, data.path)]));
-    const claim = await until('a fresh claim', async () =>
-      (await store.listClaims({ runId: 'far', claimTtlMs: 30_000 })).find(
-        (c) => c.step !== null && c.step >= 5 && c.workerId && Date.now() / 1000 - c.claimedAt < 0.1,
-      ),
+    const claim = await until(
+      'a fresh claim',
+      async () =>
+        (await store.listClaims({ runId: 'far', claimTtlMs: 30_000 })).find(
+          (c) => c.step !== null && c.step >= 5 && c.workerId && Date.now() / 1000 - c.claimedAt < 0.1,
+        ),
+      // A claim is fresh for a tenth of a second: look often enough to see most of them.
+      { intervalMs: 20 },
     );
     const victim = claim.workerId!;
     workers.get(victim)!.kill('SIGKILL');

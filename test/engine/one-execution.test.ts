@@ -35,10 +35,14 @@ describe.each(kinds)('one execution per run on %s', (kind) => {
     let stalls = 0;
     while (stalls < 3) {
       // Early in a step's 300 ms latency: the worker is inside the side effect when it stops.
-      const claim = await until('a fresh claim', async () =>
-        (await store.listClaims({ runId: 'stall', claimTtlMs: 30_000 })).find(
-          (c) => c.workerId && !tried.has(c.idemKey) && Date.now() / 1000 - c.claimedAt < 0.1,
-        ),
+      const claim = await until(
+        'a fresh claim',
+        async () =>
+          (await store.listClaims({ runId: 'stall', claimTtlMs: 30_000 })).find(
+            (c) => c.workerId && !tried.has(c.idemKey) && Date.now() / 1000 - c.claimedAt < 0.1,
+          ),
+        // A claim is fresh for a tenth of a second: look often enough to see most of them.
+        { intervalMs: 20 },
       );
       tried.add(claim.idemKey);
       worker.child.kill('SIGSTOP');

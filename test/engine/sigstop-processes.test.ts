@@ -91,12 +91,17 @@ describe.each(kinds)('workers on %s', (kind) => {
       ).toBeLessThan(10);
       // Stop a worker early in its step's 250 ms latency sleep: not while it commits, and not while it holds
       // the outbox's file lock (a stopped holder is alive, so nobody may break its lock).
-      const claim = await until('a fresh claim, or the run to end', async () => {
-        const fresh = (await store.listClaims({ runId: run, claimTtlMs: 30_000 })).find(
-          (c) => c.workerId && !tried.has(c.idemKey) && Date.now() / 1000 - c.claimedAt < 0.1,
-        );
-        return fresh ?? ((await store.getRun(run))?.status === 'completed' && 'ended');
-      });
+      const claim = await until(
+        'a fresh claim, or the run to end',
+        async () => {
+          const fresh = (await store.listClaims({ runId: run, claimTtlMs: 30_000 })).find(
+            (c) => c.workerId && !tried.has(c.idemKey) && Date.now() / 1000 - c.claimedAt < 0.1,
+          );
+          return fresh ?? ((await store.getRun(run))?.status === 'completed' && 'ended');
+        },
+        // A claim is fresh for a tenth of a second: look often enough to see most of them.
+        { intervalMs: 20 },
+      );
       if (claim === 'ended') {
         run = await startRun();
         continue;

@@ -18,7 +18,7 @@ export interface UntilOptions {
 export async function until<T>(
   what: string,
   probe: () => T | undefined | null | false | Promise<T | undefined | null | false>,
-  { timeoutMs = 240_000, intervalMs = 25, progress }: UntilOptions = {},
+  { timeoutMs = 240_000, intervalMs = 50, progress }: UntilOptions = {},
 ): Promise<T> {
   let deadline = Date.now() + timeoutMs;
   let seen = progress ? await progress() : 0;
