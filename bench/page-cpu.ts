@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/page-cpu.ts --store FILE [--root DIR]… [--page PATH]… [--requests N] [--warm N] [--rounds N]
+ * `npx tsx bench/page-cpu.ts --store FILE… [--root DIR]… [--page PATH]… [--requests N] [--warm N] [--rounds N]
  *  [--port P] [--profile DIR]`
  *
  * What one request of a page costs the dashboard's server in CPU, the figure to decide by on a shared machine,
@@ -21,8 +21,11 @@
  * --profile DIR starts each server under `node --cpu-prof --cpu-prof-dir DIR`; the profiles are written when
  * the servers stop, at the end (open them in Chrome's DevTools, or sum their self time by file).
  *
- * Linux only (/proc). Nothing is written to the store by the pages measured, so A and B may share one file;
- * a build whose migrations are newer than the other's migrates the file when it opens it.
+ * One --store for every server, or one per --root in the same order: the pages measured write nothing, so
+ * builds of the same migrations share one file, but a build with a newer migration migrates the file when it
+ * opens it, and an older build then refuses it. Give that one a copy (`cp FILE COPY`, with its -wal and -shm).
+ *
+ * Linux only (/proc).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -36,7 +39,7 @@ const HERE = resolve(new URL('..', import.meta.url).pathname);
 
 const { values } = parseArgs({
   options: {
-    store: { type: 'string' },
+    store: { type: 'string', multiple: true },
     root: { type: 'string', multiple: true },
     page: { type: 'string', multiple: true },
     requests: { type: 'string', default: '30' },
@@ -54,9 +57,13 @@ function usage(message: string): never {
   process.exit(2);
 }
 
-const store = values.store ? resolve(values.store) : usage('--store FILE is required (a seeded SQLite store)');
-if (!existsSync(store)) usage(`no store at ${store}: seed one with npm run bench:dashboard -- --store ${store}`);
 const roots = (values.root?.length ? values.root : [HERE]).map((root) => resolve(root));
+const stores = (values.store ?? []).map((file) => resolve(file));
+if (stores.length === 0) usage('--store FILE is required (a seeded SQLite store)');
+if (stores.length !== 1 && stores.length !== roots.length) usage('give one --store, or one per --root');
+for (const file of stores) {
+  if (!existsSync(file)) usage(`no store at ${file}: seed one with npm run bench:dashboard -- --store ${file}`);
+}
 const pages = values.page?.length ? values.page : ['/', '/?tag=rare', '/claims'];
 const whole = (name: string, text: string) => {
   if (!/^[0-9]+$/.test(text)) usage(`--${name} needs a whole number`);
@@ -97,7 +104,7 @@ interface Server {
   output: string;
 }
 
-async function start(label: string, root: string, port: number): Promise<Server> {
+async function start(label: string, root: string, store: string, port: number): Promise<Server> {
   if (!existsSync(`${root}/.next/BUILD_ID`)) usage(`${root} has no production build (npx next build there)`);
   const nextBin = createRequire(`${root}/package.json`).resolve('next/dist/bin/next');
   const profile = values.profile ? ['--cpu-prof', '--cpu-prof-dir', resolve(values.profile)] : [];
@@ -186,7 +193,7 @@ try {
   for (const [i, root] of roots.entries()) {
     const label = String.fromCharCode(65 + i);
     log(`page-cpu: starting ${label} = ${root} on port ${firstPort + i}`);
-    servers.push(await start(label, root, firstPort + i));
+    servers.push(await start(label, root, stores[i] ?? stores[0]!, firstPort + i));
   }
   const pairs = servers.flatMap((server) => pages.map((page) => ({ server, page, url: `${server.url}${page}` })));
   for (const { url } of pairs) for (let i = 0; i < warm; i++) await get(url);
@@ -194,7 +201,9 @@ try {
   const row = (round: string, load: string, cell: Cell, cpuMs: number, wallMs: number) =>
     `${round.padEnd(6)}${load.padEnd(6)}${cell.server.label.padEnd(7)}${cell.page.slice(0, 33).padEnd(34)}` +
     `${pad(cpuMs.toFixed(1), 8)}${pad(wallMs.toFixed(1), 10)}${pad(cell.html, 9)}${pad(cell.rsc, 9)}\n`;
-  process.stdout.write(`store ${store}; ${requests} requests of each page a round, interleaved, after ${warm}\n`);
+  process.stdout.write(
+    `store ${stores.join(', ')}; ${requests} requests of each page a round, interleaved, after ${warm}\n`,
+  );
   process.stdout.write(`${'round'.padEnd(6)}${'load'.padEnd(6)}${'server'.padEnd(7)}${'page'.padEnd(34)}`);
   process.stdout.write(`${pad('CPU ms', 8)}${pad('wall p50', 10)}${pad('HTML B', 9)}${pad('RSC B', 9)}\n`);
   const byRound: Cell[][] = [];
