@@ -128,6 +128,10 @@ describe.each(list)('run tags contract on $name', (backend) => {
       id(1),
     ]);
     expect(await ids({ tags: ['wide'], meta: [{ key: 'k', value: 'v' }] })).toEqual([id(500)]);
+    // The runs of the narrow part's range are checked for the rest of the filter only, a repeat of the part aside.
+    expect(await ids({ tags: ['few', 'few'] })).toEqual([id(1), id(500), id(total)]);
+    expect(await ids({ tags: ['few', 'wide', 'few'], meta: [{ key: 'k', value: 'v' }] })).toEqual([id(500)]);
+    expect(await ids({ tags: ['few', 'absent'] })).toEqual([]);
     expect((await store.listRuns({ claimTtlMs: 30_000, tags: ['wide'], limit: 5000 })).length).toBe(total);
   });
   it('reads two wide tags that seldom meet from the first one’s range, the runs they share only', async () => {

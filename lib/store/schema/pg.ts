@@ -184,6 +184,9 @@ export const runs = pgTable(
     // The runs page's newest first: its candidates are read from the top of this and progress_updated.
     index('runs_updated').on(t.updatedAt),
     index('runs_parent').on(t.parentRunId).where(sql`parent_run_id IS NOT NULL`),
+    // A run's forks, oldest first, for its run page (shared/step-reads.ts forksPlan): without it every view of a
+    // run page read every runs row. Few runs are forks, so only theirs are in it.
+    index('runs_forked').on(t.forkedFromRun, t.createdAt, t.id).where(sql`forked_from_run IS NOT NULL`),
     // The run pick (postgres/runs.ts claimRun) in its own order, over the runs that can become runnable only:
     // finished runs, however many, are not in it, so a pick reads the live queue and never the history.
     index('runs_runnable')

@@ -10,6 +10,7 @@ import { containsPattern } from '../shared/columns';
 import { OUTSIDE_STATUS_SQL, outsideMayMatch } from '../shared/outside-runs';
 import { type CountedRunSummary, committedCountSql, notExecutedCountSql, withExecuted } from '../shared/run-counts';
 import {
+  filterBesides,
   meetingCounts,
   NARROW_RUNS,
   narrowestPart,
@@ -204,17 +205,26 @@ export function listRunsIn(c: SqliteConnection, filter: Parameters<RunStore['lis
   };
   const parts = tagFilterParts(filter);
   const outside = outsideMayMatch(filter);
+  // A run read from a part's index range carries that part: only the rest of the filter is checked (@tags, @meta).
+  const besides = (part: TagFilterPart) => {
+    const rest = filterBesides(filter, part);
+    return {
+      tags: rest.tags.length ? JSON.stringify(rest.tags) : null,
+      meta: rest.meta.length ? JSON.stringify(rest.meta.map((m) => [m.key, m.value])) : null,
+    };
+  };
   return c.db
     .transaction((): CountedRunSummary[] => {
       const counts = parts?.map((part) => countPart(c, part, 'alone', params));
       const meeting =
-        parts && counts && meetingCounts(parts, counts) ? countPart(c, parts[0]!, 'meeting', params) : null;
+        parts && counts && meetingCounts(parts, counts) ? countPart(c, parts[0]!, 'meeting', besides(parts[0]!)) : null;
       // No run carries the whole filter: the page is empty, whatever else it asks (outside runs carry no tags).
       if (meeting === 0) return [];
       const narrow = parts && counts && narrowestPart(parts, counts, meeting);
       const page = narrow
         ? c.prepared<unknown[], CountedRunSummary>(NARROW_PAGE_SQL).all({
             ...params,
+            ...besides(narrow),
             narrowTag: 'tag' in narrow ? narrow.tag : null,
             narrowKey: 'key' in narrow ? narrow.key : null,
             narrowValue: 'key' in narrow ? narrow.value : null,

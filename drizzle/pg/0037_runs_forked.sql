@@ -1,0 +1,1 @@
+CREATE INDEX "runs_forked" ON "runs" USING btree ("forked_from_run","created_at","id") WHERE forked_from_run IS NOT NULL;
