@@ -59,18 +59,24 @@ export async function startServer(databaseUrl: string, port: number, log: (line:
       }
     },
   };
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    if (gone) throw new Error(`the server exited before answering:\n${output}`);
+  if (await answers(server.url, () => gone, 60_000)) return server;
+  if (gone) throw new Error(`the server exited before answering:\n${output}`);
+  await server.stop();
+  throw new Error(`the server did not answer within 60 s:\n${output}`);
+}
+
+/** Whether a dashboard at `url` answers its claims page (a page with no run of its own) within `withinMs`. */
+export async function answers(url: string, gone: () => boolean, withinMs: number): Promise<boolean> {
+  const deadline = Date.now() + withinMs;
+  while (Date.now() < deadline && !gone()) {
     try {
-      const response = await fetch(`${server.url}/claims`);
+      const response = await fetch(`${url}/claims`);
       await response.arrayBuffer();
-      if (response.ok) return server;
+      if (response.ok) return true;
     } catch {
       // Not listening yet.
     }
     await sleep(250);
   }
-  await server.stop();
-  throw new Error(`the server did not answer within 60 s:\n${output}`);
+  return false;
 }

@@ -34,6 +34,7 @@ import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
+import { answers } from './dashboard-server';
 
 const HERE = resolve(new URL('..', import.meta.url).pathname);
 
@@ -119,18 +120,8 @@ async function start(label: string, root: string, store: string, port: number): 
   };
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
-  const deadline = Date.now() + 120_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${label} (${root}) exited:\n${server.output}`);
-    try {
-      const response = await fetch(`${server.url}/claims`);
-      await response.arrayBuffer();
-      if (response.ok) return server;
-    } catch {
-      // Not listening yet.
-    }
-    await sleep(250);
-  }
+  if (await answers(server.url, () => child.exitCode !== null, 120_000)) return server;
+  if (child.exitCode !== null) throw new Error(`${label} (${root}) exited:\n${server.output}`);
   throw new Error(`${label} (${root}) did not answer within 120 s:\n${server.output}`);
 }
 
