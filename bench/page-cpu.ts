@@ -38,24 +38,36 @@ import { answers } from './dashboard-server';
 
 const HERE = resolve(new URL('..', import.meta.url).pathname);
 
-const { values } = parseArgs({
-  options: {
-    store: { type: 'string', multiple: true },
-    root: { type: 'string', multiple: true },
-    page: { type: 'string', multiple: true },
-    requests: { type: 'string', default: '30' },
-    warm: { type: 'string', default: '5' },
-    rounds: { type: 'string', default: '3' },
-    port: { type: 'string', default: '3460' },
-    profile: { type: 'string' },
-  },
-  strict: true,
-});
-
+const USAGE =
+  'npx tsx bench/page-cpu.ts --store FILE… [--root DIR]… [--page PATH]… [--requests N] [--warm N] [--rounds N] ' +
+  '[--port P] [--profile DIR]';
 const log = (line: string) => process.stderr.write(`${line}\n`);
 function usage(message: string): never {
-  log(`page-cpu: ${message}`);
+  log(`page-cpu: ${message}\nusage: ${USAGE}`);
   process.exit(2);
+}
+
+const { values } = parseFlags();
+
+function parseFlags() {
+  try {
+    return parseArgs({
+      options: {
+        store: { type: 'string', multiple: true },
+        root: { type: 'string', multiple: true },
+        page: { type: 'string', multiple: true },
+        requests: { type: 'string', default: '30' },
+        warm: { type: 'string', default: '5' },
+        rounds: { type: 'string', default: '3' },
+        port: { type: 'string', default: '3460' },
+        profile: { type: 'string' },
+      },
+      strict: true,
+    });
+  } catch (error) {
+    // parseArgs names the flag it refused (an unknown one, or a value missing).
+    usage((error as Error).message);
+  }
 }
 
 const roots = (values.root?.length ? values.root : [HERE]).map((root) => resolve(root));
