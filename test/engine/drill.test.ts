@@ -18,7 +18,8 @@ async function drill(target: Target, args: string[]) {
   const result = await runCli(['drill', '--json', ...args], {
     env: { DATABASE_URL: target.url, WAYBILL_SQLITE_SYNC: 'normal' },
   });
-  if (result.code !== 0) throw new Error(`waybill drill exited ${result.code}: ${result.stderr}`);
+  // Exit 1 with nothing on stderr is the drill's own report finding a step lost or run twice: it is on stdout.
+  if (result.code !== 0) throw new Error(`waybill drill exited ${result.code}: ${result.stderr}${result.stdout}`);
   return JSON.parse(result.stdout) as Record<string, unknown> & {
     kills: { step: number; resumedMs: number; releasedMs: number | null }[];
   };
