@@ -20,7 +20,7 @@ import { granularityAdvice } from './advice';
 import { startRun } from './runs';
 import { defineWorkflow, type WorkflowDefinition, WorkflowRegistry } from './workflow';
 import { type NotifyInput, notifyWorkflow } from './workflows/notify';
-import { readOutbox } from './workflows/outbox';
+import { type Delivery, readDeliveries } from './workflows/outbox';
 
 export const DRILL_WORKFLOW = 'waybill-drill';
 const OUTBOX = 'outbox.jsonl';
@@ -69,7 +69,16 @@ export interface DrillReport {
   committed: number;
   lost: number;
   stepsRedone: number;
+  /**
+   * Side effects taken twice: a key the receiver delivered twice, or a step run again after an execution by a
+   * worker that was not killed. Either breaks exactly-once; the drill fails on it.
+   */
   executedTwice: number;
+  /**
+   * Steps run again because a worker was killed after its delivery and before its commit, the one window no
+   * store can close, and refused by the receiver, which had the step's key: exactly-once kept by the key.
+   */
+  inDoubtRedone: number;
   duplicatesRefused: number;
   skipped: number;
   stepMs: number;
@@ -120,7 +129,7 @@ export async function drill(o: DrillOptions): Promise<DrillReport> {
     const committed = await o.store.listCommitted(run.id, { limit: o.steps + 1 });
     const events = await o.store.listEvents(run.id, { limit: 100_000 });
     const redone = new Set(events.filter((e) => e.outcome === 'expired' && e.step !== null).map((e) => e.step));
-    const mail = readOutbox(outbox);
+    const twice = reexecutions(readDeliveries(outbox), new Set(killed.map((k) => k.worker)));
     const kills = killed.map((k) => recovery(k, committed, events));
     const stepMs = median(committed.map((c) => c.durationMs ?? 0));
     const saveMs = await measureSave(o.store, run.id);
@@ -136,8 +145,9 @@ export async function drill(o: DrillOptions): Promise<DrillReport> {
       committed: committed.length,
       lost: o.steps - committed.length,
       stepsRedone: redone.size,
-      executedTwice: mail.duplicates + (mail.delivered - mail.byKey.size),
-      duplicatesRefused: mail.duplicates,
+      executedTwice: twice.unexplained,
+      inDoubtRedone: twice.inDoubt,
+      duplicatesRefused: twice.refused,
       skipped: progress?.skipped ?? 0,
       stepMs,
       saveMs,
@@ -150,6 +160,34 @@ export async function drill(o: DrillOptions): Promise<DrillReport> {
     await Promise.all(all.map(stopProcess));
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Every execution after a key's first, sorted by cause. A step is in doubt, and may run again, only when every
+ * earlier execution was a killed worker's and the receiver refused them all but the first (as the group commit
+ * crash test holds); anything else is a side effect run twice.
+ */
+export function reexecutions(
+  deliveries: Delivery[],
+  killed: Set<string>,
+): { inDoubt: number; unexplained: number; refused: number } {
+  const byKey = new Map<string, Delivery[]>();
+  for (const d of deliveries) {
+    const executions = byKey.get(d.key);
+    if (executions) executions.push(d);
+    else byKey.set(d.key, [d]);
+  }
+  let inDoubt = 0;
+  let unexplained = 0;
+  for (const executions of byKey.values()) {
+    const again = executions.length - 1;
+    if (again === 0) continue;
+    const delivered = executions.filter((d) => d.status === 'delivered').length;
+    const killedEarlier = executions.slice(0, -1).every((d) => d.worker !== null && killed.has(d.worker));
+    if (delivered === 1 && killedEarlier) inDoubt += again;
+    else unexplained += again;
+  }
+  return { inDoubt, unexplained, refused: deliveries.filter((d) => d.status === 'duplicate').length };
 }
 
 /** killAt, then the rest spread evenly over the steps after it, all before the last step. */

@@ -22,6 +22,8 @@ async function drill(target: Target, args: string[]) {
   if (result.code !== 0) throw new Error(`waybill drill exited ${result.code}: ${result.stderr}${result.stdout}`);
   return JSON.parse(result.stdout) as Record<string, unknown> & {
     kills: { step: number; resumedMs: number; releasedMs: number | null }[];
+    inDoubtRedone: number;
+    duplicatesRefused: number;
   };
 }
 
@@ -56,6 +58,10 @@ describe.each(kinds)('waybill drill on %s', (kind) => {
       executedTwice: 0,
       skipped: 0,
     });
+    // A kill that lands after a step's delivery and before its commit (a starved machine lands more of them)
+    // runs that step again, and the receiver refuses it by key: at most one such step per kill.
+    expect(report.inDoubtRedone).toBe(report.duplicatesRefused);
+    expect(report.inDoubtRedone).toBeLessThanOrEqual(2);
     // At 100 and 150, or the first step from there the drill saw in flight (one poll can outlast a 20 ms step).
     const [first, second] = report.kills.map((k) => k.step);
     expect(report.kills).toHaveLength(2);
@@ -96,6 +102,8 @@ describe.each(kinds)('waybill drill on %s', (kind) => {
 
     const report = await drill(target, ['--in-place', '--steps', '120', '--kill-at', '60']);
     expect(report).toMatchObject({ committed: 120, lost: 0, stepsRedone: 1, executedTwice: 0 });
+    expect(report.inDoubtRedone).toBe(report.duplicatesRefused);
+    expect(report.inDoubtRedone).toBeLessThanOrEqual(1);
 
     expect(user.child.exitCode).toBeNull();
     expect(user.child.signalCode).toBeNull();

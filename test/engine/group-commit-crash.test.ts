@@ -9,12 +9,11 @@
  * as in doubt (an `expired` event: the next worker saw the dead pid, or took the lease over).
  */
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { stepKey } from '../../lib/checkpoint/keys';
-import { type Delivery, readOutbox } from '../../lib/engine/workflows/outbox';
+import { readDeliveries, readOutbox } from '../../lib/engine/workflows/outbox';
 import type { RunStore, Store } from '../../lib/store/contract';
 import { openStore } from '../../lib/store/index';
 import { testSchema } from '../support/postgres';
@@ -27,19 +26,6 @@ const kinds = await targetKinds('group commit under SIGKILL');
 const RUNS = 64;
 const STEPS = 30;
 const KILLS = 30;
-
-/** An outbox's deliveries in order; a line torn by a kill mid-append (readOutbox counts those) is left out. */
-function deliveries(path: string): Delivery[] {
-  return readFileSync(path, 'utf8')
-    .split('\n')
-    .flatMap((line) => {
-      try {
-        return line ? [JSON.parse(line) as Delivery] : [];
-      } catch {
-        return [];
-      }
-    });
-}
 
 /** The database as the test reads it: plain SQL over its own connection, never through the worker's store. */
 interface Reader {
@@ -159,7 +145,7 @@ describe.each(kinds)('group commit under SIGKILL (%s)', (kind) => {
         expect(mail.byKey.size).toBe(STEPS);
         expect([...mail.byKey.values()].every((n) => n === 1)).toBe(true);
         duplicates += mail.duplicates;
-        const lines = deliveries(data.file(`outboxes/r${r}.jsonl`));
+        const lines = readDeliveries(data.file(`outboxes/r${r}.jsonl`));
         for (let s = 0; s < STEPS; s++) {
           const key = stepKey(`r${r}`, s);
           const executions = lines.filter((l) => l.key === key);

@@ -48,7 +48,7 @@ export {
   simulatedModel,
 } from './model';
 export { type NotifyInput, type NotifyOptions, notifyInput, notifyWorkflow } from './notify';
-export { type Delivery, Outbox, type OutboxSummary, outboxAt, readOutbox } from './outbox';
+export { type Delivery, Outbox, type OutboxSummary, outboxAt, readDeliveries, readOutbox } from './outbox';
 export { outboxPathSchema, resolveOutbox } from './outbox-path';
 export { pythonAgentInput, pythonAgentWorkflow } from './python-agent';
 export { type ReviewAndSendInput, reviewAndSendInput, reviewAndSendWorkflow } from './review-and-send';

@@ -149,6 +149,21 @@ export function readOutbox(path: string): OutboxSummary {
   return summary;
 }
 
+/** An outbox's deliveries in order, with who made each; a line torn by a kill mid-append is left out. */
+export function readDeliveries(path: string): Delivery[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+  return text.split('\n').flatMap((line) => {
+    if (line === '' || parseLine(line) === null) return [];
+    return [JSON.parse(line) as Delivery];
+  });
+}
+
 function parseLine(line: string): Pick<Delivery, 'key' | 'status'> | null {
   try {
     const value = JSON.parse(line) as Partial<Delivery> | null;
