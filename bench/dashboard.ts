@@ -1,6 +1,6 @@
 /**
  * `npm run bench:dashboard [-- --json] [--only sqlite|postgres] [--duration S] [--port P] [--build] [--runs N] [--steps N]
- *  [--store FILE]`
+ *  [--store FILE|SCHEMA]`
  *
  * Seeds a store at the scale issue #7 names (10,000 runs, about a million committed rows, one run of
  * 100,000 steps; --runs and --steps change the first two, as issue #27's 100,000 runs), tags every run `common` (one in a hundred `rare`, half `env=prod`), starts the production
@@ -9,9 +9,10 @@
  * Prints p50/p99 per page; with --json the last line of stdout is
  * {"dashboard":{"runs":{"p50":N,"p99":N},"run":{…},"claims":{…}}}. The server is stopped however the bench ends.
  *
- * --store FILE (SQLite only) keeps the seeded store in FILE: seeded and tagged when FILE does not exist, used as
- * it is when it does, so before/after runs at 100,000 runs skip the seeding and load the same rows. A reused
- * store's history ends when it was seeded, so its throughput card reads zero; the lists and counts are the same.
+ * --store keeps the seeded store: a FILE on SQLite, a SCHEMA of TEST_DATABASE_URL's database on PostgreSQL
+ * (--only postgres). It is seeded and tagged when it does not exist, used as it is when it does, so before/after
+ * runs at 100,000 runs skip the seeding (minutes on PostgreSQL) and load the same rows. A reused store's history
+ * ends when it was seeded, so its throughput card reads zero; the lists and counts are the same.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -42,7 +43,7 @@ const flagsSchema = z.strictObject({
   port: whole(3400, 3499).default(3457),
   runs: whole(1, 1_000_000).default(SEED.runs),
   steps: whole(1, 1000).default(SEED.steps),
-  store: z.string({ error: 'needs a file path' }).min(1).optional(),
+  store: z.string({ error: 'needs a file path (SQLite) or a schema name (PostgreSQL)' }).min(1).optional(),
 });
 type Flags = z.infer<typeof flagsSchema>;
 
@@ -72,27 +73,56 @@ function parseFlags(argv: string[]): Flags {
   fail(`--${issue.path.join('.')}: ${issue.message}`);
 }
 
-/** A store of its own: a temp SQLite file, or a fresh schema on TEST_DATABASE_URL. Returns its URL and how to remove it. */
-async function makeStore(only: Flags['only'], undo: (() => unknown)[]): Promise<string> {
-  if (only === 'sqlite') {
+interface BenchStore {
+  url: string;
+  /** Seeded by an earlier run with --store: used as it is. */
+  kept: boolean;
+  /** Removes what a seeding that failed half-way left, so it is not reused as if whole. */
+  discard: () => Promise<void>;
+}
+
+/**
+ * The store the pages read: with --store, the kept file or schema (seeded if it does not exist yet); without,
+ * a temp SQLite file or a fresh schema on TEST_DATABASE_URL, removed when the bench ends.
+ */
+async function openBenchStore(flags: Flags, undo: (() => unknown)[]): Promise<BenchStore> {
+  if (flags.only === 'sqlite') {
+    if (flags.store) {
+      const file = resolve(flags.store);
+      const discard = async () => {
+        for (const suffix of ['', '-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true });
+      };
+      return { url: `file:${file}`, kept: existsSync(file), discard };
+    }
     const dir = mkdtempSync(join(tmpdir(), 'waybill-dashboard-'));
-    undo.push(() => rmSync(dir, { recursive: true, force: true }));
-    return `file:${join(dir, 'bench.db')}`;
+    const discard = async () => rmSync(dir, { recursive: true, force: true });
+    undo.push(discard);
+    return { url: `file:${join(dir, 'bench.db')}`, kept: false, discard };
   }
   const base = process.env.TEST_DATABASE_URL ?? DEFAULT_PG_URL;
-  const schema = `wb_bench_${randomBytes(5).toString('hex')}`;
-  undo.push(async () => {
-    const admin = new pg.Client({ connectionString: base });
-    await admin.connect();
+  if (flags.store !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(flags.store)) {
+    fail(`--store ${JSON.stringify(flags.store)}: on PostgreSQL it names a schema: lower-case letters, digits and _`);
+  }
+  const schema = flags.store ?? `wb_bench_${randomBytes(5).toString('hex')}`;
+  const admin = async <T>(fn: (client: pg.Client) => Promise<T>): Promise<T> => {
+    const client = new pg.Client({ connectionString: base });
+    await client.connect();
     try {
-      await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      return await fn(client);
     } finally {
-      await admin.end();
+      await client.end();
     }
-  });
+  };
+  const discard = () => admin((c) => c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)).then(() => undefined);
+  const kept =
+    flags.store !== undefined &&
+    (await admin(
+      async (c) => (await c.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema])).rowCount === 1,
+    ));
+  if (flags.store === undefined) undo.push(discard);
   const url = new URL(base);
   url.searchParams.set('schema', schema);
-  return url.toString();
+  return { url: url.toString(), kept, discard };
 }
 
 async function seed(url: string, shape: typeof SEED): Promise<void> {
@@ -137,6 +167,25 @@ async function tag(url: string): Promise<void> {
   } finally {
     await store.close();
   }
+  if (url.startsWith('postgres')) await analyzeTags(url);
+}
+
+/**
+ * The seed leaves its tables analyzed; the tags written after it are analyzed here, as autovacuum would within
+ * a minute of them on a user's database (it is off on some, this machine's among them). Unanalyzed, the runs
+ * page's lookup of fifty runs' tags is planned as a scan of every run's.
+ */
+async function analyzeTags(url: string): Promise<void> {
+  const parsed = new URL(url);
+  const schema = parsed.searchParams.get('schema') ?? 'public';
+  parsed.searchParams.delete('schema');
+  const client = new pg.Client({ connectionString: parsed.toString() });
+  await client.connect();
+  try {
+    await client.query(`ANALYZE "${schema}".run_tags, "${schema}".run_metadata`);
+  } finally {
+    await client.end();
+  }
 }
 
 async function load(server: Server, path: string, seconds: number): Promise<{ p50: number; p99: number }> {
@@ -180,11 +229,10 @@ async function main(): Promise<void> {
   }
   try {
     await ensureBuild(Boolean(flags.build), log);
-    if (flags.store && flags.only !== 'sqlite') fail('--store keeps a SQLite file: it needs --only sqlite');
-    const kept = flags.store ? resolve(flags.store) : null;
-    const url = kept ? `file:${kept}` : await makeStore(flags.only, undo);
-    if (kept && existsSync(kept)) {
-      log(`bench: using the store seeded before in ${kept} (--runs and --steps are what it was seeded with)`);
+    const store = await openBenchStore(flags, undo);
+    const url = store.url;
+    if (store.kept) {
+      log(`bench: using the store seeded before in ${flags.store} (--runs and --steps are what it was seeded with)`);
     } else {
       log(`bench: seeding ${flags.only}…`);
       const shape = { ...SEED, runs: flags.runs, steps: flags.steps };
@@ -192,8 +240,8 @@ async function main(): Promise<void> {
         await seed(url, shape);
         await tag(url);
       } catch (error) {
-        // A half-seeded file would be reused as if whole next time.
-        if (kept) for (const suffix of ['', '-wal', '-shm']) rmSync(`${kept}${suffix}`, { force: true });
+        // A half-seeded store would be reused as if whole next time.
+        await store.discard();
         throw error;
       }
     }
