@@ -22,8 +22,9 @@ import { EMPTY_BY_STATUS, STATUS_SQL } from '../shared/sql';
 import { committedSelect, EVENT as EVENT_LIST, TIMING as TIMING_LIST, UNSTABLE } from './columns';
 import type { PgConnection } from './connection';
 import { withRetry } from './retry';
+import { SERIAL_PLAN } from './serial-plan';
 
-const STATUSES = sql.raw(STATUS_SQL('postgres'));
+const STATUSES = sql`SELECT status, n FROM (${sql.raw(STATUS_SQL('postgres'))}) s WHERE ${SERIAL_PLAN} IS NOT NULL`;
 const TIMING = sql.raw(TIMING_LIST);
 const EVENT = sql.raw(EVENT_LIST);
 
@@ -39,7 +40,8 @@ export function postgresReads(c: PgConnection): Omit<InsightStore, 'metricsSnaps
           (SELECT coalesce(sum(skipped), 0)::int FROM progress) AS skipped,
           (SELECT coalesce(sum(awaited), 0)::int FROM progress) AS awaited,
           (SELECT count(*)::int FROM committed WHERE committed_at >= ${options.sinceSeconds}::float8) AS "committedSince",
-          (SELECT count(*)::int FROM claims WHERE ${orphaned(options.claimTtlMs)}) AS "orphanedClaims"`),
+          (SELECT count(*)::int FROM claims WHERE ${orphaned(options.claimTtlMs)}) AS "orphanedClaims"
+        WHERE ${SERIAL_PLAN} IS NOT NULL`),
       ]);
       const byStatus = { ...EMPTY_BY_STATUS };
       for (const { status, n } of statuses.rows) byStatus[status] += n;

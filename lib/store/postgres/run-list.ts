@@ -18,6 +18,7 @@ import {
   tagFilterParts,
 } from '../shared/run-tag-filter';
 import type { PgConnection } from './connection';
+import { SERIAL_PLAN } from './serial-plan';
 
 type Filter = Parameters<RunStore['listRuns']>[0];
 
@@ -125,7 +126,7 @@ function listSql(c: PgConnection, filter: Filter, narrow: TagFilterPart | null):
     ORDER BY p.updated_at DESC, p.run_id COLLATE "C" LIMIT ${v.limit})
   UNION
   ${outside} AND c.claimed_at >= (SELECT CASE WHEN count(*) < ${v.limit} THEN '-Infinity'::float8 ELSE min(at) END FROM by_row)`;
-  return sql`WITH t AS (SELECT ${c.now()} AS now), ${rowsTop}
+  return sql`WITH t AS (SELECT ${c.now()} AS now, ${SERIAL_PLAN} AS plan), ${rowsTop}
 cand AS (${candidates}),
 summary AS (
   SELECT r.id, r.workflow, r.status, coalesce(p.step, 0) AS step, r.total_steps AS "totalSteps",
@@ -172,7 +173,8 @@ function loneSql(filter: Filter, floor: number | null): SQL {
   FROM (${from}) l
   WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = l.id) AND NOT EXISTS (SELECT 1 FROM progress p WHERE p.run_id = l.id)
     AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.run_id = l.id) ${also}) s
-  WHERE (${v.status} IS NULL OR s.status = ${v.status}) AND (${v.workflow} IS NULL OR s.workflow = ${v.workflow})
+  WHERE ${SERIAL_PLAN} IS NOT NULL AND (${v.status} IS NULL OR s.status = ${v.status})
+    AND (${v.workflow} IS NULL OR s.workflow = ${v.workflow})
     AND (${v.search} IS NULL OR ${asciiLower(sql.raw('s.id'))} LIKE ${asciiLower(v.search)} ESCAPE '\\')
     AND (${v.afterAt} IS NULL OR s."updatedAt" < ${v.afterAt} OR (s."updatedAt" = ${v.afterAt} AND s.id COLLATE "C" > ${v.afterId} COLLATE "C"))
   ORDER BY s."updatedAt" DESC, s.id COLLATE "C" LIMIT ${v.limit}`;
@@ -225,7 +227,8 @@ async function countPart(c: PgConnection, part: TagFilterPart, filter: Filter, m
       : sql`SELECT n.run_id FROM run_metadata n WHERE n.key = ${part.key} AND n.value = ${part.value}`;
   const all = meeting ? sql`AND ${tagsMatch(v, sql.raw('n.run_id'))}` : sql``;
   const { rows } = await c.query<{ n: number }>(
-    sql`SELECT count(*)::int AS n FROM (${range} ${all} LIMIT ${NARROW_RUNS + 1}::int) x`,
+    sql`SELECT (SELECT count(*)::int FROM (${range} ${all} LIMIT ${NARROW_RUNS + 1}::int) x) AS n
+      WHERE ${SERIAL_PLAN} IS NOT NULL`,
   );
   return rows[0]!.n;
 }
