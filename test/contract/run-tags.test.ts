@@ -159,5 +159,11 @@ describe.each(list)('run tags contract on $name', (backend) => {
     await h.exec(`INSERT INTO run_tags (run_id, tag) SELECT id, 'top' FROM runs WHERE id > '${id(cut)}'`);
     expect(await ids({ tags: ['low', 'top'] })).toEqual([]);
     expect(await ids({ tags: ['high', 'top'], limit: 3 })).toEqual([id(total - 2), id(total - 1), id(total)]);
+    // A wide tag and a wide key=value that meet on two runs, each checked by its own key.
+    await h.exec(
+      `INSERT INTO run_metadata (run_id, key, value) SELECT id, 'k', 'v' FROM runs WHERE id >= '${id(cut - 1)}'`,
+    );
+    expect(await ids({ tags: ['low'], meta: [{ key: 'k', value: 'v' }] })).toEqual([id(cut - 1), id(cut)]);
+    expect(await ids({ tags: ['low'], meta: [{ key: 'k', value: 'w' }] })).toEqual([]);
   });
 });

@@ -11,6 +11,7 @@ import { containsPattern } from '../shared/columns';
 import { OUTSIDE_STATUS_SQL, outsideMayMatch } from '../shared/outside-runs';
 import { type CountedRunSummary, committedCountSql, notExecutedCountSql, withExecuted } from '../shared/run-counts';
 import {
+  filterBesides,
   meetingCounts,
   NARROW_RUNS,
   narrowestPart,
@@ -217,15 +218,23 @@ export async function listRuns(c: PgConnection, filter: Filter): Promise<RunSumm
 
 /**
  * How many runs carry a part of a tag filter, or with `meeting` the part and the rest of the filter, counted up to
- * one past NARROW_RUNS (shared/run-tag-filter.ts).
+ * one past NARROW_RUNS (shared/run-tag-filter.ts). A run read from the part's index range carries the part, so
+ * only the rest is checked, each tag and pair by its own key (filterBesides says why).
  */
 async function countPart(c: PgConnection, part: TagFilterPart, filter: Filter, meeting: boolean): Promise<number> {
-  const v = values(filter);
   const range =
     'tag' in part
       ? sql`SELECT n.run_id FROM run_tags n WHERE n.tag = ${part.tag}`
       : sql`SELECT n.run_id FROM run_metadata n WHERE n.key = ${part.key} AND n.value = ${part.value}`;
-  const all = meeting ? sql`AND ${tagsMatch(v, sql.raw('n.run_id'))}` : sql``;
+  const rest = filterBesides(filter, part);
+  const carries = [
+    ...rest.tags.map((tag) => sql`EXISTS (SELECT 1 FROM run_tags rt WHERE rt.run_id = n.run_id AND rt.tag = ${tag})`),
+    ...rest.meta.map(
+      (m) => sql`EXISTS (SELECT 1 FROM run_metadata rm
+        WHERE rm.run_id = n.run_id AND rm.key = ${m.key} AND rm.value = ${m.value})`,
+    ),
+  ];
+  const all = meeting && carries.length > 0 ? sql`AND ${sql.join(carries, sql` AND `)}` : sql``;
   const { rows } = await c.query<{ n: number }>(
     sql`SELECT (SELECT count(*)::int FROM (${range} ${all} LIMIT ${NARROW_RUNS + 1}::int) x) AS n
       WHERE ${SERIAL_PLAN} IS NOT NULL`,
