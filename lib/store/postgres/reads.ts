@@ -35,13 +35,12 @@ export function postgresReads(c: PgConnection): Omit<InsightStore, 'metricsSnaps
     async runStats(options): Promise<RunStats> {
       const [statuses, totals] = await Promise.all([
         c.query<{ status: keyof typeof EMPTY_BY_STATUS; n: number }>(STATUSES),
-        c.query<Omit<RunStats, 'byStatus'>>(sql`SELECT
-          (SELECT coalesce(sum(executed), 0)::int FROM progress) AS executed,
-          (SELECT coalesce(sum(skipped), 0)::int FROM progress) AS skipped,
-          (SELECT coalesce(sum(awaited), 0)::int FROM progress) AS awaited,
+        // The three sums in one pass over progress, as on SQLite.
+        c.query<Omit<RunStats, 'byStatus'>>(sql`SELECT coalesce(sum(executed), 0)::int AS executed,
+          coalesce(sum(skipped), 0)::int AS skipped, coalesce(sum(awaited), 0)::int AS awaited,
           (SELECT count(*)::int FROM committed WHERE committed_at >= ${options.sinceSeconds}::float8) AS "committedSince",
           (SELECT count(*)::int FROM claims WHERE ${orphaned(options.claimTtlMs)}) AS "orphanedClaims"
-        WHERE ${SERIAL_PLAN} IS NOT NULL`),
+        FROM progress WHERE ${SERIAL_PLAN} IS NOT NULL`),
       ]);
       const byStatus = { ...EMPTY_BY_STATUS };
       for (const { status, n } of statuses.rows) byStatus[status] += n;
