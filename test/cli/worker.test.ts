@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { spawnCommand } from '../support/child';
+import { until } from '../support/until';
 import { BIN, type Db, freshDb, json } from './support';
 
 function runRow(db: Db, id: string): { status: string; owner: string | null; step: number | null } | undefined {
@@ -17,16 +18,6 @@ function runRow(db: Db, id: string): { status: string; owner: string | null; ste
       )
       .get(id),
   );
-}
-
-async function until<T>(what: string, probe: () => T | undefined | false, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
 }
 
 describe('waybill worker', () => {
@@ -84,7 +75,7 @@ describe('waybill worker', () => {
           .stderr()
           .split('\n')
           .some((l) => l.includes('"msg":"progress"') && l.includes('"runId":"long"')),
-      10_000,
+      { timeoutMs: 10_000 },
     );
     worker.kill('SIGTERM');
     const exit = await Promise.race([worker.exited, sleep(15_000).then(() => 'timeout' as const)]);
@@ -120,7 +111,7 @@ describe('waybill worker', () => {
     const worker = spawnCommand(process.execPath, [BIN, '--db', db.url, 'worker']);
     await until('the worker to take the run', () => runRow(db, 'slow')?.status === 'running');
     worker.kill('SIGINT');
-    await until('the worker to start draining', () => worker.stderr().includes('draining'), 10_000);
+    await until('the worker to start draining', () => worker.stderr().includes('draining'), { timeoutMs: 10_000 });
     worker.kill('SIGINT');
     const exit = await Promise.race([worker.exited, sleep(10_000).then(() => 'timeout' as const)]);
     expect(exit, worker.stderr()).toEqual({ code: 130, signal: null });

@@ -10,6 +10,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../support/until';
 import { type Consumer, cleanEnv, makeConsumer, run, VERSION } from './consumer';
 import { type Packed, packBoth } from './pack';
 import { type InstallSize, inMB, nodeModulesSize, WITH_DASHBOARD_GOAL_BYTES } from './size';
@@ -201,17 +202,19 @@ function serve(args: string[], env: Record<string, string>) {
   proc.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
   // 'close' comes once every process holding our pipes has exited: waybill itself, not only npm.
   const exited = once(proc, 'close');
+  let gone = false;
+  void exited.then(() => (gone = true));
   return {
     exited,
     stdout: () => stdout,
     // The announcement's last line: its lines are written at once but may reach the pipe in separate chunks, so
     // its first line alone does not mean the worker's line below it has arrived.
     ready: () =>
-      until(
-        () => stdout.includes('Ctrl-C stops them.'),
-        exited,
-        () => `${stdout}\n${stderr}`,
-      ),
+      until('the announcement', () => stdout.includes('Ctrl-C stops them.'), {
+        timeoutMs: 90_000,
+        intervalMs: 100,
+        gone: () => (gone ? `${stdout}\n${stderr}` : null),
+      }),
     terminate: () => process.kill(-proc.pid!, 'SIGTERM'),
   };
 }
@@ -225,21 +228,4 @@ function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
-}
-
-/** Polls `ready` until it holds; fails at once, with the output, if the process exits first. */
-async function until(
-  ready: () => boolean,
-  exited: Promise<unknown>,
-  output: () => string,
-  timeoutMs = 90_000,
-): Promise<void> {
-  let gone = false;
-  void exited.then(() => (gone = true));
-  const deadline = Date.now() + timeoutMs;
-  while (!ready()) {
-    if (gone) throw new Error(`exited before it was ready:\n${output()}`);
-    if (Date.now() > deadline) throw new Error(`not ready after ${timeoutMs} ms:\n${output()}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }

@@ -16,6 +16,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../support/until';
 import { cleanEnv, installTarball, must, type Output, ROOT, run, VERSION } from './consumer';
 import { packBoth } from './pack';
 
@@ -156,7 +157,11 @@ describe('README: Your own agent in five minutes', () => {
       let dashboard!: Spawned;
       await steps.run('npx waybill dashboard', async (command) => {
         dashboard = spawnGroup(command);
-        await until(() => dashboard.output().includes('Waybill is running at'), dashboard);
+        await untilUp(
+          'the dashboard to announce itself',
+          () => dashboard.output().includes('Waybill is running at'),
+          dashboard,
+        );
         // What the README says the dashboard shows: the run, and the start form with summarize in it.
         const page = await fetch(`http://127.0.0.1:${port}/runs/new`);
         expect(page.status).toBe(200);
@@ -165,7 +170,7 @@ describe('README: Your own agent in five minutes', () => {
       first.kill('SIGCONT');
 
       // Mid-run: some steps' side effects happened, not all. Then SIGKILL, as a recycled sandbox dies.
-      await until(() => keys(effects, 'first:').length >= 5, first);
+      await untilUp('five of the first run’s steps', () => keys(effects, 'first:').length >= 5, first);
       first.kill('SIGKILL');
       await first.exited;
       const atKill = keys(effects, 'first:').length;
@@ -239,7 +244,7 @@ describe('README: Your own agent in five minutes', () => {
       await steps.run('WAYBILL_WORKFLOWS=./workflows.mjs npx waybill up', async (command) => {
         const up = spawnGroup(command);
         try {
-          await until(() => up.output().includes('Waybill is running at'), up);
+          await untilUp('waybill up to announce itself', () => up.output().includes('Waybill is running at'), up);
           expect(up.output()).toContain(`waybill worker --workflows ${join(cwd, 'workflows.mjs')}`);
           const started = await fetch(`http://127.0.0.1:${port}/api/v1/runs`, {
             method: 'POST',
@@ -277,6 +282,10 @@ class Steps {
 function sh(command: string, extra: Record<string, string> = {}): Promise<Output> {
   return run('sh', ['-c', command], { cwd, env: cleanEnv({ ...env, ...extra }) });
 }
+
+/** Polls until ready holds; fails at once, with its output, if the process exits first. */
+const untilUp = (what: string, ready: () => boolean, proc: Spawned) =>
+  until(what, ready, { timeoutMs: 120_000, intervalMs: 100, gone: () => (proc.gone() ? proc.output() : null) });
 
 interface Spawned {
   /** Its exit code, or the signal that ended it. */
@@ -397,13 +406,3 @@ function freePort(): Promise<number> {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls until ready holds; fails at once, with its output, if the process exits first. */
-async function until(ready: () => boolean, proc: Spawned, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!ready()) {
-    if (proc.gone()) throw new Error(`exited before it was ready:\n${proc.output()}`);
-    if (Date.now() > deadline) throw new Error(`not ready after ${timeoutMs} ms:\n${proc.output()}`);
-    await sleep(100);
-  }
-}

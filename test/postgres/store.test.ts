@@ -12,6 +12,7 @@ import type { ClaimRequest } from '../../lib/store/contract';
 import { migrationsOf } from '../../lib/store/migrate/runner';
 import { openPostgresStore, type PostgresStore } from '../../lib/store/postgres';
 import { postgresAvailable, startPgProxy, type TestSchema, testSchema, testUrl } from '../support/postgres';
+import { until } from '../support/until';
 
 const pgUp = await postgresAvailable('PostgreSQL store tests');
 
@@ -227,7 +228,8 @@ describe.skipIf(!pgUp)('postgres store', () => {
       `INSERT INTO ${t('claims')} (idem_key, run_id, claimed_at, token) VALUES ('k', 'run-1', 0, 'theirs')`,
     );
     const ours = store.claim(claimRequest());
-    await waitUntil(
+    await until(
+      'our claim to wait on the lock',
       async () =>
         (await admin.count(
           `SELECT count(*) FROM pg_stat_activity
@@ -325,11 +327,3 @@ describe.skipIf(!pgUp)('postgres store', () => {
     expect(await store.listEvents('run-1')).toEqual([]);
   });
 });
-
-async function waitUntil(condition: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await sleep(10);
-  }
-}

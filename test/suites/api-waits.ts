@@ -16,6 +16,7 @@ import type { Store } from '../../lib/store/contract';
 import { openStore } from '../../lib/store/index';
 import { type Answer, request } from '../support/http';
 import { makeTempDir } from '../support/tmp';
+import { until } from '../support/until';
 
 const OPERATOR = 'waits-operator-token-0123456789ab';
 const VIEWER = 'waits-viewer-token-0123456789abcd';
@@ -64,13 +65,6 @@ export function waitsApiSuite(name: string, makeTarget: () => Promise<Target>) {
     const api = (method: string, path: string, token: string | null, body?: unknown): Promise<Answer> =>
       request(server.url, method, path, token, body);
 
-    async function until(probe: () => Promise<boolean>, what: string) {
-      for (let i = 0; i < 1500; i++) {
-        if (await probe()) return;
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      throw new Error(`timed out waiting for ${what}`);
-    }
     const statusOf = async (id: string) => (await store.getRun(id))?.status;
     const written = async () =>
       JSON.stringify([
@@ -99,7 +93,7 @@ export function waitsApiSuite(name: string, makeTarget: () => Promise<Target>) {
         id: 'api-send',
       });
       expect(started.status).toBe(201);
-      await until(async () => (await statusOf('api-send')) === 'waiting', 'the run to wait');
+      await until('the run to wait', async () => (await statusOf('api-send')) === 'waiting', { intervalMs: 20 });
 
       const detail = await api('GET', '/api/v1/runs/api-send', VIEWER);
       expect(detail.body.run.status).toBe('waiting');
@@ -146,7 +140,7 @@ export function waitsApiSuite(name: string, makeTarget: () => Promise<Target>) {
       });
       expect([again.status, again.body.error.code]).toEqual([409, 'CONFLICT']);
 
-      await until(async () => (await statusOf('api-send')) === 'completed', 'the run to complete');
+      await until('the run to complete', async () => (await statusOf('api-send')) === 'completed', { intervalMs: 20 });
       const outbox = readOutbox(dir.file('review-and-send.jsonl'));
       expect([outbox.delivered, outbox.duplicates, [...outbox.byKey.keys()]]).toEqual([1, 0, ['api-send:send']]);
       expect(
