@@ -12,8 +12,7 @@ import { type Caller, type ControlDeps, rewind, waits } from '../../lib/control'
 import { type RunFigures, runFigures } from '../../lib/control/figures';
 import { Worker } from '../../lib/engine/worker';
 import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
-import type { RunStatus } from '../../lib/store/contract';
-import { backends, type StoreHandle } from '../support/backends';
+import { backends, type StoreHandle, untilRun } from '../support/backends';
 
 const list = await backends();
 const TTL = 30_000;
@@ -67,15 +66,6 @@ describe.each(list)('run figures on $name', (backend) => {
     await h.close();
   });
 
-  async function until(id: string, status: RunStatus, attempts = 1): Promise<void> {
-    for (let i = 0; i < 3000; i++) {
-      const run = await store.getRun(id);
-      if (run?.status === status && run.attempts >= attempts) return;
-      await h.elapse(10);
-    }
-    throw new Error(`run ${id} never became ${status}: ${JSON.stringify(await store.getRun(id))}`);
-  }
-
   /** The run's figures as the list, the API's list, the API's run view and the page's chart read each give them. */
   async function figures(id: string): Promise<RunFigures> {
     const row = (await store.listRuns({ search: id, claimTtlMs: TTL })).find((r) => r.id === id)!;
@@ -91,7 +81,7 @@ describe.each(list)('run figures on $name', (backend) => {
 
   it('a stepped run: done follows its map, and completed is 30/30, 100%', async () => {
     await store.createRun({ id: 's', workflow: 'stepped', inputJson: '{"steps":30}', totalSteps: 30 });
-    await until('s', 'completed');
+    await untilRun(h, 's', 'completed');
     expect(await figures('s')).toEqual({
       done: 30,
       total: 30,
@@ -105,7 +95,7 @@ describe.each(list)('run figures on $name', (backend) => {
 
   it('named steps with a wait: 1/2 at the approval, 2/2 and 100% once completed', async () => {
     await store.createRun({ id: 'n', workflow: 'named', inputJson: '{}', totalSteps: 2 });
-    await until('n', 'waiting');
+    await untilRun(h, 'n', 'waiting');
     expect(await figures('n')).toEqual({
       done: 1,
       total: 2,
@@ -116,7 +106,7 @@ describe.each(list)('run figures on $name', (backend) => {
       awaited: 0,
     });
     await waits.decide(deps, OPERATOR, { runId: 'n', approve: true });
-    await until('n', 'completed');
+    await untilRun(h, 'n', 'completed');
     expect(await figures('n')).toEqual({
       done: 2,
       total: 2,
@@ -130,7 +120,7 @@ describe.each(list)('run figures on $name', (backend) => {
 
   it('a 30-step run rerun from 20: executed is 30 (the current execution), not 40', async () => {
     await store.createRun({ id: 'r', workflow: 'stepped', inputJson: '{"steps":30}', totalSteps: 30 });
-    await until('r', 'completed');
+    await untilRun(h, 'r', 'completed');
     // No worker while the rerun is looked at: it would take the run at once.
     worker.stop();
     await h.settle(running);
@@ -138,7 +128,7 @@ describe.each(list)('run figures on $name', (backend) => {
     expect(await figures('r')).toMatchObject({ done: 20, total: 30, percent: 66, committed: 20, executed: 20 });
     worker = new Worker({ store, registry, pollMs: 10, heartbeatMs: 50, clock: h.clock });
     running = worker.run();
-    await until('r', 'completed', 2);
+    await untilRun(h, 'r', 'completed', 2);
     expect(await figures('r')).toMatchObject({ done: 30, total: 30, percent: 100, committed: 30, executed: 30 });
     // The progress row's counter adds every execution's: it is not the figure.
     expect((await store.loadProgress('r'))!.executed).toBe(40);

@@ -11,7 +11,7 @@ import { Worker } from '../../lib/engine/worker';
 import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
 import { NonRetryableError } from '../../lib/errors';
 import type { RunStatus } from '../../lib/store/contract';
-import { type Backend, backends, type StoreHandle } from '../support/backends';
+import { type Backend, backends, type StoreHandle, untilRun } from '../support/backends';
 
 const effects = new Map<string, number>();
 const bump = (key: string) => effects.set(key, (effects.get(key) ?? 0) + 1);
@@ -109,13 +109,7 @@ describe.each([['sqlite'], ['postgres']] as const)('child runs on %s', (name) =>
     const w = new Worker({ store: h.store, registry, concurrency: 1, pollMs: 20, heartbeatMs: 50, clock: h.clock });
     workers.push({ worker: w, done: w.run() });
     const status = async (id: string) => (await h.store.getRun(id))?.status;
-    const until = async (id: string, want: RunStatus) => {
-      for (let i = 0; i < 3000; i++) {
-        if ((await status(id)) === want) return;
-        await h.elapse(10);
-      }
-      throw new Error(`run ${id} never became ${want}: it is ${await status(id)}`);
-    };
+    const until = (id: string, want: RunStatus) => untilRun(h, id, want);
     const start = (workflow: string, input: object, id: string) => startRun(h.store, registry, { workflow, input, id });
     return { h, status, until, start };
   }

@@ -16,7 +16,7 @@ import { Worker } from '../../lib/engine/worker';
 import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
 import { EventConflictError, ForbiddenError } from '../../lib/errors';
 import type { RunStatus } from '../../lib/store/contract';
-import { type Backend, backends, type StoreHandle } from '../support/backends';
+import { type Backend, backends, type StoreHandle, untilRun } from '../support/backends';
 
 const order = z.object({ order: z.number() });
 const ship = defineWorkflow({
@@ -86,14 +86,7 @@ describe.each([['sqlite'], ['postgres']] as const)('events on %s', (name) => {
       workers.push(entry);
       return entry;
     };
-    const status = async (id: string) => (await h.store.getRun(id))?.status;
-    const until = async (id: string, want: RunStatus) => {
-      for (let i = 0; i < 1500; i++) {
-        if ((await status(id)) === want) return;
-        await h.elapse(10);
-      }
-      throw new Error(`run ${id} never became ${want}: it is ${await status(id)}`);
-    };
+    const until = (id: string, want: RunStatus) => untilRun(h, id, want);
     const runsOf = async () =>
       (await h.store.listRuns({ limit: 100, claimTtlMs: 30_000 })).map((r) => [r.workflow, r.id]).sort();
     return { h, deps, worker, until, runsOf };

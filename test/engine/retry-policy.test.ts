@@ -10,8 +10,8 @@ import { attemptNoteOf } from '../../lib/engine/attempt-note';
 import { Worker } from '../../lib/engine/worker';
 import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
 import { InvalidInputError, NonRetryableError } from '../../lib/errors';
-import type { RunStatus, RunStore, Store } from '../../lib/store/contract';
-import { backends, type StoreHandle } from '../support/backends';
+import type { RunStore, Store } from '../../lib/store/contract';
+import { backends, type StoreHandle, untilRun } from '../support/backends';
 
 const list = await backends();
 const calls = new Map<string, number>();
@@ -103,18 +103,11 @@ describe.each(list)('retry policies on $name', (backend) => {
     await h.close();
   });
 
-  async function until(id: string, status: RunStatus): Promise<void> {
-    for (let i = 0; i < 2000; i++) {
-      if ((await store.getRun(id))?.status === status) return;
-      await h.elapse(10);
-    }
-    throw new Error(`run ${id} never became ${status}: ${JSON.stringify(await store.getRun(id))}`);
-  }
   const failures = async (id: string) => (await store.listEvents(id)).filter((e) => e.outcome === 'failed');
 
   it('a NonRetryableError fails the run after exactly one attempt, with its message', async () => {
     await store.createRun({ id: 'nr-1', workflow: 'refused', inputJson: '{}', totalSteps: null });
-    await until('nr-1', 'failed');
+    await untilRun(h, 'nr-1', 'failed');
     expect(calls.get('nr-1:charge')).toBe(1);
     expect((await store.getRun('nr-1'))?.error).toBe('card declined: do not retry');
     const failed = await failures('nr-1');
@@ -134,7 +127,7 @@ describe.each(list)('retry policies on $name', (backend) => {
 
   it('a step timeout aborts its signal, counts as an attempt and is retried until an attempt answers', async () => {
     await store.createRun({ id: 'to-1', workflow: 'slow', inputJson: '{}', totalSteps: null });
-    await until('to-1', 'completed');
+    await untilRun(h, 'to-1', 'completed');
     expect(calls.get('to-1:fetch')).toBe(3);
     expect(calls.get('to-1:aborted')).toBe(2);
     expect(JSON.parse((await store.getRun('to-1'))!.outputJson!)).toBe('answer on attempt 3');
@@ -164,7 +157,7 @@ describe.each(list)('retry policies on $name', (backend) => {
 
   it("a step's own retryOn and maxAttempts win over its workflow's: listed errors retried, others fail at once", async () => {
     await store.createRun({ id: 'pk-1', workflow: 'picky', inputJson: '{}', totalSteps: null });
-    await until('pk-1', 'failed');
+    await untilRun(h, 'pk-1', 'failed');
     expect(calls.get('pk-1:flaky')).toBe(3);
     expect(calls.get('pk-1:typo')).toBe(1);
     expect((await store.getRun('pk-1'))?.error).toBe('x is not a function');

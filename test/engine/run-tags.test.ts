@@ -12,7 +12,7 @@ import { startRun } from '../../lib/engine/runs';
 import { Worker } from '../../lib/engine/worker';
 import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
 import type { RunStatus, RunTagChange, Store } from '../../lib/store/contract';
-import { backends, type StoreHandle } from '../support/backends';
+import { backends, type StoreHandle, untilRun } from '../support/backends';
 
 const list = await backends();
 const seen: string[] = [];
@@ -81,13 +81,8 @@ describe.each(list)('a run’s own tags on $name', (backend) => {
     seen.length = 0;
   });
 
-  const until = async (store: Store, id: string, want: RunStatus) => {
-    for (let i = 0; i < 2000; i++) {
-      if ((await store.getRun(id))?.status === want) return;
-      await h.elapse(10);
-    }
-    throw new Error(`run ${id} never became ${want}: ${JSON.stringify(await store.getRun(id))}`);
-  };
+  // The store `open()` gives is the handle's.
+  const until = (_store: Store, id: string, want: RunStatus) => untilRun(h, id, want);
 
   it('writes each change once across a replay, and ends with the last of them', async () => {
     const store = await open();

@@ -7,8 +7,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Worker } from '../../lib/engine/worker';
 import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
-import type { RunStatus, RunStore, Store } from '../../lib/store/contract';
-import { backends, type StoreHandle } from '../support/backends';
+import type { RunStore, Store } from '../../lib/store/contract';
+import { backends, type StoreHandle, untilRun } from '../support/backends';
 
 const list = await backends();
 let tries = 0;
@@ -59,17 +59,9 @@ describe.each(list)('ctx.stream on $name', (backend) => {
     await h.close();
   });
 
-  async function until(id: string, status: RunStatus): Promise<void> {
-    for (let i = 0; i < 2000; i++) {
-      if ((await store.getRun(id))?.status === status) return;
-      await h.elapse(10);
-    }
-    throw new Error(`run ${id} never became ${status}: ${JSON.stringify(await store.getRun(id))}`);
-  }
-
   it("keeps the newest attempt's text in order, and refuses a step without a number", async () => {
     await store.createRun({ id: 's-1', workflow: 'talker', inputJson: '{}', totalSteps: null });
-    await until('s-1', 'failed');
+    await untilRun(h, 's-1', 'failed');
     expect(tries).toBe(2);
     expect(await store.readStepStream('s-1', 0)).toEqual({ attempt: 2, chunks: ['try 2: ', 'one ', 'two'] });
     expect((await store.getRun('s-1'))?.error).toContain(

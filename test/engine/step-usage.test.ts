@@ -9,8 +9,8 @@ import { z } from 'zod';
 import { Worker } from '../../lib/engine/worker';
 import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
 import { runUsage } from '../../lib/gateway/ledger';
-import type { RunStatus, RunStore, Store } from '../../lib/store/contract';
-import { backends, type StoreHandle } from '../support/backends';
+import type { RunStore, Store } from '../../lib/store/contract';
+import { backends, type StoreHandle, untilRun } from '../support/backends';
 
 const list = await backends();
 const PRICES = { dated: 'test', models: { 'm-1': { input: 2, cachedInput: 1, output: 10 } } };
@@ -70,17 +70,9 @@ describe.each(list)('ctx.recordUsage on $name', (backend) => {
     await h.close();
   });
 
-  async function until(id: string, status: RunStatus): Promise<void> {
-    for (let i = 0; i < 2000; i++) {
-      if ((await store.getRun(id))?.status === status) return;
-      await h.elapse(10);
-    }
-    throw new Error(`run ${id} never became ${status}: ${JSON.stringify(await store.getRun(id))}`);
-  }
-
   it("counts each attempt's reports once, priced by the table, and refuses bad ones naming the field", async () => {
     await store.createRun({ id: 'u-1', workflow: 'reporter', inputJson: '{}', totalSteps: null });
-    await until('u-1', 'completed');
+    await untilRun(h, 'u-1', 'completed');
     const where = 'ctx.recordUsage (key u-1:ask)';
     expect(refusals).toEqual(
       [1, 2].flatMap(() => [

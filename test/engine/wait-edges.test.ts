@@ -14,7 +14,7 @@ import { Worker } from '../../lib/engine/worker';
 import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
 import { ControlInputError, WaitDecidedError, WaitLimitError } from '../../lib/errors';
 import type { RunStatus } from '../../lib/store/contract';
-import { type Backend, backends, type StoreHandle } from '../support/backends';
+import { type Backend, backends, type StoreHandle, untilRun } from '../support/backends';
 
 const named = defineWorkflow({
   name: 'named',
@@ -55,14 +55,7 @@ describe.each([['sqlite'], ['postgres']] as const)('wait edges on %s', (name) =>
       const w = new Worker({ store: h.store, registry, concurrency: 1, pollMs: 20, heartbeatMs: 50, clock: h.clock });
       workers.push({ worker: w, done: w.run() });
     };
-    const status = async (id: string) => (await h.store.getRun(id))?.status;
-    const until = async (id: string, want: RunStatus) => {
-      for (let i = 0; i < 1500; i++) {
-        if ((await status(id)) === want) return;
-        await h.elapse(10);
-      }
-      throw new Error(`run ${id} never became ${want}: it is ${await status(id)}`);
-    };
+    const until = (id: string, want: RunStatus) => untilRun(h, id, want);
     const start = (workflow: string, input: object = {}) => startRun(h.store, registry, { workflow, input });
     return { h, deps, worker, until, start };
   }

@@ -17,7 +17,7 @@ import { loadPriceTable } from '../../lib/gateway/prices';
 import { REPLAYED_HEADER } from '../../lib/gateway/record';
 import { type GatewayServer, startGatewayServer } from '../../lib/gateway/server';
 import type { RunStore, Store } from '../../lib/store/contract';
-import { backends, type StoreHandle } from '../support/backends';
+import { backends, type StoreHandle, untilRun } from '../support/backends';
 import { type ModelUpstream, startModelUpstream } from '../support/model-upstream';
 
 const list = await backends();
@@ -275,14 +275,7 @@ describe.each(list)('the model gateway on $name', (backend) => {
     const store = h.store as Store & RunStore;
     const worker = new Worker({ store, registry, pollMs: 10, heartbeatMs: 50, clock: h.clock });
     const running = worker.run();
-    const until = async (attempts: number) => {
-      for (let i = 0; i < 3000; i++) {
-        const run = await store.getRun('rr');
-        if (run?.status === 'completed' && run.attempts >= attempts) return;
-        await h.elapse(10);
-      }
-      throw new Error(`run rr never completed: ${JSON.stringify(await store.getRun('rr'))}`);
-    };
+    const until = (attempts: number) => untilRun(h, 'rr', 'completed', attempts);
     try {
       await store.createRun({ id: 'rr', workflow: 'asking', inputJson: '{}', totalSteps: 3 });
       await until(1);

@@ -14,9 +14,9 @@ import { Checkpoint } from '../../lib/checkpoint/checkpoint';
 import { type Caller, type ControlDeps, rewind } from '../../lib/control';
 import { Worker } from '../../lib/engine/worker';
 import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
-import type { RunStatus, RunStore, Store } from '../../lib/store/contract';
+import type { RunStore, Store } from '../../lib/store/contract';
 import { PRIOR_STATE_MAX_CHARS } from '../../lib/store/shared/columns';
-import { backends, type StoreHandle } from '../support/backends';
+import { backends, type StoreHandle, untilRun } from '../support/backends';
 
 const list = await backends();
 const OPERATOR: Caller = { actor: 'olga (operator)', role: 'operator', channel: 'api' };
@@ -94,14 +94,6 @@ describe.each(list)('rerun restores the state of step N on $name', (backend) => 
     await h.close();
   });
 
-  async function until(id: string, status: RunStatus, attempts = 1): Promise<void> {
-    for (let i = 0; i < 3000; i++) {
-      const run = await store.getRun(id);
-      if (run?.status === status && run.attempts >= attempts) return;
-      await h.elapse(10);
-    }
-    throw new Error(`run ${id} never became ${status}: ${JSON.stringify(await store.getRun(id))}`);
-  }
   const final = async (id: string) => ({
     state: JSON.parse((await store.loadProgress(id))!.stateJson),
     step: (await store.loadProgress(id))!.step,
@@ -116,11 +108,11 @@ describe.each(list)('rerun restores the state of step N on $name', (backend) => 
     // The fresh run's results for 20–29 are the rerun's new ones: the same inputs, so the same results here.
     await store.createRun({ id: 'fresh', workflow, inputJson: JSON.stringify({ items: first }), totalSteps: 30 });
     await store.createRun({ id: 'r', workflow, inputJson: JSON.stringify({ items: first }), totalSteps: 30 });
-    await until('fresh', 'completed');
-    await until('r', 'completed');
+    await untilRun(h, 'fresh', 'completed');
+    await untilRun(h, 'r', 'completed');
     const outcome = await rewind.rerun(deps, OPERATOR, { runId: 'r', fromStep: 20, reason: 'redo the tail' });
     expect([outcome.moved, outcome.state, outcome.stateStep]).toEqual([10, 'restored', 20]);
-    await until('r', 'completed', 2);
+    await untilRun(h, 'r', 'completed', 2);
 
     expect(executions('r')).toEqual(Array.from({ length: 30 }, (_, n) => (n < 20 ? 1 : 2)));
     const fresh = await final('fresh');
@@ -151,10 +143,10 @@ describe.each(list)('rerun restores the state of step N on $name', (backend) => 
       inputJson: JSON.stringify({ items: edited }),
       totalSteps: 30,
     });
-    await until('e', 'completed');
-    await until('fresh-edited', 'completed');
+    await untilRun(h, 'e', 'completed');
+    await untilRun(h, 'fresh-edited', 'completed');
     await rewind.rerun(deps, OPERATOR, { runId: 'e', fromStep: 20, input: { items: edited } });
-    await until('e', 'completed', 2);
+    await untilRun(h, 'e', 'completed', 2);
     expect(executions('e')).toEqual(Array.from({ length: 30 }, (_, n) => (n < 20 ? 1 : 2)));
     const results = await Promise.all(
       Array.from({ length: 30 }, async (_, n) => JSON.parse((await store.getCommitted(`e:step:${n}`))!.resultJson)),
@@ -174,13 +166,13 @@ describe.each(list)('rerun restores the state of step N on $name', (backend) => 
       tags: ['nightly'],
       metadata: { customer: 'acme' },
     });
-    await until('o', 'completed');
+    await untilRun(h, 'o', 'completed');
     const outcome = await rewind.fork(deps, OPERATOR, { runId: 'o', fromStep: 10, id: 'o-fork' });
     expect([outcome.moved, outcome.state, outcome.stateStep]).toEqual([10, 'restored', 10]);
     // The fork carries the original's tags and metadata; the original keeps its own.
     expect(await store.getRunTags('o-fork')).toEqual({ tags: ['nightly'], metadata: { customer: 'acme' } });
     expect(await store.getRunTags('o')).toEqual({ tags: ['nightly'], metadata: { customer: 'acme' } });
-    await until('o-fork', 'completed');
+    await untilRun(h, 'o-fork', 'completed');
     // Its first step found the map the fork restored (read from that step's row: a worker takes the fork at once,
     // so the live map may have moved on before any read of it).
     expect(await store.getCommitted('o-fork:step:10')).toMatchObject({

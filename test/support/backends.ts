@@ -13,7 +13,7 @@
  * lease to pass use short leases (≈200 ms) and elapse a generous multiple of them, the same on both.
  */
 import { type Clock, ManualClock } from '../../lib/clock';
-import type { Store } from '../../lib/store/contract';
+import type { RunStatus, Store } from '../../lib/store/contract';
 import { openStore } from '../../lib/store/index';
 import { openSqliteStore, type SqliteStore } from '../../lib/store/sqlite';
 import { createSchema, postgresAvailable } from './postgres';
@@ -180,4 +180,18 @@ export function backends(): Promise<Backend[]> {
 export async function stepBackends(): Promise<Backend[]> {
   const [sqlite, ...rest] = await backends();
   return [sqlite!, sqliteSoloBackend, ...rest];
+}
+
+/**
+ * Lets the store's clock pass 10 ms at a time (elapse: on SQLite nothing sleeps) until run `id` has `status`
+ * after at least `attempts` takes, for a worker running in the test's process on that clock. Throws with the
+ * run's row when it never does.
+ */
+export async function untilRun(h: StoreHandle, id: string, status: RunStatus, attempts = 1): Promise<void> {
+  for (let i = 0; i < 3000; i++) {
+    const run = await h.store.getRun(id);
+    if (run?.status === status && run.attempts >= attempts) return;
+    await h.elapse(10);
+  }
+  throw new Error(`run ${id} never became ${status}: ${JSON.stringify(await h.store.getRun(id))}`);
 }
