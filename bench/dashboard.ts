@@ -104,19 +104,12 @@ async function openBenchStore(flags: Flags, undo: (() => unknown)[]): Promise<Be
     fail(`--store ${JSON.stringify(flags.store)}: on PostgreSQL it names a schema: lower-case letters, digits and _`);
   }
   const schema = flags.store ?? `wb_bench_${randomBytes(5).toString('hex')}`;
-  const admin = async <T>(fn: (client: pg.Client) => Promise<T>): Promise<T> => {
-    const client = new pg.Client({ connectionString: base });
-    await client.connect();
-    try {
-      return await fn(client);
-    } finally {
-      await client.end();
-    }
-  };
-  const discard = () => admin((c) => c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)).then(() => undefined);
+  const discard = () =>
+    withClient(base, (c) => c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)).then(() => undefined);
   const kept =
     flags.store !== undefined &&
-    (await admin(
+    (await withClient(
+      base,
       async (c) => (await c.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema])).rowCount === 1,
     ));
   if (flags.store === undefined) undo.push(discard);
@@ -179,10 +172,15 @@ async function analyzeTags(url: string): Promise<void> {
   const parsed = new URL(url);
   const schema = parsed.searchParams.get('schema') ?? 'public';
   parsed.searchParams.delete('schema');
-  const client = new pg.Client({ connectionString: parsed.toString() });
+  await withClient(parsed.toString(), (c) => c.query(`ANALYZE "${schema}".run_tags, "${schema}".run_metadata`));
+}
+
+/** One connection of the bench's own to `url`, for `fn`, then closed. */
+async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    await client.query(`ANALYZE "${schema}".run_tags, "${schema}".run_metadata`);
+    return await fn(client);
   } finally {
     await client.end();
   }

@@ -130,15 +130,7 @@ export interface OutboxSummary {
 /** Counts an outbox's lines; a missing file is an empty outbox. */
 export function readOutbox(path: string): OutboxSummary {
   const summary: OutboxSummary = { delivered: 0, duplicates: 0, byKey: new Map(), unreadable: 0 };
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return summary;
-    throw error;
-  }
-  for (const line of text.split('\n')) {
-    if (line === '') continue;
+  for (const line of outboxLines(path)) {
     const parsed = parseLine(line);
     if (parsed?.status === 'delivered') {
       summary.delivered++;
@@ -151,24 +143,27 @@ export function readOutbox(path: string): OutboxSummary {
 
 /** An outbox's deliveries in order, with who made each; a line torn by a kill mid-append is left out. */
 export function readDeliveries(path: string): Delivery[] {
-  let text: string;
+  return outboxLines(path).flatMap((line) => parseLine(line) ?? []);
+}
+
+/** The file's lines but empty ones; none for a missing file. */
+function outboxLines(path: string): string[] {
   try {
-    text = readFileSync(path, 'utf8');
+    return readFileSync(path, 'utf8')
+      .split('\n')
+      .filter((line) => line !== '');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw error;
   }
-  return text.split('\n').flatMap((line) => {
-    if (line === '' || parseLine(line) === null) return [];
-    return [JSON.parse(line) as Delivery];
-  });
 }
 
-function parseLine(line: string): Pick<Delivery, 'key' | 'status'> | null {
+/** A delivery line, or null for one that is not (torn by a writer killed mid-append). */
+function parseLine(line: string): Delivery | null {
   try {
     const value = JSON.parse(line) as Partial<Delivery> | null;
     return typeof value?.key === 'string' && (value.status === 'delivered' || value.status === 'duplicate')
-      ? { key: value.key, status: value.status }
+      ? (value as Delivery)
       : null;
   } catch {
     return null;
