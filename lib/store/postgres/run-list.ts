@@ -38,47 +38,61 @@ const PLACE = sql.raw(
   `CASE WHEN r.id IS NULL THEN ${OUTSIDE_PLACE} ELSE greatest(r.updated_at, coalesce(p.updated_at, 0)) END`,
 );
 
-/** The page's filter values, each typed where it is used. */
-function values(filter: Filter) {
-  const search = filter.search ? containsPattern(filter.search) : null;
+/** The conditions given, joined by AND; TRUE when none is. */
+function all(...conditions: (SQL | null | undefined | false)[]): SQL {
+  const given = conditions.filter((c): c is SQL => !!c).map((c) => sql`(${c})`);
+  return given.length ? sql.join(given, sql` AND `) : sql`TRUE`;
+}
+
+/**
+ * The page's filters as conditions, each present only when it is given: the statement holds what the page asks
+ * and nothing else, so PostgreSQL parses and plans a short statement, not every filter ruled out by a NULL.
+ */
+function conditions(filter: Filter, narrow: TagFilterPart | null = null) {
+  // A run read from the narrow part's own index range carries that part: only the rest is checked.
+  const carries = narrow ? filterBesides(filter, narrow) : { tags: filter.tags ?? [], meta: filter.meta ?? [] };
+  const status = filter.waiting ? 'waiting' : (filter.status ?? null);
+  const pattern = filter.search ? containsPattern(filter.search) : null;
+  const after = filter.after ?? null;
+  // Outside clients' runs have no owner, parent, wait, tag or metadata (shared/outside-runs.ts).
+  const outside = outsideMayMatch(filter) && filter.owner == null && filter.parent == null && filter.waiting == null;
   return {
-    // A wait's kind is asked of waiting runs only: runs_status_updated finds them, however many others there are.
-    status: sql`${filter.waiting ? 'waiting' : (filter.status ?? null)}::text`,
-    waiting: sql`${filter.waiting ?? null}::text`,
-    workflow: sql`${filter.workflow ?? null}::text`,
-    owner: sql`${filter.owner ?? null}::text`,
-    parent: sql`${filter.parent ?? null}::text`,
-    tags: sql`${sql.param(filter.tags?.length ? filter.tags : null)}::text[]`,
-    metaKeys: sql`${sql.param(filter.meta?.length ? filter.meta.map((m) => m.key) : null)}::text[]`,
-    metaValues: sql`${sql.param(filter.meta?.length ? filter.meta.map((m) => m.value) : null)}::text[]`,
-    search: sql`${search}::text`,
+    status,
+    outside,
+    tagged: !!(filter.tags?.length || filter.meta?.length),
     limit: sql`${filter.limit ?? 100}::int`,
-    afterAt: sql`${filter.after?.updatedAt ?? null}::float8`,
-    afterId: sql`${filter.after?.id ?? null}::text`,
+    /** The runs row `r` has the filter's columns, open wait, tags and metadata (each tag and pair by its key). */
+    run: all(
+      status !== null && sql`r.status = ${status}::text`,
+      filter.workflow != null && sql`r.workflow = ${filter.workflow}::text`,
+      filter.owner != null && sql`r.owner = ${filter.owner}::text`,
+      filter.parent != null && sql`r.parent_run_id = ${filter.parent}::text`,
+      filter.waiting != null &&
+        sql`EXISTS (SELECT 1 FROM waits ww WHERE ww.run_id = r.id AND ww.decided_at IS NULL AND ww.kind = ${filter.waiting}::text)`,
+      ...carries.tags.map(
+        (tag) => sql`EXISTS (SELECT 1 FROM run_tags rt WHERE rt.run_id = r.id AND rt.tag = ${tag}::text)`,
+      ),
+      ...carries.meta.map(
+        (m) => sql`EXISTS (SELECT 1 FROM run_metadata rm
+          WHERE rm.run_id = r.id AND rm.key = ${m.key}::text AND rm.value = ${m.value}::text)`,
+      ),
+    ),
+    /** The outside run `id` has the filter's status (the only filter of those it may match that it can fail). */
+    outsideStatus: (id: string) => status !== null && sql`${status}::text = ${outsideStatus(id)}`,
+    search: (id: SQL) =>
+      pattern !== null && sql`${asciiLower(id)} LIKE ${asciiLower(sql`${pattern}::text`)} ESCAPE '\\'`,
+    /** After the cursor, by place then id. */
+    after: (place: SQL, id: SQL) =>
+      after !== null &&
+      sql`${place} < ${after.updatedAt}::float8
+        OR (${place} = ${after.updatedAt}::float8 AND ${id} COLLATE "C" > ${after.id}::text COLLATE "C")`,
   };
 }
 
-/** The run `id` carries every tag and every key=value of the filter, each found by its key. */
-const tagsMatch = (
-  v: ReturnType<typeof values>,
-  id: SQL,
-) => sql`(${v.tags} IS NULL OR NOT EXISTS (SELECT 1 FROM unnest(${v.tags}) t (tag)
-      WHERE NOT EXISTS (SELECT 1 FROM run_tags rt WHERE rt.run_id = ${id} AND rt.tag = t.tag)))
-    AND (${v.metaKeys} IS NULL OR NOT EXISTS (SELECT 1 FROM unnest(${v.metaKeys}, ${v.metaValues}) m (key, value)
-      WHERE NOT EXISTS (SELECT 1 FROM run_metadata rm WHERE rm.run_id = ${id} AND rm.key = m.key AND rm.value = m.value)))`;
-
 /** `narrow`: the tag filter's rarest part, to read the candidates from (shared/run-tag-filter.ts). */
 function listSql(c: PgConnection, filter: Filter, narrow: TagFilterPart | null): SQL {
-  const v = values(filter);
+  const f = conditions(filter, narrow);
   const ttl = sql`${filter.claimTtlMs / 1000}::float8`;
-  const after = (place: SQL, id: SQL) => sql`(${v.afterAt} IS NULL OR ${place} < ${v.afterAt}
-    OR (${place} = ${v.afterAt} AND ${id} COLLATE "C" > ${v.afterId} COLLATE "C"))`;
-  const runFilter = sql`(${v.status} IS NULL OR r.status = ${v.status}) AND (${v.workflow} IS NULL OR r.workflow = ${v.workflow})
-    AND (${v.owner} IS NULL OR r.owner = ${v.owner}) AND (${v.parent} IS NULL OR r.parent_run_id = ${v.parent})
-    AND (${v.waiting} IS NULL OR EXISTS (SELECT 1 FROM waits ww
-      WHERE ww.run_id = r.id AND ww.decided_at IS NULL AND ww.kind = ${v.waiting}))
-    AND ${tagsMatch(v, sql.raw('r.id'))}`;
-  const search = (id: SQL) => sql`(${v.search} IS NULL OR ${asciiLower(id)} LIKE ${asciiLower(v.search)} ESCAPE '\\')`;
   const orphaned = (run: string) => sql`(SELECT count(*)::int FROM claims c WHERE c.run_id = ${sql.raw(run)}
     AND ${claimExpiredSql(claimTimes('c.'), ttl, sql.raw('t.now'))})`;
   // The runs that can be on the page, so the summary is computed for a few hundred runs, not all of them:
@@ -87,56 +101,55 @@ function listSql(c: PgConnection, filter: Filter, narrow: TagFilterPart | null):
   // bounds the rest: progress_updated is read down to its last time once it is full and not at all when it
   // is short; then the outside runs with progress are looked for apart, when the filter can match one. Each
   // bound is a subquery PostgreSQL runs once (an InitPlan), as an index bound or a one-time filter.
-  const outsideMay = sql`${outsideMayMatch(filter)}::boolean`;
-  const full = sql`(SELECT count(*) FROM by_row) = ${v.limit}`;
-  const outside = sql`SELECT c.run_id FROM claims c WHERE ${outsideMay}
-    AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = c.run_id)`;
+  const full = sql`(SELECT count(*) FROM by_row) = ${f.limit}`;
   const rowsTop = narrow
     ? sql``
     : sql`by_row AS MATERIALIZED (SELECT r.id, r.updated_at AS at FROM runs r LEFT JOIN progress p ON p.run_id = r.id
-    WHERE ${runFilter} AND ${search(sql.raw('r.id'))} AND ${after(PLACE, sql.raw('r.id'))}
-    ORDER BY r.updated_at DESC, r.id COLLATE "C" LIMIT ${v.limit}),`;
+    WHERE ${all(f.run, f.search(sql.raw('r.id')), f.after(PLACE, sql.raw('r.id')))}
+    ORDER BY r.updated_at DESC, r.id COLLATE "C" LIMIT ${f.limit}),`;
+  // Outside clients' runs, read only when the filter can match one: those with progress while the runs rows'
+  // top is short of a page, and those holding claims.
+  const outsideTops = sql`
+  UNION
+  (SELECT p.run_id FROM progress p
+    WHERE ${all(
+      sql`NOT ${full}`,
+      sql`NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = p.run_id)`,
+      f.outsideStatus('p.run_id'),
+      f.search(sql.raw('p.run_id')),
+      f.after(sql.raw(OUTSIDE_PLACE), sql.raw('p.run_id')),
+    )}
+    ORDER BY p.updated_at DESC, p.run_id COLLATE "C" LIMIT ${f.limit})
+  UNION
+  SELECT c.run_id FROM claims c WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = c.run_id)
+    AND c.claimed_at >= (SELECT CASE WHEN count(*) < ${f.limit} THEN '-Infinity'::float8 ELSE min(at) END FROM by_row)`;
   // A narrow tag filter's candidates: the runs carrying its rarest part, from that part's index range, each by
-  // its key, sorted by place (sqlite/run-list.ts's NARROW_CANDIDATES). Claimed outside runs are dropped below.
+  // its key, sorted by place (sqlite/run-list.ts's NARROW_CANDIDATES). Outside runs carry no tags. OFFSET 0 keeps
+  // each lookup a lookup: joined, a thousand runs were estimated dearer by their keys than by a scan of all runs.
   const candidates = narrow
-    ? sql`(SELECT r.id FROM (${
+    ? sql`SELECT r.id FROM (${
         'tag' in narrow
           ? sql`SELECT run_id FROM run_tags WHERE tag = ${narrow.tag}`
           : sql`SELECT run_id FROM run_metadata WHERE key = ${narrow.key} AND value = ${narrow.value}`
-      }) n JOIN runs r ON r.id = n.run_id LEFT JOIN progress p ON p.run_id = r.id
-    WHERE ${runFilter} AND ${search(sql.raw('r.id'))} AND ${after(PLACE, sql.raw('r.id'))}
-    ORDER BY ${PLACE} DESC, r.id COLLATE "C" LIMIT ${v.limit})
-  UNION
-  ${outside}`
+      }) n
+    CROSS JOIN LATERAL (SELECT r.id, r.updated_at FROM runs r WHERE r.id = n.run_id AND ${f.run} OFFSET 0) r
+    LEFT JOIN LATERAL (SELECT p.run_id, p.updated_at FROM progress p WHERE p.run_id = r.id OFFSET 0) p ON TRUE
+    WHERE ${all(f.search(sql.raw('r.id')), f.after(PLACE, sql.raw('r.id')))}
+    ORDER BY ${PLACE} DESC, r.id COLLATE "C" LIMIT ${f.limit}`
     : sql`SELECT id FROM by_row
   UNION
   (SELECT p.run_id FROM progress p LEFT JOIN runs r ON r.id = p.run_id
-    WHERE p.updated_at >= (SELECT CASE WHEN count(*) < ${v.limit} THEN 'Infinity'::float8 ELSE min(at) END FROM by_row)
-      AND CASE WHEN r.id IS NULL
-        THEN (${v.status} IS NULL OR ${v.status} = ${outsideStatus('p.run_id')})
-          AND (${v.workflow} IS NULL OR ${v.workflow} = 'external') AND ${v.owner} IS NULL AND ${v.parent} IS NULL
-          AND ${v.waiting} IS NULL AND ${v.tags} IS NULL AND ${v.metaKeys} IS NULL
-        ELSE ${runFilter} END
-      AND ${search(sql.raw('p.run_id'))} AND ${after(PLACE, sql.raw('p.run_id'))}
-    ORDER BY p.updated_at DESC, p.run_id COLLATE "C" LIMIT ${v.limit})
-  UNION
-  (SELECT p.run_id FROM progress p
-    WHERE ${outsideMay} AND NOT ${full} AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = p.run_id)
-      AND (${v.status} IS NULL OR ${v.status} = ${outsideStatus('p.run_id')}) AND ${search(sql.raw('p.run_id'))}
-      AND ${after(sql.raw(OUTSIDE_PLACE), sql.raw('p.run_id'))}
-    ORDER BY p.updated_at DESC, p.run_id COLLATE "C" LIMIT ${v.limit})
-  UNION
-  ${outside} AND c.claimed_at >= (SELECT CASE WHEN count(*) < ${v.limit} THEN '-Infinity'::float8 ELSE min(at) END FROM by_row)`;
-  return sql`WITH t AS (SELECT ${c.now()} AS now, ${SERIAL_PLAN} AS plan), ${rowsTop}
-cand AS (${candidates}),
-summary AS (
-  SELECT r.id, r.workflow, r.status, coalesce(p.step, 0) AS step, r.total_steps AS "totalSteps",
-    ${notExecutedCount('r.id')} AS "notExecuted", coalesce(p.skipped, 0) AS skipped, coalesce(p.awaited, 0) AS awaited,
-    ${committedCount('r.id', 'p')} AS committed,
-    ${orphaned('r.id')} AS "orphanedClaims",
-    r.owner, r.error, r.created_at AS "createdAt", greatest(r.updated_at, coalesce(p.updated_at, 0)) AS "updatedAt"
-  FROM runs r CROSS JOIN t LEFT JOIN progress p ON p.run_id = r.id
-  WHERE r.id IN (SELECT id FROM cand)
+    WHERE ${all(
+      sql`p.updated_at >= (SELECT CASE WHEN count(*) < ${f.limit} THEN 'Infinity'::float8 ELSE min(at) END FROM by_row)`,
+      f.outside
+        ? sql`CASE WHEN r.id IS NULL THEN ${all(f.outsideStatus('p.run_id'))} ELSE ${f.run} END`
+        : all(sql`r.id IS NOT NULL`, f.run),
+      f.search(sql.raw('p.run_id')),
+      f.after(PLACE, sql.raw('p.run_id')),
+    )}
+    ORDER BY p.updated_at DESC, p.run_id COLLATE "C" LIMIT ${f.limit})${f.outside ? outsideTops : sql``}`;
+  // Only the outside runs' branch reads outside runs: without it, every candidate has a runs row.
+  const outsideSummary = sql`
   UNION ALL
   SELECT x.run_id, 'external', ${outsideStatus('x.run_id')},
     coalesce(p.step, 0), NULL::int, ${notExecutedCount('x.run_id')}, coalesce(p.skipped, 0), coalesce(p.awaited, 0),
@@ -146,44 +159,68 @@ summary AS (
     greatest(coalesce(p.updated_at, 0), coalesce((SELECT max(c.claimed_at) FROM claims c WHERE c.run_id = x.run_id), 0))
   FROM (SELECT id AS run_id FROM cand) x CROSS JOIN t
   LEFT JOIN progress p ON p.run_id = x.run_id
-  WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = x.run_id))
+  WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = x.run_id)`;
+  return sql`WITH t AS (SELECT ${c.now()} AS now, ${SERIAL_PLAN} AS plan), ${rowsTop}
+cand AS (${candidates}),
+summary AS (
+  SELECT r.id, r.workflow, r.status, coalesce(p.step, 0) AS step, r.total_steps AS "totalSteps",
+    ${notExecutedCount('r.id')} AS "notExecuted", coalesce(p.skipped, 0) AS skipped, coalesce(p.awaited, 0) AS awaited,
+    ${committedCount('r.id', 'p')} AS committed,
+    ${orphaned('r.id')} AS "orphanedClaims",
+    r.owner, r.error, r.created_at AS "createdAt", greatest(r.updated_at, coalesce(p.updated_at, 0)) AS "updatedAt"
+  FROM runs r CROSS JOIN t LEFT JOIN progress p ON p.run_id = r.id
+  WHERE r.id IN (SELECT id FROM cand)${f.outside ? outsideSummary : sql``})
 SELECT * FROM summary s
-WHERE (${v.status} IS NULL OR s.status = ${v.status}) AND (${v.workflow} IS NULL OR s.workflow = ${v.workflow})
-  AND (${v.waiting} IS NULL OR s.status = 'waiting')
-  AND ${search(sql.raw('s.id'))} AND (${v.owner} IS NULL OR s.owner = ${v.owner})
-  AND (${v.parent} IS NULL OR s.id IN (SELECT pr.id FROM runs pr WHERE pr.parent_run_id = ${v.parent}))
-  -- Only a runs row has a creation time: an outside client's run carries no tags.
-  AND ((${v.tags} IS NULL AND ${v.metaKeys} IS NULL) OR s."createdAt" IS NOT NULL)
-  AND ${after(sql.raw('s."updatedAt"'), sql.raw('s.id'))}
-ORDER BY s."updatedAt" DESC, s.id COLLATE "C" LIMIT ${v.limit}`;
+WHERE ${all(
+    f.status !== null && sql`s.status = ${f.status}::text`,
+    filter.workflow != null && sql`s.workflow = ${filter.workflow}::text`,
+    f.search(sql.raw('s.id')),
+    filter.owner != null && sql`s.owner = ${filter.owner}::text`,
+    filter.parent != null && sql`s.id IN (SELECT pr.id FROM runs pr WHERE pr.parent_run_id = ${filter.parent}::text)`,
+    // Only a runs row has a creation time: an outside client's run carries no tags.
+    f.tagged && sql`s."createdAt" IS NOT NULL`,
+    f.after(sql.raw('s."updatedAt"'), sql.raw('s.id')),
+  )}
+ORDER BY s."updatedAt" DESC, s.id COLLATE "C" LIMIT ${f.limit}`;
 }
 
 /**
  * Outside clients' runs that have nothing but committed rows (no progress, no claim), which no index finds by
- * run; sqlite/run-list.ts says why each of the two reads is bounded. `floor`: the full page's last place.
+ * run; sqlite/run-list.ts says why each of the two reads is bounded. `floor`: the full page's last place. The
+ * claims are looked up by each run's key, never hashed whole: a few hundred runs against every claim.
  */
 function loneSql(filter: Filter, floor: number | null): SQL {
-  const v = values(filter);
+  const f = conditions(filter);
   const lone = (
     from: SQL,
-    also: SQL = sql``,
-  ) => sql`SELECT * FROM (SELECT l.id, 'external' AS workflow, ${outsideStatus('l.id')} AS status,
+    also: SQL | false = false,
+  ) => sql`SELECT * FROM (SELECT l.id, 'external' AS workflow, 'idle' AS status,
     0 AS step, NULL::int AS "totalSteps", ${notExecutedCount('l.id')} AS "notExecuted", 0 AS skipped, 0 AS awaited,
     ${committedCount('l.id')} AS committed, 0 AS "orphanedClaims",
     NULL::text AS owner, NULL::text AS error, NULL::float8 AS "createdAt", l.at AS "updatedAt"
   FROM (${from}) l
-  WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = l.id) AND NOT EXISTS (SELECT 1 FROM progress p WHERE p.run_id = l.id)
-    AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.run_id = l.id) ${also}) s
-  WHERE ${SERIAL_PLAN} IS NOT NULL AND (${v.status} IS NULL OR s.status = ${v.status})
-    AND (${v.workflow} IS NULL OR s.workflow = ${v.workflow})
-    AND (${v.search} IS NULL OR ${asciiLower(sql.raw('s.id'))} LIKE ${asciiLower(v.search)} ESCAPE '\\')
-    AND (${v.afterAt} IS NULL OR s."updatedAt" < ${v.afterAt} OR (s."updatedAt" = ${v.afterAt} AND s.id COLLATE "C" > ${v.afterId} COLLATE "C"))
-  ORDER BY s."updatedAt" DESC, s.id COLLATE "C" LIMIT ${v.limit}`;
+  WHERE ${all(
+    sql`NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = l.id)`,
+    sql`NOT EXISTS (SELECT 1 FROM progress p WHERE p.run_id = l.id)`,
+    sql`(SELECT 1 FROM claims c WHERE c.run_id = l.id LIMIT 1) IS NULL`,
+    also,
+  )}) s
+  WHERE ${all(
+    sql`${SERIAL_PLAN} IS NOT NULL`,
+    f.status !== null && sql`s.status = ${f.status}::text`,
+    filter.workflow != null && sql`s.workflow = ${filter.workflow}::text`,
+    f.search(sql.raw('s.id')),
+    f.after(sql.raw('s."updatedAt"'), sql.raw('s.id')),
+  )}
+  ORDER BY s."updatedAt" DESC, s.id COLLATE "C" LIMIT ${f.limit}`;
+  const before = filter.after?.updatedAt;
   if (floor !== null) {
     return lone(
       sql`SELECT run_id AS id, max(committed_at) AS at FROM committed
-      WHERE committed_at >= ${floor}::float8 AND (${v.afterAt} IS NULL OR committed_at <= ${v.afterAt}) GROUP BY run_id`,
-      sql`AND (${v.afterAt} IS NULL OR NOT EXISTS (SELECT 1 FROM committed c WHERE c.run_id = l.id AND c.committed_at > ${v.afterAt}))`,
+      WHERE ${all(sql`committed_at >= ${floor}::float8`, before !== undefined && sql`committed_at <= ${before}::float8`)}
+      GROUP BY run_id`,
+      before !== undefined &&
+        sql`NOT EXISTS (SELECT 1 FROM committed c WHERE c.run_id = l.id AND c.committed_at > ${before}::float8)`,
     );
   }
   return sql`WITH RECURSIVE ids(id) AS (
