@@ -55,6 +55,18 @@ describe.each(list)('run tags contract on $name', (backend) => {
     expect(await store.getRunTags('nobody')).toEqual({ tags: [], metadata: {} });
   });
 
+  it('reads a page of runs\' tags and metadata at once, each run\'s in its order, as one run\'s read', async () => {
+    await store.createRun(newRun('a', ['zeta', 'Beta', 'alpha'], { tier: 'gold', customer: 'acme' }));
+    await store.createRun(newRun('b', ['only']));
+    await store.createRun(newRun('c', undefined, { k: 'v' }));
+    await store.createRun(newRun('d'));
+    const read = await store.getRunTagsOf(['a', 'b', 'c', 'd', 'nobody']);
+    expect([...read.keys()].sort()).toEqual(['a', 'b', 'c', 'd', 'nobody']);
+    for (const id of ['a', 'b', 'c', 'd', 'nobody']) expect(read.get(id)).toEqual(await store.getRunTags(id));
+    expect(read.get('a')).toEqual({ tags: ['Beta', 'alpha', 'zeta'], metadata: { customer: 'acme', tier: 'gold' } });
+    expect((await store.getRunTagsOf([])).size).toBe(0);
+  });
+
   it('refuses a change past the per-run limits, and writes none of it', async () => {
     const nineteen = Array.from({ length: 19 }, (_, i) => `t${i}`);
     await store.createRun(newRun('a', nineteen, { k0: 'v' }));

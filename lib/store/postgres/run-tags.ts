@@ -74,15 +74,20 @@ export function postgresRunTags(c: PgConnection): RunTagStore {
     async getRunTagsOf(ids) {
       if (ids.length === 0) return new Map();
       const list = sql.param(ids);
-      const [tags, metadata] = await Promise.all([
-        c.query<{ run_id: string; tag: string }>(
-          sql`SELECT run_id, tag FROM run_tags WHERE run_id = ANY(${list}::text[]) ORDER BY run_id, tag COLLATE "C"`,
-        ),
-        c.query<{ run_id: string; key: string; value: string }>(
-          sql`SELECT run_id, key, value FROM run_metadata WHERE run_id = ANY(${list}::text[]) ORDER BY run_id, key COLLATE "C"`,
-        ),
-      ]);
-      return runTagsOf(ids, tags.rows, metadata.rows);
+      // One round trip: the tags (key null) and the pairs (tag null), each in its own order within a run.
+      const { rows } = await c.query<{ run_id: string; tag: string | null; key: string; value: string }>(
+        sql`SELECT * FROM (SELECT run_id, tag, NULL::text AS key, NULL::text AS value FROM run_tags
+            WHERE run_id = ANY(${list}::text[])
+          UNION ALL
+          SELECT run_id, NULL, key, value FROM run_metadata WHERE run_id = ANY(${list}::text[])) x
+          ORDER BY run_id, tag COLLATE "C", key COLLATE "C"`,
+      );
+      const tagged = (row: (typeof rows)[number]): row is typeof row & { tag: string } => row.tag !== null;
+      return runTagsOf(
+        ids,
+        rows.filter(tagged),
+        rows.filter((row) => !tagged(row)),
+      );
     },
   };
 }
