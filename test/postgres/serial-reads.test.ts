@@ -1,6 +1,6 @@
 /**
  * The runs page's reads on PostgreSQL are planned for one process (postgres/serial-plan.ts): the list, its tag
- * counts, the outside runs with only committed rows and the cards' two aggregates. A session that makes a
+ * counts, the outside runs with only committed rows and the cards' two reads. A session that makes a
  * parallel plan free and asks for one wherever it is allowed (zero setup and tuple costs, force_parallel_mode)
  * plans the cards' status count with a Gather when the statement is sent bare, and each statement the store
  * sent with none.
@@ -79,7 +79,7 @@ describe.skipIf(!available)('the runs page’s reads on PostgreSQL', () => {
 
       expect(await gathers(STATUS_SQL('postgres'))).toBeGreaterThan(0);
       // The list and its outside runs with only committed rows; the tag's count and the list it narrows; the
-      // cards' status count and totals.
+      // cards' row counts and their clock-bound counts.
       expect(sent.map((s) => /^\s*(WITH RECURSIVE|WITH|SELECT)/.exec(s.text)![1])).toEqual([
         'WITH',
         'WITH RECURSIVE',
