@@ -10,8 +10,9 @@ import type { Stall, StallCount } from '../control/stalled';
 import { runsCursor } from '../domain/cursor';
 import type { RunStats, RunStatus, RunSummary, RunTags, WaitingKind, WaitKind } from '../store/contract';
 import { stepsPerMinute, THROUGHPUT_WINDOW_S } from './rates';
+import { sharedRead } from './shared-read';
 import { getStallCount, getStallFacts } from './stalled';
-import { claimTtlMs, getCatalog, getStore } from './store';
+import { claimTtlMs, getStore, getCatalog as readCatalog } from './store';
 
 export const PAGE_SIZE = 50;
 
@@ -51,7 +52,6 @@ export interface RunsPage {
 
 export async function getRunsPage(query: RunsQuery): Promise<RunsPage> {
   const store = await getStore();
-  const since = Date.now() / 1000 - THROUGHPUT_WINDOW_S;
   const [{ runs, next }, stats, catalog, stalled, waiting] = await Promise.all([
     readRunsPage(
       store,
@@ -69,10 +69,10 @@ export async function getRunsPage(query: RunsQuery): Promise<RunsPage> {
       },
       getStallFacts(),
     ),
-    sharedStats(store, since),
+    getStats(),
     getCatalog(),
     getStallCount(),
-    store.waitingSummary(),
+    getWaiting(),
   ]);
   const seen = stats.executed + stats.skipped + stats.awaited;
   return {
@@ -96,25 +96,14 @@ export async function getRunsPage(query: RunsQuery): Promise<RunsPage> {
 }
 
 /**
- * The summary cards read every run's counters, the one read on this page that grows with the store. They
- * are computed at most once a second and shared by every request in that second: ten browsers refreshing
- * every two seconds cost one aggregate, not ten, and the cards are never more than a second behind.
+ * The summary cards read every run's counters, the one read on this page that grows with the store; they, the
+ * waiting line and the workflows to filter by are shared reads (shared-read.ts), at most one a second.
  */
-let stats: { at: number; value: Promise<RunStats> } | null = null;
-const STATS_FOR_MS = 1000;
-
-function sharedStats(store: Awaited<ReturnType<typeof getStore>>, since: number): Promise<RunStats> {
-  const now = Date.now();
-  if (!stats || now - stats.at >= STATS_FOR_MS) {
-    const value = store.runStats({ sinceSeconds: since, claimTtlMs: claimTtlMs() });
-    stats = { at: now, value };
-    // A failed read is not kept: the next request tries again.
-    value.catch(() => {
-      if (stats?.value === value) stats = null;
-    });
-  }
-  return stats.value;
-}
+const getStats = sharedRead(async () =>
+  (await getStore()).runStats({ sinceSeconds: Date.now() / 1000 - THROUGHPUT_WINDOW_S, claimTtlMs: claimTtlMs() }),
+);
+const getWaiting = sharedRead(async () => (await getStore()).waitingSummary());
+const getCatalog = sharedRead(readCatalog);
 
 const encodeCursor = runsCursor.encode;
 
