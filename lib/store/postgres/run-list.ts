@@ -4,7 +4,9 @@
  * "C"), as SQLite orders them; float8 times cross to JS and back exactly, so the cursor matches. Each filter
  * value sits where it is compared (Drizzle's `sql`), cast there so a null filter is typed.
  */
+import { createHash } from 'node:crypto';
 import { type SQL, sql } from 'drizzle-orm';
+import { InvalidInputError } from '../../errors';
 import type { RunStore, RunSummary } from '../contract';
 import { claimExpiredSql, claimTimes } from '../shared/claim-expiry-sql';
 import { containsPattern } from '../shared/columns';
@@ -38,6 +40,35 @@ const PLACE = sql.raw(
   `CASE WHEN r.id IS NULL THEN ${OUTSIDE_PLACE} ELSE greatest(r.updated_at, coalesce(p.updated_at, 0)) END`,
 );
 
+function pageLimit(filter: Filter): number {
+  const limit = filter.limit ?? 100;
+  if (!Number.isSafeInteger(limit) || limit < 0) {
+    throw new InvalidInputError(`limit must be a whole number of 0 or more, got ${limit}`);
+  }
+  return limit;
+}
+
+/**
+ * The list's statement is named, so each connection parses it once and PostgreSQL keeps one plan for it once that
+ * plan costs no more than those made for each call, only when no value of the filter can change its plan: the
+ * unfiltered list and its later pages, the page the dashboard refreshes. A filtered list is planned for its values
+ * each time (a kept plan would be one for an average status or tag). The limit is in the text, so at most
+ * NAMED_TEXTS texts are named per store, and each of its connections keeps few prepared statements.
+ */
+const NAMED_TEXTS = 8;
+const namedBy = new WeakMap<PgConnection, Set<string>>();
+
+function statementName(c: PgConnection, filter: Filter, statement: SQL): string | undefined {
+  const valued = [filter.status, filter.waiting, filter.workflow, filter.owner, filter.parent, filter.search];
+  if (valued.some((v) => v != null) || filter.tags?.length || filter.meta?.length) return undefined;
+  const name = `waybill_runs_${createHash('sha1').update(c.text(statement).text).digest('hex').slice(0, 20)}`;
+  const named = namedBy.get(c) ?? new Set<string>();
+  namedBy.set(c, named);
+  if (!named.has(name) && named.size >= NAMED_TEXTS) return undefined;
+  named.add(name);
+  return name;
+}
+
 /** The conditions given, joined by AND; TRUE when none is. */
 function all(...conditions: (SQL | null | undefined | false)[]): SQL {
   const given = conditions.filter((c): c is SQL => !!c).map((c) => sql`(${c})`);
@@ -60,7 +91,8 @@ function conditions(filter: Filter, narrow: TagFilterPart | null = null) {
     status,
     outside,
     tagged: !!(filter.tags?.length || filter.meta?.length),
-    limit: sql`${filter.limit ?? 100}::int`,
+    // Written into the text: a LIMIT known when planning is planned for (a parameter's is taken as a tenth of the rows).
+    limit: sql.raw(String(pageLimit(filter))),
     /** The runs row `r` has the filter's columns, open wait, tags and metadata (each tag and pair by its key). */
     run: all(
       status !== null && sql`r.status = ${status}::text`,
@@ -233,14 +265,17 @@ function loneSql(filter: Filter, floor: number | null): SQL {
 
 export async function listRuns(c: PgConnection, filter: Filter): Promise<RunSummary[]> {
   if (filter.waiting && filter.status && filter.status !== 'waiting') return [];
-  const limit = filter.limit ?? 100;
+  const limit = pageLimit(filter);
   const parts = tagFilterParts(filter);
   const counts = parts && (await Promise.all(parts.map((part) => countPart(c, part, filter, false))));
   const meeting = parts && counts && meetingCounts(parts, counts) ? await countPart(c, parts[0]!, filter, true) : null;
   // No run carries the whole filter: the page is empty, whatever else it asks (outside runs carry no tags).
   if (meeting === 0) return [];
   const narrow = parts && counts && narrowestPart(parts, counts, meeting);
-  const page = (await c.query<CountedRunSummary>(listSql(c, filter, narrow))).rows.map(withExecuted);
+  const statement = listSql(c, filter, narrow);
+  const page = (await c.query<CountedRunSummary>(statement, statementName(c, filter, statement))).rows.map(
+    withExecuted,
+  );
   // Outside clients' runs with only committed rows, as sqlite/run-list.ts finds them (an `idle` external run).
   if (!outsideMayMatch(filter) || filter.status === 'running') return page;
   const lone = (
