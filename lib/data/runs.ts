@@ -46,8 +46,6 @@ export interface RunsPage {
   /** Runs waiting now by the kind of their wait, each kind's oldest wait named (the waiting line and cards). */
   waiting: WaitingKind[];
   workflows: string[];
-  /** Workflows some live worker serves: a queued run of any other is "waiting for a worker that serves" it. */
-  served: string[];
 }
 
 export async function getRunsPage(query: RunsQuery): Promise<RunsPage> {
@@ -88,10 +86,6 @@ export async function getRunsPage(query: RunsQuery): Promise<RunsPage> {
     },
     waiting,
     workflows: [...catalog.names(), 'external'],
-    served: catalog
-      .entries()
-      .filter((w) => w.servedBy.length > 0)
-      .map((w) => w.name),
   };
 }
 

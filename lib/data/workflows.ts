@@ -35,14 +35,3 @@ function defaultsOf(schema: Record<string, unknown> | null): Record<string, unkn
   }
   return out;
 }
-
-/** A workflow's name and whether a live worker serves it, for the runs list and the run page. */
-export async function getServedWorkflows(): Promise<Set<string>> {
-  const catalog = await getCatalog();
-  return new Set(
-    catalog
-      .entries()
-      .filter((w) => w.servedBy.length > 0)
-      .map((w) => w.name),
-  );
-}
