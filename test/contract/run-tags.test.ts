@@ -177,5 +177,19 @@ describe.each(list)('run tags contract on $name', (backend) => {
     );
     expect(await ids({ tags: ['low'], meta: [{ key: 'k', value: 'v' }] })).toEqual([id(cut - 1), id(cut)]);
     expect(await ids({ tags: ['low'], meta: [{ key: 'k', value: 'w' }] })).toEqual([]);
+
+    // The counts that chose those reads are kept for a second (KeptCounts); tags changed inside it are seen at once.
+    // Two wide tags that met on none a moment ago meet now: an empty page is never decided on a kept count.
+    await store.tagRun(id(1), { addTags: ['top'] });
+    expect(await ids({ tags: ['low', 'top'] })).toEqual([id(1)]);
+    // The three runs `low` and `high` met on meet no more, and then on one other.
+    for (const n of [cut - 2, cut - 1, cut]) await store.tagRun(id(n), { tags: ['low'] });
+    expect(await ids({ tags: ['low', 'high'] })).toEqual([]);
+    await store.tagRun(id(2), { addTags: ['high'] });
+    expect(await ids({ tags: ['high', 'low'] })).toEqual([id(2)]);
+    // A part counted on no run a moment ago is on one now.
+    expect(await ids({ tags: ['low', 'fresh'] })).toEqual([]);
+    await store.tagRun(id(3), { addTags: ['fresh'] });
+    expect(await ids({ tags: ['low', 'fresh'] })).toEqual([id(3)]);
   });
 });

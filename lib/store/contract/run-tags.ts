@@ -32,6 +32,6 @@ export interface RunTagStore {
   /** A run's tags and metadata: none for a run that has none, or no row. */
   getRunTags(id: string): Promise<RunTags>;
 
-  /** getRunTags for each of a page's runs, in two reads: every id given has its entry. */
+  /** getRunTags for each of a page's runs, read at once: every id given has its entry. */
   getRunTagsOf(ids: string[]): Promise<Map<string, RunTags>>;
 }

@@ -13,7 +13,9 @@ import { containsPattern } from '../shared/columns';
 import { OUTSIDE_STATUS_SQL, outsideMayMatch } from '../shared/outside-runs';
 import { type CountedRunSummary, committedCountSql, notExecutedCountSql, withExecuted } from '../shared/run-counts';
 import {
+  countKey,
   filterBesides,
+  keptCounts,
   meetingCounts,
   NARROW_RUNS,
   narrowestPart,
@@ -267,8 +269,13 @@ export async function listRuns(c: PgConnection, filter: Filter): Promise<RunSumm
   if (filter.waiting && filter.status && filter.status !== 'waiting') return [];
   const limit = pageLimit(filter);
   const parts = tagFilterParts(filter);
-  const counts = parts && (await Promise.all(parts.map((part) => countPart(c, part, filter, false))));
-  const meeting = parts && counts && meetingCounts(parts, counts) ? await countPart(c, parts[0]!, filter, true) : null;
+  const kept = keptCounts(c);
+  const counted = async (part: TagFilterPart, meeting: boolean) => {
+    const key = countKey(part, meeting ? parts : null);
+    return kept.get(key) ?? kept.keep(key, await countPart(c, part, filter, meeting), meeting);
+  };
+  const counts = parts && (await Promise.all(parts.map((part) => counted(part, false))));
+  const meeting = parts && counts && meetingCounts(parts, counts) ? await counted(parts[0]!, true) : null;
   // No run carries the whole filter: the page is empty, whatever else it asks (outside runs carry no tags).
   if (meeting === 0) return [];
   const narrow = parts && counts && narrowestPart(parts, counts, meeting);

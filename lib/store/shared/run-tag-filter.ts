@@ -66,6 +66,51 @@ export function narrowestPart(parts: TagFilterPart[], counts: number[], meeting:
   return best;
 }
 
+/** A count a second old chooses the read as well as a fresh one. */
+const KEPT_FOR_MS = 1000;
+const KEPT_MAX = 256;
+
+/**
+ * The counts above, kept for a second per store and shared by the requests in it (a dashboard refreshing a filtered
+ * list counted the same parts on every request: on PostgreSQL three statements for a tag and a pair). A count only
+ * chooses how the page is read, never which runs are on it: the narrow read and the wide one both check every part
+ * of the filter on every run they read. The one exception is a meeting count of 0, which empties the page without
+ * a read; it is never kept, so an empty page is only ever decided on a count made now.
+ */
+export class KeptCounts {
+  private readonly kept = new Map<string, { at: number; n: number }>();
+
+  /** The count under `key` made within the last second, if any. */
+  get(key: string): number | undefined {
+    const entry = this.kept.get(key);
+    return entry && Date.now() - entry.at < KEPT_FOR_MS ? entry.n : undefined;
+  }
+
+  /** Keeps `n` under `key` (a meeting count of 0 is not kept: see above) and returns it. */
+  keep(key: string, n: number, meeting: boolean): number {
+    if (meeting && n === 0) return n;
+    if (this.kept.size >= KEPT_MAX) this.kept.clear();
+    this.kept.set(key, { at: Date.now(), n });
+    return n;
+  }
+}
+
+const keptBy = new WeakMap<object, KeptCounts>();
+
+/** The kept counts of one store, by its connection object. */
+export function keptCounts(connection: object): KeptCounts {
+  let kept = keptBy.get(connection);
+  if (!kept) {
+    kept = new KeptCounts();
+    keptBy.set(connection, kept);
+  }
+  return kept;
+}
+
+/** The key a part's count is kept under: the part alone, or with `meeting` the whole filter's parts. */
+export const countKey = (part: TagFilterPart, meetingParts: TagFilterPart[] | null): string =>
+  JSON.stringify(meetingParts ? ['meeting', part, meetingParts] : ['alone', part]);
+
 /** Rows of run_tags and run_metadata, ordered by run, as each run's RunTags; every id given has its entry. */
 export function runTagsOf(
   ids: string[],
