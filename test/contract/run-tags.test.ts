@@ -55,7 +55,7 @@ describe.each(list)('run tags contract on $name', (backend) => {
     expect(await store.getRunTags('nobody')).toEqual({ tags: [], metadata: {} });
   });
 
-  it('reads a page of runs\' tags and metadata at once, each run\'s in its order, as one run\'s read', async () => {
+  it('reads a page of runs’ tags and metadata at once, each run’s in its order, as one run’s read', async () => {
     await store.createRun(newRun('a', ['zeta', 'Beta', 'alpha'], { tier: 'gold', customer: 'acme' }));
     await store.createRun(newRun('b', ['only']));
     await store.createRun(newRun('c', undefined, { k: 'v' }));
