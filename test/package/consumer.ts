@@ -118,12 +118,15 @@ export async function installTarball(dir: string, args: string[]): Promise<void>
   // From npm's cache, as a machine that has installed these packages before does. --offline fails when the
   // cache lacks a package's metadata (npm ci of the repository fetches tarballs, not metadata); then once
   // more preferring the cache, which asks the registry only for what is missing and fills the cache for next time.
+  // It fails as ENOTCACHED, or, for a package named on the command line with no range (`zod`), as an ERESOLVE
+  // against `zod@undefined`: the first of these tests to run on a fresh machine met the second.
   const install = (mode: string) =>
     run('npm', ['install', ...args, mode, '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error'], {
       cwd: dir,
     });
   let installed = await install('--offline');
-  if (installed.code !== 0 && /ENOTCACHED/.test(installed.stderr)) installed = await install('--prefer-offline');
+  if (installed.code !== 0 && /ENOTCACHED|@undefined/.test(installed.stderr))
+    installed = await install('--prefer-offline');
   must('npm install of the tarball', installed);
   provideSqliteBinary(dir);
 }
