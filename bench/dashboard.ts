@@ -7,9 +7,8 @@
  * dashboard on it, and loads five pages with autocannon, 10 connections each: the runs list (/), filtered by a
  * rare tag and by a common tag with a metadata pair, the big run's page (/runs/<id>) and the claims page.
  * The pages are measured as a dashboard that has been serving for a while answers them: first every page is loaded
- * in turn for --warmup seconds (60), with 10 connections, and that load is reported on stderr apart. A process just
- * started answers more slowly until V8 has optimized the render's code: `/` on 100,000 runs went from p50 140 to
- * 73-88 ms over its first 40 s of load (bench/RESULTS.md).
+ * in turn for --warmup seconds (60), with 10 connections, and that load is reported on stderr apart: a process just
+ * started answers more slowly until V8 has optimized the render's code (bench/RESULTS.md has by how much).
  * Prints p50/p99 per page; with --json the last line of stdout is
  * {"dashboard":{"runs":{"p50":N,"p99":N},"run":{…},"claims":{…}}}. The server is stopped however the bench ends.
  *
@@ -27,6 +26,7 @@ import pg from 'pg';
 import { z } from 'zod';
 import { openBackend } from '../lib/store/index';
 import { seedDemo } from '../lib/store/seed/index';
+import { PG_SCHEMA_NAME } from '../lib/store/shared/dialects';
 import { ensureBuild, type Server, startServer } from './dashboard-server';
 
 const GOAL = { p50: 100, p99: 300 };
@@ -105,7 +105,7 @@ async function openBenchStore(flags: Flags, undo: (() => unknown)[]): Promise<Be
     return { url: `file:${join(dir, 'bench.db')}`, kept: false, discard };
   }
   const base = process.env.TEST_DATABASE_URL ?? DEFAULT_PG_URL;
-  if (flags.store !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(flags.store)) {
+  if (flags.store !== undefined && !PG_SCHEMA_NAME.test(flags.store)) {
     fail(`--store ${JSON.stringify(flags.store)}: on PostgreSQL it names a schema: lower-case letters, digits and _`);
   }
   const schema = flags.store ?? `wb_bench_${randomBytes(5).toString('hex')}`;

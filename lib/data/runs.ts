@@ -12,7 +12,7 @@ import type { RunStats, RunStatus, RunSummary, RunTags, WaitingKind, WaitKind } 
 import { stepsPerMinute, THROUGHPUT_WINDOW_S } from './rates';
 import { sharedRead } from './shared-read';
 import { getStallCount, getStallFacts } from './stalled';
-import { claimTtlMs, getStore, getCatalog as readCatalog } from './store';
+import { claimTtlMs, getCatalog, getStore } from './store';
 
 export const PAGE_SIZE = 50;
 
@@ -68,7 +68,7 @@ export async function getRunsPage(query: RunsQuery): Promise<RunsPage> {
       getStallFacts(),
     ),
     getStats(),
-    getCatalog(),
+    getFilterCatalog(),
     getStallCount(),
     getWaiting(),
   ]);
@@ -97,7 +97,7 @@ const getStats = sharedRead(async () =>
   (await getStore()).runStats({ sinceSeconds: Date.now() / 1000 - THROUGHPUT_WINDOW_S, claimTtlMs: claimTtlMs() }),
 );
 const getWaiting = sharedRead(async () => (await getStore()).waitingSummary());
-const getCatalog = sharedRead(readCatalog);
+const getFilterCatalog = sharedRead(getCatalog);
 
 const encodeCursor = runsCursor.encode;
 

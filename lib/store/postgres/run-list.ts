@@ -13,7 +13,6 @@ import { containsPattern } from '../shared/columns';
 import { OUTSIDE_STATUS_SQL, outsideMayMatch } from '../shared/outside-runs';
 import { type CountedRunSummary, committedCountSql, notExecutedCountSql, withExecuted } from '../shared/run-counts';
 import {
-  countKey,
   filterBesides,
   keptCounts,
   meetingCounts,
@@ -58,17 +57,21 @@ function pageLimit(filter: Filter): number {
  * NAMED_TEXTS texts are named per store, and each of its connections keeps few prepared statements.
  */
 const NAMED_TEXTS = 8;
-const namedBy = new WeakMap<PgConnection, Set<string>>();
+/** Per store: each unfiltered shape (its limit, and whether it is a later page) and its statement's name. */
+const namedBy = new WeakMap<PgConnection, Map<string, string>>();
 
 function statementName(c: PgConnection, filter: Filter, statement: SQL): string | undefined {
   const valued = [filter.status, filter.waiting, filter.workflow, filter.owner, filter.parent, filter.search];
   if (valued.some((v) => v != null) || filter.tags?.length || filter.meta?.length) return undefined;
-  const name = `waybill_runs_${createHash('sha1').update(c.text(statement).text).digest('hex').slice(0, 20)}`;
-  const named = namedBy.get(c) ?? new Set<string>();
+  const named = namedBy.get(c) ?? new Map<string, string>();
   namedBy.set(c, named);
-  if (!named.has(name) && named.size >= NAMED_TEXTS) return undefined;
-  named.add(name);
-  return name;
+  // Nothing else of an unfiltered list is written into its text, so its name is made once, from the first text.
+  const shape = `${pageLimit(filter)}${filter.after ? ' after' : ''}`;
+  const name = named.get(shape);
+  if (name !== undefined || named.size >= NAMED_TEXTS) return name;
+  const made = `waybill_runs_${createHash('sha1').update(c.text(statement).text).digest('hex').slice(0, 20)}`;
+  named.set(shape, made);
+  return made;
 }
 
 /** The conditions given, joined by AND; TRUE when none is. */
@@ -270,12 +273,10 @@ export async function listRuns(c: PgConnection, filter: Filter): Promise<RunSumm
   const limit = pageLimit(filter);
   const parts = tagFilterParts(filter);
   const kept = keptCounts(c);
-  const counted = async (part: TagFilterPart, meeting: boolean) => {
-    const key = countKey(part, meeting ? parts : null);
-    return kept.get(key) ?? kept.keep(key, await countPart(c, part, filter, meeting), meeting);
-  };
-  const counts = parts && (await Promise.all(parts.map((part) => counted(part, false))));
-  const meeting = parts && counts && meetingCounts(parts, counts) ? await counted(parts[0]!, true) : null;
+  const counted = async (part: TagFilterPart, meeting: TagFilterPart[] | null) =>
+    kept.get(part, meeting) ?? kept.keep(part, meeting, await countPart(c, part, filter, meeting !== null));
+  const counts = parts && (await Promise.all(parts.map((part) => counted(part, null))));
+  const meeting = parts && counts && meetingCounts(parts, counts) ? await counted(parts[0]!, parts) : null;
   // No run carries the whole filter: the page is empty, whatever else it asks (outside runs carry no tags).
   if (meeting === 0) return [];
   const narrow = parts && counts && narrowestPart(parts, counts, meeting);

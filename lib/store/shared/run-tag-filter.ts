@@ -80,18 +80,25 @@ const KEPT_MAX = 256;
 export class KeptCounts {
   private readonly kept = new Map<string, { at: number; n: number }>();
 
-  /** The count under `key` made within the last second, if any. */
-  get(key: string): number | undefined {
-    const entry = this.kept.get(key);
+  /**
+   * The count of `part`'s runs made within the last second, if any; with `meeting` (the filter's parts), of those
+   * of its runs that carry all of them.
+   */
+  get(part: TagFilterPart, meeting: TagFilterPart[] | null): number | undefined {
+    const entry = this.kept.get(KeptCounts.key(part, meeting));
     return entry && Date.now() - entry.at < KEPT_FOR_MS ? entry.n : undefined;
   }
 
-  /** Keeps `n` under `key` (a meeting count of 0 is not kept: see above) and returns it. */
-  keep(key: string, n: number, meeting: boolean): number {
+  /** Keeps that count, unless it is a meeting count of 0 (see above), and returns it. */
+  keep(part: TagFilterPart, meeting: TagFilterPart[] | null, n: number): number {
     if (meeting && n === 0) return n;
     if (this.kept.size >= KEPT_MAX) this.kept.clear();
-    this.kept.set(key, { at: Date.now(), n });
+    this.kept.set(KeptCounts.key(part, meeting), { at: Date.now(), n });
     return n;
+  }
+
+  private static key(part: TagFilterPart, meeting: TagFilterPart[] | null): string {
+    return JSON.stringify(meeting ? ['meeting', part, meeting] : ['alone', part]);
   }
 }
 
@@ -106,10 +113,6 @@ export function keptCounts(connection: object): KeptCounts {
   }
   return kept;
 }
-
-/** The key a part's count is kept under: the part alone, or with `meeting` the whole filter's parts. */
-export const countKey = (part: TagFilterPart, meetingParts: TagFilterPart[] | null): string =>
-  JSON.stringify(meetingParts ? ['meeting', part, meetingParts] : ['alone', part]);
 
 /** Rows of run_tags and run_metadata, ordered by run, as each run's RunTags; every id given has its entry. */
 export function runTagsOf(

@@ -10,7 +10,6 @@ import { containsPattern } from '../shared/columns';
 import { OUTSIDE_STATUS_SQL, outsideMayMatch } from '../shared/outside-runs';
 import { type CountedRunSummary, committedCountSql, notExecutedCountSql, withExecuted } from '../shared/run-counts';
 import {
-  countKey,
   filterBesides,
   keptCounts,
   meetingCounts,
@@ -218,14 +217,15 @@ export function listRunsIn(c: SqliteConnection, filter: Parameters<RunStore['lis
   return c.db
     .transaction((): CountedRunSummary[] => {
       const kept = keptCounts(c);
-      const counted = (part: TagFilterPart, meeting: boolean) => {
-        const key = countKey(part, meeting ? parts : null);
-        const fresh = () =>
-          meeting ? countPart(c, part, 'meeting', besides(part)) : countPart(c, part, 'alone', params);
-        return kept.get(key) ?? kept.keep(key, fresh(), meeting);
-      };
-      const counts = parts?.map((part) => counted(part, false));
-      const meeting = parts && counts && meetingCounts(parts, counts) ? counted(parts[0]!, true) : null;
+      const counted = (part: TagFilterPart, meeting: TagFilterPart[] | null) =>
+        kept.get(part, meeting) ??
+        kept.keep(
+          part,
+          meeting,
+          meeting ? countPart(c, part, 'meeting', besides(part)) : countPart(c, part, 'alone', params),
+        );
+      const counts = parts?.map((part) => counted(part, null));
+      const meeting = parts && counts && meetingCounts(parts, counts) ? counted(parts[0]!, parts) : null;
       // No run carries the whole filter: the page is empty, whatever else it asks (outside runs carry no tags).
       if (meeting === 0) return [];
       const narrow = parts && counts && narrowestPart(parts, counts, meeting);
