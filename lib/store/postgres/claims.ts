@@ -55,13 +55,18 @@ export function postgresClaims(c: PgConnection): ClaimStore {
     /**
      * Keyset on (step, key), the cursor being the last key seen (its step looked up by primary key), as on
      * SQLite. Keys compare in byte order (COLLATE "C"), as SQLite compares them, so both backends page alike.
+     * The first page and a later one are two texts: a plan kept for one text with the cursor possibly NULL
+     * would filter from the run's first row instead of seeking past the cursor.
      */
     async listCommitted(runId, options = {}): Promise<CommittedRow[]> {
-      const afterKey = sql`${options.afterKey ?? null}::text`;
+      const after =
+        options.afterKey == null
+          ? sql``
+          : sql`AND (coalesce(step, -1), idem_key COLLATE "C") >
+          (SELECT coalesce(step, -1), idem_key COLLATE "C" FROM ${committed} WHERE idem_key = ${options.afterKey}::text)`;
       return (
-        await c.query<CommittedRow>(sql`SELECT ${committedSelect} FROM ${committed}
-        WHERE run_id = ${runId} AND (${afterKey} IS NULL OR (coalesce(step, -1), idem_key COLLATE "C") >
-          (SELECT coalesce(step, -1), idem_key COLLATE "C" FROM ${committed} WHERE idem_key = ${afterKey}))
+        await c.read<CommittedRow>(sql`SELECT ${committedSelect} FROM ${committed}
+        WHERE run_id = ${runId} ${after}
         ORDER BY coalesce(step, -1), idem_key COLLATE "C" LIMIT ${options.limit ?? 1000}::int`)
       ).rows;
     },
@@ -77,7 +82,7 @@ export function postgresClaims(c: PgConnection): ClaimStore {
           OR (claimed_at = ${after.claimedAt}::float8 AND idem_key COLLATE "C" > ${after.idemKey}::text COLLATE "C"))`);
       }
       return (
-        await c.query<ClaimRow>(sql`SELECT ${CLAIM}, ${expiresAt(ttl)} <= t.now AS orphaned
+        await c.read<ClaimRow>(sql`SELECT ${CLAIM}, ${expiresAt(ttl)} <= t.now AS orphaned
         FROM ${claims}, (SELECT ${c.now()} AS now) t
         ${where.length > 0 ? sql`WHERE ${sql.join(where, sql` AND `)}` : sql``}
         ORDER BY claimed_at, idem_key COLLATE "C" LIMIT ${options?.limit ?? null}::int`)

@@ -8,6 +8,7 @@
  * A name makes a statement prepared once per connection by node-postgres: only for texts that never vary.
  */
 
+import { createHash } from 'node:crypto';
 import { is, Placeholder, type SQL, sql } from 'drizzle-orm';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { PgDialect } from 'drizzle-orm/pg-core';
@@ -77,6 +78,41 @@ export function prepare<V extends Record<string, unknown>>(name: string, stateme
   return { name, text, slots };
 }
 
+/**
+ * At most this many texts are named as fixed reads in one process, whatever its callers pass: a bound on the
+ * statements each connection keeps prepared.
+ */
+const FIXED_TEXTS = 256;
+const fixedNames = new Map<string, string>();
+
+/**
+ * The name a fixed read is prepared under: a text whose every value is a parameter and whose plan no value
+ * changes (a read by run id or key). Named, it is parsed once a connection, and PostgreSQL keeps a generic plan
+ * for it after five calls when that plan costs no more than those made for each call. Not for a text whose
+ * values choose its plan (a filter that may be NULL, a status or tag whose rows differ a thousandfold): that
+ * text is split by what is given instead. Not for `SELECT *` of a table either: once a migration adds a
+ * column, a kept plan of it fails ("cached plan must not change result type") until the connection ends.
+ */
+export function fixedName(text: string): string | undefined {
+  let name = fixedNames.get(text);
+  if (name === undefined && fixedNames.size < FIXED_TEXTS && !/\bSELECT \*\s+FROM\s+(?!\()/i.test(text)) {
+    name = `waybill_r_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`;
+    fixedNames.set(text, name);
+  }
+  return name;
+}
+
+/** In place of a statement's name: name it by its text, as a fixed read (fixedName). */
+export const FIXED = Symbol('fixed read');
+type Name = string | typeof FIXED | undefined;
+
+/** A query built by Drizzle's builder, run under its fixed name (fixedName): it keeps its rows' mapping. */
+interface Built<T> {
+  toSQL(): { sql: string };
+  prepare(name: string): { execute(): Promise<T> };
+  execute(): Promise<T>;
+}
+
 export interface PgConnection {
   readonly pool: pg.Pool;
   /** The same pool through Drizzle's query builder, for the plain reads and writes. */
@@ -90,10 +126,14 @@ export interface PgConnection {
   text(statement: SQL): { text: string; values: unknown[] };
   /** One statement, retried while transient. */
   query<R extends pg.QueryResultRow>(statement: SQL, name?: string): Promise<pg.QueryResult<R>>;
+  /** A fixed read (fixedName): one statement, named by its text, retried while transient. */
+  read<R extends pg.QueryResultRow>(statement: SQL): Promise<pg.QueryResult<R>>;
+  /** A fixed read built by Drizzle's query builder, retried while transient. */
+  readBuilt<T>(query: Built<T>): Promise<T>;
   /** One statement, not retried: for the callers that decide themselves what a lost answer means. */
   once<R extends pg.QueryResultRow>(
     statement: SQL,
-    name?: string,
+    name?: Name,
     on?: pg.Pool | pg.PoolClient,
   ): Promise<pg.QueryResult<R>>;
   /** A prepared statement with its values, not retried (the caller's withRetry decides what a loss means). */
@@ -107,8 +147,10 @@ export function postgresConnection(pool: pg.Pool, clock: Clock): PgConnection {
     const q = dialect.sqlToQuery(statement);
     return { text: q.sql, values: q.params };
   };
-  const once = <R extends pg.QueryResultRow>(statement: SQL, name?: string, on: pg.Pool | pg.PoolClient = pool) =>
-    on.query<R>({ name, ...text(statement) });
+  const once = <R extends pg.QueryResultRow>(statement: SQL, name?: Name, on: pg.Pool | pg.PoolClient = pool) => {
+    const t = text(statement);
+    return on.query<R>({ name: name === FIXED ? fixedName(t.text) : name, ...t });
+  };
   const skew = () => skewSeconds(clock);
   return {
     pool,
@@ -119,6 +161,11 @@ export function postgresConnection(pool: pg.Pool, clock: Clock): PgConnection {
     text,
     once,
     query: (statement, name) => withRetry(name ?? 'query', () => once(statement, name)),
+    read: (statement) => withRetry('read', () => once(statement, FIXED)),
+    readBuilt: (query) => {
+      const name = fixedName(query.toSQL().sql);
+      return withRetry('read', () => (name ? query.prepare(name).execute() : query.execute()));
+    },
     exec: <R extends pg.QueryResultRow, V>(statement: Prepared<V>, values: V) =>
       pool.query<R>({
         name: statement.name,

@@ -157,7 +157,7 @@ export function postgresModelCalls(c: PgConnection): ModelCallStore {
     },
 
     async listModelCalls(filter): Promise<ModelCallRow[]> {
-      return withRetry('listModelCalls', () =>
+      return c.readBuilt(
         orm
           .select()
           .from(modelCalls)

@@ -7,7 +7,7 @@ import { sql } from 'drizzle-orm';
 import type { RewindStore } from '../contract/rewind';
 import { forkPlan, type Plan, type RewindOutcome, rerunPlan, rewindSpanPlan } from '../shared/rewind';
 import { forksPlan, readStepPlan, stepOfKeysPlan, tracePlan } from '../shared/step-reads';
-import type { PgConnection } from './connection';
+import { fixedName, type PgConnection } from './connection';
 import { withRetry } from './retry';
 
 /** `?` placeholders as PostgreSQL's $1, $2… (the plans' statements hold no `?` inside a string literal). */
@@ -17,12 +17,16 @@ const numbered = (text: string) => {
 };
 
 export function postgresRewind(c: PgConnection): RewindStore {
-  /** A read plan, each statement on the pool and retried while transient. */
-  async function read<T>(plan: Plan<T>): Promise<T> {
+  /**
+   * A read plan, each statement on the pool and retried while transient; named by its text (connection.ts
+   * fixedName) unless the plan's texts vary with its values (a list of keys).
+   */
+  async function read<T>(plan: Plan<T>, fixed = true): Promise<T> {
     let step = plan.next();
     while (!step.done) {
-      const { sql: text, params } = step.value;
-      const { rows } = await withRetry('readStep', () => c.pool.query<Record<string, unknown>>(numbered(text), params));
+      const text = numbered(step.value.sql);
+      const query = { name: fixed ? fixedName(text) : undefined, text, values: step.value.params };
+      const { rows } = await withRetry('readStep', () => c.pool.query<Record<string, unknown>>(query));
       step = plan.next(rows);
     }
     return step.value;
@@ -58,7 +62,7 @@ export function postgresRewind(c: PgConnection): RewindStore {
       return read(forksPlan(runId));
     },
     async stepOfKeys(runId, keys) {
-      return read(stepOfKeysPlan(runId, keys));
+      return read(stepOfKeysPlan(runId, keys), false);
     },
   };
 }

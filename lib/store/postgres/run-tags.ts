@@ -9,18 +9,18 @@ import { runTagsProblem } from '../../domain/run-tags';
 import { InvalidInputError, NotFoundError } from '../../errors';
 import type { RunTagStore, RunTags } from '../contract';
 import { runTagsOf } from '../shared/run-tag-filter';
-import type { PgConnection } from './connection';
+import { FIXED, type PgConnection } from './connection';
 import { withRetry } from './retry';
 
 async function read(c: PgConnection, on: pg.Pool | pg.PoolClient, id: string): Promise<RunTags> {
   const tags = await c.once<{ tag: string }>(
     sql`SELECT tag FROM run_tags WHERE run_id = ${id} ORDER BY tag COLLATE "C"`,
-    undefined,
+    FIXED,
     on,
   );
   const meta = await c.once<{ key: string; value: string }>(
     sql`SELECT key, value FROM run_metadata WHERE run_id = ${id} ORDER BY key COLLATE "C"`,
-    undefined,
+    FIXED,
     on,
   );
   return {
@@ -75,7 +75,7 @@ export function postgresRunTags(c: PgConnection): RunTagStore {
       if (ids.length === 0) return new Map();
       const list = sql.param(ids);
       // One round trip: the tags (key null) and the pairs (tag null), each in its own order within a run.
-      const { rows } = await c.query<{ run_id: string; tag: string | null; key: string; value: string }>(
+      const { rows } = await c.read<{ run_id: string; tag: string | null; key: string; value: string }>(
         sql`SELECT * FROM (SELECT run_id, tag, NULL::text AS key, NULL::text AS value FROM run_tags
             WHERE run_id = ANY(${list}::text[])
           UNION ALL

@@ -232,7 +232,7 @@ export function postgresRuns(c: PgConnection): RunsOnly {
   };
 
   const getRun = async (id: string): Promise<RunRow | null> =>
-    (await withRetry('getRun', () => c.orm.select().from(runs).where(eq(runs.id, id)))).at(0) ?? null;
+    (await c.readBuilt(c.orm.select().from(runs).where(eq(runs.id, id)))).at(0) ?? null;
 
   return {
     async createRun(run) {
@@ -284,14 +284,14 @@ export function postgresRuns(c: PgConnection): RunsOnly {
 
     async childrenOf(parentId, first) {
       const [counts, newest] = await Promise.all([
-        withRetry('childrenOf', () =>
+        c.readBuilt(
           c.orm
             .select({ status: runs.status, n: sql<number>`count(*)::int` })
             .from(runs)
             .where(eq(runs.parentRunId, parentId))
             .groupBy(runs.status),
         ),
-        withRetry('childrenOf', () =>
+        c.readBuilt(
           c.orm
             .select({ id: runs.id, workflow: runs.workflow, status: runs.status, detached: runs.detached })
             .from(runs)

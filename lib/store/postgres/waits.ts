@@ -110,7 +110,7 @@ export function postgresWaits(c: PgConnection): WaitStore {
     },
 
     async listWaits(runId) {
-      return withRetry('listWaits', () =>
+      return c.readBuilt(
         c.orm.select().from(waits).where(eq(waits.runId, runId)).orderBy(asc(waits.createdAt), asc(waits.name)),
       );
     },
