@@ -11,6 +11,15 @@ import { postgresAvailable, TEST_DATABASE_URL, testSchema } from '../support/pos
 
 const available = await postgresAvailable('the fixed reads test');
 
+/** Each read's answer, by its name, one read at a time (one connection). */
+async function readAll<T extends Record<string, () => Promise<unknown>>>(
+  reads: T,
+): Promise<{ [K in keyof T]: Awaited<ReturnType<T[K]>> }> {
+  const answers: Partial<Record<keyof T, unknown>> = {};
+  for (const name of Object.keys(reads) as (keyof T)[]) answers[name] = await reads[name]!();
+  return answers as { [K in keyof T]: Awaited<ReturnType<T[K]>> };
+}
+
 describe('fixedName', () => {
   it('names a text by what it says, and never a SELECT * of a table', () => {
     const text = 'SELECT tag FROM run_tags WHERE run_id = $1';
@@ -72,9 +81,7 @@ describe.skipIf(!available)('the run page’s reads on PostgreSQL', () => {
       trace: () => store.readTrace('parent', 0, 4),
       forks: () => store.listForks('parent'),
     };
-    const first = Object.fromEntries(
-      await Promise.all(Object.entries(reads).map(async ([name, read]) => [name, await read()] as const)),
-    );
+    const first = await readAll(reads);
     expect(first.firstPage.map((r) => r.idemKey)).toEqual(['parent:step:0', 'parent:step:1']);
     expect(first.laterPage.map((r) => r.idemKey)).toEqual(['parent:step:2', 'parent:step:3']);
     expect(first.claimCount).toEqual({ total: 1, orphaned: 0 });
@@ -82,7 +89,7 @@ describe.skipIf(!available)('the run page’s reads on PostgreSQL', () => {
     expect(first.audit.map((a) => a.action)).toEqual(['pause']);
     expect(first.trace.map((b) => b.step)).toEqual([0, 1, 2, 3]);
     for (let i = 0; i < 8; i++) {
-      for (const [name, read] of Object.entries(reads)) expect([name, await read()]).toEqual([name, first[name]]);
+      expect(await readAll(reads)).toEqual(first);
     }
     const kept = await prepared();
     // Fifteen reads, three of them two statements (tags and metadata, the children's counts and list, the
