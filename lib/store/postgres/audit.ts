@@ -23,17 +23,14 @@ export function postgresAudit(c: PgConnection): AuditStore {
     },
 
     async listAudit(query = {}) {
-      const read = () =>
+      return withRetry('listAudit', () =>
         c.orm
           .select()
           .from(audit)
           .where(auditFilter(audit, query))
           .orderBy(desc(audit.id))
-          .limit(query.limit ?? 100);
-      // A run's lines (the run page's) are a fixed read; a time range's plan depends on how wide it is.
-      const { runId, limit: _, ...rest } = query;
-      const byRunOnly = runId !== undefined && Object.values(rest).every((v) => v === undefined);
-      return byRunOnly ? c.readBuilt(read()) : withRetry('listAudit', read);
+          .limit(query.limit ?? 100),
+      );
     },
   };
 }

@@ -65,9 +65,12 @@ export function postgresClaims(c: PgConnection): ClaimStore {
           : sql`AND (coalesce(step, -1), idem_key COLLATE "C") >
           (SELECT coalesce(step, -1), idem_key COLLATE "C" FROM ${committed} WHERE idem_key = ${options.afterKey}::text)`;
       return (
-        await c.read<CommittedRow>(sql`SELECT ${committedSelect} FROM ${committed}
+        await c.read<CommittedRow>(
+          'listCommitted',
+          sql`SELECT ${committedSelect} FROM ${committed}
         WHERE run_id = ${runId} ${after}
-        ORDER BY coalesce(step, -1), idem_key COLLATE "C" LIMIT ${options.limit ?? 1000}::int`)
+        ORDER BY coalesce(step, -1), idem_key COLLATE "C" LIMIT ${options.limit ?? 1000}::int`,
+        )
       ).rows;
     },
 
@@ -82,10 +85,13 @@ export function postgresClaims(c: PgConnection): ClaimStore {
           OR (claimed_at = ${after.claimedAt}::float8 AND idem_key COLLATE "C" > ${after.idemKey}::text COLLATE "C"))`);
       }
       return (
-        await c.read<ClaimRow>(sql`SELECT ${CLAIM}, ${expiresAt(ttl)} <= t.now AS orphaned
+        await c.read<ClaimRow>(
+          'listClaims',
+          sql`SELECT ${CLAIM}, ${expiresAt(ttl)} <= t.now AS orphaned
         FROM ${claims}, (SELECT ${c.now()} AS now) t
         ${where.length > 0 ? sql`WHERE ${sql.join(where, sql` AND `)}` : sql``}
-        ORDER BY claimed_at, idem_key COLLATE "C" LIMIT ${options?.limit ?? null}::int`)
+        ORDER BY claimed_at, idem_key COLLATE "C" LIMIT ${options?.limit ?? null}::int`,
+        )
       ).rows;
     },
 

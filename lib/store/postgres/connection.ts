@@ -90,16 +90,25 @@ const fixedNames = new Map<string, string>();
  * changes (a read by run id or key). Named, it is parsed once a connection, and PostgreSQL keeps a generic plan
  * for it after five calls when that plan costs no more than those made for each call. Not for a text whose
  * values choose its plan (a filter that may be NULL, a status or tag whose rows differ a thousandfold): that
- * text is split by what is given instead. Not for `SELECT *` of a table either: once a migration adds a
- * column, a kept plan of it fails ("cached plan must not change result type") until the connection ends.
+ * text is split by what is given instead. Not for a text that selects every column of a table (`*`, `t.*`)
+ * either: once a migration adds a column, a kept plan of it fails ("cached plan must not change result type")
+ * until the connection ends.
  */
 export function fixedName(text: string): string | undefined {
   let name = fixedNames.get(text);
-  if (name === undefined && fixedNames.size < FIXED_TEXTS && !/\bSELECT \*\s+FROM\s+(?!\()/i.test(text)) {
+  if (name === undefined && fixedNames.size < FIXED_TEXTS && !selectsEveryColumn(text)) {
     name = `waybill_r_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`;
     fixedNames.set(text, name);
   }
   return name;
+}
+
+/**
+ * Whether a text may select every column of a table: any `*` but `count(*)` and a `SELECT * FROM (` of a
+ * subquery (whose own columns are then judged). Cautious: a multiplication counts too, and is left unnamed.
+ */
+function selectsEveryColumn(text: string): boolean {
+  return text.replace(/\bcount\(\s*\*\s*\)|\bSELECT\s+\*\s+FROM\s+\(/gi, '').includes('*');
 }
 
 /** In place of a statement's name: name it by its text, as a fixed read (fixedName). */
@@ -126,10 +135,10 @@ export interface PgConnection {
   text(statement: SQL): { text: string; values: unknown[] };
   /** One statement, retried while transient. */
   query<R extends pg.QueryResultRow>(statement: SQL, name?: string): Promise<pg.QueryResult<R>>;
-  /** A fixed read (fixedName): one statement, named by its text, retried while transient. */
-  read<R extends pg.QueryResultRow>(statement: SQL): Promise<pg.QueryResult<R>>;
-  /** A fixed read built by Drizzle's query builder, retried while transient. */
-  readBuilt<T>(query: Built<T>): Promise<T>;
+  /** A fixed read (fixedName): one statement, named by its text, retried while transient as `what`. */
+  read<R extends pg.QueryResultRow>(what: string, statement: SQL): Promise<pg.QueryResult<R>>;
+  /** A fixed read built by Drizzle's query builder, retried while transient as `what`. */
+  readBuilt<T>(what: string, query: Built<T>): Promise<T>;
   /** One statement, not retried: for the callers that decide themselves what a lost answer means. */
   once<R extends pg.QueryResultRow>(
     statement: SQL,
@@ -161,10 +170,10 @@ export function postgresConnection(pool: pg.Pool, clock: Clock): PgConnection {
     text,
     once,
     query: (statement, name) => withRetry(name ?? 'query', () => once(statement, name)),
-    read: (statement) => withRetry('read', () => once(statement, FIXED)),
-    readBuilt: (query) => {
+    read: (what, statement) => withRetry(what, () => once(statement, FIXED)),
+    readBuilt: (what, query) => {
       const name = fixedName(query.toSQL().sql);
-      return withRetry('read', () => (name ? query.prepare(name).execute() : query.execute()));
+      return withRetry(what, () => (name ? query.prepare(name).execute() : query.execute()));
     },
     exec: <R extends pg.QueryResultRow, V>(statement: Prepared<V>, values: V) =>
       pool.query<R>({

@@ -158,6 +158,7 @@ export function postgresModelCalls(c: PgConnection): ModelCallStore {
 
     async listModelCalls(filter): Promise<ModelCallRow[]> {
       return c.readBuilt(
+        'listModelCalls',
         orm
           .select()
           .from(modelCalls)

@@ -118,10 +118,13 @@ export function postgresReads(c: PgConnection): Omit<InsightStore, 'metricsSnaps
     /** The last steps in the committed table's order, read backwards from its index. */
     async recentSteps(runId, options): Promise<StepTiming[]> {
       return (
-        await c.read<StepTiming>(sql`SELECT step, "idemKey", "committedAt", "durationMs", source FROM (
+        await c.read<StepTiming>(
+          'recentSteps',
+          sql`SELECT step, "idemKey", "committedAt", "durationMs", source FROM (
           SELECT ${TIMING}, coalesce(step, -1) AS o, idem_key COLLATE "C" AS k
           FROM committed WHERE run_id = ${runId} ORDER BY coalesce(step, -1) DESC, idem_key COLLATE "C" DESC LIMIT ${options.limit}::int) last
-        ORDER BY o, k`)
+        ORDER BY o, k`,
+        )
       ).rows;
     },
 
@@ -133,17 +136,23 @@ export function postgresReads(c: PgConnection): Omit<InsightStore, 'metricsSnaps
     async recentEvents(runId, options): Promise<StepEvent[]> {
       const outcome = options.outcome ? sql`AND outcome = ${options.outcome}` : sql``;
       return (
-        await c.read<StepEvent>(sql`SELECT * FROM (SELECT ${EVENT}
+        await c.read<StepEvent>(
+          'recentEvents',
+          sql`SELECT * FROM (SELECT ${EVENT}
         FROM step_events WHERE run_id = ${runId} ${outcome} ORDER BY step_events.id DESC LIMIT ${options.limit}::int) last
-        ORDER BY id`)
+        ORDER BY id`,
+        )
       ).rows;
     },
 
     async countClaims(options) {
       const run = options.runId === undefined ? sql`` : sql`WHERE run_id = ${options.runId}`;
       return (
-        await c.read<{ total: number; orphaned: number }>(sql`SELECT count(*)::int AS total,
-        count(*) FILTER (WHERE ${orphaned(options.claimTtlMs)})::int AS orphaned FROM claims ${run}`)
+        await c.read<{ total: number; orphaned: number }>(
+          'countClaims',
+          sql`SELECT count(*)::int AS total,
+        count(*) FILTER (WHERE ${orphaned(options.claimTtlMs)})::int AS orphaned FROM claims ${run}`,
+        )
       ).rows[0]!;
     },
 

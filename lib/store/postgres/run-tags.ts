@@ -76,6 +76,7 @@ export function postgresRunTags(c: PgConnection): RunTagStore {
       const list = sql.param(ids);
       // One round trip: the tags (key null) and the pairs (tag null), each in its own order within a run.
       const { rows } = await c.read<{ run_id: string; tag: string | null; key: string; value: string }>(
+        'getRunTagsOf',
         sql`SELECT * FROM (SELECT run_id, tag, NULL::text AS key, NULL::text AS value FROM run_tags
             WHERE run_id = ANY(${list}::text[])
           UNION ALL

@@ -232,7 +232,7 @@ export function postgresRuns(c: PgConnection): RunsOnly {
   };
 
   const getRun = async (id: string): Promise<RunRow | null> =>
-    (await c.readBuilt(c.orm.select().from(runs).where(eq(runs.id, id)))).at(0) ?? null;
+    (await c.readBuilt('getRun', c.orm.select().from(runs).where(eq(runs.id, id)))).at(0) ?? null;
 
   return {
     async createRun(run) {
@@ -285,6 +285,7 @@ export function postgresRuns(c: PgConnection): RunsOnly {
     async childrenOf(parentId, first) {
       const [counts, newest] = await Promise.all([
         c.readBuilt(
+          'childrenOf',
           c.orm
             .select({ status: runs.status, n: sql<number>`count(*)::int` })
             .from(runs)
@@ -292,6 +293,7 @@ export function postgresRuns(c: PgConnection): RunsOnly {
             .groupBy(runs.status),
         ),
         c.readBuilt(
+          'childrenOf',
           c.orm
             .select({ id: runs.id, workflow: runs.workflow, status: runs.status, detached: runs.detached })
             .from(runs)

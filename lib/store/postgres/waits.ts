@@ -111,6 +111,7 @@ export function postgresWaits(c: PgConnection): WaitStore {
 
     async listWaits(runId) {
       return c.readBuilt(
+        'listWaits',
         c.orm.select().from(waits).where(eq(waits.runId, runId)).orderBy(asc(waits.createdAt), asc(waits.name)),
       );
     },
