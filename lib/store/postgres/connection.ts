@@ -166,7 +166,9 @@ export function postgresConnection(pool: pg.Pool, clock: Clock): PgConnection {
     orm: drizzle(pool, { schema }),
     clock,
     skew,
-    now: () => sql`(extract(epoch from now())::float8 + ${skew()}::float8)`,
+    // A scalar subquery, so PostgreSQL computes it once a statement (an InitPlan): as a bare expression it was
+    // computed again for every row it was compared with, extract()'s numeric arithmetic included.
+    now: () => sql`(SELECT extract(epoch from now())::float8 + ${skew()}::float8)`,
     text,
     once,
     query: (statement, name) => withRetry(name ?? 'query', () => once(statement, name)),
