@@ -111,6 +111,13 @@ function selectsEveryColumn(text: string): boolean {
   return text.replace(/\bcount\(\s*\*\s*\)|\bSELECT\s+\*\s+FROM\s+\(/gi, '').includes('*');
 }
 
+/**
+ * The database's clock shifted by `skew` (the SQL of a float8: a parameter, or a number written in), as a scalar
+ * subquery: PostgreSQL computes it once a statement (an InitPlan), where a bare expression is computed again for
+ * every row it is compared with, extract()'s numeric arithmetic included. c.now() is the same with the skew bound.
+ */
+export const dbNowText = (skew: string) => `(SELECT extract(epoch from now())::float8 + ${skew}::float8)`;
+
 /** In place of a statement's name: name it by its text, as a fixed read (fixedName). */
 export const FIXED = Symbol('fixed read');
 type Name = string | typeof FIXED | undefined;
@@ -166,8 +173,7 @@ export function postgresConnection(pool: pg.Pool, clock: Clock): PgConnection {
     orm: drizzle(pool, { schema }),
     clock,
     skew,
-    // A scalar subquery, so PostgreSQL computes it once a statement (an InitPlan): as a bare expression it was
-    // computed again for every row it was compared with, extract()'s numeric arithmetic included.
+    // dbNowText's subquery, the skew a parameter.
     now: () => sql`(SELECT extract(epoch from now())::float8 + ${skew()}::float8)`,
     text,
     once,

@@ -16,11 +16,11 @@ import type { HistogramRow } from '../shared/histogram';
 import { MetricsTally, type TallyRow } from '../shared/metrics-tally';
 import { COUNTED_EVENTS, EMPTY_BY_STATUS, histogramColumns, STATUS_SQL } from '../shared/sql';
 import { TALLY } from './columns';
-import type { PgConnection } from './connection';
+import { dbNowText, type PgConnection } from './connection';
 import { withRetry } from './retry';
 
 const STATUSES = STATUS_SQL('postgres');
-const NOW = `(extract(epoch from now())::float8 + $1::float8)`;
+const NOW = dbNowText('$1');
 
 /** $1 skew, $2 claim TTL s. */
 const CLAIMS_SQL = `SELECT count(*)::int AS total,

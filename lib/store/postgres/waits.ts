@@ -17,7 +17,7 @@ import { announceWake, onLocalWake } from '../shared/local-wakes';
 import { decisionDetail, refuseOverLimit, WAITING_SUMMARY } from '../shared/waits';
 import { approvalEvent } from '../shared/webhooks';
 import { WAIT as WAIT_LIST } from './columns';
-import type { PgConnection } from './connection';
+import { dbNowText, type PgConnection } from './connection';
 import { withRetry } from './retry';
 import { enqueueIn } from './webhooks';
 
@@ -236,8 +236,8 @@ export function postgresWaits(c: PgConnection): WaitStore {
     },
 
     async waitingSummary() {
-      // c.now()'s expression, its skew a number rendered in place (the shared text is plain SQL).
-      const now = `(extract(epoch from now())::float8 + ${Number(c.skew())}::float8)`;
+      // The skew a number written in: the shared text is plain SQL.
+      const now = dbNowText(String(Number(c.skew())));
       return (await c.query<WaitingKind>(sql.raw(WAITING_SUMMARY(now, 'COLLATE "C"')))).rows.map((row) => ({
         ...row,
         runs: Number(row.runs),
