@@ -78,6 +78,11 @@ export function prepare<V extends Record<string, unknown>>(name: string, stateme
   return { name, text, slots };
 }
 
+/** A statement's name made from its text: the same text has the same name on every connection and in every process. */
+export function nameOfText(prefix: string, text: string): string {
+  return `${prefix}_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`;
+}
+
 /**
  * At most this many texts are named as fixed reads in one process, whatever its callers pass: a bound on the
  * statements each connection keeps prepared.
@@ -97,7 +102,7 @@ const fixedNames = new Map<string, string>();
 export function fixedName(text: string): string | undefined {
   let name = fixedNames.get(text);
   if (name === undefined && fixedNames.size < FIXED_TEXTS && !selectsEveryColumn(text)) {
-    name = `waybill_r_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`;
+    name = nameOfText('waybill_r', text);
     fixedNames.set(text, name);
   }
   return name;
@@ -112,11 +117,14 @@ function selectsEveryColumn(text: string): boolean {
 }
 
 /**
- * The database's clock shifted by `skew` (the SQL of a float8: a parameter, or a number written in), as a scalar
- * subquery: PostgreSQL computes it once a statement (an InitPlan), where a bare expression is computed again for
- * every row it is compared with, extract()'s numeric arithmetic included. c.now() is the same with the skew bound.
+ * The database's clock shifted by `skew` (a float8), as a scalar subquery: PostgreSQL computes it once a statement
+ * (an InitPlan), where a bare expression is computed again for every row it is compared with, extract()'s numeric
+ * arithmetic included.
  */
-export const dbNowText = (skew: string) => `(SELECT extract(epoch from now())::float8 + ${skew}::float8)`;
+const dbNow = (skew: SQL): SQL => sql`(SELECT extract(epoch from now())::float8 + ${skew}::float8)`;
+
+/** dbNow as plain SQL text, `skew` written in (a parameter such as `$1`, or a number). */
+export const dbNowText = (skew: string): string => dialect.sqlToQuery(dbNow(sql.raw(skew))).sql;
 
 /** In place of a statement's name: name it by its text, as a fixed read (fixedName). */
 export const FIXED = Symbol('fixed read');
@@ -173,8 +181,7 @@ export function postgresConnection(pool: pg.Pool, clock: Clock): PgConnection {
     orm: drizzle(pool, { schema }),
     clock,
     skew,
-    // dbNowText's subquery, the skew a parameter.
-    now: () => sql`(SELECT extract(epoch from now())::float8 + ${skew()}::float8)`,
+    now: () => dbNow(sql`${skew()}`),
     text,
     once,
     query: (statement, name) => withRetry(name ?? 'query', () => once(statement, name)),

@@ -4,7 +4,6 @@
  * "C"), as SQLite orders them; float8 times cross to JS and back exactly, so the cursor matches. Each filter
  * value sits where it is compared (Drizzle's `sql`), cast there so a null filter is typed.
  */
-import { createHash } from 'node:crypto';
 import { type SQL, sql } from 'drizzle-orm';
 import { InvalidInputError } from '../../errors';
 import type { RunStore, RunSummary } from '../contract';
@@ -21,7 +20,7 @@ import {
   type TagFilterPart,
   tagFilterParts,
 } from '../shared/run-tag-filter';
-import type { PgConnection } from './connection';
+import { nameOfText, type PgConnection } from './connection';
 import { SERIAL_PLAN } from './serial-plan';
 
 type Filter = Parameters<RunStore['listRuns']>[0];
@@ -69,7 +68,7 @@ function statementName(c: PgConnection, filter: Filter, statement: SQL): string 
   const shape = `${pageLimit(filter)}${filter.after ? ' after' : ''}`;
   const name = named.get(shape);
   if (name !== undefined || named.size >= NAMED_TEXTS) return name;
-  const made = `waybill_runs_${createHash('sha1').update(c.text(statement).text).digest('hex').slice(0, 20)}`;
+  const made = nameOfText('waybill_runs', c.text(statement).text);
   named.set(shape, made);
   return made;
 }
