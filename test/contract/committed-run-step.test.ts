@@ -1,8 +1,8 @@
 /**
- * SQLite keeps one index of a run's committed rows, committed_run_step on (run, step, key) (#29): a store made at
- * the migration before it keeps every row when it opens, loses committed_run_order, and its committed pages, in
- * (step, key) order with keyless rows first, are the same read through the new index, each a seek of it. The
- * run-keyed index a 64-run batch writes a page a run of is one fewer (bench/RESULTS.md).
+ * SQLite keeps a run's committed rows in two indexes on (run, step, key) (#29): committed_run_step holds the settled
+ * rows, committed_fresh the ones committed since the last settle. A store made at the migration before 0026 keeps
+ * every row when it opens, loses committed_run_order, and its committed pages, in (step, key) order with keyless
+ * rows first, are the same read through the new indexes, each a seek of each, merged (bench/RESULTS.md).
  */
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -71,10 +71,14 @@ describe('committed_run_step on SQLite', () => {
     try {
       expect(indexes(store.db)).toEqual([
         { name: 'committed_at', sql: expect.any(String) },
+        {
+          name: 'committed_fresh',
+          sql: 'CREATE INDEX `committed_fresh` ON `committed` (`run_id`,`step`,`idem_key`) WHERE fresh IS NOT NULL',
+        },
         { name: 'committed_not_executed', sql: expect.any(String) },
         {
           name: 'committed_run_step',
-          sql: 'CREATE INDEX `committed_run_step` ON `committed` (`run_id`,`step`,`idem_key`)',
+          sql: 'CREATE INDEX `committed_run_step` ON `committed` (`run_id`,`step`,`idem_key`) WHERE fresh IS NULL',
         },
       ]);
       const all = await store.listCommitted('mixed');
@@ -109,13 +113,13 @@ describe('committed_run_step on SQLite', () => {
     }
   });
 
-  it('reads a page of a 20,000-step run from committed_run_step without sorting the run', async () => {
+  it('reads a page of a 20,000-step run from its two indexes, merged, without sorting the run', async () => {
     const path = tempDir('waybill-run-step-').file('store.db');
     const store = openSqliteStore({ path, synchronous: 'normal' });
     try {
       store.db.exec(`WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 19999)
-        INSERT INTO committed (idem_key, run_id, result_json, committed_at, step)
-        SELECT 'big:step:' || i, 'big', '1', i, i FROM n`);
+        INSERT INTO committed (idem_key, run_id, result_json, committed_at, step, fresh)
+        SELECT 'big:step:' || i, 'big', '1', i, i, CASE WHEN i >= 19990 THEN 1 END FROM n`);
       store.db.exec('ANALYZE');
       const plan = (text: string, params: unknown[]) =>
         store.db
@@ -123,20 +127,40 @@ describe('committed_run_step on SQLite', () => {
           .all(...params)
           .map((row) => (row as { detail: string }).detail);
       const seek = 'SEARCH committed USING INDEX committed_run_step';
-      expect(plan(firstCommittedPage.positional, ['big', 3])).toEqual([`${seek} (run_id=?)`]);
-      // Each branch a range of the index, read in its order; what is sorted is the branches' pages (subqueries of at
-      // most `limit` rows each), merged.
-      const after = plan(committedPageAfter.positional, ['big', 'big:step:15000', 3, 'big', 'big:step:15000', 3, 3]);
+      const fresh = 'SEARCH committed USING INDEX committed_fresh';
+      const byKey = 'SEARCH committed USING INDEX sqlite_autoindex_committed_1 (idem_key=?)';
+      const values = (names: readonly string[]) =>
+        names.map((n) => (n === 'runId' ? 'big' : n === 'limit' ? 3 : 'big:step:15000'));
+      expect(plan(firstCommittedPage.positional, values(firstCommittedPage.names))).toEqual([
+        'MERGE (UNION ALL)',
+        'LEFT',
+        `${fresh} (run_id=?)`,
+        'RIGHT',
+        `${seek} (run_id=?)`,
+      ]);
+      // Each branch a range of each index, read in its order; what is sorted is the branches' pages (subqueries of
+      // at most `limit` rows each), merged.
+      const after = plan(committedPageAfter.positional, values(committedPageAfter.names));
       expect(after.filter((d) => /\bcommitted\b/.test(d))).toEqual([
+        `${fresh} (run_id=? AND step=? AND idem_key>?)`,
+        byKey,
         `${seek} (run_id=? AND step=? AND idem_key>?)`,
-        'SEARCH committed USING INDEX sqlite_autoindex_committed_1 (idem_key=?)',
+        byKey,
+        `${fresh} (run_id=? AND step>?)`,
+        byKey,
         `${seek} (run_id=? AND step>?)`,
-        'SEARCH committed USING INDEX sqlite_autoindex_committed_1 (idem_key=?)',
+        byKey,
       ]);
       const sorted = after.flatMap((d, i) => (/TEMP B-TREE/.test(d) ? [after[i - 1]] : []));
-      expect(sorted).toEqual(['SCAN (subquery-2)', 'SCAN (subquery-5)']);
+      expect(sorted).toEqual(['SCAN (subquery-4)', 'SCAN (subquery-9)']);
       const deep = await store.listCommitted('big', { afterKey: 'big:step:15000', limit: 3 });
       expect(deep.map((r) => r.step)).toEqual([15001, 15002, 15003]);
+      // Across the two: the last settled rows, then the fresh ones, in one order.
+      const edge = await store.listCommitted('big', { afterKey: 'big:step:19987', limit: 4 });
+      expect(edge.map((r) => r.step)).toEqual([19988, 19989, 19990, 19991]);
+      expect((await store.recentSteps('big', { limit: 12 })).map((r) => r.step)).toEqual(
+        Array.from({ length: 12 }, (_, i) => 19988 + i),
+      );
     } finally {
       await store.close();
     }

@@ -18,7 +18,7 @@ import { withRetry } from './retry';
 
 const DEFAULT_BATCH = 500;
 const RUNS = PRUNABLE_RUNS('$1::float8');
-const EXTERNAL = PRUNABLE_EXTERNAL('$1::float8');
+const EXTERNAL = PRUNABLE_EXTERNAL('postgres', '$1::float8');
 const NO_CLAIM = (id: string) => `NOT EXISTS (SELECT 1 FROM claims cl WHERE cl.run_id = ${id})`;
 
 /** $1 before. */
@@ -70,7 +70,7 @@ async function batch(client: pg.PoolClient, request: PruneRequest): Promise<Prun
     (
       await client.query(
         `DELETE FROM progress WHERE run_id = ANY($1::text[])
-    AND ${NO_CLAIM('progress.run_id')} AND NOT ${HAS_ROWS('progress.run_id')}`,
+    AND ${NO_CLAIM('progress.run_id')} AND NOT ${HAS_ROWS('postgres', 'progress.run_id')}`,
         [ids],
       )
     ).rowCount ?? 0;
@@ -79,7 +79,7 @@ async function batch(client: pg.PoolClient, request: PruneRequest): Promise<Prun
   const runs =
     (
       await client.query(
-        `DELETE FROM runs WHERE id = ANY($1::text[]) AND NOT ${HAS_ROWS('runs.id')}
+        `DELETE FROM runs WHERE id = ANY($1::text[]) AND NOT ${HAS_ROWS('postgres', 'runs.id')}
     AND ${NO_CLAIM('runs.id')} AND NOT EXISTS (SELECT 1 FROM progress p WHERE p.run_id = runs.id)`,
         [runIds],
       )
@@ -103,7 +103,7 @@ async function batch(client: pg.PoolClient, request: PruneRequest): Promise<Prun
       : (
           await client.query<{ n: number }>(
             `SELECT count(*)::int AS n
-    FROM unnest($1::text[]) x (id) WHERE NOT ${HAS_ROWS('x.id')} AND NOT EXISTS (SELECT 1 FROM progress p WHERE p.run_id = x.id)`,
+    FROM unnest($1::text[]) x (id) WHERE NOT ${HAS_ROWS('postgres', 'x.id')} AND NOT EXISTS (SELECT 1 FROM progress p WHERE p.run_id = x.id)`,
             [extIds],
           )
         ).rows[0]!.n;

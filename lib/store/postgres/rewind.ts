@@ -44,19 +44,19 @@ export function postgresRewind(c: PgConnection): RewindStore {
     });
   return {
     async rerunRun(request) {
-      return run((now) => rerunPlan(request, now, ' FOR UPDATE'));
+      return run((now) => rerunPlan('postgres', request, now, ' FOR UPDATE'));
     },
     async forkRun(request) {
-      return run((now) => forkPlan(request, now, ''));
+      return run((now) => forkPlan('postgres', request, now, ''));
     },
     async rewindSpan(runId, fromStep) {
-      return read(rewindSpanPlan(runId, fromStep));
+      return read(rewindSpanPlan('postgres', runId, fromStep));
     },
     async readStep(runId, step, limit = 200) {
-      return read(readStepPlan(runId, step, limit));
+      return read(readStepPlan('postgres', runId, step, limit));
     },
     async readTrace(runId, from, count) {
-      return read(tracePlan(runId, from, count));
+      return read(tracePlan('postgres', runId, from, count));
     },
     async listForks(runId) {
       return read(forksPlan(runId));

@@ -4,7 +4,8 @@
  * What differs in behaviour rather than in spelling (whose clock judges a lease, how a dead worker is told)
  * is each backend's own, in its folder's files, with the reason beside it.
  */
-import type { Dialect } from '../contract';
+import type { Dialect } from '../contract/rows';
+import { committedRun, committedRunIds } from '../sqlite/committed-rows';
 
 export interface DialectFlags {
   /** How a statement names a positional value: `@b0` binds by name on better-sqlite3, `$1` (cast) on pg. */
@@ -13,11 +14,30 @@ export interface DialectFlags {
   int: string;
   /** The same for sums and averages (numeric on pg). */
   float: string;
+  /**
+   * `run_id <test>` on the committed table (`= @runId`, `IN (…)`; `of`: its alias and a dot): on SQLite a run's
+   * rows are in two partial indexes, and a read must name both (sqlite/committed-rows.ts).
+   */
+  committedRun(test: string, of?: string): string;
+  /** Every run id with committed rows (duplicates allowed): an index's worth, not the table's. */
+  committedRunIds: string;
+}
+
+/** committedRun(`= ?`) with positional `?`s (the rewind plans'), and the id once for each `?` the text holds. */
+export function committedOfRunAt(dialect: Dialect, id: string, of = ''): { sql: string; params: string[] } {
+  const sql = DIALECTS[dialect].committedRun('= ?', of);
+  return { sql, params: Array.from({ length: sql.split('?').length - 1 }, () => id) };
 }
 
 export const DIALECTS: Record<Dialect, DialectFlags> = {
-  sqlite: { param: (name) => `@${name}`, int: '', float: '' },
-  postgres: { param: (_, index) => `$${index + 1}::float8`, int: '::int', float: '::float8' },
+  sqlite: { param: (name) => `@${name}`, int: '', float: '', committedRun, committedRunIds },
+  postgres: {
+    param: (_, index) => `$${index + 1}::float8`,
+    int: '::int',
+    float: '::float8',
+    committedRun: (test, of = '') => `${of}run_id ${test}`,
+    committedRunIds: 'SELECT run_id FROM committed',
+  },
 };
 
 /**

@@ -22,8 +22,9 @@
  */
 
 import { RewindRefusedError } from '../../errors';
-import type { CommittedRow, RunRow } from '../contract/rows';
+import type { CommittedRow, Dialect, RunRow } from '../contract/rows';
 import { claimExpiresAtText } from './claim-expiry-sql';
+import { committedOfRunAt } from './dialects';
 
 export type Statement = { sql: string; params: unknown[] };
 /** A plan yields statements and is given each one's rows back; it returns its answer or throws a refusal. */
@@ -119,7 +120,7 @@ export const q = (sql: string, ...params: unknown[]): Statement => ({ sql, param
  * The steps a rerun or fork from N redoes: N through the run's last step (its total less one when it has a
  * total, else its highest committed step). Refused for a run with no row or N beyond the last step.
  */
-function* span(runId: string, fromStep: number, lock: string): Plan<{ run: RunRow; last: number }> {
+function* span(d: Dialect, runId: string, fromStep: number, lock: string): Plan<{ run: RunRow; last: number }> {
   const found = (yield q(`SELECT ${RUN_COLUMNS} FROM runs WHERE id = ?${lock}`, runId))[0];
   if (!found) {
     throw new RewindRefusedError(
@@ -128,7 +129,8 @@ function* span(runId: string, fromStep: number, lock: string): Plan<{ run: RunRo
     );
   }
   const run = runFromRow(found);
-  const max = (yield q('SELECT max(step) AS last FROM committed WHERE run_id = ?', runId))[0]?.last;
+  const rows = committedOfRunAt(d, runId);
+  const max = (yield q(`SELECT max(step) AS last FROM committed WHERE ${rows.sql}`, ...rows.params))[0]?.last;
   const last = run.totalSteps !== null ? run.totalSteps - 1 : max === null || max === undefined ? -1 : Number(max);
   if (fromStep > last) {
     throw new RewindRefusedError(
@@ -142,20 +144,21 @@ function* span(runId: string, fromStep: number, lock: string): Plan<{ run: RunRo
 }
 
 /** The span a rewind from N would redo, read and refused as the rewind itself does (for its cost preview). */
-export function* rewindSpanPlan(runId: string, fromStep: number): Plan<RewindSpan> {
-  const { last } = yield* span(runId, fromStep, '');
+export function* rewindSpanPlan(d: Dialect, runId: string, fromStep: number): Plan<RewindSpan> {
+  const { last } = yield* span(d, runId, fromStep, '');
   return { fromStep, toStep: last };
 }
 
 /** Reads and checks what both rewinds need: the run, its last step, and that no claim of it is live. */
 function* checked(
+  d: Dialect,
   runId: string,
   fromStep: number,
   claimTtlMs: number,
   now: number,
   lock: string,
 ): Plan<{ run: RunRow; last: number }> {
-  const { run, last } = yield* span(runId, fromStep, lock);
+  const { run, last } = yield* span(d, runId, fromStep, lock);
   const live = (yield q(
     `SELECT idem_key, worker_id FROM claims WHERE run_id = ?
     AND ${claimExpiresAtText('CAST(? AS DOUBLE PRECISION)')} > CAST(? AS DOUBLE PRECISION) LIMIT 1`,
@@ -172,8 +175,8 @@ function* checked(
   return { run, last };
 }
 
-export function* rerunPlan(r: RerunRequest, now: number, lock: string): Plan<RewindOutcome> {
-  const { run } = yield* checked(r.runId, r.fromStep, r.claimTtlMs, now, lock);
+export function* rerunPlan(d: Dialect, r: RerunRequest, now: number, lock: string): Plan<RewindOutcome> {
+  const { run } = yield* checked(d, r.runId, r.fromStep, r.claimTtlMs, now, lock);
   if (!['completed', 'failed', 'cancelled', 'paused'].includes(run.status)) {
     throw new RewindRefusedError(
       'status',
@@ -185,15 +188,16 @@ export function* rerunPlan(r: RerunRequest, now: number, lock: string): Plan<Rew
       (yield q('SELECT coalesce(max(rerun), 0) AS n FROM committed_history WHERE run_id = ?', r.runId))[0]?.n ?? 0,
     ) + 1;
   // Read before the rows move: the map as it stood when step N was first reached in the execution that committed it.
-  const prior = yield* priorAt(r.runId, r.fromStep);
+  const prior = yield* priorAt(d, r.runId, r.fromStep);
+  const rows = committedOfRunAt(d, r.runId);
   yield q(
     `INSERT INTO committed_history (${MOVED_COLUMNS}, superseded_at, superseded_by, reason, rerun)
-    SELECT ${MOVED_COLUMNS}, CAST(? AS DOUBLE PRECISION), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS INTEGER) FROM committed WHERE run_id = ? AND step >= ? ORDER BY step`,
+    SELECT ${MOVED_COLUMNS}, CAST(? AS DOUBLE PRECISION), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS INTEGER) FROM committed WHERE ${rows.sql} AND step >= ? ORDER BY step`,
     now,
     r.actor,
     r.reason,
     rerun,
-    r.runId,
+    ...rows.params,
     r.fromStep,
   );
   // The model calls of the steps redone go to history with their results (their rows stay, for the ledger):
@@ -201,15 +205,18 @@ export function* rerunPlan(r: RerunRequest, now: number, lock: string): Plan<Rew
   yield q(
     `UPDATE model_calls SET idem_key = NULL, retired_at = CAST(? AS DOUBLE PRECISION)
     WHERE run_id = ? AND idem_key IS NOT NULL
-    AND (step >= ? OR idem_key IN (SELECT idem_key FROM committed WHERE run_id = ? AND step >= ?))`,
+    AND (step >= ? OR idem_key IN (SELECT idem_key FROM committed WHERE ${rows.sql} AND step >= ?))`,
     now,
     r.runId,
     r.fromStep,
-    r.runId,
+    ...rows.params,
     r.fromStep,
   );
-  const moved = (yield q('DELETE FROM committed WHERE run_id = ? AND step >= ? RETURNING 1 AS x', r.runId, r.fromStep))
-    .length;
+  const moved = (yield q(
+    `DELETE FROM committed WHERE ${rows.sql} AND step >= ? RETURNING 1 AS x`,
+    ...rows.params,
+    r.fromStep,
+  )).length;
   // Every claim left is orphaned (checked above): gone, its holder can no longer commit into the rerun. Only
   // orphaned ones, judged again: under READ COMMITTED a claim taken since the check is live, and stays.
   yield q(
@@ -248,10 +255,11 @@ const MOVED_COLUMNS =
  * it was saved with, so both come back together: a map that lagged at k < N resumes at k, and steps k…N-1,
  * still committed, are skipped. Null when nothing usable was recorded.
  */
-function* priorAt(runId: string, fromStep: number): Plan<{ step: number; stateJson: string } | null> {
+function* priorAt(d: Dialect, runId: string, fromStep: number): Plan<{ step: number; stateJson: string } | null> {
+  const rows = committedOfRunAt(d, runId);
   const row = (yield q(
-    `SELECT prior_step, prior_state_json FROM committed WHERE run_id = ? AND step >= ? ORDER BY step, committed_at LIMIT 1`,
-    runId,
+    `SELECT prior_step, prior_state_json FROM committed WHERE ${rows.sql} AND step >= ? ORDER BY step, committed_at LIMIT 1`,
+    ...rows.params,
     fromStep,
   ))[0];
   if (!row || row.prior_step === null || row.prior_state_json === null) return null;
@@ -287,13 +295,14 @@ function stateNote(state: RewindOutcome['state'], prior: { step: number } | null
   return '';
 }
 
-export function* forkPlan(r: ForkRequest, now: number, lock: string): Plan<RewindOutcome> {
-  const { run } = yield* checked(r.runId, r.fromStep, r.claimTtlMs, now, lock);
+export function* forkPlan(d: Dialect, r: ForkRequest, now: number, lock: string): Plan<RewindOutcome> {
+  const { run } = yield* checked(d, r.runId, r.fromStep, r.claimTtlMs, now, lock);
   // Keys embed the run id (`<run>:step:<n>`, `<run>:<name>`): the fork's are the same with its own id. A key
   // that does not (a content hash) is global, so the fork would share it with the original: refused.
+  const rows = committedOfRunAt(d, r.runId);
   const foreign = (yield q(
-    `SELECT idem_key FROM committed WHERE run_id = ? AND substr(idem_key, 1, length(CAST(? AS TEXT))) <> CAST(? AS TEXT) LIMIT 1`,
-    r.runId,
+    `SELECT idem_key FROM committed WHERE ${rows.sql} AND substr(idem_key, 1, length(CAST(? AS TEXT))) <> CAST(? AS TEXT) LIMIT 1`,
+    ...rows.params,
     `${r.runId}:`,
     `${r.runId}:`,
   ))[0];
@@ -331,16 +340,16 @@ export function* forkPlan(r: ForkRequest, now: number, lock: string): Plan<Rewin
     r.newId,
     r.runId,
   );
-  const prior = yield* priorAt(r.runId, r.fromStep);
+  const prior = yield* priorAt(d, r.runId, r.fromStep);
   const copied = (yield q(
     `INSERT INTO committed (idem_key, run_id, result_json, committed_at, step, fingerprint, worker_id,
       duration_ms, source, forked_from, input_json, prior_step, prior_state_json)
     SELECT CAST(? AS TEXT) || substr(idem_key, length(CAST(? AS TEXT)) + 1), CAST(? AS TEXT), result_json, committed_at, step, fingerprint, worker_id, duration_ms,
-      'forked', idem_key, input_json, prior_step, prior_state_json FROM committed WHERE run_id = ? AND step < ? RETURNING 1 AS x`,
+      'forked', idem_key, input_json, prior_step, prior_state_json FROM committed WHERE ${rows.sql} AND step < ? RETURNING 1 AS x`,
     r.newId,
     r.runId,
     r.newId,
-    r.runId,
+    ...rows.params,
     r.fromStep,
   )).length;
   // The fork starts from the original's map as it stood when N was reached (priorAt); where none was

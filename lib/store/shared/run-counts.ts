@@ -7,7 +7,7 @@
  * The committed rows are the run's progress row's committed_count, kept by the store wherever rows are added or
  * removed (migrations 0027 SQLite, 0034 PostgreSQL): a lookup in the row the list reads anyway. Only a run with
  * no progress row (a workflow that never saved progress, an outside client's committed-only run), or one whose
- * count is unknown, is counted: a range of committed_run_step, a few ms for a 100,000-step run. COALESCE
+ * count is unknown, is counted: a range of the run's index (two on SQLite), a few ms for a 100,000-step run. COALESCE
  * evaluates its second argument only when the first is null, on both backends.
  */
 import type { Dialect, RunSummary } from '../contract';
@@ -15,7 +15,8 @@ import { DIALECTS } from './dialects';
 
 /** `progress`: the alias of the run's progress row, left-joined (null when it has none). */
 export const committedCountSql = (dialect: Dialect, runId: string, progress: string | null) => {
-  const counted = `(SELECT count(*)${DIALECTS[dialect].int} FROM committed c WHERE c.run_id = ${runId})`;
+  const { int, committedRun } = DIALECTS[dialect];
+  const counted = `(SELECT count(*)${int} FROM committed c WHERE ${committedRun(`= ${runId}`, 'c.')})`;
   return progress ? `coalesce(${progress}.committed_count, ${counted})` : counted;
 };
 

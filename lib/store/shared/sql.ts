@@ -84,25 +84,28 @@ export const PRUNABLE_RUNS = (before: string) => `SELECT r.id FROM runs r
     AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.run_id = r.id)`;
 
 /** Outside clients' runs (no runs row) whose every row was written before `before`, with no claim. */
-export const PRUNABLE_EXTERNAL = (before: string) => `SELECT x.run_id AS id FROM (
-    SELECT run_id FROM progress UNION SELECT run_id FROM committed UNION SELECT run_id FROM step_events) x
+export const PRUNABLE_EXTERNAL = (dialect: Dialect, before: string) => `SELECT x.run_id AS id FROM (
+    SELECT run_id FROM progress UNION ${DIALECTS[dialect].committedRunIds} UNION SELECT run_id FROM step_events) x
   WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = x.run_id)
     AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.run_id = x.run_id)
     AND coalesce((SELECT updated_at FROM progress p WHERE p.run_id = x.run_id), 0) < ${before}
-    AND coalesce((SELECT max(committed_at) FROM committed c WHERE c.run_id = x.run_id), 0) < ${before}
+    AND coalesce((SELECT max(committed_at) FROM committed c WHERE ${DIALECTS[dialect].committedRun('= x.run_id', 'c.')}), 0) < ${before}
     AND coalesce((SELECT max(at) FROM step_events e WHERE e.run_id = x.run_id), 0) < ${before}`;
 
 /** Whether the run whose id is the SQL expression `id` still has committed rows, events or log lines. */
-export const HAS_ROWS = (id: string) => `(EXISTS (SELECT 1 FROM committed c WHERE c.run_id = ${id})
+export const HAS_ROWS = (
+  dialect: Dialect,
+  id: string,
+) => `(EXISTS (SELECT 1 FROM committed c WHERE ${DIALECTS[dialect].committedRun(`= ${id}`, 'c.')})
   OR EXISTS (SELECT 1 FROM step_events e WHERE e.run_id = ${id})
   OR EXISTS (SELECT 1 FROM run_logs l WHERE l.run_id = ${id}))`;
 
 /** The plan (dry run) of a prune over `doomed (id, external)`, whose `external` is a boolean in SQL. */
 export const PLAN_COUNTS = (dialect: Dialect, external: (flag: boolean) => string) => {
-  const { int } = DIALECTS[dialect];
+  const { int, committedRun } = DIALECTS[dialect];
   return `SELECT (SELECT count(*) FROM doomed WHERE external = ${external(false)})${int} AS runs,
     (SELECT count(*) FROM doomed WHERE external = ${external(true)})${int} AS external,
-    (SELECT count(*) FROM committed WHERE run_id IN (SELECT id FROM doomed))${int} AS committed,
+    (SELECT count(*) FROM committed WHERE ${committedRun('IN (SELECT id FROM doomed)')})${int} AS committed,
     (SELECT count(*) FROM step_events WHERE run_id IN (SELECT id FROM doomed))${int} AS events,
     (SELECT count(*) FROM progress WHERE run_id IN (SELECT id FROM doomed))${int} AS progress,
     (SELECT count(*) FROM run_logs WHERE run_id IN (SELECT id FROM doomed))${int} AS logs`;

@@ -6,7 +6,8 @@
  */
 
 import type { StepRecord, TraceBar } from '../contract/rewind';
-import type { CommittedRow, StepEvent } from '../contract/rows';
+import type { CommittedRow, Dialect, StepEvent } from '../contract/rows';
+import { committedOfRunAt } from './dialects';
 import { type Plan, q } from './rewind';
 
 const str = (v: unknown) => (v === null || v === undefined ? null : String(v));
@@ -31,10 +32,11 @@ function committedFromRow(r: Record<string, unknown>): CommittedRow {
 }
 
 /** The step page's reads (contract/rewind.ts StepRecord): four indexed reads, no transaction needed. */
-export function* readStepPlan(runId: string, step: number, limit: number): Plan<StepRecord> {
+export function* readStepPlan(d: Dialect, runId: string, step: number, limit: number): Plan<StepRecord> {
+  const rows = committedOfRunAt(d, runId);
   const committed = (yield q(
-    `SELECT * FROM committed WHERE run_id = ? AND step = ? ORDER BY idem_key LIMIT 1`,
-    runId,
+    `SELECT * FROM committed WHERE ${rows.sql} AND step = ? ORDER BY idem_key LIMIT 1`,
+    ...rows.params,
     step,
   ))[0];
   const history = yield q(
@@ -125,12 +127,13 @@ export function* forksPlan(runId: string): Plan<{ id: string; forkedAtStep: numb
 }
 
 /** The attempts of steps [from, from + count): committed rows and failure events, both read by (run, step) indexes. */
-export function* tracePlan(runId: string, from: number, count: number): Plan<TraceBar[]> {
+export function* tracePlan(d: Dialect, runId: string, from: number, count: number): Plan<TraceBar[]> {
   const to = from + count;
+  const rows = committedOfRunAt(d, runId);
   const committed = yield q(
     `SELECT step, committed_at, duration_ms, worker_id FROM committed
-    WHERE run_id = ? AND step >= ? AND step < ? ORDER BY step LIMIT ?`,
-    runId,
+    WHERE ${rows.sql} AND step >= ? AND step < ? ORDER BY step LIMIT ?`,
+    ...rows.params,
     from,
     to,
     count,

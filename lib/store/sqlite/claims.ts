@@ -11,6 +11,7 @@ import { claims, stepEvents } from '../schema/sqlite';
 import { claimExpiredSql } from '../shared/claim-expiry-sql';
 import { committedCountSql } from '../shared/run-counts';
 import { COMMITTED } from './columns';
+import { committedRun, runRowsInOrder } from './committed-rows';
 import { guard, type SqliteConnection } from './connection';
 import { statement } from './statement';
 import { claimByKey, expiresAt, insertCommitted, type RawClaim } from './steps';
@@ -24,28 +25,26 @@ const committedCount = statement<{ runId: string }, { n: number }>(`SELECT
   ${committedCountSql('sqlite', '@runId', 'p')} AS n FROM (SELECT 1) LEFT JOIN progress p ON p.run_id = @runId`);
 
 const footprint = statement<{ runId: string }, { keys: number; bytes: number }>(`SELECT
-  (SELECT count(*) FROM committed WHERE run_id = @runId) + (SELECT count(*) FROM claims WHERE run_id = @runId) AS keys,
+  (SELECT count(*) FROM committed WHERE ${committedRun('= @runId')})
+    + (SELECT count(*) FROM claims WHERE run_id = @runId) AS keys,
   (SELECT coalesce(sum(length(CAST(result_json AS BLOB)) + coalesce(length(CAST(input_json AS BLOB)), 0)), 0)
-    FROM committed WHERE run_id = @runId)
+    FROM committed WHERE ${committedRun('= @runId')})
   + coalesce((SELECT length(CAST(state_json AS BLOB)) FROM progress WHERE run_id = @runId), 0) AS bytes`);
 
 /**
- * Keyset on (step, key), keyless rows first, the order committed_run_step holds them in (SQLite sorts NULL lowest).
+ * Keyset on (step, key), keyless rows first, the order both run indexes hold them in (SQLite sorts NULL lowest).
  * The first page is the run's start of it; a later one starts after the last key seen, its step looked up by
  * primary key (a key not found reads nothing), as two seeks: the keyless rows after a keyless cursor, then the
  * stepped rows after the cursor, a row-value range that NULL never satisfies (from the lowest integer after a
  * keyless cursor, so no negative step is skipped).
  */
-export const firstCommittedPage = statement<{ runId: string; limit: number }, CommittedRow>(`SELECT ${COMMITTED}
-  FROM committed WHERE run_id = @runId ORDER BY step, idem_key LIMIT @limit`);
+const page = (where?: string) =>
+  runRowsInOrder({ columns: COMMITTED, id: '@runId', where, order: 'step, idemKey', limit: '@limit' });
+export const firstCommittedPage = statement<{ runId: string; limit: number }, CommittedRow>(page());
 export const committedPageAfter = statement<{ runId: string; afterKey: string; limit: number }, CommittedRow>(`
-  SELECT * FROM (SELECT ${COMMITTED} FROM committed WHERE run_id = @runId AND step IS NULL
-    AND idem_key > (SELECT idem_key FROM committed WHERE idem_key = @afterKey AND step IS NULL)
-    ORDER BY step, idem_key LIMIT @limit)
+  SELECT * FROM (${page('step IS NULL AND idem_key > (SELECT idem_key FROM committed WHERE idem_key = @afterKey AND step IS NULL)')})
   UNION ALL
-  SELECT * FROM (SELECT ${COMMITTED} FROM committed WHERE run_id = @runId
-    AND (step, idem_key) > (SELECT coalesce(step, -9223372036854775808), idem_key FROM committed WHERE idem_key = @afterKey)
-    ORDER BY step, idem_key LIMIT @limit)
+  SELECT * FROM (${page('(step, idem_key) > (SELECT coalesce(step, -9223372036854775808), idem_key FROM committed WHERE idem_key = @afterKey)')})
   ORDER BY step, idemKey LIMIT @limit`);
 
 const deleteClaim = statement<{ idemKey: string }>('DELETE FROM claims WHERE idem_key = @idemKey');

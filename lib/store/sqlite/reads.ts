@@ -22,6 +22,7 @@ import type {
   UnstableKeyGroup,
 } from '../contract';
 import { COMMITTED, EVENT, TIMING, UNSTABLE } from './columns';
+import { committedRun, runRowsInOrder } from './committed-rows';
 import { guard, type SqliteConnection } from './connection';
 
 /** Runs by status and the progress counters: what only the rows decide, not the clock. */
@@ -77,9 +78,10 @@ export function sqliteReads(c: SqliteConnection): Omit<InsightStore, 'metricsSna
     async listStepTimings(runId: string, options: { limit?: number } = {}): Promise<StepTiming[]> {
       return guard(() =>
         c
-          .prepared<[string, number], StepTiming>(`SELECT ${TIMING}
-        FROM committed WHERE run_id = ? ORDER BY step, idem_key LIMIT ?`)
-          .all(runId, options.limit ?? 10_000),
+          .prepared<unknown[], StepTiming>(
+            runRowsInOrder({ columns: TIMING, id: '@runId', order: 'step, idemKey', limit: '@limit' }),
+          )
+          .all({ runId, limit: options.limit ?? 10_000 }),
       );
     },
 
@@ -90,9 +92,9 @@ export function sqliteReads(c: SqliteConnection): Omit<InsightStore, 'metricsSna
         c
           .prepared<unknown[], StepBucket>(`WITH w AS (
           SELECT max(1, (coalesce(max(step), 0) + CAST(@buckets AS INTEGER)) / CAST(@buckets AS INTEGER)) AS w
-          FROM committed WHERE run_id = @runId)
+          FROM committed WHERE ${committedRun('= @runId')})
         SELECT min(step) AS fromStep, max(step) AS toStep, count(*) AS count, avg(duration_ms) AS avgMs, max(duration_ms) AS maxMs
-        FROM committed, w WHERE run_id = @runId AND step IS NOT NULL GROUP BY step / w.w ORDER BY fromStep`)
+        FROM committed, w WHERE ${committedRun('= @runId')} AND step IS NOT NULL GROUP BY step / w.w ORDER BY fromStep`)
           .all({ runId, buckets: options.buckets }),
       );
     },
@@ -101,7 +103,7 @@ export function sqliteReads(c: SqliteConnection): Omit<InsightStore, 'metricsSna
       return guard(() =>
         c
           .prepared<unknown[], CommitBucket>(`WITH pts AS (
-          SELECT committed_at AS t, 1 AS e, 0 AS s, 0 AS a FROM committed WHERE run_id = @runId AND source = 'executed'
+          SELECT committed_at AS t, 1 AS e, 0 AS s, 0 AS a FROM committed WHERE ${committedRun('= @runId')} AND source = 'executed'
           UNION ALL
           SELECT at, 0, CASE outcome WHEN 'skipped' THEN count ELSE 0 END, CASE outcome WHEN 'awaited' THEN count ELSE 0 END
           FROM step_events WHERE run_id = @runId AND outcome IN ('skipped', 'awaited')),
@@ -116,9 +118,15 @@ export function sqliteReads(c: SqliteConnection): Omit<InsightStore, 'metricsSna
     async recentSteps(runId: string, options: { limit: number }): Promise<StepTiming[]> {
       return guard(() =>
         c
-          .prepared<unknown[], StepTiming>(`SELECT * FROM (SELECT ${TIMING}
-        FROM committed WHERE run_id = ? ORDER BY step DESC, idem_key DESC LIMIT ?) ORDER BY step, idemKey`)
-          .all(runId, options.limit),
+          .prepared<unknown[], StepTiming>(
+            `SELECT * FROM (${runRowsInOrder({
+              columns: TIMING,
+              id: '@runId',
+              order: 'step DESC, idemKey DESC',
+              limit: '@limit',
+            })}) ORDER BY step, idemKey`,
+          )
+          .all({ runId, limit: options.limit }),
       );
     },
 
@@ -154,10 +162,16 @@ export function sqliteReads(c: SqliteConnection): Omit<InsightStore, 'metricsSna
       const pattern = containsPattern(query);
       return guard(() =>
         c
-          .prepared<[string, string, number], CommittedRow>(`SELECT ${COMMITTED}
-        FROM committed WHERE run_id = ? AND idem_key LIKE ? ESCAPE '\\'
-        ORDER BY step, idem_key LIMIT ?`)
-          .all(runId, pattern, options.limit ?? 100),
+          .prepared<unknown[], CommittedRow>(
+            runRowsInOrder({
+              columns: COMMITTED,
+              id: '@runId',
+              where: "idem_key LIKE @pattern ESCAPE '\\'",
+              order: 'step, idemKey',
+              limit: '@limit',
+            }),
+          )
+          .all({ runId, pattern, limit: options.limit ?? 100 }),
       );
     },
 
@@ -165,16 +179,20 @@ export function sqliteReads(c: SqliteConnection): Omit<InsightStore, 'metricsSna
       const limit = options.limit ?? 50;
       return guard(() => {
         const steps = c
-          .prepared<[string, number], { step: number; keys: string }>(`
-          SELECT step, json_group_array(idem_key) AS keys FROM committed
-          WHERE run_id = ? AND step IS NOT NULL GROUP BY step HAVING count(*) > 1 ORDER BY step LIMIT ?`)
-          .all(runId, limit)
+          .prepared<unknown[], { step: number; keys: string }>(`
+          SELECT step, json_group_array(idem_key) AS keys FROM (${runRowsInOrder({
+            columns: 'step, idem_key',
+            id: '@runId',
+            where: 'step IS NOT NULL',
+            order: 'step',
+          })}) GROUP BY step HAVING count(*) > 1 ORDER BY step LIMIT @limit`)
+          .all({ runId, limit })
           .map((r): UnstableKeyGroup => ({ step: r.step, keys: (JSON.parse(r.keys) as string[]).sort(), why: 'step' }));
-        // Stepless rows (committed_run_step's NULL range) that can be in a group: see shared/insights-unstable.ts.
+        // Stepless rows (the run indexes' NULL range) that can be in a group: see shared/insights-unstable.ts.
         const candidates = c
           .prepared<unknown[], UnstableCandidate>(`SELECT ${UNSTABLE} FROM committed
-          WHERE run_id = @runId AND step IS NULL AND (
-            fingerprint IN (SELECT fingerprint FROM committed WHERE run_id = @runId AND step IS NULL AND fingerprint IS NOT NULL
+          WHERE ${committedRun('= @runId')} AND step IS NULL AND (
+            fingerprint IN (SELECT fingerprint FROM committed WHERE ${committedRun('= @runId')} AND step IS NULL AND fingerprint IS NOT NULL
               GROUP BY fingerprint HAVING count(*) > 1)
             OR idem_key GLOB '*[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]*'
             OR idem_key GLOB '*[0-9][0-9]:[0-9][0-9]:[0-9][0-9]*'
@@ -189,8 +207,10 @@ export function sqliteReads(c: SqliteConnection): Omit<InsightStore, 'metricsSna
       return guard(
         () =>
           c
-            .prepared<[string], { at: number | null }>('SELECT max(committed_at) AS at FROM committed WHERE run_id = ?')
-            .get(runId)!.at,
+            .prepared<unknown[], { at: number | null }>(
+              `SELECT max(committed_at) AS at FROM committed WHERE ${committedRun('= @runId')}`,
+            )
+            .get({ runId })!.at,
       );
     },
   };

@@ -6,11 +6,12 @@
 
 import type { PruneCounts, RetentionStore } from '../contract';
 import { HAS_ROWS, PLAN_COUNTS, PRUNABLE_EXTERNAL, PRUNABLE_RUNS } from '../shared/sql';
+import { committedRun } from './committed-rows';
 import { guard, type SqliteConnection } from './connection';
 
 const DEFAULT_BATCH = 500;
 const RUNS = PRUNABLE_RUNS('@before');
-const EXTERNAL = PRUNABLE_EXTERNAL('@before');
+const EXTERNAL = PRUNABLE_EXTERNAL('sqlite', '@before');
 const IN_IDS = `(SELECT value FROM json_each(@ids))`;
 
 export function sqliteRetention(c: SqliteConnection): RetentionStore {
@@ -60,14 +61,14 @@ export function sqliteRetention(c: SqliteConnection): RetentionStore {
             ? 0
             : db
                 .prepare(`DELETE FROM committed WHERE rowid IN
-          (SELECT rowid FROM committed WHERE run_id IN ${IN_IDS} LIMIT @limit)`)
+          (SELECT rowid FROM committed WHERE ${committedRun(`IN ${IN_IDS}`)} LIMIT @limit)`)
                 .run({ ids, limit: batch - logs - events }).changes;
         // Progress and the runs row only once a run has nothing else left.
         const progress = db
-          .prepare(`DELETE FROM progress WHERE run_id IN ${IN_IDS} AND NOT ${HAS_ROWS('progress.run_id')}`)
+          .prepare(`DELETE FROM progress WHERE run_id IN ${IN_IDS} AND NOT ${HAS_ROWS('sqlite', 'progress.run_id')}`)
           .run({ ids }).changes;
         const runs = db
-          .prepare(`DELETE FROM runs WHERE id IN ${IN_IDS} AND NOT ${HAS_ROWS('runs.id')}
+          .prepare(`DELETE FROM runs WHERE id IN ${IN_IDS} AND NOT ${HAS_ROWS('sqlite', 'runs.id')}
           AND NOT EXISTS (SELECT 1 FROM progress p WHERE p.run_id = runs.id)`)
           .run({ ids }).changes;
         // A removed run's waits, streamed text, tags and metadata go with it (decided long ago: the run was finished),
@@ -87,7 +88,7 @@ export function sqliteRetention(c: SqliteConnection): RetentionStore {
             ? 0
             : db
                 .prepare<[{ ids: string }], { n: number }>(`
-          SELECT count(*) AS n FROM json_each(@ids) x WHERE NOT ${HAS_ROWS('x.value')}
+          SELECT count(*) AS n FROM json_each(@ids) x WHERE NOT ${HAS_ROWS('sqlite', 'x.value')}
             AND NOT EXISTS (SELECT 1 FROM progress p WHERE p.run_id = x.value)`)
                 .get({ ids: JSON.stringify(extIds) })!.n;
         return { runs, external, committed, events, progress, logs };

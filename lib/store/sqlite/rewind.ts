@@ -26,19 +26,19 @@ export function sqliteRewind(c: SqliteConnection): RewindStore {
   };
   return {
     async rerunRun(request) {
-      return run((now) => rerunPlan(request, now, ''));
+      return run((now) => rerunPlan('sqlite', request, now, ''));
     },
     async forkRun(request) {
-      return run((now) => forkPlan(request, now, ''));
+      return run((now) => forkPlan('sqlite', request, now, ''));
     },
     async rewindSpan(runId, fromStep) {
-      return guard(() => drive(c, rewindSpanPlan(runId, fromStep)));
+      return guard(() => drive(c, rewindSpanPlan('sqlite', runId, fromStep)));
     },
     async readStep(runId, step, limit = 200) {
-      return guard(() => drive(c, readStepPlan(runId, step, limit)));
+      return guard(() => drive(c, readStepPlan('sqlite', runId, step, limit)));
     },
     async readTrace(runId, from, count) {
-      return guard(() => drive(c, tracePlan(runId, from, count)));
+      return guard(() => drive(c, tracePlan('sqlite', runId, from, count)));
     },
     async listForks(runId) {
       return guard(() => drive(c, forksPlan(runId)));

@@ -18,6 +18,7 @@ import {
   type TagFilterPart,
   tagFilterParts,
 } from '../shared/run-tag-filter';
+import { committedRun, firstCommittedRun } from './committed-rows';
 import type { SqliteConnection } from './connection';
 
 /** An outside client's run's place in the list: the later of its progress's update and its claims'. */
@@ -157,9 +158,9 @@ const NARROW_PAGE_SQL = PAGE(NARROW_CANDIDATES);
  * - A full page: among the commits between its last run's place (@floor) and the cursor (@upto). A run whose
  *   latest commit is older than @floor is beaten by a full page of others and cannot be on it, so this reads
  *   the commits of the page's own time span (committed_at's index, forced: grouping by run_id would otherwise
- *   walk committed_run_step whole); a run with a commit past the cursor was on an earlier page.
+ *   walk the run indexes whole); a run with a commit past the cursor was on an earlier page.
  * - A page that is not full (the last, or one a filter leaves short): every run id in committed once, by
- *   skipping through committed_run_step from one id to the next (one seek per run, not per row), less those
+ *   skipping through its two run indexes from one id to the next (a seek of each per run, not per row), less those
  *   that have a runs, progress or claims row.
  */
 const LONE = (
@@ -176,13 +177,13 @@ const LONE = (
 const LONE_SINCE_SQL = LONE(
   `SELECT run_id AS id, max(committed_at) AS at FROM committed INDEXED BY committed_at
   WHERE committed_at BETWEEN @floor AND @upto GROUP BY run_id`,
-  'AND (@upto >= 1e308 OR NOT EXISTS (SELECT 1 FROM committed c WHERE c.run_id = l.id AND c.committed_at > @upto))',
+  `AND (@upto >= 1e308 OR NOT EXISTS (SELECT 1 FROM committed c WHERE ${committedRun('= l.id', 'c.')} AND c.committed_at > @upto))`,
 );
 const LONE_ALL_SQL = `WITH RECURSIVE ids(id) AS (
-    SELECT (SELECT min(run_id) FROM committed)
+    SELECT (${firstCommittedRun()})
     UNION ALL
-    SELECT (SELECT min(run_id) FROM committed WHERE run_id > ids.id) FROM ids WHERE ids.id IS NOT NULL)
-  ${LONE(`SELECT id, (SELECT max(committed_at) FROM committed c WHERE c.run_id = ids.id) AS at FROM ids
+    SELECT (${firstCommittedRun('ids.id')}) FROM ids WHERE ids.id IS NOT NULL)
+  ${LONE(`SELECT id, (SELECT max(committed_at) FROM committed c WHERE ${committedRun('= ids.id', 'c.')}) AS at FROM ids
     WHERE id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = ids.id)`)}`;
 
 /** One read transaction: the page and the commits it is compared with are one snapshot. */

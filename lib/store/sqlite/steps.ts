@@ -25,6 +25,7 @@ import { ownRunNext, ownRunOutcome } from '../shared/key-owner';
 import { CLAIM, COMMITTED, PROGRESS } from './columns';
 import { guard, type SqliteConnection } from './connection';
 import { beginLoopRunIn, endLoopRunIn } from './loop-runs';
+import { freshRows } from './settle';
 import { type Prepared, prepareAll, statement } from './statement';
 import { type StepWrites, sqliteStepBatches } from './steps-batch';
 
@@ -62,12 +63,14 @@ export const insertCommitted = statement<CommittedValues>(`INSERT INTO committed
  * `{}` when the run has none yet, nothing when its state is longer than PRIOR_STATE_MAX_CHARS. SQLite's
  * length() counts characters, as PostgreSQL's does in waybill_commit, so both stores copy the same states.
  * (`WHERE true`: an upsert's INSERT … SELECT needs a WHERE clause, or SQLite reads ON CONFLICT as the join's ON.)
+ * The row goes in fresh: committed_fresh until the next settle (committed-rows.ts).
  */
 const commitWithPrior = statement<CommittedValues>(`INSERT INTO committed
-    (${columnNames(committed, [...WRITTEN, 'priorStep', 'priorStateJson'])})
+    (${columnNames(committed, [...WRITTEN, 'priorStep', 'priorStateJson'])}, fresh)
   SELECT ${WRITTEN_VALUES},
     CASE WHEN p.run_id IS NULL THEN 0 WHEN length(p.state_json) <= ${PRIOR_STATE_MAX_CHARS} THEN p.step END,
-    CASE WHEN p.run_id IS NULL THEN '{}' WHEN length(p.state_json) <= ${PRIOR_STATE_MAX_CHARS} THEN p.state_json END
+    CASE WHEN p.run_id IS NULL THEN '{}' WHEN length(p.state_json) <= ${PRIOR_STATE_MAX_CHARS} THEN p.state_json END,
+    1
   FROM (SELECT @runId AS run_id) AS r LEFT JOIN progress AS p ON p.run_id = r.run_id WHERE true
   ON CONFLICT (idem_key) DO NOTHING`);
 
@@ -76,6 +79,7 @@ export const expiresAt = claimExpiresAt;
 
 export function sqliteStepWrites(c: SqliteConnection): StepWrites & { statements: StepStatements } {
   const s = stepStatements(c);
+  const fresh = freshRows(c);
   const runStatusOf = (runId: string): RunStatus | null => s.runStatus.get({ runId })?.status ?? null;
 
   function progressIn(w: ProgressWrite, now: number): void {
@@ -193,6 +197,7 @@ export function sqliteStepWrites(c: SqliteConnection): StepWrites & { statements
     if (inserted.changes === 0) {
       throw new LeaseLostError(r.idemKey, 'the key was committed by someone else meanwhile');
     }
+    fresh.committed();
     if (r.progress) progressIn(r.progress, now);
     const runStatus = runStatusOf(r.runId);
     // A paused or cancelled run runs no step after this one: its next key is not claimed ahead.
