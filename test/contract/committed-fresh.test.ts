@@ -1,7 +1,7 @@
 /**
  * SQLite's fresh committed rows (#29, lib/store/sqlite/committed-rows.ts): a step's commit leaves its row in
  * committed_fresh, and the commit that brings the connection's count to SETTLE_EVERY settles every fresh row
- * into committed_run_step, in its own transaction. Whichever index a row is in, every read of the run sees it,
+ * into committed_run_step, in that commit's transaction. Whichever index a row is in, every read of the run sees it,
  * in one order; any other writer's row (a hand resolution, a rerun, the reference article's client) is settled
  * from the start; and a store from before the layout opens with every row settled.
  */

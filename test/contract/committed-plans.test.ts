@@ -30,7 +30,7 @@ const MAY_SCAN: { text: string; line: RegExp; why: string }[] = [
   {
     text: 'INDEXED BY committed_fresh',
     line: /^SCAN committed USING (COVERING )?INDEX committed_fresh\b/,
-    why: 'a settle moves every fresh row, and committed_fresh holds only those (a thousand or so)',
+    why: 'a settle moves every fresh row, and committed_fresh holds only those (two thousand or so)',
   },
   {
     text: 'SELECT min(run_id) AS id FROM committed WHERE fresh IS NOT NULL UNION ALL',

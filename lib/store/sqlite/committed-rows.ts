@@ -1,17 +1,19 @@
 /**
- * A run's committed rows on SQLite, in two partial indexes on (run, step, key): committed_fresh holds the rows
- * the step protocol committed since the last settle, committed_run_step every other row (migration 0030).
+ * A run's committed rows on SQLite, in two partial indexes (migration 0030): committed_fresh, on the run alone,
+ * holds the rows the step protocol committed since the last settle; committed_run_step, on (run, step, key),
+ * every other row.
  *
  * Why two: an index that leads with the run keeps each run's rows in leaves of their own, so a group commit of
  * 64 runs wrote a leaf of committed_run_step per run, 1.4 of a step's 3.0 WAL pages. committed_fresh holds only
- * the last SETTLE_EVERY or so rows of all runs, a few pages a batch shares; a settle then moves each run's rows
- * into committed_run_step together, a leaf per run per settle instead of per step (settle.ts, bench/RESULTS.md).
+ * the last SETTLE_EVERY or so rows of all runs, short entries in a few pages a batch shares; a settle then moves
+ * each run's rows into committed_run_step together, a leaf per run per settle instead of per step (settle.ts,
+ * bench/RESULTS.md).
  *
  * What it asks of a read: `run_id = ?` alone implies neither index's WHERE, so SQLite would scan the table. A
- * read by run names both halves: `committedRun` where order does not matter (SQLite reads both indexes, a MULTI-INDEX
- * OR), `runRowsInOrder` where it does (a UNION ALL that SQLite merges in index order, so a page of a
- * 100,000-step run still reads its rows and sorts nothing). test/contract/committed-plans.test.ts fails on any
- * statement that scans `committed`.
+ * read by run names both halves: `committedRun` where order does not matter (SQLite reads both indexes, a
+ * MULTI-INDEX OR), `runRowsInOrder` where it does (a UNION ALL that SQLite merges: the settled rows in index
+ * order, the run's few fresh ones sorted, so a page of a 100,000-step run still sorts no more than those).
+ * test/contract/committed-plans.test.ts fails on any statement that scans `committed`.
  */
 /** `run_id <test>` (`= @runId`, `IN (…)`) on committed, in a form each partial index can answer. */
 export const committedRun = (test: string, of = ''): string =>
@@ -23,8 +25,8 @@ export const committedRunIds =
 
 /**
  * `SELECT columns FROM committed WHERE run_id = id AND where ORDER BY order LIMIT limit`, as two arms SQLite
- * merges: each arm reads its index in (step, key) order, so `order` must be that order or its reverse, in
- * output column names (the arms' columns, so write them as `step`, `idem_key` or their aliases).
+ * merges: the settled arm reads committed_run_step in (step, key) order, so `order` must be that order or its
+ * reverse, in output column names (the arms' columns, so write them as `step`, `idem_key` or their aliases).
  */
 export function runRowsInOrder(q: {
   columns: string;

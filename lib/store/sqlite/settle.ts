@@ -7,7 +7,7 @@ import type { SqliteConnection } from './connection';
 import { statement } from './statement';
 
 /** Fresh rows settled together: the trade between committed_fresh's size and a settle's leaves per run. */
-export const SETTLE_EVERY = 1024;
+export const SETTLE_EVERY = 2048;
 
 /** Moves every fresh row into committed_run_step: the rows of the last SETTLE_EVERY commits, of whichever runs. */
 const settle = statement<Record<string, never>>(
