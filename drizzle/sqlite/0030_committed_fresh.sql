@@ -6,7 +6,7 @@
 -- inserts (a rerun's, the reference article's client), is settled from the start. No row is rewritten here.
 ALTER TABLE `committed` ADD `fresh` integer;--> statement-breakpoint
 DROP INDEX `committed_run_step`;--> statement-breakpoint
-CREATE INDEX `committed_fresh` ON `committed` (`run_id`) WHERE fresh IS NOT NULL;--> statement-breakpoint
+CREATE INDEX `committed_fresh` ON `committed` (`run_id`,`step`) WHERE fresh IS NOT NULL;--> statement-breakpoint
 CREATE INDEX `committed_run_step` ON `committed` (`run_id`,`step`,`idem_key`) WHERE fresh IS NULL;
 --> statement-breakpoint
 -- A run's rows are found in both indexes now (`run_id = ?` alone would scan the table): the same trigger as 0027's.

@@ -73,7 +73,7 @@ describe('committed_run_step on SQLite', () => {
         { name: 'committed_at', sql: expect.any(String) },
         {
           name: 'committed_fresh',
-          sql: 'CREATE INDEX `committed_fresh` ON `committed` (`run_id`) WHERE fresh IS NOT NULL',
+          sql: 'CREATE INDEX `committed_fresh` ON `committed` (`run_id`,`step`) WHERE fresh IS NOT NULL',
         },
         { name: 'committed_not_executed', sql: expect.any(String) },
         {
@@ -135,26 +135,26 @@ describe('committed_run_step on SQLite', () => {
         'MERGE (UNION ALL)',
         'LEFT',
         `${fresh} (run_id=?)`,
-        'USE TEMP B-TREE FOR ORDER BY',
+        'USE TEMP B-TREE FOR LAST TERM OF ORDER BY',
         'RIGHT',
         `${seek} (run_id=?)`,
       ]);
-      // Each branch a range of committed_run_step, read in its order, and the run's few fresh rows, sorted (the
-      // plan names the sort after the fresh arm's cursor lookup); what is sorted then is the branches' pages
+      // Each branch a range of each index, read in its order (the fresh rows of one step sorted by key, the plan
+      // naming that sort after the fresh arm's cursor lookup); what is sorted then is the branches' pages
       // (subqueries of at most `limit` rows each), merged.
       const after = plan(committedPageAfter.positional, values(committedPageAfter.names));
       expect(after.filter((d) => /\bcommitted\b/.test(d))).toEqual([
-        `${fresh} (run_id=?)`,
+        `${fresh} (run_id=? AND step=?)`,
         byKey,
         `${seek} (run_id=? AND step=? AND idem_key>?)`,
         byKey,
-        `${fresh} (run_id=?)`,
+        `${fresh} (run_id=? AND step>?)`,
         byKey,
         `${seek} (run_id=? AND step>?)`,
         byKey,
       ]);
       const sorted = after.flatMap((d, i) => (/TEMP B-TREE/.test(d) ? [after[i - 1]] : []));
-      expect(sorted).toEqual([byKey, 'SCAN (subquery-4)', byKey, 'SCAN (subquery-9)']);
+      expect(sorted).toEqual([byKey, 'SCAN (subquery-4)', 'REUSE SUBQUERY 6', 'SCAN (subquery-9)']);
       const deep = await store.listCommitted('big', { afterKey: 'big:step:15000', limit: 3 });
       expect(deep.map((r) => r.step)).toEqual([15001, 15002, 15003]);
       // Across the two: the last settled rows, then the fresh ones, in one order.

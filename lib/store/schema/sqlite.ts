@@ -68,12 +68,12 @@ export const committed = sqliteTable(
     // per run (pg.ts keeps both: PostgreSQL's WAL logs the changes, not the pages they land on).
     //
     // Only settled rows: a run-keyed index costs a page per run per batch, so a step's new row goes first to
-    // committed_fresh, which holds the last two thousand or so rows of all runs, by run only, in a few pages,
+    // committed_fresh, which holds the last two thousand or so rows of all runs, by (run, step), in a few pages,
     // and moves here with the other fresh rows at the next settle (sqlite/committed-rows.ts). `fresh` is a column of the
     // layout, not of the row: migration 0030 adds it, no read returns it, and it is not declared here, so both
     // dialects keep one row type. Only the step protocol's commit sets it; any other insert lands here at once.
     index('committed_run_step').on(t.runId, t.step, t.idemKey).where(sql`fresh IS NULL`),
-    index('committed_fresh').on(t.runId).where(sql`fresh IS NOT NULL`),
+    index('committed_fresh').on(t.runId, t.step).where(sql`fresh IS NOT NULL`),
     // Steps committed in the last hour (the runs page's rate) without reading a million rows.
     index('committed_at').on(t.committedAt),
     // A run's rows not executed here (resolved by hand, forked): few, so the runs list's `executed` figure is its

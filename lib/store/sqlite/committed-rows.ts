@@ -1,5 +1,5 @@
 /**
- * A run's committed rows on SQLite, in two partial indexes (migration 0030): committed_fresh, on the run alone,
+ * A run's committed rows on SQLite, in two partial indexes (migration 0030): committed_fresh, on (run, step),
  * holds the rows the step protocol committed since the last settle; committed_run_step, on (run, step, key),
  * every other row.
  *
@@ -11,8 +11,8 @@
  *
  * What it asks of a read: `run_id = ?` alone implies neither index's WHERE, so SQLite would scan the table. A
  * read by run names both halves: `committedRun` where order does not matter (SQLite reads both indexes, a
- * MULTI-INDEX OR), `runRowsInOrder` where it does (a UNION ALL that SQLite merges: the settled rows in index
- * order, the run's few fresh ones sorted, so a page of a 100,000-step run still sorts no more than those).
+ * MULTI-INDEX OR), `runRowsInOrder` where it does (a UNION ALL that SQLite merges, each arm read in (step) order
+ * and only the keys of one step sorted, so a page of a 100,000-step run sorts nothing more).
  * test/contract/committed-plans.test.ts fails on any statement that scans `committed`.
  */
 /** `run_id <test>` (`= @runId`, `IN (…)`) on committed, in a form each partial index can answer. */
