@@ -24,9 +24,19 @@ export const committedRunIds =
   'SELECT run_id FROM committed WHERE fresh IS NOT NULL UNION ALL SELECT run_id FROM committed WHERE fresh IS NULL';
 
 /**
- * `SELECT columns FROM committed WHERE run_id = id AND where ORDER BY order LIMIT limit`, as two arms SQLite
- * merges: the settled arm reads committed_run_step in (step, key) order, so `order` must be that order or its
- * reverse, in output column names (the arms' columns, so write them as `step`, `idem_key` or their aliases).
+ * `SELECT columns FROM committed WHERE run_id = id AND where` as two arms, one an index range each: as a FROM
+ * source, a read of a whole run walks each index in order (where the OR form collects and sorts the rowids of
+ * a 100,000-step run first, a third slower); with an aggregate as `columns`, one figure an arm.
+ */
+export function runRows(q: { columns: string; id: string; where?: string }): string {
+  const arm = (half: string) =>
+    `SELECT ${q.columns} FROM committed WHERE run_id = ${q.id} AND ${half}${q.where ? ` AND ${q.where}` : ''}`;
+  return `${arm('fresh IS NOT NULL')} UNION ALL ${arm('fresh IS NULL')}`;
+}
+
+/**
+ * runRows `ORDER BY order LIMIT limit`, which SQLite merges: each arm reads its index in (step) order, so `order`
+ * must be (step, key) or its reverse, in output column names (the arms', so `step`, `idem_key` or their aliases).
  */
 export function runRowsInOrder(q: {
   columns: string;
@@ -35,9 +45,7 @@ export function runRowsInOrder(q: {
   order: string;
   limit?: string;
 }): string {
-  const arm = (half: string) =>
-    `SELECT ${q.columns} FROM committed WHERE run_id = ${q.id} AND ${half}${q.where ? ` AND ${q.where}` : ''}`;
-  return `${arm('fresh IS NOT NULL')} UNION ALL ${arm('fresh IS NULL')} ORDER BY ${q.order}${q.limit ? ` LIMIT ${q.limit}` : ''}`;
+  return `${runRows(q)} ORDER BY ${q.order}${q.limit ? ` LIMIT ${q.limit}` : ''}`;
 }
 
 /** The lowest run id with committed rows (above `after`, a SQL value, when given): a seek of each index. */

@@ -22,7 +22,7 @@ import type {
   UnstableKeyGroup,
 } from '../contract';
 import { COMMITTED, EVENT, TIMING, UNSTABLE } from './columns';
-import { committedRun, runRowsInOrder } from './committed-rows';
+import { committedRun, runRows, runRowsInOrder } from './committed-rows';
 import { guard, type SqliteConnection } from './connection';
 
 /** Runs by status and the progress counters: what only the rows decide, not the clock. */
@@ -91,10 +91,11 @@ export function sqliteReads(c: SqliteConnection): Omit<InsightStore, 'metricsSna
       return guard(() =>
         c
           .prepared<unknown[], StepBucket>(`WITH w AS (
-          SELECT max(1, (coalesce(max(step), 0) + CAST(@buckets AS INTEGER)) / CAST(@buckets AS INTEGER)) AS w
-          FROM committed WHERE ${committedRun('= @runId')})
+          SELECT max(1, (coalesce(max(last), 0) + CAST(@buckets AS INTEGER)) / CAST(@buckets AS INTEGER)) AS w
+          FROM (${runRows({ columns: 'max(step) AS last', id: '@runId' })}))
         SELECT min(step) AS fromStep, max(step) AS toStep, count(*) AS count, avg(duration_ms) AS avgMs, max(duration_ms) AS maxMs
-        FROM committed, w WHERE ${committedRun('= @runId')} AND step IS NOT NULL GROUP BY step / w.w ORDER BY fromStep`)
+        FROM (${runRows({ columns: 'step, duration_ms', id: '@runId', where: 'step IS NOT NULL' })}), w
+        GROUP BY step / w.w ORDER BY fromStep`)
           .all({ runId, buckets: options.buckets }),
       );
     },
