@@ -5,14 +5,12 @@
  * in one order; any other writer's row (a hand resolution, a rerun, the reference article's client) is settled
  * from the start; and a store from before the layout opens with every row settled.
  */
-import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { runAgent } from '../../lib/checkpoint/agent';
 import { Checkpoint } from '../../lib/checkpoint/checkpoint';
-import { migrationsOf } from '../../lib/store/migrate/runner';
 import { openSqliteStore, type SqliteStore } from '../../lib/store/sqlite';
-import { migrateSqlite } from '../../lib/store/sqlite/migrate';
 import { SETTLE_EVERY } from '../../lib/store/sqlite/settle';
+import { sqliteBefore } from '../support/sqlite-before';
 import { tempDir } from '../support/tmp';
 
 const TTL = 30_000;
@@ -145,15 +143,7 @@ describe('fresh committed rows on SQLite', () => {
 
   it('opens a store from before the layout with every row settled', async () => {
     const path = tempDir('waybill-fresh-').file('store.db');
-    const db = new Database(path);
-    db.pragma('journal_mode = WAL');
-    const all = migrationsOf('sqlite');
-    const before = all.slice(
-      0,
-      all.findIndex((m) => m.tag === '0030_committed_fresh'),
-    );
-    expect(before.at(-1)!.tag).toBe('0029_runs_forked');
-    migrateSqlite(db, before, 1);
+    const db = sqliteBefore(path, '0030_committed_fresh');
     const insert = db.prepare(
       'INSERT INTO committed (idem_key, run_id, result_json, committed_at, step) VALUES (?, ?, ?, ?, ?)',
     );

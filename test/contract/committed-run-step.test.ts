@@ -6,10 +6,9 @@
  */
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { migrationsOf } from '../../lib/store/migrate/runner';
 import { openSqliteStore } from '../../lib/store/sqlite';
 import { committedPageAfter, firstCommittedPage } from '../../lib/store/sqlite/claims';
-import { migrateSqlite } from '../../lib/store/sqlite/migrate';
+import { sqliteBefore } from '../support/sqlite-before';
 import { tempDir } from '../support/tmp';
 
 const ROWS: [key: string, step: number | null][] = [
@@ -35,15 +34,7 @@ const ORDER = [
 ];
 
 function storeAtPreviousMigration(path: string): void {
-  const db = new Database(path);
-  db.pragma('journal_mode = WAL');
-  const all = migrationsOf('sqlite');
-  const previous = all.slice(
-    0,
-    all.findIndex((m) => m.tag === '0026_committed_one_run_index'),
-  );
-  expect(previous.at(-1)!.tag).toBe('0025_committed_not_executed');
-  migrateSqlite(db, previous, 1);
+  const db = sqliteBefore(path, '0026_committed_one_run_index');
   const insert = db.prepare(
     'INSERT INTO committed (idem_key, run_id, result_json, committed_at, step, source) VALUES (?, ?, ?, ?, ?, ?)',
   );
