@@ -110,7 +110,14 @@ describe('fresh committed rows on SQLite', () => {
       );
       // Half of the run settled by hand, as a settle mid-run leaves it.
       store.db.prepare("UPDATE committed SET fresh = NULL WHERE run_id = 'r' AND step < 20").run();
-      expect(halves(store, 'r')).toEqual({ fresh: 20, settled: 20 });
+      // Step 25 with four keys, in both indexes: a rerun moves them to history in key order, as one index did.
+      const extra = store.db.prepare(
+        "INSERT INTO committed (idem_key, run_id, result_json, committed_at, step, fresh) VALUES (?, 'r', '0', 1, 25, ?)",
+      );
+      extra.run('r:z', null);
+      extra.run('r:b', 1);
+      extra.run('r:a', 1);
+      expect(halves(store, 'r')).toEqual({ fresh: 22, settled: 21 });
       expect(await store.finishRun('r', 'wk', { status: 'failed' })).toBe(true);
 
       const outcome = await store.rerunRun({
@@ -121,7 +128,13 @@ describe('fresh committed rows on SQLite', () => {
         reason: null,
         claimTtlMs: TTL,
       });
-      expect(outcome.moved).toBe(30);
+      expect(outcome.moved).toBe(33);
+      expect((await store.readStep('r', 25)).history.map((h) => h.idemKey)).toEqual([
+        'r:a',
+        'r:b',
+        'r:step:25',
+        'r:z',
+      ]);
       expect(halves(store, 'r')).toEqual({ fresh: 0, settled: 10 });
       expect(await pagedKeys(store, 'r', 4)).toEqual(stepKeys('r', 0, 10));
       expect(await store.countCommitted('r')).toBe(10);
@@ -138,6 +151,30 @@ describe('fresh committed rows on SQLite', () => {
       expect(halves(store, 'f')).toEqual({ fresh: 0, settled: 5 });
     } finally {
       await store.close();
+    }
+  });
+
+  it('counts the rows left fresh by a process before this one, so short-lived workers still settle', async () => {
+    const path = tempDir('waybill-fresh-').file('store.db');
+    const steps = (store: SqliteStore, id: string, n: number) =>
+      runAgent(
+        Array.from({ length: n }, (_, i) => i),
+        new Checkpoint(store, id, { workerId: 'wk', clock: store.clock }),
+        (x) => x,
+      );
+    const first = openSqliteStore({ path, synchronous: 'normal' });
+    await steps(first, 'short-1', SETTLE_EVERY - 10);
+    expect(halves(first)).toEqual({ fresh: SETTLE_EVERY - 10, settled: 0 });
+    await first.close();
+
+    const second = openSqliteStore({ path, synchronous: 'normal' });
+    try {
+      await steps(second, 'short-2', 9);
+      expect(halves(second)).toEqual({ fresh: SETTLE_EVERY - 1, settled: 0 });
+      await steps(second, 'short-3', 1);
+      expect(halves(second)).toEqual({ fresh: 0, settled: SETTLE_EVERY });
+    } finally {
+      await second.close();
     }
   });
 

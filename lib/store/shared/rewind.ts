@@ -192,7 +192,7 @@ export function* rerunPlan(d: Dialect, r: RerunRequest, now: number, lock: strin
   const rows = committedOfRunAt(d, r.runId);
   yield q(
     `INSERT INTO committed_history (${MOVED_COLUMNS}, superseded_at, superseded_by, reason, rerun)
-    SELECT ${MOVED_COLUMNS}, CAST(? AS DOUBLE PRECISION), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS INTEGER) FROM committed WHERE ${rows.sql} AND step >= ? ORDER BY step`,
+    SELECT ${MOVED_COLUMNS}, CAST(? AS DOUBLE PRECISION), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS INTEGER) FROM committed WHERE ${rows.sql} AND step >= ? ORDER BY step, idem_key`,
     now,
     r.actor,
     r.reason,
@@ -258,7 +258,7 @@ const MOVED_COLUMNS =
 function* priorAt(d: Dialect, runId: string, fromStep: number): Plan<{ step: number; stateJson: string } | null> {
   const rows = committedOfRunAt(d, runId);
   const row = (yield q(
-    `SELECT prior_step, prior_state_json FROM committed WHERE ${rows.sql} AND step >= ? ORDER BY step, committed_at LIMIT 1`,
+    `SELECT prior_step, prior_state_json FROM committed WHERE ${rows.sql} AND step >= ? ORDER BY step, committed_at, idem_key LIMIT 1`,
     ...rows.params,
     fromStep,
   ))[0];

@@ -132,7 +132,7 @@ export function* tracePlan(d: Dialect, runId: string, from: number, count: numbe
   const rows = committedOfRunAt(d, runId);
   const committed = yield q(
     `SELECT step, committed_at, duration_ms, worker_id FROM committed
-    WHERE ${rows.sql} AND step >= ? AND step < ? ORDER BY step LIMIT ?`,
+    WHERE ${rows.sql} AND step >= ? AND step < ? ORDER BY step, idem_key LIMIT ?`,
     ...rows.params,
     from,
     to,

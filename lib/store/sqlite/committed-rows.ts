@@ -30,7 +30,7 @@ export const committedRunIds =
  */
 export function runRows(q: { columns: string; id: string; where?: string }): string {
   const arm = (half: string) =>
-    `SELECT ${q.columns} FROM committed WHERE run_id = ${q.id} AND ${half}${q.where ? ` AND ${q.where}` : ''}`;
+    `SELECT ${q.columns} FROM committed WHERE run_id = ${q.id} AND ${half}${q.where ? ` AND (${q.where})` : ''}`;
   return `${arm('fresh IS NOT NULL')} UNION ALL ${arm('fresh IS NULL')}`;
 }
 

@@ -14,13 +14,20 @@ const settle = statement<Record<string, never>>(
   'UPDATE committed INDEXED BY committed_fresh SET fresh = NULL WHERE fresh IS NOT NULL',
 );
 
+const freshCount = statement<Record<string, never>, { n: number }>(
+  'SELECT count(*) AS n FROM committed INDEXED BY committed_fresh WHERE fresh IS NOT NULL',
+);
+
 /**
  * `committed()` after each fresh row a transaction inserts; the settle rides in that transaction. Counted per
- * connection: a row a rolled-back transaction inserted is counted all the same, which only brings a settle
- * forward. Another process's settle moves this one's rows too: each settles whatever is fresh.
+ * connection, from the rows fresh when it opened: a worker killed and started again before its 2,048th commit
+ * takes up the count it left, so a fleet of short-lived workers still settles. A row a rolled-back transaction
+ * inserted is counted all the same, which only brings a settle forward; a settle rolled back with its batch (a
+ * request in it refused) waits for the next 2,048, so the fresh rows are at most twice as many meanwhile.
+ * Another process's settle moves this one's rows too: each settles whatever is fresh.
  */
 export function freshRows(c: SqliteConnection): { committed(): void } {
-  let since = 0;
+  let since = freshCount.on(c.db).get({})!.n;
   const update = settle.on(c.db);
   return {
     committed() {
