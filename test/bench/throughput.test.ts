@@ -120,10 +120,16 @@ describe('npm run bench -- --only throughput', () => {
       for (const side of [throughput.postgres, throughput.postgres.floor]) {
         const { clientCpuUs, backendCpuUs, totalCpuUs } = side.perStep;
         expect(clientCpuUs).toBeGreaterThan(0);
-        expect(backendCpuUs).toBeGreaterThan(0);
+        expect(backendCpuUs).toBeGreaterThanOrEqual(0);
         expect(totalCpuUs).toBeCloseTo(clientCpuUs + backendCpuUs, 1);
         expect(side.perStepFrom).toBe('the timed window');
       }
+      // /proc charges CPU a tick (10 ms) at a time. In a 1 s window on a starved machine (CI beside other suites)
+      // one side can commit so few steps that its backends are charged no tick at all, and read 0 (seen once in
+      // a fresh-clone CI); a reader of the wrong processes would read 0 on both sides.
+      expect(throughput.postgres.perStep.backendCpuUs + throughput.postgres.floor.perStep.backendCpuUs).toBeGreaterThan(
+        0,
+      );
     }
     expect(throughput.postgres.stepsPerSec).toBeGreaterThan(0);
     expect(throughput.postgres.floorStepsPerSec).toBeGreaterThan(0);
