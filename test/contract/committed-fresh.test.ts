@@ -129,12 +129,7 @@ describe('fresh committed rows on SQLite', () => {
         claimTtlMs: TTL,
       });
       expect(outcome.moved).toBe(33);
-      expect((await store.readStep('r', 25)).history.map((h) => h.idemKey)).toEqual([
-        'r:a',
-        'r:b',
-        'r:step:25',
-        'r:z',
-      ]);
+      expect((await store.readStep('r', 25)).history.map((h) => h.idemKey)).toEqual(['r:a', 'r:b', 'r:step:25', 'r:z']);
       expect(halves(store, 'r')).toEqual({ fresh: 0, settled: 10 });
       expect(await pagedKeys(store, 'r', 4)).toEqual(stepKeys('r', 0, 10));
       expect(await store.countCommitted('r')).toBe(10);
