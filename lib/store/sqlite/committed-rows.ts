@@ -15,13 +15,19 @@
  * and only the keys of one step sorted, so a page of a 100,000-step run sorts nothing more).
  * test/contract/committed-plans.test.ts fails on any statement that scans `committed`.
  */
+/** Each index's WHERE: committed_fresh's, then committed_run_step's (`of`: the table's alias and a dot). */
+export const FRESH = (of = '') => `${of}fresh IS NOT NULL`;
+const SETTLED = (of = '') => `${of}fresh IS NULL`;
+
+/** One SELECT for each index, `arm` given that index's WHERE, as a UNION ALL. */
+const eachIndex = (arm: (half: string) => string): string => `${arm(FRESH())} UNION ALL ${arm(SETTLED())}`;
+
 /** `run_id <test>` (`= @runId`, `IN (…)`) on committed, in a form each partial index can answer. */
 export const committedRun = (test: string, of = ''): string =>
-  `((${of}run_id ${test} AND ${of}fresh IS NOT NULL) OR (${of}run_id ${test} AND ${of}fresh IS NULL))`;
+  `((${of}run_id ${test} AND ${FRESH(of)}) OR (${of}run_id ${test} AND ${SETTLED(of)}))`;
 
 /** Every run id with committed rows, read from the two indexes (a table scan otherwise). */
-export const committedRunIds =
-  'SELECT run_id FROM committed WHERE fresh IS NOT NULL UNION ALL SELECT run_id FROM committed WHERE fresh IS NULL';
+export const committedRunIds = eachIndex((half) => `SELECT run_id FROM committed WHERE ${half}`);
 
 /**
  * `SELECT columns FROM committed WHERE run_id = id AND where` as two arms, one an index range each: as a FROM
@@ -29,9 +35,10 @@ export const committedRunIds =
  * a 100,000-step run first, a third slower); with an aggregate as `columns`, one figure an arm.
  */
 export function runRows(q: { columns: string; id: string; where?: string }): string {
-  const arm = (half: string) =>
-    `SELECT ${q.columns} FROM committed WHERE run_id = ${q.id} AND ${half}${q.where ? ` AND (${q.where})` : ''}`;
-  return `${arm('fresh IS NOT NULL')} UNION ALL ${arm('fresh IS NULL')}`;
+  return eachIndex(
+    (half) =>
+      `SELECT ${q.columns} FROM committed WHERE run_id = ${q.id} AND ${half}${q.where ? ` AND (${q.where})` : ''}`,
+  );
 }
 
 /**
@@ -49,8 +56,7 @@ export function runRowsInOrder(q: {
 }
 
 /** The lowest run id with committed rows (above `after`, a SQL value, when given): a seek of each index. */
-export const firstCommittedRun = (after?: string): string => {
-  const arm = (half: string) =>
-    `SELECT min(run_id) AS id FROM committed WHERE ${half}${after ? ` AND run_id > ${after}` : ''}`;
-  return `SELECT min(id) FROM (${arm('fresh IS NOT NULL')} UNION ALL ${arm('fresh IS NULL')})`;
-};
+export const firstCommittedRun = (after?: string): string =>
+  `SELECT min(id) FROM (${eachIndex(
+    (half) => `SELECT min(run_id) AS id FROM committed WHERE ${half}${after ? ` AND run_id > ${after}` : ''}`,
+  )})`;
