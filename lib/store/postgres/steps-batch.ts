@@ -2,8 +2,9 @@
  * The commit and the claim on PostgreSQL as batch writers. What one request does is one PL/pgSQL function,
  * waybill_commit or waybill_claim (functions/commit.ts, claim.ts), which takes the request as one jsonb object
  * (commitFields, claimFields): a request on its own calls it directly; several are one statement,
- * waybill_commit_batch or waybill_claim_batch (functions/batch.ts), that hands each object of its array to it in
- * turn — one round trip, one transaction, one WAL flush, one answer row per request. Group commit
+ * waybill_commit_batch (functions/commit-batch.ts: the batch written set-wise, each step once for all of it) or
+ * waybill_claim_batch (functions/batch.ts: each object of its array handed to waybill_claim in turn) — one round
+ * trip, one transaction, one WAL flush, one answer row per request. Group commit
  * (lib/store/shared/group-commit.ts) decides what goes together; without it every batch is a request alone.
  *
  * Failures, as a commit on its own had them:

@@ -34,6 +34,23 @@ import { PROGRESS_FIELDS, writeProgress } from './progress';
 /** Our committed row counted on its run's progress row, when the commit's progress write did not count it. */
 const countOurs = 'UPDATE progress pr SET committed_count = pr.committed_count + 1 WHERE pr.run_id = q.run';
 
+/** The fields of a commit request, as a record of them is read (jsonb_to_record's column list). */
+export const COMMIT_FIELDS = `key text, token text, run text, result text, step int, fingerprint text, worker text,
+    duration float8, input text, "mayHaveLanded" boolean, progress jsonb, next jsonb`;
+
+export const COMMITTED_COLUMNS = `idem_key, run_id, result_json, committed_at, step, fingerprint, worker_id,
+      duration_ms, source, input_json, prior_step, prior_state_json`;
+
+/**
+ * The committed row of the commit request `q` at `now`, in COMMITTED_COLUMNS' order, beside `pr`, its run's
+ * progress row as the step found it (null without one): the map as it stood when this step was reached, kept
+ * for a rerun from here. A state longer than PRIOR_STATE_MAX_CHARS (lib/store/shared/columns.ts) is not copied.
+ */
+export const ourCommittedRow = (q: string, now: string) =>
+  `${q}.key, ${q}.run, ${q}.result, ${now}, ${q}.step, ${q}.fingerprint, ${q}.worker, ${q}.duration, 'executed', ${q}.input,
+      CASE WHEN pr.run_id IS NULL THEN 0 WHEN length(pr.state_json) <= ${PRIOR_STATE_MAX_CHARS} THEN pr.step END,
+      CASE WHEN pr.run_id IS NULL THEN '{}' WHEN length(pr.state_json) <= ${PRIOR_STATE_MAX_CHARS} THEN pr.state_json END`;
+
 export const COMMIT_FUNCTION = `CREATE OR REPLACE FUNCTION waybill_commit(p_request jsonb, p_skew float8,
   OUT deleted int, OUT inserted int, OUT "heldByUs" boolean, OUT landed boolean, OUT next jsonb,
   OUT "runStatus" text)
@@ -45,9 +62,7 @@ DECLARE
   v_now float8;
   v_set text;
 BEGIN
-  SELECT * INTO q FROM jsonb_to_record(p_request) AS x (key text, token text, run text, result text, step int,
-    fingerprint text, worker text, duration float8, input text, "mayHaveLanded" boolean, progress jsonb,
-    next jsonb);
+  SELECT * INTO q FROM jsonb_to_record(p_request) AS x (${COMMIT_FIELDS});
   -- The fence's lock on the run row first, before the claim's: a rerun locks the run, then deletes its claims,
   -- and taking the two in the other order here would deadlock with it.
   IF q.next->>'fence' IS NOT NULL THEN
@@ -58,13 +73,8 @@ BEGIN
   v_set := set_config('${COUNTED_SETTING}', 'on', true);
   WITH t AS (SELECT extract(epoch from clock_timestamp())::float8 + p_skew AS now),
   del AS (DELETE FROM claims c WHERE c.idem_key = q.key AND c.token = q.token RETURNING 1),
-  -- The map as it stood when this step was reached, kept beside the result for a rerun from here; a state longer
-  -- than PRIOR_STATE_MAX_CHARS (lib/store/shared/columns.ts) is not copied.
-  ins AS (INSERT INTO committed (idem_key, run_id, result_json, committed_at, step, fingerprint, worker_id,
-      duration_ms, source, input_json, prior_step, prior_state_json)
-    SELECT q.key, q.run, q.result, t.now, q.step, q.fingerprint, q.worker, q.duration, 'executed', q.input,
-      CASE WHEN pr.run_id IS NULL THEN 0 WHEN length(pr.state_json) <= ${PRIOR_STATE_MAX_CHARS} THEN pr.step END,
-      CASE WHEN pr.run_id IS NULL THEN '{}' WHEN length(pr.state_json) <= ${PRIOR_STATE_MAX_CHARS} THEN pr.state_json END
+  ins AS (INSERT INTO committed (${COMMITTED_COLUMNS})
+    SELECT ${ourCommittedRow('q', 't.now')}
     FROM t LEFT JOIN progress pr ON pr.run_id = q.run WHERE EXISTS (SELECT 1 FROM del)
     ON CONFLICT (idem_key) DO NOTHING RETURNING 1)
   SELECT d.n, (SELECT count(*) FROM ins)::int,

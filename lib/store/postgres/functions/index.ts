@@ -11,9 +11,10 @@
  */
 import { createHash } from 'node:crypto';
 import type { FunctionSet } from '../../migrate/runner';
-import { CLAIM_BATCH_FUNCTION, COMMIT_BATCH_FUNCTION } from './batch';
+import { CLAIM_BATCH_FUNCTION } from './batch';
 import { CLAIM_FUNCTION } from './claim';
 import { COMMIT_FUNCTION } from './commit';
+import { COMMIT_BATCH_FUNCTION } from './commit-batch';
 import { COMMITTED_CHANGED_FUNCTION, PROGRESS_COUNTED_FUNCTION } from './committed-count';
 import { NOTIFY_RUNNABLE_FUNCTION } from './notify';
 import { SAVE_PROGRESS_FUNCTION } from './progress';
@@ -31,7 +32,7 @@ const STATEMENTS = [
 ];
 
 export const POSTGRES_FUNCTIONS: FunctionSet = {
-  version: 4,
+  version: 5,
   hash: createHash('sha256').update(STATEMENTS.join('\n;\n')).digest('hex'),
   statements: STATEMENTS,
 };

@@ -10,32 +10,42 @@
 /** The fields of a progress request, as a record of them is read (jsonb_to_record's column list). */
 export const PROGRESS_FIELDS = `run text, step int, state text, executed int, skipped int, awaited int, "saveMs" float8`;
 
-/**
- * The write itself, from the record `p` of a progress request's fields at the time `now`: here and in a commit that
- * inserted its result (functions/commit.ts), which runs it in its own body rather than calling this function.
- */
 const countAdded = (added: string) => `, committed_count = progress.committed_count + ${added}`;
 
-export const writeProgress = (
-  p: string,
-  now: string,
+/**
+ * The upsert of the progress rows `rows` yields (a VALUES list or a query, in the order run, step, state, now,
+ * executed, skipped, awaited, saveMs): here, in a commit that inserted its result (functions/commit.ts), which
+ * runs it in its own body rather than calling this function, and for a whole batch of them (commit-batch.ts).
+ */
+export const upsertProgress = (
+  rows: string,
   /**
    * The committed rows this transaction added to the row's run and left uncounted (functions/committed-count.ts):
    * a commit's own, counted here at no cost beyond the write. A row this write makes counts them in its trigger.
    */
   added?: string,
 ) => `INSERT INTO progress (run_id, step, state_json, updated_at, executed, skipped, awaited, save_ms)
-    VALUES (${p}.run, ${p}.step, ${p}.state, ${now}, ${p}.executed, ${p}.skipped, ${p}.awaited, ${p}."saveMs")
+    ${rows}
     ON CONFLICT (run_id) DO UPDATE SET step = excluded.step, state_json = excluded.state_json,
       updated_at = excluded.updated_at, executed = progress.executed + excluded.executed,
       skipped = progress.skipped + excluded.skipped, awaited = progress.awaited + excluded.awaited,
-      save_ms = coalesce(excluded.save_ms, progress.save_ms)${added ? countAdded(added) : ''};
+      save_ms = coalesce(excluded.save_ms, progress.save_ms)${added ? countAdded(added) : ''}`;
+
+/** The skips and awaits a progress request `p` folds in, as one event each; `from` what `p` is read from. */
+export const foldedEvents = (p: string, now: string, from = '') =>
+  `INSERT INTO step_events (run_id, step, outcome, count, at)
+      SELECT ${p}.run, ${p}.step, v.outcome, v.n, ${now}
+      FROM ${from}(VALUES ('skipped', ${p}.skipped), ('awaited', ${p}.awaited)) AS v (outcome, n) WHERE v.n > 0`;
+
+/** The write itself, from the record `p` of a progress request's fields at the time `now`. */
+export const writeProgress = (p: string, now: string, added?: string) => `${upsertProgress(
+  `VALUES (${p}.run, ${p}.step, ${p}.state, ${now}, ${p}.executed, ${p}.skipped, ${p}.awaited, ${p}."saveMs")`,
+  added,
+)};
   -- A statement of its own, only when there is something to fold: an INSERT that writes nothing still opens
   -- every index of step_events, a cost each commit would pay.
   IF ${p}.skipped > 0 OR ${p}.awaited > 0 THEN
-    INSERT INTO step_events (run_id, step, outcome, count, at)
-      SELECT ${p}.run, ${p}.step, v.outcome, v.n, ${now}
-      FROM (VALUES ('skipped', ${p}.skipped), ('awaited', ${p}.awaited)) AS v (outcome, n) WHERE v.n > 0;
+    ${foldedEvents(p, now)};
   END IF`;
 
 export const SAVE_PROGRESS_FUNCTION = `CREATE OR REPLACE FUNCTION waybill_save_progress(p_request jsonb, p_skew float8)
