@@ -79,12 +79,13 @@ describe('groupCommit', () => {
     });
   });
 
-  it('what queues while a batch is in flight goes as one batch the moment it finishes', async () => {
+  it('what queues while a batch is in flight goes when it finishes, with the requests its answers wake', async () => {
     const gates = [deferred(), deferred()];
     let opened = 0;
     const r = recorder({ gate: () => gates[opened++]!.promise });
     const send = groupCommit(r.write);
-    const first = send(1);
+    // A run woken by its answer sends its next request at once, as a loop's next step does.
+    const first = send(1).then((n) => send(n + 10));
     await turn();
     expect(r.batches).toEqual([[1]]);
     const later = [send(2), send(3), send(4)];
@@ -93,10 +94,13 @@ describe('groupCommit', () => {
     // Held while the first batch is written: one at a time (maxInFlight 1).
     expect(r.batches).toEqual([[1]]);
     gates[0]!.resolve();
-    expect(await first).toBe(2);
-    expect(r.batches).toEqual([[1], [2, 3, 4]]);
+    await turn();
+    await turn();
+    // Sent at the end of the turn the first batch finished in, so the woken run's request rides with them.
+    expect(r.batches).toEqual([[1], [2, 3, 4, 12]]);
     gates[1]!.resolve();
     expect(await Promise.all(later)).toEqual([4, 6, 8]);
+    expect(await first).toBe(24);
     expect(r.mostOpen()).toBe(1);
   });
 

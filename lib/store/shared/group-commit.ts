@@ -5,7 +5,8 @@
  * The rule that keeps a lone run as fast as before: never wait for company. A call is queued; if no batch is
  * being written, a flush is scheduled for the end of this turn of the event loop (after every microtask, so
  * runs woken by the same finished batch all reach the queue), and if batches are being written, the queue goes
- * as soon as one finishes. Nothing is held back to make a batch bigger.
+ * at the end of the turn one finishes in, with the runs that batch's answers woke. Nothing is held back to make a
+ * batch bigger.
  *
  * Each call gets its own answer: `write` settles every request separately, so one request refused (a lease
  * lost, a key reused) rejects only its own caller. If `write` itself throws, every call in that batch gets the
@@ -68,8 +69,13 @@ export function groupCommit<Req, Res>(
       for (const waiter of batch) waiter.reject(error);
     } finally {
       inFlight -= 1;
-      // What queued while this batch was written goes now: it has waited one batch already.
-      if (queue.length > 0) flush();
+      // What queued while this batch was written goes at the end of this turn, with the runs this batch's
+      // answers wake: sent at once it would go without them, and they would form a batch of their own, one
+      // more transaction for the same steps, for good.
+      if (queue.length > 0 && !scheduled) {
+        scheduled = true;
+        setImmediate(flush);
+      }
     }
   }
 
