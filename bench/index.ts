@@ -1,11 +1,12 @@
 /**
- * `npm run bench [-- --json] [--steps N] [--rounds N] [--duration S] [--only sqlite|postgres|throughput|startup]`
+ * `npm run bench [-- --json] [--steps N] [--rounds N] [--duration S] [--windows N] [--only sqlite|postgres|throughput|startup]`
  *
  * The per-step cost of runOnce + progress as the product pays it (runAgent, a side effect that costs
  * nothing), beside floors measured in the same run: the bare protocol on the same kind of database, in two
  * commits a step (the article's) and in one (as the product does it). The ratios are what Waybill adds over
  * the protocol. Then throughput (bench/throughput.ts): 64 runs in flight in real worker processes, in steps
- * a second over a window of S seconds, beside 64 one-commit loops on bare connections. Then how long
+ * a second over a window of S seconds, beside 64 one-commit loops on bare connections, in N interleaved rounds
+ * (5 by default) whose medians it reports. Then how long
  * `waybill --help` takes to start (bench/startup.ts), beside a bare `node -e 0`. Progress and the tables go
  * to stderr under --json, whose single JSON object is the last line of stdout.
  *
@@ -47,8 +48,8 @@ const flagsSchema = z.strictObject({
   /** Seconds each throughput phase is measured over, after its warm-up. */
   duration: count(600).default(5),
   only: z.enum(['sqlite', 'postgres', 'throughput', 'startup', 'grown']).optional(),
-  /** Throughput windows on each store (--only grown). */
-  windows: count(21).default(3),
+  /** Throughput windows on each side: interleaved rounds of the throughput section (5), or on each store (--only grown, 3). */
+  windows: count(21).optional(),
   /** One backend only (--only grown). */
   backend: z.enum(['sqlite', 'postgres']).optional(),
 });
@@ -247,6 +248,7 @@ async function main(): Promise<void> {
     try {
       const throughput = await benchThroughput({
         windowMs: flags.duration * 1000,
+        rounds: flags.windows ?? 5,
         dir,
         postgresUrl: postgresUrl(),
         log,
@@ -267,7 +269,7 @@ async function main(): Promise<void> {
       const grown = await benchGrown({
         steps: flags.steps,
         rounds: flags.rounds,
-        throughputRounds: flags.windows,
+        throughputRounds: flags.windows ?? 3,
         windowMs: flags.duration * 1000,
         dir,
         postgresUrl: postgresUrl(),

@@ -52,7 +52,8 @@ describe('npm run bench -- --only throughput', () => {
   it('prints the throughput section of both backends and leaves nothing behind', { timeout: 300_000 }, async () => {
     const tmp = tempDir('waybill-bench-test-');
     // The bench's temporary files go where TMPDIR says, so what it leaves is what this directory holds after.
-    const child = bench(['--json', '--only', 'throughput', '--duration', '1'], { TMPDIR: tmp.path });
+    // Two rounds, so that what is printed is their medians.
+    const child = bench(['--json', '--only', 'throughput', '--duration', '1', '--windows', '2'], { TMPDIR: tmp.path });
     const exit = await child.exited;
     expect(exit.code, child.stderr()).toBe(0);
     const { throughput } = JSON.parse(child.lines.at(-1)!);
@@ -63,6 +64,7 @@ describe('npm run bench -- --only throughput', () => {
       floorStepsPerSec: expect.any(Number),
       floorRatio: expect.any(Number),
       windowSec: expect.any(Number),
+      rounds: 2,
       ...spending,
       cpu: { workerPct: expect.any(Number), benchPct: expect.any(Number), ...machine },
       cpuUsPerStep: { worker: expect.any(Number), bench: expect.any(Number) },
@@ -104,6 +106,7 @@ describe('npm run bench -- --only throughput', () => {
       stepsPerSec: expect.any(Number),
       floorStepsPerSec: expect.any(Number),
       roundTripsPerStep: expect.any(Number),
+      rounds: 2,
       perSecond: spending.perSecond,
       cpu: { workerPct: expect.any(Number), benchPct: expect.any(Number), ...machine },
       cpuUsPerStep: { worker: expect.any(Number), bench: expect.any(Number) },
@@ -117,6 +120,8 @@ describe('npm run bench -- --only throughput', () => {
         cpuUsPerStep: { pg: expect.any(Number) },
         floor: { ...spending, cpu: { pgPct: expect.any(Number) } },
       });
+      // The rounds' own ratios' median, each round's product against its own floor.
+      expect(throughput.postgres.cpuRatio).toBeGreaterThan(0);
       for (const side of [throughput.postgres, throughput.postgres.floor]) {
         const { clientCpuUs, backendCpuUs, totalCpuUs } = side.perStep;
         expect(clientCpuUs).toBeGreaterThan(0);
@@ -153,6 +158,7 @@ describe('npm run bench -- --only throughput', () => {
     [['--only', 'throughputs'], '--only: '],
     [['--only', 'grown', '--backend', 'mysql'], '--backend: '],
     [['--only', 'grown', '--windows', '0'], '--windows: '],
+    [['--only', 'throughput', '--windows', '22'], '--windows: '],
   ])('refuses %j, naming the flag, before measuring anything', async (args, message) => {
     const child = bench(args);
     const exit = await child.exited;
