@@ -184,6 +184,33 @@ describe.skipIf(!pgUp)('postgres: a batch written set-wise', () => {
     ]);
   });
 
+  it("sends a batch request by request when one's next key is another's key, in both of the lease's states", async () => {
+    // In order, a's claim of b:0 meets b's claim, still held (or taken over once its lease passed, which then
+    // fails b's commit); set-wise every claim would be gone first.
+    for (const expired of [false, true]) {
+      const [batched, alone] = [await testSchema('wb_cb'), await testSchema('wb_cb')];
+      const [a, b] = [await open(batched, true), await open(alone, false)];
+      const commits = async (store: PostgresStore, schema: TestSchema) => {
+        const steps = ['a:0', 'b:0'].map((key) => claimOf(key));
+        for (const c of steps) expect((await store.claim(c)).kind).toBe('claimed');
+        if (expired) {
+          await schema.admin.query(`UPDATE ${schema.t('claims')} SET lease_expires_at = 0 WHERE idem_key = 'b:0'`);
+        }
+        return [
+          commitOf(steps[0]!, { progress: progressOf('a', 1), next: claimOf('b:0', { token: 'a-takes-b', step: 0 }) }),
+          commitOf(steps[1]!, { progress: progressOf('b', 1), next: claimOf('b:1') }),
+        ];
+      };
+
+      const together = await outcome(a, batched, await commits(a, batched));
+      const oneByOne = await outcome(b, alone, await commits(b, alone));
+
+      expect(together).toEqual(oneByOne);
+      expect(await instants(batched, ['a', 'b'])).toBe(expired ? 1 : 2);
+      expect(together.answers[0]).toEqual({ next: expired ? 'claimed' : 'held', runStatus: null });
+    }
+  });
+
   it('reads every table by its key, however small the tables were when the session kept its plans', async () => {
     // A plan kept while `committed` held a page reads it whole once it holds a million rows; the function's
     // planner settings keep every statement on the tables' keys. Counted in one transaction of one session.

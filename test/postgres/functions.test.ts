@@ -126,7 +126,7 @@ describe('the function set', () => {
       2: '25053f561179e1d8d0b1d16e372312171a0f23eac671ac88251b4935d43d603e',
       3: '975f15c3f2d96e604ab5bcacf864b2271e794ea81b2551cc4ced97ca8574dd98',
       4: '95128f577afe311a35e2597af1324bdec4f115574c50a9e8aa74d7a6b501bc00',
-      5: 'cbf5116f7de75eccb7e85882fce69ef827f18ac99115edf2e95a019f7793df12',
+      5: 'dd5148dda823dd51ecab1339106e1e2309326639373be167e07939afab6e7d3e',
     };
     expect(POSTGRES_FUNCTIONS.hash).toBe(PINNED[POSTGRES_FUNCTIONS.version]);
   });

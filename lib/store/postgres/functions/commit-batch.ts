@@ -12,8 +12,9 @@
  * request's claim goes to waybill_claim, as in waybill_commit.
  *
  * The set-wise form needs the requests independent: their runs, keys and next keys distinct (two steps of one run
- * write one progress row), each progress write for its own commit's run, and no commit that may have landed
- * already (that one looks for its row with a snapshot of its own). A batch that is not is sent request by request
+ * write one progress row), no next key another request commits (in order, its claim would meet that request's
+ * claim still held; set-wise, every claim is gone before any next key is claimed), each progress write for its own
+ * commit's run, and no commit that may have landed already (that one looks for its row with a snapshot of its own). A batch that is not is sent request by request
  * to waybill_commit, which sees the requests before it in the batch as if each had been sent alone (in READ
  * COMMITTED every statement of a volatile function takes a fresh snapshot).
  *
@@ -60,7 +61,8 @@ BEGIN
   SELECT bool_or(coalesce(q."mayHaveLanded", false)
         OR (q.progress IS NOT NULL AND q.progress->>'run' IS DISTINCT FROM q.run))
       OR count(DISTINCT q.run) < v_count OR count(DISTINCT q.key) < v_count
-      OR count(DISTINCT q.next->>'key') < count(q.next->>'key'),
+      OR count(DISTINCT q.next->>'key') < count(q.next->>'key')
+      OR coalesce(array_agg(q.key) && array_agg(q.next->>'key') FILTER (WHERE q.next IS NOT NULL), false),
     bool_or(q.progress IS NULL),
     bool_or((q.progress->>'skipped')::int > 0 OR (q.progress->>'awaited')::int > 0)
   INTO v_alone, v_uncounted, v_events FROM ${REQUESTS};
