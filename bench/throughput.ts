@@ -212,8 +212,9 @@ function totalCpu(w: WindowFigure): number | null {
 
 /** The CPU a step cost in the processes that issue its statements (`client`) and the backends serving them. */
 function cpuPerStep(w: WindowFigure, client: string): Record<string, number | null> {
-  const clientCpuUs = w.cpuUsPerStep[client] ?? null;
-  const backendCpuUs = w.cpuUsPerStep.pg ?? null;
+  // Each part to a tenth (a median of an even number of rounds has more), and the total their sum: the parts add up.
+  const clientCpuUs = tenth(w.cpuUsPerStep[client]);
+  const backendCpuUs = tenth(w.cpuUsPerStep.pg);
   if (backendCpuUs === null) return {};
   return {
     clientCpuUs,
@@ -221,6 +222,8 @@ function cpuPerStep(w: WindowFigure, client: string): Record<string, number | nu
     totalCpuUs: clientCpuUs === null ? null : round(clientCpuUs + backendCpuUs, 1),
   };
 }
+
+const tenth = (value: number | null | undefined) => (value === undefined || value === null ? null : round(value, 1));
 
 function limits(w: WindowFigure, client: 'worker' | 'bench'): Limits {
   const cpu: Record<string, number | null> = {};
