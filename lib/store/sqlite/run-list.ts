@@ -68,7 +68,7 @@ const BY_ROW_SQL = BY_ROW('');
 const BY_ROW_STATUS_SQL = BY_ROW('AND r.status = @status');
 const BY_ROW_WORKFLOW_SQL = BY_ROW('AND r.workflow = @workflow');
 
-const CANDIDATES = `cand(id) AS (
+const CANDIDATES = `cand(id) AS MATERIALIZED (
   SELECT value FROM json_each(@byRow)
   UNION
   SELECT id FROM (SELECT p.run_id AS id FROM progress p LEFT JOIN runs r ON r.id = p.run_id
@@ -94,7 +94,7 @@ const CANDIDATES = `cand(id) AS (
  * from that part's index range (at most NARROW_RUNS), each run by its key (CROSS JOIN keeps that order), sorted
  * by place. No outside client's run: it carries no tag or metadata.
  */
-const NARROW_CANDIDATES = `cand(id) AS (
+const NARROW_CANDIDATES = `cand(id) AS MATERIALIZED (
   SELECT id FROM (SELECT r.id FROM (SELECT run_id FROM run_tags WHERE tag = @narrowTag
       UNION ALL SELECT run_id FROM run_metadata WHERE key = @narrowKey AND value = @narrowValue) n
     CROSS JOIN runs r ON r.id = n.run_id LEFT JOIN progress p ON p.run_id = r.id
@@ -146,6 +146,8 @@ const PAGE_FILTER = `(@status IS NULL OR status = @status) AND (@workflow IS NUL
   AND ((@tags IS NULL AND @meta IS NULL) OR createdAt IS NOT NULL)
   AND (@afterAt IS NULL OR updatedAt < @afterAt OR (updatedAt = @afterAt AND id > @afterId))`;
 
+// The candidates are MATERIALIZED: SUMMARY_SQL reads them twice (runs rows, then outside runs), and SQLite
+// otherwise computes a CTE again at each use, a rare tag's 1,001 runs looked up and sorted twice a page.
 const PAGE = (candidates: string) =>
   `WITH ${candidates} SELECT * FROM (${SUMMARY_SQL}) WHERE ${PAGE_FILTER} ORDER BY updatedAt DESC, id LIMIT @limit`;
 const PAGE_SQL = PAGE(CANDIDATES);
