@@ -81,10 +81,20 @@ function connection(db: Database.Database, clock: Clock): SqliteConnection {
   // Prepared on first use: the connection exists before the migration that creates step_events.
   let insertEvent: Database.Statement | undefined;
   const statements = new Map<string, Database.Statement>();
+  const kept = (sql: string): Database.Statement => {
+    let statement = statements.get(sql);
+    if (!statement) {
+      // Drizzle's texts vary with a list's length (inArray); the bound keeps them from growing the map without end.
+      if (statements.size >= 256) statements.clear();
+      statement = db.prepare(sql);
+      statements.set(sql, statement);
+    }
+    return statement;
+  };
   const committed = { transactions: 0 };
   return {
     db,
-    orm: drizzle(db, { schema }),
+    orm: drizzle(keepingStatements(db, kept), { schema }),
     clock,
     now: () => clock.now() / 1000,
     tx: <T>(fn: () => T): T => {
@@ -94,14 +104,7 @@ function connection(db: Database.Database, clock: Clock): SqliteConnection {
     },
     committed,
     prepared<P extends unknown[] | object = unknown[], R = unknown>(sql: string): Database.Statement<P, R> {
-      let statement = statements.get(sql);
-      if (!statement) {
-        // Every text passed here is a constant template; the bound keeps a mistake from growing the map without end.
-        if (statements.size >= 256) statements.clear();
-        statement = db.prepare(sql);
-        statements.set(sql, statement);
-      }
-      return statement as Database.Statement<P, R>;
+      return kept(sql) as Database.Statement<P, R>;
     },
     event(e, now) {
       insertEvent ??= db.prepare(`INSERT INTO step_events
@@ -126,6 +129,27 @@ function connection(db: Database.Database, clock: Clock): SqliteConnection {
       });
     },
   };
+}
+
+/**
+ * The connection as Drizzle sees it: its prepare() answers the statement kept for the text. Drizzle prepares every
+ * query it builds anew, and a run page's nine such reads spent more compiling their statements than running them
+ * (bench/RESULTS.md). Drizzle switches a statement to arrays (raw) for the queries it maps itself and never back,
+ * so a kept statement is handed over in objects mode, as a new one is.
+ */
+function keepingStatements(db: Database.Database, kept: (sql: string) => Database.Statement): Database.Database {
+  const prepare = (sql: string) => {
+    const statement = kept(sql);
+    if (statement.reader) statement.raw(false);
+    return statement;
+  };
+  return new Proxy(db, {
+    get(target, key) {
+      if (key === 'prepare') return prepare;
+      const value = Reflect.get(target, key, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
 }
 
 /**
