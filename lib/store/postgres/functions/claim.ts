@@ -35,15 +35,29 @@ const CLAIM_JSON = `jsonb_build_object('idemKey', v_claim.idem_key,
 export const CLAIM_FIELDS = `key text, run text, token text, worker text, step int, attempt int, lease float8,
     ttl float8, fence int`;
 
+const CLAIM_COLUMNS = 'idem_key, run_id, claimed_at, token, worker_id, lease_expires_at, heartbeat_at, step, attempt';
+const claimValues = (q: string, now: string) =>
+  `${q}.key, ${q}.run, ${now}, ${q}.token, ${q}.worker, ${now} + ${q}.lease, ${now}, ${q}.step, ${q}.attempt`;
+
 /**
  * A claim's row for a key nobody holds, from the record `q` of a claim request's fields at the time `now`: inserted,
  * or nothing on a conflict (FOUND says which). A row inserted must be looked for in `committed` again by a
  * statement of its own (see above); waybill_commit takes the next key's claim with it too (functions/commit.ts).
  */
 export const insertClaim = (q: string, now: string) =>
-  `INSERT INTO claims (idem_key, run_id, claimed_at, token, worker_id, lease_expires_at, heartbeat_at, step, attempt)
-    VALUES (${q}.key, ${q}.run, ${now}, ${q}.token, ${q}.worker, ${now} + ${q}.lease, ${now}, ${q}.step, ${q}.attempt)
+  `INSERT INTO claims (${CLAIM_COLUMNS})
+    VALUES (${claimValues(q, now)})
     ON CONFLICT (idem_key) DO NOTHING`;
+
+/**
+ * insertClaim for each row `from` (a FROM clause and its WHERE) gives the record `q`: waybill_commit_batch's next
+ * keys (functions/commit-batch.ts). RETURNING the keys inserted.
+ */
+export const insertClaimsFrom = (q: string, now: string, from: string) =>
+  `INSERT INTO claims (${CLAIM_COLUMNS})
+    SELECT ${claimValues(q, now)}
+    ${from}
+    ON CONFLICT (idem_key) DO NOTHING RETURNING idem_key`;
 
 export const CLAIM_FUNCTION = `CREATE OR REPLACE FUNCTION waybill_claim(p_request jsonb, p_skew float8)
 RETURNS TABLE (kind text, done jsonb, holder jsonb, old jsonb, attempt int, "leaseExpiresAt" float8, "msUntilExpiry" float8)

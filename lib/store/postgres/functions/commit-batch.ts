@@ -26,7 +26,7 @@
  */
 
 import { LOCK_TIMEOUT } from './batch';
-import { CLAIM_FIELDS } from './claim';
+import { CLAIM_FIELDS, insertClaimsFrom } from './claim';
 import { COMMIT_FIELDS, COMMITTED_COLUMNS, ourCommittedRow } from './commit';
 import { COUNTED_SETTING } from './committed-count';
 import { foldedEvents, PROGRESS_FIELDS, upsertProgress } from './progress';
@@ -105,15 +105,15 @@ BEGIN
 
   -- The next keys nobody holds, claimed where the run's fence holds (its lock is ours since the top), and then
   -- looked for in committed by a statement of its own, with a fresh snapshot (functions/claim.ts says why).
-  WITH ins AS (INSERT INTO claims (idem_key, run_id, claimed_at, token, worker_id, lease_expires_at, heartbeat_at,
-      step, attempt)
-    SELECT n.key, n.run, v_now, n.token, n.worker, v_now + n.lease, v_now, n.step, n.attempt
-    FROM ${REQUESTS}, jsonb_to_record(q.next) AS n (${CLAIM_FIELDS})
+  WITH ins AS (${insertClaimsFrom(
+    'n',
+    'v_now',
+    `FROM ${REQUESTS}, jsonb_to_record(q.next) AS n (${CLAIM_FIELDS})
     WHERE v_inserted[q.ord] AND q.next IS NOT NULL
       AND v_status[q.ord] IS DISTINCT FROM 'paused' AND v_status[q.ord] IS DISTINCT FROM 'cancelled'
       AND (n.fence IS NULL
-        OR EXISTS (SELECT 1 FROM runs r WHERE r.id = n.run AND r.owner = n.worker AND r.attempts = n.fence))
-    ON CONFLICT (idem_key) DO NOTHING RETURNING idem_key)
+        OR EXISTS (SELECT 1 FROM runs r WHERE r.id = n.run AND r.owner = n.worker AND r.attempts = n.fence))`,
+  )})
   SELECT coalesce(array_agg(idem_key), '{}') INTO v_claimed FROM ins;
   SELECT coalesce(array_agg(c.idem_key), '{}') INTO v_committed FROM committed c WHERE c.idem_key = ANY (v_claimed);
 

@@ -32,7 +32,7 @@ const STATEMENTS = [
 ];
 
 export const POSTGRES_FUNCTIONS: FunctionSet = {
-  version: 5,
+  version: 6,
   hash: createHash('sha256').update(STATEMENTS.join('\n;\n')).digest('hex'),
   statements: STATEMENTS,
 };
