@@ -20,10 +20,20 @@ export function keyProblem(key: unknown): string | null {
   if (typeof key !== 'string') return 'must be a string';
   if (key.length === 0) return 'must not be empty';
   if (key.length > KEY_MAX) return `must be at most ${KEY_MAX} characters`;
+  if (printableAscii(key)) return null;
   if (/\p{Cs}/u.test(key))
     return 'must not contain an unpaired surrogate (it is not valid UTF-16, so it has no UTF-8 form to store)';
   if (/\p{C}/u.test(key)) return 'must not contain control or invisible characters';
   return null;
+}
+
+/** Whether every character is printable ASCII (space to tilde), as nearly every key is: none is \p{C}. */
+function printableAscii(key: string): boolean {
+  for (let i = 0; i < key.length; i++) {
+    const code = key.charCodeAt(i);
+    if (code < 0x20 || code > 0x7e) return false;
+  }
+  return true;
 }
 
 /** Throws InvalidInputError naming the key (escaped, and cut if long) when keyProblem finds one. */

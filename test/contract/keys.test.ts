@@ -58,13 +58,26 @@ describe.each(list)('idempotency keys on $name', (backend) => {
 
   it('refuses empty, overlong and control-character keys the same way the HTTP API does', async () => {
     const cp = new Checkpoint(store, 'run');
-    for (const key of ['', 'k'.repeat(513), 'a\u0000b', 'a\nb', 'a\u200bb', 'a\ud800b']) {
+    // Beside printable ASCII's two ends (0x20, 0x7e, kept): 0x1f and 0x7f (DEL), and a control past ASCII (0x85).
+    for (const key of [
+      '',
+      'k'.repeat(513),
+      'a\u0000b',
+      'a\nb',
+      'a\u001fb',
+      'a\u007fb',
+      'a\u0085b',
+      'a\u200bb',
+      'a\ud800b',
+    ]) {
       await expect(cp.runOnce(key, () => 1)).rejects.toBeInstanceOf(InvalidInputError);
       const api = idemKey.safeParse(key);
       expect(api.success).toBe(false);
       expect(api.error?.issues[0]?.message).toBe(keyProblem(key));
     }
     await nothingWritten();
+    expect(keyProblem(' run ~ step:7 ')).toBeNull();
+    expect(keyProblem('rapport-café')).toBeNull();
   });
 
   it('keeps keys that differ in a paired surrogate (an emoji) apart, each executed once and read back whole', async () => {
