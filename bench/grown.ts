@@ -15,6 +15,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import pg from 'pg';
+import { Checkpoint, runAgent } from '../lib/checkpoint';
 import type { Store } from '../lib/store/contract';
 import { seedPlan } from '../lib/store/seed/index';
 import { openSqliteStore } from '../lib/store/sqlite';
@@ -32,6 +33,9 @@ import { median, timeRound } from './stats';
 import { POSTGRES_WORKERS, THROUGHPUT_RUNS, throughputOptions } from './throughput';
 import { walMeter } from './wal';
 import { inputs, productRound, runName } from './workload';
+
+// Both sides of each comparison run the same code, from the sources (bench/product.ts has the other choice).
+const SOURCES = { Checkpoint, runAgent };
 
 /** Issue #29 item 5: the grown store's cost a step at most this many times the empty store's. */
 export const GROWN_GOAL = 1.1;
@@ -174,7 +178,9 @@ async function loneSqlite(synchronous: Synchronous, grownPath: string, options: 
      */
     const product = (side: 'empty' | 'grown') => async (round: number) => {
       const cpu = process.cpuUsage();
-      const us = await timeRound(options.steps, () => productRound(stores[side], name('product', side, round), items));
+      const us = await timeRound(options.steps, () =>
+        productRound(SOURCES, stores[side], name('product', side, round), items),
+      );
       const { user, system } = process.cpuUsage(cpu);
       if (round >= 0) (perStep[side].cpuUs ??= []).push((user + system) / options.steps);
       return us;
@@ -193,7 +199,7 @@ async function loneSqlite(synchronous: Synchronous, grownPath: string, options: 
         const meter = walMeter(side === 'empty' ? emptyPath : grownPath);
         try {
           meter.begin({ empty: true });
-          await productRound(stores[side], name('product', side, round, 'count'), items);
+          await productRound(SOURCES, stores[side], name('product', side, round, 'count'), items);
           const { pages, commits } = meter.end();
           (perStep[side].walPages ??= []).push(pages / options.steps);
           (perStep[side].commits ??= []).push(commits / options.steps);
@@ -248,7 +254,7 @@ async function lonePostgres(open: Open, url: string, options: GrownOptions): Pro
       const before = local ? await backendCpu(admin, apps[side]) : null;
       const client = process.cpuUsage();
       const us = await timeRound(options.steps, () =>
-        productRound(stores[side], `${runName('product', round)}-${side}`, items),
+        productRound(SOURCES, stores[side], `${runName('product', round)}-${side}`, items),
       );
       const { user, system } = process.cpuUsage(client);
       if (before && round >= 0) {

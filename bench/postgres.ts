@@ -1,5 +1,5 @@
 /**
- * PostgreSQL: the product (runAgent over openPostgresStore) against its floors, the bare protocol over one pg
+ * PostgreSQL: the product (runAgent over the store openStore opens, bench/product.ts) against its floors, the bare protocol over one pg
  * connection with named prepared statements: in two statements a step (claim, commit), and in one (the next
  * step's claim riding in the commit, as the product does it). All live in throwaway schemas created by the
  * store itself (so tables and indexes are the product's) and dropped afterwards.
@@ -19,6 +19,7 @@ import pg from 'pg';
 import { stepKey } from '../lib/checkpoint';
 import type { Store } from '../lib/store/contract';
 import { processCommand, processRuntime } from './proc';
+import type { Product } from './product';
 import { interleave, keep, type PerStepSamples, perStepSamples, type Samples, timeRound } from './stats';
 import { inputs, productRound, runName, sideEffect } from './workload';
 
@@ -30,6 +31,7 @@ export interface PostgresBenchOptions {
   rounds: number;
   /** Registers what an interrupted bench must still undo (the throwaway schemas). */
   onInterrupt: (undo: () => Promise<void>) => void;
+  product: Product;
 }
 
 /** Why the PostgreSQL half did not run. */
@@ -56,7 +58,8 @@ export async function benchPostgres(
   options.onInterrupt(dropSchemas);
   try {
     const names = { product: `${tag}_product`, floor: `${tag}_floor` };
-    const store = await open({ url: withApplicationName(options.url, names.product), schema: schemas.product });
+    const { product } = options;
+    const store = await product.openStore(withApplicationName(options.url, names.product), { schema: schemas.product });
     opened.push(store);
     await (await open({ url: options.url, schema: schemas.floor })).close();
     const floor = await openFloor(withApplicationName(options.url, names.floor), schemas.floor);
@@ -88,7 +91,9 @@ export async function benchPostgres(
       oneCommitFloor: metered('oneCommitFloor', names.floor, (round) =>
         floor.runOneCommit(runName('one-commit-floor', round), items),
       ),
-      product: metered('product', names.product, (round) => productRound(store, runName('product', round), items)),
+      product: metered('product', names.product, (round) =>
+        productRound(product, store, runName('product', round), items),
+      ),
     });
     return { ...samples, perStep, ...(local ? { perStepFrom: 'the timed rounds, /proc read between them' } : {}) };
   } finally {

@@ -1,5 +1,5 @@
 /**
- * SQLite: the product (runAgent over openSqliteStore) against its floors, the bare protocol driven with raw
+ * SQLite: the product (runAgent over the store openStore opens, bench/product.ts) against its floors, the bare protocol driven with raw
  * better-sqlite3 prepared statements on a file with the same schema and the same pragmas: in two commits a
  * step (the article's), and in one (the next step's claim riding in the commit, as the product does it).
  *
@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { stepKey } from '../lib/checkpoint';
 import { openSqliteStore } from '../lib/store/sqlite';
+import type { Product } from './product';
 import { interleave, keep, type PerStepSamples, perStepSamples, type Samples, timeRound } from './stats';
 import { type WalMeter, walMeter } from './wal';
 import { inputs, productRound, runName, sideEffect } from './workload';
@@ -23,6 +24,7 @@ export interface SqliteBenchOptions {
   rounds: number;
   /** A temporary directory the caller removes. */
   dir: string;
+  product: Product;
 }
 
 export async function benchSqlite(
@@ -32,7 +34,8 @@ export async function benchSqlite(
   const items = inputs(options.steps);
   const productPath = join(options.dir, `product-${synchronous}.db`);
   const floorPath = join(options.dir, `floor-${synchronous}.db`);
-  const store = openSqliteStore({ path: productPath, synchronous });
+  const { product } = options;
+  const store = await product.openStore(`file:${productPath}`, { synchronous });
   try {
     const floor = await openFloor(floorPath, synchronous);
     try {
@@ -40,12 +43,13 @@ export async function benchSqlite(
         floor: (round) => timeRound(options.steps, () => floor.run(runName('floor', round), items)),
         oneCommitFloor: (round) =>
           timeRound(options.steps, () => floor.runOneCommit(runName('one-commit-floor', round), items)),
-        product: (round) => timeRound(options.steps, () => productRound(store, runName('product', round), items)),
+        product: (round) =>
+          timeRound(options.steps, () => productRound(product, store, runName('product', round), items)),
       });
       const perStep = await countWal(options, synchronous, {
         floor: [floorPath, (round) => floor.run(runName('floor', round, 'count'), items)],
         oneCommitFloor: [floorPath, (round) => floor.runOneCommit(runName('one-commit-floor', round, 'count'), items)],
-        product: [productPath, (round) => productRound(store, runName('product', round, 'count'), items)],
+        product: [productPath, (round) => productRound(product, store, runName('product', round, 'count'), items)],
       });
       return {
         ...samples,

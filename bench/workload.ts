@@ -2,8 +2,8 @@
  * What both backends run: a fresh run id per round, so every step is a new key that claims, executes and
  * commits, and a side effect that costs nothing, so what is timed is the protocol.
  */
-import { Checkpoint, runAgent } from '../lib/checkpoint';
 import type { Store } from '../lib/store/contract';
+import type { Product } from './product';
 
 export const sideEffect = (item: number): number => item;
 
@@ -18,7 +18,12 @@ export function runName(kind: 'product' | 'floor' | 'one-commit-floor', round: n
 }
 
 /** The product as a caller uses it: runAgent over a Checkpoint, progress written with each commit. */
-export async function productRound(store: Store, runId: string, items: readonly number[]): Promise<void> {
-  const report = await runAgent(items, new Checkpoint(store, runId), sideEffect);
+export async function productRound(
+  product: Pick<Product, 'Checkpoint' | 'runAgent'>,
+  store: Store,
+  runId: string,
+  items: readonly number[],
+): Promise<void> {
+  const report = await product.runAgent(items, new product.Checkpoint(store, runId), sideEffect);
   if (report.executed !== items.length) throw new Error(`product executed ${report.executed} of ${items.length} steps`);
 }

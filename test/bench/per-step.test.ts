@@ -3,7 +3,7 @@
  * committed step spent, for the product and both floors (issue #29). Shape and sanity only, no timing: SQLite
  * writes some WAL pages a step (counted in untimed rounds of their own) and commits once a step (twice on the
  * two-commit floor), syncing each commit at FULL and none at NORMAL; PostgreSQL's CPU splits into client and
- * backends that add up to the total.
+ * backends that add up to the total. The product is the built package, or the sources under tsx with --sources.
  */
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -15,11 +15,11 @@ const BENCH = fileURLToPath(new URL('../../bench/index.ts', import.meta.url));
 const pgUp = await postgresAvailable('bench per-step figures (their PostgreSQL half)');
 const local = ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(TEST_DATABASE_URL).hostname);
 
-async function bench(only: string) {
+async function bench(only: string, ...more: string[]) {
   const tmp = tempDir('waybill-bench-test-');
   const child = spawnCommand(
     process.execPath,
-    ['--import', 'tsx', BENCH, '--json', '--only', only, '--steps', '20', '--rounds', '5'],
+    ['--import', 'tsx', BENCH, '--json', '--only', only, '--steps', '20', '--rounds', '5', ...more],
     { env: { TEST_DATABASE_URL, TMPDIR: tmp.path } },
   );
   const exit = await child.exited;
@@ -45,13 +45,16 @@ describe('npm run bench: what a lone step spent', () => {
       expect(json.sqlite[synchronous].perStepFrom).toMatch(/untimed counting rounds/);
     }
     expect(stderr).toContain('WAL pages');
+    // The product timed is the package as installed (bench/product.ts), and the table says so.
+    expect(json.lone).toEqual({ ran: 'dist' });
+    expect(stderr).toContain('runAgent (the built package, dist/)');
   });
 
   it.skipIf(!pgUp || !local)(
     'gives PostgreSQL CPU per step in the client and the backends, adding up',
     { timeout: 120_000 },
     async () => {
-      const { json, stderr } = await bench('postgres');
+      const { json, stderr } = await bench('postgres', '--sources');
       for (const what of ['product', 'floor', 'oneCommitFloor'] as const) {
         const { clientCpuUs, backendCpuUs, totalCpuUs } = json.postgres.perStep[what];
         expect(clientCpuUs).toBeGreaterThan(0);
@@ -62,6 +65,8 @@ describe('npm run bench: what a lone step spent', () => {
       expect(json.postgres).toMatchObject({ stepUs: expect.any(Number), oneCommitRatio: expect.any(Number) });
       expect(json.postgres.perStepFrom).toMatch(/timed rounds/);
       expect(stderr).toContain('backend CPU µs');
+      expect(json.lone).toEqual({ ran: 'sources via tsx' });
+      expect(stderr).toContain('runAgent (the sources, via tsx)');
     },
   );
 });
