@@ -80,21 +80,13 @@ function connection(db: Database.Database, clock: Clock): SqliteConnection {
   const immediate = db.transaction((fn: () => unknown) => fn()).immediate;
   // Prepared on first use: the connection exists before the migration that creates step_events.
   let insertEvent: Database.Statement | undefined;
-  const statements = new Map<string, Database.Statement>();
-  const kept = (sql: string): Database.Statement => {
-    let statement = statements.get(sql);
-    if (!statement) {
-      // Drizzle's texts vary with a list's length (inArray); the bound keeps them from growing the map without end.
-      if (statements.size >= 256) statements.clear();
-      statement = db.prepare(sql);
-      statements.set(sql, statement);
-    }
-    return statement;
-  };
+  // Two maps: Drizzle's texts vary with a list's length (inArray), and their turnover must not clear the step
+  // protocol's statements, whose texts are constant templates.
+  const prepared = keptStatements(db);
   const committed = { transactions: 0 };
   return {
     db,
-    orm: drizzle(keepingStatements(db, kept), { schema }),
+    orm: drizzle(keepingStatements(db, keptStatements(db)), { schema }),
     clock,
     now: () => clock.now() / 1000,
     tx: <T>(fn: () => T): T => {
@@ -104,7 +96,7 @@ function connection(db: Database.Database, clock: Clock): SqliteConnection {
     },
     committed,
     prepared<P extends unknown[] | object = unknown[], R = unknown>(sql: string): Database.Statement<P, R> {
-      return kept(sql) as Database.Statement<P, R>;
+      return prepared(sql) as Database.Statement<P, R>;
     },
     event(e, now) {
       insertEvent ??= db.prepare(`INSERT INTO step_events
@@ -128,6 +120,20 @@ function connection(db: Database.Database, clock: Clock): SqliteConnection {
         now,
       });
     },
+  };
+}
+
+/** A statement per SQL text, prepared on first use; the bound keeps a map of varying texts from growing without end. */
+function keptStatements(db: Database.Database): (sql: string) => Database.Statement {
+  const statements = new Map<string, Database.Statement>();
+  return (sql) => {
+    let statement = statements.get(sql);
+    if (!statement) {
+      if (statements.size >= 256) statements.clear();
+      statement = db.prepare(sql);
+      statements.set(sql, statement);
+    }
+    return statement;
   };
 }
 
