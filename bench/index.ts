@@ -3,8 +3,9 @@
  *  [--sources]`
  *
  * The per-step cost of runOnce + progress as the product pays it (runAgent, a side effect that costs
- * nothing; the built package, or the sources under tsx with --sources: bench/product.ts), beside floors measured in the same run: the bare protocol on the same kind of database, in two
- * commits a step (the article's) and in one (as the product does it). The ratios are what Waybill adds over
+ * nothing; the built package, or the sources under tsx with --sources: bench/product.ts), beside floors
+ * measured in the same run: the bare protocol on the same kind of database, in two commits a step (the
+ * article's) and in one (as the product does it). The ratios are what Waybill adds over
  * the protocol. Then throughput (bench/throughput.ts): 64 runs in flight in real worker processes, in steps
  * a second over a window of S seconds, beside 64 one-commit loops on bare connections, in N interleaved rounds
  * (5 by default) whose medians it reports. Then how long
@@ -138,8 +139,9 @@ function table(rows: Row[], flags: Flags, ran: Product['ran']): string {
   const format = (cells: string[]) =>
     cells.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ');
   return [
-    `runAgent (${ran === 'dist' ? 'the built package, dist/' : 'the sources, via tsx'}), ${flags.steps} steps, median of ${flags.rounds} rounds; floors = the bare protocol on the same kind of ` +
-      'database in two commits a step and in one, interleaved; µs/step',
+    `runAgent (${ran === 'dist' ? 'the built package, dist/' : 'the sources, via tsx'}), ${flags.steps} steps, ` +
+      `median of ${flags.rounds} rounds; floors = the bare protocol on the same kind of database in two commits a ` +
+      'step and in one, interleaved; µs/step',
     format(head),
     ...body.map(format),
     ...perStepTable(rows, flags),
@@ -195,7 +197,7 @@ async function main(): Promise<void> {
   });
 
   const lone = flags.only === undefined || flags.only === 'sqlite' || flags.only === 'postgres';
-  const product = lone ? await loadProduct(flags.sources === true, log) : null;
+  const product = lone ? await loadProduct(flags.sources === true) : null;
   if (product) json.lone = { ran: product.ran };
 
   if (product && flags.only !== 'postgres') {

@@ -1,8 +1,8 @@
 /**
- * PostgreSQL: the product (runAgent over the store openStore opens, bench/product.ts) against its floors, the bare protocol over one pg
- * connection with named prepared statements: in two statements a step (claim, commit), and in one (the next
- * step's claim riding in the commit, as the product does it). All live in throwaway schemas created by the
- * store itself (so tables and indexes are the product's) and dropped afterwards.
+ * PostgreSQL: the product (runAgent over the store openStore opens, bench/product.ts) against its floors, the
+ * bare protocol over one pg connection with named prepared statements: in two statements a step (claim, commit),
+ * and in one (the next step's claim riding in the commit, as the product does it). All live in throwaway schemas
+ * created by the store itself (so tables and indexes are the product's) and dropped afterwards.
  *
  * Each round also reads what it cost in CPU a step: the bench process's own (process.cpuUsage: the client,
  * where the product or the floor runs) and the backends serving it (found in pg_stat_activity by the

@@ -6,7 +6,6 @@
  * throughput section's workers run the sources whatever this says: their workflows module is TypeScript.
  */
 import { fileURLToPath } from 'node:url';
-import { buildIsFresh } from '../bin/entry.mjs';
 import { buildPackageIfStale } from '../e2e/support/prepare';
 
 type Package = typeof import('../lib/index');
@@ -21,10 +20,16 @@ export interface Product {
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-export async function loadProduct(sources: boolean, log: (line: string) => void): Promise<Product> {
-  if (sources) return { ...(await import('../lib/index')), ran: 'sources via tsx' };
-  if (!buildIsFresh('index')) log('bench: building the package (dist/), the code the lone runs time…');
+export async function loadProduct(sources: boolean): Promise<Product> {
+  if (sources) return productOf(await import('../lib/index'), 'sources via tsx');
+  // The build prints what it does; it is skipped when dist/ is as new as lib/.
   buildPackageIfStale(ROOT);
-  const built = (await import(new URL('../dist/index.js', import.meta.url).href)) as Package;
-  return { Checkpoint: built.Checkpoint, runAgent: built.runAgent, openStore: built.openStore, ran: 'dist' };
+  return productOf((await import(new URL('../dist/index.js', import.meta.url).href)) as Package, 'dist');
 }
+
+const productOf = ({ Checkpoint, runAgent, openStore }: Package, ran: Product['ran']): Product => ({
+  Checkpoint,
+  runAgent,
+  openStore,
+  ran,
+});

@@ -1,7 +1,8 @@
 /**
- * SQLite: the product (runAgent over the store openStore opens, bench/product.ts) against its floors, the bare protocol driven with raw
- * better-sqlite3 prepared statements on a file with the same schema and the same pragmas: in two commits a
- * step (the article's), and in one (the next step's claim riding in the commit, as the product does it).
+ * SQLite: the product (runAgent over the store openStore opens, bench/product.ts) against its floors, the
+ * bare protocol driven with raw better-sqlite3 prepared statements on a file with the same schema and the same
+ * pragmas: in two commits a step (the article's), and in one (the next step's claim riding in the commit, as the
+ * product does it).
  *
  * What a step appends to the WAL (bench/wal.ts: pages and commits a step) is counted apart, untimed: after the
  * timed rounds, the same number of counting rounds, interleaved alike, each on an emptied WAL that no checkpoint
