@@ -69,6 +69,7 @@ describe("article compatibility: the article's schema and SQL", () => {
         'committed',
         'committed_history',
         'events',
+        'lone_runs',
         'metrics_tally',
         'model_call_chunks',
         'model_calls',

@@ -128,6 +128,7 @@ describe('the function set', () => {
       4: '95128f577afe311a35e2597af1324bdec4f115574c50a9e8aa74d7a6b501bc00',
       5: 'dd5148dda823dd51ecab1339106e1e2309326639373be167e07939afab6e7d3e',
       6: '9c970ee41068aac43fc673e60274d5e1f56920d9cd2e5dc30ca60514b5036939',
+      7: '41eff7b5e7c1bd6f5bc04370349f3073dfc1091c783bf3c6ff0a1ad61b88987e',
     };
     expect(POSTGRES_FUNCTIONS.hash).toBe(PINNED[POSTGRES_FUNCTIONS.version]);
   });

@@ -69,6 +69,7 @@ describe.skipIf(!pgUp)('postgres store', () => {
       'committed',
       'committed_history',
       'events',
+      'lone_runs',
       'metrics_tally',
       'model_call_chunks',
       'model_calls',

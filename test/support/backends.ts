@@ -44,6 +44,8 @@ export interface StoreHandle {
   insertOutsideClaim(idemKey: string, runId: string): Promise<void>;
   /** Runs SQL against the store's tables directly, as another client (or an operator's psql) would. */
   exec(sql: string): Promise<void>;
+  /** One SELECT against the store's tables directly, its rows. */
+  rows<T>(sql: string): Promise<T[]>;
   /**
    * Another store on the same file or schema, as a second dashboard process (or the same one restarted)
    * would open it. Closed by close().
@@ -102,6 +104,7 @@ async function openSqlite(groupCommit: boolean): Promise<StoreHandle> {
     async exec(sql) {
       store.db.exec(sql);
     },
+    rows: async <T>(sql: string) => store.db.prepare(sql).all() as T[],
     async close() {
       for (const other of others) await other.close();
       await store.close();
@@ -150,6 +153,14 @@ export const postgresBackend: Backend = {
       },
       async exec(sql) {
         await schema.admin.query(`SET search_path TO "${schema.name}"; ${sql}; RESET search_path`);
+      },
+      async rows<T>(sql: string) {
+        await schema.admin.query(`SET search_path TO "${schema.name}"`);
+        try {
+          return (await schema.admin.query(sql)) as T[];
+        } finally {
+          await schema.admin.query('RESET search_path');
+        }
       },
       async close() {
         try {

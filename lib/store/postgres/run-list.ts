@@ -221,26 +221,19 @@ ORDER BY s."updatedAt" DESC, s.id COLLATE "C" LIMIT ${f.limit}`;
 }
 
 /**
- * Outside clients' runs that have nothing but committed rows (no progress, no claim), which no index finds by
- * run; sqlite/run-list.ts says why each of the two reads is bounded. `floor`: the full page's last place. The
- * claims are looked up by each run's key, never hashed whole: a few hundred runs against every claim.
+ * Outside clients' runs that have nothing but committed rows (no progress, no claim): lone_runs, at each run's
+ * latest commit, read newest first (sqlite/run-list.ts says more). The claims are looked up by each run's key.
  */
-function loneSql(filter: Filter, floor: number | null): SQL {
+function loneSql(filter: Filter): SQL {
   const f = conditions(filter);
-  const lone = (
-    from: SQL,
-    also: SQL | false = false,
-  ) => sql`SELECT * FROM (SELECT l.id, 'external' AS workflow, 'idle' AS status,
-    0 AS step, NULL::int AS "totalSteps", ${notExecutedCount('l.id')} AS "notExecuted", 0 AS skipped, 0 AS awaited,
-    ${committedCount('l.id')} AS committed, 0 AS "orphanedClaims",
+  return sql`SELECT * FROM (SELECT l.run_id AS id, 'external' AS workflow, 'idle' AS status,
+    0 AS step, NULL::int AS "totalSteps", ${notExecutedCount('l.run_id')} AS "notExecuted", 0 AS skipped, 0 AS awaited,
+    ${committedCount('l.run_id')} AS committed, 0 AS "orphanedClaims",
     NULL::text AS owner, NULL::text AS error, NULL::float8 AS "createdAt", l.at AS "updatedAt"
-  FROM (${from}) l
-  WHERE ${all(
-    sql`NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = l.id)`,
-    sql`NOT EXISTS (SELECT 1 FROM progress p WHERE p.run_id = l.id)`,
-    sql`(SELECT 1 FROM claims c WHERE c.run_id = l.id LIMIT 1) IS NULL`,
-    also,
-  )}) s
+  FROM lone_runs l
+  WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = l.run_id)
+    AND NOT EXISTS (SELECT 1 FROM progress p WHERE p.run_id = l.run_id)
+    AND (SELECT 1 FROM claims c WHERE c.run_id = l.run_id LIMIT 1) IS NULL) s
   WHERE ${all(
     sql`${SERIAL_PLAN} IS NOT NULL`,
     f.status !== null && sql`s.status = ${f.status}::text`,
@@ -249,22 +242,6 @@ function loneSql(filter: Filter, floor: number | null): SQL {
     f.after(sql.raw('s."updatedAt"'), sql.raw('s.id')),
   )}
   ORDER BY s."updatedAt" DESC, s.id COLLATE "C" LIMIT ${f.limit}`;
-  const before = filter.after?.updatedAt;
-  if (floor !== null) {
-    return lone(
-      sql`SELECT run_id AS id, max(committed_at) AS at FROM committed
-      WHERE ${all(sql`committed_at >= ${floor}::float8`, before !== undefined && sql`committed_at <= ${before}::float8`)}
-      GROUP BY run_id`,
-      before !== undefined &&
-        sql`NOT EXISTS (SELECT 1 FROM committed c WHERE c.run_id = l.id AND c.committed_at > ${before}::float8)`,
-    );
-  }
-  return sql`WITH RECURSIVE ids(id) AS (
-    SELECT (SELECT min(run_id) FROM committed)
-    UNION ALL
-    SELECT (SELECT min(c.run_id) FROM committed c WHERE c.run_id > ids.id) FROM ids WHERE ids.id IS NOT NULL)
-  ${lone(sql`SELECT id, (SELECT max(c.committed_at) FROM committed c WHERE c.run_id = ids.id) AS at FROM ids
-    WHERE id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = ids.id)`)}`;
 }
 
 export async function listRuns(c: PgConnection, filter: Filter): Promise<RunSummary[]> {
@@ -285,9 +262,7 @@ export async function listRuns(c: PgConnection, filter: Filter): Promise<RunSumm
   );
   // Outside clients' runs with only committed rows, as sqlite/run-list.ts finds them (an `idle` external run).
   if (!outsideMayMatch(filter) || filter.status === 'running') return page;
-  const lone = (
-    await c.query<CountedRunSummary>(loneSql(filter, page.length === limit ? page[page.length - 1]!.updatedAt : null))
-  ).rows.map(withExecuted);
+  const lone = (await c.query<CountedRunSummary>(loneSql(filter))).rows.map(withExecuted);
   if (lone.length === 0) return page;
   const listed = new Set(page.map((r) => r.id));
   return [...page, ...lone.filter((r) => !listed.has(r.id))]

@@ -535,3 +535,17 @@ export const runMetadata = pgTable(
   },
   (t) => [primaryKey({ columns: [t.runId, t.key] }), index('run_metadata_key_value').on(t.key, t.value, t.runId)],
 );
+
+/**
+ * Runs with committed rows and neither a runs row nor a progress row, each with its latest commit: the runs
+ * list's `idle` outside runs (sqlite.ts says more). Kept by waybill_commit and the database's triggers for every
+ * other writer (migration 0038).
+ */
+export const loneRuns = pgTable(
+  'lone_runs',
+  {
+    runId: text('run_id').primaryKey(),
+    at: doublePrecision('at').notNull(),
+  },
+  (t) => [index('lone_runs_at').on(t.at, t.runId)],
+);

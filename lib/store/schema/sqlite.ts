@@ -564,3 +564,18 @@ export const runMetadata = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.runId, t.key] }), index('run_metadata_key_value').on(t.key, t.value, t.runId)],
 );
+
+/**
+ * Runs with committed rows and neither a runs row nor a progress row (a library loop that calls runOnce and saves
+ * no progress, an outside client that died before its first save), each with its latest commit: the runs list's
+ * `idle` outside runs, read newest first from `lone_runs_at` instead of from every commit since the page's floor.
+ * Kept by the database's triggers for every writer (migration 0031 on SQLite, 0038 on PostgreSQL).
+ */
+export const loneRuns = sqliteTable(
+  'lone_runs',
+  {
+    runId: text('run_id').primaryKey(),
+    at: real('at').notNull(),
+  },
+  (t) => [index('lone_runs_at').on(t.at, t.runId)],
+);

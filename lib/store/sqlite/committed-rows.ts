@@ -54,9 +54,3 @@ export function runRowsInOrder(q: {
 }): string {
   return `${runRows(q)} ORDER BY ${q.order}${q.limit ? ` LIMIT ${q.limit}` : ''}`;
 }
-
-/** The lowest run id with committed rows (above `after`, a SQL value, when given): a seek of each index. */
-export const firstCommittedRun = (after?: string): string =>
-  `SELECT min(id) FROM (${eachIndex(
-    (half) => `SELECT min(run_id) AS id FROM committed WHERE ${half}${after ? ` AND run_id > ${after}` : ''}`,
-  )})`;

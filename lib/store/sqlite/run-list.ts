@@ -18,7 +18,6 @@ import {
   type TagFilterPart,
   tagFilterParts,
 } from '../shared/run-tag-filter';
-import { committedRun, firstCommittedRun } from './committed-rows';
 import type { SqliteConnection } from './connection';
 
 /** An outside client's run's place in the list: the later of its progress's update and its claims'. */
@@ -154,39 +153,20 @@ const PAGE_SQL = PAGE(CANDIDATES);
 const NARROW_PAGE_SQL = PAGE(NARROW_CANDIDATES);
 
 /**
- * Outside clients' runs that have nothing but committed rows (no progress, no claim): no index finds them by
- * run, so one of two reads looks for them, each bounded by something other than the table's size.
- *
- * - A full page: among the commits between its last run's place (@floor) and the cursor (@upto). A run whose
- *   latest commit is older than @floor is beaten by a full page of others and cannot be on it, so this reads
- *   the commits of the page's own time span (committed_at's index, forced: grouping by run_id would otherwise
- *   walk the run indexes whole); a run with a commit past the cursor was on an earlier page.
- * - A page that is not full (the last, or one a filter leaves short): every run id in committed once, by
- *   skipping through its two run indexes from one id to the next (a seek of each per run, not per row), less those
- *   that have a runs, progress or claims row.
+ * Outside clients' runs that have nothing but committed rows (no progress, no claim): lone_runs holds each run with
+ * committed rows and neither a runs row nor a progress row, at its latest commit (migration 0031's triggers keep it
+ * for every writer), read newest first from lone_runs_at. The runs, progress and claims rows are looked at again: a
+ * claimed run is among CANDIDATES' outside claims instead.
  */
-const LONE = (
-  from: string,
-  also = '',
-) => `SELECT * FROM (SELECT l.id, 'external' AS workflow, ${OUTSIDE_STATUS_SQL('l.id')} AS status,
-    0 AS step, NULL AS totalSteps, ${NOT_EXECUTED('l.id')} AS notExecuted, 0 AS skipped, 0 AS awaited,
-    ${COMMITTED('l.id')} AS committed, 0 AS orphanedClaims, NULL AS owner,
+const LONE_SQL = `SELECT * FROM (SELECT l.run_id AS id, 'external' AS workflow, ${OUTSIDE_STATUS_SQL('l.run_id')} AS status,
+    0 AS step, NULL AS totalSteps, ${NOT_EXECUTED('l.run_id')} AS notExecuted, 0 AS skipped, 0 AS awaited,
+    ${COMMITTED('l.run_id')} AS committed, 0 AS orphanedClaims, NULL AS owner,
     NULL AS error, NULL AS createdAt, l.at AS updatedAt
-  FROM (${from}) l
-  WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = l.id) AND NOT EXISTS (SELECT 1 FROM progress p WHERE p.run_id = l.id)
-    AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.run_id = l.id) ${also})
+  FROM lone_runs l
+  WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = l.run_id)
+    AND NOT EXISTS (SELECT 1 FROM progress p WHERE p.run_id = l.run_id)
+    AND NOT EXISTS (SELECT 1 FROM claims c WHERE c.run_id = l.run_id))
   WHERE ${PAGE_FILTER} ORDER BY updatedAt DESC, id LIMIT @limit`;
-const LONE_SINCE_SQL = LONE(
-  `SELECT run_id AS id, max(committed_at) AS at FROM committed INDEXED BY committed_at
-  WHERE committed_at BETWEEN @floor AND @upto GROUP BY run_id`,
-  `AND (@upto >= 1e308 OR NOT EXISTS (SELECT 1 FROM committed c WHERE ${committedRun('= l.id', 'c.')} AND c.committed_at > @upto))`,
-);
-const LONE_ALL_SQL = `WITH RECURSIVE ids(id) AS (
-    SELECT (${firstCommittedRun()})
-    UNION ALL
-    SELECT (${firstCommittedRun('ids.id')}) FROM ids WHERE ids.id IS NOT NULL)
-  ${LONE(`SELECT id, (SELECT max(committed_at) FROM committed c WHERE ${committedRun('= ids.id', 'c.')}) AS at FROM ids
-    WHERE id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = ids.id)`)}`;
 
 /** One read transaction: the page and the commits it is compared with are one snapshot. */
 export function listRunsIn(c: SqliteConnection, filter: Parameters<RunStore['listRuns']>[0]): RunSummary[] {
@@ -244,12 +224,7 @@ export function listRunsIn(c: SqliteConnection, filter: Parameters<RunStore['lis
       // An outside run with nothing but committed rows is idle: it holds no claim.
       const lonely = outside && params.status !== 'running';
       if (!lonely) return page;
-      const lone =
-        page.length === params.limit
-          ? c
-              .prepared<unknown[], CountedRunSummary>(LONE_SINCE_SQL)
-              .all({ ...params, floor: page[page.length - 1]!.updatedAt, upto: params.afterAt ?? Number.MAX_VALUE })
-          : c.prepared<unknown[], CountedRunSummary>(LONE_ALL_SQL).all(params);
+      const lone = c.prepared<unknown[], CountedRunSummary>(LONE_SQL).all(params);
       if (lone.length === 0) return page;
       return [...page, ...lone]
         .sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))

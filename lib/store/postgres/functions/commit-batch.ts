@@ -101,6 +101,13 @@ BEGIN
   IF v_uncounted THEN
     UPDATE progress pr SET committed_count = pr.committed_count + 1 FROM ${REQUESTS}
       WHERE pr.run_id = q.run AND v_inserted[q.ord] AND q.progress IS NULL;
+    -- A run with no runs row (its status null) and no progress row is lone (functions/lone-runs.ts).
+    IF array_position(v_status, NULL) IS NOT NULL THEN
+      INSERT INTO lone_runs (run_id, at) SELECT c.run_id, c.committed_at FROM ${REQUESTS} JOIN committed c ON c.idem_key = q.key
+        WHERE v_inserted[q.ord] AND q.progress IS NULL AND v_status[q.ord] IS NULL
+          AND NOT EXISTS (SELECT 1 FROM progress lp WHERE lp.run_id = c.run_id)
+      ON CONFLICT (run_id) DO UPDATE SET at = excluded.at WHERE excluded.at > lone_runs.at;
+    END IF;
   END IF;
 
   -- The next keys nobody holds, claimed where the run's fence holds (its lock is ours since the top), and then

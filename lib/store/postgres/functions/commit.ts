@@ -29,6 +29,7 @@
 import { PRIOR_STATE_MAX_CHARS } from '../../shared/columns';
 import { CLAIM_FIELDS, insertClaim } from './claim';
 import { COUNTED_SETTING } from './committed-count';
+import { recordLoneOurs } from './lone-runs';
 import { PROGRESS_FIELDS, writeProgress } from './progress';
 
 /** Our committed row counted on its run's progress row, when the commit's progress write did not count it. */
@@ -92,9 +93,11 @@ BEGIN
       ${writeProgress('p', 'v_now', '(p.run = q.run)::int')};
       IF p.run IS DISTINCT FROM q.run THEN
         ${countOurs};
+        ${recordLoneOurs('q', '"runStatus"')};
       END IF;
     ELSE
       ${countOurs};
+      ${recordLoneOurs('q', '"runStatus"')};
     END IF;
     IF q.next IS NULL OR "runStatus" IS NOT DISTINCT FROM 'paused' OR "runStatus" IS NOT DISTINCT FROM 'cancelled' THEN
       RETURN;

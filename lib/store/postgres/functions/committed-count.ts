@@ -21,6 +21,7 @@
  * execution at a time (the run fence), and its first progress write is in the same transaction as its first
  * commit, so Waybill's own writers never race so; two outside clients writing one run at once could.
  */
+import { LONE_ADDED, LONE_REMOVED } from './lone-runs';
 
 /**
  * One function for the three triggers on committed (an insert's `added` rows, a delete's `removed`, an update's
@@ -37,6 +38,13 @@ BEGIN
       WHEN 'INSERT' THEN 'SELECT run_id, 1 AS n FROM added'
       WHEN 'DELETE' THEN 'SELECT run_id, -1 AS n FROM removed'
       ELSE 'SELECT run_id, -1 AS n FROM removed UNION ALL SELECT run_id, 1 FROM added' END);
+  -- lone_runs (lone-runs.ts): the runs whose last row left, then the runs that arrived without a runs or progress row.
+  IF TG_OP <> 'INSERT' THEN
+    EXECUTE format('${LONE_REMOVED('removed')}', TG_TABLE_SCHEMA);
+  END IF;
+  IF TG_OP <> 'DELETE' THEN
+    EXECUTE format('${LONE_ADDED('added')}', TG_TABLE_SCHEMA);
+  END IF;
   RETURN NULL;
 END
 $$`;
@@ -46,6 +54,8 @@ RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   EXECUTE format('UPDATE %1$I.progress p SET committed_count = (SELECT count(*) FROM %1$I.committed c WHERE c.run_id = $1)
     WHERE p.run_id = $1', TG_TABLE_SCHEMA) USING NEW.run_id;
+  -- A run with a progress row is not lone (lone-runs.ts).
+  EXECUTE format('DELETE FROM %I.lone_runs WHERE run_id = $1', TG_TABLE_SCHEMA) USING NEW.run_id;
   RETURN NULL;
 END
 $$`;

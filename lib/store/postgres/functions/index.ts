@@ -16,6 +16,7 @@ import { CLAIM_FUNCTION } from './claim';
 import { COMMIT_FUNCTION } from './commit';
 import { COMMIT_BATCH_FUNCTION } from './commit-batch';
 import { COMMITTED_CHANGED_FUNCTION, PROGRESS_COUNTED_FUNCTION } from './committed-count';
+import { LONE_RUNS_ROW_FUNCTION } from './lone-runs';
 import { NOTIFY_RUNNABLE_FUNCTION } from './notify';
 import { SAVE_PROGRESS_FUNCTION } from './progress';
 
@@ -29,10 +30,11 @@ const STATEMENTS = [
   NOTIFY_RUNNABLE_FUNCTION,
   COMMITTED_CHANGED_FUNCTION,
   PROGRESS_COUNTED_FUNCTION,
+  LONE_RUNS_ROW_FUNCTION,
 ];
 
 export const POSTGRES_FUNCTIONS: FunctionSet = {
-  version: 6,
+  version: 7,
   hash: createHash('sha256').update(STATEMENTS.join('\n;\n')).digest('hex'),
   statements: STATEMENTS,
 };
