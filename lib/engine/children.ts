@@ -10,6 +10,7 @@
  *   holds no worker slot, as with any wait.
  * A parent's cancel cancels its children (and theirs) unless they were started detached.
  */
+import { createHash } from 'node:crypto';
 import { newRunIdProblem } from '../domain/run-id';
 import { ChildRunFailedError, InvalidInputError } from '../errors';
 import type { RunRow } from '../store/contract';
@@ -106,15 +107,25 @@ export async function awaitChild(
 }
 
 /**
+ * The step that keeps a race's answer, named by its children (in any order): asked again, the same race is the same
+ * step. `keep` commits it (ctx.step) and answers what was committed.
+ */
+export const firstChildStep = (ids: string[]): string =>
+  `first-child:${createHash('sha256').update([...ids].sort().join('\n')).digest('hex').slice(0, 16)}`;
+
+/**
  * Parks until the first of the children has ended. Its output with its id, or how it ended with `settled`; a
- * first to end that did not complete throws ChildRunFailedError, as Promise.race rejects.
+ * first to end that did not complete throws ChildRunFailedError, as Promise.race rejects. The answer is kept as a
+ * step: the times the store records the ends at need not follow the order the ends were committed in (on
+ * PostgreSQL each is its transaction's start), so a replay could find an end earlier than the one this run acted on.
  */
 export async function awaitFirstChild(
   p: Parking,
   family: Family,
   parentId: string,
   childIds: string[],
-  options: WaitChildOptions = {},
+  options: WaitChildOptions,
+  keep: (step: string, outcome: ChildOutcome) => Promise<ChildOutcome>,
 ): Promise<ChildOutcome | { runId: string; output: unknown }> {
   if (!Array.isArray(childIds) || childIds.length === 0)
     throw new InvalidInputError('waitForFirstChild: give at least one child run id');
@@ -126,7 +137,7 @@ export async function awaitFirstChild(
         `waitForFirstChild: run ${id} is not a child of ${parentId} (start it with ctx.startChild)`,
       );
   }
-  const outcome = await waitForFirstChild(p, parentId, ids);
+  const outcome = await keep(firstChildStep(ids), await waitForFirstChild(p, parentId, ids));
   if (options.settled) return outcome;
   if (outcome.status !== 'completed') throw new ChildRunFailedError(outcome);
   return { runId: outcome.runId, output: outcome.output };

@@ -266,13 +266,14 @@ export class RunContext {
   /**
    * Parks the run until the first of the children has ended, then returns which and its output (or how it ended,
    * with `settled`); the others go on, and may be waited for or cancelled after. A first to end that failed throws
-   * ChildRunFailedError. Every replay answers the same child: the one whose end was recorded first.
+   * ChildRunFailedError. Every replay answers the same child: the first this run saw end, kept as a step.
    */
   async waitForFirstChild<T = unknown>(
     childIds: string[],
     options: WaitChildOptions = {},
   ): Promise<{ runId: string; output: T } | ChildOutcome> {
-    return (await awaitFirstChild(this.parked(), await this.families(), this.runId, childIds, options)) as
+    const keep = async (step: string, outcome: ChildOutcome) => (await this.step(step, () => outcome)).result;
+    return (await awaitFirstChild(this.parked(), await this.families(), this.runId, childIds, options, keep)) as
       | { runId: string; output: T }
       | ChildOutcome;
   }

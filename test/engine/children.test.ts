@@ -83,7 +83,19 @@ const race = defineWorkflow({
     return result;
   },
 });
-const registry = new WorkflowRegistry([double, hold, fan, settle, family, race]);
+/** Acts on the first child, then parks: its replay must answer the child it acted on. */
+const raceThenWait = defineWorkflow({
+  name: 'race-then-wait',
+  input: z.object({}),
+  async run(ctx) {
+    const ids = [await ctx.startChild('a', 'hold', {}), await ctx.startChild('b', 'hold', {})];
+    const first = await ctx.waitForFirstChild<string>(ids);
+    const { result: actedOn } = await ctx.step('act', () => (first as { runId: string }).runId);
+    await ctx.waitForSignal('go');
+    return { actedOn, first: (first as { runId: string }).runId };
+  },
+});
+const registry = new WorkflowRegistry([double, hold, fan, settle, family, race, raceThenWait]);
 
 let list: Backend[];
 beforeAll(async () => {
@@ -204,6 +216,28 @@ describe.each([['sqlite'], ['postgres']] as const)('child runs on %s', (name) =>
     expect(JSON.parse((await s.h.store.getRun('race-1'))!.outputJson!)).toEqual({ runId: 'race-1:b', output: 'went' });
     expect(effects.get('race-1:after')).toBe(1);
     expect([await s.status('race-1:a'), await s.status('race-1:c')]).toEqual(['waiting', 'waiting']);
+  });
+
+  // On PostgreSQL a child's end is stamped with its transaction's start: a child whose ending transaction began
+  // first but committed last is recorded as the earlier end, after the parent acted on the other one.
+  it('answers a replay with the child the run acted on, whatever end times the store recorded later', async (t) => {
+    const s = await setup();
+    if (!s) return t.skip();
+    const go = (runId: string) =>
+      s.h.store.decideWait({ runId, kind: 'signal', name: 'go', decisionJson: '{}', decidedBy: 'test' });
+    await s.start('race-then-wait', {}, 'rw');
+    for (const name of ['a', 'b']) await s.until(`rw:${name}`, 'waiting');
+    await s.until('rw', 'waiting');
+    await go('rw:a');
+    await s.until('rw:a', 'completed');
+    await s.until('rw', 'waiting');
+    await go('rw:b');
+    await s.until('rw:b', 'completed');
+    await s.h.exec(`UPDATE waits SET decided_at = (SELECT decided_at - 1 FROM waits WHERE run_id = 'rw' AND name = 'rw:a')
+      WHERE run_id = 'rw' AND name = 'rw:b'`);
+    await go('rw');
+    await s.until('rw', 'completed');
+    expect(JSON.parse((await s.h.store.getRun('rw'))!.outputJson!)).toEqual({ actedOn: 'rw:a', first: 'rw:a' });
   });
 
   it('does not park on several waits when one of them was decided meanwhile', async (t) => {
