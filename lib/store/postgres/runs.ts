@@ -27,7 +27,7 @@ import { limitsHold } from '../../domain/run-limits';
 import { ConflictError, InvalidTransitionError, NotFoundError } from '../../errors';
 import type { RunRow, RunStatus, RunStore, WorkerStore, WorkflowStore } from '../contract';
 import { runs, stepEvents } from '../schema/pg';
-import { cascadeDetail } from '../shared/children';
+import { bornCancelledDetail, cascadeDetail } from '../shared/children';
 import { announceWake } from '../shared/local-wakes';
 import { runHeadColumns, runHeadFilter } from '../shared/run-heads';
 import { limitUseOf, limitUseSql, withinLimitsSql } from '../shared/run-limits-sql';
@@ -243,13 +243,23 @@ export function postgresRuns(c: PgConnection): RunsOnly {
         const now = c.now();
         const created = (
           await c.once<RunRow>(
-            // Its tags and metadata in the same statement: a run is never seen without them.
-            sql`WITH made AS (INSERT INTO ${runs} AS r (id, workflow, input_json, status, total_steps, budget_usd, created_at,
-            updated_at, parent_run_id, detached, priority, traceparent)
-          VALUES (${run.id}, ${run.workflow}, ${run.inputJson}, 'queued', ${run.totalSteps}::int,
-            ${run.budgetUsd ?? null}::float8, ${now}, ${now}, ${run.parentRunId ?? null}::text, ${run.detached ?? false},
-            ${run.priority ?? 0}::int, ${run.traceparent ?? null}::text)
+            // Its tags and metadata in the same statement: a run is never seen without them. An attached child of a
+            // cancelled parent is made cancelled, as the cancel would have made it. The parent's row is read under
+            // a share lock: a cancel in flight is waited for and its status read, and one that comes after waits for
+            // this insert, so its cascade finds the child.
+            sql`WITH parent AS (SELECT p.status FROM ${runs} p WHERE p.id = ${run.parentRunId ?? null}::text FOR SHARE),
+          orphaned AS (SELECT NOT ${run.detached ?? false} AND EXISTS (SELECT 1 FROM parent WHERE status = 'cancelled') AS yes),
+          made AS (INSERT INTO ${runs} AS r (id, workflow, input_json, status, total_steps, budget_usd, created_at,
+            updated_at, parent_run_id, detached, priority, traceparent, finished_at)
+          SELECT ${run.id}, ${run.workflow}, ${run.inputJson}, CASE WHEN o.yes THEN 'cancelled' ELSE 'queued' END,
+            ${run.totalSteps}::int, ${run.budgetUsd ?? null}::float8, ${now}, ${now}, ${run.parentRunId ?? null}::text,
+            ${run.detached ?? false}, ${run.priority ?? 0}::int, ${run.traceparent ?? null}::text,
+            CASE WHEN o.yes THEN ${now} END
+          FROM orphaned o
           ON CONFLICT (id) DO NOTHING RETURNING ${RUN}),
+          told AS (INSERT INTO ${stepEvents} (run_id, outcome, count, detail, at)
+            SELECT made.id, 'operator', 1, ${bornCancelledDetail(run.parentRunId ?? '')}, ${now} FROM made
+            WHERE made.status = 'cancelled'),
           tagged AS (INSERT INTO run_tags (run_id, tag) SELECT made.id, t.tag FROM made, unnest(${sql.param(tags)}::text[]) t (tag)
             ON CONFLICT DO NOTHING),
           described AS (INSERT INTO run_metadata (run_id, key, value)

@@ -37,3 +37,11 @@ export function childDetail(child: Pick<RunRow, 'id' | 'status'>): string {
 export function cascadeDetail(actor: string, parentId: string, from: RunStatus): string {
   return `cancel by ${actor} (with its parent ${parentId}): ${from} → cancelled`;
 }
+
+/**
+ * The operator event of a child whose start came after its parent's cancel (the parent's worker was inside the
+ * step that starts it): it is made cancelled, as the cancel would have made it had it been there.
+ */
+export function bornCancelledDetail(parentId: string): string {
+  return `cancelled as it was started: its parent ${parentId} had been cancelled`;
+}

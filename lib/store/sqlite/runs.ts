@@ -9,7 +9,7 @@ import type { RunLimits } from '../../domain/run-limits';
 import { ConflictError, InvalidTransitionError, NotFoundError } from '../../errors';
 import type { RunRow, RunStore, WorkerStore, WorkflowStore } from '../contract';
 import { runs } from '../schema/sqlite';
-import { cascadeDetail } from '../shared/children';
+import { bornCancelledDetail, cascadeDetail } from '../shared/children';
 import { announceWake } from '../shared/local-wakes';
 import { runHeadColumns, runHeadFilter } from '../shared/run-heads';
 import { limitUseOf, limitUseSql, withinLimitsSql } from '../shared/run-limits-sql';
@@ -104,12 +104,23 @@ export function sqliteRuns(c: SqliteConnection, inBatch: InBatch | null = null):
       const now = c.now();
       return c.tx(() => {
         const { tags, metadata, ...row } = run;
+        // An attached child of a cancelled parent goes with it, as cancelChildren would have taken it.
+        const orphaned =
+          run.parentRunId != null && run.detached !== true && get(run.parentRunId)?.status === 'cancelled';
         const inserted = orm
           .insert(runs)
-          .values({ ...row, status: 'queued', createdAt: now, updatedAt: now })
+          .values({
+            ...row,
+            status: orphaned ? 'cancelled' : 'queued',
+            createdAt: now,
+            updatedAt: now,
+            ...(orphaned ? { finishedAt: now } : {}),
+          })
           .onConflictDoNothing()
           .run();
         if (inserted.changes === 0) throw new ConflictError(`run ${run.id}`);
+        if (orphaned)
+          c.event({ runId: run.id, outcome: 'operator', detail: bornCancelledDetail(run.parentRunId!) }, now);
         writeRunTags(c, run.id, tags ?? [], metadata ?? {});
         return get(run.id)!;
       });
