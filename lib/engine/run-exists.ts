@@ -6,23 +6,44 @@
 import { RunExistsError } from '../errors';
 import type { RunRow } from '../store/contract';
 
+/**
+ * What a start asks of its run besides the workflow and input. A field it leaves out is not compared: the run has
+ * whatever it was started with. One it gives must be the run's, or a retried start would be answered with a run
+ * that has another budget or priority than the caller asked for, and never hear of it.
+ */
+export interface StartedWith {
+  budgetUsd?: number;
+  priority?: number;
+}
+
 /** Null: `run` is this start's run. Otherwise why it is not, for RunExistsError. */
-export function runExistsDifference(run: RunRow, workflow: string, input: unknown): string | null {
+export function runExistsDifference(
+  run: RunRow,
+  workflow: string,
+  input: unknown,
+  asked: StartedWith = {},
+): string | null {
   if (run.workflow !== workflow) return `another workflow: it is ${run.workflow}, not ${workflow}`;
   // Both as stored: JSON drops the keys an input leaves undefined.
   const found = firstDifference(JSON.parse(run.inputJson), JSON.parse(JSON.stringify(input) ?? 'null'), 'input');
-  return found ? `another input: ${found}` : null;
+  if (found) return `another input: ${found}`;
+  if (asked.budgetUsd !== undefined && run.budgetUsd !== asked.budgetUsd)
+    return `another budget: it is ${run.budgetUsd === null ? 'not set' : `$${run.budgetUsd}`}, not $${asked.budgetUsd}`;
+  if (asked.priority !== undefined && run.priority !== asked.priority)
+    return `another priority: it is ${run.priority}, not ${asked.priority}`;
+  return null;
 }
 
-export function runExists(run: RunRow, workflow: string, input: unknown): RunRow {
-  const difference = runExistsDifference(run, workflow, input);
+export function runExists(run: RunRow, workflow: string, input: unknown, asked: StartedWith = {}): RunRow {
+  const difference = runExistsDifference(run, workflow, input, asked);
   if (difference) throw new RunExistsError(run.id, difference);
   return run;
 }
 
-const shown = (value: unknown) => (value === undefined ? 'not set' : JSON.stringify(value));
-
-/** The first path at which two JSON values differ, as "input.count is 3, not 4" (stored first), or null. */
+/**
+ * The first path at which two JSON values differ (stored first), or null: "input.count is 3, not 4", "input.count
+ * is 3, and this start leaves it out", "input.count is not set, and this start gives 4".
+ */
 function firstDifference(stored: unknown, given: unknown, path: string): string | null {
   if (Array.isArray(stored) && Array.isArray(given)) {
     for (let i = 0; i < Math.max(stored.length, given.length); i++) {
@@ -38,7 +59,10 @@ function firstDifference(stored: unknown, given: unknown, path: string): string 
     }
     return null;
   }
-  return stored === given ? null : `${path} is ${shown(stored)}, not ${shown(given)}`;
+  if (stored === given) return null;
+  if (given === undefined) return `${path} is ${JSON.stringify(stored)}, and this start leaves it out`;
+  if (stored === undefined) return `${path} is not set, and this start gives ${JSON.stringify(given)}`;
+  return `${path} is ${JSON.stringify(stored)}, not ${JSON.stringify(given)}`;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

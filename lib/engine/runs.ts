@@ -81,6 +81,7 @@ export async function startRun(
     // finds its row. A row pruned meanwhile leaves the store's own refusal standing.
     const existing = await store.getRun(id);
     if (!existing) throw error;
-    return { ...runExists(existing, checked.workflow, checked.input), existed: true };
+    const asked = { budgetUsd: request.budgetUsd, priority: request.priority };
+    return { ...runExists(existing, checked.workflow, checked.input, asked), existed: true };
   }
 }

@@ -83,15 +83,28 @@ describe.each(list)('starting a run id again on $name', (backend) => {
       ],
       [
         () => runs.start(deps, OPERATOR, { workflow: 'echo', input: { n: 3, tags: ['a', 'b'] }, id: 'r' }),
-        'run r exists with another input: input.tags[1] is not set, not "b"',
+        'run r exists with another input: input.tags[1] is not set, and this start gives "b"',
       ],
       [
         () => startRun(store, registry, { workflow: 'echo', input: { n: 3, mode: 'slow', tags: ['a'] }, id: 'r' }),
         'run r exists with another input: input.mode is "fast", not "slow"',
       ],
       [
+        () => runs.start(deps, OPERATOR, { workflow: 'echo', input: { n: 3 }, id: 'r' }),
+        'run r exists with another input: input.tags[0] is "a", and this start leaves it out',
+      ],
+      [
         () => runs.start(deps, OPERATOR, { workflow: 'other', input: {}, id: 'r' }),
         'run r exists with another workflow: it is echo, not other',
+      ],
+      // A budget or priority given must be the run's: the caller would otherwise never hear it was not kept.
+      [
+        () => startRun(store, registry, { workflow: 'echo', input: { n: 3, tags: ['a'] }, id: 'r', budgetUsd: 3 }),
+        'run r exists with another budget: it is not set, not $3',
+      ],
+      [
+        () => startRun(store, registry, { workflow: 'echo', input: { n: 3, tags: ['a'] }, id: 'r', priority: 9 }),
+        'run r exists with another priority: it is 0, not 9',
       ],
     ];
     for (const [attempt, message] of cases) {
