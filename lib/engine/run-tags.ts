@@ -12,12 +12,41 @@ import type { RunTagChange, RunTagStore, RunTags } from '../store/contract';
 
 export type TagMethod = 'setTags' | 'addTags' | 'setMetadata';
 
-/** `given` by `schema`, or NonRetryableError naming the call (`where`) and the field. */
-function checked<T>(schema: z.ZodType<T>, given: unknown, where: string, field: string): T {
+/**
+ * `given` by `schema`, or an error naming the call (`where`) and the field: NonRetryableError inside a run, where
+ * it is a bug no retry mends, InvalidInputError for a start.
+ */
+function checked<T>(
+  schema: z.ZodType<T>,
+  given: unknown,
+  where: string,
+  field: string,
+  Refusal: new (message: string) => Error = NonRetryableError,
+): T {
   const parsed = schema.safeParse(given);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
-  throw new NonRetryableError(`${where}: ${[field, ...issue.path.map(String)].join('.')}: ${issue.message}`);
+  throw new Refusal(`${where}: ${[field, ...issue.path.map(String)].join('.')}: ${issue.message}`);
+}
+
+/**
+ * A start's tags and metadata, checked as the API and the CLI check them: startRun is exported (waybill/engine),
+ * and a caller that skipped the check wrote what no filter could find ("bad tag", a string taken for its letters).
+ */
+export function startTags(options: { tags?: unknown; metadata?: unknown }): {
+  tags: string[];
+  metadata: Record<string, string>;
+} {
+  return {
+    tags:
+      options.tags === undefined
+        ? []
+        : (checked(tagsSchema, options.tags, 'start', 'tags', InvalidInputError) as string[]),
+    metadata:
+      options.metadata === undefined
+        ? {}
+        : (checked(metadataSchema, options.metadata, 'start', 'metadata', InvalidInputError) as Record<string, string>),
+  };
 }
 
 /** The change a call asks for, checked; NonRetryableError naming the call and the field when it breaks a rule. */

@@ -5,12 +5,15 @@
  * input are the same (`existed: true`), and refused (RunExistsError) when not: run-exists.ts.
  */
 import { randomBytes } from 'node:crypto';
+import { budgetProblem } from '../domain/budget';
 import { newRunId, newRunIdProblem } from '../domain/run-id';
+import { prioritySchema } from '../domain/run-limits';
 import { traceparentProblem } from '../domain/traceparent';
 import { ConflictError, InvalidInputError, NotFoundError } from '../errors';
 import type { RunRow, RunStore } from '../store/contract';
 import { inputError } from './input-check';
 import { runExists } from './run-exists';
+import { startTags } from './run-tags';
 import type { StartableWorkflows } from './workflow';
 
 /** A new run's id: the creation rule of lib/domain/run-id, under the name the package exports. */
@@ -27,8 +30,8 @@ export async function startRun(
   store: Pick<RunStore, 'createRun' | 'getRun'>,
   workflows: StartableWorkflows,
   /**
-   * `budgetUsd`: the run's own budget, over its workflow's default (checked by the caller: lib/domain/budget).
-   * `parentRunId`, `detached`: a child run's (children.ts). `tags`, `metadata`: checked by the caller
+   * `budgetUsd`: the run's own budget, over its workflow's default (lib/domain/budget).
+   * `parentRunId`, `detached`: a child run's (children.ts). `tags`, `metadata`: checked here as everywhere
    * (lib/domain/run-tags), written with the row; they are not part of what makes a start a repeat: a repeat
    * answers the run with the tags it has, and writes none (run-exists.ts).
    */
@@ -39,7 +42,7 @@ export async function startRun(
     budgetUsd?: number;
     parentRunId?: string;
     detached?: boolean;
-    /** Its own priority, over its workflow's default (checked by the caller: lib/domain/run-limits). */
+    /** Its own priority, over its workflow's default (lib/domain/run-limits). */
     priority?: number;
     tags?: string[];
     metadata?: Record<string, string>;
@@ -60,6 +63,13 @@ export async function startRun(
   const problem = newRunIdProblem(id);
   if (problem !== undefined)
     throw new InvalidInputError(`invalid run id ${JSON.stringify(id.slice(0, 140))}: ${problem}`);
+  const { tags, metadata } = startTags(request);
+  // Exported as it is, startRun checks what its callers check before it: a library caller may not have.
+  const budget = request.budgetUsd === undefined ? undefined : budgetProblem('budgetUsd', request.budgetUsd);
+  if (budget !== undefined) throw new InvalidInputError(`start: ${budget}`);
+  const priority = request.priority === undefined ? null : prioritySchema.safeParse(request.priority);
+  if (priority && !priority.success)
+    throw new InvalidInputError(`start: priority ${priority.error.issues[0]!.message}`);
   try {
     const run = await store.createRun({
       id,
@@ -70,8 +80,8 @@ export async function startRun(
       parentRunId: request.parentRunId ?? null,
       detached: request.detached ?? false,
       priority: request.priority ?? checked.priority ?? 0,
-      tags: request.tags ?? [],
-      metadata: request.metadata ?? {},
+      tags,
+      metadata,
       traceparent: request.traceparent ?? null,
     });
     return { ...run, existed: false };

@@ -118,3 +118,30 @@ describe.each(list)('starting a run id again on $name', (backend) => {
     expect(await written()).toEqual(before);
   });
 });
+
+describe.each(list)('the library’s start on $name', (backend) => {
+  let h: StoreHandle;
+  beforeEach(async () => {
+    h = await backend.open();
+  });
+  afterEach(() => h.close());
+
+  // startRun is exported (waybill/engine): it checks what the API and the CLI check, and writes nothing otherwise.
+  it('refuses bad tags, metadata, budget or priority, naming the field, and writes nothing', async () => {
+    const start = (extra: object) =>
+      startRun(h.store, registry, { workflow: 'echo', input: { n: 1 }, id: 'lib', ...extra }).then(
+        () => 'started',
+        (e: Error) => `${e.name}: ${e.message}`,
+      );
+    expect(await start({ tags: ['ok', 'bad tag'] })).toMatch(/^InvalidInputError: start: tags\.1: /);
+    expect(await start({ tags: 'notalist' })).toMatch(/^InvalidInputError: start: tags: /);
+    expect(await start({ tags: Array.from({ length: 21 }, (_, i) => `t${i}`) })).toMatch(
+      /^InvalidInputError: start: tags: /,
+    );
+    expect(await start({ metadata: { _bad: 'x' } })).toMatch(/^InvalidInputError: start: metadata\._bad: /);
+    expect(await start({ budgetUsd: -1 })).toBe('InvalidInputError: start: budgetUsd must be more than 0 US dollars');
+    expect(await start({ priority: 1.5 })).toBe('InvalidInputError: start: priority must be a whole number');
+    expect(await h.store.getRun('lib')).toBeNull();
+    expect(await start({ tags: ['ok'], metadata: { env: 'prod' }, budgetUsd: 2, priority: 3 })).toBe('started');
+  });
+});
