@@ -12,6 +12,16 @@ import { backends, type StoreHandle } from '../support/backends';
 
 const list = await backends();
 
+/**
+ * Moves the store's clock to half past an hour and answers that hour: catch-up `none` judges lateness by the
+ * minute, so no tick may be near whatever the time the test starts at.
+ */
+async function halfPast(h: StoreHandle): Promise<number> {
+  const offset = (await h.now()) % 3600;
+  await h.elapse(Math.round((((1800 - offset) % 3600) + 3600) % 3600) * 1000);
+  return Math.floor((await h.now()) / 3600) * 3600;
+}
+
 const hourly = (name: string, more: Partial<ScheduleDefinition> = {}): ScheduleDefinition => ({
   name,
   workflow: 'report',
@@ -107,6 +117,83 @@ describe.each(list)('schedules on $name', (backend) => {
       fired: [{ schedule: 'fresh', tick: hour, runId: tickRunId('fresh', hour), created: false }],
       cancel: [],
     });
+  });
+
+  it('fires the schedules due past any number that overlap queue holds, once however many stores fire', async () => {
+    hour = await halfPast(h);
+    await store.createRun({ id: 'previous', workflow: 'report', inputJson: '{}', totalSteps: null });
+    const queued = ['q1', 'q2', 'q3'];
+    for (const name of queued)
+      await store.createSchedule({
+        ...hourly(name, { overlap: 'queue', catchUp: 'latest' }),
+        source: 'operator',
+        nextFireAt: hour - 7200,
+      });
+    await h.exec(`UPDATE schedules SET last_run_id = 'previous'`);
+    await store.createSchedule({
+      ...hourly('free', { catchUp: 'latest' }),
+      source: 'operator',
+      nextFireAt: hour - 3600,
+    });
+    const held = (await store.listSchedules()).filter((s) => queued.includes(s.name));
+    const other = await h.reopen();
+    // More held schedules than a firing reads, all due before the free one: they used to fill the read, and hold it.
+    const [a, b] = await Promise.all([
+      store.fireDueSchedules(planFiring, { limit: 2 }),
+      other.fireDueSchedules(planFiring, { limit: 2 }),
+    ]);
+    expect([...a.fired, ...b.fired].filter((f) => f.created).map((f) => f.runId)).toEqual([tickRunId('free', hour)]);
+    expect((await store.listSchedules()).filter((s) => queued.includes(s.name))).toEqual(held);
+    // The previous run ends: each held tick fires, once, with the latest after it.
+    await store.actOnRun('previous', 'cancel', 'tester');
+    const fired = [];
+    for (let i = 0; i < 3; i++) fired.push(...(await store.fireDueSchedules(planFiring, { limit: 2 })).fired);
+    expect(
+      fired
+        .filter((f) => f.created)
+        .map((f) => f.runId)
+        .sort(),
+    ).toEqual(queued.flatMap((name) => [tickRunId(name, hour - 7200), tickRunId(name, hour)]));
+  });
+
+  it('overlap queue fires the tick it held when the previous run ends, however late, even with catch-up none', async () => {
+    hour = await halfPast(h);
+    await store.createRun({ id: 'previous', workflow: 'report', inputJson: '{}', totalSteps: null });
+    await store.createSchedule({
+      ...hourly('serial', { overlap: 'queue', catchUp: 'none' }),
+      source: 'operator',
+      nextFireAt: hour - 3600,
+    });
+    await h.exec(`UPDATE schedules SET last_run_id = 'previous'`);
+    expect((await store.fireDueSchedules(planFiring)).fired).toEqual([]);
+    await store.actOnRun('previous', 'cancel', 'tester');
+    const held = tickRunId('serial', hour - 3600);
+    expect((await store.fireDueSchedules(planFiring)).fired).toEqual([
+      { schedule: 'serial', tick: hour - 3600, runId: held, created: true },
+    ]);
+    expect(await store.getSchedule('serial')).toMatchObject({ nextFireAt: hour + 3600, lastRunId: held });
+    // Its run ends before the next tick, and no worker fires for two hours: those ticks were missed, not held.
+    await store.actOnRun(held, 'cancel', 'tester');
+    await h.elapse(2 * 3600_000);
+    expect((await store.fireDueSchedules(planFiring)).fired).toEqual([]);
+    expect(await store.getSchedule('serial')).toMatchObject({ nextFireAt: hour + 3 * 3600, lastRunId: held });
+  });
+
+  it("gives a tick's run its workflow's published steps and default priority, as a start does", async () => {
+    await store.registerWorker({ id: 'w-1', host: 'h', pid: 1, slots: 4 });
+    await store.publishWorkflows('w-1', [
+      {
+        name: 'report',
+        description: null,
+        inputSchemaJson: '{}',
+        totalSteps: 3,
+        version: null,
+        limits: { priority: 7 },
+      },
+    ]);
+    await store.createSchedule({ ...hourly('urgent', { catchUp: 'latest' }), source: 'operator', nextFireAt: hour });
+    await store.fireDueSchedules(planFiring);
+    expect(await store.getRun(tickRunId('urgent', hour))).toMatchObject({ priority: 7, totalSteps: 3 });
   });
 
   it('upserts the schedules code declares: a paused one stays paused, one dropped from the code goes', async () => {

@@ -71,4 +71,24 @@ describe('overlap', () => {
       cancelPrevious: true,
     });
   });
+
+  // `previous` ended: the store passes a run that ended before the due tick as null, so this one held the tick.
+  it('queue fires the tick it held once the previous run ends, however late; catch-up decides the ticks after it', () => {
+    const held = { ...hourly, overlap: 'queue' as const, nextFireAt: T };
+    expect(plan({ ...held, catchUp: 'none' }, T + 1800, 'completed')).toEqual({
+      ticks: [T],
+      nextFireAt: T + 3600,
+      defer: false,
+      cancelPrevious: false,
+    });
+    expect(plan({ ...held, catchUp: 'none' }, T + 2 * 3600 + 10, 'failed').ticks).toEqual([T, T + 2 * 3600]);
+    expect(plan({ ...held, catchUp: 'latest' }, T + 3 * 3600 + 600, 'cancelled').ticks).toEqual([T, T + 3 * 3600]);
+    expect(plan({ ...held, catchUp: 'all', catchUpCap: 2 }, T + 3 * 3600 + 600, 'completed').ticks).toEqual([
+      T,
+      T + 2 * 3600,
+      T + 3 * 3600,
+    ]);
+    // No previous run that went past the tick: a late tick was missed, not held.
+    expect(plan({ ...held, catchUp: 'none' }, T + 1800, null).ticks).toEqual([]);
+  });
 });

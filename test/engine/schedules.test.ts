@@ -5,6 +5,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { silentLogger } from '../../lib/engine/log';
+import { publicationsOf } from '../../lib/engine/publish';
+import { startRun } from '../../lib/engine/runs';
 import { declaredSchedules } from '../../lib/engine/schedules/declared';
 import { fireSchedules } from '../../lib/engine/schedules/fire';
 import { Worker } from '../../lib/engine/worker';
@@ -85,6 +87,39 @@ describe('a worker and its schedules', () => {
     expect(await h.store.getRun('previous')).toMatchObject({ status: 'cancelled' });
     const events = await h.store.listEvents('previous');
     expect(events.map((e) => e.detail)).toContain('cancel by schedule fresh: queued → cancelled');
+  });
+
+  it('gives a scheduled run what a start takes from its workflow: its priority and steps', async () => {
+    h = await sqliteBackend.open();
+    const urgent = defineWorkflow({
+      name: 'urgent',
+      input: z.object({}),
+      priority: 7,
+      totalSteps: 2,
+      run: async () => null,
+    });
+    const served = new WorkflowRegistry([urgent]);
+    await h.store.registerWorker({ id: 'w', host: 'h', pid: 1 });
+    await h.store.publishWorkflows('w', publicationsOf(served));
+    await h.store.createSchedule({
+      name: 'pager',
+      workflow: 'urgent',
+      cron: '* * * * * *',
+      timeZone: 'UTC',
+      inputJson: '{}',
+      overlap: 'skip',
+      catchUp: 'latest',
+      catchUpCap: 10,
+      source: 'operator',
+      nextFireAt: Math.floor(await h.now()),
+    });
+    const [fired] = (await fireSchedules(h.store, silentLogger)).fired;
+    const started = await startRun(h.store, served, { workflow: 'urgent', input: {}, id: 'by-hand' });
+    expect(await h.store.getRun(fired!.runId)).toMatchObject({
+      priority: started.priority,
+      totalSteps: started.totalSteps,
+    });
+    expect(started).toMatchObject({ priority: 7, totalSteps: 2 });
   });
 
   it('refuses a declared schedule naming the field, when the workflow is defined', () => {

@@ -1,16 +1,15 @@
 /**
  * What firing a due schedule makes of its ticks: the overlap policy (the previous run still going) and the
  * catch-up policy (ticks missed while no worker fired). Pure: the store calls it inside the firing's
- * transaction (ScheduleStore.fireDueSchedules), with the store's clock and the previous run's status.
+ * transaction (ScheduleStore.fireDueSchedules), with the store's clock and the previous run's status, null when
+ * there is none or it had ended before the due tick came (lib/store/shared/schedules.ts previousAtTick).
  */
 import type { FirePlan, PlanFiring, RunStatus, ScheduleRow } from '../../store/contract';
+import { GOING_STATUSES } from '../../store/shared/schedules';
 import { nextTick, ticksBetween } from './cron';
 
 /** A tick fired later than this (or than its period, when shorter) is missed, not late: catch-up `none` drops it. */
 export const ON_TIME_SECONDS = 60;
-
-/** A run the next tick would overlap: not ended. */
-const GOING: ReadonlySet<RunStatus> = new Set(['queued', 'running', 'waiting', 'paused']);
 
 export const planFiring: PlanFiring = (schedule, { now, previous }) => plan(schedule, now, previous);
 
@@ -19,17 +18,28 @@ export function plan(
   now: number,
   previous: RunStatus | null,
 ): FirePlan {
-  const going = previous !== null && GOING.has(previous);
+  const going = previous !== null && GOING_STATUSES.includes(previous);
   const hold = { ticks: [], nextFireAt: schedule.nextFireAt, defer: true, cancelPrevious: false };
   if (going && schedule.overlap === 'queue') return hold;
-  const limit = schedule.catchUp === 'all' ? Math.max(1, schedule.catchUpCap) : 1;
-  const due = ticksBetween(schedule.cron, schedule.timeZone, schedule.nextFireAt, now, limit);
   // A schedule whose expression lost its ticks (none to come) is parked at its due time, never fired.
   const next = nextTick(schedule.cron, schedule.timeZone, now);
   if (next === null) return hold;
-  const ticks = caughtUp(due, schedule.catchUp, now, next);
+  // An ended previous run here went on past the due tick, so `queue` held that tick, and promised it a run when the
+  // run ended, however late that is: it is not a missed tick. The ticks after it are, and catch-up decides them.
+  const held = schedule.overlap === 'queue' && previous !== null ? firstTick(schedule, now) : undefined;
+  const limit = schedule.catchUp === 'all' ? Math.max(1, schedule.catchUpCap) : 1;
+  const from = held === undefined ? schedule.nextFireAt : held + 1;
+  const due = ticksBetween(schedule.cron, schedule.timeZone, from, now, limit);
+  const ticks = [...(held === undefined ? [] : [held]), ...caughtUp(due, schedule.catchUp, now, next)];
   if (going && schedule.overlap === 'skip') return { ticks: [], nextFireAt: next, defer: false, cancelPrevious: false };
   return { ticks, nextFireAt: next, defer: false, cancelPrevious: going && schedule.overlap === 'cancel' };
+}
+
+/** The schedule's first tick due: the first at or after its `nextFireAt`, if it has come. */
+function firstTick(schedule: Pick<ScheduleRow, 'cron' | 'timeZone' | 'nextFireAt'>, now: number): number | undefined {
+  // Ticks are whole seconds, and nextTick takes the first strictly after: a second before takes nextFireAt in.
+  const first = nextTick(schedule.cron, schedule.timeZone, Math.ceil(schedule.nextFireAt) - 1);
+  return first !== null && first <= now ? first : undefined;
 }
 
 /** The due ticks (the latest last, at most the cap for `all`) that this firing makes runs of. */

@@ -10,9 +10,16 @@ import { drizzle } from 'drizzle-orm/node-postgres';
 import { ConflictError, NotFoundError } from '../../errors';
 import { type FireOutcome, type ScheduleStore, tickRunId } from '../contract';
 import { runs, schedules, workflows } from '../schema/pg';
-import { scheduleRow, ticksChanged } from '../shared/schedules';
+import { GOING_STATUSES, previousAtTick, scheduleRow, tickRunDefaults, ticksChanged } from '../shared/schedules';
 import type { PgConnection } from './connection';
 import { withRetry } from './retry';
+
+/**
+ * A schedule overlap `queue` holds: its previous run still going. Left out of the due pick, so that however many
+ * are held, they never fill its limit ahead of the schedules that can fire; the firing's plan judges each again.
+ */
+const heldByQueue = sql`${schedules.overlap} = 'queue' AND EXISTS (SELECT 1 FROM ${runs}
+  WHERE ${runs.id} = ${schedules.lastRunId} AND ${inArray(runs.status, [...GOING_STATUSES])})`;
 
 export function postgresSchedules(c: PgConnection): ScheduleStore {
   const { orm } = c;
@@ -100,7 +107,7 @@ export function postgresSchedules(c: PgConnection): ScheduleStore {
         orm
           .select({ name: schedules.name })
           .from(schedules)
-          .where(and(eq(schedules.paused, 0), lte(schedules.nextFireAt, c.now())))
+          .where(and(eq(schedules.paused, 0), lte(schedules.nextFireAt, c.now()), sql`NOT (${heldByQueue})`))
           .orderBy(asc(schedules.nextFireAt))
           .limit(options.limit ?? 100),
       );
@@ -118,14 +125,15 @@ export function postgresSchedules(c: PgConnection): ScheduleStore {
             const schedule = scheduleRow(row.row);
             const now = Number(row.now);
             const [last] = schedule.lastRunId
-              ? await tx.select({ status: runs.status }).from(runs).where(eq(runs.id, schedule.lastRunId))
+              ? await tx
+                  .select({ status: runs.status, finishedAt: runs.finishedAt })
+                  .from(runs)
+                  .where(eq(runs.id, schedule.lastRunId))
               : [];
-            const firing = plan(schedule, { now, previous: last?.status ?? null });
+            const firing = plan(schedule, { now, previous: previousAtTick(last, schedule.nextFireAt) });
             if (firing.defer) return null;
-            const [workflow] = await tx
-              .select({ total: workflows.totalSteps })
-              .from(workflows)
-              .where(eq(workflows.name, schedule.workflow));
+            const [workflow] = await tx.select().from(workflows).where(eq(workflows.name, schedule.workflow));
+            const { totalSteps, priority } = tickRunDefaults(workflow);
             const fired: FireOutcome['fired'] = [];
             for (const tick of firing.ticks) {
               const runId = tickRunId(name, tick);
@@ -136,7 +144,8 @@ export function postgresSchedules(c: PgConnection): ScheduleStore {
                   workflow: schedule.workflow,
                   inputJson: schedule.inputJson,
                   status: 'queued',
-                  totalSteps: workflow?.total ?? null,
+                  totalSteps,
+                  priority,
                   createdAt: now,
                   updatedAt: now,
                 })

@@ -3,12 +3,19 @@
  * two workers (or processes) firing one tick the second finds it moved on, and the tick's run is inserted if
  * absent, so even a replayed firing names one run.
  */
-import { and, asc, eq, inArray, lte } from 'drizzle-orm';
+import { and, asc, eq, inArray, lte, sql } from 'drizzle-orm';
 import { ConflictError, NotFoundError } from '../../errors';
 import { type FiredTick, type FireOutcome, type ScheduleStore, tickRunId } from '../contract';
 import { runs, schedules, workflows } from '../schema/sqlite';
-import { scheduleRow, ticksChanged } from '../shared/schedules';
+import { GOING_STATUSES, previousAtTick, scheduleRow, tickRunDefaults, ticksChanged } from '../shared/schedules';
 import { guard, type SqliteConnection } from './connection';
+
+/**
+ * A schedule overlap `queue` holds: its previous run still going. Left out of the due pick, so that however many
+ * are held, they never fill its limit ahead of the schedules that can fire; the firing's plan judges each again.
+ */
+const heldByQueue = sql`${schedules.overlap} = 'queue' AND EXISTS (SELECT 1 FROM ${runs}
+  WHERE ${runs.id} = ${schedules.lastRunId} AND ${inArray(runs.status, [...GOING_STATUSES])})`;
 
 export function sqliteSchedules(c: SqliteConnection): ScheduleStore {
   const { orm } = c;
@@ -94,7 +101,7 @@ export function sqliteSchedules(c: SqliteConnection): ScheduleStore {
         orm
           .select({ name: schedules.name })
           .from(schedules)
-          .where(and(eq(schedules.paused, 0), lte(schedules.nextFireAt, c.now())))
+          .where(and(eq(schedules.paused, 0), lte(schedules.nextFireAt, c.now()), sql`NOT (${heldByQueue})`))
           .orderBy(asc(schedules.nextFireAt))
           .limit(options.limit ?? 100)
           .all(),
@@ -104,18 +111,18 @@ export function sqliteSchedules(c: SqliteConnection): ScheduleStore {
         c.tx(() => {
           const schedule = get(name);
           if (!schedule || schedule.paused || schedule.nextFireAt > now) return;
-          const previous = schedule.lastRunId
-            ? (orm.select({ status: runs.status }).from(runs).where(eq(runs.id, schedule.lastRunId)).get()?.status ??
-              null)
-            : null;
-          const firing = plan(schedule, { now, previous });
+          const last = schedule.lastRunId
+            ? orm
+                .select({ status: runs.status, finishedAt: runs.finishedAt })
+                .from(runs)
+                .where(eq(runs.id, schedule.lastRunId))
+                .get()
+            : undefined;
+          const firing = plan(schedule, { now, previous: previousAtTick(last, schedule.nextFireAt) });
           if (firing.defer) return;
-          const total =
-            orm
-              .select({ total: workflows.totalSteps })
-              .from(workflows)
-              .where(eq(workflows.name, schedule.workflow))
-              .get()?.total ?? null;
+          const { totalSteps, priority } = tickRunDefaults(
+            orm.select().from(workflows).where(eq(workflows.name, schedule.workflow)).get(),
+          );
           const here: FiredTick[] = [];
           for (const tick of firing.ticks) {
             const runId = tickRunId(name, tick);
@@ -127,7 +134,8 @@ export function sqliteSchedules(c: SqliteConnection): ScheduleStore {
                   workflow: schedule.workflow,
                   inputJson: schedule.inputJson,
                   status: 'queued',
-                  totalSteps: total,
+                  totalSteps,
+                  priority,
                   createdAt: now,
                   updatedAt: now,
                 })
