@@ -3,7 +3,10 @@
  * resumes voids the protocol (the article's second operational lesson).
  */
 import * as crypto from 'node:crypto';
+import { canonicalJson } from '../domain/canonical-json';
 import { InvalidInputError } from '../errors';
+
+export { canonicalJson };
 
 /** The longest idempotency key, in UTF-16 code units (what a JS string's length counts). */
 export const KEY_MAX = 512;
@@ -72,18 +75,3 @@ const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: 
 const sha256Hex = oneShot
   ? (text: string) => oneShot('sha256', text, 'hex')
   : (text: string) => crypto.createHash('sha256').update(text).digest('hex');
-
-/** JSON with object keys sorted at every depth; undefined members are dropped as JSON.stringify does. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(sortKeys(value)) ?? 'null';
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value === null || typeof value !== 'object') return value;
-  if (typeof (value as { toJSON?: unknown }).toJSON === 'function')
-    return sortKeys((value as { toJSON(): unknown }).toJSON());
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value).sort()) out[key] = sortKeys((value as Record<string, unknown>)[key]);
-  return out;
-}

@@ -9,7 +9,9 @@
  * step.waitForEvent behaves the same). A workflow that must not miss it subscribes instead, or waits for a
  * signal, which may be sent ahead.
  */
+
 import { createHash } from 'node:crypto';
+import { canonicalJson } from '../domain/canonical-json';
 import { NEW_RUN_ID_MAX, newRunIdProblem } from '../domain/run-id';
 import { InvalidInputError } from '../errors';
 import type { WaitRow } from '../store/contract';
@@ -37,13 +39,16 @@ export type EventResult<T = unknown> =
   | { received: true; id: string; data: T; at: number }
   | { received: false; timedOut: true };
 
-/** Whether an event's data fits a wait's match: a shallow equality on its top-level fields. */
+/**
+ * Whether an event's data fits a wait's match: each of the match's top-level fields equal to the data's as JSON
+ * values, an object's keys in any order (as a re-sent event's data is judged the same, store/shared/events.ts).
+ */
 export function eventMatches(match: EventMatch | null | undefined, data: unknown): boolean {
   if (!match) return true;
   if (data === null || typeof data !== 'object' || Array.isArray(data)) return Object.keys(match).length === 0;
   const fields = data as Record<string, unknown>;
   return Object.entries(match).every(
-    ([key, value]) => Object.hasOwn(fields, key) && JSON.stringify(fields[key]) === JSON.stringify(value),
+    ([key, value]) => Object.hasOwn(fields, key) && canonicalJson(fields[key]) === canonicalJson(value),
   );
 }
 

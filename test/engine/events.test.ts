@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { events } from '../../lib/control';
 import type { Caller } from '../../lib/control/caller';
 import { emit } from '../../lib/engine/emit';
-import { eventRunId } from '../../lib/engine/events';
+import { eventMatches, eventRunId } from '../../lib/engine/events';
 import { publicationsOf } from '../../lib/engine/publish';
 import { startRun } from '../../lib/engine/runs';
 import { Worker } from '../../lib/engine/worker';
@@ -185,5 +185,19 @@ describe.each([['sqlite'], ['postgres']] as const)('events on %s', (name) => {
     const hashed = eventRunId('ship', 'order/7 ünicode');
     expect(hashed).toMatch(/^ship:event:[0-9a-f]{32}$/);
     expect(eventRunId('ship', 'order/7 ünicode')).toBe(hashed);
+  });
+});
+
+describe('a wait’s match against an event’s data', () => {
+  // The match was compared as JSON text: an object sent with its keys in another order matched nothing, while a
+  // re-send in the first order was the same event, which woke nothing, and the run waited for ever.
+  it('compares each field as a JSON value, an object’s keys in any order', () => {
+    const match = { order: { id: 1, region: 'eu' } };
+    expect(eventMatches(match, { order: { region: 'eu', id: 1 }, amount: 3 })).toBe(true);
+    expect(eventMatches(match, { order: { id: 1, region: 'us' } })).toBe(false);
+    expect(eventMatches(match, { order: { id: 1 } })).toBe(false);
+    expect(eventMatches({ tags: ['a', 'b'] }, { tags: ['b', 'a'] })).toBe(false);
+    expect(eventMatches(match, null)).toBe(false);
+    expect(eventMatches(null, 'anything')).toBe(true);
   });
 });
