@@ -87,6 +87,20 @@ export async function startChildRun(
   return { runId: run.id };
 }
 
+/**
+ * Refuses to wait on a run that is not the parent's child: waiting on a stranger would wait for ever. A wait the
+ * parent already has for it says it is: the store records it when the child ends, so a child pruned since (its row
+ * gone, its parent still going) is still answered from it.
+ */
+async function mustBeChild(p: Parking, family: Family, parentId: string, childId: string, method: string) {
+  if (await p.store.getWait(parentId, 'child', childId)) return;
+  const child = await family.getRun(childId);
+  if (child?.parentRunId !== parentId)
+    throw new InvalidInputError(
+      `${method}: run ${childId} is not a child of ${parentId} (start it with ctx.startChild)`,
+    );
+}
+
 /** Parks until the child has ended; its output, or how it ended with `settled`. */
 export async function awaitChild(
   p: Parking,
@@ -95,11 +109,7 @@ export async function awaitChild(
   childId: string,
   options: WaitChildOptions = {},
 ): Promise<unknown> {
-  const child = await family.getRun(childId);
-  if (child?.parentRunId !== parentId)
-    throw new InvalidInputError(
-      `waitForChild: run ${childId} is not a child of ${parentId} (start it with ctx.startChild)`,
-    );
+  await mustBeChild(p, family, parentId, childId, 'waitForChild');
   const outcome: ChildOutcome = await waitForChild(p, parentId, childId);
   if (options.settled) return outcome;
   if (outcome.status !== 'completed') throw new ChildRunFailedError(outcome);
@@ -111,7 +121,10 @@ export async function awaitChild(
  * step. `keep` commits it (ctx.step) and answers what was committed.
  */
 export const firstChildStep = (ids: string[]): string =>
-  `first-child:${createHash('sha256').update([...ids].sort().join('\n')).digest('hex').slice(0, 16)}`;
+  `first-child:${createHash('sha256')
+    .update([...ids].sort().join('\n'))
+    .digest('hex')
+    .slice(0, 16)}`;
 
 /**
  * Parks until the first of the children has ended. Its output with its id, or how it ended with `settled`; a
@@ -130,13 +143,7 @@ export async function awaitFirstChild(
   if (!Array.isArray(childIds) || childIds.length === 0)
     throw new InvalidInputError('waitForFirstChild: give at least one child run id');
   const ids = [...new Set(childIds)];
-  for (const id of ids) {
-    const child = await family.getRun(id);
-    if (child?.parentRunId !== parentId)
-      throw new InvalidInputError(
-        `waitForFirstChild: run ${id} is not a child of ${parentId} (start it with ctx.startChild)`,
-      );
-  }
+  for (const id of ids) await mustBeChild(p, family, parentId, id, 'waitForFirstChild');
   const outcome = await keep(firstChildStep(ids), await waitForFirstChild(p, parentId, ids));
   if (options.settled) return outcome;
   if (outcome.status !== 'completed') throw new ChildRunFailedError(outcome);

@@ -11,6 +11,7 @@ import { Worker } from '../../lib/engine/worker';
 import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
 import { NonRetryableError } from '../../lib/errors';
 import type { RunStatus } from '../../lib/store/contract';
+import { pruneAll } from '../../lib/store/shared/prune';
 import { type Backend, backends, type StoreHandle, untilRun } from '../support/backends';
 
 const effects = new Map<string, number>();
@@ -95,7 +96,18 @@ const raceThenWait = defineWorkflow({
     return { actedOn, first: (first as { runId: string }).runId };
   },
 });
-const registry = new WorkflowRegistry([double, hold, fan, settle, family, race, raceThenWait]);
+/** Waits for its child, then for a person: the child may be pruned in between. */
+const childThenApproval = defineWorkflow({
+  name: 'child-then-approval',
+  input: z.object({}),
+  async run(ctx) {
+    const id = await ctx.startChild('c', 'double', { n: 21 });
+    const doubled = await ctx.waitForChild<number>(id);
+    const { approved } = await ctx.waitForApproval('ship-it');
+    return { doubled, approved };
+  },
+});
+const registry = new WorkflowRegistry([double, hold, fan, settle, family, race, raceThenWait, childThenApproval]);
 
 let list: Backend[];
 beforeAll(async () => {
@@ -238,6 +250,31 @@ describe.each([['sqlite'], ['postgres']] as const)('child runs on %s', (name) =>
     await go('rw');
     await s.until('rw', 'completed');
     expect(JSON.parse((await s.h.store.getRun('rw'))!.outputJson!)).toEqual({ actedOn: 'rw:a', first: 'rw:a' });
+  });
+
+  it('answers a parent from its decided wait when its ended child was pruned meanwhile', async (t) => {
+    const s = await setup();
+    if (!s) return t.skip();
+    await s.start('child-then-approval', {}, 'cp');
+    await s.until('cp:c', 'completed');
+    // Its second execution, woken by the child's end, parks on the approval.
+    await untilRun(s.h, 'cp', 'waiting', 2);
+    expect((await s.h.store.listWaits('cp')).map((w) => [w.kind, w.decidedAt === null])).toEqual([
+      ['child', false],
+      ['approval', true],
+    ]);
+    // `waybill prune` takes every run that ended before the cut-off; the parent is still going.
+    await pruneAll(s.h.store, { before: (await s.h.now()) + 1 });
+    expect(await s.h.store.getRun('cp:c')).toBeNull();
+    await s.h.store.decideWait({
+      runId: 'cp',
+      kind: 'approval',
+      name: 'ship-it',
+      decisionJson: '{"approved":true}',
+      decidedBy: 'alice',
+    });
+    await s.until('cp', 'completed');
+    expect(JSON.parse((await s.h.store.getRun('cp'))!.outputJson!)).toEqual({ doubled: 42, approved: true });
   });
 
   it('does not park on several waits when one of them was decided meanwhile', async (t) => {
