@@ -216,10 +216,10 @@ export class ClaimNotOrphanedError extends WaybillError {
   }
 }
 
-/** The run's status does not allow the action asked for. */
+/** The status of a run (or of a schedule or webhook: `what`) does not allow the action asked for. */
 export class InvalidTransitionError extends WaybillError {
-  constructor(runId: string, action: string, status: string) {
-    super('INVALID_TRANSITION', `cannot ${action} run ${runId}: it is ${status}`);
+  constructor(id: string, action: string, status: string, what: 'run' | 'schedule' | 'webhook' = 'run') {
+    super('INVALID_TRANSITION', `cannot ${action} ${what} ${id}: it is ${status}`);
   }
 }
 

@@ -3,15 +3,20 @@
  * dashboard's actions and the CLI's `--reason`, so both accept and refuse the same text.
  */
 import { z } from 'zod';
+import { storableText } from './domain/text';
 
 export const REASON_MAX = 500;
 
-/** Optional; blank is no reason. Control characters would forge line breaks in the log and the audit page. */
+/**
+ * Optional; blank is no reason. Control characters would forge line breaks in the log and the audit page; an
+ * unpaired surrogate would be kept as U+FFFD, another text than the operator's (lib/domain/text.ts).
+ */
 export const reasonSchema = z
   .string({ error: 'must be text' })
   .trim()
   .max(REASON_MAX, `at most ${REASON_MAX} characters`)
-  .refine((text) => ![...text].some(isControl), 'must not contain control characters')
+  .refine((text) => ![...text].some(isControl), { message: 'must not contain control characters', abort: true })
+  .superRefine(storableText)
   .optional()
   .transform((text) => (text ? text : undefined));
 

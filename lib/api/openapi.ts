@@ -369,12 +369,12 @@ export const ROUTES: Route[] = [
   {
     method: 'post',
     path: '/api/v1/schedules/{name}/{action}',
-    summary: 'Pause a schedule, or resume it from the next tick after now.',
+    summary: 'Pause a schedule, or resume it from the next tick after now (409: it is paused already, or not paused).',
     access: 'operator',
     params: { name: scheduleNameParam, action: scheduleActionParam },
     body: scheduleActionBody,
     ok: { status: 200, schema: scheduleAnswerSchema },
-    refusals: [400, 404, 413],
+    refusals: [400, 404, 409, 413],
   },
   {
     method: 'delete',
@@ -406,12 +406,13 @@ export const ROUTES: Route[] = [
   {
     method: 'post',
     path: '/api/v1/webhooks/{id}/{action}',
-    summary: 'Pause an alert webhook (no new events for it; its pending deliveries wait), or resume it.',
+    summary:
+      'Pause an alert webhook (no new events for it; its pending deliveries wait), or resume it (409: it is paused already, or not paused).',
     access: 'operator',
     params: { id: webhookIdParam, action: webhookActionParam },
     body: webhookActionBody,
     ok: { status: 200, schema: webhookAnswerSchema },
-    refusals: [400, 404, 413],
+    refusals: [400, 404, 409, 413],
   },
   {
     method: 'delete',

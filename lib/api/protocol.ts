@@ -16,6 +16,7 @@ import { z } from 'zod';
 import { INPUT_MAX_CHARS } from '../checkpoint/step-input';
 import { jsonValue, progressView, truncation } from '../control/views';
 import { claimExpiresAt } from '../domain/claim-expiry';
+import { storableText } from '../domain/text';
 import {
   IdempotencyKeyReuseError,
   InvalidInputError,
@@ -79,7 +80,8 @@ const anyJson = z.unknown().refine((v) => v !== undefined, 'is required');
 const token = z
   .string({ error: typeError('a string') })
   .min(1, 'must not be empty')
-  .max(128, 'must be at most 128 characters');
+  .max(128, 'must be at most 128 characters')
+  .superRefine(storableText);
 /**
  * A token the client makes itself for a claim. The server's own is lost with a lost reply, and the client's
  * retry then finds the key held (by itself) for a whole lease; with its own, the retry finds the claim its own.

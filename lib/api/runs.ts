@@ -29,7 +29,7 @@ import {
   encodeCommittedCursor,
   encodeRunsCursor,
 } from './cursor';
-import { freeText, newRunId, typeError } from './ids';
+import { freeText, newRunId, stepNumber, typeError } from './ids';
 import { requestTraceparent } from './trace';
 import { queryLimit } from './validate';
 
@@ -191,11 +191,12 @@ export const budgetBody = z.strictObject({
   budgetUsd: budgetUsdSchema,
   reason: z.string({ error: 'must be text' }).optional(),
 });
-/** A step number in a path: digits only. */
+/** A step number in a path: digits only, then the bound every step number has (PostgreSQL's integer). */
 export const stepParam = z
   .string()
   .regex(/^\d{1,15}$/, 'must be a step number (digits only)')
-  .transform(Number);
+  .transform(Number)
+  .pipe(stepNumber);
 
 export const actionParam = z.enum(RUN_ACTIONS as [RunAction, ...RunAction[]]);
 

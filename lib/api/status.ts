@@ -19,4 +19,12 @@ export const STATUS_BY_CODE: Partial<Record<ErrorCode, number>> = {
   UNSUPPORTED_MEDIA_TYPE: 415,
   IDEMPOTENCY_KEY_REUSE: 422,
   STORE_UNAVAILABLE: 503,
+  // A store this build refuses to run on (StoreRefusedError): every call fails alike until an operator acts,
+  // and the error's message says what to do, so the client gets it rather than "internal error".
+  STORE_TOO_NEW: 503,
+  STORE_LEDGER_DAMAGED: 503,
+  STORE_FOREIGN_TABLES: 503,
+  STORE_MISSING: 503,
+  STORE_BEHIND: 503,
+  SCHEMA_NOT_APPLIED: 503,
 };

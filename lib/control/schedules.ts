@@ -6,9 +6,10 @@
  * follows the change.
  */
 import { z } from 'zod';
+import { storableText } from '../domain/text';
 import { nextTick } from '../engine/schedules/cron';
 import { scheduleFields } from '../engine/schedules/spec';
-import { NotFoundError, StartRefusedError } from '../errors';
+import { InvalidTransitionError, NotFoundError, StartRefusedError } from '../errors';
 import type { RunRow, ScheduleRow } from '../store/contract';
 import { record } from './audit';
 import { authorize, type Caller } from './caller';
@@ -31,7 +32,8 @@ export const nameInput = z.strictObject({
   name: z
     .string({ error: 'must be a schedule name' })
     .min(1, 'must not be empty')
-    .max(200, 'must be at most 200 characters'),
+    .max(200, 'must be at most 200 characters')
+    .superRefine(storableText),
   reason: reasonField,
 });
 
@@ -121,7 +123,11 @@ export async function add(deps: ControlDeps, caller: Caller, input: z.input<type
   return row;
 }
 
-/** Pauses (no tick fires) or resumes (from the next tick after now: a pause is never caught up). */
+/**
+ * Pauses (no tick fires) or resumes (from the next tick after now: a pause is never caught up). Pausing a paused
+ * schedule, or resuming one that is not paused, is INVALID_TRANSITION (409) with nothing written, as a run's pause
+ * or resume is: the audit keeps actions that took effect, and a script sees that its pause did not.
+ */
 export async function setPaused(
   deps: ControlDeps,
   caller: Caller,
@@ -133,6 +139,13 @@ export async function setPaused(
   const store = await deps.store();
   const row = await store.getSchedule(given.name);
   if (!row) throw new NotFoundError(`schedule ${given.name}`);
+  if (row.paused === paused)
+    throw new InvalidTransitionError(
+      given.name,
+      paused ? 'pause' : 'resume',
+      paused ? 'paused already' : 'not paused',
+      'schedule',
+    );
   const now = Date.now() / 1000;
   const updated = await store.setSchedulePaused(
     given.name,

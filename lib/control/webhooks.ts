@@ -7,7 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { claimExpiresAt } from '../domain/claim-expiry';
-import { NotFoundError } from '../errors';
+import { storableText } from '../domain/text';
+import { InvalidTransitionError, NotFoundError } from '../errors';
 import {
   DELIVERY_STATUSES,
   type DeliveryRow,
@@ -30,6 +31,7 @@ export const addInput = z.strictObject({
   url: z
     .string({ error: 'must be a URL' })
     .max(2000, 'must be at most 2000 characters')
+    .superRefine(storableText)
     .refine((v) => {
       try {
         return ['http:', 'https:'].includes(new URL(v).protocol);
@@ -46,6 +48,7 @@ export const addInput = z.strictObject({
     .string({ error: 'must be a string' })
     .min(16, 'must be at least 16 characters')
     .max(200, 'must be at most 200 characters')
+    .superRefine(storableText)
     .optional(),
   inDoubtSeconds: z
     .number({ error: 'must be a number of seconds' })
@@ -59,12 +62,17 @@ export const addInput = z.strictObject({
 const webhookId = z
   .string({ error: 'must be a webhook id' })
   .min(1, 'must not be empty')
-  .max(100, 'must be at most 100 characters');
+  .max(100, 'must be at most 100 characters')
+  .superRefine(storableText);
 
 export const idInput = z.strictObject({ id: webhookId, reason: reasonField });
 
 export const deliveryInput = z.strictObject({
-  id: z.string({ error: 'must be a delivery id' }).min(1, 'must not be empty').max(1000, 'is too long'),
+  id: z
+    .string({ error: 'must be a delivery id' })
+    .min(1, 'must not be empty')
+    .max(1000, 'is too long')
+    .superRefine(storableText),
   reason: reasonField,
 });
 
@@ -146,7 +154,11 @@ export async function add(
   return { ...webhookView(row), secret: row.secret };
 }
 
-/** Pauses (no new events are written for it, its pending deliveries wait) or resumes a subscription. */
+/**
+ * Pauses (no new events are written for it, its pending deliveries wait) or resumes a subscription. Pausing one
+ * that is paused, or resuming one that is not, is INVALID_TRANSITION (409) with nothing written, as a run's pause
+ * or resume is: the audit keeps actions that took effect, and a script sees that its pause did not.
+ */
 export async function setPaused(
   deps: ControlDeps,
   caller: Caller,
@@ -156,6 +168,15 @@ export async function setPaused(
   authorize(caller, 'operator');
   const given = validate(idInput, input);
   const store = await deps.store();
+  const current = await store.getWebhook(given.id);
+  if (!current) throw new NotFoundError(`webhook ${given.id}`);
+  if (current.paused === paused)
+    throw new InvalidTransitionError(
+      given.id,
+      paused ? 'pause' : 'resume',
+      paused ? 'paused already' : 'not paused',
+      'webhook',
+    );
   const row = await store.setWebhookPaused(given.id, paused);
   await record(store, caller, {
     action: paused ? 'webhook-pause' : 'webhook-resume',

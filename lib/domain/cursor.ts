@@ -6,10 +6,13 @@
  * anyone's to edit).
  */
 import { z } from 'zod';
+import { storableText } from './text';
 
-const runs = z.tuple([z.number().finite(), z.string().min(1).max(512)]);
-const committed = z.tuple([z.literal('k'), z.string().min(1).max(512)]);
-const claims = z.tuple([z.literal('c'), z.number().finite(), z.string().min(1).max(512)]);
+/** A row's id or key, only as text a store holds: a forged cursor's NUL would fail PostgreSQL's query (22021). */
+const id = z.string().min(1).max(512).superRefine(storableText);
+const runs = z.tuple([z.number().finite(), id]);
+const committed = z.tuple([z.literal('k'), id]);
+const claims = z.tuple([z.literal('c'), z.number().finite(), id]);
 
 function encode(value: readonly unknown[]): string {
   return Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');

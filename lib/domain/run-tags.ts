@@ -5,12 +5,14 @@
  * - a tag: 1–64 of letters, digits and `. _ : / @ -`, starting with a letter or digit (`user:42`,
  *   `env/prod`), case kept; at most 20 on a run;
  * - a metadata key: 1–64 of letters, digits and `. _ -`, starting with a letter or digit (no `=`, so
- *   `key=value` reads back one way); a value: up to 256 characters of text without control characters;
+ *   `key=value` reads back one way); a value: up to 256 characters of text without control characters or
+ *   unpaired surrogates (lib/domain/text.ts);
  *   at most 20 keys on a run.
  *
  * Short, plain strings because they are filtered by and shown in lists, URLs and shells, never parsed.
  */
 import { z } from 'zod';
+import { storableText } from './text';
 
 export const TAG_MAX = 64;
 export const TAGS_PER_RUN = 20;
@@ -33,7 +35,8 @@ export const metaKeySchema = z
 export const metaValueSchema = z
   .string({ error: 'must be text' })
   .max(META_VALUE_MAX, `must be at most ${META_VALUE_MAX} characters`)
-  .refine((s) => !/\p{Cc}/u.test(s), 'must not contain control characters');
+  .refine((s) => !/\p{Cc}/u.test(s), { message: 'must not contain control characters', abort: true })
+  .superRefine(storableText);
 
 /** A run's tags as given: each by the tag rule, duplicates dropped, at most TAGS_PER_RUN. */
 export const tagsSchema = z
@@ -41,17 +44,27 @@ export const tagsSchema = z
   .transform((tags) => [...new Set(tags)])
   .refine((tags) => tags.length <= TAGS_PER_RUN, `must be at most ${TAGS_PER_RUN} tags`);
 
-/** A run's metadata as given: each key and value by its rule, at most META_KEYS_PER_RUN keys. */
-export const metadataSchema = z
-  .record(z.string(), metaValueSchema, { error: 'must be an object of text values' })
-  .superRefine((metadata, ctx) => {
-    for (const key of Object.keys(metadata)) {
+/**
+ * A run's metadata as given: each key and value by its rule, at most META_KEYS_PER_RUN keys. The keys are
+ * checked on the object as given, before zod's record reads it: the record drops a `__proto__` key unseen (it
+ * would set the result's prototype), so a rule applied after it let the run start without that key, and without
+ * a word. A refused key stops there: its values are checked once the keys pass.
+ */
+export const metadataSchema = z.preprocess(
+  (given, ctx) => {
+    if (given === null || typeof given !== 'object' || Array.isArray(given)) return given;
+    for (const key of Object.keys(given)) {
       const checked = metaKeySchema.safeParse(key);
       if (!checked.success) ctx.addIssue({ code: 'custom', path: [key], message: checked.error.issues[0]!.message });
     }
-    if (Object.keys(metadata).length > META_KEYS_PER_RUN)
-      ctx.addIssue({ code: 'custom', message: `must have at most ${META_KEYS_PER_RUN} keys` });
-  });
+    return given;
+  },
+  z
+    .record(z.string(), metaValueSchema, { error: 'must be an object of text values' })
+    .refine((metadata) => Object.keys(metadata).length <= META_KEYS_PER_RUN, {
+      message: `must have at most ${META_KEYS_PER_RUN} keys`,
+    }),
+);
 
 /** The runs list's metadata filter, `key=value` (the value may be empty, and may hold `=`): the URL's and the CLI's. */
 export const metaFilterSchema = z.string({ error: 'must be key=value' }).transform((text, ctx) => {

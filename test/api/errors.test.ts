@@ -13,6 +13,7 @@ import {
   InvalidTransitionError,
   LeaseLostError,
   NotFoundError,
+  StoreRefusedError,
   StoreUnavailableError,
 } from '../../lib/errors';
 
@@ -40,7 +41,24 @@ describe('errorResponse', () => {
       expect([got.status, got.body]).toEqual([status, { error: { code, message: error.message } }]);
       expect(got.logged).toEqual([]);
     }
-    expect(Object.keys(STATUS_BY_CODE)).toHaveLength(13);
+    expect(Object.keys(STATUS_BY_CODE)).toHaveLength(19);
+  });
+
+  it('answers 503 with its own message for a store this build refuses, every code of it', async () => {
+    const codes = [
+      'STORE_TOO_NEW',
+      'STORE_LEDGER_DAMAGED',
+      'STORE_FOREIGN_TABLES',
+      'STORE_MISSING',
+      'STORE_BEHIND',
+      'SCHEMA_NOT_APPLIED',
+    ] as const;
+    for (const code of codes) {
+      const error = new StoreRefusedError(code, `${code}: run waybill migrate; nothing was changed`);
+      const got = await answer(error);
+      expect([got.status, got.body], code).toEqual([503, { error: { code, message: error.message } }]);
+      expect(got.logged).toEqual([]);
+    }
   });
 
   it('answers 503 with Retry-After for a busy store, without the driver text', async () => {

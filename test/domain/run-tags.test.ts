@@ -47,6 +47,19 @@ describe('the run tag rules', () => {
     expect(problem(metadataSchema, ['a'])).toEqual(['-: must be an object of text values']);
   });
 
+  it('refuses a metadata key __proto__ by the key rule, where the record alone drops it unseen', () => {
+    expect(problem(metadataSchema, JSON.parse('{"__proto__":"x","ok":"v"}'))).toEqual([
+      '__proto__: letters, digits and . _ - only, starting with a letter or digit',
+    ]);
+  });
+
+  it('refuses a metadata value no store keeps as given (an unpaired surrogate), once per value', () => {
+    expect(problem(metadataSchema, { k: 'x\ud800y', nul: 'a\u0000', emoji: '\ud83d\ude00' })).toEqual([
+      'k: must not contain an unpaired surrogate (it is not valid UTF-16, so it has no UTF-8 form to store)',
+      'nul: must not contain control characters',
+    ]);
+  });
+
   it('reads a key=value filter at its first =', () => {
     expect(metaFilterSchema.parse('k=v=w')).toEqual({ key: 'k', value: 'v=w' });
     expect(metaFilterSchema.parse('k=')).toEqual({ key: 'k', value: '' });
