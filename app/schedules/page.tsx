@@ -87,7 +87,7 @@ export default async function SchedulesPage() {
                   </td>
                   <td className={td} data-testid={`schedule-next-${s.name}`}>
                     {s.nextFireAt === null ? (
-                      <Badge value="paused" />
+                      <Badge value={s.finished ? 'finished' : 'paused'} />
                     ) : (
                       <time dateTime={isoTime(s.nextFireAt)} title={isoTime(s.nextFireAt)}>
                         {s.nextFireAt > now ? relative(s.nextFireAt, now) : 'due'}

@@ -34,7 +34,11 @@ export async function list(cli: Cli, args: string[]): Promise<number> {
         s.workflow,
         s.cron,
         s.timeZone,
-        s.paused ? 'paused' : `${new Date(s.nextFireAt! * 1000).toISOString()} (${relative(s.nextFireAt, now)})`,
+        s.paused
+          ? 'paused'
+          : s.finished
+            ? 'finished'
+            : `${new Date(s.nextFireAt! * 1000).toISOString()} (${relative(s.nextFireAt!, now)})`,
         s.lastRuns[0] ? `${s.lastRuns[0].id} ${s.lastRuns[0].status}` : '',
         `overlap ${s.overlap}, catch-up ${s.catchUp}${s.catchUp === 'all' ? ` ≤${s.catchUpCap}` : ''}`,
         s.source,

@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { storableText } from '../domain/text';
 import { nextTick } from '../engine/schedules/cron';
+import { FINISHED } from '../engine/schedules/policy';
 import { scheduleFields } from '../engine/schedules/spec';
 import { InvalidTransitionError, NotFoundError, StartRefusedError } from '../errors';
 import type { RunRow, ScheduleRow } from '../store/contract';
@@ -53,7 +54,9 @@ export function scheduleView(row: ScheduleRow, lastRuns: Pick<RunRow, 'id' | 'st
     catchUpCap: row.catchUpCap,
     paused: row.paused,
     source: row.source,
-    nextFireAt: row.paused ? null : row.nextFireAt,
+    nextFireAt: row.paused || row.nextFireAt === FINISHED ? null : row.nextFireAt,
+    /** Its expression has no tick to come: it fires no more, and stays for its runs' history. */
+    finished: row.nextFireAt === FINISHED,
     lastTickAt: row.lastTickAt,
     lastRunId: row.lastRunId,
     lastRuns: lastRuns.map((r) => ({ id: r.id, status: r.status, createdAt: r.createdAt })),
@@ -150,7 +153,7 @@ export async function setPaused(
   const updated = await store.setSchedulePaused(
     given.name,
     paused,
-    paused ? undefined : (nextTick(row.cron, row.timeZone, now) ?? now),
+    paused ? undefined : (nextTick(row.cron, row.timeZone, now) ?? FINISHED),
   );
   await record(store, caller, {
     action: paused ? 'schedule-pause' : 'schedule-resume',

@@ -5,6 +5,7 @@
  * never brings a new one during a test.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { scheduleView } from '../../lib/control/schedules';
 import { planFiring } from '../../lib/engine/schedules/policy';
 import { ConflictError, NotFoundError } from '../../lib/errors';
 import { type ScheduleDefinition, type Store, tickRunId } from '../../lib/store/contract';
@@ -79,6 +80,24 @@ describe.each(list)('schedules on $name', (backend) => {
       lastRunId: ids[2],
     });
     expect((await store.fireDueSchedules(planFiring)).fired).toEqual([]);
+  });
+
+  // An expression whose ticks run out (a year that passes) was held at its due time: its last tick never fired,
+  // and it took a place in every firing's pick for good.
+  it('fires the last tick of an expression that has no more, and then is never due', async () => {
+    const at = new Date(hour * 1000);
+    const cron = `0 0 ${at.getUTCHours()} ${at.getUTCDate()} ${at.getUTCMonth() + 1} * ${at.getUTCFullYear()}`;
+    await store.createSchedule({ ...hourly('once', { cron }), source: 'operator', nextFireAt: hour });
+    const fired = await store.fireDueSchedules(planFiring);
+    expect(fired.fired.map((f) => [f.runId, f.created])).toEqual([[tickRunId('once', hour), true]]);
+    expect(await store.getSchedule('once')).toMatchObject({ nextFireAt: Number.POSITIVE_INFINITY, lastTickAt: hour });
+    await h.elapse(1000);
+    expect((await store.fireDueSchedules(planFiring)).fired).toEqual([]);
+    expect((await store.listSchedules()).map((r) => [r.name, r.nextFireAt])).toEqual([
+      ['once', Number.POSITIVE_INFINITY],
+    ]);
+    // As the page, the API and the CLI show it: finished, with no next tick.
+    expect(scheduleView((await store.getSchedule('once'))!)).toMatchObject({ nextFireAt: null, finished: true });
   });
 
   it('leaves a paused schedule alone, and a queued tick due while the previous run goes', async () => {

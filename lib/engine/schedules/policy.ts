@@ -8,6 +8,9 @@ import type { FirePlan, PlanFiring, RunStatus, ScheduleRow } from '../../store/c
 import { GOING_STATUSES } from '../../store/shared/schedules';
 import { nextTick, ticksBetween } from './cron';
 
+/** The due time of a schedule whose expression has no tick to come: a finished schedule, kept for its history. */
+export const FINISHED = Number.POSITIVE_INFINITY;
+
 /** A tick fired later than this (or than its period, when shorter) is missed, not late: catch-up `none` drops it. */
 export const ON_TIME_SECONDS = 60;
 
@@ -21,9 +24,9 @@ export function plan(
   const going = previous !== null && GOING_STATUSES.includes(previous);
   const hold = { ticks: [], nextFireAt: schedule.nextFireAt, defer: true, cancelPrevious: false };
   if (going && schedule.overlap === 'queue') return hold;
-  // A schedule whose expression lost its ticks (none to come) is parked at its due time, never fired.
-  const next = nextTick(schedule.cron, schedule.timeZone, now);
-  if (next === null) return hold;
+  // An expression with no tick to come (a year that has passed) fires what is due, and then is never due again:
+  // held at its due time instead, it never fired its last tick and took a place in every firing's pick for good.
+  const next = nextTick(schedule.cron, schedule.timeZone, now) ?? FINISHED;
   // An ended previous run here went on past the due tick, so `queue` held that tick, and promised it a run when the
   // run ended, however late that is: it is not a missed tick. The ticks after it are, and catch-up decides them.
   const held = schedule.overlap === 'queue' && previous !== null ? firstTick(schedule, now) : undefined;
