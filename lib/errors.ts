@@ -26,6 +26,9 @@ export type ErrorCode =
   | 'PAYLOAD_TOO_LARGE'
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'METHOD_NOT_ALLOWED'
+  // answered by lib/launch/http-guard.mjs before a route sees the request
+  | 'HEADERS_TOO_LARGE'
+  | 'REQUEST_TIMEOUT'
   | 'NOT_FOUND'
   | 'CONFLICT'
   // who may

@@ -7,7 +7,7 @@ import { readClaimsPage } from '../control/claims-list';
 import { claimView } from '../control/views';
 import type { Store } from '../store/contract';
 import { decodeClaimsCursor, encodeClaimsCursor } from './cursor';
-import { freeText, idemKey, runRef, stepNumber } from './ids';
+import { freeText, idemKey, requiredJson, runRef, stepNumber } from './ids';
 import { queryBool, queryLimit } from './validate';
 
 export const listClaimsQuery = z.strictObject({
@@ -25,7 +25,7 @@ export const expireBody = z.strictObject({ key: idemKey, force, reason });
 
 export const resolveBody = z.strictObject({
   key: idemKey,
-  result: z.unknown().refine((v) => v !== undefined, 'is required'),
+  result: requiredJson,
   note: freeText(2000).optional(),
   force,
   /** The attempt the caller listed: a claim taken over since is refused. */

@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { KEY_MAX, keyProblem } from '../checkpoint/keys';
 import { newRunId, runIdLookup } from '../domain/run-id';
+import { storableText } from '../domain/text';
 
 export { newRunId, runIdLookup as runRef };
 
@@ -31,12 +32,15 @@ export const workerId = z
   .max(WORKER_ID_MAX, `must be at most ${WORKER_ID_MAX} characters`)
   .regex(/^[^\p{C}\s]*$/u, 'must not contain spaces, control or invisible characters');
 
-/** Notes and error messages: any text but NUL (PostgreSQL's text cannot hold it), bounded. */
+/** Notes and error messages: any text a store can keep (lib/domain/text.ts), bounded. */
 export const freeText = (max: number) =>
-  z
-    .string({ error: 'must be a string' })
-    .max(max, `must be at most ${max} characters`)
-    .refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');
+  z.string({ error: 'must be a string' }).max(max, `must be at most ${max} characters`).superRefine(storableText);
+
+/**
+ * A field that takes any JSON value and must be given (null included). zod's own word for a missing one is
+ * "expected nonoptional, received undefined"; this says "is required", under the field's name.
+ */
+export const requiredJson = z.unknown().refine((value) => value !== undefined, 'is required');
 
 /** A fingerprint of a step's input (a digest): short and printable. */
 export const fingerprint = z

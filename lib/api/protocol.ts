@@ -29,7 +29,7 @@ import { cachedWithinInput, recordUsage, usageFields, usageKey } from '../gatewa
 import type { ClaimOutcome, ClaimRow, ProgressWrite, RunStatus, Store } from '../store/contract';
 import { shortestLeaseFor } from '../store/shared/sqlite-timeouts';
 import { recordSpan } from '../tracing';
-import { fingerprint, freeText, idemKey, runRef, stepNumber, typeError, workerId } from './ids';
+import { fingerprint, freeText, idemKey, requiredJson, runRef, stepNumber, typeError, workerId } from './ids';
 
 export interface ProtocolOptions {
   /** The lease a claim gets when the client does not ask for one (WAYBILL_LEASE_MS). */
@@ -75,8 +75,6 @@ const count = z
   .min(0, 'must be ≥ 0')
   .max(1_000_000, 'must be at most 1,000,000');
 const counters = z.strictObject({ executed: count.optional(), skipped: count.optional(), awaited: count.optional() });
-/** Any JSON value, `null` included; only a missing one is refused. */
-const anyJson = z.unknown().refine((v) => v !== undefined, 'is required');
 const token = z
   .string({ error: typeError('a string') })
   .min(1, 'must not be empty')
@@ -111,7 +109,7 @@ const stepInput = z.unknown().superRefine((value, ctx) => {
     });
 });
 
-export const progressBody = z.strictObject({ step: stepNumber, state: anyJson, counters: counters.optional() });
+export const progressBody = z.strictObject({ step: stepNumber, state: requiredJson, counters: counters.optional() });
 
 export const claimBody = z.strictObject({
   runId: runRef,
@@ -129,12 +127,12 @@ export const commitBody = z.strictObject({
   runId: runRef,
   key: idemKey,
   token,
-  result: anyJson,
+  result: requiredJson,
   step: stepNumber.optional(),
   fingerprint: fingerprint.optional(),
   workerId: workerId.optional(),
   durationMs: duration.optional(),
-  progress: z.strictObject({ step: stepNumber, state: anyJson, counters: counters.optional() }).optional(),
+  progress: z.strictObject({ step: stepNumber, state: requiredJson, counters: counters.optional() }).optional(),
   /** What the step was given, stored beside its result and shown on its page: any JSON, bounded (stepInput). */
   input: stepInput.optional(),
   /** The client's next key, claimed in the commit's transaction: one round trip per step instead of two. */

@@ -1,6 +1,7 @@
 /** The bodies and path parameters of the API's decisions on a run's waits (lib/control/waits.ts decides). */
 import { z } from 'zod';
 import { waitName } from '../control/waits';
+import { requiredJson } from './ids';
 
 /** The `{name}` of /runs/{id}/approvals/{name} and /signals/{name}: the engine's rule for a wait name. */
 export const waitNameParam = waitName;
@@ -11,5 +12,5 @@ export const approvalBody = z.strictObject({
 });
 
 export const signalBody = z.strictObject({
-  payload: z.unknown().describe('any JSON value: what waitForSignal returns'),
+  payload: requiredJson.describe('any JSON value (null for none): what waitForSignal returns'),
 });

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { keyProblem } from '../checkpoint/keys';
 import { runIdLookup } from '../domain/run-id';
 import { META_KEYS_PER_RUN, metaFilterSchema, TAGS_PER_RUN, tagSchema } from '../domain/run-tags';
+import { storableText } from '../domain/text';
 import { reasonSchema } from '../reason';
 import { WAIT_KINDS } from '../store/contract/waits';
 
@@ -18,12 +19,9 @@ export const claimKey = z.string({ error: 'must be a string' }).superRefine((key
   if (problem) ctx.addIssue({ code: 'custom', message: problem });
 });
 
-/** Notes: any text but NUL (PostgreSQL's text cannot hold it), bounded. */
+/** Notes: any text a store can keep (lib/domain/text.ts), bounded. */
 export const note = (max: number) =>
-  z
-    .string({ error: 'must be text' })
-    .max(max, `must be at most ${max} characters`)
-    .refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');
+  z.string({ error: 'must be text' }).max(max, `must be at most ${max} characters`).superRefine(storableText);
 
 /** A run id to act on or filter by: the lookup rule (lib/domain/run-id), looser than a new run's id. */
 export const runRef = runIdLookup;
@@ -40,13 +38,13 @@ export const stepField = z
   .min(0, 'must be 0 or more')
   .max(Number.MAX_SAFE_INTEGER, 'is too large');
 
-/** Text to match exactly (an actor's name): bounded and NUL-free, for the same reason. */
+/** Text to match exactly (an actor's name): bounded, and text a store can keep, as what it is matched with. */
 export const exactText = (max: number) =>
   z
     .string({ error: 'must be text' })
     .min(1, 'must not be empty')
     .max(max, `must be at most ${max} characters`)
-    .refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');
+    .superRefine(storableText);
 
 /** The runs list's `waiting` filter (the API's ?waiting=, the CLI's --waiting, bulk by filter): a wait's kind. */
 export const waitingFilter = z.enum(WAIT_KINDS, { error: `must be one of ${WAIT_KINDS.join(', ')}` });

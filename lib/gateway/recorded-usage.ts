@@ -10,6 +10,7 @@
  * paid for (the gateway's ledger counts a failed attempt's call the same way).
  */
 import { z } from 'zod';
+import { storableText } from '../domain/text';
 import { InvalidInputError } from '../errors';
 import type { ModelCallStore, RecordedModelUsage } from '../store/contract';
 import { costOf, type PriceTable } from './prices';
@@ -27,7 +28,7 @@ export const usageFields = {
     .string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') })
     .min(1, 'must not be empty')
     .max(200, 'must be at most 200 characters')
-    .refine((s) => !s.includes('\u0000'), 'must not contain NUL characters'),
+    .superRefine(storableText),
   inputTokens: tokens,
   outputTokens: tokens,
   /** Of the input tokens, those the provider served from its prompt cache. */

@@ -17,6 +17,7 @@ export function refusal(
   contentLength: string | undefined,
   maxBodyBytes: number,
   gatewayMaxBodyBytes?: number,
+  apiMaxBodyBytes?: number,
 ): Refusal | null;
 export function send(res: ServerResponse, r: Refusal): void;
-export function install(maxBodyBytes: number, gatewayMaxBodyBytes?: number): void;
+export function install(maxBodyBytes: number, gatewayMaxBodyBytes?: number, apiMaxBodyBytes?: number): void;

@@ -152,6 +152,8 @@ export async function runWebCluster(argv: string[]): Promise<number> {
     const worker = cluster.fork({
       ...server.env,
       WAYBILL_GUARD_MAX_BODY_BYTES: String(maxBodyBytes),
+      // What an API body must fit (lib/api/body.ts): the guard's 413 under /api names this limit, not its own.
+      WAYBILL_GUARD_API_MAX_BODY_BYTES: String(config().WAYBILL_MAX_BODY_BYTES),
       WAYBILL_GUARD_GATEWAY_MAX_BODY_BYTES: String(MAX_REQUEST_BYTES),
     });
     relay(worker, i === 0);

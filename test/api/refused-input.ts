@@ -146,6 +146,69 @@ export function refusedInputSuite(name: string, makeTarget: () => Promise<Target
       expect(await written()).toBe(before);
     });
 
+    it("refuses an unpaired surrogate in a protocol client's error or model, a resolve's note, an approval's note", async () => {
+      expect((await api('POST', '/api/v1/checkpoint/c1/begin', OPERATOR, { workflow: 'client' })).status).toBe(200);
+      const claimed = await api('POST', '/api/v1/checkpoint/claim', OPERATOR, {
+        runId: 'c1',
+        key: 'c1:step:0',
+        step: 0,
+      });
+      expect(claimed.body.outcome).toBe('claimed');
+      const { token } = claimed.body;
+      const held = async () =>
+        JSON.stringify([
+          await written(),
+          await target.rows('SELECT * FROM step_events ORDER BY id'),
+          await target.rows('SELECT * FROM model_calls ORDER BY idem_key'),
+        ]);
+      const before = await held();
+      // Each was kept with U+FFFD in place of the surrogate: what was read back was not what was sent.
+      expect(
+        await refusal('POST', '/api/v1/checkpoint/usage', {
+          runId: 'c1',
+          key: 'c1:step:0',
+          token,
+          n: 0,
+          model: `gpt${LONE}`,
+          inputTokens: 1,
+          outputTokens: 1,
+        }),
+      ).toEqual({ status: 400, fields: { model: lone } });
+      expect(
+        await refusal('POST', '/api/v1/checkpoint/release', { key: 'c1:step:0', token, error: `boom${LONE}` }),
+      ).toEqual({ status: 400, fields: { error: lone } });
+      expect(
+        await refusal('POST', '/api/v1/claims/resolve', { key: 'c1:step:0', result: 1, force: true, note: `n${LONE}` }),
+      ).toEqual({ status: 400, fields: { note: lone } });
+      expect(await refusal('POST', '/api/v1/checkpoint/c1/end', { outcome: 'failed', error: `boom${LONE}` })).toEqual({
+        status: 400,
+        fields: { error: lone },
+      });
+      expect(await refusal('POST', '/api/v1/runs/r1/approvals/review', { approve: false, note: `no${LONE}` })).toEqual({
+        status: 400,
+        fields: { note: lone },
+      });
+      expect(await held()).toBe(before);
+      // The claim is still the client's: the same calls with text a store keeps go through.
+      expect((await api('POST', '/api/v1/checkpoint/release', OPERATOR, { key: 'c1:step:0', token })).status).toBe(200);
+    });
+
+    it('refuses a signal without its payload naming payload, not in zod’s words; null is a payload', async () => {
+      const before = await written();
+      const missing = await api('POST', '/api/v1/runs/r1/signals/go', OPERATOR, {});
+      expect([missing.status, missing.body.error]).toEqual([
+        400,
+        { code: 'INVALID_INPUT', message: 'invalid body: payload: is required', fields: { payload: ['is required'] } },
+      ]);
+      const misspelt = await api('POST', '/api/v1/runs/r1/signals/go', OPERATOR, { paylaod: 1 });
+      expect([misspelt.status, misspelt.body.error.fields]).toEqual([
+        400,
+        { paylaod: ['is not a known field'], payload: ['is required'] },
+      ]);
+      expect(await written()).toBe(before);
+      expect((await api('POST', '/api/v1/runs/r1/signals/go', OPERATOR, { payload: null })).status).toBe(200);
+    });
+
     it('answers a pause or resume that changes nothing 409 INVALID_TRANSITION, as runs do, unaudited', async () => {
       const schedule = { name: 'nightly', workflow: 'agent-batch', cron: '0 0 3 * * *', input: { count: 1 } };
       expect((await api('POST', '/api/v1/schedules', OPERATOR, schedule)).status).toBe(201);

@@ -3,6 +3,7 @@
  * fleet's (every worker's steps, claims and heartbeats), whichever dashboard process answers.
  */
 import { errorResponse, refused } from '@/lib/api/errors';
+import { otherMethods } from '@/lib/api/methods';
 import { authorizeRequest } from '@/lib/auth/server';
 import { errorFields, serverLog } from '@/lib/data/log';
 import { getMetricsText, METRICS_CONTENT_TYPE } from '@/lib/data/metrics';
@@ -25,3 +26,6 @@ export async function GET(request: Request): Promise<Response> {
     );
   }
 }
+
+/** Every other method: 405 METHOD_NOT_ALLOWED with Allow; OPTIONS: 204 with Allow (lib/api/methods.ts). */
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('/api/metrics', authorizeRequest);

@@ -1,6 +1,7 @@
 /**
  * Any other path under /api/v1: a JSON 404 in the API's error shape rather than the dashboard's HTML page,
- * after the same sign-in check, so the API's surface is not mapped by someone without a token.
+ * after the same sign-in check, so the API's surface is not mapped by someone without a token. OPTIONS too:
+ * Next would answer it 204 with an Allow, as if there were an endpoint.
  */
 
 import { handle, json, refused } from '@/lib/api';
@@ -21,4 +22,11 @@ async function notFound(request: Request): Promise<Response> {
   });
 }
 
-export { notFound as GET, notFound as POST, notFound as PUT, notFound as PATCH, notFound as DELETE };
+export {
+  notFound as GET,
+  notFound as POST,
+  notFound as PUT,
+  notFound as PATCH,
+  notFound as DELETE,
+  notFound as OPTIONS,
+};

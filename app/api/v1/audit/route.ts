@@ -6,6 +6,7 @@
 
 import { handle, json, query, refused } from '@/lib/api';
 import { auditQuery } from '@/lib/api/audit';
+import { otherMethods } from '@/lib/api/methods';
 import { authorizeRequest } from '@/lib/auth/server';
 import { audit } from '@/lib/control';
 import { auditView } from '@/lib/control/views';
@@ -20,3 +21,6 @@ export async function GET(request: Request) {
     return json({ entries: page.entries.map(auditView), next: page.next });
   });
 }
+
+/** Every other method: 405 METHOD_NOT_ALLOWED with Allow; OPTIONS: 204 with Allow (lib/api/methods.ts). */
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('/api/v1/audit', authorizeRequest);

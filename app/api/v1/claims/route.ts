@@ -4,6 +4,7 @@
 
 import { handle, json, query, refused } from '@/lib/api';
 import { listClaims, listClaimsQuery } from '@/lib/api/claims';
+import { otherMethods } from '@/lib/api/methods';
 import { authorizeRequest } from '@/lib/auth/server';
 import { claimTtlMs, getStore } from '@/lib/data/store';
 
@@ -14,3 +15,6 @@ export async function GET(request: Request) {
     return json(await listClaims(await getStore(), query(request, listClaimsQuery), claimTtlMs()));
   });
 }
+
+/** Every other method: 405 METHOD_NOT_ALLOWED with Allow; OPTIONS: 204 with Allow (lib/api/methods.ts). */
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('/api/v1/claims', authorizeRequest);

@@ -6,6 +6,7 @@
 
 import { body, handle, json, refused } from '@/lib/api';
 import { emitBody } from '@/lib/api/events';
+import { otherMethods } from '@/lib/api/methods';
 import { authorizeRequest } from '@/lib/auth/server';
 import { config } from '@/lib/config';
 import { authorize, events } from '@/lib/control';
@@ -24,3 +25,6 @@ export async function POST(request: Request) {
     return json(emitted, emitted.recorded ? 201 : 200);
   });
 }
+
+/** Every other method: 405 METHOD_NOT_ALLOWED with Allow; OPTIONS: 204 with Allow (lib/api/methods.ts). */
+export const { GET, HEAD, PUT, PATCH, DELETE, OPTIONS } = otherMethods('/api/v1/events', authorizeRequest);

@@ -5,6 +5,7 @@
  */
 
 import { handle, json, refused } from '@/lib/api';
+import { otherMethods } from '@/lib/api/methods';
 import { openApiDocument } from '@/lib/api/openapi';
 import { authorizeRequest } from '@/lib/auth/server';
 
@@ -15,3 +16,6 @@ export async function GET(request: Request) {
     return json(openApiDocument());
   });
 }
+
+/** Every other method: 405 METHOD_NOT_ALLOWED with Allow; OPTIONS: 204 with Allow (lib/api/methods.ts). */
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('/api/v1/openapi.json', authorizeRequest);

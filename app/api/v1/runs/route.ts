@@ -6,6 +6,7 @@
  */
 
 import { body, handle, json, query, refused } from '@/lib/api';
+import { otherMethods } from '@/lib/api/methods';
 import { LIST_RUNS_REPEATABLE, listRuns, listRunsQuery, startBody, startTraceparent } from '@/lib/api/runs';
 import { authorizeRequest } from '@/lib/auth/server';
 import { config } from '@/lib/config';
@@ -39,3 +40,6 @@ export async function POST(request: Request) {
     return json({ run, existed }, existed ? 200 : 201, { location: `/api/v1/runs/${encodeURIComponent(run.id)}` });
   });
 }
+
+/** Every other method: 405 METHOD_NOT_ALLOWED with Allow; OPTIONS: 204 with Allow (lib/api/methods.ts). */
+export const { PUT, PATCH, DELETE, OPTIONS } = otherMethods('/api/v1/runs', authorizeRequest);

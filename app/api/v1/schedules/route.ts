@@ -6,6 +6,7 @@
  */
 
 import { body, handle, json, refused } from '@/lib/api';
+import { otherMethods } from '@/lib/api/methods';
 import { addScheduleBody } from '@/lib/api/schedules';
 import { authorizeRequest } from '@/lib/auth/server';
 import { config } from '@/lib/config';
@@ -34,3 +35,6 @@ export async function POST(request: Request) {
     return json({ schedule: schedules.scheduleView(row) }, 201);
   });
 }
+
+/** Every other method: 405 METHOD_NOT_ALLOWED with Allow; OPTIONS: 204 with Allow (lib/api/methods.ts). */
+export const { PUT, PATCH, DELETE, OPTIONS } = otherMethods('/api/v1/schedules', authorizeRequest);

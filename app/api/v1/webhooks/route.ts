@@ -5,6 +5,7 @@
  */
 
 import { body, handle, json, refused } from '@/lib/api';
+import { otherMethods } from '@/lib/api/methods';
 import { addWebhookBody } from '@/lib/api/webhooks';
 import { authorizeRequest } from '@/lib/auth/server';
 import { config } from '@/lib/config';
@@ -31,3 +32,6 @@ export async function POST(request: Request) {
     return json({ webhook: await webhooks.add(controlDeps(), caller, given) }, 201);
   });
 }
+
+/** Every other method: 405 METHOD_NOT_ALLOWED with Allow; OPTIONS: 204 with Allow (lib/api/methods.ts). */
+export const { PUT, PATCH, DELETE, OPTIONS } = otherMethods('/api/v1/webhooks', authorizeRequest);

@@ -7,6 +7,7 @@
  */
 
 import { body, handle, json, refused } from '@/lib/api';
+import { otherMethods } from '@/lib/api/methods';
 import { commit, commitBody } from '@/lib/api/protocol';
 import { checkRunScope } from '@/lib/api/run-scope';
 import { protocolTraceparent } from '@/lib/api/trace';
@@ -39,3 +40,6 @@ export async function POST(request: Request) {
     );
   });
 }
+
+/** Every other method: 405 METHOD_NOT_ALLOWED with Allow; OPTIONS: 204 with Allow (lib/api/methods.ts). */
+export const { GET, HEAD, PUT, PATCH, DELETE, OPTIONS } = otherMethods('/api/v1/checkpoint/commit', authorizeRequest);

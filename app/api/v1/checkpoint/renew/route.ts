@@ -5,6 +5,7 @@
  */
 
 import { body, handle, json, refused } from '@/lib/api';
+import { otherMethods } from '@/lib/api/methods';
 import { renew, renewBody } from '@/lib/api/protocol';
 import { checkRunScope } from '@/lib/api/run-scope';
 import { authorizeRequest } from '@/lib/auth/server';
@@ -21,3 +22,6 @@ export async function POST(request: Request) {
     return json(await renew(store, given, { leaseMs: config().WAYBILL_LEASE_MS, claimTtlMs: claimTtlMs() }));
   });
 }
+
+/** Every other method: 405 METHOD_NOT_ALLOWED with Allow; OPTIONS: 204 with Allow (lib/api/methods.ts). */
+export const { GET, HEAD, PUT, PATCH, DELETE, OPTIONS } = otherMethods('/api/v1/checkpoint/renew', authorizeRequest);

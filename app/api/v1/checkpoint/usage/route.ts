@@ -10,6 +10,7 @@
  */
 
 import { body, handle, json, refused } from '@/lib/api';
+import { otherMethods } from '@/lib/api/methods';
 import { usage, usageBody } from '@/lib/api/protocol';
 import { checkRunScope } from '@/lib/api/run-scope';
 import { authorizeRequest } from '@/lib/auth/server';
@@ -28,3 +29,6 @@ export async function POST(request: Request) {
     return json(await usage(store, given, options, priceTableAt(config().WAYBILL_GATEWAY_PRICES)));
   });
 }
+
+/** Every other method: 405 METHOD_NOT_ALLOWED with Allow; OPTIONS: 204 with Allow (lib/api/methods.ts). */
+export const { GET, HEAD, PUT, PATCH, DELETE, OPTIONS } = otherMethods('/api/v1/checkpoint/usage', authorizeRequest);

@@ -6,6 +6,7 @@
 
 import { body, handle, json, refused } from '@/lib/api';
 import { resolveBody } from '@/lib/api/claims';
+import { otherMethods } from '@/lib/api/methods';
 import { authorizeRequest } from '@/lib/auth/server';
 import { config } from '@/lib/config';
 import { authorize, claims } from '@/lib/control';
@@ -22,3 +23,6 @@ export async function POST(request: Request) {
     return json({ ...done, resolved: true });
   });
 }
+
+/** Every other method: 405 METHOD_NOT_ALLOWED with Allow; OPTIONS: 204 with Allow (lib/api/methods.ts). */
+export const { GET, HEAD, PUT, PATCH, DELETE, OPTIONS } = otherMethods('/api/v1/claims/resolve', authorizeRequest);

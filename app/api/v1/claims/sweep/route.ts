@@ -5,6 +5,7 @@
 
 import { body, handle, json, refused } from '@/lib/api';
 import { sweepBody } from '@/lib/api/claims';
+import { otherMethods } from '@/lib/api/methods';
 import { authorizeRequest } from '@/lib/auth/server';
 import { config } from '@/lib/config';
 import { authorize, claims } from '@/lib/control';
@@ -21,3 +22,6 @@ export async function POST(request: Request) {
     return json(sweepView(await claims.sweep(controlDeps(), caller, { runId: given?.runId, reason: given?.reason })));
   });
 }
+
+/** Every other method: 405 METHOD_NOT_ALLOWED with Allow; OPTIONS: 204 with Allow (lib/api/methods.ts). */
+export const { GET, HEAD, PUT, PATCH, DELETE, OPTIONS } = otherMethods('/api/v1/claims/sweep', authorizeRequest);

@@ -5,6 +5,7 @@
 
 import { handle, json, param, refused } from '@/lib/api';
 import { runRef } from '@/lib/api/ids';
+import { otherMethods } from '@/lib/api/methods';
 import { getRun } from '@/lib/api/runs';
 import { authorizeRequest } from '@/lib/auth/server';
 import { config } from '@/lib/config';
@@ -19,3 +20,6 @@ export async function GET(request: Request, context: { params: Promise<{ id: str
     return json(await getRun(await getStore(), id, claimTtlMs(), stallSettings(config())));
   });
 }
+
+/** Every other method: 405 METHOD_NOT_ALLOWED with Allow; OPTIONS: 204 with Allow (lib/api/methods.ts). */
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('/api/v1/runs/{id}', authorizeRequest);

@@ -7,6 +7,7 @@
  */
 
 import { body, handle, json, refused } from '@/lib/api';
+import { otherMethods } from '@/lib/api/methods';
 import { bulkBody } from '@/lib/api/runs';
 import { authorizeRequest } from '@/lib/auth/server';
 import { config } from '@/lib/config';
@@ -23,3 +24,6 @@ export async function POST(request: Request) {
     return json(await bulk.apply(controlDeps(), caller, given));
   });
 }
+
+/** Every other method: 405 METHOD_NOT_ALLOWED with Allow; OPTIONS: 204 with Allow (lib/api/methods.ts). */
+export const { GET, HEAD, PUT, PATCH, DELETE, OPTIONS } = otherMethods('/api/v1/runs/bulk', authorizeRequest);

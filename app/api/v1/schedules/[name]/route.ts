@@ -1,6 +1,7 @@
 /** DELETE /api/v1/schedules/{name} — delete a schedule; the runs it started stay → { name, deleted: true }. 404 unknown. */
 
 import { body, handle, json, param, refused } from '@/lib/api';
+import { otherMethods } from '@/lib/api/methods';
 import { scheduleActionBody, scheduleNameParam } from '@/lib/api/schedules';
 import { authorizeRequest } from '@/lib/auth/server';
 import { config } from '@/lib/config';
@@ -19,3 +20,6 @@ export async function DELETE(request: Request, context: { params: Promise<{ name
     return json({ name, deleted: true });
   });
 }
+
+/** Every other method: 405 METHOD_NOT_ALLOWED with Allow; OPTIONS: 204 with Allow (lib/api/methods.ts). */
+export const { GET, HEAD, POST, PUT, PATCH, OPTIONS } = otherMethods('/api/v1/schedules/{name}', authorizeRequest);

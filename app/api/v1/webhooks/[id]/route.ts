@@ -1,6 +1,7 @@
 /** DELETE /api/v1/webhooks/{id} — delete an alert webhook and its deliveries → { id, deleted: true }. 404 unknown. */
 
 import { body, handle, json, param, refused } from '@/lib/api';
+import { otherMethods } from '@/lib/api/methods';
 import { webhookActionBody, webhookIdParam } from '@/lib/api/webhooks';
 import { authorizeRequest } from '@/lib/auth/server';
 import { config } from '@/lib/config';
@@ -19,3 +20,6 @@ export async function DELETE(request: Request, context: { params: Promise<{ id: 
     return json({ id, deleted: true });
   });
 }
+
+/** Every other method: 405 METHOD_NOT_ALLOWED with Allow; OPTIONS: 204 with Allow (lib/api/methods.ts). */
+export const { GET, HEAD, POST, PUT, PATCH, OPTIONS } = otherMethods('/api/v1/webhooks/{id}', authorizeRequest);

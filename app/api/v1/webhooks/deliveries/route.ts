@@ -4,6 +4,7 @@
  */
 
 import { handle, json, query, refused } from '@/lib/api';
+import { otherMethods } from '@/lib/api/methods';
 import { deliveriesQuery } from '@/lib/api/webhooks';
 import { authorizeRequest } from '@/lib/auth/server';
 import { webhooks } from '@/lib/control';
@@ -17,3 +18,6 @@ export async function GET(request: Request) {
     return json({ deliveries: await webhooks.deliveries(controlDeps(), callerOf(who, 'api'), filters) });
   });
 }
+
+/** Every other method: 405 METHOD_NOT_ALLOWED with Allow; OPTIONS: 204 with Allow (lib/api/methods.ts). */
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('/api/v1/webhooks/deliveries', authorizeRequest);

@@ -8,6 +8,7 @@
 
 import { body, handle, json, param, refused } from '@/lib/api';
 import { runRef } from '@/lib/api/ids';
+import { otherMethods } from '@/lib/api/methods';
 import { begin, beginBody } from '@/lib/api/protocol';
 import { checkRunScope } from '@/lib/api/run-scope';
 import { authorizeRequest } from '@/lib/auth/server';
@@ -26,3 +27,9 @@ export async function POST(request: Request, context: { params: Promise<{ runId:
     return json(await begin(store, runId, given));
   });
 }
+
+/** Every other method: 405 METHOD_NOT_ALLOWED with Allow; OPTIONS: 204 with Allow (lib/api/methods.ts). */
+export const { GET, HEAD, PUT, PATCH, DELETE, OPTIONS } = otherMethods(
+  '/api/v1/checkpoint/{runId}/begin',
+  authorizeRequest,
+);

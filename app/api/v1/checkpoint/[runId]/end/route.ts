@@ -7,6 +7,7 @@
 
 import { body, handle, json, param, refused } from '@/lib/api';
 import { runRef } from '@/lib/api/ids';
+import { otherMethods } from '@/lib/api/methods';
 import { end, endBody } from '@/lib/api/protocol';
 import { authorizeRequest } from '@/lib/auth/server';
 import { config } from '@/lib/config';
@@ -22,3 +23,9 @@ export async function POST(request: Request, context: { params: Promise<{ runId:
     return json(await end(await getStore(), runId, given));
   });
 }
+
+/** Every other method: 405 METHOD_NOT_ALLOWED with Allow; OPTIONS: 204 with Allow (lib/api/methods.ts). */
+export const { GET, HEAD, PUT, PATCH, DELETE, OPTIONS } = otherMethods(
+  '/api/v1/checkpoint/{runId}/end',
+  authorizeRequest,
+);

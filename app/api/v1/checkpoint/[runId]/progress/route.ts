@@ -6,6 +6,7 @@
 
 import { body, handle, json, param, refused } from '@/lib/api';
 import { runRef } from '@/lib/api/ids';
+import { otherMethods } from '@/lib/api/methods';
 import { loadProgress, progressBody, saveProgress } from '@/lib/api/protocol';
 import { checkRunScope } from '@/lib/api/run-scope';
 import { authorizeRequest } from '@/lib/auth/server';
@@ -38,3 +39,6 @@ export async function PUT(request: Request, context: Context) {
     return json(await saveProgress(store, runId, given));
   });
 }
+
+/** Every other method: 405 METHOD_NOT_ALLOWED with Allow; OPTIONS: 204 with Allow (lib/api/methods.ts). */
+export const { POST, PATCH, DELETE, OPTIONS } = otherMethods('/api/v1/checkpoint/{runId}/progress', authorizeRequest);

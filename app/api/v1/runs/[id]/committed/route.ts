@@ -4,6 +4,7 @@
 
 import { handle, json, param, query, refused } from '@/lib/api';
 import { runRef } from '@/lib/api/ids';
+import { otherMethods } from '@/lib/api/methods';
 import { checkRunScope } from '@/lib/api/run-scope';
 import { committedQuery, listCommitted } from '@/lib/api/runs';
 import { authorizeRequest } from '@/lib/auth/server';
@@ -21,3 +22,6 @@ export async function GET(request: Request, context: { params: Promise<{ id: str
     return json(await listCommitted(store, id, query(request, committedQuery), claimTtlMs()));
   });
 }
+
+/** Every other method: 405 METHOD_NOT_ALLOWED with Allow; OPTIONS: 204 with Allow (lib/api/methods.ts). */
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('/api/v1/runs/{id}/committed', authorizeRequest);

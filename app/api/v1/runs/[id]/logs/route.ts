@@ -7,6 +7,7 @@
 import { handle, json, param, query, refused } from '@/lib/api';
 import { runRef } from '@/lib/api/ids';
 import { LOG_PAGE_DEFAULT, logsQuery } from '@/lib/api/logs';
+import { otherMethods } from '@/lib/api/methods';
 import { authorizeRequest } from '@/lib/auth/server';
 import { logs } from '@/lib/control';
 import { getStore } from '@/lib/data/store';
@@ -20,3 +21,6 @@ export async function GET(request: Request, context: { params: Promise<{ id: str
     return json(await logs.readRunLog(await getStore(), id, { after: q.after, limit: q.limit ?? LOG_PAGE_DEFAULT }));
   });
 }
+
+/** Every other method: 405 METHOD_NOT_ALLOWED with Allow; OPTIONS: 204 with Allow (lib/api/methods.ts). */
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('/api/v1/runs/{id}/logs', authorizeRequest);

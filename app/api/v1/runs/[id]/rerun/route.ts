@@ -8,6 +8,7 @@
 
 import { body, handle, json, param, refused } from '@/lib/api';
 import { runRef } from '@/lib/api/ids';
+import { otherMethods } from '@/lib/api/methods';
 import { rerunBody } from '@/lib/api/runs';
 import { authorizeRequest } from '@/lib/auth/server';
 import { config } from '@/lib/config';
@@ -27,3 +28,6 @@ export async function POST(request: Request, context: { params: Promise<{ id: st
     return json(rerunAnswer(outcome));
   });
 }
+
+/** Every other method: 405 METHOD_NOT_ALLOWED with Allow; OPTIONS: 204 with Allow (lib/api/methods.ts). */
+export const { GET, HEAD, PUT, PATCH, DELETE, OPTIONS } = otherMethods('/api/v1/runs/{id}/rerun', authorizeRequest);

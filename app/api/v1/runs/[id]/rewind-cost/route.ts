@@ -8,6 +8,7 @@
 
 import { handle, json, param, query, refused } from '@/lib/api';
 import { runRef } from '@/lib/api/ids';
+import { otherMethods } from '@/lib/api/methods';
 import { rewindCostQuery } from '@/lib/api/runs';
 import { authorizeRequest } from '@/lib/auth/server';
 import { rewind } from '@/lib/control';
@@ -23,3 +24,6 @@ export async function GET(request: Request, context: { params: Promise<{ id: str
     return json(lastCostView(await rewind.cost(controlDeps(), callerOf(who, 'api'), { runId: id, fromStep: from })));
   });
 }
+
+/** Every other method: 405 METHOD_NOT_ALLOWED with Allow; OPTIONS: 204 with Allow (lib/api/methods.ts). */
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('/api/v1/runs/{id}/rewind-cost', authorizeRequest);

@@ -6,6 +6,7 @@
 
 import { body, handle, json, param, refused } from '@/lib/api';
 import { runRef } from '@/lib/api/ids';
+import { otherMethods } from '@/lib/api/methods';
 import { tokenBody } from '@/lib/api/tokens';
 import { authorizeRequest } from '@/lib/auth/server';
 import { config } from '@/lib/config';
@@ -29,3 +30,6 @@ export async function POST(request: Request, context: { params: Promise<{ id: st
     return json(minted, 201);
   });
 }
+
+/** Every other method: 405 METHOD_NOT_ALLOWED with Allow; OPTIONS: 204 with Allow (lib/api/methods.ts). */
+export const { GET, HEAD, PUT, PATCH, DELETE, OPTIONS } = otherMethods('/api/v1/runs/{id}/tokens', authorizeRequest);

@@ -6,6 +6,7 @@
 
 import { handle, json, param, refused } from '@/lib/api';
 import { runRef } from '@/lib/api/ids';
+import { otherMethods } from '@/lib/api/methods';
 import { authorizeRequest } from '@/lib/auth/server';
 import { usage } from '@/lib/control';
 import { callerOf, controlDeps } from '@/lib/data/control';
@@ -18,3 +19,6 @@ export async function GET(request: Request, context: { params: Promise<{ id: str
     return json(await usage.ofRun(controlDeps(), callerOf(who, 'api'), { runId: id }));
   });
 }
+
+/** Every other method: 405 METHOD_NOT_ALLOWED with Allow; OPTIONS: 204 with Allow (lib/api/methods.ts). */
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('/api/v1/runs/{id}/usage', authorizeRequest);

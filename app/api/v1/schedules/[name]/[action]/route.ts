@@ -4,6 +4,7 @@
  */
 
 import { body, handle, json, param, refused } from '@/lib/api';
+import { otherMethods } from '@/lib/api/methods';
 import { SCHEDULE_ACTIONS, scheduleActionBody, scheduleActionParam, scheduleNameParam } from '@/lib/api/schedules';
 import { authorizeRequest } from '@/lib/auth/server';
 import { config } from '@/lib/config';
@@ -33,3 +34,9 @@ export async function POST(request: Request, context: { params: Promise<{ name: 
     return json({ schedule: schedules.scheduleView(row) });
   });
 }
+
+/** Every other method: 405 METHOD_NOT_ALLOWED with Allow; OPTIONS: 204 with Allow (lib/api/methods.ts). */
+export const { GET, HEAD, PUT, PATCH, DELETE, OPTIONS } = otherMethods(
+  '/api/v1/schedules/{name}/{action}',
+  authorizeRequest,
+);

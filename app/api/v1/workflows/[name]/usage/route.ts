@@ -4,6 +4,7 @@
  */
 
 import { handle, json, param, refused } from '@/lib/api';
+import { otherMethods } from '@/lib/api/methods';
 import { workflowParam } from '@/lib/api/usage';
 import { authorizeRequest } from '@/lib/auth/server';
 import { usage } from '@/lib/control';
@@ -17,3 +18,6 @@ export async function GET(request: Request, context: { params: Promise<{ name: s
     return json(await usage.ofWorkflow(controlDeps(), callerOf(who, 'api'), { workflow: name }));
   });
 }
+
+/** Every other method: 405 METHOD_NOT_ALLOWED with Allow; OPTIONS: 204 with Allow (lib/api/methods.ts). */
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('/api/v1/workflows/{name}/usage', authorizeRequest);

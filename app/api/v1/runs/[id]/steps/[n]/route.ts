@@ -6,6 +6,7 @@
 
 import { handle, json, param, refused } from '@/lib/api';
 import { runRef } from '@/lib/api/ids';
+import { otherMethods } from '@/lib/api/methods';
 import { stepParam } from '@/lib/api/runs';
 import { authorizeRequest } from '@/lib/auth/server';
 import { steps } from '@/lib/control';
@@ -21,3 +22,6 @@ export async function GET(request: Request, context: { params: Promise<{ id: str
     return json(await steps.read(controlDeps(), callerOf(who, 'api'), { runId: id, step: n }));
   });
 }
+
+/** Every other method: 405 METHOD_NOT_ALLOWED with Allow; OPTIONS: 204 with Allow (lib/api/methods.ts). */
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('/api/v1/runs/{id}/steps/{n}', authorizeRequest);
