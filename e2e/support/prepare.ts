@@ -10,19 +10,11 @@
  * - A production build that is not older than the sources it was built from.
  */
 import { spawnSync } from 'node:child_process';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { buildIsFresh } from '../../bin/entry.mjs';
+import { buildNeeded } from '../../lib/launch/dashboard';
 
 /** Debian's chromium; WAYBILL_E2E_CHROMIUM names another build of it. */
 export const CHROMIUM = process.env.WAYBILL_E2E_CHROMIUM ?? '/usr/bin/chromium';
@@ -102,9 +94,6 @@ export function e2eUpstreamPort(): number {
   return Number(process.env.WAYBILL_E2E_PORT ?? 3210) + 2;
 }
 
-/** Sources the production build is made of; anything newer than .next/BUILD_ID means a rebuild. */
-const SOURCES = ['app', 'lib', 'public', 'proxy.ts', 'next.config.js', 'postcss.config.mjs', 'package-lock.json'];
-
 /**
  * Builds under a lock (a directory holding the builder's pid): the browser suite, the package tests and
  * `npm run size` all need the build, run at once (`npm run test:e2e` beside `test:unit`) they would make two
@@ -174,15 +163,8 @@ function holderAlive(lock: string): boolean {
 }
 
 function buildIfStaleUnlocked(root: string): void {
-  const buildId = join(root, '.next', 'BUILD_ID');
-  const builtAt = existsSync(buildId) ? statSync(buildId).mtimeMs : null;
-  const newest = SOURCES.reduce<{ path: string; at: number } | null>(
-    (best, entry) => newer(best, newestIn(join(root, entry))),
-    null,
-  );
-  if (builtAt !== null && (newest === null || newest.at <= builtAt)) return;
-  const why =
-    builtAt === null ? 'there is no production build' : `${relative(root, newest!.path)} changed since the last build`;
+  const why = buildNeeded(root);
+  if (why === null) return;
   process.stderr.write(`e2e: building the dashboard (${why}): next build\n`);
   const build = spawnSync(process.execPath, [join(root, 'node_modules', 'next', 'dist', 'bin', 'next'), 'build'], {
     cwd: root,
@@ -190,20 +172,4 @@ function buildIfStaleUnlocked(root: string): void {
   });
   if (build.status !== 0)
     throw new Error(`e2e: next build failed (${build.signal ?? `exit code ${build.status}`}); its errors are above`);
-}
-
-function newestIn(path: string): { path: string; at: number } | null {
-  if (!existsSync(path)) return null;
-  const stat = statSync(path);
-  if (!stat.isDirectory()) return { path, at: stat.mtimeMs };
-  // A directory's own time moves when a file in it is added or deleted.
-  let best: { path: string; at: number } | null = { path, at: stat.mtimeMs };
-  for (const entry of readdirSync(path)) best = newer(best, newestIn(join(path, entry)));
-  return best;
-}
-
-function newer<T extends { at: number }>(a: T | null, b: T | null): T | null {
-  if (a === null) return b;
-  if (b === null) return a;
-  return b.at > a.at ? b : a;
 }

@@ -8,9 +8,9 @@
  *   server (standalone/server.js) with the modules it loads, so the project installs no `next` of its own.
  *   The library itself carries no dashboard: a project that never opens one installs none of it.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { packagePath, packageRoot } from '../package-root';
 
 export const DASHBOARD_PACKAGE = 'waybill-dashboard';
@@ -80,4 +80,36 @@ function resolveFrom(parents: string[]): string | null {
 export function webArgs(dashboard: Dashboard, host: string, port: number, keepAliveMs: number): string[] {
   const flags = ['--port', String(port), '--hostname', host, '--keepAliveTimeout', String(keepAliveMs)];
   return dashboard.kind === 'package' ? ['--server', dashboard.server, ...flags] : flags;
+}
+
+/** What a checkout's production build is made from: anything here newer than .next/BUILD_ID means a rebuild. */
+const BUILD_SOURCES = ['app', 'lib', 'public', 'proxy.ts', 'next.config.js', 'postcss.config.mjs', 'package-lock.json'];
+
+/**
+ * Why the checkout at `root` needs `next build` ("there is no production build", "lib/x.ts changed since the last
+ * build"), or null when its build is the sources'. `npm start` and the browser suite both ask. A checkout updated
+ * by `git pull` kept serving its old build: with a migration in the pull, the store was migrated by the new code
+ * and refused by the old build (STORE_TOO_NEW) on every page.
+ */
+export function buildNeeded(root: string): string | null {
+  const buildId = join(root, '.next', 'BUILD_ID');
+  if (!existsSync(buildId)) return 'there is no production build';
+  const builtAt = statSync(buildId).mtimeMs;
+  // A directory's own time moves when a file in it is added or deleted.
+  const newer = (path: string): string | null => {
+    const stat = statSync(path, { throwIfNoEntry: false });
+    if (!stat) return null;
+    if (stat.mtimeMs > builtAt) return path;
+    if (!stat.isDirectory()) return null;
+    for (const entry of readdirSync(path)) {
+      const found = newer(join(path, entry));
+      if (found) return found;
+    }
+    return null;
+  };
+  for (const source of BUILD_SOURCES) {
+    const found = newer(join(root, source));
+    if (found) return `${relative(root, found)} changed since the last build`;
+  }
+  return null;
 }

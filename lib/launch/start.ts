@@ -24,7 +24,7 @@ import { ConfigError } from '../errors';
 import { packagePath } from '../package-root';
 import { openStore } from '../store/index';
 import { type Child, describeExit, spawnChild, stopAll } from './children';
-import { type Dashboard, findDashboard, webArgs } from './dashboard';
+import { buildNeeded, type Dashboard, findDashboard, webArgs } from './dashboard';
 import { DEMO_INPUT, demoTick } from './demo';
 import { followParent, stopAsOnSigterm } from './follow-parent';
 import { programUrl } from './program-url';
@@ -193,9 +193,10 @@ async function startAll(
   // The real pid, once there is something to stop: under npx, $! is npm's.
   say(`waybill: ${as.command} pid ${process.pid}`);
 
-  if (dashboard.kind === 'checkout' && !existsSync(dashboard.buildId)) {
+  const needed = dashboard.kind === 'checkout' ? buildNeeded(dashboard.root) : null;
+  if (dashboard.kind === 'checkout' && needed !== null) {
     const { nextBin, root, buildId } = dashboard;
-    say('waybill: no production build yet (.next/BUILD_ID is missing): building the dashboard with next build, once.');
+    say(`waybill: building the dashboard with next build (${needed}).`);
     say(
       'waybill: this takes two to three minutes on a laptop (longer on a busy machine); its output follows under [build].',
     );
