@@ -14,7 +14,10 @@
  * never commit. A fork is DBOS's: a new run id, so new keys (`<run>:step:<n>` with the fork's id), its steps
  * before N copied as `forked` rows that name the key they came from; the original is not written at all.
  *
- * Rerun is pinned to what has a step number (committed.step): a keyless step cannot be chosen and is kept.
+ * A rewind starts from a step number (committed.step): a step without one cannot be chosen, and stands where it
+ * ran, moved by a rerun and left out of a fork when it ran after step N's first commit, kept and copied when
+ * before (store/shared/rewind.ts fromN). A child's start is such a step: a rerun from before it lets the child
+ * go and starts a new one, a fork from after it keeps the child and waits on it.
  * A step may be named instead (`fetch-3`: ctx.step's name, the key's tail after `<run>:`, or a whole key): it
  * stands for the lowest step number recorded under that key.
  *
@@ -129,11 +132,15 @@ export async function resolveStep(store: ControlStore, runId: string, ref: numbe
 /** `step 3` or `step 3 (fetch-3)`: what the audit line and the answers call the step. */
 const stepLabel = (n: number, ref: number | string) => (typeof ref === 'number' ? `step ${n}` : `step ${n} (${ref})`);
 
-/** What a rewind did to the run's saved state, for the audit line. */
-function stateNote(outcome: RewindOutcome): string {
-  if (outcome.state === 'restored') return `, state as it was at step ${outcome.stateStep}`;
-  if (outcome.state === 'kept') return ', state kept as it is (none recorded at that step)';
-  return '';
+/** What a rewind did to the run's saved state, and to its children, for the audit line. */
+function rewindNote(outcome: RewindOutcome, children: 'let go' | 'kept'): string {
+  const state =
+    outcome.state === 'restored'
+      ? `, state as it was at step ${outcome.stateStep}`
+      : outcome.state === 'kept'
+        ? ', state kept as it is (none recorded at that step)'
+        : '';
+  return outcome.children.length === 0 ? state : `${state}, children ${children}: ${outcome.children.join(', ')}`;
 }
 
 /**
@@ -172,7 +179,7 @@ async function rerunAt(
     target: given.runId,
     runId: given.runId,
     reason: given.reason,
-    note: `${note ? `${note}: ` : ''}rerun ${outcome.rerun} from ${stepLabel(n, given.fromStep)}: ${outcome.moved} results moved to history${edited.inputJson ? ', input edited' : ''}${stateNote(outcome)}`,
+    note: `${note ? `${note}: ` : ''}rerun ${outcome.rerun} from ${stepLabel(n, given.fromStep)}: ${outcome.moved} results moved to history${edited.inputJson ? ', input edited' : ''}${rewindNote(outcome, 'let go')}`,
   });
   return { ...outcome, fromStep: n };
 }
@@ -224,7 +231,7 @@ export async function fork(deps: ControlDeps, caller: Caller, input: z.input<typ
     target: given.runId,
     runId: given.runId,
     reason: given.reason,
-    note: `forked as ${newId} from ${stepLabel(n, given.fromStep)}: ${outcome.moved} results copied${edited.inputJson ? ', input edited' : ''}${stateNote(outcome)}`,
+    note: `forked as ${newId} from ${stepLabel(n, given.fromStep)}: ${outcome.moved} results copied${edited.inputJson ? ', input edited' : ''}${rewindNote(outcome, 'kept')}`,
   });
   return { ...outcome, fromStep: n, lastCost };
 }

@@ -9,13 +9,25 @@
  *   parked on it; a child that ended before its parent got there has left its wait decided. A parent waiting
  *   holds no worker slot, as with any wait.
  * A parent's cancel cancels its children (and theirs) unless they were started detached.
+ *
+ * Retries, reruns and forks (docs/guide.md, "Agents that fan out"):
+ * - A child's end that did not complete is its parent's answer once the parent has acted on it; until then an
+ *   operator's retry of the child may end it otherwise, and that end takes its place (the store's settleChild
+ *   judges, in the child's end transaction). So before it acts on such an end the parent records that it read it:
+ *   the wait for the child's next end (`<child>#2`…, nextEndName), which it parks on when the child is running
+ *   again. A replay reads the wait as it stands: replaced only while nothing of the parent depends on it.
+ * - A rerun of the parent from before a child's start lets that child go (no parent, detached: shared/rewind.ts),
+ *   and the step starts a new one, under `<id>.r2` (`.r3`…): a new run, with a wait of its own.
+ * - A fork from after a child's start keeps the child: it copies the step and its original's wait for the child,
+ *   which the child's end decides as it decides the original's.
  */
 import { createHash } from 'node:crypto';
 import { newRunIdProblem } from '../domain/run-id';
-import { ChildRunFailedError, InvalidInputError } from '../errors';
+import { ChildRunFailedError, InvalidInputError, RunExistsError } from '../errors';
 import type { RunRow } from '../store/contract';
-import type { ChildOutcome } from '../store/shared/children';
-import { type Parking, waitForChild, waitForFirstChild } from './waits';
+import { type ChildOutcome, ENDED } from '../store/shared/children';
+import { CHILD_READER, nextEndName } from '../store/shared/rewind';
+import { type Parking, waitFor, waitForChild, waitForFirstChild } from './waits';
 
 export type { ChildOutcome } from '../store/shared/children';
 
@@ -65,7 +77,11 @@ export function childRunId(parentId: string, name: string, options: ChildOptions
   return id;
 }
 
-/** The step's side effect: the child's start, once, under its id. */
+/**
+ * The step's side effect: the child's start, once, under its id. An id a rerun of this parent let go (its run has
+ * no parent and is detached: shared/rewind.ts) is passed over for the next, `<id>.r2`, `.r3`…: the rerun starts a
+ * child anew, and the same walk finds the one an earlier attempt of this step started.
+ */
 export async function startChildRun(
   family: Family,
   parentId: string,
@@ -80,11 +96,32 @@ export async function startChildRun(
     traceparent?: string;
   },
 ): Promise<{ runId: string }> {
-  const run = await family.start({ ...request, parentRunId: parentId });
-  // An id taken by a run that is not this parent's child: waiting on it would wait on a stranger.
-  if (run.parentRunId !== parentId)
+  for (let generation = 1; ; generation++) {
+    const id = generation === 1 ? request.id : `${request.id}.r${generation}`;
+    const problem = newRunIdProblem(id);
+    if (problem !== undefined)
+      throw new InvalidInputError(`startChild: run id ${JSON.stringify(id.slice(0, 140))} ${problem}`);
+    const run = await startOrFind(family, { ...request, id, parentRunId: parentId });
+    if (run.parentRunId === parentId) return { runId: run.id };
+    if (letGo(run)) continue;
+    // An id taken by a run that is not this parent's child: waiting on it would wait on a stranger.
     throw new InvalidInputError(`startChild: run ${run.id} exists and is not a child of ${parentId}`);
-  return { runId: run.id };
+  }
+}
+
+/** A child a rerun of its parent let go: no parent, and detached, which no start makes a run without one. */
+const letGo = (run: RunRow): boolean => run.parentRunId === null && run.detached;
+
+/** The start; a run let go under that id answers itself whatever its input was, to be passed over. */
+async function startOrFind(family: Family, request: Parameters<Family['start']>[0]): Promise<RunRow> {
+  try {
+    return await family.start(request);
+  } catch (error) {
+    if (!(error instanceof RunExistsError)) throw error;
+    const taken = await family.getRun(request.id);
+    if (taken && letGo(taken)) return taken;
+    throw error;
+  }
 }
 
 /**
@@ -110,10 +147,50 @@ export async function awaitChild(
   options: WaitChildOptions = {},
 ): Promise<unknown> {
   await mustBeChild(p, family, parentId, childId, 'waitForChild');
-  const outcome: ChildOutcome = await waitForChild(p, parentId, childId);
+  const outcome = await childAnswer(p, family, parentId, childId);
   if (options.settled) return outcome;
   if (outcome.status !== 'completed') throw new ChildRunFailedError(outcome);
   return outcome.output;
+}
+
+/**
+ * The answer the parent's wait for its child holds. One that did not complete is read on the record, before the
+ * parent acts on it: a wait for the child's next end (nextEndName), decided at once with what it read while the
+ * child has ended, or parked on while an operator's retry has the child running again, after which the parent
+ * reads its own wait anew. A fork's copy of its original's answer, or a pruned child's, is answered as it stands.
+ */
+async function childAnswer(p: Parking, family: Family, parentId: string, childId: string): Promise<ChildOutcome> {
+  for (;;) {
+    const outcome = await waitForChild(p, parentId, childId);
+    if (outcome.status === 'completed') return outcome;
+    const child = await family.getRun(childId);
+    if (child?.parentRunId !== parentId) return outcome;
+    const name = await openNextEnd(p, parentId, childId);
+    if (ENDED.includes(child.status)) {
+      const read = await p.store.decideWait({
+        runId: parentId,
+        kind: 'child',
+        name,
+        decisionJson: JSON.stringify(outcome),
+        decidedBy: CHILD_READER,
+        createIfAbsent: true,
+      });
+      // Lost to the child's next end, decided meanwhile: the parent's wait may hold that end now.
+      if (read.decided) return outcome;
+      continue;
+    }
+    const next = await p.store.recordWait({ runId: parentId, name, kind: 'child' });
+    if (next.decidedAt == null) await waitFor(p, parentId, 'child', name, {});
+  }
+}
+
+/** The first wait for the child's next end that is absent or still open: the one to record, or to park on. */
+async function openNextEnd(p: Parking, parentId: string, childId: string): Promise<string> {
+  for (let n = 2; ; n++) {
+    const name = nextEndName(childId, n);
+    const wait = await p.store.getWait(parentId, 'child', name);
+    if (!wait || wait.decidedAt == null) return name;
+  }
 }
 
 /**

@@ -10,10 +10,11 @@ import { and, asc, eq, isNull, lte, type SQL, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import type pg from 'pg';
 import { NotFoundError } from '../../errors';
-import type { RunRow, WaitingKind, WaitKind, WaitRow, WaitStore } from '../contract';
+import type { RunRow, RunStatus, WaitDecision, WaitingKind, WaitKind, WaitRow, WaitStore } from '../contract';
 import { runs, stepEvents, waits } from '../schema/pg';
-import { CHILD_DECIDER, childDecisionJson, childDetail } from '../shared/children';
+import { CHILD_DECIDER, type ChildOutcome, childDecisionJson, childDetail } from '../shared/children';
 import { announceWake, onLocalWake } from '../shared/local-wakes';
+import { CHILD_READER, FORK_LINEAGE, keptDetail, nextEndPrefix, readDetail, replacedDetail } from '../shared/rewind';
 import { decisionDetail, refuseOverLimit, WAITING_SUMMARY } from '../shared/waits';
 import { approvalEvent } from '../shared/webhooks';
 import { WAIT as WAIT_LIST } from './columns';
@@ -47,12 +48,15 @@ async function wakeRun(c: PgConnection, client: pg.PoolClient, runId: string): P
 /**
  * A child run ended (finishRun, a cancel): its parent's `child` wait named for it is decided with how, created
  * decided if the parent has not reached it yet, and a parent that reached it woken, in the caller's transaction.
- * The decision locks the wait's row as decideWait's does, so it meets a park the same way. The parent's id when
- * it woke (announce it after the commit), else null.
+ * So are the copies of that wait its parent's forks hold. The decision locks the wait's row as decideWait's does,
+ * so it meets a park the same way. An end after the first (an operator retried the child) goes to settleAgain,
+ * as on SQLite (sqlite/waits.ts). The parent's id when it woke or was queued anew (announce it after the commit),
+ * else null.
  */
 export async function settleChild(c: PgConnection, client: pg.PoolClient, child: RunRow): Promise<string | null> {
   const parent = child.parentRunId;
   if (parent === null) return null;
+  await settleForks(c, client, child, parent);
   // A row made here is one the parent has not reached: it will find it decided, and is not woken for it (it may
   // be parked on another child, or waiting for a person).
   const ahead = await c.once(
@@ -68,15 +72,138 @@ export async function settleChild(c: PgConnection, client: pg.PoolClient, child:
     undefined,
     client,
   );
-  if (won.rowCount !== 1) return null;
-  await c.once(
-    sql`INSERT INTO ${stepEvents} (run_id, outcome, count, detail, at)
-    VALUES (${parent}, 'operator', 1, ${childDetail(child)}, ${c.now()})`,
+  if (won.rowCount !== 1) return settleAgain(c, client, child, parent);
+  await operatorEvent(c, client, parent, childDetail(child));
+  return ahead.rowCount === 0 && (await wakeRun(c, client, parent)) ? parent : null;
+}
+
+/** FORK_LINEAGE around its one parameter, the run whose forks it lists. */
+const [LINEAGE_HEAD, LINEAGE_TAIL] = FORK_LINEAGE.split('?') as [string, string];
+
+const operatorEvent = (c: PgConnection, client: pg.PoolClient, runId: string, detail: string) =>
+  c.once(
+    sql`INSERT INTO ${stepEvents} (run_id, outcome, count, detail, at) VALUES (${runId}, 'operator', 1, ${detail}, ${c.now()})`,
     undefined,
     client,
   );
-  return ahead.rowCount === 0 && (await wakeRun(c, client, parent)) ? parent : null;
+
+/**
+ * The open waits for the child that forks of its parent copied, decided as the parent's is (sqlite/waits.ts
+ * settleForks). A fork copies them with the child's row locked (FOR SHARE), so a fork and the child's end never
+ * miss each other: the one that comes second sees the other's rows.
+ */
+async function settleForks(c: PgConnection, client: pg.PoolClient, child: RunRow, parent: string): Promise<void> {
+  const decided = await c.once<{ runId: string }>(
+    sql`UPDATE ${waits} SET decided_at = ${c.now()}, decision_json = ${childDecisionJson(child)}, decided_by = ${CHILD_DECIDER}
+    WHERE kind = 'child' AND name = ${child.id} AND decided_at IS NULL
+      AND run_id IN (${sql.raw(LINEAGE_HEAD)}${parent}${sql.raw(LINEAGE_TAIL)})
+    RETURNING run_id AS "runId"`,
+    undefined,
+    client,
+  );
+  // A fork woken here is found by the next look of a worker: the caller announces one run, its parent.
+  for (const { runId } of decided.rows) {
+    await operatorEvent(c, client, runId, childDetail(child));
+    await wakeRun(c, client, runId);
+  }
 }
+
+/**
+ * The child ended again, its parent's wait decided by an earlier end: an end that did not complete is replaced by
+ * this one unless the parent has acted on it, a running parent's execution is fenced off, and the parent's open
+ * waits for the next end are decided (sqlite/waits.ts settleAgain says why). The parent's row is locked first: a
+ * claim of its execution takes it FOR KEY SHARE, so none slips in between the look at its claims and the fence.
+ */
+async function settleAgain(
+  c: PgConnection,
+  client: pg.PoolClient,
+  child: RunRow,
+  parent: string,
+): Promise<string | null> {
+  const run = (
+    await c.once<{ status: RunStatus; owner: string | null }>(
+      sql`SELECT status, owner FROM ${runs} WHERE id = ${parent} FOR UPDATE`,
+      undefined,
+      client,
+    )
+  ).rows[0];
+  const wait = await c.once<{ decisionJson: string | null; decidedAt: number }>(
+    sql`SELECT decision_json AS "decisionJson", decided_at AS "decidedAt" FROM ${waits}
+    WHERE run_id = ${parent} AND kind = 'child' AND name = ${child.id}`,
+    undefined,
+    client,
+  );
+  const decision = wait.rows[0]?.decisionJson;
+  if (!run || !decision) return null;
+  const was = JSON.parse(decision) as ChildOutcome;
+  if (was.status === 'completed') return null;
+  const acted = await actedOn(c, client, parent, run.status, child.id, Number(wait.rows[0]!.decidedAt));
+  if (acted) {
+    await operatorEvent(c, client, parent, keptDetail(child, was));
+  } else {
+    await c.once(
+      sql`UPDATE ${waits} SET decided_at = ${c.now()}, decision_json = ${childDecisionJson(child)}, decided_by = ${CHILD_DECIDER}
+      WHERE run_id = ${parent} AND kind = 'child' AND name = ${child.id}`,
+      undefined,
+      client,
+    );
+    await operatorEvent(c, client, parent, replacedDetail(child, was));
+    if (run.status === 'paused' && run.owner !== null)
+      await c.once(
+        sql`UPDATE ${runs} SET owner = NULL, lease_expires_at = NULL, updated_at = ${c.now()}
+        WHERE id = ${parent} AND status = 'paused'`,
+        undefined,
+        client,
+      );
+  }
+  const queued =
+    run.status === 'running' &&
+    (
+      await c.once(
+        sql`UPDATE ${runs} SET status = 'queued', owner = NULL, lease_expires_at = NULL, updated_at = ${c.now()}
+        WHERE id = ${parent} AND status = 'running'`,
+        undefined,
+        client,
+      )
+    ).rowCount === 1;
+  const next = await c.once(
+    sql`UPDATE ${waits} SET decided_at = ${c.now()}, decision_json = ${childDecisionJson(child)}, decided_by = ${CHILD_DECIDER}
+    WHERE run_id = ${parent} AND kind = 'child' AND decided_at IS NULL AND starts_with(name, ${nextEndPrefix(child.id)})`,
+    undefined,
+    client,
+  );
+  const woke = (next.rowCount ?? 0) > 0 && (await wakeRun(c, client, parent));
+  return queued || woke ? parent : null;
+}
+
+/** Whether the parent has acted on the end its wait for `childId` holds (sqlite/waits.ts actedOn). */
+async function actedOn(
+  c: PgConnection,
+  client: pg.PoolClient,
+  parent: string,
+  status: RunStatus,
+  childId: string,
+  decidedAt: number,
+): Promise<boolean> {
+  if (status === 'completed' || status === 'rejected') return true;
+  const found = await c.once<{ acted: boolean }>(
+    sql`WITH read AS (SELECT min(created_at) AS at FROM ${waits}
+        WHERE run_id = ${parent} AND kind = 'child' AND starts_with(name, ${nextEndPrefix(childId)})
+          AND created_at >= ${decidedAt}::float8)
+    SELECT EXISTS (SELECT 1 FROM claims WHERE run_id = ${parent})
+      OR EXISTS (SELECT 1 FROM ${waits} w, read WHERE w.run_id = ${parent} AND w.kind <> 'child' AND w.created_at >= read.at)
+      OR EXISTS (SELECT 1 FROM committed, read WHERE run_id = ${parent} AND committed_at >= read.at) AS acted`,
+    undefined,
+    client,
+  );
+  return found.rows[0]?.acted === true;
+}
+
+/** The timeline's line for a decision: a parent's read of its child's end (the engine's children.ts) says so. */
+const decideDetail = (d: WaitDecision): string =>
+  d.kind === 'child' && d.decidedBy === CHILD_READER
+    ? readDetail(d.name, d.decisionJson)
+    : decisionDetail(d.kind, d.name, d.decisionJson, d.decidedBy, d.note);
 
 /** 'WYWT': the advisory locks of signals sent ahead, apart from the run logs' (logs.ts) and workers' (workers.ts). */
 const WAITS_ADDED_LOCK = 0x57595754;
@@ -179,7 +306,7 @@ export function postgresWaits(c: PgConnection): WaitStore {
           const woke = await wakeRun(c, client, d.runId);
           await c.once(
             sql`INSERT INTO ${stepEvents} (run_id, outcome, count, detail, at)
-            VALUES (${d.runId}, 'operator', 1, ${decisionDetail(d.kind, d.name, d.decisionJson, d.decidedBy, d.note)}, ${c.now()})`,
+            VALUES (${d.runId}, 'operator', 1, ${decideDetail(d)}, ${c.now()})`,
             undefined,
             client,
           );

@@ -19,6 +19,18 @@
  * write) into its row, prior_step/prior_state_json: one more pair of columns in the row the commit writes
  * anyway. A rerun or fork from N puts back the copy of the first row from N on (priorAt), so the loop resumes
  * with the state it had when it first reached N — not the latest, which would count steps N… twice.
+ *
+ * Steps without a number (a ctx.step without { step }, a child's start `child:<name>`, a race's answer) stand
+ * where they ran (fromN): from N on when committed after the first step of N on was, else before N. A rerun moves
+ * them with the numbered steps from N, and a fork copies the ones before N. Before, a rerun kept every one of them
+ * and a fork copied none, so a rerun with an edited input kept a child started with the old one, and a fork from
+ * after a child's start started it again.
+ *
+ * Children (lib/engine/children.ts). A rerun that moves a child's start lets the child go: it has ended (a child
+ * still running is refused), and it is no longer the run's child (parent_run_id NULL, detached), so the step
+ * starts a new one under a new id and the run's wait for the old one is history. A fork that copies a child's
+ * start keeps the child: it copies its original's wait for it (decided, or open, which the child's end then
+ * decides as it decides the original's: settleChild), so the fork waits on that run and never starts it again.
  */
 
 import { RewindRefusedError } from '../../errors';
@@ -65,6 +77,11 @@ export interface RewindOutcome {
    */
   state: 'restored' | 'kept' | 'none';
   stateStep: number | null;
+  /**
+   * Rerun: the children the steps it moved had started, let go (the steps start new ones). Fork: the children
+   * the steps it copied had started, which the fork waits on as its original does.
+   */
+  children: string[];
 }
 
 /** The steps a rerun or fork from `fromStep` redoes, both ends included. */
@@ -190,33 +207,48 @@ export function* rerunPlan(d: Dialect, r: RerunRequest, now: number, lock: strin
   // Read before the rows move: the map as it stood when step N was first reached in the execution that committed it.
   const prior = yield* priorAt(d, r.runId, r.fromStep);
   const rows = committedOfRunAt(d, r.runId);
+  const from = yield* fromN(d, r.runId, r.fromStep);
+  const letGo = yield* childrenToLetGo(d, r.runId, from, lock);
   yield q(
     `INSERT INTO committed_history (${MOVED_COLUMNS}, superseded_at, superseded_by, reason, rerun)
-    SELECT ${MOVED_COLUMNS}, CAST(? AS DOUBLE PRECISION), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS INTEGER) FROM committed WHERE ${rows.sql} AND step >= ? ORDER BY step, idem_key`,
+    SELECT ${MOVED_COLUMNS}, CAST(? AS DOUBLE PRECISION), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS INTEGER) FROM committed WHERE ${rows.sql} AND ${from.sql} ORDER BY step, idem_key`,
     now,
     r.actor,
     r.reason,
     rerun,
     ...rows.params,
-    r.fromStep,
+    ...from.params,
   );
   // The model calls of the steps redone go to history with their results (their rows stay, for the ledger):
   // a deliberate rerun asks the model again, where a retry of the same attempt is answered from the record.
   yield q(
     `UPDATE model_calls SET idem_key = NULL, retired_at = CAST(? AS DOUBLE PRECISION)
     WHERE run_id = ? AND idem_key IS NOT NULL
-    AND (step >= ? OR idem_key IN (SELECT idem_key FROM committed WHERE ${rows.sql} AND step >= ?))`,
+    AND (step >= ? OR idem_key IN (SELECT idem_key FROM committed WHERE ${rows.sql} AND ${from.sql}))`,
     now,
     r.runId,
     r.fromStep,
     ...rows.params,
-    r.fromStep,
+    ...from.params,
   );
   const moved = (yield q(
-    `DELETE FROM committed WHERE ${rows.sql} AND step >= ? RETURNING 1 AS x`,
+    `DELETE FROM committed WHERE ${rows.sql} AND ${from.sql} RETURNING 1 AS x`,
     ...rows.params,
-    r.fromStep,
+    ...from.params,
   )).length;
+  for (const child of letGo) {
+    yield q(
+      `UPDATE runs SET parent_run_id = NULL, detached = ${d === 'sqlite' ? '1' : 'true'}, updated_at = ? WHERE id = ?`,
+      now,
+      child.runId,
+    );
+    yield q(
+      `INSERT INTO step_events (run_id, outcome, count, detail, at) VALUES (?, 'operator', 1, ?, ?)`,
+      child.runId,
+      `let go by rerun ${rerun} of its parent ${r.runId} (${child.step} moved to history): the rerun starts a child of its own`,
+      now,
+    );
+  }
   // Every claim left is orphaned (checked above): gone, its holder can no longer commit into the rerun. Only
   // orphaned ones, judged again: under READ COMMITTED a claim taken since the check is live, and stays.
   yield q(
@@ -239,10 +271,17 @@ export function* rerunPlan(d: Dialect, r: RerunRequest, now: number, lock: strin
     `INSERT INTO step_events (run_id, step, outcome, count, detail, at) VALUES (?, ?, 'operator', 1, ?, ?)`,
     r.runId,
     r.fromStep,
-    `rerun ${rerun} from step ${r.fromStep} by ${r.actor}: ${moved} results moved to history${r.inputJson === null ? '' : ', with edited input'}${stateNote(state, prior, r.fromStep)}`,
+    `rerun ${rerun} from step ${r.fromStep} by ${r.actor}: ${moved} results moved to history${r.inputJson === null ? '' : ', with edited input'}${stateNote(state, prior, r.fromStep)}${childrenNote('let go', letGo)}`,
     now,
   );
-  return { run: runFromRow(row), moved, rerun, state, stateStep: state === 'restored' ? prior!.step : null };
+  return {
+    run: runFromRow(row),
+    moved,
+    rerun,
+    state,
+    stateStep: state === 'restored' ? prior!.step : null,
+    children: letGo.map((child) => child.runId),
+  };
 }
 
 /** The columns a committed row keeps when it moves to committed_history. */
@@ -341,17 +380,21 @@ export function* forkPlan(d: Dialect, r: ForkRequest, now: number, lock: string)
     r.runId,
   );
   const prior = yield* priorAt(d, r.runId, r.fromStep);
+  const from = yield* fromN(d, r.runId, r.fromStep);
+  // In the original's order, which on SQLite is also the copies' rowid order (fromN's order for a fork of the fork).
   const copied = (yield q(
     `INSERT INTO committed (idem_key, run_id, result_json, committed_at, step, fingerprint, worker_id,
       duration_ms, source, forked_from, input_json, prior_step, prior_state_json)
     SELECT CAST(? AS TEXT) || substr(idem_key, length(CAST(? AS TEXT)) + 1), CAST(? AS TEXT), result_json, committed_at, step, fingerprint, worker_id, duration_ms,
-      'forked', idem_key, input_json, prior_step, prior_state_json FROM committed WHERE ${rows.sql} AND step < ? RETURNING 1 AS x`,
+      'forked', idem_key, input_json, prior_step, prior_state_json FROM committed WHERE ${rows.sql} AND ${from.before}
+      ORDER BY ${d === 'sqlite' ? 'committed_at, rowid' : 'committed_at'} RETURNING 1 AS x`,
     r.newId,
     r.runId,
     r.newId,
     ...rows.params,
-    r.fromStep,
+    ...from.beforeParams,
   )).length;
+  const kept = yield* keepChildren(d, r.runId, r.newId, from, now);
   // The fork starts from the original's map as it stood when N was reached (priorAt); where none was
   // recorded, at N with the original's latest state. A run that saves no progress gets none.
   const seeded = (yield q(
@@ -369,8 +412,208 @@ export function* forkPlan(d: Dialect, r: ForkRequest, now: number, lock: string)
     `INSERT INTO step_events (run_id, step, outcome, count, detail, at) VALUES (?, ?, 'operator', 1, ?, ?)`,
     r.newId,
     r.fromStep,
-    `forked from run ${r.runId} at step ${r.fromStep} by ${r.actor}: ${copied} results copied${stateNote(state, prior, r.fromStep)}`,
+    `forked from run ${r.runId} at step ${r.fromStep} by ${r.actor}: ${copied} results copied${stateNote(state, prior, r.fromStep)}${childrenNote('kept', kept)}`,
     now,
   );
-  return { run: runFromRow(row), moved: copied, rerun: 0, state, stateStep: state === 'restored' ? prior!.step : null };
+  return {
+    run: runFromRow(row),
+    moved: copied,
+    rerun: 0,
+    state,
+    stateStep: state === 'restored' ? prior!.step : null,
+    children: kept.map((child) => child.runId),
+  };
+}
+
+/** Where a rewind from N cuts a run's steps: the rows from N on, and the rows before N, as SQL on `committed`. */
+interface Cut {
+  sql: string;
+  params: unknown[];
+  before: string;
+  beforeParams: unknown[];
+}
+
+/**
+ * A step without a number stands where it ran. Sequential code commits in order, so it is from N on when it was
+ * committed after the first committed step of N on, and before N otherwise (every one of them before N when no
+ * step of N on was committed: the run stopped before N). "After" is the commit order: on PostgreSQL the commit's
+ * clock_timestamp() (microseconds; two rows of one run share one only when one batch committed both, side by
+ * side), on SQLite the commit's time and then its rowid, since times there are milliseconds and two quick steps
+ * share one. A fork's copies keep their original's times, and are inserted in its order.
+ */
+function* fromN(d: Dialect, runId: string, fromStep: number): Plan<Cut> {
+  const rows = committedOfRunAt(d, runId);
+  const at = (yield q(
+    `SELECT min(committed_at) AS at FROM committed WHERE ${rows.sql} AND step >= ?`,
+    ...rows.params,
+    fromStep,
+  ))[0]?.at;
+  if (at === null || at === undefined)
+    return { sql: 'step >= ?', params: [fromStep], before: '(step < ? OR step IS NULL)', beforeParams: [fromStep] };
+  if (d === 'postgres') {
+    const after = 'committed_at >= CAST(? AS DOUBLE PRECISION)';
+    return {
+      sql: `(step >= ? OR (step IS NULL AND ${after}))`,
+      params: [fromStep, Number(at)],
+      before: `(step < ? OR (step IS NULL AND NOT ${after}))`,
+      beforeParams: [fromStep, Number(at)],
+    };
+  }
+  const seq = (yield q(
+    `SELECT min(rowid) AS seq FROM committed WHERE ${rows.sql} AND step >= ? AND committed_at = ?`,
+    ...rows.params,
+    fromStep,
+    at,
+  ))[0]!.seq;
+  const after = '(committed_at, rowid) > (?, ?)';
+  return {
+    sql: `(step >= ? OR (step IS NULL AND ${after}))`,
+    params: [fromStep, at, seq],
+    before: `(step < ? OR (step IS NULL AND NOT ${after}))`,
+    beforeParams: [fromStep, at, seq],
+  };
+}
+
+/** A child's start among a rewind's steps: the step's name (`child:<name>`) and the run it started. */
+interface ChildStart {
+  step: string;
+  runId: string;
+}
+
+/** The children started by the run's steps that `where` (a Cut's half) takes: ctx.startChild's `child:` steps. */
+function* childStarts(d: Dialect, runId: string, where: string, params: unknown[]): Plan<ChildStart[]> {
+  const rows = committedOfRunAt(d, runId);
+  const prefix = `${runId}:child:`;
+  const found = yield q(
+    `SELECT idem_key, result_json FROM committed WHERE ${rows.sql} AND step IS NULL AND ${where}
+    AND substr(idem_key, 1, ?) = ? ORDER BY idem_key`,
+    ...rows.params,
+    ...params,
+    prefix.length,
+    prefix,
+  );
+  return found.flatMap((row) => {
+    const started = JSON.parse(String(row.result_json)) as { runId?: unknown } | null;
+    const child = typeof started?.runId === 'string' ? started.runId : null;
+    return child === null ? [] : [{ step: String(row.idem_key).slice(runId.length + 1), runId: child }];
+  });
+}
+
+/**
+ * The statuses a run ends in: children.ts's ENDED, which this file cannot import (children.ts's types come from the
+ * contract, whose rewind types come from here).
+ */
+const ENDED_STATUSES: readonly string[] = ['completed', 'failed', 'cancelled', 'rejected'];
+
+/**
+ * The rerun's children to let go: those the steps it moves started and that are still its own. Each must have
+ * ended: one still going would be left running with no parent, its end told to no one. One pruned since is
+ * refused too: the step would start its id afresh, and the run's wait for it, decided by the old one, would
+ * answer the new one.
+ */
+function* childrenToLetGo(d: Dialect, runId: string, from: Cut, lock: string): Plan<ChildStart[]> {
+  const letGo: ChildStart[] = [];
+  for (const child of yield* childStarts(d, runId, from.sql, from.params)) {
+    const found = (yield q(`SELECT parent_run_id, status FROM runs WHERE id = ?${lock}`, child.runId))[0];
+    if (!found) {
+      throw new RewindRefusedError(
+        'id-taken',
+        `step ${child.step} started run ${child.runId}, which has been pruned: the rerun would start that id again and read the old run's answer for it; rerun from a step after it`,
+      );
+    }
+    if (found.parent_run_id !== runId) continue;
+    if (!ENDED_STATUSES.includes(String(found.status))) {
+      throw new RewindRefusedError(
+        'live-claims',
+        `step ${child.step} started run ${child.runId}, which is ${String(found.status)}: a rerun from before it starts a new child, so cancel it or let it end first`,
+      );
+    }
+    letGo.push(child);
+  }
+  return letGo;
+}
+
+/**
+ * The fork's children: those the steps it copies started. The fork waits on each as its original does, with a
+ * copy of the original's wait for it (decided, or open: the child's end decides the copies too, settleChild), or
+ * a new open one where the original had not reached it yet. On PostgreSQL the child's row is locked (FOR SHARE)
+ * first, so its end, if it is ending now, commits before the copy is read, or finds the copy there.
+ */
+function* keepChildren(d: Dialect, runId: string, newId: string, from: Cut, now: number): Plan<ChildStart[]> {
+  const kept: ChildStart[] = [];
+  for (const child of yield* childStarts(d, runId, from.before, from.beforeParams)) {
+    const alive =
+      (yield q(`SELECT status FROM runs WHERE id = ?${d === 'postgres' ? ' FOR SHARE' : ''}`, child.runId)).length > 0;
+    const copied = (yield q(
+      `INSERT INTO waits (run_id, name, kind, details_json, created_at, due_at, on_timeout, decided_at, decision_json, decided_by, note)
+      SELECT CAST(? AS TEXT), name, kind, details_json, created_at, due_at, on_timeout, decided_at, decision_json, decided_by, note
+      FROM waits WHERE run_id = ? AND kind = 'child' AND name = ? RETURNING 1 AS x`,
+      newId,
+      runId,
+      child.runId,
+    )).length;
+    if (copied === 0) {
+      if (!alive) {
+        throw new RewindRefusedError(
+          'id-taken',
+          `step ${child.step} started run ${child.runId}, which has been pruned before it ended: the fork could never learn how it ends; fork from a step before it`,
+        );
+      }
+      yield q(
+        `INSERT INTO waits (run_id, name, kind, created_at) VALUES (?, ?, 'child', ?) RETURNING 1 AS x`,
+        newId,
+        child.runId,
+        now,
+      );
+    }
+    kept.push(child);
+  }
+  return kept;
+}
+
+/** What the operator event says of the children a rewind let go or kept. */
+function childrenNote(what: 'let go' | 'kept', children: ChildStart[]): string {
+  if (children.length === 0) return '';
+  return `; ${children.length === 1 ? 'child' : 'children'} ${what}: ${children.map((c) => `${c.runId} (${c.step})`).join(', ')}`;
+}
+
+/*
+ * A child's ends, as its parent and its parent's forks see them. Both backends' settleChild (sqlite/waits.ts,
+ * postgres/waits.ts) decide them with these names and lines; the engine (lib/engine/children.ts) records them.
+ */
+
+/**
+ * The parent's wait for its child's next end, after the end it read: `<child id>#2`, `#3`… A run id never holds a
+ * `#` (lib/domain/run-id), so no child's own wait is named so. The engine records one when it reads an end of the
+ * child that did not complete, before it acts on it: the record of when the parent read that answer, and what it
+ * parks on while an operator's retry of the child runs.
+ */
+export const nextEndName = (childId: string, n: number): string => `${childId}#${n}`;
+/** Who decided a next-end wait the parent recorded as read: the parent itself, reading an end that had come. */
+export const CHILD_READER = 'its parent, reading';
+
+/** The timeline's line of such a read: "child crawl-7:c failed, read by this run (crawl-7:c#2)…". */
+export function readDetail(name: string, decisionJson: string): string {
+  const read = JSON.parse(decisionJson) as { runId: string; status: string };
+  return `child ${read.runId} ${read.status}, read by this run (${name}): a later end of it takes its place until this run acts on it`;
+}
+
+/** What every nextEndName of the child begins with. */
+export const nextEndPrefix = (childId: string): string => `${childId}#`;
+
+/**
+ * The runs forked from the run `?`, and theirs (a fork of a fork copies its original's waits too), through the
+ * runs_forked index: a run without forks costs one probe of it.
+ */
+export const FORK_LINEAGE = `WITH RECURSIVE lineage(id) AS (SELECT id FROM runs WHERE forked_from_run = ?
+  UNION SELECT r.id FROM runs r JOIN lineage l ON r.forked_from_run = l.id) SELECT id FROM lineage`;
+
+/** The parent's line when a later end of its child takes the place of one it had not acted on. */
+export function replacedDetail(child: Pick<RunRow, 'id' | 'status'>, was: { status: string }): string {
+  return `child ${child.id} ${child.status}, in place of its earlier end (${was.status}), which this run had not acted on`;
+}
+
+/** The parent's line when it keeps the earlier end it acted on. */
+export function keptDetail(child: Pick<RunRow, 'id' | 'status'>, was: { status: string }): string {
+  return `child ${child.id} ${child.status} again; this run keeps its earlier end (${was.status}), which it acted on`;
 }

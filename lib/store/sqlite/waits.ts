@@ -9,12 +9,14 @@
  */
 import { and, asc, count, eq, isNull, lte } from 'drizzle-orm';
 import { NotFoundError } from '../../errors';
-import type { RunRow, WaitingKind, WaitKind, WaitRow, WaitStore } from '../contract';
+import type { RunRow, WaitDecision, WaitingKind, WaitKind, WaitRow, WaitStore } from '../contract';
 import { runs, waits } from '../schema/sqlite';
-import { CHILD_DECIDER, childDecisionJson, childDetail } from '../shared/children';
+import { CHILD_DECIDER, type ChildOutcome, childDecisionJson, childDetail } from '../shared/children';
 import { announceWake, onLocalWake } from '../shared/local-wakes';
+import { CHILD_READER, FORK_LINEAGE, keptDetail, nextEndPrefix, readDetail, replacedDetail } from '../shared/rewind';
 import { decisionDetail, refuseOverLimit, WAITING_SUMMARY } from '../shared/waits';
 import { approvalEvent } from '../shared/webhooks';
+import { committedRun } from './committed-rows';
 import { guard, type SqliteConnection } from './connection';
 import { enqueueIn } from './webhooks';
 
@@ -53,11 +55,14 @@ function wakeRun(c: SqliteConnection, runId: string, now: number): boolean {
 /**
  * A child run ended (finishRun, a cancel): its parent's `child` wait named for it is decided with how, created
  * decided if the parent has not reached it yet, and a parent that reached it woken, in the caller's transaction.
- * The parent's id when it woke (announce it after the commit), else null.
+ * So are the copies of that wait its parent's forks hold (settleForks). An end after the first (an operator
+ * retried the child) goes to settleAgain. The parent's id when it woke or was queued anew (announce it after the
+ * commit), else null.
  */
 export function settleChild(c: SqliteConnection, child: RunRow, now: number): string | null {
   const parent = child.parentRunId;
   if (parent === null) return null;
+  settleForks(c, child, parent, now);
   // A row made here is one the parent has not reached: it will find it decided, and is not woken for it (it may
   // be parked on another child, or waiting for a person).
   const ahead =
@@ -71,10 +76,118 @@ export function settleChild(c: SqliteConnection, child: RunRow, now: number): st
     .set({ decidedAt: now, decisionJson: childDecisionJson(child), decidedBy: CHILD_DECIDER })
     .where(and(eq(waits.runId, parent), eq(waits.kind, 'child'), eq(waits.name, child.id), isNull(waits.decidedAt)))
     .run();
-  if (won.changes === 0) return null;
+  if (won.changes === 0) return settleAgain(c, child, parent, now);
   c.event({ runId: parent, outcome: 'operator', detail: childDetail(child) }, now);
   return !ahead && wakeRun(c, parent, now) ? parent : null;
 }
+
+/**
+ * The open waits for the child that forks of its parent copied (shared/rewind.ts forkPlan: a fork from after the
+ * child's start keeps the child, and waits for it as its original does), decided as the parent's is; each fork
+ * parked on one is woken. Forks of forks too: a fork copies its original's waits.
+ */
+function settleForks(c: SqliteConnection, child: RunRow, parent: string, now: number): void {
+  const decided = c
+    .prepared<unknown[], { runId: string }>(
+      `UPDATE waits SET decided_at = ?, decision_json = ?, decided_by = ?
+      WHERE kind = 'child' AND name = ? AND decided_at IS NULL AND run_id IN (${FORK_LINEAGE})
+      RETURNING run_id AS runId`,
+    )
+    .all(now, childDecisionJson(child), CHILD_DECIDER, child.id, parent);
+  // A fork woken here is found by the next look of a worker: the caller announces one run, its parent.
+  for (const { runId } of decided) {
+    c.event({ runId, outcome: 'operator', detail: childDetail(child) }, now);
+    wakeRun(c, runId, now);
+  }
+}
+
+/**
+ * The child ended again, its parent's wait decided by an earlier end. An end that completed is the answer for
+ * good. One that did not (failed, cancelled, rejected) is replaced by this one unless the parent has acted on it:
+ * completed or rejected since, holds a claim (a step in hand), or since it first read it committed a step or reached
+ * a wait of another kind (a person asked, a signal or an event awaited, in the light of that end). The
+ * engine records that read before acting (lib/engine/children.ts: the wait for the child's next end,
+ * `<child>#<n>`, made when it reads such an end), so a step the parent committed after the child's end but
+ * before it looked does not count. A parent that never read it has acted on nothing. The parent's open waits for
+ * the next end are decided with this one, and a parent parked on one woken.
+ *
+ * A running parent (or a paused one whose worker still holds it) may have read the old answer this instant and
+ * be about to act on it, or to park for the next end on a wait this transaction cannot see yet (on PostgreSQL):
+ * its execution is fenced off (queued anew, or its owner dropped) and the run replays, reading the wait as it is
+ * now. Nothing it acted on is lost: a step in hand keeps its claim, which keeps the old answer.
+ */
+function settleAgain(c: SqliteConnection, child: RunRow, parent: string, now: number): string | null {
+  const wait = c.orm
+    .select()
+    .from(waits)
+    .where(and(eq(waits.runId, parent), eq(waits.kind, 'child'), eq(waits.name, child.id)))
+    .get();
+  if (!wait?.decisionJson) return null;
+  const was = JSON.parse(wait.decisionJson) as ChildOutcome;
+  if (was.status === 'completed') return null;
+  const run = c.orm.select().from(runs).where(eq(runs.id, parent)).get();
+  if (!run) return null;
+  let queued = false;
+  if (actedOn(c, run, child.id, wait.decidedAt!)) {
+    c.event({ runId: parent, outcome: 'operator', detail: keptDetail(child, was) }, now);
+  } else {
+    c.orm
+      .update(waits)
+      .set({ decidedAt: now, decisionJson: childDecisionJson(child), decidedBy: CHILD_DECIDER })
+      .where(and(eq(waits.runId, parent), eq(waits.kind, 'child'), eq(waits.name, child.id)))
+      .run();
+    c.event({ runId: parent, outcome: 'operator', detail: replacedDetail(child, was) }, now);
+    if (run.status === 'paused' && run.owner !== null)
+      c.orm
+        .update(runs)
+        .set({ owner: null, leaseExpiresAt: null, updatedAt: now })
+        .where(and(eq(runs.id, parent), eq(runs.status, 'paused')))
+        .run();
+  }
+  if (run.status === 'running')
+    queued =
+      c.orm
+        .update(runs)
+        .set({ status: 'queued', owner: null, leaseExpiresAt: null, updatedAt: now })
+        .where(and(eq(runs.id, parent), eq(runs.status, 'running')))
+        .run().changes === 1;
+  const next = c
+    .prepared(
+      `UPDATE waits SET decided_at = ?, decision_json = ?, decided_by = ?
+      WHERE run_id = ? AND kind = 'child' AND decided_at IS NULL AND substr(name, 1, ?) = ?`,
+    )
+    .run(now, childDecisionJson(child), CHILD_DECIDER, parent, child.id.length + 1, nextEndPrefix(child.id));
+  const woke = next.changes > 0 && wakeRun(c, parent, now);
+  return queued || woke ? parent : null;
+}
+
+/** Whether the parent has acted on the end its wait for `childId` holds, decided at `decidedAt` (settleAgain). */
+function actedOn(c: SqliteConnection, run: RunRow, childId: string, decidedAt: number): boolean {
+  if (run.status === 'completed' || run.status === 'rejected') return true;
+  if (c.prepared('SELECT 1 FROM claims WHERE run_id = ? LIMIT 1').get(run.id)) return true;
+  const read = c
+    .prepared<unknown[], { at: number | null }>(
+      `SELECT min(created_at) AS at FROM waits
+      WHERE run_id = ? AND kind = 'child' AND substr(name, 1, ?) = ? AND created_at >= ?`,
+    )
+    .get(run.id, childId.length + 1, nextEndPrefix(childId), decidedAt)?.at;
+  if (read == null) return false;
+  if (
+    c.prepared(`SELECT 1 FROM waits WHERE run_id = ? AND kind <> 'child' AND created_at >= ? LIMIT 1`).get(run.id, read)
+  )
+    return true;
+  return (
+    c
+      .prepared(`SELECT 1 FROM committed WHERE ${committedRun('= @run')} AND committed_at >= @read LIMIT 1`)
+      .get({ run: run.id, read }) !== undefined
+  );
+}
+
+/** The timeline's line for a decision: a parent's read of its child's end (the engine's children.ts) says so. */
+const decideDetail = (d: WaitDecision): string =>
+  d.kind === 'child' && d.decidedBy === CHILD_READER
+    ? readDetail(d.name, d.decisionJson)
+    : decisionDetail(d.kind, d.name, d.decisionJson, d.decidedBy, d.note);
 
 export function sqliteWaits(c: SqliteConnection): WaitStore {
   const { orm } = c;
@@ -171,7 +284,7 @@ export function sqliteWaits(c: SqliteConnection): WaitStore {
             {
               runId: d.runId,
               outcome: 'operator',
-              detail: decisionDetail(d.kind, d.name, d.decisionJson, d.decidedBy, d.note),
+              detail: decideDetail(d),
             },
             now,
           );
