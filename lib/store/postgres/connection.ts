@@ -242,6 +242,15 @@ export function openPool(options: PostgresOpenOptions, url = options.url, size =
   const pool = new pg.Pool({
     ...clientConfig(url, options.schema),
     max: size ?? DEFAULT_POOL_SIZE,
+    // No JIT: every statement of ours is a few index lookups, and a plan that merely might read a big table (the
+    // runs list's count of a run with no progress row, costed at a seq scan of committed when one run holds most
+    // of it) was compiled at every call, 0.7 – 1 s a runs page. A SET, not a startup option, which a pooler
+    // refuses; done before the connection is handed out. A server that has no such setting keeps its default.
+    onConnect: (client: pg.ClientBase) =>
+      client.query('SET jit = off').then(
+        () => undefined,
+        () => undefined,
+      ),
     ...(options.namedStatements === false ? { Client: UnnamedClient } : {}),
   });
   // An idle connection the server closed (restart, pg_terminate_backend, idle timeout) emits 'error' on
@@ -253,14 +262,7 @@ export function openPool(options: PostgresOpenOptions, url = options.url, size =
   // chunk as the answer that released it was then an unhandled 'error' that killed the process. Heard here,
   // the error leaves the client unqueryable: its holder's next statement fails as a lost connection, is
   // retried on another, and the client is released with that error, which destroys it.
-  pool.on('connect', (client) => {
-    client.on('error', () => undefined);
-    // No JIT: every statement of ours is a few index lookups, and a plan that merely might read a big table (the
-    // runs list's count of a run with no progress row, costed at a seq scan of committed when one run holds most
-    // of it) was compiled at every call, 0.7 – 1 s a runs page. A SET, not a startup option: a pooler refuses
-    // those. Queued before the statement the connection was made for.
-    client.query('SET jit = off').catch(() => undefined);
-  });
+  pool.on('connect', (client) => client.on('error', () => undefined));
   capPoolWhenRefused(pool);
   return pool;
 }
