@@ -35,6 +35,7 @@
 
 import { RewindRefusedError } from '../../errors';
 import type { CommittedRow, Dialect, RunRow } from '../contract/rows';
+import { ENDED } from './children';
 import { claimExpiresAtText } from './claim-expiry-sql';
 import { committedOfRunAt } from './dialects';
 
@@ -500,12 +501,6 @@ function* childStarts(d: Dialect, runId: string, where: string, params: unknown[
 }
 
 /**
- * The statuses a run ends in: children.ts's ENDED, which this file cannot import (children.ts's types come from the
- * contract, whose rewind types come from here).
- */
-const ENDED_STATUSES: readonly string[] = ['completed', 'failed', 'cancelled', 'rejected'];
-
-/**
  * The rerun's children to let go: those the steps it moves started and that are still its own. Each must have
  * ended: one still going would be left running with no parent, its end told to no one. One pruned since is
  * refused too: the step would start its id afresh, and the run's wait for it, decided by the old one, would
@@ -522,7 +517,7 @@ function* childrenToLetGo(d: Dialect, runId: string, from: Cut, lock: string): P
       );
     }
     if (found.parent_run_id !== runId) continue;
-    if (!ENDED_STATUSES.includes(String(found.status))) {
+    if (!(ENDED as readonly string[]).includes(String(found.status))) {
       throw new RewindRefusedError(
         'live-claims',
         `step ${child.step} started run ${child.runId}, which is ${String(found.status)}: a rerun from before it starts a new child, so cancel it or let it end first`,
