@@ -2,7 +2,7 @@
  * Child runs (lib/engine/children.ts): a child's end decides its parent's `child` wait, named for the child,
  * in the transaction that ends it. Both backends write that decision and the cancel's reach from here.
  */
-import type { RunRow, RunStatus } from '../contract';
+import type { RunRow, RunStatus } from '../contract/rows';
 
 /** Who decided a child wait, as the timeline and the parent read it. */
 export const CHILD_DECIDER = 'child run';
