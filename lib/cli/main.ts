@@ -166,6 +166,12 @@ const FLAG_OF: Record<string, string> = {
   until: '--until',
   limit: '--limit',
   before: '--before',
+  cron: '--cron',
+  timeZone: '--tz',
+  overlap: '--overlap',
+  catchUp: '--catch-up',
+  catchUpCap: '--catch-up-cap',
+  inDoubtSeconds: '--in-doubt-seconds',
 };
 
 function asFlags(error: ControlInputError): string {

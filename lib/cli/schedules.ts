@@ -1,7 +1,7 @@
 /**
  * `waybill schedules` (the list, with each next fire time and last run) and `waybill schedule
  * add|pause|resume|delete`. Thin: lib/control/schedules validates (a bad cron expression or time zone exits 2
- * naming the flag's field, having written nothing), writes and audits as `--as NAME` or `cli:<OS user>`.
+ * naming its flag, having written nothing), writes and audits as `--as NAME` or `cli:<OS user>`.
  */
 import { parseArgs } from 'node:util';
 import { schedules as control } from '../control';

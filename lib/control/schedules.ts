@@ -129,7 +129,8 @@ export async function add(deps: ControlDeps, caller: Caller, input: z.input<type
 /**
  * Pauses (no tick fires) or resumes (from the next tick after now: a pause is never caught up). Pausing a paused
  * schedule, or resuming one that is not paused, is INVALID_TRANSITION (409) with nothing written, as a run's pause
- * or resume is: the audit keeps actions that took effect, and a script sees that its pause did not.
+ * or resume is: the audit keeps actions that took effect, and a script sees that its pause did not. The store's
+ * write decides which, so of operators pausing at once one is audited and the others are told 409.
  */
 export async function setPaused(
   deps: ControlDeps,
@@ -140,21 +141,22 @@ export async function setPaused(
   authorize(caller, 'operator');
   const given = validate(nameInput, input);
   const store = await deps.store();
+  // Read for its cron and time zone, whose next tick a resume starts from; whether it is paused is the write's to say.
   const row = await store.getSchedule(given.name);
   if (!row) throw new NotFoundError(`schedule ${given.name}`);
-  if (row.paused === paused)
-    throw new InvalidTransitionError(
-      given.name,
-      paused ? 'pause' : 'resume',
-      paused ? 'paused already' : 'not paused',
-      'schedule',
-    );
   const now = Date.now() / 1000;
   const updated = await store.setSchedulePaused(
     given.name,
     paused,
     paused ? undefined : (nextTick(row.cron, row.timeZone, now) ?? FINISHED),
   );
+  if (!updated)
+    throw new InvalidTransitionError(
+      given.name,
+      paused ? 'pause' : 'resume',
+      paused ? 'paused already' : 'not paused',
+      'schedule',
+    );
   await record(store, caller, {
     action: paused ? 'schedule-pause' : 'schedule-resume',
     target: given.name,

@@ -157,7 +157,8 @@ export async function add(
 /**
  * Pauses (no new events are written for it, its pending deliveries wait) or resumes a subscription. Pausing one
  * that is paused, or resuming one that is not, is INVALID_TRANSITION (409) with nothing written, as a run's pause
- * or resume is: the audit keeps actions that took effect, and a script sees that its pause did not.
+ * or resume is: the audit keeps actions that took effect, and a script sees that its pause did not. The store's
+ * write decides which, so of operators pausing at once one is audited and the others are told 409.
  */
 export async function setPaused(
   deps: ControlDeps,
@@ -168,16 +169,14 @@ export async function setPaused(
   authorize(caller, 'operator');
   const given = validate(idInput, input);
   const store = await deps.store();
-  const current = await store.getWebhook(given.id);
-  if (!current) throw new NotFoundError(`webhook ${given.id}`);
-  if (current.paused === paused)
+  const row = await store.setWebhookPaused(given.id, paused);
+  if (!row)
     throw new InvalidTransitionError(
       given.id,
       paused ? 'pause' : 'resume',
       paused ? 'paused already' : 'not paused',
       'webhook',
     );
-  const row = await store.setWebhookPaused(given.id, paused);
   await record(store, caller, {
     action: paused ? 'webhook-pause' : 'webhook-resume',
     target: given.id,

@@ -46,6 +46,7 @@ describe.each(list)('webhook outbox on $name', (backend) => {
       ConflictError,
     );
     expect(await store.setWebhookPaused('wh1', true)).toMatchObject({ paused: true });
+    expect(await store.setWebhookPaused('wh1', true)).toBeNull();
     expect(await store.setWebhookPaused('wh1', false)).toMatchObject({ paused: false });
     await expect(store.setWebhookPaused('nope', true)).rejects.toBeInstanceOf(NotFoundError);
     expect((await store.listWebhooks()).map((w) => w.id)).toEqual(['wh1']);

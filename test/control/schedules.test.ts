@@ -67,7 +67,7 @@ describe.each(list)('lib/control schedules on $name', (backend) => {
     });
     expect(row.inputJson).toBe('{"n":1}');
     const hour = Math.floor((await h.now()) / 3600) * 3600;
-    await store.setSchedulePaused('hourly', false, hour - 7200);
+    await h.exec(`UPDATE schedules SET next_fire_at = ${hour - 7200}`);
     await store.fireDueSchedules(planFiring);
     const [view] = await schedules.list(deps, VIEWER);
     expect(view!.lastRuns.map((r) => [r.id, r.status])).toEqual([

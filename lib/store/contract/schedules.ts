@@ -84,8 +84,12 @@ export interface ScheduleStore {
   /** By name. */
   listSchedules(): Promise<ScheduleRow[]>;
   getSchedule(name: string): Promise<ScheduleRow | null>;
-  /** NotFoundError for an unknown name. Resuming takes the next tick from now, so a pause is never caught up. */
-  setSchedulePaused(name: string, paused: boolean, nextFireAt?: number): Promise<ScheduleRow>;
+  /**
+   * Pauses or resumes a schedule that is not so already; null, with nothing written, when it is. The write itself
+   * decides, so of calls at once exactly one changes the row. NotFoundError for an unknown name. Resuming takes
+   * the next tick from now, so a pause is never caught up.
+   */
+  setSchedulePaused(name: string, paused: boolean, nextFireAt?: number): Promise<ScheduleRow | null>;
   /** False when there was none. The runs it fired stay. */
   deleteSchedule(name: string): Promise<boolean>;
   /**

@@ -99,8 +99,11 @@ export interface WebhookStore {
   /** Oldest first. */
   listWebhooks(): Promise<WebhookRow[]>;
   getWebhook(id: string): Promise<WebhookRow | null>;
-  /** NotFoundError for an unknown id. */
-  setWebhookPaused(id: string, paused: boolean): Promise<WebhookRow>;
+  /**
+   * Pauses or resumes a subscription that is not so already; null, with nothing written, when it is. The write
+   * itself decides, so of calls at once exactly one changes the row. NotFoundError for an unknown id.
+   */
+  setWebhookPaused(id: string, paused: boolean): Promise<WebhookRow | null>;
   /** False when there was none. Its deliveries go with it. */
   deleteWebhook(id: string): Promise<boolean>;
   /**

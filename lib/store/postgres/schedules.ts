@@ -5,14 +5,14 @@
  * ON CONFLICT DO NOTHING under its derived id: a firing retried after a lost answer, or replayed by a worker
  * that took over from one killed mid-commit, names the same run. Times are the database's clock.
  */
-import { and, asc, eq, inArray, lte, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, lte, ne, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { ConflictError, NotFoundError } from '../../errors';
 import { type FireOutcome, type ScheduleStore, tickRunId } from '../contract';
 import { runs, schedules, workflows } from '../schema/pg';
 import { GOING_STATUSES, previousAtTick, scheduleRow, tickRunDefaults, ticksChanged } from '../shared/schedules';
 import type { PgConnection } from './connection';
-import { withRetry } from './retry';
+import { mayHaveRun, withRetry } from './retry';
 
 /**
  * A schedule overlap `queue` holds: its previous run still going. Left out of the due pick, so that however many
@@ -83,15 +83,26 @@ export function postgresSchedules(c: PgConnection): ScheduleStore {
     getSchedule: (name) => withRetry('getSchedule', () => get(name)),
 
     async setSchedulePaused(name, paused, nextFireAt) {
-      const updated = await withRetry('setSchedulePaused', () =>
-        orm
-          .update(schedules)
-          .set({ paused: paused ? 1 : 0, updatedAt: c.now(), ...(nextFireAt === undefined ? {} : { nextFireAt }) })
-          .where(eq(schedules.name, name))
-          .returning(),
+      let outcomeUnknown = false;
+      const [updated] = await withRetry(
+        'setSchedulePaused',
+        () =>
+          orm
+            .update(schedules)
+            .set({ paused: paused ? 1 : 0, updatedAt: c.now(), ...(nextFireAt === undefined ? {} : { nextFireAt }) })
+            .where(and(eq(schedules.name, name), ne(schedules.paused, paused ? 1 : 0)))
+            .returning(),
+        {
+          onTransient: (error) => {
+            outcomeUnknown ||= mayHaveRun(error);
+          },
+        },
       );
-      if (updated.length === 0) throw new NotFoundError(`schedule ${name}`);
-      return scheduleRow(updated[0]!);
+      if (updated) return scheduleRow(updated);
+      const row = await withRetry('getSchedule', () => get(name));
+      if (!row) throw new NotFoundError(`schedule ${name}`);
+      // A retry whose first send landed (its answer lost) finds the row as that send left it: this call's change.
+      return outcomeUnknown && row.paused === paused ? row : null;
     },
 
     async deleteSchedule(name) {

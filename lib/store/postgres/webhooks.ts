@@ -4,7 +4,7 @@
  * retried transaction (a lost answer) writes nothing twice. Dispatchers take due rows with FOR UPDATE SKIP LOCKED:
  * many on many hosts share the outbox without waiting on each other. Times are the database's clock.
  */
-import { and, desc, eq, lt, or, sql } from 'drizzle-orm';
+import { and, desc, eq, lt, ne, or, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import type pg from 'pg';
 import { ConflictError, NotFoundError } from '../../errors';
@@ -12,7 +12,7 @@ import type { DueDelivery, WebhookEventInput, WebhookStore } from '../contract';
 import { webhookDeliveries, webhooks } from '../schema/pg';
 import { type DeliveryColumns, deliveryRow, eventPayload, webhookRow } from '../shared/webhooks';
 import type { PgConnection } from './connection';
-import { withRetry } from './retry';
+import { mayHaveRun, withRetry } from './retry';
 
 /** The delivery's columns as DeliveryRow names them, from the table aliased `d`. */
 const DELIVERY = sql.raw(`d.id, d.webhook_id AS "webhookId", d.event, d.run_id AS "runId",
@@ -81,15 +81,26 @@ export function postgresWebhooks(c: PgConnection): WebhookStore {
     getWebhook: (id) => withRetry('getWebhook', () => get(id)),
 
     async setWebhookPaused(id, paused) {
-      const updated = await withRetry('setWebhookPaused', () =>
-        orm
-          .update(webhooks)
-          .set({ paused: paused ? 1 : 0, updatedAt: c.now() })
-          .where(eq(webhooks.id, id))
-          .returning(),
+      let outcomeUnknown = false;
+      const [updated] = await withRetry(
+        'setWebhookPaused',
+        () =>
+          orm
+            .update(webhooks)
+            .set({ paused: paused ? 1 : 0, updatedAt: c.now() })
+            .where(and(eq(webhooks.id, id), ne(webhooks.paused, paused ? 1 : 0)))
+            .returning(),
+        {
+          onTransient: (error) => {
+            outcomeUnknown ||= mayHaveRun(error);
+          },
+        },
       );
-      if (!updated[0]) throw new NotFoundError(`webhook ${id}`);
-      return webhookRow(updated[0]);
+      if (updated) return webhookRow(updated);
+      const row = await withRetry('getWebhook', () => get(id));
+      if (!row) throw new NotFoundError(`webhook ${id}`);
+      // A retry whose first send landed (its answer lost) finds the row as that send left it: this call's change.
+      return outcomeUnknown && row.paused === paused ? row : null;
     },
 
     async deleteWebhook(id) {

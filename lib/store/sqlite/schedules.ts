@@ -3,7 +3,7 @@
  * two workers (or processes) firing one tick the second finds it moved on, and the tick's run is inserted if
  * absent, so even a replayed firing names one run.
  */
-import { and, asc, eq, inArray, lte, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, lte, ne, sql } from 'drizzle-orm';
 import { ConflictError, NotFoundError } from '../../errors';
 import { type FiredTick, type FireOutcome, type ScheduleStore, tickRunId } from '../contract';
 import { runs, schedules, workflows } from '../schema/sqlite';
@@ -81,13 +81,15 @@ export function sqliteSchedules(c: SqliteConnection): ScheduleStore {
     async setSchedulePaused(name, paused, nextFireAt) {
       const now = c.now();
       return c.tx(() => {
-        const updated = orm
-          .update(schedules)
-          .set({ paused: paused ? 1 : 0, updatedAt: now, ...(nextFireAt === undefined ? {} : { nextFireAt }) })
-          .where(eq(schedules.name, name))
-          .run();
-        if (updated.changes === 0) throw new NotFoundError(`schedule ${name}`);
-        return get(name)!;
+        const changed =
+          orm
+            .update(schedules)
+            .set({ paused: paused ? 1 : 0, updatedAt: now, ...(nextFireAt === undefined ? {} : { nextFireAt }) })
+            .where(and(eq(schedules.name, name), ne(schedules.paused, paused ? 1 : 0)))
+            .run().changes > 0;
+        const row = get(name);
+        if (!row) throw new NotFoundError(`schedule ${name}`);
+        return changed ? row : null;
       });
     },
 

@@ -4,7 +4,7 @@
  * … SELECT over the subscriptions, each row inserted if absent under its derived id. A dispatcher takes due rows by
  * a conditional UPDATE inside BEGIN IMMEDIATE, so two never hold one delivery at once.
  */
-import { and, desc, eq, lt, or } from 'drizzle-orm';
+import { and, desc, eq, lt, ne, or } from 'drizzle-orm';
 import { ConflictError, NotFoundError } from '../../errors';
 import type { DueDelivery, WebhookEventInput, WebhookStore } from '../contract';
 import { webhookDeliveries, webhooks } from '../schema/sqlite';
@@ -79,13 +79,15 @@ export function sqliteWebhooks(c: SqliteConnection): WebhookStore {
     async setWebhookPaused(id, paused) {
       const now = c.now();
       return c.tx(() => {
-        const updated = orm
-          .update(webhooks)
-          .set({ paused: paused ? 1 : 0, updatedAt: now })
-          .where(eq(webhooks.id, id))
-          .run();
-        if (updated.changes === 0) throw new NotFoundError(`webhook ${id}`);
-        return get(id)!;
+        const changed =
+          orm
+            .update(webhooks)
+            .set({ paused: paused ? 1 : 0, updatedAt: now })
+            .where(and(eq(webhooks.id, id), ne(webhooks.paused, paused ? 1 : 0)))
+            .run().changes > 0;
+        const row = get(id);
+        if (!row) throw new NotFoundError(`webhook ${id}`);
+        return changed ? row : null;
       });
     },
 
