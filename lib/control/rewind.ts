@@ -17,7 +17,8 @@
  * A rewind starts from a step number (committed.step): a step without one cannot be chosen, and stands where it
  * ran, moved by a rerun and left out of a fork when it ran after step N's first commit, kept and copied when
  * before (store/shared/rewind.ts fromN). A child's start is such a step: a rerun from before it lets the child
- * go and starts a new one, a fork from after it keeps the child and waits on it.
+ * go and starts a new one, a fork from after it keeps the child and waits on it. A fork copies the decisions its
+ * copied steps read too (approvals, signals, events, sleeps decided before N: copyWaits), so it asks no one again.
  * A step may be named instead (`fetch-3`: ctx.step's name, the key's tail after `<run>:`, or a whole key): it
  * stands for the lowest step number recorded under that key.
  *

@@ -31,6 +31,12 @@
  * starts a new one under a new id and the run's wait for the old one is history. A fork that copies a child's
  * start keeps the child: it copies its original's wait for it (decided, or open, which the child's end then
  * decides as it decides the original's: settleChild), so the fork waits on that run and never starts it again.
+ *
+ * Waits (lib/engine/waits.ts). A fork copies the history before N, and the decisions that history read are part of
+ * it, as a Temporal reset keeps the signals received before its point: every other wait decided before N (an
+ * approval, a signal, an event, a sleep that has ended) is copied with its decision, so the fork's replay finds it
+ * decided and asks no one again. One still open, or decided from N on, is not: the fork asks for it again. Both
+ * kinds are copied by one statement (copyWaits). A rerun leaves the run's waits as they are.
  */
 
 import { RewindRefusedError } from '../../errors';
@@ -395,7 +401,7 @@ export function* forkPlan(d: Dialect, r: ForkRequest, now: number, lock: string)
     ...rows.params,
     ...from.beforeParams,
   )).length;
-  const kept = yield* keepChildren(d, r.runId, r.newId, from, now);
+  const { kept, decided } = yield* copyWaits(d, r.runId, r.newId, from, now);
   // The fork starts from the original's map as it stood when N was reached (priorAt); where none was
   // recorded, at N with the original's latest state. A run that saves no progress gets none.
   const seeded = (yield q(
@@ -413,7 +419,7 @@ export function* forkPlan(d: Dialect, r: ForkRequest, now: number, lock: string)
     `INSERT INTO step_events (run_id, step, outcome, count, detail, at) VALUES (?, ?, 'operator', 1, ?, ?)`,
     r.newId,
     r.fromStep,
-    `forked from run ${r.runId} at step ${r.fromStep} by ${r.actor}: ${copied} results copied${stateNote(state, prior, r.fromStep)}${childrenNote('kept', kept)}`,
+    `forked from run ${r.runId} at step ${r.fromStep} by ${r.actor}: ${copied} results copied${stateNote(state, prior, r.fromStep)}${childrenNote('kept', kept)}${decided === 0 ? '' : `; ${decided} decided ${decided === 1 ? 'wait' : 'waits'} copied`}`,
     now,
   );
   return {
@@ -426,12 +432,17 @@ export function* forkPlan(d: Dialect, r: ForkRequest, now: number, lock: string)
   };
 }
 
-/** Where a rewind from N cuts a run's steps: the rows from N on, and the rows before N, as SQL on `committed`. */
+/**
+ * Where a rewind from N cuts a run's history: the rows from N on, and the rows before N, as SQL on `committed`;
+ * the waits decided before N, as SQL on `waits`.
+ */
 interface Cut {
   sql: string;
   params: unknown[];
   before: string;
   beforeParams: unknown[];
+  decidedBefore: string;
+  decidedBeforeParams: unknown[];
 }
 
 /**
@@ -441,6 +452,13 @@ interface Cut {
  * clock_timestamp() (microseconds; two rows of one run share one only when one batch committed both, side by
  * side), on SQLite the commit's time and then its rowid, since times there are milliseconds and two quick steps
  * share one. A fork's copies keep their original's times, and are inserted in its order.
+ *
+ * A wait stands where it was decided, by the same first commit of N on: before N when decided no later than it
+ * (every decided one when no step of N on was committed). A run reads a wait before it starts the step after it,
+ * so a decision in the instant of that step's commit (SQLite's milliseconds, a test's clock at rest) is one the
+ * history before N read. Waits have no rowid in the commits' order to break that tie; the one taken wrongly by it
+ * would be a wait the run had not reached, decided in that very instant by its own timeout or by a signal sent
+ * ahead, which the fork finds decided as its original did. A fork's copies keep their original's times.
  */
 function* fromN(d: Dialect, runId: string, fromStep: number): Plan<Cut> {
   const rows = committedOfRunAt(d, runId);
@@ -450,7 +468,15 @@ function* fromN(d: Dialect, runId: string, fromStep: number): Plan<Cut> {
     fromStep,
   ))[0]?.at;
   if (at === null || at === undefined)
-    return { sql: 'step >= ?', params: [fromStep], before: '(step < ? OR step IS NULL)', beforeParams: [fromStep] };
+    return {
+      sql: 'step >= ?',
+      params: [fromStep],
+      before: '(step < ? OR step IS NULL)',
+      beforeParams: [fromStep],
+      decidedBefore: 'decided_at IS NOT NULL',
+      decidedBeforeParams: [],
+    };
+  const decided = { decidedBefore: 'decided_at <= CAST(? AS DOUBLE PRECISION)', decidedBeforeParams: [Number(at)] };
   if (d === 'postgres') {
     const after = 'committed_at >= CAST(? AS DOUBLE PRECISION)';
     return {
@@ -458,6 +484,7 @@ function* fromN(d: Dialect, runId: string, fromStep: number): Plan<Cut> {
       params: [fromStep, Number(at)],
       before: `(step < ? OR (step IS NULL AND NOT ${after}))`,
       beforeParams: [fromStep, Number(at)],
+      ...decided,
     };
   }
   const seq = (yield q(
@@ -472,6 +499,7 @@ function* fromN(d: Dialect, runId: string, fromStep: number): Plan<Cut> {
     params: [fromStep, at, seq],
     before: `(step < ? OR (step IS NULL AND NOT ${after}))`,
     beforeParams: [fromStep, at, seq],
+    ...decided,
   };
 }
 
@@ -529,41 +557,56 @@ function* childrenToLetGo(d: Dialect, runId: string, from: Cut, lock: string): P
 }
 
 /**
- * The fork's children: those the steps it copies started. The fork waits on each as its original does, with a
- * copy of the original's wait for it (decided, or open: the child's end decides the copies too, settleChild), or
- * a new open one where the original had not reached it yet. On PostgreSQL the child's row is locked (FOR SHARE)
- * first, so its end, if it is ending now, commits before the copy is read, or finds the copy there.
+ * The waits the fork's copied history holds, copied with whatever their rows hold (decision, decider, note, times),
+ * in one statement: its original's wait for each child the copied steps started (decided, or open: the child's end
+ * decides the copies too, settleChild), and every other wait decided before N (fromN). A child the original had
+ * not reached the wait for yet gets a new open one. On PostgreSQL each child's row is locked (FOR SHARE) first, so
+ * its end, if it is ending now, commits before the copy is read, or finds the copy there. The children kept, and
+ * how many decided waits of other kinds were copied.
  */
-function* keepChildren(d: Dialect, runId: string, newId: string, from: Cut, now: number): Plan<ChildStart[]> {
-  const kept: ChildStart[] = [];
-  for (const child of yield* childStarts(d, runId, from.before, from.beforeParams)) {
-    const alive =
-      (yield q(`SELECT status FROM runs WHERE id = ?${d === 'postgres' ? ' FOR SHARE' : ''}`, child.runId)).length > 0;
-    const copied = (yield q(
-      `INSERT INTO waits (run_id, name, kind, details_json, created_at, due_at, on_timeout, decided_at, decision_json, decided_by, note)
-      SELECT CAST(? AS TEXT), name, kind, details_json, created_at, due_at, on_timeout, decided_at, decision_json, decided_by, note
-      FROM waits WHERE run_id = ? AND kind = 'child' AND name = ? RETURNING 1 AS x`,
-      newId,
-      runId,
-      child.runId,
-    )).length;
-    if (copied === 0) {
-      if (!alive) {
-        throw new RewindRefusedError(
-          'id-taken',
-          `step ${child.step} started run ${child.runId}, which has been pruned before it ended: the fork could never learn how it ends; fork from a step before it`,
-        );
-      }
-      yield q(
-        `INSERT INTO waits (run_id, name, kind, created_at) VALUES (?, ?, 'child', ?) RETURNING 1 AS x`,
-        newId,
-        child.runId,
-        now,
+function* copyWaits(
+  d: Dialect,
+  runId: string,
+  newId: string,
+  from: Cut,
+  now: number,
+): Plan<{ kept: ChildStart[]; decided: number }> {
+  const kept = yield* childStarts(d, runId, from.before, from.beforeParams);
+  const alive = new Set<string>();
+  for (const child of kept) {
+    const found = yield q(`SELECT status FROM runs WHERE id = ?${d === 'postgres' ? ' FOR SHARE' : ''}`, child.runId);
+    if (found.length > 0) alive.add(child.runId);
+  }
+  // A child's wait goes with its child's start; any other wait with its decision. A `<child>#n` wait (a parent's
+  // read of its own child's end) is neither: a fork's child is its original's, whose ends the fork reads as they stand.
+  const children = kept.length === 0 ? '1 = 0' : `name IN (${kept.map(() => '?').join(', ')})`;
+  const copied = yield q(
+    `INSERT INTO waits (run_id, name, kind, details_json, created_at, due_at, on_timeout, decided_at, decision_json, decided_by, note)
+    SELECT CAST(? AS TEXT), name, kind, details_json, created_at, due_at, on_timeout, decided_at, decision_json, decided_by, note
+    FROM waits WHERE run_id = ? AND CASE WHEN kind = 'child' THEN ${children} ELSE ${from.decidedBefore} END
+    RETURNING kind, name`,
+    newId,
+    runId,
+    ...kept.map((child) => child.runId),
+    ...from.decidedBeforeParams,
+  );
+  const childWaits = new Set(copied.filter((row) => row.kind === 'child').map((row) => String(row.name)));
+  for (const child of kept) {
+    if (childWaits.has(child.runId)) continue;
+    if (!alive.has(child.runId)) {
+      throw new RewindRefusedError(
+        'id-taken',
+        `step ${child.step} started run ${child.runId}, which has been pruned before it ended: the fork could never learn how it ends; fork from a step before it`,
       );
     }
-    kept.push(child);
+    yield q(
+      `INSERT INTO waits (run_id, name, kind, created_at) VALUES (?, ?, 'child', ?) RETURNING 1 AS x`,
+      newId,
+      child.runId,
+      now,
+    );
   }
-  return kept;
+  return { kept, decided: copied.length - childWaits.size };
 }
 
 /** What the operator event says of the children a rewind let go or kept. */
