@@ -5,15 +5,21 @@
  * counted while reading, because Content-Length may be absent (chunked) or lie. Nesting is bounded before
  * parsing: JSON.parse copes with a megabyte of `[`, but storing it means JSON.stringify, which recurses and
  * would overflow the stack — a 500 for a request that is simply bad.
+ *
+ * A body is read as JSON only when its Content-Type says JSON, or says nothing (jsonMediaTypeProblem).
  */
 import { jsonProblemMessage, parseJsonInput } from '../domain/json-input';
 import { ApiError } from '../errors';
 
 /** The body as text, or '' when there is none; PAYLOAD_TOO_LARGE past `limit` bytes. */
 export async function readBody(request: Request, limit: number): Promise<string> {
+  return utf8(await readBytes(request, limit));
+}
+
+async function readBytes(request: Request, limit: number): Promise<Buffer> {
   const declared = request.headers.get('content-length');
   if (declared !== null && /^\d+$/.test(declared.trim()) && Number(declared) > limit) throw tooLarge(limit);
-  if (!request.body) return '';
+  if (!request.body) return Buffer.alloc(0);
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -28,7 +34,10 @@ export async function readBody(request: Request, limit: number): Promise<string>
     }
     chunks.push(value);
   }
-  const bytes = Buffer.concat(chunks);
+  return Buffer.concat(chunks);
+}
+
+function utf8(bytes: Buffer): string {
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
@@ -63,7 +72,44 @@ export function parseJson(text: string): unknown {
   throw new ApiError('INVALID_JSON', jsonProblemMessage('request body', problem), undefined, details);
 }
 
-/** Reads and parses a JSON body in one go. */
+/**
+ * Why a body sent with this Content-Type is not read as JSON, or null when it is. Read: no Content-Type at all
+ * (a client that sends none), and `application/json` or `application/<name>+json` (RFC 6839) with any parameters
+ * but a charset other than UTF-8, the one charset JSON has (RFC 8259 §8.1). Refused: anything else, which says
+ * the body is something else (form fields, text in another encoding). Type, subtype and parameter names are
+ * case-insensitive; a charset is any label the Encoding Standard reads as UTF-8 (`utf-8`, `UTF8`, `"utf-8"`).
+ */
+export function jsonMediaTypeProblem(contentType: string | null): string | null {
+  if (contentType === null) return null;
+  const sent = `Content-Type ${JSON.stringify(contentType)}`;
+  const [essence = '', ...parameters] = contentType.split(';');
+  if (!/^application\/(?:[\w.!#$&^+-]+\+)?json$/i.test(essence.trim()))
+    return `${sent} is not JSON: send application/json (or application/<name>+json), or no Content-Type`;
+  for (const parameter of parameters) {
+    const [name = '', value = ''] = parameter.split('=');
+    if (name.trim().toLowerCase() !== 'charset') continue;
+    const label = value.trim().replace(/^"(.*)"$/, '$1');
+    if (!isUtf8(label))
+      return `${sent} is not UTF-8, the one charset a JSON body has: send charset=utf-8, or no charset`;
+  }
+  return null;
+}
+
+function isUtf8(label: string): boolean {
+  try {
+    return new TextDecoder(label).encoding === 'utf-8';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Reads and parses a JSON body in one go. A body sent as anything but JSON is refused before it is decoded, so
+ * the refusal names its Content-Type rather than its bytes; a request with no body is not asked what it is.
+ */
 export async function readJson(request: Request, limit: number): Promise<unknown> {
-  return parseJson(await readBody(request, limit));
+  const bytes = await readBytes(request, limit);
+  const problem = bytes.byteLength === 0 ? null : jsonMediaTypeProblem(request.headers.get('content-type'));
+  if (problem !== null) throw new ApiError('UNSUPPORTED_MEDIA_TYPE', problem);
+  return parseJson(utf8(bytes));
 }

@@ -108,7 +108,7 @@ export interface Route {
   body?: z.ZodType;
   /** The success status and its JSON schema; `text` for a non-JSON answer. */
   ok: { status: number; schema: z.ZodType | 'text' | 'document' };
-  /** The refusals the route can answer besides auth's, 503 and 500. */
+  /** The refusals the route can answer besides auth's, 503 and 500, and a body's 415 (lib/api/body.ts). */
   refusals?: number[];
 }
 
@@ -154,7 +154,7 @@ export const ROUTES: Route[] = [
     access: 'operator',
     body: startBody,
     ok: { status: 201, schema: startAnswerSchema },
-    refusals: [400, 409, 413, 415],
+    refusals: [400, 409, 413],
   },
   {
     method: 'post',
@@ -164,7 +164,7 @@ export const ROUTES: Route[] = [
     access: 'operator',
     body: bulkBody,
     ok: { status: 200, schema: bulkAnswerSchema },
-    refusals: [400, 413, 415],
+    refusals: [400, 413],
   },
   {
     method: 'get',
@@ -554,7 +554,7 @@ const STATUS_TEXT: Record<number, string> = {
   404: 'NOT_FOUND',
   409: 'CONFLICT, INVALID_TRANSITION or LEASE_LOST',
   413: 'PAYLOAD_TOO_LARGE',
-  415: 'UNSUPPORTED_MEDIA_TYPE',
+  415: 'UNSUPPORTED_MEDIA_TYPE: a body sent with a Content-Type that is not JSON (none at all is read as JSON)',
   422: 'IDEMPOTENCY_KEY_REUSE',
   500: 'INTERNAL: a bug; the server log has the rest',
   503: 'STORE_UNAVAILABLE: retry after Retry-After seconds',
@@ -594,7 +594,14 @@ function operation(route: Route): Record<string, unknown> {
         ? json({ type: 'object', description: 'an OpenAPI 3.1 document' })
         : json(schemaOf(route.ok.schema, 'output'));
   const responses: Record<string, unknown> = { [route.ok.status]: { description: 'success', content: ok } };
-  const refusals = [...(route.refusals ?? []), ...(route.access === 'none' ? [] : [401, 403]), 500, 503];
+  const refusals = [
+    ...(route.refusals ?? []),
+    // Every body is read by lib/api/body.ts, which refuses one sent as anything but JSON.
+    ...(route.body ? [415] : []),
+    ...(route.access === 'none' ? [] : [401, 403]),
+    500,
+    503,
+  ];
   for (const status of [...new Set(refusals)].sort()) {
     responses[status] = { description: STATUS_TEXT[status] ?? 'refused', content: json(error) };
   }
@@ -632,7 +639,9 @@ export function openApiDocument(): Record<string, unknown> {
       version: '1',
       description:
         'Durable checkpoints and exactly-once side effects for long-running agent runs: the control plane and the ' +
-        'checkpoint protocol. Times are epoch seconds. Errors are { error: { code, message, fields? } }: branch on code.',
+        'checkpoint protocol. Times are epoch seconds. Bodies are JSON in UTF-8, sent as application/json, ' +
+        'application/<name>+json or with no Content-Type (any other is 415). Errors are { error: { code, message, ' +
+        'fields? } }: branch on code.',
     },
     servers: [{ url: '/' }],
     paths,

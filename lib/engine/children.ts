@@ -23,7 +23,7 @@
  */
 import { createHash } from 'node:crypto';
 import { newRunIdProblem } from '../domain/run-id';
-import { ChildRunFailedError, InvalidInputError, RunExistsError } from '../errors';
+import { ChildRunFailedError, InvalidInputError, NonRetryableError, RunExistsError } from '../errors';
 import type { RunRow } from '../store/contract';
 import { type ChildOutcome, ENDED } from '../store/shared/children';
 import { CHILD_READER, nextEndName } from '../store/shared/rewind';
@@ -80,7 +80,9 @@ export function childRunId(parentId: string, name: string, options: ChildOptions
 /**
  * The step's side effect: the child's start, once, under its id. An id a rerun of this parent let go (its run has
  * no parent and is detached: shared/rewind.ts) is passed over for the next, `<id>.r2`, `.r3`…: the rerun starts a
- * child anew, and the same walk finds the one an earlier attempt of this step started.
+ * child anew, and the same walk finds the one an earlier attempt of this step started. An id another run holds
+ * (another workflow's, other input, or not this parent's child) is NonRetryableError: another attempt would find
+ * the same run there, so the step fails at once, naming the id, with the store's refusal as its cause.
  */
 export async function startChildRun(
   family: Family,
@@ -100,12 +102,12 @@ export async function startChildRun(
     const id = generation === 1 ? request.id : `${request.id}.r${generation}`;
     const problem = newRunIdProblem(id);
     if (problem !== undefined)
-      throw new InvalidInputError(`startChild: run id ${JSON.stringify(id.slice(0, 140))} ${problem}`);
+      throw new NonRetryableError(`startChild: run id ${JSON.stringify(id.slice(0, 140))} ${problem}`);
     const run = await startOrFind(family, { ...request, id, parentRunId: parentId });
     if (run.parentRunId === parentId) return { runId: run.id };
     if (letGo(run)) continue;
     // An id taken by a run that is not this parent's child: waiting on it would wait on a stranger.
-    throw new InvalidInputError(`startChild: run ${run.id} exists and is not a child of ${parentId}`);
+    throw new NonRetryableError(`startChild: run ${run.id} exists and is not a child of ${parentId}`);
   }
 }
 
@@ -120,7 +122,7 @@ async function startOrFind(family: Family, request: Parameters<Family['start']>[
     if (!(error instanceof RunExistsError)) throw error;
     const taken = await family.getRun(request.id);
     if (taken && letGo(taken)) return taken;
-    throw error;
+    throw new NonRetryableError(`startChild: ${error.message}`, { cause: error });
   }
 }
 

@@ -1,9 +1,10 @@
 /**
  * Reading bodies: the byte limit holds whether or not Content-Length tells the truth, and bad JSON is named
- * by position, deep nesting refused before it can reach JSON.stringify's recursion.
+ * by position, deep nesting refused before it can reach JSON.stringify's recursion. A body is JSON only when its
+ * Content-Type says so or says nothing.
  */
 import { describe, expect, it } from 'vitest';
-import { parseJson, readBody } from '../../lib/api/body';
+import { jsonMediaTypeProblem, parseJson, readBody, readJson } from '../../lib/api/body';
 import { MAX_DEPTH, nestingDepth } from '../../lib/domain/json-input';
 import { ApiError } from '../../lib/errors';
 
@@ -102,5 +103,69 @@ describe('parseJson', () => {
     expect(parseJson(ok)).toBeInstanceOf(Array);
     const deep = '['.repeat(500_000) + ']'.repeat(500_000);
     expect(() => parseJson(deep)).toThrow(`request body nests 500,000 levels deep: the limit is ${MAX_DEPTH}`);
+  });
+});
+
+describe('jsonMediaTypeProblem', () => {
+  it('reads no Content-Type, application/json and application/<name>+json, with a charset only if it is UTF-8', () => {
+    for (const type of [
+      null,
+      'application/json',
+      'application/json; charset=utf-8',
+      'APPLICATION/JSON;CHARSET=UTF8',
+      'application/json; charset="utf-8"; profile=x',
+      'application/vnd.waybill.run+json',
+      'application/merge-patch+json; charset=utf-8',
+    ]) {
+      expect(jsonMediaTypeProblem(type), String(type)).toBeNull();
+    }
+  });
+
+  it('names what was sent otherwise', () => {
+    for (const type of [
+      '',
+      'text/plain',
+      'text/plain;charset=UTF-8',
+      'text/json',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      'application/jsonl',
+      'application/json, text/plain',
+    ]) {
+      expect(jsonMediaTypeProblem(type), type).toBe(
+        `Content-Type ${JSON.stringify(type)} is not JSON: send application/json (or application/<name>+json), or no Content-Type`,
+      );
+    }
+    for (const type of [
+      'application/json; charset=latin1',
+      'application/json; charset=utf-16',
+      'application/json; charset=',
+    ]) {
+      expect(jsonMediaTypeProblem(type), type).toMatch(/ is not UTF-8, the one charset a JSON body has/);
+    }
+  });
+});
+
+describe('readJson', () => {
+  const post = (body: BodyInit | undefined, contentType?: string) =>
+    new Request('http://127.0.0.1/x', {
+      method: 'POST',
+      body,
+      headers: contentType === undefined ? {} : { 'content-type': contentType },
+    });
+
+  it('refuses a body sent as another charset by its Content-Type, before decoding it', async () => {
+    const latin1 = new Uint8Array([0x7b, 0x22, 0xe9, 0x22, 0x3a, 0x31, 0x7d]); // {"é":1} in ISO-8859-1
+    const error = await refusal(readJson(post(latin1, 'application/json; charset=iso-8859-1'), LIMIT));
+    expect([error.code, error.message]).toEqual([
+      'UNSUPPORTED_MEDIA_TYPE',
+      'Content-Type "application/json; charset=iso-8859-1" is not UTF-8, the one charset a JSON body has: send charset=utf-8, or no charset',
+    ]);
+  });
+
+  it('does not ask a request with no body what it is', async () => {
+    expect(await readJson(post(undefined, 'text/plain'), LIMIT)).toBeUndefined();
+    expect(await readJson(post(new Uint8Array(0), 'text/plain'), LIMIT)).toBeUndefined();
+    expect(await readJson(post(new TextEncoder().encode('{"a":1}')), LIMIT)).toEqual({ a: 1 });
   });
 });

@@ -142,6 +142,18 @@ describe('GET /api/v1/openapi.json', () => {
       'post',
       400,
     );
+    await conforms(
+      await runs.POST(
+        new Request(url('/api/v1/runs'), {
+          method: 'POST',
+          headers: { ...host, 'content-type': 'text/plain' },
+          body: JSON.stringify({ workflow: 'agent-batch', input: { count: 3 } }),
+        }),
+      ),
+      '/api/v1/runs',
+      'post',
+      415,
+    );
 
     // A declared client run over the protocol: begin, claim, renew, commit with next, release the next, end.
     const p = '/api/v1/checkpoint/{runId}';
@@ -236,7 +248,7 @@ describe('GET /api/v1/openapi.json', () => {
       await progress.PUT(
         new Request(url('/api/v1/checkpoint/loop-1/progress'), {
           method: 'PUT',
-          headers: host,
+          headers: { ...host, 'content-type': 'application/json' },
           body: JSON.stringify({ step: 1, state: {} }),
         }),
         params({ runId: 'loop-1' }),

@@ -70,20 +70,18 @@ let protocolToken = '';
 const withToken = (command: string) => command.replaceAll('"token": "…"', `"token": "${protocolToken}"`);
 
 export const httpApi: Record<string, Handler> = {
-  'export WAYBILL=http://127.0.0.1:3000 AUTH="Authorization: Bearer $WAYBILL_OPERATOR_TOKEN"': async (
-    command,
-    context,
-  ) => {
-    const out = await ok(context.terminal, `${command}; printf '%s\\n%s' "$WAYBILL" "$AUTH"`);
-    const [waybill, auth] = out.stdout.split('\n');
-    expect(auth).toBe(`Authorization: Bearer ${context.terminal.env.WAYBILL_OPERATOR_TOKEN}`);
-    Object.assign(context.terminal.env, { WAYBILL: waybill!, AUTH: auth! });
-  },
+  'export WAYBILL=http://127.0.0.1:3000 AUTH="Authorization: Bearer $WAYBILL_OPERATOR_TOKEN" JSON="Content-Type: application/json"':
+    async (command, context) => {
+      const out = await ok(context.terminal, `${command}; printf '%s\\n%s\\n%s' "$WAYBILL" "$AUTH" "$JSON"`);
+      const [waybill, auth, json] = out.stdout.split('\n');
+      expect(auth).toBe(`Authorization: Bearer ${context.terminal.env.WAYBILL_OPERATOR_TOKEN}`);
+      Object.assign(context.terminal.env, { WAYBILL: waybill!, AUTH: auth!, JSON: json! });
+    },
 
   'curl -H "$AUTH" "$WAYBILL/api/v1/runs?status=running&workflow=agent-batch&q=batch&limit=50"': async (c, context) => {
     expect(await curl(context, c)).toEqual({ runs: [], nextCursor: null });
   },
-  [`curl -H "$AUTH" -X POST "$WAYBILL/api/v1/runs" -d '{"workflow": "agent-batch", "input": {"count": 50}, "id": "nightly-7"}'`]:
+  [`curl -H "$AUTH" -H "$JSON" -X POST "$WAYBILL/api/v1/runs" -d '{"workflow": "agent-batch", "input": {"count": 50}, "id": "nightly-7"}'`]:
     async (c, context) => {
       const answer = await curl(context, c);
       expect(answer).toMatchObject({ run: { id: 'nightly-7', status: 'queued' }, existed: false });
@@ -99,15 +97,15 @@ export const httpApi: Record<string, Handler> = {
     expect(Object.keys(answer.progress)).toEqual(expect.arrayContaining(['step', 'state', 'counters']));
     expect(Object.keys(answer.counts)).toEqual(expect.arrayContaining(['committed', 'claims', 'orphanedClaims']));
   },
-  [`curl -H "$AUTH" -X POST "$WAYBILL/api/v1/runs/bulk" -d '{"action": "cancel", "filter": {"status": "queued", "workflow": "crawl"}, "reason": "bad deploy"}'`]:
+  [`curl -H "$AUTH" -H "$JSON" -X POST "$WAYBILL/api/v1/runs/bulk" -d '{"action": "cancel", "filter": {"status": "queued", "workflow": "crawl"}, "reason": "bad deploy"}'`]:
     async (c, context) => {
       expect(await curl(context, c)).toEqual({ matched: 0, done: 0, skipped: [] });
     },
-  [`curl -H "$AUTH" -X POST "$WAYBILL/api/v1/runs/bulk" -d '{"action": "rerun", "fromStep": "fetch-3", "filter": {"status": "failed"}}'`]:
+  [`curl -H "$AUTH" -H "$JSON" -X POST "$WAYBILL/api/v1/runs/bulk" -d '{"action": "rerun", "fromStep": "fetch-3", "filter": {"status": "failed"}}'`]:
     async (c, context) => {
       expect(await curl(context, c)).toEqual({ matched: 0, done: 0, skipped: [] });
     },
-  [`curl -H "$AUTH" -X POST "$WAYBILL/api/v1/runs/review-1/approvals/review" -d '{"approve": false, "note": "wrong amount"}'`]:
+  [`curl -H "$AUTH" -H "$JSON" -X POST "$WAYBILL/api/v1/runs/review-1/approvals/review" -d '{"approve": false, "note": "wrong amount"}'`]:
     async (c, context) => {
       const answer = await curl(context, c);
       expect(answer.wait).toMatchObject({ name: 'review', kind: 'approval', note: 'wrong amount' });
@@ -132,24 +130,22 @@ export const httpApi: Record<string, Handler> = {
     expect(answer).toMatchObject({ key: 'nightly-7:step:37', status: 'committed' });
     expect(Object.keys(answer)).toEqual(expect.arrayContaining(['attempts', 'history', 'events', 'priorProgress']));
   },
-  [`curl -H "$AUTH" -X POST "$WAYBILL/api/v1/runs/nightly-7/rerun" -d '{"fromStep": 37, "reason": "wrong answer"}'`]:
+  [`curl -H "$AUTH" -H "$JSON" -X POST "$WAYBILL/api/v1/runs/nightly-7/rerun" -d '{"fromStep": 37, "reason": "wrong answer"}'`]:
     async (c, context) => {
       const answer = await curl(context, c);
       expect(answer).toMatchObject({ run: { id: 'nightly-7', status: 'queued' }, fromStep: 37 });
       expect(Object.keys(answer)).toEqual(expect.arrayContaining(['moved', 'rerun', 'state', 'stateStep']));
     },
-  [`curl -H "$AUTH" -X POST "$WAYBILL/api/v1/runs/nightly-7/fork" -d '{"fromStep": 10, "id": "nightly-7-b"}'`]: async (
-    c,
-    context,
-  ) => {
-    const answer = await curl(context, c);
-    expect(answer).toMatchObject({ run: { id: 'nightly-7-b' }, copied: 10, fromStep: 10 });
-  },
-  [`curl -H "$AUTH" -X POST "$WAYBILL/api/v1/runs/nightly-7/budget" -d '{"budgetUsd": 10, "reason": "worth it"}'`]:
+  [`curl -H "$AUTH" -H "$JSON" -X POST "$WAYBILL/api/v1/runs/nightly-7/fork" -d '{"fromStep": 10, "id": "nightly-7-b"}'`]:
+    async (c, context) => {
+      const answer = await curl(context, c);
+      expect(answer).toMatchObject({ run: { id: 'nightly-7-b' }, copied: 10, fromStep: 10 });
+    },
+  [`curl -H "$AUTH" -H "$JSON" -X POST "$WAYBILL/api/v1/runs/nightly-7/budget" -d '{"budgetUsd": 10, "reason": "worth it"}'`]:
     async (c, context) => {
       expect(await curl(context, c)).toMatchObject({ run: { id: 'nightly-7', budgetUsd: 10 } });
     },
-  [`curl -H "$AUTH" -X POST "$WAYBILL/api/v1/runs/nightly-7/signals/settled" -d '{"payload": {"id": "evt_1"}}'`]:
+  [`curl -H "$AUTH" -H "$JSON" -X POST "$WAYBILL/api/v1/runs/nightly-7/signals/settled" -d '{"payload": {"id": "evt_1"}}'`]:
     async (c, context) => {
       const answer = await curl(context, c);
       expect(answer.wait).toMatchObject({ name: 'settled', kind: 'signal' });
@@ -169,15 +165,18 @@ export const httpApi: Record<string, Handler> = {
     ]);
     expect(answer.nextCursor).toBeNull();
   },
-  [`curl -H "$AUTH" -X POST "$WAYBILL/api/v1/claims/expire" -d '{"key": "run-42:step:12"}'`]: async (c, context) => {
+  [`curl -H "$AUTH" -H "$JSON" -X POST "$WAYBILL/api/v1/claims/expire" -d '{"key": "run-42:step:12"}'`]: async (
+    c,
+    context,
+  ) => {
     expect(await curl(context, c)).toMatchObject({ expired: true });
   },
-  [`curl -H "$AUTH" -X POST "$WAYBILL/api/v1/claims/resolve" -d '{"key": "run-42:step:12", "result": {"sent": true}, "note": "provider confirms"}'`]:
+  [`curl -H "$AUTH" -H "$JSON" -X POST "$WAYBILL/api/v1/claims/resolve" -d '{"key": "run-42:step:12", "result": {"sent": true}, "note": "provider confirms"}'`]:
     async (c, context) => {
       await orphan(context, 'run-42:step:12');
       expect(await curl(context, c)).toMatchObject({ resolved: true });
     },
-  [`curl -H "$AUTH" -X POST "$WAYBILL/api/v1/claims/sweep" -d '{}'`]: async (c, context) => {
+  [`curl -H "$AUTH" -H "$JSON" -X POST "$WAYBILL/api/v1/claims/sweep" -d '{}'`]: async (c, context) => {
     await orphan(context, 'run-42:step:13');
     expect(await curl(context, c)).toMatchObject({ expired: 1, keys: ['run-42:step:13'] });
   },
@@ -185,17 +184,17 @@ export const httpApi: Record<string, Handler> = {
   'curl -H "$AUTH" "$WAYBILL/api/v1/checkpoint/run-42/progress"': async (c, context) => {
     expect((await curl(context, c)).error.code).toBe('NOT_FOUND');
   },
-  [`curl -H "$AUTH" -X POST "$WAYBILL/api/v1/checkpoint/claim" -d '{"runId": "run-42", "key": "run-42:step:7", "step": 7, "fingerprint": "sha256-of-input", "leaseMs": 30000}'`]:
+  [`curl -H "$AUTH" -H "$JSON" -X POST "$WAYBILL/api/v1/checkpoint/claim" -d '{"runId": "run-42", "key": "run-42:step:7", "step": 7, "fingerprint": "sha256-of-input", "leaseMs": 30000}'`]:
     async (c, context) => {
       const answer = await curl(context, c);
       expect(answer).toMatchObject({ outcome: 'claimed', attempt: 1, tookOver: false });
       protocolToken = answer.token;
     },
-  [`curl -H "$AUTH" -X POST "$WAYBILL/api/v1/checkpoint/renew" -d '{"key": "run-42:step:7", "token": "…", "leaseMs": 30000}'`]:
+  [`curl -H "$AUTH" -H "$JSON" -X POST "$WAYBILL/api/v1/checkpoint/renew" -d '{"key": "run-42:step:7", "token": "…", "leaseMs": 30000}'`]:
     async (c, context) => {
       expect(await curl(context, withToken(c))).toMatchObject({ key: 'run-42:step:7', renewed: true });
     },
-  [`curl -H "$AUTH" -X POST "$WAYBILL/api/v1/checkpoint/release" -d '{"key": "run-42:step:7", "token": "…", "error": "HTTP 500 from the model"}'`]:
+  [`curl -H "$AUTH" -H "$JSON" -X POST "$WAYBILL/api/v1/checkpoint/release" -d '{"key": "run-42:step:7", "token": "…", "error": "HTTP 500 from the model"}'`]:
     async (c, context) => {
       await curl(context, withToken(c));
       // Claimed again, for the commit below.
@@ -208,12 +207,12 @@ export const httpApi: Record<string, Handler> = {
       expect(again.outcome).toBe('claimed');
       protocolToken = again.token;
     },
-  [`curl -H "$AUTH" -X POST "$WAYBILL/api/v1/checkpoint/commit" -d '{"runId": "run-42", "key": "run-42:step:7", "token": "…",
+  [`curl -H "$AUTH" -H "$JSON" -X POST "$WAYBILL/api/v1/checkpoint/commit" -d '{"runId": "run-42", "key": "run-42:step:7", "token": "…",
      "result": {"answer": 42}, "step": 7, "fingerprint": "sha256-of-input", "progress": {"step": 8, "state": {"processed": 8}},
      "input": {"prompt": "…"}}'`]: async (c, context) => {
     expect(await curl(context, withToken(c))).toEqual({ key: 'run-42:step:7', committed: true, run: null });
   },
-  [`curl -H "$AUTH" -X PUT "$WAYBILL/api/v1/checkpoint/run-42/progress" -d '{"step": 8, "state": {"processed": 8}, "counters": {"skipped": 1}}'`]:
+  [`curl -H "$AUTH" -H "$JSON" -X PUT "$WAYBILL/api/v1/checkpoint/run-42/progress" -d '{"step": 8, "state": {"processed": 8}, "counters": {"skipped": 1}}'`]:
     async (c, context) => {
       await curl(context, c);
       const progress = await curl(context, 'curl -H "$AUTH" "$WAYBILL/api/v1/checkpoint/run-42/progress"');

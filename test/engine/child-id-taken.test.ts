@@ -1,0 +1,138 @@
+/**
+ * A child id another run holds, on both backends: another workflow's run, a run of the child's workflow with other
+ * input, or one with the same workflow and input that is not this parent's child. Retrying the start cannot change
+ * that, so the step `child:<name>` fails at its first attempt (one `failed` event, no retry due) with a
+ * NonRetryableError naming the id, whose cause is the refusal; the run holding the id is left as it was. One worker
+ * in the test's process, on the store's clock: the retries the old code made wait on it, never on the wall clock.
+ */
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { startRun } from '../../lib/engine/runs';
+import { Worker } from '../../lib/engine/worker';
+import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
+import { NonRetryableError, RunExistsError } from '../../lib/errors';
+import { type Backend, backends, type StoreHandle, untilRun } from '../support/backends';
+
+const double = defineWorkflow({
+  name: 'double',
+  input: z.object({ n: z.number().int() }),
+  async run(ctx, input) {
+    return (await ctx.step('double', () => input.n * 2)).result;
+  },
+});
+const other = defineWorkflow({
+  name: 'other',
+  input: z.object({}),
+  async run() {
+    return 'other';
+  },
+});
+/** Starts its child under the id it is given. */
+const parent = defineWorkflow({
+  name: 'parent',
+  input: z.object({ childId: z.string() }),
+  async run(ctx, input) {
+    return ctx.startChild('c', 'double', { n: 1 }, { id: input.childId });
+  },
+});
+/** The same, catching the refusal: what its code can tell of it. */
+const catcher = defineWorkflow({
+  name: 'catcher',
+  input: z.object({ childId: z.string() }),
+  async run(ctx, input) {
+    try {
+      return await ctx.startChild('c', 'double', { n: 1 }, { id: input.childId });
+    } catch (error) {
+      if (!(error instanceof NonRetryableError) || !(error.cause instanceof RunExistsError)) throw error;
+      return { code: error.code, taken: error.cause.runId, causeCode: error.cause.code };
+    }
+  },
+});
+const registry = new WorkflowRegistry([double, other, parent, catcher]);
+
+let list: Backend[];
+beforeAll(async () => {
+  list = await backends();
+});
+const open: StoreHandle[] = [];
+const workers: { worker: Worker; done: Promise<void> }[] = [];
+afterEach(async () => {
+  for (const w of workers.splice(0)) {
+    w.worker.stop();
+    await w.done;
+  }
+  for (const h of open.splice(0)) await h.close();
+});
+
+describe.each([['sqlite'], ['postgres']] as const)('a child id another run holds, on %s', (name) => {
+  async function setup() {
+    const backend = list.find((b) => b.name === name);
+    if (!backend) return null;
+    const h = await backend.open();
+    open.push(h);
+    const start = (workflow: string, input: object, id: string) => startRun(h.store, registry, { workflow, input, id });
+    return { h, start };
+  }
+  /** Runs the worker until `id` has failed or completed; the store's clock moves meanwhile, so a backoff passes. */
+  async function work(h: StoreHandle, id: string, status: 'failed' | 'completed') {
+    const w = new Worker({ store: h.store, registry, concurrency: 1, pollMs: 20, heartbeatMs: 50, clock: h.clock });
+    workers.push({ worker: w, done: w.run() });
+    await untilRun(h, id, status);
+  }
+  /** The attempts the child's step made: its `failed` events. */
+  async function failedAttempts(h: StoreHandle, parentId: string) {
+    const events = await h.store.listEvents(parentId);
+    return events
+      .filter((e) => e.outcome === 'failed' && e.idemKey === `${parentId}:child:c`)
+      .map((e) => ({ attempt: e.attempt, retryAt: e.retryAt, detail: e.detail }));
+  }
+
+  it.each([
+    ['another workflow', 'other', {}, 'run taken exists with another workflow: it is other, not double'],
+    ['other input', 'double', { n: 2 }, 'run taken exists with another input: input.n is 2, not 1'],
+  ])('fails at the first attempt when a run of %s holds it, naming the id', async (_, workflow, input, refusal) => {
+    const s = await setup();
+    if (!s) return;
+    await s.start(workflow, input, 'taken');
+    const held = await s.h.store.getRun('taken');
+    await s.start('parent', { childId: 'taken' }, 'p');
+    await work(s.h, 'p', 'failed');
+
+    const message = `startChild: ${refusal}`;
+    expect(await failedAttempts(s.h, 'p')).toEqual([
+      { attempt: 1, retryAt: null, detail: `NonRetryableError: ${message}` },
+    ]);
+    expect((await s.h.store.getRun('p'))?.error).toBe(message);
+    // The run that holds the id is not the parent's, and nothing of it changed but what its own worker did.
+    const after = await s.h.store.getRun('taken');
+    expect([after?.workflow, after?.inputJson, after?.parentRunId]).toEqual([held?.workflow, held?.inputJson, null]);
+    expect(await s.h.store.listWaits('p')).toEqual([]);
+  });
+
+  it('fails at the first attempt when a run of the same workflow and input holds it but is not its child', async () => {
+    const s = await setup();
+    if (!s) return;
+    await s.start('double', { n: 1 }, 'stranger');
+    await s.start('parent', { childId: 'stranger' }, 'p');
+    await work(s.h, 'p', 'failed');
+    const message = 'startChild: run stranger exists and is not a child of p';
+    expect(await failedAttempts(s.h, 'p')).toEqual([
+      { attempt: 1, retryAt: null, detail: `NonRetryableError: ${message}` },
+    ]);
+    expect((await s.h.store.getRun('p'))?.error).toBe(message);
+  });
+
+  it("hands the workflow's code a NonRetryableError whose cause is the refusal, to catch", async () => {
+    const s = await setup();
+    if (!s) return;
+    await s.start('other', {}, 'taken');
+    await s.start('catcher', { childId: 'taken' }, 'p');
+    await work(s.h, 'p', 'completed');
+    expect(JSON.parse((await s.h.store.getRun('p'))!.outputJson!)).toEqual({
+      code: 'NON_RETRYABLE',
+      taken: 'taken',
+      causeCode: 'CONFLICT',
+    });
+    expect(await failedAttempts(s.h, 'p')).toHaveLength(1);
+  });
+});
