@@ -13,7 +13,6 @@ import { ControlInputError, InvalidTransitionError, NotFoundError, RewindRefused
 import type { RunAction, RunSummary } from '../store/contract';
 import { LISTED_STATUSES } from '../store/shared/outside-runs';
 import { TRANSITIONS } from '../store/shared/transitions';
-import { record } from './audit';
 import { authorize, type Caller } from './caller';
 import { validate } from './errors';
 import {
@@ -27,6 +26,7 @@ import {
   waitingMatchesStatus,
 } from './fields';
 import { rerunOne, stepRef } from './rewind';
+import { actOne } from './runs';
 import type { ControlDeps, ControlStore } from './store';
 
 export type BulkAction = RunAction | 'rerun';
@@ -252,14 +252,8 @@ export async function apply(
           // rerunOne writes the run's audit line itself, as a rerun of one run does.
           await rerunOne(deps, store, caller, { runId: run.id, fromStep: given.fromStep!, reason: given.reason }, note);
         } else {
-          await store.actOnRun(run.id, given.action, caller.actor);
-          await record(store, caller, {
-            action: given.action,
-            target: run.id,
-            runId: run.id,
-            note,
-            reason: given.reason,
-          });
+          // actOne writes the run's audit line, and a retry's for each child it brought back, as one run's action does.
+          await actOne(store, caller, { action: given.action, runId: run.id, reason: given.reason }, note);
         }
       } catch (error) {
         // Moved since it was listed (finished, acted on by someone else), gone (pruned), or a rerun the store

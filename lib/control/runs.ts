@@ -17,7 +17,7 @@ import { authorize, type Caller } from './caller';
 import { validate } from './errors';
 import { reasonField, runRef } from './fields';
 import { inputRefused } from './input-refusal';
-import type { ControlDeps } from './store';
+import type { ControlDeps, ControlStore } from './store';
 
 export const RUN_ACTIONS = Object.keys(TRANSITIONS) as RunAction[];
 
@@ -119,9 +119,38 @@ export async function act(
 ): Promise<RunRow> {
   authorize(caller, 'operator');
   const given = validate(actInput, input);
-  const store = await deps.store();
-  const run = await store.actOnRun(given.runId, given.action, caller.actor, alert);
-  await record(store, caller, { action: given.action, target: given.runId, runId: given.runId, reason: given.reason });
+  return actOne(await deps.store(), caller, given, undefined, alert);
+}
+
+/**
+ * One run's action, its audit lines included, for act() and for bulk actions (lib/control/bulk.ts), whose caller is
+ * authorized and whose input is validated already. `note` begins each line (the bulk's filter). A retry that brought
+ * back the children its cancel had taken (the store's actOnRun) writes a retry line for each, naming the parent
+ * whose retry did.
+ */
+export async function actOne(
+  store: ControlStore,
+  caller: Caller,
+  given: { action: RunAction; runId: string; reason?: string },
+  note?: string,
+  alert?: WebhookEventInput,
+): Promise<RunRow> {
+  const { retriedChildren = [], ...run } = await store.actOnRun(given.runId, given.action, caller.actor, alert);
+  await record(store, caller, {
+    action: given.action,
+    target: given.runId,
+    runId: given.runId,
+    note,
+    reason: given.reason,
+  });
+  for (const child of retriedChildren)
+    await record(store, caller, {
+      action: 'retry',
+      target: child.runId,
+      runId: child.runId,
+      note: [note, `with its parent ${child.parentId}`].filter(Boolean).join('; '),
+      reason: given.reason,
+    });
   return run;
 }
 const budgetInput = z.strictObject({

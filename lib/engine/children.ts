@@ -8,7 +8,8 @@
  *   transaction that ends the child (finishRun, a cancel: lib/store/shared/children.ts), and wakes a parent
  *   parked on it; a child that ended before its parent got there has left its wait decided. A parent waiting
  *   holds no worker slot, as with any wait.
- * A parent's cancel cancels its children (and theirs) unless they were started detached.
+ * A parent's cancel cancels its children (and theirs) unless they were started detached; the parent's retry brings
+ * those back, and opens its waits for them again (the store's actOnRun, lib/store/shared/children.ts).
  *
  * Retries, reruns and forks (docs/guide.md, "Agents that fan out"):
  * - A child's end that did not complete is its parent's answer once the parent has acted on it; until then an

@@ -5,6 +5,15 @@ import type { WaitKind } from './waits';
 import type { WebhookEventInput } from './webhooks';
 import type { WorkflowStore } from './workflows';
 
+/** actOnRun's answer: the run as the action left it. */
+export interface RunActed extends RunRow {
+  /**
+   * A retry's: the runs it brought back with it, each with the parent whose cancel had taken it and whose retry
+   * brought it back, a parent before its children. Absent for any other action.
+   */
+  retriedChildren?: { runId: string; parentId: string }[];
+}
+
 /** A run as lists show it: its row joined with its progress and claims. Outside clients' runs have no
  * runs row; they are listed with workflow `external` and a status read from their claims. */
 export interface RunSummary {
@@ -258,6 +267,8 @@ export interface RunStore extends WorkerStore, WorkflowStore {
    * An operator's action, recorded as an `operator` event. Throws InvalidTransitionError when the run's
    * status does not allow it (e.g. retry of a running run), NotFoundError for an unknown run. `alert`: an alert
    * webhooks' event the action is (a pause at the run's budget), written to their outbox in the same transaction.
+   * A retry also retries, in its transaction, the attached children the run's cancel had cancelled, and theirs
+   * (lib/store/shared/children.ts), and opens the run's waits for them again: RunActed's `retriedChildren`.
    */
-  actOnRun(id: string, action: RunAction, actor: string, alert?: WebhookEventInput): Promise<RunRow>;
+  actOnRun(id: string, action: RunAction, actor: string, alert?: WebhookEventInput): Promise<RunActed>;
 }

@@ -27,7 +27,13 @@ import { limitsHold } from '../../domain/run-limits';
 import { ConflictError, InvalidTransitionError, NotFoundError } from '../../errors';
 import type { RunRow, RunStatus, RunStore, WorkerStore, WorkflowStore } from '../contract';
 import { runs, stepEvents } from '../schema/pg';
-import { bornCancelledDetail, cascadeDetail } from '../shared/children';
+import {
+  bornCancelledDetail,
+  CANCELLED_PREFIX,
+  cancelledWithParent,
+  cascadeDetail,
+  retriedWithParentDetail,
+} from '../shared/children';
 import { announceWake } from '../shared/local-wakes';
 import { runHeadColumns, runHeadFilter } from '../shared/run-heads';
 import { limitUseOf, limitUseSql, withinLimitsSql } from '../shared/run-limits-sql';
@@ -37,7 +43,7 @@ import { RUN_ALIASES, RUN as RUN_LIST } from './columns';
 import type { PgConnection } from './connection';
 import { mayHaveRun, withRetry } from './retry';
 import { listRuns } from './run-list';
-import { dueWait, settleChild } from './waits';
+import { dueWait, reopenChildWait, settleChild } from './waits';
 import { enqueueIn } from './webhooks';
 
 type RunsOnly = Omit<RunStore, keyof WorkerStore | keyof WorkflowStore>;
@@ -218,6 +224,73 @@ export function postgresRuns(c: PgConnection): RunsOnly {
       await settleChild(c, client, child);
       await cancelChildren(client, child.id, actor);
     }
+  };
+
+  /**
+   * A retried run brings back its attached children its cancel had cancelled, and theirs, in the retry's
+   * transaction, as sqlite/runs.ts retryChildren does: each child's row locked, its newest cancelling event read,
+   * moved as actOnRun's retry moves a run, its own operator event, and the parent's wait for it open again. The
+   * runs retried, a parent before its children.
+   */
+  const retryChildren = async (
+    client: pg.PoolClient,
+    parentId: string,
+    actor: string,
+  ): Promise<{ runId: string; parentId: string }[]> => {
+    const cancelled = await c.once<{ id: string }>(
+      sql`SELECT id FROM ${runs} WHERE parent_run_id = ${parentId} AND NOT detached AND status = 'cancelled'
+        ORDER BY created_at, id COLLATE "C" FOR UPDATE`,
+      undefined,
+      client,
+    );
+    const retried: { runId: string; parentId: string }[] = [];
+    for (const child of cancelled.rows) {
+      // Read once the child is locked, by a statement of its own: a fresh snapshot sees its newest cancel.
+      const made = await c.once<{ detail: string }>(
+        sql`SELECT detail FROM ${stepEvents} WHERE run_id = ${child.id} AND outcome = 'operator'
+          AND starts_with(detail, ${CANCELLED_PREFIX}) ORDER BY id DESC LIMIT 1`,
+        undefined,
+        client,
+      );
+      const detail = made.rows[0]?.detail;
+      if (detail === undefined || !cancelledWithParent(detail, parentId)) continue;
+      await c.once(
+        sql`WITH moved AS (UPDATE ${runs} SET status = ${TRANSITIONS.retry.to}, updated_at = ${c.now()}, error = NULL,
+            finished_at = NULL, owner = NULL, lease_expires_at = NULL
+          WHERE id = ${child.id} RETURNING id)
+        INSERT INTO ${stepEvents} (run_id, outcome, count, detail, at)
+        SELECT id, 'operator', 1, ${retriedWithParentDetail(actor, parentId)}, ${c.now()} FROM moved`,
+        undefined,
+        client,
+      );
+      await reopenChildWait(c, client, parentId, child.id);
+      retried.push({ runId: child.id, parentId }, ...(await retryChildren(client, child.id, actor)));
+    }
+    return retried;
+  };
+
+  /**
+   * The children a retry whose answer was lost brought back, found as retryChildren left them: each with its own
+   * event of that retry, recorded since the call began.
+   */
+  const retriedEarlier = async (
+    client: pg.PoolClient,
+    parentId: string,
+    actor: string,
+    sinceS: number,
+  ): Promise<{ runId: string; parentId: string }[]> => {
+    const found = await c.once<{ id: string }>(
+      sql`SELECT r.id FROM ${runs} r WHERE r.parent_run_id = ${parentId} AND NOT r.detached AND EXISTS (
+        SELECT 1 FROM ${stepEvents} e WHERE e.run_id = r.id AND e.outcome = 'operator'
+          AND e.detail = ${retriedWithParentDetail(actor, parentId)} AND e.at >= ${c.now()} - ${sinceS}::float8)
+      ORDER BY r.created_at, r.id COLLATE "C"`,
+      undefined,
+      client,
+    );
+    const retried: { runId: string; parentId: string }[] = [];
+    for (const { id } of found.rows)
+      retried.push({ runId: id, parentId }, ...(await retriedEarlier(client, id, actor, sinceS)));
+    return retried;
   };
 
   /** withRetry, telling each attempt whether an earlier one's outcome is unknown and since when to look. */
@@ -467,17 +540,21 @@ export function postgresRuns(c: PgConnection): RunsOnly {
       const result = await attempts('actOnRun', async ({ outcomeUnknown, sinceS }) =>
         c.inTransaction(async (client) => {
           if (outcomeUnknown) {
-            // Did the lost attempt land? It did if the run's latest operator event is this action by this actor,
-            // recorded since the call began.
+            // Did the lost attempt land? It did if the run's latest action (an operator event `<action> by …`: the
+            // lines its children's ends or its retry's reopened waits add are passed over) is this action by this
+            // actor, recorded since the call began.
             const start = `${action} by ${actor}: `;
             const end = ` → ${to}`;
             const acted = (
               await c.once<RunRow>(sql`SELECT ${RUN} FROM ${runs} r WHERE r.id = ${id} AND EXISTS (
             SELECT 1 FROM (SELECT e.detail, e.at FROM ${stepEvents} e WHERE e.run_id = ${id} AND e.outcome = 'operator'
+              AND split_part(e.detail, ' by ', 1) = ANY(${sql.param(Object.keys(TRANSITIONS))}::text[])
               ORDER BY e.id DESC LIMIT 1) last
             WHERE starts_with(last.detail, ${start}) AND right(last.detail, char_length(${end})) = ${end}
               AND last.at >= ${c.now()} - ${sinceS}::float8)`)
             ).rows[0];
+            if (acted && action === 'retry')
+              return { from: null, ...acted, retriedChildren: await retriedEarlier(client, id, actor, sinceS) };
             if (acted) return { from: null, ...acted };
           }
           const row = (
@@ -508,6 +585,7 @@ export function postgresRuns(c: PgConnection): RunsOnly {
             woke = await settleChild(c, client, run);
             await cancelChildren(client, id, actor);
           }
+          if (row?.id && action === 'retry') return { ...row, retriedChildren: await retryChildren(client, id, actor) };
           return row;
         }),
       );

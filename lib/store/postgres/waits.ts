@@ -12,7 +12,7 @@ import type pg from 'pg';
 import { NotFoundError } from '../../errors';
 import type { RunRow, RunStatus, WaitDecision, WaitingKind, WaitKind, WaitRow, WaitStore } from '../contract';
 import { runs, stepEvents, waits } from '../schema/pg';
-import { CHILD_DECIDER, type ChildOutcome, childDecisionJson, childDetail } from '../shared/children';
+import { CHILD_DECIDER, type ChildOutcome, childDecisionJson, childDetail, reopenedDetail } from '../shared/children';
 import { announceWake, onLocalWake } from '../shared/local-wakes';
 import { CHILD_READER, FORK_LINEAGE, keptDetail, nextEndPrefix, readDetail, replacedDetail } from '../shared/rewind';
 import { decisionDetail, refuseOverLimit, WAITING_SUMMARY } from '../shared/waits';
@@ -197,6 +197,44 @@ async function actedOn(
     client,
   );
   return found.rows[0]?.acted === true;
+}
+
+/**
+ * A retry of the parent brought back a child its cancel had cancelled (postgres/runs.ts retryChildren): the
+ * parent's wait for that child, decided with the cancel, is open again unless the parent acted on the cancel, as on
+ * SQLite (sqlite/waits.ts reopenChildWait says why). The caller holds the parent's row (the retry's FOR UPDATE) and
+ * the child's, so neither the parent's execution nor the child's end can meet this. True when reopened.
+ */
+export async function reopenChildWait(
+  c: PgConnection,
+  client: pg.PoolClient,
+  parent: string,
+  childId: string,
+): Promise<boolean> {
+  const found = await c.once<{
+    decisionJson: string | null;
+    decidedBy: string | null;
+    decidedAt: number;
+    status: RunStatus;
+  }>(
+    sql`SELECT w.decision_json AS "decisionJson", w.decided_by AS "decidedBy", w.decided_at AS "decidedAt", r.status
+    FROM ${waits} w JOIN ${runs} r ON r.id = w.run_id
+    WHERE w.run_id = ${parent} AND w.kind = 'child' AND w.name = ${childId} FOR UPDATE OF w`,
+    undefined,
+    client,
+  );
+  const wait = found.rows[0];
+  if (!wait?.decisionJson || wait.decidedBy !== CHILD_DECIDER) return false;
+  if ((JSON.parse(wait.decisionJson) as ChildOutcome).status !== 'cancelled') return false;
+  if (await actedOn(c, client, parent, wait.status, childId, Number(wait.decidedAt))) return false;
+  await c.once(
+    sql`UPDATE ${waits} SET decided_at = NULL, decision_json = NULL, decided_by = NULL, note = NULL
+    WHERE run_id = ${parent} AND kind = 'child' AND name = ${childId}`,
+    undefined,
+    client,
+  );
+  await operatorEvent(c, client, parent, reopenedDetail(childId));
+  return true;
 }
 
 /** The timeline's line for a decision: a parent's read of its child's end (the engine's children.ts) says so. */

@@ -4,12 +4,18 @@
  * through Drizzle's query builder; the pick of a runnable run and an operator's action stay hand-written
  * (json_each over the caller's lists, and a CASE per column whose reasons are in its comments).
  */
-import { and, count, desc, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import type { RunLimits } from '../../domain/run-limits';
 import { ConflictError, InvalidTransitionError, NotFoundError } from '../../errors';
-import type { RunRow, RunStore, WorkerStore, WorkflowStore } from '../contract';
+import type { RunActed, RunRow, RunStore, WorkerStore, WorkflowStore } from '../contract';
 import { runs } from '../schema/sqlite';
-import { bornCancelledDetail, cascadeDetail } from '../shared/children';
+import {
+  bornCancelledDetail,
+  CANCELLED_PREFIX,
+  cancelledWithParent,
+  cascadeDetail,
+  retriedWithParentDetail,
+} from '../shared/children';
 import { announceWake } from '../shared/local-wakes';
 import { runHeadColumns, runHeadFilter } from '../shared/run-heads';
 import { limitUseOf, limitUseSql, withinLimitsSql } from '../shared/run-limits-sql';
@@ -19,7 +25,7 @@ import { guard, type SqliteConnection } from './connection';
 import { listRunsIn } from './run-list';
 import { writeRunTags } from './run-tags';
 import type { InBatch } from './steps';
-import { dueWait, settleChild } from './waits';
+import { dueWait, reopenChildWait, settleChild } from './waits';
 import { enqueueIn } from './webhooks';
 
 type RunsOnly = Omit<RunStore, keyof WorkerStore | keyof WorkflowStore>;
@@ -97,6 +103,36 @@ export function sqliteRuns(c: SqliteConnection, inBatch: InBatch | null = null):
       settleChild(c, get(child.id)!, now);
       cancelChildren(child.id, actor, now);
     }
+  };
+
+  /**
+   * A retried run brings back its attached children its cancel had cancelled (the newest event that made each
+   * cancelled is its cascade, or its start after it: shared/children.ts), and theirs; each gets its own operator
+   * event, and the parent's wait for it is open again (reopenChildWait). A child cancelled on its own, or ended
+   * otherwise, stays as it is. The runs retried, a parent before its children.
+   */
+  const retryChildren = (parentId: string, actor: string, now: number): { runId: string; parentId: string }[] => {
+    const cancelled = orm
+      .select()
+      .from(runs)
+      .where(and(eq(runs.parentRunId, parentId), eq(runs.detached, false), eq(runs.status, 'cancelled')))
+      .orderBy(asc(runs.createdAt), asc(runs.id))
+      .all();
+    const retried: { runId: string; parentId: string }[] = [];
+    for (const child of cancelled) {
+      const made = c
+        .prepared<unknown[], { detail: string }>(
+          `SELECT detail FROM step_events WHERE run_id = ? AND outcome = 'operator' AND substr(detail, 1, ?) = ?
+          ORDER BY id DESC LIMIT 1`,
+        )
+        .get(child.id, CANCELLED_PREFIX.length, CANCELLED_PREFIX);
+      if (!made || !cancelledWithParent(made.detail, parentId)) continue;
+      c.prepared(ACT).run({ id: child.id, to: TRANSITIONS.retry.to, now });
+      c.event({ runId: child.id, outcome: 'operator', detail: retriedWithParentDetail(actor, parentId) }, now);
+      reopenChildWait(c, get(parentId)!, child.id, now);
+      retried.push({ runId: child.id, parentId }, ...retryChildren(child.id, actor, now));
+    }
+    return retried;
   };
 
   return {
@@ -302,7 +338,7 @@ export function sqliteRuns(c: SqliteConnection, inBatch: InBatch | null = null):
     async actOnRun(id, action, actor, alert) {
       const now = c.now();
       let woke: string | null = null;
-      const acted = c.tx(() => {
+      const acted = c.tx((): RunActed => {
         const run = get(id);
         if (!run) throw new NotFoundError(`run ${id}`);
         const { from, to } = TRANSITIONS[action];
@@ -314,6 +350,7 @@ export function sqliteRuns(c: SqliteConnection, inBatch: InBatch | null = null):
           woke = settleChild(c, get(id)!, now);
           cancelChildren(id, actor, now);
         }
+        if (action === 'retry') return { ...get(id)!, retriedChildren: retryChildren(id, actor, now) };
         return get(id)!;
       });
       if (woke) announceWake(woke);

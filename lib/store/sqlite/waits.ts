@@ -11,7 +11,7 @@ import { and, asc, count, eq, isNull, lte } from 'drizzle-orm';
 import { NotFoundError } from '../../errors';
 import type { RunRow, WaitDecision, WaitingKind, WaitKind, WaitRow, WaitStore } from '../contract';
 import { runs, waits } from '../schema/sqlite';
-import { CHILD_DECIDER, type ChildOutcome, childDecisionJson, childDetail } from '../shared/children';
+import { CHILD_DECIDER, type ChildOutcome, childDecisionJson, childDetail, reopenedDetail } from '../shared/children';
 import { announceWake, onLocalWake } from '../shared/local-wakes';
 import { CHILD_READER, FORK_LINEAGE, keptDetail, nextEndPrefix, readDetail, replacedDetail } from '../shared/rewind';
 import { decisionDetail, refuseOverLimit, WAITING_SUMMARY } from '../shared/waits';
@@ -181,6 +181,32 @@ function actedOn(c: SqliteConnection, run: RunRow, childId: string, decidedAt: n
       .prepared(`SELECT 1 FROM committed WHERE ${committedRun('= @run')} AND committed_at >= @read LIMIT 1`)
       .get({ run: run.id, read }) !== undefined
   );
+}
+
+/**
+ * A retry of the parent brought back a child its cancel had cancelled (sqlite/runs.ts retryChildren): the parent's
+ * wait for that child, decided with the cancel, is open again, so the parent waits for the child's new end, which
+ * settleChild decides as any first end. Left decided (and to settleAgain, when the child ends again) if the parent
+ * has acted on the cancel: a parent retried before this rule existed may have. A parent that had not reached the
+ * wait yet is woken by the child's end all the same, and parks again on what it waits for: one replay. True when
+ * reopened.
+ */
+export function reopenChildWait(c: SqliteConnection, parent: RunRow, childId: string, now: number): boolean {
+  const wait = c.orm
+    .select()
+    .from(waits)
+    .where(and(eq(waits.runId, parent.id), eq(waits.kind, 'child'), eq(waits.name, childId)))
+    .get();
+  if (!wait?.decisionJson || wait.decidedBy !== CHILD_DECIDER) return false;
+  if ((JSON.parse(wait.decisionJson) as ChildOutcome).status !== 'cancelled') return false;
+  if (actedOn(c, parent, childId, wait.decidedAt!)) return false;
+  c.orm
+    .update(waits)
+    .set({ decidedAt: null, decisionJson: null, decidedBy: null, note: null })
+    .where(and(eq(waits.runId, parent.id), eq(waits.kind, 'child'), eq(waits.name, childId)))
+    .run();
+  c.event({ runId: parent.id, outcome: 'operator', detail: reopenedDetail(childId) }, now);
+  return true;
 }
 
 /** The timeline's line for a decision: a parent's read of its child's end (the engine's children.ts) says so. */
