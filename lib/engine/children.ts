@@ -24,7 +24,7 @@
  */
 import { createHash } from 'node:crypto';
 import { newRunIdProblem } from '../domain/run-id';
-import { ChildRunFailedError, InvalidInputError, NonRetryableError, RunExistsError } from '../errors';
+import { ChildRunFailedError, InvalidInputError, NonRetryableError, NotFoundError, RunExistsError } from '../errors';
 import type { RunRow } from '../store/contract';
 import { type ChildOutcome, ENDED } from '../store/shared/children';
 import { CHILD_READER, nextEndName } from '../store/shared/rewind';
@@ -83,7 +83,8 @@ export function childRunId(parentId: string, name: string, options: ChildOptions
  * no parent and is detached: shared/rewind.ts) is passed over for the next, `<id>.r2`, `.r3`…: the rerun starts a
  * child anew, and the same walk finds the one an earlier attempt of this step started. An id another run holds
  * (another workflow's, other input, or not this parent's child) is NonRetryableError: another attempt would find
- * the same run there, so the step fails at once, naming the id, with the store's refusal as its cause.
+ * the same run there, so the step fails at once, naming the id, with the store's refusal as its cause; so does a
+ * start refused for its workflow or its input.
  */
 export async function startChildRun(
   family: Family,
@@ -120,6 +121,10 @@ async function startOrFind(family: Family, request: Parameters<Family['start']>[
   try {
     return await family.start(request);
   } catch (error) {
+    // An unknown workflow or an input its schema refuses: the catalog is read once an execution, so every
+    // attempt of this step would be refused alike.
+    if (error instanceof InvalidInputError || error instanceof NotFoundError)
+      throw new NonRetryableError(`startChild: ${error.message}`, { cause: error });
     if (!(error instanceof RunExistsError)) throw error;
     const taken = await family.getRun(request.id);
     if (taken && letGo(taken)) return taken;

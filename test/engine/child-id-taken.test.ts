@@ -4,6 +4,7 @@
  * that, so the step `child:<name>` fails at its first attempt (one `failed` event, no retry due) with a
  * NonRetryableError naming the id, whose cause is the refusal; the run holding the id is left as it was. One worker
  * in the test's process, on the store's clock: the retries the old code made wait on it, never on the wall clock.
+ * A start refused for its workflow (none serves it) or its input is refused alike at every attempt: it fails so too.
  */
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -48,7 +49,15 @@ const catcher = defineWorkflow({
     }
   },
 });
-const registry = new WorkflowRegistry([double, other, parent, catcher]);
+/** Starts a child of the workflow and input it is given. */
+const starter = defineWorkflow({
+  name: 'starter',
+  input: z.object({ workflow: z.string(), input: z.unknown() }),
+  async run(ctx, input) {
+    return ctx.startChild('c', input.workflow, input.input);
+  },
+});
+const registry = new WorkflowRegistry([double, other, parent, catcher, starter]);
 
 let list: Backend[];
 beforeAll(async () => {
@@ -120,6 +129,21 @@ describe.each([['sqlite'], ['postgres']] as const)('a child id another run holds
       { attempt: 1, retryAt: null, detail: `NonRetryableError: ${message}` },
     ]);
     expect((await s.h.store.getRun('p'))?.error).toBe(message);
+  });
+
+  it.each([
+    ['a workflow no worker serves', 'nowhere', { n: 1 }, 'workflow "nowhere" (known: '],
+    ['an input its schema refuses', 'double', { n: 'one' }, 'invalid input for double: n: must be a number'],
+  ])('fails at the first attempt when the start names %s', async (_, workflow, input, refusal) => {
+    const s = await setup();
+    if (!s) return;
+    await s.start('starter', { workflow, input }, 'p');
+    await work(s.h, 'p', 'failed');
+    const attempts = await failedAttempts(s.h, 'p');
+    expect(attempts.map(({ attempt, retryAt }) => ({ attempt, retryAt }))).toEqual([{ attempt: 1, retryAt: null }]);
+    expect(attempts[0]!.detail).toContain(`NonRetryableError: startChild: `);
+    expect(attempts[0]!.detail).toContain(refusal);
+    expect(await s.h.store.getRun('p:c')).toBeNull();
   });
 
   it("hands the workflow's code a NonRetryableError whose cause is the refusal, to catch", async () => {
