@@ -6,10 +6,8 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { type DurationHistogram, type MetricsSnapshot, WAIT_KINDS } from '../store/contract';
 
-/** Histogram bounds in ms: from a fast local step to a slow model call, and the 5 minutes of a stuck one. */
-export const DURATION_BOUNDS_MS = [
-  5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000, 30_000, 60_000, 300_000,
-] as const;
+/** Histogram bounds in ms: the store's, since the workers advance the stored tally of these bounds. */
+export { DURATION_BOUNDS_MS } from '../store/contract';
 
 export const METRICS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
 

@@ -4,7 +4,7 @@
  * passes what it measured), so the bucket counts are exact whatever the machine's speed.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { InsightStore, RunStore, Store } from '../../lib/store/contract';
+import type { InsightStore, RetentionStore, RunStore, Store } from '../../lib/store/contract';
 import { backends, type StoreHandle } from '../support/backends';
 
 const list = await backends();
@@ -50,6 +50,26 @@ describe.each(list)('metricsSnapshot on $name', (backend) => {
       await commit(key, `${tokenPrefix}${i}`, durationMs);
     }
   };
+  /**
+   * A run taken by worker w1 with `keys` committed in it, each taking `durationMs`, and a failed attempt of 500 ms
+   * for each of `failures`, then completed.
+   */
+  const finishedRun = async (id: string, keys: string[], durationMs: number, failures: string[] = []) => {
+    await store.createRun({ id, workflow: 'w', inputJson: '{}', totalSteps: null });
+    expect((await store.claimRun({ workerId: 'w1', leaseMs: 60_000, workflows: ['w'] }))?.id).toBe(id);
+    for (const key of [...keys, ...failures]) {
+      const common = { idemKey: key, runId: id, token: `t-${key}`, workerId: 'w1', step: null };
+      await store.claim({ ...common, attempt: 1, leaseMs: 60_000, claimTtlMs: 60_000 });
+      if (failures.includes(key)) await store.releaseClaim({ ...common, durationMs: 500, error: 'boom' });
+      else await store.commit({ ...common, resultJson: '1', fingerprint: null, durationMs });
+    }
+    expect(await store.finishRun(id, 'w1', { status: 'completed' })).toBe(true);
+  };
+  /** Prunes the finished runs that ended by `id`'s end (its own included), through the store as a worker does. */
+  const pruneThrough = async (id: string) =>
+    (h.store as Store & RetentionStore).pruneBatch({ before: (await store.getRun(id))!.finishedAt! + 0.5 });
+  /** What a worker does every 30 s (lib/engine/worker/tally.ts), for these bounds. */
+  const advance = () => store.advanceMetricsTally({ boundsMs: BOUNDS, settleMs: 0 });
   const snap = (settleMs = 0) => store.metricsSnapshot({ claimTtlMs: 60_000, boundsMs: BOUNDS, settleMs });
   const snapOf = (other: Store) =>
     (other as Store & InsightStore).metricsSnapshot({ claimTtlMs: 60_000, boundsMs: BOUNDS, settleMs: 0 });
@@ -171,7 +191,8 @@ describe.each(list)('metricsSnapshot on $name', (backend) => {
     else expect(workers[0]!.heartbeatAgeSeconds).toBeGreaterThanOrEqual(1.5);
   });
 
-  it('reads only what is new on each scrape: totals add up exactly, concurrent scrapes count once, deletions never lower them', async () => {
+  // Deletions through the store's own paths (prune, rerun) are in test/contract/metrics-tally.test.ts.
+  it('reads only what is new on each scrape: totals add up exactly, and concurrent scrapes agree', async () => {
     for (let i = 0; i < 4; i++) {
       await claim(`a${i}`, `ta${i}`);
       await commit(`a${i}`, `ta${i}`, 5);
@@ -191,7 +212,7 @@ describe.each(list)('metricsSnapshot on $name', (backend) => {
       durationMs: 500,
       error: 'boom',
     });
-    // Three scrapes at once: the new rows are read by one of them and counted once.
+    // Three scrapes at once, each from the same counted rows: the same values.
     const [x, y, z] = await Promise.all([snap(), snap(), snap()]);
     for (const m of [x, y, z]) {
       expect(m.steps.executed).toBe(7);
@@ -199,18 +220,16 @@ describe.each(list)('metricsSnapshot on $name', (backend) => {
       expect(m.stepDurations.executed).toEqual({ boundsMs: BOUNDS, counts: [4, 7, 7], count: 7, sumMs: 170 });
       expect(m.stepDurations.failed).toEqual({ boundsMs: BOUNDS, counts: [0, 0, 1], count: 1, sumMs: 500 });
     }
-    // Counters only grow, as Prometheus expects: rows deleted (as prune deletes them) stay counted.
-    await h.exec("DELETE FROM committed WHERE idem_key LIKE 'a%'");
-    expect((await snap()).steps.executed).toBe(7);
   });
   // SQLite's `committed` has a TEXT key, so its rowid is not AUTOINCREMENT: once the newest rows are deleted,
   // new rows take rowids at or below the watermark. SQLite notices the row at its watermark is gone and
   // recounts what remains, a counter reset (3 -> 2, which Prometheus reads as an increase of 2). PostgreSQL
   // reads by time, so nothing is reused there and the counter keeps growing (3 -> 5).
   it('counts steps committed after the newest committed rows were deleted', async () => {
-    await commitAll(['a0', 'a1', 'a2'], 'ta', 5);
+    await finishedRun('a', ['a0', 'a1', 'a2'], 5);
+    await advance();
     expect((await snap()).steps.executed).toBe(3);
-    await h.exec('DELETE FROM committed');
+    expect((await pruneThrough('a')).committed).toBe(3);
     await commitAll(['b0', 'b1'], 'tb', 50);
     const m = await snap();
     if (backend.name === 'sqlite') {
@@ -225,9 +244,10 @@ describe.each(list)('metricsSnapshot on $name', (backend) => {
   // The same keys committed again after a prune take the same rowids on SQLite, the newest one the
   // watermark's: the key alone would say the row there is the one already counted; its commit time does not.
   it('counts a key committed again after its row was deleted', async () => {
-    await commitAll(['a0', 'a1', 'a2'], 'ta', 5);
+    await finishedRun('a', ['a0', 'a1', 'a2'], 5);
+    await advance();
     expect((await snap()).steps.executed).toBe(3);
-    await h.exec('DELETE FROM committed');
+    expect((await pruneThrough('a')).committed).toBe(3);
     // SQLite's ManualClock stands still unless moved; PostgreSQL's moves by itself.
     if (backend.name === 'sqlite') await h.elapse(1000);
     await commitAll(['a0', 'a1', 'a2'], 'tb', 50);
@@ -277,29 +297,24 @@ describe.each(list)('metricsSnapshot on $name', (backend) => {
   });
 
   // Two dashboard processes behind one port, scraped in turn: the second starts after a prune, and must still
-  // report the first's counter, or Prometheus reads a reset on every other scrape. Deleting every committed row
-  // resets SQLite's executed count (the watermark row is gone, as above) for both stores alike; deleting the
-  // older rows keeps the watermark row, so there nothing resets and 3 + 2 stay counted.
+  // report the first's counter, or Prometheus reads a reset on every other scrape. A worker advanced the stored
+  // tally before the prune. Pruning every run deletes the row at the watermark, which resets SQLite's executed
+  // count (as above) for both stores alike; pruning the older run keeps it, so there nothing resets and 3 + 2
+  // stay counted.
   it.each([
-    {
-      pruned: 'every committed row',
-      sql: 'DELETE FROM committed; DELETE FROM step_events',
-      executed: { sqlite: 2, postgres: 5 },
-    },
-    {
-      pruned: 'the older committed rows',
-      sql: "DELETE FROM committed WHERE idem_key IN ('a0', 'a1'); DELETE FROM step_events",
-      executed: { sqlite: 5, postgres: 5 },
-    },
+    { pruned: 'every run', upTo: 'new', executed: { sqlite: 2, postgres: 5 } },
+    { pruned: 'the older run', upTo: 'old', executed: { sqlite: 5, postgres: 5 } },
   ])(
     "gives a second store on the same database the first one's totals after $pruned was pruned",
-    async ({ sql, executed }) => {
-      await commitAll(['a0', 'a1', 'a2'], 'ta', 5);
-      await fail('f0', 500);
+    async ({ upTo, executed }) => {
+      await finishedRun('old', ['a0', 'a1'], 5, ['f0']);
+      await h.elapse(1000);
+      await finishedRun('new', ['a2'], 5);
+      await advance();
       const first = await snap();
       expect(first.steps.executed).toBe(3);
       expect(first.steps.failed).toBe(1);
-      await h.exec(sql);
+      expect((await pruneThrough(upTo)).events).toBe(1);
       await commitAll(['b0', 'b1'], 'tb', 50);
       const other = await h.reopen();
       const b = await snapOf(other);
@@ -311,7 +326,7 @@ describe.each(list)('metricsSnapshot on $name', (backend) => {
         expect(m.stepDurations.failed).toEqual({ boundsMs: BOUNDS, counts: [0, 0, 1], count: 1, sumMs: 500 });
       }
       expect(a.stepDurations.executed).toEqual(b.stepDurations.executed);
-      // Scrapes of both at once take turns on the shared row: a new step is counted once.
+      // Scrapes of both at once: a new step is counted once by each.
       await commitAll(['c0'], 'tc', 5);
       const [x, y] = await Promise.all([snapOf(other), snap()]);
       expect(x.steps.executed).toBe(executed[backend.name] + 1);
@@ -322,12 +337,14 @@ describe.each(list)('metricsSnapshot on $name', (backend) => {
   // A restarted dashboard is a new store on the same database: it carries on from the stored totals. A recount
   // would find only what prune left (1 step, no failure) and Prometheus would read a reset.
   it('gives a restarted dashboard the totals the last one reached, not a recount of what remains', async () => {
-    await commitAll(['a0', 'a1', 'a2'], 'ta', 5);
-    await fail('f0', 500);
+    await finishedRun('old', ['a0', 'a1'], 5, ['f0']);
+    await h.elapse(1000);
+    await finishedRun('new', ['a2'], 5);
     const before = await snap();
     expect(before.steps.executed).toBe(3);
     expect(before.steps.failed).toBe(1);
-    await h.exec("DELETE FROM committed WHERE idem_key IN ('a0', 'a1'); DELETE FROM step_events");
+    await advance();
+    expect(await pruneThrough('old')).toMatchObject({ committed: 2, events: 1 });
     const restarted = await h.reopen();
     const after = await snapOf(restarted);
     expect(after.steps).toEqual(before.steps);

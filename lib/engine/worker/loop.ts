@@ -1,7 +1,8 @@
 /**
  * A worker: the "sandbox" that executes runs and may die at any instant. It registers itself, heartbeats
  * (liveness.ts), takes runnable runs into its slots, executes each (execute.ts), sleeps while it has nothing to
- * take (idle.ts), and hands its runs back when told to stop.
+ * take (idle.ts), and hands its runs back when told to stop. Between runs it keeps the store: schedules,
+ * webhooks, prunes, and the metrics tally (tally.ts).
  *
  * One execution per run: each take of a run raises its `attempts`, the fence of that execution. A worker never
  * takes a run it still has in hand: stalled past its lease and woken up, it finds its own run "free" and would
@@ -25,6 +26,7 @@ import { Idle } from './idle';
 import { Heartbeat } from './liveness';
 import { WorkerMetrics } from './metrics';
 import { type ResolvedOptions, resolveOptions, type WorkerOptions, type WorkerSelf } from './options';
+import { advanceTallyEvery } from './tally';
 
 export class Worker {
   readonly id: string;
@@ -103,6 +105,7 @@ export class Worker {
       ? startPruning(this.o.store, this.o.prune, log, this.draining.signal, this.clock)
       : null;
     const workerPruning = pruneWorkersEvery(this.o.store, this.o.workerRetentionMs, log, this.clock);
+    const tallying = advanceTallyEvery(this.o.store, log, this.clock);
     try {
       while (!this.draining.signal.aborted) {
         if (this.active.size < this.o.concurrency) {
@@ -121,7 +124,7 @@ export class Worker {
       unsubscribe();
       unsubscribeLocal();
       // A prune stops between batches when the worker drains; each batch is its own transaction.
-      await Promise.all([pruning?.stop(), workerPruning.stop()]);
+      await Promise.all([pruning?.stop(), workerPruning.stop(), tallying.stop()]);
       await store.stopWorker(this.id).catch(() => {});
       await liveness.release().catch(() => {});
       await flushTraces().catch(() => {});

@@ -10,6 +10,7 @@ import type { ClaimStore } from './claims';
 import type { EventStore } from './events';
 import type { InsightStore } from './insights';
 import type { LogStore } from './logs';
+import type { MetricsTallyStore } from './metrics';
 import type { ModelCallStore } from './model-calls';
 import type { RetentionStore } from './retention';
 import type { RewindStore } from './rewind';
@@ -49,6 +50,7 @@ export interface Store
     RunStore,
     RunTagStore,
     InsightStore,
+    MetricsTallyStore,
     RetentionStore,
     AuditStore,
     RewindStore,

@@ -90,7 +90,8 @@ export interface InsightStore {
 
   /**
    * Counts and histograms for a metrics scrape, computed in the database (buckets are counted with SQL, no
-   * rows are loaded). `boundsMs` are the histogram bucket bounds, ascending.
+   * rows are loaded). `boundsMs` are the histogram bucket bounds, ascending. Writes nothing: the growing
+   * counts are the stored tally plus the rows past its marks (shared/metrics-tally.ts).
    */
   metricsSnapshot(options: {
     claimTtlMs: number;

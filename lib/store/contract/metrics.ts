@@ -13,6 +13,14 @@ export interface DurationHistogram {
   sumMs: number;
 }
 
+/**
+ * The step-duration histograms' bounds in ms, from a fast local step to a slow model call and the 5 minutes of a
+ * stuck one: what /api/metrics asks for, and so the bounds whose stored tally the workers advance.
+ */
+export const DURATION_BOUNDS_MS = [
+  5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000, 30_000, 60_000, 300_000,
+] as const;
+
 /** The outcomes a metrics scrape counts: `executed` is a committed row, the rest are step_events. */
 export const METRIC_OUTCOMES = [
   'executed',
@@ -40,4 +48,20 @@ export interface MetricsSnapshot {
   models?: ModelUsageRow[];
   /** Workers not stopped, and how long ago each last heartbeat, by the store's clock. */
   workers: { id: string; heartbeatAgeSeconds: number }[];
+}
+
+/**
+ * The writers' side of the stored metrics tally (shared/metrics-tally.ts): a scrape only reads it, and the
+ * processes that write anyway (the workers) move it on.
+ */
+export interface MetricsTallyStore {
+  /**
+   * Adds one bounded chunk of the committed rows and step events past the stored tally's marks for these
+   * bounds to it, under the write lock, and saves it (made on first use). `done`: nothing is left past the marks.
+   */
+  advanceMetricsTally(options: {
+    boundsMs: readonly number[];
+    /** PostgreSQL: rows younger than this are left to a later turn (InsightStore.metricsSnapshot's). Default 10 s. */
+    settleMs?: number;
+  }): Promise<{ done: boolean }>;
 }

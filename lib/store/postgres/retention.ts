@@ -3,7 +3,8 @@
  * statements on one connection: the runs it prunes are locked FOR UPDATE SKIP LOCKED first, so an operator's
  * retry of one of them waits for the batch (and then finds it gone, or finds it finished with less history),
  * and two workers pruning at once split the runs instead of queueing on them. Outside clients' runs have no
- * runs row to lock: each delete re-checks that they still hold no claim.
+ * runs row to lock: each pick of rows to delete re-checks that they still hold no claim. The committed rows and
+ * events it deletes are folded into the metrics tally first (deleteCounted).
  *
  * A batch whose connection is lost is retried whole: every statement is re-decided, so a retry deletes
  * nothing twice; only the counts of an attempt that committed without an answer are lost (they are reported,
@@ -12,8 +13,10 @@
  */
 import type pg from 'pg';
 import type { PruneCounts, PruneRequest, RetentionStore } from '../contract';
+import { foldPlan } from '../shared/metrics-fold';
 import { HAS_ROWS, PLAN_COUNTS, PRUNABLE_EXTERNAL, PRUNABLE_RUNS } from '../shared/sql';
 import type { PgConnection } from './connection';
+import { drive } from './plan';
 import { withRetry } from './retry';
 
 const DEFAULT_BATCH = 500;
@@ -25,6 +28,38 @@ const NO_CLAIM = (id: string) => `NOT EXISTS (SELECT 1 FROM claims cl WHERE cl.r
 const planSql = (external: boolean) => `WITH doomed (id, external) AS (
     SELECT id, false FROM (${RUNS}) r ${external ? `UNION ALL SELECT id, true FROM (${EXTERNAL}) x` : ''})
   ${PLAN_COUNTS('postgres', (flag) => String(flag))}`;
+
+/** Each table's key, and how its doomed rows are picked: $1 the runs' ids, $2 how many at most. */
+const DOOMED = {
+  step_events: {
+    key: 'id',
+    type: 'bigint[]',
+    pick: `SELECT id AS key FROM step_events WHERE run_id = ANY($1::text[]) AND ${NO_CLAIM('step_events.run_id')} LIMIT $2`,
+  },
+  committed: {
+    key: 'idem_key',
+    type: 'text[]',
+    pick: `SELECT idem_key AS key FROM committed WHERE run_id = ANY($1::text[]) AND ${NO_CLAIM('committed.run_id')} LIMIT $2`,
+  },
+} as const;
+
+/**
+ * Deletes the rows `pick` finds, first folding what the metrics tally has not counted of them into it
+ * (shared/metrics-fold.ts), in this transaction. The fold locks the tally's rows, so a second prune of the same
+ * rows (outside clients' runs have no runs row to lock) waits, then counts and deletes only what is left.
+ */
+async function deleteCounted(
+  client: pg.PoolClient,
+  table: keyof typeof DOOMED,
+  values: [ids: string[], limit: number],
+): Promise<number> {
+  const { key, type, pick } = DOOMED[table];
+  const keys = (await client.query<{ key: string }>(pick, values)).rows.map((r) => r.key);
+  if (keys.length === 0) return 0;
+  const doomed = { sql: `${key} = ANY(CAST(? AS ${type}))`, params: [keys] };
+  await drive(client, foldPlan('postgres', table === 'committed' ? { committed: doomed } : { events: doomed }));
+  return (await client.query(`DELETE FROM ${table} WHERE ${key} = ANY($1::${type})`, [keys])).rowCount ?? 0;
+}
 
 async function batch(client: pg.PoolClient, request: PruneRequest): Promise<PruneCounts> {
   const size = request.batchSize ?? DEFAULT_BATCH;
@@ -45,26 +80,9 @@ async function batch(client: pg.PoolClient, request: PruneRequest): Promise<Prun
         [ids, size],
       )
     ).rowCount ?? 0;
-  const events =
-    size - logs <= 0
-      ? 0
-      : ((
-          await client.query(
-            `DELETE FROM step_events WHERE id IN (SELECT id FROM step_events
-    WHERE run_id = ANY($1::text[]) AND ${NO_CLAIM('step_events.run_id')} LIMIT $2)`,
-            [ids, size - logs],
-          )
-        ).rowCount ?? 0);
+  const events = size - logs <= 0 ? 0 : await deleteCounted(client, 'step_events', [ids, size - logs]);
   const committed =
-    size - logs - events <= 0
-      ? 0
-      : ((
-          await client.query(
-            `DELETE FROM committed WHERE idem_key IN
-    (SELECT idem_key FROM committed WHERE run_id = ANY($1::text[]) AND ${NO_CLAIM('committed.run_id')} LIMIT $2)`,
-            [ids, size - logs - events],
-          )
-        ).rowCount ?? 0);
+    size - logs - events <= 0 ? 0 : await deleteCounted(client, 'committed', [ids, size - logs - events]);
   // Progress and the runs row only once a run has nothing else left.
   const progress =
     (

@@ -5,16 +5,12 @@
  */
 import { sql } from 'drizzle-orm';
 import type { RewindStore } from '../contract/rewind';
-import { forkPlan, type Plan, type RewindOutcome, rerunPlan, rewindSpanPlan } from '../shared/rewind';
+import type { Plan } from '../shared/plan';
+import { forkPlan, type RewindOutcome, rerunPlan, rewindSpanPlan } from '../shared/rewind';
 import { forksPlan, readStepPlan, stepOfKeysPlan, tracePlan } from '../shared/step-reads';
 import { fixedName, type PgConnection } from './connection';
+import { drive, numbered } from './plan';
 import { withRetry } from './retry';
-
-/** `?` placeholders as PostgreSQL's $1, $2… (the plans' statements hold no `?` inside a string literal). */
-const numbered = (text: string) => {
-  let n = 0;
-  return text.replace(/\?/g, () => `$${++n}`);
-};
 
 export function postgresRewind(c: PgConnection): RewindStore {
   /**
@@ -34,13 +30,7 @@ export function postgresRewind(c: PgConnection): RewindStore {
   const run = (make: (now: number) => Plan<RewindOutcome>) =>
     c.inTransaction(async (client) => {
       const now = Number((await client.query<{ now: number }>(c.text(sql`SELECT ${c.now()} AS now`))).rows[0]!.now);
-      const plan = make(now);
-      let step = plan.next();
-      while (!step.done) {
-        const { rows } = await client.query<Record<string, unknown>>(numbered(step.value.sql), step.value.params);
-        step = plan.next(rows);
-      }
-      return step.value;
+      return drive(client, make(now));
     });
   return {
     async rerunRun(request) {

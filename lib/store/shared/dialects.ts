@@ -8,8 +8,6 @@ import type { Dialect } from '../contract/rows';
 import { committedRun, committedRunIds } from '../sqlite/committed-rows';
 
 export interface DialectFlags {
-  /** How a statement names a positional value: `@b0` binds by name on better-sqlite3, `$1` (cast) on pg. */
-  param(name: string, index: number): string;
   /** A cast that makes a count come back as a JS number: pg hands bigint over as a string. */
   int: string;
   /** The same for sums and averages (numeric on pg). */
@@ -30,9 +28,8 @@ export function committedOfRunAt(dialect: Dialect, id: string, of = ''): { sql: 
 }
 
 export const DIALECTS: Record<Dialect, DialectFlags> = {
-  sqlite: { param: (name) => `@${name}`, int: '', float: '', committedRun, committedRunIds },
+  sqlite: { int: '', float: '', committedRun, committedRunIds },
   postgres: {
-    param: (_, index) => `$${index + 1}::float8`,
     int: '::int',
     float: '::float8',
     committedRun: (test, of = '') => `${of}run_id ${test}`,

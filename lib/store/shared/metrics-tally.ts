@@ -1,20 +1,32 @@
 /**
  * The part of a metrics scrape that only grows — steps by outcome and the step-duration histograms, read from
- * `committed` and `step_events` — kept as running totals and advanced by a watermark, so a scrape reads only
- * the rows written since the last one. Counting a million rows on every scrape took seconds (and on SQLite,
- * seconds of a blocked event loop). The totals live in the store (the metrics_tally table, a row per set of
- * histogram bounds), not in a process: every dashboard process behind one port serves the same counter, and a
- * restart carries on from it. Only the first scrape after an upgrade reads the history. Each scrape loads the
- * row into a MetricsTally under the database's write lock, adds what is new, and saves it back.
+ * `committed` and `step_events` — kept as running totals and marks, so a scrape reads only the rows written
+ * since. Counting a million rows on every scrape took seconds (and on SQLite, seconds of a blocked event loop).
+ * The totals live in the store (the metrics_tally table, a row per set of histogram bounds), not in a process:
+ * every dashboard process behind one port serves the same counter, and a restart carries on from it.
  *
- * Rows pruned later stay counted: the totals only grow, as Prometheus counters must, with one exception: on
- * SQLite, when the row at the `committed` watermark is gone or renumbered, rowids at or below the mark may be
- * handed out again, so the executed counts start over from the rows that remain (a counter reset, which
- * Prometheus's rate() and increase() take in their stride).
+ * A read never writes, so the three parts that touch the stored row are:
+ * - the scrape reads it and counts the rows past its marks (tally + delta), saving nothing. Each process keeps
+ *   what it counted beside the stored row it started from, and carries on from its own marks while that row is
+ *   unchanged; once it changed, from the stored row again. Two processes at one moment serve the same values.
+ * - a worker advances it (lib/engine/worker/tally.ts): one bounded chunk past the marks, added and saved under
+ *   the write lock, so two advancers never count a row twice. Each backend's metrics.ts has that one chunk; the
+ *   scrape runs the same counting without the save.
+ * - a delete of `committed` or `step_events` rows folds those past the marks into the totals first, in its own
+ *   transaction, marks unmoved (metrics-fold.ts): a scrape may have counted them in its delta, and the counter
+ *   must not drop when they go. Rows at or below the marks are in the totals already.
+ *
+ * So the totals only grow, as Prometheus counters must, with one exception: on SQLite, when the row at the
+ * `committed` mark is gone or renumbered, rowids at or below the mark may be handed out again, so the executed
+ * counts start over from the rows that remain (a counter reset, which Prometheus's rate() and increase() take
+ * in their stride).
  */
 
-import { type DurationHistogram, METRIC_OUTCOMES, type MetricOutcome } from '../contract';
+import { type DurationHistogram, METRIC_OUTCOMES, type MetricOutcome } from '../contract/metrics';
+import type { Dialect } from '../contract/rows';
+import { DIALECTS } from './dialects';
 import type { HistogramRow } from './histogram';
+import { COUNTED_EVENTS, histogramColumns } from './sql';
 
 type Timed = 'executed' | 'failed' | 'lease_lost';
 
@@ -37,6 +49,8 @@ export class MetricsTally {
   eventsMark = Number.NEGATIVE_INFINITY;
   /** SQLite: the row at `committedMark` when it was read, to tell whether it is still the one there. */
   committedMarkRow: { idemKey: string; committedAt: number } | undefined;
+  /** Whether resetExecuted() was called since this tally was loaded (a copy starts without it). */
+  executedReset = false;
 
   constructor(readonly boundsMs: readonly number[]) {
     const empty = (): DurationHistogram => ({
@@ -51,6 +65,11 @@ export class MetricsTally {
   /** The key of these bounds' row. */
   static key(boundsMs: readonly number[]): string {
     return boundsMs.join();
+  }
+
+  /** The bounds a row's key stands for. */
+  static boundsOf(key: string): number[] {
+    return key === '' ? [] : key.split(',').map(Number);
   }
 
   /** The tally stored for these bounds, or a fresh one when there is none yet. */
@@ -96,6 +115,7 @@ export class MetricsTally {
 
   /** Forgets what `committed` contributed, to count it again from its first row. */
   resetExecuted(): void {
+    this.executedReset = true;
     this.steps.executed = 0;
     const h = this.durations.executed;
     h.counts.fill(0);
@@ -103,6 +123,25 @@ export class MetricsTally {
     h.sumMs = 0;
     this.committedMark = Number.NEGATIVE_INFINITY;
     this.committedMarkRow = undefined;
+  }
+
+  /** A copy to count on, leaving this one as it was. */
+  clone(): MetricsTally {
+    return MetricsTally.load(this.boundsMs, this.row());
+  }
+
+  /** Adds what COUNT_COMMITTED read: an executed step is its committed row (no `executed` event is written). */
+  addCommitted(row: (HistogramRow & { executed: number }) | undefined): void {
+    this.steps.executed += Number(row?.executed ?? 0);
+    this.addDurations('executed', row);
+  }
+
+  /** Adds what COUNT_EVENTS read, a row per outcome. */
+  addEvents(rows: (HistogramRow & { outcome: MetricOutcome; count: number })[]): void {
+    for (const row of rows) {
+      this.steps[row.outcome] += Number(row.count);
+      if (row.outcome === 'failed' || row.outcome === 'lease_lost') this.addDurations(row.outcome, row);
+    }
   }
 
   /** Adds a chunk's bucket counts (n, total, b0…bN as the SQL names them) to one histogram. */
@@ -131,3 +170,22 @@ export class MetricsTally {
     };
   }
 }
+
+/**
+ * Each backend's marks: SQLite reads `committed` by rowid and events by id (the order it wrote them in, one
+ * writer at a time); PostgreSQL reads both by time, since its ids are taken before the rows become visible.
+ */
+export const TALLY_MARKS: Record<Dialect, { committed: string; events: string }> = {
+  sqlite: { committed: 'rowid', events: 'id' },
+  postgres: { committed: 'committed_at', events: 'at' },
+};
+
+/** What a tally counts of the `committed` rows `where` picks (a WHERE of either parameter style). */
+export const COUNT_COMMITTED = (d: Dialect, boundsMs: readonly number[], where: string): string =>
+  `SELECT count(*)${DIALECTS[d].float} AS executed, ${histogramColumns(d, 'duration_ms', boundsMs)}
+  FROM committed WHERE source = 'executed' AND (${where})`;
+
+/** What a tally counts of the step events `where` picks: a row per outcome. */
+export const COUNT_EVENTS = (d: Dialect, boundsMs: readonly number[], where: string): string =>
+  `SELECT outcome, coalesce(sum(count), 0)${DIALECTS[d].float} AS count, ${histogramColumns(d, 'duration_ms', boundsMs)}
+  FROM step_events WHERE (${COUNTED_EVENTS}) AND (${where}) GROUP BY outcome`;

@@ -44,10 +44,8 @@ import type { CommittedRow, Dialect, RunRow } from '../contract/rows';
 import { ENDED } from './children';
 import { claimExpiresAtText } from './claim-expiry-sql';
 import { committedOfRunAt } from './dialects';
-
-export type Statement = { sql: string; params: unknown[] };
-/** A plan yields statements and is given each one's rows back; it returns its answer or throws a refusal. */
-export type Plan<T> = Generator<Statement, T, Record<string, unknown>[]>;
+import { foldPlan } from './metrics-fold';
+import { type Plan, q, type Statement } from './plan';
 
 export interface RerunRequest {
   runId: string;
@@ -137,8 +135,6 @@ export function runFromRow(r: Record<string, unknown>): RunRow {
     traceparent: (r.traceparent as string | null) ?? null,
   };
 }
-
-export const q = (sql: string, ...params: unknown[]): Statement => ({ sql, params });
 
 /**
  * The steps a rerun or fork from N redoes: N through the run's last step (its total less one when it has a
@@ -238,6 +234,8 @@ export function* rerunPlan(d: Dialect, r: RerunRequest, now: number, lock: strin
     ...rows.params,
     ...from.params,
   );
+  // What the metrics tally has not counted of the rows leaving `committed` is added to it first (metrics-fold.ts).
+  yield* foldPlan(d, { committed: q(`${rows.sql} AND ${from.sql}`, ...rows.params, ...from.params) });
   const moved = (yield q(
     `DELETE FROM committed WHERE ${rows.sql} AND ${from.sql} RETURNING 1 AS x`,
     ...rows.params,

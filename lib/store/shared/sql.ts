@@ -1,10 +1,10 @@
 /**
  * SQL both backends run alike, written once: run statuses, the events a metrics scrape counts, a histogram's
  * SELECT list, and the retention fragments. Each takes the dialect flags (dialects.ts) for the few places
- * where the two differ (casts and parameter syntax).
+ * where the two differ (casts, and how committed is read by run).
  */
 
-import type { Dialect, RunStatus } from '../contract';
+import type { Dialect, RunStatus } from '../contract/rows';
 import { DIALECTS } from './dialects';
 
 /** A runs row's statuses (the schemas' enum): the one list every other list is built from. */
@@ -68,13 +68,17 @@ export const STATUS_SQL = (
 export const COUNTED_EVENTS = `outcome IN ('skipped', 'awaited')
   OR (idem_key IS NOT NULL AND outcome IN ('failed', 'lease_lost', 'expired', 'resolved', 'key_reuse'))`;
 
-/** SELECT list of a histogram over `column`: count as n, sum as total, then b0…bN-1 as cumulative bucket counts. */
-export function histogramColumns(dialect: Dialect, column: string, bounds: number): string {
-  const { param, float } = DIALECTS[dialect];
-  const buckets = Array.from(
-    { length: bounds },
-    (_, i) => `coalesce(sum(CASE WHEN ${column} <= ${param(`b${i}`, i)} THEN 1 ELSE 0 END), 0)${float} AS b${i}`,
-  );
+/**
+ * SELECT list of a histogram over `column`: count as n, sum as total, then b0…bN-1 as cumulative bucket counts.
+ * The bounds are written into the text as numbers, so the list fits a statement of either parameter style
+ * (the metrics tally's fold runs in the rewind plans' `?` statements).
+ */
+export function histogramColumns(dialect: Dialect, column: string, boundsMs: readonly number[]): string {
+  const { float } = DIALECTS[dialect];
+  const buckets = boundsMs.map((bound, i) => {
+    if (!Number.isFinite(bound)) throw new Error(`a histogram bound must be a finite number, got ${bound}`);
+    return `coalesce(sum(CASE WHEN ${column} <= ${bound} THEN 1 ELSE 0 END), 0)${float} AS b${i}`;
+  });
   return [`count(${column})${float} AS n`, `coalesce(sum(${column}), 0)${float} AS total`, ...buckets].join(', ');
 }
 

@@ -8,7 +8,7 @@
 import type { StepRecord, TraceBar } from '../contract/rewind';
 import type { CommittedRow, Dialect, StepEvent } from '../contract/rows';
 import { committedOfRunAt } from './dialects';
-import { type Plan, q } from './rewind';
+import { type Plan, q } from './plan';
 
 const str = (v: unknown) => (v === null || v === undefined ? null : String(v));
 const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));

@@ -1,13 +1,16 @@
 /**
  * Retention on SQLite: deletes finished runs' rows in short BEGIN IMMEDIATE transactions (each holds the
  * file's write lock, so each is kept to one batch). Each batch picks its runs afresh inside its transaction,
- * so a run retried or claimed since the last batch is no longer prunable, and is left alone.
+ * so a run retried or claimed since the last batch is no longer prunable, and is left alone. The committed
+ * rows and events it deletes are folded into the metrics tally first (deleteCounted).
  */
 
 import type { PruneCounts, RetentionStore } from '../contract';
+import { foldPlan } from '../shared/metrics-fold';
 import { HAS_ROWS, PLAN_COUNTS, PRUNABLE_EXTERNAL, PRUNABLE_RUNS } from '../shared/sql';
 import { committedRun } from './committed-rows';
 import { guard, type SqliteConnection } from './connection';
+import { drive } from './plan';
 
 const DEFAULT_BATCH = 500;
 const RUNS = PRUNABLE_RUNS('@before');
@@ -16,6 +19,21 @@ const IN_IDS = `(SELECT value FROM json_each(@ids))`;
 
 export function sqliteRetention(c: SqliteConnection): RetentionStore {
   const { db } = c;
+
+  /**
+   * Deletes rows of committed (by rowid) or step_events (by id), first folding what the metrics tally has not
+   * counted of them into it (shared/metrics-fold.ts), inside the caller's transaction.
+   */
+  function deleteCounted(table: 'committed' | 'step_events', ids: number[]): number {
+    if (ids.length === 0) return 0;
+    const doomed = {
+      sql: `${table === 'committed' ? 'rowid' : 'id'} IN (SELECT value FROM json_each(?))`,
+      params: [JSON.stringify(ids)],
+    };
+    drive(c, foldPlan('sqlite', table === 'committed' ? { committed: doomed } : { events: doomed }));
+    return c.prepared(`DELETE FROM ${table} WHERE ${doomed.sql}`).run(...doomed.params).changes;
+  }
+
   return {
     async planPrune(request) {
       const ext = request.includeExternal ? `UNION ALL SELECT id, 1 FROM (${EXTERNAL})` : '';
@@ -52,17 +70,23 @@ export function sqliteRetention(c: SqliteConnection): RetentionStore {
         const events =
           batch - logs <= 0
             ? 0
-            : db
-                .prepare(`DELETE FROM step_events WHERE id IN
-          (SELECT id FROM step_events WHERE run_id IN ${IN_IDS} LIMIT @limit)`)
-                .run({ ids, limit: batch - logs }).changes;
+            : deleteCounted(
+                'step_events',
+                db
+                  .prepare(`SELECT id FROM step_events WHERE run_id IN ${IN_IDS} LIMIT @limit`)
+                  .pluck()
+                  .all({ ids, limit: batch - logs }) as number[],
+              );
         const committed =
           batch - logs - events <= 0
             ? 0
-            : db
-                .prepare(`DELETE FROM committed WHERE rowid IN
-          (SELECT rowid FROM committed WHERE ${committedRun(`IN ${IN_IDS}`)} LIMIT @limit)`)
-                .run({ ids, limit: batch - logs - events }).changes;
+            : deleteCounted(
+                'committed',
+                db
+                  .prepare(`SELECT rowid FROM committed WHERE ${committedRun(`IN ${IN_IDS}`)} LIMIT @limit`)
+                  .pluck()
+                  .all({ ids, limit: batch - logs - events }) as number[],
+              );
         // Progress and the runs row only once a run has nothing else left.
         const progress = db
           .prepare(`DELETE FROM progress WHERE run_id IN ${IN_IDS} AND NOT ${HAS_ROWS('sqlite', 'progress.run_id')}`)

@@ -1,23 +1,11 @@
 /** Rerun and fork on SQLite: the shared plans (../shared/rewind.ts) driven synchronously inside one BEGIN IMMEDIATE. */
 
 import type { RewindStore } from '../contract/rewind';
-import { forkPlan, type Plan, type RewindOutcome, rerunPlan, rewindSpanPlan } from '../shared/rewind';
+import type { Plan } from '../shared/plan';
+import { forkPlan, type RewindOutcome, rerunPlan, rewindSpanPlan } from '../shared/rewind';
 import { forksPlan, readStepPlan, stepOfKeysPlan, tracePlan } from '../shared/step-reads';
 import { guard, type SqliteConnection } from './connection';
-
-function drive<T>(c: SqliteConnection, plan: Plan<T>): T {
-  let step = plan.next();
-  while (!step.done) {
-    const statement = c.prepared(step.value.sql);
-    if (statement.reader) {
-      step = plan.next(statement.all(...step.value.params) as Record<string, unknown>[]);
-    } else {
-      statement.run(...step.value.params);
-      step = plan.next([]);
-    }
-  }
-  return step.value;
-}
+import { drive } from './plan';
 
 export function sqliteRewind(c: SqliteConnection): RewindStore {
   const run = (make: (now: number) => Plan<RewindOutcome>) => {
