@@ -5,8 +5,10 @@
  * hundred times (bench/RESULTS.md). A worker given a workflows module still runs the sources (bin/entry.mjs).
  *
  * The crash fixtures (test/fixtures/*.ts, started by spawnFixture) are bundled the same way, each with the lib/
- * sources it imports, into FIXTURES_DIR, every run: under tsx's hooks a fixture's start cost its process about
- * 0.9 CPU-s, a bundle about 0.4. spawnFixture runs the bundle when WAYBILL_TEST_FIXTURES names the folder.
+ * sources it imports, into a folder of this run's own, removed when it ends: under tsx's hooks a fixture's start
+ * cost its process about 0.9 CPU-s, a bundle about 0.4. spawnFixture runs the bundle when WAYBILL_TEST_FIXTURES
+ * names the folder. A folder per run, since one shared folder emptied by each run's start took the bundles from
+ * under another run's tests (two engineers' runs in one checkout).
  *
  * WAYBILL_BUILT=0 in the environment keeps every bin and fixture on the sources.
  */
@@ -18,14 +20,15 @@ import { buildPackageIfStale } from '../../e2e/support/prepare';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** Two levels under the root, as test/fixtures is: a fixture's own `../..` names the root from either. */
-const FIXTURES_DIR = join(ROOT, '.tmp', 'test-fixtures');
+const FIXTURES_DIR = join(ROOT, '.tmp', `test-fixtures-${process.pid}`);
 
-export default function setup(): void {
+export default function setup(): (() => void) | undefined {
   if (process.env.WAYBILL_BUILT === '0') return;
   buildPackageIfStale(ROOT);
   process.env.WAYBILL_BUILT = '1';
   bundleFixtures();
   process.env.WAYBILL_TEST_FIXTURES = FIXTURES_DIR;
+  return () => rmSync(FIXTURES_DIR, { recursive: true, force: true });
 }
 
 function bundleFixtures(): void {
