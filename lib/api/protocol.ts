@@ -16,7 +16,7 @@ import { z } from 'zod';
 import { INPUT_MAX_CHARS } from '../checkpoint/step-input';
 import { jsonValue, progressView, truncation } from '../control/views';
 import { claimExpiresAt } from '../domain/claim-expiry';
-import { storableText } from '../domain/text';
+import { storableJson, storableText } from '../domain/text';
 import {
   IdempotencyKeyReuseError,
   InvalidInputError,
@@ -186,7 +186,8 @@ export const workflowName = z
 export const beginBody = z.strictObject({
   workflow: workflowName,
   totalSteps: stepNumber.optional(),
-  input: z.unknown().optional(),
+  // Text a store keeps, every string of it: a limited workflow's pick reads its runs' inputs (lib/domain/text.ts).
+  input: z.unknown().superRefine(storableJson).optional(),
   workerId: workerId.optional(),
 });
 

@@ -1,7 +1,8 @@
 /**
  * What a library loop may say about its run, checked once when it says it: a workflow name the runs list
- * can filter on (the API's rule), a whole number of steps, an input that is JSON.
+ * can filter on (the API's rule), a whole number of steps, an input that is JSON and text a store keeps.
  */
+import { jsonTextProblems } from '../domain/text';
 import { InvalidInputError } from '../errors';
 
 export interface RunDeclaration {
@@ -34,5 +35,11 @@ export function checkDeclaration(run: { workflow?: string; totalSteps?: number; 
   } catch (error) {
     throw new InvalidInputError(`the run's input must be JSON: ${(error as Error).message}`);
   }
+  // Text a store keeps, as a start's input is: the pick of a workflow of that name reads its runs' inputs.
+  const [unstorable] = jsonTextProblems(JSON.parse(inputJson));
+  if (unstorable)
+    throw new InvalidInputError(
+      `the run's input ${unstorable.path.length ? `at ${unstorable.path.join('.')} ` : ''}${unstorable.message}`,
+    );
   return { workflow: run.workflow, totalSteps: total ?? null, inputJson };
 }

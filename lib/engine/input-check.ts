@@ -5,6 +5,7 @@
  * field, and the parsed value (defaults applied) is what gets stored.
  */
 import { z } from 'zod';
+import { jsonTextProblems } from '../domain/text';
 import { InvalidInputError } from '../errors';
 
 export interface InputIssue {
@@ -63,9 +64,18 @@ export function issueMessage(issue: z.core.$ZodRawIssue): string | undefined {
   }
 }
 
+/**
+ * The input parsed by its schema, or each problem under its field. The parsed value (what is stored) must also be
+ * text a store keeps, every string and field name of it (lib/domain/text.ts): every start goes through here (the
+ * API, the CLI, the library, children, events, schedules, reruns and forks with an edited input), so none stores
+ * an input PostgreSQL's pick cannot read, on either backend.
+ */
 export function checkInput(schema: Parser, input: unknown): InputCheck {
   const parsed = schema.safeParse(input, { error: issueMessage });
-  if (parsed.success) return { ok: true, input: parsed.data };
+  if (parsed.success) {
+    const unstorable = jsonTextProblems(parsed.data);
+    return unstorable.length === 0 ? { ok: true, input: parsed.data } : { ok: false, issues: unstorable };
+  }
   const issues: InputIssue[] = [];
   for (const issue of parsed.error.issues) {
     // An unknown field is filed under its own name, so a typo is named where the user looks.

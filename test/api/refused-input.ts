@@ -3,13 +3,16 @@
  * (PostgreSQL's text refuses it with 22021, a 500 until it was checked at the edge; SQLite kept it), an
  * unpaired surrogate (no UTF-8 form: both stores kept U+FFFD instead), a step number past PostgreSQL's integer,
  * a metadata key `__proto__` (dropped by the parser, so the run started without it), and a pause or resume that
- * changes nothing (it wrote an audit line for an action that did not take effect). Each is a 4xx naming the
- * field, and nothing is written.
+ * changes nothing (it wrote an audit line for an action that did not take effect), and a run's input holding a NUL
+ * or an unpaired surrogate (stored as JSON escapes, but on PostgreSQL every pick of its workflow then failed, its
+ * limits' key being read from the input as JSON). Each is a 4xx naming the field, and nothing is written.
  *
  * Used by refused-input.sqlite.test.ts and refused-input.postgres.test.ts, which give the database: the
  * server's store and configuration are read from the environment once the suite has set it, as in production.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunLimits } from '../../lib/domain/run-limits';
+import { openStore } from '../../lib/store/index';
 import { type Answer, request } from '../support/http';
 
 const OPERATOR = 'refused-operator-token-0123456789';
@@ -253,6 +256,55 @@ export function refusedInputSuite(name: string, makeTarget: () => Promise<Target
         { action: 'schedule-resume', target: 'nightly' },
         { action: 'webhook-pause', target: id },
       ]);
+    });
+
+    it('refuses a run whose input holds a NUL or an unpaired surrogate, its limits key or any field: 400, nothing written', async () => {
+      const limits: RunLimits = {
+        concurrency: { limit: 1, key: 'customer' },
+        rateLimit: { limit: 5, periodMs: 1000, key: 'customer' },
+      };
+      const store = await openStore(target.url);
+      try {
+        await store.registerWorker({ id: 'w-limits', host: 'h', pid: 1, slots: 4 });
+        const inputSchemaJson = JSON.stringify({
+          type: 'object',
+          properties: { customer: { type: 'string' }, note: { type: 'string' } },
+          required: ['customer'],
+        });
+        await store.publishWorkflows('w-limits', [
+          { name: 'per-customer', description: null, inputSchemaJson, totalSteps: 1, version: null, limits },
+        ]);
+        const before = await written();
+        const start = (input: unknown) =>
+          refusal('POST', '/api/v1/runs', { workflow: 'per-customer', input, id: 'poison' });
+        expect(await start({ customer: `acme${NUL}` })).toEqual({ status: 400, fields: { 'input.customer': nul } });
+        expect(await start({ customer: `acme${LONE}` })).toEqual({ status: 400, fields: { 'input.customer': lone } });
+        expect(await start({ customer: 'acme', note: `a${NUL}b` })).toEqual({
+          status: 400,
+          fields: { 'input.note': nul },
+        });
+        // An outside client's run of that name writes its input too: the same rule.
+        expect(
+          await refusal('POST', '/api/v1/checkpoint/c2/begin', { workflow: 'per-customer', input: { customer: LONE } }),
+        ).toEqual({ status: 400, fields: { 'input.customer': lone } });
+        expect(await written()).toBe(before);
+        // The workflow's runs are still started and picked, under its limits.
+        const fine = await api('POST', '/api/v1/runs', OPERATOR, {
+          workflow: 'per-customer',
+          input: { customer: 'acme' },
+          id: 'fine',
+        });
+        expect(fine.status, JSON.stringify(fine.body)).toBe(201);
+        const picked = await store.claimRun({
+          workerId: 'w-limits',
+          leaseMs: 60_000,
+          workflows: ['per-customer'],
+          limits: { 'per-customer': limits },
+        });
+        expect(picked?.id).toBe('fine');
+      } finally {
+        await store.close();
+      }
     });
   });
 }

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { claimsCursor, committedCursor, runsCursor } from '../../lib/domain/cursor';
-import { storableText, textProblem } from '../../lib/domain/text';
+import { jsonTextProblems, storableText, textProblem } from '../../lib/domain/text';
 
 const forged = (value: unknown[]) => Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
 
@@ -40,5 +40,30 @@ describe('storable text', () => {
       expect(committedCursor.decode(forged(['k', bad]))).toBeNull();
       expect(claimsCursor.decode(forged(['c', 1, bad]))).toBeNull();
     }
+  });
+
+  it('finds every string and field name of a JSON value no store can keep, by its path, in document order', () => {
+    expect(jsonTextProblems({ a: 'ok', b: [1, 'é', { c: null }], d: true })).toEqual([]);
+    const nul = 'must not contain NUL characters';
+    const lone = 'must not contain an unpaired surrogate (it is not valid UTF-16, so it has no UTF-8 form to store)';
+    expect(
+      jsonTextProblems({
+        customer: 'acme\u0000',
+        provider: { name: 'x\ud800' },
+        list: ['fine', '\u0000'],
+        meta: { 'k\u0000': 1, ok: 'y' },
+      }),
+    ).toEqual([
+      { path: ['customer'], message: nul },
+      { path: ['provider', 'name'], message: lone },
+      { path: ['list', 1], message: nul },
+      { path: ['meta'], message: `field name "k\\u0000" ${nul}` },
+    ]);
+    expect(jsonTextProblems('\u0000')).toEqual([{ path: [], message: nul }]);
+    // At most ten named; nesting deeper than the call stack is walked all the same.
+    expect(jsonTextProblems(Array.from({ length: 50 }, () => '\u0000'))).toHaveLength(10);
+    let deep: unknown = '\u0000';
+    for (let i = 0; i < 20_000; i++) deep = [deep];
+    expect(jsonTextProblems(deep)[0]?.message).toBe(nul);
   });
 });
