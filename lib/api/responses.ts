@@ -68,7 +68,17 @@ export const queuedReasonSchema = z
         workflow: z.string(),
         limit: z.enum(['concurrency', 'rate']),
         key: z.string().describe("the run's key under that limit ('' when its input has none)"),
-        nextSlotInS: z.number().optional().describe('a rate limit: seconds until its next start may be taken'),
+        place: int
+          .optional()
+          .describe(
+            'a rate limit: its place in line for a first start under its key, in the pick order (1: the next); 101: that or later',
+          ),
+        nextSlotInS: z
+          .number()
+          .optional()
+          .describe(
+            'a rate limit: seconds until its own slot opens (exact up to the limit in places; past it, the earliest)',
+          ),
         message: z.string(),
       })
       .describe("its workflow's concurrency limit is full under its key, or its rate limit has no slot yet"),

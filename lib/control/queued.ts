@@ -7,11 +7,15 @@
  * - `no-worker`: no worker is alive at all.
  * - `not-served`: live workers exist, none serves the workflow (this one is also a stall: stalled.ts).
  * - `slots-busy`: every slot of every worker that serves it is taken, each by the runs named.
- * - `slot-free`: a serving worker has a free slot; it takes the oldest queued run at its next poll.
+ * - `slot-free`: a serving worker has a free slot; at its next poll it takes the run first in the pick's order
+ *   (the highest priority, then the oldest), which need not be this one.
  * - `unpublished`: a live worker published nothing (a program running the engine's Worker itself): it may serve
  *   the workflow, and its slots are not known.
  * - `held`: a serving worker may have a slot, but the workflow's concurrency limit is full under the run's key, or
- *   its rate limit has no slot yet (lib/domain/run-limits.ts; read from the store, as the pick judges them).
+ *   its rate limit has no slot for it yet (lib/domain/run-limits.ts; read from the store, as the pick judges them).
+ *   A rate-held run says its place in line under the key and when its own slot opens: the next slot for the first
+ *   in line, the slot a stored start's expiry opens for any place up to the limit (exact), and past that (or past
+ *   the runs ahead that are counted, LINE_COUNTED) the earliest its slot can open, said so.
  *
  * Made from the facts stalled.ts reads once per request (live workers with their slots, what each serves, the
  * running runs by owner). A worker's busy count is the runs it owns in status `running`; a waiting run holds
@@ -20,7 +24,7 @@
 
 import { isLive } from '../domain/liveness';
 import { limitsHold, periodText, type RunLimits } from '../domain/run-limits';
-import type { LimitUse, RunStatus, RunStore } from '../store/contract';
+import type { RunLimitUse, RunStatus, RunStore } from '../store/contract';
 import { readStallFacts, type Stall, type StallFacts, type StallSettings, type StallSubject, stallOf } from './stalled';
 
 export type QueuedReason =
@@ -38,9 +42,14 @@ export type QueuedReason =
   | {
       kind: 'held';
       workflow: string;
-      /** Which limit holds it, under which key; `nextSlotInS` for a rate limit. */
+      /**
+       * Which limit holds it, under which key. A rate limit's: `place`, the run's place in line for a first start
+       * under the key (1: the next; LINE_COUNTED + 1: that or later), and `nextSlotInS`, when its own slot opens
+       * (exact up to the limit's count of places, the earliest past it).
+       */
       limit: 'concurrency' | 'rate';
       key: string;
+      place?: number;
       nextSlotInS?: number;
       message: string;
     };
@@ -83,7 +92,7 @@ export async function queuedReasonOf(
 }
 
 /** The limit that holds a run back now, in words, or null when neither does. */
-export function heldReason(workflow: string, limits: RunLimits, use: LimitUse): QueuedReason | null {
+export function heldReason(workflow: string, limits: RunLimits, use: RunLimitUse): QueuedReason | null {
   const under = (key: string, path: string | null) =>
     path === null ? `of workflow ${workflow}` : `for key ${key === '' ? '(none)' : key}`;
   if (limits.concurrency && use.concurrency && use.concurrency.running >= limits.concurrency.limit)
@@ -95,18 +104,32 @@ export function heldReason(workflow: string, limits: RunLimits, use: LimitUse): 
       message: `${use.concurrency.running} of ${limits.concurrency.limit} runs ${under(use.concurrency.key, limits.concurrency.key)} are running`,
     };
   const rate = limits.rateLimit;
-  if (rate && use.rateLimit && use.rateLimit.started >= rate.limit && use.rateLimit.oldestAt !== null) {
-    const nextSlotInS = Math.max(0, use.rateLimit.oldestAt + rate.periodMs / 1000 - use.nowS);
+  const line = use.rateLine;
+  if (rate && use.rateLimit && line && line.slotAt > use.nowS) {
+    const nextSlotInS = line.slotAt - use.nowS;
+    const earliest = line.atLeast || line.place > rate.limit ? ' at the earliest' : '';
+    const when =
+      line.place === 1
+        ? `next slot in ${nextSlotInS.toFixed(1)} s`
+        : `${ordinal(line.place)}${line.atLeast ? ' or later' : ''} in line, its slot in ${nextSlotInS.toFixed(1)} s${earliest}`;
     return {
       kind: 'held',
       workflow,
       limit: 'rate',
       key: use.rateLimit.key,
+      place: line.place,
       nextSlotInS,
-      message: `rate limit of ${rate.limit} starts per ${periodText(rate.periodMs)} ${under(use.rateLimit.key, rate.key)}: next slot in ${nextSlotInS.toFixed(1)} s`,
+      message: `rate limit of ${rate.limit} starts per ${periodText(rate.periodMs)} ${under(use.rateLimit.key, rate.key)}: ${when}`,
     };
   }
   return null;
+}
+
+/** 1st, 2nd, 3rd, 4th, …, 11th, 12th, 13th, …, 21st. */
+function ordinal(n: number): string {
+  const teen = n % 100 >= 11 && n % 100 <= 13;
+  const suffix = teen ? 'th' : (({ 1: 'st', 2: 'nd', 3: 'rd' } as Record<number, string>)[n % 10] ?? 'th');
+  return `${n}${suffix}`;
 }
 
 /** Why a queued run waits, from the facts alone: its workflow's limits are queuedReasonOf's to add. */
@@ -148,7 +171,7 @@ export function queuedReasonWithout(
       busy,
       slots,
       workers,
-      message: `a slot is free on worker ${free.id} (${free.runs.length} of ${slotCount(free.slots)} busy): it takes the oldest queued run at its next poll`,
+      message: `a slot is free on worker ${free.id} (${free.runs.length} of ${slotCount(free.slots)} busy): at its next poll it takes the queued run of highest priority (the oldest among equals)`,
     };
   return {
     kind: 'slots-busy',

@@ -112,6 +112,29 @@ export function limitKeyOf(inputJson: string, path: string | null): string {
   return '';
 }
 
+/**
+ * How many runs ahead of a held run in its rate key's line are counted at most: each costs the key read from its
+ * input, and a list of held runs asks once per run. A run further back is told so ("101st or later"), with the
+ * earliest its slot can open.
+ */
+export const LINE_COUNTED = 100;
+
+/**
+ * Which stored start the `place`-th run in line for a first start under a rate key waits on (1: the next run the
+ * pick would start there), with `started` starts of the key in the window now. A start may be taken while fewer
+ * than `limit` starts lie within the period before it, and the runs ahead take the slots first, each as soon as it
+ * may: so the place-th slot from now opens when the window's (started − limit + place)-th oldest start leaves it,
+ * and a place past `limit` a whole period after the slot `limit` places ahead of it. `nth`: that start (1: the
+ * oldest in the window), null when its slot is open now; `periods`: the whole periods after it. Exact while
+ * `place` ≤ `limit` (it waits on a start that is stored); past that, the earliest the slot can open, as the
+ * starts it waits on are yet to come.
+ */
+export function rateSlot(limit: number, started: number, place: number): { nth: number | null; periods: number } {
+  const periods = Math.floor((place - 1) / limit);
+  const nth = started - limit + place - periods * limit;
+  return { nth: nth >= 1 ? nth : null, periods };
+}
+
 /** How a period reads in a reason: "second", "10 s", "minute". */
 export function periodText(ms: number): string {
   for (const [name, length] of Object.entries(PERIODS)) if (length === ms) return name;

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../lib/clock';
 import { openSqliteStore } from '../../lib/store/sqlite';
-import { ANY_RUNNABLE, RUNNABLE } from '../../lib/store/sqlite/runs';
+import { anyRunnable, RUNNABLE } from '../../lib/store/sqlite/runs';
 import { makeTempDir } from '../support/tmp';
 
 describe('the run pick on SQLite', () => {
@@ -39,7 +39,7 @@ describe('the run pick on SQLite', () => {
         'SCAN runs USING INDEX runs_runnable',
       ]);
       expect(pick.filter((d) => /TEMP B-TREE/.test(d))).toEqual([]);
-      expect(plan(ANY_RUNNABLE).filter((d) => /\bruns\b/.test(d))).toEqual(['SCAN runs USING INDEX runs_runnable']);
+      expect(plan(anyRunnable()).filter((d) => /\bruns\b/.test(d))).toEqual(['SCAN runs USING INDEX runs_runnable']);
 
       expect(await store.claimRun({ workerId: 'w-2', leaseMs: 30_000, workflows: ['wf'] })).toMatchObject({
         id: 'queued-0001',

@@ -79,7 +79,8 @@ describe.each(list)('a queued run says what it waits for on $name', (backend) =>
       kind: 'slot-free',
       busy: 1,
       slots: 3,
-      message: 'a slot is free on worker w-2 (0 of 2 busy): it takes the oldest queued run at its next poll',
+      message:
+        'a slot is free on worker w-2 (0 of 2 busy): at its next poll it takes the queued run of highest priority (the oldest among equals)',
     });
 
     // Both workers stop beating: past the live window, no worker is alive.

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { limitKeyOf, periodText } from '../../lib/domain/run-limits';
+import { limitKeyOf, periodText, rateSlot } from '../../lib/domain/run-limits';
 import { defineWorkflow, limitsOf, WorkflowRegistry } from '../../lib/engine/workflow';
 
 const base = { input: z.object({}), run: async () => null };
@@ -56,5 +56,33 @@ describe('workflow limits', () => {
     expect(limitKeyOf('{"a":[1]}', 'a')).toBe('');
     expect(limitKeyOf('{}', 'a.b')).toBe('');
     expect(limitKeyOf('{"a":1}', null)).toBe('');
+  });
+
+  it('says which stored start the k-th run in line waits on, then whole periods', () => {
+    // 1 start per period, 1 in the window: the first in line waits on it, the second a period more.
+    expect(rateSlot(1, 1, 1)).toEqual({ nth: 1, periods: 0 });
+    expect(rateSlot(1, 1, 2)).toEqual({ nth: 1, periods: 1 });
+    expect(rateSlot(1, 1, 3)).toEqual({ nth: 1, periods: 2 });
+    // 5 per period, all 5 taken: the k-th in line waits on the k-th oldest, the 6th on the oldest a period more.
+    expect([1, 3, 5, 6, 10, 11].map((place) => rateSlot(5, 5, place))).toEqual([
+      { nth: 1, periods: 0 },
+      { nth: 3, periods: 0 },
+      { nth: 5, periods: 0 },
+      { nth: 1, periods: 1 },
+      { nth: 5, periods: 1 },
+      { nth: 1, periods: 2 },
+    ]);
+    // 3 of 5 taken: two start now, the third waits on the oldest; the 6th and 7th on the two that start now.
+    expect([1, 2, 3, 5, 6, 7, 8].map((place) => rateSlot(5, 3, place))).toEqual([
+      { nth: null, periods: 0 },
+      { nth: null, periods: 0 },
+      { nth: 1, periods: 0 },
+      { nth: 3, periods: 0 },
+      { nth: null, periods: 1 },
+      { nth: null, periods: 1 },
+      { nth: 1, periods: 1 },
+    ]);
+    // More starts in the window than the limit (a limit lowered since): the first waits until only 4 are left.
+    expect(rateSlot(5, 7, 1)).toEqual({ nth: 3, periods: 0 });
   });
 });

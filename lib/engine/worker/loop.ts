@@ -46,7 +46,10 @@ export class Worker {
   private readonly idle: Idle;
   /** The runs' logs, batched into the store (run-log.ts): one writer for every run this worker executes. */
   private readonly runLogs: RunLogWriter;
-  /** Its workflows' concurrency and rate limits, which its pick holds runs back by; undefined when none has any. */
+  /**
+   * Its workflows' own concurrency and rate limits; undefined when none has any. The pick holds runs back by a
+   * workflow's latest publication in the store, and by these only for a workflow the store has none of.
+   */
   private readonly limits: Record<string, RunLimits> | undefined;
 
   constructor(options: WorkerOptions) {

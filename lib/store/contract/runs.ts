@@ -67,12 +67,29 @@ export interface WorkerFilter {
   limit?: number;
 }
 
-/** limitUse's answer; null when the run is not there. */
+/** What the pick's own columns say of a run's limits (shared/run-limits-sql.ts limitUseOf). */
 export interface LimitUse {
   nowS: number;
   concurrency?: { key: string; running: number };
   rateLimit?: { key: string; started: number; oldestAt: number | null };
 }
+
+/**
+ * Where a queued run stands for a first start under its rate key: its place in line (1: the next the pick would
+ * start there; the runs ahead are the workflow's queued runs never started under the key, in the pick's order),
+ * and when its slot opens by the store's clock as lib/domain/run-limits.ts rateSlot reckons it (now or before:
+ * open). `atLeast`: more runs were ahead than are counted (LINE_COUNTED), so `place` is where the count stopped
+ * and `slotAt` the earliest its slot can open. Null in limitUse's answer when no rate limit is given, or the run
+ * started before (a rate limit never holds it).
+ */
+export interface RateLine {
+  place: number;
+  atLeast: boolean;
+  slotAt: number;
+}
+
+/** limitUse's answer; null when the run is not there. */
+export type RunLimitUse = LimitUse & { rateLine: RateLine | null };
 
 /** The processes that execute runs, and how a dead one is told from a paused one. */
 export interface WorkerStore {
@@ -212,9 +229,11 @@ export interface RunStore extends WorkerStore, WorkflowStore {
    * passed: a worker that stalled past its lease and woke up still has them in hand, and taking one again
    * would run it twice beside itself. `runId`: take only this run (the drill's workers).
    *
-   * Higher priority first, then oldest. `limits`: the concurrency and rate limits of the workflows the worker
-   * serves, by name (its own definitions'): a run they hold back is passed over, decided so that workers on
-   * every host together never exceed them.
+   * Higher priority first, then oldest. A run its workflow's concurrency or rate limit holds back is passed over,
+   * decided so that workers on every host together never exceed it. The limits are the workflow's latest
+   * publication in the store (publishWorkflows: the newest deployment's, what a held run's reason reads too);
+   * `limits`, the worker's own declarations by workflow name, count only for a workflow the store has no
+   * publication of (shared/run-limits-sql.ts pickLimits).
    */
   claimRun(request: {
     workerId: string;
@@ -227,10 +246,10 @@ export interface RunStore extends WorkerStore, WorkflowStore {
 
   /**
    * What holds a queued run back under its workflow's limits, by the store's clock: the runs holding places
-   * under its concurrency key, and the starts within its rate window under its rate key with the oldest's
-   * time (the next slot is a period after it).
+   * under its concurrency key, the starts within its rate window under its rate key with the oldest's time,
+   * and its place in line for a slot there.
    */
-  limitUse(runId: string, limits: RunLimits): Promise<LimitUse | null>;
+  limitUse(runId: string, limits: RunLimits): Promise<RunLimitUse | null>;
 
   /**
    * Extends the run lease; returns the run's status so the worker notices pause/cancel/takeover. With

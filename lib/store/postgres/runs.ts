@@ -23,10 +23,10 @@
 import { performance } from 'node:perf_hooks';
 import { and, desc, eq, isNull, type SQL, sql } from 'drizzle-orm';
 import type pg from 'pg';
-import { limitsHold } from '../../domain/run-limits';
+import { limitsHold, type RunLimits } from '../../domain/run-limits';
 import { ConflictError, InvalidTransitionError, NotFoundError } from '../../errors';
 import type { RunRow, RunStatus, RunStore, WorkerStore, WorkflowStore } from '../contract';
-import { runs, stepEvents } from '../schema/pg';
+import { runs, stepEvents, workflows } from '../schema/pg';
 import {
   bornCancelledDetail,
   CANCELLED_PREFIX,
@@ -35,8 +35,9 @@ import {
   retriedWithParentDetail,
 } from '../shared/children';
 import { announceWake } from '../shared/local-wakes';
+import { nthStartSql, rateAheadSql, rateLineOf, ratePlace } from '../shared/rate-line-sql';
 import { runHeadColumns, runHeadFilter } from '../shared/run-heads';
-import { limitUseOf, limitUseSql, withinLimitsSql } from '../shared/run-limits-sql';
+import { limitsMayHoldSql, limitUseOf, limitUseSql, pickLimits, withinLimitsSql } from '../shared/run-limits-sql';
 import { TRANSITIONS } from '../shared/transitions';
 import { runEndEvent } from '../shared/webhooks';
 import { RUN_ALIASES, RUN as RUN_LIST } from './columns';
@@ -47,6 +48,11 @@ import { dueWait, reopenChildWait, settleChild } from './waits';
 import { enqueueIn } from './webhooks';
 
 type RunsOnly = Omit<RunStore, keyof WorkerStore | keyof WorkflowStore>;
+
+/** The plain pick's row: the run taken, or every column null when none was (claimStatement). */
+type Nullable<T> = { [K in keyof T]: T[K] | null };
+/** The workflows' publications, as pickLimits reads them. */
+type Published = { name: string; limitsJson: string | null }[];
 
 /**
  * Added to "since the call began" when recognising an earlier attempt: the database's now() for the retry
@@ -107,17 +113,30 @@ const PICK_ORDER = sql`ORDER BY p.priority DESC NULLS LAST, p.created_at, p.id C
  *         condition only when given, never `$n IS NULL OR …`, whose generic plan guesses rare.
  * - taken: the run becomes ours; pick.owner (the newest version's) is who we took it from.
  * - the `expired` event, when that was another worker.
+ * - limited: the publications of the workflows asked for, and whether one may declare a limit (limitsMayHoldSql).
+ *         Then the pick takes nothing (a one-time filter: the plan is the same walk) and answers them, and the
+ *         caller takes the path under limits (claimWithinLimits) with them: a pick of workflows without limits
+ *         stays one round trip. Left out when `underLimits` (that path's own take, of the run it decided on).
+ *
+ * Answers one row: the run taken (its columns null when none) and `published` (null unless a limit may hold);
+ * under limits, the run taken alone, or no row.
  */
 export function claimStatement(
   c: PgConnection,
   request: { workerId: string; leaseMs: number; workflows: string[]; holding?: string[]; runId?: string },
-  now: SQL = c.now(),
+  { now = c.now(), underLimits = false }: { now?: SQL; underLimits?: boolean } = {},
 ): SQL {
   const holding = request.holding ?? [];
   const lease = request.leaseMs / 1000;
   const worker = sql`${request.workerId}::text`;
-  return sql`WITH pick AS MATERIALIZED (
-    SELECT p.id, p.owner FROM ${runs} p WHERE ${pickable(request, holding, now)} ${PICK_ORDER}),
+  const limited = underLimits
+    ? sql``
+    : sql`limited AS MATERIALIZED (SELECT coalesce(bool_or(${sql.raw(limitsMayHoldSql('w'))}), false) AS yes,
+        json_agg(json_build_object('name', w.name, 'limitsJson', w.limits_json)) AS published
+      FROM ${workflows} w WHERE w.name = ANY(${sql.param(request.workflows)}::text[])),
+  `;
+  return sql`WITH ${limited}pick AS MATERIALIZED (
+    SELECT p.id, p.owner FROM ${runs} p WHERE ${underLimits ? sql`` : sql`NOT (SELECT yes FROM limited) AND `}${pickable(request, holding, now)} ${PICK_ORDER}),
   taken AS (UPDATE ${runs} r SET status = 'running', owner = ${worker}, lease_expires_at = t.now + ${lease}::float8,
       attempts = r.attempts + 1, started_at = coalesce(r.started_at, t.now), updated_at = t.now
     FROM pick, (SELECT ${now} AS now) t WHERE r.id = pick.id
@@ -126,49 +145,83 @@ export function claimStatement(
     SELECT taken.id, 'expired', 1, ${worker},
       'run lease of ' || taken."previousOwner" || ' passed or its worker died; resumed by ' || ${worker}, taken."updatedAt"
     FROM taken WHERE taken."previousOwner" <> ${worker})
-  SELECT ${sql.raw(RUN_ALIASES)} FROM taken`;
+  ${
+    underLimits
+      ? sql`SELECT ${sql.raw(RUN_ALIASES)} FROM taken`
+      : sql`SELECT ${sql.raw(RUN_ALIASES)}, CASE WHEN limited.yes THEN limited.published END AS "published"
+        FROM limited LEFT JOIN taken ON true`
+  }`;
+}
+
+/** The time of a statement under limits, read once however often its CTEs use it (withNow defines it). */
+const LIMIT_NOW = '(SELECT now FROM limit_now)';
+
+const withNow = (at: SQL, within: { with: string }): SQL =>
+  sql`WITH limit_now AS (SELECT ${at} AS now)${within.with === '' ? sql`` : sql.raw(`,\n  ${within.with}`)}`;
+
+/**
+ * The pick's candidate under `limits` (pickLimits'), the runs in `excluded` left out: found as the plain pick
+ * finds one, on the statement's snapshot, and locked. Exported for the plan test
+ * (test/contract/limits-plan.test.ts), which EXPLAINs exactly this.
+ */
+export function candidateStatement(
+  c: PgConnection,
+  request: { workflows: string[]; holding?: string[]; runId?: string },
+  limits: Record<string, RunLimits>,
+  excluded: string[] = [],
+): SQL {
+  const within = withinLimitsSql('postgres', limits, 'p', LIMIT_NOW);
+  return sql`${withNow(c.now(), within)}
+    SELECT p.id, p.workflow FROM ${runs} p, limit_now t
+    WHERE ${pickable(request, [...(request.holding ?? []), ...excluded], sql.raw('t.now'))}
+      ${within.condition === '' ? sql`` : sql.raw(`AND ${within.condition}`)} ${PICK_ORDER}`;
 }
 
 /**
- * The pick under limits (lib/domain/run-limits): the candidate is found as the plain pick finds one, with its
- * workflow's limits judged on the statement's snapshot; then, holding a transaction lock on the workflow's
- * limits, they are judged again by a statement of its own, whose snapshot has every take committed before the
- * lock was ours. Two workers picking runs of one limited workflow so decide one after the other, and never
- * both take the last place. One lock per transaction, so no two pickers wait on each other in a cycle; a
- * candidate the second look refuses (a race lost) is left out of the next transaction's pick, up to three.
+ * The pick under limits (lib/domain/run-limits), by the limits pickLimits chooses (the workflows' publications,
+ * read once per pick): the candidate is found as the plain pick finds one, with its workflow's limits judged on
+ * the statement's snapshot; then, holding a transaction lock on the workflow's limits, they are judged again by a
+ * statement of its own, whose snapshot has every take committed before the lock was ours. Two workers picking
+ * runs of one limited workflow so decide one after the other, and never both take the last place. One lock per
+ * transaction, so no two pickers wait on each other in a cycle; a candidate the second look refuses (a race
+ * lost) is left out of the next transaction's pick, up to three. Each statement's time is its CTE `limit_now`,
+ * read once (shared/run-limits-sql.ts counts places and starts in CTEs that read it).
  */
 async function claimWithinLimits(
   c: PgConnection,
   request: Parameters<RunStore['claimRun']>[0],
+  known?: Published,
 ): Promise<RunRow | undefined> {
+  const published =
+    known ??
+    (
+      await c.query<Published[number]>(
+        sql`SELECT name, limits_json AS "limitsJson" FROM ${workflows} WHERE name = ANY(${sql.param(request.workflows)}::text[])`,
+      )
+    ).rows;
+  const limits = pickLimits(request.workflows, published, request.limits);
   const tried: string[] = [];
   // The time once the lock is ours, not the transaction's start (now()), which waiting for the lock makes stale: a
   // start is recorded, and a rate window judged, at the moment the take is decided, in the order the lock gives.
   const decided = sql`(extract(epoch from clock_timestamp())::float8 + ${c.skew()}::float8)`;
   for (let round = 0; round < 3; round++) {
     const outcome = await c.inTransaction(async (client): Promise<{ row: RunRow | undefined } | { lost: string }> => {
-      const within = withinLimitsSql('postgres', request.limits, 'p', 't.now');
       const candidate = (
-        await c.once<{ id: string; workflow: string }>(
-          sql`SELECT p.id, p.workflow FROM ${runs} p, (SELECT ${c.now()} AS now) t
-          WHERE ${pickable(request, [...(request.holding ?? []), ...tried], sql.raw('t.now'))}
-            ${within === '' ? sql`` : sql.raw(`AND ${within}`)} ${PICK_ORDER}`,
-          undefined,
-          client,
-        )
+        await c.once<{ id: string; workflow: string }>(candidateStatement(c, request, limits, tried), undefined, client)
       ).rows[0];
       if (!candidate) return { row: undefined };
-      const limits = request.limits?.[candidate.workflow];
-      if (limitsHold(limits)) {
+      const own = limits[candidate.workflow];
+      if (own) {
         await c.once(
           sql`SELECT pg_advisory_xact_lock(hashtextextended(${`waybill-limits:${candidate.workflow}`}, 0))`,
           undefined,
           client,
         );
-        const again = withinLimitsSql('postgres', { [candidate.workflow]: limits! }, 'p', 't.now');
+        const again = withinLimitsSql('postgres', { [candidate.workflow]: own }, 'p', LIMIT_NOW);
         const ok = (
           await c.once<{ ok: boolean }>(
-            sql`SELECT ${sql.raw(again)} AS ok FROM ${runs} p, (SELECT ${decided} AS now) t WHERE p.id = ${candidate.id}`,
+            sql`${withNow(decided, again)}
+            SELECT ${sql.raw(again.condition)} AS ok FROM ${runs} p WHERE p.id = ${candidate.id}`,
             undefined,
             client,
           )
@@ -178,7 +231,7 @@ async function claimWithinLimits(
       return {
         row: (
           await c.once<RunRow>(
-            claimStatement(c, { ...request, runId: candidate.id }, limitsHold(limits) ? decided : c.now()),
+            claimStatement(c, { ...request, runId: candidate.id }, { now: own ? decided : c.now(), underLimits: true }),
             undefined,
             client,
           )
@@ -256,7 +309,7 @@ export function postgresRuns(c: PgConnection): RunsOnly {
       if (detail === undefined || !cancelledWithParent(detail, parentId)) continue;
       await c.once(
         sql`WITH moved AS (UPDATE ${runs} SET status = ${TRANSITIONS.retry.to}, updated_at = ${c.now()}, error = NULL,
-            finished_at = NULL, owner = NULL, lease_expires_at = NULL
+            finished_at = NULL, started_at = NULL, owner = NULL, lease_expires_at = NULL
           WHERE id = ${child.id} RETURNING id)
         INSERT INTO ${stepEvents} (run_id, outcome, count, detail, at)
         SELECT id, 'operator', 1, ${retriedWithParentDetail(actor, parentId)}, ${c.now()} FROM moved`,
@@ -438,10 +491,17 @@ export function postgresRuns(c: PgConnection): RunsOnly {
           ).rows[0];
           if (adopted) return adopted;
         }
+        // A worker's own limits (for a workflow the store may have no publication of) are pickLimits' to weigh.
         if (Object.values(request.limits ?? {}).some(limitsHold)) return claimWithinLimits(c, request);
         // Two texts, two names: a named statement is one text, and `runId` (a drill's workers) adds a condition.
         const name = request.runId === undefined ? 'waybill_run_claim' : 'waybill_run_claim_one';
-        return (await c.once<RunRow>(claimStatement(c, request), name)).rows[0];
+        const answer = (
+          await c.once<Nullable<RunRow> & { published: Published | null }>(claimStatement(c, request), name)
+        ).rows[0];
+        if (answer?.published) return claimWithinLimits(c, request, answer.published);
+        if (answer?.id == null) return undefined;
+        const { published: _, ...taken } = answer;
+        return taken as RunRow;
       });
       if (!row) return null;
       mine.add(row.id);
@@ -451,13 +511,30 @@ export function postgresRuns(c: PgConnection): RunsOnly {
     async limitUse(runId, limits) {
       const run = await getRun(runId);
       if (!run) return null;
+      const rateKey = limits.rateLimit?.key ?? null;
       const row = (
-        await c.query<Parameters<typeof limitUseOf>[0] & { now: number }>(
-          sql`SELECT t.now, ${sql.raw(limitUseSql('postgres', run.workflow, limits, 'p', 't.now'))}
+        await c.query<Parameters<typeof limitUseOf>[0] & Parameters<typeof ratePlace>[2] & { now: number }>(
+          sql`SELECT t.now, ${sql.raw(limitUseSql('postgres', run.workflow, limits, 'p', 't.now'))},
+            p.started_at AS "ownStart", ${sql.raw(rateAheadSql('postgres', limits, run, 'p'))} AS ahead
           FROM ${runs} p, (SELECT ${c.now()} AS now) t WHERE p.id = ${runId}`,
         )
       ).rows[0];
-      return row ? limitUseOf(row, limits, Number(row.now)) : null;
+      if (!row) return null;
+      const use = limitUseOf(row, limits, Number(row.now));
+      const at = ratePlace(limits, use, row);
+      if (!at) return { ...use, rateLine: null };
+      // Both numbers are ours, written as literals: a float8's text is exact, and the first read's window is this one.
+      const since = `${use.nowS - limits.rateLimit!.periodMs / 1000}::float8`;
+      const nthAt =
+        at.nth === null
+          ? null
+          : ((
+              await c.query<{ at: number | null }>(
+                sql`SELECT ${sql.raw(nthStartSql('postgres', run.workflow, rateKey, 'p', since, String(at.nth - 1)))} AS at
+                FROM ${runs} p WHERE p.id = ${runId}`,
+              )
+            ).rows[0]?.at ?? null);
+      return { ...use, rateLine: rateLineOf(limits, use, at, nthAt === null ? null : Number(nthAt)) };
     },
 
     async renewRunLease(id, workerId, leaseMs, attempt) {
@@ -564,6 +641,9 @@ export function postgresRuns(c: PgConnection): RunsOnly {
           upd AS (UPDATE ${runs} r SET status = ${target}, updated_at = t.now,
               error = CASE WHEN ${target} = 'queued' THEN NULL ELSE r.error END,
               finished_at = CASE WHEN ${target} = 'cancelled' THEN t.now WHEN ${target} = 'queued' THEN NULL ELSE r.finished_at END,
+              -- A retry's next pick is a start, counted and held by a rate limit as one: sqlite/runs.ts ACT says why.
+              started_at = CASE WHEN ${target} = 'queued' AND r.status IN ('failed', 'cancelled') THEN NULL
+                ELSE r.started_at END,
               -- A paused running run keeps its owner until that worker notices and lets go (renewRunLease tells it):
               -- its last step may still complete it. A cancelled one is abandoned: nothing its worker does can finish
               -- it, the worker learns of it from the status alone, and a dead worker would otherwise own it forever.

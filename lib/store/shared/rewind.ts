@@ -267,7 +267,7 @@ export function* rerunPlan(d: Dialect, r: RerunRequest, now: number, lock: strin
   const edited = r.inputJson !== null;
   const row = (yield q(
     `UPDATE runs SET status = 'queued', input_json = coalesce(CAST(? AS TEXT), input_json), error = NULL,
-    output_json = NULL, finished_at = NULL, owner = NULL, lease_expires_at = NULL, updated_at = ?
+    output_json = NULL, started_at = NULL, finished_at = NULL, owner = NULL, lease_expires_at = NULL, updated_at = ?
     ${edited ? ', total_steps = CAST(? AS INTEGER)' : ''} WHERE id = ?
     RETURNING ${RUN_COLUMNS}`,
     ...[r.inputJson, now, ...(edited ? [r.totalSteps ?? null] : []), r.runId],

@@ -1,6 +1,7 @@
 /** Shared by both backends: which live workers serve each published workflow. */
 import type { RunLimits } from '../../domain/run-limits';
 import type { PublishedWorkflow } from '../contract';
+import { readLimits } from './run-limits-sql';
 
 /** Joins each workflow to the live workers whose served list names it (the list is JSON: parsed here, not in SQL). */
 export function withServers(
@@ -25,7 +26,8 @@ export function withServers(
   return rows.map(({ eventsJson, limitsJson, ...row }) => ({
     ...row,
     events: eventNames(eventsJson),
-    limits: limitsOf(limitsJson),
+    // Read as the pick reads it (run-limits-sql.ts), so a held run's reason counts against the limit it is held by.
+    limits: readLimits(limitsJson),
     servedBy: servers.get(row.name) ?? [],
   }));
 }
@@ -47,15 +49,4 @@ export function limitsJson(limits: RunLimits | undefined): string | null {
 
 export function eventsJson(names: string[] | undefined): string | null {
   return names && names.length > 0 ? JSON.stringify(names) : null;
-}
-
-/** What a worker published of its workflow's limits; a row it cannot read limits nothing (the pick is the worker's). */
-function limitsOf(text: string | null): RunLimits {
-  if (text === null) return {};
-  try {
-    const parsed = JSON.parse(text) as unknown;
-    return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as RunLimits) : {};
-  } catch {
-    return {};
-  }
 }

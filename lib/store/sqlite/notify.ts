@@ -2,10 +2,12 @@
  * Wakes on SQLite, which has no notifications: a connection of the watcher's own reads `PRAGMA data_version`
  * every WATCH_MS, a number that changes when any other connection commits (this process's store included, since
  * the watcher's connection is not the store's) and costs about a microsecond to read, no lock, no disk. When it
- * changed, one read (ANY_RUNNABLE, through the pick's partial index, taking no lock in WAL mode) asks whether
- * any run is runnable now, and only then are subscribers woken: the commits that make nothing runnable (steps,
- * heartbeats, renewals), which are nearly all of them, wake nobody, and an idle worker never takes the write
- * lock to find nothing.
+ * changed, one read (anyRunnable, through the pick's partial index, taking no lock in WAL mode) asks whether
+ * any run is runnable now, its workflow's published limits included, and only then are subscribers woken: the
+ * commits that make nothing runnable (steps, heartbeats, renewals, and every one while the queue is all held
+ * back by its limits), which are nearly all of them, wake nobody, and an idle worker never takes the write lock
+ * to find nothing. A run held only by a worker's own declaration, which the store has no publication of, wakes
+ * as a runnable one: the look knows only what is published.
  *
  * A file only: an in-memory database has no other connection to watch from, and its workers poll as before.
  * The timer runs on the store's clock, and is set while someone subscribes.
@@ -13,7 +15,8 @@
 import Database from 'better-sqlite3';
 import type { Clock, TimerHandle } from '../../clock';
 import type { Wake } from '../contract';
-import { ANY_RUNNABLE } from './runs';
+import { pickLimits } from '../shared/run-limits-sql';
+import { anyRunnable, PUBLISHED_LIMITS } from './runs';
 
 /** How often data_version is read: the wake's latency, at a microsecond a look. */
 export const WATCH_MS = 50;
@@ -27,7 +30,13 @@ export function wakeWatcher(options: { path: string; clock: Clock; everyMs?: num
   const { clock } = options;
   const everyMs = options.everyMs ?? WATCH_MS;
   const subscribers = new Set<(wake: Wake) => void>();
-  let open: { db: Database.Database; version: Database.Statement; any: Database.Statement } | null = null;
+  let open: {
+    db: Database.Database;
+    version: Database.Statement;
+    published: Database.Statement<unknown[], { name: string; limitsJson: string | null }>;
+    /** The look's statement per text: a text changes only when a publication's limits do. */
+    looks: Map<string, Database.Statement>;
+  } | null = null;
   let timer: TimerHandle | undefined;
   let version: unknown;
   let watching = false;
@@ -38,12 +47,35 @@ export function wakeWatcher(options: { path: string; clock: Clock; everyMs?: num
     for (const fn of [...subscribers]) fn(wake);
   };
 
+  const anyNow = (o: NonNullable<typeof open>): unknown => {
+    const published = o.published.all({ workflows: null });
+    const text = anyRunnable(
+      pickLimits(
+        published.map((row) => row.name),
+        published,
+        undefined,
+      ),
+    );
+    let statement = o.looks.get(text);
+    if (!statement) {
+      if (o.looks.size >= 16) o.looks.clear();
+      statement = o.db.prepare(text).pluck();
+      o.looks.set(text, statement);
+    }
+    return statement.get({ now: clock.now() / 1000 });
+  };
+
   const look = (mine: number) => {
     if (mine !== chain || subscribers.size === 0) return;
     try {
       if (!open) {
         const db = new Database(options.path, { fileMustExist: true });
-        open = { db, version: db.prepare('PRAGMA data_version').pluck(), any: db.prepare(ANY_RUNNABLE).pluck() };
+        open = {
+          db,
+          version: db.prepare('PRAGMA data_version').pluck(),
+          published: db.prepare(PUBLISHED_LIMITS),
+          looks: new Map(),
+        };
       }
       const now = open.version.get();
       if (!watching) {
@@ -52,7 +84,7 @@ export function wakeWatcher(options: { path: string; clock: Clock; everyMs?: num
         emit({ kind: 'listening' });
       } else if (now !== version) {
         version = now;
-        if (open.any.get({ now: clock.now() / 1000 }) === 1) emit({ kind: 'runnable' });
+        if (anyNow(open) === 1) emit({ kind: 'runnable' });
       }
     } catch {
       // A file gone or unreadable for a moment: say so, and look again at the next tick.

@@ -17,8 +17,9 @@ import {
   retriedWithParentDetail,
 } from '../shared/children';
 import { announceWake } from '../shared/local-wakes';
+import { nthStartSql, rateAheadSql, rateLineOf, ratePlace } from '../shared/rate-line-sql';
 import { runHeadColumns, runHeadFilter } from '../shared/run-heads';
-import { limitUseOf, limitUseSql, withinLimitsSql } from '../shared/run-limits-sql';
+import { limitUseOf, limitUseSql, pickLimits, withinLimitsSql } from '../shared/run-limits-sql';
 import { TRANSITIONS } from '../shared/transitions';
 import { runEndEvent } from '../shared/webhooks';
 import { guard, type SqliteConnection } from './connection';
@@ -45,27 +46,43 @@ const RUNNABLE_NOW = `status IN ('queued', 'running', 'waiting')
  * Named, because SQLite's planner does not weigh the LIMIT: left to itself it reads the candidates through
  * runs_status_updated and sorts them all, hundreds of times the walk that stops at the first behind a long queue
  * (bench/RESULTS.md, "Why the code is shaped so"). INDEXED BY also turns a lost index into an error at prepare,
- * never a slow plan.
+ * never a slow plan. Under limits, the places and starts they count are CTEs read once (shared/run-limits-sql.ts).
  */
 export const runnable = (limits?: Record<string, RunLimits>): string => {
   const within = withinLimitsSql('sqlite', limits, 'runs', '@now');
-  return `SELECT id, owner FROM runs INDEXED BY runs_runnable
+  return `${within.with === '' ? '' : `WITH ${within.with}\n  `}SELECT id, owner FROM runs INDEXED BY runs_runnable
   WHERE ${RUNNABLE_NOW}
     AND workflow IN (SELECT value FROM json_each(@workflows))
     AND id NOT IN (SELECT value FROM json_each(@holding)) AND (@runId IS NULL OR id = @runId)
-    ${within === '' ? '' : `AND ${within}`}
+    ${within.condition === '' ? '' : `AND ${within.condition}`}
   ORDER BY priority DESC, created_at, id LIMIT 1`;
 };
 
 /** The pick of a worker whose workflows declare no limits. */
 export const RUNNABLE = runnable();
 
-/** Whether any run is runnable now, for anyone: the wake watcher's look (notify.ts), a read that takes no lock. */
-export const ANY_RUNNABLE = `SELECT EXISTS (SELECT 1 FROM runs INDEXED BY runs_runnable WHERE ${RUNNABLE_NOW}) AS any`;
+/**
+ * Whether any run is runnable now, for anyone, under the workflows' published limits (`limits`: pickLimits of
+ * PUBLISHED_LIMITS): the wake watcher's look (notify.ts), a read that takes no lock. A run its limits hold back
+ * wakes no one: behind a held queue every commit would otherwise send every idle worker into a pick under the
+ * write lock, to find nothing. A place that frees is itself a commit, and the look after it finds the run.
+ */
+export const anyRunnable = (limits?: Record<string, RunLimits>): string => {
+  const within = withinLimitsSql('sqlite', limits, 'runs', '@now');
+  return `${within.with === '' ? '' : `WITH ${within.with}\n  `}SELECT EXISTS (SELECT 1 FROM runs INDEXED BY runs_runnable
+    WHERE ${RUNNABLE_NOW}${within.condition === '' ? '' : ` AND ${within.condition}`}) AS any`;
+};
+
+/** The workflows' publications (@workflows: a JSON array of names, or null for all): what pickLimits reads. */
+export const PUBLISHED_LIMITS = `SELECT name, limits_json AS limitsJson FROM workflows
+  WHERE @workflows IS NULL OR name IN (SELECT value FROM json_each(@workflows))`;
 
 const ACT = `UPDATE runs SET status = @to, updated_at = @now,
   error = CASE WHEN @to = 'queued' THEN NULL ELSE error END,
   finished_at = CASE WHEN @to = 'cancelled' THEN @now WHEN @to = 'queued' THEN NULL ELSE finished_at END,
+  -- A retry (failed or cancelled to queued) is a fresh call to whatever a rate limit protects: its next pick is a
+  -- start, counted and held as one (run-limits-sql.ts exempts a run that has started_at). A resume keeps it.
+  started_at = CASE WHEN @to = 'queued' AND status IN ('failed', 'cancelled') THEN NULL ELSE started_at END,
   -- A paused running run keeps its owner until that worker notices and lets go (renewRunLease tells it):
   -- its last step may still complete it. A cancelled one is abandoned: nothing its worker does can finish
   -- it, the worker learns of it from the status alone, and a dead worker would otherwise own it forever.
@@ -228,9 +245,14 @@ export function sqliteRuns(c: SqliteConnection, inBatch: InBatch | null = null):
         // Read once the write lock is ours, not before BEGIN IMMEDIATE waited for it: a run's start time is when it
         // was taken, which a rate limit's window counts. No other writer can start a run between the counts and the take.
         const now = c.now();
-        const found = c.prepared<unknown[], { id: string; owner: string | null }>(runnable(request.limits)).get({
+        const workflows = JSON.stringify(request.workflows);
+        const published = c
+          .prepared<unknown[], { name: string; limitsJson: string | null }>(PUBLISHED_LIMITS)
+          .all({ workflows });
+        const limits = pickLimits(request.workflows, published, request.limits);
+        const found = c.prepared<unknown[], { id: string; owner: string | null }>(runnable(limits)).get({
           now,
-          workflows: JSON.stringify(request.workflows),
+          workflows,
           holding: JSON.stringify(request.holding ?? []),
           runId: request.runId ?? null,
         });
@@ -267,12 +289,26 @@ export function sqliteRuns(c: SqliteConnection, inBatch: InBatch | null = null):
         const run = get(runId);
         if (!run) return null;
         const now = c.now();
+        const rateKey = limits.rateLimit?.key ?? null;
         const row = c
-          .prepared<unknown[], Parameters<typeof limitUseOf>[0]>(
-            `SELECT ${limitUseSql('sqlite', run.workflow, limits, 'runs', '@now')} FROM runs WHERE id = @id`,
+          .prepared<unknown[], Parameters<typeof limitUseOf>[0] & Parameters<typeof ratePlace>[2]>(
+            `SELECT ${limitUseSql('sqlite', run.workflow, limits, 'runs', '@now')}, runs.started_at AS ownStart,
+            ${rateAheadSql('sqlite', limits, run, 'runs')} AS ahead FROM runs WHERE id = @id`,
           )
           .get({ id: runId, now });
-        return row ? limitUseOf(row, limits, now) : null;
+        if (!row) return null;
+        const use = limitUseOf(row, limits, now);
+        const at = ratePlace(limits, use, row);
+        if (!at) return { ...use, rateLine: null };
+        const nthAt =
+          at.nth === null
+            ? null
+            : (c
+                .prepared<unknown[], { at: number | null }>(
+                  `SELECT ${nthStartSql('sqlite', run.workflow, rateKey, 'runs', '@since', '@offset')} AS at FROM runs WHERE id = @id`,
+                )
+                .get({ id: runId, since: now - limits.rateLimit!.periodMs / 1000, offset: at.nth - 1 })?.at ?? null);
+        return { ...use, rateLine: rateLineOf(limits, use, at, nthAt) };
       });
     },
 

@@ -1,0 +1,87 @@
+/**
+ * Where a queued run stands for a first start under its workflow's rate key, for the reason a held run gives
+ * (lib/control/queued.ts): how many runs the pick would start there before it, and the stored start its slot
+ * waits on (lib/domain/run-limits.ts rateSlot says which). Read for a view, never by the pick. The key and the
+ * starts are the pick's own (run-limits-sql.ts limitKeySql, startsSql), so the line waits on what the pick counts.
+ */
+import { LINE_COUNTED, limitKeyOf, type RunLimits, rateSlot } from '../../domain/run-limits';
+import type { Dialect, LimitUse, RateLine } from '../contract';
+import { limitKeySql, startsSql } from './run-limits-sql';
+
+/**
+ * limitUse's `ahead` column for `run` (a runs row, under `alias` in the statement): how many of its workflow's
+ * queued runs never started, under its rate key, the pick takes before it, counted up to LINE_COUNTED; NULL when
+ * no rate limit is given. In the pick's ORDER BY (priority, then age, then id; on PostgreSQL ids in "C" order, as
+ * the pick sorts them). A run that started before takes no slot (the pick exempts it), so it stands in no one's way.
+ *
+ * Reading a key parses the input, and under many keys a run's line is a few runs among thousands: so when the
+ * key is text that every input under it holds as it is (keyHint), a run whose input lacks that text is passed
+ * over before its key is read.
+ */
+export function rateAheadSql(dialect: Dialect, limits: RunLimits, run: { inputJson: string }, alias: string): string {
+  if (!limits.rateLimit) return 'NULL';
+  const path = limits.rateLimit.key;
+  const hint = path === null ? null : keyHint(limitKeyOf(run.inputJson, path));
+  const id = (table: string) => (dialect === 'postgres' ? `${table}.id COLLATE "C"` : `${table}.id`);
+  const holds = hint === null ? '' : `AND ${dialect === 'postgres' ? 'strpos' : 'instr'}(la.input_json, '${hint}') > 0`;
+  return `(SELECT count(*) FROM (SELECT 1 FROM runs la WHERE la.workflow = ${alias}.workflow AND la.status = 'queued'
+      AND la.started_at IS NULL AND la.id <> ${alias}.id
+      AND (la.priority > ${alias}.priority OR (la.priority = ${alias}.priority AND (la.created_at < ${alias}.created_at
+        OR (la.created_at = ${alias}.created_at AND ${id('la')} < ${id(alias)}))))
+      ${holds} AND ${limitKeySql(dialect, 'la', path)} = ${limitKeySql(dialect, alias, path)} LIMIT ${LINE_COUNTED}) ahead)`;
+}
+
+/**
+ * A key every input under it holds as it is, or null. A key with a letter is a string's or a boolean's (a number's
+ * text has none), and letters, digits and `_ . : @ / + -` go into JSON text as they are: every input is stored as
+ * JSON.stringify writes it (lib/engine/runs.ts, the loops' declarations), which escapes none of them. A quote is not
+ * among them, so the key is also a SQL literal's text as it is. A number, a space, a quote or an escape gives no
+ * hint.
+ */
+function keyHint(key: string): string | null {
+  return /^[\p{L}\p{N}_.:@/+-]{1,256}$/u.test(key) && /\p{L}/u.test(key) ? key : null;
+}
+
+/**
+ * When the start `offset` places after the oldest (0: the oldest) of `workflow`'s starts since `since` (epoch
+ * seconds, SQL) under `run`'s rate key was taken: the pick's own starts (startsSql); null when there are not that
+ * many. `offset` is SQL too.
+ */
+export function nthStartSql(
+  dialect: Dialect,
+  workflow: string,
+  path: string | null,
+  run: string,
+  since: string,
+  offset: string,
+): string {
+  return `(SELECT s.started_at FROM (${startsSql(dialect, workflow, path, since)}) s
+      WHERE s.k = ${limitKeySql(dialect, run, path)} ORDER BY s.started_at LIMIT 1 OFFSET ${offset})`;
+}
+
+/**
+ * The run's place in line from limitUse's row (`ahead`: rateAheadSql's count; `ownStart`: its started_at), and
+ * which start its slot waits on; null when no rate limit is given or the run started before (nothing to wait for).
+ */
+export function ratePlace(
+  limits: RunLimits,
+  use: LimitUse,
+  row: { ahead: unknown; ownStart: unknown },
+): { place: number; atLeast: boolean; nth: number | null; periods: number } | null {
+  if (!limits.rateLimit || !use.rateLimit || row.ownStart !== null) return null;
+  const ahead = Number(row.ahead);
+  const place = ahead + 1;
+  return { place, atLeast: ahead >= LINE_COUNTED, ...rateSlot(limits.rateLimit.limit, use.rateLimit.started, place) };
+}
+
+/** The line as limitUse answers it: `nthAt`, the start read for `nth` (null: none, or none was to be read). */
+export function rateLineOf(
+  limits: RunLimits,
+  use: LimitUse,
+  at: { place: number; atLeast: boolean; periods: number },
+  nthAt: number | null,
+): RateLine {
+  const periodS = limits.rateLimit!.periodMs / 1000;
+  const slotAt = (nthAt === null ? use.nowS : nthAt + periodS) + at.periods * periodS;
+  return { place: at.place, atLeast: at.atLeast, slotAt };
+}
