@@ -91,6 +91,31 @@ export async function withRetry<T>(
 }
 
 /**
+ * A conditional write (it changes a row only when the row is not so already), retried while transient: the row it
+ * wrote, or null when it found the row so already. A retry whose first send landed but lost its answer finds the
+ * row as that send left it, and `ownWrite` says whether the row read again is what this call's write made: then
+ * the change is this call's, not null. `absent` is thrown when there is no row at all.
+ */
+export async function writeOnce<R>(
+  what: string,
+  write: () => Promise<R | undefined>,
+  reread: () => Promise<R | null>,
+  ownWrite: (row: R) => boolean,
+  absent: () => Error,
+): Promise<R | null> {
+  let outcomeUnknown = false;
+  const written = await withRetry(what, write, {
+    onTransient: (error) => {
+      outcomeUnknown ||= mayHaveRun(error);
+    },
+  });
+  if (written !== undefined) return written;
+  const row = await withRetry(what, reread);
+  if (!row) throw absent();
+  return outcomeUnknown && ownWrite(row) ? row : null;
+}
+
+/**
  * The driver's own error under Drizzle's wrapper: DrizzleQueryError carries node-postgres's error (its
  * SQLSTATE in `code`) as `cause`, and its message holds the statement's parameters, which are not for logs
  * or answers. Everything else is itself.

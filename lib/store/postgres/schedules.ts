@@ -12,7 +12,7 @@ import { type FireOutcome, type ScheduleStore, tickRunId } from '../contract';
 import { runs, schedules, workflows } from '../schema/pg';
 import { GOING_STATUSES, previousAtTick, scheduleRow, tickRunDefaults, ticksChanged } from '../shared/schedules';
 import type { PgConnection } from './connection';
-import { mayHaveRun, withRetry } from './retry';
+import { withRetry, writeOnce } from './retry';
 
 /**
  * A schedule overlap `queue` holds: its previous run still going. Left out of the due pick, so that however many
@@ -82,28 +82,21 @@ export function postgresSchedules(c: PgConnection): ScheduleStore {
 
     getSchedule: (name) => withRetry('getSchedule', () => get(name)),
 
-    async setSchedulePaused(name, paused, nextFireAt) {
-      let outcomeUnknown = false;
-      const [updated] = await withRetry(
+    setSchedulePaused: (name, paused, nextFireAt) =>
+      writeOnce(
         'setSchedulePaused',
-        () =>
-          orm
+        async () => {
+          const [updated] = await orm
             .update(schedules)
             .set({ paused: paused ? 1 : 0, updatedAt: c.now(), ...(nextFireAt === undefined ? {} : { nextFireAt }) })
             .where(and(eq(schedules.name, name), ne(schedules.paused, paused ? 1 : 0)))
-            .returning(),
-        {
-          onTransient: (error) => {
-            outcomeUnknown ||= mayHaveRun(error);
-          },
+            .returning();
+          return updated && scheduleRow(updated);
         },
-      );
-      if (updated) return scheduleRow(updated);
-      const row = await withRetry('getSchedule', () => get(name));
-      if (!row) throw new NotFoundError(`schedule ${name}`);
-      // A retry whose first send landed (its answer lost) finds the row as that send left it: this call's change.
-      return outcomeUnknown && row.paused === paused ? row : null;
-    },
+        () => get(name),
+        (row) => row.paused === paused,
+        () => new NotFoundError(`schedule ${name}`),
+      ),
 
     async deleteSchedule(name) {
       const gone = await withRetry('deleteSchedule', () =>

@@ -12,7 +12,7 @@ import type { DueDelivery, WebhookEventInput, WebhookStore } from '../contract';
 import { webhookDeliveries, webhooks } from '../schema/pg';
 import { type DeliveryColumns, deliveryRow, eventPayload, webhookRow } from '../shared/webhooks';
 import type { PgConnection } from './connection';
-import { mayHaveRun, withRetry } from './retry';
+import { withRetry, writeOnce } from './retry';
 
 /** The delivery's columns as DeliveryRow names them, from the table aliased `d`. */
 const DELIVERY = sql.raw(`d.id, d.webhook_id AS "webhookId", d.event, d.run_id AS "runId",
@@ -80,28 +80,21 @@ export function postgresWebhooks(c: PgConnection): WebhookStore {
 
     getWebhook: (id) => withRetry('getWebhook', () => get(id)),
 
-    async setWebhookPaused(id, paused) {
-      let outcomeUnknown = false;
-      const [updated] = await withRetry(
+    setWebhookPaused: (id, paused) =>
+      writeOnce(
         'setWebhookPaused',
-        () =>
-          orm
+        async () => {
+          const [updated] = await orm
             .update(webhooks)
             .set({ paused: paused ? 1 : 0, updatedAt: c.now() })
             .where(and(eq(webhooks.id, id), ne(webhooks.paused, paused ? 1 : 0)))
-            .returning(),
-        {
-          onTransient: (error) => {
-            outcomeUnknown ||= mayHaveRun(error);
-          },
+            .returning();
+          return updated && webhookRow(updated);
         },
-      );
-      if (updated) return webhookRow(updated);
-      const row = await withRetry('getWebhook', () => get(id));
-      if (!row) throw new NotFoundError(`webhook ${id}`);
-      // A retry whose first send landed (its answer lost) finds the row as that send left it: this call's change.
-      return outcomeUnknown && row.paused === paused ? row : null;
-    },
+        () => get(id),
+        (row) => row.paused === paused,
+        () => new NotFoundError(`webhook ${id}`),
+      ),
 
     async deleteWebhook(id) {
       return withRetry('deleteWebhook', () =>
