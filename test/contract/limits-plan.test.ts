@@ -119,6 +119,10 @@ describe('the pick under limits on SQLite', () => {
       expect(runsReads(limitUsePlan)).toEqual(
         new Set(['SEARCH runs USING INDEX sqlite_autoindex_runs_1 (id=?)', places, claimed, starts]),
       );
+      // The held run's place in its rate key's line (rate-line-sql.ts) too: read from the queued runs, not the history.
+      const line = [...prepared.texts].filter(([text, by]) => by === 'limitUse' && /\bla\.status\b/.test(text));
+      expect(line).toHaveLength(1);
+      expect(queryPlan(store.db, line[0]![0])).toContain('SEARCH la USING INDEX runs_status_updated (status=?)');
 
       // A place frees: the look after that commit wakes, and the pick takes the oldest held run.
       expect(await store.finishRun('acme-run', 'x', { status: 'completed' })).toBe(true);

@@ -16,7 +16,8 @@ import { limitKeySql, startsSql } from './run-limits-sql';
  *
  * Reading a key parses the input, and under many keys a run's line is a few runs among thousands: so when the
  * key is text that every input under it holds as it is (keyHint), a run whose input lacks that text is passed
- * over before its key is read.
+ * over before its key is read. SQLite, which keeps no statistics, is told to read the queued runs by status, as the
+ * pick's places are (run-limits-sql.ts): by workflow it would read the workflow's history for each held run shown.
  */
 export function rateAheadSql(dialect: Dialect, limits: RunLimits, run: { inputJson: string }, alias: string): string {
   if (!limits.rateLimit) return 'NULL';
@@ -24,7 +25,8 @@ export function rateAheadSql(dialect: Dialect, limits: RunLimits, run: { inputJs
   const hint = path === null ? null : keyHint(limitKeyOf(run.inputJson, path));
   const id = (table: string) => (dialect === 'postgres' ? `${table}.id COLLATE "C"` : `${table}.id`);
   const holds = hint === null ? '' : `AND ${dialect === 'postgres' ? 'strpos' : 'instr'}(la.input_json, '${hint}') > 0`;
-  return `(SELECT count(*) FROM (SELECT 1 FROM runs la WHERE la.workflow = ${alias}.workflow AND la.status = 'queued'
+  const queued = dialect === 'sqlite' ? 'runs la INDEXED BY runs_status_updated' : 'runs la';
+  return `(SELECT count(*) FROM (SELECT 1 FROM ${queued} WHERE la.workflow = ${alias}.workflow AND la.status = 'queued'
       AND la.started_at IS NULL AND la.id <> ${alias}.id
       AND (la.priority > ${alias}.priority OR (la.priority = ${alias}.priority AND (la.created_at < ${alias}.created_at
         OR (la.created_at = ${alias}.created_at AND ${id('la')} < ${id(alias)}))))
