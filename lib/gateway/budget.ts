@@ -9,6 +9,7 @@ import type { Caller } from '../control/caller';
 import { BudgetReachedError, InvalidTransitionError } from '../errors';
 import type { ModelApi, Store } from '../store/contract';
 import { runSpendUsd } from './ledger';
+import { providerError } from './provider-error';
 import type { GatewaySettings } from './routes';
 
 export const BUDGET_REASON = 'budget reached';
@@ -41,11 +42,7 @@ export async function holdToBudget(store: Store, settings: GatewaySettings, runI
   throw new BudgetReachedError(runId, spent, run.budgetUsd);
 }
 
-/** The refusal as the caller's SDK reads an error: Anthropic's shape for its API, OpenAI's for the others. */
+/** The refusal as the caller's SDK reads an error (provider-error.ts). */
 export function budgetRefusal(error: BudgetReachedError, api: ModelApi): Response {
-  const body =
-    api === 'anthropic.messages'
-      ? { type: 'error', error: { type: 'budget_reached', message: error.message } }
-      : { error: { type: 'budget_reached', code: error.code, message: error.message } };
-  return Response.json(body, { status: 402, headers: { 'cache-control': 'no-store' } });
+  return providerError(api, 402, { type: 'budget_reached', code: error.code, message: error.message });
 }

@@ -1,19 +1,21 @@
 /**
  * The gateway's one handler, a web Request to a Response, so `waybill gateway` (server.ts) and a route of the
  * dashboard can serve it alike. It checks, in order, before anything is written or sent upstream: the route,
- * who is asking (auth.ts), the body (JSON, bounded), and the key rules — a valid Idempotency-Key, a run
- * token's keys its own run's (keyRun, the rule lib/api/run-scope.ts holds the checkpoint protocol to) and its
- * run not finished. Then record.ts makes or replays the call.
+ * who is asking (auth.ts), the body (bounded, sent as JSON by the control API's rule, a JSON object), and the
+ * key rules — a valid Idempotency-Key, a run token's keys its own run's (keyRun, the rule lib/api/run-scope.ts
+ * holds the checkpoint protocol to) and its run not finished. Then record.ts makes or replays the call.
  */
 
 import { STATUS_BY_CODE } from '../api/status';
 import type { Principal } from '../auth/principal';
 import { contentKey, keyProblem, keyRun } from '../checkpoint/keys';
+import { jsonMediaTypeProblem } from '../domain/json-media-type';
 import { ApiError, WaybillError } from '../errors';
 import { FINISHED_STATUSES } from '../store/shared/sql';
 import { ANTHROPIC_ROUTES } from './anthropic';
 import { type GatewayAuth, gatewayPrincipal } from './auth';
 import { OPENAI_ROUTES } from './openai';
+import { providerError } from './provider-error';
 import { type RecordDeps, recordedCall } from './record';
 import { type GatewayRoute, type Json, MAX_REQUEST_BYTES } from './routes';
 
@@ -54,7 +56,17 @@ async function serve(request: Request, deps: GatewayDeps): Promise<Response> {
     );
   if (request.method !== 'POST') return errorJson(405, 'METHOD_NOT_ALLOWED', `${route.path} takes POST only`);
   const who = gatewayPrincipal(deps.auth, request.headers, Date.now());
-  const body = await readBody(request);
+  const text = await readText(request);
+  // Sent as something else (a form, text/plain): refused in the SDK's own shape, so the SDK raises its own error.
+  // A request with no body is not asked what it is, as lib/api/body.ts does not ask.
+  const notJson = text === '' ? null : jsonMediaTypeProblem(request.headers.get('content-type'));
+  if (notJson !== null)
+    return providerError(route.api, 415, {
+      type: 'invalid_request_error',
+      code: 'UNSUPPORTED_MEDIA_TYPE',
+      message: `${notJson}; nothing was sent`,
+    });
+  const body = parseBody(text);
   const idemKey = request.headers.get('idempotency-key');
   if (idemKey !== null) {
     const problem = keyProblem(idemKey);
@@ -79,13 +91,17 @@ async function serve(request: Request, deps: GatewayDeps): Promise<Response> {
   });
 }
 
-async function readBody(request: Request): Promise<Json> {
+async function readText(request: Request): Promise<string> {
   const declared = Number(request.headers.get('content-length') ?? 0);
   if (declared > MAX_REQUEST_BYTES)
     throw new ApiError('PAYLOAD_TOO_LARGE', `a model request is at most ${MAX_REQUEST_BYTES} bytes`);
   const text = await request.text();
   if (Buffer.byteLength(text) > MAX_REQUEST_BYTES)
     throw new ApiError('PAYLOAD_TOO_LARGE', `a model request is at most ${MAX_REQUEST_BYTES} bytes`);
+  return text;
+}
+
+function parseBody(text: string): Json {
   let body: unknown;
   try {
     body = JSON.parse(text);

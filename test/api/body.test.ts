@@ -4,8 +4,9 @@
  * Content-Type says so or says nothing.
  */
 import { describe, expect, it } from 'vitest';
-import { jsonMediaTypeProblem, parseJson, readBody, readJson } from '../../lib/api/body';
+import { parseJson, readBody, readJson } from '../../lib/api/body';
 import { MAX_DEPTH, nestingDepth } from '../../lib/domain/json-input';
+import { jsonMediaTypeProblem } from '../../lib/domain/json-media-type';
 import { ApiError } from '../../lib/errors';
 
 const LIMIT = 1024;

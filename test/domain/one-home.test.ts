@@ -1,12 +1,12 @@
 /**
- * One home per rule: the claim-expiry, run-id, liveness and operator-JSON rules are written once, in lib/domain
- * (and the claim-expiry SQL once, in lib/store/shared/claim-expiry-sql.ts), and imported everywhere else. A copy
- * written again anywhere in lib/ or app/ fails here, naming the file and line; the PostgreSQL functions' current
- * text (lib/store/postgres/functions/) is in lib/ and held to it. drizzle/ is left out: its migrations keep the
- * functions' older texts as history (so is lib/store/migrate/migrations.generated.ts, their embedded copy).
- * lib/domain itself imports nothing but zod, node built-ins and its own files (a rule two rules share, such as
- * what text a store keeps). lib/store's root holds index.ts and folders only, so each of its files has a home
- * whose name says what it holds.
+ * One home per rule: the claim-expiry, run-id, liveness, operator-JSON and JSON Content-Type rules are written
+ * once, in lib/domain (and the claim-expiry SQL once, in lib/store/shared/claim-expiry-sql.ts), and imported
+ * everywhere else. A copy written again anywhere in lib/ or app/ fails here, naming the file and line; the
+ * PostgreSQL functions' current text (lib/store/postgres/functions/) is in lib/ and held to it. drizzle/ is left
+ * out: its migrations keep the functions' older texts as history (so is lib/store/migrate/migrations.generated.ts,
+ * their embedded copy). lib/domain itself imports nothing but zod, node built-ins and its own files (a rule two
+ * rules share, such as what text a store keeps). lib/store's root holds index.ts and folders only, so each of its
+ * files has a home whose name says what it holds.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -68,6 +68,11 @@ describe('one home per rule', () => {
         edges(at.split(':')[0]!),
       ),
     ).toEqual([]);
+  });
+
+  it('writes the JSON Content-Type rule (a JSON media type, a UTF-8 charset) only in lib/domain/json-media-type.ts', () => {
+    // The control API's bodies and the model gateway's requests both read it from there.
+    expect(copies(/application\\\/\(\?:|new TextDecoder\(label/, ['lib/domain/json-media-type.ts'])).toEqual([]);
   });
 
   it('keeps lib/domain free of dependencies but zod, node built-ins and its own files', () => {
