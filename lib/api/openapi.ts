@@ -39,6 +39,7 @@ import {
   releaseAnswerSchema,
   renewAnswerSchema,
   rerunAnswerSchema,
+  rerunPreviewSchema,
   resolvedSchema,
   runAnswerSchema,
   runDetailSchema,
@@ -225,6 +226,17 @@ export const ROUTES: Route[] = [
     params: { id: runRef },
     query: rewindCostQuery,
     ok: { status: 200, schema: lastCostSchema },
+    refusals: [400, 409],
+  },
+  {
+    method: 'get',
+    path: '/api/v1/runs/{id}/rerun-preview',
+    summary:
+      'What a rerun from a step would do: the last cost of the steps it redoes, and the child runs it would let go (a read).',
+    access: 'viewer',
+    params: { id: runRef },
+    query: rewindCostQuery,
+    ok: { status: 200, schema: rerunPreviewSchema },
     refusals: [400, 409],
   },
   {

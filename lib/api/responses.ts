@@ -475,6 +475,29 @@ export const lastCostSchema = z
     text: z.string().describe('the sentence: "steps 20–39 cost $0.42 and 61k tokens last time"'),
   })
   .describe("what the steps a rerun or fork redoes cost the last time they ran, read from the gateway's ledger");
+/** A rerun's preview (lib/control/rewind.ts rerunPreview): its last cost, and the child runs it would let go. */
+export const rerunPreviewSchema = z
+  .strictObject({
+    fromStep: int.describe('the step it would start from (a step name given is resolved to its number)'),
+    lastCost: lastCostSchema,
+    letGo: z.strictObject({
+      count: int,
+      children: z
+        .array(
+          z.strictObject({
+            runId: z.string(),
+            workflow: z.string(),
+            status: runStatusSchema.describe('as it is now: each has ended, or the preview is refused'),
+            step: z.string().describe('the step that started it (`child:<name>`), among those the rerun moves'),
+          }),
+        )
+        .describe(
+          "the children the steps it moves started that are still the run's own: detached, each step starts a new one",
+        ),
+      text: z.string().describe('the sentence: "lets go 1 child run: crawl-7:a (fetch, completed)"'),
+    }),
+  })
+  .describe('what a rerun from a step would do, said before it is done: nothing is written');
 export const rerunAnswerSchema = z.strictObject({
   run: runSchema,
   moved: int.describe('results moved to history'),

@@ -184,7 +184,10 @@ export const rerunBody = z.strictObject({
   reason: z.string({ error: 'must be text' }).optional(),
 });
 export const forkBody = rerunBody.extend({ id: newRunId.optional() });
-/** GET /api/v1/runs/{id}/rewind-cost's query: the step a rerun or fork would start from, a number or a name. */
+/**
+ * The query of GET /api/v1/runs/{id}/rewind-cost and /rerun-preview: the step a rerun or fork would start from,
+ * a number or a name.
+ */
 export const rewindCostQuery = z.strictObject({ from: stepText });
 
 export const budgetBody = z.strictObject({

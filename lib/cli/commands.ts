@@ -226,7 +226,7 @@ export const COMMANDS: Record<string, CommandSpec> = {
     usage: 'rerun <runId> --from-step N|NAME [--input JSON|@file] [--reason TEXT] [--dry-run] | --all-matching …',
     summary: 'run a run again from step N (or a named step); the results it replaces move to history',
     details:
-      "For a finished, failed, cancelled or paused run. First says what the steps it redoes cost last time (`--json`: the answer's lastCost).",
+      "For a finished, failed, cancelled or paused run. First says what the steps it redoes cost last time and the child runs it lets go, those the steps it moves started (`--json`: the answer's lastCost; a dry run's letGo too).",
     args: [RUN_ID],
     flags: [
       ['--from-step N|NAME', 'the first step to run again (required)'],

@@ -4,9 +4,10 @@
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { type Caller, type ControlDeps, rewind, steps } from '../control';
-import { forkAnswer, lastCostView, rerunAnswer } from '../control/views';
+import { rewind, steps } from '../control';
+import { forkAnswer, lastCostView, letGoView, rerunAnswer } from '../control/views';
 import { lastCostText, type RewindCost } from '../gateway/rewind-cost';
+import type { LetGoChild } from '../store/contract';
 import { check, flags, GLOBAL_OPTIONS, jsonArg, lookupId, positionals } from './args';
 import { type Cli, callerOf, withControl } from './context';
 import { fields, relative, table, truncate } from './format';
@@ -101,22 +102,27 @@ function rewindFlags(args: string[], fork: boolean, maxBytes: number) {
 }
 
 /**
- * What the steps to be redone cost last time, said before the rewind acts (the line alone in text; with
- * --json it is the answer's lastCost). --dry-run stops there: it says what would be redone and writes nothing.
+ * What the rewind would do, said before it acts: what the steps to be redone cost last time and, for a rerun,
+ * the child runs it lets go (in text a line each, the children's only when there are some; with --json the
+ * preview's lastCost and letGo, as the answer's). --dry-run stops there: it says what would be redone and writes
+ * nothing.
  */
-async function costFirst(
+async function previewFirst(
   cli: Cli,
-  deps: ControlDeps,
-  caller: Caller,
-  given: { runId: string; fromStep: number | string; dryRun: boolean; json: boolean },
+  given: { runId: string; dryRun: boolean; json: boolean },
+  read: () => Promise<{ lastCost: RewindCost; letGo?: LetGoChild[] }>,
   wouldDo: (cost: RewindCost) => string,
 ): Promise<boolean> {
   if (given.json && !given.dryRun) return false;
-  const cost = await rewind.cost(deps, caller, { runId: given.runId, fromStep: given.fromStep });
-  if (given.json) cli.json({ dryRun: true, runId: given.runId, lastCost: lastCostView(cost) });
+  const preview = await read();
+  const { lastCost } = preview;
+  const letGo = preview.letGo && letGoView(preview.letGo);
+  if (given.json)
+    cli.json({ dryRun: true, runId: given.runId, lastCost: lastCostView(lastCost), ...(letGo ? { letGo } : {}) });
   else {
-    cli.out(lastCostText(cost));
-    if (given.dryRun) cli.out(`dry run: ${wouldDo(cost)}; nothing changed`);
+    cli.out(lastCostText(lastCost));
+    if (letGo && letGo.count > 0) cli.out(letGo.text);
+    if (given.dryRun) cli.out(`dry run: ${wouldDo(lastCost)}; nothing changed`);
   }
   return given.dryRun;
 }
@@ -129,11 +135,10 @@ export async function rerun(cli: Cli, args: string[]): Promise<number> {
   const caller = callerOf(cli, values.as);
   const dryRun = values['dry-run'] === true;
   const outcome = await withControl(cli, values.db, async (deps) => {
-    const stop = await costFirst(
+    const stop = await previewFirst(
       cli,
-      deps,
-      caller,
-      { runId, fromStep, dryRun, json: values.json === true },
+      { runId, dryRun, json: values.json === true },
+      () => rewind.rerunPreview(deps, caller, { runId, fromStep }),
       (c) =>
         `rerun of ${runId} from ${stepText(c.fromStep, fromStep)} would move the results of ${span(c.fromStep, c.toStep)} to history and queue the run to run them again`,
     );
@@ -153,11 +158,10 @@ export async function fork(cli: Cli, args: string[]): Promise<number> {
   const caller = callerOf(cli, values.as);
   const dryRun = values['dry-run'] === true;
   const outcome = await withControl(cli, values.db, async (deps) => {
-    const stop = await costFirst(
+    const stop = await previewFirst(
       cli,
-      deps,
-      caller,
-      { runId, fromStep, dryRun, json: values.json === true },
+      { runId, dryRun, json: values.json === true },
+      async () => ({ lastCost: await rewind.cost(deps, caller, { runId, fromStep }) }),
       (c) =>
         `a fork of ${runId} from ${stepText(c.fromStep, fromStep)} would copy ${c.fromStep === 0 ? 'no steps' : span(0, c.fromStep - 1)} and run ${span(c.fromStep, c.toStep)} anew as a new run`,
     );

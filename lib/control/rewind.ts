@@ -33,7 +33,7 @@ import { z } from 'zod';
 import { runIdSchema } from '../engine/runs';
 import { RewindRefusedError, StartRefusedError } from '../errors';
 import { type RewindCost, rewindCost } from '../gateway/rewind-cost';
-import type { RewindOutcome } from '../store/contract';
+import type { LetGoChild, RewindOutcome } from '../store/contract';
 import { record } from './audit';
 import { authorize, type Caller } from './caller';
 import { validate } from './errors';
@@ -195,6 +195,31 @@ export async function cost(deps: ControlDeps, caller: Caller, input: z.input<typ
   const given = validate(costInput, input);
   const store = await deps.store();
   return rewindCost(store, given.runId, await resolveStep(store, given.runId, given.fromStep));
+}
+
+/** What a rerun from N would do, said before it does it: its last cost, and the child runs it would let go. */
+export interface RerunPreview {
+  fromStep: number;
+  lastCost: RewindCost;
+  letGo: LetGoChild[];
+}
+
+/**
+ * The rerun's preview, for its dialog, `GET /api/v1/runs/{id}/rerun-preview` and `waybill rerun --dry-run`. The
+ * children are the rerun's own set (store.rerunLetGo runs the rule rerunRun runs), so the preview names those it
+ * then lets go, and is refused as it is (a child still running). A read: viewer.
+ */
+export async function rerunPreview(
+  deps: ControlDeps,
+  caller: Caller,
+  input: z.input<typeof costInput>,
+): Promise<RerunPreview> {
+  authorize(caller, 'viewer');
+  const given = validate(costInput, input);
+  const store = await deps.store();
+  const n = await resolveStep(store, given.runId, given.fromStep);
+  const lastCost = await rewindCost(store, given.runId, n);
+  return { fromStep: n, lastCost, letGo: await store.rerunLetGo(given.runId, n) };
 }
 
 /** A rewind's answer: what it did, and what the steps it redoes cost before (read before they moved). */

@@ -5,6 +5,7 @@
  * token is never shown: only the client that claimed holds it.
  */
 
+import { count, counted } from '../count';
 import { claimExpiresAt } from '../domain/claim-expiry';
 import { MAX_DEPTH, nestingDepth } from '../domain/json-input';
 import { lastCostText, type RewindCost } from '../gateway/rewind-cost';
@@ -12,6 +13,7 @@ import type {
   AuditEntry,
   ClaimRow,
   CommittedRow,
+  LetGoChild,
   ProgressRow,
   RewindOutcome,
   RunLogRow,
@@ -22,6 +24,7 @@ import type {
 } from '../store/contract';
 import { runFigures } from './figures';
 import type { QueuedReason } from './queued';
+import type { RerunPreview } from './rewind';
 import { type Stall, stallField } from './stalled';
 
 /**
@@ -216,6 +219,34 @@ export function lastCostView(cost: RewindCost) {
     unpriced: cost.unpriced,
     text: lastCostText(cost),
   };
+}
+
+/** How many children the sentence names; a fan-out parent may let go thousands, which the list holds. */
+const LET_GO_NAMED = 10;
+
+/**
+ * The child runs a rerun lets go, each of them, with the sentence the CLI prints: "lets go 2 child runs:
+ * crawl-7:a (fetch, completed), crawl-7:b (fetch, failed)", the first ten named and the rest counted.
+ */
+export function letGoView(children: LetGoChild[]) {
+  const named = children
+    .slice(0, LET_GO_NAMED)
+    .map((c) => `${c.runId} (${c.workflow}, ${c.status})`)
+    .join(', ');
+  const more = children.length > LET_GO_NAMED ? `, and ${count(children.length - LET_GO_NAMED)} more` : '';
+  return {
+    count: children.length,
+    children: children.map((c) => ({ runId: c.runId, workflow: c.workflow, status: c.status, step: c.step })),
+    text:
+      children.length === 0
+        ? 'lets go no child runs'
+        : `lets go ${counted(children.length, 'child run')}: ${named}${more}`,
+  };
+}
+
+/** A rerun's preview: the step it resolved to, the last cost of the steps it redoes, and the children it lets go. */
+export function rerunPreviewView(preview: RerunPreview) {
+  return { fromStep: preview.fromStep, lastCost: lastCostView(preview.lastCost), letGo: letGoView(preview.letGo) };
 }
 
 /** What a rerun did: the run, the results moved, which rerun, the step it resolved to, its saved state, and the last cost. */

@@ -358,6 +358,23 @@ describe('GET /api/v1/openapi.json', () => {
       400,
     );
 
+    // What a rerun of api-1 would do: its last cost, and no child runs to let go (it started none).
+    const rerunPreview = await import('../../app/api/v1/runs/[id]/rerun-preview/route');
+    const rp = '/api/v1/runs/{id}/rerun-preview';
+    const preview = await conforms(
+      await rerunPreview.GET(get('/api/v1/runs/api-1/rerun-preview?from=0'), params({ id: 'api-1' })),
+      rp,
+      'get',
+      200,
+    );
+    expect(preview).toMatchObject({ fromStep: 0, letGo: { count: 0, children: [], text: 'lets go no child runs' } });
+    await conforms(
+      await rerunPreview.GET(get('/api/v1/runs/api-1/rerun-preview?from=-1'), params({ id: 'api-1' })),
+      rp,
+      'get',
+      400,
+    );
+
     // The operators' log those actions wrote: a start and a pause, as the API's local caller.
     const { GET: auditLog } = await import('../../app/api/v1/audit/route');
     const logged = (await conforms(await auditLog(get('/api/v1/audit?limit=1')), '/api/v1/audit', 'get', 200)) as {

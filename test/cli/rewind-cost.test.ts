@@ -36,6 +36,35 @@ function seed(db: Db) {
   });
 }
 
+/**
+ * A completed parent p1 of three steps that started children a and b (notify, one failed) before step 1 and c
+ * after it: the `child:` rows a ctx.startChild commits, in commit order, and the children's runs rows.
+ */
+function seedParent(db: Db) {
+  const now = Date.now() / 1000;
+  db.raw((conn) => {
+    const run = conn.prepare(`INSERT INTO runs (id, workflow, input_json, status, total_steps, attempts, created_at,
+      updated_at, parent_run_id) VALUES (?, 'notify', '{"count":1,"outbox":"o.jsonl","latencyMs":0}', ?, ?, 1, ?, ?, ?)`);
+    run.run('p1', 'completed', 3, now, now, null);
+    for (const [id, status] of [
+      ['p1:a', 'completed'],
+      ['p1:b', 'failed'],
+      ['p1:c', 'completed'],
+    ] as const)
+      run.run(id, status, 1, now, now, 'p1');
+    const commit = conn.prepare(
+      `INSERT INTO committed (idem_key, run_id, result_json, committed_at, step, source) VALUES (?, 'p1', ?, ?, ?, 'executed')`,
+    );
+    const started = (child: string) => JSON.stringify({ runId: `p1:${child}` });
+    commit.run('p1:step:0', '{}', now - 6, 0);
+    commit.run('p1:child:a', started('a'), now - 5, null);
+    commit.run('p1:child:b', started('b'), now - 4, null);
+    commit.run('p1:step:1', '{}', now - 3, 1);
+    commit.run('p1:child:c', started('c'), now - 2, null);
+    commit.run('p1:step:2', '{}', now - 1, 2);
+  });
+}
+
 describe('waybill rerun and fork: the cost before the rewind', () => {
   it('--dry-run says the cost and what would be redone, changes nothing, exits 0', async () => {
     const db = await freshDb();
@@ -93,5 +122,44 @@ describe('waybill rerun and fork: the cost before the rewind', () => {
     // The fork has no calls of its own yet.
     const forked = await db.cli(['rerun', 'r1-b', '--from-step', '2', '--dry-run']);
     expect(forked.stdout.split('\n')[0]).toBe('no model calls recorded for step 2');
+  });
+
+  it('--dry-run names the child runs the rerun would let go, text and --json, and the rerun lets go those', async () => {
+    const db = await freshDb();
+    seedParent(db);
+    const before = JSON.stringify(db.dump());
+    const dry = await db.cli(['rerun', 'p1', '--from-step', '1', '--dry-run']);
+    expect([dry.code, dry.stderr, dry.stdout]).toEqual([
+      0,
+      '',
+      'no model calls recorded for steps 1–2\n' +
+        'lets go 1 child run: p1:c (notify, completed)\n' +
+        'dry run: rerun of p1 from step 1 would move the results of steps 1–2 to history and queue the run to run them again; nothing changed\n',
+    ]);
+    const all = json(await db.cli(['rerun', 'p1', '--from-step', '0', '--dry-run', '--json']));
+    expect(all.letGo).toEqual({
+      count: 3,
+      children: [
+        { runId: 'p1:a', workflow: 'notify', status: 'completed', step: 'child:a' },
+        { runId: 'p1:b', workflow: 'notify', status: 'failed', step: 'child:b' },
+        { runId: 'p1:c', workflow: 'notify', status: 'completed', step: 'child:c' },
+      ],
+      text: 'lets go 3 child runs: p1:a (notify, completed), p1:b (notify, failed), p1:c (notify, completed)',
+    });
+    const preview = json(await db.cli(['rerun', 'p1', '--from-step', '1', '--dry-run', '--json']));
+    expect(Object.keys(preview)).toEqual(['dryRun', 'runId', 'lastCost', 'letGo']);
+    expect(JSON.stringify(db.dump())).toBe(before);
+
+    const rerun = await db.cli(['rerun', 'p1', '--from-step', '1']);
+    expect([rerun.code, rerun.stderr]).toEqual([0, '']);
+    const parents = db.raw(
+      (conn) =>
+        conn
+          .prepare("SELECT id, parent_run_id AS parent, detached FROM runs WHERE id LIKE 'p1:%' ORDER BY id")
+          .all() as { id: string; parent: string | null; detached: number }[],
+    );
+    const letGo = parents.filter((r) => r.parent === null && r.detached === 1).map((r) => r.id);
+    expect(letGo).toEqual(preview.letGo.children.map((c: { runId: string }) => c.runId));
+    expect(parents.filter((r) => r.parent === 'p1').map((r) => r.id)).toEqual(['p1:a', 'p1:b']);
   });
 });

@@ -4,7 +4,8 @@
  * then confirm in the shared dialog with an optional reason. The server refuses what the run does not allow
  * and says why, once, beside the fields and the buttons, scrolled into view and focused: the card sits low on
  * the run page, and a message below the fold was a refusal nobody saw. A fork opens the new run. Each dialog
- * says what the steps it would redo cost last time (last-cost.tsx) before the operator confirms.
+ * says what the steps it would redo cost last time (last-cost.tsx) before the operator confirms, and the rerun's
+ * the child runs it would let go.
  */
 import Link from 'next/link';
 import { useRouter } from 'next/navigation';
@@ -127,7 +128,7 @@ export function RewindActions({
               page), and the run is queued again from there under the same idempotency keys. Steps before it stay
               committed.
             </p>
-            <LastCost runId={runId} fromStep={fromStep!} />
+            <LastCost runId={runId} fromStep={fromStep!} rerun />
           </ConfirmAction>
         )}
         <ConfirmAction

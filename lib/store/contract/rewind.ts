@@ -1,8 +1,8 @@
 /** Rewinding runs (rerun and fork from a step) and the step page's read: see shared/rewind.ts for the design. */
-import type { ForkRequest, HistoryRow, RerunRequest, RewindOutcome, RewindSpan } from '../shared/rewind';
+import type { ForkRequest, HistoryRow, LetGoChild, RerunRequest, RewindOutcome, RewindSpan } from '../shared/rewind';
 import type { ClaimRow, CommittedRow, StepEvent } from './rows';
 
-export type { ForkRequest, HistoryRow, RerunRequest, RewindOutcome, RewindSpan } from '../shared/rewind';
+export type { ForkRequest, HistoryRow, LetGoChild, RerunRequest, RewindOutcome, RewindSpan } from '../shared/rewind';
 
 /** One bar of the run page's trace: an attempt of a step, from its start (end − duration) to its end. */
 export interface TraceBar {
@@ -39,6 +39,11 @@ export interface RewindStore {
    * rerunRun and forkRun give for them (no runs row, N beyond the last step). Status and claims are not judged.
    */
   rewindSpan(runId: string, fromStep: number): Promise<RewindSpan>;
+  /**
+   * A read: the child runs a rerun from N would let go (those the steps it moves started, still the run's own), by
+   * the rerun's own rule, and its refusals for them (a child not ended, or pruned). Nothing else is judged.
+   */
+  rerunLetGo(runId: string, fromStep: number): Promise<LetGoChild[]>;
   /** The step page's rows. */
   readStep(runId: string, step: number, limit?: number): Promise<StepRecord>;
   /** The attempts of steps [from, from + count) for the run page's trace; count is bounded by the caller. */

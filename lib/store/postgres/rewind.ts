@@ -6,7 +6,7 @@
 import { sql } from 'drizzle-orm';
 import type { RewindStore } from '../contract/rewind';
 import type { Plan } from '../shared/plan';
-import { forkPlan, type RewindOutcome, rerunPlan, rewindSpanPlan } from '../shared/rewind';
+import { forkPlan, type RewindOutcome, rerunLetGoPlan, rerunPlan, rewindSpanPlan } from '../shared/rewind';
 import { forksPlan, readStepPlan, stepOfKeysPlan, tracePlan } from '../shared/step-reads';
 import { fixedName, type PgConnection } from './connection';
 import { drive, numbered } from './plan';
@@ -41,6 +41,9 @@ export function postgresRewind(c: PgConnection): RewindStore {
     },
     async rewindSpan(runId, fromStep) {
       return read(rewindSpanPlan('postgres', runId, fromStep));
+    },
+    async rerunLetGo(runId, fromStep) {
+      return read(rerunLetGoPlan('postgres', runId, fromStep));
     },
     async readStep(runId, step, limit = 200) {
       return read(readStepPlan('postgres', runId, step, limit));

@@ -95,6 +95,14 @@ export interface RewindSpan {
   toStep: number;
 }
 
+/** A child run a rerun lets go: the step that started it (`child:<name>`), its id, and its row as it stands. */
+export interface LetGoChild {
+  step: string;
+  runId: string;
+  workflow: string;
+  status: RunRow['status'];
+}
+
 export interface HistoryRow extends CommittedRow {
   id: number;
   supersededAt: number;
@@ -167,6 +175,14 @@ function* span(d: Dialect, runId: string, fromStep: number, lock: string): Plan<
 export function* rewindSpanPlan(d: Dialect, runId: string, fromStep: number): Plan<RewindSpan> {
   const { last } = yield* span(d, runId, fromStep, '');
   return { fromStep, toStep: last };
+}
+
+/**
+ * The children a rerun from N would let go, read and refused as the rerun itself does (childrenToLetGo, with the
+ * cut it makes: fromN), for its preview. The span, the status and the claims are not judged here.
+ */
+export function* rerunLetGoPlan(d: Dialect, runId: string, fromStep: number): Plan<LetGoChild[]> {
+  return yield* childrenToLetGo(d, runId, yield* fromN(d, runId, fromStep), '');
 }
 
 /** Reads and checks what both rewinds need: the run, its last step, and that no claim of it is live. */
@@ -527,15 +543,15 @@ function* childStarts(d: Dialect, runId: string, where: string, params: unknown[
 }
 
 /**
- * The rerun's children to let go: those the steps it moves started and that are still its own. Each must have
- * ended: one still going would be left running with no parent, its end told to no one. One pruned since is
- * refused too: the step would start its id afresh, and the run's wait for it, decided by the old one, would
- * answer the new one.
+ * The rerun's children to let go, and its preview's (rerunLetGoPlan): those the steps it moves started and that
+ * are still its own. Each must have ended: one still going would be left running with no parent, its end told to
+ * no one. One pruned since is refused too: the step would start its id afresh, and the run's wait for it, decided
+ * by the old one, would answer the new one.
  */
-function* childrenToLetGo(d: Dialect, runId: string, from: Cut, lock: string): Plan<ChildStart[]> {
-  const letGo: ChildStart[] = [];
+function* childrenToLetGo(d: Dialect, runId: string, from: Cut, lock: string): Plan<LetGoChild[]> {
+  const letGo: LetGoChild[] = [];
   for (const child of yield* childStarts(d, runId, from.sql, from.params)) {
-    const found = (yield q(`SELECT parent_run_id, status FROM runs WHERE id = ?${lock}`, child.runId))[0];
+    const found = (yield q(`SELECT parent_run_id, workflow, status FROM runs WHERE id = ?${lock}`, child.runId))[0];
     if (!found) {
       throw new RewindRefusedError(
         'id-taken',
@@ -549,7 +565,7 @@ function* childrenToLetGo(d: Dialect, runId: string, from: Cut, lock: string): P
         `step ${child.step} started run ${child.runId}, which is ${String(found.status)}: a rerun from before it starts a new child, so cancel it or let it end first`,
       );
     }
-    letGo.push(child);
+    letGo.push({ ...child, workflow: String(found.workflow), status: found.status as RunRow['status'] });
   }
   return letGo;
 }

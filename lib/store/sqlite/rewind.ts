@@ -2,7 +2,7 @@
 
 import type { RewindStore } from '../contract/rewind';
 import type { Plan } from '../shared/plan';
-import { forkPlan, type RewindOutcome, rerunPlan, rewindSpanPlan } from '../shared/rewind';
+import { forkPlan, type RewindOutcome, rerunLetGoPlan, rerunPlan, rewindSpanPlan } from '../shared/rewind';
 import { forksPlan, readStepPlan, stepOfKeysPlan, tracePlan } from '../shared/step-reads';
 import { guard, type SqliteConnection } from './connection';
 import { drive } from './plan';
@@ -21,6 +21,9 @@ export function sqliteRewind(c: SqliteConnection): RewindStore {
     },
     async rewindSpan(runId, fromStep) {
       return guard(() => drive(c, rewindSpanPlan('sqlite', runId, fromStep)));
+    },
+    async rerunLetGo(runId, fromStep) {
+      return guard(() => drive(c, rerunLetGoPlan('sqlite', runId, fromStep)));
     },
     async readStep(runId, step, limit = 200) {
       return guard(() => drive(c, readStepPlan('sqlite', runId, step, limit)));
