@@ -1,6 +1,6 @@
 /**
  * `npx tsx bench/page-cpu.ts --store FILE… [--root DIR]… [--page PATH]… [--requests N] [--warm N] [--rounds N]
- *  [--port P] [--profile DIR]`
+ *  [--port P] [--profile DIR] [--node-args ARGS]…`
  *
  * What one request of a page costs the dashboard's server in CPU, the figure to decide by on a shared machine,
  * where latency under load mostly measures the neighbours. One `next start` per --root (a checkout with a
@@ -21,6 +21,10 @@
  * --profile DIR starts each server under `node --cpu-prof --cpu-prof-dir DIR`; the profiles are written when
  * the servers stop, at the end (open them in Chrome's DevTools, or sum their self time by file).
  *
+ * --node-args=ARGS gives a server's node its own flags, one --node-args per --root in the same order (`=` joins a
+ * value that starts with `--`; an empty one for none), so that a runtime flag is measured against its absence on
+ * one build: `--root . --root . --node-args= --node-args=--max-semi-space-size=32`.
+ *
  * One --store for every server, or one per --root in the same order: the pages measured write nothing, so
  * builds of the same migrations share one file, but a build with a newer migration migrates the file when it
  * opens it, and an older build then refuses it. Give that one a copy (`cp FILE COPY`, with its -wal and -shm).
@@ -40,7 +44,7 @@ const HERE = resolve(new URL('..', import.meta.url).pathname);
 
 const USAGE =
   'npx tsx bench/page-cpu.ts --store FILE… [--root DIR]… [--page PATH]… [--requests N] [--warm N] [--rounds N] ' +
-  '[--port P] [--profile DIR]';
+  '[--port P] [--profile DIR] [--node-args ARGS]…';
 const log = (line: string) => process.stderr.write(`${line}\n`);
 function usage(message: string): never {
   log(`page-cpu: ${message}\nusage: ${USAGE}`);
@@ -61,6 +65,7 @@ function parseFlags() {
         rounds: { type: 'string', default: '3' },
         port: { type: 'string', default: '3460' },
         profile: { type: 'string' },
+        'node-args': { type: 'string', multiple: true },
       },
       strict: true,
     });
@@ -77,6 +82,8 @@ if (stores.length !== 1 && stores.length !== roots.length) usage('give one --sto
 for (const file of stores) {
   if (!existsSync(file)) usage(`no store at ${file}: seed one with npm run bench:dashboard -- --store ${file}`);
 }
+const nodeArgs = (values['node-args'] ?? []).map((args) => args.split(/\s+/).filter(Boolean));
+if (nodeArgs.length > roots.length) usage('give at most one --node-args per --root, in the same order');
 const pages = values.page?.length ? values.page : ['/', '/?tag=rare', '/claims'];
 const whole = (name: string, text: string) => {
   if (!/^[0-9]+$/.test(text)) usage(`--${name} needs a whole number`);
@@ -117,15 +124,19 @@ interface Server {
   output: string;
 }
 
-async function start(label: string, root: string, store: string, port: number): Promise<Server> {
+async function start(label: string, root: string, store: string, port: number, args: string[]): Promise<Server> {
   if (!existsSync(`${root}/.next/BUILD_ID`)) usage(`${root} has no production build (npx next build there)`);
   const nextBin = createRequire(`${root}/package.json`).resolve('next/dist/bin/next');
   const profile = values.profile ? ['--cpu-prof', '--cpu-prof-dir', resolve(values.profile)] : [];
-  const child = spawn(process.execPath, [...profile, nextBin, 'start', '-p', String(port), '-H', '127.0.0.1'], {
-    cwd: root,
-    env: { ...process.env, DATABASE_URL: `file:${store}`, NEXT_TELEMETRY_DISABLED: '1', NODE_ENV: 'production' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...profile, ...args, nextBin, 'start', '-p', String(port), '-H', '127.0.0.1'],
+    {
+      cwd: root,
+      env: { ...process.env, DATABASE_URL: `file:${store}`, NEXT_TELEMETRY_DISABLED: '1', NODE_ENV: 'production' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const server: Server = { label, root, url: `http://127.0.0.1:${port}`, child, output: '' };
   const keep = (chunk: Buffer) => {
     server.output = (server.output + chunk.toString()).slice(-4000);
@@ -196,7 +207,7 @@ try {
   for (const [i, root] of roots.entries()) {
     const label = String.fromCharCode(65 + i);
     log(`page-cpu: starting ${label} = ${root} on port ${firstPort + i}`);
-    servers.push(await start(label, root, stores[i] ?? stores[0]!, firstPort + i));
+    servers.push(await start(label, root, stores[i] ?? stores[0]!, firstPort + i, nodeArgs[i] ?? []));
   }
   const pairs = servers.flatMap((server) => pages.map((page) => ({ server, page, url: `${server.url}${page}` })));
   for (const { url } of pairs) for (let i = 0; i < warm; i++) await get(url);
