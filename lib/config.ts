@@ -15,6 +15,16 @@ import { MAX_WAITS_PER_RUN_DEFAULT } from './store/shared/waits';
 
 const HOUR_MS = 3_600_000;
 
+/**
+ * A whole number of `unit` from `min` to `max` (none: no upper bound), read from the variable's text, with one
+ * message for every way it can be wrong (not a number, a fraction, out of range) naming the unit and the range.
+ */
+function whole(unit: string, min: number, max?: number) {
+  const says = `must be a whole number of ${unit}, ${max === undefined ? `at least ${min}` : `${min}-${max}`}`;
+  const number = z.coerce.number({ error: says }).int(says).min(min, says);
+  return max === undefined ? number : number.max(max, says);
+}
+
 /** pino's levels, least verbose first, and `silent`: what LOG_LEVEL accepts. */
 export const LOG_LEVELS = ['silent', 'fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -143,28 +153,23 @@ const schema = z
       .optional()
       .transform((v) => v !== undefined && v !== ''),
     /** How long a claim written by an outside client (no lease column) lives after its `claimed_at`. */
-    WAYBILL_CLAIM_TTL_MS: z.coerce.number().int().positive().default(30_000),
+    WAYBILL_CLAIM_TTL_MS: whole('milliseconds', 1).default(30_000),
     /**
      * How long a step's claim lives without renewal (renewed every third of it while the step runs); on SQLite
      * the wait for the write lock is two thirds of it, at most 5 s.
      */
-    WAYBILL_LEASE_MS: z.coerce.number().int().min(100).default(30_000),
+    WAYBILL_LEASE_MS: whole('milliseconds', 100).default(30_000),
     /** A run's lease: a worker silent this long (and not provably dead on this host) loses its runs. */
-    WAYBILL_RUN_LEASE_MS: z.coerce.number().int().min(100).default(30_000),
+    WAYBILL_RUN_LEASE_MS: whole('milliseconds', 100).default(30_000),
     /**
      * How long an idle worker waits before it looks for a runnable run again (jittered ±50%) while the store
      * delivers no wakes (the listener is down). With wakes delivered, WAYBILL_IDLE_POLL_MS applies instead. Either
      * way a worker never sleeps past a parked run's wake time (a sleep, a timeout), and a run queued anywhere (a
      * start, a decision, a retry) wakes it at once.
      */
-    WAYBILL_POLL_MS: z.coerce
-      .number({ error: 'must be a number of milliseconds, 10-600000' })
-      .int('must be a whole number of milliseconds, 10-600000')
-      .min(10, 'must be a number of milliseconds, 10-600000')
-      .max(600_000, 'must be a number of milliseconds, 10-600000')
-      .default(250),
+    WAYBILL_POLL_MS: whole('milliseconds', 10, 600000).default(250),
     /** How often workers heartbeat, renew run leases (and so notice pause/cancel) and look for dead peers. */
-    WAYBILL_HEARTBEAT_MS: z.coerce.number().int().min(20).max(60_000).default(1000),
+    WAYBILL_HEARTBEAT_MS: whole('milliseconds', 20, 60_000).default(1000),
     /**
      * An OpenAI-compatible chat-completions URL: the `agent-batch` demo calls it instead of its simulated model,
      * sending each step's idempotency key as `Idempotency-Key`.
@@ -177,7 +182,7 @@ const schema = z
     /** The bearer token `agent-batch` sends to WAYBILL_MODEL_URL. */
     WAYBILL_MODEL_API_KEY: z.string().optional(),
     /** How long one model call of `agent-batch` may take. */
-    WAYBILL_MODEL_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
+    WAYBILL_MODEL_TIMEOUT_MS: whole('milliseconds', 1).default(60_000),
     /** `waybill gateway`: the address the model gateway listens on; loopback unless an operator says otherwise. */
     WAYBILL_GATEWAY_HOST: z
       .string()
@@ -205,12 +210,12 @@ const schema = z
      */
     WAYBILL_GATEWAY_PRICES: z.string().min(1, 'must be the path of a JSON price table').optional(),
     /** How long one upstream call may take before the gateway gives up on it (and stores nothing). */
-    WAYBILL_GATEWAY_TIMEOUT_MS: z.coerce.number().int().positive().default(600_000),
+    WAYBILL_GATEWAY_TIMEOUT_MS: whole('milliseconds', 1).default(600_000),
     /**
      * The lease a call in flight holds on its key, renewed while the upstream answers: a second request with the
      * key waits this long after the first's gateway died before it asks the upstream itself.
      */
-    WAYBILL_GATEWAY_LEASE_MS: z.coerce.number().int().min(100).default(30_000),
+    WAYBILL_GATEWAY_LEASE_MS: whole('milliseconds', 100).default(30_000),
     /**
      * Workers prune finished runs older than this (ms), at start and then hourly. Unset: they never prune.
      * No --force here: a setting that silently voids deduplication is worse than a refused start.
@@ -234,54 +239,19 @@ const schema = z
      * SQLite's data_version): the fallback for what no commit announces, a run lease passing or a sleep ending.
      * While wakes are not delivered it looks every WAYBILL_POLL_MS.
      */
-    WAYBILL_IDLE_POLL_MS: z.coerce
-      .number({ error: 'must be a whole number of milliseconds, 100-600000' })
-      .int('must be a whole number of milliseconds, 100-600000')
-      .min(100, 'must be a whole number of milliseconds, 100-600000')
-      .max(600_000, 'must be a whole number of milliseconds, 100-600000')
-      .default(2000),
+    WAYBILL_IDLE_POLL_MS: whole('milliseconds', 100, 600000).default(2000),
     /** How often each worker looks at the alert webhooks' outbox for deliveries due: a delivery goes out at most this late. */
-    WAYBILL_WEBHOOK_POLL_MS: z.coerce
-      .number({ error: 'must be a whole number of milliseconds, 50-600000' })
-      .int('must be a whole number of milliseconds, 50-600000')
-      .min(50, 'must be a whole number of milliseconds, 50-600000')
-      .max(600000, 'must be a whole number of milliseconds, 50-600000')
-      .default(1000),
+    WAYBILL_WEBHOOK_POLL_MS: whole('milliseconds', 50, 600000).default(1000),
     /** How long a webhook receiver may take to answer before the attempt counts as failed. */
-    WAYBILL_WEBHOOK_TIMEOUT_MS: z.coerce
-      .number({ error: 'must be a whole number of milliseconds, 100-600000' })
-      .int('must be a whole number of milliseconds, 100-600000')
-      .min(100, 'must be a whole number of milliseconds, 100-600000')
-      .max(600000, 'must be a whole number of milliseconds, 100-600000')
-      .default(10000),
+    WAYBILL_WEBHOOK_TIMEOUT_MS: whole('milliseconds', 100, 600000).default(10000),
     /** The first wait before a failed webhook delivery is tried again; doubled each attempt up to WAYBILL_WEBHOOK_MAX_RETRY_MS, each wait drawn at random below it. */
-    WAYBILL_WEBHOOK_RETRY_MS: z.coerce
-      .number({ error: 'must be a whole number of milliseconds, 10-3600000' })
-      .int('must be a whole number of milliseconds, 10-3600000')
-      .min(10, 'must be a whole number of milliseconds, 10-3600000')
-      .max(3600000, 'must be a whole number of milliseconds, 10-3600000')
-      .default(5000),
+    WAYBILL_WEBHOOK_RETRY_MS: whole('milliseconds', 10, 3600000).default(5000),
     /** The longest wait between two attempts of a webhook delivery. */
-    WAYBILL_WEBHOOK_MAX_RETRY_MS: z.coerce
-      .number({ error: 'must be a whole number of milliseconds, 10-86400000' })
-      .int('must be a whole number of milliseconds, 10-86400000')
-      .min(10, 'must be a whole number of milliseconds, 10-86400000')
-      .max(86400000, 'must be a whole number of milliseconds, 10-86400000')
-      .default(3600000),
+    WAYBILL_WEBHOOK_MAX_RETRY_MS: whole('milliseconds', 10, 86400000).default(3600000),
     /** Attempts of a webhook delivery before it is marked failed (it can be re-sent: `waybill webhook resend`). */
-    WAYBILL_WEBHOOK_ATTEMPTS: z.coerce
-      .number({ error: 'must be a whole number of attempts, 1-100' })
-      .int('must be a whole number of attempts, 1-100')
-      .min(1, 'must be a whole number of attempts, 1-100')
-      .max(100, 'must be a whole number of attempts, 1-100')
-      .default(10),
+    WAYBILL_WEBHOOK_ATTEMPTS: whole('attempts', 1, 100).default(10),
     /** Connections each process keeps to PostgreSQL. */
-    WAYBILL_PG_POOL_SIZE: z.coerce
-      .number({ error: 'must be a whole number of connections, 1-1000' })
-      .int('must be a whole number of connections, 1-1000')
-      .min(1, 'must be a whole number of connections, 1-1000')
-      .max(1000, 'must be a whole number of connections, 1-1000')
-      .default(10),
+    WAYBILL_PG_POOL_SIZE: whole('connections', 1, 1000).default(10),
     /**
      * Where the PostgreSQL connections that need a session of their own go (the wake listener's LISTEN, each
      * worker's liveness lock) when DATABASE_URL is a transaction pooler: the database itself, or a session-mode

@@ -58,6 +58,15 @@ describe('fleet settings', () => {
       /WAYBILL_IDLE_POLL_MS: must be a whole number of milliseconds/,
     );
     expect(refusal({ WAYBILL_IDLE_POLL_MS: 'soon' })).toMatch(/WAYBILL_IDLE_POLL_MS/);
+    // Every variable of milliseconds says so in the same words, whatever is wrong with it.
+    for (const bad of ['abc', '2.5', '99', '']) {
+      expect(refusal({ WAYBILL_RUN_LEASE_MS: bad })).toMatch(
+        /WAYBILL_RUN_LEASE_MS: must be a whole number of milliseconds, at least 100$/m,
+      );
+    }
+    expect(refusal({ WAYBILL_HEARTBEAT_MS: 'often' })).toMatch(
+      /WAYBILL_HEARTBEAT_MS: must be a whole number of milliseconds, 20-60000$/m,
+    );
     for (const bad of ['0', '1001', '2.5', 'ten', '']) {
       expect(refusal({ DATABASE_URL: PG, WAYBILL_PG_POOL_SIZE: bad })).toMatch(
         /WAYBILL_PG_POOL_SIZE: must be a whole number of connections, 1-1000/,

@@ -96,7 +96,7 @@ describe.each(kinds)('a worker process polling every 10 minutes on %s', (kind) =
     const [code] = (await once(worker.child, 'exit')) as [number | null];
     expect(code).toBe(2);
     expect(worker.logs.map((l) => l.msg).join('\n')).toMatch(
-      /WAYBILL_POLL_MS: must be a number of milliseconds, 10-600000/,
+      /WAYBILL_POLL_MS: must be a whole number of milliseconds, 10-600000/,
     );
     expect(await (await target.store()).listWorkers()).toEqual([]);
   });
