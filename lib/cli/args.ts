@@ -70,8 +70,10 @@ export function positionals(given: string[], names: string[]): string[] {
 export const statusFilter = z.enum(LISTED_STATUSES);
 
 /** Positive whole numbers from a flag's text: "1.5", "1e3" and "" are refused, not rounded. */
-export const count = (max: number) =>
-  z.string().regex(/^\d+$/, 'must be a whole number').transform(Number).pipe(z.number().int().min(1).max(max));
+export const count = (max: number) => {
+  const says = `must be a whole number, ${max >= Number.MAX_SAFE_INTEGER ? 'at least 1' : `1-${max}`}`;
+  return z.string().regex(/^\d+$/, says).transform(Number).pipe(z.number().int().min(1, says).max(max, says));
+};
 
 /** A budget from a flag's text: plain decimal dollars ("2.50"), then the one budget rule (lib/domain/budget). */
 export const usd = z

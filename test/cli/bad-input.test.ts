@@ -49,7 +49,7 @@ describe('waybill with bad input', () => {
         /^waybill cancel: --waiting: must be one of approval, signal, sleep, child, event$/,
       ],
       [['runs', '--limit', '0'], /^waybill runs: --limit: /],
-      [['runs', '--limit', 'ten'], /^waybill runs: --limit: must be a whole number$/],
+      [['runs', '--limit', 'ten'], /^waybill runs: --limit: must be a whole number, 1-10000$/],
       [['runs', '--limit'], /^waybill runs: Option '--limit <value>' argument missing$/],
       [['start'], /^waybill start: missing <workflow>$/],
       [['start', 'notify', '--priority', '1.5'], /^waybill start: --priority: must be a whole number, like 10 or -5$/],
@@ -115,7 +115,7 @@ describe('waybill with bad input', () => {
       [['cancel', 'r1', '--force'], /^waybill cancel: Unknown option '--force'$/],
       [['retry', 'bad\u0001id'], /^waybill retry: run id: must not contain/],
       [['sweep', 'now'], /^waybill sweep: Unexpected argument 'now'/],
-      [['worker', '--concurrency', '1.5'], /^waybill worker: --concurrency: must be a whole number$/],
+      [['worker', '--concurrency', '1.5'], /^waybill worker: --concurrency: must be a whole number, 1-1000$/],
       [['worker', '--concurrency', '0'], /^waybill worker: --concurrency: /],
       [['worker', '--id', 'two words'], /^waybill worker: --id: must not contain spaces/],
       [

@@ -49,7 +49,7 @@ describe('waybill prune', () => {
       ],
       [
         ['prune', '--older-than', '30d', '--batch-size', '0'],
-        'waybill prune: --batch-size: Too small: expected number to be >=1\n',
+        'waybill prune: --batch-size: must be a whole number, 1-100000\n',
       ],
       [['prune', '--older-than', '30d', '--everything'], "waybill prune: Unknown option '--everything'\n"],
     ];

@@ -11,8 +11,8 @@ describe('waybill seed-demo', () => {
     const before = db.dump();
     const cases: [string[], RegExp][] = [
       [['seed-demo', '--runs', '0'], /^waybill seed-demo: --runs: /],
-      [['seed-demo', '--runs', 'ten'], /^waybill seed-demo: --runs: must be a whole number$/],
-      [['seed-demo', '--steps', '1.5'], /^waybill seed-demo: --steps: must be a whole number$/],
+      [['seed-demo', '--runs', 'ten'], /^waybill seed-demo: --runs: must be a whole number, 1-1000000$/],
+      [['seed-demo', '--steps', '1.5'], /^waybill seed-demo: --steps: must be a whole number, 1-100000$/],
       [['seed-demo', '--big-run-steps', '-3'], /^waybill seed-demo: /],
       [['seed-demo', '--prefix', 'has space'], /^waybill seed-demo: --prefix: letters, digits/],
       [['seed-demo', '--bogus'], /^waybill seed-demo: Unknown option '--bogus'$/],
