@@ -40,19 +40,22 @@ import type { Dialect, LimitUse } from '../contract';
 
 const literal = (text: string): string => `'${text.replaceAll("'", "''")}'`;
 
-/** The run's key under `path` in the dialect's JSON functions: limitKeyOf in SQL. */
+/**
+ * The run's key under `path` in the dialect's JSON functions: limitKeyOf in SQL. It must not fail on a stored text,
+ * or one row fails every pick of its workflow. SQLite's JSON functions read a NUL or a lone surrogate escape but
+ * fail on text that is no JSON, which json_valid (strict JSON, as JSON.parse reads it) makes `""` first.
+ * PostgreSQL's jsonb refuses those escapes, so it reads the key in a function of its own
+ * (postgres/functions/limit-key.ts).
+ */
 export function limitKeySql(dialect: Dialect, alias: string, path: string | null): string {
   if (path === null) return "''";
   const input = `${alias}.input_json`;
-  if (dialect === 'sqlite') {
-    const at = literal(`$.${path}`);
-    return `(CASE json_type(${input}, ${at}) WHEN 'text' THEN ${input} ->> ${at}
+  if (dialect === 'postgres') return `waybill_limit_key(${input}, ${literal(`{${path.split('.').join(',')}}`)})`;
+  const at = literal(`$.${path}`);
+  return `(CASE WHEN NOT json_valid(${input}) THEN ''
+    ELSE CASE json_type(${input}, ${at}) WHEN 'text' THEN ${input} ->> ${at}
       WHEN 'integer' THEN ${input} -> ${at} WHEN 'real' THEN ${input} -> ${at}
-      WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE '' END)`;
-  }
-  const at = literal(`{${path.split('.').join(',')}}`);
-  return `(CASE jsonb_typeof(${input}::jsonb #> ${at}) WHEN 'string' THEN ${input}::jsonb #>> ${at}
-      WHEN 'number' THEN ${input}::jsonb #>> ${at} WHEN 'boolean' THEN ${input}::jsonb #>> ${at} ELSE '' END)`;
+      WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE '' END END)`;
 }
 
 /**

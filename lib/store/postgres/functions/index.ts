@@ -16,6 +16,7 @@ import { CLAIM_FUNCTION } from './claim';
 import { COMMIT_FUNCTION } from './commit';
 import { COMMIT_BATCH_FUNCTION } from './commit-batch';
 import { COMMITTED_CHANGED_FUNCTION, PROGRESS_COUNTED_FUNCTION } from './committed-count';
+import { LIMIT_KEY_ESCAPED_FUNCTION, LIMIT_KEY_FUNCTION } from './limit-key';
 import { LONE_RUNS_ROW_FUNCTION } from './lone-runs';
 import { NOTIFY_RUNNABLE_FUNCTION } from './notify';
 import { SAVE_PROGRESS_FUNCTION } from './progress';
@@ -31,10 +32,12 @@ const STATEMENTS = [
   COMMITTED_CHANGED_FUNCTION,
   PROGRESS_COUNTED_FUNCTION,
   LONE_RUNS_ROW_FUNCTION,
+  LIMIT_KEY_ESCAPED_FUNCTION,
+  LIMIT_KEY_FUNCTION,
 ];
 
 export const POSTGRES_FUNCTIONS: FunctionSet = {
-  version: 7,
+  version: 8,
   hash: createHash('sha256').update(STATEMENTS.join('\n;\n')).digest('hex'),
   statements: STATEMENTS,
 };
