@@ -56,7 +56,7 @@ function seed(now: number, series: (n: number) => string): string[] {
 }
 
 /** What SQLite reads runs by (the pick's own walk `runs`, the places' `lr` and `lc`, the starts' `ls`). */
-const runsReads = (plan: string[]) => new Set(plan.filter((d) => /^(SCAN|SEARCH) (runs|lr|lc|ls)\b/.test(d)));
+const runsReads = (plan: string[]) => new Set(plan.filter((d) => /^(SCAN|SEARCH) (runs|lr|lc|ls|es|le)\b/.test(d)));
 
 describe('the pick under limits on SQLite', () => {
   it('reads places by status and claims, starts by their window, and the wake look finds a held queue idle', async () => {
@@ -105,11 +105,16 @@ describe('the pick under limits on SQLite', () => {
       const places = 'SEARCH lr USING INDEX runs_status_updated (status=?)';
       const claimed = 'SEARCH lc USING INDEX sqlite_autoindex_runs_1 (id=?)';
       const starts = 'SEARCH ls USING INDEX runs_started (workflow=? AND started_at>?)';
+      // The starts a retry or a rerun cleared: their window's range, each one's run by its key.
+      const earlier = [
+        'SEARCH es USING INDEX earlier_starts_workflow (workflow=? AND started_at>?)',
+        'SEARCH le USING INDEX sqlite_autoindex_runs_1 (id=?)',
+      ];
       for (const text of [pick!, wake!]) {
         const plan = queryPlan(store.db, text);
         // The walk, the running rows, each live claim's run, the window's starts: nothing by workflow alone.
         expect(runsReads(plan), plan.join('\n')).toEqual(
-          new Set(['SCAN runs USING INDEX runs_runnable', places, claimed, starts]),
+          new Set(['SCAN runs USING INDEX runs_runnable', places, claimed, starts, ...earlier]),
         );
         // Read once a statement: the places are materialized, and a candidate's key is looked up in sets.
         expect(plan).toContain('MATERIALIZE limit_places_0');
@@ -117,7 +122,7 @@ describe('the pick under limits on SQLite', () => {
       }
       const limitUsePlan = queryPlan(store.db, reason!);
       expect(runsReads(limitUsePlan)).toEqual(
-        new Set(['SEARCH runs USING INDEX sqlite_autoindex_runs_1 (id=?)', places, claimed, starts]),
+        new Set(['SEARCH runs USING INDEX sqlite_autoindex_runs_1 (id=?)', places, claimed, starts, ...earlier]),
       );
       // The held run's place in its rate key's line (rate-line-sql.ts) too: read from the queued runs, not the history.
       const line = [...prepared.texts].filter(([text, by]) => by === 'limitUse' && /\bla\.status\b/.test(text));

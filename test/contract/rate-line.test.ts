@@ -138,6 +138,63 @@ describe.each(list)('a rate limit, its retries and its line on $name', (backend)
     expect(await picks(2, limits)).toEqual(['r2', null]);
   });
 
+  it('counts the start a retry or a rerun cleared while its window lasts', async () => {
+    const rate: RunLimits = { rateLimit: { limit: 2, periodMs: PERIOD_MS, key: 'provider' } };
+    const limits = { rated: rate };
+    await serve(rate);
+    for (const id of ['a', 'b']) await queue(id, { provider: 'openai' });
+    await queue('c', { provider: 'anthropic' });
+    expect(await picks(4, limits)).toEqual(['a', 'b', 'c', null]);
+    const firstStart = (await startedAt('a'))!;
+    // a fails at once and is retried, b completes and is rerun, c completes and is rerun: all inside the window.
+    await h.elapse(1000);
+    expect(await store.finishRun('a', 'w-1', { status: 'failed', error: 'provider down' })).toBe(true);
+    for (const id of ['b', 'c'])
+      expect(await store.finishRun(id, 'w-1', { status: 'completed', outputJson: '1' })).toBe(true);
+    await store.actOnRun('a', 'retry', 'op');
+    for (const id of ['b', 'c'])
+      await store.rerunRun({ runId: id, fromStep: 0, inputJson: null, actor: 'op', reason: null, claimTtlMs: LEASE });
+    for (const id of ['a', 'b', 'c']) expect(await startedAt(id), id).toBeNull();
+    // openai's two starts of this window still count: its runs wait; anthropic has one of two, so c starts again.
+    expect(await picks(3, limits)).toEqual(['c', null, null]);
+    expectHeld(
+      await reason('a'),
+      'openai',
+      1,
+      firstStart + PERIOD_MS / 1000,
+      (inS) => `rate limit of 2 starts per 10 s for key openai: next slot in ${inS} s`,
+    );
+    // Once the first starts leave the window, openai's runs start again, two to a window as before.
+    await h.elapse(PERIOD_MS);
+    expect(await picks(3, limits)).toEqual(['a', 'b', null]);
+    expect(await h.rows<{ run_id: string }>('SELECT run_id FROM earlier_starts ORDER BY run_id')).toEqual([
+      { run_id: 'a' },
+      { run_id: 'b' },
+      { run_id: 'c' },
+    ]);
+  });
+
+  it('keeps an earlier start for a day, the longest period, and no longer', async () => {
+    const rate: RunLimits = { rateLimit: { limit: 1, periodMs: 86_400_000, key: null } };
+    const limits = { rated: rate };
+    await serve(rate);
+    await queue('a', {});
+    await queue('b', {});
+    expect(await picks(2, limits)).toEqual(['a', null]);
+    expect(await store.finishRun('a', 'w-1', { status: 'failed', error: 'x' })).toBe(true);
+    await store.actOnRun('a', 'retry', 'op');
+    // The day's one start is a's first: neither its retry nor b may start within the day.
+    await h.elapse(86_400_000 - 5000);
+    expect(await picks(2, limits)).toEqual([null, null]);
+    await h.elapse(10_000);
+    expect(await picks(2, limits)).toEqual(['a', null]);
+    // A start older than a day is not kept when it is cleared, and clearing one drops the workflow's older rows.
+    await h.elapse(86_400_000 + 10_000);
+    expect(await store.finishRun('a', 'w-1', { status: 'failed', error: 'x' })).toBe(true);
+    await store.actOnRun('a', 'retry', 'op');
+    expect(await h.rows('SELECT run_id FROM earlier_starts')).toEqual([]);
+  });
+
   it('never holds a resumed run, and a resume keeps its start', async () => {
     const rate: RunLimits = { rateLimit: { limit: 1, periodMs: PERIOD_MS, key: null } };
     const limits = { rated: rate };

@@ -130,6 +130,7 @@ describe('the function set', () => {
       6: '9c970ee41068aac43fc673e60274d5e1f56920d9cd2e5dc30ca60514b5036939',
       7: '41eff7b5e7c1bd6f5bc04370349f3073dfc1091c783bf3c6ff0a1ad61b88987e',
       8: '273eccc2228ce2ccc9d84afb00d0d5157b1951badd6b6ae9bef8648a04435e3e',
+      9: '9cbd56e36705fed374b39ef626ea5b293fb9115d93af88b9171ca81e4b6d0f90',
     };
     expect(POSTGRES_FUNCTIONS.hash).toBe(PINNED[POSTGRES_FUNCTIONS.version]);
   });

@@ -102,13 +102,14 @@ async function batch(client: pg.PoolClient, request: PruneRequest): Promise<Prun
         [runIds],
       )
     ).rowCount ?? 0;
-  // A removed run's waits, streamed text, tags and metadata go with it (decided long ago: the run was finished),
-  // and its webhook deliveries once sent or given up: a pending one is still owed to its receiver.
+  // A removed run's waits, streamed text, tags, metadata and earlier starts go with it (decided long ago: the run
+  // was finished), and its webhook deliveries once sent or given up: a pending one is still owed to its receiver.
   for (const [table, more] of [
     ['waits', ''],
     ['step_streams', ''],
     ['run_tags', ''],
     ['run_metadata', ''],
+    ['earlier_starts', ''],
     ['webhook_deliveries', "AND status <> 'pending'"],
   ])
     await client.query(

@@ -549,3 +549,18 @@ export const loneRuns = pgTable(
   },
   (t) => [index('lone_runs_at').on(t.at, t.runId)],
 );
+
+/**
+ * A run's earlier starts: the start a retry or a rerun cleared from `runs.started_at`, kept while a rate limit's
+ * window may still count it (a day, the longest period), so a run started again within one period counts twice.
+ * Written by the database's trigger for every writer (migration 0039), read beside runs_started by the pick.
+ */
+export const earlierStarts = pgTable(
+  'earlier_starts',
+  {
+    runId: text('run_id').notNull(),
+    workflow: text('workflow').notNull(),
+    startedAt: doublePrecision('started_at').notNull(),
+  },
+  (t) => [index('earlier_starts_workflow').on(t.workflow, t.startedAt)],
+);

@@ -20,8 +20,8 @@
  *   renewal, while the step in hand runs to its end (lib/engine/worker/execute.ts); the claim's lease keeper
  *   renews it until the step commits, and a dead worker's claims are released or pass. A parked (`waiting`) run
  *   holds none.
- * - start: the workflow's runs first started within the period before now under the candidate's key; a run
- *   that started before (a resumed one) is not a start and passes.
+ * - start: the workflow's runs started within the period before now under the candidate's key, a retried or
+ *   rerun run's earlier start among them; a run that started before (a resumed one) is not a start and passes.
  *
  * Cost: the pick runs inside the write lock (SQLite) or under the limits' lock (PostgreSQL), walking the held
  * runs in its order. So each set is read once per statement through an index of its own (the running runs by
@@ -81,12 +81,16 @@ export function placesSql(dialect: Dialect, workflow: string, path: string | nul
 
 /**
  * The workflow's starts since `since` (epoch seconds, SQL), each with its key: columns `started_at`, `k`. Read by
- * runs_started, the window's range of the workflow's starts (named on SQLite, as placesSql says why).
+ * runs_started, the window's range of the workflow's starts (named on SQLite, as placesSql says why), and beside
+ * them the starts a retry or a rerun cleared (earlier_starts, kept by the store's trigger), each keyed by its run's
+ * input as it is now.
  */
 export function startsSql(dialect: Dialect, workflow: string, path: string | null, since: string): string {
   const byStart = dialect === 'sqlite' ? ' INDEXED BY runs_started' : '';
   return `SELECT ls.started_at, ${limitKeySql(dialect, 'ls', path)} AS k FROM runs ls${byStart}
-      WHERE ls.workflow = ${literal(workflow)} AND ls.started_at > ${since}`;
+      WHERE ls.workflow = ${literal(workflow)} AND ls.started_at > ${since}
+    UNION ALL SELECT es.started_at, ${limitKeySql(dialect, 'le', path)} AS k FROM earlier_starts es
+      JOIN runs le ON le.id = es.run_id WHERE es.workflow = ${literal(workflow)} AND es.started_at > ${since}`;
 }
 
 /**

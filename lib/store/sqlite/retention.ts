@@ -95,13 +95,14 @@ export function sqliteRetention(c: SqliteConnection): RetentionStore {
           .prepare(`DELETE FROM runs WHERE id IN ${IN_IDS} AND NOT ${HAS_ROWS('sqlite', 'runs.id')}
           AND NOT EXISTS (SELECT 1 FROM progress p WHERE p.run_id = runs.id)`)
           .run({ ids }).changes;
-        // A removed run's waits, streamed text, tags and metadata go with it (decided long ago: the run was finished),
-        // and its webhook deliveries once sent or given up: a pending one is still owed to its receiver.
+        // A removed run's waits, streamed text, tags, metadata and earlier starts go with it (decided long ago: the
+        // run was finished), and its webhook deliveries once sent or given up: a pending one is still owed to its receiver.
         for (const [table, more] of [
           ['waits', ''],
           ['step_streams', ''],
           ['run_tags', ''],
           ['run_metadata', ''],
+          ['earlier_starts', ''],
           ['webhook_deliveries', "AND status <> 'pending'"],
         ])
           db.prepare(

@@ -16,6 +16,7 @@ import { CLAIM_FUNCTION } from './claim';
 import { COMMIT_FUNCTION } from './commit';
 import { COMMIT_BATCH_FUNCTION } from './commit-batch';
 import { COMMITTED_CHANGED_FUNCTION, PROGRESS_COUNTED_FUNCTION } from './committed-count';
+import { EARLIER_START_FUNCTION } from './earlier-starts';
 import { LIMIT_KEY_ESCAPED_FUNCTION, LIMIT_KEY_FUNCTION } from './limit-key';
 import { LONE_RUNS_ROW_FUNCTION } from './lone-runs';
 import { NOTIFY_RUNNABLE_FUNCTION } from './notify';
@@ -34,10 +35,11 @@ const STATEMENTS = [
   LONE_RUNS_ROW_FUNCTION,
   LIMIT_KEY_ESCAPED_FUNCTION,
   LIMIT_KEY_FUNCTION,
+  EARLIER_START_FUNCTION,
 ];
 
 export const POSTGRES_FUNCTIONS: FunctionSet = {
-  version: 8,
+  version: 9,
   hash: createHash('sha256').update(STATEMENTS.join('\n;\n')).digest('hex'),
   statements: STATEMENTS,
 };
