@@ -71,6 +71,7 @@ export async function openBackend(url: string, options: OpenStoreOptions = {}): 
   return openPostgresStore({
     url: target.url,
     schema: target.schema,
+    schemaFromUrl: target.schemaFromUrl,
     migrate: options.migrate,
     clock: options.clock,
     poolSize: options.poolSize,
@@ -94,7 +95,7 @@ export async function inspectStore(
     return inspectSqliteStore(target.path);
   }
   const { inspectPostgresStore } = await loadBackend('pg', target.shown, () => import('./postgres/index'));
-  return inspectPostgresStore({ url: target.url, schema: target.schema });
+  return inspectPostgresStore({ url: target.url, schema: target.schema, schemaFromUrl: target.schemaFromUrl });
 }
 
 /**
@@ -115,7 +116,7 @@ export async function moveStoreToSchema(
 
 type StoreTarget =
   | { dialect: 'sqlite'; path: string }
-  | { dialect: 'postgres'; url: string; schema: string | undefined; shown: string };
+  | { dialect: 'postgres'; url: string; schema: string | undefined; schemaFromUrl: boolean; shown: string };
 
 function parseStoreUrl(url: string, schemaOption: string | undefined): StoreTarget {
   if (url.startsWith('file:')) {
@@ -137,6 +138,7 @@ function parseStoreUrl(url: string, schemaOption: string | undefined): StoreTarg
       dialect: 'postgres',
       url: inUrl ? parsed.toString() : url,
       schema: inUrl ?? schemaOption,
+      schemaFromUrl: inUrl !== undefined,
       shown: `postgres://${parsed.host}${parsed.pathname}`,
     };
   }

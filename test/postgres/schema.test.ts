@@ -4,6 +4,7 @@
  * is left exactly as it was. A store an older Waybill made in `public` keeps working there, named as such, and
  * `waybill migrate --move-to-schema` moves it out. Each test has a database of its own.
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
@@ -96,6 +97,17 @@ describe.skipIf(!up)('PostgreSQL schema', () => {
       `SELECT count(*)::int AS n FROM pg_proc WHERE pronamespace = 'waybill'::regnamespace AND proname LIKE 'waybill\\_%'`,
     );
     expect(ours[0]!.n).toBe(POSTGRES_FUNCTIONS.statements.length);
+    // docs/configuration.md counts what Waybill makes, for whoever grants rights or reviews the database.
+    const said = /\((\d+) tables, its ledger `waybill_migrations` among them, and (\d+) functions\)/.exec(
+      readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8').replace(/\s+/g, ' '),
+    );
+    const tables = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'waybill'`,
+    );
+    const functions = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_proc WHERE pronamespace = 'waybill'::regnamespace`,
+    );
+    expect(said?.slice(1).map(Number)).toEqual([tables[0]!.n, functions[0]!.n]);
     const completed = await db.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM waybill.runs WHERE status = 'completed'`,
     );
@@ -141,6 +153,42 @@ describe.skipIf(!up)('PostgreSQL schema', () => {
     expect((error as Error).message).not.toContain('backup');
     expect(await snapshot(db)).toEqual(before);
     expect(await inPublic(db)).toEqual(['runs', 'runs_id_seq', 'runs_pkey', 'runs_title']);
+  });
+
+  it('makes no store in the schema an app’s own URL names (?schema=public), unless WAYBILL_PG_SCHEMA says so', async () => {
+    const db = await testDatabase();
+    // A Prisma-managed table, named like nothing of Waybill's, and the URL Prisma is given.
+    await db.query(`CREATE TABLE public."User" (id serial PRIMARY KEY, email text NOT NULL)`);
+    const appUrl = `${db.url}?schema=public`;
+    const error = await openStore(appUrl).then(
+      (s) => s.close().then(() => null),
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(StoreRefusedError);
+    expect((error as StoreRefusedError).code).toBe('STORE_FOREIGN_TABLES');
+    expect((error as Error).message).toBe(
+      `PostgreSQL schema "public" of ${new URL(db.url).host}/${db.name}, named by ?schema= in DATABASE_URL, holds another application's ` +
+        'tables (User): Waybill makes a new store only in a schema of its own. Leave ?schema= out of the URL you give ' +
+        'Waybill (it then uses the schema waybill), or name an empty schema there or in WAYBILL_PG_SCHEMA; nothing ' +
+        'was changed',
+    );
+    const cli = await runCli(['migrate'], { env: { DATABASE_URL: appUrl } });
+    expect(cli.code).toBe(2);
+    expect(cli.stderr).toContain("holds another application's tables (User)");
+    expect(await inPublic(db)).toEqual(['User', 'User_id_seq', 'User_pkey']);
+    const schemas = await db.query(`SELECT nspname FROM pg_namespace WHERE nspname = 'waybill'`);
+    expect(schemas).toEqual([]);
+
+    // Named on its own, the schema is taken as asked: the store is made beside the app's table.
+    const told = await runCli(['migrate'], { env: { DATABASE_URL: db.url, WAYBILL_PG_SCHEMA: 'public' } });
+    expect(told.code).toBe(0);
+    expect(await inPublic(db)).toContain('waybill_migrations');
+    // Once made, the URL's ?schema=public opens it: the rule is for making a store, not for using one.
+    await withStore(appUrl, async (store) => {
+      expect((await runToEnd(store as never, registry, { workflow: 'three-steps', input: {} })).status).toBe(
+        'completed',
+      );
+    });
   });
 
   it('keeps using a store an older Waybill made in public, says so, and moves it with --move-to-schema', async () => {

@@ -134,6 +134,24 @@ export function refuseUnsafeLedger(
   );
 }
 
+/**
+ * Refuses to make a new store beside another application's tables (`others`: the ones found where it would be
+ * made). Waybill's tables and functions would share a schema with the application's, which its ORM then reports as
+ * drift and its migrations may drop. The way there is an application's DATABASE_URL handed to Waybill as it is,
+ * its `?schema=public` (Prisma's convention) naming the application's schema. A store made before keeps working.
+ */
+export function refuseSharedStore(others: string[], where: string): void {
+  if (others.length === 0) return;
+  const named =
+    others.length > 5 ? `${others.slice(0, 5).join(', ')} and ${others.length - 5} more` : others.join(', ');
+  throw new StoreRefusedError(
+    'STORE_FOREIGN_TABLES',
+    `${where}, named by ?schema= in DATABASE_URL, holds another application's tables (${named}): Waybill makes a ` +
+      'new store only in a schema of its own. Leave ?schema= out of the URL you give Waybill (it then uses the ' +
+      'schema waybill), or name an empty schema there or in WAYBILL_PG_SCHEMA; nothing was changed',
+  );
+}
+
 /** What a store holds and what migrating it would do, read without writing anything. */
 export interface MigrationPlan {
   /** How messages name the store (its file, or its schema). */
@@ -167,6 +185,11 @@ export interface MigrationTarget<R extends 'sync' | 'async'> {
   createLedger(): Answer<R, void>;
   /** Which of these tables the store has. */
   tablesPresent(names: readonly string[]): Answer<R, string[]>;
+  /**
+   * The store's tables and views other than these, in name order: given where a new store must not be made beside
+   * another application's (a PostgreSQL schema named by DATABASE_URL's ?schema=, refuseSharedStore).
+   */
+  tablesBesides?(names: readonly string[]): Answer<R, string[]>;
   /** How error messages name the store (its file, or its schema); asked after tablesPresent. */
   where(): string;
   /** Renames an article table (and whatever would clash with ours) to article_<name>. */
@@ -198,6 +221,13 @@ function* planSteps(target: Target, migrations: Migration[]): Generator<Step, Mi
   const tags = yield* call(() => target.appliedTags());
   const present = yield* call(() => target.tablesPresent(waybillOnlyTables(migrations)));
   refuseUnsafeLedger(migrations, tags, present, target.where());
+  const besides = target.tablesBesides?.bind(target);
+  if (tags === null && besides) {
+    refuseSharedStore(
+      yield* call(() => besides([...waybillOnlyTables(migrations), ...ARTICLE_TABLES])),
+      target.where(),
+    );
+  }
   const applied = new Set(tags ?? []);
   const pending = migrations.filter((m) => !applied.has(m.tag));
   const article = applied.size === 0 ? yield* call(() => target.tablesPresent(ARTICLE_TABLES)) : [];

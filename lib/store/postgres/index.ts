@@ -38,6 +38,12 @@ export interface PostgresStoreOptions extends PostgresOpenOptions {
    * WAYBILL_MIGRATE=off. A connection is tried once then, not retried.
    */
   migrate?: boolean;
+  /**
+   * The schema came from DATABASE_URL's `?schema=`, where an application's own URL names the application's schema
+   * (Prisma's `?schema=public`): a new store is then not made beside tables of another application
+   * (migrate/runner.ts, refuseSharedStore). A schema given on its own (WAYBILL_PG_SCHEMA) is taken as it is.
+   */
+  schemaFromUrl?: boolean;
   /** Where the one line about a store found in `public` goes (see defaultSchema); stderr unless given. */
   onNotice?: (line: string) => void;
   /**
@@ -72,11 +78,13 @@ export async function openPostgresStore(given: PostgresStoreOptions): Promise<Po
   try {
     if (migrate) {
       await withRetry('migration', () =>
-        onClient(pool, database, true, (c) => migratePostgres(c, migrations, schema, { database })),
+        onClient(pool, database, true, (c) =>
+          migratePostgres(c, migrations, schema, { database, alone: given.schemaFromUrl ?? false }),
+        ),
       );
     } else {
       const plan: MigrationPlan = await onClient(pool, database, false, (c) =>
-        migratePostgres(c, migrations, schema, { mode: 'inspect', database }),
+        migratePostgres(c, migrations, schema, { mode: 'inspect', database, alone: given.schemaFromUrl ?? false }),
       );
       const refusal = notCurrent(plan, migrations);
       if (refusal) throw refusal;
@@ -135,14 +143,18 @@ export async function openPostgresStore(given: PostgresStoreOptions): Promise<Po
  * connection, tried once; nothing is created.
  */
 export async function inspectPostgresStore(
-  options: Pick<PostgresStoreOptions, 'url' | 'schema' | 'onNotice'>,
+  options: Pick<PostgresStoreOptions, 'url' | 'schema' | 'schemaFromUrl' | 'onNotice'>,
 ): Promise<MigrationPlan> {
   const database = databaseOf(options.url);
   const { schema, startup } = await resolveSchema(options, database, false);
   const pool = openPool({ ...options, schema: startup }, options.url, 1);
   try {
     return await onClient(pool, database, false, (c) =>
-      migratePostgres(c, migrationsOf('pg'), schema, { mode: 'inspect', database }),
+      migratePostgres(c, migrationsOf('pg'), schema, {
+        mode: 'inspect',
+        database,
+        alone: options.schemaFromUrl ?? false,
+      }),
     );
   } finally {
     await pool.end().catch(() => undefined);

@@ -17,7 +17,16 @@ export async function migratePostgres(
   client: pg.PoolClient | pg.Client,
   migrations: Migration[],
   schema: string,
-  { mode = 'apply', database }: { mode?: 'apply' | 'inspect'; database?: string } = {},
+  {
+    mode = 'apply',
+    database,
+    alone = false,
+  }: {
+    mode?: 'apply' | 'inspect';
+    database?: string;
+    /** A new store is made only where no other application's tables are (PostgresStoreOptions.schemaFromUrl). */
+    alone?: boolean;
+  } = {},
 ): Promise<MigrationPlan> {
   const exec = async (text: string, values: unknown[] = []) => void (await client.query(text, values));
   return runMigrations(
@@ -68,6 +77,16 @@ export async function migratePostgres(
         );
         return rows[0]!.present;
       },
+      ...(alone && {
+        tablesBesides: async (names: readonly string[]) => {
+          const { rows } = await client.query<{ name: string }>(
+            `SELECT table_name::text AS name FROM information_schema.tables
+             WHERE table_schema = $1 AND NOT (table_name = ANY($2::text[])) ORDER BY table_name`,
+            [schema, [...names, 'waybill_migrations', 'waybill_functions']],
+          );
+          return rows.map((r) => r.name);
+        },
+      }),
       where: () => `PostgreSQL schema "${schema}"${database ? ` of ${database}` : ''}`,
       setAside: async (table) => {
         const { rows } = await client.query<{ name: string }>(
