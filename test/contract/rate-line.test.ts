@@ -214,6 +214,28 @@ describe.each(list)('a rate limit, its retries and its line on $name', (backend)
     expect(await startedAt('a')).toBe(first);
   });
 
+  it('puts no run its concurrency limit holds ahead of another in a rate line', async () => {
+    const both: RunLimits = {
+      concurrency: { limit: 1, key: 'customer' },
+      rateLimit: { limit: 1, periodMs: PERIOD_MS, key: null },
+    };
+    await serve(both);
+    await queue('x', { customer: 'acme' });
+    expect(await pick({ rated: both })).toBe('x');
+    const started = (await startedAt('x'))!;
+    // y is older than z, but acme's one place is x's: the pick passes y by, and z takes the next slot.
+    await queue('y', { customer: 'acme' });
+    await queue('z', { customer: 'beta' });
+    const line = async (id: string) => (await store.limitUse(id, both))?.rateLine;
+    expect(await line('z')).toEqual({ place: 1, atLeast: false, slotAt: started + PERIOD_MS / 1000 });
+    expect(await line('y')).toEqual({ place: 1, atLeast: false, slotAt: started + PERIOD_MS / 1000 });
+    await h.elapse(PERIOD_MS + 100);
+    expect(await pick({ rated: both })).toBe('z');
+    // Once acme's place is free, y stands in line again: behind no one, as z has started.
+    expect(await store.finishRun('x', 'w-1', { status: 'completed', outputJson: '1' })).toBe(true);
+    expect((await line('y'))?.place).toBe(1);
+  });
+
   it('tells the k-th held run of a key when its own slot comes, in the pick order', async () => {
     const rate: RunLimits = { rateLimit: { limit: 1, periodMs: PERIOD_MS, key: 'provider' } };
     const limits = { rated: rate };

@@ -515,7 +515,7 @@ export function postgresRuns(c: PgConnection): RunsOnly {
       const row = (
         await c.query<Parameters<typeof limitUseOf>[0] & Parameters<typeof ratePlace>[2] & { now: number }>(
           sql`SELECT t.now, ${sql.raw(limitUseSql('postgres', run.workflow, limits, 'p', 't.now'))},
-            p.started_at AS "ownStart", ${sql.raw(rateAheadSql('postgres', limits, run, 'p'))} AS ahead
+            p.started_at AS "ownStart", ${sql.raw(rateAheadSql('postgres', limits, run, 'p', 't.now'))} AS ahead
           FROM ${runs} p, (SELECT ${c.now()} AS now) t WHERE p.id = ${runId}`,
         )
       ).rows[0];

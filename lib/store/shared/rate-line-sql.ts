@@ -6,31 +6,45 @@
  */
 import { LINE_COUNTED, limitKeyOf, type RunLimits, rateSlot } from '../../domain/run-limits';
 import type { Dialect, LimitUse, RateLine } from '../contract';
-import { limitKeySql, startsSql } from './run-limits-sql';
+import { limitKeySql, placesSql, startsSql } from './run-limits-sql';
 
 /**
  * limitUse's `ahead` column for `run` (a runs row, under `alias` in the statement): how many of its workflow's
  * queued runs never started, under its rate key, the pick takes before it, counted up to LINE_COUNTED; NULL when
  * no rate limit is given. In the pick's ORDER BY (priority, then age, then id; on PostgreSQL ids in "C" order, as
- * the pick sorts them). A run that started before takes no slot (the pick exempts it), so it stands in no one's way.
+ * the pick sorts them). A run that started before takes no slot (the pick exempts it), so it stands in no one's way;
+ * nor does one its workflow's concurrency limit holds now (its key has the limit's places taken, `now` being the
+ * read's time): the pick passes it by, so a slot can come before it is let go, and the time said stays the earliest.
  *
  * Reading a key parses the input, and under many keys a run's line is a few runs among thousands: so when the
  * key is text that every input under it holds as it is (keyHint), a run whose input lacks that text is passed
  * over before its key is read. SQLite, which keeps no statistics, is told to read the queued runs by status, as the
  * pick's places are (run-limits-sql.ts): by workflow it would read the workflow's history for each held run shown.
  */
-export function rateAheadSql(dialect: Dialect, limits: RunLimits, run: { inputJson: string }, alias: string): string {
+export function rateAheadSql(
+  dialect: Dialect,
+  limits: RunLimits,
+  run: { inputJson: string; workflow: string },
+  alias: string,
+  now: string,
+): string {
   if (!limits.rateLimit) return 'NULL';
   const path = limits.rateLimit.key;
   const hint = path === null ? null : keyHint(limitKeyOf(run.inputJson, path));
   const id = (table: string) => (dialect === 'postgres' ? `${table}.id COLLATE "C"` : `${table}.id`);
   const holds = hint === null ? '' : `AND ${dialect === 'postgres' ? 'strpos' : 'instr'}(la.input_json, '${hint}') > 0`;
   const queued = dialect === 'sqlite' ? 'runs la INDEXED BY runs_status_updated' : 'runs la';
+  const { concurrency } = limits;
+  const free = concurrency
+    ? `AND ${limitKeySql(dialect, 'la', concurrency.key)} NOT IN (SELECT h.k FROM (${placesSql(dialect, run.workflow, concurrency.key, now)}) h
+        GROUP BY h.k HAVING count(*) >= ${concurrency.limit})`
+    : '';
   return `(SELECT count(*) FROM (SELECT 1 FROM ${queued} WHERE la.workflow = ${alias}.workflow AND la.status = 'queued'
       AND la.started_at IS NULL AND la.id <> ${alias}.id
       AND (la.priority > ${alias}.priority OR (la.priority = ${alias}.priority AND (la.created_at < ${alias}.created_at
         OR (la.created_at = ${alias}.created_at AND ${id('la')} < ${id(alias)}))))
-      ${holds} AND ${limitKeySql(dialect, 'la', path)} = ${limitKeySql(dialect, alias, path)} LIMIT ${LINE_COUNTED}) ahead)`;
+      ${holds} AND ${limitKeySql(dialect, 'la', path)} = ${limitKeySql(dialect, alias, path)} ${free}
+      LIMIT ${LINE_COUNTED}) ahead)`;
 }
 
 /**

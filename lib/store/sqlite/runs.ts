@@ -293,7 +293,7 @@ export function sqliteRuns(c: SqliteConnection, inBatch: InBatch | null = null):
         const row = c
           .prepared<unknown[], Parameters<typeof limitUseOf>[0] & Parameters<typeof ratePlace>[2]>(
             `SELECT ${limitUseSql('sqlite', run.workflow, limits, 'runs', '@now')}, runs.started_at AS ownStart,
-            ${rateAheadSql('sqlite', limits, run, 'runs')} AS ahead FROM runs WHERE id = @id`,
+            ${rateAheadSql('sqlite', limits, run, 'runs', '@now')} AS ahead FROM runs WHERE id = @id`,
           )
           .get({ id: runId, now });
         if (!row) return null;
