@@ -3,9 +3,11 @@
  * stores its answer — a stream chunk by chunk as it arrives — and holds back a stream's last chunk (a body's
  * whole answer) until the answer is stored: a client that has the whole answer can count on its replay. A
  * request that finds the answer is given it as it was stored, byte for byte and framed the same; one that
- * finds the key in flight waits for it. A failed upstream (an error status, a timeout, a cut stream) stores
- * nothing, so the key can be tried again; the lead keeps reading a stream its client left, so what was paid
- * for is kept. A lead whose run has spent its budget gives its key back and is refused (budget.ts).
+ * finds the key in flight waits for it. The store keeps every event the upstream sent; a stream's client,
+ * live or replayed, is given those its request asked for (clientStream), the same bytes either way. A failed
+ * upstream (an error status, a timeout, a cut stream) stores nothing, so the key can be tried again; the lead
+ * keeps reading a stream its client left, so what was paid for is kept. A lead whose run has spent its budget
+ * gives its key back and is refused (budget.ts).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BudgetReachedError } from '../errors';
@@ -13,6 +15,7 @@ import type { ModelCallRow, ModelCallStart, Store } from '../store/contract';
 import { budgetRefusal, holdToBudget } from './budget';
 import { costOf, type PriceTable } from './prices';
 import { type GatewayRoute, type GatewaySettings, type Json, KEPT_HEADERS } from './routes';
+import { type SseFilter, sseFilter } from './sse';
 import { modelSpan } from './trace';
 import { callUpstream } from './upstream';
 import { usageOfBody, usageOfStream } from './usage';
@@ -55,7 +58,7 @@ export async function recordedCall(deps: RecordDeps, call: PreparedCall): Promis
         inputTokens: begin.call.inputTokens,
         outputTokens: begin.call.outputTokens,
       });
-      return replay(deps.store, begin.call);
+      return replay(deps.store, begin.call, clientStream(call));
     }
     if (begin.kind === 'lead') {
       const refused = await overBudget(deps, call, begin.callId, begin.token);
@@ -103,14 +106,26 @@ function keptHeaders(from: Headers): Record<string, string> {
   return out;
 }
 
-async function replay(store: Store, call: ModelCallRow): Promise<Response> {
+/**
+ * What of a stream this request's client is given (the route's clientEvents): null for the stream as the
+ * upstream sent it. The store keeps the upstream's every chunk, for the ledger and for a request that asks
+ * for them all; a request is filtered by its own body, and one key's requests have the same body.
+ */
+function clientStream(call: PreparedCall): SseFilter | null {
+  const keep = call.route.clientEvents?.(call.body) ?? null;
+  return keep === null ? null : sseFilter(keep);
+}
+
+async function replay(store: Store, call: ModelCallRow, filter: SseFilter | null): Promise<Response> {
   const headers = { ...(JSON.parse(call.headersJson ?? '{}') as Record<string, string>), [REPLAYED_HEADER]: 'true' };
   if (call.framing === 'json') return new Response(call.body, { status: call.status ?? 200, headers });
   const chunks = await store.readModelCallChunks(call.id);
   const encoder = new TextEncoder();
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
-      for (const chunk of chunks) controller.enqueue(encoder.encode(chunk));
+      // The stored reads through the same filter as the live stream's: the same bytes.
+      const given = filter === null ? chunks : [...chunks.map((c) => filter.push(c)), filter.end()];
+      for (const chunk of given) if (chunk !== '') controller.enqueue(encoder.encode(chunk));
       controller.close();
     },
   });
@@ -230,11 +245,13 @@ async function lead(deps: RecordDeps, call: PreparedCall, callId: string, token:
   const reader = upstream.body.getReader();
   const decoder = new TextDecoder();
   const encoder = new TextEncoder();
+  const filter = clientStream(call);
+  const given = (text: string) => (filter === null ? text : filter.push(text));
   let attached = true;
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
       const send = (text: string) => {
-        if (!attached) return;
+        if (!attached || text === '') return;
         try {
           controller.enqueue(encoder.encode(text));
         } catch {
@@ -251,7 +268,7 @@ async function lead(deps: RecordDeps, call: PreparedCall, callId: string, token:
             if (text !== '') {
               if (held) held = await store.appendModelCallChunks(callId, token, parts.length, [text]);
               parts.push(text);
-              if (last !== null) send(last);
+              if (last !== null) send(given(last));
               last = text;
             }
             if (end) break;
@@ -266,7 +283,8 @@ async function lead(deps: RecordDeps, call: PreparedCall, callId: string, token:
         const usage = usageOfStream(api, text);
         traced(usage);
         if (held) await store.completeModelCall(callId, token, answer(usage, null));
-        if (last !== null) send(last);
+        if (last !== null) send(given(last));
+        if (filter !== null) send(filter.end());
         if (attached) controller.close();
       })();
     },

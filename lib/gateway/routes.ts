@@ -5,6 +5,7 @@
  */
 import type { Config } from '../config';
 import type { ModelApi } from '../store/contract';
+import type { SseEvent } from './sse';
 
 export type GatewaySettings = Pick<
   Config,
@@ -36,6 +37,11 @@ export interface GatewayRoute {
   upstreamHeaders(settings: GatewaySettings, incoming: Headers): Record<string, string>;
   /** The body sent upstream: the client's, with what the ledger needs to count a stream. */
   upstreamBody(body: Json): Json;
+  /**
+   * Which events of a stream the client is given, by its own request (record.ts, live and replayed): null, or
+   * no such rule, for all of them. What upstreamBody added for the ledger, the client did not ask for.
+   */
+  clientEvents?(body: Json): ((event: SseEvent) => boolean) | null;
 }
 
 /** The headers of an answer kept with it and given back on a replay: what a client reads. */

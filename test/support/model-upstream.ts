@@ -1,9 +1,10 @@
 /**
  * A stand-in for the model providers, ours, so no test reaches one: it speaks the OpenAI API (chat
  * completions, responses, embeddings) and the Anthropic API (messages), streamed (SSE) and not, and keeps its
- * own record of every call it answered, with the tokens it billed. Tokens are words: the input's (every
- * string in the messages or input) and the answer's (`echo: <the last input>`), so a test knows what each
- * call costs without a tokenizer. Behaviour a test can ask for, per call in order: `fail` (a 500), `cut`
+ * own record of every call it answered, with the tokens it billed (a chat stream tells them only when asked,
+ * by `stream_options.include_usage`, as OpenAI's does). Tokens are words: the input's (every string in the
+ * messages or input) and the answer's (`echo: <the last input>`), so a test knows what each call costs
+ * without a tokenizer. Behaviour a test can ask for, per call in order: `fail` (a 500), `cut`
  * (a stream that ends mid-answer, its socket destroyed), `hold` (answer only once released), `pause` (a stream
  * that sends its first half, then the rest only once released).
  */
@@ -63,7 +64,14 @@ const sse = (data: unknown, event?: string) =>
   `${event ? `event: ${event}\n` : ''}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`;
 
 /** The answer's body as SSE events, split where a real stream would be: one event per word. */
-function streamed(path: string, model: string, answer: string[], inputTokens: number, cached: number): string[] {
+function streamed(
+  path: string,
+  model: string,
+  answer: string[],
+  inputTokens: number,
+  cached: number,
+  usageAsked: boolean,
+): string[] {
   const id = `call_${Math.random().toString(36).slice(2, 10)}`;
   if (path === '/v1/messages') {
     return [
@@ -131,30 +139,36 @@ function streamed(path: string, model: string, answer: string[], inputTokens: nu
       ),
     ];
   }
+  // As OpenAI: asked for usage, every chunk has `usage: null` and one more chunk, with no choices, has the usage.
   const chunk = (delta: Record<string, unknown>, finish: string | null) => ({
     id,
     object: 'chat.completion.chunk',
     created: 1_700_000_000,
     model,
     choices: [{ index: 0, delta, finish_reason: finish }],
+    ...(usageAsked ? { usage: null } : {}),
   });
   return [
     sse(chunk({ role: 'assistant', content: '' }, null)),
     ...answer.map((w, i) => sse(chunk({ content: i === 0 ? w : ` ${w}` }, null))),
     sse(chunk({}, 'stop')),
-    sse({
-      id,
-      object: 'chat.completion.chunk',
-      created: 1_700_000_000,
-      model,
-      choices: [],
-      usage: {
-        prompt_tokens: inputTokens,
-        completion_tokens: answer.length,
-        total_tokens: inputTokens + answer.length,
-        prompt_tokens_details: { cached_tokens: cached },
-      },
-    }),
+    ...(usageAsked
+      ? [
+          sse({
+            id,
+            object: 'chat.completion.chunk',
+            created: 1_700_000_000,
+            model,
+            choices: [],
+            usage: {
+              prompt_tokens: inputTokens,
+              completion_tokens: answer.length,
+              total_tokens: inputTokens + answer.length,
+              prompt_tokens_details: { cached_tokens: cached },
+            },
+          }),
+        ]
+      : []),
     sse('[DONE]'),
   ];
 }
@@ -256,7 +270,8 @@ export async function startModelUpstream(
       sent: '',
     };
     if (body.stream === true) {
-      const events = streamed(path, model, answer, inputTokens, cached);
+      const asked = body.stream_options as { include_usage?: unknown } | null | undefined;
+      const events = streamed(path, model, answer, inputTokens, cached, asked?.include_usage === true);
       res.writeHead(200, { 'content-type': 'text/event-stream', 'x-request-id': `req_${calls.length + 1}` });
       if (mode === 'cut') {
         res.write(events.slice(0, 2).join(''));
