@@ -11,11 +11,12 @@ import type { Principal } from '../auth/principal';
 import { contentKey, keyProblem, keyRun } from '../checkpoint/keys';
 import { jsonMediaTypeProblem } from '../domain/json-media-type';
 import { ApiError, WaybillError } from '../errors';
+import type { ModelApi } from '../store/contract';
 import { FINISHED_STATUSES } from '../store/shared/sql';
 import { ANTHROPIC_ROUTES } from './anthropic';
 import { type GatewayAuth, gatewayPrincipal } from './auth';
 import { OPENAI_ROUTES } from './openai';
-import { providerError } from './provider-error';
+import { errorTypeOf, providerError } from './provider-error';
 import { type RecordDeps, recordedCall } from './record';
 import { type GatewayRoute, type Json, MAX_REQUEST_BYTES } from './routes';
 
@@ -25,47 +26,53 @@ export interface GatewayDeps extends RecordDeps {
 
 export const GATEWAY_ROUTES: GatewayRoute[] = [...OPENAI_ROUTES, ...ANTHROPIC_ROUTES];
 
-function errorJson(status: number, code: string, message: string): Response {
-  return Response.json({ error: { code, message } }, { status, headers: { 'cache-control': 'no-store' } });
-}
+/** The route a request is for, or undefined: read before anything else, so every refusal takes its shape. */
+export const routeOf = (request: Request): GatewayRoute | undefined => {
+  const path = new URL(request.url).pathname.replace(/\/+$/, '');
+  return GATEWAY_ROUTES.find((r) => r.path === path);
+};
 
 export async function handleGatewayRequest(request: Request, deps: GatewayDeps): Promise<Response> {
+  const route = routeOf(request);
   try {
-    return await serve(request, deps);
+    return await serve(request, route, deps);
   } catch (error) {
-    return gatewayError(error, deps.warn);
+    return gatewayError(error, deps.warn, route?.api);
   }
 }
 
-/** A failure as the gateway answers it: a Waybill error by its code's status, anything else a 500 and a log line. */
-export function gatewayError(error: unknown, warn: GatewayDeps['warn']): Response {
+/**
+ * A failure as the gateway answers it, in the error shape of the route's API (OpenAI's where there is no route,
+ * as no SDK sent it): a Waybill error by its code's status, anything else a 500 and a log line.
+ */
+export function gatewayError(error: unknown, warn: GatewayDeps['warn'], api?: ModelApi): Response {
   if (error instanceof WaybillError && STATUS_BY_CODE[error.code] !== undefined)
-    return errorJson(STATUS_BY_CODE[error.code]!, error.code, error.message);
+    return refusal(api, STATUS_BY_CODE[error.code]!, error.code, error.message);
   warn?.('gateway: internal error', { error: (error as Error).message });
-  return errorJson(500, 'INTERNAL', 'internal error: the model call did not complete (see the gateway log)');
+  return refusal(api, 500, 'INTERNAL', 'internal error: the model call did not complete (see the gateway log)');
 }
 
-async function serve(request: Request, deps: GatewayDeps): Promise<Response> {
-  const path = new URL(request.url).pathname.replace(/\/+$/, '');
-  const route = GATEWAY_ROUTES.find((r) => r.path === path);
-  if (!route)
-    return errorJson(
+function refusal(api: ModelApi | undefined, status: number, code: string, message: string): Response {
+  return providerError(api ?? 'openai.chat', status, { type: errorTypeOf(status), code, message });
+}
+
+async function serve(request: Request, route: GatewayRoute | undefined, deps: GatewayDeps): Promise<Response> {
+  if (!route) {
+    const path = new URL(request.url).pathname.replace(/\/+$/, '');
+    return refusal(
+      undefined,
       404,
       'NOT_FOUND',
       `the gateway serves ${GATEWAY_ROUTES.map((r) => `POST ${r.path}`).join(', ')}; not ${path}`,
     );
-  if (request.method !== 'POST') return errorJson(405, 'METHOD_NOT_ALLOWED', `${route.path} takes POST only`);
+  }
+  if (request.method !== 'POST') return refusal(route.api, 405, 'METHOD_NOT_ALLOWED', `${route.path} takes POST only`);
   const who = gatewayPrincipal(deps.auth, request.headers, Date.now());
   const text = await readText(request);
   // Sent as something else (a form, text/plain): refused in the SDK's own shape, so the SDK raises its own error.
   // A request with no body is not asked what it is, as lib/api/body.ts does not ask.
   const notJson = text === '' ? null : jsonMediaTypeProblem(request.headers.get('content-type'));
-  if (notJson !== null)
-    return providerError(route.api, 415, {
-      type: 'invalid_request_error',
-      code: 'UNSUPPORTED_MEDIA_TYPE',
-      message: `${notJson}; nothing was sent`,
-    });
+  if (notJson !== null) return refusal(route.api, 415, 'UNSUPPORTED_MEDIA_TYPE', `${notJson}; nothing was sent`);
   const body = parseBody(text);
   const idemKey = request.headers.get('idempotency-key');
   if (idemKey !== null) {

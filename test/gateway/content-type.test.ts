@@ -2,7 +2,8 @@
  * What a model request's body may be sent as, over real HTTP on every backend: the control API's rule
  * (lib/domain/json-media-type.ts) — JSON, a charset only if UTF-8, or no Content-Type at all. Anything else is
  * 415 in the provider's own error shape (the SDK reads it as its own error), with nothing recorded and nothing
- * sent upstream: the stand-in counts every request that reaches it, and the store's model_calls stays empty.
+ * sent upstream: the stand-in counts every request that reaches it, and the store's model_calls stays empty. So is
+ * every other refusal of the gateway's: the SDK of the route asked raises its own error with the gateway's words.
  */
 import OpenAI from 'openai';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -100,6 +101,51 @@ describe.each(list)('the gateway and a Content-Type on $name', (backend) => {
     expect(upstream.received).toBe(0);
     expect(await recorded()).toBe(0);
     expect(await h.store.listModelCalls({ runId: 'ct' })).toEqual([]);
+  });
+
+  it('answers every refusal in its route SDK shape, and an unknown route in OpenAI shape', async () => {
+    const raw = async (path: string, init: RequestInit & { headers?: Record<string, string> }) => {
+      const response = await fetch(`${gateway.url}${path}`, {
+        ...init,
+        headers: { authorization: `Bearer ${OPERATOR}`, 'content-type': 'application/json', ...init.headers },
+      });
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    };
+    const anthropic = (type: string, message: RegExp) => ({
+      type: 'error',
+      error: { type, message: expect.stringMatching(message) },
+    });
+    const openai = (type: string, code: string, message: RegExp) => ({
+      error: { message: expect.stringMatching(message), type, param: null, code },
+    });
+    expect(await raw('/v1/messages', { method: 'POST', body: '{"model":' })).toEqual({
+      status: 400,
+      body: anthropic('invalid_request_error', /^the request body is not JSON/),
+    });
+    expect(await raw('/v1/messages', { method: 'GET' })).toEqual({
+      status: 405,
+      body: anthropic('invalid_request_error', /takes POST only/),
+    });
+    expect(
+      await raw('/v1/messages', {
+        method: 'POST',
+        body: JSON.stringify(MESSAGE),
+        headers: { authorization: 'Bearer x' },
+      }),
+    ).toMatchObject({ status: 401, body: anthropic('authentication_error', /./) });
+    expect(
+      await raw('/v1/chat/completions', {
+        method: 'POST',
+        body: JSON.stringify(CHAT),
+        headers: { 'idempotency-key': 'k'.repeat(5000) },
+      }),
+    ).toEqual({ status: 400, body: openai('invalid_request_error', 'INVALID_INPUT', /Idempotency-Key/) });
+    expect(await raw('/v1/nope', { method: 'POST', body: '{}' })).toEqual({
+      status: 404,
+      body: openai('not_found_error', 'NOT_FOUND', /^the gateway serves POST \/v1\/chat\/completions/),
+    });
+    expect(upstream.received).toBe(0);
+    expect(await recorded()).toBe(0);
   });
 
   it('takes JSON with any UTF-8 charset, a +json type, or no Content-Type; and the OpenAI SDK as ever', async () => {

@@ -12,7 +12,7 @@ import { config } from '@/lib/config';
 import { serverLog } from '@/lib/data/log';
 import { getStore } from '@/lib/data/store';
 import { gatewayDeps } from '@/lib/gateway/deps';
-import { type GatewayDeps, gatewayError, handleGatewayRequest } from '@/lib/gateway/handler';
+import { type GatewayDeps, gatewayError, handleGatewayRequest, routeOf } from '@/lib/gateway/handler';
 import { priceTableAt } from '@/lib/gateway/prices';
 
 // Never prerendered or cached: every call is the caller's own.
@@ -30,7 +30,7 @@ async function gateway(request: Request): Promise<Response> {
     const cfg = config();
     deps = gatewayDeps(await getStore(), cfg, priceTableAt(cfg.WAYBILL_GATEWAY_PRICES), warn);
   } catch (error) {
-    return gatewayError(error, warn);
+    return gatewayError(error, warn, routeOf(request)?.api);
   }
   return handleGatewayRequest(request, deps);
 }
