@@ -5,17 +5,17 @@
  * one (detached, no parent) and keeps the two before; the preview itself writes nothing and is a viewer's read.
  * A child still running is refused by the preview as the rerun refuses it. A worker in the test's process.
  */
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type Caller, type ControlDeps, rewind } from '../../lib/control';
 import { letGoView, rerunPreviewView } from '../../lib/control/views';
 import { WorkflowCatalog } from '../../lib/engine/catalog';
 import { startRun } from '../../lib/engine/runs';
-import { Worker } from '../../lib/engine/worker';
 import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
 import { RewindRefusedError } from '../../lib/errors';
 import type { RunStatus } from '../../lib/store/contract';
-import { type Backend, backends, type StoreHandle, untilRun } from '../support/backends';
+import { untilRun } from '../support/backends';
+import { servedStores } from '../support/served-stores';
 
 const OPERATOR: Caller = { actor: 'olga (operator)', role: 'operator', channel: 'api' };
 const VIEWER: Caller = { actor: 'vera (viewer)', role: 'viewer', channel: 'api' };
@@ -55,19 +55,7 @@ const brood = defineWorkflow({
 });
 const registry = new WorkflowRegistry([kid, hold, brood]);
 
-let list: Backend[];
-beforeAll(async () => {
-  list = await backends();
-});
-const open: StoreHandle[] = [];
-const workers: { worker: Worker; done: Promise<void> }[] = [];
-afterEach(async () => {
-  for (const w of workers.splice(0)) {
-    w.worker.stop();
-    await w.done;
-  }
-  for (const h of open.splice(0)) await h.close();
-});
+const stores = servedStores();
 
 it('names the first ten children in its sentence and counts the rest, and lists every one', () => {
   const many = Array.from({ length: 12 }, (_, i) => ({
@@ -83,12 +71,9 @@ it('names the first ten children in its sentence and counts the rest, and lists 
 
 describe.each([['sqlite'], ['postgres']] as const)('a rerun preview of a parent with children on %s', (name) => {
   async function setup() {
-    const backend = list.find((b) => b.name === name);
-    if (!backend) return null;
-    const h = await backend.open();
-    open.push(h);
-    const w = new Worker({ store: h.store, registry, concurrency: 2, pollMs: 20, heartbeatMs: 50, clock: h.clock });
-    workers.push({ worker: w, done: w.run() });
+    const h = await stores.open(name);
+    if (!h) return null;
+    stores.serve(h, registry, { concurrency: 2 });
     const deps: ControlDeps = {
       store: async () => h.store,
       claimTtlMs: 30_000,

@@ -5,16 +5,16 @@
  * ended or not, and never starts it again. A rerun that would leave a running child without its parent is refused.
  * A worker in the test's process, on the store's clock.
  */
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type Caller, type ControlDeps, runs } from '../../lib/control';
 import { WorkflowCatalog } from '../../lib/engine/catalog';
 import { startRun } from '../../lib/engine/runs';
-import { Worker } from '../../lib/engine/worker';
 import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
 import { RewindRefusedError } from '../../lib/errors';
 import type { RunStatus } from '../../lib/store/contract';
-import { type Backend, backends, type StoreHandle, untilRun } from '../support/backends';
+import { untilRun } from '../support/backends';
+import { servedStores } from '../support/served-stores';
 
 const OPERATOR: Caller = { actor: 'olga (operator)', role: 'operator', channel: 'api' };
 const effects: string[] = [];
@@ -62,29 +62,17 @@ const parent = defineWorkflow({
 });
 const registry = new WorkflowRegistry([kid, hold, parent]);
 
-let list: Backend[];
-beforeAll(async () => {
-  list = await backends();
-});
-const open: StoreHandle[] = [];
-const workers: { worker: Worker; done: Promise<void> }[] = [];
-afterEach(async () => {
-  for (const w of workers.splice(0)) {
-    w.worker.stop();
-    await w.done;
-  }
-  for (const h of open.splice(0)) await h.close();
+// Above servedStores(), so that it runs once the workers have stopped: see there.
+afterEach(() => {
   effects.length = 0;
 });
+const stores = servedStores();
 
 describe.each([['sqlite'], ['postgres']] as const)('rewinding a parent around its child on %s', (name) => {
   async function setup() {
-    const backend = list.find((b) => b.name === name);
-    if (!backend) return null;
-    const h = await backend.open();
-    open.push(h);
-    const w = new Worker({ store: h.store, registry, concurrency: 2, pollMs: 20, heartbeatMs: 50, clock: h.clock });
-    workers.push({ worker: w, done: w.run() });
+    const h = await stores.open(name);
+    if (!h) return null;
+    stores.serve(h, registry, { concurrency: 2 });
     const deps: ControlDeps = {
       store: async () => h.store,
       claimTtlMs: 30_000,

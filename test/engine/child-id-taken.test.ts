@@ -6,13 +6,13 @@
  * in the test's process, on the store's clock: the retries the old code made wait on it, never on the wall clock.
  * A start refused for its workflow (none serves it) or its input is refused alike at every attempt: it fails so too.
  */
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startRun } from '../../lib/engine/runs';
-import { Worker } from '../../lib/engine/worker';
 import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
 import { NonRetryableError, RunExistsError } from '../../lib/errors';
-import { type Backend, backends, type StoreHandle, untilRun } from '../support/backends';
+import { type StoreHandle, untilRun } from '../support/backends';
+import { servedStores } from '../support/served-stores';
 
 const double = defineWorkflow({
   name: 'double',
@@ -59,33 +59,18 @@ const starter = defineWorkflow({
 });
 const registry = new WorkflowRegistry([double, other, parent, catcher, starter]);
 
-let list: Backend[];
-beforeAll(async () => {
-  list = await backends();
-});
-const open: StoreHandle[] = [];
-const workers: { worker: Worker; done: Promise<void> }[] = [];
-afterEach(async () => {
-  for (const w of workers.splice(0)) {
-    w.worker.stop();
-    await w.done;
-  }
-  for (const h of open.splice(0)) await h.close();
-});
+const stores = servedStores();
 
 describe.each([['sqlite'], ['postgres']] as const)('a child id another run holds, on %s', (name) => {
   async function setup() {
-    const backend = list.find((b) => b.name === name);
-    if (!backend) return null;
-    const h = await backend.open();
-    open.push(h);
+    const h = await stores.open(name);
+    if (!h) return null;
     const start = (workflow: string, input: object, id: string) => startRun(h.store, registry, { workflow, input, id });
     return { h, start };
   }
   /** Runs the worker until `id` has failed or completed; the store's clock moves meanwhile, so a backoff passes. */
   async function work(h: StoreHandle, id: string, status: 'failed' | 'completed') {
-    const w = new Worker({ store: h.store, registry, concurrency: 1, pollMs: 20, heartbeatMs: 50, clock: h.clock });
-    workers.push({ worker: w, done: w.run() });
+    stores.serve(h, registry, { concurrency: 1 });
     await untilRun(h, id, status);
   }
   /** The attempts the child's step made: its `failed` events. */

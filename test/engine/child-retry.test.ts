@@ -5,15 +5,15 @@
  * from it keeps it, so its replay takes the branch it took; a step the parent committed after the child's end but
  * before it looked does not count as acting on it. One worker in the test's process, on the store's clock.
  */
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { ChildOutcome } from '../../lib/engine/children';
 import { startRun } from '../../lib/engine/runs';
-import { Worker } from '../../lib/engine/worker';
 import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
 import { NonRetryableError } from '../../lib/errors';
 import type { RunStatus, Store } from '../../lib/store/contract';
-import { type Backend, backends, type StoreHandle, untilRun } from '../support/backends';
+import { untilRun } from '../support/backends';
+import { servedStores } from '../support/served-stores';
 
 const effects = new Map<string, number>();
 const bump = (key: string) => effects.set(key, (effects.get(key) ?? 0) + 1);
@@ -115,32 +115,20 @@ const ask = defineWorkflow({
 });
 const registry = new WorkflowRegistry([pay, hold, order, branch, holder, workFirst, ask]);
 
-let list: Backend[];
-beforeAll(async () => {
-  list = await backends();
-});
-const open: StoreHandle[] = [];
-const workers: { worker: Worker; done: Promise<void> }[] = [];
-afterEach(async () => {
-  for (const w of workers.splice(0)) {
-    w.worker.stop();
-    await w.done;
-  }
-  for (const h of open.splice(0)) await h.close();
+// Above servedStores(), so that it runs once the workers have stopped: see there.
+afterEach(() => {
   effects.clear();
   failOnce.clear();
   current = null;
 });
+const stores = servedStores();
 
 describe.each([['sqlite'], ['postgres']] as const)('a retried child and its parent on %s', (name) => {
   async function setup() {
-    const backend = list.find((b) => b.name === name);
-    if (!backend) return null;
-    const h = await backend.open();
-    open.push(h);
+    const h = await stores.open(name);
+    if (!h) return null;
     current = h.store;
-    const w = new Worker({ store: h.store, registry, concurrency: 2, pollMs: 20, heartbeatMs: 50, clock: h.clock });
-    workers.push({ worker: w, done: w.run() });
+    stores.serve(h, registry, { concurrency: 2 });
     const until = (id: string, want: RunStatus) => untilRun(h, id, want);
     const start = (workflow: string, id: string) => startRun(h.store, registry, { workflow, input: {}, id });
     const retry = (id: string) => h.store.actOnRun(id, 'retry', 'alice (operator)');

@@ -3,16 +3,16 @@
  * store decides the parent's wait in the transaction that ends each child. One worker with one slot runs the
  * parent and all its children, which it could not if a waiting parent held its slot.
  */
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { ChildOutcome } from '../../lib/engine/children';
 import { startRun } from '../../lib/engine/runs';
-import { Worker } from '../../lib/engine/worker';
 import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
 import { NonRetryableError } from '../../lib/errors';
 import type { RunStatus } from '../../lib/store/contract';
 import { pruneAll } from '../../lib/store/shared/prune';
-import { type Backend, backends, type StoreHandle, untilRun } from '../support/backends';
+import { untilRun } from '../support/backends';
+import { servedStores } from '../support/served-stores';
 
 const effects = new Map<string, number>();
 const bump = (key: string) => effects.set(key, (effects.get(key) ?? 0) + 1);
@@ -109,29 +109,17 @@ const childThenApproval = defineWorkflow({
 });
 const registry = new WorkflowRegistry([double, hold, fan, settle, family, race, raceThenWait, childThenApproval]);
 
-let list: Backend[];
-beforeAll(async () => {
-  list = await backends();
-});
-const open: StoreHandle[] = [];
-const workers: { worker: Worker; done: Promise<void> }[] = [];
-afterEach(async () => {
-  for (const w of workers.splice(0)) {
-    w.worker.stop();
-    await w.done;
-  }
-  for (const h of open.splice(0)) await h.close();
+// Above servedStores(), so that it runs once the workers have stopped: see there.
+afterEach(() => {
   effects.clear();
 });
+const stores = servedStores();
 
 describe.each([['sqlite'], ['postgres']] as const)('child runs on %s', (name) => {
   async function setup() {
-    const backend = list.find((b) => b.name === name);
-    if (!backend) return null;
-    const h = await backend.open();
-    open.push(h);
-    const w = new Worker({ store: h.store, registry, concurrency: 1, pollMs: 20, heartbeatMs: 50, clock: h.clock });
-    workers.push({ worker: w, done: w.run() });
+    const h = await stores.open(name);
+    if (!h) return null;
+    stores.serve(h, registry, { concurrency: 1 });
     const status = async (id: string) => (await h.store.getRun(id))?.status;
     const until = (id: string, want: RunStatus) => untilRun(h, id, want);
     const start = (workflow: string, input: object, id: string) => startRun(h.store, registry, { workflow, input, id });

@@ -4,7 +4,7 @@
  * by a matching one and not by another (lib/control/events.ts, lib/engine/events.ts). Subscriptions are read
  * from the published rows, as the control plane reads them, so the worker's publication is written first.
  */
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { events } from '../../lib/control';
 import type { Caller } from '../../lib/control/caller';
@@ -12,11 +12,11 @@ import { emit } from '../../lib/engine/emit';
 import { eventMatches, eventRunId } from '../../lib/engine/events';
 import { publicationsOf } from '../../lib/engine/publish';
 import { startRun } from '../../lib/engine/runs';
-import { Worker } from '../../lib/engine/worker';
 import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
 import { EventConflictError, ForbiddenError } from '../../lib/errors';
 import type { RunStatus } from '../../lib/store/contract';
-import { type Backend, backends, type StoreHandle, untilRun } from '../support/backends';
+import { untilRun } from '../support/backends';
+import { servedStores } from '../support/served-stores';
 
 const order = z.object({ order: z.number() });
 const ship = defineWorkflow({
@@ -52,26 +52,12 @@ const registry = new WorkflowRegistry([ship, bill, audit, payment]);
 const alice: Caller = { actor: 'alice (operator)', role: 'operator', channel: 'api' };
 const viewer: Caller = { actor: 'vic (viewer)', role: 'viewer', channel: 'api' };
 
-let list: Backend[];
-beforeAll(async () => {
-  list = await backends();
-});
-const open: StoreHandle[] = [];
-const workers: { worker: Worker; done: Promise<void> }[] = [];
-afterEach(async () => {
-  for (const w of workers.splice(0)) {
-    w.worker.stop();
-    await w.done;
-  }
-  for (const h of open.splice(0)) await h.close();
-});
+const stores = servedStores();
 
 describe.each([['sqlite'], ['postgres']] as const)('events on %s', (name) => {
   async function setup() {
-    const backend = list.find((b) => b.name === name);
-    if (!backend) return null;
-    const h = await backend.open();
-    open.push(h);
+    const h = await stores.open(name);
+    if (!h) return null;
     await h.store.registerWorker({ id: 'publisher', host: 'test', pid: 1 });
     await h.store.publishWorkflows('publisher', publicationsOf(registry));
     const deps = {
@@ -80,12 +66,7 @@ describe.each([['sqlite'], ['postgres']] as const)('events on %s', (name) => {
       maxBytes: 1_000_000,
       workflows: async () => registry,
     };
-    const worker = () => {
-      const w = new Worker({ store: h.store, registry, concurrency: 2, pollMs: 20, heartbeatMs: 50, clock: h.clock });
-      const entry = { worker: w, done: w.run() };
-      workers.push(entry);
-      return entry;
-    };
+    const worker = () => stores.serve(h, registry, { concurrency: 2 });
     const until = (id: string, want: RunStatus) => untilRun(h, id, want);
     const runsOf = async () =>
       (await h.store.listRuns({ limit: 100, claimTtlMs: 30_000 })).map((r) => [r.workflow, r.id]).sort();

@@ -5,16 +5,16 @@
  * maxWaitsPerRun waits, so signals sent ahead cannot grow it without bound; and a signal named like an
  * approval the run has not reached yet neither fails the run nor approves it.
  */
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { waits } from '../../lib/control';
 import type { Caller } from '../../lib/control/caller';
 import { startRun } from '../../lib/engine/runs';
-import { Worker } from '../../lib/engine/worker';
 import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
 import { ControlInputError, WaitDecidedError, WaitLimitError } from '../../lib/errors';
 import type { RunStatus } from '../../lib/store/contract';
-import { type Backend, backends, type StoreHandle, untilRun } from '../support/backends';
+import { untilRun } from '../support/backends';
+import { servedStores } from '../support/served-stores';
 
 /** Waits for the signal its input names; `lone`: with a lone surrogate after it, which no input may carry itself. */
 const named = defineWorkflow({
@@ -31,31 +31,14 @@ const registry = new WorkflowRegistry([named, gated]);
 
 const alice: Caller = { actor: 'alice (operator)', role: 'operator', channel: 'api' };
 
-let list: Backend[];
-beforeAll(async () => {
-  list = await backends();
-});
-const open: StoreHandle[] = [];
-const workers: { worker: Worker; done: Promise<void> }[] = [];
-afterEach(async () => {
-  for (const w of workers.splice(0)) {
-    w.worker.stop();
-    await w.done;
-  }
-  for (const h of open.splice(0)) await h.close();
-});
+const stores = servedStores();
 
 describe.each([['sqlite'], ['postgres']] as const)('wait edges on %s', (name) => {
   async function setup() {
-    const backend = list.find((b) => b.name === name);
-    if (!backend) return null;
-    const h = await backend.open();
-    open.push(h);
+    const h = await stores.open(name);
+    if (!h) return null;
     const deps = { store: async () => h.store, claimTtlMs: 30_000, maxBytes: 1_000_000 };
-    const worker = () => {
-      const w = new Worker({ store: h.store, registry, concurrency: 1, pollMs: 20, heartbeatMs: 50, clock: h.clock });
-      workers.push({ worker: w, done: w.run() });
-    };
+    const worker = () => stores.serve(h, registry, { concurrency: 1 });
     const until = (id: string, want: RunStatus) => untilRun(h, id, want);
     const start = (workflow: string, input: object = {}) => startRun(h.store, registry, { workflow, input });
     return { h, deps, worker, until, start };

@@ -7,15 +7,14 @@
  * process (a decision through the CLI, the API in another process) is in wakes-processes.test.ts.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { waits } from '../../lib/control';
 import type { Caller } from '../../lib/control/caller';
 import { startRun } from '../../lib/engine/runs';
-import { Worker } from '../../lib/engine/worker';
 import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
 import type { RunStatus, Store } from '../../lib/store/contract';
-import { type Backend, backends, type StoreHandle } from '../support/backends';
+import { servedStores } from '../support/served-stores';
 
 const POLL_MS = 600_000;
 /** Real time a woken run is given to finish: far below the 5 minutes the shortest poll would take. */
@@ -60,34 +59,19 @@ const registry = new WorkflowRegistry([gate, listen, nap, quick]);
 
 const alice: Caller = { actor: 'alice (operator)', role: 'operator', channel: 'api' };
 
-let list: Backend[];
-beforeAll(async () => {
-  list = await backends();
-});
-const open: StoreHandle[] = [];
-const workers: { worker: Worker; done: Promise<void> }[] = [];
-afterEach(async () => {
-  for (const w of workers.splice(0)) {
-    w.worker.stop();
-    await w.done;
-  }
-  for (const h of open.splice(0)) await h.close();
+// Above servedStores(), so that it runs once the workers have stopped: see there.
+afterEach(() => {
   effects.clear();
 });
+const stores = servedStores();
 
 describe.each([['sqlite'], ['postgres']] as const)('waking parked runs on %s', (name) => {
   async function setup() {
-    const backend = list.find((b) => b.name === name);
-    if (!backend) return null;
-    const h = await backend.open();
-    open.push(h);
+    const h = await stores.open(name);
+    if (!h) return null;
     const deps = { store: async () => h.store, claimTtlMs: 30_000, maxBytes: 1_000_000 };
-    const worker = (store: Store = h.store, pollMs = POLL_MS) => {
-      const w = new Worker({ store, registry, concurrency: 1, pollMs, heartbeatMs: 1000, clock: h.clock });
-      const entry = { worker: w, done: w.run() };
-      workers.push(entry);
-      return entry;
-    };
+    const worker = (store: Store = h.store, pollMs = POLL_MS) =>
+      stores.serve(h, registry, { store, concurrency: 1, pollMs, heartbeatMs: 1000 });
     const status = async (id: string) => (await h.store.getRun(id))?.status;
     /** Real time only: the store's clock is not moved while this waits. */
     const promptly = async (id: string, want: RunStatus) => {

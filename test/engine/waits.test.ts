@@ -4,17 +4,17 @@
  * the workers and their checkpoints share the backend's test clock (test/support/backends.ts), so a sleep of
  * a minute passes when the test says so.
  */
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { waits } from '../../lib/control';
 import type { Caller } from '../../lib/control/caller';
 import { DURATION_BOUNDS_MS, renderMetrics } from '../../lib/data/metrics-text';
 import { startRun } from '../../lib/engine/runs';
-import { Worker } from '../../lib/engine/worker';
 import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
 import { ForbiddenError, InvalidTransitionError, RunRejectedError, WaitDecidedError } from '../../lib/errors';
 import type { RunStatus } from '../../lib/store/contract';
-import { type Backend, backends, type StoreHandle, untilRun } from '../support/backends';
+import { untilRun } from '../support/backends';
+import { servedStores } from '../support/served-stores';
 
 const effects = new Map<string, number>();
 const count = (key: string) => effects.get(key) ?? 0;
@@ -64,34 +64,18 @@ const alice: Caller = { actor: 'alice (operator)', role: 'operator', channel: 'a
 const bob: Caller = { actor: 'bob (operator)', role: 'operator', channel: 'dashboard' };
 const viewer: Caller = { actor: 'vic (viewer)', role: 'viewer', channel: 'api' };
 
-let list: Backend[];
-beforeAll(async () => {
-  list = await backends();
-});
-const open: StoreHandle[] = [];
-const workers: { worker: Worker; done: Promise<void> }[] = [];
-afterEach(async () => {
-  for (const w of workers.splice(0)) {
-    w.worker.stop();
-    await w.done;
-  }
-  for (const h of open.splice(0)) await h.close();
+// Above servedStores(), so that it runs once the workers have stopped: see there.
+afterEach(() => {
   effects.clear();
 });
+const stores = servedStores();
 
 describe.each([['sqlite'], ['postgres']] as const)('durable waits on %s', (name) => {
   async function setup() {
-    const backend = list.find((b) => b.name === name);
-    if (!backend) return null;
-    const h = await backend.open();
-    open.push(h);
+    const h = await stores.open(name);
+    if (!h) return null;
     const deps = { store: async () => h.store, claimTtlMs: 30_000, maxBytes: 1_000_000 };
-    const worker = () => {
-      const w = new Worker({ store: h.store, registry, concurrency: 1, pollMs: 20, heartbeatMs: 50, clock: h.clock });
-      const entry = { worker: w, done: w.run() };
-      workers.push(entry);
-      return entry;
-    };
+    const worker = () => stores.serve(h, registry, { concurrency: 1 });
     const status = async (id: string) => (await h.store.getRun(id))?.status;
     const until = (id: string, want: RunStatus) => untilRun(h, id, want);
     const start = (workflow: string, input: object = {}) => startRun(h.store, registry, { workflow, input });

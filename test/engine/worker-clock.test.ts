@@ -4,13 +4,12 @@
  * would find a 10-minute sleep long over, and an approval's 24 h timeout with `onTimeout: 'approve'` passed,
  * skipping the person.
  */
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { Clock } from '../../lib/clock';
 import { startRun } from '../../lib/engine/runs';
-import { Worker } from '../../lib/engine/worker';
 import { defineWorkflow, WorkflowRegistry } from '../../lib/engine/workflow';
-import { type Backend, backends, type StoreHandle } from '../support/backends';
+import { servedStores } from '../support/served-stores';
 
 const DAY_MS = 24 * 3600_000;
 const after = new Map<string, number>();
@@ -44,36 +43,17 @@ function ahead(clock: Clock, ms: number): Clock {
   };
 }
 
-let list: Backend[];
-beforeAll(async () => {
-  list = await backends();
-});
-const open: StoreHandle[] = [];
-const running: { worker: Worker; done: Promise<void> }[] = [];
-afterEach(async () => {
-  for (const w of running.splice(0)) {
-    w.worker.stop();
-    await w.done;
-  }
-  for (const h of open.splice(0)) await h.close();
+// Above servedStores(), so that it runs once the workers have stopped: see there.
+afterEach(() => {
   after.clear();
 });
+const stores = servedStores();
 
 describe.each([['sqlite'], ['postgres']] as const)('a worker a day ahead of the store on %s', (name) => {
   it("leaves a 10-minute sleep waiting and a 24 h approval's timeout undecided", async (t) => {
-    const backend = list.find((b) => b.name === name);
-    if (!backend) return t.skip();
-    const h = await backend.open();
-    open.push(h);
-    const worker = new Worker({
-      store: h.store,
-      registry,
-      pollMs: 20,
-      heartbeatMs: 50,
-      concurrency: 2,
-      clock: ahead(h.clock, DAY_MS + 3600_000),
-    });
-    running.push({ worker, done: worker.run() });
+    const h = await stores.open(name);
+    if (!h) return t.skip();
+    stores.serve(h, registry, { concurrency: 2, clock: ahead(h.clock, DAY_MS + 3600_000) });
     const sleeper = await startRun(h.store, registry, { workflow: 'nap', input: {} });
     const approval = await startRun(h.store, registry, { workflow: 'gate', input: {} });
     for (let i = 0; i < 500; i++) {
