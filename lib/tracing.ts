@@ -2,6 +2,9 @@
  * OpenTelemetry traces, on only when configured by the standard variables (OTEL_EXPORTER_OTLP_ENDPOINT or
  * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_SERVICE_NAME, OTEL_EXPORTER_OTLP_HEADERS; OTEL_SDK_DISABLED=true
  * turns them off). Unconfigured it costs one boolean per call site: no @opentelemetry module is imported.
+ * The packages are optional peers, imported below only with import(); the package build marks each such import for
+ * webpack and Turbopack to leave to Node at run time, so a Next.js app that bundles waybill builds without them
+ * (scripts/build-package.ts, leaveOptionalPeersToRunTime), and esbuild leaves them too (see rethrow).
  *
  * Parents are explicit: a span's parent is a W3C traceparent (the run's, kept in its row; the run span's; a
  * client's header), never an ambient context, so a resumed run on another worker continues the same trace and no
@@ -66,16 +69,24 @@ function loaded(): Promise<Sdk | null> {
   return sdk;
 }
 
+/**
+ * Each import() is followed by .catch(), which esbuild takes to mean the package may be missing: a project that
+ * bundles waybill with esbuild builds without them too, and the import() is left to run time.
+ */
+const rethrow = (error: unknown): never => {
+  throw error;
+};
+
 async function load() {
   const cfg = tracingConfig();
   const [api, core, { OTLPTraceExporter }, { resourceFromAttributes }, base, { ATTR_SERVICE_NAME }] = await Promise.all(
     [
-      import('@opentelemetry/api'),
-      import('@opentelemetry/core'),
-      import('@opentelemetry/exporter-trace-otlp-http'),
-      import('@opentelemetry/resources'),
-      import('@opentelemetry/sdk-trace-base'),
-      import('@opentelemetry/semantic-conventions'),
+      import('@opentelemetry/api').catch(rethrow),
+      import('@opentelemetry/core').catch(rethrow),
+      import('@opentelemetry/exporter-trace-otlp-http').catch(rethrow),
+      import('@opentelemetry/resources').catch(rethrow),
+      import('@opentelemetry/sdk-trace-base').catch(rethrow),
+      import('@opentelemetry/semantic-conventions').catch(rethrow),
     ],
   );
   const url = cfg.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? `${cfg.OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces`;

@@ -9,6 +9,11 @@
  *   from node_modules in a bundle (a devDependency such as tsx, or next/* from a layer that must not know it)
  *   fails the build. Each store backend is its own chunk behind a dynamic import: a project loads only the
  *   driver its URL names.
+ * - The optional peers (OpenTelemetry's packages) are loaded only by `import()`, each marked for webpack and
+ *   Turbopack to leave alone: a Next.js app that bundles waybill then builds without them, and loads them from
+ *   its node_modules at run time when tracing is configured (leaveOptionalPeersToRunTime).
+ * - dist/edge/index.js, dist/edge/engine.js: what a bundle for an edge runtime gets instead (the `edge-light`
+ *   condition of package.json's exports): the same export names, and an error saying waybill needs Node.js.
  * - dist/index.d.ts, dist/engine.d.ts: tsc's declarations of the same entries, bundled by rollup-plugin-dts
  *   into files with no relative imports left to resolve, so they read the same under a consumer's
  *   `nodenext` and `bundler` resolution.
@@ -16,11 +21,21 @@
  *   source is newer than that.
  */
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { build, type Metafile } from 'esbuild';
 import { rollup } from 'rollup';
 import { dts } from 'rollup-plugin-dts';
 
@@ -36,10 +51,28 @@ const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   dependencies?: Record<string, string>;
   optionalDependencies?: Record<string, string>;
   peerDependencies?: Record<string, string>;
+  peerDependenciesMeta?: Record<string, { optional?: boolean }>;
+  exports: Record<string, string | Record<string, string>>;
 };
 const RUNTIME_DEPS = new Set(
   Object.keys({ ...pkg.dependencies, ...pkg.optionalDependencies, ...pkg.peerDependencies }),
 );
+/** Peers a project may not have installed: OpenTelemetry's, loaded only when tracing is configured (lib/tracing.ts). */
+const OPTIONAL_PEERS = Object.entries(pkg.peerDependenciesMeta ?? {})
+  .filter(([, meta]) => meta.optional)
+  .map(([name]) => name);
+/**
+ * Inside an `import()`, these tell a bundler not to resolve the specifier at build time but to leave the
+ * import() to Node at run time: webpack's own comment, and Turbopack's (Next.js 16's default `next build`).
+ */
+const LEAVE_TO_RUN_TIME = '/* webpackIgnore: true */ /* turbopackIgnore: true */';
+/**
+ * What the edge stubs throw as a bundle for an edge runtime loads them. Next.js evaluates an edge route's
+ * modules while it collects page data, so `next build` fails with this as the error's cause.
+ */
+const EDGE_MESSAGE =
+  "waybill needs the Node.js runtime: this module was bundled for the edge runtime; remove \"export const runtime = 'edge'\" from the route that imports waybill (or set it to 'nodejs')";
+
 /** Packages bundled into dist rather than installed; each one's license travels in licenses/ (THIRD-PARTY.md). */
 const BUNDLED = new Set(['drizzle-orm']);
 
@@ -100,6 +133,8 @@ async function bundleJs(): Promise<void> {
       `dist would bundle packages that are neither dependencies nor BUNDLED: ${[...unexpected].join(', ')}`,
     );
   checkZodFirst();
+  leaveOptionalPeersToRunTime();
+  writeEdgeStubs(result.metafile);
   for (const { file, entry } of BESIDE) {
     if (!readFileSync(join(NEXT_DIST, `${entry}.js`), 'utf8').includes(`./${basename(file)}`)) {
       throw new Error(
@@ -123,6 +158,72 @@ function checkZodFirst(): void {
     const path = join(NEXT_DIST, `${name}.js`);
     writeFileSync(path, `import "./zod-version.js"; ${readFileSync(path, 'utf8')}`);
   }
+}
+
+/**
+ * A Next.js app bundles waybill, and its bundler resolves every import it meets, a lazy `import()` too: an
+ * optional peer the project did not install failed `next build` with "Module not found" (Turbopack), though
+ * waybill loads it only when tracing is configured. Each import() of one gets the comments that leave it to
+ * Node at run time, where a missing package is what lib/tracing.ts already handles (tracing off, one warning).
+ * The marks go on here rather than in lib/tracing.ts: the dashboard, which Next builds from the same sources,
+ * bundles the SDK and must go on doing so. A static import of a peer, which no comment can leave alone, fails
+ * the build.
+ */
+function leaveOptionalPeersToRunTime(): void {
+  const names = OPTIONAL_PEERS.map((name) => name.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|');
+  const specifier = `"(?:${names})(?:/[^"]*)?"`;
+  const dynamic = new RegExp(`\\bimport\\((${specifier})\\)`, 'g');
+  // What is left once the marked imports are taken out: a static import, an export from, a require, an
+  // import() the pattern above did not match.
+  const mentioned = new RegExp(`(?:\\bfrom|\\bimport|\\bimport\\(|require\\()\\s*${specifier}`);
+  let marked = 0;
+  for (const file of jsFiles(NEXT_DIST)) {
+    const text = readFileSync(file, 'utf8');
+    const out = text.replace(dynamic, (_, quoted: string) => {
+      marked++;
+      return `import(${LEAVE_TO_RUN_TIME} ${quoted})`;
+    });
+    const loose = mentioned.exec(out.replaceAll(`import(${LEAVE_TO_RUN_TIME} `, ''));
+    if (loose) {
+      throw new Error(
+        `${basename(file)} loads an optional peer other than by import() of a string: ${loose[0]}; a bundler would resolve it at build time`,
+      );
+    }
+    if (out !== text) writeFileSync(file, out);
+  }
+  if (marked === 0) throw new Error(`no import() of an optional peer (${OPTIONAL_PEERS.join(', ')}) found in dist`);
+}
+
+/**
+ * For each public entry, dist/edge/<entry>.js: every export name the entry has (a bundler checks named imports
+ * against them, and one missing is an error that names no cause), and a throw with EDGE_MESSAGE, which is what
+ * a route on the edge runtime meets instead of a missing `node:module`. package.json's exports map sends the
+ * `edge-light` condition here.
+ */
+function writeEdgeStubs(metafile: Metafile): void {
+  for (const name of TYPED) {
+    const stub = `./dist/edge/${name}.js`;
+    const entry = pkg.exports[name === 'index' ? '.' : `./${name}`];
+    if (typeof entry !== 'object' || entry['edge-light'] !== stub) {
+      throw new Error(`package.json's exports must send the "edge-light" condition of ${name} to ${stub}`);
+    }
+    const output = Object.values(metafile.outputs).find((o) => o.entryPoint === ENTRIES[name]);
+    if (!output) throw new Error(`esbuild's metafile has no output for ${ENTRIES[name]}`);
+    const lines = [
+      `// What a bundle for an edge runtime gets for waybill's ${name === 'index' ? 'core' : name} (package.json's "edge-light" condition).`,
+      `throw new Error(${JSON.stringify(EDGE_MESSAGE)});`,
+      'let unavailable;',
+      `export { ${output.exports.map((e) => `unavailable as ${e}`).join(', ')} };`,
+    ];
+    mkdirSync(join(NEXT_DIST, 'edge'), { recursive: true });
+    writeFileSync(join(NEXT_DIST, 'edge', `${name}.js`), `${lines.join('\n')}\n`);
+  }
+}
+
+function jsFiles(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.js'))
+    .map((f) => join(dir, f));
 }
 
 async function bundleDeclarations(): Promise<void> {

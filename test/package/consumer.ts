@@ -77,8 +77,8 @@ export interface Consumer {
   /** `node <file>` in the consumer's directory, with `extra` in a clean environment. */
   node(args: string[], extra?: Record<string, string>): Promise<Output>;
   npx(args: string[], extra?: Record<string, string>): Promise<Output>;
-  /** Moves node_modules/<name> aside while fn runs: a project that never installed it. */
-  without<T>(name: string, fn: () => Promise<T>): Promise<T>;
+  /** Moves node_modules/<name> (each of the names) aside while fn runs: a project that never installed it. */
+  without<T>(names: string | string[], fn: () => Promise<T>): Promise<T>;
   remove(): void;
 }
 
@@ -142,14 +142,19 @@ export function consumerAt(base: string, dir: string): Consumer {
     },
     node: (args, extra = {}) => run(process.execPath, args, { cwd: dir, env: cleanEnv(extra) }),
     npx: (args, extra = {}) => run('npx', ['--no-install', ...args], { cwd: dir, env: cleanEnv(extra) }),
-    async without(name, fn) {
-      const from = join(dir, 'node_modules', name);
-      const aside = join(dir, `${name}.aside`);
-      renameSync(from, aside);
+    async without(names, fn) {
+      const moved: { from: string; aside: string }[] = [];
       try {
+        for (const name of typeof names === 'string' ? [names] : names) {
+          const from = join(dir, 'node_modules', name);
+          const aside = join(dir, '.aside', name);
+          mkdirSync(dirname(aside), { recursive: true });
+          renameSync(from, aside);
+          moved.push({ from, aside });
+        }
         return await fn();
       } finally {
-        renameSync(aside, from);
+        for (const { from, aside } of moved) renameSync(aside, from);
       }
     },
     remove: () => {
