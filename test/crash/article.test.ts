@@ -68,6 +68,7 @@ describe("article compatibility: the article's schema and SQL", () => {
         'claims',
         'committed',
         'committed_history',
+        'earlier_starts',
         'events',
         'lone_runs',
         'metrics_tally',

@@ -68,6 +68,7 @@ describe.skipIf(!pgUp)('postgres store', () => {
       'claims',
       'committed',
       'committed_history',
+      'earlier_starts',
       'events',
       'lone_runs',
       'metrics_tally',
