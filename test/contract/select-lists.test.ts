@@ -110,6 +110,7 @@ const RUN = keys<RunRow>()({
   detached: true,
   priority: true,
   traceparent: true,
+  cancelledWith: true,
 });
 const WAIT = keys<WaitRow>()({
   runId: true,

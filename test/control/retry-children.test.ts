@@ -86,7 +86,8 @@ describe.each([['sqlite'], ['postgres']] as const)('retrying a parent its cancel
     const w = new Worker({ store: h.store, registry, concurrency: 2, pollMs: 20, heartbeatMs: 50, clock: h.clock });
     workers.push({ worker: w, done: w.run() });
     const deps: ControlDeps = { store: async () => h.store, claimTtlMs: 30_000, maxBytes: 1_000_000 };
-    const act = (action: 'cancel' | 'retry', runId: string) => runs.act(deps, OPERATOR, { action, runId });
+    const act = (action: 'cancel' | 'retry', runId: string, caller = OPERATOR) =>
+      runs.act(deps, caller, { action, runId });
     const until = (id: string, want: RunStatus, attempts = 1) => untilRun(h, id, want, attempts);
     const status = async (id: string) => (await h.store.getRun(id))?.status;
     const statuses = async (ids: string[]) => Promise.all(ids.map(status));
@@ -187,6 +188,25 @@ describe.each([['sqlite'], ['postgres']] as const)('retrying a parent its cancel
       'cancel by olga (operator): waiting → cancelled',
     ]);
     expect(await s.audit()).toEqual(['cancel p2:b: ', 'cancel p2: ', 'retry p2: ', 'retry p2:a: with its parent p2']);
+  });
+
+  it('leaves a child cancelled by an operator whose name reads like its parent’s cancel', async (t) => {
+    const s = await setup();
+    if (!s) return t.skip();
+    const kids = ['p5:a', 'p5:b', 'p5:d'];
+    await s.brooding('p5', true);
+
+    // An actor's name is free text: this one makes the cancel's line read word for word as the parent's cascade.
+    const mimic: Caller = { actor: 'mallory (with its parent p5)', role: 'operator', channel: 'api' };
+    await s.act('cancel', 'p5:b', mimic);
+    expect((await s.details('p5:b')).filter((d) => d?.startsWith('cancel'))).toEqual([
+      'cancel by mallory (with its parent p5): waiting → cancelled',
+    ]);
+    await s.act('cancel', 'p5');
+    await s.act('retry', 'p5');
+    expect(await s.soon(['p5', ...kids])).toEqual(['going', 'going', 'cancelled', 'going']);
+    expect(JSON.parse((await s.h.store.getWait('p5', 'child', 'p5:b'))!.decisionJson!).status).toBe('cancelled');
+    expect(await s.audit()).toEqual(['cancel p5:b: ', 'cancel p5: ', 'retry p5: ', 'retry p5:a: with its parent p5']);
   });
 
   it('does the same in a bulk retry of the parent, with an audit line for each child', async (t) => {

@@ -127,6 +127,8 @@ export interface RunRow {
   priority: number;
   /** The W3C traceparent its spans continue (lib/tracing.ts); null: none yet. */
   traceparent: string | null;
+  /** The parent whose cancel took it (a retry of that parent brings it back); null otherwise. */
+  cancelledWith: string | null;
 }
 
 export interface WorkerRow {

@@ -27,13 +27,7 @@ import { limitsHold, type RunLimits } from '../../domain/run-limits';
 import { ConflictError, InvalidTransitionError, NotFoundError } from '../../errors';
 import type { RunRow, RunStatus, RunStore, WorkerStore, WorkflowStore } from '../contract';
 import { runs, stepEvents, workflows } from '../schema/pg';
-import {
-  bornCancelledDetail,
-  CANCELLED_PREFIX,
-  cancelledWithParent,
-  cascadeDetail,
-  retriedWithParentDetail,
-} from '../shared/children';
+import { bornCancelledDetail, cascadeDetail, retriedWithParentDetail } from '../shared/children';
 import { announceWake } from '../shared/local-wakes';
 import { nthStartSql, rateAheadSql, rateLineOf, ratePlace } from '../shared/rate-line-sql';
 import { runHeadColumns, runHeadFilter } from '../shared/run-heads';
@@ -262,7 +256,7 @@ export function postgresRuns(c: PgConnection): RunsOnly {
       sql`WITH cur AS (SELECT id, status FROM ${runs} WHERE parent_run_id = ${parentId} AND NOT detached
           AND status = ANY(${sql.param([...TRANSITIONS.cancel.from])}::text[]) FOR UPDATE)
         UPDATE ${runs} r SET status = 'cancelled', updated_at = ${c.now()}, finished_at = ${c.now()}, owner = NULL,
-          lease_expires_at = NULL
+          lease_expires_at = NULL, cancelled_with = ${parentId}::text
         FROM cur WHERE r.id = cur.id RETURNING cur.status AS "from", ${RUN}`,
       undefined,
       client,
@@ -280,36 +274,30 @@ export function postgresRuns(c: PgConnection): RunsOnly {
   };
 
   /**
-   * A retried run brings back its attached children its cancel had cancelled, and theirs, in the retry's
-   * transaction, as sqlite/runs.ts retryChildren does: each child's row locked, its newest cancelling event read,
-   * moved as actOnRun's retry moves a run, its own operator event, and the parent's wait for it open again. The
-   * runs retried, a parent before its children.
+   * A retried run brings back its attached children its cancel had cancelled (cancelled_with names it), and
+   * theirs, in the retry's transaction, as sqlite/runs.ts retryChildren does: each child's row locked, moved as
+   * actOnRun's retry moves a run, its own operator event, and the parent's wait for it open again. The runs
+   * retried, a parent before its children.
    */
   const retryChildren = async (
     client: pg.PoolClient,
     parentId: string,
     actor: string,
   ): Promise<{ runId: string; parentId: string }[]> => {
+    // FOR UPDATE judges the WHERE again at the newest version of a row changed since the snapshot: a child an
+    // operator retried or cancelled meanwhile is judged as that left it.
     const cancelled = await c.once<{ id: string }>(
       sql`SELECT id FROM ${runs} WHERE parent_run_id = ${parentId} AND NOT detached AND status = 'cancelled'
+          AND cancelled_with = ${parentId}::text
         ORDER BY created_at, id COLLATE "C" FOR UPDATE`,
       undefined,
       client,
     );
     const retried: { runId: string; parentId: string }[] = [];
     for (const child of cancelled.rows) {
-      // Read once the child is locked, by a statement of its own: a fresh snapshot sees its newest cancel.
-      const made = await c.once<{ detail: string }>(
-        sql`SELECT detail FROM ${stepEvents} WHERE run_id = ${child.id} AND outcome = 'operator'
-          AND starts_with(detail, ${CANCELLED_PREFIX}) ORDER BY id DESC LIMIT 1`,
-        undefined,
-        client,
-      );
-      const detail = made.rows[0]?.detail;
-      if (detail === undefined || !cancelledWithParent(detail, parentId)) continue;
       await c.once(
         sql`WITH moved AS (UPDATE ${runs} SET status = ${TRANSITIONS.retry.to}, updated_at = ${c.now()}, error = NULL,
-            finished_at = NULL, started_at = NULL, owner = NULL, lease_expires_at = NULL
+            finished_at = NULL, started_at = NULL, owner = NULL, lease_expires_at = NULL, cancelled_with = NULL
           WHERE id = ${child.id} RETURNING id)
         INSERT INTO ${stepEvents} (run_id, outcome, count, detail, at)
         SELECT id, 'operator', 1, ${retriedWithParentDetail(actor, parentId)}, ${c.now()} FROM moved`,
@@ -376,11 +364,11 @@ export function postgresRuns(c: PgConnection): RunsOnly {
             sql`WITH parent AS (SELECT p.status FROM ${runs} p WHERE p.id = ${run.parentRunId ?? null}::text FOR SHARE),
           orphaned AS (SELECT NOT ${run.detached ?? false} AND EXISTS (SELECT 1 FROM parent WHERE status = 'cancelled') AS yes),
           made AS (INSERT INTO ${runs} AS r (id, workflow, input_json, status, total_steps, budget_usd, created_at,
-            updated_at, parent_run_id, detached, priority, traceparent, finished_at)
+            updated_at, parent_run_id, detached, priority, traceparent, finished_at, cancelled_with)
           SELECT ${run.id}, ${run.workflow}, ${run.inputJson}, CASE WHEN o.yes THEN 'cancelled' ELSE 'queued' END,
             ${run.totalSteps}::int, ${run.budgetUsd ?? null}::float8, ${now}, ${now}, ${run.parentRunId ?? null}::text,
             ${run.detached ?? false}, ${run.priority ?? 0}::int, ${run.traceparent ?? null}::text,
-            CASE WHEN o.yes THEN ${now} END
+            CASE WHEN o.yes THEN ${now} END, CASE WHEN o.yes THEN ${run.parentRunId ?? null}::text END
           FROM orphaned o
           ON CONFLICT (id) DO NOTHING RETURNING ${RUN}),
           told AS (INSERT INTO ${stepEvents} (run_id, outcome, count, detail, at)
@@ -648,7 +636,9 @@ export function postgresRuns(c: PgConnection): RunsOnly {
               -- its last step may still complete it. A cancelled one is abandoned: nothing its worker does can finish
               -- it, the worker learns of it from the status alone, and a dead worker would otherwise own it forever.
               owner = CASE WHEN r.status = 'running' AND ${target} <> 'cancelled' THEN r.owner ELSE NULL END,
-              lease_expires_at = CASE WHEN r.status = 'running' AND ${target} <> 'cancelled' THEN r.lease_expires_at ELSE NULL END
+              lease_expires_at = CASE WHEN r.status = 'running' AND ${target} <> 'cancelled' THEN r.lease_expires_at ELSE NULL END,
+              -- An operator's own cancel, and every move out of cancelled: sqlite/runs.ts ACT says why.
+              cancelled_with = NULL
             FROM cur, t WHERE r.id = cur.cur_id AND cur.cur_status = ANY(${sql.param([...from])}::text[])
             RETURNING ${RUN}),
           ev AS (INSERT INTO ${stepEvents} (run_id, outcome, count, detail, at)

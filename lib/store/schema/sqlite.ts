@@ -174,6 +174,13 @@ export const runs = sqliteTable(
      * execution's run span. Null: none given and never executed with tracing on.
      */
     traceparent: text('traceparent'),
+    /**
+     * The parent whose cancel took this run (its cascade, or the run's start after it): a retry of that parent
+     * brings back the children whose column names it. Null for a run not cancelled, or cancelled otherwise; set
+     * and cleared by the statement that moves the status, so the newest cancel decides. Data, not the event's
+     * text: an operator's name is free text and could read as a cascade's line.
+     */
+    cancelledWith: text('cancelled_with'),
   },
   (t) => [
     index('runs_status_updated').on(t.status, t.updatedAt),

@@ -1,8 +1,8 @@
 /**
  * Child runs (lib/engine/children.ts): a child's end decides its parent's `child` wait, named for the child,
  * in the transaction that ends it. Both backends write that decision and the cancel's reach from here, and a
- * retry's: retrying a parent brings back the attached children its cancel had cancelled (not those cancelled on
- * their own), each with its event, and opens its waits for them again.
+ * retry's: retrying a parent brings back the attached children its cancel had cancelled (runs.cancelled_with
+ * names it; not those cancelled on their own), each with its event, and opens its waits for them again.
  */
 import type { RunRow, RunStatus } from '../contract/rows';
 
@@ -35,7 +35,10 @@ export function childDetail(child: Pick<RunRow, 'id' | 'status'>): string {
   return `child ${child.id} ${child.status}`;
 }
 
-/** The operator event of a child cancelled with its parent. */
+/**
+ * The operator event of a child cancelled with its parent. Its words are for people: which cancel took a child is
+ * its runs.cancelled_with, written in the same transaction.
+ */
 export function cascadeDetail(actor: string, parentId: string, from: RunStatus): string {
   return `cancel by ${actor} (with its parent ${parentId}): ${from} → cancelled`;
 }
@@ -46,26 +49,6 @@ export function cascadeDetail(actor: string, parentId: string, from: RunStatus):
  */
 export function bornCancelledDetail(parentId: string): string {
   return `cancelled as it was started: its parent ${parentId} had been cancelled`;
-}
-
-/**
- * What every event that made a run cancelled begins with: an operator's own cancel (`cancel by …`, actOnRun),
- * cascadeDetail and bornCancelledDetail. The newest such event of a cancelled run says how it came to be so.
- */
-export const CANCELLED_PREFIX = 'cancel';
-
-/**
- * Whether the newest event that made a child cancelled (its detail, CANCELLED_PREFIX) was its parent's cancel:
- * the cascade (cascadeDetail) or a start after it (bornCancelledDetail). A retry of that parent brings such a
- * child back; one an operator cancelled on its own stays cancelled. (An actor's name is free text, so one that
- * imitates a cascade's words is read as one: its retry brings back what an operator could retry anyway.)
- */
-export function cancelledWithParent(detail: string, parentId: string): boolean {
-  if (detail === bornCancelledDetail(parentId)) return true;
-  const marker = ` (with its parent ${parentId}): `;
-  const at = detail.lastIndexOf(marker);
-  // What follows the marker is cascadeDetail's `<from> → cancelled`.
-  return detail.startsWith('cancel by ') && at >= 0 && /^[a-z]+ → cancelled$/.test(detail.slice(at + marker.length));
 }
 
 /** The operator event of a child its parent's cancel had cancelled, retried with its parent. */

@@ -72,6 +72,7 @@ export function outsideRun(id: string, rows: OutsideRows): (Omit<RunRow, 'status
     detached: false,
     priority: 0,
     traceparent: null,
+    cancelledWith: null,
   };
 }
 

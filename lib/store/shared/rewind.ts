@@ -113,7 +113,7 @@ export interface HistoryRow extends CommittedRow {
 
 const RUN_COLUMNS = `id, workflow, input_json, status, total_steps, owner, lease_expires_at, attempts, error, output_json,
   created_at, updated_at, started_at, finished_at, forked_from_run, forked_at_step, budget_usd, parent_run_id, detached, priority,
-  traceparent`;
+  traceparent, cancelled_with`;
 
 /** A runs row as read by either backend (snake_case: PostgreSQL folds unquoted aliases). */
 export function runFromRow(r: Record<string, unknown>): RunRow {
@@ -141,6 +141,7 @@ export function runFromRow(r: Record<string, unknown>): RunRow {
     detached: Boolean(r.detached),
     priority: Number(r.priority),
     traceparent: (r.traceparent as string | null) ?? null,
+    cancelledWith: (r.cancelled_with as string | null) ?? null,
   };
 }
 
@@ -283,7 +284,8 @@ export function* rerunPlan(d: Dialect, r: RerunRequest, now: number, lock: strin
   const edited = r.inputJson !== null;
   const row = (yield q(
     `UPDATE runs SET status = 'queued', input_json = coalesce(CAST(? AS TEXT), input_json), error = NULL,
-    output_json = NULL, started_at = NULL, finished_at = NULL, owner = NULL, lease_expires_at = NULL, updated_at = ?
+    output_json = NULL, started_at = NULL, finished_at = NULL, owner = NULL, lease_expires_at = NULL,
+    cancelled_with = NULL, updated_at = ?
     ${edited ? ', total_steps = CAST(? AS INTEGER)' : ''} WHERE id = ?
     RETURNING ${RUN_COLUMNS}`,
     ...[r.inputJson, now, ...(edited ? [r.totalSteps ?? null] : []), r.runId],

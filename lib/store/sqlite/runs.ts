@@ -9,13 +9,7 @@ import type { RunLimits } from '../../domain/run-limits';
 import { ConflictError, InvalidTransitionError, NotFoundError } from '../../errors';
 import type { RunActed, RunRow, RunStore, WorkerStore, WorkflowStore } from '../contract';
 import { runs } from '../schema/sqlite';
-import {
-  bornCancelledDetail,
-  CANCELLED_PREFIX,
-  cancelledWithParent,
-  cascadeDetail,
-  retriedWithParentDetail,
-} from '../shared/children';
+import { bornCancelledDetail, cascadeDetail, retriedWithParentDetail } from '../shared/children';
 import { announceWake } from '../shared/local-wakes';
 import { nthStartSql, rateAheadSql, rateLineOf, ratePlace } from '../shared/rate-line-sql';
 import { runHeadColumns, runHeadFilter } from '../shared/run-heads';
@@ -87,7 +81,11 @@ const ACT = `UPDATE runs SET status = @to, updated_at = @now,
   -- its last step may still complete it. A cancelled one is abandoned: nothing its worker does can finish
   -- it, the worker learns of it from the status alone, and a dead worker would otherwise own it forever.
   owner = CASE WHEN status = 'running' AND @to <> 'cancelled' THEN owner ELSE NULL END,
-  lease_expires_at = CASE WHEN status = 'running' AND @to <> 'cancelled' THEN lease_expires_at ELSE NULL END
+  lease_expires_at = CASE WHEN status = 'running' AND @to <> 'cancelled' THEN lease_expires_at ELSE NULL END,
+  -- The parent whose cancel this is (cancelChildren's @cancelledWith), else null: an operator's own cancel clears
+  -- it, so the newest cancel decides whether the parent's retry brings the run back (retryChildren reads it, never
+  -- the events' words, whose actor is free text), and so does every move out of cancelled.
+  cancelled_with = @cancelledWith
   WHERE id = @id`;
 
 /** `inBatch`: group commit's queue (steps-batch.ts), which the run lease renewals join; null when it is off. */
@@ -115,7 +113,7 @@ export function sqliteRuns(c: SqliteConnection, inBatch: InBatch | null = null):
       )
       .all();
     for (const child of open) {
-      c.prepared(ACT).run({ id: child.id, to: 'cancelled', now });
+      c.prepared(ACT).run({ id: child.id, to: 'cancelled', now, cancelledWith: parentId });
       c.event({ runId: child.id, outcome: 'operator', detail: cascadeDetail(actor, parentId, child.status) }, now);
       settleChild(c, get(child.id)!, now);
       cancelChildren(child.id, actor, now);
@@ -123,28 +121,28 @@ export function sqliteRuns(c: SqliteConnection, inBatch: InBatch | null = null):
   };
 
   /**
-   * A retried run brings back its attached children its cancel had cancelled (the newest event that made each
-   * cancelled is its cascade, or its start after it: shared/children.ts), and theirs; each gets its own operator
-   * event, and the parent's wait for it is open again (reopenChildWait). A child cancelled on its own, or ended
-   * otherwise, stays as it is. The runs retried, a parent before its children.
+   * A retried run brings back its attached children its cancel had cancelled (cancelled_with names it: its
+   * cascade, or their start after it), and theirs; each gets its own operator event, and the parent's wait for it
+   * is open again (reopenChildWait). A child cancelled on its own, or ended otherwise, stays as it is. The runs
+   * retried, a parent before its children.
    */
   const retryChildren = (parentId: string, actor: string, now: number): { runId: string; parentId: string }[] => {
     const cancelled = orm
       .select()
       .from(runs)
-      .where(and(eq(runs.parentRunId, parentId), eq(runs.detached, false), eq(runs.status, 'cancelled')))
+      .where(
+        and(
+          eq(runs.parentRunId, parentId),
+          eq(runs.detached, false),
+          eq(runs.status, 'cancelled'),
+          eq(runs.cancelledWith, parentId),
+        ),
+      )
       .orderBy(asc(runs.createdAt), asc(runs.id))
       .all();
     const retried: { runId: string; parentId: string }[] = [];
     for (const child of cancelled) {
-      const made = c
-        .prepared<unknown[], { detail: string }>(
-          `SELECT detail FROM step_events WHERE run_id = ? AND outcome = 'operator' AND substr(detail, 1, ?) = ?
-          ORDER BY id DESC LIMIT 1`,
-        )
-        .get(child.id, CANCELLED_PREFIX.length, CANCELLED_PREFIX);
-      if (!made || !cancelledWithParent(made.detail, parentId)) continue;
-      c.prepared(ACT).run({ id: child.id, to: TRANSITIONS.retry.to, now });
+      c.prepared(ACT).run({ id: child.id, to: TRANSITIONS.retry.to, now, cancelledWith: null });
       c.event({ runId: child.id, outcome: 'operator', detail: retriedWithParentDetail(actor, parentId) }, now);
       reopenChildWait(c, get(parentId)!, child.id, now);
       retried.push({ runId: child.id, parentId }, ...retryChildren(child.id, actor, now));
@@ -167,7 +165,7 @@ export function sqliteRuns(c: SqliteConnection, inBatch: InBatch | null = null):
             status: orphaned ? 'cancelled' : 'queued',
             createdAt: now,
             updatedAt: now,
-            ...(orphaned ? { finishedAt: now } : {}),
+            ...(orphaned ? { finishedAt: now, cancelledWith: run.parentRunId } : {}),
           })
           .onConflictDoNothing()
           .run();
@@ -379,7 +377,7 @@ export function sqliteRuns(c: SqliteConnection, inBatch: InBatch | null = null):
         if (!run) throw new NotFoundError(`run ${id}`);
         const { from, to } = TRANSITIONS[action];
         if (!from.includes(run.status)) throw new InvalidTransitionError(id, action, run.status);
-        c.prepared(ACT).run({ id, to, now });
+        c.prepared(ACT).run({ id, to, now, cancelledWith: null });
         c.event({ runId: id, outcome: 'operator', detail: `${action} by ${actor}: ${run.status} → ${to}` }, now);
         if (alert) enqueueIn(c, alert, now);
         if (to === 'cancelled') {
