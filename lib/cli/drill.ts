@@ -88,7 +88,7 @@ function describe(r: DrillReport, where: string, cfg: ReturnType<Cli['config']>)
   const ms = (v: number | null) => (v === null ? '—' : `${Math.round(v)} ms`);
   const each = r.kills.map(
     (k) =>
-      `    step ${k.step}: ${k.worker} killed; claims released ${ms(k.releasedMs)}, run taken ${ms(k.takenMs)},` +
+      `    step ${k.step}: ${k.worker} killed; claims expired ${ms(k.releasedMs)}, run taken ${ms(k.takenMs)},` +
       ` step ${k.resumedAtStep} begun ${ms(k.resumedMs)}`,
   );
   return [

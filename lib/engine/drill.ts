@@ -50,7 +50,7 @@ export interface DrillOptions {
 export interface KillReport {
   step: number;
   worker: string;
-  /** The survivor's beat found the pid gone and released the dead worker's claims (null: it never did). */
+  /** The survivor's beat found the pid gone and expired the dead worker's claims (null: it never did). */
   releasedMs: number | null;
   /** The survivor took the run over. */
   takenMs: number | null;

@@ -135,7 +135,7 @@ describe.each(list)('run store contract on $name', (backend) => {
     }
   });
 
-  it('markWorkerDead stops the worker and releases its claims, one `expired` event each', async () => {
+  it('markWorkerDead stops the worker and expires its claims, one `expired` event each, in doubt when taken', async () => {
     await store.registerWorker({ id: 'w1', host: 'h', pid: 1 });
     await store.createRun(newRun('run-1'));
     await store.claimRun({ workerId: 'w1', leaseMs: 60_000, workflows: ['wf'] });
@@ -144,9 +144,16 @@ describe.each(list)('run store contract on $name', (backend) => {
     await store.claim(stepClaim({ idemKey: 'other:0', runId: 'other', workerId: 'w2' }));
 
     expect(await store.markWorkerDead('w1', 'pid 1 is gone on h')).toBe(2);
-    expect((await store.listClaims({ claimTtlMs: 30_000 })).map((c) => c.idemKey)).toEqual(['other:0']);
+    // Expired now, not deleted: the next claim of each key takes it over from the dead holder.
+    const now = await h.now();
+    const left = await store.listClaims({ claimTtlMs: 30_000 });
+    expect(left.map((c) => [c.idemKey, c.workerId, c.leaseExpiresAt! <= now]).sort()).toEqual([
+      ['other:0', 'w2', false],
+      ['run-1:step:0', 'w1', true],
+      ['run-1:step:1', 'w1', true],
+    ]);
     const events = await store.listEvents('run-1');
-    // Each event names the released claim's attempt; no takeover, so no previous holder.
+    // Each event names the expired claim's attempt; no takeover yet, so no previous holder.
     expect(
       events.map((e) => [e.idemKey, e.step, e.outcome, e.workerId, e.attempt, e.previousAttempt, e.detail]).sort(),
     ).toEqual([
@@ -157,7 +164,7 @@ describe.each(list)('run store contract on $name', (backend) => {
         'w1',
         1,
         null,
-        'worker w1 died (pid 1 is gone on h); claim released, the step runs again',
+        'worker w1 died (pid 1 is gone on h); its claim expired: the step runs again, told it is in doubt',
       ],
       [
         'run-1:step:1',
@@ -166,7 +173,7 @@ describe.each(list)('run store contract on $name', (backend) => {
         'w1',
         4,
         null,
-        'worker w1 died (pid 1 is gone on h); claim released, the step runs again',
+        'worker w1 died (pid 1 is gone on h); its claim expired: the step runs again, told it is in doubt',
       ],
     ]);
     expect((await store.listWorkers())[0]?.stoppedAt).toEqual(expect.any(Number));
@@ -175,9 +182,10 @@ describe.each(list)('run store contract on $name', (backend) => {
       id: 'run-1',
       owner: 'w2',
     });
-    expect(await store.claim(stepClaim({ idemKey: 'run-1:step:0', workerId: 'w2' }))).toMatchObject({
+    // Taken over from the dead holder: the step is told it may have run (Checkpoint's inDoubt), its next attempt.
+    expect(await store.claim(stepClaim({ idemKey: 'run-1:step:1', workerId: 'w2', attempt: 5 }))).toMatchObject({
       kind: 'claimed',
-      tookOverFrom: null,
+      tookOverFrom: { workerId: 'w1', attempt: 4 },
     });
     expect(await store.markWorkerDead('w1', 'again')).toBe(0);
   });

@@ -51,7 +51,7 @@ async function terminateLiveness(schema: string, workerId: string): Promise<numb
 }
 
 describe.skipIf(!pgUp)('liveness across pid namespaces on postgres', () => {
-  it('a worker SIGKILLed mid-step is proven dead by its free lock: its claim released, the run resumed, each step once', async () => {
+  it('a worker SIGKILLed mid-step is proven dead by its free lock: its claim expired, the run resumed, each step once', async () => {
     const target = await makeTarget('postgres');
     const store = await target.store();
     const data = tempDir('waybill-outbox-');
@@ -79,12 +79,16 @@ describe.skipIf(!pgUp)('liveness across pid namespaces on postgres', () => {
       timeoutMs: 120_000,
     });
 
-    // The mechanism: released by proof of death (its lock), not by a lease passing (no `lease … passed` takeover).
+    // The mechanism: expired by proof of death (its lock) at once, not by its lease passing; then taken over from
+    // the dead holder, so the step ran again as its next attempt, in doubt.
     const events = await store.listEvents('far', { limit: 1000 });
     expect(events.filter((e) => e.outcome === 'expired').map((e) => e.detail?.replace(victim, 'V'))).toEqual([
-      'worker V died (its liveness lock is free and it has not beaten for 3 beats); claim released, the step runs again',
+      'worker V died (its liveness lock is free and it has not beaten for 3 beats); its claim expired: the step runs again, told it is in doubt',
       expect.stringMatching(/^run lease of V passed or its worker died; resumed by f[ab]$/),
+      'lease of V passed; taken over',
     ]);
+    const takeover = events.find((e) => e.detail === `lease of ${victim} passed; taken over`);
+    expect([takeover?.previousWorkerId, takeover?.attempt]).toEqual([victim, 2]);
     expect((await store.listWorkers()).find((w) => w.id === victim)?.stoppedAt).toEqual(expect.any(Number));
     const executions = executionsByKey(outbox);
     expect(executions.size).toBe(30);

@@ -108,11 +108,11 @@ describe.each(kinds)('traces on %s', (kind) => {
         // The first worker's: the two steps it committed (step 2's attempt died with it, never ended).
         'tr-1:s0 executed #1',
         'tr-1:s1 executed #1',
-        // The second's: the committed steps skipped; step 2 claimed afresh (the dead worker's claim was released by
-        // its peer on proof of death, so the store numbers this attempt 1 again), the rest executed.
+        // The second's: the committed steps skipped; step 2 taken over (its peer expired the dead worker's claim on
+        // proof of death), so its attempt 2, in doubt; the rest executed.
         'tr-1:s0 skipped #1',
         'tr-1:s1 skipped #1',
-        'tr-1:s2 executed #1',
+        'tr-1:s2 executed #2',
         'tr-1:s3 executed #1',
         'tr-1:s4 executed #1',
         // After the nap the run replays from the top: every step skipped once more.

@@ -13,6 +13,7 @@ import { and, asc, desc, eq, getTableColumns, inArray, isNotNull, isNull, or, ty
 import type pg from 'pg';
 import type { WorkerRow, WorkerStore } from '../contract';
 import { claims, runs, stepEvents, workers } from '../schema/pg';
+import { DIED_CLAIM_DETAIL } from '../shared/claim-expiry-sql';
 import type { PgConnection } from './connection';
 import { notifyRunnable } from './notify';
 import { withRetry } from './retry';
@@ -193,20 +194,24 @@ export function postgresWorkers(c: PgConnection, session: pg.Pool = c.pool): Wor
     livenessOf: (workerIds) => withRetry('livenessOf', () => livenessOf(c.pool, workerIds)),
 
     /**
-     * A worker known dead: stopped, its claims deleted, one `expired` event per claim. A claim taken over
-     * meanwhile has another worker_id on its newest version, which the DELETE re-checks, so it is left alone.
-     * Retried as is: a second run finds the worker stopped and its claims gone, and changes nothing. It then
-     * counts 0, where the lost first attempt released them; the count is only ever reported.
+     * A worker known dead: stopped, its live claims expired now, one `expired` event per claim. Expired, not
+     * deleted: the step's next claim takes the key over from the dead holder, so it is told it is in doubt
+     * (the dead worker may have done the side effect and died before its commit), as a takeover after a lease
+     * passed is; a deleted claim made it a fresh first attempt. A claim taken over meanwhile has another
+     * worker_id on its newest version, which the UPDATE re-checks, so it is left alone. Retried as is: a second
+     * run finds the worker stopped and its claims expired, and changes nothing. It then counts 0, where the
+     * lost first attempt expired them; the count is only ever reported.
      */
     async markWorkerDead(id, reason) {
       const worker = sql`${id}::text`;
       const { rows } = await c.query<{ n: number }>(sql`WITH t AS (SELECT ${c.now()} AS now),
         stopped AS (UPDATE ${workers} SET stopped_at = t.now FROM t WHERE ${workers.id} = ${worker} AND ${workers.stoppedAt} IS NULL),
         ${passLeases(worker)},
-        del AS (DELETE FROM ${claims} WHERE ${claims.workerId} = ${worker} RETURNING idem_key, run_id, step, attempt),
+        del AS (UPDATE ${claims} SET lease_expires_at = t.now FROM t WHERE ${claims.workerId} = ${worker}
+          AND coalesce(${claims.leaseExpiresAt}, 'Infinity'::float8) > t.now RETURNING idem_key, run_id, step, attempt),
         ev AS (INSERT INTO ${stepEvents} (run_id, idem_key, step, outcome, count, worker_id, detail, at, attempt)
           SELECT del.run_id, del.idem_key, del.step, 'expired', 1, ${worker},
-            'worker ' || ${worker} || ' died (' || ${reason}::text || '); claim released, the step runs again', t.now,
+            'worker ' || ${worker} || ' died (' || ${reason}::text || '); ' || ${DIED_CLAIM_DETAIL}::text, t.now,
             del.attempt
           FROM del, t)
         SELECT (SELECT count(*) FROM del)::int AS n, (SELECT count(*) FROM woken)::int AS woken`);

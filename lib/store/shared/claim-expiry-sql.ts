@@ -35,3 +35,9 @@ export function claimExpiredSql(claim: ClaimTimes, ttlS: SQLWrapper | number, no
  */
 export const claimExpiresAtText = (ttl: string, alias = ''): string =>
   `coalesce(${alias}lease_expires_at, ${alias}claimed_at + ${ttl})`;
+
+/**
+ * What the `expired` event of a dead worker's claim says after `worker <id> died (<reason>); ` (markWorkerDead,
+ * both backends): the claim expires then, so the step's next claim takes it over and is told it is in doubt.
+ */
+export const DIED_CLAIM_DETAIL = 'its claim expired: the step runs again, told it is in doubt';

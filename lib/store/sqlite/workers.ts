@@ -2,9 +2,10 @@
  * Workers on SQLite. A SQLite file is shared on one machine, where a worker's pid is the proof of its death
  * (lib/machine.ts): there is no lock to hold, and liveness is `unknown` here; the engine judges by pid.
  */
-import { and, asc, desc, eq, getTableColumns, inArray, isNotNull, isNull, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, gt, inArray, isNotNull, isNull, or, sql } from 'drizzle-orm';
 import type { WorkerRow, WorkerStore } from '../contract';
 import { claims, runs, workers } from '../schema/sqlite';
+import { DIED_CLAIM_DETAIL } from '../shared/claim-expiry-sql';
 import { guard, type SqliteConnection } from './connection';
 
 export function sqliteWorkers(c: SqliteConnection): WorkerStore {
@@ -111,11 +112,13 @@ export function sqliteWorkers(c: SqliteConnection): WorkerStore {
         const held = orm
           .select({ idemKey: claims.idemKey, runId: claims.runId, step: claims.step, attempt: claims.attempt })
           .from(claims)
-          .where(eq(claims.workerId, id))
+          // Live claims: one expired already is taken over as it is.
+          .where(and(eq(claims.workerId, id), or(isNull(claims.leaseExpiresAt), gt(claims.leaseExpiresAt, now))))
           .all();
         for (const claim of held) {
           orm
-            .delete(claims)
+            .update(claims)
+            .set({ leaseExpiresAt: now })
             .where(and(eq(claims.idemKey, claim.idemKey), eq(claims.workerId, id)))
             .run();
           c.event(
@@ -125,7 +128,7 @@ export function sqliteWorkers(c: SqliteConnection): WorkerStore {
               step: claim.step,
               outcome: 'expired',
               workerId: id,
-              detail: `worker ${id} died (${reason}); claim released, the step runs again`,
+              detail: `worker ${id} died (${reason}); ${DIED_CLAIM_DETAIL}`,
               attempt: claim.attempt,
             },
             now,
