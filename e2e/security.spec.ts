@@ -338,6 +338,17 @@ test('inputs and results over WAYBILL_MAX_BODY_BYTES get a field error naming th
     'the limit is 1,048,576 bytes (WAYBILL_MAX_BODY_BYTES)',
   );
   expect(snapshot()).toBe(before);
+  // Past Next.js's own limit for an action's body (1.25 MiB) the server would answer 413 unread: the form
+  // refuses it itself, with the same words, and keeps what was typed.
+  const huge = JSON.stringify({ count: 1, items: ['z'.repeat(3 * 1024 * 1024)] });
+  await page.getByTestId('start-input').fill(huge);
+  await page.getByTestId('start-submit').click();
+  await expect(page.getByTestId('field-error-input')).toContainText(
+    `is ${(huge.length).toLocaleString('en-US')} bytes: the limit is 1,048,576 bytes (WAYBILL_MAX_BODY_BYTES)`,
+  );
+  await expect(page.getByTestId('start-form')).toBeVisible();
+  expect(await page.getByTestId('start-input').inputValue()).toHaveLength(huge.length);
+  expect(snapshot()).toBe(before);
 
   const runId = uniqueId('sec-large-claim');
   await orphanClaim(store, runId, `${runId}:0`);

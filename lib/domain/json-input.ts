@@ -18,14 +18,24 @@ export type JsonInputProblem =
 export type JsonInput = { ok: true; value: unknown } | { ok: false; problem: JsonInputProblem };
 
 /**
+ * The size half of the rule, alone: what a form checks in the browser before it sends a text the server would
+ * refuse unread (a body past Next.js's own limit for an action is a 413 the page cannot show beside the field).
+ * TextEncoder, which the browser has too, where Buffer is Node's.
+ */
+export function sizeProblem(text: string, maxBytes: number): JsonInputProblem | null {
+  // Each UTF-16 unit is at most 3 UTF-8 bytes: a text short enough needs no encoding to pass.
+  if (text.length * 3 <= maxBytes) return null;
+  const bytes = new TextEncoder().encode(text).length;
+  return bytes > maxBytes ? { kind: 'too_large', bytes, limit: maxBytes } : null;
+}
+
+/**
  * `text` parsed, or what is wrong with it. `maxBytes`: the limit in UTF-8 bytes, as stored
  * (WAYBILL_MAX_BODY_BYTES); null where the edge bounded the bytes already, as the API does while it reads.
  */
 export function parseJsonInput(text: string, { maxBytes }: { maxBytes: number | null }): JsonInput {
-  if (maxBytes !== null) {
-    const bytes = Buffer.byteLength(text, 'utf8');
-    if (bytes > maxBytes) return { ok: false, problem: { kind: 'too_large', bytes, limit: maxBytes } };
-  }
+  const large = maxBytes === null ? null : sizeProblem(text, maxBytes);
+  if (large) return { ok: false, problem: large };
   const depth = nestingDepth(text);
   if (depth > MAX_DEPTH) return { ok: false, problem: { kind: 'too_deep', depth, limit: MAX_DEPTH } };
   try {

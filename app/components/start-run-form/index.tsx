@@ -4,7 +4,8 @@
  * by the form's action prop: that path makes React reset the form after the action, and a rejected input
  * must stay on screen next to its errors (the action prop remains for a submit before hydration). The server validates (JSON, the workflow's
  * schema, the id); the client only helps: it swaps the example when the workflow changes and the input was
- * not edited, and says early when the text is not JSON.
+ * not edited, says early when the text is not JSON, and refuses an input over WAYBILL_MAX_BODY_BYTES itself: past
+ * Next.js's limit for an action's body the server answers 413 unread, which no field can show.
  *
  * The input has two views of one value: fields drawn from the workflow's published JSON Schema (schema-fields.ts)
  * and the raw JSON below them, which is what is sent. A field edits its key in the JSON; the JSON is the
@@ -18,6 +19,7 @@ import { useRouter } from 'next/navigation';
 import { type FormEvent, startTransition, useActionState, useEffect, useId, useMemo, useState } from 'react';
 import type { ActionResult } from '@/app/actions/result';
 import { startRunAction } from '@/app/actions/runs';
+import { jsonProblemText, sizeProblem } from '@/lib/domain/json-input';
 import { objectOf, schemaFields, withField } from '../schema-fields';
 import { buttonClass } from '../ui';
 import type { StartChoice } from './choice';
@@ -32,7 +34,16 @@ import { WorkflowSelect } from './workflow-select';
 
 export type { StartChoice };
 
-export function StartRunForm({ choices, initialWorkflow }: { choices: StartChoice[]; initialWorkflow: string }) {
+export function StartRunForm({
+  choices,
+  initialWorkflow,
+  maxInputBytes,
+}: {
+  choices: StartChoice[];
+  initialWorkflow: string;
+  /** WAYBILL_MAX_BODY_BYTES: an input past it is refused here, before a body the server would not read is sent. */
+  maxInputBytes: number;
+}) {
   const router = useRouter();
   const [state, formAction, pending] = useActionState<ActionResult<{ id: string }> | null, FormData>(
     startRunAction,
@@ -52,7 +63,9 @@ export function StartRunForm({ choices, initialWorkflow }: { choices: StartChoic
     if (state?.ok && state.data) router.push(`/runs/${encodeURIComponent(state.data.id)}`);
   }, [state, router]);
 
-  const errors = splitErrors(state && !state.ok ? (state.errors ?? {}) : {});
+  // The size refused here, shown as the server's answer would be; cleared by the next send.
+  const [refused, setRefused] = useState<Record<string, string[]> | null>(null);
+  const errors = splitErrors(refused ?? (state && !state.ok ? (state.errors ?? {}) : {}));
   const ids = { workflow: useId(), input: useId(), id: useId() };
   const fields = useMemo(() => schemaFields(choice?.schema ?? null), [choice]);
   const current = useMemo(() => objectOf(input), [input]);
@@ -70,6 +83,9 @@ export function StartRunForm({ choices, initialWorkflow }: { choices: StartChoic
 
   const submit = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
+    const large = sizeProblem(input, maxInputBytes);
+    setRefused(large && { input: [jsonProblemText(large)] });
+    if (large) return;
     const data = new FormData(event.currentTarget);
     startTransition(() => formAction(data));
   };

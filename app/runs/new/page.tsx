@@ -6,6 +6,7 @@ import type { Metadata } from 'next';
 import Link from 'next/link';
 import { type StartChoice, StartRunForm } from '@/app/components/start-run-form';
 import { requirePage } from '@/lib/auth/server';
+import { config } from '@/lib/config';
 import { getWorkflowChoices } from '@/lib/data/workflows';
 
 export const dynamic = 'force-dynamic';
@@ -58,7 +59,7 @@ export default async function StartRunPage({
           No workflow is registered with this server.
         </p>
       ) : (
-        <StartRunForm choices={options} initialWorkflow={initial} />
+        <StartRunForm choices={options} initialWorkflow={initial} maxInputBytes={config().WAYBILL_MAX_BODY_BYTES} />
       )}
     </div>
   );
