@@ -191,10 +191,16 @@ async function rerunAt(
  * resolves it, and refused as it refuses it (beyond the last step, a run with no row).
  */
 export async function cost(deps: ControlDeps, caller: Caller, input: z.input<typeof costInput>): Promise<RewindCost> {
+  return (await costAt(deps, caller, input)).lastCost;
+}
+
+/** cost's read, with the store and the step it resolved to, which the rerun's preview reads on from. */
+async function costAt(deps: ControlDeps, caller: Caller, input: z.input<typeof costInput>) {
   authorize(caller, 'viewer');
   const given = validate(costInput, input);
   const store = await deps.store();
-  return rewindCost(store, given.runId, await resolveStep(store, given.runId, given.fromStep));
+  const n = await resolveStep(store, given.runId, given.fromStep);
+  return { store, runId: given.runId, fromStep: n, lastCost: await rewindCost(store, given.runId, n) };
 }
 
 /** What a rerun from N would do, said before it does it: its last cost, and the child runs it would let go. */
@@ -214,12 +220,8 @@ export async function rerunPreview(
   caller: Caller,
   input: z.input<typeof costInput>,
 ): Promise<RerunPreview> {
-  authorize(caller, 'viewer');
-  const given = validate(costInput, input);
-  const store = await deps.store();
-  const n = await resolveStep(store, given.runId, given.fromStep);
-  const lastCost = await rewindCost(store, given.runId, n);
-  return { fromStep: n, lastCost, letGo: await store.rerunLetGo(given.runId, n) };
+  const { store, runId, fromStep, lastCost } = await costAt(deps, caller, input);
+  return { fromStep, lastCost, letGo: await store.rerunLetGo(runId, fromStep) };
 }
 
 /** A rewind's answer: what it did, and what the steps it redoes cost before (read before they moved). */
