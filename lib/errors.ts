@@ -1,6 +1,6 @@
 /**
  * Every error Waybill raises on purpose, in one place. Callers branch on `code`, never on message text; the
- * HTTP layer maps codes to statuses (lib/api/errors.ts), the CLI to exit codes (lib/cli/main.ts). Only
+ * HTTP layer maps codes to statuses (lib/error-status.ts), the CLI to exit codes (lib/cli/main.ts). Only
  * `transient` errors are worth retrying.
  */
 

@@ -7,12 +7,12 @@
  */
 import { errorFields, serverLog } from '../data/log';
 import { isUnreachable } from '../data/store-guard';
+import { STATUS_BY_CODE } from '../error-status';
 import { ApiError, ControlInputError, WaybillError } from '../errors';
 import { tracingEnabled } from '../tracing';
-import { STATUS_BY_CODE } from './status';
 import { requestSpan } from './trace';
 
-export { STATUS_BY_CODE } from './status';
+export { STATUS_BY_CODE } from '../error-status';
 
 /** Seconds a client waits before retrying a 503: a busy SQLite writer or a reconnecting pool clears quickly. */
 export const RETRY_AFTER_S = 1;

@@ -6,10 +6,10 @@
  * holds the checkpoint protocol to) and its run not finished. Then record.ts makes or replays the call.
  */
 
-import { STATUS_BY_CODE } from '../api/status';
 import type { Principal } from '../auth/principal';
 import { contentKey, keyProblem, keyRun } from '../checkpoint/keys';
 import { jsonMediaTypeProblem } from '../domain/json-media-type';
+import { STATUS_BY_CODE } from '../error-status';
 import { ApiError, WaybillError } from '../errors';
 import type { ModelApi } from '../store/contract';
 import { FINISHED_STATUSES } from '../store/shared/sql';

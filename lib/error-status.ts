@@ -1,8 +1,9 @@
 /**
- * The HTTP status for each WaybillError code the API can meet: the one table the JSON API (errors.ts) and the
- * model gateway (lib/gateway/) answer by. Dependency-free, so a plain Node process can use it.
+ * The HTTP status for each WaybillError code the API can meet: the one table the JSON API (lib/api/errors.ts)
+ * and the model gateway (lib/gateway/) answer by. A leaf beside the codes, so that neither edge imports the
+ * other; dependency-free, so a plain Node process can use it.
  */
-import type { ErrorCode } from '../errors';
+import type { ErrorCode } from './errors';
 
 /** The status for each WaybillError code the API can meet. */
 export const STATUS_BY_CODE: Partial<Record<ErrorCode, number>> = {
