@@ -12,6 +12,7 @@ import { LiveRefresh } from '@/app/components/live-refresh';
 import { EmptyState } from '@/app/components/ui';
 import { allows } from '@/lib/auth/principal';
 import { requirePage } from '@/lib/auth/server';
+import { config } from '@/lib/config';
 import { type ClaimView, getClaims } from '@/lib/data/claims';
 import { ClaimRows, type ClaimRowView } from './claim-rows';
 import ClaimsSkeleton from './claims-skeleton';
@@ -40,7 +41,7 @@ export default async function ClaimsPage({
 async function Claims({ operator, cursor }: { operator: boolean; cursor: string | undefined }) {
   const { claims, orphaned, total, now, next } = await getClaims({ cursor });
   return (
-    <ClaimBoard>
+    <ClaimBoard maxResultBytes={config().WAYBILL_MAX_BODY_BYTES}>
       <div className="space-y-6">
         <div className="flex flex-wrap items-start justify-between gap-4">
           <div className="space-y-1">

@@ -1,13 +1,15 @@
 'use client';
 /**
  * What an operator can do about an orphaned claim: expire it (the step runs again) or resolve it by hand
- * (commit a result they supply, marked manual). Both report into the page's claim message.
+ * (commit a result they supply, marked manual). Both report into the page's claim message. A result over
+ * WAYBILL_MAX_BODY_BYTES is refused by the form itself, beside the field (json-limit.ts).
  */
-import { useActionState, useId, useRef, useState } from 'react';
+import { type FormEvent, useActionState, useId, useRef, useState } from 'react';
 import { expireClaimAction, resolveClaimAction } from '@/app/actions/claims';
 import type { ActionResult } from '@/app/actions/result';
 import { useClaimBoard } from './claim-board';
 import { ConfirmAction } from './confirm-action';
+import { tooLargeText } from './json-limit';
 import { buttonClass } from './ui';
 
 export function ClaimActions({ idemKey, attempt }: { idemKey: string; attempt: number }) {
@@ -82,16 +84,26 @@ function ResolveForm({
     if (outcome.ok) board.setOpenResolve(null);
     return outcome;
   }, null);
+  // A result refused here, shown in place of the last answer's errors; cleared by the next send.
+  const [refused, setRefused] = useState<string | null>(null);
   const errors = state && !state.ok ? state.errors : undefined;
-  const resultError = errors?.result?.join('; ');
-  const noteError = errors?.note?.join('; ');
+  const resultError = refused ?? errors?.result?.join('; ');
+  const noteError = refused ? undefined : errors?.note?.join('; ');
   const formError =
     state && !state.ok && !resultError && !noteError ? (errors?.key?.join('; ') ?? state.message) : null;
+
+  // Prevented, React does not call the action: nothing is sent, and the text stays.
+  const submit = (event: FormEvent<HTMLFormElement>) => {
+    const large = tooLargeText(result, board.maxResultBytes);
+    setRefused(large);
+    if (large !== null) event.preventDefault();
+  };
 
   return (
     <form
       id={id}
       action={formAction}
+      onSubmit={submit}
       aria-label={`Resolve ${idemKey} by hand`}
       className="w-72 space-y-3 rounded-md border border-zinc-200 bg-zinc-50 p-3 dark:border-zinc-700 dark:bg-zinc-800/60"
       onKeyDown={(e) => {

@@ -1,8 +1,9 @@
 'use client';
 /**
- * The claims page's shared client state: the one status line every claim action reports into, and which
- * claim's resolve form is open (one at a time, so its fields stay unique on the page). It lives above the
- * table because a resolved or expired claim's row disappears with the refresh that follows the action.
+ * The claims page's shared client state: the one status line every claim action reports into, which claim's
+ * resolve form is open (one at a time, so its fields stay unique on the page), and the size a result may have.
+ * It lives above the table because a resolved or expired claim's row disappears with the refresh that follows
+ * the action.
  */
 import { createContext, type ReactNode, useCallback, useContext, useMemo, useState } from 'react';
 
@@ -16,18 +17,23 @@ interface Board {
   say: (result: { ok: boolean; message: string }) => void;
   openResolve: string | null;
   setOpenResolve: (key: string | null) => void;
+  /** WAYBILL_MAX_BODY_BYTES: a resolve form refuses a result past it itself (app/components/json-limit.ts). */
+  maxResultBytes: number;
 }
 
 const BoardContext = createContext<Board | null>(null);
 
-export function ClaimBoard({ children }: { children: ReactNode }) {
+export function ClaimBoard({ children, maxResultBytes }: { children: ReactNode; maxResultBytes: number }) {
   const [notice, setNotice] = useState<ClaimNotice | null>(null);
   const [openResolve, setOpenResolve] = useState<string | null>(null);
   const say = useCallback(
     (result: { ok: boolean; message: string }) => setNotice({ ok: result.ok, text: result.message }),
     [],
   );
-  const value = useMemo(() => ({ notice, say, openResolve, setOpenResolve }), [notice, say, openResolve]);
+  const value = useMemo(
+    () => ({ notice, say, openResolve, setOpenResolve, maxResultBytes }),
+    [notice, say, openResolve, maxResultBytes],
+  );
   return <BoardContext.Provider value={value}>{children}</BoardContext.Provider>;
 }
 

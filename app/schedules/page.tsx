@@ -9,6 +9,7 @@ import { isoTime } from '@/app/components/time';
 import { Badge, EmptyState, relative } from '@/app/components/ui';
 import { allows } from '@/lib/auth/principal';
 import { requirePage } from '@/lib/auth/server';
+import { config } from '@/lib/config';
 import { schedules } from '@/lib/control';
 import { callerOf, controlDeps } from '@/lib/data/control';
 import { getWorkflowChoices } from '@/lib/data/workflows';
@@ -44,7 +45,9 @@ export default async function SchedulesPage() {
         </div>
         <LiveRefresh />
       </div>
-      {operator && <ScheduleAddForm workflows={choices.map((w) => w.name)} />}
+      {operator && (
+        <ScheduleAddForm workflows={choices.map((w) => w.name)} maxInputBytes={config().WAYBILL_MAX_BODY_BYTES} />
+      )}
       {rows.length === 0 ? (
         <EmptyState title="No schedules">
           <p>Declare one in a workflow&apos;s definition, add one above, or add one with</p>

@@ -2,10 +2,12 @@
 /**
  * Add a schedule at run time: its name, workflow, cron expression, time zone, input and policies. A refused
  * field says why beside itself (lib/control/schedules decides: an unreadable cron, an unknown zone, an input
- * the workflow's schema refuses), and nothing is written.
+ * the workflow's schema refuses), and nothing is written. An input over WAYBILL_MAX_BODY_BYTES is refused here,
+ * before it is sent (app/components/json-limit.ts).
  */
 import { useState, useTransition } from 'react';
 import { addScheduleAction, type ScheduleForm } from '@/app/actions/schedules';
+import { tooLargeText } from '@/app/components/json-limit';
 import { buttonClass } from '@/app/components/ui';
 
 const EMPTY: ScheduleForm = {
@@ -22,15 +24,25 @@ const EMPTY: ScheduleForm = {
 const input =
   'w-full rounded-md border border-zinc-300 bg-white px-2 py-1 text-sm dark:border-zinc-600 dark:bg-zinc-950 aria-[invalid=true]:border-red-600';
 
-export function ScheduleAddForm({ workflows }: { workflows: string[] }) {
+export function ScheduleAddForm({
+  workflows,
+  maxInputBytes,
+}: {
+  workflows: string[];
+  /** WAYBILL_MAX_BODY_BYTES: an input past it is refused here, before a body the server would not read is sent. */
+  maxInputBytes: number;
+}) {
   const [pending, start] = useTransition();
   const [form, setForm] = useState<ScheduleForm>(EMPTY);
   const [result, setResult] = useState<{ ok: boolean; message: string; errors?: Record<string, string[]> } | null>(
     null,
   );
+  // The input refused here, in place of the last answer's errors; cleared by the next send.
+  const [refused, setRefused] = useState<string | null>(null);
   const set = (field: keyof ScheduleForm) => (event: { target: { value: string } }) =>
     setForm((f) => ({ ...f, [field]: event.target.value }));
-  const error = (field: keyof ScheduleForm) => result?.errors?.[field]?.[0];
+  const error = (field: keyof ScheduleForm) =>
+    refused === null ? result?.errors?.[field]?.[0] : field === 'input' ? refused : undefined;
   const field = (name: keyof ScheduleForm, label: string, control: React.ReactNode, hint?: string) => (
     <div className="space-y-1">
       <label htmlFor={`schedule-${name}`} className="block text-xs font-medium text-zinc-700 dark:text-zinc-300">
@@ -60,6 +72,12 @@ export function ScheduleAddForm({ workflows }: { workflows: string[] }) {
 
   function submit(event: React.FormEvent) {
     event.preventDefault();
+    const large = tooLargeText(form.input, maxInputBytes);
+    setRefused(large);
+    if (large !== null) {
+      setResult(null);
+      return;
+    }
     start(async () => {
       const outcome = await addScheduleAction(form);
       setResult(outcome.ok ? { ok: true, message: outcome.message } : outcome);

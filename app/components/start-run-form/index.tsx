@@ -19,7 +19,7 @@ import { useRouter } from 'next/navigation';
 import { type FormEvent, startTransition, useActionState, useEffect, useId, useMemo, useState } from 'react';
 import type { ActionResult } from '@/app/actions/result';
 import { startRunAction } from '@/app/actions/runs';
-import { jsonProblemText, sizeProblem } from '@/lib/domain/json-input';
+import { tooLargeText } from '../json-limit';
 import { objectOf, schemaFields, withField } from '../schema-fields';
 import { buttonClass } from '../ui';
 import type { StartChoice } from './choice';
@@ -83,9 +83,9 @@ export function StartRunForm({
 
   const submit = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
-    const large = sizeProblem(input, maxInputBytes);
-    setRefused(large && { input: [jsonProblemText(large)] });
-    if (large) return;
+    const large = tooLargeText(input, maxInputBytes);
+    setRefused(large === null ? null : { input: [large] });
+    if (large !== null) return;
     const data = new FormData(event.currentTarget);
     startTransition(() => formAction(data));
   };
