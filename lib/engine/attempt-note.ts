@@ -6,6 +6,7 @@
  * (`attempt 3 of 10 · retry due <ISO>`): they are still read, from the text.
  */
 import type { StepEvent } from '../store/contract';
+import { takeoverDetail } from '../store/shared/claim-expiry-sql';
 
 export interface AttemptNote {
   attempt: number;
@@ -67,14 +68,21 @@ export function attemptNoteOf(event: Pick<StepEvent, 'detail' | 'attempt' | 'max
   return { error, note: { attempt: event.attempt, maxAttempts: event.maxAttempts, retryAt, gaveUp } };
 }
 
-/** A takeover's two sides as one line: "lease of W1 (attempt 2) passed; taken over by W2 (attempt 3)". */
+/**
+ * A takeover's two sides as one line: "lease of W1 (attempt 2) passed; taken over by W2 (attempt 3)", or "worker
+ * W1 (attempt 2) was declared dead; taken over by …" when the store wrote that its holder died (takeoverDetail).
+ */
 export function takeoverText(
-  event: Pick<StepEvent, 'workerId' | 'attempt' | 'previousWorkerId' | 'previousAttempt'>,
+  event: Pick<StepEvent, 'detail' | 'workerId' | 'attempt' | 'previousWorkerId' | 'previousAttempt'>,
 ): string | null {
   if (event.previousAttempt === null) return null;
   const who = (worker: string | null) => worker ?? 'an outside client';
   const taker = `${who(event.workerId)}${event.attempt === null ? '' : ` (attempt ${event.attempt})`}`;
-  return `lease of ${who(event.previousWorkerId)} (attempt ${event.previousAttempt}) passed; taken over by ${taker}`;
+  const holder = `${who(event.previousWorkerId)} (attempt ${event.previousAttempt})`;
+  const died = event.previousWorkerId !== null && event.detail === takeoverDetail(event.previousWorkerId, true);
+  return died
+    ? `worker ${holder} was declared dead; taken over by ${taker}`
+    : `lease of ${holder} passed; taken over by ${taker}`;
 }
 
 /**

@@ -146,6 +146,21 @@ describe('attempts as data', () => {
         event({ outcome: 'expired', at: 1, workerId: null, attempt: 2, previousWorkerId: null, previousAttempt: 1 }),
       ),
     ).toBe('lease of an outside client (attempt 1) passed; taken over by an outside client (attempt 2)');
+    // A holder declared dead is said so, by the words the store wrote of that holder.
+    const dead = {
+      outcome: 'expired' as const,
+      at: 1,
+      workerId: 'W2',
+      attempt: 3,
+      previousWorkerId: 'W1',
+      previousAttempt: 2,
+    };
+    expect(eventText(event({ ...dead, detail: 'worker W1 was declared dead; taken over' }))).toBe(
+      'worker W1 (attempt 2) was declared dead; taken over by W2 (attempt 3)',
+    );
+    expect(eventText(event({ ...dead, detail: 'lease of W1 passed; taken over' }))).toBe(
+      'lease of W1 (attempt 2) passed; taken over by W2 (attempt 3)',
+    );
     expect(
       eventText(event({ outcome: 'expired', at: 1, detail: 'expired by ops: the step will run again', attempt: 1 })),
     ).toBe('expired by ops: the step will run again');

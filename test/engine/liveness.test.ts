@@ -80,14 +80,14 @@ describe.skipIf(!pgUp)('liveness across pid namespaces on postgres', () => {
     });
 
     // The mechanism: expired by proof of death (its lock) at once, not by its lease passing; then taken over from
-    // the dead holder, so the step ran again as its next attempt, in doubt.
+    // the dead holder, so the step ran again as its next attempt, in doubt, and the takeover says it died.
     const events = await store.listEvents('far', { limit: 1000 });
     expect(events.filter((e) => e.outcome === 'expired').map((e) => e.detail?.replace(victim, 'V'))).toEqual([
       'worker V died (its liveness lock is free and it has not beaten for 3 beats); its claim expired: the step runs again, told it is in doubt',
       expect.stringMatching(/^run lease of V passed or its worker died; resumed by f[ab]$/),
-      'lease of V passed; taken over',
+      'worker V was declared dead; taken over',
     ]);
-    const takeover = events.find((e) => e.detail === `lease of ${victim} passed; taken over`);
+    const takeover = events.find((e) => e.detail === `worker ${victim} was declared dead; taken over`);
     expect([takeover?.previousWorkerId, takeover?.attempt]).toEqual([victim, 2]);
     expect((await store.listWorkers()).find((w) => w.id === victim)?.stoppedAt).toEqual(expect.any(Number));
     const executions = executionsByKey(outbox);

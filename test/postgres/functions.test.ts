@@ -131,6 +131,7 @@ describe('the function set', () => {
       7: '41eff7b5e7c1bd6f5bc04370349f3073dfc1091c783bf3c6ff0a1ad61b88987e',
       8: '273eccc2228ce2ccc9d84afb00d0d5157b1951badd6b6ae9bef8648a04435e3e',
       9: '9cbd56e36705fed374b39ef626ea5b293fb9115d93af88b9171ca81e4b6d0f90',
+      10: '486a3aa0f76eb55dbbe96e78f2bd975e9da0759950fe7437b74162fb515dbdd8',
     };
     expect(POSTGRES_FUNCTIONS.hash).toBe(PINNED[POSTGRES_FUNCTIONS.version]);
   });

@@ -41,3 +41,36 @@ export const claimExpiresAtText = (ttl: string, alias = ''): string =>
  * both backends): the claim expires then, so the step's next claim takes it over and is told it is in doubt.
  */
 export const DIED_CLAIM_DETAIL = 'its claim expired: the step runs again, told it is in doubt';
+
+/**
+ * What a takeover's `expired` event says of the holder it replaced: its lease passed, or it `died` (its claim was
+ * one markWorkerDead expired, expiredByDeathText). A dead holder's lease had not passed: the proof of its death
+ * ended it, and the timeline should say so. SQLite writes this; the PL/pgSQL claim writes takeoverDetailText, its
+ * twin below; the step page's line (lib/engine/attempt-note.ts) tells the two apart by it.
+ */
+export function takeoverDetail(holder: string | null, died: boolean): string {
+  return died ? `worker ${holder} ${DECLARED_DEAD}` : `lease of ${holder ?? OUTSIDE_CLIENT} passed; taken over`;
+}
+
+const DECLARED_DEAD = 'was declared dead; taken over';
+const OUTSIDE_CLIENT = 'an outside client';
+const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
+
+/** takeoverDetail as SQL text: `holder` and `died` are expressions of the statement it goes into. */
+export const takeoverDetailText = (holder: string, died: string): string =>
+  `CASE WHEN ${died} THEN 'worker ' || ${holder} || ${literal(` ${DECLARED_DEAD}`)}
+      ELSE 'lease of ' || coalesce(${holder}, ${literal(OUTSIDE_CLIENT)}) || ' passed; taken over' END`;
+
+/**
+ * Whether the claim of `key` held by `worker` on `attempt` (SQL expressions, either dialect) was expired by its
+ * worker's death: markWorkerDead's `expired` event for that holder and attempt, the one that ends in
+ * DIED_CLAIM_DETAIL. The holder and attempt pin it to this claim: a takeover's own event names its taker and
+ * the taker's attempt too, and that claim, if its lease passes, did not die. Read on a takeover only, through
+ * the events' index on the key.
+ */
+export const expiredByDeathText = (key: string, worker: string, attempt: string): string => {
+  const n = DIED_CLAIM_DETAIL.length;
+  return `EXISTS (SELECT 1 FROM step_events e WHERE e.idem_key = ${key} AND e.outcome = 'expired'
+      AND e.worker_id = ${worker} AND e.attempt = ${attempt}
+      AND length(e.detail) >= ${n} AND substr(e.detail, length(e.detail) - ${n - 1}) = ${literal(DIED_CLAIM_DETAIL)})`;
+};

@@ -20,6 +20,7 @@ import type {
   StepStore,
 } from '../contract';
 import { committed } from '../schema/sqlite';
+import { expiredByDeathText, takeoverDetail } from '../shared/claim-expiry-sql';
 import { columnNames, PRIOR_STATE_MAX_CHARS } from '../shared/columns';
 import { ownRunNext, ownRunOutcome } from '../shared/key-owner';
 import { CLAIM, COMMITTED, PROGRESS } from './columns';
@@ -149,7 +150,7 @@ export function sqliteStepWrites(c: SqliteConnection): StepWrites & { statements
         step: held.step,
         outcome: 'expired',
         workerId: r.workerId,
-        detail: `lease of ${held.workerId ?? 'an outside client'} passed; taken over`,
+        detail: takeoverDetail(held.workerId, diedHolder(held)),
         attempt,
         previousWorkerId: held.workerId,
         previousAttempt: held.attempt,
@@ -158,6 +159,11 @@ export function sqliteStepWrites(c: SqliteConnection): StepWrites & { statements
     );
     return { kind: 'claimed', attempt, leaseExpiresAt, tookOverFrom: holder };
   }
+
+  /** Whether the claim taken over was expired by its worker's death, not by its lease passing. */
+  const diedHolder = (held: RawClaim): boolean =>
+    held.workerId !== null &&
+    s.expiredByDeath.get({ idemKey: held.idemKey, workerId: held.workerId, attempt: held.attempt })?.died === 1;
 
   /**
    * Whether this commit's row is in the table: the same worker, run, step, fingerprint, result and duration
@@ -274,6 +280,9 @@ const STEP_STATEMENTS = {
   takeOver: statement<ClaimValues>(`UPDATE claims SET run_id = @runId, claimed_at = @now, token = @token,
     worker_id = @workerId, lease_expires_at = @leaseExpiresAt, heartbeat_at = @now, step = @step, attempt = @attempt
     WHERE idem_key = @idemKey`),
+  expiredByDeath: statement<{ idemKey: string; workerId: string; attempt: number }, { died: number }>(
+    `SELECT ${expiredByDeathText('@idemKey', '@workerId', '@attempt')} AS died`,
+  ),
   renew: statement<{ idemKey: string; token: string; now: number; leaseExpiresAt: number }>(`UPDATE claims
     SET lease_expires_at = @leaseExpiresAt, heartbeat_at = @now WHERE idem_key = @idemKey AND token = @token`),
   deleteOwnClaim: statement<{ idemKey: string; token: string }>(

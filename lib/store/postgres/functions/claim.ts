@@ -10,14 +10,14 @@
  * Its now is the clock when the call begins, not its transaction's start: in a batch a claim may follow a request
  * that waited on a row lock, and a lease dated from before that wait would be granted nearly spent. A takeover's
  * `expired` event names both sides as data: step_events.attempt is the taker's, previous_worker_id and
- * previous_attempt the holder's whose lease passed.
+ * previous_attempt the holder's whose lease passed or who was declared dead (its detail says which).
  *
  * The run-level fence (`fence`, ClaimRequest.fence: the run's `attempts` when its worker took it): the claim is
  * made only while the run is still that execution's, owner and attempts unchanged. A rerun (owner cleared), a
  * takeover (attempts raised) or a hand-back leaves the old execution's claims refused ('fenced'), so a worker that
  * has not yet heard of a rerun cannot claim, execute and commit a step of it with the old input.
  */
-import { claimExpiresAtText } from '../../shared/claim-expiry-sql';
+import { claimExpiresAtText, expiredByDeathText, takeoverDetailText } from '../../shared/claim-expiry-sql';
 
 const COMMITTED_JSON = `jsonb_build_object('idemKey', c.idem_key, 'runId', c.run_id, 'resultJson', c.result_json,
       'committedAt', c.committed_at, 'step', c.step, 'fingerprint', c.fingerprint, 'workerId', c.worker_id,
@@ -69,6 +69,7 @@ DECLARE
   v_claim claims%ROWTYPE;
   v_expires float8;
   v_attempt int;
+  v_died boolean;
 BEGIN
   SELECT * INTO q FROM jsonb_to_record(p_request) AS x (${CLAIM_FIELDS});
   -- The fence: KEY SHARE waits for a rerun or a takeover that holds the run row (FOR UPDATE) and then reads the
@@ -125,15 +126,17 @@ BEGIN
     RETURN;
   END IF;
 
-  -- The lease passed: take it over under the row lock, and say so in the run's timeline.
+  -- The lease passed, or the holder was declared dead (its claim expired then): take it over under the row lock,
+  -- and say which in the run's timeline.
   v_attempt := greatest(q.attempt, v_claim.attempt + 1);
+  v_died := ${expiredByDeathText('q.key', 'v_claim.worker_id', 'v_claim.attempt')};
   UPDATE claims SET run_id = q.run, claimed_at = v_now, token = q.token, worker_id = q.worker,
       lease_expires_at = v_now + q.lease, heartbeat_at = v_now, step = q.step, attempt = v_attempt
     WHERE idem_key = q.key;
   INSERT INTO step_events (run_id, idem_key, step, outcome, count, worker_id, detail, at, attempt,
       previous_worker_id, previous_attempt)
     VALUES (v_claim.run_id, q.key, v_claim.step, 'expired', 1, q.worker,
-      'lease of ' || coalesce(v_claim.worker_id, 'an outside client') || ' passed; taken over', v_now, v_attempt,
+      ${takeoverDetailText('v_claim.worker_id', 'v_died')}, v_now, v_attempt,
       v_claim.worker_id, v_claim.attempt);
   RETURN QUERY SELECT 'taken'::text, NULL::jsonb, NULL::jsonb, ${CLAIM_JSON},
     v_attempt, v_now + q.lease, NULL::float8;

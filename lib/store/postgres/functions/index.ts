@@ -39,7 +39,7 @@ const STATEMENTS = [
 ];
 
 export const POSTGRES_FUNCTIONS: FunctionSet = {
-  version: 9,
+  version: 10,
   hash: createHash('sha256').update(STATEMENTS.join('\n;\n')).digest('hex'),
   statements: STATEMENTS,
 };
