@@ -284,11 +284,11 @@ export const COMMANDS: Record<string, CommandSpec> = {
       ['--input JSON|@file', "each run's input (default {})"],
       [
         '--overlap skip|queue|cancel',
-        'while the previous run goes: skip the tick, wait for it, or cancel it (default skip)',
+        'while the previous run goes: skip the tick, hold it until the run ends (one run at a time), or cancel the run (default skip)',
       ],
       [
         '--catch-up none|latest|all',
-        'ticks missed while no worker ran: none, the latest, or all up to the cap (default latest)',
+        'ticks missed while no worker ran (with queue, while the run went): none, the latest, or all up to the cap (default latest)',
       ],
       ['--catch-up-cap N', 'with --catch-up all: at most N runs (default 10, at most 1000)'],
       ['--paused', 'add it paused'],

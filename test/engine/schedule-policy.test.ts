@@ -73,7 +73,7 @@ describe('overlap', () => {
   });
 
   // `previous` ended: the store passes a run that ended before the due tick as null, so this one held the tick.
-  it('queue fires the tick it held once the previous run ends, however late; catch-up decides the ticks after it', () => {
+  it('queue fires the tick it held alone once the previous run ends; the tick catch-up keeps stays due', () => {
     const held = { ...hourly, overlap: 'queue' as const, nextFireAt: T };
     expect(plan({ ...held, catchUp: 'none' }, T + 1800, 'completed')).toEqual({
       ticks: [T],
@@ -81,14 +81,45 @@ describe('overlap', () => {
       defer: false,
       cancelPrevious: false,
     });
-    expect(plan({ ...held, catchUp: 'none' }, T + 2 * 3600 + 10, 'failed').ticks).toEqual([T, T + 2 * 3600]);
-    expect(plan({ ...held, catchUp: 'latest' }, T + 3 * 3600 + 600, 'cancelled').ticks).toEqual([T, T + 3 * 3600]);
-    expect(plan({ ...held, catchUp: 'all', catchUpCap: 2 }, T + 3 * 3600 + 600, 'completed').ticks).toEqual([
-      T,
-      T + 2 * 3600,
-      T + 3 * 3600,
-    ]);
+    // none keeps no tick beside the held one, not even one on time: it would be late by the time it could fire.
+    expect(plan({ ...held, catchUp: 'none' }, T + 2 * 3600 + 10, 'failed')).toMatchObject({
+      ticks: [T],
+      nextFireAt: T + 3 * 3600,
+    });
+    // latest: the latest missed tick is the next due, the ones before it are dropped.
+    expect(plan({ ...held, catchUp: 'latest' }, T + 3 * 3600 + 600, 'cancelled')).toMatchObject({
+      ticks: [T],
+      nextFireAt: T + 3 * 3600,
+    });
+    // all: the oldest of the most recent `catchUpCap` is the next due, the ones after it are read again then.
+    expect(plan({ ...held, catchUp: 'all', catchUpCap: 2 }, T + 3 * 3600 + 600, 'completed')).toMatchObject({
+      ticks: [T],
+      nextFireAt: T + 2 * 3600,
+    });
+    // That next due tick is held in turn: it fires when the run of this one ends, with the cap read from it.
+    expect(
+      plan({ ...held, catchUp: 'all', catchUpCap: 2, nextFireAt: T + 2 * 3600 }, T + 5 * 3600 + 600, 'completed'),
+    ).toMatchObject({ ticks: [T + 2 * 3600], nextFireAt: T + 4 * 3600 });
     // No previous run that went past the tick: a late tick was missed, not held.
     expect(plan({ ...held, catchUp: 'none' }, T + 1800, null).ticks).toEqual([]);
+  });
+
+  it('queue catches up missed ticks one at a time, oldest first; skip and cancel fire them at once', () => {
+    const missed = { ...hourly, catchUp: 'all' as const, nextFireAt: T - 5 * 3600 };
+    expect(plan({ ...missed, overlap: 'queue' }, T + 10, null)).toEqual({
+      ticks: [T - 5 * 3600],
+      nextFireAt: T - 4 * 3600,
+      defer: false,
+      cancelPrevious: false,
+    });
+    expect(plan({ ...missed, overlap: 'queue', catchUp: 'latest' }, T + 10, null)).toMatchObject({
+      ticks: [T],
+      nextFireAt: T + 3600,
+    });
+    for (const overlap of ['skip', 'cancel'] as const)
+      expect(plan({ ...missed, overlap }, T + 10, null)).toMatchObject({
+        ticks: [0, 1, 2, 3, 4, 5].map((h) => T - (5 - h) * 3600),
+        nextFireAt: T + 3600,
+      });
   });
 });

@@ -1,8 +1,9 @@
 /**
  * What firing a due schedule makes of its ticks: the overlap policy (the previous run still going) and the
- * catch-up policy (ticks missed while no worker fired). Pure: the store calls it inside the firing's
- * transaction (ScheduleStore.fireDueSchedules), with the store's clock and the previous run's status, null when
- * there is none or it had ended before the due tick came (lib/store/shared/schedules.ts previousAtTick).
+ * catch-up policy (ticks missed while no worker fired, or, under `queue`, while the previous run went). Pure: the
+ * store calls it inside the firing's transaction (ScheduleStore.fireDueSchedules), with the store's clock and the
+ * previous run's status, null when there is none or it had ended before the due tick came
+ * (lib/store/shared/schedules.ts previousAtTick).
  */
 import type { FirePlan, PlanFiring, RunStatus, ScheduleRow } from '../../store/contract';
 import { GOING_STATUSES } from '../../store/shared/schedules';
@@ -22,19 +23,27 @@ export function plan(
   previous: RunStatus | null,
 ): FirePlan {
   const going = previous !== null && GOING_STATUSES.includes(previous);
-  const hold = { ticks: [], nextFireAt: schedule.nextFireAt, defer: true, cancelPrevious: false };
-  if (going && schedule.overlap === 'queue') return hold;
+  if (going && schedule.overlap === 'queue')
+    return { ticks: [], nextFireAt: schedule.nextFireAt, defer: true, cancelPrevious: false };
   // An expression with no tick to come (a year that has passed) fires what is due, and then is never due again:
   // held at its due time instead, it never fired its last tick and took a place in every firing's pick for good.
   const next = nextTick(schedule.cron, schedule.timeZone, now) ?? FINISHED;
+  if (going && schedule.overlap === 'skip') return { ticks: [], nextFireAt: next, defer: false, cancelPrevious: false };
   // An ended previous run here went on past the due tick, so `queue` held that tick, and promised it a run when the
-  // run ended, however late that is: it is not a missed tick. The ticks after it are, and catch-up decides them.
+  // run ended, however late that is: it is not a missed tick. The ticks after it are, and catch-up decides them;
+  // `none` keeps none, as even one on time now would be late by the time the held tick's run ends.
   const held = schedule.overlap === 'queue' && previous !== null ? firstTick(schedule, now) : undefined;
   const limit = schedule.catchUp === 'all' ? Math.max(1, schedule.catchUpCap) : 1;
   const from = held === undefined ? schedule.nextFireAt : held + 1;
   const due = ticksBetween(schedule.cron, schedule.timeZone, from, now, limit);
-  const ticks = [...(held === undefined ? [] : [held]), ...caughtUp(due, schedule.catchUp, now, next)];
-  if (going && schedule.overlap === 'skip') return { ticks: [], nextFireAt: next, defer: false, cancelPrevious: false };
+  const kept = held !== undefined && schedule.catchUp === 'none' ? [] : caughtUp(due, schedule.catchUp, now, next);
+  const ticks = held === undefined ? kept : [held, ...kept];
+  // `queue` runs one at a time: the first tick fires, and the next is left due, the schedule's next tick. Its run
+  // is the previous one now, going, so the store's pick passes the schedule by until it ends; then that tick is the
+  // held one, and the ticks after it are read again from the cron (the cap counted from it), so nothing but
+  // `nextFireAt` remembers them, and a firing that dies uncommitted leaves it as it was.
+  if (schedule.overlap === 'queue')
+    return { ticks: ticks.slice(0, 1), nextFireAt: ticks[1] ?? next, defer: false, cancelPrevious: false };
   return { ticks, nextFireAt: next, defer: false, cancelPrevious: going && schedule.overlap === 'cancel' };
 }
 
