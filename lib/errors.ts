@@ -344,11 +344,14 @@ export class ControlInputError extends WaybillError {
   }
 }
 
-/** A start refused for its workflow or its input: `issues` for callers that word them their own way. */
+/**
+ * A start refused for its workflow or its input: `input` by the workflow's schema, `limit-key` by the key one of its
+ * limits reads from the input (lib/domain/run-limits.ts). `issues` for callers that word them their own way.
+ */
 export class StartRefusedError extends ControlInputError {
   constructor(
     readonly workflow: string,
-    readonly kind: 'unknown-workflow' | 'input',
+    readonly kind: 'unknown-workflow' | 'input' | 'limit-key',
     message: string,
     fields: FieldErrors,
     readonly issues: { path: PropertyKey[]; message: string }[] = [],

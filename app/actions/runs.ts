@@ -152,9 +152,10 @@ export async function startRunAction(
     return { ok: true, message: `started ${run.id}`, data: { id: run.id } };
   } catch (error) {
     if (error instanceof StartRefusedError) {
-      return error.kind === 'input'
-        ? { ok: false, message: `the input does not match ${error.workflow}'s schema`, errors: error.fields }
-        : { ok: false, message: `unknown workflow ${JSON.stringify(error.workflow)}`, errors: error.fields };
+      if (error.kind === 'input')
+        return { ok: false, message: `the input does not match ${error.workflow}'s schema`, errors: error.fields };
+      if (error.kind === 'limit-key') return { ok: false, message: error.message, errors: error.fields };
+      return { ok: false, message: `unknown workflow ${JSON.stringify(error.workflow)}`, errors: error.fields };
     }
     if (error instanceof InvalidInputError && !('fields' in error))
       return { ok: false, message: error.message, errors: { id: [error.message] } };

@@ -12,7 +12,7 @@ import { runView } from '../control/views';
 import { traceparentSchema } from '../domain/traceparent';
 import { inputError } from '../engine/input-check';
 import { runIdSchema } from '../engine/runs';
-import type { StartableWorkflows, StartCheck } from '../engine/workflow';
+import { type StartableWorkflows, type StartCheck, startRefusal } from '../engine/workflow';
 import { StartRefusedError, UsageError } from '../errors';
 import { runSpendUsd } from '../gateway/ledger';
 import type { RunAction, RunRow } from '../store/contract';
@@ -160,7 +160,7 @@ export async function budget(cli: Cli, args: string[]): Promise<number> {
 function refuse(workflow: string, checked: StartCheck | undefined, known: StartableWorkflows): void {
   if (!checked)
     throw new UsageError(`unknown workflow ${JSON.stringify(workflow)} (known: ${known.names().join(', ')})`);
-  if (!checked.ok) throw inputError(workflow, checked.issues);
+  if (!checked.ok) throw startRefusal(workflow, checked);
 }
 
 /** False only for a SQLite file that is not there: nothing can have been published in it. */

@@ -38,7 +38,7 @@ import { record } from './audit';
 import { authorize, type Caller } from './caller';
 import { validate } from './errors';
 import { reasonField, runRef } from './fields';
-import { inputRefused } from './input-refusal';
+import { startRefused } from './input-refusal';
 import type { ControlDeps, ControlStore } from './store';
 
 const stepNumber = z
@@ -102,7 +102,7 @@ async function checkedInput(deps: ControlDeps, store: ControlStore, runId: strin
     const message = `run ${runId}'s workflow ${JSON.stringify(run.workflow)} is not known here, so an edited input cannot be checked`;
     throw new StartRefusedError(run.workflow, 'unknown-workflow', message, { input: [message] });
   }
-  if (!checked.ok) throw inputRefused(run.workflow, checked.issues);
+  if (!checked.ok) throw startRefused(run.workflow, checked);
   return { inputJson: JSON.stringify(checked.input), totalSteps: checked.totalSteps };
 }
 

@@ -16,7 +16,7 @@ import { record } from './audit';
 import { authorize, type Caller } from './caller';
 import { validate } from './errors';
 import { reasonField, runRef } from './fields';
-import { inputRefused } from './input-refusal';
+import { startRefused } from './input-refusal';
 import type { ControlDeps, ControlStore } from './store';
 
 export const RUN_ACTIONS = Object.keys(TRANSITIONS) as RunAction[];
@@ -63,7 +63,7 @@ export async function start(
     const message = `unknown workflow ${JSON.stringify(given.workflow)} (known: ${workflows.names().join(', ')})`;
     throw new StartRefusedError(given.workflow, 'unknown-workflow', message, { workflow: [message] });
   }
-  if (!checked.ok) throw inputRefused(given.workflow, checked.issues);
+  if (!checked.ok) throw startRefused(given.workflow, checked);
   const run = await startRun(store, workflows, {
     workflow: given.workflow,
     input: checked.input,

@@ -16,7 +16,7 @@ import { record } from './audit';
 import { authorize, type Caller } from './caller';
 import { validate } from './errors';
 import { reasonField } from './fields';
-import { inputRefused } from './input-refusal';
+import { startRefused } from './input-refusal';
 import type { ControlDeps } from './store';
 import { jsonValue } from './views';
 
@@ -102,7 +102,7 @@ export async function add(deps: ControlDeps, caller: Caller, input: z.input<type
     const message = `unknown workflow ${JSON.stringify(given.workflow)} (known: ${workflows.names().join(', ')})`;
     throw new StartRefusedError(given.workflow, 'unknown-workflow', message, { workflow: [message] });
   }
-  if (!checked.ok) throw inputRefused(given.workflow, checked.issues);
+  if (!checked.ok) throw startRefused(given.workflow, checked);
   const now = Date.now() / 1000;
   const row = await store.createSchedule({
     name: given.name,

@@ -6,8 +6,9 @@
  *
  * A key is a path into the run's input (`customer`, `provider.name`), or absent: the workflow's runs share
  * one key. A path rather than a function, as Inngest's and Hatchet's key expressions are: the control plane
- * and the store must be able to compute it without the workflow's code. An input without the path has the
- * key `""`, so such runs share one.
+ * and the store must be able to compute it without the workflow's code. An input without the path, or with
+ * `null` there, has the key `""`, so such runs share one. An object or an array there has no key a reader would
+ * recognise (the store reads it as `""` too), so a new start giving one is refused: limitKeyProblem.
  */
 import { z } from 'zod';
 
@@ -93,23 +94,83 @@ export function limitsHold(limits: RunLimits | undefined): boolean {
 
 /**
  * A run's key under a path, from its stored input, as the store computes it: a string is itself, a number or a
- * boolean its JSON text, anything else (absent, null, an object) `""`.
+ * boolean its JSON text, anything else (absent, null, an object, an array) `""`. Old runs may hold an object or an
+ * array there (limitKeyProblem refuses only new starts), so this reads them as the pick always has.
  */
 export function limitKeyOf(inputJson: string, path: string | null): string {
   if (path === null) return '';
-  let value: unknown;
+  let input: unknown;
   try {
-    value = JSON.parse(inputJson);
+    input = JSON.parse(inputJson);
   } catch {
     return '';
   }
-  for (const name of path.split('.')) {
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) return '';
-    value = (value as Record<string, unknown>)[name];
-  }
+  const value = valueAt(input, path);
   if (typeof value === 'string') return value;
   if (typeof value === 'number' || typeof value === 'boolean') return JSON.stringify(value);
   return '';
+}
+
+/** What the input holds at a key path, walking objects only, as the store's JSON path does; undefined: nothing. */
+function valueAt(input: unknown, path: string): unknown {
+  let value = input;
+  for (const name of path.split('.')) {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+    value = Object.hasOwn(value, name) ? (value as Record<string, unknown>)[name] : undefined;
+  }
+  return value;
+}
+
+const isObject = (value: unknown): value is object => value !== null && typeof value === 'object';
+
+/** The value at the path of the input as it is stored, its JSON: a Date there is its text, which keys as text does. */
+function storedAt(input: unknown, path: string): unknown {
+  try {
+    return valueAt(JSON.parse(JSON.stringify(input) ?? 'null'), path);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A start's input whose value at a limit's key path can be no key: `message` names all, `field` is its form. */
+export interface LimitKeyProblem {
+  limit: 'concurrency' | 'rate';
+  /** The key path, as declared (`customer`). */
+  path: string;
+  found: 'an object' | 'an array';
+  /** `is an object; limited's concurrency key must be …`, for a refusal filed under `input.<path>`. */
+  field: string;
+  /** `input.customer is an object; limited's concurrency key must be a string, a number or a boolean`. */
+  message: string;
+}
+
+/**
+ * Whether a new run's input gives an object or an array where one of its workflow's limits reads its key. The
+ * store would key it `""` with every run lacking the path, so a workflow keyed `customer` started with
+ * `{ customer: { id } }` would put all its customers under one key, and unrelated runs would hold each other
+ * back with nothing said. Every start calls this through its workflows' check (lib/engine/workflow.ts), and a
+ * worker for the schedules its workflows declare. `null` is no problem: JSON writers (Python's None, Go's nil, an
+ * optional field left unset) send it for "none", so it keys as the missing path does.
+ */
+export function limitKeyProblem(
+  workflow: string,
+  limits: RunLimits | undefined,
+  input: unknown,
+): LimitKeyProblem | undefined {
+  const keyed: [LimitKeyProblem['limit'], string | null | undefined][] = [
+    ['concurrency', limits?.concurrency?.key],
+    ['rate', limits?.rateLimit?.key],
+  ];
+  for (const [limit, path] of keyed) {
+    if (!path) continue;
+    if (!isObject(valueAt(input, path))) continue;
+    const stored = storedAt(input, path);
+    if (!isObject(stored)) continue;
+    const found = Array.isArray(stored) ? 'an array' : 'an object';
+    const field = `is ${found}; ${workflow}'s ${limit === 'rate' ? 'rate limit' : 'concurrency'} key must be a string, a number or a boolean`;
+    return { limit, path, found, field, message: `input.${path} ${field}` };
+  }
+  return undefined;
 }
 
 /**

@@ -8,7 +8,7 @@ import { LIVE_WITHIN_FLOOR_MS } from '../domain/liveness';
 import type { RunLimits } from '../domain/run-limits';
 import type { PublishedWorkflow, WorkflowStore } from '../store/contract';
 import { checkInput, inputJsonSchema, schemaFromJson } from './input-check';
-import { limitsOf, type StartableWorkflows, type StartCheck, type WorkflowRegistry } from './workflow';
+import { limitsOf, type StartableWorkflows, type StartCheck, startCheck, type WorkflowRegistry } from './workflow';
 
 /** Without a heartbeat setting, a worker silent this long no longer counts as serving anything. */
 export const LIVE_WITHIN_MS = LIVE_WITHIN_FLOOR_MS;
@@ -114,16 +114,11 @@ export class WorkflowCatalog implements StartableWorkflows {
           },
         ],
       };
-    const checked = checkInput(published, input);
-    return checked.ok
-      ? {
-          ok: true,
-          workflow: name,
-          input: checked.input,
-          totalSteps: entry.totalSteps,
-          priority: entry.limits.priority,
-        }
-      : checked;
+    // Its published limits, not any worker's code: the pick holds its runs by these.
+    return startCheck(name, checkInput(published, input), entry.limits, () => ({
+      totalSteps: entry.totalSteps,
+      priority: entry.limits.priority,
+    }));
   }
 }
 

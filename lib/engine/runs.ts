@@ -11,10 +11,9 @@ import { prioritySchema } from '../domain/run-limits';
 import { traceparentProblem } from '../domain/traceparent';
 import { ConflictError, InvalidInputError, NotFoundError } from '../errors';
 import type { RunRow, RunStore } from '../store/contract';
-import { inputError } from './input-check';
 import { runExists } from './run-exists';
 import { startTags } from './run-tags';
-import type { StartableWorkflows } from './workflow';
+import { type StartableWorkflows, startRefusal } from './workflow';
 
 /** A new run's id: the creation rule of lib/domain/run-id, under the name the package exports. */
 export const runIdSchema = newRunId;
@@ -55,7 +54,7 @@ export async function startRun(
 ): Promise<StartedRun> {
   const checked = workflows.check(request.workflow, request.input);
   if (!checked) throw unknownWorkflow(request.workflow, workflows);
-  if (!checked.ok) throw inputError(request.workflow, checked.issues);
+  if (!checked.ok) throw startRefusal(request.workflow, checked);
   const id =
     request.id ?? `${request.workflow}-${new Date().toISOString().slice(0, 10)}-${randomBytes(4).toString('hex')}`;
   const traced = request.traceparent === undefined ? undefined : traceparentProblem(request.traceparent);

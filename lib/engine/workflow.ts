@@ -4,7 +4,14 @@
  */
 import type { z } from 'zod';
 import { budgetProblem } from '../domain/budget';
-import { limitsHold, type RunLimits, resolveLimits, runLimitsSchema } from '../domain/run-limits';
+import {
+  type LimitKeyProblem,
+  limitKeyProblem,
+  limitsHold,
+  type RunLimits,
+  resolveLimits,
+  runLimitsSchema,
+} from '../domain/run-limits';
 import { InvalidInputError, NotFoundError } from '../errors';
 import type { RunContext } from './context';
 import { eventNameProblem } from './events';
@@ -176,10 +183,36 @@ export async function fillRunBudget(
 // biome-ignore lint/suspicious/noExplicitAny: TypeScript has no "for some I"; any is the one input every definition is assignable through
 export type AnyWorkflowDefinition = WorkflowDefinition<any>;
 
-/** The answer to "may a run of this workflow start with this input?": the input to store, or each problem. */
+/**
+ * The answer to "may a run of this workflow start with this input?": the input to store, or each problem.
+ * `limitKey`: the input fits the schema but gives no key one of the workflow's limits can hold it by; its one
+ * issue says so too, for a caller that reads issues only. startRefusal words either.
+ */
 export type StartCheck =
   | { ok: true; workflow: string; input: unknown; totalSteps: number | null; priority?: number }
-  | { ok: false; issues: InputIssue[] };
+  | { ok: false; issues: InputIssue[]; limitKey?: LimitKeyProblem };
+
+/**
+ * The refusal of a start by its schema's check, then by its limits' keys: the one place the two implementations
+ * of StartableWorkflows.check (a registry's code, a catalog's published rows) meet, so each start path refuses
+ * an unkeyable input however it reached its workflow.
+ */
+export function startCheck(
+  name: string,
+  checked: ReturnType<typeof checkInput>,
+  limits: RunLimits,
+  started: (input: unknown) => { totalSteps: number | null; priority?: number },
+): StartCheck {
+  if (!checked.ok) return checked;
+  const limitKey = limitKeyProblem(name, limits, checked.input);
+  if (limitKey) return { ok: false, issues: [{ path: limitKey.path.split('.'), message: limitKey.field }], limitKey };
+  return { ok: true, workflow: name, input: checked.input, ...started(checked.input) };
+}
+
+/** A refused check as the engine raises it: the limit key's own words, or each field the schema refused. */
+export function startRefusal(name: string, refused: Extract<StartCheck, { ok: false }>): InvalidInputError {
+  return refused.limitKey ? new InvalidInputError(refused.limitKey.message) : inputError(name, refused.issues);
+}
 
 /** What starting a run needs: the registry (code at hand) or the published catalog (the control plane). */
 export interface StartableWorkflows {
@@ -233,16 +266,10 @@ export class WorkflowRegistry implements StartableWorkflows {
   check(name: string, input: unknown): StartCheck | undefined {
     const definition = this.byName.get(name);
     if (!definition) return undefined;
-    const checked = checkInput(definition.input, input);
-    return checked.ok
-      ? {
-          ok: true,
-          workflow: name,
-          input: checked.input,
-          totalSteps: stepsOf(definition, checked.input),
-          priority: definition.priority,
-        }
-      : checked;
+    return startCheck(name, checkInput(definition.input, input), limitsOf(definition), (parsed) => ({
+      totalSteps: stepsOf(definition, parsed),
+      priority: definition.priority,
+    }));
   }
 
   /** Parses input against the workflow's schema; the error names each wrong field by its path. */

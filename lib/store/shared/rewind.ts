@@ -162,14 +162,38 @@ function* span(d: Dialect, runId: string, fromStep: number, lock: string): Plan<
   const max = (yield q(`SELECT max(step) AS last FROM committed WHERE ${rows.sql}`, ...rows.params))[0]?.last;
   const last = run.totalSteps !== null ? run.totalSteps - 1 : max === null || max === undefined ? -1 : Number(max);
   if (fromStep > last) {
+    if (last >= 0)
+      throw new RewindRefusedError('step', `fromStep ${fromStep} is beyond run ${runId}'s last step (${last})`);
+    const counted = (yield q(
+      `SELECT count(*) AS n, count(step) AS numbered FROM committed WHERE ${rows.sql}`,
+      ...rows.params,
+    ))[0];
+    const committed = Number(counted?.n ?? 0);
     throw new RewindRefusedError(
       'step',
-      last < 0
-        ? `run ${runId} has no steps to go back to`
-        : `fromStep ${fromStep} is beyond run ${runId}'s last step (${last})`,
+      committed > 0 && Number(counted?.numbered ?? 0) === 0
+        ? noNumberedStep(run, committed)
+        : `run ${runId} has no steps to go back to`,
     );
   }
   return { run, last };
+}
+
+/**
+ * Why a run that did commit steps has none to rewind to: a fan-out parent written as the guide writes it (children
+ * started, waited for, then `ctx.step('merge', …)`) numbers none of them. "No steps" would deny what the runs list
+ * shows, so this counts them and says what does apply instead; rerun, fork and their previews all answer it.
+ */
+function noNumberedStep(run: RunRow, committed: number): string {
+  const anew = `start a new run of ${run.workflow} with its input`;
+  const again =
+    run.status === 'failed' || run.status === 'cancelled'
+      ? `retry it to go on where it stopped, or ${anew}`
+      : run.status === 'paused'
+        ? `resume it to go on, or ${anew}`
+        : `${anew} to run it again`;
+  const steps = `${committed} committed step${committed === 1 ? '' : 's'}`;
+  return `run ${run.id} has ${steps} and none has a step number (ctx.step without { step }, a child's start, a race's answer), so no rerun or fork can start from one: ${again} (a step given { step: n } can be rerun from in later runs)`;
 }
 
 /** The span a rewind from N would redo, read and refused as the rewind itself does (for its cost preview). */
