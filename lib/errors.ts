@@ -266,8 +266,10 @@ export class DriverMissingError extends WaybillError {
     readonly driver: string,
     url: string,
     cause: unknown,
+    /** What `npm install` is given: the driver, with the major version Waybill's range allows where it names one. */
+    install: string = driver,
   ) {
-    super('DRIVER_MISSING', `${url} needs the ${driver} package, which is not installed here: npm install ${driver}`, {
+    super('DRIVER_MISSING', `${url} needs the ${driver} package, which is not installed here: npm install ${install}`, {
       cause,
     });
   }

@@ -9,9 +9,10 @@
  *   from node_modules in a bundle (a devDependency such as tsx, or next/* from a layer that must not know it)
  *   fails the build. Each store backend is its own chunk behind a dynamic import: a project loads only the
  *   driver its URL names.
- * - The optional peers (OpenTelemetry's packages) are loaded only by `import()`, each marked for webpack and
- *   Turbopack to leave alone: a Next.js app that bundles waybill then builds without them, and loads them from
- *   its node_modules at run time when tracing is configured (leaveOptionalPeersToRunTime).
+ * - The optional packages are loaded only lazily, each load marked for webpack and Turbopack to leave alone: the
+ *   optional peers (OpenTelemetry's) by `import()` once tracing is configured, the optional dependency
+ *   (better-sqlite3) by a require as a SQLite file opens. A Next.js app that bundles waybill then builds
+ *   without them, and loads them from its node_modules at run time (leaveOptionalPackagesToRunTime).
  * - dist/edge/index.js, dist/edge/engine.js: what a bundle for an edge runtime gets instead (the `edge-light`
  *   condition of package.json's exports): the same export names, and an error saying waybill needs Node.js.
  * - dist/index.d.ts, dist/engine.d.ts: tsc's declarations of the same entries, bundled by rollup-plugin-dts
@@ -35,7 +36,7 @@ import {
 import { createRequire } from 'node:module';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build, type Metafile } from 'esbuild';
+import { build, type Metafile, type Plugin } from 'esbuild';
 import { rollup } from 'rollup';
 import { dts } from 'rollup-plugin-dts';
 
@@ -62,8 +63,14 @@ const OPTIONAL_PEERS = Object.entries(pkg.peerDependenciesMeta ?? {})
   .filter(([, meta]) => meta.optional)
   .map(([name]) => name);
 /**
- * Inside an `import()`, these tell a bundler not to resolve the specifier at build time but to leave the
- * import() to Node at run time: webpack's own comment, and Turbopack's (Next.js 16's default `next build`).
+ * Dependencies a project may not have: npm drops better-sqlite3 when its native build fails, and
+ * `--omit=optional` leaves it out. lib/store/sqlite/driver.ts loads it as the first SQLite file opens.
+ */
+const OPTIONAL_DEPS = Object.keys(pkg.optionalDependencies ?? {});
+/**
+ * Inside an `import()`, or a require made by createRequire, these tell a bundler not to resolve the specifier at
+ * build time but to leave the load to Node at run time: webpack's own comment, and Turbopack's (Next.js 16's
+ * default `next build`).
  */
 const LEAVE_TO_RUN_TIME = '/* webpackIgnore: true */ /* turbopackIgnore: true */';
 /**
@@ -120,6 +127,7 @@ async function bundleJs(): Promise<void> {
     sourcemap: 'linked',
     metafile: true,
     logLevel: 'warning',
+    plugins: [drizzleSqliteStandIn()],
   });
   // A package bundled by accident (a devDependency such as tsx, or next/* from a layer that must not know it)
   // fails the build here, instead of growing the package or failing the user's first run.
@@ -133,7 +141,7 @@ async function bundleJs(): Promise<void> {
       `dist would bundle packages that are neither dependencies nor BUNDLED: ${[...unexpected].join(', ')}`,
     );
   checkZodFirst();
-  leaveOptionalPeersToRunTime();
+  leaveOptionalPackagesToRunTime();
   writeEdgeStubs(result.metafile);
   for (const { file, entry } of BESIDE) {
     if (!readFileSync(join(NEXT_DIST, `${entry}.js`), 'utf8').includes(`./${basename(file)}`)) {
@@ -163,35 +171,81 @@ function checkZodFirst(): void {
 /**
  * A Next.js app bundles waybill, and its bundler resolves every import it meets, a lazy `import()` too: an
  * optional peer the project did not install failed `next build` with "Module not found" (Turbopack), though
- * waybill loads it only when tracing is configured. Each import() of one gets the comments that leave it to
- * Node at run time, where a missing package is what lib/tracing.ts already handles (tracing off, one warning).
- * The marks go on here rather than in lib/tracing.ts: the dashboard, which Next builds from the same sources,
- * bundles the SDK and must go on doing so. A static import of a peer, which no comment can leave alone, fails
- * the build.
+ * waybill loads it only when tracing is configured, and so did better-sqlite3 in a project on PostgreSQL. Each
+ * lazy load of an optional package gets the comments that leave it to Node at run time, where a missing package
+ * is what lib/ already handles (tracing off with one warning; a DriverMissingError as a SQLite file opens). The
+ * marks go on here rather than in lib/: the dashboard, which Next builds from the same sources, bundles the SDK
+ * and loads better-sqlite3 as a server-external package (scripts/build-dashboard.ts), and must go on doing so.
+ * Any other load of one (a static import, which no comment can leave alone, an export from, an unmarked
+ * require) fails the build.
  */
-function leaveOptionalPeersToRunTime(): void {
-  const names = OPTIONAL_PEERS.map((name) => name.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|');
-  const specifier = `"(?:${names})(?:/[^"]*)?"`;
-  const dynamic = new RegExp(`\\bimport\\((${specifier})\\)`, 'g');
-  // What is left once the marked imports are taken out: a static import, an export from, a require, an
-  // import() the pattern above did not match.
-  const mentioned = new RegExp(`(?:\\bfrom|\\bimport|\\bimport\\(|require\\()\\s*${specifier}`);
-  let marked = 0;
+function leaveOptionalPackagesToRunTime(): void {
+  const quoted = (names: string[]) =>
+    `"(?:${names.map((name) => name.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|')})(?:/[^"]*)?"`;
+  const loads = [
+    { what: 'import() of an optional peer', names: OPTIONAL_PEERS, call: String.raw`\bimport\(` },
+    {
+      what: 'createRequire(import.meta.url)() of an optional dependency',
+      names: OPTIONAL_DEPS,
+      call: String.raw`\bcreateRequire\d*\(import\.meta\.url\)\(`,
+    },
+  ]
+    .filter((load) => load.names.length > 0)
+    .map((load) => ({ ...load, lazy: new RegExp(`(${load.call})(${quoted(load.names)})`, 'g'), marked: 0 }));
+  // What is left once the marked loads are taken out: a static import, an export from, a require, a call on a
+  // createRequire's result, an import() the patterns above did not match.
+  const mentioned = new RegExp(
+    `(?:\\bfrom|\\bimport|\\bimport\\(|require\\w*\\(|\\)\\()\\s*${quoted([...OPTIONAL_PEERS, ...OPTIONAL_DEPS])}`,
+  );
   for (const file of jsFiles(NEXT_DIST)) {
     const text = readFileSync(file, 'utf8');
-    const out = text.replace(dynamic, (_, quoted: string) => {
-      marked++;
-      return `import(${LEAVE_TO_RUN_TIME} ${quoted})`;
-    });
-    const loose = mentioned.exec(out.replaceAll(`import(${LEAVE_TO_RUN_TIME} `, ''));
+    let out = text;
+    let rest = text;
+    for (const load of loads) {
+      out = out.replace(load.lazy, (_, call: string, name: string) => {
+        load.marked++;
+        return `${call}${LEAVE_TO_RUN_TIME} ${name}`;
+      });
+      rest = rest.replace(load.lazy, '');
+    }
+    const loose = mentioned.exec(rest);
     if (loose) {
       throw new Error(
-        `${basename(file)} loads an optional peer other than by import() of a string: ${loose[0]}; a bundler would resolve it at build time`,
+        `${basename(file)} loads an optional package other than lazily (${loads.map((l) => l.what).join('; ')}): ${loose[0]}; a bundler would resolve it at build time`,
       );
     }
     if (out !== text) writeFileSync(file, out);
   }
-  if (marked === 0) throw new Error(`no import() of an optional peer (${OPTIONAL_PEERS.join(', ')}) found in dist`);
+  for (const load of loads) {
+    if (load.marked === 0) throw new Error(`no ${load.what} (${load.names.join(', ')}) found in dist`);
+  }
+}
+
+/**
+ * drizzle-orm's better-sqlite3 driver imports better-sqlite3 for drizzle(path), which opens the file itself.
+ * Waybill always hands drizzle the handle lib/store/sqlite/driver.ts opened, so the driver bundled into dist
+ * gets this stand-in: its static import would have a bundler of dist resolve better-sqlite3 at build time.
+ */
+function drizzleSqliteStandIn(): Plugin {
+  return {
+    name: 'drizzle-sqlite-stand-in',
+    setup(esbuild) {
+      esbuild.onResolve({ filter: /^better-sqlite3$/ }, ({ importer }) =>
+        /[\\/]node_modules[\\/]drizzle-orm[\\/]/.test(importer)
+          ? { path: 'better-sqlite3', namespace: 'drizzle-sqlite-stand-in' }
+          : undefined,
+      );
+      esbuild.onLoad({ filter: /.*/, namespace: 'drizzle-sqlite-stand-in' }, () => ({
+        loader: 'js',
+        contents: `export default class {
+  constructor() {
+    throw new Error("waybill opens its SQLite files itself (lib/store/sqlite/driver.ts): drizzle(path) is not used");
+  }
+}
+`,
+      }));
+    },
+  };
 }
 
 /**

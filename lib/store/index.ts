@@ -1,14 +1,15 @@
 /**
  * Opens the backend a URL names: `file:<path>` for SQLite, `postgres://…` for PostgreSQL. Each backend is
  * loaded when its URL is opened, not before: a project on PostgreSQL never loads better-sqlite3 (a native
- * module it may not even have installed), one on SQLite never loads pg, and a missing driver is an error
- * naming the package to install.
+ * module it may not even have installed; sqlite/driver.ts loads it as a file opens), one on SQLite never loads
+ * pg, and a missing driver is an error naming the package to install.
  */
 import type { Clock } from '../clock';
 import { DriverMissingError, InvalidInputError } from '../errors';
 import type { Store } from './contract';
 import type { MigrationPlan } from './migrate/runner';
 import type { PostgresStore } from './postgres/index';
+import { isDriverMissing } from './shared/driver-missing';
 import type { SqliteStore } from './sqlite/index';
 
 export type { PostgresStore } from './postgres/index';
@@ -57,7 +58,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
 export async function openBackend(url: string, options: OpenStoreOptions = {}): Promise<Backend> {
   const target = parseStoreUrl(url, options.schema);
   if (target.dialect === 'sqlite') {
-    const { openSqliteStore } = await loadBackend('better-sqlite3', url, () => import('./sqlite/index'));
+    const { openSqliteStore } = await import('./sqlite/index');
     return openSqliteStore({
       path: target.path,
       migrate: options.migrate,
@@ -91,7 +92,7 @@ export async function inspectStore(
 ): Promise<MigrationPlan> {
   const target = parseStoreUrl(url, options.schema);
   if (target.dialect === 'sqlite') {
-    const { inspectSqliteStore } = await loadBackend('better-sqlite3', url, () => import('./sqlite/index'));
+    const { inspectSqliteStore } = await import('./sqlite/index');
     return inspectSqliteStore(target.path);
   }
   const { inspectPostgresStore } = await loadBackend('pg', target.shown, () => import('./postgres/index'));
@@ -159,17 +160,9 @@ async function loadBackend<M>(driver: string, url: string, load: () => Promise<M
   try {
     return await load();
   } catch (error) {
-    if (isMissing(error, driver)) throw new DriverMissingError(driver, url, error);
+    if (isDriverMissing(error, driver)) throw new DriverMissingError(driver, url, error);
     throw error;
   }
-}
-
-/** Node's "cannot find package" for `driver` itself (ESM or CommonJS), not for something it failed to load. */
-function isMissing(error: unknown, driver: string): boolean {
-  const code = (error as NodeJS.ErrnoException | null)?.code;
-  if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') return false;
-  const message = (error as Error).message;
-  return message.includes(`'${driver}'`) || message.includes(`"${driver}"`);
 }
 
 export type * from './contract';

@@ -21,6 +21,16 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
+/**
+ * What a project without better-sqlite3 is told to install: the major version package.json's range allows, so
+ * that moving the range to another major fails the tests that read the message until lib/ says the same.
+ */
+export const SQLITE_INSTALL = `better-sqlite3@${
+  (
+    JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { optionalDependencies: Record<string, string> }
+  ).optionalDependencies['better-sqlite3']!.match(/\d+/)![0]
+}`;
+
 export interface Output {
   code: number | null;
   signal: NodeJS.Signals | null;

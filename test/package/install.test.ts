@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresAvailable, testSchema, testUrl } from '../support/postgres';
-import { type Consumer, makeConsumer, must, ROOT, run, VERSION } from './consumer';
+import { type Consumer, makeConsumer, must, ROOT, run, SQLITE_INSTALL, VERSION } from './consumer';
 import { type Packed, packBoth } from './pack';
 import { type InstallSize, inMB, LIBRARY_GOAL_BYTES, nodeModulesSize } from './size';
 
@@ -303,8 +303,7 @@ describe('the core under plain node', () => {
     expect(JSON.parse(sqliteMissing.stdout)).toMatchObject({
       error: 'DriverMissingError',
       code: 'DRIVER_MISSING',
-      message:
-        'file:./data/missing.db needs the better-sqlite3 package, which is not installed here: npm install better-sqlite3',
+      message: `file:./data/missing.db needs the better-sqlite3 package, which is not installed here: npm install ${SQLITE_INSTALL}`,
     });
     expect(existsSync(consumer.file('data/missing.db'))).toBe(false);
   });

@@ -12,17 +12,23 @@
  * optional peers Turbopack resolved at build time ("Module not found: Can't resolve '@opentelemetry/core'"):
  * the app is built without them, as a project that never installed them is, then served with them installed and
  * tracing configured, and a worker inside the app runs a started run whose spans reach an OTLP receiver.
+ *
+ * It is built without better-sqlite3 too, as a project on PostgreSQL may be (an optional dependency: npm drops it
+ * when its native build fails, `--omit=optional` leaves it out): the static imports of it in the bundle failed
+ * `next build` with "Module not found: Can't resolve 'better-sqlite3'". The same build then serves SQLite with it
+ * installed, and without it starts and works a run on PostgreSQL and says what to install for a SQLite URL.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type OtlpReceiver, startOtlpReceiver } from '../support/otlp-receiver';
+import { postgresAvailable, testSchema } from '../support/postgres';
 import { until } from '../support/until';
-import { type Consumer, cleanEnv, makeConsumer, must, ROOT, run } from './consumer';
+import { type Consumer, cleanEnv, makeConsumer, must, ROOT, run, SQLITE_INSTALL } from './consumer';
 import { packBoth } from './pack';
 
 /** What docs/operations.md's Tracing section installs; prom-client brings @opentelemetry/api in any case. */
@@ -122,8 +128,9 @@ export default function Page() {
 `;
 
 let consumer: Consumer;
-let server: ReturnType<typeof spawn> | null = null;
 let receiver: OtlpReceiver | null = null;
+const servers: Served[] = [];
+const pgUp = await postgresAvailable('Next.js consumer (a PostgreSQL-only app without better-sqlite3)');
 
 beforeAll(async () => {
   const { waybill } = await packBoth();
@@ -150,10 +157,7 @@ beforeAll(async () => {
 }, 20 * 60_000);
 
 afterAll(async () => {
-  if (server && server.exitCode === null) {
-    server.kill('SIGTERM');
-    await once(server, 'close');
-  }
+  for (const served of servers) await served.stop();
   await receiver?.close();
   consumer?.remove();
 }, 5 * 60_000);
@@ -178,36 +182,16 @@ describe("a Next.js app of the user's own", () => {
   it(
     'builds with waybill in route handlers and server actions, and its requests checkpoint every step once and start runs',
     async () => {
-      const nextBin = consumer.file('node_modules/next/dist/bin/next');
+      await built();
       receiver = await startOtlpReceiver({ closeWithTest: false });
-      const env = {
-        NEXT_TELEMETRY_DISABLED: '1',
+      const served = await serve({
         CONSUMER_DATABASE_URL: `file:${consumer.file('agent.db')}`,
         DATABASE_URL: `file:${consumer.file('engine.db')}`,
         OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
         OTEL_SERVICE_NAME: 'next-consumer',
-      };
-      // Without the OpenTelemetry SDK, as a project that never installed it: nothing may resolve it at build time.
-      await consumer.without(SDK, async () =>
-        must('next build', await run(process.execPath, [nextBin, 'build'], { cwd: consumer.dir, env: cleanEnv(env) })),
-      );
-      // Bundled into the build, waybill is not loaded from node_modules at all: the app runs without it there.
-      rmSync(consumer.file('node_modules/waybill'), { recursive: true });
-
-      const port = await freePort();
-      server = spawn(process.execPath, [nextBin, 'start', '--port', String(port), '--hostname', '127.0.0.1'], {
-        cwd: consumer.dir,
-        env: cleanEnv(env),
-        stdio: ['ignore', 'pipe', 'pipe'],
       });
-      let output = '';
-      server.stdout!.setEncoding('utf8').on('data', (c: string) => (output += c));
-      server.stderr!.setEncoding('utf8').on('data', (c: string) => (output += c));
-      const base = `http://127.0.0.1:${port}`;
-      for (let i = 0; !(await reachable(base)); i++) {
-        if (server.exitCode !== null || i > 600) throw new Error(`next start did not come up:\n${output}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      const { base } = served;
+      const output = () => served.output;
 
       const post = (run: string) =>
         fetch(`${base}/api/agent`, { method: 'POST', body: JSON.stringify({ run, items: 5 }) }).then(async (r) => ({
@@ -215,7 +199,7 @@ describe("a Next.js app of the user's own", () => {
           body: await r.text(),
         }));
       const first = await post('route-run');
-      expect(first.status, `${first.body}\n${output}`).toBe(200);
+      expect(first.status, `${first.body}\n${output()}`).toBe(200);
       expect(JSON.parse(first.body)).toEqual({ processed: 5, executed: 5, skipped: 0, awaited: 0 });
       // The same run again: it resumes after its last committed step, so none runs twice.
       expect(JSON.parse((await post('route-run')).body)).toEqual({ processed: 5, executed: 0, skipped: 0, awaited: 0 });
@@ -243,7 +227,7 @@ describe("a Next.js app of the user's own", () => {
           body: JSON.stringify([arg]),
         }).then(async (r) => ({ status: r.status, body: await r.text() }));
       const acted = await action('/', 'checkpointOnce', 'action-run');
-      expect(acted.status, `${acted.body}\n${output}`).toBe(200);
+      expect(acted.status, `${acted.body}\n${output()}`).toBe(200);
       expect(acted.body).toContain('"executed"');
       expect((await action('/', 'checkpointOnce', 'action-run')).body).toContain('"skipped"');
 
@@ -254,7 +238,7 @@ describe("a Next.js app of the user's own", () => {
           body: await r.text(),
         }));
       const started = await start({ id: 'next-greet', name: 'next' });
-      expect(started.status, `${started.body}\n${output}`).toBe(201);
+      expect(started.status, `${started.body}\n${output()}`).toBe(201);
       expect(JSON.parse(started.body)).toEqual({ id: 'next-greet', status: 'queued' });
       expect(await start({ id: 'next-greet', name: 'next' })).toEqual({ status: 200, body: started.body });
       const refused = await start({ id: 'next-bad', name: '' });
@@ -263,7 +247,7 @@ describe("a Next.js app of the user's own", () => {
       expect((await start({ id: 'next-greet', name: 'someone else' })).status).toBe(409);
       // The docs' server action.
       const greeted = await action('/runs', 'startGreeting', 'action');
-      expect(greeted.status, `${greeted.body}\n${output}`).toBe(200);
+      expect(greeted.status, `${greeted.body}\n${output()}`).toBe(200);
       const actionRun = /"(greet-\d{4}-\d{2}-\d{2}-[0-9a-f]{8})"/.exec(greeted.body)?.[1];
       expect(actionRun, greeted.body).toBeDefined();
 
@@ -272,7 +256,7 @@ describe("a Next.js app of the user's own", () => {
         method: 'POST',
         body: JSON.stringify({ id: 'next-greet' }),
       }).then(async (r) => ({ status: r.status, body: await r.text() }));
-      expect(worked.status, `${worked.body}\n${output}`).toBe(200);
+      expect(worked.status, `${worked.body}\n${output()}`).toBe(200);
       expect(JSON.parse(worked.body)).toEqual({ status: 'completed', output: 'hello, next' });
       await until('the step span', () => receiver!.spans.some((s) => s.name === 'step'), { timeoutMs: 30_000 });
       expect(
@@ -283,7 +267,7 @@ describe("a Next.js app of the user's own", () => {
           { name: 'step', service: 'next-consumer', run: 'next-greet' },
         ]),
       );
-      expect(output).not.toContain('WAYBILL_TRACING_OFF');
+      expect(output()).not.toContain('WAYBILL_TRACING_OFF');
       const engineDb = new Database(consumer.file('engine.db'), { readonly: true });
       try {
         expect(engineDb.prepare('SELECT id, workflow, status FROM runs ORDER BY id').all()).toEqual([
@@ -308,7 +292,113 @@ describe("a Next.js app of the user's own", () => {
     },
     15 * 60_000,
   );
+
+  it('without better-sqlite3, says for a SQLite URL what to install, and creates no file', async () => {
+    await built();
+    const missing = consumer.file('no-driver.db');
+    await consumer.without('better-sqlite3', async () => {
+      const served = await serve({ CONSUMER_DATABASE_URL: `file:${missing}` });
+      try {
+        const answer = await fetch(`${served.base}/api/agent`, {
+          method: 'POST',
+          body: JSON.stringify({ run: 'no-driver', items: 1 }),
+        });
+        expect(answer.status).toBe(500);
+        // The route does not catch it: Next logs the error, with its message, as the request fails.
+        await until('the error in the log', () => served.output.includes('DRIVER_MISSING'), { timeoutMs: 30_000 });
+        expect(served.output).toContain(
+          `file:${missing} needs the better-sqlite3 package, which is not installed here: npm install ${SQLITE_INSTALL}`,
+        );
+      } finally {
+        await served.stop();
+      }
+    });
+    expect(existsSync(missing)).toBe(false);
+  });
+
+  it.skipIf(!pgUp)(
+    'without better-sqlite3, starts a run on PostgreSQL and a worker in the app completes it',
+    async () => {
+      await built();
+      const schema = await testSchema('wb_next');
+      await consumer.without('better-sqlite3', async () => {
+        const served = await serve({ DATABASE_URL: schema.url });
+        try {
+          const post = (path: string, body: unknown) =>
+            fetch(`${served.base}${path}`, { method: 'POST', body: JSON.stringify(body) }).then(async (r) => ({
+              status: r.status,
+              body: await r.text(),
+            }));
+          const started = await post('/api/runs', { id: 'pg-greet', name: 'postgres' });
+          expect(started.status, `${started.body}\n${served.output}`).toBe(201);
+          const worked = await post('/api/work', { id: 'pg-greet' });
+          expect(worked.status, `${worked.body}\n${served.output}`).toBe(200);
+          expect(JSON.parse(worked.body)).toEqual({ status: 'completed', output: 'hello, postgres' });
+          expect(served.output).not.toContain('better-sqlite3');
+        } finally {
+          await served.stop();
+        }
+      });
+      expect(await schema.admin.query(`SELECT id, workflow, status FROM ${schema.t('runs')}`)).toEqual([
+        { id: 'pg-greet', workflow: 'greet', status: 'completed' },
+      ]);
+    },
+  );
 });
+
+let building: Promise<void> | undefined;
+
+/**
+ * `next build` of the app, once for the file's tests: without the OpenTelemetry SDK and without better-sqlite3,
+ * as a project that never installed them (nothing may resolve them at build time), then with node_modules/waybill
+ * deleted: bundled into the build, waybill is not loaded from node_modules at all.
+ */
+function built(): Promise<void> {
+  building ??= consumer.without([...SDK, 'better-sqlite3'], async () => {
+    const nextBin = consumer.file('node_modules/next/dist/bin/next');
+    const env = cleanEnv({ NEXT_TELEMETRY_DISABLED: '1' });
+    must('next build', await run(process.execPath, [nextBin, 'build'], { cwd: consumer.dir, env }));
+    rmSync(consumer.file('node_modules/waybill'), { recursive: true });
+  });
+  return building;
+}
+
+interface Served {
+  base: string;
+  /** Its stdout and stderr so far. */
+  readonly output: string;
+  stop(): Promise<void>;
+}
+
+/** `next start` of the build on a free port, with `env`; stopped by the test, or by afterAll if it failed first. */
+async function serve(env: Record<string, string>): Promise<Served> {
+  const port = await freePort();
+  const proc = spawn(
+    process.execPath,
+    [consumer.file('node_modules/next/dist/bin/next'), 'start', '--port', String(port), '--hostname', '127.0.0.1'],
+    { cwd: consumer.dir, env: cleanEnv({ NEXT_TELEMETRY_DISABLED: '1', ...env }), stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  proc.stdout!.setEncoding('utf8').on('data', (c: string) => (output += c));
+  proc.stderr!.setEncoding('utf8').on('data', (c: string) => (output += c));
+  const served: Served = {
+    base: `http://127.0.0.1:${port}`,
+    get output() {
+      return output;
+    },
+    async stop() {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      proc.kill('SIGTERM');
+      await once(proc, 'close');
+    },
+  };
+  servers.push(served);
+  for (let i = 0; !(await reachable(served.base)); i++) {
+    if (proc.exitCode !== null || i > 600) throw new Error(`next start did not come up:\n${output}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return served;
+}
 
 function version(name: string): string {
   return (JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string })

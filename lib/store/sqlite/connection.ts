@@ -9,7 +9,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { DrizzleQueryError } from 'drizzle-orm';
 import { type BetterSQLite3Database, drizzle } from 'drizzle-orm/better-sqlite3';
 import { type Clock, systemClock } from '../../clock';
@@ -17,6 +17,7 @@ import { StoreUnavailableError } from '../../errors';
 import type { StepEvent } from '../contract';
 import * as schema from '../schema/sqlite';
 import { busyTimeoutFor } from '../shared/sqlite-timeouts';
+import { openSqliteFile } from './driver';
 
 export interface SqliteOpenOptions {
   /** A file path, or ':memory:'. */
@@ -60,7 +61,7 @@ export interface SqliteConnection {
 export function openSqliteConnection(options: SqliteOpenOptions): SqliteConnection {
   const create = options.create ?? true;
   if (create && options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
-  const db = new Database(options.path, {
+  const db = openSqliteFile(options.path, {
     timeout: options.busyTimeoutMs ?? busyTimeoutFor(options.leaseMs),
     fileMustExist: !create,
   });

@@ -5,13 +5,14 @@
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import type { Clock } from '../../clock';
 import type { Store } from '../contract';
 import { type MigrationPlan, migrationsOf, notCurrent } from '../migrate/runner';
 import { sqliteAudit } from './audit';
 import { sqliteClaims } from './claims';
 import { openSqliteConnection, type SqliteOpenOptions } from './connection';
+import { openSqliteFile } from './driver';
 import { sqliteEvents } from './events';
 import { sqliteLogs } from './logs';
 import { sqliteMetrics } from './metrics';
@@ -102,7 +103,7 @@ export function inspectSqliteStore(path: string): MigrationPlan {
   if (path === ':memory:' || !existsSync(path)) {
     return { where, exists: false, applied: [], pending: migrations, adopted: [], functions: null };
   }
-  const db = new Database(path, { readonly: true, fileMustExist: true });
+  const db = openSqliteFile(path, { readonly: true, fileMustExist: true });
   try {
     return migrateSqlite(db, migrations, 0, 'inspect');
   } finally {

@@ -12,10 +12,11 @@
  * A file only: an in-memory database has no other connection to watch from, and its workers poll as before.
  * The timer runs on the store's clock, and is set while someone subscribes.
  */
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import type { Clock, TimerHandle } from '../../clock';
 import type { Wake } from '../contract';
 import { pickLimits } from '../shared/run-limits-sql';
+import { openSqliteFile } from './driver';
 import { anyRunnable, PUBLISHED_LIMITS } from './runs';
 
 /** How often data_version is read: the wake's latency, at a microsecond a look. */
@@ -69,7 +70,7 @@ export function wakeWatcher(options: { path: string; clock: Clock; everyMs?: num
     if (mine !== chain || subscribers.size === 0) return;
     try {
       if (!open) {
-        const db = new Database(options.path, { fileMustExist: true });
+        const db = openSqliteFile(options.path, { fileMustExist: true });
         open = {
           db,
           version: db.prepare('PRAGMA data_version').pluck(),
