@@ -482,6 +482,17 @@ export function tracingConfig(env: Record<string, string | undefined> = process.
   return parsed.data;
 }
 
+/**
+ * WAYBILL_PG_SCHEMA alone, for the library's openStore: an application that opens the store from the environment
+ * its CLI and workers run with opens their store, not a second one made in `waybill`. A bad one names itself.
+ */
+export function pgSchemaFromEnv(env: Record<string, string | undefined> = process.env): string | undefined {
+  const parsed = z.object({ WAYBILL_PG_SCHEMA: pgSchemaName.optional() }).safeParse(env);
+  if (parsed.success) return parsed.data.WAYBILL_PG_SCHEMA;
+  const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+  throw new ConfigError(`invalid environment: ${problems}`);
+}
+
 let cached: Config | undefined;
 export function config(): Config {
   cached ??= parseConfig();

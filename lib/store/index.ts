@@ -5,6 +5,7 @@
  * pg, and a missing driver is an error naming the package to install.
  */
 import type { Clock } from '../clock';
+import { pgSchemaFromEnv } from '../config';
 import { DriverMissingError, InvalidInputError } from '../errors';
 import type { Store } from './contract';
 import type { MigrationPlan } from './migrate/runner';
@@ -119,7 +120,16 @@ type StoreTarget =
   | { dialect: 'sqlite'; path: string }
   | { dialect: 'postgres'; url: string; schema: string | undefined; schemaFromUrl: boolean; shown: string };
 
+/**
+ * The backend and place a URL names. The schema, when neither the URL nor the caller names one, is
+ * WAYBILL_PG_SCHEMA's, as the CLI's and the workers' is: read only for a postgres:// URL.
+ */
 function parseStoreUrl(url: string, schemaOption: string | undefined): StoreTarget {
+  if (typeof url !== 'string' || url === '') {
+    throw new InvalidInputError(
+      'openStore needs a store URL (file:<path> or postgres://…), got none: is DATABASE_URL set?',
+    );
+  }
   if (url.startsWith('file:')) {
     const path = url.slice('file:'.length).replace(/^\/\/(?=\/)/, '');
     if (!path) throw new InvalidInputError(`DATABASE_URL ${url} names no file`);
@@ -129,6 +139,7 @@ function parseStoreUrl(url: string, schemaOption: string | undefined): StoreTarg
     // `?schema=name` keeps Waybill's tables in that schema (created if missing), as Prisma's URLs do.
     const parsed = new URL(url);
     const inUrl = parsed.searchParams.get('schema') || undefined;
+    schemaOption ??= pgSchemaFromEnv();
     if (inUrl !== undefined && schemaOption !== undefined && inUrl !== schemaOption) {
       throw new InvalidInputError(
         `DATABASE_URL asks for schema ${JSON.stringify(inUrl)} and WAYBILL_PG_SCHEMA for ${JSON.stringify(schemaOption)}: give one`,
