@@ -224,25 +224,90 @@ export interface TestDatabase {
 }
 
 /**
- * A fresh database of its own, dropped when the current vitest test finishes: for tests about what Waybill
- * does with a whole database (its default schema, `public`), which a schema per test cannot show.
+ * A database of its own for the current vitest test, holding what CREATE DATABASE gives (an empty `public`), under
+ * a name no test had before: for tests about what Waybill does with a whole database (its default schema,
+ * `public`), which a schema per test cannot show. Its connections are ended when the test finishes.
+ *
+ * The databases are kept and emptied for the next test, never dropped. DROP DATABASE waits for an immediate
+ * checkpoint, which writes and fsyncs everything the whole server wrote since the last one: on a loaded machine,
+ * after the schemas the other files made, that took longer than the 60 s a hook gets, however little the test
+ * itself wrote (test/postgres/schema.test.ts failed so). Emptying a database drops its schemas, which needs no
+ * checkpoint. A test holds its database's slot with a session advisory lock (let go when the test ends, or by the
+ * server when the process dies), so parallel files and parallel runs never share one; the slot's database is
+ * renamed when taken, so nothing a process keeps by database name (a notice said once) passes to the next test.
  */
 export async function testDatabase(prefix = 'wb_db'): Promise<TestDatabase> {
   const { onTestFinished } = await import('vitest');
-  const name = `${prefix}_${randomBytes(6).toString('hex')}`;
   const admin = await Admin.connect();
-  await admin.query(`CREATE DATABASE "${name}"`);
   const url = new URL(TEST_DATABASE_URL);
-  url.pathname = `/${name}`;
-  const client = new pg.Client({ connectionString: url.toString(), application_name: 'waybill-test-admin' });
-  await client.connect();
+  let client: pg.Client | undefined;
+  try {
+    url.pathname = `/${await takeDatabase(admin, prefix)}`;
+    client = new pg.Client({ connectionString: url.toString(), application_name: 'waybill-test-admin' });
+    await client.connect();
+    await emptyDatabase(client);
+  } catch (error) {
+    await client?.end().catch(() => undefined);
+    await admin.end().catch(() => undefined);
+    throw error;
+  }
+  const name = url.pathname.slice(1);
+  const session = client;
   onTestFinished(async () => {
-    await client.end().catch(() => undefined);
+    await session.end().catch(() => undefined);
     try {
-      await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      // What the test left connected is cut here, as DROP DATABASE … WITH (FORCE) did.
+      await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [name]);
     } finally {
-      await admin.end();
+      await admin.end(); // and with it the slot's lock
     }
   });
-  return { name, url: url.toString(), query: async (text, values = []) => (await client.query(text, values)).rows };
+  return { name, url: url.toString(), query: async (text, values = []) => (await session.query(text, values)).rows };
+}
+
+/**
+ * Takes the first free slot (a session advisory lock of `admin`) and gives its database, `<prefix>_<slot>_<hex>`, a
+ * fresh name, or makes it when the slot has none yet. Answers the name.
+ */
+async function takeDatabase(admin: Admin, prefix: string): Promise<string> {
+  const take = async (slot: number) =>
+    (
+      await admin.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtext($1), $2) AS ok', [
+        `waybill-test.database.${prefix}`,
+        slot,
+      ])
+    )[0]!.ok;
+  let slot = 0;
+  while (!(await take(slot))) slot++;
+  const name = `${prefix}_${slot}_${randomBytes(6).toString('hex')}`;
+  const [held] = await admin.query<{ name: string }>('SELECT datname AS name FROM pg_database WHERE datname LIKE $1', [
+    `${`${prefix}_${slot}_`.replace(/[\\_%]/g, '\\$&')}%`,
+  ]);
+  if (!held) {
+    await admin.query(`CREATE DATABASE "${name}"`);
+    return name;
+  }
+  // Sessions the slot's last test left are ended; RENAME waits a few seconds for them to go.
+  await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [held.name]);
+  await admin.query(`ALTER DATABASE "${held.name}" RENAME TO "${name}"`);
+  return name;
+}
+
+/**
+ * Drops every schema but the system's, `public` only when something is in it, and makes `public` again as
+ * CREATE DATABASE does (PostgreSQL 15: owned by pg_database_owner, USAGE for everyone).
+ */
+async function emptyDatabase(client: pg.Client): Promise<void> {
+  const { rows } = await client.query<{ name: string }>(
+    `SELECT n.nspname AS name FROM pg_namespace n
+     WHERE n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname !~ '^pg_(toast|temp_)'
+       AND (n.nspname <> 'public' OR EXISTS (SELECT 1 FROM pg_depend d
+         WHERE d.refclassid = 'pg_namespace'::regclass AND d.refobjid = n.oid))`,
+  );
+  for (const { name: schema } of rows) await client.query(`DROP SCHEMA "${schema}" CASCADE`);
+  const { rows: kept } = await client.query("SELECT 1 FROM pg_namespace WHERE nspname = 'public'");
+  if (kept.length > 0) return;
+  await client.query('CREATE SCHEMA public AUTHORIZATION pg_database_owner');
+  await client.query('GRANT USAGE ON SCHEMA public TO PUBLIC');
+  await client.query(`COMMENT ON SCHEMA public IS 'standard public schema'`);
 }
