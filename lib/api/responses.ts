@@ -71,7 +71,7 @@ export const queuedReasonSchema = z
         place: int
           .optional()
           .describe(
-            'a rate limit: its place in line for a first start under its key, in the pick order (1: the next); 101: that or later',
+            'its place in line under its key, in the pick order (1: the next; 101: that or later): a rate limit, for a first start; a concurrency limit with places free, for one of them (absent when none is free)',
           ),
         nextSlotInS: z
           .number()
@@ -81,7 +81,9 @@ export const queuedReasonSchema = z
           ),
         message: z.string(),
       })
-      .describe("its workflow's concurrency limit is full under its key, or its rate limit has no slot yet"),
+      .describe(
+        "its workflow's concurrency limit is full under its key, its rate limit has no slot yet, or the key's free places go to the runs ahead of it",
+      ),
   ])
   .nullable()
   .describe('what a queued run waits for; null for a run that is not queued');

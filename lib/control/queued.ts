@@ -12,14 +12,17 @@
  * - `unpublished`: a live worker published nothing (a program running the engine's Worker itself): it may serve
  *   the workflow, and its slots are not known.
  * - `held`: a serving worker may have a slot, but the workflow's concurrency limit is full under the run's key, or
- *   its rate limit has no slot for it yet (lib/domain/run-limits.ts; read from the store, as the pick judges them).
- *   A rate-held run says its place in line under the key and when its own slot opens: the next slot for the first
- *   in line, the slot a stored start's expiry opens for any place up to the limit (exact), and past that (or past
- *   the runs ahead that are counted, LINE_COUNTED) the earliest its slot can open, said so.
+ *   its rate limit has no slot for it yet, or the key's free places go first to the runs ahead of it in the pick's
+ *   order (lib/domain/run-limits.ts; read from the store, as the pick judges them). A rate-held run says its place
+ *   in line under the key and when its own slot opens: the next slot for the first in line, the slot a stored
+ *   start's expiry opens for any place up to the limit (exact), and past that (or past the runs ahead that are
+ *   counted, LINE_COUNTED) the earliest its slot can open, said so. Of a key with places free, as many runs as there
+ *   are places are told a slot is free (the ones the pick takes first), and each run behind them how many are ahead.
  *
  * Made from the facts stalled.ts reads once per request (live workers with their slots, what each serves, the
- * running runs by owner). A worker's busy count is the runs it owns in status `running`; a waiting run holds
- * no worker and no slot.
+ * running runs by owner), and for held runs from one read of their limits' use for all the runs asked at once (a
+ * list's, or the run page's one): so the runs of a list agree, and the run page says what the list says. A worker's
+ * busy count is the runs it owns in status `running`; a waiting run holds no worker and no slot.
  */
 
 import { isLive } from '../domain/liveness';
@@ -43,9 +46,10 @@ export type QueuedReason =
       kind: 'held';
       workflow: string;
       /**
-       * Which limit holds it, under which key. A rate limit's: `place`, the run's place in line for a first start
-       * under the key (1: the next; LINE_COUNTED + 1: that or later), and `nextSlotInS`, when its own slot opens
-       * (exact up to the limit's count of places, the earliest past it).
+       * Which limit holds it, under which key. `place`, the run's place in line under the key (1: the next;
+       * LINE_COUNTED + 1: that or later): a rate limit's for a first start, with `nextSlotInS`, when its own slot opens
+       * (exact up to the limit's count of places, the earliest past it); a concurrency limit's for a free place, while
+       * the key has places free (none when they are all taken: every run of the key waits alike).
        */
       limit: 'concurrency' | 'rate';
       key: string;
@@ -75,34 +79,78 @@ export function busyRuns(facts: StallFacts, workerId: string): string[] {
 }
 
 /**
- * Why a queued run waits: queuedReasonWithout's answer, unless a serving worker could take it and its workflow's
- * limits hold it back (then one read of the store per such run).
+ * Why a queued run waits: queuedReasons' answer for it alone, so the run page says of a run what the list says of it.
  */
 export async function queuedReasonOf(
-  store: Pick<RunStore, 'limitUse'>,
-  run: { id: string; status: RunStatus | 'idle'; workflow: string; external?: boolean },
+  store: Pick<RunStore, 'limitUses'>,
+  run: QueuedSubject,
   facts: StallFacts,
 ): Promise<QueuedReason | null> {
-  const reason = queuedReasonWithout(run, facts);
-  if (reason?.kind !== 'slot-free' && reason?.kind !== 'slots-busy') return reason;
-  const limits = facts.limits.get(run.workflow);
-  if (!limits || !limitsHold(limits)) return reason;
-  const use = await store.limitUse(run.id, limits);
-  return (use && heldReason(run.workflow, limits, use)) ?? reason;
+  return (await queuedReasons(store, [run], facts)).get(run.id) ?? null;
 }
 
-/** The limit that holds a run back now, in words, or null when neither does. */
+/** A run whose queued reason is asked: a runs row or a list's summary. */
+export interface QueuedSubject {
+  id: string;
+  status: RunStatus | 'idle';
+  workflow: string;
+  external?: boolean;
+}
+
+/**
+ * Why each queued run waits, by id (null for a run that is not queued): queuedReasonWithout's answer, unless a
+ * serving worker could take it and its workflow's limits hold it back. The limits' use of all of them is one read of
+ * the store, at one moment (RunStore.limitUses): a list's runs of one key count the same running runs and starts,
+ * and its places in a line follow the pick's one order, however many runs end or start while the list is read.
+ */
+export async function queuedReasons(
+  store: Pick<RunStore, 'limitUses'>,
+  runs: readonly QueuedSubject[],
+  facts: StallFacts,
+): Promise<Map<string, QueuedReason | null>> {
+  const reasons = new Map<string, QueuedReason | null>();
+  const limited: Record<string, RunLimits> = {};
+  const asked: QueuedSubject[] = [];
+  for (const run of runs) {
+    const reason = queuedReasonWithout(run, facts);
+    reasons.set(run.id, reason);
+    if (reason?.kind !== 'slot-free' && reason?.kind !== 'slots-busy') continue;
+    const limits = facts.limits.get(run.workflow);
+    if (!limits || !limitsHold(limits)) continue;
+    limited[run.workflow] = limits;
+    asked.push(run);
+  }
+  if (asked.length === 0) return reasons;
+  const uses = await store.limitUses(
+    asked.map((run) => run.id),
+    limited,
+  );
+  for (const run of asked) {
+    const use = uses.get(run.id);
+    const held = use && heldReason(run.workflow, limited[run.workflow]!, use);
+    if (held) reasons.set(run.id, held);
+  }
+  return reasons;
+}
+
+/**
+ * The limit that holds a run back now, in words, or null when neither does: its concurrency key's places all taken
+ * (every queued run of the key says so), its rate key's slot yet to come, or the key's free places going first to the
+ * runs ahead of it in the pick's order (only the first `limit − running` of them are told a slot is free).
+ */
 export function heldReason(workflow: string, limits: RunLimits, use: RunLimitUse): QueuedReason | null {
   const under = (key: string, path: string | null) =>
     path === null ? `of workflow ${workflow}` : `for key ${key === '' ? '(none)' : key}`;
-  if (limits.concurrency && use.concurrency && use.concurrency.running >= limits.concurrency.limit)
-    return {
-      kind: 'held',
-      workflow,
-      limit: 'concurrency',
-      key: use.concurrency.key,
-      message: `${use.concurrency.running} of ${limits.concurrency.limit} runs ${under(use.concurrency.key, limits.concurrency.key)} are running`,
-    };
+  // The declared limit (its key a path) beside what the store counted under the run's key.
+  const concurrency =
+    limits.concurrency && use.concurrency
+      ? { limit: limits.concurrency.limit, path: limits.concurrency.key, ...use.concurrency }
+      : null;
+  const running =
+    concurrency &&
+    `${concurrency.running} of ${concurrency.limit} runs ${under(concurrency.key, concurrency.path)} are running`;
+  if (concurrency && concurrency.running >= concurrency.limit)
+    return { kind: 'held', workflow, limit: 'concurrency', key: concurrency.key, message: running! };
   const rate = limits.rateLimit;
   const line = use.rateLine;
   if (rate && use.rateLimit && line && line.slotAt > use.nowS) {
@@ -120,6 +168,23 @@ export function heldReason(workflow: string, limits: RunLimits, use: RunLimitUse
       place: line.place,
       nextSlotInS,
       message: `rate limit of ${rate.limit} starts per ${periodText(rate.periodMs)} ${under(use.rateLimit.key, rate.key)}: ${when}`,
+    };
+  }
+  const behind = use.placeLine;
+  if (concurrency && behind && behind.ahead >= concurrency.limit - concurrency.running) {
+    const of = concurrency.path === null ? 'the workflow' : 'the key';
+    const ahead = behind.atLeast
+      ? `${behind.ahead} or more queued runs of ${of} are`
+      : behind.ahead === 1
+        ? `1 queued run of ${of} is`
+        : `${behind.ahead} queued runs of ${of} are`;
+    return {
+      kind: 'held',
+      workflow,
+      limit: 'concurrency',
+      key: concurrency.key,
+      place: behind.ahead + 1,
+      message: `${running}; ${ahead} ahead of it (highest priority first, then the oldest)`,
     };
   }
   return null;
@@ -195,7 +260,7 @@ function names(noun: string, items: string[]): string {
 
 /** One run's stall and queued reason, read now: for the answers that show a single run (a start's, an action's). */
 export async function judgeRun(
-  store: Pick<RunStore, 'listWorkers' | 'listPublishedWorkflows' | 'listRunHeads' | 'limitUse'>,
+  store: Pick<RunStore, 'listWorkers' | 'listPublishedWorkflows' | 'listRunHeads' | 'limitUses'>,
   run: StallSubject & { id: string },
   settings: StallSettings,
 ): Promise<{ stall: Stall | null; queuedReason: QueuedReason | null }> {

@@ -4,7 +4,7 @@
  * stalled (stalled.ts) and what it waits for if queued (queued.ts), judged from one set of facts, and its tags.
  */
 import type { RunStore, RunSummary, RunTagStore, RunTags } from '../store/contract';
-import { type QueuedReason, queuedReasonOf } from './queued';
+import { type QueuedReason, queuedReasons } from './queued';
 import { type Stall, type StallFacts, stallOf } from './stalled';
 
 export type RunsFilter = Omit<Parameters<RunStore['listRuns']>[0], 'limit'> & { limit: number };
@@ -17,23 +17,24 @@ export interface RunsListPage {
 
 /** `facts` is the caller's: the pages share one read a second (lib/data/stalled.ts), the API and CLI read it now. */
 export async function readRunsPage(
-  store: Pick<RunStore & RunTagStore, 'listRuns' | 'getRunTagsOf' | 'limitUse'>,
+  store: Pick<RunStore & RunTagStore, 'listRuns' | 'getRunTagsOf' | 'limitUses'>,
   filter: RunsFilter,
   facts: Promise<StallFacts>,
 ): Promise<RunsListPage> {
   const [rows, judged] = await Promise.all([store.listRuns({ ...filter, limit: filter.limit + 1 }), facts]);
   const page = rows.slice(0, filter.limit);
-  // The page's own runs' tags, in one read each of run_tags and run_metadata.
-  const tags = await store.getRunTagsOf(page.map((row) => row.id));
+  // The page's own runs' tags, in one read each of run_tags and run_metadata; their limits' use in one read.
+  const [tags, reasons] = await Promise.all([
+    store.getRunTagsOf(page.map((row) => row.id)),
+    queuedReasons(store, page, judged),
+  ]);
   return {
-    runs: await Promise.all(
-      page.map(async (row) => ({
-        ...row,
-        stall: stallOf(row, judged),
-        queuedReason: await queuedReasonOf(store, row, judged),
-        tags: tags.get(row.id)!,
-      })),
-    ),
+    runs: page.map((row) => ({
+      ...row,
+      stall: stallOf(row, judged),
+      queuedReason: reasons.get(row.id) ?? null,
+      tags: tags.get(row.id)!,
+    })),
     next: rows.length > filter.limit ? (page.at(-1) ?? null) : null,
   };
 }

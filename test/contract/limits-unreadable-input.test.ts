@@ -76,6 +76,7 @@ describe.each(list)('limits over an input PostgreSQL cannot read, on $name', (ba
       concurrency: { key: 'acme', running: 1 },
       rateLimit: undefined,
       rateLine: null,
+      placeLine: null,
     });
     expect(await reason('wf-2')).toEqual({
       kind: 'held',

@@ -88,8 +88,20 @@ export interface RateLine {
   slotAt: number;
 }
 
+/**
+ * Where a queued run stands for a free place under its concurrency key: `ahead`, how many of the workflow's queued
+ * runs under the key the pick gives a free place before it (in its order; those holding a place of their own, or
+ * held by the rate limit now, are passed by as the pick passes them), counted up to LINE_COUNTED (`atLeast`: that
+ * many or more). Null in limitUse's answer when no concurrency limit is given, the key has no place free, or the run
+ * holds a place itself.
+ */
+export interface PlaceLine {
+  ahead: number;
+  atLeast: boolean;
+}
+
 /** limitUse's answer; null when the run is not there. */
-export type RunLimitUse = LimitUse & { rateLine: RateLine | null };
+export type RunLimitUse = LimitUse & { rateLine: RateLine | null; placeLine: PlaceLine | null };
 
 /** The processes that execute runs, and how a dead one is told from a paused one. */
 export interface WorkerStore {
@@ -250,6 +262,14 @@ export interface RunStore extends WorkerStore, WorkflowStore {
    * and its place in line for a slot there.
    */
   limitUse(runId: string, limits: RunLimits): Promise<RunLimitUse | null>;
+
+  /**
+   * limitUse for many runs at once, each under its workflow's entry in `limits` (a run of a workflow not named
+   * there, or not in the store, is left out), all read at one moment of the store's clock from one snapshot: the runs
+   * of one key count the same places and starts, and their places in a line follow one order. A list of held runs
+   * reads them so, in a few statements whatever its length (shared/limit-use.ts).
+   */
+  limitUses(runIds: readonly string[], limits: Readonly<Record<string, RunLimits>>): Promise<Map<string, RunLimitUse>>;
 
   /**
    * Extends the run lease; returns the run's status so the worker notices pause/cancel/takeover. With

@@ -29,13 +29,13 @@ import type { RunRow, RunStatus, RunStore, WorkerStore, WorkflowStore } from '..
 import { runs, stepEvents, workflows } from '../schema/pg';
 import { bornCancelledDetail, cascadeDetail, retriedWithParentDetail } from '../shared/children';
 import { announceWake } from '../shared/local-wakes';
-import { nthStartSql, rateAheadSql, rateLineOf, ratePlace } from '../shared/rate-line-sql';
 import { runHeadColumns, runHeadFilter } from '../shared/run-heads';
-import { limitsMayHoldSql, limitUseOf, limitUseSql, pickLimits, withinLimitsSql } from '../shared/run-limits-sql';
+import { limitsMayHoldSql, pickLimits, withinLimitsSql } from '../shared/run-limits-sql';
 import { TRANSITIONS } from '../shared/transitions';
 import { runEndEvent } from '../shared/webhooks';
 import { RUN_ALIASES, RUN as RUN_LIST } from './columns';
 import type { PgConnection } from './connection';
+import { postgresLimitUse } from './limit-use';
 import { mayHaveRun, withRetry } from './retry';
 import { listRuns } from './run-list';
 import { dueWait, reopenChildWait, settleChild } from './waits';
@@ -496,34 +496,7 @@ export function postgresRuns(c: PgConnection): RunsOnly {
       return row;
     },
 
-    async limitUse(runId, limits) {
-      const run = await getRun(runId);
-      if (!run) return null;
-      const rateKey = limits.rateLimit?.key ?? null;
-      const row = (
-        await c.query<Parameters<typeof limitUseOf>[0] & Parameters<typeof ratePlace>[2] & { now: number }>(
-          sql`SELECT t.now, ${sql.raw(limitUseSql('postgres', run.workflow, limits, 'p', 't.now'))},
-            p.started_at AS "ownStart", ${sql.raw(rateAheadSql('postgres', limits, run, 'p', 't.now'))} AS ahead
-          FROM ${runs} p, (SELECT ${c.now()} AS now) t WHERE p.id = ${runId}`,
-        )
-      ).rows[0];
-      if (!row) return null;
-      const use = limitUseOf(row, limits, Number(row.now));
-      const at = ratePlace(limits, use, row);
-      if (!at) return { ...use, rateLine: null };
-      // Both numbers are ours, written as literals: a float8's text is exact, and the first read's window is this one.
-      const since = `${use.nowS - limits.rateLimit!.periodMs / 1000}::float8`;
-      const nthAt =
-        at.nth === null
-          ? null
-          : ((
-              await c.query<{ at: number | null }>(
-                sql`SELECT ${sql.raw(nthStartSql('postgres', run.workflow, rateKey, 'p', since, String(at.nth - 1)))} AS at
-                FROM ${runs} p WHERE p.id = ${runId}`,
-              )
-            ).rows[0]?.at ?? null);
-      return { ...use, rateLine: rateLineOf(limits, use, at, nthAt === null ? null : Number(nthAt)) };
-    },
+    ...postgresLimitUse(c),
 
     async renewRunLease(id, workerId, leaseMs, attempt) {
       const renewed = await c.query(

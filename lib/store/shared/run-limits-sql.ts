@@ -93,23 +93,41 @@ export function startsSql(dialect: Dialect, workflow: string, path: string | nul
       JOIN runs le ON le.id = es.run_id WHERE es.workflow = ${literal(workflow)} AND es.started_at > ${since}`;
 }
 
+/** The CTE limitUseWith names the places in: columns `id`, `k`, as placesSql's. */
+export const USE_PLACES = 'use_places';
+/** The CTE limitUseWith names the window's starts in: columns `started_at`, `k`, as startsSql's. */
+export const USE_STARTS = 'use_starts';
+
 /**
- * One read of what holds `run` (a runs row under that alias) back under `limits`, as the columns limitUse
- * answers: running and ckey, started, oldest and rkey, each null when that limit is not declared. The places and
- * starts are the pick's own (placesSql, startsSql), so the reason counts what the pick counts.
+ * The CTEs a read of held runs' use counts from (`name AS MATERIALIZED (…)`, comma-joined; empty for no limit): the
+ * workflow's places under its concurrency key (USE_PLACES) and its starts in the rate window before `now` (USE_STARTS),
+ * the pick's own (placesSql, startsSql), each read once a statement however many runs it judges and however many
+ * subqueries count from it.
  */
-export function limitUseSql(dialect: Dialect, workflow: string, limits: RunLimits, run: string, now: string): string {
+export function limitUseWith(dialect: Dialect, workflow: string, limits: RunLimits, now: string): string {
   const { concurrency, rateLimit } = limits;
-  const since = rateLimit ? `${now} - ${rateLimit.periodMs / 1000}` : '';
+  return [
+    concurrency ? `${USE_PLACES} AS MATERIALIZED (${placesSql(dialect, workflow, concurrency.key, now)})` : null,
+    rateLimit
+      ? `${USE_STARTS} AS MATERIALIZED (${startsSql(dialect, workflow, rateLimit.key, `${now} - ${rateLimit.periodMs / 1000}`)})`
+      : null,
+  ]
+    .filter((cte) => cte !== null)
+    .join(',\n  ');
+}
+
+/**
+ * What holds `run` (a runs row under that alias) back under `limits`, as the columns limitUse answers: running and
+ * ckey, started, oldest and rkey, each null when that limit is not declared. Counted from limitUseWith's CTEs, the
+ * pick's own places and starts, so the reason counts what the pick counts.
+ */
+export function limitUseSql(dialect: Dialect, limits: RunLimits, run: string): string {
+  const { concurrency, rateLimit } = limits;
   const ckey = concurrency ? limitKeySql(dialect, run, concurrency.key) : 'NULL';
   const rkey = rateLimit ? limitKeySql(dialect, run, rateLimit.key) : 'NULL';
-  const starts = (what: string) =>
-    `(SELECT ${what} FROM (${startsSql(dialect, workflow, rateLimit!.key, since)}) s WHERE s.k = ${rkey})`;
+  const starts = (what: string) => `(SELECT ${what} FROM ${USE_STARTS} s WHERE s.k = ${rkey})`;
   return [
-    concurrency
-      ? `(SELECT count(*) FROM (${placesSql(dialect, workflow, concurrency.key, now)}) h
-        WHERE h.k = ${ckey} AND h.id <> ${run}.id)`
-      : 'NULL',
+    concurrency ? `(SELECT count(*) FROM ${USE_PLACES} h WHERE h.k = ${ckey} AND h.id <> ${run}.id)` : 'NULL',
     ckey,
     rateLimit ? starts('count(*)') : 'NULL',
     rateLimit ? starts('min(s.started_at)') : 'NULL',

@@ -11,12 +11,12 @@ import type { RunActed, RunRow, RunStore, WorkerStore, WorkflowStore } from '../
 import { runs } from '../schema/sqlite';
 import { bornCancelledDetail, cascadeDetail, retriedWithParentDetail } from '../shared/children';
 import { announceWake } from '../shared/local-wakes';
-import { nthStartSql, rateAheadSql, rateLineOf, ratePlace } from '../shared/rate-line-sql';
 import { runHeadColumns, runHeadFilter } from '../shared/run-heads';
-import { limitUseOf, limitUseSql, pickLimits, withinLimitsSql } from '../shared/run-limits-sql';
+import { pickLimits, withinLimitsSql } from '../shared/run-limits-sql';
 import { TRANSITIONS } from '../shared/transitions';
 import { runEndEvent } from '../shared/webhooks';
 import { guard, type SqliteConnection } from './connection';
+import { sqliteLimitUse } from './limit-use';
 import { listRunsIn } from './run-list';
 import { writeRunTags } from './run-tags';
 import type { InBatch } from './steps';
@@ -282,33 +282,7 @@ export function sqliteRuns(c: SqliteConnection, inBatch: InBatch | null = null):
       });
     },
 
-    async limitUse(runId, limits) {
-      return guard(() => {
-        const run = get(runId);
-        if (!run) return null;
-        const now = c.now();
-        const rateKey = limits.rateLimit?.key ?? null;
-        const row = c
-          .prepared<unknown[], Parameters<typeof limitUseOf>[0] & Parameters<typeof ratePlace>[2]>(
-            `SELECT ${limitUseSql('sqlite', run.workflow, limits, 'runs', '@now')}, runs.started_at AS ownStart,
-            ${rateAheadSql('sqlite', limits, run, 'runs', '@now')} AS ahead FROM runs WHERE id = @id`,
-          )
-          .get({ id: runId, now });
-        if (!row) return null;
-        const use = limitUseOf(row, limits, now);
-        const at = ratePlace(limits, use, row);
-        if (!at) return { ...use, rateLine: null };
-        const nthAt =
-          at.nth === null
-            ? null
-            : (c
-                .prepared<unknown[], { at: number | null }>(
-                  `SELECT ${nthStartSql('sqlite', run.workflow, rateKey, 'runs', '@since', '@offset')} AS at FROM runs WHERE id = @id`,
-                )
-                .get({ id: runId, since: now - limits.rateLimit!.periodMs / 1000, offset: at.nth - 1 })?.at ?? null);
-        return { ...use, rateLine: rateLineOf(limits, use, at, nthAt) };
-      });
-    },
+    ...sqliteLimitUse(c),
 
     async renewRunLease(id, workerId, leaseMs, attempt) {
       const renew = (now: number) => {
