@@ -37,7 +37,9 @@ export async function addScheduleAction(form: ScheduleForm): Promise<ActionResul
   const text = (value: unknown) => (typeof value === 'string' ? value.trim() : '');
   const input = jsonField('input', text(form?.input), {});
   if (!input.ok) return input.result;
-  const cap = text(form?.catchUpCap);
+  const catchUp = text(form?.catchUp) || 'latest';
+  // The form keeps a cap's field (and its default) while another policy is chosen, hidden: only `all` sends it.
+  const cap = catchUp === 'all' ? text(form?.catchUpCap) : '';
   try {
     await schedules.add(controlDeps(), caller, {
       name: text(form?.name),
@@ -46,9 +48,9 @@ export async function addScheduleAction(form: ScheduleForm): Promise<ActionResul
       timeZone: text(form?.timeZone) || 'UTC',
       input: input.value,
       overlap: (text(form?.overlap) || 'skip') as 'skip',
-      catchUp: (text(form?.catchUp) || 'latest') as 'latest',
-      // A cap that is not a number is the spec's to refuse, by its own words.
-      catchUpCap: cap === '' ? undefined : /^\d+$/.test(cap) ? Number(cap) : (cap as unknown as number),
+      catchUp: catchUp as 'latest',
+      // A cap that is not a whole number is the spec's to refuse, by its own words.
+      catchUpCap: cap === '' ? undefined : (schedules.capFromText(cap) as number),
     });
   } catch (error) {
     return failure(error);

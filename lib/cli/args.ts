@@ -12,6 +12,7 @@ import { prioritySchema } from '../domain/run-limits';
 import { metaFilterSchema, tagSchema } from '../domain/run-tags';
 import { UsageError } from '../errors';
 import { LISTED_STATUSES } from '../store/shared/outside-runs';
+import { nearest } from './nearest';
 
 /** Bad syntax or bad values: the command never reached the store. */
 
@@ -64,6 +65,26 @@ export function positionals(given: string[], names: string[]): string[] {
     );
   if (given.length > names.length) throw new UsageError(`unexpected argument ${JSON.stringify(given[names.length])}`);
   return given;
+}
+
+/**
+ * The action of a command that has several (`waybill schedule add …`), and its other words. The action may come
+ * after global flags (`waybill --db URL schedule add` hands them over first), so it is the first of the actions among
+ * the words. None there: the first word past the flags is what was typed instead, an unknown action named with the
+ * actions (and the nearest, when one is close), as an unknown command is; no word at all is a missing action.
+ */
+export function actionOf<A extends string>(args: string[], actions: readonly A[]): { action: A; rest: string[] } {
+  const at = args.findIndex((word) => (actions as readonly string[]).includes(word));
+  if (at >= 0) return { action: args[at] as A, rest: [...args.slice(0, at), ...args.slice(at + 1)] };
+  const use = `use ${actions.slice(0, -1).join(', ')} or ${actions.at(-1)}`;
+  let i = 0;
+  while (i < args.length && args[i]!.startsWith('-')) i += args[i] === '--db' || args[i] === '--as' ? 2 : 1;
+  const typed = args[i];
+  if (typed === undefined) throw new UsageError(`missing action: ${use}`);
+  const guess = nearest(typed, [...actions]);
+  throw new UsageError(
+    `unknown action ${JSON.stringify(typed)}${guess ? `: did you mean ${guess}? (${use})` : `: ${use}`}`,
+  );
 }
 
 /** What `runs --status` accepts: the run states, and `idle` for an outside client's run with no claim. */

@@ -10,7 +10,8 @@ import '../zod-version';
 import { ConfigError, ControlInputError, StoreRefusedError, UsageError, WaybillError } from '../errors';
 import { COMMANDS } from './commands';
 import { type CliDeps, createCli } from './context';
-import { commandHelp, nearest, overview } from './help';
+import { commandHelp, overview } from './help';
+import { nearest } from './nearest';
 import { packageVersion } from './version';
 
 /** `waybill --help`: every command and its summary. */

@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util';
 import { schedules as control } from '../control';
 import { UsageError } from '../errors';
-import { flags, GLOBAL_OPTIONS, jsonArg, positionals } from './args';
+import { actionOf, flags, GLOBAL_OPTIONS, jsonArg, positionals } from './args';
 import { type Cli, callerOf, withControl } from './context';
 import { relative, table } from './format';
 
@@ -51,12 +51,8 @@ export async function list(cli: Cli, args: string[]): Promise<number> {
 const SUBCOMMANDS = ['add', 'pause', 'resume', 'delete'] as const;
 
 export async function schedule(cli: Cli, args: string[]): Promise<number> {
-  // The subcommand is the first of its words: global flags (`--db X`) may come before it.
-  const at = args.findIndex((a) => (SUBCOMMANDS as readonly string[]).includes(a));
-  if (at < 0) throw new UsageError(`missing ${SUBCOMMANDS.join('|')}`);
-  const sub = args[at] as (typeof SUBCOMMANDS)[number];
-  const rest = [...args.slice(0, at), ...args.slice(at + 1)];
-  return sub === 'add' ? add(cli, rest) : change(cli, sub, rest);
+  const { action, rest } = actionOf(args, SUBCOMMANDS);
+  return action === 'add' ? add(cli, rest) : change(cli, action, rest);
 }
 
 async function add(cli: Cli, args: string[]): Promise<number> {
@@ -92,7 +88,7 @@ async function add(cli: Cli, args: string[]): Promise<number> {
       input,
       overlap: values.overlap as never,
       catchUp: values['catch-up'] as never,
-      catchUpCap: cap === undefined ? undefined : /^\d+$/.test(cap) ? Number(cap) : (cap as never),
+      catchUpCap: cap === undefined ? undefined : (control.capFromText(cap) as number),
       paused: values.paused,
       reason: values.reason,
     }),

@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util';
 import { webhooks as control } from '../control';
 import { UsageError } from '../errors';
-import { flags, GLOBAL_OPTIONS, positionals } from './args';
+import { actionOf, flags, GLOBAL_OPTIONS, positionals } from './args';
 import { type Cli, callerOf, withControl } from './context';
 import { relative, table } from './format';
 
@@ -37,11 +37,7 @@ export async function list(cli: Cli, args: string[]): Promise<number> {
 const SUBCOMMANDS = ['add', 'pause', 'resume', 'delete', 'deliveries', 'resend'] as const;
 
 export async function webhook(cli: Cli, args: string[]): Promise<number> {
-  // The subcommand is the first of its words: global flags (`--db X`) may come before it.
-  const at = args.findIndex((a) => (SUBCOMMANDS as readonly string[]).includes(a));
-  if (at < 0) throw new UsageError(`missing ${SUBCOMMANDS.join('|')}`);
-  const sub = args[at] as (typeof SUBCOMMANDS)[number];
-  const rest = [...args.slice(0, at), ...args.slice(at + 1)];
+  const { action: sub, rest } = actionOf(args, SUBCOMMANDS);
   if (sub === 'add') return add(cli, rest);
   if (sub === 'deliveries') return deliveries(cli, rest);
   if (sub === 'resend') return resend(cli, rest);

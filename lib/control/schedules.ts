@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { storableText } from '../domain/text';
 import { nextTick } from '../engine/schedules/cron';
 import { FINISHED } from '../engine/schedules/policy';
-import { scheduleFields } from '../engine/schedules/spec';
+import { checkWhen, scheduleFields } from '../engine/schedules/spec';
 import { InvalidTransitionError, NotFoundError, StartRefusedError } from '../errors';
 import type { RunRow, ScheduleRow } from '../store/contract';
 import { record } from './audit';
@@ -20,14 +20,39 @@ import { startRefused } from './input-refusal';
 import type { ControlDeps } from './store';
 import { jsonValue } from './views';
 
-export const addInput = scheduleFields.safeExtend({
-  workflow: z
-    .string({ error: 'must be a workflow name' })
-    .min(1, 'choose a workflow')
-    .max(64, 'must be at most 64 characters'),
-  paused: z.boolean({ error: 'must be true or false' }).optional(),
-  reason: reasonField,
-});
+/**
+ * A catch-up cap bounds how many missed ticks `all` fires; `latest` fires one and `none` none, so a cap given with
+ * them would be kept and never read: refused instead, for every operator's add alike (the API's, the CLI's, the
+ * form's).
+ */
+export const CAP_ONLY_WITH_ALL = 'only with catch-up all (latest fires one missed tick, none fires none)';
+
+const spec = scheduleFields.shape;
+
+/** The cap a schedule added without one keeps: the spec's default. */
+const DEFAULT_CAP: number = spec.catchUpCap.parse(undefined);
+
+/**
+ * An operator's schedule: the spec's fields and checks, with its cap left undefaulted, so that a cap given is told
+ * from none (CAP_ONLY_WITH_ALL) and a parsed add parses again to itself (the API's route parses the body, then
+ * add() does). add() gives a schedule without one the spec's default.
+ */
+export const addInput = z
+  .strictObject({
+    ...spec,
+    catchUpCap: spec.catchUpCap.unwrap().optional(),
+    workflow: z
+      .string({ error: 'must be a workflow name' })
+      .min(1, 'choose a workflow')
+      .max(64, 'must be at most 64 characters'),
+    paused: z.boolean({ error: 'must be true or false' }).optional(),
+    reason: reasonField,
+  })
+  .superRefine((fields, ctx) => {
+    checkWhen(fields, ctx);
+    if (fields.catchUpCap !== undefined && fields.catchUp !== 'all')
+      ctx.addIssue({ code: 'custom', path: ['catchUpCap'], message: CAP_ONLY_WITH_ALL });
+  });
 
 export const nameInput = z.strictObject({
   name: z
@@ -37,6 +62,15 @@ export const nameInput = z.strictObject({
     .superRefine(storableText),
   reason: reasonField,
 });
+
+/**
+ * A cap typed as text (a CLI flag, a form field), as the spec is to judge it: a number once the text reads as one
+ * (`2.5`, `-3`), so that it is refused in the spec's own words (a whole number, at least 1, at most 1000), as the API
+ * refuses the same number; any other text stays text, refused as no number.
+ */
+export function capFromText(text: string): number | string {
+  return /^[-+]?\d+(\.\d+)?(e[-+]?\d+)?$/i.test(text) ? Number(text) : text;
+}
 
 /** How many of a schedule's last runs the list shows. */
 export const LAST_RUNS = 5;
@@ -112,7 +146,7 @@ export async function add(deps: ControlDeps, caller: Caller, input: z.input<type
     inputJson: JSON.stringify(checked.input),
     overlap: given.overlap,
     catchUp: given.catchUp,
-    catchUpCap: given.catchUpCap,
+    catchUpCap: given.catchUpCap ?? DEFAULT_CAP,
     source: 'operator',
     paused: given.paused ?? false,
     nextFireAt: nextTick(given.cron, given.timeZone, now) ?? now,

@@ -74,7 +74,7 @@ describe('schedules over HTTP', () => {
       cron: 'sometimes',
     });
     expect(bad.status).toBe(400);
-    expect(bad.body.error.fields).toEqual({ cron: [expect.stringMatching(/invalid configuration format/)] });
+    expect(bad.body.error.fields).toEqual({ cron: [expect.stringMatching(/^must have five fields .*; this has 1$/)] });
     const zone = await api('POST', '/api/v1/schedules', OPERATOR, {
       name: 'x',
       workflow: 'agent-batch',
@@ -85,5 +85,44 @@ describe('schedules over HTTP', () => {
       timeZone: ['unknown time zone "Mars/Base" (an IANA name, e.g. Europe/Berlin or UTC)'],
     });
     expect(JSON.stringify([rows('SELECT * FROM schedules'), rows('SELECT * FROM audit')])).toBe(before);
+  });
+
+  it('refuses a seven-field cron, and a cap with a policy other than all, as the CLI does', async () => {
+    const before = JSON.stringify([rows('SELECT * FROM schedules'), rows('SELECT * FROM audit')]);
+    const add = (body: object) =>
+      api('POST', '/api/v1/schedules', OPERATOR, {
+        name: 'x',
+        workflow: 'agent-batch',
+        cron: '* * * * *',
+        input: { count: 2 },
+        ...body,
+      });
+    const refused = async (body: object) => {
+      const answer = await add(body);
+      expect(answer.status, JSON.stringify(body)).toBe(400);
+      return answer.body.error.fields;
+    };
+    expect(await refused({ cron: '* * * * * * *' })).toEqual({
+      cron: ['must have five fields (minute hour day month weekday), or six with seconds first; this has 7'],
+    });
+    expect(await refused({ cron: '0 0 0 1 1 * 2030' })).toEqual({
+      cron: ['must have five fields (minute hour day month weekday), or six with seconds first; this has 7'],
+    });
+    const capOnlyWithAll = { catchUpCap: ['only with catch-up all (latest fires one missed tick, none fires none)'] };
+    expect(await refused({ catchUp: 'latest', catchUpCap: 7 })).toEqual(capOnlyWithAll);
+    expect(await refused({ catchUp: 'none', catchUpCap: 7 })).toEqual(capOnlyWithAll);
+    expect(await refused({ catchUpCap: 7 })).toEqual(capOnlyWithAll);
+    expect(await refused({ catchUp: 'all', catchUpCap: 2.5 })).toEqual({ catchUpCap: ['must be a whole number'] });
+    // Said once: the cap's own check, not again by the checks of the fields together.
+    expect(await refused({ catchUp: 'all', catchUpCap: 5000 })).toEqual({ catchUpCap: ['must be at most 1000'] });
+    expect(JSON.stringify([rows('SELECT * FROM schedules'), rows('SELECT * FROM audit')])).toBe(before);
+
+    const capped = await add({ name: 'capped', catchUp: 'all', catchUpCap: 7 });
+    expect(capped.status, JSON.stringify(capped.body)).toBe(201);
+    expect(capped.body.schedule).toMatchObject({ catchUp: 'all', catchUpCap: 7 });
+    const plain = await add({ name: 'plain' });
+    expect(plain.body.schedule).toMatchObject({ catchUp: 'latest', catchUpCap: 10 });
+    for (const name of ['capped', 'plain'])
+      expect((await api('DELETE', `/api/v1/schedules/${name}`, OPERATOR)).status).toBe(200);
   });
 });

@@ -73,7 +73,8 @@ describe('waybill schedule and schedules', () => {
     await db.cli(['start', 'notify', '--input', JSON.stringify({ count: 1, outbox: 'o.jsonl' }), '--id', 'r1']);
     const cases: [string[], RegExp][] = [
       [['--cron', '* * * * *', '--tz', 'Mars/Base'], /^waybill schedule: --tz: unknown time zone "Mars\/Base"/],
-      [['--cron', 'every day'], /^waybill schedule: --cron: invalid configuration format/],
+      [['--cron', 'every day'], /^waybill schedule: --cron: must have five fields .*; this has 2$/m],
+      [['--cron', '61 * * * *'], /^waybill schedule: --cron: Invalid value for minute: 61$/m],
       [
         ['--cron', '* * * * *', '--overlap', 'maybe'],
         /^waybill schedule: --overlap: must be one of skip, queue, cancel/,
@@ -94,5 +95,62 @@ describe('waybill schedule and schedules', () => {
     expect(
       db.raw((conn) => conn.prepare('SELECT count(*) AS n FROM audit WHERE action LIKE ?').get('schedule%')),
     ).toEqual({ n: 0 });
+  });
+
+  it('words a refused cap, cron or action as the API does, exits 2, and writes nothing', async () => {
+    const db = await freshDb();
+    const before = db.dump();
+    const input = JSON.stringify({ count: 1, outbox: 'outbox.jsonl' });
+    const add = (...flags: string[]) => ['schedule', 'add', 'bad', 'notify', '--input', input, ...flags];
+    const cases: [string[], string][] = [
+      // The spec's own words for a cap, as POST /api/v1/schedules answers them.
+      [
+        add('--cron', '* * * * *', '--catch-up', 'all', '--catch-up-cap', '2.5'),
+        '--catch-up-cap: must be a whole number',
+      ],
+      [add('--cron', '* * * * *', '--catch-up', 'all', '--catch-up-cap=-3'), '--catch-up-cap: must be at least 1'],
+      [
+        add('--cron', '* * * * *', '--catch-up', 'all', '--catch-up-cap', '5000'),
+        '--catch-up-cap: must be at most 1000',
+      ],
+      [add('--cron', '* * * * *', '--catch-up', 'all', '--catch-up-cap', 'ten'), '--catch-up-cap: must be a number'],
+      // A cap bounds what `all` fires: with another policy it would be kept and never read.
+      [
+        add('--cron', '* * * * *', '--catch-up', 'latest', '--catch-up-cap', '7'),
+        '--catch-up-cap: only with catch-up all (latest fires one missed tick, none fires none)',
+      ],
+      [
+        add('--cron', '* * * * *', '--catch-up-cap', '7'),
+        '--catch-up-cap: only with catch-up all (latest fires one missed tick, none fires none)',
+      ],
+      // croner reads a seventh field, the year; the docs and --help promise five, or six with seconds first.
+      [
+        add('--cron', '* * * * * * *'),
+        '--cron: must have five fields (minute hour day month weekday), or six with seconds first; this has 7',
+      ],
+      [['schedule', 'frobnicate', 'm1'], 'unknown action "frobnicate": use add, pause, resume or delete'],
+      [['schedule', 'paus', 'm1'], 'unknown action "paus": did you mean pause? (use add, pause, resume or delete)'],
+      [['schedule'], 'missing action: use add, pause, resume or delete'],
+      [['webhook', 'frobnicate'], 'unknown action "frobnicate": use add, pause, resume, delete, deliveries or resend'],
+    ];
+    const answered: string[] = [];
+    for (const [args] of cases) {
+      const result = await db.cli(args);
+      answered.push(`${result.code} ${result.stdout}${result.stderr}`);
+    }
+    expect(answered).toEqual(cases.map(([args, message]) => `2 waybill ${args[0]}: ${message}\n`));
+    expect(db.dump()).toEqual(before);
+  });
+
+  it('keeps a cap given with catch-up all, and the default when none is given', async () => {
+    const db = await freshDb();
+    const input = JSON.stringify({ count: 1, outbox: 'outbox.jsonl' });
+    const add = async (name: string, ...flags: string[]) =>
+      json(
+        await db.cli(['schedule', 'add', name, 'notify', '--cron', '* * * * *', '--input', input, '--json', ...flags]),
+      );
+    expect(await add('a', '--catch-up', 'all', '--catch-up-cap', '7')).toMatchObject({ catchUp: 'all', catchUpCap: 7 });
+    expect(await add('b', '--catch-up', 'all')).toMatchObject({ catchUp: 'all', catchUpCap: 10 });
+    expect(await add('c')).toMatchObject({ catchUp: 'latest', catchUpCap: 10 });
   });
 });

@@ -126,12 +126,17 @@ describe('a worker and its schedules', () => {
     const bad = (schedule: object) => () =>
       defineWorkflow({ name: 'bad', input: z.object({}), schedules: [schedule as never], run: async () => null });
     expect(bad({ name: 'x', cron: 'nope' })).toThrow(InvalidInputError);
-    expect(bad({ name: 'x', cron: 'nope' })).toThrow(/schedules\[0\]: cron: invalid configuration format/);
+    expect(bad({ name: 'x', cron: 'nope' })).toThrow(/schedules\[0\]: cron: must have five fields .*; this has 1/);
+    expect(bad({ name: 'x', cron: '61 * * * *' })).toThrow(/schedules\[0\]: cron: Invalid value for minute: 61/);
     expect(bad({ name: 'x', cron: '* * * * *', timeZone: 'Mars/Base' })).toThrow(
       /schedules\[0\]: timeZone: unknown time zone "Mars\/Base"/,
     );
     expect(bad({ name: 'x', cron: '* * * * *', overlap: 'maybe' })).toThrow(
       /overlap: must be one of skip, queue, cancel/,
+    );
+    // croner would read a seventh field as the year; a schedule has five, or six with seconds first.
+    expect(bad({ name: 'x', cron: '0 0 0 1 1 * 2030' })).toThrow(
+      'schedules[0]: cron: must have five fields (minute hour day month weekday), or six with seconds first; this has 7',
     );
   });
 });

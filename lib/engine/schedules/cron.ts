@@ -1,6 +1,6 @@
 /**
- * The one reader of schedules' cron expressions (croner: five fields, or six with seconds, in an IANA time
- * zone). Ticks are epoch seconds, as the store keeps them.
+ * The one reader of schedules' cron expressions (croner: five fields, or six with seconds first, in an IANA time
+ * zone; its seventh, the year, is refused). Ticks are epoch seconds, as the store keeps them.
  */
 import { Cron } from 'croner';
 
@@ -18,8 +18,17 @@ export function timeZoneProblem(timeZone: string): string | undefined {
   }
 }
 
-/** Why the expression cannot be read, or has no tick to come, or undefined. */
+/**
+ * Why the expression cannot be read, or has no tick to come, or undefined. A schedule takes five fields, or six
+ * with seconds first, as the docs and --help say; croner also reads a seventh, the year, and says so when it counts
+ * too few or too many. So the fields are counted here first, and every wrong count is told the one rule. A nickname
+ * (`@daily`) is croner's to read.
+ */
 export function cronProblem(expression: string, timeZone: string): string | undefined {
+  const text = expression.trim();
+  const fields = text === '' ? 0 : text.split(/\s+/).length;
+  if (fields !== 5 && fields !== 6 && !text.startsWith('@'))
+    return `must have five fields (minute hour day month weekday), or six with seconds first; this has ${fields}`;
   try {
     if (cron(expression, timeZone).nextRun() === null) return 'has no tick to come';
     return undefined;

@@ -34,15 +34,21 @@ export const scheduleFields = z
       .default(10),
   })
   .strict()
-  .superRefine((s, ctx) => {
-    const zone = timeZoneProblem(s.timeZone);
-    if (zone) {
-      ctx.addIssue({ code: 'custom', path: ['timeZone'], message: zone });
-      return;
-    }
-    const cron = cronProblem(s.cron, s.timeZone);
-    if (cron) ctx.addIssue({ code: 'custom', path: ['cron'], message: cron });
-  });
+  .superRefine(checkWhen);
+
+/**
+ * The checks of a schedule's fields together: a time zone this runtime knows, then a cron expression it reads in
+ * that zone. Every schedule schema runs them (this one, the operator's in lib/control/schedules.ts).
+ */
+export function checkWhen(s: { cron: string; timeZone: string }, ctx: z.RefinementCtx): void {
+  const zone = timeZoneProblem(s.timeZone);
+  if (zone) {
+    ctx.addIssue({ code: 'custom', path: ['timeZone'], message: zone });
+    return;
+  }
+  const cron = cronProblem(s.cron, s.timeZone);
+  if (cron) ctx.addIssue({ code: 'custom', path: ['cron'], message: cron });
+}
 
 export type ScheduleSpec = z.infer<typeof scheduleFields>;
 /** What defineWorkflow takes: the spec, its defaults optional. */
