@@ -39,9 +39,12 @@ export interface ScheduleRow extends ScheduleDefinition {
 
 /** What the engine makes of one due schedule (lib/engine/schedules/policy.ts). */
 export interface FirePlan {
-  /** Epoch seconds of the ticks to fire now, oldest first: one run each. */
+  /** Epoch seconds of the ticks to fire now, oldest first: one run each (overlap `queue`: at most one). */
   ticks: number[];
-  /** The schedule's next tick after this firing. */
+  /**
+   * The schedule's next tick after this firing. Overlap `queue` may leave one that has come already (a tick
+   * catch-up kept, to fire when this firing's run ends): the schedule stays due, and its going run holds it.
+   */
   nextFireAt: number;
   /** Overlap `queue` with the previous run still going: nothing is written, the schedule stays due. */
   defer: boolean;

@@ -48,8 +48,9 @@ export const GOING_STATUSES: readonly RunStatus[] = RUN_STATUSES.filter(
  * The previous run as the firing's plan is given it (PlanFiring's `previous`): its status, or null when there is
  * none or it had ended by the due tick (`nextFireAt`). A run that ended after the tick came held it back (overlap
  * `queue`), so the plan fires that tick however late; one that ended before held nothing, and a tick fired late
- * after it was missed, as catch-up has it. An ended run with no end time (a row written by hand) is taken to have
- * held the tick: of a late run and a lost one, the lost one is the broken promise.
+ * after it was missed, as catch-up has it. A tick `queue`'s catch-up kept due had come before the run fired beside
+ * it was even created, so that run, ended, always held it. An ended run with no end time (a row written by hand)
+ * is taken to have held the tick: of a late run and a lost one, the lost one is the broken promise.
  */
 export function previousAtTick(
   run: { status: RunStatus; finishedAt: number | null } | undefined,
