@@ -13,6 +13,7 @@ import { attemptNoteOf, takeoverText } from '../engine/attempt-note';
 import { NotFoundError } from '../errors';
 import { type StepTranscript, stepTranscript } from '../gateway/transcript';
 import type { ClaimRow, CommittedRow, HistoryRow, RunRow, StepEvent, StepRecord } from '../store/contract';
+import { expiredByDeath } from '../store/shared/claim-expiry-sql';
 import { authorize, type Caller } from './caller';
 import { validate } from './errors';
 import { runRef, stepField } from './fields';
@@ -106,7 +107,7 @@ export function attemptsOf(record: StepRecord, claimTtlMs: number, now: number):
       endedAt: null,
       durationMs: null,
       workerId: claim.workerId,
-      error: orphaned ? 'its lease passed: the next worker takes it over' : null,
+      error: orphaned ? orphanedText(claim, record.events) : null,
     });
   }
   return out;
@@ -158,6 +159,17 @@ export function attemptsOf(record: StepRecord, claimTtlMs: number, now: number):
     // expiry by hand or a dead worker deletes the claim: the next claim numbers itself from its own worker's count.
     if (e.outcome !== 'lease_lost') next = null;
   }
+}
+
+/**
+ * Why a claim in flight is orphaned, as its attempt's line says it: its holder was declared dead (a peer proved
+ * it and expired the claim then, leaving that `expired` event), or its lease passed.
+ */
+function orphanedText(claim: Pick<ClaimRow, 'workerId' | 'attempt'>, events: StepEvent[]): string {
+  const died = events.some((e) => expiredByDeath(e, claim.workerId, claim.attempt));
+  return died
+    ? `worker ${claim.workerId} was declared dead: the next worker takes it over`
+    : 'its lease passed: the next worker takes it over';
 }
 
 export function stepView(

@@ -3,10 +3,12 @@
  * lease that passed ("lease of W passed; taken over"), or a worker proven dead, whose claim markWorkerDead
  * expired at once ("worker W was declared dead; taken over"): its lease did not pass, the proof of its death
  * ended it. Only the holder and the attempt that died read so; the next holder of the same key, whose own lease
- * passes, reads as a lease again.
+ * passes, reads as a lease again. And before anyone takes over, the claim's in-flight line (the step page,
+ * `waybill step`, GET …/steps/:n: lib/control/steps.ts) tells the same two apart.
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { attemptsOf } from '../../lib/control/steps';
 import { eventText } from '../../lib/engine/attempt-note';
 import type { ClaimRequest, Store } from '../../lib/store/contract';
 import { type StoreHandle, stepBackends } from '../support/backends';
@@ -114,5 +116,29 @@ describe.each(list)('a takeover event on $label', (backend) => {
         'worker w1 (attempt 1) was declared dead; taken over by w3 (attempt 2)',
       ],
     ]);
+  });
+
+  it('says of a claim in flight that its worker was declared dead, or that its lease passed', async () => {
+    await store.registerWorker({ id: 'w1', host: 'h', pid: 1 });
+    await store.claim(claim({ attempt: 3 }));
+    await store.claim(claim({ idemKey: 'run-1:step:1', step: 1, workerId: 'w2', leaseMs: 200 }));
+    expect(await store.markWorkerDead('w1', 'pid 1 is gone on h')).toBe(1);
+    /** The step's last attempt, read once its claim's lease has passed by the store's own times. */
+    const inFlight = async (step: number) => {
+      const record = await store.readStep('run-1', step);
+      const last = attemptsOf(record, 30_000, record.claim!.leaseExpiresAt! + 1).at(-1)!;
+      return [last.outcome, last.workerId, last.attempt, last.error];
+    };
+    expect(await inFlight(0)).toEqual([
+      'in_flight',
+      'w1',
+      3,
+      'worker w1 was declared dead: the next worker takes it over',
+    ]);
+    expect(await inFlight(1)).toEqual(['in_flight', 'w2', 1, 'its lease passed: the next worker takes it over']);
+
+    // Its successor's claim, once its own lease passes, did not die.
+    await store.claim(claim({ workerId: 'w3', leaseMs: 200 }));
+    expect(await inFlight(0)).toEqual(['in_flight', 'w3', 4, 'its lease passed: the next worker takes it over']);
   });
 });

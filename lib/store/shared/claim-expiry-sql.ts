@@ -6,6 +6,7 @@
  * puts claimExpiresAtText into its body; the older texts in drizzle/pg's migrations keep their own copy.
  */
 import { type SQL, type SQLWrapper, sql } from 'drizzle-orm';
+import type { StepEvent } from '../contract/rows';
 
 /** The two columns the rule reads: a claims table of either schema, or `claimTimes(alias)`. */
 export interface ClaimTimes {
@@ -74,3 +75,22 @@ export const expiredByDeathText = (key: string, worker: string, attempt: string)
       AND e.worker_id = ${worker} AND e.attempt = ${attempt}
       AND length(e.detail) >= ${n} AND substr(e.detail, length(e.detail) - ${n - 1}) = ${literal(DIED_CLAIM_DETAIL)})`;
 };
+
+/**
+ * expiredByDeathText over events already read, for a claim still in flight: whether `event` is markWorkerDead's
+ * `expired` event of the claim `worker` holds on `attempt`. Such a claim is orphaned because its holder was
+ * declared dead, not because its lease passed.
+ */
+export function expiredByDeath(
+  event: Pick<StepEvent, 'outcome' | 'workerId' | 'attempt' | 'detail'>,
+  worker: string | null,
+  attempt: number,
+): boolean {
+  return (
+    event.outcome === 'expired' &&
+    worker !== null &&
+    event.workerId === worker &&
+    event.attempt === attempt &&
+    (event.detail ?? '').endsWith(DIED_CLAIM_DETAIL)
+  );
+}
