@@ -1,13 +1,16 @@
 /**
  * A JSON text past WAYBILL_MAX_BODY_BYTES typed into a dashboard form. Past Next.js's own limit for an action's
- * body (next.config.js, a quarter above) the server answers 413 without reading it, which the page can only show
- * as "Something went wrong", the text lost. So each form refuses such a text itself, under its field, in the
- * server's words, and keeps it: the claims page's resolve form and the schedules page's add form here, the start
- * form in security.spec.ts.
+ * body (a quarter above it, held by lib/launch/http-guard.mjs) the server answers 413 without reading it, which
+ * the page can only show as "This page could not be loaded", the text lost. So each form refuses such a text
+ * itself, in the server's words, and keeps it: the claims page's resolve form, the schedules page's add form, and
+ * the run page's own resolve form and rerun / fork input here; the start form in security.spec.ts.
  */
 import type { RunStore, Store } from '../lib/store/contract';
 import { openStore } from '../lib/store/index';
+import type { SqliteStore } from '../lib/store/sqlite';
 import { ClaimsPage } from './pages/claims-page';
+import { ConfirmDialog } from './pages/confirm-dialog';
+import { RunPage } from './pages/run-page';
 import { expect, noChromium, test, uniqueId } from './support/test';
 import { databaseUrl, readDb, waybill } from './support/waybill';
 
@@ -27,6 +30,28 @@ async function withStore<T>(fn: (store: Store & RunStore) => Promise<T>): Promis
   }
 }
 
+/** A claim on `key` (step `step`) of run `runId` whose holder is gone: its lease passes at once. */
+async function orphanedClaim(runId: string, key: string, step = 0): Promise<void> {
+  await withStore(async (store) => {
+    const outcome = await store.claim({
+      idemKey: key,
+      runId,
+      token: `t-${key}`,
+      workerId: 'gone-worker',
+      step,
+      attempt: 1,
+      leaseMs: 1,
+      claimTtlMs: 30_000,
+    });
+    expect(outcome.kind).toBe('claimed');
+    await expect
+      .poll(async () =>
+        (await store.listClaims({ orphanedOnly: true, claimTtlMs: 30_000 })).some((c) => c.idemKey === key),
+      )
+      .toBe(true);
+  });
+}
+
 /** What resolving the claim would change: its claim row, a committed row, its run's events, an audit line. */
 const claimState = (runId: string, key: string) =>
   readDb((db) => ({
@@ -41,24 +66,7 @@ test('a result past the body limit is refused under the field on /claims, kept, 
 }) => {
   const runId = uniqueId('e2e-huge-result');
   const key = `${runId}:step:0`;
-  await withStore(async (store) => {
-    const outcome = await store.claim({
-      idemKey: key,
-      runId,
-      token: `t-${key}`,
-      workerId: 'gone-worker',
-      step: 0,
-      attempt: 1,
-      leaseMs: 1,
-      claimTtlMs: 30_000,
-    });
-    expect(outcome.kind).toBe('claimed');
-    await expect
-      .poll(async () =>
-        (await store.listClaims({ orphanedOnly: true, claimTtlMs: 30_000 })).some((c) => c.idemKey === key),
-      )
-      .toBe(true);
-  });
+  await orphanedClaim(runId, key);
   const before = claimState(runId, key);
   expect(before.claim).toHaveLength(1);
 
@@ -111,4 +119,93 @@ test('a schedule input past the body limit is refused under the field, kept, and
   await expect(page.getByTestId('schedule-error-input')).toHaveCount(0);
   expect(schedules()).toEqual({ n: 1 });
   await waybill(['schedule', 'delete', name]);
+});
+
+/** A paused or completed run of agent-batch (no worker picks it up) with three committed steps. */
+async function seedRun(id: string, status: 'paused' | 'completed'): Promise<void> {
+  await withStore(async (store) => {
+    const db = (store as unknown as SqliteStore).db;
+    const now = Date.now() / 1000;
+    db.prepare(`INSERT INTO runs (id, workflow, input_json, status, total_steps, attempts, created_at, updated_at)
+        VALUES (?, 'agent-batch', '{"count":3}', ?, 3, 1, ?, ?)`).run(id, status, now, now);
+    for (let n = 0; n < 3; n++)
+      db.prepare(`INSERT INTO committed (idem_key, run_id, result_json, committed_at, step, worker_id, duration_ms, source)
+          VALUES (?, ?, '{}', ?, ?, 'w1', 5, 'executed')`).run(`${id}:step:${n}`, id, now, n);
+  });
+}
+
+/** What a rerun or a fork of run `id` would change: its row, its committed and moved rows, forks, events, audit. */
+const runState = (id: string) =>
+  readDb((db) => ({
+    run: db.prepare('SELECT status, input_json, attempts, updated_at FROM runs WHERE id = ?').get(id),
+    committed: db.prepare('SELECT count(*) AS n FROM committed WHERE run_id = ?').get(id),
+    history: db.prepare('SELECT count(*) AS n FROM committed_history WHERE run_id = ?').get(id),
+    forks: db.prepare('SELECT count(*) AS n FROM runs WHERE id LIKE ?').get(`${id}-fork-%`),
+    events: db.prepare('SELECT count(*) AS n FROM step_events WHERE run_id = ?').get(id),
+    audit: db.prepare('SELECT count(*) AS n FROM audit WHERE target = ?').get(id),
+  }));
+
+test('a result past the body limit is refused under the field on the run page, kept, and nothing is resolved', async ({
+  page,
+}) => {
+  const runId = uniqueId('e2e-huge-run-result');
+  const key = `${runId}:step:3`;
+  await seedRun(runId, 'paused');
+  await orphanedClaim(runId, key, 3);
+  const before = claimState(runId, key);
+  expect(before.claim).toHaveLength(1);
+
+  const run = new RunPage(page);
+  await run.goto(runId);
+  const item = page.getByTestId('claim-item').filter({ hasText: key });
+  await expect(item).toHaveAttribute('data-orphaned', 'true');
+  await item.getByTestId('claim-resolve').click();
+  const result = huge('r');
+  await item.getByTestId('resolve-result').fill(result);
+  await item.getByTestId('resolve-submit').click();
+
+  await expect(item.getByTestId('field-error-result')).toHaveText(refusal(result));
+  await expect(item.getByTestId('resolve-result')).toHaveAttribute('aria-invalid', 'true');
+  expect(await item.getByTestId('resolve-result').inputValue()).toBe(result);
+  await expect(page.getByTestId('error-boundary')).toHaveCount(0);
+  expect(claimState(runId, key)).toEqual(before);
+
+  // The form still works, and the refusal goes with the next send.
+  await item.getByTestId('resolve-result').fill('{"sent": true}');
+  await item.getByTestId('resolve-submit').click();
+  await expect(page.getByTestId('claim-item').filter({ hasText: key })).toHaveCount(0);
+  expect(claimState(runId, key).committed).toEqual({ n: 1 });
+});
+
+test('a rerun or fork input past the body limit is refused on the run page, kept, and nothing is rewound', async ({
+  page,
+}) => {
+  const runId = uniqueId('e2e-huge-rewind');
+  await seedRun(runId, 'completed');
+  const before = runState(runId);
+  const run = new RunPage(page);
+  const dialog = new ConfirmDialog(page);
+  await run.goto(runId);
+  const input = huge('i');
+  await run.rewind.step.fill('1');
+  await run.rewind.input.fill(input);
+
+  for (const action of [run.rewind.rerun, run.rewind.fork]) {
+    await action.click();
+    await dialog.confirm('e2e: an oversize input');
+    await expect(run.rewind.message).toContainText('the input is too large');
+    await expect(run.rewind.message.getByTestId('rewind-field-error')).toHaveText(`input: ${refusal(input)}`);
+    await expect(run.rewind.input).toHaveAttribute('aria-invalid', 'true');
+    expect(await run.rewind.input.inputValue()).toBe(input);
+    await expect(page.getByTestId('error-boundary')).toHaveCount(0);
+    expect(runState(runId)).toEqual(before);
+  }
+
+  // A small input still goes through.
+  await run.rewind.input.fill('{"count": 3}');
+  await run.rewind.rerun.click();
+  await dialog.confirm();
+  await expect(run.rewind.message).toContainText('results moved to history');
+  await expect(run.rewind.input).not.toHaveAttribute('aria-invalid', 'true');
+  expect(runState(runId).history).toEqual({ n: 2 });
 });

@@ -4,13 +4,15 @@
  * refreshes. Times are the store's: the page passes its own clock reading (`serverNow`) so the countdown
  * follows the store's clock, not the browser's, whatever their skew. A passed lease means the side effect is
  * in doubt; the operator expires the claim (the step runs again) or resolves it with a result by hand.
- * A viewer sees the doubt but not the buttons: the server would refuse them.
+ * A viewer sees the doubt but not the buttons: the server would refuse them. A result over WAYBILL_MAX_BODY_BYTES
+ * is refused by the resolve form itself, under the field (app/components/json-limit.ts).
  */
-import { useActionState, useEffect, useState } from 'react';
+import { type FormEvent, useActionState, useEffect, useState } from 'react';
 import { expireClaimAction, resolveClaimAction } from '@/app/actions/claims';
 import type { ActionResult } from '@/app/actions/result';
 import { ExpireWarning } from '@/app/components/claim-actions';
 import { ConfirmAction } from '@/app/components/confirm-action';
+import { tooLargeText } from '@/app/components/json-limit';
 import { buttonClass } from '@/app/components/ui';
 
 export interface LiveClaim {
@@ -41,10 +43,13 @@ export function LiveClaims({
   claims,
   serverNow,
   operator,
+  maxResultBytes,
 }: {
   claims: LiveClaim[];
   serverNow: number;
   operator: boolean;
+  /** WAYBILL_MAX_BODY_BYTES: a result past it is refused here, before a body the server would not read is sent. */
+  maxResultBytes: number;
 }) {
   const now = useStoreClock(serverNow);
   if (claims.length === 0) {
@@ -53,13 +58,23 @@ export function LiveClaims({
   return (
     <ul className="space-y-3">
       {claims.map((claim) => (
-        <ClaimItem key={claim.key} claim={claim} now={now} operator={operator} />
+        <ClaimItem key={claim.key} claim={claim} now={now} operator={operator} maxResultBytes={maxResultBytes} />
       ))}
     </ul>
   );
 }
 
-function ClaimItem({ claim, now, operator }: { claim: LiveClaim; now: number; operator: boolean }) {
+function ClaimItem({
+  claim,
+  now,
+  operator,
+  maxResultBytes,
+}: {
+  claim: LiveClaim;
+  now: number;
+  operator: boolean;
+  maxResultBytes: number;
+}) {
   const left = claim.expiresAt - now;
   const passed = claim.orphaned || left <= 0;
   return (
@@ -89,7 +104,7 @@ function ClaimItem({ claim, now, operator }: { claim: LiveClaim; now: number; op
       </dl>
       {passed &&
         (operator ? (
-          <DoubtActions claimKey={claim.key} attempt={claim.attempt} />
+          <DoubtActions claimKey={claim.key} attempt={claim.attempt} maxResultBytes={maxResultBytes} />
         ) : (
           <p className="mt-3 text-xs text-zinc-700 dark:text-zinc-300">
             Its worker stopped renewing the lease: whether the side effect happened is unknown. An operator can expire
@@ -100,7 +115,15 @@ function ClaimItem({ claim, now, operator }: { claim: LiveClaim; now: number; op
   );
 }
 
-function DoubtActions({ claimKey, attempt }: { claimKey: string; attempt: number }) {
+function DoubtActions({
+  claimKey,
+  attempt,
+  maxResultBytes,
+}: {
+  claimKey: string;
+  attempt: number;
+  maxResultBytes: number;
+}) {
   const [message, setMessage] = useState<{ ok: boolean; message: string } | null>(null);
   const [resolving, setResolving] = useState(false);
 
@@ -143,24 +166,44 @@ function DoubtActions({ claimKey, attempt }: { claimKey: string; attempt: number
       >
         {message?.message}
       </p>
-      {resolving && <ResolveForm claimKey={claimKey} attempt={attempt} />}
+      {resolving && <ResolveForm claimKey={claimKey} attempt={attempt} maxResultBytes={maxResultBytes} />}
     </div>
   );
 }
 
-function ResolveForm({ claimKey, attempt }: { claimKey: string; attempt: number }) {
+function ResolveForm({
+  claimKey,
+  attempt,
+  maxResultBytes,
+}: {
+  claimKey: string;
+  attempt: number;
+  maxResultBytes: number;
+}) {
   const [state, formAction, pending] = useActionState<ActionResult | null, FormData>(resolveClaimAction, null);
   // Controlled, so that a refused submission keeps what the operator typed (React resets uncontrolled forms).
   const [result, setResult] = useState('');
   const [note, setNote] = useState('');
   // Fixed when the form opens: the page refreshes under it, and a takeover must not retarget the decision.
   const [seenAttempt] = useState(attempt);
-  const resultErrors = state && !state.ok ? state.errors?.result : undefined;
-  const noteErrors = state && !state.ok ? state.errors?.note : undefined;
+  // A result refused here, shown in place of the last answer's errors; cleared by the next send.
+  const [refused, setRefused] = useState<string | null>(null);
+  const answered = state && !state.ok && refused === null ? state : null;
+  const resultErrors = refused !== null ? [refused] : answered?.errors?.result;
+  const noteErrors = answered?.errors?.note;
   const id = `resolve-${claimKey.replace(/[^a-zA-Z0-9_-]/g, '_')}`;
+
+  // Prevented, React does not call the action: nothing is sent, and the text stays.
+  const submit = (event: FormEvent<HTMLFormElement>) => {
+    const large = tooLargeText(result, maxResultBytes);
+    setRefused(large);
+    if (large !== null) event.preventDefault();
+  };
+
   return (
     <form
       action={formAction}
+      onSubmit={submit}
       className="space-y-2 rounded-md border border-zinc-200 bg-white p-3 dark:border-zinc-800 dark:bg-zinc-900"
     >
       <input type="hidden" name="key" value={claimKey} />
@@ -220,9 +263,9 @@ function ResolveForm({ claimKey, attempt }: { claimKey: string; attempt: number 
         <p
           role="status"
           data-testid="resolve-message"
-          className={`text-xs ${state?.ok === false ? 'text-red-700 dark:text-red-400' : 'text-zinc-600 dark:text-zinc-400'}`}
+          className={`text-xs ${answered ? 'text-red-700 dark:text-red-400' : 'text-zinc-600 dark:text-zinc-400'}`}
         >
-          {state?.message}
+          {refused === null && state?.message}
         </p>
       </div>
     </form>

@@ -13,6 +13,7 @@ import { CumulativeChart, DurationsChart } from '@/app/components/run-charts';
 import { Card } from '@/app/components/ui';
 import { allows } from '@/lib/auth/principal';
 import { requirePage } from '@/lib/auth/server';
+import { config } from '@/lib/config';
 import type { Caller } from '@/lib/control';
 import { getRunChildren } from '@/lib/data/children';
 import { callerOf } from '@/lib/data/control';
@@ -170,7 +171,12 @@ async function Run({
           <Slot order="order-2">
             <Card title={detail.claimCount.total === 1 ? 'Live claim' : 'Live claims'} testId="live-claim">
               {detail.inFlight && <StepInFlightLine step={detail.inFlight} serverNowMs={now * 1000} />}
-              <LiveClaims claims={claims} serverNow={now} operator={operator} />
+              <LiveClaims
+                claims={claims}
+                serverNow={now}
+                operator={operator}
+                maxResultBytes={config().WAYBILL_MAX_BODY_BYTES}
+              />
               {detail.claimCount.total > claims.length && (
                 <p data-testid="claims-more" className="mt-3 text-xs text-zinc-600 dark:text-zinc-400">
                   The oldest {claims.length.toLocaleString('en-US')} of{' '}
@@ -227,6 +233,7 @@ async function Run({
             runId={run.id}
             lastStep={lastStep}
             rerunnable={['completed', 'failed', 'cancelled', 'paused'].includes(run.status)}
+            maxInputBytes={config().WAYBILL_MAX_BODY_BYTES}
           />
         </Card>
       )}

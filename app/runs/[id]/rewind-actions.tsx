@@ -5,7 +5,8 @@
  * and says why, once, beside the fields and the buttons, scrolled into view and focused: the card sits low on
  * the run page, and a message below the fold was a refusal nobody saw. A fork opens the new run. Each dialog
  * says what the steps it would redo cost last time (last-cost.tsx) before the operator confirms, and the rerun's
- * the child runs it would let go.
+ * the child runs it would let go. An input over WAYBILL_MAX_BODY_BYTES is refused here, in the action's words,
+ * and not sent (app/components/json-limit.ts).
  */
 import Link from 'next/link';
 import { useRouter } from 'next/navigation';
@@ -13,6 +14,7 @@ import { useEffect, useId, useRef, useState } from 'react';
 import type { ActionResult } from '@/app/actions/result';
 import { forkAction, rerunAction } from '@/app/actions/rewind';
 import { ConfirmAction } from '@/app/components/confirm-action';
+import { tooLargeText } from '@/app/components/json-limit';
 import { LastCost } from './last-cost';
 
 interface Shown {
@@ -35,6 +37,12 @@ function shown(outcome: ActionResult<{ id: string }>): Shown {
   return { ok: false, message: outcome.message, more, fields: errors.map(([field]) => field.split('.')[0]!) };
 }
 
+/** The answer the action gives an input past the limit (jsonField, app/actions/result.ts), made before sending it. */
+function tooLargeInput(input: string, maxInputBytes: number): ActionResult<never> | null {
+  const large = tooLargeText(input, maxInputBytes);
+  return large === null ? null : { ok: false, message: 'the input is too large', errors: { input: [large] } };
+}
+
 /** A refused reason stays in the dialog, under its field (confirm-action.tsx). */
 const reasonRefused = (outcome: ActionResult<unknown>) => !outcome.ok && outcome.errors?.reason !== undefined;
 
@@ -42,10 +50,13 @@ export function RewindActions({
   runId,
   lastStep,
   rerunnable,
+  maxInputBytes,
 }: {
   runId: string;
   lastStep: number;
   rerunnable: boolean;
+  /** WAYBILL_MAX_BODY_BYTES: an input past it is refused here, before a body the server would not read is sent. */
+  maxInputBytes: number;
 }) {
   const router = useRouter();
   const id = useId();
@@ -118,7 +129,9 @@ export function RewindActions({
             heading={`Rerun ${runId} from step ${given}?`}
             confirmLabel="Rerun"
             onConfirm={async (reason) => {
-              const outcome = await rerunAction({ runId, fromStep: fromStep!, input, reason });
+              const outcome =
+                tooLargeInput(input, maxInputBytes) ??
+                (await rerunAction({ runId, fromStep: fromStep!, input, reason }));
               if (!reasonRefused(outcome)) setResult(shown(outcome));
               return outcome;
             }}
@@ -140,7 +153,9 @@ export function RewindActions({
           heading={`Fork ${runId} from step ${given}${newId ? ` as ${newId}` : ''}?`}
           confirmLabel="Fork"
           onConfirm={async (reason) => {
-            const outcome = await forkAction({ runId, fromStep: fromStep!, input, reason, id: newId || undefined });
+            const outcome =
+              tooLargeInput(input, maxInputBytes) ??
+              (await forkAction({ runId, fromStep: fromStep!, input, reason, id: newId || undefined }));
             if (reasonRefused(outcome)) return outcome;
             const fork = outcome.ok ? outcome.data?.id : undefined;
             setResult({ ...shown(outcome), fork });
