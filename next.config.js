@@ -1,7 +1,18 @@
-import { PHASE_PRODUCTION_BUILD } from 'next/constants.js';
+import { PHASE_DEVELOPMENT_SERVER, PHASE_PRODUCTION_BUILD } from 'next/constants.js';
+
+/**
+ * The most an action's body may carry, for Next: a quarter above the largest WAYBILL_MAX_BODY_BYTES lib/config.ts
+ * allows (64 MiB), for the form around such a value (other fields, multipart framing). Fixed, because a standalone
+ * build's config is fixed when it is built; the limit in force, WAYBILL_MAX_BODY_BYTES as each dashboard process
+ * starts with it, is held in front of Next by lib/launch/http-guard.mjs, for bodies declared and chunked alike.
+ */
+const ACTION_BODY_CAP = '80mb';
+/** `next dev` runs with no guard in front of it: it keeps the cap of the default limit, 1 MiB and a quarter. */
+const DEV_ACTION_BODY_CAP = '1.25mb';
 
 /** @type {(phase: string) => import('next').NextConfig} */
 export default function nextConfig(phase) {
+  const dev = phase === PHASE_DEVELOPMENT_SERVER;
   return {
     // .next/standalone: the server with only the files it loads (traced), what the waybill-dashboard package
     // ships so that it runs without `next` installed (scripts/build-package.ts). `npm start` in a checkout and
@@ -37,12 +48,14 @@ export default function nextConfig(phase) {
       authInterrupts: true,
       ...(phase === PHASE_PRODUCTION_BUILD ? { serverSourceMaps: false, turbopackSourceMaps: false } : {}),
       serverActions: {
-        // Inputs, results and manual resolutions may be up to WAYBILL_MAX_BODY_BYTES (1 MiB by default), which
-        // the actions check themselves and answer with a field error naming the limit. The form around such a
-        // value (other fields, multipart framing) needs a little more, so Next's own cap sits a quarter above;
-        // anything beyond it is refused by Next before an action runs. allowedOrigins stays unset: same origin only.
-        bodySizeLimit: '1.25mb',
+        // Inputs, results and manual resolutions may be up to WAYBILL_MAX_BODY_BYTES, which the actions check
+        // themselves and answer with a field error naming the limit; what is past a quarter above it never
+        // reaches them (ACTION_BODY_CAP). allowedOrigins stays unset: same origin only.
+        bodySizeLimit: dev ? DEV_ACTION_BODY_CAP : ACTION_BODY_CAP,
       },
+      // proxy.ts sees every action, and Next hands it a copy of the body cut at this size (10 MB unless told), the
+      // action then reading the body cut short too.
+      ...(dev ? {} : { proxyClientMaxBodySize: ACTION_BODY_CAP }),
     },
   };
 }

@@ -9,12 +9,11 @@
  *   The request that finds the outage first still renders; its error page says the store is unavailable.
  *
  * The proxy matches nothing else, and in particular not /api/v1, the model gateway's /v1, or any request with
- * a body other than an action's: Next hands a proxy a copy of the request body
- * and holds the request until that body has arrived (up to 10 MB), before any route handler could check the
- * caller or the Content-Length. Under /api/v1 the route handlers authorize first and read the body after, with
- * its size checked before a byte is read (lib/api/body.ts). What Next answers with a 500 before any of our code
- * runs (TRACE, broken percent-encoding, a declared body beyond every limit) is refused in front of Next, by
- * lib/launch/http-guard.mjs.
+ * a body other than an action's: Next hands a proxy a copy of the request body and holds the request until that
+ * body has arrived (up to the guard's limit), before any route handler could check the caller or the
+ * Content-Length. Under /api/v1 the route handlers authorize first and read the body after, with its size checked
+ * before a byte is read (lib/api/body.ts). What Next answers with a 500 before any of our code runs (TRACE,
+ * broken percent-encoding, a body beyond every limit) is refused in front of Next, by lib/launch/http-guard.mjs.
  */
 import { type NextRequest, NextResponse } from 'next/server';
 import { crossSiteReason, requestFacts } from './lib/auth/origin';

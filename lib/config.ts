@@ -25,6 +25,12 @@ function whole(unit: string, min: number, max?: number) {
   return max === undefined ? number : number.max(max, says);
 }
 
+/**
+ * The most WAYBILL_MAX_BODY_BYTES may be. Next's own cap for an action's body is fixed at build time a quarter
+ * above it (next.config.js), so that whatever the limit is set to, the dashboard's actions accept it.
+ */
+export const MAX_BODY_BYTES_CEILING = 64 * 1024 * 1024;
+
 /** pino's levels, least verbose first, and `silent`: what LOG_LEVEL accepts. */
 export const LOG_LEVELS = ['silent', 'fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -334,12 +340,17 @@ const schema = z
       .url({ protocol: /^https?$/, error: 'must be an http(s) origin such as https://waybill.example.com' })
       .transform((u) => new URL(u).origin)
       .optional(),
-    /** Largest input, result or manual resolution accepted, in bytes (413 above it). */
+    /**
+     * Largest input, result or manual resolution accepted, in bytes (413 above it): by the API, the CLI and the
+     * dashboard's forms, read when each starts. The dashboard answers a request body more than a quarter above it
+     * (at least 1.25 MiB) with 413 and reads none of it past that size, whether its Content-Length declares it or
+     * it is sent chunked.
+     */
     WAYBILL_MAX_BODY_BYTES: z.coerce
       .number()
       .int()
       .min(1024, 'at least 1024 bytes')
-      .max(64 * 1024 * 1024, 'at most 64 MiB')
+      .max(MAX_BODY_BYTES_CEILING, 'at most 64 MiB')
       .default(1024 * 1024),
     /**
      * A run token's writes are bounded by what its run then holds (413 past this or the next): its keys,

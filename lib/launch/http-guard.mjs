@@ -8,10 +8,13 @@
  *   with Allow. (A method Next knows but a route does not serve is the route's to answer: lib/api/methods.ts.)
  * - A path whose percent-encoding is broken (`/runs/%`, `/runs/%E0%A4%A`): the page router's param
  *   decoding throws. Here: 400.
- * - A declared body larger than anything we accept: refused by its Content-Length before a byte is read,
- *   and the connection closed, so a client that declares 2 MB and sends 7 bytes gets its answer at once
- *   and a flood of 9 MB posts costs no memory. Under /v1 (the model gateway, whose requests carry images)
- *   the limit is the gateway's own, larger one.
+ * - A body larger than anything we accept: refused by its Content-Length before a byte is read, and the
+ *   connection closed once the client has read the answer (lingerOnClose), so a client that declares 2 MB and
+ *   sends 7 bytes gets its answer at once and a flood of 9 MB posts costs no memory. A body sent without one
+ *   (chunked) is counted as it arrives and refused the same way the moment it passes the limit: Next's own caps
+ *   for an action's body are set at the most any WAYBILL_MAX_BODY_BYTES allows (next.config.js), so this is
+ *   where the limit in force holds. Under /v1 (the model gateway, whose requests carry images) the limit is the
+ *   gateway's own, larger one.
  * - What Node's parser refuses before any listener (a method it does not know, a URL and headers over its
  *   16 KB, a malformed request): Node's own answer is plain text; here it is in the API's shape where the
  *   request may be the API's (below, clientError).
@@ -20,8 +23,8 @@
  *
  * Plain JavaScript and no imports of ours: it runs inside Next's own CLI process, where tsx is not loaded.
  * Its limits arrive in the environment, computed by the cluster's primary from lib/config and
- * lib/gateway/routes.ts: WAYBILL_GUARD_MAX_BODY_BYTES, the most any request may carry (the larger of the
- * server actions' 1.25 MB, next.config.js, and WAYBILL_MAX_BODY_BYTES plus a quarter); WAYBILL_GUARD_API_MAX_BODY_BYTES,
+ * lib/gateway/routes.ts: WAYBILL_GUARD_MAX_BODY_BYTES, the most any request may carry (WAYBILL_MAX_BODY_BYTES
+ * plus a quarter, for the form around a value, and never less than 1.25 MiB); WAYBILL_GUARD_API_MAX_BODY_BYTES,
  * WAYBILL_MAX_BODY_BYTES itself, what an /api body may carry (lib/api/body.ts refuses past it), so that a body
  * refused here under /api is told that limit, the one it must fit; WAYBILL_GUARD_GATEWAY_MAX_BODY_BYTES, the
  * gateway's.
@@ -49,11 +52,9 @@ export function refusal(
   gatewayMaxBodyBytes = maxBodyBytes,
   apiMaxBodyBytes = undefined,
 ) {
-  const path = (url ?? '/').split('?')[0];
-  const gateway = path.startsWith('/v1/');
+  const path = pathOf(url);
   // The gateway answers in the API's error shape, and so is refused in it.
   const api = apiPath(path);
-  const limit = gateway ? Math.max(maxBodyBytes, gatewayMaxBodyBytes) : maxBodyBytes;
   if (!ALLOWED_METHODS.includes(method)) {
     return {
       status: 405,
@@ -72,33 +73,93 @@ export function refusal(
       fields: { path: ['is not valid percent-encoding'] },
     };
   }
-  if (contentLength !== undefined && /^\d+$/.test(contentLength) && Number(contentLength) > limit) {
-    if (gateway)
-      return {
-        status: 413,
-        api,
-        code: 'PAYLOAD_TOO_LARGE',
-        message: `request body is larger than ${limit} bytes, more than a model request may carry`,
-        limit,
-      };
-    // Under /api the limit a body must fit is WAYBILL_MAX_BODY_BYTES, and lib/api/body.ts's words for it.
-    if (api && apiMaxBodyBytes !== undefined && apiMaxBodyBytes <= limit)
-      return {
-        status: 413,
-        api,
-        code: 'PAYLOAD_TOO_LARGE',
-        message: `request body is larger than ${apiMaxBodyBytes} bytes (WAYBILL_MAX_BODY_BYTES)`,
-        limit: apiMaxBodyBytes,
-      };
+  const limit = bodyLimit(path, maxBodyBytes, gatewayMaxBodyBytes);
+  if (contentLength !== undefined && /^\d+$/.test(contentLength) && Number(contentLength) > limit)
+    return tooLarge(path, limit, apiMaxBodyBytes);
+  return null;
+}
+
+const pathOf = (url) => (url ?? '/').split('?')[0];
+
+/** The most a request to `path` may carry: the gateway's larger limit under /v1, else the one for everything. */
+function bodyLimit(path, maxBodyBytes, gatewayMaxBodyBytes) {
+  return path.startsWith('/v1/') ? Math.max(maxBodyBytes, gatewayMaxBodyBytes) : maxBodyBytes;
+}
+
+/** The 413 for a body to `path` past `limit`, declared or counted. */
+function tooLarge(path, limit, apiMaxBodyBytes) {
+  const api = apiPath(path);
+  if (path.startsWith('/v1/'))
     return {
       status: 413,
       api,
       code: 'PAYLOAD_TOO_LARGE',
-      message: `request body is larger than ${limit} bytes, more than any request here may carry`,
+      message: `request body is larger than ${limit} bytes, more than a model request may carry`,
       limit,
     };
-  }
-  return null;
+  // Under /api the limit a body must fit is WAYBILL_MAX_BODY_BYTES, and lib/api/body.ts's words for it.
+  if (api && apiMaxBodyBytes !== undefined && apiMaxBodyBytes <= limit)
+    return {
+      status: 413,
+      api,
+      code: 'PAYLOAD_TOO_LARGE',
+      message: `request body is larger than ${apiMaxBodyBytes} bytes (WAYBILL_MAX_BODY_BYTES)`,
+      limit: apiMaxBodyBytes,
+    };
+  return {
+    status: 413,
+    api,
+    code: 'PAYLOAD_TOO_LARGE',
+    message: `request body is larger than ${limit} bytes, more than any request here may carry`,
+    limit,
+  };
+}
+
+/**
+ * Holds a body that came without a Content-Length (chunked) to `limit`, counted as Node's parser hands it over
+ * (IncomingMessage.push). A Content-Length needs no count: the parser reads no more than it declares, and
+ * refusal() has judged it. Past the limit nothing more reaches Next: the 413 is sent, the connection closed, and
+ * the request Next holds destroyed with it, so what it read so far ends as an aborted body, never as a shorter one
+ * an action could take for whole. A response already begun (a route answering while the body still arrives)
+ * cannot become a 413: the connection is cut.
+ */
+function countBody(req, res, limit, refuse) {
+  const push = req.push;
+  let bytes = 0;
+  req.push = function counted(chunk, encoding) {
+    if (chunk === null) return push.call(this, chunk, encoding);
+    bytes += typeof chunk === 'string' ? Buffer.byteLength(chunk, encoding) : chunk.length;
+    if (bytes <= limit) return push.call(this, chunk, encoding);
+    // Dropped from here on, the end included; true keeps the parser reading while the connection lingers.
+    req.push = () => true;
+    if (res.headersSent) {
+      req.socket.destroy();
+      return true;
+    }
+    // As Node aborts a request whose client went away: every reader of the body (Next's proxy copy, the action)
+    // ends on the error, so none holds the request in hand. Not before the socket closes: destroying the request
+    // destroys its socket, and the 413 with it.
+    req.socket.once('close', () => req.destroy(Object.assign(new Error('aborted'), { code: 'ECONNRESET' })));
+    lingerOnClose(req.socket);
+    send(res, refuse());
+    return true;
+  };
+}
+
+/** How long a connection refused a body goes on reading it, at most, for the client to read the 413 first. */
+const LINGER_MS = 2000;
+
+/**
+ * Closes the connection of a refused body so that a client still sending it reads the 413: the answer and a FIN
+ * go out, what the client sends meanwhile is read and dropped, and the socket is destroyed when the client closes
+ * or LINGER_MS later. Destroyed at once with body bytes unread, the socket would send a reset, and the client's
+ * system drops an answer its program has not read yet. Node calls destroySoon once the answer is written.
+ */
+function lingerOnClose(socket) {
+  socket.destroySoon = function lingering() {
+    this.end();
+    setTimeout(() => this.destroy(), LINGER_MS).unref();
+  };
 }
 
 function brokenEncoding(path) {
@@ -121,7 +182,7 @@ function answerOf(r) {
       'content-type': api ? 'application/json' : 'text/plain; charset=utf-8',
       'content-length': Buffer.byteLength(body),
       'cache-control': 'no-store',
-      // The body, if any, is left unread: the connection cannot carry another request after it.
+      // The body, if any, is never read into anything: the connection cannot carry another request after it.
       connection: 'close',
     },
   };
@@ -213,8 +274,18 @@ export function install(maxBodyBytes, gatewayMaxBodyBytes = maxBodyBytes, apiMax
         gatewayMaxBodyBytes,
         apiMaxBodyBytes,
       );
-      if (r === null) return listener.call(this, req, res);
-      send(res, r);
+      // A request pipelined behind a refused body, on a connection told to close: not served.
+      if (req.socket.writableEnded) return void req.socket.destroy();
+      if (r !== null) {
+        if (r.status === 413) lingerOnClose(req.socket);
+        return send(res, r);
+      }
+      if (req.headers['transfer-encoding'] !== undefined) {
+        const path = pathOf(req.url);
+        const limit = bodyLimit(path, maxBodyBytes, gatewayMaxBodyBytes);
+        countBody(req, res, limit, () => tooLarge(path, limit, apiMaxBodyBytes));
+      }
+      return listener.call(this, req, res);
     };
     const server = createServer.apply(this, args);
     // CONNECT never reaches a request listener: with no 'connect' listener Node drops the socket unanswered.

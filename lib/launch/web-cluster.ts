@@ -27,8 +27,17 @@ import { followParent, stopAsOnSigterm } from './follow-parent';
 
 /** Refuses what Next would answer with a 500 or not at all (TRACE, broken encoding, huge bodies): see the file. */
 const HTTP_GUARD = new URL('./http-guard.mjs', import.meta.url).href;
-/** Server actions may carry 1.25 MB (next.config.js); the API, WAYBILL_MAX_BODY_BYTES plus a margin. */
-const SERVER_ACTION_BODY_BYTES = 1.25 * 1024 * 1024;
+/** What the default limit (1 MiB) lets a request carry: the least any limit does, for a form's small values. */
+const LEAST_BODY_BYTES = 1.25 * 1024 * 1024;
+
+/**
+ * The most a request may carry with WAYBILL_MAX_BODY_BYTES at `maxBodyBytes`: a quarter more, for the form around
+ * such a value (other fields, multipart framing). The guard holds every process to it; Next's own caps are set at
+ * this for the largest limit there may be (next.config.js).
+ */
+export function guardBodyBytes(maxBodyBytes: number): number {
+  return Math.ceil(Math.max(LEAST_BODY_BYTES, maxBodyBytes * 1.25));
+}
 
 const complain = (line: string) => process.stderr.write(`waybill web: ${line}\n`);
 
@@ -102,7 +111,7 @@ export async function runWebCluster(argv: string[]): Promise<number> {
     server = serverOf(argv);
     processes = config().WAYBILL_WEB_PROCESSES;
     follows = config().WAYBILL_FOLLOW_PARENT === 'on';
-    maxBodyBytes = Math.ceil(Math.max(SERVER_ACTION_BODY_BYTES, config().WAYBILL_MAX_BODY_BYTES * 1.25));
+    maxBodyBytes = guardBodyBytes(config().WAYBILL_MAX_BODY_BYTES);
   } catch (error) {
     if (error instanceof ConfigError || String((error as NodeJS.ErrnoException).code).startsWith('ERR_PARSE_ARGS_')) {
       complain((error as Error).message);

@@ -2,13 +2,15 @@
  * The guard in front of Next (lib/launch/http-guard.mjs), installed as each web process installs it, on a plain
  * node:http server spoken to over raw sockets: what Node's parser refuses before any listener (a URL past its
  * 16 KB, a method it does not know) is answered in the API's error shape under /api and /v1, as one line of
- * text for a page; and a body refused by its Content-Length under /api is told the API's limit,
- * WAYBILL_MAX_BODY_BYTES, not the guard's larger one. Next itself is not needed: what it would answer is never
- * reached.
+ * text for a page; a body refused by its Content-Length under /api is told the API's limit,
+ * WAYBILL_MAX_BODY_BYTES, not the guard's larger one; and a chunked body, which declares no length, is counted
+ * and refused the moment it passes the limit, the listener left with an aborted request, never a shorter body.
+ * Next itself is not needed: what it would answer is never reached (e2e/body-limit.spec.ts serves the real
+ * dashboard).
  */
 import http from 'node:http';
 import net from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { install, refusal } from '../../lib/launch/http-guard.mjs';
 
 const API_LIMIT = 1_048_576;
@@ -19,16 +21,33 @@ const ALLOW = 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS';
 
 let server: http.Server;
 let port: number;
+/** A listener that reads each body to its end, as an action does, and what it was left with. */
+let reader: http.Server;
+let readerPort: number;
+const read: { bytes: number; ended: boolean; aborted: boolean }[] = [];
 
 beforeAll(async () => {
   install(GUARD_LIMIT, GATEWAY_LIMIT, API_LIMIT);
   server = http.createServer((_req, res) => res.end('reached the listener'));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  reader = http.createServer((req, res) => {
+    const seen = { bytes: 0, ended: false, aborted: false };
+    read.push(seen);
+    req.on('data', (chunk: Buffer) => (seen.bytes += chunk.length));
+    req.on('end', () => {
+      seen.ended = true;
+      res.end(`read ${seen.bytes} bytes`);
+    });
+    req.on('close', () => (seen.aborted = !seen.ended));
+  });
+  for (const s of [server, reader]) await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
   port = (server.address() as net.AddressInfo).port;
+  readerPort = (reader.address() as net.AddressInfo).port;
 });
 afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
+  for (const s of [server, reader]) {
+    s.closeAllConnections();
+    await new Promise((resolve) => s.close(resolve));
+  }
 });
 
 interface Raw {
@@ -37,7 +56,23 @@ interface Raw {
   body: string;
 }
 
-/** Writes `chunks` on one connection, a pause between them (so each is a packet of its own), and reads the answer. */
+/** The status line, headers and body of an HTTP/1.1 answer as read off the socket. */
+function parsed(text: string): Raw {
+  const [head = '', body = ''] = text.split(/\r\n\r\n(.*)/s);
+  const [statusLine = '', ...lines] = head.split('\r\n');
+  return {
+    status: Number(statusLine.split(' ')[1]),
+    headers: Object.fromEntries(
+      lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]),
+    ),
+    body,
+  };
+}
+
+/**
+ * Writes `chunks` on one connection, a pause between them (so each is a packet of its own), then closes its side,
+ * as a client done sending does, and reads the answer.
+ */
 function raw(chunks: string[]): Promise<Raw> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1');
@@ -45,22 +80,49 @@ function raw(chunks: string[]): Promise<Raw> {
     socket.setEncoding('latin1');
     socket.on('data', (d: string) => (text += d));
     socket.on('error', reject);
-    socket.on('close', () => {
-      const [head = '', body = ''] = text.split(/\r\n\r\n(.*)/s);
-      const [statusLine = '', ...lines] = head.split('\r\n');
-      resolve({
-        status: Number(statusLine.split(' ')[1]),
-        headers: Object.fromEntries(
-          lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]),
-        ),
-        body,
-      });
-    });
+    socket.on('close', () => resolve(parsed(text)));
     socket.on('connect', async () => {
       for (const chunk of chunks) {
         socket.write(chunk);
         await new Promise((r) => setTimeout(r, 30));
       }
+      socket.end();
+    });
+  });
+}
+
+/**
+ * POSTs `total` bytes to `path` chunked (no Content-Length), 64 KiB a chunk, each written once the last has
+ * drained, until all is sent or the server answers; then closes its side, as a client told to stop does.
+ * `naive`: a client that reads only once it has sent everything, and `behind` too (another request after it).
+ * `sent`: the body bytes written by then.
+ */
+function chunked(
+  path: string,
+  total: number,
+  { naive = false, behind = '' }: { naive?: boolean; behind?: string } = {},
+): Promise<Raw & { sent: number }> {
+  return new Promise((resolve) => {
+    const socket = net.connect(readerPort, '127.0.0.1');
+    let text = '';
+    let sent = 0;
+    socket.setEncoding('latin1');
+    socket.on('data', (d: string) => (text += d));
+    // Writes the server no longer reads may end in a reset once it closes: the answer is what counts.
+    socket.on('error', () => {});
+    socket.on('close', () => resolve({ ...parsed(text), sent }));
+    socket.on('connect', async () => {
+      socket.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n`);
+      const piece = 'y'.repeat(64 * 1024);
+      while (sent < total && (naive || text === '') && !socket.destroyed) {
+        const size = Math.min(piece.length, total - sent);
+        const drained = socket.write(`${size.toString(16)}\r\n${piece.slice(0, size)}\r\n`);
+        sent += size;
+        if (!drained) await new Promise((r) => socket.once('drain', r).once('data', r).once('close', r));
+      }
+      if (socket.destroyed) return;
+      if (text === '' || naive) socket.end(`0\r\n\r\n${behind}`);
+      else socket.end();
     });
   });
 }
@@ -144,5 +206,54 @@ describe('the guard in front of Next', () => {
     );
     // Between the two limits the route, which authorizes first, refuses by the same Content-Length.
     expect(refusal('POST', '/api/v1/runs', String(API_LIMIT + 1), GUARD_LIMIT, GATEWAY_LIMIT, API_LIMIT)).toBeNull();
+  });
+
+  it('counts a chunked body, which declares no length, and refuses it once past the limit: 413, closed, the listener aborted', async () => {
+    read.length = 0;
+    const over = await chunked('/claims', 8 * GUARD_LIMIT);
+    expect([over.status, over.headers.connection, over.body]).toEqual([
+      413,
+      'close',
+      `413 request body is larger than ${GUARD_LIMIT} bytes, more than any request here may carry\n`,
+    ]);
+    // Answered at the limit, not at the end of the body: the rest was never read.
+    expect(over.sent).toBeLessThan(8 * GUARD_LIMIT);
+    await vi.waitFor(() => expect(read).toEqual([{ bytes: expect.any(Number), ended: false, aborted: true }]));
+    expect(read[0]!.bytes).toBeLessThanOrEqual(GUARD_LIMIT);
+
+    // Under /api, in the API's shape, naming the limit a body must fit.
+    const api = await chunked('/api/v1/runs', 2 * GUARD_LIMIT);
+    expect([api.status, JSON.parse(api.body)]).toEqual([
+      413,
+      {
+        error: {
+          code: 'PAYLOAD_TOO_LARGE',
+          message: `request body is larger than ${API_LIMIT} bytes (WAYBILL_MAX_BODY_BYTES)`,
+          limit: API_LIMIT,
+        },
+      },
+    ]);
+  });
+
+  it('lets a chunked body up to the limit through whole, and one to the gateway up to its own', async () => {
+    read.length = 0;
+    const whole = await chunked('/claims', GUARD_LIMIT);
+    expect([whole.status, whole.body]).toEqual([200, `read ${GUARD_LIMIT} bytes`]);
+    const model = await chunked('/v1/chat/completions', 2 * GUARD_LIMIT);
+    expect([model.status, model.body]).toEqual([200, `read ${2 * GUARD_LIMIT} bytes`]);
+    expect(read.map((r) => [r.bytes, r.ended])).toEqual([
+      [GUARD_LIMIT, true],
+      [2 * GUARD_LIMIT, true],
+    ]);
+  });
+
+  it('lingers after the refusal so a client that sends everything before reading still reads the 413; nothing behind it is served', async () => {
+    read.length = 0;
+    const naive = await chunked('/claims', 4 * GUARD_LIMIT, {
+      naive: true,
+      behind: 'GET /behind HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n',
+    });
+    expect([naive.status, naive.sent]).toEqual([413, 4 * GUARD_LIMIT]);
+    await vi.waitFor(() => expect(read.map((r) => [r.ended, r.aborted])).toEqual([[false, true]]));
   });
 });
