@@ -13,6 +13,11 @@ import { tempDir } from '../support/tmp';
 import { executionsByKey, startWorker, until } from './support';
 
 const kinds = await targetKinds('durable wait process tests');
+/**
+ * A bound on a hang only: each case spawns a worker or a CLI process a dozen to twenty times, and on a loaded
+ * machine (the whole suite's other processes beside it) each spawn takes seconds.
+ */
+const HANG_MS = 600_000;
 
 async function cli(target: Target, args: string[], env: Record<string, string> = {}) {
   const result = await runCli(args, { env: { DATABASE_URL: target.url, WAYBILL_SQLITE_SYNC: 'normal', ...env } });
@@ -103,7 +108,7 @@ describe.each(kinds)('review-and-send on %s', (kind) => {
       ['approve', 'send-me/review', 'looks right'],
       ['reject', 'drop-me/review', 'wrong customer'],
     ]);
-  });
+  }, HANG_MS);
 
   it('SIGKILL between the approval and the delivery, 20 trials: each kill lands with the send claimed, each message delivered exactly once', async () => {
     const target = await makeTarget(kind);
@@ -114,8 +119,9 @@ describe.each(kinds)('review-and-send on %s', (kind) => {
       await store.createRun({
         id,
         workflow: 'review-and-send',
-        // The send takes 600 ms before it reaches the receiver: the window the kill must land in.
-        inputJson: JSON.stringify({ latencyMs: 600 }),
+        // The send takes 5 s before it reaches the receiver: the window the kill must land in, wide enough for this
+        // process to see the claim and freeze the worker however loaded the machine is.
+        inputJson: JSON.stringify({ latencyMs: 5000 }),
         totalSteps: 2,
       });
     }
@@ -137,7 +143,7 @@ describe.each(kinds)('review-and-send on %s', (kind) => {
     for (const [i, id] of ids.entries()) {
       const worker = startWorker(target, ['--id', `k${i}`, '--concurrency', '2'], env);
       await waits.decide(deps, caller, { runId: id, approve: true });
-      const deadline = Date.now() + 60_000;
+      const deadline = Date.now() + 240_000;
       const sendClaim = async () =>
         (await store.listClaims({ runId: id, claimTtlMs: 30_000 })).find((c) => c.idemKey === `${id}:send`);
       for (;;) {
@@ -148,7 +154,7 @@ describe.each(kinds)('review-and-send on %s', (kind) => {
         if (seen) {
           worker.child.kill('SIGSTOP');
           const claim = await sendClaim();
-          expect(claim?.token, `trial ${i}: the send committed within its 600 ms window`).toBe(seen.token);
+          expect(claim?.token, `trial ${i}: the send committed within its 5 s window`).toBe(seen.token);
           expect((await store.listCommitted(id, { limit: 10 })).map((c) => c.idemKey)).toEqual([`${id}:draft`]);
           worker.child.kill('SIGKILL');
           await once(worker.child, 'exit');
@@ -180,5 +186,5 @@ describe.each(kinds)('review-and-send on %s', (kind) => {
       ]);
     // One decision each, audited once, whatever died when.
     expect((await store.listAudit({ action: 'approve', limit: 100 })).length).toBe(20);
-  });
+  }, HANG_MS);
 });
