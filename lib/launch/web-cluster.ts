@@ -39,6 +39,9 @@ export function guardBodyBytes(maxBodyBytes: number): number {
   return Math.ceil(Math.max(LEAST_BODY_BYTES, maxBodyBytes * 1.25));
 }
 
+/** How long a stop waits for each process to end on SIGTERM before it kills it. */
+const STOP_GRACE_MS = 10_000;
+
 const complain = (line: string) => process.stderr.write(`waybill web: ${line}\n`);
 
 /**
@@ -133,10 +136,18 @@ export async function runWebCluster(argv: string[]): Promise<number> {
   let resolve!: () => void;
   const allExited = new Promise<void>((r) => (resolve = r));
 
+  let grace: NodeJS.Timeout | undefined;
   const stop = () => {
     if (stopping) return;
     stopping = true;
     for (const worker of workers) worker.process.kill('SIGTERM');
+    // Next's graceful stop waits for the connections in hand, which a browser tab's live refresh can keep busy.
+    grace = setTimeout(() => {
+      for (const worker of workers) {
+        complain(`process ${worker.process.pid} did not stop within ${STOP_GRACE_MS / 1000} s of SIGTERM; killing it`);
+        worker.process.kill('SIGKILL');
+      }
+    }, STOP_GRACE_MS);
   };
   const onSignal = () => stop();
   process.on('SIGTERM', onSignal);
@@ -178,6 +189,7 @@ export async function runWebCluster(argv: string[]): Promise<number> {
   });
 
   await allExited;
+  clearTimeout(grace);
   unfollow();
   process.off('SIGTERM', onSignal);
   process.off('SIGINT', onSignal);
