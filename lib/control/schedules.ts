@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { storableText } from '../domain/text';
 import { nextTick } from '../engine/schedules/cron';
 import { FINISHED } from '../engine/schedules/policy';
-import { checkWhen, scheduleFields } from '../engine/schedules/spec';
+import { checkSchedule, DEFAULT_CATCH_UP_CAP, scheduleFields } from '../engine/schedules/spec';
 import { InvalidTransitionError, NotFoundError, StartRefusedError } from '../errors';
 import type { RunRow, ScheduleRow } from '../store/contract';
 import { record } from './audit';
@@ -20,27 +20,10 @@ import { startRefused } from './input-refusal';
 import type { ControlDeps } from './store';
 import { jsonValue } from './views';
 
-/**
- * A catch-up cap bounds how many missed ticks `all` fires; `latest` fires one and `none` none, so a cap given with
- * them would be kept and never read: refused instead, for every operator's add alike (the API's, the CLI's, the
- * form's).
- */
-export const CAP_ONLY_WITH_ALL = 'only with catch-up all (latest fires one missed tick, none fires none)';
-
-const spec = scheduleFields.shape;
-
-/** The cap a schedule added without one keeps: the spec's default. */
-const DEFAULT_CAP: number = spec.catchUpCap.parse(undefined);
-
-/**
- * An operator's schedule: the spec's fields and checks, with its cap left undefaulted, so that a cap given is told
- * from none (CAP_ONLY_WITH_ALL) and a parsed add parses again to itself (the API's route parses the body, then
- * add() does). add() gives a schedule without one the spec's default.
- */
+/** An operator's schedule: the spec's fields and checks, and the workflow it starts. */
 export const addInput = z
   .strictObject({
-    ...spec,
-    catchUpCap: spec.catchUpCap.unwrap().optional(),
+    ...scheduleFields.shape,
     workflow: z
       .string({ error: 'must be a workflow name' })
       .min(1, 'choose a workflow')
@@ -48,11 +31,7 @@ export const addInput = z
     paused: z.boolean({ error: 'must be true or false' }).optional(),
     reason: reasonField,
   })
-  .superRefine((fields, ctx) => {
-    checkWhen(fields, ctx);
-    if (fields.catchUpCap !== undefined && fields.catchUp !== 'all')
-      ctx.addIssue({ code: 'custom', path: ['catchUpCap'], message: CAP_ONLY_WITH_ALL });
-  });
+  .superRefine(checkSchedule);
 
 export const nameInput = z.strictObject({
   name: z
@@ -146,7 +125,7 @@ export async function add(deps: ControlDeps, caller: Caller, input: z.input<type
     inputJson: JSON.stringify(checked.input),
     overlap: given.overlap,
     catchUp: given.catchUp,
-    catchUpCap: given.catchUpCap ?? DEFAULT_CAP,
+    catchUpCap: given.catchUpCap ?? DEFAULT_CATCH_UP_CAP,
     source: 'operator',
     paused: given.paused ?? false,
     nextFireAt: nextTick(given.cron, given.timeZone, now) ?? now,

@@ -12,7 +12,10 @@ describe('cron', () => {
     expect(nextTick('0 30 9 * * *', 'America/New_York', T)).toBe(Date.UTC(2026, 0, 1, 14, 30) / 1000);
     expect(ticksBetween('*/10 * * * * *', 'UTC', T - 30, T, 100)).toEqual([T - 30, T - 20, T - 10, T]);
     expect(ticksBetween('*/10 * * * * *', 'UTC', T - 30, T, 2)).toEqual([T - 10, T]);
-    expect(cronProblem('bad cron', 'UTC')).toMatch(/five, six, or seven/);
+    expect(cronProblem('bad cron', 'UTC')).toBe(
+      'must have five fields (minute hour day month weekday), or six with seconds first; this has 2',
+    );
+    expect(cronProblem('@daily', 'UTC')).toBeUndefined();
     expect(cronProblem('* * * * *', 'UTC')).toBeUndefined();
     expect(timeZoneProblem('Nope/Zone')).toMatch(/unknown time zone "Nope\/Zone"/);
     expect(timeZoneProblem('Europe/Berlin')).toBeUndefined();

@@ -134,6 +134,12 @@ describe('a worker and its schedules', () => {
     expect(bad({ name: 'x', cron: '* * * * *', overlap: 'maybe' })).toThrow(
       /overlap: must be one of skip, queue, cancel/,
     );
+    // A cap is read by catch-up all only: declared with another policy it would be kept and never read.
+    expect(bad({ name: 'x', cron: '* * * * *', catchUpCap: 5 })).toThrow(
+      'schedules[0]: catchUpCap: only with catch-up all (latest fires one missed tick, none fires none)',
+    );
+    expect(bad({ name: 'x', cron: '* * * * *', catchUp: 'none', catchUpCap: 5 })).toThrow(/catchUpCap: only with/);
+    expect(bad({ name: 'x', cron: '* * * * *', catchUp: 'all', catchUpCap: 5 })).not.toThrow();
     // croner would read a seventh field as the year; a schedule has five, or six with seconds first.
     expect(bad({ name: 'x', cron: '0 0 0 1 1 * 2030' })).toThrow(
       'schedules[0]: cron: must have five fields (minute hour day month weekday), or six with seconds first; this has 7',

@@ -7,7 +7,7 @@ import { InvalidInputError } from '../../errors';
 import type { ScheduleDefinition } from '../../store/contract';
 import type { WorkflowRegistry } from '../workflow';
 import { nextTick } from './cron';
-import { scheduleFields, scheduleIssues } from './spec';
+import { DEFAULT_CATCH_UP_CAP, scheduleFields, scheduleIssues } from './spec';
 
 export function declaredSchedules(
   registry: WorkflowRegistry,
@@ -29,7 +29,7 @@ export function declaredSchedules(
         inputJson: JSON.stringify(input),
         overlap: s.overlap,
         catchUp: s.catchUp,
-        catchUpCap: s.catchUpCap,
+        catchUpCap: s.catchUpCap ?? DEFAULT_CATCH_UP_CAP,
         nextFireAt: nextTick(s.cron, s.timeZone, now) ?? now,
       });
     }

@@ -31,16 +31,35 @@ export const scheduleFields = z
       .int('must be a whole number')
       .min(1, 'must be at least 1')
       .max(1000, 'must be at most 1000')
-      .default(10),
+      .optional(),
   })
   .strict()
-  .superRefine(checkWhen);
+  .superRefine(checkSchedule);
+
+/** The cap of a schedule given none, for catch-up `all`. */
+export const DEFAULT_CATCH_UP_CAP = 10;
 
 /**
- * The checks of a schedule's fields together: a time zone this runtime knows, then a cron expression it reads in
- * that zone. Every schedule schema runs them (this one, the operator's in lib/control/schedules.ts).
+ * A catch-up cap bounds how many missed ticks `all` fires; `latest` fires one and `none` none, so a cap given with
+ * them would be kept and never read: refused instead, declared or added.
  */
-export function checkWhen(s: { cron: string; timeZone: string }, ctx: z.RefinementCtx): void {
+export const CAP_ONLY_WITH_ALL = 'only with catch-up all (latest fires one missed tick, none fires none)';
+
+/**
+ * The checks of a schedule's fields together, which every schedule schema runs (this one, the operator's in
+ * lib/control/schedules.ts): checkWhen, and a cap only with catch-up `all`.
+ */
+export function checkSchedule(
+  s: { cron: string; timeZone: string; catchUp: string; catchUpCap?: number | undefined },
+  ctx: z.RefinementCtx,
+): void {
+  checkWhen(s, ctx);
+  if (s.catchUpCap !== undefined && s.catchUp !== 'all')
+    ctx.addIssue({ code: 'custom', path: ['catchUpCap'], message: CAP_ONLY_WITH_ALL });
+}
+
+/** A time zone this runtime knows, then a cron expression it reads in that zone. */
+function checkWhen(s: { cron: string; timeZone: string }, ctx: z.RefinementCtx): void {
   const zone = timeZoneProblem(s.timeZone);
   if (zone) {
     ctx.addIssue({ code: 'custom', path: ['timeZone'], message: zone });
