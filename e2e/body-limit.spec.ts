@@ -16,9 +16,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from '@playwright/test';
 import Database from 'better-sqlite3';
-import type { RunStore, Store } from '../lib/store/contract';
 import { openStore } from '../lib/store/index';
 import { ClaimsPage } from './pages/claims-page';
+import { type FullStore, orphanClaim } from './support/secured';
 import { expect, noChromium, test } from './support/test';
 
 test.skip(noChromium, 'no chromium: the suite made no production build');
@@ -97,20 +97,9 @@ async function staticFromBuild(page: Page): Promise<void> {
 
 /** A claim whose holder is gone, on the dashboard's database: its lease passes at once. */
 async function orphanedClaim(databaseUrl: string, key: string): Promise<void> {
-  const store = (await openStore(databaseUrl, { synchronous: 'normal' })) as Store & RunStore;
+  const store = (await openStore(databaseUrl, { synchronous: 'normal' })) as FullStore;
   try {
-    const outcome = await store.claim({
-      idemKey: key,
-      runId: key.slice(0, key.indexOf(':')),
-      token: `t-${key}`,
-      workerId: 'gone-worker',
-      step: 0,
-      attempt: 1,
-      leaseMs: 1,
-      claimTtlMs: 30_000,
-    });
-    expect(outcome.kind).toBe('claimed');
-    await expect.poll(async () => (await store.listClaims({ orphanedOnly: true, claimTtlMs: 30_000 })).length).toBe(1);
+    await orphanClaim(store, key.slice(0, key.indexOf(':')), key);
   } finally {
     await store.close();
   }

@@ -89,29 +89,18 @@ function bodyLimit(path, maxBodyBytes, gatewayMaxBodyBytes) {
 /** The 413 for a body to `path` past `limit`, declared or counted. */
 function tooLarge(path, limit, apiMaxBodyBytes) {
   const api = apiPath(path);
-  if (path.startsWith('/v1/'))
-    return {
-      status: 413,
-      api,
-      code: 'PAYLOAD_TOO_LARGE',
-      message: `request body is larger than ${limit} bytes, more than a model request may carry`,
-      limit,
-    };
   // Under /api the limit a body must fit is WAYBILL_MAX_BODY_BYTES, and lib/api/body.ts's words for it.
-  if (api && apiMaxBodyBytes !== undefined && apiMaxBodyBytes <= limit)
-    return {
-      status: 413,
-      api,
-      code: 'PAYLOAD_TOO_LARGE',
-      message: `request body is larger than ${apiMaxBodyBytes} bytes (WAYBILL_MAX_BODY_BYTES)`,
-      limit: apiMaxBodyBytes,
-    };
+  const [bytes, which] = path.startsWith('/v1/')
+    ? [limit, ', more than a model request may carry']
+    : api && apiMaxBodyBytes !== undefined && apiMaxBodyBytes <= limit
+      ? [apiMaxBodyBytes, ' (WAYBILL_MAX_BODY_BYTES)']
+      : [limit, ', more than any request here may carry'];
   return {
     status: 413,
     api,
     code: 'PAYLOAD_TOO_LARGE',
-    message: `request body is larger than ${limit} bytes, more than any request here may carry`,
-    limit,
+    message: `request body is larger than ${bytes} bytes${which}`,
+    limit: bytes,
   };
 }
 
