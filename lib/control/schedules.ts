@@ -64,7 +64,9 @@ export function scheduleView(row: ScheduleRow, lastRuns: Pick<RunRow, 'id' | 'st
     input: jsonValue(row.inputJson),
     overlap: row.overlap,
     catchUp: row.catchUp,
-    catchUpCap: row.catchUpCap,
+    // Read by catch-up all only (a schedule added with another keeps the default, unread): null, so the view
+    // added again as it is adds the same schedule.
+    catchUpCap: row.catchUp === 'all' ? row.catchUpCap : null,
     paused: row.paused,
     source: row.source,
     nextFireAt: row.paused || row.nextFireAt === FINISHED ? null : row.nextFireAt,

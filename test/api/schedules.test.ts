@@ -121,8 +121,18 @@ describe('schedules over HTTP', () => {
     expect(capped.status, JSON.stringify(capped.body)).toBe(201);
     expect(capped.body.schedule).toMatchObject({ catchUp: 'all', catchUpCap: 7 });
     const plain = await add({ name: 'plain' });
-    expect(plain.body.schedule).toMatchObject({ catchUp: 'latest', catchUpCap: 10 });
-    for (const name of ['capped', 'plain'])
+    expect(plain.body.schedule).toMatchObject({ catchUp: 'latest', catchUpCap: null });
+    // A schedule's view, its own fields given back under another name, adds the same schedule.
+    const fields = ['workflow', 'cron', 'timeZone', 'input', 'overlap', 'catchUp', 'catchUpCap'] as const;
+    const copied = [];
+    for (const name of ['capped', 'plain']) {
+      const view = capped.body.schedule.name === name ? capped.body.schedule : plain.body.schedule;
+      const copy = await add({ ...Object.fromEntries(fields.map((f) => [f, view[f]])), name: `${name}-copy` });
+      expect(copy.status, JSON.stringify(copy.body)).toBe(201);
+      expect(copy.body.schedule).toMatchObject(Object.fromEntries(fields.map((f) => [f, view[f]])));
+      copied.push(`${name}-copy`);
+    }
+    for (const name of ['capped', 'plain', ...copied])
       expect((await api('DELETE', `/api/v1/schedules/${name}`, OPERATOR)).status).toBe(200);
   });
 });

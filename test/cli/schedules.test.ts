@@ -142,7 +142,7 @@ describe('waybill schedule and schedules', () => {
     expect(db.dump()).toEqual(before);
   });
 
-  it('keeps a cap given with catch-up all, and the default when none is given', async () => {
+  it('keeps a cap given with catch-up all, the default when none is given, and shows none with another policy', async () => {
     const db = await freshDb();
     const input = JSON.stringify({ count: 1, outbox: 'outbox.jsonl' });
     const add = async (name: string, ...flags: string[]) =>
@@ -151,6 +151,6 @@ describe('waybill schedule and schedules', () => {
       );
     expect(await add('a', '--catch-up', 'all', '--catch-up-cap', '7')).toMatchObject({ catchUp: 'all', catchUpCap: 7 });
     expect(await add('b', '--catch-up', 'all')).toMatchObject({ catchUp: 'all', catchUpCap: 10 });
-    expect(await add('c')).toMatchObject({ catchUp: 'latest', catchUpCap: 10 });
+    expect(await add('c')).toMatchObject({ catchUp: 'latest', catchUpCap: null });
   });
 });

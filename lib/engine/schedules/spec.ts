@@ -31,7 +31,8 @@ export const scheduleFields = z
       .int('must be a whole number')
       .min(1, 'must be at least 1')
       .max(1000, 'must be at most 1000')
-      .optional(),
+      // null, as a schedule's view shows a cap it does not read: none given.
+      .nullish(),
   })
   .strict()
   .superRefine(checkSchedule);
@@ -50,11 +51,11 @@ export const CAP_ONLY_WITH_ALL = 'only with catch-up all (latest fires one misse
  * lib/control/schedules.ts): checkWhen, and a cap only with catch-up `all`.
  */
 export function checkSchedule(
-  s: { cron: string; timeZone: string; catchUp: string; catchUpCap?: number | undefined },
+  s: { cron: string; timeZone: string; catchUp: string; catchUpCap?: number | null | undefined },
   ctx: z.RefinementCtx,
 ): void {
   checkWhen(s, ctx);
-  if (s.catchUpCap !== undefined && s.catchUp !== 'all')
+  if (s.catchUpCap != null && s.catchUp !== 'all')
     ctx.addIssue({ code: 'custom', path: ['catchUpCap'], message: CAP_ONLY_WITH_ALL });
 }
 
