@@ -8,12 +8,11 @@
  * refused commit `lease_lost`, a hand-made result the committed row with source `manual`.
  */
 import { z } from 'zod';
-import { claimExpired } from '../domain/claim-expiry';
+import { claimExpired, expiredByDeath } from '../domain/claim-expiry';
 import { attemptNoteOf, takeoverText } from '../engine/attempt-note';
 import { NotFoundError } from '../errors';
 import { type StepTranscript, stepTranscript } from '../gateway/transcript';
 import type { ClaimRow, CommittedRow, HistoryRow, RunRow, StepEvent, StepRecord } from '../store/contract';
-import { expiredByDeath } from '../store/shared/claim-expiry-sql';
 import { authorize, type Caller } from './caller';
 import { validate } from './errors';
 import { runRef, stepField } from './fields';
@@ -165,8 +164,8 @@ export function attemptsOf(record: StepRecord, claimTtlMs: number, now: number):
  * Why a claim in flight is orphaned, as its attempt's line says it: its holder was declared dead (a peer proved
  * it and expired the claim then, leaving that `expired` event), or its lease passed.
  */
-function orphanedText(claim: Pick<ClaimRow, 'workerId' | 'attempt'>, events: StepEvent[]): string {
-  const died = events.some((e) => expiredByDeath(e, claim.workerId, claim.attempt));
+function orphanedText(claim: Pick<ClaimRow, 'idemKey' | 'workerId' | 'attempt'>, events: StepEvent[]): string {
+  const died = events.some((e) => expiredByDeath(e, claim));
   return died
     ? `worker ${claim.workerId} was declared dead: the next worker takes it over`
     : 'its lease passed: the next worker takes it over';

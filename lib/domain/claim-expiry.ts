@@ -21,3 +21,34 @@ export function claimExpiresAt(claim: Expiring, claimTtlMs: number): number {
 export function claimExpired(claim: Expiring, claimTtlMs: number, nowS: number): boolean {
   return claimExpiresAt(claim, claimTtlMs) <= nowS;
 }
+
+/**
+ * What the `expired` event of a dead worker's claim says after `worker <id> died (<reason>); ` (markWorkerDead,
+ * both backends): the claim expires then, so the step's next claim takes it over and is told it is in doubt.
+ */
+export const DIED_CLAIM_DETAIL = 'its claim expired: the step runs again, told it is in doubt';
+
+/**
+ * Whether `event` is markWorkerDead's `expired` event of `claim` (its key, holder and attempt): such a claim is
+ * orphaned because its holder was declared dead, not because its lease passed. The store's SQL form, read on a
+ * takeover, is lib/store/shared/claim-expiry-sql.ts expiredByDeathText.
+ */
+export function expiredByDeath(
+  event: {
+    outcome: string;
+    idemKey: string | null;
+    workerId: string | null;
+    attempt: number | null;
+    detail: string | null;
+  },
+  claim: { idemKey: string; workerId: string | null; attempt: number },
+): boolean {
+  return (
+    event.outcome === 'expired' &&
+    claim.workerId !== null &&
+    event.idemKey === claim.idemKey &&
+    event.workerId === claim.workerId &&
+    event.attempt === claim.attempt &&
+    (event.detail ?? '').endsWith(DIED_CLAIM_DETAIL)
+  );
+}

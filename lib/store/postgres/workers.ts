@@ -13,7 +13,7 @@ import { and, asc, desc, eq, getTableColumns, inArray, isNotNull, isNull, or, ty
 import type pg from 'pg';
 import type { WorkerRow, WorkerStore } from '../contract';
 import { claims, runs, stepEvents, workers } from '../schema/pg';
-import { DIED_CLAIM_DETAIL } from '../shared/claim-expiry-sql';
+import { DIED_CLAIM_DETAIL } from '../../domain/claim-expiry';
 import type { PgConnection } from './connection';
 import { notifyRunnable } from './notify';
 import { withRetry } from './retry';

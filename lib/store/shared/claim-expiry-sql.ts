@@ -6,7 +6,7 @@
  * puts claimExpiresAtText into its body; the older texts in drizzle/pg's migrations keep their own copy.
  */
 import { type SQL, type SQLWrapper, sql } from 'drizzle-orm';
-import type { StepEvent } from '../contract/rows';
+import { DIED_CLAIM_DETAIL } from '../../domain/claim-expiry';
 
 /** The two columns the rule reads: a claims table of either schema, or `claimTimes(alias)`. */
 export interface ClaimTimes {
@@ -38,12 +38,6 @@ export const claimExpiresAtText = (ttl: string, alias = ''): string =>
   `coalesce(${alias}lease_expires_at, ${alias}claimed_at + ${ttl})`;
 
 /**
- * What the `expired` event of a dead worker's claim says after `worker <id> died (<reason>); ` (markWorkerDead,
- * both backends): the claim expires then, so the step's next claim takes it over and is told it is in doubt.
- */
-export const DIED_CLAIM_DETAIL = 'its claim expired: the step runs again, told it is in doubt';
-
-/**
  * What a takeover's `expired` event says of the holder it replaced: its lease passed, or it `died` (its claim was
  * one markWorkerDead expired, expiredByDeathText). A dead holder's lease had not passed: the proof of its death
  * ended it, and the timeline should say so. SQLite writes this; the PL/pgSQL claim writes takeoverDetailText, its
@@ -67,7 +61,7 @@ export const takeoverDetailText = (holder: string, died: string): string =>
  * worker's death: markWorkerDead's `expired` event for that holder and attempt, the one that ends in
  * DIED_CLAIM_DETAIL. The holder and attempt pin it to this claim: a takeover's own event names its taker and
  * the taker's attempt too, and that claim, if its lease passes, did not die. Read on a takeover only, through
- * the events' index on the key.
+ * the events' index on the key. Over events already read: lib/domain/claim-expiry.ts expiredByDeath.
  */
 export const expiredByDeathText = (key: string, worker: string, attempt: string): string => {
   const n = DIED_CLAIM_DETAIL.length;
@@ -75,22 +69,3 @@ export const expiredByDeathText = (key: string, worker: string, attempt: string)
       AND e.worker_id = ${worker} AND e.attempt = ${attempt}
       AND length(e.detail) >= ${n} AND substr(e.detail, length(e.detail) - ${n - 1}) = ${literal(DIED_CLAIM_DETAIL)})`;
 };
-
-/**
- * expiredByDeathText over events already read, for a claim still in flight: whether `event` is markWorkerDead's
- * `expired` event of the claim `worker` holds on `attempt`. Such a claim is orphaned because its holder was
- * declared dead, not because its lease passed.
- */
-export function expiredByDeath(
-  event: Pick<StepEvent, 'outcome' | 'workerId' | 'attempt' | 'detail'>,
-  worker: string | null,
-  attempt: number,
-): boolean {
-  return (
-    event.outcome === 'expired' &&
-    worker !== null &&
-    event.workerId === worker &&
-    event.attempt === attempt &&
-    (event.detail ?? '').endsWith(DIED_CLAIM_DETAIL)
-  );
-}

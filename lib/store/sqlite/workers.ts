@@ -5,7 +5,7 @@
 import { and, asc, desc, eq, getTableColumns, gt, inArray, isNotNull, isNull, or, sql } from 'drizzle-orm';
 import type { WorkerRow, WorkerStore } from '../contract';
 import { claims, runs, workers } from '../schema/sqlite';
-import { DIED_CLAIM_DETAIL } from '../shared/claim-expiry-sql';
+import { DIED_CLAIM_DETAIL } from '../../domain/claim-expiry';
 import { guard, type SqliteConnection } from './connection';
 
 export function sqliteWorkers(c: SqliteConnection): WorkerStore {
