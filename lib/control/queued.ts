@@ -171,7 +171,8 @@ export function heldReason(workflow: string, limits: RunLimits, use: RunLimitUse
     };
   }
   const behind = use.placeLine;
-  if (concurrency && behind && behind.ahead >= concurrency.limit - concurrency.running) {
+  // Past LINE_COUNTED the count is not known: as many runs as there are free places may be ahead.
+  if (concurrency && behind && (behind.atLeast || behind.ahead >= concurrency.limit - concurrency.running)) {
     const of = concurrency.path === null ? 'the workflow' : 'the key';
     const ahead = behind.atLeast
       ? `${behind.ahead} or more queued runs of ${of} are`
