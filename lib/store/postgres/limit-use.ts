@@ -45,19 +45,13 @@ export function postgresLimitUse(c: PgConnection): Pick<RunStore, 'limitUse' | '
         for (const group of limitGroups(subjects, limitsOf)) {
           const statement = limitUseStatement('postgres', group, {
             runs: null,
-            from: `unnest($1::text[], $2::text[], $3::text[]) AS j (id, rate_hint, place_hint) JOIN runs p ON p.id = j.id`,
+            from: `unnest($1::text[], $2::text[]) AS j (id, rate_hint) JOIN runs p ON p.id = j.id`,
             alias: 'p',
-            now: '$4::float8',
+            now: '$3::float8',
             rateHint: 'j.rate_hint',
-            placeHint: 'j.place_hint',
           });
           const values = groupValues(group);
-          const { rows } = await named<LimitUseRow>(statement, [
-            values.map((v) => v[0]),
-            values.map((v) => v[1]),
-            values.map((v) => v[2]),
-            now,
-          ]);
+          const { rows } = await named<LimitUseRow>(statement, [values.map((v) => v[0]), values.map((v) => v[1]), now]);
           for (const row of rows) runs.set(row.id, judged(group, row, now));
         }
         const reads = startsToRead(runs);

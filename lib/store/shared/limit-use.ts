@@ -13,7 +13,7 @@
  */
 import { LINE_COUNTED, type RunLimits } from '../../domain/run-limits';
 import type { Dialect, LimitUse, PlaceLine, RunLimitUse } from '../contract';
-import { placeAheadSql } from './place-line-sql';
+import { placeAheadSql, placeLineWith } from './place-line-sql';
 import { hintOf, keyStartsSql, rateAheadSql, rateLineOf, ratePlace } from './rate-line-sql';
 import { limitKeySql, limitUseOf, limitUseSql, limitUseWith } from './run-limits-sql';
 
@@ -54,33 +54,31 @@ export const limitsIn =
     Object.hasOwn(limits, workflow) ? limits[workflow] : undefined;
 
 /** A group's runs as its select takes them: each id with its rate key's hint and its concurrency key's. */
-export function groupValues(group: LimitGroup): [id: string, rateHint: string | null, placeHint: string | null][] {
-  const { concurrency, rateLimit } = group.limits;
-  return group.runs.map((run) => [
-    run.id,
-    rateLimit ? hintOf(run.inputJson, rateLimit.key) : null,
-    concurrency ? hintOf(run.inputJson, concurrency.key) : null,
-  ]);
+export function groupValues(group: LimitGroup): [id: string, rateHint: string | null][] {
+  const { rateLimit } = group.limits;
+  return group.runs.map((run) => [run.id, rateLimit ? hintOf(run.inputJson, rateLimit.key) : null]);
 }
 
 /**
  * A group's statement, the runs table under `alias`: `from` is its FROM, the runs joined to groupValues' rows (a CTE
- * of `runs`' own when one is given), whose hints are `rateHint` and `placeHint` (SQL); every figure at `now` (SQL).
+ * of `runs`' own when one is given), whose hint is `rateHint` (SQL); every figure at `now` (SQL).
  * Its rows are what judged() reads.
  */
 export function limitUseStatement(
   dialect: Dialect,
   group: Pick<LimitGroup, 'workflow' | 'limits'>,
-  sql: { runs: string | null; from: string; alias: string; now: string; rateHint: string; placeHint: string },
+  sql: { runs: string | null; from: string; alias: string; now: string; rateHint: string },
 ): string {
   const { workflow, limits } = group;
   const { alias } = sql;
-  const ctes = [sql.runs, limitUseWith(dialect, workflow, limits, sql.now)].filter(Boolean).join(',\n  ');
+  const ctes = [sql.runs, limitUseWith(dialect, workflow, limits, sql.now), placeLineWith(dialect, workflow, limits)]
+    .filter(Boolean)
+    .join(',\n  ');
   // `now` is a column too, so that the statement names its value whatever the limits read (a parameter no statement
   // names has no type on PostgreSQL).
   return `${ctes === '' ? '' : `WITH ${ctes}\n`}SELECT ${alias}.id AS id, ${sql.now} AS now, ${limitUseSql(dialect, limits, alias)},
       ${alias}.started_at AS "ownStart", ${rateAheadSql(dialect, limits, alias, sql.rateHint)} AS ahead,
-      ${placeAheadSql(dialect, limits, alias, sql.placeHint)} AS "placeAhead"
+      ${placeAheadSql(dialect, limits, alias)} AS "placeAhead"
     FROM ${sql.from}`;
 }
 

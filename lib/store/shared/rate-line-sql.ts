@@ -56,7 +56,7 @@ export function hintOf(inputJson: string, path: string | null): string | null {
 }
 
 /** keyHint's condition on the runs row `table` (`hint`: SQL, NULL for none), or nothing when no key is read. */
-export function hintSql(dialect: Dialect, table: string, path: string | null, hint: string): string {
+function hintSql(dialect: Dialect, table: string, path: string | null, hint: string): string {
   if (path === null) return '';
   return `AND (${hint} IS NULL OR ${dialect === 'postgres' ? 'strpos' : 'instr'}(${table}.input_json, ${hint}) > 0)`;
 }
@@ -65,7 +65,7 @@ export function hintSql(dialect: Dialect, table: string, path: string | null, hi
  * Whether the runs row `ahead` comes before `run` in the pick's ORDER BY: priority, then age, then id (on PostgreSQL
  * ids in "C" order, as the pick sorts them).
  */
-export function aheadInPickSql(dialect: Dialect, ahead: string, run: string): string {
+function aheadInPickSql(dialect: Dialect, ahead: string, run: string): string {
   const id = (table: string) => (dialect === 'postgres' ? `${table}.id COLLATE "C"` : `${table}.id`);
   return `(${ahead}.priority > ${run}.priority OR (${ahead}.priority = ${run}.priority AND (${ahead}.created_at < ${run}.created_at
         OR (${ahead}.created_at = ${run}.created_at AND ${id(ahead)} < ${id(run)}))))`;

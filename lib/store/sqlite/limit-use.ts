@@ -37,13 +37,11 @@ export function sqliteLimitUse(c: SqliteConnection): Pick<RunStore, 'limitUse' |
         const runs = new Map<string, Judged>();
         for (const group of limitGroups(subjects, limitsOf)) {
           const statement = limitUseStatement('sqlite', group, {
-            runs: `j AS MATERIALIZED (SELECT value ->> '$[0]' AS id, value ->> '$[1]' AS rate_hint,
-              value ->> '$[2]' AS place_hint FROM json_each(@runs))`,
+            runs: `j AS MATERIALIZED (SELECT value ->> '$[0]' AS id, value ->> '$[1]' AS rate_hint FROM json_each(@runs))`,
             from: 'j CROSS JOIN runs WHERE runs.id = j.id',
             alias: 'runs',
             now: '@now',
             rateHint: 'j.rate_hint',
-            placeHint: 'j.place_hint',
           });
           const rows = c
             .prepared<[{ runs: string; now: number }], LimitUseRow>(statement)
