@@ -119,8 +119,9 @@ describe.each(kinds)('review-and-send on %s', (kind) => {
       await store.createRun({
         id,
         workflow: 'review-and-send',
-        // The send takes 5 s before it reaches the receiver: the window the kill must land in, wide enough for this
-        // process to see the claim and freeze the worker however loaded the machine is.
+        // The send takes 5 s before it reaches the receiver: the window the kill must land in, in which this process
+        // sees the claim and freezes the worker (milliseconds quiet, seconds at worst under load). A miss fails the
+        // trial's assertion below, naming it, rather than counting wrong.
         inputJson: JSON.stringify({ latencyMs: 5000 }),
         totalSteps: 2,
       });
