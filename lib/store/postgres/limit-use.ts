@@ -2,7 +2,9 @@
  * limitUse and limitUses on PostgreSQL: shared/limit-use.ts's reads in one REPEATABLE READ, READ ONLY transaction,
  * so each statement sees the snapshot the first took, and now() is the transaction's in all of them. Each text is a
  * workflow's (or a rate key's starts'), its runs, hints and time its parameters: named by its text, it is planned
- * once a connection, where a select of a line's subqueries planned anew took longer than it ran.
+ * once a connection, where a select of a line's subqueries planned anew took longer than it ran. The rate line's
+ * hint is a value that may be NULL, which fixedName otherwise keeps out of named texts: it only guards a strpos,
+ * which is never an index condition, so no value of it changes the plan.
  */
 import { sql } from 'drizzle-orm';
 import type pg from 'pg';
