@@ -11,9 +11,9 @@
  */
 import { and, asc, desc, eq, getTableColumns, inArray, isNotNull, isNull, or, type SQL, sql } from 'drizzle-orm';
 import type pg from 'pg';
+import { DIED_CLAIM_DETAIL } from '../../domain/claim-expiry';
 import type { WorkerRow, WorkerStore } from '../contract';
 import { claims, runs, stepEvents, workers } from '../schema/pg';
-import { DIED_CLAIM_DETAIL } from '../../domain/claim-expiry';
 import type { PgConnection } from './connection';
 import { notifyRunnable } from './notify';
 import { withRetry } from './retry';

@@ -3,9 +3,9 @@
  * (lib/machine.ts): there is no lock to hold, and liveness is `unknown` here; the engine judges by pid.
  */
 import { and, asc, desc, eq, getTableColumns, gt, inArray, isNotNull, isNull, or, sql } from 'drizzle-orm';
+import { DIED_CLAIM_DETAIL } from '../../domain/claim-expiry';
 import type { WorkerRow, WorkerStore } from '../contract';
 import { claims, runs, workers } from '../schema/sqlite';
-import { DIED_CLAIM_DETAIL } from '../../domain/claim-expiry';
 import { guard, type SqliteConnection } from './connection';
 
 export function sqliteWorkers(c: SqliteConnection): WorkerStore {
