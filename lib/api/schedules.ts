@@ -22,7 +22,11 @@ export const scheduleSchema = z.strictObject({
   input: z.unknown(),
   overlap: z.enum(OVERLAP_POLICIES),
   catchUp: z.enum(CATCH_UP_POLICIES),
-  catchUpCap: z.number().int().nullable().describe('how many missed ticks catch-up all fires at most; null with another catch-up'),
+  catchUpCap: z
+    .number()
+    .int()
+    .nullable()
+    .describe('how many missed ticks catch-up all fires at most; null with another catch-up'),
   paused: z.boolean(),
   source: z.enum(['definition', 'operator']),
   nextFireAt: epoch.nullable().describe('the next tick; null while paused or finished'),
