@@ -22,7 +22,6 @@ import { parseArgs } from 'node:util';
 import { controlPlaneUrl, dataDir, sqliteFile, tcpPort } from '../config';
 import { stallSettings } from '../control/stalled';
 import * as webhooks from '../control/webhooks';
-import { limitKeyProblem } from '../domain/run-limits';
 import { drillWorkflow } from '../engine/drill';
 import { createLogger } from '../engine/log';
 import { keepStoreFrom, programUser } from '../engine/program-user';
@@ -31,8 +30,7 @@ import { declaredSchedules } from '../engine/schedules/declared';
 import { Worker } from '../engine/worker';
 import { serveHealth } from '../engine/worker/health';
 import { WorkerMetrics } from '../engine/worker/metrics';
-import { limitsOf, WorkflowRegistry } from '../engine/workflow';
-import { InvalidInputError } from '../errors';
+import { WorkflowRegistry } from '../engine/workflow';
 import { loadPriceTable } from '../gateway/prices';
 import { followParent, stopAsOnSigterm } from '../launch/follow-parent';
 import { check, count, flags, GLOBAL_OPTIONS, lookupId } from './args';
@@ -75,7 +73,7 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
       : new WorkflowRegistry([drillWorkflow(dataDir({ ...cfg, DATABASE_URL: values.db ?? cfg.DATABASE_URL }))]);
   const publications = publicationsOf(registry, modulePath);
   // Checked before the store is opened (a bad input exits having written nothing); each tick taken at publication.
-  keyedSchedules(registry, Date.now() / 1000);
+  declaredSchedules(registry, Date.now() / 1000);
   // Before the store is opened: a user that cannot be had exits 2 having touched nothing.
   const user = programUser(cfg.WAYBILL_PROGRAM_USER, process.getuid?.());
   const storeFile = sqliteFile(values.db ?? cfg.DATABASE_URL);
@@ -127,7 +125,7 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
           ? undefined
           : async (workerId) => {
               await store.publishWorkflows(workerId, publications);
-              await store.upsertDefinedSchedules(registry.names(), keyedSchedules(registry, Date.now() / 1000));
+              await store.upsertDefinedSchedules(registry.names(), declaredSchedules(registry, Date.now() / 1000));
               w.log.info('serving workflows', { workflows: registry.names(), module: modulePath ?? null });
             },
     });
@@ -169,23 +167,4 @@ export async function worker(cli: Cli, args: string[]): Promise<number> {
     }
     return 0;
   });
-}
-
-/**
- * The schedules the registry's workflows declare, each input parsed by its schema (declaredSchedules) and held to
- * the rule a start's input is held to for its limits' keys (lib/domain/run-limits.ts): a tick's run is a start
- * the store writes without asking again, so an input no limit can key stops the worker here, nothing written.
- */
-function keyedSchedules(registry: WorkflowRegistry, now: number): ReturnType<typeof declaredSchedules> {
-  const declared = declaredSchedules(registry, now);
-  for (const definition of registry.definitions())
-    for (const s of definition.schedules ?? []) {
-      const input = registry.parseInput(definition.name, s.input);
-      const refused = limitKeyProblem(definition.name, limitsOf(definition), input);
-      if (refused)
-        throw new InvalidInputError(
-          `workflow ${JSON.stringify(definition.name)}: schedule ${JSON.stringify(s.name)}: ${refused.message}`,
-        );
-    }
-  return declared;
 }

@@ -1,11 +1,14 @@
 /**
  * The schedules a worker's workflows declare (`defineWorkflow({ schedules })`), as the store keeps them: each
  * input parsed by its workflow's schema here, at the worker's start, so a bad one stops the worker having
- * written nothing rather than failing at every tick.
+ * written nothing rather than failing at every tick. Each input is held too to the rule a start's input is held
+ * to for its limits' keys (lib/domain/run-limits.ts limitKeyProblem): a tick's run is a start the store writes
+ * without asking again.
  */
+import { limitKeyProblem } from '../../domain/run-limits';
 import { InvalidInputError } from '../../errors';
 import type { ScheduleDefinition } from '../../store/contract';
-import type { WorkflowRegistry } from '../workflow';
+import { limitsOf, type WorkflowRegistry } from '../workflow';
 import { nextTick } from './cron';
 import { DEFAULT_CATCH_UP_CAP, scheduleFields, scheduleIssues } from './spec';
 
@@ -21,6 +24,11 @@ export function declaredSchedules(
       if (!checked.success) throw new InvalidInputError(`${label}: ${scheduleIssues(checked.error)}`);
       const s = checked.data;
       const input = registry.parseInput(definition.name, s.input);
+      const refused = limitKeyProblem(definition.name, limitsOf(definition), input);
+      if (refused)
+        throw new InvalidInputError(
+          `workflow ${JSON.stringify(definition.name)}: schedule ${JSON.stringify(s.name)}: ${refused.message}`,
+        );
       out.push({
         name: s.name,
         workflow: definition.name,
