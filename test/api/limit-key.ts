@@ -9,12 +9,11 @@
  * Used by limit-key.sqlite.test.ts and limit-key.postgres.test.ts, which give the database: the route handlers
  * read their store from the environment once the suite has set it, as in production.
  */
-import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publicationsOf } from '../../lib/engine/publish';
 import { WorkflowRegistry } from '../../lib/engine/workflow';
 import { openStore } from '../../lib/store/index';
-import { BIN, type Result, runCli } from '../cli/support';
+import { runCli } from '../cli/support';
 import { type Answer, request } from '../support/http';
 import { makeTempDir } from '../support/tmp';
 import { writeModule } from '../workflows/user-module';
@@ -38,22 +37,6 @@ export const percust = defineWorkflow({
   async run() { return 1; },
 });
 `;
-
-/**
- * The CLI as runCli runs it, killed after `ms`: a `waybill worker` that does not refuse serves until stopped, and
- * the test is to fail then, not hang.
- */
-function runBounded(args: string[], ms: number): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: process.env, timeout: ms, killSignal: 'SIGKILL' });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 export interface Target {
   url: string;
@@ -159,7 +142,8 @@ export function limitKeySuite(name: string, makeTarget: () => Promise<Target>) {
         'declared.mjs',
         PERCUST(`schedules: [{ name: 'nightly', cron: '0 0 3 * * *', input: { customer: { id: 1 } } }],`),
       );
-      const worker = await runBounded(['--db', target.url, 'worker', '--workflows', path], 30_000);
+      // Killed after 30 s: a `waybill worker` that does not refuse serves until stopped, and the test is to fail then.
+      const worker = await runCli(['--db', target.url, 'worker', '--workflows', path], { timeoutMs: 30_000 });
       expect([worker.code, worker.stdout, worker.stderr]).toEqual([
         2,
         '',

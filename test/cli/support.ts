@@ -29,13 +29,15 @@ export interface Db {
 
 export function runCli(
   args: string[],
-  options: { env?: Record<string, string>; input?: string; cwd?: string } = {},
+  options: { env?: Record<string, string>; input?: string; cwd?: string; timeoutMs?: number } = {},
 ): Promise<Result> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {
       cwd: options.cwd ?? ROOT,
       env: { ...process.env, ...options.env },
       stdio: ['pipe', 'pipe', 'pipe'],
+      // Killed after it, for a command that would otherwise serve until stopped.
+      ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs, killSignal: 'SIGKILL' as const }),
     });
     let stdout = '';
     let stderr = '';
