@@ -59,20 +59,25 @@ const WRITTEN_VALUES = WRITTEN.map((key) => `@${key}`).join(', ');
 export const insertCommitted = statement<CommittedValues>(`INSERT INTO committed (${columnNames(committed, WRITTEN)})
   VALUES (${WRITTEN_VALUES}) ON CONFLICT (idem_key) DO NOTHING`);
 
+/** The run's progress `column` as the commit's row copies it: null when the state is too long, or no row. */
+const prior = (column: 'step' | 'state_json') =>
+  `(SELECT CASE WHEN length(state_json) <= ${PRIOR_STATE_MAX_CHARS} THEN ${column} END FROM progress WHERE run_id = @runId)`;
+const NO_PROGRESS = 'NOT EXISTS (SELECT 1 FROM progress WHERE run_id = @runId)';
+
 /**
  * A step's own result, with the run's progress as it stood before this commit (committed.prior_*): step 0 and
  * `{}` when the run has none yet, nothing when its state is longer than PRIOR_STATE_MAX_CHARS. SQLite's
  * length() counts characters, as PostgreSQL's does in waybill_commit, so both stores copy the same states.
- * (`WHERE true`: an upsert's INSERT … SELECT needs a WHERE clause, or SQLite reads ON CONFLICT as the join's ON.)
+ * The copy is read by subqueries in VALUES, not by an INSERT … SELECT joined to progress: committed's insert
+ * triggers write progress, so SQLite would first copy such a SELECT's row into a temporary table, every commit.
  * The row goes in fresh: committed_fresh until the next settle (committed-rows.ts).
  */
 const commitWithPrior = statement<CommittedValues>(`INSERT INTO committed
     (${columnNames(committed, [...WRITTEN, 'priorStep', 'priorStateJson'])}, fresh)
-  SELECT ${WRITTEN_VALUES},
-    CASE WHEN p.run_id IS NULL THEN 0 WHEN length(p.state_json) <= ${PRIOR_STATE_MAX_CHARS} THEN p.step END,
-    CASE WHEN p.run_id IS NULL THEN '{}' WHEN length(p.state_json) <= ${PRIOR_STATE_MAX_CHARS} THEN p.state_json END,
-    1
-  FROM (SELECT @runId AS run_id) AS r LEFT JOIN progress AS p ON p.run_id = r.run_id WHERE true
+  VALUES (${WRITTEN_VALUES},
+    coalesce(${prior('step')}, CASE WHEN ${NO_PROGRESS} THEN 0 END),
+    coalesce(${prior('state_json')}, CASE WHEN ${NO_PROGRESS} THEN '{}' END),
+    1)
   ON CONFLICT (idem_key) DO NOTHING`);
 
 /** When a claim stops protecting its key: the one rule, lib/domain/claim-expiry. */
