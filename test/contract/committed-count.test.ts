@@ -110,6 +110,47 @@ describe.each(list)('committed_count on $name', (backend) => {
     await expectCount('bare', 3);
   });
 
+  it('counts a group commit whose neighbour is refused: the refused commit adds nothing', async () => {
+    await store.createRun({ id: 'g', workflow: 'w', inputJson: '{}', totalSteps: 4 });
+    await agent('g', 2);
+    const claimed = async (step: number) => {
+      const r = {
+        idemKey: `g:step:${step}`,
+        runId: 'g',
+        token: `token-${step}`,
+        workerId: null,
+        step,
+        attempt: 1,
+        leaseMs: TTL,
+        claimTtlMs: TTL,
+      };
+      expect((await store.claim(r)).kind).toBe('claimed');
+      return r;
+    };
+    const [a, b] = [await claimed(2), await claimed(3)];
+    const commit = (r: typeof a, token: string, progress: boolean) =>
+      store.commit({
+        idemKey: r.idemKey,
+        token,
+        runId: 'g',
+        resultJson: '1',
+        step: r.step,
+        fingerprint: null,
+        workerId: null,
+        durationMs: 1,
+        ...(progress
+          ? { progress: { runId: 'g', step: r.step + 1, stateJson: '{}', executed: 1, skipped: 0, awaited: 0 } }
+          : {}),
+      });
+    // Sent in one turn, so one batch: the second's token is not its claim's, and only it is refused.
+    const [kept, refused] = await Promise.allSettled([commit(a, a.token, true), commit(b, 'not-its-token', true)]);
+    expect([kept.status, refused.status]).toEqual(['fulfilled', 'rejected']);
+    await expectCount('g', 3);
+    // The refused step committed again with its own token, without a progress write this time.
+    await commit(b, b.token, false);
+    await expectCount('g', 4);
+  });
+
   it('stays exact when another client writes the rows directly', async () => {
     // The article's own client: committed rows with its four columns, then its progress upsert.
     await articleInsert('art:step:0', 'art');

@@ -88,7 +88,8 @@ export function sqliteStepWrites(c: SqliteConnection): StepWrites & { statements
   const fresh = freshRows(c);
   const runStatusOf = (runId: string): RunStatus | null => s.runStatus.get({ runId })?.status ?? null;
 
-  function progressIn(w: ProgressWrite, now: number): void {
+  /** `counted`: 1 when a commit's own row rides with this write (migration 0034: its insert is not counted). */
+  function progressIn(w: ProgressWrite, now: number, counted: 0 | 1 = 0): void {
     s.upsertProgress.run({
       runId: w.runId,
       step: w.step,
@@ -98,6 +99,7 @@ export function sqliteStepWrites(c: SqliteConnection): StepWrites & { statements
       skipped: w.skipped,
       awaited: w.awaited,
       saveMs: w.saveMs ?? null,
+      counted,
     });
     if (w.skipped > 0) c.event({ runId: w.runId, step: w.step, outcome: 'skipped', count: w.skipped }, now);
     if (w.awaited > 0) c.event({ runId: w.runId, step: w.step, outcome: 'awaited', count: w.awaited }, now);
@@ -209,7 +211,8 @@ export function sqliteStepWrites(c: SqliteConnection): StepWrites & { statements
       throw new LeaseLostError(r.idemKey, 'the key was committed by someone else meanwhile');
     }
     fresh.committed();
-    if (r.progress) progressIn(r.progress, now);
+    if (r.progress) progressIn(r.progress, now, 1);
+    else s.countCommit.run({ runId: r.runId });
     const runStatus = runStatusOf(r.runId);
     // A paused or cancelled run runs no step after this one: its next key is not claimed ahead.
     const stopped = runStatus === 'paused' || runStatus === 'cancelled';
@@ -267,13 +270,20 @@ type ClaimValues = Pick<
 
 const STEP_STATEMENTS = {
   progress: statement<{ runId: string }, ProgressRow>(`SELECT ${PROGRESS} FROM progress WHERE run_id = @runId`),
-  upsertProgress: statement<Omit<ProgressRow, 'updatedAt' | 'committedCount'> & { now: number }>(`INSERT INTO progress
+  // A new row is counted by its insert trigger (migration 0027), the commit's own row with the rest.
+  upsertProgress: statement<
+    Omit<ProgressRow, 'updatedAt' | 'committedCount'> & { now: number; counted: 0 | 1 }
+  >(`INSERT INTO progress
       (run_id, step, state_json, updated_at, executed, skipped, awaited, save_ms)
     VALUES (@runId, @step, @stateJson, @now, @executed, @skipped, @awaited, @saveMs)
     ON CONFLICT (run_id) DO UPDATE SET step = excluded.step, state_json = excluded.state_json,
       updated_at = excluded.updated_at, executed = executed + excluded.executed,
       skipped = skipped + excluded.skipped, awaited = awaited + excluded.awaited,
-      save_ms = coalesce(excluded.save_ms, save_ms)`),
+      save_ms = coalesce(excluded.save_ms, save_ms), committed_count = committed_count + @counted`),
+  /** A commit's own row counted when it writes no progress (migration 0034: its insert is not counted). */
+  countCommit: statement<{ runId: string }>(
+    'UPDATE progress SET committed_count = committed_count + 1 WHERE run_id = @runId',
+  ),
   committed: statement<{ idemKey: string }, CommittedRow>(
     `SELECT ${COMMITTED} FROM committed WHERE idem_key = @idemKey`,
   ),
