@@ -132,6 +132,7 @@ describe('the function set', () => {
       8: '273eccc2228ce2ccc9d84afb00d0d5157b1951badd6b6ae9bef8648a04435e3e',
       9: '9cbd56e36705fed374b39ef626ea5b293fb9115d93af88b9171ca81e4b6d0f90',
       10: '486a3aa0f76eb55dbbe96e78f2bd975e9da0759950fe7437b74162fb515dbdd8',
+      11: '3cfa0b476e20182e1b1d7d74ca95b481777fdf9c4b9e7607b951892abd1a1683',
     };
     expect(POSTGRES_FUNCTIONS.hash).toBe(PINNED[POSTGRES_FUNCTIONS.version]);
   });

@@ -150,7 +150,7 @@ describe.skipIf(!pgUp)('postgres: group commit', () => {
     for (const c of claims) await store.claim(c);
     sent.length = 0;
     // A NUL in a text value is refused by PostgreSQL (it cannot store one): in the batch's jsonb it fails the
-    // whole statement, alone its own (22P05: a request is jsonb either way).
+    // whole statement (22P05), alone its own, where the key is a text argument (22021).
     const refused = commitOf(claimOf('bad\u0000key:0'));
 
     const settled = await Promise.allSettled([
@@ -161,7 +161,7 @@ describe.skipIf(!pgUp)('postgres: group commit', () => {
     ]);
 
     expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
-    expect((settled[1] as PromiseRejectedResult).reason).toMatchObject({ code: '22P05' });
+    expect((settled[1] as PromiseRejectedResult).reason).toMatchObject({ code: '22021' });
     expect(sent).toEqual([{ name: 'commit', requests: 4 }, ...Array(4).fill({ name: 'commit', requests: 1 })]);
     expect(await count(schema, `SELECT count(*) FROM ${schema.t('committed')}`)).toBe(3);
     expect(await count(schema, `SELECT count(*) FROM ${schema.t('claims')}`)).toBe(0);

@@ -1,7 +1,8 @@
 /**
  * The commit and the claim on PostgreSQL as batch writers. What one request does is one PL/pgSQL function,
  * waybill_commit or waybill_claim (functions/commit.ts, claim.ts), which takes the request as one jsonb object
- * (commitFields, claimFields): a request on its own calls it directly; several are one statement,
+ * (commitFields, claimFields): a request on its own calls it directly (a commit its form with the object's fields
+ * as arguments, waybill_commit_fields); several are one statement,
  * waybill_commit_batch (functions/commit-batch.ts: the batch written set-wise, each step once for all of it) or
  * waybill_claim_batch (functions/batch.ts: each object of its array handed to waybill_claim in turn) — one round
  * trip, one transaction, one WAL flush, one answer row per request. Group commit
@@ -23,7 +24,8 @@ import { sql } from 'drizzle-orm';
 import { StoreUnavailableError } from '../../errors';
 import type { ClaimRequest, ClaimRow, CommitRequest, CommittedRow, ProgressWrite, RunStatus } from '../contract';
 import { type Answer, groupCommit, type Settled } from '../shared/group-commit';
-import { type PgConnection, prepare } from './connection';
+import { type PgConnection, type Prepared, prepare } from './connection';
+import { COMMIT_ARGUMENTS } from './functions/commit';
 import { mayHaveRun, withRetry } from './retry';
 
 type Stored<T> = Omit<T, 'orphaned'>;
@@ -57,10 +59,28 @@ const P = (name: string) => sql.placeholder(name);
 // these names, and the one-request ones keep the names the statements they replaced had.
 const callOf = (fn: string) =>
   prepare<Call>(fn, sql`SELECT * FROM ${sql.raw(fn)}(${P('request')}::jsonb, ${P('skew')}::float8)`);
-const COMMIT = callOf('waybill_commit');
 const COMMIT_BATCH = callOf('waybill_commit_batch');
 const CLAIM = callOf('waybill_claim');
 const CLAIM_BATCH = callOf('waybill_claim_batch');
+
+/** A commit alone: its fields as waybill_commit_fields' arguments (functions/commit.ts), under its old name. */
+type CommitArguments = Record<string, unknown>;
+const COMMIT: Prepared<CommitArguments> = {
+  name: 'waybill_commit',
+  text: `SELECT * FROM waybill_commit_fields(${COMMIT_ARGUMENTS.map((a, i) => `$${i + 1}::${a.type}`).join(', ')},
+    $${COMMIT_ARGUMENTS.length + 1}::float8)`,
+  slots: [...COMMIT_ARGUMENTS.map((_, i) => String(i)), 'skew'],
+};
+
+/** A commit request's fields in waybill_commit_fields' order, then the clock's skew, under COMMIT's slots. */
+function commitArguments(fields: ReturnType<typeof commitFields>, skew: number): CommitArguments {
+  const values: CommitArguments = { skew };
+  COMMIT_ARGUMENTS.forEach(({ part, field }, i) => {
+    const from: Record<string, unknown> | null = part === 'q' ? fields : part === 'p' ? fields.progress : fields.next;
+    values[i] = from ? (from[field] ?? null) : null;
+  });
+  return values;
+}
 
 /** A commit in the batch, and whether an attempt of it may have landed without an answer. */
 type PendingCommit = { request: CommitRequest; unknown: boolean };
@@ -114,11 +134,13 @@ function commitFields({ request: r, unknown }: PendingCommit) {
 /** Writes commits as one statement, each answered on its own (see the file's comment for failures). */
 export function commitBatch(c: PgConnection): (requests: CommitRequest[]) => Promise<Answer<CommitResult>[]> {
   const send = async (batch: PendingCommit[]) => {
-    const request = JSON.stringify(batch.length === 1 ? commitFields(batch[0]!) : batch.map(commitFields));
-    const { rows } = await c.exec<CommitResult, Call>(batch.length === 1 ? COMMIT : COMMIT_BATCH, {
-      request,
-      skew: c.skew(),
-    });
+    const { rows } =
+      batch.length === 1
+        ? await c.exec<CommitResult, CommitArguments>(COMMIT, commitArguments(commitFields(batch[0]!), c.skew()))
+        : await c.exec<CommitResult, Call>(COMMIT_BATCH, {
+            request: JSON.stringify(batch.map(commitFields)),
+            skew: c.skew(),
+          });
     return answers(batch.length, rows);
   };
   const write = (batch: PendingCommit[]) =>

@@ -22,9 +22,12 @@
  * statement of its own, after the commit's: that attempt may have held the claim's row lock until just now, and
  * only a fresh snapshot sees its row.
  *
- * Its request (steps-batch.ts, commitFields) is one object, the shape of an element of waybill_commit_batch's
- * array. The return type is fixed: CREATE OR REPLACE cannot change it, so a new one takes a migration that drops
- * this signature first.
+ * A request (steps-batch.ts, commitFields) is one object, the shape of an element of waybill_commit_batch's array.
+ * A commit sent alone calls waybill_commit_fields with its fields as arguments, the nested progress and next spread:
+ * reading them from JSON on the server (jsonb_to_record, three statements) cost more than the rest of the commit's
+ * parsing together (bench/RESULTS.md, "The lone commit's arguments"). waybill_commit takes the object and calls it.
+ * The functions' argument and return types are fixed: CREATE OR REPLACE cannot change them, so a change takes a
+ * migration that drops the old signature first.
  */
 import { PRIOR_STATE_MAX_CHARS } from '../../shared/columns';
 import { CLAIM_FIELDS, insertClaim } from './claim';
@@ -52,22 +55,93 @@ export const ourCommittedRow = (q: string, now: string) =>
       CASE WHEN pr.run_id IS NULL THEN 0 WHEN length(pr.state_json) <= ${PRIOR_STATE_MAX_CHARS} THEN pr.step END,
       CASE WHEN pr.run_id IS NULL THEN '{}' WHEN length(pr.state_json) <= ${PRIOR_STATE_MAX_CHARS} THEN pr.state_json END`;
 
+/** A field of a jsonb_to_record column list: its name as the list spells it (quoted when mixed case), and its type. */
+type Field = { name: string; type: string };
+
+const fieldsOf = (list: string): Field[] =>
+  list.split(',').map((field) => {
+    const [name, type] = field.trim().split(/\s+/);
+    return { name: name!, type: type! };
+  });
+
+/**
+ * waybill_commit_fields' arguments: the request's own fields (its record `q`), then its progress write's (`p`) and
+ * its next claim's (`n`), each named after its part. The request object's nested `progress` and `next` are spread,
+ * so that nothing of a request is parsed from JSON on the server.
+ */
+const PARTS = [
+  { label: 'q', prefix: 'commit', fields: fieldsOf(COMMIT_FIELDS).filter((f) => f.type !== 'jsonb') },
+  { label: 'p', prefix: 'progress', fields: fieldsOf(PROGRESS_FIELDS) },
+  { label: 'n', prefix: 'next', fields: fieldsOf(CLAIM_FIELDS) },
+] as const;
+
+type Part = (typeof PARTS)[number]['label'];
+const bare = (name: string) => name.replaceAll('"', '');
+const argumentOf = (prefix: string, { name }: Field) => {
+  const named = `${prefix}_${bare(name)}`;
+  return named === named.toLowerCase() ? named : `"${named}"`;
+};
+
+/**
+ * The commit request's fields in waybill_commit_fields' order, each with the part it belongs to: what the client
+ * sends (steps-batch.ts, commitArguments), the values of a request object's field of that name.
+ */
+export const COMMIT_ARGUMENTS: readonly { part: Part; field: string; type: string }[] = PARTS.flatMap(
+  ({ label, fields }) => fields.map(({ name, type }) => ({ part: label, field: bare(name), type })),
+);
+
+const signature = PARTS.map(({ prefix, fields }) =>
+  fields.map((f) => `${argumentOf(prefix, f)} ${f.type}`).join(', '),
+).join(',\n  ');
+
+/** A part's record as block variables under its label, each from its argument: `q.key` reads as it did from a record. */
+const declared = (label: Part) => {
+  const { prefix, fields } = PARTS.find((part) => part.label === label)!;
+  return fields.map((f) => `${f.name} ${f.type} := ${argumentOf(prefix, f)};`).join(' ');
+};
+
+/** The arguments of waybill_commit_fields read from a request object `json`, as waybill_commit takes it. */
+const argumentsFrom = (json: string) =>
+  PARTS.map(({ label, fields }) =>
+    fields
+      .map(({ name, type }) => {
+        const path = label === 'q' ? bare(name) : `${label === 'p' ? 'progress' : 'next'},${bare(name)}`;
+        return `(${json} #>> '{${path}}')::${type}`;
+      })
+      .join(', '),
+  ).join(',\n    ');
+
+/** The next claim's fields as the object waybill_claim takes (the request's `next`), from the block `n`. */
+const nextObject = `jsonb_build_object(${fieldsOf(CLAIM_FIELDS)
+  .map(({ name }) => `'${bare(name)}', n.${name}`)
+  .join(', ')})`;
+
+const OUT_COLUMNS = `OUT deleted int, OUT inserted int, OUT "heldByUs" boolean, OUT landed boolean, OUT next jsonb,
+  OUT "runStatus" text`;
+
+/**
+ * The request as one object, waybill_commit_batch's element: what a batch that must be sent request by request
+ * calls, and what a worker of the release before waybill_commit_fields calls during a rolling upgrade.
+ */
 export const COMMIT_FUNCTION = `CREATE OR REPLACE FUNCTION waybill_commit(p_request jsonb, p_skew float8,
-  OUT deleted int, OUT inserted int, OUT "heldByUs" boolean, OUT landed boolean, OUT next jsonb,
-  OUT "runStatus" text)
+  ${OUT_COLUMNS})
+LANGUAGE sql VOLATILE AS $$
+  SELECT * FROM waybill_commit_fields(${argumentsFrom('p_request')}, p_skew)
+$$`;
+
+export const COMMIT_FIELDS_FUNCTION = `CREATE OR REPLACE FUNCTION waybill_commit_fields(${signature}, p_skew float8,
+  ${OUT_COLUMNS})
 LANGUAGE plpgsql VOLATILE AS $$
+<<q>>
 DECLARE
-  q record;
-  p record;
-  n record;
+  ${declared('q')}
   v_now float8;
   v_set text;
 BEGIN
-  SELECT * INTO q FROM jsonb_to_record(p_request) AS x (${COMMIT_FIELDS});
   -- The fence's lock on the run row first, before the claim's: a rerun locks the run, then deletes its claims,
   -- and taking the two in the other order here would deadlock with it.
-  IF q.next->>'fence' IS NOT NULL THEN
-    PERFORM 1 FROM runs r WHERE r.id = q.next->>'run' FOR KEY SHARE;
+  IF next_fence IS NOT NULL THEN
+    PERFORM 1 FROM runs r WHERE r.id = next_run FOR KEY SHARE;
   END IF;
   -- Our insert is counted by us, below: the committed insert trigger passes it by (functions/committed-count.ts).
   -- An assignment, not PERFORM: a simple expression costs no executor start.
@@ -87,36 +161,45 @@ BEGIN
 
   landed := false;
   IF inserted = 1 THEN
-    IF q.progress IS NOT NULL THEN
-      v_now := extract(epoch from clock_timestamp())::float8 + p_skew;
-      SELECT * INTO p FROM jsonb_to_record(q.progress) AS x (${PROGRESS_FIELDS});
-      ${writeProgress('p', 'v_now', '(p.run = q.run)::int')};
-      IF p.run IS DISTINCT FROM q.run THEN
-        ${countOurs};
-        ${recordLoneOurs('q', '"runStatus"')};
-      END IF;
+    -- A progress write always names its run.
+    IF progress_run IS NOT NULL THEN
+      <<p>>
+      DECLARE
+        ${declared('p')}
+      BEGIN
+        v_now := extract(epoch from clock_timestamp())::float8 + p_skew;
+        ${writeProgress('p', 'v_now', '(p.run = q.run)::int')};
+        IF p.run IS DISTINCT FROM q.run THEN
+          ${countOurs};
+          ${recordLoneOurs('q', '"runStatus"')};
+        END IF;
+      END;
     ELSE
       ${countOurs};
       ${recordLoneOurs('q', '"runStatus"')};
     END IF;
-    IF q.next IS NULL OR "runStatus" IS NOT DISTINCT FROM 'paused' OR "runStatus" IS NOT DISTINCT FROM 'cancelled' THEN
+    IF next_key IS NULL OR "runStatus" IS NOT DISTINCT FROM 'paused' OR "runStatus" IS NOT DISTINCT FROM 'cancelled' THEN
       RETURN;
     END IF;
-    SELECT * INTO n FROM jsonb_to_record(q.next) AS x (${CLAIM_FIELDS});
-    IF n.fence IS NULL THEN
-      v_now := extract(epoch from clock_timestamp())::float8 + p_skew;
-      ${insertClaim('n', 'v_now')};
-      IF FOUND THEN
-        PERFORM 1 FROM committed c WHERE c.idem_key = n.key;
-        IF NOT FOUND THEN
-          next := jsonb_build_object('kind', 'fresh', 'done', NULL, 'holder', NULL, 'old', NULL,
-            'attempt', n.attempt, 'leaseExpiresAt', v_now + n.lease, 'msUntilExpiry', NULL);
-          RETURN;
+    <<n>>
+    DECLARE
+      ${declared('n')}
+    BEGIN
+      IF n.fence IS NULL THEN
+        v_now := extract(epoch from clock_timestamp())::float8 + p_skew;
+        ${insertClaim('n', 'v_now')};
+        IF FOUND THEN
+          PERFORM 1 FROM committed c WHERE c.idem_key = n.key;
+          IF NOT FOUND THEN
+            next := jsonb_build_object('kind', 'fresh', 'done', NULL, 'holder', NULL, 'old', NULL,
+              'attempt', n.attempt, 'leaseExpiresAt', v_now + n.lease, 'msUntilExpiry', NULL);
+            RETURN;
+          END IF;
+          DELETE FROM claims c WHERE c.idem_key = n.key AND c.token = n.token;
         END IF;
-        DELETE FROM claims c WHERE c.idem_key = n.key AND c.token = n.token;
       END IF;
-    END IF;
-    SELECT to_jsonb(c) INTO next FROM waybill_claim(q.next, p_skew) c;
+      SELECT to_jsonb(c) INTO next FROM waybill_claim(${nextObject}, p_skew) c;
+    END;
   ELSIF inserted = 0 AND q."mayHaveLanded" THEN
     landed := EXISTS (SELECT 1 FROM committed c
       WHERE c.idem_key = q.key AND c.source = 'executed' AND c.run_id = q.run AND c.result_json = q.result

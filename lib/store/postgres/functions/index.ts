@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 import type { FunctionSet } from '../../migrate/runner';
 import { CLAIM_BATCH_FUNCTION } from './batch';
 import { CLAIM_FUNCTION } from './claim';
-import { COMMIT_FUNCTION } from './commit';
+import { COMMIT_FIELDS_FUNCTION, COMMIT_FUNCTION } from './commit';
 import { COMMIT_BATCH_FUNCTION } from './commit-batch';
 import { COMMITTED_CHANGED_FUNCTION, PROGRESS_COUNTED_FUNCTION } from './committed-count';
 import { EARLIER_START_FUNCTION } from './earlier-starts';
@@ -22,10 +22,14 @@ import { LONE_RUNS_ROW_FUNCTION } from './lone-runs';
 import { NOTIFY_RUNNABLE_FUNCTION } from './notify';
 import { SAVE_PROGRESS_FUNCTION } from './progress';
 
-/** In an order in which each is created after what it calls (PL/pgSQL looks callees up when it runs, not before). */
+/**
+ * In an order in which each is created after what it calls: PL/pgSQL looks callees up when it runs, but an SQL
+ * function's body (waybill_commit's) is checked when it is created.
+ */
 const STATEMENTS = [
   SAVE_PROGRESS_FUNCTION,
   CLAIM_FUNCTION,
+  COMMIT_FIELDS_FUNCTION,
   COMMIT_FUNCTION,
   CLAIM_BATCH_FUNCTION,
   COMMIT_BATCH_FUNCTION,
@@ -39,7 +43,7 @@ const STATEMENTS = [
 ];
 
 export const POSTGRES_FUNCTIONS: FunctionSet = {
-  version: 10,
+  version: 11,
   hash: createHash('sha256').update(STATEMENTS.join('\n;\n')).digest('hex'),
   statements: STATEMENTS,
 };
