@@ -133,6 +133,7 @@ describe('the function set', () => {
       9: '9cbd56e36705fed374b39ef626ea5b293fb9115d93af88b9171ca81e4b6d0f90',
       10: '486a3aa0f76eb55dbbe96e78f2bd975e9da0759950fe7437b74162fb515dbdd8',
       11: '3cfa0b476e20182e1b1d7d74ca95b481777fdf9c4b9e7607b951892abd1a1683',
+      12: '67db0ed79c016688f18ffc790b0f99d6d94013734a86a555254a174fc7bfd4fd',
     };
     expect(POSTGRES_FUNCTIONS.hash).toBe(PINNED[POSTGRES_FUNCTIONS.version]);
   });

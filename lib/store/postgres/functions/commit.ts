@@ -116,25 +116,35 @@ const nextObject = `jsonb_build_object(${fieldsOf(CLAIM_FIELDS)
   .map(({ name }) => `'${bare(name)}', n.${name}`)
   .join(', ')})`;
 
-const OUT_COLUMNS = `OUT deleted int, OUT inserted int, OUT "heldByUs" boolean, OUT landed boolean, OUT next jsonb,
-  OUT "runStatus" text`;
+/** waybill_commit_fields' answer, one JSON text of what each of waybill_commit's columns says. */
+const ANSWER = `json_build_object('deleted', deleted, 'inserted', inserted, 'heldByUs', "heldByUs", 'landed', landed,
+      'next', next, 'runStatus', "runStatus")::text`;
 
 /**
  * The request as one object, waybill_commit_batch's element: what a batch that must be sent request by request
- * calls, and what a worker of the release before waybill_commit_fields calls during a rolling upgrade.
+ * calls, and what a worker of the release before waybill_commit_fields calls during a rolling upgrade. Its answer
+ * is waybill_commit_fields', as the columns it always had.
  */
 export const COMMIT_FUNCTION = `CREATE OR REPLACE FUNCTION waybill_commit(p_request jsonb, p_skew float8,
-  ${OUT_COLUMNS})
+  OUT deleted int, OUT inserted int, OUT "heldByUs" boolean, OUT landed boolean, OUT next jsonb,
+  OUT "runStatus" text)
 LANGUAGE sql VOLATILE AS $$
-  SELECT * FROM waybill_commit_fields(${argumentsFrom('p_request')}, p_skew)
+  SELECT (a->>'deleted')::int, (a->>'inserted')::int, (a->>'heldByUs')::boolean, (a->>'landed')::boolean,
+    nullif(a->'next', 'null'), a->>'runStatus'
+  FROM (SELECT waybill_commit_fields(${argumentsFrom('p_request')}, p_skew)::jsonb AS a) x
 $$`;
 
-export const COMMIT_FIELDS_FUNCTION = `CREATE OR REPLACE FUNCTION waybill_commit_fields(${signature}, p_skew float8,
-  ${OUT_COLUMNS})
-LANGUAGE plpgsql VOLATILE AS $$
+export const COMMIT_FIELDS_FUNCTION = `CREATE OR REPLACE FUNCTION waybill_commit_fields(${signature}, p_skew float8)
+RETURNS text LANGUAGE plpgsql VOLATILE AS $$
 <<q>>
 DECLARE
   ${declared('q')}
+  deleted int;
+  inserted int;
+  "heldByUs" boolean;
+  landed boolean := false;
+  next jsonb;
+  "runStatus" text;
   v_now float8;
   v_set text;
 BEGIN
@@ -159,7 +169,6 @@ BEGIN
   FROM (SELECT count(*)::int AS n FROM del) d LEFT JOIN runs r ON r.id = q.run;
   v_set := set_config('${COUNTED_SETTING}', 'off', true);
 
-  landed := false;
   IF inserted = 1 THEN
     -- A progress write always names its run.
     IF progress_run IS NOT NULL THEN
@@ -179,7 +188,7 @@ BEGIN
       ${recordLoneOurs('q', '"runStatus"')};
     END IF;
     IF next_key IS NULL OR "runStatus" IS NOT DISTINCT FROM 'paused' OR "runStatus" IS NOT DISTINCT FROM 'cancelled' THEN
-      RETURN;
+      RETURN ${ANSWER};
     END IF;
     <<n>>
     DECLARE
@@ -193,7 +202,7 @@ BEGIN
           IF NOT FOUND THEN
             next := jsonb_build_object('kind', 'fresh', 'done', NULL, 'holder', NULL, 'old', NULL,
               'attempt', n.attempt, 'leaseExpiresAt', v_now + n.lease, 'msUntilExpiry', NULL);
-            RETURN;
+            RETURN ${ANSWER};
           END IF;
           DELETE FROM claims c WHERE c.idem_key = n.key AND c.token = n.token;
         END IF;
@@ -206,5 +215,6 @@ BEGIN
         AND c.step IS NOT DISTINCT FROM q.step AND c.fingerprint IS NOT DISTINCT FROM q.fingerprint
         AND c.worker_id IS NOT DISTINCT FROM q.worker AND c.duration_ms = q.duration);
   END IF;
+  RETURN ${ANSWER};
 END
 $$`;

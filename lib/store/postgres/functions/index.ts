@@ -43,7 +43,7 @@ const STATEMENTS = [
 ];
 
 export const POSTGRES_FUNCTIONS: FunctionSet = {
-  version: 11,
+  version: 12,
   hash: createHash('sha256').update(STATEMENTS.join('\n;\n')).digest('hex'),
   statements: STATEMENTS,
 };
