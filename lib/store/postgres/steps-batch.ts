@@ -78,8 +78,8 @@ const COMMIT: Prepared<CommitArguments> = {
 /** A commit request's fields in waybill_commit_fields' order, then the clock's skew, under COMMIT's slots. */
 function commitArguments(fields: ReturnType<typeof commitFields>, skew: number): CommitArguments {
   const values: CommitArguments = { skew };
-  COMMIT_ARGUMENTS.forEach(({ part, field }, i) => {
-    const from: Record<string, unknown> | null = part === 'q' ? fields : part === 'p' ? fields.progress : fields.next;
+  COMMIT_ARGUMENTS.forEach(({ within, field }, i) => {
+    const from: Record<string, unknown> | null = within ? fields[within] : fields;
     values[i] = from ? (from[field] ?? null) : null;
   });
   return values;

@@ -66,55 +66,48 @@ const fieldsOf = (list: string): Field[] =>
 
 /**
  * waybill_commit_fields' arguments: the request's own fields (its record `q`), then its progress write's (`p`) and
- * its next claim's (`n`), each named after its part. The request object's nested `progress` and `next` are spread,
- * so that nothing of a request is parsed from JSON on the server.
+ * its next claim's (`n`), which the request object holds under `within`; each argument is named after its part.
+ * The nested parts are spread, so that nothing of a request is parsed from JSON on the server.
  */
 const PARTS = [
-  { label: 'q', prefix: 'commit', fields: fieldsOf(COMMIT_FIELDS).filter((f) => f.type !== 'jsonb') },
-  { label: 'p', prefix: 'progress', fields: fieldsOf(PROGRESS_FIELDS) },
-  { label: 'n', prefix: 'next', fields: fieldsOf(CLAIM_FIELDS) },
+  { label: 'q', within: null, fields: fieldsOf(COMMIT_FIELDS).filter((f) => f.type !== 'jsonb') },
+  { label: 'p', within: 'progress', fields: fieldsOf(PROGRESS_FIELDS) },
+  { label: 'n', within: 'next', fields: fieldsOf(CLAIM_FIELDS) },
 ] as const;
 
-type Part = (typeof PARTS)[number]['label'];
+type Part = (typeof PARTS)[number];
 const bare = (name: string) => name.replaceAll('"', '');
-const argumentOf = (prefix: string, { name }: Field) => {
-  const named = `${prefix}_${bare(name)}`;
+const argumentOf = ({ within }: Part, { name }: Field) => {
+  const named = `${within ?? 'commit'}_${bare(name)}`;
   return named === named.toLowerCase() ? named : `"${named}"`;
 };
 
 /**
- * The commit request's fields in waybill_commit_fields' order, each with the part it belongs to: what the client
- * sends (steps-batch.ts, commitArguments), the values of a request object's field of that name.
+ * The commit request's fields in waybill_commit_fields' order, each with the object that holds it (`within` the
+ * request, or the request itself): what the client sends (steps-batch.ts, commitArguments).
  */
-export const COMMIT_ARGUMENTS: readonly { part: Part; field: string; type: string }[] = PARTS.flatMap(
-  ({ label, fields }) => fields.map(({ name, type }) => ({ part: label, field: bare(name), type })),
+export const COMMIT_ARGUMENTS: readonly { within: Part['within']; field: string; type: string }[] = PARTS.flatMap(
+  ({ within, fields }) => fields.map(({ name, type }) => ({ within, field: bare(name), type })),
 );
 
-const signature = PARTS.map(({ prefix, fields }) =>
-  fields.map((f) => `${argumentOf(prefix, f)} ${f.type}`).join(', '),
-).join(',\n  ');
+const signature = PARTS.map((part) => part.fields.map((f) => `${argumentOf(part, f)} ${f.type}`).join(', ')).join(
+  ',\n  ',
+);
 
 /** A part's record as block variables under its label, each from its argument: `q.key` reads as it did from a record. */
-const declared = (label: Part) => {
-  const { prefix, fields } = PARTS.find((part) => part.label === label)!;
-  return fields.map((f) => `${f.name} ${f.type} := ${argumentOf(prefix, f)};`).join(' ');
+const declared = (label: Part['label']) => {
+  const part = PARTS.find((p) => p.label === label)!;
+  return part.fields.map((f) => `${f.name} ${f.type} := ${argumentOf(part, f)};`).join(' ');
 };
 
 /** The arguments of waybill_commit_fields read from a request object `json`, as waybill_commit takes it. */
 const argumentsFrom = (json: string) =>
-  PARTS.map(({ label, fields }) =>
-    fields
-      .map(({ name, type }) => {
-        const path = label === 'q' ? bare(name) : `${label === 'p' ? 'progress' : 'next'},${bare(name)}`;
-        return `(${json} #>> '{${path}}')::${type}`;
-      })
-      .join(', '),
+  PARTS.map(({ within, fields }) =>
+    fields.map(({ name, type }) => `(${json} #>> '{${within ? `${within},` : ''}${bare(name)}}')::${type}`).join(', '),
   ).join(',\n    ');
 
 /** The next claim's fields as the object waybill_claim takes (the request's `next`), from the block `n`. */
-const nextObject = `jsonb_build_object(${fieldsOf(CLAIM_FIELDS)
-  .map(({ name }) => `'${bare(name)}', n.${name}`)
-  .join(', ')})`;
+const nextObject = `jsonb_build_object(${PARTS[2].fields.map(({ name }) => `'${bare(name)}', n.${name}`).join(', ')})`;
 
 /** waybill_commit_fields' answer, one JSON text of what each of waybill_commit's columns says. */
 const ANSWER = `json_build_object('deleted', deleted, 'inserted', inserted, 'heldByUs', "heldByUs", 'landed', landed,
